@@ -1,0 +1,61 @@
+# opprof: build, test and benchmark. `make` builds build/libopprof.so,
+# build/opprof and build/opprof-collector; `make demo` profiles a sample;
+# `make test` runs every test (unit, end to end, sanitizers).
+
+CC      ?= gcc
+BUILD   ?= build
+WERROR  ?= 1
+CUDA_HOME ?= /usr/local/cuda
+
+WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wformat=2
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Icommon -pthread $(EXTRA_CFLAGS)
+LDLIBS_BASE := -pthread -ldl -lm
+
+COMMON_SRC := common/util.c common/ops.c common/trace_write.c common/trace_read.c
+PRELOAD_SRC := $(wildcard preload/*.c) common/util.c
+COLLECTOR_SRC := $(wildcard collector/*.c) $(COMMON_SRC)
+REPORT_SRC := $(wildcard report/*.c) $(COMMON_SRC)
+HDRS := $(wildcard common/*.h preload/*.h collector/*.h report/*.h)
+
+# CUDA toolkit: optional. Without it the CUDA parts are left out.
+HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo 1)
+
+.PHONY: all deps demo test test-unit test-e2e test-asan bench clean cuda-note
+all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector cuda-note
+
+cuda-note:
+ifneq ($(HAVE_CUDA),1)
+	@echo "opprof: CUDA toolkit not found at $(CUDA_HOME): CUDA parts are off (set CUDA_HOME to enable)"
+endif
+
+$(BUILD)/.dir:
+	@mkdir -p $(BUILD)/tests $(BUILD)/asan && touch $@
+
+# The preload lives inside other programs: hidden symbols, static TLS.
+$(BUILD)/libopprof.so: $(PRELOAD_SRC) $(HDRS) $(BUILD)/.dir
+	$(CC) $(CFLAGS_BASE) -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec \
+	  -fno-omit-frame-pointer -Wl,-z,now -Wl,--no-undefined -o $@ $(PRELOAD_SRC) $(LDLIBS_BASE)
+
+$(BUILD)/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir
+	$(CC) $(CFLAGS_BASE) -o $@ $(COLLECTOR_SRC) $(LDLIBS_BASE)
+
+$(BUILD)/opprof: $(REPORT_SRC) $(HDRS) $(BUILD)/.dir
+	$(CC) $(CFLAGS_BASE) -o $@ $(REPORT_SRC) $(LDLIBS_BASE)
+
+deps:
+	@scripts/deps.sh
+
+demo: deps all
+	@scripts/demo.sh
+
+include tests/tests.mk
+
+bench: deps all
+	@scripts/bench.sh
+
+clean:
+	rm -rf $(BUILD)

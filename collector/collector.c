@@ -1,0 +1,714 @@
+/* The collector's serving loop: accepts profiled processes (same user only),
+ * validates their messages, drains their rings into the trace as it goes,
+ * and turns a vanished process's calls in flight into open events. A ring's
+ * tail only moves after its records are in the file, so a record is always
+ * in exactly one of the two places. */
+#include "collector.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ring.h"
+
+#define MAX_CLIENTS 1024
+#define MAX_FDS_QUEUED 4
+#define ENC_BYTES (4u << 20)
+#define IDLE_POLL_MS 10
+#define BUSY_POLL_MS 1
+#define CLOCK_EVERY_NS 1000000000ull
+
+enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
+
+struct ring {
+    struct opp_ring_hdr *hdr;
+    uint32_t tid, cap;
+    uint64_t tail, last_end, dropped_seen;
+    uint32_t name_seq;
+    int dead; /* abandoned after damage */
+};
+
+struct client {
+    int fd;
+    enum client_kind kind;
+    pid_t pid;
+    uint32_t proc, clock, nfuncs;
+    int bye, ended;
+    struct ring *rings;
+    size_t nrings;
+    int fds[MAX_FDS_QUEUED];
+    int nfds;
+    uint8_t rx[sizeof(struct opp_msg_header) + OPP_MSG_MAX];
+    size_t rxlen;
+    uint64_t events, dropped;
+};
+
+static int finished; /* the file is closed: nothing more is drained */
+
+static struct {
+    const struct opp_collector_opts *o;
+    struct opp_tw tw;
+    int lfd;
+    struct client *c[MAX_CLIENTS];
+    int nc;
+    uint32_t next_proc;
+    uint64_t events, dropped;
+    struct { uint32_t proc; pid_t pid; } past[4096]; /* pid -> proc, for parents */
+    size_t npast;
+    uint8_t *enc;
+    int finishing;
+    uint64_t linger_deadline;
+    int root_gone;
+    uint64_t root_gone_at;
+    int ever_connected;
+    uint64_t started;
+    uint64_t last_clock;
+    volatile sig_atomic_t stop;
+} S;
+
+static void logmsg(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t w = write(2, "opprof-collector: ", 18);
+    w = write(2, line, (size_t)n);
+    (void)w;
+}
+
+static void write_clock(void)
+{
+    struct opp_clock_sample s;
+    opp_clock_sample(&s);
+    opp_tw_clock(&S.tw, &s);
+    S.last_clock = s.mono_ns;
+}
+
+/* ---- draining ---- */
+
+static void ring_abandon(struct client *c, struct ring *r, const char *why)
+{
+    uint64_t head = atomic_load_explicit(&r->hdr->head, memory_order_acquire);
+    logmsg("pid %d thread %u: %s; its remaining records are dropped", (int)c->pid, r->tid, why);
+    uint64_t lost = head > r->tail ? head - r->tail : 0;
+    if (lost > r->cap)
+        lost = r->cap;
+    if (lost) {
+        opp_tw_dropped(&S.tw, c->proc, r->tid, lost);
+        c->dropped += lost;
+        S.dropped += lost;
+    }
+    r->dead = 1;
+}
+
+static void sanitize_name(char *dst, const char *src, size_t cap)
+{
+    size_t i = 0;
+    for (; i + 1 < cap && src[i]; i++)
+        dst[i] = (unsigned char)src[i] < ' ' || (unsigned char)src[i] >= 0x7f ? '?' : src[i];
+    dst[i] = 0;
+}
+
+static void ring_name(struct client *c, struct ring *r, int force)
+{
+    uint32_t seq = atomic_load_explicit(&r->hdr->name_seq, memory_order_acquire);
+    if (seq == r->name_seq && !force)
+        return;
+    char raw[16], name[16];
+    memcpy(raw, r->hdr->name, sizeof raw);
+    raw[15] = 0;
+    if (atomic_load_explicit(&r->hdr->name_seq, memory_order_acquire) != seq)
+        return; /* renamed while we copied: next time */
+    r->name_seq = seq;
+    sanitize_name(name, raw, sizeof name);
+    opp_tw_thread(&S.tw, c->proc, r->tid, name);
+}
+
+/* Encoder helper: add, flushing the chunk when the buffer is full. */
+struct enc {
+    struct opp_ev_enc e;
+    struct client *c;
+    struct ring *r;
+};
+
+static void enc_start(struct enc *x, struct client *c, struct ring *r)
+{
+    x->c = c;
+    x->r = r;
+    opp_ev_begin(&x->e, S.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
+}
+
+static void enc_add(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
+                    uint32_t depth, uint32_t nargs, const uint64_t *args)
+{
+    /* One thread's ends never go back; if the clock did (a signal handler's
+     * call, a TSC hiccup) keep the order and shorten to zero. */
+    if (end < x->r->last_end)
+        end = x->r->last_end;
+    if (begin > end)
+        begin = end;
+    if (opp_ev_add(&x->e, fn, flags, begin, end, depth, nargs, args) != 0) {
+        opp_ev_write(&S.tw, &x->e);
+        opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
+        opp_ev_add(&x->e, fn, flags, begin, end, depth, nargs, args);
+    }
+    x->r->last_end = end;
+    x->c->events++;
+    S.events++;
+}
+
+/* Move what the thread published into the file; return records moved. */
+static uint64_t ring_drain(struct client *c, struct ring *r)
+{
+    if (r->dead || finished)
+        return 0;
+    struct opp_ring_hdr *h = r->hdr;
+    uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
+    uint64_t moved = 0;
+    if (head != r->tail) {
+        if (head < r->tail || head - r->tail > r->cap) {
+            ring_abandon(c, r, "ring indexes are damaged");
+            return 0;
+        }
+        struct enc x;
+        enc_start(&x, c, r);
+        uint64_t t = r->tail;
+        while (t < head) {
+            struct opp_rec rec;
+            memcpy(&rec, opp_ring_slot(h, t), sizeof rec);
+            unsigned slots = opp_rec_slots(rec.nargs);
+            if (rec.fn >= c->nfuncs || rec.nargs > OPP_MAX_ARGS || slots > head - t) {
+                opp_ev_write(&S.tw, &x.e);
+                atomic_store_explicit(&h->tail, t, memory_order_release);
+                r->tail = t;
+                ring_abandon(c, r, "ring holds a damaged record");
+                return moved;
+            }
+            uint64_t args[OPP_MAX_ARGS];
+            args[0] = rec.arg0;
+            for (unsigned i = 1; i < slots; i++) {
+                struct opp_rec_ext e;
+                memcpy(&e, opp_ring_slot(h, t + i), sizeof e);
+                for (unsigned k = 0; k < 4; k++)
+                    if (1 + (i - 1) * 4 + k < OPP_MAX_ARGS)
+                        args[1 + (i - 1) * 4 + k] = e.arg[k];
+            }
+            enc_add(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, rec.nargs, args);
+            t += slots;
+            moved++;
+        }
+        opp_ev_write(&S.tw, &x.e);
+        /* Only now, with the records in the file, may the thread reuse them. */
+        atomic_store_explicit(&h->tail, head, memory_order_release);
+        r->tail = head;
+    }
+    uint64_t d = atomic_load_explicit(&h->dropped, memory_order_relaxed);
+    if (d > r->dropped_seen) {
+        opp_tw_dropped(&S.tw, c->proc, r->tid, d - r->dropped_seen);
+        c->dropped += d - r->dropped_seen;
+        S.dropped += d - r->dropped_seen;
+        r->dropped_seen = d;
+    }
+    ring_name(c, r, 0);
+    return moved;
+}
+
+static void ring_release(struct ring *r)
+{
+    if (r->hdr)
+        munmap(r->hdr, opp_ring_bytes(r->cap));
+    r->hdr = NULL;
+}
+
+/* A process vanished without goodbye: what its threads were still inside
+ * becomes open events ending now. */
+static void emit_open_calls(struct client *c, struct ring *r, uint64_t now)
+{
+    if (r->dead || atomic_load(&r->hdr->state) == OPP_RING_CLOSED)
+        return;
+    uint32_t depth = r->hdr->depth;
+    if (depth > OPP_OPEN_MAX)
+        depth = OPP_OPEN_MAX;
+    if (!depth)
+        return;
+    struct enc x;
+    enc_start(&x, c, r);
+    uint64_t end = now > r->last_end ? now : r->last_end;
+    for (uint32_t d = 0; d < depth; d++) {
+        struct opp_open o = r->hdr->open[d];
+        if (o.fn >= c->nfuncs || o.begin > end)
+            continue;
+        enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, 0, NULL);
+    }
+    opp_ev_write(&S.tw, &x.e);
+}
+
+static uint64_t drain_client(struct client *c)
+{
+    uint64_t moved = 0;
+    for (size_t i = 0; i < c->nrings; i++) {
+        struct ring *r = &c->rings[i];
+        if (!r->hdr)
+            continue;
+        moved += ring_drain(c, r);
+        /* A thread that exited: its ring is done once drained. */
+        if (!r->dead && atomic_load_explicit(&r->hdr->state, memory_order_acquire) ==
+                            OPP_RING_CLOSED) {
+            moved += ring_drain(c, r);
+            ring_release(r);
+        }
+    }
+    return moved;
+}
+
+/* ---- clients ---- */
+
+static void end_process(struct client *c, uint32_t how)
+{
+    if (c->kind != C_PROCESS || c->ended || finished)
+        return;
+    drain_client(c);
+    uint64_t now = opp_ticks((int)c->clock);
+    if (how == OPP_END_LOST)
+        for (size_t i = 0; i < c->nrings; i++)
+            if (c->rings[i].hdr)
+                emit_open_calls(c, &c->rings[i], now);
+    opp_tw_process_end(&S.tw, c->proc, how, now);
+    c->ended = 1;
+}
+
+static void drop_client(int i, const char *why)
+{
+    struct client *c = S.c[i];
+    if (why)
+        logmsg("pid %d: %s; disconnected", (int)c->pid, why);
+    if (c->kind == C_PROCESS) {
+        if (!c->ended)
+            end_process(c, OPP_END_LOST);
+        else
+            drain_client(c); /* what it recorded after saying goodbye */
+    }
+    for (size_t k = 0; k < c->nrings; k++)
+        ring_release(&c->rings[k]);
+    free(c->rings);
+    for (int k = 0; k < c->nfds; k++)
+        close(c->fds[k]);
+    close(c->fd);
+    if (S.o->root_pid > 0 && c->pid == S.o->root_pid && c->kind == C_PROCESS) {
+        S.root_gone = 1;
+        S.root_gone_at = opp_mono_ns();
+    }
+    free(c);
+    S.c[i] = S.c[--S.nc];
+}
+
+static int process_clients(void)
+{
+    int n = 0;
+    for (int i = 0; i < S.nc; i++)
+        n += S.c[i]->kind == C_PROCESS;
+    return n;
+}
+
+static int finish(void);
+
+static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char **why)
+{
+    struct opp_hello h;
+    if (opp_parse_hello(p, n, &h, why)) {
+        opp_hello_free(&h);
+        return -1;
+    }
+    c->kind = C_PROCESS;
+    c->proc = ++S.next_proc;
+    c->clock = h.clock;
+    uint32_t parent = 0;
+    for (size_t k = S.npast; k-- > 0;)
+        if ((uint32_t)S.past[k].pid == h.ppid) {
+            parent = S.past[k].proc;
+            break;
+        }
+    if (S.npast < sizeof S.past / sizeof *S.past)
+        S.past[S.npast++] = (typeof(S.past[0])){c->proc, c->pid};
+    struct opp_tw_process tp = {
+        .proc = c->proc, .pid = (uint32_t)c->pid, .ppid = h.ppid, .parent_proc = parent,
+        .clock = h.clock, .start_ticks = h.start_ticks, .start_real_ns = h.start_real_ns,
+        .exe = h.exe, .argc = h.argc, .argv = (const char *const *)h.argv};
+    opp_tw_process(&S.tw, &tp);
+    opp_hello_free(&h);
+    S.ever_connected = 1;
+    return 0;
+}
+
+static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char **why)
+{
+    struct opp_funcs_msg f;
+    int rc = opp_parse_funcs(p, n, &f, why);
+    if (!rc) {
+        c->nfuncs = f.count;
+        opp_tw_funcs(&S.tw, c->proc, f.count, f.f);
+    }
+    opp_funcs_free(&f);
+    return rc;
+}
+
+static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **why)
+{
+    struct opp_ring_msg m;
+    if (opp_parse_ring(p, n, &m, why))
+        return -1;
+    if (!c->nfds) {
+        *why = "ring message without its memory";
+        return -1;
+    }
+    int fd = c->fds[0];
+    memmove(c->fds, c->fds + 1, sizeof(int) * (size_t)--c->nfds);
+    struct opp_ring_hdr *h = opp_ring_map(fd, &m, why);
+    close(fd);
+    if (!h)
+        return -1;
+    struct ring *nr = realloc(c->rings, (c->nrings + 1) * sizeof *nr);
+    if (!nr) {
+        munmap(h, opp_ring_bytes(m.capacity));
+        *why = "out of memory";
+        return -1;
+    }
+    c->rings = nr;
+    struct ring *r = &c->rings[c->nrings++];
+    memset(r, 0, sizeof *r);
+    r->hdr = h;
+    r->tid = m.tid;
+    r->cap = m.capacity;
+    r->tail = atomic_load(&h->tail);
+    r->last_end = 0;
+    ring_name(c, r, 1);
+    return 0;
+}
+
+static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, const char **why)
+{
+    struct client *c = S.c[i];
+    switch (mh->type) {
+    case OPP_MSG_HELLO:
+        if (c->kind != C_NEW) {
+            *why = "second hello";
+            return -1;
+        }
+        return on_hello(c, p, mh->size, why);
+    case OPP_MSG_FUNCS:
+        if (c->kind != C_PROCESS || c->nfuncs) {
+            *why = "function table out of order";
+            return -1;
+        }
+        return on_funcs(c, p, mh->size, why);
+    case OPP_MSG_RING:
+        if (c->kind != C_PROCESS || !c->nfuncs || c->bye) {
+            *why = "ring out of order";
+            return -1;
+        }
+        return on_ring(c, p, mh->size, why);
+    case OPP_MSG_BYE: {
+        if (c->kind != C_PROCESS || mh->size) {
+            *why = "goodbye out of order";
+            return -1;
+        }
+        c->bye = 1;
+        end_process(c, OPP_END_EXITED);
+        int others = process_clients() - 1;
+        uint64_t counts[3] = {c->events, c->dropped, (uint64_t)others};
+        if (S.o->root_pid > 0 && c->pid == S.o->root_pid && others == 0) {
+            counts[0] = S.events;
+            counts[1] = S.dropped;
+            finish(); /* the whole trace is complete before the root exits */
+        }
+        opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
+        return 0;
+    }
+    case OPP_MSG_FINISH: {
+        uint32_t linger;
+        if (c->kind != C_NEW || opp_parse_finish(p, mh->size, &linger, why)) {
+            if (!*why)
+                *why = "finish out of order";
+            return -1;
+        }
+        c->kind = C_CONTROL;
+        if (!S.finishing) {
+            S.finishing = 1;
+            S.linger_deadline = opp_mono_ns() + (uint64_t)linger * 1000000ull;
+        }
+        return 0;
+    }
+    }
+    *why = "unknown message type";
+    return -1;
+}
+
+/* Read what is there; handle each whole message. -1: drop the client. */
+static int on_readable(int i, const char **why)
+{
+    struct client *c = S.c[i];
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * MAX_FDS_QUEUED)];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {c->rx + c->rxlen, sizeof c->rx - c->rxlen};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        int nf = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int k = 0; k < nf; k++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
+            if (c->nfds < MAX_FDS_QUEUED && c->kind == C_PROCESS)
+                c->fds[c->nfds++] = fd;
+            else {
+                close(fd);
+                *why = "sent descriptors it should not";
+                return -1;
+            }
+        }
+    }
+    if (m.msg_flags & MSG_CTRUNC) {
+        *why = "sent too many descriptors";
+        return -1;
+    }
+    if (n <= 0) {
+        *why = n == 0 ? NULL : "read error";
+        return -1;
+    }
+    c->rxlen += (size_t)n;
+    size_t off = 0;
+    while (c->rxlen - off >= sizeof(struct opp_msg_header)) {
+        struct opp_msg_header mh;
+        if (opp_parse_header(c->rx + off, c->rxlen - off, &mh, why))
+            return -1;
+        if (c->rxlen - off < sizeof mh + mh.size)
+            break;
+        *why = NULL;
+        if (on_message(i, &mh, c->rx + off + sizeof mh, why))
+            return -1;
+        off += sizeof mh + mh.size;
+    }
+    memmove(c->rx, c->rx + off, c->rxlen - off);
+    c->rxlen -= off;
+    return 0;
+}
+
+static void on_accept(void)
+{
+    int fd = accept4(S.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+        return;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != geteuid()) {
+        logmsg("refused a connection from uid %d (only uid %d may connect)",
+               len == sizeof cr ? (int)cr.uid : -1, (int)geteuid());
+        close(fd);
+        return;
+    }
+    if (S.nc >= MAX_CLIENTS) {
+        logmsg("refused pid %d: %d clients already", (int)cr.pid, MAX_CLIENTS);
+        close(fd);
+        return;
+    }
+    struct client *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    c->pid = cr.pid;
+    S.c[S.nc++] = c;
+}
+
+/* ---- finishing ---- */
+
+static int finish(void)
+{
+    if (finished)
+        return 0;
+    for (int i = 0; i < S.nc; i++) {
+        struct client *c = S.c[i];
+        if (c->kind == C_PROCESS && !c->ended)
+            end_process(c, OPP_END_RUNNING);
+        else if (c->kind == C_PROCESS)
+            drain_client(c);
+    }
+    write_clock();
+    opp_tw_end(&S.tw, S.events, S.dropped, S.next_proc);
+    int rc = opp_tw_close(&S.tw);
+    if (rc)
+        logmsg("writing %s failed: %s", S.o->output, strerror(-rc));
+    unlink(S.o->socket_path);
+    finished = 1;
+    return rc;
+}
+
+static void on_signal(int sig) { S.stop = sig; }
+
+static int listen_on(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path) {
+        logmsg("socket path too long: %s", path);
+        return -1;
+    }
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        logmsg("socket: %s", strerror(errno));
+        return -1;
+    }
+    mode_t old = umask(0177); /* the socket itself: owner only */
+    int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+    umask(old);
+    if (rc < 0 || listen(fd, 128) < 0) {
+        logmsg("cannot listen on %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int opp_collector_run(const struct opp_collector_opts *o)
+{
+    memset(&S, 0, sizeof S);
+    finished = 0;
+    S.o = o;
+    char err[512];
+    S.enc = malloc(ENC_BYTES);
+    if (!S.enc) {
+        logmsg("out of memory");
+        return 1;
+    }
+    if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
+        logmsg("%s", err);
+        return 1;
+    }
+    /* Two samples a few ms apart, so even a trace cut right away has a
+     * usable TSC calibration; more follow while it runs. */
+    write_clock();
+    uint64_t t0 = opp_mono_ns();
+    while (opp_mono_ns() - t0 < 5000000ull)
+        ;
+    write_clock();
+    S.lfd = listen_on(o->socket_path);
+    if (S.lfd < 0) {
+        opp_tw_close(&S.tw);
+        unlink(o->output);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    if (o->daemon) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            logmsg("fork: %s", strerror(errno));
+            return 1;
+        }
+        if (pid > 0)
+            _exit(0); /* the parent only waits for this */
+    }
+    if (o->ready_fd >= 0) {
+        ssize_t w = write(o->ready_fd, "1", 1);
+        (void)w;
+        close(o->ready_fd);
+    }
+    S.started = opp_mono_ns();
+    int busy = 0;
+    struct pollfd pfd[MAX_CLIENTS + 1];
+    while (!finished) {
+        pfd[0] = (struct pollfd){.fd = S.lfd, .events = POLLIN};
+        for (int i = 0; i < S.nc; i++)
+            pfd[i + 1] = (struct pollfd){.fd = S.c[i]->fd, .events = POLLIN};
+        int nc = S.nc;
+        int pr = poll(pfd, (nfds_t)nc + 1, busy ? BUSY_POLL_MS : IDLE_POLL_MS);
+        if (pr < 0 && errno != EINTR) {
+            logmsg("poll: %s", strerror(errno));
+            break;
+        }
+        /* Clients first (backwards: dropping one moves the last into its place). */
+        if (pr > 0) {
+            for (int i = nc - 1; i >= 0; i--) {
+                if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                const char *why = NULL;
+                if (on_readable(i, &why) < 0)
+                    drop_client(i, why);
+                if (finished)
+                    break;
+            }
+            if (!finished && (pfd[0].revents & POLLIN))
+                for (int k = 0; k < 16; k++) {
+                    int before = S.nc;
+                    on_accept();
+                    if (S.nc == before)
+                        break;
+                }
+        }
+        if (finished)
+            break;
+        uint64_t moved = 0;
+        for (int i = 0; i < S.nc; i++)
+            if (S.c[i]->kind == C_PROCESS)
+                moved += drain_client(S.c[i]);
+        busy = moved > 1024;
+        uint64_t now = opp_mono_ns();
+        if (now - S.last_clock > CLOCK_EVERY_NS)
+            write_clock();
+        int procs = process_clients();
+        if (S.stop) {
+            logmsg("stopped by signal %d; trace finished with what was recorded", (int)S.stop);
+            finish();
+        } else if (S.finishing && (procs == 0 || now >= S.linger_deadline)) {
+            finish();
+        } else if (o->root_pid > 0 && S.root_gone && procs == 0 &&
+                   (kill(o->root_pid, 0) < 0 || now - S.root_gone_at > 300000000ull)) {
+            /* The starting process is gone (an exec keeps its pid and comes
+             * back within moments) and nobody else is connected. */
+            finish();
+        } else if (o->idle_exit_ms > 0 && !S.ever_connected &&
+                   now - S.started > (uint64_t)o->idle_exit_ms * 1000000ull) {
+            logmsg("no process connected within %d ms; finishing an empty trace",
+                   o->idle_exit_ms);
+            finish();
+        }
+    }
+    /* Tell whoever waits (controllers, a root that said goodbye) we are done. */
+    uint64_t done[3] = {S.events, S.dropped, S.next_proc};
+    for (int i = 0; i < S.nc; i++)
+        if (S.c[i]->kind == C_CONTROL)
+            opp_send_msg(S.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);
+    while (S.nc)
+        drop_client(S.nc - 1, NULL);
+    close(S.lfd);
+    free(S.enc);
+    return finished && !S.tw.error ? 0 : 1;
+}

@@ -1,0 +1,61 @@
+/* The collector: one process serving every profiled process of a run over
+ * a Unix socket, draining their shared rings into one trace file. */
+#ifndef OPP_COLLECTOR_H
+#define OPP_COLLECTOR_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+#include "proto.h"
+#include "trace.h"
+
+/* ---- message validation (parse.c): every field of a client's message is
+ * checked here before anything else looks at it ---- */
+
+#define OPP_MAX_FUNCS 65536u
+
+struct opp_hello {
+    uint32_t pid, ppid, clock, argc;
+    uint64_t start_ticks, start_real_ns;
+    char *exe;
+    char **argv; /* argc entries */
+};
+struct opp_funcs_msg {
+    uint32_t count;
+    struct opp_func_desc *f; /* names point into one allocation */
+    char *strings;
+};
+struct opp_ring_msg {
+    uint32_t tid, capacity;
+};
+
+/* 0, or -1 with a reason in *why. The out structs own heap memory: free
+ * with opp_hello_free / opp_funcs_free (also after a failure). */
+int opp_parse_header(const void *p, size_t n, struct opp_msg_header *h, const char **why);
+int opp_parse_hello(const void *p, uint32_t n, struct opp_hello *out, const char **why);
+int opp_parse_funcs(const void *p, uint32_t n, struct opp_funcs_msg *out, const char **why);
+int opp_parse_ring(const void *p, uint32_t n, struct opp_ring_msg *out, const char **why);
+int opp_parse_finish(const void *p, uint32_t n, uint32_t *linger_ms, const char **why);
+void opp_hello_free(struct opp_hello *h);
+void opp_funcs_free(struct opp_funcs_msg *f);
+
+/* Check a ring memfd handed to us: size, seals and header. Maps it and
+ * returns the header, or NULL with a reason. */
+struct opp_ring_hdr *opp_ring_map(int fd, const struct opp_ring_msg *m, const char **why);
+
+/* ---- the server (collector.c) ---- */
+
+struct opp_collector_opts {
+    const char *socket_path;
+    const char *output;
+    pid_t root_pid;    /* >0: finish when this process has exited and nobody is left */
+    int ready_fd;      /* >=0: write "1" here once listening */
+    int daemon;        /* fork into the background once listening */
+    int idle_exit_ms;  /* finish if no process ever connects (0: never) */
+};
+
+/* Serve until the run is over; 0 when the trace was finished. */
+int opp_collector_run(const struct opp_collector_opts *o);
+
+#endif

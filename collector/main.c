@@ -1,0 +1,65 @@
+/* opprof-collector: started by `opprof run` or by the preload itself when
+ * no collector is listening. Serves one run and writes its trace. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: opprof-collector --socket PATH --output FILE [--daemon] [--root-pid PID]\n"
+               "                        [--ready-fd FD] [--idle-exit-ms MS]\n");
+}
+
+static int num(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, 0, 's'}, {"output", required_argument, 0, 'o'},
+        {"daemon", no_argument, 0, 'd'},       {"root-pid", required_argument, 0, 'r'},
+        {"ready-fd", required_argument, 0, 'f'}, {"idle-exit-ms", required_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
+    long v;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': o.socket_path = optarg; break;
+        case 'o': o.output = optarg; break;
+        case 'd': o.daemon = 1; break;
+        case 'r':
+            if (num(optarg, 1, 1L << 30, &v)) goto bad;
+            o.root_pid = (pid_t)v;
+            break;
+        case 'f':
+            if (num(optarg, 0, 1 << 20, &v)) goto bad;
+            o.ready_fd = (int)v;
+            break;
+        case 'i':
+            if (num(optarg, 0, 1L << 30, &v)) goto bad;
+            o.idle_exit_ms = (int)v;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!o.socket_path || !o.output || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    return opp_collector_run(&o);
+bad:
+    fprintf(stderr, "opprof-collector: bad number: %s\n", optarg);
+    return 2;
+}

@@ -1,0 +1,88 @@
+/* The per-thread record ring: memory shared between one profiled thread (the
+ * only producer) and the collector (the only consumer). It lives in a sealed
+ * memfd handed over the socket, so every record the thread published is still
+ * readable by the collector after the process dies, however it dies. */
+#ifndef OPP_RING_H
+#define OPP_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define OPP_RING_MAGIC 0x474e4952504f5031ull /* "1POPRING" */
+#define OPP_RING_VERSION 1u
+#define OPP_RING_HDR_SIZE 4096u
+#define OPP_OPEN_MAX 32u /* calls in flight remembered per thread */
+#define OPP_RING_MIN_RECS 1024u
+#define OPP_RING_MAX_RECS (1u << 24)
+#define OPP_RING_DEFAULT_RECS (1u << 18) /* 8 MiB of 32-byte slots */
+
+enum opp_ring_state { OPP_RING_ACTIVE = 0, OPP_RING_CLOSED = 1 };
+
+/* One 32-byte slot. A record is one slot, followed by ext slots holding
+ * arg[1..] four at a time when nargs > 1. */
+struct opp_rec {
+    uint64_t begin, end; /* ticks */
+    uint32_t fn;         /* index into the process's entry-point table */
+    uint16_t depth;      /* calls of ours this thread was inside */
+    uint8_t nargs;
+    uint8_t flags;
+    uint64_t arg0;
+};
+
+struct opp_rec_ext {
+    uint64_t arg[4];
+};
+
+_Static_assert(sizeof(struct opp_rec) == 32, "slot size");
+_Static_assert(sizeof(struct opp_rec_ext) == 32, "slot size");
+
+static inline unsigned opp_rec_slots(unsigned nargs)
+{
+    return nargs <= 1 ? 1u : 1u + (nargs - 1 + 3) / 4;
+}
+
+struct opp_open {
+    uint64_t begin;
+    uint32_t fn;
+    uint32_t pad;
+};
+
+/* Producer and consumer fields sit on separate cache lines. */
+struct opp_ring_hdr {
+    /* line 0: fixed at creation */
+    uint64_t magic;
+    uint32_t version;
+    uint32_t capacity; /* slots, a power of two */
+    uint32_t tid;
+    uint32_t pad0[11];
+    /* line 1: producer */
+    _Atomic uint64_t head; /* slots published */
+    uint64_t cached_tail;  /* producer's last look at tail */
+    _Atomic uint64_t dropped;
+    _Atomic uint32_t state;
+    uint32_t depth;        /* calls in flight on this thread */
+    _Atomic uint32_t name_seq;
+    char name[16];
+    uint32_t pad1[3];
+    /* line 2: consumer */
+    _Atomic uint64_t tail; /* slots consumed */
+    uint64_t pad2[7];
+    /* lines 3..: the calls in flight (open[depth-1] is innermost) */
+    struct opp_open open[OPP_OPEN_MAX];
+};
+
+_Static_assert(sizeof(struct opp_ring_hdr) <= OPP_RING_HDR_SIZE, "ring header");
+_Static_assert(__builtin_offsetof(struct opp_ring_hdr, head) == 64, "line 1");
+_Static_assert(__builtin_offsetof(struct opp_ring_hdr, tail) == 128, "line 2");
+
+static inline uint64_t opp_ring_bytes(uint32_t capacity)
+{
+    return OPP_RING_HDR_SIZE + (uint64_t)capacity * sizeof(struct opp_rec);
+}
+
+static inline struct opp_rec *opp_ring_slot(struct opp_ring_hdr *r, uint64_t i)
+{
+    return (struct opp_rec *)((char *)r + OPP_RING_HDR_SIZE) + (i & (r->capacity - 1));
+}
+
+#endif

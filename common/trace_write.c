@@ -1,0 +1,268 @@
+/* Trace file writer: chunk framing and the payload of each chunk type. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
+{
+    w->fd = -1;
+    w->offset = 0;
+    w->error = 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
+        return -e;
+    }
+    struct stat st;
+    char magic[8];
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "refusing to write the trace to %s: not a regular file", path);
+        close(fd);
+        return -EINVAL;
+    }
+    if (st.st_size > 0 && (pread(fd, magic, 8, 0) != 8 || memcmp(magic, OPP_TRACE_MAGIC, 8))) {
+        snprintf(err, errlen, "refusing to overwrite %s: it is not an opprof trace", path);
+        close(fd);
+        return -EEXIST;
+    }
+    /* Readers wait on this lock while the file is being written. */
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        snprintf(err, errlen, "%s is being written by another collector", path);
+        close(fd);
+        return -EBUSY;
+    }
+    if (ftruncate(fd, 0) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(e));
+        close(fd);
+        return -e;
+    }
+    w->fd = fd;
+    struct opp_file_header h = {.version = OPP_TRACE_VERSION, .header_size = OPP_FILE_HEADER_SIZE};
+    memcpy(h.magic, OPP_TRACE_MAGIC, 8);
+    if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) {
+        int e = errno ? errno : EIO;
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+        close(fd);
+        w->fd = -1;
+        return -e;
+    }
+    w->offset = sizeof h;
+    return 0;
+}
+
+static int write_all(struct opp_tw *w, const struct iovec *iov, int n)
+{
+    struct iovec v[2];
+    memcpy(v, iov, sizeof(struct iovec) * (size_t)n);
+    while (n) {
+        ssize_t k = writev(w->fd, v, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        w->offset += (uint64_t)k;
+        while (n && (size_t)k >= v[0].iov_len) {
+            k -= (ssize_t)v[0].iov_len;
+            v[0] = v[1];
+            n--;
+        }
+        if (n) {
+            v[0].iov_base = (char *)v[0].iov_base + k;
+            v[0].iov_len -= (size_t)k;
+        }
+    }
+    return 0;
+}
+
+int opp_tw_chunk(struct opp_tw *w, uint32_t type, const void *payload, uint32_t size)
+{
+    if (w->error)
+        return -w->error;
+    struct opp_chunk_header h = {.type = type, .size = size, .crc = opp_crc32(0, payload, size)};
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, size}};
+    int rc = write_all(w, iov, size ? 2 : 1);
+    if (rc)
+        w->error = -rc;
+    return rc;
+}
+
+int opp_tw_close(struct opp_tw *w)
+{
+    int rc = w->error ? -w->error : 0;
+    if (w->fd >= 0 && close(w->fd) < 0 && !rc)
+        rc = -errno;
+    w->fd = -1;
+    return rc;
+}
+
+/* Small chunks are built on the stack; strings are bounded by format.h. */
+#define SMALL_CHUNK 4096
+
+int opp_tw_clock(struct opp_tw *w, const struct opp_clock_sample *s)
+{
+    uint64_t p[3] = {s->tsc, s->mono_ns, s->real_ns};
+    return opp_tw_chunk(w, OPP_CHUNK_CLOCK, p, sizeof p);
+}
+
+static int put_done(struct opp_tw *w, uint32_t type, struct opp_wbuf *b)
+{
+    if (b->overflow)
+        return -EOVERFLOW;
+    return opp_tw_chunk(w, type, b->p, (uint32_t)b->len);
+}
+
+int opp_tw_process(struct opp_tw *w, const struct opp_tw_process *p)
+{
+    size_t cap = 64 + strlen(p->exe ? p->exe : "");
+    for (uint32_t i = 0; i < p->argc; i++)
+        cap += 4 + strlen(p->argv[i]);
+    char *mem = malloc(cap);
+    if (!mem)
+        return -ENOMEM;
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, cap);
+    opp_put_u32(&b, p->proc);
+    opp_put_u32(&b, p->pid);
+    opp_put_u32(&b, p->ppid);
+    opp_put_u32(&b, p->parent_proc);
+    opp_put_u32(&b, p->clock);
+    opp_put_u32(&b, p->argc);
+    opp_put_u64(&b, p->start_ticks);
+    opp_put_u64(&b, p->start_real_ns);
+    opp_put_str(&b, p->exe ? p->exe : "", strlen(p->exe ? p->exe : ""));
+    for (uint32_t i = 0; i < p->argc; i++)
+        opp_put_str(&b, p->argv[i], strlen(p->argv[i]));
+    int rc = put_done(w, OPP_CHUNK_PROCESS, &b);
+    free(mem);
+    return rc;
+}
+
+int opp_tw_funcs(struct opp_tw *w, uint32_t proc, uint32_t count, const struct opp_func_desc *f)
+{
+    size_t cap = 16;
+    for (uint32_t i = 0; i < count; i++)
+        cap += 16 + strlen(f[i].lib) + strlen(f[i].name);
+    char *mem = malloc(cap);
+    if (!mem)
+        return -ENOMEM;
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, cap);
+    opp_put_u32(&b, proc);
+    opp_put_u32(&b, count);
+    for (uint32_t i = 0; i < count; i++) {
+        opp_put_u32(&b, f[i].kind);
+        opp_put_u32(&b, f[i].dtype);
+        opp_put_str(&b, f[i].lib, strlen(f[i].lib));
+        opp_put_str(&b, f[i].name, strlen(f[i].name));
+    }
+    int rc = put_done(w, OPP_CHUNK_FUNCS, &b);
+    free(mem);
+    return rc;
+}
+
+int opp_tw_thread(struct opp_tw *w, uint32_t proc, uint32_t tid, const char *name)
+{
+    char mem[SMALL_CHUNK];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u32(&b, proc);
+    opp_put_u32(&b, tid);
+    size_t n = strnlen(name, OPP_NAME_MAX);
+    opp_put_str(&b, name, n);
+    return put_done(w, OPP_CHUNK_THREAD, &b);
+}
+
+int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count)
+{
+    char mem[16];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u32(&b, proc);
+    opp_put_u32(&b, tid);
+    opp_put_u64(&b, count);
+    return put_done(w, OPP_CHUNK_DROPPED, &b);
+}
+
+int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t end_ticks)
+{
+    char mem[16];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u32(&b, proc);
+    opp_put_u32(&b, how);
+    opp_put_u64(&b, end_ticks);
+    return put_done(w, OPP_CHUNK_PROCESS_END, &b);
+}
+
+int opp_tw_end(struct opp_tw *w, uint64_t events, uint64_t dropped, uint32_t processes)
+{
+    char mem[24];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u64(&b, events);
+    opp_put_u64(&b, dropped);
+    opp_put_u32(&b, processes);
+    opp_put_u32(&b, 0);
+    return put_done(w, OPP_CHUNK_END, &b);
+}
+
+void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, uint32_t tid,
+                  uint64_t base_end)
+{
+    opp_wbuf_init(&e->w, mem, cap);
+    opp_put_u32(&e->w, proc);
+    opp_put_u32(&e->w, tid);
+    opp_put_u32(&e->w, 0); /* count, patched by opp_ev_write */
+    opp_put_u32(&e->w, 0);
+    opp_put_u64(&e->w, base_end);
+    e->prev_end = base_end;
+    e->count = 0;
+}
+
+int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
+               uint32_t depth, uint32_t nargs, const uint64_t *args)
+{
+    if (e->w.cap - e->w.len < OPP_EV_MAX_BYTES || end < e->prev_end)
+        return -1;
+    if (nargs > OPP_MAX_ARGS)
+        nargs = OPP_MAX_ARGS;
+    flags &= ~OPP_EV_ARGS;
+    if (nargs)
+        flags |= OPP_EV_ARGS;
+    opp_put_varint(&e->w, ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags);
+    opp_put_varint(&e->w, end - e->prev_end);
+    opp_put_varint(&e->w, end >= begin ? end - begin : 0);
+    opp_put_varint(&e->w, depth);
+    if (nargs) {
+        opp_put_varint(&e->w, nargs);
+        for (uint32_t i = 0; i < nargs; i++)
+            opp_put_varint(&e->w, args[i]);
+    }
+    e->prev_end = end;
+    e->count++;
+    return 0;
+}
+
+int opp_ev_write(struct opp_tw *w, struct opp_ev_enc *e)
+{
+    if (!e->count)
+        return 0;
+    memcpy(e->w.p + 8, &e->count, 4);
+    return opp_tw_chunk(w, OPP_CHUNK_EVENTS, e->w.p, (uint32_t)e->w.len);
+}

@@ -1,0 +1,67 @@
+/* Small helpers shared by the preload, the collector and the tools: clocks,
+ * CRC-32, socket I/O that never raises SIGPIPE, the socket directory. */
+#ifndef OPP_UTIL_H
+#define OPP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "format.h"
+#include "proto.h"
+
+#define OPP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline uint64_t opp_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t opp_real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t opp_ticks(int clock)
+{
+    return clock == OPP_CLOCK_TSC ? __rdtsc() : opp_mono_ns();
+}
+
+/* A (tsc, monotonic, realtime) sample taken as tightly as we can. */
+struct opp_clock_sample {
+    uint64_t tsc, mono_ns, real_ns;
+};
+void opp_clock_sample(struct opp_clock_sample *s);
+
+/* Whether the TSC is invariant here (constant_tsc and nonstop_tsc). */
+int opp_tsc_usable(void);
+
+uint32_t opp_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* Full-length send/recv on a stream socket: 0 or -errno. Never SIGPIPE. */
+int opp_send_all(int fd, const void *buf, size_t len);
+int opp_recv_all(int fd, void *buf, size_t len, int timeout_ms);
+
+/* One protocol message (header + payload), optionally with one fd. */
+int opp_send_msg(int fd, uint16_t type, const void *payload, uint32_t size, int pass_fd);
+/* Wait up to timeout_ms for a message of type `want` with an empty or
+ * bounded payload: 0, -ETIMEDOUT, -EPROTO or -errno. */
+int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size, int timeout_ms);
+
+/* Connect to the collector's socket: fd or -errno. */
+int opp_connect(const char *path);
+
+/* The per-user socket directory ($XDG_RUNTIME_DIR/opprof or /tmp/opprof-UID),
+ * created mode 0700 and checked to be ours and private. 0 or -errno, with
+ * a reason in why. */
+int opp_socket_dir(char *out, size_t cap, const char **why);
+/* A fresh socket path in that directory. */
+int opp_socket_path(char *out, size_t cap, const char **why);
+
+#endif

@@ -1,0 +1,158 @@
+/* The in-process agent's hot path: entering and leaving an intercepted call.
+ * Per call: two clock reads and stores into this thread's shared ring; no
+ * lock, no allocation, no syscall, no stdio. Everything slow (attaching a
+ * thread, resolving a function) is out of line. */
+#ifndef OPP_AGENT_H
+#define OPP_AGENT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "format.h"
+#include "ops.h"
+#include "ring.h"
+#include "util.h"
+
+#define OPP_EXPORT __attribute__((visibility("default")))
+#define OPP_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* Every entry point of every library table, one id each. */
+#include "funcs.h"
+
+struct opp_tls {
+    struct opp_ring_hdr *ring; /* NULL: not attached, attaching, or off */
+    uint8_t state;             /* enum opp_thread_state */
+};
+extern __thread struct opp_tls opp_tls;
+
+extern int opp_use_tsc;                    /* clock: TSC (1) or CLOCK_MONOTONIC */
+extern void *_Atomic opp_real_fn[OPP_FN_COUNT]; /* resolved real functions */
+
+struct opp_frame {
+    struct opp_ring_hdr *r;
+    uint64_t begin;
+    uint32_t fn, depth;
+};
+
+struct opp_ring_hdr *opp_thread_attach(void);
+void *opp_resolve(uint32_t fn);
+
+static inline uint64_t opp_now(void)
+{
+    return OPP_LIKELY(opp_use_tsc) ? __rdtsc() : opp_mono_ns();
+}
+
+/* The real function behind entry point fn, or NULL when no loaded library
+ * defines it (reported once). */
+static inline void *opp_real(uint32_t fn)
+{
+    void *p = atomic_load_explicit(&opp_real_fn[fn], memory_order_relaxed);
+    return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
+}
+
+/* 1 when this call is recorded (then opp_leave must follow), 0 when not. */
+static inline int opp_enter(struct opp_frame *f, uint32_t fn)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (OPP_UNLIKELY(!r)) {
+        r = opp_thread_attach();
+        if (!r)
+            return 0;
+    }
+    uint32_t d = r->depth;
+    uint64_t t = opp_now();
+    if (OPP_LIKELY(d < OPP_OPEN_MAX)) {
+        /* What the collector reports if the process dies inside this call. */
+        r->open[d].begin = t;
+        r->open[d].fn = fn;
+    }
+    OPP_BARRIER();
+    r->depth = d + 1;
+    f->r = r;
+    f->depth = d;
+    f->fn = fn;
+    f->begin = t;
+    return 1;
+}
+
+/* Publish the finished call with its argument values. nargs is a constant
+ * at every call site, so the slot arithmetic folds away. */
+static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+{
+    uint64_t t = opp_now();
+    struct opp_ring_hdr *r = f->r;
+    OPP_BARRIER();
+    r->depth = f->depth;
+    OPP_BARRIER();
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    unsigned need = opp_rec_slots(nargs);
+    if (OPP_UNLIKELY(h + need - r->cached_tail > r->capacity)) {
+        r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (h + need - r->cached_tail > r->capacity) {
+            /* Full: drop and count, never wait. */
+            atomic_store_explicit(&r->dropped,
+                                  atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            return;
+        }
+    }
+    struct opp_rec *s = opp_ring_slot(r, h);
+    s->begin = f->begin;
+    s->end = t;
+    s->fn = f->fn;
+    s->depth = (uint16_t)f->depth;
+    s->nargs = (uint8_t)nargs;
+    s->flags = 0;
+    s->arg0 = nargs ? args[0] : 0;
+    for (unsigned i = 1; i < need; i++) {
+        struct opp_rec_ext *e = (struct opp_rec_ext *)opp_ring_slot(r, h + i);
+        for (unsigned k = 0; k < 4; k++) {
+            unsigned a = 1 + (i - 1) * 4 + k;
+            e->arg[k] = a < nargs ? args[a] : 0;
+        }
+    }
+    atomic_store_explicit(&r->head, h + need, memory_order_release);
+}
+
+/* Argument capture helpers: negative or missing values record as 0. */
+static inline uint64_t opp_dim(long v) { return v > 0 ? (uint64_t)v : 0; }
+static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*p : 0; }
+
+/* ---- one generic wrapper body per return kind ---- */
+#define OPP_UNPAREN(...) __VA_ARGS__
+
+#define OPP_WRAP_VOID(name, params, args, nargs, capture)                                         \
+    OPP_EXPORT void name params                                                                    \
+    {                                                                                              \
+        typedef void(*real_t) params;                                                              \
+        real_t real = (real_t)opp_real(OPP_FN_##name);                                            \
+        struct opp_frame f_;                                                                       \
+        if (OPP_UNLIKELY(!real))                                                                   \
+            return;                                                                                \
+        if (!opp_enter(&f_, OPP_FN_##name)) {                                                      \
+            real args;                                                                             \
+            return;                                                                                \
+        }                                                                                          \
+        real args;                                                                                 \
+        const uint64_t a_[] = {OPP_UNPAREN capture};                                               \
+        opp_leave(&f_, a_, nargs);                                                                 \
+    }
+
+#define OPP_WRAP_RET(ret, name, params, args, nargs, capture)                                      \
+    OPP_EXPORT ret name params                                                                     \
+    {                                                                                              \
+        typedef ret(*real_t) params;                                                               \
+        real_t real = (real_t)opp_real(OPP_FN_##name);                                            \
+        struct opp_frame f_;                                                                       \
+        if (OPP_UNLIKELY(!real))                                                                   \
+            return (ret)0;                                                                         \
+        if (!opp_enter(&f_, OPP_FN_##name))                                                        \
+            return real args;                                                                      \
+        ret r_ = real args;                                                                        \
+        const uint64_t a_[] = {OPP_UNPAREN capture};                                               \
+        opp_leave(&f_, a_, nargs);                                                                 \
+        return r_;                                                                                 \
+    }
+
+#endif

@@ -1,0 +1,8 @@
+/* Subcommands of the `opprof` tool, one file each (cmd_NAME.c). */
+#ifndef OPP_CMDS_H
+#define OPP_CMDS_H
+
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif
