@@ -25,8 +25,8 @@
 #define MAX_CLIENTS 1024
 #define MAX_FDS_QUEUED 4
 #define ENC_BYTES (4u << 20)
-#define IDLE_POLL_MS 10
-#define BUSY_POLL_MS 1
+#define IDLE_POLL_MS 2
+#define BUSY_POLL_MS 0 /* a ring is filling fast: look again at once */
 #define CLOCK_EVERY_NS 1000000000ull
 
 enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
@@ -482,11 +482,13 @@ static int on_readable(int i, const char **why)
         for (int k = 0; k < nf; k++) {
             int fd;
             memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
-            if (c->nfds < MAX_FDS_QUEUED && c->kind == C_PROCESS)
+            /* Queued until a RING message claims it: the messages that
+             * precede it may arrive in this same read. */
+            if (c->nfds < MAX_FDS_QUEUED)
                 c->fds[c->nfds++] = fd;
             else {
                 close(fd);
-                *why = "sent descriptors it should not";
+                *why = "sent more descriptors than ring messages";
                 return -1;
             }
         }

@@ -23,7 +23,7 @@ struct opp_file_header {
 struct opp_chunk_header {
     uint32_t type;
     uint32_t size; /* payload bytes that follow */
-    uint32_t crc;  /* CRC-32 (zlib polynomial) of the payload */
+    uint32_t crc;  /* CRC-32C (Castagnoli) of the payload */
     uint32_t reserved;
 };
 
@@ -54,7 +54,9 @@ enum opp_end_how {
 /* Event flags (low bits of the encoded head). */
 #define OPP_EV_ARGS 0x1u /* argument values follow */
 #define OPP_EV_OPEN 0x2u /* never returned: the process died inside it */
-#define OPP_EV_FLAG_BITS 2u
+#define OPP_EV_SAME 0x4u /* same function, depth and args as the previous event of
+                            the chunk: only the two times follow */
+#define OPP_EV_FLAG_BITS 3u
 
 #define OPP_MAX_ARGS 9u     /* argument values per event */
 #define OPP_NAME_MAX 256u   /* entry point / library names */

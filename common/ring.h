@@ -14,7 +14,8 @@
 #define OPP_OPEN_MAX 32u /* calls in flight remembered per thread */
 #define OPP_RING_MIN_RECS 1024u
 #define OPP_RING_MAX_RECS (1u << 24)
-#define OPP_RING_DEFAULT_RECS (1u << 18) /* 8 MiB of 32-byte slots */
+#define OPP_RING_DEFAULT_RECS (1u << 19) /* 16 MiB of 32-byte slots: about 12 ms of a
+                                                 thread calling flat out */
 
 enum opp_ring_state { OPP_RING_ACTIVE = 0, OPP_RING_CLOSED = 1 };
 

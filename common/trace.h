@@ -53,12 +53,50 @@ struct opp_ev_enc {
     struct opp_wbuf w;
     uint64_t prev_end;
     uint32_t count;
+    /* the previous event, for OPP_EV_SAME */
+    uint32_t prev_fn, prev_depth, prev_flags, prev_nargs;
+    uint64_t prev_args[OPP_MAX_ARGS];
 };
 void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, uint32_t tid,
                   uint64_t base_end);
-/* 0, or -1 when the buffer is full (the event was not added). */
-int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
-               uint32_t depth, uint32_t nargs, const uint64_t *args);
+/* 0, or -1 when the buffer is full (the event was not added). Inline: the
+ * collector calls it once per record. */
+static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
+               uint32_t depth, uint32_t nargs, const uint64_t *args)
+{
+    if (e->w.cap - e->w.len < OPP_EV_MAX_BYTES || end < e->prev_end)
+        return -1;
+    if (nargs > OPP_MAX_ARGS)
+        nargs = OPP_MAX_ARGS;
+    flags &= OPP_EV_OPEN;
+    if (nargs)
+        flags |= OPP_EV_ARGS;
+    int same = e->count && fn == e->prev_fn && depth == e->prev_depth &&
+               flags == e->prev_flags && nargs == e->prev_nargs;
+    for (uint32_t i = 0; same && i < nargs; i++) /* a loop: memcmp's call costs more */
+        same = args[i] == e->prev_args[i];
+    uint64_t dur = end >= begin ? end - begin : 0;
+    opp_put_varint(&e->w, ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags | (same ? OPP_EV_SAME : 0));
+    opp_put_varint(&e->w, end - e->prev_end);
+    opp_put_varint(&e->w, dur);
+    if (!same) {
+        opp_put_varint(&e->w, depth);
+        if (nargs) {
+            opp_put_varint(&e->w, nargs);
+            for (uint32_t i = 0; i < nargs; i++)
+                opp_put_varint(&e->w, args[i]);
+            memcpy(e->prev_args, args, nargs * sizeof *args);
+        }
+        e->prev_fn = fn;
+        e->prev_depth = depth;
+        e->prev_flags = flags;
+        e->prev_nargs = nargs;
+    }
+    e->prev_end = end;
+    e->count++;
+    return 0;
+}
+
 int opp_ev_write(struct opp_tw *w, struct opp_ev_enc *e);
 
 /* ---- reader ---- */

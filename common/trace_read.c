@@ -271,23 +271,32 @@ static int chunk_events(struct reader *r, struct opp_rbuf *b, const struct opp_t
     uint32_t pad = opp_get_u32(b);
     uint64_t end = opp_get_u64(b);
     struct proc_info *pi = known_proc(r, e.proc);
-    if (b->bad || !pi || pad || count > opp_rbuf_left(b) / 4)
+    if (b->bad || !pi || pad || count > opp_rbuf_left(b) / 3) /* an event is >= 3 bytes */
         return -1;
+    uint64_t depth = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t head = opp_get_varint(b);
         uint64_t dend = opp_get_varint(b);
         uint64_t dur = opp_get_varint(b);
-        uint64_t depth = opp_get_varint(b);
         uint64_t fn = head >> OPP_EV_FLAG_BITS;
-        e.flags = (uint32_t)(head & ((1u << OPP_EV_FLAG_BITS) - 1));
-        e.nargs = 0;
-        if (e.flags & OPP_EV_ARGS) {
-            uint64_t na = opp_get_varint(b);
-            if (na == 0 || na > OPP_MAX_ARGS)
+        uint32_t flags = (uint32_t)(head & ((1u << OPP_EV_FLAG_BITS) - 1));
+        if (flags & OPP_EV_SAME) {
+            /* depth and args as the previous event, which must exist and
+             * have the same function and flags */
+            if (i == 0 || fn != e.fn || (flags & ~OPP_EV_SAME) != e.flags)
                 return -1;
-            e.nargs = (uint32_t)na;
-            for (uint32_t k = 0; k < e.nargs; k++)
-                e.args[k] = opp_get_varint(b);
+        } else {
+            e.flags = flags;
+            depth = opp_get_varint(b);
+            e.nargs = 0;
+            if (e.flags & OPP_EV_ARGS) {
+                uint64_t na = opp_get_varint(b);
+                if (na == 0 || na > OPP_MAX_ARGS)
+                    return -1;
+                e.nargs = (uint32_t)na;
+                for (uint32_t k = 0; k < e.nargs; k++)
+                    e.args[k] = opp_get_varint(b);
+            }
         }
         if (b->bad || fn >= pi->nfuncs || depth > 0xffff || end + dend < end)
             return -1;

@@ -235,30 +235,6 @@ void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, ui
     e->count = 0;
 }
 
-int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
-               uint32_t depth, uint32_t nargs, const uint64_t *args)
-{
-    if (e->w.cap - e->w.len < OPP_EV_MAX_BYTES || end < e->prev_end)
-        return -1;
-    if (nargs > OPP_MAX_ARGS)
-        nargs = OPP_MAX_ARGS;
-    flags &= ~OPP_EV_ARGS;
-    if (nargs)
-        flags |= OPP_EV_ARGS;
-    opp_put_varint(&e->w, ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags);
-    opp_put_varint(&e->w, end - e->prev_end);
-    opp_put_varint(&e->w, end >= begin ? end - begin : 0);
-    opp_put_varint(&e->w, depth);
-    if (nargs) {
-        opp_put_varint(&e->w, nargs);
-        for (uint32_t i = 0; i < nargs; i++)
-            opp_put_varint(&e->w, args[i]);
-    }
-    e->prev_end = end;
-    e->count++;
-    return 0;
-}
-
 int opp_ev_write(struct opp_tw *w, struct opp_ev_enc *e)
 {
     if (!e->count)

@@ -42,6 +42,7 @@ void opp_clock_sample(struct opp_clock_sample *s);
 /* Whether the TSC is invariant here (constant_tsc and nonstop_tsc). */
 int opp_tsc_usable(void);
 
+/* CRC-32C (Castagnoli polynomial), hardware-accelerated where possible. */
 uint32_t opp_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* Full-length send/recv on a stream socket: 0 or -errno. Never SIGPIPE. */

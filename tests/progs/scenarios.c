@@ -1,0 +1,174 @@
+/* One program, many ways to live and die, each with a known number of BLAS
+ * calls, for the end-to-end tests: scenarios MODE [ARGS].
+ *   loop N             N x cblas_ddot(n=1), prints the sum
+ *   threads T N        T named threads ("worker-I"), thread I makes N+I ddot calls
+ *   fork N             N calls, fork; child N+2 calls, exit 0; parent N+1 more
+ *   exec N             N calls, fork, child execs "scenarios loop N+4"; parent waits
+ *   selfexec N         N calls, then execs "scenarios loop N+1" in the same process
+ *   kill N             N calls, then SIGKILL to itself
+ *   segv N             N calls, then a NULL write (SIGSEGV)
+ *   abort N            N calls, then abort()
+ *   crash-in-call N    N calls, then a dgemm that faults inside OpenBLAS
+ *   counted FILE       ddot until killed; FILE holds (started, done) counters
+ *   pause N DIR        N calls, creates DIR/halfway, waits for DIR/go, N more calls
+ */
+#define _GNU_SOURCE
+#include <cblas.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static double x[4] = {1, 2, 3, 4};
+
+static double calls(long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += cblas_ddot(1, x, 1, x, 1);
+    return s;
+}
+
+static long arg(int argc, char **argv, int i)
+{
+    if (i >= argc) {
+        fprintf(stderr, "scenarios: missing argument\n");
+        exit(2);
+    }
+    return atol(argv[i]);
+}
+
+struct worker {
+    int id;
+    long n;
+    double sum;
+};
+
+static void *work(void *p)
+{
+    struct worker *w = p;
+    char name[16];
+    snprintf(name, sizeof name, "worker-%d", w->id);
+    pthread_setname_np(pthread_self(), name);
+    w->sum = calls(w->n);
+    return NULL;
+}
+
+static void self_path(char *buf, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    buf[n > 0 ? n : 0] = 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: scenarios MODE [ARGS]\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    char self[4096], num[32];
+    if (!strcmp(mode, "loop")) {
+        printf("loop %.0f\n", calls(arg(argc, argv, 2)));
+    } else if (!strcmp(mode, "threads")) {
+        int t = (int)arg(argc, argv, 2);
+        long n = arg(argc, argv, 3);
+        pthread_t th[64];
+        struct worker w[64];
+        for (int i = 0; i < t && i < 64; i++) {
+            w[i] = (struct worker){i, n + i, 0};
+            pthread_create(&th[i], NULL, work, &w[i]);
+        }
+        double s = 0;
+        for (int i = 0; i < t && i < 64; i++) {
+            pthread_join(th[i], NULL);
+            s += w[i].sum;
+        }
+        printf("threads %.0f\n", s);
+    } else if (!strcmp(mode, "fork")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        pid_t pid = fork();
+        if (pid == 0) {
+            calls(n + 2);
+            exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        s += calls(n + 1);
+        printf("fork %.0f child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "exec")) {
+        long n = arg(argc, argv, 2);
+        calls(n);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            self_path(self, sizeof self);
+            snprintf(num, sizeof num, "%ld", n + 4);
+            execl(self, self, "loop", num, (char *)NULL);
+            _exit(127);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        printf("exec child %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "selfexec")) {
+        long n = arg(argc, argv, 2);
+        calls(n);
+        self_path(self, sizeof self);
+        snprintf(num, sizeof num, "%ld", n + 1);
+        fflush(stdout);
+        execl(self, self, "loop", num, (char *)NULL);
+        return 127;
+    } else if (!strcmp(mode, "kill")) {
+        calls(arg(argc, argv, 2));
+        kill(getpid(), SIGKILL);
+    } else if (!strcmp(mode, "segv")) {
+        calls(arg(argc, argv, 2));
+        *(volatile int *)(uintptr_t)8 = 1;
+    } else if (!strcmp(mode, "abort")) {
+        calls(arg(argc, argv, 2));
+        abort();
+    } else if (!strcmp(mode, "crash-in-call")) {
+        calls(arg(argc, argv, 2));
+        double *a = malloc(64 * 64 * sizeof *a);
+        for (int i = 0; i < 64 * 64; i++)
+            a[i] = 1;
+        /* C points at unmapped memory: OpenBLAS faults while writing it. */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 64, 64, 64, 1.0, a, 64, a, 64,
+                    0.0, (double *)(uintptr_t)4096, 64);
+    } else if (!strcmp(mode, "counted")) {
+        int fd = open(argv[2], O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || ftruncate(fd, 4096) < 0)
+            return 2;
+        volatile long *cnt = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        for (;;) {
+            cnt[0]++; /* started */
+            cblas_ddot(1, x, 1, x, 1);
+            cnt[1]++; /* done */
+        }
+    } else if (!strcmp(mode, "pause")) {
+        long n = arg(argc, argv, 2);
+        const char *dir = argc > 3 ? argv[3] : ".";
+        char path[4200];
+        double s = calls(n);
+        snprintf(path, sizeof path, "%s/halfway", dir);
+        close(open(path, O_WRONLY | O_CREAT, 0600));
+        snprintf(path, sizeof path, "%s/go", dir);
+        for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+            usleep(10000);
+        s += calls(n);
+        printf("pause %.0f\n", s);
+        return 3; /* a distinctive exit code */
+    } else {
+        fprintf(stderr, "scenarios: unknown mode %s\n", mode);
+        return 2;
+    }
+    return 0;
+}
