@@ -44,7 +44,8 @@ static int sibling(const char *env, const char *name, char *out, size_t cap)
     if (!slash)
         return -1;
     *slash = 0;
-    snprintf(out, cap, "%s/%s", self, name);
+    if ((size_t)snprintf(out, cap, "%s/%s", self, name) >= cap)
+        return -1;
     return access(out, R_OK) == 0 ? 0 : -1;
 }
 

@@ -44,13 +44,13 @@ test-unit: deps all $(BUILD)/tests/unit
 	$(BUILD)/tests/unit
 
 test-e2e: deps all $(BUILD)/tests/e2e $(PROGS)
-	OPPROF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/e2e
+	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) $(BUILD)/tests/e2e
 
 # Sanitizers: unit suites, plus the end-to-end suites with the collector and
 # report tool swapped for their ASan/UBSan builds.
 test-asan: deps all $(BUILD)/asan/unit $(BUILD)/asan/opprof $(BUILD)/asan/opprof-collector $(BUILD)/tests/e2e $(PROGS)
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/unit
-	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
+	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
 	  ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
 
 test: deps

@@ -31,3 +31,176 @@ char *tu_path(const char *dir, const char *name)
         snprintf(p, n, "%s/%s", dir, name);
     return p;
 }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+extern char **environ;
+
+static char **make_env(char *const add[])
+{
+    size_t n = 0, na = 0;
+    while (environ[n])
+        n++;
+    while (add && add[na])
+        na++;
+    char **env = calloc(n + na + 1, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int keep = 1;
+        for (size_t j = 0; j < na; j++) {
+            const char *eq = strchr(add[j], '=');
+            size_t len = eq ? (size_t)(eq - add[j]) + 1 : strlen(add[j]);
+            if (!strncmp(environ[i], add[j], len))
+                keep = 0;
+        }
+        if (keep)
+            env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < na; j++) {
+        const char *eq = strchr(add[j], '=');
+        if (eq && eq[1])
+            env[k++] = add[j];
+    }
+    env[k] = NULL;
+    return env;
+}
+
+int tu_spawn(char *const argv[], char *const env_add[], const char *out, const char *err)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char **env = make_env(env_add);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    free(env);
+    return rc ? -1 : pid;
+}
+
+int tu_wait(int pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return st;
+}
+
+int tu_run(char *const argv[], char *const env_add[], const char *out, const char *err)
+{
+    int pid = tu_spawn(argv, env_add, out, err);
+    return pid < 0 ? -1 : tu_wait(pid);
+}
+
+int tu_code(int st)
+{
+    return st < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+const char *tu_build(const char *name)
+{
+    static char buf[8][4096];
+    static int k;
+    const char *b = getenv("OPPROF_BUILD");
+    char *p = buf[k++ % 8];
+    snprintf(p, 4096, "%s/%s", b ? b : "build", name);
+    return p;
+}
+
+const char *tu_tool(const char *name)
+{
+    const char *d = getenv("OPPROF_TOOL_DIR");
+    if (!d || !*d)
+        return tu_build(name);
+    static char buf[4][4096];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 4096, "%s/%s", d, name);
+    return p;
+}
+
+char *tu_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    size_t k;
+    while (s && (k = fread(s + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 2) {
+            cap *= 2;
+            s = realloc(s, cap);
+        }
+    }
+    fclose(f);
+    if (s)
+        s[n] = 0;
+    return s;
+}
+
+int tu_count_lines(const char *text, const char *prefix)
+{
+    int n = 0;
+    size_t len = strlen(prefix);
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, prefix, len))
+            n++;
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+int tu_wait_file(const char *path, int ms)
+{
+    for (int i = 0; i < ms; i += 5) {
+        if (access(path, F_OK) == 0)
+            return 0;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+#include "model.h"
+
+struct opp_model *tu_load(const char *path)
+{
+    char err[512];
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    if (!m)
+        fprintf(stderr, "tu_load: %s\n", err);
+    return m;
+}
+
+unsigned long tu_count(const struct opp_model *m, const char *name, long proc, unsigned tid,
+                       int open)
+{
+    unsigned long n = 0;
+    for (size_t i = 0; i < m->nthreads; i++) {
+        const struct opp_thread *t = &m->threads[i];
+        if ((proc >= 0 && t->proc != (uint32_t)proc) || (tid && t->tid != tid))
+            continue;
+        for (size_t k = 0; k < t->nevents; k++) {
+            const struct opp_event *e = &t->events[k];
+            int is_open = (e->flags & OPP_EV_OPEN) != 0;
+            if (name[0] && strcmp(opp_model_str(m, e->name), name))
+                continue;
+            if (open >= 0 && is_open != open)
+                continue;
+            n++;
+        }
+    }
+    return n;
+}

@@ -12,3 +12,32 @@ void tu_rmdir(const char *dir);
 char *tu_path(const char *dir, const char *name);
 
 #endif
+
+/* Run argv with extra environment entries ("NAME=value", NULL-terminated;
+ * "NAME=" alone removes NAME), stdout and stderr to files (NULL: /dev/null).
+ * Returns the wait status, or -1. */
+int tu_run(char *const argv[], char *const env_add[], const char *out, const char *err);
+/* Start it in the background; returns the pid. */
+int tu_spawn(char *const argv[], char *const env_add[], const char *out, const char *err);
+int tu_wait(int pid);
+/* Exit code as a shell reports it: status or 128+signal. */
+int tu_code(int status);
+
+/* A built artifact: $OPPROF_BUILD/name (tools: $OPPROF_TOOL_DIR/name if set). */
+const char *tu_build(const char *name);
+const char *tu_tool(const char *name);
+
+/* Whole file as a NUL-terminated string (NULL if unreadable). */
+char *tu_slurp(const char *path);
+/* Lines of text that start with prefix. */
+int tu_count_lines(const char *text, const char *prefix);
+/* Wait until path exists (up to ms); 0 or -1. */
+int tu_wait_file(const char *path, int ms);
+
+/* Trace helpers for end-to-end suites. */
+struct opp_model;
+struct opp_model *tu_load(const char *path); /* NULL and a message on failure */
+/* Events named name ("" any) in process instance proc (-1 any) and thread
+ * tid (0 any); open: -1 any, 0 returned calls only, 1 open calls only. */
+unsigned long tu_count(const struct opp_model *m, const char *name, long proc, unsigned tid,
+                       int open);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages opprof builds, tests and benchmarks with:
+# as root, with apt-get (update first); otherwise names what is missing.
+set -euo pipefail
+
+required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
+# Real clients for the end-to-end tests (they skip, saying so, without them)
+# and the tools the benchmark compares against.
+optional=(python3-numpy python3-torch ltrace uftrace)
+
+missing() {
+    local p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+    done
+}
+
+mapfile -t need < <(missing "${required[@]}" "${optional[@]}")
+[ "${#need[@]}" -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    echo "opprof: installing ${need[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    exit 0
+fi
+
+mapfile -t need_req < <(missing "${required[@]}")
+if [ "${#need_req[@]}" -gt 0 ]; then
+    echo "opprof: missing Debian packages: ${need_req[*]}" >&2
+    echo "opprof: install them with: sudo apt-get install ${need[*]}" >&2
+    exit 1
+fi
+echo "opprof: optional packages missing (tests using them are skipped): ${need[*]}" >&2
+echo "opprof: install them with: sudo apt-get install ${need[*]}" >&2

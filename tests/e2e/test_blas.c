@@ -1,0 +1,169 @@
+/* End to end on real BLAS clients: a C program calling OpenBLAS with known
+ * shapes, numpy and Debian's PyTorch under the real preload. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "model.h"
+#include "testutil.h"
+
+#define PY "/usr/bin/python3"
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static const struct opp_row *row(const struct opp_agg *a, const char *key, const char *shapes)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        if (!strcmp(a->rows[i].key, key) && (!shapes || !strcmp(a->rows[i].shapes_str, shapes)))
+            return &a->rows[i];
+    return NULL;
+}
+
+/* blas_calls 2 under `opprof run`: every call, shape and FLOP count. */
+START_TEST(blas_program_exact)
+{
+    char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "out"), *plain = tu_path(dir, "plain");
+    char *err = tu_path(dir, "err");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--",
+                   (char *)tu_build("tests/progs/blas_calls"), "2", NULL};
+    char *bare[] = {(char *)tu_build("tests/progs/blas_calls"), "2", NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, err)), 0);
+    ck_assert_int_eq(tu_code(tu_run(bare, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain), *e = tu_slurp(err);
+    ck_assert_str_eq(o1, o2); /* the program's output is untouched */
+    ck_assert_ptr_nonnull(strstr(e, "cblas_dgemm"));   /* the top-10 table on stderr */
+    ck_assert_ptr_nonnull(strstr(e, "opprof: trace written to"));
+
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->events, 38);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    struct opp_agg_opts o = {.group_by_shape = 1};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 7); /* dgemm, zgemm, sgemm_, ddot, dgemv_, daxpy, dscal */
+    const struct opp_row *r = row(&a, "cblas_dgemm", "[[64, 48], [48, 32], [64, 32]]");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->count, 10); /* no-trans and trans calls share logical shapes */
+    ck_assert_uint_eq(r->flops, 10ull * 2 * 64 * 32 * 48);
+    r = row(&a, "cblas_zgemm", "[[16, 16], [16, 16], [16, 16]]");
+    ck_assert_uint_eq(r->count, 2);
+    ck_assert_uint_eq(r->flops, 2ull * 8 * 16 * 16 * 16);
+    r = row(&a, "sgemm_", "[[64, 48], [48, 32], [64, 32]]");
+    ck_assert_uint_eq(r->count, 8);
+    ck_assert_uint_eq(r->flops, 8ull * 2 * 64 * 32 * 48);
+    r = row(&a, "cblas_ddot", "[[1000], [1000]]");
+    ck_assert_uint_eq(r->count, 10);
+    ck_assert_uint_eq(r->flops, 10ull * 2 * 1000);
+    r = row(&a, "dgemv_", "[[48, 64], [64], [48]]"); /* 'T' on a 64 x 48 matrix */
+    ck_assert_uint_eq(r->count, 4);
+    ck_assert_uint_eq(r->flops, 4ull * 2 * 64 * 48);
+    ck_assert_uint_eq(row(&a, "cblas_daxpy", "[[100], [100]]")->count, 2);
+    ck_assert_uint_eq(row(&a, "cblas_dscal", "[[100]]")->count, 2);
+    /* Nothing nests in these calls: self time is the whole time. */
+    for (size_t i = 0; i < a.nrows; i++)
+        ck_assert_uint_eq(a.rows[i].self_cpu_time_total_ns, a.rows[i].cpu_time_total_ns);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(o1), free(o2), free(e), free(trace), free(out), free(plain), free(err);
+}
+END_TEST
+
+/* numpy matmul under plain LD_PRELOAD, checked through the JSON report. */
+START_TEST(numpy_plain_preload)
+{
+    if (access(PY, X_OK) || tu_code(tu_run((char *[]){PY, "-c", "import numpy", NULL}, NULL, NULL, NULL))) {
+        fprintf(stderr, "SKIP numpy_plain_preload: %s has no numpy (apt-get install python3-numpy)\n", PY);
+        return;
+    }
+    char *trace = tu_path(dir, "np.trace"), *json = tu_path(dir, "np.json"), *out = tu_path(dir, "out");
+    char pre[4200], outenv[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(outenv, sizeof outenv, "OPPROF_OUTPUT=%s", trace);
+    char *env[] = {pre, outenv, "OPPROF_SOCKET=", NULL};
+    char *py[] = {PY, "-c",
+                  "import numpy as np; a=np.ones((300,200)); b=np.ones((200,100)); "
+                  "r=[a@b for _ in range(13)]; print(r[0].sum())", NULL};
+    ck_assert_int_eq(tu_code(tu_run(py, env, out, NULL)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "6000000.0\n");
+    char *rep[] = {(char *)tu_tool("opprof"), "report", trace, "--group-by-shape", "--format", "json", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, json, NULL)), 0);
+    char check[5000];
+    snprintf(check, sizeof check,
+             "import json; d=json.load(open('%s')); "
+             "r=[x for x in d['rows'] if x['key']=='cblas_dgemm']; "
+             "assert len(r)==1, r; r=r[0]; "
+             "assert r['count']==13, r; "
+             "assert r['input_shapes']==[[300,200],[200,100],[300,100]], r; "
+             "assert r['flops']==13*2*300*100*200, r; "
+             "assert d['dropped']==0 and d['processes'][0]['cmdline'][0]=='%s', d['processes']",
+             json, PY);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, "-c", check, NULL}, NULL, NULL, NULL)), 0);
+    free(o), free(trace), free(json), free(out);
+}
+END_TEST
+
+/* Debian's PyTorch: one sgemm_ per aten::addmm that torch.profiler counts. */
+START_TEST(torch_cnn_sgemm_per_addmm)
+{
+    if (access(PY, X_OK) || tu_code(tu_run((char *[]){PY, "-c", "import torch", NULL}, NULL, NULL, NULL))) {
+        fprintf(stderr, "SKIP torch_cnn_sgemm_per_addmm: %s has no torch (apt-get install python3-torch)\n", PY);
+        return;
+    }
+    char *trace = tu_path(dir, "cnn.trace"), *out = tu_path(dir, "out"), *plain = tu_path(dir, "plain");
+    char script[4200];
+    const char *src = getenv("OPPROF_SRC");
+    snprintf(script, sizeof script, "%s/tests/py/cnn.py", src ? src : ".");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, script,
+                   "--torch-profiler", NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    char *o = tu_slurp(out);
+    const char *p = strstr(o, "torch.profiler aten::addmm ");
+    ck_assert_ptr_nonnull(p);
+    long addmm = atol(p + strlen("torch.profiler aten::addmm "));
+    ck_assert_int_eq(addmm, 15); /* 3 Linear layers x 5 steps */
+    /* Same model output with and without the preload. */
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, "--torch-profiler", NULL}, NULL, plain, NULL)), 0);
+    char *o2 = tu_slurp(plain);
+    ck_assert_str_eq(strstr(o, "output"), strstr(o2, "output"));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "sgemm_", -1, 0, 0), (unsigned long)addmm);
+    struct opp_agg_opts ao = {.group_by_shape = 1};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    /* fc1: x[4,1024] W^T -> sgemm_ as torch calls it, column-major: 64 x 4 x 1024 */
+    ck_assert_uint_eq(row(&a, "sgemm_", "[[64, 1024], [1024, 4], [64, 4]]")->count, 5);
+    ck_assert_uint_eq(row(&a, "sgemm_", "[[32, 64], [64, 4], [32, 4]]")->count, 5);
+    ck_assert_uint_eq(row(&a, "sgemm_", "[[10, 32], [32, 4], [10, 4]]")->count, 5);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(o), free(o2), free(trace), free(out), free(plain);
+}
+END_TEST
+
+Suite *suite_blas(void)
+{
+    Suite *s = suite_create("blas");
+    TCase *tc = tcase_create("clients");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, blas_program_exact);
+    tcase_add_test(tc, numpy_plain_preload);
+    tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
+    suite_add_tcase(s, tc);
+    return s;
+}

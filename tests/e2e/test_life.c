@@ -1,0 +1,207 @@
+/* End to end through a process's life: threads, fork, exec, and every way
+ * of dying. Each scenario's calls are known exactly (tests/progs/scenarios.c). */
+#include <check.h>
+#include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "testutil.h"
+
+static char *dir, *trace;
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "t.trace");
+}
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(trace);
+}
+
+/* `opprof run -o trace -- scenarios ARGS...`: the exit code, and the model. */
+static int run_scenario(struct opp_model **m, const char *a1, const char *a2, const char *a3)
+{
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
+                    (char *)tu_build("tests/progs/scenarios"), (char *)a1, (char *)a2, (char *)a3, NULL};
+    int code = tu_code(tu_run(argv, NULL, NULL, NULL));
+    *m = tu_load(trace);
+    ck_assert_ptr_nonnull(*m);
+    ck_assert_msg((*m)->sum.complete, "trace incomplete: %s", (*m)->sum.warning);
+    return code;
+}
+
+static const struct opp_thread *thread_named(const struct opp_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (!strcmp(m->threads[i].name, name))
+            return &m->threads[i];
+    return NULL;
+}
+
+START_TEST(eight_threads)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "threads", "8", "100"), 0);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->nthreads, 8);
+    ck_assert_uint_eq(m->events, 8 * 100 + 28);
+    for (int i = 0; i < 8; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "worker-%d", i);
+        const struct opp_thread *t = thread_named(m, name);
+        ck_assert_msg(t != NULL, "no thread %s", name);
+        ck_assert_uint_eq(t->nevents, 100 + (size_t)i);
+        ck_assert_uint_eq(t->dropped, 0);
+    }
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(fork_without_exec)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "fork", "10", NULL), 0);
+    ck_assert_uint_eq(m->nprocs, 2);
+    const struct opp_process *parent = &m->procs[0], *child = &m->procs[1];
+    ck_assert_uint_eq(child->ppid, parent->pid);
+    ck_assert_uint_eq(child->parent_proc, parent->proc);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 21);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, 0), 12);
+    ck_assert_uint_eq(parent->end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(child->end_how, OPP_END_EXITED);
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(fork_and_exec)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "exec", "10", NULL), 0);
+    /* parent, the forked child (which records nothing before exec), the new image */
+    ck_assert_uint_eq(m->nprocs, 3);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, -1), 0);
+    const struct opp_process *img = &m->procs[2];
+    ck_assert_uint_eq(img->pid, m->procs[1].pid);
+    ck_assert_uint_eq(img->argc, 3);
+    ck_assert_str_eq(img->argv[1], "loop");
+    ck_assert_str_eq(img->argv[2], "14");
+    ck_assert_uint_eq(img->parent_proc, m->procs[0].proc);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 2, 0, 0), 14);
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(exec_in_place)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "selfexec", "10", NULL), 0);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(m->procs[0].pid, m->procs[1].pid);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, 0), 11);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_LOST); /* no goodbye across exec */
+    ck_assert_uint_eq(m->procs[1].end_how, OPP_END_EXITED);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Deaths: exit code as the shell reports it, and exactly the calls made. */
+static void death(const char *mode, const char *n, int code, unsigned long calls)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, mode, n, NULL), code);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_LOST);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), calls);
+    ck_assert_uint_eq(tu_count(m, "", -1, 0, 1), 0); /* died between calls */
+    opp_model_free(m);
+}
+
+START_TEST(sigkill_mid_loop) { death("kill", "77", 137, 77); }
+END_TEST
+START_TEST(sigsegv_mid_loop) { death("segv", "5", 139, 5); }
+END_TEST
+START_TEST(abort_mid_loop) { death("abort", "6", 134, 6); }
+END_TEST
+
+/* A fault inside OpenBLAS: the call that crashed is in the trace, open. */
+START_TEST(crash_inside_a_call)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "crash-in-call", "3", NULL), 139);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 3);
+    ck_assert_uint_eq(tu_count(m, "cblas_dgemm", -1, 0, 1), 1);
+    ck_assert_uint_eq(m->open_events, 1);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Killed from outside at a random moment: the trace agrees with the
+ * program's own counters (started before each call, done after). */
+START_TEST(sigkill_from_outside)
+{
+    char *cnt = tu_path(dir, "counters");
+    char pre[4200], outenv[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(outenv, sizeof outenv, "OPPROF_OUTPUT=%s", trace);
+    char *env[] = {pre, outenv, "OPPROF_SOCKET=", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "counted", cnt, NULL};
+    int pid = tu_spawn(argv, env, NULL, NULL);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_wait_file(cnt, 5000), 0);
+    volatile long *c = NULL;
+    for (int i = 0; i < 500; i++) {
+        char *s = tu_slurp(cnt);
+        long done = s ? ((long *)s)[1] : 0;
+        free(s);
+        if (done > 200000)
+            break;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 137);
+    char *s = tu_slurp(cnt);
+    c = (long *)s;
+    long started = c[0], done = c[1];
+    ck_assert_int_gt(done, 200000);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->dropped, 0);
+    unsigned long completed = tu_count(m, "cblas_ddot", -1, 0, 0);
+    unsigned long open = tu_count(m, "cblas_ddot", -1, 0, 1);
+    ck_assert_int_le(started - done, 1);
+    ck_assert_msg(completed == (unsigned long)done || completed == (unsigned long)done + 1,
+                  "trace has %lu calls, program counted %ld done, %ld started", completed, done,
+                  started);
+    ck_assert_uint_le(completed + open, (unsigned long)started);
+    opp_model_free(m);
+    free(s);
+    free(cnt);
+}
+END_TEST
+
+Suite *suite_life(void)
+{
+    Suite *s = suite_create("life");
+    TCase *tc = tcase_create("processes");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, eight_threads);
+    tcase_add_test(tc, fork_without_exec);
+    tcase_add_test(tc, fork_and_exec);
+    tcase_add_test(tc, exec_in_place);
+    tcase_add_test(tc, sigkill_mid_loop);
+    tcase_add_test(tc, sigsegv_mid_loop);
+    tcase_add_test(tc, abort_mid_loop);
+    tcase_add_test(tc, crash_inside_a_call);
+    tcase_add_test(tc, sigkill_from_outside);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,310 @@
+/* End to end when things go wrong: the collector dies or is unreachable,
+ * buffers overflow, hostile clients connect, arguments are wrong. The
+ * profiled program must never notice. */
+#include <check.h>
+#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "ring.h"
+#include "testutil.h"
+#include "util.h"
+
+static char *dir, *trace, *sock;
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "t.trace");
+    sock = tu_path(dir, "s.sock");
+}
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(trace);
+    free(sock);
+}
+
+static int start_collector(void)
+{
+    char *argv[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", trace,
+                    "--idle-exit-ms", "0", NULL};
+    int pid = tu_spawn(argv, NULL, NULL, NULL);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    return pid;
+}
+
+/* The preload's environment for a collector we started. */
+#define PRELOAD_ENV(env)                                                                           \
+    char pre_[4200], sock_[4200];                                                                  \
+    snprintf(pre_, sizeof pre_, "LD_PRELOAD=%s", tu_build("libopprof.so"));                       \
+    snprintf(sock_, sizeof sock_, "OPPROF_SOCKET=%s", sock);                                       \
+    char *env[] = {pre_, sock_, NULL}
+
+static int finish_collector(int pid)
+{
+    int fd = opp_connect(sock);
+    ck_assert_int_ge(fd, 0);
+    uint32_t linger = 2000;
+    ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_FINISH, &linger, 4, -1), 0);
+    uint64_t done[3];
+    ck_assert_int_eq(opp_wait_msg(fd, OPP_MSG_DONE, done, sizeof done, NULL, 10000), 0);
+    close(fd);
+    return tu_code(tu_wait(pid));
+}
+
+/* The collector is SIGKILLed halfway: same output, same exit code, one
+ * warning line, and the trace holds the first half. */
+START_TEST(collector_killed_mid_run)
+{
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), *half = tu_path(dir, "halfway");
+    char *go = tu_path(dir, "go");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
+    int pid = tu_spawn(argv, env, out, err);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    usleep(100000); /* let it drain the first half */
+    kill(cpid, SIGKILL);
+    tu_wait(cpid);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "pause 2000\n");
+    ck_assert_int_eq(tu_count_lines(e, ""), 1);
+    ck_assert_int_eq(tu_count_lines(e, "opprof: collector is gone"), 1);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(!m->sum.complete);
+    ck_assert_ptr_nonnull(strstr(m->sum.warning, "no end marker"));
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err), free(half), free(go);
+}
+END_TEST
+
+/* Nobody listening at OPPROF_SOCKET: runs unprofiled, one line says why. */
+START_TEST(collector_unreachable)
+{
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "100", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "loop 100\n"); /* 100 x ddot(1) of x[0] = 1 */
+    ck_assert_int_eq(tu_count_lines(e, ""), 1);
+    ck_assert_ptr_nonnull(strstr(e, "opprof: cannot reach the collector, profiling off: No such file"));
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+/* A tiny buffer and a fast loop: what does not fit is dropped and counted,
+ * never waited for; recorded + dropped is every call. */
+START_TEST(drops_are_counted)
+{
+    char pre[4200], outenv[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(outenv, sizeof outenv, "OPPROF_OUTPUT=%s", trace);
+    char *env[] = {pre, outenv, "OPPROF_BUFFER=1024", "OPPROF_SOCKET=", NULL};
+    char *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "2000000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_gt(m->dropped, 0);
+    ck_assert_uint_eq(m->events + m->dropped, 2000000);
+    char *e = tu_slurp(err);
+    ck_assert_int_eq(tu_count_lines(e, "opprof: "), 2); /* where, and how many dropped */
+    opp_model_free(m);
+    free(e), free(err);
+}
+END_TEST
+
+/* Wait until the collector closes fd (it disconnects bad clients). */
+static int closed_by_peer(int fd)
+{
+    char b;
+    for (int i = 0; i < 400; i++) {
+        ssize_t n = recv(fd, &b, 1, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return 1;
+        usleep(5000);
+    }
+    return 0;
+}
+
+static void put_hello(uint8_t *buf, uint32_t *n, uint32_t argc_claimed)
+{
+    uint32_t f[4] = {1, 1, 0, argc_claimed};
+    uint64_t t[2] = {0, 0};
+    uint32_t z = 0;
+    memcpy(buf, f, 16);
+    memcpy(buf + 16, t, 16);
+    memcpy(buf + 32, &z, 4); /* empty exe */
+    *n = 36;
+}
+
+/* Garbage, oversize, lying and out-of-order clients are each cut off; a real
+ * program profiled through the same collector at the same time is whole. */
+START_TEST(hostile_clients)
+{
+    int cpid = start_collector();
+    int bad[6];
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_ge(bad[i] = opp_connect(sock), 0);
+    uint8_t buf[256];
+    uint32_t n;
+    memset(buf, 0x41, sizeof buf);
+    ck_assert_int_eq(opp_send_all(bad[0], buf, 64), 0); /* not our protocol */
+    struct opp_msg_header h = {OPP_PROTO_MAGIC, OPP_MSG_HELLO, OPP_PROTO_VERSION, OPP_MSG_MAX + 1, 0};
+    ck_assert_int_eq(opp_send_all(bad[1], &h, sizeof h), 0); /* oversize */
+    put_hello(buf, &n, 1000000);
+    ck_assert_int_eq(opp_send_msg(bad[2], OPP_MSG_HELLO, buf, n, -1), 0); /* argc lies */
+    uint32_t ring[2] = {123, 1024};
+    ck_assert_int_eq(opp_send_msg(bad[3], OPP_MSG_RING, ring, 8, -1), 0); /* before hello */
+    /* A ring whose memory is not sealed: could be shrunk under the collector. */
+    put_hello(buf, &n, 0);
+    ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_HELLO, buf, n, -1), 0);
+    uint8_t fb[64];
+    uint32_t one = 1, kind = 0, dt = 0, ll = 4, nl = 3;
+    memcpy(fb, &one, 4), memcpy(fb + 4, &kind, 4), memcpy(fb + 8, &dt, 4), memcpy(fb + 12, &ll, 4);
+    memcpy(fb + 16, "blas", 4), memcpy(fb + 20, &nl, 4), memcpy(fb + 24, "foo", 3);
+    ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_FUNCS, fb, 27, -1), 0);
+    int mfd = (int)syscall(SYS_memfd_create, "x", 0);
+    ck_assert_int_eq(ftruncate(mfd, (off_t)opp_ring_bytes(1024)), 0);
+    ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_RING, ring, 8, mfd), 0);
+    close(mfd);
+    ck_assert_int_eq(opp_send_msg(bad[5], 99, NULL, 0, -1), 0); /* unknown type */
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "1000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_msg(closed_by_peer(bad[i]), "hostile client %d was not disconnected", i);
+        close(bad[i]);
+    }
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000);
+    ck_assert_uint_eq(m->events, 1000);
+    opp_model_free(m);
+    free(out);
+}
+END_TEST
+
+/* A client of another user is refused: checked here by the uid test's
+ * other half, SO_PEERCRED, only when we can change uid (root). */
+START_TEST(other_user_refused)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP other_user_refused: needs root to connect as another uid\n");
+        return;
+    }
+    int cpid = start_collector();
+    ck_assert_int_eq(chmod(dir, 0755), 0);
+    ck_assert_int_eq(chmod(sock, 0777), 0); /* only SO_PEERCRED stands in the way now */
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgid(65534) || setuid(65534))
+            _exit(3);
+        int fd = opp_connect(sock);
+        if (fd < 0)
+            _exit(4);
+        _exit(closed_by_peer(fd) ? 0 : 5);
+    }
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 0);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+}
+END_TEST
+
+START_TEST(cli_errors)
+{
+    char *err = tu_path(dir, "err");
+    char *a1[] = {(char *)tu_tool("opprof"), "run", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a1, NULL, NULL, err)), 2);
+    char *e = tu_slurp(err);
+    ck_assert_ptr_nonnull(strstr(e, "opprof run: no command given"));
+    free(e);
+    char *a2[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--", "/nonexistent/prog", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, err)), 127);
+    e = tu_slurp(err);
+    ck_assert_ptr_nonnull(strstr(e, "opprof run: cannot run /nonexistent/prog: No such file"));
+    free(e);
+    char *a3[] = {(char *)tu_tool("opprof"), "frobnicate", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a3, NULL, NULL, err)), 2);
+    /* a file that is not a trace: a clear error, not a crash */
+    char *junk = tu_path(dir, "junk");
+    FILE *f = fopen(junk, "w");
+    fputs("hello, not a trace\n", f);
+    fclose(f);
+    char *a4[] = {(char *)tu_tool("opprof"), "report", junk, NULL};
+    ck_assert_int_eq(tu_code(tu_run(a4, NULL, NULL, err)), 1);
+    e = tu_slurp(err);
+    ck_assert_ptr_nonnull(strstr(e, "not an opprof trace"));
+    free(e);
+    /* and `opprof run -o` never overwrites it */
+    char *a5[] = {(char *)tu_tool("opprof"), "run", "-o", junk, "--", "true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a5, NULL, NULL, err)), 0);
+    e = tu_slurp(junk);
+    ck_assert_str_eq(e, "hello, not a trace\n");
+    free(e);
+    free(junk), free(err);
+}
+END_TEST
+
+/* A trace cut in the middle of a chunk still reports what came before. */
+START_TEST(truncated_trace_report)
+{
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
+                    (char *)tu_build("tests/progs/blas_calls"), "1", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, NULL)), 0);
+    char *data = tu_slurp(trace);
+    ck_assert_ptr_nonnull(data);
+    struct opp_model *m = tu_load(trace);
+    uint64_t all = m->events;
+    opp_model_free(m);
+    ck_assert_uint_eq(all, 19);
+    /* cut 10 bytes into the end chunk's header: everything else is whole */
+    off_t size = lseek(open(trace, O_RDONLY), 0, SEEK_END);
+    ck_assert_int_eq(truncate(trace, size - 30), 0);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *rep[] = {(char *)tu_tool("opprof"), "report", trace, "--format", "csv", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, out, err)), 0);
+    char *e = tu_slurp(err);
+    ck_assert_ptr_nonnull(strstr(e, "opprof report: warning: trace cut at byte"));
+    m = tu_load(trace);
+    ck_assert_uint_eq(m->events, 19);
+    ck_assert(!m->sum.complete);
+    opp_model_free(m);
+    free(e), free(out), free(err), free(data);
+}
+END_TEST
+
+Suite *suite_robust(void)
+{
+    Suite *s = suite_create("robust");
+    TCase *tc = tcase_create("failures");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, collector_killed_mid_run);
+    tcase_add_test(tc, collector_unreachable);
+    tcase_add_test(tc, drops_are_counted);
+    tcase_add_test(tc, hostile_clients);
+    tcase_add_test(tc, other_user_refused);
+    tcase_add_test(tc, cli_errors);
+    tcase_add_test(tc, truncated_trace_report);
+    suite_add_tcase(s, tc);
+    return s;
+}
