@@ -31,7 +31,7 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
     case OPP_OP_GEMV: { /* y = op(A) x, A stored M x N */
         if (nargs < 2)
             return;
-        int t = nargs >= 3 && a[2] != 'N';
+        int t = nargs >= 3 && (a[2] == 'T' || a[2] == 'C'); /* unknown: as given */
         int64_t rows = (int64_t)(t ? a[1] : a[0]), cols = (int64_t)(t ? a[0] : a[1]);
         s->n = 3;
         set2(s, 0, rows, cols);

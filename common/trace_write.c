@@ -8,9 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>

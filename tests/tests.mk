@@ -51,6 +51,8 @@ test-e2e: deps all $(BUILD)/tests/e2e $(PROGS)
 test-asan: deps all $(BUILD)/asan/unit $(BUILD)/asan/opprof $(BUILD)/asan/opprof-collector $(BUILD)/tests/e2e $(PROGS)
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/unit
 	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
+	  OPPROF_LIB=$(abspath $(BUILD))/libopprof.so \
+	  OPPROF_COLLECTOR=$(abspath $(BUILD))/asan/opprof-collector \
 	  ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
 
 test: deps

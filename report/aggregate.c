@@ -1,0 +1,222 @@
+/* key_averages (see aggregate.h): one hash lookup per event, then a sort. */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
+#include "aggregate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+static const struct {
+    const char *name;
+    enum opp_sort_key key;
+} sort_keys[] = {
+    {"self_cpu_time_total", OPP_SORT_SELF_CPU_TIME_TOTAL},
+    {"cpu_time_total", OPP_SORT_CPU_TIME_TOTAL},
+    {"cpu_time", OPP_SORT_CPU_TIME},
+    {"count", OPP_SORT_COUNT},
+    {"flops", OPP_SORT_FLOPS},
+};
+
+int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
+{
+    for (size_t i = 0; i < sizeof sort_keys / sizeof sort_keys[0]; i++)
+        if (!strcmp(name, sort_keys[i].name)) {
+            *out = sort_keys[i].key;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+const char *opp_sort_key_list(void)
+{
+    return "self_cpu_time_total, cpu_time_total, cpu_time, count, flops";
+}
+
+/* A row's identity: the name, and the shapes when grouping by them. Zeroed
+ * before it is filled, so that it can be hashed as bytes. */
+struct group_key {
+    uint32_t name;
+    int32_t n;
+    int32_t rank[OPP_SHAPES_MAX];
+    int64_t dim[OPP_SHAPES_MAX][OPP_RANK_MAX];
+};
+
+struct group {
+    struct group_key key;
+    size_t row;
+    UT_hash_handle hh;
+};
+
+static void make_key(struct group_key *k, uint32_t name, const struct opp_shapes *s)
+{
+    memset(k, 0, sizeof *k);
+    k->name = name;
+    if (!s)
+        return;
+    k->n = s->n;
+    for (int i = 0; i < s->n; i++) {
+        k->rank[i] = s->rank[i];
+        for (int j = 0; j < s->rank[i]; j++)
+            k->dim[i][j] = s->dim[i][j];
+    }
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : a < b;
+}
+
+static int cmp_shapes(const struct opp_shapes *a, const struct opp_shapes *b)
+{
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    for (int i = 0; i < a->n; i++) {
+        if (a->rank[i] != b->rank[i])
+            return a->rank[i] < b->rank[i] ? -1 : 1;
+        for (int j = 0; j < a->rank[i]; j++)
+            if (a->dim[i][j] != b->dim[i][j])
+                return a->dim[i][j] < b->dim[i][j] ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Descending by the sort key; ties by name, then shapes, ascending. */
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
+{
+    const struct opp_row *a = pa, *b = pb;
+    enum opp_sort_key key = *(const enum opp_sort_key *)ctx;
+    int c = 0;
+    switch (key) {
+    case OPP_SORT_SELF_CPU_TIME_TOTAL:
+        c = cmp_u64_desc(a->self_cpu_time_total_ns, b->self_cpu_time_total_ns);
+        break;
+    case OPP_SORT_CPU_TIME_TOTAL:
+        c = cmp_u64_desc(a->cpu_time_total_ns, b->cpu_time_total_ns);
+        break;
+    case OPP_SORT_CPU_TIME: {
+        double x = opp_row_avg_ns(a), y = opp_row_avg_ns(b);
+        c = x > y ? -1 : x < y;
+        break;
+    }
+    case OPP_SORT_COUNT:
+        c = cmp_u64_desc(a->count, b->count);
+        break;
+    case OPP_SORT_FLOPS:
+        c = cmp_u64_desc(a->flops, b->flops);
+        break;
+    }
+    if (!c)
+        c = strcmp(a->key, b->key);
+    return c ? c : cmp_shapes(&a->shapes, &b->shapes);
+}
+
+static int thread_selected(const struct opp_model *m, const struct opp_thread *t,
+                           const struct opp_agg_opts *o)
+{
+    if (o->filter_pid && opp_thread_process(m, t)->pid != o->pid)
+        return 0;
+    return !o->filter_tid || t->tid == o->tid;
+}
+
+static void free_groups(struct group **groups)
+{
+    struct group *g, *tmp;
+    HASH_ITER(hh, *groups, g, tmp) {
+        HASH_DEL(*groups, g);
+        free(g);
+    }
+}
+
+/* The row of the event's group, created on first sight; NULL when out of
+ * memory. */
+static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **groups,
+                               const struct group_key *k)
+{
+    struct group *g;
+    HASH_FIND(hh, *groups, k, sizeof *k, g);
+    if (g)
+        return &a->rows[g->row];
+    if (a->nrows_all == *cap) {
+        size_t n = *cap ? 2 * *cap : 64;
+        struct opp_row *r = reallocarray(a->rows, n, sizeof *r);
+        if (!r)
+            return NULL;
+        a->rows = r;
+        *cap = n;
+    }
+    g = malloc(sizeof *g);
+    if (!g)
+        return NULL;
+    g->key = *k;
+    g->row = a->nrows_all;
+    int hash_oom = 0;
+    HASH_ADD(hh, *groups, key, sizeof g->key, g);
+    if (hash_oom) {
+        free(g);
+        return NULL;
+    }
+    struct opp_row *r = &a->rows[a->nrows_all++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
+{
+    memset(a, 0, sizeof *a);
+    struct group *groups = NULL;
+    size_t cap = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        if (!thread_selected(m, t, o))
+            continue;
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            const struct opp_func *f = opp_event_func(m, t, e);
+            const uint64_t *args = opp_event_args(t, e);
+            struct opp_shapes shapes = {0};
+            if (o->group_by_shape)
+                opp_op_shapes(f->kind, args, e->nargs, &shapes);
+            struct group_key k;
+            make_key(&k, e->name, o->group_by_shape ? &shapes : NULL);
+            struct opp_row *r = row_for(a, &cap, &groups, &k);
+            if (!r) {
+                free_groups(&groups);
+                opp_agg_free(a);
+                return -ENOMEM;
+            }
+            if (!r->count) {
+                r->key = opp_model_str(m, e->name);
+                r->lib = opp_model_str(m, f->lib);
+                r->shapes = shapes;
+            }
+            r->count++;
+            r->self_cpu_time_total_ns += e->self_ns;
+            r->cpu_time_total_ns += opp_event_dur(e);
+            r->flops += opp_op_flops(f->kind, f->dtype, args, e->nargs);
+            a->self_cpu_time_total_ns += e->self_ns;
+            a->events++;
+        }
+    }
+    free_groups(&groups);
+    enum opp_sort_key key = o->sort;
+    if (a->nrows_all)
+        qsort_r(a->rows, a->nrows_all, sizeof *a->rows, cmp_rows, &key);
+    a->nrows = o->limit && o->limit < a->nrows_all ? o->limit : a->nrows_all;
+    for (size_t i = 0; i < a->nrows; i++)
+        if (o->group_by_shape)
+            opp_shapes_format(&a->rows[i].shapes, a->rows[i].shapes_str,
+                              sizeof a->rows[i].shapes_str);
+    return 0;
+}
+
+void opp_agg_free(struct opp_agg *a)
+{
+    free(a->rows);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,213 @@
+/* `opprof report TRACE [options]`: torch.profiler's key_averages() of a trace
+ * as a table, CSV or JSON on stdout; warnings about the trace on stderr. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "cmds.h"
+#include "model.h"
+#include "output.h"
+
+#define PREFIX "opprof report: "
+
+enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+struct report_args {
+    const char *trace;
+    enum format format;
+    struct opp_agg_opts agg;
+    struct opp_out_opts out;
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: opprof report TRACE [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
+          "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
+          "\n"
+          "Summarise a trace like torch.profiler's key_averages().table().\n"
+          "\n"
+          "  -s, --sort KEY        sort rows by KEY, descending: self_cpu_time_total (default),\n"
+          "                        cpu_time_total, cpu_time (average), count, flops\n"
+          "  -n, --limit N         show only the first N rows\n"
+          "      --group-by-shape  one row per name and input shapes\n"
+          "      --flops           add Total FLOPs and GFLOP/s columns to the table\n"
+          "  -f, --format FMT      table (default), csv or json\n"
+          "      --pid PID         only the processes with this pid\n"
+          "      --tid TID         only the threads with this tid\n"
+          "  -h, --help            show this help\n",
+          f);
+}
+
+/* An unsigned decimal no larger than max; 0 or -1. */
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+    if (!s[0] || s[0] == '-' || s[0] == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
+static int parse_args(int argc, char **argv, struct report_args *ra)
+{
+    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID };
+    static const struct option opts[] = {
+        {"sort", required_argument, NULL, 's'},
+        {"limit", required_argument, NULL, 'n'},
+        {"group-by-shape", no_argument, NULL, OPT_GROUP},
+        {"flops", no_argument, NULL, OPT_FLOPS},
+        {"format", required_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, OPT_PID},
+        {"tid", required_argument, NULL, OPT_TID},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(ra, 0, sizeof *ra);
+    optind = 0; /* glibc: start afresh (cmd_report may run more than once) */
+    opterr = 0; /* our own messages */
+    int c;
+    unsigned long long v;
+    while ((c = getopt_long(argc, argv, ":s:n:f:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (opp_sort_key_parse(optarg, &ra->agg.sort)) {
+                fprintf(stderr, PREFIX "unknown sort key '%s' (one of: %s)\n", optarg,
+                        opp_sort_key_list());
+                return 2;
+            }
+            break;
+        case 'n':
+            if (parse_uint(optarg, SIZE_MAX, &v) || v == 0) {
+                fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            ra->agg.limit = (size_t)v;
+            break;
+        case OPT_GROUP:
+            ra->agg.group_by_shape = ra->out.group_by_shape = 1;
+            break;
+        case OPT_FLOPS:
+            ra->out.flops = 1;
+            break;
+        case 'f':
+            if (!strcmp(optarg, "table"))
+                ra->format = FMT_TABLE;
+            else if (!strcmp(optarg, "csv"))
+                ra->format = FMT_CSV;
+            else if (!strcmp(optarg, "json"))
+                ra->format = FMT_JSON;
+            else {
+                fprintf(stderr, PREFIX "unknown format '%s' (one of: table, csv, json)\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_PID:
+        case OPT_TID:
+            if (parse_uint(optarg, UINT32_MAX, &v)) {
+                fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n",
+                        c == OPT_PID ? "pid" : "tid", optarg);
+                return 2;
+            }
+            if (c == OPT_PID) {
+                ra->agg.filter_pid = 1;
+                ra->agg.pid = (uint32_t)v;
+            } else {
+                ra->agg.filter_tid = 1;
+                ra->agg.tid = (uint32_t)v;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        case ':':
+            fprintf(stderr, PREFIX "option '%s' wants a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            if (optopt)
+                fprintf(stderr, PREFIX "unknown option '-%c' (see 'opprof report --help')\n",
+                        optopt);
+            else
+                fprintf(stderr, PREFIX "unknown option '%s' (see 'opprof report --help')\n",
+                        argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, PREFIX "which trace? (usage: opprof report TRACE [options])\n");
+        return 2;
+    }
+    if (optind + 1 < argc) {
+        fprintf(stderr, PREFIX "one trace at a time ('%s' is extra)\n", argv[optind + 1]);
+        return 2;
+    }
+    ra->trace = argv[optind];
+    return 0;
+}
+
+static void warn_about(const struct opp_model *m)
+{
+    if (m->sum.warning[0])
+        fprintf(stderr, PREFIX "warning: %s\n", m->sum.warning);
+    if (m->dropped)
+        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full)\n",
+                m->dropped);
+    if (m->open_events)
+        fprintf(stderr,
+                PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
+                       "shown with the process's end time\n",
+                m->open_events);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct report_args ra;
+    int rc = parse_args(argc, argv, &ra);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+
+    char err[512];
+    struct opp_model *m = opp_model_load(ra.trace, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return 1;
+    }
+    struct opp_agg agg;
+    if (opp_aggregate(m, &ra.agg, &agg)) {
+        fprintf(stderr, PREFIX "out of memory\n");
+        opp_model_free(m);
+        return 1;
+    }
+    switch (ra.format) {
+    case FMT_TABLE:
+        rc = opp_out_table(stdout, &agg, &ra.out);
+        break;
+    case FMT_CSV:
+        rc = opp_out_csv(stdout, &agg, &ra.out);
+        break;
+    case FMT_JSON:
+        rc = opp_out_json(stdout, ra.trace, m, &agg, &ra.out);
+        break;
+    }
+    if (!rc && fflush(stdout))
+        rc = -errno;
+    if (rc) {
+        fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
+        rc = 1;
+    } else {
+        warn_about(m);
+    }
+    opp_agg_free(&agg);
+    opp_model_free(m);
+    return rc;
+}

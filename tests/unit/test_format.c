@@ -1,0 +1,514 @@
+/* The trace file format: writer/reader round trip, TSC calibration, and the
+ * reader's behaviour on cut, damaged and foreign files. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "trace.h"
+
+/* ---- a visitor that logs every callback as one line of text ---- */
+
+struct log {
+    char *text;
+    size_t len;
+    FILE *f;
+};
+
+static void log_open(struct log *l)
+{
+    l->text = NULL;
+    l->len = 0;
+    l->f = open_memstream(&l->text, &l->len);
+    ck_assert_ptr_nonnull(l->f);
+}
+
+static void log_close(struct log *l)
+{
+    fclose(l->f);
+    l->f = NULL;
+}
+
+static int log_process(void *ctx, const struct opp_tr_process *p)
+{
+    FILE *f = ((struct log *)ctx)->f;
+    fprintf(f, "process %u pid=%u ppid=%u parent=%u clock=%u start=%llu real=%llu exe=%s argv=[",
+            p->proc, p->pid, p->ppid, p->parent_proc, p->clock, (unsigned long long)p->start_ns,
+            (unsigned long long)p->start_real_ns, p->exe);
+    for (uint32_t i = 0; i < p->argc; i++)
+        fprintf(f, "%s%s", i ? "|" : "", p->argv[i]);
+    fputs("]\n", f);
+    return 0;
+}
+
+static int log_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *fn)
+{
+    FILE *f = ((struct log *)ctx)->f;
+    fprintf(f, "funcs %u:", proc);
+    for (uint32_t i = 0; i < count; i++)
+        fprintf(f, " %s/%s/%u/%u", fn[i].lib, fn[i].name, fn[i].kind, fn[i].dtype);
+    fputs("\n", f);
+    return 0;
+}
+
+static int log_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
+{
+    fprintf(((struct log *)ctx)->f, "thread %u/%u %s\n", proc, tid, name);
+    return 0;
+}
+
+static int log_event(void *ctx, const struct opp_tr_event *e)
+{
+    FILE *f = ((struct log *)ctx)->f;
+    fprintf(f, "event %u/%u fn=%u flags=%u depth=%u [%llu,%llu] args=[", e->proc, e->tid, e->fn,
+            e->flags, e->depth, (unsigned long long)e->begin_ns, (unsigned long long)e->end_ns);
+    for (uint32_t i = 0; i < e->nargs; i++)
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)e->args[i]);
+    fputs("]\n", f);
+    return 0;
+}
+
+static int log_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t n)
+{
+    fprintf(((struct log *)ctx)->f, "dropped %u/%u %llu\n", proc, tid, (unsigned long long)n);
+    return 0;
+}
+
+static int log_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
+{
+    fprintf(((struct log *)ctx)->f, "end %u how=%u at=%llu\n", proc, how,
+            (unsigned long long)end_ns);
+    return 0;
+}
+
+static const struct opp_tr_visitor log_visitor = {
+    .process = log_process,
+    .funcs = log_funcs,
+    .thread = log_thread,
+    .event = log_event,
+    .dropped = log_dropped,
+    .process_end = log_process_end,
+};
+
+/* Read path, logging into l (closed on return). The reader's return value. */
+static int read_log(const char *path, struct log *l, struct opp_tr_summary *sum, char *err,
+                    size_t errlen)
+{
+    log_open(l);
+    err[0] = 0;
+    int rc = opp_trace_read(path, &log_visitor, l, sum, err, errlen);
+    log_close(l);
+    return rc;
+}
+
+/* ---- a small trace with every chunk type ---- */
+
+/* Where each chunk ends, and how many events it holds. */
+struct layout {
+    uint64_t chunk_end[32];
+    uint32_t chunk_events[32];
+    int nchunks;
+};
+
+static void mark(struct layout *lay, const struct opp_tw *w, uint32_t events)
+{
+    ck_assert_int_lt(lay->nchunks, 32);
+    lay->chunk_end[lay->nchunks] = w->offset;
+    lay->chunk_events[lay->nchunks++] = events;
+}
+
+static void add_event(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin,
+                      uint64_t end, uint32_t depth, uint32_t nargs, const uint64_t *args)
+{
+    ck_assert_int_eq(opp_ev_add(e, fn, flags, begin, end, depth, nargs, args), 0);
+}
+
+static const char sample_log[] =
+    "process 0 pid=100 ppid=1 parent=4294967295 clock=0 start=500 real=1700000000000000000 "
+    "exe=/usr/bin/prog argv=[prog|-x|arg with space]\n"
+    "funcs 0: blas/cblas_dgemm/1/2 blas/cblas_sdot/3/1 blas/zgemm_/1/4\n"
+    "thread 0/100 prog\n"
+    "thread 0/100 main\n"
+    "event 0/100 fn=0 flags=1 depth=1 [1000,2000] args=[300,100,200,20046]\n"
+    "event 0/100 fn=1 flags=0 depth=1 [2500,2500] args=[]\n"
+    "event 0/100 fn=0 flags=1 depth=0 [900,3000] args=[18446744073709551615,1,0,0]\n"
+    "dropped 0/100 7\n"
+    "event 0/100 fn=2 flags=1 depth=0 [4000,5000] args=[2,3,4,20046]\n"
+    "event 0/100 fn=2 flags=1 depth=0 [5100,5200] args=[2,3,4,20046]\n"
+    "event 0/100 fn=1 flags=3 depth=0 [6000,9000] args=[64]\n"
+    "end 0 how=2 at=9000\n";
+
+/* The log above, written to path; lay (if not NULL) gets the chunk layout. */
+static void write_sample(const char *path, struct layout *lay)
+{
+    struct layout dummy;
+    if (!lay)
+        lay = &dummy;
+    memset(lay, 0, sizeof *lay);
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    mark(lay, &w, 0);
+    struct opp_clock_sample cs = {.tsc = 1, .mono_ns = 2, .real_ns = 3};
+    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
+    mark(lay, &w, 0);
+    const char *argv[] = {"prog", "-x", "arg with space"};
+    struct opp_tw_process p = {.proc = 0, .pid = 100, .ppid = 1, .parent_proc = UINT32_MAX,
+                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 500,
+                               .start_real_ns = 1700000000000000000ull, .exe = "/usr/bin/prog",
+                               .argc = 3, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    mark(lay, &w, 0);
+    struct opp_func_desc fd[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+                                 {OPP_OP_DOT, OPP_DT_F32, "blas", "cblas_sdot"},
+                                 {OPP_OP_GEMM, OPP_DT_C128, "blas", "zgemm_"}};
+    ck_assert_int_eq(opp_tw_funcs(&w, 0, 3, fd), 0);
+    mark(lay, &w, 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
+    mark(lay, &w, 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
+    mark(lay, &w, 0);
+
+    char mem[4096];
+    struct opp_ev_enc e;
+    uint64_t gemm[] = {300, 100, 200, 'N' | 'N' << 8};
+    uint64_t big[] = {UINT64_MAX, 1, 0, 0};
+    opp_ev_begin(&e, mem, sizeof mem, 0, 100, 0);
+    add_event(&e, 0, 0, 1000, 2000, 1, 4, gemm);
+    add_event(&e, 1, 0, 2500, 2500, 1, 0, NULL);
+    add_event(&e, 0, 0, 900, 3000, 0, 4, big);
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    mark(lay, &w, 3);
+    ck_assert_int_eq(opp_tw_dropped(&w, 0, 100, 7), 0);
+    mark(lay, &w, 0);
+
+    uint64_t z[] = {2, 3, 4, 'N' | 'N' << 8}, n64[] = {64};
+    opp_ev_begin(&e, mem, sizeof mem, 0, 100, 3000);
+    add_event(&e, 2, 0, 4000, 5000, 0, 4, z);
+    add_event(&e, 2, 0, 5100, 5200, 0, 4, z); /* a repeat: encoded as OPP_EV_SAME */
+    add_event(&e, 1, OPP_EV_OPEN, 6000, 9000, 0, 1, n64);
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    mark(lay, &w, 3);
+    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_LOST, 9000), 0);
+    mark(lay, &w, 0);
+    cs = (struct opp_clock_sample){.tsc = 10, .mono_ns = 20, .real_ns = 30};
+    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
+    mark(lay, &w, 0);
+    ck_assert_int_eq(opp_tw_end(&w, 6, 7, 1), 0);
+    mark(lay, &w, 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char *buf = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&buf, &cap);
+    char tmp[4096];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        fwrite(tmp, 1, n, m);
+    fclose(f);
+    fclose(m);
+    *len = cap;
+    return buf;
+}
+
+static void spew(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(round_trip)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
+    write_sample(path, NULL);
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_str_eq(l.text, sample_log);
+    ck_assert_int_eq(sum.complete, 1);
+    ck_assert_str_eq(sum.warning, "");
+    ck_assert_uint_eq(sum.events, 6);
+    ck_assert_uint_eq(sum.end_events, 6);
+    ck_assert_uint_eq(sum.end_dropped, 7);
+    ck_assert_uint_eq(sum.end_processes, 1);
+    ck_assert_uint_eq(sum.chunks, 11);
+    ck_assert_uint_eq(sum.bytes_good, sum.file_size);
+    free(l.text);
+
+    /* Writing again over a trace replaces it. */
+    write_sample(path, NULL);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_str_eq(l.text, sample_log);
+    free(l.text);
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+/* A TSC process: ticks become ns through the first and last CLOCK samples,
+ * ns = mono0 + ((ticks - tsc0) * mult) >> 32, mult = (dmono << 32) / dtsc. */
+static void write_tsc(const char *path, const struct opp_clock_sample *c0,
+                      const struct opp_clock_sample *c1, uint64_t start, uint64_t b, uint64_t e,
+                      uint64_t end)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    ck_assert_int_eq(opp_tw_clock(&w, c0), 0);
+    const char *argv[] = {"p"};
+    struct opp_tw_process p = {.proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start_ticks = start,
+                               .exe = "p", .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
+    ck_assert_int_eq(opp_tw_funcs(&w, 0, 1, &fd), 0);
+    char mem[256];
+    struct opp_ev_enc enc;
+    opp_ev_begin(&enc, mem, sizeof mem, 0, 1, 0);
+    ck_assert_int_eq(opp_ev_add(&enc, 0, 0, b, e, 0, 0, NULL), 0);
+    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
+    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, end), 0);
+    ck_assert_int_eq(opp_tw_clock(&w, c1), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+START_TEST(tsc_calibration)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "tsc.opprof");
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+
+    /* 2 ticks per ns: mult = 2^31 exactly. Ticks before the first sample
+     * count backwards from it. */
+    struct opp_clock_sample a0 = {.tsc = 1000, .mono_ns = 10000, .real_ns = 1};
+    struct opp_clock_sample a1 = {.tsc = 2000001000ull, .mono_ns = 1000010000ull, .real_ns = 2};
+    write_tsc(path, &a0, &a1, 0, 4000, 6000, 2000001000ull);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_str_eq(l.text, "process 0 pid=1 ppid=0 parent=0 clock=1 start=9500 real=0 exe=p "
+                             "argv=[p]\n"
+                             "funcs 0: blas/cblas_ddot/3/2\n"
+                             "event 0/1 fn=0 flags=0 depth=0 [11500,12500] args=[]\n"
+                             "end 0 how=1 at=1000010000\n");
+    ck_assert_str_eq(sum.warning, "");
+    free(l.text);
+
+    /* 3 ticks per ns: mult = floor(2^32 / 3) = 1431655765, so 3000 ticks
+     * are (3000 * 1431655765) >> 32 = 999 ns (the product falls 3000 short
+     * of 1000 << 32), and 3 ticks are 0 ns. */
+    struct opp_clock_sample b0 = {.tsc = 3000, .mono_ns = 1000};
+    struct opp_clock_sample b1 = {.tsc = 3000000000ull + 3000, .mono_ns = 1000001000ull};
+    write_tsc(path, &b0, &b1, 3003, 6000, 3000003000ull, 3000003000ull);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_str_eq(l.text, "process 0 pid=1 ppid=0 parent=0 clock=1 start=1000 real=0 exe=p "
+                             "argv=[p]\n"
+                             "funcs 0: blas/cblas_ddot/3/2\n"
+                             "event 0/1 fn=0 flags=0 depth=0 [1999,1000000999] args=[]\n"
+                             "end 0 how=1 at=1000000999\n");
+    free(l.text);
+
+    /* One sample only: no calibration, ticks pass through, with a warning. */
+    struct opp_tw w;
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    ck_assert_int_eq(opp_tw_clock(&w, &a0), 0);
+    const char *argv[] = {"p"};
+    struct opp_tw_process p = {.proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start_ticks = 1000,
+                               .exe = "p", .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 0, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_str_eq(sum.warning, "no clock calibration in the trace: times are in TSC ticks");
+    free(l.text);
+
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+/* Every prefix of the sample: an error below the file header, else the
+ * whole chunks before the cut and a warning; never more. */
+START_TEST(truncated_everywhere)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "full.opprof"), *cut = tu_path(dir, "cut");
+    struct layout lay;
+    write_sample(path, &lay);
+    size_t size;
+    char *data = slurp(path, &size);
+    ck_assert_uint_eq(size, lay.chunk_end[lay.nchunks - 1]);
+    ck_assert_uint_eq(lay.chunk_end[0], OPP_FILE_HEADER_SIZE);
+
+    for (size_t len = 0; len < size; len++) {
+        spew(cut, data, len);
+        struct log l;
+        struct opp_tr_summary sum;
+        char err[256];
+        int rc = read_log(cut, &l, &sum, err, sizeof err);
+        if (len < OPP_FILE_HEADER_SIZE) {
+            ck_assert_msg(rc == -1, "cut at %zu: read as a trace", len);
+            ck_assert_msg(strstr(err, "is not an opprof trace") != NULL, "cut at %zu: %s", len,
+                          err);
+            free(l.text);
+            continue;
+        }
+        ck_assert_msg(rc == 0, "cut at %zu: %s", len, err);
+        ck_assert_msg(sum.warning[0] != 0, "cut at %zu: no warning", len);
+        ck_assert_int_eq(sum.complete, 0);
+        uint64_t want_events = 0, want_chunks = 0;
+        for (int i = 1; i < lay.nchunks && lay.chunk_end[i] <= len; i++) {
+            want_events += lay.chunk_events[i];
+            want_chunks++;
+        }
+        ck_assert_msg(sum.events == want_events, "cut at %zu: %llu events, want %llu", len,
+                      (unsigned long long)sum.events, (unsigned long long)want_events);
+        ck_assert_uint_eq(sum.chunks, want_chunks);
+        ck_assert_msg(!strncmp(l.text, sample_log, strlen(l.text)),
+                      "cut at %zu: not a prefix:\n%s", len, l.text);
+        free(l.text);
+    }
+    free(data);
+    tu_rmdir(dir);
+    free(cut);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+START_TEST(flipped_byte)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
+    struct layout lay;
+    write_sample(path, &lay);
+    size_t size;
+    char *data = slurp(path, &size);
+    /* Chunk 8 is the second EVENTS chunk; it starts where chunk 7 ends. */
+    ck_assert_uint_eq(lay.chunk_events[8], 3);
+    uint64_t at = lay.chunk_end[7];
+    data[at + OPP_CHUNK_HEADER_SIZE + 5] ^= 0x40;
+    spew(path, data, size);
+
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[160];
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    snprintf(want, sizeof want,
+             "trace damaged at byte %llu: checksum mismatch in a chunk of type 5",
+             (unsigned long long)at);
+    ck_assert_str_eq(sum.warning, want);
+    ck_assert_int_eq(sum.complete, 0);
+    ck_assert_uint_eq(sum.events, 3);
+    /* Everything up to the dropped chunk, nothing after. */
+    const char *stop = strstr(sample_log, "event 0/100 fn=2");
+    ck_assert_uint_eq(strlen(l.text), (size_t)(stop - sample_log));
+    ck_assert(!strncmp(l.text, sample_log, strlen(l.text)));
+    free(l.text);
+    free(data);
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+START_TEST(foreign_files)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
+
+    const char text[] = "hello, this is not a trace at all\n";
+    spew(path, text, sizeof text - 1);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s is not an opprof trace (bad magic)", path);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(l.text, "");
+    free(l.text);
+
+    spew(path, "", 0);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
+    ck_assert_str_eq(err, want);
+    free(l.text);
+
+    /* The same header with version 2. */
+    write_sample(path, NULL);
+    size_t size;
+    char *data = slurp(path, &size);
+    uint32_t v2 = 2;
+    memcpy(data + 8, &v2, 4);
+    spew(path, data, size);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
+    snprintf(want, sizeof want,
+             "%s: trace format version 2 is not supported (this opprof reads 1)", path);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(l.text, "");
+    free(l.text);
+    free(data);
+
+    char *missing = tu_path(dir, "missing");
+    ck_assert_int_eq(read_log(missing, &l, &sum, err, sizeof err), -1);
+    snprintf(want, sizeof want, "cannot open %s: No such file or directory", missing);
+    ck_assert_str_eq(err, want);
+    free(l.text);
+    free(missing);
+
+    ck_assert_int_eq(read_log(dir, &l, &sum, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s is not a regular file", dir);
+    ck_assert_str_eq(err, want);
+    free(l.text);
+
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+START_TEST(writer_keeps_foreign_file)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "notes.txt");
+    const char text[] = "precious notes, not a trace\n";
+    spew(path, text, sizeof text - 1);
+    struct opp_tw w;
+    char err[512], want[512];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), -EEXIST);
+    snprintf(want, sizeof want, "refusing to overwrite %s: it is not an opprof trace", path);
+    ck_assert_str_eq(err, want);
+    size_t size;
+    char *data = slurp(path, &size);
+    ck_assert_uint_eq(size, sizeof text - 1);
+    ck_assert(!memcmp(data, text, size));
+    free(data);
+
+    /* A directory is not written either. */
+    ck_assert_int_eq(opp_tw_open(&w, dir, err, sizeof err), -EISDIR);
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_format(void)
+{
+    Suite *s = suite_create("format");
+    TCase *tc = tcase_create("format");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, tsc_calibration);
+    tcase_add_test(tc, truncated_everywhere);
+    tcase_add_test(tc, flipped_byte);
+    tcase_add_test(tc, foreign_files);
+    tcase_add_test(tc, writer_keeps_foreign_file);
+    suite_add_tcase(s, tc);
+    return s;
+}

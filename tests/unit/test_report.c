@@ -1,0 +1,799 @@
+/* The report: a trace built with the writer, loaded (model.c), aggregated
+ * like key_averages (aggregate.c) and printed as table, CSV and JSON
+ * (output.c, cmd_report.c), with exact numbers throughout. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "cmds.h"
+#include "fmt.h"
+#include "model.h"
+#include "output.h"
+#include "testutil.h"
+#include "trace.h"
+
+/* ---- the trace ----
+ * process 0: pid 100, threads 100 "main" and 101 "worker" (5 dropped);
+ * process 1: pid 200, a child, thread 200;
+ * process 2: pid 100 again (it exec'd), thread 100, which died inside a
+ * cblas_dgemm. Times are CLOCK_MONOTONIC ns. */
+
+struct tev {
+    uint32_t fn, flags;
+    uint64_t begin, end;
+    uint32_t depth, nargs;
+    uint64_t args[4];
+};
+
+#define NN ('N' | 'N' << 8)
+
+static void put_events(struct opp_tw *w, uint32_t proc, uint32_t tid, const struct tev *ev,
+                       size_t n)
+{
+    char mem[8192];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, proc, tid, 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, ev[i].flags, ev[i].begin, ev[i].end,
+                                    ev[i].depth, ev[i].nargs, ev[i].args),
+                         0);
+    ck_assert_int_eq(opp_ev_write(w, &e), 0);
+}
+
+static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid, uint32_t ppid,
+                        uint32_t parent, const char *exe, uint32_t argc, const char *const *argv)
+{
+    struct opp_tw_process p = {.proc = proc, .pid = pid, .ppid = ppid, .parent_proc = parent,
+                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 100 * proc,
+                               .start_real_ns = 1, .exe = exe, .argc = argc, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(w, &p), 0);
+}
+
+enum { F_DGEMM, F_DGEMM_F77, F_SGEMV, F_DDOT, F_ZGEMM };
+
+static void write_trace(const char *path)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+
+    const char *argv0[] = {"prog", "--n", "3"};
+    put_process(&w, 0, 100, 1, UINT32_MAX, "/usr/bin/prog", 3, argv0);
+    struct opp_func_desc f0[] = {
+        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+        [F_DGEMM_F77] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"},
+        [F_SGEMV] = {OPP_OP_GEMV, OPP_DT_F32, "blas", "cblas_sgemv"},
+        [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+        [F_ZGEMM] = {OPP_OP_GEMM, OPP_DT_C128, "blas", "cblas_zgemm"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(&w, 0, 5, f0), 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 0, 101, "worker"), 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
+    /* In the order the calls ended. */
+    const struct tev t100[] = {
+        {F_DGEMM_F77, 0, 1100, 3900, 1, 4, {300, 100, 200, NN}},
+        {F_DGEMM, 0, 1000, 4000, 0, 4, {300, 100, 200, NN}},
+        {F_DGEMM, 0, 5000, 6000, 0, 4, {300, 100, 200, NN}},
+        {F_DGEMM, 0, 7000, 7500, 0, 4, {10, 10, 10, NN}},
+        {F_SGEMV, 0, 8000, 8200, 0, 3, {50, 40, 'N'}},
+        {F_DDOT, 0, 9000, 9100, 0, 1, {1000}},
+        {F_ZGEMM, 0, 10000, 11900, 0, 4, {2, 3, 4, NN}},
+    };
+    put_events(&w, 0, 100, t100, 7);
+    const struct tev t101[] = {{F_DDOT, 0, 2000, 2300, 0, 1, {500}}};
+    put_events(&w, 0, 101, t101, 1);
+    ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 3), 0);
+
+    const char *argv1[] = {"child"};
+    put_process(&w, 1, 200, 100, 0, "/usr/bin/child", 1, argv1);
+    struct opp_func_desc f1[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"}};
+    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, f1), 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 1, 200, "child"), 0);
+    const struct tev t200[] = {{0, 0, 1000, 3000, 0, 4, {64, 64, 64, NN}}};
+    put_events(&w, 1, 200, t200, 1);
+    ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 2), 0);
+
+    const char *argv2[] = {"other"};
+    put_process(&w, 2, 100, 1, 0, "/usr/bin/other", 1, argv2);
+    struct opp_func_desc f2[] = {{OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+                                 {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"}};
+    ck_assert_int_eq(opp_tw_funcs(&w, 2, 2, f2), 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 2, 100, "other"), 0);
+    const struct tev t2[] = {
+        {0, 0, 20000, 20400, 0, 1, {10}},
+        {1, OPP_EV_OPEN, 21000, 21000, 0, 0, {0}}, /* died inside it */
+    };
+    put_events(&w, 2, 100, t2, 2);
+    ck_assert_int_eq(opp_tw_process_end(&w, 2, OPP_END_LOST, 21500), 0);
+    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 30000), 0);
+    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_RUNNING, 31000), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 11, 5, 3), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+static char *dir, *trace;
+static struct opp_model *model;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    ck_assert_ptr_nonnull(dir);
+    trace = tu_path(dir, "t.opprof");
+    write_trace(trace);
+    char err[512];
+    model = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+    opp_model_free(model);
+    model = NULL;
+    tu_rmdir(dir);
+    free(trace);
+    free(dir);
+}
+
+/* ---- the model ---- */
+
+START_TEST(model_contents)
+{
+    const struct opp_model *m = model;
+    ck_assert_int_eq(m->sum.complete, 1);
+    ck_assert_str_eq(m->sum.warning, "");
+    ck_assert_uint_eq(m->events, 11);
+    ck_assert_uint_eq(m->dropped, 5);
+    ck_assert_uint_eq(m->open_events, 1);
+
+    ck_assert_uint_eq(m->nprocs, 3);
+    ck_assert_uint_eq(m->procs[0].pid, 100);
+    ck_assert_uint_eq(m->procs[0].ppid, 1);
+    ck_assert_str_eq(m->procs[0].exe, "/usr/bin/prog");
+    ck_assert_uint_eq(m->procs[0].argc, 3);
+    ck_assert_str_eq(m->procs[0].argv[2], "3");
+    ck_assert_ptr_null(m->procs[0].argv[3]);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(m->procs[0].end_ns, 30000);
+    ck_assert_uint_eq(m->procs[1].proc, 1);
+    ck_assert_uint_eq(m->procs[1].parent_proc, 0);
+    ck_assert_uint_eq(m->procs[1].start_ns, 100);
+    ck_assert_uint_eq(m->procs[1].end_how, OPP_END_RUNNING);
+    ck_assert_uint_eq(m->procs[2].pid, 100);
+    ck_assert_uint_eq(m->procs[2].end_how, OPP_END_LOST);
+    ck_assert_str_eq(opp_end_how_name(m->procs[2].end_how), "lost");
+    ck_assert_str_eq(opp_end_how_name(0), "unknown");
+    ck_assert_uint_eq(m->procs[0].nfuncs, 5);
+    ck_assert_str_eq(opp_model_str(m, m->procs[0].funcs[F_ZGEMM].name), "cblas_zgemm");
+    ck_assert_uint_eq(m->procs[0].funcs[F_ZGEMM].dtype, OPP_DT_C128);
+    /* Names are interned across processes. */
+    ck_assert_uint_eq(m->procs[1].funcs[0].name, m->procs[0].funcs[F_DGEMM_F77].name);
+    ck_assert_uint_eq(m->procs[2].funcs[1].name, m->procs[0].funcs[F_DGEMM].name);
+
+    /* Threads in order of appearance; the latest name wins. */
+    ck_assert_uint_eq(m->nthreads, 4);
+    const struct opp_thread *t = m->threads;
+    ck_assert_uint_eq(t[0].tid, 100);
+    ck_assert_str_eq(t[0].name, "main");
+    ck_assert_uint_eq(t[0].nevents, 7);
+    ck_assert_uint_eq(t[0].dropped, 0);
+    ck_assert_uint_eq(t[1].tid, 101);
+    ck_assert_str_eq(t[1].name, "worker");
+    ck_assert_uint_eq(t[1].dropped, 5);
+    ck_assert_uint_eq(t[2].tid, 200);
+    ck_assert_uint_eq(opp_thread_process(m, &t[2])->pid, 200);
+    ck_assert_uint_eq(t[3].tid, 100);
+    ck_assert_uint_eq(t[3].proc, 2);
+    ck_assert_str_eq(t[3].name, "other");
+
+    /* Thread 0 in tree order: cblas_dgemm [1000,4000] holds dgemm_. */
+    const struct opp_event *e = t[0].events;
+    ck_assert_str_eq(opp_model_str(m, e[0].name), "cblas_dgemm");
+    ck_assert_uint_eq(e[0].parent, OPP_NO_PARENT);
+    ck_assert_uint_eq(e[0].self_ns, 200);
+    ck_assert_str_eq(opp_model_str(m, e[1].name), "dgemm_");
+    ck_assert_uint_eq(e[1].parent, 0);
+    ck_assert_uint_eq(e[1].depth, 1);
+    ck_assert_uint_eq(e[1].self_ns, 2800);
+    ck_assert_uint_eq(e[1].nargs, 4);
+    const uint64_t *a = opp_event_args(&t[0], &e[1]);
+    ck_assert_uint_eq(a[0], 300);
+    ck_assert_uint_eq(a[3], NN);
+    ck_assert_uint_eq(e[6].begin_ns, 10000);
+    ck_assert_uint_eq(opp_event_func(m, &t[0], &e[6])->kind, OPP_OP_GEMM);
+
+    /* The call the process died in ends when the process did. */
+    const struct opp_event *open = &t[3].events[1];
+    ck_assert_uint_eq(open->flags, OPP_EV_OPEN);
+    ck_assert_uint_eq(open->begin_ns, 21000);
+    ck_assert_uint_eq(open->end_ns, 21500);
+    ck_assert_uint_eq(open->self_ns, 500);
+    ck_assert_uint_eq(open->nargs, 0);
+}
+END_TEST
+
+/* ---- aggregation ---- */
+
+struct want_row {
+    const char *key;
+    uint64_t count, self, total, flops;
+    const char *shapes;
+};
+
+static void check_rows(const struct opp_agg *a, const struct want_row *w, size_t n)
+{
+    ck_assert_uint_eq(a->nrows, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_row *r = &a->rows[i];
+        ck_assert_msg(!strcmp(r->key, w[i].key), "row %zu: %s, want %s", i, r->key, w[i].key);
+        ck_assert_str_eq(r->lib, "blas");
+        ck_assert_msg(r->count == w[i].count, "%s: count %llu", r->key,
+                      (unsigned long long)r->count);
+        ck_assert_msg(r->self_cpu_time_total_ns == w[i].self, "%s: self %llu", r->key,
+                      (unsigned long long)r->self_cpu_time_total_ns);
+        ck_assert_msg(r->cpu_time_total_ns == w[i].total, "%s: total %llu", r->key,
+                      (unsigned long long)r->cpu_time_total_ns);
+        ck_assert_msg(r->flops == w[i].flops, "%s: flops %llu", r->key,
+                      (unsigned long long)r->flops);
+        ck_assert_str_eq(r->shapes_str, w[i].shapes ? w[i].shapes : "");
+    }
+}
+
+static void aggregate(const struct opp_agg_opts *o, struct opp_agg *a)
+{
+    ck_assert_int_eq(opp_aggregate(model, o, a), 0);
+}
+
+START_TEST(key_averages)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    aggregate(&o, &a);
+    const struct want_row w[] = {
+        {"dgemm_", 2, 4800, 4800, 12000000 + 524288, NULL},
+        {"cblas_dgemm", 4, 2200, 5000, 24002000, NULL},
+        {"cblas_zgemm", 1, 1900, 1900, 192, NULL}, /* complex: 8 * 2 * 3 * 4 */
+        {"cblas_ddot", 3, 800, 800, 2000 + 1000 + 20, NULL},
+        {"cblas_sgemv", 1, 200, 200, 4000, NULL}, /* 2 * 50 * 40 */
+    };
+    check_rows(&a, w, 5);
+    ck_assert_uint_eq(a.nrows_all, 5);
+    ck_assert_uint_eq(a.events, 11);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 9900);
+    ck_assert_uint_eq(a.rows[0].shapes.n, 0);
+
+    /* torch: both percentages divide by the Self CPU time total. */
+    char buf[OPP_FMT_MAX];
+    double total = (double)a.self_cpu_time_total_ns;
+    ck_assert_str_eq(opp_fmt_percent(buf, (double)a.rows[0].self_cpu_time_total_ns, total),
+                     "48.48%");
+    ck_assert_str_eq(opp_fmt_percent(buf, (double)a.rows[1].self_cpu_time_total_ns, total),
+                     "22.22%");
+    ck_assert_str_eq(opp_fmt_percent(buf, (double)a.rows[1].cpu_time_total_ns, total), "50.51%");
+    ck_assert_str_eq(opp_fmt_time(buf, opp_row_avg_ns(&a.rows[1])), "1.250us");
+    opp_agg_free(&a);
+}
+END_TEST
+
+static void check_order(enum opp_sort_key key, const char *const *names, size_t n)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.sort = key};
+    aggregate(&o, &a);
+    ck_assert_uint_eq(a.nrows, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(!strcmp(a.rows[i].key, names[i]), "sort %d row %zu: %s, want %s", key, i,
+                      a.rows[i].key, names[i]);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 9900);
+    opp_agg_free(&a);
+}
+
+START_TEST(sorting)
+{
+    enum opp_sort_key k;
+    ck_assert_int_eq(opp_sort_key_parse("cpu_time_total", &k), 0);
+    ck_assert_int_eq(k, OPP_SORT_CPU_TIME_TOTAL);
+    ck_assert_int_eq(opp_sort_key_parse("self_cpu_time_total", &k), 0);
+    ck_assert_int_eq(k, OPP_SORT_SELF_CPU_TIME_TOTAL);
+    ck_assert_int_eq(opp_sort_key_parse("count", &k), 0);
+    ck_assert_int_eq(k, OPP_SORT_COUNT);
+    ck_assert_int_eq(opp_sort_key_parse("cuda_time_total", &k), -EINVAL);
+    ck_assert_int_eq(opp_sort_key_parse("", &k), -EINVAL);
+
+    const char *by_total[] = {"cblas_dgemm", "dgemm_", "cblas_zgemm", "cblas_ddot", "cblas_sgemv"};
+    check_order(OPP_SORT_CPU_TIME_TOTAL, by_total, 5);
+    /* Ties (three rows of 1 call) by name. */
+    const char *by_count[] = {"cblas_dgemm", "cblas_ddot", "dgemm_", "cblas_sgemv", "cblas_zgemm"};
+    check_order(OPP_SORT_COUNT, by_count, 5);
+    const char *by_avg[] = {"dgemm_", "cblas_zgemm", "cblas_dgemm", "cblas_ddot", "cblas_sgemv"};
+    check_order(OPP_SORT_CPU_TIME, by_avg, 5);
+    const char *by_flops[] = {"cblas_dgemm", "dgemm_", "cblas_sgemv", "cblas_ddot", "cblas_zgemm"};
+    check_order(OPP_SORT_FLOPS, by_flops, 5);
+}
+END_TEST
+
+START_TEST(limit)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.limit = 2};
+    aggregate(&o, &a);
+    const struct want_row w[] = {
+        {"dgemm_", 2, 4800, 4800, 12524288, NULL},
+        {"cblas_dgemm", 4, 2200, 5000, 24002000, NULL},
+    };
+    check_rows(&a, w, 2);
+    ck_assert_uint_eq(a.nrows_all, 5);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 9900); /* over every row, like torch */
+    opp_agg_free(&a);
+
+    o.limit = 99;
+    aggregate(&o, &a);
+    ck_assert_uint_eq(a.nrows, 5);
+    opp_agg_free(&a);
+}
+END_TEST
+
+#define S300 "[[300, 200], [200, 100], [300, 100]]"
+
+START_TEST(group_by_shape)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.group_by_shape = 1};
+    aggregate(&o, &a);
+    const struct want_row w[] = {
+        {"dgemm_", 1, 2800, 2800, 12000000, S300},
+        {"dgemm_", 1, 2000, 2000, 524288, "[[64, 64], [64, 64], [64, 64]]"},
+        {"cblas_zgemm", 1, 1900, 1900, 192, "[[2, 4], [4, 3], [2, 3]]"},
+        {"cblas_dgemm", 2, 1200, 4000, 24000000, S300},
+        {"cblas_dgemm", 1, 500, 500, 0, "[]"}, /* the open call: no arguments */
+        {"cblas_dgemm", 1, 500, 500, 2000, "[[10, 10], [10, 10], [10, 10]]"},
+        {"cblas_ddot", 1, 400, 400, 20, "[[10], [10]]"},
+        {"cblas_ddot", 1, 300, 300, 1000, "[[500], [500]]"},
+        {"cblas_sgemv", 1, 200, 200, 4000, "[[50, 40], [40], [50]]"},
+        {"cblas_ddot", 1, 100, 100, 2000, "[[1000], [1000]]"},
+    };
+    check_rows(&a, w, 10);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 9900);
+    const struct opp_shapes *s = &a.rows[0].shapes;
+    ck_assert_int_eq(s->n, 3);
+    ck_assert_int_eq(s->rank[1], 2);
+    ck_assert_int_eq(s->dim[1][0], 200);
+    ck_assert_int_eq(s->dim[1][1], 100);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(filters)
+{
+    struct opp_agg a;
+    /* pid 100: both instances (processes 0 and 2), not the child. */
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 100};
+    aggregate(&o, &a);
+    const struct want_row w100[] = {
+        {"dgemm_", 1, 2800, 2800, 12000000, NULL},
+        {"cblas_dgemm", 4, 2200, 5000, 24002000, NULL},
+        {"cblas_zgemm", 1, 1900, 1900, 192, NULL},
+        {"cblas_ddot", 3, 800, 800, 3020, NULL},
+        {"cblas_sgemv", 1, 200, 200, 4000, NULL},
+    };
+    check_rows(&a, w100, 5);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 7900);
+    ck_assert_uint_eq(a.events, 10);
+    opp_agg_free(&a);
+
+    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 200};
+    aggregate(&o, &a);
+    const struct want_row w200[] = {{"dgemm_", 1, 2000, 2000, 524288, NULL}};
+    check_rows(&a, w200, 1);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 2000);
+    opp_agg_free(&a);
+
+    /* tid 100: thread 100 of both pid-100 instances. */
+    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 100};
+    aggregate(&o, &a);
+    const struct want_row wt100[] = {
+        {"dgemm_", 1, 2800, 2800, 12000000, NULL},
+        {"cblas_dgemm", 4, 2200, 5000, 24002000, NULL},
+        {"cblas_zgemm", 1, 1900, 1900, 192, NULL},
+        {"cblas_ddot", 2, 500, 500, 2020, NULL},
+        {"cblas_sgemv", 1, 200, 200, 4000, NULL},
+    };
+    check_rows(&a, wt100, 5);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 7600);
+    opp_agg_free(&a);
+
+    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 100, .filter_tid = 1, .tid = 101};
+    aggregate(&o, &a);
+    const struct want_row w101[] = {{"cblas_ddot", 1, 300, 300, 1000, NULL}};
+    check_rows(&a, w101, 1);
+    opp_agg_free(&a);
+
+    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 999};
+    aggregate(&o, &a);
+    ck_assert_uint_eq(a.nrows, 0);
+    ck_assert_uint_eq(a.events, 0);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 0);
+    opp_agg_free(&a);
+}
+END_TEST
+
+/* ---- outputs ---- */
+
+/* What write() printed to a memory stream, as a string to free. */
+#define CAPTURE(out, call)                                                                         \
+    do {                                                                                           \
+        size_t len_;                                                                               \
+        FILE *f = open_memstream(&(out), &len_);                                                   \
+        ck_assert_ptr_nonnull(f);                                                                  \
+        ck_assert_int_eq((call), 0);                                                               \
+        fclose(f);                                                                                 \
+    } while (0)
+
+#define SEP15 "---------------  "
+#define SEP12 "------------  "
+#define SEP7 SEP15 SEP12 SEP12 SEP12 SEP12 SEP12 SEP12
+
+START_TEST(table)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    struct opp_out_opts oo = {0};
+    aggregate(&o, &a);
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    /* torch has no ns unit: sub-microsecond times are fractions of us. */
+    const char *want =
+        SEP7 "\n"
+        "           Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
+        SEP7 "\n"
+        "         dgemm_        48.48%       4.800us        48.48%       4.800us       2.400us             2  \n"
+        "    cblas_dgemm        22.22%       2.200us        50.51%       5.000us       1.250us             4  \n"
+        "    cblas_zgemm        19.19%       1.900us        19.19%       1.900us       1.900us             1  \n"
+        "     cblas_ddot         8.08%       0.800us         8.08%       0.800us       0.267us             3  \n"
+        "    cblas_sgemv         2.02%       0.200us         2.02%       0.200us       0.200us             1  \n"
+        SEP7 "\n"
+        "Self CPU time total: 9.900us\n";
+    ck_assert_str_eq(out, want);
+    free(out);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(table_shapes_flops)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 200, .group_by_shape = 1};
+    struct opp_out_opts oo = {.group_by_shape = 1, .flops = 1};
+    aggregate(&o, &a);
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    /* Name: 6 + 4 wide; Input Shapes: 30 + 4; 524288 FLOPs shown in K. */
+#define SEP_SF "----------  " SEP12 SEP12 SEP12 SEP12 SEP12 SEP12 \
+               "----------------------------------  " SEP12 SEP12 "\n"
+    const char *want =
+        SEP_SF
+        "      Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls"
+        "                        Input Shapes  Total KFLOPs       GFLOP/s  \n"
+        SEP_SF
+        "    dgemm_       100.00%       2.000us       100.00%       2.000us       2.000us             1"
+        "      [[64, 64], [64, 64], [64, 64]]       524.288       262.144  \n"
+        SEP_SF
+        "Self CPU time total: 2.000us\n";
+    ck_assert_str_eq(out, want);
+    free(out);
+    opp_agg_free(&a);
+
+    /* --flops where no row has any: torch leaves the columns out. */
+    struct opp_row r = {.key = "cblas_dscal", .lib = "blas", .count = 1,
+                        .self_cpu_time_total_ns = 7600, .cpu_time_total_ns = 7600};
+    a = (struct opp_agg){.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600};
+    oo = (struct opp_out_opts){.flops = 1};
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    ck_assert_ptr_null(strstr(out, "FLOP"));
+    ck_assert_ptr_nonnull(strstr(out, "# of Calls  \n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 7.600us\n"));
+    free(out);
+}
+END_TEST
+
+START_TEST(table_long_name)
+{
+    /* 59 characters: cut to 52 and "...", in a column of 55. */
+    struct opp_row r = {.key = "a_very_long_entry_point_name_that_goes_on_and_on_and_on_xyz",
+                        .lib = "blas", .count = 1, .self_cpu_time_total_ns = 1500000000,
+                        .cpu_time_total_ns = 1500000000};
+    ck_assert_uint_eq(strlen(r.key), 59);
+    struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1,
+                        .self_cpu_time_total_ns = 1500000000};
+    struct opp_out_opts oo = {0};
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    ck_assert_ptr_nonnull(strstr(out, "\na_very_long_entry_point_name_that_goes_on_and_on_and..."
+                                      "       100.00%        1.500s       100.00%        1.500s"
+                                      "        1.500s             1  \n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 1.500s\n"));
+    free(out);
+}
+END_TEST
+
+START_TEST(csv)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 200, .group_by_shape = 1};
+    struct opp_out_opts oo = {.group_by_shape = 1};
+    aggregate(&o, &a);
+    char *out;
+    CAPTURE(out, opp_out_csv(f, &a, &oo));
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                          "input_shapes,flops\n"
+                          "dgemm_,blas,1,2.000,2.000,2.000,\"[[64, 64], [64, 64], [64, 64]]\","
+                          "524288\n");
+    free(out);
+    opp_agg_free(&a);
+
+    o = (struct opp_agg_opts){.sort = OPP_SORT_COUNT, .limit = 2};
+    oo = (struct opp_out_opts){0};
+    aggregate(&o, &a);
+    CAPTURE(out, opp_out_csv(f, &a, &oo));
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                          "flops\n"
+                          "cblas_dgemm,blas,4,2.200,5.000,1.250,24002000\n"
+                          "cblas_ddot,blas,3,0.800,0.800,0.267,3020\n");
+    free(out);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(json)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.group_by_shape = 1, .limit = 4};
+    struct opp_out_opts oo = {.group_by_shape = 1};
+    aggregate(&o, &a);
+    char *out;
+    CAPTURE(out, opp_out_json(f, "dir/t \"1\".opprof", model, &a, &oo));
+    const char *want[] = {
+        "{\n  \"trace\": \"dir/t \\\"1\\\".opprof\",\n",
+        "\n  \"complete\": true,\n  \"warning\": null,\n  \"self_cpu_time_total\": 9.900,\n",
+        "\n  \"processes\": [\n    {\"pid\": 100, \"ppid\": 1, \"cmdline\": [\"prog\", \"--n\", "
+        "\"3\"], \"exe\": \"/usr/bin/prog\", \"end\": \"exited\"},\n",
+        "\n    {\"pid\": 200, \"ppid\": 100, \"cmdline\": [\"child\"], "
+        "\"exe\": \"/usr/bin/child\", "
+        "\"end\": \"running\"},\n",
+        "\n    {\"pid\": 100, \"ppid\": 1, \"cmdline\": [\"other\"], \"exe\": \"/usr/bin/other\", "
+        "\"end\": \"lost\"}\n  ],\n",
+        "\n  \"threads\": [\n    {\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"events\": 7, "
+        "\"dropped\": 0},\n",
+        "\n    {\"pid\": 100, \"tid\": 101, \"name\": \"worker\", \"events\": 1, "
+        "\"dropped\": 5},\n",
+        "\n    {\"pid\": 100, \"tid\": 100, \"name\": \"other\", \"events\": 2, \"dropped\": 0}\n"
+        "  ],\n",
+        "\n  \"events\": 11,\n  \"dropped\": 5,\n",
+        "\n  \"rows\": [\n    {\"key\": \"dgemm_\", \"lib\": \"blas\", \"count\": 1, "
+        "\"self_cpu_time_total\": 2.800, \"cpu_time_total\": 2.800, \"cpu_time\": 2.800, "
+        "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 12000000},\n",
+        "\n    {\"key\": \"cblas_dgemm\", \"lib\": \"blas\", \"count\": 2, "
+        "\"self_cpu_time_total\": 1.200, \"cpu_time_total\": 4.000, \"cpu_time\": 2.000, "
+        "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 24000000}\n  ]\n}\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);
+    ck_assert_ptr_null(strstr(out, "\"key\": \"cblas_ddot\"")); /* past the limit */
+    ck_assert_ptr_nonnull(strstr(out, "\"key\": \"dgemm_\", \"lib\": \"blas\", \"count\": 1, "
+                                      "\"self_cpu_time_total\": 2.000"));
+    free(out);
+    opp_agg_free(&a);
+
+    /* Without grouping there are no input_shapes. */
+    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 999};
+    oo = (struct opp_out_opts){0};
+    aggregate(&o, &a);
+    CAPTURE(out, opp_out_json(f, "t", model, &a, &oo));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"rows\": []\n}\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cpu_time_total\": 0.000,\n"));
+    free(out);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(formats)
+{
+    char buf[OPP_FMT_MAX];
+    ck_assert_str_eq(opp_fmt_time(buf, 0), "0.000us");
+    ck_assert_str_eq(opp_fmt_time(buf, 999), "0.999us");
+    ck_assert_str_eq(opp_fmt_time(buf, 999999), "999.999us");
+    ck_assert_str_eq(opp_fmt_time(buf, 1000000), "1.000ms");
+    ck_assert_str_eq(opp_fmt_time(buf, 999999000), "999.999ms");
+    ck_assert_str_eq(opp_fmt_time(buf, 1000000000), "1.000s");
+    ck_assert_str_eq(opp_fmt_time(buf, 1234567890123.0), "1234.568s");
+    ck_assert_str_eq(opp_fmt_percent(buf, 1, 3), "33.33%");
+    ck_assert_str_eq(opp_fmt_percent(buf, 0, 0), "NaN");
+
+    char *out;
+    size_t len;
+    FILE *f = open_memstream(&out, &len);
+    /* Quote, backslash, controls, é, then broken UTF-8: a lone 0xff, an
+     * overlong NUL (c0 80), a surrogate (ed a0 80), a cut sequence (e2 82). */
+    opp_json_str(f, "a\"b\\c\n\x01\x7f\xc3\xa9|\xff|\xc0\x80|\xed\xa0\x80|\xe2\x82");
+    fputc(' ', f);
+    opp_json_str(f, "\xf0\x9f\x98\x80\xf4\x90\x80\x80");
+    fputc(' ', f);
+    opp_csv_field(f, "plain", 0);
+    fputc(' ', f);
+    opp_csv_field(f, "a,\"b\"", 0);
+    fputc(' ', f);
+    opp_csv_field(f, "x", 1);
+    fclose(f);
+    ck_assert_str_eq(out, "\"a\\\"b\\\\c\\u000a\\u0001\x7f\xc3\xa9|\\ufffd|\\ufffd\\ufffd|"
+                          "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\" "
+                          "\"\xf0\x9f\x98\x80\\ufffd\\ufffd\\ufffd\\ufffd\" "
+                          "plain \"a,\"\"b\"\"\" \"x\"");
+    free(out);
+}
+END_TEST
+
+/* ---- the command ---- */
+
+/* Run cmd_report with stdout and stderr captured into files. */
+static int run_report(char **argv, char **out, char **err)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    char *paths[2] = {tu_path(dir, "stdout"), tu_path(dir, "stderr")};
+    int saved[2];
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2; i++) {
+        int fd = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ck_assert_int_ge(fd, 0);
+        saved[i] = dup(1 + i);
+        dup2(fd, 1 + i);
+        close(fd);
+    }
+    int rc = cmd_report(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2; i++) {
+        dup2(saved[i], 1 + i);
+        close(saved[i]);
+    }
+    char **dst[2] = {out, err};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(paths[i], "r");
+        ck_assert_ptr_nonnull(f);
+        size_t cap = 0, n;
+        char *buf = NULL, tmp[4096];
+        FILE *m = open_memstream(&buf, &cap);
+        while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+            fwrite(tmp, 1, n, m);
+        fclose(m);
+        fclose(f);
+        *dst[i] = buf;
+        free(paths[i]);
+    }
+    return rc;
+}
+
+START_TEST(command)
+{
+    char *out, *err;
+
+    /* A trace cut inside its END chunk: the report of what was read, and
+     * the warnings. */
+    FILE *f = fopen(trace, "r+");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    fclose(f);
+    ck_assert_int_eq(truncate(trace, size - 10), 0);
+    char *a1[] = {"report", trace, "--sort", "count", "--limit", "1", "--format", "csv", NULL};
+    ck_assert_int_eq(run_report(a1, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                          "flops\ncblas_dgemm,blas,4,2.200,5.000,1.250,24002000\n");
+    char want[512];
+    snprintf(want, sizeof want,
+             "opprof report: warning: trace cut at byte %ld: last chunk has 14 of its 24 bytes\n"
+             "opprof report: warning: 5 records were dropped (buffers full)\n"
+             "opprof report: warning: 1 calls were still running when their process died: "
+             "shown with the process's end time\n",
+             size - 40);
+    ck_assert_str_eq(err, want);
+    free(out);
+    free(err);
+
+    char *a2[] = {"report", "--pid", "200", trace, "--group-by-shape", NULL};
+    ck_assert_int_eq(run_report(a2, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "      [[64, 64], [64, 64], [64, 64]]  \n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 2.000us\n"));
+    ck_assert(!strncmp(out, "----------  ", 12)); /* nothing before the table */
+    free(out);
+    free(err);
+
+    char *a3[] = {"report", trace, "--format", "json", "--tid", "101", NULL};
+    ck_assert_int_eq(run_report(a3, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"complete\": false,\n  \"warning\": \"trace cut at byte"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cpu_time_total\": 0.300,\n"));
+    free(out);
+    free(err);
+
+    /* Usage errors: exit 2, one line. */
+    struct {
+        char *argv[6];
+        const char *err;
+    } bad[] = {
+        {{"report", trace, "--sort", "cuda_time_total", NULL},
+         "opprof report: unknown sort key 'cuda_time_total' (one of: self_cpu_time_total, "
+         "cpu_time_total, cpu_time, count, flops)\n"},
+        {{"report", trace, "--limit", "ten", NULL},
+         "opprof report: --limit wants a positive number of rows, not 'ten'\n"},
+        {{"report", trace, "--limit", "0", NULL},
+         "opprof report: --limit wants a positive number of rows, not '0'\n"},
+        {{"report", trace, "--pid", "12x", NULL},
+         "opprof report: --pid wants a number, not '12x'\n"},
+        {{"report", trace, "--format", "xml", NULL},
+         "opprof report: unknown format 'xml' (one of: table, csv, json)\n"},
+        {{"report", trace, "--frobnicate", NULL},
+         "opprof report: unknown option '--frobnicate' (see 'opprof report --help')\n"},
+        {{"report", trace, "--sort", NULL}, "opprof report: option '--sort' wants a value\n"},
+        {{"report", NULL}, "opprof report: which trace? (usage: opprof report TRACE [options])\n"},
+        {{"report", trace, "other", NULL},
+         "opprof report: one trace at a time ('other' is extra)\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(run_report(bad[i].argv, &out, &err), 2);
+        ck_assert_str_eq(out, "");
+        ck_assert_str_eq(err, bad[i].err);
+        free(out);
+        free(err);
+    }
+
+    /* Not a trace: exit 1. */
+    char *notes = tu_path(dir, "notes");
+    f = fopen(notes, "w");
+    fputs("not a trace\n", f);
+    fclose(f);
+    char *a4[] = {"report", notes, NULL};
+    ck_assert_int_eq(run_report(a4, &out, &err), 1);
+    snprintf(want, sizeof want, "opprof report: %s is not an opprof trace (bad magic)\n", notes);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out);
+    free(err);
+    free(notes);
+
+    char *a5[] = {"report", "--help", NULL};
+    ck_assert_int_eq(run_report(a5, &out, &err), 0);
+    ck_assert(!strncmp(out, "usage: opprof report TRACE", 26));
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+}
+END_TEST
+
+Suite *suite_report(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, model_contents);
+    tcase_add_test(tc, key_averages);
+    tcase_add_test(tc, sorting);
+    tcase_add_test(tc, limit);
+    tcase_add_test(tc, group_by_shape);
+    tcase_add_test(tc, filters);
+    tcase_add_test(tc, table);
+    tcase_add_test(tc, table_shapes_flops);
+    tcase_add_test(tc, table_long_name);
+    tcase_add_test(tc, csv);
+    tcase_add_test(tc, json);
+    tcase_add_test(tc, formats);
+    tcase_add_test(tc, command);
+    suite_add_tcase(s, tc);
+    return s;
+}
