@@ -20,6 +20,17 @@ static void teardown(void)
     free(dir);
 }
 
+/* Debian's python3 has the module: else say why the test is skipped. */
+static int have_module(const char *mod, const char *test, const char *pkg)
+{
+    char code[64];
+    snprintf(code, sizeof code, "import %s", mod);
+    if (access(PY, X_OK) == 0 && tu_code(tu_run((char *[]){PY, "-c", code, NULL}, NULL, NULL, NULL)) == 0)
+        return 1;
+    fprintf(stderr, "SKIP %s: %s has no %s (apt-get install %s)\n", test, PY, mod, pkg);
+    return 0;
+}
+
 static const struct opp_row *row(const struct opp_agg *a, const char *key, const char *shapes)
 {
     for (size_t i = 0; i < a->nrows; i++)
@@ -84,10 +95,8 @@ END_TEST
 /* numpy matmul under plain LD_PRELOAD, checked through the JSON report. */
 START_TEST(numpy_plain_preload)
 {
-    if (access(PY, X_OK) || tu_code(tu_run((char *[]){PY, "-c", "import numpy", NULL}, NULL, NULL, NULL))) {
-        fprintf(stderr, "SKIP numpy_plain_preload: %s has no numpy (apt-get install python3-numpy)\n", PY);
+    if (!have_module("numpy", "numpy_plain_preload", "python3-numpy"))
         return;
-    }
     char *trace = tu_path(dir, "np.trace"), *json = tu_path(dir, "np.json"), *out = tu_path(dir, "out");
     char pre[4200], outenv[4200];
     snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
@@ -119,10 +128,8 @@ END_TEST
 /* Debian's PyTorch: one sgemm_ per aten::addmm that torch.profiler counts. */
 START_TEST(torch_cnn_sgemm_per_addmm)
 {
-    if (access(PY, X_OK) || tu_code(tu_run((char *[]){PY, "-c", "import torch", NULL}, NULL, NULL, NULL))) {
-        fprintf(stderr, "SKIP torch_cnn_sgemm_per_addmm: %s has no torch (apt-get install python3-torch)\n", PY);
+    if (!have_module("torch", "torch_cnn_sgemm_per_addmm", "python3-torch"))
         return;
-    }
     char *trace = tu_path(dir, "cnn.trace"), *out = tu_path(dir, "out"), *plain = tu_path(dir, "plain");
     char script[4200];
     const char *src = getenv("OPPROF_SRC");
