@@ -28,6 +28,7 @@
 #define IDLE_POLL_MS 2
 #define BUSY_POLL_MS 0 /* a ring is filling fast: look again at once */
 #define CLOCK_EVERY_NS 1000000000ull
+#define CHUNK_EVENTS 16384 /* events per chunk before slots are handed back */
 
 enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
 
@@ -214,6 +215,14 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             enc_add(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, rec.nargs, args);
             t += slots;
             moved++;
+            if (x.e.count >= CHUNK_EVENTS && t < head) {
+                /* Hand slots back in steps, not after the whole backlog:
+                 * only records already in the file may be reused. */
+                opp_ev_write(&S.tw, &x.e);
+                atomic_store_explicit(&h->tail, t, memory_order_release);
+                r->tail = t;
+                enc_start(&x, c, r);
+            }
         }
         opp_ev_write(&S.tw, &x.e);
         /* Only now, with the records in the file, may the thread reuse them. */
