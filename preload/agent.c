@@ -320,7 +320,8 @@ void *opp_resolve(uint32_t fn)
 
 /* ---- the collector ---- */
 
-static const char *self_dir(char *buf, size_t cap)
+/* buf holds PATH_MAX bytes, as realpath needs. */
+static const char *self_dir(char *buf)
 {
     Dl_info di;
     if (!dladdr((void *)opp_thread_attach, &di) || !di.dli_fname || !realpath(di.dli_fname, buf))
@@ -329,7 +330,6 @@ static const char *self_dir(char *buf, size_t cap)
     if (!slash)
         return NULL;
     *slash = 0;
-    (void)cap;
     return buf;
 }
 
@@ -348,7 +348,7 @@ static int start_collector(void)
     if (env_exe && env_exe[0]) {
         strncpy(exe, env_exe, sizeof exe - 1);
         exe[sizeof exe - 1] = 0;
-    } else if (self_dir(dir, sizeof dir)) {
+    } else if (self_dir(dir)) {
         size_t n = strlen(dir);
         if (n + sizeof "/opprof-collector" > sizeof exe)
             return -ENAMETOOLONG;

@@ -204,3 +204,17 @@ unsigned long tu_count(const struct opp_model *m, const char *name, long proc, u
     }
     return n;
 }
+
+char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra)
+{
+    snprintf(e->pre, sizeof e->pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(e->out, sizeof e->out, "OPPROF_OUTPUT=%s", trace);
+    int k = 0;
+    e->env[k++] = e->pre;
+    e->env[k++] = e->out;
+    e->env[k++] = "OPPROF_SOCKET=";
+    if (extra)
+        e->env[k++] = (char *)extra;
+    e->env[k] = NULL;
+    return e->env;
+}

@@ -34,6 +34,14 @@ int tu_count_lines(const char *text, const char *prefix);
 /* Wait until path exists (up to ms); 0 or -1. */
 int tu_wait_file(const char *path, int ms);
 
+/* The environment of a plain LD_PRELOAD run writing trace (its own
+ * collector: OPPROF_SOCKET unset), plus up to 4 extra entries. */
+struct tu_env {
+    char pre[4200], out[4200];
+    char *env[8];
+};
+char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra);
+
 /* Trace helpers for end-to-end suites. */
 struct opp_model;
 struct opp_model *tu_load(const char *path); /* NULL and a message on failure */

@@ -98,10 +98,8 @@ START_TEST(numpy_plain_preload)
     if (!have_module("numpy", "numpy_plain_preload", "python3-numpy"))
         return;
     char *trace = tu_path(dir, "np.trace"), *json = tu_path(dir, "np.json"), *out = tu_path(dir, "out");
-    char pre[4200], outenv[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-    snprintf(outenv, sizeof outenv, "OPPROF_OUTPUT=%s", trace);
-    char *env[] = {pre, outenv, "OPPROF_SOCKET=", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, NULL);
     char *py[] = {PY, "-c",
                   "import numpy as np; a=np.ones((300,200)); b=np.ones((200,100)); "
                   "r=[a@b for _ in range(13)]; print(r[0].sum())", NULL};

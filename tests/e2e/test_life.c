@@ -152,10 +152,8 @@ END_TEST
 START_TEST(sigkill_from_outside)
 {
     char *cnt = tu_path(dir, "counters");
-    char pre[4200], outenv[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-    snprintf(outenv, sizeof outenv, "OPPROF_OUTPUT=%s", trace);
-    char *env[] = {pre, outenv, "OPPROF_SOCKET=", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, NULL);
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "counted", cnt, NULL};
     int pid = tu_spawn(argv, env, NULL, NULL);
     ck_assert_int_gt(pid, 0);

@@ -112,10 +112,8 @@ END_TEST
  * never waited for; recorded + dropped is every call. */
 START_TEST(drops_are_counted)
 {
-    char pre[4200], outenv[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-    snprintf(outenv, sizeof outenv, "OPPROF_OUTPUT=%s", trace);
-    char *env[] = {pre, outenv, "OPPROF_BUFFER=1024", "OPPROF_SOCKET=", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPPROF_BUFFER=1024");
     char *err = tu_path(dir, "err");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "2000000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
