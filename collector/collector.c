@@ -326,7 +326,10 @@ static void drop_client(int i, const char *why)
         S.root_gone_at = opp_mono_ns();
     }
     free(c);
-    S.c[i] = S.c[--S.nc];
+    /* Keep the others in accept order: processes are numbered in the order
+     * their hellos are read, and that must be the order they connected. */
+    memmove(&S.c[i], &S.c[i + 1], (size_t)(S.nc - i - 1) * sizeof S.c[0]);
+    S.nc--;
 }
 
 static int process_clients(void)
@@ -665,14 +668,18 @@ int opp_collector_run(const struct opp_collector_opts *o)
             logmsg("poll: %s", strerror(errno));
             break;
         }
-        /* Clients first (backwards: dropping one moves the last into its place). */
+        /* Clients first, in the order they connected (a forked child that
+         * execs at once must get its number before its new image does).
+         * A dropped client shifts the later ones down by one: `gone`. */
         if (pr > 0) {
-            for (int i = nc - 1; i >= 0; i--) {
+            for (int i = 0, gone = 0; i < nc; i++) {
                 if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
                     continue;
                 const char *why = NULL;
-                if (on_readable(i, &why) < 0)
-                    drop_client(i, why);
+                if (on_readable(i - gone, &why) < 0) {
+                    drop_client(i - gone, why);
+                    gone++;
+                }
                 if (finished)
                     break;
             }

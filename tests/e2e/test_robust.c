@@ -141,9 +141,10 @@ static int closed_by_peer(int fd)
     return 0;
 }
 
-static void put_hello(uint8_t *buf, uint32_t *n, uint32_t argc_claimed)
+/* A HELLO as the preload sends it: pid, ppid, clock, argc, ticks, realtime, exe. */
+static void put_hello_ppid(uint8_t *buf, uint32_t *n, uint32_t argc_claimed, uint32_t ppid)
 {
-    uint32_t f[4] = {1, 1, 0, argc_claimed};
+    uint32_t f[4] = {1, ppid, 0, argc_claimed};
     uint64_t t[2] = {0, 0};
     uint32_t z = 0;
     memcpy(buf, f, 16);
@@ -151,6 +152,40 @@ static void put_hello(uint8_t *buf, uint32_t *n, uint32_t argc_claimed)
     memcpy(buf + 32, &z, 4); /* empty exe */
     *n = 36;
 }
+
+static void put_hello(uint8_t *buf, uint32_t *n, uint32_t argc_claimed)
+{
+    put_hello_ppid(buf, n, argc_claimed, 1);
+}
+
+/* Processes are numbered in the order they connected, even when many wait
+ * at once (a forked child that execs at once, then its new image): the
+ * collector is stopped while 20 clients connect and say hello in turn. */
+START_TEST(processes_in_connect_order)
+{
+    int cpid = start_collector();
+    ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
+    enum { N = 20 };
+    int fd[N];
+    uint8_t buf[64];
+    uint32_t n;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_ge(fd[i] = opp_connect(sock), 0);
+        put_hello_ppid(buf, &n, 0, 5000 + (uint32_t)i);
+        ck_assert_int_eq(opp_send_msg(fd[i], OPP_MSG_HELLO, buf, n, -1), 0);
+    }
+    ck_assert_int_eq(kill(cpid, SIGCONT), 0);
+    for (int i = 0; i < N; i++)
+        close(fd[i]);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(m->procs[i].ppid, 5000 + (uint32_t)i);
+    opp_model_free(m);
+}
+END_TEST
 
 /* Garbage, oversize, lying and out-of-order clients are each cut off; a real
  * program profiled through the same collector at the same time is whole. */
@@ -300,6 +335,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
+    tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, other_user_refused);
     tcase_add_test(tc, cli_errors);
     tcase_add_test(tc, truncated_trace_report);
