@@ -15,14 +15,23 @@ OPT     ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Icommon -pthread $(EXTRA_CFLAGS)
 LDLIBS_BASE := -pthread -ldl -lm
 
-COMMON_SRC := common/util.c common/ops.c common/trace_write.c common/trace_read.c
-PRELOAD_SRC := $(wildcard preload/*.c) common/util.c
+COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c
+PRELOAD_SRC := $(wildcard preload/*.c) common/util.c common/gpu.c
 COLLECTOR_SRC := $(wildcard collector/*.c) $(COMMON_SRC)
 REPORT_SRC := $(wildcard report/*.c) $(COMMON_SRC)
 HDRS := $(wildcard common/*.h preload/*.h collector/*.h report/*.h)
 
-# CUDA toolkit: optional. Without it the CUDA parts are left out.
-HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo 1)
+# CUDA toolkit: optional. Without it the CUDA parts are left out. The
+# agent needs only CUPTI's headers at build time (it dlopens libcupti).
+CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
+HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -n "$(CUPTI_INC)" && echo 1)
+PRELOAD_CFLAGS :=
+PRELOAD_DEPS :=
+ifeq ($(HAVE_CUDA),1)
+PRELOAD_CFLAGS += -DOPP_HAVE_CUDA -I$(BUILD)/gen -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include \
+                  -DOPP_CUDA_HOME='"$(CUDA_HOME)"'
+PRELOAD_DEPS += $(BUILD)/gen/cuda_api.h
+endif
 
 .PHONY: all deps demo test test-unit test-e2e test-asan bench clean cuda-note
 all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector cuda-note
@@ -33,11 +42,14 @@ ifneq ($(HAVE_CUDA),1)
 endif
 
 $(BUILD)/.dir:
-	@mkdir -p $(BUILD)/tests $(BUILD)/asan && touch $@
+	@mkdir -p $(BUILD)/tests $(BUILD)/asan $(BUILD)/gen && touch $@
+
+$(BUILD)/gen/cuda_api.h: scripts/gen-cuda-api.sh $(BUILD)/.dir
+	scripts/gen-cuda-api.sh $(CUDA_HOME) $@
 
 # The preload lives inside other programs: hidden symbols, static TLS.
-$(BUILD)/libopprof.so: $(PRELOAD_SRC) $(HDRS) $(BUILD)/.dir
-	$(CC) $(CFLAGS_BASE) -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec \
+$(BUILD)/libopprof.so: $(PRELOAD_SRC) $(HDRS) $(PRELOAD_DEPS) $(BUILD)/.dir
+	$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec \
 	  -fno-omit-frame-pointer -Wl,-z,now -Wl,--no-undefined -o $@ $(PRELOAD_SRC) $(LDLIBS_BASE)
 
 $(BUILD)/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir

@@ -4,6 +4,7 @@
  * tail only moves after its records are in the file, so a record is always
  * in exactly one of the two places. */
 #include "collector.h"
+#include "gpu.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,8 @@ struct client {
     enum client_kind kind;
     pid_t pid;
     uint32_t proc, clock, nfuncs;
+    uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
+    struct opp_func_desc *fdesc;
     int bye, ended;
     struct ring *rings;
     size_t nrings;
@@ -52,7 +55,7 @@ struct client {
     int nfds;
     uint8_t rx[sizeof(struct opp_msg_header) + OPP_MSG_MAX];
     size_t rxlen;
-    uint64_t events, dropped;
+    uint64_t events, dropped, gpu_records;
 };
 
 static int finished; /* the file is closed: nothing more is drained */
@@ -304,6 +307,16 @@ static void end_process(struct client *c, uint32_t how)
     c->ended = 1;
 }
 
+static void free_fdesc(struct client *c)
+{
+    for (uint32_t i = 0; c->fdesc && i < c->funcs_got; i++) {
+        free((char *)c->fdesc[i].lib);
+        free((char *)c->fdesc[i].name);
+    }
+    free(c->fdesc);
+    c->fdesc = NULL;
+}
+
 static void drop_client(int i, const char *why)
 {
     struct client *c = S.c[i];
@@ -315,6 +328,7 @@ static void drop_client(int i, const char *why)
         else
             drain_client(c); /* what it recorded after saying goodbye */
     }
+    free_fdesc(c);
     for (size_t k = 0; k < c->nrings; k++)
         ring_release(&c->rings[k]);
     free(c->rings);
@@ -370,16 +384,54 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     return 0;
 }
 
+/* The function table comes in parts, in order; it is written once whole. */
 static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     struct opp_funcs_msg f;
     int rc = opp_parse_funcs(p, n, &f, why);
-    if (!rc) {
-        c->nfuncs = f.count;
-        opp_tw_funcs(&S.tw, c->proc, f.count, f.f);
+    if (!rc && (f.first != c->funcs_got || (c->funcs_got && f.total != c->funcs_total))) {
+        *why = "function table parts out of order";
+        rc = -1;
+    }
+    if (!rc && !c->fdesc) {
+        c->funcs_total = f.total;
+        c->fdesc = calloc(f.total, sizeof *c->fdesc);
+        if (!c->fdesc) {
+            *why = "out of memory";
+            rc = -1;
+        }
+    }
+    for (uint32_t i = 0; !rc && i < f.count; i++) {
+        struct opp_func_desc *d = &c->fdesc[f.first + i];
+        d->kind = f.f[i].kind;
+        d->dtype = f.f[i].dtype;
+        d->lib = strdup(f.f[i].lib);
+        d->name = strdup(f.f[i].name);
+        c->funcs_got++;
+        if (!d->lib || !d->name) {
+            *why = "out of memory";
+            rc = -1;
+        }
     }
     opp_funcs_free(&f);
+    if (!rc && c->funcs_got == c->funcs_total) {
+        c->nfuncs = c->funcs_total;
+        opp_tw_funcs(&S.tw, c->proc, c->nfuncs, c->fdesc);
+        free_fdesc(c);
+    }
     return rc;
+}
+
+/* GPU activity: checked record by record, then written as it came. */
+static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **why)
+{
+    uint32_t count;
+    if (opp_gpu_check(p, n, &count, why))
+        return -1;
+    if (count)
+        opp_tw_gpu(&S.tw, c->proc, p, n);
+    c->gpu_records += count;
+    return 0;
 }
 
 static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **why)
@@ -431,6 +483,12 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             return -1;
         }
         return on_funcs(c, p, mh->size, why);
+    case OPP_MSG_GPU:
+        if (c->kind != C_PROCESS || !c->nfuncs) {
+            *why = "GPU records out of order";
+            return -1;
+        }
+        return on_gpu(c, p, mh->size, why);
     case OPP_MSG_RING:
         if (c->kind != C_PROCESS || !c->nfuncs || c->bye) {
             *why = "ring out of order";

@@ -22,7 +22,7 @@ struct opp_hello {
     char **argv; /* argc entries */
 };
 struct opp_funcs_msg {
-    uint32_t count;
+    uint32_t total, first, count;
     struct opp_func_desc *f; /* names point into one allocation */
     char *strings;
 };

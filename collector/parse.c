@@ -141,8 +141,10 @@ int opp_parse_funcs(const void *p, uint32_t n, struct opp_funcs_msg *out, const 
     struct opp_rbuf b;
     memset(out, 0, sizeof *out);
     opp_rbuf_init(&b, p, n);
+    uint32_t total = opp_get_u32(&b), first = opp_get_u32(&b);
     uint32_t count = opp_get_u32(&b);
-    if (b.bad || count == 0 || count > OPP_MAX_FUNCS || count > opp_rbuf_left(&b) / 16) {
+    if (b.bad || count == 0 || total > OPP_MAX_FUNCS || first > total || count > total - first ||
+        count > opp_rbuf_left(&b) / 16) {
         *why = "function table has an impossible count";
         return -1;
     }
@@ -182,6 +184,8 @@ int opp_parse_funcs(const void *p, uint32_t n, struct opp_funcs_msg *out, const 
         s += nn + 1;
     }
     out->count = count;
+    out->total = total;
+    out->first = first;
     if (opp_rbuf_left(&b)) {
         *why = "function table has trailing bytes";
         return -1;

@@ -1,4 +1,4 @@
-/* The opprof trace file format, version 1: the one definition shared by the
+/* The opprof trace file format, version 2: the one definition shared by the
  * collector (writer), the report tool (reader) and the tests. docs/FORMAT.md
  * describes the same bytes in prose; change both together. */
 #ifndef OPP_FORMAT_H
@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 1u
+#define OPP_TRACE_VERSION 2u /* 2: GPU chunks, CUDA API kind; 1 still read */
+#define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 16u
 #define OPP_CHUNK_HEADER_SIZE 16u
 #define OPP_CHUNK_MAX (64u << 20) /* no chunk payload is larger */
@@ -36,7 +37,8 @@ enum opp_chunk_type {
     OPP_CHUNK_DROPPED = 6,     /* records a thread could not hand over */
     OPP_CHUNK_PROCESS_END = 7, /* how a process instance ended */
     OPP_CHUNK_END = 8,         /* the collector finished the file */
-    OPP_CHUNK_TYPE_MAX = 8
+    OPP_CHUNK_GPU = 9,         /* GPU activity records of one process (gpu.h) */
+    OPP_CHUNK_TYPE_MAX = 9
 };
 
 /* Clock domain of a process's tick values. */
@@ -72,7 +74,9 @@ enum opp_op_kind {
     OPP_OP_DOT = 3,   /* N */
     OPP_OP_AXPY = 4,  /* N */
     OPP_OP_SCAL = 5,  /* N */
-    OPP_OP_KIND_MAX = 5
+    OPP_OP_CUDA_API = 6, /* status, correlation id (0 when unknown), cbid: a CUDA
+                            runtime (lib "cudart") or driver (lib "cuda") call */
+    OPP_OP_KIND_MAX = 6
 };
 
 /* Element types. */

@@ -1,12 +1,12 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 1. docs/FORMAT.md describes it in prose. */
+ * collector, version 2. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION 1u
+#define OPP_PROTO_VERSION 2u /* 2: FUNCS in parts, GPU */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 struct opp_msg_header {
@@ -21,10 +21,13 @@ enum opp_msg_type {
     /* client -> collector */
     OPP_MSG_HELLO = 1,  /* u32 pid, u32 ppid, u32 clock, u32 argc, u64 start ticks,
                            u64 realtime ns, str exe, argc x str arg */
-    OPP_MSG_FUNCS = 2,  /* u32 count, count x (u32 kind, u32 dtype, str lib, str name) */
+    OPP_MSG_FUNCS = 2,  /* u32 total, u32 first, u32 count, count x (u32 kind, u32 dtype,
+                           str lib, str name): entries first..first+count-1 of the
+                           process's table, sent in order until total */
     OPP_MSG_RING = 3,   /* u32 tid, u32 capacity; carries the ring's memfd */
     OPP_MSG_BYE = 4,    /* empty; answered by ACK once the process's records are written */
     OPP_MSG_FINISH = 5, /* control: u32 linger ms; answered by DONE once the file is complete */
+    OPP_MSG_GPU = 6,    /* u32 count, count x GPU record (gpu.h); after the whole FUNCS table */
     /* collector -> client */
     OPP_MSG_ACK = 16, /* u64 events, u64 dropped (this process's; the whole trace's when
                          the goodbye finished it), u64 processes still connected */

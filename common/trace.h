@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "format.h"
+#include "gpu.h"
 #include "util.h"
 
 /* ---- writer ---- */
@@ -42,6 +43,8 @@ struct opp_func_desc {
 int opp_tw_funcs(struct opp_tw *w, uint32_t proc, uint32_t count, const struct opp_func_desc *f);
 int opp_tw_thread(struct opp_tw *w, uint32_t proc, uint32_t tid, const char *name);
 int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count);
+/* records: u32 count, then count GPU records (gpu.h), as OPP_MSG_GPU carries them. */
+int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t size);
 int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t end_ticks);
 int opp_tw_end(struct opp_tw *w, uint64_t events, uint64_t dropped, uint32_t processes);
 
@@ -128,12 +131,16 @@ struct opp_tr_visitor {
     int (*event)(void *ctx, const struct opp_tr_event *e);
     int (*dropped)(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
     int (*process_end)(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
+    /* One GPU record (STRING records included); times are CLOCK_MONOTONIC ns. */
+    int (*gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
 };
 
 struct opp_tr_summary {
     int complete;         /* the END chunk was read */
     uint64_t chunks;      /* chunks read */
     uint64_t events;      /* events delivered */
+    uint64_t gpu_records; /* GPU records delivered */
+    uint32_t version;     /* the file's format version */
     uint64_t end_events, end_dropped; /* as the END chunk counted them */
     uint32_t end_processes;
     uint64_t bytes_good, file_size;

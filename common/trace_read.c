@@ -352,6 +352,21 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
             return -1;
         return v->process_end && v->process_end(ctx, proc, how, to_ns(r, pi->clock, t)) ? 2 : 0;
     }
+    case OPP_CHUNK_GPU: {
+        uint32_t proc = opp_get_u32(b), count = opp_get_u32(b);
+        if (b->bad || !known_proc(r, proc))
+            return -1;
+        struct opp_gpu_rec g;
+        const char *why;
+        for (uint32_t i = 0; i < count; i++) {
+            if (opp_gpu_get(b, &g, &why))
+                return -1;
+            r->sum->gpu_records++;
+            if (v->gpu && v->gpu(ctx, proc, &g))
+                return 2;
+        }
+        return opp_rbuf_left(b) ? -1 : 0;
+    }
     case OPP_CHUNK_END:
         r->sum->end_events = opp_get_u64(b);
         r->sum->end_dropped = opp_get_u64(b);
@@ -368,7 +383,7 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
 static const char *chunk_name(uint32_t type)
 {
     static const char *n[] = {"?",      "clock",   "process", "funcs",      "thread",
-                              "events", "dropped", "process-end", "end"};
+                              "events", "dropped", "process-end", "end", "gpu"};
     return type <= OPP_CHUNK_TYPE_MAX ? n[type] : "?";
 }
 
@@ -430,12 +445,15 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         fclose(r.f);
         return -1;
     }
-    if (fh.version != OPP_TRACE_VERSION || fh.header_size != OPP_FILE_HEADER_SIZE) {
-        snprintf(err, errlen, "%s: trace format version %u is not supported (this opprof reads %u)",
-                 path, fh.version, OPP_TRACE_VERSION);
+    if (fh.version < OPP_TRACE_VERSION_MIN || fh.version > OPP_TRACE_VERSION ||
+        fh.header_size != OPP_FILE_HEADER_SIZE) {
+        snprintf(err, errlen,
+                 "%s: trace format version %u is not supported (this opprof reads %u to %u)",
+                 path, fh.version, OPP_TRACE_VERSION_MIN, OPP_TRACE_VERSION);
         fclose(r.f);
         return -1;
     }
+    sum->version = fh.version;
     r.off = sizeof fh;
     calibrate(&r);
     if (fseeko(r.f, sizeof fh, SEEK_SET) != 0) {

@@ -197,6 +197,20 @@ int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count
     return put_done(w, OPP_CHUNK_DROPPED, &b);
 }
 
+int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t size)
+{
+    if (size > OPP_CHUNK_MAX - 4)
+        return -EMSGSIZE;
+    uint8_t *mem = malloc(4u + size);
+    if (!mem)
+        return -ENOMEM;
+    memcpy(mem, &proc, 4);
+    memcpy(mem + 4, records, size);
+    int rc = opp_tw_chunk(w, OPP_CHUNK_GPU, mem, 4u + size);
+    free(mem);
+    return rc;
+}
+
 int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t end_ticks)
 {
     char mem[16];

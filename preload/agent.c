@@ -34,6 +34,12 @@ const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
 #define OPP_FN_DESC(name, kind, dtype, ...) {#name, "blas", OPP_OP_##kind, OPP_DT_##dtype},
     OPP_BLAS_FUNCS(OPP_FN_DESC)
 #undef OPP_FN_DESC
+#define OPP_FN_RT(cbid, name) [OPP_FN_CUDA_RT_BASE + cbid] = {name, OPP_LIB_CUDART, OPP_OP_CUDA_API, 0},
+#define OPP_FN_DRV(cbid, name) [OPP_FN_CUDA_DRV_BASE + cbid] = {name, OPP_LIB_CUDA, OPP_OP_CUDA_API, 0},
+    OPP_CUDA_RT_TABLE(OPP_FN_RT)
+    OPP_CUDA_DRV_TABLE(OPP_FN_DRV)
+#undef OPP_FN_RT
+#undef OPP_FN_DRV
 };
 
 static struct {
@@ -137,17 +143,37 @@ static int send_hello(void)
     int rc = opp_send_msg(G.sock, OPP_MSG_HELLO, G.msg, (uint32_t)b.len, -1);
     if (rc)
         return rc;
-    opp_wbuf_init(&b, G.msg, sizeof G.msg);
-    opp_put_u32(&b, OPP_FN_COUNT);
-    for (uint32_t i = 0; i < OPP_FN_COUNT; i++) {
-        opp_put_u32(&b, opp_fn_info[i].kind);
-        opp_put_u32(&b, opp_fn_info[i].dtype);
-        opp_put_str(&b, opp_fn_info[i].lib, strlen(opp_fn_info[i].lib));
-        opp_put_str(&b, opp_fn_info[i].name, strlen(opp_fn_info[i].name));
+    /* The function table, in parts that each fit a message. */
+    for (uint32_t first = 0; first < OPP_FN_COUNT;) {
+        opp_wbuf_init(&b, G.msg, sizeof G.msg);
+        opp_put_u32(&b, OPP_FN_COUNT);
+        opp_put_u32(&b, first);
+        size_t count_at = b.len;
+        opp_put_u32(&b, 0);
+        uint32_t n = 0;
+        while (first + n < OPP_FN_COUNT) {
+            const struct opp_fn_info *f = &opp_fn_info[first + n];
+            size_t mark = b.len;
+            opp_put_u32(&b, f->kind);
+            opp_put_u32(&b, f->dtype);
+            opp_put_str(&b, f->lib, strlen(f->lib));
+            opp_put_str(&b, f->name, strlen(f->name));
+            if (b.overflow) {
+                b.len = mark;
+                b.overflow = 0;
+                break;
+            }
+            n++;
+        }
+        if (!n)
+            return -EMSGSIZE;
+        memcpy(G.msg + count_at, &n, 4);
+        rc = opp_send_msg(G.sock, OPP_MSG_FUNCS, G.msg, (uint32_t)b.len, -1);
+        if (rc)
+            return rc;
+        first += n;
     }
-    if (b.overflow)
-        return -EMSGSIZE;
-    return opp_send_msg(G.sock, OPP_MSG_FUNCS, G.msg, (uint32_t)b.len, -1);
+    return 0;
 }
 
 /* ---- threads ---- */

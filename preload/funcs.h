@@ -1,10 +1,23 @@
 /* Every intercepted entry point, from each library's table: the ids used
  * in records and the descriptions sent to the collector. Adding a library
- * is adding its table here. */
+ * is adding its table here. CUDA runtime and driver calls follow the
+ * library entries, one id per CUPTI callback id (cbid) of each domain:
+ * OPP_FN_CUDA_RT_BASE + cbid and OPP_FN_CUDA_DRV_BASE + cbid. */
 #ifndef OPP_FUNCS_H
 #define OPP_FUNCS_H
 
 #include "blas_table.h"
+
+#ifdef OPP_HAVE_CUDA
+#include "cuda_api.h" /* generated from the toolkit's CUPTI headers */
+#else
+#define OPP_CUDA_RT_COUNT 0
+#define OPP_CUDA_DRV_COUNT 0
+#define OPP_CUDA_RT_TABLE(X)
+#define OPP_CUDA_DRV_TABLE(X)
+#define OPP_CUDA_RT_SYMS(X)
+#define OPP_CUDA_DRV_SYMS(X)
+#endif
 
 #define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X)
 
@@ -12,8 +25,15 @@ enum opp_fn_id {
 #define OPP_FN_ENUM(name, ...) OPP_FN_##name,
     OPP_ALL_FUNCS(OPP_FN_ENUM)
 #undef OPP_FN_ENUM
-    OPP_FN_COUNT
+    OPP_FN_LIB_COUNT,
+    OPP_FN_CUDA_RT_BASE = OPP_FN_LIB_COUNT,
+    OPP_FN_CUDA_DRV_BASE = OPP_FN_CUDA_RT_BASE + OPP_CUDA_RT_COUNT,
+    OPP_FN_COUNT = OPP_FN_CUDA_DRV_BASE + OPP_CUDA_DRV_COUNT
 };
+
+/* Library names of the CUDA domains, as the trace and report show them. */
+#define OPP_LIB_CUDART "cudart"
+#define OPP_LIB_CUDA "cuda"
 
 struct opp_fn_info {
     const char *name, *lib;

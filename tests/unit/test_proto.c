@@ -43,7 +43,7 @@ START_TEST(header_rules)
     ck_assert_int_eq(opp_parse_header(&bad, sizeof bad, &out, &why), -1);
     ck_assert_str_eq(why, "bad message magic");
     bad = h;
-    bad.version = 2;
+    bad.version = OPP_PROTO_VERSION + 1;
     ck_assert_int_eq(opp_parse_header(&bad, sizeof bad, &out, &why), -1);
     ck_assert_str_eq(why, "unsupported protocol version");
     bad = h;
@@ -98,10 +98,14 @@ START_TEST(hello_rules)
 }
 END_TEST
 
-static uint32_t funcs(uint32_t count, uint32_t kind, const char *name)
+/* A FUNCS part: entries first..first+count-1 of a table of total (two sent). */
+static uint32_t funcs_part(uint32_t total, uint32_t first, uint32_t count, uint32_t kind,
+                           const char *name)
 {
     struct opp_wbuf w;
     opp_wbuf_init(&w, buf, sizeof buf);
+    opp_put_u32(&w, total);
+    opp_put_u32(&w, first);
     opp_put_u32(&w, count);
     for (uint32_t i = 0; i < 2; i++) {
         opp_put_u32(&w, kind);
@@ -110,6 +114,11 @@ static uint32_t funcs(uint32_t count, uint32_t kind, const char *name)
         opp_put_str(&w, name, strlen(name));
     }
     return (uint32_t)w.len;
+}
+
+static uint32_t funcs(uint32_t count, uint32_t kind, const char *name)
+{
+    return funcs_part(count, 0, count, kind, name);
 }
 
 START_TEST(funcs_rules)
@@ -141,6 +150,20 @@ START_TEST(funcs_rules)
     n = funcs(1, 0, "x"); /* table of one, two entries sent */
     ck_assert_int_eq(opp_parse_funcs(buf, n, &f, &why), -1);
     ck_assert_str_eq(why, "function table has trailing bytes");
+    opp_funcs_free(&f);
+    n = funcs_part(10, 4, 2, 0, "x"); /* a middle part */
+    ck_assert_int_eq(opp_parse_funcs(buf, n, &f, &why), 0);
+    ck_assert_uint_eq(f.total, 10);
+    ck_assert_uint_eq(f.first, 4);
+    ck_assert_uint_eq(f.count, 2);
+    opp_funcs_free(&f);
+    n = funcs_part(10, 9, 2, 0, "x"); /* past the end of the table */
+    ck_assert_int_eq(opp_parse_funcs(buf, n, &f, &why), -1);
+    ck_assert_str_eq(why, "function table has an impossible count");
+    opp_funcs_free(&f);
+    n = funcs_part(OPP_MAX_FUNCS + 1, 0, 2, 0, "x");
+    ck_assert_int_eq(opp_parse_funcs(buf, n, &f, &why), -1);
+    ck_assert_str_eq(why, "function table has an impossible count");
     opp_funcs_free(&f);
 }
 END_TEST
