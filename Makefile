@@ -16,7 +16,7 @@ CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Icommon -pthread $(EXTRA
 LDLIBS_BASE := -pthread -ldl -lm
 
 COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c
-PRELOAD_SRC := $(wildcard preload/*.c) common/util.c common/gpu.c
+PRELOAD_SRC := $(wildcard preload/*.c preload/*.S) common/util.c common/gpu.c
 COLLECTOR_SRC := $(wildcard collector/*.c) $(COMMON_SRC)
 REPORT_SRC := $(wildcard report/*.c) $(COMMON_SRC)
 HDRS := $(wildcard common/*.h preload/*.h collector/*.h report/*.h)
@@ -31,6 +31,17 @@ ifeq ($(HAVE_CUDA),1)
 PRELOAD_CFLAGS += -DOPP_HAVE_CUDA -I$(BUILD)/gen -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include \
                   -DOPP_CUDA_HOME='"$(CUDA_HOME)"'
 PRELOAD_DEPS += $(BUILD)/gen/cuda_api.h
+endif
+# Unit tests feed CUPTI's own record structs through the agent's converter,
+# iterated by the real libcupti (which parses buffers without a GPU).
+UNIT_CUDA_CFLAGS :=
+UNIT_CUDA_SRC :=
+UNIT_CUDA_LIBS :=
+ifeq ($(HAVE_CUDA),1)
+CUPTI_LIBDIR := $(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
+UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -Ipreload
+UNIT_CUDA_SRC := preload/cupti_conv.c
+UNIT_CUDA_LIBS := -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
 endif
 
 .PHONY: all deps demo test test-unit test-e2e test-asan bench clean cuda-note
@@ -50,7 +61,8 @@ $(BUILD)/gen/cuda_api.h: scripts/gen-cuda-api.sh $(BUILD)/.dir
 # The preload lives inside other programs: hidden symbols, static TLS.
 $(BUILD)/libopprof.so: $(PRELOAD_SRC) $(HDRS) $(PRELOAD_DEPS) $(BUILD)/.dir
 	$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec \
-	  -fno-omit-frame-pointer -Wl,-z,now -Wl,--no-undefined -o $@ $(PRELOAD_SRC) $(LDLIBS_BASE)
+	  -fno-omit-frame-pointer -Wa,--noexecstack -Wl,-z,now,-z,noexecstack -Wl,--no-undefined \
+	  -o $@ $(PRELOAD_SRC) $(LDLIBS_BASE)
 
 $(BUILD)/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir
 	$(CC) $(CFLAGS_BASE) -o $@ $(COLLECTOR_SRC) $(LDLIBS_BASE)

@@ -100,8 +100,8 @@ int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
 
 const char *opp_op_kind_name(uint32_t kind)
 {
-    static const char *names[] = {"plain", "gemm", "gemv", "dot", "axpy", "scal"};
-    return kind <= OPP_OP_KIND_MAX ? names[kind] : "unknown";
+    static const char *names[] = {"plain", "gemm", "gemv", "dot", "axpy", "scal", "cuda_api"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 
 const char *opp_dtype_name(uint32_t dtype)

@@ -3,6 +3,7 @@
  * and exit. Failures of ours print one line and turn profiling off; the
  * program itself never notices (errno, signals and results untouched). */
 #include "agent.h"
+#include "cupti_client.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,8 +24,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
 
 __thread struct opp_tls opp_tls __attribute__((tls_model("initial-exec")));
 int opp_use_tsc;
@@ -70,6 +69,17 @@ static void say(const char *a, const char *b, const char *c)
         line[n++] = '\n';
     ssize_t w = write(2, line, n);
     (void)w;
+}
+
+void opp_agent_say(const char *a, const char *b, const char *c) { say(a, b, c); }
+
+/* A message from a thread other than the program's calls (CUPTI's). */
+int opp_agent_send(unsigned type, const void *payload, unsigned size)
+{
+    pthread_mutex_lock(&G.lock);
+    int rc = G.on && G.sock >= 0 ? opp_send_msg(G.sock, (uint16_t)type, payload, size, -1) : -ENOTCONN;
+    pthread_mutex_unlock(&G.lock);
+    return rc;
 }
 
 /* The first failure of ours: say why, once, and stop recording. */
@@ -287,6 +297,18 @@ static int self_range(struct dl_phdr_info *info, size_t size, void *data)
 
 static int is_self(void *p) { return (uintptr_t)p >= self_lo && (uintptr_t)p < self_hi; }
 
+/* Known before anything is resolved, even when called before our
+ * constructor ran (other libraries' constructors) or with OPPROF_DISABLE:
+ * else a lookup could take one of our own wrappers for the real function. */
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static void self_init(void) { dl_iterate_phdr(self_range, (void *)opp_thread_attach); }
+
+int opp_is_self(const void *p)
+{
+    pthread_once(&self_once, self_init);
+    return is_self((void *)p);
+}
+
 struct find {
     const char *name;
     void *found;
@@ -324,6 +346,7 @@ void *opp_resolve(uint32_t fn)
     int saved_errno = errno;
     const char *name = opp_fn_info[fn].name;
     unsigned long long adds = 0;
+    pthread_once(&self_once, self_init);
     dl_iterate_phdr(adds_cb, &adds);
     void *p = NULL;
     if (atomic_load(&missing_at[fn]) != adds) {
@@ -487,6 +510,7 @@ static void at_child(void)
     if (r)
         munmap(r, opp_ring_bytes(r->capacity));
     G.root = 0;
+    opp_cupti_forked();
     if (G.sock >= 0) {
         close(G.sock);
         G.sock = -1;
@@ -529,7 +553,7 @@ __attribute__((constructor)) static void opp_init(void)
     const char *dis = getenv("OPPROF_DISABLE");
     if (dis && dis[0] == '1')
         goto out;
-    dl_iterate_phdr(self_range, (void *)opp_thread_attach);
+    pthread_once(&self_once, self_init);
     const char *ck = getenv("OPPROF_CLOCK");
     opp_use_tsc = !(ck && !strcmp(ck, "monotonic")) && opp_tsc_usable();
     G.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
@@ -557,8 +581,11 @@ __attribute__((constructor)) static void opp_init(void)
         setenv("OPPROF_SOCKET", G.socket_path, 1);
     }
     connect_and_hello();
-    if (G.on)
+    if (G.on) {
         pthread_atfork(at_prepare, at_parent, at_child);
+        Dl_info self;
+        opp_cupti_start(dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL);
+    }
 out:
     opp_tls.state = OPP_T_NEW;
     errno = saved_errno;
@@ -572,6 +599,7 @@ __attribute__((destructor)) static void opp_fini(void)
     if (!G.on || G.sock < 0)
         return;
     int saved_errno = errno;
+    opp_cupti_flush(); /* GPU records still in CUPTI's buffers */
     pthread_mutex_lock(&G.lock);
     int rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);
     uint64_t counts[3] = {0, 0, 0}; /* events, dropped, processes still running */

@@ -20,6 +20,9 @@
 /* Every entry point of every library table, one id each. */
 #include "funcs.h"
 
+/* NEW: not attached yet; ON: recording; OFF: never (and our reentrancy guard). */
+enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
+
 struct opp_tls {
     struct opp_ring_hdr *ring; /* NULL: not attached, attaching, or off */
     uint8_t state;             /* enum opp_thread_state */
@@ -37,6 +40,7 @@ struct opp_frame {
 
 struct opp_ring_hdr *opp_thread_attach(void);
 void *opp_resolve(uint32_t fn);
+int opp_is_self(const void *p); /* p lies in libopprof.so itself */
 
 static inline uint64_t opp_now(void)
 {

@@ -21,6 +21,11 @@
 
 #define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X)
 
+/* Library names of the CUDA domains, as the trace and report show them. */
+#define OPP_LIB_CUDART "cudart"
+#define OPP_LIB_CUDA "cuda"
+
+#ifndef __ASSEMBLER__ /* preload/cuda_tramp.S uses the lists above */
 enum opp_fn_id {
 #define OPP_FN_ENUM(name, ...) OPP_FN_##name,
     OPP_ALL_FUNCS(OPP_FN_ENUM)
@@ -31,14 +36,11 @@ enum opp_fn_id {
     OPP_FN_COUNT = OPP_FN_CUDA_DRV_BASE + OPP_CUDA_DRV_COUNT
 };
 
-/* Library names of the CUDA domains, as the trace and report show them. */
-#define OPP_LIB_CUDART "cudart"
-#define OPP_LIB_CUDA "cuda"
-
 struct opp_fn_info {
     const char *name, *lib;
     uint32_t kind, dtype;
 };
 extern const struct opp_fn_info opp_fn_info[OPP_FN_COUNT];
+#endif /* __ASSEMBLER__ */
 
 #endif

@@ -21,6 +21,11 @@ static const struct {
     {"cpu_time", OPP_SORT_CPU_TIME},
     {"count", OPP_SORT_COUNT},
     {"flops", OPP_SORT_FLOPS},
+    {"self_cuda_time_total", OPP_SORT_SELF_CUDA_TIME_TOTAL},
+    {"cuda_time_total", OPP_SORT_CUDA_TIME_TOTAL},
+    {"cuda_time", OPP_SORT_CUDA_TIME},
+    {"self_cuda_memory_usage", OPP_SORT_SELF_CUDA_MEMORY_USAGE},
+    {"cuda_memory_usage", OPP_SORT_CUDA_MEMORY_USAGE},
 };
 
 int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
@@ -35,13 +40,20 @@ int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
 
 const char *opp_sort_key_list(void)
 {
-    return "self_cpu_time_total, cpu_time_total, cpu_time, count, flops";
+    return "self_cpu_time_total, cpu_time_total, cpu_time, count, flops, self_cuda_time_total, "
+           "cuda_time_total, cuda_time, self_cuda_memory_usage, cuda_memory_usage";
+}
+
+const char *opp_device_type_name(uint32_t t)
+{
+    return t == OPP_DEVICE_CUDA ? "CUDA" : "CPU";
 }
 
 /* A row's identity: the name, and the shapes when grouping by them. Zeroed
  * before it is filled, so that it can be hashed as bytes. */
 struct group_key {
     uint32_t name;
+    uint32_t device_type;
     int32_t n;
     int32_t rank[OPP_SHAPES_MAX];
     int64_t dim[OPP_SHAPES_MAX][OPP_RANK_MAX];
@@ -53,10 +65,12 @@ struct group {
     UT_hash_handle hh;
 };
 
-static void make_key(struct group_key *k, uint32_t name, const struct opp_shapes *s)
+static void make_key(struct group_key *k, uint32_t name, uint32_t device_type,
+                     const struct opp_shapes *s)
 {
     memset(k, 0, sizeof *k);
     k->name = name;
+    k->device_type = device_type;
     if (!s)
         return;
     k->n = s->n;
@@ -68,6 +82,16 @@ static void make_key(struct group_key *k, uint32_t name, const struct opp_shapes
 }
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : a < b;
+}
+
+static int cmp_i64_desc(int64_t a, int64_t b)
+{
+    return a > b ? -1 : a < b;
+}
+
+static int cmp_double_desc(double a, double b)
 {
     return a > b ? -1 : a < b;
 }
@@ -99,20 +123,35 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
     case OPP_SORT_CPU_TIME_TOTAL:
         c = cmp_u64_desc(a->cpu_time_total_ns, b->cpu_time_total_ns);
         break;
-    case OPP_SORT_CPU_TIME: {
-        double x = opp_row_avg_ns(a), y = opp_row_avg_ns(b);
-        c = x > y ? -1 : x < y;
+    case OPP_SORT_CPU_TIME:
+        c = cmp_double_desc(opp_row_avg_ns(a), opp_row_avg_ns(b));
         break;
-    }
     case OPP_SORT_COUNT:
         c = cmp_u64_desc(a->count, b->count);
         break;
     case OPP_SORT_FLOPS:
         c = cmp_u64_desc(a->flops, b->flops);
         break;
+    case OPP_SORT_SELF_CUDA_TIME_TOTAL:
+        c = cmp_u64_desc(a->self_cuda_time_total_ns, b->self_cuda_time_total_ns);
+        break;
+    case OPP_SORT_CUDA_TIME_TOTAL:
+        c = cmp_u64_desc(a->cuda_time_total_ns, b->cuda_time_total_ns);
+        break;
+    case OPP_SORT_CUDA_TIME:
+        c = cmp_double_desc(opp_row_cuda_avg_ns(a), opp_row_cuda_avg_ns(b));
+        break;
+    case OPP_SORT_SELF_CUDA_MEMORY_USAGE:
+        c = cmp_i64_desc(a->self_cuda_memory_usage, b->self_cuda_memory_usage);
+        break;
+    case OPP_SORT_CUDA_MEMORY_USAGE:
+        c = cmp_i64_desc(a->cuda_memory_usage, b->cuda_memory_usage);
+        break;
     }
     if (!c)
         c = strcmp(a->key, b->key);
+    if (!c && a->device_type != b->device_type)
+        c = a->device_type < b->device_type ? -1 : 1;
     return c ? c : cmp_shapes(&a->shapes, &b->shapes);
 }
 
@@ -122,6 +161,14 @@ static int thread_selected(const struct opp_model *m, const struct opp_thread *t
     if (o->filter_pid && opp_thread_process(m, t)->pid != o->pid)
         return 0;
     return !o->filter_tid || t->tid == o->tid;
+}
+
+int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uint32_t proc,
+                    uint32_t thread)
+{
+    if (thread != OPP_GPU_NONE)
+        return thread_selected(m, &m->threads[thread], o);
+    return !o->filter_tid && (!o->filter_pid || m->procs[proc].pid == o->pid);
 }
 
 static void free_groups(struct group **groups)
@@ -183,13 +230,10 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             if (o->group_by_shape)
                 opp_op_shapes(f->kind, args, e->nargs, &shapes);
             struct group_key k;
-            make_key(&k, e->name, o->group_by_shape ? &shapes : NULL);
+            make_key(&k, e->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
             struct opp_row *r = row_for(a, &cap, &groups, &k);
-            if (!r) {
-                free_groups(&groups);
-                opp_agg_free(a);
-                return -ENOMEM;
-            }
+            if (!r)
+                goto oom;
             if (!r->count) {
                 r->key = opp_model_str(m, e->name);
                 r->lib = opp_model_str(m, f->lib);
@@ -199,10 +243,41 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             r->self_cpu_time_total_ns += e->self_ns;
             r->cpu_time_total_ns += opp_event_dur(e);
             r->flops += opp_op_flops(f->kind, f->dtype, args, e->nargs);
+            if (t->gpu) {
+                const struct opp_event_gpu *g = &t->gpu[i];
+                r->self_cuda_time_total_ns += g->self_cuda_ns;
+                r->cuda_time_total_ns += g->cuda_ns;
+                r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, g->self_mem);
+                r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, g->mem);
+            }
             a->self_cpu_time_total_ns += e->self_ns;
             a->events++;
         }
     }
+    for (size_t i = 0; i < m->gpu.nops; i++) {
+        const struct opp_gpu_op *g = &m->gpu.ops[i];
+        if (!opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
+            continue;
+        struct group_key k;
+        make_key(&k, g->name, OPP_DEVICE_CUDA, NULL); /* no shapes: "[]" when grouped */
+        struct opp_row *r = row_for(a, &cap, &groups, &k);
+        if (!r)
+            goto oom;
+        if (!r->count) {
+            r->key = opp_model_str(m, g->name);
+            r->lib = "";
+            r->device_type = OPP_DEVICE_CUDA;
+        }
+        uint64_t dur = opp_gpu_op_dur(g);
+        r->count++;
+        r->self_cuda_time_total_ns += dur;
+        r->cuda_time_total_ns += dur;
+        r->bytes += g->bytes;
+        r->transfers = g->type != OPP_GPU_KERNEL;
+        a->self_cuda_time_total_ns += dur;
+        a->gpu_ops++;
+    }
+    a->gpu = opp_model_has_gpu(m);
     free_groups(&groups);
     enum opp_sort_key key = o->sort;
     if (a->nrows_all)
@@ -213,6 +288,10 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             opp_shapes_format(&a->rows[i].shapes, a->rows[i].shapes_str,
                               sizeof a->rows[i].shapes_str);
     return 0;
+oom:
+    free_groups(&groups);
+    opp_agg_free(a);
+    return -ENOMEM;
 }
 
 void opp_agg_free(struct opp_agg *a)

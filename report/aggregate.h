@@ -1,5 +1,6 @@
 /* key_averages(): the events of a model grouped by name (and optionally by
- * input shapes) into rows of counts and times, like torch.profiler's. */
+ * input shapes) into rows of counts and times, like torch.profiler's. GPU
+ * ops (kernels, memcpy, memset) are rows of their own (device type CUDA). */
 #ifndef OPP_AGGREGATE_H
 #define OPP_AGGREGATE_H
 
@@ -16,6 +17,11 @@ enum opp_sort_key {
     OPP_SORT_CPU_TIME, /* average per call */
     OPP_SORT_COUNT,
     OPP_SORT_FLOPS,
+    OPP_SORT_SELF_CUDA_TIME_TOTAL,
+    OPP_SORT_CUDA_TIME_TOTAL,
+    OPP_SORT_CUDA_TIME, /* average per call */
+    OPP_SORT_SELF_CUDA_MEMORY_USAGE,
+    OPP_SORT_CUDA_MEMORY_USAGE,
 };
 
 /* 0, or -EINVAL for a name that is not a sort key. */
@@ -35,15 +41,35 @@ struct opp_agg_opts {
     uint32_t tid;
 };
 
+/* Whether the GPU op (of process index proc, attached to an event of
+ * thread index thread, or OPP_GPU_NONE) passes the filters: its process's
+ * pid; with a tid filter only ops attached to an event of such a thread. */
+int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uint32_t proc,
+                    uint32_t thread);
+
+enum opp_device_type { OPP_DEVICE_CPU = 0, OPP_DEVICE_CUDA = 1 };
+const char *opp_device_type_name(uint32_t t); /* "CPU", "CUDA" */
+
 /* "[[300, 200], [200, 100], [300, 100]]" fits with room to spare. */
 #define OPP_SHAPES_STR_MAX 400
 
+/* A CPU row: calls of one entry point; its CUDA times and memory are the
+ * GPU work attached to those calls (model.h, struct opp_event_gpu). A CUDA
+ * row: GPU ops of one name (kernel, "Memcpy HtoD (Pageable -> Device)"...),
+ * whose Self CUDA = CUDA total = their duration and CPU times are 0. */
 struct opp_row {
     const char *key; /* the entry point's symbol name (points into the model) */
-    const char *lib; /* its library, as the first event of the row gave it */
+    const char *lib; /* its library, as the first event of the row gave it; "" for CUDA rows */
+    uint32_t device_type; /* enum opp_device_type */
     uint64_t count;
     uint64_t self_cpu_time_total_ns;
     uint64_t cpu_time_total_ns;
+    uint64_t self_cuda_time_total_ns;
+    uint64_t cuda_time_total_ns;
+    int64_t self_cuda_memory_usage; /* bytes allocated minus freed */
+    int64_t cuda_memory_usage;
+    uint64_t bytes; /* memcpy and memset rows: bytes copied or set */
+    int transfers;  /* a memcpy or memset row: bytes and GB/s apply */
     uint64_t flops;            /* sum over the row's calls of opp_op_flops */
     struct opp_shapes shapes;  /* n = 0 unless grouped by shape */
     char shapes_str[OPP_SHAPES_STR_MAX]; /* "" unless grouped by shape */
@@ -54,14 +80,30 @@ static inline double opp_row_avg_ns(const struct opp_row *r)
     return r->count ? (double)r->cpu_time_total_ns / (double)r->count : 0.0;
 }
 
+static inline double opp_row_cuda_avg_ns(const struct opp_row *r)
+{
+    return r->count ? (double)r->cuda_time_total_ns / (double)r->count : 0.0;
+}
+
+/* Memcpy and memset rows: GB/s (bytes per ns) over their device time. */
+static inline double opp_row_gbps(const struct opp_row *r)
+{
+    return r->cuda_time_total_ns ? (double)r->bytes / (double)r->cuda_time_total_ns : 0.0;
+}
+
 struct opp_agg {
     struct opp_row *rows;
     size_t nrows;       /* rows kept (after the limit) */
     size_t nrows_all;   /* rows before the limit */
     uint64_t events;    /* events that passed the filters */
+    uint64_t gpu_ops;   /* kernels, memcpy and memset that passed them */
     /* torch's "Self CPU time total": self time summed over every row before
      * the limit; Self CPU % and CPU total % both divide by it. */
     uint64_t self_cpu_time_total_ns;
+    /* torch's "Self CUDA time total": the device time of the CUDA rows,
+     * before the limit; Self CUDA % divides by it. */
+    uint64_t self_cuda_time_total_ns;
+    int gpu; /* the trace has GPU records: CSV and JSON rows carry the CUDA fields */
 };
 
 /* 0, or -ENOMEM. The rows point into m: free them before the model. */

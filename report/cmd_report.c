@@ -10,6 +10,7 @@
 
 #include "aggregate.h"
 #include "cmds.h"
+#include "gpu_stats.h"
 #include "model.h"
 #include "output.h"
 
@@ -20,6 +21,8 @@ enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
 struct report_args {
     const char *trace;
     enum format format;
+    int format_given;
+    int gpu; /* --gpu: the GPU view */
     struct opp_agg_opts agg;
     struct opp_out_opts out;
 };
@@ -28,17 +31,24 @@ static void usage(FILE *f)
 {
     fputs("usage: opprof report TRACE [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
           "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
+          "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
           "\n"
           "Summarise a trace like torch.profiler's key_averages().table().\n"
           "\n"
           "  -s, --sort KEY        sort rows by KEY, descending: self_cpu_time_total (default),\n"
-          "                        cpu_time_total, cpu_time (average), count, flops\n"
-          "  -n, --limit N         show only the first N rows\n"
+          "                        cpu_time_total, cpu_time (average), count, flops,\n"
+          "                        self_cuda_time_total, cuda_time_total, cuda_time (average),\n"
+          "                        self_cuda_memory_usage, cuda_memory_usage\n"
+          "  -n, --limit N         show only the first N rows (--gpu: kernels, default 10)\n"
           "      --group-by-shape  one row per name and input shapes\n"
           "      --flops           add Total FLOPs and GFLOP/s columns to the table\n"
           "  -f, --format FMT      table (default), csv or json\n"
           "      --pid PID         only the processes with this pid\n"
-          "      --tid TID         only the threads with this tid\n"
+          "      --tid TID         only the threads with this tid (and the GPU work they\n"
+          "                        launched)\n"
+          "      --gpu             the GPU view: top kernels (calls, time, estimated\n"
+          "                        theoretical occupancy, launch delay), busy time per\n"
+          "                        stream, idle share and largest idle gaps per device\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -60,7 +70,7 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
-    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID };
+    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU };
     static const struct option opts[] = {
         {"sort", required_argument, NULL, 's'},
         {"limit", required_argument, NULL, 'n'},
@@ -69,6 +79,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         {"format", required_argument, NULL, 'f'},
         {"pid", required_argument, NULL, OPT_PID},
         {"tid", required_argument, NULL, OPT_TID},
+        {"gpu", no_argument, NULL, OPT_GPU},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -100,7 +111,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         case OPT_FLOPS:
             ra->out.flops = 1;
             break;
+        case OPT_GPU:
+            ra->gpu = 1;
+            break;
         case 'f':
+            ra->format_given = 1;
             if (!strcmp(optarg, "table"))
                 ra->format = FMT_TABLE;
             else if (!strcmp(optarg, "csv"))
@@ -151,6 +166,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "one trace at a time ('%s' is extra)\n", argv[optind + 1]);
         return 2;
     }
+    if (ra->gpu && ra->format_given && ra->format != FMT_TABLE) {
+        fprintf(stderr, PREFIX "--gpu is a text view (the JSON report has its numbers in \"gpu\")\n");
+        return 2;
+    }
     ra->trace = argv[optind];
     return 0;
 }
@@ -167,6 +186,67 @@ static void warn_about(const struct opp_model *m)
                 PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
                        "shown with the process's end time\n",
                 m->open_events);
+    if (m->gpu.dropped_cupti || m->gpu.dropped_ours)
+        fprintf(stderr,
+                PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
+                       "%" PRIu64 " by opprof (buffers full)\n",
+                m->gpu.dropped_cupti, m->gpu.dropped_ours);
+}
+
+/* The GPU view; one line instead when the trace has no GPU records. */
+static int gpu_view(const struct report_args *ra, const struct opp_model *m)
+{
+    if (!opp_model_has_gpu(m)) {
+        printf("%s has no GPU activity records\n", ra->trace);
+        return 0;
+    }
+    struct opp_gpu_stats s;
+    struct opp_kernel_stats *k;
+    size_t nk;
+    int rc = opp_gpu_stats(m, &ra->agg, &s);
+    if (rc)
+        return rc;
+    rc = opp_kernel_stats(m, &ra->agg, &k, &nk);
+    if (!rc) {
+        rc = opp_out_gpu(stdout, m, &s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
+        free(k);
+    }
+    opp_gpu_stats_free(&s);
+    return rc;
+}
+
+/* The key_averages report in the chosen format. */
+static int key_averages(struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_agg agg;
+    struct opp_gpu_stats gs;
+    int rc = opp_aggregate(m, &ra->agg, &agg);
+    if (rc)
+        return rc;
+    if (ra->format == FMT_JSON && opp_model_has_gpu(m)) {
+        rc = opp_gpu_stats(m, &ra->agg, &gs);
+        if (rc) {
+            opp_agg_free(&agg);
+            return rc;
+        }
+        ra->out.gpu = &gs;
+    }
+    switch (ra->format) {
+    case FMT_TABLE:
+        rc = opp_out_table(stdout, &agg, &ra->out);
+        break;
+    case FMT_CSV:
+        rc = opp_out_csv(stdout, &agg, &ra->out);
+        break;
+    case FMT_JSON:
+        rc = opp_out_json(stdout, ra->trace, m, &agg, &ra->out);
+        break;
+    }
+    if (ra->out.gpu)
+        opp_gpu_stats_free(&gs);
+    ra->out.gpu = NULL;
+    opp_agg_free(&agg);
+    return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -182,22 +262,11 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
-    struct opp_agg agg;
-    if (opp_aggregate(m, &ra.agg, &agg)) {
+    rc = ra.gpu ? gpu_view(&ra, m) : key_averages(&ra, m);
+    if (rc == -ENOMEM) {
         fprintf(stderr, PREFIX "out of memory\n");
         opp_model_free(m);
         return 1;
-    }
-    switch (ra.format) {
-    case FMT_TABLE:
-        rc = opp_out_table(stdout, &agg, &ra.out);
-        break;
-    case FMT_CSV:
-        rc = opp_out_csv(stdout, &agg, &ra.out);
-        break;
-    case FMT_JSON:
-        rc = opp_out_json(stdout, ra.trace, m, &agg, &ra.out);
-        break;
     }
     if (!rc && fflush(stdout))
         rc = -errno;
@@ -207,7 +276,6 @@ int cmd_report(int argc, char **argv)
     } else {
         warn_about(m);
     }
-    opp_agg_free(&agg);
     opp_model_free(m);
     return rc;
 }

@@ -15,6 +15,30 @@ const char *opp_fmt_time(char buf[OPP_FMT_MAX], double ns)
     return buf;
 }
 
+const char *opp_fmt_time_signed(char buf[OPP_FMT_MAX], double ns)
+{
+    if (ns >= 0)
+        return opp_fmt_time(buf, ns);
+    char mag[OPP_FMT_MAX];
+    snprintf(buf, OPP_FMT_MAX, "-%s", opp_fmt_time(mag, -ns));
+    return buf;
+}
+
+const char *opp_fmt_memory(char buf[OPP_FMT_MAX], int64_t bytes)
+{
+    const double kb = 1024, mb = 1024 * kb, gb = 1024 * mb;
+    double b = (double)bytes, mag = b < 0 ? -b : b;
+    if (mag >= gb)
+        snprintf(buf, OPP_FMT_MAX, "%.2f Gb", b / gb);
+    else if (mag >= mb)
+        snprintf(buf, OPP_FMT_MAX, "%.2f Mb", b / mb);
+    else if (mag >= kb)
+        snprintf(buf, OPP_FMT_MAX, "%.2f Kb", b / kb);
+    else
+        snprintf(buf, OPP_FMT_MAX, "%lld b", (long long)bytes);
+    return buf;
+}
+
 const char *opp_fmt_percent(char buf[OPP_FMT_MAX], double part, double total)
 {
     if (total == 0)

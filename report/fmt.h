@@ -3,6 +3,7 @@
 #ifndef OPP_FMT_H
 #define OPP_FMT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #define OPP_FMT_MAX 48
@@ -15,6 +16,13 @@ static inline double opp_ns_to_us(double ns)
 /* torch's _format_time: "1.234s" from 1 s up, "1.234ms" from 1 ms up, else
  * "1.234us". Returns buf. */
 const char *opp_fmt_time(char buf[OPP_FMT_MAX], double ns);
+
+/* time that may be negative: "-" and opp_fmt_time of its magnitude. */
+const char *opp_fmt_time_signed(char buf[OPP_FMT_MAX], double ns);
+
+/* torch's _format_memory: "1.50 Gb", "2.00 Mb", "3.25 Kb" (powers of
+ * 1024, two decimals) or "512 b". Returns buf. */
+const char *opp_fmt_memory(char buf[OPP_FMT_MAX], int64_t bytes);
 
 /* torch's _format_time_share: "12.34%" of total; "NaN" when total is 0. */
 const char *opp_fmt_percent(char buf[OPP_FMT_MAX], double part, double total);

@@ -2,7 +2,11 @@
  * interns names and appends each event to its thread, then the call trees. */
 #include "model.h"
 
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +17,7 @@
 #define uthash_nonfatal_oom(elt) (hash_oom = 1)
 #include <uthash.h>
 
+#include "demangle.h"
 #include "tree.h"
 
 struct str_ent {
@@ -32,10 +37,18 @@ struct thread_ent {
     UT_hash_handle hh;
 };
 
+/* A process's GPU string id -> our string id. */
+struct gpu_str_ent {
+    uint64_t key; /* proc index << 32 | the process's id */
+    uint32_t str;
+    UT_hash_handle hh;
+};
+
 struct opp_model_index {
     struct str_ent *strs;
     struct proc_ent *procs;
     struct thread_ent *threads;
+    struct gpu_str_ent *gpu_strs;
     uint64_t last_key; /* events come in runs of one thread */
     uint32_t last_thread;
     int have_last;
@@ -44,6 +57,7 @@ struct opp_model_index {
 struct loader {
     struct opp_model *m;
     size_t procs_cap, threads_cap, strs_cap;
+    size_t ops_cap, launches_cap, mem_cap, devices_cap, extcorr_cap;
     int failed; /* errno of the first failure, which stops the reader */
 };
 
@@ -282,6 +296,638 @@ static int on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_n
     return 0;
 }
 
+/* ---- GPU records ----
+ * While loading, an op's and a device's name hold the process's string id
+ * (STRING records may come after the records that use them); gpu_finish
+ * turns them into our string ids once the whole trace is read. */
+
+static uint32_t clamp_u32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* A correlation id as CUPTI gives them (32 bits, never all ones); 0, the
+ * unknown one, for anything else. */
+static uint32_t corr_id(uint64_t v)
+{
+    return v < UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static uint8_t clamp_u8(uint64_t v)
+{
+    return v > UINT8_MAX ? UINT8_MAX : (uint8_t)v;
+}
+
+static int64_t clamp_i64(uint64_t v)
+{
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int gpu_string(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
+{
+    char text[OPP_NAME_STR_MAX + 1];
+    uint32_t n = g->slen > OPP_NAME_STR_MAX ? OPP_NAME_STR_MAX : g->slen;
+    memcpy(text, g->str, n);
+    text[n] = 0; /* a NUL inside ends the name */
+    uint32_t id = intern(ld, text);
+    if (id == UINT32_MAX)
+        return fail(ld, ENOMEM);
+    struct opp_model_index *ix = ld->m->index;
+    uint64_t key = (uint64_t)pi << 32 | (uint32_t)g->f[0];
+    struct gpu_str_ent *e;
+    HASH_FIND(hh, ix->gpu_strs, &key, sizeof key, e);
+    if (!e) {
+        e = malloc(sizeof *e);
+        if (!e)
+            return fail(ld, ENOMEM);
+        e->key = key;
+        int hash_oom = 0;
+        HASH_ADD(hh, ix->gpu_strs, key, sizeof key, e);
+        if (hash_oom) {
+            free(e);
+            return fail(ld, ENOMEM);
+        }
+    }
+    e->str = id; /* a later definition replaces an earlier one */
+    return 0;
+}
+
+/* CUPTI's overhead kinds (1, 1 << 16, 2 << 16, 3 << 16) as 1..4. */
+static uint8_t overhead_kind(uint64_t k)
+{
+    switch (k) {
+    case 1:
+        return 1;
+    case 1u << 16:
+        return 2;
+    case 2u << 16:
+        return 3;
+    case 3u << 16:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    if (grow((void **)&gpu->ops, &ld->ops_cap, gpu->nops + 1, sizeof *gpu->ops))
+        return fail(ld, ENOMEM);
+    const uint64_t *f = g->f;
+    struct opp_gpu_op op = {
+        .start_ns = f[OPP_GF_START],
+        .end_ns = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] : f[OPP_GF_START],
+        .corr = corr_id(f[OPP_GF_CORRELATION]),
+        .proc = pi,
+        .device = clamp_u32(f[OPP_GF_DEVICE]),
+        .stream = clamp_u32(f[OPP_GF_STREAM]),
+        .thread = OPP_GPU_NONE,
+        .event = OPP_GPU_NONE,
+        .launch = OPP_GPU_NONE,
+        .name = OPP_GPU_NONE,
+        .type = (uint8_t)g->type,
+    };
+    switch (g->type) {
+    case OPP_GPU_KERNEL: {
+        if (grow((void **)&gpu->launches, &ld->launches_cap, gpu->nlaunches + 1,
+                 sizeof *gpu->launches))
+            return fail(ld, ENOMEM);
+        struct opp_gpu_launch *l = &gpu->launches[gpu->nlaunches];
+        for (int i = 0; i < 3; i++) {
+            l->grid[i] = clamp_u32(f[OPP_GF_K_GRID_X + i]);
+            l->block[i] = clamp_u32(f[OPP_GF_K_BLOCK_X + i]);
+        }
+        l->regs = clamp_u32(f[OPP_GF_K_REGS]);
+        l->static_smem = clamp_u32(f[OPP_GF_K_STATIC_SMEM]);
+        l->dynamic_smem = clamp_u32(f[OPP_GF_K_DYNAMIC_SMEM]);
+        op.launch = (uint32_t)gpu->nlaunches++;
+        op.name = clamp_u32(f[OPP_GF_K_NAME]); /* the process's id, for now */
+        break;
+    }
+    case OPP_GPU_MEMCPY:
+        op.bytes = f[OPP_GF_C_BYTES];
+        op.kind = clamp_u8(f[OPP_GF_C_KIND]);
+        op.src_kind = clamp_u8(f[OPP_GF_C_SRC_KIND]);
+        op.dst_kind = clamp_u8(f[OPP_GF_C_DST_KIND]);
+        break;
+    case OPP_GPU_MEMSET:
+        op.bytes = f[OPP_GF_S_BYTES];
+        op.kind = clamp_u8(f[OPP_GF_S_MEM_KIND]);
+        break;
+    case OPP_GPU_SYNC:
+        op.kind = clamp_u8(f[OPP_GF_Y_TYPE]);
+        break;
+    case OPP_GPU_OVERHEAD:
+        op.kind = overhead_kind(f[OPP_GF_O_KIND]);
+        break;
+    }
+    gpu->ops[gpu->nops++] = op;
+    return 0;
+}
+
+static int gpu_memory(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    if (grow((void **)&gpu->mem, &ld->mem_cap, gpu->nmem + 1, sizeof *gpu->mem))
+        return fail(ld, ENOMEM);
+    const uint64_t *f = g->f;
+    struct opp_gpu_mem *r = &gpu->mem[gpu->nmem++];
+    memset(r, 0, sizeof *r);
+    r->time_ns = f[OPP_GF_START];
+    r->address = f[OPP_GF_M_ADDRESS];
+    r->corr = corr_id(f[OPP_GF_CORRELATION]);
+    r->proc = pi;
+    r->device = clamp_u32(f[OPP_GF_DEVICE]);
+    r->thread = r->event = OPP_GPU_NONE;
+    r->op = clamp_u8(f[OPP_GF_M_OP]);
+    r->mem_kind = clamp_u8(f[OPP_GF_M_MEM_KIND]);
+    int64_t bytes = clamp_i64(f[OPP_GF_M_BYTES]);
+    r->bytes = r->op == OPP_GPU_MEM_ALLOC ? bytes : r->op == OPP_GPU_MEM_FREE ? -bytes : 0;
+    return 0;
+}
+
+static int gpu_device(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    const uint64_t *f = g->f;
+    uint32_t id = clamp_u32(f[OPP_GF_V_ID]);
+    for (size_t i = 0; i < gpu->ndevices; i++)
+        if (gpu->devices[i].id == id)
+            return 0; /* every process describes it again: the first wins */
+    if (grow((void **)&gpu->devices, &ld->devices_cap, gpu->ndevices + 1, sizeof *gpu->devices))
+        return fail(ld, ENOMEM);
+    gpu->devices[gpu->ndevices++] = (struct opp_gpu_device){
+        .id = id,
+        .name = clamp_u32(f[OPP_GF_V_NAME]), /* the process's id, for now */
+        .proc = pi,
+        .cc_major = clamp_u32(f[OPP_GF_V_CC_MAJOR]),
+        .cc_minor = clamp_u32(f[OPP_GF_V_CC_MINOR]),
+        .sms = clamp_u32(f[OPP_GF_V_SMS]),
+        .threads_per_sm = clamp_u32(f[OPP_GF_V_THREADS_PER_SM]),
+        .regs_per_sm = clamp_u32(f[OPP_GF_V_REGS_PER_SM]),
+        .smem_per_sm = clamp_u32(f[OPP_GF_V_SMEM_PER_SM]),
+        .blocks_per_sm = clamp_u32(f[OPP_GF_V_BLOCKS_PER_SM]),
+        .warps_per_sm = clamp_u32(f[OPP_GF_V_WARPS_PER_SM]),
+        .threads_per_block = clamp_u32(f[OPP_GF_V_THREADS_PER_BLOCK]),
+        .global_mem = f[OPP_GF_V_GLOBAL_MEM],
+    };
+    return 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct loader *ld = ctx;
+    struct opp_model *m = ld->m;
+    struct opp_process *p = find_proc(m, proc);
+    if (!p)
+        return fail(ld, EPROTO); /* the reader only passes declared processes */
+    uint32_t pi = (uint32_t)(p - m->procs);
+    m->gpu.records++;
+    switch (g->type) {
+    case OPP_GPU_STRING:
+        return gpu_string(ld, pi, g);
+    case OPP_GPU_KERNEL:
+    case OPP_GPU_MEMCPY:
+    case OPP_GPU_MEMSET:
+    case OPP_GPU_SYNC:
+    case OPP_GPU_OVERHEAD:
+        return gpu_op(ld, pi, g);
+    case OPP_GPU_MEMORY:
+        return gpu_memory(ld, pi, g);
+    case OPP_GPU_EXTCORR: {
+        struct opp_gpu *gpu = &m->gpu;
+        if (grow((void **)&gpu->extcorr, &ld->extcorr_cap, gpu->nextcorr + 1,
+                 sizeof *gpu->extcorr))
+            return fail(ld, ENOMEM);
+        gpu->extcorr[gpu->nextcorr++] = (struct opp_gpu_extcorr){
+            .external = g->f[OPP_GF_X_EXTERNAL],
+            .proc = pi,
+            .kind = clamp_u32(g->f[OPP_GF_X_KIND]),
+            .corr = corr_id(g->f[OPP_GF_X_CORRELATION]),
+        };
+        return 0;
+    }
+    case OPP_GPU_DROPPED: /* each counts what was lost since the previous one */
+        m->gpu.dropped_cupti = add_sat(m->gpu.dropped_cupti, g->f[OPP_GF_D_CUPTI]);
+        m->gpu.dropped_ours = add_sat(m->gpu.dropped_ours, g->f[OPP_GF_D_OURS]);
+        return 0;
+    case OPP_GPU_DEVICE:
+        return gpu_device(ld, pi, g);
+    default:
+        m->gpu.skipped++; /* a newer writer's: readers skip what they do not know */
+        return 0;
+    }
+}
+
+/* Our string id of process pi's string id, or UINT32_MAX. */
+static uint32_t gpu_str_lookup(const struct opp_model *m, uint32_t pi, uint32_t id)
+{
+    uint64_t key = (uint64_t)pi << 32 | id;
+    struct gpu_str_ent *e;
+    HASH_FIND(hh, m->index->gpu_strs, &key, sizeof key, e);
+    return e ? e->str : UINT32_MAX;
+}
+
+/* Kineto's names (libkineto/src/cupti_strings.cpp). */
+static const char *memcpy_kind_name(uint8_t k)
+{
+    static const char *n[] = {NULL,   "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                              "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    return k < sizeof n / sizeof n[0] && n[k] ? n[k] : "<unknown>";
+}
+
+static const char *memory_kind_name(uint8_t k)
+{
+    static const char *n[] = {"Unknown", "Pageable",      "Pinned",        "Device",
+                              "Array",   "Managed",       "Device Static", "Managed Static"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "Unrecognized";
+}
+
+static const char *sync_type_name(uint8_t k)
+{
+    static const char *n[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync",
+                              "Context Sync"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "Unknown Sync";
+}
+
+static const char *overhead_kind_name(uint8_t k)
+{
+    static const char *n[] = {"Unknown", "Driver Compiler", "Buffer Flush", "Instrumentation",
+                              "Resource"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "Unknown";
+}
+
+/* The string id of a kernel name: process pi's string id, demangled.
+ * dem caches the demangled id of each of our string ids below ndem. */
+static uint32_t kernel_name(struct loader *ld, uint32_t pi, uint32_t id, uint32_t *dem,
+                            uint32_t ndem)
+{
+    char buf[64];
+    uint32_t raw = id ? gpu_str_lookup(ld->m, pi, id) : UINT32_MAX;
+    if (raw == UINT32_MAX) {
+        if (id)
+            snprintf(buf, sizeof buf, "<unknown kernel %" PRIu32 ">", id);
+        else
+            snprintf(buf, sizeof buf, "<unnamed kernel>");
+        return intern(ld, buf);
+    }
+    if (raw < ndem && dem[raw] != UINT32_MAX)
+        return dem[raw];
+    char *d = opp_demangle(ld->m->strs[raw]);
+    uint32_t out = d ? intern(ld, d) : raw;
+    free(d);
+    if (raw < ndem)
+        dem[raw] = out;
+    return out;
+}
+
+static uint32_t op_name(struct loader *ld, const struct opp_gpu_op *op)
+{
+    char buf[96];
+    switch (op->type) {
+    case OPP_GPU_MEMCPY:
+        snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", memcpy_kind_name(op->kind),
+                 memory_kind_name(op->src_kind), memory_kind_name(op->dst_kind));
+        break;
+    case OPP_GPU_MEMSET:
+        snprintf(buf, sizeof buf, "Memset (%s)", memory_kind_name(op->kind));
+        break;
+    case OPP_GPU_SYNC:
+        snprintf(buf, sizeof buf, "%s", sync_type_name(op->kind));
+        break;
+    default:
+        snprintf(buf, sizeof buf, "Overhead (%s)", overhead_kind_name(op->kind));
+        break;
+    }
+    return intern(ld, buf);
+}
+
+/* Every op's and device's name as our string id. -1 when out of memory. */
+static int gpu_names(struct loader *ld)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    uint32_t ndem = ld->m->nstrs;
+    uint32_t *dem = malloc((ndem ? ndem : 1) * sizeof *dem);
+    /* Non-kernel names depend on (type, kind, src, dst) only: a run of
+     * alike copies reuses the last name instead of looking it up again. */
+    uint32_t last_key = UINT32_MAX, last_name = UINT32_MAX;
+    if (!dem)
+        return -1;
+    memset(dem, 0xff, (ndem ? ndem : 1) * sizeof *dem);
+    for (size_t i = 0; i < gpu->nops; i++) {
+        struct opp_gpu_op *op = &gpu->ops[i];
+        if (op->type == OPP_GPU_KERNEL) {
+            op->name = kernel_name(ld, op->proc, op->name, dem, ndem);
+        } else {
+            uint32_t key = (uint32_t)op->type << 24 | (uint32_t)op->kind << 16 |
+                           (uint32_t)op->src_kind << 8 | op->dst_kind;
+            if (key != last_key) {
+                last_name = op_name(ld, op);
+                last_key = key;
+            }
+            op->name = last_name;
+        }
+        if (op->name == UINT32_MAX) {
+            free(dem);
+            return -1;
+        }
+    }
+    free(dem);
+    for (size_t i = 0; i < gpu->ndevices; i++) {
+        struct opp_gpu_device *d = &gpu->devices[i];
+        uint32_t s = d->name ? gpu_str_lookup(ld->m, d->proc, d->name) : UINT32_MAX;
+        d->name = s != UINT32_MAX ? s : intern(ld, "");
+        if (d->name == UINT32_MAX)
+            return -1;
+    }
+    return 0;
+}
+
+static int cmp_device(const void *pa, const void *pb)
+{
+    const struct opp_gpu_device *a = pa, *b = pb;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+const struct opp_gpu_device *opp_gpu_device_find(const struct opp_model *m, uint32_t id)
+{
+    struct opp_gpu_device key = {.id = id};
+    if (!m->gpu.ndevices)
+        return NULL;
+    return bsearch(&key, m->gpu.devices, m->gpu.ndevices, sizeof key, cmp_device);
+}
+
+/* Memory records by time, then in the order they were read. */
+static int cmp_mem(const void *pa, const void *pb, void *ctx)
+{
+    const struct opp_gpu_mem *mem = ctx;
+    uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+    if (mem[ia].time_ns != mem[ib].time_ns)
+        return mem[ia].time_ns < mem[ib].time_ns ? -1 : 1;
+    return ia < ib ? -1 : ia > ib;
+}
+
+struct live_ent {
+    uint64_t key[2]; /* proc, address */
+    int64_t bytes;
+    UT_hash_handle hh;
+};
+
+static void free_live(struct live_ent **live)
+{
+    struct live_ent *e, *tmp;
+    HASH_ITER(hh, *live, e, tmp) {
+        HASH_DEL(*live, e);
+        free(e);
+    }
+}
+
+/* Sort the memory records by time and give each free without a size the
+ * size of the allocation at its address. 0 or -1. */
+static int gpu_memory_sizes(struct opp_gpu *gpu)
+{
+    if (!gpu->nmem)
+        return 0;
+    if (gpu->nmem > UINT32_MAX)
+        return -1;
+    uint32_t *order = malloc(gpu->nmem * sizeof *order);
+    struct opp_gpu_mem *sorted = malloc(gpu->nmem * sizeof *sorted);
+    if (!order || !sorted) {
+        free(order);
+        free(sorted);
+        return -1;
+    }
+    for (size_t i = 0; i < gpu->nmem; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, gpu->nmem, sizeof *order, cmp_mem, gpu->mem);
+    for (size_t i = 0; i < gpu->nmem; i++)
+        sorted[i] = gpu->mem[order[i]];
+    free(order);
+    free(gpu->mem);
+    gpu->mem = sorted;
+
+    struct live_ent *live = NULL;
+    for (size_t i = 0; i < gpu->nmem; i++) {
+        struct opp_gpu_mem *r = &gpu->mem[i];
+        if (r->op != OPP_GPU_MEM_ALLOC && r->op != OPP_GPU_MEM_FREE)
+            continue;
+        uint64_t key[2] = {r->proc, r->address};
+        struct live_ent *e;
+        HASH_FIND(hh, live, key, sizeof key, e);
+        if (r->op == OPP_GPU_MEM_FREE) {
+            if (e) {
+                if (!r->bytes)
+                    r->bytes = -e->bytes;
+                HASH_DEL(live, e);
+                free(e);
+            }
+            continue;
+        }
+        if (!e) {
+            e = malloc(sizeof *e);
+            if (!e) {
+                free_live(&live);
+                return -1;
+            }
+            memcpy(e->key, key, sizeof key);
+            int hash_oom = 0;
+            HASH_ADD(hh, live, key, sizeof e->key, e);
+            if (hash_oom) {
+                free(e);
+                free_live(&live);
+                return -1;
+            }
+        }
+        e->bytes = r->bytes;
+    }
+    free_live(&live);
+    return 0;
+}
+
+/* One series per device from the sorted memory records. 0 or -1. */
+static int gpu_memory_series(struct opp_gpu *gpu)
+{
+    for (size_t i = 0; i < gpu->nmem; i++) {
+        uint32_t dev = gpu->mem[i].device;
+        size_t k = 0;
+        while (k < gpu->nmemseries && gpu->memseries[k].device != dev)
+            k++;
+        if (k == gpu->nmemseries) {
+            struct opp_gpu_memseries *s =
+                reallocarray(gpu->memseries, gpu->nmemseries + 1, sizeof *s);
+            if (!s)
+                return -1;
+            gpu->memseries = s;
+            memset(&s[k], 0, sizeof s[k]);
+            s[k].device = dev;
+            gpu->nmemseries++;
+            /* Sized for the device's records, counted once. */
+            size_t n = 0;
+            for (size_t j = i; j < gpu->nmem; j++)
+                n += gpu->mem[j].device == dev;
+            s[k].pts = malloc(n * sizeof *s[k].pts);
+            if (!s[k].pts)
+                return -1;
+        }
+        struct opp_gpu_memseries *s = &gpu->memseries[k];
+        int64_t now = opp_add_sat(s->npts ? s->pts[s->npts - 1].bytes : 0, gpu->mem[i].bytes);
+        s->pts[s->npts++] = (struct opp_gpu_mem_point){gpu->mem[i].time_ns, now};
+        if (now > s->peak)
+            s->peak = now;
+        s->final = now;
+    }
+    for (size_t i = 1; i < gpu->nmemseries; i++) /* few devices: insertion sort */
+        for (size_t k = i; k > 0 && gpu->memseries[k - 1].device > gpu->memseries[k].device;
+             k--) {
+            struct opp_gpu_memseries t = gpu->memseries[k];
+            gpu->memseries[k] = gpu->memseries[k - 1];
+            gpu->memseries[k - 1] = t;
+        }
+    return 0;
+}
+
+/* An API event that carries a correlation id. */
+struct corr_ent {
+    uint64_t key; /* proc index << 32 | correlation id */
+    uint32_t thread, event;
+    uint32_t depth;
+};
+
+static int cmp_corr(const void *pa, const void *pb)
+{
+    const struct corr_ent *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->depth != b->depth) /* a runtime call before the driver calls inside it */
+        return a->depth < b->depth ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return a->event < b->event ? -1 : a->event > b->event;
+}
+
+/* The outermost API event of process pi with correlation id corr, or NULL. */
+static const struct corr_ent *corr_find(const struct corr_ent *c, size_t n, uint32_t pi,
+                                        uint32_t corr)
+{
+    uint64_t key = (uint64_t)pi << 32 | corr;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && c[lo].key == key ? &c[lo] : NULL;
+}
+
+static struct opp_event_gpu *event_gpu(struct opp_thread *t, uint32_t event)
+{
+    if (!t->gpu)
+        t->gpu = calloc(t->nevents, sizeof *t->gpu);
+    return t->gpu ? &t->gpu[event] : NULL;
+}
+
+/* Attach ops and memory records to their API events, then each event's
+ * totals: self plus the children's (children come after their parent in
+ * tree order). 0 or -1. */
+static int gpu_attach(struct opp_model *m)
+{
+    struct opp_gpu *gpu = &m->gpu;
+    if (!gpu->nops && !gpu->nmem)
+        return 0;
+    size_t n = 0, cap = 0;
+    struct corr_ent *c = NULL;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            if (opp_event_func(m, t, e)->kind != OPP_OP_CUDA_API || e->nargs < 2)
+                continue;
+            uint32_t corr = corr_id(opp_event_args(t, e)[1]);
+            if (!corr)
+                continue;
+            if (grow((void **)&c, &cap, n + 1, sizeof *c)) {
+                free(c);
+                return -1;
+            }
+            c[n++] = (struct corr_ent){(uint64_t)t->proc << 32 | corr, (uint32_t)ti,
+                                       (uint32_t)i, e->depth};
+        }
+    }
+    if (n)
+        qsort(c, n, sizeof *c, cmp_corr);
+    int rc = 0;
+    for (size_t i = 0; i < gpu->nops && !rc; i++) {
+        struct opp_gpu_op *op = &gpu->ops[i];
+        const struct corr_ent *ce = op->corr ? corr_find(c, n, op->proc, op->corr) : NULL;
+        if (!ce) {
+            gpu->unattached += op->corr != 0;
+            continue;
+        }
+        op->thread = ce->thread;
+        op->event = ce->event;
+        struct opp_event_gpu *eg = event_gpu(&m->threads[ce->thread], ce->event);
+        if (!eg)
+            rc = -1;
+        else if (opp_gpu_op_timed(op))
+            eg->self_cuda_ns += opp_gpu_op_dur(op);
+    }
+    for (size_t i = 0; i < gpu->nmem && !rc; i++) {
+        struct opp_gpu_mem *r = &gpu->mem[i];
+        const struct corr_ent *ce = r->corr ? corr_find(c, n, r->proc, r->corr) : NULL;
+        if (!ce) {
+            gpu->unattached += r->corr != 0;
+            continue;
+        }
+        r->thread = ce->thread;
+        r->event = ce->event;
+        struct opp_event_gpu *eg = event_gpu(&m->threads[ce->thread], ce->event);
+        if (!eg)
+            rc = -1;
+        else
+            eg->self_mem = opp_add_sat(eg->self_mem, r->bytes);
+    }
+    free(c);
+    for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
+        struct opp_thread *t = &m->threads[ti];
+        if (!t->gpu)
+            continue;
+        for (size_t i = 0; i < t->nevents; i++) {
+            t->gpu[i].cuda_ns = t->gpu[i].self_cuda_ns;
+            t->gpu[i].mem = t->gpu[i].self_mem;
+        }
+        for (size_t i = t->nevents; i-- > 0;) {
+            uint32_t p = t->events[i].parent;
+            if (p == OPP_NO_PARENT)
+                continue;
+            t->gpu[p].cuda_ns += t->gpu[i].cuda_ns;
+            t->gpu[p].mem = opp_add_sat(t->gpu[p].mem, t->gpu[i].mem);
+        }
+    }
+    return rc;
+}
+
+/* Everything that needs the whole trace: names, memory sizes and series,
+ * attachment. 0 or -1 (out of memory). */
+static int gpu_finish(struct loader *ld)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    if (gpu_names(ld))
+        return -1;
+    if (gpu->ndevices)
+        qsort(gpu->devices, gpu->ndevices, sizeof *gpu->devices, cmp_device);
+    if (gpu_memory_sizes(gpu) || gpu_memory_series(gpu))
+        return -1;
+    return gpu_attach(ld->m);
+}
+
 /* A call the process died inside ends when the process ended, and contains
  * everything its thread did after it began. */
 static void close_open_events(struct opp_model *m)
@@ -336,6 +982,7 @@ struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
         .event = on_event,
         .dropped = on_dropped,
         .process_end = on_process_end,
+        .gpu = on_gpu,
     };
     if (opp_trace_read(path, &v, &ld, &m->sum, err, errlen) < 0) {
         opp_model_free(m);
@@ -360,6 +1007,12 @@ struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
             return NULL;
         }
     }
+    if (gpu_finish(&ld)) {
+        snprintf(err, errlen, "cannot load %s: %s", path, strerror(ENOMEM));
+        opp_model_free(m);
+        errno = ENOMEM;
+        return NULL;
+    }
     return m;
 }
 
@@ -383,6 +1036,11 @@ void opp_model_free(struct opp_model *m)
             HASH_DEL(m->index->threads, t);
             free(t);
         }
+        struct gpu_str_ent *g, *gtmp;
+        HASH_ITER(hh, m->index->gpu_strs, g, gtmp) {
+            HASH_DEL(m->index->gpu_strs, g);
+            free(g);
+        }
         free(m->index);
     }
     for (size_t i = 0; i < m->nprocs; i++) {
@@ -399,8 +1057,17 @@ void opp_model_free(struct opp_model *m)
         free(m->threads[i].name);
         free(m->threads[i].events);
         free(m->threads[i].args);
+        free(m->threads[i].gpu);
     }
     free(m->threads);
+    free(m->gpu.ops);
+    free(m->gpu.launches);
+    free(m->gpu.mem);
+    free(m->gpu.devices);
+    free(m->gpu.extcorr);
+    for (size_t i = 0; i < m->gpu.nmemseries; i++)
+        free(m->gpu.memseries[i].pts);
+    free(m->gpu.memseries);
     for (uint32_t i = 0; i < m->nstrs; i++)
         free(m->strs[i]);
     free(m->strs);

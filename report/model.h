@@ -43,6 +43,14 @@ struct opp_process {
     struct opp_func *funcs;
 };
 
+/* The GPU work attached to one event (see struct opp_gpu), torch's
+ * meanings: self = the GPU ops (kernels, memcpy, memset) or memory records
+ * whose correlation id is the event's; the totals add the children's. */
+struct opp_event_gpu {
+    uint64_t self_cuda_ns, cuda_ns;
+    int64_t self_mem, mem; /* bytes allocated minus bytes freed */
+};
+
 struct opp_thread {
     uint32_t proc; /* index in model->procs */
     uint32_t tid;
@@ -52,6 +60,101 @@ struct opp_thread {
     size_t nevents, cap;
     uint64_t *args;
     size_t nargs, args_cap;
+    struct opp_event_gpu *gpu; /* one per event; NULL when no GPU work is attached */
+};
+
+/* ---- GPU activity (trace format 2: OPP_CHUNK_GPU, common/gpu.h) ----
+ * Times are CLOCK_MONOTONIC ns like the events'. A record is attached to
+ * the CUDA API event (OPP_OP_CUDA_API) of its process that carries the same
+ * correlation id (args[1]); 0 means unknown and is never attached. */
+
+#define OPP_GPU_NONE UINT32_MAX /* no launch, no event attached, no name */
+
+/* KERNEL, MEMCPY, MEMSET, SYNC and OVERHEAD records, in trace order. */
+struct opp_gpu_op {
+    uint64_t start_ns, end_ns; /* end >= start */
+    uint64_t bytes;            /* memcpy and memset */
+    uint32_t name;   /* string id: the demangled kernel name, Kineto's "Memcpy HtoD
+                        (Pageable -> Device)", "Memset (Device)", "Stream Sync"... */
+    uint32_t corr;   /* correlation id, 0 when unknown */
+    uint32_t proc;   /* index in model->procs */
+    uint32_t device, stream;
+    uint32_t thread, event; /* the API event it is attached to (thread index, event
+                               index), or OPP_GPU_NONE */
+    uint32_t launch; /* kernels: index in gpu.launches, else OPP_GPU_NONE */
+    uint8_t type;    /* OPP_GPU_KERNEL .. OPP_GPU_OVERHEAD */
+    uint8_t kind;    /* memcpy: copy kind; memset: memory kind; sync: type;
+                        overhead: kind (clamped to 255) */
+    uint8_t src_kind, dst_kind; /* memcpy: memory kinds */
+};
+
+/* A kernel's launch configuration. */
+struct opp_gpu_launch {
+    uint32_t grid[3], block[3];
+    uint32_t regs;                    /* per thread */
+    uint32_t static_smem, dynamic_smem; /* bytes per block */
+};
+
+enum { OPP_GPU_MEM_ALLOC = 1, OPP_GPU_MEM_FREE = 2 }; /* MEMORY record ops */
+
+/* MEMORY records, sorted by time once loaded. */
+struct opp_gpu_mem {
+    uint64_t time_ns, address;
+    int64_t bytes; /* + allocated, - freed (a free without a size takes the
+                      size of the earlier allocation at its address, else 0) */
+    uint32_t corr, proc, device;
+    uint32_t thread, event; /* as in opp_gpu_op */
+    uint8_t op;             /* OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE, else counts 0 */
+    uint8_t mem_kind;
+};
+
+/* A device as a DEVICE record describes it (the first one per id wins). */
+struct opp_gpu_device {
+    uint32_t id, name; /* name: string id */
+    uint32_t proc;     /* the process whose record described it (index) */
+    uint32_t cc_major, cc_minor, sms;
+    uint32_t threads_per_sm, regs_per_sm, smem_per_sm, blocks_per_sm, warps_per_sm;
+    uint32_t threads_per_block;
+    uint64_t global_mem;
+};
+
+struct opp_gpu_extcorr {
+    uint64_t external; /* e.g. a framework's operator id */
+    uint32_t proc, kind, corr;
+};
+
+/* Device memory over time: bytes allocated minus freed since the trace
+ * began, after each MEMORY record of the device (every process's). */
+struct opp_gpu_mem_point {
+    uint64_t time_ns;
+    int64_t bytes;
+};
+struct opp_gpu_memseries {
+    uint32_t device;
+    struct opp_gpu_mem_point *pts;
+    size_t npts;
+    int64_t peak, final; /* peak is at least 0 */
+};
+
+struct opp_gpu {
+    struct opp_gpu_op *ops;
+    size_t nops;
+    struct opp_gpu_launch *launches;
+    size_t nlaunches;
+    struct opp_gpu_mem *mem;
+    size_t nmem;
+    struct opp_gpu_device *devices; /* sorted by id */
+    size_t ndevices;
+    struct opp_gpu_extcorr *extcorr; /* in trace order */
+    size_t nextcorr;
+    struct opp_gpu_memseries *memseries; /* sorted by device */
+    size_t nmemseries;
+    uint64_t records;       /* GPU records read, STRING records included */
+    uint64_t skipped;       /* records of types this reader does not know */
+    uint64_t unattached;    /* ops and memory records whose non-zero correlation id
+                               matched no API event */
+    uint64_t dropped_cupti; /* DROPPED records add up */
+    uint64_t dropped_ours;
 };
 
 struct opp_model_index; /* private lookup tables */
@@ -66,6 +169,7 @@ struct opp_model {
     uint64_t events;      /* events loaded */
     uint64_t dropped;     /* sum of every thread's dropped */
     uint64_t open_events; /* events flagged OPP_EV_OPEN */
+    struct opp_gpu gpu;        /* empty for a trace without GPU records */
     struct opp_tr_summary sum; /* the reader's: complete flag and warning */
     struct opp_model_index *index;
 };
@@ -105,6 +209,33 @@ static inline const uint64_t *opp_event_args(const struct opp_thread *t, const s
 {
     return t->args + e->args;
 }
+
+/* Byte counts from a trace are not trusted: sums saturate. */
+static inline int64_t opp_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline uint64_t opp_gpu_op_dur(const struct opp_gpu_op *g)
+{
+    return g->end_ns - g->start_ns;
+}
+
+/* Kernels, memcpy and memset: the GPU ops that count as device time (and
+ * are rows of their own); not sync or overhead. */
+static inline int opp_gpu_op_timed(const struct opp_gpu_op *g)
+{
+    return g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET;
+}
+
+static inline int opp_model_has_gpu(const struct opp_model *m)
+{
+    return m->gpu.records != 0;
+}
+
+/* The device with this id, or NULL when no DEVICE record described it. */
+const struct opp_gpu_device *opp_gpu_device_find(const struct opp_model *m, uint32_t id);
 
 /* "exited", "lost", "running" or "unknown". */
 const char *opp_end_how_name(uint32_t how);

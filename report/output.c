@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
@@ -21,6 +22,12 @@ enum col {
     COL_TOTAL_PCT,
     COL_TOTAL,
     COL_AVG,
+    COL_SELF_CUDA,
+    COL_SELF_CUDA_PCT,
+    COL_CUDA_TOTAL,
+    COL_CUDA_AVG,
+    COL_CUDA_MEM,
+    COL_SELF_CUDA_MEM,
     COL_CALLS,
     COL_SHAPES,
     COL_FLOPS,
@@ -47,18 +54,45 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* Columns of every text table: right-aligned, each followed by two spaces;
+ * those not on are left out. */
+static void put_sep(FILE *f, int n, const int *width, const int *on)
+{
+    for (int c = 0; c < n; c++) {
+        if (!on[c])
+            continue;
+        for (int k = 0; k < width[c]; k++)
+            putc('-', f);
+        fputs("  ", f);
+    }
+    putc('\n', f);
+}
+
+static void put_line(FILE *f, int n, const int *width, const int *on, const char *const *cells)
+{
+    for (int c = 0; c < n; c++)
+        if (on[c])
+            fprintf(f, "%*s  ", width[c], cells[c]);
+    putc('\n', f);
+}
+
+/* A name as torch shows it: cut to 52 characters and "..." when it would
+ * not fit in 55. buf: at least NAME_MAX_WIDTH + 1 bytes. */
+static const char *cut_name(const char *name, char *buf)
+{
+    if (strlen(name) < NAME_MAX_WIDTH - 3)
+        return name;
+    snprintf(buf, NAME_MAX_WIDTH + 1, "%.*s...", NAME_MAX_WIDTH - 3, name);
+    return buf;
+}
+
 /* The text of column c of row r, in buf (CELL_MAX bytes) or static. */
 static const char *cell(const struct table *t, const struct opp_row *r, int c, char *buf)
 {
     double total = (double)t->a->self_cpu_time_total_ns;
     switch (c) {
-    case COL_NAME: {
-        size_t n = strlen(r->key);
-        if (n < NAME_MAX_WIDTH - 3)
-            return r->key;
-        snprintf(buf, CELL_MAX, "%.*s...", NAME_MAX_WIDTH - 3, r->key);
-        return buf;
-    }
+    case COL_NAME:
+        return cut_name(r->key, buf);
     case COL_SELF_PCT:
         return opp_fmt_percent(buf, (double)r->self_cpu_time_total_ns, total);
     case COL_SELF:
@@ -69,6 +103,19 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         return opp_fmt_time(buf, (double)r->cpu_time_total_ns);
     case COL_AVG:
         return opp_fmt_time(buf, opp_row_avg_ns(r));
+    case COL_SELF_CUDA:
+        return opp_fmt_time(buf, (double)r->self_cuda_time_total_ns);
+    case COL_SELF_CUDA_PCT:
+        return opp_fmt_percent(buf, (double)r->self_cuda_time_total_ns,
+                               (double)t->a->self_cuda_time_total_ns);
+    case COL_CUDA_TOTAL:
+        return opp_fmt_time(buf, (double)r->cuda_time_total_ns);
+    case COL_CUDA_AVG:
+        return opp_fmt_time(buf, opp_row_cuda_avg_ns(r));
+    case COL_CUDA_MEM:
+        return opp_fmt_memory(buf, r->cuda_memory_usage);
+    case COL_SELF_CUDA_MEM:
+        return opp_fmt_memory(buf, r->self_cuda_memory_usage);
     case COL_CALLS:
         snprintf(buf, CELL_MAX, "%" PRIu64, r->count);
         return buf;
@@ -87,6 +134,24 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         return buf;
     }
     return "";
+}
+
+/* Like torch: the CUDA columns when some row, before the limit, has Self
+ * CUDA time; the CUDA memory columns when some row has Self CUDA Mem > 0. */
+static int has_cuda_time(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].self_cuda_time_total_ns > 0)
+            return 1;
+    return 0;
+}
+
+static int has_cuda_mem(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].self_cuda_memory_usage > 0)
+            return 1;
+    return 0;
 }
 
 /* torch's auto_scale_flops: the largest power of 1000 not above the
@@ -121,6 +186,12 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         [COL_TOTAL_PCT] = "CPU total %",
         [COL_TOTAL] = "CPU total",
         [COL_AVG] = "CPU time avg",
+        [COL_SELF_CUDA] = "Self CUDA",
+        [COL_SELF_CUDA_PCT] = "Self CUDA %",
+        [COL_CUDA_TOTAL] = "CUDA total",
+        [COL_CUDA_AVG] = "CUDA time avg",
+        [COL_CUDA_MEM] = "CUDA Mem",
+        [COL_SELF_CUDA_MEM] = "Self CUDA Mem",
         [COL_CALLS] = "# of Calls",
         [COL_SHAPES] = "Input Shapes",
         [COL_FLOPS] = "Total FLOPs", /* the unit is set by scale_flops */
@@ -128,9 +199,12 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
     };
     for (int c = 0; c < NCOLS; c++) {
         t->head[c] = heads[c];
-        t->on[c] = c <= COL_CALLS;
+        t->on[c] = c <= COL_AVG || c == COL_CALLS;
         t->width[c] = COLUMN_WIDTH;
     }
+    t->on[COL_SELF_CUDA] = t->on[COL_SELF_CUDA_PCT] = t->on[COL_CUDA_TOTAL] =
+        t->on[COL_CUDA_AVG] = has_cuda_time(t->a);
+    t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = has_cuda_mem(t->a);
     t->on[COL_SHAPES] = o->group_by_shape;
     t->on[COL_FLOPS] = t->on[COL_GFLOPS] = o->flops && scale_flops(t);
     if (t->on[COL_FLOPS])
@@ -158,24 +232,17 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
 
 static void table_sep(FILE *f, const struct table *t)
 {
-    for (int c = 0; c < NCOLS; c++) {
-        if (!t->on[c])
-            continue;
-        for (int k = 0; k < t->width[c]; k++)
-            putc('-', f);
-        fputs("  ", f);
-    }
-    putc('\n', f);
+    put_sep(f, NCOLS, t->width, t->on);
 }
 
 /* One line: row r, or the header when r is NULL. */
 static void table_line(FILE *f, const struct table *t, const struct opp_row *r)
 {
-    char buf[CELL_MAX];
+    char buf[NCOLS][CELL_MAX];
+    const char *cells[NCOLS];
     for (int c = 0; c < NCOLS; c++)
-        if (t->on[c])
-            fprintf(f, "%*s  ", t->width[c], r ? cell(t, r, c, buf) : t->head[c]);
-    putc('\n', f);
+        cells[c] = !t->on[c] ? "" : r ? cell(t, r, c, buf[c]) : t->head[c];
+    put_line(f, NCOLS, t->width, t->on, cells);
 }
 
 int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
@@ -190,6 +257,9 @@ int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o
     table_sep(f, &t);
     char buf[OPP_FMT_MAX];
     fprintf(f, "Self CPU time total: %s\n", opp_fmt_time(buf, (double)a->self_cpu_time_total_ns));
+    if (t.on[COL_SELF_CUDA])
+        fprintf(f, "Self CUDA time total: %s\n",
+                opp_fmt_time(buf, (double)a->self_cuda_time_total_ns));
     return ferror(f) ? -EIO : 0;
 }
 
@@ -202,8 +272,11 @@ static void put_us(FILE *f, double ns)
 
 int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
 {
-    fprintf(f, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,%sflops\n",
-            o->group_by_shape ? "input_shapes," : "");
+    fprintf(f, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,%sflops%s\n",
+            o->group_by_shape ? "input_shapes," : "",
+            a->gpu ? ",device_type,self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,"
+                     "self_cuda_memory_usage,cuda_memory_usage,bytes,gbps"
+                   : "");
     for (size_t i = 0; i < a->nrows; i++) {
         const struct opp_row *r = &a->rows[i];
         opp_csv_field(f, r->key, 0);
@@ -220,7 +293,22 @@ int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
             opp_csv_field(f, r->shapes_str, 1);
             putc(',', f);
         }
-        fprintf(f, "%" PRIu64 "\n", r->flops);
+        fprintf(f, "%" PRIu64, r->flops);
+        if (a->gpu) {
+            fprintf(f, ",%s,", opp_device_type_name(r->device_type));
+            put_us(f, (double)r->self_cuda_time_total_ns);
+            putc(',', f);
+            put_us(f, (double)r->cuda_time_total_ns);
+            putc(',', f);
+            put_us(f, opp_row_cuda_avg_ns(r));
+            fprintf(f, ",%" PRId64 ",%" PRId64 ",", r->self_cuda_memory_usage,
+                    r->cuda_memory_usage);
+            if (r->transfers)
+                fprintf(f, "%" PRIu64 ",%.3f", r->bytes, opp_row_gbps(r));
+            else
+                putc(',', f);
+        }
+        putc('\n', f);
     }
     return ferror(f) ? -EIO : 0;
 }
@@ -259,6 +347,54 @@ static void json_threads(FILE *f, const struct opp_model *m)
     fputs(m->nthreads ? "\n  ],\n" : "],\n", f);
 }
 
+static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s)
+{
+    if (!s) {
+        fputs("  \"gpu\": null,\n", f);
+        return;
+    }
+    fprintf(f, "  \"gpu\": {\n    \"ops\": %" PRIu64 ", \"kernels\": %" PRIu64 ", \"kernel_time\": ",
+            s->ops, s->kernels);
+    put_us(f, (double)s->kernel_ns);
+    fprintf(f, ", \"unattached\": %" PRIu64 ",\n    \"dropped\": {\"cupti\": %" PRIu64
+               ", \"opprof\": %" PRIu64 "},\n    \"devices\": [",
+            m->gpu.unattached, m->gpu.dropped_cupti, m->gpu.dropped_ours);
+    for (size_t i = 0; i < s->ndevs; i++) {
+        const struct opp_gpu_dev_stats *d = &s->devs[i];
+        fprintf(f, "%s\n      {\"device\": %" PRIu32 ", \"name\": ", i ? "," : "", d->device);
+        if (d->info)
+            opp_json_str(f, opp_model_str(m, d->info->name));
+        else
+            fputs("null", f);
+        fprintf(f, ", \"ops\": %" PRIu64 ", \"kernels\": %" PRIu64 ", \"kernel_time\": ", d->ops,
+                d->kernels);
+        put_us(f, (double)d->kernel_ns);
+        fputs(", \"busy_time\": ", f);
+        put_us(f, (double)d->busy_ns);
+        fputs(", \"span\": ", f);
+        put_us(f, (double)(d->last_ns - d->first_ns));
+        fprintf(f, ", \"idle_share\": %.4f, ", d->idle_share);
+        if (d->has_memory)
+            fprintf(f, "\"peak_memory\": %" PRId64 ", \"final_memory\": %" PRId64 "}",
+                    d->peak_memory, d->final_memory);
+        else
+            fputs("\"peak_memory\": null, \"final_memory\": null}", f);
+    }
+    fputs(s->ndevs ? "\n    ],\n    \"streams\": [" : "],\n    \"streams\": [", f);
+    for (size_t i = 0; i < s->nstreams; i++) {
+        const struct opp_gpu_stream_stats *st = &s->streams[i];
+        fprintf(f,
+                "%s\n      {\"pid\": %" PRIu32 ", \"device\": %" PRIu32 ", \"stream\": %" PRIu32
+                ", \"ops\": %" PRIu64 ", \"kernels\": %" PRIu64 ", \"kernel_time\": ",
+                i ? "," : "", m->procs[st->proc].pid, st->device, st->stream, st->ops, st->kernels);
+        put_us(f, (double)st->kernel_ns);
+        fputs(", \"busy_time\": ", f);
+        put_us(f, (double)st->busy_ns);
+        putc('}', f);
+    }
+    fputs(s->nstreams ? "\n    ]\n  },\n" : "]\n  },\n", f);
+}
+
 static void json_rows(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
 {
     fputs("  \"rows\": [", f);
@@ -276,7 +412,21 @@ static void json_rows(FILE *f, const struct opp_agg *a, const struct opp_out_opt
         put_us(f, opp_row_avg_ns(r));
         if (o->group_by_shape)
             fprintf(f, ", \"input_shapes\": %s", r->shapes_str); /* already JSON */
-        fprintf(f, ", \"flops\": %" PRIu64 "}", r->flops);
+        fprintf(f, ", \"flops\": %" PRIu64, r->flops);
+        if (a->gpu) {
+            fprintf(f, ", \"device_type\": \"%s\", \"self_cuda_time_total\": ",
+                    opp_device_type_name(r->device_type));
+            put_us(f, (double)r->self_cuda_time_total_ns);
+            fputs(", \"cuda_time_total\": ", f);
+            put_us(f, (double)r->cuda_time_total_ns);
+            fputs(", \"cuda_time\": ", f);
+            put_us(f, opp_row_cuda_avg_ns(r));
+            fprintf(f, ", \"self_cuda_memory_usage\": %" PRId64 ", \"cuda_memory_usage\": %" PRId64,
+                    r->self_cuda_memory_usage, r->cuda_memory_usage);
+            if (r->transfers)
+                fprintf(f, ", \"bytes\": %" PRIu64 ", \"gbps\": %.3f", r->bytes, opp_row_gbps(r));
+        }
+        putc('}', f);
     }
     fputs(a->nrows ? "\n  ]\n" : "]\n", f);
 }
@@ -293,11 +443,200 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
         fputs("null", f);
     fputs(",\n  \"self_cpu_time_total\": ", f);
     put_us(f, (double)a->self_cpu_time_total_ns);
+    fputs(",\n  \"self_cuda_time_total\": ", f);
+    put_us(f, (double)a->self_cuda_time_total_ns);
     fputs(",\n", f);
     json_processes(f, m);
     json_threads(f, m);
     fprintf(f, "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n", m->events, m->dropped);
+    json_gpu(f, m, o->gpu);
     json_rows(f, a, o);
     fputs("}\n", f);
     return ferror(f) ? -EIO : 0;
+}
+
+/* ---- the GPU view ---- */
+
+#define GRID_COLS 8
+#define GRID_CELL (NAME_MAX_WIDTH + 8)
+
+/* A text table of the GPU view: each column as wide as its widest cell,
+ * at least 12, laid out like the main table. */
+struct grid {
+    int ncols;
+    const char *head[GRID_COLS];
+    char (*rows)[GRID_COLS][GRID_CELL];
+    size_t nrows, cap;
+    int failed;
+};
+
+/* The cells of a new row (a scratch row when memory runs out). */
+static char (*grid_row(struct grid *g))[GRID_CELL]
+{
+    static char scratch[GRID_COLS][GRID_CELL];
+    if (g->nrows == g->cap) {
+        size_t n = g->cap ? 2 * g->cap : 16;
+        void *p = reallocarray(g->rows, n, sizeof *g->rows);
+        if (!p) {
+            g->failed = 1;
+            return scratch;
+        }
+        g->rows = p;
+        g->cap = n;
+    }
+    return g->rows[g->nrows++];
+}
+
+/* Prints and empties g; 1 when a row was lost for want of memory. */
+static int grid_print(FILE *f, struct grid *g, const char *title)
+{
+    int width[GRID_COLS], on[GRID_COLS];
+    const char *cells[GRID_COLS];
+    for (int c = 0; c < g->ncols; c++) {
+        on[c] = 1;
+        width[c] = imax(COLUMN_WIDTH, (int)strlen(g->head[c]));
+        for (size_t r = 0; r < g->nrows; r++)
+            width[c] = imax(width[c], (int)strlen(g->rows[r][c]));
+    }
+    fprintf(f, "%s\n", title);
+    put_sep(f, g->ncols, width, on);
+    put_line(f, g->ncols, width, on, g->head);
+    put_sep(f, g->ncols, width, on);
+    for (size_t r = 0; r < g->nrows; r++) {
+        for (int c = 0; c < g->ncols; c++)
+            cells[c] = g->rows[r][c];
+        put_line(f, g->ncols, width, on, cells);
+    }
+    put_sep(f, g->ncols, width, on);
+    free(g->rows);
+    g->rows = NULL;
+    g->nrows = g->cap = 0;
+    return g->failed;
+}
+
+static const struct opp_gpu_dev_stats *find_dev(const struct opp_gpu_stats *s, uint32_t device)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i].device == device)
+            return &s->devs[i];
+    return NULL;
+}
+
+static int gpu_kernels(FILE *f, const struct opp_gpu_stats *s, const struct opp_kernel_stats *k,
+                        size_t nk, size_t limit)
+{
+    struct grid g = {.ncols = 8,
+                     .head = {"Name", "# of Calls", "Total", "Avg", "Share", "Est. Occupancy",
+                              "Launch Delay Avg", "Launch Delay Max"}};
+    size_t n = limit && limit < nk ? limit : nk;
+    char name[NAME_MAX_WIDTH + 1];
+    for (size_t i = 0; i < n; i++) {
+        char(*c)[GRID_CELL] = grid_row(&g);
+        snprintf(c[0], GRID_CELL, "%s", cut_name(k[i].name, name));
+        snprintf(c[1], GRID_CELL, "%" PRIu64, k[i].count);
+        opp_fmt_time(c[2], (double)k[i].total_ns);
+        opp_fmt_time(c[3], (double)k[i].total_ns / (double)k[i].count);
+        opp_fmt_percent(c[4], (double)k[i].total_ns, (double)s->kernel_ns);
+        if (k[i].occupancy >= 0)
+            snprintf(c[5], GRID_CELL, "%.2f%%", k[i].occupancy * 100.0);
+        else
+            snprintf(c[5], GRID_CELL, "--");
+        if (k[i].delays) {
+            opp_fmt_time_signed(c[6], k[i].delay_sum_ns / (double)k[i].delays);
+            opp_fmt_time_signed(c[7], (double)k[i].delay_max_ns);
+        } else {
+            snprintf(c[6], GRID_CELL, "--");
+            snprintf(c[7], GRID_CELL, "--");
+        }
+    }
+    int failed = grid_print(f, &g, "GPU kernels");
+    char buf[OPP_FMT_MAX];
+    fprintf(f, "Kernel time total: %s (%" PRIu64 " launches of %zu kernels",
+            opp_fmt_time(buf, (double)s->kernel_ns), s->kernels, nk);
+    if (n < nk)
+        fprintf(f, ", the first %zu shown", n);
+    fputs(")\n", f);
+    return failed;
+}
+
+static int gpu_streams(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s)
+{
+    struct grid g = {.ncols = 8,
+                     .head = {"PID", "Device", "Stream", "# of Ops", "Kernels", "Kernel Time",
+                              "Busy", "Busy %"}};
+    for (size_t i = 0; i < s->nstreams; i++) {
+        const struct opp_gpu_stream_stats *st = &s->streams[i];
+        const struct opp_gpu_dev_stats *d = find_dev(s, st->device);
+        char(*c)[GRID_CELL] = grid_row(&g);
+        snprintf(c[0], GRID_CELL, "%" PRIu32, m->procs[st->proc].pid);
+        snprintf(c[1], GRID_CELL, "%" PRIu32, st->device);
+        snprintf(c[2], GRID_CELL, "%" PRIu32, st->stream);
+        snprintf(c[3], GRID_CELL, "%" PRIu64, st->ops);
+        snprintf(c[4], GRID_CELL, "%" PRIu64, st->kernels);
+        opp_fmt_time(c[5], (double)st->kernel_ns);
+        opp_fmt_time(c[6], (double)st->busy_ns);
+        opp_fmt_percent(c[7], (double)st->busy_ns, d ? (double)(d->last_ns - d->first_ns) : 0);
+    }
+    return grid_print(f, &g, "GPU streams (Busy %: of the device's span)");
+}
+
+static int gpu_devices(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s)
+{
+    struct grid g = {.ncols = 8,
+                     .head = {"Device", "Name", "# of Ops", "Busy", "Span", "Idle %", "Peak Mem",
+                              "Final Mem"}};
+    for (size_t i = 0; i < s->ndevs; i++) {
+        const struct opp_gpu_dev_stats *d = &s->devs[i];
+        const char *name = d->info ? opp_model_str(m, d->info->name) : "";
+        char cut[NAME_MAX_WIDTH + 1];
+        char(*c)[GRID_CELL] = grid_row(&g);
+        snprintf(c[0], GRID_CELL, "%" PRIu32, d->device);
+        snprintf(c[1], GRID_CELL, "%s", name[0] ? cut_name(name, cut) : "--");
+        snprintf(c[2], GRID_CELL, "%" PRIu64, d->ops);
+        opp_fmt_time(c[3], (double)d->busy_ns);
+        opp_fmt_time(c[4], (double)(d->last_ns - d->first_ns));
+        snprintf(c[5], GRID_CELL, "%.2f%%", d->idle_share * 100.0);
+        if (d->has_memory) {
+            opp_fmt_memory(c[6], d->peak_memory);
+            opp_fmt_memory(c[7], d->final_memory);
+        } else {
+            snprintf(c[6], GRID_CELL, "--");
+            snprintf(c[7], GRID_CELL, "--");
+        }
+    }
+    return grid_print(f, &g, "GPU devices (Idle %: 1 - busy / span, span from the first GPU op's start "
+                      "to the last one's end)");
+}
+
+static int gpu_gaps(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s)
+{
+    struct grid g = {.ncols = 5, .head = {"Device", "Gap", "From", "To", "Next Op"}};
+    char cut[NAME_MAX_WIDTH + 1], t[OPP_FMT_MAX];
+    for (size_t i = 0; i < s->ndevs; i++) {
+        const struct opp_gpu_dev_stats *d = &s->devs[i];
+        for (size_t k = 0; k < d->ngaps; k++) {
+            const struct opp_gpu_gap *gap = &d->gaps[k];
+            char(*c)[GRID_CELL] = grid_row(&g);
+            snprintf(c[0], GRID_CELL, "%" PRIu32, d->device);
+            opp_fmt_time(c[1], (double)(gap->end_ns - gap->start_ns));
+            snprintf(c[2], GRID_CELL, "+%s", opp_fmt_time(t, (double)(gap->start_ns - d->first_ns)));
+            snprintf(c[3], GRID_CELL, "+%s", opp_fmt_time(t, (double)(gap->end_ns - d->first_ns)));
+            snprintf(c[4], GRID_CELL, "%s",
+                     cut_name(opp_model_str(m, m->gpu.ops[gap->next].name), cut));
+        }
+    }
+    return grid_print(f, &g, "Largest idle gaps per device (From, To: since the device's first GPU op)");
+}
+
+int opp_out_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s,
+                const struct opp_kernel_stats *k, size_t nk, size_t limit)
+{
+    int failed = gpu_kernels(f, s, k, nk, limit);
+    putc('\n', f);
+    failed |= gpu_streams(f, m, s);
+    putc('\n', f);
+    failed |= gpu_devices(f, m, s);
+    putc('\n', f);
+    failed |= gpu_gaps(f, m, s);
+    return failed ? -ENOMEM : ferror(f) ? -EIO : 0;
 }

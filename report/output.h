@@ -1,16 +1,19 @@
 /* The outputs of `opprof report`: torch's key_averages().table(), CSV and
- * JSON, each written to a stream from an aggregate (aggregate.h). */
+ * JSON, each written to a stream from an aggregate (aggregate.h), and the
+ * GPU view (gpu_stats.h). */
 #ifndef OPP_OUTPUT_H
 #define OPP_OUTPUT_H
 
 #include <stdio.h>
 
 #include "aggregate.h"
+#include "gpu_stats.h"
 #include "model.h"
 
 struct opp_out_opts {
     int group_by_shape; /* the rows were grouped by shape: show them */
     int flops;          /* table: add Total FLOPs and GFLOP/s columns */
+    const struct opp_gpu_stats *gpu; /* JSON: the "gpu" object (null when NULL) */
 };
 
 /* The table exactly as torch's _build_table lays it out: dashed separator,
@@ -22,20 +25,42 @@ struct opp_out_opts {
  * KFLOPs, MFLOPs, GFLOPs, TFLOPs, PFLOPs) is the largest power of 1000 not
  * above the smallest non-zero row, each row as "%.3f" in that unit or "--"
  * when it has none; and GFLOP/s = FLOPs / CPU total in ns. Like torch, both
- * are left out when no row has FLOPs. 0, or -EIO on a write error. */
+ * are left out when no row has FLOPs. Like torch too, Self CUDA, Self CUDA %
+ * (of the Self CUDA time total), CUDA total and CUDA time avg follow CPU
+ * time avg when some row (before the limit) has Self CUDA time, and then
+ * the footer adds "Self CUDA time total: ..."; CUDA Mem and Self CUDA Mem
+ * (torch's _format_memory) come before # of Calls when some row has Self
+ * CUDA Mem above 0. 0, or -EIO on a write error. */
 int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
 
 /* A header line, then one line per row:
  * key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,
  * [input_shapes,]flops with times in microseconds ("%.3f") and the shapes
- * quoted. 0, or -EIO. */
+ * quoted; when the trace has GPU records, then device_type,
+ * self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,
+ * self_cuda_memory_usage,cuda_memory_usage,bytes,gbps (bytes and GB/s only
+ * on memcpy and memset rows, else empty). 0, or -EIO. */
 int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
 
-/* {"trace", "complete", "warning", "self_cpu_time_total", "processes",
- * "threads", "events", "dropped", "rows"}: times in microseconds; processes
- * and threads are the whole trace's, rows the aggregate's (input_shapes
- * only when grouped by shape). 0, or -EIO. */
+/* {"trace", "complete", "warning", "self_cpu_time_total",
+ * "self_cuda_time_total", "processes", "threads", "events", "dropped",
+ * "gpu", "rows"}: times in microseconds; processes and threads are the whole
+ * trace's, rows the aggregate's (input_shapes only when grouped by shape;
+ * when the trace has GPU records also device_type, self_cuda_time_total,
+ * cuda_time_total, cuda_time, self_cuda_memory_usage, cuda_memory_usage,
+ * and on memcpy and memset rows bytes and gbps). "gpu" is null without
+ * o->gpu, else {"ops", "kernels", "kernel_time", "unattached", "dropped":
+ * {"cupti", "opprof"}, "devices": [...], "streams": [...]} (README). 0, or
+ * -EIO. */
 int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const struct opp_agg *a,
                  const struct opp_out_opts *o);
+
+/* `opprof report --gpu`: the first `limit` kernels by total time (0: all)
+ * with calls, total, average, share of kernel time, estimated occupancy
+ * and launch delay; busy time per stream; per device the busy time, span,
+ * idle share and memory; the largest idle gaps per device. 0, -EIO, or
+ * -ENOMEM. */
+int opp_out_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s,
+                const struct opp_kernel_stats *k, size_t nk, size_t limit);
 
 #endif

@@ -17,13 +17,63 @@ $(BUILD)/tests/unit_suites.h: $(UNIT_SRC) $(BUILD)/.dir
 $(BUILD)/tests/e2e_suites.h: $(E2E_SRC) $(BUILD)/.dir
 	@printf '%s\n' $(patsubst tests/e2e/test_%.c,'X(%)',$(E2E_SRC)) > $@
 
-$(BUILD)/tests/unit: $(UNIT_SRC) tests/runner.c tests/testutil.c tests/testutil.h $(REPORT_LIB_SRC) $(HDRS) $(BUILD)/tests/unit_suites.h
-	$(CC) $(CFLAGS_BASE) $(CHECK_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
-	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(CHECK_LIBS) $(LDLIBS_BASE)
+$(BUILD)/tests/unit: $(UNIT_SRC) tests/runner.c tests/testutil.c tests/testutil.h $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(HDRS) $(BUILD)/tests/unit_suites.h
+	$(CC) $(CFLAGS_BASE) $(CHECK_CFLAGS) $(UNIT_CUDA_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
+	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(LDLIBS_BASE)
 
 $(BUILD)/tests/e2e: $(E2E_SRC) tests/runner.c tests/testutil.c tests/testutil.h $(REPORT_LIB_SRC) $(HDRS) $(BUILD)/tests/e2e_suites.h
 	$(CC) $(CFLAGS_BASE) $(CHECK_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
 	  -DSUITES_H='"e2e_suites.h"' -o $@ tests/runner.c tests/testutil.c $(E2E_SRC) $(REPORT_LIB_SRC) $(CHECK_LIBS) $(LDLIBS_BASE)
+
+# The test double of the CUDA runtime and CUPTI (tests/double/cuda_double.c,
+# soname libcudart.so.13) and the one program that links it.
+ifeq ($(HAVE_CUDA),1)
+DOUBLE_DIR := $(BUILD)/tests/double
+$(DOUBLE_DIR)/libcudart.so.13: tests/double/cuda_double.c $(BUILD)/.dir
+	@mkdir -p $(DOUBLE_DIR)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -fvisibility=hidden -I$(dir $(CUPTI_INC)) \
+	  -I$(CUDA_HOME)/include -Wl,-soname,libcudart.so.13 -o $@ $<
+$(DOUBLE_DIR)/gpu_app: tests/double/gpu_app.c $(DOUBLE_DIR)/libcudart.so.13
+	$(CC) -std=gnu11 -O1 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(DOUBLE_DIR) \
+	  -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
+PROGS += $(DOUBLE_DIR)/libcudart.so.13 $(DOUBLE_DIR)/gpu_app
+endif
+
+# The CUDA symbol fallback (tests/e2e/test_cuda.c), programs from tests/cuda/
+# into $(BUILD)/tests/cuda/. Always: dlsym behaviour (gcc only). With the
+# toolkit: runtime programs built by nvcc (shared cudart, the same with the
+# per-thread default stream, static cudart), the toolkit's stub driver
+# linked as stub/libcuda.so.1, a fake driver as fakecuda/libcuda.so.1.
+CUDA_TEST_DIR := $(BUILD)/tests/cuda
+$(CUDA_TEST_DIR)/libnextwrap.so: tests/cuda/nextwrap.c $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $<
+$(CUDA_TEST_DIR)/dlsym_probe: tests/cuda/dlsym_probe.c $(CUDA_TEST_DIR)/libnextwrap.so
+	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -L$(CUDA_TEST_DIR) -lnextwrap -Wl,-rpath,'$$ORIGIN' -ldl
+PROGS += $(CUDA_TEST_DIR)/libnextwrap.so $(CUDA_TEST_DIR)/dlsym_probe
+ifeq ($(HAVE_CUDA),1)
+NVCC_FLAGS := -O1 -g -Xcompiler -Wall $(if $(filter 1,$(WERROR)),-Xcompiler -Werror)
+CUDA_STUB := $(firstword $(wildcard $(CUDA_HOME)/lib64/stubs/libcuda.so $(CUDA_HOME)/lib/stubs/libcuda.so))
+$(CUDA_TEST_DIR)/rt_shared: tests/cuda/rt_calls.cu $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -cudart=shared -o $@ $<
+$(CUDA_TEST_DIR)/rt_ptsz: tests/cuda/rt_calls.cu $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -cudart=shared --default-stream per-thread -o $@ $<
+$(CUDA_TEST_DIR)/rt_static: tests/cuda/rt_calls.cu $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -o $@ $<
+$(CUDA_TEST_DIR)/stub/libcuda.so.1: $(CUDA_STUB) $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)/stub
+	ln -sf $(CUDA_STUB) $@
+$(CUDA_TEST_DIR)/fakecuda/libcuda.so.1: tests/cuda/fake_driver.c $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)/fakecuda
+	$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -o $@ $<
+$(CUDA_TEST_DIR)/drv_calls: tests/cuda/drv_calls.c $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
+PROGS += $(addprefix $(CUDA_TEST_DIR)/,rt_shared rt_ptsz rt_static stub/libcuda.so.1 fakecuda/libcuda.so.1 drv_calls)
+endif
 
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev).
 $(BUILD)/tests/progs/%: tests/progs/%.c $(BUILD)/.dir
@@ -32,9 +82,9 @@ $(BUILD)/tests/progs/%: tests/progs/%.c $(BUILD)/.dir
 
 # The same unit suites and the report built with AddressSanitizer and UBSan.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-$(BUILD)/asan/unit: $(UNIT_SRC) tests/runner.c tests/testutil.c $(REPORT_LIB_SRC) $(HDRS) $(BUILD)/tests/unit_suites.h
-	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) $(CHECK_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
-	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(CHECK_LIBS) $(LDLIBS_BASE)
+$(BUILD)/asan/unit: $(UNIT_SRC) tests/runner.c tests/testutil.c $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(HDRS) $(BUILD)/tests/unit_suites.h
+	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) $(CHECK_CFLAGS) $(UNIT_CUDA_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
+	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(LDLIBS_BASE)
 $(BUILD)/asan/opprof: $(REPORT_SRC) $(HDRS) $(BUILD)/.dir
 	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) -o $@ $(REPORT_SRC) $(LDLIBS_BASE)
 $(BUILD)/asan/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir

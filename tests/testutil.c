@@ -218,3 +218,36 @@ char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra)
     e->env[k] = NULL;
     return e->env;
 }
+
+int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, char **err)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    char *paths[2] = {tu_path(dir, "stdout"), tu_path(dir, "stderr")};
+    int saved[2] = {-1, -1}, ok = paths[0] && paths[1];
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2 && ok; i++) {
+        int fd = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        saved[i] = dup(1 + i);
+        ok = fd >= 0 && saved[i] >= 0 && dup2(fd, 1 + i) >= 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    int rc = ok ? fn(argc, argv) : -1000;
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2; i++)
+        if (saved[i] >= 0) {
+            dup2(saved[i], 1 + i);
+            close(saved[i]);
+        }
+    *out = ok ? tu_slurp(paths[0]) : NULL;
+    *err = ok ? tu_slurp(paths[1]) : NULL;
+    if (!*out || !*err)
+        rc = -1000;
+    free(paths[0]);
+    free(paths[1]);
+    return rc;
+}

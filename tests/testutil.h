@@ -42,6 +42,12 @@ struct tu_env {
 };
 char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra);
 
+/* Call fn (a subcommand such as cmd_report) in this process with argv
+ * (NULL-terminated), stdout and stderr captured through files in dir:
+ * *out and *err are malloc'd strings. Returns fn's result, or -1000 when
+ * the capture itself failed. */
+int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, char **err);
+
 /* Trace helpers for end-to-end suites. */
 struct opp_model;
 struct opp_model *tu_load(const char *path); /* NULL and a message on failure */

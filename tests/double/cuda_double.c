@@ -1,0 +1,312 @@
+/* TEST DOUBLE of the CUDA runtime and of CUPTI, for machines without a GPU.
+ * Built as build/tests/double/libcudart.so.13 and used only by
+ * tests/double/gpu_app.c (and loaded as CUPTI with OPPROF_CUPTI). It plays
+ * what a GPU machine would do, through CUPTI's real ABI (cupti.h structs and
+ * callback signatures), so the agent's CUPTI client runs its real code:
+ * subscription, API enter/exit callbacks with correlation ids, activity
+ * buffers requested and completed, our clock registered as the timestamp.
+ *
+ * Its "GPU" is a timeline: a kernel launched with grid.x = G runs exactly
+ * G * 1000 ns, a copy of B bytes runs B / 16 ns (16 GB/s), one after the
+ * other, starting no earlier than the end of the call that launched them.
+ * The runtime entry points keep their real signatures (cuda_runtime_api.h). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cupti.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+    CUpti_CallbackFunc cb;
+    void *ud;
+    int rt_on;
+    CUpti_TimestampCallbackFunc ts;
+    CUpti_BuffersCallbackRequestFunc req;
+    CUpti_BuffersCallbackCompleteFunc done;
+    int kernels_on, memcpy_on, memory_on, sync_on;
+    uint32_t corr;
+    uint64_t busy_until; /* the device timeline */
+    uint8_t *pending;    /* records not yet handed over */
+    size_t len, cap;
+    struct { void *p; size_t n; } allocs[64];
+} D;
+
+static uint64_t now(void)
+{
+    if (D.ts)
+        return D.ts();
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void queue(const void *rec, size_t n)
+{
+    if (D.len + n > D.cap) {
+        size_t cap = D.cap ? D.cap * 2 : 1 << 16;
+        while (cap < D.len + n)
+            cap *= 2;
+        D.pending = realloc(D.pending, cap);
+        D.cap = cap;
+    }
+    memcpy(D.pending + D.len, rec, n);
+    D.len += n;
+}
+
+/* ---- the API calls, each between an enter and an exit callback ---- */
+
+struct call {
+    CUpti_CallbackData data;
+    CUpti_CallbackId cbid;
+    int status;
+};
+
+static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
+{
+    memset(c, 0, sizeof *c);
+    c->cbid = cbid;
+    c->data.functionName = name;
+    c->data.correlationId = ++D.corr;
+    c->data.functionReturnValue = &c->status;
+    c->data.callbackSite = CUPTI_API_ENTER;
+    if (D.cb && D.rt_on)
+        D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
+}
+
+static cudaError_t leave(struct call *c, int status)
+{
+    c->status = status;
+    c->data.callbackSite = CUPTI_API_EXIT;
+    if (D.cb && D.rt_on)
+        D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, c->cbid, &c->data);
+    return (cudaError_t)status;
+}
+
+/* A span of device time, starting after the launching call so far. */
+static void device_span(uint64_t dur, uint64_t *start, uint64_t *end)
+{
+    uint64_t t = now();
+    *start = t > D.busy_until ? t : D.busy_until;
+    *end = *start + dur;
+    D.busy_until = *end;
+}
+
+static void kernel(const char *name, unsigned grid, unsigned block, uint32_t corr)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    device_span((uint64_t)grid * 1000u, &k.start, &k.end);
+    k.name = name; /* the program's string: lives as long as the program */
+    k.deviceId = 0, k.contextId = 1, k.streamId = 7, k.correlationId = corr;
+    k.gridX = (int32_t)grid, k.gridY = 1, k.gridZ = 1;
+    k.blockX = (int32_t)block, k.blockY = 1, k.blockZ = 1;
+    k.registersPerThread = 32;
+    if (D.kernels_on)
+        queue(&k, sizeof k);
+}
+
+static void memory(int op, void *p, size_t n, uint32_t corr)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = op ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+                               : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.correlationId = corr, m.address = (uint64_t)(uintptr_t)p, m.bytes = n;
+    m.timestamp = now(), m.deviceId = 0, m.contextId = 1;
+    if (D.memory_on)
+        queue(&m, sizeof m);
+}
+
+EXPORT cudaError_t cudaMalloc(void **p, size_t n)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc");
+    *p = malloc(n);
+    for (int i = 0; i < 64; i++)
+        if (!D.allocs[i].p) {
+            D.allocs[i].p = *p, D.allocs[i].n = n;
+            break;
+        }
+    memory(0, *p, n, c.data.correlationId);
+    return leave(&c, *p ? 0 : 2 /* cudaErrorMemoryAllocation */);
+}
+
+EXPORT cudaError_t cudaFree(void *p)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree");
+    size_t n = 0;
+    for (int i = 0; i < 64; i++)
+        if (D.allocs[i].p == p) {
+            n = D.allocs[i].n;
+            D.allocs[i].p = NULL;
+        }
+    memory(1, p, n, c.data.correlationId);
+    free(p);
+    return leave(&c, 0);
+}
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy");
+    memcpy(dst, src, n);
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = kind == cudaMemcpyHostToDevice ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+    m.srcKind = kind == cudaMemcpyHostToDevice ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.dstKind = kind == cudaMemcpyHostToDevice ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    m.bytes = n;
+    device_span(n / 16, &m.start, &m.end);
+    m.deviceId = 0, m.contextId = 1, m.streamId = 7, m.correlationId = c.data.correlationId;
+    if (D.memcpy_on)
+        queue(&m, sizeof m);
+    /* A synchronous copy returns when the device is done with it. */
+    while (now() < m.end)
+        ;
+    return leave(&c, 0);
+}
+
+/* func: the kernel's (mangled) name, standing in for its host stub. */
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
+                                    size_t smem, cudaStream_t stream)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel");
+    kernel(func, grid.x, block.x, c.data.correlationId);
+    return leave(&c, 0);
+}
+
+/* A "graph" whose handle value is n: n kernels of 2 us each, all under the
+ * launch's correlation. */
+EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graph, cudaStream_t stream)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch");
+    for (uintptr_t i = 0; i < (uintptr_t)graph; i++)
+        kernel("_Z8graph_opv", 2, 64, c.data.correlationId);
+    return leave(&c, 0);
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize");
+    while (now() < D.busy_until)
+        ;
+    return leave(&c, 0);
+}
+
+/* ---- CUPTI ---- */
+
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
+{
+    if (getenv("DOUBLE_CUPTI_HELD"))
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    D.cb = cb, D.ud = ud;
+    *s = (CUpti_SubscriberHandle)&D;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
+{
+    if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
+        D.rt_on = (int)enable;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+    if (D.kernels_on || D.memcpy_on)
+        return CUPTI_ERROR_INVALID_OPERATION; /* only before any kind is enabled */
+    D.ts = f;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                  CUpti_BuffersCallbackCompleteFunc done)
+{
+    D.req = req, D.done = done;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
+{
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        D.kernels_on = 1;
+    else if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
+        D.memcpy_on = 1;
+    else if (k == CUPTI_ACTIVITY_KIND_MEMORY2)
+        D.memory_on = 1;
+    else if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
+        D.sync_on = 1;
+    return CUPTI_SUCCESS;
+}
+
+/* Hand everything pending over in buffers the client gives us. */
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    size_t off = 0;
+    while (off < D.len && D.req && D.done) {
+        uint8_t *buf = NULL;
+        size_t size = 0, maxrec = 0;
+        D.req(&buf, &size, &maxrec);
+        if (!buf)
+            return CUPTI_ERROR_OUT_OF_MEMORY;
+        size_t n = D.len - off < size ? D.len - off : size;
+        memcpy(buf, D.pending + off, n);
+        off += n;
+        D.done(NULL, 0, buf, size, n);
+    }
+    D.len = 0;
+    return CUPTI_SUCCESS;
+}
+
+static size_t record_size(CUpti_ActivityKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    default: return 0;
+    }
+}
+
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, CUpti_Activity **rec)
+{
+    uint8_t *p = *rec ? (uint8_t *)*rec + record_size((*rec)->kind) : buf;
+    if (p >= buf + valid || !record_size(((CUpti_Activity *)p)->kind))
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *rec = (CUpti_Activity *)p;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *n)
+{
+    *n = 0;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind k, uint64_t id)
+{
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind k, uint64_t *id)
+{
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
+{
+    *s = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+             ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" : "CUPTI_ERROR";
+    return CUPTI_SUCCESS;
+}

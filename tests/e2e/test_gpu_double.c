@@ -1,0 +1,195 @@
+/* The agent's CUPTI client end to end, against the TEST DOUBLE of the CUDA
+ * runtime and CUPTI (tests/double/cuda_double.c): the program's runtime
+ * calls come through CUPTI callbacks, its GPU work through activity buffers
+ * on our clock, and the report's hierarchy arithmetic is checked exactly
+ * against the double's known device times. (No GPU here: the double is
+ * what stands in for one; scripts/gpu-validate.sh is the real thing.) */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "model.h"
+#include "testutil.h"
+
+static char *dir, *trace;
+static char cupti_env[4200];
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "t.trace");
+    snprintf(cupti_env, sizeof cupti_env, "OPPROF_CUPTI=%s",
+             tu_build("tests/double/libcudart.so.13"));
+}
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(trace);
+}
+
+static int have_double(void)
+{
+    if (access(tu_build("tests/double/gpu_app"), X_OK) == 0)
+        return 1;
+    fprintf(stderr, "skipped: no CUDA toolkit at build time, so no test double\n");
+    return 0;
+}
+
+/* Run gpu_app [mode] under the preload; its stdout and stderr. */
+static int run_app(const char *mode, const char *extra, char **out, char **err)
+{
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, cupti_env);
+    int k = 0;
+    while (env[k])
+        k++;
+    env[k] = (char *)extra;
+    env[k + (extra != NULL)] = NULL;
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/double/gpu_app"), (char *)mode, NULL};
+    int code = tu_code(tu_run(argv, env, o, e));
+    *out = tu_slurp(o);
+    *err = tu_slurp(e);
+    free(o), free(e);
+    return code;
+}
+
+static const struct opp_row *row(const struct opp_agg *a, const char *key)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        if (!strcmp(a->rows[i].key, key))
+            return &a->rows[i];
+    ck_abort_msg("no row %s", key);
+    return NULL;
+}
+
+START_TEST(api_kernels_copies_exact)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app(NULL, NULL, &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: "), 1); /* where the trace is, nothing else */
+    ck_assert_int_eq(tu_count_lines(err, "opprof: trace written to "), 1);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    /* 6 runtime entry points, 2 kernels, 2 copy directions */
+    ck_assert_uint_eq(a.nrows, 6 + 2 + 2);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 3 * 11000 + 3 * 2000 + 2 * 65536);
+
+    const struct opp_row *r = row(&a, "cudaLaunchKernel");
+    ck_assert_uint_eq(r->count, 3);
+    ck_assert_uint_eq(r->device_type, OPP_DEVICE_CPU);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 10000 + 11000 + 12000);
+    ck_assert_uint_eq(r->cuda_time_total_ns, 33000);
+    ck_assert_uint_eq(r->self_cpu_time_total_ns, r->cpu_time_total_ns); /* no children */
+    r = row(&a, "cudaGraphLaunch");
+    ck_assert_uint_eq(r->count, 1);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 3 * 2000); /* three kernels, one correlation */
+    r = row(&a, "cudaMemcpy");
+    ck_assert_uint_eq(r->count, 2);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 2 * 65536);
+    /* a synchronous copy's call lasts at least as long as the copy */
+    ck_assert_uint_ge(r->cpu_time_total_ns, 2 * 65536);
+    r = row(&a, "cudaMalloc");
+    ck_assert_int_eq(r->self_cuda_memory_usage, 1 << 20);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 0);
+    r = row(&a, "cudaFree");
+    ck_assert_int_eq(r->self_cuda_memory_usage, -(1 << 20));
+    r = row(&a, "cudaDeviceSynchronize");
+    ck_assert_uint_eq(r->count, 1);
+    ck_assert_uint_eq(r->cuda_time_total_ns, 0);
+
+    r = row(&a, "step(float*, int)"); /* demangled */
+    ck_assert_uint_eq(r->device_type, OPP_DEVICE_CUDA);
+    ck_assert_uint_eq(r->count, 3);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 33000);
+    ck_assert_uint_eq(r->cpu_time_total_ns, 0);
+    r = row(&a, "graph_op()");
+    ck_assert_uint_eq(r->count, 3);
+    ck_assert_uint_eq(r->cuda_time_total_ns, 6000);
+    r = row(&a, "Memcpy HtoD (Pageable -> Device)");
+    ck_assert_uint_eq(r->count, 1);
+    ck_assert_uint_eq(r->bytes, 1 << 20);
+    ck_assert_uint_eq(r->cuda_time_total_ns, 65536);
+    r = row(&a, "Memcpy DtoH (Device -> Pageable)");
+    ck_assert_uint_eq(r->bytes, 1 << 20);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* Killed by SIGTERM after its work: the GPU records CUPTI still held are
+ * handed over by our handler, and the program still dies of SIGTERM. */
+START_TEST(sigterm_hands_gpu_records_over)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("term", NULL, &out, &err), 128 + 15);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.gpu_ops, 3 + 3 + 2);
+    ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* Another CUPTI client holds the process: one line naming the cause; the
+ * program's calls are still recorded (symbol fallback), without GPU work. */
+START_TEST(cupti_held_by_another_tool)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app(NULL, "DOUBLE_CUPTI_HELD=1", &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: "), 2);
+    ck_assert_int_eq(
+        tu_count_lines(err, "opprof: CUPTI cannot start (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED "
+                            "39 in cuptiSubscribe): another CUPTI client holds the process (nsys, "
+                            "ncu, Kineto/torch.profiler or DCGM); CUDA calls are recorded by symbol "
+                            "interposition, without GPU activity"),
+        1);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
+    ck_assert_uint_eq(tu_count(m, "cudaMemcpy", -1, 0, 0), 2);
+    ck_assert_uint_eq(tu_count(m, "cudaMalloc", -1, 0, 0), 1);
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.gpu_ops, 0);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+Suite *suite_gpu_double(void)
+{
+    Suite *s = suite_create("gpu_double");
+    TCase *tc = tcase_create("cupti_client");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, api_kernels_copies_exact);
+    tcase_add_test(tc, sigterm_hands_gpu_records_over);
+    tcase_add_test(tc, cupti_held_by_another_tool);
+    suite_add_tcase(s, tc);
+    return s;
+}

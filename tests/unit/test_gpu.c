@@ -1,0 +1,1131 @@
+/* GPU activity in the report: traces built by hand with CUDA API events and
+ * GPU records (common/gpu.h), loaded (model.c), aggregated with torch's CUDA
+ * semantics (aggregate.c), summarised per device, stream and kernel
+ * (gpu_stats.c) and printed (output.c, cmd_report.c), with exact numbers. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "cmds.h"
+#include "fmt.h"
+#include "gpu_stats.h"
+#include "model.h"
+#include "output.h"
+#include "testutil.h"
+#include "trace.h"
+
+/* ---- building traces ---- */
+
+struct tev {
+    uint32_t fn;
+    uint64_t begin, end;
+    uint32_t depth, nargs;
+    uint64_t args[4];
+};
+
+#define NN ('N' | 'N' << 8)
+
+static void put_events(struct opp_tw *w, uint32_t proc, uint32_t tid, const struct tev *ev,
+                       size_t n)
+{
+    char mem[8192];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, proc, tid, 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, ev[i].begin, ev[i].end, ev[i].depth,
+                                    ev[i].nargs, ev[i].args),
+                         0);
+    ck_assert_int_eq(opp_ev_write(w, &e), 0);
+}
+
+static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid)
+{
+    const char *argv[] = {"train"};
+    struct opp_tw_process p = {.proc = proc, .pid = pid, .ppid = 1, .parent_proc = UINT32_MAX,
+                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 0,
+                               .start_real_ns = 1, .exe = "/usr/bin/train", .argc = 1,
+                               .argv = argv};
+    ck_assert_int_eq(opp_tw_process(w, &p), 0);
+}
+
+/* GPU records of one chunk: u32 count, then the records. */
+struct gb {
+    uint8_t mem[1 << 16];
+    struct opp_wbuf w;
+    uint32_t n;
+};
+
+static void gb_init(struct gb *b)
+{
+    opp_wbuf_init(&b->w, b->mem, sizeof b->mem);
+    opp_put_u32(&b->w, 0);
+    b->n = 0;
+}
+
+static void gb_put(struct gb *b, const struct opp_gpu_rec *r)
+{
+    ck_assert_int_eq(opp_gpu_put(&b->w, r), 0);
+    b->n++;
+}
+
+static void gb_write(struct opp_tw *w, uint32_t proc, struct gb *b)
+{
+    memcpy(b->mem, &b->n, 4);
+    ck_assert_int_eq(opp_tw_gpu(w, proc, b->mem, (uint32_t)b->w.len), 0);
+    gb_init(b);
+}
+
+static void g_str(struct gb *b, uint32_t id, const char *s)
+{
+    struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = s,
+                            .slen = (uint32_t)strlen(s)};
+    r.f[0] = id;
+    gb_put(b, &r);
+}
+
+static struct opp_gpu_rec timed(uint32_t type, uint32_t nfields, uint64_t start, uint64_t end,
+                                uint32_t dev, uint32_t stream, uint32_t corr)
+{
+    struct opp_gpu_rec r = {.type = type, .nfields = nfields};
+    r.f[OPP_GF_START] = start;
+    r.f[OPP_GF_END] = end;
+    r.f[OPP_GF_DEVICE] = dev;
+    r.f[OPP_GF_CONTEXT] = 1;
+    r.f[OPP_GF_STREAM] = stream;
+    r.f[OPP_GF_CORRELATION] = corr;
+    return r;
+}
+
+struct kcfg {
+    uint32_t block[3], regs, static_smem, dynamic_smem;
+};
+
+static void g_kernel(struct gb *b, uint32_t name, uint64_t start, uint64_t end, uint32_t dev,
+                     uint32_t stream, uint32_t corr, struct kcfg k)
+{
+    struct opp_gpu_rec r = timed(OPP_GPU_KERNEL, OPP_GF_K_COUNT, start, end, dev, stream, corr);
+    r.f[OPP_GF_K_NAME] = name;
+    r.f[OPP_GF_K_GRID_X] = 80;
+    r.f[OPP_GF_K_GRID_Y] = 1;
+    r.f[OPP_GF_K_GRID_Z] = 1;
+    for (int i = 0; i < 3; i++)
+        r.f[OPP_GF_K_BLOCK_X + i] = k.block[i];
+    r.f[OPP_GF_K_REGS] = k.regs;
+    r.f[OPP_GF_K_STATIC_SMEM] = k.static_smem;
+    r.f[OPP_GF_K_DYNAMIC_SMEM] = k.dynamic_smem;
+    gb_put(b, &r);
+}
+
+static void g_memory(struct gb *b, uint64_t t, uint32_t corr, uint32_t op, uint64_t addr,
+                     uint64_t bytes)
+{
+    struct opp_gpu_rec r = timed(OPP_GPU_MEMORY, OPP_GF_M_COUNT, t, t, 0, 0, corr);
+    r.f[OPP_GF_M_OP] = op;
+    r.f[OPP_GF_M_MEM_KIND] = 3;
+    r.f[OPP_GF_M_ADDRESS] = addr;
+    r.f[OPP_GF_M_BYTES] = bytes;
+    gb_put(b, &r);
+}
+
+static void g_device(struct gb *b, uint32_t id, uint32_t name)
+{
+    struct opp_gpu_rec r = {.type = OPP_GPU_DEVICE, .nfields = OPP_GF_V_COUNT};
+    r.f[OPP_GF_V_ID] = id;
+    r.f[OPP_GF_V_NAME] = name;
+    r.f[OPP_GF_V_CC_MAJOR] = 9;
+    r.f[OPP_GF_V_SMS] = 132;
+    r.f[OPP_GF_V_THREADS_PER_SM] = 2048;
+    r.f[OPP_GF_V_REGS_PER_SM] = 65536;
+    r.f[OPP_GF_V_SMEM_PER_SM] = 233472;
+    r.f[OPP_GF_V_BLOCKS_PER_SM] = 32;
+    r.f[OPP_GF_V_WARPS_PER_SM] = 64;
+    r.f[OPP_GF_V_THREADS_PER_BLOCK] = 1024;
+    r.f[OPP_GF_V_GLOBAL_MEM] = 80ull << 30;
+    gb_put(b, &r);
+}
+
+static void g_dropped(struct gb *b, uint64_t cupti, uint64_t ours)
+{
+    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+    r.f[OPP_GF_D_CUPTI] = cupti;
+    r.f[OPP_GF_D_OURS] = ours;
+    gb_put(b, &r);
+}
+
+/* ---- the trace ----
+ * Process 0, pid 300. Thread 300:
+ *   cudaMalloc        [1000, 1400]   corr 3   -> alloc 4096 B at 0xA000
+ *   cublasSgemm_v2    [2000, 10000]  (an operator holding the next two)
+ *     cudaLaunchKernel [2500, 3500]  corr 7   -> vecAdd  [4000, 6000] stream 7
+ *     cudaMemcpy       [4000, 9000]  corr 8   -> Memcpy HtoD [6500, 8500] 1e6 B,
+ *                                                and a Stream Sync [8500, 9000]
+ *   cudaLaunchKernel  [11000, 11500] corr 9   -> vecAdd  [13500, 16500] stream 7
+ *   cudaFree          [20000, 20300] corr 10  -> free at 0xA000 (size by address)
+ *   cudaMalloc        [21000, 21200] corr 11  -> alloc 1000 B at 0xB000
+ * Thread 301:
+ *   cudaLaunchKernel  [30000, 30200] corr 20  -> vecAdd  [31000, 32000] stream 7
+ * Not attached: relu_kernel [17000, 17500] stream 9 (corr 99: no such call),
+ * Memset (Device) [18000, 18100] stream 9, 4096 B, a kernel whose name id 5
+ * was never defined [5000, 5400] on device 1, a free of 512 B at 0xC000
+ * (allocated before the trace began) at 23000, an overhead record. */
+
+enum { F_OP, F_LAUNCH, F_MEMCPY, F_MALLOC, F_FREE };
+#define API(corr, cbid) 3, {0, corr, cbid}
+
+static const struct kcfg K_HALF = {{256, 1, 1}, 64, 16384, 32768};  /* 50%: registers, smem */
+static const struct kcfg K_REGS = {{256, 1, 1}, 37, 0, 0};          /* 75%: 37 regs round up */
+static const struct kcfg K_FULL = {{1024, 1, 1}, 0, 0, 0};          /* 100% */
+
+static void put_funcs(struct opp_tw *w, uint32_t proc)
+{
+    struct opp_func_desc f[] = {
+        [F_OP] = {OPP_OP_GEMM, OPP_DT_F32, "cublas", "cublasSgemm_v2"},
+        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+        [F_MEMCPY] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMemcpy"},
+        [F_MALLOC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMalloc"},
+        [F_FREE] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaFree"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(w, proc, 5, f), 0);
+}
+
+static void put_cpu(struct opp_tw *w)
+{
+    put_process(w, 0, 300);
+    put_funcs(w, 0);
+    ck_assert_int_eq(opp_tw_thread(w, 0, 300, "train"), 0);
+    ck_assert_int_eq(opp_tw_thread(w, 0, 301, "loader"), 0);
+    const struct tev t300[] = {
+        {F_MALLOC, 1000, 1400, 0, API(3, 20)},
+        {F_LAUNCH, 2500, 3500, 1, API(7, 211)},
+        {F_MEMCPY, 4000, 9000, 1, API(8, 31)},
+        {F_OP, 2000, 10000, 0, 4, {64, 64, 64, NN}},
+        {F_LAUNCH, 11000, 11500, 0, API(9, 211)},
+        {F_FREE, 20000, 20300, 0, API(10, 22)},
+        {F_MALLOC, 21000, 21200, 0, API(11, 20)},
+    };
+    put_events(w, 0, 300, t300, sizeof t300 / sizeof t300[0]);
+    const struct tev t301[] = {{F_LAUNCH, 30000, 30200, 0, API(20, 211)}};
+    put_events(w, 0, 301, t301, 1);
+}
+
+static void put_gpu(struct opp_tw *w)
+{
+    struct gb *b = malloc(sizeof *b);
+    ck_assert_ptr_nonnull(b);
+    gb_init(b);
+    /* First chunk: records that name strings defined only in the next one. */
+    g_kernel(b, 1, 4000, 6000, 0, 7, 7, K_HALF);
+    struct opp_gpu_rec r = timed(OPP_GPU_MEMCPY, OPP_GF_C_COUNT, 6500, 8500, 0, 7, 8);
+    r.f[OPP_GF_C_BYTES] = 1000000;
+    r.f[OPP_GF_C_KIND] = 1;     /* HtoD */
+    r.f[OPP_GF_C_SRC_KIND] = 1; /* pageable */
+    r.f[OPP_GF_C_DST_KIND] = 3; /* device */
+    gb_put(b, &r);
+    r = timed(OPP_GPU_SYNC, OPP_GF_Y_COUNT, 8500, 9000, 0, 7, 8);
+    r.f[OPP_GF_Y_TYPE] = 3;
+    gb_put(b, &r);
+    g_kernel(b, 1, 13500, 16500, 0, 7, 9, K_REGS);
+    g_kernel(b, 2, 17000, 17500, 0, 9, 99, K_FULL);
+    r = timed(OPP_GPU_MEMSET, OPP_GF_S_COUNT, 18000, 18100, 0, 9, 0);
+    r.f[OPP_GF_S_BYTES] = 4096;
+    r.f[OPP_GF_S_MEM_KIND] = 3;
+    gb_put(b, &r);
+    g_kernel(b, 5, 5000, 5400, 1, 1, 0, K_FULL);
+    g_kernel(b, 1, 31000, 32000, 0, 7, 20, K_HALF);
+    gb_write(w, 0, b);
+
+    g_str(b, 1, "_Z6vecAddPfS_S_i");
+    g_str(b, 2, "relu_kernel");
+    g_str(b, 3, "Test GPU");
+    g_str(b, 4, "Another name");
+    g_device(b, 0, 3);
+    g_device(b, 0, 4); /* described again: the first record wins */
+    /* Memory, not in time order. */
+    g_memory(b, 1200, 3, OPP_GPU_MEM_ALLOC, 0xA000, 4096);
+    g_memory(b, 21100, 11, OPP_GPU_MEM_ALLOC, 0xB000, 1000);
+    g_memory(b, 20100, 10, OPP_GPU_MEM_FREE, 0xA000, 0);
+    g_memory(b, 23000, 0, OPP_GPU_MEM_FREE, 0xC000, 512);
+    r = timed(OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, 100, 200, 0, 0, 0);
+    r.f[OPP_GF_O_KIND] = 1u << 16;
+    gb_put(b, &r);
+    r = (struct opp_gpu_rec){.type = OPP_GPU_EXTCORR, .nfields = OPP_GF_X_COUNT};
+    r.f[OPP_GF_X_KIND] = 2;
+    r.f[OPP_GF_X_EXTERNAL] = 42;
+    r.f[OPP_GF_X_CORRELATION] = 7;
+    gb_put(b, &r);
+    g_dropped(b, 3, 2);
+    g_dropped(b, 1, 0);
+    gb_write(w, 0, b);
+    free(b);
+}
+
+static char *dir, *trace;
+static struct opp_model *model;
+
+static void write_trace(const char *path, int with_gpu)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    put_cpu(&w);
+    if (with_gpu)
+        put_gpu(&w);
+    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 40000), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 8, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+static struct opp_model *load(const char *path)
+{
+    char err[512];
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    ck_assert_ptr_nonnull(dir);
+    trace = tu_path(dir, "gpu.opprof");
+    write_trace(trace, 1);
+    model = load(trace);
+}
+
+static void teardown(void)
+{
+    opp_model_free(model);
+    model = NULL;
+    tu_rmdir(dir);
+    free(trace);
+    free(dir);
+}
+
+/* The event of thread index ti named name, the k-th in tree order. */
+static uint32_t find_event(const struct opp_model *m, size_t ti, const char *name, int k)
+{
+    const struct opp_thread *t = &m->threads[ti];
+    for (uint32_t i = 0; i < t->nevents; i++)
+        if (!strcmp(opp_model_str(m, t->events[i].name), name) && k-- == 0)
+            return i;
+    ck_abort_msg("no event %s", name);
+    return 0;
+}
+
+/* ---- the model ---- */
+
+START_TEST(model_gpu)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
+    ck_assert_str_eq(m->sum.warning, "");
+    ck_assert(opp_model_has_gpu(m));
+    ck_assert_uint_eq(g->records, 8 + 14);
+    ck_assert_uint_eq(g->nops, 9); /* 5 kernels, memcpy, sync, memset, overhead */
+    ck_assert_uint_eq(g->nlaunches, 5);
+    ck_assert_uint_eq(g->skipped, 0);
+    ck_assert_uint_eq(g->unattached, 1); /* relu_kernel's correlation 99 */
+    ck_assert_uint_eq(g->dropped_cupti, 4);
+    ck_assert_uint_eq(g->dropped_ours, 2);
+
+    /* Names: demangled, Kineto's, unknown ids said so. */
+    const char *names[] = {"vecAdd(float*, float*, float*, int)", "Memcpy HtoD (Pageable -> Device)",
+                           "Stream Sync", "vecAdd(float*, float*, float*, int)", "relu_kernel",
+                           "Memset (Device)", "<unknown kernel 5>",
+                           "vecAdd(float*, float*, float*, int)", "Overhead (Buffer Flush)"};
+    for (size_t i = 0; i < g->nops; i++)
+        ck_assert_str_eq(opp_model_str(m, g->ops[i].name), names[i]);
+    ck_assert_uint_eq(g->ops[1].bytes, 1000000);
+    ck_assert_uint_eq(g->ops[5].bytes, 4096);
+    const struct opp_gpu_launch *l = &g->launches[g->ops[3].launch];
+    ck_assert_uint_eq(l->block[0], 256);
+    ck_assert_uint_eq(l->regs, 37);
+    ck_assert_uint_eq(l->grid[0], 80);
+
+    /* Attached to the API call with the same correlation id. */
+    uint32_t launch = find_event(m, 0, "cudaLaunchKernel", 0);
+    uint32_t launch2 = find_event(m, 0, "cudaLaunchKernel", 1);
+    uint32_t memcpy_ev = find_event(m, 0, "cudaMemcpy", 0);
+    uint32_t op = find_event(m, 0, "cublasSgemm_v2", 0);
+    ck_assert_uint_eq(g->ops[0].thread, 0);
+    ck_assert_uint_eq(g->ops[0].event, launch);
+    ck_assert_uint_eq(g->ops[1].event, memcpy_ev);
+    ck_assert_uint_eq(g->ops[2].event, memcpy_ev); /* the sync too */
+    ck_assert_uint_eq(g->ops[3].event, launch2);
+    ck_assert_uint_eq(g->ops[4].thread, OPP_GPU_NONE); /* correlation pointing nowhere */
+    ck_assert_uint_eq(g->ops[6].thread, OPP_GPU_NONE); /* correlation 0 */
+    ck_assert_uint_eq(g->ops[7].thread, 1);
+    ck_assert_uint_eq(m->threads[0].events[launch].parent, op);
+
+    /* Self CUDA: kernels, memcpy and memset attached directly (not the
+     * sync); CUDA total adds the children's. */
+    const struct opp_event_gpu *eg = m->threads[0].gpu;
+    ck_assert_ptr_nonnull(eg);
+    ck_assert_uint_eq(eg[launch].self_cuda_ns, 2000);
+    ck_assert_uint_eq(eg[launch].cuda_ns, 2000);
+    ck_assert_uint_eq(eg[memcpy_ev].self_cuda_ns, 2000);
+    ck_assert_uint_eq(eg[op].self_cuda_ns, 0);
+    ck_assert_uint_eq(eg[op].cuda_ns, 4000);
+    ck_assert_uint_eq(eg[launch2].cuda_ns, 3000);
+    uint32_t malloc_ev = find_event(m, 0, "cudaMalloc", 0);
+    uint32_t free_ev = find_event(m, 0, "cudaFree", 0);
+    ck_assert_int_eq(eg[malloc_ev].self_mem, 4096);
+    ck_assert_int_eq(eg[free_ev].self_mem, -4096);
+    ck_assert_int_eq(eg[op].mem, 0);
+    ck_assert_uint_eq(m->threads[1].gpu[0].self_cuda_ns, 1000);
+
+    /* Memory: by time; a free without a size takes the allocation's. */
+    ck_assert_uint_eq(g->nmem, 4);
+    const uint64_t when[] = {1200, 20100, 21100, 23000};
+    const int64_t bytes[] = {4096, -4096, 1000, -512};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(g->mem[i].time_ns, when[i]);
+        ck_assert_int_eq(g->mem[i].bytes, bytes[i]);
+    }
+    ck_assert_uint_eq(g->mem[1].op, OPP_GPU_MEM_FREE);
+    ck_assert_uint_eq(g->mem[1].event, free_ev);
+    ck_assert_uint_eq(g->mem[3].thread, OPP_GPU_NONE);
+    ck_assert_uint_eq(g->nmemseries, 1);
+    const struct opp_gpu_memseries *ms = &g->memseries[0];
+    ck_assert_uint_eq(ms->device, 0);
+    ck_assert_uint_eq(ms->npts, 4);
+    const int64_t level[] = {4096, 0, 1000, 488};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(ms->pts[i].time_ns, when[i]);
+        ck_assert_int_eq(ms->pts[i].bytes, level[i]);
+    }
+    ck_assert_int_eq(ms->peak, 4096);
+    ck_assert_int_eq(ms->final, 488);
+
+    /* Devices and external correlations. */
+    ck_assert_uint_eq(g->ndevices, 1);
+    const struct opp_gpu_device *d = opp_gpu_device_find(m, 0);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(opp_model_str(m, d->name), "Test GPU");
+    ck_assert_uint_eq(d->sms, 132);
+    ck_assert_uint_eq(d->global_mem, 80ull << 30);
+    ck_assert_ptr_null(opp_gpu_device_find(m, 1));
+    ck_assert_uint_eq(g->nextcorr, 1);
+    ck_assert_uint_eq(g->extcorr[0].external, 42);
+    ck_assert_uint_eq(g->extcorr[0].corr, 7);
+    ck_assert_uint_eq(g->extcorr[0].kind, 2);
+}
+END_TEST
+
+/* ---- key_averages ---- */
+
+struct want {
+    const char *key;
+    uint32_t device_type;
+    uint64_t count, self_cpu, cpu_total, self_cuda, cuda_total;
+    int64_t self_mem, mem;
+    uint64_t bytes;
+};
+
+static void check_rows(const struct opp_agg *a, const struct want *w, size_t n)
+{
+    ck_assert_uint_eq(a->nrows, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_row *r = &a->rows[i];
+        ck_assert_msg(!strcmp(r->key, w[i].key), "row %zu: %s, want %s", i, r->key, w[i].key);
+        ck_assert_uint_eq(r->device_type, w[i].device_type);
+        ck_assert_uint_eq(r->count, w[i].count);
+        ck_assert_uint_eq(r->self_cpu_time_total_ns, w[i].self_cpu);
+        ck_assert_uint_eq(r->cpu_time_total_ns, w[i].cpu_total);
+        ck_assert_msg(r->self_cuda_time_total_ns == w[i].self_cuda, "%s: self cuda %llu", r->key,
+                      (unsigned long long)r->self_cuda_time_total_ns);
+        ck_assert_msg(r->cuda_time_total_ns == w[i].cuda_total, "%s: cuda total %llu", r->key,
+                      (unsigned long long)r->cuda_time_total_ns);
+        ck_assert_int_eq(r->self_cuda_memory_usage, w[i].self_mem);
+        ck_assert_int_eq(r->cuda_memory_usage, w[i].mem);
+        ck_assert_uint_eq(r->bytes, w[i].bytes);
+    }
+}
+
+#define CPU OPP_DEVICE_CPU
+#define CUDA OPP_DEVICE_CUDA
+#define VECADD "vecAdd(float*, float*, float*, int)"
+#define HTOD "Memcpy HtoD (Pageable -> Device)"
+
+START_TEST(rows)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    const struct want w[] = {
+        {"cudaMemcpy", CPU, 1, 5000, 5000, 2000, 2000, 0, 0, 0},
+        {"cublasSgemm_v2", CPU, 1, 2000, 8000, 0, 4000, 0, 0, 0},
+        {"cudaLaunchKernel", CPU, 3, 1700, 1700, 6000, 6000, 0, 0, 0},
+        {"cudaMalloc", CPU, 2, 600, 600, 0, 0, 5096, 5096, 0},
+        {"cudaFree", CPU, 1, 300, 300, 0, 0, -4096, -4096, 0},
+        /* CUDA rows: no CPU time; ties by name. */
+        {"<unknown kernel 5>", CUDA, 1, 0, 0, 400, 400, 0, 0, 0},
+        {HTOD, CUDA, 1, 0, 0, 2000, 2000, 0, 0, 1000000},
+        {"Memset (Device)", CUDA, 1, 0, 0, 100, 100, 0, 0, 4096},
+        {"relu_kernel", CUDA, 1, 0, 0, 500, 500, 0, 0, 0},
+        {VECADD, CUDA, 3, 0, 0, 6000, 6000, 0, 0, 0},
+    };
+    check_rows(&a, w, 10);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 9600);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 9000); /* the CUDA rows' */
+    ck_assert_uint_eq(a.events, 8);
+    ck_assert_uint_eq(a.gpu_ops, 7);
+    ck_assert_int_eq(a.gpu, 1);
+    ck_assert_str_eq(a.rows[0].lib, "cudart");
+    ck_assert_str_eq(a.rows[5].lib, "");
+    ck_assert_int_eq(a.rows[6].transfers, 1);
+    ck_assert_int_eq(a.rows[9].transfers, 0);
+    ck_assert(opp_row_gbps(&a.rows[6]) == 500.0);
+    ck_assert(opp_row_cuda_avg_ns(&a.rows[9]) == 2000.0);
+    opp_agg_free(&a);
+}
+END_TEST
+
+static void check_order(enum opp_sort_key key, const char *const *names, size_t n)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.sort = key, .limit = n};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(!strcmp(a.rows[i].key, names[i]), "sort %d row %zu: %s, want %s", key, i,
+                      a.rows[i].key, names[i]);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 9000); /* before the limit */
+    opp_agg_free(&a);
+}
+
+START_TEST(sorting)
+{
+    enum opp_sort_key k;
+    const struct {
+        const char *name;
+        enum opp_sort_key key;
+    } keys[] = {
+        {"self_cuda_time_total", OPP_SORT_SELF_CUDA_TIME_TOTAL},
+        {"cuda_time_total", OPP_SORT_CUDA_TIME_TOTAL},
+        {"cuda_time", OPP_SORT_CUDA_TIME},
+        {"cuda_memory_usage", OPP_SORT_CUDA_MEMORY_USAGE},
+        {"self_cuda_memory_usage", OPP_SORT_SELF_CUDA_MEMORY_USAGE},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        ck_assert_int_eq(opp_sort_key_parse(keys[i].name, &k), 0);
+        ck_assert_int_eq(k, keys[i].key);
+    }
+    const char *self_cuda[] = {"cudaLaunchKernel", VECADD, HTOD, "cudaMemcpy", "relu_kernel",
+                               "<unknown kernel 5>", "Memset (Device)", "cublasSgemm_v2"};
+    check_order(OPP_SORT_SELF_CUDA_TIME_TOTAL, self_cuda, 8);
+    const char *cuda_total[] = {"cudaLaunchKernel", VECADD, "cublasSgemm_v2", HTOD, "cudaMemcpy"};
+    check_order(OPP_SORT_CUDA_TIME_TOTAL, cuda_total, 5);
+    /* Averages: memcpy 2000 each, vecAdd 2000, launch 2000, cublas 4000. */
+    const char *cuda_avg[] = {"cublasSgemm_v2", HTOD, "cudaLaunchKernel", "cudaMemcpy", VECADD,
+                              "relu_kernel"};
+    check_order(OPP_SORT_CUDA_TIME, cuda_avg, 6);
+    const char *mem[] = {"cudaMalloc", "<unknown kernel 5>"};
+    check_order(OPP_SORT_CUDA_MEMORY_USAGE, mem, 2);
+    struct opp_agg a;
+    struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CUDA_MEMORY_USAGE};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_str_eq(a.rows[0].key, "cudaMalloc");
+    ck_assert_str_eq(a.rows[a.nrows - 1].key, "cudaFree"); /* freed: negative, last */
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(filters)
+{
+    /* --tid: the thread's calls and the GPU work they launched only. */
+    struct opp_agg a;
+    struct opp_agg_opts o = {.filter_tid = 1, .tid = 301};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    const struct want w[] = {
+        {"cudaLaunchKernel", CPU, 1, 200, 200, 1000, 1000, 0, 0, 0},
+        {VECADD, CUDA, 1, 0, 0, 1000, 1000, 0, 0, 0},
+    };
+    check_rows(&a, w, 2);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 1000);
+    opp_agg_free(&a);
+
+    /* --pid: every op of the process, attached or not. */
+    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 300};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 10);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 9000);
+    opp_agg_free(&a);
+    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 9};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 0);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 0);
+    opp_agg_free(&a);
+}
+END_TEST
+
+/* ---- outputs ---- */
+
+#define CAPTURE(out, call)                                                                         \
+    do {                                                                                           \
+        size_t len_;                                                                               \
+        FILE *f = open_memstream(&(out), &len_);                                                   \
+        ck_assert_ptr_nonnull(f);                                                                  \
+        ck_assert_int_eq((call), 0);                                                               \
+        fclose(f);                                                                                 \
+    } while (0)
+
+#define S12 "------------  "
+#define S13 "-------------  "
+#define SEP_T "---------------------------------------  " S12 S12 S12 S12 S12 S12 S12 S12 S13 \
+              S12 S13 S12 "\n"
+
+START_TEST(table)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    struct opp_out_opts oo = {0};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    const char *want =
+        SEP_T
+        "                                   Name    Self CPU %      Self CPU   CPU total %     CPU total"
+        "  CPU time avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg      CUDA Mem"
+        "  Self CUDA Mem    # of Calls  \n"
+        SEP_T
+        "                             cudaMemcpy        52.08%       5.000us        52.08%       5.000us"
+        "       5.000us       2.000us        22.22%       2.000us        2.000us           0 b"
+        "            0 b             1  \n"
+        "                         cublasSgemm_v2        20.83%       2.000us        83.33%       8.000us"
+        "       8.000us       0.000us         0.00%       4.000us        4.000us           0 b"
+        "            0 b             1  \n"
+        "                       cudaLaunchKernel        17.71%       1.700us        17.71%       1.700us"
+        "       0.567us       6.000us        66.67%       6.000us        2.000us           0 b"
+        "            0 b             3  \n"
+        "                             cudaMalloc         6.25%       0.600us         6.25%       0.600us"
+        "       0.300us       0.000us         0.00%       0.000us        0.000us       4.98 Kb"
+        "        4.98 Kb             2  \n"
+        "                               cudaFree         3.12%       0.300us         3.12%       0.300us"
+        "       0.300us       0.000us         0.00%       0.000us        0.000us      -4.00 Kb"
+        "       -4.00 Kb             1  \n"
+        "                     <unknown kernel 5>         0.00%       0.000us         0.00%       0.000us"
+        "       0.000us       0.400us         4.44%       0.400us        0.400us           0 b"
+        "            0 b             1  \n"
+        "       Memcpy HtoD (Pageable -> Device)         0.00%       0.000us         0.00%       0.000us"
+        "       0.000us       2.000us        22.22%       2.000us        2.000us           0 b"
+        "            0 b             1  \n"
+        "                        Memset (Device)         0.00%       0.000us         0.00%       0.000us"
+        "       0.000us       0.100us         1.11%       0.100us        0.100us           0 b"
+        "            0 b             1  \n"
+        "                            relu_kernel         0.00%       0.000us         0.00%       0.000us"
+        "       0.000us       0.500us         5.56%       0.500us        0.500us           0 b"
+        "            0 b             1  \n"
+        "    vecAdd(float*, float*, float*, int)         0.00%       0.000us         0.00%       0.000us"
+        "       0.000us       6.000us        66.67%       6.000us        2.000us           0 b"
+        "            0 b             3  \n"
+        SEP_T
+        "Self CPU time total: 9.600us\n"
+        "Self CUDA time total: 9.000us\n";
+    ck_assert_str_eq(out, want);
+    free(out);
+    opp_agg_free(&a);
+
+    /* CUDA time but no CUDA memory in these rows (--tid 301): the memory
+     * columns are left out; --limit keeps the totals of every row. */
+    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 301, .limit = 1};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    ck_assert_ptr_null(strstr(out, "Mem"));
+    ck_assert_ptr_nonnull(strstr(out, " CUDA time avg    # of Calls  \n"));
+    ck_assert_ptr_null(strstr(out, "vecAdd"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 0.200us\nSelf CUDA time total: 1.000us\n"));
+    free(out);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(csv)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CUDA_TIME_TOTAL, .limit = 4};
+    struct opp_out_opts oo = {0};
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    char *out;
+    CAPTURE(out, opp_out_csv(f, &a, &oo));
+    ck_assert_str_eq(out,
+                     "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops,"
+                     "device_type,self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,"
+                     "self_cuda_memory_usage,cuda_memory_usage,bytes,gbps\n"
+                     "cudaLaunchKernel,cudart,3,1.700,1.700,0.567,0,CPU,6.000,6.000,2.000,0,0,,\n"
+                     "\"" VECADD "\",,3,0.000,0.000,0.000,0,CUDA,6.000,6.000,2.000,0,0,,\n"
+                     HTOD ",,1,0.000,0.000,0.000,0,CUDA,2.000,2.000,2.000,0,0,1000000,500.000\n"
+                     "cudaMemcpy,cudart,1,5.000,5.000,5.000,0,CPU,2.000,2.000,2.000,0,0,,\n");
+    free(out);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(json)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.sort = OPP_SORT_CUDA_MEMORY_USAGE};
+    struct opp_gpu_stats s;
+    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
+    struct opp_out_opts oo = {.gpu = &s};
+    char *out;
+    CAPTURE(out, opp_out_json(f, "g.trace", model, &a, &oo));
+    const char *want[] = {
+        "\n  \"self_cpu_time_total\": 9.600,\n  \"self_cuda_time_total\": 9.000,\n",
+        "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"gpu\": {\n"
+        "    \"ops\": 7, \"kernels\": 5, \"kernel_time\": 6.900, \"unattached\": 1,\n"
+        "    \"dropped\": {\"cupti\": 4, \"opprof\": 2},\n"
+        "    \"devices\": [\n"
+        "      {\"device\": 0, \"name\": \"Test GPU\", \"ops\": 6, \"kernels\": 4, "
+        "\"kernel_time\": 6.500, \"busy_time\": 8.600, \"span\": 28.000, \"idle_share\": 0.6929, "
+        "\"peak_memory\": 4096, \"final_memory\": 488},\n"
+        "      {\"device\": 1, \"name\": null, \"ops\": 1, \"kernels\": 1, \"kernel_time\": 0.400, "
+        "\"busy_time\": 0.400, \"span\": 0.400, \"idle_share\": 0.0000, \"peak_memory\": null, "
+        "\"final_memory\": null}\n    ],\n"
+        "    \"streams\": [\n"
+        "      {\"pid\": 300, \"device\": 0, \"stream\": 7, \"ops\": 4, \"kernels\": 3, "
+        "\"kernel_time\": 6.000, \"busy_time\": 8.000},\n"
+        "      {\"pid\": 300, \"device\": 0, \"stream\": 9, \"ops\": 2, \"kernels\": 1, "
+        "\"kernel_time\": 0.500, \"busy_time\": 0.600},\n"
+        "      {\"pid\": 300, \"device\": 1, \"stream\": 1, \"ops\": 1, \"kernels\": 1, "
+        "\"kernel_time\": 0.400, \"busy_time\": 0.400}\n    ]\n  },\n  \"rows\": [\n",
+        "\n    {\"key\": \"cudaMalloc\", \"lib\": \"cudart\", \"count\": 2, "
+        "\"self_cpu_time_total\": 0.600, \"cpu_time_total\": 0.600, \"cpu_time\": 0.300, "
+        "\"flops\": 0, \"device_type\": \"CPU\", \"self_cuda_time_total\": 0.000, "
+        "\"cuda_time_total\": 0.000, \"cuda_time\": 0.000, \"self_cuda_memory_usage\": 5096, "
+        "\"cuda_memory_usage\": 5096},\n",
+        "\n    {\"key\": \"" HTOD "\", \"lib\": \"\", \"count\": 1, "
+        "\"self_cpu_time_total\": 0.000, \"cpu_time_total\": 0.000, \"cpu_time\": 0.000, "
+        "\"flops\": 0, \"device_type\": \"CUDA\", \"self_cuda_time_total\": 2.000, "
+        "\"cuda_time_total\": 2.000, \"cuda_time\": 2.000, \"self_cuda_memory_usage\": 0, "
+        "\"cuda_memory_usage\": 0, \"bytes\": 1000000, \"gbps\": 500.000},\n",
+        "\"key\": \"Memset (Device)\"",
+        "\"bytes\": 4096, \"gbps\": 40.960}",
+        "\n    {\"key\": \"cudaFree\", \"lib\": \"cudart\", \"count\": 1, "
+        "\"self_cpu_time_total\": 0.300, \"cpu_time_total\": 0.300, \"cpu_time\": 0.300, "
+        "\"flops\": 0, \"device_type\": \"CPU\", \"self_cuda_time_total\": 0.000, "
+        "\"cuda_time_total\": 0.000, \"cuda_time\": 0.000, \"self_cuda_memory_usage\": -4096, "
+        "\"cuda_memory_usage\": -4096}\n  ]\n}\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);
+    free(out);
+    opp_gpu_stats_free(&s);
+    opp_agg_free(&a);
+}
+END_TEST
+
+/* ---- the GPU view ---- */
+
+START_TEST(occupancy)
+{
+    const struct opp_gpu_device *d = opp_gpu_device_find(model, 0);
+    ck_assert_ptr_nonnull(d);
+    struct opp_gpu_launch l = {.block = {256, 1, 1}, .regs = 64, .static_smem = 16384,
+                               .dynamic_smem = 32768};
+    /* 8 warps a block; registers: 64 * 32 = 2048 a warp, 32 warps = 4
+     * blocks; shared memory: 233472 / 49152 = 4 blocks; 32 of 64 warps. */
+    ck_assert(opp_gpu_occupancy(d, &l) == 0.5);
+    /* 37 registers: 1184 a warp, allocated as 1280: 51 warps = 6 blocks. */
+    l = (struct opp_gpu_launch){.block = {128, 2, 1}, .regs = 37};
+    ck_assert(opp_gpu_occupancy(d, &l) == 0.75);
+    /* One warp a block: the 32 blocks an SM may hold are the limit. */
+    l = (struct opp_gpu_launch){.block = {32, 1, 1}};
+    ck_assert(opp_gpu_occupancy(d, &l) == 0.5);
+    /* 48 threads are 2 warps (the second half empty): 32 blocks, 64 warps. */
+    l = (struct opp_gpu_launch){.block = {16, 3, 1}};
+    ck_assert(opp_gpu_occupancy(d, &l) == 1.0);
+    /* Shared memory alone: 100000 B a block, 2 blocks of 8 warps. */
+    l = (struct opp_gpu_launch){.block = {256, 1, 1}, .dynamic_smem = 100000};
+    ck_assert(opp_gpu_occupancy(d, &l) == 0.25);
+    l = (struct opp_gpu_launch){.block = {1024, 2, 1}};
+    ck_assert(opp_gpu_occupancy(d, &l) == 0); /* more threads than a block may have */
+    l = (struct opp_gpu_launch){.block = {0, 1, 1}};
+    ck_assert(opp_gpu_occupancy(d, &l) == -1);
+    ck_assert(opp_gpu_occupancy(NULL, &l) == -1);
+    struct opp_gpu_device bare = {.id = 5};
+    l = (struct opp_gpu_launch){.block = {64, 1, 1}};
+    ck_assert(opp_gpu_occupancy(&bare, &l) == -1);
+}
+END_TEST
+
+START_TEST(stats)
+{
+    struct opp_gpu_stats s;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
+    ck_assert_uint_eq(s.ops, 7);
+    ck_assert_uint_eq(s.kernels, 5);
+    ck_assert_uint_eq(s.kernel_ns, 6900);
+    ck_assert_uint_eq(s.ndevs, 2);
+    const struct opp_gpu_dev_stats *d = &s.devs[0];
+    ck_assert_uint_eq(d->device, 0);
+    ck_assert_ptr_nonnull(d->info);
+    ck_assert_uint_eq(d->busy_ns, 8600);
+    ck_assert_uint_eq(d->first_ns, 4000);
+    ck_assert_uint_eq(d->last_ns, 32000);
+    ck_assert(d->idle_share == 1.0 - 8600.0 / 28000.0);
+    ck_assert_int_eq(d->has_memory, 1);
+    ck_assert_int_eq(d->peak_memory, 4096);
+    /* Gaps: the largest first, equal ones in time order. */
+    ck_assert_uint_eq(d->ngaps, 5);
+    const uint64_t gaps[][2] = {{18100, 31000}, {8500, 13500}, {6000, 6500}, {16500, 17000},
+                                {17500, 18000}};
+    const char *next[] = {VECADD, VECADD, HTOD, "relu_kernel", "Memset (Device)"};
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_uint_eq(d->gaps[i].start_ns, gaps[i][0]);
+        ck_assert_uint_eq(d->gaps[i].end_ns, gaps[i][1]);
+        ck_assert_str_eq(opp_model_str(model, model->gpu.ops[d->gaps[i].next].name), next[i]);
+    }
+    ck_assert_uint_eq(s.devs[1].device, 1);
+    ck_assert_ptr_null(s.devs[1].info);
+    ck_assert(s.devs[1].idle_share == 0.0);
+    ck_assert_uint_eq(s.devs[1].ngaps, 0);
+    ck_assert_uint_eq(s.nstreams, 3);
+    ck_assert_uint_eq(s.streams[0].stream, 7);
+    ck_assert_uint_eq(s.streams[0].busy_ns, 8000);
+    ck_assert_uint_eq(s.streams[1].stream, 9);
+    ck_assert_uint_eq(s.streams[1].busy_ns, 600);
+    opp_gpu_stats_free(&s);
+
+    struct opp_kernel_stats *k;
+    size_t nk;
+    ck_assert_int_eq(opp_kernel_stats(model, &o, &k, &nk), 0);
+    ck_assert_uint_eq(nk, 3);
+    ck_assert_str_eq(k[0].name, VECADD);
+    ck_assert_uint_eq(k[0].count, 3);
+    ck_assert_uint_eq(k[0].total_ns, 6000);
+    ck_assert(k[0].occupancy == (0.5 + 0.75 + 0.5) / 3);
+    ck_assert_uint_eq(k[0].delays, 3);
+    ck_assert(k[0].delay_sum_ns == 500 + 2000 + 800);
+    ck_assert_int_eq(k[0].delay_max_ns, 2000);
+    ck_assert_str_eq(k[1].name, "relu_kernel");
+    ck_assert(k[1].occupancy == 1.0);
+    ck_assert_uint_eq(k[1].delays, 0);
+    ck_assert_str_eq(k[2].name, "<unknown kernel 5>");
+    ck_assert(k[2].occupancy == -1); /* device 1 was never described */
+    free(k);
+
+    /* --tid 301: its kernel only; the device is busy 1 us of 1 us. */
+    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 301};
+    ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
+    ck_assert_uint_eq(s.ops, 1);
+    ck_assert_uint_eq(s.devs[0].busy_ns, 1000);
+    ck_assert(s.devs[0].idle_share == 0.0);
+    opp_gpu_stats_free(&s);
+}
+END_TEST
+
+static int run_report(char **argv, char **out, char **err)
+{
+    int rc = tu_call(cmd_report, argv, dir, out, err);
+    ck_assert_int_ne(rc, -1000);
+    return rc;
+}
+
+START_TEST(view)
+{
+    char *out, *err;
+    char *a1[] = {"report", trace, "--gpu", NULL};
+    ck_assert_int_eq(run_report(a1, &out, &err), 0);
+    const char *want =
+        "GPU kernels\n"
+        "-----------------------------------  " S12 S12 S12 S12 "--------------  "
+        "----------------  ----------------  \n"
+        "                               Name    # of Calls         Total           Avg         Share"
+        "  Est. Occupancy  Launch Delay Avg  Launch Delay Max  \n"
+        "-----------------------------------  " S12 S12 S12 S12 "--------------  "
+        "----------------  ----------------  \n"
+        "vecAdd(float*, float*, float*, int)             3       6.000us       2.000us        86.96%"
+        "          58.33%           1.100us           2.000us  \n"
+        "                        relu_kernel             1       0.500us       0.500us         7.25%"
+        "         100.00%                --                --  \n"
+        "                 <unknown kernel 5>             1       0.400us       0.400us         5.80%"
+        "              --                --                --  \n"
+        "-----------------------------------  " S12 S12 S12 S12 "--------------  "
+        "----------------  ----------------  \n"
+        "Kernel time total: 6.900us (5 launches of 3 kernels)\n"
+        "\n"
+        "GPU streams (Busy %: of the device's span)\n"
+        S12 S12 S12 S12 S12 S12 S12 S12 "\n"
+        "         PID        Device        Stream      # of Ops       Kernels   Kernel Time"
+        "          Busy        Busy %  \n"
+        S12 S12 S12 S12 S12 S12 S12 S12 "\n"
+        "         300             0             7             4             3       6.000us"
+        "       8.000us        28.57%  \n"
+        "         300             0             9             2             1       0.500us"
+        "       0.600us         2.14%  \n"
+        "         300             1             1             1             1       0.400us"
+        "       0.400us       100.00%  \n"
+        S12 S12 S12 S12 S12 S12 S12 S12 "\n"
+        "\n"
+        "GPU devices (Idle %: 1 - busy / span, span from the first GPU op's start to the last "
+        "one's end)\n"
+        S12 S12 S12 S12 S12 S12 S12 S12 "\n"
+        "      Device          Name      # of Ops          Busy          Span        Idle %"
+        "      Peak Mem     Final Mem  \n"
+        S12 S12 S12 S12 S12 S12 S12 S12 "\n"
+        "           0      Test GPU             6       8.600us      28.000us        69.29%"
+        "       4.00 Kb         488 b  \n"
+        "           1            --             1       0.400us       0.400us         0.00%"
+        "            --            --  \n"
+        S12 S12 S12 S12 S12 S12 S12 S12 "\n"
+        "\n"
+        "Largest idle gaps per device (From, To: since the device's first GPU op)\n"
+        S12 S12 S12 S12 "-----------------------------------  \n"
+        "      Device           Gap          From            To                              Next Op  \n"
+        S12 S12 S12 S12 "-----------------------------------  \n"
+        "           0      12.900us     +14.100us     +27.000us  vecAdd(float*, float*, float*, int)  \n"
+        "           0       5.000us      +4.500us      +9.500us  vecAdd(float*, float*, float*, int)  \n"
+        "           0       0.500us      +2.000us      +2.500us     " HTOD "  \n"
+        "           0       0.500us     +12.500us     +13.000us                          relu_kernel  \n"
+        "           0       0.500us     +13.500us     +14.000us                      Memset (Device)  \n"
+        S12 S12 S12 S12 "-----------------------------------  \n";
+    ck_assert_str_eq(out, want);
+    ck_assert_str_eq(err, "opprof report: warning: GPU activity records were lost: 4 dropped by "
+                          "CUPTI, 2 by opprof (buffers full)\n");
+    free(out);
+    free(err);
+
+    /* --limit: kernels; filters as in the table. */
+    char *a2[] = {"report", trace, "--gpu", "--limit", "1", "--tid", "300", NULL};
+    ck_assert_int_eq(run_report(a2, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\nKernel time total: 5.000us (2 launches of 1 kernels)\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\n         300             0             7             3"
+                                      "             2       5.000us       7.000us        "));
+    free(out);
+    free(err);
+
+    char *a3[] = {"report", trace, "--gpu", "--format", "json", NULL};
+    ck_assert_int_eq(run_report(a3, &out, &err), 2);
+    ck_assert_str_eq(out, "");
+    ck_assert_str_eq(err, "opprof report: --gpu is a text view (the JSON report has its numbers "
+                          "in \"gpu\")\n");
+    free(out);
+    free(err);
+
+    /* The table through the command: CUDA columns and both footers. */
+    char *a4[] = {"report", trace, "--sort", "self_cuda_time_total", "--limit", "2", NULL};
+    ck_assert_int_eq(run_report(a4, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\n                       cudaLaunchKernel        17.71%"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 9.600us\nSelf CUDA time total: 9.000us\n"));
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* ---- traces without GPU records look as they always did ---- */
+
+START_TEST(cpu_only)
+{
+    char *path = tu_path(dir, "cpu.opprof");
+    write_trace(path, 0);
+    struct opp_model *m = load(path);
+    ck_assert(!opp_model_has_gpu(m));
+    ck_assert_ptr_null(m->threads[0].gpu);
+    struct opp_agg a;
+    struct opp_agg_opts o = {.limit = 3};
+    struct opp_out_opts oo = {0};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(a.gpu, 0);
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+#define SEP_C "--------------------  " S12 S12 S12 S12 S12 S12 "\n"
+    ck_assert_str_eq(out,
+                     SEP_C
+                     "                Name    Self CPU %      Self CPU   CPU total %     CPU total"
+                     "  CPU time avg    # of Calls  \n"
+                     SEP_C
+                     "          cudaMemcpy        52.08%       5.000us        52.08%       5.000us"
+                     "       5.000us             1  \n"
+                     "      cublasSgemm_v2        20.83%       2.000us        83.33%       8.000us"
+                     "       8.000us             1  \n"
+                     "    cudaLaunchKernel        17.71%       1.700us        17.71%       1.700us"
+                     "       0.567us             3  \n"
+                     SEP_C
+                     "Self CPU time total: 9.600us\n");
+    free(out);
+    CAPTURE(out, opp_out_csv(f, &a, &oo));
+    const char *want_csv = "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                      "flops\ncudaMemcpy,cudart,1,5.000,5.000,5.000,0\n";
+    ck_assert(!strncmp(out, want_csv, strlen(want_csv)));
+    free(out);
+    CAPTURE(out, opp_out_json(f, path, m, &a, &oo));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cuda_time_total\": 0.000,\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"gpu\": null,\n  \"rows\": [\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\"cpu_time\": 5.000, \"flops\": 0},\n"));
+    ck_assert_ptr_null(strstr(out, "device_type"));
+    free(out);
+    opp_agg_free(&a);
+    opp_model_free(m);
+
+    char *err;
+    char *a1[] = {"report", path, "--gpu", NULL};
+    ck_assert_int_eq(run_report(a1, &out, &err), 0);
+    char want[512];
+    snprintf(want, sizeof want, "%s has no GPU activity records\n", path);
+    ck_assert_str_eq(out, want);
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+    free(path);
+}
+END_TEST
+
+/* ---- malformed GPU records: no crash, what can be read is reported ---- */
+
+START_TEST(malformed)
+{
+    char *path = tu_path(dir, "bad.opprof");
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    put_cpu(&w);
+    struct gb *b = malloc(sizeof *b);
+    ck_assert_ptr_nonnull(b);
+    gb_init(b);
+    /* Too few fields: no name, stream or correlation (they read as 0). */
+    struct opp_gpu_rec r = timed(OPP_GPU_KERNEL, 3, 100, 300, 0, 0, 0);
+    gb_put(b, &r);
+    /* More fields than a reader keeps. */
+    r = timed(OPP_GPU_KERNEL, OPP_GPU_FIELDS_MAX, 400, 500, 0, 2, 7);
+    r.f[OPP_GF_K_NAME] = 1;
+    r.f[OPP_GPU_FIELDS_MAX - 1] = 12345;
+    gb_put(b, &r);
+    /* Ends before it starts: no duration. A huge correlation id. */
+    r = timed(OPP_GPU_MEMSET, OPP_GF_S_COUNT, 900, 800, 0, 2, 0);
+    r.f[OPP_GF_CORRELATION] = UINT64_MAX;
+    gb_put(b, &r);
+    /* An unknown record type, and kinds nobody defined. */
+    r = (struct opp_gpu_rec){.type = 77, .nfields = 2, .f = {1, 2}};
+    gb_put(b, &r);
+    r = timed(OPP_GPU_MEMCPY, OPP_GF_C_COUNT, 1000, 1100, 0, 2, 0);
+    r.f[OPP_GF_C_KIND] = 99;
+    r.f[OPP_GF_C_SRC_KIND] = 1000;
+    r.f[OPP_GF_C_DST_KIND] = 9;
+    gb_put(b, &r);
+    /* A free nobody allocated, with no size; an allocation of every byte. */
+    g_memory(b, 50, 0, OPP_GPU_MEM_FREE, 0xdead, 0);
+    g_memory(b, 60, 0, OPP_GPU_MEM_ALLOC, 0xbeef, UINT64_MAX);
+    g_memory(b, 70, 0, 9, 0xbeef, 5); /* not an operation we know */
+    g_memory(b, 80, 7, OPP_GPU_MEM_ALLOC, 0x1, UINT64_MAX); /* sums saturate */
+    g_memory(b, 90, 9, OPP_GPU_MEM_ALLOC, 0x2, UINT64_MAX);
+    /* A name with a NUL inside; a device whose name is an undefined id. */
+    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "ab\0cd", .slen = 5};
+    s.f[0] = 1;
+    gb_put(b, &s);
+    r = (struct opp_gpu_rec){.type = OPP_GPU_DEVICE, .nfields = 2, .f = {0, 9}};
+    gb_put(b, &r);
+    gb_write(&w, 0, b);
+    /* A chunk whose second record claims 300 fields: the reader stops
+     * there, keeping the first. */
+    gb_init(b);
+    g_kernel(b, 1, 2000, 2100, 0, 2, 9, K_FULL);
+    opp_put_varint(&b->w, OPP_GPU_KERNEL);
+    opp_put_varint(&b->w, 300);
+    b->n++;
+    gb_write(&w, 0, b);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    free(b);
+
+    struct opp_model *m = load(path);
+    ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
+    const struct opp_gpu *g = &m->gpu;
+    ck_assert_uint_eq(g->skipped, 1);
+    ck_assert_uint_eq(g->nops, 5);
+    ck_assert_str_eq(opp_model_str(m, g->ops[0].name), "<unnamed kernel>");
+    ck_assert_uint_eq(g->ops[0].thread, OPP_GPU_NONE);
+    ck_assert_str_eq(opp_model_str(m, g->ops[1].name), "ab");
+    ck_assert_uint_eq(g->ops[1].event, find_event(m, 0, "cudaLaunchKernel", 0));
+    ck_assert_uint_eq(opp_gpu_op_dur(&g->ops[2]), 0);
+    ck_assert_uint_eq(g->ops[2].corr, 0);
+    ck_assert_str_eq(opp_model_str(m, g->ops[3].name), "Memcpy <unknown> (Unrecognized -> Unrecognized)");
+    ck_assert_str_eq(opp_model_str(m, g->ops[4].name), "ab");
+    ck_assert_uint_eq(g->ops[4].event, find_event(m, 0, "cudaLaunchKernel", 1));
+    ck_assert_uint_eq(g->nmem, 5);
+    ck_assert_int_eq(g->mem[0].bytes, 0);
+    ck_assert_int_eq(g->mem[1].bytes, INT64_MAX);
+    ck_assert_int_eq(g->mem[2].bytes, 0);
+    ck_assert_int_eq(g->memseries[0].peak, INT64_MAX);
+    ck_assert_int_eq(g->memseries[0].final, INT64_MAX);
+    struct opp_agg a;
+    struct opp_agg_opts ao = {.sort = OPP_SORT_CUDA_MEMORY_USAGE};
+    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_str_eq(a.rows[0].key, "cublasSgemm_v2"); /* a tie: by name */
+    ck_assert_int_eq(a.rows[0].cuda_memory_usage, INT64_MAX);
+    ck_assert_int_eq(a.rows[0].self_cuda_memory_usage, 0);
+    ck_assert_str_eq(a.rows[1].key, "cudaLaunchKernel");
+    ck_assert_int_eq(a.rows[1].self_cuda_memory_usage, INT64_MAX);
+    ck_assert_int_eq(a.rows[1].cuda_memory_usage, INT64_MAX);
+    opp_agg_free(&a);
+    ck_assert_uint_eq(g->ndevices, 1);
+    ck_assert_str_eq(opp_model_str(m, g->devices[0].name), "");
+    /* A device record with no limits: no occupancy estimate. */
+    struct opp_kernel_stats *k;
+    size_t nk;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_kernel_stats(m, &o, &k, &nk), 0);
+    ck_assert_uint_eq(nk, 2);
+    ck_assert(k[0].occupancy == -1 && k[1].occupancy == -1);
+    free(k);
+    opp_model_free(m);
+
+    /* The command reports it, warning first about the damage. */
+    char *out, *errs;
+    char *a1[] = {"report", path, "--format", "json", NULL};
+    ck_assert_int_eq(run_report(a1, &out, &errs), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"key\": \"ab\", \"lib\": \"\", \"count\": 2"));
+    ck_assert_ptr_nonnull(strstr(errs, "invalid gpu chunk"));
+    free(out);
+    free(errs);
+    char *a2[] = {"report", path, "--gpu", NULL};
+    ck_assert_int_eq(run_report(a2, &out, &errs), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\nKernel time total: 0.400us (3 launches of 2 kernels)\n"));
+    free(out);
+    free(errs);
+
+    /* GPU records for a process the trace never declared: the chunk is
+     * refused, the rest reported. */
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    put_cpu(&w);
+    b = malloc(sizeof *b);
+    ck_assert_ptr_nonnull(b);
+    gb_init(b);
+    g_kernel(b, 1, 2000, 2100, 0, 2, 7, K_FULL);
+    gb_write(&w, 7, b);
+    free(b);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    m = load(path);
+    ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
+    ck_assert_uint_eq(m->gpu.nops, 0);
+    ck_assert_uint_eq(m->events, 8);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
+Suite *suite_gpu(void)
+{
+    Suite *s = suite_create("gpu");
+    TCase *tc = tcase_create("gpu");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, model_gpu);
+    tcase_add_test(tc, rows);
+    tcase_add_test(tc, sorting);
+    tcase_add_test(tc, filters);
+    tcase_add_test(tc, table);
+    tcase_add_test(tc, csv);
+    tcase_add_test(tc, json);
+    tcase_add_test(tc, occupancy);
+    tcase_add_test(tc, stats);
+    tcase_add_test(tc, view);
+    tcase_add_test(tc, cpu_only);
+    tcase_add_test(tc, malformed);
+    suite_add_tcase(s, tc);
+    return s;
+}
