@@ -6,6 +6,7 @@
  * trampolines for the driver functions they return). Nothing here changes
  * what the program sees happen: same results, statuses and errno. */
 #include "cuda.h"
+#include "cupti_client.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -215,6 +216,8 @@ OPP_HIDDEN void *opp_cuda_leave(uint64_t rax)
     uint32_t id = e.f.fn;
     const uint64_t a[3] = {nostatus[id] ? 0 : (uint32_t)rax, 0, cbid_of(id)};
     opp_leave(&e.f, a, 3);
+    if (n == 1) /* the program's CUDA call is over: CUPTI may start now */
+        opp_cupti_late();
     return e.ret;
 }
 

@@ -96,15 +96,19 @@ opp_cuda_common:
         .size opp_cuda_common, . - opp_cuda_common
 
 /* Where a recorded call returns. rsp = 0 mod 16 here (the caller's rsp
- * after its call). The unwinder stops here: the caller's return address is
- * on the shadow stack, not in this frame. */
+ * after its call), and stays as the caller expects it after the jmp back.
+ * The unwinder stops here: the caller's return address is on the shadow
+ * stack, not in this frame. */
         .p2align 4
+        .type opp_cuda_ret_unwind, @function
+opp_cuda_ret_unwind:
+        .cfi_startproc
+        .cfi_undefined rip
+        nop     /* unwinders look up return address - 1: let that be in here */
         .globl opp_cuda_ret
         .hidden opp_cuda_ret
         .type opp_cuda_ret, @function
 opp_cuda_ret:
-        .cfi_startproc
-        .cfi_undefined rip
         subq $64, %rsp
         movq %rax, 0(%rsp)
         movq %rdx, 8(%rsp)
@@ -112,15 +116,19 @@ opp_cuda_ret:
         movups %xmm1, 32(%rsp)
         movq %rax, %rdi
         call opp_cuda_leave              /* -> the original return address */
-        movq %rax, 56(%rsp)
+        movq %rax, %r11
         movq 0(%rsp), %rax
         movq 8(%rsp), %rdx
         movups 16(%rsp), %xmm0
         movups 32(%rsp), %xmm1
-        addq $56, %rsp                   /* rsp -> the original return address */
-        ret
+        addq $64, %rsp
+        /* A jmp, not a ret: the real function's ret to us already missed the
+         * return stack buffer; a ret here would miss again and leave it one
+         * off for the caller's own returns (measured: 5.7 ns a call more). */
+        jmp *%r11
         .cfi_endproc
         .size opp_cuda_ret, . - opp_cuda_ret
+        .size opp_cuda_ret_unwind, . - opp_cuda_ret_unwind
 
 /* One trampoline: the exported name (except the cuGetProcAddress pair,
  * which cuda.c wraps in C) and a hidden alias cuda.c can take the address

@@ -10,6 +10,7 @@
 #ifdef OPP_HAVE_CUDA
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
@@ -280,11 +281,13 @@ static int init_locked(void);
 
 int opp_cupti_init(enum opp_cupti_from from)
 {
-    /* CUPTI's own calls into CUDA are not the program's. */
+    /* CUPTI's own calls into CUDA are not the program's, nor is errno. */
+    int saved_errno = errno;
     uint8_t state = opp_tls.state;
     opp_tls.state = OPP_T_OFF;
     int on = init_locked();
     opp_tls.state = state;
+    errno = saved_errno;
     (void)from;
     return on;
 }
@@ -370,6 +373,12 @@ static int init_locked(void)
     return 1;
 }
 
+void opp_cupti_late(void)
+{
+    if (!__atomic_load_n(&C.tried, __ATOMIC_RELAXED))
+        opp_cupti_init(OPP_CUPTI_FROM_CUINIT);
+}
+
 static int cuda_loaded(struct dl_phdr_info *info, size_t size, void *data)
 {
     const char *n = info->dlpi_name;
@@ -403,5 +412,6 @@ void opp_cupti_start(const char *self_path) { (void)self_path; }
 int opp_cupti_init(enum opp_cupti_from from) { (void)from; return 0; }
 void opp_cupti_flush(void) {}
 void opp_cupti_forked(void) {}
+void opp_cupti_late(void) {}
 
 #endif

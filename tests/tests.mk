@@ -63,7 +63,7 @@ $(CUDA_TEST_DIR)/rt_ptsz: tests/cuda/rt_calls.cu $(BUILD)/.dir
 $(CUDA_TEST_DIR)/rt_static: tests/cuda/rt_calls.cu $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -o $@ $<
-$(CUDA_TEST_DIR)/stub/libcuda.so.1: $(CUDA_STUB) $(BUILD)/.dir
+$(CUDA_TEST_DIR)/stub/libcuda.so.1: $(CUDA_STUB) | $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)/stub
 	ln -sf $(CUDA_STUB) $@
 $(CUDA_TEST_DIR)/fakecuda/libcuda.so.1: tests/cuda/fake_driver.c $(BUILD)/.dir
