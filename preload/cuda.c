@@ -217,7 +217,7 @@ OPP_HIDDEN void *opp_cuda_leave(uint64_t rax)
     const uint64_t a[3] = {nostatus[id] ? 0 : (uint32_t)rax, 0, cbid_of(id)};
     opp_leave(&e.f, a, 3);
     if (n == 1) /* the program's CUDA call is over: CUPTI may start now */
-        opp_cupti_late();
+        opp_cupti_init();
     return e.ret;
 }
 

@@ -21,11 +21,8 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cuda.h" /* opp_cuda_via_cupti: the fallback only forwards once CUPTI serves */
 #include "cupti_conv.h"
-
-/* Set when CUPTI serves: the symbol fallback then only forwards. Weak until
- * the fallback (cuda_tramp.S) defines it. */
-__attribute__((weak)) _Atomic int opp_cuda_via_cupti;
 
 #define BUF_BYTES (4u << 20)
 #define DEPTH_MAX 32u
@@ -279,8 +276,10 @@ static void fail(const char *what, CUptiResult rc, const char *holder)
 
 static int init_locked(void);
 
-int opp_cupti_init(enum opp_cupti_from from)
+int opp_cupti_init(void)
 {
+    if (__atomic_load_n(&C.tried, __ATOMIC_RELAXED))
+        return C.on;
     /* CUPTI's own calls into CUDA are not the program's, nor is errno. */
     int saved_errno = errno;
     uint8_t state = opp_tls.state;
@@ -288,7 +287,6 @@ int opp_cupti_init(enum opp_cupti_from from)
     int on = init_locked();
     opp_tls.state = state;
     errno = saved_errno;
-    (void)from;
     return on;
 }
 
@@ -373,12 +371,6 @@ static int init_locked(void)
     return 1;
 }
 
-void opp_cupti_late(void)
-{
-    if (!__atomic_load_n(&C.tried, __ATOMIC_RELAXED))
-        opp_cupti_init(OPP_CUPTI_FROM_CUINIT);
-}
-
 static int cuda_loaded(struct dl_phdr_info *info, size_t size, void *data)
 {
     const char *n = info->dlpi_name;
@@ -390,7 +382,7 @@ void opp_cupti_start(const char *self_path)
     if (self_path)
         snprintf(C.self, sizeof C.self, "%s", self_path);
     if (dl_iterate_phdr(cuda_loaded, NULL)) {
-        opp_cupti_init(OPP_CUPTI_FROM_START);
+        opp_cupti_init();
         return;
     }
     /* Not yet: the driver calls InitializeInjection at its start. */
@@ -402,16 +394,15 @@ void opp_cupti_start(const char *self_path)
 /* The driver's injection entry point (CUDA_INJECTION64_PATH). */
 OPP_EXPORT int InitializeInjection(void)
 {
-    opp_cupti_init(OPP_CUPTI_FROM_INJECTION);
+    opp_cupti_init();
     return 1;
 }
 
 #else /* no CUDA toolkit at build time */
 
 void opp_cupti_start(const char *self_path) { (void)self_path; }
-int opp_cupti_init(enum opp_cupti_from from) { (void)from; return 0; }
+int opp_cupti_init(void) { return 0; }
 void opp_cupti_flush(void) {}
 void opp_cupti_forked(void) {}
-void opp_cupti_late(void) {}
 
 #endif

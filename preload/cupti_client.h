@@ -4,21 +4,16 @@
 #ifndef OPP_CUPTI_CLIENT_H
 #define OPP_CUPTI_CLIENT_H
 
-enum opp_cupti_from {
-    OPP_CUPTI_FROM_START = 0,     /* the constructor: CUDA libraries already loaded */
-    OPP_CUPTI_FROM_INJECTION = 1, /* the driver called InitializeInjection */
-    OPP_CUPTI_FROM_CUINIT = 2     /* after the program's first CUDA call returned */
-};
-
 /* Set up what the process needs before the program runs: try CUPTI now when
  * CUDA is already loaded, else ask the driver to call us at its start
  * (CUDA_INJECTION64_PATH). */
 void opp_cupti_start(const char *self_path);
-/* Try CUPTI once (later calls return at once). 1 when CUPTI serves. */
-int opp_cupti_init(enum opp_cupti_from from);
-/* After the program's first CUDA call returned, when neither the
- * constructor nor the driver's injection started CUPTI (static cudart). */
-void opp_cupti_late(void);
+/* Try CUPTI once (later calls return at once). 1 when CUPTI serves. Called
+ * from the constructor when CUDA is already loaded, from the driver's
+ * InitializeInjection, and after each outermost CUDA call the symbol fallback
+ * recorded (static cudart, where neither of the others happens): cheap once
+ * tried. */
+int opp_cupti_init(void);
 /* Hand over every GPU record CUPTI holds (exit, signals). */
 void opp_cupti_flush(void);
 /* The child of fork(): CUPTI and its buffers belong to the parent. */

@@ -48,6 +48,17 @@ char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra);
  * the capture itself failed. */
 int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, char **err);
 
+/* What `call` wrote to the memory stream f it is given, as a malloc'd string
+ * in out; call must return 0. For Check tests (needs check.h, stdio.h). */
+#define CAPTURE(out, call)                                                                         \
+    do {                                                                                           \
+        size_t len_;                                                                               \
+        FILE *f = open_memstream(&(out), &len_);                                                   \
+        ck_assert_ptr_nonnull(f);                                                                  \
+        ck_assert_int_eq((call), 0);                                                               \
+        fclose(f);                                                                                 \
+    } while (0)
+
 /* Trace helpers for end-to-end suites. */
 struct opp_model;
 struct opp_model *tu_load(const char *path); /* NULL and a message on failure */

@@ -565,15 +565,6 @@ END_TEST
 
 /* ---- outputs ---- */
 
-#define CAPTURE(out, call)                                                                         \
-    do {                                                                                           \
-        size_t len_;                                                                               \
-        FILE *f = open_memstream(&(out), &len_);                                                   \
-        ck_assert_ptr_nonnull(f);                                                                  \
-        ck_assert_int_eq((call), 0);                                                               \
-        fclose(f);                                                                                 \
-    } while (0)
-
 #define S12 "------------  "
 #define S13 "-------------  "
 #define SEP_T "---------------------------------------  " S12 S12 S12 S12 S12 S12 S12 S12 S13 \

@@ -425,16 +425,6 @@ END_TEST
 
 /* ---- outputs ---- */
 
-/* What write() printed to a memory stream, as a string to free. */
-#define CAPTURE(out, call)                                                                         \
-    do {                                                                                           \
-        size_t len_;                                                                               \
-        FILE *f = open_memstream(&(out), &len_);                                                   \
-        ck_assert_ptr_nonnull(f);                                                                  \
-        ck_assert_int_eq((call), 0);                                                               \
-        fclose(f);                                                                                 \
-    } while (0)
-
 #define SEP15 "---------------  "
 #define SEP12 "------------  "
 #define SEP7 SEP15 SEP12 SEP12 SEP12 SEP12 SEP12 SEP12
