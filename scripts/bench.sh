@@ -62,7 +62,7 @@ done
 "$CC" "${cflags[@]}" -o "$scratch/clocks" bench/clocks.c
 # Counts come from the trace itself, read with the project's own reader.
 "$CC" "${cflags[@]}" -D_GNU_SOURCE -Icommon -o "$scratch/trace_count" bench/trace_count.c \
-    common/trace_read.c common/util.c -pthread
+    common/*.c -pthread
 
 # ---- helpers ----
 
