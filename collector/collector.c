@@ -649,20 +649,34 @@ static int listen_on(const char *path)
         logmsg("socket path too long: %s", path);
         return -1;
     }
-    strcpy(a.sun_path, path);
+    /* The socket is bound and listening under a temporary name, then
+     * linked into place: whoever sees the path can connect at once (a
+     * path that exists before listen() answers ECONNREFUSED), and link(),
+     * unlike rename(), never takes over a path another collector holds. */
+    int n = snprintf(a.sun_path, sizeof a.sun_path, "%s.%d.tmp", path, (int)getpid());
+    int staged = n > 0 && (size_t)n < sizeof a.sun_path;
+    if (!staged)
+        strcpy(a.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         logmsg("socket: %s", strerror(errno));
         return -1;
     }
+    if (staged)
+        unlink(a.sun_path); /* a leftover of a killed collector with our pid */
     mode_t old = umask(0177); /* the socket itself: owner only */
     int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
     umask(old);
-    if (rc < 0 || listen(fd, 128) < 0) {
-        logmsg("cannot listen on %s: %s", path, strerror(errno));
+    if (rc < 0 || listen(fd, 128) < 0 || (staged && link(a.sun_path, path) < 0)) {
+        int e = errno;
+        logmsg("cannot listen on %s: %s", path, strerror(e == EEXIST ? EADDRINUSE : e));
+        if (rc == 0 && staged)
+            unlink(a.sun_path);
         close(fd);
         return -1;
     }
+    if (staged)
+        unlink(a.sun_path);
     return fd;
 }
 

@@ -32,6 +32,7 @@ char *tu_path(const char *dir, const char *name)
     return p;
 }
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -159,6 +160,18 @@ int tu_count_lines(const char *text, const char *prefix)
         const char *nl = strchr(p, '\n');
         p = nl ? nl + 1 : NULL;
     }
+    return n;
+}
+
+int tu_count_files(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strstr(e->d_name, part) != NULL;
+    closedir(d);
     return n;
 }
 

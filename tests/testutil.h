@@ -10,8 +10,8 @@ char *tu_tmpdir(void);
 void tu_rmdir(const char *dir);
 /* path = dir "/" name, malloc'd. */
 char *tu_path(const char *dir, const char *name);
-
-#endif
+/* Entries of dir whose name contains part. */
+int tu_count_files(const char *dir, const char *part);
 
 /* Run argv with extra environment entries ("NAME=value", NULL-terminated;
  * "NAME=" alone removes NAME), stdout and stderr to files (NULL: /dev/null).
@@ -66,3 +66,5 @@ struct opp_model *tu_load(const char *path); /* NULL and a message on failure */
  * tid (0 any); open: -1 any, 0 returned calls only, 1 open calls only. */
 unsigned long tu_count(const struct opp_model *m, const char *name, long proc, unsigned tid,
                        int open);
+
+#endif

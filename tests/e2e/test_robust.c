@@ -187,6 +187,41 @@ START_TEST(processes_in_connect_order)
 }
 END_TEST
 
+/* The socket path appears only once the collector listens, so a client
+ * that sees it can connect at once (CI once saw ECONNREFUSED here); a
+ * second collector on the same path is refused and the first keeps it. */
+START_TEST(socket_ready_when_visible)
+{
+    struct stat st;
+    for (int round = 0; round < 10; round++) {
+        char *argv[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", trace,
+                        "--idle-exit-ms", "0", NULL};
+        int cpid = tu_spawn(argv, NULL, NULL, NULL);
+        ck_assert_int_gt(cpid, 0);
+        uint64_t t0 = opp_mono_ns();
+        while (stat(sock, &st) != 0)
+            ck_assert_uint_lt(opp_mono_ns() - t0, 5000000000ull);
+        int fd = opp_connect(sock);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        if (round == 9) {
+            char *t2 = tu_path(dir, "second.trace"), *err = tu_path(dir, "second.err");
+            char *argv2[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", t2,
+                             "--idle-exit-ms", "0", NULL};
+            ck_assert_int_eq(tu_code(tu_run(argv2, NULL, NULL, err)), 1);
+            char *e = tu_slurp(err);
+            ck_assert_ptr_nonnull(strstr(e, "Address already in use"));
+            ck_assert_int_eq(tu_count_lines(e, ""), 1);
+            free(e), free(t2), free(err);
+        }
+        ck_assert_int_eq(finish_collector(cpid), 0);
+        ck_assert_int_ne(stat(sock, &st), 0); /* removed at the end */
+    }
+    /* no temporary names left behind */
+    ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+}
+END_TEST
+
 /* Garbage, oversize, lying and out-of-order clients are each cut off; a real
  * program profiled through the same collector at the same time is whole. */
 START_TEST(hostile_clients)
@@ -335,6 +370,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
+    tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, other_user_refused);
     tcase_add_test(tc, cli_errors);
