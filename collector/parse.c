@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "ops.h"
 #include "ring.h"
 
 int opp_parse_header(const void *p, size_t n, struct opp_msg_header *h, const char **why)
@@ -167,7 +168,7 @@ int opp_parse_funcs(const void *p, uint32_t n, struct opp_funcs_msg *out, const 
             *why = "function table cut short";
             return -1;
         }
-        if (d->kind > OPP_OP_KIND_MAX || d->dtype > OPP_DT_MAX) {
+        if (!opp_kind_valid(d->kind) || d->dtype > OPP_DT_MAX) {
             *why = "function table names an unknown kind or type";
             return -1;
         }

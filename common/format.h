@@ -1,4 +1,4 @@
-/* The opprof trace file format, version 2: the one definition shared by the
+/* The opprof trace file format, version 3: the one definition shared by the
  * collector (writer), the report tool (reader) and the tests. docs/FORMAT.md
  * describes the same bytes in prose; change both together. */
 #ifndef OPP_FORMAT_H
@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 2u /* 2: GPU chunks, CUDA API kind; 1 still read */
+#define OPP_TRACE_VERSION 3u /* 2: GPU chunks, CUDA API kind; 3: library operator
+                                kinds, kind flags, 40 args; 1 and 2 still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 16u
 #define OPP_CHUNK_HEADER_SIZE 16u
@@ -60,24 +61,103 @@ enum opp_end_how {
                             the chunk: only the two times follow */
 #define OPP_EV_FLAG_BITS 3u
 
-#define OPP_MAX_ARGS 9u     /* argument values per event */
+#define OPP_MAX_ARGS 40u    /* argument values per event (9 before version 3) */
 #define OPP_NAME_MAX 256u   /* entry point / library names */
 #define OPP_STR_MAX 65536u  /* any string in a chunk */
 #define OPP_MAX_ARGV 4096u
 
 /* Operator kinds: how an entry point's argument values become input shapes
- * and FLOPs (common/ops.c). The argument layout of each kind is fixed. */
+ * and FLOPs (common/ops.c). The argument layout of each kind is fixed;
+ * optional trailing arguments may be left out (read as 0). A function's kind
+ * is a base kind in the low 8 bits plus OPP_OPK_* flags. */
 enum opp_op_kind {
     OPP_OP_PLAIN = 0, /* no arguments recorded */
-    OPP_OP_GEMM = 1,  /* M, N, K, trans (transA | transB << 8, 'N'/'T'/'C') */
+    OPP_OP_GEMM = 1,  /* M, N, K, trans (transA | transB << 8, 'N'/'T'/'C'),
+                         [batch (0: 1), A/B type, C type, compute type (enum opp_dtype,
+                         0: the function's dtype)] */
     OPP_OP_GEMV = 2,  /* M, N, trans ('N'/'T'/'C') */
     OPP_OP_DOT = 3,   /* N */
     OPP_OP_AXPY = 4,  /* N */
     OPP_OP_SCAL = 5,  /* N */
     OPP_OP_CUDA_API = 6, /* status, correlation id (0 when unknown), cbid: a CUDA
                             runtime (lib "cudart") or driver (lib "cuda") call */
-    OPP_OP_KIND_MAX = 6
+    OPP_OP_TENSORS = 7,  /* a tensor operator: sub (enum opp_subop), dtype (enum
+                            opp_dtype, 0: the function's), ntensors, then per tensor:
+                            rank, rank dims. Shapes are the tensors; FLOPs by sub. */
+    OPP_OP_COLL = 8,     /* a collective or point-to-point: coll (enum opp_coll), count
+                            (elements), dtype (enum opp_dtype), redop (enum opp_redop),
+                            rank, nranks, peer/root (~0: none) */
+    OPP_OP_NVTX = 9,     /* an annotation range or mark: message (string id, see
+                            OPP_STR_PRELOAD), domain (string id, 0: default), category,
+                            payload; named by its message */
+    OPP_OP_KIND_MAX = 9
 };
+
+/* Kind flags. */
+#define OPP_OPK_BASE 0xffu
+#define OPP_OPK_STATUS 0x100u  /* the first argument is the returned status (0: success);
+                                  the kind's own arguments follow it */
+#define OPP_OPK_SUBNAME 0x200u /* TENSORS: the operator is named "lib::sub" (e.g.
+                                  onednn::convolution), not after its entry point */
+#define OPP_OPK_FLAGS (OPP_OPK_STATUS | OPP_OPK_SUBNAME)
+
+/* String ids that the preload assigns (NVTX messages and domains, thread
+ * names) start here; lower ids are the CUPTI converter's. Both arrive as
+ * GPU STRING records (gpu.h) of the same process. */
+#define OPP_STR_PRELOAD 0x80000000u
+
+/* What a TENSORS operator computes. Convolutions, inner products and matmuls
+ * list their tensors in the forward sense: src (x, or dx), weights (w, or
+ * dw), dst (y, or dy); weights of a grouped convolution may carry the group
+ * dim first. FLOPs (0 where not listed): the convolutions and INNER_PRODUCT
+ * 2*|dst|*|weights|/dst[1] (so 2*N*K*C/g*R*S*P*Q), MATMUL 2*|dst|*src[last]. */
+enum opp_subop {
+    OPP_SUB_NONE = 0,
+    OPP_SUB_CONV = 1,          /* convolution forward */
+    OPP_SUB_CONV_BWD_DATA = 2,
+    OPP_SUB_CONV_BWD_FILTER = 3,
+    OPP_SUB_DECONV = 4,
+    OPP_SUB_MATMUL = 5,
+    OPP_SUB_INNER_PRODUCT = 6,
+    OPP_SUB_ELTWISE = 7,       /* activation */
+    OPP_SUB_POOLING = 8,
+    OPP_SUB_BATCH_NORM = 9,
+    OPP_SUB_LAYER_NORM = 10,
+    OPP_SUB_SOFTMAX = 11,
+    OPP_SUB_REORDER = 12,
+    OPP_SUB_BINARY = 13,
+    OPP_SUB_SUM = 14,
+    OPP_SUB_CONCAT = 15,
+    OPP_SUB_LRN = 16,
+    OPP_SUB_RNN = 17,
+    OPP_SUB_ATTENTION = 18,
+    OPP_SUB_RESAMPLING = 19,
+    OPP_SUB_REDUCTION = 20,
+    OPP_SUB_SHUFFLE = 21,
+    OPP_SUB_PRELU = 22,
+    OPP_SUB_FFT = 23,          /* a transform: one tensor, its sizes */
+    OPP_SUB_GRAPH = 24,        /* several operations fused (cuDNN graph) */
+    OPP_SUB_MAX = 24
+};
+
+/* Collectives (NCCL). */
+enum opp_coll {
+    OPP_COLL_NONE = 0,
+    OPP_COLL_ALL_REDUCE = 1,
+    OPP_COLL_BROADCAST = 2,
+    OPP_COLL_REDUCE = 3,
+    OPP_COLL_ALL_GATHER = 4,
+    OPP_COLL_REDUCE_SCATTER = 5,
+    OPP_COLL_SEND = 6,
+    OPP_COLL_RECV = 7,
+    OPP_COLL_ALL_TO_ALL = 8,
+    OPP_COLL_GROUP_START = 9,
+    OPP_COLL_GROUP_END = 10,
+    OPP_COLL_MAX = 10
+};
+
+enum opp_redop { OPP_RED_NONE = 0, OPP_RED_SUM = 1, OPP_RED_PROD = 2, OPP_RED_MAX_ = 3,
+                 OPP_RED_MIN = 4, OPP_RED_AVG = 5, OPP_RED_OTHER = 6 };
 
 /* Element types. */
 enum opp_dtype {
@@ -86,7 +166,18 @@ enum opp_dtype {
     OPP_DT_F64 = 2,
     OPP_DT_C64 = 3,  /* complex float */
     OPP_DT_C128 = 4, /* complex double */
-    OPP_DT_MAX = 4
+    OPP_DT_F16 = 5,
+    OPP_DT_BF16 = 6,
+    OPP_DT_TF32 = 7,  /* a compute type */
+    OPP_DT_I8 = 8,
+    OPP_DT_U8 = 9,
+    OPP_DT_I32 = 10,
+    OPP_DT_I64 = 11,
+    OPP_DT_F8E4M3 = 12,
+    OPP_DT_F8E5M2 = 13,
+    OPP_DT_C32 = 14, /* complex half */
+    OPP_DT_BOOL = 15,
+    OPP_DT_MAX = 15
 };
 
 #endif

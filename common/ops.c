@@ -16,18 +16,53 @@ static void set1(struct opp_shapes *s, int i, int64_t a)
     s->dim[i][0] = a;
 }
 
-void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
+static uint64_t prod(const int64_t *d, int rank)
+{
+    uint64_t p = 1;
+    for (int i = 0; i < rank; i++)
+        p *= d[i] > 0 ? (uint64_t)d[i] : 0;
+    return p;
+}
+
+/* TENSORS: sub, dtype, ntensors, then rank, dims... per tensor. */
+static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
 {
     s->n = 0;
-    switch (kind) {
-    case OPP_OP_GEMM: /* C[M,N] = op(A)[M,K] op(B)[K,N] */
+    if (nargs < 3)
+        return;
+    uint32_t at = 3;
+    for (uint64_t t = 0; t < a[2] && s->n < OPP_SHAPES_MAX && at < nargs; t++) {
+        uint64_t rank = a[at++];
+        if (rank > OPP_RANK_MAX || at + rank > nargs)
+            return;
+        s->rank[s->n] = (int)rank;
+        for (uint64_t j = 0; j < rank; j++)
+            s->dim[s->n][j] = (int64_t)a[at++];
+        s->n++;
+    }
+}
+
+void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
+{
+    nargs = opp_op_args(kind, &a, nargs);
+    s->n = 0;
+    switch (opp_kind_base(kind)) {
+    case OPP_OP_GEMM: { /* C[M,N] = op(A)[M,K] op(B)[K,N], batched: [batch, ...] */
         if (nargs < 3)
             return;
         s->n = 3;
         set2(s, 0, (int64_t)a[0], (int64_t)a[2]);
         set2(s, 1, (int64_t)a[2], (int64_t)a[1]);
         set2(s, 2, (int64_t)a[0], (int64_t)a[1]);
+        if (nargs >= 5 && a[4] > 1)
+            for (int i = 0; i < 3; i++) {
+                s->dim[i][2] = s->dim[i][1];
+                s->dim[i][1] = s->dim[i][0];
+                s->dim[i][0] = (int64_t)a[4];
+                s->rank[i] = 3;
+            }
         return;
+    }
     case OPP_OP_GEMV: { /* y = op(A) x, A stored M x N */
         if (nargs < 2)
             return;
@@ -53,6 +88,15 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
         s->n = 1;
         set1(s, 0, (int64_t)a[0]);
         return;
+    case OPP_OP_TENSORS:
+        tensors(a, nargs, s);
+        return;
+    case OPP_OP_COLL:
+        if (nargs < 1 || a[0] == OPP_COLL_GROUP_START || a[0] == OPP_COLL_GROUP_END || nargs < 2)
+            return;
+        s->n = 1;
+        set1(s, 0, (int64_t)a[1]);
+        return;
     default:
         return;
     }
@@ -60,11 +104,13 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
 
 uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t nargs)
 {
-    int cplx = dtype == OPP_DT_C64 || dtype == OPP_DT_C128;
+    dtype = opp_op_dtype(kind, dtype, a, nargs);
+    nargs = opp_op_args(kind, &a, nargs);
+    int cplx = dtype == OPP_DT_C64 || dtype == OPP_DT_C128 || dtype == OPP_DT_C32;
     uint64_t f = cplx ? 8 : 2; /* per multiply-add */
-    switch (kind) {
+    switch (opp_kind_base(kind)) {
     case OPP_OP_GEMM:
-        return nargs >= 3 ? f * a[0] * a[1] * a[2] : 0;
+        return nargs >= 3 ? f * a[0] * a[1] * a[2] * (nargs >= 5 && a[4] ? a[4] : 1) : 0;
     case OPP_OP_GEMV:
         return nargs >= 2 ? f * a[0] * a[1] : 0;
     case OPP_OP_DOT:
@@ -72,9 +118,60 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
         return nargs >= 1 ? f * a[0] : 0;
     case OPP_OP_SCAL: /* one multiply per element; complex x complex is 6 */
         return nargs >= 1 ? (cplx ? 6 : 1) * a[0] : 0;
+    case OPP_OP_TENSORS: {
+        struct opp_shapes s;
+        tensors(a, nargs, &s);
+        switch (a[0]) {
+        case OPP_SUB_CONV:
+        case OPP_SUB_CONV_BWD_DATA:
+        case OPP_SUB_CONV_BWD_FILTER:
+        case OPP_SUB_DECONV:
+        case OPP_SUB_INNER_PRODUCT:
+            /* tensors in the forward sense: src (x/dx), weights (w/dw), dst (y/dy) */
+            if (s.n < 3 || s.rank[2] < 2 || s.dim[2][1] <= 0)
+                return 0;
+            return f * prod(s.dim[2], s.rank[2]) * prod(s.dim[1], s.rank[1]) /
+                   (uint64_t)s.dim[2][1];
+        case OPP_SUB_MATMUL:
+            if (s.n < 3 || s.rank[0] < 1)
+                return 0;
+            return f * prod(s.dim[2], s.rank[2]) * prod(&s.dim[0][s.rank[0] - 1], 1);
+        default:
+            return 0;
+        }
+    }
     default:
         return 0;
     }
+}
+
+uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *a, uint32_t nargs)
+{
+    nargs = opp_op_args(kind, &a, nargs);
+    uint64_t d = 0;
+    switch (opp_kind_base(kind)) {
+    case OPP_OP_GEMM:
+        d = nargs >= 6 ? a[5] : 0;
+        break;
+    case OPP_OP_TENSORS:
+        d = nargs >= 2 ? a[1] : 0;
+        break;
+    case OPP_OP_COLL:
+        d = nargs >= 3 ? a[2] : 0;
+        break;
+    default:
+        break;
+    }
+    return d && d <= OPP_DT_MAX ? (uint32_t)d : fn_dtype;
+}
+
+uint64_t opp_op_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    uint32_t dt = opp_op_dtype(kind, 0, a, nargs);
+    nargs = opp_op_args(kind, &a, nargs);
+    if (opp_kind_base(kind) != OPP_OP_COLL || nargs < 2)
+        return 0;
+    return a[1] * opp_dtype_size(dt);
 }
 
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
@@ -98,14 +195,52 @@ int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
     return n < cap ? 0 : -1;
 }
 
+#define NAMED(list, i) ((i) < sizeof list / sizeof list[0] ? list[i] : NULL)
+
 const char *opp_op_kind_name(uint32_t kind)
 {
-    static const char *names[] = {"plain", "gemm", "gemv", "dot", "axpy", "scal", "cuda_api"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+    static const char *names[] = {"plain", "gemm", "gemv", "dot", "axpy", "scal",
+                                  "cuda_api", "tensors", "coll", "nvtx"};
+    const char *n = NAMED(names, opp_kind_base(kind));
+    return n ? n : "unknown";
 }
 
 const char *opp_dtype_name(uint32_t dtype)
 {
-    static const char *names[] = {"", "float32", "float64", "complex64", "complex128"};
-    return dtype <= OPP_DT_MAX ? names[dtype] : "unknown";
+    static const char *names[] = {"", "float32", "float64", "complex64", "complex128",
+                                  "float16", "bfloat16", "tf32", "int8", "uint8", "int32",
+                                  "int64", "float8_e4m3", "float8_e5m2", "complex32", "bool"};
+    const char *n = NAMED(names, dtype);
+    return n ? n : "unknown";
+}
+
+unsigned opp_dtype_size(uint32_t dtype)
+{
+    static const unsigned size[] = {0, 4, 8, 8, 16, 2, 2, 4, 1, 1, 4, 8, 1, 1, 4, 1};
+    return dtype < sizeof size / sizeof size[0] ? size[dtype] : 0;
+}
+
+const char *opp_subop_name(uint32_t sub)
+{
+    static const char *names[] = {
+        NULL, "convolution", "convolution_backward_data", "convolution_backward_weights",
+        "deconvolution", "matmul", "inner_product", "eltwise", "pooling",
+        "batch_normalization", "layer_normalization", "softmax", "reorder", "binary", "sum",
+        "concat", "lrn", "rnn", "attention", "resampling", "reduction", "shuffle", "prelu",
+        "fft", "graph"};
+    return NAMED(names, sub);
+}
+
+const char *opp_coll_name(uint32_t coll)
+{
+    static const char *names[] = {NULL, "all_reduce", "broadcast", "reduce", "all_gather",
+                                  "reduce_scatter", "send", "recv", "all_to_all",
+                                  "group_start", "group_end"};
+    return NAMED(names, coll);
+}
+
+const char *opp_redop_name(uint32_t op)
+{
+    static const char *names[] = {NULL, "sum", "prod", "max", "min", "avg", "other"};
+    return NAMED(names, op);
 }

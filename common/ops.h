@@ -8,14 +8,38 @@
 
 #include "format.h"
 
-#define OPP_SHAPES_MAX 4
-#define OPP_RANK_MAX 4
+#define OPP_SHAPES_MAX 8
+#define OPP_RANK_MAX 8
 
 struct opp_shapes {
     int n;                        /* operands */
     int rank[OPP_SHAPES_MAX];     /* dims of each */
     int64_t dim[OPP_SHAPES_MAX][OPP_RANK_MAX];
 };
+
+/* A function's kind (base | OPP_OPK_* flags) as the format allows it. */
+static inline int opp_kind_valid(uint32_t k)
+{
+    return (k & OPP_OPK_BASE) <= OPP_OP_KIND_MAX && !(k & ~(OPP_OPK_BASE | OPP_OPK_FLAGS));
+}
+static inline uint32_t opp_kind_base(uint32_t k) { return k & OPP_OPK_BASE; }
+
+/* The arguments that belong to the kind: past the status when the kind
+ * records one. Returns the count, *a moved accordingly. */
+static inline uint32_t opp_op_args(uint32_t kind, const uint64_t **a, uint32_t nargs)
+{
+    if ((kind & OPP_OPK_STATUS) && nargs) {
+        (*a)++;
+        return nargs - 1;
+    }
+    return (kind & OPP_OPK_STATUS) ? 0 : nargs;
+}
+
+/* The returned status of a call whose kind records one (0 otherwise). */
+static inline int64_t opp_op_status(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    return (kind & OPP_OPK_STATUS) && nargs ? (int64_t)a[0] : 0;
+}
 
 /* Logical operand shapes (after transposition), e.g. gemm
  * [[M,K],[K,N],[M,N]]. n = 0 when the kind records none or args are short. */
@@ -25,11 +49,22 @@ void opp_op_shapes(uint32_t kind, const uint64_t *args, uint32_t nargs, struct o
  * 4 adds per complex multiply-add, so gemm is 8*M*N*K). */
 uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *args, uint32_t nargs);
 
+/* Element type of the call: the arguments' when the kind records one
+ * (GEMM's A/B type, TENSORS' and COLL's dtype), else the function's. */
+uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *args, uint32_t nargs);
+
+/* Bytes a COLL call moves per rank (count * element size), 0 otherwise. */
+uint64_t opp_op_bytes(uint32_t kind, const uint64_t *args, uint32_t nargs);
+
 /* "[[300, 200], [200, 100], [300, 100]]" like torch's Input Shapes. */
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap);
 
 const char *opp_op_kind_name(uint32_t kind);
 const char *opp_dtype_name(uint32_t dtype);
+unsigned opp_dtype_size(uint32_t dtype); /* bytes per element, 0 unknown */
+const char *opp_subop_name(uint32_t sub); /* "convolution", ...; NULL unknown */
+const char *opp_coll_name(uint32_t coll); /* "all_reduce", ...; NULL unknown */
+const char *opp_redop_name(uint32_t op);  /* "sum", ...; NULL unknown */
 
 /* Normalise a transpose argument: CBLAS enum (111/112/113) or a Fortran
  * character ('n', 'T', ...) to 'N', 'T' or 'C'. */

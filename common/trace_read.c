@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "trace.h"
+#include "ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -248,7 +249,7 @@ static int chunk_funcs(struct reader *r, struct opp_rbuf *b, const struct opp_tr
         s[n] = 0;
         f[i].name = s;
         s += n + 1;
-        if (f[i].kind > OPP_OP_KIND_MAX || f[i].dtype > OPP_DT_MAX || !f[i].name[0])
+        if (!opp_kind_valid(f[i].kind) || f[i].dtype > OPP_DT_MAX || !f[i].name[0])
             b->bad = 1;
     }
     int rc = -1;

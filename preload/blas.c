@@ -67,5 +67,5 @@
                   (t, m, n, alpha, a, lda, x, incx, beta, y, incy, lt), 3,                         \
                   (opp_pdim(m), opp_pdim(n), t ? opp_trans_code(*t) : '?'))
 
-#define OPP_BLAS_DEFINE(name, kind, dtype, cls, T) cls(name, T)
+#define OPP_BLAS_DEFINE(name, lib, kind, flags, dtype, cls, T) cls(name, T)
 OPP_BLAS_FUNCS(OPP_BLAS_DEFINE)

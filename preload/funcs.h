@@ -1,6 +1,10 @@
 /* Every intercepted entry point, from each library's table: the ids used
  * in records and the descriptions sent to the collector. Adding a library
- * is adding its table here. CUDA runtime and driver calls follow the
+ * is adding its table here. A table is one line per entry point:
+ *   X(name, lib, kind, flags, dtype, signature class, class arguments...)
+ * kind: OPP_OP_<kind>; flags: 0, S (returns a status, recorded first),
+ * N (named "lib::sub") or SN; dtype: OPP_DT_<dtype>. The signature class
+ * is a macro of the library's .c file that defines the wrapper. CUDA runtime and driver calls follow the
  * library entries, one id per CUPTI callback id (cbid) of each domain:
  * OPP_FN_CUDA_RT_BASE + cbid and OPP_FN_CUDA_DRV_BASE + cbid. */
 #ifndef OPP_FUNCS_H
@@ -20,6 +24,11 @@
 #endif
 
 #define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X)
+
+#define OPP_FL_0 0u
+#define OPP_FL_S OPP_OPK_STATUS
+#define OPP_FL_N OPP_OPK_SUBNAME
+#define OPP_FL_SN (OPP_OPK_STATUS | OPP_OPK_SUBNAME)
 
 /* Library names of the CUDA domains, as the trace and report show them. */
 #define OPP_LIB_CUDART "cudart"

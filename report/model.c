@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "demangle.h"
+#include "ops.h"
 #include "tree.h"
 
 struct str_ent {
@@ -916,10 +917,103 @@ static int gpu_attach(struct opp_model *m)
 
 /* Everything that needs the whole trace: names, memory sizes and series,
  * attachment. 0 or -1 (out of memory). */
+/* Events not named after their entry point: NVTX ranges by their message
+ * (", seq = N" of emit_nvtx dropped, so all calls of an op group), prefixed
+ * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
+ * "lib::sub", cached per (process, function, sub). */
+struct name_ent {
+    uint64_t key;
+    uint32_t name;
+    UT_hash_handle hh;
+};
+
+static uint32_t nvtx_name(struct loader *ld, uint32_t pi, uint64_t msg, uint64_t dom)
+{
+    uint32_t m = gpu_str_lookup(ld->m, pi, clamp_u32(msg));
+    uint32_t d = dom ? gpu_str_lookup(ld->m, pi, clamp_u32(dom)) : UINT32_MAX;
+    char buf[OPP_NAME_STR_MAX + 300];
+    const char *text = m != UINT32_MAX ? ld->m->strs[m] : "(unnamed range)";
+    size_t n = strlen(text);
+    const char *seq = strstr(text, ", seq = ");
+    if (seq && seq[8] >= '0' && seq[8] <= '9' && strspn(seq + 8, "0123456789") == strlen(seq + 8))
+        n = (size_t)(seq - text);
+    if (d != UINT32_MAX && ld->m->strs[d][0])
+        snprintf(buf, sizeof buf, "%.255s:%.*s", ld->m->strs[d], (int)n, text);
+    else
+        snprintf(buf, sizeof buf, "%.*s", (int)n, text);
+    return intern(ld, buf);
+}
+
+static int event_names(struct loader *ld)
+{
+    struct opp_model *m = ld->m;
+    struct name_ent *cache = NULL, *e, *tmp;
+    int rc = 0;
+    for (size_t i = 0; i < m->nthreads && !rc; i++) {
+        struct opp_thread *t = &m->threads[i];
+        const struct opp_process *p = &m->procs[t->proc];
+        for (size_t k = 0; k < t->nevents && !rc; k++) {
+            struct opp_event *ev = &t->events[k];
+            const struct opp_func *f = &p->funcs[ev->fn];
+            uint32_t base = opp_kind_base(f->kind);
+            const uint64_t *a = t->args + ev->args;
+            uint32_t na = opp_op_args(f->kind, &a, ev->nargs);
+            uint32_t name;
+            if (base == OPP_OP_NVTX && na >= 1) {
+                name = nvtx_name(ld, t->proc, a[0], na >= 2 ? a[1] : 0);
+                if (name == UINT32_MAX) {
+                    rc = -1;
+                    break;
+                }
+                ev->name = name;
+                continue;
+            }
+            if (base != OPP_OP_TENSORS || !(f->kind & OPP_OPK_SUBNAME) || na < 1 ||
+                !opp_subop_name((uint32_t)a[0]))
+                continue;
+            uint64_t key = (uint64_t)t->proc << 32 | (uint64_t)ev->fn << 8 | a[0];
+            HASH_FIND(hh, cache, &key, sizeof key, e);
+            if (e) {
+                name = e->name;
+            } else {
+                char buf[OPP_NAME_MAX * 2 + 64];
+                snprintf(buf, sizeof buf, "%s::%s", m->strs[f->lib], opp_subop_name((uint32_t)a[0]));
+                name = intern(ld, buf);
+            }
+            if (name == UINT32_MAX) {
+                rc = -1;
+                break;
+            }
+            ev->name = name;
+            if (!e) {
+                e = malloc(sizeof *e);
+                if (!e) {
+                    rc = -1;
+                    break;
+                }
+                e->key = key;
+                e->name = name;
+                int hash_oom = 0;
+                HASH_ADD(hh, cache, key, sizeof key, e);
+                if (hash_oom) {
+                    free(e);
+                    rc = -1;
+                }
+            }
+        }
+    }
+    HASH_ITER(hh, cache, e, tmp)
+    {
+        HASH_DEL(cache, e);
+        free(e);
+    }
+    return rc;
+}
+
 static int gpu_finish(struct loader *ld)
 {
     struct opp_gpu *gpu = &ld->m->gpu;
-    if (gpu_names(ld))
+    if (event_names(ld) || gpu_names(ld))
         return -1;
     if (gpu->ndevices)
         qsort(gpu->devices, gpu->ndevices, sizeof *gpu->devices, cmp_device);

@@ -272,7 +272,7 @@ static void write_tsc(const char *path, const struct opp_clock_sample *c0,
     ck_assert_int_eq(opp_tw_process(&w, &p), 0);
     struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
     ck_assert_int_eq(opp_tw_funcs(&w, 0, 1, &fd), 0);
-    char mem[256];
+    char mem[1024];
     struct opp_ev_enc enc;
     opp_ev_begin(&enc, mem, sizeof mem, 0, 1, 0);
     ck_assert_int_eq(opp_ev_add(&enc, 0, 0, b, e, 0, 0, NULL), 0);
@@ -450,7 +450,8 @@ START_TEST(foreign_files)
     spew(path, data, size);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
     snprintf(want, sizeof want,
-             "%s: trace format version 3 is not supported (this opprof reads 1 to 2)", path);
+             "%s: trace format version %u is not supported (this opprof reads 1 to %u)", path,
+             v3, OPP_TRACE_VERSION);
     ck_assert_str_eq(err, want);
     ck_assert_str_eq(l.text, "");
     free(l.text);
