@@ -75,6 +75,9 @@ $(CUDA_TEST_DIR)/drv_calls: tests/cuda/drv_calls.c $(BUILD)/.dir
 PROGS += $(addprefix $(CUDA_TEST_DIR)/,rt_shared rt_ptsz rt_static stub/libcuda.so.1 fakecuda/libcuda.so.1 drv_calls)
 endif
 
+# One file per library family (tests/NAME.mk) adds its programs to PROGS.
+include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
+
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev).
 $(BUILD)/tests/progs/%: tests/progs/%.c $(BUILD)/.dir
 	@mkdir -p $(BUILD)/tests/progs
