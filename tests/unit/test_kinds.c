@@ -1,0 +1,228 @@
+/* Format 3's library operator kinds (common/ops.c): shapes, FLOPs, dtypes
+ * and bytes from recorded argument values, the status flag, and how the
+ * model names NVTX ranges and lib::sub operators, with exact numbers. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "gpu.h"
+#include "model.h"
+#include "ops.h"
+#include "testutil.h"
+#include "trace.h"
+
+#define NN ('N' | 'N' << 8)
+#define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+static void shapes_are(uint32_t kind, const uint64_t *a, uint32_t n, const char *want)
+{
+    struct opp_shapes s;
+    char buf[512];
+    opp_op_shapes(kind, a, n, &s);
+    ck_assert_int_eq(opp_shapes_format(&s, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, want);
+}
+
+START_TEST(gemm_batch_types_status)
+{
+    /* cublasSgemmStridedBatched-like: M=64 N=32 K=16, batch 4 */
+    const uint64_t g[] = {64, 32, 16, NN, 4};
+    shapes_are(OPP_OP_GEMM, g, COUNT(g), "[[4, 64, 16], [4, 16, 32], [4, 64, 32]]");
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, g, COUNT(g)), 2ull * 64 * 32 * 16 * 4);
+    /* batch 0 or 1 is one matrix */
+    const uint64_t g1[] = {64, 32, 16, NN, 1};
+    shapes_are(OPP_OP_GEMM, g1, COUNT(g1), "[[64, 16], [16, 32], [64, 32]]");
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, g1, COUNT(g1)), 2ull * 64 * 32 * 16);
+    /* status first: the same operator, status 13 */
+    uint32_t ks = OPP_OP_GEMM | OPP_OPK_STATUS;
+    const uint64_t gs[] = {13, 64, 32, 16, NN, 4, OPP_DT_C64};
+    shapes_are(ks, gs, COUNT(gs), "[[4, 64, 16], [4, 16, 32], [4, 64, 32]]");
+    ck_assert_int_eq(opp_op_status(ks, gs, COUNT(gs)), 13);
+    ck_assert_int_eq(opp_op_status(OPP_OP_GEMM, g, COUNT(g)), 0);
+    /* the A/B type recorded overrides the function's: complex, 8 per MAC */
+    ck_assert_uint_eq(opp_op_dtype(ks, OPP_DT_F32, gs, COUNT(gs)), OPP_DT_C64);
+    ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, gs, COUNT(gs)), 8ull * 64 * 32 * 16 * 4);
+    /* only the status: nothing else */
+    shapes_are(ks, gs, 1, "[]");
+    ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, gs, 1), 0);
+    shapes_are(ks, gs, 0, "[]");
+    ck_assert_int_eq(opp_op_status(ks, gs, 0), 0);
+}
+END_TEST
+
+START_TEST(tensors_conv_matmul_inner)
+{
+    /* conv 3x3 pad 1: x [2,3,8,8], w [4,3,3,3], y [2,4,8,8] */
+    const uint64_t c[] = {OPP_SUB_CONV, 0, 3, 4, 2, 3, 8, 8, 4, 4, 3, 3, 3, 4, 2, 4, 8, 8};
+    shapes_are(OPP_OP_TENSORS, c, COUNT(c), "[[2, 3, 8, 8], [4, 3, 3, 3], [2, 4, 8, 8]]");
+    /* 2*N*K*C*R*S*P*Q = 2*2*4*3*3*3*8*8 */
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, c, COUNT(c)), 27648);
+    /* grouped (g=2), oneDNN's 5-D weights [G, K/G, C/G, R, S]: x [1,4,5,5],
+     * w [2,3,2,3,3], y [1,6,3,3]: 2*N*K*(C/g)*R*S*P*Q = 2*1*6*2*3*3*3*3 */
+    const uint64_t cg[] = {OPP_SUB_CONV, 0, 3, 4, 1, 4, 5, 5, 5, 2, 3, 2, 3, 3, 4, 1, 6, 3, 3};
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, cg, COUNT(cg)), 1944);
+    /* backward data lists (dx, w, dy): the forward's count */
+    uint64_t cb[COUNT(c)];
+    memcpy(cb, c, sizeof c);
+    cb[0] = OPP_SUB_CONV_BWD_DATA;
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, cb, COUNT(cb)), 27648);
+    /* batched matmul [2,5,6] x [2,6,7] = [2,5,7]: 2*70*6 */
+    const uint64_t mm[] = {OPP_SUB_MATMUL, OPP_DT_BF16, 3, 3, 2, 5, 6, 3, 2, 6, 7, 3, 2, 5, 7};
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, mm, COUNT(mm)), 840);
+    ck_assert_uint_eq(opp_op_dtype(OPP_OP_TENSORS, OPP_DT_F32, mm, COUNT(mm)), OPP_DT_BF16);
+    /* inner product src [8,16], w [10,16], dst [8,10]: 2*8*10*16 */
+    const uint64_t ip[] = {OPP_SUB_INNER_PRODUCT, 0, 3, 2, 8, 16, 2, 10, 16, 2, 8, 10};
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, ip, COUNT(ip)), 2560);
+    ck_assert_uint_eq(opp_op_dtype(OPP_OP_TENSORS, OPP_DT_F32, ip, COUNT(ip)), OPP_DT_F32);
+    /* no FLOPs for the rest */
+    const uint64_t pool[] = {OPP_SUB_POOLING, 0, 2, 4, 1, 8, 4, 4, 4, 1, 8, 2, 2};
+    shapes_are(OPP_OP_TENSORS, pool, COUNT(pool), "[[1, 8, 4, 4], [1, 8, 2, 2]]");
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, pool, COUNT(pool)), 0);
+}
+END_TEST
+
+/* Recorded values are untrusted: short, lying or oversized lists give what
+ * fits and never read past nargs. */
+START_TEST(tensors_malformed)
+{
+    const uint64_t shortl[] = {OPP_SUB_CONV, 0, 3, 4, 2, 3};
+    shapes_are(OPP_OP_TENSORS, shortl, COUNT(shortl), "[]");
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, shortl, COUNT(shortl)), 0);
+    const uint64_t lie[] = {OPP_SUB_MATMUL, 0, 1000, 1, 5};
+    shapes_are(OPP_OP_TENSORS, lie, COUNT(lie), "[[5]]");
+    const uint64_t deep[] = {OPP_SUB_NONE, 0, 1, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    shapes_are(OPP_OP_TENSORS, deep, COUNT(deep), "[]");
+    const uint64_t zero_dst[] = {OPP_SUB_CONV, 0, 3, 1, 1, 1, 1, 2, 0, 0};
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, zero_dst, COUNT(zero_dst)), 0);
+    shapes_are(OPP_OP_TENSORS, lie, 2, "[]");
+    /* nine tensors: the first eight */
+    uint64_t many[3 + 9 * 2] = {OPP_SUB_CONCAT, 0, 9};
+    for (int i = 0; i < 9; i++)
+        many[3 + 2 * i] = 1, many[4 + 2 * i] = (uint64_t)i + 1;
+    shapes_are(OPP_OP_TENSORS, many, COUNT(many), "[[1], [2], [3], [4], [5], [6], [7], [8]]");
+}
+END_TEST
+
+START_TEST(coll_bytes)
+{
+    uint32_t k = OPP_OP_COLL | OPP_OPK_STATUS;
+    const uint64_t ar[] = {0, OPP_COLL_ALL_REDUCE, 1000, OPP_DT_F16, OPP_RED_SUM, 1, 4, UINT64_MAX};
+    shapes_are(k, ar, COUNT(ar), "[[1000]]");
+    ck_assert_uint_eq(opp_op_bytes(k, ar, COUNT(ar)), 2000);
+    ck_assert_uint_eq(opp_op_flops(k, 0, ar, COUNT(ar)), 0);
+    const uint64_t gs[] = {0, OPP_COLL_GROUP_START};
+    shapes_are(k, gs, COUNT(gs), "[]");
+    ck_assert_uint_eq(opp_op_bytes(k, gs, COUNT(gs)), 0);
+    ck_assert_uint_eq(opp_op_bytes(OPP_OP_GEMM, ar, COUNT(ar)), 0);
+}
+END_TEST
+
+START_TEST(kind_flags_and_names)
+{
+    ck_assert(opp_kind_valid(OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME));
+    ck_assert(opp_kind_valid(OPP_OP_NVTX));
+    ck_assert(!opp_kind_valid(OPP_OP_KIND_MAX + 1));
+    ck_assert(!opp_kind_valid(OPP_OP_GEMM | 0x400));
+    ck_assert_str_eq(opp_op_kind_name(OPP_OP_COLL | OPP_OPK_STATUS), "coll");
+    ck_assert_str_eq(opp_subop_name(OPP_SUB_CONV), "convolution");
+    ck_assert_str_eq(opp_subop_name(OPP_SUB_GRAPH), "graph");
+    ck_assert_ptr_null(opp_subop_name(OPP_SUB_MAX + 1));
+    ck_assert_ptr_null(opp_subop_name(OPP_SUB_NONE));
+    ck_assert_str_eq(opp_coll_name(OPP_COLL_REDUCE_SCATTER), "reduce_scatter");
+    ck_assert_str_eq(opp_redop_name(OPP_RED_AVG), "avg");
+    ck_assert_str_eq(opp_dtype_name(OPP_DT_BF16), "bfloat16");
+    ck_assert_str_eq(opp_dtype_name(OPP_DT_MAX + 1), "unknown");
+    ck_assert_uint_eq(opp_dtype_size(OPP_DT_C128), 16);
+    ck_assert_uint_eq(opp_dtype_size(OPP_DT_F8E4M3), 1);
+}
+END_TEST
+
+/* A trace with an NVTX range (named by its STRING record, the ", seq = N"
+ * of emit_nvtx dropped, a domain as prefix) and oneDNN-style operators
+ * named lib::sub. */
+START_TEST(model_names_events)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "k.trace");
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    const char *argv[] = {"p"};
+    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC,
+                               .exe = "p", .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    struct opp_func_desc fd[] = {
+        {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
+        {OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME, OPP_DT_F32, "onednn",
+         "dnnl_primitive_execute"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(&w, 1, 2, fd), 0);
+    uint8_t gm[1024];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, gm, sizeof gm);
+    opp_put_u32(&b, 3);
+    const char *strs[] = {"aten::conv2d, seq = 12", "train", "aten::conv2d, seq = x"};
+    for (int i = 0; i < 3; i++) {
+        struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = strs[i],
+                                .slen = (uint32_t)strlen(strs[i])};
+        r.f[0] = OPP_STR_PRELOAD + (uint64_t)i;
+        ck_assert_int_eq(opp_gpu_put(&b, &r), 0);
+    }
+    char mem[4096];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, 1, 10, 0);
+    const uint64_t conv[] = {0, OPP_SUB_CONV, 0, 0};
+    const uint64_t relu[] = {0, OPP_SUB_ELTWISE, 0, 0};
+    const uint64_t odd[] = {0, 99};
+    const uint64_t r0[] = {OPP_STR_PRELOAD, 0, 0, 0};
+    const uint64_t r1[] = {OPP_STR_PRELOAD, OPP_STR_PRELOAD + 1, 0, 0};
+    const uint64_t r2[] = {OPP_STR_PRELOAD + 2, 0, 0, 0};
+    const uint64_t r3[] = {OPP_STR_PRELOAD + 7, 0, 0, 0}; /* never defined */
+    ck_assert_int_eq(opp_ev_add(&e, 1, OPP_EV_ARGS, 100, 200, 1, 4, conv), 0);
+    ck_assert_int_eq(opp_ev_add(&e, 1, OPP_EV_ARGS, 210, 220, 1, 4, relu), 0);
+    ck_assert_int_eq(opp_ev_add(&e, 1, OPP_EV_ARGS, 230, 240, 1, 2, odd), 0);
+    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 50, 300, 0, 4, r0), 0);
+    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 400, 500, 0, 4, r1), 0);
+    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 600, 700, 0, 4, r2), 0);
+    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 800, 900, 0, 4, r3), 0);
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    uint32_t n3 = 3;
+    memcpy(gm, &n3, 4);
+    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0); /* strings after events */
+    ck_assert_int_eq(opp_tw_end(&w, 7, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_uint_eq(m->nthreads, 1);
+    const struct opp_thread *t = &m->threads[0];
+    ck_assert_uint_eq(t->nevents, 7);
+    const char *want[] = {"aten::conv2d", "onednn::convolution", "onednn::eltwise",
+                          "dnnl_primitive_execute", "train:aten::conv2d",
+                          "aten::conv2d, seq = x", "(unnamed range)"};
+    /* tree order: the range at 50..300 holds the three operators */
+    for (size_t i = 0; i < t->nevents; i++)
+        ck_assert_str_eq(m->strs[t->events[i].name], want[i]);
+    ck_assert_uint_eq(t->events[1].parent, 0);
+    ck_assert_uint_eq(t->events[0].self_ns, 250 - 100 - 10 - 10);
+    opp_model_free(m);
+    tu_rmdir(dir);
+    free(dir), free(path);
+}
+END_TEST
+
+Suite *suite_kinds(void)
+{
+    Suite *s = suite_create("kinds");
+    TCase *tc = tcase_create("ops");
+    tcase_add_test(tc, gemm_batch_types_status);
+    tcase_add_test(tc, tensors_conv_matmul_inner);
+    tcase_add_test(tc, tensors_malformed);
+    tcase_add_test(tc, coll_bytes);
+    tcase_add_test(tc, kind_flags_and_names);
+    tcase_add_test(tc, model_names_events);
+    suite_add_tcase(s, tc);
+    return s;
+}
