@@ -2,6 +2,7 @@
 #include "ops.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void set2(struct opp_shapes *s, int i, int64_t a, int64_t b)
 {
@@ -243,4 +244,17 @@ const char *opp_redop_name(uint32_t op)
 {
     static const char *names[] = {NULL, "sum", "prod", "max", "min", "avg", "other"};
     return NAMED(names, op);
+}
+
+void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg)
+{
+    const char *text = msg ? msg : "(unnamed range)";
+    size_t n = strlen(text);
+    const char *seq = strstr(text, ", seq = ");
+    if (seq && seq[8] >= '0' && seq[8] <= '9' && strspn(seq + 8, "0123456789") == strlen(seq + 8))
+        n = (size_t)(seq - text);
+    if (domain && domain[0])
+        snprintf(buf, cap, "%.255s:%.*s", domain, (int)n, text);
+    else
+        snprintf(buf, cap, "%.*s", (int)n, text);
 }

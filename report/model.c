@@ -370,13 +370,11 @@ static uint8_t overhead_kind(uint64_t k)
     }
 }
 
-static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
+void opp_gpu_op_decode(const struct opp_gpu_rec *g, uint32_t pi, struct opp_gpu_op *op,
+                       struct opp_gpu_launch *l)
 {
-    struct opp_gpu *gpu = &ld->m->gpu;
-    if (grow((void **)&gpu->ops, &ld->ops_cap, gpu->nops + 1, sizeof *gpu->ops))
-        return fail(ld, ENOMEM);
     const uint64_t *f = g->f;
-    struct opp_gpu_op op = {
+    *op = (struct opp_gpu_op){
         .start_ns = f[OPP_GF_START],
         .end_ns = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] : f[OPP_GF_START],
         .corr = corr_id(f[OPP_GF_CORRELATION]),
@@ -389,12 +387,9 @@ static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
         .name = OPP_GPU_NONE,
         .type = (uint8_t)g->type,
     };
+    memset(l, 0, sizeof *l);
     switch (g->type) {
-    case OPP_GPU_KERNEL: {
-        if (grow((void **)&gpu->launches, &ld->launches_cap, gpu->nlaunches + 1,
-                 sizeof *gpu->launches))
-            return fail(ld, ENOMEM);
-        struct opp_gpu_launch *l = &gpu->launches[gpu->nlaunches];
+    case OPP_GPU_KERNEL:
         for (int i = 0; i < 3; i++) {
             l->grid[i] = clamp_u32(f[OPP_GF_K_GRID_X + i]);
             l->block[i] = clamp_u32(f[OPP_GF_K_BLOCK_X + i]);
@@ -402,26 +397,41 @@ static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
         l->regs = clamp_u32(f[OPP_GF_K_REGS]);
         l->static_smem = clamp_u32(f[OPP_GF_K_STATIC_SMEM]);
         l->dynamic_smem = clamp_u32(f[OPP_GF_K_DYNAMIC_SMEM]);
-        op.launch = (uint32_t)gpu->nlaunches++;
-        op.name = clamp_u32(f[OPP_GF_K_NAME]); /* the process's id, for now */
+        op->name = clamp_u32(f[OPP_GF_K_NAME]); /* the process's id */
         break;
-    }
     case OPP_GPU_MEMCPY:
-        op.bytes = f[OPP_GF_C_BYTES];
-        op.kind = clamp_u8(f[OPP_GF_C_KIND]);
-        op.src_kind = clamp_u8(f[OPP_GF_C_SRC_KIND]);
-        op.dst_kind = clamp_u8(f[OPP_GF_C_DST_KIND]);
+        op->bytes = f[OPP_GF_C_BYTES];
+        op->kind = clamp_u8(f[OPP_GF_C_KIND]);
+        op->src_kind = clamp_u8(f[OPP_GF_C_SRC_KIND]);
+        op->dst_kind = clamp_u8(f[OPP_GF_C_DST_KIND]);
         break;
     case OPP_GPU_MEMSET:
-        op.bytes = f[OPP_GF_S_BYTES];
-        op.kind = clamp_u8(f[OPP_GF_S_MEM_KIND]);
+        op->bytes = f[OPP_GF_S_BYTES];
+        op->kind = clamp_u8(f[OPP_GF_S_MEM_KIND]);
         break;
     case OPP_GPU_SYNC:
-        op.kind = clamp_u8(f[OPP_GF_Y_TYPE]);
+        op->kind = clamp_u8(f[OPP_GF_Y_TYPE]);
         break;
     case OPP_GPU_OVERHEAD:
-        op.kind = overhead_kind(f[OPP_GF_O_KIND]);
+        op->kind = overhead_kind(f[OPP_GF_O_KIND]);
         break;
+    }
+}
+
+static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    if (grow((void **)&gpu->ops, &ld->ops_cap, gpu->nops + 1, sizeof *gpu->ops))
+        return fail(ld, ENOMEM);
+    struct opp_gpu_op op;
+    struct opp_gpu_launch l;
+    opp_gpu_op_decode(g, pi, &op, &l);
+    if (g->type == OPP_GPU_KERNEL) {
+        if (grow((void **)&gpu->launches, &ld->launches_cap, gpu->nlaunches + 1,
+                 sizeof *gpu->launches))
+            return fail(ld, ENOMEM);
+        gpu->launches[gpu->nlaunches] = l;
+        op.launch = (uint32_t)gpu->nlaunches++;
     }
     gpu->ops[gpu->nops++] = op;
     return 0;
@@ -588,24 +598,29 @@ static uint32_t kernel_name(struct loader *ld, uint32_t pi, uint32_t id, uint32_
     return out;
 }
 
-static uint32_t op_name(struct loader *ld, const struct opp_gpu_op *op)
+void opp_gpu_op_label(const struct opp_gpu_op *op, char *buf, size_t cap)
 {
-    char buf[96];
     switch (op->type) {
     case OPP_GPU_MEMCPY:
-        snprintf(buf, sizeof buf, "Memcpy %s (%s -> %s)", memcpy_kind_name(op->kind),
+        snprintf(buf, cap, "Memcpy %s (%s -> %s)", memcpy_kind_name(op->kind),
                  memory_kind_name(op->src_kind), memory_kind_name(op->dst_kind));
         break;
     case OPP_GPU_MEMSET:
-        snprintf(buf, sizeof buf, "Memset (%s)", memory_kind_name(op->kind));
+        snprintf(buf, cap, "Memset (%s)", memory_kind_name(op->kind));
         break;
     case OPP_GPU_SYNC:
-        snprintf(buf, sizeof buf, "%s", sync_type_name(op->kind));
+        snprintf(buf, cap, "%s", sync_type_name(op->kind));
         break;
     default:
-        snprintf(buf, sizeof buf, "Overhead (%s)", overhead_kind_name(op->kind));
+        snprintf(buf, cap, "Overhead (%s)", overhead_kind_name(op->kind));
         break;
     }
+}
+
+static uint32_t op_name(struct loader *ld, const struct opp_gpu_op *op)
+{
+    char buf[96];
+    opp_gpu_op_label(op, buf, sizeof buf);
     return intern(ld, buf);
 }
 
@@ -932,15 +947,8 @@ static uint32_t nvtx_name(struct loader *ld, uint32_t pi, uint64_t msg, uint64_t
     uint32_t m = gpu_str_lookup(ld->m, pi, clamp_u32(msg));
     uint32_t d = dom ? gpu_str_lookup(ld->m, pi, clamp_u32(dom)) : UINT32_MAX;
     char buf[OPP_NAME_STR_MAX + 300];
-    const char *text = m != UINT32_MAX ? ld->m->strs[m] : "(unnamed range)";
-    size_t n = strlen(text);
-    const char *seq = strstr(text, ", seq = ");
-    if (seq && seq[8] >= '0' && seq[8] <= '9' && strspn(seq + 8, "0123456789") == strlen(seq + 8))
-        n = (size_t)(seq - text);
-    if (d != UINT32_MAX && ld->m->strs[d][0])
-        snprintf(buf, sizeof buf, "%.255s:%.*s", ld->m->strs[d], (int)n, text);
-    else
-        snprintf(buf, sizeof buf, "%.*s", (int)n, text);
+    opp_nvtx_label(buf, sizeof buf, d != UINT32_MAX ? ld->m->strs[d] : NULL,
+                   m != UINT32_MAX ? ld->m->strs[m] : NULL);
     return intern(ld, buf);
 }
 

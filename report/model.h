@@ -157,6 +157,14 @@ struct opp_gpu {
     uint64_t dropped_ours;
 };
 
+/* A KERNEL, MEMCPY, MEMSET, SYNC or OVERHEAD record of process index pi as
+ * an op (kernels: name is the process's string id, launch config in *l;
+ * nothing attached), and Kineto's name of a non-kernel op in buf. */
+struct opp_gpu_rec;
+void opp_gpu_op_decode(const struct opp_gpu_rec *g, uint32_t pi, struct opp_gpu_op *op,
+                       struct opp_gpu_launch *l);
+void opp_gpu_op_label(const struct opp_gpu_op *op, char *buf, size_t cap);
+
 struct opp_model_index; /* private lookup tables */
 
 struct opp_model {
