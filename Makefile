@@ -14,6 +14,7 @@ endif
 OPT     ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Icommon -pthread $(EXTRA_CFLAGS)
 LDLIBS_BASE := -pthread -ldl -lm
+REPORT_LDLIBS := $(LDLIBS_BASE) -lz # gzip exports
 
 COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c
 PRELOAD_SRC := $(wildcard preload/*.c preload/*.S) common/util.c common/gpu.c
@@ -68,7 +69,7 @@ $(BUILD)/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir
 	$(CC) $(CFLAGS_BASE) -o $@ $(COLLECTOR_SRC) $(LDLIBS_BASE)
 
 $(BUILD)/opprof: $(REPORT_SRC) $(HDRS) $(BUILD)/.dir
-	$(CC) $(CFLAGS_BASE) -o $@ $(REPORT_SRC) $(LDLIBS_BASE)
+	$(CC) $(CFLAGS_BASE) -o $@ $(REPORT_SRC) $(REPORT_LDLIBS)
 
 deps:
 	@scripts/deps.sh

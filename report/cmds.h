@@ -4,5 +4,6 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -3,7 +3,7 @@
 # as root, with apt-get (update first); otherwise names what is missing.
 set -euo pipefail
 
-required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
+required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev zlib1g-dev)
 # Real clients for the end-to-end tests (they skip, saying so, without them)
 # and the tools the benchmark compares against.
 optional=(python3-numpy python3-torch ltrace uftrace)

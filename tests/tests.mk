@@ -19,11 +19,11 @@ $(BUILD)/tests/e2e_suites.h: $(E2E_SRC) $(BUILD)/.dir
 
 $(BUILD)/tests/unit: $(UNIT_SRC) tests/runner.c tests/testutil.c tests/testutil.h $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(HDRS) $(BUILD)/tests/unit_suites.h
 	$(CC) $(CFLAGS_BASE) $(CHECK_CFLAGS) $(UNIT_CUDA_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
-	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(LDLIBS_BASE)
+	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
 
 $(BUILD)/tests/e2e: $(E2E_SRC) tests/runner.c tests/testutil.c tests/testutil.h $(REPORT_LIB_SRC) $(HDRS) $(BUILD)/tests/e2e_suites.h
 	$(CC) $(CFLAGS_BASE) $(CHECK_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
-	  -DSUITES_H='"e2e_suites.h"' -o $@ tests/runner.c tests/testutil.c $(E2E_SRC) $(REPORT_LIB_SRC) $(CHECK_LIBS) $(LDLIBS_BASE)
+	  -DSUITES_H='"e2e_suites.h"' -o $@ tests/runner.c tests/testutil.c $(E2E_SRC) $(REPORT_LIB_SRC) $(CHECK_LIBS) $(REPORT_LDLIBS)
 
 # The test double of the CUDA runtime and CUPTI (tests/double/cuda_double.c,
 # soname libcudart.so.13) and the one program that links it.
@@ -87,9 +87,9 @@ $(BUILD)/tests/progs/%: tests/progs/%.c $(BUILD)/.dir
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 $(BUILD)/asan/unit: $(UNIT_SRC) tests/runner.c tests/testutil.c $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(HDRS) $(BUILD)/tests/unit_suites.h
 	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) $(CHECK_CFLAGS) $(UNIT_CUDA_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests \
-	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(LDLIBS_BASE)
+	  -DSUITES_H='"unit_suites.h"' -o $@ tests/runner.c tests/testutil.c $(UNIT_SRC) $(REPORT_LIB_SRC) $(UNIT_CUDA_SRC) $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
 $(BUILD)/asan/opprof: $(REPORT_SRC) $(HDRS) $(BUILD)/.dir
-	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) -o $@ $(REPORT_SRC) $(LDLIBS_BASE)
+	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) -o $@ $(REPORT_SRC) $(REPORT_LDLIBS)
 $(BUILD)/asan/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir
 	$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) -o $@ $(COLLECTOR_SRC) $(LDLIBS_BASE)
 

@@ -1,0 +1,141 @@
+/* `opprof export FORMAT TRACE [-o OUT]`: a trace for other tools. The file
+ * is written beside OUT under a temporary name and renamed into place when
+ * complete, so a failed export never leaves half a file or damages one. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cmds.h"
+#include "export.h"
+
+#define PREFIX "opprof export: "
+
+static void usage(FILE *f)
+{
+    fputs("usage: opprof export chrome TRACE [-o OUT.json|OUT.json.gz]\n"
+          "\n"
+          "Write a trace in another tool's format.\n"
+          "\n"
+          "  chrome        Chrome trace JSON as torch.profiler (Kineto) writes it: opens in\n"
+          "                Perfetto UI, chrome://tracing and HTA. CPU calls on the process's\n"
+          "                pid/tid, GPU work on pid = device, tid = stream, launch->kernel\n"
+          "                arrows, times in us from the trace's first event.\n"
+          "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
+          "                default: standard output\n"
+          "  -h, --help    show this help\n",
+          f);
+}
+
+static ssize_t gz_write(void *cookie, const char *buf, size_t n)
+{
+    int w = gzwrite((gzFile)cookie, buf, (unsigned)n);
+    return w > 0 ? w : (n ? -1 : 0);
+}
+
+static int gz_close(void *cookie)
+{
+    return gzclose((gzFile)cookie) == Z_OK ? 0 : -1;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *out_path = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case ':':
+            fprintf(stderr, PREFIX "option '%s' needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, PREFIX "unknown option '%s' (see 'opprof export --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome TRACE [-o OUT])\n",
+                argc - optind < 2 ? "which format and trace?" : "too many arguments");
+        return 2;
+    }
+    const char *format = argv[optind], *trace = argv[optind + 1];
+    if (strcmp(format, "chrome")) {
+        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome)\n", format);
+        return 2;
+    }
+    if (out_path && !strcmp(out_path, "-"))
+        out_path = NULL;
+    struct stat st_in, st_out;
+    if (out_path && !stat(trace, &st_in) && !stat(out_path, &st_out) &&
+        st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
+        fprintf(stderr, PREFIX "'%s' is the trace itself: choose another output\n", out_path);
+        return 2;
+    }
+    char *tmp = NULL;
+    FILE *f = stdout;
+    gzFile gz = NULL;
+    if (out_path) {
+        if (asprintf(&tmp, "%s.%d.tmp", out_path, (int)getpid()) < 0) {
+            fprintf(stderr, PREFIX "out of memory\n");
+            return 1;
+        }
+        if (ends_with(out_path, ".gz")) {
+            gz = gzopen(tmp, "wb6");
+            cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
+            f = gz ? fopencookie(gz, "w", io) : NULL;
+            if (gz && !f)
+                gzclose(gz);
+        } else {
+            f = fopen(tmp, "w");
+        }
+        if (!f) {
+            fprintf(stderr, PREFIX "cannot write %s: %s\n", out_path, strerror(errno));
+            unlink(tmp);
+            free(tmp);
+            return 1;
+        }
+    }
+    char err[600] = "";
+    int rc = opp_export_chrome(trace, f, err, sizeof err);
+    if (out_path) {
+        int cerr = fclose(f);
+        if (!rc && cerr) {
+            snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+            rc = -1;
+        }
+        if (!rc && rename(tmp, out_path)) {
+            snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+            rc = -1;
+        }
+        if (rc)
+            unlink(tmp);
+        free(tmp);
+    } else if (fflush(stdout) && !rc) {
+        snprintf(err, sizeof err, "cannot write the export: %s", strerror(errno));
+        rc = -1;
+    }
+    if (err[0])
+        fprintf(stderr, PREFIX "%s%s\n", rc ? "" : "warning: ", err);
+    return rc ? 1 : 0;
+}

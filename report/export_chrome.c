@@ -1,0 +1,569 @@
+/* `opprof export chrome`: the trace as Chrome trace JSON in the schema
+ * Kineto writes, for Perfetto, chrome://tracing and HTA. Two streaming
+ * passes over the file: the first keeps only what is small (processes,
+ * function tables, thread names, strings, devices, the earliest time), the
+ * second writes each event as it is read. Memory does not grow with the
+ * number of events. */
+#include "export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "demangle.h"
+#include "fmt.h"
+#include "gpu.h"
+#include "model.h"
+#include "ops.h"
+#include "trace.h"
+
+#define uthash_nonfatal_oom(obj) (x->oom = 1)
+
+struct xfunc {
+    uint32_t kind, dtype;
+    char *lib, *name;
+};
+
+struct xproc {
+    uint32_t proc; /* key: serial in the trace */
+    uint32_t pid, nfuncs;
+    uint64_t start_ns, start_real_ns, end_ns; /* end_ns 0: not known */
+    char *exe;
+    struct xfunc *funcs;
+    uint64_t *has_gpu; /* bit per correlation id that GPU work carries */
+    size_t has_gpu_words;
+    UT_hash_handle hh;
+};
+
+struct xstr {
+    uint64_t key; /* proc serial << 32 | the process's string id */
+    char *text;
+    UT_hash_handle hh;
+};
+
+struct xkey {
+    uint64_t key;
+    UT_hash_handle hh;
+};
+
+struct x {
+    FILE *out;
+    struct xproc *procs;
+    struct xstr *strs;
+    struct xkey *streams, *devices; /* GPU tracks named in pass 2 */
+    uint64_t base_ns, last_ns;      /* earliest and latest time seen */
+    int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
+    int first;                      /* no trace event written yet */
+    int oom;
+    struct opp_gpu_rec devs[16]; /* DEVICE records, first per id */
+    size_t ndevs;
+};
+
+static struct xproc *find_proc(struct x *x, uint32_t proc)
+{
+    struct xproc *p;
+    HASH_FIND(hh, x->procs, &proc, sizeof proc, p);
+    return p;
+}
+
+static const char *find_str(struct x *x, uint32_t proc, uint64_t id)
+{
+    uint64_t key = (uint64_t)proc << 32 | (id & 0xffffffffu);
+    struct xstr *s;
+    HASH_FIND(hh, x->strs, &key, sizeof key, s);
+    return s ? s->text : NULL;
+}
+
+static void seen(struct x *x, uint64_t t)
+{
+    if (t && t < x->base_ns)
+        x->base_ns = t;
+    if (t > x->last_ns)
+        x->last_ns = t;
+}
+
+/* ---- pass 1 ---- */
+
+static int p1_process(void *ctx, const struct opp_tr_process *tp)
+{
+    struct x *x = ctx;
+    struct xproc *p = find_proc(x, tp->proc);
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        if (!p)
+            return x->oom = 1;
+        p->proc = tp->proc;
+        HASH_ADD(hh, x->procs, proc, sizeof p->proc, p);
+        if (x->oom) {
+            free(p);
+            return 1;
+        }
+    }
+    free(p->exe);
+    p->exe = strdup(tp->exe ? tp->exe : "");
+    p->pid = tp->pid;
+    p->start_ns = tp->start_ns;
+    p->start_real_ns = tp->start_real_ns;
+    seen(x, tp->start_ns);
+    return (x->oom = !p->exe);
+}
+
+static int p1_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
+{
+    struct x *x = ctx;
+    struct xproc *p = find_proc(x, proc);
+    if (!p || p->funcs)
+        return 0; /* the reader checks this: never happens */
+    p->funcs = calloc(count ? count : 1, sizeof *p->funcs);
+    if (!p->funcs)
+        return x->oom = 1;
+    p->nfuncs = count;
+    for (uint32_t i = 0; i < count; i++) {
+        p->funcs[i] = (struct xfunc){f[i].kind, f[i].dtype, strdup(f[i].lib), strdup(f[i].name)};
+        if (!p->funcs[i].lib || !p->funcs[i].name)
+            return x->oom = 1;
+    }
+    return 0;
+}
+
+static int p1_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct x *x = ctx;
+    seen(x, e->begin_ns);
+    seen(x, e->end_ns);
+    return 0;
+}
+
+static int p1_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
+{
+    struct x *x = ctx;
+    struct xproc *p = find_proc(x, proc);
+    if (p)
+        p->end_ns = end_ns;
+    seen(x, end_ns);
+    return 0;
+}
+
+static int p1_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct x *x = ctx;
+    if (g->type == OPP_GPU_STRING) {
+        uint64_t key = (uint64_t)proc << 32 | (g->f[0] & 0xffffffffu);
+        struct xstr *s;
+        HASH_FIND(hh, x->strs, &key, sizeof key, s);
+        char *text = strndup(g->str, g->slen > OPP_NAME_STR_MAX ? OPP_NAME_STR_MAX : g->slen);
+        if (!text)
+            return x->oom = 1;
+        if (s) { /* a later definition replaces an earlier one */
+            free(s->text);
+            s->text = text;
+            return 0;
+        }
+        s = malloc(sizeof *s);
+        if (!s) {
+            free(text);
+            return x->oom = 1;
+        }
+        s->key = key;
+        s->text = text;
+        HASH_ADD(hh, x->strs, key, sizeof s->key, s);
+        if (x->oom) {
+            free(text);
+            free(s);
+        }
+        return x->oom;
+    }
+    if (g->type == OPP_GPU_DEVICE) {
+        for (size_t i = 0; i < x->ndevs; i++)
+            if (x->devs[i].f[OPP_GF_V_ID] == g->f[OPP_GF_V_ID])
+                return 0;
+        if (x->ndevs < sizeof x->devs / sizeof x->devs[0]) {
+            x->devs[x->ndevs] = *g;
+            x->devs[x->ndevs].str = NULL;
+            x->devs[x->ndevs++].f[OPP_GF_V_NAME] |= (uint64_t)proc << 32; /* for its name */
+        }
+        return 0;
+    }
+    if (g->type == OPP_GPU_MEMORY) {
+        seen(x, g->f[OPP_GF_START]);
+        return 0;
+    }
+    if (g->type >= OPP_GPU_KERNEL && g->type <= OPP_GPU_OVERHEAD) {
+        seen(x, g->f[OPP_GF_START]);
+        seen(x, g->f[OPP_GF_END]);
+        /* Arrows start only at calls whose GPU work is in the trace. One
+         * bit per correlation id (CUPTI numbers them from 1 per process). */
+        uint64_t c = g->f[OPP_GF_CORRELATION] & 0xffffffffu;
+        struct xproc *p = find_proc(x, proc);
+        if (!c || !p)
+            return 0;
+        if (c / 64 >= p->has_gpu_words) {
+            size_t n = p->has_gpu_words ? p->has_gpu_words : 64;
+            while (n <= c / 64)
+                n *= 2;
+            uint64_t *b = realloc(p->has_gpu, n * sizeof *b);
+            if (!b)
+                return x->oom = 1;
+            memset(b + p->has_gpu_words, 0, (n - p->has_gpu_words) * sizeof *b);
+            p->has_gpu = b;
+            p->has_gpu_words = n;
+        }
+        p->has_gpu[c / 64] |= 1ull << (c % 64);
+    }
+    return 0;
+}
+
+static int has_gpu(const struct xproc *p, uint64_t corr)
+{
+    corr &= 0xffffffffu;
+    return corr / 64 < p->has_gpu_words && (p->has_gpu[corr / 64] >> (corr % 64) & 1);
+}
+
+/* ---- pass 2 ---- */
+
+/* Microseconds since the base, three decimals, as Kineto writes them. */
+static void put_us(FILE *f, uint64_t ns, uint64_t base)
+{
+    uint64_t d = ns > base ? ns - base : 0;
+    fprintf(f, "%" PRIu64 ".%03" PRIu64, d / 1000, d % 1000);
+}
+
+static void begin_event(struct x *x)
+{
+    fputs(x->first ? "\n  " : ",\n  ", x->out);
+    x->first = 0;
+}
+
+static void meta(struct x *x, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    begin_event(x);
+    fprintf(x->out, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
+                    ", \"args\": {\"name\": ",
+            what, pid, tid);
+    opp_json_str(x->out, name);
+    fputs("}}", x->out);
+}
+
+static const char *category(const char *lib, uint32_t kind)
+{
+    if (opp_kind_base(kind) == OPP_OP_NVTX)
+        return "user_annotation";
+    if (!strcmp(lib, "cudart"))
+        return "cuda_runtime";
+    if (!strcmp(lib, "cuda"))
+        return "cuda_driver";
+    return "cpu_op";
+}
+
+static int p2_process(void *ctx, const struct opp_tr_process *tp)
+{
+    struct x *x = ctx;
+    const char *exe = tp->exe ? strrchr(tp->exe, '/') : NULL;
+    char name[300];
+    snprintf(name, sizeof name, "%s (pid %" PRIu32 ")", exe ? exe + 1 : tp->exe ? tp->exe : "",
+             tp->pid);
+    meta(x, "process_name", tp->pid, 0, name);
+    return 0;
+}
+
+static int p2_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
+{
+    struct x *x = ctx;
+    struct xproc *p = find_proc(x, proc);
+    if (p && name && name[0])
+        meta(x, "thread_name", p->pid, tid, name);
+    return 0;
+}
+
+static int p2_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct x *x = ctx;
+    struct xproc *p = find_proc(x, e->proc);
+    if (!p || e->fn >= p->nfuncs)
+        return 0;
+    const struct xfunc *fn = &p->funcs[e->fn];
+    uint32_t base = opp_kind_base(fn->kind);
+    const uint64_t *a = e->args;
+    uint32_t na = opp_op_args(fn->kind, &a, e->nargs);
+    char name[OPP_NAME_STR_MAX + 300];
+    if (base == OPP_OP_NVTX && na >= 1)
+        opp_nvtx_label(name, sizeof name, na >= 2 && a[1] ? find_str(x, e->proc, a[1]) : NULL,
+                       find_str(x, e->proc, a[0]));
+    else if (base == OPP_OP_TENSORS && (fn->kind & OPP_OPK_SUBNAME) && na >= 1 &&
+             opp_subop_name((uint32_t)a[0]))
+        snprintf(name, sizeof name, "%s::%s", fn->lib, opp_subop_name((uint32_t)a[0]));
+    else
+        snprintf(name, sizeof name, "%s", fn->name);
+    uint64_t end = e->end_ns;
+    if (e->flags & OPP_EV_OPEN) /* died inside: it lasted until the process ended */
+        end = p->end_ns > e->begin_ns ? p->end_ns : x->last_ns;
+    FILE *f = x->out;
+    begin_event(x);
+    fputs("{\"ph\": \"X\", \"cat\": \"", f);
+    fputs(category(fn->lib, fn->kind), f);
+    fputs("\", \"name\": ", f);
+    opp_json_str(f, name);
+    fprintf(f, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", p->pid, e->tid);
+    put_us(f, e->begin_ns, x->base_ns);
+    fputs(", \"dur\": ", f);
+    put_us(f, end > e->begin_ns ? end : e->begin_ns, e->begin_ns);
+    fputs(", \"args\": {\"lib\": ", f);
+    opp_json_str(f, fn->lib);
+    if (base == OPP_OP_CUDA_API && e->nargs >= 3)
+        fprintf(f, ", \"correlation\": %" PRIu64 ", \"cbid\": %" PRIu64 ", \"status\": %" PRIu64,
+                e->args[1], e->args[2], e->args[0]);
+    else if (fn->kind & OPP_OPK_STATUS && e->nargs)
+        fprintf(f, ", \"status\": %" PRId64, opp_op_status(fn->kind, e->args, e->nargs));
+    struct opp_shapes s;
+    opp_op_shapes(fn->kind, e->args, e->nargs, &s);
+    if (s.n) {
+        char dims[OPP_SHAPES_MAX * OPP_RANK_MAX * 24 + 64];
+        opp_shapes_format(&s, dims, sizeof dims);
+        fprintf(f, ", \"Input Dims\": %s", dims);
+        uint32_t dt = opp_op_dtype(fn->kind, fn->dtype, e->args, e->nargs);
+        if (dt)
+            fprintf(f, ", \"Input type\": \"%s\"", opp_dtype_name(dt));
+    }
+    uint64_t flops = opp_op_flops(fn->kind, fn->dtype, e->args, e->nargs);
+    if (flops)
+        fprintf(f, ", \"flops\": %" PRIu64, flops);
+    if (base == OPP_OP_COLL && na >= 1 && opp_coll_name((uint32_t)a[0])) {
+        fprintf(f, ", \"Collective name\": \"%s\"", opp_coll_name((uint32_t)a[0]));
+        uint64_t bytes = opp_op_bytes(fn->kind, e->args, e->nargs);
+        if (bytes)
+            fprintf(f, ", \"In msg nelems\": %" PRIu64 ", \"bytes\": %" PRIu64, a[1], bytes);
+        if (na >= 6)
+            fprintf(f, ", \"Group size\": %" PRIu64, a[5]);
+    }
+    if (e->flags & OPP_EV_OPEN)
+        fputs(", \"unfinished\": true", f);
+    fputs("}}", f);
+    if (base == OPP_OP_CUDA_API && e->nargs >= 2 && e->args[1] && has_gpu(p, e->args[1])) {
+        /* launch -> GPU work arrow: ids of different processes kept apart */
+        begin_event(x);
+        fprintf(f, "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
+                   ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
+                (uint64_t)e->proc << 32 | (e->args[1] & 0xffffffffu), p->pid, e->tid);
+        put_us(f, e->begin_ns, x->base_ns);
+        fputs("}", f);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+static void track(struct x *x, struct xkey **set, uint64_t key, const char *what, uint64_t pid,
+                  uint64_t tid, const char *name)
+{
+    struct xkey *k;
+    HASH_FIND(hh, *set, &key, sizeof key, k);
+    if (k)
+        return;
+    k = malloc(sizeof *k);
+    if (!k) {
+        x->oom = 1;
+        return;
+    }
+    k->key = key;
+    HASH_ADD(hh, *set, key, sizeof k->key, k);
+    if (x->oom) {
+        free(k);
+        return;
+    }
+    meta(x, what, pid, tid, name);
+}
+
+static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct x *x = ctx;
+    FILE *f = x->out;
+    char buf[96];
+    if (g->type == OPP_GPU_MEMORY) {
+        uint64_t dev = g->f[OPP_GF_DEVICE];
+        int64_t bytes = (int64_t)g->f[OPP_GF_M_BYTES];
+        if (g->f[OPP_GF_M_OP] == OPP_GPU_MEM_FREE)
+            bytes = -bytes;
+        else if (g->f[OPP_GF_M_OP] != OPP_GPU_MEM_ALLOC)
+            return 0;
+        if (dev < 64)
+            x->mem_total[dev] += bytes;
+        begin_event(x);
+        fprintf(f, "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cuda_memory\", \"name\": \"[memory]\", "
+                   "\"pid\": %" PRIu64 ", \"tid\": 0, \"ts\": ",
+                dev);
+        put_us(f, g->f[OPP_GF_START], x->base_ns);
+        fprintf(f, ", \"args\": {\"Device Type\": 1, \"Device Id\": %" PRIu64 ", \"Addr\": %" PRIu64
+                   ", \"Bytes\": %" PRId64 ", \"Total Allocated\": %" PRId64 "}}",
+                dev, g->f[OPP_GF_M_ADDRESS], bytes, dev < 64 ? x->mem_total[dev] : 0);
+        return 0;
+    }
+    if (g->type < OPP_GPU_KERNEL || g->type > OPP_GPU_OVERHEAD)
+        return 0;
+    struct opp_gpu_op op;
+    struct opp_gpu_launch l;
+    opp_gpu_op_decode(g, 0, &op, &l);
+    snprintf(buf, sizeof buf, "GPU %" PRIu32, op.device);
+    track(x, &x->devices, op.device, "process_name", op.device, 0, buf);
+    snprintf(buf, sizeof buf, "stream %" PRIu32, op.stream);
+    track(x, &x->streams, (uint64_t)op.device << 32 | op.stream, "thread_name", op.device,
+          op.stream, buf);
+    const char *name = buf, *cat = "kernel";
+    char *dem = NULL;
+    if (op.type == OPP_GPU_KERNEL) {
+        const char *raw = op.name ? find_str(x, proc, op.name) : NULL;
+        dem = raw ? opp_demangle(raw) : NULL;
+        name = dem ? dem : raw ? raw : "<unnamed kernel>";
+    } else {
+        opp_gpu_op_label(&op, buf, sizeof buf);
+        cat = op.type == OPP_GPU_MEMCPY   ? "gpu_memcpy"
+              : op.type == OPP_GPU_MEMSET ? "gpu_memset"
+              : op.type == OPP_GPU_SYNC   ? "cuda_sync"
+                                          : "overhead";
+    }
+    begin_event(x);
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
+    opp_json_str(f, name);
+    free(dem);
+    fprintf(f, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", op.device, op.stream);
+    put_us(f, op.start_ns, x->base_ns);
+    fputs(", \"dur\": ", f);
+    put_us(f, op.end_ns, op.start_ns);
+    fprintf(f, ", \"args\": {\"device\": %" PRIu32 ", \"context\": %" PRIu64 ", \"stream\": %" PRIu32
+               ", \"correlation\": %" PRIu32,
+            op.device, g->f[OPP_GF_CONTEXT], op.stream, op.corr);
+    if (op.type == OPP_GPU_KERNEL)
+        fprintf(f, ", \"grid\": [%" PRIu32 ", %" PRIu32 ", %" PRIu32 "], \"block\": [%" PRIu32
+                   ", %" PRIu32 ", %" PRIu32 "], \"registers per thread\": %" PRIu32
+                   ", \"shared memory\": %" PRIu64,
+                l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.regs,
+                (uint64_t)l.static_smem + l.dynamic_smem);
+    if (op.type == OPP_GPU_MEMCPY || op.type == OPP_GPU_MEMSET) {
+        fprintf(f, ", \"bytes\": %" PRIu64, op.bytes);
+        uint64_t dur = op.end_ns - op.start_ns;
+        if (dur)
+            fprintf(f, ", \"memory bandwidth (GB/s)\": %.3f", (double)op.bytes / (double)dur);
+    }
+    fputs("}}", f);
+    if (op.corr) {
+        begin_event(x);
+        fprintf(f, "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
+                   ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
+                (uint64_t)proc << 32 | op.corr, op.device, op.stream);
+        put_us(f, op.start_ns, x->base_ns);
+        fputs("}", f);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+static void device_properties(struct x *x)
+{
+    FILE *f = x->out;
+    fputs("\n  ],\n  \"deviceProperties\": [", f);
+    for (size_t i = 0; i < x->ndevs; i++) {
+        const uint64_t *v = x->devs[i].f;
+        const char *name = find_str(x, (uint32_t)(v[OPP_GF_V_NAME] >> 32), v[OPP_GF_V_NAME]);
+        fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"name\": ", i ? "," : "", v[OPP_GF_V_ID]);
+        opp_json_str(f, name ? name : "");
+        fprintf(f, ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %" PRIu64
+                   ", \"computeMinor\": %" PRIu64 ", \"numSms\": %" PRIu64
+                   ", \"maxThreadsPerBlock\": %" PRIu64 ", \"maxThreadsPerMultiprocessor\": %" PRIu64
+                   ", \"regsPerMultiprocessor\": %" PRIu64
+                   ", \"sharedMemPerMultiprocessor\": %" PRIu64 "}",
+                v[OPP_GF_V_GLOBAL_MEM], v[OPP_GF_V_CC_MAJOR], v[OPP_GF_V_CC_MINOR],
+                v[OPP_GF_V_SMS], v[OPP_GF_V_THREADS_PER_BLOCK], v[OPP_GF_V_THREADS_PER_SM],
+                v[OPP_GF_V_REGS_PER_SM], v[OPP_GF_V_SMEM_PER_SM]);
+    }
+    fputs(x->ndevs ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+static void free_all(struct x *x)
+{
+    struct xproc *p, *pt;
+    HASH_ITER(hh, x->procs, p, pt)
+    {
+        HASH_DEL(x->procs, p);
+        for (uint32_t i = 0; i < p->nfuncs; i++)
+            free(p->funcs[i].lib), free(p->funcs[i].name);
+        free(p->funcs);
+        free(p->has_gpu);
+        free(p->exe);
+        free(p);
+    }
+    struct xstr *s, *st;
+    HASH_ITER(hh, x->strs, s, st)
+    {
+        HASH_DEL(x->strs, s);
+        free(s->text);
+        free(s);
+    }
+    struct xkey *k, *kt;
+    HASH_ITER(hh, x->streams, k, kt)
+    {
+        HASH_DEL(x->streams, k);
+        free(k);
+    }
+    HASH_ITER(hh, x->devices, k, kt)
+    {
+        HASH_DEL(x->devices, k);
+        free(k);
+    }
+}
+
+int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen)
+{
+    struct x *x = calloc(1, sizeof *x);
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    x->out = out;
+    x->base_ns = UINT64_MAX;
+    x->first = 1;
+    struct opp_tr_summary sum;
+    static const struct opp_tr_visitor v1 = {.process = p1_process,
+                                             .funcs = p1_funcs,
+                                             .event = p1_event,
+                                             .process_end = p1_process_end,
+                                             .gpu = p1_gpu};
+    static const struct opp_tr_visitor v2 = {
+        .process = p2_process, .thread = p2_thread, .event = p2_event, .gpu = p2_gpu};
+    int rc = -1;
+    if (opp_trace_read(trace, &v1, x, &sum, err, errlen) < 0)
+        goto out;
+    if (x->oom) {
+        snprintf(err, errlen, "cannot export %s: out of memory", trace);
+        goto out;
+    }
+    if (x->base_ns == UINT64_MAX)
+        x->base_ns = 0;
+    /* The wall-clock time of ts 0, from the first process's pair. */
+    uint64_t base_real = 0;
+    struct xproc *first = NULL, *p, *pt;
+    HASH_ITER(hh, x->procs, p, pt)
+    if (!first || p->proc < first->proc)
+        first = p;
+    if (first && first->start_real_ns >= first->start_ns)
+        base_real = first->start_real_ns - first->start_ns + x->base_ns;
+    fprintf(out, "{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n"
+                 "  \"baseTimeNanoseconds\": %" PRIu64 ",\n  \"traceEvents\": [",
+            base_real);
+    if (opp_trace_read(trace, &v2, x, &sum, err, errlen) < 0)
+        goto out;
+    if (x->oom) {
+        snprintf(err, errlen, "cannot export %s: out of memory", trace);
+        goto out;
+    }
+    device_properties(x);
+    if (fflush(out) || ferror(out)) {
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno));
+        goto out;
+    }
+    if (sum.warning[0])
+        snprintf(err, errlen, "%s", sum.warning); /* exported what was readable */
+    rc = 0;
+out:
+    free_all(x);
+    free(x);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* `opprof export chrome` end to end: real programs under the real preload,
+ * the export parsed as JSON by Python and summarised (tests/py/
+ * chrome_summary.py), compared exactly; gzip output; bad input. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir, *trace;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "t.trace");
+}
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(trace);
+}
+
+static const char *python(void)
+{
+    return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+/* opprof export chrome trace -o out; its exit code, stderr in *err. */
+static int export(const char *out, char **err)
+{
+    char *e = tu_path(dir, "export.err");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "-o", (char *)out, NULL};
+    int code = tu_code(tu_run(argv, NULL, NULL, e));
+    if (err)
+        *err = tu_slurp(e);
+    free(e);
+    return code;
+}
+
+static char *summary(const char *json)
+{
+    char script[4200];
+    snprintf(script, sizeof script, "%s/tests/py/chrome_summary.py", getenv("OPPROF_SRC"));
+    char *o = tu_path(dir, "summary");
+    char *argv[] = {(char *)python(), script, (char *)json, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, NULL)), 0);
+    char *s = tu_slurp(o);
+    free(o);
+    return s;
+}
+
+/* CPU BLAS: every call a cpu_op with torch's Input Dims and its FLOPs. */
+START_TEST(blas_cpu_ops)
+{
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/blas_calls"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, NULL), NULL, NULL)), 0);
+    char *json = tu_path(dir, "t.json"), *err;
+    ck_assert_int_eq(export(json, &err), 0);
+    ck_assert_str_eq(err, "");
+    char *s = summary(json);
+    ck_assert_str_eq(
+        s, "keys baseTimeNanoseconds deviceProperties displayTimeUnit schemaVersion traceEvents\n"
+           "count M - 2\n"
+           "count X cpu_op 19\n"
+           "negative 0\n"
+           "flows unmatched 0 0\n"
+           "op cpu_op cblas_daxpy 1\n"
+           "op cpu_op cblas_ddot 5\n"
+           "op cpu_op cblas_dgemm 5\n"
+           "op cpu_op cblas_dscal 1\n"
+           "op cpu_op cblas_zgemm 1\n"
+           "op cpu_op dgemv_ 2\n"
+           "op cpu_op sgemm_ 4\n"
+           "memory []\n"
+           "dims cblas_daxpy [[100], [100]] 200 1\n"
+           "dims cblas_ddot [[1000], [1000]] 2000 5\n"
+           "dims cblas_dgemm [[64, 48], [48, 32], [64, 32]] 196608 5\n"
+           "dims cblas_dscal [[100]] 100 1\n"
+           "dims cblas_zgemm [[16, 16], [16, 16], [16, 16]] 32768 1\n"
+           "dims dgemv_ [[48, 64], [64], [48]] 6144 2\n"
+           "dims sgemm_ [[64, 48], [48, 32], [64, 32]] 196608 4\n");
+    /* the same bytes through gzip */
+    char *gz = tu_path(dir, "t.json.gz"), *unz = tu_path(dir, "unz.json");
+    ck_assert_int_eq(export(gz, NULL), 0);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, unz);
+    ck_assert_int_eq(system(cmd), 0);
+    char *a = tu_slurp(json), *b = tu_slurp(unz);
+    ck_assert_str_eq(a, b);
+    ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+    free(a), free(b), free(gz), free(unz), free(s), free(err), free(json);
+}
+END_TEST
+
+/* The CUDA runtime test double (tests/double): runtime calls, kernels on
+ * pid 0 (device) / tid 7 (stream), launch arrows, copies, memory. */
+START_TEST(gpu_double)
+{
+    if (access(tu_build("tests/double/gpu_app"), X_OK) != 0) {
+        fprintf(stderr, "skipped: no CUDA toolkit at build time, so no test double\n");
+        return;
+    }
+    char cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/double/gpu_app"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, cupti), NULL, NULL)), 0);
+    char *json = tu_path(dir, "g.json");
+    ck_assert_int_eq(export(json, NULL), 0);
+    char *s = summary(json);
+    ck_assert_str_eq(
+        s, "keys baseTimeNanoseconds deviceProperties displayTimeUnit schemaVersion traceEvents\n"
+           "count M - 4\n"
+           "count X cuda_runtime 9\n"
+           "count X gpu_memcpy 2\n"
+           "count X kernel 6\n"
+           "count f ac2g 8\n"
+           "count i cuda_memory 2\n"
+           "count s ac2g 6\n"
+           "negative 0\n"
+           "flows unmatched 0 0\n"
+           "op cuda_runtime cudaDeviceSynchronize 1\n"
+           "op cuda_runtime cudaFree 1\n"
+           "op cuda_runtime cudaGraphLaunch 1\n"
+           "op cuda_runtime cudaLaunchKernel 3\n"
+           "op cuda_runtime cudaMalloc 1\n"
+           "op cuda_runtime cudaMemcpy 2\n"
+           "op gpu_memcpy Memcpy DtoH (Device -> Pageable) 1\n"
+           "op gpu_memcpy Memcpy HtoD (Pageable -> Device) 1\n"
+           "op kernel graph_op() 3\n"
+           "op kernel step(float*, int) 3\n"
+           "meta process_name 0 0 GPU 0\n"
+           "meta thread_name 0 7 stream 7\n"
+           "memory [1048576, 0]\n");
+    free(s), free(json);
+}
+END_TEST
+
+/* Wrong arguments, a damaged trace, the trace as its own output, an
+ * unwritable place: a clear line, a non-zero exit, nothing damaged. */
+START_TEST(bad_input)
+{
+    char *e = tu_path(dir, "err");
+    char *noargs[] = {(char *)tu_tool("opprof"), "export", NULL};
+    ck_assert_int_eq(tu_code(tu_run(noargs, NULL, NULL, e)), 2);
+    char *s = tu_slurp(e);
+    ck_assert_str_eq(s, "opprof export: which format and trace? (usage: opprof export chrome "
+                        "TRACE [-o OUT])\n");
+    free(s);
+    char *fmt[] = {(char *)tu_tool("opprof"), "export", "pprof", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(fmt, NULL, NULL, e)), 2);
+    s = tu_slurp(e);
+    ck_assert_str_eq(s, "opprof export: unknown format 'pprof' (known: chrome)\n");
+    free(s);
+
+    FILE *f = fopen(trace, "w");
+    fputs("not a trace at all, just text\n", f);
+    fclose(f);
+    char *json = tu_path(dir, "x.json");
+    char *err;
+    ck_assert_int_eq(export(json, &err), 1);
+    ck_assert_int_eq(tu_count_lines(err, "opprof export: "), 1);
+    ck_assert_ptr_nonnull(strstr(err, "not an opprof trace"));
+    ck_assert_int_eq(access(json, F_OK), -1); /* no half file */
+    ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+    free(err);
+
+    /* the trace itself as output: refused, trace untouched */
+    char *good = tu_path(dir, "good.trace"), *copy = tu_path(dir, "copy.trace");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/blas_calls"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, good, NULL), NULL, NULL)), 0);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", good, copy);
+    ck_assert_int_eq(system(cmd), 0);
+    char *self[] = {(char *)tu_tool("opprof"), "export", "chrome", good, "-o", good, NULL};
+    ck_assert_int_eq(tu_code(tu_run(self, NULL, NULL, e)), 2);
+    err = tu_slurp(e);
+    ck_assert_ptr_nonnull(strstr(err, "is the trace itself"));
+    snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", good, copy);
+    ck_assert_int_eq(system(cmd), 0);
+    free(err), free(good), free(copy);
+
+    /* a directory that does not exist */
+    char *nowhere = tu_path(dir, "no/such/dir/x.json");
+    ck_assert_int_eq(export(nowhere, &err), 1);
+    char want[4400];
+    snprintf(want, sizeof want, "opprof export: cannot write %s: No such file or directory\n",
+             nowhere);
+    ck_assert_str_eq(err, want);
+    free(err), free(nowhere), free(json), free(e);
+}
+END_TEST
+
+Suite *suite_export(void)
+{
+    Suite *s = suite_create("export");
+    TCase *tc = tcase_create("chrome");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, blas_cpu_ops);
+    tcase_add_test(tc, gpu_double);
+    tcase_add_test(tc, bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
