@@ -12,12 +12,15 @@
 
 #include "cmds.h"
 #include "export.h"
+#include "model.h"
 
 #define PREFIX "opprof export: "
 
 static void usage(FILE *f)
 {
     fputs("usage: opprof export chrome TRACE [-o OUT.json|OUT.json.gz]\n"
+          "       opprof export stacks TRACE [--metric METRIC] [-o OUT.folded]\n"
+          "       opprof export flamegraph TRACE [--metric METRIC] [-o OUT.svg]\n"
           "\n"
           "Write a trace in another tool's format.\n"
           "\n"
@@ -25,6 +28,12 @@ static void usage(FILE *f)
           "                Perfetto UI, chrome://tracing and HTA. CPU calls on the process's\n"
           "                pid/tid, GPU work on pid = device, tid = stream, launch->kernel\n"
           "                arrows, times in us from the trace's first event.\n"
+          "  stacks        folded stacks as torch's export_stacks writes them (flamegraph.pl,\n"
+          "                speedscope, inferno): the operator call paths, outermost first,\n"
+          "                each with its summed self time in integer microseconds\n"
+          "  flamegraph    the same as a self-contained SVG flame graph (hover a frame for\n"
+          "                its name, time and share)\n"
+          "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
           "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
           "                default: standard output\n"
           "  -h, --help    show this help\n",
@@ -48,19 +57,59 @@ static int ends_with(const char *s, const char *tail)
     return n >= t && !strcmp(s + n - t, tail);
 }
 
+/* Stacks and flame graphs: from the loaded model's merged call paths. */
+static int export_tree(const char *trace, int svg, int cuda, FILE *f, char *err, size_t errlen)
+{
+    struct opp_model *m = opp_model_load(trace, err, errlen);
+    if (!m)
+        return -1;
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    int rc = opp_calltree_build(m, &all, &ct);
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        opp_model_free(m);
+        return -1;
+    }
+    char title[300];
+    const char *base = strrchr(trace, '/');
+    snprintf(title, sizeof title, "%s: %s", base ? base + 1 : trace,
+             cuda ? "self CUDA time" : "self CPU time");
+    rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f) : opp_export_folded(m, &ct, cuda, f);
+    if (rc)
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
+    else if (m->sum.warning[0])
+        snprintf(err, errlen, "%s", m->sum.warning);
+    opp_calltree_free(&ct);
+    opp_model_free(m);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"metric", required_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out_path = NULL;
-    int c;
+    int c, cuda = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:m:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             out_path = optarg;
+            break;
+        case 'm':
+            if (!strcmp(optarg, "self_cuda_time_total")) {
+                cuda = 1;
+            } else if (!strcmp(optarg, "self_cpu_time_total")) {
+                cuda = 0;
+            } else {
+                fprintf(stderr, PREFIX "unknown metric '%s' (self_cpu_time_total or "
+                                       "self_cuda_time_total)\n", optarg);
+                return 2;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -75,13 +124,20 @@ int cmd_export(int argc, char **argv)
         }
     }
     if (argc - optind != 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome TRACE [-o OUT])\n",
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph TRACE [-o OUT])\n",
                 argc - optind < 2 ? "which format and trace?" : "too many arguments");
         return 2;
     }
     const char *format = argv[optind], *trace = argv[optind + 1];
-    if (strcmp(format, "chrome")) {
-        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome)\n", format);
+    enum { CHROME, STACKS, FLAME } fmt;
+    if (!strcmp(format, "chrome")) {
+        fmt = CHROME;
+    } else if (!strcmp(format, "stacks")) {
+        fmt = STACKS;
+    } else if (!strcmp(format, "flamegraph")) {
+        fmt = FLAME;
+    } else {
+        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph)\n", format);
         return 2;
     }
     if (out_path && !strcmp(out_path, "-"))
@@ -117,7 +173,8 @@ int cmd_export(int argc, char **argv)
         }
     }
     char err[600] = "";
-    int rc = opp_export_chrome(trace, f, err, sizeof err);
+    int rc = fmt == CHROME ? opp_export_chrome(trace, f, err, sizeof err)
+                           : export_tree(trace, fmt == FLAME, cuda, f, err, sizeof err);
     if (out_path) {
         int cerr = fclose(f);
         if (!rc && cerr) {

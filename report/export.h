@@ -11,4 +11,15 @@
  * what was readable is exported), -1 with err set. */
 int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen);
 
+/* Folded stacks like torch's export_stacks: per call path (outermost
+ * first, ';'-joined) its summed self time, integer us, paths under 1 us
+ * left out. cuda: self CUDA time instead of self CPU time. 0 or -1. */
+#include "calltree.h"
+int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
+                      FILE *out);
+
+/* The same as a self-contained SVG flame graph (hover: name, time, share). */
+int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
+                          const char *title, FILE *out);
+
 #endif

@@ -148,13 +148,14 @@ START_TEST(bad_input)
     char *noargs[] = {(char *)tu_tool("opprof"), "export", NULL};
     ck_assert_int_eq(tu_code(tu_run(noargs, NULL, NULL, e)), 2);
     char *s = tu_slurp(e);
-    ck_assert_str_eq(s, "opprof export: which format and trace? (usage: opprof export chrome "
-                        "TRACE [-o OUT])\n");
+    ck_assert_str_eq(s, "opprof export: which format and trace? (usage: opprof export "
+                        "chrome|stacks|flamegraph TRACE [-o OUT])\n");
     free(s);
     char *fmt[] = {(char *)tu_tool("opprof"), "export", "pprof", trace, NULL};
     ck_assert_int_eq(tu_code(tu_run(fmt, NULL, NULL, e)), 2);
     s = tu_slurp(e);
-    ck_assert_str_eq(s, "opprof export: unknown format 'pprof' (known: chrome)\n");
+    ck_assert_str_eq(s, "opprof export: unknown format 'pprof' (known: chrome, stacks, "
+                        "flamegraph)\n");
     free(s);
 
     FILE *f = fopen(trace, "w");

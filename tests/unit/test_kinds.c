@@ -1,6 +1,7 @@
 /* Format 3's library operator kinds (common/ops.c): shapes, FLOPs, dtypes
- * and bytes from recorded argument values, the status flag, and how the
- * model names NVTX ranges and lib::sub operators, with exact numbers. */
+ * and bytes from recorded argument values, the status flag, how the model
+ * names NVTX ranges and lib::sub operators, and the merged call paths of
+ * such a trace as folded stacks and a flame graph, with exact numbers. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 
 #include "buf.h"
+#include "calltree.h"
+#include "export.h"
 #include "gpu.h"
 #include "model.h"
 #include "ops.h"
@@ -140,12 +143,19 @@ START_TEST(kind_flags_and_names)
 }
 END_TEST
 
-/* A trace with an NVTX range (named by its STRING record, the ", seq = N"
- * of emit_nvtx dropped, a domain as prefix) and oneDNN-style operators
- * named lib::sub. */
-START_TEST(model_names_events)
+struct kev {
+    uint32_t fn;
+    uint64_t begin, end;
+    uint32_t depth, nargs;
+    uint64_t args[4];
+};
+
+/* A trace of one thread: function 0 an NVTX range, 1 a oneDNN-style
+ * lib::sub operator, 2 cblas_dgemm; the strings as STRING records written
+ * after the events (the model must not depend on their order). */
+static void write_trace(const char *path, const char *const *strs, int nstrs, const struct kev *ev,
+                        int nev)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "k.trace");
     struct opp_tw w;
     char err[256];
     ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
@@ -157,42 +167,52 @@ START_TEST(model_names_events)
         {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
         {OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME, OPP_DT_F32, "onednn",
          "dnnl_primitive_execute"},
+        {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
     };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 2, fd), 0);
-    uint8_t gm[1024];
+    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
+    uint8_t gm[4096];
     struct opp_wbuf b;
     opp_wbuf_init(&b, gm, sizeof gm);
-    opp_put_u32(&b, 3);
-    const char *strs[] = {"aten::conv2d, seq = 12", "train", "aten::conv2d, seq = x"};
-    for (int i = 0; i < 3; i++) {
+    opp_put_u32(&b, (uint32_t)nstrs);
+    for (int i = 0; i < nstrs; i++) {
         struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = strs[i],
                                 .slen = (uint32_t)strlen(strs[i])};
         r.f[0] = OPP_STR_PRELOAD + (uint64_t)i;
         ck_assert_int_eq(opp_gpu_put(&b, &r), 0);
     }
-    char mem[4096];
+    char mem[8192];
     struct opp_ev_enc e;
     opp_ev_begin(&e, mem, sizeof mem, 1, 10, 0);
-    const uint64_t conv[] = {0, OPP_SUB_CONV, 0, 0};
-    const uint64_t relu[] = {0, OPP_SUB_ELTWISE, 0, 0};
-    const uint64_t odd[] = {0, 99};
-    const uint64_t r0[] = {OPP_STR_PRELOAD, 0, 0, 0};
-    const uint64_t r1[] = {OPP_STR_PRELOAD, OPP_STR_PRELOAD + 1, 0, 0};
-    const uint64_t r2[] = {OPP_STR_PRELOAD + 2, 0, 0, 0};
-    const uint64_t r3[] = {OPP_STR_PRELOAD + 7, 0, 0, 0}; /* never defined */
-    ck_assert_int_eq(opp_ev_add(&e, 1, OPP_EV_ARGS, 100, 200, 1, 4, conv), 0);
-    ck_assert_int_eq(opp_ev_add(&e, 1, OPP_EV_ARGS, 210, 220, 1, 4, relu), 0);
-    ck_assert_int_eq(opp_ev_add(&e, 1, OPP_EV_ARGS, 230, 240, 1, 2, odd), 0);
-    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 50, 300, 0, 4, r0), 0);
-    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 400, 500, 0, 4, r1), 0);
-    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 600, 700, 0, 4, r2), 0);
-    ck_assert_int_eq(opp_ev_add(&e, 0, OPP_EV_ARGS, 800, 900, 0, 4, r3), 0);
+    for (int i = 0; i < nev; i++)
+        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, ev[i].nargs ? OPP_EV_ARGS : 0, ev[i].begin,
+                                    ev[i].end, ev[i].depth, ev[i].nargs, ev[i].args),
+                         0);
     ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    uint32_t n3 = 3;
-    memcpy(gm, &n3, 4);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0); /* strings after events */
-    ck_assert_int_eq(opp_tw_end(&w, 7, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
+    ck_assert_int_eq(opp_tw_end(&w, (uint64_t)nev, 0, 1), 0);
     ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+#define S(i) (OPP_STR_PRELOAD + (i))
+
+/* A trace with an NVTX range (named by its STRING record, the ", seq = N"
+ * of emit_nvtx dropped, a domain as prefix) and oneDNN-style operators
+ * named lib::sub. */
+START_TEST(model_names_events)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "k.trace");
+    char err[256];
+    const char *strs[] = {"aten::conv2d, seq = 12", "train", "aten::conv2d, seq = x"};
+    const struct kev ev[] = {
+        {1, 100, 200, 1, 4, {0, OPP_SUB_CONV, 0, 0}},
+        {1, 210, 220, 1, 4, {0, OPP_SUB_ELTWISE, 0, 0}},
+        {1, 230, 240, 1, 2, {0, 99}},
+        {0, 50, 300, 0, 4, {S(0), 0, 0, 0}},
+        {0, 400, 500, 0, 4, {S(0), S(1), 0, 0}},
+        {0, 600, 700, 0, 4, {S(2), 0, 0, 0}},
+        {0, 800, 900, 0, 4, {S(7), 0, 0, 0}}, /* never defined */
+    };
+    write_trace(path, strs, 3, ev, 7);
 
     struct opp_model *m = opp_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
@@ -213,6 +233,62 @@ START_TEST(model_names_events)
 }
 END_TEST
 
+/* Nested ranges (times in us): "my step" [0,1000] holds dgemm [100,400] and
+ * "inner" [500,900], which holds dgemm [600,700]; a second "my step"
+ * [2000,2600] holds dgemm [2100,2300]. */
+START_TEST(folded_stacks_and_flamegraph)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "s.trace");
+    char err[256];
+    const char *strs[] = {"my step", "inner"};
+    const uint64_t us = 1000;
+    const struct kev ev[] = {
+        {2, 100 * us, 400 * us, 1, 4, {8, 8, 8, NN}},
+        {2, 600 * us, 700 * us, 2, 4, {8, 8, 8, NN}},
+        {0, 500 * us, 900 * us, 1, 4, {S(1), 0, 0, 0}},
+        {0, 0, 1000 * us, 0, 4, {S(0), 0, 0, 0}},
+        {2, 2100 * us, 2300 * us, 1, 4, {8, 8, 8, NN}},
+        {0, 2000 * us, 2600 * us, 0, 4, {S(0), 0, 0, 0}},
+    };
+    write_trace(path, strs, 2, ev, 6);
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_uint_eq(ct.n, 4);
+    ck_assert_uint_eq(ct.nodes[0].calls, 2);
+    ck_assert_uint_eq(ct.nodes[0].total_ns, 1600 * us);
+    ck_assert_uint_eq(ct.nodes[1].depth, 1);
+    char *out = NULL;
+    CAPTURE(out, opp_export_folded(m, &ct, 0, f));
+    ck_assert_str_eq(out, "my_step 700\n"
+                          "my_step;cblas_dgemm 500\n"
+                          "my_step;inner 300\n"
+                          "my_step;inner;cblas_dgemm 100\n");
+    free(out);
+    CAPTURE(out, opp_export_folded(m, &ct, 1, f)); /* no GPU work */
+    ck_assert_str_eq(out, "");
+    free(out);
+    CAPTURE(out, opp_export_flamegraph(m, &ct, 0, "t <1>", f));
+    ck_assert_ptr_nonnull(strstr(out, ">t &lt;1&gt;</text>"));
+    ck_assert_ptr_nonnull(strstr(out, "<g><title>all (1.600ms, 100.00%)</title>"));
+    ck_assert_ptr_nonnull(strstr(out, "<g><title>my step (1.600ms, 100.00%)</title>"));
+    ck_assert_ptr_nonnull(strstr(out, "<g><title>inner (400.000us, 25.00%)</title>"));
+    ck_assert_ptr_nonnull(strstr(out, "<g><title>cblas_dgemm (100.000us, 6.25%)</title>"));
+    ck_assert_ptr_nonnull(strstr(out, "<g><title>cblas_dgemm (500.000us, 31.25%)</title>"));
+    int frames = 0;
+    for (const char *p = out; (p = strstr(p, "<g><title>")); p++)
+        frames++;
+    ck_assert_int_eq(frames, 5);
+    free(out);
+    opp_calltree_free(&ct);
+    opp_model_free(m);
+    tu_rmdir(dir);
+    free(dir), free(path);
+}
+END_TEST
+
 Suite *suite_kinds(void)
 {
     Suite *s = suite_create("kinds");
@@ -223,6 +299,7 @@ Suite *suite_kinds(void)
     tcase_add_test(tc, coll_bytes);
     tcase_add_test(tc, kind_flags_and_names);
     tcase_add_test(tc, model_names_events);
+    tcase_add_test(tc, folded_stacks_and_flamegraph);
     suite_add_tcase(s, tc);
     return s;
 }
