@@ -3,6 +3,7 @@
  * complete, so a failed export never leaves half a file or damages one. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static void usage(FILE *f)
     fputs("usage: opprof export chrome TRACE [-o OUT.json|OUT.json.gz]\n"
           "       opprof export stacks TRACE [--metric METRIC] [-o OUT.folded]\n"
           "       opprof export flamegraph TRACE [--metric METRIC] [-o OUT.svg]\n"
+          "       opprof export memory TRACE [--device N] [-o OUT.json|OUT.svg]\n"
           "\n"
           "Write a trace in another tool's format.\n"
           "\n"
@@ -33,7 +35,12 @@ static void usage(FILE *f)
           "                each with its summed self time in integer microseconds\n"
           "  flamegraph    the same as a self-contained SVG flame graph (hover a frame for\n"
           "                its name, time and share)\n"
+          "  memory        device memory allocated over time, as torch's\n"
+          "                export_memory_timeline writes it ([times in us, [bytes] per time]),\n"
+          "                or, for an OUT ending in .svg, a plot with the peak marked and the\n"
+          "                operators that allocated most\n"
           "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
+          "      --device N    memory: the device (default: the first with allocations)\n"
           "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
           "                default: standard output\n"
           "  -h, --help    show this help\n",
@@ -85,18 +92,57 @@ static int export_tree(const char *trace, int svg, int cuda, FILE *f, char *err,
     return rc;
 }
 
+
+static int export_memory(const char *trace, long long device, int svg, FILE *f, char *err,
+                         size_t errlen)
+{
+    struct opp_model *m = opp_model_load(trace, err, errlen);
+    if (!m)
+        return -1;
+    const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
+    int rc = -1;
+    if (!s) {
+        if (device < 0)
+            snprintf(err, errlen, "%s has no device memory records", trace);
+        else
+            snprintf(err, errlen, "%s has no memory records of device %lld", trace, device);
+    } else {
+        const char *base = strrchr(trace, '/');
+        rc = svg ? opp_export_memory_svg(m, s, base ? base + 1 : trace, f)
+                 : opp_export_memory_json(m, s, f);
+        if (rc)
+            snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
+        else if (m->sum.warning[0])
+            snprintf(err, errlen, "%s", m->sum.warning);
+    }
+    opp_model_free(m);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"metric", required_argument, NULL, 'm'},
+                                         {"device", required_argument, NULL, 'd'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out_path = NULL;
     int c, cuda = 0;
+    long long device = -1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:m:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:m:d:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'd': {
+            char *end;
+            errno = 0;
+            device = strtoll(optarg, &end, 10);
+            if (errno || *end || !optarg[0] || device < 0 || device > UINT32_MAX) {
+                fprintf(stderr, PREFIX "--device wants a device number, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        }
         case 'o':
             out_path = optarg;
             break;
@@ -124,20 +170,22 @@ int cmd_export(int argc, char **argv)
         }
     }
     if (argc - optind != 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph TRACE [-o OUT])\n",
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory TRACE [-o OUT])\n",
                 argc - optind < 2 ? "which format and trace?" : "too many arguments");
         return 2;
     }
     const char *format = argv[optind], *trace = argv[optind + 1];
-    enum { CHROME, STACKS, FLAME } fmt;
+    enum { CHROME, STACKS, FLAME, MEMORY } fmt;
     if (!strcmp(format, "chrome")) {
         fmt = CHROME;
     } else if (!strcmp(format, "stacks")) {
         fmt = STACKS;
     } else if (!strcmp(format, "flamegraph")) {
         fmt = FLAME;
+    } else if (!strcmp(format, "memory")) {
+        fmt = MEMORY;
     } else {
-        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph)\n", format);
+        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory)\n", format);
         return 2;
     }
     if (out_path && !strcmp(out_path, "-"))
@@ -174,7 +222,10 @@ int cmd_export(int argc, char **argv)
     }
     char err[600] = "";
     int rc = fmt == CHROME ? opp_export_chrome(trace, f, err, sizeof err)
-                           : export_tree(trace, fmt == FLAME, cuda, f, err, sizeof err);
+             : fmt == MEMORY
+                 ? export_memory(trace, device, out_path && ends_with(out_path, ".svg"), f, err,
+                                 sizeof err)
+                 : export_tree(trace, fmt == FLAME, cuda, f, err, sizeof err);
     if (out_path) {
         int cerr = fclose(f);
         if (!rc && cerr) {

@@ -22,4 +22,16 @@ int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, 
 int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
                           const char *title, FILE *out);
 
+/* Device memory over time of one device (model.h memseries); NULL when the
+ * trace has none for it (device < 0: the first device). */
+const struct opp_gpu_memseries *opp_memseries_find(const struct opp_model *m, int64_t device);
+/* JSON [times, sizes] like torch's export_memory_timeline: times in us from
+ * the device's first allocation or free, sizes one [bytes allocated] row per
+ * time (a single category: allocations are not classified). */
+int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memseries *s,
+                           FILE *out);
+/* The same as an SVG plot: peak marked, top allocating operators named. */
+int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memseries *s,
+                          const char *title, FILE *out);
+
 #endif

@@ -63,24 +63,6 @@ static void colour(const char *s, char out[8])
     snprintf(out, 8, "#%02x%02x%02x", 205 + (h & 0x31), 90 + (h >> 8) % 120, (h >> 16) % 55);
 }
 
-static void xml_char(FILE *f, char ch)
-{
-    if (ch == '<')
-        fputs("&lt;", f);
-    else if (ch == '>')
-        fputs("&gt;", f);
-    else if (ch == '&')
-        fputs("&amp;", f);
-    else if ((unsigned char)ch >= 0x20 || ch == '\t')
-        fputc(ch, f);
-}
-
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        xml_char(f, *s);
-}
-
 static void frame(struct fg *g, const char *name, uint64_t value, double x, uint32_t depth)
 {
     double w = (double)value * g->scale;
@@ -90,7 +72,7 @@ static void frame(struct fg *g, const char *name, uint64_t value, double x, uint
     char c[8], t[OPP_FMT_MAX], pct[OPP_FMT_MAX];
     colour(name, c);
     fputs("<g><title>", g->out);
-    xml_text(g->out, name);
+    opp_xml_text(g->out, name);
     fprintf(g->out, " (%s, %s)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
             opp_fmt_time(t, (double)value), opp_fmt_percent(pct, (double)value, (double)g->total),
             x, y, w, FG_FRAME - 1, c);
@@ -99,7 +81,7 @@ static void frame(struct fg *g, const char *name, uint64_t value, double x, uint
         fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 12);
         size_t n = strlen(name);
         for (size_t i = 0; i < n && i < fit; i++)
-            xml_char(g->out, i + 2 >= fit && n > fit ? '.' : name[i]);
+            opp_xml_char(g->out, i + 2 >= fit && n > fit ? '.' : name[i]);
         fputs("</text>", g->out);
     }
     fputs("</g>\n", g->out);
@@ -165,7 +147,7 @@ int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *
             "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
             "<text x=\"%.0f\" y=\"24\" style=\"font-size:17px\" text-anchor=\"middle\">",
             FG_WIDTH, height, FG_WIDTH, height, FG_WIDTH / 2);
-    xml_text(out, title);
+    opp_xml_text(out, title);
     fprintf(out, "</text>\n<text x=\"%.0f\" y=\"%.0f\">hover a frame for its name, time and "
                  "share</text>\n",
             FG_PAD, height - 10);

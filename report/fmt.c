@@ -110,3 +110,21 @@ void opp_csv_field(FILE *f, const char *s, int quote)
     }
     putc('"', f);
 }
+
+void opp_xml_char(FILE *f, char ch)
+{
+    if (ch == '<')
+        fputs("&lt;", f);
+    else if (ch == '>')
+        fputs("&gt;", f);
+    else if (ch == '&')
+        fputs("&amp;", f);
+    else if ((unsigned char)ch >= 0x20 || ch == '\t')
+        fputc(ch, f); /* other control characters are not allowed in XML */
+}
+
+void opp_xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        opp_xml_char(f, *s);
+}

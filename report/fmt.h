@@ -35,4 +35,8 @@ void opp_json_str(FILE *f, const char *s);
  * a quote or a line break; quotes doubled. */
 void opp_csv_field(FILE *f, const char *s, int quote);
 
+/* XML text (SVG): '<', '>', '&' escaped, control characters dropped. */
+void opp_xml_char(FILE *f, char ch);
+void opp_xml_text(FILE *f, const char *s);
+
 #endif

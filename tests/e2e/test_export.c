@@ -137,6 +137,29 @@ START_TEST(gpu_double)
            "meta thread_name 0 7 stream 7\n"
            "memory [1048576, 0]\n");
     free(s), free(json);
+
+    /* the memory timeline: the 1 MiB cudaMalloc, then its cudaFree */
+    char *mem = tu_path(dir, "mem.json"), *svg = tu_path(dir, "mem.svg"), *e = tu_path(dir, "e");
+    char *margv[] = {(char *)tu_tool("opprof"), "export", "memory", trace, "-o", mem, NULL};
+    ck_assert_int_eq(tu_code(tu_run(margv, NULL, NULL, e)), 0);
+    char *mj = tu_slurp(mem);
+    double t1 = 0;
+    char tail[64] = "";
+    ck_assert_int_eq(sscanf(mj, "[[0.000, %lf], %63[^\n]", &t1, tail), 2);
+    ck_assert(t1 > 0);
+    ck_assert_str_eq(tail, "[[1048576], [0]]]");
+    margv[5] = svg;
+    ck_assert_int_eq(tu_code(tu_run(margv, NULL, NULL, e)), 0);
+    char *ms = tu_slurp(svg);
+    ck_assert_ptr_nonnull(strstr(ms, ">peak 1.00 Mb at 0.000us</text>"));
+    ck_assert_ptr_nonnull(strstr(ms, ">1.00 Mb in 1 allocation: cudaMalloc</text>"));
+    ck_assert_ptr_nonnull(strstr(ms, ">allocated at the end: 0 b;"));
+    char *dev[] = {(char *)tu_tool("opprof"), "export", "memory", trace, "--device", "3", NULL};
+    ck_assert_int_eq(tu_code(tu_run(dev, NULL, NULL, e)), 1);
+    char *es = tu_slurp(e), want[4400];
+    snprintf(want, sizeof want, "opprof export: %s has no memory records of device 3\n", trace);
+    ck_assert_str_eq(es, want);
+    free(es), free(ms), free(mj), free(mem), free(svg), free(e);
 }
 END_TEST
 
@@ -149,13 +172,13 @@ START_TEST(bad_input)
     ck_assert_int_eq(tu_code(tu_run(noargs, NULL, NULL, e)), 2);
     char *s = tu_slurp(e);
     ck_assert_str_eq(s, "opprof export: which format and trace? (usage: opprof export "
-                        "chrome|stacks|flamegraph TRACE [-o OUT])\n");
+                        "chrome|stacks|flamegraph|memory TRACE [-o OUT])\n");
     free(s);
     char *fmt[] = {(char *)tu_tool("opprof"), "export", "pprof", trace, NULL};
     ck_assert_int_eq(tu_code(tu_run(fmt, NULL, NULL, e)), 2);
     s = tu_slurp(e);
     ck_assert_str_eq(s, "opprof export: unknown format 'pprof' (known: chrome, stacks, "
-                        "flamegraph)\n");
+                        "flamegraph, memory)\n");
     free(s);
 
     FILE *f = fopen(trace, "w");
