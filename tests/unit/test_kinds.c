@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "calltree.h"
 #include "export.h"
+#include "tree_view.h"
 #include "gpu.h"
 #include "model.h"
 #include "ops.h"
@@ -233,6 +234,17 @@ START_TEST(model_names_events)
 }
 END_TEST
 
+#define TREE_HEAD                                                                                  \
+    "Name                                                               Calls      Self CPU     CPU total     Share\n"
+#define TREE_L0                                                                                    \
+    "my step                                                                2     700.000us       1.600ms   100.00%\n"
+#define TREE_L1                                                                                    \
+    "  cblas_dgemm                                                          2     500.000us     500.000us    31.25%\n"
+#define TREE_L2                                                                                    \
+    "  inner                                                                1     300.000us     400.000us    25.00%\n"
+#define TREE_L3                                                                                    \
+    "    cblas_dgemm                                                        1     100.000us     100.000us     6.25%\n"
+
 /* Nested ranges (times in us): "my step" [0,1000] holds dgemm [100,400] and
  * "inner" [500,900], which holds dgemm [600,700]; a second "my step"
  * [2000,2600] holds dgemm [2100,2300]. */
@@ -281,6 +293,23 @@ START_TEST(folded_stacks_and_flamegraph)
     for (const char *p = out; (p = strstr(p, "<g><title>")); p++)
         frames++;
     ck_assert_int_eq(frames, 5);
+    free(out);
+    /* the tree view: children by CPU total; a depth limit; a share cut-off */
+    struct opp_tree_opts to = {0, 0};
+    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
+    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1 TREE_L2 TREE_L3
+                     "4 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+    free(out);
+    to.max_depth = 2;
+    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
+    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1 TREE_L2
+                     "3 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+    free(out);
+    to.max_depth = 0;
+    to.min_share_pct = 30;
+    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
+    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1
+                     "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
     free(out);
     opp_calltree_free(&ct);
     opp_model_free(m);
