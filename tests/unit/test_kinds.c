@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "calltree.h"
 #include "export.h"
+#include "steps.h"
 #include "tree_view.h"
 #include "gpu.h"
 #include "model.h"
@@ -312,6 +313,51 @@ START_TEST(folded_stacks_and_flamegraph)
                      "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
     free(out);
     opp_calltree_free(&ct);
+
+    /* steps: the range's own calls */
+    struct opp_steps st;
+    ck_assert_int_eq(opp_steps_find(m, &all, "my step", &st), 0);
+    ck_assert(st.ranges);
+    ck_assert_uint_eq(st.n, 2);
+    CAPTURE(out, opp_out_steps(f, "my step", &st, 0));
+    ck_assert_str_eq(out,
+                     "Steps: my step (each call is a step), 2 steps\n"
+                     "                   count          mean           p50           p90           p99           max\n"
+                     "wall                   2     800.000us     600.000us       1.000ms       1.000ms       1.000ms\n"
+                     "CPU in calls           2     450.000us     200.000us     700.000us     700.000us     700.000us\n");
+    free(out);
+    CAPTURE(out, opp_out_steps(f, "my step", &st, 1));
+    ck_assert_str_eq(out, "{\"step\": \"my step\", \"kind\": \"range\", \"count\": 2, "
+                          "\"wall_us\": [1000.000, 600.000], \"cpu_us\": [700.000, 200.000], "
+                          "\"gpu_us\": [0.000, 0.000], \"wall\": {\"count\": 2, \"mean\": 800.000, "
+                          "\"p50\": 600.000, \"p90\": 1000.000, \"p99\": 1000.000, \"max\": "
+                          "1000.000}, \"cpu\": {\"count\": 2, \"mean\": 450.000, \"p50\": 200.000, "
+                          "\"p90\": 700.000, \"p99\": 700.000, \"max\": 700.000}, \"gpu\": "
+                          "{\"count\": 2, \"mean\": 0.000, \"p50\": 0.000, \"p90\": 0.000, "
+                          "\"p99\": 0.000, \"max\": 0.000}}\n");
+    free(out);
+    opp_steps_free(&st);
+    /* steps between the calls of a boundary: [400, 700] and [700, 2300] */
+    ck_assert_int_eq(opp_steps_find(m, &all, "cblas_dgemm", &st), 0);
+    ck_assert(!st.ranges);
+    ck_assert_uint_eq(st.n, 2);
+    ck_assert_uint_eq(st.steps[0].begin_ns, 400 * us);
+    ck_assert_uint_eq(st.steps[0].end_ns, 700 * us);
+    ck_assert_uint_eq(st.steps[0].cpu_ns, 0);
+    ck_assert_uint_eq(st.steps[1].begin_ns, 700 * us);
+    ck_assert_uint_eq(st.steps[1].end_ns, 2300 * us);
+    ck_assert_uint_eq(st.steps[1].cpu_ns, 600 * us); /* the second "my step" */
+    opp_steps_free(&st);
+    ck_assert_int_eq(opp_steps_find(m, &all, "no such op", &st), 0);
+    ck_assert_uint_eq(st.n, 0);
+    CAPTURE(out, opp_out_steps(f, "no such op", &st, 0));
+    ck_assert_str_eq(out,
+                     "Steps: no such op (a step ends at each call), 0 steps\n"
+                     "                   count          mean           p50           p90           p99           max\n"
+                     "wall                   0       0.000us       0.000us       0.000us       0.000us       0.000us\n"
+                     "CPU in calls           0       0.000us       0.000us       0.000us       0.000us       0.000us\n");
+    free(out);
+    opp_steps_free(&st);
     opp_model_free(m);
     tu_rmdir(dir);
     free(dir), free(path);
