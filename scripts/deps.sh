@@ -5,8 +5,9 @@ set -euo pipefail
 
 required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # Real clients for the end-to-end tests (they skip, saying so, without them)
-# and the tools the benchmark compares against.
-optional=(python3-numpy python3-torch ltrace uftrace)
+# and the tools the benchmark compares against; libdnnl-dev: the oneDNN test
+# program (tests/cpulibs, built only with its headers; the preload needs none).
+optional=(python3-numpy python3-torch ltrace uftrace libdnnl-dev)
 
 missing() {
     local p
