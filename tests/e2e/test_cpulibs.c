@@ -136,6 +136,34 @@ START_TEST(onednn_program_exact)
 }
 END_TEST
 
+/* xnnpack_app: each run of an operator, with its status. */
+START_TEST(xnnpack_program_exact)
+{
+    const char *app = tu_build("tests/cpulibs/xnnpack_app");
+    if (!have_file(app, "xnnpack_program_exact", "libxnnpack-dev libpthreadpool-dev"))
+        return;
+    char *trace = tu_path(dir, "x.trace"), *out = tu_path(dir, "out"), *plain = tu_path(dir, "plain");
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, NULL);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)app, NULL}, env, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)app, NULL}, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_str_eq(o1, o2);
+    ck_assert_str_eq(o1, "clamp 25.5000\nrun before setup 3\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 4);
+    unsigned long n, ok;
+    statuses(m, "xnn_run_operator", 0, &n, &ok);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(ok, 3);
+    statuses(m, "xnn_run_operator", 3, &n, &ok); /* xnn_status_invalid_state */
+    ck_assert_uint_eq(ok, 1);
+    opp_model_free(m);
+    free(o1), free(o2), free(trace), free(out), free(plain);
+}
+END_TEST
+
 /* Debian's PyTorch, unmodified python3 under plain LD_PRELOAD: each conv
  * layer is a oneDNN convolution with its input dims, each nn.Linear call
  * one sgemm_. */
@@ -190,6 +218,7 @@ Suite *suite_cpulibs(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, onednn_program_exact);
+    tcase_add_test(tc, xnnpack_program_exact);
     tcase_add_test(tc, torch_cnn_onednn_conv);
     suite_add_tcase(s, tc);
     return s;
