@@ -110,7 +110,8 @@ enum opp_op_kind {
  * list their tensors in the forward sense: src (x, or dx), weights (w, or
  * dw), dst (y, or dy); weights of a grouped convolution may carry the group
  * dim first. FLOPs (0 where not listed): the convolutions and INNER_PRODUCT
- * 2*|dst|*|weights|/dst[1] (so 2*N*K*C/g*R*S*P*Q), MATMUL 2*|dst|*src[last]. */
+ * 2*|dst|*|weights|/dst[1] (so 2*N*K*C/g*R*S*P*Q), DECONV 2*|src|*|weights|/src[1],
+ * MATMUL 2*|dst|*src[last]. */
 enum opp_subop {
     OPP_SUB_NONE = 0,
     OPP_SUB_CONV = 1,          /* convolution forward */

@@ -121,18 +121,23 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
         return nargs >= 1 ? (cplx ? 6 : 1) * a[0] : 0;
     case OPP_OP_TENSORS: {
         struct opp_shapes s;
+        if (nargs < 1) /* a failed call: its status alone */
+            return 0;
         tensors(a, nargs, &s);
         switch (a[0]) {
         case OPP_SUB_CONV:
         case OPP_SUB_CONV_BWD_DATA:
         case OPP_SUB_CONV_BWD_FILTER:
         case OPP_SUB_DECONV:
-        case OPP_SUB_INNER_PRODUCT:
-            /* tensors in the forward sense: src (x/dx), weights (w/dw), dst (y/dy) */
-            if (s.n < 3 || s.rank[2] < 2 || s.dim[2][1] <= 0)
+        case OPP_SUB_INNER_PRODUCT: {
+            /* tensors in the forward sense: src (x/dx), weights (w/dw), dst (y/dy);
+               a deconvolution's multiply-adds run over its (smaller) src */
+            int t = a[0] == OPP_SUB_DECONV ? 0 : 2;
+            if (s.n < 3 || s.rank[t] < 2 || s.dim[t][1] <= 0)
                 return 0;
-            return f * prod(s.dim[2], s.rank[2]) * prod(s.dim[1], s.rank[1]) /
-                   (uint64_t)s.dim[2][1];
+            return f * prod(s.dim[t], s.rank[t]) * prod(s.dim[1], s.rank[1]) /
+                   (uint64_t)s.dim[t][1];
+        }
         case OPP_SUB_MATMUL:
             if (s.n < 3 || s.rank[0] < 1)
                 return 0;

@@ -159,4 +159,24 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
         return r_;                                                                                 \
     }
 
+/* The same with a capture whose length is known only at run time: fill, an
+ * expression evaluated after the call (r_ is the returned value), writes
+ * up to OPP_MAX_ARGS values into a_ and yields how many. */
+#define OPP_WRAP_RET_FILL(ret, name, params, args, fill)                                           \
+    OPP_EXPORT ret name params                                                                     \
+    {                                                                                              \
+        typedef ret(*real_t) params;                                                               \
+        real_t real = (real_t)opp_real(OPP_FN_##name);                                            \
+        struct opp_frame f_;                                                                       \
+        if (OPP_UNLIKELY(!real))                                                                   \
+            return (ret)0;                                                                         \
+        if (!opp_enter(&f_, OPP_FN_##name))                                                        \
+            return real args;                                                                      \
+        ret r_ = real args;                                                                        \
+        uint64_t a_[OPP_MAX_ARGS];                                                                 \
+        unsigned n_ = (fill);                                                                      \
+        opp_leave(&f_, a_, n_);                                                                    \
+        return r_;                                                                                 \
+    }
+
 #endif

@@ -225,6 +225,8 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         for (size_t i = 0; i < t->nevents; i++) {
             const struct opp_event *e = &t->events[i];
             const struct opp_func *f = opp_event_func(m, t, e);
+            if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
+                continue;
             const uint64_t *args = opp_event_args(t, e);
             struct opp_shapes shapes = {0};
             if (o->group_by_shape)
@@ -256,7 +258,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
     }
     for (size_t i = 0; i < m->gpu.nops; i++) {
         const struct opp_gpu_op *g = &m->gpu.ops[i];
-        if (!opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
+        if (o->lib || !opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
             continue;
         struct group_key k;
         make_key(&k, g->name, OPP_DEVICE_CUDA, NULL); /* no shapes: "[]" when grouped */

@@ -39,6 +39,8 @@ struct opp_agg_opts {
     uint32_t pid;
     int filter_tid; /* only threads with this OS tid */
     uint32_t tid;
+    const char *lib; /* only calls into this library ("blas", "onednn", "nvtx", "cudart"...);
+                        then no GPU-op rows. NULL: every library */
 };
 
 /* Whether the GPU op (of process index proc, attached to an event of

@@ -31,6 +31,7 @@ static void usage(FILE *f)
 {
     fputs("usage: opprof report TRACE [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
           "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
+          "                           [--lib NAME] [--show-lib]\n"
           "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
           "\n"
           "Summarise a trace like torch.profiler's key_averages().table().\n"
@@ -41,11 +42,16 @@ static void usage(FILE *f)
           "                        self_cuda_memory_usage, cuda_memory_usage\n"
           "  -n, --limit N         show only the first N rows (--gpu: kernels, default 10)\n"
           "      --group-by-shape  one row per name and input shapes\n"
-          "      --flops           add Total FLOPs and GFLOP/s columns to the table\n"
+          "      --flops           add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
+          "                        the rate over CUDA total where the row has GPU time,\n"
+          "                        else over CPU total\n"
           "  -f, --format FMT      table (default), csv or json\n"
           "      --pid PID         only the processes with this pid\n"
           "      --tid TID         only the threads with this tid (and the GPU work they\n"
           "                        launched)\n"
+          "      --lib NAME        only calls into library NAME (blas, onednn, xnnpack,\n"
+          "                        cublas, cudnn, nccl, nvtx, cudart, cuda...)\n"
+          "      --show-lib        add a Lib column to the table: each row's library\n"
           "      --gpu             the GPU view: top kernels (calls, time, estimated\n"
           "                        theoretical occupancy, launch delay), busy time per\n"
           "                        stream, idle share and largest idle gaps per device\n"
@@ -70,7 +76,7 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
-    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU };
+    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB };
     static const struct option opts[] = {
         {"sort", required_argument, NULL, 's'},
         {"limit", required_argument, NULL, 'n'},
@@ -80,6 +86,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         {"pid", required_argument, NULL, OPT_PID},
         {"tid", required_argument, NULL, OPT_TID},
         {"gpu", no_argument, NULL, OPT_GPU},
+        {"lib", required_argument, NULL, OPT_LIB},
+        {"show-lib", no_argument, NULL, OPT_SHOW_LIB},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -113,6 +121,12 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             break;
         case OPT_GPU:
             ra->gpu = 1;
+            break;
+        case OPT_LIB:
+            ra->agg.lib = optarg;
+            break;
+        case OPT_SHOW_LIB:
+            ra->out.show_lib = 1;
             break;
         case 'f':
             ra->format_given = 1;

@@ -32,6 +32,7 @@ enum col {
     COL_SHAPES,
     COL_FLOPS,
     COL_GFLOPS,
+    COL_LIB,
     NCOLS
 };
 
@@ -42,6 +43,7 @@ struct table {
     const char *head[NCOLS];
     uint64_t flops_unit; /* 1, 1000, ... */
     char flops_head[24];
+    double rate_unit; /* FLOPs per ns shown as 1: GFLOP/s, 1000: TFLOP/s */
 };
 
 static int imax(int a, int b)
@@ -86,6 +88,14 @@ static const char *cut_name(const char *name, char *buf)
     return buf;
 }
 
+/* FLOPs per ns (= GFLOP/s) over the row's GPU time when it has some, else
+ * over its CPU time; 0 when unknown. */
+static double flop_rate(const struct opp_row *r)
+{
+    uint64_t ns = r->cuda_time_total_ns ? r->cuda_time_total_ns : r->cpu_time_total_ns;
+    return r->flops && ns ? (double)r->flops / (double)ns : 0.0;
+}
+
 /* The text of column c of row r, in buf (CELL_MAX bytes) or static. */
 static const char *cell(const struct table *t, const struct opp_row *r, int c, char *buf)
 {
@@ -127,11 +137,15 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
             return "--";
         snprintf(buf, CELL_MAX, "%.3f", (double)r->flops / (double)t->flops_unit);
         return buf;
-    case COL_GFLOPS:
-        if (!r->flops || !r->cpu_time_total_ns)
+    case COL_GFLOPS: {
+        double rate = flop_rate(r);
+        if (rate <= 0)
             return "--";
-        snprintf(buf, CELL_MAX, "%.3f", (double)r->flops / (double)r->cpu_time_total_ns);
+        snprintf(buf, CELL_MAX, "%.3f", rate / t->rate_unit);
         return buf;
+    }
+    case COL_LIB:
+        return r->lib;
     }
     return "";
 }
@@ -174,8 +188,14 @@ static int scale_flops(struct table *t)
         u++;
     }
     snprintf(t->flops_head, sizeof t->flops_head, "Total %s", units[u]);
+    /* Achieved rate: TFLOP/s when some row reaches 1000 GFLOP/s. */
+    t->rate_unit = 1;
+    for (size_t i = 0; i < t->a->nrows; i++)
+        if (flop_rate(&t->a->rows[i]) >= 1000)
+            t->rate_unit = 1000;
     return 1;
 }
+
 
 static void table_layout(struct table *t, const struct opp_out_opts *o)
 {
@@ -195,7 +215,8 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         [COL_CALLS] = "# of Calls",
         [COL_SHAPES] = "Input Shapes",
         [COL_FLOPS] = "Total FLOPs", /* the unit is set by scale_flops */
-        [COL_GFLOPS] = "GFLOP/s",
+        [COL_GFLOPS] = "GFLOP/s", /* or TFLOP/s, set by scale_flops */
+        [COL_LIB] = "Lib",
     };
     for (int c = 0; c < NCOLS; c++) {
         t->head[c] = heads[c];
@@ -209,6 +230,9 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
     t->on[COL_FLOPS] = t->on[COL_GFLOPS] = o->flops && scale_flops(t);
     if (t->on[COL_FLOPS])
         t->head[COL_FLOPS] = t->flops_head;
+    if (t->on[COL_GFLOPS] && t->rate_unit > 1)
+        t->head[COL_GFLOPS] = "TFLOP/s";
+    t->on[COL_LIB] = o->show_lib;
 
     /* Name and Input Shapes: the longest value + 4, capped; the cells are
      * cut to fit. The others grow past 12 only when a value needs it. */

@@ -12,7 +12,8 @@
 
 struct opp_out_opts {
     int group_by_shape; /* the rows were grouped by shape: show them */
-    int flops;          /* table: add Total FLOPs and GFLOP/s columns */
+    int flops;          /* table: add Total FLOPs and GFLOP/s (TFLOP/s) columns */
+    int show_lib;       /* table: add a Lib column last (blas, onednn, cublas...) */
     const struct opp_gpu_stats *gpu; /* JSON: the "gpu" object (null when NULL) */
 };
 
@@ -24,8 +25,10 @@ struct opp_out_opts {
  * when a value needs it. With flops: "Total <unit>" where the unit (FLOPs,
  * KFLOPs, MFLOPs, GFLOPs, TFLOPs, PFLOPs) is the largest power of 1000 not
  * above the smallest non-zero row, each row as "%.3f" in that unit or "--"
- * when it has none; and GFLOP/s = FLOPs / CPU total in ns. Like torch, both
- * are left out when no row has FLOPs. Like torch too, Self CUDA, Self CUDA %
+ * when it has none; and GFLOP/s = FLOPs / time in ns, the time being CUDA
+ * total where the row has some, else CPU total (TFLOP/s, divided by 1000,
+ * when some row reaches 1000 GFLOP/s). Like torch, both are left out when
+ * no row has FLOPs. With show_lib, a last column Lib: the row's library. Like torch too, Self CUDA, Self CUDA %
  * (of the Self CUDA time total), CUDA total and CUDA time avg follow CPU
  * time avg when some row (before the limit) has Self CUDA time, and then
  * the footer adds "Self CUDA time total: ..."; CUDA Mem and Self CUDA Mem

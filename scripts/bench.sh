@@ -17,6 +17,8 @@ DDOT_N=10000000   # timed calls per ddot run
 DDOT_WARM=1000000 # untimed calls first: two laps of the default ring
 DGEMM_N=2000000
 DGEMM_WARM=200000
+DNNL_N=300000     # about 1 us per call: a one-element oneDNN relu
+DNNL_WARM=10000
 UFTRACE_N=1000000
 UFTRACE_RUNS=5
 LTRACE_N=5000     # about 0.1 to 0.3 ms per call under ltrace
@@ -60,6 +62,11 @@ for p in ddot_loop dgemm_loop; do
         die "cannot build bench/$p.c against OpenBLAS (is libopenblas-dev installed?): $(head -n 3 "$scratch/cc.err")"
 done
 "$CC" "${cflags[@]}" -o "$scratch/clocks" bench/clocks.c
+# oneDNN (optional, libdnnl-dev): the load of a TENSORS wrapper.
+HAVE_DNNL=
+if "$CC" "${cflags[@]}" -o "$scratch/dnnl_loop" bench/dnnl_loop.c -ldnnl 2>"$scratch/cc.err"; then
+    HAVE_DNNL=1
+fi
 # Counts come from the trace itself, read with the project's own reader.
 "$CC" "${cflags[@]}" -D_GNU_SOURCE -Icommon -o "$scratch/trace_count" bench/trace_count.c \
     common/*.c -pthread
@@ -189,6 +196,28 @@ GADDED=$(calc "$GPROF - $GBASE" 2)
 echo "unprofiled CPU ns/call: ${gbc[*]} -> $GBASE (wall median $(printf '%s\n' "${gbw[@]}" | median))"
 echo "profiled CPU ns/call:   ${gpc[*]} -> $GPROF (wall median $(printf '%s\n' "${gpw[@]}" | median))"
 echo "added CPU ns/call: $GADDED"
+
+# ---- 3b. dnnl_primitive_execute: a wrapper that records tensor dims ----
+DADDED='' DBASE=''
+sep "dnnl_primitive_execute, relu on [1, 1] (status, kind, dtype, 2 tensors from the per-primitive cache: 4 ring slots), $DNNL_N timed calls"
+if [[ -n $HAVE_DNNL ]]; then
+    dbc=() dpc=()
+    for ((i = 1; i <= RUNS; i++)); do
+        b=$("$scratch/dnnl_loop" "$DNNL_N" "$DNNL_WARM")
+        dbc+=("$(field cpu_ns_per_call "$b")")
+        p=$(profiled "$scratch/dnnl.trace" "$scratch/dnnl_loop" "$DNNL_N" "$DNNL_WARM")
+        dpc+=("$(field cpu_ns_per_call "$p")")
+    done
+    rm -f "$scratch/dnnl.trace"
+    DBASE=$(printf '%s\n' "${dbc[@]}" | median)
+    DPROF=$(printf '%s\n' "${dpc[@]}" | median)
+    DADDED=$(calc "$DPROF - $DBASE" 2)
+    echo "unprofiled CPU ns/call: ${dbc[*]} -> $DBASE"
+    echo "profiled CPU ns/call:   ${dpc[*]} -> $DPROF"
+    echo "added CPU ns/call: $DADDED"
+else
+    echo "oneDNN headers not installed: skipped (Debian: apt-get install libdnnl-dev)"
+fi
 
 # ---- 2. the same ddot loop under uftrace and ltrace ----
 UF_ADDED='' LT_ADDED=''
@@ -351,6 +380,8 @@ row "added per call, monotonic clock" "$MONO_ADDED ns" - - \
 row "added per call, ddot (wall)" "$ADDED_W ns" - - "$(calc "$ADDED_W / $ADDED" 1)x the CPU figure"
 row "added per call, dgemm shapes (CPU)" "$GADDED ns" - - \
     "$(calc "$GADDED / $ADDED" 2)x ddot's; baseline $GBASE ns"
+row "added per call, oneDNN dims (CPU)" "$(shown "$DADDED" ns)" - - \
+    "${DADDED:+$(calc "$DADDED / $ADDED" 2)x ddot, baseline $DBASE ns}"
 row "added per call under uftrace" "$(shown "$UF_ADDED" ns)" - - "$ratio_uf"
 row "added per call under ltrace" "$(shown "$LT_ADDED" ns)" - - "$ratio_lt"
 row "trace bytes per call (ddot)" "$BPC B" "<= 16 B" "$(verdict "$BPC <= 16")" \

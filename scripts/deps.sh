@@ -5,8 +5,10 @@ set -euo pipefail
 
 required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev zlib1g-dev)
 # Real clients for the end-to-end tests (they skip, saying so, without them)
-# and the tools the benchmark compares against.
-optional=(python3-numpy python3-torch ltrace uftrace)
+# and the tools the benchmark compares against; libdnnl-dev, libxnnpack-dev and
+# libpthreadpool-dev: the oneDNN and XNNPACK test programs (tests/cpulibs,
+# built only with those headers; the preload needs none).
+optional=(python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev)
 
 missing() {
     local p

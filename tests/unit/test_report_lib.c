@@ -1,0 +1,239 @@
+/* The report by library: --lib NAME, the Lib column (--show-lib) and the
+ * achieved FLOP rate (GFLOP/s or TFLOP/s, over CUDA total when the row has
+ * GPU time), on a trace of oneDNN, BLAS and XNNPACK calls built with the
+ * writer. Exact output throughout. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "cmds.h"
+#include "model.h"
+#include "output.h"
+#include "testutil.h"
+#include "trace.h"
+
+enum { F_EXEC, F_SGEMM, F_XNN };
+#define K_ONEDNN (OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME)
+
+static char *dir, *trace;
+
+static void put(struct opp_ev_enc *e, uint32_t fn, uint64_t begin, uint64_t end, uint32_t n,
+                const uint64_t *args)
+{
+    ck_assert_int_eq(opp_ev_add(e, fn, 0, begin, end, 0, n, args), 0);
+}
+
+/* One process, one thread: a convolution (432 FLOPs in 1 us), a relu, a
+ * failed execute (status 2), an sgemm_ of 2*100*200*300 FLOPs in 30 us and
+ * an XNNPACK run. */
+static void write_trace(const char *path)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    const char *argv[] = {"app"};
+    struct opp_tw_process p = {.proc = 0, .pid = 10, .ppid = 1, .parent_proc = UINT32_MAX,
+                               .clock = OPP_CLOCK_MONOTONIC, .start_real_ns = 1,
+                               .exe = "/usr/bin/app", .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    struct opp_func_desc f[] = {
+        [F_EXEC] = {K_ONEDNN, OPP_DT_F32, "onednn", "dnnl_primitive_execute"},
+        [F_SGEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
+        [F_XNN] = {OPP_OP_PLAIN | OPP_OPK_STATUS, OPP_DT_NONE, "xnnpack", "xnn_run_operator"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(&w, 0, 3, f), 0);
+    ck_assert_int_eq(opp_tw_thread(&w, 0, 10, "app"), 0);
+    char mem[8192];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, 0, 10, 0);
+    const uint64_t conv[] = {0, OPP_SUB_CONV, OPP_DT_F32, 3, 4, 1, 2, 4, 4,
+                             4, 3, 2, 3, 3, 4, 1, 3, 2, 2};
+    put(&e, F_EXEC, 1000, 2000, 19, conv);
+    const uint64_t relu[] = {0, OPP_SUB_ELTWISE, OPP_DT_F32, 2, 4, 1, 3, 2, 2, 4, 1, 3, 2, 2};
+    put(&e, F_EXEC, 3000, 3500, 14, relu);
+    const uint64_t failed[] = {2};
+    put(&e, F_EXEC, 4000, 4100, 1, failed);
+    const uint64_t gemm[] = {100, 200, 300, 'N' | 'N' << 8};
+    put(&e, F_SGEMM, 5000, 35000, 4, gemm);
+    const uint64_t xnn[] = {0};
+    put(&e, F_XNN, 40000, 40200, 1, xnn);
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 50000), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 5, 0, 0), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    ck_assert_ptr_nonnull(dir);
+    trace = tu_path(dir, "lib.opprof");
+    write_trace(trace);
+}
+
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(trace);
+    free(dir);
+}
+
+static struct opp_model *load(void)
+{
+    char err[512];
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+START_TEST(filter_by_lib)
+{
+    struct opp_model *m = load();
+    struct opp_agg a;
+    struct opp_agg_opts o = {.lib = "onednn", .sort = OPP_SORT_COUNT};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 3);
+    ck_assert_uint_eq(a.events, 3);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 1600);
+    ck_assert_str_eq(a.rows[0].key, "dnnl_primitive_execute"); /* the failed call */
+    ck_assert_str_eq(a.rows[1].key, "onednn::convolution");
+    ck_assert_uint_eq(a.rows[1].flops, 432);
+    ck_assert_str_eq(a.rows[2].key, "onednn::eltwise");
+    for (size_t i = 0; i < a.nrows; i++)
+        ck_assert_str_eq(a.rows[i].lib, "onednn");
+    opp_agg_free(&a);
+    o.lib = "blas";
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 1);
+    ck_assert_str_eq(a.rows[0].key, "sgemm_");
+    opp_agg_free(&a);
+    o.lib = "cublas";
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 0);
+    ck_assert_uint_eq(a.events, 0);
+    opp_agg_free(&a);
+    opp_model_free(m);
+}
+END_TEST
+
+static int report(char **argv, char **out)
+{
+    char *err = NULL;
+    int rc = tu_call(cmd_report, argv, dir, out, &err);
+    ck_assert_str_eq(err, "");
+    free(err);
+    return rc;
+}
+
+START_TEST(command_lib_flops)
+{
+    char *out;
+    char *a1[] = {"report", trace, "--lib", "onednn", "--group-by-shape", "--flops",
+                  "--show-lib", NULL};
+    ck_assert_int_eq(report(a1, &out), 0);
+    ck_assert_str_eq(out,
+        "--------------------------  ------------  ------------  ------------  ----------"
+        "--  ------------  ------------  ----------------------------------------------  "
+        "------------  ------------  ------------  \n"
+        "                      Name    Self CPU %      Self CPU   CPU total %     CPU tot"
+        "al  CPU time avg    # of Calls                                    Input Shapes  "
+        " Total FLOPs       GFLOP/s           Lib  \n"
+        "--------------------------  ------------  ------------  ------------  ----------"
+        "--  ------------  ------------  ----------------------------------------------  "
+        "------------  ------------  ------------  \n"
+        "       onednn::convolution        62.50%       1.000us        62.50%       1.000"
+        "us       1.000us             1      [[1, 2, 4, 4], [3, 2, 3, 3], [1, 3, 2, 2]]  "
+        "     432.000         0.432        onednn  \n"
+        "           onednn::eltwise        31.25%       0.500us        31.25%       0.500"
+        "us       0.500us             1                    [[1, 3, 2, 2], [1, 3, 2, 2]]  "
+        "          --            --        onednn  \n"
+        "    dnnl_primitive_execute         6.25%       0.100us         6.25%       0.100"
+        "us       0.100us             1                                              []  "
+        "          --            --        onednn  \n"
+        "--------------------------  ------------  ------------  ------------  ----------"
+        "--  ------------  ------------  ----------------------------------------------  "
+        "------------  ------------  ------------  \n"
+        "Self CPU time total: 1.600us\n");
+    free(out);
+    /* Every library, by FLOPs: sgemm_ 12 MFLOPs in 30 us. */
+    char *a2[] = {"report", trace, "--flops", "--show-lib", "--sort", "flops", "--limit", "2", NULL};
+    ck_assert_int_eq(report(a2, &out), 0);
+    ck_assert_str_eq(out,
+        "-----------------------  ------------  ------------  ------------  ------------ "
+        " ------------  ------------  ------------  ------------  ------------  \n"
+        "                   Name    Self CPU %      Self CPU   CPU total %     CPU total "
+        " CPU time avg    # of Calls   Total FLOPs       GFLOP/s           Lib  \n"
+        "-----------------------  ------------  ------------  ------------  ------------ "
+        " ------------  ------------  ------------  ------------  ------------  \n"
+        "                 sgemm_        94.34%      30.000us        94.34%      30.000us "
+        "     30.000us             1  12000000.000       400.000          blas  \n"
+        "    onednn::convolution         3.14%       1.000us         3.14%       1.000us "
+        "      1.000us             1       432.000         0.432        onednn  \n"
+        "-----------------------  ------------  ------------  ------------  ------------ "
+        " ------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 31.800us\n");
+    free(out);
+    /* --show-lib alone: the torch columns, then Lib. */
+    char *a3[] = {"report", trace, "--lib", "xnnpack", "--show-lib", NULL};
+    ck_assert_int_eq(report(a3, &out), 0);
+    ck_assert_str_eq(out,
+        "--------------------  ------------  ------------  ------------  ------------  --"
+        "----------  ------------  ------------  \n"
+        "                Name    Self CPU %      Self CPU   CPU total %     CPU total  CP"
+        "U time avg    # of Calls           Lib  \n"
+        "--------------------  ------------  ------------  ------------  ------------  --"
+        "----------  ------------  ------------  \n"
+        "    xnn_run_operator       100.00%       0.200us       100.00%       0.200us    "
+        "   0.200us             1       xnnpack  \n"
+        "--------------------  ------------  ------------  ------------  ------------  --"
+        "----------  ------------  ------------  \n"
+        "Self CPU time total: 0.200us\n");
+    free(out);
+}
+END_TEST
+
+/* A row with GPU time: its rate is over CUDA total, not CPU total. */
+START_TEST(rate_over_cuda_time)
+{
+    struct opp_row rows[2] = {
+        {.key = "cublasSgemm_v2", .lib = "cublas", .count = 1, .self_cpu_time_total_ns = 5000,
+         .cpu_time_total_ns = 5000, .cuda_time_total_ns = 1000, .flops = 2000000},
+        {.key = "sgemm_", .lib = "blas", .count = 1, .self_cpu_time_total_ns = 4000,
+         .cpu_time_total_ns = 4000, .flops = 2000000},
+    };
+    struct opp_agg a = {.rows = rows, .nrows = 2, .nrows_all = 2, .self_cpu_time_total_ns = 9000};
+    struct opp_out_opts oo = {.flops = 1};
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    /* 2 MFLOPs in 1 us of GPU time: 2000 GFLOP/s; on the CPU in 4 us: 500 */
+    ck_assert_str_eq(out,
+        "------------------  ------------  ------------  ------------  ------------  ----"
+        "--------  ------------  ------------  ------------  \n"
+        "              Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU "
+        "time avg    # of Calls  Total MFLOPs       TFLOP/s  \n"
+        "------------------  ------------  ------------  ------------  ------------  ----"
+        "--------  ------------  ------------  ------------  \n"
+        "    cublasSgemm_v2        55.56%       5.000us        55.56%       5.000us      "
+        " 5.000us             1         2.000         2.000  \n"
+        "            sgemm_        44.44%       4.000us        44.44%       4.000us      "
+        " 4.000us             1         2.000         0.500  \n"
+        "------------------  ------------  ------------  ------------  ------------  ----"
+        "--------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 9.000us\n");
+    free(out);
+}
+END_TEST
+
+Suite *suite_report_lib(void)
+{
+    Suite *s = suite_create("report_lib");
+    TCase *tc = tcase_create("report_lib");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, filter_by_lib);
+    tcase_add_test(tc, command_lib_flops);
+    tcase_add_test(tc, rate_over_cuda_time);
+    suite_add_tcase(s, tc);
+    return s;
+}
