@@ -918,7 +918,8 @@ static int gpu_attach(struct opp_model *m)
 /* Everything that needs the whole trace: names, memory sizes and series,
  * attachment. 0 or -1 (out of memory). */
 /* Events not named after their entry point: NVTX ranges by their message
- * (", seq = N" of emit_nvtx dropped, so all calls of an op group), prefixed
+ * (", seq = N" and what follows it in emit_nvtx's names dropped, so all
+ * calls of an op group), prefixed
  * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
  * "lib::sub", cached per (process, function, sub). */
 struct name_ent {
@@ -934,9 +935,16 @@ static uint32_t nvtx_name(struct loader *ld, uint32_t pi, uint64_t msg, uint64_t
     char buf[OPP_NAME_STR_MAX + 300];
     const char *text = m != UINT32_MAX ? ld->m->strs[m] : "(unnamed range)";
     size_t n = strlen(text);
-    const char *seq = strstr(text, ", seq = ");
-    if (seq && seq[8] >= '0' && seq[8] <= '9' && strspn(seq + 8, "0123456789") == strlen(seq + 8))
-        n = (size_t)(seq - text);
+    /* emit_nvtx appends ", seq = N", ", op_id = N", ", sizes = [...]",
+     * ", input_op_ids = [...]" in that order (PyTorch 1.13 to 2.x): cut at
+     * the first of the numbered ones (sizes never come without an op id). */
+    static const char *const tags[] = {", seq = ", ", op_id = "};
+    for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
+        const char *at = strstr(text, tags[i]);
+        size_t tl = strlen(tags[i]);
+        if (at && (size_t)(at - text) < n && at[tl] >= '0' && at[tl] <= '9')
+            n = (size_t)(at - text);
+    }
     if (d != UINT32_MAX && ld->m->strs[d][0])
         snprintf(buf, sizeof buf, "%.255s:%.*s", ld->m->strs[d], (int)n, text);
     else
