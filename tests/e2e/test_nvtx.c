@@ -301,6 +301,28 @@ START_TEST(run_and_report_table)
 }
 END_TEST
 
+/* Across fork(): the child's pop and end of the parent's ranges do nothing;
+ * its own range is recorded in its own process, named from its own strings. */
+START_TEST(ranges_across_fork)
+{
+    if (!built("ranges_across_fork"))
+        return;
+    char *trace = tu_path(dir, "f.trace"), *out = tu_path(dir, "f.out");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build(APP), "fork", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, "NVTX_INJECTION64_PATH="), out, NULL)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(m->events, 3);
+    ck_assert_uint_eq(tu_count(m, "parent-outer", 0, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "parent-start", 0, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "child-range", 1, 0, 0), 1);
+    opp_model_free(m);
+    free(trace), free(out);
+}
+END_TEST
+
 Suite *suite_nvtx(void)
 {
     Suite *s = suite_create("nvtx");
@@ -310,6 +332,7 @@ Suite *suite_nvtx(void)
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
+    tcase_add_test(tc, ranges_across_fork);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,14 +8,15 @@
  *   nvtx-ender: "cross-thread", started by main, ended here;
  *   nvtx-deep:  100 nested "deep" (64 recorded), then "A-default" and
  *               "mydomain:B-dom" overlapping, then "after".
- * The output is the same with or without a tool. `nvtx_app bench N` times
- * N push/pop pairs instead. */
+ * The output is the same with or without a tool. `nvtx_app fork`: ranges
+ * across fork(); `nvtx_app bench N` times N push/pop pairs. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -95,6 +96,29 @@ static void *deep(void *arg)
     return NULL;
 }
 
+/* A child of fork() inherits the parent's open ranges, which are not its
+ * own: its pop and end of them do nothing; its own ranges are recorded. */
+static int forked(void)
+{
+    nvtxRangePushA("parent-outer");
+    nvtxRangeId_t id = nvtxRangeStartA("parent-start");
+    pid_t p = fork();
+    if (p == 0) {
+        nvtxRangePop();
+        nvtxRangeEnd(id);
+        nvtxRangePushA("child-range");
+        nvtxRangePop();
+        printf("child\n");
+        return 0;
+    }
+    int st = 0;
+    waitpid(p, &st, 0);
+    nvtxRangeEnd(id);
+    nvtxRangePop();
+    printf("parent\n");
+    return st;
+}
+
 static int bench(long n)
 {
     struct timespec a, b;
@@ -111,6 +135,8 @@ static int bench(long n)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "fork"))
+        return forked();
     if (argc == 3 && !strcmp(argv[1], "bench"))
         return bench(atol(argv[2]));
     nvtxNameOsThreadA(tid(), "nvtx-main");
