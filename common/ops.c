@@ -255,9 +255,16 @@ void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg)
 {
     const char *text = msg ? msg : "(unnamed range)";
     size_t n = strlen(text);
-    const char *seq = strstr(text, ", seq = ");
-    if (seq && seq[8] >= '0' && seq[8] <= '9' && strspn(seq + 8, "0123456789") == strlen(seq + 8))
-        n = (size_t)(seq - text);
+    /* emit_nvtx appends ", seq = N", ", op_id = N", ", sizes = [...]",
+     * ", input_op_ids = [...]" in that order (PyTorch 1.13 to 2.x): cut at
+     * the first of the numbered ones (sizes never come without an op id). */
+    static const char *const tags[] = {", seq = ", ", op_id = "};
+    for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
+        const char *at = strstr(text, tags[i]);
+        size_t tl = strlen(tags[i]);
+        if (at && (size_t)(at - text) < n && at[tl] >= '0' && at[tl] <= '9')
+            n = (size_t)(at - text);
+    }
     if (domain && domain[0])
         snprintf(buf, cap, "%.255s:%.*s", domain, (int)n, text);
     else

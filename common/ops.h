@@ -59,8 +59,8 @@ uint64_t opp_op_bytes(uint32_t kind, const uint64_t *args, uint32_t nargs);
 /* "[[300, 200], [200, 100], [300, 100]]" like torch's Input Shapes. */
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap);
 
-/* An NVTX range's name: its message without emit_nvtx's ", seq = N" (so
- * every call of an op groups), "domain:" first outside the default domain
+/* An NVTX range's name: its message cut at emit_nvtx's ", seq = N" or
+ * ", op_id = N" (so every call of an op groups), "domain:" first outside the default domain
  * (domain NULL or ""); msg NULL is "(unnamed range)". */
 void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg);
 

@@ -4,6 +4,7 @@
  * program itself never notices (errno, signals and results untouched). */
 #include "agent.h"
 #include "cupti_client.h"
+#include "nvtx.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -585,7 +586,9 @@ __attribute__((constructor)) static void opp_init(void)
     if (G.on) {
         pthread_atfork(at_prepare, at_parent, at_child);
         Dl_info self;
-        opp_cupti_start(dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL);
+        const char *self_path = dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL;
+        opp_cupti_start(self_path);
+        opp_nvtx_start(self_path);
     }
 out:
     opp_tls.state = OPP_T_NEW;

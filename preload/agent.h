@@ -80,15 +80,12 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     return 1;
 }
 
-/* Publish the finished call with its argument values. nargs is a constant
- * at every call site, so the slot arithmetic folds away. */
-static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+/* Append one finished event to ring r (this thread's): no wait, a full
+ * ring drops and counts it. nargs is a constant at every call site, so the
+ * slot arithmetic folds away. */
+static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
+                               uint64_t end, const uint64_t *args, unsigned nargs)
 {
-    uint64_t t = opp_now();
-    struct opp_ring_hdr *r = f->r;
-    OPP_BARRIER();
-    r->depth = f->depth;
-    OPP_BARRIER();
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     unsigned need = opp_rec_slots(nargs);
     if (OPP_UNLIKELY(h + need - r->cached_tail > r->capacity)) {
@@ -102,10 +99,10 @@ static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned
         }
     }
     struct opp_rec *s = opp_ring_slot(r, h);
-    s->begin = f->begin;
-    s->end = t;
-    s->fn = f->fn;
-    s->depth = (uint16_t)f->depth;
+    s->begin = begin;
+    s->end = end;
+    s->fn = fn;
+    s->depth = (uint16_t)depth;
     s->nargs = (uint8_t)nargs;
     s->flags = 0;
     s->arg0 = nargs ? args[0] : 0;
@@ -117,6 +114,34 @@ static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned
         }
     }
     atomic_store_explicit(&r->head, h + need, memory_order_release);
+}
+
+/* Publish the finished call with its argument values. */
+static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+{
+    uint64_t t = opp_now();
+    struct opp_ring_hdr *r = f->r;
+    OPP_BARRIER();
+    r->depth = f->depth;
+    OPP_BARRIER();
+    opp_publish(r, f->fn, f->depth, f->begin, t, args, nargs);
+}
+
+/* Record, on this thread, an event whose begin was taken earlier (or
+ * elsewhere: an NVTX start/end range ended by another thread) and that
+ * ends at end: at the thread's current depth, which it leaves untouched,
+ * so calls in flight stay as they are. 1 when recorded. */
+static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const uint64_t *args,
+                                unsigned nargs)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (OPP_UNLIKELY(!r)) {
+        r = opp_thread_attach();
+        if (!r)
+            return 0;
+    }
+    opp_publish(r, fn, r->depth, begin, end, args, nargs);
+    return 1;
 }
 
 /* Argument capture helpers: negative or missing values record as 0. */

@@ -13,6 +13,7 @@
 #include "blas_table.h"
 #include "onednn_table.h"
 #include "xnnpack_table.h"
+#include "nvtx_table.h"
 
 #ifdef OPP_HAVE_CUDA
 #include "cuda_api.h" /* generated from the toolkit's CUPTI headers */
@@ -25,7 +26,7 @@
 #define OPP_CUDA_DRV_SYMS(X)
 #endif
 
-#define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X) OPP_ONEDNN_FUNCS(X) OPP_XNNPACK_FUNCS(X)
+#define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X) OPP_ONEDNN_FUNCS(X) OPP_XNNPACK_FUNCS(X) OPP_NVTX_FUNCS(X)
 
 #define OPP_FL_0 0u
 #define OPP_FL_S OPP_OPK_STATUS

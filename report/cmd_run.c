@@ -103,13 +103,18 @@ static char **child_env(const char *lib, const char *sock)
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 3, sizeof *env);
+    char **env = calloc(n + 4, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
     const char *old = getenv("LD_PRELOAD");
+    /* NVTX ranges come to us unless the user named another NVTX tool
+     * (the preload says so). */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    int set_nvtx = !nvtx || !*nvtx;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "OPPROF_SOCKET=", 14))
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "OPPROF_SOCKET=", 14) &&
+            !(set_nvtx && !strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22)))
             env[k++] = environ[i];
     size_t len = strlen(lib) + (old ? strlen(old) : 0) + 16;
     char *pre = malloc(len);
@@ -124,6 +129,14 @@ static char **child_env(const char *lib, const char *sock)
     snprintf(so, strlen(sock) + 16, "OPPROF_SOCKET=%s", sock);
     env[k++] = pre;
     env[k++] = so;
+    if (set_nvtx) {
+        size_t nl = strlen(lib) + 32;
+        char *nv = malloc(nl);
+        if (nv) {
+            snprintf(nv, nl, "NVTX_INJECTION64_PATH=%s", lib);
+            env[k++] = nv;
+        }
+    }
     env[k] = NULL;
     return env;
 }

@@ -933,7 +933,8 @@ static int gpu_attach(struct opp_model *m)
 /* Everything that needs the whole trace: names, memory sizes and series,
  * attachment. 0 or -1 (out of memory). */
 /* Events not named after their entry point: NVTX ranges by their message
- * (", seq = N" of emit_nvtx dropped, so all calls of an op group), prefixed
+ * (", seq = N" and what follows it in emit_nvtx's names dropped, so all
+ * calls of an op group), prefixed
  * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
  * "lib::sub", cached per (process, function, sub). */
 struct name_ent {

@@ -142,6 +142,15 @@ START_TEST(kind_flags_and_names)
     ck_assert_str_eq(opp_dtype_name(OPP_DT_MAX + 1), "unknown");
     ck_assert_uint_eq(opp_dtype_size(OPP_DT_C128), 16);
     ck_assert_uint_eq(opp_dtype_size(OPP_DT_F8E4M3), 1);
+    char b[128];
+    opp_nvtx_label(b, sizeof b, NULL, "aten::mm, seq = 3, op_id = 9, sizes = [[2, 2]]");
+    ck_assert_str_eq(b, "aten::mm");
+    opp_nvtx_label(b, sizeof b, "", "aten::add, op_id = 12");
+    ck_assert_str_eq(b, "aten::add");
+    opp_nvtx_label(b, sizeof b, "dom", "x, seq = y");
+    ck_assert_str_eq(b, "dom:x, seq = y");
+    opp_nvtx_label(b, sizeof b, "dom", NULL);
+    ck_assert_str_eq(b, "dom:(unnamed range)");
 }
 END_TEST
 

@@ -1,0 +1,9 @@
+# NVTX (tests/e2e/test_nvtx.c): a program annotated with NVTX v3, which is
+# header-only, so it needs the toolkit's headers but no GPU or CUDA library.
+ifeq ($(HAVE_CUDA),1)
+NVTX_TEST_DIR := $(BUILD)/tests/nvtx
+$(NVTX_TEST_DIR)/nvtx_app: tests/nvtx/nvtx_app.c $(BUILD)/.dir
+	@mkdir -p $(NVTX_TEST_DIR)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -pthread -I$(CUDA_HOME)/include -o $@ $< -ldl
+PROGS += $(NVTX_TEST_DIR)/nvtx_app
+endif
