@@ -13,6 +13,8 @@
 #include "gpu_stats.h"
 #include "model.h"
 #include "output.h"
+#include "steps.h"
+#include "tree_view.h"
 
 #define PREFIX "opprof report: "
 
@@ -22,7 +24,10 @@ struct report_args {
     const char *trace;
     enum format format;
     int format_given;
-    int gpu; /* --gpu: the GPU view */
+    int gpu;  /* --gpu: the GPU view */
+    int tree; /* --tree: the call-path tree */
+    const char *step; /* --step NAME: steps and latency */
+    struct opp_tree_opts tree_opts;
     struct opp_agg_opts agg;
     struct opp_out_opts out;
 };
@@ -33,6 +38,8 @@ static void usage(FILE *f)
           "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
           "                           [--lib NAME] [--show-lib]\n"
           "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
+          "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] [--tid TID]\n"
+          "       opprof report TRACE --step NAME [--format table|json] [--pid PID] [--tid TID]\n"
           "\n"
           "Summarise a trace like torch.profiler's key_averages().table().\n"
           "\n"
@@ -55,6 +62,15 @@ static void usage(FILE *f)
           "      --gpu             the GPU view: top kernels (calls, time, estimated\n"
           "                        theoretical occupancy, launch delay), busy time per\n"
           "                        stream, idle share and largest idle gaps per device\n"
+          "      --tree            the operator hierarchy merged by call path: calls, self\n"
+          "                        and total CPU time, share, and CUDA times per path\n"
+          "      --depth N         --tree: show N levels (default: all)\n"
+          "      --min-share PCT   --tree: hide paths under PCT%% of the roots' CPU total\n"
+          "      --step NAME       steps and latency: NAME's calls are the steps when it is\n"
+          "                        an NVTX range (e.g. train_step), else each call ends a\n"
+          "                        step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
+          "                        GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
+          "                        per-step series too)\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -76,7 +92,8 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
-    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB };
+    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB,
+           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP };
     static const struct option opts[] = {
         {"sort", required_argument, NULL, 's'},
         {"limit", required_argument, NULL, 'n'},
@@ -88,6 +105,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         {"gpu", no_argument, NULL, OPT_GPU},
         {"lib", required_argument, NULL, OPT_LIB},
         {"show-lib", no_argument, NULL, OPT_SHOW_LIB},
+        {"tree", no_argument, NULL, OPT_TREE},
+        {"depth", required_argument, NULL, OPT_DEPTH},
+        {"min-share", required_argument, NULL, OPT_SHARE},
+        {"step", required_argument, NULL, OPT_STEP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -127,6 +148,36 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             break;
         case OPT_SHOW_LIB:
             ra->out.show_lib = 1;
+            break;
+        case OPT_TREE:
+            ra->tree = 1;
+            break;
+        case OPT_DEPTH:
+            if (parse_uint(optarg, UINT32_MAX, &v) || v == 0) {
+                fprintf(stderr, PREFIX "--depth wants a positive number of levels, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            ra->tree_opts.max_depth = (uint32_t)v;
+            break;
+        case OPT_SHARE: {
+            char *end;
+            errno = 0;
+            double d = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(d >= 0 && d <= 100)) {
+                fprintf(stderr, PREFIX "--min-share wants a percentage from 0 to 100, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            ra->tree_opts.min_share_pct = d;
+            break;
+        }
+        case OPT_STEP:
+            if (!optarg[0]) {
+                fprintf(stderr, PREFIX "--step wants an operator name\n");
+                return 2;
+            }
+            ra->step = optarg;
             break;
         case 'f':
             ra->format_given = 1;
@@ -180,6 +231,22 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "one trace at a time ('%s' is extra)\n", argv[optind + 1]);
         return 2;
     }
+    if (ra->gpu + ra->tree + (ra->step != NULL) > 1) {
+        fprintf(stderr, PREFIX "--gpu, --tree and --step are different views: choose one\n");
+        return 2;
+    }
+    if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) && !ra->tree) {
+        fprintf(stderr, PREFIX "--depth and --min-share go with --tree\n");
+        return 2;
+    }
+    if (ra->tree && ra->format_given && ra->format != FMT_TABLE) {
+        fprintf(stderr, PREFIX "--tree is a text view\n");
+        return 2;
+    }
+    if (ra->step && ra->format == FMT_CSV) {
+        fprintf(stderr, PREFIX "--step writes a table or JSON\n");
+        return 2;
+    }
     if (ra->gpu && ra->format_given && ra->format != FMT_TABLE) {
         fprintf(stderr, PREFIX "--gpu is a text view (the JSON report has its numbers in \"gpu\")\n");
         return 2;
@@ -226,6 +293,28 @@ static int gpu_view(const struct report_args *ra, const struct opp_model *m)
         free(k);
     }
     opp_gpu_stats_free(&s);
+    return rc;
+}
+
+static int tree_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_calltree ct;
+    int rc = opp_calltree_build(m, &ra->agg, &ct);
+    if (rc)
+        return rc;
+    rc = opp_out_tree(stdout, m, &ct, &ra->tree_opts);
+    opp_calltree_free(&ct);
+    return rc;
+}
+
+static int step_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_steps st;
+    int rc = opp_steps_find(m, &ra->agg, ra->step, &st);
+    if (rc)
+        return rc;
+    rc = opp_out_steps(stdout, ra->step, &st, ra->format == FMT_JSON);
+    opp_steps_free(&st);
     return rc;
 }
 
@@ -276,7 +365,10 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
-    rc = ra.gpu ? gpu_view(&ra, m) : key_averages(&ra, m);
+    rc = ra.gpu ? gpu_view(&ra, m)
+         : ra.tree ? tree_view(&ra, m)
+         : ra.step ? step_view(&ra, m)
+                   : key_averages(&ra, m);
     if (rc == -ENOMEM) {
         fprintf(stderr, PREFIX "out of memory\n");
         opp_model_free(m);

@@ -39,7 +39,10 @@ static void line(struct tv *v, uint32_t i)
     } else {
         memcpy(name + ind, s, len + 1);
     }
-    fprintf(v->f, "%-*s  %10" PRIu64 "  %12s  %12s  %8s", NAME_WIDTH, name, n->calls,
+    int wide = 0; /* UTF-8 continuation bytes take no column */
+    for (const char *p = name; *p; p++)
+        wide += ((unsigned char)*p & 0xc0) == 0x80;
+    fprintf(v->f, "%-*s  %10" PRIu64 "  %12s  %12s  %8s", NAME_WIDTH + wide, name, n->calls,
             opp_fmt_time(a, (double)n->self_ns), opp_fmt_time(b, (double)n->total_ns),
             opp_fmt_percent(c, (double)n->total_ns, (double)v->grand));
     if (v->cuda)

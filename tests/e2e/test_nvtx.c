@@ -270,7 +270,7 @@ START_TEST(preset_injection_kept)
 END_TEST
 
 /* `opprof run` points NVTX at the preload; emit_nvtx-style names group into
- * one row of the report's table. */
+ * one row of the report's table; the tree and steps views of the same. */
 START_TEST(run_and_report_table)
 {
     if (!built("run_and_report_table"))
@@ -297,7 +297,47 @@ START_TEST(run_and_report_table)
     while (eol > line && eol[-1] == ' ')
         eol--;
     ck_assert(eol - line > 2 && !strncmp(eol - 2, " 3", 2)); /* # of Calls, the last column */
-    free(rout), free(rerr), free(e), free(trace), free(out), free(errp);
+    free(rout), free(rerr);
+
+    /* the tree view, two levels: the paths and their calls, by CPU total
+     * (the workers' ranges dominate); names keep their column (UTF-8) */
+    char *tv[] = {"report", trace, "--tree", "--depth", "2", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, tv, dir, &rout, &rerr), 0);
+    ck_assert_str_eq(rerr, "");
+    char name[128];
+    unsigned long calls;
+    const char *l = strchr(rout, '\n') + 1;
+    ck_assert_int_eq(sscanf(l, "%127s %lu", name, &calls), 2);
+    ck_assert_str_eq(name, "outer");
+    ck_assert_uint_eq(calls, 12);
+    l = strchr(l, '\n') + 1;
+    ck_assert_int_eq(sscanf(l, " %127s %lu", name, &calls), 2);
+    ck_assert_str_eq(name, "inner");
+    ck_assert_uint_eq(calls, 24);
+    ck_assert_ptr_nonnull(strstr(rout, "\n  aten::conv2d                                                         3 "));
+    ck_assert_ptr_null(strstr(rout, "wide-r")); /* the third level is not shown */
+    ck_assert_ptr_nonnull(strstr(rout, "\n  mydomain:registered-op                                               1 "));
+    ck_assert_ptr_nonnull(strstr(rout, " call paths shown; CPU total of the roots: "));
+    free(rout), free(rerr);
+    /* steps: each "outer" range */
+    char *sv[] = {"report", trace, "--step", "outer", "--format", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, sv, dir, &rout, &rerr), 0);
+    const char *head = "{\"step\": \"outer\", \"kind\": \"range\", \"count\": 12, \"wall_us\": [";
+    ck_assert(!strncmp(rout, head, strlen(head)));
+    int commas = 0;
+    for (const char *p = strstr(rout, "\"wall_us\""); *p != ']'; p++)
+        commas += *p == ',';
+    ck_assert_int_eq(commas, 11);
+    free(rout), free(rerr);
+    char *bad[] = {"report", trace, "--depth", "2", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, bad, dir, &rout, &rerr), 2);
+    ck_assert_str_eq(rerr, "opprof report: --depth and --min-share go with --tree\n");
+    free(rout), free(rerr);
+    char *both[] = {"report", trace, "--tree", "--step", "outer", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, both, dir, &rout, &rerr), 2);
+    ck_assert_str_eq(rerr, "opprof report: --gpu, --tree and --step are different views: choose one\n");
+    free(rout), free(rerr);
+    free(e), free(trace), free(out), free(errp);
 }
 END_TEST
 
