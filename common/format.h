@@ -89,7 +89,7 @@ enum opp_op_kind {
                             rank, nranks, peer/root (~0: none) */
     OPP_OP_NVTX = 9,     /* an annotation range or mark: message (string id, see
                             OPP_STR_PRELOAD), domain (string id, 0: default), category,
-                            payload; named by its message */
+                            payload, payload type; named by its message */
     OPP_OP_KIND_MAX = 9
 };
 
