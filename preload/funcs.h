@@ -23,7 +23,14 @@
 #define OPP_CUDA_DRV_SYMS(X)
 #endif
 
-#define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X)
+#ifdef OPP_HAVE_CUDA /* GPU tensor libraries: only with the toolkit's headers */
+#include "cublas_table.h"
+#define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X)
+#else
+#define OPP_GPULIB_FUNCS(X)
+#endif
+
+#define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X) OPP_GPULIB_FUNCS(X)
 
 #define OPP_FL_0 0u
 #define OPP_FL_S OPP_OPK_STATUS
