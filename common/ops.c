@@ -92,7 +92,8 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
         tensors(a, nargs, s);
         return;
     case OPP_OP_COLL:
-        if (nargs < 1 || a[0] == OPP_COLL_GROUP_START || a[0] == OPP_COLL_GROUP_END || nargs < 2)
+        if (nargs < 2 || a[0] == OPP_COLL_NONE || a[0] == OPP_COLL_GROUP_START ||
+            a[0] == OPP_COLL_GROUP_END) /* NONE: communicator set-up */
             return;
         s->n = 1;
         set1(s, 0, (int64_t)a[1]);

@@ -13,7 +13,7 @@ GPULIBS_LIBS_gpulibs_bench := -lcublas
 GPULIBS_PROGS := $(patsubst tests/gpulibs/%.c,$(GPULIBS_DIR)/%,$(wildcard tests/gpulibs/*.c))
 $(GPULIBS_DIR)/%: tests/gpulibs/%.c $(BUILD)/.dir
 	@mkdir -p $(GPULIBS_DIR)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(GPULIBS_LIBDIR) \
+	$(CC) -std=gnu11 -O1 -g $(WARN) -isystem $(CUDA_HOME)/include -o $@ $< -L$(GPULIBS_LIBDIR) \
 	  $(GPULIBS_LIBS_$*) -Wl,-rpath,$(GPULIBS_LIBDIR)
 PROGS += $(GPULIBS_PROGS)
 endif
