@@ -26,7 +26,8 @@
 #ifdef OPP_HAVE_CUDA /* GPU tensor libraries: only with the toolkit's headers */
 #include "cublas_table.h"
 #include "nccl_table.h"
-#define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X)
+#include "cufft_table.h"
+#define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X)
 #else
 #define OPP_GPULIB_FUNCS(X)
 #endif
