@@ -27,7 +27,9 @@
 #include "cublas_table.h"
 #include "nccl_table.h"
 #include "cufft_table.h"
-#define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X)
+#include "cublaslt_table.h"
+#define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X) \
+    OPP_CUBLASLT_FUNCS(X)
 #else
 #define OPP_GPULIB_FUNCS(X)
 #endif

@@ -4,6 +4,7 @@
 #ifndef OPP_GPULIBS_H
 #define OPP_GPULIBS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "agent.h"
@@ -49,6 +50,29 @@ static inline uint64_t opp_cublas_op(int op)
 {
     return op == 0 ? 'N' : op == 1 ? 'T' : op == 2 ? 'C' : '?';
 }
+
+/* A bounded map from a library's descriptor pointer to what its setters
+ * were told (fixed-size values, open addressing, one mutex): descriptor
+ * calls are not per-element hot calls. Full: new keys are not kept. */
+struct opp_pmap {
+    pthread_mutex_t lock;
+    size_t vsize;
+    unsigned cap; /* a power of two */
+    uintptr_t *keys; /* 0 free, 1 deleted */
+    unsigned char *vals;
+};
+#define OPP_PMAP(name, T, N)                                                                       \
+    static uintptr_t name##_keys[N];                                                               \
+    static T name##_vals[N];                                                                       \
+    static struct opp_pmap name = {PTHREAD_MUTEX_INITIALIZER, sizeof(T), N, name##_keys,           \
+                                   (unsigned char *)name##_vals}
+/* The value of key, with the map locked (opp_pmap_unlock after), or NULL
+ * (unlocked) when absent; create: a zeroed value for a new key. */
+void *opp_pmap_lock(struct opp_pmap *m, const void *key, int create);
+void opp_pmap_unlock(struct opp_pmap *m);
+/* Copy key's value to out: 0, or -1 (out zeroed) when absent. */
+int opp_pmap_get(struct opp_pmap *m, const void *key, void *out);
+void opp_pmap_del(struct opp_pmap *m, const void *key);
 
 /* A symbol of an already loaded library (dlopen RTLD_NOLOAD), for the
  * getters the tables call to read descriptors; NULL when not loaded. */
