@@ -28,8 +28,9 @@
 #include "nccl_table.h"
 #include "cufft_table.h"
 #include "cublaslt_table.h"
+#include "cudnn_table.h"
 #define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X) \
-    OPP_CUBLASLT_FUNCS(X)
+    OPP_CUBLASLT_FUNCS(X) OPP_CUDNN_FUNCS(X)
 #else
 #define OPP_GPULIB_FUNCS(X)
 #endif
