@@ -175,6 +175,32 @@ uint64_t opp_op_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
     return a[1] * opp_dtype_size(dt);
 }
 
+/* COLL arguments (past the status): coll, count, dtype, redop, rank, nranks, peer. */
+static int coll_per_rank(uint64_t c)
+{
+    return c == OPP_COLL_ALL_GATHER || c == OPP_COLL_REDUCE_SCATTER || c == OPP_COLL_ALL_TO_ALL;
+}
+
+uint64_t opp_coll_alg_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    uint64_t b = opp_op_bytes(kind, a, nargs);
+    nargs = opp_op_args(kind, &a, nargs);
+    if (!b || nargs < 1 || a[0] == OPP_COLL_GROUP_START || a[0] == OPP_COLL_GROUP_END)
+        return 0;
+    return coll_per_rank(a[0]) && nargs >= 6 && a[5] ? b * a[5] : b;
+}
+
+double opp_coll_bus_factor(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    nargs = opp_op_args(kind, &a, nargs);
+    if (opp_kind_base(kind) != OPP_OP_COLL || nargs < 6 || !a[5])
+        return 1.0;
+    double n = (double)a[5];
+    if (a[0] == OPP_COLL_ALL_REDUCE)
+        return 2.0 * (n - 1) / n;
+    return coll_per_rank(a[0]) ? (n - 1) / n : 1.0;
+}
+
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
 {
     size_t n = 0;

@@ -9,7 +9,7 @@ GPULIBS_LIBS_cublaslt_calls := -lcublasLt
 GPULIBS_LIBS_cudnn_calls := -lcudnn
 GPULIBS_LIBS_nccl_calls := -lnccl
 GPULIBS_LIBS_cufft_calls := -lcufft
-GPULIBS_LIBS_gpulibs_bench := -lcublas
+GPULIBS_LIBS_sgemm_loop := -lcublas
 GPULIBS_PROGS := $(patsubst tests/gpulibs/%.c,$(GPULIBS_DIR)/%,$(wildcard tests/gpulibs/*.c))
 $(GPULIBS_DIR)/%: tests/gpulibs/%.c $(BUILD)/.dir
 	@mkdir -p $(GPULIBS_DIR)

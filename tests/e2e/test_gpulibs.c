@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aggregate.h"
 #include "model.h"
 #include "ops.h"
 #include "testutil.h"
@@ -272,6 +273,24 @@ START_TEST(nccl_calls)
     ck_assert_int_eq(status(nth(m, "ncclGroupStart", 0)), 0);
     ck_assert_int_eq(status(nth(m, "ncclGroupEnd", 0)), 4);
     ck_assert_str_eq(shapes(nth(m, "ncclGroupEnd", 0)), "[]");
+    /* the report's collective rows: algorithm bytes, no bandwidth without GPU time */
+    struct opp_agg_opts o = {0};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    int seen = 0;
+    for (size_t i = 0; i < a.nrows; i++) {
+        const struct opp_row *r = &a.rows[i];
+        if (!strcmp(r->key, "ncclAllReduce")) {
+            seen++;
+            ck_assert(r->coll);
+            ck_assert_uint_eq(r->coll_bytes, 2 * (4u << 20)); /* size unknown: per rank */
+            ck_assert(opp_row_busbw(r) == 0.0);
+        }
+        if (!strcmp(r->key, "ncclGroupStart") || !strcmp(r->key, "ncclCommInitRank"))
+            ck_assert(!r->coll);
+    }
+    ck_assert_int_eq(seen, 1);
+    opp_agg_free(&a);
     opp_model_free(m);
 }
 END_TEST
