@@ -2,7 +2,8 @@
  * gives the prototype once (checked against the toolkit's header) and which
  * arguments define the shapes. Recorded: the returned status, then the
  * kind's layout (docs/FORMAT.md). */
-#ifdef OPP_HAVE_CUDA
+#include "agent.h" /* funcs.h: OPP_HAVE_CUBLAS when the header is installed */
+#ifdef OPP_HAVE_CUBLAS
 #include "agent.h"
 
 #include <cublas_api.h>
@@ -127,4 +128,4 @@ typedef struct { uint16_t x; } opp_half;
 #define OPP_CUBLAS_DEFINE(name, lib, kind, flags, dtype, cls, ...) cls(name, __VA_ARGS__)
 OPP_CUBLAS_FUNCS(OPP_CUBLAS_DEFINE)
 
-#endif /* OPP_HAVE_CUDA */
+#endif /* OPP_HAVE_CUBLAS */

@@ -2,7 +2,8 @@
  * and types live in descriptors: their create/set calls are wrapped to
  * keep what they were told, per descriptor pointer, and cublasLtMatmul
  * derives M, N, K, batch and types from its descriptors. */
-#ifdef OPP_HAVE_CUDA
+#include "agent.h" /* funcs.h: OPP_HAVE_CUBLAS when the header is installed */
+#ifdef OPP_HAVE_CUBLAS
 #include <string.h>
 
 #include "gpulibs.h"
@@ -163,4 +164,4 @@ static void lt_gemm(struct lt_gemm *g, cublasLtMatmulDesc_t d, cublasLtMatrixLay
 #define OPP_CUBLASLT_DEFINE(name, lib, kind, flags, dtype, cls) cls(name)
 OPP_CUBLASLT_FUNCS(OPP_CUBLASLT_DEFINE)
 
-#endif /* OPP_HAVE_CUDA */
+#endif /* OPP_HAVE_CUBLAS */

@@ -1,7 +1,8 @@
 /* cuDNN wrappers, generated from cudnn_table.h. An operator's tensors are
  * read from its descriptors after the call with cuDNN's getters, reached
  * in the already loaded libcudnn.so.9 (never through our own table). */
-#ifdef OPP_HAVE_CUDA
+#include "agent.h" /* funcs.h: OPP_HAVE_CUDNN when the header is installed */
+#ifdef OPP_HAVE_CUDNN
 #include <stdatomic.h>
 
 #include "gpulibs.h"
@@ -175,4 +176,4 @@ _Static_assert(CD_NV == 21, "CD_ARGS lists 21 values");
 #define OPP_CUDNN_DEFINE(name, lib, kind, flags, dtype, cls, ...) cls(name, __VA_ARGS__)
 OPP_CUDNN_FUNCS(OPP_CUDNN_DEFINE)
 
-#endif /* OPP_HAVE_CUDA */
+#endif /* OPP_HAVE_CUDNN */

@@ -1,7 +1,8 @@
 /* cuFFT wrappers, generated from cufft_table.h. Plan calls record the
  * transform's sizes and keep them per plan handle; exec calls record the
  * sizes of their plan. */
-#ifdef OPP_HAVE_CUDA
+#include "agent.h" /* funcs.h: OPP_HAVE_CUFFT when the header is installed */
+#ifdef OPP_HAVE_CUFFT
 #include <pthread.h>
 
 #include "gpulibs.h"
@@ -184,4 +185,4 @@ static void ff_plan_int(struct ff_shape *s, int known, cufftHandle h, int batch,
 #define OPP_CUFFT_DEFINE(name, lib, kind, flags, dtype, cls, ...) cls(name, ##__VA_ARGS__)
 OPP_CUFFT_FUNCS(OPP_CUFFT_DEFINE)
 
-#endif /* OPP_HAVE_CUDA */
+#endif /* OPP_HAVE_CUFFT */

@@ -23,17 +23,36 @@
 #define OPP_CUDA_DRV_SYMS(X)
 #endif
 
-#ifdef OPP_HAVE_CUDA /* GPU tensor libraries: only with the toolkit's headers */
+/* GPU tensor libraries: with the toolkit, each whose header is installed
+ * (cuDNN and NCCL often come separately); the .c files use the same tests. */
+#if defined(OPP_HAVE_CUDA) && __has_include(<cublas_api.h>)
+#define OPP_HAVE_CUBLAS 1
 #include "cublas_table.h"
-#include "nccl_table.h"
-#include "cufft_table.h"
 #include "cublaslt_table.h"
-#include "cudnn_table.h"
-#define OPP_GPULIB_FUNCS(X) OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X) \
-    OPP_CUBLASLT_FUNCS(X) OPP_CUDNN_FUNCS(X)
 #else
-#define OPP_GPULIB_FUNCS(X)
+#define OPP_CUBLAS_FUNCS(X)
+#define OPP_CUBLASLT_FUNCS(X)
 #endif
+#if defined(OPP_HAVE_CUDA) && __has_include(<cudnn.h>)
+#define OPP_HAVE_CUDNN 1
+#include "cudnn_table.h"
+#else
+#define OPP_CUDNN_FUNCS(X)
+#endif
+#if defined(OPP_HAVE_CUDA) && __has_include(<nccl.h>)
+#define OPP_HAVE_NCCL 1
+#include "nccl_table.h"
+#else
+#define OPP_NCCL_FUNCS(X)
+#endif
+#if defined(OPP_HAVE_CUDA) && __has_include(<cufft.h>)
+#define OPP_HAVE_CUFFT 1
+#include "cufft_table.h"
+#else
+#define OPP_CUFFT_FUNCS(X)
+#endif
+#define OPP_GPULIB_FUNCS(X)                                                                        \
+    OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X) OPP_CUBLASLT_FUNCS(X) OPP_CUDNN_FUNCS(X)
 
 #define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X) OPP_GPULIB_FUNCS(X)
 

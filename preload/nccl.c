@@ -2,7 +2,8 @@
  * (status, coll, count, dtype, redop, rank, nranks, peer/root); rank and
  * size come from a small lock-free table keyed by communicator, filled by
  * the calls that tell them. */
-#ifdef OPP_HAVE_CUDA
+#include "agent.h" /* funcs.h: OPP_HAVE_NCCL when the header is installed */
+#ifdef OPP_HAVE_NCCL
 #include "agent.h"
 
 #pragma GCC diagnostic push
@@ -173,4 +174,4 @@ static uint64_t nc_query(ncclResult_t r, ncclComm_t comm, const int *v, int whic
 #define OPP_NCCL_DEFINE(name, lib, kind, flags, dtype, cls, ...) cls(name, __VA_ARGS__)
 OPP_NCCL_FUNCS(OPP_NCCL_DEFINE)
 
-#endif /* OPP_HAVE_CUDA */
+#endif /* OPP_HAVE_NCCL */

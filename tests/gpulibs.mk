@@ -10,7 +10,15 @@ GPULIBS_LIBS_cudnn_calls := -lcudnn
 GPULIBS_LIBS_nccl_calls := -lnccl
 GPULIBS_LIBS_cufft_calls := -lcufft
 GPULIBS_LIBS_sgemm_loop := -lcublas
-GPULIBS_PROGS := $(patsubst tests/gpulibs/%.c,$(GPULIBS_DIR)/%,$(wildcard tests/gpulibs/*.c))
+# A program per library whose header is installed (cuDNN, NCCL often are not).
+GPULIBS_HDR_cublas_calls := cublas_v2.h
+GPULIBS_HDR_sgemm_loop := cublas_v2.h
+GPULIBS_HDR_cublaslt_calls := cublasLt.h
+GPULIBS_HDR_cudnn_calls := cudnn.h
+GPULIBS_HDR_nccl_calls := nccl.h
+GPULIBS_HDR_cufft_calls := cufft.h
+GPULIBS_NAMES := $(patsubst tests/gpulibs/%.c,%,$(wildcard tests/gpulibs/*.c))
+GPULIBS_PROGS := $(foreach p,$(GPULIBS_NAMES),$(if $(wildcard $(CUDA_HOME)/include/$(GPULIBS_HDR_$(p))),$(GPULIBS_DIR)/$(p)))
 $(GPULIBS_DIR)/%: tests/gpulibs/%.c $(BUILD)/.dir
 	@mkdir -p $(GPULIBS_DIR)
 	$(CC) -std=gnu11 -O1 -g $(WARN) -isystem $(CUDA_HOME)/include -o $@ $< -L$(GPULIBS_LIBDIR) \
