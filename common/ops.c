@@ -93,7 +93,8 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
         tensors(a, nargs, s);
         return;
     case OPP_OP_COLL:
-        if (nargs < 1 || a[0] == OPP_COLL_GROUP_START || a[0] == OPP_COLL_GROUP_END || nargs < 2)
+        if (nargs < 2 || a[0] == OPP_COLL_NONE || a[0] == OPP_COLL_GROUP_START ||
+            a[0] == OPP_COLL_GROUP_END) /* NONE: communicator set-up */
             return;
         s->n = 1;
         set1(s, 0, (int64_t)a[1]);
@@ -178,6 +179,32 @@ uint64_t opp_op_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
     if (opp_kind_base(kind) != OPP_OP_COLL || nargs < 2)
         return 0;
     return a[1] * opp_dtype_size(dt);
+}
+
+/* COLL arguments (past the status): coll, count, dtype, redop, rank, nranks, peer. */
+static int coll_per_rank(uint64_t c)
+{
+    return c == OPP_COLL_ALL_GATHER || c == OPP_COLL_REDUCE_SCATTER || c == OPP_COLL_ALL_TO_ALL;
+}
+
+uint64_t opp_coll_alg_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    uint64_t b = opp_op_bytes(kind, a, nargs);
+    nargs = opp_op_args(kind, &a, nargs);
+    if (!b || nargs < 1 || a[0] == OPP_COLL_GROUP_START || a[0] == OPP_COLL_GROUP_END)
+        return 0;
+    return coll_per_rank(a[0]) && nargs >= 6 && a[5] ? b * a[5] : b;
+}
+
+double opp_coll_bus_factor(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    nargs = opp_op_args(kind, &a, nargs);
+    if (opp_kind_base(kind) != OPP_OP_COLL || nargs < 6 || !a[5])
+        return 1.0;
+    double n = (double)a[5];
+    if (a[0] == OPP_COLL_ALL_REDUCE)
+        return 2.0 * (n - 1) / n;
+    return coll_per_rank(a[0]) ? (n - 1) / n : 1.0;
 }
 
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)

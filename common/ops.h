@@ -56,6 +56,15 @@ uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *args, ui
 /* Bytes a COLL call moves per rank (count * element size), 0 otherwise. */
 uint64_t opp_op_bytes(uint32_t kind, const uint64_t *args, uint32_t nargs);
 
+/* Collective bandwidth, as nccl-tests reports it: the algorithm bytes of a
+ * COLL call (opp_op_bytes, times nranks for all_gather, reduce_scatter and
+ * all_to_all, whose count is per rank) and the bus factor (all_reduce
+ * 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; others 1; 1
+ * when nranks is unknown). algbw = bytes / time, busbw = algbw * factor.
+ * 0 bytes for group calls and non-COLL kinds. */
+uint64_t opp_coll_alg_bytes(uint32_t kind, const uint64_t *args, uint32_t nargs);
+double opp_coll_bus_factor(uint32_t kind, const uint64_t *args, uint32_t nargs);
+
 /* "[[300, 200], [200, 100], [300, 100]]" like torch's Input Shapes. */
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap);
 

@@ -26,7 +26,39 @@
 #define OPP_CUDA_DRV_SYMS(X)
 #endif
 
-#define OPP_ALL_FUNCS(X) OPP_BLAS_FUNCS(X) OPP_ONEDNN_FUNCS(X) OPP_XNNPACK_FUNCS(X) OPP_NVTX_FUNCS(X)
+/* GPU tensor libraries: with the toolkit, each whose header is installed
+ * (cuDNN and NCCL often come separately); the .c files use the same tests. */
+#if defined(OPP_HAVE_CUDA) && __has_include(<cublas_api.h>)
+#define OPP_HAVE_CUBLAS 1
+#include "cublas_table.h"
+#include "cublaslt_table.h"
+#else
+#define OPP_CUBLAS_FUNCS(X)
+#define OPP_CUBLASLT_FUNCS(X)
+#endif
+#if defined(OPP_HAVE_CUDA) && __has_include(<cudnn.h>)
+#define OPP_HAVE_CUDNN 1
+#include "cudnn_table.h"
+#else
+#define OPP_CUDNN_FUNCS(X)
+#endif
+#if defined(OPP_HAVE_CUDA) && __has_include(<nccl.h>)
+#define OPP_HAVE_NCCL 1
+#include "nccl_table.h"
+#else
+#define OPP_NCCL_FUNCS(X)
+#endif
+#if defined(OPP_HAVE_CUDA) && __has_include(<cufft.h>)
+#define OPP_HAVE_CUFFT 1
+#include "cufft_table.h"
+#else
+#define OPP_CUFFT_FUNCS(X)
+#endif
+#define OPP_GPULIB_FUNCS(X)                                                                        \
+    OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X) OPP_CUBLASLT_FUNCS(X) OPP_CUDNN_FUNCS(X)
+
+#define OPP_ALL_FUNCS(X)                                                                           \
+    OPP_BLAS_FUNCS(X) OPP_ONEDNN_FUNCS(X) OPP_XNNPACK_FUNCS(X) OPP_NVTX_FUNCS(X) OPP_GPULIB_FUNCS(X)
 
 #define OPP_FL_0 0u
 #define OPP_FL_S OPP_OPK_STATUS

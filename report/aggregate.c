@@ -245,6 +245,12 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             r->self_cpu_time_total_ns += e->self_ns;
             r->cpu_time_total_ns += opp_event_dur(e);
             r->flops += opp_op_flops(f->kind, f->dtype, args, e->nargs);
+            uint64_t cb = opp_coll_alg_bytes(f->kind, args, e->nargs);
+            if (cb) {
+                r->coll = 1;
+                r->coll_bytes += cb;
+                r->coll_bus_bytes += (double)cb * opp_coll_bus_factor(f->kind, args, e->nargs);
+            }
             if (t->gpu) {
                 const struct opp_event_gpu *g = &t->gpu[i];
                 r->self_cuda_time_total_ns += g->self_cuda_ns;

@@ -73,6 +73,9 @@ struct opp_row {
     uint64_t bytes; /* memcpy and memset rows: bytes copied or set */
     int transfers;  /* a memcpy or memset row: bytes and GB/s apply */
     uint64_t flops;            /* sum over the row's calls of opp_op_flops */
+    int coll;                  /* a row of collectives (COLL data calls) */
+    uint64_t coll_bytes;       /* their algorithm bytes (opp_coll_alg_bytes) */
+    double coll_bus_bytes;     /* the same times each call's bus factor */
     struct opp_shapes shapes;  /* n = 0 unless grouped by shape */
     char shapes_str[OPP_SHAPES_STR_MAX]; /* "" unless grouped by shape */
 };
@@ -91,6 +94,17 @@ static inline double opp_row_cuda_avg_ns(const struct opp_row *r)
 static inline double opp_row_gbps(const struct opp_row *r)
 {
     return r->cuda_time_total_ns ? (double)r->bytes / (double)r->cuda_time_total_ns : 0.0;
+}
+
+/* Collective rows: algorithm and bus bandwidth in GB/s (bytes per ns)
+ * over their CUDA total; 0 without GPU time. */
+static inline double opp_row_algbw(const struct opp_row *r)
+{
+    return r->cuda_time_total_ns ? (double)r->coll_bytes / (double)r->cuda_time_total_ns : 0.0;
+}
+static inline double opp_row_busbw(const struct opp_row *r)
+{
+    return r->cuda_time_total_ns ? r->coll_bus_bytes / (double)r->cuda_time_total_ns : 0.0;
 }
 
 struct opp_agg {

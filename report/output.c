@@ -32,7 +32,9 @@ enum col {
     COL_SHAPES,
     COL_FLOPS,
     COL_GFLOPS,
-    COL_LIB,
+    COL_ALGBW, /* collectives with GPU time */
+    COL_BUSBW,
+    COL_LIB,   /* --show-lib: after torch's columns */
     NCOLS
 };
 
@@ -144,6 +146,12 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         snprintf(buf, CELL_MAX, "%.3f", rate / t->rate_unit);
         return buf;
     }
+    case COL_ALGBW:
+    case COL_BUSBW:
+        if (!r->coll || !r->cuda_time_total_ns)
+            return "--";
+        snprintf(buf, CELL_MAX, "%.3f", c == COL_ALGBW ? opp_row_algbw(r) : opp_row_busbw(r));
+        return buf;
     case COL_LIB:
         return r->lib;
     }
@@ -152,6 +160,15 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
 
 /* Like torch: the CUDA columns when some row, before the limit, has Self
  * CUDA time; the CUDA memory columns when some row has Self CUDA Mem > 0. */
+/* The bandwidth columns: some row of collectives has GPU time. */
+static int has_coll_time(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        if (a->rows[i].coll && a->rows[i].cuda_time_total_ns)
+            return 1;
+    return 0;
+}
+
 static int has_cuda_time(const struct opp_agg *a)
 {
     for (size_t i = 0; i < a->nrows_all; i++)
@@ -216,6 +233,8 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         [COL_SHAPES] = "Input Shapes",
         [COL_FLOPS] = "Total FLOPs", /* the unit is set by scale_flops */
         [COL_GFLOPS] = "GFLOP/s", /* or TFLOP/s, set by scale_flops */
+        [COL_ALGBW] = "Alg BW GB/s",
+        [COL_BUSBW] = "Bus BW GB/s",
         [COL_LIB] = "Lib",
     };
     for (int c = 0; c < NCOLS; c++) {
@@ -228,6 +247,7 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
     t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = has_cuda_mem(t->a);
     t->on[COL_SHAPES] = o->group_by_shape;
     t->on[COL_FLOPS] = t->on[COL_GFLOPS] = o->flops && scale_flops(t);
+    t->on[COL_ALGBW] = t->on[COL_BUSBW] = has_coll_time(t->a);
     if (t->on[COL_FLOPS])
         t->head[COL_FLOPS] = t->flops_head;
     if (t->on[COL_GFLOPS] && t->rate_unit > 1)
@@ -437,6 +457,14 @@ static void json_rows(FILE *f, const struct opp_agg *a, const struct opp_out_opt
         if (o->group_by_shape)
             fprintf(f, ", \"input_shapes\": %s", r->shapes_str); /* already JSON */
         fprintf(f, ", \"flops\": %" PRIu64, r->flops);
+        if (r->coll) { /* collectives: bandwidth once GPU time is known */
+            fprintf(f, ", \"coll_bytes\": %" PRIu64, r->coll_bytes);
+            if (r->cuda_time_total_ns)
+                fprintf(f, ", \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f", opp_row_algbw(r),
+                        opp_row_busbw(r));
+            else
+                fputs(", \"algbw_gbps\": null, \"busbw_gbps\": null", f);
+        }
         if (a->gpu) {
             fprintf(f, ", \"device_type\": \"%s\", \"self_cuda_time_total\": ",
                     opp_device_type_name(r->device_type));
