@@ -168,7 +168,10 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
         opp_leave(&f_, a_, nargs);                                                                 \
     }
 
-#define OPP_WRAP_RET(ret, name, params, args, nargs, capture)                                      \
+/* The body of every wrapper that returns a value: after, a parenthesized
+ * statement list run once the real call returned (r_ holds its value),
+ * records the call with opp_leave(&f_, ...). */
+#define OPP_WRAP_RET_CORE(ret, name, params, args, after)                                          \
     OPP_EXPORT ret name params                                                                     \
     {                                                                                              \
         typedef ret(*real_t) params;                                                               \
@@ -179,29 +182,26 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
         if (!opp_enter(&f_, OPP_FN_##name))                                                        \
             return real args;                                                                      \
         ret r_ = real args;                                                                        \
-        const uint64_t a_[] = {OPP_UNPAREN capture};                                               \
-        opp_leave(&f_, a_, nargs);                                                                 \
+        OPP_UNPAREN after;                                                                         \
         return r_;                                                                                 \
     }
+
+/* capture: the argument values, evaluated after the call (may use r_). */
+#define OPP_WRAP_RET(ret, name, params, args, nargs, capture)                                      \
+    OPP_WRAP_RET_CORE(ret, name, params, args,                                                     \
+                      (const uint64_t a_[] = {OPP_UNPAREN capture}; opp_leave(&f_, a_, nargs)))
+
+/* The same with one statement (prep) between the call and the capture. */
+#define OPP_WRAP_RET_PREP(ret, name, params, args, nargs, prep, capture)                           \
+    OPP_WRAP_RET_CORE(ret, name, params, args,                                                     \
+                      (OPP_UNPAREN prep; const uint64_t a_[] = {OPP_UNPAREN capture};              \
+                       opp_leave(&f_, a_, nargs)))
 
 /* The same with a capture whose length is known only at run time: fill, an
  * expression evaluated after the call (r_ is the returned value), writes
  * up to OPP_MAX_ARGS values into a_ and yields how many. */
 #define OPP_WRAP_RET_FILL(ret, name, params, args, fill)                                           \
-    OPP_EXPORT ret name params                                                                     \
-    {                                                                                              \
-        typedef ret(*real_t) params;                                                               \
-        real_t real = (real_t)opp_real(OPP_FN_##name);                                            \
-        struct opp_frame f_;                                                                       \
-        if (OPP_UNLIKELY(!real))                                                                   \
-            return (ret)0;                                                                         \
-        if (!opp_enter(&f_, OPP_FN_##name))                                                        \
-            return real args;                                                                      \
-        ret r_ = real args;                                                                        \
-        uint64_t a_[OPP_MAX_ARGS];                                                                 \
-        unsigned n_ = (fill);                                                                      \
-        opp_leave(&f_, a_, n_);                                                                    \
-        return r_;                                                                                 \
-    }
+    OPP_WRAP_RET_CORE(ret, name, params, args,                                                     \
+                      (uint64_t a_[OPP_MAX_ARGS]; unsigned n_ = (fill); opp_leave(&f_, a_, n_)))
 
 #endif

@@ -78,24 +78,4 @@ void opp_pmap_del(struct opp_pmap *m, const void *key);
  * getters the tables call to read descriptors; NULL when not loaded. */
 void *opp_lib_sym(const char *soname, const char *name);
 
-/* OPP_WRAP_RET (agent.h) plus a statement run after the real call and
- * before the capture, with r_ in scope: it reads what the capture needs
- * (descriptors, a cache) into locals. Only on recorded calls. */
-#define OPP_WRAP_RET_PREP(ret, name, params, args, nargs, prep, capture)                           \
-    OPP_EXPORT ret name params                                                                     \
-    {                                                                                              \
-        typedef ret(*real_t) params;                                                               \
-        real_t real = (real_t)opp_real(OPP_FN_##name);                                            \
-        struct opp_frame f_;                                                                       \
-        if (OPP_UNLIKELY(!real))                                                                   \
-            return (ret)0;                                                                         \
-        if (!opp_enter(&f_, OPP_FN_##name))                                                        \
-            return real args;                                                                      \
-        ret r_ = real args;                                                                        \
-        OPP_UNPAREN prep;                                                                          \
-        const uint64_t a_[] = {OPP_UNPAREN capture};                                               \
-        opp_leave(&f_, a_, nargs);                                                                 \
-        return r_;                                                                                 \
-    }
-
 #endif
