@@ -2,25 +2,13 @@
  * relu (a wrapper that records a primitive's kind and tensor dims, read once
  * per primitive and then from its cache). */
 #include <oneapi/dnnl/dnnl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static long long now_ns(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "loop.h"
 
 int main(int argc, char **argv)
 {
-    long iters = argc > 1 ? strtol(argv[1], NULL, 10) : 1000000;
-    long warm = argc > 2 ? strtol(argv[2], NULL, 10) : 1;
-    if (argc > 3 || iters <= 0 || warm < 1) {
-        fprintf(stderr, "usage: %s ITERATIONS [WARMUP_CALLS >= 1]\n", argv[0]);
+    long iters, warm;
+    if (bench_args(argc, argv, &iters, &warm))
         return 2;
-    }
     dnnl_engine_t eng;
     dnnl_stream_t strm;
     dnnl_memory_desc_t md;
@@ -39,13 +27,6 @@ int main(int argc, char **argv)
     }
     dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, mem}, {DNNL_ARG_DST, mem}};
     long bad = 0;
-    for (long i = 0; i < warm; i++)
-        bad += dnnl_primitive_execute(relu, strm, 2, args) != dnnl_success;
-    long long c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns(CLOCK_MONOTONIC);
-    for (long i = 0; i < iters; i++)
-        bad += dnnl_primitive_execute(relu, strm, 2, args) != dnnl_success;
-    long long t1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-    printf("ns_per_call=%.3f cpu_ns_per_call=%.3f calls=%ld\n", (double)(t1 - t0) / (double)iters,
-           (double)(c1 - c0) / (double)iters, iters + warm);
+    BENCH_RUN(iters, warm, bad += dnnl_primitive_execute(relu, strm, 2, args) != dnnl_success);
     return bad || x != 1.0f;
 }
