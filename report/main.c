@@ -14,6 +14,7 @@ static const struct cmd {
 } cmds[] = {
     {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
     {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
+    {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
     {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
 };
 

@@ -1,0 +1,114 @@
+/* `opprof diff` on real runs: tests/progs/blas_calls with 1, 3 and 40
+ * repeats under `opprof run`, compared as a CI pipeline would (exit codes of
+ * the real tool, exact call counts in its JSON). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static char *profile(const char *reps)
+{
+    char name[32];
+    snprintf(name, sizeof name, "r%s.trace", reps);
+    char *trace = tu_path(dir, name);
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
+                   (char *)tu_build("tests/progs/blas_calls"), (char *)reps, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, NULL, NULL)), 0);
+    return trace;
+}
+
+/* `opprof diff A B ARGS...`: its exit code, stdout and stderr in *out, *err. */
+static int diff(const char *a, const char *b, const char *x1, const char *x2, const char *x3,
+                char **out, char **err)
+{
+    char *o = tu_path(dir, "diff.out"), *e = tu_path(dir, "diff.err");
+    char *argv[] = {(char *)tu_tool("opprof"), "diff", (char *)a, (char *)b,
+                    (char *)x1, (char *)x2, (char *)x3, NULL};
+    int code = tu_code(tu_run(argv, NULL, o, e));
+    *out = tu_slurp(o);
+    *err = tu_slurp(e);
+    free(o), free(e);
+    return code;
+}
+
+/* The JSON row line of key: it holds both sides' counts. */
+static void calls_are(const char *json, const char *key, const char *a, const char *b)
+{
+    char want[128];
+    snprintf(want, sizeof want, "{\"key\": \"%s\", \"device_type\": \"CPU\", \"class\": ", key);
+    const char *p = strstr(json, want);
+    ck_assert_msg(p != NULL, "no row %s in %s", key, json);
+    const char *eol = strchr(p, '\n');
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)(eol - p), p);
+    snprintf(want, sizeof want, "\"a\": {\"count\": %s, ", a);
+    ck_assert_msg(strstr(line, want), "%s: %s", want, line);
+    snprintf(want, sizeof want, "\"b\": {\"count\": %s, ", b);
+    ck_assert_msg(strstr(line, want), "%s: %s", want, line);
+}
+
+START_TEST(blas_repeats)
+{
+    char *t1 = profile("1"), *t3 = profile("3"), *t40 = profile("40"), *out, *err;
+    /* 1 vs 3 repeats: every operator's calls triple, nothing added or removed */
+    ck_assert_int_eq(diff(t1, t3, "-f", "json", NULL, &out, &err), 0);
+    calls_are(out, "cblas_dgemm", "5", "15");
+    calls_are(out, "cblas_zgemm", "1", "3");
+    calls_are(out, "sgemm_", "4", "12");
+    calls_are(out, "cblas_ddot", "5", "15");
+    calls_are(out, "dgemv_", "2", "6");
+    calls_are(out, "cblas_daxpy", "1", "3");
+    calls_are(out, "cblas_dscal", "1", "3");
+    ck_assert_ptr_nonnull(strstr(out, "\"added\": 0, \"removed\": 0, "));
+    ck_assert_ptr_nonnull(strstr(out, "\"regression\": null,"));
+    ck_assert_int_eq(tu_count_lines(out, "    {\"key\": "), 7);
+    free(out), free(err);
+
+    /* the gate: 40 repeats against 1 is ten times the work or more */
+    ck_assert_int_eq(diff(t1, t40, "--fail-above", "200", NULL, &out, &err), 1);
+    ck_assert_ptr_nonnull(strstr(err, "opprof diff: regression above 200.00%: "));
+    ck_assert_int_eq(tu_count_lines(err, "opprof diff:"), 1);
+    ck_assert_ptr_nonnull(strstr(out, "7 rows: 0 added, 0 removed, "));
+    free(out), free(err);
+    /* one named operator */
+    ck_assert_int_eq(diff(t1, t40, "--fail-above=200", "--op", "cblas_dgemm", &out, &err), 1);
+    ck_assert_ptr_nonnull(strstr(err, "opprof diff: regression above 200.00%: "));
+    free(out), free(err);
+    /* the other way round it got faster: no regression */
+    ck_assert_int_eq(diff(t40, t1, "--fail-above", "0", NULL, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_ptr_nonnull(strstr(out, "(-"));
+    free(out), free(err);
+    /* a trace against itself: every row the same, even at 0% */
+    ck_assert_int_eq(diff(t3, t3, "--fail-above", "0", NULL, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "7 rows: 0 added, 0 removed, 0 slower, 0 faster, 7 same\n"));
+    free(out), free(err);
+    /* not a trace: exit 3 with the reason */
+    ck_assert_int_eq(diff(t1, tu_build("tests/progs/blas_calls"), NULL, NULL, NULL, &out, &err), 3);
+    ck_assert_ptr_nonnull(strstr(err, "opprof diff: "));
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    free(t1), free(t3), free(t40);
+}
+END_TEST
+
+Suite *suite_diff(void)
+{
+    Suite *s = suite_create("diff");
+    TCase *tc = tcase_create("blas");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, blas_repeats);
+    suite_add_tcase(s, tc);
+    return s;
+}

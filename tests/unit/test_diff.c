@@ -1,0 +1,357 @@
+/* opprof diff (report/diff.c, report/cmd_diff.c) on two traces written by
+ * hand: rows matched by name (and shapes), kernels by device time, each
+ * class, the same-threshold, the total, --fail-above with and without named
+ * operators, the table and JSON, exit codes; exact numbers. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "diff.h"
+#include "model.h"
+#include "testutil.h"
+#include "trace.h"
+
+#define US 1000ull
+#define NN ('N' | 'N' << 8)
+
+enum { F_DGEMM, F_DDOT, F_DAXPY, F_LAUNCH, F_DSCAL };
+
+struct dev {
+    uint32_t fn;
+    uint64_t begin, end; /* us */
+    uint32_t nargs;
+    uint64_t args[4];
+    uint64_t end_extra_ns;
+};
+
+/* One process, one thread, flat calls; one kernel "k1" (string id 1) of
+ * kernel_us launched by the cudaLaunchKernel call with correlation id 5. */
+static void write_pair_trace(const char *path, const struct dev *ev, size_t n, uint64_t kernel_us)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    const char *argv[] = {"app"};
+    struct opp_tw_process p = {.proc = 1, .pid = 77, .clock = OPP_CLOCK_MONOTONIC,
+                               .start_real_ns = 1, .exe = "app", .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    struct opp_func_desc fd[] = {
+        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+        [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+        [F_DAXPY] = {OPP_OP_AXPY, OPP_DT_F64, "blas", "cblas_daxpy"},
+        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+        [F_DSCAL] = {OPP_OP_SCAL, OPP_DT_F64, "blas", "cblas_dscal"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(&w, 1, 5, fd), 0);
+    char mem[8192];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, 1, 77, 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, ev[i].begin * US,
+                                    ev[i].end * US + ev[i].end_extra_ns, 0,
+                                    ev[i].nargs, ev[i].args),
+                         0);
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    uint8_t gm[4096];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, gm, sizeof gm);
+    opp_put_u32(&b, 2);
+    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "k1", .slen = 2};
+    s.f[0] = 1;
+    ck_assert_int_eq(opp_gpu_put(&b, &s), 0);
+    struct opp_gpu_rec k = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
+    k.f[OPP_GF_START] = 1000 * US;
+    k.f[OPP_GF_END] = (1000 + kernel_us) * US;
+    k.f[OPP_GF_STREAM] = 7;
+    k.f[OPP_GF_CORRELATION] = 5;
+    k.f[OPP_GF_K_NAME] = 1;
+    k.f[OPP_GF_K_BLOCK_X] = k.f[OPP_GF_K_GRID_X] = 1;
+    ck_assert_int_eq(opp_gpu_put(&b, &k), 0);
+    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
+    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, 2000 * US), 0);
+    ck_assert_int_eq(opp_tw_end(&w, n, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+#define SHAPE64 4, {64, 32, 48, NN}, 0
+#define SHAPE128 4, {128, 32, 48, NN}, 0
+#define LAUNCH 3, {0, 5, 211}, 0
+
+/* A: dgemm 2 x 100 us, ddot 3 x 10 us, daxpy 5 us, a launch of 10 us whose
+ * kernel runs 100 us. B: dgemm 2 x 150 us and one 20 us of another shape,
+ * ddot 30.2 us in all (within 1 us: same), no daxpy, a new dscal of 20 us, a
+ * launch of 5 us whose kernel runs 50 us. Self CPU totals: A 245 us, B
+ * 375.2 us (+130.2 us, +53.1429%). */
+static const struct dev EV_A[] = {
+    {F_DGEMM, 0, 100, SHAPE64},   {F_DGEMM, 200, 300, SHAPE64}, {F_DDOT, 400, 410, 1, {8}, 0},
+    {F_DDOT, 420, 430, 1, {8}, 0},   {F_DDOT, 440, 450, 1, {8}, 0},   {F_DAXPY, 500, 505, 1, {8}, 0},
+    {F_LAUNCH, 600, 610, LAUNCH},
+};
+static const struct dev EV_B[] = {
+    {F_DGEMM, 0, 150, SHAPE64},  {F_DGEMM, 200, 350, SHAPE64}, {F_DGEMM, 400, 420, SHAPE128},
+    {F_DDOT, 430, 440, 1, {8}, 0},  {F_DDOT, 450, 460, 1, {8}, 0},   {F_DDOT, 470, 480, 1, {8}, 200},
+    {F_DSCAL, 700, 720, 1, {8}, 0}, {F_LAUNCH, 800, 805, LAUNCH},
+};
+
+static char *dir, *path_a, *path_b;
+static struct opp_model *ma, *mb;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    path_a = tu_path(dir, "a.trace");
+    path_b = tu_path(dir, "b.trace");
+    write_pair_trace(path_a, EV_A, sizeof EV_A / sizeof EV_A[0], 100);
+    write_pair_trace(path_b, EV_B, sizeof EV_B / sizeof EV_B[0], 50);
+    char err[512];
+    ma = opp_model_load(path_a, err, sizeof err);
+    ck_assert_msg(ma != NULL, "%s", err);
+    mb = opp_model_load(path_b, err, sizeof err);
+    ck_assert_msg(mb != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+    opp_model_free(ma);
+    opp_model_free(mb);
+    tu_rmdir(dir);
+    free(dir), free(path_a), free(path_b);
+}
+
+struct want {
+    const char *key, *shapes;
+    enum opp_diff_class cls;
+    uint64_t calls_a, calls_b;
+    double change_us, percent; /* percent NAN: none */
+};
+
+static void check(const struct opp_diff *d, const struct want *w, size_t n)
+{
+    ck_assert_uint_eq(d->n, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_diff_row *r = &d->rows[i];
+        ck_assert_msg(!strcmp(r->key, w[i].key), "row %zu: %s, want %s", i, r->key, w[i].key);
+        ck_assert_str_eq(r->shapes, w[i].shapes);
+        ck_assert_msg(r->cls == w[i].cls, "%s: class %s", r->key, opp_diff_class_name(r->cls));
+        ck_assert_uint_eq(r->a.count, w[i].calls_a);
+        ck_assert_uint_eq(r->b.count, w[i].calls_b);
+        ck_assert_msg(fabs(r->change - w[i].change_us * 1000) < 1e-6, "%s: change %f", r->key,
+                      r->change);
+        if (isnan(w[i].percent))
+            ck_assert(isnan(r->percent));
+        else
+            ck_assert_msg(fabs(r->percent - w[i].percent) < 1e-9, "%s: %f", r->key, r->percent);
+    }
+}
+
+START_TEST(by_name_self_cpu)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    const struct want w[] = {
+        {"cblas_dgemm", "", OPP_DIFF_SLOWER, 2, 3, 120, 60.0},
+        {"k1", "", OPP_DIFF_FASTER, 1, 1, -50, -50.0}, /* a kernel: its device time */
+        {"cblas_dscal", "", OPP_DIFF_ADDED, 0, 1, 20, NAN},
+        {"cblas_daxpy", "", OPP_DIFF_REMOVED, 1, 0, -5, -100.0},
+        {"cudaLaunchKernel", "", OPP_DIFF_FASTER, 1, 1, -5, -50.0},
+        {"cblas_ddot", "", OPP_DIFF_SAME, 3, 3, 0.2, 0.2 / 30 * 100},
+    };
+    check(&d, w, 6);
+    ck_assert(d.gpu);
+    ck_assert_double_eq_tol(d.total_a, 245 * US, 1e-6);
+    ck_assert_double_eq_tol(d.total_b, 375.2 * US, 1e-6);
+    ck_assert_double_eq_tol(d.total_percent, 130.2 / 245 * 100, 1e-9);
+    ck_assert_int_eq(d.total_cls, OPP_DIFF_SLOWER);
+    ck_assert_uint_eq(d.classes[OPP_DIFF_ADDED], 1);
+    ck_assert_uint_eq(d.classes[OPP_DIFF_REMOVED], 1);
+    ck_assert_uint_eq(d.classes[OPP_DIFF_SLOWER], 1);
+    ck_assert_uint_eq(d.classes[OPP_DIFF_FASTER], 2);
+    ck_assert_uint_eq(d.classes[OPP_DIFF_SAME], 1);
+    /* the sides hold every metric: the launch's kernel is its Self CUDA */
+    ck_assert_uint_eq(d.rows[4].a.self_cuda_ns, 100 * US);
+    ck_assert_uint_eq(d.rows[4].b.cuda_total_ns, 50 * US);
+    ck_assert_uint_eq(d.rows[0].b.cpu_total_ns, 320 * US);
+
+    /* --fail-above 50: the total (+53.14%) and dgemm (+60%, the worst);
+     * the new dscal alone is not one */
+    const struct opp_diff_row *worst;
+    int total;
+    ck_assert_uint_eq(opp_diff_regressions(&d, 50, NULL, 0, &worst, &total), 2);
+    ck_assert(!total);
+    ck_assert_str_eq(worst->key, "cblas_dgemm");
+    ck_assert_uint_eq(opp_diff_regressions(&d, 55, NULL, 0, &worst, &total), 1);
+    ck_assert_uint_eq(opp_diff_regressions(&d, 60, NULL, 0, &worst, &total), 0);
+    ck_assert_ptr_null(worst);
+    /* named: a new operator is slower without bound; ddot is "same" */
+    const char *dscal[] = {"cblas_dscal"}, *ddot[] = {"cblas_ddot"};
+    ck_assert_uint_eq(opp_diff_regressions(&d, 60, dscal, 1, &worst, &total), 1);
+    ck_assert_str_eq(worst->key, "cblas_dscal");
+    ck_assert_uint_eq(opp_diff_regressions(&d, 0.5, ddot, 1, &worst, &total), 1);
+    ck_assert(total); /* only the total */
+    ck_assert_ptr_null(worst);
+    opp_diff_free(&d);
+
+    /* a tighter threshold: ddot's +0.2 us is now slower */
+    o.same_given = 1;
+    o.same_pct = 0;
+    o.same_ns = 100;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(d.rows[5].cls, OPP_DIFF_SLOWER);
+    ck_assert_uint_eq(d.classes[OPP_DIFF_SAME], 0);
+    opp_diff_free(&d);
+}
+END_TEST
+
+START_TEST(by_shape_and_cuda)
+{
+    struct opp_diff_opts o = {.group_by_shape = 1};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    const struct want w[] = {
+        {"cblas_dgemm", "[[64, 48], [48, 32], [64, 32]]", OPP_DIFF_SLOWER, 2, 2, 100, 50.0},
+        {"k1", "[]", OPP_DIFF_FASTER, 1, 1, -50, -50.0},
+        {"cblas_dgemm", "[[128, 48], [48, 32], [128, 32]]", OPP_DIFF_ADDED, 0, 1, 20, NAN},
+        {"cblas_dscal", "[[8]]", OPP_DIFF_ADDED, 0, 1, 20, NAN},
+        {"cblas_daxpy", "[[8], [8]]", OPP_DIFF_REMOVED, 1, 0, -5, -100.0},
+        {"cudaLaunchKernel", "[]", OPP_DIFF_FASTER, 1, 1, -5, -50.0},
+        {"cblas_ddot", "[[8], [8]]", OPP_DIFF_SAME, 3, 3, 0.2, 0.2 / 30 * 100},
+    };
+    check(&d, w, 7);
+    opp_diff_free(&d);
+
+    /* by self CUDA time: the launch and its kernel halve, the rest is 0 */
+    o = (struct opp_diff_opts){.metric = OPP_DIFF_SELF_CUDA};
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_str_eq(d.rows[0].key, "cudaLaunchKernel");
+    ck_assert_str_eq(d.rows[1].key, "k1");
+    ck_assert_int_eq(d.rows[0].cls, OPP_DIFF_FASTER);
+    ck_assert_double_eq_tol(d.rows[0].change, -50.0 * US, 1e-6);
+    /* no change: by name; only in A or B is still removed or added */
+    ck_assert_str_eq(d.rows[2].key, "cblas_daxpy");
+    ck_assert_int_eq(d.rows[2].cls, OPP_DIFF_REMOVED);
+    ck_assert_str_eq(d.rows[3].key, "cblas_ddot");
+    ck_assert_int_eq(d.rows[3].cls, OPP_DIFF_SAME);
+    ck_assert_str_eq(d.rows[5].key, "cblas_dscal");
+    ck_assert_int_eq(d.rows[5].cls, OPP_DIFF_ADDED);
+    ck_assert_double_eq_tol(d.total_a, 100 * US, 1e-6);
+    ck_assert_double_eq_tol(d.total_percent, -50.0, 1e-9);
+    ck_assert_int_eq(d.total_cls, OPP_DIFF_FASTER);
+    opp_diff_free(&d);
+}
+END_TEST
+
+#define DIFF(...) ((char *[]){"diff", __VA_ARGS__, NULL})
+
+static int run(char **argv, char **out, char **err)
+{
+    return tu_call(cmd_diff, argv, dir, out, err);
+}
+
+START_TEST(command)
+{
+    char *out, *err;
+    /* the table: header, rows by change, the total, the classes */
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--limit", "2"), &out, &err), 0);
+    ck_assert_str_eq(out,
+        "---------------  -------  -------  -------  ----------  ----------  -----------  -----------  -----------  -----------  ------------  ------------  ----------  --------  \n"
+        "           Name    Class  Calls A  Calls B  Self CPU A  Self CPU B  CPU total A  CPU total B  Self CUDA A  Self CUDA B  CUDA total A  CUDA total B      Change  Change %  \n"
+        "---------------  -------  -------  -------  ----------  ----------  -----------  -----------  -----------  -----------  ------------  ------------  ----------  --------  \n"
+        "    cblas_dgemm   slower        2        3   200.000us   320.000us    200.000us    320.000us      0.000us      0.000us       0.000us       0.000us  +120.000us   +60.00%  \n"
+        "             k1   faster        1        1     0.000us     0.000us      0.000us      0.000us    100.000us     50.000us     100.000us      50.000us   -50.000us   -50.00%  \n"
+        "---------------  -------  -------  -------  ----------  ----------  -----------  -----------  -----------  -----------  ------------  ------------  ----------  --------  \n"
+        "Self CPU time total: 245.000us -> 375.200us (+53.14%, slower)\n"
+        "6 rows: 1 added, 1 removed, 1 slower, 2 faster, 1 same\n"
+        "Change: self_cpu from A to B (kernels, copies, memsets: device time); same: within 1.00% of A or 1.000us\n");
+    free(out), free(err);
+    /* the gate: one line names the worst, exit 1 */
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "50"), &out, &err), 1);
+    ck_assert_str_eq(err, "opprof diff: regression above 50.00%: cblas_dgemm self_cpu 200.000us "
+                          "-> 320.000us (+60.00%); 2 regressions in all\n");
+    free(out), free(err);
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60"), &out, &err), 0);
+    free(out), free(err);
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60", "--op", "cblas_dscal"), &out,
+                         &err),
+                     1);
+    ck_assert_str_eq(err, "opprof diff: regression above 60.00%: cblas_dscal self_cpu 0.000us -> "
+                          "20.000us (new)\n");
+    free(out), free(err);
+    /* B against itself: everything the same, whatever the gate */
+    ck_assert_int_eq(run(DIFF(path_b, path_b, "--fail-above", "0"), &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "5 rows: 0 added, 0 removed, 0 slower, 0 faster, 5 same\n"));
+    free(out), free(err);
+    /* JSON */
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "50", "-n", "1"),
+                         &out, &err),
+                     1);
+    ck_assert_ptr_nonnull(strstr(out, "\"total\": {\"a\": 245.000, \"b\": 375.200, \"change\": "
+                                      "130.200, \"percent\": 53.143, \"class\": \"slower\"},\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\"classes\": {\"added\": 1, \"removed\": 1, \"slower\": 1, "
+                                      "\"faster\": 2, \"same\": 1},\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\"regression\": {\"key\": \"cblas_dgemm\", \"percent\": "
+                                      "60.000, \"count\": 2},\n"));
+    ck_assert_ptr_nonnull(strstr(out, "{\"key\": \"cblas_dgemm\", \"device_type\": \"CPU\", "
+                                      "\"class\": \"slower\", \"a\": {\"count\": 2, "
+                                      "\"self_cpu_time_total\": 200.000, \"cpu_time_total\": "
+                                      "200.000, \"self_cuda_time_total\": 0.000, "
+                                      "\"cuda_time_total\": 0.000}, \"b\": {\"count\": 3, "));
+    ck_assert_ptr_null(strstr(out, "k1"));
+    free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_errors)
+{
+    char *out, *err, *bad = tu_path(dir, "bad.trace"), *none = tu_path(dir, "none.trace");
+    FILE *f = fopen(bad, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("not a trace at all\n", f);
+    fclose(f);
+    ck_assert_int_eq(run(DIFF(path_a, bad), &out, &err), 3);
+    ck_assert_ptr_nonnull(strstr(err, "opprof diff: "));
+    ck_assert_ptr_nonnull(strstr(err, "bad.trace"));
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    ck_assert_int_eq(run(DIFF(none, path_b), &out, &err), 3);
+    ck_assert_ptr_nonnull(strstr(err, "none.trace"));
+    free(out), free(err);
+    const struct {
+        char **argv;
+        const char *msg;
+    } usage[] = {
+        {DIFF(path_a), "opprof diff: which two traces? (usage: opprof diff A.trace B.trace [options])\n"},
+        {DIFF(path_a, path_b, path_a), "opprof diff: two traces, no more (usage: opprof diff A.trace B.trace [options])\n"},
+        {DIFF(path_a, path_b, "--metric", "flops"), "opprof diff: unknown metric 'flops' (one of: self_cpu, cpu_total, self_cuda, cuda_total)\n"},
+        {DIFF(path_a, path_b, "--fail-above", "-3"), "opprof diff: --fail-above wants a percentage (0 or more), not '-3'\n"},
+        {DIFF(path_a, path_b, "--same", "1"), "opprof diff: --same wants PCT,US (e.g. 1,1), not '1'\n"},
+        {DIFF(path_a, path_b, "--by", "lib"), "opprof diff: --by wants name or shape, not 'lib'\n"},
+        {DIFF(path_a, path_b, "--op", "x"), "opprof diff: --op goes with --fail-above\n"},
+        {DIFF(path_a, path_b, "--fail-above", "5", "--op", "nope"), "opprof diff: --op 'nope': no such operator in either trace\n"},
+        {DIFF(path_a, path_b, "-f", "csv"), "opprof diff: unknown format 'csv' (one of: table, json)\n"},
+    };
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+        ck_assert_int_eq(run(usage[i].argv, &out, &err), 2);
+        ck_assert_str_eq(err, usage[i].msg);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    free(bad), free(none);
+}
+END_TEST
+
+Suite *suite_diff(void)
+{
+    Suite *s = suite_create("diff");
+    TCase *tc = tcase_create("diff");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, by_name_self_cpu);
+    tcase_add_test(tc, by_shape_and_cuda);
+    tcase_add_test(tc, command);
+    tcase_add_test(tc, command_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
