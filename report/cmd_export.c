@@ -23,6 +23,7 @@ static void usage(FILE *f)
           "       opprof export stacks TRACE [--metric METRIC] [-o OUT.folded]\n"
           "       opprof export flamegraph TRACE [--metric METRIC] [-o OUT.svg]\n"
           "       opprof export memory TRACE [--device N] [-o OUT.json|OUT.svg]\n"
+          "       opprof export html TRACE [-o OUT.html]\n"
           "\n"
           "Write a trace in another tool's format.\n"
           "\n"
@@ -39,6 +40,8 @@ static void usage(FILE *f)
           "                export_memory_timeline writes it ([times in us, [bytes] per time]),\n"
           "                or, for an OUT ending in .svg, a plot with the peak marked and the\n"
           "                operators that allocated most\n"
+          "  html          one self-contained page: the table, the flame graph, each GPU\n"
+          "                stream's busy and idle time, each device's memory plot\n"
           "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
           "      --device N    memory: the device (default: the first with allocations)\n"
           "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
@@ -92,6 +95,20 @@ static int export_tree(const char *trace, int svg, int cuda, FILE *f, char *err,
     return rc;
 }
 
+static int export_html(const char *trace, FILE *f, char *err, size_t errlen)
+{
+    struct opp_model *m = opp_model_load(trace, err, errlen);
+    if (!m)
+        return -1;
+    const char *base = strrchr(trace, '/');
+    int rc = opp_export_html(m, base ? base + 1 : trace, f);
+    if (rc)
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
+    else if (m->sum.warning[0])
+        snprintf(err, errlen, "%s", m->sum.warning);
+    opp_model_free(m);
+    return rc;
+}
 
 static int export_memory(const char *trace, long long device, int svg, FILE *f, char *err,
                          size_t errlen)
@@ -170,12 +187,12 @@ int cmd_export(int argc, char **argv)
         }
     }
     if (argc - optind != 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory TRACE [-o OUT])\n",
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html TRACE [-o OUT])\n",
                 argc - optind < 2 ? "which format and trace?" : "too many arguments");
         return 2;
     }
     const char *format = argv[optind], *trace = argv[optind + 1];
-    enum { CHROME, STACKS, FLAME, MEMORY } fmt;
+    enum { CHROME, STACKS, FLAME, MEMORY, HTML } fmt;
     if (!strcmp(format, "chrome")) {
         fmt = CHROME;
     } else if (!strcmp(format, "stacks")) {
@@ -184,8 +201,10 @@ int cmd_export(int argc, char **argv)
         fmt = FLAME;
     } else if (!strcmp(format, "memory")) {
         fmt = MEMORY;
+    } else if (!strcmp(format, "html")) {
+        fmt = HTML;
     } else {
-        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory)\n", format);
+        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory, html)\n", format);
         return 2;
     }
     if (out_path && !strcmp(out_path, "-"))
@@ -222,6 +241,7 @@ int cmd_export(int argc, char **argv)
     }
     char err[600] = "";
     int rc = fmt == CHROME ? opp_export_chrome(trace, f, err, sizeof err)
+             : fmt == HTML ? export_html(trace, f, err, sizeof err)
              : fmt == MEMORY
                  ? export_memory(trace, device, out_path && ends_with(out_path, ".svg"), f, err,
                                  sizeof err)

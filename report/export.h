@@ -34,4 +34,10 @@ int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memse
 int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memseries *s,
                           const char *title, FILE *out);
 
+/* One self-contained HTML page (no script, nothing fetched): a summary
+ * line, the key_averages table, the flame graph of self CPU time, a
+ * busy/idle bar per GPU stream and each device's memory plot, the writers'
+ * own output embedded. name: the page's title. 0 or -1. */
+int opp_export_html(const struct opp_model *m, const char *name, FILE *out);
+
 #endif

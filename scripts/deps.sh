@@ -7,8 +7,10 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev zli
 # Real clients for the end-to-end tests (they skip, saying so, without them)
 # and the tools the benchmark compares against; libdnnl-dev, libxnnpack-dev and
 # libpthreadpool-dev: the oneDNN and XNNPACK test programs (tests/cpulibs,
-# built only with those headers; the preload needs none).
-optional=(python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev)
+# built only with those headers; the preload needs none); chromium: the
+# headless-browser checks of the HTML and Chrome trace exports.
+optional=(python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev
+          chromium)
 
 missing() {
     local p

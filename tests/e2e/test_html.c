@@ -1,0 +1,236 @@
+/* Pages opened in a real headless browser (Debian's chromium): the one-page
+ * report of `opprof export html` (table, flame graph, stream bars, memory
+ * plot) rendered to a screenshot and its parsed DOM read back; and a Chrome
+ * trace exported from a run parsed by the browser's JSON.parse and checked
+ * against Kineto's schema (tests/html/chrome_check.html). GPU work comes
+ * from the test double of the CUDA runtime (tests/double). Without
+ * chromium the browser parts are skipped, saying so. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static const char *chromium(void)
+{
+    static const char *const paths[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
+    for (size_t i = 0; i < 2; i++)
+        if (access(paths[i], X_OK) == 0)
+            return paths[i];
+    return NULL;
+}
+
+/* chromium --headless with one action (--dump-dom or --screenshot=...) on
+ * the file; stdout to out. Its exit code. */
+static int browse(const char *action, const char *file, const char *out)
+{
+    char url[4300], profile[4300], size[] = "--window-size=1200,2000";
+    snprintf(url, sizeof url, "file://%s", file);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/profile", dir);
+    char home[4300];
+    snprintf(home, sizeof home, "HOME=%s", dir);
+    char *argv[] = {(char *)chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                    "--disable-dev-shm-usage", profile, (char *)action, size, url, NULL};
+    char *env[] = {home, NULL};
+    return tu_code(tu_run(argv, env, out, NULL));
+}
+
+/* The GPU double's trace, or NULL (skipped, said why). */
+static char *gpu_trace(void)
+{
+    if (access(tu_build("tests/double/gpu_app"), X_OK) != 0) {
+        fprintf(stderr, "skipped: no CUDA toolkit at build time, so no test double\n");
+        return NULL;
+    }
+    char *trace = tu_path(dir, "g.trace");
+    char cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/double/gpu_app"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, cupti), NULL, NULL)), 0);
+    return trace;
+}
+
+static int count(const char *s, const char *part)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, part)); p++)
+        n++;
+    return n;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+START_TEST(report_page)
+{
+    char *trace = gpu_trace();
+    if (!trace)
+        return;
+    char *page = tu_path(dir, "report.html"), *e = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "html", trace, "-o", page, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+    char *html = tu_slurp(page), *es = tu_slurp(e);
+    ck_assert_str_eq(es, "");
+    /* what the writers wrote, embedded: nothing fetched, no script */
+    ck_assert_int_eq(count(html, "<script"), 0);
+    ck_assert_int_eq(count(html, "http://") + count(html, "https://"),
+                     count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+    ck_assert_int_eq(count(html, "<?xml"), 0);
+    ck_assert_ptr_nonnull(strstr(html, "<pre id=\"table\">"));
+    ck_assert_ptr_nonnull(strstr(html, "            step(float*, int)  "));
+    ck_assert_ptr_nonnull(strstr(html, "<g><title>cudaMemcpy ("));
+    ck_assert_int_eq(count(html, "<g class=\"stream\">"), 1);
+    ck_assert_ptr_nonnull(strstr(html, ">peak 1.00 Mb at 0.000us</text>"));
+    ck_assert_int_eq(count(html, "<svg"), 3); /* flame graph, streams, memory */
+
+    if (!chromium()) {
+        fprintf(stderr, "skipped: the browser checks (no chromium: apt-get install chromium)\n");
+    } else {
+        /* the browser parsed it: the DOM it serialises has the table rows
+         * and the SVG elements */
+        char *dom = tu_path(dir, "dom.html");
+        ck_assert_int_eq(browse("--dump-dom", page, dom), 0);
+        char *d = tu_slurp(dom);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_nonnull(strstr(d, "<pre id=\"table\">"));
+        ck_assert_ptr_nonnull(strstr(d, "            step(float*, int)  "));
+        ck_assert_ptr_nonnull(strstr(d, "     cudaLaunchKernel  "));
+        ck_assert_int_eq(count(d, "<svg"), 3);
+        ck_assert_int_eq(count(d, "<g class=\"stream\">"), 1);
+        ck_assert_ptr_nonnull(strstr(d, "<title>cudaMemcpy ("));
+        ck_assert_ptr_nonnull(strstr(d, ">peak 1.00 Mb at 0.000us</text>"));
+        /* and drew it: a 1200 x 2000 PNG, not blank */
+        char *png = tu_path(dir, "shot.png"), shot[4400];
+        snprintf(shot, sizeof shot, "--screenshot=%s", png);
+        ck_assert_int_eq(browse(shot, page, NULL), 0);
+        struct stat st;
+        ck_assert_int_eq(stat(png, &st), 0);
+        ck_assert_msg(st.st_size > 20000 && st.st_size < 20000000, "PNG of %lld bytes",
+                      (long long)st.st_size);
+        FILE *f = fopen(png, "rb");
+        unsigned char head[24];
+        ck_assert_uint_eq(fread(head, 1, 24, f), 24);
+        fclose(f);
+        ck_assert_int_eq(memcmp(head, "\x89PNG\r\n\x1a\n", 8), 0);
+        ck_assert_uint_eq(be32(head + 16), 1200);
+        ck_assert_uint_eq(be32(head + 20), 2000);
+        free(d), free(dom), free(png);
+    }
+    free(html), free(es), free(page), free(e), free(trace);
+}
+END_TEST
+
+/* The chrome export of the double's run, parsed by the browser. */
+START_TEST(chrome_trace_in_browser)
+{
+    char *trace = gpu_trace();
+    if (!trace)
+        return;
+    if (!chromium()) {
+        fprintf(stderr, "skipped: chrome_trace_in_browser needs chromium (apt-get install chromium)\n");
+        free(trace);
+        return;
+    }
+    char *json = tu_path(dir, "t.json");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "-o", json, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, NULL)), 0);
+    char tmpl_path[4200];
+    snprintf(tmpl_path, sizeof tmpl_path, "%s/tests/html/chrome_check.html", getenv("OPPROF_SRC"));
+    char *tmpl = tu_slurp(tmpl_path), *j = tu_slurp(json);
+    ck_assert_ptr_nonnull(tmpl);
+    ck_assert_ptr_nonnull(j);
+    const char *at = strstr(tmpl, "@TRACE@");
+    ck_assert_ptr_nonnull(at);
+    /* the trace inside <script type="application/json">: "</" may not
+     * appear there, and "<\/" means the same in JSON */
+    char *page = tu_path(dir, "check.html");
+    FILE *f = fopen(page, "w");
+    ck_assert_ptr_nonnull(f);
+    fwrite(tmpl, 1, (size_t)(at - tmpl), f);
+    for (const char *p = j; *p; p++) {
+        if (p[0] == '<' && p[1] == '/')
+            fputs("<\\", f);
+        else
+            putc(*p, f);
+    }
+    fputs(at + 7, f);
+    ck_assert_int_eq(fclose(f), 0);
+    char *dom = tu_path(dir, "dom.html");
+    ck_assert_int_eq(browse("--dump-dom", page, dom), 0);
+    char *d = tu_slurp(dom);
+    /* 9 runtime calls, 2 copies, 6 kernels; 6 launch arrows, 8 ends */
+    ck_assert_msg(strstr(d, "<pre id=\"result\">PASS X=17 gpu=8 s=6 f=8</pre>") != NULL, "%s",
+                  strstr(d, "<pre id=\"result\">") ? strstr(d, "<pre id=\"result\">") : d);
+    /* and the page says FAIL when the trace breaks the schema */
+    f = fopen(page, "w");
+    fwrite(tmpl, 1, (size_t)(at - tmpl), f);
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"k\", \"ts\": 1, \"pid\": 0, \"tid\": 7}]}",
+          f);
+    fputs(at + 7, f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(browse("--dump-dom", page, dom), 0);
+    free(d);
+    d = tu_slurp(dom);
+    ck_assert_ptr_nonnull(strstr(d, "<pre id=\"result\">FAIL: X event 0 (k) has no numeric dur</pre>"));
+    free(d), free(dom), free(page), free(tmpl), free(j), free(json), free(trace);
+}
+END_TEST
+
+/* A CPU-only run: the GPU sections say there is nothing; a file that is
+ * not a trace: exit 1, one line, no page left behind. */
+START_TEST(cpu_page_and_errors)
+{
+    char *trace = tu_path(dir, "c.trace"), *page = tu_path(dir, "c.html"), *e = tu_path(dir, "e");
+    struct tu_env te;
+    char *prog[] = {(char *)tu_build("tests/progs/blas_calls"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(prog, tu_preload_env(&te, trace, NULL), NULL, NULL)), 0);
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "html", trace, "-o", page, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+    char *html = tu_slurp(page);
+    ck_assert_ptr_nonnull(strstr(html, "<p id=\"summary\">19 events, 1 processes, 1 threads, 0 GPU ops</p>"));
+    ck_assert_ptr_nonnull(strstr(html, "<g><title>cblas_dgemm ("));
+    ck_assert_ptr_nonnull(strstr(html, "<p id=\"streams\">no GPU activity records</p>"));
+    ck_assert_ptr_nonnull(strstr(html, "<p id=\"memory\">no device memory records</p>"));
+    ck_assert_int_eq(count(html, "\n    cblas_"), 4); /* zgemm, dgemm, daxpy, dscal (ddot: one more space) */
+    free(html);
+    FILE *f = fopen(trace, "w");
+    fputs("<not a trace>\n", f);
+    fclose(f);
+    unlink(page);
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 1);
+    char *es = tu_slurp(e);
+    ck_assert_int_eq(tu_count_lines(es, "opprof export: "), 1);
+    ck_assert_ptr_nonnull(strstr(es, "not an opprof trace"));
+    ck_assert_int_eq(access(page, F_OK), -1);
+    ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+    free(es), free(trace), free(page), free(e);
+}
+END_TEST
+
+Suite *suite_html(void)
+{
+    Suite *s = suite_create("html");
+    TCase *tc = tcase_create("browser");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, report_page);
+    tcase_add_test(tc, chrome_trace_in_browser);
+    tcase_add_test(tc, cpu_page_and_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
