@@ -26,6 +26,8 @@ static const struct {
     {"cuda_time", OPP_SORT_CUDA_TIME},
     {"self_cuda_memory_usage", OPP_SORT_SELF_CUDA_MEMORY_USAGE},
     {"cuda_memory_usage", OPP_SORT_CUDA_MEMORY_USAGE},
+    {"cpu_memory_usage", OPP_SORT_CPU_MEMORY_USAGE},
+    {"self_cpu_memory_usage", OPP_SORT_SELF_CPU_MEMORY_USAGE},
 };
 
 int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
@@ -41,7 +43,8 @@ int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
 const char *opp_sort_key_list(void)
 {
     return "self_cpu_time_total, cpu_time_total, cpu_time, count, flops, self_cuda_time_total, "
-           "cuda_time_total, cuda_time, self_cuda_memory_usage, cuda_memory_usage";
+           "cuda_time_total, cuda_time, self_cuda_memory_usage, cuda_memory_usage, "
+           "cpu_memory_usage, self_cpu_memory_usage";
 }
 
 const char *opp_device_type_name(uint32_t t)
@@ -57,6 +60,8 @@ struct group_key {
     int32_t n;
     int32_t rank[OPP_SHAPES_MAX];
     int64_t dim[OPP_SHAPES_MAX][OPP_RANK_MAX];
+    uint32_t nstack;
+    uint32_t stack[OPP_STACK_MAX];
 };
 
 struct group {
@@ -147,12 +152,17 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
     case OPP_SORT_CUDA_MEMORY_USAGE:
         c = cmp_i64_desc(a->cuda_memory_usage, b->cuda_memory_usage);
         break;
+    case OPP_SORT_CPU_MEMORY_USAGE:
+    case OPP_SORT_SELF_CPU_MEMORY_USAGE:
+        break; /* not recorded: 0 for every row */
     }
     if (!c)
         c = strcmp(a->key, b->key);
     if (!c && a->device_type != b->device_type)
         c = a->device_type < b->device_type ? -1 : 1;
-    return c ? c : cmp_shapes(&a->shapes, &b->shapes);
+    if (!c)
+        c = cmp_shapes(&a->shapes, &b->shapes);
+    return c || !a->stack_str ? c : strcmp(a->stack_str, b->stack_str);
 }
 
 static int thread_selected(const struct opp_model *m, const struct opp_thread *t,
@@ -213,11 +223,67 @@ static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **gr
     return r;
 }
 
+uint64_t opp_model_first_ns(const struct opp_model *m)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < m->nthreads; i++) /* tree order: the first begins first */
+        if (m->threads[i].nevents && m->threads[i].events[0].begin_ns < first)
+            first = m->threads[i].events[0].begin_ns;
+    for (size_t i = 0; i < m->gpu.nops; i++)
+        if (m->gpu.ops[i].start_ns < first)
+            first = m->gpu.ops[i].start_ns;
+    return first == UINT64_MAX ? 0 : first;
+}
+
+static int in_window(const struct opp_agg_opts *o, uint64_t first, uint64_t t)
+{
+    uint64_t rel = t - first; /* t >= first */
+    return rel >= o->from_ns && rel < o->to_ns;
+}
+
+/* regexec once per name: matched[id] is 0 unknown, 1 yes, 2 no. */
+static int name_matches(const struct opp_agg_opts *o, const struct opp_model *m,
+                        uint8_t *matched, uint32_t id)
+{
+    if (id >= m->nstrs)
+        return regexec(o->match, "", 0, NULL, 0) == 0;
+    if (!matched[id])
+        matched[id] = regexec(o->match, m->strs[id], 0, NULL, 0) == 0 ? 1 : 2;
+    return matched[id] == 1;
+}
+
+/* "outer;...;inner" of a row's stack (names as they are). */
+static char *stack_string(const struct opp_model *m, const struct opp_row *r)
+{
+    size_t len = 1;
+    for (uint32_t i = 0; i < r->nstack; i++)
+        len += strlen(opp_model_str(m, r->stack[i])) + 1;
+    char *s = malloc(len), *p = s;
+    if (!s)
+        return NULL;
+    *p = 0;
+    for (uint32_t i = r->nstack; i-- > 0;) {
+        const char *n = opp_model_str(m, r->stack[i]);
+        size_t l = strlen(n);
+        memcpy(p, n, l);
+        p += l;
+        if (i)
+            *p++ = ';';
+        *p = 0;
+    }
+    return s;
+}
+
 int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
 {
     memset(a, 0, sizeof *a);
     struct group *groups = NULL;
     size_t cap = 0;
+    uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
+    uint64_t first = o->window ? opp_model_first_ns(m) : 0;
+    uint8_t *matched = NULL;
+    if (o->match && !(matched = calloc(m->nstrs ? m->nstrs : 1, 1)))
+        return -ENOMEM;
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         const struct opp_thread *t = &m->threads[ti];
         if (!thread_selected(m, t, o))
@@ -227,12 +293,19 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             const struct opp_func *f = opp_event_func(m, t, e);
             if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
                 continue;
+            if (o->window && !in_window(o, first, e->begin_ns))
+                continue;
+            if (o->match && !name_matches(o, m, matched, e->name))
+                continue;
             const uint64_t *args = opp_event_args(t, e);
             struct opp_shapes shapes = {0};
             if (o->group_by_shape)
                 opp_op_shapes(f->kind, args, e->nargs, &shapes);
             struct group_key k;
             make_key(&k, e->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
+            for (uint32_t p = e->parent; p != OPP_NO_PARENT && k.nstack < nstack;
+                 p = t->events[p].parent)
+                k.stack[k.nstack++] = t->events[p].name;
             struct opp_row *r = row_for(a, &cap, &groups, &k);
             if (!r)
                 goto oom;
@@ -240,6 +313,8 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 r->key = opp_model_str(m, e->name);
                 r->lib = opp_model_str(m, f->lib);
                 r->shapes = shapes;
+                r->nstack = k.nstack;
+                memcpy(r->stack, k.stack, sizeof r->stack);
             }
             r->count++;
             r->self_cpu_time_total_ns += e->self_ns;
@@ -266,6 +341,10 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         const struct opp_gpu_op *g = &m->gpu.ops[i];
         if (o->lib || !opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
             continue;
+        if (o->window && !in_window(o, first, g->start_ns))
+            continue;
+        if (o->match && !name_matches(o, m, matched, g->name))
+            continue;
         struct group_key k;
         make_key(&k, g->name, OPP_DEVICE_CUDA, NULL); /* no shapes: "[]" when grouped */
         struct opp_row *r = row_for(a, &cap, &groups, &k);
@@ -287,6 +366,12 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
     }
     a->gpu = opp_model_has_gpu(m);
     free_groups(&groups);
+    free(matched);
+    matched = NULL;
+    if (o->group_by_stack)
+        for (size_t i = 0; i < a->nrows_all; i++)
+            if (!(a->rows[i].stack_str = stack_string(m, &a->rows[i])))
+                goto oom;
     enum opp_sort_key key = o->sort;
     if (a->nrows_all)
         qsort_r(a->rows, a->nrows_all, sizeof *a->rows, cmp_rows, &key);
@@ -298,12 +383,15 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
     return 0;
 oom:
     free_groups(&groups);
+    free(matched);
     opp_agg_free(a);
     return -ENOMEM;
 }
 
 void opp_agg_free(struct opp_agg *a)
 {
+    for (size_t i = 0; i < a->nrows_all; i++)
+        free(a->rows[i].stack_str);
     free(a->rows);
     memset(a, 0, sizeof *a);
 }

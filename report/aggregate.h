@@ -7,8 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <regex.h>
+
 #include "model.h"
 #include "ops.h"
+
+#define OPP_STACK_MAX 16 /* --group-by-stack N: at most this N */
 
 /* What rows are sorted by, descending (torch's attribute names). */
 enum opp_sort_key {
@@ -22,6 +26,10 @@ enum opp_sort_key {
     OPP_SORT_CUDA_TIME, /* average per call */
     OPP_SORT_SELF_CUDA_MEMORY_USAGE,
     OPP_SORT_CUDA_MEMORY_USAGE,
+    /* torch's CPU memory keys: opprof records no CPU memory, so every row
+     * has 0 and they sort by the tie-breakers (name, shapes, stack) */
+    OPP_SORT_CPU_MEMORY_USAGE,
+    OPP_SORT_SELF_CPU_MEMORY_USAGE,
 };
 
 /* 0, or -EINVAL for a name that is not a sort key. */
@@ -41,7 +49,19 @@ struct opp_agg_opts {
     uint32_t tid;
     const char *lib; /* only calls into this library ("blas", "onednn", "nvtx", "cudart"...);
                         then no GPU-op rows. NULL: every library */
+    /* torch's group_by_stack_n: rows also by the names of the N innermost
+     * operators around the call (its parents; our frames are operators) */
+    uint32_t group_by_stack;
+    /* A time window, ns since opp_model_first_ns: an event (or GPU op) is
+     * kept when it begins in [from_ns, to_ns) */
+    int window;
+    uint64_t from_ns, to_ns;
+    const regex_t *match; /* only names that match (regexec), NULL: every name */
 };
+
+/* The trace's first time: the earliest begin of an event or start of a
+ * GPU op (0 for an empty trace). */
+uint64_t opp_model_first_ns(const struct opp_model *m);
 
 /* Whether the GPU op (of process index proc, attached to an event of
  * thread index thread, or OPP_GPU_NONE) passes the filters: its process's
@@ -78,6 +98,11 @@ struct opp_row {
     double coll_bus_bytes;     /* the same times each call's bus factor */
     struct opp_shapes shapes;  /* n = 0 unless grouped by shape */
     char shapes_str[OPP_SHAPES_STR_MAX]; /* "" unless grouped by shape */
+    uint32_t stack[OPP_STACK_MAX]; /* grouped by stack: the enclosing operators' names
+                                      (string ids), innermost first */
+    uint32_t nstack;
+    char *stack_str; /* grouped by stack: outermost first, ';'-joined ("" for a
+                        root call); else NULL. Owned by the aggregate */
 };
 
 static inline double opp_row_avg_ns(const struct opp_row *r)

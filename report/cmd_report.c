@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+#include <regex.h>
+
 #include "aggregate.h"
 #include "cmds.h"
 #include "gpu_stats.h"
@@ -30,13 +33,16 @@ struct report_args {
     struct opp_tree_opts tree_opts;
     struct opp_agg_opts agg;
     struct opp_out_opts out;
+    int from_given, to_given;
+    regex_t match; /* agg.match points here when --match was given */
 };
 
 static void usage(FILE *f)
 {
     fputs("usage: opprof report TRACE [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
           "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
-          "                           [--lib NAME] [--show-lib]\n"
+          "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
+          "                           [--from MS] [--to MS] [--match REGEX]\n"
           "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
           "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] [--tid TID]\n"
           "       opprof report TRACE --step NAME [--format table|json] [--pid PID] [--tid TID]\n"
@@ -46,7 +52,8 @@ static void usage(FILE *f)
           "  -s, --sort KEY        sort rows by KEY, descending: self_cpu_time_total (default),\n"
           "                        cpu_time_total, cpu_time (average), count, flops,\n"
           "                        self_cuda_time_total, cuda_time_total, cuda_time (average),\n"
-          "                        self_cuda_memory_usage, cuda_memory_usage\n"
+          "                        self_cuda_memory_usage, cuda_memory_usage (and torch's\n"
+          "                        cpu_memory_usage, self_cpu_memory_usage: not recorded, 0)\n"
           "  -n, --limit N         show only the first N rows (--gpu: kernels, default 10)\n"
           "      --group-by-shape  one row per name and input shapes\n"
           "      --flops           add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
@@ -59,6 +66,11 @@ static void usage(FILE *f)
           "      --lib NAME        only calls into library NAME (blas, onednn, xnnpack,\n"
           "                        cublas, cudnn, nccl, nvtx, cudart, cuda...)\n"
           "      --show-lib        add a Lib column to the table: each row's library\n"
+          "      --group-by-stack N  one row per name and its N innermost enclosing\n"
+          "                        operators (a Stack column, outermost first)\n"
+          "      --from MS, --to MS  only calls and GPU ops that begin in this window,\n"
+          "                        milliseconds since the trace's first event\n"
+          "      --match REGEX     only names that match REGEX (POSIX extended)\n"
           "      --gpu             the GPU view: top kernels (calls, time, estimated\n"
           "                        theoretical occupancy, launch delay), busy time per\n"
           "                        stream, idle share and largest idle gaps per device\n"
@@ -93,7 +105,7 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB,
-           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP };
+           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP, OPT_STACK, OPT_FROM, OPT_TO, OPT_MATCH };
     static const struct option opts[] = {
         {"sort", required_argument, NULL, 's'},
         {"limit", required_argument, NULL, 'n'},
@@ -109,6 +121,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         {"depth", required_argument, NULL, OPT_DEPTH},
         {"min-share", required_argument, NULL, OPT_SHARE},
         {"step", required_argument, NULL, OPT_STEP},
+        {"group-by-stack", required_argument, NULL, OPT_STACK},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"match", required_argument, NULL, OPT_MATCH},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -170,6 +186,49 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                 return 2;
             }
             ra->tree_opts.min_share_pct = d;
+            break;
+        }
+        case OPT_STACK:
+            if (parse_uint(optarg, OPP_STACK_MAX, &v) || v == 0) {
+                fprintf(stderr, PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'\n",
+                        OPP_STACK_MAX, optarg);
+                return 2;
+            }
+            ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
+            break;
+        case OPT_FROM:
+        case OPT_TO: {
+            char *end;
+            errno = 0;
+            double d = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(d >= 0 && d < 1.8e13)) {
+                fprintf(stderr, PREFIX "--%s wants milliseconds (0 or more), not '%s'\n",
+                        c == OPT_FROM ? "from" : "to", optarg);
+                return 2;
+            }
+            uint64_t ns = (uint64_t)llround(d * 1e6);
+            if (c == OPT_FROM) {
+                ra->from_given = 1;
+                ra->agg.from_ns = ns;
+            } else {
+                ra->to_given = 1;
+                ra->agg.to_ns = ns;
+            }
+            break;
+        }
+        case OPT_MATCH: {
+            if (ra->agg.match) {
+                fprintf(stderr, PREFIX "one --match at a time (use REGEX|REGEX)\n");
+                return 2;
+            }
+            int e = regcomp(&ra->match, optarg, REG_EXTENDED | REG_NOSUB);
+            if (e) {
+                char why[256];
+                regerror(e, &ra->match, why, sizeof why);
+                fprintf(stderr, PREFIX "--match '%s': %s\n", optarg, why);
+                return 2;
+            }
+            ra->agg.match = &ra->match;
             break;
         }
         case OPT_STEP:
@@ -245,6 +304,20 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     }
     if (ra->step && ra->format == FMT_CSV) {
         fprintf(stderr, PREFIX "--step writes a table or JSON\n");
+        return 2;
+    }
+    if (ra->from_given || ra->to_given) {
+        ra->agg.window = 1;
+        if (!ra->to_given)
+            ra->agg.to_ns = UINT64_MAX;
+        if (ra->agg.from_ns >= ra->agg.to_ns) {
+            fprintf(stderr, PREFIX "--from must be before --to\n");
+            return 2;
+        }
+    }
+    if ((ra->agg.window || ra->agg.match || ra->agg.group_by_stack) &&
+        (ra->gpu || ra->tree || ra->step)) {
+        fprintf(stderr, PREFIX "--from, --to, --match and --group-by-stack go with the table\n");
         return 2;
     }
     if (ra->gpu && ra->format_given && ra->format != FMT_TABLE) {
@@ -352,12 +425,25 @@ static int key_averages(struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+static int report(struct report_args *ra);
+
 int cmd_report(int argc, char **argv)
 {
     struct report_args ra;
     int rc = parse_args(argc, argv, &ra);
-    if (rc)
-        return rc == 1 ? 0 : rc;
+    if (!rc)
+        rc = report(&ra);
+    else if (rc == 1)
+        rc = 0;
+    if (ra.agg.match)
+        regfree(&ra.match);
+    return rc;
+}
+
+static int report(struct report_args *rap)
+{
+    struct report_args ra = *rap;
+    int rc;
 
     char err[512];
     struct opp_model *m = opp_model_load(ra.trace, err, sizeof err);

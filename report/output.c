@@ -30,6 +30,7 @@ enum col {
     COL_SELF_CUDA_MEM,
     COL_CALLS,
     COL_SHAPES,
+    COL_STACK, /* --group-by-stack */
     COL_FLOPS,
     COL_GFLOPS,
     COL_ALGBW, /* collectives with GPU time */
@@ -134,6 +135,9 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
     case COL_SHAPES:
         snprintf(buf, CELL_MAX, "%.*s", t->width[COL_SHAPES], r->shapes_str);
         return buf;
+    case COL_STACK:
+        snprintf(buf, CELL_MAX, "%.*s", t->width[COL_STACK], r->stack_str ? r->stack_str : "");
+        return buf;
     case COL_FLOPS:
         if (!r->flops)
             return "--";
@@ -231,6 +235,7 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         [COL_SELF_CUDA_MEM] = "Self CUDA Mem",
         [COL_CALLS] = "# of Calls",
         [COL_SHAPES] = "Input Shapes",
+        [COL_STACK] = "Stack",
         [COL_FLOPS] = "Total FLOPs", /* the unit is set by scale_flops */
         [COL_GFLOPS] = "GFLOP/s", /* or TFLOP/s, set by scale_flops */
         [COL_ALGBW] = "Alg BW GB/s",
@@ -246,6 +251,7 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         t->on[COL_CUDA_AVG] = has_cuda_time(t->a);
     t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = has_cuda_mem(t->a);
     t->on[COL_SHAPES] = o->group_by_shape;
+    t->on[COL_STACK] = o->group_by_stack;
     t->on[COL_FLOPS] = t->on[COL_GFLOPS] = o->flops && scale_flops(t);
     t->on[COL_ALGBW] = t->on[COL_BUSBW] = has_coll_time(t->a);
     if (t->on[COL_FLOPS])
@@ -256,17 +262,20 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
 
     /* Name and Input Shapes: the longest value + 4, capped; the cells are
      * cut to fit. The others grow past 12 only when a value needs it. */
-    int name_w = 0, shapes_w = 0;
+    int name_w = 0, shapes_w = 0, stack_w = 0;
     for (size_t i = 0; i < t->a->nrows; i++) {
         name_w = imax(name_w, (int)strlen(t->a->rows[i].key));
         shapes_w = imax(shapes_w, (int)strlen(t->a->rows[i].shapes_str));
+        if (t->a->rows[i].stack_str)
+            stack_w = imax(stack_w, (int)strlen(t->a->rows[i].stack_str));
     }
+    t->width[COL_STACK] = imax(imin(stack_w + 4, SHAPES_MAX_WIDTH), (int)strlen(t->head[COL_STACK]));
     t->width[COL_NAME] = imin(name_w + 4, NAME_MAX_WIDTH); /* never below strlen("Name") */
     t->width[COL_SHAPES] = imax(imin(shapes_w + 4, SHAPES_MAX_WIDTH),
                                 (int)strlen(t->head[COL_SHAPES]));
     char buf[CELL_MAX];
     for (int c = 0; c < NCOLS; c++) {
-        if (!t->on[c] || c == COL_NAME || c == COL_SHAPES)
+        if (!t->on[c] || c == COL_NAME || c == COL_SHAPES || c == COL_STACK)
             continue;
         t->width[c] = imax(t->width[c], (int)strlen(t->head[c]));
         for (size_t i = 0; i < t->a->nrows; i++)
@@ -316,8 +325,8 @@ static void put_us(FILE *f, double ns)
 
 int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
 {
-    fprintf(f, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,%sflops%s\n",
-            o->group_by_shape ? "input_shapes," : "",
+    fprintf(f, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,%s%sflops%s\n",
+            o->group_by_shape ? "input_shapes," : "", o->group_by_stack ? "stack," : "",
             a->gpu ? ",device_type,self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,"
                      "self_cuda_memory_usage,cuda_memory_usage,bytes,gbps"
                    : "");
@@ -335,6 +344,10 @@ int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
         putc(',', f);
         if (o->group_by_shape) {
             opp_csv_field(f, r->shapes_str, 1);
+            putc(',', f);
+        }
+        if (o->group_by_stack) {
+            opp_csv_field(f, r->stack_str ? r->stack_str : "", 0);
             putc(',', f);
         }
         fprintf(f, "%" PRIu64, r->flops);
@@ -439,7 +452,8 @@ static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_st
     fputs(s->nstreams ? "\n    ]\n  },\n" : "]\n  },\n", f);
 }
 
-static void json_rows(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
+static void json_rows(FILE *f, const struct opp_model *m, const struct opp_agg *a,
+                      const struct opp_out_opts *o)
 {
     fputs("  \"rows\": [", f);
     for (size_t i = 0; i < a->nrows; i++) {
@@ -456,6 +470,15 @@ static void json_rows(FILE *f, const struct opp_agg *a, const struct opp_out_opt
         put_us(f, opp_row_avg_ns(r));
         if (o->group_by_shape)
             fprintf(f, ", \"input_shapes\": %s", r->shapes_str); /* already JSON */
+        if (o->group_by_stack) { /* outermost first */
+            fputs(", \"stack\": [", f);
+            for (uint32_t k = r->nstack; k-- > 0;) {
+                opp_json_str(f, opp_model_str(m, r->stack[k]));
+                if (k)
+                    fputs(", ", f);
+            }
+            putc(']', f);
+        }
         fprintf(f, ", \"flops\": %" PRIu64, r->flops);
         if (r->coll) { /* collectives: bandwidth once GPU time is known */
             fprintf(f, ", \"coll_bytes\": %" PRIu64, r->coll_bytes);
@@ -502,7 +525,7 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     json_threads(f, m);
     fprintf(f, "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n", m->events, m->dropped);
     json_gpu(f, m, o->gpu);
-    json_rows(f, a, o);
+    json_rows(f, m, a, o);
     fputs("}\n", f);
     return ferror(f) ? -EIO : 0;
 }

@@ -12,6 +12,8 @@
 
 struct opp_out_opts {
     int group_by_shape; /* the rows were grouped by shape: show them */
+    int group_by_stack; /* the rows were grouped by stack: a Stack column (outermost
+                           first, ';'-joined), CSV "stack", JSON "stack": [names] */
     int flops;          /* table: add Total FLOPs and GFLOP/s (TFLOP/s) columns */
     int show_lib;       /* table: add a Lib column last (blas, onednn, cublas...) */
     const struct opp_gpu_stats *gpu; /* JSON: the "gpu" object (null when NULL) */

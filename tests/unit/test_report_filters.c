@@ -1,0 +1,273 @@
+/* torch's table options that opprof lacked: group_by_stack_n (our frames
+ * are the enclosing operators), the CPU memory sort keys (not recorded:
+ * every row 0), a time window and a name regex; on a trace written by hand,
+ * exact rows. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "cmds.h"
+#include "model.h"
+#include "output.h"
+#include "testutil.h"
+#include "trace.h"
+
+#define US 1000ull
+#define T0 (5000000000ull) /* the first event, 5 s into the clock */
+#define NN ('N' | 'N' << 8)
+
+enum { F_STEP, F_INNER, F_DGEMM };
+
+/* "step" [0, 1000 us] holds dgemm [100, 400] and "inner" [500, 900], which
+ * holds dgemm [600, 700]; a second "step" [2000, 2600] holds dgemm
+ * [2100, 2300]. Self: step 300 + 400, inner 300, dgemm 300 + 100 + 200. */
+static void write_trace(const char *path)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    const char *argv[] = {"p"};
+    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC, .exe = "p",
+                               .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    struct opp_func_desc fd[] = {
+        [F_STEP] = {OPP_OP_PLAIN, 0, "app", "step"},
+        [F_INNER] = {OPP_OP_PLAIN, 0, "app", "inner"},
+        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
+    const struct {
+        uint32_t fn;
+        uint64_t b, e;
+        uint32_t depth;
+    } ev[] = {
+        {F_DGEMM, 100, 400, 1}, {F_DGEMM, 600, 700, 2},   {F_INNER, 500, 900, 1},
+        {F_STEP, 0, 1000, 0},   {F_DGEMM, 2100, 2300, 1}, {F_STEP, 2000, 2600, 0},
+    };
+    char mem[4096];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, 1, 10, 0);
+    const uint64_t shape[] = {8, 8, 8, NN};
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, T0 + ev[i].b * US, T0 + ev[i].e * US,
+                                    ev[i].depth, ev[i].fn == F_DGEMM ? 4 : 0, shape),
+                         0);
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 6, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+static char *dir, *trace;
+static struct opp_model *m;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "f.trace");
+    write_trace(trace);
+    char err[512];
+    m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+    opp_model_free(m);
+    tu_rmdir(dir);
+    free(dir), free(trace);
+}
+
+struct want {
+    const char *key, *stack;
+    uint64_t count, self_us;
+};
+
+static void rows_are(const struct opp_agg_opts *o, const struct want *w, size_t n)
+{
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, o, &a), 0);
+    ck_assert_uint_eq(a.nrows, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_row *r = &a.rows[i];
+        ck_assert_msg(!strcmp(r->key, w[i].key), "row %zu: %s, want %s", i, r->key, w[i].key);
+        if (w[i].stack)
+            ck_assert_str_eq(r->stack_str, w[i].stack);
+        else
+            ck_assert_ptr_null(r->stack_str);
+        ck_assert_uint_eq(r->count, w[i].count);
+        ck_assert_uint_eq(r->self_cpu_time_total_ns, w[i].self_us * US);
+    }
+    opp_agg_free(&a);
+}
+
+START_TEST(group_by_stack)
+{
+    struct opp_agg_opts o = {.group_by_stack = 1};
+    const struct want one[] = {
+        {"step", "", 2, 700},
+        {"cblas_dgemm", "step", 2, 500},
+        {"inner", "step", 1, 300},
+        {"cblas_dgemm", "inner", 1, 100},
+    };
+    rows_are(&o, one, 4);
+    o.group_by_stack = 2;
+    const struct want two[] = {
+        {"step", "", 2, 700},
+        {"cblas_dgemm", "step", 2, 500},
+        {"inner", "step", 1, 300},
+        {"cblas_dgemm", "step;inner", 1, 100},
+    };
+    rows_are(&o, two, 4);
+    /* with shapes too, and sorted by calls: ties by name, then stack */
+    o.group_by_shape = 1;
+    o.sort = OPP_SORT_COUNT;
+    const struct want by_count[] = {
+        {"cblas_dgemm", "step", 2, 500},
+        {"step", "", 2, 700},
+        {"cblas_dgemm", "step;inner", 1, 100},
+        {"inner", "step", 1, 300},
+    };
+    rows_are(&o, by_count, 4);
+
+    /* the table: a Stack column after the others; CSV and JSON */
+    struct opp_agg a;
+    o = (struct opp_agg_opts){.group_by_stack = 2, .limit = 2, .sort = OPP_SORT_COUNT};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    struct opp_out_opts oo = {.group_by_stack = 2};
+    char *out;
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+    ck_assert_str_eq(out,
+        "---------------  ------------  ------------  ------------  ------------  ------------  ------------  --------  \n"
+        "           Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls     Stack  \n"
+        "---------------  ------------  ------------  ------------  ------------  ------------  ------------  --------  \n"
+        "    cblas_dgemm        31.25%     500.000us        31.25%     500.000us     250.000us             2      step  \n"
+        "           step        43.75%     700.000us       100.00%       1.600ms     800.000us             2            \n"
+        "---------------  ------------  ------------  ------------  ------------  ------------  ------------  --------  \n"
+        "Self CPU time total: 1.600ms\n");
+    free(out);
+    CAPTURE(out, opp_out_csv(f, &a, &oo));
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,stack,flops\n"
+                          "cblas_dgemm,blas,2,500.000,500.000,250.000,step,2048\n"
+                          "step,app,2,700.000,1600.000,800.000,,0\n");
+    free(out);
+    opp_agg_free(&a);
+    o.limit = 0;
+    o.sort = OPP_SORT_SELF_CPU_TIME_TOTAL;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    CAPTURE(out, opp_out_json(f, "f.trace", m, &a, &oo));
+    ck_assert_ptr_nonnull(strstr(out, "{\"key\": \"cblas_dgemm\", \"lib\": \"blas\", \"count\": 1, "
+                                      "\"self_cpu_time_total\": 100.000, \"cpu_time_total\": "
+                                      "100.000, \"cpu_time\": 100.000, \"stack\": [\"step\", "
+                                      "\"inner\"], \"flops\": 1024}"));
+    ck_assert_ptr_nonnull(strstr(out, "\"stack\": [], \"flops\": 0}"));
+    free(out);
+    opp_agg_free(&a);
+}
+END_TEST
+
+START_TEST(cpu_memory_keys)
+{
+    enum opp_sort_key k;
+    ck_assert_int_eq(opp_sort_key_parse("cpu_memory_usage", &k), 0);
+    ck_assert_int_eq(k, OPP_SORT_CPU_MEMORY_USAGE);
+    ck_assert_int_eq(opp_sort_key_parse("self_cpu_memory_usage", &k), 0);
+    ck_assert_int_eq(k, OPP_SORT_SELF_CPU_MEMORY_USAGE);
+    ck_assert_int_ne(opp_sort_key_parse("cpu_memory", &k), 0);
+    ck_assert_ptr_nonnull(strstr(opp_sort_key_list(), ", cpu_memory_usage, self_cpu_memory_usage"));
+    /* every row 0: by name */
+    struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CPU_MEMORY_USAGE};
+    const struct want w[] = {{"cblas_dgemm", NULL, 3, 600}, {"inner", NULL, 1, 300},
+                             {"step", NULL, 2, 700}};
+    rows_are(&o, w, 3);
+    /* and no memory column appears */
+    char *out, *err;
+    char *argv[] = {"report", trace, "--sort", "cpu_memory_usage", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_ptr_null(strstr(out, "Mem"));
+    ck_assert_ptr_nonnull(strstr(out, "Calls  \n-"));
+    ck_assert_ptr_nonnull(strstr(out, "\n    cblas_dgemm  "));
+    ck_assert(strstr(out, "cblas_dgemm") < strstr(out, "  inner  "));
+    free(out), free(err);
+}
+END_TEST
+
+START_TEST(window_and_match)
+{
+    ck_assert_uint_eq(opp_model_first_ns(m), T0);
+    /* [500 us, 2050 us): inner, the dgemm inside it, the second step */
+    struct opp_agg_opts o = {.window = 1, .from_ns = 500 * US, .to_ns = 2050 * US};
+    const struct want w[] = {{"step", NULL, 1, 400}, {"inner", NULL, 1, 300},
+                             {"cblas_dgemm", NULL, 1, 100}};
+    rows_are(&o, w, 3);
+    /* the end is open: a call beginning at 2000 us is out of [0, 2000) */
+    o.from_ns = 0;
+    o.to_ns = 2000 * US;
+    const struct want w2[] = {{"cblas_dgemm", NULL, 2, 400}, {"inner", NULL, 1, 300},
+                              {"step", NULL, 1, 300}}; /* ties by name */
+    rows_are(&o, w2, 3);
+
+    regex_t re;
+    ck_assert_int_eq(regcomp(&re, "^(cblas_|inn)", REG_EXTENDED | REG_NOSUB), 0);
+    o = (struct opp_agg_opts){.match = &re};
+    const struct want w3[] = {{"cblas_dgemm", NULL, 3, 600}, {"inner", NULL, 1, 300}};
+    rows_are(&o, w3, 2);
+    regfree(&re);
+    ck_assert_int_eq(regcomp(&re, "nothing", REG_EXTENDED | REG_NOSUB), 0);
+    o.match = &re;
+    rows_are(&o, NULL, 0);
+    regfree(&re);
+
+    /* the command: milliseconds, both filters at once */
+    char *out, *err;
+    char *argv[] = {"report", trace, "--from", "0.5", "--to", "2.05", "--match", "gemm$",
+                    "--format", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops\n"
+                          "cblas_dgemm,blas,1,100.000,100.000,100.000,1024\n");
+    ck_assert_str_eq(err, "");
+    free(out), free(err);
+}
+END_TEST
+
+START_TEST(bad_options)
+{
+    const struct {
+        char *argv[8];
+        const char *msg;
+    } cases[] = {
+        {{"report", trace, "--from", "2", "--to", "1", NULL}, "opprof report: --from must be before --to\n"},
+        {{"report", trace, "--to", "-1", NULL}, "opprof report: --to wants milliseconds (0 or more), not '-1'\n"},
+        {{"report", trace, "--from", "x", NULL}, "opprof report: --from wants milliseconds (0 or more), not 'x'\n"},
+        {{"report", trace, "--match", "(", NULL}, "opprof report: --match '(': "},
+        {{"report", trace, "--match", "a", "--match", "b", NULL}, "opprof report: one --match at a time (use REGEX|REGEX)\n"},
+        {{"report", trace, "--group-by-stack", "0", NULL}, "opprof report: --group-by-stack wants a depth from 1 to 16, not '0'\n"},
+        {{"report", trace, "--group-by-stack", "17", NULL}, "opprof report: --group-by-stack wants a depth from 1 to 16, not '17'\n"},
+        {{"report", trace, "--tree", "--match", "x", NULL}, "opprof report: --from, --to, --match and --group-by-stack go with the table\n"},
+        {{"report", trace, "--gpu", "--from", "1", NULL}, "opprof report: --from, --to, --match and --group-by-stack go with the table\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        char **argv = (char **)cases[i].argv;
+        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 2);
+        ck_assert_msg(!strncmp(err, cases[i].msg, strlen(cases[i].msg)), "%s", err);
+        ck_assert_int_eq(tu_count_lines(err, "opprof report: "), 1);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+}
+END_TEST
+
+Suite *suite_report_filters(void)
+{
+    Suite *s = suite_create("report_filters");
+    TCase *tc = tcase_create("filters");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, group_by_stack);
+    tcase_add_test(tc, cpu_memory_keys);
+    tcase_add_test(tc, window_and_match);
+    tcase_add_test(tc, bad_options);
+    suite_add_tcase(s, tc);
+    return s;
+}
