@@ -688,7 +688,8 @@ START_TEST(command)
         {{"report", trace, "--sort", "device_time_total", NULL},
          "opprof report: unknown sort key 'device_time_total' (one of: self_cpu_time_total, "
          "cpu_time_total, cpu_time, count, flops, self_cuda_time_total, cuda_time_total, "
-         "cuda_time, self_cuda_memory_usage, cuda_memory_usage)\n"},
+         "cuda_time, self_cuda_memory_usage, cuda_memory_usage, cpu_memory_usage, "
+         "self_cpu_memory_usage)\n"},
         {{"report", trace, "--limit", "ten", NULL},
          "opprof report: --limit wants a positive number of rows, not 'ten'\n"},
         {{"report", trace, "--limit", "0", NULL},
