@@ -52,38 +52,51 @@ const char *opp_device_type_name(uint32_t t)
     return t == OPP_DEVICE_CUDA ? "CUDA" : "CPU";
 }
 
-/* A row's identity: the name, and the shapes when grouping by them. Zeroed
- * before it is filled, so that it can be hashed as bytes. */
+/* A row's identity, packed into 32-bit words so that hashing it costs what
+ * it holds: name, device type, then (grouped by shape) the shapes, then
+ * (grouped by stack) the enclosing names. The stack is kept apart until
+ * key_seal appends it. */
+#define KEY_WORDS (3 + OPP_SHAPES_MAX * (1 + 2 * OPP_RANK_MAX) + 1 + OPP_STACK_MAX)
 struct group_key {
-    uint32_t name;
-    uint32_t device_type;
-    int32_t n;
-    int32_t rank[OPP_SHAPES_MAX];
-    int64_t dim[OPP_SHAPES_MAX][OPP_RANK_MAX];
+    uint32_t nw;
+    uint32_t w[KEY_WORDS];
     uint32_t nstack;
-    uint32_t stack[OPP_STACK_MAX];
+    uint32_t stack[OPP_STACK_MAX]; /* innermost first */
 };
 
 struct group {
-    struct group_key key;
     size_t row;
     UT_hash_handle hh;
+    uint32_t nw;
+    uint32_t w[]; /* the key's words */
 };
 
 static void make_key(struct group_key *k, uint32_t name, uint32_t device_type,
                      const struct opp_shapes *s)
 {
-    memset(k, 0, sizeof *k);
-    k->name = name;
-    k->device_type = device_type;
+    k->nw = 0;
+    k->nstack = 0;
+    k->w[k->nw++] = name;
+    k->w[k->nw++] = device_type;
     if (!s)
         return;
-    k->n = s->n;
+    k->w[k->nw++] = (uint32_t)s->n;
     for (int i = 0; i < s->n; i++) {
-        k->rank[i] = s->rank[i];
-        for (int j = 0; j < s->rank[i]; j++)
-            k->dim[i][j] = s->dim[i][j];
+        k->w[k->nw++] = (uint32_t)s->rank[i];
+        for (int j = 0; j < s->rank[i]; j++) {
+            k->w[k->nw++] = (uint32_t)s->dim[i][j];
+            k->w[k->nw++] = (uint32_t)((uint64_t)s->dim[i][j] >> 32);
+        }
     }
+}
+
+static void key_seal(struct group_key *k)
+{
+    if (!k->nstack)
+        return;
+    k->w[k->nw++] = k->nstack | 0x80000000u; /* never a shape count: keys stay distinct */
+    for (uint32_t i = 0; i < k->nstack; i++)
+        k->w[k->nw++] = k->stack[i];
 }
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
@@ -190,13 +203,15 @@ static void free_groups(struct group **groups)
     }
 }
 
-/* The row of the event's group, created on first sight; NULL when out of
- * memory. */
+/* The row of the event's group (k sealed first), created on first sight;
+ * NULL when out of memory. */
 static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **groups,
-                               const struct group_key *k)
+                               struct group_key *k)
 {
+    key_seal(k);
+    size_t bytes = k->nw * sizeof k->w[0];
     struct group *g;
-    HASH_FIND(hh, *groups, k, sizeof *k, g);
+    HASH_FIND(hh, *groups, k->w, bytes, g);
     if (g)
         return &a->rows[g->row];
     if (a->nrows_all == *cap) {
@@ -207,13 +222,14 @@ static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **gr
         a->rows = r;
         *cap = n;
     }
-    g = malloc(sizeof *g);
+    g = malloc(sizeof *g + bytes);
     if (!g)
         return NULL;
-    g->key = *k;
+    g->nw = k->nw;
+    memcpy(g->w, k->w, bytes);
     g->row = a->nrows_all;
     int hash_oom = 0;
-    HASH_ADD(hh, *groups, key, sizeof g->key, g);
+    HASH_ADD_KEYPTR(hh, *groups, g->w, bytes, g);
     if (hash_oom) {
         free(g);
         return NULL;

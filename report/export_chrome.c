@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,10 +226,114 @@ static int has_gpu(const struct xproc *p, uint64_t corr)
 /* ---- pass 2 ---- */
 
 /* Microseconds since the base, three decimals, as Kineto writes them. */
+/* Numbers by hand: fprintf's format parsing was most of an export's time. */
+static void put_u64(FILE *f, uint64_t v)
+{
+    char b[24], *p = b + sizeof b;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    fwrite(p, 1, (size_t)(b + sizeof b - p), f);
+}
+
 static void put_us(FILE *f, uint64_t ns, uint64_t base)
 {
-    uint64_t d = ns > base ? ns - base : 0;
-    fprintf(f, "%" PRIu64 ".%03" PRIu64, d / 1000, d % 1000);
+    uint64_t d = ns > base ? ns - base : 0, r = d % 1000;
+    put_u64(f, d / 1000);
+    char frac[4] = {'.', (char)('0' + r / 100), (char)('0' + r / 10 % 10), (char)('0' + r % 10)};
+    fwrite(frac, 1, 4, f);
+}
+
+/* One event is built here and written with one fwrite: a few hundred
+ * small stdio calls per event were most of an export's time. */
+struct sb {
+    char *p, *end;
+    char buf[OPP_NAME_STR_MAX + OPP_SHAPES_MAX * OPP_RANK_MAX * 24 + 1024];
+};
+
+static void sb_init(struct sb *b)
+{
+    b->p = b->buf;
+    b->end = b->buf + sizeof b->buf;
+}
+
+static void sb_mem(struct sb *b, const char *s, size_t n)
+{
+    if (n > (size_t)(b->end - b->p))
+        n = (size_t)(b->end - b->p); /* never: the buffer holds the largest event */
+    memcpy(b->p, s, n);
+    b->p += n;
+}
+
+#define SB_LIT(b, lit) sb_mem((b), lit, sizeof lit - 1)
+
+static void sb_str(struct sb *b, const char *s)
+{
+    sb_mem(b, s, strlen(s));
+}
+
+static void sb_u64(struct sb *b, uint64_t v)
+{
+    char t[24], *q = t + sizeof t;
+    do
+        *--q = (char)('0' + v % 10);
+    while (v /= 10);
+    sb_mem(b, q, (size_t)(t + sizeof t - q));
+}
+
+static void sb_i64(struct sb *b, int64_t v)
+{
+    if (v < 0) {
+        SB_LIT(b, "-");
+        sb_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        sb_u64(b, (uint64_t)v);
+    }
+}
+
+static void sb_us(struct sb *b, uint64_t ns, uint64_t base)
+{
+    uint64_t d = ns > base ? ns - base : 0, r = d % 1000;
+    sb_u64(b, d / 1000);
+    char frac[4] = {'.', (char)('0' + r / 100), (char)('0' + r / 10 % 10), (char)('0' + r % 10)};
+    sb_mem(b, frac, 4);
+}
+
+/* A JSON string: plain printable ASCII is copied; anything else goes
+ * through opp_json_str (written to f after what the buffer holds). */
+static void sb_json(struct sb *b, FILE *f, const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++, n++)
+        if (*u < 0x20 || *u >= 0x80 || *u == '"' || *u == '\\')
+            break;
+    if (!s[n] && n + 2 < (size_t)(b->end - b->p)) {
+        SB_LIT(b, "\"");
+        sb_mem(b, s, n);
+        SB_LIT(b, "\"");
+        return;
+    }
+    fwrite(b->buf, 1, (size_t)(b->p - b->buf), f);
+    sb_init(b);
+    opp_json_str(f, s);
+}
+
+/* opp_shapes_format's text, without snprintf. */
+static void sb_shapes(struct sb *b, const struct opp_shapes *s)
+{
+    SB_LIT(b, "[");
+    for (int i = 0; i < s->n; i++) {
+        if (i)
+            SB_LIT(b, ", ");
+        SB_LIT(b, "[");
+        for (int j = 0; j < s->rank[i]; j++) {
+            if (j)
+                SB_LIT(b, ", ");
+            sb_i64(b, s->dim[i][j]);
+        }
+        SB_LIT(b, "]");
+    }
+    SB_LIT(b, "]");
 }
 
 static void begin_event(struct x *x)
@@ -289,6 +394,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     const uint64_t *a = e->args;
     uint32_t na = opp_op_args(fn->kind, &a, e->nargs);
     char name[OPP_NAME_STR_MAX + 300];
+    const char *nm = name;
     if (base == OPP_OP_NVTX && na >= 1)
         opp_nvtx_label(name, sizeof name, na >= 2 && a[1] ? find_str(x, e->proc, a[1]) : NULL,
                        find_str(x, e->proc, a[0]));
@@ -296,40 +402,57 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
              opp_subop_name((uint32_t)a[0]))
         snprintf(name, sizeof name, "%s::%s", fn->lib, opp_subop_name((uint32_t)a[0]));
     else
-        snprintf(name, sizeof name, "%s", fn->name);
+        nm = fn->name;
     uint64_t end = e->end_ns;
     if (e->flags & OPP_EV_OPEN) /* died inside: it lasted until the process ended */
         end = p->end_ns > e->begin_ns ? p->end_ns : x->last_ns;
     FILE *f = x->out;
     begin_event(x);
-    fputs("{\"ph\": \"X\", \"cat\": \"", f);
-    fputs(category(fn->lib, fn->kind), f);
-    fputs("\", \"name\": ", f);
-    opp_json_str(f, name);
-    fprintf(f, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", p->pid, e->tid);
-    put_us(f, e->begin_ns, x->base_ns);
-    fputs(", \"dur\": ", f);
-    put_us(f, end > e->begin_ns ? end : e->begin_ns, e->begin_ns);
-    fputs(", \"args\": {\"lib\": ", f);
-    opp_json_str(f, fn->lib);
-    if (base == OPP_OP_CUDA_API && e->nargs >= 3)
-        fprintf(f, ", \"correlation\": %" PRIu64 ", \"cbid\": %" PRIu64 ", \"status\": %" PRIu64,
-                e->args[1], e->args[2], e->args[0]);
-    else if (fn->kind & OPP_OPK_STATUS && e->nargs)
-        fprintf(f, ", \"status\": %" PRId64, opp_op_status(fn->kind, e->args, e->nargs));
+    struct sb b;
+    sb_init(&b);
+    SB_LIT(&b, "{\"ph\": \"X\", \"cat\": \"");
+    sb_str(&b, category(fn->lib, fn->kind));
+    SB_LIT(&b, "\", \"name\": ");
+    sb_json(&b, f, nm);
+    SB_LIT(&b, ", \"pid\": ");
+    sb_u64(&b, p->pid);
+    SB_LIT(&b, ", \"tid\": ");
+    sb_u64(&b, e->tid);
+    SB_LIT(&b, ", \"ts\": ");
+    sb_us(&b, e->begin_ns, x->base_ns);
+    SB_LIT(&b, ", \"dur\": ");
+    sb_us(&b, end > e->begin_ns ? end : e->begin_ns, e->begin_ns);
+    SB_LIT(&b, ", \"args\": {\"lib\": ");
+    sb_json(&b, f, fn->lib);
+    if (base == OPP_OP_CUDA_API && e->nargs >= 3) {
+        SB_LIT(&b, ", \"correlation\": ");
+        sb_u64(&b, e->args[1]);
+        SB_LIT(&b, ", \"cbid\": ");
+        sb_u64(&b, e->args[2]);
+        SB_LIT(&b, ", \"status\": ");
+        sb_u64(&b, e->args[0]);
+    } else if (fn->kind & OPP_OPK_STATUS && e->nargs) {
+        SB_LIT(&b, ", \"status\": ");
+        sb_i64(&b, opp_op_status(fn->kind, e->args, e->nargs));
+    }
     struct opp_shapes s;
     opp_op_shapes(fn->kind, e->args, e->nargs, &s);
     if (s.n) {
-        char dims[OPP_SHAPES_MAX * OPP_RANK_MAX * 24 + 64];
-        opp_shapes_format(&s, dims, sizeof dims);
-        fprintf(f, ", \"Input Dims\": %s", dims);
+        SB_LIT(&b, ", \"Input Dims\": ");
+        sb_shapes(&b, &s);
         uint32_t dt = opp_op_dtype(fn->kind, fn->dtype, e->args, e->nargs);
-        if (dt)
-            fprintf(f, ", \"Input type\": \"%s\"", opp_dtype_name(dt));
+        if (dt) {
+            SB_LIT(&b, ", \"Input type\": \"");
+            sb_str(&b, opp_dtype_name(dt));
+            SB_LIT(&b, "\"");
+        }
     }
     uint64_t flops = opp_op_flops(fn->kind, fn->dtype, e->args, e->nargs);
-    if (flops)
-        fprintf(f, ", \"flops\": %" PRIu64, flops);
+    if (flops) {
+        SB_LIT(&b, ", \"flops\": ");
+        sb_u64(&b, flops);
+    }
+    fwrite(b.buf, 1, (size_t)(b.p - b.buf), f);
     if (base == OPP_OP_COLL && na >= 1 && opp_coll_name((uint32_t)a[0])) {
         fprintf(f, ", \"Collective name\": \"%s\"", opp_coll_name((uint32_t)a[0]));
         uint64_t bytes = opp_op_bytes(fn->kind, e->args, e->nargs);
@@ -518,6 +641,9 @@ int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen)
         return -1;
     }
     x->out = out;
+    /* one writer: no stdio lock per call, and larger writes */
+    __fsetlocking(out, FSETLOCKING_BYCALLER);
+    setvbuf(out, NULL, _IOFBF, 1 << 20);
     x->base_ns = UINT64_MAX;
     x->first = 1;
     struct opp_tr_summary sum;
