@@ -11,6 +11,7 @@ CC=${CC:-gcc}
 RUNS=${BENCH_RUNS:-7}
 PRELOAD=$PWD/$BUILD/libopprof.so
 COLLECTOR=$PWD/$BUILD/opprof-collector
+OPPROF=$PWD/$BUILD/opprof
 
 # Sizes: about 30 seconds in all on a 2-core machine.
 DDOT_N=10000000   # timed calls per ddot run
@@ -28,14 +29,16 @@ INGEST_N=8000000  # the backlog the collector drains in the ingest test
 INGEST_BUF=8388608
 DROP_N=20000000
 DROP_RUNS=3
+REPORT_N=10000000 # records in the synthetic trace that report and export read
+REPORT_RUNS=3
 
 die() {
     echo "bench: $*" >&2
     exit 1
 }
 
-for f in "$PRELOAD" "$COLLECTOR"; do
-    [[ -x $f ]] || die "$f is missing: run 'make $BUILD/libopprof.so $BUILD/opprof-collector' first"
+for f in "$PRELOAD" "$COLLECTOR" "$OPPROF"; do
+    [[ -x $f ]] || die "$f is missing: run 'make' first"
 done
 
 # One environment for every run: OpenBLAS on one thread (its pool would
@@ -69,6 +72,9 @@ if "$CC" "${cflags[@]}" -o "$scratch/dnnl_loop" bench/dnnl_loop.c -ldnnl 2>"$scr
 fi
 # Counts come from the trace itself, read with the project's own reader.
 "$CC" "${cflags[@]}" -D_GNU_SOURCE -Icommon -o "$scratch/trace_count" bench/trace_count.c \
+    common/*.c -pthread
+# A synthetic trace of REPORT_N records for the report and export timings.
+"$CC" "${cflags[@]}" -D_GNU_SOURCE -Icommon -o "$scratch/trace_gen" bench/trace_gen.c \
     common/*.c -pthread
 
 # ---- helpers ----
@@ -351,6 +357,31 @@ for slots in 32768 524288 4194304; do
 done
 rm -f "$scratch/ring.trace"
 
+# ---- 8. report and export of a large trace ----
+# What a person waits for: the table and the Chrome export of REPORT_N
+# records (4 threads of nested BLAS-like calls with shapes, bench/trace_gen.c),
+# elapsed seconds and peak RSS, median of REPORT_RUNS. The export goes to
+# /dev/null: what it costs, not what the disk costs (it writes ~200 B a record).
+sep "report and export: $REPORT_N records, median of $REPORT_RUNS"
+"$scratch/trace_gen" "$scratch/big.trace" "$REPORT_N" >/dev/null || die "trace_gen failed"
+big_mib=$(($(stat -c %s "$scratch/big.trace") / 1048576))
+timed() { # prints "seconds KiB" of the median run (by time) of "$@" > /dev/null
+    local i out=()
+    for ((i = 1; i <= REPORT_RUNS; i++)); do
+        /usr/bin/time -f '%e %M' -o "$scratch/time" "$@" >/dev/null 2>"$scratch/cmd.err" ||
+            die "$* failed: $(tail -n 2 "$scratch/cmd.err")"
+        out+=("$(cat "$scratch/time")")
+    done
+    printf '%s\n' "${out[@]}" | sort -g | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }'
+}
+read -r REP_S REP_KB <<<"$(timed "$OPPROF" report "$scratch/big.trace")"
+read -r EXP_S EXP_KB <<<"$(timed "$OPPROF" export chrome "$scratch/big.trace")"
+REP_MB=$((REP_KB / 1024)) EXP_MB=$((EXP_KB / 1024))
+echo "trace: $REPORT_N records, $big_mib MiB"
+echo "opprof report: $REP_S s, $REP_MB MiB peak RSS"
+echo "opprof export chrome: $EXP_S s, $EXP_MB MiB peak RSS"
+rm -f "$scratch/big.trace"
+
 if grep -v 'trace written to\|records dropped' "$scratch/preload.err" | grep -q .; then
     echo
     echo "the preload said:"
@@ -395,6 +426,14 @@ for r in "${ring_rows[@]}"; do
     IFS='|' read -r mib m rd <<<"$r"
     row "profiled ddot, $mib MiB ring (CPU)" "$m ns" - - "$(calc "$m / $BASE" 1)x baseline; $rd dropped in 3 runs"
 done
+row "report, $((REPORT_N / 1000000))M records (time)" "$REP_S s" "<= 5 s" "$(verdict "$REP_S <= 5")" \
+    "table of a $big_mib MiB trace"
+row "report, $((REPORT_N / 1000000))M records (memory)" "$REP_MB MiB" "<= 1024 MiB" \
+    "$(verdict "$REP_MB <= 1024")" "peak RSS: the model in memory"
+row "export chrome, $((REPORT_N / 1000000))M (time)" "$EXP_S s" "<= 5 s" "$(verdict "$EXP_S <= 5")" \
+    "to /dev/null"
+row "export chrome, $((REPORT_N / 1000000))M (memory)" "$EXP_MB MiB" "<= 1024 MiB" \
+    "$(verdict "$EXP_MB <= 1024")" "peak RSS: streams"
 row "clock_gettime(MONOTONIC) read" "$CG ns" - - "$(calc "$CG / $TSC" 1)x rdtsc"
 row "rdtsc read" "$TSC ns" - - baseline
 echo "(a report: the exit status does not depend on the targets)"

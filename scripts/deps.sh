@@ -8,9 +8,10 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev zli
 # and the tools the benchmark compares against; libdnnl-dev, libxnnpack-dev and
 # libpthreadpool-dev: the oneDNN and XNNPACK test programs (tests/cpulibs,
 # built only with those headers; the preload needs none); chromium: the
-# headless-browser checks of the HTML and Chrome trace exports.
+# headless-browser checks of the HTML and Chrome trace exports; time:
+# /usr/bin/time for the report and export figures of make bench.
 optional=(python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev
-          chromium)
+          chromium time)
 
 missing() {
     local p
