@@ -346,12 +346,11 @@ static void out_table(FILE *f, const struct opp_diff *d, const struct diff_args 
 
 /* ---- JSON ---- */
 
+/* null for NaN and the infinite percent of an operator new in B. */
 static void json_num(FILE *f, double v)
 {
-    if (isnan(v))
+    if (isnan(v) || isinf(v))
         fputs("null", f);
-    else if (isinf(v))
-        fputs(v > 0 ? "1e999" : "-1e999", f);
     else
         fprintf(f, "%.3f", v);
 }

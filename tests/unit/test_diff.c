@@ -301,6 +301,16 @@ START_TEST(command)
                                       "\"cuda_time_total\": 0.000}, \"b\": {\"count\": 3, "));
     ck_assert_ptr_null(strstr(out, "k1"));
     free(out), free(err);
+    /* a named new operator: its percent has no value */
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "60", "--op",
+                              "cblas_dscal"),
+                         &out, &err),
+                     1);
+    ck_assert_ptr_nonnull(strstr(out, "\"regression\": {\"key\": \"cblas_dscal\", \"percent\": "
+                                      "null, \"count\": 1},\n"));
+    ck_assert_ptr_nonnull(strstr(out, "{\"key\": \"cblas_dscal\", \"device_type\": \"CPU\", "
+                                      "\"class\": \"added\", \"a\": null, \"b\": {\"count\": 1, "));
+    free(out), free(err);
 }
 END_TEST
 
