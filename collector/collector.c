@@ -4,6 +4,7 @@
  * tail only moves after its records are in the file, so a record is always
  * in exactly one of the two places. */
 #include "collector.h"
+#include "info.h"
 #include "gpu.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@ struct client {
     uint32_t proc, clock, nfuncs;
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
-    int bye, ended;
+    int bye, ended, info;
     struct ring *rings;
     size_t nrings;
     int fds[MAX_FDS_QUEUED];
@@ -434,6 +435,22 @@ static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **w
     return 0;
 }
 
+static int on_info(struct client *c, const uint8_t *p, uint32_t n, const char **why)
+{
+    struct opp_rbuf b;
+    struct opp_info_pair pr[OPP_INFO_MAX];
+    opp_rbuf_init(&b, p, n);
+    uint32_t count = opp_get_u32(&b);
+    if (b.bad || opp_info_read(&b, count, pr) || opp_rbuf_left(&b)) {
+        *why = "bad process labels";
+        return -1;
+    }
+    c->info = 1;
+    if (count)
+        opp_tw_info(&S.tw, c->proc, p, n);
+    return 0;
+}
+
 static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     struct opp_ring_msg m;
@@ -489,6 +506,12 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             return -1;
         }
         return on_gpu(c, p, mh->size, why);
+    case OPP_MSG_INFO:
+        if (c->kind != C_PROCESS || c->info) {
+            *why = "process labels out of order";
+            return -1;
+        }
+        return on_info(c, p, mh->size, why);
     case OPP_MSG_RING:
         if (c->kind != C_PROCESS || !c->nfuncs || c->bye) {
             *why = "ring out of order";

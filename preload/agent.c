@@ -3,6 +3,7 @@
  * and exit. Failures of ours print one line and turn profiling off; the
  * program itself never notices (errno, signals and results untouched). */
 #include "agent.h"
+#include "info.h"
 #include "cupti_client.h"
 #include "nvtx.h"
 
@@ -105,6 +106,44 @@ static const char *u2s(unsigned long v, char *buf, size_t cap)
 
 /* ---- the hello: who we are and what we intercept ---- */
 
+/* The process's labels: the host, and the rank variables that launchers
+ * set (torchrun, mpirun, srun, PMI), as they are; the report picks the rank
+ * from them. Values a label cannot hold (too long, not printable) are left
+ * out. */
+static int send_info(void)
+{
+    static const char *const vars[] = {
+        "RANK",          "LOCAL_RANK",          "WORLD_SIZE",          "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID",
+        "SLURM_NTASKS",  "SLURM_LOCALID",       "SLURM_NODEID"};
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, G.msg, sizeof G.msg);
+    uint32_t n = 0;
+    opp_put_u32(&b, 0);
+    char host[256];
+    if (gethostname(host, sizeof host) == 0) {
+        host[sizeof host - 1] = 0;
+        opp_put_str(&b, "host", 4);
+        opp_put_str(&b, host, strlen(host));
+        n++;
+    }
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        size_t len = v ? strlen(v) : 0;
+        int ok = v && len <= OPP_INFO_VALUE_MAX;
+        for (size_t k = 0; ok && k < len; k++)
+            ok = (unsigned char)v[k] >= 0x20 && (unsigned char)v[k] < 0x7f;
+        if (!ok)
+            continue;
+        opp_put_str(&b, vars[i], strlen(vars[i]));
+        opp_put_str(&b, v, len);
+        n++;
+    }
+    memcpy(G.msg, &n, 4);
+    return opp_send_msg(G.sock, OPP_MSG_INFO, G.msg, (uint32_t)b.len, -1);
+}
+
 static int send_hello(void)
 {
     struct opp_wbuf b;
@@ -153,6 +192,8 @@ static int send_hello(void)
         opp_put_str(&b, cmd, strnlen(cmd, 4096));
     }
     int rc = opp_send_msg(G.sock, OPP_MSG_HELLO, G.msg, (uint32_t)b.len, -1);
+    if (!rc)
+        rc = send_info();
     if (rc)
         return rc;
     /* The function table, in parts that each fit a message. */

@@ -179,6 +179,7 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
     p->clock = tp->clock;
     p->start_ns = tp->start_ns;
     p->start_real_ns = tp->start_real_ns;
+    p->rank = p->world_size = p->local_rank = -1;
     p->exe = strdup(tp->exe);
     p->argv = calloc(tp->argc + 1u, sizeof *p->argv);
     struct proc_ent *e = malloc(sizeof *e);
@@ -203,6 +204,61 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
         free(e);
         return fail(ld, ENOMEM);
     }
+    return 0;
+}
+
+const char *opp_process_info(const struct opp_process *p, const char *key)
+{
+    for (uint32_t i = 0; i < p->ninfo; i++)
+        if (!strcmp(p->info_keys[i], key))
+            return p->info_values[i];
+    return NULL;
+}
+
+/* The first of the variables that holds a number from 0 to 2^31. */
+static int64_t info_number(const struct opp_process *p, const char *const *keys)
+{
+    for (; *keys; keys++) {
+        const char *v = opp_process_info(p, *keys);
+        if (!v || !*v)
+            continue;
+        char *end;
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (!errno && !*end && x >= 0 && x <= INT32_MAX)
+            return x;
+    }
+    return -1;
+}
+
+static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                   const char *const *values)
+{
+    struct loader *ld = ctx;
+    struct opp_process *p = find_proc(ld->m, proc);
+    if (!p || p->ninfo)
+        return 0; /* one set per process instance: the first */
+    p->info_keys = calloc(count + 1u, sizeof *p->info_keys);
+    p->info_values = calloc(count + 1u, sizeof *p->info_values);
+    if (!p->info_keys || !p->info_values)
+        return fail(ld, ENOMEM);
+    for (; p->ninfo < count; p->ninfo++) {
+        p->info_keys[p->ninfo] = strdup(keys[p->ninfo]);
+        p->info_values[p->ninfo] = strdup(values[p->ninfo]);
+        if (!p->info_keys[p->ninfo] || !p->info_values[p->ninfo]) {
+            p->ninfo++; /* freed with the model */
+            return fail(ld, ENOMEM);
+        }
+    }
+    static const char *const rank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID", NULL};
+    static const char *const world[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "SLURM_NTASKS", NULL};
+    static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "SLURM_LOCALID", NULL};
+    p->rank = info_number(p, rank);
+    p->world_size = info_number(p, world);
+    p->local_rank = info_number(p, local);
     return 0;
 }
 
@@ -1086,6 +1142,7 @@ struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
         .dropped = on_dropped,
         .process_end = on_process_end,
         .gpu = on_gpu,
+        .info = on_info,
     };
     if (opp_trace_read(path, &v, &ld, &m->sum, err, errlen) < 0) {
         opp_model_free(m);
@@ -1154,6 +1211,10 @@ void opp_model_free(struct opp_model *m)
                 free(p->argv[k]);
         free(p->argv);
         free(p->funcs);
+        for (uint32_t k = 0; k < p->ninfo; k++)
+            free(p->info_keys[k]), free(p->info_values[k]);
+        free(p->info_keys);
+        free(p->info_values);
     }
     free(m->procs);
     for (size_t i = 0; i < m->nthreads; i++) {

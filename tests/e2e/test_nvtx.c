@@ -299,21 +299,23 @@ START_TEST(run_and_report_table)
     ck_assert(eol - line > 2 && !strncmp(eol - 2, " 3", 2)); /* # of Calls, the last column */
     free(rout), free(rerr);
 
-    /* the tree view, two levels: the paths and their calls, by CPU total
-     * (the workers' ranges dominate); names keep their column (UTF-8) */
+    /* the tree view, two levels: the paths and their calls (the order of
+     * roots is by CPU total, which timing decides) */
     char *tv[] = {"report", trace, "--tree", "--depth", "2", NULL};
     ck_assert_int_eq(tu_call(cmd_report, tv, dir, &rout, &rerr), 0);
     ck_assert_str_eq(rerr, "");
     char name[128];
     unsigned long calls;
-    const char *l = strchr(rout, '\n') + 1;
-    ck_assert_int_eq(sscanf(l, "%127s %lu", name, &calls), 2);
+    const char *l = strstr(rout, "\nouter ");
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(sscanf(l + 1, "%127s %lu", name, &calls), 2);
     ck_assert_str_eq(name, "outer");
     ck_assert_uint_eq(calls, 12);
-    l = strchr(l, '\n') + 1;
+    l = strchr(l + 1, '\n') + 1; /* its only child, right under it */
     ck_assert_int_eq(sscanf(l, " %127s %lu", name, &calls), 2);
     ck_assert_str_eq(name, "inner");
     ck_assert_uint_eq(calls, 24);
+    ck_assert(!strncmp(l, "  inner ", 8));
     ck_assert_ptr_nonnull(strstr(rout, "\n  aten::conv2d                                                         3 "));
     ck_assert_ptr_null(strstr(rout, "wide-r")); /* the third level is not shown */
     ck_assert_ptr_nonnull(strstr(rout, "\n  mydomain:registered-op                                               1 "));

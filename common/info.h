@@ -1,0 +1,46 @@
+/* Process labels (rank, world size, host, ...): key/value pairs a process
+ * sends once (OPP_MSG_INFO) and the trace keeps (OPP_CHUNK_INFO). The one
+ * check both the collector and the reader apply. */
+#ifndef OPP_INFO_H
+#define OPP_INFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define OPP_INFO_MAX 32u       /* pairs */
+#define OPP_INFO_KEY_MAX 64u   /* bytes: [A-Za-z0-9_] */
+#define OPP_INFO_VALUE_MAX 256u /* bytes: printable ASCII */
+
+struct opp_info_pair {
+    const char *key, *value; /* not NUL-terminated: into the buffer */
+    size_t klen, vlen;
+};
+
+/* Read `count` pairs from b into out[0..count). 0, or -1 when count, a
+ * length or a byte is out of bounds (b may be left anywhere). */
+static inline int opp_info_read(struct opp_rbuf *b, uint32_t count, struct opp_info_pair *out)
+{
+    if (count > OPP_INFO_MAX)
+        return -1;
+    for (uint32_t i = 0; i < count; i++) {
+        struct opp_info_pair *p = &out[i];
+        p->key = opp_get_str(b, OPP_INFO_KEY_MAX, &p->klen);
+        p->value = opp_get_str(b, OPP_INFO_VALUE_MAX, &p->vlen);
+        if (b->bad || !p->klen)
+            return -1;
+        for (size_t k = 0; k < p->klen; k++) {
+            char c = p->key[k];
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '_'))
+                return -1;
+        }
+        for (size_t k = 0; k < p->vlen; k++)
+            if ((unsigned char)p->value[k] < 0x20 || (unsigned char)p->value[k] >= 0x7f)
+                return -1;
+    }
+    return 0;
+}
+
+#endif
