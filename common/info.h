@@ -43,4 +43,35 @@ static inline int opp_info_read(struct opp_rbuf *b, uint32_t count, struct opp_i
     return 0;
 }
 
+/* Where the rank and sizes come from, in order of preference (torchrun,
+ * Open MPI, PMIx/PMI (MPICH, Intel MPI), Slurm). */
+#define OPP_INFO_RANK_KEYS {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", NULL}
+#define OPP_INFO_WORLD_KEYS {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL}
+#define OPP_INFO_LOCAL_KEYS {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL}
+
+/* The value of the first of want (NULL-terminated) among the n labels that
+ * is a number from 0 to 2^31 - 1; -1 when none is. */
+static inline int64_t opp_info_number(uint32_t n, const char *const *keys,
+                                      const char *const *values, const char *const *want)
+{
+    for (; *want; want++)
+        for (uint32_t i = 0; i < n; i++) {
+            const char *k = keys[i], *w = *want;
+            while (*k && *k == *w)
+                k++, w++;
+            if (*k || *w)
+                continue;
+            int64_t x = 0;
+            const char *v = values[i];
+            if (!*v)
+                break;
+            for (; *v >= '0' && *v <= '9' && x <= 0x7fffffff; v++)
+                x = x * 10 + (*v - '0');
+            if (!*v && x <= 0x7fffffff)
+                return x;
+            break;
+        }
+    return -1;
+}
+
 #endif

@@ -41,6 +41,8 @@ struct opp_agg_opts {
     uint32_t tid;
     const char *lib; /* only calls into this library ("blas", "onednn", "nvtx", "cudart"...);
                         then no GPU-op rows. NULL: every library */
+    int filter_rank; /* only processes labelled with this rank (model.h) */
+    int64_t rank;
 };
 
 /* Whether the GPU op (of process index proc, attached to an event of
@@ -89,6 +91,9 @@ static inline double opp_row_cuda_avg_ns(const struct opp_row *r)
 {
     return r->count ? (double)r->cuda_time_total_ns / (double)r->count : 0.0;
 }
+
+/* The row's value of a sort key (times in ns, memory in bytes). */
+double opp_row_metric(const struct opp_row *r, enum opp_sort_key key);
 
 /* Memcpy and memset rows: GB/s (bytes per ns) over their device time. */
 static inline double opp_row_gbps(const struct opp_row *r)

@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "demangle.h"
+#include "info.h"
 #include "ops.h"
 #include "tree.h"
 
@@ -215,22 +216,6 @@ const char *opp_process_info(const struct opp_process *p, const char *key)
     return NULL;
 }
 
-/* The first of the variables that holds a number from 0 to 2^31. */
-static int64_t info_number(const struct opp_process *p, const char *const *keys)
-{
-    for (; *keys; keys++) {
-        const char *v = opp_process_info(p, *keys);
-        if (!v || !*v)
-            continue;
-        char *end;
-        errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (!errno && !*end && x >= 0 && x <= INT32_MAX)
-            return x;
-    }
-    return -1;
-}
-
 static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
                    const char *const *values)
 {
@@ -250,15 +235,11 @@ static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *
             return fail(ld, ENOMEM);
         }
     }
-    static const char *const rank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID", NULL};
-    static const char *const world[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                        "SLURM_NTASKS", NULL};
-    static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                        "SLURM_LOCALID", NULL};
-    p->rank = info_number(p, rank);
-    p->world_size = info_number(p, world);
-    p->local_rank = info_number(p, local);
+    static const char *const rank[] = OPP_INFO_RANK_KEYS, *const world[] = OPP_INFO_WORLD_KEYS,
+                             *const local[] = OPP_INFO_LOCAL_KEYS;
+    p->rank = opp_info_number(count, keys, values, rank);
+    p->world_size = opp_info_number(count, keys, values, world);
+    p->local_rank = opp_info_number(count, keys, values, local);
     return 0;
 }
 
