@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "calltree.h"
+#include "steps.h"
 #include "cmds.h"
 #include "model.h"
 #include "testutil.h"
@@ -343,6 +345,54 @@ START_TEST(run_and_report_table)
 }
 END_TEST
 
+/* The annotated training loop of the README: the call-path tree is exact,
+ * and each step's CPU in calls is what its three phases took. */
+START_TEST(train_loop_tree_and_steps)
+{
+    if (!built("train_loop_tree_and_steps"))
+        return;
+    char *trace = tu_path(dir, "tl.trace");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/nvtx/train_loop"), "5", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"),
+                                    NULL, NULL)),
+                     0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 5u * 11);
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_uint_eq(ct.n, 7);
+    /* path -> calls, in first-seen order */
+    const char *paths[] = {"train_step", "train_step;forward", "train_step;forward;cblas_sgemm",
+                           "train_step;backward", "train_step;backward;cblas_sgemm",
+                           "train_step;optimizer", "train_step;optimizer;cblas_saxpy"};
+    const uint64_t calls[] = {5, 5, 10, 5, 20, 5, 5};
+    uint64_t phases = 0;
+    char buf[256];
+    for (uint32_t i = 0; i < 7; i++) {
+        ck_assert_int_ge(opp_calltree_path(m, &ct, i, buf, sizeof buf), 0);
+        ck_assert_str_eq(buf, paths[i]);
+        ck_assert_uint_eq(ct.nodes[i].calls, calls[i]);
+        if (ct.nodes[i].depth == 1)
+            phases += ct.nodes[i].total_ns;
+    }
+    struct opp_steps st;
+    ck_assert_int_eq(opp_steps_find(m, &all, "train_step", &st), 0);
+    ck_assert(st.ranges);
+    ck_assert_uint_eq(st.n, 5);
+    uint64_t cpu = 0;
+    for (size_t i = 0; i < st.n; i++)
+        cpu += st.steps[i].cpu_ns;
+    ck_assert_uint_eq(cpu, phases);
+    opp_steps_free(&st);
+    opp_calltree_free(&ct);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
 /* Across fork(): the child's pop and end of the parent's ranges do nothing;
  * its own range is recorded in its own process, named from its own strings. */
 START_TEST(ranges_across_fork)
@@ -374,6 +424,7 @@ Suite *suite_nvtx(void)
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
+    tcase_add_test(tc, train_loop_tree_and_steps);
     tcase_add_test(tc, ranges_across_fork);
     suite_add_tcase(s, tc);
     return s;
