@@ -553,6 +553,7 @@ static void at_child(void)
     if (r)
         munmap(r, opp_ring_bytes(r->capacity));
     G.root = 0;
+    opp_capture_forked();
     opp_cupti_forked();
     if (G.sock >= 0) {
         close(G.sock);
@@ -625,6 +626,7 @@ __attribute__((constructor)) static void opp_init(void)
     }
     connect_and_hello();
     if (G.on) {
+        opp_capture_init();
         pthread_atfork(at_prepare, at_parent, at_child);
         Dl_info self;
         const char *self_path = dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL;

@@ -19,6 +19,7 @@
 
 /* Every entry point of every library table, one id each. */
 #include "funcs.h"
+#include "capture.h"
 
 /* NEW: not attached yet; ON: recording; OFF: never (and our reentrancy guard). */
 enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
@@ -55,9 +56,12 @@ static inline void *opp_real(uint32_t fn)
     return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
 }
 
-/* 1 when this call is recorded (then opp_leave must follow), 0 when not. */
+/* 1 when this call is recorded (then opp_leave must follow), 0 when not:
+ * outside a capture window (capture.h), or when this thread cannot record. */
 static inline int opp_enter(struct opp_frame *f, uint32_t fn)
 {
+    if (OPP_UNLIKELY(!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED)))
+        return 0;
     struct opp_ring_hdr *r = opp_tls.ring;
     if (OPP_UNLIKELY(!r)) {
         r = opp_thread_attach();

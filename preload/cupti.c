@@ -85,6 +85,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         /* Driver calls a runtime call makes for it are its implementation,
          * not the program's: only direct driver calls are recorded. */
         int want = fn < lim && (rt || !T.runtime_open);
+        if (OPP_UNLIKELY(opp_capture_api))
+            opp_capture_cuda(fn);
         T.s[d].runtime = (uint8_t)rt;
         T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
         T.runtime_open += (uint32_t)rt;

@@ -60,6 +60,9 @@ $(CUDA_TEST_DIR)/rt_shared: tests/cuda/rt_calls.cu $(BUILD)/.dir
 $(CUDA_TEST_DIR)/rt_ptsz: tests/cuda/rt_calls.cu $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -cudart=shared --default-stream per-thread -o $@ $<
+$(CUDA_TEST_DIR)/profiler_range: tests/cuda/profiler_range.cu $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -cudart=shared -o $@ $<
 $(CUDA_TEST_DIR)/rt_static: tests/cuda/rt_calls.cu $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -o $@ $<
@@ -72,7 +75,7 @@ $(CUDA_TEST_DIR)/fakecuda/libcuda.so.1: tests/cuda/fake_driver.c $(BUILD)/.dir
 $(CUDA_TEST_DIR)/drv_calls: tests/cuda/drv_calls.c $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
-PROGS += $(addprefix $(CUDA_TEST_DIR)/,rt_shared rt_ptsz rt_static stub/libcuda.so.1 fakecuda/libcuda.so.1 drv_calls)
+PROGS += $(addprefix $(CUDA_TEST_DIR)/,rt_shared rt_ptsz rt_static stub/libcuda.so.1 fakecuda/libcuda.so.1 drv_calls profiler_range)
 endif
 
 # One file per library family (tests/NAME.mk) adds its programs to PROGS.
