@@ -646,6 +646,7 @@ __attribute__((destructor)) static void opp_fini(void)
     if (!G.on || G.sock < 0)
         return;
     int saved_errno = errno;
+    opp_step_finish();  /* the step running at exit */
     opp_cupti_flush(); /* GPU records still in CUPTI's buffers */
     pthread_mutex_lock(&G.lock);
     int rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);

@@ -60,6 +60,8 @@ static inline void *opp_real(uint32_t fn)
  * outside a capture window (capture.h), or when this thread cannot record. */
 static inline int opp_enter(struct opp_frame *f, uint32_t fn)
 {
+    if (OPP_UNLIKELY(fn == opp_step_fn))
+        opp_step_mark();
     if (OPP_UNLIKELY(!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED)))
         return 0;
     struct opp_ring_hdr *r = opp_tls.ring;

@@ -119,6 +119,95 @@ START_TEST(cuda_profiler_api)
 }
 END_TEST
 
+/* torch's schedule over NVTX steps: skip 2, then cycles of wait 1, warmup
+ * 1, active 2, twice: steps 4, 5, 8 and 9 of 14 are recorded, each as a
+ * ProfilerStep#N around its train_step. */
+START_TEST(schedule_nvtx_steps)
+{
+    const char *prog = tu_build("tests/nvtx/train_loop");
+    if (access(prog, X_OK) != 0) {
+        fprintf(stderr, "SKIP schedule_nvtx_steps: no CUDA toolkit headers at build time\n");
+        return;
+    }
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--schedule",
+                    "skip_first=2,wait=1,warmup=1,active=2,repeat=2", "--step", "nvtx:train_step",
+                    "--", (char *)prog, "14", NULL};
+    char *o = tu_path(dir, "o"), *e = tu_path(dir, "e");
+    ck_assert_int_eq(tu_code(tu_run(argv, (char *[]){"OPENBLAS_NUM_THREADS=1", NULL}, o, e)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, "w[1] 0.001000\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 4u * 12); /* 11 calls and ranges a step, and its ProfilerStep */
+    ck_assert_uint_eq(tu_count(m, "train_step", -1, 0, 0), 4);
+    ck_assert_uint_eq(tu_count(m, "cblas_sgemm", -1, 0, 0), 24);
+    const char *steps[] = {"ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#8", "ProfilerStep#9"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(tu_count(m, steps[i], -1, 0, 0), 1);
+    /* every train_step lies inside a ProfilerStep */
+    const struct opp_thread *t = &m->threads[0];
+    for (size_t k = 0; k < t->nevents; k++)
+        if (!strcmp(m->strs[t->events[k].name], "train_step")) {
+            ck_assert_uint_ne(t->events[k].parent, OPP_NO_PARENT);
+            ck_assert(!strncmp(m->strs[t->events[t->events[k].parent].name], "ProfilerStep#", 13));
+        }
+    opp_model_free(m);
+    free(out), free(o), free(e);
+}
+END_TEST
+
+/* Steps that begin at each call of a function: the odd ones of 10 ddot
+ * calls are active (wait=1, active=1); the last ends at exit. */
+START_TEST(schedule_call_steps)
+{
+    /* a copy: tu_build's buffers are reused after a few calls */
+    char *prog = strdup(tu_build("tests/progs/scenarios"));
+    char *argv[] = {prog, "loop", "10", NULL};
+    char *out, *err;
+    run(argv, "OPPROF_SCHEDULE=wait=1,active=1", "OPPROF_STEP=call:cblas_ddot", &out, &err);
+    ck_assert_str_eq(out, "loop 10\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5);
+    /* ProfilerStep events are NVTX ranges: only in builds with the toolkit */
+    unsigned with_steps = access(tu_build("tests/nvtx/train_loop"), X_OK) == 0;
+    const char *steps[] = {"ProfilerStep#1", "ProfilerStep#3", "ProfilerStep#5", "ProfilerStep#7",
+                           "ProfilerStep#9"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(tu_count(m, steps[i], -1, 0, 0), with_steps);
+    ck_assert_uint_eq(m->events, 5 + 5 * with_steps);
+    opp_model_free(m);
+    free(out), free(err);
+    /* what is wrong is said in one line, and everything is recorded */
+    const char *bad[][3] = {
+        {"OPPROF_SCHEDULE=wait=1,active=0", "OPPROF_STEP=call:cblas_ddot",
+         "opprof: OPPROF_SCHEDULE ignored (active must be at least 1)"},
+        {"OPPROF_SCHEDULE=wait=x", "OPPROF_STEP=call:cblas_ddot",
+         "opprof: OPPROF_SCHEDULE ignored (values must be whole numbers from 0)"},
+        {"OPPROF_SCHEDULE=pause=1", "OPPROF_STEP=call:cblas_ddot",
+         "opprof: OPPROF_SCHEDULE ignored (keys are skip_first, wait, warmup, active, repeat)"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=call:no_such_fn",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof intercepts: no_such_fn"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=epoch",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be nvtx:NAME, call:NAME or time:500ms, not epoch"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=time:5",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, not 5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(argv, bad[i][0], bad[i][1], &out, &err);
+        ck_assert_str_eq(out, "loop 10\n");
+        ck_assert_int_eq(tu_count_lines(err, bad[i][2]), 1);
+        ck_assert_int_eq(tu_count_lines(err, "opprof: "), 2); /* and where the trace went */
+        m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(m->events, 10);
+        opp_model_free(m);
+        free(out), free(err);
+    }
+    free(prog);
+}
+END_TEST
+
 Suite *suite_capture(void)
 {
     Suite *s = suite_create("capture");
@@ -127,6 +216,8 @@ Suite *suite_capture(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, delay_and_duration);
     tcase_add_test(tc, cuda_profiler_api);
+    tcase_add_test(tc, schedule_nvtx_steps);
+    tcase_add_test(tc, schedule_call_steps);
     suite_add_tcase(s, tc);
     return s;
 }
