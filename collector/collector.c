@@ -72,6 +72,7 @@ static struct {
     struct { uint32_t proc; pid_t pid; } past[4096]; /* pid -> proc, for parents */
     size_t npast;
     uint8_t *enc;
+    int paused; /* `opprof ctl stop`: every ring told to record nothing */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -480,6 +481,7 @@ static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **
     r->cap = m.capacity;
     r->tail = atomic_load(&h->tail);
     r->last_end = 0;
+    atomic_store(&h->paused, (uint32_t)S.paused);
     ring_name(c, r, 1);
     return 0;
 }
@@ -533,6 +535,35 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             finish(); /* the whole trace is complete before the root exits */
         }
         opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
+        return 0;
+    }
+    case OPP_MSG_CTL: {
+        uint32_t op;
+        if (c->kind != C_NEW || mh->size != 4) {
+            *why = "control message out of order";
+            return -1;
+        }
+        memcpy(&op, p, 4);
+        if (op > 2) {
+            *why = "unknown control operation";
+            return -1;
+        }
+        if (op) {
+            S.paused = op == 2;
+            for (int k = 0; k < S.nc; k++)
+                for (size_t j = 0; j < S.c[k]->nrings; j++)
+                    atomic_store(&S.c[k]->rings[j].hdr->paused, (uint32_t)S.paused);
+        }
+        uint32_t procs = 0;
+        for (int k = 0; k < S.nc; k++)
+            procs += S.c[k]->kind == C_PROCESS;
+        uint8_t ack[16];
+        uint32_t rec = !S.paused;
+        memcpy(ack, &rec, 4);
+        memcpy(ack + 4, &procs, 4);
+        memcpy(ack + 8, &S.events, 8);
+        c->kind = C_CONTROL;
+        opp_send_msg(c->fd, OPP_MSG_CTL_ACK, ack, sizeof ack, -1);
         return 0;
     }
     case OPP_MSG_FINISH: {
@@ -708,6 +739,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
     memset(&S, 0, sizeof S);
     finished = 0;
     S.o = o;
+    S.paused = o->paused;
     char err[512];
     S.enc = malloc(ENC_BYTES);
     if (!S.enc) {

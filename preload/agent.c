@@ -50,6 +50,7 @@ static struct {
     int root;         /* this process started the collector */
     int clock;
     uint32_t cap;     /* ring slots */
+    int paused;       /* OPPROF_PAUSED=1: new rings start paused */
     pthread_mutex_t lock; /* the socket and msg */
     pthread_key_t key;
     _Atomic int warned;
@@ -272,6 +273,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
     r->version = OPP_RING_VERSION;
     r->capacity = G.cap;
     r->tid = (uint32_t)syscall(SYS_gettid);
+    r->paused = G.paused; /* until the collector says otherwise (opprof ctl) */
     prctl(PR_GET_NAME, r->name, 0, 0, 0);
     r->name[15] = 0;
     uint32_t body[2] = {r->tid, G.cap};
@@ -602,6 +604,7 @@ __attribute__((constructor)) static void opp_init(void)
     opp_use_tsc = !(ck && !strcmp(ck, "monotonic")) && opp_tsc_usable();
     G.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
     uint32_t cap = env_u32("OPPROF_BUFFER", OPP_RING_DEFAULT_RECS);
+    G.paused = env_u32("OPPROF_PAUSED", 0) == 1;
     if (cap < OPP_RING_MIN_RECS)
         cap = OPP_RING_MIN_RECS;
     if (cap > OPP_RING_MAX_RECS)

@@ -70,6 +70,8 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
         if (!r)
             return 0;
     }
+    if (OPP_UNLIKELY(atomic_load_explicit(&r->paused, memory_order_relaxed)))
+        return 0; /* `opprof ctl stop`: the collector paused this thread's ring */
     uint32_t d = r->depth;
     uint64_t t = opp_now();
     if (OPP_LIKELY(d < OPP_OPEN_MAX)) {

@@ -21,7 +21,7 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] -- CMD [ARG...]\n"
+    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] -- CMD [ARG...]\n"
                "  -o, --output FILE  trace file (default opprof-PID.trace)\n"
                "  -q, --quiet        do not print the report when CMD ends\n"
                "  --limit N          rows of the report printed (default 10)\n"
@@ -30,7 +30,8 @@ static void usage(FILE *f)
                "                     (sets OPPROF_SCHEDULE)\n"
                "  --step M           what a step is: nvtx:NAME (each NAME range begins one),\n"
                "                     call:NAME (each call of NAME begins one) or time:500ms\n"
-               "                     (sets OPPROF_STEP)\n");
+               "                     (sets OPPROF_STEP)\n"
+               "  --paused           record nothing until `opprof ctl start` (sets OPPROF_PAUSED)\n");
 }
 
 /* Where our own binaries are: next to this executable unless overridden. */
@@ -186,6 +187,7 @@ int cmd_run(int argc, char **argv)
                                          {"quiet", no_argument, 0, 'q'},
                                          {"limit", required_argument, 0, 'l'},
                                          {"schedule", required_argument, 0, 'S'},
+                                         {"paused", no_argument, 0, 'P'},
                                          {"step", required_argument, 0, 'T'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -196,6 +198,7 @@ int cmd_run(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'S': setenv("OPPROF_SCHEDULE", optarg, 1); break;
+        case 'P': setenv("OPPROF_PAUSED", "1", 1); break;
         case 'T': setenv("OPPROF_STEP", optarg, 1); break;
         case 'q': quiet = 1; break;
         case 'l': {

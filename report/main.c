@@ -14,6 +14,7 @@ static const struct cmd {
 } cmds[] = {
     {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
     {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
+    {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
     {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
 };
 

@@ -1,7 +1,9 @@
-/* Capture windows: OPPROF_DELAY/OPPROF_DURATION and
- * OPPROF_CAPTURE=cudaProfilerApi. Nothing is recorded outside a window; the
- * program's output does not change. */
+/* Capture windows: OPPROF_DELAY/OPPROF_DURATION, OPPROF_CAPTURE=
+ * cudaProfilerApi, schedules over steps, and `opprof ctl` from outside.
+ * Nothing is recorded outside a window; the program's output does not
+ * change. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +210,64 @@ START_TEST(schedule_call_steps)
 }
 END_TEST
 
+/* `opprof ctl` on a job paused from the start: nothing until start; then,
+ * in a second job, everything until stop. The program (scenarios pause)
+ * makes 100 calls, waits at "halfway" for "go", and makes 100 more. */
+static void ctl_round(int paused, const char *action, unsigned want_calls, const char *want_status)
+{
+    char *sock = tu_path(dir, "c.sock"), *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    unlink(half), unlink(go);
+    int cpid = tu_collector_start(sock, trace, paused ? "--paused" : NULL);
+    ck_assert_int_gt(cpid, 0);
+    char se[4200], pre[4200];
+    snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    char *env[] = {pre, se, paused ? "OPPROF_PAUSED=1" : "OPPROF_PAUSED=", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "100", dir, NULL};
+    int pid = tu_spawn(argv, env, NULL, NULL);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    char *o = tu_path(dir, "ctl.out"), *e = tu_path(dir, "ctl.err");
+    char *st[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", sock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(st, NULL, o, e)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, want_status);
+    free(out);
+    char *ac[] = {(char *)tu_tool("opprof"), "ctl", (char *)action, "--socket", sock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(ac, NULL, o, e)), 0);
+    out = tu_slurp(o);
+    ck_assert(!strncmp(out, paused ? "recording: 1 process, " : "stopped: 1 process, ", 20));
+    free(out);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    ck_assert_int_eq(tu_collector_finish(cpid, sock), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), want_calls);
+    opp_model_free(m);
+    free(sock), free(half), free(go), free(o), free(e);
+}
+
+START_TEST(ctl_start_stop)
+{
+    ctl_round(1, "start", 100, "stopped: 1 process, 0 events so far\n");
+    ctl_round(0, "stop", 100, "recording: 1 process, 100 events so far\n");
+    /* no collector, or a wrong action: a line and a non-zero exit */
+    char *e = tu_path(dir, "e"), *nosock = tu_path(dir, "none.sock");
+    char *a1[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", nosock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(a1, NULL, NULL, e)), 1);
+    char *es = tu_slurp(e), want[4400];
+    snprintf(want, sizeof want,
+             "opprof ctl: cannot reach the collector at %s: No such file or directory\n", nosock);
+    ck_assert_str_eq(es, want);
+    free(es);
+    char *a2[] = {(char *)tu_tool("opprof"), "ctl", "pause", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, e)), 2);
+    es = tu_slurp(e);
+    ck_assert_str_eq(es, "opprof ctl: unknown action 'pause' (start, stop or status)\n");
+    free(es), free(e), free(nosock);
+}
+END_TEST
+
 Suite *suite_capture(void)
 {
     Suite *s = suite_create("capture");
@@ -218,6 +278,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, cuda_profiler_api);
     tcase_add_test(tc, schedule_nvtx_steps);
     tcase_add_test(tc, schedule_call_steps);
+    tcase_add_test(tc, ctl_start_stop);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -36,11 +36,8 @@ static void teardown(void)
 
 static int start_collector(void)
 {
-    char *argv[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", trace,
-                    "--idle-exit-ms", "0", NULL};
-    int pid = tu_spawn(argv, NULL, NULL, NULL);
+    int pid = tu_collector_start(sock, trace, NULL);
     ck_assert_int_gt(pid, 0);
-    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
     return pid;
 }
 
@@ -53,14 +50,7 @@ static int start_collector(void)
 
 static int finish_collector(int pid)
 {
-    int fd = opp_connect(sock);
-    ck_assert_int_ge(fd, 0);
-    uint32_t linger = 2000;
-    ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_FINISH, &linger, 4, -1), 0);
-    uint64_t done[3];
-    ck_assert_int_eq(opp_wait_msg(fd, OPP_MSG_DONE, done, sizeof done, NULL, 10000), 0);
-    close(fd);
-    return tu_code(tu_wait(pid));
+    return tu_collector_finish(pid, sock);
 }
 
 /* The collector is SIGKILLed halfway: same output, same exit code, one
