@@ -101,7 +101,11 @@ enum opp_op_kind {
                                   the kind's own arguments follow it */
 #define OPP_OPK_SUBNAME 0x200u /* TENSORS: the operator is named "lib::sub" (e.g.
                                   onednn::convolution), not after its entry point */
-#define OPP_OPK_FLAGS (OPP_OPK_STATUS | OPP_OPK_SUBNAME)
+#define OPP_OPK_EXTID 0x400u   /* the last argument is the call's CUPTI external
+                                  correlation id (0: none pushed) */
+#define OPP_OPK_FLAGS (OPP_OPK_STATUS | OPP_OPK_SUBNAME | OPP_OPK_EXTID)
+/* The external correlation kind the agent pushes (CUPTI's CUSTOM0). */
+#define OPP_EXTCORR_KIND 3u
 
 /* String ids that the preload assigns (NVTX messages and domains, thread
  * names) start here; lower ids are the CUPTI converter's. Both arrive as

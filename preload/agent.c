@@ -33,7 +33,8 @@ void *_Atomic opp_real_fn[OPP_FN_COUNT];
 
 const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
 #define OPP_FN_DESC(name, lib, kind, flags, dtype, ...)                                             \
-    {#name, #lib, OPP_OP_##kind | OPP_FL_##flags, OPP_DT_##dtype},
+    {#name, #lib, OPP_OP_##kind | OPP_FL_##flags | (opp_fn_extid(OPP_FN_##name) ? OPP_OPK_EXTID : 0), \
+     OPP_DT_##dtype},
     OPP_ALL_FUNCS(OPP_FN_DESC)
 #undef OPP_FN_DESC
 #define OPP_FN_RT(cbid, name) [OPP_FN_CUDA_RT_BASE + cbid] = {name, OPP_LIB_CUDART, OPP_OP_CUDA_API, 0},

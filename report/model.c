@@ -880,6 +880,92 @@ static const struct corr_ent *corr_find(const struct corr_ent *c, size_t n, uint
     return lo < n && c[lo].key == key ? &c[lo] : NULL;
 }
 
+/* External correlation: a library call's id (OPP_OPK_EXTID) and, from the
+ * EXTCORR records, the correlation ids CUPTI gave the calls made inside it:
+ * ext_map by proc index << 32 | correlation id -> id; ext_ev by (proc, id)
+ * -> the event. */
+struct ext_map {
+    uint64_t key, ext;
+};
+struct ext_ev {
+    uint64_t ext;
+    uint32_t proc, thread, event;
+};
+
+static int cmp_ext_map(const void *pa, const void *pb)
+{
+    const struct ext_map *a = pa, *b = pb;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int cmp_ext_ev(const void *pa, const void *pb)
+{
+    const struct ext_ev *a = pa, *b = pb;
+    if (a->proc != b->proc)
+        return a->proc < b->proc ? -1 : 1;
+    return a->ext < b->ext ? -1 : a->ext > b->ext;
+}
+
+struct ext_index {
+    struct ext_map *map;
+    struct ext_ev *ev;
+    size_t nmap, nev;
+};
+
+/* 0 or -1 (out of memory); empty when no event pushed an id. */
+static int ext_index_build(const struct opp_model *m, struct ext_index *x)
+{
+    size_t cap = 0;
+    *x = (struct ext_index){0};
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            uint64_t id = opp_op_extid(opp_event_func(m, t, e)->kind, opp_event_args(t, e), e->nargs);
+            if (!id)
+                continue;
+            if (grow((void **)&x->ev, &cap, x->nev + 1, sizeof *x->ev))
+                return -1;
+            x->ev[x->nev++] = (struct ext_ev){id, t->proc, (uint32_t)ti, (uint32_t)i};
+        }
+    }
+    if (!x->nev)
+        return 0;
+    qsort(x->ev, x->nev, sizeof *x->ev, cmp_ext_ev);
+    cap = 0;
+    for (size_t i = 0; i < m->gpu.nextcorr; i++) {
+        const struct opp_gpu_extcorr *r = &m->gpu.extcorr[i];
+        if (r->kind != OPP_EXTCORR_KIND || !r->corr)
+            continue;
+        if (grow((void **)&x->map, &cap, x->nmap + 1, sizeof *x->map))
+            return -1;
+        x->map[x->nmap++] = (struct ext_map){(uint64_t)r->proc << 32 | r->corr, r->external};
+    }
+    if (x->nmap)
+        qsort(x->map, x->nmap, sizeof *x->map, cmp_ext_map);
+    return 0;
+}
+
+/* The library call whose pushed id CUPTI tied correlation id corr of
+ * process pi to, as (thread, event); 0 when found. */
+static int ext_find(const struct ext_index *x, uint32_t pi, uint32_t corr, uint32_t *thread,
+                    uint32_t *event)
+{
+    if (!x->nmap || !corr)
+        return -1;
+    struct ext_map k = {(uint64_t)pi << 32 | corr, 0};
+    const struct ext_map *mp = bsearch(&k, x->map, x->nmap, sizeof k, cmp_ext_map);
+    if (!mp)
+        return -1;
+    struct ext_ev ke = {mp->ext, pi, 0, 0};
+    const struct ext_ev *ev = bsearch(&ke, x->ev, x->nev, sizeof ke, cmp_ext_ev);
+    if (!ev)
+        return -1;
+    *thread = ev->thread;
+    *event = ev->event;
+    return 0;
+}
+
 static struct opp_event_gpu *event_gpu(struct opp_thread *t, uint32_t event)
 {
     if (!t->gpu)
@@ -916,17 +1002,24 @@ static int gpu_attach(struct opp_model *m)
     }
     if (n)
         qsort(c, n, sizeof *c, cmp_corr);
-    int rc = 0;
+    /* Work whose API call is not an event (a driver call made inside a
+     * runtime call, or one we did not see) goes to the library call that
+     * CUPTI's external correlation ties it to. */
+    struct ext_index x;
+    int rc = ext_index_build(m, &x);
     for (size_t i = 0; i < gpu->nops && !rc; i++) {
         struct opp_gpu_op *op = &gpu->ops[i];
         const struct corr_ent *ce = op->corr ? corr_find(c, n, op->proc, op->corr) : NULL;
-        if (!ce) {
+        uint32_t th, ev;
+        if (ce) {
+            th = ce->thread, ev = ce->event;
+        } else if (ext_find(&x, op->proc, op->corr, &th, &ev) != 0) {
             gpu->unattached += op->corr != 0;
             continue;
         }
-        op->thread = ce->thread;
-        op->event = ce->event;
-        struct opp_event_gpu *eg = event_gpu(&m->threads[ce->thread], ce->event);
+        op->thread = th;
+        op->event = ev;
+        struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else if (opp_gpu_op_timed(op))
@@ -935,19 +1028,24 @@ static int gpu_attach(struct opp_model *m)
     for (size_t i = 0; i < gpu->nmem && !rc; i++) {
         struct opp_gpu_mem *r = &gpu->mem[i];
         const struct corr_ent *ce = r->corr ? corr_find(c, n, r->proc, r->corr) : NULL;
-        if (!ce) {
+        uint32_t th, ev;
+        if (ce) {
+            th = ce->thread, ev = ce->event;
+        } else if (ext_find(&x, r->proc, r->corr, &th, &ev) != 0) {
             gpu->unattached += r->corr != 0;
             continue;
         }
-        r->thread = ce->thread;
-        r->event = ce->event;
-        struct opp_event_gpu *eg = event_gpu(&m->threads[ce->thread], ce->event);
+        r->thread = th;
+        r->event = ev;
+        struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else
             eg->self_mem = opp_add_sat(eg->self_mem, r->bytes);
     }
     free(c);
+    free(x.map);
+    free(x.ev);
     for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
         struct opp_thread *t = &m->threads[ti];
         if (!t->gpu)

@@ -37,6 +37,17 @@ $(DOUBLE_DIR)/gpu_app: tests/double/gpu_app.c $(DOUBLE_DIR)/libcudart.so.13
 	$(CC) -std=gnu11 -O1 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(DOUBLE_DIR) \
 	  -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
 PROGS += $(DOUBLE_DIR)/libcudart.so.13 $(DOUBLE_DIR)/gpu_app
+# cuBLAS double (libcublas.so.13) over the runtime double, and its program
+# (external correlation: tests/e2e/test_gpu_double.c), when cuBLAS's header is installed.
+ifneq ($(wildcard $(CUDA_HOME)/include/cublas_api.h),)
+$(DOUBLE_DIR)/libcublas.so.13: tests/double/cublas_double.c $(DOUBLE_DIR)/libcudart.so.13
+	$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -fvisibility=hidden -I$(CUDA_HOME)/include \
+	  -Wl,-soname,libcublas.so.13 -o $@ $< -L$(DOUBLE_DIR) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
+$(DOUBLE_DIR)/blas_app: tests/double/blas_app.c $(DOUBLE_DIR)/libcublas.so.13
+	$(CC) -std=gnu11 -O1 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(DOUBLE_DIR) \
+	  -l:libcublas.so.13 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
+PROGS += $(DOUBLE_DIR)/libcublas.so.13 $(DOUBLE_DIR)/blas_app
+endif
 endif
 
 # The CUDA symbol fallback (tests/e2e/test_cuda.c), programs from tests/cuda/
