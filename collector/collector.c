@@ -4,6 +4,7 @@
  * tail only moves after its records are in the file, so a record is always
  * in exactly one of the two places. */
 #include "collector.h"
+#include "info.h"
 #include "gpu.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@ struct client {
     uint32_t proc, clock, nfuncs;
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
-    int bye, ended;
+    int bye, ended, info;
     struct ring *rings;
     size_t nrings;
     int fds[MAX_FDS_QUEUED];
@@ -71,6 +72,7 @@ static struct {
     struct { uint32_t proc; pid_t pid; } past[4096]; /* pid -> proc, for parents */
     size_t npast;
     uint8_t *enc;
+    int paused; /* `opprof ctl stop`: every ring told to record nothing */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -434,6 +436,22 @@ static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **w
     return 0;
 }
 
+static int on_info(struct client *c, const uint8_t *p, uint32_t n, const char **why)
+{
+    struct opp_rbuf b;
+    struct opp_info_pair pr[OPP_INFO_MAX];
+    opp_rbuf_init(&b, p, n);
+    uint32_t count = opp_get_u32(&b);
+    if (b.bad || opp_info_read(&b, count, pr) || opp_rbuf_left(&b)) {
+        *why = "bad process labels";
+        return -1;
+    }
+    c->info = 1;
+    if (count)
+        opp_tw_info(&S.tw, c->proc, p, n);
+    return 0;
+}
+
 static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     struct opp_ring_msg m;
@@ -463,6 +481,7 @@ static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **
     r->cap = m.capacity;
     r->tail = atomic_load(&h->tail);
     r->last_end = 0;
+    atomic_store(&h->paused, (uint32_t)S.paused);
     ring_name(c, r, 1);
     return 0;
 }
@@ -489,6 +508,12 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             return -1;
         }
         return on_gpu(c, p, mh->size, why);
+    case OPP_MSG_INFO:
+        if (c->kind != C_PROCESS || c->info) {
+            *why = "process labels out of order";
+            return -1;
+        }
+        return on_info(c, p, mh->size, why);
     case OPP_MSG_RING:
         if (c->kind != C_PROCESS || !c->nfuncs || c->bye) {
             *why = "ring out of order";
@@ -510,6 +535,35 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             finish(); /* the whole trace is complete before the root exits */
         }
         opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
+        return 0;
+    }
+    case OPP_MSG_CTL: {
+        uint32_t op;
+        if (c->kind != C_NEW || mh->size != 4) {
+            *why = "control message out of order";
+            return -1;
+        }
+        memcpy(&op, p, 4);
+        if (op > 2) {
+            *why = "unknown control operation";
+            return -1;
+        }
+        if (op) {
+            S.paused = op == 2;
+            for (int k = 0; k < S.nc; k++)
+                for (size_t j = 0; j < S.c[k]->nrings; j++)
+                    atomic_store(&S.c[k]->rings[j].hdr->paused, (uint32_t)S.paused);
+        }
+        uint32_t procs = 0;
+        for (int k = 0; k < S.nc; k++)
+            procs += S.c[k]->kind == C_PROCESS;
+        uint8_t ack[16];
+        uint32_t rec = !S.paused;
+        memcpy(ack, &rec, 4);
+        memcpy(ack + 4, &procs, 4);
+        memcpy(ack + 8, &S.events, 8);
+        c->kind = C_CONTROL;
+        opp_send_msg(c->fd, OPP_MSG_CTL_ACK, ack, sizeof ack, -1);
         return 0;
     }
     case OPP_MSG_FINISH: {
@@ -685,6 +739,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
     memset(&S, 0, sizeof S);
     finished = 0;
     S.o = o;
+    S.paused = o->paused;
     char err[512];
     S.enc = malloc(ENC_BYTES);
     if (!S.enc) {

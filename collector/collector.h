@@ -53,6 +53,7 @@ struct opp_collector_opts {
     int ready_fd;      /* >=0: write "1" here once listening */
     int daemon;        /* fork into the background once listening */
     int idle_exit_ms;  /* finish if no process ever connects (0: never) */
+    int paused;        /* start with recording stopped (`opprof ctl start` starts it) */
 };
 
 /* Serve until the run is over; 0 when the trace was finished. */

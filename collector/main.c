@@ -10,7 +10,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: opprof-collector --socket PATH --output FILE [--daemon] [--root-pid PID]\n"
-               "                        [--ready-fd FD] [--idle-exit-ms MS]\n");
+               "                        [--ready-fd FD] [--idle-exit-ms MS] [--paused]\n");
 }
 
 static int num(const char *s, long lo, long hi, long *out)
@@ -29,12 +29,16 @@ int main(int argc, char **argv)
         {"socket", required_argument, 0, 's'}, {"output", required_argument, 0, 'o'},
         {"daemon", no_argument, 0, 'd'},       {"root-pid", required_argument, 0, 'r'},
         {"ready-fd", required_argument, 0, 'f'}, {"idle-exit-ms", required_argument, 0, 'i'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"paused", no_argument, 0, 'p'},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
+    const char *pe = getenv("OPPROF_PAUSED"); /* as the preloads it serves see it */
+    o.paused = pe && !strcmp(pe, "1");
     long v;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:ph", opts, NULL)) != -1) {
         switch (c) {
+        case 'p': o.paused = 1; break;
         case 's': o.socket_path = optarg; break;
         case 'o': o.output = optarg; break;
         case 'd': o.daemon = 1; break;

@@ -9,7 +9,8 @@
 
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
 #define OPP_TRACE_VERSION 3u /* 2: GPU chunks, CUDA API kind; 3: library operator
-                                kinds, kind flags, 40 args; 1 and 2 still read */
+                                kinds, kind flags, 40 args, process labels;
+                                1 and 2 still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 16u
 #define OPP_CHUNK_HEADER_SIZE 16u
@@ -39,7 +40,8 @@ enum opp_chunk_type {
     OPP_CHUNK_PROCESS_END = 7, /* how a process instance ended */
     OPP_CHUNK_END = 8,         /* the collector finished the file */
     OPP_CHUNK_GPU = 9,         /* GPU activity records of one process (gpu.h) */
-    OPP_CHUNK_TYPE_MAX = 9
+    OPP_CHUNK_INFO = 10,       /* labels of a process: u32 proc, u32 count, pairs (info.h) */
+    OPP_CHUNK_TYPE_MAX = 10
 };
 
 /* Clock domain of a process's tick values. */
@@ -99,7 +101,11 @@ enum opp_op_kind {
                                   the kind's own arguments follow it */
 #define OPP_OPK_SUBNAME 0x200u /* TENSORS: the operator is named "lib::sub" (e.g.
                                   onednn::convolution), not after its entry point */
-#define OPP_OPK_FLAGS (OPP_OPK_STATUS | OPP_OPK_SUBNAME)
+#define OPP_OPK_EXTID 0x400u   /* the last argument is the call's CUPTI external
+                                  correlation id (0: none pushed) */
+#define OPP_OPK_FLAGS (OPP_OPK_STATUS | OPP_OPK_SUBNAME | OPP_OPK_EXTID)
+/* The external correlation kind the agent pushes (CUPTI's CUSTOM0). */
+#define OPP_EXTCORR_KIND 3u
 
 /* String ids that the preload assigns (NVTX messages and domains, thread
  * names) start here; lower ids are the CUPTI converter's. Both arrive as

@@ -43,6 +43,15 @@ static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
     }
 }
 
+/* A graph's main operation (the sub after its tensors), else none. */
+static uint64_t graph_sub(const uint64_t *a, uint32_t nargs)
+{
+    uint32_t at = 3;
+    for (uint64_t t = 0; nargs >= 3 && t < a[2] && at < nargs; t++)
+        at += 1 + (uint32_t)(a[at] <= OPP_RANK_MAX ? a[at] : nargs);
+    return at < nargs && a[at] != OPP_SUB_GRAPH ? a[at] : OPP_SUB_NONE;
+}
+
 void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
 {
     nargs = opp_op_args(kind, &a, nargs);
@@ -125,7 +134,8 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
         if (nargs < 1) /* a failed call: its status alone */
             return 0;
         tensors(a, nargs, &s);
-        switch (a[0]) {
+        /* several fused operations: the FLOPs of the main one */
+        switch (a[0] == OPP_SUB_GRAPH ? graph_sub(a, nargs) : a[0]) {
         case OPP_SUB_CONV:
         case OPP_SUB_CONV_BWD_DATA:
         case OPP_SUB_CONV_BWD_FILTER:
@@ -133,7 +143,7 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
         case OPP_SUB_INNER_PRODUCT: {
             /* tensors in the forward sense: src (x/dx), weights (w/dw), dst (y/dy);
                a deconvolution's multiply-adds run over its (smaller) src */
-            int t = a[0] == OPP_SUB_DECONV ? 0 : 2;
+            int t = a[0] == OPP_SUB_DECONV ? 0 : 2; /* a graph has no deconvolution */
             if (s.n < 3 || s.rank[t] < 2 || s.dim[t][1] <= 0)
                 return 0;
             return f * prod(s.dim[t], s.rank[t]) * prod(s.dim[1], s.rank[1]) /

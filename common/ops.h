@@ -25,14 +25,22 @@ static inline int opp_kind_valid(uint32_t k)
 static inline uint32_t opp_kind_base(uint32_t k) { return k & OPP_OPK_BASE; }
 
 /* The arguments that belong to the kind: past the status when the kind
- * records one. Returns the count, *a moved accordingly. */
+ * records one, before the external correlation id when it records one. Returns the count, *a moved accordingly. */
 static inline uint32_t opp_op_args(uint32_t kind, const uint64_t **a, uint32_t nargs)
 {
+    if ((kind & OPP_OPK_EXTID) && nargs)
+        nargs--; /* the external correlation id, last */
     if ((kind & OPP_OPK_STATUS) && nargs) {
         (*a)++;
         return nargs - 1;
     }
     return (kind & OPP_OPK_STATUS) ? 0 : nargs;
+}
+
+/* The external correlation id a call pushed (0: none, or not recorded). */
+static inline uint64_t opp_op_extid(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    return (kind & OPP_OPK_EXTID) && nargs ? a[nargs - 1] : 0;
 }
 
 /* The returned status of a call whose kind records one (0 otherwise). */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION 2u /* 2: FUNCS in parts, GPU */
+#define OPP_PROTO_VERSION 3u /* 2: FUNCS in parts, GPU; 3: INFO */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 struct opp_msg_header {
@@ -28,10 +28,16 @@ enum opp_msg_type {
     OPP_MSG_BYE = 4,    /* empty; answered by ACK once the process's records are written */
     OPP_MSG_FINISH = 5, /* control: u32 linger ms; answered by DONE once the file is complete */
     OPP_MSG_GPU = 6,    /* u32 count, count x GPU record (gpu.h); after the whole FUNCS table */
+    OPP_MSG_INFO = 7,   /* u32 count, count x (str key, str value): the process's labels
+                           (rank, world size, host...), once, after the hello (info.h) */
+    OPP_MSG_CTL = 8,    /* control, first and only: u32 op (0 status, 1 start, 2 stop);
+                           answered by CTL_ACK */
     /* collector -> client */
     OPP_MSG_ACK = 16, /* u64 events, u64 dropped (this process's; the whole trace's when
                          the goodbye finished it), u64 processes still connected */
-    OPP_MSG_DONE = 17 /* u64 events, u64 dropped, u64 processes in the trace */
+    OPP_MSG_DONE = 17, /* u64 events, u64 dropped, u64 processes in the trace */
+    OPP_MSG_CTL_ACK = 18 /* u32 recording (1) or stopped (0), u32 processes connected,
+                            u64 events so far */
 };
 
 #endif

@@ -64,7 +64,9 @@ struct opp_ring_hdr {
     uint32_t depth;        /* calls in flight on this thread */
     _Atomic uint32_t name_seq;
     char name[16];
-    uint32_t pad1[3];
+    _Atomic uint32_t paused; /* 1: record nothing (`opprof ctl stop`); written by the
+                                collector, read by the producer at each call */
+    uint32_t pad1[2];
     /* line 2: consumer */
     _Atomic uint64_t tail; /* slots consumed */
     uint64_t pad2[7];

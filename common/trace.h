@@ -45,6 +45,8 @@ int opp_tw_thread(struct opp_tw *w, uint32_t proc, uint32_t tid, const char *nam
 int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count);
 /* records: u32 count, then count GPU records (gpu.h), as OPP_MSG_GPU carries them. */
 int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t size);
+/* pairs: u32 count, count x (str key, str value), as OPP_MSG_INFO carries it. */
+int opp_tw_info(struct opp_tw *w, uint32_t proc, const void *pairs, uint32_t size);
 int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t end_ticks);
 int opp_tw_end(struct opp_tw *w, uint64_t events, uint64_t dropped, uint32_t processes);
 
@@ -133,6 +135,9 @@ struct opp_tr_visitor {
     int (*process_end)(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
     /* One GPU record (STRING records included); times are CLOCK_MONOTONIC ns. */
     int (*gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
+    /* A process's labels (info.h), NUL-terminated strings valid during the call. */
+    int (*info)(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                const char *const *values);
 };
 
 struct opp_tr_summary {

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "trace.h"
+#include "info.h"
 #include "ops.h"
 
 #include <errno.h>
@@ -338,6 +339,25 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
     }
     case OPP_CHUNK_EVENTS:
         return chunk_events(r, b, v, ctx);
+    case OPP_CHUNK_INFO: {
+        uint32_t proc = opp_get_u32(b), count = opp_get_u32(b);
+        struct opp_info_pair pr[OPP_INFO_MAX];
+        if (b->bad || !known_proc(r, proc) || opp_info_read(b, count, pr) || opp_rbuf_left(b))
+            return -1;
+        if (!v->info)
+            return 0;
+        char text[OPP_INFO_MAX][OPP_INFO_KEY_MAX + OPP_INFO_VALUE_MAX + 2];
+        const char *keys[OPP_INFO_MAX], *values[OPP_INFO_MAX];
+        for (uint32_t i = 0; i < count; i++) {
+            memcpy(text[i], pr[i].key, pr[i].klen);
+            text[i][pr[i].klen] = 0;
+            memcpy(text[i] + pr[i].klen + 1, pr[i].value, pr[i].vlen);
+            text[i][pr[i].klen + 1 + pr[i].vlen] = 0;
+            keys[i] = text[i];
+            values[i] = text[i] + pr[i].klen + 1;
+        }
+        return v->info(ctx, proc, count, keys, values) ? 2 : 0;
+    }
     case OPP_CHUNK_DROPPED: {
         uint32_t proc = opp_get_u32(b), tid = opp_get_u32(b);
         uint64_t n = opp_get_u64(b);
@@ -384,7 +404,8 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
 static const char *chunk_name(uint32_t type)
 {
     static const char *n[] = {"?",      "clock",   "process", "funcs",      "thread",
-                              "events", "dropped", "process-end", "end", "gpu"};
+                              "events", "dropped", "process-end", "end", "gpu", "info"};
+    _Static_assert(sizeof n / sizeof n[0] == OPP_CHUNK_TYPE_MAX + 1, "a name per chunk type");
     return type <= OPP_CHUNK_TYPE_MAX ? n[type] : "?";
 }
 

@@ -197,7 +197,9 @@ int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count
     return put_done(w, OPP_CHUNK_DROPPED, &b);
 }
 
-int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t size)
+/* A chunk of u32 proc then a payload as the process sent it. */
+static int proc_chunk(struct opp_tw *w, uint32_t type, uint32_t proc, const void *payload,
+                      uint32_t size)
 {
     if (size > OPP_CHUNK_MAX - 4)
         return -EMSGSIZE;
@@ -205,10 +207,20 @@ int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t si
     if (!mem)
         return -ENOMEM;
     memcpy(mem, &proc, 4);
-    memcpy(mem + 4, records, size);
-    int rc = opp_tw_chunk(w, OPP_CHUNK_GPU, mem, 4u + size);
+    memcpy(mem + 4, payload, size);
+    int rc = opp_tw_chunk(w, type, mem, 4u + size);
     free(mem);
     return rc;
+}
+
+int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t size)
+{
+    return proc_chunk(w, OPP_CHUNK_GPU, proc, records, size);
+}
+
+int opp_tw_info(struct opp_tw *w, uint32_t proc, const void *pairs, uint32_t size)
+{
+    return proc_chunk(w, OPP_CHUNK_INFO, proc, pairs, size);
 }
 
 int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t end_ticks)

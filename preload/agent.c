@@ -3,6 +3,7 @@
  * and exit. Failures of ours print one line and turn profiling off; the
  * program itself never notices (errno, signals and results untouched). */
 #include "agent.h"
+#include "info.h"
 #include "cupti_client.h"
 #include "nvtx.h"
 
@@ -32,7 +33,8 @@ void *_Atomic opp_real_fn[OPP_FN_COUNT];
 
 const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
 #define OPP_FN_DESC(name, lib, kind, flags, dtype, ...)                                             \
-    {#name, #lib, OPP_OP_##kind | OPP_FL_##flags, OPP_DT_##dtype},
+    {#name, #lib, OPP_OP_##kind | OPP_FL_##flags | (opp_fn_extid(OPP_FN_##name) ? OPP_OPK_EXTID : 0), \
+     OPP_DT_##dtype},
     OPP_ALL_FUNCS(OPP_FN_DESC)
 #undef OPP_FN_DESC
 #define OPP_FN_RT(cbid, name) [OPP_FN_CUDA_RT_BASE + cbid] = {name, OPP_LIB_CUDART, OPP_OP_CUDA_API, 0},
@@ -49,6 +51,7 @@ static struct {
     int root;         /* this process started the collector */
     int clock;
     uint32_t cap;     /* ring slots */
+    int paused;       /* OPPROF_PAUSED=1: new rings start paused */
     pthread_mutex_t lock; /* the socket and msg */
     pthread_key_t key;
     _Atomic int warned;
@@ -105,6 +108,44 @@ static const char *u2s(unsigned long v, char *buf, size_t cap)
 
 /* ---- the hello: who we are and what we intercept ---- */
 
+/* The process's labels: the host, and the rank variables that launchers
+ * set (torchrun, mpirun, srun, PMI), as they are; the report picks the rank
+ * from them. Values a label cannot hold (too long, not printable) are left
+ * out. */
+static int send_info(void)
+{
+    static const char *const vars[] = {
+        "RANK",          "LOCAL_RANK",          "WORLD_SIZE",          "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID",
+        "SLURM_NTASKS",  "SLURM_LOCALID",       "SLURM_NODEID"};
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, G.msg, sizeof G.msg);
+    uint32_t n = 0;
+    opp_put_u32(&b, 0);
+    char host[256];
+    if (gethostname(host, sizeof host) == 0) {
+        host[sizeof host - 1] = 0;
+        opp_put_str(&b, "host", 4);
+        opp_put_str(&b, host, strlen(host));
+        n++;
+    }
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        size_t len = v ? strlen(v) : 0;
+        int ok = v && len <= OPP_INFO_VALUE_MAX;
+        for (size_t k = 0; ok && k < len; k++)
+            ok = (unsigned char)v[k] >= 0x20 && (unsigned char)v[k] < 0x7f;
+        if (!ok)
+            continue;
+        opp_put_str(&b, vars[i], strlen(vars[i]));
+        opp_put_str(&b, v, len);
+        n++;
+    }
+    memcpy(G.msg, &n, 4);
+    return opp_send_msg(G.sock, OPP_MSG_INFO, G.msg, (uint32_t)b.len, -1);
+}
+
 static int send_hello(void)
 {
     struct opp_wbuf b;
@@ -153,6 +194,8 @@ static int send_hello(void)
         opp_put_str(&b, cmd, strnlen(cmd, 4096));
     }
     int rc = opp_send_msg(G.sock, OPP_MSG_HELLO, G.msg, (uint32_t)b.len, -1);
+    if (!rc)
+        rc = send_info();
     if (rc)
         return rc;
     /* The function table, in parts that each fit a message. */
@@ -231,6 +274,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
     r->version = OPP_RING_VERSION;
     r->capacity = G.cap;
     r->tid = (uint32_t)syscall(SYS_gettid);
+    r->paused = G.paused; /* until the collector says otherwise (opprof ctl) */
     prctl(PR_GET_NAME, r->name, 0, 0, 0);
     r->name[15] = 0;
     uint32_t body[2] = {r->tid, G.cap};
@@ -512,6 +556,7 @@ static void at_child(void)
     if (r)
         munmap(r, opp_ring_bytes(r->capacity));
     G.root = 0;
+    opp_capture_forked();
     opp_cupti_forked();
     if (G.sock >= 0) {
         close(G.sock);
@@ -560,6 +605,7 @@ __attribute__((constructor)) static void opp_init(void)
     opp_use_tsc = !(ck && !strcmp(ck, "monotonic")) && opp_tsc_usable();
     G.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
     uint32_t cap = env_u32("OPPROF_BUFFER", OPP_RING_DEFAULT_RECS);
+    G.paused = env_u32("OPPROF_PAUSED", 0) == 1;
     if (cap < OPP_RING_MIN_RECS)
         cap = OPP_RING_MIN_RECS;
     if (cap > OPP_RING_MAX_RECS)
@@ -584,6 +630,7 @@ __attribute__((constructor)) static void opp_init(void)
     }
     connect_and_hello();
     if (G.on) {
+        opp_capture_init();
         pthread_atfork(at_prepare, at_parent, at_child);
         Dl_info self;
         const char *self_path = dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL;
@@ -603,6 +650,7 @@ __attribute__((destructor)) static void opp_fini(void)
     if (!G.on || G.sock < 0)
         return;
     int saved_errno = errno;
+    opp_step_finish();  /* the step running at exit */
     opp_cupti_flush(); /* GPU records still in CUPTI's buffers */
     pthread_mutex_lock(&G.lock);
     int rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);

@@ -19,6 +19,7 @@
 
 /* Every entry point of every library table, one id each. */
 #include "funcs.h"
+#include "capture.h"
 
 /* NEW: not attached yet; ON: recording; OFF: never (and our reentrancy guard). */
 enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
@@ -55,15 +56,22 @@ static inline void *opp_real(uint32_t fn)
     return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
 }
 
-/* 1 when this call is recorded (then opp_leave must follow), 0 when not. */
+/* 1 when this call is recorded (then opp_leave must follow), 0 when not:
+ * outside a capture window (capture.h), or when this thread cannot record. */
 static inline int opp_enter(struct opp_frame *f, uint32_t fn)
 {
+    if (OPP_UNLIKELY(fn == opp_step_fn))
+        opp_step_mark();
+    if (OPP_UNLIKELY(!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED)))
+        return 0;
     struct opp_ring_hdr *r = opp_tls.ring;
     if (OPP_UNLIKELY(!r)) {
         r = opp_thread_attach();
         if (!r)
             return 0;
     }
+    if (OPP_UNLIKELY(atomic_load_explicit(&r->paused, memory_order_relaxed)))
+        return 0; /* `opprof ctl stop`: the collector paused this thread's ring */
     uint32_t d = r->depth;
     uint64_t t = opp_now();
     if (OPP_LIKELY(d < OPP_OPEN_MAX)) {
@@ -144,6 +152,20 @@ static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const
     return 1;
 }
 
+/* CUPTI external correlation (cupti.c): while CUPTI records, a GPU library
+ * call pushes an id (CUSTOM0) around its real call, so CUPTI maps the
+ * runtime/driver calls inside it to that id; the id is recorded as the
+ * event's last argument (OPP_OPK_EXTID). 0 when not pushed. */
+extern int opp_extcorr_on;
+uint64_t opp_extcorr_push(void);
+void opp_extcorr_pop(void);
+#define OPP_EXT_PUSH(fn) (opp_fn_extid(fn) && OPP_UNLIKELY(opp_extcorr_on) ? opp_extcorr_push() : 0)
+#define OPP_EXT_POP(x)                                                                             \
+    do {                                                                                           \
+        if (OPP_UNLIKELY(x))                                                                       \
+            opp_extcorr_pop();                                                                     \
+    } while (0)
+
 /* Argument capture helpers: negative or missing values record as 0. */
 static inline uint64_t opp_dim(long v) { return v > 0 ? (uint64_t)v : 0; }
 static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*p : 0; }
@@ -170,7 +192,10 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
 
 /* The body of every wrapper that returns a value: after, a parenthesized
  * statement list run once the real call returned (r_ holds its value),
- * records the call with opp_leave(&f_, ...). */
+ * records the call with opp_leave(&f_, ...). GPU library entry points
+ * (a compile-time test on the id) push an external correlation id while
+ * CUPTI records, x_, recorded last. */
+#define OPP_EXT_N(name) ((unsigned)opp_fn_extid(OPP_FN_##name))
 #define OPP_WRAP_RET_CORE(ret, name, params, args, after)                                          \
     OPP_EXPORT ret name params                                                                     \
     {                                                                                              \
@@ -181,7 +206,9 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
             return (ret)0;                                                                         \
         if (!opp_enter(&f_, OPP_FN_##name))                                                        \
             return real args;                                                                      \
+        const uint64_t x_ = OPP_EXT_PUSH(OPP_FN_##name);                                           \
         ret r_ = real args;                                                                        \
+        OPP_EXT_POP(x_);                                                                           \
         OPP_UNPAREN after;                                                                         \
         return r_;                                                                                 \
     }
@@ -189,19 +216,22 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
 /* capture: the argument values, evaluated after the call (may use r_). */
 #define OPP_WRAP_RET(ret, name, params, args, nargs, capture)                                      \
     OPP_WRAP_RET_CORE(ret, name, params, args,                                                     \
-                      (const uint64_t a_[] = {OPP_UNPAREN capture}; opp_leave(&f_, a_, nargs)))
+                      (const uint64_t a_[] = {OPP_UNPAREN capture, x_};                            \
+                       opp_leave(&f_, a_, nargs + OPP_EXT_N(name))))
 
 /* The same with one statement (prep) between the call and the capture. */
 #define OPP_WRAP_RET_PREP(ret, name, params, args, nargs, prep, capture)                           \
     OPP_WRAP_RET_CORE(ret, name, params, args,                                                     \
-                      (OPP_UNPAREN prep; const uint64_t a_[] = {OPP_UNPAREN capture};              \
-                       opp_leave(&f_, a_, nargs)))
+                      (OPP_UNPAREN prep; const uint64_t a_[] = {OPP_UNPAREN capture, x_};          \
+                       opp_leave(&f_, a_, nargs + OPP_EXT_N(name))))
 
 /* The same with a capture whose length is known only at run time: fill, an
  * expression evaluated after the call (r_ is the returned value), writes
- * up to OPP_MAX_ARGS values into a_ and yields how many. */
+ * up to OPP_MAX_ARGS - 1 values into a_ and yields how many. */
 #define OPP_WRAP_RET_FILL(ret, name, params, args, fill)                                           \
     OPP_WRAP_RET_CORE(ret, name, params, args,                                                     \
-                      (uint64_t a_[OPP_MAX_ARGS]; unsigned n_ = (fill); opp_leave(&f_, a_, n_)))
+                      (uint64_t a_[OPP_MAX_ARGS]; unsigned n_ = (fill);                            \
+                       if (OPP_EXT_N(name)) a_[n_ < OPP_MAX_ARGS ? n_++ : n_ - 1] = x_;            \
+                       opp_leave(&f_, a_, n_)))
 
 #endif

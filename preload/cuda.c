@@ -188,6 +188,9 @@ OPP_HIDDEN void *opp_cuda_enter(uint32_t id, void **slot)
         return nostatus[id] ? (void *)ret_zero : (void *)ret_unknown;
     unsigned n = shadow.n;
     struct opp_frame f;
+    if (OPP_UNLIKELY(opp_capture_api) &&
+        !atomic_load_explicit(&opp_cuda_via_cupti, memory_order_relaxed))
+        opp_capture_cuda(id);
     if (atomic_load_explicit(&opp_cuda_via_cupti, memory_order_relaxed) || n >= OPP_CUDA_SHADOW ||
         !opp_enter(&f, id))
         return real;

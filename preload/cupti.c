@@ -85,6 +85,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         /* Driver calls a runtime call makes for it are its implementation,
          * not the program's: only direct driver calls are recorded. */
         int want = fn < lim && (rt || !T.runtime_open);
+        if (OPP_UNLIKELY(opp_capture_api))
+            opp_capture_cuda(fn);
         T.s[d].runtime = (uint8_t)rt;
         T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
         T.runtime_open += (uint32_t)rt;
@@ -102,6 +104,36 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         opp_leave(&T.s[d].f, a, 3);
     }
 }
+
+/* ---- external correlation: GPU library calls (agent.h) ---- */
+
+int opp_extcorr_on; /* set once CUPTI records, cleared in a forked child */
+static __thread uint32_t ext_seq __attribute__((tls_model("initial-exec")));
+
+/* thread id << 32 | a per-thread count (never 0): unique in the process
+ * without a shared counter. errno is the program's, on both sides. */
+uint64_t opp_extcorr_push(void)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (!r || !C.on)
+        return 0;
+    if (++ext_seq == 0)
+        ext_seq = 1;
+    uint64_t id = (uint64_t)r->tid << 32 | ext_seq;
+    int saved = errno;
+    CUptiResult rc = C.cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    errno = saved;
+    return rc == CUPTI_SUCCESS ? id : 0;
+}
+
+void opp_extcorr_pop(void)
+{
+    uint64_t id;
+    int saved = errno;
+    C.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+    errno = saved;
+}
+_Static_assert(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 == OPP_EXTCORR_KIND, "the kind the report reads");
 
 /* ---- activity buffers ---- */
 
@@ -161,6 +193,7 @@ void opp_cupti_forked(void)
 {
     C.forked = 1;
     C.on = 0;
+    opp_extcorr_on = 0;
     T.depth = T.runtime_open = 0;
 }
 
@@ -365,6 +398,7 @@ static int init_locked(void)
     if (period)
         period(500);
     C.on = 1;
+    opp_extcorr_on = 1;
     atomic_store(&opp_cuda_via_cupti, 1);
     pthread_mutex_unlock(&C.lock);
     install_signals();
@@ -399,7 +433,11 @@ OPP_EXPORT int InitializeInjection(void)
 }
 
 #else /* no CUDA toolkit at build time */
+#include <stdint.h>
 
+int opp_extcorr_on;
+uint64_t opp_extcorr_push(void) { return 0; }
+void opp_extcorr_pop(void) {}
 void opp_cupti_start(const char *self_path) { (void)self_path; }
 int opp_cupti_init(void) { return 0; }
 void opp_cupti_flush(void) {}

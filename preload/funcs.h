@@ -57,6 +57,9 @@
 #define OPP_GPULIB_FUNCS(X)                                                                        \
     OPP_CUBLAS_FUNCS(X) OPP_NCCL_FUNCS(X) OPP_CUFFT_FUNCS(X) OPP_CUBLASLT_FUNCS(X) OPP_CUDNN_FUNCS(X)
 
+/* The GPU library entry points come last: they push a CUPTI external
+ * correlation id around the real call while CUPTI records (kind flag
+ * OPP_OPK_EXTID: the id is their last argument). */
 #define OPP_ALL_FUNCS(X)                                                                           \
     OPP_BLAS_FUNCS(X) OPP_ONEDNN_FUNCS(X) OPP_XNNPACK_FUNCS(X) OPP_NVTX_FUNCS(X) OPP_GPULIB_FUNCS(X)
 
@@ -79,6 +82,12 @@ enum opp_fn_id {
     OPP_FN_CUDA_DRV_BASE = OPP_FN_CUDA_RT_BASE + OPP_CUDA_RT_COUNT,
     OPP_FN_COUNT = OPP_FN_CUDA_DRV_BASE + OPP_CUDA_DRV_COUNT
 };
+
+#define OPP_FN_ONE_(...) +1
+enum { OPP_FN_GPULIB_FIRST = OPP_FN_LIB_COUNT - (0 OPP_GPULIB_FUNCS(OPP_FN_ONE_)) };
+#undef OPP_FN_ONE_
+/* A compile-time constant for a wrapper's own id. */
+#define opp_fn_extid(fn) ((int)(fn) >= (int)OPP_FN_GPULIB_FIRST && (int)(fn) < (int)OPP_FN_LIB_COUNT)
 
 struct opp_fn_info {
     const char *name, *lib;

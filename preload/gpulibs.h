@@ -51,6 +51,9 @@ static inline uint64_t opp_cublas_op(int op)
     return op == 0 ? 'N' : op == 1 ? 'T' : op == 2 ? 'C' : '?';
 }
 
+/* cudnnDataType_t to enum opp_dtype; 0 when unknown (cudnn.c). */
+uint64_t opp_cudnn_dtype(int t);
+
 /* A bounded map from a library's descriptor pointer to what its setters
  * were told (fixed-size values, open addressing, one mutex): descriptor
  * calls are not per-element hot calls. Full: new keys are not kept. */

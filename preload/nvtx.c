@@ -198,6 +198,8 @@ static int push(const uint64_t *a, uint32_t domain)
     struct pushed *p = &T.s[d];
     p->domain = domain;
     p->ended = 0;
+    if (OPP_UNLIKELY(opp_step_msg) && a && (uint32_t)a[0] == opp_step_msg)
+        opp_step_mark(); /* a step begins with this range (OPPROF_STEP=nvtx:NAME) */
     p->recorded = a ? (uint8_t)opp_enter(&p->f, OPP_FN_nvtx_range) : 0;
     if (p->recorded)
         memcpy(p->a, a, sizeof p->a);
@@ -256,6 +258,10 @@ static nvtxRangeId_t start(const uint64_t *a)
     uint64_t id = atomic_fetch_add_explicit(&next_range, 1, memory_order_relaxed) + 1;
     if (!a)
         return id;
+    if (OPP_UNLIKELY(opp_step_msg) && (uint32_t)a[0] == opp_step_msg)
+        opp_step_mark();
+    if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
+        return id; /* outside a capture window */
     struct open_range *o = &opened[id & (OPEN_MAX - 1)];
     uint64_t free_ = 0;
     /* A slot still held by a range never ended: this one is not recorded. */

@@ -99,19 +99,39 @@ static void key_seal(struct group_key *k)
         k->w[k->nw++] = k->stack[i];
 }
 
-static int cmp_u64_desc(uint64_t a, uint64_t b)
-{
-    return a > b ? -1 : a < b;
-}
-
-static int cmp_i64_desc(int64_t a, int64_t b)
-{
-    return a > b ? -1 : a < b;
-}
-
 static int cmp_double_desc(double a, double b)
 {
     return a > b ? -1 : a < b;
+}
+
+double opp_row_metric(const struct opp_row *r, enum opp_sort_key key)
+{
+    switch (key) {
+    case OPP_SORT_SELF_CPU_TIME_TOTAL:
+        return (double)r->self_cpu_time_total_ns;
+    case OPP_SORT_CPU_TIME_TOTAL:
+        return (double)r->cpu_time_total_ns;
+    case OPP_SORT_CPU_TIME:
+        return opp_row_avg_ns(r);
+    case OPP_SORT_COUNT:
+        return (double)r->count;
+    case OPP_SORT_FLOPS:
+        return (double)r->flops;
+    case OPP_SORT_SELF_CUDA_TIME_TOTAL:
+        return (double)r->self_cuda_time_total_ns;
+    case OPP_SORT_CUDA_TIME_TOTAL:
+        return (double)r->cuda_time_total_ns;
+    case OPP_SORT_CUDA_TIME:
+        return opp_row_cuda_avg_ns(r);
+    case OPP_SORT_SELF_CUDA_MEMORY_USAGE:
+        return (double)r->self_cuda_memory_usage;
+    case OPP_SORT_CUDA_MEMORY_USAGE:
+        return (double)r->cuda_memory_usage;
+    case OPP_SORT_CPU_MEMORY_USAGE:
+    case OPP_SORT_SELF_CPU_MEMORY_USAGE:
+        return 0; /* not recorded */
+    }
+    return 0;
 }
 
 static int cmp_shapes(const struct opp_shapes *a, const struct opp_shapes *b)
@@ -133,42 +153,7 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 {
     const struct opp_row *a = pa, *b = pb;
     enum opp_sort_key key = *(const enum opp_sort_key *)ctx;
-    int c = 0;
-    switch (key) {
-    case OPP_SORT_SELF_CPU_TIME_TOTAL:
-        c = cmp_u64_desc(a->self_cpu_time_total_ns, b->self_cpu_time_total_ns);
-        break;
-    case OPP_SORT_CPU_TIME_TOTAL:
-        c = cmp_u64_desc(a->cpu_time_total_ns, b->cpu_time_total_ns);
-        break;
-    case OPP_SORT_CPU_TIME:
-        c = cmp_double_desc(opp_row_avg_ns(a), opp_row_avg_ns(b));
-        break;
-    case OPP_SORT_COUNT:
-        c = cmp_u64_desc(a->count, b->count);
-        break;
-    case OPP_SORT_FLOPS:
-        c = cmp_u64_desc(a->flops, b->flops);
-        break;
-    case OPP_SORT_SELF_CUDA_TIME_TOTAL:
-        c = cmp_u64_desc(a->self_cuda_time_total_ns, b->self_cuda_time_total_ns);
-        break;
-    case OPP_SORT_CUDA_TIME_TOTAL:
-        c = cmp_u64_desc(a->cuda_time_total_ns, b->cuda_time_total_ns);
-        break;
-    case OPP_SORT_CUDA_TIME:
-        c = cmp_double_desc(opp_row_cuda_avg_ns(a), opp_row_cuda_avg_ns(b));
-        break;
-    case OPP_SORT_SELF_CUDA_MEMORY_USAGE:
-        c = cmp_i64_desc(a->self_cuda_memory_usage, b->self_cuda_memory_usage);
-        break;
-    case OPP_SORT_CUDA_MEMORY_USAGE:
-        c = cmp_i64_desc(a->cuda_memory_usage, b->cuda_memory_usage);
-        break;
-    case OPP_SORT_CPU_MEMORY_USAGE:
-    case OPP_SORT_SELF_CPU_MEMORY_USAGE:
-        break; /* not recorded: 0 for every row */
-    }
+    int c = cmp_double_desc(opp_row_metric(a, key), opp_row_metric(b, key));
     if (!c)
         c = strcmp(a->key, b->key);
     if (!c && a->device_type != b->device_type)
@@ -181,7 +166,8 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 static int thread_selected(const struct opp_model *m, const struct opp_thread *t,
                            const struct opp_agg_opts *o)
 {
-    if (o->filter_pid && opp_thread_process(m, t)->pid != o->pid)
+    const struct opp_process *p = opp_thread_process(m, t);
+    if ((o->filter_pid && p->pid != o->pid) || (o->filter_rank && p->rank != o->rank))
         return 0;
     return !o->filter_tid || t->tid == o->tid;
 }
@@ -191,7 +177,8 @@ int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uin
 {
     if (thread != OPP_GPU_NONE)
         return thread_selected(m, &m->threads[thread], o);
-    return !o->filter_tid && (!o->filter_pid || m->procs[proc].pid == o->pid);
+    return !o->filter_tid && (!o->filter_pid || m->procs[proc].pid == o->pid) &&
+           (!o->filter_rank || m->procs[proc].rank == o->rank);
 }
 
 static void free_groups(struct group **groups)

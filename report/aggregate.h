@@ -57,6 +57,8 @@ struct opp_agg_opts {
     int window;
     uint64_t from_ns, to_ns;
     const regex_t *match; /* only names that match (regexec), NULL: every name */
+    int filter_rank; /* only processes labelled with this rank (model.h) */
+    int64_t rank;
 };
 
 /* The trace's first time: the earliest begin of an event or start of a
@@ -114,6 +116,9 @@ static inline double opp_row_cuda_avg_ns(const struct opp_row *r)
 {
     return r->count ? (double)r->cuda_time_total_ns / (double)r->count : 0.0;
 }
+
+/* The row's value of a sort key (times in ns, memory in bytes). */
+double opp_row_metric(const struct opp_row *r, enum opp_sort_key key);
 
 /* Memcpy and memset rows: GB/s (bytes per ns) over their device time. */
 static inline double opp_row_gbps(const struct opp_row *r)

@@ -44,6 +44,8 @@ static void usage(FILE *f)
           "                stream's busy and idle time, each device's memory plot\n"
           "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
           "      --device N    memory: the device (default: the first with allocations)\n"
+          "      --rank N      chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
+          "                    PMI_RANK, SLURM_PROCID), with distributedInfo, one file per rank\n"
           "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
           "                default: standard output\n"
           "  -h, --help    show this help\n",
@@ -141,23 +143,27 @@ int cmd_export(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"metric", required_argument, NULL, 'm'},
                                          {"device", required_argument, NULL, 'd'},
+                                         {"rank", required_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out_path = NULL;
     int c, cuda = 0;
-    long long device = -1;
+    long long device = -1, rank = -1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:m:d:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:m:d:r:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'd': {
+        case 'd':
+        case 'r': {
             char *end;
             errno = 0;
-            device = strtoll(optarg, &end, 10);
-            if (errno || *end || !optarg[0] || device < 0 || device > UINT32_MAX) {
-                fprintf(stderr, PREFIX "--device wants a device number, not '%s'\n", optarg);
+            long long v = strtoll(optarg, &end, 10);
+            if (errno || *end || !optarg[0] || v < 0 || v > INT32_MAX) {
+                fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n",
+                        c == 'd' ? "device" : "rank", optarg);
                 return 2;
             }
+            *(c == 'd' ? &device : &rank) = v;
             break;
         }
         case 'o':
@@ -207,6 +213,10 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory, html)\n", format);
         return 2;
     }
+    if (rank >= 0 && fmt != CHROME) {
+        fprintf(stderr, PREFIX "--rank goes with chrome\n");
+        return 2;
+    }
     if (out_path && !strcmp(out_path, "-"))
         out_path = NULL;
     struct stat st_in, st_out;
@@ -240,7 +250,7 @@ int cmd_export(int argc, char **argv)
         }
     }
     char err[600] = "";
-    int rc = fmt == CHROME ? opp_export_chrome(trace, f, err, sizeof err)
+    int rc = fmt == CHROME ? opp_export_chrome(trace, rank, f, err, sizeof err)
              : fmt == HTML ? export_html(trace, f, err, sizeof err)
              : fmt == MEMORY
                  ? export_memory(trace, device, out_path && ends_with(out_path, ".svg"), f, err,

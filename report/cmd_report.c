@@ -16,6 +16,7 @@
 #include "gpu_stats.h"
 #include "model.h"
 #include "output.h"
+#include "ranks.h"
 #include "steps.h"
 #include "tree_view.h"
 
@@ -29,6 +30,7 @@ struct report_args {
     int format_given;
     int gpu;  /* --gpu: the GPU view */
     int tree; /* --tree: the call-path tree */
+    int by_rank; /* --by-rank: a column per rank */
     const char *step; /* --step NAME: steps and latency */
     struct opp_tree_opts tree_opts;
     struct opp_agg_opts agg;
@@ -46,6 +48,7 @@ static void usage(FILE *f)
           "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
           "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] [--tid TID]\n"
           "       opprof report TRACE --step NAME [--format table|json] [--pid PID] [--tid TID]\n"
+          "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
           "\n"
           "Summarise a trace like torch.profiler's key_averages().table().\n"
           "\n"
@@ -83,6 +86,10 @@ static void usage(FILE *f)
           "                        step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
           "                        GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
           "                        per-step series too)\n"
+          "      --by-rank         a column per rank of a multi-process job (RANK,\n"
+          "                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
+          "                        key's value per operator, min/median/max over the ranks\n"
+          "                        and the slowest rank\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -105,7 +112,8 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB,
-           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP, OPT_STACK, OPT_FROM, OPT_TO, OPT_MATCH };
+           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP, OPT_BY_RANK, OPT_STACK, OPT_FROM, OPT_TO,
+           OPT_MATCH };
     static const struct option opts[] = {
         {"sort", required_argument, NULL, 's'},
         {"limit", required_argument, NULL, 'n'},
@@ -125,6 +133,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"match", required_argument, NULL, OPT_MATCH},
+        {"by-rank", no_argument, NULL, OPT_BY_RANK},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -167,6 +176,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             break;
         case OPT_TREE:
             ra->tree = 1;
+            break;
+        case OPT_BY_RANK:
+            ra->by_rank = 1;
             break;
         case OPT_DEPTH:
             if (parse_uint(optarg, UINT32_MAX, &v) || v == 0) {
@@ -290,8 +302,12 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "one trace at a time ('%s' is extra)\n", argv[optind + 1]);
         return 2;
     }
-    if (ra->gpu + ra->tree + (ra->step != NULL) > 1) {
-        fprintf(stderr, PREFIX "--gpu, --tree and --step are different views: choose one\n");
+    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
+        fprintf(stderr, PREFIX "--gpu, --tree, --step and --by-rank are different views: choose one\n");
+        return 2;
+    }
+    if (ra->by_rank && ra->format == FMT_CSV) {
+        fprintf(stderr, PREFIX "--by-rank writes a table or JSON\n");
         return 2;
     }
     if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) && !ra->tree) {
@@ -454,9 +470,15 @@ static int report(struct report_args *rap)
     rc = ra.gpu ? gpu_view(&ra, m)
          : ra.tree ? tree_view(&ra, m)
          : ra.step ? step_view(&ra, m)
+         : ra.by_rank ? opp_out_by_rank(stdout, m, &ra.agg, ra.format == FMT_JSON)
                    : key_averages(&ra, m);
-    if (rc == -ENOMEM) {
-        fprintf(stderr, PREFIX "out of memory\n");
+    if (rc == -ENOMEM || rc == -ENOENT) {
+        if (rc == -ENOENT)
+            fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
+                                   "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set)\n",
+                    ra.trace);
+        else
+            fprintf(stderr, PREFIX "out of memory\n");
         opp_model_free(m);
         return 1;
     }

@@ -21,10 +21,17 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] -- CMD [ARG...]\n"
+    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] -- CMD [ARG...]\n"
                "  -o, --output FILE  trace file (default opprof-PID.trace)\n"
                "  -q, --quiet        do not print the report when CMD ends\n"
-               "  --limit N          rows of the report printed (default 10)\n");
+               "  --limit N          rows of the report printed (default 10)\n"
+               "  --schedule S       record only some steps, as torch.profiler.schedule:\n"
+               "                     \"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"
+               "                     (sets OPPROF_SCHEDULE)\n"
+               "  --step M           what a step is: nvtx:NAME (each NAME range begins one),\n"
+               "                     call:NAME (each call of NAME begins one) or time:500ms\n"
+               "                     (sets OPPROF_STEP)\n"
+               "  --paused           record nothing until `opprof ctl start` (sets OPPROF_PAUSED)\n");
 }
 
 /* Where our own binaries are: next to this executable unless overridden. */
@@ -179,6 +186,9 @@ int cmd_run(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"limit", required_argument, 0, 'l'},
+                                         {"schedule", required_argument, 0, 'S'},
+                                         {"paused", no_argument, 0, 'P'},
+                                         {"step", required_argument, 0, 'T'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *limit = "10";
@@ -187,6 +197,9 @@ int cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+o:ql:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
+        case 'S': setenv("OPPROF_SCHEDULE", optarg, 1); break;
+        case 'P': setenv("OPPROF_PAUSED", "1", 1); break;
+        case 'T': setenv("OPPROF_STEP", optarg, 1); break;
         case 'q': quiet = 1; break;
         case 'l': {
             char *end;

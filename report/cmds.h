@@ -5,6 +5,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
 #endif

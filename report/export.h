@@ -4,12 +4,14 @@
 #define OPP_EXPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA).
- * 0 when written (err may still hold a warning: the trace was cut short and
- * what was readable is exported), -1 with err set. */
-int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen);
+/* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA);
+ * rank >= 0: only the processes labelled with that rank (one file per rank,
+ * as HTA reads them). 0 when written (err may still hold a warning: the
+ * trace was cut short and what was readable is exported), -1 with err set. */
+int opp_export_chrome(const char *trace, int64_t rank, FILE *out, char *err, size_t errlen);
 
 /* Folded stacks like torch's export_stacks: per call path (outermost
  * first, ';'-joined) its summed self time, integer us, paths under 1 us

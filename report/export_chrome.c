@@ -17,6 +17,7 @@
 #include "demangle.h"
 #include "fmt.h"
 #include "gpu.h"
+#include "info.h"
 #include "model.h"
 #include "ops.h"
 #include "trace.h"
@@ -34,6 +35,7 @@ struct xproc {
     uint64_t start_ns, start_real_ns, end_ns; /* end_ns 0: not known */
     char *exe;
     struct xfunc *funcs;
+    int64_t rank, world_size; /* labels (info.h), -1 unknown */
     uint64_t *has_gpu; /* bit per correlation id that GPU work carries */
     size_t has_gpu_words;
     UT_hash_handle hh;
@@ -58,6 +60,7 @@ struct x {
     uint64_t base_ns, last_ns;      /* earliest and latest time seen */
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
     int first;                      /* no trace event written yet */
+    int64_t only_rank;              /* export the processes of this rank; -1 all */
     int oom;
     struct opp_gpu_rec devs[16]; /* DEVICE records, first per id */
     size_t ndevs;
@@ -97,6 +100,7 @@ static int p1_process(void *ctx, const struct opp_tr_process *tp)
         if (!p)
             return x->oom = 1;
         p->proc = tp->proc;
+        p->rank = p->world_size = -1;
         HASH_ADD(hh, x->procs, proc, sizeof p->proc, p);
         if (x->oom) {
             free(p);
@@ -128,6 +132,25 @@ static int p1_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_t
             return x->oom = 1;
     }
     return 0;
+}
+
+static int p1_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                   const char *const *values)
+{
+    struct x *x = ctx;
+    struct xproc *p = find_proc(x, proc);
+    static const char *const rank[] = OPP_INFO_RANK_KEYS, *const world[] = OPP_INFO_WORLD_KEYS;
+    if (p) {
+        p->rank = opp_info_number(count, keys, values, rank);
+        p->world_size = opp_info_number(count, keys, values, world);
+    }
+    return 0;
+}
+
+/* The process is exported (the --rank filter). */
+static int wanted(const struct x *x, const struct xproc *p)
+{
+    return p && (x->only_rank < 0 || p->rank == x->only_rank);
 }
 
 static int p1_event(void *ctx, const struct opp_tr_event *e)
@@ -366,6 +389,8 @@ static const char *category(const char *lib, uint32_t kind)
 static int p2_process(void *ctx, const struct opp_tr_process *tp)
 {
     struct x *x = ctx;
+    if (!wanted(x, find_proc(x, tp->proc)))
+        return 0;
     const char *exe = tp->exe ? strrchr(tp->exe, '/') : NULL;
     char name[300];
     snprintf(name, sizeof name, "%s (pid %" PRIu32 ")", exe ? exe + 1 : tp->exe ? tp->exe : "",
@@ -378,7 +403,7 @@ static int p2_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
 {
     struct x *x = ctx;
     struct xproc *p = find_proc(x, proc);
-    if (p && name && name[0])
+    if (wanted(x, p) && name && name[0])
         meta(x, "thread_name", p->pid, tid, name);
     return 0;
 }
@@ -387,7 +412,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
 {
     struct x *x = ctx;
     struct xproc *p = find_proc(x, e->proc);
-    if (!p || e->fn >= p->nfuncs)
+    if (!wanted(x, p) || e->fn >= p->nfuncs)
         return 0;
     const struct xfunc *fn = &p->funcs[e->fn];
     uint32_t base = opp_kind_base(fn->kind);
@@ -502,6 +527,8 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     struct x *x = ctx;
     FILE *f = x->out;
     char buf[96];
+    if (!wanted(x, find_proc(x, proc)))
+        return 0;
     if (g->type == OPP_GPU_MEMORY) {
         uint64_t dev = g->f[OPP_GF_DEVICE];
         int64_t bytes = (int64_t)g->f[OPP_GF_M_BYTES];
@@ -579,6 +606,30 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     return ferror(f) ? -1 : 0;
 }
 
+/* distributedInfo as Kineto writes it, when the exported processes are
+ * one rank (HTA reads the rank with the regex "rank":\s+(\d+)). */
+static void distributed_info(struct x *x)
+{
+    int64_t rank = -1, world = -1;
+    struct xproc *p, *pt;
+    HASH_ITER(hh, x->procs, p, pt)
+    {
+        if (!wanted(x, p) || p->rank < 0)
+            continue;
+        if (rank >= 0 && p->rank != rank)
+            return; /* several ranks: a file per rank carries it (--rank) */
+        rank = p->rank;
+        if (p->world_size >= 0)
+            world = p->world_size;
+    }
+    if (rank < 0)
+        return;
+    fprintf(x->out, "  \"distributedInfo\": {\"rank\": %" PRId64, rank);
+    if (world >= 0)
+        fprintf(x->out, ", \"world_size\": %" PRId64, world);
+    fputs("},\n", x->out);
+}
+
 static void device_properties(struct x *x)
 {
     FILE *f = x->out;
@@ -633,7 +684,7 @@ static void free_all(struct x *x)
     }
 }
 
-int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen)
+int opp_export_chrome(const char *trace, int64_t rank, FILE *out, char *err, size_t errlen)
 {
     struct x *x = calloc(1, sizeof *x);
     if (!x) {
@@ -646,12 +697,14 @@ int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen)
     setvbuf(out, NULL, _IOFBF, 1 << 20);
     x->base_ns = UINT64_MAX;
     x->first = 1;
+    x->only_rank = rank;
     struct opp_tr_summary sum;
     static const struct opp_tr_visitor v1 = {.process = p1_process,
                                              .funcs = p1_funcs,
                                              .event = p1_event,
                                              .process_end = p1_process_end,
-                                             .gpu = p1_gpu};
+                                             .gpu = p1_gpu,
+                                             .info = p1_info};
     static const struct opp_tr_visitor v2 = {
         .process = p2_process, .thread = p2_thread, .event = p2_event, .gpu = p2_gpu};
     int rc = -1;
@@ -671,9 +724,20 @@ int opp_export_chrome(const char *trace, FILE *out, char *err, size_t errlen)
         first = p;
     if (first && first->start_real_ns >= first->start_ns)
         base_real = first->start_real_ns - first->start_ns + x->base_ns;
+    if (rank >= 0) {
+        int any = 0;
+        HASH_ITER(hh, x->procs, p, pt)
+        any |= p->rank == rank;
+        if (!any) {
+            snprintf(err, errlen, "no process of %s has rank %" PRId64, trace, rank);
+            goto out;
+        }
+    }
     fprintf(out, "{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n"
-                 "  \"baseTimeNanoseconds\": %" PRIu64 ",\n  \"traceEvents\": [",
+                 "  \"baseTimeNanoseconds\": %" PRIu64 ",\n",
             base_real);
+    distributed_info(x);
+    fputs("  \"traceEvents\": [", out);
     if (opp_trace_read(trace, &v2, x, &sum, err, errlen) < 0)
         goto out;
     if (x->oom) {

@@ -15,6 +15,7 @@ static const struct cmd {
     {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
     {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
     {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
+    {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
     {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
 };
 

@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "demangle.h"
+#include "info.h"
 #include "ops.h"
 #include "tree.h"
 
@@ -179,6 +180,7 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
     p->clock = tp->clock;
     p->start_ns = tp->start_ns;
     p->start_real_ns = tp->start_real_ns;
+    p->rank = p->world_size = p->local_rank = -1;
     p->exe = strdup(tp->exe);
     p->argv = calloc(tp->argc + 1u, sizeof *p->argv);
     struct proc_ent *e = malloc(sizeof *e);
@@ -203,6 +205,41 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
         free(e);
         return fail(ld, ENOMEM);
     }
+    return 0;
+}
+
+const char *opp_process_info(const struct opp_process *p, const char *key)
+{
+    for (uint32_t i = 0; i < p->ninfo; i++)
+        if (!strcmp(p->info_keys[i], key))
+            return p->info_values[i];
+    return NULL;
+}
+
+static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                   const char *const *values)
+{
+    struct loader *ld = ctx;
+    struct opp_process *p = find_proc(ld->m, proc);
+    if (!p || p->ninfo)
+        return 0; /* one set per process instance: the first */
+    p->info_keys = calloc(count + 1u, sizeof *p->info_keys);
+    p->info_values = calloc(count + 1u, sizeof *p->info_values);
+    if (!p->info_keys || !p->info_values)
+        return fail(ld, ENOMEM);
+    for (; p->ninfo < count; p->ninfo++) {
+        p->info_keys[p->ninfo] = strdup(keys[p->ninfo]);
+        p->info_values[p->ninfo] = strdup(values[p->ninfo]);
+        if (!p->info_keys[p->ninfo] || !p->info_values[p->ninfo]) {
+            p->ninfo++; /* freed with the model */
+            return fail(ld, ENOMEM);
+        }
+    }
+    static const char *const rank[] = OPP_INFO_RANK_KEYS, *const world[] = OPP_INFO_WORLD_KEYS,
+                             *const local[] = OPP_INFO_LOCAL_KEYS;
+    p->rank = opp_info_number(count, keys, values, rank);
+    p->world_size = opp_info_number(count, keys, values, world);
+    p->local_rank = opp_info_number(count, keys, values, local);
     return 0;
 }
 
@@ -843,6 +880,92 @@ static const struct corr_ent *corr_find(const struct corr_ent *c, size_t n, uint
     return lo < n && c[lo].key == key ? &c[lo] : NULL;
 }
 
+/* External correlation: a library call's id (OPP_OPK_EXTID) and, from the
+ * EXTCORR records, the correlation ids CUPTI gave the calls made inside it:
+ * ext_map by proc index << 32 | correlation id -> id; ext_ev by (proc, id)
+ * -> the event. */
+struct ext_map {
+    uint64_t key, ext;
+};
+struct ext_ev {
+    uint64_t ext;
+    uint32_t proc, thread, event;
+};
+
+static int cmp_ext_map(const void *pa, const void *pb)
+{
+    const struct ext_map *a = pa, *b = pb;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int cmp_ext_ev(const void *pa, const void *pb)
+{
+    const struct ext_ev *a = pa, *b = pb;
+    if (a->proc != b->proc)
+        return a->proc < b->proc ? -1 : 1;
+    return a->ext < b->ext ? -1 : a->ext > b->ext;
+}
+
+struct ext_index {
+    struct ext_map *map;
+    struct ext_ev *ev;
+    size_t nmap, nev;
+};
+
+/* 0 or -1 (out of memory); empty when no event pushed an id. */
+static int ext_index_build(const struct opp_model *m, struct ext_index *x)
+{
+    size_t cap = 0;
+    *x = (struct ext_index){0};
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            uint64_t id = opp_op_extid(opp_event_func(m, t, e)->kind, opp_event_args(t, e), e->nargs);
+            if (!id)
+                continue;
+            if (grow((void **)&x->ev, &cap, x->nev + 1, sizeof *x->ev))
+                return -1;
+            x->ev[x->nev++] = (struct ext_ev){id, t->proc, (uint32_t)ti, (uint32_t)i};
+        }
+    }
+    if (!x->nev)
+        return 0;
+    qsort(x->ev, x->nev, sizeof *x->ev, cmp_ext_ev);
+    cap = 0;
+    for (size_t i = 0; i < m->gpu.nextcorr; i++) {
+        const struct opp_gpu_extcorr *r = &m->gpu.extcorr[i];
+        if (r->kind != OPP_EXTCORR_KIND || !r->corr)
+            continue;
+        if (grow((void **)&x->map, &cap, x->nmap + 1, sizeof *x->map))
+            return -1;
+        x->map[x->nmap++] = (struct ext_map){(uint64_t)r->proc << 32 | r->corr, r->external};
+    }
+    if (x->nmap)
+        qsort(x->map, x->nmap, sizeof *x->map, cmp_ext_map);
+    return 0;
+}
+
+/* The library call whose pushed id CUPTI tied correlation id corr of
+ * process pi to, as (thread, event); 0 when found. */
+static int ext_find(const struct ext_index *x, uint32_t pi, uint32_t corr, uint32_t *thread,
+                    uint32_t *event)
+{
+    if (!x->nmap || !corr)
+        return -1;
+    struct ext_map k = {(uint64_t)pi << 32 | corr, 0};
+    const struct ext_map *mp = bsearch(&k, x->map, x->nmap, sizeof k, cmp_ext_map);
+    if (!mp)
+        return -1;
+    struct ext_ev ke = {mp->ext, pi, 0, 0};
+    const struct ext_ev *ev = bsearch(&ke, x->ev, x->nev, sizeof ke, cmp_ext_ev);
+    if (!ev)
+        return -1;
+    *thread = ev->thread;
+    *event = ev->event;
+    return 0;
+}
+
 static struct opp_event_gpu *event_gpu(struct opp_thread *t, uint32_t event)
 {
     if (!t->gpu)
@@ -879,17 +1002,24 @@ static int gpu_attach(struct opp_model *m)
     }
     if (n)
         qsort(c, n, sizeof *c, cmp_corr);
-    int rc = 0;
+    /* Work whose API call is not an event (a driver call made inside a
+     * runtime call, or one we did not see) goes to the library call that
+     * CUPTI's external correlation ties it to. */
+    struct ext_index x;
+    int rc = ext_index_build(m, &x);
     for (size_t i = 0; i < gpu->nops && !rc; i++) {
         struct opp_gpu_op *op = &gpu->ops[i];
         const struct corr_ent *ce = op->corr ? corr_find(c, n, op->proc, op->corr) : NULL;
-        if (!ce) {
+        uint32_t th, ev;
+        if (ce) {
+            th = ce->thread, ev = ce->event;
+        } else if (ext_find(&x, op->proc, op->corr, &th, &ev) != 0) {
             gpu->unattached += op->corr != 0;
             continue;
         }
-        op->thread = ce->thread;
-        op->event = ce->event;
-        struct opp_event_gpu *eg = event_gpu(&m->threads[ce->thread], ce->event);
+        op->thread = th;
+        op->event = ev;
+        struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else if (opp_gpu_op_timed(op))
@@ -898,19 +1028,24 @@ static int gpu_attach(struct opp_model *m)
     for (size_t i = 0; i < gpu->nmem && !rc; i++) {
         struct opp_gpu_mem *r = &gpu->mem[i];
         const struct corr_ent *ce = r->corr ? corr_find(c, n, r->proc, r->corr) : NULL;
-        if (!ce) {
+        uint32_t th, ev;
+        if (ce) {
+            th = ce->thread, ev = ce->event;
+        } else if (ext_find(&x, r->proc, r->corr, &th, &ev) != 0) {
             gpu->unattached += r->corr != 0;
             continue;
         }
-        r->thread = ce->thread;
-        r->event = ce->event;
-        struct opp_event_gpu *eg = event_gpu(&m->threads[ce->thread], ce->event);
+        r->thread = th;
+        r->event = ev;
+        struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else
             eg->self_mem = opp_add_sat(eg->self_mem, r->bytes);
     }
     free(c);
+    free(x.map);
+    free(x.ev);
     for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
         struct opp_thread *t = &m->threads[ti];
         if (!t->gpu)
@@ -1086,6 +1221,7 @@ struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
         .dropped = on_dropped,
         .process_end = on_process_end,
         .gpu = on_gpu,
+        .info = on_info,
     };
     if (opp_trace_read(path, &v, &ld, &m->sum, err, errlen) < 0) {
         opp_model_free(m);
@@ -1154,6 +1290,10 @@ void opp_model_free(struct opp_model *m)
                 free(p->argv[k]);
         free(p->argv);
         free(p->funcs);
+        for (uint32_t k = 0; k < p->ninfo; k++)
+            free(p->info_keys[k]), free(p->info_values[k]);
+        free(p->info_keys);
+        free(p->info_values);
     }
     free(m->procs);
     for (size_t i = 0; i < m->nthreads; i++) {

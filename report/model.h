@@ -41,7 +41,18 @@ struct opp_process {
     char **argv;
     uint32_t nfuncs;
     struct opp_func *funcs;
+    /* Labels it sent (info.h): host, and the launchers' rank variables. */
+    uint32_t ninfo;
+    char **info_keys, **info_values;
+    /* From them: RANK, else OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
+     * SLURM_PROCID; WORLD_SIZE, else OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+     * SLURM_NTASKS; LOCAL_RANK, else OMPI_COMM_WORLD_LOCAL_RANK,
+     * SLURM_LOCALID. -1 when none was set (or not a number). */
+    int64_t rank, world_size, local_rank;
 };
+
+/* The value of label key of process p, NULL when it has none. */
+const char *opp_process_info(const struct opp_process *p, const char *key);
 
 /* The GPU work attached to one event (see struct opp_gpu), torch's
  * meanings: self = the GPU ops (kernels, memcpy, memset) or memory records

@@ -386,7 +386,20 @@ static void json_processes(FILE *f, const struct opp_model *m)
         }
         fputs("], \"exe\": ", f);
         opp_json_str(f, p->exe);
-        fprintf(f, ", \"end\": \"%s\"}", opp_end_how_name(p->end_how));
+        fprintf(f, ", \"end\": \"%s\", \"host\": ", opp_end_how_name(p->end_how));
+        const char *host = opp_process_info(p, "host");
+        if (host)
+            opp_json_str(f, host);
+        else
+            fputs("null", f);
+        const char *k[] = {"rank", "local_rank", "world_size"};
+        const int64_t v[] = {p->rank, p->local_rank, p->world_size};
+        for (int j = 0; j < 3; j++)
+            if (v[j] < 0)
+                fprintf(f, ", \"%s\": null", k[j]);
+            else
+                fprintf(f, ", \"%s\": %" PRId64, k[j], v[j]);
+        fputc('}', f);
     }
     fputs(m->nprocs ? "\n  ],\n" : "],\n", f);
 }

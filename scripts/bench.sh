@@ -203,6 +203,18 @@ echo "unprofiled CPU ns/call: ${gbc[*]} -> $GBASE (wall median $(printf '%s\n' "
 echo "profiled CPU ns/call:   ${gpc[*]} -> $GPROF (wall median $(printf '%s\n' "${gpw[@]}" | median))"
 echo "added CPU ns/call: $GADDED"
 
+# ---- 3a. ddot outside a capture window: the cost of being off ----
+sep "cblas_ddot with recording off (OPPROF_DELAY far in the future), $DDOT_N timed calls"
+ocpu=()
+for ((i = 1; i <= RUNS; i++)); do
+    p=$(OPPROF_DELAY=1000000 profiled "$scratch/off.trace" "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM")
+    ocpu+=("$(field cpu_ns_per_call "$p")")
+done
+rm -f "$scratch/off.trace"
+OFF=$(printf '%s\n' "${ocpu[@]}" | median)
+OFF_ADDED=$(calc "$OFF - $BASE" 2)
+echo "CPU ns/call: ${ocpu[*]} -> $OFF; added over unprofiled: $OFF_ADDED"
+
 # ---- 3b. dnnl_primitive_execute: a wrapper that records tensor dims ----
 DADDED='' DBASE=''
 sep "dnnl_primitive_execute, relu on [1, 1] (status, kind, dtype, 2 tensors from the per-primitive cache: 4 ring slots), $DNNL_N timed calls"
@@ -411,6 +423,8 @@ row "added per call, monotonic clock" "$MONO_ADDED ns" - - \
 row "added per call, ddot (wall)" "$ADDED_W ns" - - "$(calc "$ADDED_W / $ADDED" 1)x the CPU figure"
 row "added per call, dgemm shapes (CPU)" "$GADDED ns" - - \
     "$(calc "$GADDED / $ADDED" 2)x ddot's; baseline $GBASE ns"
+row "added per call, recording off" "$OFF_ADDED ns" "<= 5 ns" "$(verdict "$OFF_ADDED <= 5")" \
+    "outside a capture window (OPPROF_DELAY)"
 row "added per call, oneDNN dims (CPU)" "$(shown "$DADDED" ns)" - - \
     "${DADDED:+$(calc "$DADDED / $ADDED" 2)x ddot, baseline $DBASE ns}"
 row "added per call under uftrace" "$(shown "$UF_ADDED" ns)" - - "$ratio_uf"

@@ -37,6 +37,17 @@ $(DOUBLE_DIR)/gpu_app: tests/double/gpu_app.c $(DOUBLE_DIR)/libcudart.so.13
 	$(CC) -std=gnu11 -O1 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(DOUBLE_DIR) \
 	  -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
 PROGS += $(DOUBLE_DIR)/libcudart.so.13 $(DOUBLE_DIR)/gpu_app
+# cuBLAS double (libcublas.so.13) over the runtime double, and its program
+# (external correlation: tests/e2e/test_gpu_double.c), when cuBLAS's header is installed.
+ifneq ($(wildcard $(CUDA_HOME)/include/cublas_api.h),)
+$(DOUBLE_DIR)/libcublas.so.13: tests/double/cublas_double.c $(DOUBLE_DIR)/libcudart.so.13
+	$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -fvisibility=hidden -I$(CUDA_HOME)/include \
+	  -Wl,-soname,libcublas.so.13 -o $@ $< -L$(DOUBLE_DIR) -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
+$(DOUBLE_DIR)/blas_app: tests/double/blas_app.c $(DOUBLE_DIR)/libcublas.so.13
+	$(CC) -std=gnu11 -O1 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(DOUBLE_DIR) \
+	  -l:libcublas.so.13 -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN'
+PROGS += $(DOUBLE_DIR)/libcublas.so.13 $(DOUBLE_DIR)/blas_app
+endif
 endif
 
 # The CUDA symbol fallback (tests/e2e/test_cuda.c), programs from tests/cuda/
@@ -60,6 +71,9 @@ $(CUDA_TEST_DIR)/rt_shared: tests/cuda/rt_calls.cu $(BUILD)/.dir
 $(CUDA_TEST_DIR)/rt_ptsz: tests/cuda/rt_calls.cu $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -cudart=shared --default-stream per-thread -o $@ $<
+$(CUDA_TEST_DIR)/profiler_range: tests/cuda/profiler_range.cu $(BUILD)/.dir
+	@mkdir -p $(CUDA_TEST_DIR)
+	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -cudart=shared -o $@ $<
 $(CUDA_TEST_DIR)/rt_static: tests/cuda/rt_calls.cu $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CUDA_HOME)/bin/nvcc $(NVCC_FLAGS) -o $@ $<
@@ -72,7 +86,7 @@ $(CUDA_TEST_DIR)/fakecuda/libcuda.so.1: tests/cuda/fake_driver.c $(BUILD)/.dir
 $(CUDA_TEST_DIR)/drv_calls: tests/cuda/drv_calls.c $(BUILD)/.dir
 	@mkdir -p $(CUDA_TEST_DIR)
 	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
-PROGS += $(addprefix $(CUDA_TEST_DIR)/,rt_shared rt_ptsz rt_static stub/libcuda.so.1 fakecuda/libcuda.so.1 drv_calls)
+PROGS += $(addprefix $(CUDA_TEST_DIR)/,rt_shared rt_ptsz rt_static stub/libcuda.so.1 fakecuda/libcuda.so.1 drv_calls profiler_range)
 endif
 
 # One file per library family (tests/NAME.mk) adds its programs to PROGS.

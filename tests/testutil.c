@@ -264,3 +264,30 @@ int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, c
     free(paths[1]);
     return rc;
 }
+
+#include "proto.h"
+#include "util.h"
+
+int tu_collector_start(const char *sock, const char *trace, const char *extra)
+{
+    char *argv[] = {(char *)tu_tool("opprof-collector"), "--socket", (char *)sock, "--output",
+                    (char *)trace, "--idle-exit-ms", "0", (char *)extra, NULL};
+    int pid = tu_spawn(argv, NULL, NULL, NULL);
+    if (pid <= 0 || tu_wait_file(sock, 5000))
+        return -1;
+    return pid;
+}
+
+int tu_collector_finish(int pid, const char *sock)
+{
+    int fd = opp_connect(sock);
+    if (fd < 0)
+        return -1;
+    uint32_t linger = 2000;
+    uint64_t done[3];
+    int rc = opp_send_msg(fd, OPP_MSG_FINISH, &linger, 4, -1);
+    if (!rc)
+        rc = opp_wait_msg(fd, OPP_MSG_DONE, done, sizeof done, NULL, 10000);
+    close(fd);
+    return rc ? -1 : tu_code(tu_wait(pid));
+}

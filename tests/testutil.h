@@ -34,6 +34,12 @@ int tu_count_lines(const char *text, const char *prefix);
 /* Wait until path exists (up to ms); 0 or -1. */
 int tu_wait_file(const char *path, int ms);
 
+/* A collector of the tests' own on sock writing trace (extra: one more
+ * option, or NULL), listening when this returns its pid (-1 on failure);
+ * finished with FINISH: its exit code, or -1. */
+int tu_collector_start(const char *sock, const char *trace, const char *extra);
+int tu_collector_finish(int pid, const char *sock);
+
 /* The environment of a plain LD_PRELOAD run writing trace (its own
  * collector: OPPROF_SOCKET unset), plus up to 4 extra entries. */
 struct tu_env {

@@ -12,6 +12,7 @@
 
 #include "aggregate.h"
 #include "model.h"
+#include "ops.h"
 #include "testutil.h"
 
 static char *dir, *trace;
@@ -181,6 +182,68 @@ START_TEST(cupti_held_by_another_tool)
 }
 END_TEST
 
+/* External correlation: the preload's real cuBLAS wrapper pushes an id
+ * around cublasSgemm_v2 (here the cuBLAS test double), the CUPTI double
+ * ties the correlation ids of the calls inside it to that id, and the
+ * report gives the kernel whose launch is no event (double_unseen_launch)
+ * to the cuBLAS call; the other kernel stays with its cudaLaunchKernel. */
+START_TEST(extcorr_attributes_unseen_launch)
+{
+    const char *exe = tu_build("tests/double/blas_app");
+    if (access(exe, X_OK) != 0) {
+        fprintf(stderr, "skipped: no cuBLAS header at build time, so no cuBLAS double\n");
+        return;
+    }
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, cupti_env);
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    char *argv[] = {(char *)exe, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, o, e)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, "blas_app rc=0\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    /* 2 GEMMs x (cudaLaunchKernel + the unseen launch) made under an id */
+    ck_assert_uint_eq(m->gpu.nextcorr, 4);
+    ck_assert_uint_eq(m->gpu.unattached, 0);
+    /* each cuBLAS call's id (thread << 32 | its count: create is 1) is the
+       external id of the two correlation ids made inside it */
+    const struct opp_thread *t = &m->threads[0];
+    int sgemm = 0;
+    for (size_t i = 0; i < t->nevents; i++) {
+        const struct opp_event *ev = &t->events[i];
+        const struct opp_func *f = opp_event_func(m, t, ev);
+        uint64_t id = opp_op_extid(f->kind, opp_event_args(t, ev), ev->nargs);
+        ck_assert_uint_eq(!!(f->kind & OPP_OPK_EXTID), !strncmp(opp_model_str(m, f->name), "cublas", 6));
+        if (strcmp(opp_model_str(m, f->name), "cublasSgemm_v2"))
+            continue;
+        ck_assert_uint_eq(id, (uint64_t)t->tid << 32 | (uint64_t)(2 + sgemm));
+        ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm].external, id);
+        ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm + 1].external, id);
+        ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm].kind, OPP_EXTCORR_KIND);
+        sgemm++;
+    }
+    ck_assert_int_eq(sgemm, 2);
+    struct opp_agg a;
+    struct opp_agg_opts ao = {0};
+    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    /* main kernels 64/8 + 128/8 us, reductions 32/8 + 64/8 us */
+    const struct opp_row *r = row(&a, "cublasSgemm_v2");
+    ck_assert_uint_eq(r->count, 2);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 4000 + 8000);
+    ck_assert_uint_eq(r->cuda_time_total_ns, 8000 + 16000 + 4000 + 8000);
+    r = row(&a, "cudaLaunchKernel");
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 8000 + 16000);
+    r = row(&a, "splitk_reduce()");
+    ck_assert_uint_eq(r->count, 2);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 12000);
+    ck_assert_uint_eq(row(&a, "cublasCreate_v2")->cuda_time_total_ns, 0);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(o), free(e);
+}
+END_TEST
+
 Suite *suite_gpu_double(void)
 {
     Suite *s = suite_create("gpu_double");
@@ -190,6 +253,7 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, api_kernels_copies_exact);
     tcase_add_test(tc, sigterm_hands_gpu_records_over);
     tcase_add_test(tc, cupti_held_by_another_tool);
+    tcase_add_test(tc, extcorr_attributes_unseen_launch);
     suite_add_tcase(s, tc);
     return s;
 }

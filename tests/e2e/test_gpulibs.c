@@ -224,6 +224,88 @@ START_TEST(cudnn_calls)
 }
 END_TEST
 
+/* The backend API: each execution finds its plan's operation graph through
+ * engine config -> engine -> graph (those destroyed before execution). */
+START_TEST(cudnn_graph_calls)
+{
+    struct opp_model *m = run("cudnn_graph_calls", "cudnn_graph_calls");
+    if (!m)
+        return;
+    /* create 36, set 119, finalize 36, destroy 21, execute 5, cudnnCreate */
+    ck_assert_uint_eq(m->events, 218);
+    ck_assert_uint_eq(tu_count(m, "cudnnBackendSetAttribute", -1, 0, 0), 119);
+    ck_assert_uint_eq(tu_count(m, "cudnnBackendFinalize", -1, 0, 0), 36);
+    ck_assert_uint_eq(tu_count(m, "cudnn::convolution", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudnn::matmul", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudnn::graph", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudnn::eltwise", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudnnBackendExecute", -1, 0, 0), 1); /* the unknown plan */
+    ck_assert_int_eq(status(nth(m, "cudnnBackendFinalize", 7)), 3000); /* engine config: NOT_SUPPORTED */
+    ck_assert_int_eq(status(nth(m, "cudnnBackendFinalize", 8)), 2004); /* plan: not finalized */
+    ck_assert_int_eq(status(nth(m, "cudnnBackendDestroyDescriptor", 20)), 2002); /* NULL */
+    /* a single convolution: N=2 C=3 H=W=8, K=4 R=S=3 -> [2,4,6,6] */
+    struct call c = nth(m, "cudnnBackendExecute", 0);
+    ck_assert_int_eq(status(c), CUDNN_BAD_PARAM);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_CONV);
+    ck_assert_uint_eq(dtype(c), OPP_DT_F32);
+    ck_assert_str_eq(shapes(c), "[[2, 3, 8, 8], [4, 3, 3, 3], [2, 4, 6, 6]]");
+    ck_assert_uint_eq(flops(c), 2ull * 2 * 4 * 3 * 3 * 3 * 6 * 6);
+    ck_assert_uint_eq(arg(c, 18), OPP_SUB_CONV); /* the main operation */
+    ck_assert_uint_eq(arg(c, 19), 1);            /* operations in the graph */
+    c = nth(m, "cudnnBackendExecute", 1);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_MATMUL);
+    ck_assert_str_eq(shapes(c), "[[2, 16, 32], [2, 32, 8], [2, 16, 8]]");
+    ck_assert_uint_eq(flops(c), 2ull * 2 * 16 * 8 * 32);
+    /* ReLU then convolution: a graph whose FLOPs are the convolution's */
+    c = nth(m, "cudnnBackendExecute", 2);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_GRAPH);
+    ck_assert_str_eq(shapes(c), "[[2, 3, 8, 8], [4, 3, 3, 3], [2, 4, 6, 6]]");
+    ck_assert_uint_eq(flops(c), 2ull * 2 * 4 * 3 * 3 * 3 * 6 * 6);
+    ck_assert_uint_eq(arg(c, 18), OPP_SUB_CONV);
+    ck_assert_uint_eq(arg(c, 19), 2);
+    /* ReLU alone: x, y */
+    c = nth(m, "cudnnBackendExecute", 3);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_ELTWISE);
+    ck_assert_str_eq(shapes(c), "[[2, 4, 6, 6], [2, 4, 6, 6]]");
+    ck_assert_uint_eq(flops(c), 0);
+    /* a plan never described: the status, sub none, no tensors */
+    c = nth(m, "cudnnBackendExecute", 4);
+    ck_assert_int_eq(status(c), CUDNN_BAD_PARAM);
+    ck_assert_uint_eq(c.n, 5); /* and the external correlation id, 0: no CUPTI */
+    ck_assert_uint_eq(c.a[4], 0);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_NONE);
+    ck_assert_uint_eq(arg(c, 2), 0);
+    opp_model_free(m);
+}
+END_TEST
+
+/* RNN: x, y as [steps, batch, vector], h; attention: q, k, v, o as
+ * [batch, beam, time, vector]. */
+START_TEST(cudnn_seq_calls)
+{
+    struct opp_model *m = run("cudnn_seq_calls", "cudnn_seq_calls");
+    if (!m)
+        return;
+    ck_assert_uint_eq(m->events, 4);
+    struct call c = nth(m, "cudnnRNNForward", 0);
+    ck_assert_int_eq(status(c), CUDNN_BAD_PARAM);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_RNN);
+    ck_assert_uint_eq(dtype(c), OPP_DT_F32);
+    ck_assert_str_eq(shapes(c), "[[10, 4, 16], [10, 4, 32], [2, 4, 32]]");
+    ck_assert_uint_eq(tu_count(m, "cudnn::rnn", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudnn::attention", -1, 0, 0), 2);
+    c = nth(m, "cudnnMultiHeadAttnForward", 0);
+    ck_assert_int_eq(status(c), CUDNN_BAD_PARAM);
+    ck_assert_uint_eq(arg(c, 0), OPP_SUB_ATTENTION);
+    ck_assert_str_eq(shapes(c), "[[2, 1, 5, 64], [2, 1, 7, 64], [2, 1, 7, 64], [2, 1, 5, 64]]");
+    ck_assert_uint_eq(flops(c), 0);
+    c = nth(m, "cudnnMultiHeadAttnForward", 1); /* NULL descriptors: rank 0 */
+    ck_assert_str_eq(shapes(c), "[[], [], [], []]");
+    ck_assert_uint_eq(dtype(c), OPP_DT_NONE);
+    opp_model_free(m);
+}
+END_TEST
+
 START_TEST(nccl_calls)
 {
     struct opp_model *m = run("nccl_calls", "nccl_calls");
@@ -351,6 +433,8 @@ Suite *suite_gpulibs(void)
     tcase_add_test(tc, cublas_calls);
     tcase_add_test(tc, cublaslt_calls);
     tcase_add_test(tc, cudnn_calls);
+    tcase_add_test(tc, cudnn_graph_calls);
+    tcase_add_test(tc, cudnn_seq_calls);
     tcase_add_test(tc, nccl_calls);
     tcase_add_test(tc, cufft_calls);
     suite_add_tcase(s, tc);

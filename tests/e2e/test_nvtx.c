@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "calltree.h"
+#include "steps.h"
 #include "cmds.h"
 #include "model.h"
 #include "testutil.h"
@@ -299,21 +301,23 @@ START_TEST(run_and_report_table)
     ck_assert(eol - line > 2 && !strncmp(eol - 2, " 3", 2)); /* # of Calls, the last column */
     free(rout), free(rerr);
 
-    /* the tree view, two levels: the paths and their calls, by CPU total
-     * (the workers' ranges dominate); names keep their column (UTF-8) */
+    /* the tree view, two levels: the paths and their calls (the order of
+     * roots is by CPU total, which timing decides) */
     char *tv[] = {"report", trace, "--tree", "--depth", "2", NULL};
     ck_assert_int_eq(tu_call(cmd_report, tv, dir, &rout, &rerr), 0);
     ck_assert_str_eq(rerr, "");
     char name[128];
     unsigned long calls;
-    const char *l = strchr(rout, '\n') + 1;
-    ck_assert_int_eq(sscanf(l, "%127s %lu", name, &calls), 2);
+    const char *l = strstr(rout, "\nouter ");
+    ck_assert_ptr_nonnull(l);
+    ck_assert_int_eq(sscanf(l + 1, "%127s %lu", name, &calls), 2);
     ck_assert_str_eq(name, "outer");
     ck_assert_uint_eq(calls, 12);
-    l = strchr(l, '\n') + 1;
+    l = strchr(l + 1, '\n') + 1; /* its only child, right under it */
     ck_assert_int_eq(sscanf(l, " %127s %lu", name, &calls), 2);
     ck_assert_str_eq(name, "inner");
     ck_assert_uint_eq(calls, 24);
+    ck_assert(!strncmp(l, "  inner ", 8));
     ck_assert_ptr_nonnull(strstr(rout, "\n  aten::conv2d                                                         3 "));
     ck_assert_ptr_null(strstr(rout, "wide-r")); /* the third level is not shown */
     ck_assert_ptr_nonnull(strstr(rout, "\n  mydomain:registered-op                                               1 "));
@@ -335,9 +339,57 @@ START_TEST(run_and_report_table)
     free(rout), free(rerr);
     char *both[] = {"report", trace, "--tree", "--step", "outer", NULL};
     ck_assert_int_eq(tu_call(cmd_report, both, dir, &rout, &rerr), 2);
-    ck_assert_str_eq(rerr, "opprof report: --gpu, --tree and --step are different views: choose one\n");
+    ck_assert_str_eq(rerr, "opprof report: --gpu, --tree, --step and --by-rank are different views: choose one\n");
     free(rout), free(rerr);
     free(e), free(trace), free(out), free(errp);
+}
+END_TEST
+
+/* The annotated training loop of the README: the call-path tree is exact,
+ * and each step's CPU in calls is what its three phases took. */
+START_TEST(train_loop_tree_and_steps)
+{
+    if (!built("train_loop_tree_and_steps"))
+        return;
+    char *trace = tu_path(dir, "tl.trace");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/nvtx/train_loop"), "5", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"),
+                                    NULL, NULL)),
+                     0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 5u * 11);
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_uint_eq(ct.n, 7);
+    /* path -> calls, in first-seen order */
+    const char *paths[] = {"train_step", "train_step;forward", "train_step;forward;cblas_sgemm",
+                           "train_step;backward", "train_step;backward;cblas_sgemm",
+                           "train_step;optimizer", "train_step;optimizer;cblas_saxpy"};
+    const uint64_t calls[] = {5, 5, 10, 5, 20, 5, 5};
+    uint64_t phases = 0;
+    char buf[256];
+    for (uint32_t i = 0; i < 7; i++) {
+        ck_assert_int_ge(opp_calltree_path(m, &ct, i, buf, sizeof buf), 0);
+        ck_assert_str_eq(buf, paths[i]);
+        ck_assert_uint_eq(ct.nodes[i].calls, calls[i]);
+        if (ct.nodes[i].depth == 1)
+            phases += ct.nodes[i].total_ns;
+    }
+    struct opp_steps st;
+    ck_assert_int_eq(opp_steps_find(m, &all, "train_step", &st), 0);
+    ck_assert(st.ranges);
+    ck_assert_uint_eq(st.n, 5);
+    uint64_t cpu = 0;
+    for (size_t i = 0; i < st.n; i++)
+        cpu += st.steps[i].cpu_ns;
+    ck_assert_uint_eq(cpu, phases);
+    opp_steps_free(&st);
+    opp_calltree_free(&ct);
+    opp_model_free(m);
+    free(trace);
 }
 END_TEST
 
@@ -372,6 +424,7 @@ Suite *suite_nvtx(void)
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
+    tcase_add_test(tc, train_loop_tree_and_steps);
     tcase_add_test(tc, ranges_across_fork);
     suite_add_tcase(s, tc);
     return s;

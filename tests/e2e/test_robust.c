@@ -36,11 +36,8 @@ static void teardown(void)
 
 static int start_collector(void)
 {
-    char *argv[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", trace,
-                    "--idle-exit-ms", "0", NULL};
-    int pid = tu_spawn(argv, NULL, NULL, NULL);
+    int pid = tu_collector_start(sock, trace, NULL);
     ck_assert_int_gt(pid, 0);
-    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
     return pid;
 }
 
@@ -53,14 +50,7 @@ static int start_collector(void)
 
 static int finish_collector(int pid)
 {
-    int fd = opp_connect(sock);
-    ck_assert_int_ge(fd, 0);
-    uint32_t linger = 2000;
-    ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_FINISH, &linger, 4, -1), 0);
-    uint64_t done[3];
-    ck_assert_int_eq(opp_wait_msg(fd, OPP_MSG_DONE, done, sizeof done, NULL, 10000), 0);
-    close(fd);
-    return tu_code(tu_wait(pid));
+    return tu_collector_finish(pid, sock);
 }
 
 /* The collector is SIGKILLed halfway: same output, same exit code, one
@@ -222,13 +212,14 @@ START_TEST(socket_ready_when_visible)
 }
 END_TEST
 
-/* Garbage, oversize, lying and out-of-order clients are each cut off; a real
- * program profiled through the same collector at the same time is whole. */
+/* Garbage, oversize, lying and out-of-order clients (bad labels too) are
+ * each cut off; a real program profiled through the same collector at the
+ * same time is whole. */
 START_TEST(hostile_clients)
 {
     int cpid = start_collector();
-    int bad[6];
-    for (int i = 0; i < 6; i++)
+    int bad[8];
+    for (int i = 0; i < 8; i++)
         ck_assert_int_ge(bad[i] = opp_connect(sock), 0);
     uint8_t buf[256];
     uint32_t n;
@@ -253,11 +244,24 @@ START_TEST(hostile_clients)
     ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_RING, ring, 8, mfd), 0);
     close(mfd);
     ck_assert_int_eq(opp_send_msg(bad[5], 99, NULL, 0, -1), 0); /* unknown type */
+    /* labels with a key that is not a name; labels twice */
+    put_hello(buf, &n, 0);
+    ck_assert_int_eq(opp_send_msg(bad[6], OPP_MSG_HELLO, buf, n, -1), 0);
+    uint8_t lb[64];
+    uint32_t one_pair = 1, kl = 3, vl = 1;
+    memcpy(lb, &one_pair, 4), memcpy(lb + 4, &kl, 4), memcpy(lb + 8, "a b", 3);
+    memcpy(lb + 11, &vl, 4), memcpy(lb + 15, "1", 1);
+    ck_assert_int_eq(opp_send_msg(bad[6], OPP_MSG_INFO, lb, 16, -1), 0);
+    put_hello(buf, &n, 0);
+    ck_assert_int_eq(opp_send_msg(bad[7], OPP_MSG_HELLO, buf, n, -1), 0);
+    memcpy(lb + 8, "a_b", 3);
+    ck_assert_int_eq(opp_send_msg(bad[7], OPP_MSG_INFO, lb, 16, -1), 0);
+    ck_assert_int_eq(opp_send_msg(bad[7], OPP_MSG_INFO, lb, 16, -1), 0);
     PRELOAD_ENV(env);
     char *out = tu_path(dir, "out");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "1000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         ck_assert_msg(closed_by_peer(bad[i]), "hostile client %d was not disconnected", i);
         close(bad[i]);
     }

@@ -11,6 +11,7 @@
  *   crash-in-call N    N calls, then a dgemm that faults inside OpenBLAS
  *   counted FILE       ddot until killed; FILE holds (started, done) counters
  *   pause N DIR        N calls, creates DIR/halfway, waits for DIR/go, N more calls
+ *   paced N US         N calls, sleeping US microseconds after each
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -153,6 +154,14 @@ int main(int argc, char **argv)
             cblas_ddot(1, x, 1, x, 1);
             cnt[1]++; /* done */
         }
+    } else if (!strcmp(mode, "paced")) {
+        long n = arg(argc, argv, 2), us = arg(argc, argv, 3);
+        double s = 0;
+        for (long i = 0; i < n; i++) {
+            s += calls(1);
+            usleep((useconds_t)us);
+        }
+        printf("paced %.0f\n", s);
     } else if (!strcmp(mode, "pause")) {
         long n = arg(argc, argv, 2);
         const char *dir = argc > 3 ? argv[3] : ".";

@@ -3,6 +3,7 @@
  * bandwidth factors, and the report's bandwidth of a collective row. */
 #include <check.h>
 #include <math.h>
+#include <string.h>
 
 #include "aggregate.h"
 #include "ops.h"
@@ -43,6 +44,36 @@ START_TEST(conv_groups_flops)
         b[i] = a[i];
     b[1] = OPP_SUB_CONV_BWD_FILTER;
     ck_assert_uint_eq(opp_op_flops(K(TENSORS, S), 0, b, n), 37748736ull);
+}
+END_TEST
+
+START_TEST(graph_main_op_flops)
+{
+    /* cudnnBackendExecute of conv + bias + relu: x [2,3,8,8], w [4,3,3,3],
+       y [2,4,6,6], then the main operation's sub and the op count */
+    const uint64_t a[] = {2000, OPP_SUB_GRAPH, OPP_DT_F32, 3, 4, 2, 3, 8, 8, 4, 4, 3, 3, 3,
+                          4, 2, 4, 6, 6, OPP_SUB_CONV, 3};
+    uint32_t n = sizeof a / sizeof a[0];
+    uint32_t k = K(TENSORS, S | OPP_OPK_SUBNAME);
+    ck_assert_uint_eq(opp_op_flops(k, 0, a, n), 2ull * 2 * 4 * 3 * 3 * 3 * 6 * 6);
+    struct opp_shapes s;
+    char buf[128];
+    opp_op_shapes(k, a, n, &s);
+    ck_assert_int_eq(opp_shapes_format(&s, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "[[2, 3, 8, 8], [4, 3, 3, 3], [2, 4, 6, 6]]");
+    /* without the trailing sub (or a graph naming itself): no FLOPs */
+    ck_assert_uint_eq(opp_op_flops(k, 0, a, n - 2), 0);
+    uint64_t b[sizeof a / sizeof a[0]];
+    memcpy(b, a, sizeof a);
+    b[n - 2] = OPP_SUB_GRAPH;
+    ck_assert_uint_eq(opp_op_flops(k, 0, b, n), 0);
+    /* a matmul graph: 2*|C|*A[last] */
+    const uint64_t m[] = {0, OPP_SUB_GRAPH, OPP_DT_F16, 3, 3, 2, 16, 32, 3, 2, 32, 8, 3, 2, 16, 8,
+                          OPP_SUB_MATMUL, 2};
+    ck_assert_uint_eq(opp_op_flops(k, 0, m, sizeof m / sizeof m[0]), 2ull * 2 * 16 * 8 * 32);
+    /* a rank that overruns the arguments: none */
+    const uint64_t bad[] = {0, OPP_SUB_GRAPH, 0, 1, 9, OPP_SUB_CONV};
+    ck_assert_uint_eq(opp_op_flops(k, 0, bad, 6), 0);
 }
 END_TEST
 
@@ -121,6 +152,7 @@ Suite *suite_gpulibs_ops(void)
     TCase *tc = tcase_create("arithmetic");
     tcase_add_test(tc, gemm_status_batched_types);
     tcase_add_test(tc, conv_groups_flops);
+    tcase_add_test(tc, graph_main_op_flops);
     tcase_add_test(tc, fft_tensor);
     tcase_add_test(tc, coll_bytes_and_factors);
     tcase_add_test(tc, row_bandwidth);

@@ -130,7 +130,8 @@ START_TEST(kind_flags_and_names)
     ck_assert(opp_kind_valid(OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME));
     ck_assert(opp_kind_valid(OPP_OP_NVTX));
     ck_assert(!opp_kind_valid(OPP_OP_KIND_MAX + 1));
-    ck_assert(!opp_kind_valid(OPP_OP_GEMM | 0x400));
+    ck_assert(opp_kind_valid(OPP_OP_GEMM | OPP_OPK_STATUS | OPP_OPK_EXTID));
+    ck_assert(!opp_kind_valid(OPP_OP_GEMM | 0x800));
     ck_assert_str_eq(opp_op_kind_name(OPP_OP_COLL | OPP_OPK_STATUS), "coll");
     ck_assert_str_eq(opp_subop_name(OPP_SUB_CONV), "convolution");
     ck_assert_str_eq(opp_subop_name(OPP_SUB_GRAPH), "graph");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "buf.h"
 #include "cmds.h"
 #include "fmt.h"
 #include "model.h"
@@ -71,6 +72,15 @@ static void write_trace(const char *path)
         [F_ZGEMM] = {OPP_OP_GEMM, OPP_DT_C128, "blas", "cblas_zgemm"},
     };
     ck_assert_int_eq(opp_tw_funcs(&w, 0, 5, f0), 0);
+    /* labels as a torchrun worker sends them: rank from RANK, a bad number skipped */
+    uint8_t info[256];
+    struct opp_wbuf ib;
+    opp_wbuf_init(&ib, info, sizeof info);
+    opp_put_u32(&ib, 4);
+    const char *kv[] = {"host", "node7", "RANK", "x1", "SLURM_PROCID", "5", "WORLD_SIZE", "8"};
+    for (int i = 0; i < 8; i++)
+        opp_put_str(&ib, kv[i], strlen(kv[i]));
+    ck_assert_int_eq(opp_tw_info(&w, 0, info, (uint32_t)ib.len), 0);
     ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
     ck_assert_int_eq(opp_tw_thread(&w, 0, 101, "worker"), 0);
     ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
@@ -552,12 +562,15 @@ START_TEST(json)
         "{\n  \"trace\": \"dir/t \\\"1\\\".opprof\",\n",
         "\n  \"complete\": true,\n  \"warning\": null,\n  \"self_cpu_time_total\": 9.900,\n",
         "\n  \"processes\": [\n    {\"pid\": 100, \"ppid\": 1, \"cmdline\": [\"prog\", \"--n\", "
-        "\"3\"], \"exe\": \"/usr/bin/prog\", \"end\": \"exited\"},\n",
+        "\"3\"], \"exe\": \"/usr/bin/prog\", \"end\": \"exited\", \"host\": \"node7\", "
+        "\"rank\": 5, \"local_rank\": null, \"world_size\": 8},\n",
         "\n    {\"pid\": 200, \"ppid\": 100, \"cmdline\": [\"child\"], "
         "\"exe\": \"/usr/bin/child\", "
-        "\"end\": \"running\"},\n",
+        "\"end\": \"running\", \"host\": null, \"rank\": null, \"local_rank\": null, "
+        "\"world_size\": null},\n",
         "\n    {\"pid\": 100, \"ppid\": 1, \"cmdline\": [\"other\"], \"exe\": \"/usr/bin/other\", "
-        "\"end\": \"lost\"}\n  ],\n",
+        "\"end\": \"lost\", \"host\": null, \"rank\": null, \"local_rank\": null, "
+        "\"world_size\": null}\n  ],\n",
         "\n  \"threads\": [\n    {\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"events\": 7, "
         "\"dropped\": 0},\n",
         "\n    {\"pid\": 100, \"tid\": 101, \"name\": \"worker\", \"events\": 1, "

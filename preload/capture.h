@@ -1,0 +1,37 @@
+/* Capture windows inside one process: OPPROF_DELAY / OPPROF_DURATION (a
+ * timer), OPPROF_CAPTURE=cudaProfilerApi (cudaProfilerStart/Stop, like
+ * nsys -c cudaProfilerApi) and OPPROF_SCHEDULE with OPPROF_STEP (torch's
+ * profiler schedule over steps the program marks). Outside a window
+ * opp_enter records nothing: one load and one predictable branch per call. */
+#ifndef OPP_CAPTURE_H
+#define OPP_CAPTURE_H
+
+#include <stdint.h>
+
+/* 1 while calls are recorded: every window open. Read by opp_enter. */
+extern int opp_capturing;
+/* 1 when OPPROF_CAPTURE=cudaProfilerApi: the CUDA paths call
+ * opp_capture_cuda with each call's function id before opp_enter. */
+extern int opp_capture_api;
+
+/* From the constructor, before any call is recorded: read the settings
+ * (a bad value: one line on stderr, ignored) and start the timer. */
+void opp_capture_init(void);
+/* In a fork child: the timer thread did not come along; start it again
+ * for what is left of the window. */
+void opp_capture_forked(void);
+/* cudaProfilerStart / cuProfilerStart open the API window, the Stops close
+ * it (the Stop itself is not recorded). */
+void opp_capture_cuda(uint32_t fn);
+
+/* Step markers (OPPROF_STEP): call:NAME makes opp_enter call opp_step_mark
+ * when NAME is entered; nvtx:NAME makes the NVTX callbacks call it when a
+ * range with that message starts (its string id). UINT32_MAX / 0: none. */
+extern uint32_t opp_step_fn, opp_step_msg;
+/* A marker: the running step ends (recorded as ProfilerStep#N when it was
+ * an active step) and the next begins. */
+void opp_step_mark(void);
+/* At exit: the running step, when active, is recorded as ProfilerStep#N. */
+void opp_step_finish(void);
+
+#endif

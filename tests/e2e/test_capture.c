@@ -1,0 +1,284 @@
+/* Capture windows: OPPROF_DELAY/OPPROF_DURATION, OPPROF_CAPTURE=
+ * cudaProfilerApi, schedules over steps, and `opprof ctl` from outside.
+ * Nothing is recorded outside a window; the program's output does not
+ * change. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "testutil.h"
+
+static char *dir, *trace;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "t.trace");
+}
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(trace);
+}
+
+/* Run argv under the preload with extra settings; its stdout and stderr. */
+static void run(char **argv, const char *e1, const char *e2, char **out, char **err)
+{
+    struct tu_env te;
+    char **pe = tu_preload_env(&te, trace, e1);
+    int k = 0;
+    while (pe[k])
+        k++;
+    pe[k] = (char *)e2;
+    pe[k + (e2 != NULL)] = NULL;
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    ck_assert_int_eq(tu_code(tu_run(argv, pe, o, e)), 0);
+    *out = tu_slurp(o);
+    *err = tu_slurp(e);
+    free(o), free(e);
+}
+
+/* 600 calls 1 ms apart, recorded from 200 ms to 400 ms after the start. */
+START_TEST(delay_and_duration)
+{
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "paced", "600", "1000", NULL};
+    char *out, *err;
+    run(argv, "OPPROF_DELAY=0.2", "OPPROF_DURATION=0.2", &out, &err);
+    ck_assert_str_eq(out, "paced 600\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: "), 1); /* where the trace went */
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 1);
+    const struct opp_process *p = &m->procs[0];
+    unsigned long n = tu_count(m, "cblas_ddot", -1, 0, 0);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_lt(n, 600);
+    /* every recorded call began inside the window (the timer starts a
+     * little after the hello that dates the process: 20 ms of slack) */
+    for (size_t ti = 0; ti < m->nthreads; ti++)
+        for (size_t k = 0; k < m->threads[ti].nevents; k++) {
+            uint64_t b = m->threads[ti].events[k].begin_ns;
+            ck_assert_uint_ge(b, p->start_ns + 200000000ull);
+            ck_assert_uint_le(b, p->start_ns + 420000000ull);
+        }
+    opp_model_free(m);
+    free(out), free(err);
+
+    /* bad values: one line each, recorded throughout */
+    run(argv + 0, "OPPROF_DELAY=soon", "OPPROF_DURATION=-1", &out, &err);
+    ck_assert_str_eq(out, "paced 600\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: OPPROF_DELAY is not a number of seconds, ignored: soon"), 1);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: OPPROF_DURATION is not a number of seconds, ignored: -1"), 1);
+    m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 600);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* Only the calls from cudaProfilerStart to cudaProfilerStop (the Start
+ * included, the Stop not), like nsys -c cudaProfilerApi. Without a driver
+ * the runtime answers 35 and the symbol fallback records the calls. */
+START_TEST(cuda_profiler_api)
+{
+    const char *prog = tu_build("tests/cuda/profiler_range");
+    if (access(prog, X_OK) != 0) {
+        fprintf(stderr, "SKIP cuda_profiler_api: no CUDA toolkit at build time\n");
+        return;
+    }
+    char *argv[] = {(char *)prog, NULL};
+    const char *want = "before 35\nstart 35\ninside 35\ninside 35\nstop 35\nafter 35\n";
+    char *out, *err;
+    run(argv, "OPPROF_CAPTURE=cudaProfilerApi", NULL, &out, &err);
+    ck_assert_str_eq(out, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 3);
+    ck_assert_uint_eq(tu_count(m, "cudaProfilerStart", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudaGetDeviceCount", -1, 0, 0), 2);
+    ck_assert_uint_eq(tu_count(m, "cudaProfilerStop", -1, 0, 0), 0);
+    opp_model_free(m);
+    free(out), free(err);
+    /* the same program without the setting: every call */
+    run(argv, NULL, NULL, &out, &err);
+    ck_assert_str_eq(out, want);
+    m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cudaGetDeviceCount", -1, 0, 0), 4);
+    ck_assert_uint_eq(tu_count(m, "cudaProfilerStop", -1, 0, 0), 1);
+    opp_model_free(m);
+    free(out), free(err);
+    /* an unknown capture mode: one line, everything recorded */
+    run(argv, "OPPROF_CAPTURE=nvtx", NULL, &out, &err);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: OPPROF_CAPTURE must be cudaProfilerApi, ignored: nvtx"), 1);
+    free(out), free(err);
+}
+END_TEST
+
+/* torch's schedule over NVTX steps: skip 2, then cycles of wait 1, warmup
+ * 1, active 2, twice: steps 4, 5, 8 and 9 of 14 are recorded, each as a
+ * ProfilerStep#N around its train_step. */
+START_TEST(schedule_nvtx_steps)
+{
+    const char *prog = tu_build("tests/nvtx/train_loop");
+    if (access(prog, X_OK) != 0) {
+        fprintf(stderr, "SKIP schedule_nvtx_steps: no CUDA toolkit headers at build time\n");
+        return;
+    }
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--schedule",
+                    "skip_first=2,wait=1,warmup=1,active=2,repeat=2", "--step", "nvtx:train_step",
+                    "--", (char *)prog, "14", NULL};
+    char *o = tu_path(dir, "o"), *e = tu_path(dir, "e");
+    ck_assert_int_eq(tu_code(tu_run(argv, (char *[]){"OPENBLAS_NUM_THREADS=1", NULL}, o, e)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, "w[1] 0.001000\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 4u * 12); /* 11 calls and ranges a step, and its ProfilerStep */
+    ck_assert_uint_eq(tu_count(m, "train_step", -1, 0, 0), 4);
+    ck_assert_uint_eq(tu_count(m, "cblas_sgemm", -1, 0, 0), 24);
+    const char *steps[] = {"ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#8", "ProfilerStep#9"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(tu_count(m, steps[i], -1, 0, 0), 1);
+    /* every train_step lies inside a ProfilerStep */
+    const struct opp_thread *t = &m->threads[0];
+    for (size_t k = 0; k < t->nevents; k++)
+        if (!strcmp(m->strs[t->events[k].name], "train_step")) {
+            ck_assert_uint_ne(t->events[k].parent, OPP_NO_PARENT);
+            ck_assert(!strncmp(m->strs[t->events[t->events[k].parent].name], "ProfilerStep#", 13));
+        }
+    opp_model_free(m);
+    free(out), free(o), free(e);
+}
+END_TEST
+
+/* Steps that begin at each call of a function: the odd ones of 10 ddot
+ * calls are active (wait=1, active=1); the last ends at exit. */
+START_TEST(schedule_call_steps)
+{
+    /* a copy: tu_build's buffers are reused after a few calls */
+    char *prog = strdup(tu_build("tests/progs/scenarios"));
+    char *argv[] = {prog, "loop", "10", NULL};
+    char *out, *err;
+    run(argv, "OPPROF_SCHEDULE=wait=1,active=1", "OPPROF_STEP=call:cblas_ddot", &out, &err);
+    ck_assert_str_eq(out, "loop 10\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5);
+    /* ProfilerStep events are NVTX ranges: only in builds with the toolkit */
+    unsigned with_steps = access(tu_build("tests/nvtx/train_loop"), X_OK) == 0;
+    const char *steps[] = {"ProfilerStep#1", "ProfilerStep#3", "ProfilerStep#5", "ProfilerStep#7",
+                           "ProfilerStep#9"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(tu_count(m, steps[i], -1, 0, 0), with_steps);
+    ck_assert_uint_eq(m->events, 5 + 5 * with_steps);
+    opp_model_free(m);
+    free(out), free(err);
+    /* what is wrong is said in one line, and everything is recorded */
+    const char *bad[][3] = {
+        {"OPPROF_SCHEDULE=wait=1,active=0", "OPPROF_STEP=call:cblas_ddot",
+         "opprof: OPPROF_SCHEDULE ignored (active must be at least 1)"},
+        {"OPPROF_SCHEDULE=wait=x", "OPPROF_STEP=call:cblas_ddot",
+         "opprof: OPPROF_SCHEDULE ignored (values must be whole numbers from 0)"},
+        {"OPPROF_SCHEDULE=pause=1", "OPPROF_STEP=call:cblas_ddot",
+         "opprof: OPPROF_SCHEDULE ignored (keys are skip_first, wait, warmup, active, repeat)"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=call:no_such_fn",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof intercepts: no_such_fn"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=epoch",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be nvtx:NAME, call:NAME or time:500ms, not epoch"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=time:5",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, not 5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(argv, bad[i][0], bad[i][1], &out, &err);
+        ck_assert_str_eq(out, "loop 10\n");
+        ck_assert_int_eq(tu_count_lines(err, bad[i][2]), 1);
+        ck_assert_int_eq(tu_count_lines(err, "opprof: "), 2); /* and where the trace went */
+        m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(m->events, 10);
+        opp_model_free(m);
+        free(out), free(err);
+    }
+    free(prog);
+}
+END_TEST
+
+/* `opprof ctl` on a job paused from the start: nothing until start; then,
+ * in a second job, everything until stop. The program (scenarios pause)
+ * makes 100 calls, waits at "halfway" for "go", and makes 100 more. */
+static void ctl_round(int paused, const char *action, unsigned want_calls, const char *want_status)
+{
+    char *sock = tu_path(dir, "c.sock"), *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    unlink(half), unlink(go);
+    int cpid = tu_collector_start(sock, trace, paused ? "--paused" : NULL);
+    ck_assert_int_gt(cpid, 0);
+    char se[4200], pre[4200];
+    snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    char *env[] = {pre, se, paused ? "OPPROF_PAUSED=1" : "OPPROF_PAUSED=", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "100", dir, NULL};
+    int pid = tu_spawn(argv, env, NULL, NULL);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    char *o = tu_path(dir, "ctl.out"), *e = tu_path(dir, "ctl.err");
+    char *st[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", sock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(st, NULL, o, e)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, want_status);
+    free(out);
+    char *ac[] = {(char *)tu_tool("opprof"), "ctl", (char *)action, "--socket", sock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(ac, NULL, o, e)), 0);
+    out = tu_slurp(o);
+    ck_assert(!strncmp(out, paused ? "recording: 1 process, " : "stopped: 1 process, ", 20));
+    free(out);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    ck_assert_int_eq(tu_collector_finish(cpid, sock), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), want_calls);
+    opp_model_free(m);
+    free(sock), free(half), free(go), free(o), free(e);
+}
+
+START_TEST(ctl_start_stop)
+{
+    ctl_round(1, "start", 100, "stopped: 1 process, 0 events so far\n");
+    ctl_round(0, "stop", 100, "recording: 1 process, 100 events so far\n");
+    /* no collector, or a wrong action: a line and a non-zero exit */
+    char *e = tu_path(dir, "e"), *nosock = tu_path(dir, "none.sock");
+    char *a1[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", nosock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(a1, NULL, NULL, e)), 1);
+    char *es = tu_slurp(e), want[4400];
+    snprintf(want, sizeof want,
+             "opprof ctl: cannot reach the collector at %s: No such file or directory\n", nosock);
+    ck_assert_str_eq(es, want);
+    free(es);
+    char *a2[] = {(char *)tu_tool("opprof"), "ctl", "pause", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, e)), 2);
+    es = tu_slurp(e);
+    ck_assert_str_eq(es, "opprof ctl: unknown action 'pause' (start, stop or status)\n");
+    free(es), free(e), free(nosock);
+}
+END_TEST
+
+Suite *suite_capture(void)
+{
+    Suite *s = suite_create("capture");
+    TCase *tc = tcase_create("windows");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, delay_and_duration);
+    tcase_add_test(tc, cuda_profiler_api);
+    tcase_add_test(tc, schedule_nvtx_steps);
+    tcase_add_test(tc, schedule_call_steps);
+    tcase_add_test(tc, ctl_start_stop);
+    suite_add_tcase(s, tc);
+    return s;
+}

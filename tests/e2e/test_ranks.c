@@ -1,0 +1,161 @@
+/* A multi-process job as a launcher starts it: 4 ranks of a real program
+ * under `opprof run`, each labelled from RANK/WORLD_SIZE/LOCAL_RANK; the
+ * by-rank view, the per-rank Chrome export with distributedInfo. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "cmds.h"
+#include "model.h"
+#include "testutil.h"
+
+static char *dir, *trace;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    trace = tu_path(dir, "t.trace");
+}
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(trace);
+}
+
+/* Rank r runs blas_calls r+1: 5(r+1) cblas_dgemm, 4(r+1) sgemm_... */
+static void run_job(void)
+{
+    char script[8192];
+    snprintf(script, sizeof script,
+             "for r in 0 1 2 3; do RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r '%s' $((r+1)) >/dev/null & "
+             "done; wait",
+             tu_build("tests/progs/blas_calls"));
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "/bin/sh", "-c",
+                    script, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, NULL)), 0);
+}
+
+START_TEST(four_ranks_labelled)
+{
+    run_job();
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char host[256];
+    ck_assert_int_eq(gethostname(host, sizeof host), 0);
+    int seen[4] = {0};
+    for (size_t i = 0; i < m->nprocs; i++) {
+        const struct opp_process *p = &m->procs[i];
+        ck_assert_str_eq(opp_process_info(p, "host"), host);
+        if (p->rank < 0)
+            continue; /* the shell and its children before exec */
+        ck_assert_int_lt(p->rank, 4);
+        seen[p->rank]++;
+        ck_assert_int_eq(p->world_size, 4);
+        ck_assert_int_eq(p->local_rank, p->rank);
+        static const char *const digits[] = {"0", "1", "2", "3"};
+        ck_assert_str_eq(opp_process_info(p, "RANK"), digits[p->rank]);
+    }
+    for (int r = 0; r < 4; r++) {
+        ck_assert_int_eq(seen[r], 1);
+        struct opp_agg_opts o = {.filter_rank = 1, .rank = r};
+        struct opp_agg a;
+        ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+        ck_assert_uint_eq(a.events, 19u * (unsigned)(r + 1));
+        opp_agg_free(&a);
+    }
+    opp_model_free(m);
+
+    /* the by-rank view: counts are exact; its first line also counts the
+     * unranked processes, which depends on the shell */
+    char *out, *err;
+    char *br[] = {"report", trace, "--by-rank", "--sort", "count", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, br, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert(!strncmp(out, "count per rank (4 ranks", 23));
+    ck_assert_str_eq(
+        strchr(out, '\n') + 1,
+        "Name                                            Rank 0        Rank 1        Rank 2        Rank 3           Min        Median           Max   Slowest\n"
+        "cblas_ddot                                           5            10            15            20             5            10            20         3\n"
+        "cblas_dgemm                                          5            10            15            20             5            10            20         3\n"
+        "sgemm_                                               4             8            12            16             4             8            16         3\n"
+        "dgemv_                                               2             4             6             8             2             4             8         3\n"
+        "cblas_daxpy                                          1             2             3             4             1             2             4         3\n"
+        "cblas_dscal                                          1             2             3             4             1             2             4         3\n"
+        "cblas_zgemm                                          1             2             3             4             1             2             4         3\n");
+    free(out), free(err);
+    char *bj[] = {"report", trace, "--by-rank", "--sort", "count", "--limit", "1", "--format",
+                  "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, bj, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "{\"metric\": \"count\", \"ranks\": [0, 1, 2, 3], \"rows\": [\n"
+                          "  {\"key\": \"cblas_ddot\", \"values\": [5, 10, 15, 20], \"min\": 5, "
+                          "\"median\": 10, \"max\": 20, \"slowest_rank\": 3}\n]}\n");
+    free(out), free(err);
+
+    /* one Chrome file per rank, with distributedInfo ("rank": N, as HTA reads it) */
+    char *json = tu_path(dir, "r1.json"), *e = tu_path(dir, "e");
+    char *ex[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "--rank", "1", "-o", json,
+                  NULL};
+    ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+    char *j = tu_slurp(json);
+    ck_assert_ptr_nonnull(strstr(j, "\n  \"distributedInfo\": {\"rank\": 1, \"world_size\": 4},\n"));
+    int x = 0;
+    for (const char *p = j; (p = strstr(p, "\"ph\": \"X\"")); p++)
+        x++;
+    ck_assert_int_eq(x, 38); /* rank 1 ran blas_calls 2: 2 x 19 calls */
+    free(j);
+    ex[5] = "7";
+    ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 1);
+    char *es = tu_slurp(e), want[4400];
+    snprintf(want, sizeof want, "opprof export: no process of %s has rank 7\n", trace);
+    ck_assert_str_eq(es, want);
+    free(es), free(json), free(e);
+}
+END_TEST
+
+/* No launcher variables: the view says so and fails; JSON shows nulls. */
+START_TEST(no_ranks)
+{
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/blas_calls"), NULL};
+    char *env[] = {"RANK=", "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK=", "SLURM_PROCID=", NULL};
+    char **pe = tu_preload_env(&te, trace, NULL);
+    char *all[16];
+    int k = 0;
+    for (; pe[k]; k++)
+        all[k] = pe[k];
+    for (int i = 0; env[i]; i++)
+        all[k++] = env[i];
+    all[k] = NULL;
+    ck_assert_int_eq(tu_code(tu_run(argv, all, NULL, NULL)), 0);
+    char *out, *err, want[4400];
+    char *br[] = {"report", trace, "--by-rank", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, br, dir, &out, &err), 1);
+    snprintf(want, sizeof want,
+             "opprof report: no process of %s has a rank (none had RANK, OMPI_COMM_WORLD_RANK, "
+             "PMI_RANK or SLURM_PROCID set)\n",
+             trace);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    char *js[] = {"report", trace, "--format", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, js, dir, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"rank\": null, \"local_rank\": null, \"world_size\": null}"));
+    free(out), free(err);
+}
+END_TEST
+
+Suite *suite_ranks(void)
+{
+    Suite *s = suite_create("ranks");
+    TCase *tc = tcase_create("job");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, four_ranks_labelled);
+    tcase_add_test(tc, no_ranks);
+    suite_add_tcase(s, tc);
+    return s;
+}
