@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "export.h"
 #include "model.h"
+#include "steps.h"
 
 #define PREFIX "opprof export: "
 
@@ -44,6 +45,9 @@ static void usage(FILE *f)
           "                stream's busy and idle time, each device's memory plot\n"
           "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
           "      --device N    memory: the device (default: the first with allocations)\n"
+          "      --window K    chrome: only the K-th window a schedule recorded (a run of\n"
+          "                    ProfilerStep#N); when OUT is a directory, the file is named\n"
+          "                    as tensorboard_trace_handler names it: HOST_PID.MS.pt.trace.json\n"
           "      --rank N      chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
           "                    PMI_RANK, SLURM_PROCID), with distributedInfo, one file per rank\n"
           "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
@@ -138,32 +142,81 @@ static int export_memory(const char *trace, long long device, int svg, FILE *f, 
     return rc;
 }
 
+/* --window K: the time range of the K-th window a schedule recorded; an
+ * output that is a directory gets tensorboard_trace_handler's file name
+ * there, <host>_<pid>.<ms since the epoch>.pt.trace.json. 0 or -1 (said). */
+static int chrome_window(const char *trace, unsigned long k, struct opp_chrome_opts *co,
+                         const char **out_path, char *named, size_t cap)
+{
+    char err[600];
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return -1;
+    }
+    struct opp_window *w;
+    size_t nw;
+    int rc = -1;
+    if (opp_profiler_windows(m, &w, &nw)) {
+        fprintf(stderr, PREFIX "out of memory\n");
+    } else if (k > nw) {
+        fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
+                               "ProfilerStep#N), not %lu\n",
+                trace, nw, nw == 1 ? "" : "s", k);
+        free(w);
+    } else {
+        co->from_ns = w[k - 1].begin_ns;
+        co->to_ns = w[k - 1].end_ns + 1;
+        struct stat st;
+        rc = 0;
+        if (*out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
+            const struct opp_process *p = &m->procs[0];
+            const char *host = opp_process_info(p, "host");
+            uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
+            if (snprintf(named, cap, "%s/%s_%u.%llu.pt.trace.json", *out_path,
+                         host ? host : "localhost", p->pid,
+                         (unsigned long long)(real / 1000000)) >= (int)cap) {
+                fprintf(stderr, PREFIX "output path too long\n");
+                rc = -1;
+            }
+            *out_path = named;
+            if (!rc)
+                fprintf(stderr, PREFIX "window %lu -> %s\n", k, named);
+        }
+        free(w);
+    }
+    opp_model_free(m);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"metric", required_argument, NULL, 'm'},
                                          {"device", required_argument, NULL, 'd'},
                                          {"rank", required_argument, NULL, 'r'},
+                                         {"window", required_argument, NULL, 'w'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out_path = NULL;
     int c, cuda = 0;
-    long long device = -1, rank = -1;
+    long long device = -1, rank = -1, window = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:m:d:r:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:m:d:r:w:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
-        case 'r': {
+        case 'r':
+        case 'w': {
             char *end;
             errno = 0;
             long long v = strtoll(optarg, &end, 10);
-            if (errno || *end || !optarg[0] || v < 0 || v > INT32_MAX) {
+            if (errno || *end || !optarg[0] || v < (c == 'w') || v > INT32_MAX) {
                 fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n",
-                        c == 'd' ? "device" : "rank", optarg);
+                        c == 'd' ? "device" : c == 'r' ? "rank" : "window", optarg);
                 return 2;
             }
-            *(c == 'd' ? &device : &rank) = v;
+            *(c == 'd' ? &device : c == 'r' ? &rank : &window) = v;
             break;
         }
         case 'o':
@@ -213,10 +266,14 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory, html)\n", format);
         return 2;
     }
-    if (rank >= 0 && fmt != CHROME) {
-        fprintf(stderr, PREFIX "--rank goes with chrome\n");
+    if ((rank >= 0 || window) && fmt != CHROME) {
+        fprintf(stderr, PREFIX "--rank and --window go with chrome\n");
         return 2;
     }
+    struct opp_chrome_opts co = {.rank = rank};
+    char named[4096];
+    if (window && chrome_window(trace, (unsigned long)window, &co, &out_path, named, sizeof named))
+        return 1;
     if (out_path && !strcmp(out_path, "-"))
         out_path = NULL;
     struct stat st_in, st_out;
@@ -250,7 +307,7 @@ int cmd_export(int argc, char **argv)
         }
     }
     char err[600] = "";
-    int rc = fmt == CHROME ? opp_export_chrome(trace, rank, f, err, sizeof err)
+    int rc = fmt == CHROME ? opp_export_chrome(trace, &co, f, err, sizeof err)
              : fmt == HTML ? export_html(trace, f, err, sizeof err)
              : fmt == MEMORY
                  ? export_memory(trace, device, out_path && ends_with(out_path, ".svg"), f, err,

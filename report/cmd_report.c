@@ -32,6 +32,7 @@ struct report_args {
     int tree; /* --tree: the call-path tree */
     int by_rank; /* --by-rank: a column per rank */
     const char *step; /* --step NAME: steps and latency */
+    unsigned long window_k; /* --window K: the K-th window a schedule recorded (1..) */
     struct opp_tree_opts tree_opts;
     struct opp_agg_opts agg;
     struct opp_out_opts out;
@@ -86,6 +87,8 @@ static void usage(FILE *f)
           "                        step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
           "                        GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
           "                        per-step series too)\n"
+          "      --window K        only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
+          "                        a run of consecutive ProfilerStep#N)\n"
           "      --by-rank         a column per rank of a multi-process job (RANK,\n"
           "                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
           "                        key's value per operator, min/median/max over the ranks\n"
@@ -112,7 +115,7 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB,
-           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP, OPT_BY_RANK, OPT_STACK, OPT_FROM, OPT_TO,
+           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP, OPT_BY_RANK, OPT_STACK, OPT_FROM, OPT_TO, OPT_WINDOW,
            OPT_MATCH };
     static const struct option opts[] = {
         {"sort", required_argument, NULL, 's'},
@@ -131,6 +134,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         {"step", required_argument, NULL, OPT_STEP},
         {"group-by-stack", required_argument, NULL, OPT_STACK},
         {"from", required_argument, NULL, OPT_FROM},
+        {"window", required_argument, NULL, OPT_WINDOW},
         {"to", required_argument, NULL, OPT_TO},
         {"match", required_argument, NULL, OPT_MATCH},
         {"by-rank", no_argument, NULL, OPT_BY_RANK},
@@ -207,6 +211,13 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                 return 2;
             }
             ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
+            break;
+        case OPT_WINDOW:
+            if (parse_uint(optarg, 1000000, &v) || v == 0) {
+                fprintf(stderr, PREFIX "--window wants a window number from 1, not '%s'\n", optarg);
+                return 2;
+            }
+            ra->window_k = (unsigned long)v;
             break;
         case OPT_FROM:
         case OPT_TO: {
@@ -322,6 +333,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "--step writes a table or JSON\n");
         return 2;
     }
+    if (ra->window_k && (ra->from_given || ra->to_given)) {
+        fprintf(stderr, PREFIX "--window is a time window already: no --from/--to with it\n");
+        return 2;
+    }
     if (ra->from_given || ra->to_given) {
         ra->agg.window = 1;
         if (!ra->to_given)
@@ -331,9 +346,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             return 2;
         }
     }
-    if ((ra->agg.window || ra->agg.match || ra->agg.group_by_stack) &&
+    if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.group_by_stack) &&
         (ra->gpu || ra->tree || ra->step)) {
-        fprintf(stderr, PREFIX "--from, --to, --match and --group-by-stack go with the table\n");
+        fprintf(stderr, PREFIX "--from, --to, --window, --match and --group-by-stack go with the table\n");
         return 2;
     }
     if (ra->gpu && ra->format_given && ra->format != FMT_TABLE) {
@@ -466,6 +481,31 @@ static int report(struct report_args *rap)
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
+    }
+    if (ra.window_k) {
+        struct opp_window *w;
+        size_t nw;
+        if (opp_profiler_windows(m, &w, &nw)) {
+            fprintf(stderr, PREFIX "out of memory\n");
+            opp_model_free(m);
+            return 1;
+        }
+        if (ra.window_k > nw) {
+            fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
+                                   "ProfilerStep#N), not %lu\n",
+                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
+            free(w);
+            opp_model_free(m);
+            return 1;
+        }
+        uint64_t first = opp_model_first_ns(m);
+        const struct opp_window *k = &w[ra.window_k - 1];
+        ra.agg.window = 1;
+        ra.agg.from_ns = k->begin_ns - first;
+        ra.agg.to_ns = k->end_ns - first + 1;
+        fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra.window_k,
+                k->first_step, k->last_step);
+        free(w);
     }
     rc = ra.gpu ? gpu_view(&ra, m)
          : ra.tree ? tree_view(&ra, m)

@@ -7,11 +7,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What a Chrome export holds: rank >= 0: only the processes labelled with
+ * that rank (one file per rank, as HTA reads them); only the calls and GPU
+ * work that begin in [from_ns, to_ns) (to_ns 0: no end; CLOCK_MONOTONIC). */
+struct opp_chrome_opts {
+    int64_t rank;
+    uint64_t from_ns, to_ns;
+};
 /* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA);
- * rank >= 0: only the processes labelled with that rank (one file per rank,
- * as HTA reads them). 0 when written (err may still hold a warning: the
+ * o NULL: everything. 0 when written (err may still hold a warning: the
  * trace was cut short and what was readable is exported), -1 with err set. */
-int opp_export_chrome(const char *trace, int64_t rank, FILE *out, char *err, size_t errlen);
+int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *out, char *err,
+                      size_t errlen);
 
 /* Folded stacks like torch's export_stacks: per call path (outermost
  * first, ';'-joined) its summed self time, integer us, paths under 1 us

@@ -61,6 +61,7 @@ struct x {
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
     int first;                      /* no trace event written yet */
     int64_t only_rank;              /* export the processes of this rank; -1 all */
+    uint64_t from_ns, to_ns;        /* export what begins in [from, to) */
     int oom;
     struct opp_gpu_rec devs[16]; /* DEVICE records, first per id */
     size_t ndevs;
@@ -412,7 +413,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
 {
     struct x *x = ctx;
     struct xproc *p = find_proc(x, e->proc);
-    if (!wanted(x, p) || e->fn >= p->nfuncs)
+    if (!wanted(x, p) || e->fn >= p->nfuncs || e->begin_ns < x->from_ns || e->begin_ns >= x->to_ns)
         return 0;
     const struct xfunc *fn = &p->funcs[e->fn];
     uint32_t base = opp_kind_base(fn->kind);
@@ -528,6 +529,9 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     FILE *f = x->out;
     char buf[96];
     if (!wanted(x, find_proc(x, proc)))
+        return 0;
+    if ((g->type == OPP_GPU_MEMORY || (g->type >= OPP_GPU_KERNEL && g->type <= OPP_GPU_OVERHEAD)) &&
+        (g->f[OPP_GF_START] < x->from_ns || g->f[OPP_GF_START] >= x->to_ns))
         return 0;
     if (g->type == OPP_GPU_MEMORY) {
         uint64_t dev = g->f[OPP_GF_DEVICE];
@@ -684,8 +688,10 @@ static void free_all(struct x *x)
     }
 }
 
-int opp_export_chrome(const char *trace, int64_t rank, FILE *out, char *err, size_t errlen)
+int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *out, char *err,
+                      size_t errlen)
 {
+    int64_t rank = o ? o->rank : -1;
     struct x *x = calloc(1, sizeof *x);
     if (!x) {
         snprintf(err, errlen, "out of memory");
@@ -698,6 +704,8 @@ int opp_export_chrome(const char *trace, int64_t rank, FILE *out, char *err, siz
     x->base_ns = UINT64_MAX;
     x->first = 1;
     x->only_rank = rank;
+    x->from_ns = o ? o->from_ns : 0;
+    x->to_ns = o && o->to_ns ? o->to_ns : UINT64_MAX;
     struct opp_tr_summary sum;
     static const struct opp_tr_visitor v1 = {.process = p1_process,
                                              .funcs = p1_funcs,

@@ -209,3 +209,68 @@ int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json
     free(v);
     return ferror(f) ? -EIO : 0;
 }
+
+struct pstep {
+    uint64_t n, begin, end;
+};
+
+static int cmp_pstep(const void *a, const void *b)
+{
+    const struct pstep *x = a, *y = b;
+    return x->n != y->n ? (x->n > y->n) - (x->n < y->n) : (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    struct pstep *ps = NULL;
+    size_t np = 0, cap = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t k = 0; k < t->nevents; k++) {
+            const char *name = opp_model_str(m, t->events[k].name), *end;
+            if (strncmp(name, "ProfilerStep#", 13) || !name[13])
+                continue;
+            uint64_t num = 0;
+            for (end = name + 13; *end >= '0' && *end <= '9' && num < UINT64_MAX / 10; end++)
+                num = num * 10 + (uint64_t)(*end - '0');
+            if (*end)
+                continue;
+            if (np == cap) {
+                size_t c = cap ? cap * 2 : 64;
+                struct pstep *p = reallocarray(ps, c, sizeof *p);
+                if (!p) {
+                    free(ps);
+                    return -ENOMEM;
+                }
+                ps = p;
+                cap = c;
+            }
+            ps[np++] = (struct pstep){num, t->events[k].begin_ns, t->events[k].end_ns};
+        }
+    }
+    if (!np)
+        return 0;
+    qsort(ps, np, sizeof *ps, cmp_pstep);
+    struct opp_window *w = calloc(np, sizeof *w);
+    if (!w) {
+        free(ps);
+        return -ENOMEM;
+    }
+    size_t nw = 0;
+    for (size_t i = 0; i < np; i++) {
+        struct opp_window *cur = nw ? &w[nw - 1] : NULL;
+        if (cur && (ps[i].n == cur->last_step || ps[i].n == cur->last_step + 1)) {
+            cur->last_step = ps[i].n;
+            cur->begin_ns = ps[i].begin < cur->begin_ns ? ps[i].begin : cur->begin_ns;
+            cur->end_ns = ps[i].end > cur->end_ns ? ps[i].end : cur->end_ns;
+        } else {
+            w[nw++] = (struct opp_window){ps[i].n, ps[i].n, ps[i].begin, ps[i].end};
+        }
+    }
+    free(ps);
+    *out = w;
+    *n = nw;
+    return 0;
+}

@@ -46,4 +46,14 @@ void opp_dist_of(uint64_t *v, size_t n, struct opp_dist *d);
  * ({count, mean, p50, p90, p99, max} in us)}. 0, -EIO or -ENOMEM. */
 int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json);
 
+/* The windows a schedule recorded (OPPROF_SCHEDULE): runs of consecutive
+ * ProfilerStep#N numbers, in step order, each from the first step's begin
+ * to the last step's end (over every process). */
+struct opp_window {
+    uint64_t first_step, last_step;
+    uint64_t begin_ns, end_ns;
+};
+/* 0 (n may be 0) or -ENOMEM; *out malloc'd. */
+int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
+
 #endif

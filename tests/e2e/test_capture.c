@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmds.h"
 #include "model.h"
 #include "testutil.h"
 
@@ -154,7 +156,42 @@ START_TEST(schedule_nvtx_steps)
             ck_assert(!strncmp(m->strs[t->events[t->events[k].parent].name], "ProfilerStep#", 13));
         }
     opp_model_free(m);
-    free(out), free(o), free(e);
+    free(out);
+
+    /* each window on its own: steps 4-5, then 8-9; there is no third */
+    char *ro, *re;
+    char *w1[] = {"report", trace, "--window", "1", "--sort", "count", "--format", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, w1, dir, &ro, &re), 0);
+    ck_assert_str_eq(re, "opprof report: window 1: steps 4 to 5\n");
+    ck_assert_ptr_nonnull(strstr(ro, "\ncblas_sgemm,blas,12,"));
+    ck_assert_ptr_nonnull(strstr(ro, "\nProfilerStep#5,nvtx,1,"));
+    ck_assert_ptr_null(strstr(ro, "ProfilerStep#8"));
+    free(ro), free(re);
+    char *w3[] = {"report", trace, "--window", "3", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, w3, dir, &ro, &re), 1);
+    char want[4400];
+    snprintf(want, sizeof want,
+             "opprof report: %s has 2 recorded windows (a schedule's runs of ProfilerStep#N), not 3\n",
+             trace);
+    ck_assert_str_eq(re, want);
+    free(ro), free(re);
+    /* exported as tensorboard_trace_handler names files: HOST_PID.MS.pt.trace.json */
+    char *tb = tu_path(dir, "tb");
+    ck_assert_int_eq(mkdir(tb, 0700), 0);
+    char *ex[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "--window", "2", "-o", tb,
+                  NULL};
+    ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+    ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 1);
+    ck_assert_int_eq(tu_count_files(tb, ""), 3); /* ".", ".." and the file */
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cat '%s'/*.pt.trace.json > '%s/w2.json'", tb, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    char *w2 = tu_path(dir, "w2.json"), *j = tu_slurp(w2);
+    ck_assert_ptr_nonnull(strstr(j, "\"ProfilerStep#8\""));
+    ck_assert_ptr_nonnull(strstr(j, "\"ProfilerStep#9\""));
+    ck_assert_ptr_null(strstr(j, "\"ProfilerStep#4\""));
+    free(j), free(w2), free(tb);
+    free(o), free(e);
 }
 END_TEST
 
