@@ -244,8 +244,10 @@ START_TEST(bad_options)
         {{"report", trace, "--match", "a", "--match", "b", NULL}, "opprof report: one --match at a time (use REGEX|REGEX)\n"},
         {{"report", trace, "--group-by-stack", "0", NULL}, "opprof report: --group-by-stack wants a depth from 1 to 16, not '0'\n"},
         {{"report", trace, "--group-by-stack", "17", NULL}, "opprof report: --group-by-stack wants a depth from 1 to 16, not '17'\n"},
-        {{"report", trace, "--tree", "--match", "x", NULL}, "opprof report: --from, --to, --match and --group-by-stack go with the table\n"},
-        {{"report", trace, "--gpu", "--from", "1", NULL}, "opprof report: --from, --to, --match and --group-by-stack go with the table\n"},
+        {{"report", trace, "--tree", "--match", "x", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
+        {{"report", trace, "--gpu", "--from", "1", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
+        {{"report", trace, "--window", "0", NULL}, "opprof report: --window wants a window number from 1, not '0'\n"},
+        {{"report", trace, "--window", "1", "--from", "1", NULL}, "opprof report: --window is a time window already: no --from/--to with it\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
