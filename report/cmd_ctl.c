@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "proto.h"
 #include "util.h"
@@ -85,13 +86,8 @@ int cmd_ctl(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
-        case ':':
-            fprintf(stderr, PREFIX "option '%s' needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, PREFIX "unknown option '%s' (see 'opprof ctl --help')\n",
-                    argv[optind - 1]);
-            return 2;
+        default: /* ':' or an unknown option */
+            return opp_cli_bad_option("ctl", c, argv);
         }
     }
     if (argc - optind != 1) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "diff.h"
 #include "fmt.h"
@@ -170,16 +171,8 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
         case 'h':
             usage(stdout);
             return 1;
-        case ':':
-            fprintf(stderr, PREFIX "option '%s' wants a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            if (optopt)
-                fprintf(stderr, PREFIX "unknown option '-%c' (see 'opprof diff --help')\n", optopt);
-            else
-                fprintf(stderr, PREFIX "unknown option '%s' (see 'opprof diff --help')\n",
-                        argv[optind - 1]);
-            return 2;
+        default: /* ':' or an unknown option */
+            return opp_cli_bad_option("diff", c, argv);
         }
     }
     if (argc - optind != 2) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "export.h"
 #include "model.h"
@@ -236,13 +237,8 @@ int cmd_export(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
-        case ':':
-            fprintf(stderr, PREFIX "option '%s' needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, PREFIX "unknown option '%s' (see 'opprof export --help')\n",
-                    argv[optind - 1]);
-            return 2;
+        default: /* ':' or an unknown option */
+            return opp_cli_bad_option("export", c, argv);
         }
     }
     if (argc - optind != 2) {

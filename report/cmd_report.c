@@ -12,6 +12,7 @@
 #include <regex.h>
 
 #include "aggregate.h"
+#include "cli.h"
 #include "cmds.h"
 #include "gpu_stats.h"
 #include "model.h"
@@ -292,17 +293,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         case 'h':
             usage(stdout);
             return 1;
-        case ':':
-            fprintf(stderr, PREFIX "option '%s' wants a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            if (optopt)
-                fprintf(stderr, PREFIX "unknown option '-%c' (see 'opprof report --help')\n",
-                        optopt);
-            else
-                fprintf(stderr, PREFIX "unknown option '%s' (see 'opprof report --help')\n",
-                        argv[optind - 1]);
-            return 2;
+        default: /* ':' or an unknown option */
+            return opp_cli_bad_option("report", c, argv);
         }
     }
     if (optind >= argc) {
