@@ -1,6 +1,7 @@
-/* A multi-process job as a launcher starts it: 4 ranks of a real program
- * under `opprof run`, each labelled from RANK/WORLD_SIZE/LOCAL_RANK; the
- * by-rank view, the per-rank Chrome export with distributedInfo. */
+/* Multi-process jobs: 4 ranks of a real program as a launcher starts them,
+ * each labelled from RANK/WORLD_SIZE/LOCAL_RANK (the by-rank view, the
+ * per-rank Chrome export with distributedInfo), and a multiprocessing pool
+ * whose workers all join. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,36 @@ START_TEST(no_ranks)
 }
 END_TEST
 
+/* A multiprocessing pool, forked then spawned: every worker joins the trace
+ * and all 12 products are there, made by the workers, not the parent. */
+START_TEST(pool_workers_join)
+{
+    if (system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0) {
+        fprintf(stderr, "SKIP pool_workers_join: /usr/bin/python3 has no numpy (python3-numpy)\n");
+        return;
+    }
+    char script[4200];
+    snprintf(script, sizeof script, "%s/tests/py/pool.py", getenv("OPPROF_SRC"));
+    char *o = tu_path(dir, "o");
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "/usr/bin/python3",
+                    script, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, (char *[]){"OPENBLAS_NUM_THREADS=1", NULL}, o, NULL)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, "262172.0\n131078.0\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_dgemm", -1, 0, 0), 12);
+    ck_assert_uint_eq(tu_count(m, "cblas_dgemm", 0, 0, 0), 0); /* the parent (instance 0) */
+    unsigned workers = 0;
+    for (size_t i = 1; i < m->nprocs; i++)
+        workers += tu_count(m, "cblas_dgemm", (long)i, 0, 0) > 0;
+    ck_assert_uint_ge(workers, 2); /* at least one fork and one spawn worker did some */
+    ck_assert_uint_ge(m->nprocs, 5); /* parent, 2 forked, 2 spawned workers (and a tracker) */
+    opp_model_free(m);
+    free(out), free(o);
+}
+END_TEST
+
 Suite *suite_ranks(void)
 {
     Suite *s = suite_create("ranks");
@@ -156,6 +187,7 @@ Suite *suite_ranks(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, four_ranks_labelled);
     tcase_add_test(tc, no_ranks);
+    tcase_add_test(tc, pool_workers_join);
     suite_add_tcase(s, tc);
     return s;
 }
