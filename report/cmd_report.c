@@ -26,7 +26,9 @@
 enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
 
 struct report_args {
-    const char *trace;
+    const char *trace;         /* the first */
+    const char *const *traces; /* every trace named: one per host, merged */
+    size_t ntraces;
     enum format format;
     int format_given;
     int gpu;  /* --gpu: the GPU view */
@@ -43,7 +45,7 @@ struct report_args {
 
 static void usage(FILE *f)
 {
-    fputs("usage: opprof report TRACE [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
+    fputs("usage: opprof report TRACE... [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
           "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
           "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
           "                           [--from MS] [--to MS] [--match REGEX]\n"
@@ -52,7 +54,8 @@ static void usage(FILE *f)
           "       opprof report TRACE --step NAME [--format table|json] [--pid PID] [--tid TID]\n"
           "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
           "\n"
-          "Summarise a trace like torch.profiler's key_averages().table().\n"
+          "Summarise a trace like torch.profiler's key_averages().table(). Several traces\n"
+          "(one per host) are merged onto the first one's clock.\n"
           "\n"
           "  -s, --sort KEY        sort rows by KEY, descending: self_cpu_time_total (default),\n"
           "                        cpu_time_total, cpu_time (average), count, flops,\n"
@@ -301,11 +304,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "which trace? (usage: opprof report TRACE [options])\n");
         return 2;
     }
-    if (optind + 1 < argc) {
-        fprintf(stderr, PREFIX "one trace at a time ('%s' is extra)\n", argv[optind + 1]);
+    if (argc - optind > 255) {
+        fprintf(stderr, PREFIX "at most 255 traces at a time\n");
         return 2;
-    }
-    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
+    }    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
         fprintf(stderr, PREFIX "--gpu, --tree, --step and --by-rank are different views: choose one\n");
         return 2;
     }
@@ -348,6 +350,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         return 2;
     }
     ra->trace = argv[optind];
+    ra->traces = (const char *const *)argv + optind;
+    ra->ntraces = (size_t)(argc - optind);
     return 0;
 }
 
@@ -469,7 +473,7 @@ static int report(struct report_args *rap)
     int rc;
 
     char err[512];
-    struct opp_model *m = opp_model_load(ra.trace, err, sizeof err);
+    struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;

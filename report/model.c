@@ -58,10 +58,25 @@ struct opp_model_index {
 
 struct loader {
     struct opp_model *m;
+    /* Several traces in one model: this file's process serials are offset
+     * by base, its times moved by shift onto the first file's clock. */
+    uint32_t base;
+    int64_t shift;
+    int have_ref, have_shift;
+    int64_t ref; /* the first file's realtime - monotonic */
     size_t procs_cap, threads_cap, strs_cap;
     size_t ops_cap, launches_cap, mem_cap, devices_cap, extcorr_cap;
     int failed; /* errno of the first failure, which stops the reader */
 };
+
+/* A time of this file on the first file's clock. */
+static uint64_t shifted(const struct loader *ld, uint64_t t)
+{
+    if (!ld->shift || !t)
+        return t;
+    int64_t v = (int64_t)t + ld->shift;
+    return v > 0 ? (uint64_t)v : 0;
+}
 
 /* Grow *arr (of elements of size sz) to hold at least need; 0 or -1. */
 static int grow(void **arr, size_t *cap, size_t need, size_t sz)
@@ -169,16 +184,26 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
 {
     struct loader *ld = ctx;
     struct opp_model *m = ld->m;
+    if (!ld->have_shift) { /* the file's first process pairs its two clocks */
+        int64_t off = (int64_t)(tp->start_real_ns - tp->start_ns);
+        if (!ld->have_ref) {
+            ld->ref = off;
+            ld->have_ref = 1;
+        }
+        ld->shift = off - ld->ref;
+        ld->have_shift = 1;
+    }
     if (grow((void **)&m->procs, &ld->procs_cap, m->nprocs + 1, sizeof *m->procs))
         return fail(ld, ENOMEM);
     struct opp_process *p = &m->procs[m->nprocs];
     memset(p, 0, sizeof *p);
-    p->proc = tp->proc;
+    p->proc = tp->proc + ld->base;
     p->pid = tp->pid;
     p->ppid = tp->ppid;
-    p->parent_proc = tp->parent_proc;
+    p->parent_proc = tp->parent_proc && tp->parent_proc != UINT32_MAX ? tp->parent_proc + ld->base
+                                                                     : tp->parent_proc;
     p->clock = tp->clock;
-    p->start_ns = tp->start_ns;
+    p->start_ns = shifted(ld, tp->start_ns);
     p->start_real_ns = tp->start_real_ns;
     p->rank = p->world_size = p->local_rank = -1;
     p->exe = strdup(tp->exe);
@@ -197,7 +222,7 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
             return fail(ld, ENOMEM);
         }
     }
-    e->proc = tp->proc;
+    e->proc = p->proc;
     e->index = (uint32_t)(m->nprocs - 1);
     int hash_oom = 0;
     HASH_ADD(hh, m->index->procs, proc, sizeof e->proc, e);
@@ -220,7 +245,7 @@ static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *
                    const char *const *values)
 {
     struct loader *ld = ctx;
-    struct opp_process *p = find_proc(ld->m, proc);
+    struct opp_process *p = find_proc(ld->m, proc + ld->base);
     if (!p || p->ninfo)
         return 0; /* one set per process instance: the first */
     p->info_keys = calloc(count + 1u, sizeof *p->info_keys);
@@ -246,7 +271,7 @@ static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *
 static int on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
 {
     struct loader *ld = ctx;
-    struct opp_process *p = find_proc(ld->m, proc);
+    struct opp_process *p = find_proc(ld->m, proc + ld->base);
     if (!p)
         return fail(ld, EPROTO); /* the reader only passes declared processes */
     p->funcs = calloc(count ? count : 1, sizeof *p->funcs);
@@ -267,7 +292,7 @@ static int on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_t
 static int on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
 {
     struct loader *ld = ctx;
-    struct opp_thread *t = get_thread(ld, proc, tid);
+    struct opp_thread *t = get_thread(ld, proc + ld->base, tid);
     char *copy = strdup(name);
     if (!t || !copy) {
         free(copy);
@@ -281,7 +306,7 @@ static int on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
 static int on_event(void *ctx, const struct opp_tr_event *te)
 {
     struct loader *ld = ctx;
-    struct opp_thread *t = get_thread(ld, te->proc, te->tid);
+    struct opp_thread *t = get_thread(ld, te->proc + ld->base, te->tid);
     if (!t)
         return fail(ld, ENOMEM);
     const struct opp_process *p = &ld->m->procs[t->proc];
@@ -293,8 +318,8 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
         grow((void **)&t->args, &t->args_cap, t->nargs + te->nargs, sizeof *t->args))
         return fail(ld, ENOMEM);
     struct opp_event *e = &t->events[t->nevents++];
-    e->begin_ns = te->begin_ns;
-    e->end_ns = te->end_ns;
+    e->begin_ns = shifted(ld, te->begin_ns);
+    e->end_ns = shifted(ld, te->end_ns);
     e->self_ns = 0;
     e->parent = OPP_NO_PARENT;
     e->name = p->funcs[te->fn].name;
@@ -315,7 +340,7 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
 static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
 {
     struct loader *ld = ctx;
-    struct opp_thread *t = get_thread(ld, proc, tid);
+    struct opp_thread *t = get_thread(ld, proc + ld->base, tid);
     if (!t)
         return fail(ld, ENOMEM);
     t->dropped += count;
@@ -326,11 +351,11 @@ static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
 static int on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
 {
     struct loader *ld = ctx;
-    struct opp_process *p = find_proc(ld->m, proc);
+    struct opp_process *p = find_proc(ld->m, proc + ld->base);
     if (!p)
         return fail(ld, EPROTO);
     p->end_how = how;
-    p->end_ns = end_ns;
+    p->end_ns = shifted(ld, end_ns);
     return 0;
 }
 
@@ -463,6 +488,8 @@ static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g)
     struct opp_gpu_op op;
     struct opp_gpu_launch l;
     opp_gpu_op_decode(g, pi, &op, &l);
+    op.start_ns = shifted(ld, op.start_ns);
+    op.end_ns = shifted(ld, op.end_ns);
     if (g->type == OPP_GPU_KERNEL) {
         if (grow((void **)&gpu->launches, &ld->launches_cap, gpu->nlaunches + 1,
                  sizeof *gpu->launches))
@@ -482,7 +509,7 @@ static int gpu_memory(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *
     const uint64_t *f = g->f;
     struct opp_gpu_mem *r = &gpu->mem[gpu->nmem++];
     memset(r, 0, sizeof *r);
-    r->time_ns = f[OPP_GF_START];
+    r->time_ns = shifted(ld, f[OPP_GF_START]);
     r->address = f[OPP_GF_M_ADDRESS];
     r->corr = corr_id(f[OPP_GF_CORRELATION]);
     r->proc = pi;
@@ -532,7 +559,7 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct loader *ld = ctx;
     struct opp_model *m = ld->m;
-    struct opp_process *p = find_proc(m, proc);
+    struct opp_process *p = find_proc(m, proc + ld->base);
     if (!p)
         return fail(ld, EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(p - m->procs);
@@ -1203,6 +1230,13 @@ const char *opp_end_how_name(uint32_t how)
 
 struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
 {
+    return opp_model_load_many(&path, 1, err, errlen);
+}
+
+struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
+                                      size_t errlen)
+{
+    const char *path = paths[0];
     struct opp_model *m = calloc(1, sizeof *m);
     if (m)
         m->index = calloc(1, sizeof *m->index);
@@ -1223,10 +1257,26 @@ struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
         .gpu = on_gpu,
         .info = on_info,
     };
-    if (opp_trace_read(path, &v, &ld, &m->sum, err, errlen) < 0) {
-        opp_model_free(m);
-        errno = EINVAL;
-        return NULL;
+    for (size_t i = 0; i < npaths && !ld.failed; i++) {
+        struct opp_tr_summary sum;
+        path = paths[i];
+        ld.base = (uint32_t)i << 24; /* serials of one file stay below 2^24 */
+        ld.have_shift = 0;
+        ld.shift = 0;
+        if (opp_trace_read(path, &v, &ld, i ? &sum : &m->sum, err, errlen) < 0) {
+            opp_model_free(m);
+            errno = EINVAL;
+            return NULL;
+        }
+        if (i) { /* the first file's summary, with what the others add */
+            m->sum.complete &= sum.complete;
+            m->sum.chunks += sum.chunks;
+            m->sum.events += sum.events;
+            m->sum.gpu_records += sum.gpu_records;
+            if (!m->sum.warning[0] && sum.warning[0])
+                snprintf(m->sum.warning, sizeof m->sum.warning, "%.200s: %.300s", path,
+                         sum.warning);
+        }
     }
     if (ld.failed) {
         snprintf(err, errlen, "cannot load %s: %s", path,

@@ -199,6 +199,13 @@ struct opp_model {
  * set and a reason in err when the file cannot be read as a trace or memory
  * runs out; a damaged tail is not an error (model->sum.warning says it). */
 struct opp_model *opp_model_load(const char *path, char *err, size_t errlen);
+/* Several traces (one per host, say) as one model: process serials of the
+ * k-th file are offset by k << 24, and its times are moved onto the first
+ * file's CLOCK_MONOTONIC through each file's first process's pair of
+ * (realtime, monotonic) start times, so hosts whose wall clocks agree line
+ * up (the residual error is the wall clocks' disagreement). */
+struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
+                                      size_t errlen);
 void opp_model_free(struct opp_model *m);
 
 static inline const char *opp_model_str(const struct opp_model *m, uint32_t id)
