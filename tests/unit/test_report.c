@@ -715,8 +715,6 @@ START_TEST(command)
          "opprof report: unknown option '--frobnicate' (see 'opprof report --help')\n"},
         {{"report", trace, "--sort", NULL}, "opprof report: option '--sort' wants a value\n"},
         {{"report", NULL}, "opprof report: which trace? (usage: opprof report TRACE [options])\n"},
-        {{"report", trace, "other", NULL},
-         "opprof report: one trace at a time ('other' is extra)\n"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(run_report(bad[i].argv, &out, &err), 2);
