@@ -61,12 +61,13 @@ START_TEST(delay_and_duration)
     ck_assert_uint_gt(n, 0);
     ck_assert_uint_lt(n, 600);
     /* every recorded call began inside the window (the timer starts a
-     * little after the hello that dates the process: 20 ms of slack) */
+     * little after the hello that dates the process, and may wake late on
+     * a busy machine: 150 ms of slack after the end) */
     for (size_t ti = 0; ti < m->nthreads; ti++)
         for (size_t k = 0; k < m->threads[ti].nevents; k++) {
             uint64_t b = m->threads[ti].events[k].begin_ns;
             ck_assert_uint_ge(b, p->start_ns + 200000000ull);
-            ck_assert_uint_le(b, p->start_ns + 420000000ull);
+            ck_assert_uint_le(b, p->start_ns + 550000000ull);
         }
     opp_model_free(m);
     free(out), free(err);
