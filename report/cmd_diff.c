@@ -272,6 +272,14 @@ static const char *total_name(enum opp_diff_metric m)
                                                                : "Self CPU time total";
 }
 
+/* A column's dashes and its two spaces. */
+static void dashes(FILE *f, int width)
+{
+    for (int i = 0; i < width; i++)
+        putc('-', f);
+    fputs("  ", f);
+}
+
 static void out_table(FILE *f, const struct opp_diff *d, const struct diff_args *da)
 {
     int on[NCOLS], width[NCOLS];
@@ -297,13 +305,7 @@ static void out_table(FILE *f, const struct opp_diff *d, const struct diff_args 
             if (pass == 1)
                 fprintf(f, "%*s  ", width[c], heads[c]);
             else
-                fprintf(f, "%.*s  ", width[c],
-                        "----------------------------------------------------------------------"
-                        "----------------------------------------------------------------------"
-                        "----------------------------------------------------------------------"
-                        "----------------------------------------------------------------------"
-                        "----------------------------------------------------------------------"
-                        "----------------------------------------------------------------------");
+                dashes(f, width[c]);
         }
         putc('\n', f);
     }
@@ -315,13 +317,7 @@ static void out_table(FILE *f, const struct opp_diff *d, const struct diff_args 
     }
     for (int c = 0; c < NCOLS; c++)
         if (on[c])
-            fprintf(f, "%.*s  ", width[c],
-                    "----------------------------------------------------------------------"
-                    "----------------------------------------------------------------------"
-                    "----------------------------------------------------------------------"
-                    "----------------------------------------------------------------------"
-                    "----------------------------------------------------------------------"
-                    "----------------------------------------------------------------------");
+            dashes(f, width[c]);
     putc('\n', f);
     char ta[OPP_FMT_MAX], tb[OPP_FMT_MAX], same[OPP_FMT_MAX], pct[CELL_MAX];
     fprintf(f, "%s: %s -> %s (%s, %s)\n", total_name(d->metric), opp_fmt_time(ta, d->total_a),

@@ -75,6 +75,18 @@ static int ends_with(const char *s, const char *tail)
 }
 
 /* Stacks and flame graphs: from the loaded model's merged call paths. */
+/* The end of an export from a loaded model: on failure why (unless said
+ * already), else the trace's own warning; frees the model. */
+static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
+{
+    if (rc && !err[0])
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
+    else if (!rc && m->sum.warning[0])
+        snprintf(err, errlen, "%s", m->sum.warning);
+    opp_model_free(m);
+    return rc;
+}
+
 static int export_tree(const char *trace, int svg, int cuda, FILE *f, char *err, size_t errlen)
 {
     struct opp_model *m = opp_model_load(trace, err, errlen);
@@ -93,13 +105,8 @@ static int export_tree(const char *trace, int svg, int cuda, FILE *f, char *err,
     snprintf(title, sizeof title, "%s: %s", base ? base + 1 : trace,
              cuda ? "self CUDA time" : "self CPU time");
     rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f) : opp_export_folded(m, &ct, cuda, f);
-    if (rc)
-        snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
-    else if (m->sum.warning[0])
-        snprintf(err, errlen, "%s", m->sum.warning);
     opp_calltree_free(&ct);
-    opp_model_free(m);
-    return rc;
+    return model_done(m, rc, err, errlen);
 }
 
 static int export_html(const char *trace, FILE *f, char *err, size_t errlen)
@@ -108,13 +115,7 @@ static int export_html(const char *trace, FILE *f, char *err, size_t errlen)
     if (!m)
         return -1;
     const char *base = strrchr(trace, '/');
-    int rc = opp_export_html(m, base ? base + 1 : trace, f);
-    if (rc)
-        snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
-    else if (m->sum.warning[0])
-        snprintf(err, errlen, "%s", m->sum.warning);
-    opp_model_free(m);
-    return rc;
+    return model_done(m, opp_export_html(m, base ? base + 1 : trace, f), err, errlen);
 }
 
 static int export_memory(const char *trace, long long device, int svg, FILE *f, char *err,
@@ -134,13 +135,8 @@ static int export_memory(const char *trace, long long device, int svg, FILE *f, 
         const char *base = strrchr(trace, '/');
         rc = svg ? opp_export_memory_svg(m, s, base ? base + 1 : trace, f)
                  : opp_export_memory_json(m, s, f);
-        if (rc)
-            snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
-        else if (m->sum.warning[0])
-            snprintf(err, errlen, "%s", m->sum.warning);
     }
-    opp_model_free(m);
-    return rc;
+    return model_done(m, rc, err, errlen);
 }
 
 /* --window K: the time range of the K-th window a schedule recorded; an

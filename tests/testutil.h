@@ -34,6 +34,22 @@ int tu_count_lines(const char *text, const char *prefix);
 /* Wait until path exists (up to ms); 0 or -1. */
 int tu_wait_file(const char *path, int ms);
 
+/* The fixture of most end-to-end suites: a fresh directory `dir` and a
+ * trace path `trace` in it per test (setup/teardown for Check). */
+#define TU_TRACE_FIXTURE                                                                           \
+    static char *dir, *trace;                                                                      \
+    static void setup(void)                                                                        \
+    {                                                                                              \
+        dir = tu_tmpdir();                                                                         \
+        trace = tu_path(dir, "t.trace");                                                           \
+    }                                                                                              \
+    static void teardown(void)                                                                     \
+    {                                                                                              \
+        tu_rmdir(dir);                                                                             \
+        free(dir);                                                                                 \
+        free(trace);                                                                               \
+    }
+
 /* A collector of the tests' own on sock writing trace (extra: one more
  * option, or NULL), listening when this returns its pid (-1 on failure);
  * finished with FINISH: its exit code, or -1. */

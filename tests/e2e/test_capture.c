@@ -14,19 +14,7 @@
 #include "model.h"
 #include "testutil.h"
 
-static char *dir, *trace;
-
-static void setup(void)
-{
-    dir = tu_tmpdir();
-    trace = tu_path(dir, "t.trace");
-}
-static void teardown(void)
-{
-    tu_rmdir(dir);
-    free(dir);
-    free(trace);
-}
+TU_TRACE_FIXTURE
 
 /* Run argv under the preload with extra settings; its stdout and stderr. */
 static void run(char **argv, const char *e1, const char *e2, char **out, char **err)

@@ -9,19 +9,7 @@
 
 #include "testutil.h"
 
-static char *dir, *trace;
-
-static void setup(void)
-{
-    dir = tu_tmpdir();
-    trace = tu_path(dir, "t.trace");
-}
-static void teardown(void)
-{
-    tu_rmdir(dir);
-    free(dir);
-    free(trace);
-}
+TU_TRACE_FIXTURE
 
 static const char *python(void)
 {

@@ -10,18 +10,7 @@
 #include "model.h"
 #include "testutil.h"
 
-static char *dir, *trace;
-static void setup(void)
-{
-    dir = tu_tmpdir();
-    trace = tu_path(dir, "t.trace");
-}
-static void teardown(void)
-{
-    tu_rmdir(dir);
-    free(dir);
-    free(trace);
-}
+TU_TRACE_FIXTURE
 
 /* `opprof run -o trace -- scenarios ARGS...`: the exit code, and the model. */
 static int run_scenario(struct opp_model **m, const char *a1, const char *a2, const char *a3)

@@ -13,19 +13,7 @@
 #include "model.h"
 #include "testutil.h"
 
-static char *dir, *trace;
-
-static void setup(void)
-{
-    dir = tu_tmpdir();
-    trace = tu_path(dir, "t.trace");
-}
-static void teardown(void)
-{
-    tu_rmdir(dir);
-    free(dir);
-    free(trace);
-}
+TU_TRACE_FIXTURE
 
 /* Rank r runs blas_calls r+1: 5(r+1) cblas_dgemm, 4(r+1) sgemm_... */
 static void run_job(void)
