@@ -13,7 +13,8 @@ out=$(mktemp -d)
 echo "== machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
 nvcc --version | tail -1; $py -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 echo "== build"
-make -j"$(nproc)" all 2>&1 | tail -3 || exit 1
+# A machine without Debian's uthash-dev: OPP_EXTRA_CFLAGS=-I<dir with uthash.h>
+make -j"$(nproc)" all EXTRA_CFLAGS="${OPP_EXTRA_CFLAGS:-}" 2>&1 | tail -3 || exit 1
 O=build/opprof
 
 echo "== (a) static cudart program with known work"
@@ -69,4 +70,11 @@ print("top 10 kernels (opprof):")
 for x in sorted(kern, key=lambda x: -x["cuda_time_total"])[:10]:
     print("  %10.1f us  %s" % (x["cuda_time_total"] * f, x["key"][:100]))
 PY
+echo "== (c) tensor libraries, tree, exports of the training trace"
+"$O" report "$out/train.trace" --lib cublas --group-by-shape --flops --limit 10
+"$O" report "$out/train.trace" --lib cudnn --group-by-shape --flops --limit 10
+"$O" report "$out/train.trace" --tree --depth 3 --min-share 1
+"$O" export chrome "$out/train.trace" -o "$out/train.chrome.json" && \
+    $py tests/py/chrome_summary.py "$out/train.chrome.json" | grep -v '^op \|^dims ' | head -20
+"$O" export memory "$out/train.trace" -o "$out/mem.json" && head -c 300 "$out/mem.json"; echo
 echo "== done"
