@@ -14,7 +14,10 @@ endif
 OPT     ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Icommon -pthread $(EXTRA_CFLAGS)
 LDLIBS_BASE := -pthread -ldl -lm
-REPORT_LDLIBS := $(LDLIBS_BASE) -lz # gzip exports
+# gzip exports: with zlib1g-dev only (without it, a .gz output is refused)
+HAVE_ZLIB := $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz)
+CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB)
 
 COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c
 PRELOAD_SRC := $(wildcard preload/*.c preload/*.S) common/util.c common/gpu.c

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef OPP_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include "cli.h"
 #include "cmds.h"
@@ -57,6 +59,7 @@ static void usage(FILE *f)
           f);
 }
 
+#ifdef OPP_HAVE_ZLIB
 static ssize_t gz_write(void *cookie, const char *buf, size_t n)
 {
     int w = gzwrite((gzFile)cookie, buf, (unsigned)n);
@@ -67,6 +70,25 @@ static int gz_close(void *cookie)
 {
     return gzclose((gzFile)cookie) == Z_OK ? 0 : -1;
 }
+
+/* OUT.gz through zlib, behind a FILE so that every writer streams into it. */
+static FILE *gz_file(const char *path)
+{
+    gzFile gz = gzopen(path, "wb6");
+    cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
+    FILE *f = gz ? fopencookie(gz, "w", io) : NULL;
+    if (gz && !f)
+        gzclose(gz);
+    return f;
+}
+#else
+static FILE *gz_file(const char *path)
+{
+    (void)path;
+    errno = ENOTSUP; /* built without zlib (zlib1g-dev) */
+    return NULL;
+}
+#endif
 
 static int ends_with(const char *s, const char *tail)
 {
@@ -276,23 +298,18 @@ int cmd_export(int argc, char **argv)
     }
     char *tmp = NULL;
     FILE *f = stdout;
-    gzFile gz = NULL;
     if (out_path) {
         if (asprintf(&tmp, "%s.%d.tmp", out_path, (int)getpid()) < 0) {
             fprintf(stderr, PREFIX "out of memory\n");
             return 1;
         }
-        if (ends_with(out_path, ".gz")) {
-            gz = gzopen(tmp, "wb6");
-            cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
-            f = gz ? fopencookie(gz, "w", io) : NULL;
-            if (gz && !f)
-                gzclose(gz);
-        } else {
-            f = fopen(tmp, "w");
-        }
+        f = ends_with(out_path, ".gz") ? gz_file(tmp) : fopen(tmp, "w");
         if (!f) {
-            fprintf(stderr, PREFIX "cannot write %s: %s\n", out_path, strerror(errno));
+            if (errno == ENOTSUP)
+                fprintf(stderr, PREFIX "cannot write %s: this opprof was built without zlib "
+                                       "(zlib1g-dev): write .json and gzip it\n", out_path);
+            else
+                fprintf(stderr, PREFIX "cannot write %s: %s\n", out_path, strerror(errno));
             unlink(tmp);
             free(tmp);
             return 1;

@@ -3,14 +3,14 @@
 # as root, with apt-get (update first); otherwise names what is missing.
 set -euo pipefail
 
-required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev zlib1g-dev)
+required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # Real clients for the end-to-end tests (they skip, saying so, without them)
 # and the tools the benchmark compares against; libdnnl-dev, libxnnpack-dev and
 # libpthreadpool-dev: the oneDNN and XNNPACK test programs (tests/cpulibs,
 # built only with those headers; the preload needs none); chromium: the
 # headless-browser checks of the HTML and Chrome trace exports; time:
 # /usr/bin/time for the report and export figures of make bench.
-optional=(python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev
+optional=(zlib1g-dev python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev
           chromium time)
 
 missing() {

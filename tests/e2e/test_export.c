@@ -71,14 +71,22 @@ START_TEST(blas_cpu_ops)
            "dims cblas_zgemm [[16, 16], [16, 16], [16, 16]] 32768 1\n"
            "dims dgemv_ [[48, 64], [64], [48]] 6144 2\n"
            "dims sgemm_ [[64, 48], [48, 32], [64, 32]] 196608 4\n");
-    /* the same bytes through gzip */
+    /* the same bytes through gzip (where opprof was built with zlib) */
     char *gz = tu_path(dir, "t.json.gz"), *unz = tu_path(dir, "unz.json");
-    ck_assert_int_eq(export(gz, NULL), 0);
-    char cmd[9000];
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, unz);
-    ck_assert_int_eq(system(cmd), 0);
-    char *a = tu_slurp(json), *b = tu_slurp(unz);
-    ck_assert_str_eq(a, b);
+    char *gzerr;
+    int gzrc = export(gz, &gzerr);
+    char *a = NULL, *b = NULL;
+    if (gzrc == 1 && strstr(gzerr, "built without zlib")) {
+        fprintf(stderr, "SKIP gzip export: built without zlib1g-dev\n");
+    } else {
+        ck_assert_int_eq(gzrc, 0);
+        char cmd[9000];
+        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, unz);
+        ck_assert_int_eq(system(cmd), 0);
+        a = tu_slurp(json), b = tu_slurp(unz);
+        ck_assert_str_eq(a, b);
+    }
+    free(gzerr);
     ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
     free(a), free(b), free(gz), free(unz), free(s), free(err), free(json);
 }
