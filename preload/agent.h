@@ -139,6 +139,16 @@ static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned
  * elsewhere: an NVTX start/end range ended by another thread) and that
  * ends at end: at the thread's current depth, which it leaves untouched,
  * so calls in flight stay as they are. 1 when recorded. */
+/* Whether a call starting now would be recorded: inside every capture
+ * window, and this thread's ring not paused (`opprof ctl stop`). For events
+ * recorded through opp_record_at, which does not ask. */
+static inline int opp_capture_open(void)
+{
+    const struct opp_ring_hdr *r = opp_tls.ring;
+    return __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) &&
+           !(r && atomic_load_explicit(&r->paused, memory_order_relaxed));
+}
+
 static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const uint64_t *args,
                                 unsigned nargs)
 {

@@ -260,8 +260,8 @@ static nvtxRangeId_t start(const uint64_t *a)
         return id;
     if (OPP_UNLIKELY(opp_step_msg) && (uint32_t)a[0] == opp_step_msg)
         opp_step_mark();
-    if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
-        return id; /* outside a capture window */
+    if (!opp_capture_open())
+        return id; /* outside a capture window: not recorded when it ends */
     struct open_range *o = &opened[id & (OPEN_MAX - 1)];
     uint64_t free_ = 0;
     /* A slot still held by a range never ended: this one is not recorded. */
@@ -295,6 +295,8 @@ static void end(nvtxRangeId_t id)
 
 static void mark(const uint64_t *a)
 {
+    if (!opp_capture_open())
+        return; /* outside a capture window */
     uint64_t t = opp_now();
     opp_record_at(OPP_FN_nvtx_mark, t, t, a, NARGS);
 }

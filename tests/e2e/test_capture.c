@@ -73,6 +73,27 @@ START_TEST(delay_and_duration)
 }
 END_TEST
 
+/* Outside a window nothing at all: the NVTX sample's ranges, start/end
+ * ranges and marks (recorded through a path of their own) included. */
+START_TEST(nvtx_outside_window)
+{
+    const char *prog = tu_build("tests/nvtx/nvtx_app");
+    if (access(prog, X_OK) != 0) {
+        fprintf(stderr, "SKIP nvtx_outside_window: no CUDA toolkit headers at build time\n");
+        return;
+    }
+    char *p = strdup(prog);
+    char *argv[] = {p, NULL};
+    char *out, *err;
+    run(argv, "OPPROF_DELAY=100", NULL, &out, &err);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 0);
+    opp_model_free(m);
+    free(out), free(err), free(p);
+}
+END_TEST
+
 /* Only the calls from cudaProfilerStart to cudaProfilerStop (the Start
  * included, the Stop not), like nsys -c cudaProfilerApi. Without a driver
  * the runtime answers 35 and the symbol fallback records the calls. */
@@ -302,6 +323,7 @@ Suite *suite_capture(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, delay_and_duration);
     tcase_add_test(tc, cuda_profiler_api);
+    tcase_add_test(tc, nvtx_outside_window);
     tcase_add_test(tc, schedule_nvtx_steps);
     tcase_add_test(tc, schedule_call_steps);
     tcase_add_test(tc, ctl_start_stop);
