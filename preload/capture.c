@@ -61,6 +61,23 @@ static void *timer(void *arg)
     return NULL;
 }
 
+/* A detached thread of ours with every signal blocked (the program's
+ * handlers never run on it). 0 or an errno. */
+static int spawn(void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &a, fn, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 static void start_timer(void)
 {
     uint64_t now = opp_mono_ns();
@@ -70,16 +87,7 @@ static void start_timer(void)
     update();
     if (!pending)
         return;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int rc = pthread_create(&t, &a, timer, NULL);
-    pthread_attr_destroy(&a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = spawn(timer);
     if (rc) {
         opp_agent_say("cannot start the capture timer: ", strerror(rc),
                       "; recording for the whole run");
@@ -278,16 +286,7 @@ static void schedule_init(void)
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     update();
     if (S.period_ns) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pthread_t t;
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&t, &a, step_timer, NULL);
-        pthread_attr_destroy(&a);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        int rc = spawn(step_timer);
         if (rc) {
             opp_agent_say("OPPROF_SCHEDULE ignored: cannot start the step timer: ", strerror(rc), "");
             S.on = 0;
@@ -334,8 +333,16 @@ void opp_capture_init(void)
 
 void opp_capture_forked(void)
 {
+    /* only the forking thread came along: the lock may have been held by
+     * a timer thread that is not here */
+    pthread_mutex_init(&S.lock, NULL);
     if (start_at || stop_at)
         start_timer();
+    if (S.on && S.period_ns && spawn(step_timer)) {
+        S.on = 0; /* no steps in this child: record throughout */
+        __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
+        update();
+    }
 }
 
 void opp_capture_cuda(uint32_t fn)
