@@ -162,8 +162,9 @@ static void enc_start(struct enc *x, struct client *c, struct ring *r)
     opp_ev_begin(&x->e, S.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
 }
 
-static void enc_add(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
-                    uint32_t depth, uint32_t nargs, const uint64_t *args)
+static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin,
+                          uint64_t end, uint32_t depth, uint32_t nargs, const uint64_t *args,
+                          uint32_t stack)
 {
     /* One thread's ends never go back; if the clock did (a signal handler's
      * call, a TSC hiccup) keep the order and shorten to zero. */
@@ -171,14 +172,20 @@ static void enc_add(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, 
         end = x->r->last_end;
     if (begin > end)
         begin = end;
-    if (opp_ev_add(&x->e, fn, flags, begin, end, depth, nargs, args) != 0) {
+    if (opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack) != 0) {
         opp_ev_write(&S.tw, &x->e);
         opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
-        opp_ev_add(&x->e, fn, flags, begin, end, depth, nargs, args);
+        opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack);
     }
     x->r->last_end = end;
     x->c->events++;
     S.events++;
+}
+
+static void enc_add(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
+                    uint32_t depth, uint32_t nargs, const uint64_t *args)
+{
+    enc_add_stack(x, fn, flags, begin, end, depth, nargs, args, 0);
 }
 
 /* Move what the thread published into the file; return records moved. */
@@ -217,7 +224,11 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                     if (1 + (i - 1) * 4 + k < OPP_MAX_ARGS)
                         args[1 + (i - 1) * 4 + k] = e.arg[k];
             }
-            enc_add(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, rec.nargs, args);
+            /* OPP_REC_STACK: the last argument is the code stack id */
+            uint32_t nargs = rec.nargs, stack = 0;
+            if ((rec.flags & OPP_REC_STACK) && nargs && args[nargs - 1] <= UINT32_MAX)
+                stack = (uint32_t)args[--nargs];
+            enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
             t += slots;
             moved++;
             if (x.e.count >= CHUNK_EVENTS && t < head) {

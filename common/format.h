@@ -61,7 +61,10 @@ enum opp_end_how {
 #define OPP_EV_OPEN 0x2u /* never returned: the process died inside it */
 #define OPP_EV_SAME 0x4u /* same function, depth and args as the previous event of
                             the chunk: only the two times follow */
-#define OPP_EV_FLAG_BITS 3u
+#define OPP_EV_STACK 0x8u /* (format 3) a varint code stack id (GPU STACK record of the
+                            process) follows the args; part of what SAME compares */
+#define OPP_EV_FLAG_BITS 4u /* 3 in format 1 and 2 files */
+#define OPP_EV_FLAG_BITS_V2 3u
 
 #define OPP_MAX_ARGS 40u    /* argument values per event (9 before version 3) */
 #define OPP_NAME_MAX 256u   /* entry point / library names */

@@ -27,7 +27,9 @@ enum opp_gpu_type {
     OPP_GPU_EXTCORR = 8,  /* external id -> correlation id */
     OPP_GPU_DROPPED = 9,  /* records lost before they reached us */
     OPP_GPU_DEVICE = 10,  /* a device's name and limits */
-    OPP_GPU_TYPE_MAX = 10
+    OPP_GPU_STACK = 11,   /* a code stack (OPPROF_STACKS): id, then PCs innermost first */
+    OPP_GPU_MODULE = 12,  /* a loaded module: load bias, start, end, path string id */
+    OPP_GPU_TYPE_MAX = 12
 };
 
 /* Fields every timed record (KERNEL..OVERHEAD) starts with. */
@@ -105,6 +107,11 @@ enum {
     OPP_GF_V_GLOBAL_MEM,
     OPP_GF_V_COUNT
 };
+
+/* STACK: f[0] id (from 1), f[1..] return addresses, innermost first. */
+enum { OPP_GF_ST_ID = 0, OPP_GF_ST_PC0 };
+/* MODULE: pc - bias is the address in the ELF file's symbol table. */
+enum { OPP_GF_MD_BIAS = 0, OPP_GF_MD_START, OPP_GF_MD_END, OPP_GF_MD_PATH, OPP_GF_MD_COUNT };
 
 #define OPP_GPU_FIELDS_MAX 24u
 #define OPP_NAME_STR_MAX 4096u /* longest kernel name kept (longer ones are cut) */

@@ -30,6 +30,9 @@ struct opp_rec {
     uint64_t arg0;
 };
 
+/* opp_rec.flags */
+#define OPP_REC_STACK 0x1u /* the last argument is a code stack id (OPPROF_STACKS) */
+
 struct opp_rec_ext {
     uint64_t arg[4];
 };

@@ -53,7 +53,7 @@ int opp_tw_end(struct opp_tw *w, uint64_t events, uint64_t dropped, uint32_t pro
 /* Encoder of one EVENTS chunk: events of one thread in the order they
  * ended (end values must not decrease). */
 #define OPP_EV_CHUNK_HDR 24u
-#define OPP_EV_MAX_BYTES (5u + 10u + 10u + 3u + 2u + 10u * OPP_MAX_ARGS)
+#define OPP_EV_MAX_BYTES (5u + 10u + 10u + 3u + 2u + 10u * OPP_MAX_ARGS + 5u)
 struct opp_ev_enc {
     struct opp_wbuf w;
     uint64_t prev_end;
@@ -61,13 +61,15 @@ struct opp_ev_enc {
     /* the previous event, for OPP_EV_SAME */
     uint32_t prev_fn, prev_depth, prev_flags, prev_nargs;
     uint64_t prev_args[OPP_MAX_ARGS];
+    uint32_t prev_stack;
 };
 void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, uint32_t tid,
                   uint64_t base_end);
 /* 0, or -1 when the buffer is full (the event was not added). Inline: the
  * collector calls it once per record. */
-static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
-               uint32_t depth, uint32_t nargs, const uint64_t *args)
+static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t flags,
+                                   uint64_t begin, uint64_t end, uint32_t depth, uint32_t nargs,
+                                   const uint64_t *args, uint32_t stack)
 {
     if (e->w.cap - e->w.len < OPP_EV_MAX_BYTES || end < e->prev_end)
         return -1;
@@ -76,8 +78,10 @@ static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, 
     flags &= OPP_EV_OPEN;
     if (nargs)
         flags |= OPP_EV_ARGS;
+    if (stack)
+        flags |= OPP_EV_STACK;
     int same = e->count && fn == e->prev_fn && depth == e->prev_depth &&
-               flags == e->prev_flags && nargs == e->prev_nargs;
+               flags == e->prev_flags && nargs == e->prev_nargs && stack == e->prev_stack;
     for (uint32_t i = 0; same && i < nargs; i++) /* a loop: memcmp's call costs more */
         same = args[i] == e->prev_args[i];
     uint64_t dur = end >= begin ? end - begin : 0;
@@ -92,6 +96,9 @@ static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, 
                 opp_put_varint(&e->w, args[i]);
             memcpy(e->prev_args, args, nargs * sizeof *args);
         }
+        if (stack)
+            opp_put_varint(&e->w, stack);
+        e->prev_stack = stack;
         e->prev_fn = fn;
         e->prev_depth = depth;
         e->prev_flags = flags;
@@ -100,6 +107,12 @@ static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, 
     e->prev_end = end;
     e->count++;
     return 0;
+}
+
+static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin,
+                             uint64_t end, uint32_t depth, uint32_t nargs, const uint64_t *args)
+{
+    return opp_ev_add_stack(e, fn, flags, begin, end, depth, nargs, args, 0);
 }
 
 int opp_ev_write(struct opp_tw *w, struct opp_ev_enc *e);
@@ -121,6 +134,7 @@ struct opp_tr_func {
 
 struct opp_tr_event {
     uint32_t proc, tid, fn, depth, flags, nargs;
+    uint32_t stack; /* code stack id (OPP_EV_STACK), 0 when none */
     uint64_t begin_ns, end_ns;
     uint64_t args[OPP_MAX_ARGS];
 };

@@ -276,12 +276,14 @@ static int chunk_events(struct reader *r, struct opp_rbuf *b, const struct opp_t
     if (b->bad || !pi || pad || count > opp_rbuf_left(b) / 3) /* an event is >= 3 bytes */
         return -1;
     uint64_t depth = 0;
+    const unsigned fbits = r->sum->version >= 3 ? OPP_EV_FLAG_BITS : OPP_EV_FLAG_BITS_V2;
+    e.stack = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t head = opp_get_varint(b);
         uint64_t dend = opp_get_varint(b);
         uint64_t dur = opp_get_varint(b);
-        uint64_t fn = head >> OPP_EV_FLAG_BITS;
-        uint32_t flags = (uint32_t)(head & ((1u << OPP_EV_FLAG_BITS) - 1));
+        uint64_t fn = head >> fbits;
+        uint32_t flags = (uint32_t)(head & ((1u << fbits) - 1));
         if (flags & OPP_EV_SAME) {
             /* depth and args as the previous event, which must exist and
              * have the same function and flags */
@@ -298,6 +300,13 @@ static int chunk_events(struct reader *r, struct opp_rbuf *b, const struct opp_t
                 e.nargs = (uint32_t)na;
                 for (uint32_t k = 0; k < e.nargs; k++)
                     e.args[k] = opp_get_varint(b);
+            }
+            e.stack = 0;
+            if (e.flags & OPP_EV_STACK) {
+                uint64_t st = opp_get_varint(b);
+                if (st == 0 || st > UINT32_MAX)
+                    return -1;
+                e.stack = (uint32_t)st;
             }
         }
         if (b->bad || fn >= pi->nfuncs || depth > 0xffff || end + dend < end)

@@ -6,6 +6,7 @@
 #include "info.h"
 #include "cupti_client.h"
 #include "nvtx.h"
+#include "stacks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -557,6 +558,7 @@ static void at_child(void)
         munmap(r, opp_ring_bytes(r->capacity));
     G.root = 0;
     opp_capture_forked();
+    opp_stacks_forked();
     opp_cupti_forked();
     if (G.sock >= 0) {
         close(G.sock);
@@ -631,6 +633,7 @@ __attribute__((constructor)) static void opp_init(void)
     connect_and_hello();
     if (G.on) {
         opp_capture_init();
+        opp_stacks_init();
         pthread_atfork(at_prepare, at_parent, at_child);
         Dl_info self;
         const char *self_path = dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL;

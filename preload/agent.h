@@ -37,7 +37,12 @@ struct opp_frame {
     struct opp_ring_hdr *r;
     uint64_t begin;
     uint32_t fn, depth;
+    uint32_t stack; /* code stack id (stacks.h), 0 when none */
 };
+
+/* OPPROF_STACKS (stacks.c): frames to capture per call, 0 when off. */
+extern int opp_stacks_n;
+uint32_t opp_stack_capture(void);
 
 struct opp_ring_hdr *opp_thread_attach(void);
 void *opp_resolve(uint32_t fn);
@@ -85,14 +90,16 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     f->depth = d;
     f->fn = fn;
     f->begin = t;
+    f->stack = OPP_UNLIKELY(opp_stacks_n) ? opp_stack_capture() : 0;
     return 1;
 }
 
 /* Append one finished event to ring r (this thread's): no wait, a full
  * ring drops and counts it. nargs is a constant at every call site, so the
  * slot arithmetic folds away. */
-static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
-                               uint64_t end, const uint64_t *args, unsigned nargs)
+static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth,
+                                 uint64_t begin, uint64_t end, const uint64_t *args,
+                                 unsigned nargs, uint8_t flags)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     unsigned need = opp_rec_slots(nargs);
@@ -112,7 +119,7 @@ static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t dep
     s->fn = fn;
     s->depth = (uint16_t)depth;
     s->nargs = (uint8_t)nargs;
-    s->flags = 0;
+    s->flags = flags;
     s->arg0 = nargs ? args[0] : 0;
     for (unsigned i = 1; i < need; i++) {
         struct opp_rec_ext *e = (struct opp_rec_ext *)opp_ring_slot(r, h + i);
@@ -124,6 +131,17 @@ static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t dep
     atomic_store_explicit(&r->head, h + need, memory_order_release);
 }
 
+static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
+                               uint64_t end, const uint64_t *args, unsigned nargs)
+{
+    opp_publish_f(r, fn, depth, begin, end, args, nargs, 0);
+}
+
+/* The same with the frame's code stack id appended (OPP_REC_STACK); a
+ * call with all OPP_MAX_ARGS values goes without its stack. */
+void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64_t end,
+                       const uint64_t *args, unsigned nargs);
+
 /* Publish the finished call with its argument values. */
 static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
 {
@@ -132,7 +150,10 @@ static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned
     OPP_BARRIER();
     r->depth = f->depth;
     OPP_BARRIER();
-    opp_publish(r, f->fn, f->depth, f->begin, t, args, nargs);
+    if (OPP_UNLIKELY(f->stack))
+        opp_publish_stack(r, f, t, args, nargs);
+    else
+        opp_publish(r, f->fn, f->depth, f->begin, t, args, nargs);
 }
 
 /* Record, on this thread, an event whose begin was taken earlier (or

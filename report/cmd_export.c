@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "codetree.h"
 #include "export.h"
 #include "model.h"
 #include "steps.h"
@@ -24,8 +25,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: opprof export chrome TRACE [-o OUT.json|OUT.json.gz]\n"
-          "       opprof export stacks TRACE [--metric METRIC] [-o OUT.folded]\n"
-          "       opprof export flamegraph TRACE [--metric METRIC] [-o OUT.svg]\n"
+          "       opprof export stacks TRACE [--metric METRIC] [--frames code|ops] [-o OUT.folded]\n"
+          "       opprof export flamegraph TRACE [--metric METRIC] [--frames code|ops] [-o OUT.svg]\n"
           "       opprof export memory TRACE [--device N] [-o OUT.json|OUT.svg]\n"
           "       opprof export html TRACE [-o OUT.html]\n"
           "\n"
@@ -47,6 +48,9 @@ static void usage(FILE *f)
           "  html          one self-contained page: the table, the flame graph, each GPU\n"
           "                stream's busy and idle time, each device's memory plot\n"
           "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
+          "      --frames code|ops  stacks, flamegraph: code frames (a trace recorded with\n"
+          "                    OPPROF_STACKS=N: the program's functions, outermost first, then\n"
+          "                    the operator; the default for such a trace) or operator call paths\n"
           "      --device N    memory: the device (default: the first with allocations)\n"
           "      --window K    chrome: only the K-th window a schedule recorded (a run of\n"
           "                    ProfilerStep#N); when OUT is a directory, the file is named\n"
@@ -109,11 +113,39 @@ static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
     return rc;
 }
 
-static int export_tree(const char *trace, int svg, int cuda, FILE *f, char *err, size_t errlen)
+/* frames: 0 operator call paths, 1 code frames, -1 code frames when the
+ * trace has code stacks (OPPROF_STACKS), else operator call paths. */
+static int export_tree(const char *trace, int svg, int cuda, int frames, FILE *f, char *err,
+                       size_t errlen)
 {
     struct opp_model *m = opp_model_load(trace, err, errlen);
     if (!m)
         return -1;
+    if (frames) {
+        struct opp_codetree t;
+        int rc = opp_codetree_build(m, &t);
+        if (rc < 0 || (rc == 1 && frames > 0)) {
+            snprintf(err, errlen, rc < 0 ? "out of memory"
+                                         : "the trace has no code stacks (record with "
+                                           "OPPROF_STACKS=N)");
+            opp_model_free(m);
+            return -1;
+        }
+        if (rc == 0) {
+            /* the exporters name nodes through the model's string table */
+            struct opp_model names = *m;
+            names.strs = t.names;
+            names.nstrs = t.nnames;
+            char title[300];
+            const char *base = strrchr(trace, '/');
+            snprintf(title, sizeof title, "%s: %s by code frame", base ? base + 1 : trace,
+                     cuda ? "self CUDA time" : "self CPU time");
+            rc = svg ? opp_export_flamegraph(&names, &t.ct, cuda, title, f)
+                     : opp_export_folded(&names, &t.ct, cuda, f);
+            opp_codetree_free(&t);
+            return model_done(m, rc, err, errlen);
+        }
+    }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
     int rc = opp_calltree_build(m, &all, &ct);
@@ -215,14 +247,15 @@ int cmd_export(int argc, char **argv)
                                          {"device", required_argument, NULL, 'd'},
                                          {"rank", required_argument, NULL, 'r'},
                                          {"window", required_argument, NULL, 'w'},
+                                         {"frames", required_argument, NULL, 'F'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out_path = NULL;
-    int c, cuda = 0;
+    int c, cuda = 0, frames = -1;
     long long device = -1, rank = -1, window = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:m:d:r:w:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:m:d:r:w:F:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
         case 'r':
@@ -249,6 +282,14 @@ int cmd_export(int argc, char **argv)
             } else {
                 fprintf(stderr, PREFIX "unknown metric '%s' (self_cpu_time_total or "
                                        "self_cuda_time_total)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'F':
+            if (!strcmp(optarg, "code") || !strcmp(optarg, "ops")) {
+                frames = !strcmp(optarg, "code");
+            } else {
+                fprintf(stderr, PREFIX "unknown --frames '%s' (code or ops)\n", optarg);
                 return 2;
             }
             break;
@@ -321,7 +362,7 @@ int cmd_export(int argc, char **argv)
              : fmt == MEMORY
                  ? export_memory(trace, device, out_path && ends_with(out_path, ".svg"), f, err,
                                  sizeof err)
-                 : export_tree(trace, fmt == FLAME, cuda, f, err, sizeof err);
+                 : export_tree(trace, fmt == FLAME, cuda, frames, f, err, sizeof err);
     if (out_path) {
         int cerr = fclose(f);
         if (!rc && cerr) {

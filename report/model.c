@@ -20,6 +20,7 @@
 #include "demangle.h"
 #include "info.h"
 #include "ops.h"
+#include "symbolize.h"
 #include "tree.h"
 
 struct str_ent {
@@ -328,6 +329,7 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     e->depth = (uint16_t)te->depth;
     e->flags = (uint8_t)te->flags;
     e->nargs = (uint8_t)te->nargs;
+    e->stack = te->stack;
     if (te->nargs) {
         memcpy(t->args + t->nargs, te->args, te->nargs * sizeof *te->args);
         t->nargs += te->nargs;
@@ -555,6 +557,8 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
+static uint32_t gpu_str_lookup(const struct opp_model *m, uint32_t pi, uint32_t id);
+
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct loader *ld = ctx;
@@ -594,6 +598,15 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         return 0;
     case OPP_GPU_DEVICE:
         return gpu_device(ld, pi, g);
+    case OPP_GPU_STACK:
+    case OPP_GPU_MODULE: {
+        uint32_t path = g->type == OPP_GPU_MODULE
+                            ? gpu_str_lookup(m, pi, (uint32_t)g->f[OPP_GF_MD_PATH])
+                            : UINT32_MAX;
+        return opp_code_add(&m->code, pi, g, path == UINT32_MAX ? "" : opp_model_str(m, path))
+                   ? fail(ld, ENOMEM)
+                   : 0;
+    }
     default:
         m->gpu.skipped++; /* a newer writer's: readers skip what they do not know */
         return 0;
@@ -1346,6 +1359,7 @@ void opp_model_free(struct opp_model *m)
         free(p->info_values);
     }
     free(m->procs);
+    opp_code_free(m->code);
     for (size_t i = 0; i < m->nthreads; i++) {
         free(m->threads[i].name);
         free(m->threads[i].events);

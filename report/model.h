@@ -22,7 +22,9 @@ struct opp_event {
     uint16_t depth;            /* calls of ours the thread was inside, as recorded */
     uint8_t flags;             /* OPP_EV_* (OPP_EV_OPEN: the process died inside it) */
     uint8_t nargs;
+    uint32_t stack;            /* code stack id of its process (symbolize.h), 0 when none */
 };
+_Static_assert(sizeof(struct opp_event) == 48, "struct opp_event is 48 bytes");
 
 struct opp_func {
     uint32_t kind, dtype; /* enum opp_op_kind, enum opp_dtype */
@@ -191,6 +193,7 @@ struct opp_model {
     struct opp_gpu gpu;        /* empty for a trace without GPU records */
     struct opp_tr_summary sum; /* the reader's: complete flag and warning */
     struct opp_model_index *index;
+    struct opp_code *code; /* code stacks and modules (OPPROF_STACKS, symbolize.h) */
 };
 
 /* Load the trace at path and build every thread's call tree. Events flagged

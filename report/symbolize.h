@@ -1,0 +1,22 @@
+/* Code stacks of a trace (OPPROF_STACKS): the STACK and MODULE GPU records
+ * of each process, and their symbolization at report time from the ELF
+ * files named by the modules (.symtab, else .dynsym), demangled. */
+#ifndef OPP_SYMBOLIZE_H
+#define OPP_SYMBOLIZE_H
+
+#include <stdint.h>
+
+#include "gpu.h"
+
+struct opp_code;
+
+/* Keep a STACK or MODULE record of process index pi (path: the module's
+ * file, "" when unknown). 0, or -1 when memory runs out. */
+int opp_code_add(struct opp_code **c, uint32_t pi, const struct opp_gpu_rec *g, const char *path);
+void opp_code_free(struct opp_code *c);
+/* The frames of stack id of process pi, innermost first: up to max names
+ * (function names, "file+0xoffset" or "0xaddress" when unknown), owned by
+ * c. Returns how many; 0 for an unknown stack. */
+int opp_code_frames(struct opp_code *c, uint32_t pi, uint32_t id, const char **names, int max);
+
+#endif

@@ -1,0 +1,201 @@
+/* Code stacks end to end (OPPROF_STACKS): stack_calls (main -> outer_fn ->
+ * inner_fn -> cblas_ddot, 3 calls) recorded with libunwind in the program,
+ * symbolized by the report tool from the memory map the trace recorded;
+ * folded stacks and the flame graph by code frame; without the variable
+ * nothing changes; a bad value says one line and records no stacks. */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "symbolize.h"
+#include "testutil.h"
+
+TU_TRACE_FIXTURE
+
+/* Run stack_calls under `opprof run` with env (NULL: none); its stderr in *err. */
+static void record(const char *env, char **err_text)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--",
+                   (char *)tu_build("tests/progs/stack_calls"), NULL};
+    char *envs[] = {(char *)env, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, env ? envs : NULL, out, err)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "786438.0\n"); /* the program's output is untouched */
+    *err_text = tu_slurp(err);
+    free(o), free(out), free(err);
+}
+
+/* `opprof export FMT TRACE [--frames more]` to a file: its text (the error
+ * text when it fails), its exit code in *code. */
+static char *export(const char *fmt, const char *more, int *code)
+{
+    char *path = tu_path(dir, "x.out"), *err = tu_path(dir, "x.err");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", (char *)fmt, trace, "-o", path,
+                    NULL, NULL, NULL};
+    if (more) {
+        argv[6] = "--frames";
+        argv[7] = (char *)more;
+    }
+    *code = tu_code(tu_run(argv, NULL, NULL, err));
+    char *t = *code == 0 ? tu_slurp(path) : tu_slurp(err);
+    free(path), free(err);
+    return t;
+}
+
+/* The 3 cblas_ddot events: their self time summed, in us as folded stacks
+ * give it; each one's code stack id (all the same) in *stack. */
+static uint64_t ddot_us(const struct opp_model *m, uint32_t *stack)
+{
+    uint64_t ns = 0;
+    unsigned n = 0;
+    *stack = UINT32_MAX;
+    for (size_t k = 0; k < m->nthreads; k++)
+        for (size_t i = 0; i < m->threads[k].nevents; i++) {
+            const struct opp_event *e = &m->threads[k].events[i];
+            ck_assert_str_eq(opp_model_str(m, e->name), "cblas_ddot");
+            ns += e->self_ns;
+            if (*stack != UINT32_MAX)
+                ck_assert_uint_eq(e->stack, *stack);
+            *stack = e->stack;
+            n++;
+        }
+    ck_assert_uint_eq(n, 3);
+    return ns / 1000;
+}
+
+START_TEST(stacks_three_frames_exact)
+{
+    char *err;
+    record("OPPROF_STACKS=3", &err);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: OPPROF_STACKS"), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    uint32_t st;
+    uint64_t us = ddot_us(m, &st);
+    ck_assert_uint_ne(st, 0);
+    ck_assert_uint_gt(us, 0);
+    const char *fr[8];
+    ck_assert_int_eq(opp_code_frames(m->code, m->threads[0].proc, st, fr, 8), 3);
+    ck_assert_str_eq(fr[0], "inner_fn");
+    ck_assert_str_eq(fr[1], "outer_fn");
+    ck_assert_str_eq(fr[2], "main");
+
+    char want[128];
+    int code;
+    snprintf(want, sizeof want, "main;outer_fn;inner_fn;cblas_ddot %" PRIu64 "\n", us);
+    char *t = export("stacks", NULL, &code); /* code frames: the default for this trace */
+    ck_assert_int_eq(code, 0);
+    ck_assert_str_eq(t, want);
+    free(t);
+    t = export("stacks", "code", &code);
+    ck_assert_int_eq(code, 0);
+    ck_assert_str_eq(t, want);
+    free(t);
+    snprintf(want, sizeof want, "cblas_ddot %" PRIu64 "\n", us);
+    t = export("stacks", "ops", &code);
+    ck_assert_int_eq(code, 0);
+    ck_assert_str_eq(t, want);
+    free(t);
+    t = export("flamegraph", NULL, &code);
+    ck_assert_int_eq(code, 0);
+    ck_assert_ptr_nonnull(strstr(t, "<title>main ("));
+    ck_assert_ptr_nonnull(strstr(t, "<title>outer_fn ("));
+    ck_assert_ptr_nonnull(strstr(t, "<title>inner_fn ("));
+    ck_assert_ptr_nonnull(strstr(t, "<title>cblas_ddot ("));
+    ck_assert_ptr_nonnull(strstr(t, "self CPU time by code frame"));
+    free(t);
+    opp_model_free(m);
+    free(err);
+}
+END_TEST
+
+START_TEST(stacks_eight_frames_contain_the_calls)
+{
+    char *err;
+    record("OPPROF_STACKS=8", &err);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    uint32_t st;
+    uint64_t us = ddot_us(m, &st);
+    int code;
+    char *t = export("stacks", NULL, &code);
+    ck_assert_int_eq(code, 0);
+    ck_assert_int_eq(tu_count_lines(t, ""), 1); /* one path: the same stack 3 times */
+    char tail[128];
+    snprintf(tail, sizeof tail, ";main;outer_fn;inner_fn;cblas_ddot %" PRIu64 "\n", us);
+    ck_assert_uint_gt(strlen(t), strlen(tail));
+    ck_assert_str_eq(t + strlen(t) - strlen(tail), tail); /* libc's frames above main */
+    free(t);
+    opp_model_free(m);
+    free(err);
+}
+END_TEST
+
+START_TEST(stacks_off_changes_nothing)
+{
+    char *err;
+    record(NULL, &err);
+    ck_assert_ptr_null(strstr(err, "OPPROF_STACKS"));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    uint32_t st;
+    uint64_t us = ddot_us(m, &st);
+    ck_assert_uint_eq(st, 0);
+    ck_assert_ptr_null(m->code);
+    char want[128];
+    int code;
+    snprintf(want, sizeof want, "cblas_ddot %" PRIu64 "\n", us);
+    char *t = export("stacks", NULL, &code);
+    ck_assert_int_eq(code, 0);
+    ck_assert_str_eq(t, want);
+    free(t);
+    t = export("stacks", "code", &code);
+    ck_assert_int_eq(code, 1);
+    ck_assert_str_eq(t, "opprof export: the trace has no code stacks (record with OPPROF_STACKS=N)\n");
+    free(t);
+    opp_model_free(m);
+    free(err);
+}
+END_TEST
+
+static const char *const bad_values[] = {"OPPROF_STACKS=0", "OPPROF_STACKS=17",
+                                         "OPPROF_STACKS=4x"};
+
+START_TEST(stacks_bad_value_one_line)
+{
+    char *err;
+    record(bad_values[_i], &err);
+    char want[160];
+    snprintf(want, sizeof want,
+             "opprof: OPPROF_STACKS must be a number of frames from 1 to 16, got \"%s\"; code "
+             "stacks off\n",
+             strchr(bad_values[_i], '=') + 1);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: OPPROF_STACKS"), 1);
+    ck_assert_ptr_nonnull(strstr(err, want));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    uint32_t st;
+    ddot_us(m, &st);
+    ck_assert_uint_eq(st, 0);
+    opp_model_free(m);
+    free(err);
+}
+END_TEST
+
+Suite *suite_stacks(void)
+{
+    Suite *s = suite_create("stacks");
+    TCase *tc = tcase_create("code");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, stacks_three_frames_exact);
+    tcase_add_test(tc, stacks_eight_frames_contain_the_calls);
+    tcase_add_test(tc, stacks_off_changes_nothing);
+    tcase_add_loop_test(tc, stacks_bad_value_one_line, 0, 3);
+    suite_add_tcase(s, tc);
+    return s;
+}
