@@ -71,6 +71,26 @@ START_TEST(blas_cpu_ops)
            "dims cblas_zgemm [[16, 16], [16, 16], [16, 16]] 32768 1\n"
            "dims dgemv_ [[48, 64], [64], [48]] 6144 2\n"
            "dims sgemm_ [[64, 48], [48, 32], [64, 32]] 196608 4\n");
+    /* the flame graph is well-formed XML, and its frames add up: "all" is
+     * the sum of the operators' frames (one level: BLAS calls do not nest;
+     * frames too thin to see are left out, each under 0.3 px) */
+    char *svg = tu_path(dir, "t.svg"), *chk = tu_path(dir, "chk");
+    char *fg[] = {(char *)tu_tool("opprof"), "export", "flamegraph", trace, "-o", svg, NULL};
+    ck_assert_int_eq(tu_code(tu_run(fg, NULL, NULL, NULL)), 0);
+    char *py[] = {(char *)python(), "-c",
+                  "import sys, re, xml.etree.ElementTree as E\n"
+                  "t = E.parse(sys.argv[1])\n"
+                  "ns = '{http://www.w3.org/2000/svg}'\n"
+                  "w = [float(r.get('width')) for r in t.iter(ns + 'rect') if r.get('height') == '16']\n"
+                  "c = sum(w[1:])\n"
+                  "print(4 <= len(w) <= 8, w[0] - 0.3 * (8 - len(w)) - 0.1 * len(w) <= c <= w[0] + 0.1 * len(w))\n",
+                  svg, NULL};
+    ck_assert_int_eq(tu_code(tu_run(py, NULL, chk, NULL)), 0);
+    char *cs = tu_slurp(chk);
+    /* "all" and the 7 operators (a frame under 0.3 px is not drawn) */
+    ck_assert_str_eq(cs, "True True\n");
+    free(cs), free(svg), free(chk);
+
     /* the same bytes through gzip (where opprof was built with zlib) */
     char *gz = tu_path(dir, "t.json.gz"), *unz = tu_path(dir, "unz.json");
     char *gzerr;
