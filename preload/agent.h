@@ -77,6 +77,8 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     }
     if (OPP_UNLIKELY(atomic_load_explicit(&r->paused, memory_order_relaxed)))
         return 0; /* `opprof ctl stop`: the collector paused this thread's ring */
+    /* the stack before the clock: its cost is not the call's */
+    uint32_t st = OPP_UNLIKELY(opp_stacks_n) ? opp_stack_capture() : 0;
     uint32_t d = r->depth;
     uint64_t t = opp_now();
     if (OPP_LIKELY(d < OPP_OPEN_MAX)) {
@@ -90,7 +92,7 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     f->depth = d;
     f->fn = fn;
     f->begin = t;
-    f->stack = OPP_UNLIKELY(opp_stacks_n) ? opp_stack_capture() : 0;
+    f->stack = st;
     return 1;
 }
 
