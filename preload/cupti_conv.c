@@ -2,6 +2,7 @@
  * struct version is read in one place; everything downstream sees gpu.h. */
 #ifdef OPP_HAVE_CUDA
 #include "cupti_conv.h"
+#include "intern.h" /* opp_fnv1a */
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,14 +54,6 @@ void opp_conv_put(struct opp_conv *c, const struct opp_gpu_rec *r)
     c->count++;
 }
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h ? h : 1;
-}
-
 /* The id of a name, sending a STRING record the first time it is seen.
  * The hash stands for the name: a 64-bit collision would merge two names. */
 static uint32_t name_id(struct opp_conv *c, const char *s)
@@ -68,7 +61,7 @@ static uint32_t name_id(struct opp_conv *c, const char *s)
     if (!s || !*s)
         return 0;
     size_t n = strnlen(s, OPP_NAME_STR_MAX);
-    uint64_t h = fnv1a(s, n);
+    uint64_t h = opp_fnv1a(s, n);
     if (c->names_len * 2 >= c->names_cap) {
         uint32_t cap = c->names_cap ? c->names_cap * 2 : 1024;
         struct opp_conv_name *t = calloc(cap, sizeof *t);

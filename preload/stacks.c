@@ -16,24 +16,20 @@
 #include "agent.h"
 #include "cupti_client.h" /* opp_agent_send, opp_agent_say */
 #include "gpu.h"
+#include "intern.h"
 #include "proto.h"
 #include "strtab.h"
 
 #define STACKS_MAX 16
 #define SKIP_MAX 8 /* our own frames above the caller's */
-#define CAP (1u << 14)
-#define LIMIT (CAP / 4 * 3)
 
 int opp_stacks_n;
 static int (*bt)(void **, int);
 
-static struct slot {
-    _Atomic uint64_t hash; /* 0: free */
-    _Atomic uint32_t id;
-} tab[CAP];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t count, next_id = 1;
-static int full_said;
+static struct opp_intern_slot slots[1u << 14];
+static struct opp_intern tab =
+    OPP_INTERN_INIT(slots, 1u << 14, 1,
+                    "more distinct code stacks than opprof keeps; later calls have none");
 static _Atomic unsigned long long mod_adds; /* dlpi_adds when modules were last sent */
 static char exe_path[PATH_MAX];
 
@@ -93,22 +89,19 @@ static void modules_check(void)
     dl_iterate_phdr(mod_cb, &mw);
 }
 
-static uint64_t hash_of(void *const *pc, int n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < n; i++)
-        h = (h ^ (uint64_t)(uintptr_t)pc[i]) * 1099511628211ull;
-    return h ? h : 1;
-}
+struct pcs {
+    void *const *pc;
+    int n;
+};
 
-static struct slot *probe(uint64_t h)
+static void send_stack(uint32_t id, void *ctx)
 {
-    for (uint32_t i = 0, k = (uint32_t)h & (CAP - 1); i < CAP; i++, k = (k + 1) & (CAP - 1)) {
-        uint64_t e = atomic_load_explicit(&tab[k].hash, memory_order_acquire);
-        if (e == h || e == 0)
-            return &tab[k];
-    }
-    return NULL;
+    const struct pcs *p = ctx;
+    struct opp_gpu_rec r = {.type = OPP_GPU_STACK, .nfields = 1 + (uint32_t)p->n};
+    r.f[OPP_GF_ST_ID] = id;
+    for (int i = 0; i < p->n; i++)
+        r.f[OPP_GF_ST_PC0 + i] = (uint64_t)(uintptr_t)p->pc[i];
+    send_rec(&r);
 }
 
 uint32_t opp_stack_capture(void)
@@ -123,33 +116,13 @@ uint32_t opp_stack_capture(void)
         return 0;
     if (n > opp_stacks_n)
         n = opp_stacks_n;
-    uint64_t h = hash_of(pc + s, n);
-    struct slot *e = probe(h);
-    if (OPP_LIKELY(e && atomic_load_explicit(&e->hash, memory_order_acquire) == h))
-        return atomic_load_explicit(&e->id, memory_order_relaxed);
-    modules_check();
-    pthread_mutex_lock(&lock);
-    e = probe(h);
-    uint32_t id = 0;
-    if (e && atomic_load_explicit(&e->hash, memory_order_relaxed) == h) {
-        id = atomic_load_explicit(&e->id, memory_order_relaxed);
-    } else if (e && count < LIMIT) {
-        id = next_id++;
-        struct opp_gpu_rec r = {.type = OPP_GPU_STACK, .nfields = 1 + (uint32_t)n};
-        r.f[OPP_GF_ST_ID] = id;
-        for (int i = 0; i < n; i++)
-            r.f[OPP_GF_ST_PC0 + i] = (uint64_t)(uintptr_t)pc[s + i];
-        send_rec(&r);
-        atomic_store_explicit(&e->id, id, memory_order_relaxed);
-        atomic_store_explicit(&e->hash, h, memory_order_release);
-        count++;
-    } else if (!full_said) {
-        full_said = 1;
-        opp_agent_say("more distinct code stacks than opprof keeps; later calls have none", NULL,
-                      NULL);
-    }
-    pthread_mutex_unlock(&lock);
-    return id;
+    uint64_t h = opp_fnv1a(pc + s, (size_t)n * sizeof *pc);
+    uint32_t id = opp_intern_find(&tab, h);
+    if (OPP_LIKELY(id))
+        return id;
+    modules_check(); /* before our lock: the loader takes its own */
+    struct pcs p = {pc + s, n};
+    return opp_intern_id(&tab, h, send_stack, &p);
 }
 
 void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64_t end,
@@ -195,11 +168,6 @@ void opp_stacks_init(void)
 
 void opp_stacks_forked(void)
 {
-    if (count)
-        memset(tab, 0, sizeof tab);
-    count = 0;
-    next_id = 1;
-    full_said = 0;
+    opp_intern_reset(&tab);
     atomic_store(&mod_adds, 0);
-    pthread_mutex_init(&lock, NULL);
 }

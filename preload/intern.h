@@ -1,0 +1,51 @@
+/* Per-process interning of things the collector must hear of once (NVTX
+ * strings, code stacks): an open-addressing table of 64-bit hashes read
+ * without locks; a new entry gets the next id under a mutex, is sent, and
+ * only then published, so no event can name an id the collector lacks.
+ * The hash stands for the thing (a 64-bit collision would merge two). */
+#ifndef OPP_INTERN_H
+#define OPP_INTERN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct opp_intern_slot {
+    _Atomic uint64_t hash; /* 0: free */
+    _Atomic uint32_t id;
+};
+
+struct opp_intern {
+    struct opp_intern_slot *tab; /* cap slots, a power of two */
+    uint32_t cap, limit;         /* entries kept: at most limit (3/4 of cap) */
+    uint32_t first_id, next_id, count;
+    int full_said;
+    const char *full_msg; /* said once when full */
+    pthread_mutex_t lock;
+};
+
+#define OPP_INTERN_INIT(slots, ncap, first, msg)                                                   \
+    {.tab = (slots), .cap = (ncap), .limit = (ncap) / 4 * 3, .first_id = (first),                  \
+     .next_id = (first), .full_msg = (msg), .lock = PTHREAD_MUTEX_INITIALIZER}
+
+/* FNV-1a of n bytes; never 0. */
+static inline uint64_t opp_fnv1a(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* The id of the entry with hash h, 0 when it has none yet (no lock). */
+uint32_t opp_intern_find(struct opp_intern *t, uint64_t h);
+/* The id of the entry with hash h; a new one is first passed to send(id,
+ * ctx) under the table's lock. 0 when the table is full (said once). */
+uint32_t opp_intern_id(struct opp_intern *t, uint64_t h, void (*send)(uint32_t id, void *ctx),
+                       void *ctx);
+/* In a fork child: empty, ids from the first again, the lock re-made. */
+void opp_intern_reset(struct opp_intern *t);
+
+#endif
