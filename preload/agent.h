@@ -61,14 +61,10 @@ static inline void *opp_real(uint32_t fn)
     return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
 }
 
-/* 1 when this call is recorded (then opp_leave must follow), 0 when not:
- * outside a capture window (capture.h), or when this thread cannot record. */
-static inline int opp_enter(struct opp_frame *f, uint32_t fn)
+/* The common part of entering a call: the thread's ring, its pause word,
+ * then the clock. stack: capture a code stack first (OPPROF_STACKS). */
+static inline int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
 {
-    if (OPP_UNLIKELY(fn == opp_step_fn))
-        opp_step_mark();
-    if (OPP_UNLIKELY(!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED)))
-        return 0;
     struct opp_ring_hdr *r = opp_tls.ring;
     if (OPP_UNLIKELY(!r)) {
         r = opp_thread_attach();
@@ -78,7 +74,7 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     if (OPP_UNLIKELY(atomic_load_explicit(&r->paused, memory_order_relaxed)))
         return 0; /* `opprof ctl stop`: the collector paused this thread's ring */
     /* the stack before the clock: its cost is not the call's */
-    uint32_t st = OPP_UNLIKELY(opp_stacks_n) ? opp_stack_capture() : 0;
+    uint32_t st = stack ? opp_stack_capture() : 0;
     uint32_t d = r->depth;
     uint64_t t = opp_now();
     if (OPP_LIKELY(d < OPP_OPEN_MAX)) {
@@ -94,6 +90,17 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     f->begin = t;
     f->stack = st;
     return 1;
+}
+
+/* 1 when this call is recorded (then opp_leave must follow), 0 when not:
+ * outside a capture window (capture.h), or when this thread cannot record.
+ * One load decides the common case: opp_enter_gate is set while anything
+ * else must be looked at (a step marker, a closed window, code stacks). */
+static inline int opp_enter(struct opp_frame *f, uint32_t fn)
+{
+    if (OPP_UNLIKELY(__atomic_load_n(&opp_enter_gate, __ATOMIC_RELAXED)))
+        return opp_enter_gated(f, fn);
+    return opp_enter_ring(f, fn, 0);
 }
 
 /* Append one finished event to ring r (this thread's): no wait, a full

@@ -23,19 +23,31 @@
 #endif
 
 int opp_capturing = 1;
+int opp_enter_gate;
 int opp_capture_api;
 uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
 
 static int timer_open = 1, api_open = 1, sched_open = 1;
 static uint64_t start_at, stop_at; /* monotonic ns; 0: none */
 
-static void update(void)
+void opp_capture_update(void)
 {
-    __atomic_store_n(&opp_capturing,
-                     __atomic_load_n(&timer_open, __ATOMIC_RELAXED) &&
-                         __atomic_load_n(&api_open, __ATOMIC_RELAXED) &&
-                         __atomic_load_n(&sched_open, __ATOMIC_RELAXED),
+    int on = __atomic_load_n(&timer_open, __ATOMIC_RELAXED) &&
+             __atomic_load_n(&api_open, __ATOMIC_RELAXED) &&
+             __atomic_load_n(&sched_open, __ATOMIC_RELAXED);
+    __atomic_store_n(&opp_capturing, on, __ATOMIC_RELAXED);
+    __atomic_store_n(&opp_enter_gate, !on || opp_step_fn != UINT32_MAX || opp_stacks_n,
                      __ATOMIC_RELAXED);
+}
+
+/* opp_enter's slow path: the step marker, the window, the stack. */
+int opp_enter_gated(struct opp_frame *f, uint32_t fn)
+{
+    if (OPP_UNLIKELY(fn == opp_step_fn))
+        opp_step_mark();
+    if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
+        return 0;
+    return opp_enter_ring(f, fn, opp_stacks_n != 0);
 }
 
 static void sleep_until(uint64_t ns)
@@ -51,12 +63,12 @@ static void *timer(void *arg)
     if (start_at && opp_mono_ns() < start_at) {
         sleep_until(start_at);
         __atomic_store_n(&timer_open, 1, __ATOMIC_RELAXED);
-        update();
+        opp_capture_update();
     }
     if (stop_at) {
         sleep_until(stop_at);
         __atomic_store_n(&timer_open, 0, __ATOMIC_RELAXED);
-        update();
+        opp_capture_update();
     }
     return NULL;
 }
@@ -84,7 +96,7 @@ static void start_timer(void)
     int pending = (start_at && now < start_at) || (stop_at && now < stop_at);
     __atomic_store_n(&timer_open, (!start_at || now >= start_at) && (!stop_at || now < stop_at),
                      __ATOMIC_RELAXED);
-    update();
+    opp_capture_update();
     if (!pending)
         return;
     int rc = spawn(timer);
@@ -92,7 +104,7 @@ static void start_timer(void)
         opp_agent_say("cannot start the capture timer: ", strerror(rc),
                       "; recording for the whole run");
         __atomic_store_n(&timer_open, 1, __ATOMIC_RELAXED);
-        update();
+        opp_capture_update();
     }
 }
 
@@ -148,7 +160,7 @@ void opp_step_mark(void)
     S.step = k + 1;
     S.step_begin = now;
     __atomic_store_n(&sched_open, active_step(k + 1), __ATOMIC_RELAXED);
-    update();
+    opp_capture_update();
     pthread_mutex_unlock(&S.lock);
     in_mark = 0;
 }
@@ -172,7 +184,7 @@ static void *step_timer(void *arg)
         pthread_mutex_lock(&S.lock);
         S.step++;
         __atomic_store_n(&sched_open, active_step(S.step), __ATOMIC_RELAXED);
-        update();
+        opp_capture_update();
         pthread_mutex_unlock(&S.lock);
         next += S.period_ns;
         sleep_until(next);
@@ -284,14 +296,14 @@ static void schedule_init(void)
     }
     S.on = 1;
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
-    update();
+    opp_capture_update();
     if (S.period_ns) {
         int rc = spawn(step_timer);
         if (rc) {
             opp_agent_say("OPPROF_SCHEDULE ignored: cannot start the step timer: ", strerror(rc), "");
             S.on = 0;
             __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
-            update();
+            opp_capture_update();
         }
     }
 }
@@ -341,7 +353,7 @@ void opp_capture_forked(void)
     if (S.on && S.period_ns && spawn(step_timer)) {
         S.on = 0; /* no steps in this child: record throughout */
         __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
-        update();
+        opp_capture_update();
     }
 }
 
@@ -356,7 +368,7 @@ void opp_capture_cuda(uint32_t fn)
         __atomic_store_n(&api_open, 0, __ATOMIC_RELAXED);
     else
         return;
-    update();
+    opp_capture_update();
 #else
     (void)fn;
 #endif

@@ -8,8 +8,15 @@
 
 #include <stdint.h>
 
-/* 1 while calls are recorded: every window open. Read by opp_enter. */
+/* 1 while calls are recorded: every window open. */
 extern int opp_capturing;
+/* Non-zero while opp_enter must take its slow path (opp_enter_gated): a
+ * step marker is set, a window is closed, or code stacks are on. */
+extern int opp_enter_gate;
+/* Recompute opp_capturing and opp_enter_gate (after a setting changed). */
+void opp_capture_update(void);
+struct opp_frame;
+int opp_enter_gated(struct opp_frame *f, uint32_t fn);
 /* 1 when OPPROF_CAPTURE=cudaProfilerApi: the CUDA paths call
  * opp_capture_cuda with each call's function id before opp_enter. */
 extern int opp_capture_api;

@@ -164,6 +164,7 @@ void opp_stacks_init(void)
     exe_path[k > 0 ? k : 0] = 0;
     *(void **)&bt = f;
     opp_stacks_n = (int)n;
+    opp_capture_update(); /* opp_enter now takes its gated path */
 }
 
 void opp_stacks_forked(void)
