@@ -85,7 +85,9 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
     for (uint32_t i = 0; same && i < nargs; i++) /* a loop: memcmp's call costs more */
         same = args[i] == e->prev_args[i];
     uint64_t dur = end >= begin ? end - begin : 0;
-    opp_put_varint(&e->w, ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags | (same ? OPP_EV_SAME : 0));
+    /* SAME: the head is the flag alone, so a repeated call is 3 bytes
+     * whatever its function's id */
+    opp_put_varint(&e->w, same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags);
     opp_put_varint(&e->w, end - e->prev_end);
     opp_put_varint(&e->w, dur);
     if (!same) {

@@ -285,10 +285,18 @@ static int chunk_events(struct reader *r, struct opp_rbuf *b, const struct opp_t
         uint64_t fn = head >> fbits;
         uint32_t flags = (uint32_t)(head & ((1u << fbits) - 1));
         if (flags & OPP_EV_SAME) {
-            /* depth and args as the previous event, which must exist and
-             * have the same function and flags */
-            if (i == 0 || fn != e.fn || (flags & ~OPP_EV_SAME) != e.flags)
+            /* depth and args as the previous event, which must exist; in
+             * format 3 the head is SAME alone (function and flags are the
+             * previous event's), before it they had to repeat them */
+            if (i == 0)
                 return -1;
+            if (r->sum->version >= 3) {
+                if (head != OPP_EV_SAME)
+                    return -1;
+                fn = e.fn;
+            } else if (fn != e.fn || (flags & ~OPP_EV_SAME) != e.flags) {
+                return -1;
+            }
         } else {
             e.flags = flags;
             depth = opp_get_varint(b);

@@ -98,8 +98,12 @@ static inline int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
  * else must be looked at (a step marker, a closed window, code stacks). */
 static inline int opp_enter(struct opp_frame *f, uint32_t fn)
 {
-    if (OPP_UNLIKELY(__atomic_load_n(&opp_enter_gate, __ATOMIC_RELAXED)))
+    if (OPP_UNLIKELY(__atomic_load_n(&opp_enter_gate, __ATOMIC_RELAXED))) {
+        /* a closed window and no step marker: answered here, no call */
+        if (fn != opp_step_fn && !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
+            return 0;
         return opp_enter_gated(f, fn);
+    }
     return opp_enter_ring(f, fn, 0);
 }
 
