@@ -20,27 +20,7 @@
 
 /* ---- building traces ---- */
 
-struct tev {
-    uint32_t fn;
-    uint64_t begin, end;
-    uint32_t depth, nargs;
-    uint64_t args[4];
-};
-
 #define NN ('N' | 'N' << 8)
-
-static void put_events(struct opp_tw *w, uint32_t proc, uint32_t tid, const struct tev *ev,
-                       size_t n)
-{
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, proc, tid, 0);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, ev[i].begin, ev[i].end, ev[i].depth,
-                                    ev[i].nargs, ev[i].args),
-                         0);
-    ck_assert_int_eq(opp_ev_write(w, &e), 0);
-}
 
 static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid)
 {
@@ -198,18 +178,18 @@ static void put_cpu(struct opp_tw *w)
     put_funcs(w, 0);
     ck_assert_int_eq(opp_tw_thread(w, 0, 300, "train"), 0);
     ck_assert_int_eq(opp_tw_thread(w, 0, 301, "loader"), 0);
-    const struct tev t300[] = {
-        {F_MALLOC, 1000, 1400, 0, API(3, 20)},
-        {F_LAUNCH, 2500, 3500, 1, API(7, 211)},
-        {F_MEMCPY, 4000, 9000, 1, API(8, 31)},
-        {F_OP, 2000, 10000, 0, 4, {64, 64, 64, NN}},
-        {F_LAUNCH, 11000, 11500, 0, API(9, 211)},
-        {F_FREE, 20000, 20300, 0, API(10, 22)},
-        {F_MALLOC, 21000, 21200, 0, API(11, 20)},
+    const struct tu_ev t300[] = {
+        {F_MALLOC, 0, 1000, 1400, 0, API(3, 20)},
+        {F_LAUNCH, 0, 2500, 3500, 1, API(7, 211)},
+        {F_MEMCPY, 0, 4000, 9000, 1, API(8, 31)},
+        {F_OP, 0, 2000, 10000, 0, 4, {64, 64, 64, NN}},
+        {F_LAUNCH, 0, 11000, 11500, 0, API(9, 211)},
+        {F_FREE, 0, 20000, 20300, 0, API(10, 22)},
+        {F_MALLOC, 0, 21000, 21200, 0, API(11, 20)},
     };
-    put_events(w, 0, 300, t300, sizeof t300 / sizeof t300[0]);
-    const struct tev t301[] = {{F_LAUNCH, 30000, 30200, 0, API(20, 211)}};
-    put_events(w, 0, 301, t301, 1);
+    ck_assert_int_eq(tu_put_events(w, 0, 300, t300, sizeof t300 / sizeof t300[0]), 0);
+    const struct tu_ev t301[] = {{F_LAUNCH, 0, 30000, 30200, 0, API(20, 211)}};
+    ck_assert_int_eq(tu_put_events(w, 0, 301, t301, 1), 0);
 }
 
 static void put_gpu(struct opp_tw *w)

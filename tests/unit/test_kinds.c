@@ -155,17 +155,11 @@ START_TEST(kind_flags_and_names)
 }
 END_TEST
 
-struct kev {
-    uint32_t fn;
-    uint64_t begin, end;
-    uint32_t depth, nargs;
-    uint64_t args[4];
-};
 
 /* A trace of one thread: function 0 an NVTX range, 1 a oneDNN-style
  * lib::sub operator, 2 cblas_dgemm; the strings as STRING records written
  * after the events (the model must not depend on their order). */
-static void write_trace(const char *path, const char *const *strs, int nstrs, const struct kev *ev,
+static void write_trace(const char *path, const char *const *strs, int nstrs, const struct tu_ev *ev,
                         int nev)
 {
     struct opp_tw w;
@@ -192,14 +186,7 @@ static void write_trace(const char *path, const char *const *strs, int nstrs, co
         r.f[0] = OPP_STR_PRELOAD + (uint64_t)i;
         ck_assert_int_eq(opp_gpu_put(&b, &r), 0);
     }
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 1, 10, 0);
-    for (int i = 0; i < nev; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, ev[i].nargs ? OPP_EV_ARGS : 0, ev[i].begin,
-                                    ev[i].end, ev[i].depth, ev[i].nargs, ev[i].args),
-                         0);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    ck_assert_int_eq(tu_put_events(&w, 1, 10, ev, (size_t)nev), 0);
     ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
     ck_assert_int_eq(opp_tw_end(&w, (uint64_t)nev, 0, 1), 0);
     ck_assert_int_eq(opp_tw_close(&w), 0);
@@ -215,14 +202,14 @@ START_TEST(model_names_events)
     char *dir = tu_tmpdir(), *path = tu_path(dir, "k.trace");
     char err[256];
     const char *strs[] = {"aten::conv2d, seq = 12", "train", "aten::conv2d, seq = x"};
-    const struct kev ev[] = {
-        {1, 100, 200, 1, 4, {0, OPP_SUB_CONV, 0, 0}},
-        {1, 210, 220, 1, 4, {0, OPP_SUB_ELTWISE, 0, 0}},
-        {1, 230, 240, 1, 2, {0, 99}},
-        {0, 50, 300, 0, 4, {S(0), 0, 0, 0}},
-        {0, 400, 500, 0, 4, {S(0), S(1), 0, 0}},
-        {0, 600, 700, 0, 4, {S(2), 0, 0, 0}},
-        {0, 800, 900, 0, 4, {S(7), 0, 0, 0}}, /* never defined */
+    const struct tu_ev ev[] = {
+        {1, 0, 100, 200, 1, 4, {0, OPP_SUB_CONV, 0, 0}},
+        {1, 0, 210, 220, 1, 4, {0, OPP_SUB_ELTWISE, 0, 0}},
+        {1, 0, 230, 240, 1, 2, {0, 99}},
+        {0, 0, 50, 300, 0, 4, {S(0), 0, 0, 0}},
+        {0, 0, 400, 500, 0, 4, {S(0), S(1), 0, 0}},
+        {0, 0, 600, 700, 0, 4, {S(2), 0, 0, 0}},
+        {0, 0, 800, 900, 0, 4, {S(7), 0, 0, 0}}, /* never defined */
     };
     write_trace(path, strs, 3, ev, 7);
 
@@ -265,13 +252,13 @@ START_TEST(folded_stacks_and_flamegraph)
     char err[256];
     const char *strs[] = {"my step", "inner"};
     const uint64_t us = 1000;
-    const struct kev ev[] = {
-        {2, 100 * us, 400 * us, 1, 4, {8, 8, 8, NN}},
-        {2, 600 * us, 700 * us, 2, 4, {8, 8, 8, NN}},
-        {0, 500 * us, 900 * us, 1, 4, {S(1), 0, 0, 0}},
-        {0, 0, 1000 * us, 0, 4, {S(0), 0, 0, 0}},
-        {2, 2100 * us, 2300 * us, 1, 4, {8, 8, 8, NN}},
-        {0, 2000 * us, 2600 * us, 0, 4, {S(0), 0, 0, 0}},
+    const struct tu_ev ev[] = {
+        {2, 0, 100 * us, 400 * us, 1, 4, {8, 8, 8, NN}},
+        {2, 0, 600 * us, 700 * us, 2, 4, {8, 8, 8, NN}},
+        {0, 0, 500 * us, 900 * us, 1, 4, {S(1), 0, 0, 0}},
+        {0, 0, 0, 1000 * us, 0, 4, {S(0), 0, 0, 0}},
+        {2, 0, 2100 * us, 2300 * us, 1, 4, {8, 8, 8, NN}},
+        {0, 0, 2000 * us, 2600 * us, 0, 4, {S(0), 0, 0, 0}},
     };
     write_trace(path, strs, 2, ev, 6);
     struct opp_model *m = opp_model_load(path, err, sizeof err);

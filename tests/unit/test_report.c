@@ -23,27 +23,7 @@
  * process 2: pid 100 again (it exec'd), thread 100, which died inside a
  * cblas_dgemm. Times are CLOCK_MONOTONIC ns. */
 
-struct tev {
-    uint32_t fn, flags;
-    uint64_t begin, end;
-    uint32_t depth, nargs;
-    uint64_t args[4];
-};
-
 #define NN ('N' | 'N' << 8)
-
-static void put_events(struct opp_tw *w, uint32_t proc, uint32_t tid, const struct tev *ev,
-                       size_t n)
-{
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, proc, tid, 0);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, ev[i].flags, ev[i].begin, ev[i].end,
-                                    ev[i].depth, ev[i].nargs, ev[i].args),
-                         0);
-    ck_assert_int_eq(opp_ev_write(w, &e), 0);
-}
 
 static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid, uint32_t ppid,
                         uint32_t parent, const char *exe, uint32_t argc, const char *const *argv)
@@ -85,7 +65,7 @@ static void write_trace(const char *path)
     ck_assert_int_eq(opp_tw_thread(&w, 0, 101, "worker"), 0);
     ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
     /* In the order the calls ended. */
-    const struct tev t100[] = {
+    const struct tu_ev t100[] = {
         {F_DGEMM_F77, 0, 1100, 3900, 1, 4, {300, 100, 200, NN}},
         {F_DGEMM, 0, 1000, 4000, 0, 4, {300, 100, 200, NN}},
         {F_DGEMM, 0, 5000, 6000, 0, 4, {300, 100, 200, NN}},
@@ -94,9 +74,9 @@ static void write_trace(const char *path)
         {F_DDOT, 0, 9000, 9100, 0, 1, {1000}},
         {F_ZGEMM, 0, 10000, 11900, 0, 4, {2, 3, 4, NN}},
     };
-    put_events(&w, 0, 100, t100, 7);
-    const struct tev t101[] = {{F_DDOT, 0, 2000, 2300, 0, 1, {500}}};
-    put_events(&w, 0, 101, t101, 1);
+    ck_assert_int_eq(tu_put_events(&w, 0, 100, t100, 7), 0);
+    const struct tu_ev t101[] = {{F_DDOT, 0, 2000, 2300, 0, 1, {500}}};
+    ck_assert_int_eq(tu_put_events(&w, 0, 101, t101, 1), 0);
     ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 3), 0);
 
     const char *argv1[] = {"child"};
@@ -104,8 +84,8 @@ static void write_trace(const char *path)
     struct opp_func_desc f1[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"}};
     ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, f1), 0);
     ck_assert_int_eq(opp_tw_thread(&w, 1, 200, "child"), 0);
-    const struct tev t200[] = {{0, 0, 1000, 3000, 0, 4, {64, 64, 64, NN}}};
-    put_events(&w, 1, 200, t200, 1);
+    const struct tu_ev t200[] = {{0, 0, 1000, 3000, 0, 4, {64, 64, 64, NN}}};
+    ck_assert_int_eq(tu_put_events(&w, 1, 200, t200, 1), 0);
     ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 2), 0);
 
     const char *argv2[] = {"other"};
@@ -114,11 +94,11 @@ static void write_trace(const char *path)
                                  {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"}};
     ck_assert_int_eq(opp_tw_funcs(&w, 2, 2, f2), 0);
     ck_assert_int_eq(opp_tw_thread(&w, 2, 100, "other"), 0);
-    const struct tev t2[] = {
+    const struct tu_ev t2[] = {
         {0, 0, 20000, 20400, 0, 1, {10}},
         {1, OPP_EV_OPEN, 21000, 21000, 0, 0, {0}}, /* died inside it */
     };
-    put_events(&w, 2, 100, t2, 2);
+    ck_assert_int_eq(tu_put_events(&w, 2, 100, t2, 2), 0);
     ck_assert_int_eq(opp_tw_process_end(&w, 2, OPP_END_LOST, 21500), 0);
     ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 30000), 0);
     ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_RUNNING, 31000), 0);
