@@ -307,3 +307,11 @@ void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg)
     else
         snprintf(buf, cap, "%.*s", (int)n, text);
 }
+
+const char *opp_op_subname(uint32_t kind, const uint64_t *a, uint32_t nargs)
+{
+    nargs = opp_op_args(kind, &a, nargs);
+    if (opp_kind_base(kind) != OPP_OP_TENSORS || !(kind & OPP_OPK_SUBNAME) || nargs < 1)
+        return NULL;
+    return opp_subop_name((uint32_t)a[0]);
+}

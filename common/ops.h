@@ -81,6 +81,11 @@ int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap);
  * (domain NULL or ""); msg NULL is "(unnamed range)". */
 void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg);
 
+/* The sub-operator a call is named after ("lib::sub"): its subop name when
+ * the kind is TENSORS with OPPK_SUBNAME and the recorded sub is known, else
+ * NULL (the call keeps its entry point's name). */
+const char *opp_op_subname(uint32_t kind, const uint64_t *args, uint32_t nargs);
+
 const char *opp_op_kind_name(uint32_t kind);
 const char *opp_dtype_name(uint32_t dtype);
 unsigned opp_dtype_size(uint32_t dtype); /* bytes per element, 0 unknown */

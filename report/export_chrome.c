@@ -420,13 +420,12 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     const uint64_t *a = e->args;
     uint32_t na = opp_op_args(fn->kind, &a, e->nargs);
     char name[OPP_NAME_STR_MAX + 300];
-    const char *nm = name;
+    const char *nm = name, *sub;
     if (base == OPP_OP_NVTX && na >= 1)
         opp_nvtx_label(name, sizeof name, na >= 2 && a[1] ? find_str(x, e->proc, a[1]) : NULL,
                        find_str(x, e->proc, a[0]));
-    else if (base == OPP_OP_TENSORS && (fn->kind & OPP_OPK_SUBNAME) && na >= 1 &&
-             opp_subop_name((uint32_t)a[0]))
-        snprintf(name, sizeof name, "%s::%s", fn->lib, opp_subop_name((uint32_t)a[0]));
+    else if ((sub = opp_op_subname(fn->kind, e->args, e->nargs)))
+        snprintf(name, sizeof name, "%s::%s", fn->lib, sub);
     else
         nm = fn->name;
     uint64_t end = e->end_ns;

@@ -1152,8 +1152,8 @@ static int event_names(struct loader *ld)
                 ev->name = name;
                 continue;
             }
-            if (base != OPP_OP_TENSORS || !(f->kind & OPP_OPK_SUBNAME) || na < 1 ||
-                !opp_subop_name((uint32_t)a[0]))
+            const char *sub = opp_op_subname(f->kind, t->args + ev->args, ev->nargs);
+            if (!sub)
                 continue;
             uint64_t key = (uint64_t)t->proc << 32 | (uint64_t)ev->fn << 8 | a[0];
             HASH_FIND(hh, cache, &key, sizeof key, e);
@@ -1161,7 +1161,7 @@ static int event_names(struct loader *ld)
                 name = e->name;
             } else {
                 char buf[OPP_NAME_MAX * 2 + 64];
-                snprintf(buf, sizeof buf, "%s::%s", m->strs[f->lib], opp_subop_name((uint32_t)a[0]));
+                snprintf(buf, sizeof buf, "%s::%s", m->strs[f->lib], sub);
                 name = intern(ld, buf);
             }
             if (name == UINT32_MAX) {
