@@ -19,7 +19,8 @@ HAVE_ZLIB := $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/nul
 REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz)
 CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB)
 
-COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c
+COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c \
+              common/summary.c
 PRELOAD_SRC := $(wildcard preload/*.c preload/*.S) common/util.c common/gpu.c
 COLLECTOR_SRC := $(wildcard collector/*.c) $(COMMON_SRC)
 REPORT_SRC := $(wildcard report/*.c) $(COMMON_SRC)

@@ -6,6 +6,7 @@
 #include "collector.h"
 #include "info.h"
 #include "gpu.h"
+#include "summary.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,7 @@ static struct {
     size_t npast;
     uint8_t *enc;
     int paused; /* `opprof ctl stop`: every ring told to record nothing */
+    struct opp_sum *sum; /* summary mode: calls go here, not into EVENTS chunks */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -135,6 +137,8 @@ static void sanitize_name(char *dst, const char *src, size_t cap)
 
 static void ring_name(struct client *c, struct ring *r, int force)
 {
+    if (S.sum)
+        return; /* summary mode keeps no threads: a run's churn would grow the file */
     uint32_t seq = atomic_load_explicit(&r->hdr->name_seq, memory_order_acquire);
     if (seq == r->name_seq && !force)
         return;
@@ -228,10 +232,18 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             uint32_t nargs = rec.nargs, stack = 0;
             if ((rec.flags & OPP_REC_STACK) && nargs && args[nargs - 1] <= UINT32_MAX)
                 stack = (uint32_t)args[--nargs];
-            enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
+            if (S.sum) {
+                if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
+                                 nargs, args, 0))
+                    logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
+                c->events++;
+                S.events++;
+            } else {
+                enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
+            }
             t += slots;
             moved++;
-            if (x.e.count >= CHUNK_EVENTS && t < head) {
+            if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head) {
                 /* Hand slots back in steps, not after the whole backlog:
                  * only records already in the file may be reused. */
                 opp_ev_write(&S.tw, &x.e);
@@ -247,7 +259,8 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
     }
     uint64_t d = atomic_load_explicit(&h->dropped, memory_order_relaxed);
     if (d > r->dropped_seen) {
-        opp_tw_dropped(&S.tw, c->proc, r->tid, d - r->dropped_seen);
+        if (!S.sum) /* summary mode: one count per process, at its end */
+            opp_tw_dropped(&S.tw, c->proc, r->tid, d - r->dropped_seen);
         c->dropped += d - r->dropped_seen;
         S.dropped += d - r->dropped_seen;
         r->dropped_seen = d;
@@ -274,9 +287,17 @@ static void emit_open_calls(struct client *c, struct ring *r, uint64_t now)
         depth = OPP_OPEN_MAX;
     if (!depth)
         return;
+    uint64_t end = now > r->last_end ? now : r->last_end;
+    if (S.sum) { /* innermost first: children before their parents */
+        for (uint32_t d = depth; d-- > 0;) {
+            struct opp_open o = r->hdr->open[d];
+            if (o.fn < c->nfuncs && o.begin <= end)
+                opp_sum_call(S.sum, c->proc, r->tid, o.fn, d, o.begin, end, 0, NULL, 1);
+        }
+        return;
+    }
     struct enc x;
     enc_start(&x, c, r);
-    uint64_t end = now > r->last_end ? now : r->last_end;
     for (uint32_t d = 0; d < depth; d++) {
         struct opp_open o = r->hdr->open[d];
         if (o.fn >= c->nfuncs || o.begin > end)
@@ -299,6 +320,8 @@ static uint64_t drain_client(struct client *c)
                             OPP_RING_CLOSED) {
             moved += ring_drain(c, r);
             ring_release(r);
+            if (S.sum)
+                opp_sum_thread_end(S.sum, c->proc, r->tid);
         }
     }
     return moved;
@@ -316,6 +339,12 @@ static void end_process(struct client *c, uint32_t how)
         for (size_t i = 0; i < c->nrings; i++)
             if (c->rings[i].hdr)
                 emit_open_calls(c, &c->rings[i], now);
+    if (S.sum && c->nfuncs) {
+        if (c->dropped)
+            opp_tw_dropped(&S.tw, c->proc, 0, c->dropped);
+        if (opp_sum_write(S.sum, c->proc, &S.tw) == -ENOMEM)
+            logmsg("out of memory: the summary of pid %d is lost", (int)c->pid);
+    }
     opp_tw_process_end(&S.tw, c->proc, how, now);
     c->ended = 1;
 }
@@ -427,6 +456,16 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
         }
     }
     opp_funcs_free(&f);
+    if (!rc && c->funcs_got == c->funcs_total && S.sum) {
+        uint32_t *kinds = malloc((c->funcs_total ? c->funcs_total : 1) * sizeof *kinds);
+        for (uint32_t i = 0; kinds && i < c->funcs_total; i++)
+            kinds[i] = c->fdesc[i].kind;
+        if (!kinds || opp_sum_proc(S.sum, c->proc, c->funcs_total, kinds)) {
+            *why = "out of memory";
+            rc = -1;
+        }
+        free(kinds);
+    }
     if (!rc && c->funcs_got == c->funcs_total) {
         c->nfuncs = c->funcs_total;
         opp_tw_funcs(&S.tw, c->proc, c->nfuncs, c->fdesc);
@@ -435,15 +474,49 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
     return rc;
 }
 
+/* Summary mode: the calls the records belong to are drained first (they
+ * returned before CUPTI handed over their work), timed records are
+ * aggregated, and the rest (names, devices, counts) written as they came. */
+static int summarize_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t count)
+{
+    drain_client(c);
+    uint8_t *keep = malloc(n);
+    if (!keep)
+        return 0; /* checked already: only what it adds is lost */
+    struct opp_rbuf b;
+    struct opp_wbuf w;
+    opp_rbuf_init(&b, p, n);
+    opp_wbuf_init(&w, keep, n);
+    opp_get_u32(&b);
+    opp_put_u32(&w, 0);
+    uint32_t kept = 0;
+    const char *why;
+    for (uint32_t i = 0; i < count; i++) {
+        struct opp_gpu_rec g;
+        if (opp_gpu_get(&b, &g, &why))
+            break;
+        if (opp_sum_gpu(S.sum, c->proc, &g) == 0 && opp_gpu_put(&w, &g) == 0)
+            kept++;
+    }
+    if (kept) {
+        memcpy(keep, &kept, 4);
+        opp_tw_gpu(&S.tw, c->proc, keep, (uint32_t)w.len);
+    }
+    free(keep);
+    return 0;
+}
+
 /* GPU activity: checked record by record, then written as it came. */
 static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     uint32_t count;
     if (opp_gpu_check(p, n, &count, why))
         return -1;
+    c->gpu_records += count;
+    if (S.sum && count)
+        return summarize_gpu(c, p, n, count);
     if (count)
         opp_tw_gpu(&S.tw, c->proc, p, n);
-    c->gpu_records += count;
     return 0;
 }
 
@@ -753,6 +826,10 @@ int opp_collector_run(const struct opp_collector_opts *o)
     S.paused = o->paused;
     char err[512];
     S.enc = malloc(ENC_BYTES);
+    if (o->summary && !(S.sum = opp_sum_new(o->max_nodes))) {
+        free(S.enc);
+        S.enc = NULL;
+    }
     if (!S.enc) {
         logmsg("out of memory");
         return 1;
@@ -837,7 +914,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 moved += drain_client(S.c[i]);
         busy = moved > 1024;
         uint64_t now = opp_mono_ns();
-        if (now - S.last_clock > CLOCK_EVERY_NS)
+        if (now - S.last_clock > CLOCK_EVERY_NS && !S.sum) /* summary: constant size */
             write_clock();
         int procs = process_clients();
         if (S.stop) {
@@ -866,5 +943,15 @@ int opp_collector_run(const struct opp_collector_opts *o)
         drop_client(S.nc - 1, NULL);
     close(S.lfd);
     free(S.enc);
+    opp_sum_free(S.sum);
     return finished && !S.tw.error ? 0 : 1;
+}
+
+int opp_collector_mode(const char *s, int *summary)
+{
+    if (!strcmp(s, "full") || !strcmp(s, "summary")) {
+        *summary = s[0] == 's';
+        return 0;
+    }
+    return -1;
 }

@@ -54,7 +54,12 @@ struct opp_collector_opts {
     int daemon;        /* fork into the background once listening */
     int idle_exit_ms;  /* finish if no process ever connects (0: never) */
     int paused;        /* start with recording stopped (`opprof ctl start` starts it) */
+    int summary;       /* OPPROF_MODE=summary: aggregate calls (summary.h), no events */
+    uint32_t max_nodes; /* summary: call paths kept at most */
 };
+
+/* "full" or "summary" into *summary; -1 for anything else. */
+int opp_collector_mode(const char *s, int *summary);
 
 /* Serve until the run is over; 0 when the trace was finished. */
 int opp_collector_run(const struct opp_collector_opts *o);

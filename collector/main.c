@@ -10,7 +10,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: opprof-collector --socket PATH --output FILE [--daemon] [--root-pid PID]\n"
-               "                        [--ready-fd FD] [--idle-exit-ms MS] [--paused]\n");
+               "                        [--ready-fd FD] [--idle-exit-ms MS] [--paused]\n"
+               "                        [--mode full|summary] [--max-nodes N]\n");
 }
 
 static int num(const char *s, long lo, long hi, long *out)
@@ -30,14 +31,33 @@ int main(int argc, char **argv)
         {"daemon", no_argument, 0, 'd'},       {"root-pid", required_argument, 0, 'r'},
         {"ready-fd", required_argument, 0, 'f'}, {"idle-exit-ms", required_argument, 0, 'i'},
         {"paused", no_argument, 0, 'p'},       {"help", no_argument, 0, 'h'},
+        {"mode", required_argument, 0, 'm'},   {"max-nodes", required_argument, 0, 'n'},
         {0, 0, 0, 0}};
     struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
     const char *pe = getenv("OPPROF_PAUSED"); /* as the preloads it serves see it */
     o.paused = pe && !strcmp(pe, "1");
+    o.max_nodes = 1u << 20;
+    const char *mode = getenv("OPPROF_MODE"); /* likewise */
+    if (mode && *mode && opp_collector_mode(mode, &o.summary)) {
+        fprintf(stderr, "opprof-collector: OPPROF_MODE=%s is not a mode (full, summary); "
+                        "recording every call\n", mode);
+        o.summary = 0;
+    }
     long v;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:ph", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:", opts, NULL)) != -1) {
         switch (c) {
+        case 'm':
+            if (opp_collector_mode(optarg, &o.summary)) {
+                fprintf(stderr, "opprof-collector: --mode %s: the modes are full and summary\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'n':
+            if (num(optarg, 1, 1L << 28, &v)) goto bad;
+            o.max_nodes = (uint32_t)v;
+            break;
         case 'p': o.paused = 1; break;
         case 's': o.socket_path = optarg; break;
         case 'o': o.output = optarg; break;

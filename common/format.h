@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 3u /* 2: GPU chunks, CUDA API kind; 3: library operator
+#define OPP_TRACE_VERSION 4u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
-                                1 and 2 still read */
+                                4: summary chunks; 1 to 3 still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 16u
 #define OPP_CHUNK_HEADER_SIZE 16u
@@ -41,7 +41,9 @@ enum opp_chunk_type {
     OPP_CHUNK_END = 8,         /* the collector finished the file */
     OPP_CHUNK_GPU = 9,         /* GPU activity records of one process (gpu.h) */
     OPP_CHUNK_INFO = 10,       /* labels of a process: u32 proc, u32 count, pairs (info.h) */
-    OPP_CHUNK_TYPE_MAX = 10
+    OPP_CHUNK_SUMMARY = 11,    /* summary mode: aggregated call paths (summary.h) */
+    OPP_CHUNK_SUMMARY_GPU = 12, /* summary mode: aggregated GPU ops */
+    OPP_CHUNK_TYPE_MAX = 12
 };
 
 /* Clock domain of a process's tick values. */

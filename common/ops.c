@@ -315,3 +315,24 @@ const char *opp_op_subname(uint32_t kind, const uint64_t *a, uint32_t nargs)
         return NULL;
     return opp_subop_name((uint32_t)a[0]);
 }
+
+void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64_t *out)
+{
+    for (uint32_t i = 0; i < nargs; i++)
+        out[i] = args[i];
+    if ((kind & OPP_OPK_EXTID) && nargs)
+        out[nargs - 1] = 0;
+    uint32_t own = (kind & OPP_OPK_STATUS) && nargs ? 1 : 0; /* the kind's first argument */
+    switch (opp_kind_base(kind)) {
+    case OPP_OP_CUDA_API: /* status, correlation id, cbid */
+        if (nargs > own + 1)
+            out[own + 1] = 0;
+        break;
+    case OPP_OP_NVTX: /* message, domain, category, payload, payload type */
+        for (uint32_t i = own + 2; i < nargs && i < own + 5; i++)
+            out[i] = 0;
+        break;
+    default:
+        break;
+    }
+}

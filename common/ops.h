@@ -49,6 +49,12 @@ static inline int64_t opp_op_status(uint32_t kind, const uint64_t *a, uint32_t n
     return (kind & OPP_OPK_STATUS) && nargs ? (int64_t)a[0] : 0;
 }
 
+/* The argument values that make two calls the same operator (summary
+ * mode's node key): args copied to out with what differs from call to call
+ * zeroed: the external correlation id, a CUDA call's correlation id, an
+ * NVTX call's category and payload. Shapes, names and statuses stay. */
+void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64_t *out);
+
 /* Logical operand shapes (after transposition), e.g. gemm
  * [[M,K],[K,N],[M,N]]. n = 0 when the kind records none or args are short. */
 void opp_op_shapes(uint32_t kind, const uint64_t *args, uint32_t nargs, struct opp_shapes *out);

@@ -141,6 +141,26 @@ struct opp_tr_event {
     uint64_t args[OPP_MAX_ARGS];
 };
 
+/* A node of a SUMMARY chunk: every call with one call path. */
+struct opp_tr_snode {
+    uint32_t serial;       /* from 1 in each process, parents before children */
+    uint32_t parent;       /* serial of the enclosing node, 0 for a root call */
+    uint32_t window, fn, nargs;
+    uint64_t count, open;  /* calls, and how many the process died inside */
+    uint64_t total_ns, self_ns, self_cuda_ns;
+    int64_t self_mem;      /* device bytes allocated minus freed */
+    uint64_t args[OPP_MAX_ARGS]; /* the calls' identity arguments (opp_op_identity) */
+};
+
+/* A row of a SUMMARY_GPU chunk. */
+struct opp_tr_sgpu {
+    uint32_t window, type; /* enum opp_gpu_type: KERNEL .. OVERHEAD */
+    uint32_t name;         /* kernels: string id */
+    uint32_t kind, src_kind, dst_kind; /* as the GPU records' */
+    uint32_t device, stream;
+    uint64_t count, dur_ns, bytes;
+};
+
 /* Each callback returns 0 to go on, non-zero to stop reading. */
 struct opp_tr_visitor {
     int (*process)(void *ctx, const struct opp_tr_process *p);
@@ -154,6 +174,10 @@ struct opp_tr_visitor {
     /* A process's labels (info.h), NUL-terminated strings valid during the call. */
     int (*info)(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
                 const char *const *values);
+    /* Summary mode (summary.h): one aggregated call path, parents first. */
+    int (*snode)(void *ctx, uint32_t proc, const struct opp_tr_snode *n);
+    /* Summary mode: GPU ops of one name, device and stream, aggregated. */
+    int (*sgpu)(void *ctx, uint32_t proc, const struct opp_tr_sgpu *g);
 };
 
 struct opp_tr_summary {
@@ -162,6 +186,7 @@ struct opp_tr_summary {
     uint64_t events;      /* events delivered */
     uint64_t gpu_records; /* GPU records delivered */
     uint32_t version;     /* the file's format version */
+    int summary;          /* SUMMARY chunks were read (OPPROF_MODE=summary) */
     uint64_t end_events, end_dropped; /* as the END chunk counted them */
     uint32_t end_processes;
     uint64_t bytes_good, file_size;

@@ -22,6 +22,7 @@
 struct proc_info {
     uint8_t known, clock;
     uint32_t nfuncs;
+    uint32_t nodes; /* summary nodes read */
 };
 
 struct reader {
@@ -46,6 +47,15 @@ static uint64_t to_ns(const struct reader *r, uint32_t clock, uint64_t t)
         return r->mono0 + (uint64_t)(((unsigned __int128)(t - r->tsc0) * r->mult) >> 32);
     uint64_t back = (uint64_t)(((unsigned __int128)(r->tsc0 - t) * r->mult) >> 32);
     return back < r->mono0 ? r->mono0 - back : 0;
+}
+
+/* A duration in ticks as ns. */
+static uint64_t dur_ns(const struct reader *r, uint32_t clock, uint64_t t)
+{
+    if (clock != OPP_CLOCK_TSC)
+        return t;
+    unsigned __int128 v = ((unsigned __int128)t * r->mult) >> 32;
+    return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
 }
 
 static int read_header(struct reader *r, struct opp_chunk_header *h)
@@ -333,6 +343,74 @@ static int chunk_events(struct reader *r, struct opp_rbuf *b, const struct opp_t
     return opp_rbuf_left(b) ? -1 : 0;
 }
 
+/* SUMMARY: u32 proc, u32 count, u32 first serial, u32 0, count nodes. */
+static int chunk_summary(struct reader *r, struct opp_rbuf *b, const struct opp_tr_visitor *v,
+                         void *ctx)
+{
+    uint32_t proc = opp_get_u32(b), count = opp_get_u32(b), first = opp_get_u32(b);
+    uint32_t zero = opp_get_u32(b);
+    struct proc_info *pi = known_proc(r, proc);
+    if (b->bad || zero || !pi || first != pi->nodes + 1)
+        return -1;
+    r->sum->summary = 1;
+    struct opp_tr_snode n;
+    for (uint32_t i = 0; i < count; i++) {
+        n.serial = pi->nodes + 1;
+        n.parent = opp_get_u32(b);
+        n.window = opp_get_u32(b);
+        n.fn = opp_get_u32(b);
+        n.nargs = opp_get_u32(b);
+        n.count = opp_get_u64(b);
+        uint64_t total = opp_get_u64(b), self = opp_get_u64(b);
+        n.open = opp_get_u64(b);
+        n.self_cuda_ns = opp_get_u64(b);
+        n.self_mem = (int64_t)opp_get_u64(b);
+        if (b->bad || n.parent >= n.serial || n.fn >= pi->nfuncs || n.nargs > OPP_MAX_ARGS ||
+            self > total || n.open > n.count)
+            return -1;
+        for (uint32_t k = 0; k < n.nargs; k++)
+            n.args[k] = opp_get_u64(b);
+        if (b->bad)
+            return -1;
+        n.total_ns = dur_ns(r, pi->clock, total);
+        n.self_ns = dur_ns(r, pi->clock, self);
+        pi->nodes++;
+        if (v->snode && v->snode(ctx, proc, &n))
+            return 2;
+    }
+    return opp_rbuf_left(b) ? -1 : 0;
+}
+
+/* SUMMARY_GPU: u32 proc, u32 count, count rows. */
+static int chunk_summary_gpu(struct reader *r, struct opp_rbuf *b,
+                             const struct opp_tr_visitor *v, void *ctx)
+{
+    uint32_t proc = opp_get_u32(b), count = opp_get_u32(b);
+    if (b->bad || !known_proc(r, proc))
+        return -1;
+    r->sum->summary = 1;
+    for (uint32_t i = 0; i < count; i++) {
+        struct opp_tr_sgpu g;
+        g.window = opp_get_u32(b);
+        g.type = opp_get_u32(b);
+        g.name = opp_get_u32(b);
+        g.kind = opp_get_u32(b);
+        g.src_kind = opp_get_u32(b);
+        g.dst_kind = opp_get_u32(b);
+        g.device = opp_get_u32(b);
+        g.stream = opp_get_u32(b);
+        g.count = opp_get_u64(b);
+        g.dur_ns = opp_get_u64(b);
+        g.bytes = opp_get_u64(b);
+        if (b->bad || g.type < OPP_GPU_KERNEL || g.type > OPP_GPU_OVERHEAD ||
+            g.type == OPP_GPU_MEMORY || !g.count)
+            return -1;
+        if (v->sgpu && v->sgpu(ctx, proc, &g))
+            return 2;
+    }
+    return opp_rbuf_left(b) ? -1 : 0;
+}
+
 static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
                  const struct opp_tr_visitor *v, void *ctx)
 {
@@ -405,6 +483,10 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
         }
         return opp_rbuf_left(b) ? -1 : 0;
     }
+    case OPP_CHUNK_SUMMARY:
+        return chunk_summary(r, b, v, ctx);
+    case OPP_CHUNK_SUMMARY_GPU:
+        return chunk_summary_gpu(r, b, v, ctx);
     case OPP_CHUNK_END:
         r->sum->end_events = opp_get_u64(b);
         r->sum->end_dropped = opp_get_u64(b);
@@ -421,7 +503,7 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
 static const char *chunk_name(uint32_t type)
 {
     static const char *n[] = {"?",      "clock",   "process", "funcs",      "thread",
-                              "events", "dropped", "process-end", "end", "gpu", "info"};
+                              "events", "dropped", "process-end", "end", "gpu", "info", "summary", "summary-gpu"};
     _Static_assert(sizeof n / sizeof n[0] == OPP_CHUNK_TYPE_MAX + 1, "a name per chunk type");
     return type <= OPP_CHUNK_TYPE_MAX ? n[type] : "?";
 }

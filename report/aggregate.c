@@ -298,8 +298,11 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 continue;
             if (o->window && !in_window(o, first, e->begin_ns))
                 continue;
+            if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
+                continue;
             if (o->match && !name_matches(o, m, matched, e->name))
                 continue;
+            uint64_t calls = opp_event_calls(t, i);
             const uint64_t *args = opp_event_args(t, e);
             struct opp_shapes shapes = {0};
             if (o->group_by_shape)
@@ -319,11 +322,11 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 r->nstack = k.nstack;
                 memcpy(r->stack, k.stack, sizeof r->stack);
             }
-            r->count++;
+            r->count += calls;
             r->self_cpu_time_total_ns += e->self_ns;
             r->cpu_time_total_ns += opp_event_dur(e);
-            r->flops += opp_op_flops(f->kind, f->dtype, args, e->nargs);
-            uint64_t cb = opp_coll_alg_bytes(f->kind, args, e->nargs);
+            r->flops += calls * opp_op_flops(f->kind, f->dtype, args, e->nargs);
+            uint64_t cb = calls * opp_coll_alg_bytes(f->kind, args, e->nargs);
             if (cb) {
                 r->coll = 1;
                 r->coll_bytes += cb;
@@ -337,7 +340,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, g->mem);
             }
             a->self_cpu_time_total_ns += e->self_ns;
-            a->events++;
+            a->events += calls;
         }
     }
     for (size_t i = 0; i < m->gpu.nops; i++) {
@@ -346,6 +349,9 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             continue;
         if (o->window && !in_window(o, first, g->start_ns))
             continue;
+        if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
+            continue;
+        uint64_t calls = opp_gpu_op_count(&m->gpu, i);
         if (o->match && !name_matches(o, m, matched, g->name))
             continue;
         struct group_key k;
@@ -359,13 +365,13 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             r->device_type = OPP_DEVICE_CUDA;
         }
         uint64_t dur = opp_gpu_op_dur(g);
-        r->count++;
+        r->count += calls;
         r->self_cuda_time_total_ns += dur;
         r->cuda_time_total_ns += dur;
         r->bytes += g->bytes;
         r->transfers = g->type != OPP_GPU_KERNEL;
         a->self_cuda_time_total_ns += dur;
-        a->gpu_ops++;
+        a->gpu_ops += calls;
     }
     a->gpu = opp_model_has_gpu(m);
     free_groups(&groups);

@@ -59,6 +59,9 @@ struct opp_agg_opts {
     const regex_t *match; /* only names that match (regexec), NULL: every name */
     int filter_rank; /* only processes labelled with this rank (model.h) */
     int64_t rank;
+    /* A summary trace's schedule window (from 1): only its call paths and
+     * GPU rows (full traces select windows by time: window, from_ns) */
+    uint32_t sched_window;
 };
 
 /* The trace's first time: the earliest begin of an event or start of a

@@ -79,7 +79,7 @@ int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
             }
             node_of[k] = e->node;
             struct opp_ct_node *nd = &ct->nodes[e->node];
-            nd->calls++;
+            nd->calls += opp_event_calls(t, k);
             nd->self_ns += ev->self_ns;
             nd->total_ns += ev->end_ns - ev->begin_ns;
             if (t->gpu) {

@@ -7,5 +7,6 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
 
 #endif

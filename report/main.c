@@ -15,6 +15,7 @@ static const struct cmd {
     {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
     {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
     {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
+    {"summarize", cmd_summarize, "add a trace's calls up by call path: opprof summarize TRACE -o OUT"},
     {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
     {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
 };
@@ -23,7 +24,7 @@ static void usage(FILE *f)
 {
     fputs("usage: opprof [--version] [--help] COMMAND [ARGS...]\n\ncommands:\n", f);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+        fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
     fputs("\nSee 'opprof COMMAND --help' for a command's options.\n", f);
 }
 

@@ -338,6 +338,53 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     return 0;
 }
 
+/* A summary node: an event of its process's summary thread (tid 0), in
+ * the order written (parents first), standing for its calls. */
+static int on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
+{
+    struct loader *ld = ctx;
+    struct opp_thread *t = get_thread(ld, proc + ld->base, 0);
+    if (!t)
+        return fail(ld, ENOMEM);
+    const struct opp_process *p = &ld->m->procs[t->proc];
+    if (n->fn >= p->nfuncs || n->serial != t->nevents + 1 || (t->nevents && !t->stat))
+        return fail(ld, EPROTO); /* the reader checks the order: never happens */
+    if (t->nevents >= OPP_NO_PARENT - 1 || t->nargs + n->nargs > UINT32_MAX)
+        return fail(ld, EOVERFLOW);
+    size_t cap = t->cap;
+    if (grow((void **)&t->events, &t->cap, t->nevents + 1, sizeof *t->events) ||
+        grow((void **)&t->args, &t->args_cap, t->nargs + n->nargs, sizeof *t->args))
+        return fail(ld, ENOMEM);
+    if (!t->stat || t->cap != cap) {
+        struct opp_sum_stat *st = reallocarray(t->stat, t->cap, sizeof *st);
+        if (!st)
+            return fail(ld, ENOMEM);
+        t->stat = st;
+    }
+    struct opp_event *e = &t->events[t->nevents];
+    e->begin_ns = 0;
+    e->end_ns = n->total_ns;
+    e->self_ns = n->self_ns;
+    e->parent = n->parent ? n->parent - 1 : OPP_NO_PARENT;
+    e->name = p->funcs[n->fn].name;
+    e->fn = n->fn;
+    e->args = (uint32_t)t->nargs;
+    e->depth = n->parent ? (uint16_t)(t->events[n->parent - 1].depth + 1) : 0;
+    e->flags = 0;
+    e->nargs = (uint8_t)n->nargs;
+    e->stack = 0;
+    if (n->nargs) {
+        memcpy(t->args + t->nargs, n->args, n->nargs * sizeof *n->args);
+        t->nargs += n->nargs;
+    }
+    t->stat[t->nevents++] = (struct opp_sum_stat){n->count, n->open, n->window, n->self_cuda_ns,
+                                                  n->self_mem};
+    ld->m->events += n->count;
+    ld->m->open_events += n->open;
+    ld->m->summary = 1;
+    return 0;
+}
+
 /* DROPPED chunks add up: each counts records lost since the previous one. */
 static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
 {
@@ -558,6 +605,62 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 }
 
 static uint32_t gpu_str_lookup(const struct opp_model *m, uint32_t pi, uint32_t id);
+
+static int gpu_op(struct loader *ld, uint32_t pi, const struct opp_gpu_rec *g);
+
+/* A summary GPU row: one op (start 0, end its total time) standing for
+ * its count, named as the records it adds up would be. */
+static int on_sgpu(void *ctx, uint32_t proc, const struct opp_tr_sgpu *r)
+{
+    struct loader *ld = ctx;
+    struct opp_model *m = ld->m;
+    struct opp_process *p = find_proc(m, proc + ld->base);
+    if (!p)
+        return fail(ld, EPROTO);
+    struct opp_gpu_rec g = {.type = r->type, .nfields = OPP_GPU_FIELDS_MAX};
+    g.f[OPP_GF_END] = r->dur_ns;
+    g.f[OPP_GF_DEVICE] = r->device;
+    g.f[OPP_GF_STREAM] = r->stream;
+    switch (r->type) {
+    case OPP_GPU_KERNEL:
+        g.f[OPP_GF_K_NAME] = r->name;
+        break;
+    case OPP_GPU_MEMCPY:
+        g.f[OPP_GF_C_BYTES] = r->bytes;
+        g.f[OPP_GF_C_KIND] = r->kind;
+        g.f[OPP_GF_C_SRC_KIND] = r->src_kind;
+        g.f[OPP_GF_C_DST_KIND] = r->dst_kind;
+        break;
+    case OPP_GPU_MEMSET:
+        g.f[OPP_GF_S_BYTES] = r->bytes;
+        g.f[OPP_GF_S_MEM_KIND] = r->kind;
+        break;
+    case OPP_GPU_SYNC:
+        g.f[OPP_GF_Y_TYPE] = r->kind;
+        break;
+    default:
+        g.f[OPP_GF_O_KIND] = r->kind;
+        break;
+    }
+    struct opp_gpu *gpu = &m->gpu;
+    size_t first = gpu->nsum;
+    if (gpu_op(ld, (uint32_t)(p - m->procs), &g) || ld->failed)
+        return 1;
+    struct opp_gpu_sum *st = reallocarray(gpu->sum, gpu->nops, sizeof *st);
+    if (!st)
+        return fail(ld, ENOMEM);
+    gpu->sum = st;
+    for (size_t i = first; i + 1 < gpu->nops; i++) /* ops of a full trace read before */
+        st[i] = (struct opp_gpu_sum){1, 0};
+    st[gpu->nops - 1] = (struct opp_gpu_sum){r->count, r->window};
+    gpu->nsum = gpu->nops;
+    struct opp_gpu_op *op = &gpu->ops[gpu->nops - 1];
+    op->start_ns = 0;
+    op->end_ns = r->dur_ns;
+    m->gpu.records += r->count;
+    m->summary = 1;
+    return 0;
+}
 
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
@@ -1019,7 +1122,7 @@ static struct opp_event_gpu *event_gpu(struct opp_thread *t, uint32_t event)
 static int gpu_attach(struct opp_model *m)
 {
     struct opp_gpu *gpu = &m->gpu;
-    if (!gpu->nops && !gpu->nmem)
+    if (!gpu->nops && !gpu->nmem && !m->summary)
         return 0;
     size_t n = 0, cap = 0;
     struct corr_ent *c = NULL;
@@ -1086,6 +1189,21 @@ static int gpu_attach(struct opp_model *m)
     free(c);
     free(x.map);
     free(x.ev);
+    /* A summary node carries its own calls' GPU work and memory. */
+    for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
+        struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; t->stat && i < t->nevents && !rc; i++) {
+            if (!t->stat[i].self_cuda_ns && !t->stat[i].self_mem)
+                continue;
+            struct opp_event_gpu *eg = event_gpu(t, (uint32_t)i);
+            if (!eg) {
+                rc = -1;
+                break;
+            }
+            eg->self_cuda_ns += t->stat[i].self_cuda_ns;
+            eg->self_mem = opp_add_sat(eg->self_mem, t->stat[i].self_mem);
+        }
+    }
     for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
         struct opp_thread *t = &m->threads[ti];
         if (!t->gpu)
@@ -1269,6 +1387,8 @@ struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, c
         .process_end = on_process_end,
         .gpu = on_gpu,
         .info = on_info,
+        .snode = on_snode,
+        .sgpu = on_sgpu,
     };
     for (size_t i = 0; i < npaths && !ld.failed; i++) {
         struct opp_tr_summary sum;
@@ -1301,7 +1421,7 @@ struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, c
     close_open_events(m);
     for (size_t i = 0; i < m->nthreads; i++) {
         struct opp_thread *t = &m->threads[i];
-        int rc = opp_tree_build(t->events, t->nevents);
+        int rc = t->stat ? 0 : opp_tree_build(t->events, t->nevents); /* summary: built */
         if (rc) {
             snprintf(err, errlen, "cannot load %s: %s", path, strerror(-rc));
             opp_model_free(m);
@@ -1365,6 +1485,7 @@ void opp_model_free(struct opp_model *m)
         free(m->threads[i].events);
         free(m->threads[i].args);
         free(m->threads[i].gpu);
+        free(m->threads[i].stat);
     }
     free(m->threads);
     free(m->gpu.ops);
@@ -1372,6 +1493,7 @@ void opp_model_free(struct opp_model *m)
     free(m->gpu.mem);
     free(m->gpu.devices);
     free(m->gpu.extcorr);
+    free(m->gpu.sum);
     for (size_t i = 0; i < m->gpu.nmemseries; i++)
         free(m->gpu.memseries[i].pts);
     free(m->gpu.memseries);
@@ -1379,4 +1501,15 @@ void opp_model_free(struct opp_model *m)
         free(m->strs[i]);
     free(m->strs);
     free(m);
+}
+
+int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen)
+{
+    if (!m->summary)
+        return 0;
+    snprintf(err, errlen,
+             "this is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
+             "without their times); %s needs every call: record without OPPROF_MODE=summary",
+             what);
+    return -1;
 }

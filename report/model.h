@@ -74,7 +74,24 @@ struct opp_thread {
     uint64_t *args;
     size_t nargs, args_cap;
     struct opp_event_gpu *gpu; /* one per event; NULL when no GPU work is attached */
+    /* A summary trace's (OPPROF_MODE=summary) thread of one process: each
+     * event is a call path (begin 0, end its total time, self_ns its self
+     * time) standing for stat[i].count calls; NULL on a real thread. */
+    struct opp_sum_stat *stat;
 };
+
+struct opp_sum_stat {
+    uint64_t count, open;
+    uint32_t window; /* schedule window from 1, 0 when none */
+    uint64_t self_cuda_ns;
+    int64_t self_mem;
+};
+
+/* The calls event i of t stands for: 1, or a summary node's count. */
+static inline uint64_t opp_event_calls(const struct opp_thread *t, size_t i)
+{
+    return t->stat ? t->stat[i].count : 1;
+}
 
 /* ---- GPU activity (trace format 2: OPP_CHUNK_GPU, common/gpu.h) ----
  * Times are CLOCK_MONOTONIC ns like the events'. A record is attached to
@@ -166,6 +183,10 @@ struct opp_gpu {
     uint64_t skipped;       /* records of types this reader does not know */
     uint64_t unattached;    /* ops and memory records whose non-zero correlation id
                                matched no API event */
+    /* Summary traces: per op, the ops it stands for and its window (NULL
+     * when every op is one record; ops past nsum count 1, window 0) */
+    struct opp_gpu_sum { uint64_t count; uint32_t window; } *sum;
+    size_t nsum;
     uint64_t dropped_cupti; /* DROPPED records add up */
     uint64_t dropped_ours;
 };
@@ -194,7 +215,18 @@ struct opp_model {
     struct opp_tr_summary sum; /* the reader's: complete flag and warning */
     struct opp_model_index *index;
     struct opp_code *code; /* code stacks and modules (OPPROF_STACKS, symbolize.h) */
+    int summary; /* a summary trace (OPPROF_MODE=summary): call paths, not calls */
 };
+
+/* The GPU ops op i stands for (1 unless from a summary trace). */
+static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
+{
+    return i < g->nsum ? g->sum[i].count : 1;
+}
+
+/* Commands that need every call's time refuse a summary trace: 0, or -1
+ * with "TRACE is a summary ... WHAT needs every call" in err. */
+int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen);
 
 /* Load the trace at path and build every thread's call tree. Events flagged
  * OPP_EV_OPEN end at their process's end time (or, when the trace does not

@@ -1,0 +1,65 @@
+/* Summary mode (OPPROF_MODE=summary): calls aggregated as they arrive into
+ * a tree of call paths, so a run of any length gives a trace of constant
+ * size whose report is the same key_averages table. Used by the collector
+ * (records from the rings) and by `opprof summarize` (events of a full
+ * trace), so both make the same file from the same calls.
+ *
+ * A node is every call with the same call path: the same process, window,
+ * enclosing node, entry point and identity arguments (opp_op_identity:
+ * the shapes, the NVTX message, the status; not a correlation id or an
+ * NVTX payload). It holds the calls' count, total and self time (self =
+ * duration minus the direct children's, as the report's call tree has it),
+ * how many were open (the process died inside them), and the GPU work and
+ * device memory attached to them through CUPTI correlation ids.
+ *
+ * Calls of a thread arrive in the order they returned, so a call's children
+ * arrive before it: they wait under a placeholder for their depth until
+ * the call itself arrives, and then join (or merge into) its node. */
+#ifndef OPP_SUMMARY_H
+#define OPP_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu.h"
+
+#define OPP_SUM_DEPTH_MAX 64u /* deeper calls count as this depth */
+
+struct opp_sum;
+struct opp_tw;
+
+/* max_nodes bounds memory: past it, a call on a new call path is dropped
+ * and counted (opp_sum_write writes the count as a DROPPED chunk). */
+struct opp_sum *opp_sum_new(uint32_t max_nodes);
+void opp_sum_free(struct opp_sum *s);
+
+/* Process proc's entry-point kinds (kinds[fn], copied), before its calls.
+ * 0 or -ENOMEM. */
+int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs, const uint32_t *kinds);
+/* The window its later calls belong to (schedule windows from 1; 0: none). */
+void opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t window);
+/* One call of thread tid of proc, in the order the thread's calls returned.
+ * Times are the process's ticks. 0, or -ENOMEM. */
+int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
+                 uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args, int open);
+/* The thread is gone: what waits under its placeholders (its calls were
+ * dropped) is kept as calls without a parent. */
+void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);
+/* A GPU record of proc. 1: aggregated (kernels, copies, sets, sync,
+ * overhead, memory, external correlation); 0: the caller keeps it as it is
+ * (strings, devices, dropped counts, stacks, modules: bounded, and the
+ * report needs them to name things). */
+int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g);
+/* Write proc's nodes and GPU rows as SUMMARY and SUMMARY_GPU chunks and
+ * forget the process. 0 or the writer's -errno. */
+int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w);
+
+struct opp_sum_stats {
+    uint64_t calls;      /* calls aggregated */
+    uint64_t nodes;      /* live nodes now */
+    uint64_t dropped;    /* calls on new call paths past max_nodes */
+    uint64_t unattached; /* GPU records whose correlation id matched no call */
+};
+void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out);
+
+#endif
