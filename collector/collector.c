@@ -219,6 +219,13 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                 ring_abandon(c, r, "ring holds a damaged record");
                 return moved;
             }
+            if (rec.flags & OPP_REC_WINDOW) { /* a window began on this thread */
+                if (S.sum)
+                    opp_sum_window(S.sum, c->proc, r->tid,
+                                   rec.arg0 < UINT32_MAX ? (uint32_t)rec.arg0 : UINT32_MAX);
+                t += slots;
+                continue;
+            }
             uint64_t args[OPP_MAX_ARGS];
             args[0] = rec.arg0;
             for (unsigned i = 1; i < slots; i++) {
@@ -234,7 +241,8 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                 stack = (uint32_t)args[--nargs];
             if (S.sum) {
                 if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
-                                 nargs, args, 0))
+                                 nargs, args,
+                                 rec.flags & OPP_REC_RANGE ? OPP_SUM_RANGE : 0))
                     logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
                 c->events++;
                 S.events++;
@@ -292,7 +300,8 @@ static void emit_open_calls(struct client *c, struct ring *r, uint64_t now)
         for (uint32_t d = depth; d-- > 0;) {
             struct opp_open o = r->hdr->open[d];
             if (o.fn < c->nfuncs && o.begin <= end)
-                opp_sum_call(S.sum, c->proc, r->tid, o.fn, d, o.begin, end, 0, NULL, 1);
+                opp_sum_call(S.sum, c->proc, r->tid, o.fn, d, o.begin, end, 0, NULL,
+                             OPP_SUM_OPEN);
         }
         return;
     }
@@ -340,8 +349,8 @@ static void end_process(struct client *c, uint32_t how)
             if (c->rings[i].hdr)
                 emit_open_calls(c, &c->rings[i], now);
     if (S.sum && c->nfuncs) {
-        if (c->dropped)
-            opp_tw_dropped(&S.tw, c->proc, 0, c->dropped);
+        /* always: the file's size does not depend on whether a ring overflowed */
+        opp_tw_dropped(&S.tw, c->proc, 0, c->dropped);
         if (opp_sum_write(S.sum, c->proc, &S.tw) == -ENOMEM)
             logmsg("out of memory: the summary of pid %d is lost", (int)c->pid);
     }

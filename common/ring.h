@@ -32,6 +32,10 @@ struct opp_rec {
 
 /* opp_rec.flags */
 #define OPP_REC_STACK 0x1u /* the last argument is a code stack id (OPPROF_STACKS) */
+#define OPP_REC_RANGE 0x4u /* a range recorded when it ended (NVTX start/end, ProfilerStep#N),
+                              not entered: the calls inside it are its siblings in depth */
+#define OPP_REC_WINDOW 0x2u /* not a call: this thread's later calls belong to schedule
+                               window arg0 (OPPROF_MODE=summary with a schedule) */
 
 struct opp_rec_ext {
     uint64_t arg[4];

@@ -31,7 +31,7 @@ struct node {
 enum { N_FREE = 0, N_LIVE, N_HOLD, N_STUB };
 
 struct sthread {
-    uint32_t proc, tid;
+    uint32_t proc, tid, window;
     uint32_t hold[OPP_SUM_DEPTH_MAX];      /* placeholder of the call in flight at depth d */
     uint32_t last[OPP_SUM_DEPTH_MAX];      /* the node the last call at depth d went to */
     uint64_t child[OPP_SUM_DEPTH_MAX + 1]; /* durations of depth d calls since the last
@@ -474,18 +474,24 @@ int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs, const uint32
     return 0;
 }
 
-void opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t window)
+int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t window)
 {
     struct sproc *p = find_proc(s, proc);
-    if (p)
-        p->window = window;
+    struct sthread *t = p ? find_thread(s, proc, tid, 1) : NULL;
+    if (!t)
+        return p ? -ENOMEM : 0;
+    t->window = window;
+    p->window = window; /* GPU work that matched no call: the latest */
+    return 0;
 }
 
 /* ---- calls ---- */
 
 int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
-                 uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args, int open)
+                 uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args,
+                 unsigned flags)
 {
+    int range = (flags & OPP_SUM_RANGE) != 0;
     struct sproc *p = find_proc(s, proc);
     if (!p || fn >= p->nfuncs)
         return 0; /* the collector checked both: not reached */
@@ -507,14 +513,16 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     uint64_t key[OPP_MAX_ARGS];
     opp_op_identity(kind, args, nargs, key);
     uint64_t dur = end > begin ? end - begin : 0;
-    uint64_t children = t->child[d + 1];
-    t->child[d + 1] = 0;
-    t->child[d] += dur;
+    uint64_t children = range ? dur : t->child[d + 1];
+    if (!range) {
+        t->child[d + 1] = 0;
+        t->child[d] += dur;
+    }
     s->calls++;
 
     uint32_t id = t->last[d];
-    if (!id || id >= s->nnodes || !key_eq(&s->n[id], parent, proc, p->window, fn, nargs, key))
-        id = hash_find(s, parent, proc, p->window, fn, nargs, key);
+    if (!id || id >= s->nnodes || !key_eq(&s->n[id], parent, proc, t->window, fn, nargs, key))
+        id = hash_find(s, parent, proc, t->window, fn, nargs, key);
     if (!id) {
         id = node_new(s, N_LIVE, nargs);
         if (!id) {
@@ -525,7 +533,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
         }
         struct node *x = &s->n[id];
         x->proc = proc;
-        x->window = p->window;
+        x->window = t->window;
         x->fn = fn;
         memcpy(x->args, key, nargs * sizeof *key);
         link_child(s, parent, id);
@@ -536,8 +544,8 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     x->count++;
     x->total += dur;
     x->self += dur > children ? dur - children : 0;
-    x->open += open != 0;
-    if (t->hold[d] && s->n[t->hold[d]].first)
+    x->open += (flags & OPP_SUM_OPEN) != 0;
+    if (!range && t->hold[d] && s->n[t->hold[d]].first)
         move_children(s, t->hold[d], id);
 
     /* GPU work finds this node by the call's correlation id, or by the

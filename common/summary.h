@@ -36,12 +36,18 @@ void opp_sum_free(struct opp_sum *s);
 /* Process proc's entry-point kinds (kinds[fn], copied), before its calls.
  * 0 or -ENOMEM. */
 int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs, const uint32_t *kinds);
-/* The window its later calls belong to (schedule windows from 1; 0: none). */
-void opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t window);
+/* The window thread tid's later calls belong to (schedule windows from 1;
+ * 0: none). 0, or -ENOMEM. */
+int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t window);
 /* One call of thread tid of proc, in the order the thread's calls returned.
  * Times are the process's ticks. 0, or -ENOMEM. */
+#define OPP_SUM_OPEN 1u  /* the process died inside it */
+#define OPP_SUM_RANGE 2u /* recorded when it ended, not entered (OPP_REC_RANGE): the calls
+                            made during it are not its children, so it has no self time
+                            and is not a child's time of its parent */
 int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
-                 uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args, int open);
+                 uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args,
+                 unsigned flags);
 /* The thread is gone: what waits under its placeholders (its calls were
  * dropped) is kept as calls without a parent. */
 void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);

@@ -186,13 +186,15 @@ static inline int opp_capture_open(void)
 static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const uint64_t *args,
                                 unsigned nargs)
 {
+    if (OPP_UNLIKELY(opp_summary_windows))
+        opp_window_sync();
     struct opp_ring_hdr *r = opp_tls.ring;
     if (OPP_UNLIKELY(!r)) {
         r = opp_thread_attach();
         if (!r)
             return 0;
     }
-    opp_publish(r, fn, r->depth, begin, end, args, nargs);
+    opp_publish_f(r, fn, r->depth, begin, end, args, nargs, OPP_REC_RANGE);
     return 1;
 }
 

@@ -28,6 +28,8 @@ int opp_capture_api;
 uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
 
 static int timer_open = 1, api_open = 1, sched_open = 1;
+int opp_summary_windows;
+static uint32_t window_no; /* the schedule window (from 1) of the last active step */
 static uint64_t start_at, stop_at; /* monotonic ns; 0: none */
 
 void opp_capture_update(void)
@@ -36,8 +38,23 @@ void opp_capture_update(void)
              __atomic_load_n(&api_open, __ATOMIC_RELAXED) &&
              __atomic_load_n(&sched_open, __ATOMIC_RELAXED);
     __atomic_store_n(&opp_capturing, on, __ATOMIC_RELAXED);
-    __atomic_store_n(&opp_enter_gate, !on || opp_step_fn != UINT32_MAX || opp_stacks_n,
+    __atomic_store_n(&opp_enter_gate,
+                     !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows,
                      __ATOMIC_RELAXED);
+}
+
+void opp_window_sync(void)
+{
+    static __thread uint32_t seen;
+    uint32_t w = __atomic_load_n(&window_no, __ATOMIC_RELAXED);
+    if (w == seen)
+        return;
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (!r && !(r = opp_thread_attach()))
+        return;
+    uint64_t a[1] = {w};
+    opp_publish_f(r, 0, r->depth, 0, 0, a, 1, OPP_REC_WINDOW);
+    seen = w;
 }
 
 /* opp_enter's slow path: the step marker, the window, the stack. */
@@ -47,6 +64,8 @@ int opp_enter_gated(struct opp_frame *f, uint32_t fn)
         opp_step_mark();
     if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
         return 0;
+    if (opp_summary_windows)
+        opp_window_sync();
     return opp_enter_ring(f, fn, opp_stacks_n != 0);
 }
 
@@ -131,6 +150,17 @@ static int active_step(long k)
     return k % cycle >= S.wait + S.warmup;
 }
 
+/* Step k (active) opens or continues window (k - skip_first) / cycle + 1. */
+static void set_sched(long k)
+{
+    int on = active_step(k);
+    if (on)
+        __atomic_store_n(&window_no,
+                         (uint32_t)((k - S.skip_first) / (S.wait + S.warmup + S.active) + 1),
+                         __ATOMIC_RELAXED);
+    __atomic_store_n(&sched_open, on, __ATOMIC_RELAXED);
+}
+
 /* Step k, when it was active, as an operator: ProfilerStep#k around what
  * it did, on this thread (the NVTX table's range entry). */
 static void record_step(long k, uint64_t end)
@@ -141,6 +171,8 @@ static void record_step(long k, uint64_t end)
     char name[40];
     int n = snprintf(name, sizeof name, "ProfilerStep#%ld", k);
     uint64_t a[5] = {opp_str_id(name, (size_t)n), 0, 0, 0, 0};
+    if (opp_summary_windows)
+        opp_window_sync(); /* the step's window: window_no moves on after this */
     opp_record_at(OPP_FN_nvtx_range, S.step_begin, end, a, 5);
 #else
     (void)k, (void)end;
@@ -159,7 +191,7 @@ void opp_step_mark(void)
     record_step(k, now);
     S.step = k + 1;
     S.step_begin = now;
-    __atomic_store_n(&sched_open, active_step(k + 1), __ATOMIC_RELAXED);
+    set_sched(k + 1);
     opp_capture_update();
     pthread_mutex_unlock(&S.lock);
     in_mark = 0;
@@ -183,7 +215,7 @@ static void *step_timer(void *arg)
         /* time steps have no ProfilerStep events: this thread records nothing */
         pthread_mutex_lock(&S.lock);
         S.step++;
-        __atomic_store_n(&sched_open, active_step(S.step), __ATOMIC_RELAXED);
+        set_sched(S.step);
         opp_capture_update();
         pthread_mutex_unlock(&S.lock);
         next += S.period_ns;
@@ -295,6 +327,8 @@ static void schedule_init(void)
         return;
     }
     S.on = 1;
+    const char *mode = getenv("OPPROF_MODE");
+    opp_summary_windows = mode && !strcmp(mode, "summary");
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     opp_capture_update();
     if (S.period_ns) {

@@ -13,6 +13,11 @@ extern int opp_capturing;
 /* Non-zero while opp_enter must take its slow path (opp_enter_gated): a
  * step marker is set, a window is closed, or code stacks are on. */
 extern int opp_enter_gate;
+/* OPPROF_MODE=summary with a schedule: the collector adds calls up per
+ * window, so each thread marks in its ring when the window it records in
+ * changed (a record with OPP_REC_WINDOW) before its next call's record. */
+extern int opp_summary_windows;
+void opp_window_sync(void);
 /* Recompute opp_capturing and opp_enter_gate (after a setting changed). */
 void opp_capture_update(void);
 struct opp_frame;

@@ -426,7 +426,7 @@ static int key_averages(struct report_args *ra, const struct opp_model *m)
     int rc = opp_aggregate(m, &ra->agg, &agg);
     if (rc)
         return rc;
-    if (ra->format == FMT_JSON && opp_model_has_gpu(m)) {
+    if (ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary) {
         rc = opp_gpu_stats(m, &ra->agg, &gs);
         if (rc) {
             opp_agg_free(&agg);
@@ -478,7 +478,33 @@ static int report(struct report_args *rap)
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
-    if (ra.window_k) {
+    if (m->summary) {
+        const char *what = ra.gpu          ? "--gpu (its timeline)"
+                            : ra.step      ? "--step"
+                            : ra.agg.window ? "--from/--to"
+                            : ra.agg.filter_tid ? "--tid (it keeps no threads)"
+                                                : NULL;
+        if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
+            fprintf(stderr, PREFIX "%s: %s\n", ra.trace, err);
+            opp_model_free(m);
+            return 1;
+        }
+    }
+    if (ra.window_k && m->summary) { /* windows are numbered in the file */
+        uint32_t nw = 0;
+        for (size_t i = 0; i < m->nthreads; i++)
+            for (size_t k = 0; m->threads[i].stat && k < m->threads[i].nevents; k++)
+                if (m->threads[i].stat[k].window > nw)
+                    nw = m->threads[i].stat[k].window;
+        if (ra.window_k > nw) {
+            fprintf(stderr, PREFIX "%s has %u recorded window%s (a schedule's active runs of "
+                                   "steps), not %lu\n",
+                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
+            opp_model_free(m);
+            return 1;
+        }
+        ra.agg.sched_window = (uint32_t)ra.window_k;
+    } else if (ra.window_k) {
         struct opp_window *w;
         size_t nw;
         if (opp_profiler_windows(m, &w, &nw)) {

@@ -21,7 +21,7 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] -- CMD [ARG...]\n"
+    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] [--mode M] -- CMD [ARG...]\n"
                "  -o, --output FILE  trace file (default opprof-PID.trace)\n"
                "  -q, --quiet        do not print the report when CMD ends\n"
                "  --limit N          rows of the report printed (default 10)\n"
@@ -31,7 +31,9 @@ static void usage(FILE *f)
                "  --step M           what a step is: nvtx:NAME (each NAME range begins one),\n"
                "                     call:NAME (each call of NAME begins one) or time:500ms\n"
                "                     (sets OPPROF_STEP)\n"
-               "  --paused           record nothing until `opprof ctl start` (sets OPPROF_PAUSED)\n");
+               "  --paused           record nothing until `opprof ctl start` (sets OPPROF_PAUSED)\n"
+               "  --mode M           full (every call, the default) or summary (calls added up\n"
+               "                     by call path: a trace of constant size; sets OPPROF_MODE)\n");
 }
 
 /* Where our own binaries are: next to this executable unless overridden. */
@@ -189,6 +191,7 @@ int cmd_run(int argc, char **argv)
                                          {"schedule", required_argument, 0, 'S'},
                                          {"paused", no_argument, 0, 'P'},
                                          {"step", required_argument, 0, 'T'},
+                                         {"mode", required_argument, 0, 'M'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *limit = "10";
@@ -200,6 +203,13 @@ int cmd_run(int argc, char **argv)
         case 'S': setenv("OPPROF_SCHEDULE", optarg, 1); break;
         case 'P': setenv("OPPROF_PAUSED", "1", 1); break;
         case 'T': setenv("OPPROF_STEP", optarg, 1); break;
+        case 'M':
+            if (strcmp(optarg, "full") && strcmp(optarg, "summary")) {
+                fprintf(stderr, "opprof run: --mode takes full or summary, not '%s'\n", optarg);
+                return 2;
+            }
+            setenv("OPPROF_MODE", optarg, 1);
+            break;
         case 'q': quiet = 1; break;
         case 'l': {
             char *end;

@@ -117,7 +117,8 @@ static int v_event(void *ctx, const struct opp_tr_event *e)
 {
     struct sz *z = ctx;
     return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
-                                 e->end_ns, e->nargs, e->args, e->flags & OPP_EV_OPEN));
+                                 e->end_ns, e->nargs, e->args,
+                                 e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
 }
 
 static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
