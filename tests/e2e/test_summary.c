@@ -1,0 +1,290 @@
+/* Summary mode (OPPROF_MODE=summary, common/summary.c) on real processes:
+ * the collector adds calls up by call path as they arrive; the trace has
+ * the same table as a full trace of the same calls, a size that does not
+ * grow with the run, and the collector's memory stays flat. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "model.h"
+#include "testutil.h"
+
+TU_TRACE_FIXTURE
+
+/* Calls of name (summary nodes stand for their count), in window w (-1: any). */
+static uint64_t calls(const struct opp_model *m, const char *name, long w)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->nthreads; i++) {
+        const struct opp_thread *t = &m->threads[i];
+        for (size_t k = 0; k < t->nevents; k++)
+            if (!strcmp(opp_model_str(m, t->events[k].name), name) &&
+                (w < 0 || (t->stat && t->stat[k].window == (uint32_t)w)))
+                n += opp_event_calls(t, k);
+    }
+    return n;
+}
+
+static int run_scenario(const char *out, const char *mode, char *const *args)
+{
+    char *argv[8] = {(char *)tu_tool("opprof"), "run", "-q", "-o", (char *)out};
+    int n = 5;
+    char m[64];
+    if (mode) {
+        snprintf(m, sizeof m, "--mode=%s", mode);
+        argv[n++] = m;
+    }
+    argv[n++] = "--";
+    argv[n] = NULL;
+    char *all[16];
+    memcpy(all, argv, (size_t)(n + 1) * sizeof *all);
+    for (int i = 0; args[i]; i++) {
+        all[n++] = args[i];
+        all[n] = NULL;
+    }
+    char *o = tu_path(dir, "run.out"), *e = tu_path(dir, "run.err");
+    int rc = tu_code(tu_run(all, NULL, o, e));
+    free(o);
+    free(e);
+    return rc;
+}
+
+static long file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Threads: every call of every thread counted, no thread kept. */
+START_TEST(threads_counted)
+{
+    char *args[] = {(char *)tu_build("tests/progs/scenarios"), "threads", "4", "2500", NULL};
+    ck_assert_int_eq(run_scenario(trace, "summary", args), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->summary);
+    /* thread I makes 2500 + I calls, the main thread 0 */
+    ck_assert_uint_eq(calls(m, "cblas_ddot", -1), 4 * 2500 + 0 + 1 + 2 + 3);
+    ck_assert_uint_eq(m->events, 4 * 2500 + 6);
+    ck_assert_uint_eq(m->nthreads, 1); /* the process's call paths, tid 0 */
+    ck_assert_uint_eq(m->threads[0].tid, 0);
+    ck_assert_uint_eq(m->threads[0].nevents, 1); /* one call path */
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+}
+END_TEST
+
+/* A process killed mid-run: what it returned from is all there. */
+START_TEST(killed_process)
+{
+    char *args[] = {(char *)tu_build("tests/progs/scenarios"), "kill", "777", NULL};
+    ck_assert_int_eq(run_scenario(trace, "summary", args), 128 + 9);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(calls(m, "cblas_ddot", -1), 777);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_LOST);
+    opp_model_free(m);
+}
+END_TEST
+
+/* fork: parent and child each have their own call paths. */
+START_TEST(forked_processes)
+{
+    char *args[] = {(char *)tu_build("tests/progs/scenarios"), "fork", "10", NULL};
+    ck_assert_int_eq(run_scenario(trace, "summary", args), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(calls(m, "cblas_ddot", -1), 10 + 11 + 12);
+    opp_model_free(m);
+}
+END_TEST
+
+/* The same program in both modes: every column that does not depend on
+ * the run's own timing is the same (names, calls, shapes, FLOPs, order of
+ * the call tree's paths). */
+START_TEST(same_rows_as_full)
+{
+    char *full = tu_path(dir, "full.trace");
+    char *args[] = {(char *)tu_build("tests/progs/blas_calls"), "4", NULL};
+    ck_assert_int_eq(run_scenario(trace, "summary", args), 0);
+    ck_assert_int_eq(run_scenario(full, NULL, args), 0);
+    char *ra[] = {"report", trace, "--group-by-shape", "--sort", "count", "--flops",
+                  "--format", "csv", NULL};
+    char *rb[] = {"report", full, "--group-by-shape", "--sort", "count", "--flops",
+                  "--format", "csv", NULL};
+    char *oa, *ob, *ea, *eb;
+    ck_assert_int_eq(tu_call(cmd_report, ra, dir, &oa, &ea), 0);
+    ck_assert_int_eq(tu_call(cmd_report, rb, dir, &ob, &eb), 0);
+    /* keep name, calls, shapes, FLOPs: drop the time columns */
+    struct opp_model *ms = tu_load(trace), *mf = tu_load(full);
+    ck_assert_ptr_nonnull(ms);
+    ck_assert_ptr_nonnull(mf);
+    const char *names[] = {"cblas_dgemm", "cblas_zgemm", "sgemm_", "cblas_ddot", "dgemv_",
+                           "cblas_daxpy", "cblas_dscal"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        ck_assert_uint_gt(calls(mf, names[i], -1), 0);
+        ck_assert_uint_eq(calls(ms, names[i], -1), calls(mf, names[i], -1));
+    }
+    ck_assert_int_eq(tu_count_lines(oa, ""), tu_count_lines(ob, ""));
+    opp_model_free(ms);
+    opp_model_free(mf);
+    free(oa), free(ob), free(ea), free(eb), free(full);
+}
+END_TEST
+
+/* A schedule: the calls of each active window apart (--window K). */
+START_TEST(schedule_windows)
+{
+    /* blas_calls 10: 10 rounds, each ending in one cblas_dscal (the step);
+     * wait=1, warmup=1, active=2, repeat=2: steps 2-3 and 6-7 recorded */
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--mode", "summary",
+                    "--schedule", "wait=1,warmup=1,active=2,repeat=2", "--step",
+                    "call:cblas_dscal", "--", (char *)tu_build("tests/progs/blas_calls"), "10",
+                    NULL};
+    char *o = tu_path(dir, "o"), *e = tu_path(dir, "e");
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(calls(m, "cblas_dgemm", 1), 10); /* 5 per round, 2 rounds */
+    ck_assert_uint_eq(calls(m, "cblas_dgemm", 2), 10);
+    ck_assert_uint_eq(calls(m, "cblas_dgemm", 0), 0);
+    ck_assert_uint_eq(calls(m, "ProfilerStep#2", 1), 1);
+    ck_assert_uint_eq(calls(m, "ProfilerStep#7", 2), 1);
+    ck_assert_uint_eq(calls(m, "cblas_dgemm", -1), 20);
+    opp_model_free(m);
+    char *r3[] = {"report", trace, "--window", "3", NULL};
+    char *out, *err;
+    ck_assert_int_eq(tu_call(cmd_report, r3, dir, &out, &err), 1);
+    ck_assert_msg(strstr(err, "has 2 recorded windows (a schedule's active runs of steps), "
+                             "not 3\n"),
+                  "%s", err);
+    free(out), free(err), free(o), free(e);
+}
+END_TEST
+
+/* What needs every call's time says so and fails. */
+START_TEST(views_refused)
+{
+    char *args[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "10", NULL};
+    ck_assert_int_eq(run_scenario(trace, "summary", args), 0);
+    const char *views[][3] = {{"--step", "cblas_ddot", NULL}, {"--gpu", NULL, NULL},
+                              {"--tid", "1", NULL}, {"--from", "1", NULL}};
+    for (size_t i = 0; i < sizeof views / sizeof *views; i++) {
+        char *argv[] = {"report", trace, (char *)views[i][0], (char *)views[i][1], NULL};
+        char *out, *err;
+        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 1);
+        ck_assert_msg(strstr(err, "is a summary trace") && strstr(err, views[i][0]), "%s", err);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    char *bad[] = {(char *)tu_tool("opprof"), "run", "--mode", "tiny", "--", "true", NULL};
+    char *o = tu_path(dir, "o"), *e = tu_path(dir, "e");
+    ck_assert_int_eq(tu_code(tu_run(bad, NULL, o, e)), 2);
+    char *msg = tu_slurp(e);
+    ck_assert_str_eq(msg, "opprof run: --mode takes full or summary, not 'tiny'\n");
+    free(msg), free(o), free(e);
+}
+END_TEST
+
+/* ---- the long run ---- */
+
+struct run_mem {
+    long size;           /* trace bytes */
+    long collector_kb;   /* the collector's peak RSS */
+    long app_kb;         /* the program's */
+    uint64_t calls, dropped;
+};
+
+static long vm_hwm_kb(int pid)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof p, "/proc/%d/status", pid);
+    FILE *f = fopen(p, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kb = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static void long_run(long n, const char *name, struct run_mem *r)
+{
+    char *sock = tu_path(dir, "c.sock"), *out = tu_path(dir, name);
+    int cpid = tu_collector_start(sock, out, "--mode=summary");
+    ck_assert_int_gt(cpid, 0);
+    char se[4200], pre[4200], num[32];
+    snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(num, sizeof num, "%09ld", n); /* one width: the same argv length */
+    char *env[] = {pre, se, NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", num, NULL};
+    int pid = tu_spawn(argv, env, "/dev/null", NULL);
+    ck_assert_int_gt(pid, 0);
+    int st;
+    struct rusage ru;
+    ck_assert_int_eq(wait4(pid, &st, 0, &ru), pid);
+    ck_assert_int_eq(tu_code(st), 0);
+    r->app_kb = ru.ru_maxrss;
+    r->collector_kb = vm_hwm_kb(cpid);
+    ck_assert_int_eq(tu_collector_finish(cpid, sock), 0);
+    r->size = file_size(out);
+    struct opp_model *m = tu_load(out);
+    ck_assert_ptr_nonnull(m);
+    r->calls = calls(m, "cblas_ddot", -1);
+    r->dropped = m->dropped;
+    opp_model_free(m);
+    unlink(out);
+    free(sock);
+    free(out);
+}
+
+/* 10^8 calls (10^7 under the sanitizers) against 10^6: the same trace
+ * size to the byte, every call counted or counted as dropped, and neither
+ * the collector's nor the program's peak memory grows with the run.
+ * Measured, not timed. */
+START_TEST(long_run_constant)
+{
+    long big = getenv("OPPROF_TOOL_DIR") ? 10000000L : 100000000L;
+    struct run_mem a, b;
+    long_run(1000000L, "small.trace", &a);
+    long_run(big, "big.trace", &b);
+    fprintf(stderr, "summary long run: %ld calls (%llu dropped): %ld bytes, collector %ld kB, program %ld kB;"
+                    " 1000000 calls: %ld bytes, collector %ld kB, program %ld kB\n",
+            big, (unsigned long long)b.dropped, b.size, b.collector_kb, b.app_kb, a.size,
+            a.collector_kb, a.app_kb);
+    ck_assert_uint_eq(a.calls + a.dropped, 1000000);
+    ck_assert_uint_eq(b.calls + b.dropped, (uint64_t)big);
+    ck_assert_int_gt(a.size, 0);
+    ck_assert_int_eq(b.size, a.size);
+    ck_assert_int_gt(a.collector_kb, 0);
+    ck_assert_int_le(b.collector_kb, a.collector_kb + 4096);
+    ck_assert_int_le(b.app_kb, a.app_kb + 4096);
+}
+END_TEST
+
+Suite *suite_summary(void)
+{
+    Suite *s = suite_create("summary");
+    TCase *tc = tcase_create("summary");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, threads_counted);
+    tcase_add_test(tc, killed_process);
+    tcase_add_test(tc, forked_processes);
+    tcase_add_test(tc, same_rows_as_full);
+    tcase_add_test(tc, schedule_windows);
+    tcase_add_test(tc, views_refused);
+    tcase_add_test(tc, long_run_constant);
+    suite_add_tcase(s, tc);
+    return s;
+}
