@@ -236,10 +236,10 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
     if (opp_profiler_windows(m, &w, &nw)) {
         fprintf(stderr, PREFIX "out of memory\n");
     } else if (k > nw) {
-        fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
+        fprintf(stderr, PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
                                "ProfilerStep#N), not %lu\n",
-                n == 1 ? traces[0] : names_of(traces, n, names, sizeof names), nw,
-                nw == 1 ? "" : "s", k);
+                n == 1 ? traces[0] : names_of(traces, n, names, sizeof names),
+                n == 1 ? "has" : "have", nw, nw == 1 ? "" : "s", k);
         free(w);
     } else {
         co->from_ns = w[k - 1].begin_ns;

@@ -232,6 +232,12 @@ START_TEST(bad_second_trace)
     ck_assert_str_eq(err, want);
     free(err);
     ck_assert_int_eq(access(json, F_OK), -1);
+    /* --window over both traces' steps: they have none */
+    ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--window", "1", NULL}),
+                     1);
+    ck_assert_str_eq(err, "opprof export: a.trace, b.trace have 0 recorded windows (a schedule's "
+                          "runs of ProfilerStep#N), not 1\n");
+    free(err);
     /* the second trace as the output: refused */
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", b, NULL}), 2);
     snprintf(want, sizeof want, "opprof export: '%s' is the trace itself: choose another output\n",
