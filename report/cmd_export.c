@@ -1,6 +1,7 @@
-/* `opprof export FORMAT TRACE [-o OUT]`: a trace for other tools. The file
- * is written beside OUT under a temporary name and renamed into place when
- * complete, so a failed export never leaves half a file or damages one. */
+/* `opprof export FORMAT TRACE... [-o OUT]`: a trace for other tools (several
+ * traces, one per host, merged into one). The file is written beside OUT
+ * under a temporary name and renamed into place when complete, so a failed
+ * export never leaves half a file or damages one. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -24,18 +25,22 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: opprof export chrome TRACE [-o OUT.json|OUT.json.gz]\n"
-          "       opprof export stacks TRACE [--metric METRIC] [--frames code|ops] [-o OUT.folded]\n"
-          "       opprof export flamegraph TRACE [--metric METRIC] [--frames code|ops] [-o OUT.svg]\n"
-          "       opprof export memory TRACE [--device N] [-o OUT.json|OUT.svg]\n"
-          "       opprof export html TRACE [-o OUT.html]\n"
+    fputs("usage: opprof export chrome TRACE... [-o OUT.json|OUT.json.gz]\n"
+          "       opprof export stacks TRACE... [--metric METRIC] [--frames code|ops] [-o OUT.folded]\n"
+          "       opprof export flamegraph TRACE... [--metric METRIC] [--frames code|ops] [-o OUT.svg]\n"
+          "       opprof export memory TRACE... [--device N] [-o OUT.json|OUT.svg]\n"
+          "       opprof export html TRACE... [-o OUT.html]\n"
           "\n"
-          "Write a trace in another tool's format.\n"
+          "Write a trace in another tool's format. Several traces (one per host) make one\n"
+          "export, merged as `opprof report A B` merges them: each trace's times moved onto\n"
+          "the first's clock through its first process's (wall clock, monotonic) start.\n"
           "\n"
           "  chrome        Chrome trace JSON as torch.profiler (Kineto) writes it: opens in\n"
           "                Perfetto UI, chrome://tracing and HTA. CPU calls on the process's\n"
           "                pid/tid, GPU work on pid = device, tid = stream, launch->kernel\n"
-          "                arrows, times in us from the trace's first event.\n"
+          "                arrows, times in us from the trace's first event. Merged: a\n"
+          "                pid (or GPU) an earlier trace has is shown as pid + 4194304,\n"
+          "                process names say the host\n"
           "  stacks        folded stacks as torch's export_stacks writes them (flamegraph.pl,\n"
           "                speedscope, inferno): the operator call paths, outermost first,\n"
           "                each with its summed self time in integer microseconds\n"
@@ -53,10 +58,12 @@ static void usage(FILE *f)
           "                    the operator; the default for such a trace) or operator call paths\n"
           "      --device N    memory: the device (default: the first with allocations)\n"
           "      --window K    chrome: only the K-th window a schedule recorded (a run of\n"
-          "                    ProfilerStep#N); when OUT is a directory, the file is named\n"
+          "                    ProfilerStep#N, numbered over all the traces' steps, as\n"
+          "                    report --window does); when OUT is a directory, the file is named\n"
           "                    as tensorboard_trace_handler names it: HOST_PID.MS.pt.trace.json\n"
           "      --rank N      chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
-          "                    PMI_RANK, SLURM_PROCID), with distributedInfo, one file per rank\n"
+          "                    PMI_RANK, SLURM_PROCID) of every trace, with distributedInfo,\n"
+          "                    one file per rank\n"
           "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
           "                default: standard output\n"
           "  -h, --help    show this help\n",
@@ -100,6 +107,20 @@ static int ends_with(const char *s, const char *tail)
     return n >= t && !strcmp(s + n - t, tail);
 }
 
+/* The traces' names for a title or a message: "a.trace" or
+ * "a.trace, b.trace" (file names only; cut short past cap). */
+static const char *names_of(const char *const *traces, size_t n, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n && len < cap; i++) {
+        const char *base = strrchr(traces[i], '/');
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", base ? base + 1 : traces[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
 /* Stacks and flame graphs: from the loaded model's merged call paths. */
 /* The end of an export from a loaded model: on failure why (unless said
  * already), else the trace's own warning; frees the model. */
@@ -115,12 +136,14 @@ static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
 
 /* frames: 0 operator call paths, 1 code frames, -1 code frames when the
  * trace has code stacks (OPPROF_STACKS), else operator call paths. */
-static int export_tree(const char *trace, int svg, int cuda, int frames, FILE *f, char *err,
-                       size_t errlen)
+static int export_tree(const char *const *traces, size_t n, int svg, int cuda, int frames, FILE *f,
+                       char *err, size_t errlen)
 {
-    struct opp_model *m = opp_model_load(trace, err, errlen);
+    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
+    char label[256];
+    names_of(traces, n, label, sizeof label);
     if (frames) {
         struct opp_codetree t;
         int rc = opp_codetree_build(m, &t);
@@ -137,8 +160,7 @@ static int export_tree(const char *trace, int svg, int cuda, int frames, FILE *f
             names.strs = t.names;
             names.nstrs = t.nnames;
             char title[300];
-            const char *base = strrchr(trace, '/');
-            snprintf(title, sizeof title, "%s: %s by code frame", base ? base + 1 : trace,
+            snprintf(title, sizeof title, "%s: %s by code frame", label,
                      cuda ? "self CUDA time" : "self CPU time");
             rc = svg ? opp_export_flamegraph(&names, &t.ct, cuda, title, f)
                      : opp_export_folded(&names, &t.ct, cuda, f);
@@ -155,39 +177,42 @@ static int export_tree(const char *trace, int svg, int cuda, int frames, FILE *f
         return -1;
     }
     char title[300];
-    const char *base = strrchr(trace, '/');
-    snprintf(title, sizeof title, "%s: %s", base ? base + 1 : trace,
-             cuda ? "self CUDA time" : "self CPU time");
+    snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
     rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f) : opp_export_folded(m, &ct, cuda, f);
     opp_calltree_free(&ct);
     return model_done(m, rc, err, errlen);
 }
 
-static int export_html(const char *trace, FILE *f, char *err, size_t errlen)
+static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
 {
-    struct opp_model *m = opp_model_load(trace, err, errlen);
+    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
-    const char *base = strrchr(trace, '/');
-    return model_done(m, opp_export_html(m, base ? base + 1 : trace, f), err, errlen);
+    char names[256];
+    return model_done(m, opp_export_html(m, names_of(traces, n, names, sizeof names), f), err,
+                      errlen);
 }
 
-static int export_memory(const char *trace, long long device, int svg, FILE *f, char *err,
-                         size_t errlen)
+static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
+                         char *err, size_t errlen)
 {
-    struct opp_model *m = opp_model_load(trace, err, errlen);
+    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
     const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
     int rc = -1;
+    /* one trace: its path, as before; several: their file names */
+    char names[256];
+    const char *which = n == 1 ? traces[0] : names_of(traces, n, names, sizeof names);
     if (!s) {
         if (device < 0)
-            snprintf(err, errlen, "%s has no device memory records", trace);
+            snprintf(err, errlen, "%s %s no device memory records", which, n == 1 ? "has" : "have");
         else
-            snprintf(err, errlen, "%s has no memory records of device %lld", trace, device);
+            snprintf(err, errlen, "%s %s no memory records of device %lld", which,
+                     n == 1 ? "has" : "have", device);
     } else {
-        const char *base = strrchr(trace, '/');
-        rc = svg ? opp_export_memory_svg(m, s, base ? base + 1 : trace, f)
+        const char *base = strrchr(traces[0], '/');
+        rc = svg ? opp_export_memory_svg(m, s, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
                  : opp_export_memory_json(m, s, f);
     }
     return model_done(m, rc, err, errlen);
@@ -196,11 +221,11 @@ static int export_memory(const char *trace, long long device, int svg, FILE *f, 
 /* --window K: the time range of the K-th window a schedule recorded; an
  * output that is a directory gets tensorboard_trace_handler's file name
  * there, <host>_<pid>.<ms since the epoch>.pt.trace.json. 0 or -1 (said). */
-static int chrome_window(const char *trace, unsigned long k, struct opp_chrome_opts *co,
-                         const char **out_path, char *named, size_t cap)
+static int chrome_window(const char *const *traces, size_t n, unsigned long k,
+                         struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
 {
-    char err[600];
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    char err[600], names[256];
+    struct opp_model *m = opp_model_load_many(traces, n, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return -1;
@@ -211,9 +236,10 @@ static int chrome_window(const char *trace, unsigned long k, struct opp_chrome_o
     if (opp_profiler_windows(m, &w, &nw)) {
         fprintf(stderr, PREFIX "out of memory\n");
     } else if (k > nw) {
-        fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
+        fprintf(stderr, PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
                                "ProfilerStep#N), not %lu\n",
-                trace, nw, nw == 1 ? "" : "s", k);
+                n == 1 ? traces[0] : names_of(traces, n, names, sizeof names),
+                n == 1 ? "has" : "have", nw, nw == 1 ? "" : "s", k);
         free(w);
     } else {
         co->from_ns = w[k - 1].begin_ns;
@@ -300,12 +326,19 @@ int cmd_export(int argc, char **argv)
             return opp_cli_bad_option("export", c, argv);
         }
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html TRACE [-o OUT])\n",
-                argc - optind < 2 ? "which format and trace?" : "too many arguments");
+    if (argc - optind < 2) {
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html "
+                               "TRACE... [-o OUT])\n",
+                argc - optind ? "which trace?" : "which format and trace?");
         return 2;
     }
-    const char *format = argv[optind], *trace = argv[optind + 1];
+    const char *format = argv[optind];
+    const char *const *traces = (const char *const *)argv + optind + 1;
+    size_t ntraces = (size_t)(argc - optind - 1);
+    if (ntraces > OPP_CHROME_MAX_TRACES) { /* the merge keeps 2^24 serials per trace */
+        fprintf(stderr, PREFIX "too many traces: at most %d\n", OPP_CHROME_MAX_TRACES);
+        return 2;
+    }
     enum { CHROME, STACKS, FLAME, MEMORY, HTML } fmt;
     if (!strcmp(format, "chrome")) {
         fmt = CHROME;
@@ -327,16 +360,18 @@ int cmd_export(int argc, char **argv)
     }
     struct opp_chrome_opts co = {.rank = rank};
     char named[4096];
-    if (window && chrome_window(trace, (unsigned long)window, &co, &out_path, named, sizeof named))
+    if (window && chrome_window(traces, ntraces, (unsigned long)window, &co, &out_path, named,
+                                sizeof named))
         return 1;
     if (out_path && !strcmp(out_path, "-"))
         out_path = NULL;
     struct stat st_in, st_out;
-    if (out_path && !stat(trace, &st_in) && !stat(out_path, &st_out) &&
-        st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
-        fprintf(stderr, PREFIX "'%s' is the trace itself: choose another output\n", out_path);
-        return 2;
-    }
+    for (size_t i = 0; out_path && i < ntraces; i++)
+        if (!stat(traces[i], &st_in) && !stat(out_path, &st_out) &&
+            st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
+            fprintf(stderr, PREFIX "'%s' is the trace itself: choose another output\n", out_path);
+            return 2;
+        }
     char *tmp = NULL;
     FILE *f = stdout;
     if (out_path) {
@@ -357,12 +392,13 @@ int cmd_export(int argc, char **argv)
         }
     }
     char err[600] = "";
-    int rc = fmt == CHROME ? opp_export_chrome(trace, &co, f, err, sizeof err)
-             : fmt == HTML ? export_html(trace, f, err, sizeof err)
-             : fmt == MEMORY
-                 ? export_memory(trace, device, out_path && ends_with(out_path, ".svg"), f, err,
-                                 sizeof err)
-                 : export_tree(trace, fmt == FLAME, cuda, frames, f, err, sizeof err);
+    int rc = fmt == CHROME ? opp_export_chrome(traces, ntraces, &co, f, err, sizeof err)
+             : fmt == HTML ? export_html(traces, ntraces, f, err, sizeof err)
+             : fmt == MEMORY ? export_memory(traces, ntraces, device,
+                                             out_path && ends_with(out_path, ".svg"), f, err,
+                                             sizeof err)
+                             : export_tree(traces, ntraces, fmt == FLAME, cuda, frames, f, err,
+                                           sizeof err);
     if (out_path) {
         int cerr = fclose(f);
         if (!rc && cerr) {

@@ -15,10 +15,15 @@ struct opp_chrome_opts {
     uint64_t from_ns, to_ns;
 };
 /* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA);
- * o NULL: everything. 0 when written (err may still hold a warning: the
- * trace was cut short and what was readable is exported), -1 with err set. */
-int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *out, char *err,
-                      size_t errlen);
+ * o NULL: everything. Several traces (one per host, at most
+ * OPP_CHROME_MAX_TRACES) make one file, merged as opp_model_load_many merges
+ * them (times on the first trace's clock, o's times too); a pid or device
+ * number an earlier trace has is shown as itself + 2^22 (+ 2^22 ...). 0 when
+ * written (err may still hold a warning: a trace was cut short and what was
+ * readable is exported), -1 with err set. */
+#define OPP_CHROME_MAX_TRACES 256
+int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
+                      FILE *out, char *err, size_t errlen);
 
 /* Folded stacks like torch's export_stacks: per call path (outermost
  * first, ';'-joined) its summed self time, integer us, paths under 1 us

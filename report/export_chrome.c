@@ -3,7 +3,9 @@
  * passes over the file: the first keeps only what is small (processes,
  * function tables, thread names, strings, devices, the earliest time), the
  * second writes each event as it is read. Memory does not grow with the
- * number of events. */
+ * number of events. Several traces (one per host) are read file after file
+ * in each pass, merged as opp_model_load_many merges them: serials of the
+ * k-th file offset by k << 24, its times moved onto the first file's clock. */
 #include "export.h"
 
 #include <errno.h>
@@ -30,8 +32,11 @@ struct xfunc {
 };
 
 struct xproc {
-    uint32_t proc; /* key: serial in the trace */
+    uint32_t proc; /* key: serial in the trace + its file's base */
     uint32_t pid, nfuncs;
+    uint32_t cpid; /* Chrome's pid: pid, unless an earlier file has it */
+    uint32_t file; /* index of its trace */
+    char *host;    /* the "host" label, or NULL */
     uint64_t start_ns, start_real_ns, end_ns; /* end_ns 0: not known */
     char *exe;
     struct xfunc *funcs;
@@ -52,11 +57,31 @@ struct xkey {
     UT_hash_handle hh;
 };
 
+/* One pid or device number of one file and the pid Chrome shows it as. */
+struct xpid {
+    uint64_t key; /* file << 32 | pid or device */
+    uint32_t cpid;
+    UT_hash_handle hh;
+};
+
+/* One of the traces exported together. */
+struct xfile {
+    const char *path;
+    int64_t shift;  /* added to its times (opp_clock_shift) */
+    int have_shift; /* set by its first process */
+    const char *host; /* the first "host" label of its processes, or NULL */
+};
+
 struct x {
     FILE *out;
     struct xproc *procs;
     struct xstr *strs;
-    struct xkey *streams, *devices; /* GPU tracks named in pass 2 */
+    struct xkey *streams, *devices; /* GPU tracks named in pass 2 (by Chrome pid) */
+    struct xpid *pids;              /* every file's pids and devices */
+    struct xfile *files;
+    size_t nfiles, cur; /* the file being read */
+    uint32_t base;      /* its serials' offset: cur << 24 */
+    int64_t ref;        /* the first file's clock offset (opp_clock_offset) */
     uint64_t base_ns, last_ns;      /* earliest and latest time seen */
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
     int first;                      /* no trace event written yet */
@@ -70,11 +95,13 @@ struct x {
 static struct xproc *find_proc(struct x *x, uint32_t proc)
 {
     struct xproc *p;
+    proc += x->base;
     HASH_FIND(hh, x->procs, &proc, sizeof proc, p);
     return p;
 }
 
-static const char *find_str(struct x *x, uint32_t proc, uint64_t id)
+/* A string of process serial proc (its file's base added). */
+static const char *find_str_of(struct x *x, uint32_t proc, uint64_t id)
 {
     uint64_t key = (uint64_t)proc << 32 | (id & 0xffffffffu);
     struct xstr *s;
@@ -82,8 +109,50 @@ static const char *find_str(struct x *x, uint32_t proc, uint64_t id)
     return s ? s->text : NULL;
 }
 
+/* A string of process proc of the file being read. */
+static const char *find_str(struct x *x, uint32_t proc, uint64_t id)
+{
+    return find_str_of(x, proc + x->base, id);
+}
+
+/* A time of the file being read on the first file's clock. */
+static uint64_t shifted(const struct x *x, uint64_t t)
+{
+    return opp_clock_shift(t, x->files[x->cur].shift);
+}
+
+/* Chrome's pid for a pid or device number of the file being read (every
+ * one was noted in pass 1). */
+static uint32_t chrome_pid(struct x *x, uint64_t id)
+{
+    uint64_t key = (uint64_t)x->cur << 32 | (uint32_t)(id > UINT32_MAX ? UINT32_MAX : id);
+    struct xpid *e;
+    HASH_FIND(hh, x->pids, &key, sizeof key, e);
+    return e ? e->cpid : (uint32_t)key;
+}
+
+/* Pass 1: note a pid or device number of the file being read. */
+static void note_pid(struct x *x, uint64_t id)
+{
+    uint64_t key = (uint64_t)x->cur << 32 | (uint32_t)(id > UINT32_MAX ? UINT32_MAX : id);
+    struct xpid *e;
+    HASH_FIND(hh, x->pids, &key, sizeof key, e);
+    if (e)
+        return;
+    e = calloc(1, sizeof *e);
+    if (!e) {
+        x->oom = 1;
+        return;
+    }
+    e->key = key;
+    HASH_ADD(hh, x->pids, key, sizeof e->key, e);
+    if (x->oom)
+        free(e);
+}
+
 static void seen(struct x *x, uint64_t t)
 {
+    t = shifted(x, t);
     if (t && t < x->base_ns)
         x->base_ns = t;
     if (t > x->last_ns)
@@ -95,12 +164,21 @@ static void seen(struct x *x, uint64_t t)
 static int p1_process(void *ctx, const struct opp_tr_process *tp)
 {
     struct x *x = ctx;
+    struct xfile *file = &x->files[x->cur];
+    if (!file->have_shift) { /* the file's first process pairs its two clocks */
+        int64_t off = opp_clock_offset(tp->start_real_ns, tp->start_ns);
+        if (!x->cur)
+            x->ref = off;
+        file->shift = off - x->ref;
+        file->have_shift = 1;
+    }
     struct xproc *p = find_proc(x, tp->proc);
     if (!p) {
         p = calloc(1, sizeof *p);
         if (!p)
             return x->oom = 1;
-        p->proc = tp->proc;
+        p->proc = tp->proc + x->base;
+        p->file = (uint32_t)x->cur;
         p->rank = p->world_size = -1;
         HASH_ADD(hh, x->procs, proc, sizeof p->proc, p);
         if (x->oom) {
@@ -111,10 +189,11 @@ static int p1_process(void *ctx, const struct opp_tr_process *tp)
     free(p->exe);
     p->exe = strdup(tp->exe ? tp->exe : "");
     p->pid = tp->pid;
-    p->start_ns = tp->start_ns;
+    p->start_ns = shifted(x, tp->start_ns);
     p->start_real_ns = tp->start_real_ns;
     seen(x, tp->start_ns);
-    return (x->oom = !p->exe);
+    note_pid(x, tp->pid);
+    return (x->oom |= !p->exe);
 }
 
 static int p1_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
@@ -144,6 +223,13 @@ static int p1_info(void *ctx, uint32_t proc, uint32_t count, const char *const *
     if (p) {
         p->rank = opp_info_number(count, keys, values, rank);
         p->world_size = opp_info_number(count, keys, values, world);
+        for (uint32_t i = 0; i < count; i++)
+            if (!strcmp(keys[i], "host") && values[i][0] && !p->host) {
+                if (!(p->host = strdup(values[i])))
+                    return x->oom = 1;
+                if (!x->files[x->cur].host)
+                    x->files[x->cur].host = p->host;
+            }
     }
     return 0;
 }
@@ -167,7 +253,7 @@ static int p1_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_n
     struct x *x = ctx;
     struct xproc *p = find_proc(x, proc);
     if (p)
-        p->end_ns = end_ns;
+        p->end_ns = shifted(x, end_ns);
     seen(x, end_ns);
     return 0;
 }
@@ -176,7 +262,7 @@ static int p1_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct x *x = ctx;
     if (g->type == OPP_GPU_STRING) {
-        uint64_t key = (uint64_t)proc << 32 | (g->f[0] & 0xffffffffu);
+        uint64_t key = (uint64_t)(proc + x->base) << 32 | (g->f[0] & 0xffffffffu);
         struct xstr *s;
         HASH_FIND(hh, x->strs, &key, sizeof key, s);
         char *text = strndup(g->str, g->slen > OPP_NAME_STR_MAX ? OPP_NAME_STR_MAX : g->slen);
@@ -208,15 +294,18 @@ static int p1_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         if (x->ndevs < sizeof x->devs / sizeof x->devs[0]) {
             x->devs[x->ndevs] = *g;
             x->devs[x->ndevs].str = NULL;
-            x->devs[x->ndevs++].f[OPP_GF_V_NAME] |= (uint64_t)proc << 32; /* for its name */
+            /* for its name */
+            x->devs[x->ndevs++].f[OPP_GF_V_NAME] |= (uint64_t)(proc + x->base) << 32;
         }
         return 0;
     }
     if (g->type == OPP_GPU_MEMORY) {
         seen(x, g->f[OPP_GF_START]);
+        note_pid(x, g->f[OPP_GF_DEVICE]);
         return 0;
     }
     if (g->type >= OPP_GPU_KERNEL && g->type <= OPP_GPU_OVERHEAD) {
+        note_pid(x, g->f[OPP_GF_DEVICE]);
         seen(x, g->f[OPP_GF_START]);
         seen(x, g->f[OPP_GF_END]);
         /* Arrows start only at calls whose GPU work is in the trace. One
@@ -387,16 +476,30 @@ static const char *category(const char *lib, uint32_t kind)
     return "cpu_op";
 }
 
+/* Where a process or device of the file being read is: its host label,
+ * else the trace's file name. */
+static const char *where(const struct x *x, const char *host)
+{
+    const char *path = x->files[x->cur].path, *base = strrchr(path, '/');
+    return host ? host : base ? base + 1 : path;
+}
+
 static int p2_process(void *ctx, const struct opp_tr_process *tp)
 {
     struct x *x = ctx;
-    if (!wanted(x, find_proc(x, tp->proc)))
+    struct xproc *p = find_proc(x, tp->proc);
+    if (!wanted(x, p))
         return 0;
     const char *exe = tp->exe ? strrchr(tp->exe, '/') : NULL;
-    char name[300];
-    snprintf(name, sizeof name, "%s (pid %" PRIu32 ")", exe ? exe + 1 : tp->exe ? tp->exe : "",
-             tp->pid);
-    meta(x, "process_name", tp->pid, 0, name);
+    char name[600];
+    if (x->nfiles == 1)
+        snprintf(name, sizeof name, "%s (pid %" PRIu32 ")", exe ? exe + 1 : tp->exe ? tp->exe : "",
+                 tp->pid);
+    else /* several hosts: say which, and why the pid shown is not the pid */
+        snprintf(name, sizeof name, "%.200s (pid %" PRIu32 ", %.300s%s)",
+                 exe ? exe + 1 : tp->exe ? tp->exe : "", tp->pid, where(x, p->host),
+                 p->cpid != tp->pid ? ", renumbered: an earlier trace has this pid" : "");
+    meta(x, "process_name", p->cpid, 0, name);
     return 0;
 }
 
@@ -405,7 +508,7 @@ static int p2_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
     struct x *x = ctx;
     struct xproc *p = find_proc(x, proc);
     if (wanted(x, p) && name && name[0])
-        meta(x, "thread_name", p->pid, tid, name);
+        meta(x, "thread_name", p->cpid, tid, name);
     return 0;
 }
 
@@ -413,7 +516,8 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
 {
     struct x *x = ctx;
     struct xproc *p = find_proc(x, e->proc);
-    if (!wanted(x, p) || e->fn >= p->nfuncs || e->begin_ns < x->from_ns || e->begin_ns >= x->to_ns)
+    uint64_t begin = shifted(x, e->begin_ns), end = shifted(x, e->end_ns);
+    if (!wanted(x, p) || e->fn >= p->nfuncs || begin < x->from_ns || begin >= x->to_ns)
         return 0;
     const struct xfunc *fn = &p->funcs[e->fn];
     uint32_t base = opp_kind_base(fn->kind);
@@ -428,9 +532,8 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
         snprintf(name, sizeof name, "%s::%s", fn->lib, sub);
     else
         nm = fn->name;
-    uint64_t end = e->end_ns;
     if (e->flags & OPP_EV_OPEN) /* died inside: it lasted until the process ended */
-        end = p->end_ns > e->begin_ns ? p->end_ns : x->last_ns;
+        end = p->end_ns > begin ? p->end_ns : x->last_ns;
     FILE *f = x->out;
     begin_event(x);
     struct sb b;
@@ -440,13 +543,13 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     SB_LIT(&b, "\", \"name\": ");
     sb_json(&b, f, nm);
     SB_LIT(&b, ", \"pid\": ");
-    sb_u64(&b, p->pid);
+    sb_u64(&b, p->cpid);
     SB_LIT(&b, ", \"tid\": ");
     sb_u64(&b, e->tid);
     SB_LIT(&b, ", \"ts\": ");
-    sb_us(&b, e->begin_ns, x->base_ns);
+    sb_us(&b, begin, x->base_ns);
     SB_LIT(&b, ", \"dur\": ");
-    sb_us(&b, end > e->begin_ns ? end : e->begin_ns, e->begin_ns);
+    sb_us(&b, end > begin ? end : begin, begin);
     SB_LIT(&b, ", \"args\": {\"lib\": ");
     sb_json(&b, f, fn->lib);
     if (base == OPP_OP_CUDA_API && e->nargs >= 3) {
@@ -494,8 +597,8 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
         begin_event(x);
         fprintf(f, "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-                (uint64_t)e->proc << 32 | (e->args[1] & 0xffffffffu), p->pid, e->tid);
-        put_us(f, e->begin_ns, x->base_ns);
+                (uint64_t)p->proc << 32 | (e->args[1] & 0xffffffffu), p->cpid, e->tid);
+        put_us(f, begin, x->base_ns);
         fputs("}", f);
     }
     return ferror(f) ? -1 : 0;
@@ -529,8 +632,9 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     char buf[96];
     if (!wanted(x, find_proc(x, proc)))
         return 0;
+    uint64_t start = shifted(x, g->f[OPP_GF_START]);
     if ((g->type == OPP_GPU_MEMORY || (g->type >= OPP_GPU_KERNEL && g->type <= OPP_GPU_OVERHEAD)) &&
-        (g->f[OPP_GF_START] < x->from_ns || g->f[OPP_GF_START] >= x->to_ns))
+        (start < x->from_ns || start >= x->to_ns))
         return 0;
     if (g->type == OPP_GPU_MEMORY) {
         uint64_t dev = g->f[OPP_GF_DEVICE];
@@ -543,9 +647,9 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
             x->mem_total[dev] += bytes;
         begin_event(x);
         fprintf(f, "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cuda_memory\", \"name\": \"[memory]\", "
-                   "\"pid\": %" PRIu64 ", \"tid\": 0, \"ts\": ",
-                dev);
-        put_us(f, g->f[OPP_GF_START], x->base_ns);
+                   "\"pid\": %" PRIu32 ", \"tid\": 0, \"ts\": ",
+                chrome_pid(x, dev));
+        put_us(f, start, x->base_ns);
         fprintf(f, ", \"args\": {\"Device Type\": 1, \"Device Id\": %" PRIu64 ", \"Addr\": %" PRIu64
                    ", \"Bytes\": %" PRId64 ", \"Total Allocated\": %" PRId64 "}}",
                 dev, g->f[OPP_GF_M_ADDRESS], bytes, dev < 64 ? x->mem_total[dev] : 0);
@@ -556,11 +660,17 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     struct opp_gpu_op op;
     struct opp_gpu_launch l;
     opp_gpu_op_decode(g, 0, &op, &l);
-    snprintf(buf, sizeof buf, "GPU %" PRIu32, op.device);
-    track(x, &x->devices, op.device, "process_name", op.device, 0, buf);
+    op.start_ns = shifted(x, op.start_ns);
+    op.end_ns = shifted(x, op.end_ns);
+    uint32_t cpid = chrome_pid(x, op.device);
+    if (x->nfiles == 1)
+        snprintf(buf, sizeof buf, "GPU %" PRIu32, op.device);
+    else
+        snprintf(buf, sizeof buf, "GPU %" PRIu32 " (%.60s)", op.device,
+                 where(x, x->files[x->cur].host));
+    track(x, &x->devices, cpid, "process_name", cpid, 0, buf);
     snprintf(buf, sizeof buf, "stream %" PRIu32, op.stream);
-    track(x, &x->streams, (uint64_t)op.device << 32 | op.stream, "thread_name", op.device,
-          op.stream, buf);
+    track(x, &x->streams, (uint64_t)cpid << 32 | op.stream, "thread_name", cpid, op.stream, buf);
     const char *name = buf, *cat = "kernel";
     char *dem = NULL;
     if (op.type == OPP_GPU_KERNEL) {
@@ -578,7 +688,7 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     fprintf(f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
     opp_json_str(f, name);
     free(dem);
-    fprintf(f, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", op.device, op.stream);
+    fprintf(f, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", cpid, op.stream);
     put_us(f, op.start_ns, x->base_ns);
     fputs(", \"dur\": ", f);
     put_us(f, op.end_ns, op.start_ns);
@@ -602,7 +712,7 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         begin_event(x);
         fprintf(f, "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-                (uint64_t)proc << 32 | op.corr, op.device, op.stream);
+                (uint64_t)(proc + x->base) << 32 | op.corr, cpid, op.stream);
         put_us(f, op.start_ns, x->base_ns);
         fputs("}", f);
     }
@@ -639,7 +749,7 @@ static void device_properties(struct x *x)
     fputs("\n  ],\n  \"deviceProperties\": [", f);
     for (size_t i = 0; i < x->ndevs; i++) {
         const uint64_t *v = x->devs[i].f;
-        const char *name = find_str(x, (uint32_t)(v[OPP_GF_V_NAME] >> 32), v[OPP_GF_V_NAME]);
+        const char *name = find_str_of(x, (uint32_t)(v[OPP_GF_V_NAME] >> 32), v[OPP_GF_V_NAME]);
         fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"name\": ", i ? "," : "", v[OPP_GF_V_ID]);
         opp_json_str(f, name ? name : "");
         fprintf(f, ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %" PRIu64
@@ -665,7 +775,14 @@ static void free_all(struct x *x)
         free(p->funcs);
         free(p->has_gpu);
         free(p->exe);
+        free(p->host);
         free(p);
+    }
+    struct xpid *d, *dt;
+    HASH_ITER(hh, x->pids, d, dt)
+    {
+        HASH_DEL(x->pids, d);
+        free(d);
     }
     struct xstr *s, *st;
     HASH_ITER(hh, x->strs, s, st)
@@ -687,15 +804,98 @@ static void free_all(struct x *x)
     }
 }
 
-int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *out, char *err,
-                      size_t errlen)
+/* After pass 1: Chrome's pid for each file's pids and devices. A number an
+ * earlier file already shows is moved up by 2^22 (Linux's largest pid_max)
+ * until free, so that two hosts' processes (or GPUs) never share a track. */
+static int assign_pids(struct x *x)
+{
+    struct xkey *taken = NULL, *k, *kt;
+    int rc = 0;
+    for (size_t f = 0; f < x->nfiles && !rc; f++) {
+        struct xpid *e, *et;
+        HASH_ITER(hh, x->pids, e, et)
+        {
+            if (e->key >> 32 != f)
+                continue;
+            uint64_t c = (uint32_t)e->key;
+            for (;;) {
+                HASH_FIND(hh, taken, &c, sizeof c, k);
+                if (!k)
+                    break;
+                c += 1u << 22;
+            }
+            if (c > UINT32_MAX || !(k = malloc(sizeof *k))) { /* the first: never, with real pids */
+                rc = -1;
+                break;
+            }
+            e->cpid = (uint32_t)c;
+            k->key = c;
+            HASH_ADD(hh, taken, key, sizeof k->key, k);
+            if (x->oom) {
+                free(k);
+                rc = -1;
+                break;
+            }
+        }
+    }
+    HASH_ITER(hh, taken, k, kt)
+    {
+        HASH_DEL(taken, k);
+        free(k);
+    }
+    struct xproc *p, *pt;
+    HASH_ITER(hh, x->procs, p, pt)
+    {
+        x->cur = p->file;
+        p->cpid = chrome_pid(x, p->pid);
+    }
+    return rc;
+}
+
+/* Read every file in turn with v; 0 or -1 (err set). sum: the first file's
+ * summary, with the others' warning when it has none. */
+static int read_all(struct x *x, const struct opp_tr_visitor *v, struct opp_tr_summary *sum,
+                    char *err, size_t errlen)
+{
+    for (x->cur = 0; x->cur < x->nfiles; x->cur++) {
+        struct opp_tr_summary s;
+        const char *path = x->files[x->cur].path;
+        x->base = (uint32_t)x->cur << 24;
+        memset(x->mem_total, 0, sizeof x->mem_total); /* another host's devices */
+        if (opp_trace_read(path, v, x, x->cur ? &s : sum, err, errlen) < 0)
+            return -1;
+        if (x->oom) {
+            snprintf(err, errlen, "cannot export %s: out of memory", path);
+            return -1;
+        }
+        if (x->cur && !sum->warning[0] && s.warning[0])
+            snprintf(sum->warning, sizeof sum->warning, "%.200s: %.300s", path, s.warning);
+    }
+    x->cur = 0;
+    x->base = 0;
+    return 0;
+}
+
+int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
+                      FILE *out, char *err, size_t errlen)
 {
     int64_t rank = o ? o->rank : -1;
+    if (!ntraces || ntraces > OPP_CHROME_MAX_TRACES) {
+        snprintf(err, errlen, "%s", ntraces ? "too many traces (at most 256)" : "no trace");
+        return -1;
+    }
     struct x *x = calloc(1, sizeof *x);
-    if (!x) {
+    struct xfile *files = calloc(ntraces, sizeof *files);
+    if (!x || !files) {
+        free(x);
+        free(files);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    for (size_t i = 0; i < ntraces; i++)
+        files[i].path = traces[i];
+    x->files = files;
+    x->nfiles = ntraces;
     x->out = out;
     /* one writer: no stdio lock per call, and larger writes */
     __fsetlocking(out, FSETLOCKING_BYCALLER);
@@ -715,28 +915,29 @@ int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *
     static const struct opp_tr_visitor v2 = {
         .process = p2_process, .thread = p2_thread, .event = p2_event, .gpu = p2_gpu};
     int rc = -1;
-    if (opp_trace_read(trace, &v1, x, &sum, err, errlen) < 0)
+    if (read_all(x, &v1, &sum, err, errlen) < 0)
         goto out;
-    if (x->oom) {
-        snprintf(err, errlen, "cannot export %s: out of memory", trace);
+    if (assign_pids(x)) {
+        snprintf(err, errlen, "cannot export %s: out of memory", traces[0]);
         goto out;
     }
     if (x->base_ns == UINT64_MAX)
         x->base_ns = 0;
-    /* The wall-clock time of ts 0, from the first process's pair. */
+    /* The wall-clock time of ts 0, through the first file's pair of clocks. */
     uint64_t base_real = 0;
-    struct xproc *first = NULL, *p, *pt;
-    HASH_ITER(hh, x->procs, p, pt)
-    if (!first || p->proc < first->proc)
-        first = p;
-    if (first && first->start_real_ns >= first->start_ns)
-        base_real = first->start_real_ns - first->start_ns + x->base_ns;
+    if (files[0].have_shift && x->ref >= 0)
+        base_real = (uint64_t)x->ref + x->base_ns;
     if (rank >= 0) {
         int any = 0;
+        struct xproc *p, *pt;
         HASH_ITER(hh, x->procs, p, pt)
         any |= p->rank == rank;
         if (!any) {
-            snprintf(err, errlen, "no process of %s has rank %" PRId64, trace, rank);
+            if (ntraces == 1)
+                snprintf(err, errlen, "no process of %s has rank %" PRId64, traces[0], rank);
+            else
+                snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, ntraces,
+                         rank);
             goto out;
         }
     }
@@ -745,12 +946,8 @@ int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *
             base_real);
     distributed_info(x);
     fputs("  \"traceEvents\": [", out);
-    if (opp_trace_read(trace, &v2, x, &sum, err, errlen) < 0)
+    if (read_all(x, &v2, &sum, err, errlen) < 0)
         goto out;
-    if (x->oom) {
-        snprintf(err, errlen, "cannot export %s: out of memory", trace);
-        goto out;
-    }
     device_properties(x);
     if (fflush(out) || ferror(out)) {
         snprintf(err, errlen, "cannot write the export: %s", strerror(errno));
@@ -762,5 +959,6 @@ int opp_export_chrome(const char *trace, const struct opp_chrome_opts *o, FILE *
 out:
     free_all(x);
     free(x);
+    free(files);
     return rc;
 }

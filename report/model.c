@@ -73,10 +73,7 @@ struct loader {
 /* A time of this file on the first file's clock. */
 static uint64_t shifted(const struct loader *ld, uint64_t t)
 {
-    if (!ld->shift || !t)
-        return t;
-    int64_t v = (int64_t)t + ld->shift;
-    return v > 0 ? (uint64_t)v : 0;
+    return opp_clock_shift(t, ld->shift);
 }
 
 /* Grow *arr (of elements of size sz) to hold at least need; 0 or -1. */
@@ -186,7 +183,7 @@ static int on_process(void *ctx, const struct opp_tr_process *tp)
     struct loader *ld = ctx;
     struct opp_model *m = ld->m;
     if (!ld->have_shift) { /* the file's first process pairs its two clocks */
-        int64_t off = (int64_t)(tp->start_real_ns - tp->start_ns);
+        int64_t off = opp_clock_offset(tp->start_real_ns, tp->start_ns);
         if (!ld->have_ref) {
             ld->ref = off;
             ld->have_ref = 1;

@@ -241,6 +241,21 @@ struct opp_model *opp_model_load(const char *path, char *err, size_t errlen);
  * up (the residual error is the wall clocks' disagreement). */
 struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
                                       size_t errlen);
+/* That rule for readers that stream the files themselves (the Chrome
+ * export): a file's clock offset is its first process's realtime - monotonic
+ * start; a time t (0: unknown, kept) of the k-th file moves by offset_k -
+ * offset_0 onto the first file's clock, never below 0. */
+static inline int64_t opp_clock_offset(uint64_t start_real_ns, uint64_t start_ns)
+{
+    return (int64_t)(start_real_ns - start_ns);
+}
+static inline uint64_t opp_clock_shift(uint64_t t, int64_t shift)
+{
+    if (!shift || !t)
+        return t;
+    int64_t v = (int64_t)t + shift;
+    return v > 0 ? (uint64_t)v : 0;
+}
 void opp_model_free(struct opp_model *m);
 
 static inline const char *opp_model_str(const struct opp_model *m, uint32_t id)

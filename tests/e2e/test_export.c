@@ -188,7 +188,7 @@ START_TEST(bad_input)
     ck_assert_int_eq(tu_code(tu_run(noargs, NULL, NULL, e)), 2);
     char *s = tu_slurp(e);
     ck_assert_str_eq(s, "opprof export: which format and trace? (usage: opprof export "
-                        "chrome|stacks|flamegraph|memory|html TRACE [-o OUT])\n");
+                        "chrome|stacks|flamegraph|memory|html TRACE... [-o OUT])\n");
     free(s);
     char *fmt[] = {(char *)tu_tool("opprof"), "export", "pprof", trace, NULL};
     ck_assert_int_eq(tu_code(tu_run(fmt, NULL, NULL, e)), 2);
