@@ -188,6 +188,10 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
+    if (opp_model_needs_calls(m, "export html (its timeline)", err, errlen)) {
+        opp_model_free(m);
+        return -1;
+    }
     char names[256];
     return model_done(m, opp_export_html(m, names_of(traces, n, names, sizeof names), f), err,
                       errlen);
@@ -199,6 +203,10 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
+    if (opp_model_needs_calls(m, "export memory (its timeline)", err, errlen)) {
+        opp_model_free(m);
+        return -1;
+    }
     const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
     int rc = -1;
     /* one trace: its path, as before; several: their file names */

@@ -868,6 +868,14 @@ static int read_all(struct x *x, const struct opp_tr_visitor *v, struct opp_tr_s
             snprintf(err, errlen, "cannot export %s: out of memory", path);
             return -1;
         }
+        if ((x->cur ? &s : sum)->summary) {
+            snprintf(err, errlen,
+                     "%s is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
+                     "without their times); the Chrome export needs every call: record without "
+                     "OPPROF_MODE=summary",
+                     path);
+            return -1;
+        }
         if (x->cur && !sum->warning[0] && s.warning[0])
             snprintf(sum->warning, sizeof sum->warning, "%.200s: %.300s", path, s.warning);
     }

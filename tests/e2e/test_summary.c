@@ -185,6 +185,23 @@ START_TEST(views_refused)
         ck_assert_str_eq(out, "");
         free(out), free(err);
     }
+    const char *formats[] = {"chrome", "html", "memory"};
+    for (size_t i = 0; i < 3; i++) {
+        char *o = tu_path(dir, "x.out");
+        char *argv[] = {"export", (char *)formats[i], trace, "-o", o, NULL};
+        char *out, *err;
+        ck_assert_int_ne(tu_call(cmd_export, argv, dir, &out, &err), 0);
+        ck_assert_msg(strstr(err, "is a summary trace"), "%s: %s", formats[i], err);
+        ck_assert_int_eq(access(o, F_OK), -1); /* nothing written */
+        free(out), free(err), free(o);
+    }
+    /* call paths are what folded stacks are: those work */
+    char *st[] = {"export", "stacks", trace, NULL};
+    char *sout, *serr;
+    ck_assert_int_eq(tu_call(cmd_export, st, dir, &sout, &serr), 0);
+    ck_assert_int_eq(strncmp(sout, "cblas_ddot ", 11), 0);
+    ck_assert_int_eq(tu_count_lines(sout, ""), 1);
+    free(sout), free(serr);
     char *bad[] = {(char *)tu_tool("opprof"), "run", "--mode", "tiny", "--", "true", NULL};
     char *o = tu_path(dir, "o"), *e = tu_path(dir, "e");
     ck_assert_int_eq(tu_code(tu_run(bad, NULL, o, e)), 2);

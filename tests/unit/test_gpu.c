@@ -799,6 +799,49 @@ static int run_report(char **argv, char **out, char **err)
     return rc;
 }
 
+/* The trace summarized (what OPPROF_MODE=summary would have recorded of
+ * the same calls) gives the same report: CPU and CUDA columns, memory,
+ * shapes, the call tree, byte for byte. */
+START_TEST(summary_same_report)
+{
+    char *sum = tu_path(dir, "sum.opprof");
+    char *sa[] = {"summarize", trace, "-o", sum, NULL};
+    char *out, *err;
+    ck_assert_int_eq(tu_call(cmd_summarize, sa, dir, &out, &err), 0);
+    char want[4200];
+    snprintf(want, sizeof want, "opprof summarize: 8 calls into %s\n", sum);
+    ck_assert_str_eq(err, want);
+    free(out), free(err);
+    const char *views[][3] = {{NULL},
+                              {"--sort", "self_cuda_time_total"},
+                              {"--group-by-shape", NULL},
+                              {"--tree", NULL},
+                              {"--format", "csv"},
+                              {"--group-by-stack", "2"},
+                              {"--sort", "cuda_memory_usage"}};
+    for (size_t i = 0; i < sizeof views / sizeof *views; i++) {
+        char *fa[] = {"report", trace, (char *)views[i][0], (char *)views[i][1], NULL};
+        char *fb[] = {"report", sum, (char *)views[i][0], (char *)views[i][1], NULL};
+        char *oa, *ob, *ea, *eb;
+        ck_assert_int_eq(run_report(fa, &oa, &ea), 0);
+        ck_assert_int_eq(run_report(fb, &ob, &eb), 0);
+        ck_assert_msg(!strcmp(oa, ob), "view %zu differs:\n%s\n---\n%s", i, oa, ob);
+        ck_assert_ptr_nonnull(strstr(oa, i == 3 ? "cublasSgemm_v2" : "vecAdd"));
+        free(oa), free(ob), free(ea), free(eb);
+    }
+    /* the summary names itself, and a second summary is refused */
+    struct opp_model *m = load(sum);
+    ck_assert(m->summary);
+    ck_assert_uint_eq(m->events, 8);
+    opp_model_free(m);
+    char *again[] = {"summarize", sum, "-o", trace, NULL};
+    ck_assert_int_eq(tu_call(cmd_summarize, again, dir, &out, &err), 3);
+    snprintf(want, sizeof want, "opprof summarize: %s is a summary trace already\n", sum);
+    ck_assert_str_eq(err, want);
+    free(out), free(err), free(sum);
+}
+END_TEST
+
 START_TEST(view)
 {
     char *out, *err;
@@ -1095,6 +1138,7 @@ Suite *suite_gpu(void)
     tcase_add_test(tc, occupancy);
     tcase_add_test(tc, stats);
     tcase_add_test(tc, view);
+    tcase_add_test(tc, summary_same_report);
     tcase_add_test(tc, cpu_only);
     tcase_add_test(tc, malformed);
     suite_add_tcase(s, tc);

@@ -1,0 +1,243 @@
+/* Summary mode's aggregation (common/summary.c): calls fed in the order a
+ * thread returns from them, written as SUMMARY chunks, read back through
+ * the model. Exact counts, times, call paths and bounds. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "model.h"
+#include "summary.h"
+#include "testutil.h"
+#include "trace.h"
+
+enum { F_STEP, F_CONV, F_GEMM, F_LAUNCH, NF };
+
+static char *dir, *path;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    path = tu_path(dir, "s.trace");
+}
+
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+    free(path);
+}
+
+static void begin(struct opp_tw *w, struct opp_sum *s)
+{
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(w, path, err, sizeof err), 0);
+    const char *argv[] = {"train"};
+    struct opp_tw_process p = {.proc = 1, .pid = 10, .ppid = 1, .clock = OPP_CLOCK_MONOTONIC,
+                               .start_real_ns = 1, .exe = "/bin/train", .argc = 1, .argv = argv};
+    ck_assert_int_eq(opp_tw_process(w, &p), 0);
+    struct opp_func_desc f[NF] = {
+        [F_STEP] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "step"},
+        [F_CONV] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "conv"},
+        [F_GEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
+        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+    };
+    ck_assert_int_eq(opp_tw_funcs(w, 1, NF, f), 0);
+    uint32_t kinds[NF];
+    for (int i = 0; i < NF; i++)
+        kinds[i] = f[i].kind;
+    ck_assert_int_eq(opp_sum_proc(s, 1, NF, kinds), 0);
+}
+
+static struct opp_model *finish(struct opp_tw *w, struct opp_sum *s)
+{
+    ck_assert_int_eq(opp_sum_write(s, 1, w), 0);
+    ck_assert_int_eq(opp_tw_end(w, 0, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(w), 0);
+    char err[512];
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+/* The event of the summary thread with this name and parent name. */
+static const struct opp_event *node(const struct opp_model *m, const char *name,
+                                    const char *parent, size_t *index)
+{
+    const struct opp_thread *t = &m->threads[0];
+    for (size_t i = 0; i < t->nevents; i++) {
+        const struct opp_event *e = &t->events[i];
+        const char *pn = e->parent == OPP_NO_PARENT ? "" : opp_model_str(m, t->events[e->parent].name);
+        if (!strcmp(opp_model_str(m, e->name), name) && !strcmp(pn, parent)) {
+            *index = i;
+            return e;
+        }
+    }
+    ck_abort_msg("no node %s under '%s'", name, parent);
+    return NULL;
+}
+
+/* step { conv { sgemm(64) } sgemm(64) sgemm(32) } N times: children wait
+ * for their parent and join its node; the number of nodes does not grow. */
+START_TEST(loop_of_steps)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    ck_assert_ptr_nonnull(s);
+    struct opp_tw w;
+    begin(&w, s);
+    uint64_t g64[4] = {64, 64, 64, 'N' | 'N' << 8}, g32[4] = {32, 32, 32, 'N' | 'N' << 8};
+    struct opp_sum_stats st;
+    for (uint64_t k = 0, t = 0; k < 1000; k++, t += 100) {
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 2, t + 2, t + 5, 4, g64, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_CONV, 1, t + 1, t + 10, 0, NULL, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 1, t + 20, t + 30, 4, g64, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 1, t + 40, t + 44, 4, g32, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_STEP, 0, t, t + 50, 0, NULL, 0), 0);
+        if (k == 0) {
+            opp_sum_stats(s, &st);
+            ck_assert_uint_eq(st.nodes, 5);
+        }
+    }
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.nodes, 5); /* step, conv, conv>sgemm, sgemm 64, sgemm 32 */
+    ck_assert_uint_eq(st.calls, 5000);
+    ck_assert_uint_eq(st.dropped, 0);
+    struct opp_model *m = finish(&w, s);
+    opp_sum_free(s);
+    ck_assert(m->summary);
+    ck_assert_uint_eq(m->nthreads, 1);
+    ck_assert_uint_eq(m->threads[0].nevents, 5);
+    size_t i;
+    const struct opp_event *e = node(m, "step", "", &i);
+    ck_assert_uint_eq(opp_event_calls(&m->threads[0], i), 1000);
+    ck_assert_uint_eq(opp_event_dur(e), 50000);
+    ck_assert_uint_eq(e->self_ns, 1000 * (50 - 9 - 10 - 4));
+    e = node(m, "conv", "step", &i);
+    ck_assert_uint_eq(opp_event_dur(e), 9000);
+    ck_assert_uint_eq(e->self_ns, 6000);
+    ck_assert_uint_eq(e->depth, 1);
+    e = node(m, "sgemm_", "conv", &i);
+    ck_assert_uint_eq(opp_event_calls(&m->threads[0], i), 1000);
+    ck_assert_uint_eq(e->depth, 2);
+    ck_assert_uint_eq(e->self_ns, 3000);
+    ck_assert_uint_eq(m->events, 5000);
+    opp_model_free(m);
+}
+END_TEST
+
+/* A kernel whose launch joined its parent's node after it arrived (the
+ * node it was filed under merged away): the work still lands on the merged
+ * node, and on its parents' CUDA totals. */
+START_TEST(gpu_after_merge)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    struct opp_tw w;
+    begin(&w, s);
+    for (uint64_t k = 0; k < 3; k++) {
+        uint64_t api[3] = {0, 100 + k, 211}; /* status, correlation id, cbid */
+        uint64_t t = k * 100;
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_LAUNCH, 1, t + 1, t + 2, 3, api, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_STEP, 0, t, t + 10, 0, NULL, 0), 0);
+    }
+    for (uint64_t k = 0; k < 3; k++) {
+        struct opp_gpu_rec g = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
+        g.f[OPP_GF_START] = 1000;
+        g.f[OPP_GF_END] = 1000 + 7 * (k + 1);
+        g.f[OPP_GF_CORRELATION] = 100 + k;
+        g.f[OPP_GF_K_NAME] = 1;
+        ck_assert_int_eq(opp_sum_gpu(s, 1, &g), 1);
+    }
+    struct opp_gpu_rec lost = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
+    lost.f[OPP_GF_END] = 5;
+    lost.f[OPP_GF_CORRELATION] = 999;
+    lost.f[OPP_GF_K_NAME] = 1;
+    ck_assert_int_eq(opp_sum_gpu(s, 1, &lost), 1);
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.unattached, 1);
+    ck_assert_uint_eq(st.nodes, 2);
+    struct opp_model *m = finish(&w, s);
+    opp_sum_free(s);
+    size_t i;
+    node(m, "cudaLaunchKernel", "step", &i);
+    const struct opp_thread *t = &m->threads[0];
+    ck_assert_ptr_nonnull(t->gpu);
+    ck_assert_uint_eq(t->gpu[i].self_cuda_ns, 7 + 14 + 21);
+    node(m, "step", "", &i);
+    ck_assert_uint_eq(t->gpu[i].self_cuda_ns, 0);
+    ck_assert_uint_eq(t->gpu[i].cuda_ns, 42);
+    /* one kernel row: 4 launches, 47 ns */
+    ck_assert_uint_eq(m->gpu.nops, 1);
+    ck_assert_uint_eq(opp_gpu_op_count(&m->gpu, 0), 4);
+    ck_assert_uint_eq(opp_gpu_op_dur(&m->gpu.ops[0]), 47);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Past max_nodes a new call path is dropped and counted; known paths go on. */
+START_TEST(bounded_nodes)
+{
+    struct opp_sum *s = opp_sum_new(2);
+    struct opp_tw w;
+    begin(&w, s);
+    uint64_t g[4] = {8, 8, 8, 'N' | 'N' << 8};
+    for (uint64_t k = 0; k < 10; k++) {
+        g[0] = 8 + k; /* a new shape each time: a new call path */
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 0, k, k + 1, 4, g, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_CONV, 0, k, k + 1, 0, NULL, 0), 0);
+    }
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.nodes, 2);
+    ck_assert_uint_eq(st.dropped, 9);
+    struct opp_model *m = finish(&w, s);
+    opp_sum_free(s);
+    size_t i;
+    node(m, "conv", "", &i);
+    ck_assert_uint_eq(opp_event_calls(&m->threads[0], i), 10);
+    ck_assert_uint_eq(m->dropped, 9);
+    opp_model_free(m);
+}
+END_TEST
+
+/* A SUMMARY chunk whose node names a parent after itself is damage: the
+ * reader stops there and says so; nothing of it is delivered. */
+START_TEST(damaged_chunk)
+{
+    struct opp_sum *s = opp_sum_new(10);
+    struct opp_tw w;
+    begin(&w, s);
+    uint8_t p[16 + 64] = {0};
+    uint32_t v[4] = {1, 1, 1, 0};
+    memcpy(p, v, 16);
+    uint32_t n[4] = {5 /* parent after itself */, 0, F_STEP, 0};
+    memcpy(p + 16, n, 16);
+    uint64_t c = 1;
+    memcpy(p + 32, &c, 8);
+    ck_assert_int_eq(opp_tw_chunk(&w, OPP_CHUNK_SUMMARY, p, sizeof p), 0);
+    ck_assert_int_eq(opp_tw_end(&w, 0, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    opp_sum_free(s);
+    char err[512];
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_uint_eq(m->nthreads, 0);
+    ck_assert_ptr_nonnull(strstr(m->sum.warning, "summary"));
+    ck_assert(!m->sum.complete);
+    opp_model_free(m);
+}
+END_TEST
+
+Suite *suite_summary(void)
+{
+    Suite *s = suite_create("summary");
+    TCase *tc = tcase_create("summary");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, loop_of_steps);
+    tcase_add_test(tc, gpu_after_merge);
+    tcase_add_test(tc, bounded_nodes);
+    tcase_add_test(tc, damaged_chunk);
+    suite_add_tcase(s, tc);
+    return s;
+}
