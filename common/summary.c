@@ -535,7 +535,8 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
         x->proc = proc;
         x->window = t->window;
         x->fn = fn;
-        memcpy(x->args, key, nargs * sizeof *key);
+        if (nargs)
+            memcpy(x->args, key, nargs * sizeof *key);
         link_child(s, parent, id);
         hash_add(s, id);
     }

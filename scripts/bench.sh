@@ -215,6 +215,27 @@ OFF=$(printf '%s\n' "${ocpu[@]}" | median)
 OFF_ADDED=$(calc "$OFF - $BASE" 2)
 echo "CPU ns/call: ${ocpu[*]} -> $OFF; added over unprofiled: $OFF_ADDED"
 
+# ---- 3a'. summary mode: the same hot path, a trace that does not grow ----
+sep "cblas_ddot in summary mode (OPPROF_MODE=summary), $DDOT_N and $((10 * DDOT_N)) timed calls"
+scpu=()
+for ((i = 1; i <= RUNS; i++)); do
+    p=$(OPPROF_MODE=summary profiled "$scratch/sum.trace" "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM")
+    scpu+=("$(field cpu_ns_per_call "$p")")
+done
+c=$(counts "$scratch/sum.trace")
+SUM_BYTES=$(field bytes "$c")
+SUM_DROP=$(field dropped "$c")
+p=$(OPPROF_MODE=summary profiled "$scratch/sum10.trace" "$scratch/ddot_loop" "$((10 * DDOT_N))" "$DDOT_WARM")
+c=$(counts "$scratch/sum10.trace")
+SUM10_BYTES=$(field bytes "$c")
+SUM10_DROP=$(field dropped "$c")
+rm -f "$scratch/sum.trace" "$scratch/sum10.trace"
+SUMC=$(printf '%s\n' "${scpu[@]}" | median)
+SUM_ADDED=$(calc "$SUMC - $BASE" 2)
+echo "CPU ns/call: ${scpu[*]} -> $SUMC; added over unprofiled: $SUM_ADDED"
+echo "trace: $SUM_BYTES bytes after $DDOT_N calls ($SUM_DROP dropped), $SUM10_BYTES bytes after" \
+    "$((10 * DDOT_N)) calls ($SUM10_DROP dropped)"
+
 # ---- 3b. dnnl_primitive_execute: a wrapper that records tensor dims ----
 DADDED='' DBASE=''
 sep "dnnl_primitive_execute, relu on [1, 1] (status, kind, dtype, 2 tensors from the per-primitive cache: 4 ring slots), $DNNL_N timed calls"
@@ -425,6 +446,10 @@ row "added per call, dgemm shapes (CPU)" "$GADDED ns" - - \
     "$(calc "$GADDED / $ADDED" 2)x ddot's; baseline $GBASE ns"
 row "added per call, recording off" "$OFF_ADDED ns" "<= 5 ns" "$(verdict "$OFF_ADDED <= 5")" \
     "outside a capture window (OPPROF_DELAY)"
+row "added per call, summary mode (CPU)" "$SUM_ADDED ns" - - \
+    "$(calc "$SUM_ADDED / $ADDED" 2)x full mode's"
+row "summary trace, 10x the calls" "$((SUM10_BYTES - SUM_BYTES)) B more" - - \
+    "$SUM_BYTES B at $DDOT_N calls, $SUM10_BYTES B at $((10 * DDOT_N))"
 row "added per call, oneDNN dims (CPU)" "$(shown "$DADDED" ns)" - - \
     "${DADDED:+$(calc "$DADDED / $ADDED" 2)x ddot, baseline $DBASE ns}"
 row "added per call under uftrace" "$(shown "$UF_ADDED" ns)" - - "$ratio_uf"
