@@ -465,15 +465,10 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
         }
     }
     opp_funcs_free(&f);
-    if (!rc && c->funcs_got == c->funcs_total && S.sum) {
-        uint32_t *kinds = malloc((c->funcs_total ? c->funcs_total : 1) * sizeof *kinds);
-        for (uint32_t i = 0; kinds && i < c->funcs_total; i++)
-            kinds[i] = c->fdesc[i].kind;
-        if (!kinds || opp_sum_proc(S.sum, c->proc, c->funcs_total, kinds)) {
-            *why = "out of memory";
-            rc = -1;
-        }
-        free(kinds);
+    if (!rc && c->funcs_got == c->funcs_total && S.sum &&
+        opp_sum_proc(S.sum, c->proc, c->funcs_total, c->fdesc)) {
+        *why = "out of memory";
+        rc = -1;
     }
     if (!rc && c->funcs_got == c->funcs_total) {
         c->nfuncs = c->funcs_total;

@@ -11,6 +11,7 @@
 #include "format.h"
 #include "ops.h"
 #include "trace.h"
+#include "util.h"
 
 #define NONE 0u         /* node id 0 is never used */
 #define MAP_CAP (1u << 18) /* correlation ids remembered per map (GPU records arrive
@@ -79,12 +80,6 @@ struct opp_sum {
     struct bmap addr;   /* (proc, address) -> bytes allocated */
     uint64_t calls, dropped, unattached;
 };
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
 
 /* ---- bounded maps ---- */
 
@@ -352,7 +347,7 @@ static void merge_into(struct opp_sum *s, uint32_t from, uint32_t to)
     t->self += f->self;
     t->open += f->open;
     t->self_cuda += f->self_cuda;
-    t->self_mem = sat_add(t->self_mem, f->self_mem);
+    t->self_mem = opp_add_sat(t->self_mem, f->self_mem);
     move_children(s, from, to);
     f = &s->n[from];
     if (f->refs) {
@@ -449,7 +444,8 @@ void opp_sum_free(struct opp_sum *s)
     free(s);
 }
 
-int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs, const uint32_t *kinds)
+int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs,
+                 const struct opp_func_desc *funcs)
 {
     struct sproc *p = find_proc(s, proc);
     if (!p) {
@@ -467,7 +463,8 @@ int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs, const uint32
     uint32_t *k = malloc((nfuncs ? nfuncs : 1) * sizeof *k);
     if (!k)
         return -ENOMEM;
-    memcpy(k, kinds, nfuncs * sizeof *k);
+    for (uint32_t i = 0; i < nfuncs; i++)
+        k[i] = funcs[i].kind;
     free(p->kinds);
     p->kinds = k;
     p->nfuncs = nfuncs;
@@ -632,10 +629,15 @@ static uint32_t u32(uint64_t v)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+int opp_sum_gpu_keeps(uint32_t type)
+{
+    return type < OPP_GPU_KERNEL || type > OPP_GPU_EXTCORR;
+}
+
 int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct sproc *p = find_proc(s, proc);
-    if (!p)
+    if (!p || opp_sum_gpu_keeps(g->type))
         return 0;
     const uint64_t *f = g->f;
     switch (g->type) {
@@ -661,7 +663,7 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
             bytes = 0;
         }
         if (id)
-            s->n[id].self_mem = sat_add(s->n[id].self_mem, bytes);
+            s->n[id].self_mem = opp_add_sat(s->n[id].self_mem, bytes);
         return 1;
     }
     case OPP_GPU_KERNEL:

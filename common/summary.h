@@ -33,9 +33,11 @@ struct opp_tw;
 struct opp_sum *opp_sum_new(uint32_t max_nodes);
 void opp_sum_free(struct opp_sum *s);
 
-/* Process proc's entry-point kinds (kinds[fn], copied), before its calls.
+/* Process proc's entry-point table (its kinds are kept), before its calls.
  * 0 or -ENOMEM. */
-int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs, const uint32_t *kinds);
+struct opp_func_desc;
+int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs,
+                 const struct opp_func_desc *funcs);
 /* The window thread tid's later calls belong to (schedule windows from 1;
  * 0: none). 0, or -ENOMEM. */
 int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t window);
@@ -56,6 +58,8 @@ void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);
  * (strings, devices, dropped counts, stacks, modules: bounded, and the
  * report needs them to name things). */
 int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g);
+/* Whether opp_sum_gpu leaves records of this type to the caller. */
+int opp_sum_gpu_keeps(uint32_t type);
 /* Write proc's nodes and GPU rows as SUMMARY and SUMMARY_GPU chunks and
  * forget the process. 0 or the writer's -errno. */
 int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w);

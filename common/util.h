@@ -14,6 +14,13 @@
 #define OPP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define OPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Byte counts from a trace (or a client) are not trusted: sums saturate. */
+static inline int64_t opp_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static inline uint64_t opp_mono_ns(void)
 {
     struct timespec ts;

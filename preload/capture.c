@@ -171,8 +171,6 @@ static void record_step(long k, uint64_t end)
     char name[40];
     int n = snprintf(name, sizeof name, "ProfilerStep#%ld", k);
     uint64_t a[5] = {opp_str_id(name, (size_t)n), 0, 0, 0, 0};
-    if (opp_summary_windows)
-        opp_window_sync(); /* the step's window: window_no moves on after this */
     opp_record_at(OPP_FN_nvtx_range, S.step_begin, end, a, 5);
 #else
     (void)k, (void)end;

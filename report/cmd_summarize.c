@@ -82,19 +82,15 @@ static int v_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr
 {
     struct sz *z = ctx;
     struct opp_func_desc *d = calloc(count ? count : 1, sizeof *d);
-    uint32_t *kinds = calloc(count ? count : 1, sizeof *kinds);
     int rc = -ENOMEM;
-    if (d && kinds) {
-        for (uint32_t i = 0; i < count; i++) {
+    if (d) {
+        for (uint32_t i = 0; i < count; i++)
             d[i] = (struct opp_func_desc){f[i].kind, f[i].dtype, f[i].lib, f[i].name};
-            kinds[i] = f[i].kind;
-        }
-        rc = opp_sum_proc(z->sum, proc, count, kinds);
+        rc = opp_sum_proc(z->sum, proc, count, d);
         if (!rc)
             rc = opp_tw_funcs(&z->w, proc, count, d);
     }
     free(d);
-    free(kinds);
     return check(z, rc);
 }
 
@@ -146,9 +142,7 @@ static int v_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns
 static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct sz *z = ctx;
-    int kept = g->type == OPP_GPU_STRING || g->type == OPP_GPU_DEVICE ||
-               g->type == OPP_GPU_DROPPED || g->type == OPP_GPU_STACK ||
-               g->type == OPP_GPU_MODULE || g->type > OPP_GPU_TYPE_MAX;
+    int kept = opp_sum_gpu_keeps(g->type);
     if (z->gpu_pass)
         return kept ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
     if (!kept)

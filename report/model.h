@@ -286,13 +286,6 @@ static inline const uint64_t *opp_event_args(const struct opp_thread *t, const s
     return t->args + e->args;
 }
 
-/* Byte counts from a trace are not trusted: sums saturate. */
-static inline int64_t opp_add_sat(int64_t a, int64_t b)
-{
-    int64_t r;
-    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
-
 static inline uint64_t opp_gpu_op_dur(const struct opp_gpu_op *g)
 {
     return g->end_ns - g->start_ns;

@@ -111,6 +111,16 @@ profiled() {
     fi
 }
 
+# CPU ns/call of $1 profiled ddot runs writing $2, with the environment
+# assignments that follow: one figure a line (the last trace is kept).
+ddot_cpu() {
+    local n=$1 trace=$2 k
+    shift 2
+    for ((k = 1; k <= n; k++)); do
+        (export "$@"; field cpu_ns_per_call "$(profiled "$trace" "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM")")
+    done
+}
+
 # events= dropped= bytes= of a finished trace.
 counts() { "$scratch/trace_count" "$1"; }
 
@@ -170,11 +180,7 @@ echo "median: unprofiled $BASE_W / $BASE, profiled $PROF_W / $PROF;" \
     echo "note: $ddot_drops records dropped in these runs (the collector fell behind)"
 
 # The same with the other clock the preload can use: what the TSC saves.
-mc=()
-for _ in 1 2 3; do
-    p=$(OPPROF_CLOCK=monotonic profiled "$scratch/mono.trace" "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM")
-    mc+=("$(field cpu_ns_per_call "$p")")
-done
+mapfile -t mc < <(ddot_cpu 3 "$scratch/mono.trace" OPPROF_CLOCK=monotonic)
 rm -f "$scratch/mono.trace"
 MONO=$(printf '%s\n' "${mc[@]}" | median)
 MONO_ADDED=$(calc "$MONO - $BASE" 2)
@@ -205,11 +211,7 @@ echo "added CPU ns/call: $GADDED"
 
 # ---- 3a. ddot outside a capture window: the cost of being off ----
 sep "cblas_ddot with recording off (OPPROF_DELAY far in the future), $DDOT_N timed calls"
-ocpu=()
-for ((i = 1; i <= RUNS; i++)); do
-    p=$(OPPROF_DELAY=1000000 profiled "$scratch/off.trace" "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM")
-    ocpu+=("$(field cpu_ns_per_call "$p")")
-done
+mapfile -t ocpu < <(ddot_cpu "$RUNS" "$scratch/off.trace" OPPROF_DELAY=1000000)
 rm -f "$scratch/off.trace"
 OFF=$(printf '%s\n' "${ocpu[@]}" | median)
 OFF_ADDED=$(calc "$OFF - $BASE" 2)
@@ -217,11 +219,7 @@ echo "CPU ns/call: ${ocpu[*]} -> $OFF; added over unprofiled: $OFF_ADDED"
 
 # ---- 3a'. summary mode: the same hot path, a trace that does not grow ----
 sep "cblas_ddot in summary mode (OPPROF_MODE=summary), $DDOT_N and $((10 * DDOT_N)) timed calls"
-scpu=()
-for ((i = 1; i <= RUNS; i++)); do
-    p=$(OPPROF_MODE=summary profiled "$scratch/sum.trace" "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM")
-    scpu+=("$(field cpu_ns_per_call "$p")")
-done
+mapfile -t scpu < <(ddot_cpu "$RUNS" "$scratch/sum.trace" OPPROF_MODE=summary)
 c=$(counts "$scratch/sum.trace")
 SUM_BYTES=$(field bytes "$c")
 SUM_DROP=$(field dropped "$c")

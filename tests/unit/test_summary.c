@@ -44,10 +44,7 @@ static void begin(struct opp_tw *w, struct opp_sum *s)
         [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
     };
     ck_assert_int_eq(opp_tw_funcs(w, 1, NF, f), 0);
-    uint32_t kinds[NF];
-    for (int i = 0; i < NF; i++)
-        kinds[i] = f[i].kind;
-    ck_assert_int_eq(opp_sum_proc(s, 1, NF, kinds), 0);
+    ck_assert_int_eq(opp_sum_proc(s, 1, NF, f), 0);
 }
 
 static struct opp_model *finish(struct opp_tw *w, struct opp_sum *s)
