@@ -49,7 +49,7 @@ UNIT_CUDA_SRC := preload/cupti_conv.c
 UNIT_CUDA_LIBS := -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan bench clean cuda-note
+.PHONY: all deps demo test test-unit test-e2e test-asan bench clean cuda-note gen-status
 all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector cuda-note
 
 cuda-note:
@@ -77,6 +77,11 @@ $(BUILD)/opprof: $(REPORT_SRC) $(HDRS) $(BUILD)/.dir
 
 deps:
 	@scripts/deps.sh
+
+# The status names the report shows (committed; regenerate after a CUDA,
+# cuDNN, NCCL, oneDNN or XNNPACK upgrade).
+gen-status:
+	scripts/gen-status-names.sh $(CUDA_HOME) common/status_names.h
 
 demo: deps all
 	@scripts/demo.sh

@@ -1,5 +1,6 @@
 /* Shapes and FLOPs per operator kind (see ops.h and docs/FORMAT.md). */
 #include "ops.h"
+#include "status_names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -287,6 +288,38 @@ const char *opp_redop_name(uint32_t op)
     static const char *names[] = {NULL, "sum", "prod", "max", "min", "avg", "other"};
     return NAMED(names, op);
 }
+
+/* One switch per library, cases from the generated tables. */
+#define STATUS_CASE(v, name) case v: return name;
+#define STATUS_LIB(table)                                                                          \
+    do {                                                                                           \
+        switch (st) { table(STATUS_CASE) default: return NULL; }                                    \
+    } while (0)
+
+const char *opp_status_name(const char *lib, int64_t st)
+{
+    if (!lib)
+        return NULL;
+    if (!strcmp(lib, "cudart"))
+        STATUS_LIB(OPP_STATUS_CUDART);
+    if (!strcmp(lib, "cuda"))
+        STATUS_LIB(OPP_STATUS_CUDA);
+    if (!strcmp(lib, "cublas") || !strcmp(lib, "cublaslt"))
+        STATUS_LIB(OPP_STATUS_CUBLAS);
+    if (!strcmp(lib, "cudnn"))
+        STATUS_LIB(OPP_STATUS_CUDNN);
+    if (!strcmp(lib, "nccl"))
+        STATUS_LIB(OPP_STATUS_NCCL);
+    if (!strcmp(lib, "cufft"))
+        STATUS_LIB(OPP_STATUS_CUFFT);
+    if (!strcmp(lib, "onednn"))
+        STATUS_LIB(OPP_STATUS_ONEDNN);
+    if (!strcmp(lib, "xnnpack"))
+        STATUS_LIB(OPP_STATUS_XNNPACK);
+    return NULL;
+}
+#undef STATUS_LIB
+#undef STATUS_CASE
 
 void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg)
 {

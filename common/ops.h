@@ -43,11 +43,19 @@ static inline uint64_t opp_op_extid(uint32_t kind, const uint64_t *a, uint32_t n
     return (kind & OPP_OPK_EXTID) && nargs ? a[nargs - 1] : 0;
 }
 
-/* The returned status of a call whose kind records one (0 otherwise). */
+/* The returned status of a call whose kind records one (0 otherwise): the
+ * first argument under OPP_OPK_STATUS and of every CUDA API call. */
 static inline int64_t opp_op_status(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
-    return (kind & OPP_OPK_STATUS) && nargs ? (int64_t)a[0] : 0;
+    int has = (kind & OPP_OPK_STATUS) || opp_kind_base(kind) == OPP_OP_CUDA_API;
+    return has && nargs ? (int64_t)a[0] : 0;
 }
+
+/* The name of status st of library lib (the function table's library:
+ * "cudart", "cuda", "cublas", "cublaslt", "cudnn", "nccl", "cufft",
+ * "onednn", "xnnpack"), e.g. "cudaErrorInsufficientDriver"; NULL when the
+ * library or the value is unknown. From common/status_names.h. */
+const char *opp_status_name(const char *lib, int64_t st);
 
 /* The argument values that make two calls the same operator (summary
  * mode's node key): args copied to out with what differs from call to call

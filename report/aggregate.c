@@ -226,6 +226,74 @@ static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **gr
     return r;
 }
 
+/* The (entry point, status) pairs that did not succeed. */
+struct status_group {
+    struct {
+        uint32_t name, pad;
+        int64_t status;
+    } key;
+    size_t row;
+    UT_hash_handle hh;
+};
+
+static void free_status_groups(struct status_group **groups)
+{
+    struct status_group *g, *tmp;
+    HASH_ITER(hh, *groups, g, tmp) {
+        HASH_DEL(*groups, g);
+        free(g);
+    }
+}
+
+/* Counts calls calls of entry point name (library lib) returning st != 0;
+ * -ENOMEM. */
+static int count_status(const struct opp_model *m, struct opp_agg *a, size_t *cap,
+                        struct status_group **groups, uint32_t name, const char *lib,
+                        int64_t st, uint64_t calls)
+{
+    struct status_group probe, *g;
+    memset(&probe.key, 0, sizeof probe.key);
+    probe.key.name = name;
+    probe.key.status = st;
+    HASH_FIND(hh, *groups, &probe.key, sizeof probe.key, g);
+    if (!g) {
+        if (a->nstatuses == *cap) {
+            size_t n = *cap ? 2 * *cap : 16;
+            struct opp_status_row *r = reallocarray(a->statuses, n, sizeof *r);
+            if (!r)
+                return -ENOMEM;
+            a->statuses = r;
+            *cap = n;
+        }
+        if (!(g = malloc(sizeof *g)))
+            return -ENOMEM;
+        g->key = probe.key;
+        g->row = a->nstatuses;
+        int hash_oom = 0;
+        HASH_ADD(hh, *groups, key, sizeof g->key, g);
+        if (hash_oom) {
+            free(g);
+            return -ENOMEM;
+        }
+        a->statuses[a->nstatuses++] = (struct opp_status_row){
+            .key = opp_model_str(m, name), .lib = lib, .name = opp_status_name(lib, st),
+            .status = st};
+    }
+    a->statuses[g->row].count += calls;
+    a->errors += calls;
+    return 0;
+}
+
+/* Most calls first, then by entry point and status. */
+static int cmp_status_rows(const void *pa, const void *pb)
+{
+    const struct opp_status_row *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->status > b->status) - (a->status < b->status);
+}
+
 uint64_t opp_model_first_ns(const struct opp_model *m)
 {
     uint64_t first = UINT64_MAX;
@@ -281,7 +349,8 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
 {
     memset(a, 0, sizeof *a);
     struct group *groups = NULL;
-    size_t cap = 0;
+    struct status_group *sgroups = NULL;
+    size_t cap = 0, scap = 0;
     uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
     uint64_t first = o->window ? opp_model_first_ns(m) : 0;
     uint8_t *matched = NULL;
@@ -332,6 +401,13 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 r->coll_bytes += cb;
                 r->coll_bus_bytes += (double)cb * opp_coll_bus_factor(f->kind, args, e->nargs);
             }
+            int64_t st = opp_op_status(f->kind, args, e->nargs);
+            if (st) {
+                r->errors += calls;
+                if (count_status(m, a, &scap, &sgroups, e->name, opp_model_str(m, f->lib), st,
+                                 calls))
+                    goto oom;
+            }
             if (t->gpu) {
                 const struct opp_event_gpu *g = &t->gpu[i];
                 r->self_cuda_time_total_ns += g->self_cuda_ns;
@@ -375,8 +451,11 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
     }
     a->gpu = opp_model_has_gpu(m);
     free_groups(&groups);
+    free_status_groups(&sgroups);
     free(matched);
     matched = NULL;
+    if (a->nstatuses)
+        qsort(a->statuses, a->nstatuses, sizeof *a->statuses, cmp_status_rows);
     if (o->group_by_stack)
         for (size_t i = 0; i < a->nrows_all; i++)
             if (!(a->rows[i].stack_str = stack_string(m, &a->rows[i])))
@@ -392,6 +471,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
     return 0;
 oom:
     free_groups(&groups);
+    free_status_groups(&sgroups);
     free(matched);
     opp_agg_free(a);
     return -ENOMEM;
@@ -402,5 +482,6 @@ void opp_agg_free(struct opp_agg *a)
     for (size_t i = 0; i < a->nrows_all; i++)
         free(a->rows[i].stack_str);
     free(a->rows);
+    free(a->statuses);
     memset(a, 0, sizeof *a);
 }

@@ -108,6 +108,16 @@ struct opp_row {
     uint32_t nstack;
     char *stack_str; /* grouped by stack: outermost first, ';'-joined ("" for a
                         root call); else NULL. Owned by the aggregate */
+    uint64_t errors; /* calls that returned a status other than 0 (success) */
+};
+
+/* Calls of one entry point that returned one status other than success. */
+struct opp_status_row {
+    const char *key;  /* the entry point (points into the model) */
+    const char *lib;  /* its library */
+    const char *name; /* the status's name (opp_status_name), NULL unknown */
+    int64_t status;
+    uint64_t count;
 };
 
 static inline double opp_row_avg_ns(const struct opp_row *r)
@@ -153,6 +163,12 @@ struct opp_agg {
      * before the limit; Self CUDA % divides by it. */
     uint64_t self_cuda_time_total_ns;
     int gpu; /* the trace has GPU records: CSV and JSON rows carry the CUDA fields */
+    /* Every (entry point, status) pair of calls that passed the filters and
+     * did not return success, most calls first (then by name and status);
+     * not limited. errors: their calls. */
+    struct opp_status_row *statuses;
+    size_t nstatuses;
+    uint64_t errors;
 };
 
 /* 0, or -ENOMEM. The rows point into m: free them before the model. */

@@ -298,6 +298,43 @@ static void table_line(FILE *f, const struct table *t, const struct opp_row *r)
     put_line(f, NCOLS, t->width, t->on, cells);
 }
 
+/* "cudaErrorInsufficientDriver (35)", or "35" when the name is unknown. */
+static const char *status_text(const struct opp_status_row *s, char *buf, size_t cap)
+{
+    if (s->name)
+        snprintf(buf, cap, "%s (%" PRId64 ")", s->name, s->status);
+    else
+        snprintf(buf, cap, "%" PRId64, s->status);
+    return buf;
+}
+
+/* After the table: the calls that did not return success, by entry point
+ * and status, laid out like the table but for Status, left-aligned. */
+static void table_statuses(FILE *f, const struct opp_agg *a)
+{
+    enum { S_NAME, S_CALLS, S_STATUS, S_N };
+    int width[S_N] = {4 + 4, COLUMN_WIDTH, 6}, on[S_N] = {1, 1, 1};
+    char name[NAME_MAX_WIDTH + 1], calls[32], st[CELL_MAX], cell_st[CELL_MAX];
+    for (size_t i = 0; i < a->nstatuses; i++) {
+        const struct opp_status_row *s = &a->statuses[i];
+        width[S_NAME] = imax(width[S_NAME], imin((int)strlen(s->key) + 4, NAME_MAX_WIDTH));
+        width[S_STATUS] = imax(width[S_STATUS], (int)strlen(status_text(s, st, sizeof st)));
+    }
+    fprintf(f, "\nCalls that did not return success: %" PRIu64 " of %" PRIu64 "\n", a->errors,
+            a->events);
+    put_sep(f, S_N, width, on);
+    snprintf(cell_st, sizeof cell_st, "%-*s", width[S_STATUS], "Status");
+    put_line(f, S_N, width, on, (const char *const[]){"Name", "# of Calls", cell_st});
+    put_sep(f, S_N, width, on);
+    for (size_t i = 0; i < a->nstatuses; i++) {
+        const struct opp_status_row *s = &a->statuses[i];
+        snprintf(calls, sizeof calls, "%" PRIu64, s->count);
+        snprintf(cell_st, sizeof cell_st, "%-*s", width[S_STATUS], status_text(s, st, sizeof st));
+        put_line(f, S_N, width, on, (const char *const[]){cut_name(s->key, name), calls, cell_st});
+    }
+    put_sep(f, S_N, width, on);
+}
+
 int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
 {
     struct table t = {.a = a};
@@ -313,6 +350,8 @@ int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o
     if (t.on[COL_SELF_CUDA])
         fprintf(f, "Self CUDA time total: %s\n",
                 opp_fmt_time(buf, (double)a->self_cuda_time_total_ns));
+    if (a->nstatuses)
+        table_statuses(f, a);
     return ferror(f) ? -EIO : 0;
 }
 
@@ -465,6 +504,27 @@ static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_st
     fputs(s->nstreams ? "\n    ]\n  },\n" : "]\n  },\n", f);
 }
 
+/* "errors": calls that did not return success, "statuses": them by entry
+ * point and status. */
+static void json_statuses(FILE *f, const struct opp_agg *a)
+{
+    fprintf(f, "  \"errors\": %" PRIu64 ",\n  \"statuses\": [", a->errors);
+    for (size_t i = 0; i < a->nstatuses; i++) {
+        const struct opp_status_row *s = &a->statuses[i];
+        fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
+        opp_json_str(f, s->key);
+        fputs(", \"lib\": ", f);
+        opp_json_str(f, s->lib);
+        fprintf(f, ", \"status\": %" PRId64 ", \"name\": ", s->status);
+        if (s->name)
+            opp_json_str(f, s->name);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"count\": %" PRIu64 "}", s->count);
+    }
+    fputs(a->nstatuses ? "\n  ]\n" : "]\n", f);
+}
+
 static void json_rows(FILE *f, const struct opp_model *m, const struct opp_agg *a,
                       const struct opp_out_opts *o)
 {
@@ -493,6 +553,8 @@ static void json_rows(FILE *f, const struct opp_model *m, const struct opp_agg *
             putc(']', f);
         }
         fprintf(f, ", \"flops\": %" PRIu64, r->flops);
+        if (r->errors) /* calls that did not return success */
+            fprintf(f, ", \"errors\": %" PRIu64, r->errors);
         if (r->coll) { /* collectives: bandwidth once GPU time is known */
             fprintf(f, ", \"coll_bytes\": %" PRIu64, r->coll_bytes);
             if (r->cuda_time_total_ns)
@@ -516,7 +578,7 @@ static void json_rows(FILE *f, const struct opp_model *m, const struct opp_agg *
         }
         putc('}', f);
     }
-    fputs(a->nrows ? "\n  ]\n" : "]\n", f);
+    fputs(a->nrows ? "\n  ],\n" : "],\n", f);
 }
 
 int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const struct opp_agg *a,
@@ -539,6 +601,7 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     fprintf(f, "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n", m->events, m->dropped);
     json_gpu(f, m, o->gpu);
     json_rows(f, m, a, o);
+    json_statuses(f, a);
     fputs("}\n", f);
     return ferror(f) ? -EIO : 0;
 }

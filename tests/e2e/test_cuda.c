@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aggregate.h"
 #include "model.h"
+#include "output.h"
 #include "testutil.h"
 
 static char *dir;
@@ -220,6 +222,77 @@ static size_t count_nested(const struct opp_thread *t)
     return n;
 }
 
+/* The report's list of calls that did not return success holds exactly the
+ * failed calls of the nw want lists, counted per entry point and status,
+ * each status named as the library names it; its table says "Calls that
+ * did not return success: N of M" with every failed pair on a line. */
+static void check_statuses(const struct opp_model *m, const struct wants *const *w, size_t nw)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    uint64_t failed = 0, calls = 0;
+    size_t pairs = 0;
+    for (size_t l = 0; l < nw; l++)
+        for (size_t i = 0; i < w[l]->n; i++) {
+            const struct want *x = &w[l]->w[i];
+            calls++;
+            if (!x->status)
+                continue;
+            failed++;
+            uint64_t n = 0, first = 1;
+            for (size_t l2 = 0; l2 < nw; l2++) /* count the pair once, at its first sight */
+                for (size_t j = 0; j < w[l2]->n; j++) {
+                    const struct want *y = &w[l2]->w[j];
+                    if (y->status == x->status && !strcmp(y->name, x->name)) {
+                        first &= !(l2 < l || (l2 == l && j < i));
+                        n++;
+                    }
+                }
+            if (!first)
+                continue;
+            pairs++;
+            size_t k = 0;
+            while (k < a.nstatuses && !(a.statuses[k].status == (int64_t)x->status &&
+                                        !strcmp(a.statuses[k].key, x->name)))
+                k++;
+            ck_assert_msg(k < a.nstatuses, "%s %llu not listed", x->name,
+                          (unsigned long long)x->status);
+            const struct opp_status_row *s = &a.statuses[k];
+            ck_assert_uint_eq(s->count, n);
+            const char *want_name = !strcmp(s->lib, "cuda")
+                                        ? (x->status == 34 ? "CUDA_ERROR_STUB_LIBRARY" : NULL)
+                                        : (x->status == 34   ? "cudaErrorStubLibrary"
+                                           : x->status == 35 ? "cudaErrorInsufficientDriver"
+                                                             : NULL);
+            ck_assert_ptr_nonnull(want_name);
+            ck_assert_str_eq(s->name, want_name);
+        }
+    ck_assert_uint_eq(a.nstatuses, pairs);
+    ck_assert_uint_eq(a.errors, failed);
+    ck_assert_uint_eq(a.events, calls);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    struct opp_out_opts oo = {0};
+    ck_assert_int_eq(opp_out_table(f, &a, &oo), 0);
+    fclose(f);
+    char head[96];
+    snprintf(head, sizeof head, "\nCalls that did not return success: %llu of %llu\n",
+             (unsigned long long)failed, (unsigned long long)calls);
+    ck_assert_msg(strstr(text, head), "%s", text);
+    for (size_t k = 0; k < a.nstatuses; k++) {
+        char line[224]; /* Status left-aligned: padded to the column's width */
+        snprintf(line, sizeof line, " %s  %12llu  %s (%lld)", a.statuses[k].key,
+                 (unsigned long long)a.statuses[k].count, a.statuses[k].name,
+                 (long long)a.statuses[k].status);
+        ck_assert_msg(strstr(text, line), "no line '%s' in:\n%s", line, text);
+    }
+    free(text);
+    opp_agg_free(&a);
+}
+
 /* The stub driver's answer to cudart's start-up (measured: static and
  * shared cudart alike): cuGetProcAddress_v2 (for ""), cuGetExportTable,
  * cuDriverGetVersion, each CUDA_ERROR_STUB_LIBRARY (34); then cudart gives
@@ -262,6 +335,7 @@ static void runtime_shared(const char *name, const char *launch_sym, int with_st
     if (!with_stub) { /* nothing below cudart: no driver to call */
         ck_assert_uint_eq(count_nested(t), 0);
         ck_assert_uint_eq(m->events, main_w.n + thr_w.n);
+        check_statuses(m, (const struct wants *[]){&main_w, &thr_w}, 2);
     } else { /* the driver's start-up, inside the first call that needs it */
         struct wants drv = {0};
         stub_startup(&drv);
@@ -281,6 +355,7 @@ static void runtime_shared(const char *name, const char *launch_sym, int with_st
         }
         ck_assert_uint_ne(parent, OPP_NO_PARENT);
         ck_assert_uint_eq(m->events, main_w.n + thr_w.n + drv.n);
+        check_statuses(m, (const struct wants *[]){&main_w, &thr_w, &drv}, 3);
     }
     runs_free(&r);
 }
@@ -349,6 +424,7 @@ START_TEST(static_cudart_stub_driver)
     ck_assert_uint_eq(m->events, drv.n);
     const struct opp_thread *t = thread_of(m, 1);
     check_top(m, t, &drv);
+    check_statuses(m, (const struct wants *[]){&drv}, 1);
     runs_free(&r);
 }
 END_TEST

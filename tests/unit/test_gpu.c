@@ -681,7 +681,7 @@ START_TEST(json)
         "\"self_cpu_time_total\": 0.300, \"cpu_time_total\": 0.300, \"cpu_time\": 0.300, "
         "\"flops\": 0, \"device_type\": \"CPU\", \"self_cuda_time_total\": 0.000, "
         "\"cuda_time_total\": 0.000, \"cuda_time\": 0.000, \"self_cuda_memory_usage\": -4096, "
-        "\"cuda_memory_usage\": -4096}\n  ]\n}\n",
+        "\"cuda_memory_usage\": -4096}\n  ],\n  \"errors\": 0,\n  \"statuses\": []\n}\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);

@@ -563,7 +563,7 @@ START_TEST(json)
         "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 12000000},\n",
         "\n    {\"key\": \"cblas_dgemm\", \"lib\": \"blas\", \"count\": 2, "
         "\"self_cpu_time_total\": 1.200, \"cpu_time_total\": 4.000, \"cpu_time\": 2.000, "
-        "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 24000000}\n  ]\n}\n",
+        "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 24000000}\n  ],\n  \"errors\": 0,\n  \"statuses\": []\n}\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);
@@ -578,7 +578,7 @@ START_TEST(json)
     oo = (struct opp_out_opts){0};
     aggregate(&o, &a);
     CAPTURE(out, opp_out_json(f, "t", model, &a, &oo));
-    ck_assert_ptr_nonnull(strstr(out, "\n  \"rows\": []\n}\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"rows\": [],\n  \"errors\": 0,\n  \"statuses\": []\n}\n"));
     ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cpu_time_total\": 0.000,\n"));
     free(out);
     opp_agg_free(&a);

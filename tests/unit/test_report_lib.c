@@ -26,7 +26,8 @@ static void put(struct opp_ev_enc *e, uint32_t fn, uint64_t begin, uint64_t end,
 }
 
 /* One process, one thread: a convolution (432 FLOPs in 1 us), a relu, a
- * failed execute (status 2), an sgemm_ of 2*100*200*300 FLOPs in 30 us and
+ * failed execute (status 2: dnnl_invalid_arguments, listed under the
+ * table), an sgemm_ of 2*100*200*300 FLOPs in 30 us and
  * an XNNPACK run. */
 static void write_trace(const char *path)
 {
@@ -155,7 +156,14 @@ START_TEST(command_lib_flops)
         "--------------------------  ------------  ------------  ------------  ----------"
         "--  ------------  ------------  ----------------------------------------------  "
         "------------  ------------  ------------  \n"
-        "Self CPU time total: 1.600us\n");
+        "Self CPU time total: 1.600us\n"
+        "\n"
+        "Calls that did not return success: 1 of 3\n"
+        "--------------------------  ------------  --------------------------  \n"
+        "                      Name    # of Calls  Status                      \n"
+        "--------------------------  ------------  --------------------------  \n"
+        "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
+        "--------------------------  ------------  --------------------------  \n");
     free(out);
     /* Every library, by FLOPs: sgemm_ 12 MFLOPs in 30 us. */
     char *a2[] = {"report", trace, "--flops", "--show-lib", "--sort", "flops", "--limit", "2", NULL};
@@ -173,7 +181,14 @@ START_TEST(command_lib_flops)
         "      1.000us             1       432.000         0.432        onednn  \n"
         "-----------------------  ------------  ------------  ------------  ------------ "
         " ------------  ------------  ------------  ------------  ------------  \n"
-        "Self CPU time total: 31.800us\n");
+        "Self CPU time total: 31.800us\n"
+        "\n"
+        "Calls that did not return success: 1 of 5\n"
+        "--------------------------  ------------  --------------------------  \n"
+        "                      Name    # of Calls  Status                      \n"
+        "--------------------------  ------------  --------------------------  \n"
+        "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
+        "--------------------------  ------------  --------------------------  \n");
     free(out);
     /* --show-lib alone: the torch columns, then Lib. */
     char *a3[] = {"report", trace, "--lib", "xnnpack", "--show-lib", NULL};
@@ -191,6 +206,76 @@ START_TEST(command_lib_flops)
         "----------  ------------  ------------  \n"
         "Self CPU time total: 0.200us\n");
     free(out);
+}
+END_TEST
+
+/* The failed execute is counted on its row and listed by status, in the
+ * aggregate and in JSON; a library filter that leaves it out lists none. */
+START_TEST(statuses)
+{
+    struct opp_model *m = load();
+    struct opp_agg a;
+    struct opp_agg_opts o = {.sort = OPP_SORT_COUNT};
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.events, 5);
+    ck_assert_uint_eq(a.errors, 1);
+    ck_assert_uint_eq(a.nstatuses, 1);
+    ck_assert_str_eq(a.statuses[0].key, "dnnl_primitive_execute");
+    ck_assert_str_eq(a.statuses[0].lib, "onednn");
+    ck_assert_str_eq(a.statuses[0].name, "dnnl_invalid_arguments");
+    ck_assert_int_eq(a.statuses[0].status, 2);
+    ck_assert_uint_eq(a.statuses[0].count, 1);
+    for (size_t i = 0; i < a.nrows; i++)
+        ck_assert_uint_eq(a.rows[i].errors, !strcmp(a.rows[i].key, "dnnl_primitive_execute"));
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    struct opp_out_opts oo = {0};
+    ck_assert_int_eq(opp_out_json(f, "t", m, &a, &oo), 0);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(out, "\"key\": \"dnnl_primitive_execute\", \"lib\": \"onednn\", "
+                                      "\"count\": 1, \"self_cpu_time_total\": 0.100, "
+                                      "\"cpu_time_total\": 0.100, \"cpu_time\": 0.100, "
+                                      "\"flops\": 0, \"errors\": 1}"));
+    ck_assert_ptr_nonnull(strstr(out, "\"key\": \"sgemm_\", \"lib\": \"blas\", \"count\": 1, "
+                                      "\"self_cpu_time_total\": 30.000, \"cpu_time_total\": "
+                                      "30.000, \"cpu_time\": 30.000, \"flops\": 12000000}"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  ],\n  \"errors\": 1,\n  \"statuses\": [\n"
+                                      "    {\"key\": \"dnnl_primitive_execute\", \"lib\": "
+                                      "\"onednn\", \"status\": 2, \"name\": "
+                                      "\"dnnl_invalid_arguments\", \"count\": 1}\n  ]\n}\n"));
+    free(out);
+    opp_agg_free(&a);
+    o.lib = "blas";
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.errors, 0);
+    ck_assert_uint_eq(a.nstatuses, 0);
+    opp_agg_free(&a);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Status names per library, from the headers (common/status_names.h);
+ * NULL for an unknown library or value. */
+START_TEST(status_names)
+{
+    ck_assert_str_eq(opp_status_name("cudart", 0), "cudaSuccess");
+    ck_assert_str_eq(opp_status_name("cudart", 35), "cudaErrorInsufficientDriver");
+    ck_assert_str_eq(opp_status_name("cudart", 600), "cudaErrorNotReady");
+    ck_assert_str_eq(opp_status_name("cuda", 34), "CUDA_ERROR_STUB_LIBRARY");
+    ck_assert_str_eq(opp_status_name("cuda", 100), "CUDA_ERROR_NO_DEVICE");
+    ck_assert_str_eq(opp_status_name("cublas", 7), "CUBLAS_STATUS_INVALID_VALUE");
+    ck_assert_str_eq(opp_status_name("cublaslt", 15), "CUBLAS_STATUS_NOT_SUPPORTED");
+    ck_assert_str_eq(opp_status_name("cudnn", 2000), "CUDNN_STATUS_BAD_PARAM");
+    ck_assert_str_eq(opp_status_name("nccl", 4), "ncclInvalidArgument");
+    ck_assert_str_eq(opp_status_name("cufft", 11), "CUFFT_INVALID_DEVICE"); /* 0xB */
+    ck_assert_str_eq(opp_status_name("onednn", 3), "dnnl_unimplemented");
+    ck_assert_str_eq(opp_status_name("xnnpack", 6), "xnn_status_out_of_memory");
+    ck_assert_ptr_null(opp_status_name("nccl", 8)); /* ncclNumResults: a count, not a status */
+    ck_assert_ptr_null(opp_status_name("cudart", 10000)); /* cudaErrorApiFailureBase */
+    ck_assert_ptr_null(opp_status_name("cudart", -1));
+    ck_assert_ptr_null(opp_status_name("blas", 0));
+    ck_assert_ptr_null(opp_status_name(NULL, 0));
 }
 END_TEST
 
@@ -234,6 +319,8 @@ Suite *suite_report_lib(void)
     tcase_add_test(tc, filter_by_lib);
     tcase_add_test(tc, command_lib_flops);
     tcase_add_test(tc, rate_over_cuda_time);
+    tcase_add_test(tc, statuses);
+    tcase_add_test(tc, status_names);
     suite_add_tcase(s, tc);
     return s;
 }
