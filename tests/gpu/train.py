@@ -1,6 +1,9 @@
 """ResNet-style training steps (batch 32, 20 steps) for scripts/gpu-validate.sh.
 
   train.py            run, print wall time
+  train.py --range    the same, the 20 steps between cudaProfilerStart and
+                      cudaProfilerStop (for OPPROF_CAPTURE=cudaProfilerApi:
+                      opprof then records exactly what torch.profiler does)
   train.py --torch    the same under torch.profiler (CPU + CUDA), print its
                       kernel count, kernel time, top kernels and copy bytes
 """
@@ -37,6 +40,11 @@ def steps(n=20):
 
 def main():
     steps(2)  # warm up: cuDNN autotune, allocator
+    if "--range" in sys.argv:
+        torch.cuda.profiler.start()
+        t = time.perf_counter(); steps(); w = time.perf_counter() - t
+        torch.cuda.profiler.stop()
+        print("wall_s %.4f" % w); return
     if "--torch" not in sys.argv:
         t = time.perf_counter(); steps(); print("wall_s %.4f" % (time.perf_counter() - t)); return
     from torch.profiler import profile, ProfilerActivity
