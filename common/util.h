@@ -14,6 +14,17 @@
 #define OPP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define OPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Empties a uthash table (handle hh) and frees each element, which owns
+ * nothing else. */
+#define OPP_HASH_FREE(head)                                                                        \
+    do {                                                                                           \
+        __typeof__(head) opp_el_, opp_tmp_;                                                        \
+        HASH_ITER(hh, head, opp_el_, opp_tmp_) {                                                   \
+            HASH_DEL(head, opp_el_);                                                               \
+            free(opp_el_);                                                                         \
+        }                                                                                          \
+    } while (0)
+
 /* Byte counts from a trace (or a client) are not trusted: sums saturate. */
 static inline int64_t opp_add_sat(int64_t a, int64_t b)
 {

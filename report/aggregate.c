@@ -181,15 +181,6 @@ int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uin
            (!o->filter_rank || m->procs[proc].rank == o->rank);
 }
 
-static void free_groups(struct group **groups)
-{
-    struct group *g, *tmp;
-    HASH_ITER(hh, *groups, g, tmp) {
-        HASH_DEL(*groups, g);
-        free(g);
-    }
-}
-
 /* The row of the event's group (k sealed first), created on first sight;
  * NULL when out of memory. */
 static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **groups,
@@ -235,15 +226,6 @@ struct status_group {
     size_t row;
     UT_hash_handle hh;
 };
-
-static void free_status_groups(struct status_group **groups)
-{
-    struct status_group *g, *tmp;
-    HASH_ITER(hh, *groups, g, tmp) {
-        HASH_DEL(*groups, g);
-        free(g);
-    }
-}
 
 /* Counts calls calls of entry point name (library lib) returning st != 0;
  * -ENOMEM. */
@@ -450,8 +432,8 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         a->gpu_ops += calls;
     }
     a->gpu = opp_model_has_gpu(m);
-    free_groups(&groups);
-    free_status_groups(&sgroups);
+    OPP_HASH_FREE(groups);
+    OPP_HASH_FREE(sgroups);
     free(matched);
     matched = NULL;
     if (a->nstatuses)
@@ -470,8 +452,8 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                               sizeof a->rows[i].shapes_str);
     return 0;
 oom:
-    free_groups(&groups);
-    free_status_groups(&sgroups);
+    OPP_HASH_FREE(groups);
+    OPP_HASH_FREE(sgroups);
     free(matched);
     opp_agg_free(a);
     return -ENOMEM;

@@ -38,7 +38,7 @@ int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
                        struct opp_calltree *ct)
 {
     memset(ct, 0, sizeof *ct);
-    struct ct_ent *map = NULL, *e, *tmp;
+    struct ct_ent *map = NULL, *e;
     size_t cap = 0, node_cap = 0;
     uint32_t *node_of = NULL; /* per event of the current thread */
     int hash_oom = 0, rc = 0;
@@ -88,11 +88,7 @@ int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
             }
         }
     }
-    HASH_ITER(hh, map, e, tmp)
-    {
-        HASH_DEL(map, e);
-        free(e);
-    }
+    OPP_HASH_FREE(map);
     free(node_of);
     if (rc)
         opp_calltree_free(ct);

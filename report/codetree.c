@@ -123,16 +123,8 @@ int opp_codetree_build(const struct opp_model *m, struct opp_codetree *t)
     for (size_t k = 0; k < m->nthreads && !rc; k++)
         for (size_t i = 0; i < m->threads[k].nevents && !rc; i++)
             rc = add_event(&b, m, &m->threads[k], i);
-    struct name_ent *ne, *nt;
-    HASH_ITER(hh, b.names, ne, nt) {
-        HASH_DEL(b.names, ne);
-        free(ne);
-    }
-    struct node_ent *de, *dt;
-    HASH_ITER(hh, b.nodes, de, dt) {
-        HASH_DEL(b.nodes, de);
-        free(de);
-    }
+    OPP_HASH_FREE(b.names);
+    OPP_HASH_FREE(b.nodes);
     if (rc)
         opp_codetree_free(t);
     return rc;

@@ -778,12 +778,7 @@ static void free_all(struct x *x)
         free(p->host);
         free(p);
     }
-    struct xpid *d, *dt;
-    HASH_ITER(hh, x->pids, d, dt)
-    {
-        HASH_DEL(x->pids, d);
-        free(d);
-    }
+    OPP_HASH_FREE(x->pids);
     struct xstr *s, *st;
     HASH_ITER(hh, x->strs, s, st)
     {
@@ -791,17 +786,8 @@ static void free_all(struct x *x)
         free(s->text);
         free(s);
     }
-    struct xkey *k, *kt;
-    HASH_ITER(hh, x->streams, k, kt)
-    {
-        HASH_DEL(x->streams, k);
-        free(k);
-    }
-    HASH_ITER(hh, x->devices, k, kt)
-    {
-        HASH_DEL(x->devices, k);
-        free(k);
-    }
+    OPP_HASH_FREE(x->streams);
+    OPP_HASH_FREE(x->devices);
 }
 
 /* After pass 1: Chrome's pid for each file's pids and devices. A number an
@@ -809,7 +795,7 @@ static void free_all(struct x *x)
  * until free, so that two hosts' processes (or GPUs) never share a track. */
 static int assign_pids(struct x *x)
 {
-    struct xkey *taken = NULL, *k, *kt;
+    struct xkey *taken = NULL, *k;
     int rc = 0;
     for (size_t f = 0; f < x->nfiles && !rc; f++) {
         struct xpid *e, *et;
@@ -838,11 +824,7 @@ static int assign_pids(struct x *x)
             }
         }
     }
-    HASH_ITER(hh, taken, k, kt)
-    {
-        HASH_DEL(taken, k);
-        free(k);
-    }
+    OPP_HASH_FREE(taken);
     struct xproc *p, *pt;
     HASH_ITER(hh, x->procs, p, pt)
     {

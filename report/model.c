@@ -872,15 +872,6 @@ struct live_ent {
     UT_hash_handle hh;
 };
 
-static void free_live(struct live_ent **live)
-{
-    struct live_ent *e, *tmp;
-    HASH_ITER(hh, *live, e, tmp) {
-        HASH_DEL(*live, e);
-        free(e);
-    }
-}
-
 /* Sort the memory records by time and give each free without a size the
  * size of the allocation at its address. 0 or -1. */
 static int gpu_memory_sizes(struct opp_gpu *gpu)
@@ -925,7 +916,7 @@ static int gpu_memory_sizes(struct opp_gpu *gpu)
         if (!e) {
             e = malloc(sizeof *e);
             if (!e) {
-                free_live(&live);
+                OPP_HASH_FREE(live);
                 return -1;
             }
             memcpy(e->key, key, sizeof key);
@@ -933,13 +924,13 @@ static int gpu_memory_sizes(struct opp_gpu *gpu)
             HASH_ADD(hh, live, key, sizeof e->key, e);
             if (hash_oom) {
                 free(e);
-                free_live(&live);
+                OPP_HASH_FREE(live);
                 return -1;
             }
         }
         e->bytes = r->bytes;
     }
-    free_live(&live);
+    OPP_HASH_FREE(live);
     return 0;
 }
 
@@ -1246,7 +1237,7 @@ static uint32_t nvtx_name(struct loader *ld, uint32_t pi, uint64_t msg, uint64_t
 static int event_names(struct loader *ld)
 {
     struct opp_model *m = ld->m;
-    struct name_ent *cache = NULL, *e, *tmp;
+    struct name_ent *cache = NULL, *e;
     int rc = 0;
     for (size_t i = 0; i < m->nthreads && !rc; i++) {
         struct opp_thread *t = &m->threads[i];
@@ -1301,11 +1292,7 @@ static int event_names(struct loader *ld)
             }
         }
     }
-    HASH_ITER(hh, cache, e, tmp)
-    {
-        HASH_DEL(cache, e);
-        free(e);
-    }
+    OPP_HASH_FREE(cache);
     return rc;
 }
 
@@ -1440,26 +1427,10 @@ void opp_model_free(struct opp_model *m)
     if (!m)
         return;
     if (m->index) {
-        struct str_ent *s, *stmp;
-        HASH_ITER(hh, m->index->strs, s, stmp) {
-            HASH_DEL(m->index->strs, s);
-            free(s);
-        }
-        struct proc_ent *p, *ptmp;
-        HASH_ITER(hh, m->index->procs, p, ptmp) {
-            HASH_DEL(m->index->procs, p);
-            free(p);
-        }
-        struct thread_ent *t, *ttmp;
-        HASH_ITER(hh, m->index->threads, t, ttmp) {
-            HASH_DEL(m->index->threads, t);
-            free(t);
-        }
-        struct gpu_str_ent *g, *gtmp;
-        HASH_ITER(hh, m->index->gpu_strs, g, gtmp) {
-            HASH_DEL(m->index->gpu_strs, g);
-            free(g);
-        }
+        OPP_HASH_FREE(m->index->strs);
+        OPP_HASH_FREE(m->index->procs);
+        OPP_HASH_FREE(m->index->threads);
+        OPP_HASH_FREE(m->index->gpu_strs);
         free(m->index);
     }
     for (size_t i = 0; i < m->nprocs; i++) {

@@ -504,6 +504,15 @@ static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_st
     fputs(s->nstreams ? "\n    ]\n  },\n" : "]\n  },\n", f);
 }
 
+/* The start of the i-th object of a list: {"key": key, "lib": lib */
+static void json_key_lib(FILE *f, size_t i, const char *key, const char *lib)
+{
+    fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
+    opp_json_str(f, key);
+    fputs(", \"lib\": ", f);
+    opp_json_str(f, lib);
+}
+
 /* "errors": calls that did not return success, "statuses": them by entry
  * point and status. */
 static void json_statuses(FILE *f, const struct opp_agg *a)
@@ -511,10 +520,7 @@ static void json_statuses(FILE *f, const struct opp_agg *a)
     fprintf(f, "  \"errors\": %" PRIu64 ",\n  \"statuses\": [", a->errors);
     for (size_t i = 0; i < a->nstatuses; i++) {
         const struct opp_status_row *s = &a->statuses[i];
-        fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
-        opp_json_str(f, s->key);
-        fputs(", \"lib\": ", f);
-        opp_json_str(f, s->lib);
+        json_key_lib(f, i, s->key, s->lib);
         fprintf(f, ", \"status\": %" PRId64 ", \"name\": ", s->status);
         if (s->name)
             opp_json_str(f, s->name);
@@ -531,10 +537,7 @@ static void json_rows(FILE *f, const struct opp_model *m, const struct opp_agg *
     fputs("  \"rows\": [", f);
     for (size_t i = 0; i < a->nrows; i++) {
         const struct opp_row *r = &a->rows[i];
-        fprintf(f, "%s\n    {\"key\": ", i ? "," : "");
-        opp_json_str(f, r->key);
-        fputs(", \"lib\": ", f);
-        opp_json_str(f, r->lib);
+        json_key_lib(f, i, r->key, r->lib);
         fprintf(f, ", \"count\": %" PRIu64 ", \"self_cpu_time_total\": ", r->count);
         put_us(f, (double)r->self_cpu_time_total_ns);
         fputs(", \"cpu_time_total\": ", f);
