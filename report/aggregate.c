@@ -383,6 +383,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 r->coll_bytes += cb;
                 r->coll_bus_bytes += (double)cb * opp_coll_bus_factor(f->kind, args, e->nargs);
             }
+            a->cuda_calls |= opp_kind_base(f->kind) == OPP_OP_CUDA_API;
             int64_t st = opp_op_status(f->kind, args, e->nargs);
             if (st) {
                 r->errors += calls;
@@ -431,7 +432,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         a->self_cuda_time_total_ns += dur;
         a->gpu_ops += calls;
     }
-    a->gpu = opp_model_has_gpu(m);
+    a->gpu = opp_model_has_gpu(m) || a->cuda_calls;
     OPP_HASH_FREE(groups);
     OPP_HASH_FREE(sgroups);
     free(matched);

@@ -162,7 +162,11 @@ struct opp_agg {
     /* torch's "Self CUDA time total": the device time of the CUDA rows,
      * before the limit; Self CUDA % divides by it. */
     uint64_t self_cuda_time_total_ns;
-    int gpu; /* the trace has GPU records: CSV and JSON rows carry the CUDA fields */
+    int gpu; /* the trace has GPU records, or cuda_calls: CSV and JSON rows carry
+                the CUDA fields */
+    int cuda_calls; /* some call that passed the filters is a CUDA runtime or
+                       driver call: the table shows the CUDA time columns, at 0
+                       when no GPU work was recorded (a CUDA program without a GPU) */
     /* Every (entry point, status) pair of calls that passed the filters and
      * did not return success, most calls first (then by name and status);
      * not limited. errors: their calls. */

@@ -248,7 +248,7 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         t->width[c] = COLUMN_WIDTH;
     }
     t->on[COL_SELF_CUDA] = t->on[COL_SELF_CUDA_PCT] = t->on[COL_CUDA_TOTAL] =
-        t->on[COL_CUDA_AVG] = has_cuda_time(t->a);
+        t->on[COL_CUDA_AVG] = has_cuda_time(t->a) || t->a->cuda_calls;
     t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = has_cuda_mem(t->a);
     t->on[COL_SHAPES] = o->group_by_shape;
     t->on[COL_STACK] = o->group_by_stack;

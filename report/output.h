@@ -33,15 +33,19 @@ struct opp_out_opts {
  * no row has FLOPs. With show_lib, a last column Lib: the row's library. Like torch too, Self CUDA, Self CUDA %
  * (of the Self CUDA time total), CUDA total and CUDA time avg follow CPU
  * time avg when some row (before the limit) has Self CUDA time, and then
- * the footer adds "Self CUDA time total: ..."; CUDA Mem and Self CUDA Mem
+ * the footer adds "Self CUDA time total: ..."; so they do, at 0, when some
+ * call is a CUDA call (a->cuda_calls) though no GPU work was recorded; CUDA Mem and Self CUDA Mem
  * (torch's _format_memory) come before # of Calls when some row has Self
- * CUDA Mem above 0. 0, or -EIO on a write error. */
+ * CUDA Mem above 0. Then, when some call did not return success, "Calls
+ * that did not return success: N of M" and a table of a->statuses (Name,
+ * # of Calls, Status: "name (value)", left-aligned). 0, or -EIO on a write
+ * error. */
 int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
 
 /* A header line, then one line per row:
  * key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,
  * [input_shapes,]flops with times in microseconds ("%.3f") and the shapes
- * quoted; when the trace has GPU records, then device_type,
+ * quoted; when a->gpu (GPU records or CUDA calls), then device_type,
  * self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,
  * self_cuda_memory_usage,cuda_memory_usage,bytes,gbps (bytes and GB/s only
  * on memcpy and memset rows, else empty). 0, or -EIO. */
@@ -49,14 +53,16 @@ int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
 
 /* {"trace", "complete", "warning", "self_cpu_time_total",
  * "self_cuda_time_total", "processes", "threads", "events", "dropped",
- * "gpu", "rows"}: times in microseconds; processes and threads are the whole
- * trace's, rows the aggregate's (input_shapes only when grouped by shape;
- * when the trace has GPU records also device_type, self_cuda_time_total,
- * cuda_time_total, cuda_time, self_cuda_memory_usage, cuda_memory_usage,
- * and on memcpy and memset rows bytes and gbps). "gpu" is null without
- * o->gpu, else {"ops", "kernels", "kernel_time", "unattached", "dropped":
- * {"cupti", "opprof"}, "devices": [...], "streams": [...]} (README). 0, or
- * -EIO. */
+ * "gpu", "rows", "errors", "statuses"}: times in microseconds; processes
+ * and threads are the whole trace's, rows the aggregate's (input_shapes
+ * only when grouped by shape; errors only on a row with failed calls; when
+ * a->gpu also device_type, self_cuda_time_total, cuda_time_total,
+ * cuda_time, self_cuda_memory_usage, cuda_memory_usage, and on memcpy and
+ * memset rows bytes and gbps). "gpu" is null without o->gpu, else {"ops",
+ * "kernels", "kernel_time", "unattached", "dropped": {"cupti", "opprof"},
+ * "devices": [...], "streams": [...]} (README). "errors": the calls that
+ * did not return success, "statuses": [{"key", "lib", "status", "name"
+ * (null unknown), "count"}]. 0, or -EIO. */
 int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const struct opp_agg *a,
                  const struct opp_out_opts *o);
 

@@ -224,8 +224,9 @@ static size_t count_nested(const struct opp_thread *t)
 
 /* The report's list of calls that did not return success holds exactly the
  * failed calls of the nw want lists, counted per entry point and status,
- * each status named as the library names it; its table says "Calls that
- * did not return success: N of M" with every failed pair on a line. */
+ * each status named as the library names it; its table shows the CUDA
+ * columns at 0 and says "Calls that did not return success: N of M" with
+ * every failed pair on a line. */
 static void check_statuses(const struct opp_model *m, const struct wants *const *w, size_t nw)
 {
     struct opp_agg a;
@@ -278,6 +279,13 @@ static void check_statuses(const struct opp_model *m, const struct wants *const 
     struct opp_out_opts oo = {0};
     ck_assert_int_eq(opp_out_table(f, &a, &oo), 0);
     fclose(f);
+    /* A CUDA program without a GPU: the CUDA time columns, at 0 (and torch's
+     * NaN share of a zero total) */
+    ck_assert(a.cuda_calls);
+    ck_assert_msg(strstr(text, "     Self CUDA   Self CUDA %    CUDA total  CUDA time avg  "),
+                  "%s", text);
+    ck_assert_ptr_nonnull(strstr(text, "       0.000us           NaN       0.000us        0.000us  "));
+    ck_assert_ptr_nonnull(strstr(text, "\nSelf CUDA time total: 0.000us\n"));
     char head[96];
     snprintf(head, sizeof head, "\nCalls that did not return success: %llu of %llu\n",
              (unsigned long long)failed, (unsigned long long)calls);

@@ -933,8 +933,11 @@ START_TEST(view)
 }
 END_TEST
 
-/* ---- traces without GPU records look as they always did ---- */
+/* ---- traces without GPU records ---- */
 
+/* A CUDA program's trace without GPU records (no GPU, or CUPTI held by
+ * another tool): the CUDA columns and fields at 0, torch's NaN share of a
+ * zero total; a selection without CUDA calls looks as it always did. */
 START_TEST(cpu_only)
 {
     char *path = tu_path(dir, "cpu.opprof");
@@ -946,33 +949,66 @@ START_TEST(cpu_only)
     struct opp_agg_opts o = {.limit = 3};
     struct opp_out_opts oo = {0};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
-    ck_assert_int_eq(a.gpu, 0);
+    ck_assert_int_eq(a.gpu, 1);
+    ck_assert_int_eq(a.cuda_calls, 1);
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));
-#define SEP_C "--------------------  " S12 S12 S12 S12 S12 S12 "\n"
+#define SEP_Z "--------------------  " S12 S12 S12 S12 S12 S12 S12 S12 "-------------  " S12 "\n"
+#define ZERO_CUDA "       0.000us           NaN       0.000us        0.000us"
     ck_assert_str_eq(out,
-                     SEP_C
+                     SEP_Z
                      "                Name    Self CPU %      Self CPU   CPU total %     CPU total"
-                     "  CPU time avg    # of Calls  \n"
-                     SEP_C
+                     "  CPU time avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg"
+                     "    # of Calls  \n"
+                     SEP_Z
                      "          cudaMemcpy        52.08%       5.000us        52.08%       5.000us"
-                     "       5.000us             1  \n"
+                     "       5.000us" ZERO_CUDA "             1  \n"
                      "      cublasSgemm_v2        20.83%       2.000us        83.33%       8.000us"
-                     "       8.000us             1  \n"
+                     "       8.000us" ZERO_CUDA "             1  \n"
                      "    cudaLaunchKernel        17.71%       1.700us        17.71%       1.700us"
-                     "       0.567us             3  \n"
-                     SEP_C
-                     "Self CPU time total: 9.600us\n");
+                     "       0.567us" ZERO_CUDA "             3  \n"
+                     SEP_Z
+                     "Self CPU time total: 9.600us\nSelf CUDA time total: 0.000us\n");
     free(out);
     CAPTURE(out, opp_out_csv(f, &a, &oo));
     const char *want_csv = "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
-                      "flops\ncudaMemcpy,cudart,1,5.000,5.000,5.000,0\n";
+                           "flops,device_type,self_cuda_time_total_us,cuda_time_total_us,"
+                           "cuda_time_avg_us,self_cuda_memory_usage,cuda_memory_usage,bytes,gbps\n"
+                           "cudaMemcpy,cudart,1,5.000,5.000,5.000,0,CPU,0.000,0.000,0.000,0,0,,\n";
     ck_assert(!strncmp(out, want_csv, strlen(want_csv)));
     free(out);
     CAPTURE(out, opp_out_json(f, path, m, &a, &oo));
     ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cuda_time_total\": 0.000,\n"));
     ck_assert_ptr_nonnull(strstr(out, "\n  \"gpu\": null,\n  \"rows\": [\n"));
-    ck_assert_ptr_nonnull(strstr(out, "\"cpu_time\": 5.000, \"flops\": 0},\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\"cpu_time\": 5.000, \"flops\": 0, \"device_type\": \"CPU\", "
+                                      "\"self_cuda_time_total\": 0.000, \"cuda_time_total\": 0.000, "
+                                      "\"cuda_time\": 0.000, \"self_cuda_memory_usage\": 0, "
+                                      "\"cuda_memory_usage\": 0},\n"));
+    free(out);
+    opp_agg_free(&a);
+
+    /* Only cuBLAS: no CUDA call, so the CPU table, CSV and JSON. */
+    o.lib = "cublas";
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(a.gpu, 0);
+    ck_assert_int_eq(a.cuda_calls, 0);
+    CAPTURE(out, opp_out_table(f, &a, &oo));
+#define SEP_C "------------------  " S12 S12 S12 S12 S12 S12 "\n"
+    ck_assert_str_eq(out,
+                     SEP_C
+                     "              Name    Self CPU %      Self CPU   CPU total %     CPU total"
+                     "  CPU time avg    # of Calls  \n"
+                     SEP_C
+                     "    cublasSgemm_v2       100.00%       2.000us       400.00%       8.000us"
+                     "       8.000us             1  \n"
+                     SEP_C
+                     "Self CPU time total: 2.000us\n");
+    free(out);
+    CAPTURE(out, opp_out_csv(f, &a, &oo));
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                          "flops\ncublasSgemm_v2,cublas,1,2.000,8.000,8.000,524288\n");
+    free(out);
+    CAPTURE(out, opp_out_json(f, path, m, &a, &oo));
     ck_assert_ptr_null(strstr(out, "device_type"));
     free(out);
     opp_agg_free(&a);
