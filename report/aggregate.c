@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(elt) (hash_oom = 1)
@@ -181,87 +182,68 @@ int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uin
            (!o->filter_rank || m->procs[proc].rank == o->rank);
 }
 
+/* The index in *arr (*n elements of elem bytes, room for *cap) of the
+ * group keyed by the words w[0..nw): its element, or one appended zeroed on
+ * first sight; -1 when out of memory. Rows and statuses are kept this way. */
+static ssize_t group_index(struct group **groups, const uint32_t *w, uint32_t nw, void **arr,
+                           size_t *n, size_t *cap, size_t elem)
+{
+    size_t bytes = nw * sizeof *w;
+    struct group *g;
+    HASH_FIND(hh, *groups, w, bytes, g);
+    if (g)
+        return (ssize_t)g->row;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *p = reallocarray(*arr, c, elem);
+        if (!p)
+            return -1;
+        *arr = p;
+        *cap = c;
+    }
+    g = malloc(sizeof *g + bytes);
+    if (!g)
+        return -1;
+    g->nw = nw;
+    memcpy(g->w, w, bytes);
+    g->row = *n;
+    int hash_oom = 0;
+    HASH_ADD_KEYPTR(hh, *groups, g->w, bytes, g);
+    if (hash_oom) {
+        free(g);
+        return -1;
+    }
+    memset((char *)*arr + *n * elem, 0, elem);
+    return (ssize_t)(*n)++;
+}
+
 /* The row of the event's group (k sealed first), created on first sight;
  * NULL when out of memory. */
 static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **groups,
                                struct group_key *k)
 {
     key_seal(k);
-    size_t bytes = k->nw * sizeof k->w[0];
-    struct group *g;
-    HASH_FIND(hh, *groups, k->w, bytes, g);
-    if (g)
-        return &a->rows[g->row];
-    if (a->nrows_all == *cap) {
-        size_t n = *cap ? 2 * *cap : 64;
-        struct opp_row *r = reallocarray(a->rows, n, sizeof *r);
-        if (!r)
-            return NULL;
-        a->rows = r;
-        *cap = n;
-    }
-    g = malloc(sizeof *g + bytes);
-    if (!g)
-        return NULL;
-    g->nw = k->nw;
-    memcpy(g->w, k->w, bytes);
-    g->row = a->nrows_all;
-    int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, *groups, g->w, bytes, g);
-    if (hash_oom) {
-        free(g);
-        return NULL;
-    }
-    struct opp_row *r = &a->rows[a->nrows_all++];
-    memset(r, 0, sizeof *r);
-    return r;
+    ssize_t i = group_index(groups, k->w, k->nw, (void **)&a->rows, &a->nrows_all, cap,
+                            sizeof *a->rows);
+    return i < 0 ? NULL : &a->rows[i];
 }
 
-/* The (entry point, status) pairs that did not succeed. */
-struct status_group {
-    struct {
-        uint32_t name, pad;
-        int64_t status;
-    } key;
-    size_t row;
-    UT_hash_handle hh;
-};
-
-/* Counts calls calls of entry point name (library lib) returning st != 0;
- * -ENOMEM. */
+/* Counts calls calls of entry point name (library lib) returning st != 0,
+ * grouped by (name, status); -ENOMEM. */
 static int count_status(const struct opp_model *m, struct opp_agg *a, size_t *cap,
-                        struct status_group **groups, uint32_t name, const char *lib,
-                        int64_t st, uint64_t calls)
+                        struct group **groups, uint32_t name, const char *lib, int64_t st,
+                        uint64_t calls)
 {
-    struct status_group probe, *g;
-    memset(&probe.key, 0, sizeof probe.key);
-    probe.key.name = name;
-    probe.key.status = st;
-    HASH_FIND(hh, *groups, &probe.key, sizeof probe.key, g);
-    if (!g) {
-        if (a->nstatuses == *cap) {
-            size_t n = *cap ? 2 * *cap : 16;
-            struct opp_status_row *r = reallocarray(a->statuses, n, sizeof *r);
-            if (!r)
-                return -ENOMEM;
-            a->statuses = r;
-            *cap = n;
-        }
-        if (!(g = malloc(sizeof *g)))
-            return -ENOMEM;
-        g->key = probe.key;
-        g->row = a->nstatuses;
-        int hash_oom = 0;
-        HASH_ADD(hh, *groups, key, sizeof g->key, g);
-        if (hash_oom) {
-            free(g);
-            return -ENOMEM;
-        }
-        a->statuses[a->nstatuses++] = (struct opp_status_row){
-            .key = opp_model_str(m, name), .lib = lib, .name = opp_status_name(lib, st),
-            .status = st};
-    }
-    a->statuses[g->row].count += calls;
+    const uint32_t w[3] = {name, (uint32_t)st, (uint32_t)((uint64_t)st >> 32)};
+    ssize_t i = group_index(groups, w, 3, (void **)&a->statuses, &a->nstatuses, cap,
+                            sizeof *a->statuses);
+    if (i < 0)
+        return -ENOMEM;
+    struct opp_status_row *r = &a->statuses[i];
+    if (!r->key)
+        *r = (struct opp_status_row){.key = opp_model_str(m, name), .lib = lib,
+                                     .name = opp_status_name(lib, st), .status = st};
+    r->count += calls;
     a->errors += calls;
     return 0;
 }
@@ -331,7 +313,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
 {
     memset(a, 0, sizeof *a);
     struct group *groups = NULL;
-    struct status_group *sgroups = NULL;
+    struct group *sgroups = NULL; /* (name, status) */
     size_t cap = 0, scap = 0;
     uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
     uint64_t first = o->window ? opp_model_first_ns(m) : 0;

@@ -183,15 +183,24 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
     return model_done(m, rc, err, errlen);
 }
 
-static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
+/* The traces as one model for an export that needs every call (what: its
+ * name in the message that refuses a summary); NULL with err said. */
+static struct opp_model *load_calls(const char *const *traces, size_t n, const char *what,
+                                    char *err, size_t errlen)
 {
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
+    if (m && opp_model_needs_calls(m, what, err, errlen)) {
+        opp_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
+{
+    struct opp_model *m = load_calls(traces, n, "export html (its timeline)", err, errlen);
     if (!m)
         return -1;
-    if (opp_model_needs_calls(m, "export html (its timeline)", err, errlen)) {
-        opp_model_free(m);
-        return -1;
-    }
     char names[256];
     return model_done(m, opp_export_html(m, names_of(traces, n, names, sizeof names), f), err,
                       errlen);
@@ -200,13 +209,9 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
 static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
                          char *err, size_t errlen)
 {
-    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
+    struct opp_model *m = load_calls(traces, n, "export memory (its timeline)", err, errlen);
     if (!m)
         return -1;
-    if (opp_model_needs_calls(m, "export memory (its timeline)", err, errlen)) {
-        opp_model_free(m);
-        return -1;
-    }
     const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
     int rc = -1;
     /* one trace: its path, as before; several: their file names */

@@ -552,14 +552,14 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     sb_us(&b, end > begin ? end : begin, begin);
     SB_LIT(&b, ", \"args\": {\"lib\": ");
     sb_json(&b, f, fn->lib);
-    if (base == OPP_OP_CUDA_API && e->nargs >= 3) {
+    int cuda_api = base == OPP_OP_CUDA_API && e->nargs >= 3;
+    if (cuda_api) {
         SB_LIT(&b, ", \"correlation\": ");
         sb_u64(&b, e->args[1]);
         SB_LIT(&b, ", \"cbid\": ");
         sb_u64(&b, e->args[2]);
-        SB_LIT(&b, ", \"status\": ");
-        sb_u64(&b, e->args[0]);
-    } else if (fn->kind & OPP_OPK_STATUS && e->nargs) {
+    }
+    if (cuda_api || (fn->kind & OPP_OPK_STATUS && e->nargs)) {
         SB_LIT(&b, ", \"status\": ");
         sb_i64(&b, opp_op_status(fn->kind, e->args, e->nargs));
     }

@@ -1097,6 +1097,25 @@ static int ext_find(const struct ext_index *x, uint32_t pi, uint32_t corr, uint3
     return 0;
 }
 
+/* The event a GPU record (process pi, correlation id corr) belongs to: the
+ * CUDA call with its correlation id, else the library call that CUPTI's
+ * external correlation ties it to. 0 when found; else a record that had an
+ * id is counted unattached. */
+static int gpu_owner(struct opp_gpu *gpu, const struct corr_ent *c, size_t n,
+                     const struct ext_index *x, uint32_t pi, uint32_t corr, uint32_t *thread,
+                     uint32_t *event)
+{
+    const struct corr_ent *ce = corr ? corr_find(c, n, pi, corr) : NULL;
+    if (ce) {
+        *thread = ce->thread, *event = ce->event;
+        return 0;
+    }
+    if (ext_find(x, pi, corr, thread, event) == 0)
+        return 0;
+    gpu->unattached += corr != 0;
+    return -1;
+}
+
 static struct opp_event_gpu *event_gpu(struct opp_thread *t, uint32_t event)
 {
     if (!t->gpu)
@@ -1140,14 +1159,9 @@ static int gpu_attach(struct opp_model *m)
     int rc = ext_index_build(m, &x);
     for (size_t i = 0; i < gpu->nops && !rc; i++) {
         struct opp_gpu_op *op = &gpu->ops[i];
-        const struct corr_ent *ce = op->corr ? corr_find(c, n, op->proc, op->corr) : NULL;
         uint32_t th, ev;
-        if (ce) {
-            th = ce->thread, ev = ce->event;
-        } else if (ext_find(&x, op->proc, op->corr, &th, &ev) != 0) {
-            gpu->unattached += op->corr != 0;
+        if (gpu_owner(gpu, c, n, &x, op->proc, op->corr, &th, &ev))
             continue;
-        }
         op->thread = th;
         op->event = ev;
         struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
@@ -1158,14 +1172,9 @@ static int gpu_attach(struct opp_model *m)
     }
     for (size_t i = 0; i < gpu->nmem && !rc; i++) {
         struct opp_gpu_mem *r = &gpu->mem[i];
-        const struct corr_ent *ce = r->corr ? corr_find(c, n, r->proc, r->corr) : NULL;
         uint32_t th, ev;
-        if (ce) {
-            th = ce->thread, ev = ce->event;
-        } else if (ext_find(&x, r->proc, r->corr, &th, &ev) != 0) {
-            gpu->unattached += r->corr != 0;
+        if (gpu_owner(gpu, c, n, &x, r->proc, r->corr, &th, &ev))
             continue;
-        }
         r->thread = th;
         r->event = ev;
         struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
