@@ -1,11 +1,23 @@
 # opprof: build, test and benchmark. `make` builds build/libopprof.so,
 # build/opprof and build/opprof-collector; `make demo` profiles a sample;
 # `make test` runs every test (unit, end to end, sanitizers).
+#
+# One object per source with its dependency file (-MMD -MP), so an edit
+# rebuilds what includes it and no more; a static library per layer that
+# more than one program links. Trees under $(BUILD):
+#   obj/   the programs' objects and libcommon.a, libcollector.a, libreport.a
+#   pic/   libopprof.so's objects (position independent, hidden symbols)
+#   asan/  the same layers and tools with AddressSanitizer and UBSan
+# `make V=1` prints the whole command lines.
 
 CC      ?= gcc
+AR      ?= ar
 BUILD   ?= build
 WERROR  ?= 1
 CUDA_HOME ?= /usr/local/cuda
+V       ?= 0
+Q       := $(if $(filter 1,$(V)),,@)
+quiet    = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wformat=2
 ifeq ($(WERROR),1)
@@ -14,42 +26,46 @@ endif
 OPT     ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Icommon -pthread $(EXTRA_CFLAGS)
 LDLIBS_BASE := -pthread -ldl -lm
+DEPFLAGS := -MMD -MP
 # gzip exports: with zlib1g-dev only (without it, a .gz output is refused)
 HAVE_ZLIB := $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz)
 CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# The build steps of `make test` and `make demo` use every core unless
+# the caller chose a -j of its own.
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
+PAR      = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC))
 
-COMMON_SRC := common/util.c common/ops.c common/gpu.c common/trace_write.c common/trace_read.c \
-              common/summary.c
-PRELOAD_SRC := $(wildcard preload/*.c preload/*.S) common/util.c common/gpu.c
-COLLECTOR_SRC := $(wildcard collector/*.c) $(COMMON_SRC)
-REPORT_SRC := $(wildcard report/*.c) $(COMMON_SRC)
-HDRS := $(wildcard common/*.h preload/*.h collector/*.h report/*.h)
+# ---- the layers: sources ----
+# common/: the trace and wire format and small utilities, used by all.
+COMMON_SRC := $(wildcard common/*.c)
+# collector/: the daemon; report/: the opprof tool, folders by job.
+COLLECTOR_MAIN := collector/main.c
+COLLECTOR_SRC := $(filter-out $(COLLECTOR_MAIN),$(wildcard collector/*.c))
+REPORT_MAIN := $(firstword $(wildcard report/tool/main.c report/main.c))
+REPORT_SRC := $(filter-out $(REPORT_MAIN),$(wildcard report/*.c report/*/*.c))
+# preload/: libopprof.so, with the two common files it needs.
+PRELOAD_SRC := $(wildcard preload/*.c preload/*/*.c preload/*.S preload/*/*.S) \
+               common/util.c common/gpu.c
+
+# Object paths: $(call objs,TREE,SOURCES).
+objs = $(addprefix $(1)/,$(addsuffix .o,$(basename $(2))))
 
 # CUDA toolkit: optional. Without it the CUDA parts are left out. The
 # agent needs only CUPTI's headers at build time (it dlopens libcupti).
 CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -n "$(CUPTI_INC)" && echo 1)
-PRELOAD_CFLAGS :=
-PRELOAD_DEPS :=
+PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer \
+                  -Wa,--noexecstack
+PRELOAD_GEN :=
 ifeq ($(HAVE_CUDA),1)
 PRELOAD_CFLAGS += -DOPP_HAVE_CUDA -I$(BUILD)/gen -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include \
                   -DOPP_CUDA_HOME='"$(CUDA_HOME)"'
-PRELOAD_DEPS += $(BUILD)/gen/cuda_api.h
-endif
-# Unit tests feed CUPTI's own record structs through the agent's converter,
-# iterated by the real libcupti (which parses buffers without a GPU).
-UNIT_CUDA_CFLAGS :=
-UNIT_CUDA_SRC :=
-UNIT_CUDA_LIBS :=
-ifeq ($(HAVE_CUDA),1)
-CUPTI_LIBDIR := $(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
-UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -Ipreload
-UNIT_CUDA_SRC := preload/cupti_conv.c
-UNIT_CUDA_LIBS := -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
+PRELOAD_GEN += $(BUILD)/gen/cuda_api.h
 endif
 
-.PHONY: all deps demo test test-unit test-e2e test-asan bench clean cuda-note gen-status
+.PHONY: all deps demo test test-build test-unit test-e2e test-asan bench clean cuda-note gen-status
 all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector cuda-note
 
 cuda-note:
@@ -57,23 +73,54 @@ ifneq ($(HAVE_CUDA),1)
 	@echo "opprof: CUDA toolkit not found at $(CUDA_HOME): CUDA parts are off (set CUDA_HOME to enable)"
 endif
 
-$(BUILD)/.dir:
-	@mkdir -p $(BUILD)/tests $(BUILD)/asan $(BUILD)/gen && touch $@
+# ---- compiling: one rule per tree ----
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(BUILD)/asan/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call quiet,CC-ASAN,$<)$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(BUILD)/pic/%.o: %.c | $(PRELOAD_GEN)
+	@mkdir -p $(@D)
+	$(call quiet,CC-PIC,$<)$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(BUILD)/pic/%.o: %.S | $(PRELOAD_GEN)
+	@mkdir -p $(@D)
+	$(call quiet,AS,$<)$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/gen/cuda_api.h: scripts/gen-cuda-api.sh $(BUILD)/.dir
-	scripts/gen-cuda-api.sh $(CUDA_HOME) $@
+# Where each layer looks for headers beyond common/.
+$(BUILD)/obj/report/%.o $(BUILD)/asan/obj/report/%.o: LAYER_CFLAGS = -Ireport
+$(BUILD)/obj/collector/%.o $(BUILD)/asan/obj/collector/%.o: LAYER_CFLAGS = -Icollector
+
+# A static library per layer (remade whole, so a removed source leaves no
+# stale member).
+lib = $(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+$(BUILD)/obj/libcommon.a: $(call objs,$(BUILD)/obj,$(COMMON_SRC)); $(lib)
+$(BUILD)/obj/libcollector.a: $(call objs,$(BUILD)/obj,$(COLLECTOR_SRC)); $(lib)
+$(BUILD)/obj/libreport.a: $(call objs,$(BUILD)/obj,$(REPORT_SRC)); $(lib)
+$(BUILD)/asan/obj/libcommon.a: $(call objs,$(BUILD)/asan/obj,$(COMMON_SRC)); $(lib)
+$(BUILD)/asan/obj/libcollector.a: $(call objs,$(BUILD)/asan/obj,$(COLLECTOR_SRC)); $(lib)
+$(BUILD)/asan/obj/libreport.a: $(call objs,$(BUILD)/asan/obj,$(REPORT_SRC)); $(lib)
+
+# ---- linking ----
+$(BUILD)/gen/cuda_api.h: scripts/gen-cuda-api.sh
+	@mkdir -p $(@D)
+	$(call quiet,GEN,$@)scripts/gen-cuda-api.sh $(CUDA_HOME) $@
 
 # The preload lives inside other programs: hidden symbols, static TLS.
-$(BUILD)/libopprof.so: $(PRELOAD_SRC) $(HDRS) $(PRELOAD_DEPS) $(BUILD)/.dir
-	$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec \
-	  -fno-omit-frame-pointer -Wa,--noexecstack -Wl,-z,now,-z,noexecstack -Wl,--no-undefined \
-	  -o $@ $(PRELOAD_SRC) $(LDLIBS_BASE)
+$(BUILD)/libopprof.so: $(call objs,$(BUILD)/pic,$(PRELOAD_SRC))
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-z,now,-z,noexecstack -Wl,--no-undefined -o $@ $^ $(LDLIBS_BASE)
 
-$(BUILD)/opprof-collector: $(COLLECTOR_SRC) $(HDRS) $(BUILD)/.dir
-	$(CC) $(CFLAGS_BASE) -o $@ $(COLLECTOR_SRC) $(LDLIBS_BASE)
-
-$(BUILD)/opprof: $(REPORT_SRC) $(HDRS) $(BUILD)/.dir
-	$(CC) $(CFLAGS_BASE) -o $@ $(REPORT_SRC) $(REPORT_LDLIBS)
+$(BUILD)/opprof: $(call objs,$(BUILD)/obj,$(REPORT_MAIN)) $(BUILD)/obj/libreport.a $(BUILD)/obj/libcommon.a
+	$(call quiet,LD,$@)$(CC) -o $@ $^ $(REPORT_LDLIBS)
+$(BUILD)/opprof-collector: $(call objs,$(BUILD)/obj,$(COLLECTOR_MAIN)) $(BUILD)/obj/libcollector.a \
+                           $(BUILD)/obj/libcommon.a
+	$(call quiet,LD,$@)$(CC) -o $@ $^ $(LDLIBS_BASE)
+$(BUILD)/asan/opprof: $(call objs,$(BUILD)/asan/obj,$(REPORT_MAIN)) $(BUILD)/asan/obj/libreport.a \
+                      $(BUILD)/asan/obj/libcommon.a
+	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(REPORT_LDLIBS)
+$(BUILD)/asan/opprof-collector: $(call objs,$(BUILD)/asan/obj,$(COLLECTOR_MAIN)) \
+                                $(BUILD)/asan/obj/libcollector.a $(BUILD)/asan/obj/libcommon.a
+	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_BASE)
 
 deps:
 	@scripts/deps.sh
@@ -83,7 +130,8 @@ deps:
 gen-status:
 	scripts/gen-status-names.sh $(CUDA_HOME) common/status_names.h
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory $(PAR) all
 	@scripts/demo.sh
 
 include tests/tests.mk
@@ -93,3 +141,6 @@ bench: deps all
 
 clean:
 	rm -rf $(BUILD)
+
+# Every object's dependency file, from its last compile.
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

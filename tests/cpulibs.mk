@@ -4,14 +4,14 @@
 # without them.
 CPULIBS_DIR := $(BUILD)/tests/cpulibs
 ifneq ($(wildcard /usr/include/oneapi/dnnl/dnnl.h),)
-$(CPULIBS_DIR)/onednn_app: tests/cpulibs/onednn_app.c $(BUILD)/.dir
-	@mkdir -p $(CPULIBS_DIR)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldnnl
+$(CPULIBS_DIR)/onednn_app: tests/cpulibs/onednn_app.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldnnl
 PROGS += $(CPULIBS_DIR)/onednn_app
 endif
 ifeq ($(words $(wildcard /usr/include/xnnpack.h /usr/include/pthreadpool.h)),2)
-$(CPULIBS_DIR)/xnnpack_app: tests/cpulibs/xnnpack_app.c $(BUILD)/.dir
-	@mkdir -p $(CPULIBS_DIR)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -lXNNPACK
+$(CPULIBS_DIR)/xnnpack_app: tests/cpulibs/xnnpack_app.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -lXNNPACK
 PROGS += $(CPULIBS_DIR)/xnnpack_app
 endif

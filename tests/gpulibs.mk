@@ -23,9 +23,9 @@ GPULIBS_HDR_nccl_calls := nccl.h
 GPULIBS_HDR_cufft_calls := cufft.h
 GPULIBS_NAMES := $(patsubst tests/gpulibs/%.c,%,$(wildcard tests/gpulibs/*.c))
 GPULIBS_PROGS := $(foreach p,$(GPULIBS_NAMES),$(if $(wildcard $(CUDA_HOME)/include/$(GPULIBS_HDR_$(p))),$(GPULIBS_DIR)/$(p)))
-$(GPULIBS_DIR)/%: tests/gpulibs/%.c $(BUILD)/.dir
-	@mkdir -p $(GPULIBS_DIR)
-	$(CC) -std=gnu11 -O1 -g $(WARN) -isystem $(CUDA_HOME)/include -o $@ $< -L$(GPULIBS_LIBDIR) \
+$(GPULIBS_DIR)/%: tests/gpulibs/%.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -isystem $(CUDA_HOME)/include -o $@ $< -L$(GPULIBS_LIBDIR) \
 	  $(GPULIBS_LIBS_$*) -Wl,-rpath,$(GPULIBS_LIBDIR)
 PROGS += $(GPULIBS_PROGS)
 endif
