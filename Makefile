@@ -56,7 +56,7 @@ objs = $(addprefix $(1)/,$(addsuffix .o,$(basename $(2))))
 # agent needs only CUPTI's headers at build time (it dlopens libcupti).
 CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -n "$(CUPTI_INC)" && echo 1)
-PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer \
+PRELOAD_CFLAGS := -Ipreload -fPIC -fvisibility=hidden -ftls-model=initial-exec -fno-omit-frame-pointer \
                   -Wa,--noexecstack
 PRELOAD_GEN :=
 ifeq ($(HAVE_CUDA),1)

@@ -32,6 +32,16 @@ static inline int64_t opp_add_sat(int64_t a, int64_t b)
     return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
+/* FNV-1a of n bytes; never 0. */
+static inline uint64_t opp_fnv1a(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
 static inline uint64_t opp_mono_ns(void)
 {
     struct timespec ts;

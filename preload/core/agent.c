@@ -1,0 +1,617 @@
+/* The in-process agent (libopprof.so): settings, the connection to the
+ * collector (starting one when none is listening), per-thread rings, fork
+ * and exit, and the features' hooks walked at each. Failures of ours print
+ * one line and turn profiling off; the program itself never notices
+ * (errno, signals and results untouched). */
+#include "core/internal.h"
+#include "info.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+__thread struct opp_tls opp_tls __attribute__((tls_model("initial-exec")));
+int opp_use_tsc;
+void *_Atomic opp_real_fn[OPP_FN_COUNT];
+
+/* The hooks features fill (internal.h): off until one does. */
+int opp_stacks_n;
+uint32_t (*opp_stack_capture)(void);
+int opp_extcorr_on;
+uint64_t (*opp_extcorr_push)(void);
+void (*opp_extcorr_pop)(void);
+
+
+static struct {
+    int on;           /* connected and recording */
+    int sock;         /* connection to the collector */
+    int root;         /* this process started the collector */
+    int clock;
+    uint32_t cap;     /* ring slots */
+    int paused;       /* OPPROF_PAUSED=1: new rings start paused */
+    pthread_mutex_t lock; /* the socket and msg */
+    pthread_key_t key;
+    _Atomic int warned;
+    char socket_path[108];
+    char output[PATH_MAX];
+    uint8_t msg[OPP_MSG_MAX];
+} G = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- messages to a person: one line each, straight to fd 2 ---- */
+
+static void say(const char *a, const char *b, const char *c)
+{
+    char line[1024];
+    size_t n = 0;
+    const char *parts[] = {"opprof: ", a, b, c, "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (const char *p = parts[i]; p && *p && n < sizeof line - 2; p++)
+            line[n++] = *p;
+    if (line[n - 1] != '\n')
+        line[n++] = '\n';
+    ssize_t w = write(2, line, n);
+    (void)w;
+}
+
+void opp_agent_say(const char *a, const char *b, const char *c) { say(a, b, c); }
+
+/* A message from a thread other than the program's calls (CUPTI's). */
+int opp_agent_send(unsigned type, const void *payload, unsigned size)
+{
+    pthread_mutex_lock(&G.lock);
+    int rc = G.on && G.sock >= 0 ? opp_send_msg(G.sock, (uint16_t)type, payload, size, -1) : -ENOTCONN;
+    pthread_mutex_unlock(&G.lock);
+    return rc;
+}
+
+/* The first failure of ours: say why, once, and stop recording. */
+static void give_up(const char *what, int err)
+{
+    G.on = 0;
+    if (atomic_exchange(&G.warned, 1))
+        return;
+    say(what, err ? ": " : "", err ? strerror(err) : "");
+}
+
+static const char *u2s(unsigned long v, char *buf, size_t cap)
+{
+    char *p = buf + cap - 1;
+    *p = 0;
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) && p > buf);
+    return p;
+}
+
+/* ---- the hello: who we are and what we intercept ---- */
+
+/* The process's labels: the host, and the rank variables that launchers
+ * set (torchrun, mpirun, srun, PMI), as they are; the report picks the rank
+ * from them. Values a label cannot hold (too long, not printable) are left
+ * out. */
+static int send_info(void)
+{
+    static const char *const vars[] = {
+        "RANK",          "LOCAL_RANK",          "WORLD_SIZE",          "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID",
+        "SLURM_NTASKS",  "SLURM_LOCALID",       "SLURM_NODEID"};
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, G.msg, sizeof G.msg);
+    uint32_t n = 0;
+    opp_put_u32(&b, 0);
+    char host[256];
+    if (gethostname(host, sizeof host) == 0) {
+        host[sizeof host - 1] = 0;
+        opp_put_str(&b, "host", 4);
+        opp_put_str(&b, host, strlen(host));
+        n++;
+    }
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        size_t len = v ? strlen(v) : 0;
+        int ok = v && len <= OPP_INFO_VALUE_MAX;
+        for (size_t k = 0; ok && k < len; k++)
+            ok = (unsigned char)v[k] >= 0x20 && (unsigned char)v[k] < 0x7f;
+        if (!ok)
+            continue;
+        opp_put_str(&b, vars[i], strlen(vars[i]));
+        opp_put_str(&b, v, len);
+        n++;
+    }
+    memcpy(G.msg, &n, 4);
+    return opp_send_msg(G.sock, OPP_MSG_INFO, G.msg, (uint32_t)b.len, -1);
+}
+
+static int send_hello(void)
+{
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, G.msg, sizeof G.msg);
+    static char cmd[32768];
+    ssize_t clen = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        clen = read(fd, cmd, sizeof cmd - 1);
+        close(fd);
+    }
+    if (clen < 0)
+        clen = 0;
+    uint32_t argc = 0;
+    for (ssize_t i = 0; i < clen; i++)
+        argc += cmd[i] == 0;
+    if (clen && cmd[clen - 1] != 0) {
+        cmd[clen++] = 0;
+        argc++;
+    }
+    char exe[PATH_MAX];
+    ssize_t elen = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (elen < 0)
+        elen = 0;
+    opp_put_u32(&b, (uint32_t)getpid());
+    opp_put_u32(&b, (uint32_t)getppid());
+    opp_put_u32(&b, (uint32_t)G.clock);
+    opp_put_u32(&b, argc);
+    opp_put_u64(&b, opp_ticks(G.clock));
+    opp_put_u64(&b, opp_real_ns());
+    opp_put_str(&b, exe, (size_t)elen);
+    for (ssize_t i = 0; i < clen;) {
+        size_t n = strlen(cmd + i);
+        opp_put_str(&b, cmd + i, n);
+        i += (ssize_t)n + 1;
+    }
+    if (b.overflow) { /* a huge command line: keep the program name only */
+        opp_wbuf_init(&b, G.msg, sizeof G.msg);
+        opp_put_u32(&b, (uint32_t)getpid());
+        opp_put_u32(&b, (uint32_t)getppid());
+        opp_put_u32(&b, (uint32_t)G.clock);
+        opp_put_u32(&b, 1);
+        opp_put_u64(&b, opp_ticks(G.clock));
+        opp_put_u64(&b, opp_real_ns());
+        opp_put_str(&b, exe, (size_t)elen);
+        opp_put_str(&b, cmd, strnlen(cmd, 4096));
+    }
+    int rc = opp_send_msg(G.sock, OPP_MSG_HELLO, G.msg, (uint32_t)b.len, -1);
+    if (!rc)
+        rc = send_info();
+    if (rc)
+        return rc;
+    /* The function table, in parts that each fit a message. */
+    for (uint32_t first = 0; first < OPP_FN_COUNT;) {
+        opp_wbuf_init(&b, G.msg, sizeof G.msg);
+        opp_put_u32(&b, OPP_FN_COUNT);
+        opp_put_u32(&b, first);
+        size_t count_at = b.len;
+        opp_put_u32(&b, 0);
+        uint32_t n = 0;
+        while (first + n < OPP_FN_COUNT) {
+            const struct opp_fn_info *f = &opp_fn_info[first + n];
+            size_t mark = b.len;
+            opp_put_u32(&b, f->kind);
+            opp_put_u32(&b, f->dtype);
+            opp_put_str(&b, f->lib, strlen(f->lib));
+            opp_put_str(&b, f->name, strlen(f->name));
+            if (b.overflow) {
+                b.len = mark;
+                b.overflow = 0;
+                break;
+            }
+            n++;
+        }
+        if (!n)
+            return -EMSGSIZE;
+        memcpy(G.msg + count_at, &n, 4);
+        rc = opp_send_msg(G.sock, OPP_MSG_FUNCS, G.msg, (uint32_t)b.len, -1);
+        if (rc)
+            return rc;
+        first += n;
+    }
+    return 0;
+}
+
+/* ---- threads ---- */
+
+static void thread_gone(void *ring)
+{
+    struct opp_ring_hdr *r = ring;
+    if (!r)
+        return;
+    opp_tls.ring = NULL;
+    opp_tls.state = OPP_T_OFF; /* calls from later destructors are not recorded */
+    atomic_store_explicit(&r->state, OPP_RING_CLOSED, memory_order_release);
+    munmap(r, opp_ring_bytes(r->capacity));
+}
+
+struct opp_ring_hdr *opp_thread_attach(void)
+{
+    if (opp_tls.state != OPP_T_NEW || !G.on)
+        return NULL;
+    int saved_errno = errno;
+    opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
+    struct opp_ring_hdr *r = NULL;
+    size_t bytes = opp_ring_bytes(G.cap);
+    int fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        give_up("cannot create a trace buffer (memfd_create)", errno);
+        goto out;
+    }
+    if (ftruncate(fd, (off_t)bytes) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        give_up("cannot size a trace buffer", errno);
+        close(fd);
+        goto out;
+    }
+    r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (r == MAP_FAILED) {
+        give_up("cannot map a trace buffer", errno);
+        r = NULL;
+        close(fd);
+        goto out;
+    }
+    r->magic = OPP_RING_MAGIC;
+    r->version = OPP_RING_VERSION;
+    r->capacity = G.cap;
+    r->tid = (uint32_t)syscall(SYS_gettid);
+    r->paused = G.paused; /* until the collector says otherwise (opprof ctl) */
+    prctl(PR_GET_NAME, r->name, 0, 0, 0);
+    r->name[15] = 0;
+    uint32_t body[2] = {r->tid, G.cap};
+    pthread_mutex_lock(&G.lock);
+    int rc = G.on ? opp_send_msg(G.sock, OPP_MSG_RING, body, sizeof body, fd) : -ENOTCONN;
+    pthread_mutex_unlock(&G.lock);
+    close(fd);
+    if (rc) {
+        give_up("collector is gone, profiling stopped (sending a buffer failed)", -rc);
+        munmap(r, bytes);
+        r = NULL;
+        goto out;
+    }
+    pthread_setspecific(G.key, r);
+    opp_tls.ring = r;
+    opp_tls.state = OPP_T_ON;
+out:
+    errno = saved_errno;
+    return r;
+}
+
+void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
+{
+    size_t cap = sizeof r->name - 1;
+    if (n > cap) {
+        n = cap;
+        while (n > 0 && ((uint8_t)name[n] & 0xc0) == 0x80)
+            n--; /* name[n] continues a character: cut before it */
+    }
+    memcpy(r->name, name, n);
+    r->name[n] = 0;
+    atomic_fetch_add_explicit(&r->name_seq, 1, memory_order_release);
+}
+
+/* Keep thread names current in the report. */
+OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
+{
+    static int (*real)(pthread_t, const char *);
+    if (!real)
+        real = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+    if (!real)
+        return ENOSYS;
+    int rc = real(t, name);
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (rc == 0 && r && pthread_equal(t, pthread_self()))
+        opp_thread_rename(r, name, strnlen(name, sizeof r->name - 1));
+    return rc;
+}
+
+void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64_t end,
+                       const uint64_t *args, unsigned nargs)
+{
+    if (nargs >= OPP_MAX_ARGS) {
+        opp_publish(r, f->fn, f->depth, f->begin, end, args, nargs);
+        return;
+    }
+    uint64_t a[OPP_MAX_ARGS];
+    for (unsigned i = 0; i < nargs; i++)
+        a[i] = args[i];
+    a[nargs] = f->stack;
+    opp_publish_f(r, f->fn, f->depth, f->begin, end, a, nargs + 1, OPP_REC_STACK);
+}
+
+/* ---- the collector ---- */
+
+/* buf holds PATH_MAX bytes, as realpath needs. */
+static const char *self_dir(char *buf)
+{
+    Dl_info di;
+    if (!dladdr((void *)opp_thread_attach, &di) || !di.dli_fname || !realpath(di.dli_fname, buf))
+        return NULL;
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0;
+    return buf;
+}
+
+/* Start a collector of our own (detached, in its own session, so neither
+ * our wait() nor a Ctrl-C to our process group reaches it). */
+static int start_collector(void)
+{
+    const char *why = NULL;
+    int rc = opp_socket_path(G.socket_path, sizeof G.socket_path, &why);
+    if (rc) {
+        give_up(why, -rc);
+        return rc;
+    }
+    char exe[PATH_MAX], dir[PATH_MAX];
+    const char *env_exe = getenv("OPPROF_COLLECTOR");
+    if (env_exe && env_exe[0]) {
+        strncpy(exe, env_exe, sizeof exe - 1);
+        exe[sizeof exe - 1] = 0;
+    } else if (self_dir(dir)) {
+        size_t n = strlen(dir);
+        if (n + sizeof "/opprof-collector" > sizeof exe)
+            return -ENAMETOOLONG;
+        memcpy(exe, dir, n);
+        memcpy(exe + n, "/opprof-collector", sizeof "/opprof-collector");
+    } else {
+        give_up("cannot locate opprof-collector (set OPPROF_COLLECTOR)", 0);
+        return -ENOENT;
+    }
+    const char *out = getenv("OPPROF_OUTPUT");
+    char num[24];
+    if (out && out[0]) {
+        if (out[0] == '/' || !getcwd(G.output, sizeof G.output))
+            G.output[0] = 0;
+        else
+            strncat(G.output, "/", sizeof G.output - strlen(G.output) - 1);
+        strncat(G.output, out, sizeof G.output - strlen(G.output) - 1);
+    } else {
+        if (!getcwd(G.output, sizeof G.output - 40)) {
+            give_up("cannot tell the working directory for the trace file", errno);
+            return -errno;
+        }
+        strcat(G.output, "/opprof-");
+        strcat(G.output, u2s((unsigned long)getpid(), num, sizeof num));
+        strcat(G.output, ".trace");
+    }
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0) {
+        give_up("cannot start the collector (pipe)", errno);
+        return -errno;
+    }
+    char pidbuf[24];
+    char *argv[] = {exe,          "--socket", G.socket_path, "--output", G.output, "--daemon",
+                    "--root-pid", (char *)u2s((unsigned long)getpid(), pidbuf, sizeof pidbuf),
+                    "--ready-fd", "3",      NULL};
+    /* Its environment: ours without the preload and our own settings. */
+    size_t ne = 0;
+    while (environ && environ[ne])
+        ne++;
+    char **envp = calloc(ne + 1, sizeof *envp);
+    if (!envp) {
+        close(pfd[0]);
+        close(pfd[1]);
+        give_up("cannot start the collector: out of memory", 0);
+        return -ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "OPPROF_SOCKET=", 14))
+            envp[k++] = environ[i];
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
+    posix_spawnattr_init(&at);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid;
+    rc = posix_spawn(&pid, exe, &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(envp);
+    close(pfd[1]);
+    if (rc) {
+        close(pfd[0]);
+        say("cannot start the collector ", exe, ": profiling off");
+        atomic_store(&G.warned, 1);
+        return -rc;
+    }
+    /* It forks into the background and tells us when it listens. */
+    char ok = 0;
+    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+    int pr;
+    do
+        pr = poll(&p, 1, 10000);
+    while (pr < 0 && errno == EINTR);
+    if (pr > 0 && read(pfd[0], &ok, 1) != 1)
+        ok = 0;
+    close(pfd[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (ok != '1') {
+        give_up("the collector did not start (see its message above): profiling off", 0);
+        return -EIO;
+    }
+    G.root = 1;
+    return 0;
+}
+
+/* ---- process life ---- */
+
+/* The string table's lock, then ours: the order its sends take them in. */
+static void at_prepare(void)
+{
+    opp_str_atfork_prepare();
+    pthread_mutex_lock(&G.lock);
+}
+
+static void at_parent(void)
+{
+    pthread_mutex_unlock(&G.lock);
+    opp_str_atfork_parent();
+}
+
+static void connect_and_hello(void);
+
+/* The child of fork() records as a process of its own: forget the parent's
+ * ring, string ids and connection, let each feature forget what was the
+ * parent's, and say hello again. */
+static void at_child(void)
+{
+    pthread_mutex_unlock(&G.lock);
+    opp_str_forked();
+    struct opp_ring_hdr *r = opp_tls.ring;
+    opp_tls.ring = NULL;
+    opp_tls.state = OPP_T_NEW;
+    pthread_setspecific(G.key, NULL);
+    if (r)
+        munmap(r, opp_ring_bytes(r->capacity));
+    G.root = 0;
+    opp_capture_forked();
+    for (const struct opp_feature *const *f = opp_features; *f; f++)
+        if ((*f)->forked)
+            (*f)->forked();
+    if (G.sock >= 0) {
+        close(G.sock);
+        G.sock = -1;
+        connect_and_hello();
+    }
+}
+
+static void connect_and_hello(void)
+{
+    int fd = opp_connect(G.socket_path);
+    if (fd < 0) {
+        give_up("cannot reach the collector, profiling off", -fd);
+        return;
+    }
+    G.sock = fd;
+    int rc = send_hello();
+    if (rc) {
+        give_up("the collector refused us, profiling off", -rc);
+        close(fd);
+        G.sock = -1;
+        return;
+    }
+    G.on = 1;
+}
+
+static uint32_t env_u32(const char *name, uint32_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    return *end || x > UINT32_MAX ? dflt : (uint32_t)x;
+}
+
+__attribute__((constructor)) static void opp_init(void)
+{
+    int saved_errno = errno;
+    opp_tls.state = OPP_T_OFF; /* nothing of ours is recorded while we start */
+    const char *dis = getenv("OPPROF_DISABLE");
+    if (dis && dis[0] == '1')
+        goto out;
+    opp_resolve_init();
+    const char *ck = getenv("OPPROF_CLOCK");
+    opp_use_tsc = !(ck && !strcmp(ck, "monotonic")) && opp_tsc_usable();
+    G.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
+    uint32_t cap = env_u32("OPPROF_BUFFER", OPP_RING_DEFAULT_RECS);
+    G.paused = env_u32("OPPROF_PAUSED", 0) == 1;
+    if (cap < OPP_RING_MIN_RECS)
+        cap = OPP_RING_MIN_RECS;
+    if (cap > OPP_RING_MAX_RECS)
+        cap = OPP_RING_MAX_RECS;
+    G.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
+    if (pthread_key_create(&G.key, thread_gone) != 0) {
+        give_up("cannot create a thread key, profiling off", 0);
+        goto out;
+    }
+    const char *sock = getenv("OPPROF_SOCKET");
+    if (sock && sock[0]) {
+        if (strlen(sock) >= sizeof G.socket_path) {
+            give_up("OPPROF_SOCKET is too long, profiling off", 0);
+            goto out;
+        }
+        strcpy(G.socket_path, sock);
+    } else {
+        if (start_collector() != 0)
+            goto out;
+        /* Every process this one starts joins the same trace. */
+        setenv("OPPROF_SOCKET", G.socket_path, 1);
+    }
+    connect_and_hello();
+    if (G.on) {
+        opp_capture_init();
+        pthread_atfork(at_prepare, at_parent, at_child);
+        Dl_info self;
+        const char *self_path = dladdr((void *)opp_thread_attach, &self) ? self.dli_fname : NULL;
+        for (const struct opp_feature *const *f = opp_features; *f; f++)
+            if ((*f)->start)
+                (*f)->start(self_path);
+    }
+out:
+    opp_tls.state = OPP_T_NEW;
+    errno = saved_errno;
+}
+
+/* Say goodbye so the collector writes our records now and knows we exited
+ * rather than died; the process that started the collector waits for the
+ * whole trace and says where it is. */
+__attribute__((destructor)) static void opp_fini(void)
+{
+    if (!G.on || G.sock < 0)
+        return;
+    int saved_errno = errno;
+    opp_step_finish(); /* the step running at exit */
+    size_t nf = 0;
+    while (opp_features[nf])
+        nf++;
+    while (nf--) /* what features still hold (GPU records in CUPTI's buffers) */
+        if (opp_features[nf]->stop)
+            opp_features[nf]->stop();
+    pthread_mutex_lock(&G.lock);
+    int rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);
+    uint64_t counts[3] = {0, 0, 0}; /* events, dropped, processes still running */
+    uint32_t got = 0;
+    if (!rc)
+        rc = opp_wait_msg(G.sock, OPP_MSG_ACK, counts, sizeof counts, &got,
+                          G.root ? 30000 : 10000);
+    pthread_mutex_unlock(&G.lock);
+    if (rc) {
+        if (!atomic_exchange(&G.warned, 1))
+            say("collector is gone: the trace misses what this process recorded after it died",
+                G.root ? " (" : "", G.root ? G.output : "");
+    } else if (G.root) {
+        char n1[24], n2[24];
+        if (got == sizeof counts && counts[2])
+            say("trace is being written to ", G.output, " (other processes still run)");
+        else
+            say("trace written to ", G.output, "");
+        if (got == sizeof counts && counts[1])
+            say(u2s(counts[1], n1, sizeof n1), " records dropped (buffers were full); trace has ",
+                u2s(counts[0], n2, sizeof n2));
+    }
+    G.on = 0;
+    errno = saved_errno;
+}

@@ -1,0 +1,403 @@
+/* Capture windows (see internal.h). The timer is a thread of ours that
+ * sleeps to each deadline with every signal blocked, so the program never
+ * sees it; deadlines are CLOCK_MONOTONIC, so a fork child continues the
+ * same window. The schedule is torch.profiler.schedule's arithmetic over a
+ * step counter that the markers advance. */
+#include "core/internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef OPP_HAVE_CUDA
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+#endif
+
+int opp_capturing = 1;
+int opp_enter_gate;
+int opp_capture_api;
+uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
+
+static int timer_open = 1, api_open = 1, sched_open = 1;
+int opp_summary_windows;
+static uint32_t window_no; /* the schedule window (from 1) of the last active step */
+static uint64_t start_at, stop_at; /* monotonic ns; 0: none */
+
+void opp_capture_update(void)
+{
+    int on = __atomic_load_n(&timer_open, __ATOMIC_RELAXED) &&
+             __atomic_load_n(&api_open, __ATOMIC_RELAXED) &&
+             __atomic_load_n(&sched_open, __ATOMIC_RELAXED);
+    __atomic_store_n(&opp_capturing, on, __ATOMIC_RELAXED);
+    __atomic_store_n(&opp_enter_gate,
+                     !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows,
+                     __ATOMIC_RELAXED);
+}
+
+void opp_window_sync(void)
+{
+    static __thread uint32_t seen;
+    uint32_t w = __atomic_load_n(&window_no, __ATOMIC_RELAXED);
+    if (w == seen)
+        return;
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (!r && !(r = opp_thread_attach()))
+        return;
+    uint64_t a[1] = {w};
+    opp_publish_f(r, 0, r->depth, 0, 0, a, 1, OPP_REC_WINDOW);
+    seen = w;
+}
+
+/* opp_enter's slow path: the step marker, the window, the stack. */
+int opp_enter_gated(struct opp_frame *f, uint32_t fn)
+{
+    if (OPP_UNLIKELY(fn == opp_step_fn))
+        opp_step_mark();
+    if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
+        return 0;
+    if (opp_summary_windows)
+        opp_window_sync();
+    return opp_enter_ring(f, fn, opp_stacks_n != 0);
+}
+
+static void sleep_until(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+static void *timer(void *arg)
+{
+    opp_tls.state = OPP_T_OFF; /* nothing this thread does is the program's */
+    if (start_at && opp_mono_ns() < start_at) {
+        sleep_until(start_at);
+        __atomic_store_n(&timer_open, 1, __ATOMIC_RELAXED);
+        opp_capture_update();
+    }
+    if (stop_at) {
+        sleep_until(stop_at);
+        __atomic_store_n(&timer_open, 0, __ATOMIC_RELAXED);
+        opp_capture_update();
+    }
+    return NULL;
+}
+
+/* A detached thread of ours with every signal blocked (the program's
+ * handlers never run on it). 0 or an errno. */
+static int spawn(void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &a, fn, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static void start_timer(void)
+{
+    uint64_t now = opp_mono_ns();
+    int pending = (start_at && now < start_at) || (stop_at && now < stop_at);
+    __atomic_store_n(&timer_open, (!start_at || now >= start_at) && (!stop_at || now < stop_at),
+                     __ATOMIC_RELAXED);
+    opp_capture_update();
+    if (!pending)
+        return;
+    int rc = spawn(timer);
+    if (rc) {
+        opp_agent_say("cannot start the capture timer: ", strerror(rc),
+                      "; recording for the whole run");
+        __atomic_store_n(&timer_open, 1, __ATOMIC_RELAXED);
+        opp_capture_update();
+    }
+}
+
+/* ---- the schedule ---- */
+
+static struct {
+    long skip_first, wait, warmup, active, repeat;
+    int on;
+    uint64_t period_ns; /* time:N steps */
+    pthread_mutex_t lock;
+    long step;          /* the running step; -1 before the first marker */
+    uint64_t step_begin; /* ticks */
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .step = -1};
+
+/* torch.profiler.schedule: 1 when step k is recorded (an active step). */
+static int active_step(long k)
+{
+    if (k < S.skip_first)
+        return 0;
+    k -= S.skip_first;
+    long cycle = S.wait + S.warmup + S.active;
+    if (S.repeat > 0 && k / cycle >= S.repeat)
+        return 0;
+    return k % cycle >= S.wait + S.warmup;
+}
+
+/* Step k (active) opens or continues window (k - skip_first) / cycle + 1. */
+static void set_sched(long k)
+{
+    int on = active_step(k);
+    if (on)
+        __atomic_store_n(&window_no,
+                         (uint32_t)((k - S.skip_first) / (S.wait + S.warmup + S.active) + 1),
+                         __ATOMIC_RELAXED);
+    __atomic_store_n(&sched_open, on, __ATOMIC_RELAXED);
+}
+
+/* Step k, when it was active, as an operator: ProfilerStep#k around what
+ * it did, on this thread (the NVTX table's range entry). */
+static void record_step(long k, uint64_t end)
+{
+#ifdef OPP_HAVE_CUDA
+    if (k < 0 || !active_step(k))
+        return;
+    char name[40];
+    int n = snprintf(name, sizeof name, "ProfilerStep#%ld", k);
+    uint64_t a[5] = {opp_str_id(name, (size_t)n), 0, 0, 0, 0};
+    opp_record_at(OPP_FN_nvtx_range, S.step_begin, end, a, 5);
+#else
+    (void)k, (void)end;
+#endif
+}
+
+void opp_step_mark(void)
+{
+    static __thread int in_mark; /* a signal handler's marker inside ours: skipped */
+    if (in_mark)
+        return;
+    in_mark = 1;
+    pthread_mutex_lock(&S.lock);
+    uint64_t now = opp_now();
+    long k = S.step;
+    record_step(k, now);
+    S.step = k + 1;
+    S.step_begin = now;
+    set_sched(k + 1);
+    opp_capture_update();
+    pthread_mutex_unlock(&S.lock);
+    in_mark = 0;
+}
+
+void opp_step_finish(void)
+{
+    if (!S.on || S.period_ns)
+        return;
+    pthread_mutex_lock(&S.lock);
+    record_step(S.step, opp_now());
+    S.on = 0; /* once */
+    pthread_mutex_unlock(&S.lock);
+}
+
+static void *step_timer(void *arg)
+{
+    opp_tls.state = OPP_T_OFF;
+    uint64_t next = opp_mono_ns();
+    for (;;) {
+        /* time steps have no ProfilerStep events: this thread records nothing */
+        pthread_mutex_lock(&S.lock);
+        S.step++;
+        set_sched(S.step);
+        opp_capture_update();
+        pthread_mutex_unlock(&S.lock);
+        next += S.period_ns;
+        sleep_until(next);
+    }
+    return NULL;
+}
+
+/* "skip_first=10,wait=1,warmup=1,active=3,repeat=2": 0, or -1 with why. */
+static int parse_schedule(const char *v, const char **why)
+{
+    S.skip_first = S.wait = S.warmup = S.repeat = 0;
+    S.active = 1;
+    char buf[256];
+    if (strlen(v) >= sizeof buf) {
+        *why = "too long";
+        return -1;
+    }
+    strcpy(buf, v);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            *why = "wants key=value pairs";
+            return -1;
+        }
+        *eq = 0;
+        char *end;
+        errno = 0;
+        long x = strtol(eq + 1, &end, 10);
+        if (errno || end == eq + 1 || *end || x < 0 || x > 1000000000L) {
+            *why = "values must be whole numbers from 0";
+            return -1;
+        }
+        if (!strcmp(tok, "skip_first"))
+            S.skip_first = x;
+        else if (!strcmp(tok, "wait"))
+            S.wait = x;
+        else if (!strcmp(tok, "warmup"))
+            S.warmup = x;
+        else if (!strcmp(tok, "active"))
+            S.active = x;
+        else if (!strcmp(tok, "repeat"))
+            S.repeat = x;
+        else {
+            *why = "keys are skip_first, wait, warmup, active, repeat";
+            return -1;
+        }
+    }
+    if (S.active < 1) {
+        *why = "active must be at least 1";
+        return -1;
+    }
+    return 0;
+}
+
+static uint32_t fn_named(const char *name)
+{
+    for (uint32_t i = 0; i < OPP_FN_COUNT; i++)
+        if (opp_fn_info[i].name && !strcmp(opp_fn_info[i].name, name))
+            return i;
+    return UINT32_MAX;
+}
+
+/* OPPROF_SCHEDULE with OPPROF_STEP; anything wrong: one line, no schedule. */
+static void schedule_init(void)
+{
+    const char *v = getenv("OPPROF_SCHEDULE"), *m = getenv("OPPROF_STEP"), *why = NULL;
+    if (!v || !*v)
+        return;
+    if (parse_schedule(v, &why)) {
+        opp_agent_say("OPPROF_SCHEDULE ignored (", why, ")");
+        return;
+    }
+    if (!m || !*m) {
+        opp_agent_say("OPPROF_SCHEDULE ignored: ", "OPPROF_STEP does not say what a step is ",
+                      "(nvtx:NAME, call:NAME or time:500ms)");
+        return;
+    }
+    if (!strncmp(m, "call:", 5)) {
+        opp_step_fn = fn_named(m + 5);
+        if (opp_step_fn == UINT32_MAX) {
+            opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof "
+                          "intercepts: ", m + 5, "");
+            return;
+        }
+    } else if (!strncmp(m, "nvtx:", 5) && m[5]) {
+#ifdef OPP_HAVE_CUDA
+        opp_step_msg = opp_str_id(m + 5, strlen(m + 5));
+        if (!opp_step_msg)
+            return;
+#else
+        opp_agent_say("OPPROF_SCHEDULE ignored: ", "this build has no NVTX support", "");
+        return;
+#endif
+    } else if (!strncmp(m, "time:", 5)) {
+        char *end;
+        errno = 0;
+        double t = strtod(m + 5, &end);
+        double unit = !strcmp(end, "ms") ? 1e6 : !strcmp(end, "s") ? 1e9 : !strcmp(end, "us") ? 1e3 : 0;
+        if (errno || end == m + 5 || !unit || !(t > 0) || t * unit < 1e6 || t * unit > 1e13) {
+            opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, "
+                          "e.g. time:500ms, not ", m + 5, "");
+            return;
+        }
+        S.period_ns = (uint64_t)(t * unit);
+    } else {
+        opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP must be nvtx:NAME, call:NAME or "
+                      "time:500ms, not ", m, "");
+        return;
+    }
+    S.on = 1;
+    const char *mode = getenv("OPPROF_MODE");
+    opp_summary_windows = mode && !strcmp(mode, "summary");
+    __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
+    opp_capture_update();
+    if (S.period_ns) {
+        int rc = spawn(step_timer);
+        if (rc) {
+            opp_agent_say("OPPROF_SCHEDULE ignored: cannot start the step timer: ", strerror(rc), "");
+            S.on = 0;
+            __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
+            opp_capture_update();
+        }
+    }
+}
+
+/* Seconds as a decimal ("2", "0.5"); -1 when not one. */
+static double seconds(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    double s = strtod(v, &end);
+    if (errno || *end || !(s >= 0) || s > 1e9) {
+        opp_agent_say(name, " is not a number of seconds, ignored: ", v);
+        return 0;
+    }
+    return s;
+}
+
+void opp_capture_init(void)
+{
+    const char *c = getenv("OPPROF_CAPTURE");
+    if (c && *c) {
+        if (!strcmp(c, "cudaProfilerApi")) {
+            opp_capture_api = 1;
+            api_open = 0;
+        } else {
+            opp_agent_say("OPPROF_CAPTURE must be cudaProfilerApi, ignored: ", c, "");
+        }
+    }
+    double delay = seconds("OPPROF_DELAY"), duration = seconds("OPPROF_DURATION");
+    uint64_t now = opp_mono_ns();
+    start_at = delay > 0 ? now + (uint64_t)(delay * 1e9) : 0;
+    stop_at = duration > 0 ? (start_at ? start_at : now) + (uint64_t)(duration * 1e9) : 0;
+    start_timer();
+    schedule_init();
+}
+
+void opp_capture_forked(void)
+{
+    /* only the forking thread came along: the lock may have been held by
+     * a timer thread that is not here */
+    pthread_mutex_init(&S.lock, NULL);
+    if (start_at || stop_at)
+        start_timer();
+    if (S.on && S.period_ns && spawn(step_timer)) {
+        S.on = 0; /* no steps in this child: record throughout */
+        __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
+        opp_capture_update();
+    }
+}
+
+void opp_capture_cuda(uint32_t fn)
+{
+#ifdef OPP_HAVE_CUDA
+    if (fn == OPP_FN_CUDA_RT_BASE + CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+        fn == OPP_FN_CUDA_DRV_BASE + CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)
+        __atomic_store_n(&api_open, 1, __ATOMIC_RELAXED);
+    else if (fn == OPP_FN_CUDA_RT_BASE + CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 ||
+             fn == OPP_FN_CUDA_DRV_BASE + CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)
+        __atomic_store_n(&api_open, 0, __ATOMIC_RELAXED);
+    else
+        return;
+    opp_capture_update();
+#else
+    (void)fn;
+#endif
+}

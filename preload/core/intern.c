@@ -1,0 +1,58 @@
+/* Interning tables of the preload (see internal.h). */
+#include "core/internal.h"
+
+#include <string.h>
+
+/* The slot holding h, or the free slot where it goes (NULL: none left). */
+static struct opp_intern_slot *probe(struct opp_intern *t, uint64_t h)
+{
+    for (uint32_t i = 0, k = (uint32_t)h & (t->cap - 1); i < t->cap; i++, k = (k + 1) & (t->cap - 1)) {
+        uint64_t e = atomic_load_explicit(&t->tab[k].hash, memory_order_acquire);
+        if (e == h || e == 0)
+            return &t->tab[k];
+    }
+    return NULL;
+}
+
+uint32_t opp_intern_find(struct opp_intern *t, uint64_t h)
+{
+    struct opp_intern_slot *e = probe(t, h);
+    if (e && atomic_load_explicit(&e->hash, memory_order_acquire) == h)
+        return atomic_load_explicit(&e->id, memory_order_relaxed);
+    return 0;
+}
+
+uint32_t opp_intern_id(struct opp_intern *t, uint64_t h, void (*send)(uint32_t id, void *ctx),
+                       void *ctx)
+{
+    uint32_t found = opp_intern_find(t, h);
+    if (found)
+        return found;
+    pthread_mutex_lock(&t->lock);
+    struct opp_intern_slot *e = probe(t, h);
+    uint32_t id = 0;
+    if (e && atomic_load_explicit(&e->hash, memory_order_relaxed) == h) {
+        id = atomic_load_explicit(&e->id, memory_order_relaxed);
+    } else if (e && t->count < t->limit) {
+        id = t->next_id++;
+        send(id, ctx);
+        atomic_store_explicit(&e->id, id, memory_order_relaxed);
+        atomic_store_explicit(&e->hash, h, memory_order_release);
+        t->count++;
+    } else if (!t->full_said) {
+        t->full_said = 1;
+        opp_agent_say(t->full_msg, NULL, NULL);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return id;
+}
+
+void opp_intern_reset(struct opp_intern *t)
+{
+    if (t->count)
+        memset(t->tab, 0, (size_t)t->cap * sizeof *t->tab);
+    t->count = 0;
+    t->next_id = t->first_id;
+    t->full_said = 0;
+    pthread_mutex_init(&t->lock, NULL);
+}

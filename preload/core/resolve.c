@@ -1,0 +1,127 @@
+/* The intercepted entry points: their descriptions (from the tables) and
+ * their real functions, found in whatever loaded object defines them,
+ * never in libopprof.so itself. */
+#include "core/internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+
+const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
+#define OPP_FN_DESC(lib, name, kind, flags, dtype, ...)                                            \
+    {#name, #lib, OPP_OP_##kind | OPP_FL_##flags | (OPP_LIBEXT_##lib ? OPP_OPK_EXTID : 0),         \
+     OPP_DT_##dtype},
+    OPP_ALL_FUNCS(OPP_FN_DESC)
+#undef OPP_FN_DESC
+#define OPP_FN_RT(cbid, name) [OPP_FN_CUDA_RT_BASE + cbid] = {name, OPP_LIB_CUDART, OPP_OP_CUDA_API, 0},
+#define OPP_FN_DRV(cbid, name) [OPP_FN_CUDA_DRV_BASE + cbid] = {name, OPP_LIB_CUDA, OPP_OP_CUDA_API, 0},
+    OPP_CUDA_RT_TABLE(OPP_FN_RT)
+    OPP_CUDA_DRV_TABLE(OPP_FN_DRV)
+#undef OPP_FN_RT
+#undef OPP_FN_DRV
+};
+
+/* ---- finding the real functions ---- */
+
+static uintptr_t self_lo, self_hi; /* our own mapping, never a "real" target */
+
+static int self_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+    uintptr_t me = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (me >= lo && me < hi) {
+            self_lo = info->dlpi_addr;
+            for (int k = 0; k < info->dlpi_phnum; k++)
+                if (info->dlpi_phdr[k].p_type == PT_LOAD) {
+                    uintptr_t e = info->dlpi_addr + info->dlpi_phdr[k].p_vaddr +
+                                  info->dlpi_phdr[k].p_memsz;
+                    if (e > self_hi)
+                        self_hi = e;
+                }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int is_self(void *p) { return (uintptr_t)p >= self_lo && (uintptr_t)p < self_hi; }
+
+/* Known before anything is resolved, even when called before our
+ * constructor ran (other libraries' constructors) or with OPPROF_DISABLE:
+ * else a lookup could take one of our own wrappers for the real function. */
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static void self_init(void) { dl_iterate_phdr(self_range, (void *)opp_thread_attach); }
+
+void opp_resolve_init(void) { pthread_once(&self_once, self_init); }
+
+int opp_is_self(const void *p)
+{
+    pthread_once(&self_once, self_init);
+    return is_self((void *)p);
+}
+
+struct find {
+    const char *name;
+    void *found;
+};
+
+/* Libraries that Python loaded RTLD_LOCAL are invisible to RTLD_NEXT:
+ * look the symbol up in each loaded object by its own handle. */
+static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct find *f = data;
+    if (!info->dlpi_name || !info->dlpi_name[0] || (info->dlpi_addr >= self_lo && info->dlpi_addr < self_hi))
+        return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *p = dlsym(h, f->name);
+    dlclose(h);
+    if (p && !is_self(p)) {
+        f->found = p;
+        return 1;
+    }
+    return 0;
+}
+
+static _Atomic unsigned long long missing_at[OPP_FN_COUNT]; /* objects loaded when last missed */
+
+static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    *(unsigned long long *)data = info->dlpi_adds;
+    return 1;
+}
+
+void *opp_resolve(uint32_t fn)
+{
+    int saved_errno = errno;
+    const char *name = opp_fn_info[fn].name;
+    unsigned long long adds = 0;
+    pthread_once(&self_once, self_init);
+    dl_iterate_phdr(adds_cb, &adds);
+    void *p = NULL;
+    if (atomic_load(&missing_at[fn]) != adds) {
+        p = dlsym(RTLD_NEXT, name);
+        if (p && is_self(p))
+            p = NULL;
+        if (!p) {
+            struct find f = {name, NULL};
+            dl_iterate_phdr(find_in_object, &f);
+            p = f.found;
+        }
+        if (p)
+            atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
+        else if (atomic_exchange(&missing_at[fn], adds) == 0)
+            opp_agent_say(name, ": called, but no loaded library defines it; the call did nothing",
+                          "");
+    }
+    errno = saved_errno;
+    return p;
+}
+

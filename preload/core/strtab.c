@@ -1,0 +1,53 @@
+/* String ids of the preload (internal.h), interned: a new string is sent
+ * as a STRING record before its id is published. */
+#include "core/internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "proto.h"
+
+static struct opp_intern_slot slots[1u << 16];
+static struct opp_intern tab =
+    OPP_INTERN_INIT(slots, 1u << 16, OPP_STR_PRELOAD,
+                    "more distinct NVTX strings than opprof keeps; later ones are unnamed");
+
+static void send_string(uint32_t id, const char *s, size_t n)
+{
+    uint8_t msg[OPP_GPU_REC_MAX + 8];
+    struct opp_wbuf w;
+    opp_wbuf_init(&w, msg, sizeof msg);
+    opp_put_u32(&w, 1);
+    struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = s, .slen = (uint32_t)n};
+    r.f[0] = id;
+    if (opp_gpu_put(&w, &r) == 0)
+        opp_agent_send(OPP_MSG_GPU, msg, (unsigned)w.len);
+}
+
+struct text {
+    const char *s;
+    size_t n;
+};
+
+static void send_text(uint32_t id, void *ctx)
+{
+    const struct text *t = ctx;
+    send_string(id, t->s, t->n);
+}
+
+uint32_t opp_str_id(const char *s, size_t n)
+{
+    if (!s)
+        return 0;
+    if (n > OPP_NAME_STR_MAX)
+        n = OPP_NAME_STR_MAX; /* what a STRING record keeps */
+    struct text t = {s, n};
+    return opp_intern_id(&tab, opp_fnv1a(s, n), send_text, &t);
+}
+
+void opp_str_atfork_prepare(void) { pthread_mutex_lock(&tab.lock); }
+void opp_str_atfork_parent(void) { pthread_mutex_unlock(&tab.lock); }
+
+void opp_str_forked(void) { opp_intern_reset(&tab); }

@@ -1,0 +1,445 @@
+/* The agent's CUPTI client. CUPTI is dlopened (never linked), so a process
+ * that does not use CUDA never loads it. It subscribes to the runtime and
+ * driver API domains (each call becomes an event in the thread's ring, with
+ * its correlation id and status) and collects GPU activity in buffers that
+ * are converted (cupti_conv.c) and sent to the collector. When CUPTI cannot
+ * serve, one line names the cause and the symbol fallback (tramp.S)
+ * keeps recording API calls. */
+#include "core/internal.h"
+#include "cuda/internal.h"
+
+#ifdef OPP_HAVE_CUDA
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/cupti_conv.h"
+
+#define BUF_BYTES (4u << 20)
+#define DEPTH_MAX 32u
+
+/* The CUPTI entry points we use, looked up in the library we opened. */
+#define CUPTI_FNS(X)                                                                               \
+    X(cuptiSubscribe, CUptiResult, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))        \
+    X(cuptiEnableDomain, CUptiResult, (uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain))   \
+    X(cuptiActivityRegisterTimestampCallback, CUptiResult, (CUpti_TimestampCallbackFunc))          \
+    X(cuptiActivityRegisterCallbacks, CUptiResult,                                                 \
+      (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))                       \
+    X(cuptiActivityEnable, CUptiResult, (CUpti_ActivityKind))                                      \
+    X(cuptiActivityFlushAll, CUptiResult, (uint32_t))                                              \
+    X(cuptiActivityGetNextRecord, CUptiResult, (uint8_t *, size_t, CUpti_Activity **))            \
+    X(cuptiActivityGetNumDroppedRecords, CUptiResult, (CUcontext, uint32_t, size_t *))            \
+    X(cuptiActivityPushExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t)) \
+    X(cuptiActivityPopExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t *))
+
+static struct {
+#define CUPTI_PTR(name, ret, args) ret(*name) args;
+    CUPTI_FNS(CUPTI_PTR)
+#undef CUPTI_PTR
+    CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                CUpti_SubscriberParams *);
+    const char *(*result_string)(CUptiResult, const char **);
+    pthread_mutex_t lock; /* init, and the converter */
+    int tried, on, forked;
+    CUpti_SubscriberHandle sub;
+    struct opp_conv conv;
+    uint64_t lost_reported;
+    char self[PATH_MAX];
+} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* API calls in flight on this thread, as CUPTI reports them. */
+static __thread struct {
+    uint32_t depth, runtime_open;
+    struct {
+        struct opp_frame f;
+        uint8_t recorded, runtime;
+    } s[DEPTH_MAX];
+} T __attribute__((tls_model("initial-exec")));
+
+/* ---- API callbacks: enter and exit of every runtime and driver call ---- */
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    const CUpti_CallbackData *cb = data;
+    int rt = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && C.on)
+            C.cuptiActivityFlushAll(0); /* the reset destroys what is buffered */
+        uint32_t d = T.depth++;
+        if (d >= DEPTH_MAX)
+            return;
+        uint32_t fn = (rt ? OPP_FN_CUDA_RT_BASE : OPP_FN_CUDA_DRV_BASE) + cbid;
+        uint32_t lim = rt ? OPP_FN_CUDA_DRV_BASE : OPP_FN_COUNT;
+        /* Driver calls a runtime call makes for it are its implementation,
+         * not the program's: only direct driver calls are recorded. */
+        int want = fn < lim && (rt || !T.runtime_open);
+        if (OPP_UNLIKELY(opp_capture_api))
+            opp_capture_cuda(fn);
+        T.s[d].runtime = (uint8_t)rt;
+        T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
+        T.runtime_open += (uint32_t)rt;
+        return;
+    }
+    if (!T.depth)
+        return; /* an exit whose enter came before we subscribed */
+    uint32_t d = --T.depth;
+    if (d >= DEPTH_MAX)
+        return;
+    T.runtime_open -= T.s[d].runtime;
+    if (T.s[d].recorded) {
+        int status = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
+        const uint64_t a[3] = {(uint64_t)(uint32_t)status, cb->correlationId, cbid};
+        opp_leave(&T.s[d].f, a, 3);
+    }
+}
+
+/* ---- external correlation: GPU library calls (core/internal.h) ---- */
+
+static __thread uint32_t ext_seq __attribute__((tls_model("initial-exec")));
+
+/* thread id << 32 | a per-thread count (never 0): unique in the process
+ * without a shared counter. errno is the program's, on both sides. */
+static uint64_t extcorr_push(void)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (!r || !C.on)
+        return 0;
+    if (++ext_seq == 0)
+        ext_seq = 1;
+    uint64_t id = (uint64_t)r->tid << 32 | ext_seq;
+    int saved = errno;
+    CUptiResult rc = C.cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    errno = saved;
+    return rc == CUPTI_SUCCESS ? id : 0;
+}
+
+static void extcorr_pop(void)
+{
+    uint64_t id;
+    int saved = errno;
+    C.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+    errno = saved;
+}
+_Static_assert(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 == OPP_EXTCORR_KIND, "the kind the report reads");
+
+/* ---- activity buffers ---- */
+
+static uint64_t CUPTIAPI timestamp(void) { return opp_mono_ns(); }
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 8, BUF_BYTES))
+        p = NULL;
+    *buffer = p;
+    *size = p ? BUF_BYTES : 0;
+    *max_records = 0;
+}
+
+static int emit(void *ctx, const void *payload, uint32_t size)
+{
+    return opp_agent_send(OPP_MSG_GPU, payload, size) ? -1 : 0;
+}
+
+static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                             size_t valid)
+{
+    pthread_mutex_lock(&C.lock);
+    if (!C.forked) {
+        opp_conv_buffer(&C.conv, buffer, valid);
+        size_t dropped = 0;
+        if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+            dropped = 0;
+        uint64_t lost = C.conv.lost - C.lost_reported;
+        if (dropped || lost) {
+            struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+            r.f[OPP_GF_D_CUPTI] = dropped;
+            r.f[OPP_GF_D_OURS] = lost;
+            opp_conv_put(&C.conv, &r);
+        }
+        opp_conv_flush(&C.conv);
+        C.lost_reported = lost ? C.conv.lost : C.lost_reported;
+    }
+    pthread_mutex_unlock(&C.lock);
+    free(buffer);
+}
+
+static void CUPTIAPI on_buffer(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                               size_t valid)
+{
+    buffer_completed(ctx, stream, buffer, size, valid);
+}
+
+static void cuda_flush(void)
+{
+    if (C.on && !C.forked)
+        C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* The child of fork(): CUPTI and its buffers belong to the parent. */
+static void cuda_forked(void)
+{
+    C.forked = 1;
+    C.on = 0;
+    opp_extcorr_on = 0;
+    T.depth = T.runtime_open = 0;
+}
+
+/* ---- signals: what CUPTI holds is handed over before the program dies ---- */
+
+static const int flush_signals[] = {SIGTERM, SIGINT, SIGHUP};
+static volatile sig_atomic_t dying;
+
+static void on_alarm(int sig)
+{
+    /* The flush hung: die of the original signal anyway. */
+    int s = dying;
+    signal(s, SIG_DFL);
+    raise(s);
+}
+
+static void on_fatal(int sig)
+{
+    dying = sig;
+    signal(sig, SIG_DFL);
+    signal(SIGALRM, on_alarm);
+    alarm(2);
+    cuda_flush();
+    raise(sig); /* SA_NODEFER: delivered now, with its default action */
+}
+
+static void install_signals(void)
+{
+    for (size_t i = 0; i < sizeof flush_signals / sizeof *flush_signals; i++) {
+        struct sigaction old;
+        if (sigaction(flush_signals[i], NULL, &old) || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue; /* the program's own handler stays */
+        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_NODEFER | SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        sigaction(flush_signals[i], &sa, NULL);
+    }
+}
+
+/* ---- finding and starting CUPTI ---- */
+
+static void *open_cupti(void)
+{
+    const char *env = getenv("OPPROF_CUPTI");
+    if (env && *env)
+        return dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {"libcupti.so.13", "libcupti.so",
+                                        OPP_CUDA_HOME "/lib64/libcupti.so.13",
+                                        OPP_CUDA_HOME "/extras/CUPTI/lib64/libcupti.so.13"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+static const char *result_name(CUptiResult rc)
+{
+    const char *s = NULL;
+    if (C.result_string && C.result_string(rc, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "CUPTI error";
+}
+
+/* Why CUPTI said no, in words a user can act on. */
+static void explain(CUptiResult rc, const char *holder, char *why, size_t cap)
+{
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        snprintf(why, cap, "another CUPTI client holds the process (%s)",
+                 holder && *holder ? holder : "nsys, ncu, Kineto/torch.profiler or DCGM");
+        return;
+    }
+    if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+        rc == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
+        snprintf(why, cap, "insufficient privileges for GPU profiling");
+        return;
+    }
+    void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!drv)
+        drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!drv) {
+        snprintf(why, cap, "no CUDA driver (libcuda.so.1 not found): no GPU here");
+        return;
+    }
+    char path[PATH_MAX] = "";
+    struct link_map *lm = NULL;
+    if (dlinfo(drv, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+        if (!realpath(lm->l_name, path))
+            snprintf(path, sizeof path, "%s", lm->l_name);
+    dlclose(drv);
+    if (strstr(path, "/stubs/"))
+        snprintf(why, cap, "only the toolkit's stub driver (%s): no GPU here", path);
+    else
+        snprintf(why, cap, "the driver at %s has no usable GPU", path[0] ? path : "libcuda.so.1");
+}
+
+static void fail(const char *what, CUptiResult rc, const char *holder)
+{
+    char line[768], why[512];
+    if (rc == CUPTI_SUCCESS)
+        snprintf(why, sizeof why, "%s", what);
+    else
+        explain(rc, holder, why, sizeof why);
+    if (rc == CUPTI_SUCCESS)
+        snprintf(line, sizeof line, "CUPTI cannot start: %s", why);
+    else
+        snprintf(line, sizeof line, "CUPTI cannot start (%s %d in %s): %s", result_name(rc),
+                 (int)rc, what, why);
+    opp_agent_say(line, "; CUDA calls are recorded by symbol interposition, without GPU activity",
+                  NULL);
+}
+
+static int init_locked(void);
+
+int opp_cupti_init(void)
+{
+    if (__atomic_load_n(&C.tried, __ATOMIC_RELAXED))
+        return C.on;
+    /* CUPTI's own calls into CUDA are not the program's, nor is errno. */
+    int saved_errno = errno;
+    uint8_t state = opp_tls.state;
+    opp_tls.state = OPP_T_OFF;
+    int on = init_locked();
+    opp_tls.state = state;
+    errno = saved_errno;
+    return on;
+}
+
+static int init_locked(void)
+{
+    pthread_mutex_lock(&C.lock);
+    if (C.tried || C.forked) {
+        int on = C.on;
+        pthread_mutex_unlock(&C.lock);
+        return on;
+    }
+    C.tried = 1;
+    void *h = open_cupti();
+    if (!h) {
+        pthread_mutex_unlock(&C.lock);
+        fail("libcupti.so.13 not found (set OPPROF_CUPTI to its path)", CUPTI_SUCCESS, NULL);
+        return 0;
+    }
+    int missing = 0;
+#define CUPTI_LOOKUP(name, ret, args)                                                              \
+    C.name = (ret(*) args)dlsym(h, #name);                                                         \
+    missing |= C.name == NULL;
+    CUPTI_FNS(CUPTI_LOOKUP)
+#undef CUPTI_LOOKUP
+    C.subscribe_v2 = (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                     CUpti_SubscriberParams *))dlsym(h, "cuptiSubscribe_v2");
+    C.result_string = (const char *(*)(CUptiResult, const char **))dlsym(h, "cuptiGetResultString");
+    if (missing) {
+        pthread_mutex_unlock(&C.lock);
+        fail("the CUPTI library found lacks entry points we need", CUPTI_SUCCESS, NULL);
+        return 0;
+    }
+    CUptiResult rc;
+    char holder[128] = "";
+    if (C.subscribe_v2) {
+        CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+                                    .subscriberName = "opprof",
+                                    .oldSubscriberName = holder,
+                                    .oldSubscriberSize = sizeof holder};
+        rc = C.subscribe_v2(&C.sub, (CUpti_CallbackFunc)on_callback, NULL, &p);
+    } else {
+        rc = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
+    }
+    const char *step = "cuptiSubscribe";
+    /* Our clock first, then the buffers, then the kinds. */
+    if (rc == CUPTI_SUCCESS && (step = "cuptiActivityRegisterTimestampCallback",
+                                rc = C.cuptiActivityRegisterTimestampCallback(timestamp)) == CUPTI_SUCCESS &&
+        (step = "cuptiActivityRegisterCallbacks",
+         rc = C.cuptiActivityRegisterCallbacks(buffer_requested, on_buffer)) == CUPTI_SUCCESS) {
+        static const CUpti_ActivityKind kinds[] = {
+            CUPTI_ACTIVITY_KIND_DEVICE,           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+            CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
+            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,  CUPTI_ACTIVITY_KIND_MEMORY2,
+            CUPTI_ACTIVITY_KIND_OVERHEAD,         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+        step = "cuptiActivityEnable";
+        for (size_t i = 0; rc == CUPTI_SUCCESS && i < sizeof kinds / sizeof *kinds; i++) {
+            rc = C.cuptiActivityEnable(kinds[i]);
+            if (kinds[i] == CUPTI_ACTIVITY_KIND_DEVICE && rc != CUPTI_SUCCESS)
+                rc = CUPTI_SUCCESS; /* device records are a nicety */
+        }
+    }
+    if (rc == CUPTI_SUCCESS) {
+        step = "cuptiEnableDomain";
+        rc = C.cuptiEnableDomain(1, C.sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+        if (rc == CUPTI_SUCCESS)
+            rc = C.cuptiEnableDomain(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API);
+    }
+    if (rc != CUPTI_SUCCESS) {
+        pthread_mutex_unlock(&C.lock);
+        fail(step, rc, holder);
+        return 0;
+    }
+    opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
+    /* Periodic hand-over, so a crash loses at most this much of GPU time. */
+    CUptiResult (*period)(uint32_t) = (CUptiResult(*)(uint32_t))dlsym(h, "cuptiActivityFlushPeriod");
+    if (period)
+        period(500);
+    C.on = 1;
+    opp_extcorr_on = 1;
+    atomic_store(&opp_cuda_via_cupti, 1);
+    pthread_mutex_unlock(&C.lock);
+    install_signals();
+    return 1;
+}
+
+static int cuda_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+    const char *n = info->dlpi_name;
+    return n && (strstr(n, "libcudart") || strstr(n, "libcuda.so"));
+}
+
+/* The feature's start: try CUPTI now when CUDA is already loaded, else ask
+ * the driver to call us at its start (CUDA_INJECTION64_PATH). */
+static void cuda_start(const char *self_path)
+{
+    opp_extcorr_push = extcorr_push;
+    opp_extcorr_pop = extcorr_pop;
+    if (self_path)
+        snprintf(C.self, sizeof C.self, "%s", self_path);
+    if (dl_iterate_phdr(cuda_loaded, NULL)) {
+        opp_cupti_init();
+        return;
+    }
+    /* Not yet: the driver calls InitializeInjection at its start. */
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if ((!inj || !*inj) && C.self[0])
+        setenv("CUDA_INJECTION64_PATH", C.self, 1);
+}
+
+/* The driver's injection entry point (CUDA_INJECTION64_PATH). */
+OPP_EXPORT int InitializeInjection(void)
+{
+    opp_cupti_init();
+    return 1;
+}
+
+const struct opp_feature opp_feature_cuda = {"cuda", cuda_start, cuda_forked, cuda_flush};
+
+#else /* no CUDA toolkit at build time */
+
+int opp_cupti_init(void) { return 0; }
+const struct opp_feature opp_feature_cuda = {"cuda", NULL, NULL, NULL};
+
+#endif

@@ -1,0 +1,30 @@
+/* The CUDA feature's own header, shared by its CUPTI client (cupti.c) and
+ * its symbol fallback (symbols.c, tramp.S): API calls through CUPTI's
+ * callbacks and GPU activity through its buffers when CUPTI serves, API
+ * calls through trampolines when it cannot (no GPU, no usable driver, or
+ * another subscriber holds it). docs/DESIGN.md, "CUDA without CUPTI", says
+ * why and what the fallback cannot see. */
+#ifndef OPP_CUDA_INTERNAL_H
+#define OPP_CUDA_INTERNAL_H
+
+#include <stdatomic.h>
+
+/* x86-64 only: elsewhere no trampolines or dlsym hook are built, and CUDA
+ * API calls are seen through CUPTI alone. */
+#if defined(__x86_64__) && defined(__linux__)
+#define OPP_CUDA_TRAMP 1
+#endif
+
+/* Non-zero while CUPTI's callbacks record CUDA API calls (the CUPTI client
+ * sets it once its subscription works): the trampolines then forward
+ * without recording, so no call is recorded twice. */
+extern _Atomic int opp_cuda_via_cupti;
+
+/* Try CUPTI once (later calls return at once). 1 when CUPTI serves. Called
+ * at the feature's start when CUDA is already loaded, from the driver's
+ * InitializeInjection, and after each outermost CUDA call the symbol
+ * fallback recorded (static cudart, where neither of the others happens):
+ * cheap once tried. Always 0 in builds without the CUDA toolkit. */
+int opp_cupti_init(void);
+
+#endif

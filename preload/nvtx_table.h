@@ -1,8 +1,0 @@
-/* NVTX annotations (preload/nvtx.c): not wrappers but the callbacks that
- * libopprof.so installs as the process's NVTX injection library. One entry
- * per event shape; the report names each event by its message. The class
- * NVTX_CB defines nothing: the callbacks record through opp_enter/opp_leave
- * (push/pop) and opp_record_at (start/end, marks). */
-#define OPP_NVTX_FUNCS(X)                          \
-    X(nvtx_range, nvtx, NVTX, 0, NONE, NVTX_CB)    \
-    X(nvtx_mark, nvtx, NVTX, 0, NONE, NVTX_CB)
