@@ -16,16 +16,18 @@ UNIT_CUDA_SRC :=
 UNIT_CUDA_LIBS :=
 ifeq ($(HAVE_CUDA),1)
 CUPTI_LIBDIR := $(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
-UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -Ipreload -Ipreload/cuda
+UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -I$(BUILD)/gen -Ipreload/cuda
 UNIT_CUDA_SRC := preload/cuda/cupti_conv.c
 UNIT_CUDA_LIBS := -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
 endif
 
 # Test objects see every layer's headers; the unit suites and the converter
 # they drive also CUPTI's.
-TEST_CFLAGS := $(CHECK_CFLAGS) -Itests -Ireport -Icollector -I$(BUILD)/tests
+TEST_CFLAGS := $(CHECK_CFLAGS) -Itests -Ireport -Icollector -Ipreload -I$(BUILD)/tests
 $(BUILD)/obj/tests/%.o $(BUILD)/asan/obj/tests/%.o: LAYER_CFLAGS = $(TEST_CFLAGS)
 $(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o: LAYER_CFLAGS = $(TEST_CFLAGS) $(UNIT_CUDA_CFLAGS)
+# The table test expands the preload's tables, CUDA's generated one too.
+$(BUILD)/obj/tests/unit/test_tables.o $(BUILD)/asan/obj/tests/unit/test_tables.o: | $(PRELOAD_GEN)
 $(addprefix $(BUILD)/obj/,$(UNIT_CUDA_SRC:.c=.o)) $(addprefix $(BUILD)/asan/obj/,$(UNIT_CUDA_SRC:.c=.o)): \
   LAYER_CFLAGS = $(UNIT_CUDA_CFLAGS)
 

@@ -1,0 +1,202 @@
+/* The interposition tables (preload/tables/), walked entry by entry: each
+ * signature class expands, through stand-ins for the wrapper bodies of
+ * preload/core/internal.h, to a description of the wrapper it defines
+ * instead of the wrapper. Checked: the prototype and the forwarded
+ * arguments agree, the recorded values fit the kind's layout and the
+ * status flag, and where a library is installed on this machine, every
+ * entry point of its table resolves in it. */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "format.h"
+
+/* Arguments in a parenthesized list, 1 to 40 ("()" counts 1, like "(void)"). */
+#define NARG(...) NARG_(__VA_ARGS__, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, \
+                        25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, \
+                        5, 4, 3, 2, 1)
+#define NARG_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, \
+              a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36, \
+              a37, a38, a39, a40, n, ...)                                                          \
+    n
+
+struct wrapper {
+    int defined;  /* 0: the class defines no wrapper (NVTX's callbacks) */
+    int returns;  /* a value (r_), which a status can be taken from */
+    int nparams, nforward;
+    int ncapture; /* values recorded, -1: known only at run time (a fill) */
+    const char *capture;
+};
+
+/* The text of a macro argument once expanded. */
+#define STR(...) STR_(__VA_ARGS__)
+#define STR_(...) #__VA_ARGS__
+
+/* The wrapper bodies, as descriptions. */
+#define OPP_WRAP_VOID(name, params, args, capture)                                                 \
+    {1, 0, NARG params, NARG args, NARG capture, STR(capture)}
+#define OPP_WRAP_RET(ret, name, params, args, capture)                                             \
+    {1, 1, NARG params, NARG args, NARG capture, STR(capture)}
+#define OPP_WRAP_RET_PREP(ret, name, params, args, prep, capture)                                  \
+    {1, 1, NARG params, NARG args, NARG capture, STR(capture)}
+#define OPP_WRAP_RET_FILL(ret, name, params, args, fill) {1, 1, NARG params, NARG args, -1, STR(fill)}
+#define NVTX_CB(name) {0, 0, 0, 0, 0, ""}
+
+#include "tables/funcs.h"
+
+struct entry {
+    const char *lib, *name, *sonames;
+    uint32_t kind, flags;
+    int extcorr;
+    struct wrapper w;
+};
+
+#define ENTRY(lib, name, kind, flags, dtype, cls, ...)                                             \
+    {#lib, #name, NULL, OPP_OP_##kind, OPP_FL_##flags, OPP_LIBEXT_##lib, cls(name, ##__VA_ARGS__)},
+static struct entry entries[] = {OPP_ALL_FUNCS(ENTRY)};
+#define NENTRIES (sizeof entries / sizeof *entries)
+
+static const struct lib {
+    const char *name, *sonames;
+} libs[] = {
+#define LIB(X, lib, table, extcorr, sonames) {#lib, sonames},
+    OPP_LIBS(LIB, _)
+#undef LIB
+};
+
+/* Values a kind records after the status: at least, at most. */
+static void layout(uint32_t kind, int *min, int *max)
+{
+    switch (kind) {
+    case OPP_OP_PLAIN: *min = 0, *max = 0; return;
+    case OPP_OP_GEMM: *min = 4, *max = 8; return; /* M N K trans [batch types...] */
+    case OPP_OP_GEMV: *min = 3, *max = 3; return; /* M N trans */
+    case OPP_OP_DOT: case OPP_OP_AXPY: case OPP_OP_SCAL: *min = 1, *max = 1; return; /* N */
+    case OPP_OP_TENSORS: *min = 3, *max = OPP_MAX_ARGS; return; /* sub dtype n [tensors] */
+    case OPP_OP_COLL: *min = 1, *max = 7; return; /* coll [count dtype redop rank nranks peer] */
+    default: *min = 1, *max = 0; return; /* no other kind belongs in a library table */
+    }
+}
+
+START_TEST(every_row_belongs_to_a_declared_library)
+{
+    ck_assert_uint_gt(NENTRIES, 100);
+    for (size_t i = 0; i < NENTRIES; i++) {
+        int found = 0;
+        for (size_t k = 0; k < sizeof libs / sizeof *libs; k++)
+            found |= !strcmp(libs[k].name, entries[i].lib);
+        ck_assert_msg(found, "%s: library %s", entries[i].name, entries[i].lib);
+    }
+}
+END_TEST
+
+START_TEST(prototype_and_forwarded_arguments_agree)
+{
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const struct entry *e = &entries[i];
+        if (!e->w.defined)
+            continue;
+        ck_assert_msg(e->w.nparams == e->w.nforward, "%s: %d parameters, %d forwarded", e->name,
+                      e->w.nparams, e->w.nforward);
+    }
+}
+END_TEST
+
+START_TEST(recorded_values_fit_the_kind)
+{
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const struct entry *e = &entries[i];
+        if (!e->w.defined || e->w.ncapture < 0)
+            continue;
+        int status = (e->flags & OPP_OPK_STATUS) != 0, min, max;
+        layout(e->kind, &min, &max);
+        int own = e->w.ncapture - status;
+        ck_assert_msg(own >= min && own <= max, "%s: %d values after the status, kind wants %d to %d",
+                      e->name, own, min, max);
+        ck_assert_msg((unsigned)e->w.ncapture + (unsigned)e->extcorr <= OPP_MAX_ARGS,
+                      "%s: %d values and the correlation id", e->name, e->w.ncapture);
+    }
+}
+END_TEST
+
+/* The first recorded value is the returned status exactly when the row
+ * says so (flag S): it is computed from r_. */
+START_TEST(status_flag_matches_the_first_recorded_value)
+{
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const struct entry *e = &entries[i];
+        if (!e->w.defined)
+            continue;
+        char first[256];
+        const char *c = e->w.capture;
+        size_t n = 0;
+        int depth = 0;
+        for (const char *p = c; *p && n < sizeof first - 1; p++) {
+            depth += (*p == '(') - (*p == ')');
+            if (*p == ',' && depth == 1 && e->w.ncapture >= 0)
+                break;
+            first[n++] = *p;
+        }
+        first[n] = 0;
+        int uses_r = 0;
+        for (const char *p = first; (p = strstr(p, "r_")); p += 2)
+            uses_r |= (p == first || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+                                       (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9')));
+        int status = (e->flags & OPP_OPK_STATUS) != 0;
+        ck_assert_msg(!status || e->w.returns, "%s: flag S on a void function", e->name);
+        ck_assert_msg(status == uses_r, "%s: flag S %d, first recorded value %s", e->name, status,
+                      first);
+    }
+}
+END_TEST
+
+START_TEST(names_resolve_in_the_installed_libraries)
+{
+    int checked = 0;
+    for (size_t k = 0; k < sizeof libs / sizeof *libs; k++) {
+        if (!libs[k].sonames[0])
+            continue; /* NVTX: callbacks, not symbols */
+        char names[256], *save = NULL;
+        snprintf(names, sizeof names, "%s", libs[k].sonames);
+        void *h = NULL;
+        const char *so = NULL;
+        for (char *s = strtok_r(names, ":", &save); s && !h; s = strtok_r(NULL, ":", &save))
+            if ((h = dlopen(s, RTLD_LAZY | RTLD_LOCAL)))
+                so = s;
+        int rows = 0;
+        for (size_t i = 0; i < NENTRIES; i++)
+            rows += !strcmp(entries[i].lib, libs[k].name);
+        if (!h) {
+            if (rows)
+                printf("tables: %s (%s) is not installed: its %d names not checked\n", libs[k].name,
+                       libs[k].sonames, rows);
+            continue;
+        }
+        for (size_t i = 0; i < NENTRIES; i++) {
+            if (strcmp(entries[i].lib, libs[k].name))
+                continue;
+            ck_assert_msg(dlsym(h, entries[i].name) != NULL, "%s is not in %s", entries[i].name, so);
+            checked++;
+        }
+        dlclose(h);
+    }
+    /* OpenBLAS is a dependency of the build: its table at least. */
+    ck_assert_int_ge(checked, 28);
+}
+END_TEST
+
+Suite *suite_tables(void)
+{
+    Suite *s = suite_create("tables");
+    TCase *tc = tcase_create("tables");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, every_row_belongs_to_a_declared_library);
+    tcase_add_test(tc, prototype_and_forwarded_arguments_agree);
+    tcase_add_test(tc, recorded_values_fit_the_kind);
+    tcase_add_test(tc, status_flag_matches_the_first_recorded_value);
+    tcase_add_test(tc, names_resolve_in_the_installed_libraries);
+    suite_add_tcase(s, tc);
+    return s;
+}
