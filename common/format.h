@@ -100,6 +100,30 @@ enum opp_op_kind {
     OPP_OP_KIND_MAX = 9
 };
 
+/* Each kind's columns by name, counted from its first own argument (past
+ * the status under OPP_OPK_STATUS): what the wrappers record and every
+ * reader takes, in the order the layouts above give. */
+enum opp_col_gemm {
+    OPP_COL_GEMM_M, OPP_COL_GEMM_N, OPP_COL_GEMM_K, OPP_COL_GEMM_TRANS, /* always */
+    OPP_COL_GEMM_BATCH, OPP_COL_GEMM_AB_TYPE, OPP_COL_GEMM_C_TYPE, OPP_COL_GEMM_COMPUTE,
+    OPP_COL_GEMM_COLS
+};
+enum opp_col_gemv { OPP_COL_GEMV_M, OPP_COL_GEMV_N, OPP_COL_GEMV_TRANS, OPP_COL_GEMV_COLS };
+enum opp_col_vec { OPP_COL_VEC_N, OPP_COL_VEC_COLS }; /* DOT, AXPY, SCAL */
+enum opp_col_cuda { OPP_COL_CUDA_STATUS, OPP_COL_CUDA_CORR, OPP_COL_CUDA_CBID, OPP_COL_CUDA_COLS };
+enum opp_col_tensors {
+    OPP_COL_TENSORS_SUB, OPP_COL_TENSORS_DTYPE, OPP_COL_TENSORS_COUNT,
+    OPP_COL_TENSORS_FIRST /* then per tensor: rank, rank dims */
+};
+enum opp_col_coll {
+    OPP_COL_COLL_OP, OPP_COL_COLL_COUNT, OPP_COL_COLL_DTYPE, OPP_COL_COLL_REDOP,
+    OPP_COL_COLL_RANK, OPP_COL_COLL_NRANKS, OPP_COL_COLL_PEER, OPP_COL_COLL_COLS
+};
+enum opp_col_nvtx {
+    OPP_COL_NVTX_MSG, OPP_COL_NVTX_DOMAIN, OPP_COL_NVTX_CATEGORY, OPP_COL_NVTX_PAYLOAD,
+    OPP_COL_NVTX_PAYLOAD_TYPE, OPP_COL_NVTX_COLS
+};
+
 /* Kind flags. */
 #define OPP_OPK_BASE 0xffu
 #define OPP_OPK_STATUS 0x100u  /* the first argument is the returned status (0: success);

@@ -30,10 +30,10 @@ static uint64_t prod(const int64_t *d, int rank)
 static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
 {
     s->n = 0;
-    if (nargs < 3)
+    if (nargs < OPP_COL_TENSORS_FIRST)
         return;
-    uint32_t at = 3;
-    for (uint64_t t = 0; t < a[2] && s->n < OPP_SHAPES_MAX && at < nargs; t++) {
+    uint32_t at = OPP_COL_TENSORS_FIRST;
+    for (uint64_t t = 0; t < a[OPP_COL_TENSORS_COUNT] && s->n < OPP_SHAPES_MAX && at < nargs; t++) {
         uint64_t rank = a[at++];
         if (rank > OPP_RANK_MAX || at + rank > nargs)
             return;
@@ -47,8 +47,9 @@ static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
 /* A graph's main operation (the sub after its tensors), else none. */
 static uint64_t graph_sub(const uint64_t *a, uint32_t nargs)
 {
-    uint32_t at = 3;
-    for (uint64_t t = 0; nargs >= 3 && t < a[2] && at < nargs; t++)
+    uint32_t at = OPP_COL_TENSORS_FIRST;
+    for (uint64_t t = 0; nargs >= OPP_COL_TENSORS_FIRST && t < a[OPP_COL_TENSORS_COUNT] && at < nargs;
+         t++)
         at += 1 + (uint32_t)(a[at] <= OPP_RANK_MAX ? a[at] : nargs);
     return at < nargs && a[at] != OPP_SUB_GRAPH ? a[at] : OPP_SUB_NONE;
 }
@@ -59,26 +60,30 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
     s->n = 0;
     switch (opp_kind_base(kind)) {
     case OPP_OP_GEMM: { /* C[M,N] = op(A)[M,K] op(B)[K,N], batched: [batch, ...] */
-        if (nargs < 3)
+        if (nargs <= OPP_COL_GEMM_K)
             return;
+        int64_t m = (int64_t)a[OPP_COL_GEMM_M], n = (int64_t)a[OPP_COL_GEMM_N],
+                k = (int64_t)a[OPP_COL_GEMM_K];
         s->n = 3;
-        set2(s, 0, (int64_t)a[0], (int64_t)a[2]);
-        set2(s, 1, (int64_t)a[2], (int64_t)a[1]);
-        set2(s, 2, (int64_t)a[0], (int64_t)a[1]);
-        if (nargs >= 5 && a[4] > 1)
+        set2(s, 0, m, k);
+        set2(s, 1, k, n);
+        set2(s, 2, m, n);
+        if (nargs > OPP_COL_GEMM_BATCH && a[OPP_COL_GEMM_BATCH] > 1)
             for (int i = 0; i < 3; i++) {
                 s->dim[i][2] = s->dim[i][1];
                 s->dim[i][1] = s->dim[i][0];
-                s->dim[i][0] = (int64_t)a[4];
+                s->dim[i][0] = (int64_t)a[OPP_COL_GEMM_BATCH];
                 s->rank[i] = 3;
             }
         return;
     }
     case OPP_OP_GEMV: { /* y = op(A) x, A stored M x N */
-        if (nargs < 2)
+        if (nargs <= OPP_COL_GEMV_N)
             return;
-        int t = nargs >= 3 && (a[2] == 'T' || a[2] == 'C'); /* unknown: as given */
-        int64_t rows = (int64_t)(t ? a[1] : a[0]), cols = (int64_t)(t ? a[0] : a[1]);
+        uint64_t tr = nargs > OPP_COL_GEMV_TRANS ? a[OPP_COL_GEMV_TRANS] : 0;
+        int t = tr == 'T' || tr == 'C'; /* unknown: as given */
+        int64_t m = (int64_t)a[OPP_COL_GEMV_M], n = (int64_t)a[OPP_COL_GEMV_N];
+        int64_t rows = t ? n : m, cols = t ? m : n;
         s->n = 3;
         set2(s, 0, rows, cols);
         set1(s, 1, cols);
@@ -87,27 +92,28 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
     }
     case OPP_OP_DOT:
     case OPP_OP_AXPY:
-        if (nargs < 1)
+        if (nargs <= OPP_COL_VEC_N)
             return;
         s->n = 2;
-        set1(s, 0, (int64_t)a[0]);
-        set1(s, 1, (int64_t)a[0]);
+        set1(s, 0, (int64_t)a[OPP_COL_VEC_N]);
+        set1(s, 1, (int64_t)a[OPP_COL_VEC_N]);
         return;
     case OPP_OP_SCAL:
-        if (nargs < 1)
+        if (nargs <= OPP_COL_VEC_N)
             return;
         s->n = 1;
-        set1(s, 0, (int64_t)a[0]);
+        set1(s, 0, (int64_t)a[OPP_COL_VEC_N]);
         return;
     case OPP_OP_TENSORS:
         tensors(a, nargs, s);
         return;
     case OPP_OP_COLL:
-        if (nargs < 2 || a[0] == OPP_COLL_NONE || a[0] == OPP_COLL_GROUP_START ||
-            a[0] == OPP_COLL_GROUP_END) /* NONE: communicator set-up */
+        if (nargs <= OPP_COL_COLL_COUNT || a[OPP_COL_COLL_OP] == OPP_COLL_NONE ||
+            a[OPP_COL_COLL_OP] == OPP_COLL_GROUP_START ||
+            a[OPP_COL_COLL_OP] == OPP_COLL_GROUP_END) /* NONE: communicator set-up */
             return;
         s->n = 1;
-        set1(s, 0, (int64_t)a[1]);
+        set1(s, 0, (int64_t)a[OPP_COL_COLL_COUNT]);
         return;
     default:
         return;
@@ -121,22 +127,27 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
     int cplx = dtype == OPP_DT_C64 || dtype == OPP_DT_C128 || dtype == OPP_DT_C32;
     uint64_t f = cplx ? 8 : 2; /* per multiply-add */
     switch (opp_kind_base(kind)) {
-    case OPP_OP_GEMM:
-        return nargs >= 3 ? f * a[0] * a[1] * a[2] * (nargs >= 5 && a[4] ? a[4] : 1) : 0;
+    case OPP_OP_GEMM: {
+        if (nargs <= OPP_COL_GEMM_K)
+            return 0;
+        uint64_t batch = nargs > OPP_COL_GEMM_BATCH ? a[OPP_COL_GEMM_BATCH] : 0;
+        return f * a[OPP_COL_GEMM_M] * a[OPP_COL_GEMM_N] * a[OPP_COL_GEMM_K] * (batch ? batch : 1);
+    }
     case OPP_OP_GEMV:
-        return nargs >= 2 ? f * a[0] * a[1] : 0;
+        return nargs > OPP_COL_GEMV_N ? f * a[OPP_COL_GEMV_M] * a[OPP_COL_GEMV_N] : 0;
     case OPP_OP_DOT:
     case OPP_OP_AXPY:
-        return nargs >= 1 ? f * a[0] : 0;
+        return nargs > OPP_COL_VEC_N ? f * a[OPP_COL_VEC_N] : 0;
     case OPP_OP_SCAL: /* one multiply per element; complex x complex is 6 */
-        return nargs >= 1 ? (cplx ? 6 : 1) * a[0] : 0;
+        return nargs > OPP_COL_VEC_N ? (cplx ? 6 : 1) * a[OPP_COL_VEC_N] : 0;
     case OPP_OP_TENSORS: {
         struct opp_shapes s;
-        if (nargs < 1) /* a failed call: its status alone */
+        if (nargs <= OPP_COL_TENSORS_SUB) /* a failed call: its status alone */
             return 0;
         tensors(a, nargs, &s);
+        uint64_t sub = a[OPP_COL_TENSORS_SUB];
         /* several fused operations: the FLOPs of the main one */
-        switch (a[0] == OPP_SUB_GRAPH ? graph_sub(a, nargs) : a[0]) {
+        switch (sub == OPP_SUB_GRAPH ? graph_sub(a, nargs) : sub) {
         case OPP_SUB_CONV:
         case OPP_SUB_CONV_BWD_DATA:
         case OPP_SUB_CONV_BWD_FILTER:
@@ -144,7 +155,7 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
         case OPP_SUB_INNER_PRODUCT: {
             /* tensors in the forward sense: src (x/dx), weights (w/dw), dst (y/dy);
                a deconvolution's multiply-adds run over its (smaller) src */
-            int t = a[0] == OPP_SUB_DECONV ? 0 : 2; /* a graph has no deconvolution */
+            int t = sub == OPP_SUB_DECONV ? 0 : 2; /* a graph has no deconvolution */
             if (s.n < 3 || s.rank[t] < 2 || s.dim[t][1] <= 0)
                 return 0;
             return f * prod(s.dim[t], s.rank[t]) * prod(s.dim[1], s.rank[1]) /
@@ -169,13 +180,13 @@ uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *a, uint3
     uint64_t d = 0;
     switch (opp_kind_base(kind)) {
     case OPP_OP_GEMM:
-        d = nargs >= 6 ? a[5] : 0;
+        d = nargs > OPP_COL_GEMM_AB_TYPE ? a[OPP_COL_GEMM_AB_TYPE] : 0;
         break;
     case OPP_OP_TENSORS:
-        d = nargs >= 2 ? a[1] : 0;
+        d = nargs > OPP_COL_TENSORS_DTYPE ? a[OPP_COL_TENSORS_DTYPE] : 0;
         break;
     case OPP_OP_COLL:
-        d = nargs >= 3 ? a[2] : 0;
+        d = nargs > OPP_COL_COLL_DTYPE ? a[OPP_COL_COLL_DTYPE] : 0;
         break;
     default:
         break;
@@ -187,35 +198,44 @@ uint64_t opp_op_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
     uint32_t dt = opp_op_dtype(kind, 0, a, nargs);
     nargs = opp_op_args(kind, &a, nargs);
-    if (opp_kind_base(kind) != OPP_OP_COLL || nargs < 2)
+    if (opp_kind_base(kind) != OPP_OP_COLL || nargs <= OPP_COL_COLL_COUNT)
         return 0;
-    return a[1] * opp_dtype_size(dt);
+    return a[OPP_COL_COLL_COUNT] * opp_dtype_size(dt);
 }
 
-/* COLL arguments (past the status): coll, count, dtype, redop, rank, nranks, peer. */
 static int coll_per_rank(uint64_t c)
 {
     return c == OPP_COLL_ALL_GATHER || c == OPP_COLL_REDUCE_SCATTER || c == OPP_COLL_ALL_TO_ALL;
+}
+
+/* The communicator's size a COLL call recorded, 0 when unknown. */
+static uint64_t coll_nranks(const uint64_t *a, uint32_t nargs)
+{
+    return nargs > OPP_COL_COLL_NRANKS ? a[OPP_COL_COLL_NRANKS] : 0;
 }
 
 uint64_t opp_coll_alg_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
     uint64_t b = opp_op_bytes(kind, a, nargs);
     nargs = opp_op_args(kind, &a, nargs);
-    if (!b || nargs < 1 || a[0] == OPP_COLL_GROUP_START || a[0] == OPP_COLL_GROUP_END)
+    if (!b || nargs <= OPP_COL_COLL_OP)
         return 0;
-    return coll_per_rank(a[0]) && nargs >= 6 && a[5] ? b * a[5] : b;
+    uint64_t c = a[OPP_COL_COLL_OP], n = coll_nranks(a, nargs);
+    if (c == OPP_COLL_GROUP_START || c == OPP_COLL_GROUP_END)
+        return 0;
+    return coll_per_rank(c) && n ? b * n : b;
 }
 
 double opp_coll_bus_factor(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
     nargs = opp_op_args(kind, &a, nargs);
-    if (opp_kind_base(kind) != OPP_OP_COLL || nargs < 6 || !a[5])
+    uint64_t nr = coll_nranks(a, nargs);
+    if (opp_kind_base(kind) != OPP_OP_COLL || !nr)
         return 1.0;
-    double n = (double)a[5];
-    if (a[0] == OPP_COLL_ALL_REDUCE)
+    double n = (double)nr;
+    if (a[OPP_COL_COLL_OP] == OPP_COLL_ALL_REDUCE)
         return 2.0 * (n - 1) / n;
-    return coll_per_rank(a[0]) ? (n - 1) / n : 1.0;
+    return coll_per_rank(a[OPP_COL_COLL_OP]) ? (n - 1) / n : 1.0;
 }
 
 int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
@@ -344,9 +364,10 @@ void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg)
 const char *opp_op_subname(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
     nargs = opp_op_args(kind, &a, nargs);
-    if (opp_kind_base(kind) != OPP_OP_TENSORS || !(kind & OPP_OPK_SUBNAME) || nargs < 1)
+    if (opp_kind_base(kind) != OPP_OP_TENSORS || !(kind & OPP_OPK_SUBNAME) ||
+        nargs <= OPP_COL_TENSORS_SUB)
         return NULL;
-    return opp_subop_name((uint32_t)a[0]);
+    return opp_subop_name((uint32_t)a[OPP_COL_TENSORS_SUB]);
 }
 
 void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64_t *out)
@@ -357,12 +378,12 @@ void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64
         out[nargs - 1] = 0;
     uint32_t own = (kind & OPP_OPK_STATUS) && nargs ? 1 : 0; /* the kind's first argument */
     switch (opp_kind_base(kind)) {
-    case OPP_OP_CUDA_API: /* status, correlation id, cbid */
-        if (nargs > own + 1)
-            out[own + 1] = 0;
+    case OPP_OP_CUDA_API:
+        if (nargs > own + OPP_COL_CUDA_CORR)
+            out[own + OPP_COL_CUDA_CORR] = 0;
         break;
-    case OPP_OP_NVTX: /* message, domain, category, payload, payload type */
-        for (uint32_t i = own + 2; i < nargs && i < own + 5; i++)
+    case OPP_OP_NVTX:
+        for (uint32_t i = own + OPP_COL_NVTX_CATEGORY; i < nargs && i < own + OPP_COL_NVTX_COLS; i++)
             out[i] = 0;
         break;
     default:

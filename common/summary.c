@@ -548,10 +548,11 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
 
     /* GPU work finds this node by the call's correlation id, or by the
      * external id the call pushed */
-    if (opp_kind_base(kind) == OPP_OP_CUDA_API && nargs >= 2 && args[1] &&
-        args[1] < UINT32_MAX) {
+    uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR
+                        ? args[OPP_COL_CUDA_CORR] : 0;
+    if (corr && corr < UINT32_MAX) {
         s->n[id].refs++;
-        bmap_put(s, &s->corr, proc, args[1], id, 1);
+        bmap_put(s, &s->corr, proc, corr, id, 1);
     }
     uint64_t ext = opp_op_extid(kind, args, nargs);
     if (ext) {

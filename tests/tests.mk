@@ -16,7 +16,7 @@ UNIT_CUDA_SRC :=
 UNIT_CUDA_LIBS :=
 ifeq ($(HAVE_CUDA),1)
 CUPTI_LIBDIR := $(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
-UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -I$(BUILD)/gen -Ipreload/cuda
+UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -I$(BUILD)/gen -Ipreload -Ipreload/cuda
 UNIT_CUDA_SRC := preload/cuda/cupti_conv.c
 UNIT_CUDA_LIBS := -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
 endif

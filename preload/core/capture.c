@@ -166,8 +166,8 @@ static void record_step(long k, uint64_t end)
         return;
     char name[40];
     int n = snprintf(name, sizeof name, "ProfilerStep#%ld", k);
-    uint64_t a[5] = {opp_str_id(name, (size_t)n), 0, 0, 0, 0};
-    opp_record_at(OPP_FN_nvtx_range, S.step_begin, end, a, 5);
+    uint64_t a[OPP_COL_NVTX_COLS] = {[OPP_COL_NVTX_MSG] = opp_str_id(name, (size_t)n)};
+    opp_record_at(OPP_FN_nvtx_range, S.step_begin, end, a, OPP_COL_NVTX_COLS);
 #else
     (void)k, (void)end;
 #endif

@@ -99,7 +99,9 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     T.runtime_open -= T.s[d].runtime;
     if (T.s[d].recorded) {
         int status = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
-        const uint64_t a[3] = {(uint64_t)(uint32_t)status, cb->correlationId, cbid};
+        const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = (uint64_t)(uint32_t)status,
+                                               [OPP_COL_CUDA_CORR] = cb->correlationId,
+                                               [OPP_COL_CUDA_CBID] = cbid};
         opp_leave(&T.s[d].f, a, 3);
     }
 }

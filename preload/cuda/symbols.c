@@ -216,8 +216,9 @@ OPP_HIDDEN void *opp_cuda_leave(uint64_t rax)
     OPP_BARRIER();
     shadow.n = n - 1;
     uint32_t id = e.f.fn;
-    const uint64_t a[3] = {nostatus[id] ? 0 : (uint32_t)rax, 0, cbid_of(id)};
-    opp_leave(&e.f, a, 3);
+    const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = nostatus[id] ? 0 : (uint32_t)rax,
+                                           [OPP_COL_CUDA_CBID] = cbid_of(id)};
+    opp_leave(&e.f, a, OPP_COL_CUDA_COLS);
     if (n == 1) /* the program's CUDA call is over: CUPTI may start now */
         opp_cupti_init();
     return e.ret;
@@ -269,8 +270,9 @@ static void wrap_proc(void **pfn)
     int rec = !atomic_load_explicit(&opp_cuda_via_cupti, memory_order_relaxed) && opp_enter(&f, ID); \
     int rc = call;                                                                                 \
     if (rec) {                                                                                     \
-        const uint64_t a[3] = {(uint32_t)rc, 0, cbid_of(ID)};                                      \
-        opp_leave(&f, a, 3);                                                                       \
+        const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = (uint32_t)rc,               \
+                                               [OPP_COL_CUDA_CBID] = cbid_of(ID)};             \
+        opp_leave(&f, a, OPP_COL_CUDA_COLS);                                                                       \
     }                                                                                              \
     if (rc == 0 && pfn)                                                                            \
         wrap_proc(pfn);                                                                            \

@@ -22,7 +22,7 @@
 
 #include "gpu.h"
 
-#define NARGS 5
+#define NARGS OPP_COL_NVTX_COLS
 #define STACK_MAX 64u      /* push/pop ranges recorded per thread; deeper ones are counted */
 #define OPEN_MAX (1u << 12) /* start/end ranges in flight in the process */
 #define WBUF 1024           /* bytes of UTF-8 kept of a wide-char string */
@@ -115,16 +115,16 @@ static int recording(void) { return opp_tls.ring || opp_tls.state == OPP_T_NEW; 
 
 static void args_ascii(uint64_t *a, uint32_t domain, const char *msg)
 {
-    a[0] = ascii_id(msg);
-    a[1] = domain;
-    a[2] = a[3] = a[4] = 0;
+    a[OPP_COL_NVTX_MSG] = ascii_id(msg);
+    a[OPP_COL_NVTX_DOMAIN] = domain;
+    a[OPP_COL_NVTX_CATEGORY] = a[OPP_COL_NVTX_PAYLOAD] = a[OPP_COL_NVTX_PAYLOAD_TYPE] = 0;
 }
 
 static void args_wide(uint64_t *a, uint32_t domain, const wchar_t *msg)
 {
-    a[0] = wide_id(msg);
-    a[1] = domain;
-    a[2] = a[3] = a[4] = 0;
+    a[OPP_COL_NVTX_MSG] = wide_id(msg);
+    a[OPP_COL_NVTX_DOMAIN] = domain;
+    a[OPP_COL_NVTX_CATEGORY] = a[OPP_COL_NVTX_PAYLOAD] = a[OPP_COL_NVTX_PAYLOAD_TYPE] = 0;
 }
 
 /* The fields of an attribute struct that its size says are there. */
@@ -133,48 +133,48 @@ static void args_wide(uint64_t *a, uint32_t domain, const wchar_t *msg)
 
 static void args_attr(uint64_t *a, uint32_t domain, const nvtxEventAttributes_t *e)
 {
-    a[0] = 0;
-    a[1] = domain;
-    a[2] = a[3] = a[4] = 0;
+    a[OPP_COL_NVTX_MSG] = 0;
+    a[OPP_COL_NVTX_DOMAIN] = domain;
+    a[OPP_COL_NVTX_CATEGORY] = a[OPP_COL_NVTX_PAYLOAD] = a[OPP_COL_NVTX_PAYLOAD_TYPE] = 0;
     if (!e)
         return;
     if (HAS(e, category))
-        a[2] = e->category;
+        a[OPP_COL_NVTX_CATEGORY] = e->category;
     if (HAS(e, payload)) {
         switch (e->payloadType) {
         case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
         case NVTX_PAYLOAD_TYPE_INT64:
         case NVTX_PAYLOAD_TYPE_DOUBLE:
-            a[3] = e->payload.ullValue;
+            a[OPP_COL_NVTX_PAYLOAD] = e->payload.ullValue;
             break;
         case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
-            a[3] = e->payload.uiValue;
+            a[OPP_COL_NVTX_PAYLOAD] = e->payload.uiValue;
             break;
         case NVTX_PAYLOAD_TYPE_INT32:
-            a[3] = (uint64_t)(int64_t)e->payload.iValue;
+            a[OPP_COL_NVTX_PAYLOAD] = (uint64_t)(int64_t)e->payload.iValue;
             break;
         case NVTX_PAYLOAD_TYPE_FLOAT: {
             double d = e->payload.fValue; /* recorded as a double's bits */
-            memcpy(&a[3], &d, sizeof d);
+            memcpy(&a[OPP_COL_NVTX_PAYLOAD], &d, sizeof d);
             break;
         }
         default:
             break; /* unknown or extended payloads: not recorded */
         }
-        if (a[3] || (e->payloadType >= 1 && e->payloadType <= 6))
-            a[4] = e->payloadType == NVTX_PAYLOAD_TYPE_FLOAT ? NVTX_PAYLOAD_TYPE_DOUBLE
+        if (a[OPP_COL_NVTX_PAYLOAD] || (e->payloadType >= 1 && e->payloadType <= 6))
+            a[OPP_COL_NVTX_PAYLOAD_TYPE] = e->payloadType == NVTX_PAYLOAD_TYPE_FLOAT ? NVTX_PAYLOAD_TYPE_DOUBLE
                                                              : (uint64_t)e->payloadType;
     }
     if (HAS(e, message)) {
         switch (e->messageType) {
         case NVTX_MESSAGE_TYPE_ASCII:
-            a[0] = ascii_id(e->message.ascii);
+            a[OPP_COL_NVTX_MSG] = ascii_id(e->message.ascii);
             break;
         case NVTX_MESSAGE_TYPE_UNICODE:
-            a[0] = wide_id(e->message.unicode);
+            a[OPP_COL_NVTX_MSG] = wide_id(e->message.unicode);
             break;
         case NVTX_MESSAGE_TYPE_REGISTERED:
-            a[0] = handle_id(e->message.registered);
+            a[OPP_COL_NVTX_MSG] = handle_id(e->message.registered);
             break;
         default:
             break;
@@ -195,7 +195,7 @@ static int push(const uint64_t *a, uint32_t domain)
     struct pushed *p = &T.s[d];
     p->domain = domain;
     p->ended = 0;
-    if (OPP_UNLIKELY(opp_step_msg) && a && (uint32_t)a[0] == opp_step_msg)
+    if (OPP_UNLIKELY(opp_step_msg) && a && (uint32_t)a[OPP_COL_NVTX_MSG] == opp_step_msg)
         opp_step_mark(); /* a step begins with this range (OPPROF_STEP=nvtx:NAME) */
     p->recorded = a ? (uint8_t)opp_enter(&p->f, OPP_FN_nvtx_range) : 0;
     if (p->recorded)
@@ -255,7 +255,7 @@ static nvtxRangeId_t start(const uint64_t *a)
     uint64_t id = atomic_fetch_add_explicit(&next_range, 1, memory_order_relaxed) + 1;
     if (!a)
         return id;
-    if (OPP_UNLIKELY(opp_step_msg) && (uint32_t)a[0] == opp_step_msg)
+    if (OPP_UNLIKELY(opp_step_msg) && (uint32_t)a[OPP_COL_NVTX_MSG] == opp_step_msg)
         opp_step_mark();
     if (!opp_capture_open())
         return id; /* outside a capture window: not recorded when it ends */
