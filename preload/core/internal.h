@@ -50,6 +50,9 @@ void opp_agent_say(const char *a, const char *b, const char *c);
 /* A message to the collector from a thread other than the program's
  * calls (CUPTI's, a timer's): 0 or -errno. */
 int opp_agent_send(unsigned type, const void *payload, unsigned size);
+/* The first messages on a new connection (hello.c): HELLO, INFO and the
+ * function table, built in msg (OPP_MSG_MAX bytes). 0 or -errno. */
+int opp_hello(int sock, uint8_t *msg, int clock);
 
 /* ---- threads, clock, real functions ---- */
 
