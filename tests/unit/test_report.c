@@ -9,13 +9,12 @@
 #include <unistd.h>
 
 #include "aggregate.h"
-#include "buf.h"
 #include "cmds.h"
 #include "fmt.h"
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* ---- the trace ----
  * process 0: pid 100, threads 100 "main" and 101 "worker" (5 dropped);
@@ -25,85 +24,55 @@
 
 #define NN ('N' | 'N' << 8)
 
-static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid, uint32_t ppid,
-                        uint32_t parent, const char *exe, uint32_t argc, const char *const *argv)
-{
-    struct opp_tw_process p = {.proc = proc, .pid = pid, .ppid = ppid, .parent_proc = parent,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 100 * proc,
-                               .start_real_ns = 1, .exe = exe, .argc = argc, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(w, &p), 0);
-}
-
 enum { F_DGEMM, F_DGEMM_F77, F_SGEMV, F_DDOT, F_ZGEMM };
 
 static void write_trace(const char *path)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-
-    const char *argv0[] = {"prog", "--n", "3"};
-    put_process(&w, 0, 100, 1, UINT32_MAX, "/usr/bin/prog", 3, argv0);
-    struct opp_func_desc f0[] = {
-        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-        [F_DGEMM_F77] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"},
-        [F_SGEMV] = {OPP_OP_GEMV, OPP_DT_F32, "blas", "cblas_sgemv"},
-        [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
-        [F_ZGEMM] = {OPP_OP_GEMM, OPP_DT_C128, "blas", "cblas_zgemm"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 5, f0), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 100, .ppid = 1, .parent = UINT32_MAX, .start = 0, .real = 1,
+               .exe = "/usr/bin/prog", .argv = {"prog", "--n", "3"});
+    tb_funcs(&b, [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+             [F_DGEMM_F77] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"},
+             [F_SGEMV] = {OPP_OP_GEMV, OPP_DT_F32, "blas", "cblas_sgemv"},
+             [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+             [F_ZGEMM] = {OPP_OP_GEMM, OPP_DT_C128, "blas", "cblas_zgemm"});
     /* labels as a torchrun worker sends them: rank from RANK, a bad number skipped */
-    uint8_t info[256];
-    struct opp_wbuf ib;
-    opp_wbuf_init(&ib, info, sizeof info);
-    opp_put_u32(&ib, 4);
-    const char *kv[] = {"host", "node7", "RANK", "x1", "SLURM_PROCID", "5", "WORLD_SIZE", "8"};
-    for (int i = 0; i < 8; i++)
-        opp_put_str(&ib, kv[i], strlen(kv[i]));
-    ck_assert_int_eq(opp_tw_info(&w, 0, info, (uint32_t)ib.len), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 101, "worker"), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
+    tb_info(&b, "host", "node7", "RANK", "x1", "SLURM_PROCID", "5", "WORLD_SIZE", "8");
+    tb_thread(&b, 100, "prog");
+    tb_thread(&b, 101, "worker");
+    tb_thread(&b, 100, "main");
     /* In the order the calls ended. */
-    const struct tu_ev t100[] = {
-        {F_DGEMM_F77, 0, 1100, 3900, 1, 4, {300, 100, 200, NN}},
-        {F_DGEMM, 0, 1000, 4000, 0, 4, {300, 100, 200, NN}},
-        {F_DGEMM, 0, 5000, 6000, 0, 4, {300, 100, 200, NN}},
-        {F_DGEMM, 0, 7000, 7500, 0, 4, {10, 10, 10, NN}},
-        {F_SGEMV, 0, 8000, 8200, 0, 3, {50, 40, 'N'}},
-        {F_DDOT, 0, 9000, 9100, 0, 1, {1000}},
-        {F_ZGEMM, 0, 10000, 11900, 0, 4, {2, 3, 4, NN}},
-    };
-    ck_assert_int_eq(tu_put_events(&w, 0, 100, t100, 7), 0);
-    const struct tu_ev t101[] = {{F_DDOT, 0, 2000, 2300, 0, 1, {500}}};
-    ck_assert_int_eq(tu_put_events(&w, 0, 101, t101, 1), 0);
-    ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 3), 0);
+    tb_events(&b, TB_CALL(F_DGEMM_F77, 1100, 3900, 1, 300, 100, 200, NN),
+              TB_CALL(F_DGEMM, 1000, 4000, 0, 300, 100, 200, NN),
+              TB_CALL(F_DGEMM, 5000, 6000, 0, 300, 100, 200, NN),
+              TB_CALL(F_DGEMM, 7000, 7500, 0, 10, 10, 10, NN),
+              TB_CALL(F_SGEMV, 8000, 8200, 0, 50, 40, 'N'),
+              TB_CALL(F_DDOT, 9000, 9100, 0, 1000),
+              TB_CALL(F_ZGEMM, 10000, 11900, 0, 2, 3, 4, NN));
+    tb_thread(&b, 101, NULL);
+    tb_events(&b, TB_CALL(F_DDOT, 2000, 2300, 0, 500));
+    tb_dropped(&b, 3);
 
-    const char *argv1[] = {"child"};
-    put_process(&w, 1, 200, 100, 0, "/usr/bin/child", 1, argv1);
-    struct opp_func_desc f1[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"}};
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, f1), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 1, 200, "child"), 0);
-    const struct tu_ev t200[] = {{0, 0, 1000, 3000, 0, 4, {64, 64, 64, NN}}};
-    ck_assert_int_eq(tu_put_events(&w, 1, 200, t200, 1), 0);
-    ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 2), 0);
+    tb_process(&b, .proc = 1, .pid = 200, .ppid = 100, .parent = 0, .start = 100, .real = 1,
+               .exe = "/usr/bin/child", .argv = {"child"});
+    tb_funcs(&b, {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"});
+    tb_thread(&b, 200, "child");
+    tb_events(&b, TB_CALL(0, 1000, 3000, 0, 64, 64, 64, NN));
+    tb_at(&b, 0, 101);
+    tb_dropped(&b, 2);
 
-    const char *argv2[] = {"other"};
-    put_process(&w, 2, 100, 1, 0, "/usr/bin/other", 1, argv2);
-    struct opp_func_desc f2[] = {{OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
-                                 {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"}};
-    ck_assert_int_eq(opp_tw_funcs(&w, 2, 2, f2), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 2, 100, "other"), 0);
-    const struct tu_ev t2[] = {
-        {0, 0, 20000, 20400, 0, 1, {10}},
-        {1, OPP_EV_OPEN, 21000, 21000, 0, 0, {0}}, /* died inside it */
-    };
-    ck_assert_int_eq(tu_put_events(&w, 2, 100, t2, 2), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 2, OPP_END_LOST, 21500), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 30000), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_RUNNING, 31000), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 11, 5, 3), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    tb_process(&b, .proc = 2, .pid = 100, .ppid = 1, .parent = 0, .start = 200, .real = 1,
+               .exe = "/usr/bin/other", .argv = {"other"});
+    tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+             {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 100, "other");
+    tb_events(&b, TB_CALL(0, 20000, 20400, 0, 10),
+              TB_OPEN(1, 21000, 21000, 0)); /* died inside it */
+    tb_process_end(&b, 2, OPP_END_LOST, 21500);
+    tb_process_end(&b, 0, OPP_END_EXITED, 30000);
+    tb_process_end(&b, 1, OPP_END_RUNNING, 31000);
+    tb_end(&b);
 }
 
 static char *dir, *trace;
