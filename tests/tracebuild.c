@@ -59,7 +59,7 @@ void tb_end(struct tb *b)
 void tb_put_process(struct tb *b, const struct tb_process *p)
 {
     tb_gpu_chunk(b);
-    const char *exe_only[] = {p->exe};
+    const char *exe_only[] = {p->exe, NULL};
     const char *const *argv = p->argv[0] ? p->argv : exe_only;
     uint32_t argc = 0;
     while (argc < 8 && argv[argc])

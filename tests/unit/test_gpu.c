@@ -16,125 +16,9 @@
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
-
-/* ---- building traces ---- */
+#include "tracebuild.h"
 
 #define NN ('N' | 'N' << 8)
-
-static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid)
-{
-    const char *argv[] = {"train"};
-    struct opp_tw_process p = {.proc = proc, .pid = pid, .ppid = 1, .parent_proc = UINT32_MAX,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 0,
-                               .start_real_ns = 1, .exe = "/usr/bin/train", .argc = 1,
-                               .argv = argv};
-    ck_assert_int_eq(opp_tw_process(w, &p), 0);
-}
-
-/* GPU records of one chunk: u32 count, then the records. */
-struct gb {
-    uint8_t mem[1 << 16];
-    struct opp_wbuf w;
-    uint32_t n;
-};
-
-static void gb_init(struct gb *b)
-{
-    opp_wbuf_init(&b->w, b->mem, sizeof b->mem);
-    opp_put_u32(&b->w, 0);
-    b->n = 0;
-}
-
-static void gb_put(struct gb *b, const struct opp_gpu_rec *r)
-{
-    ck_assert_int_eq(opp_gpu_put(&b->w, r), 0);
-    b->n++;
-}
-
-static void gb_write(struct opp_tw *w, uint32_t proc, struct gb *b)
-{
-    memcpy(b->mem, &b->n, 4);
-    ck_assert_int_eq(opp_tw_gpu(w, proc, b->mem, (uint32_t)b->w.len), 0);
-    gb_init(b);
-}
-
-static void g_str(struct gb *b, uint32_t id, const char *s)
-{
-    struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = s,
-                            .slen = (uint32_t)strlen(s)};
-    r.f[0] = id;
-    gb_put(b, &r);
-}
-
-static struct opp_gpu_rec timed(uint32_t type, uint32_t nfields, uint64_t start, uint64_t end,
-                                uint32_t dev, uint32_t stream, uint32_t corr)
-{
-    struct opp_gpu_rec r = {.type = type, .nfields = nfields};
-    r.f[OPP_GF_START] = start;
-    r.f[OPP_GF_END] = end;
-    r.f[OPP_GF_DEVICE] = dev;
-    r.f[OPP_GF_CONTEXT] = 1;
-    r.f[OPP_GF_STREAM] = stream;
-    r.f[OPP_GF_CORRELATION] = corr;
-    return r;
-}
-
-struct kcfg {
-    uint32_t block[3], regs, static_smem, dynamic_smem;
-};
-
-static void g_kernel(struct gb *b, uint32_t name, uint64_t start, uint64_t end, uint32_t dev,
-                     uint32_t stream, uint32_t corr, struct kcfg k)
-{
-    struct opp_gpu_rec r = timed(OPP_GPU_KERNEL, OPP_GF_K_COUNT, start, end, dev, stream, corr);
-    r.f[OPP_GF_K_NAME] = name;
-    r.f[OPP_GF_K_GRID_X] = 80;
-    r.f[OPP_GF_K_GRID_Y] = 1;
-    r.f[OPP_GF_K_GRID_Z] = 1;
-    for (int i = 0; i < 3; i++)
-        r.f[OPP_GF_K_BLOCK_X + i] = k.block[i];
-    r.f[OPP_GF_K_REGS] = k.regs;
-    r.f[OPP_GF_K_STATIC_SMEM] = k.static_smem;
-    r.f[OPP_GF_K_DYNAMIC_SMEM] = k.dynamic_smem;
-    gb_put(b, &r);
-}
-
-static void g_memory(struct gb *b, uint64_t t, uint32_t corr, uint32_t op, uint64_t addr,
-                     uint64_t bytes)
-{
-    struct opp_gpu_rec r = timed(OPP_GPU_MEMORY, OPP_GF_M_COUNT, t, t, 0, 0, corr);
-    r.f[OPP_GF_M_OP] = op;
-    r.f[OPP_GF_M_MEM_KIND] = 3;
-    r.f[OPP_GF_M_ADDRESS] = addr;
-    r.f[OPP_GF_M_BYTES] = bytes;
-    gb_put(b, &r);
-}
-
-static void g_device(struct gb *b, uint32_t id, uint32_t name)
-{
-    struct opp_gpu_rec r = {.type = OPP_GPU_DEVICE, .nfields = OPP_GF_V_COUNT};
-    r.f[OPP_GF_V_ID] = id;
-    r.f[OPP_GF_V_NAME] = name;
-    r.f[OPP_GF_V_CC_MAJOR] = 9;
-    r.f[OPP_GF_V_SMS] = 132;
-    r.f[OPP_GF_V_THREADS_PER_SM] = 2048;
-    r.f[OPP_GF_V_REGS_PER_SM] = 65536;
-    r.f[OPP_GF_V_SMEM_PER_SM] = 233472;
-    r.f[OPP_GF_V_BLOCKS_PER_SM] = 32;
-    r.f[OPP_GF_V_WARPS_PER_SM] = 64;
-    r.f[OPP_GF_V_THREADS_PER_BLOCK] = 1024;
-    r.f[OPP_GF_V_GLOBAL_MEM] = 80ull << 30;
-    gb_put(b, &r);
-}
-
-static void g_dropped(struct gb *b, uint64_t cupti, uint64_t ours)
-{
-    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
-    r.f[OPP_GF_D_CUPTI] = cupti;
-    r.f[OPP_GF_D_OURS] = ours;
-    gb_put(b, &r);
-}
 
 /* ---- the trace ----
  * Process 0, pid 300. Thread 300:
@@ -154,93 +38,76 @@ static void g_dropped(struct gb *b, uint64_t cupti, uint64_t ours)
  * (allocated before the trace began) at 23000, an overhead record. */
 
 enum { F_OP, F_LAUNCH, F_MEMCPY, F_MALLOC, F_FREE };
-#define API(corr, cbid) 3, {0, corr, cbid}
+/* A CUDA API call's arguments: status, correlation id, cbid. */
+#define API(corr, cbid) 0, corr, cbid
 
-static const struct kcfg K_HALF = {{256, 1, 1}, 64, 16384, 32768};  /* 50%: registers, smem */
-static const struct kcfg K_REGS = {{256, 1, 1}, 37, 0, 0};          /* 75%: 37 regs round up */
-static const struct kcfg K_FULL = {{1024, 1, 1}, 0, 0, 0};          /* 100% */
+/* Launches of 80 blocks, and the occupancy each gets on the test GPU. */
+#define K_HALF .grid = {80, 1, 1}, .block = {256, 1, 1}, .regs = 64, .static_smem = 16384, \
+               .dynamic_smem = 32768 /* 50%: registers, smem */
+#define K_REGS .grid = {80, 1, 1}, .block = {256, 1, 1}, .regs = 37 /* 75%: 37 regs round up */
+#define K_FULL .grid = {80, 1, 1}, .block = {1024, 1, 1}            /* 100% */
+/* An H100's limits. */
+#define GPU_LIMITS .cc_major = 9, .sms = 132, .threads_per_sm = 2048, .regs_per_sm = 65536, \
+                   .smem_per_sm = 233472, .blocks_per_sm = 32, .warps_per_sm = 64,         \
+                   .threads_per_block = 1024, .global_mem = 80ull << 30
 
-static void put_funcs(struct opp_tw *w, uint32_t proc)
+static void put_cpu(struct tb *b)
 {
-    struct opp_func_desc f[] = {
-        [F_OP] = {OPP_OP_GEMM, OPP_DT_F32, "cublas", "cublasSgemm_v2"},
-        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
-        [F_MEMCPY] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMemcpy"},
-        [F_MALLOC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMalloc"},
-        [F_FREE] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaFree"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(w, proc, 5, f), 0);
+    tb_process(b, .proc = 0, .pid = 300, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/train", .argv = {"train"});
+    tb_funcs(b, [F_OP] = {OPP_OP_GEMM, OPP_DT_F32, "cublas", "cublasSgemm_v2"},
+             [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [F_MEMCPY] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMemcpy"},
+             [F_MALLOC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMalloc"},
+             [F_FREE] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaFree"});
+    tb_thread(b, 300, "train");
+    tb_thread(b, 301, "loader");
+    tb_thread(b, 300, NULL);
+    tb_events(b, TB_CALL(F_MALLOC, 1000, 1400, 0, API(3, 20)),
+              TB_CALL(F_LAUNCH, 2500, 3500, 1, API(7, 211)),
+              TB_CALL(F_MEMCPY, 4000, 9000, 1, API(8, 31)),
+              TB_CALL(F_OP, 2000, 10000, 0, 64, 64, 64, NN),
+              TB_CALL(F_LAUNCH, 11000, 11500, 0, API(9, 211)),
+              TB_CALL(F_FREE, 20000, 20300, 0, API(10, 22)),
+              TB_CALL(F_MALLOC, 21000, 21200, 0, API(11, 20)));
+    tb_thread(b, 301, NULL);
+    tb_events(b, TB_CALL(F_LAUNCH, 30000, 30200, 0, API(20, 211)));
 }
 
-static void put_cpu(struct opp_tw *w)
+static void put_gpu(struct tb *b)
 {
-    put_process(w, 0, 300);
-    put_funcs(w, 0);
-    ck_assert_int_eq(opp_tw_thread(w, 0, 300, "train"), 0);
-    ck_assert_int_eq(opp_tw_thread(w, 0, 301, "loader"), 0);
-    const struct tu_ev t300[] = {
-        {F_MALLOC, 0, 1000, 1400, 0, API(3, 20)},
-        {F_LAUNCH, 0, 2500, 3500, 1, API(7, 211)},
-        {F_MEMCPY, 0, 4000, 9000, 1, API(8, 31)},
-        {F_OP, 0, 2000, 10000, 0, 4, {64, 64, 64, NN}},
-        {F_LAUNCH, 0, 11000, 11500, 0, API(9, 211)},
-        {F_FREE, 0, 20000, 20300, 0, API(10, 22)},
-        {F_MALLOC, 0, 21000, 21200, 0, API(11, 20)},
-    };
-    ck_assert_int_eq(tu_put_events(w, 0, 300, t300, sizeof t300 / sizeof t300[0]), 0);
-    const struct tu_ev t301[] = {{F_LAUNCH, 0, 30000, 30200, 0, API(20, 211)}};
-    ck_assert_int_eq(tu_put_events(w, 0, 301, t301, 1), 0);
-}
-
-static void put_gpu(struct opp_tw *w)
-{
-    struct gb *b = malloc(sizeof *b);
-    ck_assert_ptr_nonnull(b);
-    gb_init(b);
     /* First chunk: records that name strings defined only in the next one. */
-    g_kernel(b, 1, 4000, 6000, 0, 7, 7, K_HALF);
-    struct opp_gpu_rec r = timed(OPP_GPU_MEMCPY, OPP_GF_C_COUNT, 6500, 8500, 0, 7, 8);
-    r.f[OPP_GF_C_BYTES] = 1000000;
-    r.f[OPP_GF_C_KIND] = 1;     /* HtoD */
-    r.f[OPP_GF_C_SRC_KIND] = 1; /* pageable */
-    r.f[OPP_GF_C_DST_KIND] = 3; /* device */
-    gb_put(b, &r);
-    r = timed(OPP_GPU_SYNC, OPP_GF_Y_COUNT, 8500, 9000, 0, 7, 8);
-    r.f[OPP_GF_Y_TYPE] = 3;
-    gb_put(b, &r);
-    g_kernel(b, 1, 13500, 16500, 0, 7, 9, K_REGS);
-    g_kernel(b, 2, 17000, 17500, 0, 9, 99, K_FULL);
-    r = timed(OPP_GPU_MEMSET, OPP_GF_S_COUNT, 18000, 18100, 0, 9, 0);
-    r.f[OPP_GF_S_BYTES] = 4096;
-    r.f[OPP_GF_S_MEM_KIND] = 3;
-    gb_put(b, &r);
-    g_kernel(b, 5, 5000, 5400, 1, 1, 0, K_FULL);
-    g_kernel(b, 1, 31000, 32000, 0, 7, 20, K_HALF);
-    gb_write(w, 0, b);
+    tb_kernel(b, .name = 1, .start = 4000, .end = 6000, .stream = 7, .corr = 7, K_HALF);
+    tb_memcpy(b, .start = 6500, .end = 8500, .stream = 7, .corr = 8, .bytes = 1000000,
+              .kind = 1 /* HtoD */, .src_kind = 1 /* pageable */, .dst_kind = 3 /* device */);
+    tb_sync(b, .start = 8500, .end = 9000, .stream = 7, .corr = 8, .type = 3);
+    tb_kernel(b, .name = 1, .start = 13500, .end = 16500, .stream = 7, .corr = 9, K_REGS);
+    tb_kernel(b, .name = 2, .start = 17000, .end = 17500, .stream = 9, .corr = 99, K_FULL);
+    tb_memset(b, .start = 18000, .end = 18100, .stream = 9, .bytes = 4096, .mem_kind = 3);
+    tb_kernel(b, .name = 5, .start = 5000, .end = 5400, .device = 1, .stream = 1, K_FULL);
+    tb_kernel(b, .name = 1, .start = 31000, .end = 32000, .stream = 7, .corr = 20, K_HALF);
+    tb_gpu_chunk(b);
 
-    g_str(b, 1, "_Z6vecAddPfS_S_i");
-    g_str(b, 2, "relu_kernel");
-    g_str(b, 3, "Test GPU");
-    g_str(b, 4, "Another name");
-    g_device(b, 0, 3);
-    g_device(b, 0, 4); /* described again: the first record wins */
+    tb_string(b, 1, "_Z6vecAddPfS_S_i");
+    tb_string(b, 2, "relu_kernel");
+    tb_string(b, 3, "Test GPU");
+    tb_string(b, 4, "Another name");
+    tb_device(b, .id = 0, .name = 3, GPU_LIMITS);
+    tb_device(b, .id = 0, .name = 4, GPU_LIMITS); /* described again: the first record wins */
     /* Memory, not in time order. */
-    g_memory(b, 1200, 3, OPP_GPU_MEM_ALLOC, 0xA000, 4096);
-    g_memory(b, 21100, 11, OPP_GPU_MEM_ALLOC, 0xB000, 1000);
-    g_memory(b, 20100, 10, OPP_GPU_MEM_FREE, 0xA000, 0);
-    g_memory(b, 23000, 0, OPP_GPU_MEM_FREE, 0xC000, 512);
-    r = timed(OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, 100, 200, 0, 0, 0);
-    r.f[OPP_GF_O_KIND] = 1u << 16;
-    gb_put(b, &r);
-    r = (struct opp_gpu_rec){.type = OPP_GPU_EXTCORR, .nfields = OPP_GF_X_COUNT};
-    r.f[OPP_GF_X_KIND] = 2;
-    r.f[OPP_GF_X_EXTERNAL] = 42;
-    r.f[OPP_GF_X_CORRELATION] = 7;
-    gb_put(b, &r);
-    g_dropped(b, 3, 2);
-    g_dropped(b, 1, 0);
-    gb_write(w, 0, b);
-    free(b);
+    tb_memory(b, .start = 1200, .corr = 3, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3,
+              .address = 0xA000, .bytes = 4096);
+    tb_memory(b, .start = 21100, .corr = 11, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3,
+              .address = 0xB000, .bytes = 1000);
+    tb_memory(b, .start = 20100, .corr = 10, .op = OPP_GPU_MEM_FREE, .mem_kind = 3,
+              .address = 0xA000);
+    tb_memory(b, .start = 23000, .op = OPP_GPU_MEM_FREE, .mem_kind = 3, .address = 0xC000,
+              .bytes = 512);
+    tb_overhead(b, .start = 100, .end = 200, .kind = 1u << 16);
+    tb_extcorr(b, 2, 42, 7);
+    tb_gpu_dropped(b, 3, 2);
+    tb_gpu_dropped(b, 1, 0);
+    tb_gpu_chunk(b);
 }
 
 static char *dir, *trace;
@@ -248,15 +115,13 @@ static struct opp_model *model;
 
 static void write_trace(const char *path, int with_gpu)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    put_cpu(&w);
+    struct tb b;
+    tb_open(&b, path);
+    put_cpu(&b);
     if (with_gpu)
-        put_gpu(&w);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 40000), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 8, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+        put_gpu(&b);
+    tb_process_end(&b, 0, OPP_END_EXITED, 40000);
+    tb_end(&b);
 }
 
 static struct opp_model *load(const char *path)
@@ -1032,56 +897,47 @@ END_TEST
 START_TEST(malformed)
 {
     char *path = tu_path(dir, "bad.opprof");
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    put_cpu(&w);
-    struct gb *b = malloc(sizeof *b);
-    ck_assert_ptr_nonnull(b);
-    gb_init(b);
+    struct tb b;
+    tb_open(&b, path);
+    put_cpu(&b);
     /* Too few fields: no name, stream or correlation (they read as 0). */
-    struct opp_gpu_rec r = timed(OPP_GPU_KERNEL, 3, 100, 300, 0, 0, 0);
-    gb_put(b, &r);
+    struct opp_gpu_rec r = TB_KERNEL(.start = 100, .end = 300);
+    r.nfields = 3;
+    tb_gpu(&b, r);
     /* More fields than a reader keeps. */
-    r = timed(OPP_GPU_KERNEL, OPP_GPU_FIELDS_MAX, 400, 500, 0, 2, 7);
-    r.f[OPP_GF_K_NAME] = 1;
+    r = TB_KERNEL(.start = 400, .end = 500, .stream = 2, .corr = 7, .name = 1);
+    r.nfields = OPP_GPU_FIELDS_MAX;
     r.f[OPP_GPU_FIELDS_MAX - 1] = 12345;
-    gb_put(b, &r);
+    tb_gpu(&b, r);
     /* Ends before it starts: no duration. A huge correlation id. */
-    r = timed(OPP_GPU_MEMSET, OPP_GF_S_COUNT, 900, 800, 0, 2, 0);
+    r = TB_MEMSET(.start = 900, .end = 800, .stream = 2);
     r.f[OPP_GF_CORRELATION] = UINT64_MAX;
-    gb_put(b, &r);
+    tb_gpu(&b, r);
     /* An unknown record type, and kinds nobody defined. */
-    r = (struct opp_gpu_rec){.type = 77, .nfields = 2, .f = {1, 2}};
-    gb_put(b, &r);
-    r = timed(OPP_GPU_MEMCPY, OPP_GF_C_COUNT, 1000, 1100, 0, 2, 0);
-    r.f[OPP_GF_C_KIND] = 99;
-    r.f[OPP_GF_C_SRC_KIND] = 1000;
-    r.f[OPP_GF_C_DST_KIND] = 9;
-    gb_put(b, &r);
+    tb_gpu(&b, (struct opp_gpu_rec){.type = 77, .nfields = 2, .f = {1, 2}});
+    tb_memcpy(&b, .start = 1000, .end = 1100, .stream = 2, .kind = 99, .src_kind = 1000,
+              .dst_kind = 9);
     /* A free nobody allocated, with no size; an allocation of every byte. */
-    g_memory(b, 50, 0, OPP_GPU_MEM_FREE, 0xdead, 0);
-    g_memory(b, 60, 0, OPP_GPU_MEM_ALLOC, 0xbeef, UINT64_MAX);
-    g_memory(b, 70, 0, 9, 0xbeef, 5); /* not an operation we know */
-    g_memory(b, 80, 7, OPP_GPU_MEM_ALLOC, 0x1, UINT64_MAX); /* sums saturate */
-    g_memory(b, 90, 9, OPP_GPU_MEM_ALLOC, 0x2, UINT64_MAX);
+    tb_memory(&b, .start = 50, .op = OPP_GPU_MEM_FREE, .mem_kind = 3, .address = 0xdead);
+    tb_memory(&b, .start = 60, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3, .address = 0xbeef,
+              .bytes = UINT64_MAX);
+    tb_memory(&b, .start = 70, .op = 9, .mem_kind = 3, .address = 0xbeef,
+              .bytes = 5); /* not an operation we know */
+    tb_memory(&b, .start = 80, .corr = 7, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3, .address = 0x1,
+              .bytes = UINT64_MAX); /* sums saturate */
+    tb_memory(&b, .start = 90, .corr = 9, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3, .address = 0x2,
+              .bytes = UINT64_MAX);
     /* A name with a NUL inside; a device whose name is an undefined id. */
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "ab\0cd", .slen = 5};
-    s.f[0] = 1;
-    gb_put(b, &s);
-    r = (struct opp_gpu_rec){.type = OPP_GPU_DEVICE, .nfields = 2, .f = {0, 9}};
-    gb_put(b, &r);
-    gb_write(&w, 0, b);
+    tb_string_n(&b, 1, "ab\0cd", 5);
+    tb_gpu(&b, (struct opp_gpu_rec){.type = OPP_GPU_DEVICE, .nfields = 2, .f = {0, 9}});
+    tb_gpu_chunk(&b);
     /* A chunk whose second record claims 300 fields: the reader stops
      * there, keeping the first. */
-    gb_init(b);
-    g_kernel(b, 1, 2000, 2100, 0, 2, 9, K_FULL);
-    opp_put_varint(&b->w, OPP_GPU_KERNEL);
-    opp_put_varint(&b->w, 300);
-    b->n++;
-    gb_write(&w, 0, b);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
-    free(b);
+    tb_kernel(&b, .name = 1, .start = 2000, .end = 2100, .stream = 2, .corr = 9, K_FULL);
+    struct opp_wbuf *raw = tb_gpu_raw(&b);
+    opp_put_varint(raw, OPP_GPU_KERNEL);
+    opp_put_varint(raw, 300);
+    tb_close(&b);
 
     struct opp_model *m = load(path);
     ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
@@ -1141,15 +997,11 @@ START_TEST(malformed)
 
     /* GPU records for a process the trace never declared: the chunk is
      * refused, the rest reported. */
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    put_cpu(&w);
-    b = malloc(sizeof *b);
-    ck_assert_ptr_nonnull(b);
-    gb_init(b);
-    g_kernel(b, 1, 2000, 2100, 0, 2, 7, K_FULL);
-    gb_write(&w, 7, b);
-    free(b);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    tb_open(&b, path);
+    put_cpu(&b);
+    tb_at(&b, 7, 0);
+    tb_kernel(&b, .name = 1, .start = 2000, .end = 2100, .stream = 2, .corr = 7, K_FULL);
+    tb_close(&b);
     m = load(path);
     ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
     ck_assert_uint_eq(m->gpu.nops, 0);

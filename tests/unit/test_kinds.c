@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
 #include "calltree.h"
 #include "export.h"
 #include "steps.h"
@@ -17,7 +16,7 @@
 #include "model.h"
 #include "ops.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 #define NN ('N' | 'N' << 8)
 #define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
@@ -159,37 +158,21 @@ END_TEST
 /* A trace of one thread: function 0 an NVTX range, 1 a oneDNN-style
  * lib::sub operator, 2 cblas_dgemm; the strings as STRING records written
  * after the events (the model must not depend on their order). */
-static void write_trace(const char *path, const char *const *strs, int nstrs, const struct tu_ev *ev,
+static void write_trace(const char *path, const char *const *strs, int nstrs, const struct tb_ev *ev,
                         int nev)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC,
-                               .exe = "p", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd[] = {
-        {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
-        {OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME, OPP_DT_F32, "onednn",
-         "dnnl_primitive_execute"},
-        {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
-    uint8_t gm[4096];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, gm, sizeof gm);
-    opp_put_u32(&b, (uint32_t)nstrs);
-    for (int i = 0; i < nstrs; i++) {
-        struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = strs[i],
-                                .slen = (uint32_t)strlen(strs[i])};
-        r.f[0] = OPP_STR_PRELOAD + (uint64_t)i;
-        ck_assert_int_eq(opp_gpu_put(&b, &r), 0);
-    }
-    ck_assert_int_eq(tu_put_events(&w, 1, 10, ev, (size_t)nev), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
-    ck_assert_int_eq(opp_tw_end(&w, (uint64_t)nev, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
+             {OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME, OPP_DT_F32, "onednn",
+              "dnnl_primitive_execute"},
+             {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_put_events(&b, 0, ev, (size_t)nev);
+    for (int i = 0; i < nstrs; i++)
+        tb_string(&b, OPP_STR_PRELOAD + (uint64_t)i, strs[i]);
+    tb_end(&b);
 }
 
 #define S(i) (OPP_STR_PRELOAD + (i))
@@ -202,14 +185,14 @@ START_TEST(model_names_events)
     char *dir = tu_tmpdir(), *path = tu_path(dir, "k.trace");
     char err[256];
     const char *strs[] = {"aten::conv2d, seq = 12", "train", "aten::conv2d, seq = x"};
-    const struct tu_ev ev[] = {
-        {1, 0, 100, 200, 1, 4, {0, OPP_SUB_CONV, 0, 0}},
-        {1, 0, 210, 220, 1, 4, {0, OPP_SUB_ELTWISE, 0, 0}},
-        {1, 0, 230, 240, 1, 2, {0, 99}},
-        {0, 0, 50, 300, 0, 4, {S(0), 0, 0, 0}},
-        {0, 0, 400, 500, 0, 4, {S(0), S(1), 0, 0}},
-        {0, 0, 600, 700, 0, 4, {S(2), 0, 0, 0}},
-        {0, 0, 800, 900, 0, 4, {S(7), 0, 0, 0}}, /* never defined */
+    const struct tb_ev ev[] = {
+        TB_CALL(1, 100, 200, 1, 0, OPP_SUB_CONV, 0, 0),
+        TB_CALL(1, 210, 220, 1, 0, OPP_SUB_ELTWISE, 0, 0),
+        TB_CALL(1, 230, 240, 1, 0, 99),
+        TB_CALL(0, 50, 300, 0, S(0), 0, 0, 0),
+        TB_CALL(0, 400, 500, 0, S(0), S(1), 0, 0),
+        TB_CALL(0, 600, 700, 0, S(2), 0, 0, 0),
+        TB_CALL(0, 800, 900, 0, S(7), 0, 0, 0), /* never defined */
     };
     write_trace(path, strs, 3, ev, 7);
 
@@ -252,13 +235,13 @@ START_TEST(folded_stacks_and_flamegraph)
     char err[256];
     const char *strs[] = {"my step", "inner"};
     const uint64_t us = 1000;
-    const struct tu_ev ev[] = {
-        {2, 0, 100 * us, 400 * us, 1, 4, {8, 8, 8, NN}},
-        {2, 0, 600 * us, 700 * us, 2, 4, {8, 8, 8, NN}},
-        {0, 0, 500 * us, 900 * us, 1, 4, {S(1), 0, 0, 0}},
-        {0, 0, 0, 1000 * us, 0, 4, {S(0), 0, 0, 0}},
-        {2, 0, 2100 * us, 2300 * us, 1, 4, {8, 8, 8, NN}},
-        {0, 0, 2000 * us, 2600 * us, 0, 4, {S(0), 0, 0, 0}},
+    const struct tb_ev ev[] = {
+        TB_CALL(2, 100 * us, 400 * us, 1, 8, 8, 8, NN),
+        TB_CALL(2, 600 * us, 700 * us, 2, 8, 8, 8, NN),
+        TB_CALL(0, 500 * us, 900 * us, 1, S(1), 0, 0, 0),
+        TB_CALL(0, 0, 1000 * us, 0, S(0), 0, 0, 0),
+        TB_CALL(2, 2100 * us, 2300 * us, 1, 8, 8, 8, NN),
+        TB_CALL(0, 2000 * us, 2600 * us, 0, S(0), 0, 0, 0),
     };
     write_trace(path, strs, 2, ev, 6);
     struct opp_model *m = opp_model_load(path, err, sizeof err);
