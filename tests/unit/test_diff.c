@@ -12,88 +12,55 @@
 #include "diff.h"
 #include "model.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 #define US 1000ull
 #define NN ('N' | 'N' << 8)
 
 enum { F_DGEMM, F_DDOT, F_DAXPY, F_LAUNCH, F_DSCAL };
 
-struct dev {
-    uint32_t fn;
-    uint64_t begin, end; /* us */
-    uint32_t nargs;
-    uint64_t args[4];
-    uint64_t end_extra_ns;
-};
-
 /* One process, one thread, flat calls; one kernel "k1" (string id 1) of
  * kernel_us launched by the cudaLaunchKernel call with correlation id 5. */
-static void write_pair_trace(const char *path, const struct dev *ev, size_t n, uint64_t kernel_us)
+static void write_pair_trace(const char *path, const struct tb_ev *ev, size_t n, uint64_t kernel_us)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"app"};
-    struct opp_tw_process p = {.proc = 1, .pid = 77, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_real_ns = 1, .exe = "app", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd[] = {
-        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-        [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
-        [F_DAXPY] = {OPP_OP_AXPY, OPP_DT_F64, "blas", "cblas_daxpy"},
-        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
-        [F_DSCAL] = {OPP_OP_SCAL, OPP_DT_F64, "blas", "cblas_dscal"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 5, fd), 0);
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 1, 77, 0);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, ev[i].begin * US,
-                                    ev[i].end * US + ev[i].end_extra_ns, 0,
-                                    ev[i].nargs, ev[i].args),
-                         0);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    uint8_t gm[4096];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, gm, sizeof gm);
-    opp_put_u32(&b, 2);
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "k1", .slen = 2};
-    s.f[0] = 1;
-    ck_assert_int_eq(opp_gpu_put(&b, &s), 0);
-    struct opp_gpu_rec k = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
-    k.f[OPP_GF_START] = 1000 * US;
-    k.f[OPP_GF_END] = (1000 + kernel_us) * US;
-    k.f[OPP_GF_STREAM] = 7;
-    k.f[OPP_GF_CORRELATION] = 5;
-    k.f[OPP_GF_K_NAME] = 1;
-    k.f[OPP_GF_K_BLOCK_X] = k.f[OPP_GF_K_GRID_X] = 1;
-    ck_assert_int_eq(opp_gpu_put(&b, &k), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, 2000 * US), 0);
-    ck_assert_int_eq(opp_tw_end(&w, n, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 77, .real = 1, .exe = "app");
+    tb_funcs(&b, [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+             [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+             [F_DAXPY] = {OPP_OP_AXPY, OPP_DT_F64, "blas", "cblas_daxpy"},
+             [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [F_DSCAL] = {OPP_OP_SCAL, OPP_DT_F64, "blas", "cblas_dscal"});
+    tb_thread(&b, 77, NULL);
+    tb_put_events(&b, 0, ev, n);
+    tb_string(&b, 1, "k1");
+    tb_kernel(&b, .name = 1, .start = 1000 * US, .end = (1000 + kernel_us) * US, .stream = 7,
+              .corr = 5, .grid = {1}, .block = {1});
+    tb_process_end(&b, 1, OPP_END_EXITED, 2000 * US);
+    tb_end(&b);
 }
 
-#define SHAPE64 4, {64, 32, 48, NN}, 0
-#define SHAPE128 4, {128, 32, 48, NN}, 0
-#define LAUNCH 3, {0, 5, 211}, 0
+#define SHAPE64 64, 32, 48, NN
+#define SHAPE128 128, 32, 48, NN
+#define LAUNCH 0, 5, 211 /* status, correlation id, cbid */
+/* A flat call of [begin, end] us. */
+#define CALL(fn, begin, end, ...) TB_CALL(fn, (begin) * US, (end) * US, 0, __VA_ARGS__)
 
 /* A: dgemm 2 x 100 us, ddot 3 x 10 us, daxpy 5 us, a launch of 10 us whose
  * kernel runs 100 us. B: dgemm 2 x 150 us and one 20 us of another shape,
  * ddot 30.2 us in all (within 1 us: same), no daxpy, a new dscal of 20 us, a
  * launch of 5 us whose kernel runs 50 us. Self CPU totals: A 245 us, B
  * 375.2 us (+130.2 us, +53.1429%). */
-static const struct dev EV_A[] = {
-    {F_DGEMM, 0, 100, SHAPE64},   {F_DGEMM, 200, 300, SHAPE64}, {F_DDOT, 400, 410, 1, {8}, 0},
-    {F_DDOT, 420, 430, 1, {8}, 0},   {F_DDOT, 440, 450, 1, {8}, 0},   {F_DAXPY, 500, 505, 1, {8}, 0},
-    {F_LAUNCH, 600, 610, LAUNCH},
+static const struct tb_ev EV_A[] = {
+    CALL(F_DGEMM, 0, 100, SHAPE64), CALL(F_DGEMM, 200, 300, SHAPE64), CALL(F_DDOT, 400, 410, 8),
+    CALL(F_DDOT, 420, 430, 8),      CALL(F_DDOT, 440, 450, 8),        CALL(F_DAXPY, 500, 505, 8),
+    CALL(F_LAUNCH, 600, 610, LAUNCH),
 };
-static const struct dev EV_B[] = {
-    {F_DGEMM, 0, 150, SHAPE64},  {F_DGEMM, 200, 350, SHAPE64}, {F_DGEMM, 400, 420, SHAPE128},
-    {F_DDOT, 430, 440, 1, {8}, 0},  {F_DDOT, 450, 460, 1, {8}, 0},   {F_DDOT, 470, 480, 1, {8}, 200},
-    {F_DSCAL, 700, 720, 1, {8}, 0}, {F_LAUNCH, 800, 805, LAUNCH},
+static const struct tb_ev EV_B[] = {
+    CALL(F_DGEMM, 0, 150, SHAPE64), CALL(F_DGEMM, 200, 350, SHAPE64),
+    CALL(F_DGEMM, 400, 420, SHAPE128), CALL(F_DDOT, 430, 440, 8), CALL(F_DDOT, 450, 460, 8),
+    TB_CALL(F_DDOT, 470 * US, 480 * US + 200, 0, 8), CALL(F_DSCAL, 700, 720, 8),
+    CALL(F_LAUNCH, 800, 805, LAUNCH),
 };
 
 static char *dir, *path_a, *path_b;

@@ -6,43 +6,25 @@
 #include <string.h>
 
 #include "aggregate.h"
-#include "buf.h"
 #include "cmds.h"
 #include "model.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* One host's trace: process serial 1 (pid), started at mono ns `start`
- * with realtime `real`; one cblas_ddot [b, e] on thread tid; rank label. */
-static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t real, uint64_t b,
-                       uint64_t e, const char *rank)
+ * with realtime `real`; one cblas_ddot [begin, end] on thread pid; rank label. */
+static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t real,
+                       uint64_t begin, uint64_t end, const char *rank)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"train"};
-    struct opp_tw_process p = {.proc = 1, .pid = pid, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_ticks = start, .start_real_ns = real, .exe = "train",
-                               .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, &fd), 0);
-    uint8_t info[64];
-    struct opp_wbuf ib;
-    opp_wbuf_init(&ib, info, sizeof info);
-    opp_put_u32(&ib, 1);
-    opp_put_str(&ib, "RANK", 4);
-    opp_put_str(&ib, rank, strlen(rank));
-    ck_assert_int_eq(opp_tw_info(&w, 1, info, (uint32_t)ib.len), 0);
-    char mem[1024];
-    struct opp_ev_enc enc;
-    opp_ev_begin(&enc, mem, sizeof mem, 1, pid, 0);
-    const uint64_t n = 100;
-    ck_assert_int_eq(opp_ev_add(&enc, 0, OPP_EV_ARGS, b, e, 0, 1, &n), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, e + 10), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = pid, .start = start, .real = real, .exe = "train");
+    tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_info(&b, "RANK", rank);
+    tb_thread(&b, pid, NULL);
+    tb_events(&b, TB_CALL(0, begin, end, 0, 100));
+    tb_process_end(&b, 1, OPP_END_EXITED, end + 10);
+    tb_end(&b);
 }
 
 START_TEST(two_hosts_known_offset)

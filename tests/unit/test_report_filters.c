@@ -12,7 +12,7 @@
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 #define US 1000ull
 #define T0 (5000000000ull) /* the first event, 5 s into the clock */
@@ -23,40 +23,22 @@ enum { F_STEP, F_INNER, F_DGEMM };
 /* "step" [0, 1000 us] holds dgemm [100, 400] and "inner" [500, 900], which
  * holds dgemm [600, 700]; a second "step" [2000, 2600] holds dgemm
  * [2100, 2300]. Self: step 300 + 400, inner 300, dgemm 300 + 100 + 200. */
+#define AT(us) (T0 + (us) * US)
+#define SHAPE 8, 8, 8, NN
 static void write_trace(const char *path)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC, .exe = "p",
-                               .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd[] = {
-        [F_STEP] = {OPP_OP_PLAIN, 0, "app", "step"},
-        [F_INNER] = {OPP_OP_PLAIN, 0, "app", "inner"},
-        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
-    const struct {
-        uint32_t fn;
-        uint64_t b, e;
-        uint32_t depth;
-    } ev[] = {
-        {F_DGEMM, 100, 400, 1}, {F_DGEMM, 600, 700, 2},   {F_INNER, 500, 900, 1},
-        {F_STEP, 0, 1000, 0},   {F_DGEMM, 2100, 2300, 1}, {F_STEP, 2000, 2600, 0},
-    };
-    char mem[4096];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 1, 10, 0);
-    const uint64_t shape[] = {8, 8, 8, NN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, T0 + ev[i].b * US, T0 + ev[i].e * US,
-                                    ev[i].depth, ev[i].fn == F_DGEMM ? 4 : 0, shape),
-                         0);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 6, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, [F_STEP] = {OPP_OP_PLAIN, 0, "app", "step"},
+             [F_INNER] = {OPP_OP_PLAIN, 0, "app", "inner"},
+             [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_events(&b, TB_CALL(F_DGEMM, AT(100), AT(400), 1, SHAPE),
+              TB_CALL(F_DGEMM, AT(600), AT(700), 2, SHAPE), TB_CALL(F_INNER, AT(500), AT(900), 1),
+              TB_CALL(F_STEP, AT(0), AT(1000), 0), TB_CALL(F_DGEMM, AT(2100), AT(2300), 1, SHAPE),
+              TB_CALL(F_STEP, AT(2000), AT(2600), 0));
+    tb_end(&b);
 }
 
 static char *dir, *trace;
