@@ -9,64 +9,30 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "gpu.h"
 #include "model.h"
 #include "ops.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 TU_TRACE_FIXTURE
 
 /* One host's trace: process serial 1, pid 10 (both hosts), started at mono
  * ns `start` with realtime `real`, labels RANK and host; one cblas_ddot
- * [b, e] on thread 10; one kernel "k1" on device 0, stream 7, [kb, ke]. */
-static void write_host(const char *path, uint64_t start, uint64_t real, uint64_t b, uint64_t e,
-                       uint64_t kb, uint64_t ke, const char *rank, const char *host)
+ * [begin, end] on thread 10; one kernel "k1" on device 0, stream 7, [kb, ke]. */
+static void write_host(const char *path, uint64_t start, uint64_t real, uint64_t begin,
+                       uint64_t end, uint64_t kb, uint64_t ke, const char *rank, const char *host)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"/usr/bin/train"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_ticks = start, .start_real_ns = real,
-                               .exe = "/usr/bin/train", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, &fd), 0);
-    uint8_t info[128];
-    struct opp_wbuf ib;
-    opp_wbuf_init(&ib, info, sizeof info);
-    opp_put_u32(&ib, 2);
-    opp_put_str(&ib, "RANK", 4);
-    opp_put_str(&ib, rank, strlen(rank));
-    opp_put_str(&ib, "host", 4);
-    opp_put_str(&ib, host, strlen(host));
-    ck_assert_int_eq(opp_tw_info(&w, 1, info, (uint32_t)ib.len), 0);
-    char mem[1024];
-    struct opp_ev_enc enc;
-    opp_ev_begin(&enc, mem, sizeof mem, 1, 10, 0);
-    const uint64_t n = 100;
-    ck_assert_int_eq(opp_ev_add(&enc, 0, OPP_EV_ARGS, b, e, 0, 1, &n), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
-    uint8_t gm[512];
-    struct opp_wbuf gb;
-    opp_wbuf_init(&gb, gm, sizeof gm);
-    opp_put_u32(&gb, 2);
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "k1", .slen = 2};
-    s.f[0] = 1;
-    ck_assert_int_eq(opp_gpu_put(&gb, &s), 0);
-    struct opp_gpu_rec k = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
-    k.f[OPP_GF_START] = kb;
-    k.f[OPP_GF_END] = ke;
-    k.f[OPP_GF_STREAM] = 7;
-    k.f[OPP_GF_K_NAME] = 1;
-    k.f[OPP_GF_K_BLOCK_X] = k.f[OPP_GF_K_GRID_X] = 1;
-    ck_assert_int_eq(opp_gpu_put(&gb, &k), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)gb.len), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, e + 10), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb t;
+    tb_open(&t, path);
+    tb_process(&t, .proc = 1, .pid = 10, .start = start, .real = real, .exe = "/usr/bin/train");
+    tb_funcs(&t, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_info(&t, "RANK", rank, "host", host);
+    tb_thread(&t, 10, NULL);
+    tb_events(&t, TB_CALL(0, begin, end, 0, 100));
+    tb_string(&t, 1, "k1");
+    tb_kernel(&t, .name = 1, .start = kb, .end = ke, .stream = 7, .grid = {1}, .block = {1});
+    tb_process_end(&t, 1, OPP_END_EXITED, end + 10);
+    tb_end(&t);
 }
 
 /* host A: realtime = mono + 5 s; host B: realtime = mono + 5 s + 7001 ns,

@@ -11,7 +11,7 @@
 
 #include "cupti_conv.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* ---- the buffer CUPTI would hand us: records back to back ---- */
 
@@ -51,7 +51,7 @@ static CUpti_ActivityKernel10 kernel(const char *name, uint64_t start, uint64_t 
 /* ---- where converted messages go: checked and written like the collector does ---- */
 
 struct sink {
-    struct opp_tw tw;
+    struct tb tb;
     int messages;
     int refuse; /* hand-over fails (collector gone) */
 };
@@ -64,19 +64,16 @@ static int sink_emit(void *ctx, const void *payload, uint32_t size)
     uint32_t count;
     const char *why = NULL;
     ck_assert_msg(opp_gpu_check(payload, size, &count, &why) == 0, "bad message: %s", why);
-    ck_assert_int_eq(opp_tw_gpu(&s->tw, 0, payload, size), 0);
+    tb_gpu_payload(&s->tb, payload, size);
     s->messages++;
     return 0;
 }
 
 static void sink_open(struct sink *s, const char *path)
 {
-    char err[256];
     memset(s, 0, sizeof *s);
-    ck_assert_int_eq(opp_tw_open(&s->tw, path, err, sizeof err), 0);
-    const char *argv[] = {"app"};
-    struct opp_tw_process p = {.proc = 0, .pid = 42, .exe = "/app", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&s->tw, &p), 0);
+    tb_open(&s->tb, path);
+    tb_process(&s->tb, .proc = 0, .pid = 42, .exe = "/app", .argv = {"app"});
 }
 
 /* ---- read back as text: one line per record ---- */
@@ -190,7 +187,7 @@ START_TEST(every_kind_arrives)
     ck_assert_uint_eq(c.records, 11); /* 9 + two names */
     ck_assert_uint_eq(c.lost, 0);
     ck_assert_int_eq(s.messages, 1);
-    ck_assert_int_eq(opp_tw_close(&s.tw), 0);
+    tb_close(&s.tb);
 
     char *got = read_back(path);
     const char *want =
@@ -243,7 +240,7 @@ START_TEST(many_records_split_and_lost_counted)
     ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
     opp_conv_flush(&c);
     ck_assert_uint_eq(c.lost, N); /* no names again: already sent */
-    ck_assert_int_eq(opp_tw_close(&s.tw), 0);
+    tb_close(&s.tb);
     char *got = read_back(path);
     ck_assert_int_eq(tu_count_lines(got, "type 2:"), N);
     ck_assert_int_eq(tu_count_lines(got, "string "), 4);

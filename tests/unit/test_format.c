@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* ---- a visitor that logs every callback as one line of text ---- */
 
@@ -112,17 +112,11 @@ struct layout {
     int nchunks;
 };
 
-static void mark(struct layout *lay, const struct opp_tw *w, uint32_t events)
+static void mark(struct layout *lay, const struct tb *b, uint32_t events)
 {
     ck_assert_int_lt(lay->nchunks, 32);
-    lay->chunk_end[lay->nchunks] = w->offset;
+    lay->chunk_end[lay->nchunks] = b->w.offset;
     lay->chunk_events[lay->nchunks++] = events;
-}
-
-static void add_event(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin,
-                      uint64_t end, uint32_t depth, uint32_t nargs, const uint64_t *args)
-{
-    ck_assert_int_eq(opp_ev_add(e, fn, flags, begin, end, depth, nargs, args), 0);
 }
 
 static const char sample_log[] =
@@ -147,58 +141,38 @@ static void write_sample(const char *path, struct layout *lay)
     if (!lay)
         lay = &dummy;
     memset(lay, 0, sizeof *lay);
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    mark(lay, &w, 0);
-    struct opp_clock_sample cs = {.tsc = 1, .mono_ns = 2, .real_ns = 3};
-    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
-    mark(lay, &w, 0);
-    const char *argv[] = {"prog", "-x", "arg with space"};
-    struct opp_tw_process p = {.proc = 0, .pid = 100, .ppid = 1, .parent_proc = UINT32_MAX,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 500,
-                               .start_real_ns = 1700000000000000000ull, .exe = "/usr/bin/prog",
-                               .argc = 3, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    mark(lay, &w, 0);
-    struct opp_func_desc fd[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-                                 {OPP_OP_DOT, OPP_DT_F32, "blas", "cblas_sdot"},
-                                 {OPP_OP_GEMM, OPP_DT_C128, "blas", "zgemm_"}};
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 3, fd), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
-    mark(lay, &w, 0);
-
-    char mem[4096];
-    struct opp_ev_enc e;
-    uint64_t gemm[] = {300, 100, 200, 'N' | 'N' << 8};
-    uint64_t big[] = {UINT64_MAX, 1, 0, 0};
-    opp_ev_begin(&e, mem, sizeof mem, 0, 100, 0);
-    add_event(&e, 0, 0, 1000, 2000, 1, 4, gemm);
-    add_event(&e, 1, 0, 2500, 2500, 1, 0, NULL);
-    add_event(&e, 0, 0, 900, 3000, 0, 4, big);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    mark(lay, &w, 3);
-    ck_assert_int_eq(opp_tw_dropped(&w, 0, 100, 7), 0);
-    mark(lay, &w, 0);
-
-    uint64_t z[] = {2, 3, 4, 'N' | 'N' << 8}, n64[] = {64};
-    opp_ev_begin(&e, mem, sizeof mem, 0, 100, 3000);
-    add_event(&e, 2, 0, 4000, 5000, 0, 4, z);
-    add_event(&e, 2, 0, 5100, 5200, 0, 4, z); /* a repeat: encoded as OPP_EV_SAME */
-    add_event(&e, 1, OPP_EV_OPEN, 6000, 9000, 0, 1, n64);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    mark(lay, &w, 3);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_LOST, 9000), 0);
-    mark(lay, &w, 0);
-    cs = (struct opp_clock_sample){.tsc = 10, .mono_ns = 20, .real_ns = 30};
-    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_end(&w, 6, 7, 1), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    mark(lay, &b, 0);
+    tb_clock(&b, 1, 2, 3);
+    mark(lay, &b, 0);
+    tb_process(&b, .proc = 0, .pid = 100, .ppid = 1, .parent = UINT32_MAX, .start = 500,
+               .real = 1700000000000000000ull, .exe = "/usr/bin/prog",
+               .argv = {"prog", "-x", "arg with space"});
+    mark(lay, &b, 0);
+    tb_funcs(&b, {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+             {OPP_OP_DOT, OPP_DT_F32, "blas", "cblas_sdot"},
+             {OPP_OP_GEMM, OPP_DT_C128, "blas", "zgemm_"});
+    mark(lay, &b, 0);
+    tb_thread(&b, 100, "prog");
+    mark(lay, &b, 0);
+    tb_thread(&b, 100, "main");
+    mark(lay, &b, 0);
+    tb_events(&b, TB_CALL(0, 1000, 2000, 1, 300, 100, 200, 'N' | 'N' << 8),
+              TB_CALL(1, 2500, 2500, 1), TB_CALL(0, 900, 3000, 0, UINT64_MAX, 1, 0, 0));
+    mark(lay, &b, 3);
+    tb_dropped(&b, 7);
+    mark(lay, &b, 0);
+    tb_events_after(&b, 3000, TB_CALL(2, 4000, 5000, 0, 2, 3, 4, 'N' | 'N' << 8),
+                    TB_CALL(2, 5100, 5200, 0, 2, 3, 4, 'N' | 'N' << 8), /* a repeat: OPP_EV_SAME */
+                    TB_OPEN(1, 6000, 9000, 0, 64));
+    mark(lay, &b, 3);
+    tb_process_end(&b, 0, OPP_END_LOST, 9000);
+    mark(lay, &b, 0);
+    tb_clock(&b, 10, 20, 30);
+    mark(lay, &b, 0);
+    tb_end(&b);
+    mark(lay, &b, 0);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -259,28 +233,19 @@ END_TEST
 /* A TSC process: ticks become ns through the first and last CLOCK samples,
  * ns = mono0 + ((ticks - tsc0) * mult) >> 32, mult = (dmono << 32) / dtsc. */
 static void write_tsc(const char *path, const struct opp_clock_sample *c0,
-                      const struct opp_clock_sample *c1, uint64_t start, uint64_t b, uint64_t e,
-                      uint64_t end)
+                      const struct opp_clock_sample *c1, uint64_t start, uint64_t begin,
+                      uint64_t end, uint64_t proc_end)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    ck_assert_int_eq(opp_tw_clock(&w, c0), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start_ticks = start,
-                               .exe = "p", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 1, &fd), 0);
-    char mem[1024];
-    struct opp_ev_enc enc;
-    opp_ev_begin(&enc, mem, sizeof mem, 0, 1, 0);
-    ck_assert_int_eq(opp_ev_add(&enc, 0, 0, b, e, 0, 0, NULL), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, end), 0);
-    ck_assert_int_eq(opp_tw_clock(&w, c1), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_clock(&b, c0->tsc, c0->mono_ns, c0->real_ns);
+    tb_process(&b, .proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start = start, .exe = "p");
+    tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_thread(&b, 1, NULL);
+    tb_events(&b, TB_CALL(0, begin, end, 0));
+    tb_process_end(&b, 0, OPP_END_EXITED, proc_end);
+    tb_clock(&b, c1->tsc, c1->mono_ns, c1->real_ns);
+    tb_end(&b);
 }
 
 START_TEST(tsc_calibration)
@@ -319,15 +284,11 @@ START_TEST(tsc_calibration)
     free(l.text);
 
     /* One sample only: no calibration, ticks pass through, with a warning. */
-    struct opp_tw w;
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    ck_assert_int_eq(opp_tw_clock(&w, &a0), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start_ticks = 1000,
-                               .exe = "p", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 0, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_clock(&b, a0.tsc, a0.mono_ns, a0.real_ns);
+    tb_process(&b, .proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start = 1000, .exe = "p");
+    tb_end(&b);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
     ck_assert_str_eq(sum.warning, "no clock calibration in the trace: times are in TSC ticks");
     free(l.text);
