@@ -163,7 +163,7 @@ static uint32_t find_event(const struct opp_model *m, size_t ti, const char *nam
 
 /* ---- the model ---- */
 
-START_TEST(model_gpu)
+START_TEST(model_gpu_counts)
 {
     const struct opp_model *m = model;
     const struct opp_gpu *g = &m->gpu;
@@ -176,7 +176,13 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(g->unattached, 1); /* relu_kernel's correlation 99 */
     ck_assert_uint_eq(g->dropped_cupti, 4);
     ck_assert_uint_eq(g->dropped_ours, 2);
+}
+END_TEST
 
+START_TEST(gpu_op_names)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
     /* Names: demangled, Kineto's, unknown ids said so. */
     const char *names[] = {"vecAdd(float*, float*, float*, int)", "Memcpy HtoD (Pageable -> Device)",
                            "Stream Sync", "vecAdd(float*, float*, float*, int)", "relu_kernel",
@@ -190,7 +196,13 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(l->block[0], 256);
     ck_assert_uint_eq(l->regs, 37);
     ck_assert_uint_eq(l->grid[0], 80);
+}
+END_TEST
 
+START_TEST(gpu_ops_attached_by_correlation)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
     /* Attached to the API call with the same correlation id. */
     uint32_t launch = find_event(m, 0, "cudaLaunchKernel", 0);
     uint32_t launch2 = find_event(m, 0, "cudaLaunchKernel", 1);
@@ -205,7 +217,16 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(g->ops[6].thread, OPP_GPU_NONE); /* correlation 0 */
     ck_assert_uint_eq(g->ops[7].thread, 1);
     ck_assert_uint_eq(m->threads[0].events[launch].parent, op);
+}
+END_TEST
 
+START_TEST(cuda_time_of_calls)
+{
+    const struct opp_model *m = model;
+    uint32_t launch = find_event(m, 0, "cudaLaunchKernel", 0);
+    uint32_t launch2 = find_event(m, 0, "cudaLaunchKernel", 1);
+    uint32_t memcpy_ev = find_event(m, 0, "cudaMemcpy", 0);
+    uint32_t op = find_event(m, 0, "cublasSgemm_v2", 0);
     /* Self CUDA: kernels, memcpy and memset attached directly (not the
      * sync); CUDA total adds the children's. */
     const struct opp_event_gpu *eg = m->threads[0].gpu;
@@ -216,13 +237,34 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(eg[op].self_cuda_ns, 0);
     ck_assert_uint_eq(eg[op].cuda_ns, 4000);
     ck_assert_uint_eq(eg[launch2].cuda_ns, 3000);
+}
+END_TEST
+
+START_TEST(cuda_memory_of_calls)
+{
+    const struct opp_model *m = model;
+    const struct opp_event_gpu *eg = m->threads[0].gpu;
+    uint32_t op = find_event(m, 0, "cublasSgemm_v2", 0);
     uint32_t malloc_ev = find_event(m, 0, "cudaMalloc", 0);
     uint32_t free_ev = find_event(m, 0, "cudaFree", 0);
     ck_assert_int_eq(eg[malloc_ev].self_mem, 4096);
     ck_assert_int_eq(eg[free_ev].self_mem, -4096);
     ck_assert_int_eq(eg[op].mem, 0);
-    ck_assert_uint_eq(m->threads[1].gpu[0].self_cuda_ns, 1000);
+}
+END_TEST
 
+START_TEST(cuda_time_of_other_thread)
+{
+    const struct opp_model *m = model;
+    ck_assert_uint_eq(m->threads[1].gpu[0].self_cuda_ns, 1000);
+}
+END_TEST
+
+START_TEST(gpu_memory_records)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
+    uint32_t free_ev = find_event(m, 0, "cudaFree", 0);
     /* Memory: by time; a free without a size takes the allocation's. */
     ck_assert_uint_eq(g->nmem, 4);
     const uint64_t when[] = {1200, 20100, 21100, 23000};
@@ -245,8 +287,14 @@ START_TEST(model_gpu)
     }
     ck_assert_int_eq(ms->peak, 4096);
     ck_assert_int_eq(ms->final, 488);
+}
+END_TEST
 
-    /* Devices and external correlations. */
+START_TEST(gpu_devices)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
+    /* Described twice: the first record wins; device 1 never described. */
     ck_assert_uint_eq(g->ndevices, 1);
     const struct opp_gpu_device *d = opp_gpu_device_find(m, 0);
     ck_assert_ptr_nonnull(d);
@@ -254,6 +302,12 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(d->sms, 132);
     ck_assert_uint_eq(d->global_mem, 80ull << 30);
     ck_assert_ptr_null(opp_gpu_device_find(m, 1));
+}
+END_TEST
+
+START_TEST(gpu_external_correlations)
+{
+    const struct opp_gpu *g = &model->gpu;
     ck_assert_uint_eq(g->nextcorr, 1);
     ck_assert_uint_eq(g->extcorr[0].external, 42);
     ck_assert_uint_eq(g->extcorr[0].corr, 7);
@@ -343,7 +397,7 @@ static void check_order(enum opp_sort_key key, const char *const *names, size_t 
     opp_agg_free(&a);
 }
 
-START_TEST(sorting)
+START_TEST(cuda_sort_key_names)
 {
     enum opp_sort_key k;
     const struct {
@@ -360,6 +414,11 @@ START_TEST(sorting)
         ck_assert_int_eq(opp_sort_key_parse(keys[i].name, &k), 0);
         ck_assert_int_eq(k, keys[i].key);
     }
+}
+END_TEST
+
+START_TEST(cuda_sort_orders)
+{
     const char *self_cuda[] = {"cudaLaunchKernel", VECADD, HTOD, "cudaMemcpy", "relu_kernel",
                                "<unknown kernel 5>", "Memset (Device)", "cublasSgemm_v2"};
     check_order(OPP_SORT_SELF_CUDA_TIME_TOTAL, self_cuda, 8);
@@ -380,7 +439,7 @@ START_TEST(sorting)
 }
 END_TEST
 
-START_TEST(filters)
+START_TEST(filter_tid_keeps_its_gpu_work)
 {
     /* --tid: the thread's calls and the GPU work they launched only. */
     struct opp_agg a;
@@ -393,9 +452,14 @@ START_TEST(filters)
     check_rows(&a, w, 2);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 1000);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(filter_pid_keeps_every_op)
+{
+    struct opp_agg a;
     /* --pid: every op of the process, attached or not. */
-    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 300};
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 300};
     ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 10);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 9000);
@@ -465,10 +529,17 @@ START_TEST(table)
     ck_assert_str_eq(out, want);
     free(out);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(table_without_cuda_memory)
+{
+    struct opp_agg a;
+    struct opp_out_opts oo = {0};
+    char *out;
     /* CUDA time but no CUDA memory in these rows (--tid 301): the memory
      * columns are left out; --limit keeps the totals of every row. */
-    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 301, .limit = 1};
+    struct opp_agg_opts o = {.filter_tid = 1, .tid = 301, .limit = 1};
     ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
     CAPTURE(out, opp_out_table(f, &a, &oo));
     ck_assert_ptr_null(strstr(out, "Mem"));
@@ -590,7 +661,7 @@ START_TEST(occupancy)
 }
 END_TEST
 
-START_TEST(stats)
+START_TEST(gpu_stats_devices_and_streams)
 {
     struct opp_gpu_stats s;
     struct opp_agg_opts o = {0};
@@ -628,7 +699,12 @@ START_TEST(stats)
     ck_assert_uint_eq(s.streams[1].stream, 9);
     ck_assert_uint_eq(s.streams[1].busy_ns, 600);
     opp_gpu_stats_free(&s);
+}
+END_TEST
 
+START_TEST(kernel_stats)
+{
+    struct opp_agg_opts o = {0};
     struct opp_kernel_stats *k;
     size_t nk;
     ck_assert_int_eq(opp_kernel_stats(model, &o, &k, &nk), 0);
@@ -646,9 +722,14 @@ START_TEST(stats)
     ck_assert_str_eq(k[2].name, "<unknown kernel 5>");
     ck_assert(k[2].occupancy == -1); /* device 1 was never described */
     free(k);
+}
+END_TEST
 
+START_TEST(gpu_stats_of_one_thread)
+{
+    struct opp_gpu_stats s;
     /* --tid 301: its kernel only; the device is busy 1 us of 1 us. */
-    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 301};
+    struct opp_agg_opts o = {.filter_tid = 1, .tid = 301};
     ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
     ck_assert_uint_eq(s.ops, 1);
     ck_assert_uint_eq(s.devs[0].busy_ns, 1000);
@@ -667,7 +748,7 @@ static int run_report(char **argv, char **out, char **err)
 /* The trace summarized (what OPPROF_MODE=summary would have recorded of
  * the same calls) gives the same report: CPU and CUDA columns, memory,
  * shapes, the call tree, byte for byte. */
-START_TEST(summary_same_report)
+static char *summarize(void)
 {
     char *sum = tu_path(dir, "sum.opprof");
     char *sa[] = {"summarize", trace, "-o", sum, NULL};
@@ -677,6 +758,12 @@ START_TEST(summary_same_report)
     snprintf(want, sizeof want, "opprof summarize: 8 calls into %s\n", sum);
     ck_assert_str_eq(err, want);
     free(out), free(err);
+    return sum;
+}
+
+START_TEST(summary_same_report)
+{
+    char *sum = summarize();
     const char *views[][3] = {{NULL},
                               {"--sort", "self_cuda_time_total"},
                               {"--group-by-shape", NULL},
@@ -694,11 +781,27 @@ START_TEST(summary_same_report)
         ck_assert_ptr_nonnull(strstr(oa, i == 3 ? "cublasSgemm_v2" : "vecAdd"));
         free(oa), free(ob), free(ea), free(eb);
     }
+    free(sum);
+}
+END_TEST
+
+START_TEST(summary_names_itself)
+{
+    char *sum = summarize();
     /* the summary names itself, and a second summary is refused */
     struct opp_model *m = load(sum);
     ck_assert(m->summary);
     ck_assert_uint_eq(m->events, 8);
     opp_model_free(m);
+    free(sum);
+}
+END_TEST
+
+START_TEST(summarize_refuses_a_summary)
+{
+    char *sum = summarize();
+    char *out, *err;
+    char want[4200];
     char *again[] = {"summarize", sum, "-o", trace, NULL};
     ck_assert_int_eq(tu_call(cmd_summarize, again, dir, &out, &err), 3);
     snprintf(want, sizeof want, "opprof summarize: %s is a summary trace already\n", sum);
@@ -707,7 +810,7 @@ START_TEST(summary_same_report)
 }
 END_TEST
 
-START_TEST(view)
+START_TEST(gpu_view)
 {
     char *out, *err;
     char *a1[] = {"report", trace, "--gpu", NULL};
@@ -770,7 +873,12 @@ START_TEST(view)
                           "CUPTI, 2 by opprof (buffers full)\n");
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(gpu_view_limit_and_filter)
+{
+    char *out, *err;
     /* --limit: kernels; filters as in the table. */
     char *a2[] = {"report", trace, "--gpu", "--limit", "1", "--tid", "300", NULL};
     ck_assert_int_eq(run_report(a2, &out, &err), 0);
@@ -779,7 +887,12 @@ START_TEST(view)
                                       "             2       5.000us       7.000us        "));
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(gpu_view_is_text_only)
+{
+    char *out, *err;
     char *a3[] = {"report", trace, "--gpu", "--format", "json", NULL};
     ck_assert_int_eq(run_report(a3, &out, &err), 2);
     ck_assert_str_eq(out, "");
@@ -787,7 +900,12 @@ START_TEST(view)
                           "in \"gpu\")\n");
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(command_cuda_columns)
+{
+    char *out, *err;
     /* The table through the command: CUDA columns and both footers. */
     char *a4[] = {"report", trace, "--sort", "self_cuda_time_total", "--limit", "2", NULL};
     ck_assert_int_eq(run_report(a4, &out, &err), 0);
@@ -803,10 +921,16 @@ END_TEST
 /* A CUDA program's trace without GPU records (no GPU, or CUPTI held by
  * another tool): the CUDA columns and fields at 0, torch's NaN share of a
  * zero total; a selection without CUDA calls looks as it always did. */
-START_TEST(cpu_only)
+static char *write_cpu_only(void)
 {
     char *path = tu_path(dir, "cpu.opprof");
     write_trace(path, 0);
+    return path;
+}
+
+START_TEST(cpu_only_cuda_columns_at_zero)
+{
+    char *path = write_cpu_only();
     struct opp_model *m = load(path);
     ck_assert(!opp_model_has_gpu(m));
     ck_assert_ptr_null(m->threads[0].gpu);
@@ -851,7 +975,19 @@ START_TEST(cpu_only)
                                       "\"cuda_memory_usage\": 0},\n"));
     free(out);
     opp_agg_free(&a);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
 
+START_TEST(cpu_only_without_cuda_calls_cpu_table)
+{
+    char *path = write_cpu_only();
+    struct opp_model *m = load(path);
+    struct opp_agg a;
+    struct opp_agg_opts o = {.limit = 3};
+    struct opp_out_opts oo = {0};
+    char *out;
     /* Only cuBLAS: no CUDA call, so the CPU table, CSV and JSON. */
     o.lib = "cublas";
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
@@ -878,7 +1014,14 @@ START_TEST(cpu_only)
     free(out);
     opp_agg_free(&a);
     opp_model_free(m);
+    free(path);
+}
+END_TEST
 
+START_TEST(cpu_only_gpu_view_says_none)
+{
+    char *path = write_cpu_only();
+    char *out;
     char *err;
     char *a1[] = {"report", path, "--gpu", NULL};
     ck_assert_int_eq(run_report(a1, &out, &err), 0);
@@ -894,7 +1037,8 @@ END_TEST
 
 /* ---- malformed GPU records: no crash, what can be read is reported ---- */
 
-START_TEST(malformed)
+/* A trace of damaged GPU records; its path. */
+static char *write_malformed(void)
 {
     char *path = tu_path(dir, "bad.opprof");
     struct tb b;
@@ -938,7 +1082,12 @@ START_TEST(malformed)
     opp_put_varint(raw, OPP_GPU_KERNEL);
     opp_put_varint(raw, 300);
     tb_close(&b);
+    return path;
+}
 
+START_TEST(malformed_records_read)
+{
+    char *path = write_malformed();
     struct opp_model *m = load(path);
     ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
     const struct opp_gpu *g = &m->gpu;
@@ -953,6 +1102,16 @@ START_TEST(malformed)
     ck_assert_str_eq(opp_model_str(m, g->ops[3].name), "Memcpy <unknown> (Unrecognized -> Unrecognized)");
     ck_assert_str_eq(opp_model_str(m, g->ops[4].name), "ab");
     ck_assert_uint_eq(g->ops[4].event, find_event(m, 0, "cudaLaunchKernel", 1));
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
+START_TEST(malformed_memory_saturates)
+{
+    char *path = write_malformed();
+    struct opp_model *m = load(path);
+    const struct opp_gpu *g = &m->gpu;
     ck_assert_uint_eq(g->nmem, 5);
     ck_assert_int_eq(g->mem[0].bytes, 0);
     ck_assert_int_eq(g->mem[1].bytes, INT64_MAX);
@@ -969,6 +1128,16 @@ START_TEST(malformed)
     ck_assert_int_eq(a.rows[1].self_cuda_memory_usage, INT64_MAX);
     ck_assert_int_eq(a.rows[1].cuda_memory_usage, INT64_MAX);
     opp_agg_free(&a);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
+START_TEST(malformed_device_without_limits)
+{
+    char *path = write_malformed();
+    struct opp_model *m = load(path);
+    const struct opp_gpu *g = &m->gpu;
     ck_assert_uint_eq(g->ndevices, 1);
     ck_assert_str_eq(opp_model_str(m, g->devices[0].name), "");
     /* A device record with no limits: no occupancy estimate. */
@@ -980,7 +1149,13 @@ START_TEST(malformed)
     ck_assert(k[0].occupancy == -1 && k[1].occupancy == -1);
     free(k);
     opp_model_free(m);
+    free(path);
+}
+END_TEST
 
+START_TEST(malformed_command_reports)
+{
+    char *path = write_malformed();
     /* The command reports it, warning first about the damage. */
     char *out, *errs;
     char *a1[] = {"report", path, "--format", "json", NULL};
@@ -994,7 +1169,15 @@ START_TEST(malformed)
     ck_assert_ptr_nonnull(strstr(out, "\nKernel time total: 0.400us (3 launches of 2 kernels)\n"));
     free(out);
     free(errs);
+    free(path);
+}
+END_TEST
 
+START_TEST(gpu_chunk_of_undeclared_process)
+{
+    char *path = tu_path(dir, "bad.opprof");
+    struct tb b;
+    struct opp_model *m;
     /* GPU records for a process the trace never declared: the chunk is
      * refused, the rest reported. */
     tb_open(&b, path);
@@ -1016,19 +1199,43 @@ Suite *suite_gpu(void)
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("gpu");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, model_gpu);
+    tcase_add_test(tc, model_gpu_counts);
+    tcase_add_test(tc, gpu_op_names);
+    tcase_add_test(tc, gpu_ops_attached_by_correlation);
+    tcase_add_test(tc, cuda_time_of_calls);
+    tcase_add_test(tc, cuda_memory_of_calls);
+    tcase_add_test(tc, cuda_time_of_other_thread);
+    tcase_add_test(tc, gpu_memory_records);
+    tcase_add_test(tc, gpu_devices);
+    tcase_add_test(tc, gpu_external_correlations);
     tcase_add_test(tc, rows);
-    tcase_add_test(tc, sorting);
-    tcase_add_test(tc, filters);
+    tcase_add_test(tc, cuda_sort_key_names);
+    tcase_add_test(tc, cuda_sort_orders);
+    tcase_add_test(tc, filter_tid_keeps_its_gpu_work);
+    tcase_add_test(tc, filter_pid_keeps_every_op);
     tcase_add_test(tc, table);
+    tcase_add_test(tc, table_without_cuda_memory);
     tcase_add_test(tc, csv);
     tcase_add_test(tc, json);
     tcase_add_test(tc, occupancy);
-    tcase_add_test(tc, stats);
-    tcase_add_test(tc, view);
+    tcase_add_test(tc, gpu_stats_devices_and_streams);
+    tcase_add_test(tc, kernel_stats);
+    tcase_add_test(tc, gpu_stats_of_one_thread);
     tcase_add_test(tc, summary_same_report);
-    tcase_add_test(tc, cpu_only);
-    tcase_add_test(tc, malformed);
+    tcase_add_test(tc, summary_names_itself);
+    tcase_add_test(tc, summarize_refuses_a_summary);
+    tcase_add_test(tc, gpu_view);
+    tcase_add_test(tc, gpu_view_limit_and_filter);
+    tcase_add_test(tc, gpu_view_is_text_only);
+    tcase_add_test(tc, command_cuda_columns);
+    tcase_add_test(tc, cpu_only_cuda_columns_at_zero);
+    tcase_add_test(tc, cpu_only_without_cuda_calls_cpu_table);
+    tcase_add_test(tc, cpu_only_gpu_view_says_none);
+    tcase_add_test(tc, malformed_records_read);
+    tcase_add_test(tc, malformed_memory_saturates);
+    tcase_add_test(tc, malformed_device_without_limits);
+    tcase_add_test(tc, malformed_command_reports);
+    tcase_add_test(tc, gpu_chunk_of_undeclared_process);
     suite_add_tcase(s, tc);
     return s;
 }
