@@ -114,7 +114,7 @@ static void check(const struct opp_diff *d, const struct want *w, size_t n)
     }
 }
 
-START_TEST(by_name_self_cpu)
+START_TEST(diff_by_name)
 {
     struct opp_diff_opts o = {0};
     struct opp_diff d;
@@ -142,7 +142,15 @@ START_TEST(by_name_self_cpu)
     ck_assert_uint_eq(d.rows[4].a.self_cuda_ns, 100 * US);
     ck_assert_uint_eq(d.rows[4].b.cuda_total_ns, 50 * US);
     ck_assert_uint_eq(d.rows[0].b.cpu_total_ns, 320 * US);
+    opp_diff_free(&d);
+}
+END_TEST
 
+START_TEST(regressions_above_threshold)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
     /* --fail-above 50: the total (+53.14%) and dgemm (+60%, the worst);
      * the new dscal alone is not one */
     const struct opp_diff_row *worst;
@@ -153,6 +161,17 @@ START_TEST(by_name_self_cpu)
     ck_assert_uint_eq(opp_diff_regressions(&d, 55, NULL, 0, &worst, &total), 1);
     ck_assert_uint_eq(opp_diff_regressions(&d, 60, NULL, 0, &worst, &total), 0);
     ck_assert_ptr_null(worst);
+    opp_diff_free(&d);
+}
+END_TEST
+
+START_TEST(regressions_of_named_operators)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    const struct opp_diff_row *worst;
+    int total;
     /* named: a new operator is slower without bound; ddot is "same" */
     const char *dscal[] = {"cblas_dscal"}, *ddot[] = {"cblas_ddot"};
     ck_assert_uint_eq(opp_diff_regressions(&d, 60, dscal, 1, &worst, &total), 1);
@@ -161,7 +180,13 @@ START_TEST(by_name_self_cpu)
     ck_assert(total); /* only the total */
     ck_assert_ptr_null(worst);
     opp_diff_free(&d);
+}
+END_TEST
 
+START_TEST(same_threshold)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
     /* a tighter threshold: ddot's +0.2 us is now slower */
     o.same_given = 1;
     o.same_pct = 0;
@@ -173,7 +198,7 @@ START_TEST(by_name_self_cpu)
 }
 END_TEST
 
-START_TEST(by_shape_and_cuda)
+START_TEST(diff_by_shape)
 {
     struct opp_diff_opts o = {.group_by_shape = 1};
     struct opp_diff d;
@@ -189,9 +214,14 @@ START_TEST(by_shape_and_cuda)
     };
     check(&d, w, 7);
     opp_diff_free(&d);
+}
+END_TEST
 
+START_TEST(diff_by_self_cuda)
+{
+    struct opp_diff d;
     /* by self CUDA time: the launch and its kernel halve, the rest is 0 */
-    o = (struct opp_diff_opts){.metric = OPP_DIFF_SELF_CUDA};
+    struct opp_diff_opts o = {.metric = OPP_DIFF_SELF_CUDA};
     ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
     ck_assert_str_eq(d.rows[0].key, "cudaLaunchKernel");
     ck_assert_str_eq(d.rows[1].key, "k1");
@@ -218,7 +248,7 @@ static int run(char **argv, char **out, char **err)
     return tu_call(cmd_diff, argv, dir, out, err);
 }
 
-START_TEST(command)
+START_TEST(command_table)
 {
     char *out, *err;
     /* the table: header, rows by change, the total, the classes */
@@ -234,6 +264,12 @@ START_TEST(command)
         "6 rows: 1 added, 1 removed, 1 slower, 2 faster, 1 same\n"
         "Change: self_cpu from A to B (kernels, copies, memsets: device time); same: within 1.00% of A or 1.000us\n");
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_fail_above)
+{
+    char *out, *err;
     /* the gate: one line names the worst, exit 1 */
     ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "50"), &out, &err), 1);
     ck_assert_str_eq(err, "opprof diff: regression above 50.00%: cblas_dgemm self_cpu 200.000us "
@@ -241,17 +277,34 @@ START_TEST(command)
     free(out), free(err);
     ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60"), &out, &err), 0);
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_fail_above_named_op)
+{
+    char *out, *err;
     ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60", "--op", "cblas_dscal"), &out,
                          &err),
                      1);
     ck_assert_str_eq(err, "opprof diff: regression above 60.00%: cblas_dscal self_cpu 0.000us -> "
                           "20.000us (new)\n");
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_same_trace)
+{
+    char *out, *err;
     /* B against itself: everything the same, whatever the gate */
     ck_assert_int_eq(run(DIFF(path_b, path_b, "--fail-above", "0"), &out, &err), 0);
     ck_assert_ptr_nonnull(strstr(out, "5 rows: 0 added, 0 removed, 0 slower, 0 faster, 5 same\n"));
     free(out), free(err);
-    /* JSON */
+}
+END_TEST
+
+START_TEST(command_json)
+{
+    char *out, *err;
     ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "50", "-n", "1"),
                          &out, &err),
                      1);
@@ -268,6 +321,12 @@ START_TEST(command)
                                       "\"cuda_time_total\": 0.000}, \"b\": {\"count\": 3, "));
     ck_assert_ptr_null(strstr(out, "\"key\": \"k1\""));
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_json_named_new_op)
+{
+    char *out, *err;
     /* a named new operator: its percent has no value */
     ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "60", "--op",
                               "cblas_dscal"),
@@ -281,7 +340,7 @@ START_TEST(command)
 }
 END_TEST
 
-START_TEST(command_errors)
+START_TEST(command_unreadable_trace)
 {
     char *out, *err, *bad = tu_path(dir, "bad.trace"), *none = tu_path(dir, "none.trace");
     FILE *f = fopen(bad, "w");
@@ -296,6 +355,13 @@ START_TEST(command_errors)
     ck_assert_int_eq(run(DIFF(none, path_b), &out, &err), 3);
     ck_assert_ptr_nonnull(strstr(err, "none.trace"));
     free(out), free(err);
+    free(bad), free(none);
+}
+END_TEST
+
+START_TEST(command_usage_errors)
+{
+    char *out, *err;
     const struct {
         char **argv;
         const char *msg;
@@ -316,7 +382,6 @@ START_TEST(command_errors)
         ck_assert_str_eq(out, "");
         free(out), free(err);
     }
-    free(bad), free(none);
 }
 END_TEST
 
@@ -325,10 +390,20 @@ Suite *suite_diff(void)
     Suite *s = suite_create("diff");
     TCase *tc = tcase_create("diff");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, by_name_self_cpu);
-    tcase_add_test(tc, by_shape_and_cuda);
-    tcase_add_test(tc, command);
-    tcase_add_test(tc, command_errors);
+    tcase_add_test(tc, diff_by_name);
+    tcase_add_test(tc, regressions_above_threshold);
+    tcase_add_test(tc, regressions_of_named_operators);
+    tcase_add_test(tc, same_threshold);
+    tcase_add_test(tc, diff_by_shape);
+    tcase_add_test(tc, diff_by_self_cuda);
+    tcase_add_test(tc, command_table);
+    tcase_add_test(tc, command_fail_above);
+    tcase_add_test(tc, command_fail_above_named_op);
+    tcase_add_test(tc, command_same_trace);
+    tcase_add_test(tc, command_json);
+    tcase_add_test(tc, command_json_named_new_op);
+    tcase_add_test(tc, command_unreadable_trace);
+    tcase_add_test(tc, command_usage_errors);
     suite_add_tcase(s, tc);
     return s;
 }
