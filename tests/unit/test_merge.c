@@ -27,29 +27,56 @@ static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t 
     tb_end(&b);
 }
 
-START_TEST(two_hosts_known_offset)
+static char *dir, *a, *b;
+static struct opp_model *m;
+
+/* host A: realtime = mono + 1e9; host B: realtime = mono + 1e9 + 7000,
+ * so B's mono 1500 is A's mono 8500 */
+static void setup(void)
 {
-    char *dir = tu_tmpdir(), *a = tu_path(dir, "a.trace"), *b = tu_path(dir, "b.trace");
-    /* host A: realtime = mono + 1e9; host B: realtime = mono + 1e9 + 7000,
-     * so B's mono 1500 is A's mono 8500 */
+    dir = tu_tmpdir();
+    a = tu_path(dir, "a.trace");
+    b = tu_path(dir, "b.trace");
     write_host(a, 10, 1000, 1000000000 + 1000, 2000, 3000, "0");
     write_host(b, 20, 500, 1000000000 + 500 + 7000, 1500, 1800, "1");
     const char *paths[] = {a, b};
     char err[512];
-    struct opp_model *m = opp_model_load_many(paths, 2, err, sizeof err);
+    m = opp_model_load_many(paths, 2, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+    opp_model_free(m);
+    m = NULL;
+    tu_rmdir(dir);
+    free(dir), free(a), free(b);
+}
+
+START_TEST(processes_kept_apart)
+{
     ck_assert_uint_eq(m->nprocs, 2);
     ck_assert_uint_eq(m->procs[0].pid, 10);
     ck_assert_uint_eq(m->procs[1].pid, 20);
     ck_assert_uint_ne(m->procs[0].proc, m->procs[1].proc);
-    ck_assert_uint_eq(m->procs[1].start_ns, 7500);
-    ck_assert_uint_eq(m->procs[1].end_ns, 8810);
     ck_assert_int_eq(m->procs[1].rank, 1);
     ck_assert_uint_eq(m->nthreads, 2);
+    ck_assert(m->sum.complete);
+}
+END_TEST
+
+START_TEST(times_on_first_trace_clock)
+{
+    ck_assert_uint_eq(m->procs[1].start_ns, 7500);
+    ck_assert_uint_eq(m->procs[1].end_ns, 8810);
     ck_assert_uint_eq(m->threads[0].events[0].begin_ns, 2000);
     ck_assert_uint_eq(m->threads[1].events[0].begin_ns, 8500);
     ck_assert_uint_eq(m->threads[1].events[0].end_ns, 8800);
-    ck_assert(m->sum.complete);
+}
+END_TEST
+
+START_TEST(rows_of_both_hosts)
+{
     struct opp_agg_opts o = {0};
     struct opp_agg ag;
     ck_assert_int_eq(opp_aggregate(m, &o, &ag), 0);
@@ -57,8 +84,12 @@ START_TEST(two_hosts_known_offset)
     ck_assert_uint_eq(ag.rows[0].count, 2);
     ck_assert_uint_eq(ag.rows[0].cpu_time_total_ns, 1000 + 300);
     opp_agg_free(&ag);
-    opp_model_free(m);
-    /* the same through the command line, a column per host's rank */
+}
+END_TEST
+
+/* The same through the command line, a column per host's rank. */
+START_TEST(command_by_rank)
+{
     char *out, *errs;
     char *argv[] = {"report", a, b, "--by-rank", "--sort", "count", "--format", "json", NULL};
     ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &errs), 0);
@@ -66,8 +97,6 @@ START_TEST(two_hosts_known_offset)
                           "  {\"key\": \"cblas_ddot\", \"values\": [1, 1], \"min\": 1, \"median\": 1, "
                           "\"max\": 1, \"slowest_rank\": 0}\n]}\n");
     free(out), free(errs);
-    tu_rmdir(dir);
-    free(dir), free(a), free(b);
 }
 END_TEST
 
@@ -75,7 +104,11 @@ Suite *suite_merge(void)
 {
     Suite *s = suite_create("merge");
     TCase *tc = tcase_create("hosts");
-    tcase_add_test(tc, two_hosts_known_offset);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, processes_kept_apart);
+    tcase_add_test(tc, times_on_first_trace_clock);
+    tcase_add_test(tc, rows_of_both_hosts);
+    tcase_add_test(tc, command_by_rank);
     suite_add_tcase(s, tc);
     return s;
 }
