@@ -200,9 +200,24 @@ static void spew(const char *path, const void *data, size_t len)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+/* A fresh directory per test, and a trace path in it. */
+static char *dir, *path;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    path = tu_path(dir, "t.opprof");
+}
+
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+
 START_TEST(round_trip)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
     write_sample(path, NULL);
     struct log l;
     struct opp_tr_summary sum;
@@ -218,26 +233,31 @@ START_TEST(round_trip)
     ck_assert_uint_eq(sum.chunks, 11);
     ck_assert_uint_eq(sum.bytes_good, sum.file_size);
     free(l.text);
+}
+END_TEST
 
+START_TEST(rewrite_replaces_trace)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    write_sample(path, NULL);
     /* Writing again over a trace replaces it. */
     write_sample(path, NULL);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
     ck_assert_str_eq(l.text, sample_log);
     free(l.text);
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
 /* A TSC process: ticks become ns through the first and last CLOCK samples,
  * ns = mono0 + ((ticks - tsc0) * mult) >> 32, mult = (dmono << 32) / dtsc. */
-static void write_tsc(const char *path, const struct opp_clock_sample *c0,
+static void write_tsc(const char *file, const struct opp_clock_sample *c0,
                       const struct opp_clock_sample *c1, uint64_t start, uint64_t begin,
                       uint64_t end, uint64_t proc_end)
 {
     struct tb b;
-    tb_open(&b, path);
+    tb_open(&b, file);
     tb_clock(&b, c0->tsc, c0->mono_ns, c0->real_ns);
     tb_process(&b, .proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start = start, .exe = "p");
     tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
@@ -248,9 +268,8 @@ static void write_tsc(const char *path, const struct opp_clock_sample *c0,
     tb_end(&b);
 }
 
-START_TEST(tsc_calibration)
+START_TEST(tsc_two_ticks_per_ns)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "tsc.opprof");
     struct log l;
     struct opp_tr_summary sum;
     char err[256];
@@ -268,7 +287,14 @@ START_TEST(tsc_calibration)
                              "end 0 how=1 at=1000010000\n");
     ck_assert_str_eq(sum.warning, "");
     free(l.text);
+}
+END_TEST
 
+START_TEST(tsc_three_ticks_per_ns_rounds_down)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
     /* 3 ticks per ns: mult = floor(2^32 / 3) = 1431655765, so 3000 ticks
      * are (3000 * 1431655765) >> 32 = 999 ns (the product falls 3000 short
      * of 1000 << 32), and 3 ticks are 0 ns. */
@@ -282,7 +308,15 @@ START_TEST(tsc_calibration)
                              "event 0/1 fn=0 flags=0 depth=0 [1999,1000000999] args=[]\n"
                              "end 0 how=1 at=1000000999\n");
     free(l.text);
+}
+END_TEST
 
+START_TEST(tsc_one_sample_passes_ticks)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    struct opp_clock_sample a0 = {.tsc = 1000, .mono_ns = 10000, .real_ns = 1};
     /* One sample only: no calibration, ticks pass through, with a warning. */
     struct tb b;
     tb_open(&b, path);
@@ -292,10 +326,6 @@ START_TEST(tsc_calibration)
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
     ck_assert_str_eq(sum.warning, "no clock calibration in the trace: times are in TSC ticks");
     free(l.text);
-
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
@@ -303,7 +333,7 @@ END_TEST
  * whole chunks before the cut and a warning; never more. */
 START_TEST(truncated_everywhere)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "full.opprof"), *cut = tu_path(dir, "cut");
+    char *cut = tu_path(dir, "cut");
     struct layout lay;
     write_sample(path, &lay);
     size_t size;
@@ -340,16 +370,12 @@ START_TEST(truncated_everywhere)
         free(l.text);
     }
     free(data);
-    tu_rmdir(dir);
     free(cut);
-    free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(flipped_byte)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
     struct layout lay;
     write_sample(path, &lay);
     size_t size;
@@ -376,15 +402,11 @@ START_TEST(flipped_byte)
     ck_assert(!strncmp(l.text, sample_log, strlen(l.text)));
     free(l.text);
     free(data);
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
-START_TEST(foreign_files)
+START_TEST(foreign_file_bad_magic)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
     struct log l;
     struct opp_tr_summary sum;
     char err[256], want[512];
@@ -396,12 +418,27 @@ START_TEST(foreign_files)
     ck_assert_str_eq(err, want);
     ck_assert_str_eq(l.text, "");
     free(l.text);
+}
+END_TEST
 
+START_TEST(empty_file_bad_magic)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
+    snprintf(want, sizeof want, "%s is not an opprof trace (bad magic)", path);
     spew(path, "", 0);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
     ck_assert_str_eq(err, want);
     free(l.text);
+}
+END_TEST
 
+START_TEST(future_version_refused)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
     /* The same header with a version from the future. */
     write_sample(path, NULL);
     size_t size;
@@ -417,46 +454,60 @@ START_TEST(foreign_files)
     ck_assert_str_eq(l.text, "");
     free(l.text);
     free(data);
+}
+END_TEST
 
+START_TEST(missing_file)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
     char *missing = tu_path(dir, "missing");
     ck_assert_int_eq(read_log(missing, &l, &sum, err, sizeof err), -1);
     snprintf(want, sizeof want, "cannot open %s: No such file or directory", missing);
     ck_assert_str_eq(err, want);
     free(l.text);
     free(missing);
+}
+END_TEST
 
+START_TEST(directory_not_a_trace)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
     ck_assert_int_eq(read_log(dir, &l, &sum, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s is not a regular file", dir);
     ck_assert_str_eq(err, want);
     free(l.text);
-
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(writer_keeps_foreign_file)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "notes.txt");
+    char *notes = tu_path(dir, "notes.txt");
     const char text[] = "precious notes, not a trace\n";
-    spew(path, text, sizeof text - 1);
+    spew(notes, text, sizeof text - 1);
     struct opp_tw w;
     char err[512], want[512];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), -EEXIST);
-    snprintf(want, sizeof want, "refusing to overwrite %s: it is not an opprof trace", path);
+    ck_assert_int_eq(opp_tw_open(&w, notes, err, sizeof err), -EEXIST);
+    snprintf(want, sizeof want, "refusing to overwrite %s: it is not an opprof trace", notes);
     ck_assert_str_eq(err, want);
     size_t size;
-    char *data = slurp(path, &size);
+    char *data = slurp(notes, &size);
     ck_assert_uint_eq(size, sizeof text - 1);
     ck_assert(!memcmp(data, text, size));
     free(data);
+    free(notes);
+}
+END_TEST
 
+START_TEST(writer_refuses_directory)
+{
+    struct opp_tw w;
+    char err[512];
     /* A directory is not written either. */
     ck_assert_int_eq(opp_tw_open(&w, dir, err, sizeof err), -EISDIR);
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
@@ -465,12 +516,21 @@ Suite *suite_format(void)
     Suite *s = suite_create("format");
     TCase *tc = tcase_create("format");
     tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, round_trip);
-    tcase_add_test(tc, tsc_calibration);
+    tcase_add_test(tc, rewrite_replaces_trace);
+    tcase_add_test(tc, tsc_two_ticks_per_ns);
+    tcase_add_test(tc, tsc_three_ticks_per_ns_rounds_down);
+    tcase_add_test(tc, tsc_one_sample_passes_ticks);
     tcase_add_test(tc, truncated_everywhere);
     tcase_add_test(tc, flipped_byte);
-    tcase_add_test(tc, foreign_files);
+    tcase_add_test(tc, foreign_file_bad_magic);
+    tcase_add_test(tc, empty_file_bad_magic);
+    tcase_add_test(tc, future_version_refused);
+    tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, directory_not_a_trace);
     tcase_add_test(tc, writer_keeps_foreign_file);
+    tcase_add_test(tc, writer_refuses_directory);
     suite_add_tcase(s, tc);
     return s;
 }
