@@ -68,7 +68,7 @@ static struct opp_model *load(void)
     return m;
 }
 
-START_TEST(filter_by_lib)
+START_TEST(lib_filter_keeps_its_rows)
 {
     struct opp_model *m = load();
     struct opp_agg a;
@@ -85,14 +85,30 @@ START_TEST(filter_by_lib)
         ck_assert_str_eq(a.rows[i].lib, "onednn");
     ck_assert_uint_eq(a.errors, 1); /* the failed execute */
     opp_agg_free(&a);
-    o.lib = "blas";
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(lib_filter_leaves_other_statuses_out)
+{
+    struct opp_model *m = load();
+    struct opp_agg a;
+    struct opp_agg_opts o = {.lib = "blas", .sort = OPP_SORT_COUNT};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 1);
     ck_assert_str_eq(a.rows[0].key, "sgemm_");
     ck_assert_uint_eq(a.errors, 0); /* the failed execute is not listed */
     ck_assert_uint_eq(a.nstatuses, 0);
     opp_agg_free(&a);
-    o.lib = "cublas";
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(lib_filter_of_absent_lib)
+{
+    struct opp_model *m = load();
+    struct opp_agg a;
+    struct opp_agg_opts o = {.lib = "cublas", .sort = OPP_SORT_COUNT};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 0);
     ck_assert_uint_eq(a.events, 0);
@@ -110,7 +126,7 @@ static int report(char **argv, char **out)
     return rc;
 }
 
-START_TEST(command_lib_flops)
+START_TEST(command_lib_shapes_flops)
 {
     char *out;
     char *a1[] = {"report", trace, "--lib", "onednn", "--group-by-shape", "--flops",
@@ -147,6 +163,12 @@ START_TEST(command_lib_flops)
         "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
         "--------------------------  ------------  --------------------------  \n");
     free(out);
+}
+END_TEST
+
+START_TEST(command_flops_of_every_lib)
+{
+    char *out;
     /* Every library, by FLOPs: sgemm_ 12 MFLOPs in 30 us. */
     char *a2[] = {"report", trace, "--flops", "--show-lib", "--sort", "flops", "--limit", "2", NULL};
     ck_assert_int_eq(report(a2, &out), 0);
@@ -172,6 +194,12 @@ START_TEST(command_lib_flops)
         "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
         "--------------------------  ------------  --------------------------  \n");
     free(out);
+}
+END_TEST
+
+START_TEST(command_show_lib)
+{
+    char *out;
     /* --show-lib alone: the torch columns, then Lib. */
     char *a3[] = {"report", trace, "--lib", "xnnpack", "--show-lib", NULL};
     ck_assert_int_eq(report(a3, &out), 0);
@@ -291,11 +319,15 @@ Suite *suite_report_lib(void)
     Suite *s = suite_create("report_lib");
     TCase *tc = tcase_create("report_lib");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, filter_by_lib);
-    tcase_add_test(tc, command_lib_flops);
-    tcase_add_test(tc, rate_over_cuda_time);
+    tcase_add_test(tc, lib_filter_keeps_its_rows);
+    tcase_add_test(tc, lib_filter_leaves_other_statuses_out);
+    tcase_add_test(tc, lib_filter_of_absent_lib);
+    tcase_add_test(tc, command_lib_shapes_flops);
+    tcase_add_test(tc, command_flops_of_every_lib);
+    tcase_add_test(tc, command_show_lib);
     tcase_add_test(tc, statuses);
     tcase_add_test(tc, status_names);
+    tcase_add_test(tc, rate_over_cuda_time);
     suite_add_tcase(s, tc);
     return s;
 }
