@@ -213,29 +213,61 @@ START_TEST(every_kind_arrives)
 }
 END_TEST
 
-/* Buffers larger than one message are split; names are sent once per
- * process even across messages; records that cannot be handed over are
- * counted as lost, never retried into a wrong order. */
-START_TEST(many_records_split_and_lost_counted)
+enum { N = 4000 };
+
+/* N kernels of four names (the records point to them). */
+static char names[4][32];
+
+static struct cbuf many_kernels(void)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
-    struct sink s;
-    sink_open(&s, path);
-    enum { N = 4000 };
     struct cbuf b = {calloc(N, sizeof(CUpti_ActivityKernel10)), 0};
-    char names[4][32];
     for (int i = 0; i < 4; i++)
         snprintf(names[i], sizeof names[i], "_Z7kernel%dPf", i);
     for (int i = 0; i < N; i++) {
         CUpti_ActivityKernel10 k = kernel(names[i % 4], 1000u * i, 1000u * i + 500, (uint32_t)i + 1);
         add(&b, &k, sizeof k);
     }
+    return b;
+}
+
+/* Buffers larger than one message are split; names are sent once per
+ * process even across messages. */
+START_TEST(many_records_split_across_messages)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
+    struct sink s;
+    sink_open(&s, path);
+    struct cbuf b = many_kernels();
     struct opp_conv c;
     opp_conv_init(&c, cuptiActivityGetNextRecord, sink_emit, &s);
     ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
     opp_conv_flush(&c);
     ck_assert_int_gt(s.messages, 1);
     ck_assert_uint_eq(c.records, N + 4);
+    tb_close(&s.tb);
+    char *got = read_back(path);
+    ck_assert_int_eq(tu_count_lines(got, "type 2:"), N);
+    ck_assert_int_eq(tu_count_lines(got, "string "), 4);
+    free(got);
+    opp_conv_free(&c);
+    free(b.p);
+    tu_rmdir(dir);
+    free(dir), free(path);
+}
+END_TEST
+
+/* Records that cannot be handed over are counted as lost, never retried
+ * into a wrong order. */
+START_TEST(records_refused_counted_lost)
+{
+    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
+    struct sink s;
+    sink_open(&s, path);
+    struct cbuf b = many_kernels();
+    struct opp_conv c;
+    opp_conv_init(&c, cuptiActivityGetNextRecord, sink_emit, &s);
+    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
+    opp_conv_flush(&c);
     s.refuse = 1; /* the collector is gone */
     ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
     opp_conv_flush(&c);
@@ -259,7 +291,8 @@ Suite *suite_cupti(void)
     TCase *tc = tcase_create("converter");
 #ifdef OPP_HAVE_CUDA
     tcase_add_test(tc, every_kind_arrives);
-    tcase_add_test(tc, many_records_split_and_lost_counted);
+    tcase_add_test(tc, many_records_split_across_messages);
+    tcase_add_test(tc, records_refused_counted_lost);
 #endif
     suite_add_tcase(s, tc);
     return s;
