@@ -90,10 +90,10 @@ static void free_hosts(void)
     free(a), free(b);
 }
 
-START_TEST(chrome_two_hosts)
+START_TEST(chrome_two_hosts_one_clock)
 {
     write_hosts();
-    char *ja = tu_path(dir, "a.json"), *jb = tu_path(dir, "b.json"), *jab = tu_path(dir, "ab.json");
+    char *jab = tu_path(dir, "ab.json");
     char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", jab, NULL}), 0);
     ck_assert_str_eq(err, "");
@@ -114,6 +114,15 @@ START_TEST(chrome_two_hosts)
             "M 'stream 7' 4194304 7 - -\n"
             "X 'k1' 4194304 7 1507.001 100.0\n"
             "\"-\"\n"); /* two ranks: no distributedInfo, as one file per rank has it */
+    free(ev);
+    free(jab);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(merged_model_same_times)
+{
+    write_hosts();
     /* the same times as the merged model (`opprof report A B`) has them */
     const char *paths[] = {a, b};
     char merr[512];
@@ -123,6 +132,16 @@ START_TEST(chrome_two_hosts)
     ck_assert_uint_eq(m->threads[1].events[0].begin_ns, 100000 + 1407001);
     ck_assert_uint_eq(m->gpu.ops[1].start_ns, 100000 + 1507001);
     opp_model_free(m);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(chrome_single_exports_sum)
+{
+    write_hosts();
+    char *ja = tu_path(dir, "a.json"), *jb = tu_path(dir, "b.json"), *jab = tu_path(dir, "ab.json");
+    ck_assert_int_eq(opprof(NULL, NULL, (char *[]){"export", "chrome", a, b, "-o", jab, NULL}), 0);
+    char *ev = events(jab);
     /* the single exports: the same events, one file each, pids as they are */
     ck_assert_int_eq(opprof(NULL, NULL, (char *[]){"export", "chrome", a, "-o", ja, NULL}), 0);
     ck_assert_int_eq(opprof(NULL, NULL, (char *[]){"export", "chrome", b, "-o", jb, NULL}), 0);
@@ -135,12 +154,20 @@ START_TEST(chrome_two_hosts)
     ck_assert_ptr_nonnull(strstr(eb, "X 'cblas_ddot' 10 10 1000.0 3000.0\n"));
     ck_assert_ptr_nonnull(strstr(eb, "{\"rank\": 1}\n"));
     free(ea), free(eb), free(ev);
+    free(ja), free(jb), free(jab);
+    free_hosts();
+}
+END_TEST
 
+START_TEST(chrome_rank_filter)
+{
+    write_hosts();
+    char *jab = tu_path(dir, "ab.json");
     /* --rank 1 across both: B's process and its GPU, with distributedInfo */
     ck_assert_int_eq(
         opprof(NULL, NULL, (char *[]){"export", "chrome", a, b, "--rank", "1", "-o", jab, NULL}),
         0);
-    ev = events(jab);
+    char *ev = events(jab);
     ck_assert_str_eq(
         ev, "M 'train (pid 10, host-b, renumbered: an earlier trace has this pid)' 4194314 0 - -\n"
             "X 'cblas_ddot' 4194314 10 1407.001 3000.0\n"
@@ -149,11 +176,19 @@ START_TEST(chrome_two_hosts)
             "X 'k1' 4194304 7 1507.001 100.0\n"
             "{\"rank\": 1}\n");
     free(ev);
+    free(jab);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(chrome_rank_absent)
+{
+    write_hosts();
+    char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--rank", "7", NULL}),
                      1);
     ck_assert_str_eq(err, "opprof export: no process of the 2 traces has rank 7\n");
     free(err);
-    free(ja), free(jb), free(jab);
     free_hosts();
 }
 END_TEST
@@ -174,16 +209,23 @@ START_TEST(stacks_two_hosts)
 }
 END_TEST
 
-/* No trace, an unreadable second trace: a clear line, a non-zero exit,
- * no output file and no temporary left. */
-START_TEST(bad_second_trace)
+/* No trace: the usage line, exit 2. */
+START_TEST(export_needs_a_trace)
 {
-    write_hosts();
-    char *err, *json = tu_path(dir, "x.json"), *missing = tu_path(dir, "missing.trace");
+    char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", NULL}), 2);
     ck_assert_str_eq(err, "opprof export: which trace? (usage: opprof export "
                           "chrome|stacks|flamegraph|memory|html TRACE... [-o OUT])\n");
     free(err);
+}
+END_TEST
+
+/* An unreadable second trace: a clear line, exit 1, no output file and no
+ * temporary left. */
+START_TEST(export_missing_second_trace)
+{
+    write_hosts();
+    char *err, *json = tu_path(dir, "x.json"), *missing = tu_path(dir, "missing.trace");
     char want[4400];
     snprintf(want, sizeof want,
              "opprof export: cannot open %s: No such file or directory\n", missing);
@@ -198,19 +240,36 @@ START_TEST(bad_second_trace)
     ck_assert_str_eq(err, want);
     free(err);
     ck_assert_int_eq(access(json, F_OK), -1);
+    free(json), free(missing);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(export_window_over_hosts)
+{
+    write_hosts();
+    char *err;
     /* --window over both traces' steps: they have none */
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--window", "1", NULL}),
                      1);
     ck_assert_str_eq(err, "opprof export: a.trace, b.trace have 0 recorded windows (a schedule's "
                           "runs of ProfilerStep#N), not 1\n");
     free(err);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(export_output_is_a_trace)
+{
+    write_hosts();
+    char *err;
+    char want[4400];
     /* the second trace as the output: refused */
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", b, NULL}), 2);
     snprintf(want, sizeof want, "opprof export: '%s' is the trace itself: choose another output\n",
              b);
     ck_assert_str_eq(err, want);
     free(err);
-    free(json), free(missing);
     free_hosts();
 }
 END_TEST
@@ -221,9 +280,16 @@ Suite *suite_export_merge(void)
     TCase *tc = tcase_create("hosts");
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, chrome_two_hosts);
+    tcase_add_test(tc, chrome_two_hosts_one_clock);
+    tcase_add_test(tc, merged_model_same_times);
+    tcase_add_test(tc, chrome_single_exports_sum);
+    tcase_add_test(tc, chrome_rank_filter);
+    tcase_add_test(tc, chrome_rank_absent);
     tcase_add_test(tc, stacks_two_hosts);
-    tcase_add_test(tc, bad_second_trace);
+    tcase_add_test(tc, export_needs_a_trace);
+    tcase_add_test(tc, export_missing_second_trace);
+    tcase_add_test(tc, export_window_over_hosts);
+    tcase_add_test(tc, export_output_is_a_trace);
     suite_add_tcase(s, tc);
     return s;
 }
