@@ -230,29 +230,48 @@ static struct cbuf many_kernels(void)
     return b;
 }
 
-/* Buffers larger than one message are split; names are sent once per
- * process even across messages. */
-START_TEST(many_records_split_across_messages)
+/* N kernels converted: a trace dir, its sink and the converter. */
+static char *dir, *path;
+static struct sink sink;
+static struct cbuf buf;
+static struct opp_conv conv;
+
+static void setup(void)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
-    struct sink s;
-    sink_open(&s, path);
-    struct cbuf b = many_kernels();
-    struct opp_conv c;
-    opp_conv_init(&c, cuptiActivityGetNextRecord, sink_emit, &s);
-    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
-    opp_conv_flush(&c);
-    ck_assert_int_gt(s.messages, 1);
-    ck_assert_uint_eq(c.records, N + 4);
-    tb_close(&s.tb);
+    dir = tu_tmpdir();
+    path = tu_path(dir, "t.trace");
+    sink_open(&sink, path);
+    buf = many_kernels();
+    opp_conv_init(&conv, cuptiActivityGetNextRecord, sink_emit, &sink);
+    ck_assert_uint_eq(opp_conv_buffer(&conv, buf.p, buf.len), N);
+    opp_conv_flush(&conv);
+}
+
+static void teardown(void)
+{
+    opp_conv_free(&conv);
+    free(buf.p);
+    tu_rmdir(dir);
+    free(dir), free(path);
+}
+
+/* The trace holds N kernels and the four names once. */
+static void trace_has_each_record_once(void)
+{
+    tb_close(&sink.tb);
     char *got = read_back(path);
     ck_assert_int_eq(tu_count_lines(got, "type 2:"), N);
     ck_assert_int_eq(tu_count_lines(got, "string "), 4);
     free(got);
-    opp_conv_free(&c);
-    free(b.p);
-    tu_rmdir(dir);
-    free(dir), free(path);
+}
+
+/* Buffers larger than one message are split; names are sent once per
+ * process even across messages. */
+START_TEST(many_records_split_across_messages)
+{
+    ck_assert_int_gt(sink.messages, 1);
+    ck_assert_uint_eq(conv.records, N + 4);
+    trace_has_each_record_once();
 }
 END_TEST
 
@@ -260,27 +279,11 @@ END_TEST
  * into a wrong order. */
 START_TEST(records_refused_counted_lost)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
-    struct sink s;
-    sink_open(&s, path);
-    struct cbuf b = many_kernels();
-    struct opp_conv c;
-    opp_conv_init(&c, cuptiActivityGetNextRecord, sink_emit, &s);
-    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
-    opp_conv_flush(&c);
-    s.refuse = 1; /* the collector is gone */
-    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
-    opp_conv_flush(&c);
-    ck_assert_uint_eq(c.lost, N); /* no names again: already sent */
-    tb_close(&s.tb);
-    char *got = read_back(path);
-    ck_assert_int_eq(tu_count_lines(got, "type 2:"), N);
-    ck_assert_int_eq(tu_count_lines(got, "string "), 4);
-    free(got);
-    opp_conv_free(&c);
-    free(b.p);
-    tu_rmdir(dir);
-    free(dir), free(path);
+    sink.refuse = 1; /* the collector is gone */
+    ck_assert_uint_eq(opp_conv_buffer(&conv, buf.p, buf.len), N);
+    opp_conv_flush(&conv);
+    ck_assert_uint_eq(conv.lost, N); /* no names again: already sent */
+    trace_has_each_record_once();
 }
 END_TEST
 #endif
@@ -291,9 +294,14 @@ Suite *suite_cupti(void)
     TCase *tc = tcase_create("converter");
 #ifdef OPP_HAVE_CUDA
     tcase_add_test(tc, every_kind_arrives);
-    tcase_add_test(tc, many_records_split_across_messages);
-    tcase_add_test(tc, records_refused_counted_lost);
 #endif
     suite_add_tcase(s, tc);
+#ifdef OPP_HAVE_CUDA
+    TCase *many = tcase_create("many");
+    tcase_add_checked_fixture(many, setup, teardown);
+    tcase_add_test(many, many_records_split_across_messages);
+    tcase_add_test(many, records_refused_counted_lost);
+    suite_add_tcase(s, many);
+#endif
     return s;
 }

@@ -363,49 +363,43 @@ START_TEST(flamegraph)
 }
 END_TEST
 
-/* The tree view: children by CPU total. */
-START_TEST(tree_view)
+/* The tree view with these options is want. */
+static void tree_is(const struct opp_tree_opts *to, const char *want)
 {
     struct opp_calltree ct;
     ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
     char *out = NULL;
-    struct opp_tree_opts to = {0, 0};
-    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
-    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1 TREE_L2 TREE_L3
-                     "4 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+    CAPTURE(out, opp_out_tree(f, m, &ct, to));
+    ck_assert_str_eq(out, want);
     free(out);
     opp_calltree_free(&ct);
+}
+
+/* The tree view: children by CPU total. */
+START_TEST(tree_view)
+{
+    struct opp_tree_opts to = {0, 0};
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1 TREE_L2 TREE_L3
+            "4 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
 }
 END_TEST
 
 START_TEST(tree_view_max_depth)
 {
-    struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
-    char *out = NULL;
     struct opp_tree_opts to = {0, 0};
     to.max_depth = 2;
-    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
-    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1 TREE_L2
-                     "3 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
-    free(out);
-    opp_calltree_free(&ct);
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1 TREE_L2
+            "3 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
 }
 END_TEST
 
 START_TEST(tree_view_min_share)
 {
-    struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
-    char *out = NULL;
     struct opp_tree_opts to = {0, 0};
     to.max_depth = 0;
     to.min_share_pct = 30;
-    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
-    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1
-                     "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
-    free(out);
-    opp_calltree_free(&ct);
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1
+            "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
 }
 END_TEST
 
