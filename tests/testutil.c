@@ -291,17 +291,3 @@ int tu_collector_finish(int pid, const char *sock)
     close(fd);
     return rc ? -1 : tu_code(tu_wait(pid));
 }
-
-#include "trace.h"
-
-int tu_put_events(struct opp_tw *w, uint32_t proc, uint32_t tid, const struct tu_ev *ev, size_t n)
-{
-    static char mem[65536];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, proc, tid, 0);
-    for (size_t i = 0; i < n; i++)
-        if (opp_ev_add(&e, ev[i].fn, ev[i].flags, ev[i].begin, ev[i].end, ev[i].depth, ev[i].nargs,
-                       ev[i].args))
-            return -1;
-    return opp_ev_write(w, &e) ? -1 : 0;
-}

@@ -51,18 +51,6 @@ int tu_wait_file(const char *path, int ms);
         free(trace);                                                                               \
     }
 
-/* Events of one thread written by hand into a trace (opp_ev_* of
- * common/trace.h), in the order the calls ended. 0, or -1 when one could
- * not be encoded or the chunk not written. */
-struct opp_tw;
-struct tu_ev {
-    uint32_t fn, flags;
-    uint64_t begin, end;
-    uint32_t depth, nargs;
-    uint64_t args[8];
-};
-int tu_put_events(struct opp_tw *w, uint32_t proc, uint32_t tid, const struct tu_ev *ev, size_t n);
-
 /* A collector of the tests' own on sock writing trace (extra: one more
  * option, or NULL), listening when this returns its pid (-1 on failure);
  * finished with FINISH: its exit code, or -1. */

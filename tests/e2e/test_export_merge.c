@@ -9,64 +9,30 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "gpu.h"
 #include "model.h"
 #include "ops.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 TU_TRACE_FIXTURE
 
 /* One host's trace: process serial 1, pid 10 (both hosts), started at mono
  * ns `start` with realtime `real`, labels RANK and host; one cblas_ddot
- * [b, e] on thread 10; one kernel "k1" on device 0, stream 7, [kb, ke]. */
-static void write_host(const char *path, uint64_t start, uint64_t real, uint64_t b, uint64_t e,
-                       uint64_t kb, uint64_t ke, const char *rank, const char *host)
+ * [begin, end] on thread 10; one kernel "k1" on device 0, stream 7, [kb, ke]. */
+static void write_host(const char *path, uint64_t start, uint64_t real, uint64_t begin,
+                       uint64_t end, uint64_t kb, uint64_t ke, const char *rank, const char *host)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"/usr/bin/train"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_ticks = start, .start_real_ns = real,
-                               .exe = "/usr/bin/train", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, &fd), 0);
-    uint8_t info[128];
-    struct opp_wbuf ib;
-    opp_wbuf_init(&ib, info, sizeof info);
-    opp_put_u32(&ib, 2);
-    opp_put_str(&ib, "RANK", 4);
-    opp_put_str(&ib, rank, strlen(rank));
-    opp_put_str(&ib, "host", 4);
-    opp_put_str(&ib, host, strlen(host));
-    ck_assert_int_eq(opp_tw_info(&w, 1, info, (uint32_t)ib.len), 0);
-    char mem[1024];
-    struct opp_ev_enc enc;
-    opp_ev_begin(&enc, mem, sizeof mem, 1, 10, 0);
-    const uint64_t n = 100;
-    ck_assert_int_eq(opp_ev_add(&enc, 0, OPP_EV_ARGS, b, e, 0, 1, &n), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
-    uint8_t gm[512];
-    struct opp_wbuf gb;
-    opp_wbuf_init(&gb, gm, sizeof gm);
-    opp_put_u32(&gb, 2);
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "k1", .slen = 2};
-    s.f[0] = 1;
-    ck_assert_int_eq(opp_gpu_put(&gb, &s), 0);
-    struct opp_gpu_rec k = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
-    k.f[OPP_GF_START] = kb;
-    k.f[OPP_GF_END] = ke;
-    k.f[OPP_GF_STREAM] = 7;
-    k.f[OPP_GF_K_NAME] = 1;
-    k.f[OPP_GF_K_BLOCK_X] = k.f[OPP_GF_K_GRID_X] = 1;
-    ck_assert_int_eq(opp_gpu_put(&gb, &k), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)gb.len), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, e + 10), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb t;
+    tb_open(&t, path);
+    tb_process(&t, .proc = 1, .pid = 10, .start = start, .real = real, .exe = "/usr/bin/train");
+    tb_funcs(&t, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_info(&t, "RANK", rank, "host", host);
+    tb_thread(&t, 10, NULL);
+    tb_events(&t, TB_CALL(0, begin, end, 0, 100));
+    tb_string(&t, 1, "k1");
+    tb_kernel(&t, .name = 1, .start = kb, .end = ke, .stream = 7, .grid = {1}, .block = {1});
+    tb_process_end(&t, 1, OPP_END_EXITED, end + 10);
+    tb_end(&t);
 }
 
 /* host A: realtime = mono + 5 s; host B: realtime = mono + 5 s + 7001 ns,
@@ -124,10 +90,10 @@ static void free_hosts(void)
     free(a), free(b);
 }
 
-START_TEST(chrome_two_hosts)
+START_TEST(chrome_two_hosts_one_clock)
 {
     write_hosts();
-    char *ja = tu_path(dir, "a.json"), *jb = tu_path(dir, "b.json"), *jab = tu_path(dir, "ab.json");
+    char *jab = tu_path(dir, "ab.json");
     char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", jab, NULL}), 0);
     ck_assert_str_eq(err, "");
@@ -148,6 +114,15 @@ START_TEST(chrome_two_hosts)
             "M 'stream 7' 4194304 7 - -\n"
             "X 'k1' 4194304 7 1507.001 100.0\n"
             "\"-\"\n"); /* two ranks: no distributedInfo, as one file per rank has it */
+    free(ev);
+    free(jab);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(merged_model_same_times)
+{
+    write_hosts();
     /* the same times as the merged model (`opprof report A B`) has them */
     const char *paths[] = {a, b};
     char merr[512];
@@ -157,6 +132,16 @@ START_TEST(chrome_two_hosts)
     ck_assert_uint_eq(m->threads[1].events[0].begin_ns, 100000 + 1407001);
     ck_assert_uint_eq(m->gpu.ops[1].start_ns, 100000 + 1507001);
     opp_model_free(m);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(chrome_single_exports_sum)
+{
+    write_hosts();
+    char *ja = tu_path(dir, "a.json"), *jb = tu_path(dir, "b.json"), *jab = tu_path(dir, "ab.json");
+    ck_assert_int_eq(opprof(NULL, NULL, (char *[]){"export", "chrome", a, b, "-o", jab, NULL}), 0);
+    char *ev = events(jab);
     /* the single exports: the same events, one file each, pids as they are */
     ck_assert_int_eq(opprof(NULL, NULL, (char *[]){"export", "chrome", a, "-o", ja, NULL}), 0);
     ck_assert_int_eq(opprof(NULL, NULL, (char *[]){"export", "chrome", b, "-o", jb, NULL}), 0);
@@ -169,12 +154,20 @@ START_TEST(chrome_two_hosts)
     ck_assert_ptr_nonnull(strstr(eb, "X 'cblas_ddot' 10 10 1000.0 3000.0\n"));
     ck_assert_ptr_nonnull(strstr(eb, "{\"rank\": 1}\n"));
     free(ea), free(eb), free(ev);
+    free(ja), free(jb), free(jab);
+    free_hosts();
+}
+END_TEST
 
+START_TEST(chrome_rank_filter)
+{
+    write_hosts();
+    char *jab = tu_path(dir, "ab.json");
     /* --rank 1 across both: B's process and its GPU, with distributedInfo */
     ck_assert_int_eq(
         opprof(NULL, NULL, (char *[]){"export", "chrome", a, b, "--rank", "1", "-o", jab, NULL}),
         0);
-    ev = events(jab);
+    char *ev = events(jab);
     ck_assert_str_eq(
         ev, "M 'train (pid 10, host-b, renumbered: an earlier trace has this pid)' 4194314 0 - -\n"
             "X 'cblas_ddot' 4194314 10 1407.001 3000.0\n"
@@ -183,11 +176,19 @@ START_TEST(chrome_two_hosts)
             "X 'k1' 4194304 7 1507.001 100.0\n"
             "{\"rank\": 1}\n");
     free(ev);
+    free(jab);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(chrome_rank_absent)
+{
+    write_hosts();
+    char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--rank", "7", NULL}),
                      1);
     ck_assert_str_eq(err, "opprof export: no process of the 2 traces has rank 7\n");
     free(err);
-    free(ja), free(jb), free(jab);
     free_hosts();
 }
 END_TEST
@@ -208,16 +209,23 @@ START_TEST(stacks_two_hosts)
 }
 END_TEST
 
-/* No trace, an unreadable second trace: a clear line, a non-zero exit,
- * no output file and no temporary left. */
-START_TEST(bad_second_trace)
+/* No trace: the usage line, exit 2. */
+START_TEST(export_needs_a_trace)
 {
-    write_hosts();
-    char *err, *json = tu_path(dir, "x.json"), *missing = tu_path(dir, "missing.trace");
+    char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", NULL}), 2);
     ck_assert_str_eq(err, "opprof export: which trace? (usage: opprof export "
                           "chrome|stacks|flamegraph|memory|html TRACE... [-o OUT])\n");
     free(err);
+}
+END_TEST
+
+/* An unreadable second trace: a clear line, exit 1, no output file and no
+ * temporary left. */
+START_TEST(export_missing_second_trace)
+{
+    write_hosts();
+    char *err, *json = tu_path(dir, "x.json"), *missing = tu_path(dir, "missing.trace");
     char want[4400];
     snprintf(want, sizeof want,
              "opprof export: cannot open %s: No such file or directory\n", missing);
@@ -232,19 +240,36 @@ START_TEST(bad_second_trace)
     ck_assert_str_eq(err, want);
     free(err);
     ck_assert_int_eq(access(json, F_OK), -1);
+    free(json), free(missing);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(export_window_over_hosts)
+{
+    write_hosts();
+    char *err;
     /* --window over both traces' steps: they have none */
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--window", "1", NULL}),
                      1);
     ck_assert_str_eq(err, "opprof export: a.trace, b.trace have 0 recorded windows (a schedule's "
                           "runs of ProfilerStep#N), not 1\n");
     free(err);
+    free_hosts();
+}
+END_TEST
+
+START_TEST(export_output_is_a_trace)
+{
+    write_hosts();
+    char *err;
+    char want[4400];
     /* the second trace as the output: refused */
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", b, NULL}), 2);
     snprintf(want, sizeof want, "opprof export: '%s' is the trace itself: choose another output\n",
              b);
     ck_assert_str_eq(err, want);
     free(err);
-    free(json), free(missing);
     free_hosts();
 }
 END_TEST
@@ -255,9 +280,16 @@ Suite *suite_export_merge(void)
     TCase *tc = tcase_create("hosts");
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, chrome_two_hosts);
+    tcase_add_test(tc, chrome_two_hosts_one_clock);
+    tcase_add_test(tc, merged_model_same_times);
+    tcase_add_test(tc, chrome_single_exports_sum);
+    tcase_add_test(tc, chrome_rank_filter);
+    tcase_add_test(tc, chrome_rank_absent);
     tcase_add_test(tc, stacks_two_hosts);
-    tcase_add_test(tc, bad_second_trace);
+    tcase_add_test(tc, export_needs_a_trace);
+    tcase_add_test(tc, export_missing_second_trace);
+    tcase_add_test(tc, export_window_over_hosts);
+    tcase_add_test(tc, export_output_is_a_trace);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,7 +11,7 @@
 
 #include "cupti_conv.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* ---- the buffer CUPTI would hand us: records back to back ---- */
 
@@ -51,7 +51,7 @@ static CUpti_ActivityKernel10 kernel(const char *name, uint64_t start, uint64_t 
 /* ---- where converted messages go: checked and written like the collector does ---- */
 
 struct sink {
-    struct opp_tw tw;
+    struct tb tb;
     int messages;
     int refuse; /* hand-over fails (collector gone) */
 };
@@ -64,19 +64,16 @@ static int sink_emit(void *ctx, const void *payload, uint32_t size)
     uint32_t count;
     const char *why = NULL;
     ck_assert_msg(opp_gpu_check(payload, size, &count, &why) == 0, "bad message: %s", why);
-    ck_assert_int_eq(opp_tw_gpu(&s->tw, 0, payload, size), 0);
+    tb_gpu_payload(&s->tb, payload, size);
     s->messages++;
     return 0;
 }
 
 static void sink_open(struct sink *s, const char *path)
 {
-    char err[256];
     memset(s, 0, sizeof *s);
-    ck_assert_int_eq(opp_tw_open(&s->tw, path, err, sizeof err), 0);
-    const char *argv[] = {"app"};
-    struct opp_tw_process p = {.proc = 0, .pid = 42, .exe = "/app", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&s->tw, &p), 0);
+    tb_open(&s->tb, path);
+    tb_process(&s->tb, .proc = 0, .pid = 42, .exe = "/app", .argv = {"app"});
 }
 
 /* ---- read back as text: one line per record ---- */
@@ -190,7 +187,7 @@ START_TEST(every_kind_arrives)
     ck_assert_uint_eq(c.records, 11); /* 9 + two names */
     ck_assert_uint_eq(c.lost, 0);
     ck_assert_int_eq(s.messages, 1);
-    ck_assert_int_eq(opp_tw_close(&s.tw), 0);
+    tb_close(&s.tb);
 
     char *got = read_back(path);
     const char *want =
@@ -216,42 +213,77 @@ START_TEST(every_kind_arrives)
 }
 END_TEST
 
-/* Buffers larger than one message are split; names are sent once per
- * process even across messages; records that cannot be handed over are
- * counted as lost, never retried into a wrong order. */
-START_TEST(many_records_split_and_lost_counted)
+enum { N = 4000 };
+
+/* N kernels of four names (the records point to them). */
+static char names[4][32];
+
+static struct cbuf many_kernels(void)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
-    struct sink s;
-    sink_open(&s, path);
-    enum { N = 4000 };
     struct cbuf b = {calloc(N, sizeof(CUpti_ActivityKernel10)), 0};
-    char names[4][32];
     for (int i = 0; i < 4; i++)
         snprintf(names[i], sizeof names[i], "_Z7kernel%dPf", i);
     for (int i = 0; i < N; i++) {
         CUpti_ActivityKernel10 k = kernel(names[i % 4], 1000u * i, 1000u * i + 500, (uint32_t)i + 1);
         add(&b, &k, sizeof k);
     }
-    struct opp_conv c;
-    opp_conv_init(&c, cuptiActivityGetNextRecord, sink_emit, &s);
-    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
-    opp_conv_flush(&c);
-    ck_assert_int_gt(s.messages, 1);
-    ck_assert_uint_eq(c.records, N + 4);
-    s.refuse = 1; /* the collector is gone */
-    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), N);
-    opp_conv_flush(&c);
-    ck_assert_uint_eq(c.lost, N); /* no names again: already sent */
-    ck_assert_int_eq(opp_tw_close(&s.tw), 0);
+    return b;
+}
+
+/* N kernels converted: a trace dir, its sink and the converter. */
+static char *dir, *path;
+static struct sink sink;
+static struct cbuf buf;
+static struct opp_conv conv;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    path = tu_path(dir, "t.trace");
+    sink_open(&sink, path);
+    buf = many_kernels();
+    opp_conv_init(&conv, cuptiActivityGetNextRecord, sink_emit, &sink);
+    ck_assert_uint_eq(opp_conv_buffer(&conv, buf.p, buf.len), N);
+    opp_conv_flush(&conv);
+}
+
+static void teardown(void)
+{
+    opp_conv_free(&conv);
+    free(buf.p);
+    tu_rmdir(dir);
+    free(dir), free(path);
+}
+
+/* The trace holds N kernels and the four names once. */
+static void trace_has_each_record_once(void)
+{
+    tb_close(&sink.tb);
     char *got = read_back(path);
     ck_assert_int_eq(tu_count_lines(got, "type 2:"), N);
     ck_assert_int_eq(tu_count_lines(got, "string "), 4);
     free(got);
-    opp_conv_free(&c);
-    free(b.p);
-    tu_rmdir(dir);
-    free(dir), free(path);
+}
+
+/* Buffers larger than one message are split; names are sent once per
+ * process even across messages. */
+START_TEST(many_records_split_across_messages)
+{
+    ck_assert_int_gt(sink.messages, 1);
+    ck_assert_uint_eq(conv.records, N + 4);
+    trace_has_each_record_once();
+}
+END_TEST
+
+/* Records that cannot be handed over are counted as lost, never retried
+ * into a wrong order. */
+START_TEST(records_refused_counted_lost)
+{
+    sink.refuse = 1; /* the collector is gone */
+    ck_assert_uint_eq(opp_conv_buffer(&conv, buf.p, buf.len), N);
+    opp_conv_flush(&conv);
+    ck_assert_uint_eq(conv.lost, N); /* no names again: already sent */
+    trace_has_each_record_once();
 }
 END_TEST
 #endif
@@ -262,8 +294,14 @@ Suite *suite_cupti(void)
     TCase *tc = tcase_create("converter");
 #ifdef OPP_HAVE_CUDA
     tcase_add_test(tc, every_kind_arrives);
-    tcase_add_test(tc, many_records_split_and_lost_counted);
 #endif
     suite_add_tcase(s, tc);
+#ifdef OPP_HAVE_CUDA
+    TCase *many = tcase_create("many");
+    tcase_add_checked_fixture(many, setup, teardown);
+    tcase_add_test(many, many_records_split_across_messages);
+    tcase_add_test(many, records_refused_counted_lost);
+    suite_add_tcase(s, many);
+#endif
     return s;
 }

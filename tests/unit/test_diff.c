@@ -12,88 +12,55 @@
 #include "diff.h"
 #include "model.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 #define US 1000ull
 #define NN ('N' | 'N' << 8)
 
 enum { F_DGEMM, F_DDOT, F_DAXPY, F_LAUNCH, F_DSCAL };
 
-struct dev {
-    uint32_t fn;
-    uint64_t begin, end; /* us */
-    uint32_t nargs;
-    uint64_t args[4];
-    uint64_t end_extra_ns;
-};
-
 /* One process, one thread, flat calls; one kernel "k1" (string id 1) of
  * kernel_us launched by the cudaLaunchKernel call with correlation id 5. */
-static void write_pair_trace(const char *path, const struct dev *ev, size_t n, uint64_t kernel_us)
+static void write_pair_trace(const char *path, const struct tb_ev *ev, size_t n, uint64_t kernel_us)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"app"};
-    struct opp_tw_process p = {.proc = 1, .pid = 77, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_real_ns = 1, .exe = "app", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd[] = {
-        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-        [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
-        [F_DAXPY] = {OPP_OP_AXPY, OPP_DT_F64, "blas", "cblas_daxpy"},
-        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
-        [F_DSCAL] = {OPP_OP_SCAL, OPP_DT_F64, "blas", "cblas_dscal"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 5, fd), 0);
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 1, 77, 0);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, ev[i].begin * US,
-                                    ev[i].end * US + ev[i].end_extra_ns, 0,
-                                    ev[i].nargs, ev[i].args),
-                         0);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    uint8_t gm[4096];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, gm, sizeof gm);
-    opp_put_u32(&b, 2);
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "k1", .slen = 2};
-    s.f[0] = 1;
-    ck_assert_int_eq(opp_gpu_put(&b, &s), 0);
-    struct opp_gpu_rec k = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
-    k.f[OPP_GF_START] = 1000 * US;
-    k.f[OPP_GF_END] = (1000 + kernel_us) * US;
-    k.f[OPP_GF_STREAM] = 7;
-    k.f[OPP_GF_CORRELATION] = 5;
-    k.f[OPP_GF_K_NAME] = 1;
-    k.f[OPP_GF_K_BLOCK_X] = k.f[OPP_GF_K_GRID_X] = 1;
-    ck_assert_int_eq(opp_gpu_put(&b, &k), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, 2000 * US), 0);
-    ck_assert_int_eq(opp_tw_end(&w, n, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 77, .real = 1, .exe = "app");
+    tb_funcs(&b, [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+             [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+             [F_DAXPY] = {OPP_OP_AXPY, OPP_DT_F64, "blas", "cblas_daxpy"},
+             [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [F_DSCAL] = {OPP_OP_SCAL, OPP_DT_F64, "blas", "cblas_dscal"});
+    tb_thread(&b, 77, NULL);
+    tb_put_events(&b, 0, ev, n);
+    tb_string(&b, 1, "k1");
+    tb_kernel(&b, .name = 1, .start = 1000 * US, .end = (1000 + kernel_us) * US, .stream = 7,
+              .corr = 5, .grid = {1}, .block = {1});
+    tb_process_end(&b, 1, OPP_END_EXITED, 2000 * US);
+    tb_end(&b);
 }
 
-#define SHAPE64 4, {64, 32, 48, NN}, 0
-#define SHAPE128 4, {128, 32, 48, NN}, 0
-#define LAUNCH 3, {0, 5, 211}, 0
+#define SHAPE64 64, 32, 48, NN
+#define SHAPE128 128, 32, 48, NN
+#define LAUNCH 0, 5, 211 /* status, correlation id, cbid */
+/* A flat call of [begin, end] us. */
+#define CALL(fn, begin, end, ...) TB_CALL(fn, (begin) * US, (end) * US, 0, __VA_ARGS__)
 
 /* A: dgemm 2 x 100 us, ddot 3 x 10 us, daxpy 5 us, a launch of 10 us whose
  * kernel runs 100 us. B: dgemm 2 x 150 us and one 20 us of another shape,
  * ddot 30.2 us in all (within 1 us: same), no daxpy, a new dscal of 20 us, a
  * launch of 5 us whose kernel runs 50 us. Self CPU totals: A 245 us, B
  * 375.2 us (+130.2 us, +53.1429%). */
-static const struct dev EV_A[] = {
-    {F_DGEMM, 0, 100, SHAPE64},   {F_DGEMM, 200, 300, SHAPE64}, {F_DDOT, 400, 410, 1, {8}, 0},
-    {F_DDOT, 420, 430, 1, {8}, 0},   {F_DDOT, 440, 450, 1, {8}, 0},   {F_DAXPY, 500, 505, 1, {8}, 0},
-    {F_LAUNCH, 600, 610, LAUNCH},
+static const struct tb_ev EV_A[] = {
+    CALL(F_DGEMM, 0, 100, SHAPE64), CALL(F_DGEMM, 200, 300, SHAPE64), CALL(F_DDOT, 400, 410, 8),
+    CALL(F_DDOT, 420, 430, 8),      CALL(F_DDOT, 440, 450, 8),        CALL(F_DAXPY, 500, 505, 8),
+    CALL(F_LAUNCH, 600, 610, LAUNCH),
 };
-static const struct dev EV_B[] = {
-    {F_DGEMM, 0, 150, SHAPE64},  {F_DGEMM, 200, 350, SHAPE64}, {F_DGEMM, 400, 420, SHAPE128},
-    {F_DDOT, 430, 440, 1, {8}, 0},  {F_DDOT, 450, 460, 1, {8}, 0},   {F_DDOT, 470, 480, 1, {8}, 200},
-    {F_DSCAL, 700, 720, 1, {8}, 0}, {F_LAUNCH, 800, 805, LAUNCH},
+static const struct tb_ev EV_B[] = {
+    CALL(F_DGEMM, 0, 150, SHAPE64), CALL(F_DGEMM, 200, 350, SHAPE64),
+    CALL(F_DGEMM, 400, 420, SHAPE128), CALL(F_DDOT, 430, 440, 8), CALL(F_DDOT, 450, 460, 8),
+    TB_CALL(F_DDOT, 470 * US, 480 * US + 200, 0, 8), CALL(F_DSCAL, 700, 720, 8),
+    CALL(F_LAUNCH, 800, 805, LAUNCH),
 };
 
 static char *dir, *path_a, *path_b;
@@ -147,7 +114,7 @@ static void check(const struct opp_diff *d, const struct want *w, size_t n)
     }
 }
 
-START_TEST(by_name_self_cpu)
+START_TEST(diff_by_name)
 {
     struct opp_diff_opts o = {0};
     struct opp_diff d;
@@ -175,7 +142,15 @@ START_TEST(by_name_self_cpu)
     ck_assert_uint_eq(d.rows[4].a.self_cuda_ns, 100 * US);
     ck_assert_uint_eq(d.rows[4].b.cuda_total_ns, 50 * US);
     ck_assert_uint_eq(d.rows[0].b.cpu_total_ns, 320 * US);
+    opp_diff_free(&d);
+}
+END_TEST
 
+START_TEST(regressions_above_threshold)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
     /* --fail-above 50: the total (+53.14%) and dgemm (+60%, the worst);
      * the new dscal alone is not one */
     const struct opp_diff_row *worst;
@@ -186,6 +161,17 @@ START_TEST(by_name_self_cpu)
     ck_assert_uint_eq(opp_diff_regressions(&d, 55, NULL, 0, &worst, &total), 1);
     ck_assert_uint_eq(opp_diff_regressions(&d, 60, NULL, 0, &worst, &total), 0);
     ck_assert_ptr_null(worst);
+    opp_diff_free(&d);
+}
+END_TEST
+
+START_TEST(regressions_of_named_operators)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    const struct opp_diff_row *worst;
+    int total;
     /* named: a new operator is slower without bound; ddot is "same" */
     const char *dscal[] = {"cblas_dscal"}, *ddot[] = {"cblas_ddot"};
     ck_assert_uint_eq(opp_diff_regressions(&d, 60, dscal, 1, &worst, &total), 1);
@@ -194,7 +180,13 @@ START_TEST(by_name_self_cpu)
     ck_assert(total); /* only the total */
     ck_assert_ptr_null(worst);
     opp_diff_free(&d);
+}
+END_TEST
 
+START_TEST(same_threshold)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
     /* a tighter threshold: ddot's +0.2 us is now slower */
     o.same_given = 1;
     o.same_pct = 0;
@@ -206,7 +198,7 @@ START_TEST(by_name_self_cpu)
 }
 END_TEST
 
-START_TEST(by_shape_and_cuda)
+START_TEST(diff_by_shape)
 {
     struct opp_diff_opts o = {.group_by_shape = 1};
     struct opp_diff d;
@@ -222,9 +214,14 @@ START_TEST(by_shape_and_cuda)
     };
     check(&d, w, 7);
     opp_diff_free(&d);
+}
+END_TEST
 
+START_TEST(diff_by_self_cuda)
+{
+    struct opp_diff d;
     /* by self CUDA time: the launch and its kernel halve, the rest is 0 */
-    o = (struct opp_diff_opts){.metric = OPP_DIFF_SELF_CUDA};
+    struct opp_diff_opts o = {.metric = OPP_DIFF_SELF_CUDA};
     ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
     ck_assert_str_eq(d.rows[0].key, "cudaLaunchKernel");
     ck_assert_str_eq(d.rows[1].key, "k1");
@@ -251,7 +248,7 @@ static int run(char **argv, char **out, char **err)
     return tu_call(cmd_diff, argv, dir, out, err);
 }
 
-START_TEST(command)
+START_TEST(command_table)
 {
     char *out, *err;
     /* the table: header, rows by change, the total, the classes */
@@ -267,6 +264,12 @@ START_TEST(command)
         "6 rows: 1 added, 1 removed, 1 slower, 2 faster, 1 same\n"
         "Change: self_cpu from A to B (kernels, copies, memsets: device time); same: within 1.00% of A or 1.000us\n");
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_fail_above)
+{
+    char *out, *err;
     /* the gate: one line names the worst, exit 1 */
     ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "50"), &out, &err), 1);
     ck_assert_str_eq(err, "opprof diff: regression above 50.00%: cblas_dgemm self_cpu 200.000us "
@@ -274,17 +277,34 @@ START_TEST(command)
     free(out), free(err);
     ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60"), &out, &err), 0);
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_fail_above_named_op)
+{
+    char *out, *err;
     ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60", "--op", "cblas_dscal"), &out,
                          &err),
                      1);
     ck_assert_str_eq(err, "opprof diff: regression above 60.00%: cblas_dscal self_cpu 0.000us -> "
                           "20.000us (new)\n");
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_same_trace)
+{
+    char *out, *err;
     /* B against itself: everything the same, whatever the gate */
     ck_assert_int_eq(run(DIFF(path_b, path_b, "--fail-above", "0"), &out, &err), 0);
     ck_assert_ptr_nonnull(strstr(out, "5 rows: 0 added, 0 removed, 0 slower, 0 faster, 5 same\n"));
     free(out), free(err);
-    /* JSON */
+}
+END_TEST
+
+START_TEST(command_json)
+{
+    char *out, *err;
     ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "50", "-n", "1"),
                          &out, &err),
                      1);
@@ -301,6 +321,12 @@ START_TEST(command)
                                       "\"cuda_time_total\": 0.000}, \"b\": {\"count\": 3, "));
     ck_assert_ptr_null(strstr(out, "\"key\": \"k1\""));
     free(out), free(err);
+}
+END_TEST
+
+START_TEST(command_json_named_new_op)
+{
+    char *out, *err;
     /* a named new operator: its percent has no value */
     ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "60", "--op",
                               "cblas_dscal"),
@@ -314,7 +340,7 @@ START_TEST(command)
 }
 END_TEST
 
-START_TEST(command_errors)
+START_TEST(command_unreadable_trace)
 {
     char *out, *err, *bad = tu_path(dir, "bad.trace"), *none = tu_path(dir, "none.trace");
     FILE *f = fopen(bad, "w");
@@ -329,6 +355,13 @@ START_TEST(command_errors)
     ck_assert_int_eq(run(DIFF(none, path_b), &out, &err), 3);
     ck_assert_ptr_nonnull(strstr(err, "none.trace"));
     free(out), free(err);
+    free(bad), free(none);
+}
+END_TEST
+
+START_TEST(command_usage_errors)
+{
+    char *out, *err;
     const struct {
         char **argv;
         const char *msg;
@@ -349,7 +382,6 @@ START_TEST(command_errors)
         ck_assert_str_eq(out, "");
         free(out), free(err);
     }
-    free(bad), free(none);
 }
 END_TEST
 
@@ -358,10 +390,20 @@ Suite *suite_diff(void)
     Suite *s = suite_create("diff");
     TCase *tc = tcase_create("diff");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, by_name_self_cpu);
-    tcase_add_test(tc, by_shape_and_cuda);
-    tcase_add_test(tc, command);
-    tcase_add_test(tc, command_errors);
+    tcase_add_test(tc, diff_by_name);
+    tcase_add_test(tc, regressions_above_threshold);
+    tcase_add_test(tc, regressions_of_named_operators);
+    tcase_add_test(tc, same_threshold);
+    tcase_add_test(tc, diff_by_shape);
+    tcase_add_test(tc, diff_by_self_cuda);
+    tcase_add_test(tc, command_table);
+    tcase_add_test(tc, command_fail_above);
+    tcase_add_test(tc, command_fail_above_named_op);
+    tcase_add_test(tc, command_same_trace);
+    tcase_add_test(tc, command_json);
+    tcase_add_test(tc, command_json_named_new_op);
+    tcase_add_test(tc, command_unreadable_trace);
+    tcase_add_test(tc, command_usage_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* ---- a visitor that logs every callback as one line of text ---- */
 
@@ -112,17 +112,11 @@ struct layout {
     int nchunks;
 };
 
-static void mark(struct layout *lay, const struct opp_tw *w, uint32_t events)
+static void mark(struct layout *lay, const struct tb *b, uint32_t events)
 {
     ck_assert_int_lt(lay->nchunks, 32);
-    lay->chunk_end[lay->nchunks] = w->offset;
+    lay->chunk_end[lay->nchunks] = b->w.offset;
     lay->chunk_events[lay->nchunks++] = events;
-}
-
-static void add_event(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin,
-                      uint64_t end, uint32_t depth, uint32_t nargs, const uint64_t *args)
-{
-    ck_assert_int_eq(opp_ev_add(e, fn, flags, begin, end, depth, nargs, args), 0);
 }
 
 static const char sample_log[] =
@@ -147,58 +141,38 @@ static void write_sample(const char *path, struct layout *lay)
     if (!lay)
         lay = &dummy;
     memset(lay, 0, sizeof *lay);
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    mark(lay, &w, 0);
-    struct opp_clock_sample cs = {.tsc = 1, .mono_ns = 2, .real_ns = 3};
-    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
-    mark(lay, &w, 0);
-    const char *argv[] = {"prog", "-x", "arg with space"};
-    struct opp_tw_process p = {.proc = 0, .pid = 100, .ppid = 1, .parent_proc = UINT32_MAX,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 500,
-                               .start_real_ns = 1700000000000000000ull, .exe = "/usr/bin/prog",
-                               .argc = 3, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    mark(lay, &w, 0);
-    struct opp_func_desc fd[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-                                 {OPP_OP_DOT, OPP_DT_F32, "blas", "cblas_sdot"},
-                                 {OPP_OP_GEMM, OPP_DT_C128, "blas", "zgemm_"}};
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 3, fd), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
-    mark(lay, &w, 0);
-
-    char mem[4096];
-    struct opp_ev_enc e;
-    uint64_t gemm[] = {300, 100, 200, 'N' | 'N' << 8};
-    uint64_t big[] = {UINT64_MAX, 1, 0, 0};
-    opp_ev_begin(&e, mem, sizeof mem, 0, 100, 0);
-    add_event(&e, 0, 0, 1000, 2000, 1, 4, gemm);
-    add_event(&e, 1, 0, 2500, 2500, 1, 0, NULL);
-    add_event(&e, 0, 0, 900, 3000, 0, 4, big);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    mark(lay, &w, 3);
-    ck_assert_int_eq(opp_tw_dropped(&w, 0, 100, 7), 0);
-    mark(lay, &w, 0);
-
-    uint64_t z[] = {2, 3, 4, 'N' | 'N' << 8}, n64[] = {64};
-    opp_ev_begin(&e, mem, sizeof mem, 0, 100, 3000);
-    add_event(&e, 2, 0, 4000, 5000, 0, 4, z);
-    add_event(&e, 2, 0, 5100, 5200, 0, 4, z); /* a repeat: encoded as OPP_EV_SAME */
-    add_event(&e, 1, OPP_EV_OPEN, 6000, 9000, 0, 1, n64);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    mark(lay, &w, 3);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_LOST, 9000), 0);
-    mark(lay, &w, 0);
-    cs = (struct opp_clock_sample){.tsc = 10, .mono_ns = 20, .real_ns = 30};
-    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_end(&w, 6, 7, 1), 0);
-    mark(lay, &w, 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    mark(lay, &b, 0);
+    tb_clock(&b, 1, 2, 3);
+    mark(lay, &b, 0);
+    tb_process(&b, .proc = 0, .pid = 100, .ppid = 1, .parent = UINT32_MAX, .start = 500,
+               .real = 1700000000000000000ull, .exe = "/usr/bin/prog",
+               .argv = {"prog", "-x", "arg with space"});
+    mark(lay, &b, 0);
+    tb_funcs(&b, {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+             {OPP_OP_DOT, OPP_DT_F32, "blas", "cblas_sdot"},
+             {OPP_OP_GEMM, OPP_DT_C128, "blas", "zgemm_"});
+    mark(lay, &b, 0);
+    tb_thread(&b, 100, "prog");
+    mark(lay, &b, 0);
+    tb_thread(&b, 100, "main");
+    mark(lay, &b, 0);
+    tb_events(&b, TB_CALL(0, 1000, 2000, 1, 300, 100, 200, 'N' | 'N' << 8),
+              TB_CALL(1, 2500, 2500, 1), TB_CALL(0, 900, 3000, 0, UINT64_MAX, 1, 0, 0));
+    mark(lay, &b, 3);
+    tb_dropped(&b, 7);
+    mark(lay, &b, 0);
+    tb_events_after(&b, 3000, TB_CALL(2, 4000, 5000, 0, 2, 3, 4, 'N' | 'N' << 8),
+                    TB_CALL(2, 5100, 5200, 0, 2, 3, 4, 'N' | 'N' << 8), /* a repeat: OPP_EV_SAME */
+                    TB_OPEN(1, 6000, 9000, 0, 64));
+    mark(lay, &b, 3);
+    tb_process_end(&b, 0, OPP_END_LOST, 9000);
+    mark(lay, &b, 0);
+    tb_clock(&b, 10, 20, 30);
+    mark(lay, &b, 0);
+    tb_end(&b);
+    mark(lay, &b, 0);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -226,9 +200,24 @@ static void spew(const char *path, const void *data, size_t len)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+/* A fresh directory per test, and a trace path in it. */
+static char *dir, *path;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    path = tu_path(dir, "t.opprof");
+}
+
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(path);
+    free(dir);
+}
+
 START_TEST(round_trip)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
     write_sample(path, NULL);
     struct log l;
     struct opp_tr_summary sum;
@@ -244,48 +233,43 @@ START_TEST(round_trip)
     ck_assert_uint_eq(sum.chunks, 11);
     ck_assert_uint_eq(sum.bytes_good, sum.file_size);
     free(l.text);
+}
+END_TEST
 
+START_TEST(rewrite_replaces_trace)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    write_sample(path, NULL);
     /* Writing again over a trace replaces it. */
     write_sample(path, NULL);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
     ck_assert_str_eq(l.text, sample_log);
     free(l.text);
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
 /* A TSC process: ticks become ns through the first and last CLOCK samples,
  * ns = mono0 + ((ticks - tsc0) * mult) >> 32, mult = (dmono << 32) / dtsc. */
-static void write_tsc(const char *path, const struct opp_clock_sample *c0,
-                      const struct opp_clock_sample *c1, uint64_t start, uint64_t b, uint64_t e,
-                      uint64_t end)
+static void write_tsc(const char *file, const struct opp_clock_sample *c0,
+                      const struct opp_clock_sample *c1, uint64_t start, uint64_t begin,
+                      uint64_t end, uint64_t proc_end)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    ck_assert_int_eq(opp_tw_clock(&w, c0), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start_ticks = start,
-                               .exe = "p", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 1, &fd), 0);
-    char mem[1024];
-    struct opp_ev_enc enc;
-    opp_ev_begin(&enc, mem, sizeof mem, 0, 1, 0);
-    ck_assert_int_eq(opp_ev_add(&enc, 0, 0, b, e, 0, 0, NULL), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, end), 0);
-    ck_assert_int_eq(opp_tw_clock(&w, c1), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, file);
+    tb_clock(&b, c0->tsc, c0->mono_ns, c0->real_ns);
+    tb_process(&b, .proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start = start, .exe = "p");
+    tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_thread(&b, 1, NULL);
+    tb_events(&b, TB_CALL(0, begin, end, 0));
+    tb_process_end(&b, 0, OPP_END_EXITED, proc_end);
+    tb_clock(&b, c1->tsc, c1->mono_ns, c1->real_ns);
+    tb_end(&b);
 }
 
-START_TEST(tsc_calibration)
+START_TEST(tsc_two_ticks_per_ns)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "tsc.opprof");
     struct log l;
     struct opp_tr_summary sum;
     char err[256];
@@ -303,7 +287,14 @@ START_TEST(tsc_calibration)
                              "end 0 how=1 at=1000010000\n");
     ck_assert_str_eq(sum.warning, "");
     free(l.text);
+}
+END_TEST
 
+START_TEST(tsc_three_ticks_per_ns_rounds_down)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
     /* 3 ticks per ns: mult = floor(2^32 / 3) = 1431655765, so 3000 ticks
      * are (3000 * 1431655765) >> 32 = 999 ns (the product falls 3000 short
      * of 1000 << 32), and 3 ticks are 0 ns. */
@@ -317,24 +308,24 @@ START_TEST(tsc_calibration)
                              "event 0/1 fn=0 flags=0 depth=0 [1999,1000000999] args=[]\n"
                              "end 0 how=1 at=1000000999\n");
     free(l.text);
+}
+END_TEST
 
+START_TEST(tsc_one_sample_passes_ticks)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    struct opp_clock_sample a0 = {.tsc = 1000, .mono_ns = 10000, .real_ns = 1};
     /* One sample only: no calibration, ticks pass through, with a warning. */
-    struct opp_tw w;
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    ck_assert_int_eq(opp_tw_clock(&w, &a0), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start_ticks = 1000,
-                               .exe = "p", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 0, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_clock(&b, a0.tsc, a0.mono_ns, a0.real_ns);
+    tb_process(&b, .proc = 0, .pid = 1, .clock = OPP_CLOCK_TSC, .start = 1000, .exe = "p");
+    tb_end(&b);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
     ck_assert_str_eq(sum.warning, "no clock calibration in the trace: times are in TSC ticks");
     free(l.text);
-
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
@@ -342,7 +333,7 @@ END_TEST
  * whole chunks before the cut and a warning; never more. */
 START_TEST(truncated_everywhere)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "full.opprof"), *cut = tu_path(dir, "cut");
+    char *cut = tu_path(dir, "cut");
     struct layout lay;
     write_sample(path, &lay);
     size_t size;
@@ -379,16 +370,12 @@ START_TEST(truncated_everywhere)
         free(l.text);
     }
     free(data);
-    tu_rmdir(dir);
     free(cut);
-    free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(flipped_byte)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
     struct layout lay;
     write_sample(path, &lay);
     size_t size;
@@ -415,15 +402,11 @@ START_TEST(flipped_byte)
     ck_assert(!strncmp(l.text, sample_log, strlen(l.text)));
     free(l.text);
     free(data);
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
-START_TEST(foreign_files)
+START_TEST(foreign_file_bad_magic)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "t.opprof");
     struct log l;
     struct opp_tr_summary sum;
     char err[256], want[512];
@@ -435,12 +418,27 @@ START_TEST(foreign_files)
     ck_assert_str_eq(err, want);
     ck_assert_str_eq(l.text, "");
     free(l.text);
+}
+END_TEST
 
+START_TEST(empty_file_bad_magic)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
+    snprintf(want, sizeof want, "%s is not an opprof trace (bad magic)", path);
     spew(path, "", 0);
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
     ck_assert_str_eq(err, want);
     free(l.text);
+}
+END_TEST
 
+START_TEST(future_version_refused)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
     /* The same header with a version from the future. */
     write_sample(path, NULL);
     size_t size;
@@ -456,46 +454,60 @@ START_TEST(foreign_files)
     ck_assert_str_eq(l.text, "");
     free(l.text);
     free(data);
+}
+END_TEST
 
+START_TEST(missing_file)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
     char *missing = tu_path(dir, "missing");
     ck_assert_int_eq(read_log(missing, &l, &sum, err, sizeof err), -1);
     snprintf(want, sizeof want, "cannot open %s: No such file or directory", missing);
     ck_assert_str_eq(err, want);
     free(l.text);
     free(missing);
+}
+END_TEST
 
+START_TEST(directory_not_a_trace)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256], want[512];
     ck_assert_int_eq(read_log(dir, &l, &sum, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s is not a regular file", dir);
     ck_assert_str_eq(err, want);
     free(l.text);
-
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
 START_TEST(writer_keeps_foreign_file)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "notes.txt");
+    char *notes = tu_path(dir, "notes.txt");
     const char text[] = "precious notes, not a trace\n";
-    spew(path, text, sizeof text - 1);
+    spew(notes, text, sizeof text - 1);
     struct opp_tw w;
     char err[512], want[512];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), -EEXIST);
-    snprintf(want, sizeof want, "refusing to overwrite %s: it is not an opprof trace", path);
+    ck_assert_int_eq(opp_tw_open(&w, notes, err, sizeof err), -EEXIST);
+    snprintf(want, sizeof want, "refusing to overwrite %s: it is not an opprof trace", notes);
     ck_assert_str_eq(err, want);
     size_t size;
-    char *data = slurp(path, &size);
+    char *data = slurp(notes, &size);
     ck_assert_uint_eq(size, sizeof text - 1);
     ck_assert(!memcmp(data, text, size));
     free(data);
+    free(notes);
+}
+END_TEST
 
+START_TEST(writer_refuses_directory)
+{
+    struct opp_tw w;
+    char err[512];
     /* A directory is not written either. */
     ck_assert_int_eq(opp_tw_open(&w, dir, err, sizeof err), -EISDIR);
-    tu_rmdir(dir);
-    free(path);
-    free(dir);
 }
 END_TEST
 
@@ -504,12 +516,21 @@ Suite *suite_format(void)
     Suite *s = suite_create("format");
     TCase *tc = tcase_create("format");
     tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, round_trip);
-    tcase_add_test(tc, tsc_calibration);
+    tcase_add_test(tc, rewrite_replaces_trace);
+    tcase_add_test(tc, tsc_two_ticks_per_ns);
+    tcase_add_test(tc, tsc_three_ticks_per_ns_rounds_down);
+    tcase_add_test(tc, tsc_one_sample_passes_ticks);
     tcase_add_test(tc, truncated_everywhere);
     tcase_add_test(tc, flipped_byte);
-    tcase_add_test(tc, foreign_files);
+    tcase_add_test(tc, foreign_file_bad_magic);
+    tcase_add_test(tc, empty_file_bad_magic);
+    tcase_add_test(tc, future_version_refused);
+    tcase_add_test(tc, missing_file);
+    tcase_add_test(tc, directory_not_a_trace);
     tcase_add_test(tc, writer_keeps_foreign_file);
+    tcase_add_test(tc, writer_refuses_directory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,125 +16,9 @@
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
-
-/* ---- building traces ---- */
+#include "tracebuild.h"
 
 #define NN ('N' | 'N' << 8)
-
-static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid)
-{
-    const char *argv[] = {"train"};
-    struct opp_tw_process p = {.proc = proc, .pid = pid, .ppid = 1, .parent_proc = UINT32_MAX,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 0,
-                               .start_real_ns = 1, .exe = "/usr/bin/train", .argc = 1,
-                               .argv = argv};
-    ck_assert_int_eq(opp_tw_process(w, &p), 0);
-}
-
-/* GPU records of one chunk: u32 count, then the records. */
-struct gb {
-    uint8_t mem[1 << 16];
-    struct opp_wbuf w;
-    uint32_t n;
-};
-
-static void gb_init(struct gb *b)
-{
-    opp_wbuf_init(&b->w, b->mem, sizeof b->mem);
-    opp_put_u32(&b->w, 0);
-    b->n = 0;
-}
-
-static void gb_put(struct gb *b, const struct opp_gpu_rec *r)
-{
-    ck_assert_int_eq(opp_gpu_put(&b->w, r), 0);
-    b->n++;
-}
-
-static void gb_write(struct opp_tw *w, uint32_t proc, struct gb *b)
-{
-    memcpy(b->mem, &b->n, 4);
-    ck_assert_int_eq(opp_tw_gpu(w, proc, b->mem, (uint32_t)b->w.len), 0);
-    gb_init(b);
-}
-
-static void g_str(struct gb *b, uint32_t id, const char *s)
-{
-    struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = s,
-                            .slen = (uint32_t)strlen(s)};
-    r.f[0] = id;
-    gb_put(b, &r);
-}
-
-static struct opp_gpu_rec timed(uint32_t type, uint32_t nfields, uint64_t start, uint64_t end,
-                                uint32_t dev, uint32_t stream, uint32_t corr)
-{
-    struct opp_gpu_rec r = {.type = type, .nfields = nfields};
-    r.f[OPP_GF_START] = start;
-    r.f[OPP_GF_END] = end;
-    r.f[OPP_GF_DEVICE] = dev;
-    r.f[OPP_GF_CONTEXT] = 1;
-    r.f[OPP_GF_STREAM] = stream;
-    r.f[OPP_GF_CORRELATION] = corr;
-    return r;
-}
-
-struct kcfg {
-    uint32_t block[3], regs, static_smem, dynamic_smem;
-};
-
-static void g_kernel(struct gb *b, uint32_t name, uint64_t start, uint64_t end, uint32_t dev,
-                     uint32_t stream, uint32_t corr, struct kcfg k)
-{
-    struct opp_gpu_rec r = timed(OPP_GPU_KERNEL, OPP_GF_K_COUNT, start, end, dev, stream, corr);
-    r.f[OPP_GF_K_NAME] = name;
-    r.f[OPP_GF_K_GRID_X] = 80;
-    r.f[OPP_GF_K_GRID_Y] = 1;
-    r.f[OPP_GF_K_GRID_Z] = 1;
-    for (int i = 0; i < 3; i++)
-        r.f[OPP_GF_K_BLOCK_X + i] = k.block[i];
-    r.f[OPP_GF_K_REGS] = k.regs;
-    r.f[OPP_GF_K_STATIC_SMEM] = k.static_smem;
-    r.f[OPP_GF_K_DYNAMIC_SMEM] = k.dynamic_smem;
-    gb_put(b, &r);
-}
-
-static void g_memory(struct gb *b, uint64_t t, uint32_t corr, uint32_t op, uint64_t addr,
-                     uint64_t bytes)
-{
-    struct opp_gpu_rec r = timed(OPP_GPU_MEMORY, OPP_GF_M_COUNT, t, t, 0, 0, corr);
-    r.f[OPP_GF_M_OP] = op;
-    r.f[OPP_GF_M_MEM_KIND] = 3;
-    r.f[OPP_GF_M_ADDRESS] = addr;
-    r.f[OPP_GF_M_BYTES] = bytes;
-    gb_put(b, &r);
-}
-
-static void g_device(struct gb *b, uint32_t id, uint32_t name)
-{
-    struct opp_gpu_rec r = {.type = OPP_GPU_DEVICE, .nfields = OPP_GF_V_COUNT};
-    r.f[OPP_GF_V_ID] = id;
-    r.f[OPP_GF_V_NAME] = name;
-    r.f[OPP_GF_V_CC_MAJOR] = 9;
-    r.f[OPP_GF_V_SMS] = 132;
-    r.f[OPP_GF_V_THREADS_PER_SM] = 2048;
-    r.f[OPP_GF_V_REGS_PER_SM] = 65536;
-    r.f[OPP_GF_V_SMEM_PER_SM] = 233472;
-    r.f[OPP_GF_V_BLOCKS_PER_SM] = 32;
-    r.f[OPP_GF_V_WARPS_PER_SM] = 64;
-    r.f[OPP_GF_V_THREADS_PER_BLOCK] = 1024;
-    r.f[OPP_GF_V_GLOBAL_MEM] = 80ull << 30;
-    gb_put(b, &r);
-}
-
-static void g_dropped(struct gb *b, uint64_t cupti, uint64_t ours)
-{
-    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
-    r.f[OPP_GF_D_CUPTI] = cupti;
-    r.f[OPP_GF_D_OURS] = ours;
-    gb_put(b, &r);
-}
 
 /* ---- the trace ----
  * Process 0, pid 300. Thread 300:
@@ -154,93 +38,76 @@ static void g_dropped(struct gb *b, uint64_t cupti, uint64_t ours)
  * (allocated before the trace began) at 23000, an overhead record. */
 
 enum { F_OP, F_LAUNCH, F_MEMCPY, F_MALLOC, F_FREE };
-#define API(corr, cbid) 3, {0, corr, cbid}
+/* A CUDA API call's arguments: status, correlation id, cbid. */
+#define API(corr, cbid) 0, corr, cbid
 
-static const struct kcfg K_HALF = {{256, 1, 1}, 64, 16384, 32768};  /* 50%: registers, smem */
-static const struct kcfg K_REGS = {{256, 1, 1}, 37, 0, 0};          /* 75%: 37 regs round up */
-static const struct kcfg K_FULL = {{1024, 1, 1}, 0, 0, 0};          /* 100% */
+/* Launches of 80 blocks, and the occupancy each gets on the test GPU. */
+#define K_HALF .grid = {80, 1, 1}, .block = {256, 1, 1}, .regs = 64, .static_smem = 16384, \
+               .dynamic_smem = 32768 /* 50%: registers, smem */
+#define K_REGS .grid = {80, 1, 1}, .block = {256, 1, 1}, .regs = 37 /* 75%: 37 regs round up */
+#define K_FULL .grid = {80, 1, 1}, .block = {1024, 1, 1}            /* 100% */
+/* An H100's limits. */
+#define GPU_LIMITS .cc_major = 9, .sms = 132, .threads_per_sm = 2048, .regs_per_sm = 65536, \
+                   .smem_per_sm = 233472, .blocks_per_sm = 32, .warps_per_sm = 64,         \
+                   .threads_per_block = 1024, .global_mem = 80ull << 30
 
-static void put_funcs(struct opp_tw *w, uint32_t proc)
+static void put_cpu(struct tb *b)
 {
-    struct opp_func_desc f[] = {
-        [F_OP] = {OPP_OP_GEMM, OPP_DT_F32, "cublas", "cublasSgemm_v2"},
-        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
-        [F_MEMCPY] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMemcpy"},
-        [F_MALLOC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMalloc"},
-        [F_FREE] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaFree"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(w, proc, 5, f), 0);
+    tb_process(b, .proc = 0, .pid = 300, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/train", .argv = {"train"});
+    tb_funcs(b, [F_OP] = {OPP_OP_GEMM, OPP_DT_F32, "cublas", "cublasSgemm_v2"},
+             [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [F_MEMCPY] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMemcpy"},
+             [F_MALLOC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMalloc"},
+             [F_FREE] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaFree"});
+    tb_thread(b, 300, "train");
+    tb_thread(b, 301, "loader");
+    tb_thread(b, 300, NULL);
+    tb_events(b, TB_CALL(F_MALLOC, 1000, 1400, 0, API(3, 20)),
+              TB_CALL(F_LAUNCH, 2500, 3500, 1, API(7, 211)),
+              TB_CALL(F_MEMCPY, 4000, 9000, 1, API(8, 31)),
+              TB_CALL(F_OP, 2000, 10000, 0, 64, 64, 64, NN),
+              TB_CALL(F_LAUNCH, 11000, 11500, 0, API(9, 211)),
+              TB_CALL(F_FREE, 20000, 20300, 0, API(10, 22)),
+              TB_CALL(F_MALLOC, 21000, 21200, 0, API(11, 20)));
+    tb_thread(b, 301, NULL);
+    tb_events(b, TB_CALL(F_LAUNCH, 30000, 30200, 0, API(20, 211)));
 }
 
-static void put_cpu(struct opp_tw *w)
+static void put_gpu(struct tb *b)
 {
-    put_process(w, 0, 300);
-    put_funcs(w, 0);
-    ck_assert_int_eq(opp_tw_thread(w, 0, 300, "train"), 0);
-    ck_assert_int_eq(opp_tw_thread(w, 0, 301, "loader"), 0);
-    const struct tu_ev t300[] = {
-        {F_MALLOC, 0, 1000, 1400, 0, API(3, 20)},
-        {F_LAUNCH, 0, 2500, 3500, 1, API(7, 211)},
-        {F_MEMCPY, 0, 4000, 9000, 1, API(8, 31)},
-        {F_OP, 0, 2000, 10000, 0, 4, {64, 64, 64, NN}},
-        {F_LAUNCH, 0, 11000, 11500, 0, API(9, 211)},
-        {F_FREE, 0, 20000, 20300, 0, API(10, 22)},
-        {F_MALLOC, 0, 21000, 21200, 0, API(11, 20)},
-    };
-    ck_assert_int_eq(tu_put_events(w, 0, 300, t300, sizeof t300 / sizeof t300[0]), 0);
-    const struct tu_ev t301[] = {{F_LAUNCH, 0, 30000, 30200, 0, API(20, 211)}};
-    ck_assert_int_eq(tu_put_events(w, 0, 301, t301, 1), 0);
-}
-
-static void put_gpu(struct opp_tw *w)
-{
-    struct gb *b = malloc(sizeof *b);
-    ck_assert_ptr_nonnull(b);
-    gb_init(b);
     /* First chunk: records that name strings defined only in the next one. */
-    g_kernel(b, 1, 4000, 6000, 0, 7, 7, K_HALF);
-    struct opp_gpu_rec r = timed(OPP_GPU_MEMCPY, OPP_GF_C_COUNT, 6500, 8500, 0, 7, 8);
-    r.f[OPP_GF_C_BYTES] = 1000000;
-    r.f[OPP_GF_C_KIND] = 1;     /* HtoD */
-    r.f[OPP_GF_C_SRC_KIND] = 1; /* pageable */
-    r.f[OPP_GF_C_DST_KIND] = 3; /* device */
-    gb_put(b, &r);
-    r = timed(OPP_GPU_SYNC, OPP_GF_Y_COUNT, 8500, 9000, 0, 7, 8);
-    r.f[OPP_GF_Y_TYPE] = 3;
-    gb_put(b, &r);
-    g_kernel(b, 1, 13500, 16500, 0, 7, 9, K_REGS);
-    g_kernel(b, 2, 17000, 17500, 0, 9, 99, K_FULL);
-    r = timed(OPP_GPU_MEMSET, OPP_GF_S_COUNT, 18000, 18100, 0, 9, 0);
-    r.f[OPP_GF_S_BYTES] = 4096;
-    r.f[OPP_GF_S_MEM_KIND] = 3;
-    gb_put(b, &r);
-    g_kernel(b, 5, 5000, 5400, 1, 1, 0, K_FULL);
-    g_kernel(b, 1, 31000, 32000, 0, 7, 20, K_HALF);
-    gb_write(w, 0, b);
+    tb_kernel(b, .name = 1, .start = 4000, .end = 6000, .stream = 7, .corr = 7, K_HALF);
+    tb_memcpy(b, .start = 6500, .end = 8500, .stream = 7, .corr = 8, .bytes = 1000000,
+              .kind = 1 /* HtoD */, .src_kind = 1 /* pageable */, .dst_kind = 3 /* device */);
+    tb_sync(b, .start = 8500, .end = 9000, .stream = 7, .corr = 8, .type = 3);
+    tb_kernel(b, .name = 1, .start = 13500, .end = 16500, .stream = 7, .corr = 9, K_REGS);
+    tb_kernel(b, .name = 2, .start = 17000, .end = 17500, .stream = 9, .corr = 99, K_FULL);
+    tb_memset(b, .start = 18000, .end = 18100, .stream = 9, .bytes = 4096, .mem_kind = 3);
+    tb_kernel(b, .name = 5, .start = 5000, .end = 5400, .device = 1, .stream = 1, K_FULL);
+    tb_kernel(b, .name = 1, .start = 31000, .end = 32000, .stream = 7, .corr = 20, K_HALF);
+    tb_gpu_chunk(b);
 
-    g_str(b, 1, "_Z6vecAddPfS_S_i");
-    g_str(b, 2, "relu_kernel");
-    g_str(b, 3, "Test GPU");
-    g_str(b, 4, "Another name");
-    g_device(b, 0, 3);
-    g_device(b, 0, 4); /* described again: the first record wins */
+    tb_string(b, 1, "_Z6vecAddPfS_S_i");
+    tb_string(b, 2, "relu_kernel");
+    tb_string(b, 3, "Test GPU");
+    tb_string(b, 4, "Another name");
+    tb_device(b, .id = 0, .name = 3, GPU_LIMITS);
+    tb_device(b, .id = 0, .name = 4, GPU_LIMITS); /* described again: the first record wins */
     /* Memory, not in time order. */
-    g_memory(b, 1200, 3, OPP_GPU_MEM_ALLOC, 0xA000, 4096);
-    g_memory(b, 21100, 11, OPP_GPU_MEM_ALLOC, 0xB000, 1000);
-    g_memory(b, 20100, 10, OPP_GPU_MEM_FREE, 0xA000, 0);
-    g_memory(b, 23000, 0, OPP_GPU_MEM_FREE, 0xC000, 512);
-    r = timed(OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, 100, 200, 0, 0, 0);
-    r.f[OPP_GF_O_KIND] = 1u << 16;
-    gb_put(b, &r);
-    r = (struct opp_gpu_rec){.type = OPP_GPU_EXTCORR, .nfields = OPP_GF_X_COUNT};
-    r.f[OPP_GF_X_KIND] = 2;
-    r.f[OPP_GF_X_EXTERNAL] = 42;
-    r.f[OPP_GF_X_CORRELATION] = 7;
-    gb_put(b, &r);
-    g_dropped(b, 3, 2);
-    g_dropped(b, 1, 0);
-    gb_write(w, 0, b);
-    free(b);
+    tb_memory(b, .start = 1200, .corr = 3, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3,
+              .address = 0xA000, .bytes = 4096);
+    tb_memory(b, .start = 21100, .corr = 11, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3,
+              .address = 0xB000, .bytes = 1000);
+    tb_memory(b, .start = 20100, .corr = 10, .op = OPP_GPU_MEM_FREE, .mem_kind = 3,
+              .address = 0xA000);
+    tb_memory(b, .start = 23000, .op = OPP_GPU_MEM_FREE, .mem_kind = 3, .address = 0xC000,
+              .bytes = 512);
+    tb_overhead(b, .start = 100, .end = 200, .kind = 1u << 16);
+    tb_extcorr(b, 2, 42, 7);
+    tb_gpu_dropped(b, 3, 2);
+    tb_gpu_dropped(b, 1, 0);
+    tb_gpu_chunk(b);
 }
 
 static char *dir, *trace;
@@ -248,15 +115,13 @@ static struct opp_model *model;
 
 static void write_trace(const char *path, int with_gpu)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    put_cpu(&w);
+    struct tb b;
+    tb_open(&b, path);
+    put_cpu(&b);
     if (with_gpu)
-        put_gpu(&w);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 40000), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 8, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+        put_gpu(&b);
+    tb_process_end(&b, 0, OPP_END_EXITED, 40000);
+    tb_end(&b);
 }
 
 static struct opp_model *load(const char *path)
@@ -298,7 +163,7 @@ static uint32_t find_event(const struct opp_model *m, size_t ti, const char *nam
 
 /* ---- the model ---- */
 
-START_TEST(model_gpu)
+START_TEST(model_gpu_counts)
 {
     const struct opp_model *m = model;
     const struct opp_gpu *g = &m->gpu;
@@ -311,7 +176,13 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(g->unattached, 1); /* relu_kernel's correlation 99 */
     ck_assert_uint_eq(g->dropped_cupti, 4);
     ck_assert_uint_eq(g->dropped_ours, 2);
+}
+END_TEST
 
+START_TEST(gpu_op_names)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
     /* Names: demangled, Kineto's, unknown ids said so. */
     const char *names[] = {"vecAdd(float*, float*, float*, int)", "Memcpy HtoD (Pageable -> Device)",
                            "Stream Sync", "vecAdd(float*, float*, float*, int)", "relu_kernel",
@@ -325,7 +196,13 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(l->block[0], 256);
     ck_assert_uint_eq(l->regs, 37);
     ck_assert_uint_eq(l->grid[0], 80);
+}
+END_TEST
 
+START_TEST(gpu_ops_attached_by_correlation)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
     /* Attached to the API call with the same correlation id. */
     uint32_t launch = find_event(m, 0, "cudaLaunchKernel", 0);
     uint32_t launch2 = find_event(m, 0, "cudaLaunchKernel", 1);
@@ -340,7 +217,16 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(g->ops[6].thread, OPP_GPU_NONE); /* correlation 0 */
     ck_assert_uint_eq(g->ops[7].thread, 1);
     ck_assert_uint_eq(m->threads[0].events[launch].parent, op);
+}
+END_TEST
 
+START_TEST(cuda_time_of_calls)
+{
+    const struct opp_model *m = model;
+    uint32_t launch = find_event(m, 0, "cudaLaunchKernel", 0);
+    uint32_t launch2 = find_event(m, 0, "cudaLaunchKernel", 1);
+    uint32_t memcpy_ev = find_event(m, 0, "cudaMemcpy", 0);
+    uint32_t op = find_event(m, 0, "cublasSgemm_v2", 0);
     /* Self CUDA: kernels, memcpy and memset attached directly (not the
      * sync); CUDA total adds the children's. */
     const struct opp_event_gpu *eg = m->threads[0].gpu;
@@ -351,13 +237,34 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(eg[op].self_cuda_ns, 0);
     ck_assert_uint_eq(eg[op].cuda_ns, 4000);
     ck_assert_uint_eq(eg[launch2].cuda_ns, 3000);
+}
+END_TEST
+
+START_TEST(cuda_memory_of_calls)
+{
+    const struct opp_model *m = model;
+    const struct opp_event_gpu *eg = m->threads[0].gpu;
+    uint32_t op = find_event(m, 0, "cublasSgemm_v2", 0);
     uint32_t malloc_ev = find_event(m, 0, "cudaMalloc", 0);
     uint32_t free_ev = find_event(m, 0, "cudaFree", 0);
     ck_assert_int_eq(eg[malloc_ev].self_mem, 4096);
     ck_assert_int_eq(eg[free_ev].self_mem, -4096);
     ck_assert_int_eq(eg[op].mem, 0);
-    ck_assert_uint_eq(m->threads[1].gpu[0].self_cuda_ns, 1000);
+}
+END_TEST
 
+START_TEST(cuda_time_of_other_thread)
+{
+    const struct opp_model *m = model;
+    ck_assert_uint_eq(m->threads[1].gpu[0].self_cuda_ns, 1000);
+}
+END_TEST
+
+START_TEST(gpu_memory_records)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
+    uint32_t free_ev = find_event(m, 0, "cudaFree", 0);
     /* Memory: by time; a free without a size takes the allocation's. */
     ck_assert_uint_eq(g->nmem, 4);
     const uint64_t when[] = {1200, 20100, 21100, 23000};
@@ -380,8 +287,14 @@ START_TEST(model_gpu)
     }
     ck_assert_int_eq(ms->peak, 4096);
     ck_assert_int_eq(ms->final, 488);
+}
+END_TEST
 
-    /* Devices and external correlations. */
+START_TEST(gpu_devices)
+{
+    const struct opp_model *m = model;
+    const struct opp_gpu *g = &m->gpu;
+    /* Described twice: the first record wins; device 1 never described. */
     ck_assert_uint_eq(g->ndevices, 1);
     const struct opp_gpu_device *d = opp_gpu_device_find(m, 0);
     ck_assert_ptr_nonnull(d);
@@ -389,6 +302,12 @@ START_TEST(model_gpu)
     ck_assert_uint_eq(d->sms, 132);
     ck_assert_uint_eq(d->global_mem, 80ull << 30);
     ck_assert_ptr_null(opp_gpu_device_find(m, 1));
+}
+END_TEST
+
+START_TEST(gpu_external_correlations)
+{
+    const struct opp_gpu *g = &model->gpu;
     ck_assert_uint_eq(g->nextcorr, 1);
     ck_assert_uint_eq(g->extcorr[0].external, 42);
     ck_assert_uint_eq(g->extcorr[0].corr, 7);
@@ -478,7 +397,7 @@ static void check_order(enum opp_sort_key key, const char *const *names, size_t 
     opp_agg_free(&a);
 }
 
-START_TEST(sorting)
+START_TEST(cuda_sort_key_names)
 {
     enum opp_sort_key k;
     const struct {
@@ -495,6 +414,11 @@ START_TEST(sorting)
         ck_assert_int_eq(opp_sort_key_parse(keys[i].name, &k), 0);
         ck_assert_int_eq(k, keys[i].key);
     }
+}
+END_TEST
+
+START_TEST(cuda_sort_orders)
+{
     const char *self_cuda[] = {"cudaLaunchKernel", VECADD, HTOD, "cudaMemcpy", "relu_kernel",
                                "<unknown kernel 5>", "Memset (Device)", "cublasSgemm_v2"};
     check_order(OPP_SORT_SELF_CUDA_TIME_TOTAL, self_cuda, 8);
@@ -515,7 +439,7 @@ START_TEST(sorting)
 }
 END_TEST
 
-START_TEST(filters)
+START_TEST(filter_tid_keeps_its_gpu_work)
 {
     /* --tid: the thread's calls and the GPU work they launched only. */
     struct opp_agg a;
@@ -528,9 +452,14 @@ START_TEST(filters)
     check_rows(&a, w, 2);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 1000);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(filter_pid_keeps_every_op)
+{
+    struct opp_agg a;
     /* --pid: every op of the process, attached or not. */
-    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 300};
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 300};
     ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 10);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 9000);
@@ -600,10 +529,17 @@ START_TEST(table)
     ck_assert_str_eq(out, want);
     free(out);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(table_without_cuda_memory)
+{
+    struct opp_agg a;
+    struct opp_out_opts oo = {0};
+    char *out;
     /* CUDA time but no CUDA memory in these rows (--tid 301): the memory
      * columns are left out; --limit keeps the totals of every row. */
-    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 301, .limit = 1};
+    struct opp_agg_opts o = {.filter_tid = 1, .tid = 301, .limit = 1};
     ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
     CAPTURE(out, opp_out_table(f, &a, &oo));
     ck_assert_ptr_null(strstr(out, "Mem"));
@@ -725,7 +661,7 @@ START_TEST(occupancy)
 }
 END_TEST
 
-START_TEST(stats)
+START_TEST(gpu_stats_devices_and_streams)
 {
     struct opp_gpu_stats s;
     struct opp_agg_opts o = {0};
@@ -763,7 +699,12 @@ START_TEST(stats)
     ck_assert_uint_eq(s.streams[1].stream, 9);
     ck_assert_uint_eq(s.streams[1].busy_ns, 600);
     opp_gpu_stats_free(&s);
+}
+END_TEST
 
+START_TEST(kernel_stats)
+{
+    struct opp_agg_opts o = {0};
     struct opp_kernel_stats *k;
     size_t nk;
     ck_assert_int_eq(opp_kernel_stats(model, &o, &k, &nk), 0);
@@ -781,9 +722,14 @@ START_TEST(stats)
     ck_assert_str_eq(k[2].name, "<unknown kernel 5>");
     ck_assert(k[2].occupancy == -1); /* device 1 was never described */
     free(k);
+}
+END_TEST
 
+START_TEST(gpu_stats_of_one_thread)
+{
+    struct opp_gpu_stats s;
     /* --tid 301: its kernel only; the device is busy 1 us of 1 us. */
-    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 301};
+    struct opp_agg_opts o = {.filter_tid = 1, .tid = 301};
     ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
     ck_assert_uint_eq(s.ops, 1);
     ck_assert_uint_eq(s.devs[0].busy_ns, 1000);
@@ -802,7 +748,7 @@ static int run_report(char **argv, char **out, char **err)
 /* The trace summarized (what OPPROF_MODE=summary would have recorded of
  * the same calls) gives the same report: CPU and CUDA columns, memory,
  * shapes, the call tree, byte for byte. */
-START_TEST(summary_same_report)
+static char *summarize(void)
 {
     char *sum = tu_path(dir, "sum.opprof");
     char *sa[] = {"summarize", trace, "-o", sum, NULL};
@@ -812,6 +758,12 @@ START_TEST(summary_same_report)
     snprintf(want, sizeof want, "opprof summarize: 8 calls into %s\n", sum);
     ck_assert_str_eq(err, want);
     free(out), free(err);
+    return sum;
+}
+
+START_TEST(summary_same_report)
+{
+    char *sum = summarize();
     const char *views[][3] = {{NULL},
                               {"--sort", "self_cuda_time_total"},
                               {"--group-by-shape", NULL},
@@ -829,11 +781,27 @@ START_TEST(summary_same_report)
         ck_assert_ptr_nonnull(strstr(oa, i == 3 ? "cublasSgemm_v2" : "vecAdd"));
         free(oa), free(ob), free(ea), free(eb);
     }
+    free(sum);
+}
+END_TEST
+
+START_TEST(summary_names_itself)
+{
+    char *sum = summarize();
     /* the summary names itself, and a second summary is refused */
     struct opp_model *m = load(sum);
     ck_assert(m->summary);
     ck_assert_uint_eq(m->events, 8);
     opp_model_free(m);
+    free(sum);
+}
+END_TEST
+
+START_TEST(summarize_refuses_a_summary)
+{
+    char *sum = summarize();
+    char *out, *err;
+    char want[4200];
     char *again[] = {"summarize", sum, "-o", trace, NULL};
     ck_assert_int_eq(tu_call(cmd_summarize, again, dir, &out, &err), 3);
     snprintf(want, sizeof want, "opprof summarize: %s is a summary trace already\n", sum);
@@ -842,7 +810,7 @@ START_TEST(summary_same_report)
 }
 END_TEST
 
-START_TEST(view)
+START_TEST(gpu_view)
 {
     char *out, *err;
     char *a1[] = {"report", trace, "--gpu", NULL};
@@ -905,7 +873,12 @@ START_TEST(view)
                           "CUPTI, 2 by opprof (buffers full)\n");
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(gpu_view_limit_and_filter)
+{
+    char *out, *err;
     /* --limit: kernels; filters as in the table. */
     char *a2[] = {"report", trace, "--gpu", "--limit", "1", "--tid", "300", NULL};
     ck_assert_int_eq(run_report(a2, &out, &err), 0);
@@ -914,7 +887,12 @@ START_TEST(view)
                                       "             2       5.000us       7.000us        "));
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(gpu_view_is_text_only)
+{
+    char *out, *err;
     char *a3[] = {"report", trace, "--gpu", "--format", "json", NULL};
     ck_assert_int_eq(run_report(a3, &out, &err), 2);
     ck_assert_str_eq(out, "");
@@ -922,7 +900,12 @@ START_TEST(view)
                           "in \"gpu\")\n");
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(command_cuda_columns)
+{
+    char *out, *err;
     /* The table through the command: CUDA columns and both footers. */
     char *a4[] = {"report", trace, "--sort", "self_cuda_time_total", "--limit", "2", NULL};
     ck_assert_int_eq(run_report(a4, &out, &err), 0);
@@ -938,10 +921,16 @@ END_TEST
 /* A CUDA program's trace without GPU records (no GPU, or CUPTI held by
  * another tool): the CUDA columns and fields at 0, torch's NaN share of a
  * zero total; a selection without CUDA calls looks as it always did. */
-START_TEST(cpu_only)
+static char *write_cpu_only(void)
 {
     char *path = tu_path(dir, "cpu.opprof");
     write_trace(path, 0);
+    return path;
+}
+
+START_TEST(cpu_only_cuda_columns_at_zero)
+{
+    char *path = write_cpu_only();
     struct opp_model *m = load(path);
     ck_assert(!opp_model_has_gpu(m));
     ck_assert_ptr_null(m->threads[0].gpu);
@@ -986,7 +975,19 @@ START_TEST(cpu_only)
                                       "\"cuda_memory_usage\": 0},\n"));
     free(out);
     opp_agg_free(&a);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
 
+START_TEST(cpu_only_without_cuda_calls_cpu_table)
+{
+    char *path = write_cpu_only();
+    struct opp_model *m = load(path);
+    struct opp_agg a;
+    struct opp_agg_opts o = {.limit = 3};
+    struct opp_out_opts oo = {0};
+    char *out;
     /* Only cuBLAS: no CUDA call, so the CPU table, CSV and JSON. */
     o.lib = "cublas";
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
@@ -1013,7 +1014,14 @@ START_TEST(cpu_only)
     free(out);
     opp_agg_free(&a);
     opp_model_free(m);
+    free(path);
+}
+END_TEST
 
+START_TEST(cpu_only_gpu_view_says_none)
+{
+    char *path = write_cpu_only();
+    char *out;
     char *err;
     char *a1[] = {"report", path, "--gpu", NULL};
     ck_assert_int_eq(run_report(a1, &out, &err), 0);
@@ -1029,60 +1037,57 @@ END_TEST
 
 /* ---- malformed GPU records: no crash, what can be read is reported ---- */
 
-START_TEST(malformed)
+/* A trace of damaged GPU records; its path. */
+static char *write_malformed(void)
 {
     char *path = tu_path(dir, "bad.opprof");
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    put_cpu(&w);
-    struct gb *b = malloc(sizeof *b);
-    ck_assert_ptr_nonnull(b);
-    gb_init(b);
+    struct tb b;
+    tb_open(&b, path);
+    put_cpu(&b);
     /* Too few fields: no name, stream or correlation (they read as 0). */
-    struct opp_gpu_rec r = timed(OPP_GPU_KERNEL, 3, 100, 300, 0, 0, 0);
-    gb_put(b, &r);
+    struct opp_gpu_rec r = TB_KERNEL(.start = 100, .end = 300);
+    r.nfields = 3;
+    tb_gpu(&b, r);
     /* More fields than a reader keeps. */
-    r = timed(OPP_GPU_KERNEL, OPP_GPU_FIELDS_MAX, 400, 500, 0, 2, 7);
-    r.f[OPP_GF_K_NAME] = 1;
+    r = TB_KERNEL(.start = 400, .end = 500, .stream = 2, .corr = 7, .name = 1);
+    r.nfields = OPP_GPU_FIELDS_MAX;
     r.f[OPP_GPU_FIELDS_MAX - 1] = 12345;
-    gb_put(b, &r);
+    tb_gpu(&b, r);
     /* Ends before it starts: no duration. A huge correlation id. */
-    r = timed(OPP_GPU_MEMSET, OPP_GF_S_COUNT, 900, 800, 0, 2, 0);
+    r = TB_MEMSET(.start = 900, .end = 800, .stream = 2);
     r.f[OPP_GF_CORRELATION] = UINT64_MAX;
-    gb_put(b, &r);
+    tb_gpu(&b, r);
     /* An unknown record type, and kinds nobody defined. */
-    r = (struct opp_gpu_rec){.type = 77, .nfields = 2, .f = {1, 2}};
-    gb_put(b, &r);
-    r = timed(OPP_GPU_MEMCPY, OPP_GF_C_COUNT, 1000, 1100, 0, 2, 0);
-    r.f[OPP_GF_C_KIND] = 99;
-    r.f[OPP_GF_C_SRC_KIND] = 1000;
-    r.f[OPP_GF_C_DST_KIND] = 9;
-    gb_put(b, &r);
+    tb_gpu(&b, (struct opp_gpu_rec){.type = 77, .nfields = 2, .f = {1, 2}});
+    tb_memcpy(&b, .start = 1000, .end = 1100, .stream = 2, .kind = 99, .src_kind = 1000,
+              .dst_kind = 9);
     /* A free nobody allocated, with no size; an allocation of every byte. */
-    g_memory(b, 50, 0, OPP_GPU_MEM_FREE, 0xdead, 0);
-    g_memory(b, 60, 0, OPP_GPU_MEM_ALLOC, 0xbeef, UINT64_MAX);
-    g_memory(b, 70, 0, 9, 0xbeef, 5); /* not an operation we know */
-    g_memory(b, 80, 7, OPP_GPU_MEM_ALLOC, 0x1, UINT64_MAX); /* sums saturate */
-    g_memory(b, 90, 9, OPP_GPU_MEM_ALLOC, 0x2, UINT64_MAX);
+    tb_memory(&b, .start = 50, .op = OPP_GPU_MEM_FREE, .mem_kind = 3, .address = 0xdead);
+    tb_memory(&b, .start = 60, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3, .address = 0xbeef,
+              .bytes = UINT64_MAX);
+    tb_memory(&b, .start = 70, .op = 9, .mem_kind = 3, .address = 0xbeef,
+              .bytes = 5); /* not an operation we know */
+    tb_memory(&b, .start = 80, .corr = 7, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3, .address = 0x1,
+              .bytes = UINT64_MAX); /* sums saturate */
+    tb_memory(&b, .start = 90, .corr = 9, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3, .address = 0x2,
+              .bytes = UINT64_MAX);
     /* A name with a NUL inside; a device whose name is an undefined id. */
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = "ab\0cd", .slen = 5};
-    s.f[0] = 1;
-    gb_put(b, &s);
-    r = (struct opp_gpu_rec){.type = OPP_GPU_DEVICE, .nfields = 2, .f = {0, 9}};
-    gb_put(b, &r);
-    gb_write(&w, 0, b);
+    tb_string_n(&b, 1, "ab\0cd", 5);
+    tb_gpu(&b, (struct opp_gpu_rec){.type = OPP_GPU_DEVICE, .nfields = 2, .f = {0, 9}});
+    tb_gpu_chunk(&b);
     /* A chunk whose second record claims 300 fields: the reader stops
      * there, keeping the first. */
-    gb_init(b);
-    g_kernel(b, 1, 2000, 2100, 0, 2, 9, K_FULL);
-    opp_put_varint(&b->w, OPP_GPU_KERNEL);
-    opp_put_varint(&b->w, 300);
-    b->n++;
-    gb_write(&w, 0, b);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
-    free(b);
+    tb_kernel(&b, .name = 1, .start = 2000, .end = 2100, .stream = 2, .corr = 9, K_FULL);
+    struct opp_wbuf *raw = tb_gpu_raw(&b);
+    opp_put_varint(raw, OPP_GPU_KERNEL);
+    opp_put_varint(raw, 300);
+    tb_close(&b);
+    return path;
+}
 
+START_TEST(malformed_records_read)
+{
+    char *path = write_malformed();
     struct opp_model *m = load(path);
     ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
     const struct opp_gpu *g = &m->gpu;
@@ -1097,6 +1102,16 @@ START_TEST(malformed)
     ck_assert_str_eq(opp_model_str(m, g->ops[3].name), "Memcpy <unknown> (Unrecognized -> Unrecognized)");
     ck_assert_str_eq(opp_model_str(m, g->ops[4].name), "ab");
     ck_assert_uint_eq(g->ops[4].event, find_event(m, 0, "cudaLaunchKernel", 1));
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
+START_TEST(malformed_memory_saturates)
+{
+    char *path = write_malformed();
+    struct opp_model *m = load(path);
+    const struct opp_gpu *g = &m->gpu;
     ck_assert_uint_eq(g->nmem, 5);
     ck_assert_int_eq(g->mem[0].bytes, 0);
     ck_assert_int_eq(g->mem[1].bytes, INT64_MAX);
@@ -1113,6 +1128,16 @@ START_TEST(malformed)
     ck_assert_int_eq(a.rows[1].self_cuda_memory_usage, INT64_MAX);
     ck_assert_int_eq(a.rows[1].cuda_memory_usage, INT64_MAX);
     opp_agg_free(&a);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
+START_TEST(malformed_device_without_limits)
+{
+    char *path = write_malformed();
+    struct opp_model *m = load(path);
+    const struct opp_gpu *g = &m->gpu;
     ck_assert_uint_eq(g->ndevices, 1);
     ck_assert_str_eq(opp_model_str(m, g->devices[0].name), "");
     /* A device record with no limits: no occupancy estimate. */
@@ -1124,7 +1149,13 @@ START_TEST(malformed)
     ck_assert(k[0].occupancy == -1 && k[1].occupancy == -1);
     free(k);
     opp_model_free(m);
+    free(path);
+}
+END_TEST
 
+START_TEST(malformed_command_reports)
+{
+    char *path = write_malformed();
     /* The command reports it, warning first about the damage. */
     char *out, *errs;
     char *a1[] = {"report", path, "--format", "json", NULL};
@@ -1138,18 +1169,22 @@ START_TEST(malformed)
     ck_assert_ptr_nonnull(strstr(out, "\nKernel time total: 0.400us (3 launches of 2 kernels)\n"));
     free(out);
     free(errs);
+    free(path);
+}
+END_TEST
 
+START_TEST(gpu_chunk_of_undeclared_process)
+{
+    char *path = tu_path(dir, "bad.opprof");
+    struct tb b;
+    struct opp_model *m;
     /* GPU records for a process the trace never declared: the chunk is
      * refused, the rest reported. */
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    put_cpu(&w);
-    b = malloc(sizeof *b);
-    ck_assert_ptr_nonnull(b);
-    gb_init(b);
-    g_kernel(b, 1, 2000, 2100, 0, 2, 7, K_FULL);
-    gb_write(&w, 7, b);
-    free(b);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    tb_open(&b, path);
+    put_cpu(&b);
+    tb_at(&b, 7, 0);
+    tb_kernel(&b, .name = 1, .start = 2000, .end = 2100, .stream = 2, .corr = 7, K_FULL);
+    tb_close(&b);
     m = load(path);
     ck_assert_ptr_nonnull(strstr(m->sum.warning, "invalid gpu chunk"));
     ck_assert_uint_eq(m->gpu.nops, 0);
@@ -1164,19 +1199,43 @@ Suite *suite_gpu(void)
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("gpu");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, model_gpu);
+    tcase_add_test(tc, model_gpu_counts);
+    tcase_add_test(tc, gpu_op_names);
+    tcase_add_test(tc, gpu_ops_attached_by_correlation);
+    tcase_add_test(tc, cuda_time_of_calls);
+    tcase_add_test(tc, cuda_memory_of_calls);
+    tcase_add_test(tc, cuda_time_of_other_thread);
+    tcase_add_test(tc, gpu_memory_records);
+    tcase_add_test(tc, gpu_devices);
+    tcase_add_test(tc, gpu_external_correlations);
     tcase_add_test(tc, rows);
-    tcase_add_test(tc, sorting);
-    tcase_add_test(tc, filters);
+    tcase_add_test(tc, cuda_sort_key_names);
+    tcase_add_test(tc, cuda_sort_orders);
+    tcase_add_test(tc, filter_tid_keeps_its_gpu_work);
+    tcase_add_test(tc, filter_pid_keeps_every_op);
     tcase_add_test(tc, table);
+    tcase_add_test(tc, table_without_cuda_memory);
     tcase_add_test(tc, csv);
     tcase_add_test(tc, json);
     tcase_add_test(tc, occupancy);
-    tcase_add_test(tc, stats);
-    tcase_add_test(tc, view);
+    tcase_add_test(tc, gpu_stats_devices_and_streams);
+    tcase_add_test(tc, kernel_stats);
+    tcase_add_test(tc, gpu_stats_of_one_thread);
     tcase_add_test(tc, summary_same_report);
-    tcase_add_test(tc, cpu_only);
-    tcase_add_test(tc, malformed);
+    tcase_add_test(tc, summary_names_itself);
+    tcase_add_test(tc, summarize_refuses_a_summary);
+    tcase_add_test(tc, gpu_view);
+    tcase_add_test(tc, gpu_view_limit_and_filter);
+    tcase_add_test(tc, gpu_view_is_text_only);
+    tcase_add_test(tc, command_cuda_columns);
+    tcase_add_test(tc, cpu_only_cuda_columns_at_zero);
+    tcase_add_test(tc, cpu_only_without_cuda_calls_cpu_table);
+    tcase_add_test(tc, cpu_only_gpu_view_says_none);
+    tcase_add_test(tc, malformed_records_read);
+    tcase_add_test(tc, malformed_memory_saturates);
+    tcase_add_test(tc, malformed_device_without_limits);
+    tcase_add_test(tc, malformed_command_reports);
+    tcase_add_test(tc, gpu_chunk_of_undeclared_process);
     suite_add_tcase(s, tc);
     return s;
 }

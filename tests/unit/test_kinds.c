@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
 #include "calltree.h"
 #include "export.h"
 #include "steps.h"
@@ -17,7 +16,7 @@
 #include "model.h"
 #include "ops.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 #define NN ('N' | 'N' << 8)
 #define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
@@ -31,7 +30,7 @@ static void shapes_are(uint32_t kind, const uint64_t *a, uint32_t n, const char 
     ck_assert_str_eq(buf, want);
 }
 
-START_TEST(gemm_batch_types_status)
+START_TEST(gemm_batched_shapes_flops)
 {
     /* cublasSgemmStridedBatched-like: M=64 N=32 K=16, batch 4 */
     const uint64_t g[] = {64, 32, 16, NN, 4};
@@ -41,15 +40,35 @@ START_TEST(gemm_batch_types_status)
     const uint64_t g1[] = {64, 32, 16, NN, 1};
     shapes_are(OPP_OP_GEMM, g1, COUNT(g1), "[[64, 16], [16, 32], [64, 32]]");
     ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, g1, COUNT(g1)), 2ull * 64 * 32 * 16);
+}
+END_TEST
+
+START_TEST(gemm_status_first)
+{
+    const uint64_t g[] = {64, 32, 16, NN, 4};
     /* status first: the same operator, status 13 */
     uint32_t ks = OPP_OP_GEMM | OPP_OPK_STATUS;
     const uint64_t gs[] = {13, 64, 32, 16, NN, 4, OPP_DT_C64};
     shapes_are(ks, gs, COUNT(gs), "[[4, 64, 16], [4, 16, 32], [4, 64, 32]]");
     ck_assert_int_eq(opp_op_status(ks, gs, COUNT(gs)), 13);
     ck_assert_int_eq(opp_op_status(OPP_OP_GEMM, g, COUNT(g)), 0);
+}
+END_TEST
+
+START_TEST(gemm_recorded_type_overrides)
+{
+    uint32_t ks = OPP_OP_GEMM | OPP_OPK_STATUS;
+    const uint64_t gs[] = {13, 64, 32, 16, NN, 4, OPP_DT_C64};
     /* the A/B type recorded overrides the function's: complex, 8 per MAC */
     ck_assert_uint_eq(opp_op_dtype(ks, OPP_DT_F32, gs, COUNT(gs)), OPP_DT_C64);
     ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, gs, COUNT(gs)), 8ull * 64 * 32 * 16 * 4);
+}
+END_TEST
+
+START_TEST(gemm_status_alone)
+{
+    uint32_t ks = OPP_OP_GEMM | OPP_OPK_STATUS;
+    const uint64_t gs[] = {13, 64, 32, 16, NN, 4, OPP_DT_C64};
     /* only the status: nothing else */
     shapes_are(ks, gs, 1, "[]");
     ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, gs, 1), 0);
@@ -58,7 +77,7 @@ START_TEST(gemm_batch_types_status)
 }
 END_TEST
 
-START_TEST(tensors_conv_matmul_inner)
+START_TEST(tensors_convolution)
 {
     /* conv 3x3 pad 1: x [2,3,8,8], w [4,3,3,3], y [2,4,8,8] */
     const uint64_t c[] = {OPP_SUB_CONV, 0, 3, 4, 2, 3, 8, 8, 4, 4, 3, 3, 3, 4, 2, 4, 8, 8};
@@ -74,14 +93,29 @@ START_TEST(tensors_conv_matmul_inner)
     memcpy(cb, c, sizeof c);
     cb[0] = OPP_SUB_CONV_BWD_DATA;
     ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, cb, COUNT(cb)), 27648);
+}
+END_TEST
+
+START_TEST(tensors_matmul)
+{
     /* batched matmul [2,5,6] x [2,6,7] = [2,5,7]: 2*70*6 */
     const uint64_t mm[] = {OPP_SUB_MATMUL, OPP_DT_BF16, 3, 3, 2, 5, 6, 3, 2, 6, 7, 3, 2, 5, 7};
     ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, mm, COUNT(mm)), 840);
     ck_assert_uint_eq(opp_op_dtype(OPP_OP_TENSORS, OPP_DT_F32, mm, COUNT(mm)), OPP_DT_BF16);
+}
+END_TEST
+
+START_TEST(tensors_inner_product)
+{
     /* inner product src [8,16], w [10,16], dst [8,10]: 2*8*10*16 */
     const uint64_t ip[] = {OPP_SUB_INNER_PRODUCT, 0, 3, 2, 8, 16, 2, 10, 16, 2, 8, 10};
     ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, ip, COUNT(ip)), 2560);
     ck_assert_uint_eq(opp_op_dtype(OPP_OP_TENSORS, OPP_DT_F32, ip, COUNT(ip)), OPP_DT_F32);
+}
+END_TEST
+
+START_TEST(tensors_pooling_no_flops)
+{
     /* no FLOPs for the rest */
     const uint64_t pool[] = {OPP_SUB_POOLING, 0, 2, 4, 1, 8, 4, 4, 4, 1, 8, 2, 2};
     shapes_are(OPP_OP_TENSORS, pool, COUNT(pool), "[[1, 8, 4, 4], [1, 8, 2, 2]]");
@@ -125,13 +159,18 @@ START_TEST(coll_bytes)
 }
 END_TEST
 
-START_TEST(kind_flags_and_names)
+START_TEST(kind_flags_valid)
 {
     ck_assert(opp_kind_valid(OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME));
     ck_assert(opp_kind_valid(OPP_OP_NVTX));
     ck_assert(!opp_kind_valid(OPP_OP_KIND_MAX + 1));
     ck_assert(opp_kind_valid(OPP_OP_GEMM | OPP_OPK_STATUS | OPP_OPK_EXTID));
     ck_assert(!opp_kind_valid(OPP_OP_GEMM | 0x800));
+}
+END_TEST
+
+START_TEST(operation_names)
+{
     ck_assert_str_eq(opp_op_kind_name(OPP_OP_COLL | OPP_OPK_STATUS), "coll");
     ck_assert_str_eq(opp_subop_name(OPP_SUB_CONV), "convolution");
     ck_assert_str_eq(opp_subop_name(OPP_SUB_GRAPH), "graph");
@@ -139,10 +178,20 @@ START_TEST(kind_flags_and_names)
     ck_assert_ptr_null(opp_subop_name(OPP_SUB_NONE));
     ck_assert_str_eq(opp_coll_name(OPP_COLL_REDUCE_SCATTER), "reduce_scatter");
     ck_assert_str_eq(opp_redop_name(OPP_RED_AVG), "avg");
+}
+END_TEST
+
+START_TEST(dtype_names_and_sizes)
+{
     ck_assert_str_eq(opp_dtype_name(OPP_DT_BF16), "bfloat16");
     ck_assert_str_eq(opp_dtype_name(OPP_DT_MAX + 1), "unknown");
     ck_assert_uint_eq(opp_dtype_size(OPP_DT_C128), 16);
     ck_assert_uint_eq(opp_dtype_size(OPP_DT_F8E4M3), 1);
+}
+END_TEST
+
+START_TEST(nvtx_labels)
+{
     char b[128];
     opp_nvtx_label(b, sizeof b, NULL, "aten::mm, seq = 3, op_id = 9, sizes = [[2, 2]]");
     ck_assert_str_eq(b, "aten::mm");
@@ -159,37 +208,21 @@ END_TEST
 /* A trace of one thread: function 0 an NVTX range, 1 a oneDNN-style
  * lib::sub operator, 2 cblas_dgemm; the strings as STRING records written
  * after the events (the model must not depend on their order). */
-static void write_trace(const char *path, const char *const *strs, int nstrs, const struct tu_ev *ev,
+static void write_trace(const char *path, const char *const *strs, int nstrs, const struct tb_ev *ev,
                         int nev)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC,
-                               .exe = "p", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd[] = {
-        {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
-        {OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME, OPP_DT_F32, "onednn",
-         "dnnl_primitive_execute"},
-        {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
-    uint8_t gm[4096];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, gm, sizeof gm);
-    opp_put_u32(&b, (uint32_t)nstrs);
-    for (int i = 0; i < nstrs; i++) {
-        struct opp_gpu_rec r = {.type = OPP_GPU_STRING, .nfields = 1, .str = strs[i],
-                                .slen = (uint32_t)strlen(strs[i])};
-        r.f[0] = OPP_STR_PRELOAD + (uint64_t)i;
-        ck_assert_int_eq(opp_gpu_put(&b, &r), 0);
-    }
-    ck_assert_int_eq(tu_put_events(&w, 1, 10, ev, (size_t)nev), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 1, gm, (uint32_t)b.len), 0);
-    ck_assert_int_eq(opp_tw_end(&w, (uint64_t)nev, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
+             {OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME, OPP_DT_F32, "onednn",
+              "dnnl_primitive_execute"},
+             {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_put_events(&b, 0, ev, (size_t)nev);
+    for (int i = 0; i < nstrs; i++)
+        tb_string(&b, OPP_STR_PRELOAD + (uint64_t)i, strs[i]);
+    tb_end(&b);
 }
 
 #define S(i) (OPP_STR_PRELOAD + (i))
@@ -202,14 +235,14 @@ START_TEST(model_names_events)
     char *dir = tu_tmpdir(), *path = tu_path(dir, "k.trace");
     char err[256];
     const char *strs[] = {"aten::conv2d, seq = 12", "train", "aten::conv2d, seq = x"};
-    const struct tu_ev ev[] = {
-        {1, 0, 100, 200, 1, 4, {0, OPP_SUB_CONV, 0, 0}},
-        {1, 0, 210, 220, 1, 4, {0, OPP_SUB_ELTWISE, 0, 0}},
-        {1, 0, 230, 240, 1, 2, {0, 99}},
-        {0, 0, 50, 300, 0, 4, {S(0), 0, 0, 0}},
-        {0, 0, 400, 500, 0, 4, {S(0), S(1), 0, 0}},
-        {0, 0, 600, 700, 0, 4, {S(2), 0, 0, 0}},
-        {0, 0, 800, 900, 0, 4, {S(7), 0, 0, 0}}, /* never defined */
+    const struct tb_ev ev[] = {
+        TB_CALL(1, 100, 200, 1, 0, OPP_SUB_CONV, 0, 0),
+        TB_CALL(1, 210, 220, 1, 0, OPP_SUB_ELTWISE, 0, 0),
+        TB_CALL(1, 230, 240, 1, 0, 99),
+        TB_CALL(0, 50, 300, 0, S(0), 0, 0, 0),
+        TB_CALL(0, 400, 500, 0, S(0), S(1), 0, 0),
+        TB_CALL(0, 600, 700, 0, S(2), 0, 0, 0),
+        TB_CALL(0, 800, 900, 0, S(7), 0, 0, 0), /* never defined */
     };
     write_trace(path, strs, 3, ev, 7);
 
@@ -246,30 +279,55 @@ END_TEST
 /* Nested ranges (times in us): "my step" [0,1000] holds dgemm [100,400] and
  * "inner" [500,900], which holds dgemm [600,700]; a second "my step"
  * [2000,2600] holds dgemm [2100,2300]. */
-START_TEST(folded_stacks_and_flamegraph)
+static const uint64_t us = 1000;
+static char *dir;
+static struct opp_model *m;
+static const struct opp_agg_opts all = {0};
+
+static void setup(void)
 {
-    char *dir = tu_tmpdir(), *path = tu_path(dir, "s.trace");
-    char err[256];
+    dir = tu_tmpdir();
+    char *path = tu_path(dir, "s.trace");
     const char *strs[] = {"my step", "inner"};
-    const uint64_t us = 1000;
-    const struct tu_ev ev[] = {
-        {2, 0, 100 * us, 400 * us, 1, 4, {8, 8, 8, NN}},
-        {2, 0, 600 * us, 700 * us, 2, 4, {8, 8, 8, NN}},
-        {0, 0, 500 * us, 900 * us, 1, 4, {S(1), 0, 0, 0}},
-        {0, 0, 0, 1000 * us, 0, 4, {S(0), 0, 0, 0}},
-        {2, 0, 2100 * us, 2300 * us, 1, 4, {8, 8, 8, NN}},
-        {0, 0, 2000 * us, 2600 * us, 0, 4, {S(0), 0, 0, 0}},
+    const struct tb_ev ev[] = {
+        TB_CALL(2, 100 * us, 400 * us, 1, 8, 8, 8, NN),
+        TB_CALL(2, 600 * us, 700 * us, 2, 8, 8, 8, NN),
+        TB_CALL(0, 500 * us, 900 * us, 1, S(1), 0, 0, 0),
+        TB_CALL(0, 0, 1000 * us, 0, S(0), 0, 0, 0),
+        TB_CALL(2, 2100 * us, 2300 * us, 1, 8, 8, 8, NN),
+        TB_CALL(0, 2000 * us, 2600 * us, 0, S(0), 0, 0, 0),
     };
     write_trace(path, strs, 2, ev, 6);
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    char err[256];
+    m = opp_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    struct opp_agg_opts all = {0};
+    free(path);
+}
+
+static void teardown(void)
+{
+    opp_model_free(m);
+    m = NULL;
+    tu_rmdir(dir);
+    free(dir);
+}
+
+START_TEST(calltree_merges_paths)
+{
     struct opp_calltree ct;
     ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
     ck_assert_uint_eq(ct.n, 4);
     ck_assert_uint_eq(ct.nodes[0].calls, 2);
     ck_assert_uint_eq(ct.nodes[0].total_ns, 1600 * us);
     ck_assert_uint_eq(ct.nodes[1].depth, 1);
+    opp_calltree_free(&ct);
+}
+END_TEST
+
+START_TEST(folded_stacks)
+{
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
     char *out = NULL;
     CAPTURE(out, opp_export_folded(m, &ct, 0, f));
     ck_assert_str_eq(out, "my_step 700\n"
@@ -280,6 +338,15 @@ START_TEST(folded_stacks_and_flamegraph)
     CAPTURE(out, opp_export_folded(m, &ct, 1, f)); /* no GPU work */
     ck_assert_str_eq(out, "");
     free(out);
+    opp_calltree_free(&ct);
+}
+END_TEST
+
+START_TEST(flamegraph)
+{
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    char *out = NULL;
     CAPTURE(out, opp_export_flamegraph(m, &ct, 0, "t <1>", f));
     ck_assert_ptr_nonnull(strstr(out, ">t &lt;1&gt;</text>"));
     ck_assert_ptr_nonnull(strstr(out, "<g><title>all (1.600ms, 100.00%)</title>"));
@@ -292,26 +359,54 @@ START_TEST(folded_stacks_and_flamegraph)
         frames++;
     ck_assert_int_eq(frames, 5);
     free(out);
-    /* the tree view: children by CPU total; a depth limit; a share cut-off */
-    struct opp_tree_opts to = {0, 0};
-    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
-    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1 TREE_L2 TREE_L3
-                     "4 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
-    free(out);
-    to.max_depth = 2;
-    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
-    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1 TREE_L2
-                     "3 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
-    free(out);
-    to.max_depth = 0;
-    to.min_share_pct = 30;
-    CAPTURE(out, opp_out_tree(f, m, &ct, &to));
-    ck_assert_str_eq(out, TREE_HEAD TREE_L0 TREE_L1
-                     "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+    opp_calltree_free(&ct);
+}
+END_TEST
+
+/* The tree view with these options is want. */
+static void tree_is(const struct opp_tree_opts *to, const char *want)
+{
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    char *out = NULL;
+    CAPTURE(out, opp_out_tree(f, m, &ct, to));
+    ck_assert_str_eq(out, want);
     free(out);
     opp_calltree_free(&ct);
+}
 
-    /* steps: the range's own calls */
+/* The tree view: children by CPU total. */
+START_TEST(tree_view)
+{
+    struct opp_tree_opts to = {0, 0};
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1 TREE_L2 TREE_L3
+            "4 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+}
+END_TEST
+
+START_TEST(tree_view_max_depth)
+{
+    struct opp_tree_opts to = {0, 0};
+    to.max_depth = 2;
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1 TREE_L2
+            "3 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+}
+END_TEST
+
+START_TEST(tree_view_min_share)
+{
+    struct opp_tree_opts to = {0, 0};
+    to.max_depth = 0;
+    to.min_share_pct = 30;
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1
+            "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+}
+END_TEST
+
+/* Steps of a range: the range's own calls. */
+START_TEST(steps_of_a_range)
+{
+    char *out = NULL;
     struct opp_steps st;
     ck_assert_int_eq(opp_steps_find(m, &all, "my step", &st), 0);
     ck_assert(st.ranges);
@@ -334,7 +429,13 @@ START_TEST(folded_stacks_and_flamegraph)
                           "\"p99\": 0.000, \"max\": 0.000}}\n");
     free(out);
     opp_steps_free(&st);
-    /* steps between the calls of a boundary: [400, 700] and [700, 2300] */
+}
+END_TEST
+
+/* Steps between the calls of a boundary: [400, 700] and [700, 2300]. */
+START_TEST(steps_between_calls)
+{
+    struct opp_steps st;
     ck_assert_int_eq(opp_steps_find(m, &all, "cblas_dgemm", &st), 0);
     ck_assert(!st.ranges);
     ck_assert_uint_eq(st.n, 2);
@@ -345,6 +446,13 @@ START_TEST(folded_stacks_and_flamegraph)
     ck_assert_uint_eq(st.steps[1].end_ns, 2300 * us);
     ck_assert_uint_eq(st.steps[1].cpu_ns, 600 * us); /* the second "my step" */
     opp_steps_free(&st);
+}
+END_TEST
+
+START_TEST(steps_of_unknown_name)
+{
+    char *out = NULL;
+    struct opp_steps st;
     ck_assert_int_eq(opp_steps_find(m, &all, "no such op", &st), 0);
     ck_assert_uint_eq(st.n, 0);
     CAPTURE(out, opp_out_steps(f, "no such op", &st, 0));
@@ -355,9 +463,6 @@ START_TEST(folded_stacks_and_flamegraph)
                      "CPU in calls           0       0.000us       0.000us       0.000us       0.000us       0.000us\n");
     free(out);
     opp_steps_free(&st);
-    opp_model_free(m);
-    tu_rmdir(dir);
-    free(dir), free(path);
 }
 END_TEST
 
@@ -365,13 +470,33 @@ Suite *suite_kinds(void)
 {
     Suite *s = suite_create("kinds");
     TCase *tc = tcase_create("ops");
-    tcase_add_test(tc, gemm_batch_types_status);
-    tcase_add_test(tc, tensors_conv_matmul_inner);
+    tcase_add_test(tc, gemm_batched_shapes_flops);
+    tcase_add_test(tc, gemm_status_first);
+    tcase_add_test(tc, gemm_recorded_type_overrides);
+    tcase_add_test(tc, gemm_status_alone);
+    tcase_add_test(tc, tensors_convolution);
+    tcase_add_test(tc, tensors_matmul);
+    tcase_add_test(tc, tensors_inner_product);
+    tcase_add_test(tc, tensors_pooling_no_flops);
     tcase_add_test(tc, tensors_malformed);
     tcase_add_test(tc, coll_bytes);
-    tcase_add_test(tc, kind_flags_and_names);
+    tcase_add_test(tc, kind_flags_valid);
+    tcase_add_test(tc, operation_names);
+    tcase_add_test(tc, dtype_names_and_sizes);
+    tcase_add_test(tc, nvtx_labels);
     tcase_add_test(tc, model_names_events);
-    tcase_add_test(tc, folded_stacks_and_flamegraph);
     suite_add_tcase(s, tc);
+    TCase *paths = tcase_create("paths");
+    tcase_add_checked_fixture(paths, setup, teardown);
+    tcase_add_test(paths, calltree_merges_paths);
+    tcase_add_test(paths, folded_stacks);
+    tcase_add_test(paths, flamegraph);
+    tcase_add_test(paths, tree_view);
+    tcase_add_test(paths, tree_view_max_depth);
+    tcase_add_test(paths, tree_view_min_share);
+    tcase_add_test(paths, steps_of_a_range);
+    tcase_add_test(paths, steps_between_calls);
+    tcase_add_test(paths, steps_of_unknown_name);
+    suite_add_tcase(s, paths);
     return s;
 }

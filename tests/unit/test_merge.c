@@ -6,68 +6,77 @@
 #include <string.h>
 
 #include "aggregate.h"
-#include "buf.h"
 #include "cmds.h"
 #include "model.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* One host's trace: process serial 1 (pid), started at mono ns `start`
- * with realtime `real`; one cblas_ddot [b, e] on thread tid; rank label. */
-static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t real, uint64_t b,
-                       uint64_t e, const char *rank)
+ * with realtime `real`; one cblas_ddot [begin, end] on thread pid; rank label. */
+static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t real,
+                       uint64_t begin, uint64_t end, const char *rank)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"train"};
-    struct opp_tw_process p = {.proc = 1, .pid = pid, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_ticks = start, .start_real_ns = real, .exe = "train",
-                               .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"};
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, &fd), 0);
-    uint8_t info[64];
-    struct opp_wbuf ib;
-    opp_wbuf_init(&ib, info, sizeof info);
-    opp_put_u32(&ib, 1);
-    opp_put_str(&ib, "RANK", 4);
-    opp_put_str(&ib, rank, strlen(rank));
-    ck_assert_int_eq(opp_tw_info(&w, 1, info, (uint32_t)ib.len), 0);
-    char mem[1024];
-    struct opp_ev_enc enc;
-    opp_ev_begin(&enc, mem, sizeof mem, 1, pid, 0);
-    const uint64_t n = 100;
-    ck_assert_int_eq(opp_ev_add(&enc, 0, OPP_EV_ARGS, b, e, 0, 1, &n), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &enc), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_EXITED, e + 10), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 1, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = pid, .start = start, .real = real, .exe = "train");
+    tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_info(&b, "RANK", rank);
+    tb_thread(&b, pid, NULL);
+    tb_events(&b, TB_CALL(0, begin, end, 0, 100));
+    tb_process_end(&b, 1, OPP_END_EXITED, end + 10);
+    tb_end(&b);
 }
 
-START_TEST(two_hosts_known_offset)
+static char *dir, *a, *b;
+static struct opp_model *m;
+
+/* host A: realtime = mono + 1e9; host B: realtime = mono + 1e9 + 7000,
+ * so B's mono 1500 is A's mono 8500 */
+static void setup(void)
 {
-    char *dir = tu_tmpdir(), *a = tu_path(dir, "a.trace"), *b = tu_path(dir, "b.trace");
-    /* host A: realtime = mono + 1e9; host B: realtime = mono + 1e9 + 7000,
-     * so B's mono 1500 is A's mono 8500 */
+    dir = tu_tmpdir();
+    a = tu_path(dir, "a.trace");
+    b = tu_path(dir, "b.trace");
     write_host(a, 10, 1000, 1000000000 + 1000, 2000, 3000, "0");
     write_host(b, 20, 500, 1000000000 + 500 + 7000, 1500, 1800, "1");
     const char *paths[] = {a, b};
     char err[512];
-    struct opp_model *m = opp_model_load_many(paths, 2, err, sizeof err);
+    m = opp_model_load_many(paths, 2, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
+}
+
+static void teardown(void)
+{
+    opp_model_free(m);
+    m = NULL;
+    tu_rmdir(dir);
+    free(dir), free(a), free(b);
+}
+
+START_TEST(processes_kept_apart)
+{
     ck_assert_uint_eq(m->nprocs, 2);
     ck_assert_uint_eq(m->procs[0].pid, 10);
     ck_assert_uint_eq(m->procs[1].pid, 20);
     ck_assert_uint_ne(m->procs[0].proc, m->procs[1].proc);
-    ck_assert_uint_eq(m->procs[1].start_ns, 7500);
-    ck_assert_uint_eq(m->procs[1].end_ns, 8810);
     ck_assert_int_eq(m->procs[1].rank, 1);
     ck_assert_uint_eq(m->nthreads, 2);
+    ck_assert(m->sum.complete);
+}
+END_TEST
+
+START_TEST(times_on_first_trace_clock)
+{
+    ck_assert_uint_eq(m->procs[1].start_ns, 7500);
+    ck_assert_uint_eq(m->procs[1].end_ns, 8810);
     ck_assert_uint_eq(m->threads[0].events[0].begin_ns, 2000);
     ck_assert_uint_eq(m->threads[1].events[0].begin_ns, 8500);
     ck_assert_uint_eq(m->threads[1].events[0].end_ns, 8800);
-    ck_assert(m->sum.complete);
+}
+END_TEST
+
+START_TEST(rows_of_both_hosts)
+{
     struct opp_agg_opts o = {0};
     struct opp_agg ag;
     ck_assert_int_eq(opp_aggregate(m, &o, &ag), 0);
@@ -75,8 +84,12 @@ START_TEST(two_hosts_known_offset)
     ck_assert_uint_eq(ag.rows[0].count, 2);
     ck_assert_uint_eq(ag.rows[0].cpu_time_total_ns, 1000 + 300);
     opp_agg_free(&ag);
-    opp_model_free(m);
-    /* the same through the command line, a column per host's rank */
+}
+END_TEST
+
+/* The same through the command line, a column per host's rank. */
+START_TEST(command_by_rank)
+{
     char *out, *errs;
     char *argv[] = {"report", a, b, "--by-rank", "--sort", "count", "--format", "json", NULL};
     ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &errs), 0);
@@ -84,8 +97,6 @@ START_TEST(two_hosts_known_offset)
                           "  {\"key\": \"cblas_ddot\", \"values\": [1, 1], \"min\": 1, \"median\": 1, "
                           "\"max\": 1, \"slowest_rank\": 0}\n]}\n");
     free(out), free(errs);
-    tu_rmdir(dir);
-    free(dir), free(a), free(b);
 }
 END_TEST
 
@@ -93,7 +104,11 @@ Suite *suite_merge(void)
 {
     Suite *s = suite_create("merge");
     TCase *tc = tcase_create("hosts");
-    tcase_add_test(tc, two_hosts_known_offset);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, processes_kept_apart);
+    tcase_add_test(tc, times_on_first_trace_clock);
+    tcase_add_test(tc, rows_of_both_hosts);
+    tcase_add_test(tc, command_by_rank);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,13 +9,12 @@
 #include <unistd.h>
 
 #include "aggregate.h"
-#include "buf.h"
 #include "cmds.h"
 #include "fmt.h"
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 /* ---- the trace ----
  * process 0: pid 100, threads 100 "main" and 101 "worker" (5 dropped);
@@ -25,85 +24,55 @@
 
 #define NN ('N' | 'N' << 8)
 
-static void put_process(struct opp_tw *w, uint32_t proc, uint32_t pid, uint32_t ppid,
-                        uint32_t parent, const char *exe, uint32_t argc, const char *const *argv)
-{
-    struct opp_tw_process p = {.proc = proc, .pid = pid, .ppid = ppid, .parent_proc = parent,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_ticks = 100 * proc,
-                               .start_real_ns = 1, .exe = exe, .argc = argc, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(w, &p), 0);
-}
-
 enum { F_DGEMM, F_DGEMM_F77, F_SGEMV, F_DDOT, F_ZGEMM };
 
 static void write_trace(const char *path)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-
-    const char *argv0[] = {"prog", "--n", "3"};
-    put_process(&w, 0, 100, 1, UINT32_MAX, "/usr/bin/prog", 3, argv0);
-    struct opp_func_desc f0[] = {
-        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-        [F_DGEMM_F77] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"},
-        [F_SGEMV] = {OPP_OP_GEMV, OPP_DT_F32, "blas", "cblas_sgemv"},
-        [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
-        [F_ZGEMM] = {OPP_OP_GEMM, OPP_DT_C128, "blas", "cblas_zgemm"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 5, f0), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 100, .ppid = 1, .parent = UINT32_MAX, .start = 0, .real = 1,
+               .exe = "/usr/bin/prog", .argv = {"prog", "--n", "3"});
+    tb_funcs(&b, [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+             [F_DGEMM_F77] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"},
+             [F_SGEMV] = {OPP_OP_GEMV, OPP_DT_F32, "blas", "cblas_sgemv"},
+             [F_DDOT] = {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+             [F_ZGEMM] = {OPP_OP_GEMM, OPP_DT_C128, "blas", "cblas_zgemm"});
     /* labels as a torchrun worker sends them: rank from RANK, a bad number skipped */
-    uint8_t info[256];
-    struct opp_wbuf ib;
-    opp_wbuf_init(&ib, info, sizeof info);
-    opp_put_u32(&ib, 4);
-    const char *kv[] = {"host", "node7", "RANK", "x1", "SLURM_PROCID", "5", "WORLD_SIZE", "8"};
-    for (int i = 0; i < 8; i++)
-        opp_put_str(&ib, kv[i], strlen(kv[i]));
-    ck_assert_int_eq(opp_tw_info(&w, 0, info, (uint32_t)ib.len), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "prog"), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 101, "worker"), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 100, "main"), 0);
+    tb_info(&b, "host", "node7", "RANK", "x1", "SLURM_PROCID", "5", "WORLD_SIZE", "8");
+    tb_thread(&b, 100, "prog");
+    tb_thread(&b, 101, "worker");
+    tb_thread(&b, 100, "main");
     /* In the order the calls ended. */
-    const struct tu_ev t100[] = {
-        {F_DGEMM_F77, 0, 1100, 3900, 1, 4, {300, 100, 200, NN}},
-        {F_DGEMM, 0, 1000, 4000, 0, 4, {300, 100, 200, NN}},
-        {F_DGEMM, 0, 5000, 6000, 0, 4, {300, 100, 200, NN}},
-        {F_DGEMM, 0, 7000, 7500, 0, 4, {10, 10, 10, NN}},
-        {F_SGEMV, 0, 8000, 8200, 0, 3, {50, 40, 'N'}},
-        {F_DDOT, 0, 9000, 9100, 0, 1, {1000}},
-        {F_ZGEMM, 0, 10000, 11900, 0, 4, {2, 3, 4, NN}},
-    };
-    ck_assert_int_eq(tu_put_events(&w, 0, 100, t100, 7), 0);
-    const struct tu_ev t101[] = {{F_DDOT, 0, 2000, 2300, 0, 1, {500}}};
-    ck_assert_int_eq(tu_put_events(&w, 0, 101, t101, 1), 0);
-    ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 3), 0);
+    tb_events(&b, TB_CALL(F_DGEMM_F77, 1100, 3900, 1, 300, 100, 200, NN),
+              TB_CALL(F_DGEMM, 1000, 4000, 0, 300, 100, 200, NN),
+              TB_CALL(F_DGEMM, 5000, 6000, 0, 300, 100, 200, NN),
+              TB_CALL(F_DGEMM, 7000, 7500, 0, 10, 10, 10, NN),
+              TB_CALL(F_SGEMV, 8000, 8200, 0, 50, 40, 'N'),
+              TB_CALL(F_DDOT, 9000, 9100, 0, 1000),
+              TB_CALL(F_ZGEMM, 10000, 11900, 0, 2, 3, 4, NN));
+    tb_thread(&b, 101, NULL);
+    tb_events(&b, TB_CALL(F_DDOT, 2000, 2300, 0, 500));
+    tb_dropped(&b, 3);
 
-    const char *argv1[] = {"child"};
-    put_process(&w, 1, 200, 100, 0, "/usr/bin/child", 1, argv1);
-    struct opp_func_desc f1[] = {{OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"}};
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 1, f1), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 1, 200, "child"), 0);
-    const struct tu_ev t200[] = {{0, 0, 1000, 3000, 0, 4, {64, 64, 64, NN}}};
-    ck_assert_int_eq(tu_put_events(&w, 1, 200, t200, 1), 0);
-    ck_assert_int_eq(opp_tw_dropped(&w, 0, 101, 2), 0);
+    tb_process(&b, .proc = 1, .pid = 200, .ppid = 100, .parent = 0, .start = 100, .real = 1,
+               .exe = "/usr/bin/child", .argv = {"child"});
+    tb_funcs(&b, {OPP_OP_GEMM, OPP_DT_F64, "blas", "dgemm_"});
+    tb_thread(&b, 200, "child");
+    tb_events(&b, TB_CALL(0, 1000, 3000, 0, 64, 64, 64, NN));
+    tb_at(&b, 0, 101);
+    tb_dropped(&b, 2);
 
-    const char *argv2[] = {"other"};
-    put_process(&w, 2, 100, 1, 0, "/usr/bin/other", 1, argv2);
-    struct opp_func_desc f2[] = {{OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
-                                 {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"}};
-    ck_assert_int_eq(opp_tw_funcs(&w, 2, 2, f2), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 2, 100, "other"), 0);
-    const struct tu_ev t2[] = {
-        {0, 0, 20000, 20400, 0, 1, {10}},
-        {1, OPP_EV_OPEN, 21000, 21000, 0, 0, {0}}, /* died inside it */
-    };
-    ck_assert_int_eq(tu_put_events(&w, 2, 100, t2, 2), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 2, OPP_END_LOST, 21500), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 30000), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 1, OPP_END_RUNNING, 31000), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 11, 5, 3), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    tb_process(&b, .proc = 2, .pid = 100, .ppid = 1, .parent = 0, .start = 200, .real = 1,
+               .exe = "/usr/bin/other", .argv = {"other"});
+    tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"},
+             {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 100, "other");
+    tb_events(&b, TB_CALL(0, 20000, 20400, 0, 10),
+              TB_OPEN(1, 21000, 21000, 0)); /* died inside it */
+    tb_process_end(&b, 2, OPP_END_LOST, 21500);
+    tb_process_end(&b, 0, OPP_END_EXITED, 30000);
+    tb_process_end(&b, 1, OPP_END_RUNNING, 31000);
+    tb_end(&b);
 }
 
 static char *dir, *trace;
@@ -131,7 +100,7 @@ static void teardown(void)
 
 /* ---- the model ---- */
 
-START_TEST(model_contents)
+START_TEST(model_counts)
 {
     const struct opp_model *m = model;
     ck_assert_int_eq(m->sum.complete, 1);
@@ -139,7 +108,12 @@ START_TEST(model_contents)
     ck_assert_uint_eq(m->events, 11);
     ck_assert_uint_eq(m->dropped, 5);
     ck_assert_uint_eq(m->open_events, 1);
+}
+END_TEST
 
+START_TEST(model_processes)
+{
+    const struct opp_model *m = model;
     ck_assert_uint_eq(m->nprocs, 3);
     ck_assert_uint_eq(m->procs[0].pid, 100);
     ck_assert_uint_eq(m->procs[0].ppid, 1);
@@ -157,13 +131,24 @@ START_TEST(model_contents)
     ck_assert_uint_eq(m->procs[2].end_how, OPP_END_LOST);
     ck_assert_str_eq(opp_end_how_name(m->procs[2].end_how), "lost");
     ck_assert_str_eq(opp_end_how_name(0), "unknown");
+}
+END_TEST
+
+START_TEST(model_function_tables)
+{
+    const struct opp_model *m = model;
     ck_assert_uint_eq(m->procs[0].nfuncs, 5);
     ck_assert_str_eq(opp_model_str(m, m->procs[0].funcs[F_ZGEMM].name), "cblas_zgemm");
     ck_assert_uint_eq(m->procs[0].funcs[F_ZGEMM].dtype, OPP_DT_C128);
     /* Names are interned across processes. */
     ck_assert_uint_eq(m->procs[1].funcs[0].name, m->procs[0].funcs[F_DGEMM_F77].name);
     ck_assert_uint_eq(m->procs[2].funcs[1].name, m->procs[0].funcs[F_DGEMM].name);
+}
+END_TEST
 
+START_TEST(model_threads)
+{
+    const struct opp_model *m = model;
     /* Threads in order of appearance; the latest name wins. */
     ck_assert_uint_eq(m->nthreads, 4);
     const struct opp_thread *t = m->threads;
@@ -179,7 +164,13 @@ START_TEST(model_contents)
     ck_assert_uint_eq(t[3].tid, 100);
     ck_assert_uint_eq(t[3].proc, 2);
     ck_assert_str_eq(t[3].name, "other");
+}
+END_TEST
 
+START_TEST(model_event_tree)
+{
+    const struct opp_model *m = model;
+    const struct opp_thread *t = m->threads;
     /* Thread 0 in tree order: cblas_dgemm [1000,4000] holds dgemm_. */
     const struct opp_event *e = t[0].events;
     ck_assert_str_eq(opp_model_str(m, e[0].name), "cblas_dgemm");
@@ -195,7 +186,13 @@ START_TEST(model_contents)
     ck_assert_uint_eq(a[3], NN);
     ck_assert_uint_eq(e[6].begin_ns, 10000);
     ck_assert_uint_eq(opp_event_func(m, &t[0], &e[6])->kind, OPP_OP_GEMM);
+}
+END_TEST
 
+START_TEST(model_open_call_ends_with_process)
+{
+    const struct opp_model *m = model;
+    const struct opp_thread *t = m->threads;
     /* The call the process died in ends when the process did. */
     const struct opp_event *open = &t[3].events[1];
     ck_assert_uint_eq(open->flags, OPP_EV_OPEN);
@@ -255,7 +252,15 @@ START_TEST(key_averages)
     ck_assert_uint_eq(a.events, 11);
     ck_assert_uint_eq(a.self_cpu_time_total_ns, 9900);
     ck_assert_uint_eq(a.rows[0].shapes.n, 0);
+    opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(percentages_of_self_cpu_total)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {0};
+    aggregate(&o, &a);
     /* torch: both percentages divide by the Self CPU time total. */
     char buf[OPP_FMT_MAX];
     double total = (double)a.self_cpu_time_total_ns;
@@ -282,7 +287,7 @@ static void check_order(enum opp_sort_key key, const char *const *names, size_t 
     opp_agg_free(&a);
 }
 
-START_TEST(sorting)
+START_TEST(sort_key_names)
 {
     enum opp_sort_key k;
     ck_assert_int_eq(opp_sort_key_parse("cpu_time_total", &k), 0);
@@ -295,7 +300,11 @@ START_TEST(sorting)
     ck_assert_int_eq(k, OPP_SORT_CUDA_TIME_TOTAL);
     ck_assert_int_eq(opp_sort_key_parse("device_time_total", &k), -EINVAL);
     ck_assert_int_eq(opp_sort_key_parse("", &k), -EINVAL);
+}
+END_TEST
 
+START_TEST(sort_orders)
+{
     const char *by_total[] = {"cblas_dgemm", "dgemm_", "cblas_zgemm", "cblas_ddot", "cblas_sgemv"};
     check_order(OPP_SORT_CPU_TIME_TOTAL, by_total, 5);
     /* Ties (three rows of 1 call) by name. */
@@ -359,7 +368,7 @@ START_TEST(group_by_shape)
 }
 END_TEST
 
-START_TEST(filters)
+START_TEST(filter_pid)
 {
     struct opp_agg a;
     /* pid 100: both instances (processes 0 and 2), not the child. */
@@ -383,9 +392,14 @@ START_TEST(filters)
     check_rows(&a, w200, 1);
     ck_assert_uint_eq(a.self_cpu_time_total_ns, 2000);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(filter_tid)
+{
+    struct opp_agg a;
     /* tid 100: thread 100 of both pid-100 instances. */
-    o = (struct opp_agg_opts){.filter_tid = 1, .tid = 100};
+    struct opp_agg_opts o = {.filter_tid = 1, .tid = 100};
     aggregate(&o, &a);
     const struct want_row wt100[] = {
         {"dgemm_", 1, 2800, 2800, 12000000, NULL},
@@ -397,14 +411,24 @@ START_TEST(filters)
     check_rows(&a, wt100, 5);
     ck_assert_uint_eq(a.self_cpu_time_total_ns, 7600);
     opp_agg_free(&a);
+}
+END_TEST
 
-    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 100, .filter_tid = 1, .tid = 101};
+START_TEST(filter_pid_and_tid)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 100, .filter_tid = 1, .tid = 101};
     aggregate(&o, &a);
     const struct want_row w101[] = {{"cblas_ddot", 1, 300, 300, 1000, NULL}};
     check_rows(&a, w101, 1);
     opp_agg_free(&a);
+}
+END_TEST
 
-    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 999};
+START_TEST(filter_unknown_pid)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 999};
     aggregate(&o, &a);
     ck_assert_uint_eq(a.nrows, 0);
     ck_assert_uint_eq(a.events, 0);
@@ -468,12 +492,17 @@ START_TEST(table_shapes_flops)
     ck_assert_str_eq(out, want);
     free(out);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(table_flops_none_leaves_columns_out)
+{
+    char *out;
     /* --flops where no row has any: torch leaves the columns out. */
     struct opp_row r = {.key = "cblas_dscal", .lib = "blas", .count = 1,
                         .self_cpu_time_total_ns = 7600, .cpu_time_total_ns = 7600};
-    a = (struct opp_agg){.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600};
-    oo = (struct opp_out_opts){.flops = 1};
+    struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600};
+    struct opp_out_opts oo = {.flops = 1};
     CAPTURE(out, opp_out_table(f, &a, &oo));
     ck_assert_ptr_null(strstr(out, "FLOP"));
     ck_assert_ptr_nonnull(strstr(out, "# of Calls  \n"));
@@ -502,7 +531,7 @@ START_TEST(table_long_name)
 }
 END_TEST
 
-START_TEST(csv)
+START_TEST(csv_group_by_shape)
 {
     struct opp_agg a;
     struct opp_agg_opts o = {.filter_pid = 1, .pid = 200, .group_by_shape = 1};
@@ -516,9 +545,15 @@ START_TEST(csv)
                           "524288\n");
     free(out);
     opp_agg_free(&a);
+}
+END_TEST
 
-    o = (struct opp_agg_opts){.sort = OPP_SORT_COUNT, .limit = 2};
-    oo = (struct opp_out_opts){0};
+START_TEST(csv_sorted_limited)
+{
+    struct opp_agg a;
+    char *out;
+    struct opp_agg_opts o = {.sort = OPP_SORT_COUNT, .limit = 2};
+    struct opp_out_opts oo = {0};
     aggregate(&o, &a);
     CAPTURE(out, opp_out_csv(f, &a, &oo));
     ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
@@ -530,7 +565,7 @@ START_TEST(csv)
 }
 END_TEST
 
-START_TEST(json)
+START_TEST(json_group_by_shape)
 {
     struct opp_agg a;
     struct opp_agg_opts o = {.group_by_shape = 1, .limit = 4};
@@ -572,10 +607,16 @@ START_TEST(json)
                                       "\"self_cpu_time_total\": 2.000"));
     free(out);
     opp_agg_free(&a);
+}
+END_TEST
 
+START_TEST(json_empty_selection)
+{
+    struct opp_agg a;
+    char *out;
     /* Without grouping there are no input_shapes. */
-    o = (struct opp_agg_opts){.filter_pid = 1, .pid = 999};
-    oo = (struct opp_out_opts){0};
+    struct opp_agg_opts o = {.filter_pid = 1, .pid = 999};
+    struct opp_out_opts oo = {0};
     aggregate(&o, &a);
     CAPTURE(out, opp_out_json(f, "t", model, &a, &oo));
     ck_assert_ptr_nonnull(strstr(out, "\n  \"rows\": [],\n  \"errors\": 0,\n  \"statuses\": []\n}\n"));
@@ -585,7 +626,7 @@ START_TEST(json)
 }
 END_TEST
 
-START_TEST(formats)
+START_TEST(format_times_and_percents)
 {
     char buf[OPP_FMT_MAX];
     ck_assert_str_eq(opp_fmt_time(buf, 0), "0.000us");
@@ -597,7 +638,11 @@ START_TEST(formats)
     ck_assert_str_eq(opp_fmt_time(buf, 1234567890123.0), "1234.568s");
     ck_assert_str_eq(opp_fmt_percent(buf, 1, 3), "33.33%");
     ck_assert_str_eq(opp_fmt_percent(buf, 0, 0), "NaN");
+}
+END_TEST
 
+START_TEST(json_and_csv_escaping)
+{
     char *out;
     size_t len;
     FILE *f = open_memstream(&out, &len);
@@ -631,18 +676,24 @@ static int run_report(char **argv, char **out, char **err)
     return rc;
 }
 
-START_TEST(command)
+/* The trace cut inside its END chunk; its size before. */
+static long cut_trace(void)
 {
-    char *out, *err;
-
-    /* A trace cut inside its END chunk: the report of what was read, and
-     * the warnings. */
     FILE *f = fopen(trace, "r+");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
     long size = ftell(f);
     fclose(f);
     ck_assert_int_eq(truncate(trace, size - 10), 0);
+    return size;
+}
+
+/* A trace cut inside its END chunk: the report of what was read, and the
+ * warnings. */
+START_TEST(command_cut_trace_warns)
+{
+    char *out, *err;
+    long size = cut_trace();
     char *a1[] = {"report", trace, "--sort", "count", "--limit", "1", "--format", "csv", NULL};
     ck_assert_int_eq(run_report(a1, &out, &err), 0);
     ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
@@ -657,7 +708,12 @@ START_TEST(command)
     ck_assert_str_eq(err, want);
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(command_table_only_on_stdout)
+{
+    char *out, *err;
     char *a2[] = {"report", "--pid", "200", trace, "--group-by-shape", NULL};
     ck_assert_int_eq(run_report(a2, &out, &err), 0);
     ck_assert_ptr_nonnull(strstr(out, "      [[64, 64], [64, 64], [64, 64]]  \n"));
@@ -665,14 +721,25 @@ START_TEST(command)
     ck_assert(!strncmp(out, "----------  ", 12)); /* nothing before the table */
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(command_json_of_cut_trace)
+{
+    char *out, *err;
+    cut_trace();
     char *a3[] = {"report", trace, "--format", "json", "--tid", "101", NULL};
     ck_assert_int_eq(run_report(a3, &out, &err), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"complete\": false,\n  \"warning\": \"trace cut at byte"));
     ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cpu_time_total\": 0.300,\n"));
     free(out);
     free(err);
+}
+END_TEST
 
+START_TEST(command_usage_errors)
+{
+    char *out, *err;
     /* Usage errors: exit 2, one line. */
     struct {
         char *argv[6];
@@ -703,10 +770,16 @@ START_TEST(command)
         free(out);
         free(err);
     }
+}
+END_TEST
 
+START_TEST(command_not_a_trace)
+{
+    char *out, *err;
+    char want[512];
     /* Not a trace: exit 1. */
     char *notes = tu_path(dir, "notes");
-    f = fopen(notes, "w");
+    FILE *f = fopen(notes, "w");
     fputs("not a trace\n", f);
     fclose(f);
     char *a4[] = {"report", notes, NULL};
@@ -717,7 +790,12 @@ START_TEST(command)
     free(out);
     free(err);
     free(notes);
+}
+END_TEST
 
+START_TEST(command_help)
+{
+    char *out, *err;
     char *a5[] = {"report", "--help", NULL};
     ck_assert_int_eq(run_report(a5, &out, &err), 0);
     ck_assert(!strncmp(out, "usage: opprof report TRACE", 26));
@@ -732,19 +810,38 @@ Suite *suite_report(void)
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, model_contents);
+    tcase_add_test(tc, model_counts);
+    tcase_add_test(tc, model_processes);
+    tcase_add_test(tc, model_function_tables);
+    tcase_add_test(tc, model_threads);
+    tcase_add_test(tc, model_event_tree);
+    tcase_add_test(tc, model_open_call_ends_with_process);
     tcase_add_test(tc, key_averages);
-    tcase_add_test(tc, sorting);
+    tcase_add_test(tc, percentages_of_self_cpu_total);
+    tcase_add_test(tc, sort_key_names);
+    tcase_add_test(tc, sort_orders);
     tcase_add_test(tc, limit);
     tcase_add_test(tc, group_by_shape);
-    tcase_add_test(tc, filters);
+    tcase_add_test(tc, filter_pid);
+    tcase_add_test(tc, filter_tid);
+    tcase_add_test(tc, filter_pid_and_tid);
+    tcase_add_test(tc, filter_unknown_pid);
     tcase_add_test(tc, table);
     tcase_add_test(tc, table_shapes_flops);
+    tcase_add_test(tc, table_flops_none_leaves_columns_out);
     tcase_add_test(tc, table_long_name);
-    tcase_add_test(tc, csv);
-    tcase_add_test(tc, json);
-    tcase_add_test(tc, formats);
-    tcase_add_test(tc, command);
+    tcase_add_test(tc, csv_group_by_shape);
+    tcase_add_test(tc, csv_sorted_limited);
+    tcase_add_test(tc, json_group_by_shape);
+    tcase_add_test(tc, json_empty_selection);
+    tcase_add_test(tc, format_times_and_percents);
+    tcase_add_test(tc, json_and_csv_escaping);
+    tcase_add_test(tc, command_cut_trace_warns);
+    tcase_add_test(tc, command_table_only_on_stdout);
+    tcase_add_test(tc, command_json_of_cut_trace);
+    tcase_add_test(tc, command_usage_errors);
+    tcase_add_test(tc, command_not_a_trace);
+    tcase_add_test(tc, command_help);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,7 +12,7 @@
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 #define US 1000ull
 #define T0 (5000000000ull) /* the first event, 5 s into the clock */
@@ -23,40 +23,22 @@ enum { F_STEP, F_INNER, F_DGEMM };
 /* "step" [0, 1000 us] holds dgemm [100, 400] and "inner" [500, 900], which
  * holds dgemm [600, 700]; a second "step" [2000, 2600] holds dgemm
  * [2100, 2300]. Self: step 300 + 400, inner 300, dgemm 300 + 100 + 200. */
+#define AT(us) (T0 + (us) * US)
+#define SHAPE 8, 8, 8, NN
 static void write_trace(const char *path)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"p"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .clock = OPP_CLOCK_MONOTONIC, .exe = "p",
-                               .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc fd[] = {
-        [F_STEP] = {OPP_OP_PLAIN, 0, "app", "step"},
-        [F_INNER] = {OPP_OP_PLAIN, 0, "app", "inner"},
-        [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
-    const struct {
-        uint32_t fn;
-        uint64_t b, e;
-        uint32_t depth;
-    } ev[] = {
-        {F_DGEMM, 100, 400, 1}, {F_DGEMM, 600, 700, 2},   {F_INNER, 500, 900, 1},
-        {F_STEP, 0, 1000, 0},   {F_DGEMM, 2100, 2300, 1}, {F_STEP, 2000, 2600, 0},
-    };
-    char mem[4096];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 1, 10, 0);
-    const uint64_t shape[] = {8, 8, 8, NN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
-        ck_assert_int_eq(opp_ev_add(&e, ev[i].fn, 0, T0 + ev[i].b * US, T0 + ev[i].e * US,
-                                    ev[i].depth, ev[i].fn == F_DGEMM ? 4 : 0, shape),
-                         0);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 6, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, [F_STEP] = {OPP_OP_PLAIN, 0, "app", "step"},
+             [F_INNER] = {OPP_OP_PLAIN, 0, "app", "inner"},
+             [F_DGEMM] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_events(&b, TB_CALL(F_DGEMM, AT(100), AT(400), 1, SHAPE),
+              TB_CALL(F_DGEMM, AT(600), AT(700), 2, SHAPE), TB_CALL(F_INNER, AT(500), AT(900), 1),
+              TB_CALL(F_STEP, AT(0), AT(1000), 0), TB_CALL(F_DGEMM, AT(2100), AT(2300), 1, SHAPE),
+              TB_CALL(F_STEP, AT(2000), AT(2600), 0));
+    tb_end(&b);
 }
 
 static char *dir, *trace;
@@ -102,7 +84,7 @@ static void rows_are(const struct opp_agg_opts *o, const struct want *w, size_t 
     opp_agg_free(&a);
 }
 
-START_TEST(group_by_stack)
+START_TEST(group_by_stack_one_frame)
 {
     struct opp_agg_opts o = {.group_by_stack = 1};
     const struct want one[] = {
@@ -112,7 +94,12 @@ START_TEST(group_by_stack)
         {"cblas_dgemm", "inner", 1, 100},
     };
     rows_are(&o, one, 4);
-    o.group_by_stack = 2;
+}
+END_TEST
+
+START_TEST(group_by_stack_two_frames)
+{
+    struct opp_agg_opts o = {.group_by_stack = 2};
     const struct want two[] = {
         {"step", "", 2, 700},
         {"cblas_dgemm", "step", 2, 500},
@@ -120,9 +107,13 @@ START_TEST(group_by_stack)
         {"cblas_dgemm", "step;inner", 1, 100},
     };
     rows_are(&o, two, 4);
+}
+END_TEST
+
+START_TEST(group_by_stack_and_shape_by_count)
+{
     /* with shapes too, and sorted by calls: ties by name, then stack */
-    o.group_by_shape = 1;
-    o.sort = OPP_SORT_COUNT;
+    struct opp_agg_opts o = {.group_by_stack = 2, .group_by_shape = 1, .sort = OPP_SORT_COUNT};
     const struct want by_count[] = {
         {"cblas_dgemm", "step", 2, 500},
         {"step", "", 2, 700},
@@ -130,10 +121,14 @@ START_TEST(group_by_stack)
         {"inner", "step", 1, 300},
     };
     rows_are(&o, by_count, 4);
+}
+END_TEST
 
-    /* the table: a Stack column after the others; CSV and JSON */
+START_TEST(group_by_stack_table_and_csv)
+{
+    /* the table: a Stack column after the others; the CSV's stack field */
     struct opp_agg a;
-    o = (struct opp_agg_opts){.group_by_stack = 2, .limit = 2, .sort = OPP_SORT_COUNT};
+    struct opp_agg_opts o = {.group_by_stack = 2, .limit = 2, .sort = OPP_SORT_COUNT};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     struct opp_out_opts oo = {.group_by_stack = 2};
     char *out;
@@ -153,8 +148,15 @@ START_TEST(group_by_stack)
                           "step,app,2,700.000,1600.000,800.000,,0\n");
     free(out);
     opp_agg_free(&a);
-    o.limit = 0;
-    o.sort = OPP_SORT_SELF_CPU_TIME_TOTAL;
+}
+END_TEST
+
+START_TEST(group_by_stack_json)
+{
+    struct opp_agg a;
+    struct opp_agg_opts o = {.group_by_stack = 2, .sort = OPP_SORT_SELF_CPU_TIME_TOTAL};
+    struct opp_out_opts oo = {.group_by_stack = 2};
+    char *out;
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     CAPTURE(out, opp_out_json(f, "f.trace", m, &a, &oo));
     ck_assert_ptr_nonnull(strstr(out, "{\"key\": \"cblas_dgemm\", \"lib\": \"blas\", \"count\": 1, "
@@ -167,7 +169,7 @@ START_TEST(group_by_stack)
 }
 END_TEST
 
-START_TEST(cpu_memory_keys)
+START_TEST(cpu_memory_sort_keys)
 {
     enum opp_sort_key k;
     ck_assert_int_eq(opp_sort_key_parse("cpu_memory_usage", &k), 0);
@@ -176,12 +178,22 @@ START_TEST(cpu_memory_keys)
     ck_assert_int_eq(k, OPP_SORT_SELF_CPU_MEMORY_USAGE);
     ck_assert_int_ne(opp_sort_key_parse("cpu_memory", &k), 0);
     ck_assert_ptr_nonnull(strstr(opp_sort_key_list(), ", cpu_memory_usage, self_cpu_memory_usage"));
+}
+END_TEST
+
+START_TEST(cpu_memory_rows_by_name)
+{
     /* every row 0: by name */
     struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CPU_MEMORY_USAGE};
     const struct want w[] = {{"cblas_dgemm", NULL, 3, 600}, {"inner", NULL, 1, 300},
                              {"step", NULL, 2, 700}};
     rows_are(&o, w, 3);
-    /* and no memory column appears */
+}
+END_TEST
+
+START_TEST(cpu_memory_no_column)
+{
+    /* no memory column appears */
     char *out, *err;
     char *argv[] = {"report", trace, "--sort", "cpu_memory_usage", NULL};
     ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
@@ -193,7 +205,7 @@ START_TEST(cpu_memory_keys)
 }
 END_TEST
 
-START_TEST(window_and_match)
+START_TEST(time_window)
 {
     ck_assert_uint_eq(opp_model_first_ns(m), T0);
     /* [500 us, 2050 us): inner, the dgemm inside it, the second step */
@@ -201,24 +213,42 @@ START_TEST(window_and_match)
     const struct want w[] = {{"step", NULL, 1, 400}, {"inner", NULL, 1, 300},
                              {"cblas_dgemm", NULL, 1, 100}};
     rows_are(&o, w, 3);
+}
+END_TEST
+
+START_TEST(time_window_end_open)
+{
     /* the end is open: a call beginning at 2000 us is out of [0, 2000) */
-    o.from_ns = 0;
-    o.to_ns = 2000 * US;
+    struct opp_agg_opts o = {.window = 1, .from_ns = 0, .to_ns = 2000 * US};
     const struct want w2[] = {{"cblas_dgemm", NULL, 2, 400}, {"inner", NULL, 1, 300},
                               {"step", NULL, 1, 300}}; /* ties by name */
     rows_are(&o, w2, 3);
+}
+END_TEST
 
+START_TEST(name_match)
+{
     regex_t re;
     ck_assert_int_eq(regcomp(&re, "^(cblas_|inn)", REG_EXTENDED | REG_NOSUB), 0);
-    o = (struct opp_agg_opts){.match = &re};
+    struct opp_agg_opts o = {.match = &re};
     const struct want w3[] = {{"cblas_dgemm", NULL, 3, 600}, {"inner", NULL, 1, 300}};
     rows_are(&o, w3, 2);
     regfree(&re);
+}
+END_TEST
+
+START_TEST(name_match_none)
+{
+    regex_t re;
     ck_assert_int_eq(regcomp(&re, "nothing", REG_EXTENDED | REG_NOSUB), 0);
-    o.match = &re;
+    struct opp_agg_opts o = {.match = &re};
     rows_are(&o, NULL, 0);
     regfree(&re);
+}
+END_TEST
 
+START_TEST(command_window_and_match)
+{
     /* the command: milliseconds, both filters at once */
     char *out, *err;
     char *argv[] = {"report", trace, "--from", "0.5", "--to", "2.05", "--match", "gemm$",
@@ -266,9 +296,19 @@ Suite *suite_report_filters(void)
     Suite *s = suite_create("report_filters");
     TCase *tc = tcase_create("filters");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, group_by_stack);
-    tcase_add_test(tc, cpu_memory_keys);
-    tcase_add_test(tc, window_and_match);
+    tcase_add_test(tc, group_by_stack_one_frame);
+    tcase_add_test(tc, group_by_stack_two_frames);
+    tcase_add_test(tc, group_by_stack_and_shape_by_count);
+    tcase_add_test(tc, group_by_stack_table_and_csv);
+    tcase_add_test(tc, group_by_stack_json);
+    tcase_add_test(tc, cpu_memory_sort_keys);
+    tcase_add_test(tc, cpu_memory_rows_by_name);
+    tcase_add_test(tc, cpu_memory_no_column);
+    tcase_add_test(tc, time_window);
+    tcase_add_test(tc, time_window_end_open);
+    tcase_add_test(tc, name_match);
+    tcase_add_test(tc, name_match_none);
+    tcase_add_test(tc, command_window_and_match);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);
     return s;

@@ -12,18 +12,12 @@
 #include "model.h"
 #include "output.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 enum { F_EXEC, F_SGEMM, F_XNN };
 #define K_ONEDNN (OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME)
 
 static char *dir, *trace;
-
-static void put(struct opp_ev_enc *e, uint32_t fn, uint64_t begin, uint64_t end, uint32_t n,
-                const uint64_t *args)
-{
-    ck_assert_int_eq(opp_ev_add(e, fn, 0, begin, end, 0, n, args), 0);
-}
 
 /* One process, one thread: a convolution (432 FLOPs in 1 us), a relu, a
  * failed execute (status 2: dnnl_invalid_arguments, listed under the
@@ -31,39 +25,24 @@ static void put(struct opp_ev_enc *e, uint32_t fn, uint64_t begin, uint64_t end,
  * an XNNPACK run. */
 static void write_trace(const char *path)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *argv[] = {"app"};
-    struct opp_tw_process p = {.proc = 0, .pid = 10, .ppid = 1, .parent_proc = UINT32_MAX,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_real_ns = 1,
-                               .exe = "/usr/bin/app", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    struct opp_func_desc f[] = {
-        [F_EXEC] = {K_ONEDNN, OPP_DT_F32, "onednn", "dnnl_primitive_execute"},
-        [F_SGEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
-        [F_XNN] = {OPP_OP_PLAIN | OPP_OPK_STATUS, OPP_DT_NONE, "xnnpack", "xnn_run_operator"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(&w, 0, 3, f), 0);
-    ck_assert_int_eq(opp_tw_thread(&w, 0, 10, "app"), 0);
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 0, 10, 0);
-    const uint64_t conv[] = {0, OPP_SUB_CONV, OPP_DT_F32, 3, 4, 1, 2, 4, 4,
-                             4, 3, 2, 3, 3, 4, 1, 3, 2, 2};
-    put(&e, F_EXEC, 1000, 2000, 19, conv);
-    const uint64_t relu[] = {0, OPP_SUB_ELTWISE, OPP_DT_F32, 2, 4, 1, 3, 2, 2, 4, 1, 3, 2, 2};
-    put(&e, F_EXEC, 3000, 3500, 14, relu);
-    const uint64_t failed[] = {2};
-    put(&e, F_EXEC, 4000, 4100, 1, failed);
-    const uint64_t gemm[] = {100, 200, 300, 'N' | 'N' << 8};
-    put(&e, F_SGEMM, 5000, 35000, 4, gemm);
-    const uint64_t xnn[] = {0};
-    put(&e, F_XNN, 40000, 40200, 1, xnn);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    ck_assert_int_eq(opp_tw_process_end(&w, 0, OPP_END_EXITED, 50000), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 5, 0, 0), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(&b, [F_EXEC] = {K_ONEDNN, OPP_DT_F32, "onednn", "dnnl_primitive_execute"},
+             [F_SGEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
+             [F_XNN] = {OPP_OP_PLAIN | OPP_OPK_STATUS, OPP_DT_NONE, "xnnpack", "xnn_run_operator"});
+    tb_thread(&b, 10, "app");
+    tb_events(&b,
+              TB_CALL(F_EXEC, 1000, 2000, 0, 0, OPP_SUB_CONV, OPP_DT_F32, 3, 4, 1, 2, 4, 4, 4, 3,
+                      2, 3, 3, 4, 1, 3, 2, 2),
+              TB_CALL(F_EXEC, 3000, 3500, 0, 0, OPP_SUB_ELTWISE, OPP_DT_F32, 2, 4, 1, 3, 2, 2, 4,
+                      1, 3, 2, 2), /* relu */
+              TB_CALL(F_EXEC, 4000, 4100, 0, 2), /* failed */
+              TB_CALL(F_SGEMM, 5000, 35000, 0, 100, 200, 300, 'N' | 'N' << 8),
+              TB_CALL(F_XNN, 40000, 40200, 0, 0));
+    tb_process_end(&b, 0, OPP_END_EXITED, 50000);
+    tb_end(&b);
 }
 
 static void setup(void)
@@ -89,7 +68,7 @@ static struct opp_model *load(void)
     return m;
 }
 
-START_TEST(filter_by_lib)
+START_TEST(lib_filter_keeps_its_rows)
 {
     struct opp_model *m = load();
     struct opp_agg a;
@@ -106,14 +85,30 @@ START_TEST(filter_by_lib)
         ck_assert_str_eq(a.rows[i].lib, "onednn");
     ck_assert_uint_eq(a.errors, 1); /* the failed execute */
     opp_agg_free(&a);
-    o.lib = "blas";
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(lib_filter_leaves_other_statuses_out)
+{
+    struct opp_model *m = load();
+    struct opp_agg a;
+    struct opp_agg_opts o = {.lib = "blas", .sort = OPP_SORT_COUNT};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 1);
     ck_assert_str_eq(a.rows[0].key, "sgemm_");
     ck_assert_uint_eq(a.errors, 0); /* the failed execute is not listed */
     ck_assert_uint_eq(a.nstatuses, 0);
     opp_agg_free(&a);
-    o.lib = "cublas";
+    opp_model_free(m);
+}
+END_TEST
+
+START_TEST(lib_filter_of_absent_lib)
+{
+    struct opp_model *m = load();
+    struct opp_agg a;
+    struct opp_agg_opts o = {.lib = "cublas", .sort = OPP_SORT_COUNT};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 0);
     ck_assert_uint_eq(a.events, 0);
@@ -131,7 +126,7 @@ static int report(char **argv, char **out)
     return rc;
 }
 
-START_TEST(command_lib_flops)
+START_TEST(command_lib_shapes_flops)
 {
     char *out;
     char *a1[] = {"report", trace, "--lib", "onednn", "--group-by-shape", "--flops",
@@ -168,6 +163,12 @@ START_TEST(command_lib_flops)
         "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
         "--------------------------  ------------  --------------------------  \n");
     free(out);
+}
+END_TEST
+
+START_TEST(command_flops_of_every_lib)
+{
+    char *out;
     /* Every library, by FLOPs: sgemm_ 12 MFLOPs in 30 us. */
     char *a2[] = {"report", trace, "--flops", "--show-lib", "--sort", "flops", "--limit", "2", NULL};
     ck_assert_int_eq(report(a2, &out), 0);
@@ -193,6 +194,12 @@ START_TEST(command_lib_flops)
         "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
         "--------------------------  ------------  --------------------------  \n");
     free(out);
+}
+END_TEST
+
+START_TEST(command_show_lib)
+{
+    char *out;
     /* --show-lib alone: the torch columns, then Lib. */
     char *a3[] = {"report", trace, "--lib", "xnnpack", "--show-lib", NULL};
     ck_assert_int_eq(report(a3, &out), 0);
@@ -312,11 +319,15 @@ Suite *suite_report_lib(void)
     Suite *s = suite_create("report_lib");
     TCase *tc = tcase_create("report_lib");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, filter_by_lib);
-    tcase_add_test(tc, command_lib_flops);
-    tcase_add_test(tc, rate_over_cuda_time);
+    tcase_add_test(tc, lib_filter_keeps_its_rows);
+    tcase_add_test(tc, lib_filter_leaves_other_statuses_out);
+    tcase_add_test(tc, lib_filter_of_absent_lib);
+    tcase_add_test(tc, command_lib_shapes_flops);
+    tcase_add_test(tc, command_flops_of_every_lib);
+    tcase_add_test(tc, command_show_lib);
     tcase_add_test(tc, statuses);
     tcase_add_test(tc, status_names);
+    tcase_add_test(tc, rate_over_cuda_time);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,7 +13,7 @@
 #include "model.h"
 #include "symbolize.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 __attribute__((noinline)) int opp_test_stack_marker(int x);
 __attribute__((noinline)) int opp_test_stack_marker(int x)
@@ -29,25 +29,13 @@ static int first_bias(struct dl_phdr_info *info, size_t size, void *ctx)
     return 1; /* the program is first */
 }
 
-static void header(struct opp_tw *w, const char *path)
+static void header(struct tb *b, const char *path)
 {
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(w, path, err, sizeof err), 0);
-    const char *argv[] = {"app"};
-    struct opp_tw_process p = {.proc = 0, .pid = 10, .ppid = 1, .parent_proc = UINT32_MAX,
-                               .clock = OPP_CLOCK_MONOTONIC, .start_real_ns = 1,
-                               .exe = "/usr/bin/app", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(w, &p), 0);
-    struct opp_func_desc f[] = {{OPP_OP_PLAIN, OPP_DT_NONE, "blas", "f0"},
-                                {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "f1"}};
-    ck_assert_int_eq(opp_tw_funcs(w, 0, 2, f), 0);
-    ck_assert_int_eq(opp_tw_thread(w, 0, 10, "app"), 0);
-}
-
-static void finish(struct opp_tw *w, uint64_t events)
-{
-    ck_assert_int_eq(opp_tw_end(w, events, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(w), 0);
+    tb_open(b, path);
+    tb_process(b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(b, {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "f0"}, {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "f1"});
+    tb_thread(b, 10, "app");
 }
 
 static const struct opp_event *ev(const struct opp_model *m, size_t i)
@@ -57,76 +45,26 @@ static const struct opp_event *ev(const struct opp_model *m, size_t i)
     return &m->threads[0].events[i];
 }
 
-START_TEST(stack_flag_round_trip)
+/* SAME compares the stack too: a repeat with the same stack is 5 bytes,
+ * one with another stack a whole event. */
+START_TEST(stack_part_of_same)
 {
     char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
-    struct opp_tw w;
-    header(&w, path);
-    /* the module (this binary) and two stacks */
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = 0;
-    uint64_t bias = 0;
-    dl_iterate_phdr(first_bias, &bias);
-    uint8_t buf[16384];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, buf, sizeof buf);
-    opp_put_u32(&b, 3);
-    struct opp_gpu_rec s = {.type = OPP_GPU_STRING, .nfields = 1, .str = exe, .slen = (uint32_t)n};
-    s.f[0] = OPP_STR_PRELOAD;
-    ck_assert_int_eq(opp_gpu_put(&b, &s), 0);
-    struct opp_gpu_rec md = {.type = OPP_GPU_MODULE, .nfields = OPP_GF_MD_COUNT};
-    md.f[OPP_GF_MD_BIAS] = bias;
-    md.f[OPP_GF_MD_START] = bias;
-    md.f[OPP_GF_MD_END] = (uint64_t)(uintptr_t)opp_test_stack_marker + 0x1000000;
-    md.f[OPP_GF_MD_PATH] = OPP_STR_PRELOAD;
-    ck_assert_int_eq(opp_gpu_put(&b, &md), 0);
-    /* stack 5: a return address inside the marker, then one in no module */
-    struct opp_gpu_rec st = {.type = OPP_GPU_STACK, .nfields = 3};
-    st.f[0] = 5;
-    st.f[1] = (uint64_t)(uintptr_t)opp_test_stack_marker + 1;
-    st.f[2] = 0x10;
-    ck_assert_int_eq(opp_gpu_put(&b, &st), 0);
-    ck_assert_int_eq(opp_tw_gpu(&w, 0, buf, (uint32_t)b.len), 0);
-
-    char mem[8192];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 0, 10, 0);
+    struct tb b;
+    header(&b, path);
+    struct opp_ev_enc *e = tb_enc(&b, 0);
     const uint64_t a[] = {7};
-    ck_assert_int_eq(opp_ev_add_stack(&e, 1, 0, 1000, 2000, 0, 1, a, 5), 0);
-    size_t before = e.w.len;
-    ck_assert_int_eq(opp_ev_add_stack(&e, 1, 0, 3000, 4000, 0, 1, a, 5), 0);
-    ck_assert_uint_eq(e.w.len - before, 5); /* SAME: head, end delta (2 bytes), duration (2) */
-    before = e.w.len;
-    ck_assert_int_eq(opp_ev_add_stack(&e, 1, 0, 5000, 6000, 0, 1, a, 6), 0);
-    ck_assert_uint_eq(e.w.len - before, 9); /* another stack: not SAME */
-    ck_assert_int_eq(opp_ev_add_stack(&e, 1, 0, 7000, 8000, 0, 0, NULL, 0), 0);
-    ck_assert_int_eq(opp_ev_add_stack(&e, 0, 0, 9000, 10000, 0, 0, NULL, 300), 0);
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    finish(&w, 5);
-
-    struct opp_model *m = tu_load(path);
-    ck_assert_ptr_nonnull(m);
-    ck_assert_uint_eq(m->threads[0].nevents, 5);
-    const uint32_t want_stack[] = {5, 5, 6, 0, 300};
-    const char *want_name[] = {"f1", "f1", "f1", "f1", "f0"};
-    const unsigned want_nargs[] = {1, 1, 1, 0, 0};
-    for (size_t i = 0; i < 5; i++) {
-        ck_assert_uint_eq(ev(m, i)->stack, want_stack[i]);
-        ck_assert_str_eq(opp_model_str(m, ev(m, i)->name), want_name[i]);
-        ck_assert_uint_eq(ev(m, i)->nargs, want_nargs[i]);
-        if (want_nargs[i])
-            ck_assert_uint_eq(m->threads[0].args[ev(m, i)->args], 7);
-    }
-    const char *fr[4];
-    ck_assert_int_eq(opp_code_frames(m->code, 0, 5, fr, 4), 2);
-    ck_assert_str_eq(fr[0], "opp_test_stack_marker");
-    ck_assert_str_eq(fr[1], "0x10");
-    ck_assert_int_eq(opp_code_frames(m->code, 0, 5, fr, 1), 1); /* at most max */
-    ck_assert_int_eq(opp_code_frames(m->code, 0, 6, fr, 4), 0); /* no STACK record */
-    ck_assert_int_eq(opp_code_frames(m->code, 0, 0, fr, 4), 0);
-    opp_model_free(m);
+    ck_assert_int_eq(opp_ev_add_stack(e, 1, 0, 1000, 2000, 0, 1, a, 5), 0);
+    size_t before = e->w.len;
+    ck_assert_int_eq(opp_ev_add_stack(e, 1, 0, 3000, 4000, 0, 1, a, 5), 0);
+    ck_assert_uint_eq(e->w.len - before, 5); /* SAME: head, end delta (2 bytes), duration (2) */
+    before = e->w.len;
+    ck_assert_int_eq(opp_ev_add_stack(e, 1, 0, 5000, 6000, 0, 1, a, 6), 0);
+    ck_assert_uint_eq(e->w.len - before, 9); /* another stack: not SAME */
+    ck_assert_int_eq(opp_ev_add_stack(e, 1, 0, 7000, 8000, 0, 0, NULL, 0), 0);
+    ck_assert_int_eq(opp_ev_add_stack(e, 0, 0, 9000, 10000, 0, 0, NULL, 300), 0);
+    tb_enc_write(&b);
+    tb_end(&b);
     tu_rmdir(dir);
     free(dir), free(path);
 }
@@ -137,18 +75,16 @@ END_TEST
 START_TEST(stack_v2_file_reads_three_bits)
 {
     char *dir = tu_tmpdir(), *path = tu_path(dir, "t.trace");
-    struct opp_tw w;
-    header(&w, path);
-    char mem[256];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 0, 10, 0);
+    struct tb b;
+    header(&b, path);
+    struct opp_ev_enc *e = tb_enc(&b, 0);
     const uint64_t v[] = {1u << 3 | OPP_EV_ARGS, 2000, 1000, 0, 1, 42, /* f1(42) */
                           0u << 3, 2000, 500, 0};                       /* f0() */
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        opp_put_varint(&e.w, v[i]);
-    e.count = 2;
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    finish(&w, 2);
+        opp_put_varint(&e->w, v[i]);
+    e->count = 2;
+    tb_enc_write(&b);
+    tb_end(&b);
     FILE *f = fopen(path, "r+b");
     ck_assert_ptr_nonnull(f);
     uint32_t two = 2;
@@ -175,12 +111,85 @@ START_TEST(stack_v2_file_reads_three_bits)
 }
 END_TEST
 
+/* The module (this binary), stack 5 (a return address inside the marker,
+ * then one in no module), and f1(7) three times with stacks 5, 5 and 6, f1()
+ * without one, f0() with stack 300 (no STACK record). */
+static char *dir;
+static struct opp_model *m;
+
+static void setup(void)
+{
+    dir = tu_tmpdir();
+    char *path = tu_path(dir, "t.trace");
+    struct tb b;
+    header(&b, path);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = 0;
+    uint64_t bias = 0;
+    dl_iterate_phdr(first_bias, &bias);
+    tb_string(&b, OPP_STR_PRELOAD, exe);
+    tb_module(&b, bias, bias, (uint64_t)(uintptr_t)opp_test_stack_marker + 0x1000000,
+              OPP_STR_PRELOAD);
+    tb_stack(&b, 5, (uint64_t)(uintptr_t)opp_test_stack_marker + 1, 0x10);
+    tb_events(&b, {1, 1000, 2000, 0, .stack = 5, .nargs = 1, .args = {7}},
+              {1, 3000, 4000, 0, .stack = 5, .nargs = 1, .args = {7}},
+              {1, 5000, 6000, 0, .stack = 6, .nargs = 1, .args = {7}}, TB_CALL(1, 7000, 8000, 0),
+              {0, 9000, 10000, 0, .stack = 300});
+    tb_end(&b);
+    m = tu_load(path);
+    ck_assert_ptr_nonnull(m);
+    free(path);
+}
+
+static void teardown(void)
+{
+    opp_model_free(m);
+    m = NULL;
+    tu_rmdir(dir);
+    free(dir);
+}
+
+START_TEST(stack_ids_read_back)
+{
+    ck_assert_uint_eq(m->threads[0].nevents, 5);
+    const uint32_t want_stack[] = {5, 5, 6, 0, 300};
+    const char *want_name[] = {"f1", "f1", "f1", "f1", "f0"};
+    const unsigned want_nargs[] = {1, 1, 1, 0, 0};
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_uint_eq(ev(m, i)->stack, want_stack[i]);
+        ck_assert_str_eq(opp_model_str(m, ev(m, i)->name), want_name[i]);
+        ck_assert_uint_eq(ev(m, i)->nargs, want_nargs[i]);
+        if (want_nargs[i])
+            ck_assert_uint_eq(m->threads[0].args[ev(m, i)->args], 7);
+    }
+}
+END_TEST
+
+START_TEST(stack_frames_symbolized)
+{
+    const char *fr[4];
+    ck_assert_int_eq(opp_code_frames(m->code, 0, 5, fr, 4), 2);
+    ck_assert_str_eq(fr[0], "opp_test_stack_marker");
+    ck_assert_str_eq(fr[1], "0x10");
+    ck_assert_int_eq(opp_code_frames(m->code, 0, 5, fr, 1), 1); /* at most max */
+    ck_assert_int_eq(opp_code_frames(m->code, 0, 6, fr, 4), 0); /* no STACK record */
+    ck_assert_int_eq(opp_code_frames(m->code, 0, 0, fr, 4), 0);
+}
+END_TEST
+
 Suite *suite_stacks(void)
 {
     Suite *s = suite_create("stacks");
     TCase *tc = tcase_create("format");
-    tcase_add_test(tc, stack_flag_round_trip);
+    tcase_add_test(tc, stack_part_of_same);
     tcase_add_test(tc, stack_v2_file_reads_three_bits);
     suite_add_tcase(s, tc);
+    TCase *read = tcase_create("read");
+    tcase_add_checked_fixture(read, setup, teardown);
+    tcase_add_test(read, stack_ids_read_back);
+    tcase_add_test(read, stack_frames_symbolized);
+    suite_add_tcase(s, read);
     return s;
 }

@@ -10,7 +10,7 @@
 #include "model.h"
 #include "summary.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 enum { F_STEP, F_CONV, F_GEMM, F_LAUNCH, NF };
 
@@ -29,29 +29,27 @@ static void teardown(void)
     free(path);
 }
 
-static void begin(struct opp_tw *w, struct opp_sum *s)
+static const struct opp_func_desc FUNCS[NF] = {
+    [F_STEP] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "step"},
+    [F_CONV] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "conv"},
+    [F_GEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
+    [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+};
+
+static void begin(struct tb *b, struct opp_sum *s)
 {
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(w, path, err, sizeof err), 0);
-    const char *argv[] = {"train"};
-    struct opp_tw_process p = {.proc = 1, .pid = 10, .ppid = 1, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_real_ns = 1, .exe = "/bin/train", .argc = 1, .argv = argv};
-    ck_assert_int_eq(opp_tw_process(w, &p), 0);
-    struct opp_func_desc f[NF] = {
-        [F_STEP] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "step"},
-        [F_CONV] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "conv"},
-        [F_GEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
-        [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
-    };
-    ck_assert_int_eq(opp_tw_funcs(w, 1, NF, f), 0);
-    ck_assert_int_eq(opp_sum_proc(s, 1, NF, f), 0);
+    tb_open(b, path);
+    tb_process(b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
+               .argv = {"train"});
+    tb_put_funcs(b, FUNCS, NF);
+    ck_assert_int_eq(opp_sum_proc(s, 1, NF, FUNCS), 0);
 }
 
-static struct opp_model *finish(struct opp_tw *w, struct opp_sum *s)
+/* The summary's chunks, then the END chunk; the trace loaded. */
+static struct opp_model *finish(struct tb *b, struct opp_sum *s)
 {
-    ck_assert_int_eq(opp_sum_write(s, 1, w), 0);
-    ck_assert_int_eq(opp_tw_end(w, 0, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(w), 0);
+    ck_assert_int_eq(opp_sum_write(s, 1, &b->w), 0);
+    tb_end(b);
     char err[512];
     struct opp_model *m = opp_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
@@ -81,8 +79,8 @@ START_TEST(loop_of_steps)
 {
     struct opp_sum *s = opp_sum_new(1000);
     ck_assert_ptr_nonnull(s);
-    struct opp_tw w;
-    begin(&w, s);
+    struct tb b;
+    begin(&b, s);
     uint64_t g64[4] = {64, 64, 64, 'N' | 'N' << 8}, g32[4] = {32, 32, 32, 'N' | 'N' << 8};
     struct opp_sum_stats st;
     for (uint64_t k = 0, t = 0; k < 1000; k++, t += 100) {
@@ -100,7 +98,7 @@ START_TEST(loop_of_steps)
     ck_assert_uint_eq(st.nodes, 5); /* step, conv, conv>sgemm, sgemm 64, sgemm 32 */
     ck_assert_uint_eq(st.calls, 5000);
     ck_assert_uint_eq(st.dropped, 0);
-    struct opp_model *m = finish(&w, s);
+    struct opp_model *m = finish(&b, s);
     opp_sum_free(s);
     ck_assert(m->summary);
     ck_assert_uint_eq(m->nthreads, 1);
@@ -129,8 +127,8 @@ END_TEST
 START_TEST(gpu_after_merge)
 {
     struct opp_sum *s = opp_sum_new(1000);
-    struct opp_tw w;
-    begin(&w, s);
+    struct tb b;
+    begin(&b, s);
     for (uint64_t k = 0; k < 3; k++) {
         uint64_t api[3] = {0, 100 + k, 211}; /* status, correlation id, cbid */
         uint64_t t = k * 100;
@@ -138,23 +136,17 @@ START_TEST(gpu_after_merge)
         ck_assert_int_eq(opp_sum_call(s, 1, 7, F_STEP, 0, t, t + 10, 0, NULL, 0), 0);
     }
     for (uint64_t k = 0; k < 3; k++) {
-        struct opp_gpu_rec g = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
-        g.f[OPP_GF_START] = 1000;
-        g.f[OPP_GF_END] = 1000 + 7 * (k + 1);
-        g.f[OPP_GF_CORRELATION] = 100 + k;
-        g.f[OPP_GF_K_NAME] = 1;
+        struct opp_gpu_rec g =
+            TB_KERNEL(.start = 1000, .end = 1000 + 7 * (k + 1), .corr = 100 + k, .name = 1);
         ck_assert_int_eq(opp_sum_gpu(s, 1, &g), 1);
     }
-    struct opp_gpu_rec lost = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
-    lost.f[OPP_GF_END] = 5;
-    lost.f[OPP_GF_CORRELATION] = 999;
-    lost.f[OPP_GF_K_NAME] = 1;
+    struct opp_gpu_rec lost = TB_KERNEL(.end = 5, .corr = 999, .name = 1);
     ck_assert_int_eq(opp_sum_gpu(s, 1, &lost), 1);
     struct opp_sum_stats st;
     opp_sum_stats(s, &st);
     ck_assert_uint_eq(st.unattached, 1);
     ck_assert_uint_eq(st.nodes, 2);
-    struct opp_model *m = finish(&w, s);
+    struct opp_model *m = finish(&b, s);
     opp_sum_free(s);
     size_t i;
     node(m, "cudaLaunchKernel", "step", &i);
@@ -176,8 +168,8 @@ END_TEST
 START_TEST(bounded_nodes)
 {
     struct opp_sum *s = opp_sum_new(2);
-    struct opp_tw w;
-    begin(&w, s);
+    struct tb b;
+    begin(&b, s);
     uint64_t g[4] = {8, 8, 8, 'N' | 'N' << 8};
     for (uint64_t k = 0; k < 10; k++) {
         g[0] = 8 + k; /* a new shape each time: a new call path */
@@ -188,7 +180,7 @@ START_TEST(bounded_nodes)
     opp_sum_stats(s, &st);
     ck_assert_uint_eq(st.nodes, 2);
     ck_assert_uint_eq(st.dropped, 9);
-    struct opp_model *m = finish(&w, s);
+    struct opp_model *m = finish(&b, s);
     opp_sum_free(s);
     size_t i;
     node(m, "conv", "", &i);
@@ -203,8 +195,8 @@ END_TEST
 START_TEST(damaged_chunk)
 {
     struct opp_sum *s = opp_sum_new(10);
-    struct opp_tw w;
-    begin(&w, s);
+    struct tb b;
+    begin(&b, s);
     uint8_t p[16 + 64] = {0};
     uint32_t v[4] = {1, 1, 1, 0};
     memcpy(p, v, 16);
@@ -212,9 +204,8 @@ START_TEST(damaged_chunk)
     memcpy(p + 16, n, 16);
     uint64_t c = 1;
     memcpy(p + 32, &c, 8);
-    ck_assert_int_eq(opp_tw_chunk(&w, OPP_CHUNK_SUMMARY, p, sizeof p), 0);
-    ck_assert_int_eq(opp_tw_end(&w, 0, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    tb_chunk(&b, OPP_CHUNK_SUMMARY, p, sizeof p);
+    tb_end(&b);
     opp_sum_free(s);
     char err[512];
     struct opp_model *m = opp_model_load(path, err, sizeof err);

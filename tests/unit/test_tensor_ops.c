@@ -53,7 +53,7 @@ START_TEST(deconvolution)
 }
 END_TEST
 
-START_TEST(inner_product_and_matmul)
+START_TEST(inner_product)
 {
     const uint64_t ip[] = {0, OPP_SUB_INNER_PRODUCT, OPP_DT_F32, 3, 2, 3, 7, 2, 5, 7, 2, 3, 5};
     shapes_are(ip, sizeof ip / sizeof ip[0], "[[3, 7], [5, 7], [3, 5]]");
@@ -62,19 +62,29 @@ START_TEST(inner_product_and_matmul)
     const uint64_t ip4[] = {0, OPP_SUB_INNER_PRODUCT, 0, 3, 4, 2, 3, 4, 4,
                             4, 10, 3, 4, 4, 2, 2, 10};
     ck_assert_uint_eq(flops(ip4, sizeof ip4 / sizeof ip4[0]), 2ull * 2 * 10 * 3 * 4 * 4);
+}
+END_TEST
+
+START_TEST(matmul)
+{
     const uint64_t mm[] = {0, OPP_SUB_MATMUL, OPP_DT_F32, 3, 3, 2, 3, 4, 3, 2, 4, 5, 3, 2, 3, 5};
     shapes_are(mm, sizeof mm / sizeof mm[0], "[[2, 3, 4], [2, 4, 5], [2, 3, 5]]");
     ck_assert_uint_eq(flops(mm, sizeof mm / sizeof mm[0]), 2ull * 2 * 3 * 5 * 4);
 }
 END_TEST
 
-START_TEST(failed_and_plain)
+START_TEST(failed_call_status_only)
 {
     /* A failed call records its status alone: no shapes, no FLOPs. */
     const uint64_t bad[] = {2};
     shapes_are(bad, 1, "[]");
     ck_assert_uint_eq(flops(bad, 1), 0);
     ck_assert_int_eq(opp_op_status(K_SN, bad, 1), 2);
+}
+END_TEST
+
+START_TEST(eltwise_no_flops)
+{
     /* eltwise and reorder: src, dst; no FLOPs counted */
     const uint64_t relu[] = {0, OPP_SUB_ELTWISE, OPP_DT_F32, 2, 2, 4, 5, 2, 4, 5};
     shapes_are(relu, sizeof relu / sizeof relu[0], "[[4, 5], [4, 5]]");
@@ -89,8 +99,10 @@ Suite *suite_tensor_ops(void)
     tcase_add_test(tc, convolution);
     tcase_add_test(tc, grouped_convolution);
     tcase_add_test(tc, deconvolution);
-    tcase_add_test(tc, inner_product_and_matmul);
-    tcase_add_test(tc, failed_and_plain);
+    tcase_add_test(tc, inner_product);
+    tcase_add_test(tc, matmul);
+    tcase_add_test(tc, failed_call_status_only);
+    tcase_add_test(tc, eltwise_no_flops);
     suite_add_tcase(s, tc);
     return s;
 }
