@@ -16,10 +16,10 @@
 
 #include "analysis/codetree.h"
 #include "analysis/model.h"
+#include "analysis/step_times.h"
 #include "exports/export.h"
 #include "tool/cli.h"
 #include "tool/cmds.h"
-#include "views/steps.h"
 
 #define PREFIX "opprof export: "
 

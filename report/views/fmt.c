@@ -74,6 +74,11 @@ static int utf8_len(const unsigned char *s)
     return n;
 }
 
+void opp_put_us(FILE *f, double ns)
+{
+    fprintf(f, "%.3f", opp_ns_to_us(ns));
+}
+
 void opp_json_str(FILE *f, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;

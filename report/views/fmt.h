@@ -27,6 +27,9 @@ const char *opp_fmt_memory(char buf[OPP_FMT_MAX], int64_t bytes);
 /* torch's _format_time_share: "12.34%" of total; "NaN" when total is 0. */
 const char *opp_fmt_percent(char buf[OPP_FMT_MAX], double part, double total);
 
+/* ns as microseconds, "%.3f" (the CSV and JSON numbers). */
+void opp_put_us(FILE *f, double ns);
+
 /* s as a JSON string, quotes included: '"' and '\' escaped, control
  * characters as \u00XX, bytes that are not valid UTF-8 as \ufffd. */
 void opp_json_str(FILE *f, const char *s);

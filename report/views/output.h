@@ -1,6 +1,6 @@
-/* The outputs of `opprof report`: torch's key_averages().table(), CSV and
- * JSON, each written to a stream from an aggregate (aggregate.h), and the
- * GPU view (gpu_stats.h). */
+/* The outputs of `opprof report`: torch's key_averages().table() (table.c),
+ * CSV (csv.c) and JSON (json.c), each written to a stream from an aggregate
+ * (aggregate.h), and the GPU view (gpu_view.c, from gpu_stats.h). */
 #ifndef OPP_OUTPUT_H
 #define OPP_OUTPUT_H
 

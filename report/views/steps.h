@@ -1,59 +1,16 @@
-/* Steps and latency (`opprof report --step NAME`): a recurring operator as
- * the step boundary, per-step wall, CPU and GPU time and their
- * distribution. Answers "what is my inference time" with no code change. */
+/* The step view of `opprof report --step NAME` (steps.c), with the steps
+ * it shows (analysis/step_times.h). */
 #ifndef OPP_STEPS_H
 #define OPP_STEPS_H
 
 #include <stdio.h>
 
-#include "analysis/aggregate.h"
-#include "analysis/model.h"
-
-struct opp_step {
-    uint64_t begin_ns, end_ns; /* wall = end - begin */
-    uint64_t cpu_ns;           /* time inside intercepted calls within the step */
-    uint64_t gpu_ns;           /* device time of the GPU work they caused */
-    uint32_t thread;           /* index in model->threads */
-};
-
-struct opp_steps {
-    int ranges;             /* the steps are the named operator's own calls (NVTX
-                               ranges); else the intervals between its calls */
-    struct opp_step *steps; /* by thread, then time */
-    size_t n;
-};
-
-/* Find the steps of name in the threads o selects. A range (NVTX) is a
- * step by itself: CPU = its CPU total minus its self time (the time inside
- * calls we intercepted), GPU = its CUDA total. Any other operator marks
- * boundaries: a step runs from the end of one call to the end of the next
- * on the same thread, and holds the calls that begin in it (their CPU and
- * CUDA totals; the boundary call itself included). 0 (n may be 0) or
- * -ENOMEM. */
-int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const char *name,
-                   struct opp_steps *out);
-void opp_steps_free(struct opp_steps *s);
-
-struct opp_dist {
-    uint64_t count, mean, p50, p90, p99, max; /* ns; nearest-rank percentiles */
-};
-/* The distribution of v[0..n) (v is sorted in place). */
-void opp_dist_of(uint64_t *v, size_t n, struct opp_dist *d);
+#include "analysis/step_times.h"
 
 /* Table: count, mean, p50, p90, p99, max of wall, CPU and GPU time (GPU
  * only when some step has GPU time). JSON: {"step", "kind", "count",
  * "wall_us", "cpu_us", "gpu_us" (per-step series), "wall", "cpu", "gpu"
  * ({count, mean, p50, p90, p99, max} in us)}. 0, -EIO or -ENOMEM. */
 int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json);
-
-/* The windows a schedule recorded (OPPROF_SCHEDULE): runs of consecutive
- * ProfilerStep#N numbers, in step order, each from the first step's begin
- * to the last step's end (over every process). */
-struct opp_window {
-    uint64_t first_step, last_step;
-    uint64_t begin_ns, end_ns;
-};
-/* 0 (n may be 0) or -ENOMEM; *out malloc'd. */
-int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
 
 #endif
