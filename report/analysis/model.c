@@ -11,7 +11,7 @@
 
 #include "analysis/loader.h"
 #include "analysis/symbolize.h"
-#include "analysis/tree.h"
+#include "analysis/thread_tree.h"
 
 int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz)
 {

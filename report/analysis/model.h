@@ -1,5 +1,5 @@
 /* A whole trace loaded into memory: processes, threads, function tables and
- * every event, with each thread's call tree built (tree.h). The base of every
+ * every event, with each thread's call tree built (thread_tree.h). The base of every
  * report and export. */
 #ifndef OPP_MODEL_H
 #define OPP_MODEL_H
@@ -14,7 +14,7 @@
 /* One call. 48 bytes; its argument values live in the thread's args array. */
 struct opp_event {
     uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC */
-    uint64_t self_ns;          /* own duration minus direct children's (tree.h) */
+    uint64_t self_ns;          /* own duration minus direct children's (thread_tree.h) */
     uint32_t parent;           /* index in the same thread's events, or OPP_NO_PARENT */
     uint32_t name;             /* string id of the entry point's name */
     uint32_t fn;               /* index in the process's function table */
@@ -69,7 +69,7 @@ struct opp_thread {
     uint32_t tid;
     char *name;       /* the latest name the trace gave it, "" if none */
     uint64_t dropped; /* records it could not hand over */
-    struct opp_event *events; /* in tree order once loaded (tree.h) */
+    struct opp_event *events; /* in tree order once loaded (thread_tree.h) */
     size_t nevents, cap;
     uint64_t *args;
     size_t nargs, args_cap;

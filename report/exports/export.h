@@ -28,7 +28,7 @@ int opp_export_chrome(const char *const *traces, size_t ntraces, const struct op
 /* Folded stacks like torch's export_stacks: per call path (outermost
  * first, ';'-joined) its summed self time, integer us, paths under 1 us
  * left out. cuda: self CUDA time instead of self CPU time. 0 or -1. */
-#include "analysis/calltree.h"
+#include "analysis/callpath_tree.h"
 int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
                       FILE *out);
 

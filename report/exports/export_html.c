@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analysis/aggregate.h"
-#include "analysis/calltree.h"
+#include "analysis/callpath_tree.h"
 #include "analysis/gpu_stats.h"
 #include "views/fmt.h"
 #include "views/output.h"

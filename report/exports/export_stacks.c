@@ -1,5 +1,5 @@
 /* Folded stacks (torch's export_stacks) and a self-contained SVG flame
- * graph, from the merged call-path tree (calltree.h). */
+ * graph, from the merged call-path tree (callpath_tree.h). */
 #include "exports/export.h"
 
 #include <inttypes.h>

@@ -14,7 +14,7 @@
 #include <zlib.h>
 #endif
 
-#include "analysis/codetree.h"
+#include "analysis/codestack_tree.h"
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 #include "exports/export.h"

@@ -1,4 +1,4 @@
-/* `opprof report --tree`: the merged operator hierarchy (calltree.h),
+/* `opprof report --tree`: the merged operator hierarchy (callpath_tree.h),
  * indented, children by CPU total descending, with calls, self/total CPU
  * time and share, and the CUDA columns when the trace has GPU work. */
 #include "views/tree_view.h"

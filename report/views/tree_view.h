@@ -1,10 +1,11 @@
-/* The tree view of `opprof report --tree` (tree_view.c). */
+/* The tree view of `opprof report --tree` (tree_view.c): a call-path tree
+ * (analysis/callpath_tree.h) as indented text. */
 #ifndef OPP_TREE_VIEW_H
 #define OPP_TREE_VIEW_H
 
 #include <stdio.h>
 
-#include "analysis/calltree.h"
+#include "analysis/callpath_tree.h"
 
 struct opp_tree_opts {
     uint32_t max_depth;   /* levels shown; 0 = all */

@@ -1,6 +1,6 @@
-/* The merged call-path tree (see calltree.h): one hash lookup per event,
+/* The merged call-path tree (see callpath_tree.h): one hash lookup per event,
  * keyed by (parent node, name). */
-#include "analysis/calltree.h"
+#include "analysis/callpath_tree.h"
 
 #include <errno.h>
 #include <stdlib.h>

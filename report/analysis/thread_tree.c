@@ -1,8 +1,8 @@
-/* Call trees of one thread's events (see tree.h). */
+/* Call trees of one thread's events (see thread_tree.h). */
 #ifndef _GNU_SOURCE /* qsort_r */
 #define _GNU_SOURCE
 #endif
-#include "analysis/tree.h"
+#include "analysis/thread_tree.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* The code-frame tree (codetree.h). */
-#include "analysis/codetree.h"
+/* The code-frame tree (codestack_tree.h). */
+#include "analysis/codestack_tree.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,12 +1,13 @@
-/* The code-frame tree of a trace recorded with OPPROF_STACKS: each event
+/* The code-frame tree of a trace recorded with OPPROF_STACKS (the program's
+ * functions, where callpath_tree.h has the operators): each event
  * with a code stack contributes its self time (and self CUDA time) at the
  * path of its symbolized frames, outermost first, then the operator's name
  * as the leaf (torch's export_stacks with Python frames); equal paths
  * merge. Node names index the tree's own string table (names). */
-#ifndef OPP_CODETREE_H
-#define OPP_CODETREE_H
+#ifndef OPP_CODESTACK_TREE_H
+#define OPP_CODESTACK_TREE_H
 
-#include "analysis/calltree.h"
+#include "analysis/callpath_tree.h"
 
 struct opp_codetree {
     struct opp_calltree ct;
