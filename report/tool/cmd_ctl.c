@@ -3,7 +3,6 @@
  * thread's ring (common/ring.h, paused). */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,25 +10,12 @@
 #include <unistd.h>
 
 #include "proto.h"
-#include "tool/cli.h"
 #include "tool/cmds.h"
+#include "tool/options.h"
 #include "util.h"
 
 #define PREFIX "opprof ctl: "
 
-static void usage(FILE *f)
-{
-    fputs("usage: opprof ctl start|stop|status [--socket PATH]\n"
-          "\n"
-          "Start or stop recording in a running job, or ask whether it records.\n"
-          "A job started with OPPROF_PAUSED=1 (or opprof run --paused) records\n"
-          "nothing until `opprof ctl start`.\n"
-          "\n"
-          "  -s, --socket PATH  the job's collector (default: $OPPROF_SOCKET, else the only\n"
-          "                     collector of this user that is running)\n"
-          "  -h, --help         show this help\n",
-          f);
-}
 
 /* The only live collector socket in the user's socket directory. */
 static int find_socket(char *out, size_t cap)
@@ -71,30 +57,34 @@ static int find_socket(char *out, size_t cap)
 
 int cmd_ctl(int argc, char **argv)
 {
-    static const struct option opts[] = {{"socket", required_argument, NULL, 's'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     const char *sock = getenv("OPPROF_SOCKET");
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            sock = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default: /* ':' or an unknown option */
-            return opp_cli_bad_option("ctl", c, argv);
-        }
-    }
-    if (argc - optind != 1) {
+    const struct opp_option options[] = {
+        OPP_OPT_STRING('s', "socket", &sock, "PATH",
+                       "the job's collector (default: $OPPROF_SOCKET, else the only\n"
+                       "collector of this user that is running)"),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "ctl",
+        .usage = "usage: opprof ctl start|stop|status [--socket PATH]\n"
+                 "\n"
+                 "Start or stop recording in a running job, or ask whether it records.\n"
+                 "A job started with OPPROF_PAUSED=1 (or opprof run --paused) records\n"
+                 "nothing until `opprof ctl start`.\n"
+                 "\n",
+        .col = 21,
+        .long_indent = 6,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (argc - first != 1) {
         fprintf(stderr, PREFIX "start, stop or status? (usage: opprof ctl start|stop|status)\n");
         return 2;
     }
-    const char *what = argv[optind];
+    const char *what = argv[first];
     uint32_t op = !strcmp(what, "status") ? 0 : !strcmp(what, "start") ? 1
                                              : !strcmp(what, "stop")  ? 2
                                                                       : 3;

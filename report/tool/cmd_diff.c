@@ -3,7 +3,6 @@
  * total or an operator slowed by more than a percentage. Exit codes: 0 ok,
  * 1 regression, 2 usage, 3 a trace cannot be read or the output written. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/model.h"
-#include "tool/cli.h"
+#include "tool/options.h"
 #include "tool/cmds.h"
 #include "views/diff_view.h"
 #include "views/fmt.h"
@@ -32,37 +31,6 @@ struct diff_args {
     struct opp_diff_opts o;
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: opprof diff A.trace B.trace [--metric M] [--by name|shape] [--format table|json]\n"
-          "                 [--limit N] [--same PCT,US] [--fail-above PCT [--op NAME]...]\n"
-          "\n"
-          "Compare two traces by operator and kernel: calls, self and total CPU and CUDA\n"
-          "time in each, and the change of one metric from A to B with its percent; each\n"
-          "row classed added (only in B), removed (only in A), slower, faster or same;\n"
-          "rows by the size of the change.\n"
-          "\n"
-          "  -m, --metric M      self_cpu (default), cpu_total, self_cuda, cuda_total; kernel,\n"
-          "                      copy and memset rows compare their device time under a CPU\n"
-          "                      metric. The total is the Self CPU (CUDA) time total\n"
-          "      --by KEY        name (default) or shape: one row per name and input shapes\n"
-          "      --group-by-shape  the same as --by shape\n"
-          "  -f, --format FMT    table (default) or json\n"
-          "  -n, --limit N       show only the first N rows\n"
-          "      --same PCT,US   a change is none when its size is at most PCT% of A's\n"
-          "                      value or US microseconds, whichever is larger (default 1,1)\n"
-          "      --fail-above PCT  exit 1 when the total, or any operator, got slower (beyond\n"
-          "                      --same) by more than PCT%; one line names the worst\n"
-          "      --op NAME       with --fail-above: check these operators (repeatable) instead\n"
-          "                      of every operator present in both traces; a named operator\n"
-          "                      only in B counts as slower without bound\n"
-          "  -h, --help          show this help\n"
-          "\n"
-          "Exit status: 0 ok, 1 a regression above --fail-above, 2 wrong arguments,\n"
-          "3 a trace could not be read or the output written.\n",
-          f);
-}
-
 static int parse_double(const char *s, double lo, double *out)
 {
     char *end;
@@ -74,118 +42,157 @@ static int parse_double(const char *s, double lo, double *out)
     return 0;
 }
 
+static int opt_metric(const struct opp_option *o, const char *arg)
+{
+    if (opp_diff_metric_parse(arg, o->value)) {
+        fprintf(stderr, PREFIX "unknown metric '%s' (one of: self_cpu, cpu_total, "
+                               "self_cuda, cuda_total)\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_by(const struct opp_option *o, const char *arg)
+{
+    int *by_shape = o->value;
+    if (!strcmp(arg, "shape")) {
+        *by_shape = 1;
+    } else if (!strcmp(arg, "name")) {
+        *by_shape = 0;
+    } else {
+        fprintf(stderr, PREFIX "--by wants name or shape, not '%s'\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_format(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "table") && strcmp(arg, "json")) {
+        fprintf(stderr, PREFIX "unknown format '%s' (one of: table, json)\n", arg);
+        return 2;
+    }
+    *(int *)o->value = arg[0] == 'j';
+    return 0;
+}
+
+static int opt_limit(const struct opp_option *o, const char *arg)
+{
+    double v;
+    if (parse_double(arg, 1, &v) || v != floor(v) || v > 1e15) {
+        fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n", arg);
+        return 2;
+    }
+    *(size_t *)o->value = (size_t)v;
+    return 0;
+}
+
+static int opt_same(const struct opp_option *o, const char *arg)
+{
+    struct opp_diff_opts *d = o->value;
+    char buf[64];
+    const char *comma = strchr(arg, ',');
+    size_t len = comma ? (size_t)(comma - arg) : 0;
+    if (!comma || len >= sizeof buf) {
+        fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", arg);
+        return 2;
+    }
+    memcpy(buf, arg, len);
+    buf[len] = 0;
+    double us;
+    if (parse_double(buf, 0, &d->same_pct) || parse_double(comma + 1, 0, &us)) {
+        fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", arg);
+        return 2;
+    }
+    d->same_ns = us * 1000.0;
+    d->same_given = 1;
+    return 0;
+}
+
+static int opt_fail_above(const struct opp_option *o, const char *arg)
+{
+    if (parse_double(arg, 0, o->value)) {
+        fprintf(stderr, PREFIX "--fail-above wants a percentage (0 or more), not '%s'\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_op(const struct opp_option *o, const char *arg)
+{
+    struct diff_args *da = o->value;
+    if (!arg[0] || da->nops == MAX_OPS) {
+        fprintf(stderr, PREFIX "--op wants an operator name (at most %d)\n", MAX_OPS);
+        return 2;
+    }
+    da->ops[da->nops++] = arg;
+    return 0;
+}
+
 /* 0 to go on, 1 after --help, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct diff_args *da)
 {
-    enum { OPT_BY = 256, OPT_GROUP, OPT_SAME, OPT_FAIL, OPT_OP };
-    static const struct option opts[] = {
-        {"metric", required_argument, NULL, 'm'},
-        {"by", required_argument, NULL, OPT_BY},
-        {"group-by-shape", no_argument, NULL, OPT_GROUP},
-        {"format", required_argument, NULL, 'f'},
-        {"limit", required_argument, NULL, 'n'},
-        {"same", required_argument, NULL, OPT_SAME},
-        {"fail-above", required_argument, NULL, OPT_FAIL},
-        {"op", required_argument, NULL, OPT_OP},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(da, 0, sizeof *da);
     da->fail_above = NAN;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":m:f:n:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            if (opp_diff_metric_parse(optarg, &da->o.metric)) {
-                fprintf(stderr, PREFIX "unknown metric '%s' (one of: self_cpu, cpu_total, "
-                                       "self_cuda, cuda_total)\n", optarg);
-                return 2;
-            }
-            break;
-        case OPT_BY:
-            if (!strcmp(optarg, "shape")) {
-                da->o.group_by_shape = 1;
-            } else if (!strcmp(optarg, "name")) {
-                da->o.group_by_shape = 0;
-            } else {
-                fprintf(stderr, PREFIX "--by wants name or shape, not '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case OPT_GROUP:
-            da->o.group_by_shape = 1;
-            break;
-        case 'f':
-            if (!strcmp(optarg, "table") || !strcmp(optarg, "json")) {
-                da->json = optarg[0] == 'j';
-            } else {
-                fprintf(stderr, PREFIX "unknown format '%s' (one of: table, json)\n", optarg);
-                return 2;
-            }
-            break;
-        case 'n': {
-            double v;
-            if (parse_double(optarg, 1, &v) || v != floor(v) || v > 1e15) {
-                fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            da->limit = (size_t)v;
-            break;
-        }
-        case OPT_SAME: {
-            char buf[64];
-            const char *comma = strchr(optarg, ',');
-            size_t len = comma ? (size_t)(comma - optarg) : 0;
-            if (!comma || len >= sizeof buf) {
-                fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", optarg);
-                return 2;
-            }
-            memcpy(buf, optarg, len);
-            buf[len] = 0;
-            double us;
-            if (parse_double(buf, 0, &da->o.same_pct) || parse_double(comma + 1, 0, &us)) {
-                fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", optarg);
-                return 2;
-            }
-            da->o.same_ns = us * 1000.0;
-            da->o.same_given = 1;
-            break;
-        }
-        case OPT_FAIL:
-            if (parse_double(optarg, 0, &da->fail_above)) {
-                fprintf(stderr, PREFIX "--fail-above wants a percentage (0 or more), not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case OPT_OP:
-            if (!optarg[0] || da->nops == MAX_OPS) {
-                fprintf(stderr, PREFIX "--op wants an operator name (at most %d)\n", MAX_OPS);
-                return 2;
-            }
-            da->ops[da->nops++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default: /* ':' or an unknown option */
-            return opp_cli_bad_option("diff", c, argv);
-        }
-    }
-    if (argc - optind != 2) {
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('m', "metric", &da->o.metric, "M",
+                         "self_cpu (default), cpu_total, self_cuda, cuda_total; kernel,\n"
+                         "copy and memset rows compare their device time under a CPU\n"
+                         "metric. The total is the Self CPU (CUDA) time total",
+                         opt_metric),
+        OPP_OPT_CALLBACK(0, "by", &da->o.group_by_shape, "KEY",
+                         "name (default) or shape: one row per name and input shapes", opt_by),
+        OPP_OPT_FLAG(0, "group-by-shape", &da->o.group_by_shape, "the same as --by shape"),
+        OPP_OPT_CALLBACK('f', "format", &da->json, "FMT", "table (default) or json", opt_format),
+        OPP_OPT_CALLBACK('n', "limit", &da->limit, "N", "show only the first N rows", opt_limit),
+        OPP_OPT_CALLBACK(0, "same", &da->o, "PCT,US",
+                         "a change is none when its size is at most PCT% of A's\n"
+                         "value or US microseconds, whichever is larger (default 1,1)",
+                         opt_same),
+        OPP_OPT_CALLBACK(0, "fail-above", &da->fail_above, "PCT",
+                         "exit 1 when the total, or any operator, got slower (beyond\n"
+                         "--same) by more than PCT%; one line names the worst",
+                         opt_fail_above),
+        OPP_OPT_CALLBACK(0, "op", da, "NAME",
+                         "with --fail-above: check these operators (repeatable) instead\n"
+                         "of every operator present in both traces; a named operator\n"
+                         "only in B counts as slower without bound",
+                         opt_op),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "diff",
+        .usage = "usage: opprof diff A.trace B.trace [--metric M] [--by name|shape] "
+                 "[--format table|json]\n"
+                 "                 [--limit N] [--same PCT,US] [--fail-above PCT [--op NAME]...]\n"
+                 "\n"
+                 "Compare two traces by operator and kernel: calls, self and total CPU and CUDA\n"
+                 "time in each, and the change of one metric from A to B with its percent; each\n"
+                 "row classed added (only in B), removed (only in A), slower, faster or same;\n"
+                 "rows by the size of the change.\n"
+                 "\n",
+        .epilogue = "\n"
+                    "Exit status: 0 ok, 1 a regression above --fail-above, 2 wrong arguments,\n"
+                    "3 a trace could not be read or the output written.\n",
+        .col = 22,
+        .long_indent = 6,
+        .options = options,
+    };
+    int first, rc = opp_options_parse(&cmd, argc, argv, &first);
+    if (rc)
+        return rc;
+    if (argc - first != 2) {
         fprintf(stderr, PREFIX "%s (usage: opprof diff A.trace B.trace [options])\n",
-                argc - optind < 2 ? "which two traces?" : "two traces, no more");
+                argc - first < 2 ? "which two traces?" : "two traces, no more");
         return 2;
     }
     if (da->nops && isnan(da->fail_above)) {
         fprintf(stderr, PREFIX "--op goes with --fail-above\n");
         return 2;
     }
-    da->a = argv[optind];
-    da->b = argv[optind + 1];
+    da->a = argv[first];
+    da->b = argv[first + 1];
     return 0;
 }
 

@@ -3,7 +3,6 @@
  * under a temporary name and renamed into place when complete, so a failed
  * export never leaves half a file or damages one. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,57 +17,10 @@
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 #include "exports/export.h"
-#include "tool/cli.h"
+#include "tool/options.h"
 #include "tool/cmds.h"
 
 #define PREFIX "opprof export: "
-
-static void usage(FILE *f)
-{
-    fputs("usage: opprof export chrome TRACE... [-o OUT.json|OUT.json.gz]\n"
-          "       opprof export stacks TRACE... [--metric METRIC] [--frames code|ops] [-o OUT.folded]\n"
-          "       opprof export flamegraph TRACE... [--metric METRIC] [--frames code|ops] [-o OUT.svg]\n"
-          "       opprof export memory TRACE... [--device N] [-o OUT.json|OUT.svg]\n"
-          "       opprof export html TRACE... [-o OUT.html]\n"
-          "\n"
-          "Write a trace in another tool's format. Several traces (one per host) make one\n"
-          "export, merged as `opprof report A B` merges them: each trace's times moved onto\n"
-          "the first's clock through its first process's (wall clock, monotonic) start.\n"
-          "\n"
-          "  chrome        Chrome trace JSON as torch.profiler (Kineto) writes it: opens in\n"
-          "                Perfetto UI, chrome://tracing and HTA. CPU calls on the process's\n"
-          "                pid/tid, GPU work on pid = device, tid = stream, launch->kernel\n"
-          "                arrows, times in us from the trace's first event. Merged: a\n"
-          "                pid (or GPU) an earlier trace has is shown as pid + 4194304,\n"
-          "                process names say the host\n"
-          "  stacks        folded stacks as torch's export_stacks writes them (flamegraph.pl,\n"
-          "                speedscope, inferno): the operator call paths, outermost first,\n"
-          "                each with its summed self time in integer microseconds\n"
-          "  flamegraph    the same as a self-contained SVG flame graph (hover a frame for\n"
-          "                its name, time and share)\n"
-          "  memory        device memory allocated over time, as torch's\n"
-          "                export_memory_timeline writes it ([times in us, [bytes] per time]),\n"
-          "                or, for an OUT ending in .svg, a plot with the peak marked and the\n"
-          "                operators that allocated most\n"
-          "  html          one self-contained page: the table, the flame graph, each GPU\n"
-          "                stream's busy and idle time, each device's memory plot\n"
-          "  -m, --metric METRIC  self_cpu_time_total (default) or self_cuda_time_total\n"
-          "      --frames code|ops  stacks, flamegraph: code frames (a trace recorded with\n"
-          "                    OPPROF_STACKS=N: the program's functions, outermost first, then\n"
-          "                    the operator; the default for such a trace) or operator call paths\n"
-          "      --device N    memory: the device (default: the first with allocations)\n"
-          "      --window K    chrome: only the K-th window a schedule recorded (a run of\n"
-          "                    ProfilerStep#N, numbered over all the traces' steps, as\n"
-          "                    report --window does); when OUT is a directory, the file is named\n"
-          "                    as tensorboard_trace_handler names it: HOST_PID.MS.pt.trace.json\n"
-          "      --rank N      chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
-          "                    PMI_RANK, SLURM_PROCID) of every trace, with distributedInfo,\n"
-          "                    one file per rank\n"
-          "  -o, --output OUT  the file to write (a name ending in .gz is gzip-compressed);\n"
-          "                default: standard output\n"
-          "  -h, --help    show this help\n",
-          f);
-}
 
 #ifdef OPP_HAVE_ZLIB
 static ssize_t gz_write(void *cookie, const char *buf, size_t n)
@@ -279,74 +231,132 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
     return rc;
 }
 
-int cmd_export(int argc, char **argv)
+/* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
+static int opt_number(const struct opp_option *o, const char *arg)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"metric", required_argument, NULL, 'm'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"rank", required_argument, NULL, 'r'},
-                                         {"window", required_argument, NULL, 'w'},
-                                         {"frames", required_argument, NULL, 'F'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *out_path = NULL;
-    int c, cuda = 0, frames = -1;
-    long long device = -1, rank = -1, window = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:m:d:r:w:F:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-        case 'r':
-        case 'w': {
-            char *end;
-            errno = 0;
-            long long v = strtoll(optarg, &end, 10);
-            if (errno || *end || !optarg[0] || v < (c == 'w') || v > INT32_MAX) {
-                fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n",
-                        c == 'd' ? "device" : c == 'r' ? "rank" : "window", optarg);
-                return 2;
-            }
-            *(c == 'd' ? &device : c == 'r' ? &rank : &window) = v;
-            break;
-        }
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'm':
-            if (!strcmp(optarg, "self_cuda_time_total")) {
-                cuda = 1;
-            } else if (!strcmp(optarg, "self_cpu_time_total")) {
-                cuda = 0;
-            } else {
-                fprintf(stderr, PREFIX "unknown metric '%s' (self_cpu_time_total or "
-                                       "self_cuda_time_total)\n", optarg);
-                return 2;
-            }
-            break;
-        case 'F':
-            if (!strcmp(optarg, "code") || !strcmp(optarg, "ops")) {
-                frames = !strcmp(optarg, "code");
-            } else {
-                fprintf(stderr, PREFIX "unknown --frames '%s' (code or ops)\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default: /* ':' or an unknown option */
-            return opp_cli_bad_option("export", c, argv);
-        }
-    }
-    if (argc - optind < 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html "
-                               "TRACE... [-o OUT])\n",
-                argc - optind ? "which trace?" : "which format and trace?");
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (errno || *end || !arg[0] || v < o->data || v > INT32_MAX) {
+        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
         return 2;
     }
-    const char *format = argv[optind];
-    const char *const *traces = (const char *const *)argv + optind + 1;
+    *(long long *)o->value = v;
+    return 0;
+}
+
+static int opt_metric(const struct opp_option *o, const char *arg)
+{
+    if (!strcmp(arg, "self_cuda_time_total")) {
+        *(int *)o->value = 1;
+    } else if (!strcmp(arg, "self_cpu_time_total")) {
+        *(int *)o->value = 0;
+    } else {
+        fprintf(stderr, PREFIX "unknown metric '%s' (self_cpu_time_total or "
+                               "self_cuda_time_total)\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_frames(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "code") && strcmp(arg, "ops")) {
+        fprintf(stderr, PREFIX "unknown --frames '%s' (code or ops)\n", arg);
+        return 2;
+    }
+    *(int *)o->value = !strcmp(arg, "code");
+    return 0;
+}
+
+/* The short names of --frames, --device, --window and --rank work but are
+ * not shown; -o and -h line up with the formats above them. */
+#define UNLISTED(s, l, v, a, h, f, least)                                                          \
+    {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v), .argh = (a),  \
+     .help = (h), .fn = (f), .data = (least), .flags = OPP_OPTION_UNLISTED_SHORT}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *out_path = NULL;
+    int cuda = 0, frames = -1;
+    long long device = -1, rank = -1, window = 0;
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('m', "metric", &cuda, "METRIC",
+                         "self_cpu_time_total (default) or self_cuda_time_total", opt_metric),
+        UNLISTED('F', "frames", &frames, "code|ops",
+                 "stacks, flamegraph: code frames (a trace recorded with\n"
+                 "OPPROF_STACKS=N: the program's functions, outermost first, then\n"
+                 "the operator; the default for such a trace) or operator call paths",
+                 opt_frames, 0),
+        UNLISTED('d', "device", &device, "N",
+                 "memory: the device (default: the first with allocations)", opt_number, 0),
+        UNLISTED('w', "window", &window, "K",
+                 "chrome: only the K-th window a schedule recorded (a run of\n"
+                 "ProfilerStep#N, numbered over all the traces' steps, as\n"
+                 "report --window does); when OUT is a directory, the file is named\n"
+                 "as tensorboard_trace_handler names it: HOST_PID.MS.pt.trace.json",
+                 opt_number, 1),
+        UNLISTED('r', "rank", &rank, "N",
+                 "chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
+                 "PMI_RANK, SLURM_PROCID) of every trace, with distributedInfo,\n"
+                 "one file per rank",
+                 opt_number, 0),
+        {.type = OPP_OPTION_STRING, .short_name = 'o', .long_name = "output", .value = &out_path,
+         .argh = "OUT",
+         .help = "the file to write (a name ending in .gz is gzip-compressed);\n"
+                 "default: standard output",
+         .col = 16},
+        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
+         .help = "show this help", .col = 16},
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "export",
+        .usage =
+            "usage: opprof export chrome TRACE... [-o OUT.json|OUT.json.gz]\n"
+            "       opprof export stacks TRACE... [--metric METRIC] [--frames code|ops] "
+            "[-o OUT.folded]\n"
+            "       opprof export flamegraph TRACE... [--metric METRIC] [--frames code|ops] "
+            "[-o OUT.svg]\n"
+            "       opprof export memory TRACE... [--device N] [-o OUT.json|OUT.svg]\n"
+            "       opprof export html TRACE... [-o OUT.html]\n"
+            "\n"
+            "Write a trace in another tool's format. Several traces (one per host) make one\n"
+            "export, merged as `opprof report A B` merges them: each trace's times moved onto\n"
+            "the first's clock through its first process's (wall clock, monotonic) start.\n"
+            "\n"
+            "  chrome        Chrome trace JSON as torch.profiler (Kineto) writes it: opens in\n"
+            "                Perfetto UI, chrome://tracing and HTA. CPU calls on the process's\n"
+            "                pid/tid, GPU work on pid = device, tid = stream, launch->kernel\n"
+            "                arrows, times in us from the trace's first event. Merged: a\n"
+            "                pid (or GPU) an earlier trace has is shown as pid + 4194304,\n"
+            "                process names say the host\n"
+            "  stacks        folded stacks as torch's export_stacks writes them (flamegraph.pl,\n"
+            "                speedscope, inferno): the operator call paths, outermost first,\n"
+            "                each with its summed self time in integer microseconds\n"
+            "  flamegraph    the same as a self-contained SVG flame graph (hover a frame for\n"
+            "                its name, time and share)\n"
+            "  memory        device memory allocated over time, as torch's\n"
+            "                export_memory_timeline writes it ([times in us, [bytes] per time]),\n"
+            "                or, for an OUT ending in .svg, a plot with the peak marked and the\n"
+            "                operators that allocated most\n"
+            "  html          one self-contained page: the table, the flame graph, each GPU\n"
+            "                stream's busy and idle time, each device's memory plot\n",
+        .col = 20,
+        .long_indent = 6,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (argc - first < 2) {
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html "
+                               "TRACE... [-o OUT])\n",
+                argc - first ? "which trace?" : "which format and trace?");
+        return 2;
+    }
+    const char *format = argv[first];
+    const char *const *traces = (const char *const *)argv + first + 1;
     size_t ntraces = (size_t)(argc - optind - 1);
     if (ntraces > OPP_CHROME_MAX_TRACES) { /* the merge keeps 2^24 serials per trace */
         fprintf(stderr, PREFIX "too many traces: at most %d\n", OPP_CHROME_MAX_TRACES);

@@ -1,7 +1,6 @@
 /* `opprof report TRACE [options]`: torch.profiler's key_averages() of a trace
  * as a table, CSV or JSON on stdout; warnings about the trace on stderr. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,7 +13,7 @@
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
 #include "analysis/model.h"
-#include "tool/cli.h"
+#include "tool/options.h"
 #include "tool/cmds.h"
 #include "views/output.h"
 #include "views/ranks.h"
@@ -43,64 +42,6 @@ struct report_args {
     regex_t match; /* agg.match points here when --match was given */
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: opprof report TRACE... [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
-          "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
-          "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
-          "                           [--from MS] [--to MS] [--match REGEX]\n"
-          "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
-          "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] [--tid TID]\n"
-          "       opprof report TRACE --step NAME [--format table|json] [--pid PID] [--tid TID]\n"
-          "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
-          "\n"
-          "Summarise a trace like torch.profiler's key_averages().table(). Several traces\n"
-          "(one per host) are merged onto the first one's clock.\n"
-          "\n"
-          "  -s, --sort KEY        sort rows by KEY, descending: self_cpu_time_total (default),\n"
-          "                        cpu_time_total, cpu_time (average), count, flops,\n"
-          "                        self_cuda_time_total, cuda_time_total, cuda_time (average),\n"
-          "                        self_cuda_memory_usage, cuda_memory_usage (and torch's\n"
-          "                        cpu_memory_usage, self_cpu_memory_usage: not recorded, 0)\n"
-          "  -n, --limit N         show only the first N rows (--gpu: kernels, default 10)\n"
-          "      --group-by-shape  one row per name and input shapes\n"
-          "      --flops           add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
-          "                        the rate over CUDA total where the row has GPU time,\n"
-          "                        else over CPU total\n"
-          "  -f, --format FMT      table (default), csv or json\n"
-          "      --pid PID         only the processes with this pid\n"
-          "      --tid TID         only the threads with this tid (and the GPU work they\n"
-          "                        launched)\n"
-          "      --lib NAME        only calls into library NAME (blas, onednn, xnnpack,\n"
-          "                        cublas, cudnn, nccl, nvtx, cudart, cuda...)\n"
-          "      --show-lib        add a Lib column to the table: each row's library\n"
-          "      --group-by-stack N  one row per name and its N innermost enclosing\n"
-          "                        operators (a Stack column, outermost first)\n"
-          "      --from MS, --to MS  only calls and GPU ops that begin in this window,\n"
-          "                        milliseconds since the trace's first event\n"
-          "      --match REGEX     only names that match REGEX (POSIX extended)\n"
-          "      --gpu             the GPU view: top kernels (calls, time, estimated\n"
-          "                        theoretical occupancy, launch delay), busy time per\n"
-          "                        stream, idle share and largest idle gaps per device\n"
-          "      --tree            the operator hierarchy merged by call path: calls, self\n"
-          "                        and total CPU time, share, and CUDA times per path\n"
-          "      --depth N         --tree: show N levels (default: all)\n"
-          "      --min-share PCT   --tree: hide paths under PCT%% of the roots' CPU total\n"
-          "      --step NAME       steps and latency: NAME's calls are the steps when it is\n"
-          "                        an NVTX range (e.g. train_step), else each call ends a\n"
-          "                        step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
-          "                        GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
-          "                        per-step series too)\n"
-          "      --window K        only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
-          "                        a run of consecutive ProfilerStep#N)\n"
-          "      --by-rank         a column per rank of a multi-process job (RANK,\n"
-          "                        OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
-          "                        key's value per operator, min/median/max over the ranks\n"
-          "                        and the slowest rank\n"
-          "  -h, --help            show this help\n",
-          f);
-}
-
 /* An unsigned decimal no larger than max; 0 or -1. */
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
@@ -115,199 +56,274 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
     return 0;
 }
 
+static int opt_sort(const struct opp_option *o, const char *arg)
+{
+    if (opp_sort_key_parse(arg, o->value)) {
+        fprintf(stderr, PREFIX "unknown sort key '%s' (one of: %s)\n", arg, opp_sort_key_list());
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_limit(const struct opp_option *o, const char *arg)
+{
+    unsigned long long v;
+    if (parse_uint(arg, SIZE_MAX, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n", arg);
+        return 2;
+    }
+    *(size_t *)o->value = (size_t)v;
+    return 0;
+}
+
+static int opt_group_by_shape(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    ra->agg.group_by_shape = ra->out.group_by_shape = 1;
+    return 0;
+}
+
+static int opt_format(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    ra->format_given = 1;
+    if (!strcmp(arg, "table"))
+        ra->format = FMT_TABLE;
+    else if (!strcmp(arg, "csv"))
+        ra->format = FMT_CSV;
+    else if (!strcmp(arg, "json"))
+        ra->format = FMT_JSON;
+    else {
+        fprintf(stderr, PREFIX "unknown format '%s' (one of: table, csv, json)\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+/* --pid, --tid */
+static int opt_id(const struct opp_option *o, const char *arg)
+{
+    struct opp_agg_opts *agg = o->value;
+    unsigned long long v;
+    if (parse_uint(arg, UINT32_MAX, &v)) {
+        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        return 2;
+    }
+    if (!strcmp(o->long_name, "pid")) {
+        agg->filter_pid = 1;
+        agg->pid = (uint32_t)v;
+    } else {
+        agg->filter_tid = 1;
+        agg->tid = (uint32_t)v;
+    }
+    return 0;
+}
+
+static int opt_group_by_stack(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    unsigned long long v;
+    if (parse_uint(arg, OPP_STACK_MAX, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'\n",
+                OPP_STACK_MAX, arg);
+        return 2;
+    }
+    ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
+    return 0;
+}
+
+/* --from, --to */
+static int opt_time(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    char *end;
+    errno = 0;
+    double d = strtod(arg, &end);
+    if (errno || end == arg || *end || !(d >= 0 && d < 1.8e13)) {
+        fprintf(stderr, PREFIX "--%s wants milliseconds (0 or more), not '%s'\n", o->long_name,
+                arg);
+        return 2;
+    }
+    uint64_t ns = (uint64_t)llround(d * 1e6);
+    if (!strcmp(o->long_name, "from")) {
+        ra->from_given = 1;
+        ra->agg.from_ns = ns;
+    } else {
+        ra->to_given = 1;
+        ra->agg.to_ns = ns;
+    }
+    return 0;
+}
+
+static int opt_match(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    if (ra->agg.match) {
+        fprintf(stderr, PREFIX "one --match at a time (use REGEX|REGEX)\n");
+        return 2;
+    }
+    int e = regcomp(&ra->match, arg, REG_EXTENDED | REG_NOSUB);
+    if (e) {
+        char why[256];
+        regerror(e, &ra->match, why, sizeof why);
+        fprintf(stderr, PREFIX "--match '%s': %s\n", arg, why);
+        return 2;
+    }
+    ra->agg.match = &ra->match;
+    return 0;
+}
+
+static int opt_depth(const struct opp_option *o, const char *arg)
+{
+    unsigned long long v;
+    if (parse_uint(arg, UINT32_MAX, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--depth wants a positive number of levels, not '%s'\n", arg);
+        return 2;
+    }
+    *(uint32_t *)o->value = (uint32_t)v;
+    return 0;
+}
+
+static int opt_min_share(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(arg, &end);
+    if (errno || end == arg || *end || !(d >= 0 && d <= 100)) {
+        fprintf(stderr, PREFIX "--min-share wants a percentage from 0 to 100, not '%s'\n", arg);
+        return 2;
+    }
+    *(double *)o->value = d;
+    return 0;
+}
+
+static int opt_step(const struct opp_option *o, const char *arg)
+{
+    if (!arg[0]) {
+        fprintf(stderr, PREFIX "--step wants an operator name\n");
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+static int opt_window(const struct opp_option *o, const char *arg)
+{
+    unsigned long long v;
+    if (parse_uint(arg, 1000000, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--window wants a window number from 1, not '%s'\n", arg);
+        return 2;
+    }
+    *(unsigned long *)o->value = (unsigned long)v;
+    return 0;
+}
+
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
-    enum { OPT_GROUP = 256, OPT_FLOPS, OPT_PID, OPT_TID, OPT_GPU, OPT_LIB, OPT_SHOW_LIB,
-           OPT_TREE, OPT_DEPTH, OPT_SHARE, OPT_STEP, OPT_BY_RANK, OPT_STACK, OPT_FROM, OPT_TO, OPT_WINDOW,
-           OPT_MATCH };
-    static const struct option opts[] = {
-        {"sort", required_argument, NULL, 's'},
-        {"limit", required_argument, NULL, 'n'},
-        {"group-by-shape", no_argument, NULL, OPT_GROUP},
-        {"flops", no_argument, NULL, OPT_FLOPS},
-        {"format", required_argument, NULL, 'f'},
-        {"pid", required_argument, NULL, OPT_PID},
-        {"tid", required_argument, NULL, OPT_TID},
-        {"gpu", no_argument, NULL, OPT_GPU},
-        {"lib", required_argument, NULL, OPT_LIB},
-        {"show-lib", no_argument, NULL, OPT_SHOW_LIB},
-        {"tree", no_argument, NULL, OPT_TREE},
-        {"depth", required_argument, NULL, OPT_DEPTH},
-        {"min-share", required_argument, NULL, OPT_SHARE},
-        {"step", required_argument, NULL, OPT_STEP},
-        {"group-by-stack", required_argument, NULL, OPT_STACK},
-        {"from", required_argument, NULL, OPT_FROM},
-        {"window", required_argument, NULL, OPT_WINDOW},
-        {"to", required_argument, NULL, OPT_TO},
-        {"match", required_argument, NULL, OPT_MATCH},
-        {"by-rank", no_argument, NULL, OPT_BY_RANK},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     memset(ra, 0, sizeof *ra);
-    optind = 0; /* glibc: start afresh (cmd_report may run more than once) */
-    opterr = 0; /* our own messages */
-    int c;
-    unsigned long long v;
-    while ((c = getopt_long(argc, argv, ":s:n:f:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            if (opp_sort_key_parse(optarg, &ra->agg.sort)) {
-                fprintf(stderr, PREFIX "unknown sort key '%s' (one of: %s)\n", optarg,
-                        opp_sort_key_list());
-                return 2;
-            }
-            break;
-        case 'n':
-            if (parse_uint(optarg, SIZE_MAX, &v) || v == 0) {
-                fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            ra->agg.limit = (size_t)v;
-            break;
-        case OPT_GROUP:
-            ra->agg.group_by_shape = ra->out.group_by_shape = 1;
-            break;
-        case OPT_FLOPS:
-            ra->out.flops = 1;
-            break;
-        case OPT_GPU:
-            ra->gpu = 1;
-            break;
-        case OPT_LIB:
-            ra->agg.lib = optarg;
-            break;
-        case OPT_SHOW_LIB:
-            ra->out.show_lib = 1;
-            break;
-        case OPT_TREE:
-            ra->tree = 1;
-            break;
-        case OPT_BY_RANK:
-            ra->by_rank = 1;
-            break;
-        case OPT_DEPTH:
-            if (parse_uint(optarg, UINT32_MAX, &v) || v == 0) {
-                fprintf(stderr, PREFIX "--depth wants a positive number of levels, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            ra->tree_opts.max_depth = (uint32_t)v;
-            break;
-        case OPT_SHARE: {
-            char *end;
-            errno = 0;
-            double d = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(d >= 0 && d <= 100)) {
-                fprintf(stderr, PREFIX "--min-share wants a percentage from 0 to 100, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            ra->tree_opts.min_share_pct = d;
-            break;
-        }
-        case OPT_STACK:
-            if (parse_uint(optarg, OPP_STACK_MAX, &v) || v == 0) {
-                fprintf(stderr, PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'\n",
-                        OPP_STACK_MAX, optarg);
-                return 2;
-            }
-            ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
-            break;
-        case OPT_WINDOW:
-            if (parse_uint(optarg, 1000000, &v) || v == 0) {
-                fprintf(stderr, PREFIX "--window wants a window number from 1, not '%s'\n", optarg);
-                return 2;
-            }
-            ra->window_k = (unsigned long)v;
-            break;
-        case OPT_FROM:
-        case OPT_TO: {
-            char *end;
-            errno = 0;
-            double d = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(d >= 0 && d < 1.8e13)) {
-                fprintf(stderr, PREFIX "--%s wants milliseconds (0 or more), not '%s'\n",
-                        c == OPT_FROM ? "from" : "to", optarg);
-                return 2;
-            }
-            uint64_t ns = (uint64_t)llround(d * 1e6);
-            if (c == OPT_FROM) {
-                ra->from_given = 1;
-                ra->agg.from_ns = ns;
-            } else {
-                ra->to_given = 1;
-                ra->agg.to_ns = ns;
-            }
-            break;
-        }
-        case OPT_MATCH: {
-            if (ra->agg.match) {
-                fprintf(stderr, PREFIX "one --match at a time (use REGEX|REGEX)\n");
-                return 2;
-            }
-            int e = regcomp(&ra->match, optarg, REG_EXTENDED | REG_NOSUB);
-            if (e) {
-                char why[256];
-                regerror(e, &ra->match, why, sizeof why);
-                fprintf(stderr, PREFIX "--match '%s': %s\n", optarg, why);
-                return 2;
-            }
-            ra->agg.match = &ra->match;
-            break;
-        }
-        case OPT_STEP:
-            if (!optarg[0]) {
-                fprintf(stderr, PREFIX "--step wants an operator name\n");
-                return 2;
-            }
-            ra->step = optarg;
-            break;
-        case 'f':
-            ra->format_given = 1;
-            if (!strcmp(optarg, "table"))
-                ra->format = FMT_TABLE;
-            else if (!strcmp(optarg, "csv"))
-                ra->format = FMT_CSV;
-            else if (!strcmp(optarg, "json"))
-                ra->format = FMT_JSON;
-            else {
-                fprintf(stderr, PREFIX "unknown format '%s' (one of: table, csv, json)\n", optarg);
-                return 2;
-            }
-            break;
-        case OPT_PID:
-        case OPT_TID:
-            if (parse_uint(optarg, UINT32_MAX, &v)) {
-                fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n",
-                        c == OPT_PID ? "pid" : "tid", optarg);
-                return 2;
-            }
-            if (c == OPT_PID) {
-                ra->agg.filter_pid = 1;
-                ra->agg.pid = (uint32_t)v;
-            } else {
-                ra->agg.filter_tid = 1;
-                ra->agg.tid = (uint32_t)v;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default: /* ':' or an unknown option */
-            return opp_cli_bad_option("report", c, argv);
-        }
-    }
-    if (optind >= argc) {
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY",
+                         "sort rows by KEY, descending: self_cpu_time_total (default),\n"
+                         "cpu_time_total, cpu_time (average), count, flops,\n"
+                         "self_cuda_time_total, cuda_time_total, cuda_time (average),\n"
+                         "self_cuda_memory_usage, cuda_memory_usage (and torch's\n"
+                         "cpu_memory_usage, self_cpu_memory_usage: not recorded, 0)",
+                         opt_sort),
+        OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
+                         "show only the first N rows (--gpu: kernels, default 10)", opt_limit),
+        OPP_OPT_CALLBACK(0, "group-by-shape", ra, NULL, "one row per name and input shapes",
+                         opt_group_by_shape),
+        OPP_OPT_FLAG(0, "flops", &ra->out.flops,
+                     "add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
+                     "the rate over CUDA total where the row has GPU time,\n"
+                     "else over CPU total"),
+        OPP_OPT_CALLBACK('f', "format", ra, "FMT", "table (default), csv or json", opt_format),
+        OPP_OPT_CALLBACK(0, "pid", &ra->agg, "PID", "only the processes with this pid", opt_id),
+        OPP_OPT_CALLBACK(0, "tid", &ra->agg, "TID",
+                         "only the threads with this tid (and the GPU work they\n"
+                         "launched)",
+                         opt_id),
+        OPP_OPT_STRING(0, "lib", &ra->agg.lib, "NAME",
+                       "only calls into library NAME (blas, onednn, xnnpack,\n"
+                       "cublas, cudnn, nccl, nvtx, cudart, cuda...)"),
+        OPP_OPT_FLAG(0, "show-lib", &ra->out.show_lib,
+                     "add a Lib column to the table: each row's library"),
+        OPP_OPT_CALLBACK(0, "group-by-stack", ra, "N",
+                         "one row per name and its N innermost enclosing\n"
+                         "operators (a Stack column, outermost first)",
+                         opt_group_by_stack),
+        OPP_OPT_CALLBACK(0, "from", ra, "MS", NULL, opt_time), /* shares --to's line */
+        OPP_OPT_CALLBACK(0, "to", ra, "MS",
+                         "only calls and GPU ops that begin in this window,\n"
+                         "milliseconds since the trace's first event",
+                         opt_time),
+        OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
+                         opt_match),
+        OPP_OPT_FLAG(0, "gpu", &ra->gpu,
+                     "the GPU view: top kernels (calls, time, estimated\n"
+                     "theoretical occupancy, launch delay), busy time per\n"
+                     "stream, idle share and largest idle gaps per device"),
+        OPP_OPT_FLAG(0, "tree", &ra->tree,
+                     "the operator hierarchy merged by call path: calls, self\n"
+                     "and total CPU time, share, and CUDA times per path"),
+        OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
+                         "--tree: show N levels (default: all)", opt_depth),
+        /* "%%" is printed as it stands (the help is not a format) */
+        OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
+                         "--tree: hide paths under PCT%% of the roots' CPU total", opt_min_share),
+        OPP_OPT_CALLBACK(0, "step", &ra->step, "NAME",
+                         "steps and latency: NAME's calls are the steps when it is\n"
+                         "an NVTX range (e.g. train_step), else each call ends a\n"
+                         "step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
+                         "GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
+                         "per-step series too)",
+                         opt_step),
+        OPP_OPT_CALLBACK(0, "window", &ra->window_k, "K",
+                         "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
+                         "a run of consecutive ProfilerStep#N)",
+                         opt_window),
+        OPP_OPT_FLAG(0, "by-rank", &ra->by_rank,
+                     "a column per rank of a multi-process job (RANK,\n"
+                     "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
+                     "key's value per operator, min/median/max over the ranks\n"
+                     "and the slowest rank"),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "report",
+        .usage =
+            "usage: opprof report TRACE... [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
+            "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
+            "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
+            "                           [--from MS] [--to MS] [--match REGEX]\n"
+            "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
+            "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] "
+            "[--tid TID]\n"
+            "       opprof report TRACE --step NAME [--format table|json] [--pid PID] "
+            "[--tid TID]\n"
+            "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
+            "\n"
+            "Summarise a trace like torch.profiler's key_averages().table(). Several traces\n"
+            "(one per host) are merged onto the first one's clock.\n"
+            "\n",
+        .col = 24,
+        .long_indent = 6,
+        .options = options,
+    };
+    int first, rc = opp_options_parse(&cmd, argc, argv, &first);
+    if (rc)
+        return rc;
+    if (first >= argc) {
         fprintf(stderr, PREFIX "which trace? (usage: opprof report TRACE [options])\n");
         return 2;
     }
-    if (argc - optind > 255) {
+    if (argc - first > 255) {
         fprintf(stderr, PREFIX "at most 255 traces at a time\n");
         return 2;
-    }    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
+    }
+    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
         fprintf(stderr, PREFIX "--gpu, --tree, --step and --by-rank are different views: choose one\n");
         return 2;
     }
@@ -349,9 +365,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "--gpu is a text view (the JSON report has its numbers in \"gpu\")\n");
         return 2;
     }
-    ra->trace = argv[optind];
-    ra->traces = (const char *const *)argv + optind;
-    ra->ntraces = (size_t)(argc - optind);
+    ra->trace = argv[first];
+    ra->traces = (const char *const *)argv + first;
+    ra->ntraces = (size_t)(argc - first);
     return 0;
 }
 

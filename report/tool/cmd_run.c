@@ -3,7 +3,6 @@
  * and exit with CMD's status (128+signal when a signal ended it). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,26 +14,10 @@
 #include <unistd.h>
 
 #include "tool/cmds.h"
+#include "tool/options.h"
 #include "util.h"
 
 extern char **environ;
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] [--mode M] -- CMD [ARG...]\n"
-               "  -o, --output FILE  trace file (default opprof-PID.trace)\n"
-               "  -q, --quiet        do not print the report when CMD ends\n"
-               "  --limit N          rows of the report printed (default 10)\n"
-               "  --schedule S       record only some steps, as torch.profiler.schedule:\n"
-               "                     \"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"
-               "                     (sets OPPROF_SCHEDULE)\n"
-               "  --step M           what a step is: nvtx:NAME (each NAME range begins one),\n"
-               "                     call:NAME (each call of NAME begins one) or time:500ms\n"
-               "                     (sets OPPROF_STEP)\n"
-               "  --paused           record nothing until `opprof ctl start` (sets OPPROF_PAUSED)\n"
-               "  --mode M           full (every call, the default) or summary (calls added up\n"
-               "                     by call path: a trace of constant size; sets OPPROF_MODE)\n");
-}
 
 /* Where our own binaries are: next to this executable unless overridden. */
 static int sibling(const char *env, const char *name, char *out, size_t cap)
@@ -183,54 +166,83 @@ static void show_report(const char *out, const char *limit)
     posix_spawn_file_actions_destroy(&fa);
 }
 
-int cmd_run(int argc, char **argv)
+/* The variable the option sets (value) to its argument, or to 1. */
+static int opt_setenv(const struct opp_option *o, const char *arg)
 {
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"limit", required_argument, 0, 'l'},
-                                         {"schedule", required_argument, 0, 'S'},
-                                         {"paused", no_argument, 0, 'P'},
-                                         {"step", required_argument, 0, 'T'},
-                                         {"mode", required_argument, 0, 'M'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *out = NULL, *limit = "10";
-    int quiet = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:ql:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'S': setenv("OPPROF_SCHEDULE", optarg, 1); break;
-        case 'P': setenv("OPPROF_PAUSED", "1", 1); break;
-        case 'T': setenv("OPPROF_STEP", optarg, 1); break;
-        case 'M':
-            if (strcmp(optarg, "full") && strcmp(optarg, "summary")) {
-                fprintf(stderr, "opprof run: --mode takes full or summary, not '%s'\n", optarg);
-                return 2;
-            }
-            setenv("OPPROF_MODE", optarg, 1);
-            break;
-        case 'q': quiet = 1; break;
-        case 'l': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 1) {
-                fprintf(stderr, "opprof run: --limit needs a positive number, not '%s'\n", optarg);
-                return 2;
-            }
-            limit = optarg;
-            break;
-        }
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "opprof run: no command given\n");
-        usage(stderr);
+    setenv(o->value, arg ? arg : "1", 1);
+    return 0;
+}
+
+static int opt_mode(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "full") && strcmp(arg, "summary")) {
+        fprintf(stderr, "opprof run: --mode takes full or summary, not '%s'\n", arg);
         return 2;
     }
-    char **cmd = argv + optind;
+    return opt_setenv(o, arg);
+}
+
+static int opt_limit(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || v < 1) {
+        fprintf(stderr, "opprof run: --limit needs a positive number, not '%s'\n", arg);
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *out = NULL, *limit = "10";
+    int quiet = 0;
+    const struct opp_option options[] = {
+        OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
+        OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
+        {.type = OPP_OPTION_CALLBACK, .short_name = 'l', .long_name = "limit", .value = &limit,
+         .argh = "N", .help = "rows of the report printed (default 10)", .fn = opt_limit,
+         .flags = OPP_OPTION_UNLISTED_SHORT},
+        OPP_OPT_CALLBACK(0, "schedule", "OPPROF_SCHEDULE", "S",
+                         "record only some steps, as torch.profiler.schedule:\n"
+                         "\"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"
+                         "(sets OPPROF_SCHEDULE)",
+                         opt_setenv),
+        OPP_OPT_CALLBACK(0, "step", "OPPROF_STEP", "M",
+                         "what a step is: nvtx:NAME (each NAME range begins one),\n"
+                         "call:NAME (each call of NAME begins one) or time:500ms\n"
+                         "(sets OPPROF_STEP)",
+                         opt_setenv),
+        OPP_OPT_CALLBACK(0, "paused", "OPPROF_PAUSED", NULL,
+                         "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)", opt_setenv),
+        OPP_OPT_CALLBACK(0, "mode", "OPPROF_MODE", "M",
+                         "full (every call, the default) or summary (calls added up\n"
+                         "by call path: a trace of constant size; sets OPPROF_MODE)",
+                         opt_mode),
+        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
+         .flags = OPP_OPTION_HIDDEN},
+        OPP_OPT_END(),
+    };
+    const struct opp_command run = {
+        .name = "run",
+        .usage = "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] "
+                 "[--mode M] -- CMD [ARG...]\n",
+        .col = 21,
+        .long_indent = 2,
+        .in_order = 1, /* CMD's own options follow */
+        .getopt_errors = 1,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&run, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (first >= argc) {
+        fprintf(stderr, "opprof run: no command given\n");
+        opp_options_usage(&run, stderr);
+        return 2;
+    }
+    char **cmd = argv + first;
     char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108];
     if (!out) {
         snprintf(outbuf, sizeof outbuf, "opprof-%d.trace", (int)getpid());

@@ -3,7 +3,6 @@
  * collector's own aggregation): constant size, the same report table.
  * Exit status: 0 done, 2 usage, 3 the trace cannot be read or OUT written. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,25 +12,10 @@
 #include "info.h"
 #include "ops.h"
 #include "summary.h"
-#include "tool/cli.h"
+#include "tool/options.h"
 #include "tool/cmds.h"
 #include "trace.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: opprof summarize TRACE -o OUT\n"
-          "\n"
-          "Add up a full trace's calls by call path into a summary trace, as\n"
-          "OPPROF_MODE=summary records one: its size does not grow with the run's\n"
-          "length, and `opprof report OUT` prints the same table (the views that need\n"
-          "every call's time, like --step, --from/--to and the Chrome export, do not\n"
-          "take it).\n"
-          "\n"
-          "  -o, --output OUT    the summary trace to write (not TRACE itself)\n"
-          "      --max-nodes N   call paths kept at most (default 1048576); calls on\n"
-          "                      new paths past it are counted as dropped\n",
-          f);
-}
 
 struct sproc {
     uint32_t proc, end_how, seen;
@@ -163,47 +147,58 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-int cmd_summarize(int argc, char **argv)
+static int opt_max_nodes(const struct opp_option *o, const char *arg)
 {
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                         {"max-nodes", required_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *out = NULL;
-    unsigned long max_nodes = 1u << 20;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'n': {
-            char *end;
-            errno = 0;
-            max_nodes = strtoul(optarg, &end, 10);
-            if (errno || !*optarg || *end || !max_nodes || max_nodes > (1ul << 28)) {
-                fprintf(stderr, "opprof summarize: --max-nodes takes 1 to 268435456, not %s\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        }
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            return opp_cli_bad_option("summarize", c, argv);
-        }
-    }
-    if (argc - optind != 1 || !out) {
-        fprintf(stderr, "opprof summarize: %s\n",
-                argc - optind != 1 ? (argc - optind ? "one trace at a time" : "which trace?")
-                                   : "where to? (-o OUT)");
-        usage(stderr);
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(arg, &end, 10);
+    *(unsigned long *)o->value = v;
+    if (errno || !*arg || *end || !v || v > (1ul << 28)) {
+        fprintf(stderr, "opprof summarize: --max-nodes takes 1 to 268435456, not %s\n", arg);
         return 2;
     }
-    const char *in = argv[optind];
+    return 0;
+}
+
+int cmd_summarize(int argc, char **argv)
+{
+    const char *out = NULL;
+    unsigned long max_nodes = 1u << 20;
+    const struct opp_option options[] = {
+        OPP_OPT_STRING('o', "output", &out, "OUT", "the summary trace to write (not TRACE itself)"),
+        OPP_OPT_CALLBACK(0, "max-nodes", &max_nodes, "N",
+                         "call paths kept at most (default 1048576); calls on\n"
+                         "new paths past it are counted as dropped",
+                         opt_max_nodes),
+        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
+         .flags = OPP_OPTION_HIDDEN},
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "summarize",
+        .usage = "usage: opprof summarize TRACE -o OUT\n"
+                 "\n"
+                 "Add up a full trace's calls by call path into a summary trace, as\n"
+                 "OPPROF_MODE=summary records one: its size does not grow with the run's\n"
+                 "length, and `opprof report OUT` prints the same table (the views that need\n"
+                 "every call's time, like --step, --from/--to and the Chrome export, do not\n"
+                 "take it).\n"
+                 "\n",
+        .col = 22,
+        .long_indent = 6,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (argc - first != 1 || !out) {
+        fprintf(stderr, "opprof summarize: %s\n",
+                argc - first != 1 ? (argc - first ? "one trace at a time" : "which trace?")
+                                  : "where to? (-o OUT)");
+        opp_options_usage(&cmd, stderr);
+        return 2;
+    }
+    const char *in = argv[first];
     if (same_file(in, out)) {
         fprintf(stderr, "opprof summarize: %s is the trace being read: name another output\n",
                 out);
