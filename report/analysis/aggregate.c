@@ -15,27 +15,20 @@
 
 static const struct {
     const char *name;
-    enum opp_sort_key key;
+    enum opp_unit unit;
 } sort_keys[] = {
-    {"self_cpu_time_total", OPP_SORT_SELF_CPU_TIME_TOTAL},
-    {"cpu_time_total", OPP_SORT_CPU_TIME_TOTAL},
-    {"cpu_time", OPP_SORT_CPU_TIME},
-    {"count", OPP_SORT_COUNT},
-    {"flops", OPP_SORT_FLOPS},
-    {"self_cuda_time_total", OPP_SORT_SELF_CUDA_TIME_TOTAL},
-    {"cuda_time_total", OPP_SORT_CUDA_TIME_TOTAL},
-    {"cuda_time", OPP_SORT_CUDA_TIME},
-    {"self_cuda_memory_usage", OPP_SORT_SELF_CUDA_MEMORY_USAGE},
-    {"cuda_memory_usage", OPP_SORT_CUDA_MEMORY_USAGE},
-    {"cpu_memory_usage", OPP_SORT_CPU_MEMORY_USAGE},
-    {"self_cpu_memory_usage", OPP_SORT_SELF_CPU_MEMORY_USAGE},
+#define SORT_KEY(id, name, unit) [OPP_SORT_##id] = {name, unit},
+    OPP_SORT_KEYS(SORT_KEY)
+#undef SORT_KEY
 };
+
+#define NKEYS (sizeof sort_keys / sizeof sort_keys[0])
 
 int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
 {
-    for (size_t i = 0; i < sizeof sort_keys / sizeof sort_keys[0]; i++)
+    for (size_t i = 0; i < NKEYS; i++)
         if (!strcmp(name, sort_keys[i].name)) {
-            *out = sort_keys[i].key;
+            *out = (enum opp_sort_key)i;
             return 0;
         }
     return -EINVAL;
@@ -43,9 +36,20 @@ int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
 
 const char *opp_sort_key_list(void)
 {
-    return "self_cpu_time_total, cpu_time_total, cpu_time, count, flops, self_cuda_time_total, "
-           "cuda_time_total, cuda_time, self_cuda_memory_usage, cuda_memory_usage, "
-           "cpu_memory_usage, self_cpu_memory_usage";
+#define LIST_ITEM(id, name, unit) ", " name
+    static const char list[] = "" OPP_SORT_KEYS(LIST_ITEM);
+#undef LIST_ITEM
+    return list + 2; /* after the first ", " */
+}
+
+const char *opp_sort_key_name(enum opp_sort_key k)
+{
+    return (size_t)k < NKEYS ? sort_keys[k].name : NULL;
+}
+
+enum opp_unit opp_sort_key_unit(enum opp_sort_key k)
+{
+    return (size_t)k < NKEYS ? sort_keys[k].unit : OPP_UNIT_NONE;
 }
 
 const char *opp_device_type_name(uint32_t t)

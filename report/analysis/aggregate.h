@@ -14,28 +14,42 @@
 
 #define OPP_STACK_MAX 16 /* --group-by-stack N: at most this N */
 
-/* What rows are sorted by, descending (torch's attribute names). */
+/* How a sort key's value reads: ns (a total, or an average per call), a
+ * count, bytes; NONE: not recorded, always 0. */
+enum opp_unit { OPP_UNIT_NS, OPP_UNIT_NS_PER_CALL, OPP_UNIT_COUNT, OPP_UNIT_BYTES, OPP_UNIT_NONE };
+
+/* What rows are sorted by, descending: torch's attribute names, one line
+ * each; the enum, the names, --sort's help and the by-rank view's heading
+ * all come from this list. The first is the default. torch's CPU memory
+ * keys: opprof records no CPU memory, so every row has 0 and they sort by
+ * the tie-breakers (name, shapes, stack). */
+#define OPP_SORT_KEYS(X)                                                                           \
+    X(SELF_CPU_TIME_TOTAL, "self_cpu_time_total", OPP_UNIT_NS)                                     \
+    X(CPU_TIME_TOTAL, "cpu_time_total", OPP_UNIT_NS)                                               \
+    X(CPU_TIME, "cpu_time", OPP_UNIT_NS_PER_CALL)                                                  \
+    X(COUNT, "count", OPP_UNIT_COUNT)                                                              \
+    X(FLOPS, "flops", OPP_UNIT_COUNT)                                                              \
+    X(SELF_CUDA_TIME_TOTAL, "self_cuda_time_total", OPP_UNIT_NS)                                   \
+    X(CUDA_TIME_TOTAL, "cuda_time_total", OPP_UNIT_NS)                                             \
+    X(CUDA_TIME, "cuda_time", OPP_UNIT_NS_PER_CALL)                                                \
+    X(SELF_CUDA_MEMORY_USAGE, "self_cuda_memory_usage", OPP_UNIT_BYTES)                            \
+    X(CUDA_MEMORY_USAGE, "cuda_memory_usage", OPP_UNIT_BYTES)                                      \
+    X(CPU_MEMORY_USAGE, "cpu_memory_usage", OPP_UNIT_NONE)                                         \
+    X(SELF_CPU_MEMORY_USAGE, "self_cpu_memory_usage", OPP_UNIT_NONE)
+
 enum opp_sort_key {
-    OPP_SORT_SELF_CPU_TIME_TOTAL = 0, /* the default */
-    OPP_SORT_CPU_TIME_TOTAL,
-    OPP_SORT_CPU_TIME, /* average per call */
-    OPP_SORT_COUNT,
-    OPP_SORT_FLOPS,
-    OPP_SORT_SELF_CUDA_TIME_TOTAL,
-    OPP_SORT_CUDA_TIME_TOTAL,
-    OPP_SORT_CUDA_TIME, /* average per call */
-    OPP_SORT_SELF_CUDA_MEMORY_USAGE,
-    OPP_SORT_CUDA_MEMORY_USAGE,
-    /* torch's CPU memory keys: opprof records no CPU memory, so every row
-     * has 0 and they sort by the tie-breakers (name, shapes, stack) */
-    OPP_SORT_CPU_MEMORY_USAGE,
-    OPP_SORT_SELF_CPU_MEMORY_USAGE,
+#define OPP_SORT_KEY_ENUM(id, name, unit) OPP_SORT_##id,
+    OPP_SORT_KEYS(OPP_SORT_KEY_ENUM)
+#undef OPP_SORT_KEY_ENUM
 };
 
 /* 0, or -EINVAL for a name that is not a sort key. */
 int opp_sort_key_parse(const char *name, enum opp_sort_key *out);
 /* "self_cpu_time_total, cpu_time_total, ...", for messages. */
 const char *opp_sort_key_list(void);
+/* The key's name ("self_cpu_time_total"); NULL past the last key. */
+const char *opp_sort_key_name(enum opp_sort_key k);
+enum opp_unit opp_sort_key_unit(enum opp_sort_key k);
 
 /* Zero-initialised options mean: every event, sorted by self CPU time,
  * every row. */

@@ -13,10 +13,11 @@
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
 #include "analysis/model.h"
+#include "analysis/ranks.h"
 #include "tool/options.h"
 #include "tool/cmds.h"
+#include "views/by_rank.h"
 #include "views/output.h"
-#include "views/ranks.h"
 #include "views/steps.h"
 #include "views/tree_view.h"
 
@@ -218,17 +219,41 @@ static int opt_window(const struct opp_option *o, const char *arg)
     return 0;
 }
 
+/* --sort's help, from the sort keys (aggregate.h): "sort rows by KEY,
+ * descending: self_cpu_time_total (default), ... (and torch's ...: not
+ * recorded, 0)", in lines of 60 columns. */
+static const char *sort_help(char *out, size_t cap)
+{
+    char text[1024];
+    size_t n = 0;
+    const char *sep = " ";
+    n += (size_t)snprintf(text, sizeof text, "sort rows by KEY, descending:");
+    for (int unrecorded = 0; unrecorded < 2; unrecorded++) {
+        for (enum opp_sort_key k = 0; opp_sort_key_name(k) && n < sizeof text; k++) {
+            enum opp_unit u = opp_sort_key_unit(k);
+            if ((u == OPP_UNIT_NONE) != unrecorded)
+                continue;
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s%s", sep, opp_sort_key_name(k),
+                                  k == 0                      ? " (default)"
+                                  : u == OPP_UNIT_NS_PER_CALL ? " (average)"
+                                                              : "");
+            sep = ", ";
+        }
+        sep = " (and torch's ";
+    }
+    if (n < sizeof text)
+        snprintf(text + n, sizeof text - n, ": not recorded, 0)");
+    opp_help_wrap(out, cap, text, 60);
+    return out;
+}
+
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     memset(ra, 0, sizeof *ra);
+    char sort[1024];
     const struct opp_option options[] = {
-        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY",
-                         "sort rows by KEY, descending: self_cpu_time_total (default),\n"
-                         "cpu_time_total, cpu_time (average), count, flops,\n"
-                         "self_cuda_time_total, cuda_time_total, cuda_time (average),\n"
-                         "self_cuda_memory_usage, cuda_memory_usage (and torch's\n"
-                         "cpu_memory_usage, self_cpu_memory_usage: not recorded, 0)",
+        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
                          opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
                          "show only the first N rows (--gpu: kernels, default 10)", opt_limit),
@@ -434,6 +459,17 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_rank_table t;
+    int rc = opp_rank_table_build(m, &ra->agg, &t);
+    if (rc)
+        return rc;
+    rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
+    opp_rank_table_free(&t);
+    return rc;
+}
+
 /* The key_averages report in the chosen format. */
 static int key_averages(struct report_args *ra, const struct opp_model *m)
 {
@@ -548,7 +584,7 @@ static int report(struct report_args *rap)
     rc = ra.gpu ? gpu_view(&ra, m)
          : ra.tree ? tree_view(&ra, m)
          : ra.step ? step_view(&ra, m)
-         : ra.by_rank ? opp_out_by_rank(stdout, m, &ra.agg, ra.format == FMT_JSON)
+         : ra.by_rank ? by_rank_view(&ra, m)
                    : key_averages(&ra, m);
     if (rc == -ENOMEM || rc == -ENOENT) {
         if (rc == -ENOENT)

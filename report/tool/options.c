@@ -121,6 +121,28 @@ void opp_options_usage(const struct opp_command *c, FILE *f)
         fputs(c->epilogue, f);
 }
 
+void opp_help_wrap(char *out, size_t cap, const char *text, size_t width)
+{
+    size_t n = 0, line = 0; /* bytes written; columns on the current line */
+    for (;;) {
+        while (*text == ' ')
+            text++;
+        size_t w = strcspn(text, " ");
+        if (!w || n + w + 2 > cap)
+            break;
+        if (line && line + 1 + w > width) {
+            out[n++] = '\n';
+            line = 0;
+        } else if (line) {
+            out[n++] = ' ';
+            line++;
+        }
+        memcpy(out + n, text, w);
+        n += w, line += w, text += w;
+    }
+    out[n] = 0;
+}
+
 int opp_bad_option(const char *cmd, int c, char **argv)
 {
     const char *arg = argv[optind - 1];

@@ -5,6 +5,7 @@
 #ifndef OPP_OPTIONS_H
 #define OPP_OPTIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -74,6 +75,10 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
 
 /* The help: c's usage, one entry per option not hidden, its epilogue. */
 void opp_options_usage(const struct opp_command *c, FILE *f);
+
+/* A help made at run time (from a list) as lines of at most width columns,
+ * broken at spaces, into out (cap bytes, at least strlen(text) + 1). */
+void opp_help_wrap(char *out, size_t cap, const char *text, size_t width);
 
 /* One line on stderr, "opprof CMD: option '--x' wants a value" (getopt's
  * c == ':'), "option '--x' takes no value" or "unknown option ..."; returns
