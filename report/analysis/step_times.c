@@ -189,3 +189,13 @@ int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, siz
     *n = nw;
     return 0;
 }
+
+uint32_t opp_summary_windows(const struct opp_model *m)
+{
+    uint32_t nw = 0;
+    for (size_t i = 0; i < m->nthreads; i++)
+        for (size_t k = 0; m->threads[i].stat && k < m->threads[i].nevents; k++)
+            if (m->threads[i].stat[k].window > nw)
+                nw = m->threads[i].stat[k].window;
+    return nw;
+}

@@ -49,4 +49,8 @@ struct opp_window {
 /* 0 (n may be 0) or -ENOMEM; *out malloc'd. */
 int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
 
+/* A summary trace numbers its windows (opp_sum_stat.window): how many it
+ * recorded. */
+uint32_t opp_summary_windows(const struct opp_model *m);
+
 #endif

@@ -1,3 +1,4 @@
+/* Over 600 lines: its two passes share one state and per-event helpers kept static (inlined). */
 /* `opprof export chrome`: the trace as Chrome trace JSON in the schema
  * Kineto writes, for Perfetto, chrome://tracing and HTA. Two streaming
  * passes over the file: the first keeps only what is small (processes,

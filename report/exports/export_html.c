@@ -1,7 +1,7 @@
 /* `opprof export html`: one self-contained page (no script, no network) with
- * the key_averages table (output.c), the flame graph (export_stacks.c), each
- * GPU stream's busy and idle time as a bar (gpu_stats.c) and each device's
- * memory plot (export_memory.c). The writers' own output is embedded: the
+ * the key_averages table (views/table.c), the flame graph (export_stacks.c),
+ * each GPU stream's busy and idle time as a bar (gpu_stats.c) and each
+ * device's memory plot (export_memory.c). The writers' own output is embedded: the
  * table as escaped text, the SVGs inline without their XML declaration. */
 #include "exports/export.h"
 

@@ -74,7 +74,6 @@ int cmd_ctl(int argc, char **argv)
                  "nothing until `opprof ctl start`.\n"
                  "\n",
         .col = 21,
-        .long_indent = 6,
         .options = options,
     };
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);

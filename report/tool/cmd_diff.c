@@ -10,8 +10,8 @@
 
 #include "analysis/diff.h"
 #include "analysis/model.h"
-#include "tool/options.h"
 #include "tool/cmds.h"
+#include "tool/options.h"
 #include "views/diff_view.h"
 #include "views/fmt.h"
 
@@ -176,7 +176,6 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                     "Exit status: 0 ok, 1 a regression above --fail-above, 2 wrong arguments,\n"
                     "3 a trace could not be read or the output written.\n",
         .col = 22,
-        .long_indent = 6,
         .options = options,
     };
     int first, rc = opp_options_parse(&cmd, argc, argv, &first);

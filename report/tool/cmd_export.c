@@ -17,8 +17,8 @@
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 #include "exports/export.h"
-#include "tool/options.h"
 #include "tool/cmds.h"
+#include "tool/options.h"
 
 #define PREFIX "opprof export: "
 
@@ -343,7 +343,6 @@ int cmd_export(int argc, char **argv)
             "  html          one self-contained page: the table, the flame graph, each GPU\n"
             "                stream's busy and idle time, each device's memory plot\n",
         .col = 20,
-        .long_indent = 6,
         .options = options,
     };
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);

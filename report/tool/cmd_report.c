@@ -2,20 +2,18 @@
  * as a table, CSV or JSON on stdout; warnings about the trace on stderr. */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
+#include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <math.h>
-#include <regex.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
 #include "analysis/model.h"
 #include "analysis/ranks.h"
-#include "tool/options.h"
 #include "tool/cmds.h"
+#include "tool/options.h"
 #include "views/by_rank.h"
 #include "views/output.h"
 #include "views/steps.h"
@@ -74,13 +72,6 @@ static int opt_limit(const struct opp_option *o, const char *arg)
         return 2;
     }
     *(size_t *)o->value = (size_t)v;
-    return 0;
-}
-
-static int opt_group_by_shape(const struct opp_option *o, const char *arg)
-{
-    struct report_args *ra = o->value;
-    ra->agg.group_by_shape = ra->out.group_by_shape = 1;
     return 0;
 }
 
@@ -257,8 +248,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
                          "show only the first N rows (--gpu: kernels, default 10)", opt_limit),
-        OPP_OPT_CALLBACK(0, "group-by-shape", ra, NULL, "one row per name and input shapes",
-                         opt_group_by_shape),
+        OPP_OPT_FLAG(0, "group-by-shape", &ra->agg.group_by_shape,
+                     "one row per name and input shapes"),
         OPP_OPT_FLAG(0, "flops", &ra->out.flops,
                      "add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
                      "the rate over CUDA total where the row has GPU time,\n"
@@ -334,12 +325,12 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "(one per host) are merged onto the first one's clock.\n"
             "\n",
         .col = 24,
-        .long_indent = 6,
         .options = options,
     };
     int first, rc = opp_options_parse(&cmd, argc, argv, &first);
     if (rc)
         return rc;
+    ra->out.group_by_shape = ra->agg.group_by_shape;
     if (first >= argc) {
         fprintf(stderr, PREFIX "which trace? (usage: opprof report TRACE [options])\n");
         return 2;
@@ -504,21 +495,6 @@ static int key_averages(struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-static int report(struct report_args *ra);
-
-int cmd_report(int argc, char **argv)
-{
-    struct report_args ra;
-    int rc = parse_args(argc, argv, &ra);
-    if (!rc)
-        rc = report(&ra);
-    else if (rc == 1)
-        rc = 0;
-    if (ra.agg.match)
-        regfree(&ra.match);
-    return rc;
-}
-
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
@@ -543,11 +519,7 @@ static int report(struct report_args *rap)
         }
     }
     if (ra.window_k && m->summary) { /* windows are numbered in the file */
-        uint32_t nw = 0;
-        for (size_t i = 0; i < m->nthreads; i++)
-            for (size_t k = 0; m->threads[i].stat && k < m->threads[i].nevents; k++)
-                if (m->threads[i].stat[k].window > nw)
-                    nw = m->threads[i].stat[k].window;
+        uint32_t nw = opp_summary_windows(m);
         if (ra.window_k > nw) {
             fprintf(stderr, PREFIX "%s has %u recorded window%s (a schedule's active runs of "
                                    "steps), not %lu\n",
@@ -605,5 +577,18 @@ static int report(struct report_args *rap)
         warn_about(m);
     }
     opp_model_free(m);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct report_args ra;
+    int rc = parse_args(argc, argv, &ra);
+    if (!rc)
+        rc = report(&ra);
+    else if (rc == 1)
+        rc = 0;
+    if (ra.agg.match)
+        regfree(&ra.match);
     return rc;
 }

@@ -12,8 +12,8 @@
 #include "info.h"
 #include "ops.h"
 #include "summary.h"
-#include "tool/options.h"
 #include "tool/cmds.h"
+#include "tool/options.h"
 #include "trace.h"
 
 
@@ -185,7 +185,6 @@ int cmd_summarize(int argc, char **argv)
                  "take it).\n"
                  "\n",
         .col = 22,
-        .long_indent = 6,
         .options = options,
     };
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);

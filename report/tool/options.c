@@ -97,7 +97,7 @@ void opp_options_usage(const struct opp_command *c, FILE *f)
         else if (o->short_name && !(o->flags & OPP_OPTION_UNLISTED_SHORT))
             pos += fprintf(f, "  -%c, ", o->short_name);
         else
-            pos += fprintf(f, "%*s", c->long_indent, "");
+            pos += fprintf(f, "%*s", c->long_indent ? c->long_indent : 6, "");
         pos += fprintf(f, "--%s", o->long_name);
         if (o->argh)
             pos += fprintf(f, " %s", o->argh);

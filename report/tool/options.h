@@ -60,7 +60,8 @@ struct opp_command {
     const char *usage;    /* the help before the options (synopsis, description) */
     const char *epilogue; /* the help after them; NULL: none */
     int col;              /* where the options' help begins */
-    int long_indent;      /* columns before an option without a short name: 6 (2: run) */
+    int long_indent;      /* columns before an option without a short name (0: 6, as if
+                             it had one; run: 2) */
     int in_order;         /* options end at the first operand (run: CMD's own follow) */
     /* Bad options said by getopt itself, then the help on stderr (run's way);
      * else one line: opp_bad_option. */
