@@ -23,7 +23,8 @@ endif
 
 # Test objects see every layer's headers; the unit suites and the converter
 # they drive also CUPTI's.
-TEST_CFLAGS := $(CHECK_CFLAGS) -Itests -Ireport -Icollector -Ipreload -I$(BUILD)/tests
+TEST_CFLAGS := $(CHECK_CFLAGS) -Itests -Ireport $(patsubst %/,-I%,$(sort $(wildcard report/*/))) -Icollector -Ipreload \
+               -I$(BUILD)/tests
 $(BUILD)/obj/tests/%.o $(BUILD)/asan/obj/tests/%.o: LAYER_CFLAGS = $(TEST_CFLAGS)
 $(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o: LAYER_CFLAGS = $(TEST_CFLAGS) $(UNIT_CUDA_CFLAGS)
 # The table test expands the preload's tables, CUDA's generated one too.

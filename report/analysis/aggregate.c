@@ -1,0 +1,456 @@
+/* key_averages (see aggregate.h): one hash lookup per event, then a sort. */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
+#include "analysis/aggregate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+static const struct {
+    const char *name;
+    enum opp_unit unit;
+} sort_keys[] = {
+#define SORT_KEY(id, name, unit) [OPP_SORT_##id] = {name, unit},
+    OPP_SORT_KEYS(SORT_KEY)
+#undef SORT_KEY
+};
+
+#define NKEYS (sizeof sort_keys / sizeof sort_keys[0])
+
+int opp_sort_key_parse(const char *name, enum opp_sort_key *out)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(name, sort_keys[i].name)) {
+            *out = (enum opp_sort_key)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+const char *opp_sort_key_list(void)
+{
+#define LIST_ITEM(id, name, unit) ", " name
+    static const char list[] = "" OPP_SORT_KEYS(LIST_ITEM);
+#undef LIST_ITEM
+    return list + 2; /* after the first ", " */
+}
+
+const char *opp_sort_key_name(enum opp_sort_key k)
+{
+    return (size_t)k < NKEYS ? sort_keys[k].name : NULL;
+}
+
+enum opp_unit opp_sort_key_unit(enum opp_sort_key k)
+{
+    return (size_t)k < NKEYS ? sort_keys[k].unit : OPP_UNIT_NONE;
+}
+
+const char *opp_device_type_name(uint32_t t)
+{
+    return t == OPP_DEVICE_CUDA ? "CUDA" : "CPU";
+}
+
+/* A row's identity, packed into 32-bit words so that hashing it costs what
+ * it holds: name, device type, then (grouped by shape) the shapes, then
+ * (grouped by stack) the enclosing names. The stack is kept apart until
+ * key_seal appends it. */
+#define KEY_WORDS (3 + OPP_SHAPES_MAX * (1 + 2 * OPP_RANK_MAX) + 1 + OPP_STACK_MAX)
+struct group_key {
+    uint32_t nw;
+    uint32_t w[KEY_WORDS];
+    uint32_t nstack;
+    uint32_t stack[OPP_STACK_MAX]; /* innermost first */
+};
+
+struct group {
+    size_t row;
+    UT_hash_handle hh;
+    uint32_t nw;
+    uint32_t w[]; /* the key's words */
+};
+
+static void make_key(struct group_key *k, uint32_t name, uint32_t device_type,
+                     const struct opp_shapes *s)
+{
+    k->nw = 0;
+    k->nstack = 0;
+    k->w[k->nw++] = name;
+    k->w[k->nw++] = device_type;
+    if (!s)
+        return;
+    k->w[k->nw++] = (uint32_t)s->n;
+    for (int i = 0; i < s->n; i++) {
+        k->w[k->nw++] = (uint32_t)s->rank[i];
+        for (int j = 0; j < s->rank[i]; j++) {
+            k->w[k->nw++] = (uint32_t)s->dim[i][j];
+            k->w[k->nw++] = (uint32_t)((uint64_t)s->dim[i][j] >> 32);
+        }
+    }
+}
+
+static void key_seal(struct group_key *k)
+{
+    if (!k->nstack)
+        return;
+    k->w[k->nw++] = k->nstack | 0x80000000u; /* never a shape count: keys stay distinct */
+    for (uint32_t i = 0; i < k->nstack; i++)
+        k->w[k->nw++] = k->stack[i];
+}
+
+static int cmp_double_desc(double a, double b)
+{
+    return a > b ? -1 : a < b;
+}
+
+double opp_row_metric(const struct opp_row *r, enum opp_sort_key key)
+{
+    switch (key) {
+    case OPP_SORT_SELF_CPU_TIME_TOTAL:
+        return (double)r->self_cpu_time_total_ns;
+    case OPP_SORT_CPU_TIME_TOTAL:
+        return (double)r->cpu_time_total_ns;
+    case OPP_SORT_CPU_TIME:
+        return opp_row_avg_ns(r);
+    case OPP_SORT_COUNT:
+        return (double)r->count;
+    case OPP_SORT_FLOPS:
+        return (double)r->flops;
+    case OPP_SORT_SELF_CUDA_TIME_TOTAL:
+        return (double)r->self_cuda_time_total_ns;
+    case OPP_SORT_CUDA_TIME_TOTAL:
+        return (double)r->cuda_time_total_ns;
+    case OPP_SORT_CUDA_TIME:
+        return opp_row_cuda_avg_ns(r);
+    case OPP_SORT_SELF_CUDA_MEMORY_USAGE:
+        return (double)r->self_cuda_memory_usage;
+    case OPP_SORT_CUDA_MEMORY_USAGE:
+        return (double)r->cuda_memory_usage;
+    case OPP_SORT_CPU_MEMORY_USAGE:
+    case OPP_SORT_SELF_CPU_MEMORY_USAGE:
+        return 0; /* not recorded */
+    }
+    return 0;
+}
+
+static int cmp_shapes(const struct opp_shapes *a, const struct opp_shapes *b)
+{
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    for (int i = 0; i < a->n; i++) {
+        if (a->rank[i] != b->rank[i])
+            return a->rank[i] < b->rank[i] ? -1 : 1;
+        for (int j = 0; j < a->rank[i]; j++)
+            if (a->dim[i][j] != b->dim[i][j])
+                return a->dim[i][j] < b->dim[i][j] ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Descending by the sort key; ties by name, then shapes, ascending. */
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
+{
+    const struct opp_row *a = pa, *b = pb;
+    enum opp_sort_key key = *(const enum opp_sort_key *)ctx;
+    int c = cmp_double_desc(opp_row_metric(a, key), opp_row_metric(b, key));
+    if (!c)
+        c = strcmp(a->key, b->key);
+    if (!c && a->device_type != b->device_type)
+        c = a->device_type < b->device_type ? -1 : 1;
+    if (!c)
+        c = cmp_shapes(&a->shapes, &b->shapes);
+    return c || !a->stack_str ? c : strcmp(a->stack_str, b->stack_str);
+}
+
+static int thread_selected(const struct opp_model *m, const struct opp_thread *t,
+                           const struct opp_agg_opts *o)
+{
+    const struct opp_process *p = opp_thread_process(m, t);
+    if ((o->filter_pid && p->pid != o->pid) || (o->filter_rank && p->rank != o->rank))
+        return 0;
+    return !o->filter_tid || t->tid == o->tid;
+}
+
+int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uint32_t proc,
+                    uint32_t thread)
+{
+    if (thread != OPP_GPU_NONE)
+        return thread_selected(m, &m->threads[thread], o);
+    return !o->filter_tid && (!o->filter_pid || m->procs[proc].pid == o->pid) &&
+           (!o->filter_rank || m->procs[proc].rank == o->rank);
+}
+
+/* The index in *arr (*n elements of elem bytes, room for *cap) of the
+ * group keyed by the words w[0..nw): its element, or one appended zeroed on
+ * first sight; -1 when out of memory. Rows and statuses are kept this way. */
+static ssize_t group_index(struct group **groups, const uint32_t *w, uint32_t nw, void **arr,
+                           size_t *n, size_t *cap, size_t elem)
+{
+    size_t bytes = nw * sizeof *w;
+    struct group *g;
+    HASH_FIND(hh, *groups, w, bytes, g);
+    if (g)
+        return (ssize_t)g->row;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *p = reallocarray(*arr, c, elem);
+        if (!p)
+            return -1;
+        *arr = p;
+        *cap = c;
+    }
+    g = malloc(sizeof *g + bytes);
+    if (!g)
+        return -1;
+    g->nw = nw;
+    memcpy(g->w, w, bytes);
+    g->row = *n;
+    int hash_oom = 0;
+    HASH_ADD_KEYPTR(hh, *groups, g->w, bytes, g);
+    if (hash_oom) {
+        free(g);
+        return -1;
+    }
+    memset((char *)*arr + *n * elem, 0, elem);
+    return (ssize_t)(*n)++;
+}
+
+/* The row of the event's group (k sealed first), created on first sight;
+ * NULL when out of memory. */
+static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **groups,
+                               struct group_key *k)
+{
+    key_seal(k);
+    ssize_t i = group_index(groups, k->w, k->nw, (void **)&a->rows, &a->nrows_all, cap,
+                            sizeof *a->rows);
+    return i < 0 ? NULL : &a->rows[i];
+}
+
+/* Counts calls calls of entry point name (library lib) returning st != 0,
+ * grouped by (name, status); -ENOMEM. */
+static int count_status(const struct opp_model *m, struct opp_agg *a, size_t *cap,
+                        struct group **groups, uint32_t name, const char *lib, int64_t st,
+                        uint64_t calls)
+{
+    const uint32_t w[3] = {name, (uint32_t)st, (uint32_t)((uint64_t)st >> 32)};
+    ssize_t i = group_index(groups, w, 3, (void **)&a->statuses, &a->nstatuses, cap,
+                            sizeof *a->statuses);
+    if (i < 0)
+        return -ENOMEM;
+    struct opp_status_row *r = &a->statuses[i];
+    if (!r->key)
+        *r = (struct opp_status_row){.key = opp_model_str(m, name), .lib = lib,
+                                     .name = opp_status_name(lib, st), .status = st};
+    r->count += calls;
+    a->errors += calls;
+    return 0;
+}
+
+/* Most calls first, then by entry point and status. */
+static int cmp_status_rows(const void *pa, const void *pb)
+{
+    const struct opp_status_row *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->status > b->status) - (a->status < b->status);
+}
+
+uint64_t opp_model_first_ns(const struct opp_model *m)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < m->nthreads; i++) /* tree order: the first begins first */
+        if (m->threads[i].nevents && m->threads[i].events[0].begin_ns < first)
+            first = m->threads[i].events[0].begin_ns;
+    for (size_t i = 0; i < m->gpu.nops; i++)
+        if (m->gpu.ops[i].start_ns < first)
+            first = m->gpu.ops[i].start_ns;
+    return first == UINT64_MAX ? 0 : first;
+}
+
+static int in_window(const struct opp_agg_opts *o, uint64_t first, uint64_t t)
+{
+    uint64_t rel = t - first; /* t >= first */
+    return rel >= o->from_ns && rel < o->to_ns;
+}
+
+/* regexec once per name: matched[id] is 0 unknown, 1 yes, 2 no. */
+static int name_matches(const struct opp_agg_opts *o, const struct opp_model *m,
+                        uint8_t *matched, uint32_t id)
+{
+    if (id >= m->nstrs)
+        return regexec(o->match, "", 0, NULL, 0) == 0;
+    if (!matched[id])
+        matched[id] = regexec(o->match, m->strs[id], 0, NULL, 0) == 0 ? 1 : 2;
+    return matched[id] == 1;
+}
+
+/* "outer;...;inner" of a row's stack (names as they are). */
+static char *stack_string(const struct opp_model *m, const struct opp_row *r)
+{
+    size_t len = 1;
+    for (uint32_t i = 0; i < r->nstack; i++)
+        len += strlen(opp_model_str(m, r->stack[i])) + 1;
+    char *s = malloc(len), *p = s;
+    if (!s)
+        return NULL;
+    *p = 0;
+    for (uint32_t i = r->nstack; i-- > 0;) {
+        const char *n = opp_model_str(m, r->stack[i]);
+        size_t l = strlen(n);
+        memcpy(p, n, l);
+        p += l;
+        if (i)
+            *p++ = ';';
+        *p = 0;
+    }
+    return s;
+}
+
+int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
+{
+    memset(a, 0, sizeof *a);
+    struct group *groups = NULL;
+    struct group *sgroups = NULL; /* (name, status) */
+    size_t cap = 0, scap = 0;
+    uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
+    uint64_t first = o->window ? opp_model_first_ns(m) : 0;
+    uint8_t *matched = NULL;
+    if (o->match && !(matched = calloc(m->nstrs ? m->nstrs : 1, 1)))
+        return -ENOMEM;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        if (!thread_selected(m, t, o))
+            continue;
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            const struct opp_func *f = opp_event_func(m, t, e);
+            if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
+                continue;
+            if (o->window && !in_window(o, first, e->begin_ns))
+                continue;
+            if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
+                continue;
+            if (o->match && !name_matches(o, m, matched, e->name))
+                continue;
+            uint64_t calls = opp_event_calls(t, i);
+            const uint64_t *args = opp_event_args(t, e);
+            struct opp_shapes shapes = {0};
+            if (o->group_by_shape)
+                opp_op_shapes(f->kind, args, e->nargs, &shapes);
+            struct group_key k;
+            make_key(&k, e->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
+            for (uint32_t p = e->parent; p != OPP_NO_PARENT && k.nstack < nstack;
+                 p = t->events[p].parent)
+                k.stack[k.nstack++] = t->events[p].name;
+            struct opp_row *r = row_for(a, &cap, &groups, &k);
+            if (!r)
+                goto oom;
+            if (!r->count) {
+                r->key = opp_model_str(m, e->name);
+                r->lib = opp_model_str(m, f->lib);
+                r->shapes = shapes;
+                r->nstack = k.nstack;
+                memcpy(r->stack, k.stack, sizeof r->stack);
+            }
+            r->count += calls;
+            r->self_cpu_time_total_ns += e->self_ns;
+            r->cpu_time_total_ns += opp_event_dur(e);
+            r->flops += calls * opp_op_flops(f->kind, f->dtype, args, e->nargs);
+            uint64_t cb = calls * opp_coll_alg_bytes(f->kind, args, e->nargs);
+            if (cb) {
+                r->coll = 1;
+                r->coll_bytes += cb;
+                r->coll_bus_bytes += (double)cb * opp_coll_bus_factor(f->kind, args, e->nargs);
+            }
+            a->cuda_calls |= opp_kind_base(f->kind) == OPP_OP_CUDA_API;
+            int64_t st = opp_op_status(f->kind, args, e->nargs);
+            if (st) {
+                r->errors += calls;
+                if (count_status(m, a, &scap, &sgroups, e->name, opp_model_str(m, f->lib), st,
+                                 calls))
+                    goto oom;
+            }
+            if (t->gpu) {
+                const struct opp_event_gpu *g = &t->gpu[i];
+                r->self_cuda_time_total_ns += g->self_cuda_ns;
+                r->cuda_time_total_ns += g->cuda_ns;
+                r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, g->self_mem);
+                r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, g->mem);
+            }
+            a->self_cpu_time_total_ns += e->self_ns;
+            a->events += calls;
+        }
+    }
+    for (size_t i = 0; i < m->gpu.nops; i++) {
+        const struct opp_gpu_op *g = &m->gpu.ops[i];
+        if (o->lib || !opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
+            continue;
+        if (o->window && !in_window(o, first, g->start_ns))
+            continue;
+        if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
+            continue;
+        uint64_t calls = opp_gpu_op_count(&m->gpu, i);
+        if (o->match && !name_matches(o, m, matched, g->name))
+            continue;
+        struct group_key k;
+        make_key(&k, g->name, OPP_DEVICE_CUDA, NULL); /* no shapes: "[]" when grouped */
+        struct opp_row *r = row_for(a, &cap, &groups, &k);
+        if (!r)
+            goto oom;
+        if (!r->count) {
+            r->key = opp_model_str(m, g->name);
+            r->lib = "";
+            r->device_type = OPP_DEVICE_CUDA;
+        }
+        uint64_t dur = opp_gpu_op_dur(g);
+        r->count += calls;
+        r->self_cuda_time_total_ns += dur;
+        r->cuda_time_total_ns += dur;
+        r->bytes += g->bytes;
+        r->transfers = g->type != OPP_GPU_KERNEL;
+        a->self_cuda_time_total_ns += dur;
+        a->gpu_ops += calls;
+    }
+    a->gpu = opp_model_has_gpu(m) || a->cuda_calls;
+    OPP_HASH_FREE(groups);
+    OPP_HASH_FREE(sgroups);
+    free(matched);
+    matched = NULL;
+    if (a->nstatuses)
+        qsort(a->statuses, a->nstatuses, sizeof *a->statuses, cmp_status_rows);
+    if (o->group_by_stack)
+        for (size_t i = 0; i < a->nrows_all; i++)
+            if (!(a->rows[i].stack_str = stack_string(m, &a->rows[i])))
+                goto oom;
+    enum opp_sort_key key = o->sort;
+    if (a->nrows_all)
+        qsort_r(a->rows, a->nrows_all, sizeof *a->rows, cmp_rows, &key);
+    a->nrows = o->limit && o->limit < a->nrows_all ? o->limit : a->nrows_all;
+    for (size_t i = 0; i < a->nrows; i++)
+        if (o->group_by_shape)
+            opp_shapes_format(&a->rows[i].shapes, a->rows[i].shapes_str,
+                              sizeof a->rows[i].shapes_str);
+    return 0;
+oom:
+    OPP_HASH_FREE(groups);
+    OPP_HASH_FREE(sgroups);
+    free(matched);
+    opp_agg_free(a);
+    return -ENOMEM;
+}
+
+void opp_agg_free(struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        free(a->rows[i].stack_str);
+    free(a->rows);
+    free(a->statuses);
+    memset(a, 0, sizeof *a);
+}

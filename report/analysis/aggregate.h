@@ -1,0 +1,196 @@
+/* key_averages(): the events of a model grouped by name (and optionally by
+ * input shapes) into rows of counts and times, like torch.profiler's. GPU
+ * ops (kernels, memcpy, memset) are rows of their own (device type CUDA). */
+#ifndef OPP_AGGREGATE_H
+#define OPP_AGGREGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <regex.h>
+
+#include "analysis/model.h"
+#include "ops.h"
+
+#define OPP_STACK_MAX 16 /* --group-by-stack N: at most this N */
+
+/* How a sort key's value reads: ns (a total, or an average per call), a
+ * count, bytes; NONE: not recorded, always 0. */
+enum opp_unit { OPP_UNIT_NS, OPP_UNIT_NS_PER_CALL, OPP_UNIT_COUNT, OPP_UNIT_BYTES, OPP_UNIT_NONE };
+
+/* What rows are sorted by, descending: torch's attribute names, one line
+ * each; the enum, the names, --sort's help and the by-rank view's heading
+ * all come from this list. The first is the default. torch's CPU memory
+ * keys: opprof records no CPU memory, so every row has 0 and they sort by
+ * the tie-breakers (name, shapes, stack). */
+#define OPP_SORT_KEYS(X)                                                                           \
+    X(SELF_CPU_TIME_TOTAL, "self_cpu_time_total", OPP_UNIT_NS)                                     \
+    X(CPU_TIME_TOTAL, "cpu_time_total", OPP_UNIT_NS)                                               \
+    X(CPU_TIME, "cpu_time", OPP_UNIT_NS_PER_CALL)                                                  \
+    X(COUNT, "count", OPP_UNIT_COUNT)                                                              \
+    X(FLOPS, "flops", OPP_UNIT_COUNT)                                                              \
+    X(SELF_CUDA_TIME_TOTAL, "self_cuda_time_total", OPP_UNIT_NS)                                   \
+    X(CUDA_TIME_TOTAL, "cuda_time_total", OPP_UNIT_NS)                                             \
+    X(CUDA_TIME, "cuda_time", OPP_UNIT_NS_PER_CALL)                                                \
+    X(SELF_CUDA_MEMORY_USAGE, "self_cuda_memory_usage", OPP_UNIT_BYTES)                            \
+    X(CUDA_MEMORY_USAGE, "cuda_memory_usage", OPP_UNIT_BYTES)                                      \
+    X(CPU_MEMORY_USAGE, "cpu_memory_usage", OPP_UNIT_NONE)                                         \
+    X(SELF_CPU_MEMORY_USAGE, "self_cpu_memory_usage", OPP_UNIT_NONE)
+
+enum opp_sort_key {
+#define OPP_SORT_KEY_ENUM(id, name, unit) OPP_SORT_##id,
+    OPP_SORT_KEYS(OPP_SORT_KEY_ENUM)
+#undef OPP_SORT_KEY_ENUM
+};
+
+/* 0, or -EINVAL for a name that is not a sort key. */
+int opp_sort_key_parse(const char *name, enum opp_sort_key *out);
+/* "self_cpu_time_total, cpu_time_total, ...", for messages. */
+const char *opp_sort_key_list(void);
+/* The key's name ("self_cpu_time_total"); NULL past the last key. */
+const char *opp_sort_key_name(enum opp_sort_key k);
+enum opp_unit opp_sort_key_unit(enum opp_sort_key k);
+
+/* Zero-initialised options mean: every event, sorted by self CPU time,
+ * every row. */
+struct opp_agg_opts {
+    enum opp_sort_key sort;
+    size_t limit;       /* rows kept after sorting; 0 = all */
+    int group_by_shape; /* torch's group_by_input_shape */
+    int filter_pid;     /* only processes with this OS pid (every instance) */
+    uint32_t pid;
+    int filter_tid; /* only threads with this OS tid */
+    uint32_t tid;
+    const char *lib; /* only calls into this library ("blas", "onednn", "nvtx", "cudart"...);
+                        then no GPU-op rows. NULL: every library */
+    /* torch's group_by_stack_n: rows also by the names of the N innermost
+     * operators around the call (its parents; our frames are operators) */
+    uint32_t group_by_stack;
+    /* A time window, ns since opp_model_first_ns: an event (or GPU op) is
+     * kept when it begins in [from_ns, to_ns) */
+    int window;
+    uint64_t from_ns, to_ns;
+    const regex_t *match; /* only names that match (regexec), NULL: every name */
+    int filter_rank; /* only processes labelled with this rank (model.h) */
+    int64_t rank;
+    /* A summary trace's schedule window (from 1): only its call paths and
+     * GPU rows (full traces select windows by time: window, from_ns) */
+    uint32_t sched_window;
+};
+
+/* The trace's first time: the earliest begin of an event or start of a
+ * GPU op (0 for an empty trace). */
+uint64_t opp_model_first_ns(const struct opp_model *m);
+
+/* Whether the GPU op (of process index proc, attached to an event of
+ * thread index thread, or OPP_GPU_NONE) passes the filters: its process's
+ * pid; with a tid filter only ops attached to an event of such a thread. */
+int opp_agg_selects(const struct opp_model *m, const struct opp_agg_opts *o, uint32_t proc,
+                    uint32_t thread);
+
+enum opp_device_type { OPP_DEVICE_CPU = 0, OPP_DEVICE_CUDA = 1 };
+const char *opp_device_type_name(uint32_t t); /* "CPU", "CUDA" */
+
+/* "[[300, 200], [200, 100], [300, 100]]" fits with room to spare. */
+#define OPP_SHAPES_STR_MAX 400
+
+/* A CPU row: calls of one entry point; its CUDA times and memory are the
+ * GPU work attached to those calls (model.h, struct opp_event_gpu). A CUDA
+ * row: GPU ops of one name (kernel, "Memcpy HtoD (Pageable -> Device)"...),
+ * whose Self CUDA = CUDA total = their duration and CPU times are 0. */
+struct opp_row {
+    const char *key; /* the entry point's symbol name (points into the model) */
+    const char *lib; /* its library, as the first event of the row gave it; "" for CUDA rows */
+    uint32_t device_type; /* enum opp_device_type */
+    uint64_t count;
+    uint64_t self_cpu_time_total_ns;
+    uint64_t cpu_time_total_ns;
+    uint64_t self_cuda_time_total_ns;
+    uint64_t cuda_time_total_ns;
+    int64_t self_cuda_memory_usage; /* bytes allocated minus freed */
+    int64_t cuda_memory_usage;
+    uint64_t bytes; /* memcpy and memset rows: bytes copied or set */
+    int transfers;  /* a memcpy or memset row: bytes and GB/s apply */
+    uint64_t flops;            /* sum over the row's calls of opp_op_flops */
+    int coll;                  /* a row of collectives (COLL data calls) */
+    uint64_t coll_bytes;       /* their algorithm bytes (opp_coll_alg_bytes) */
+    double coll_bus_bytes;     /* the same times each call's bus factor */
+    struct opp_shapes shapes;  /* n = 0 unless grouped by shape */
+    char shapes_str[OPP_SHAPES_STR_MAX]; /* "" unless grouped by shape */
+    uint32_t stack[OPP_STACK_MAX]; /* grouped by stack: the enclosing operators' names
+                                      (string ids), innermost first */
+    uint32_t nstack;
+    char *stack_str; /* grouped by stack: outermost first, ';'-joined ("" for a
+                        root call); else NULL. Owned by the aggregate */
+    uint64_t errors; /* calls that returned a status other than 0 (success) */
+};
+
+/* Calls of one entry point that returned one status other than success. */
+struct opp_status_row {
+    const char *key;  /* the entry point (points into the model) */
+    const char *lib;  /* its library */
+    const char *name; /* the status's name (opp_status_name), NULL unknown */
+    int64_t status;
+    uint64_t count;
+};
+
+static inline double opp_row_avg_ns(const struct opp_row *r)
+{
+    return r->count ? (double)r->cpu_time_total_ns / (double)r->count : 0.0;
+}
+
+static inline double opp_row_cuda_avg_ns(const struct opp_row *r)
+{
+    return r->count ? (double)r->cuda_time_total_ns / (double)r->count : 0.0;
+}
+
+/* The row's value of a sort key (times in ns, memory in bytes). */
+double opp_row_metric(const struct opp_row *r, enum opp_sort_key key);
+
+/* Memcpy and memset rows: GB/s (bytes per ns) over their device time. */
+static inline double opp_row_gbps(const struct opp_row *r)
+{
+    return r->cuda_time_total_ns ? (double)r->bytes / (double)r->cuda_time_total_ns : 0.0;
+}
+
+/* Collective rows: algorithm and bus bandwidth in GB/s (bytes per ns)
+ * over their CUDA total; 0 without GPU time. */
+static inline double opp_row_algbw(const struct opp_row *r)
+{
+    return r->cuda_time_total_ns ? (double)r->coll_bytes / (double)r->cuda_time_total_ns : 0.0;
+}
+static inline double opp_row_busbw(const struct opp_row *r)
+{
+    return r->cuda_time_total_ns ? r->coll_bus_bytes / (double)r->cuda_time_total_ns : 0.0;
+}
+
+struct opp_agg {
+    struct opp_row *rows;
+    size_t nrows;       /* rows kept (after the limit) */
+    size_t nrows_all;   /* rows before the limit */
+    uint64_t events;    /* events that passed the filters */
+    uint64_t gpu_ops;   /* kernels, memcpy and memset that passed them */
+    /* torch's "Self CPU time total": self time summed over every row before
+     * the limit; Self CPU % and CPU total % both divide by it. */
+    uint64_t self_cpu_time_total_ns;
+    /* torch's "Self CUDA time total": the device time of the CUDA rows,
+     * before the limit; Self CUDA % divides by it. */
+    uint64_t self_cuda_time_total_ns;
+    int gpu; /* the trace has GPU records, or cuda_calls: CSV and JSON rows carry
+                the CUDA fields */
+    int cuda_calls; /* some call that passed the filters is a CUDA runtime or
+                       driver call: the table shows the CUDA time columns, at 0
+                       when no GPU work was recorded (a CUDA program without a GPU) */
+    /* Every (entry point, status) pair of calls that passed the filters and
+     * did not return success, most calls first (then by name and status);
+     * not limited. errors: their calls. */
+    struct opp_status_row *statuses;
+    size_t nstatuses;
+    uint64_t errors;
+};
+
+/* 0, or -ENOMEM. The rows point into m: free them before the model. */
+int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *out);
+void opp_agg_free(struct opp_agg *a);
+
+#endif

@@ -1,0 +1,41 @@
+/* The operator hierarchy merged by call path over every selected thread
+ * (from each thread's own tree, thread_tree.h): one node per distinct path of names from a root call down (the same name
+ * under different parents is different nodes). The base of folded stacks,
+ * flame graphs and the tree view. */
+#ifndef OPP_CALLPATH_TREE_H
+#define OPP_CALLPATH_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
+
+#define OPP_CT_ROOT UINT32_MAX
+
+struct opp_ct_node {
+    uint32_t parent; /* node index, or OPP_CT_ROOT for a root call */
+    uint32_t name;   /* model string id */
+    uint32_t depth;  /* 0 for root calls */
+    uint64_t calls;
+    uint64_t self_ns, total_ns;           /* CPU, torch's meanings */
+    uint64_t self_cuda_ns, cuda_total_ns; /* GPU work attached (model.h) */
+};
+
+struct opp_calltree {
+    struct opp_ct_node *nodes; /* a parent always before its children */
+    size_t n;
+};
+
+/* Build it from the events of the threads that o's pid/tid filters select
+ * (sort and limit are ignored). 0, or -ENOMEM. */
+int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
+                       struct opp_calltree *ct);
+void opp_calltree_free(struct opp_calltree *ct);
+
+/* "a;b;c" for node i, outermost first, each frame's ';', space and tab as
+ * '_' (folded-stack syntax). Returns the length, or -1 when it does not fit. */
+int opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,
+                      char *buf, size_t cap);
+
+#endif

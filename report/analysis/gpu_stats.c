@@ -1,0 +1,338 @@
+/* Device, stream and kernel statistics (see gpu_stats.h). */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
+#include "analysis/gpu_stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+double opp_gpu_occupancy(const struct opp_gpu_device *d, const struct opp_gpu_launch *l)
+{
+    if (!d)
+        return -1;
+    uint64_t max_warps = d->warps_per_sm ? d->warps_per_sm : d->threads_per_sm / 32;
+    uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+    if (!max_warps || !threads)
+        return -1;
+    if (d->threads_per_block && threads > d->threads_per_block)
+        return 0; /* cannot run */
+    uint64_t warps = (threads + 31) / 32;
+    uint64_t blocks = max_warps / warps;
+    if (d->blocks_per_sm && d->blocks_per_sm < blocks)
+        blocks = d->blocks_per_sm;
+    if (l->regs && d->regs_per_sm) {
+        uint64_t regs_per_warp = ((uint64_t)l->regs * 32 + 255) / 256 * 256;
+        uint64_t by_regs = d->regs_per_sm / regs_per_warp / warps;
+        if (by_regs < blocks)
+            blocks = by_regs;
+    }
+    uint64_t smem = (uint64_t)l->static_smem + l->dynamic_smem;
+    if (smem && d->smem_per_sm && d->smem_per_sm / smem < blocks)
+        blocks = d->smem_per_sm / smem;
+    return (double)(blocks * warps) / (double)max_warps;
+}
+
+/* ---- busy intervals ---- */
+
+enum order { BY_DEVICE, BY_STREAM, BY_NAME };
+
+struct order_ctx {
+    const struct opp_gpu_op *ops;
+    enum order by;
+};
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+static int cmp_ops(const void *pa, const void *pb, void *vctx)
+{
+    const struct order_ctx *ctx = vctx;
+    uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+    const struct opp_gpu_op *a = &ctx->ops[ia], *b = &ctx->ops[ib];
+    int c = 0;
+    if (ctx->by == BY_NAME)
+        c = cmp_u32(a->name, b->name);
+    if (!c && ctx->by == BY_STREAM)
+        c = cmp_u32(a->proc, b->proc);
+    if (!c && ctx->by != BY_NAME)
+        c = cmp_u32(a->device, b->device);
+    if (!c && ctx->by == BY_STREAM)
+        c = cmp_u32(a->stream, b->stream);
+    if (!c && a->start_ns != b->start_ns)
+        c = a->start_ns < b->start_ns ? -1 : 1;
+    return c ? c : cmp_u32(ia, ib);
+}
+
+/* The selected ops that count as device time (kernels, memcpy, memset),
+ * as indices sorted by `by`. NULL with *n = 0 when there are none or
+ * memory runs out (*oom set). */
+static uint32_t *selected_ops(const struct opp_model *m, const struct opp_agg_opts *o, enum order by,
+                              int kernels_only, size_t *n, int *oom)
+{
+    *n = 0;
+    *oom = 0;
+    if (!m->gpu.nops)
+        return NULL;
+    if (m->gpu.nops > UINT32_MAX) {
+        *oom = 1;
+        return NULL;
+    }
+    uint32_t *idx = malloc(m->gpu.nops * sizeof *idx);
+    if (!idx) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < m->gpu.nops; i++) {
+        const struct opp_gpu_op *g = &m->gpu.ops[i];
+        if (opp_gpu_op_timed(g) && (!kernels_only || g->type == OPP_GPU_KERNEL) &&
+            opp_agg_selects(m, o, g->proc, g->thread))
+            idx[(*n)++] = (uint32_t)i;
+    }
+    struct order_ctx ctx = {m->gpu.ops, by};
+    if (*n)
+        qsort_r(idx, *n, sizeof *idx, cmp_ops, &ctx);
+    return idx;
+}
+
+/* Keep the OPP_GPU_GAPS_MAX largest gaps, largest first; an equal gap
+ * found later goes after the earlier ones. */
+static void keep_gap(struct opp_gpu_dev_stats *d, uint64_t start, uint64_t end, uint32_t next)
+{
+    uint64_t len = end - start;
+    size_t at = d->ngaps;
+    while (at > 0 && d->gaps[at - 1].end_ns - d->gaps[at - 1].start_ns < len)
+        at--;
+    if (at >= OPP_GPU_GAPS_MAX)
+        return;
+    size_t last = d->ngaps < OPP_GPU_GAPS_MAX ? d->ngaps : OPP_GPU_GAPS_MAX - 1;
+    memmove(&d->gaps[at + 1], &d->gaps[at], (last - at) * sizeof d->gaps[0]);
+    d->gaps[at] = (struct opp_gpu_gap){start, end, next};
+    if (d->ngaps < OPP_GPU_GAPS_MAX)
+        d->ngaps++;
+}
+
+/* Sweep idx[0..n) (sorted by start within the group): the union of the
+ * intervals, and the gaps between them when dev is given. */
+static uint64_t busy_time(const struct opp_gpu_op *ops, const uint32_t *idx, size_t n,
+                          struct opp_gpu_dev_stats *dev)
+{
+    uint64_t busy = 0, cur_start = ops[idx[0]].start_ns, cur_end = ops[idx[0]].end_ns;
+    for (size_t i = 1; i < n; i++) {
+        const struct opp_gpu_op *g = &ops[idx[i]];
+        if (g->start_ns > cur_end) {
+            busy += cur_end - cur_start;
+            if (dev)
+                keep_gap(dev, cur_end, g->start_ns, idx[i]);
+            cur_start = g->start_ns;
+        }
+        if (g->end_ns > cur_end)
+            cur_end = g->end_ns;
+    }
+    return busy + (cur_end - cur_start);
+}
+
+static struct opp_gpu_dev_stats *dev_for(struct opp_gpu_stats *s, const struct opp_model *m,
+                                         uint32_t device)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i].device == device)
+            return &s->devs[i];
+    struct opp_gpu_dev_stats *d = reallocarray(s->devs, s->ndevs + 1, sizeof *d);
+    if (!d)
+        return NULL;
+    s->devs = d;
+    d = &s->devs[s->ndevs++];
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    d->info = opp_gpu_device_find(m, device);
+    return d;
+}
+
+static int cmp_dev(const void *pa, const void *pb)
+{
+    const struct opp_gpu_dev_stats *a = pa, *b = pb;
+    return cmp_u32(a->device, b->device);
+}
+
+static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
+                        struct opp_gpu_stats *s)
+{
+    size_t n;
+    int oom;
+    uint32_t *idx = selected_ops(m, o, BY_DEVICE, 0, &n, &oom);
+    if (oom)
+        return -ENOMEM;
+    const struct opp_gpu_op *ops = m->gpu.ops;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && ops[idx[j]].device == ops[idx[i]].device)
+            j++;
+        struct opp_gpu_dev_stats *d = dev_for(s, m, ops[idx[i]].device);
+        if (!d) {
+            free(idx);
+            return -ENOMEM;
+        }
+        d->first_ns = ops[idx[i]].start_ns;
+        for (size_t k = i; k < j; k++) {
+            const struct opp_gpu_op *g = &ops[idx[k]];
+            d->ops++;
+            if (g->type == OPP_GPU_KERNEL) {
+                d->kernels++;
+                d->kernel_ns += opp_gpu_op_dur(g);
+            }
+            if (g->end_ns > d->last_ns)
+                d->last_ns = g->end_ns;
+        }
+        d->busy_ns = busy_time(ops, idx + i, j - i, d);
+        uint64_t span = d->last_ns - d->first_ns;
+        d->idle_share = span ? 1.0 - (double)d->busy_ns / (double)span : 0.0;
+        s->ops += d->ops;
+        s->kernels += d->kernels;
+        s->kernel_ns += d->kernel_ns;
+        i = j;
+    }
+    free(idx);
+    for (size_t i = 0; i < m->gpu.nmemseries; i++) {
+        const struct opp_gpu_memseries *ms = &m->gpu.memseries[i];
+        struct opp_gpu_dev_stats *d = dev_for(s, m, ms->device);
+        if (!d)
+            return -ENOMEM;
+        d->has_memory = 1;
+        d->peak_memory = ms->peak;
+        d->final_memory = ms->final;
+    }
+    if (s->ndevs)
+        qsort(s->devs, s->ndevs, sizeof *s->devs, cmp_dev);
+    return 0;
+}
+
+static int stream_stats(const struct opp_model *m, const struct opp_agg_opts *o,
+                        struct opp_gpu_stats *s)
+{
+    size_t n;
+    int oom;
+    uint32_t *idx = selected_ops(m, o, BY_STREAM, 0, &n, &oom);
+    if (oom)
+        return -ENOMEM;
+    const struct opp_gpu_op *ops = m->gpu.ops;
+    for (size_t i = 0; i < n;) {
+        const struct opp_gpu_op *first = &ops[idx[i]];
+        size_t j = i;
+        while (j < n && ops[idx[j]].proc == first->proc && ops[idx[j]].device == first->device &&
+               ops[idx[j]].stream == first->stream)
+            j++;
+        struct opp_gpu_stream_stats *st = reallocarray(s->streams, s->nstreams + 1, sizeof *st);
+        if (!st) {
+            free(idx);
+            return -ENOMEM;
+        }
+        s->streams = st;
+        st = &s->streams[s->nstreams++];
+        *st = (struct opp_gpu_stream_stats){.proc = first->proc, .device = first->device,
+                                            .stream = first->stream};
+        for (size_t k = i; k < j; k++) {
+            const struct opp_gpu_op *g = &ops[idx[k]];
+            st->ops++;
+            if (g->type == OPP_GPU_KERNEL) {
+                st->kernels++;
+                st->kernel_ns += opp_gpu_op_dur(g);
+            }
+        }
+        st->busy_ns = busy_time(ops, idx + i, j - i, NULL);
+        i = j;
+    }
+    free(idx);
+    return 0;
+}
+
+int opp_gpu_stats(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_gpu_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = device_stats(m, o, s);
+    if (!rc)
+        rc = stream_stats(m, o, s);
+    if (rc)
+        opp_gpu_stats_free(s);
+    return rc;
+}
+
+void opp_gpu_stats_free(struct opp_gpu_stats *s)
+{
+    free(s->devs);
+    free(s->streams);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- kernels ---- */
+
+static int cmp_kernels(const void *pa, const void *pb)
+{
+    const struct opp_kernel_stats *a = pa, *b = pb;
+    if (a->total_ns != b->total_ns)
+        return a->total_ns > b->total_ns ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
+                     struct opp_kernel_stats **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t n;
+    int oom;
+    uint32_t *idx = selected_ops(m, o, BY_NAME, 1, &n, &oom);
+    if (oom)
+        return -ENOMEM;
+    const struct opp_gpu_op *ops = m->gpu.ops;
+    struct opp_kernel_stats *ks = NULL;
+    size_t nks = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && ops[idx[j]].name == ops[idx[i]].name)
+            j++;
+        struct opp_kernel_stats *k = reallocarray(ks, nks + 1, sizeof *k);
+        if (!k) {
+            free(ks);
+            free(idx);
+            return -ENOMEM;
+        }
+        ks = k;
+        k = &ks[nks++];
+        *k = (struct opp_kernel_stats){.name = opp_model_str(m, ops[idx[i]].name)};
+        double occ_sum = 0;
+        uint64_t occ_n = 0;
+        for (size_t q = i; q < j; q++) {
+            const struct opp_gpu_op *g = &ops[idx[q]];
+            k->count++;
+            k->total_ns += opp_gpu_op_dur(g);
+            double occ = g->launch == OPP_GPU_NONE
+                             ? -1
+                             : opp_gpu_occupancy(opp_gpu_device_find(m, g->device),
+                                                 &m->gpu.launches[g->launch]);
+            if (occ >= 0) {
+                occ_sum += occ;
+                occ_n++;
+            }
+            if (g->thread != OPP_GPU_NONE) {
+                const struct opp_event *api = &m->threads[g->thread].events[g->event];
+                int64_t d = (int64_t)(g->start_ns - api->end_ns); /* two's complement */
+                if (!k->delays || d > k->delay_max_ns)
+                    k->delay_max_ns = d;
+                k->delay_sum_ns += (double)d;
+                k->delays++;
+            }
+        }
+        k->occupancy = occ_n ? occ_sum / (double)occ_n : -1;
+        i = j;
+    }
+    free(idx);
+    if (nks)
+        qsort(ks, nks, sizeof *ks, cmp_kernels);
+    *out = ks;
+    *nout = nks;
+    return 0;
+}

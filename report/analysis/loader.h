@@ -1,0 +1,140 @@
+/* The trace loader's own state, shared by the files that fill a model
+ * (model.h): model.c (the load, strings, the end), model_read.c (processes,
+ * threads, calls), gpu_records.c (GPU records), names.c (names given once
+ * the whole trace is read), gpu_memory.c and gpu_attach.c. Not for readers
+ * of a model. */
+#ifndef OPP_LOADER_H
+#define OPP_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* uthash reports running out of memory through this flag instead of exiting;
+ * every function that adds to a table declares `int hash_oom = 0`. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+#include "analysis/model.h"
+
+struct str_ent {
+    uint32_t id;
+    UT_hash_handle hh; /* key: the string itself (model->strs[id]) */
+};
+
+struct proc_ent {
+    uint32_t proc; /* key: serial in the trace */
+    uint32_t index;
+    UT_hash_handle hh;
+};
+
+struct thread_ent {
+    uint64_t key; /* proc serial << 32 | tid */
+    uint32_t index;
+    UT_hash_handle hh;
+};
+
+/* A process's GPU string id -> our string id. */
+struct gpu_str_ent {
+    uint64_t key; /* proc index << 32 | the process's id */
+    uint32_t str;
+    UT_hash_handle hh;
+};
+
+struct opp_model_index {
+    struct str_ent *strs;
+    struct proc_ent *procs;
+    struct thread_ent *threads;
+    struct gpu_str_ent *gpu_strs;
+    uint64_t last_key; /* events come in runs of one thread */
+    uint32_t last_thread;
+    int have_last;
+};
+
+struct opp_loader {
+    struct opp_model *m;
+    /* Several traces in one model: this file's process serials are offset
+     * by base, its times moved by shift onto the first file's clock. */
+    uint32_t base;
+    int64_t shift;
+    int have_ref, have_shift;
+    int64_t ref; /* the first file's realtime - monotonic */
+    size_t procs_cap, threads_cap, strs_cap;
+    size_t ops_cap, launches_cap, mem_cap, devices_cap, extcorr_cap;
+    int failed; /* errno of the first failure, which stops the reader */
+};
+
+/* A time of this file on the first file's clock. */
+static inline uint64_t opp_loader_shifted(const struct opp_loader *ld, uint64_t t)
+{
+    return opp_clock_shift(t, ld->shift);
+}
+
+static inline uint32_t opp_clamp_u32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* A correlation id as CUPTI gives them (32 bits, never all ones); 0, the
+ * unknown one, for anything else. */
+static inline uint32_t opp_corr_id(uint64_t v)
+{
+    return v < UINT32_MAX ? (uint32_t)v : 0;
+}
+
+/* ---- model.c ---- */
+
+/* Grow *arr (of elements of size sz) to hold at least need; 0 or -1. */
+int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz);
+/* The id of s, interned; UINT32_MAX when out of memory. */
+uint32_t opp_loader_intern(struct opp_loader *ld, const char *s);
+/* The process with this serial (the file's base added), NULL when not declared. */
+struct opp_process *opp_loader_proc(const struct opp_model *m, uint32_t proc);
+/* Note the first failure (an errno); returns 1, which stops the reader. */
+int opp_loader_fail(struct opp_loader *ld, int err);
+
+/* ---- model_read.c: the reader's callbacks for processes, threads, calls ---- */
+
+int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp);
+int opp_loader_on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                       const char *const *values);
+int opp_loader_on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f);
+int opp_loader_on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name);
+int opp_loader_on_event(void *ctx, const struct opp_tr_event *te);
+int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n);
+int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
+int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
+
+/* ---- gpu_records.c: the reader's callbacks for GPU records ----
+ * While loading, an op's and a device's name hold the process's string id
+ * (STRING records may come after the records that use them); names.c turns
+ * them into our string ids once the whole trace is read. */
+
+int opp_loader_on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
+int opp_loader_on_sgpu(void *ctx, uint32_t proc, const struct opp_tr_sgpu *r);
+/* Our string id of process pi's string id, or UINT32_MAX. */
+uint32_t opp_loader_gpu_str(const struct opp_model *m, uint32_t pi, uint32_t id);
+/* The devices by id, for opp_gpu_device_find. */
+void opp_loader_sort_devices(struct opp_gpu *gpu);
+
+/* ---- names.c ---- */
+
+/* Events not named after their entry point (NVTX ranges, sub-named
+ * operators) renamed. 0 or -1 (out of memory). */
+int opp_loader_event_names(struct opp_loader *ld);
+/* Every op's and device's name as our string id. 0 or -1. */
+int opp_loader_gpu_names(struct opp_loader *ld);
+
+/* ---- gpu_memory.c ---- */
+
+/* Memory records sorted by time, each free without a size given the size of
+ * the allocation at its address, and one series per device. 0 or -1. */
+int opp_loader_gpu_memory(struct opp_gpu *gpu);
+
+/* ---- gpu_attach.c ---- */
+
+/* Attach ops and memory records to their API events, then each event's
+ * totals: self plus the children's. 0 or -1. */
+int opp_loader_gpu_attach(struct opp_model *m);
+
+#endif

@@ -1,0 +1,312 @@
+/* A whole trace loaded into memory: processes, threads, function tables and
+ * every event, with each thread's call tree built (thread_tree.h). The base of every
+ * report and export. */
+#ifndef OPP_MODEL_H
+#define OPP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+#define OPP_NO_PARENT UINT32_MAX
+
+/* One call. 48 bytes; its argument values live in the thread's args array. */
+struct opp_event {
+    uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC */
+    uint64_t self_ns;          /* own duration minus direct children's (thread_tree.h) */
+    uint32_t parent;           /* index in the same thread's events, or OPP_NO_PARENT */
+    uint32_t name;             /* string id of the entry point's name */
+    uint32_t fn;               /* index in the process's function table */
+    uint32_t args;             /* index of the first argument in the thread's args */
+    uint16_t depth;            /* calls of ours the thread was inside, as recorded */
+    uint8_t flags;             /* OPP_EV_* (OPP_EV_OPEN: the process died inside it) */
+    uint8_t nargs;
+    uint32_t stack;            /* code stack id of its process (symbolize.h), 0 when none */
+};
+_Static_assert(sizeof(struct opp_event) == 48, "struct opp_event is 48 bytes");
+
+struct opp_func {
+    uint32_t kind, dtype; /* enum opp_op_kind, enum opp_dtype */
+    uint32_t name, lib;   /* string ids */
+};
+
+/* One process instance (an exec makes a new one with the same pid). */
+struct opp_process {
+    uint32_t proc; /* serial number in the trace */
+    uint32_t pid, ppid, parent_proc, clock;
+    uint64_t start_ns, start_real_ns;
+    uint32_t end_how; /* enum opp_end_how, 0 when the trace does not say */
+    uint64_t end_ns;  /* valid when end_how != 0 */
+    char *exe;
+    uint32_t argc;
+    char **argv;
+    uint32_t nfuncs;
+    struct opp_func *funcs;
+    /* Labels it sent (info.h): host, and the launchers' rank variables. */
+    uint32_t ninfo;
+    char **info_keys, **info_values;
+    /* From them: RANK, else OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
+     * SLURM_PROCID; WORLD_SIZE, else OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+     * SLURM_NTASKS; LOCAL_RANK, else OMPI_COMM_WORLD_LOCAL_RANK,
+     * SLURM_LOCALID. -1 when none was set (or not a number). */
+    int64_t rank, world_size, local_rank;
+};
+
+/* The value of label key of process p, NULL when it has none. */
+const char *opp_process_info(const struct opp_process *p, const char *key);
+
+/* The GPU work attached to one event (see struct opp_gpu), torch's
+ * meanings: self = the GPU ops (kernels, memcpy, memset) or memory records
+ * whose correlation id is the event's; the totals add the children's. */
+struct opp_event_gpu {
+    uint64_t self_cuda_ns, cuda_ns;
+    int64_t self_mem, mem; /* bytes allocated minus bytes freed */
+};
+
+struct opp_thread {
+    uint32_t proc; /* index in model->procs */
+    uint32_t tid;
+    char *name;       /* the latest name the trace gave it, "" if none */
+    uint64_t dropped; /* records it could not hand over */
+    struct opp_event *events; /* in tree order once loaded (thread_tree.h) */
+    size_t nevents, cap;
+    uint64_t *args;
+    size_t nargs, args_cap;
+    struct opp_event_gpu *gpu; /* one per event; NULL when no GPU work is attached */
+    /* A summary trace's (OPPROF_MODE=summary) thread of one process: each
+     * event is a call path (begin 0, end its total time, self_ns its self
+     * time) standing for stat[i].count calls; NULL on a real thread. */
+    struct opp_sum_stat *stat;
+};
+
+struct opp_sum_stat {
+    uint64_t count, open;
+    uint32_t window; /* schedule window from 1, 0 when none */
+    uint64_t self_cuda_ns;
+    int64_t self_mem;
+};
+
+/* The calls event i of t stands for: 1, or a summary node's count. */
+static inline uint64_t opp_event_calls(const struct opp_thread *t, size_t i)
+{
+    return t->stat ? t->stat[i].count : 1;
+}
+
+/* ---- GPU activity (trace format 2: OPP_CHUNK_GPU, common/gpu.h) ----
+ * Times are CLOCK_MONOTONIC ns like the events'. A record is attached to
+ * the CUDA API event (OPP_OP_CUDA_API) of its process that carries the same
+ * correlation id (args[1]); 0 means unknown and is never attached. */
+
+#define OPP_GPU_NONE UINT32_MAX /* no launch, no event attached, no name */
+
+/* KERNEL, MEMCPY, MEMSET, SYNC and OVERHEAD records, in trace order. */
+struct opp_gpu_op {
+    uint64_t start_ns, end_ns; /* end >= start */
+    uint64_t bytes;            /* memcpy and memset */
+    uint32_t name;   /* string id: the demangled kernel name, Kineto's "Memcpy HtoD
+                        (Pageable -> Device)", "Memset (Device)", "Stream Sync"... */
+    uint32_t corr;   /* correlation id, 0 when unknown */
+    uint32_t proc;   /* index in model->procs */
+    uint32_t device, stream;
+    uint32_t thread, event; /* the API event it is attached to (thread index, event
+                               index), or OPP_GPU_NONE */
+    uint32_t launch; /* kernels: index in gpu.launches, else OPP_GPU_NONE */
+    uint8_t type;    /* OPP_GPU_KERNEL .. OPP_GPU_OVERHEAD */
+    uint8_t kind;    /* memcpy: copy kind; memset: memory kind; sync: type;
+                        overhead: kind (clamped to 255) */
+    uint8_t src_kind, dst_kind; /* memcpy: memory kinds */
+};
+
+/* A kernel's launch configuration. */
+struct opp_gpu_launch {
+    uint32_t grid[3], block[3];
+    uint32_t regs;                    /* per thread */
+    uint32_t static_smem, dynamic_smem; /* bytes per block */
+};
+
+enum { OPP_GPU_MEM_ALLOC = 1, OPP_GPU_MEM_FREE = 2 }; /* MEMORY record ops */
+
+/* MEMORY records, sorted by time once loaded. */
+struct opp_gpu_mem {
+    uint64_t time_ns, address;
+    int64_t bytes; /* + allocated, - freed (a free without a size takes the
+                      size of the earlier allocation at its address, else 0) */
+    uint32_t corr, proc, device;
+    uint32_t thread, event; /* as in opp_gpu_op */
+    uint8_t op;             /* OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE, else counts 0 */
+    uint8_t mem_kind;
+};
+
+/* A device as a DEVICE record describes it (the first one per id wins). */
+struct opp_gpu_device {
+    uint32_t id, name; /* name: string id */
+    uint32_t proc;     /* the process whose record described it (index) */
+    uint32_t cc_major, cc_minor, sms;
+    uint32_t threads_per_sm, regs_per_sm, smem_per_sm, blocks_per_sm, warps_per_sm;
+    uint32_t threads_per_block;
+    uint64_t global_mem;
+};
+
+struct opp_gpu_extcorr {
+    uint64_t external; /* e.g. a framework's operator id */
+    uint32_t proc, kind, corr;
+};
+
+/* Device memory over time: bytes allocated minus freed since the trace
+ * began, after each MEMORY record of the device (every process's). */
+struct opp_gpu_mem_point {
+    uint64_t time_ns;
+    int64_t bytes;
+};
+struct opp_gpu_memseries {
+    uint32_t device;
+    struct opp_gpu_mem_point *pts;
+    size_t npts;
+    int64_t peak, final; /* peak is at least 0 */
+};
+
+struct opp_gpu {
+    struct opp_gpu_op *ops;
+    size_t nops;
+    struct opp_gpu_launch *launches;
+    size_t nlaunches;
+    struct opp_gpu_mem *mem;
+    size_t nmem;
+    struct opp_gpu_device *devices; /* sorted by id */
+    size_t ndevices;
+    struct opp_gpu_extcorr *extcorr; /* in trace order */
+    size_t nextcorr;
+    struct opp_gpu_memseries *memseries; /* sorted by device */
+    size_t nmemseries;
+    uint64_t records;       /* GPU records read, STRING records included */
+    uint64_t skipped;       /* records of types this reader does not know */
+    uint64_t unattached;    /* ops and memory records whose non-zero correlation id
+                               matched no API event */
+    /* Summary traces: per op, the ops it stands for and its window (NULL
+     * when every op is one record; ops past nsum count 1, window 0) */
+    struct opp_gpu_sum { uint64_t count; uint32_t window; } *sum;
+    size_t nsum;
+    uint64_t dropped_cupti; /* DROPPED records add up */
+    uint64_t dropped_ours;
+};
+
+/* A KERNEL, MEMCPY, MEMSET, SYNC or OVERHEAD record of process index pi as
+ * an op (kernels: name is the process's string id, launch config in *l;
+ * nothing attached), and Kineto's name of a non-kernel op in buf. */
+struct opp_gpu_rec;
+void opp_gpu_op_decode(const struct opp_gpu_rec *g, uint32_t pi, struct opp_gpu_op *op,
+                       struct opp_gpu_launch *l);
+void opp_gpu_op_label(const struct opp_gpu_op *op, char *buf, size_t cap);
+
+struct opp_model_index; /* private lookup tables */
+
+struct opp_model {
+    struct opp_process *procs; /* in the order the trace declared them */
+    size_t nprocs;
+    struct opp_thread *threads; /* in the order they first appeared */
+    size_t nthreads;
+    char **strs; /* interned names, by string id */
+    uint32_t nstrs;
+    uint64_t events;      /* events loaded */
+    uint64_t dropped;     /* sum of every thread's dropped */
+    uint64_t open_events; /* events flagged OPP_EV_OPEN */
+    struct opp_gpu gpu;        /* empty for a trace without GPU records */
+    struct opp_tr_summary sum; /* the reader's: complete flag and warning */
+    struct opp_model_index *index;
+    struct opp_code *code; /* code stacks and modules (OPPROF_STACKS, symbolize.h) */
+    int summary; /* a summary trace (OPPROF_MODE=summary): call paths, not calls */
+};
+
+/* The GPU ops op i stands for (1 unless from a summary trace). */
+static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
+{
+    return i < g->nsum ? g->sum[i].count : 1;
+}
+
+/* Commands that need every call's time refuse a summary trace: 0, or -1
+ * with "TRACE is a summary ... WHAT needs every call" in err. */
+int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen);
+
+/* Load the trace at path and build every thread's call tree. Events flagged
+ * OPP_EV_OPEN end at their process's end time (or, when the trace does not
+ * give it, at the last end seen on their thread). Returns NULL with errno
+ * set and a reason in err when the file cannot be read as a trace or memory
+ * runs out; a damaged tail is not an error (model->sum.warning says it). */
+struct opp_model *opp_model_load(const char *path, char *err, size_t errlen);
+/* Several traces (one per host, say) as one model: process serials of the
+ * k-th file are offset by k << 24, and its times are moved onto the first
+ * file's CLOCK_MONOTONIC through each file's first process's pair of
+ * (realtime, monotonic) start times, so hosts whose wall clocks agree line
+ * up (the residual error is the wall clocks' disagreement). */
+struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
+                                      size_t errlen);
+/* That rule for readers that stream the files themselves (the Chrome
+ * export): a file's clock offset is its first process's realtime - monotonic
+ * start; a time t (0: unknown, kept) of the k-th file moves by offset_k -
+ * offset_0 onto the first file's clock, never below 0. */
+static inline int64_t opp_clock_offset(uint64_t start_real_ns, uint64_t start_ns)
+{
+    return (int64_t)(start_real_ns - start_ns);
+}
+static inline uint64_t opp_clock_shift(uint64_t t, int64_t shift)
+{
+    if (!shift || !t)
+        return t;
+    int64_t v = (int64_t)t + shift;
+    return v > 0 ? (uint64_t)v : 0;
+}
+void opp_model_free(struct opp_model *m);
+
+static inline const char *opp_model_str(const struct opp_model *m, uint32_t id)
+{
+    return id < m->nstrs ? m->strs[id] : "";
+}
+
+static inline const struct opp_process *opp_thread_process(const struct opp_model *m,
+                                                            const struct opp_thread *t)
+{
+    return &m->procs[t->proc];
+}
+
+static inline const struct opp_func *opp_event_func(const struct opp_model *m,
+                                                    const struct opp_thread *t,
+                                                    const struct opp_event *e)
+{
+    return &m->procs[t->proc].funcs[e->fn];
+}
+
+static inline uint64_t opp_event_dur(const struct opp_event *e)
+{
+    return e->end_ns > e->begin_ns ? e->end_ns - e->begin_ns : 0;
+}
+
+static inline const uint64_t *opp_event_args(const struct opp_thread *t, const struct opp_event *e)
+{
+    return t->args + e->args;
+}
+
+static inline uint64_t opp_gpu_op_dur(const struct opp_gpu_op *g)
+{
+    return g->end_ns - g->start_ns;
+}
+
+/* Kernels, memcpy and memset: the GPU ops that count as device time (and
+ * are rows of their own); not sync or overhead. */
+static inline int opp_gpu_op_timed(const struct opp_gpu_op *g)
+{
+    return g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET;
+}
+
+static inline int opp_model_has_gpu(const struct opp_model *m)
+{
+    return m->gpu.records != 0;
+}
+
+/* The device with this id, or NULL when no DEVICE record described it. */
+const struct opp_gpu_device *opp_gpu_device_find(const struct opp_model *m, uint32_t id);
+
+/* "exited", "lost", "running" or "unknown". */
+const char *opp_end_how_name(uint32_t how);
+
+#endif

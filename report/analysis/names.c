@@ -1,0 +1,214 @@
+/* Names given once the whole trace is read (loader.h): kernels by their
+ * demangled names, other GPU ops by Kineto's, devices, NVTX ranges by their
+ * messages and sub-named operators as "lib::sub". */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/demangle.h"
+#include "analysis/loader.h"
+#include "ops.h"
+
+/* Kineto's names (libkineto/src/cupti_strings.cpp). */
+static const char *memcpy_kind_name(uint8_t k)
+{
+    static const char *n[] = {NULL,   "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                              "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    return k < sizeof n / sizeof n[0] && n[k] ? n[k] : "<unknown>";
+}
+
+static const char *memory_kind_name(uint8_t k)
+{
+    static const char *n[] = {"Unknown", "Pageable",      "Pinned",        "Device",
+                              "Array",   "Managed",       "Device Static", "Managed Static"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "Unrecognized";
+}
+
+static const char *sync_type_name(uint8_t k)
+{
+    static const char *n[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync",
+                              "Context Sync"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "Unknown Sync";
+}
+
+static const char *overhead_kind_name(uint8_t k)
+{
+    static const char *n[] = {"Unknown", "Driver Compiler", "Buffer Flush", "Instrumentation",
+                              "Resource"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "Unknown";
+}
+
+/* The string id of a kernel name: process pi's string id, demangled.
+ * dem caches the demangled id of each of our string ids below ndem. */
+static uint32_t kernel_name(struct opp_loader *ld, uint32_t pi, uint32_t id, uint32_t *dem,
+                            uint32_t ndem)
+{
+    char buf[64];
+    uint32_t raw = id ? opp_loader_gpu_str(ld->m, pi, id) : UINT32_MAX;
+    if (raw == UINT32_MAX) {
+        if (id)
+            snprintf(buf, sizeof buf, "<unknown kernel %" PRIu32 ">", id);
+        else
+            snprintf(buf, sizeof buf, "<unnamed kernel>");
+        return opp_loader_intern(ld, buf);
+    }
+    if (raw < ndem && dem[raw] != UINT32_MAX)
+        return dem[raw];
+    char *d = opp_demangle(ld->m->strs[raw]);
+    uint32_t out = d ? opp_loader_intern(ld, d) : raw;
+    free(d);
+    if (raw < ndem)
+        dem[raw] = out;
+    return out;
+}
+
+void opp_gpu_op_label(const struct opp_gpu_op *op, char *buf, size_t cap)
+{
+    switch (op->type) {
+    case OPP_GPU_MEMCPY:
+        snprintf(buf, cap, "Memcpy %s (%s -> %s)", memcpy_kind_name(op->kind),
+                 memory_kind_name(op->src_kind), memory_kind_name(op->dst_kind));
+        break;
+    case OPP_GPU_MEMSET:
+        snprintf(buf, cap, "Memset (%s)", memory_kind_name(op->kind));
+        break;
+    case OPP_GPU_SYNC:
+        snprintf(buf, cap, "%s", sync_type_name(op->kind));
+        break;
+    default:
+        snprintf(buf, cap, "Overhead (%s)", overhead_kind_name(op->kind));
+        break;
+    }
+}
+
+static uint32_t op_name(struct opp_loader *ld, const struct opp_gpu_op *op)
+{
+    char buf[96];
+    opp_gpu_op_label(op, buf, sizeof buf);
+    return opp_loader_intern(ld, buf);
+}
+
+/* Every op's and device's name as our string id. -1 when out of memory. */
+int opp_loader_gpu_names(struct opp_loader *ld)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    uint32_t ndem = ld->m->nstrs;
+    uint32_t *dem = malloc((ndem ? ndem : 1) * sizeof *dem);
+    /* Non-kernel names depend on (type, kind, src, dst) only: a run of
+     * alike copies reuses the last name instead of looking it up again. */
+    uint32_t last_key = UINT32_MAX, last_name = UINT32_MAX;
+    if (!dem)
+        return -1;
+    memset(dem, 0xff, (ndem ? ndem : 1) * sizeof *dem);
+    for (size_t i = 0; i < gpu->nops; i++) {
+        struct opp_gpu_op *op = &gpu->ops[i];
+        if (op->type == OPP_GPU_KERNEL) {
+            op->name = kernel_name(ld, op->proc, op->name, dem, ndem);
+        } else {
+            uint32_t key = (uint32_t)op->type << 24 | (uint32_t)op->kind << 16 |
+                           (uint32_t)op->src_kind << 8 | op->dst_kind;
+            if (key != last_key) {
+                last_name = op_name(ld, op);
+                last_key = key;
+            }
+            op->name = last_name;
+        }
+        if (op->name == UINT32_MAX) {
+            free(dem);
+            return -1;
+        }
+    }
+    free(dem);
+    for (size_t i = 0; i < gpu->ndevices; i++) {
+        struct opp_gpu_device *d = &gpu->devices[i];
+        uint32_t s = d->name ? opp_loader_gpu_str(ld->m, d->proc, d->name) : UINT32_MAX;
+        d->name = s != UINT32_MAX ? s : opp_loader_intern(ld, "");
+        if (d->name == UINT32_MAX)
+            return -1;
+    }
+    return 0;
+}
+
+/* Events not named after their entry point: NVTX ranges by their message
+ * (", seq = N" and what follows it in emit_nvtx's names dropped, so all
+ * calls of an op group), prefixed
+ * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
+ * "lib::sub", cached per (process, function, sub). */
+struct name_ent {
+    uint64_t key;
+    uint32_t name;
+    UT_hash_handle hh;
+};
+
+static uint32_t nvtx_name(struct opp_loader *ld, uint32_t pi, uint64_t msg, uint64_t dom)
+{
+    uint32_t m = opp_loader_gpu_str(ld->m, pi, opp_clamp_u32(msg));
+    uint32_t d = dom ? opp_loader_gpu_str(ld->m, pi, opp_clamp_u32(dom)) : UINT32_MAX;
+    char buf[OPP_NAME_STR_MAX + 300];
+    opp_nvtx_label(buf, sizeof buf, d != UINT32_MAX ? ld->m->strs[d] : NULL,
+                   m != UINT32_MAX ? ld->m->strs[m] : NULL);
+    return opp_loader_intern(ld, buf);
+}
+
+int opp_loader_event_names(struct opp_loader *ld)
+{
+    struct opp_model *m = ld->m;
+    struct name_ent *cache = NULL, *e;
+    int rc = 0;
+    for (size_t i = 0; i < m->nthreads && !rc; i++) {
+        struct opp_thread *t = &m->threads[i];
+        const struct opp_process *p = &m->procs[t->proc];
+        for (size_t k = 0; k < t->nevents && !rc; k++) {
+            struct opp_event *ev = &t->events[k];
+            const struct opp_func *f = &p->funcs[ev->fn];
+            uint32_t base = opp_kind_base(f->kind);
+            const uint64_t *a = t->args + ev->args;
+            uint32_t na = opp_op_args(f->kind, &a, ev->nargs);
+            uint32_t name;
+            if (base == OPP_OP_NVTX && na >= 1) {
+                name = nvtx_name(ld, t->proc, a[0], na >= 2 ? a[1] : 0);
+                if (name == UINT32_MAX) {
+                    rc = -1;
+                    break;
+                }
+                ev->name = name;
+                continue;
+            }
+            const char *sub = opp_op_subname(f->kind, t->args + ev->args, ev->nargs);
+            if (!sub)
+                continue;
+            uint64_t key = (uint64_t)t->proc << 32 | (uint64_t)ev->fn << 8 | a[0];
+            HASH_FIND(hh, cache, &key, sizeof key, e);
+            if (e) {
+                name = e->name;
+            } else {
+                char buf[OPP_NAME_MAX * 2 + 64];
+                snprintf(buf, sizeof buf, "%s::%s", m->strs[f->lib], sub);
+                name = opp_loader_intern(ld, buf);
+            }
+            if (name == UINT32_MAX) {
+                rc = -1;
+                break;
+            }
+            ev->name = name;
+            if (!e) {
+                e = malloc(sizeof *e);
+                if (!e) {
+                    rc = -1;
+                    break;
+                }
+                e->key = key;
+                e->name = name;
+                int hash_oom = 0;
+                HASH_ADD(hh, cache, key, sizeof key, e);
+                if (hash_oom) {
+                    free(e);
+                    rc = -1;
+                }
+            }
+        }
+    }
+    OPP_HASH_FREE(cache);
+    return rc;
+}

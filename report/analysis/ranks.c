@@ -1,0 +1,159 @@
+/* The by-rank table (see ranks.h): one aggregate per rank, its rows merged
+ * by name through a hash table, then sorted. */
+#include "analysis/ranks.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* uthash reports running out of memory through this flag instead of exiting. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+struct row_ent {
+    size_t row; /* index in the table's rows */
+    UT_hash_handle hh; /* key: the row's name */
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct opp_rank_row *x = a, *y = b;
+    if (x->max != y->max)
+        return x->max < y->max ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+/* The ranks of m's processes, ascending, each once; the others counted. */
+static int collect_ranks(const struct opp_model *m, struct opp_rank_table *t)
+{
+    t->ranks = malloc((m->nprocs ? m->nprocs : 1) * sizeof *t->ranks);
+    if (!t->ranks)
+        return -ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < m->nprocs; i++) {
+        if (m->procs[i].rank < 0)
+            t->unranked++;
+        else
+            t->ranks[n++] = m->procs[i].rank;
+    }
+    qsort(t->ranks, n, sizeof *t->ranks, cmp_i64);
+    for (size_t i = 0; i < n; i++)
+        if (!t->nranks || t->ranks[t->nranks - 1] != t->ranks[i])
+            t->ranks[t->nranks++] = t->ranks[i];
+    return t->nranks ? 0 : -ENOENT;
+}
+
+/* The row named key, appended (its values zero) on first sight; NULL when
+ * out of memory. */
+static struct opp_rank_row *row_of(struct opp_rank_table *t, struct row_ent **index, size_t *cap,
+                                   const char *key)
+{
+    struct row_ent *e;
+    HASH_FIND_STR(*index, key, e);
+    if (e)
+        return &t->rows[e->row];
+    if (t->nrows == *cap) {
+        size_t n = *cap ? *cap * 2 : 64;
+        struct opp_rank_row *p = reallocarray(t->rows, n, sizeof *p);
+        if (!p)
+            return NULL;
+        t->rows = p;
+        *cap = n;
+    }
+    struct opp_rank_row *r = &t->rows[t->nrows];
+    *r = (struct opp_rank_row){.key = key, .v = calloc(t->nranks, sizeof *r->v)};
+    e = malloc(sizeof *e);
+    if (!r->v || !e) {
+        free(r->v);
+        free(e);
+        return NULL;
+    }
+    e->row = t->nrows++;
+    int hash_oom = 0;
+    HASH_ADD_KEYPTR(hh, *index, r->key, strlen(r->key), e);
+    if (hash_oom) {
+        free(e);
+        return NULL; /* the row stays, counted, and is freed with the table */
+    }
+    return r;
+}
+
+/* Min, median, max and the slowest rank of every row. */
+static int spread(struct opp_rank_table *t)
+{
+    size_t nr = t->nranks;
+    double *tmp = malloc(nr * sizeof *tmp);
+    if (!tmp)
+        return -ENOMEM;
+    for (size_t i = 0; i < t->nrows; i++) {
+        struct opp_rank_row *r = &t->rows[i];
+        memcpy(tmp, r->v, nr * sizeof *tmp);
+        qsort(tmp, nr, sizeof *tmp, cmp_double);
+        r->min = tmp[0];
+        r->max = tmp[nr - 1];
+        r->median = tmp[(nr - 1) / 2];
+        r->slowest = 0;
+        for (size_t k = 1; k < nr; k++)
+            if (r->v[k] > r->v[r->slowest])
+                r->slowest = k;
+    }
+    free(tmp);
+    return 0;
+}
+
+int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
+                         struct opp_rank_table *t)
+{
+    *t = (struct opp_rank_table){0};
+    int rc = collect_ranks(m, t);
+    struct row_ent *index = NULL;
+    size_t cap = 0;
+    for (size_t ri = 0; ri < t->nranks && !rc; ri++) {
+        struct opp_agg_opts ro = *o;
+        ro.limit = 0;
+        ro.filter_rank = 1;
+        ro.rank = t->ranks[ri];
+        struct opp_agg a;
+        if ((rc = opp_aggregate(m, &ro, &a)))
+            break;
+        for (size_t i = 0; i < a.nrows && !rc; i++) {
+            struct opp_rank_row *r = row_of(t, &index, &cap, a.rows[i].key);
+            if (r)
+                r->v[ri] += opp_row_metric(&a.rows[i], o->sort);
+            else
+                rc = -ENOMEM;
+        }
+        opp_agg_free(&a);
+    }
+    OPP_HASH_FREE(index);
+    if (!rc)
+        rc = spread(t);
+    if (rc) {
+        opp_rank_table_free(t);
+        return rc;
+    }
+    qsort(t->rows, t->nrows, sizeof *t->rows, cmp_row);
+    return 0;
+}
+
+void opp_rank_table_free(struct opp_rank_table *t)
+{
+    for (size_t i = 0; i < t->nrows; i++)
+        free(t->rows[i].v);
+    free(t->rows);
+    free(t->ranks);
+    *t = (struct opp_rank_table){0};
+}

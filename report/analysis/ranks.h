@@ -1,0 +1,36 @@
+/* `opprof report --by-rank` (shown by views/by_rank.h): one column per rank
+ * of a multi-process job (processes labelled by their launcher's RANK and
+ * kin, model.h), the spread per operator and the slowest rank, which
+ * exposes stragglers. */
+#ifndef OPP_RANKS_H
+#define OPP_RANKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/aggregate.h"
+
+struct opp_rank_row {
+    const char *key; /* the operator's name (points into the model) */
+    double *v;       /* its value per rank, in the order of ranks */
+    double min, median, max; /* median: the lower middle of an even count */
+    size_t slowest;          /* index of the rank with the max (the first of equals) */
+};
+
+struct opp_rank_table {
+    int64_t *ranks; /* ascending */
+    size_t nranks;
+    size_t unranked;           /* processes without a rank, left out */
+    struct opp_rank_row *rows; /* by max descending, then key */
+    size_t nrows;
+};
+
+/* Rows: every operator of any rank; the value is o->sort's (self CPU time
+ * by default) of the aggregate of each rank's processes (o's pid, tid and
+ * lib filters apply; o->limit does not), rows of one name added up. 0,
+ * -ENOENT when no process of the trace has a rank, or -ENOMEM. */
+int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
+                         struct opp_rank_table *t);
+void opp_rank_table_free(struct opp_rank_table *t);
+
+#endif

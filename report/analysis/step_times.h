@@ -1,0 +1,56 @@
+/* Steps and latency (`opprof report --step NAME`, shown by views/steps.h): a
+ * recurring operator as the step boundary, per-step wall, CPU and GPU time
+ * and their distribution. Answers "what is my inference time" with no code
+ * change. And the windows a schedule recorded (--window). */
+#ifndef OPP_STEP_TIMES_H
+#define OPP_STEP_TIMES_H
+
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
+
+struct opp_step {
+    uint64_t begin_ns, end_ns; /* wall = end - begin */
+    uint64_t cpu_ns;           /* time inside intercepted calls within the step */
+    uint64_t gpu_ns;           /* device time of the GPU work they caused */
+    uint32_t thread;           /* index in model->threads */
+};
+
+struct opp_steps {
+    int ranges;             /* the steps are the named operator's own calls (NVTX
+                               ranges); else the intervals between its calls */
+    struct opp_step *steps; /* by thread, then time */
+    size_t n;
+};
+
+/* Find the steps of name in the threads o selects. A range (NVTX) is a
+ * step by itself: CPU = its CPU total minus its self time (the time inside
+ * calls we intercepted), GPU = its CUDA total. Any other operator marks
+ * boundaries: a step runs from the end of one call to the end of the next
+ * on the same thread, and holds the calls that begin in it (their CPU and
+ * CUDA totals; the boundary call itself included). 0 (n may be 0) or
+ * -ENOMEM. */
+int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const char *name,
+                   struct opp_steps *out);
+void opp_steps_free(struct opp_steps *s);
+
+struct opp_dist {
+    uint64_t count, mean, p50, p90, p99, max; /* ns; nearest-rank percentiles */
+};
+/* The distribution of v[0..n) (v is sorted in place). */
+void opp_dist_of(uint64_t *v, size_t n, struct opp_dist *d);
+
+/* The windows a schedule recorded (OPPROF_SCHEDULE): runs of consecutive
+ * ProfilerStep#N numbers, in step order, each from the first step's begin
+ * to the last step's end (over every process). */
+struct opp_window {
+    uint64_t first_step, last_step;
+    uint64_t begin_ns, end_ns;
+};
+/* 0 (n may be 0) or -ENOMEM; *out malloc'd. */
+int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
+
+/* A summary trace numbers its windows (opp_sum_stat.window): how many it
+ * recorded. */
+uint32_t opp_summary_windows(const struct opp_model *m);
+
+#endif

@@ -1,0 +1,30 @@
+/* The call tree of one thread, built once per thread when a trace is loaded
+ * (model.c), with torch.profiler's semantics: an event is the child of the
+ * innermost event of the same thread that wholly contains it; self time is
+ * its duration minus its direct children's. (Merged over threads by call
+ * path: callpath_tree.h.) */
+#ifndef OPP_THREAD_TREE_H
+#define OPP_THREAD_TREE_H
+
+#include <stddef.h>
+
+#include "analysis/model.h"
+
+/* Sort ev[0..n) (the events of one thread) into tree order, by begin
+ * ascending, end descending, recorded depth ascending, then original order;
+ * a parent always comes before its children. Then set each event's parent
+ * (an index in ev, or OPP_NO_PARENT) and self_ns.
+ *
+ * Nesting follows torch's _populate_cpu_children: an event is a child of
+ * the innermost open event that contains it (child.begin >= parent.begin
+ * and child.end <= parent.end); partial overlaps are not nested. One case
+ * timestamps cannot decide, an event beginning exactly where another ends
+ * (zero-length calls on a coarse clock), is decided by the recorded depth:
+ * it is a child only when its depth is greater.
+ *
+ * self_ns = duration - sum of direct children's durations, never below 0;
+ * a recursive call is counted in both its own and its caller's total, like
+ * torch. 0, or -ENOMEM (ev is then left unchanged). */
+int opp_tree_build(struct opp_event *ev, size_t n);
+
+#endif

@@ -1,0 +1,57 @@
+/* Exports of a trace to formats other tools read (`opprof export`). Each
+ * streams the trace file, so memory does not grow with its events. */
+#ifndef OPP_EXPORT_H
+#define OPP_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* What a Chrome export holds: rank >= 0: only the processes labelled with
+ * that rank (one file per rank, as HTA reads them); only the calls and GPU
+ * work that begin in [from_ns, to_ns) (to_ns 0: no end; CLOCK_MONOTONIC). */
+struct opp_chrome_opts {
+    int64_t rank;
+    uint64_t from_ns, to_ns;
+};
+/* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA);
+ * o NULL: everything. Several traces (one per host, at most
+ * OPP_CHROME_MAX_TRACES) make one file, merged as opp_model_load_many merges
+ * them (times on the first trace's clock, o's times too); a pid or device
+ * number an earlier trace has is shown as itself + 2^22 (+ 2^22 ...). 0 when
+ * written (err may still hold a warning: a trace was cut short and what was
+ * readable is exported), -1 with err set. */
+#define OPP_CHROME_MAX_TRACES 256
+int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
+                      FILE *out, char *err, size_t errlen);
+
+/* Folded stacks like torch's export_stacks: per call path (outermost
+ * first, ';'-joined) its summed self time, integer us, paths under 1 us
+ * left out. cuda: self CUDA time instead of self CPU time. 0 or -1. */
+#include "analysis/callpath_tree.h"
+int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
+                      FILE *out);
+
+/* The same as a self-contained SVG flame graph (hover: name, time, share). */
+int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
+                          const char *title, FILE *out);
+
+/* Device memory over time of one device (model.h memseries); NULL when the
+ * trace has none for it (device < 0: the first device). */
+const struct opp_gpu_memseries *opp_memseries_find(const struct opp_model *m, int64_t device);
+/* JSON [times, sizes] like torch's export_memory_timeline: times in us from
+ * the device's first allocation or free, sizes one [bytes allocated] row per
+ * time (a single category: allocations are not classified). */
+int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memseries *s,
+                           FILE *out);
+/* The same as an SVG plot: peak marked, top allocating operators named. */
+int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memseries *s,
+                          const char *title, FILE *out);
+
+/* One self-contained HTML page (no script, nothing fetched): a summary
+ * line, the key_averages table, the flame graph of self CPU time, a
+ * busy/idle bar per GPU stream and each device's memory plot, the writers'
+ * own output embedded. name: the page's title. 0 or -1. */
+int opp_export_html(const struct opp_model *m, const char *name, FILE *out);
+
+#endif

@@ -1,0 +1,275 @@
+/* `opprof diff A B [options]`: two traces compared by operator and kernel
+ * (analysis/diff.h) as a table or JSON (views/diff_view.h); with --fail-above, a CI gate: exit 1 when the
+ * total or an operator slowed by more than a percentage. Exit codes: 0 ok,
+ * 1 regression, 2 usage, 3 a trace cannot be read or the output written. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/diff.h"
+#include "analysis/model.h"
+#include "tool/cmds.h"
+#include "tool/options.h"
+#include "views/diff_view.h"
+#include "views/fmt.h"
+
+#define PREFIX "opprof diff: "
+#define MAX_OPS 64
+#define EXIT_REGRESSION 1
+#define EXIT_USAGE 2
+#define EXIT_TROUBLE 3
+
+struct diff_args {
+    const char *a, *b;
+    int json;
+    size_t limit;
+    double fail_above; /* NAN: no gate */
+    const char *ops[MAX_OPS];
+    size_t nops;
+    struct opp_diff_opts o;
+};
+
+static int parse_double(const char *s, double lo, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (errno || end == s || *end || !(d >= lo) || !isfinite(d))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static int opt_metric(const struct opp_option *o, const char *arg)
+{
+    if (opp_diff_metric_parse(arg, o->value)) {
+        fprintf(stderr, PREFIX "unknown metric '%s' (one of: self_cpu, cpu_total, "
+                               "self_cuda, cuda_total)\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_by(const struct opp_option *o, const char *arg)
+{
+    int *by_shape = o->value;
+    if (!strcmp(arg, "shape")) {
+        *by_shape = 1;
+    } else if (!strcmp(arg, "name")) {
+        *by_shape = 0;
+    } else {
+        fprintf(stderr, PREFIX "--by wants name or shape, not '%s'\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_format(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "table") && strcmp(arg, "json")) {
+        fprintf(stderr, PREFIX "unknown format '%s' (one of: table, json)\n", arg);
+        return 2;
+    }
+    *(int *)o->value = arg[0] == 'j';
+    return 0;
+}
+
+static int opt_limit(const struct opp_option *o, const char *arg)
+{
+    double v;
+    if (parse_double(arg, 1, &v) || v != floor(v) || v > 1e15) {
+        fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n", arg);
+        return 2;
+    }
+    *(size_t *)o->value = (size_t)v;
+    return 0;
+}
+
+static int opt_same(const struct opp_option *o, const char *arg)
+{
+    struct opp_diff_opts *d = o->value;
+    char buf[64];
+    const char *comma = strchr(arg, ',');
+    size_t len = comma ? (size_t)(comma - arg) : 0;
+    if (!comma || len >= sizeof buf) {
+        fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", arg);
+        return 2;
+    }
+    memcpy(buf, arg, len);
+    buf[len] = 0;
+    double us;
+    if (parse_double(buf, 0, &d->same_pct) || parse_double(comma + 1, 0, &us)) {
+        fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", arg);
+        return 2;
+    }
+    d->same_ns = us * 1000.0;
+    d->same_given = 1;
+    return 0;
+}
+
+static int opt_fail_above(const struct opp_option *o, const char *arg)
+{
+    if (parse_double(arg, 0, o->value)) {
+        fprintf(stderr, PREFIX "--fail-above wants a percentage (0 or more), not '%s'\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_op(const struct opp_option *o, const char *arg)
+{
+    struct diff_args *da = o->value;
+    if (!arg[0] || da->nops == MAX_OPS) {
+        fprintf(stderr, PREFIX "--op wants an operator name (at most %d)\n", MAX_OPS);
+        return 2;
+    }
+    da->ops[da->nops++] = arg;
+    return 0;
+}
+
+/* 0 to go on, 1 after --help, 2 on a usage error (reported). */
+static int parse_args(int argc, char **argv, struct diff_args *da)
+{
+    memset(da, 0, sizeof *da);
+    da->fail_above = NAN;
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('m', "metric", &da->o.metric, "M",
+                         "self_cpu (default), cpu_total, self_cuda, cuda_total; kernel,\n"
+                         "copy and memset rows compare their device time under a CPU\n"
+                         "metric. The total is the Self CPU (CUDA) time total",
+                         opt_metric),
+        OPP_OPT_CALLBACK(0, "by", &da->o.group_by_shape, "KEY",
+                         "name (default) or shape: one row per name and input shapes", opt_by),
+        OPP_OPT_FLAG(0, "group-by-shape", &da->o.group_by_shape, "the same as --by shape"),
+        OPP_OPT_CALLBACK('f', "format", &da->json, "FMT", "table (default) or json", opt_format),
+        OPP_OPT_CALLBACK('n', "limit", &da->limit, "N", "show only the first N rows", opt_limit),
+        OPP_OPT_CALLBACK(0, "same", &da->o, "PCT,US",
+                         "a change is none when its size is at most PCT% of A's\n"
+                         "value or US microseconds, whichever is larger (default 1,1)",
+                         opt_same),
+        OPP_OPT_CALLBACK(0, "fail-above", &da->fail_above, "PCT",
+                         "exit 1 when the total, or any operator, got slower (beyond\n"
+                         "--same) by more than PCT%; one line names the worst",
+                         opt_fail_above),
+        OPP_OPT_CALLBACK(0, "op", da, "NAME",
+                         "with --fail-above: check these operators (repeatable) instead\n"
+                         "of every operator present in both traces; a named operator\n"
+                         "only in B counts as slower without bound",
+                         opt_op),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "diff",
+        .usage = "usage: opprof diff A.trace B.trace [--metric M] [--by name|shape] "
+                 "[--format table|json]\n"
+                 "                 [--limit N] [--same PCT,US] [--fail-above PCT [--op NAME]...]\n"
+                 "\n"
+                 "Compare two traces by operator and kernel: calls, self and total CPU and CUDA\n"
+                 "time in each, and the change of one metric from A to B with its percent; each\n"
+                 "row classed added (only in B), removed (only in A), slower, faster or same;\n"
+                 "rows by the size of the change.\n"
+                 "\n",
+        .epilogue = "\n"
+                    "Exit status: 0 ok, 1 a regression above --fail-above, 2 wrong arguments,\n"
+                    "3 a trace could not be read or the output written.\n",
+        .col = 22,
+        .options = options,
+    };
+    int first, rc = opp_options_parse(&cmd, argc, argv, &first);
+    if (rc)
+        return rc;
+    if (argc - first != 2) {
+        fprintf(stderr, PREFIX "%s (usage: opprof diff A.trace B.trace [options])\n",
+                argc - first < 2 ? "which two traces?" : "two traces, no more");
+        return 2;
+    }
+    if (da->nops && isnan(da->fail_above)) {
+        fprintf(stderr, PREFIX "--op goes with --fail-above\n");
+        return 2;
+    }
+    da->a = argv[first];
+    da->b = argv[first + 1];
+    return 0;
+}
+
+static struct opp_model *load(const char *path)
+{
+    char err[512];
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    if (!m)
+        fprintf(stderr, PREFIX "%s\n", err);
+    else if (m->sum.warning[0])
+        fprintf(stderr, PREFIX "warning: %s: %s\n", path, m->sum.warning);
+    return m;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    struct diff_args da;
+    int rc = parse_args(argc, argv, &da);
+    if (rc)
+        return rc == 1 ? 0 : EXIT_USAGE;
+    struct opp_model *ma = load(da.a), *mb = ma ? load(da.b) : NULL;
+    if (!ma || !mb) {
+        if (ma)
+            opp_model_free(ma);
+        return EXIT_TROUBLE;
+    }
+    struct opp_diff d;
+    if (opp_diff(ma, mb, &da.o, &d)) {
+        fprintf(stderr, PREFIX "out of memory\n");
+        opp_model_free(ma);
+        opp_model_free(mb);
+        return EXIT_TROUBLE;
+    }
+    int code = 0;
+    for (size_t k = 0; k < da.nops; k++) {
+        int found = 0;
+        for (size_t i = 0; i < d.n && !found; i++)
+            found = !strcmp(d.rows[i].key, da.ops[k]);
+        if (!found) {
+            fprintf(stderr, PREFIX "--op '%s': no such operator in either trace\n", da.ops[k]);
+            code = EXIT_USAGE;
+        }
+    }
+    const struct opp_diff_row *worst = NULL;
+    int worst_total = 0;
+    size_t nreg = 0;
+    if (!code && !isnan(da.fail_above))
+        nreg = opp_diff_regressions(&d, da.fail_above, da.ops, da.nops, &worst, &worst_total);
+    if (!code) {
+        struct opp_diff_view v = {.a = da.a, .b = da.b, .limit = da.limit,
+                                  .by_shape = da.o.group_by_shape, .gate = !isnan(da.fail_above),
+                                  .nreg = nreg, .worst = worst, .worst_total = worst_total};
+        if (da.json)
+            opp_out_diff_json(stdout, &d, &v);
+        else
+            opp_out_diff_table(stdout, &d, &v);
+        if (fflush(stdout) || ferror(stdout)) {
+            fprintf(stderr, PREFIX "cannot write the comparison: %s\n", strerror(errno));
+            code = EXIT_TROUBLE;
+        }
+    }
+    if (!code && nreg) {
+        char ta[OPP_FMT_MAX], tb[OPP_FMT_MAX], pct[OPP_DIFF_CELL_MAX];
+        double va = worst_total ? d.total_a : worst->va, vb = worst_total ? d.total_b : worst->vb;
+        double p = worst_total ? d.total_percent : worst->percent;
+        if (worst_total)
+            fprintf(stderr, PREFIX "regression above %.2f%%: %s %s -> %s (%s)", da.fail_above,
+                    opp_diff_total_name(d.metric), opp_fmt_time(ta, va), opp_fmt_time(tb, vb),
+                    opp_diff_pct_text(pct, p));
+        else
+            fprintf(stderr, PREFIX "regression above %.2f%%: %s %s %s -> %s (%s)", da.fail_above,
+                    worst->key, opp_diff_metric_name(d.metric), opp_fmt_time(ta, va),
+                    opp_fmt_time(tb, vb), isnan(p) ? "new" : opp_diff_pct_text(pct, p));
+        fprintf(stderr, nreg > 1 ? "; %zu regressions in all\n" : "\n", nreg);
+        code = EXIT_REGRESSION;
+    }
+    opp_diff_free(&d);
+    opp_model_free(ma);
+    opp_model_free(mb);
+    return code;
+}

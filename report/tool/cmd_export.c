@@ -1,0 +1,444 @@
+/* `opprof export FORMAT TRACE... [-o OUT]`: a trace for other tools (several
+ * traces, one per host, merged into one). The file is written beside OUT
+ * under a temporary name and renamed into place when complete, so a failed
+ * export never leaves half a file or damages one. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef OPP_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "analysis/codestack_tree.h"
+#include "analysis/model.h"
+#include "analysis/step_times.h"
+#include "exports/export.h"
+#include "tool/cmds.h"
+#include "tool/options.h"
+
+#define PREFIX "opprof export: "
+
+#ifdef OPP_HAVE_ZLIB
+static ssize_t gz_write(void *cookie, const char *buf, size_t n)
+{
+    int w = gzwrite((gzFile)cookie, buf, (unsigned)n);
+    return w > 0 ? w : (n ? -1 : 0);
+}
+
+static int gz_close(void *cookie)
+{
+    return gzclose((gzFile)cookie) == Z_OK ? 0 : -1;
+}
+
+/* OUT.gz through zlib, behind a FILE so that every writer streams into it. */
+static FILE *gz_file(const char *path)
+{
+    gzFile gz = gzopen(path, "wb6");
+    cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
+    FILE *f = gz ? fopencookie(gz, "w", io) : NULL;
+    if (gz && !f)
+        gzclose(gz);
+    return f;
+}
+#else
+static FILE *gz_file(const char *path)
+{
+    (void)path;
+    errno = ENOTSUP; /* built without zlib (zlib1g-dev) */
+    return NULL;
+}
+#endif
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* The traces' names for a title or a message: "a.trace" or
+ * "a.trace, b.trace" (file names only; cut short past cap). */
+static const char *names_of(const char *const *traces, size_t n, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n && len < cap; i++) {
+        const char *base = strrchr(traces[i], '/');
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", base ? base + 1 : traces[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+/* Stacks and flame graphs: from the loaded model's merged call paths. */
+/* The end of an export from a loaded model: on failure why (unless said
+ * already), else the trace's own warning; frees the model. */
+static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
+{
+    if (rc && !err[0])
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
+    else if (!rc && m->sum.warning[0])
+        snprintf(err, errlen, "%s", m->sum.warning);
+    opp_model_free(m);
+    return rc;
+}
+
+/* frames: 0 operator call paths, 1 code frames, -1 code frames when the
+ * trace has code stacks (OPPROF_STACKS), else operator call paths. */
+static int export_tree(const char *const *traces, size_t n, int svg, int cuda, int frames, FILE *f,
+                       char *err, size_t errlen)
+{
+    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
+    if (!m)
+        return -1;
+    char label[256];
+    names_of(traces, n, label, sizeof label);
+    if (frames) {
+        struct opp_codetree t;
+        int rc = opp_codetree_build(m, &t);
+        if (rc < 0 || (rc == 1 && frames > 0)) {
+            snprintf(err, errlen, rc < 0 ? "out of memory"
+                                         : "the trace has no code stacks (record with "
+                                           "OPPROF_STACKS=N)");
+            opp_model_free(m);
+            return -1;
+        }
+        if (rc == 0) {
+            /* the exporters name nodes through the model's string table */
+            struct opp_model names = *m;
+            names.strs = t.names;
+            names.nstrs = t.nnames;
+            char title[300];
+            snprintf(title, sizeof title, "%s: %s by code frame", label,
+                     cuda ? "self CUDA time" : "self CPU time");
+            rc = svg ? opp_export_flamegraph(&names, &t.ct, cuda, title, f)
+                     : opp_export_folded(&names, &t.ct, cuda, f);
+            opp_codetree_free(&t);
+            return model_done(m, rc, err, errlen);
+        }
+    }
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    int rc = opp_calltree_build(m, &all, &ct);
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        opp_model_free(m);
+        return -1;
+    }
+    char title[300];
+    snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
+    rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f) : opp_export_folded(m, &ct, cuda, f);
+    opp_calltree_free(&ct);
+    return model_done(m, rc, err, errlen);
+}
+
+/* The traces as one model for an export that needs every call (what: its
+ * name in the message that refuses a summary); NULL with err said. */
+static struct opp_model *load_calls(const char *const *traces, size_t n, const char *what,
+                                    char *err, size_t errlen)
+{
+    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
+    if (m && opp_model_needs_calls(m, what, err, errlen)) {
+        opp_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
+{
+    struct opp_model *m = load_calls(traces, n, "export html (its timeline)", err, errlen);
+    if (!m)
+        return -1;
+    char names[256];
+    return model_done(m, opp_export_html(m, names_of(traces, n, names, sizeof names), f), err,
+                      errlen);
+}
+
+static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
+                         char *err, size_t errlen)
+{
+    struct opp_model *m = load_calls(traces, n, "export memory (its timeline)", err, errlen);
+    if (!m)
+        return -1;
+    const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
+    int rc = -1;
+    /* one trace: its path, as before; several: their file names */
+    char names[256];
+    const char *which = n == 1 ? traces[0] : names_of(traces, n, names, sizeof names);
+    if (!s) {
+        if (device < 0)
+            snprintf(err, errlen, "%s %s no device memory records", which, n == 1 ? "has" : "have");
+        else
+            snprintf(err, errlen, "%s %s no memory records of device %lld", which,
+                     n == 1 ? "has" : "have", device);
+    } else {
+        const char *base = strrchr(traces[0], '/');
+        rc = svg ? opp_export_memory_svg(m, s, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
+                 : opp_export_memory_json(m, s, f);
+    }
+    return model_done(m, rc, err, errlen);
+}
+
+/* --window K: the time range of the K-th window a schedule recorded; an
+ * output that is a directory gets tensorboard_trace_handler's file name
+ * there, <host>_<pid>.<ms since the epoch>.pt.trace.json. 0 or -1 (said). */
+static int chrome_window(const char *const *traces, size_t n, unsigned long k,
+                         struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
+{
+    char err[600], names[256];
+    struct opp_model *m = opp_model_load_many(traces, n, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return -1;
+    }
+    struct opp_window *w;
+    size_t nw;
+    int rc = -1;
+    if (opp_profiler_windows(m, &w, &nw)) {
+        fprintf(stderr, PREFIX "out of memory\n");
+    } else if (k > nw) {
+        fprintf(stderr, PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
+                               "ProfilerStep#N), not %lu\n",
+                n == 1 ? traces[0] : names_of(traces, n, names, sizeof names),
+                n == 1 ? "has" : "have", nw, nw == 1 ? "" : "s", k);
+        free(w);
+    } else {
+        co->from_ns = w[k - 1].begin_ns;
+        co->to_ns = w[k - 1].end_ns + 1;
+        struct stat st;
+        rc = 0;
+        if (*out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
+            const struct opp_process *p = &m->procs[0];
+            const char *host = opp_process_info(p, "host");
+            uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
+            if (snprintf(named, cap, "%s/%s_%u.%llu.pt.trace.json", *out_path,
+                         host ? host : "localhost", p->pid,
+                         (unsigned long long)(real / 1000000)) >= (int)cap) {
+                fprintf(stderr, PREFIX "output path too long\n");
+                rc = -1;
+            }
+            *out_path = named;
+            if (!rc)
+                fprintf(stderr, PREFIX "window %lu -> %s\n", k, named);
+        }
+        free(w);
+    }
+    opp_model_free(m);
+    return rc;
+}
+
+/* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
+static int opt_number(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (errno || *end || !arg[0] || v < o->data || v > INT32_MAX) {
+        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        return 2;
+    }
+    *(long long *)o->value = v;
+    return 0;
+}
+
+static int opt_metric(const struct opp_option *o, const char *arg)
+{
+    if (!strcmp(arg, "self_cuda_time_total")) {
+        *(int *)o->value = 1;
+    } else if (!strcmp(arg, "self_cpu_time_total")) {
+        *(int *)o->value = 0;
+    } else {
+        fprintf(stderr, PREFIX "unknown metric '%s' (self_cpu_time_total or "
+                               "self_cuda_time_total)\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_frames(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "code") && strcmp(arg, "ops")) {
+        fprintf(stderr, PREFIX "unknown --frames '%s' (code or ops)\n", arg);
+        return 2;
+    }
+    *(int *)o->value = !strcmp(arg, "code");
+    return 0;
+}
+
+/* The short names of --frames, --device, --window and --rank work but are
+ * not shown; -o and -h line up with the formats above them. */
+#define UNLISTED(s, l, v, a, h, f, least)                                                          \
+    {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v), .argh = (a),  \
+     .help = (h), .fn = (f), .data = (least), .flags = OPP_OPTION_UNLISTED_SHORT}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *out_path = NULL;
+    int cuda = 0, frames = -1;
+    long long device = -1, rank = -1, window = 0;
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('m', "metric", &cuda, "METRIC",
+                         "self_cpu_time_total (default) or self_cuda_time_total", opt_metric),
+        UNLISTED('F', "frames", &frames, "code|ops",
+                 "stacks, flamegraph: code frames (a trace recorded with\n"
+                 "OPPROF_STACKS=N: the program's functions, outermost first, then\n"
+                 "the operator; the default for such a trace) or operator call paths",
+                 opt_frames, 0),
+        UNLISTED('d', "device", &device, "N",
+                 "memory: the device (default: the first with allocations)", opt_number, 0),
+        UNLISTED('w', "window", &window, "K",
+                 "chrome: only the K-th window a schedule recorded (a run of\n"
+                 "ProfilerStep#N, numbered over all the traces' steps, as\n"
+                 "report --window does); when OUT is a directory, the file is named\n"
+                 "as tensorboard_trace_handler names it: HOST_PID.MS.pt.trace.json",
+                 opt_number, 1),
+        UNLISTED('r', "rank", &rank, "N",
+                 "chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
+                 "PMI_RANK, SLURM_PROCID) of every trace, with distributedInfo,\n"
+                 "one file per rank",
+                 opt_number, 0),
+        {.type = OPP_OPTION_STRING, .short_name = 'o', .long_name = "output", .value = &out_path,
+         .argh = "OUT",
+         .help = "the file to write (a name ending in .gz is gzip-compressed);\n"
+                 "default: standard output",
+         .col = 16},
+        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
+         .help = "show this help", .col = 16},
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "export",
+        .usage =
+            "usage: opprof export chrome TRACE... [-o OUT.json|OUT.json.gz]\n"
+            "       opprof export stacks TRACE... [--metric METRIC] [--frames code|ops] "
+            "[-o OUT.folded]\n"
+            "       opprof export flamegraph TRACE... [--metric METRIC] [--frames code|ops] "
+            "[-o OUT.svg]\n"
+            "       opprof export memory TRACE... [--device N] [-o OUT.json|OUT.svg]\n"
+            "       opprof export html TRACE... [-o OUT.html]\n"
+            "\n"
+            "Write a trace in another tool's format. Several traces (one per host) make one\n"
+            "export, merged as `opprof report A B` merges them: each trace's times moved onto\n"
+            "the first's clock through its first process's (wall clock, monotonic) start.\n"
+            "\n"
+            "  chrome        Chrome trace JSON as torch.profiler (Kineto) writes it: opens in\n"
+            "                Perfetto UI, chrome://tracing and HTA. CPU calls on the process's\n"
+            "                pid/tid, GPU work on pid = device, tid = stream, launch->kernel\n"
+            "                arrows, times in us from the trace's first event. Merged: a\n"
+            "                pid (or GPU) an earlier trace has is shown as pid + 4194304,\n"
+            "                process names say the host\n"
+            "  stacks        folded stacks as torch's export_stacks writes them (flamegraph.pl,\n"
+            "                speedscope, inferno): the operator call paths, outermost first,\n"
+            "                each with its summed self time in integer microseconds\n"
+            "  flamegraph    the same as a self-contained SVG flame graph (hover a frame for\n"
+            "                its name, time and share)\n"
+            "  memory        device memory allocated over time, as torch's\n"
+            "                export_memory_timeline writes it ([times in us, [bytes] per time]),\n"
+            "                or, for an OUT ending in .svg, a plot with the peak marked and the\n"
+            "                operators that allocated most\n"
+            "  html          one self-contained page: the table, the flame graph, each GPU\n"
+            "                stream's busy and idle time, each device's memory plot\n",
+        .col = 20,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (argc - first < 2) {
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html "
+                               "TRACE... [-o OUT])\n",
+                argc - first ? "which trace?" : "which format and trace?");
+        return 2;
+    }
+    const char *format = argv[first];
+    const char *const *traces = (const char *const *)argv + first + 1;
+    size_t ntraces = (size_t)(argc - optind - 1);
+    if (ntraces > OPP_CHROME_MAX_TRACES) { /* the merge keeps 2^24 serials per trace */
+        fprintf(stderr, PREFIX "too many traces: at most %d\n", OPP_CHROME_MAX_TRACES);
+        return 2;
+    }
+    enum { CHROME, STACKS, FLAME, MEMORY, HTML } fmt;
+    if (!strcmp(format, "chrome")) {
+        fmt = CHROME;
+    } else if (!strcmp(format, "stacks")) {
+        fmt = STACKS;
+    } else if (!strcmp(format, "flamegraph")) {
+        fmt = FLAME;
+    } else if (!strcmp(format, "memory")) {
+        fmt = MEMORY;
+    } else if (!strcmp(format, "html")) {
+        fmt = HTML;
+    } else {
+        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory, html)\n", format);
+        return 2;
+    }
+    if ((rank >= 0 || window) && fmt != CHROME) {
+        fprintf(stderr, PREFIX "--rank and --window go with chrome\n");
+        return 2;
+    }
+    struct opp_chrome_opts co = {.rank = rank};
+    char named[4096];
+    if (window && chrome_window(traces, ntraces, (unsigned long)window, &co, &out_path, named,
+                                sizeof named))
+        return 1;
+    if (out_path && !strcmp(out_path, "-"))
+        out_path = NULL;
+    struct stat st_in, st_out;
+    for (size_t i = 0; out_path && i < ntraces; i++)
+        if (!stat(traces[i], &st_in) && !stat(out_path, &st_out) &&
+            st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
+            fprintf(stderr, PREFIX "'%s' is the trace itself: choose another output\n", out_path);
+            return 2;
+        }
+    char *tmp = NULL;
+    FILE *f = stdout;
+    if (out_path) {
+        if (asprintf(&tmp, "%s.%d.tmp", out_path, (int)getpid()) < 0) {
+            fprintf(stderr, PREFIX "out of memory\n");
+            return 1;
+        }
+        f = ends_with(out_path, ".gz") ? gz_file(tmp) : fopen(tmp, "w");
+        if (!f) {
+            if (errno == ENOTSUP)
+                fprintf(stderr, PREFIX "cannot write %s: this opprof was built without zlib "
+                                       "(zlib1g-dev): write .json and gzip it\n", out_path);
+            else
+                fprintf(stderr, PREFIX "cannot write %s: %s\n", out_path, strerror(errno));
+            unlink(tmp);
+            free(tmp);
+            return 1;
+        }
+    }
+    char err[600] = "";
+    int rc = fmt == CHROME ? opp_export_chrome(traces, ntraces, &co, f, err, sizeof err)
+             : fmt == HTML ? export_html(traces, ntraces, f, err, sizeof err)
+             : fmt == MEMORY ? export_memory(traces, ntraces, device,
+                                             out_path && ends_with(out_path, ".svg"), f, err,
+                                             sizeof err)
+                             : export_tree(traces, ntraces, fmt == FLAME, cuda, frames, f, err,
+                                           sizeof err);
+    if (out_path) {
+        int cerr = fclose(f);
+        if (!rc && cerr) {
+            snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+            rc = -1;
+        }
+        if (!rc && rename(tmp, out_path)) {
+            snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+            rc = -1;
+        }
+        if (rc)
+            unlink(tmp);
+        free(tmp);
+    } else if (fflush(stdout) && !rc) {
+        snprintf(err, sizeof err, "cannot write the export: %s", strerror(errno));
+        rc = -1;
+    }
+    if (err[0])
+        fprintf(stderr, PREFIX "%s%s\n", rc ? "" : "warning: ", err);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,594 @@
+/* `opprof report TRACE [options]`: torch.profiler's key_averages() of a trace
+ * as a table, CSV or JSON on stdout; warnings about the trace on stderr. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/gpu_stats.h"
+#include "analysis/model.h"
+#include "analysis/ranks.h"
+#include "tool/cmds.h"
+#include "tool/options.h"
+#include "views/by_rank.h"
+#include "views/output.h"
+#include "views/steps.h"
+#include "views/tree_view.h"
+
+#define PREFIX "opprof report: "
+
+enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+struct report_args {
+    const char *trace;         /* the first */
+    const char *const *traces; /* every trace named: one per host, merged */
+    size_t ntraces;
+    enum format format;
+    int format_given;
+    int gpu;  /* --gpu: the GPU view */
+    int tree; /* --tree: the call-path tree */
+    int by_rank; /* --by-rank: a column per rank */
+    const char *step; /* --step NAME: steps and latency */
+    unsigned long window_k; /* --window K: the K-th window a schedule recorded (1..) */
+    struct opp_tree_opts tree_opts;
+    struct opp_agg_opts agg;
+    struct opp_out_opts out;
+    int from_given, to_given;
+    regex_t match; /* agg.match points here when --match was given */
+};
+
+/* An unsigned decimal no larger than max; 0 or -1. */
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+    if (!s[0] || s[0] == '-' || s[0] == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int opt_sort(const struct opp_option *o, const char *arg)
+{
+    if (opp_sort_key_parse(arg, o->value)) {
+        fprintf(stderr, PREFIX "unknown sort key '%s' (one of: %s)\n", arg, opp_sort_key_list());
+        return 2;
+    }
+    return 0;
+}
+
+static int opt_limit(const struct opp_option *o, const char *arg)
+{
+    unsigned long long v;
+    if (parse_uint(arg, SIZE_MAX, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n", arg);
+        return 2;
+    }
+    *(size_t *)o->value = (size_t)v;
+    return 0;
+}
+
+static int opt_format(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    ra->format_given = 1;
+    if (!strcmp(arg, "table"))
+        ra->format = FMT_TABLE;
+    else if (!strcmp(arg, "csv"))
+        ra->format = FMT_CSV;
+    else if (!strcmp(arg, "json"))
+        ra->format = FMT_JSON;
+    else {
+        fprintf(stderr, PREFIX "unknown format '%s' (one of: table, csv, json)\n", arg);
+        return 2;
+    }
+    return 0;
+}
+
+/* --pid, --tid */
+static int opt_id(const struct opp_option *o, const char *arg)
+{
+    struct opp_agg_opts *agg = o->value;
+    unsigned long long v;
+    if (parse_uint(arg, UINT32_MAX, &v)) {
+        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        return 2;
+    }
+    if (!strcmp(o->long_name, "pid")) {
+        agg->filter_pid = 1;
+        agg->pid = (uint32_t)v;
+    } else {
+        agg->filter_tid = 1;
+        agg->tid = (uint32_t)v;
+    }
+    return 0;
+}
+
+static int opt_group_by_stack(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    unsigned long long v;
+    if (parse_uint(arg, OPP_STACK_MAX, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'\n",
+                OPP_STACK_MAX, arg);
+        return 2;
+    }
+    ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
+    return 0;
+}
+
+/* --from, --to */
+static int opt_time(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    char *end;
+    errno = 0;
+    double d = strtod(arg, &end);
+    if (errno || end == arg || *end || !(d >= 0 && d < 1.8e13)) {
+        fprintf(stderr, PREFIX "--%s wants milliseconds (0 or more), not '%s'\n", o->long_name,
+                arg);
+        return 2;
+    }
+    uint64_t ns = (uint64_t)llround(d * 1e6);
+    if (!strcmp(o->long_name, "from")) {
+        ra->from_given = 1;
+        ra->agg.from_ns = ns;
+    } else {
+        ra->to_given = 1;
+        ra->agg.to_ns = ns;
+    }
+    return 0;
+}
+
+static int opt_match(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    if (ra->agg.match) {
+        fprintf(stderr, PREFIX "one --match at a time (use REGEX|REGEX)\n");
+        return 2;
+    }
+    int e = regcomp(&ra->match, arg, REG_EXTENDED | REG_NOSUB);
+    if (e) {
+        char why[256];
+        regerror(e, &ra->match, why, sizeof why);
+        fprintf(stderr, PREFIX "--match '%s': %s\n", arg, why);
+        return 2;
+    }
+    ra->agg.match = &ra->match;
+    return 0;
+}
+
+static int opt_depth(const struct opp_option *o, const char *arg)
+{
+    unsigned long long v;
+    if (parse_uint(arg, UINT32_MAX, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--depth wants a positive number of levels, not '%s'\n", arg);
+        return 2;
+    }
+    *(uint32_t *)o->value = (uint32_t)v;
+    return 0;
+}
+
+static int opt_min_share(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(arg, &end);
+    if (errno || end == arg || *end || !(d >= 0 && d <= 100)) {
+        fprintf(stderr, PREFIX "--min-share wants a percentage from 0 to 100, not '%s'\n", arg);
+        return 2;
+    }
+    *(double *)o->value = d;
+    return 0;
+}
+
+static int opt_step(const struct opp_option *o, const char *arg)
+{
+    if (!arg[0]) {
+        fprintf(stderr, PREFIX "--step wants an operator name\n");
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+static int opt_window(const struct opp_option *o, const char *arg)
+{
+    unsigned long long v;
+    if (parse_uint(arg, 1000000, &v) || v == 0) {
+        fprintf(stderr, PREFIX "--window wants a window number from 1, not '%s'\n", arg);
+        return 2;
+    }
+    *(unsigned long *)o->value = (unsigned long)v;
+    return 0;
+}
+
+/* --sort's help, from the sort keys (aggregate.h): "sort rows by KEY,
+ * descending: self_cpu_time_total (default), ... (and torch's ...: not
+ * recorded, 0)", in lines of 60 columns. */
+static const char *sort_help(char *out, size_t cap)
+{
+    char text[1024];
+    size_t n = 0;
+    const char *sep = " ";
+    n += (size_t)snprintf(text, sizeof text, "sort rows by KEY, descending:");
+    for (int unrecorded = 0; unrecorded < 2; unrecorded++) {
+        for (enum opp_sort_key k = 0; opp_sort_key_name(k) && n < sizeof text; k++) {
+            enum opp_unit u = opp_sort_key_unit(k);
+            if ((u == OPP_UNIT_NONE) != unrecorded)
+                continue;
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s%s", sep, opp_sort_key_name(k),
+                                  k == 0                      ? " (default)"
+                                  : u == OPP_UNIT_NS_PER_CALL ? " (average)"
+                                                              : "");
+            sep = ", ";
+        }
+        sep = " (and torch's ";
+    }
+    if (n < sizeof text)
+        snprintf(text + n, sizeof text - n, ": not recorded, 0)");
+    opp_help_wrap(out, cap, text, 60);
+    return out;
+}
+
+/* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
+static int parse_args(int argc, char **argv, struct report_args *ra)
+{
+    memset(ra, 0, sizeof *ra);
+    char sort[1024];
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
+                         opt_sort),
+        OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
+                         "show only the first N rows (--gpu: kernels, default 10)", opt_limit),
+        OPP_OPT_FLAG(0, "group-by-shape", &ra->agg.group_by_shape,
+                     "one row per name and input shapes"),
+        OPP_OPT_FLAG(0, "flops", &ra->out.flops,
+                     "add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
+                     "the rate over CUDA total where the row has GPU time,\n"
+                     "else over CPU total"),
+        OPP_OPT_CALLBACK('f', "format", ra, "FMT", "table (default), csv or json", opt_format),
+        OPP_OPT_CALLBACK(0, "pid", &ra->agg, "PID", "only the processes with this pid", opt_id),
+        OPP_OPT_CALLBACK(0, "tid", &ra->agg, "TID",
+                         "only the threads with this tid (and the GPU work they\n"
+                         "launched)",
+                         opt_id),
+        OPP_OPT_STRING(0, "lib", &ra->agg.lib, "NAME",
+                       "only calls into library NAME (blas, onednn, xnnpack,\n"
+                       "cublas, cudnn, nccl, nvtx, cudart, cuda...)"),
+        OPP_OPT_FLAG(0, "show-lib", &ra->out.show_lib,
+                     "add a Lib column to the table: each row's library"),
+        OPP_OPT_CALLBACK(0, "group-by-stack", ra, "N",
+                         "one row per name and its N innermost enclosing\n"
+                         "operators (a Stack column, outermost first)",
+                         opt_group_by_stack),
+        OPP_OPT_CALLBACK(0, "from", ra, "MS", NULL, opt_time), /* shares --to's line */
+        OPP_OPT_CALLBACK(0, "to", ra, "MS",
+                         "only calls and GPU ops that begin in this window,\n"
+                         "milliseconds since the trace's first event",
+                         opt_time),
+        OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
+                         opt_match),
+        OPP_OPT_FLAG(0, "gpu", &ra->gpu,
+                     "the GPU view: top kernels (calls, time, estimated\n"
+                     "theoretical occupancy, launch delay), busy time per\n"
+                     "stream, idle share and largest idle gaps per device"),
+        OPP_OPT_FLAG(0, "tree", &ra->tree,
+                     "the operator hierarchy merged by call path: calls, self\n"
+                     "and total CPU time, share, and CUDA times per path"),
+        OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
+                         "--tree: show N levels (default: all)", opt_depth),
+        /* "%%" is printed as it stands (the help is not a format) */
+        OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
+                         "--tree: hide paths under PCT%% of the roots' CPU total", opt_min_share),
+        OPP_OPT_CALLBACK(0, "step", &ra->step, "NAME",
+                         "steps and latency: NAME's calls are the steps when it is\n"
+                         "an NVTX range (e.g. train_step), else each call ends a\n"
+                         "step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
+                         "GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
+                         "per-step series too)",
+                         opt_step),
+        OPP_OPT_CALLBACK(0, "window", &ra->window_k, "K",
+                         "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
+                         "a run of consecutive ProfilerStep#N)",
+                         opt_window),
+        OPP_OPT_FLAG(0, "by-rank", &ra->by_rank,
+                     "a column per rank of a multi-process job (RANK,\n"
+                     "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
+                     "key's value per operator, min/median/max over the ranks\n"
+                     "and the slowest rank"),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "report",
+        .usage =
+            "usage: opprof report TRACE... [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
+            "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
+            "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
+            "                           [--from MS] [--to MS] [--match REGEX]\n"
+            "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
+            "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] "
+            "[--tid TID]\n"
+            "       opprof report TRACE --step NAME [--format table|json] [--pid PID] "
+            "[--tid TID]\n"
+            "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
+            "\n"
+            "Summarise a trace like torch.profiler's key_averages().table(). Several traces\n"
+            "(one per host) are merged onto the first one's clock.\n"
+            "\n",
+        .col = 24,
+        .options = options,
+    };
+    int first, rc = opp_options_parse(&cmd, argc, argv, &first);
+    if (rc)
+        return rc;
+    ra->out.group_by_shape = ra->agg.group_by_shape;
+    if (first >= argc) {
+        fprintf(stderr, PREFIX "which trace? (usage: opprof report TRACE [options])\n");
+        return 2;
+    }
+    if (argc - first > 255) {
+        fprintf(stderr, PREFIX "at most 255 traces at a time\n");
+        return 2;
+    }
+    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
+        fprintf(stderr, PREFIX "--gpu, --tree, --step and --by-rank are different views: choose one\n");
+        return 2;
+    }
+    if (ra->by_rank && ra->format == FMT_CSV) {
+        fprintf(stderr, PREFIX "--by-rank writes a table or JSON\n");
+        return 2;
+    }
+    if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) && !ra->tree) {
+        fprintf(stderr, PREFIX "--depth and --min-share go with --tree\n");
+        return 2;
+    }
+    if (ra->tree && ra->format_given && ra->format != FMT_TABLE) {
+        fprintf(stderr, PREFIX "--tree is a text view\n");
+        return 2;
+    }
+    if (ra->step && ra->format == FMT_CSV) {
+        fprintf(stderr, PREFIX "--step writes a table or JSON\n");
+        return 2;
+    }
+    if (ra->window_k && (ra->from_given || ra->to_given)) {
+        fprintf(stderr, PREFIX "--window is a time window already: no --from/--to with it\n");
+        return 2;
+    }
+    if (ra->from_given || ra->to_given) {
+        ra->agg.window = 1;
+        if (!ra->to_given)
+            ra->agg.to_ns = UINT64_MAX;
+        if (ra->agg.from_ns >= ra->agg.to_ns) {
+            fprintf(stderr, PREFIX "--from must be before --to\n");
+            return 2;
+        }
+    }
+    if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.group_by_stack) &&
+        (ra->gpu || ra->tree || ra->step)) {
+        fprintf(stderr, PREFIX "--from, --to, --window, --match and --group-by-stack go with the table\n");
+        return 2;
+    }
+    if (ra->gpu && ra->format_given && ra->format != FMT_TABLE) {
+        fprintf(stderr, PREFIX "--gpu is a text view (the JSON report has its numbers in \"gpu\")\n");
+        return 2;
+    }
+    ra->trace = argv[first];
+    ra->traces = (const char *const *)argv + first;
+    ra->ntraces = (size_t)(argc - first);
+    return 0;
+}
+
+static void warn_about(const struct opp_model *m)
+{
+    if (m->sum.warning[0])
+        fprintf(stderr, PREFIX "warning: %s\n", m->sum.warning);
+    if (m->dropped)
+        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full)\n",
+                m->dropped);
+    if (m->open_events)
+        fprintf(stderr,
+                PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
+                       "shown with the process's end time\n",
+                m->open_events);
+    if (m->gpu.dropped_cupti || m->gpu.dropped_ours)
+        fprintf(stderr,
+                PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
+                       "%" PRIu64 " by opprof (buffers full)\n",
+                m->gpu.dropped_cupti, m->gpu.dropped_ours);
+}
+
+/* The GPU view; one line instead when the trace has no GPU records. */
+static int gpu_view(const struct report_args *ra, const struct opp_model *m)
+{
+    if (!opp_model_has_gpu(m)) {
+        printf("%s has no GPU activity records\n", ra->trace);
+        return 0;
+    }
+    struct opp_gpu_stats s;
+    struct opp_kernel_stats *k;
+    size_t nk;
+    int rc = opp_gpu_stats(m, &ra->agg, &s);
+    if (rc)
+        return rc;
+    rc = opp_kernel_stats(m, &ra->agg, &k, &nk);
+    if (!rc) {
+        rc = opp_out_gpu(stdout, m, &s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
+        free(k);
+    }
+    opp_gpu_stats_free(&s);
+    return rc;
+}
+
+static int tree_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_calltree ct;
+    int rc = opp_calltree_build(m, &ra->agg, &ct);
+    if (rc)
+        return rc;
+    rc = opp_out_tree(stdout, m, &ct, &ra->tree_opts);
+    opp_calltree_free(&ct);
+    return rc;
+}
+
+static int step_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_steps st;
+    int rc = opp_steps_find(m, &ra->agg, ra->step, &st);
+    if (rc)
+        return rc;
+    rc = opp_out_steps(stdout, ra->step, &st, ra->format == FMT_JSON);
+    opp_steps_free(&st);
+    return rc;
+}
+
+static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_rank_table t;
+    int rc = opp_rank_table_build(m, &ra->agg, &t);
+    if (rc)
+        return rc;
+    rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
+    opp_rank_table_free(&t);
+    return rc;
+}
+
+/* The key_averages report in the chosen format. */
+static int key_averages(struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_agg agg;
+    struct opp_gpu_stats gs;
+    int rc = opp_aggregate(m, &ra->agg, &agg);
+    if (rc)
+        return rc;
+    if (ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary) {
+        rc = opp_gpu_stats(m, &ra->agg, &gs);
+        if (rc) {
+            opp_agg_free(&agg);
+            return rc;
+        }
+        ra->out.gpu = &gs;
+    }
+    switch (ra->format) {
+    case FMT_TABLE:
+        rc = opp_out_table(stdout, &agg, &ra->out);
+        break;
+    case FMT_CSV:
+        rc = opp_out_csv(stdout, &agg, &ra->out);
+        break;
+    case FMT_JSON:
+        rc = opp_out_json(stdout, ra->trace, m, &agg, &ra->out);
+        break;
+    }
+    if (ra->out.gpu)
+        opp_gpu_stats_free(&gs);
+    ra->out.gpu = NULL;
+    opp_agg_free(&agg);
+    return rc;
+}
+
+static int report(struct report_args *rap)
+{
+    struct report_args ra = *rap;
+    int rc;
+
+    char err[512];
+    struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return 1;
+    }
+    if (m->summary) {
+        const char *what = ra.gpu          ? "--gpu (its timeline)"
+                            : ra.step      ? "--step"
+                            : ra.agg.window ? "--from/--to"
+                            : ra.agg.filter_tid ? "--tid (it keeps no threads)"
+                                                : NULL;
+        if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
+            fprintf(stderr, PREFIX "%s: %s\n", ra.trace, err);
+            opp_model_free(m);
+            return 1;
+        }
+    }
+    if (ra.window_k && m->summary) { /* windows are numbered in the file */
+        uint32_t nw = opp_summary_windows(m);
+        if (ra.window_k > nw) {
+            fprintf(stderr, PREFIX "%s has %u recorded window%s (a schedule's active runs of "
+                                   "steps), not %lu\n",
+                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
+            opp_model_free(m);
+            return 1;
+        }
+        ra.agg.sched_window = (uint32_t)ra.window_k;
+    } else if (ra.window_k) {
+        struct opp_window *w;
+        size_t nw;
+        if (opp_profiler_windows(m, &w, &nw)) {
+            fprintf(stderr, PREFIX "out of memory\n");
+            opp_model_free(m);
+            return 1;
+        }
+        if (ra.window_k > nw) {
+            fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
+                                   "ProfilerStep#N), not %lu\n",
+                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
+            free(w);
+            opp_model_free(m);
+            return 1;
+        }
+        uint64_t first = opp_model_first_ns(m);
+        const struct opp_window *k = &w[ra.window_k - 1];
+        ra.agg.window = 1;
+        ra.agg.from_ns = k->begin_ns - first;
+        ra.agg.to_ns = k->end_ns - first + 1;
+        fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra.window_k,
+                k->first_step, k->last_step);
+        free(w);
+    }
+    rc = ra.gpu ? gpu_view(&ra, m)
+         : ra.tree ? tree_view(&ra, m)
+         : ra.step ? step_view(&ra, m)
+         : ra.by_rank ? by_rank_view(&ra, m)
+                   : key_averages(&ra, m);
+    if (rc == -ENOMEM || rc == -ENOENT) {
+        if (rc == -ENOENT)
+            fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
+                                   "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set)\n",
+                    ra.trace);
+        else
+            fprintf(stderr, PREFIX "out of memory\n");
+        opp_model_free(m);
+        return 1;
+    }
+    if (!rc && fflush(stdout))
+        rc = -errno;
+    if (rc) {
+        fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
+        rc = 1;
+    } else {
+        warn_about(m);
+    }
+    opp_model_free(m);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct report_args ra;
+    int rc = parse_args(argc, argv, &ra);
+    if (!rc)
+        rc = report(&ra);
+    else if (rc == 1)
+        rc = 0;
+    if (ra.agg.match)
+        regfree(&ra.match);
+    return rc;
+}

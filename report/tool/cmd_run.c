@@ -1,0 +1,318 @@
+/* `opprof run [-o FILE] -- CMD...`: start a collector, run CMD with the
+ * preload, wait for the trace to be complete, show the top of the report,
+ * and exit with CMD's status (128+signal when a signal ended it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tool/cmds.h"
+#include "tool/options.h"
+#include "util.h"
+
+extern char **environ;
+
+/* Where our own binaries are: next to this executable unless overridden. */
+static int sibling(const char *env, const char *name, char *out, size_t cap)
+{
+    const char *v = getenv(env);
+    if (v && v[0]) {
+        snprintf(out, cap, "%s", v);
+        return access(out, R_OK) == 0 ? 0 : -1;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    if ((size_t)snprintf(out, cap, "%s/%s", self, name) >= cap)
+        return -1;
+    return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int wait_status(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return st;
+}
+
+static pid_t start_collector(const char *exe, const char *sock, const char *out)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return -1;
+    char *argv[] = {(char *)exe, "--socket", (char *)sock, "--output", (char *)out,
+                    "--ready-fd", "3", "--idle-exit-ms", "0", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    /* Its own process group: a Ctrl-C meant for CMD must not cut the trace. */
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(pfd[1]);
+    if (rc) {
+        close(pfd[0]);
+        errno = rc;
+        return -1;
+    }
+    char ok = 0;
+    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+    if (poll(&p, 1, 10000) > 0 && read(pfd[0], &ok, 1) != 1)
+        ok = 0;
+    close(pfd[0]);
+    if (ok != '1') {
+        kill(pid, SIGTERM);
+        wait_status(pid);
+        errno = EIO;
+        return -1;
+    }
+    return pid;
+}
+
+/* CMD's environment: ours, with the preload first in LD_PRELOAD. */
+static char **child_env(const char *lib, const char *sock)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 4, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    const char *old = getenv("LD_PRELOAD");
+    /* NVTX ranges come to us unless the user named another NVTX tool
+     * (the preload says so). */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    int set_nvtx = !nvtx || !*nvtx;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "OPPROF_SOCKET=", 14) &&
+            !(set_nvtx && !strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22)))
+            env[k++] = environ[i];
+    size_t len = strlen(lib) + (old ? strlen(old) : 0) + 16;
+    char *pre = malloc(len);
+    char *so = malloc(strlen(sock) + 16);
+    if (!pre || !so) {
+        free(pre);
+        free(so);
+        free(env);
+        return NULL;
+    }
+    snprintf(pre, len, "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(so, strlen(sock) + 16, "OPPROF_SOCKET=%s", sock);
+    env[k++] = pre;
+    env[k++] = so;
+    if (set_nvtx) {
+        size_t nl = strlen(lib) + 32;
+        char *nv = malloc(nl);
+        if (nv) {
+            snprintf(nv, nl, "NVTX_INJECTION64_PATH=%s", lib);
+            env[k++] = nv;
+        }
+    }
+    env[k] = NULL;
+    return env;
+}
+
+/* Ask the collector to finish once every process is gone (or after the
+ * linger), and wait until the file is complete. */
+static int finish_trace(const char *sock, uint64_t done[3])
+{
+    int fd = opp_connect(sock);
+    if (fd < 0)
+        return fd;
+    uint32_t linger = 2000;
+    int rc = opp_send_msg(fd, OPP_MSG_FINISH, &linger, sizeof linger, -1);
+    uint32_t got = 0;
+    if (!rc)
+        rc = opp_wait_msg(fd, OPP_MSG_DONE, done, 3 * sizeof(uint64_t), &got, 120000);
+    close(fd);
+    return rc;
+}
+
+static void show_report(const char *out, const char *limit)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return;
+    self[n] = 0;
+    char *argv[] = {self, "report", (char *)out, "--limit", (char *)limit, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1); /* the table goes to stderr */
+    pid_t pid;
+    if (posix_spawn(&pid, self, &fa, NULL, argv, environ) == 0)
+        wait_status(pid);
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+/* The variable the option sets (value) to its argument, or to 1. */
+static int opt_setenv(const struct opp_option *o, const char *arg)
+{
+    setenv(o->value, arg ? arg : "1", 1);
+    return 0;
+}
+
+static int opt_mode(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "full") && strcmp(arg, "summary")) {
+        fprintf(stderr, "opprof run: --mode takes full or summary, not '%s'\n", arg);
+        return 2;
+    }
+    return opt_setenv(o, arg);
+}
+
+static int opt_limit(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || v < 1) {
+        fprintf(stderr, "opprof run: --limit needs a positive number, not '%s'\n", arg);
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *out = NULL, *limit = "10";
+    int quiet = 0;
+    const struct opp_option options[] = {
+        OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
+        OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
+        {.type = OPP_OPTION_CALLBACK, .short_name = 'l', .long_name = "limit", .value = &limit,
+         .argh = "N", .help = "rows of the report printed (default 10)", .fn = opt_limit,
+         .flags = OPP_OPTION_UNLISTED_SHORT},
+        OPP_OPT_CALLBACK(0, "schedule", "OPPROF_SCHEDULE", "S",
+                         "record only some steps, as torch.profiler.schedule:\n"
+                         "\"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"
+                         "(sets OPPROF_SCHEDULE)",
+                         opt_setenv),
+        OPP_OPT_CALLBACK(0, "step", "OPPROF_STEP", "M",
+                         "what a step is: nvtx:NAME (each NAME range begins one),\n"
+                         "call:NAME (each call of NAME begins one) or time:500ms\n"
+                         "(sets OPPROF_STEP)",
+                         opt_setenv),
+        OPP_OPT_CALLBACK(0, "paused", "OPPROF_PAUSED", NULL,
+                         "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)", opt_setenv),
+        OPP_OPT_CALLBACK(0, "mode", "OPPROF_MODE", "M",
+                         "full (every call, the default) or summary (calls added up\n"
+                         "by call path: a trace of constant size; sets OPPROF_MODE)",
+                         opt_mode),
+        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
+         .flags = OPP_OPTION_HIDDEN},
+        OPP_OPT_END(),
+    };
+    const struct opp_command run = {
+        .name = "run",
+        .usage = "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] "
+                 "[--mode M] -- CMD [ARG...]\n",
+        .col = 21,
+        .long_indent = 2,
+        .in_order = 1, /* CMD's own options follow */
+        .getopt_errors = 1,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&run, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (first >= argc) {
+        fprintf(stderr, "opprof run: no command given\n");
+        opp_options_usage(&run, stderr);
+        return 2;
+    }
+    char **cmd = argv + first;
+    char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108];
+    if (!out) {
+        snprintf(outbuf, sizeof outbuf, "opprof-%d.trace", (int)getpid());
+        out = outbuf;
+    }
+    int profiled = 1;
+    const char *why = NULL;
+    pid_t cpid = -1;
+    if (sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
+        fprintf(stderr, "opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
+                        "running the command unprofiled\n");
+        profiled = 0;
+    } else if (sibling("OPPROF_COLLECTOR", "opprof-collector", coll, sizeof coll) != 0) {
+        fprintf(stderr, "opprof run: cannot find opprof-collector next to opprof (set "
+                        "OPPROF_COLLECTOR); running the command unprofiled\n");
+        profiled = 0;
+    } else if (opp_socket_path(sock, sizeof sock, &why) != 0) {
+        fprintf(stderr, "opprof run: %s; running the command unprofiled\n", why);
+        profiled = 0;
+    } else if ((cpid = start_collector(coll, sock, out)) < 0) {
+        fprintf(stderr, "opprof run: the collector did not start (see above); running the "
+                        "command unprofiled\n");
+        profiled = 0;
+    }
+    char **env = profiled ? child_env(lib, sock) : environ;
+    if (!env)
+        env = environ;
+    /* Like system(): the terminal's signals are for CMD; we wait for it. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+    sigaction(SIGINT, &ign, &oint);
+    sigaction(SIGQUIT, &ign, &oquit);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGQUIT);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, cmd[0], NULL, &at, cmd, env);
+    posix_spawnattr_destroy(&at);
+    int status = 0, code;
+    if (rc) {
+        fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(rc));
+        code = rc == ENOENT ? 127 : 126;
+    } else {
+        status = wait_status(pid);
+        code = WIFEXITED(status) ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    }
+    sigaction(SIGINT, &oint, NULL);
+    sigaction(SIGQUIT, &oquit, NULL);
+    if (!profiled)
+        return code;
+    uint64_t done[3] = {0, 0, 0};
+    int frc = finish_trace(sock, done);
+    int cst = wait_status(cpid);
+    if (frc) {
+        fprintf(stderr, "opprof run: the collector %s: %s may be incomplete\n",
+                cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "did not finish", out);
+    } else if (!quiet && !rc) {
+        show_report(out, limit);
+    }
+    if (!frc) {
+        fprintf(stderr, "opprof: trace written to %s (%llu events", out,
+                (unsigned long long)done[0]);
+        if (done[1])
+            fprintf(stderr, ", %llu dropped", (unsigned long long)done[1]);
+        fprintf(stderr, ")\n");
+    }
+    return code;
+}

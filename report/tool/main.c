@@ -1,0 +1,54 @@
+/* `opprof`: one binary, subcommands dispatched from a table like perf's. */
+#include <stdio.h>
+#include <string.h>
+
+#include "format.h"
+#include "tool/cmds.h"
+
+#define OPPROF_VERSION "0.1"
+
+static const struct cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} cmds[] = {
+    {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
+    {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
+    {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
+    {"summarize", cmd_summarize, "add a trace's calls up by call path: opprof summarize TRACE -o OUT"},
+    {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
+    {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: opprof [--version] [--help] COMMAND [ARGS...]\n\ncommands:\n", f);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+    fputs("\nSee 'opprof COMMAND --help' for a command's options.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("opprof " OPPROF_VERSION " (trace format %u)\n", OPP_TRACE_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(name, cmds[i].name))
+            return cmds[i].fn(argc - 1, argv + 1);
+    if (name[0] == '-')
+        fprintf(stderr, "opprof: unknown option '%s' (see 'opprof --help')\n", name);
+    else
+        fprintf(stderr, "opprof: '%s' is not an opprof command (see 'opprof --help')\n", name);
+    return 2;
+}

@@ -1,0 +1,161 @@
+/* Option tables (see options.h): getopt_long's tables and the --help text
+ * made from one table per command. */
+#include "tool/options.h"
+
+#include <getopt.h>
+#include <string.h>
+
+/* getopt_long's value of option i of a table without a short name: above
+ * every short name. (An option with one gives its short name: getopt then
+ * says "-h" of "--help=x".) */
+#define LONG_VAL 256
+
+static size_t count(const struct opp_option *opts)
+{
+    size_t n = 0;
+    while (opts[n].type != OPP_OPTION_END)
+        n++;
+    return n;
+}
+
+static const struct opp_option *find(const struct opp_option *opts, size_t n, int ch)
+{
+    if (ch >= LONG_VAL && (size_t)(ch - LONG_VAL) < n)
+        return &opts[ch - LONG_VAL];
+    for (size_t i = 0; i < n; i++)
+        if (opts[i].short_name && opts[i].short_name == ch)
+            return &opts[i];
+    return NULL;
+}
+
+int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first)
+{
+    size_t n = count(c->options), k = 0;
+    struct option lo[n + 1];
+    char so[3 * n + 3];
+    if (c->in_order)
+        so[k++] = '+';
+    if (!c->getopt_errors)
+        so[k++] = ':'; /* our own messages */
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_option *o = &c->options[i];
+        lo[i] = (struct option){o->long_name, o->argh ? required_argument : no_argument, NULL,
+                                o->short_name ? o->short_name : LONG_VAL + (int)i};
+        if (o->short_name) {
+            so[k++] = (char)o->short_name;
+            if (o->argh)
+                so[k++] = ':';
+        }
+    }
+    lo[n] = (struct option){NULL, 0, NULL, 0};
+    so[k] = 0;
+    optind = 0; /* glibc: start afresh (a command may run more than once) */
+    opterr = c->getopt_errors;
+    int ch;
+    while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+        const struct opp_option *o = find(c->options, n, ch);
+        if (!o) { /* ':' or an unknown option */
+            if (!c->getopt_errors)
+                return opp_bad_option(c->name, ch, argv);
+            opp_options_usage(c, stderr);
+            return 2;
+        }
+        switch (o->type) {
+        case OPP_OPTION_FLAG:
+            *(int *)o->value = 1;
+            break;
+        case OPP_OPTION_STRING:
+            *(const char **)o->value = optarg;
+            break;
+        case OPP_OPTION_CALLBACK:
+            if (o->fn(o, o->argh ? optarg : NULL))
+                return 2;
+            break;
+        case OPP_OPTION_HELP:
+            opp_options_usage(c, stdout);
+            return 1;
+        case OPP_OPTION_END:
+            break;
+        }
+    }
+    *first = optind;
+    return 0;
+}
+
+/* Each option: "  -s, --sort KEY" (or the long name alone, indented), its
+ * help from column col (two spaces further when the name reaches it), and
+ * the help's other lines at col. */
+void opp_options_usage(const struct opp_command *c, FILE *f)
+{
+    fputs(c->usage, f);
+    int pos = 0; /* columns written of an entry that shares its line */
+    for (const struct opp_option *o = c->options; o->type != OPP_OPTION_END; o++) {
+        if (o->flags & OPP_OPTION_HIDDEN)
+            continue;
+        if (pos)
+            pos += fprintf(f, ", ");
+        else if (o->short_name && !(o->flags & OPP_OPTION_UNLISTED_SHORT))
+            pos += fprintf(f, "  -%c, ", o->short_name);
+        else
+            pos += fprintf(f, "%*s", c->long_indent ? c->long_indent : 6, "");
+        pos += fprintf(f, "--%s", o->long_name);
+        if (o->argh)
+            pos += fprintf(f, " %s", o->argh);
+        if (!o->help)
+            continue; /* the next option's names follow on this line */
+        int col = o->col ? o->col : c->col;
+        fprintf(f, "%*s", pos <= col - 2 ? col - pos : 2, "");
+        for (const char *s = o->help;; s++) {
+            const char *nl = strchr(s, '\n');
+            if (s != o->help)
+                fprintf(f, "%*s", col, "");
+            fwrite(s, 1, nl ? (size_t)(nl - s) : strlen(s), f);
+            putc('\n', f);
+            if (!nl)
+                break;
+            s = nl;
+        }
+        pos = 0;
+    }
+    if (c->epilogue)
+        fputs(c->epilogue, f);
+}
+
+void opp_help_wrap(char *out, size_t cap, const char *text, size_t width)
+{
+    size_t n = 0, line = 0; /* bytes written; columns on the current line */
+    for (;;) {
+        while (*text == ' ')
+            text++;
+        size_t w = strcspn(text, " ");
+        if (!w || n + w + 2 > cap)
+            break;
+        if (line && line + 1 + w > width) {
+            out[n++] = '\n';
+            line = 0;
+        } else if (line) {
+            out[n++] = ' ';
+            line++;
+        }
+        memcpy(out + n, text, w);
+        n += w, line += w, text += w;
+    }
+    out[n] = 0;
+}
+
+int opp_bad_option(const char *cmd, int c, char **argv)
+{
+    const char *arg = argv[optind - 1];
+    if (c == ':')
+        fprintf(stderr, "opprof %s: option '%s' wants a value\n", cmd, arg);
+    else if (optopt >= LONG_VAL) /* a value given to a long-only option that takes none */
+        fprintf(stderr, "opprof %s: option '%.*s' takes no value\n", cmd, (int)strcspn(arg, "="),
+                arg);
+    else if (optopt)
+        fprintf(stderr, "opprof %s: unknown option '-%c' (see 'opprof %s --help')\n", cmd, optopt,
+                cmd);
+    else
+        fprintf(stderr, "opprof %s: unknown option '%s' (see 'opprof %s --help')\n", cmd, arg,
+                cmd);
+    return 2;
+}

@@ -1,0 +1,89 @@
+/* One option table per command, in the manner of perf's parse-options.h:
+ * each option's names, argument, help and handler written once; getopt_long's
+ * tables and the --help text are made from it, and a bad option is said the
+ * same way by every command. */
+#ifndef OPP_OPTIONS_H
+#define OPP_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct opp_option;
+
+/* An option's handler: arg is its argument (NULL when it takes none).
+ * 0 to go on; anything else is a usage error the handler has said. */
+typedef int opp_option_fn(const struct opp_option *o, const char *arg);
+
+enum opp_option_type {
+    OPP_OPTION_END,
+    OPP_OPTION_FLAG,     /* *(int *)value = 1 */
+    OPP_OPTION_STRING,   /* *(const char **)value = the argument */
+    OPP_OPTION_CALLBACK, /* fn(o, argument) */
+    OPP_OPTION_HELP,     /* the command's --help */
+};
+
+enum {
+    OPP_OPTION_HIDDEN = 1,       /* left out of the help */
+    OPP_OPTION_UNLISTED_SHORT = 2, /* the short name works, the help shows only the long one */
+};
+
+struct opp_option {
+    enum opp_option_type type;
+    int short_name; /* 0: none */
+    const char *long_name;
+    void *value;      /* what the option sets, or the handler's target */
+    const char *argh; /* the argument's name in the help; NULL: the option takes none */
+    /* One line per '\n'. NULL: the option shares the next one's line
+     * ("--from MS, --to MS  ..."). */
+    const char *help;
+    opp_option_fn *fn;
+    intptr_t data; /* for the handler */
+    int flags;     /* OPP_OPTION_* */
+    int col;       /* where this option's help begins, when not the command's */
+};
+
+#define OPP_OPT_FLAG(s, l, v, h)                                                                   \
+    {.type = OPP_OPTION_FLAG, .short_name = (s), .long_name = (l), .value = (v), .help = (h)}
+#define OPP_OPT_STRING(s, l, v, a, h)                                                              \
+    {.type = OPP_OPTION_STRING, .short_name = (s), .long_name = (l), .value = (v), .argh = (a),   \
+     .help = (h)}
+#define OPP_OPT_CALLBACK(s, l, v, a, h, f)                                                         \
+    {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),              \
+     .argh = (a), .help = (h), .fn = (f)}
+#define OPP_OPT_HELP(h) {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help", .help = (h)}
+#define OPP_OPT_END() {.type = OPP_OPTION_END}
+
+/* A command's options and the help text around them. */
+struct opp_command {
+    const char *name;     /* "report": bad options are said as "opprof report: ..." */
+    const char *usage;    /* the help before the options (synopsis, description) */
+    const char *epilogue; /* the help after them; NULL: none */
+    int col;              /* where the options' help begins */
+    int long_indent;      /* columns before an option without a short name (0: 6, as if
+                             it had one; run: 2) */
+    int in_order;         /* options end at the first operand (run: CMD's own follow) */
+    /* Bad options said by getopt itself, then the help on stderr (run's way);
+     * else one line: opp_bad_option. */
+    int getopt_errors;
+    const struct opp_option *options; /* ended by OPP_OPT_END() */
+};
+
+/* Parse argv[1..] by c's table, calling each option's handler in order.
+ * 0 with *first the index of the first operand; 1 when --help was shown (on
+ * stdout); 2 on a usage error (said on stderr). */
+int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first);
+
+/* The help: c's usage, one entry per option not hidden, its epilogue. */
+void opp_options_usage(const struct opp_command *c, FILE *f);
+
+/* A help made at run time (from a list) as lines of at most width columns,
+ * broken at spaces, into out (cap bytes, at least strlen(text) + 1). */
+void opp_help_wrap(char *out, size_t cap, const char *text, size_t width);
+
+/* One line on stderr, "opprof CMD: option '--x' wants a value" (getopt's
+ * c == ':'), "option '--x' takes no value" or "unknown option ..."; returns
+ * 2, the usage exit code. */
+int opp_bad_option(const char *cmd, int c, char **argv);
+
+#endif
