@@ -65,7 +65,7 @@ PRELOAD_CFLAGS += -DOPP_HAVE_CUDA -I$(BUILD)/gen -I$(dir $(CUPTI_INC)) -I$(CUDA_
 PRELOAD_GEN += $(BUILD)/gen/cuda_api.h
 endif
 
-.PHONY: all deps demo test test-build test-unit test-e2e test-asan bench clean cuda-note gen-status
+.PHONY: all deps demo test test-layers test-build test-unit test-e2e test-asan bench clean cuda-note gen-status
 all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector cuda-note
 
 cuda-note:

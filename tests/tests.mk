@@ -16,15 +16,14 @@ UNIT_CUDA_SRC :=
 UNIT_CUDA_LIBS :=
 ifeq ($(HAVE_CUDA),1)
 CUPTI_LIBDIR := $(dir $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
-UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -I$(BUILD)/gen -Ipreload -Ipreload/cuda
+UNIT_CUDA_CFLAGS := -DOPP_HAVE_CUDA -I$(dir $(CUPTI_INC)) -I$(CUDA_HOME)/include -I$(BUILD)/gen -Ipreload
 UNIT_CUDA_SRC := preload/cuda/cupti_conv.c
 UNIT_CUDA_LIBS := -L$(CUPTI_LIBDIR) -lcupti -Wl,-rpath,$(CUPTI_LIBDIR)
 endif
 
 # Test objects see every layer's headers; the unit suites and the converter
 # they drive also CUPTI's.
-TEST_CFLAGS := $(CHECK_CFLAGS) -Itests -Ireport $(patsubst %/,-I%,$(sort $(wildcard report/*/))) -Icollector -Ipreload \
-               -I$(BUILD)/tests
+TEST_CFLAGS := $(CHECK_CFLAGS) -Itests -Ireport -Icollector -Ipreload -I$(BUILD)/tests
 $(BUILD)/obj/tests/%.o $(BUILD)/asan/obj/tests/%.o: LAYER_CFLAGS = $(TEST_CFLAGS)
 $(BUILD)/obj/tests/unit/%.o $(BUILD)/asan/obj/tests/unit/%.o: LAYER_CFLAGS = $(TEST_CFLAGS) $(UNIT_CUDA_CFLAGS)
 # The table test expands the preload's tables, CUDA's generated one too.
@@ -153,9 +152,15 @@ test-asan: all $(TEST_ASAN_BINS) $(BUILD)/tests/e2e $(PROGS)
 	  OPPROF_COLLECTOR=$(abspath $(BUILD))/asan/opprof-collector \
 	  ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
 
+# The layering rules, read from the #include lines (and a check that the
+# script catches each kind of violation).
+test-layers:
+	@scripts/check-layers.sh --self-test
+	@scripts/check-layers.sh
+
 # Everything the tests need, built in parallel; then the suites, one after
 # another (the end-to-end ones time real processes).
 test-build: all $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS)
-test: deps
+test: deps test-layers
 	@$(MAKE) --no-print-directory $(PAR) test-build
 	@$(MAKE) --no-print-directory test-unit test-e2e test-asan

@@ -186,7 +186,7 @@ int tu_wait_file(const char *path, int ms)
     return -1;
 }
 
-#include "model.h"
+#include "analysis/model.h"
 
 struct opp_model *tu_load(const char *path)
 {

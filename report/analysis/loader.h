@@ -1,8 +1,8 @@
 /* The trace loader's own state, shared by the files that fill a model
- * (model.h): model.c (the load, strings, the end), model_read.c (processes,
- * threads, calls), gpu_records.c (GPU records), names.c (names given once
- * the whole trace is read), gpu_memory.c and gpu_attach.c. Not for readers
- * of a model. */
+ * (model.h): load.c (the load and the model's end), loader.c (arrays,
+ * strings), model_read.c (processes, threads, calls), gpu_records.c (GPU
+ * records), names.c (names given once the whole trace is read),
+ * gpu_memory.c and gpu_attach.c. Not for readers of a model. */
 #ifndef OPP_LOADER_H
 #define OPP_LOADER_H
 
@@ -82,7 +82,7 @@ static inline uint32_t opp_corr_id(uint64_t v)
     return v < UINT32_MAX ? (uint32_t)v : 0;
 }
 
-/* ---- model.c ---- */
+/* ---- loader.c ---- */
 
 /* Grow *arr (of elements of size sz) to hold at least need; 0 or -1. */
 int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz);

@@ -1,5 +1,5 @@
 /* The call tree of one thread, built once per thread when a trace is loaded
- * (model.c), with torch.profiler's semantics: an event is the child of the
+ * (load.c), with torch.profiler's semantics: an event is the child of the
  * innermost event of the same thread that wholly contains it; self time is
  * its duration minus its direct children's. (Merged over threads by call
  * path: callpath_tree.h.) */

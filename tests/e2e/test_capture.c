@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmds.h"
-#include "model.h"
+#include "tool/cmds.h"
+#include "analysis/model.h"
 #include "testutil.h"
 
 TU_TRACE_FIXTURE

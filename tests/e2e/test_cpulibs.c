@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "model.h"
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
 #include "testutil.h"
 
 #define PY "/usr/bin/python3"

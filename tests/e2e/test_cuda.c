@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "model.h"
-#include "output.h"
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
+#include "views/output.h"
 #include "testutil.h"
 
 static char *dir;

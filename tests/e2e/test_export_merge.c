@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "analysis/model.h"
 #include "ops.h"
 #include "testutil.h"
 #include "tracebuild.h"

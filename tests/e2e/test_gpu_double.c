@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "model.h"
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
 #include "ops.h"
 #include "testutil.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "analysis/model.h"
 #include "testutil.h"
 
 TU_TRACE_FIXTURE

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "calltree.h"
-#include "steps.h"
-#include "cmds.h"
-#include "model.h"
+#include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
+#include "views/steps.h"
+#include "tool/cmds.h"
+#include "analysis/model.h"
 #include "testutil.h"
 
 #define APP "tests/nvtx/nvtx_app"

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "cmds.h"
-#include "model.h"
+#include "analysis/aggregate.h"
+#include "tool/cmds.h"
+#include "analysis/model.h"
 #include "testutil.h"
 
 TU_TRACE_FIXTURE

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "analysis/model.h"
 #include "ring.h"
 #include "testutil.h"
 #include "util.h"

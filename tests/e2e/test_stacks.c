@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "symbolize.h"
+#include "analysis/model.h"
+#include "analysis/symbolize.h"
 #include "testutil.h"
 
 TU_TRACE_FIXTURE

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmds.h"
-#include "model.h"
+#include "tool/cmds.h"
+#include "analysis/model.h"
 #include "testutil.h"
 
 TU_TRACE_FIXTURE

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_conv.h"
+#include "cuda/cupti_conv.h"
 #include "testutil.h"
 #include "tracebuild.h"
 

@@ -1,4 +1,4 @@
-/* opprof diff (report/diff.c, report/cmd_diff.c) on two traces written by
+/* opprof diff (report/analysis/diff.c, report/tool/cmd_diff.c) on two traces written by
  * hand: rows matched by name (and shapes), kernels by device time, each
  * class, the same-threshold, the total, --fail-above with and without named
  * operators, the table and JSON, exit codes; exact numbers. */
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
-#include "diff.h"
-#include "model.h"
+#include "tool/cmds.h"
+#include "analysis/diff.h"
+#include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
 

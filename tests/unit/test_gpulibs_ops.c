@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "aggregate.h"
+#include "analysis/aggregate.h"
 #include "ops.h"
 
 #define K(base, fl) (OPP_OP_##base | (fl))

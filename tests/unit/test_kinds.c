@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calltree.h"
-#include "export.h"
-#include "steps.h"
-#include "tree_view.h"
+#include "analysis/callpath_tree.h"
+#include "exports/export.h"
+#include "views/steps.h"
+#include "views/tree_view.h"
 #include "gpu.h"
-#include "model.h"
+#include "analysis/model.h"
 #include "ops.h"
 #include "testutil.h"
 #include "tracebuild.h"

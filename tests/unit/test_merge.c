@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "cmds.h"
-#include "model.h"
+#include "analysis/aggregate.h"
+#include "tool/cmds.h"
+#include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
 

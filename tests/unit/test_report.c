@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "cmds.h"
-#include "fmt.h"
-#include "model.h"
-#include "output.h"
+#include "analysis/aggregate.h"
+#include "tool/cmds.h"
+#include "views/fmt.h"
+#include "analysis/model.h"
+#include "views/output.h"
 #include "testutil.h"
 #include "tracebuild.h"
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "cmds.h"
-#include "model.h"
-#include "output.h"
+#include "analysis/aggregate.h"
+#include "tool/cmds.h"
+#include "analysis/model.h"
+#include "views/output.h"
 #include "testutil.h"
 #include "tracebuild.h"
 

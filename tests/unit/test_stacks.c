@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "gpu.h"
-#include "model.h"
-#include "symbolize.h"
+#include "analysis/model.h"
+#include "analysis/symbolize.h"
 #include "testutil.h"
 #include "tracebuild.h"
 

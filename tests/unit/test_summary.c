@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "model.h"
+#include "analysis/model.h"
 #include "summary.h"
 #include "testutil.h"
 #include "tracebuild.h"

@@ -1,10 +1,10 @@
-/* Call trees (report/tree.c): exact parents and self times of hand-built
+/* Call trees (report/analysis/thread_tree.c): exact parents and self times of hand-built
  * events, in the order torch.profiler would nest them. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tree.h"
+#include "analysis/thread_tree.h"
 
 #define NONE UINT32_MAX
 

@@ -1,0 +1,176 @@
+/* Loads a trace into memory (see model.h): a visitor of opp_trace_read
+ * (model_read.c, gpu_records.c) that interns names and appends each event to
+ * its thread, then the call trees, names, device memory and GPU attachment
+ * (names.c, gpu_memory.c, gpu_attach.c); and frees the model. */
+#include "analysis/model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/loader.h"
+#include "analysis/symbolize.h"
+#include "analysis/thread_tree.h"
+
+/* Everything that needs the whole trace: names, memory sizes and series,
+ * attachment. 0 or -1 (out of memory). */
+static int gpu_finish(struct opp_loader *ld)
+{
+    struct opp_gpu *gpu = &ld->m->gpu;
+    if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld))
+        return -1;
+    opp_loader_sort_devices(gpu);
+    if (opp_loader_gpu_memory(gpu))
+        return -1;
+    return opp_loader_gpu_attach(ld->m);
+}
+
+/* A call the process died inside ends when the process ended, and contains
+ * everything its thread did after it began. */
+static void close_open_events(struct opp_model *m)
+{
+    for (size_t i = 0; i < m->nthreads; i++) {
+        struct opp_thread *t = &m->threads[i];
+        const struct opp_process *p = &m->procs[t->proc];
+        uint64_t last = p->end_how ? p->end_ns : 0;
+        for (size_t k = 0; k < t->nevents; k++)
+            if (t->events[k].end_ns > last)
+                last = t->events[k].end_ns;
+        for (size_t k = 0; k < t->nevents; k++) {
+            struct opp_event *e = &t->events[k];
+            if (!(e->flags & OPP_EV_OPEN))
+                continue;
+            m->open_events++;
+            e->end_ns = last > e->begin_ns ? last : e->begin_ns;
+        }
+    }
+}
+
+struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
+{
+    return opp_model_load_many(&path, 1, err, errlen);
+}
+
+struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
+                                      size_t errlen)
+{
+    const char *path = paths[0];
+    struct opp_model *m = calloc(1, sizeof *m);
+    if (m)
+        m->index = calloc(1, sizeof *m->index);
+    if (!m || !m->index) {
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct opp_loader ld = {.m = m};
+    static const struct opp_tr_visitor v = {
+        .process = opp_loader_on_process,
+        .funcs = opp_loader_on_funcs,
+        .thread = opp_loader_on_thread,
+        .event = opp_loader_on_event,
+        .dropped = opp_loader_on_dropped,
+        .process_end = opp_loader_on_process_end,
+        .gpu = opp_loader_on_gpu,
+        .info = opp_loader_on_info,
+        .snode = opp_loader_on_snode,
+        .sgpu = opp_loader_on_sgpu,
+    };
+    for (size_t i = 0; i < npaths && !ld.failed; i++) {
+        struct opp_tr_summary sum;
+        path = paths[i];
+        ld.base = (uint32_t)i << 24; /* serials of one file stay below 2^24 */
+        ld.have_shift = 0;
+        ld.shift = 0;
+        if (opp_trace_read(path, &v, &ld, i ? &sum : &m->sum, err, errlen) < 0) {
+            opp_model_free(m);
+            errno = EINVAL;
+            return NULL;
+        }
+        if (i) { /* the first file's summary, with what the others add */
+            m->sum.complete &= sum.complete;
+            m->sum.chunks += sum.chunks;
+            m->sum.events += sum.events;
+            m->sum.gpu_records += sum.gpu_records;
+            if (!m->sum.warning[0] && sum.warning[0])
+                snprintf(m->sum.warning, sizeof m->sum.warning, "%.200s: %.300s", path,
+                         sum.warning);
+        }
+    }
+    if (ld.failed) {
+        snprintf(err, errlen, "cannot load %s: %s", path,
+                 ld.failed == EOVERFLOW ? "too many events on one thread" : strerror(ld.failed));
+        opp_model_free(m);
+        errno = ld.failed;
+        return NULL;
+    }
+    close_open_events(m);
+    for (size_t i = 0; i < m->nthreads; i++) {
+        struct opp_thread *t = &m->threads[i];
+        int rc = t->stat ? 0 : opp_tree_build(t->events, t->nevents); /* summary: built */
+        if (rc) {
+            snprintf(err, errlen, "cannot load %s: %s", path, strerror(-rc));
+            opp_model_free(m);
+            errno = -rc;
+            return NULL;
+        }
+    }
+    if (gpu_finish(&ld)) {
+        snprintf(err, errlen, "cannot load %s: %s", path, strerror(ENOMEM));
+        opp_model_free(m);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return m;
+}
+
+void opp_model_free(struct opp_model *m)
+{
+    if (!m)
+        return;
+    if (m->index) {
+        OPP_HASH_FREE(m->index->strs);
+        OPP_HASH_FREE(m->index->procs);
+        OPP_HASH_FREE(m->index->threads);
+        OPP_HASH_FREE(m->index->gpu_strs);
+        free(m->index);
+    }
+    for (size_t i = 0; i < m->nprocs; i++) {
+        struct opp_process *p = &m->procs[i];
+        free(p->exe);
+        if (p->argv)
+            for (uint32_t k = 0; k < p->argc; k++)
+                free(p->argv[k]);
+        free(p->argv);
+        free(p->funcs);
+        for (uint32_t k = 0; k < p->ninfo; k++)
+            free(p->info_keys[k]), free(p->info_values[k]);
+        free(p->info_keys);
+        free(p->info_values);
+    }
+    free(m->procs);
+    opp_code_free(m->code);
+    for (size_t i = 0; i < m->nthreads; i++) {
+        free(m->threads[i].name);
+        free(m->threads[i].events);
+        free(m->threads[i].args);
+        free(m->threads[i].gpu);
+        free(m->threads[i].stat);
+    }
+    free(m->threads);
+    free(m->gpu.ops);
+    free(m->gpu.launches);
+    free(m->gpu.mem);
+    free(m->gpu.devices);
+    free(m->gpu.extcorr);
+    free(m->gpu.sum);
+    for (size_t i = 0; i < m->gpu.nmemseries; i++)
+        free(m->gpu.memseries[i].pts);
+    free(m->gpu.memseries);
+    for (uint32_t i = 0; i < m->nstrs; i++)
+        free(m->strs[i]);
+    free(m->strs);
+    free(m);
+}

@@ -1,0 +1,63 @@
+/* The loader's shared helpers (loader.h): growing arrays, interning
+ * names, finding a process by its serial, the first failure. */
+#include "analysis/loader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *p = reallocarray(*arr, n, sz);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+uint32_t opp_loader_intern(struct opp_loader *ld, const char *s)
+{
+    struct opp_model *m = ld->m;
+    struct opp_model_index *ix = m->index;
+    struct str_ent *e;
+    size_t len = strlen(s);
+    HASH_FIND(hh, ix->strs, s, len, e);
+    if (e)
+        return e->id;
+    char *copy = strdup(s);
+    e = malloc(sizeof *e);
+    if (!copy || !e ||
+        opp_loader_grow((void **)&m->strs, &ld->strs_cap, m->nstrs + 1u, sizeof *m->strs)) {
+        free(copy);
+        free(e);
+        return UINT32_MAX;
+    }
+    e->id = m->nstrs;
+    m->strs[m->nstrs++] = copy;
+    int hash_oom = 0;
+    HASH_ADD_KEYPTR(hh, ix->strs, copy, len, e);
+    if (hash_oom) {
+        free(e);
+        return UINT32_MAX; /* copy stays owned by m->strs */
+    }
+    return e->id;
+}
+
+struct opp_process *opp_loader_proc(const struct opp_model *m, uint32_t proc)
+{
+    struct proc_ent *e;
+    HASH_FIND(hh, m->index->procs, &proc, sizeof proc, e);
+    return e ? &m->procs[e->index] : NULL;
+}
+
+int opp_loader_fail(struct opp_loader *ld, int err)
+{
+    if (!ld->failed)
+        ld->failed = err;
+    return 1; /* stop reading */
+}
