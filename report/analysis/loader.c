@@ -5,10 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz)
+int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
 {
-    if (need <= *cap)
-        return 0;
     size_t n = *cap ? *cap : 16;
     while (n < need)
         n *= 2;

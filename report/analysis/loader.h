@@ -84,8 +84,13 @@ static inline uint32_t opp_corr_id(uint64_t v)
 
 /* ---- loader.c ---- */
 
-/* Grow *arr (of elements of size sz) to hold at least need; 0 or -1. */
-int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz);
+/* Grow *arr (of elements of size sz) to hold at least need; 0 or -1.
+ * Inline: the common case, room left, is one compare per event. */
+int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz);
+static inline int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    return need <= *cap ? 0 : opp_loader_grow_to(arr, cap, need, sz);
+}
 /* The id of s, interned; UINT32_MAX when out of memory. */
 uint32_t opp_loader_intern(struct opp_loader *ld, const char *s);
 /* The process with this serial (the file's base added), NULL when not declared. */
