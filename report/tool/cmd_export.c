@@ -231,6 +231,55 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
     return rc;
 }
 
+/* ---- the formats: one line each, the name and what writes it ---- */
+
+/* What the writers take from the command line. */
+struct export_req {
+    const char *const *traces;
+    size_t n;
+    const struct opp_chrome_opts *co; /* chrome: --rank, --window */
+    long long device;                 /* memory: --device, -1 the first */
+    int cuda, frames;                 /* stacks, flamegraph: --metric, --frames */
+    int svg;                          /* OUT ends in .svg */
+};
+
+static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    return opp_export_chrome(r->traces, r->n, r->co, f, err, errlen);
+}
+
+static int write_stacks(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    return export_tree(r->traces, r->n, 0, r->cuda, r->frames, f, err, errlen);
+}
+
+static int write_flamegraph(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    return export_tree(r->traces, r->n, 1, r->cuda, r->frames, f, err, errlen);
+}
+
+static int write_memory(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    return export_memory(r->traces, r->n, r->device, r->svg, f, err, errlen);
+}
+
+static int write_html(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    return export_html(r->traces, r->n, f, err, errlen);
+}
+
+static const struct export_format {
+    const char *name;
+    int (*write)(const struct export_req *r, FILE *f, char *err, size_t errlen);
+    int windows; /* takes --rank and --window */
+} formats[] = {
+    {"chrome", write_chrome, 1},
+    {"stacks", write_stacks, 0},
+    {"flamegraph", write_flamegraph, 0},
+    {"memory", write_memory, 0},
+    {"html", write_html, 0},
+};
+
 /* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
 static int opt_number(const struct opp_option *o, const char *arg)
 {
@@ -361,22 +410,19 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, PREFIX "too many traces: at most %d\n", OPP_CHROME_MAX_TRACES);
         return 2;
     }
-    enum { CHROME, STACKS, FLAME, MEMORY, HTML } fmt;
-    if (!strcmp(format, "chrome")) {
-        fmt = CHROME;
-    } else if (!strcmp(format, "stacks")) {
-        fmt = STACKS;
-    } else if (!strcmp(format, "flamegraph")) {
-        fmt = FLAME;
-    } else if (!strcmp(format, "memory")) {
-        fmt = MEMORY;
-    } else if (!strcmp(format, "html")) {
-        fmt = HTML;
-    } else {
-        fprintf(stderr, PREFIX "unknown format '%s' (known: chrome, stacks, flamegraph, memory, html)\n", format);
+    const struct export_format *fmt = NULL;
+    for (size_t i = 0; i < sizeof formats / sizeof *formats && !fmt; i++)
+        if (!strcmp(format, formats[i].name))
+            fmt = &formats[i];
+    if (!fmt) {
+        char known[128] = "";
+        for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                     formats[i].name);
+        fprintf(stderr, PREFIX "unknown format '%s' (known: %s)\n", format, known);
         return 2;
     }
-    if ((rank >= 0 || window) && fmt != CHROME) {
+    if ((rank >= 0 || window) && !fmt->windows) {
         fprintf(stderr, PREFIX "--rank and --window go with chrome\n");
         return 2;
     }
@@ -414,13 +460,9 @@ int cmd_export(int argc, char **argv)
         }
     }
     char err[600] = "";
-    int rc = fmt == CHROME ? opp_export_chrome(traces, ntraces, &co, f, err, sizeof err)
-             : fmt == HTML ? export_html(traces, ntraces, f, err, sizeof err)
-             : fmt == MEMORY ? export_memory(traces, ntraces, device,
-                                             out_path && ends_with(out_path, ".svg"), f, err,
-                                             sizeof err)
-                             : export_tree(traces, ntraces, fmt == FLAME, cuda, frames, f, err,
-                                           sizeof err);
+    const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
+                                   out_path && ends_with(out_path, ".svg")};
+    int rc = fmt->write(&req, f, err, sizeof err);
     if (out_path) {
         int cerr = fclose(f);
         if (!rc && cerr) {

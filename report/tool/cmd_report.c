@@ -8,38 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/aggregate.h"
-#include "analysis/gpu_stats.h"
-#include "analysis/model.h"
-#include "analysis/ranks.h"
+#include "analysis/step_times.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
-#include "views/by_rank.h"
-#include "views/output.h"
-#include "views/steps.h"
-#include "views/tree_view.h"
+#include "tool/report.h"
 
 #define PREFIX "opprof report: "
 
-enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
-
-struct report_args {
-    const char *trace;         /* the first */
-    const char *const *traces; /* every trace named: one per host, merged */
-    size_t ntraces;
-    enum format format;
-    int format_given;
-    int gpu;  /* --gpu: the GPU view */
-    int tree; /* --tree: the call-path tree */
-    int by_rank; /* --by-rank: a column per rank */
-    const char *step; /* --step NAME: steps and latency */
-    unsigned long window_k; /* --window K: the K-th window a schedule recorded (1..) */
-    struct opp_tree_opts tree_opts;
-    struct opp_agg_opts agg;
-    struct opp_out_opts out;
-    int from_given, to_given;
-    regex_t match; /* agg.match points here when --match was given */
-};
+/* --gpu, --tree, --by-rank (o->data: the view); --step NAME sets its own. */
+static int opt_view(const struct opp_option *o, const char *arg)
+{
+    struct report_args *ra = o->value;
+    ra->views |= 1u << o->data;
+    ra->view = &views[o->data];
+    return 0;
+}
 
 /* An unsigned decimal no larger than max; 0 or -1. */
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
@@ -195,7 +178,10 @@ static int opt_step(const struct opp_option *o, const char *arg)
         fprintf(stderr, PREFIX "--step wants an operator name\n");
         return 2;
     }
-    *(const char **)o->value = arg;
+    struct report_args *ra = o->value;
+    ra->step = arg;
+    ra->views |= 1u << VIEW_STEP;
+    ra->view = &views[VIEW_STEP];
     return 0;
 }
 
@@ -239,6 +225,11 @@ static const char *sort_help(char *out, size_t cap)
 }
 
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
+/* A view's option: no argument, its handler told which view. */
+#define VIEW_OPT(l, id, h)                                                                         \
+    {.type = OPP_OPTION_CALLBACK, .long_name = (l), .value = ra, .help = (h), .fn = opt_view,     \
+     .data = (id)}
+
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     memset(ra, 0, sizeof *ra);
@@ -276,11 +267,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_time),
         OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
                          opt_match),
-        OPP_OPT_FLAG(0, "gpu", &ra->gpu,
+        VIEW_OPT("gpu", VIEW_GPU,
                      "the GPU view: top kernels (calls, time, estimated\n"
                      "theoretical occupancy, launch delay), busy time per\n"
                      "stream, idle share and largest idle gaps per device"),
-        OPP_OPT_FLAG(0, "tree", &ra->tree,
+        VIEW_OPT("tree", VIEW_TREE,
                      "the operator hierarchy merged by call path: calls, self\n"
                      "and total CPU time, share, and CUDA times per path"),
         OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
@@ -288,7 +279,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         /* "%%" is printed as it stands (the help is not a format) */
         OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
                          "--tree: hide paths under PCT%% of the roots' CPU total", opt_min_share),
-        OPP_OPT_CALLBACK(0, "step", &ra->step, "NAME",
+        OPP_OPT_CALLBACK(0, "step", ra, "NAME",
                          "steps and latency: NAME's calls are the steps when it is\n"
                          "an NVTX range (e.g. train_step), else each call ends a\n"
                          "step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
@@ -299,7 +290,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
                          "a run of consecutive ProfilerStep#N)",
                          opt_window),
-        OPP_OPT_FLAG(0, "by-rank", &ra->by_rank,
+        VIEW_OPT("by-rank", VIEW_BY_RANK,
                      "a column per rank of a multi-process job (RANK,\n"
                      "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
                      "key's value per operator, min/median/max over the ranks\n"
@@ -339,24 +330,21 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "at most 255 traces at a time\n");
         return 2;
     }
-    if (ra->gpu + ra->tree + (ra->step != NULL) + ra->by_rank > 1) {
-        fprintf(stderr, PREFIX "--gpu, --tree, --step and --by-rank are different views: choose one\n");
+    if (ra->views & (ra->views - 1)) {
+        char names[128] = "";
+        for (size_t i = 0; i < nviews; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     !i ? "" : i + 1 < nviews ? ", " : " and ", views[i].option);
+        fprintf(stderr, PREFIX "%s are different views: choose one\n", names);
         return 2;
     }
-    if (ra->by_rank && ra->format == FMT_CSV) {
-        fprintf(stderr, PREFIX "--by-rank writes a table or JSON\n");
+    if (ra->view && ra->format_given && !(ra->view->formats & 1u << ra->format)) {
+        fprintf(stderr, PREFIX "%s\n", ra->view->other_format);
         return 2;
     }
-    if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) && !ra->tree) {
+    if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) &&
+        ra->view != &views[VIEW_TREE]) {
         fprintf(stderr, PREFIX "--depth and --min-share go with --tree\n");
-        return 2;
-    }
-    if (ra->tree && ra->format_given && ra->format != FMT_TABLE) {
-        fprintf(stderr, PREFIX "--tree is a text view\n");
-        return 2;
-    }
-    if (ra->step && ra->format == FMT_CSV) {
-        fprintf(stderr, PREFIX "--step writes a table or JSON\n");
         return 2;
     }
     if (ra->window_k && (ra->from_given || ra->to_given)) {
@@ -372,13 +360,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             return 2;
         }
     }
-    if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.group_by_stack) &&
-        (ra->gpu || ra->tree || ra->step)) {
+    if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.group_by_stack) && ra->view &&
+        !ra->view->filters) {
         fprintf(stderr, PREFIX "--from, --to, --window, --match and --group-by-stack go with the table\n");
-        return 2;
-    }
-    if (ra->gpu && ra->format_given && ra->format != FMT_TABLE) {
-        fprintf(stderr, PREFIX "--gpu is a text view (the JSON report has its numbers in \"gpu\")\n");
         return 2;
     }
     ra->trace = argv[first];
@@ -406,95 +390,6 @@ static void warn_about(const struct opp_model *m)
                 m->gpu.dropped_cupti, m->gpu.dropped_ours);
 }
 
-/* The GPU view; one line instead when the trace has no GPU records. */
-static int gpu_view(const struct report_args *ra, const struct opp_model *m)
-{
-    if (!opp_model_has_gpu(m)) {
-        printf("%s has no GPU activity records\n", ra->trace);
-        return 0;
-    }
-    struct opp_gpu_stats s;
-    struct opp_kernel_stats *k;
-    size_t nk;
-    int rc = opp_gpu_stats(m, &ra->agg, &s);
-    if (rc)
-        return rc;
-    rc = opp_kernel_stats(m, &ra->agg, &k, &nk);
-    if (!rc) {
-        rc = opp_out_gpu(stdout, m, &s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
-        free(k);
-    }
-    opp_gpu_stats_free(&s);
-    return rc;
-}
-
-static int tree_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_calltree ct;
-    int rc = opp_calltree_build(m, &ra->agg, &ct);
-    if (rc)
-        return rc;
-    rc = opp_out_tree(stdout, m, &ct, &ra->tree_opts);
-    opp_calltree_free(&ct);
-    return rc;
-}
-
-static int step_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_steps st;
-    int rc = opp_steps_find(m, &ra->agg, ra->step, &st);
-    if (rc)
-        return rc;
-    rc = opp_out_steps(stdout, ra->step, &st, ra->format == FMT_JSON);
-    opp_steps_free(&st);
-    return rc;
-}
-
-static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_rank_table t;
-    int rc = opp_rank_table_build(m, &ra->agg, &t);
-    if (rc)
-        return rc;
-    rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
-    opp_rank_table_free(&t);
-    return rc;
-}
-
-/* The key_averages report in the chosen format. */
-static int key_averages(struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_agg agg;
-    struct opp_gpu_stats gs;
-    int rc = opp_aggregate(m, &ra->agg, &agg);
-    if (rc)
-        return rc;
-    if (ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary) {
-        rc = opp_gpu_stats(m, &ra->agg, &gs);
-        if (rc) {
-            opp_agg_free(&agg);
-            return rc;
-        }
-        ra->out.gpu = &gs;
-    }
-    switch (ra->format) {
-    case FMT_TABLE:
-        rc = opp_out_table(stdout, &agg, &ra->out);
-        break;
-    case FMT_CSV:
-        rc = opp_out_csv(stdout, &agg, &ra->out);
-        break;
-    case FMT_JSON:
-        rc = opp_out_json(stdout, ra->trace, m, &agg, &ra->out);
-        break;
-    }
-    if (ra->out.gpu)
-        opp_gpu_stats_free(&gs);
-    ra->out.gpu = NULL;
-    opp_agg_free(&agg);
-    return rc;
-}
-
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
@@ -507,8 +402,7 @@ static int report(struct report_args *rap)
         return 1;
     }
     if (m->summary) {
-        const char *what = ra.gpu          ? "--gpu (its timeline)"
-                            : ra.step      ? "--step"
+        const char *what = ra.view && ra.view->needs_calls ? ra.view->needs_calls
                             : ra.agg.window ? "--from/--to"
                             : ra.agg.filter_tid ? "--tid (it keeps no threads)"
                                                 : NULL;
@@ -553,11 +447,7 @@ static int report(struct report_args *rap)
                 k->first_step, k->last_step);
         free(w);
     }
-    rc = ra.gpu ? gpu_view(&ra, m)
-         : ra.tree ? tree_view(&ra, m)
-         : ra.step ? step_view(&ra, m)
-         : ra.by_rank ? by_rank_view(&ra, m)
-                   : key_averages(&ra, m);
+    rc = ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m);
     if (rc == -ENOMEM || rc == -ENOENT) {
         if (rc == -ENOENT)
             fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "

@@ -1,0 +1,53 @@
+/* `opprof report`'s own: its arguments and its views (report_views.c),
+ * shared by the command (cmd_report.c) and the views' table. */
+#ifndef OPP_TOOL_REPORT_H
+#define OPP_TOOL_REPORT_H
+
+#include <regex.h>
+#include <stddef.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
+#include "views/output.h"
+#include "views/tree_view.h"
+
+enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum view_id { VIEW_GPU, VIEW_TREE, VIEW_STEP, VIEW_BY_RANK };
+
+struct report_args {
+    const char *trace;         /* the first */
+    const char *const *traces; /* every trace named: one per host, merged */
+    size_t ntraces;
+    enum format format;
+    int format_given;
+    unsigned views; /* the views chosen (bits of enum view_id); none: the table */
+    const struct view *view;
+    const char *step; /* --step NAME: steps and latency */
+    unsigned long window_k; /* --window K: the K-th window a schedule recorded (1..) */
+    struct opp_tree_opts tree_opts;
+    struct opp_agg_opts agg;
+    struct opp_out_opts out;
+    int from_given, to_given;
+    regex_t match; /* agg.match points here when --match was given */
+};
+
+/* The views besides the table, one line each: the option that chooses
+ * it, what shows it, the formats it writes (a bit per enum format) and what
+ * it says when asked for another, whether it takes the table's filters
+ * (--from, --to, --window, --match, --group-by-stack), and what it is
+ * called when it refuses a summary trace (NULL: it takes one). */
+struct view {
+    const char *option;
+    int (*show)(const struct report_args *ra, const struct opp_model *m);
+    unsigned formats;
+    const char *other_format;
+    int filters;
+    const char *needs_calls;
+};
+extern const struct view views[];
+extern const size_t nviews;
+
+/* The table: key_averages() in the chosen format. */
+int report_key_averages(struct report_args *ra, const struct opp_model *m);
+
+#endif

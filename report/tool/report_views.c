@@ -1,0 +1,112 @@
+/* `opprof report`'s views: what each computes (analysis/) and shows
+ * (views/) on stdout, and the table of them that the command picks from.
+ * A new view is a function here and its line in the table. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis/gpu_stats.h"
+#include "analysis/ranks.h"
+#include "tool/report.h"
+#include "views/by_rank.h"
+#include "views/steps.h"
+
+/* The key_averages report in the chosen format. */
+int report_key_averages(struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_agg agg;
+    struct opp_gpu_stats gs;
+    int rc = opp_aggregate(m, &ra->agg, &agg);
+    if (rc)
+        return rc;
+    if (ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary) {
+        rc = opp_gpu_stats(m, &ra->agg, &gs);
+        if (rc) {
+            opp_agg_free(&agg);
+            return rc;
+        }
+        ra->out.gpu = &gs;
+    }
+    switch (ra->format) {
+    case FMT_TABLE:
+        rc = opp_out_table(stdout, &agg, &ra->out);
+        break;
+    case FMT_CSV:
+        rc = opp_out_csv(stdout, &agg, &ra->out);
+        break;
+    case FMT_JSON:
+        rc = opp_out_json(stdout, ra->trace, m, &agg, &ra->out);
+        break;
+    }
+    if (ra->out.gpu)
+        opp_gpu_stats_free(&gs);
+    ra->out.gpu = NULL;
+    opp_agg_free(&agg);
+    return rc;
+}
+
+/* The GPU view; one line instead when the trace has no GPU records. */
+static int gpu_view(const struct report_args *ra, const struct opp_model *m)
+{
+    if (!opp_model_has_gpu(m)) {
+        printf("%s has no GPU activity records\n", ra->trace);
+        return 0;
+    }
+    struct opp_gpu_stats s;
+    struct opp_kernel_stats *k;
+    size_t nk;
+    int rc = opp_gpu_stats(m, &ra->agg, &s);
+    if (rc)
+        return rc;
+    rc = opp_kernel_stats(m, &ra->agg, &k, &nk);
+    if (!rc) {
+        rc = opp_out_gpu(stdout, m, &s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
+        free(k);
+    }
+    opp_gpu_stats_free(&s);
+    return rc;
+}
+
+static int tree_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_calltree ct;
+    int rc = opp_calltree_build(m, &ra->agg, &ct);
+    if (rc)
+        return rc;
+    rc = opp_out_tree(stdout, m, &ct, &ra->tree_opts);
+    opp_calltree_free(&ct);
+    return rc;
+}
+
+static int step_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_steps st;
+    int rc = opp_steps_find(m, &ra->agg, ra->step, &st);
+    if (rc)
+        return rc;
+    rc = opp_out_steps(stdout, ra->step, &st, ra->format == FMT_JSON);
+    opp_steps_free(&st);
+    return rc;
+}
+
+static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_rank_table t;
+    int rc = opp_rank_table_build(m, &ra->agg, &t);
+    if (rc)
+        return rc;
+    rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
+    opp_rank_table_free(&t);
+    return rc;
+}
+
+const struct view views[] = {
+    [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
+                  "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
+                  "--gpu (its timeline)"},
+    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, NULL},
+    [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
+                   "--step writes a table or JSON", 0, "--step"},
+    [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
+                      "--by-rank writes a table or JSON", 1, NULL},
+};
+const size_t nviews = sizeof views / sizeof *views;
