@@ -168,9 +168,9 @@ int opp_loader_gpu_attach(struct opp_model *m)
         const struct opp_thread *t = &m->threads[ti];
         for (size_t i = 0; i < t->nevents; i++) {
             const struct opp_event *e = &t->events[i];
-            if (opp_event_func(m, t, e)->kind != OPP_OP_CUDA_API || e->nargs < 2)
+            if (opp_event_func(m, t, e)->kind != OPP_OP_CUDA_API || e->nargs <= OPP_COL_CUDA_CORR)
                 continue;
-            uint32_t corr = opp_corr_id(opp_event_args(t, e)[1]);
+            uint32_t corr = opp_corr_id(opp_event_args(t, e)[OPP_COL_CUDA_CORR]);
             if (!corr)
                 continue;
             if (opp_loader_grow((void **)&c, &cap, n + 1, sizeof *c)) {

@@ -96,7 +96,7 @@ static inline uint64_t opp_event_calls(const struct opp_thread *t, size_t i)
 /* ---- GPU activity (trace format 2: OPP_CHUNK_GPU, common/gpu.h) ----
  * Times are CLOCK_MONOTONIC ns like the events'. A record is attached to
  * the CUDA API event (OPP_OP_CUDA_API) of its process that carries the same
- * correlation id (args[1]); 0 means unknown and is never attached. */
+ * correlation id (column OPP_COL_CUDA_CORR); 0 means unknown and is never attached. */
 
 #define OPP_GPU_NONE UINT32_MAX /* no launch, no event attached, no name */
 

@@ -166,8 +166,9 @@ int opp_loader_event_names(struct opp_loader *ld)
             const uint64_t *a = t->args + ev->args;
             uint32_t na = opp_op_args(f->kind, &a, ev->nargs);
             uint32_t name;
-            if (base == OPP_OP_NVTX && na >= 1) {
-                name = nvtx_name(ld, t->proc, a[0], na >= 2 ? a[1] : 0);
+            if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
+                name = nvtx_name(ld, t->proc, a[OPP_COL_NVTX_MSG],
+                                 na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);
                 if (name == UINT32_MAX) {
                     rc = -1;
                     break;
@@ -178,7 +179,8 @@ int opp_loader_event_names(struct opp_loader *ld)
             const char *sub = opp_op_subname(f->kind, t->args + ev->args, ev->nargs);
             if (!sub)
                 continue;
-            uint64_t key = (uint64_t)t->proc << 32 | (uint64_t)ev->fn << 8 | a[0];
+            uint64_t key =
+                (uint64_t)t->proc << 32 | (uint64_t)ev->fn << 8 | a[OPP_COL_TENSORS_SUB];
             HASH_FIND(hh, cache, &key, sizeof key, e);
             if (e) {
                 name = e->name;

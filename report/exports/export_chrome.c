@@ -526,9 +526,11 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     uint32_t na = opp_op_args(fn->kind, &a, e->nargs);
     char name[OPP_NAME_STR_MAX + 300];
     const char *nm = name, *sub;
-    if (base == OPP_OP_NVTX && na >= 1)
-        opp_nvtx_label(name, sizeof name, na >= 2 && a[1] ? find_str(x, e->proc, a[1]) : NULL,
-                       find_str(x, e->proc, a[0]));
+    if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
+        uint64_t dom = na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0;
+        opp_nvtx_label(name, sizeof name, dom ? find_str(x, e->proc, dom) : NULL,
+                       find_str(x, e->proc, a[OPP_COL_NVTX_MSG]));
+    }
     else if ((sub = opp_op_subname(fn->kind, e->args, e->nargs)))
         snprintf(name, sizeof name, "%s::%s", fn->lib, sub);
     else
@@ -553,12 +555,12 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     sb_us(&b, end > begin ? end : begin, begin);
     SB_LIT(&b, ", \"args\": {\"lib\": ");
     sb_json(&b, f, fn->lib);
-    int cuda_api = base == OPP_OP_CUDA_API && e->nargs >= 3;
+    int cuda_api = base == OPP_OP_CUDA_API && e->nargs > OPP_COL_CUDA_CBID;
     if (cuda_api) {
         SB_LIT(&b, ", \"correlation\": ");
-        sb_u64(&b, e->args[1]);
+        sb_u64(&b, e->args[OPP_COL_CUDA_CORR]);
         SB_LIT(&b, ", \"cbid\": ");
-        sb_u64(&b, e->args[2]);
+        sb_u64(&b, e->args[OPP_COL_CUDA_CBID]);
     }
     if (cuda_api || (fn->kind & OPP_OPK_STATUS && e->nargs)) {
         SB_LIT(&b, ", \"status\": ");
@@ -582,23 +584,28 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
         sb_u64(&b, flops);
     }
     fwrite(b.buf, 1, (size_t)(b.p - b.buf), f);
-    if (base == OPP_OP_COLL && na >= 1 && opp_coll_name((uint32_t)a[0])) {
-        fprintf(f, ", \"Collective name\": \"%s\"", opp_coll_name((uint32_t)a[0]));
+    const char *coll = base == OPP_OP_COLL && na > OPP_COL_COLL_OP
+                           ? opp_coll_name((uint32_t)a[OPP_COL_COLL_OP]) : NULL;
+    if (coll) {
+        fprintf(f, ", \"Collective name\": \"%s\"", coll);
         uint64_t bytes = opp_op_bytes(fn->kind, e->args, e->nargs);
         if (bytes)
-            fprintf(f, ", \"In msg nelems\": %" PRIu64 ", \"bytes\": %" PRIu64, a[1], bytes);
-        if (na >= 6)
-            fprintf(f, ", \"Group size\": %" PRIu64, a[5]);
+            fprintf(f, ", \"In msg nelems\": %" PRIu64 ", \"bytes\": %" PRIu64,
+                    a[OPP_COL_COLL_COUNT], bytes);
+        if (na > OPP_COL_COLL_NRANKS)
+            fprintf(f, ", \"Group size\": %" PRIu64, a[OPP_COL_COLL_NRANKS]);
     }
     if (e->flags & OPP_EV_OPEN)
         fputs(", \"unfinished\": true", f);
     fputs("}}", f);
-    if (base == OPP_OP_CUDA_API && e->nargs >= 2 && e->args[1] && has_gpu(p, e->args[1])) {
+    uint64_t corr = base == OPP_OP_CUDA_API && e->nargs > OPP_COL_CUDA_CORR
+                        ? e->args[OPP_COL_CUDA_CORR] : 0;
+    if (corr && has_gpu(p, corr)) {
         /* launch -> GPU work arrow: ids of different processes kept apart */
         begin_event(x);
         fprintf(f, "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-                (uint64_t)p->proc << 32 | (e->args[1] & 0xffffffffu), p->cpid, e->tid);
+                (uint64_t)p->proc << 32 | (corr & 0xffffffffu), p->cpid, e->tid);
         put_us(f, begin, x->base_ns);
         fputs("}", f);
     }
