@@ -1,3 +1,4 @@
+/* Over 600 lines: one serving loop and its private state (clients, rings, the writer), which the drain and the message handlers share. */
 /* The collector's serving loop: accepts profiled processes (same user only),
  * validates their messages, drains their rings into the trace as it goes,
  * and turns a vanished process's calls in flight into open events. A ring's

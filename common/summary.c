@@ -1,3 +1,4 @@
+/* Over 600 lines: one aggregator whose arena, hash and per-thread waiting lists are private to it. */
 /* Summary mode's aggregation (see summary.h). Nodes live in one arena and
  * are found by key in a chained hash; a node's children form a doubly
  * linked list, so moving a placeholder's children under the call that

@@ -1,3 +1,4 @@
+/* Over 600 lines: the one reader of every chunk type, so the format is validated in one place. */
 /* Trace file reader: validates every chunk (size, CRC, fields) before it is
  * delivered, converts ticks to CLOCK_MONOTONIC ns, and stops cleanly with a
  * warning at the first damaged or cut chunk. */

@@ -1,7 +1,9 @@
+/* Over 600 lines: one suite, the GPU model and every view of it, over traces it builds per test. */
 /* GPU activity in the report: traces built by hand with CUDA API events and
- * GPU records (common/gpu.h), loaded (model.c), aggregated with torch's CUDA
- * semantics (aggregate.c), summarised per device, stream and kernel
- * (gpu_stats.c) and printed (output.c, cmd_report.c), with exact numbers. */
+ * GPU records (common/gpu.h), loaded (analysis/load.c), aggregated with
+ * torch's CUDA semantics (aggregate.c), summarised per device, stream and
+ * kernel (gpu_stats.c) and shown (views/, tool/cmd_report.c), with exact
+ * numbers. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
-/* The report: a trace built with the writer, loaded (model.c), aggregated
- * like key_averages (aggregate.c) and printed as table, CSV and JSON
- * (output.c, cmd_report.c), with exact numbers throughout. */
+/* Over 600 lines: one suite, the model, key_averages and the table, CSV and JSON of one trace. */
+/* The report: a trace built with the writer, loaded (analysis/load.c),
+ * aggregated like key_averages (aggregate.c) and shown as table, CSV and
+ * JSON (views/, tool/cmd_report.c), with exact numbers throughout. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>

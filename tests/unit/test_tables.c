@@ -84,7 +84,7 @@ static void layout(uint32_t kind, int *min, int *max)
 
 START_TEST(every_row_belongs_to_a_declared_library)
 {
-    ck_assert_uint_gt(NENTRIES, 100);
+    ck_assert_uint_ge(NENTRIES, 28); /* the BLAS table, always built */
     for (size_t i = 0; i < NENTRIES; i++) {
         int found = 0;
         for (size_t k = 0; k < sizeof libs / sizeof *libs; k++)
