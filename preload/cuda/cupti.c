@@ -399,6 +399,8 @@ static int init_locked(void)
     if (period)
         period(500);
     C.on = 1;
+    opp_extcorr_push = extcorr_push; /* before the flag: a wrapper that sees it calls them */
+    opp_extcorr_pop = extcorr_pop;
     opp_extcorr_on = 1;
     atomic_store(&opp_cuda_via_cupti, 1);
     pthread_mutex_unlock(&C.lock);
@@ -416,8 +418,6 @@ static int cuda_loaded(struct dl_phdr_info *info, size_t size, void *data)
  * the driver to call us at its start (CUDA_INJECTION64_PATH). */
 static void cuda_start(const char *self_path)
 {
-    opp_extcorr_push = extcorr_push;
-    opp_extcorr_pop = extcorr_pop;
     if (self_path)
         snprintf(C.self, sizeof C.self, "%s", self_path);
     if (dl_iterate_phdr(cuda_loaded, NULL)) {
