@@ -43,10 +43,10 @@ COMMON_SRC := $(wildcard common/*.c)
 # collector/: the daemon; report/: the opprof tool, folders by job.
 COLLECTOR_MAIN := collector/main.c
 COLLECTOR_SRC := $(filter-out $(COLLECTOR_MAIN),$(wildcard collector/*.c))
-REPORT_MAIN := $(firstword $(wildcard report/tool/main.c report/main.c))
-REPORT_SRC := $(filter-out $(REPORT_MAIN),$(wildcard report/*.c report/*/*.c))
+REPORT_MAIN := report/tool/main.c
+REPORT_SRC := $(filter-out $(REPORT_MAIN),$(wildcard report/*/*.c))
 # preload/: libopprof.so, with the two common files it needs.
-PRELOAD_SRC := $(wildcard preload/*.c preload/*/*.c preload/*.S preload/*/*.S) \
+PRELOAD_SRC := $(wildcard preload/*.c preload/*/*.c preload/*/*.S) \
                common/util.c common/gpu.c
 
 # Object paths: $(call objs,TREE,SOURCES).

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 
-/* Weak in cupti.c, which sets it; defined here for every build. */
+/* Set by cupti.c once its subscription works; defined here for every build. */
 _Atomic int opp_cuda_via_cupti;
 
 #ifdef OPP_CUDA_TRAMP

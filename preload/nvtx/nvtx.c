@@ -113,18 +113,22 @@ static uint32_t handle_id(const void *h)
 /* Whether this thread records at all (attaching it if new). */
 static int recording(void) { return opp_tls.ring || opp_tls.state == OPP_T_NEW; }
 
-static void args_ascii(uint64_t *a, uint32_t domain, const char *msg)
+/* A range's columns: its message and domain, no category or payload. */
+static void args_msg(uint64_t *a, uint32_t domain, uint32_t msg)
 {
-    a[OPP_COL_NVTX_MSG] = ascii_id(msg);
+    a[OPP_COL_NVTX_MSG] = msg;
     a[OPP_COL_NVTX_DOMAIN] = domain;
     a[OPP_COL_NVTX_CATEGORY] = a[OPP_COL_NVTX_PAYLOAD] = a[OPP_COL_NVTX_PAYLOAD_TYPE] = 0;
 }
 
+static void args_ascii(uint64_t *a, uint32_t domain, const char *msg)
+{
+    args_msg(a, domain, ascii_id(msg));
+}
+
 static void args_wide(uint64_t *a, uint32_t domain, const wchar_t *msg)
 {
-    a[OPP_COL_NVTX_MSG] = wide_id(msg);
-    a[OPP_COL_NVTX_DOMAIN] = domain;
-    a[OPP_COL_NVTX_CATEGORY] = a[OPP_COL_NVTX_PAYLOAD] = a[OPP_COL_NVTX_PAYLOAD_TYPE] = 0;
+    args_msg(a, domain, wide_id(msg));
 }
 
 /* The fields of an attribute struct that its size says are there. */
@@ -133,9 +137,7 @@ static void args_wide(uint64_t *a, uint32_t domain, const wchar_t *msg)
 
 static void args_attr(uint64_t *a, uint32_t domain, const nvtxEventAttributes_t *e)
 {
-    a[OPP_COL_NVTX_MSG] = 0;
-    a[OPP_COL_NVTX_DOMAIN] = domain;
-    a[OPP_COL_NVTX_CATEGORY] = a[OPP_COL_NVTX_PAYLOAD] = a[OPP_COL_NVTX_PAYLOAD_TYPE] = 0;
+    args_msg(a, domain, 0);
     if (!e)
         return;
     if (HAS(e, category))
