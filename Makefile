@@ -65,8 +65,9 @@ PRELOAD_CFLAGS += -DOPP_HAVE_CUDA -I$(BUILD)/gen -I$(dir $(CUPTI_INC)) -I$(CUDA_
 PRELOAD_GEN += $(BUILD)/gen/cuda_api.h
 endif
 
+.PHONY: torch-files torch-shim
 .PHONY: all deps demo test test-layers test-build test-unit test-e2e test-asan bench clean cuda-note gen-status
-all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector cuda-note
+all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector torch-files cuda-note
 
 cuda-note:
 ifneq ($(HAVE_CUDA),1)
@@ -121,6 +122,34 @@ $(BUILD)/asan/opprof: $(call objs,$(BUILD)/asan/obj,$(REPORT_MAIN)) $(BUILD)/asa
 $(BUILD)/asan/opprof-collector: $(call objs,$(BUILD)/asan/obj,$(COLLECTOR_MAIN)) \
                                 $(BUILD)/asan/obj/libcollector.a $(BUILD)/asan/obj/libcommon.a
 	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_BASE)
+
+# ---- PyTorch (preload/torch) ----
+# Beside libopprof.so: the Python folder that a profiled interpreter gets
+# on its path, with the shim's sources, which are compiled against the
+# headers of the torch a program imports, on first use, into
+# $(BUILD)/python/cache. `make torch-shim` does that now for the system's
+# torch (the tests and the demo use it).
+PYTHON  ?= /usr/bin/python3
+TORCH_FILES := $(patsubst preload/torch/python/%,$(BUILD)/python/%,$(wildcard preload/torch/python/*.py)) \
+               $(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/torch/shim.h $(BUILD)/python/shim/format.h
+torch-files: $(TORCH_FILES)
+$(BUILD)/python/%.py: preload/torch/python/%.py
+	@mkdir -p $(@D)
+	$(call quiet,CP,$@)cp $< $@
+$(BUILD)/python/shim/%: preload/%
+	@mkdir -p $(@D)
+	$(call quiet,CP,$@)cp $< $@
+$(BUILD)/python/shim/shim.cpp: preload/torch/shim.cpp
+	@mkdir -p $(@D)
+	$(call quiet,CP,$@)cp $< $@
+$(BUILD)/python/shim/format.h: common/format.h
+	@mkdir -p $(@D)
+	$(call quiet,CP,$@)cp $< $@
+torch-shim: torch-files
+	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
+	    printf '  %-7s %s\n' SHIM "torch shim for $(PYTHON)"; \
+	    $(PYTHON) $(BUILD)/python/_opprof_torch.py >/dev/null || exit 1; \
+	else echo "opprof: $(PYTHON) has no torch: the torch shim is built when a program first imports one"; fi
 
 deps:
 	@scripts/deps.sh

@@ -97,7 +97,11 @@ enum opp_op_kind {
     OPP_OP_NVTX = 9,     /* an annotation range or mark: message (string id, see
                             OPP_STR_PRELOAD), domain (string id, 0: default), category,
                             payload, payload type; named by its message */
-    OPP_OP_KIND_MAX = 9
+    OPP_OP_TORCH = 10,   /* a PyTorch operator (preload/torch): name (string id), scope
+                            (enum opp_torch_scope), inputs covered, then per input a tag
+                            (OPP_TIN_*: what | dtype << 8 | rank << 16) and rank dims;
+                            named by its name */
+    OPP_OP_KIND_MAX = 10
 };
 
 /* Each kind's columns by name, counted from its first own argument (past
@@ -123,6 +127,34 @@ enum opp_col_nvtx {
     OPP_COL_NVTX_MSG, OPP_COL_NVTX_DOMAIN, OPP_COL_NVTX_CATEGORY, OPP_COL_NVTX_PAYLOAD,
     OPP_COL_NVTX_PAYLOAD_TYPE, OPP_COL_NVTX_COLS
 };
+
+enum opp_col_torch {
+    OPP_COL_TORCH_NAME, OPP_COL_TORCH_SCOPE, OPP_COL_TORCH_COUNT,
+    OPP_COL_TORCH_FIRST /* then per input: tag, rank dims */
+};
+
+/* A TORCH operator's scope: torch's RecordScope values, and the nn.Module
+ * ranges of opprof's module hooks. */
+enum opp_torch_scope {
+    OPP_TORCH_SCOPE_FUNCTION = 0,          /* an aten op, an autograd node */
+    OPP_TORCH_SCOPE_BACKWARD_FUNCTION = 1, /* run by the autograd engine */
+    OPP_TORCH_SCOPE_USER = 7,              /* record_function labels, optimizer steps */
+    OPP_TORCH_SCOPE_MODULE = 100           /* an nn.Module's forward */
+};
+
+/* A TORCH input's tag word. */
+enum opp_torch_in {
+    OPP_TIN_OTHER = 0,  /* not a tensor, number or list: shape [] */
+    OPP_TIN_TENSOR = 1, /* a defined tensor: its dtype (enum opp_dtype) and sizes */
+    OPP_TIN_UNDEF = 2,  /* an undefined tensor: shape [] */
+    OPP_TIN_SCALAR = 3, /* a number: shape [] */
+    OPP_TIN_LIST = 4    /* a list: shape [] (as torch 1.13 records it) */
+};
+#define OPP_TIN_TAG(what, dtype, rank)                                                             \
+    ((uint64_t)(what) | (uint64_t)(dtype) << 8 | (uint64_t)(rank) << 16)
+#define OPP_TIN_WHAT(tag) ((unsigned)((tag)&0xff))
+#define OPP_TIN_DTYPE(tag) ((unsigned)((tag) >> 8 & 0xff))
+#define OPP_TIN_RANK(tag) ((unsigned)((tag) >> 16 & 0xff))
 
 /* Kind flags. */
 #define OPP_OPK_BASE 0xffu

@@ -44,6 +44,29 @@ static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
     }
 }
 
+/* TORCH: per input a tag and its dims; a tensor's shape is its sizes,
+ * anything else's [] (torch.profiler's record_shapes). */
+static void torch_inputs(const uint64_t *a, uint32_t nargs, struct opp_shapes *s, uint32_t *dtype)
+{
+    s->n = 0;
+    if (nargs < OPP_COL_TORCH_FIRST)
+        return;
+    uint32_t at = OPP_COL_TORCH_FIRST;
+    for (uint64_t t = 0; t < a[OPP_COL_TORCH_COUNT] && s->n < OPP_SHAPES_MAX && at < nargs; t++) {
+        uint64_t tag = a[at++];
+        unsigned rank = OPP_TIN_RANK(tag);
+        if (tag >> 24 || at + rank > nargs)
+            return;
+        if (OPP_TIN_WHAT(tag) == OPP_TIN_TENSOR && dtype && !*dtype)
+            *dtype = OPP_TIN_DTYPE(tag);
+        s->rank[s->n] = rank <= OPP_RANK_MAX ? (int)rank : 0;
+        for (unsigned j = 0; j < rank; j++, at++)
+            if (j < OPP_RANK_MAX)
+                s->dim[s->n][j] = (int64_t)a[at];
+        s->n++;
+    }
+}
+
 /* A graph's main operation (the sub after its tensors), else none. */
 static uint64_t graph_sub(const uint64_t *a, uint32_t nargs)
 {
@@ -106,6 +129,9 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
         return;
     case OPP_OP_TENSORS:
         tensors(a, nargs, s);
+        return;
+    case OPP_OP_TORCH:
+        torch_inputs(a, nargs, s, NULL);
         return;
     case OPP_OP_COLL:
         if (nargs <= OPP_COL_COLL_COUNT || a[OPP_COL_COLL_OP] == OPP_COLL_NONE ||
@@ -188,6 +214,13 @@ uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *a, uint3
     case OPP_OP_COLL:
         d = nargs > OPP_COL_COLL_DTYPE ? a[OPP_COL_COLL_DTYPE] : 0;
         break;
+    case OPP_OP_TORCH: { /* its first tensor's */
+        struct opp_shapes s;
+        uint32_t t = 0;
+        torch_inputs(a, nargs, &s, &t);
+        d = t;
+        break;
+    }
     default:
         break;
     }
@@ -264,7 +297,7 @@ int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
 const char *opp_op_kind_name(uint32_t kind)
 {
     static const char *names[] = {"plain", "gemm", "gemv", "dot", "axpy", "scal",
-                                  "cuda_api", "tensors", "coll", "nvtx"};
+                                  "cuda_api", "tensors", "coll", "nvtx", "torch"};
     const char *n = NAMED(names, opp_kind_base(kind));
     return n ? n : "unknown";
 }

@@ -8,7 +8,7 @@
 
 #include "format.h"
 
-#define OPP_SHAPES_MAX 8
+#define OPP_SHAPES_MAX 36 /* a torch op's inputs (tensors or not) */
 #define OPP_RANK_MAX 8
 
 struct opp_shapes {

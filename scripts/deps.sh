@@ -9,9 +9,12 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # libpthreadpool-dev: the oneDNN and XNNPACK test programs (tests/cpulibs,
 # built only with those headers; the preload needs none); chromium: the
 # headless-browser checks of the HTML and Chrome trace exports; time:
-# /usr/bin/time for the report and export figures of make bench.
-optional=(zlib1g-dev python3-numpy python3-torch ltrace uftrace libdnnl-dev libxnnpack-dev libpthreadpool-dev
-          chromium time)
+# /usr/bin/time for the report and export figures of make bench;
+# libtorch-dev and g++: torch's C++ headers and the compiler that the torch
+# shim is built with (preload/torch; without them, torch programs get the
+# library-level view).
+optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ ltrace uftrace libdnnl-dev libxnnpack-dev
+          libpthreadpool-dev chromium time)
 
 missing() {
     local p

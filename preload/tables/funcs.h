@@ -21,6 +21,7 @@
 #include "tables/blas.h"
 #include "tables/nvtx.h"
 #include "tables/onednn.h"
+#include "tables/torch.h"
 #include "tables/xnnpack.h"
 
 #ifdef OPP_HAVE_CUDA
@@ -70,12 +71,14 @@
  * correlation id around the real call, recorded as their last argument
  * (OPP_OPK_EXTID: the kernels a GPU library call launches are attributed to
  * it); sonames: the shared objects that define its entry points, ':'
- * between them ("" for NVTX, whose rows are callbacks, not symbols). */
+ * between them ("" for NVTX and torch, whose rows are callbacks, not
+ * symbols). */
 #define OPP_LIBS(Y, X)                                                                             \
     Y(X, blas, OPP_BLAS_FUNCS, 0, "libopenblas.so.0:libblas.so.3")                                 \
     Y(X, onednn, OPP_ONEDNN_FUNCS, 0, "libdnnl.so.3:libdnnl.so.2")                                 \
     Y(X, xnnpack, OPP_XNNPACK_FUNCS, 0, "libXNNPACK.so.0")                                         \
     Y(X, nvtx, OPP_NVTX_FUNCS, 0, "")                                                              \
+    Y(X, torch, OPP_TORCH_FUNCS, 1, "")                                                            \
     Y(X, cublas, OPP_CUBLAS_FUNCS, 1, "libcublas.so.13:libcublas.so.12")                           \
     Y(X, nccl, OPP_NCCL_FUNCS, 1, "libnccl.so.2")                                                  \
     Y(X, cufft, OPP_CUFFT_FUNCS, 1, "libcufft.so.12:libcufft.so.11")                               \

@@ -10,16 +10,38 @@
 #include <string.h>
 
 #include "analysis/loader.h"
+#include "ops.h"
 #include "analysis/symbolize.h"
 #include "analysis/thread_tree.h"
 
-/* Everything that needs the whole trace: names, memory sizes and series,
- * attachment. 0 or -1 (out of memory). */
+struct fold_ctx {
+    const struct opp_model *m;
+    const struct opp_thread *t;
+};
+
+/* Two torch operators of the same name (thread_tree.h: opp_tree_fold). */
+static int same_torch_op(const struct opp_event *c, const struct opp_event *p, void *ctx)
+{
+    const struct fold_ctx *x = ctx;
+    return c->name == p->name &&
+           opp_kind_base(opp_event_func(x->m, x->t, c)->kind) == OPP_OP_TORCH &&
+           opp_kind_base(opp_event_func(x->m, x->t, p)->kind) == OPP_OP_TORCH;
+}
+
+/* Everything that needs the whole trace: names, torch's folding of an op
+ * into itself, memory sizes and series, attachment. 0 or -1 (out of
+ * memory). */
 static int gpu_finish(struct opp_loader *ld)
 {
     struct opp_gpu *gpu = &ld->m->gpu;
     if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld))
         return -1;
+    for (size_t i = 0; i < ld->m->nthreads; i++) {
+        struct opp_thread *t = &ld->m->threads[i];
+        struct fold_ctx x = {ld->m, t};
+        if (!t->stat && opp_tree_fold(t->events, &t->nevents, same_torch_op, &x))
+            return -1;
+    }
     opp_loader_sort_devices(gpu);
     if (opp_loader_gpu_memory(gpu))
         return -1;

@@ -130,7 +130,8 @@ int opp_loader_gpu_names(struct opp_loader *ld)
     return 0;
 }
 
-/* Events not named after their entry point: NVTX ranges by their message
+/* Events not named after their entry point: torch operators by their
+ * name; NVTX ranges by their message
  * (", seq = N" and what follows it in emit_nvtx's names dropped, so all
  * calls of an op group), prefixed
  * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
@@ -169,6 +170,16 @@ int opp_loader_event_names(struct opp_loader *ld)
             if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
                 name = nvtx_name(ld, t->proc, a[OPP_COL_NVTX_MSG],
                                  na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);
+                if (name == UINT32_MAX) {
+                    rc = -1;
+                    break;
+                }
+                ev->name = name;
+                continue;
+            }
+            if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
+                uint32_t str = opp_loader_gpu_str(m, t->proc, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
+                name = opp_loader_intern(ld, str != UINT32_MAX ? m->strs[str] : "(unnamed op)");
                 if (name == UINT32_MAX) {
                     rc = -1;
                     break;

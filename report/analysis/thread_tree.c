@@ -95,3 +95,31 @@ int opp_tree_build(struct opp_event *ev, size_t n)
     }
     return 0;
 }
+
+int opp_tree_fold(struct opp_event *ev, size_t *n,
+                  int (*same)(const struct opp_event *child, const struct opp_event *parent,
+                              void *ctx),
+                  void *ctx)
+{
+    size_t cnt = *n;
+    if (cnt < 2)
+        return 0;
+    uint8_t *kids = calloc(cnt, 1); /* children per event: 0, 1, or 2 for "more" */
+    if (!kids)
+        return -ENOMEM;
+    for (size_t i = 0; i < cnt; i++)
+        if (ev[i].parent != OPP_NO_PARENT && kids[ev[i].parent] < 2)
+            kids[ev[i].parent]++;
+    size_t out = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t p = ev[i].parent;
+        if (p != OPP_NO_PARENT && kids[p] == 1 && same(&ev[i], &ev[p], ctx))
+            continue; /* folded into its parent */
+        ev[out++] = ev[i];
+    }
+    free(kids);
+    if (out == cnt)
+        return 0;
+    *n = out;
+    return opp_tree_build(ev, out);
+}

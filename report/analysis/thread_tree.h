@@ -27,4 +27,15 @@
  * torch. 0, or -ENOMEM (ev is then left unchanged). */
 int opp_tree_build(struct opp_event *ev, size_t n);
 
+/* torch.profiler's EventList._remove_dup_nodes on a built tree: an event
+ * that is its parent's only child and that same(child, parent, ctx) says
+ * is the same operator (torch: the same name; an op that redispatches to
+ * itself, like aten::div_ with a scalar) is removed, its children going to
+ * the parent, whose total stays. ev[0..*n) is compacted and its tree built
+ * again. 0, or -ENOMEM. */
+int opp_tree_fold(struct opp_event *ev, size_t *n,
+                  int (*same)(const struct opp_event *child, const struct opp_event *parent,
+                              void *ctx),
+                  void *ctx);
+
 #endif

@@ -137,11 +137,51 @@ START_TEST(tensors_malformed)
     const uint64_t zero_dst[] = {OPP_SUB_CONV, 0, 3, 1, 1, 1, 1, 2, 0, 0};
     ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, zero_dst, COUNT(zero_dst)), 0);
     shapes_are(OPP_OP_TENSORS, lie, 2, "[]");
-    /* nine tensors: the first eight */
-    uint64_t many[3 + 9 * 2] = {OPP_SUB_CONCAT, 0, 9};
-    for (int i = 0; i < 9; i++)
+    /* one tensor more than a call keeps: the first OPP_SHAPES_MAX */
+    uint64_t many[3 + (OPP_SHAPES_MAX + 1) * 2] = {OPP_SUB_CONCAT, 0, OPP_SHAPES_MAX + 1};
+    char want[OPP_SHAPES_MAX * 8 + 8] = "[";
+    for (int i = 0; i <= OPP_SHAPES_MAX; i++) {
         many[3 + 2 * i] = 1, many[4 + 2 * i] = (uint64_t)i + 1;
-    shapes_are(OPP_OP_TENSORS, many, COUNT(many), "[[1], [2], [3], [4], [5], [6], [7], [8]]");
+        if (i < OPP_SHAPES_MAX)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s[%d]", i ? ", " : "", i + 1);
+    }
+    strcat(want, "]");
+    shapes_are(OPP_OP_TENSORS, many, COUNT(many), want);
+}
+END_TEST
+
+/* A torch op as the shim records it: name, scope, inputs covered, then per
+ * input a tag and its dims; the external correlation id last. torch's
+ * record_shapes order, [] for what is not a tensor. */
+START_TEST(torch_inputs)
+{
+    const uint32_t k = OPP_OP_TORCH | OPP_OPK_EXTID;
+    const uint64_t addmm[] = {0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 5,
+                              OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 1), 10,
+                              OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 16, 512,
+                              OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 512, 10,
+                              OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0), OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0),
+                              77 /* external id */};
+    shapes_are(k, addmm, COUNT(addmm), "[[10], [16, 512], [512, 10], [], []]");
+    ck_assert_uint_eq(opp_op_dtype(k, 0, addmm, COUNT(addmm)), OPP_DT_F32);
+    ck_assert_uint_eq(opp_op_extid(k, addmm, COUNT(addmm)), 77);
+    ck_assert_uint_eq(opp_op_flops(k, 0, addmm, COUNT(addmm)), 0);
+    /* a label: no inputs; the first tensor gives the dtype, an undefined one none */
+    const uint64_t label[] = {0x80000002u, OPP_TORCH_SCOPE_USER, 0, 0};
+    shapes_are(k, label, COUNT(label), "[]");
+    ck_assert_uint_eq(opp_op_dtype(k, OPP_DT_NONE, label, COUNT(label)), OPP_DT_NONE);
+    const uint64_t mixed[] = {1, 0, 3, OPP_TIN_TAG(OPP_TIN_UNDEF, 0, 0), OPP_TIN_TAG(OPP_TIN_LIST, 0, 0),
+                              OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_I64, 1), 16, 0};
+    shapes_are(k, mixed, COUNT(mixed), "[[], [], [16]]");
+    ck_assert_uint_eq(opp_op_dtype(k, 0, mixed, COUNT(mixed)), OPP_DT_I64);
+    /* cut short or lying: what is whole */
+    const uint64_t cut[] = {1, 0, 2, OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 4, 5,
+                            OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 3), 1, 0};
+    shapes_are(k, cut, COUNT(cut), "[[4, 5]]");
+    const uint64_t bad_tag[] = {1, 0, 2, OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0), 1ull << 40, 0};
+    shapes_are(k, bad_tag, COUNT(bad_tag), "[[]]");
+    const uint64_t none[] = {1};
+    shapes_are(k, none, COUNT(none), "[]");
 }
 END_TEST
 
@@ -477,6 +517,7 @@ Suite *suite_kinds(void)
     tcase_add_test(tc, tensors_convolution);
     tcase_add_test(tc, tensors_matmul);
     tcase_add_test(tc, tensors_inner_product);
+    tcase_add_test(tc, torch_inputs);
     tcase_add_test(tc, tensors_pooling_no_flops);
     tcase_add_test(tc, tensors_malformed);
     tcase_add_test(tc, coll_bytes);

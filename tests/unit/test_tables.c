@@ -44,6 +44,7 @@ struct wrapper {
     {1, 1, NARG capture, STR(capture)}
 #define OPP_WRAP_RET_FILL(ret, name, params, args, fill) {1, 1, -1, STR(fill)}
 #define NVTX_CB(name) {0, 0, 0, ""}
+#define TORCH_CB(name) {0, 0, 0, ""}
 
 #include "tables/funcs.h"
 

@@ -194,6 +194,44 @@ END_TEST
 
 /* A deep chain and many siblings, in recorded (end) order: each level's
  * self time is exact. */
+/* torch's _remove_dup_nodes: here "the same operator" is ids with the same
+ * tens digit (10 and 11: aten::div_ and the aten::div_ it redispatches to). */
+static int same_tens(const struct opp_event *c, const struct opp_event *p, void *ctx)
+{
+    (void)ctx;
+    return c->name / 10 == p->name / 10;
+}
+
+START_TEST(fold_same_op)
+{
+    struct opp_event e[] = {
+        ev(1, 0, 100, 0, 0),   /* a module */
+        ev(10, 10, 60, 1, 0),  /* div_ */
+        ev(11, 20, 55, 2, 0),  /* div_ inside div_, its only child: folded */
+        ev(30, 25, 40, 3, 0),  /* aten::to: goes to the outer div_ */
+        ev(31, 42, 50, 3, 0),  /* a second child of the inner div_, different name */
+        ev(20, 70, 90, 1, 0),  /* two same-named children: neither is folded */
+        ev(21, 72, 80, 2, 0),
+        ev(22, 81, 89, 2, 0),
+    };
+    size_t n = 8;
+    ck_assert_int_eq(opp_tree_build(e, n), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL), 0);
+    ck_assert_uint_eq(n, 7);
+    const struct want w[] = {{1, NONE, 30}, {10, 1, 27}, {30, 10, 15}, {31, 10, 8},
+                             {20, 1, 4},    {21, 20, 8}, {22, 20, 8}};
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(e[i].name, w[i].id);
+        ck_assert_uint_eq(e[i].parent == OPP_NO_PARENT ? NONE : e[e[i].parent].name,
+                          w[i].parent_id);
+        ck_assert_uint_eq(e[i].self_ns, w[i].self);
+    }
+    /* nothing to fold: unchanged */
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL), 0);
+    ck_assert_uint_eq(n, 7);
+}
+END_TEST
+
 START_TEST(large)
 {
     enum { DEPTH = 1000, LEAVES = 5000 };
@@ -236,6 +274,7 @@ Suite *suite_tree(void)
     tcase_add_test(tc, open_events);
     tcase_add_test(tc, empty_and_one);
     tcase_add_test(tc, large);
+    tcase_add_test(tc, fold_same_op);
     suite_add_tcase(s, tc);
     return s;
 }

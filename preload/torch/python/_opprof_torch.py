@@ -1,0 +1,202 @@
+# opprof's Python side (loaded by sitecustomize.py): once `import torch`
+# has finished, give libopprof.so the torch shim that fits this torch (built
+# on first use against its headers and cached), and record nn.Module
+# forwards through torch's global module hooks. Nothing here runs in a
+# program that never imports torch; nothing here may break the program: a
+# failure is one line on stderr and opprof keeps its library-level view.
+import ctypes
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+import weakref
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHIM_SRC = os.path.join(HERE, "shim")  # shim.cpp, torch/shim.h, format.h
+MODULE_PREFIX = "nn.Module: "
+
+
+def _say(*what):
+    sys.stderr.write("opprof: " + "".join(str(w) for w in what) + "\n")
+
+
+def _agent():
+    """libopprof.so's exports, from the process's global scope."""
+    lib = ctypes.CDLL(None)
+    f = lib.opprof_torch_attach
+    f.argtypes, f.restype = [ctypes.c_char_p], ctypes.c_int
+    lib.opprof_torch_name.argtypes = [ctypes.c_char_p]
+    lib.opprof_torch_name.restype = ctypes.c_uint32
+    lib.opprof_torch_module_enter.argtypes = [ctypes.c_uint32]
+    lib.opprof_torch_module_enter.restype = None
+    lib.opprof_torch_module_leave.argtypes = []
+    lib.opprof_torch_module_leave.restype = None
+    return lib
+
+
+# ---- the shim: one per torch install, built once ----
+
+def _torch_paths(torch):
+    root = os.path.dirname(os.path.realpath(torch.__file__))
+    inc = os.path.join(root, "include")
+    return root, [inc, os.path.join(inc, "torch", "csrc", "api", "include")], os.path.join(root, "lib")
+
+
+def _cache_dir():
+    mine = os.path.join(HERE, "cache")
+    if os.access(HERE, os.W_OK) or os.path.isdir(mine) and os.access(mine, os.W_OK):
+        return mine
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "opprof")
+
+
+def shim_key(torch):
+    """What the shim depends on: torch's version, ABI and install, our sources."""
+    root, _, libdir = _torch_paths(torch)
+    h = hashlib.sha256()
+    lib = os.path.join(libdir, "libtorch_cpu.so")
+    st = os.stat(lib) if os.path.exists(lib) else None
+    h.update(repr((torch.__version__, bool(torch._C._GLIBCXX_USE_CXX11_ABI), root,
+                   st and (st.st_size, int(st.st_mtime)))).encode())
+    for name in ("shim.cpp", "torch/shim.h", "format.h"):
+        with open(os.path.join(SHIM_SRC, name), "rb") as f:
+            h.update(f.read())
+    return "torch-%s-%s" % (torch.__version__.replace("+", "_").replace("/", "_"), h.hexdigest()[:12])
+
+
+def build_shim(torch, out):
+    """Compile the shim against this torch's headers into out; None or why not."""
+    root, incs, libdir = _torch_paths(torch)
+    if not os.path.exists(os.path.join(incs[0], "ATen", "record_function.h")):
+        return ("no C++ headers in %s (Debian: install libtorch-dev)" % incs[0])
+    cxx = os.environ.get("CXX") or "c++"
+    tmp = "%s.%d.tmp" % (out, os.getpid())
+    cmd = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w", "-DNDEBUG",
+           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
+           "-I" + SHIM_SRC] + ["-I" + i for i in incs] + [
+           os.path.join(SHIM_SRC, "shim.cpp"), "-L" + libdir, "-Wl,-rpath," + libdir,
+           "-ltorch_cpu", "-lc10", "-Wl,--no-undefined", "-o", tmp]
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        return "cannot run %s: %s" % (cxx, e)
+    if r.returncode:
+        lines = [l for l in r.stderr.decode(errors="replace").splitlines() if "error" in l]
+        return "the shim did not build: %s" % (lines[0] if lines else "%s failed" % cxx)
+    os.rename(tmp, out)
+    return None
+
+
+def find_shim(torch, quiet=False):
+    """The shim's path for this torch (built now if need be), or (None, why)."""
+    d = os.path.join(_cache_dir(), shim_key(torch))
+    path = os.path.join(d, "libopprof_torch.so")
+    if os.path.exists(path):
+        return path, None
+    try:
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "lock"), "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)  # another process may be building it
+            if os.path.exists(path):
+                return path, None
+            if not quiet:
+                _say("building the torch shim for torch ", torch.__version__,
+                     " (once; kept in ", d, ")")
+            why = build_shim(torch, path)
+    except OSError as e:
+        why = "cannot write %s: %s" % (d, e.strerror)
+    return (None, why) if why else (path, None)
+
+
+# ---- nn.Module layers ----
+
+class _Modules:
+    """Global forward hooks: each module call is a range named like torch's
+    with_modules ("nn.Module: Linear_0": class name, then the index of the
+    instance among those of its class, in the order first called)."""
+
+    def __init__(self, lib):
+        self.enter, self.leave, self.name = (lib.opprof_torch_module_enter,
+                                             lib.opprof_torch_module_leave, lib.opprof_torch_name)
+        self.ids = {}  # id(module) -> (weakref, name id)
+        self.count = {}
+
+    def id_of(self, mod):
+        e = self.ids.get(id(mod))
+        if e is not None and e[0]() is mod:
+            return e[1]
+        cls = type(mod).__name__
+        n = self.count.get(cls, 0)
+        self.count[cls] = n + 1
+        sid = self.name(("%s%s_%d" % (MODULE_PREFIX, cls, n)).encode())
+        try:
+            ref = weakref.ref(mod)
+        except TypeError:
+            ref = lambda: mod  # noqa: E731
+        self.ids[id(mod)] = (ref, sid)
+        return sid
+
+    def pre(self, mod, inputs):
+        self.enter(self.id_of(mod))
+
+    def post(self, mod, inputs, output):
+        self.leave()
+
+
+def attach(torch):
+    try:
+        lib = _agent()
+    except (OSError, AttributeError):
+        return  # not under opprof (or an older libopprof.so)
+    try:
+        path, why = find_shim(torch)
+        if why:
+            _say("torch operators not recorded: ", why, "; library calls only")
+        else:
+            lib.opprof_torch_attach(path.encode())  # says why when it fails
+        m = _Modules(lib)
+        from torch.nn.modules import module as tm
+        tm.register_module_forward_pre_hook(m.pre)
+        tm.register_module_forward_hook(m.post)
+    except Exception as e:  # never the program's problem
+        _say("torch operators not recorded: ", type(e).__name__, ": ", e, "; library calls only")
+
+
+# ---- waiting for `import torch` ----
+
+class _Finder:
+    """Finds nothing itself: when torch is being imported, wraps the real
+    loader so attach() runs once torch's own import has finished."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        real = spec.loader.exec_module
+
+        def exec_module(module):
+            real(module)
+            attach(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def install():
+    if os.environ.get("OPPROF_TORCH") != "0":
+        sys.meta_path.insert(0, _Finder())
+
+
+if __name__ == "__main__":  # `python3 _opprof_torch.py build`: the shim, now
+    import torch  # noqa: E402
+    p, why = find_shim(torch, quiet=True)
+    print(p or why)
+    sys.exit(0 if p else 1)

@@ -1,0 +1,128 @@
+// The torch shim: one global RecordFunction callback (at::addGlobalCallback)
+// that hands every op torch sees (aten ops, autograd nodes, record_function
+// labels, optimizer steps) to the agent as plain values (shim.h). C++ only
+// because RecordFunction is; built against the headers of the torch that is
+// loaded (their ABI changes between versions), dlopen'ed by the agent once
+// torch is in the process. Inputs are encoded the way torch.profiler's
+// record_shapes sees them: a tensor's sizes, [] for anything else.
+#include <ATen/record_function.h>
+#include <ATen/core/ivalue.h>
+#include <c10/core/ScalarType.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <cstdio>
+#include <cstring>
+
+extern "C" {
+#include "format.h"
+#include "torch/shim.h"
+}
+
+namespace {
+
+const opp_torch_api *api;
+at::CallbackHandle handle;
+
+unsigned dtype_of(c10::ScalarType t)
+{
+    switch (t) {
+    case c10::ScalarType::Float: return OPP_DT_F32;
+    case c10::ScalarType::Double: return OPP_DT_F64;
+    case c10::ScalarType::Half: return OPP_DT_F16;
+    case c10::ScalarType::BFloat16: return OPP_DT_BF16;
+    case c10::ScalarType::ComplexFloat: return OPP_DT_C64;
+    case c10::ScalarType::ComplexDouble: return OPP_DT_C128;
+    case c10::ScalarType::ComplexHalf: return OPP_DT_C32;
+    case c10::ScalarType::Char: return OPP_DT_I8;
+    case c10::ScalarType::Byte: return OPP_DT_U8;
+    case c10::ScalarType::Int: return OPP_DT_I32;
+    case c10::ScalarType::Long: return OPP_DT_I64;
+    case c10::ScalarType::Bool: return OPP_DT_BOOL;
+    default: return OPP_DT_NONE;
+    }
+}
+
+// Encode the inputs into out (at most OPP_TORCH_IN_MAX values); returns
+// the values written, *count the inputs they cover.
+unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
+{
+    unsigned n = 0, k = 0;
+    for (const c10::IValue &v : fn.inputs()) {
+        uint64_t tag = OPP_TIN_TAG(OPP_TIN_OTHER, 0, 0);
+        c10::IntArrayRef sizes;
+        if (v.isTensor()) {
+            const at::Tensor &t = v.toTensor();
+            tag = OPP_TIN_TAG(OPP_TIN_UNDEF, 0, 0);
+            if (t.defined()) {
+                try {
+                    sizes = t.sizes(); // a nested or sparse tensor may have none
+                    tag = OPP_TIN_TAG(OPP_TIN_TENSOR, dtype_of(t.scalar_type()),
+                                      sizes.size() > 255 ? 255 : sizes.size());
+                } catch (...) {
+                    sizes = {};
+                }
+            }
+        } else if (v.isScalar()) {
+            tag = OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0);
+        } else if (v.isList()) {
+            tag = OPP_TIN_TAG(OPP_TIN_LIST, 0, 0);
+        }
+        unsigned rank = OPP_TIN_RANK(tag);
+        if (n + 1 + rank > OPP_TORCH_IN_MAX)
+            break;
+        out[n++] = tag;
+        for (unsigned d = 0; d < rank; d++)
+            out[n++] = (uint64_t)sizes[d];
+        k++;
+    }
+    *count = k;
+    return n;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
+{
+    uint64_t in[OPP_TORCH_IN_MAX];
+    unsigned n = 0, k = 0;
+    if (fn.needsInputs())
+        n = encode(fn, in, &k);
+    api->enter(&fn, fn.name(), (unsigned)fn.scope(), in, n, k);
+    return nullptr;
+}
+
+void on_end(const at::RecordFunction &fn, at::ObserverContext *) { api->leave(&fn); }
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const opp_torch_api *a,
+                                                                          char *why, size_t cap)
+{
+    if (!a || a->version != OPP_TORCH_API_VERSION) {
+        snprintf(why, cap, "the torch shim and the agent disagree on their interface");
+        return -1;
+    }
+    api = a;
+    try {
+        handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(true));
+    } catch (const std::exception &e) {
+        snprintf(why, cap, "at::addGlobalCallback failed: %s", e.what());
+        return -1;
+    }
+    return 0;
+}
+
+// Recording off (a schedule's wait, `opprof ctl stop`): the callback is
+// disabled, so torch does not even build the op's RecordFunction for us.
+extern "C" __attribute__((visibility("default"))) void opp_torch_shim_enable(int on)
+{
+    if (!handle)
+        return;
+    if (on)
+        at::reenableCallback(handle);
+    else
+        at::disableCallback(handle);
+}
+
+extern "C" __attribute__((visibility("default"))) const char *opp_torch_shim_version(void)
+{
+    return TORCH_VERSION;
+}

@@ -1,0 +1,44 @@
+/* The contract between libopprof.so (preload/torch/torch.c, C) and the
+ * torch shim (preload/torch/shim.cpp, C++ built against the headers of the
+ * torch that is loaded): the shim registers a RecordFunction callback and
+ * turns each op into plain values; the agent records them. The shim is
+ * dlopen'ed by the agent only once the process has loaded torch, so a
+ * program without torch never loads libtorch. Both sides check
+ * OPP_TORCH_API_VERSION. */
+#ifndef OPP_TORCH_SHIM_H
+#define OPP_TORCH_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+#define OPP_TORCH_API_VERSION 1u
+
+/* Most values the shim encodes for one op's inputs (fits the trace's
+ * OPP_MAX_ARGS with the op's own columns). */
+#define OPP_TORCH_IN_MAX 36u
+
+/* Inputs are encoded as a TORCH operator records them (format.h:
+ * OPP_TIN_*). */
+
+/* What the agent gives the shim. */
+struct opp_torch_api {
+    uint32_t version;
+    /* An op began on this thread: key identifies it until its end (the
+     * RecordFunction's address); name, torch's RecordScope; in: n values
+     * encoding `ninputs` inputs (the first ones, when not all fit). */
+    void (*enter)(const void *key, const char *name, unsigned scope, const uint64_t *in, unsigned n,
+                  unsigned ninputs);
+    void (*leave)(const void *key);
+    /* Nonzero while the agent records: the shim asks for inputs only then. */
+    const int *recording;
+};
+
+/* The shim's exports (extern "C"). init: register the callback; 0, or -1
+ * with why filled. version: TORCH_VERSION of the headers it was built with. */
+typedef int (*opp_torch_shim_init_t)(const struct opp_torch_api *api, char *why, size_t cap);
+typedef const char *(*opp_torch_shim_version_t)(void);
+typedef void (*opp_torch_shim_enable_t)(int on);
+
+#endif

@@ -1,0 +1,224 @@
+/* PyTorch's own operators (preload/torch): aten ops, autograd nodes,
+ * record_function labels and optimizer steps through a RecordFunction
+ * callback that the torch shim (shim.cpp, built against torch's headers)
+ * registers; nn.Module layers through global module hooks that a few lines
+ * of Python install (python/sitecustomize.py). Each becomes an operator of
+ * kind TORCH in the thread's tree, named by torch's name, with its inputs'
+ * shapes; the library calls inside nest below it.
+ *
+ * Nothing of torch is loaded here: in a Python interpreter the start puts
+ * our Python folder first on PYTHONPATH; its sitecustomize waits for
+ * `import torch`, then calls opprof_torch_attach() with the shim that fits
+ * the torch it found, which this file dlopens. Recording off (a closed
+ * capture window) disables the callback, so torch skips it. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "gpu.h" /* OPP_NAME_STR_MAX */
+#include "torch/shim.h"
+
+#define NARGS OPP_MAX_ARGS
+#define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
+
+struct open_op {
+    const void *key; /* the RecordFunction; NULL: an nn.Module range */
+    struct opp_frame f;
+    uint8_t recorded; /* f is open in the thread's ring */
+    uint8_t nargs;
+    uint64_t a[NARGS];
+};
+
+static __thread struct {
+    uint32_t depth;
+    struct open_op s[STACK_MAX];
+} T __attribute__((tls_model("initial-exec")));
+
+static int recording = 1; /* what the shim reads: ask torch for inputs */
+static opp_torch_shim_enable_t shim_enable;
+static int attached;
+static char self_dir[PATH_MAX];
+
+/* Fill an op's columns and open it on this thread (its begin taken last,
+ * so the encoding is not the op's time). */
+static void push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
+                 unsigned ninputs)
+{
+    if (T.depth >= STACK_MAX) {
+        T.depth++; /* popped by its leave; counted with the thread's dropped records */
+        struct opp_ring_hdr *r = opp_tls.ring;
+        if (r)
+            atomic_store_explicit(&r->dropped,
+                                  atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+        return;
+    }
+    struct open_op *o = &T.s[T.depth++];
+    o->key = key;
+    if (n > OPP_TORCH_IN_MAX)
+        n = OPP_TORCH_IN_MAX;
+    o->a[OPP_COL_TORCH_NAME] = name;
+    o->a[OPP_COL_TORCH_SCOPE] = scope;
+    o->a[OPP_COL_TORCH_COUNT] = ninputs;
+    memcpy(o->a + OPP_COL_TORCH_FIRST, in, n * sizeof *in);
+    o->nargs = (uint8_t)(OPP_COL_TORCH_FIRST + n);
+    o->recorded = (uint8_t)opp_enter(&o->f, OPP_FN_torch_op);
+    /* the external correlation id, last: kernels launched inside are the op's */
+    o->a[o->nargs++] = o->recorded && opp_extcorr_on ? opp_extcorr_push() : 0;
+}
+
+static void pop_at(uint32_t i)
+{
+    struct open_op *o = &T.s[i];
+    if (o->recorded) {
+        if (o->a[o->nargs - 1])
+            opp_extcorr_pop();
+        opp_leave(&o->f, o->a, o->nargs);
+    }
+    T.depth--;
+    if (i < T.depth) /* ended out of order: the ones above move down */
+        memmove(&T.s[i], &T.s[i + 1], (T.depth - i) * sizeof *o);
+}
+
+static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
+                     unsigned n, unsigned ninputs)
+{
+    if (opp_tls.state == OPP_T_OFF) /* our own threads, or inside our code */
+        return;
+    uint32_t id = name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
+    push(key, id, scope, in, n, ninputs);
+}
+
+static void op_leave(const void *key)
+{
+    if (opp_tls.state == OPP_T_OFF)
+        return;
+    if (T.depth > STACK_MAX) { /* one of the uncounted deep ones */
+        T.depth--;
+        return;
+    }
+    for (uint32_t i = T.depth; i-- > 0;)
+        if (T.s[i].key == key) {
+            pop_at(i);
+            return;
+        }
+    /* began on another thread or before we attached: nothing open here */
+}
+
+static const struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, &recording};
+
+/* ---- what Python calls (ctypes; python/sitecustomize.py) ---- */
+
+/* Load the shim at path and register its callback: 0, or -1 after one
+ * line on stderr (the program goes on; opprof keeps its library view). */
+OPP_EXPORT int opprof_torch_attach(const char *path)
+{
+    if (attached)
+        return 0;
+    char why[300] = "";
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    opp_torch_shim_init_t init = h ? (opp_torch_shim_init_t)dlsym(h, "opp_torch_shim_init") : NULL;
+    if (!init) {
+        const char *e = path ? dlerror() : "no shim for this torch";
+        opp_agent_say("torch operators not recorded: ", e ? e : "the shim has no entry point",
+                      "; library calls only");
+        if (h)
+            dlclose(h);
+        return -1;
+    }
+    if (init(&api, why, sizeof why)) {
+        opp_agent_say("torch operators not recorded: ", why, "; library calls only");
+        return -1;
+    }
+    shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
+    attached = 1;
+    return 0;
+}
+
+/* The string id of a module's name, given once per module. */
+OPP_EXPORT uint32_t opprof_torch_name(const char *name)
+{
+    return name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
+}
+
+/* An nn.Module's forward begins / ends on this thread. */
+OPP_EXPORT void opprof_torch_module_enter(uint32_t name)
+{
+    if (opp_tls.state != OPP_T_OFF)
+        push(NULL, name, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0);
+}
+
+OPP_EXPORT void opprof_torch_module_leave(void)
+{
+    if (opp_tls.state == OPP_T_OFF)
+        return;
+    if (T.depth > STACK_MAX) {
+        T.depth--;
+        return;
+    }
+    /* the innermost open module: ops a forward left open (an exception
+     * skips torch's end callbacks too) are closed with it */
+    for (uint32_t i = T.depth; i-- > 0;)
+        if (!T.s[i].key) {
+            while (T.depth > i + 1)
+                pop_at(T.depth - 1);
+            pop_at(i);
+            return;
+        }
+}
+
+/* The folder sitecustomize.py lives in, beside libopprof.so. */
+OPP_EXPORT const char *opprof_torch_dir(void) { return self_dir; }
+
+/* ---- the feature ---- */
+
+/* A Python interpreter (by its executable's name) gets our folder first on
+ * PYTHONPATH; sitecustomize.py takes it off again. */
+static int is_python(void)
+{
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0)
+        return 0;
+    exe[k] = 0;
+    const char *b = strrchr(exe, '/');
+    return !strncmp(b ? b + 1 : exe, "python", 6);
+}
+
+static void torch_start(const char *self_path)
+{
+    const char *off = getenv("OPPROF_TORCH");
+    if ((off && !strcmp(off, "0")) || !self_path || !is_python())
+        return;
+    const char *slash = strrchr(self_path, '/');
+    size_t n = slash ? (size_t)(slash - self_path) : 0;
+    if (n + sizeof "/python" > sizeof self_dir)
+        return;
+    memcpy(self_dir, self_path, n);
+    memcpy(self_dir + n, "/python", sizeof "/python");
+    const char *old = getenv("PYTHONPATH");
+    size_t want = strlen(self_dir) + 2 + (old ? strlen(old) : 0);
+    char *v = malloc(want);
+    if (!v)
+        return;
+    snprintf(v, want, old && *old ? "%s:%s" : "%s", self_dir, old ? old : "");
+    setenv("OPPROF_PYTHONPATH", old ? old : "", 1); /* what sitecustomize.py puts back */
+    if (!old)
+        setenv("OPPROF_PYTHONPATH_UNSET", "1", 1);
+    setenv("PYTHONPATH", v, 1);
+    free(v);
+}
+
+/* In a fork child: the ops the forking thread had open were recorded in
+ * the parent's ring; their ends are not this process's to record. */
+static void torch_forked(void)
+{
+    for (uint32_t i = 0; i < T.depth && i < STACK_MAX; i++)
+        T.s[i].recorded = 0;
+}
+
+const struct opp_feature opp_feature_torch = {"torch", torch_start, torch_forked, NULL};

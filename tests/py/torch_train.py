@@ -1,0 +1,61 @@
+# A small CNN training script for the torch end-to-end tests: Conv2d,
+# BatchNorm2d, ReLU, MaxPool2d, Linear, Dropout, Adam, backward and a
+# record_function block. argv: ITERS [torch OUT.json]: with "torch", the
+# whole run after `import torch` is profiled by torch.profiler
+# (record_shapes, profile_memory) and its key_averages are written to
+# OUT.json: per name the count, per (name, shapes) the count, and per name
+# the CPU memory; without, the script runs unprofiled (opprof's run).
+import json
+import sys
+
+import torch
+
+iters = int(sys.argv[1])
+prof = None
+if len(sys.argv) > 2 and sys.argv[2] == "torch":
+    from torch.profiler import ProfilerActivity, profile
+    prof = profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
+    prof.__enter__()
+
+torch.manual_seed(0)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.relu = torch.nn.ReLU()
+        self.pool = torch.nn.MaxPool2d(2)
+        self.drop = torch.nn.Dropout(0.25)
+        self.fc = torch.nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = self.pool(self.relu(self.bn(self.conv(x))))
+        return self.fc(self.drop(torch.flatten(x, 1)))
+
+
+net = Net()
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+x = torch.randn(16, 3, 16, 16)
+y = torch.randint(0, 10, (16,))
+for _ in range(iters):
+    opt.zero_grad()
+    with torch.autograd.profiler.record_function("loss_and_backward"):
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+    opt.step()
+
+val = loss.item()
+if prof is not None:
+    prof.__exit__(None, None, None)
+    out = {"count": {}, "shapes": {}, "cpu_mem": {}, "self_cpu_mem": {}}
+    for e in prof.key_averages():
+        out["count"][e.key] = e.count
+        out["cpu_mem"][e.key] = e.cpu_memory_usage
+        out["self_cpu_mem"][e.key] = e.self_cpu_memory_usage
+    for e in prof.key_averages(group_by_input_shape=True):
+        out["shapes"].setdefault(e.key, {})[str(e.input_shapes)] = e.count
+    with open(sys.argv[3], "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+print("loss %.4f" % val)
