@@ -160,7 +160,7 @@ gen-status:
 	scripts/gen-status-names.sh $(CUDA_HOME) common/status_names.h
 
 demo: deps
-	@$(MAKE) --no-print-directory $(PAR) all
+	@$(MAKE) --no-print-directory $(PAR) all torch-shim
 	@scripts/demo.sh
 
 include tests/tests.mk

@@ -1,4 +1,4 @@
-/* The opprof trace file format, version 3: the one definition shared by the
+/* The opprof trace file format, version 5: the one definition shared by the
  * collector (writer), the report tool (reader) and the tests. docs/FORMAT.md
  * describes the same bytes in prose; change both together. */
 #ifndef OPP_FORMAT_H
@@ -8,9 +8,10 @@
 #include <stdint.h>
 
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 4u /* 2: GPU chunks, CUDA API kind; 3: library operator
+#define OPP_TRACE_VERSION 5u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
-                                4: summary chunks; 1 to 3 still read */
+                                4: summary chunks; 5: the torch kind; 1 to 4
+                                still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 16u
 #define OPP_CHUNK_HEADER_SIZE 16u

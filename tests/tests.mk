@@ -160,7 +160,7 @@ test-layers:
 
 # Everything the tests need, built in parallel; then the suites, one after
 # another (the end-to-end ones time real processes).
-test-build: all $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS)
+test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS)
 test: deps test-layers
 	@$(MAKE) --no-print-directory $(PAR) test-build
 	@$(MAKE) --no-print-directory test-unit test-e2e test-asan

@@ -92,7 +92,7 @@ enum opp_device_type { OPP_DEVICE_CPU = 0, OPP_DEVICE_CUDA = 1 };
 const char *opp_device_type_name(uint32_t t); /* "CPU", "CUDA" */
 
 /* "[[300, 200], [200, 100], [300, 100]]" fits with room to spare. */
-#define OPP_SHAPES_STR_MAX 400
+#define OPP_SHAPES_STR_MAX 1024
 
 /* A CPU row: calls of one entry point; its CUDA times and memory are the
  * GPU work attached to those calls (model.h, struct opp_event_gpu). A CUDA

@@ -22,15 +22,24 @@ struct opp_steps {
     size_t n;
 };
 
-/* Find the steps of name in the threads o selects. A range (NVTX) is a
- * step by itself: CPU = its CPU total minus its self time (the time inside
- * calls we intercepted), GPU = its CUDA total. Any other operator marks
+/* Find the steps of name in the threads o selects. A range (an NVTX range,
+ * a torch label or nn.Module forward) is a step by itself: CPU = its CPU
+ * total minus its self time (the time inside calls we intercepted), GPU =
+ * its CUDA total. Any other operator marks
  * boundaries: a step runs from the end of one call to the end of the next
  * on the same thread, and holds the calls that begin in it (their CPU and
  * CUDA totals; the boundary call itself included). 0 (n may be 0) or
  * -ENOMEM. */
 int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const char *name,
                    struct opp_steps *out);
+/* The program's own steps, for --step with no name: ProfilerStep#N
+ * ranges when it has them (its schedule, or OPPROF_SCHEDULE); else, in a
+ * torch program that trains, one step per optimizer step (to its end, from
+ * the end of the one before; the first from the first top-level label or
+ * nn.Module forward); else its outermost nn.Module forwards (inference),
+ * each a range. what: which, for a person. 0 (n may be 0) or -ENOMEM. */
+int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
+                      struct opp_steps *out, char *what, size_t cap_what);
 void opp_steps_free(struct opp_steps *s);
 
 struct opp_dist {

@@ -466,10 +466,16 @@ static void meta(struct x *x, const char *what, uint64_t pid, uint64_t tid, cons
     fputs("}}", x->out);
 }
 
-static const char *category(const char *lib, uint32_t kind)
+/* Kineto's categories: torch's labels are user annotations and its
+ * nn.Module ranges python functions (as with_modules shows them). */
+static const char *category(const char *lib, uint32_t kind, const uint64_t *a, uint32_t na)
 {
     if (opp_kind_base(kind) == OPP_OP_NVTX)
         return "user_annotation";
+    if (opp_kind_base(kind) == OPP_OP_TORCH && na > OPP_COL_TORCH_SCOPE)
+        return a[OPP_COL_TORCH_SCOPE] == OPP_TORCH_SCOPE_USER     ? "user_annotation"
+               : a[OPP_COL_TORCH_SCOPE] == OPP_TORCH_SCOPE_MODULE ? "python_function"
+                                                                  : "cpu_op";
     if (!strcmp(lib, "cudart"))
         return "cuda_runtime";
     if (!strcmp(lib, "cuda"))
@@ -530,6 +536,9 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
         uint64_t dom = na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0;
         opp_nvtx_label(name, sizeof name, dom ? find_str(x, e->proc, dom) : NULL,
                        find_str(x, e->proc, a[OPP_COL_NVTX_MSG]));
+    } else if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
+        const char *tn = find_str(x, e->proc, a[OPP_COL_TORCH_NAME]);
+        nm = tn ? tn : "(unnamed op)";
     }
     else if ((sub = opp_op_subname(fn->kind, e->args, e->nargs)))
         snprintf(name, sizeof name, "%s::%s", fn->lib, sub);
@@ -542,7 +551,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     struct sb b;
     sb_init(&b);
     SB_LIT(&b, "{\"ph\": \"X\", \"cat\": \"");
-    sb_str(&b, category(fn->lib, fn->kind));
+    sb_str(&b, category(fn->lib, fn->kind, a, na));
     SB_LIT(&b, "\", \"name\": ");
     sb_json(&b, f, nm);
     SB_LIT(&b, ", \"pid\": ");

@@ -174,12 +174,12 @@ static int opt_min_share(const struct opp_option *o, const char *arg)
 
 static int opt_step(const struct opp_option *o, const char *arg)
 {
-    if (!arg[0]) {
+    if (arg && !arg[0]) {
         fprintf(stderr, PREFIX "--step wants an operator name\n");
         return 2;
     }
     struct report_args *ra = o->value;
-    ra->step = arg;
+    ra->step = arg; /* NULL: the program's own steps (opp_steps_default) */
     ra->views |= 1u << VIEW_STEP;
     ra->view = &views[VIEW_STEP];
     return 0;
@@ -279,13 +279,16 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         /* "%%" is printed as it stands (the help is not a format) */
         OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
                          "--tree: hide paths under PCT%% of the roots' CPU total", opt_min_share),
-        OPP_OPT_CALLBACK(0, "step", ra, "NAME",
-                         "steps and latency: NAME's calls are the steps when it is\n"
-                         "an NVTX range (e.g. train_step), else each call ends a\n"
-                         "step (e.g. cudaDeviceSynchronize); per-step wall, CPU and\n"
-                         "GPU time: count, mean, p50, p90, p99, max (JSON: the\n"
-                         "per-step series too)",
-                         opt_step),
+        {.type = OPP_OPTION_CALLBACK, .long_name = "step", .value = ra, .argh = "NAME",
+         .flags = OPP_OPTION_OPTARG, .fn = opt_step,
+         .help = "steps and latency: NAME's calls are the steps when it is\n"
+                 "a range (an NVTX range, a torch label or nn.Module), else\n"
+                 "each call ends a step (e.g. cudaDeviceSynchronize); with no\n"
+                 "NAME, the program's own: ProfilerStep#N, else a torch\n"
+                 "program's training iterations (to each optimizer step's\n"
+                 "end), else its outermost nn.Module forwards (inferences);\n"
+                 "per-step wall, CPU and GPU time: count, mean, p50, p90,\n"
+                 "p99, max (JSON: the per-step series too)"},
         OPP_OPT_CALLBACK(0, "window", &ra->window_k, "K",
                          "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
                          "a run of consecutive ProfilerStep#N)",
@@ -308,7 +311,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
             "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] "
             "[--tid TID]\n"
-            "       opprof report TRACE --step NAME [--format table|json] [--pid PID] "
+            "       opprof report TRACE --step [NAME] [--format table|json] [--pid PID] "
             "[--tid TID]\n"
             "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
             "\n"

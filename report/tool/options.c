@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 /* getopt_long's value of option i of a table without a short name: above
  * every short name. (An option with one gives its short name: getopt then
@@ -39,7 +40,9 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
         so[k++] = ':'; /* our own messages */
     for (size_t i = 0; i < n; i++) {
         const struct opp_option *o = &c->options[i];
-        lo[i] = (struct option){o->long_name, o->argh ? required_argument : no_argument, NULL,
+        int has = !o->argh ? no_argument
+                  : o->flags & OPP_OPTION_OPTARG ? optional_argument : required_argument;
+        lo[i] = (struct option){o->long_name, has, NULL,
                                 o->short_name ? o->short_name : LONG_VAL + (int)i};
         if (o->short_name) {
             so[k++] = (char)o->short_name;
@@ -67,10 +70,15 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
         case OPP_OPTION_STRING:
             *(const char **)o->value = optarg;
             break;
-        case OPP_OPTION_CALLBACK:
-            if (o->fn(o, o->argh ? optarg : NULL))
+        case OPP_OPTION_CALLBACK: {
+            const char *arg = o->argh ? optarg : NULL;
+            if ((o->flags & OPP_OPTION_OPTARG) && !arg && optind < argc && argv[optind][0] != '-' &&
+                access(argv[optind], F_OK) != 0)
+                arg = argv[optind++]; /* "--opt ARG": consumed like a required argument */
+            if (o->fn(o, arg))
                 return 2;
             break;
+        }
         case OPP_OPTION_HELP:
             opp_options_usage(c, stdout);
             return 1;
@@ -100,7 +108,7 @@ void opp_options_usage(const struct opp_command *c, FILE *f)
             pos += fprintf(f, "%*s", c->long_indent ? c->long_indent : 6, "");
         pos += fprintf(f, "--%s", o->long_name);
         if (o->argh)
-            pos += fprintf(f, " %s", o->argh);
+            pos += fprintf(f, o->flags & OPP_OPTION_OPTARG ? " [%s]" : " %s", o->argh);
         if (!o->help)
             continue; /* the next option's names follow on this line */
         int col = o->col ? o->col : c->col;

@@ -26,6 +26,10 @@ enum opp_option_type {
 enum {
     OPP_OPTION_HIDDEN = 1,       /* left out of the help */
     OPP_OPTION_UNLISTED_SHORT = 2, /* the short name works, the help shows only the long one */
+    /* The argument may be left out (the handler gets NULL): it is
+     * "--opt=ARG", or the next word when that is neither an option nor an
+     * existing file (a trace); the help shows "--opt [ARG]". */
+    OPP_OPTION_OPTARG = 4,
 };
 
 struct opp_option {

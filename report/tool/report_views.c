@@ -80,10 +80,12 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
 static int step_view(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_steps st;
-    int rc = opp_steps_find(m, &ra->agg, ra->step, &st);
+    char what[OPP_NAME_MAX + 64];
+    int rc = ra->step ? opp_steps_find(m, &ra->agg, ra->step, &st)
+                      : opp_steps_default(m, &ra->agg, &st, what, sizeof what);
     if (rc)
         return rc;
-    rc = opp_out_steps(stdout, ra->step, &st, ra->format == FMT_JSON);
+    rc = opp_out_steps(stdout, ra->step ? ra->step : what, &st, ra->format == FMT_JSON);
     opp_steps_free(&st);
     return rc;
 }

@@ -1,11 +1,11 @@
 # A small CNN training script for the torch end-to-end tests: Conv2d,
 # BatchNorm2d, ReLU, MaxPool2d, Linear, Dropout, Adam, backward and a
-# record_function block. argv: ITERS [torch OUT.json]: with "torch", the
-# whole run after `import torch` is profiled by torch.profiler
-# (record_shapes, profile_memory) and its key_averages are written to
-# OUT.json: per name the count, per (name, shapes) the count, and per name
-# the CPU memory; without, the script runs unprofiled (opprof's run).
-import json
+# record_function block. argv: ITERS [torch OUT]: with "torch", the whole
+# run after `import torch` is profiled by torch.profiler (record_shapes,
+# profile_memory) and its key_averages are written to OUT, a line per
+# fact, tab-separated: "count NAME N", "shapes NAME SHAPES N" and
+# "mem NAME CPU_MEM SELF_CPU_MEM"; without, the script runs unprofiled
+# (opprof's run).
 import sys
 
 import torch
@@ -49,13 +49,10 @@ for _ in range(iters):
 val = loss.item()
 if prof is not None:
     prof.__exit__(None, None, None)
-    out = {"count": {}, "shapes": {}, "cpu_mem": {}, "self_cpu_mem": {}}
-    for e in prof.key_averages():
-        out["count"][e.key] = e.count
-        out["cpu_mem"][e.key] = e.cpu_memory_usage
-        out["self_cpu_mem"][e.key] = e.self_cpu_memory_usage
-    for e in prof.key_averages(group_by_input_shape=True):
-        out["shapes"].setdefault(e.key, {})[str(e.input_shapes)] = e.count
     with open(sys.argv[3], "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
+        for e in prof.key_averages():
+            f.write("count\t%s\t%d\n" % (e.key, e.count))
+            f.write("mem\t%s\t%d\t%d\n" % (e.key, e.cpu_memory_usage, e.self_cpu_memory_usage))
+        for e in prof.key_averages(group_by_input_shape=True):
+            f.write("shapes\t%s\t%s\t%d\n" % (e.key, e.input_shapes, e.count))
 print("loss %.4f" % val)

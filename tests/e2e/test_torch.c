@@ -1,0 +1,288 @@
+/* End to end on Debian's PyTorch: an unmodified training script
+ * (tests/py/torch_train.py) profiled by torch.profiler and by opprof. What
+ * torch.profiler's key_averages says is the answer: every name's count,
+ * addmm's and conv2d's input shapes; opprof adds the nn.Module layers
+ * around them and the library calls below them. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
+#include "analysis/step_times.h"
+#include "testutil.h"
+
+#define PY "/usr/bin/python3"
+#define ITERS 3
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static int have_torch(const char *test)
+{
+    if (access(PY, X_OK) == 0 &&
+        tu_code(tu_run((char *[]){PY, "-c", "import torch", NULL}, NULL, NULL, NULL)) == 0)
+        return 1;
+    fprintf(stderr, "SKIP %s: %s has no torch (apt-get install python3-torch libtorch-dev)\n",
+            test, PY);
+    return 0;
+}
+
+static const char *script(const char *name)
+{
+    static char path[4096];
+    const char *src = getenv("OPPROF_SRC");
+    snprintf(path, sizeof path, "%s/tests/py/%s", src ? src : ".", name);
+    return path;
+}
+
+/* torch.profiler's facts, one per line (see torch_train.py). */
+struct fact {
+    char what[8], name[256], shapes[512];
+    long n, mem, self_mem;
+};
+
+static size_t read_facts(const char *path, struct fact *f, size_t cap)
+{
+    char *text = tu_slurp(path), *save = NULL;
+    ck_assert_ptr_nonnull(text);
+    size_t n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line && n < cap;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *col[5] = {0};
+        int k = 0;
+        for (char *p = line; p && k < 5; k++) {
+            col[k] = p;
+            p = strchr(p, '\t');
+            if (p)
+                *p++ = 0;
+        }
+        struct fact *x = &f[n++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->what, sizeof x->what, "%s", col[0] ? col[0] : "");
+        snprintf(x->name, sizeof x->name, "%s", col[1] ? col[1] : "");
+        if (!strcmp(x->what, "count") && k == 3) {
+            x->n = atol(col[2]);
+        } else if (!strcmp(x->what, "shapes") && k == 4) {
+            snprintf(x->shapes, sizeof x->shapes, "%s", col[2]);
+            x->n = atol(col[3]);
+        } else if (!strcmp(x->what, "mem") && k == 4) {
+            x->mem = atol(col[2]);
+            x->self_mem = atol(col[3]);
+        } else {
+            ck_abort_msg("bad line in %s", path);
+        }
+    }
+    free(text);
+    return n;
+}
+
+/* The calls named key (every library and shape), shapes: only those. */
+static uint64_t calls(const struct opp_agg *a, const char *key, const char *shapes,
+                      const char *stack)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < a->nrows; i++)
+        if (!strcmp(a->rows[i].key, key) && (!shapes || !strcmp(a->rows[i].shapes_str, shapes)) &&
+            (!stack || (a->rows[i].stack_str && !strcmp(a->rows[i].stack_str, stack))))
+            n += a->rows[i].count;
+    return n;
+}
+
+static struct fact facts[4096];
+static size_t nfacts;
+
+/* The script under torch.profiler (facts) and under `opprof run` (trace):
+ * the same output, so the same computation. */
+static struct opp_model *run_both(const char *iters)
+{
+    char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), (char *)iters, "torch",
+                                  tfile, NULL},
+                       NULL, o1, NULL)),
+        0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, (char *)script("torch_train.py"),
+                                              (char *)iters, NULL},
+                                    NULL, o2, err)),
+                     0);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *e = tu_slurp(err);
+    ck_assert_str_eq(s1, s2);
+    ck_assert_msg(!strstr(e, "not recorded"), "opprof said: %s", e);
+    free(s1);
+    free(s2);
+    free(e);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    ck_assert_uint_gt(nfacts, 100);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    free(tfile);
+    free(trace);
+    free(o1);
+    free(o2);
+    free(err);
+    return m;
+}
+
+/* Every name torch.profiler counted, opprof counted as often: aten ops,
+ * autograd nodes, the record_function label, the optimizer's steps. */
+START_TEST(torch_ops_match_torch_profiler)
+{
+    if (!have_torch("torch_ops_match_torch_profiler"))
+        return;
+    struct opp_model *m = run_both("3");
+    struct opp_agg_opts o = {0};
+    struct opp_agg a, s;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    size_t names = 0;
+    for (size_t i = 0; i < nfacts; i++) {
+        if (strcmp(facts[i].what, "count") || facts[i].name[0] == '[')
+            continue; /* "[memory]": torch's allocation events, not operators */
+        names++;
+        ck_assert_msg(calls(&a, facts[i].name, NULL, NULL) == (uint64_t)facts[i].n,
+                      "%s: torch.profiler %ld, opprof %llu", facts[i].name, facts[i].n,
+                      (unsigned long long)calls(&a, facts[i].name, NULL, NULL));
+    }
+    ck_assert_uint_gt(names, 60);
+    /* the ones users look for, once per iteration */
+    const char *per_iter[] = {"aten::conv2d", "aten::addmm", "aten::batch_norm",
+                              "aten::max_pool2d", "aten::dropout", "loss_and_backward",
+                              "Optimizer.step#Adam.step", "Optimizer.zero_grad#Adam.zero_grad",
+                              "autograd::engine::evaluate_function: AddmmBackward0",
+                              "AddmmBackward0"};
+    for (size_t i = 0; i < sizeof per_iter / sizeof *per_iter; i++)
+        ck_assert_msg(calls(&a, per_iter[i], NULL, NULL) == ITERS, "%s", per_iter[i]);
+
+    /* torch's shapes, in torch's order (not BLAS's column-major view) */
+    struct opp_agg_opts os = {.group_by_shape = 1};
+    ck_assert_int_eq(opp_aggregate(m, &os, &s), 0);
+    int shaped = 0;
+    for (size_t i = 0; i < nfacts; i++)
+        if (!strcmp(facts[i].what, "shapes") &&
+            (!strcmp(facts[i].name, "aten::addmm") || !strcmp(facts[i].name, "aten::conv2d") ||
+             !strcmp(facts[i].name, "aten::batch_norm"))) {
+            ck_assert_msg(calls(&s, facts[i].name, facts[i].shapes, NULL) == (uint64_t)facts[i].n,
+                          "%s %s", facts[i].name, facts[i].shapes);
+            shaped++;
+        }
+    ck_assert_int_eq(shaped, 3);
+    ck_assert_uint_eq(calls(&s, "aten::addmm", "[[10], [16, 512], [512, 10], [], []]", NULL), ITERS);
+    opp_agg_free(&a);
+    opp_agg_free(&s);
+    opp_model_free(m);
+}
+END_TEST
+
+/* The layers: each nn.Module forward around its ops, the library calls
+ * below the aten op that made them. */
+START_TEST(torch_module_tree)
+{
+    if (!have_torch("torch_module_tree"))
+        return;
+    struct opp_model *m = run_both("3");
+    struct opp_agg_opts o = {.group_by_stack = 3};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(calls(&a, "nn.Module: Net_0", NULL, "loss_and_backward"), ITERS);
+    ck_assert_uint_eq(calls(&a, "nn.Module: Linear_0", NULL, "loss_and_backward;nn.Module: Net_0"),
+                      ITERS);
+    ck_assert_uint_eq(calls(&a, "aten::addmm", NULL,
+                            "nn.Module: Net_0;nn.Module: Linear_0;aten::linear"),
+                      ITERS);
+    ck_assert_uint_eq(calls(&a, "sgemm_", NULL, "nn.Module: Linear_0;aten::linear;aten::addmm"),
+                      ITERS);
+    ck_assert_uint_eq(calls(&a, "aten::conv2d", NULL,
+                            "loss_and_backward;nn.Module: Net_0;nn.Module: Conv2d_0"),
+                      ITERS);
+    const char *layers[] = {"Conv2d_0", "BatchNorm2d_0", "ReLU_0", "MaxPool2d_0", "Dropout_0"};
+    for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "nn.Module: %s", layers[i]);
+        ck_assert_msg(calls(&a, name, NULL, "loss_and_backward;nn.Module: Net_0") == ITERS, "%s",
+                      name);
+    }
+    /* backward runs inside the label, outside any module */
+    ck_assert_uint_eq(calls(&a, "autograd::engine::evaluate_function: AddmmBackward0", NULL,
+                            "loss_and_backward"),
+                      ITERS);
+
+    /* --step with no name: one training iteration per optimizer step, each
+     * holding its zero_grad, forward, backward and step */
+    struct opp_agg_opts all = {0};
+    struct opp_steps st;
+    char what[300];
+    ck_assert_int_eq(opp_steps_default(m, &all, &st, what, sizeof what), 0);
+    ck_assert_str_eq(what, "training iterations (to each Optimizer.step#Adam.step)");
+    ck_assert_uint_eq(st.n, ITERS);
+    ck_assert_int_eq(st.ranges, 0);
+    for (size_t i = 0; i < st.n; i++) {
+        ck_assert_uint_gt(st.steps[i].end_ns, st.steps[i].begin_ns);
+        ck_assert_uint_le(st.steps[i].cpu_ns, st.steps[i].end_ns - st.steps[i].begin_ns);
+        if (i)
+            ck_assert_uint_eq(st.steps[i].begin_ns, st.steps[i - 1].end_ns);
+    }
+    opp_steps_free(&st);
+    opp_agg_free(&a);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Inference: each outermost module call is a step (the users' "how long
+ * is one inference"), an inner module never. */
+START_TEST(torch_inference_steps)
+{
+    if (!have_torch("torch_inference_steps"))
+        return;
+    char *trace = tu_path(dir, "t.trace");
+    char *code = "import torch\n"
+                 "net = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()\n"
+                 "x = torch.randn(2, 8)\n"
+                 "with torch.no_grad():\n"
+                 "    for _ in range(7):\n"
+                 "        net(x)\n";
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, "-c", code, NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg_opts all = {0};
+    struct opp_steps st;
+    char what[300];
+    ck_assert_int_eq(opp_steps_default(m, &all, &st, what, sizeof what), 0);
+    ck_assert_str_eq(what, "inferences (outermost nn.Module forwards: nn.Module: Sequential_0)");
+    ck_assert_uint_eq(st.n, 7);
+    ck_assert_int_eq(st.ranges, 1);
+    opp_steps_free(&st);
+    /* the same by name; the inner layers are not steps */
+    ck_assert_int_eq(opp_steps_find(m, &all, "nn.Module: Linear_0", &st), 0);
+    ck_assert_uint_eq(st.n, 7);
+    ck_assert_int_eq(st.ranges, 1);
+    opp_steps_free(&st);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
+Suite *suite_torch(void)
+{
+    Suite *s = suite_create("torch");
+    TCase *tc = tcase_create("torch");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, torch_ops_match_torch_profiler);
+    tcase_add_test(tc, torch_module_tree);
+    tcase_add_test(tc, torch_inference_steps);
+    suite_add_tcase(s, tc);
+    return s;
+}
