@@ -10,7 +10,8 @@
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
 #define OPP_TRACE_VERSION 5u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
-                                4: summary chunks; 5: the torch kind; 1 to 4
+                                4: summary chunks; 5: the torch and memory
+                                kinds; 1 to 4
                                 still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 16u
@@ -102,7 +103,11 @@ enum opp_op_kind {
                             (enum opp_torch_scope), inputs covered, then per input a tag
                             (OPP_TIN_*: what | dtype << 8 | rank << 16) and rank dims;
                             named by its name */
-    OPP_OP_KIND_MAX = 10
+    OPP_OP_MEMORY = 11,  /* a CPU allocation or free, an instant (begin == end) recorded
+                            inside whatever operator is open on the thread: op (1
+                            allocation, 2 free), address, bytes (the size asked for; 0
+                            on a free: its allocation's); named "[memory]" as torch does */
+    OPP_OP_KIND_MAX = 11
 };
 
 /* Each kind's columns by name, counted from its first own argument (past
@@ -133,6 +138,9 @@ enum opp_col_torch {
     OPP_COL_TORCH_NAME, OPP_COL_TORCH_SCOPE, OPP_COL_TORCH_COUNT,
     OPP_COL_TORCH_FIRST /* then per input: tag, rank dims */
 };
+
+enum opp_col_mem { OPP_COL_MEM_OP, OPP_COL_MEM_ADDRESS, OPP_COL_MEM_BYTES, OPP_COL_MEM_COLS };
+enum { OPP_MEM_ALLOC = 1, OPP_MEM_FREE = 2 };
 
 /* A TORCH operator's scope: torch's RecordScope values, and the nn.Module
  * ranges of opprof's module hooks. */

@@ -297,7 +297,7 @@ int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap)
 const char *opp_op_kind_name(uint32_t kind)
 {
     static const char *names[] = {"plain", "gemm", "gemv", "dot", "axpy", "scal",
-                                  "cuda_api", "tensors", "coll", "nvtx", "torch"};
+                                  "cuda_api", "tensors", "coll", "nvtx", "torch", "memory"};
     const char *n = NAMED(names, opp_kind_base(kind));
     return n ? n : "unknown";
 }

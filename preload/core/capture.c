@@ -22,6 +22,8 @@ int opp_capturing = 1;
 int opp_enter_gate;
 int opp_capture_api;
 uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
+int opp_step_torch;
+void (*opp_capture_changed)(int on);
 
 static int timer_open = 1, api_open = 1, sched_open = 1;
 int opp_summary_windows;
@@ -33,10 +35,13 @@ void opp_capture_update(void)
     int on = __atomic_load_n(&timer_open, __ATOMIC_RELAXED) &&
              __atomic_load_n(&api_open, __ATOMIC_RELAXED) &&
              __atomic_load_n(&sched_open, __ATOMIC_RELAXED);
-    __atomic_store_n(&opp_capturing, on, __ATOMIC_RELAXED);
+    int was = __atomic_exchange_n(&opp_capturing, on, __ATOMIC_RELAXED);
     __atomic_store_n(&opp_enter_gate,
                      !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows,
                      __ATOMIC_RELAXED);
+    void (*changed)(int) = __atomic_load_n(&opp_capture_changed, __ATOMIC_ACQUIRE);
+    if (changed && was != on)
+        changed(on);
 }
 
 void opp_window_sync(void)
@@ -282,10 +287,13 @@ static void schedule_init(void)
     }
     if (!m || !*m) {
         opp_agent_say("OPPROF_SCHEDULE ignored: ", "OPPROF_STEP does not say what a step is ",
-                      "(nvtx:NAME, call:NAME or time:500ms)");
+                      "(torch, torch:forward, nvtx:NAME, call:NAME or time:500ms)");
         return;
     }
-    if (!strncmp(m, "call:", 5)) {
+    if (!strcmp(m, "torch") || !strcmp(m, "torch:forward")) {
+        /* marked by preload/torch once torch is attached */
+        opp_step_torch = m[5] ? OPP_STEP_TORCH_FORWARD : OPP_STEP_TORCH_OPTIMIZER;
+    } else if (!strncmp(m, "call:", 5)) {
         opp_step_fn = fn_named(m + 5);
         if (opp_step_fn == UINT32_MAX) {
             opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof "
@@ -313,8 +321,8 @@ static void schedule_init(void)
         }
         S.period_ns = (uint64_t)(t * unit);
     } else {
-        opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP must be nvtx:NAME, call:NAME or "
-                      "time:500ms, not ", m, "");
+        opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, "
+                      "nvtx:NAME, call:NAME or time:500ms, not ", m, "");
         return;
     }
     S.on = 1;

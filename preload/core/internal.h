@@ -146,8 +146,15 @@ void opp_capture_forked(void);
 void opp_capture_cuda(uint32_t fn);
 /* Step markers (OPPROF_STEP): call:NAME makes opp_enter call opp_step_mark
  * when NAME is entered; nvtx:NAME makes the NVTX callbacks call it when a
- * range with that message starts (its string id). UINT32_MAX / 0: none. */
+ * range with that message starts (its string id). UINT32_MAX / 0: none.
+ * torch / torch:forward set opp_step_torch: preload/torch calls it at the
+ * end of each optimizer step / each outermost nn.Module forward. */
 extern uint32_t opp_step_fn, opp_step_msg;
+enum { OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
+extern int opp_step_torch;
+/* Called (when set) each time opp_capturing may have changed, with its
+ * value: preload/torch turns torch's callback off while nothing records. */
+extern void (*opp_capture_changed)(int on);
 /* A marker: the running step ends (recorded as ProfilerStep#N when it was
  * an active step) and the next begins. */
 void opp_step_mark(void);

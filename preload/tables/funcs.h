@@ -19,6 +19,7 @@
 #define OPP_TABLES_FUNCS_H
 
 #include "tables/blas.h"
+#include "tables/c10.h"
 #include "tables/nvtx.h"
 #include "tables/onednn.h"
 #include "tables/torch.h"
@@ -79,6 +80,7 @@
     Y(X, xnnpack, OPP_XNNPACK_FUNCS, 0, "libXNNPACK.so.0")                                         \
     Y(X, nvtx, OPP_NVTX_FUNCS, 0, "")                                                              \
     Y(X, torch, OPP_TORCH_FUNCS, 1, "")                                                            \
+    Y(X, c10, OPP_C10_FUNCS, 0, "libc10.so:libc10.so.1.13")                                       \
     Y(X, cublas, OPP_CUBLAS_FUNCS, 1, "libcublas.so.13:libcublas.so.12")                           \
     Y(X, nccl, OPP_NCCL_FUNCS, 1, "libnccl.so.2")                                                  \
     Y(X, cufft, OPP_CUFFT_FUNCS, 1, "libcufft.so.12:libcufft.so.11")                               \

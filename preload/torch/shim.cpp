@@ -21,7 +21,7 @@ extern "C" {
 namespace {
 
 const opp_torch_api *api;
-at::CallbackHandle handle;
+at::CallbackHandle all, labels; // every op with its inputs; labels alone
 
 unsigned dtype_of(c10::ScalarType t)
 {
@@ -102,7 +102,10 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
     }
     api = a;
     try {
-        handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(true));
+        all = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(true));
+        labels = at::addGlobalCallback(
+            at::RecordFunctionCallback(on_start, on_end).scopes({at::RecordScope::USER_SCOPE}));
+        at::disableCallback(labels);
     } catch (const std::exception &e) {
         snprintf(why, cap, "at::addGlobalCallback failed: %s", e.what());
         return -1;
@@ -110,16 +113,24 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
     return 0;
 }
 
-// Recording off (a schedule's wait, `opprof ctl stop`): the callback is
-// disabled, so torch does not even build the op's RecordFunction for us.
-extern "C" __attribute__((visibility("default"))) void opp_torch_shim_enable(int on)
+// Recording off (a closed capture window): the callbacks are disabled, so
+// torch does not even build an op's RecordFunction for us; labels alone
+// stay when they mark the steps that open the next window.
+extern "C" __attribute__((visibility("default"))) void opp_torch_shim_enable(int which)
 {
-    if (!handle)
+    if (!all)
         return;
-    if (on)
-        at::reenableCallback(handle);
-    else
-        at::disableCallback(handle);
+    try {
+        if (which == OPP_TORCH_ALL)
+            at::reenableCallback(all);
+        else
+            at::disableCallback(all);
+        if (which == OPP_TORCH_LABELS)
+            at::reenableCallback(labels);
+        else
+            at::disableCallback(labels);
+    } catch (...) {
+    }
 }
 
 extern "C" __attribute__((visibility("default"))) const char *opp_torch_shim_version(void)

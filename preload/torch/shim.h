@@ -31,14 +31,18 @@ struct opp_torch_api {
     void (*enter)(const void *key, const char *name, unsigned scope, const uint64_t *in, unsigned n,
                   unsigned ninputs);
     void (*leave)(const void *key);
-    /* Nonzero while the agent records: the shim asks for inputs only then. */
-    const int *recording;
 };
 
 /* The shim's exports (extern "C"). init: register the callback; 0, or -1
  * with why filled. version: TORCH_VERSION of the headers it was built with. */
 typedef int (*opp_torch_shim_init_t)(const struct opp_torch_api *api, char *why, size_t cap);
 typedef const char *(*opp_torch_shim_version_t)(void);
-typedef void (*opp_torch_shim_enable_t)(int on);
+/* enable: which callbacks run (the agent's capture window). */
+enum opp_torch_enable {
+    OPP_TORCH_NONE = 0,   /* none: torch runs as without us */
+    OPP_TORCH_ALL = 1,    /* every op, with its inputs */
+    OPP_TORCH_LABELS = 2  /* record_function labels alone, no inputs (step markers) */
+};
+typedef void (*opp_torch_shim_enable_t)(int which);
 
 #endif

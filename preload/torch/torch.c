@@ -30,6 +30,7 @@ struct open_op {
     struct opp_frame f;
     uint8_t recorded; /* f is open in the thread's ring */
     uint8_t nargs;
+    uint8_t step; /* OPPROF_STEP=torch: its end marks a step (STEP_*) */
     uint64_t a[NARGS];
 };
 
@@ -38,15 +39,34 @@ static __thread struct {
     struct open_op s[STACK_MAX];
 } T __attribute__((tls_model("initial-exec")));
 
-static int recording = 1; /* what the shim reads: ask torch for inputs */
+enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
+#define OPTIMIZER_STEP "Optimizer.step#"
+
 static opp_torch_shim_enable_t shim_enable;
 static int attached;
 static char self_dir[PATH_MAX];
 
 /* Fill an op's columns and open it on this thread (its begin taken last,
  * so the encoding is not the op's time). */
+/* Whether the end of an op marks a step: OPPROF_STEP=torch, an optimizer
+ * step; torch:forward, an nn.Module forward inside no other. */
+static uint8_t step_kind(const void *key, const char *name)
+{
+    if (key)
+        return opp_step_torch == OPP_STEP_TORCH_OPTIMIZER && name &&
+                       !strncmp(name, OPTIMIZER_STEP, sizeof OPTIMIZER_STEP - 1)
+                   ? STEP_OPTIMIZER
+                   : STEP_NONE;
+    if (opp_step_torch != OPP_STEP_TORCH_FORWARD)
+        return STEP_NONE;
+    for (uint32_t i = 0; i < T.depth && i < STACK_MAX; i++)
+        if (!T.s[i].key)
+            return STEP_NONE; /* a module inside another */
+    return STEP_FORWARD;
+}
+
 static void push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
-                 unsigned ninputs)
+                 unsigned ninputs, uint8_t step)
 {
     if (T.depth >= STACK_MAX) {
         T.depth++; /* popped by its leave; counted with the thread's dropped records */
@@ -59,6 +79,7 @@ static void push(const void *key, uint32_t name, unsigned scope, const uint64_t 
     }
     struct open_op *o = &T.s[T.depth++];
     o->key = key;
+    o->step = step;
     if (n > OPP_TORCH_IN_MAX)
         n = OPP_TORCH_IN_MAX;
     o->a[OPP_COL_TORCH_NAME] = name;
@@ -79,9 +100,12 @@ static void pop_at(uint32_t i)
             opp_extcorr_pop();
         opp_leave(&o->f, o->a, o->nargs);
     }
+    uint8_t step = o->step;
     T.depth--;
     if (i < T.depth) /* ended out of order: the ones above move down */
         memmove(&T.s[i], &T.s[i + 1], (T.depth - i) * sizeof *o);
+    if (step != STEP_NONE)
+        opp_step_mark();
 }
 
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
@@ -90,7 +114,7 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
     if (opp_tls.state == OPP_T_OFF) /* our own threads, or inside our code */
         return;
     uint32_t id = name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
-    push(key, id, scope, in, n, ninputs);
+    push(key, id, scope, in, n, ninputs, opp_step_torch ? step_kind(key, name) : STEP_NONE);
 }
 
 static void op_leave(const void *key)
@@ -109,7 +133,17 @@ static void op_leave(const void *key)
     /* began on another thread or before we attached: nothing open here */
 }
 
-static const struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, &recording};
+static const struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave};
+
+/* Nothing records (a closed capture window): torch's callback goes off, so
+ * ops cost what they cost without us; with OPPROF_STEP=torch a callback for
+ * labels alone stays, to see the optimizer steps that open the next
+ * window. */
+static void capture_changed(int on)
+{
+    if (shim_enable)
+        shim_enable(on ? OPP_TORCH_ALL : opp_step_torch ? OPP_TORCH_LABELS : OPP_TORCH_NONE);
+}
 
 /* ---- what Python calls (ctypes; python/sitecustomize.py) ---- */
 
@@ -136,6 +170,8 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
     attached = 1;
+    __atomic_store_n(&opp_capture_changed, capture_changed, __ATOMIC_RELEASE);
+    capture_changed(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED));
     return 0;
 }
 
@@ -149,7 +185,8 @@ OPP_EXPORT uint32_t opprof_torch_name(const char *name)
 OPP_EXPORT void opprof_torch_module_enter(uint32_t name)
 {
     if (opp_tls.state != OPP_T_OFF)
-        push(NULL, name, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0);
+        push(NULL, name, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0,
+             opp_step_torch ? step_kind(NULL, NULL) : STEP_NONE);
 }
 
 OPP_EXPORT void opprof_torch_module_leave(void)

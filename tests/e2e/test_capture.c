@@ -237,7 +237,7 @@ START_TEST(schedule_call_steps)
         {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=call:no_such_fn",
          "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof intercepts: no_such_fn"},
         {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=epoch",
-         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be nvtx:NAME, call:NAME or time:500ms, not epoch"},
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, nvtx:NAME, call:NAME or time:500ms, not epoch"},
         {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=time:5",
          "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, not 5"},
     };

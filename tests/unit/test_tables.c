@@ -45,6 +45,8 @@ struct wrapper {
 #define OPP_WRAP_RET_FILL(ret, name, params, args, fill) {1, 1, -1, STR(fill)}
 #define NVTX_CB(name) {0, 0, 0, ""}
 #define TORCH_CB(name) {0, 0, 0, ""}
+#define C10_ALLOC(name, ...) {0, 0, 0, ""} /* written by hand (torch/memory.c) */
+#define C10_FREE(name, ...) {0, 0, 0, ""}
 
 #include "tables/funcs.h"
 

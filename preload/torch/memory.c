@@ -1,0 +1,43 @@
+/* PyTorch's CPU allocations (tables/c10.h): c10::alloc_cpu and
+ * c10::free_cpu, which every CPU tensor's storage goes through, defined
+ * here so that libc10's calls (through its PLT) reach us first. Each
+ * becomes an instant of kind MEMORY at the thread's depth, so the report
+ * puts it inside the operator that was open, like torch's profile_memory.
+ * A free records its address only: the report finds its size from the
+ * allocation (no table of live blocks here). Nothing is recorded outside a
+ * capture window or on our own threads. */
+#include "core/internal.h"
+
+static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
+{
+    if (opp_tls.state == OPP_T_OFF || !opp_capture_open())
+        return;
+    uint64_t t = opp_now();
+    const uint64_t a[OPP_COL_MEM_COLS] = {[OPP_COL_MEM_OP] = op,
+                                          [OPP_COL_MEM_ADDRESS] = (uintptr_t)p,
+                                          [OPP_COL_MEM_BYTES] = bytes};
+    opp_record_at(fn, t, t, a, OPP_COL_MEM_COLS);
+}
+
+/* c10::alloc_cpu(size_t) */
+OPP_EXPORT void *_ZN3c109alloc_cpuEm(size_t n)
+{
+    void *(*real)(size_t) = (void *(*)(size_t))opp_real(OPP_FN__ZN3c109alloc_cpuEm);
+    if (OPP_UNLIKELY(!real))
+        return NULL;
+    void *p = real(n);
+    if (p)
+        record(OPP_FN__ZN3c109alloc_cpuEm, OPP_MEM_ALLOC, p, n);
+    return p;
+}
+
+/* c10::free_cpu(void *) */
+OPP_EXPORT void _ZN3c108free_cpuEPv(void *p)
+{
+    void (*real)(void *) = (void (*)(void *))opp_real(OPP_FN__ZN3c108free_cpuEPv);
+    if (OPP_UNLIKELY(!real))
+        return;
+    if (p)
+        record(OPP_FN__ZN3c108free_cpuEPv, OPP_MEM_FREE, p, 0);
+    real(p);
+}
