@@ -125,13 +125,15 @@ $(BUILD)/asan/opprof-collector: $(call objs,$(BUILD)/asan/obj,$(COLLECTOR_MAIN))
 
 # ---- PyTorch (preload/torch) ----
 # Beside libopprof.so: the Python folder that a profiled interpreter gets
-# on its path, with the shim's sources, which are compiled against the
+# on its path, with the shim's sources (preload/torch/shim/: not part of
+# libopprof.so), which are compiled against the
 # headers of the torch a program imports, on first use, into
 # $(BUILD)/python/cache. `make torch-shim` does that now for the system's
 # torch (the tests and the demo use it).
 PYTHON  ?= /usr/bin/python3
 TORCH_FILES := $(patsubst preload/torch/python/%,$(BUILD)/python/%,$(wildcard preload/torch/python/*.py)) \
-               $(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/torch/shim.h $(BUILD)/python/shim/format.h
+               $(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c \
+               $(BUILD)/python/shim/torch/shim/shim.h $(BUILD)/python/shim/format.h
 torch-files: $(TORCH_FILES)
 $(BUILD)/python/%.py: preload/torch/python/%.py
 	@mkdir -p $(@D)
@@ -139,7 +141,7 @@ $(BUILD)/python/%.py: preload/torch/python/%.py
 $(BUILD)/python/shim/%: preload/%
 	@mkdir -p $(@D)
 	$(call quiet,CP,$@)cp $< $@
-$(BUILD)/python/shim/shim.cpp: preload/torch/shim.cpp
+$(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c: $(BUILD)/python/shim/%: preload/torch/shim/%
 	@mkdir -p $(@D)
 	$(call quiet,CP,$@)cp $< $@
 $(BUILD)/python/shim/format.h: common/format.h

@@ -108,7 +108,11 @@ enum {
     OPP_GF_V_COUNT
 };
 
-/* STACK: f[0] id (from 1), f[1..] return addresses, innermost first. */
+/* STACK: f[0] id (from 1), f[1..] return addresses, innermost first; then
+ * (torch programs) the Python frames above them, innermost first, each a
+ * word OPP_STACK_PY | the string id of "file(line): function". */
+#define OPP_STACK_PY (0xffull << 56)
+#define OPP_STACK_PY_MASK (0xffull << 56)
 enum { OPP_GF_ST_ID = 0, OPP_GF_ST_PC0 };
 /* MODULE: pc - bias is the address in the ELF file's symbol table. */
 enum { OPP_GF_MD_BIAS = 0, OPP_GF_MD_START, OPP_GF_MD_END, OPP_GF_MD_PATH, OPP_GF_MD_COUNT };

@@ -32,6 +32,8 @@ void *_Atomic opp_real_fn[OPP_FN_COUNT];
 /* The hooks features fill (internal.h): off until one does. */
 int opp_stacks_n;
 uint32_t (*opp_stack_capture)(void);
+int (*opp_stack_extra)(uint64_t *out, int max);
+uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
 int opp_extcorr_on;
 uint64_t (*opp_extcorr_push)(void);
 void (*opp_extcorr_pop)(void);

@@ -81,6 +81,8 @@ struct opp_ring_hdr *opp_thread_attach(void);
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
 void *opp_resolve(uint32_t fn);
 int opp_is_self(const void *p); /* p lies in libopprof.so itself */
+/* The loaded object's mapping that holds p: 0, or -1 when none does. */
+int opp_object_range(const void *p, uintptr_t *lo, uintptr_t *hi);
 /* Learn our own mapping (before anything is resolved). */
 void opp_resolve_init(void);
 
@@ -103,6 +105,12 @@ static inline void *opp_real(uint32_t fn)
  * and the capture, which returns the stack's id (0: none). */
 extern int opp_stacks_n;
 extern uint32_t (*opp_stack_capture)(void);
+/* Frames a feature adds above the native ones (preload/torch: the Python
+ * frames, OPP_STACK_PY words), at most max into out; how many. And the
+ * mapping of a feature's own code (the torch shim), whose frames are
+ * skipped like ours. */
+extern int (*opp_stack_extra)(uint64_t *out, int max);
+extern uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
 
 /* CUPTI external correlation (preload/cuda): while on, a GPU library call
  * pushes an id around its real call, so CUPTI maps the runtime and driver

@@ -27,27 +27,39 @@ const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
 
 static uintptr_t self_lo, self_hi; /* our own mapping, never a "real" target */
 
-static int self_range(struct dl_phdr_info *info, size_t size, void *data)
+struct range {
+    uintptr_t at, lo, hi;
+};
+
+static int object_range(struct dl_phdr_info *info, size_t size, void *data)
 {
-    uintptr_t me = (uintptr_t)data;
+    struct range *r = data;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (me >= lo && me < hi) {
-            self_lo = info->dlpi_addr;
+        if (r->at >= lo && r->at < hi) {
+            r->lo = info->dlpi_addr;
             for (int k = 0; k < info->dlpi_phnum; k++)
                 if (info->dlpi_phdr[k].p_type == PT_LOAD) {
                     uintptr_t e = info->dlpi_addr + info->dlpi_phdr[k].p_vaddr +
                                   info->dlpi_phdr[k].p_memsz;
-                    if (e > self_hi)
-                        self_hi = e;
+                    if (e > r->hi)
+                        r->hi = e;
                 }
             return 1;
         }
     }
     return 0;
+}
+
+int opp_object_range(const void *p, uintptr_t *lo, uintptr_t *hi)
+{
+    struct range r = {(uintptr_t)p, 0, 0};
+    dl_iterate_phdr(object_range, &r);
+    *lo = r.lo, *hi = r.hi;
+    return r.hi > r.lo ? 0 : -1;
 }
 
 static int is_self(void *p) { return (uintptr_t)p >= self_lo && (uintptr_t)p < self_hi; }
@@ -56,7 +68,7 @@ static int is_self(void *p) { return (uintptr_t)p >= self_lo && (uintptr_t)p < s
  * constructor ran (other libraries' constructors) or with OPPROF_DISABLE:
  * else a lookup could take one of our own wrappers for the real function. */
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-static void self_init(void) { dl_iterate_phdr(self_range, (void *)opp_thread_attach); }
+static void self_init(void) { opp_object_range((void *)opp_thread_attach, &self_lo, &self_hi); }
 
 void opp_resolve_init(void) { pthread_once(&self_once, self_init); }
 

@@ -102,16 +102,27 @@ static void send_stack(uint32_t id, void *ctx)
 
 static uint32_t capture(void)
 {
-    void *pc[STACKS_MAX + SKIP_MAX];
+    void *pc[OPP_GPU_FIELDS_MAX - 1 + SKIP_MAX];
     int n = bt(pc, opp_stacks_n + SKIP_MAX);
     int s = 0;
-    while (s < n && opp_is_self(pc[s]))
+    while (s < n && (opp_is_self(pc[s]) || ((uintptr_t)pc[s] >= opp_stack_skip_lo &&
+                                           (uintptr_t)pc[s] < opp_stack_skip_hi)))
         s++;
     n -= s;
-    if (n <= 0)
-        return 0;
+    if (n < 0)
+        n = 0;
     if (n > opp_stacks_n)
         n = opp_stacks_n;
+    int (*extra)(uint64_t *, int) = __atomic_load_n(&opp_stack_extra, __ATOMIC_ACQUIRE);
+    if (extra) { /* the Python frames above */
+        uint64_t w[OPP_GPU_FIELDS_MAX];
+        int k = extra(w, (int)OPP_GPU_FIELDS_MAX - 1 - n);
+        for (int i = 0; i < k; i++)
+            pc[s + n + i] = (void *)(uintptr_t)w[i];
+        n += k;
+    }
+    if (n <= 0)
+        return 0;
     uint64_t h = opp_fnv1a(pc + s, (size_t)n * sizeof *pc);
     uint32_t id = opp_intern_find(&tab, h);
     if (OPP_LIKELY(id))

@@ -13,6 +13,7 @@
  * capture window) disables the callback, so torch skips it. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 
 #include "core/internal.h"
 #include "gpu.h" /* OPP_NAME_STR_MAX */
-#include "torch/shim.h"
+#include "torch/shim/shim.h"
 
 #define NARGS OPP_MAX_ARGS
 #define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
@@ -34,15 +35,47 @@ struct open_op {
     uint64_t a[NARGS];
 };
 
-static __thread struct {
+#define PYCACHE 256u /* Python frames named per thread, direct-mapped */
+
+/* Per thread that runs torch ops, allocated at its first (a program
+ * without torch pays 8 bytes of TLS): the open ops, and the string ids of
+ * the Python frames seen (OPPROF_STACKS). */
+struct tstate {
     uint32_t depth;
     struct open_op s[STACK_MAX];
-} T __attribute__((tls_model("initial-exec")));
+    struct {
+        const void *code;
+        int line;
+        uint32_t id;
+    } py[PYCACHE];
+};
+static __thread struct tstate *T __attribute__((tls_model("initial-exec")));
+static pthread_key_t tkey;
+
+/* At the thread's exit (a later op of its own makes a new one). */
+static void tstate_free(void *p)
+{
+    T = NULL;
+    free(p);
+}
+
+static struct tstate *mine(void)
+{
+    if (OPP_LIKELY(T != NULL))
+        return T;
+    struct tstate *t = calloc(1, sizeof *t);
+    if (t && pthread_setspecific(tkey, t)) {
+        free(t);
+        t = NULL;
+    }
+    return T = t;
+}
 
 enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
 #define OPTIMIZER_STEP "Optimizer.step#"
 
 static opp_torch_shim_enable_t shim_enable;
+static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
 static int attached;
 static char self_dir[PATH_MAX];
 
@@ -59,8 +92,8 @@ static uint8_t step_kind(const void *key, const char *name)
                    : STEP_NONE;
     if (opp_step_torch != OPP_STEP_TORCH_FORWARD)
         return STEP_NONE;
-    for (uint32_t i = 0; i < T.depth && i < STACK_MAX; i++)
-        if (!T.s[i].key)
+    for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
+        if (!T->s[i].key)
             return STEP_NONE; /* a module inside another */
     return STEP_FORWARD;
 }
@@ -68,8 +101,8 @@ static uint8_t step_kind(const void *key, const char *name)
 static void push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
                  unsigned ninputs, uint8_t step)
 {
-    if (T.depth >= STACK_MAX) {
-        T.depth++; /* popped by its leave; counted with the thread's dropped records */
+    if (T->depth >= STACK_MAX) {
+        T->depth++; /* popped by its leave; counted with the thread's dropped records */
         struct opp_ring_hdr *r = opp_tls.ring;
         if (r)
             atomic_store_explicit(&r->dropped,
@@ -77,7 +110,7 @@ static void push(const void *key, uint32_t name, unsigned scope, const uint64_t 
                                   memory_order_relaxed);
         return;
     }
-    struct open_op *o = &T.s[T.depth++];
+    struct open_op *o = &T->s[T->depth++];
     o->key = key;
     o->step = step;
     if (n > OPP_TORCH_IN_MAX)
@@ -94,16 +127,16 @@ static void push(const void *key, uint32_t name, unsigned scope, const uint64_t 
 
 static void pop_at(uint32_t i)
 {
-    struct open_op *o = &T.s[i];
+    struct open_op *o = &T->s[i];
     if (o->recorded) {
         if (o->a[o->nargs - 1])
             opp_extcorr_pop();
         opp_leave(&o->f, o->a, o->nargs);
     }
     uint8_t step = o->step;
-    T.depth--;
-    if (i < T.depth) /* ended out of order: the ones above move down */
-        memmove(&T.s[i], &T.s[i + 1], (T.depth - i) * sizeof *o);
+    T->depth--;
+    if (i < T->depth) /* ended out of order: the ones above move down */
+        memmove(&T->s[i], &T->s[i + 1], (T->depth - i) * sizeof *o);
     if (step != STEP_NONE)
         opp_step_mark();
 }
@@ -111,7 +144,7 @@ static void pop_at(uint32_t i)
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
                      unsigned n, unsigned ninputs)
 {
-    if (opp_tls.state == OPP_T_OFF) /* our own threads, or inside our code */
+    if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
         return;
     uint32_t id = name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
     push(key, id, scope, in, n, ninputs, opp_step_torch ? step_kind(key, name) : STEP_NONE);
@@ -119,14 +152,14 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
 
 static void op_leave(const void *key)
 {
-    if (opp_tls.state == OPP_T_OFF)
+    if (opp_tls.state == OPP_T_OFF || !T)
         return;
-    if (T.depth > STACK_MAX) { /* one of the uncounted deep ones */
-        T.depth--;
+    if (T->depth > STACK_MAX) { /* one of the uncounted deep ones */
+        T->depth--;
         return;
     }
-    for (uint32_t i = T.depth; i-- > 0;)
-        if (T.s[i].key == key) {
+    for (uint32_t i = T->depth; i-- > 0;)
+        if (T->s[i].key == key) {
             pop_at(i);
             return;
         }
@@ -145,6 +178,41 @@ static void capture_changed(int on)
         shim_enable(on ? OPP_TORCH_ALL : opp_step_torch ? OPP_TORCH_LABELS : OPP_TORCH_NONE);
 }
 
+/* ---- Python frames in code stacks (OPPROF_STACKS) ---- */
+
+/* The calling thread's Python frames as OPP_STACK_PY words, innermost
+ * first: each named "file(line): function" (torch's with_stack format)
+ * once per thread and place, through a small cache. */
+static int python_frames(uint64_t *out, int max)
+{
+    struct tstate *t = mine();
+    if (!t || max <= 0)
+        return 0;
+    struct opp_pyframe f[OPP_GPU_FIELDS_MAX];
+    int n = pyframes(f, max < (int)OPP_GPU_FIELDS_MAX ? max : (int)OPP_GPU_FIELDS_MAX);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].line * 2654435761u) %
+                     PYCACHE;
+        if (t->py[h].code != f[i].code || t->py[h].line != f[i].line || !t->py[h].id) {
+            char buf[OPP_NAME_MAX * 2];
+            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file, f[i].line, f[i].func);
+            const char *py = strrchr(f[i].file, '/');
+            uint32_t id = py && !strcmp(py, "/_opprof_torch.py") /* our module hooks: not shown */
+                              ? UINT32_MAX
+                              : opp_str_id(buf, len < (int)sizeof buf ? (size_t)len : sizeof buf - 1);
+            if (!id)
+                continue;
+            t->py[h].code = f[i].code;
+            t->py[h].line = f[i].line;
+            t->py[h].id = id;
+        }
+        if (t->py[h].id != UINT32_MAX)
+            out[k++] = OPP_STACK_PY | t->py[h].id;
+    }
+    return k;
+}
+
 /* ---- what Python calls (ctypes; python/sitecustomize.py) ---- */
 
 /* Load the shim at path and register its callback: 0, or -1 after one
@@ -153,6 +221,12 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
 {
     if (attached)
         return 0;
+    static int have_key;
+    if (!have_key && pthread_key_create(&tkey, tstate_free)) {
+        opp_agent_say("torch operators not recorded: ", "no thread key left", "; library calls only");
+        return -1;
+    }
+    have_key = 1;
     char why[300] = "";
     void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     opp_torch_shim_init_t init = h ? (opp_torch_shim_init_t)dlsym(h, "opp_torch_shim_init") : NULL;
@@ -169,6 +243,18 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
         return -1;
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
+    if (opp_stacks_n) {
+        opp_torch_shim_pyframes_t pf = (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        struct opp_pyframe probe[1];
+        if (pf && pf(probe, 1) >= 0) {
+            pyframes = pf;
+            opp_object_range((const void *)pf, &opp_stack_skip_lo, &opp_stack_skip_hi);
+            __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
+        } else {
+            opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "
+                          "Python's headers: install python3-dev)", NULL, NULL);
+        }
+    }
     attached = 1;
     __atomic_store_n(&opp_capture_changed, capture_changed, __ATOMIC_RELEASE);
     capture_changed(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED));
@@ -184,25 +270,25 @@ OPP_EXPORT uint32_t opprof_torch_name(const char *name)
 /* An nn.Module's forward begins / ends on this thread. */
 OPP_EXPORT void opprof_torch_module_enter(uint32_t name)
 {
-    if (opp_tls.state != OPP_T_OFF)
+    if (opp_tls.state != OPP_T_OFF && mine())
         push(NULL, name, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0,
              opp_step_torch ? step_kind(NULL, NULL) : STEP_NONE);
 }
 
 OPP_EXPORT void opprof_torch_module_leave(void)
 {
-    if (opp_tls.state == OPP_T_OFF)
+    if (opp_tls.state == OPP_T_OFF || !T)
         return;
-    if (T.depth > STACK_MAX) {
-        T.depth--;
+    if (T->depth > STACK_MAX) {
+        T->depth--;
         return;
     }
     /* the innermost open module: ops a forward left open (an exception
      * skips torch's end callbacks too) are closed with it */
-    for (uint32_t i = T.depth; i-- > 0;)
-        if (!T.s[i].key) {
-            while (T.depth > i + 1)
-                pop_at(T.depth - 1);
+    for (uint32_t i = T->depth; i-- > 0;)
+        if (!T->s[i].key) {
+            while (T->depth > i + 1)
+                pop_at(T->depth - 1);
             pop_at(i);
             return;
         }
@@ -254,8 +340,8 @@ static void torch_start(const char *self_path)
  * the parent's ring; their ends are not this process's to record. */
 static void torch_forked(void)
 {
-    for (uint32_t i = 0; i < T.depth && i < STACK_MAX; i++)
-        T.s[i].recorded = 0;
+    for (uint32_t i = 0; T && i < T->depth && i < STACK_MAX; i++)
+        T->s[i].recorded = 0;
 }
 
 const struct opp_feature opp_feature_torch = {"torch", torch_start, torch_forked, NULL};

@@ -287,7 +287,17 @@ int opp_loader_on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         uint32_t path = g->type == OPP_GPU_MODULE
                             ? opp_loader_gpu_str(m, pi, (uint32_t)g->f[OPP_GF_MD_PATH])
                             : UINT32_MAX;
-        return opp_code_add(&m->code, pi, g, path == UINT32_MAX ? "" : opp_model_str(m, path))
+        /* Python frames: their names (a frame whose string is unknown: "?") */
+        const char *py[OPP_GPU_FIELDS_MAX] = {0};
+        int any = 0;
+        for (uint32_t i = OPP_GF_ST_PC0; g->type == OPP_GPU_STACK && i < g->nfields; i++)
+            if ((g->f[i] & OPP_STACK_PY_MASK) == OPP_STACK_PY) {
+                uint32_t sid = opp_loader_gpu_str(m, pi, (uint32_t)g->f[i]);
+                py[i] = sid == UINT32_MAX ? "?" : opp_model_str(m, sid);
+                any = 1;
+            }
+        return opp_code_add(&m->code, pi, g, path == UINT32_MAX ? "" : opp_model_str(m, path),
+                            any ? py : NULL)
                    ? opp_loader_fail(ld, ENOMEM)
                    : 0;
     }

@@ -51,7 +51,8 @@ struct opp_code {
     struct elf *elves;
 };
 
-int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g, const char *path)
+int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g, const char *path,
+                 const char *const *py)
 {
     if (!*cp && !(*cp = calloc(1, sizeof **cp)))
         return -1;
@@ -83,10 +84,14 @@ int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g,
         return -1;
     s->key = key;
     s->n = (int)(g->nfields - 1 < PCS_MAX ? g->nfields - 1 : PCS_MAX);
-    for (int i = 0; i < s->n; i++)
+    int oom = 0;
+    for (int i = 0; i < s->n; i++) {
         s->pc[i] = g->f[OPP_GF_ST_PC0 + i];
+        if (py && py[OPP_GF_ST_PC0 + i] && !(s->name[i] = strdup(py[OPP_GF_ST_PC0 + i])))
+            oom = 1;
+    }
     HASH_ADD(hh, c->stacks, key, sizeof key, s);
-    return 0;
+    return oom ? -1 : 0;
 }
 
 static int cmp_sym(const void *a, const void *b)

@@ -11,12 +11,16 @@
 struct opp_code;
 
 /* Keep a STACK or MODULE record of process index pi (path: the module's
- * file, "" when unknown). 0, or -1 when memory runs out. */
-int opp_code_add(struct opp_code **c, uint32_t pi, const struct opp_gpu_rec *g, const char *path);
+ * file, "" when unknown; py: for a STACK, the name of each field that is a
+ * Python frame (OPP_STACK_PY), NULL for the others, or py NULL when none
+ * is). 0, or -1 when memory runs out. */
+int opp_code_add(struct opp_code **c, uint32_t pi, const struct opp_gpu_rec *g, const char *path,
+                 const char *const *py);
 void opp_code_free(struct opp_code *c);
 /* The frames of stack id of process pi, innermost first: up to max names
- * (function names, "file+0xoffset" or "0xaddress" when unknown), owned by
- * c. Returns how many; 0 for an unknown stack. */
+ * (function names, "file+0xoffset" or "0xaddress" when unknown, then a
+ * torch program's Python frames, "file(line): function"), owned by c.
+ * Returns how many; 0 for an unknown stack. */
 int opp_code_frames(struct opp_code *c, uint32_t pi, uint32_t id, const char **names, int max);
 
 #endif

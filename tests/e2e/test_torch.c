@@ -12,6 +12,7 @@
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
 #include "analysis/step_times.h"
+#include "analysis/symbolize.h"
 #include "testutil.h"
 
 #define PY "/usr/bin/python3"
@@ -274,6 +275,76 @@ START_TEST(torch_inference_steps)
 }
 END_TEST
 
+/* The line of the script that holds text, from 1. */
+static int line_of(const char *path, const char *text)
+{
+    char *src = tu_slurp(path);
+    ck_assert_ptr_nonnull(src);
+    const char *at = strstr(src, text);
+    ck_assert_ptr_nonnull(at);
+    int line = 1;
+    for (const char *p = src; p < at; p++)
+        line += *p == '\n';
+    free(src);
+    return line;
+}
+
+/* OPPROF_STACKS: a torch op's code stack holds the Python frames that
+ * called it (torch's with_stack names), outside its native ones. */
+START_TEST(torch_python_stacks)
+{
+    if (!have_torch("torch_python_stacks"))
+        return;
+    char *trace = tu_path(dir, "t.trace");
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, (char *)script("torch_train.py"), "1",
+                                              NULL},
+                                    (char *[]){"OPPROF_STACKS=4", NULL}, NULL, NULL)),
+                     0);
+    char fwd[4200], top[4200];
+    snprintf(fwd, sizeof fwd, "%s(%d): Net.forward", script("torch_train.py"),
+             line_of(script("torch_train.py"), "return self.fc("));
+    snprintf(top, sizeof top, "%s(%d): <module>", script("torch_train.py"),
+             line_of(script("torch_train.py"), "loss = torch.nn.functional.cross_entropy"));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    int addmm = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t k = 0; k < t->nevents; k++) {
+            const struct opp_event *e = &t->events[k];
+            if (strcmp(opp_model_str(m, e->name), "aten::addmm"))
+                continue;
+            addmm++;
+            ck_assert_uint_ne(e->stack, 0);
+            const char *fr[32];
+            int n = opp_code_frames(m->code, t->proc, e->stack, fr, 32);
+            ck_assert_int_gt(n, 6);
+            /* innermost first: native frames (at most 4), then Python's;
+             * the outermost is the script's own line */
+            int f_fwd = -1, f_top = -1, first_py = -1;
+            for (int i = 0; i < n; i++) {
+                if (!strcmp(fr[i], fwd))
+                    f_fwd = i;
+                if (!strcmp(fr[i], top))
+                    f_top = i;
+                if (first_py < 0 && strstr(fr[i], ".py("))
+                    first_py = i;
+            }
+            ck_assert_msg(f_fwd >= 0 && f_top == n - 1 && f_fwd < f_top, "frames of aten::addmm: %s ... %s",
+                          fr[0], fr[n - 1]);
+            ck_assert_int_le(first_py, 4);
+            for (int i = 0; i < n; i++)
+                ck_assert_msg(!strstr(fr[i], "_opprof_torch") && !strstr(fr[i], "on_start"),
+                              "opprof's own frame in the stack: %s", fr[i]);
+        }
+    }
+    ck_assert_int_eq(addmm, 1);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -283,6 +354,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_ops_match_torch_profiler);
     tcase_add_test(tc, torch_module_tree);
     tcase_add_test(tc, torch_inference_steps);
+    tcase_add_test(tc, torch_python_stacks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,7 +13,7 @@ import sys
 import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHIM_SRC = os.path.join(HERE, "shim")  # shim.cpp, torch/shim.h, format.h
+SHIM_SRC = os.path.join(HERE, "shim")  # shim.cpp, pyframes.c, torch/shim/shim.h, format.h
 MODULE_PREFIX = "nn.Module: "
 
 
@@ -58,32 +58,55 @@ def shim_key(torch):
     lib = os.path.join(libdir, "libtorch_cpu.so")
     st = os.stat(lib) if os.path.exists(lib) else None
     h.update(repr((torch.__version__, bool(torch._C._GLIBCXX_USE_CXX11_ABI), root,
-                   st and (st.st_size, int(st.st_mtime)))).encode())
-    for name in ("shim.cpp", "torch/shim.h", "format.h"):
+                   st and (st.st_size, int(st.st_mtime)), sys.version, _python_include())).encode())
+    for name in ("shim.cpp", "pyframes.c", "torch/shim/shim.h", "format.h"):
         with open(os.path.join(SHIM_SRC, name), "rb") as f:
             h.update(f.read())
     return "torch-%s-%s" % (torch.__version__.replace("+", "_").replace("/", "_"), h.hexdigest()[:12])
 
 
-def build_shim(torch, out):
-    """Compile the shim against this torch's headers into out; None or why not."""
-    root, incs, libdir = _torch_paths(torch)
-    if not os.path.exists(os.path.join(incs[0], "ATen", "record_function.h")):
-        return ("no C++ headers in %s (Debian: install libtorch-dev)" % incs[0])
-    cxx = os.environ.get("CXX") or "c++"
-    tmp = "%s.%d.tmp" % (out, os.getpid())
-    cmd = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w", "-DNDEBUG",
-           "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
-           "-I" + SHIM_SRC] + ["-I" + i for i in incs] + [
-           os.path.join(SHIM_SRC, "shim.cpp"), "-L" + libdir, "-Wl,-rpath," + libdir,
-           "-ltorch_cpu", "-lc10", "-Wl,--no-undefined", "-o", tmp]
+def _python_include():
+    """This interpreter's headers (internal ones for the frame reader), or None."""
+    import sysconfig
+    inc = sysconfig.get_paths().get("include")
+    return inc if inc and os.path.exists(os.path.join(inc, "internal")) else None
+
+
+def _run(cmd):
+    """None, or the first error line of a compiler run."""
     try:
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
     except (OSError, subprocess.SubprocessError) as e:
-        return "cannot run %s: %s" % (cxx, e)
+        return "cannot run %s: %s" % (cmd[0], e)
     if r.returncode:
         lines = [l for l in r.stderr.decode(errors="replace").splitlines() if "error" in l]
-        return "the shim did not build: %s" % (lines[0] if lines else "%s failed" % cxx)
+        return "the shim did not build: %s" % (lines[0] if lines else "%s failed" % cmd[0])
+    return None
+
+
+def build_shim(torch, out):
+    """Compile the shim against this torch's headers (and this Python's, for
+    the frame reader) into out; None or why not."""
+    root, incs, libdir = _torch_paths(torch)
+    if not os.path.exists(os.path.join(incs[0], "ATen", "record_function.h")):
+        return ("no C++ headers in %s (Debian: install libtorch-dev)" % incs[0])
+    cc, cxx = os.environ.get("CC") or "cc", os.environ.get("CXX") or "c++"
+    tmp = "%s.%d.tmp" % (out, os.getpid())
+    pyinc = _python_include()
+    why = _run([cc, "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-DNDEBUG",
+                "-I" + SHIM_SRC] + (["-I" + pyinc] if pyinc else ["-DOPP_NO_PYTHON"]) + [
+                "-c", os.path.join(SHIM_SRC, "pyframes.c"), "-o", tmp + ".o"])
+    if not why:
+        # Python's symbols come from the interpreter: no --no-undefined
+        why = _run([cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w",
+                    "-DNDEBUG", "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
+                    "-I" + SHIM_SRC] + ["-I" + i for i in incs] + [
+                    os.path.join(SHIM_SRC, "shim.cpp"), tmp + ".o", "-L" + libdir,
+                    "-Wl,-rpath," + libdir, "-ltorch_cpu", "-lc10", "-o", tmp])
+    if os.path.exists(tmp + ".o"):
+        os.unlink(tmp + ".o")
+    if why:
+        return why
     os.rename(tmp, out)
     return None
 

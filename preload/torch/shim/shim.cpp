@@ -15,7 +15,7 @@
 
 extern "C" {
 #include "format.h"
-#include "torch/shim.h"
+#include "torch/shim/shim.h"
 }
 
 namespace {

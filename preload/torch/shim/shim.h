@@ -1,5 +1,5 @@
 /* The contract between libopprof.so (preload/torch/torch.c, C) and the
- * torch shim (preload/torch/shim.cpp, C++ built against the headers of the
+ * torch shim (preload/torch/shim/shim.cpp, C++ built against the headers of the
  * torch that is loaded): the shim registers a RecordFunction callback and
  * turns each op into plain values; the agent records them. The shim is
  * dlopen'ed by the agent only once the process has loaded torch, so a
@@ -37,6 +37,19 @@ struct opp_torch_api {
  * with why filled. version: TORCH_VERSION of the headers it was built with. */
 typedef int (*opp_torch_shim_init_t)(const struct opp_torch_api *api, char *why, size_t cap);
 typedef const char *(*opp_torch_shim_version_t)(void);
+/* One Python frame of the thread (pyframes.c): its code object (an
+ * identity, never dereferenced by the agent), line, file and function
+ * (the interpreter's bytes, valid while the code object lives). */
+struct opp_pyframe {
+    const void *code;
+    int line;
+    const char *file, *func;
+};
+/* The calling thread's Python frames, innermost first, at most max: how
+ * many (0: not a Python thread), -1 when the shim was built without
+ * Python's headers. */
+typedef int (*opp_torch_shim_pyframes_t)(struct opp_pyframe *out, int max);
+
 /* enable: which callbacks run (the agent's capture window). */
 enum opp_torch_enable {
     OPP_TORCH_NONE = 0,   /* none: torch runs as without us */
