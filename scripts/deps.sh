@@ -12,8 +12,9 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # /usr/bin/time for the report and export figures of make bench;
 # libtorch-dev and g++: torch's C++ headers and the compiler that the torch
 # shim is built with (preload/torch; without them, torch programs get the
-# library-level view).
-optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ ltrace uftrace libdnnl-dev libxnnpack-dev
+# library-level view); python3-dev: the interpreter's headers, for Python
+# frames in code stacks.
+optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ python3-dev ltrace uftrace libdnnl-dev libxnnpack-dev
           libpthreadpool-dev chromium time)
 
 missing() {

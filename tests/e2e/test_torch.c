@@ -345,6 +345,95 @@ START_TEST(torch_python_stacks)
 }
 END_TEST
 
+/* DataLoader workers (fork): the program runs as without opprof, and the
+ * workers' collate ops are recorded in their own processes. */
+START_TEST(torch_dataloader_workers)
+{
+    if (!have_torch("torch_dataloader_workers"))
+        return;
+    char *trace = tu_path(dir, "t.trace"), *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    char *code = "import torch\n"
+                 "from torch.utils.data import DataLoader, TensorDataset\n"
+                 "torch.manual_seed(0)\n"
+                 "ds = TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))\n"
+                 "net = torch.nn.Linear(8, 2)\n"
+                 "tot = 0\n"
+                 "for x, y in DataLoader(ds, batch_size=16, num_workers=2):\n"
+                 "    tot += int(net(x).argmax(1).eq(y).sum())\n"
+                 "print('batches correct', tot)\n";
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, "-c", code, NULL}, NULL, o1, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, "-c", code, NULL},
+                                    NULL, o2, NULL)),
+                     0);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 3); /* the script and its two workers */
+    uint64_t in_workers = 0, in_main = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++)
+        for (size_t k = 0; k < m->threads[ti].nevents; k++)
+            if (!strcmp(opp_model_str(m, m->threads[ti].events[k].name), "aten::addmm"))
+                in_main += m->threads[ti].proc == 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++)
+        for (size_t k = 0; k < m->threads[ti].nevents; k++)
+            if (!strcmp(opp_model_str(m, m->threads[ti].events[k].name), "aten::stack"))
+                in_workers += m->threads[ti].proc != 0;
+    ck_assert_uint_eq(in_main, 4);     /* one forward per batch */
+    ck_assert_uint_eq(in_workers, 8); /* collate: inputs and labels of each batch */
+    opp_model_free(m);
+    free(s1);
+    free(s2);
+    free(trace);
+    free(o1);
+    free(o2);
+}
+END_TEST
+
+/* Where the shim cannot be had (no compiler here), or torch is turned off:
+ * one line on stderr at most, the program's output untouched, and the
+ * library-level view (sgemm_) without torch's operators. */
+START_TEST(torch_cannot_attach)
+{
+    if (!have_torch("torch_cannot_attach"))
+        return;
+    char *code = "import torch\n"
+                 "torch.manual_seed(0)\n"
+                 "x = torch.nn.Linear(64, 32)(torch.ones(8, 64))\n"
+                 "print(round(float(x.sum()), 2))\n";
+    char *plain = tu_path(dir, "plain");
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, "-c", code, NULL}, NULL, plain, NULL)), 0);
+    char *want = tu_slurp(plain);
+    char cache[4200];
+    snprintf(cache, sizeof cache, "OPPROF_TORCH_CACHE=%s/empty-cache", dir);
+    char *envs[][3] = {{cache, "CXX=/bin/false", NULL}, {"OPPROF_TORCH=0", NULL, NULL}};
+    const char *said[] = {"opprof: torch operators not recorded: the shim did not build: /bin/false "
+                          "failed; library calls only\n",
+                          ""};
+    for (int i = 0; i < 2; i++) {
+        char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+        ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o",
+                                                  trace, "--", PY, "-c", code, NULL},
+                                        envs[i], out, err)),
+                         0);
+        char *o = tu_slurp(out), *e = tu_slurp(err);
+        ck_assert_str_eq(o, want);
+        /* that line and the run's own "trace written" line, nothing else */
+        ck_assert_msg(tu_count_lines(e, "opprof: ") == 1 + (said[i][0] != 0), "stderr: %s", e);
+        ck_assert(!said[i][0] || strstr(e, said[i]));
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(tu_count(m, "sgemm_", -1, 0, -1), 1);
+        ck_assert_uint_eq(tu_count(m, "aten::addmm", -1, 0, -1), 0);
+        opp_model_free(m);
+        free(o), free(e), free(trace), free(out), free(err);
+    }
+    free(want);
+    free(plain);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -355,6 +444,8 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_module_tree);
     tcase_add_test(tc, torch_inference_steps);
     tcase_add_test(tc, torch_python_stacks);
+    tcase_add_test(tc, torch_dataloader_workers);
+    tcase_add_test(tc, torch_cannot_attach);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,10 @@ def _torch_paths(torch):
 
 
 def _cache_dir():
+    """Where built shims are kept: OPPROF_TORCH_CACHE, else beside us when
+    we may write there, else the user's cache folder."""
+    if os.environ.get("OPPROF_TORCH_CACHE"):
+        return os.environ["OPPROF_TORCH_CACHE"]
     mine = os.path.join(HERE, "cache")
     if os.access(HERE, os.W_OK) or os.path.isdir(mine) and os.access(mine, os.W_OK):
         return mine
@@ -123,10 +127,12 @@ def find_shim(torch, quiet=False):
             fcntl.flock(lk, fcntl.LOCK_EX)  # another process may be building it
             if os.path.exists(path):
                 return path, None
-            if not quiet:
-                _say("building the torch shim for torch ", torch.__version__,
-                     " (once; kept in ", d, ")")
+            import time
+            t0 = time.monotonic()
             why = build_shim(torch, path)
+            if not why and not quiet:
+                _say("built the torch shim for torch %s in %.1f s (once; kept in %s)"
+                     % (torch.__version__, time.monotonic() - t0, d))
     except OSError as e:
         why = "cannot write %s: %s" % (d, e.strerror)
     return (None, why) if why else (path, None)
