@@ -133,8 +133,9 @@ double opp_row_metric(const struct opp_row *r, enum opp_sort_key key)
     case OPP_SORT_CUDA_MEMORY_USAGE:
         return (double)r->cuda_memory_usage;
     case OPP_SORT_CPU_MEMORY_USAGE:
+        return (double)r->cpu_memory_usage;
     case OPP_SORT_SELF_CPU_MEMORY_USAGE:
-        return 0; /* not recorded */
+        return (double)r->self_cpu_memory_usage;
     }
     return 0;
 }
@@ -331,6 +332,8 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         for (size_t i = 0; i < t->nevents; i++) {
             const struct opp_event *e = &t->events[i];
             const struct opp_func *f = opp_event_func(m, t, e);
+            if (e->parent != OPP_NO_PARENT && opp_kind_base(f->kind) == OPP_OP_MEMORY)
+                continue; /* summed into the operators around it (t->cpumem) */
             if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
                 continue;
             if (o->window && !in_window(o, first, e->begin_ns))
@@ -384,6 +387,11 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, g->self_mem);
                 r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, g->mem);
             }
+            if (t->cpumem) {
+                const struct opp_event_cpumem *c = &t->cpumem[i];
+                r->self_cpu_memory_usage = opp_add_sat(r->self_cpu_memory_usage, c->self);
+                r->cpu_memory_usage = opp_add_sat(r->cpu_memory_usage, c->total);
+            }
             a->self_cpu_time_total_ns += e->self_ns;
             a->events += calls;
         }
@@ -419,6 +427,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         a->gpu_ops += calls;
     }
     a->gpu = opp_model_has_gpu(m) || a->cuda_calls;
+    a->cpu_mem = opp_model_has_cpu_mem(m);
     OPP_HASH_FREE(groups);
     OPP_HASH_FREE(sgroups);
     free(matched);

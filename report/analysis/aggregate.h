@@ -20,9 +20,9 @@ enum opp_unit { OPP_UNIT_NS, OPP_UNIT_NS_PER_CALL, OPP_UNIT_COUNT, OPP_UNIT_BYTE
 
 /* What rows are sorted by, descending: torch's attribute names, one line
  * each; the enum, the names, --sort's help and the by-rank view's heading
- * all come from this list. The first is the default. torch's CPU memory
- * keys: opprof records no CPU memory, so every row has 0 and they sort by
- * the tie-breakers (name, shapes, stack). */
+ * all come from this list. The first is the default. A key of unit NONE
+ * would be accepted for torch parity, every row 0, sorted by the
+ * tie-breakers (name, shapes, stack); none is now. */
 #define OPP_SORT_KEYS(X)                                                                           \
     X(SELF_CPU_TIME_TOTAL, "self_cpu_time_total", OPP_UNIT_NS)                                     \
     X(CPU_TIME_TOTAL, "cpu_time_total", OPP_UNIT_NS)                                               \
@@ -34,8 +34,8 @@ enum opp_unit { OPP_UNIT_NS, OPP_UNIT_NS_PER_CALL, OPP_UNIT_COUNT, OPP_UNIT_BYTE
     X(CUDA_TIME, "cuda_time", OPP_UNIT_NS_PER_CALL)                                                \
     X(SELF_CUDA_MEMORY_USAGE, "self_cuda_memory_usage", OPP_UNIT_BYTES)                            \
     X(CUDA_MEMORY_USAGE, "cuda_memory_usage", OPP_UNIT_BYTES)                                      \
-    X(CPU_MEMORY_USAGE, "cpu_memory_usage", OPP_UNIT_NONE)                                         \
-    X(SELF_CPU_MEMORY_USAGE, "self_cpu_memory_usage", OPP_UNIT_NONE)
+    X(CPU_MEMORY_USAGE, "cpu_memory_usage", OPP_UNIT_BYTES)                                        \
+    X(SELF_CPU_MEMORY_USAGE, "self_cpu_memory_usage", OPP_UNIT_BYTES)
 
 enum opp_sort_key {
 #define OPP_SORT_KEY_ENUM(id, name, unit) OPP_SORT_##id,
@@ -95,9 +95,13 @@ const char *opp_device_type_name(uint32_t t); /* "CPU", "CUDA" */
 #define OPP_SHAPES_STR_MAX 1024
 
 /* A CPU row: calls of one entry point; its CUDA times and memory are the
- * GPU work attached to those calls (model.h, struct opp_event_gpu). A CUDA
- * row: GPU ops of one name (kernel, "Memcpy HtoD (Pageable -> Device)"...),
- * whose Self CUDA = CUDA total = their duration and CPU times are 0. */
+ * GPU work attached to those calls (model.h, struct opp_event_gpu), its CPU
+ * memory the MEMORY events inside them (struct opp_event_cpumem). A memory
+ * instant inside an operator of its thread is summed into it and is no row
+ * of its own: as in torch, the "[memory]" row holds only those outside
+ * every operator, each counting its own bytes. A CUDA row: GPU ops of one
+ * name (kernel, "Memcpy HtoD (Pageable -> Device)"...), whose Self CUDA =
+ * CUDA total = their duration and CPU times are 0. */
 struct opp_row {
     const char *key; /* the entry point's symbol name (points into the model) */
     const char *lib; /* its library, as the first event of the row gave it; "" for CUDA rows */
@@ -109,6 +113,8 @@ struct opp_row {
     uint64_t cuda_time_total_ns;
     int64_t self_cuda_memory_usage; /* bytes allocated minus freed */
     int64_t cuda_memory_usage;
+    int64_t self_cpu_memory_usage; /* the same of CPU memory (PyTorch's allocator) */
+    int64_t cpu_memory_usage;
     uint64_t bytes; /* memcpy and memset rows: bytes copied or set */
     int transfers;  /* a memcpy or memset row: bytes and GB/s apply */
     uint64_t flops;            /* sum over the row's calls of opp_op_flops */
@@ -178,6 +184,8 @@ struct opp_agg {
     uint64_t self_cuda_time_total_ns;
     int gpu; /* the trace has GPU records, or cuda_calls: CSV and JSON rows carry
                 the CUDA fields */
+    int cpu_mem;    /* the trace has CPU memory (MEMORY events): CSV and JSON rows
+                       carry the CPU memory fields */
     int cuda_calls; /* some call that passed the filters is a CUDA runtime or
                        driver call: the table shows the CUDA time columns, at 0
                        when no GPU work was recorded (a CUDA program without a GPU) */

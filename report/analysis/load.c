@@ -1,7 +1,8 @@
 /* Loads a trace into memory (see model.h): a visitor of opp_trace_read
  * (model_read.c, gpu_records.c) that interns names and appends each event to
- * its thread, then the call trees, names, device memory and GPU attachment
- * (names.c, gpu_memory.c, gpu_attach.c); and frees the model. */
+ * its thread, then the call trees, names, CPU memory, device memory and GPU
+ * attachment (names.c, cpu_memory.c, gpu_memory.c, gpu_attach.c); and frees
+ * the model. */
 #include "analysis/model.h"
 
 #include <errno.h>
@@ -28,9 +29,17 @@ static int same_torch_op(const struct opp_event *c, const struct opp_event *p, v
            opp_kind_base(opp_event_func(x->m, x->t, p)->kind) == OPP_OP_TORCH;
 }
 
+/* A memory instant: torch sums those into the event around them, they
+ * are not its children. */
+static int memory_event(const struct opp_event *e, void *ctx)
+{
+    const struct fold_ctx *x = ctx;
+    return opp_kind_base(opp_event_func(x->m, x->t, e)->kind) == OPP_OP_MEMORY;
+}
+
 /* Everything that needs the whole trace: names, torch's folding of an op
- * into itself, memory sizes and series, attachment. 0 or -1 (out of
- * memory). */
+ * into itself, CPU memory (cpu_memory.c), device memory sizes and series,
+ * attachment. 0 or -1 (out of memory). */
 static int gpu_finish(struct opp_loader *ld)
 {
     struct opp_gpu *gpu = &ld->m->gpu;
@@ -39,9 +48,11 @@ static int gpu_finish(struct opp_loader *ld)
     for (size_t i = 0; i < ld->m->nthreads; i++) {
         struct opp_thread *t = &ld->m->threads[i];
         struct fold_ctx x = {ld->m, t};
-        if (!t->stat && opp_tree_fold(t->events, &t->nevents, same_torch_op, &x))
+        if (!t->stat && opp_tree_fold(t->events, &t->nevents, same_torch_op, memory_event, &x))
             return -1;
     }
+    if (opp_loader_cpu_memory(ld->m))
+        return -1;
     opp_loader_sort_devices(gpu);
     if (opp_loader_gpu_memory(gpu))
         return -1;
@@ -179,6 +190,7 @@ void opp_model_free(struct opp_model *m)
         free(m->threads[i].events);
         free(m->threads[i].args);
         free(m->threads[i].gpu);
+        free(m->threads[i].cpumem);
         free(m->threads[i].stat);
     }
     free(m->threads);
@@ -191,6 +203,8 @@ void opp_model_free(struct opp_model *m)
     for (size_t i = 0; i < m->gpu.nmemseries; i++)
         free(m->gpu.memseries[i].pts);
     free(m->gpu.memseries);
+    free(m->cpu.events);
+    free(m->cpu.series.pts);
     for (uint32_t i = 0; i < m->nstrs; i++)
         free(m->strs[i]);
     free(m->strs);

@@ -2,7 +2,7 @@
  * (model.h): load.c (the load and the model's end), loader.c (arrays,
  * strings), model_read.c (processes, threads, calls), gpu_records.c (GPU
  * records), names.c (names given once the whole trace is read),
- * gpu_memory.c and gpu_attach.c. Not for readers of a model. */
+ * cpu_memory.c, gpu_memory.c and gpu_attach.c. Not for readers of a model. */
 #ifndef OPP_LOADER_H
 #define OPP_LOADER_H
 
@@ -129,6 +129,13 @@ void opp_loader_sort_devices(struct opp_gpu *gpu);
 int opp_loader_event_names(struct opp_loader *ld);
 /* Every op's and device's name as our string id. 0 or -1. */
 int opp_loader_gpu_names(struct opp_loader *ld);
+
+/* ---- cpu_memory.c ---- */
+
+/* Once the trees are final: model->cpu (the MEMORY events by time, their
+ * series), each free's size from its allocation, each event's
+ * thread->cpumem. 0 or -1. */
+int opp_loader_cpu_memory(struct opp_model *m);
 
 /* ---- gpu_memory.c ---- */
 

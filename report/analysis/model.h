@@ -64,6 +64,16 @@ struct opp_event_gpu {
     int64_t self_mem, mem; /* bytes allocated minus bytes freed */
 };
 
+/* CPU memory inside one event (MEMORY events, PyTorch's CPU allocator),
+ * torch's CPU Mem and Self CPU Mem: self = the bytes of its direct MEMORY
+ * children (+ allocated, - freed), total = self + its other children's
+ * totals; a MEMORY event's own are its bytes. Per thread: unlike torch's,
+ * which takes every thread's allocations in the operator's time span, an
+ * operator counts only its own thread's. */
+struct opp_event_cpumem {
+    int64_t self, total;
+};
+
 struct opp_thread {
     uint32_t proc; /* index in model->procs */
     uint32_t tid;
@@ -74,6 +84,8 @@ struct opp_thread {
     uint64_t *args;
     size_t nargs, args_cap;
     struct opp_event_gpu *gpu; /* one per event; NULL when no GPU work is attached */
+    struct opp_event_cpumem *cpumem; /* one per event; NULL when the thread has no
+                                        MEMORY event (or is a summary thread) */
     /* A summary trace's (OPPROF_MODE=summary) thread of one process: each
      * event is a call path (begin 0, end its total time, self_ns its self
      * time) standing for stat[i].count calls; NULL on a real thread. */
@@ -199,6 +211,31 @@ void opp_gpu_op_decode(const struct opp_gpu_rec *g, uint32_t pi, struct opp_gpu_
                        struct opp_gpu_launch *l);
 void opp_gpu_op_label(const struct opp_gpu_op *op, char *buf, size_t cap);
 
+/* ---- CPU memory (trace format 5: OPP_OP_MEMORY events, cpu_memory.c) ----
+ * Each free's size is written into its BYTES argument (OPP_COL_MEM_BYTES)
+ * when the trace loads: the size of the allocation at its address before it
+ * in its process (time order over the process's threads), 0 when that
+ * allocation was not seen. */
+
+/* A MEMORY event, as (thread index, event index). */
+struct opp_cpu_mem_ref {
+    uint32_t thread, event;
+};
+
+struct opp_cpu_memory {
+    struct opp_cpu_mem_ref *events; /* every process's MEMORY events, by time */
+    size_t nevents;
+    /* Bytes allocated minus freed since the trace began, summed over the
+     * processes, after each of them; device is 0 (unused) */
+    struct opp_gpu_memseries series;
+};
+
+struct opp_model;
+/* A MEMORY event's bytes: + allocated, - freed (its allocation's size,
+ * once loaded), 0 for anything else. */
+int64_t opp_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
+                          const struct opp_event *e);
+
 struct opp_model_index; /* private lookup tables */
 
 struct opp_model {
@@ -212,6 +249,7 @@ struct opp_model {
     uint64_t dropped;     /* sum of every thread's dropped */
     uint64_t open_events; /* events flagged OPP_EV_OPEN */
     struct opp_gpu gpu;        /* empty for a trace without GPU records */
+    struct opp_cpu_memory cpu; /* empty for a trace without MEMORY events */
     struct opp_tr_summary sum; /* the reader's: complete flag and warning */
     struct opp_model_index *index;
     struct opp_code *code; /* code stacks and modules (OPPROF_STACKS, symbolize.h) */
@@ -301,6 +339,12 @@ static inline int opp_gpu_op_timed(const struct opp_gpu_op *g)
 static inline int opp_model_has_gpu(const struct opp_model *m)
 {
     return m->gpu.records != 0;
+}
+
+/* Some thread has CPU memory (a MEMORY event). */
+static inline int opp_model_has_cpu_mem(const struct opp_model *m)
+{
+    return m->cpu.nevents != 0;
 }
 
 /* The device with this id, or NULL when no DEVICE record described it. */

@@ -1,6 +1,7 @@
 /* Names given once the whole trace is read (loader.h): kernels by their
  * demangled names, other GPU ops by Kineto's, devices, NVTX ranges by their
- * messages and sub-named operators as "lib::sub". */
+ * messages, torch operators by theirs, memory instants as torch names them
+ * ("[memory]") and sub-named operators as "lib::sub". */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +131,8 @@ int opp_loader_gpu_names(struct opp_loader *ld)
     return 0;
 }
 
-/* Events not named after their entry point: torch operators by their
- * name; NVTX ranges by their message
+/* Events not named after their entry point: memory instants "[memory]"
+ * (torch's name for them); torch operators by their name; NVTX ranges by their message
  * (", seq = N" and what follows it in emit_nvtx's names dropped, so all
  * calls of an op group), prefixed
  * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
@@ -156,6 +157,7 @@ int opp_loader_event_names(struct opp_loader *ld)
 {
     struct opp_model *m = ld->m;
     struct name_ent *cache = NULL, *e;
+    uint32_t memory = UINT32_MAX; /* "[memory]", interned on first use */
     int rc = 0;
     for (size_t i = 0; i < m->nthreads && !rc; i++) {
         struct opp_thread *t = &m->threads[i];
@@ -167,6 +169,15 @@ int opp_loader_event_names(struct opp_loader *ld)
             const uint64_t *a = t->args + ev->args;
             uint32_t na = opp_op_args(f->kind, &a, ev->nargs);
             uint32_t name;
+            if (base == OPP_OP_MEMORY) {
+                if (memory == UINT32_MAX &&
+                    (memory = opp_loader_intern(ld, "[memory]")) == UINT32_MAX) {
+                    rc = -1;
+                    break;
+                }
+                ev->name = memory;
+                continue;
+            }
             if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
                 name = nvtx_name(ld, t->proc, a[OPP_COL_NVTX_MSG],
                                  na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);

@@ -99,24 +99,32 @@ int opp_tree_build(struct opp_event *ev, size_t n)
 int opp_tree_fold(struct opp_event *ev, size_t *n,
                   int (*same)(const struct opp_event *child, const struct opp_event *parent,
                               void *ctx),
-                  void *ctx)
+                  int (*uncounted)(const struct opp_event *child, void *ctx), void *ctx)
 {
     size_t cnt = *n;
     if (cnt < 2)
         return 0;
-    uint8_t *kids = calloc(cnt, 1); /* children per event: 0, 1, or 2 for "more" */
+    /* children per event: 0, 1, or 2 for "more"; then FOLDED marks the
+     * events to remove, all decided before the array is compacted (which
+     * moves the parents that later decisions would read) */
+    enum { FOLDED = 0x80, COUNT = 0x7f };
+    uint8_t *kids = calloc(cnt, 1);
     if (!kids)
         return -ENOMEM;
     for (size_t i = 0; i < cnt; i++)
-        if (ev[i].parent != OPP_NO_PARENT && kids[ev[i].parent] < 2)
+        if (ev[i].parent != OPP_NO_PARENT && kids[ev[i].parent] < 2 &&
+            !(uncounted && uncounted(&ev[i], ctx)))
             kids[ev[i].parent]++;
-    size_t out = 0;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t p = ev[i].parent;
-        if (p != OPP_NO_PARENT && kids[p] == 1 && same(&ev[i], &ev[p], ctx))
-            continue; /* folded into its parent */
-        ev[out++] = ev[i];
+        if (p != OPP_NO_PARENT && (kids[p] & COUNT) == 1 &&
+            !(uncounted && uncounted(&ev[i], ctx)) && same(&ev[i], &ev[p], ctx))
+            kids[i] |= FOLDED; /* folded into its parent */
     }
+    size_t out = 0;
+    for (size_t i = 0; i < cnt; i++)
+        if (!(kids[i] & FOLDED))
+            ev[out++] = ev[i];
     free(kids);
     if (out == cnt)
         return 0;

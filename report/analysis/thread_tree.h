@@ -31,11 +31,13 @@ int opp_tree_build(struct opp_event *ev, size_t n);
  * that is its parent's only child and that same(child, parent, ctx) says
  * is the same operator (torch: the same name; an op that redispatches to
  * itself, like aten::div_ with a scalar) is removed, its children going to
- * the parent, whose total stays. ev[0..*n) is compacted and its tree built
- * again. 0, or -ENOMEM. */
+ * the parent, whose total stays. Children that uncounted(child, ctx) says
+ * are not torch's children (memory instants, which torch sums into the
+ * event instead) do not count and are never removed; uncounted may be
+ * NULL. ev[0..*n) is compacted and its tree built again. 0, or -ENOMEM. */
 int opp_tree_fold(struct opp_event *ev, size_t *n,
                   int (*same)(const struct opp_event *child, const struct opp_event *parent,
                               void *ctx),
-                  void *ctx);
+                  int (*uncounted)(const struct opp_event *child, void *ctx), void *ctx);
 
 #endif

@@ -36,15 +36,21 @@ int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, 
 int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
                           const char *title, FILE *out);
 
-/* Device memory over time of one device (model.h memseries); NULL when the
- * trace has none for it (device < 0: the first device). */
+/* Memory over time (model.h memseries) of one device (device >= 0), of
+ * the CPU (OPP_MEM_CPU: PyTorch's CPU allocator, every process summed,
+ * model->cpu.series), or of the first device and else the CPU
+ * (OPP_MEM_FIRST, as torch's export_memory_timeline takes cuda:0 when
+ * there is one, else cpu); NULL when the trace has none. */
+#define OPP_MEM_FIRST (-1)
+#define OPP_MEM_CPU (-2)
 const struct opp_gpu_memseries *opp_memseries_find(const struct opp_model *m, int64_t device);
 /* JSON [times, sizes] like torch's export_memory_timeline: times in us from
- * the device's first allocation or free, sizes one [bytes allocated] row per
+ * the series' first allocation or free, sizes one [bytes allocated] row per
  * time (a single category: allocations are not classified). */
 int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memseries *s,
                            FILE *out);
-/* The same as an SVG plot: peak marked, top allocating operators named. */
+/* The same as an SVG plot: peak marked, top allocating operators named
+ * (the CPU's: the operator open on the thread, else "[memory]"). */
 int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memseries *s,
                           const char *title, FILE *out);
 

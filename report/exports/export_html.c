@@ -1,7 +1,7 @@
 /* `opprof export html`: one self-contained page (no script, no network) with
  * the key_averages table (views/table.c), the flame graph (export_stacks.c),
- * each GPU stream's busy and idle time as a bar (gpu_stats.c) and each
- * device's memory plot (export_memory.c). The writers' own output is embedded: the
+ * each GPU stream's busy and idle time as a bar (gpu_stats.c), each
+ * device's memory plot and the CPU's (export_memory.c). The writers' own output is embedded: the
  * table as escaped text, the SVGs inline without their XML declaration. */
 #include "exports/export.h"
 
@@ -204,6 +204,24 @@ static int section_memory(FILE *out, const struct opp_model *m, const char *name
     return 0;
 }
 
+/* PyTorch's CPU allocations, when the trace has them. */
+static int section_cpu_memory(FILE *out, const struct opp_model *m, const char *name)
+{
+    if (!m->cpu.series.npts)
+        return 0;
+    struct capture c;
+    int rc = cap_open(&c);
+    if (!rc)
+        rc = cap_close(&c, opp_export_memory_svg(m, &m->cpu.series, name, c.f));
+    if (rc)
+        return -1;
+    fputs("<h2>CPU memory</h2>\n<div id=\"cpu-memory\">\n", out);
+    put_svg(out, c.buf);
+    free(c.buf);
+    fputs("</div>\n", out);
+    return 0;
+}
+
 int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>opprof: ",
@@ -221,7 +239,7 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
     html_text(out, m->sum.warning, strlen(m->sum.warning));
     fputs("</p>\n", out);
     if (section_table(out, m) || section_flame(out, m, name) || section_streams(out, m) ||
-        section_memory(out, m, name))
+        section_memory(out, m, name) || section_cpu_memory(out, m, name))
         return -1;
     fputs("</body>\n</html>\n", out);
     return ferror(out) ? -1 : 0;

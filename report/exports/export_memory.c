@@ -1,7 +1,7 @@
-/* Device memory over time (torch's export_memory_timeline): the allocated
- * bytes after each allocation or free of one device, as JSON
- * [times, sizes] or as an SVG plot with the peak marked and the operators
- * that allocated most named. */
+/* Memory over time (torch's export_memory_timeline): the allocated bytes
+ * after each allocation or free of one device, or of the CPU (PyTorch's CPU
+ * allocator), as JSON [times, sizes] or as an SVG plot with the peak marked
+ * and the operators that allocated most named. */
 #include "exports/export.h"
 
 #include <inttypes.h>
@@ -13,10 +13,13 @@
 
 const struct opp_gpu_memseries *opp_memseries_find(const struct opp_model *m, int64_t device)
 {
+    const struct opp_gpu_memseries *cpu = m->cpu.series.npts ? &m->cpu.series : NULL;
+    if (device == OPP_MEM_CPU)
+        return cpu;
     for (size_t i = 0; i < m->gpu.nmemseries; i++)
         if (device < 0 || m->gpu.memseries[i].device == (uint64_t)device)
             return &m->gpu.memseries[i];
-    return NULL;
+    return device < 0 ? cpu : NULL;
 }
 
 int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memseries *s, FILE *out)
@@ -53,6 +56,47 @@ struct top {
     uint64_t allocs;
 };
 
+static void top_add(struct top *tops, size_t *ntops, uint32_t name, int64_t bytes)
+{
+    size_t k = 0;
+    while (k < *ntops && tops[k].name != name)
+        k++;
+    if (k == *ntops)
+        tops[(*ntops)++] = (struct top){.name = name};
+    tops[k].bytes = opp_add_sat(tops[k].bytes, bytes);
+    tops[k].allocs++;
+}
+
+/* Device allocations per charged operator; tops has room for each record. */
+static size_t tops_device(const struct opp_model *m, const struct opp_gpu_memseries *s,
+                          struct top *tops)
+{
+    size_t ntops = 0;
+    for (size_t i = 0; i < m->gpu.nmem; i++) {
+        const struct opp_gpu_mem *r = &m->gpu.mem[i];
+        if (r->device != s->device || r->op != OPP_GPU_MEM_ALLOC || r->thread == OPP_GPU_NONE)
+            continue;
+        top_add(tops, &ntops, charged_name(m, r), r->bytes);
+    }
+    return ntops;
+}
+
+/* CPU allocations per operator: the innermost one open on the thread, else
+ * the allocation's own name ("[memory]"). */
+static size_t tops_cpu(const struct opp_model *m, struct top *tops)
+{
+    size_t ntops = 0;
+    for (size_t i = 0; i < m->cpu.nevents; i++) {
+        const struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
+        const struct opp_event *e = &t->events[m->cpu.events[i].event];
+        int64_t b = opp_cpu_mem_bytes(m, t, e);
+        if (b <= 0)
+            continue;
+        top_add(tops, &ntops, e->parent != OPP_NO_PARENT ? t->events[e->parent].name : e->name, b);
+    }
+    return ntops;
+}
+
 static int cmp_top(const void *a, const void *b)
 {
     const struct top *x = a, *y = b;
@@ -70,23 +114,11 @@ int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memser
                           const char *title, FILE *out)
 {
     /* Allocations per charged operator, top 5. */
-    struct top *tops = calloc(m->gpu.nmem + 1, sizeof *tops);
+    int cpu = s == &m->cpu.series;
+    struct top *tops = calloc((cpu ? m->cpu.nevents : m->gpu.nmem) + 1, sizeof *tops);
     if (!tops)
         return -1;
-    size_t ntops = 0;
-    for (size_t i = 0; i < m->gpu.nmem; i++) {
-        const struct opp_gpu_mem *r = &m->gpu.mem[i];
-        if (r->device != s->device || r->op != OPP_GPU_MEM_ALLOC || r->thread == OPP_GPU_NONE)
-            continue;
-        uint32_t name = charged_name(m, r);
-        size_t k = 0;
-        while (k < ntops && tops[k].name != name)
-            k++;
-        if (k == ntops)
-            tops[ntops++] = (struct top){.name = name};
-        tops[k].bytes += r->bytes;
-        tops[k].allocs++;
-    }
+    size_t ntops = cpu ? tops_cpu(m, tops) : tops_device(m, s, tops);
     qsort(tops, ntops, sizeof *tops, cmp_top);
     uint64_t t0 = s->npts ? s->pts[0].time_ns : 0;
     uint64_t span = s->npts ? s->pts[s->npts - 1].time_ns - t0 : 0;
@@ -103,7 +135,10 @@ int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memser
             "<text x=\"%.0f\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">",
             MW, MH, MW / 2);
     opp_xml_text(out, title);
-    fprintf(out, " (device %" PRIu32 ")</text>\n", s->device);
+    if (cpu)
+        fputs(" (CPU)</text>\n", out);
+    else
+        fprintf(out, " (device %" PRIu32 ")</text>\n", s->device);
     /* axes and labels */
     fprintf(out, "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"#000\" fill=\"none\"/>\n", ML, MT,
             MT + ph, ML + pw);

@@ -170,8 +170,11 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
     char names[256];
     const char *which = n == 1 ? traces[0] : names_of(traces, n, names, sizeof names);
     if (!s) {
-        if (device < 0)
-            snprintf(err, errlen, "%s %s no device memory records", which, n == 1 ? "has" : "have");
+        if (device == OPP_MEM_CPU)
+            snprintf(err, errlen, "%s %s no CPU memory records (PyTorch's CPU allocator)", which,
+                     n == 1 ? "has" : "have");
+        else if (device < 0)
+            snprintf(err, errlen, "%s %s no memory records", which, n == 1 ? "has" : "have");
         else
             snprintf(err, errlen, "%s %s no memory records of device %lld", which,
                      n == 1 ? "has" : "have", device);
@@ -238,7 +241,7 @@ struct export_req {
     const char *const *traces;
     size_t n;
     const struct opp_chrome_opts *co; /* chrome: --rank, --window */
-    long long device;                 /* memory: --device, -1 the first */
+    long long device;                 /* memory: --device, OPP_MEM_FIRST, OPP_MEM_CPU */
     int cuda, frames;                 /* stacks, flamegraph: --metric, --frames */
     int svg;                          /* OUT ends in .svg */
 };
@@ -294,6 +297,22 @@ static int opt_number(const struct opp_option *o, const char *arg)
     return 0;
 }
 
+/* --device N|cpu (torch's device "cpu"). */
+static int opt_device(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (!strcmp(arg, "cpu")) {
+        v = OPP_MEM_CPU;
+    } else if (errno || *end || !arg[0] || v < 0 || v > INT32_MAX) {
+        fprintf(stderr, PREFIX "--device wants a number or cpu, not '%s'\n", arg);
+        return 2;
+    }
+    *(long long *)o->value = v;
+    return 0;
+}
+
 static int opt_metric(const struct opp_option *o, const char *arg)
 {
     if (!strcmp(arg, "self_cuda_time_total")) {
@@ -328,7 +347,7 @@ int cmd_export(int argc, char **argv)
 {
     const char *out_path = NULL;
     int cuda = 0, frames = -1;
-    long long device = -1, rank = -1, window = 0;
+    long long device = OPP_MEM_FIRST, rank = -1, window = 0;
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('m', "metric", &cuda, "METRIC",
                          "self_cpu_time_total (default) or self_cuda_time_total", opt_metric),
@@ -337,8 +356,10 @@ int cmd_export(int argc, char **argv)
                  "OPPROF_STACKS=N: the program's functions, outermost first, then\n"
                  "the operator; the default for such a trace) or operator call paths",
                  opt_frames, 0),
-        UNLISTED('d', "device", &device, "N",
-                 "memory: the device (default: the first with allocations)", opt_number, 0),
+        UNLISTED('d', "device", &device, "N|cpu",
+                 "memory: the device, or cpu: PyTorch's CPU allocator (default:\n"
+                 "the first device with allocations, else cpu)",
+                 opt_device, 0),
         UNLISTED('w', "window", &window, "K",
                  "chrome: only the K-th window a schedule recorded (a run of\n"
                  "ProfilerStep#N, numbered over all the traces' steps, as\n"
@@ -367,7 +388,7 @@ int cmd_export(int argc, char **argv)
             "[-o OUT.folded]\n"
             "       opprof export flamegraph TRACE... [--metric METRIC] [--frames code|ops] "
             "[-o OUT.svg]\n"
-            "       opprof export memory TRACE... [--device N] [-o OUT.json|OUT.svg]\n"
+            "       opprof export memory TRACE... [--device N|cpu] [-o OUT.json|OUT.svg]\n"
             "       opprof export html TRACE... [-o OUT.html]\n"
             "\n"
             "Write a trace in another tool's format. Several traces (one per host) make one\n"
@@ -385,10 +406,11 @@ int cmd_export(int argc, char **argv)
             "                each with its summed self time in integer microseconds\n"
             "  flamegraph    the same as a self-contained SVG flame graph (hover a frame for\n"
             "                its name, time and share)\n"
-            "  memory        device memory allocated over time, as torch's\n"
-            "                export_memory_timeline writes it ([times in us, [bytes] per time]),\n"
-            "                or, for an OUT ending in .svg, a plot with the peak marked and the\n"
-            "                operators that allocated most\n"
+            "  memory        device memory allocated over time, or with --device cpu\n"
+            "                PyTorch's CPU allocations, as torch's export_memory_timeline\n"
+            "                writes it ([times in us, [bytes] per time]), or, for an OUT\n"
+            "                ending in .svg, a plot with the peak marked and the operators\n"
+            "                that allocated most\n"
             "  html          one self-contained page: the table, the flame graph, each GPU\n"
             "                stream's busy and idle time, each device's memory plot\n",
         .col = 20,

@@ -197,13 +197,14 @@ static int opt_window(const struct opp_option *o, const char *arg)
 }
 
 /* --sort's help, from the sort keys (aggregate.h): "sort rows by KEY,
- * descending: self_cpu_time_total (default), ... (and torch's ...: not
- * recorded, 0)", in lines of 60 columns. */
+ * descending: self_cpu_time_total (default), ...", then, were some key of
+ * unit NONE, "(and torch's ...: not recorded, 0)", in lines of 60 columns. */
 static const char *sort_help(char *out, size_t cap)
 {
     char text[1024];
     size_t n = 0;
     const char *sep = " ";
+    int unrecorded_keys = 0;
     n += (size_t)snprintf(text, sizeof text, "sort rows by KEY, descending:");
     for (int unrecorded = 0; unrecorded < 2; unrecorded++) {
         for (enum opp_sort_key k = 0; opp_sort_key_name(k) && n < sizeof text; k++) {
@@ -215,10 +216,11 @@ static const char *sort_help(char *out, size_t cap)
                                   : u == OPP_UNIT_NS_PER_CALL ? " (average)"
                                                               : "");
             sep = ", ";
+            unrecorded_keys += unrecorded;
         }
         sep = " (and torch's ";
     }
-    if (n < sizeof text)
+    if (unrecorded_keys && n < sizeof text)
         snprintf(text + n, sizeof text - n, ": not recorded, 0)");
     opp_help_wrap(out, cap, text, 60);
     return out;

@@ -7,11 +7,13 @@
 
 int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
 {
-    fprintf(f, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,%s%sflops%s\n",
-            o->group_by_shape ? "input_shapes," : "", o->group_by_stack ? "stack," : "",
-            a->gpu ? ",device_type,self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,"
-                     "self_cuda_memory_usage,cuda_memory_usage,bytes,gbps"
-                   : "");
+    fprintf(
+        f, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,%s%sflops%s%s\n",
+        o->group_by_shape ? "input_shapes," : "", o->group_by_stack ? "stack," : "",
+        a->gpu ? ",device_type,self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,"
+                 "self_cuda_memory_usage,cuda_memory_usage,bytes,gbps"
+               : "",
+        a->cpu_mem ? ",self_cpu_memory_usage,cpu_memory_usage" : "");
     for (size_t i = 0; i < a->nrows; i++) {
         const struct opp_row *r = &a->rows[i];
         opp_csv_field(f, r->key, 0);
@@ -47,6 +49,8 @@ int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
             else
                 putc(',', f);
         }
+        if (a->cpu_mem)
+            fprintf(f, ",%" PRId64 ",%" PRId64, r->self_cpu_memory_usage, r->cpu_memory_usage);
         putc('\n', f);
     }
     return ferror(f) ? -EIO : 0;

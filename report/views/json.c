@@ -173,6 +173,9 @@ static void json_rows(FILE *f, const struct opp_model *m, const struct opp_agg *
             if (r->transfers)
                 fprintf(f, ", \"bytes\": %" PRIu64 ", \"gbps\": %.3f", r->bytes, opp_row_gbps(r));
         }
+        if (a->cpu_mem)
+            fprintf(f, ", \"self_cpu_memory_usage\": %" PRId64 ", \"cpu_memory_usage\": %" PRId64,
+                    r->self_cpu_memory_usage, r->cpu_memory_usage);
         putc('}', f);
     }
     fputs(a->nrows ? "\n  ],\n" : "],\n", f);

@@ -34,9 +34,10 @@ struct opp_out_opts {
  * (of the Self CUDA time total), CUDA total and CUDA time avg follow CPU
  * time avg when some row (before the limit) has Self CUDA time, and then
  * the footer adds "Self CUDA time total: ..."; so they do, at 0, when some
- * call is a CUDA call (a->cuda_calls) though no GPU work was recorded; CUDA Mem and Self CUDA Mem
- * (torch's _format_memory) come before # of Calls when some row has Self
- * CUDA Mem above 0. Then, when some call did not return success, "Calls
+ * call is a CUDA call (a->cuda_calls) though no GPU work was recorded; CPU
+ * Mem and Self CPU Mem (torch's _format_memory) when some row has Self CPU
+ * Mem above 0, and CUDA Mem and Self CUDA Mem when some row has Self CUDA
+ * Mem above 0, come in that order before # of Calls. Then, when some call did not return success, "Calls
  * that did not return success: N of M" and a table of a->statuses (Name,
  * # of Calls, Status: "name (value)", left-aligned). 0, or -EIO on a write
  * error. */
@@ -48,7 +49,9 @@ int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o
  * quoted; when a->gpu (GPU records or CUDA calls), then device_type,
  * self_cuda_time_total_us,cuda_time_total_us,cuda_time_avg_us,
  * self_cuda_memory_usage,cuda_memory_usage,bytes,gbps (bytes and GB/s only
- * on memcpy and memset rows, else empty). 0, or -EIO. */
+ * on memcpy and memset rows, else empty); when a->cpu_mem (the trace has
+ * CPU memory), then self_cpu_memory_usage,cpu_memory_usage (bytes).
+ * 0, or -EIO. */
 int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
 
 /* {"trace", "complete", "warning", "self_cpu_time_total",
@@ -58,7 +61,8 @@ int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
  * only when grouped by shape; errors only on a row with failed calls; when
  * a->gpu also device_type, self_cuda_time_total, cuda_time_total,
  * cuda_time, self_cuda_memory_usage, cuda_memory_usage, and on memcpy and
- * memset rows bytes and gbps). "gpu" is null without o->gpu, else {"ops",
+ * memset rows bytes and gbps; when a->cpu_mem, then self_cpu_memory_usage
+ * and cpu_memory_usage in bytes). "gpu" is null without o->gpu, else {"ops",
  * "kernels", "kernel_time", "unattached", "dropped": {"cupti", "opprof"},
  * "devices": [...], "streams": [...]} (README). "errors": the calls that
  * did not return success, "statuses": [{"key", "lib", "status", "name"

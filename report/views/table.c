@@ -22,6 +22,8 @@ enum col {
     COL_SELF_CUDA_PCT,
     COL_CUDA_TOTAL,
     COL_CUDA_AVG,
+    COL_CPU_MEM,
+    COL_SELF_CPU_MEM,
     COL_CUDA_MEM,
     COL_SELF_CUDA_MEM,
     COL_CALLS,
@@ -79,6 +81,10 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         return opp_fmt_time(buf, (double)r->cuda_time_total_ns);
     case COL_CUDA_AVG:
         return opp_fmt_time(buf, opp_row_cuda_avg_ns(r));
+    case COL_CPU_MEM:
+        return opp_fmt_memory(buf, r->cpu_memory_usage);
+    case COL_SELF_CPU_MEM:
+        return opp_fmt_memory(buf, r->self_cpu_memory_usage);
     case COL_CUDA_MEM:
         return opp_fmt_memory(buf, r->cuda_memory_usage);
     case COL_SELF_CUDA_MEM:
@@ -126,7 +132,8 @@ static int has_coll_time(const struct opp_agg *a)
 }
 
 /* Like torch: the CUDA columns when some row, before the limit, has Self
- * CUDA time; the CUDA memory columns when some row has Self CUDA Mem > 0. */
+ * CUDA time; the CPU (CUDA) memory columns when some row has Self CPU
+ * (CUDA) Mem > 0. */
 static int has_cuda_time(const struct opp_agg *a)
 {
     for (size_t i = 0; i < a->nrows_all; i++)
@@ -139,6 +146,14 @@ static int has_cuda_mem(const struct opp_agg *a)
 {
     for (size_t i = 0; i < a->nrows_all; i++)
         if (a->rows[i].self_cuda_memory_usage > 0)
+            return 1;
+    return 0;
+}
+
+static int has_cpu_mem(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].self_cpu_memory_usage > 0)
             return 1;
     return 0;
 }
@@ -184,6 +199,8 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         [COL_SELF_CUDA_PCT] = "Self CUDA %",
         [COL_CUDA_TOTAL] = "CUDA total",
         [COL_CUDA_AVG] = "CUDA time avg",
+        [COL_CPU_MEM] = "CPU Mem",
+        [COL_SELF_CPU_MEM] = "Self CPU Mem",
         [COL_CUDA_MEM] = "CUDA Mem",
         [COL_SELF_CUDA_MEM] = "Self CUDA Mem",
         [COL_CALLS] = "# of Calls",
@@ -202,6 +219,7 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
     }
     t->on[COL_SELF_CUDA] = t->on[COL_SELF_CUDA_PCT] = t->on[COL_CUDA_TOTAL] =
         t->on[COL_CUDA_AVG] = has_cuda_time(t->a) || t->a->cuda_calls;
+    t->on[COL_CPU_MEM] = t->on[COL_SELF_CPU_MEM] = has_cpu_mem(t->a);
     t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = has_cuda_mem(t->a);
     t->on[COL_SHAPES] = o->group_by_shape;
     t->on[COL_STACK] = o->group_by_stack;

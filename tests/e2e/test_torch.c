@@ -100,6 +100,27 @@ static uint64_t calls(const struct opp_agg *a, const char *key, const char *shap
 static struct fact facts[4096];
 static size_t nfacts;
 
+/* Whether torch.profiler's count t and another count o of one name agree.
+ * Exactly, except for one case of torch's own: its tree is built from
+ * whole microseconds (Kineto's start_us), so two same-named ops of under a
+ * microsecond back to back (aten::resolve_conj on addmm's two operands)
+ * can share a timestamp, nest, and fold into one (EventList.
+ * _remove_dup_nodes); torch then counts at most one fewer per iteration,
+ * now and then. short_op: the name's calls average under 2 us (opprof's
+ * figure). */
+static int counts_agree(long t, uint64_t o, int short_op, long iters)
+{
+    return (uint64_t)t == o || (short_op && t < (long)o && (long)o - t <= iters);
+}
+
+static int short_op(const struct opp_agg *a, const char *key)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        if (!strcmp(a->rows[i].key, key))
+            return a->rows[i].count && a->rows[i].cpu_time_total_ns / a->rows[i].count < 2000;
+    return 0;
+}
+
 /* The script under torch.profiler (facts) and under `opprof run` (trace):
  * the same output, so the same computation. */
 static struct opp_model *run_both(const char *iters)
@@ -146,15 +167,19 @@ START_TEST(torch_ops_match_torch_profiler)
     struct opp_agg a, s;
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     size_t names = 0;
+    int tolerated = 0;
     for (size_t i = 0; i < nfacts; i++) {
         if (strcmp(facts[i].what, "count") || facts[i].name[0] == '[')
             continue; /* "[memory]": torch's allocation events, not operators */
         names++;
-        ck_assert_msg(calls(&a, facts[i].name, NULL, NULL) == (uint64_t)facts[i].n,
+        uint64_t got = calls(&a, facts[i].name, NULL, NULL);
+        ck_assert_msg(counts_agree(facts[i].n, got, short_op(&a, facts[i].name), ITERS),
                       "%s: torch.profiler %ld, opprof %llu", facts[i].name, facts[i].n,
-                      (unsigned long long)calls(&a, facts[i].name, NULL, NULL));
+                      (unsigned long long)got);
+        tolerated += got != (uint64_t)facts[i].n;
     }
     ck_assert_uint_gt(names, 60);
+    ck_assert_int_le(tolerated, 2);
     /* the ones users look for, once per iteration */
     const char *per_iter[] = {"aten::conv2d", "aten::addmm", "aten::batch_norm",
                               "aten::max_pool2d", "aten::dropout", "loss_and_backward",
@@ -178,6 +203,25 @@ START_TEST(torch_ops_match_torch_profiler)
         }
     ck_assert_int_eq(shaped, 3);
     ck_assert_uint_eq(calls(&s, "aten::addmm", "[[10], [16, 512], [512, 10], [], []]", NULL), ITERS);
+
+    /* CPU memory (profile_memory): the layers' ops, a backward GEMM and the
+     * optimizer step within a factor 2 of torch's (torch charges some small
+     * allocations to a neighbouring op, so not every row agrees exactly) */
+    const char *mem_ops[] = {"aten::conv2d", "aten::batch_norm", "aten::relu",
+                             "aten::max_pool2d", "aten::dropout", "aten::addmm",
+                             "aten::mm", "Optimizer.step#Adam.step"};
+    for (size_t k = 0; k < sizeof mem_ops / sizeof *mem_ops; k++) {
+        long tm = 0;
+        for (size_t i = 0; i < nfacts; i++)
+            if (!strcmp(facts[i].what, "mem") && !strcmp(facts[i].name, mem_ops[k]))
+                tm = facts[i].mem;
+        int64_t om = 0;
+        for (size_t i = 0; i < a.nrows; i++)
+            if (!strcmp(a.rows[i].key, mem_ops[k]))
+                om += a.rows[i].cpu_memory_usage;
+        ck_assert_msg(tm > 0 && om >= tm / 2 && om <= tm * 2, "%s: CPU Mem torch %ld, opprof %lld",
+                      mem_ops[k], tm, (long long)om);
+    }
     opp_agg_free(&a);
     opp_agg_free(&s);
     opp_model_free(m);
@@ -434,6 +478,92 @@ START_TEST(torch_cannot_attach)
 }
 END_TEST
 
+/* The program's own torch.profiler keeps working beside opprof: the same
+ * key_averages with and without opprof, and opprof records the ops too. */
+START_TEST(torch_profiler_beside_opprof)
+{
+    if (!have_torch("torch_profiler_beside_opprof"))
+        return;
+    char *f1 = tu_path(dir, "plain.txt"), *f2 = tu_path(dir, "under.txt"),
+         *trace = tu_path(dir, "t.trace");
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), "2", "torch", f1,
+                                              NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, (char *)script("torch_train.py"), "2",
+                                              "torch", f2, NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    static struct fact a[4096], b[4096];
+    size_t na = read_facts(f1, a, 4096), nb = read_facts(f2, b, 4096);
+    size_t counts = 0; /* the operators' ("[memory]" comes and goes with timing) */
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg_opts o = {0};
+    struct opp_agg ag;
+    ck_assert_int_eq(opp_aggregate(m, &o, &ag), 0);
+    for (size_t i = 0; i < na; i++) {
+        if (strcmp(a[i].what, "count") || a[i].name[0] == '[')
+            continue;
+        int found = 0;
+        for (size_t j = 0; j < nb; j++)
+            if (!strcmp(b[j].what, "count") && !strcmp(b[j].name, a[i].name)) {
+                int sh = short_op(&ag, a[i].name);
+                ck_assert_msg(counts_agree(a[i].n, (uint64_t)b[j].n, sh, 2) ||
+                                  counts_agree(b[j].n, (uint64_t)a[i].n, sh, 2),
+                              "%s: %ld without opprof, %ld with", a[i].name, a[i].n, b[j].n);
+                found = 1;
+            }
+        ck_assert_msg(found, "%s: gone from torch.profiler's table under opprof", a[i].name);
+        counts++;
+    }
+    ck_assert_uint_gt(counts, 60);
+    ck_assert_uint_eq(tu_count(m, "Optimizer.step#Adam.step", -1, 0, -1), 2);
+    opp_agg_free(&ag);
+    opp_model_free(m);
+    free(f1), free(f2), free(trace);
+}
+END_TEST
+
+/* OPPROF_SCHEDULE over the optimizer's steps (OPPROF_STEP=torch): wait 1,
+ * active 1 records the second and fourth steps' iterations, each a
+ * ProfilerStep#N holding one forward. */
+START_TEST(torch_schedule_on_optimizer_steps)
+{
+    if (!have_torch("torch_schedule_on_optimizer_steps"))
+        return;
+    char *trace = tu_path(dir, "t.trace");
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, (char *)script("torch_train.py"), "5",
+                                              NULL},
+                                    (char *[]){"OPPROF_SCHEDULE=wait=1,active=1,repeat=2",
+                                               "OPPROF_STEP=torch", NULL},
+                                    NULL, NULL)),
+                     0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    /* the first mark (the end of the first optimizer step) starts step 0;
+     * steps 1 and 3 (iterations 3 and 5) are active */
+    ck_assert_uint_eq(tu_count(m, "ProfilerStep#1", -1, 0, -1), 1);
+    ck_assert_uint_eq(tu_count(m, "ProfilerStep#3", -1, 0, -1), 1);
+    ck_assert_uint_eq(tu_count(m, "ProfilerStep#0", -1, 0, -1), 0);
+    ck_assert_uint_eq(tu_count(m, "ProfilerStep#2", -1, 0, -1), 0);
+    ck_assert_uint_eq(tu_count(m, "nn.Module: Net_0", -1, 0, -1), 2);
+    ck_assert_uint_eq(tu_count(m, "Optimizer.step#Adam.step", -1, 0, -1), 2);
+    ck_assert_uint_eq(tu_count(m, "aten::addmm", -1, 0, -1), 2);
+    struct opp_agg_opts all = {0};
+    struct opp_steps st;
+    char what[300];
+    ck_assert_int_eq(opp_steps_default(m, &all, &st, what, sizeof what), 0);
+    ck_assert_str_eq(what, "ProfilerStep#N");
+    ck_assert_uint_eq(st.n, 2);
+    opp_steps_free(&st);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -446,6 +576,8 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_python_stacks);
     tcase_add_test(tc, torch_dataloader_workers);
     tcase_add_test(tc, torch_cannot_attach);
+    tcase_add_test(tc, torch_profiler_beside_opprof);
+    tcase_add_test(tc, torch_schedule_on_optimizer_steps);
     suite_add_tcase(s, tc);
     return s;
 }

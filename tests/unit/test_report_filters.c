@@ -1,7 +1,7 @@
 /* torch's table options that opprof lacked: group_by_stack_n (our frames
- * are the enclosing operators), the CPU memory sort keys (not recorded:
- * every row 0), a time window and a name regex; on a trace written by hand,
- * exact rows. */
+ * are the enclosing operators), the CPU memory sort keys (on a trace
+ * without MEMORY events every row 0; with them: test_cpu_memory.c), a time
+ * window and a name regex; on a trace written by hand, exact rows. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,7 +183,7 @@ END_TEST
 
 START_TEST(cpu_memory_rows_by_name)
 {
-    /* every row 0: by name */
+    /* no MEMORY events: every row 0, by name */
     struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CPU_MEMORY_USAGE};
     const struct want w[] = {{"cblas_dgemm", NULL, 3, 600}, {"inner", NULL, 1, 300},
                              {"step", NULL, 2, 700}};
@@ -193,7 +193,7 @@ END_TEST
 
 START_TEST(cpu_memory_no_column)
 {
-    /* no memory column appears */
+    /* no MEMORY events: no memory column appears */
     char *out, *err;
     char *argv[] = {"report", trace, "--sort", "cpu_memory_usage", NULL};
     ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);

@@ -216,7 +216,7 @@ START_TEST(fold_same_op)
     };
     size_t n = 8;
     ck_assert_int_eq(opp_tree_build(e, n), 0);
-    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL), 0);
     ck_assert_uint_eq(n, 7);
     const struct want w[] = {{1, NONE, 30}, {10, 1, 27}, {30, 10, 15}, {31, 10, 8},
                              {20, 1, 4},    {21, 20, 8}, {22, 20, 8}};
@@ -227,8 +227,46 @@ START_TEST(fold_same_op)
         ck_assert_uint_eq(e[i].self_ns, w[i].self);
     }
     /* nothing to fold: unchanged */
-    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL), 0);
     ck_assert_uint_eq(n, 7);
+}
+END_TEST
+
+/* Memory instants (here ids from 90) are not children for the fold, and
+ * a fold after another one still compares the right parent. */
+static int instant(const struct opp_event *c, void *ctx)
+{
+    (void)ctx;
+    return c->name >= 90;
+}
+
+START_TEST(fold_uncounted_children)
+{
+    const struct opp_event in[] = {
+        ev(10, 0, 100, 0, 0),   ev(11, 10, 50, 1, 0),   /* folded */
+        ev(20, 200, 300, 0, 0), ev(90, 201, 201, 1, 0), /* an instant beside... */
+        ev(21, 210, 290, 1, 0),                         /* ...the only counted child: folded */
+        ev(91, 250, 250, 2, 0),                         /* goes to 20 */
+    };
+    struct opp_event e[6];
+    size_t n = 6;
+    memcpy(e, in, sizeof in);
+    ck_assert_int_eq(opp_tree_build(e, n), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, instant, NULL), 0);
+    const struct want w[] = {{10, NONE, 100}, {20, NONE, 100}, {90, 20, 0}, {91, 20, 0}};
+    ck_assert_uint_eq(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(e[i].name, w[i].id);
+        ck_assert_uint_eq(e[i].parent == OPP_NO_PARENT ? NONE : e[e[i].parent].name,
+                          w[i].parent_id);
+        ck_assert_uint_eq(e[i].self_ns, w[i].self);
+    }
+    /* counted as children, the instant keeps 21 from folding */
+    n = 6;
+    memcpy(e, in, sizeof in);
+    ck_assert_int_eq(opp_tree_build(e, n), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL), 0);
+    ck_assert_uint_eq(n, 5);
 }
 END_TEST
 
@@ -275,6 +313,7 @@ Suite *suite_tree(void)
     tcase_add_test(tc, empty_and_one);
     tcase_add_test(tc, large);
     tcase_add_test(tc, fold_same_op);
+    tcase_add_test(tc, fold_uncounted_children);
     suite_add_tcase(s, tc);
     return s;
 }
