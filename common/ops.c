@@ -419,6 +419,10 @@ void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64
         for (uint32_t i = own + OPP_COL_NVTX_CATEGORY; i < nargs && i < own + OPP_COL_NVTX_COLS; i++)
             out[i] = 0;
         break;
+    case OPP_OP_MEMORY: /* one node per allocation or free, not per block */
+        for (uint32_t i = own + OPP_COL_MEM_ADDRESS; i < nargs && i < own + OPP_COL_MEM_COLS; i++)
+            out[i] = 0;
+        break;
     default:
         break;
     }

@@ -60,7 +60,8 @@ const char *opp_status_name(const char *lib, int64_t st);
 /* The argument values that make two calls the same operator (summary
  * mode's node key): args copied to out with what differs from call to call
  * zeroed: the external correlation id, a CUDA call's correlation id, an
- * NVTX call's category and payload. Shapes, names and statuses stay. */
+ * NVTX call's category and payload, a MEMORY event's address and bytes.
+ * Shapes, names and statuses stay. */
 void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64_t *out);
 
 /* Logical operand shapes (after transposition), e.g. gemm

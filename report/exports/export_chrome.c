@@ -47,6 +47,13 @@ struct xproc {
     UT_hash_handle hh;
 };
 
+/* A live CPU allocation (MEMORY events), so that its free has a size. */
+struct xblock {
+    uint64_t key[2]; /* proc serial, address */
+    int64_t bytes;
+    UT_hash_handle hh;
+};
+
 struct xstr {
     uint64_t key; /* proc serial << 32 | the process's string id */
     char *text;
@@ -85,6 +92,8 @@ struct x {
     int64_t ref;        /* the first file's clock offset (opp_clock_offset) */
     uint64_t base_ns, last_ns;      /* earliest and latest time seen */
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
+    struct xblock *blocks;          /* live CPU allocations */
+    int64_t cpu_total;              /* their bytes */
     int first;                      /* no trace event written yet */
     int64_t only_rank;              /* export the processes of this rank; -1 all */
     uint64_t from_ns, to_ns;        /* export what begins in [from, to) */
@@ -519,6 +528,47 @@ static int p2_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
     return 0;
 }
 
+/* A CPU allocation or free as Kineto writes torch's: an instant "[memory]"
+ * on the thread, Device Type 0 (CPU), Device Id -1. A free's size is its
+ * allocation's when that was read before it (events are read thread by
+ * thread, so one freed on another thread may count 0); Total Allocated
+ * is the running sum in that order. */
+static int cpu_memory(struct x *x, const struct xproc *p, const struct opp_tr_event *e,
+                      uint64_t at, const uint64_t *a, uint32_t na)
+{
+    if (na < OPP_COL_MEM_COLS)
+        return 0;
+    uint64_t key[2] = {p->proc, a[OPP_COL_MEM_ADDRESS]};
+    struct xblock *b;
+    HASH_FIND(hh, x->blocks, key, sizeof key, b);
+    int64_t bytes = 0;
+    if (a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC) {
+        bytes = (int64_t)a[OPP_COL_MEM_BYTES];
+        if (!b && (b = malloc(sizeof *b))) {
+            memcpy(b->key, key, sizeof key);
+            HASH_ADD(hh, x->blocks, key, sizeof b->key, b);
+        }
+        if (!b)
+            x->oom = 1;
+        else
+            b->bytes = bytes;
+    } else if (b) {
+        bytes = -b->bytes;
+        HASH_DEL(x->blocks, b);
+        free(b);
+    }
+    x->cpu_total += bytes;
+    begin_event(x);
+    fprintf(x->out, "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", "
+                    "\"name\": \"[memory]\", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
+            p->cpid, e->tid);
+    put_us(x->out, at, x->base_ns);
+    fprintf(x->out, ", \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Addr\": %" PRIu64
+                    ", \"Bytes\": %" PRId64 ", \"Total Allocated\": %" PRId64 "}}",
+            a[OPP_COL_MEM_ADDRESS], bytes, x->cpu_total);
+    return ferror(x->out) ? -1 : 0;
+}
+
 static int p2_event(void *ctx, const struct opp_tr_event *e)
 {
     struct x *x = ctx;
@@ -530,6 +580,8 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     uint32_t base = opp_kind_base(fn->kind);
     const uint64_t *a = e->args;
     uint32_t na = opp_op_args(fn->kind, &a, e->nargs);
+    if (base == OPP_OP_MEMORY)
+        return cpu_memory(x, p, e, begin, a, na);
     char name[OPP_NAME_STR_MAX + 300];
     const char *nm = name, *sub;
     if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
@@ -804,6 +856,7 @@ static void free_all(struct x *x)
         free(s);
     }
     OPP_HASH_FREE(x->streams);
+    OPP_HASH_FREE(x->blocks);
     OPP_HASH_FREE(x->devices);
 }
 

@@ -99,6 +99,15 @@ static uint64_t calls(const struct opp_agg *a, const char *key, const char *shap
 
 static struct fact facts[4096];
 static size_t nfacts;
+static char m_trace[4096]; /* run_both's trace */
+
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
 
 /* Whether torch.profiler's count t and another count o of one name agree.
  * Exactly, except for one case of torch's own: its tree is built from
@@ -148,6 +157,7 @@ static struct opp_model *run_both(const char *iters)
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->dropped, 0);
+    snprintf(m_trace, sizeof m_trace, "%s", trace);
     free(tfile);
     free(trace);
     free(o1);
@@ -260,6 +270,26 @@ START_TEST(torch_module_tree)
     ck_assert_uint_eq(calls(&a, "autograd::engine::evaluate_function: AddmmBackward0", NULL,
                             "loss_and_backward"),
                       ITERS);
+
+    /* the Chrome trace as Kineto writes torch's: categories, shapes, memory */
+    char *json = tu_path(dir, "t.json");
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "export", "chrome",
+                                              m_trace, "-o", json, NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    char *j = tu_slurp(json);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(count_of(j, "\"cat\": \"python_function\", \"name\": \"nn.Module: Net_0\""),
+                     ITERS);
+    ck_assert_int_eq(count_of(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""),
+                     ITERS);
+    ck_assert_int_eq(count_of(j, "\"name\": \"aten::addmm\""), ITERS);
+    ck_assert_int_eq(count_of(j, "\"Input Dims\": [[10], [16, 512], [512, 10], [], []]"), ITERS);
+    ck_assert_uint_gt(tu_count(m, "[memory]", -1, 0, -1), 100);
+    ck_assert_int_eq(count_of(j, "\"cat\": \"cpu_instant_event\", \"name\": \"[memory]\""),
+                     (int)tu_count(m, "[memory]", -1, 0, -1));
+    free(j);
+    free(json);
 
     /* --step with no name: one training iteration per optimizer step, each
      * holding its zero_grad, forward, backward and step */
