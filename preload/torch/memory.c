@@ -7,11 +7,14 @@
  * allocation (no table of live blocks here). Nothing is recorded outside a
  * capture window or on our own threads. */
 #include "core/internal.h"
+#include "torch/torch.h"
 
 static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
 {
     if (opp_tls.state == OPP_T_OFF || !opp_capture_open())
         return;
+    if (OPP_UNLIKELY(__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)))
+        opp_torch_unpaused();
     uint64_t t = opp_now();
     const uint64_t a[OPP_COL_MEM_COLS] = {[OPP_COL_MEM_OP] = op,
                                           [OPP_COL_MEM_ADDRESS] = (uintptr_t)p,

@@ -22,6 +22,7 @@
 #include "core/internal.h"
 #include "gpu.h" /* OPP_NAME_STR_MAX */
 #include "torch/shim/shim.h"
+#include "torch/torch.h"
 
 #define NARGS OPP_MAX_ARGS
 #define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
@@ -141,13 +142,39 @@ static void pop_at(uint32_t i)
         opp_step_mark();
 }
 
+static void callbacks_set(void);
+int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
+
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
                      unsigned n, unsigned ninputs)
 {
     if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
         return;
+    uint8_t step = opp_step_torch ? step_kind(key, name) : STEP_NONE;
+    if (OPP_UNLIKELY(!opp_capture_open())) {
+        const struct opp_ring_hdr *r = opp_tls.ring;
+        int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
+        if (paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&opp_torch_paused_off, paused, __ATOMIC_RELAXED);
+            callbacks_set();
+        }
+        if (!step)
+            return; /* nothing to record, no step to mark */
+        push(key, 0, scope, NULL, 0, 0, step);
+        return;
+    }
     uint32_t id = name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
-    push(key, id, scope, in, n, ninputs, opp_step_torch ? step_kind(key, name) : STEP_NONE);
+    push(key, id, scope, in, n, ninputs, step);
+}
+
+/* After an allocation (torch/memory.c): `opprof ctl start` ended a pause
+ * that turned torch's callbacks off; they come back. */
+void opp_torch_unpaused(void)
+{
+    if (__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&opp_torch_paused_off, 0, __ATOMIC_RELAXED);
+        callbacks_set();
+    }
 }
 
 static void op_leave(const void *key)
@@ -168,14 +195,23 @@ static void op_leave(const void *key)
 
 static const struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave};
 
-/* Nothing records (a closed capture window): torch's callback goes off, so
- * ops cost what they cost without us; with OPPROF_STEP=torch a callback for
- * labels alone stays, to see the optimizer steps that open the next
- * window. */
-static void capture_changed(int on)
+/* Nothing records (a closed capture window, or `opprof ctl stop`, which
+ * the first op after it sees in its ring): torch's callbacks go off, so
+ * ops cost what they cost without us; with OPPROF_STEP=torch a callback
+ * for labels alone stays, to see the optimizer steps that open the next
+ * window. The next allocation sees a pause end. */
+static void callbacks_set(void)
 {
+    int on = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) &&
+             !__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED);
     if (shim_enable)
         shim_enable(on ? OPP_TORCH_ALL : opp_step_torch ? OPP_TORCH_LABELS : OPP_TORCH_NONE);
+}
+
+static void capture_changed(int on)
+{
+    (void)on;
+    callbacks_set();
 }
 
 /* ---- Python frames in code stacks (OPPROF_STACKS) ---- */

@@ -594,6 +594,46 @@ START_TEST(torch_schedule_on_optimizer_steps)
 }
 END_TEST
 
+static void touch(const char *name)
+{
+    char *p = tu_path(dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    free(p);
+}
+
+/* `opprof ctl stop` turns torch's callbacks off (the first op after it
+ * sees the pause); the first allocation after `ctl start` turns them on
+ * again, so the op it happens in is the one not recorded. */
+START_TEST(torch_ctl_stop_start)
+{
+    if (!have_torch("torch_ctl_stop_start"))
+        return;
+    char *trace = tu_path(dir, "t.trace"), *p1 = tu_path(dir, "p1"), *p2 = tu_path(dir, "p2");
+    int pid = tu_spawn((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY,
+                                  (char *)script("torch_phases.py"), dir, NULL},
+                       NULL, NULL, NULL);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_wait_file(p1, 60000), 0);
+    char *ctl[] = {(char *)tu_tool("opprof"), "ctl", "stop", NULL};
+    ck_assert_int_eq(tu_code(tu_run(ctl, NULL, NULL, NULL)), 0);
+    touch("go2");
+    ck_assert_int_eq(tu_wait_file(p2, 60000), 0);
+    ctl[2] = "start";
+    ck_assert_int_eq(tu_code(tu_run(ctl, NULL, NULL, NULL)), 0);
+    touch("go3");
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "aten::mul", -1, 0, -1), 0);
+    ck_assert_uint_eq(tu_count(m, "aten::sub", -1, 0, -1), 20);
+    ck_assert_uint_eq(tu_count(m, "aten::add", -1, 0, -1), 199);
+    opp_model_free(m);
+    free(trace), free(p1), free(p2);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -608,6 +648,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_cannot_attach);
     tcase_add_test(tc, torch_profiler_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);
+    tcase_add_test(tc, torch_ctl_stop_start);
     suite_add_tcase(s, tc);
     return s;
 }
