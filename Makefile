@@ -167,7 +167,7 @@ demo: deps
 
 include tests/tests.mk
 
-bench: deps all
+bench: deps all torch-shim
 	@scripts/bench.sh
 
 clean:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: what opprof adds per intercepted call, next to uftrace and ltrace,
-# and what its trace and collector cost. A report from one run, not a test.
+# what its trace and collector cost, and what it adds to PyTorch programs
+# next to torch.profiler. A report from one run, not a test.
 # docs/BENCHMARKS.md explains each figure. Settings: BENCH_RUNS (default 7).
 set -euo pipefail
 
@@ -31,6 +32,8 @@ DROP_N=20000000
 DROP_RUNS=3
 REPORT_N=10000000 # records in the synthetic trace that report and export read
 REPORT_RUNS=3
+TORCH_OPS_N=300000 # torch.add calls per run, about 1 us each
+TORCH_CNN_N=30     # training iterations of the small CNN per run
 
 die() {
     echo "bench: $*" >&2
@@ -413,6 +416,75 @@ echo "opprof report: $REP_S s, $REP_MB MiB peak RSS"
 echo "opprof export chrome: $EXP_S s, $EXP_MB MiB peak RSS"
 rm -f "$scratch/big.trace"
 
+# ---- 9. PyTorch: per op, recording off, a small CNN's training ----
+# Debian's python3 with torch, one intra-op thread. glibc's malloc is told
+# to keep freed memory (no mmap, no trim) in every mode: otherwise a big
+# tensor's free and the next allocation cost page faults that depend on
+# what else the process holds, and torch.profiler's runs came out faster
+# than unprofiled ones.
+PY=/usr/bin/python3
+HAVE_TORCH=
+if [[ -x $PY ]] && "$PY" -c 'import torch' 2>/dev/null && ls "$BUILD"/python/cache/*/libopprof_torch.so >/dev/null 2>&1; then
+    HAVE_TORCH=1
+fi
+torch_run() { # MODE LOAD ARGS...: one figure line
+    local mode=$1
+    shift
+    case $mode in
+    plain) "$PY" "$@" ;;
+    torch) "$PY" "$@" torch ;;
+    opprof) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace "$PY" "$@" 2>>"$scratch/preload.err" ;;
+    closed) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace OPPROF_DELAY=3600 "$PY" "$@" 2>>"$scratch/preload.err" ;;
+    paused) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace OPPROF_PAUSED=1 "$PY" "$@" 2>>"$scratch/preload.err" ;;
+    esac
+}
+if [[ -n $HAVE_TORCH ]]; then
+    export MALLOC_MMAP_THRESHOLD_=1000000000 MALLOC_TRIM_THRESHOLD_=1000000000
+    sep "torch.add on 4-element tensors, $TORCH_OPS_N per run; modes in turn (CPU ns per op)"
+    declare -A tops=()
+    for ((i = 1; i <= RUNS; i++)); do
+        line="run $i:"
+        for mode in plain opprof closed paused torch; do
+            v=$(field cpu_ns_per_op "$(torch_run "$mode" bench/torch_ops.py "$TORCH_OPS_N")")
+            tops[$mode]+="$v "
+            line+=" $mode $v"
+        done
+        echo "$line"
+    done
+    for mode in plain opprof closed paused torch; do
+        declare "TOPS_${mode^^}=$(printf '%s\n' ${tops[$mode]} | median)"
+    done
+    T_ON=$(calc "$TOPS_OPPROF - $TOPS_PLAIN" 0)
+    T_CLOSED=$(calc "$TOPS_CLOSED - $TOPS_PLAIN" 0)
+    T_PAUSED=$(calc "$TOPS_PAUSED - $TOPS_PLAIN" 0)
+    T_TORCH=$(calc "$TOPS_TORCH - $TOPS_PLAIN" 0)
+    echo "median: unprofiled $TOPS_PLAIN, opprof $TOPS_OPPROF (+$T_ON), window closed $TOPS_CLOSED" \
+        "($T_CLOSED), ctl stop $TOPS_PAUSED ($T_PAUSED), torch.profiler $TOPS_TORCH (+$T_TORCH)"
+
+    sep "small CNN training, $TORCH_CNN_N iterations per run; modes in turn (loop wall ms)"
+    declare -A tcnn=()
+    for ((i = 1; i <= RUNS; i++)); do
+        line="run $i:"
+        for mode in plain opprof torch; do
+            v=$(field wall_ms "$(torch_run "$mode" bench/torch_cnn.py "$TORCH_CNN_N")")
+            tcnn[$mode]+="$v "
+            line+=" $mode $v"
+        done
+        echo "$line"
+    done
+    for mode in plain opprof torch; do
+        declare "TCNN_${mode^^}=$(printf '%s\n' ${tcnn[$mode]} | median)"
+    done
+    C_ON=$(calc "$TCNN_OPPROF - $TCNN_PLAIN" 1)
+    C_TORCH=$(calc "$TCNN_TORCH - $TCNN_PLAIN" 1)
+    echo "median: unprofiled $TCNN_PLAIN ms, opprof $TCNN_OPPROF (+$C_ON), torch.profiler" \
+        "(record_shapes, profile_memory) $TCNN_TORCH (+$C_TORCH)"
+    unset MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_
+    rm -f "$scratch/torch.trace"
+else
+    sep "PyTorch: skipped ($PY has no torch, or no torch shim was built: make torch-shim)"
+fi
+
 if grep -v 'trace written to\|records dropped' "$scratch/preload.err" | grep -q .; then
     echo
     echo "the preload said:"
@@ -471,6 +543,17 @@ row "export chrome, $((REPORT_N / 1000000))M (time)" "$EXP_S s" "<= 5 s" "$(verd
     "to /dev/null"
 row "export chrome, $((REPORT_N / 1000000))M (memory)" "$EXP_MB MiB" "<= 1024 MiB" \
     "$(verdict "$EXP_MB <= 1024")" "peak RSS: streams"
+if [[ -n $HAVE_TORCH ]]; then
+    row "torch op added (CPU, torch.add)" "$T_ON ns" "<= 500 ns" "$(verdict "$T_ON <= 500")" \
+        "$(calc "$T_ON / $T_TORCH" 2)x torch.profiler's +$T_TORCH ns; baseline $TOPS_PLAIN ns"
+    row "torch op added, window closed" "$T_CLOSED ns" "<= 50 ns" "$(verdict "$T_CLOSED <= 50")" \
+        "OPPROF_DELAY: callbacks off"
+    row "torch op added, ctl stop" "$T_PAUSED ns" "<= 50 ns" "$(verdict "$T_PAUSED <= 50")" \
+        "OPPROF_PAUSED=1 (opprof ctl stop)"
+    row "CNN training added wall" "$C_ON ms" "<= 0.5x" \
+        "$(verdict "$C_ON <= 0.5 * $C_TORCH")" \
+        "$(calc "$C_ON / $C_TORCH" 2)x torch.profiler's +$C_TORCH ms; baseline $TCNN_PLAIN ms"
+fi
 row "clock_gettime(MONOTONIC) read" "$CG ns" - - "$(calc "$CG / $TSC" 1)x rdtsc"
 row "rdtsc read" "$TSC ns" - - baseline
 echo "(a report: the exit status does not depend on the targets)"

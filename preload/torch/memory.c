@@ -11,7 +11,9 @@
 
 static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
 {
-    if (opp_tls.state == OPP_T_OFF || !opp_capture_open())
+    if (opp_tls.state == OPP_T_OFF || (!opp_tls.ring && !opp_thread_attach()))
+        return; /* attached first: a new ring may start paused */
+    if (!opp_capture_open())
         return;
     if (OPP_UNLIKELY(__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)))
         opp_torch_unpaused();

@@ -193,7 +193,7 @@ static void op_leave(const void *key)
     /* began on another thread or before we attached: nothing open here */
 }
 
-static const struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave};
+static struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, 1};
 
 /* Nothing records (a closed capture window, or `opprof ctl stop`, which
  * the first op after it sees in its ring): torch's callbacks go off, so
@@ -274,6 +274,8 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
             dlclose(h);
         return -1;
     }
+    const char *shapes = getenv("OPPROF_TORCH_SHAPES");
+    api.inputs = !(shapes && !strcmp(shapes, "0")); /* 0: names only, torch boxes no inputs */
     if (init(&api, why, sizeof why)) {
         opp_agent_say("torch operators not recorded: ", why, "; library calls only");
         return -1;

@@ -4,13 +4,10 @@
 # forwards through torch's global module hooks. Nothing here runs in a
 # program that never imports torch; nothing here may break the program: a
 # failure is one line on stderr and opprof keeps its library-level view.
-import ctypes
-import fcntl
-import hashlib
+# Only os and sys at start-up: every profiled interpreter loads this file,
+# the rest is imported once torch is.
 import os
-import subprocess
 import sys
-import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHIM_SRC = os.path.join(HERE, "shim")  # shim.cpp, pyframes.c, torch/shim/shim.h, format.h
@@ -23,6 +20,7 @@ def _say(*what):
 
 def _agent():
     """libopprof.so's exports, from the process's global scope."""
+    import ctypes
     lib = ctypes.CDLL(None)
     f = lib.opprof_torch_attach
     f.argtypes, f.restype = [ctypes.c_char_p], ctypes.c_int
@@ -57,6 +55,7 @@ def _cache_dir():
 
 def shim_key(torch):
     """What the shim depends on: torch's version, ABI and install, our sources."""
+    import hashlib
     root, _, libdir = _torch_paths(torch)
     h = hashlib.sha256()
     lib = os.path.join(libdir, "libtorch_cpu.so")
@@ -78,6 +77,7 @@ def _python_include():
 
 def _run(cmd):
     """None, or the first error line of a compiler run."""
+    import subprocess
     try:
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
     except (OSError, subprocess.SubprocessError) as e:
@@ -121,6 +121,7 @@ def find_shim(torch, quiet=False):
     path = os.path.join(d, "libopprof_torch.so")
     if os.path.exists(path):
         return path, None
+    import fcntl
     try:
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "lock"), "w") as lk:
@@ -160,6 +161,7 @@ class _Modules:
         self.count[cls] = n + 1
         sid = self.name(("%s%s_%d" % (MODULE_PREFIX, cls, n)).encode())
         try:
+            import weakref
             ref = weakref.ref(mod)
         except TypeError:
             ref = lambda: mod  # noqa: E731

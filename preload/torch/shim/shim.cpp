@@ -102,7 +102,8 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
     }
     api = a;
     try {
-        all = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(true));
+        all = at::addGlobalCallback(
+            at::RecordFunctionCallback(on_start, on_end).needsInputs(a->inputs != 0));
         labels = at::addGlobalCallback(
             at::RecordFunctionCallback(on_start, on_end).scopes({at::RecordScope::USER_SCOPE}));
         at::disableCallback(labels);

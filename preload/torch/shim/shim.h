@@ -31,6 +31,7 @@ struct opp_torch_api {
     void (*enter)(const void *key, const char *name, unsigned scope, const uint64_t *in, unsigned n,
                   unsigned ninputs);
     void (*leave)(const void *key);
+    int inputs; /* ask torch for each op's inputs (shapes); 0: names only */
 };
 
 /* The shim's exports (extern "C"). init: register the callback; 0, or -1
