@@ -4,6 +4,8 @@
 #endif
 #include "analysis/aggregate.h"
 
+#include "analysis/symbolize.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,8 +351,14 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 opp_op_shapes(f->kind, args, e->nargs, &shapes);
             struct group_key k;
             make_key(&k, e->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
-            for (uint32_t p = e->parent; p != OPP_NO_PARENT && k.nstack < nstack;
-                 p = t->events[p].parent)
+            /* torch's group_by_stack_n: the innermost Python frames when the
+             * call has them (OPPROF_STACKS in a Python program), else the
+             * operators around it */
+            if (nstack && e->stack)
+                k.nstack = (uint32_t)opp_code_pyframes(m->code, t->proc, e->stack, k.stack,
+                                                       (int)nstack);
+            for (uint32_t p = k.nstack ? OPP_NO_PARENT : e->parent;
+                 p != OPP_NO_PARENT && k.nstack < nstack; p = t->events[p].parent)
                 k.stack[k.nstack++] = t->events[p].name;
             struct opp_row *r = row_for(a, &cap, &groups, &k);
             if (!r)

@@ -63,8 +63,9 @@ struct opp_agg_opts {
     uint32_t tid;
     const char *lib; /* only calls into this library ("blas", "onednn", "nvtx", "cudart"...);
                         then no GPU-op rows. NULL: every library */
-    /* torch's group_by_stack_n: rows also by the names of the N innermost
-     * operators around the call (its parents; our frames are operators) */
+    /* torch's group_by_stack_n: rows also by the N innermost frames: the
+     * Python frames of the call's code stack when it has them (OPPROF_STACKS
+     * in a Python program), else the names of the operators around it */
     uint32_t group_by_stack;
     /* A time window, ns since opp_model_first_ns: an event (or GPU op) is
      * kept when it begins in [from_ns, to_ns) */

@@ -289,15 +289,17 @@ int opp_loader_on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
                             : UINT32_MAX;
         /* Python frames: their names (a frame whose string is unknown: "?") */
         const char *py[OPP_GPU_FIELDS_MAX] = {0};
+        uint32_t py_sid[OPP_GPU_FIELDS_MAX];
         int any = 0;
         for (uint32_t i = OPP_GF_ST_PC0; g->type == OPP_GPU_STACK && i < g->nfields; i++)
             if ((g->f[i] & OPP_STACK_PY_MASK) == OPP_STACK_PY) {
                 uint32_t sid = opp_loader_gpu_str(m, pi, (uint32_t)g->f[i]);
                 py[i] = sid == UINT32_MAX ? "?" : opp_model_str(m, sid);
+                py_sid[i] = sid;
                 any = 1;
             }
         return opp_code_add(&m->code, pi, g, path == UINT32_MAX ? "" : opp_model_str(m, path),
-                            any ? py : NULL)
+                            any ? py : NULL, py_sid)
                    ? opp_loader_fail(ld, ENOMEM)
                    : 0;
     }

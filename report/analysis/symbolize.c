@@ -22,6 +22,8 @@ struct stack {
     int n;
     uint64_t pc[PCS_MAX];
     char *name[PCS_MAX]; /* NULL until asked */
+    int npy;
+    uint32_t py_sid[PCS_MAX]; /* its Python frames' string ids, innermost first */
     UT_hash_handle hh;
 };
 
@@ -52,7 +54,7 @@ struct opp_code {
 };
 
 int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g, const char *path,
-                 const char *const *py)
+                 const char *const *py, const uint32_t *py_sid)
 {
     if (!*cp && !(*cp = calloc(1, sizeof **cp)))
         return -1;
@@ -87,8 +89,12 @@ int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g,
     int oom = 0;
     for (int i = 0; i < s->n; i++) {
         s->pc[i] = g->f[OPP_GF_ST_PC0 + i];
-        if (py && py[OPP_GF_ST_PC0 + i] && !(s->name[i] = strdup(py[OPP_GF_ST_PC0 + i])))
-            oom = 1;
+        if (py && py[OPP_GF_ST_PC0 + i]) {
+            if (!(s->name[i] = strdup(py[OPP_GF_ST_PC0 + i])))
+                oom = 1;
+            if (py_sid[OPP_GF_ST_PC0 + i] != UINT32_MAX)
+                s->py_sid[s->npy++] = py_sid[OPP_GF_ST_PC0 + i];
+        }
     }
     HASH_ADD(hh, c->stacks, key, sizeof key, s);
     return oom ? -1 : 0;
@@ -226,6 +232,19 @@ int opp_code_frames(struct opp_code *c, uint32_t pi, uint32_t id, const char **n
             break;
         names[n++] = s->name[i];
     }
+    return n;
+}
+
+int opp_code_pyframes(const struct opp_code *c, uint32_t pi, uint32_t id, uint32_t *sids, int max)
+{
+    if (!c || !id)
+        return 0;
+    uint64_t key = (uint64_t)pi << 32 | id;
+    struct stack *s;
+    HASH_FIND(hh, c->stacks, &key, sizeof key, s);
+    int n = 0;
+    for (int i = 0; s && i < s->npy && n < max; i++)
+        sids[n++] = s->py_sid[i];
     return n;
 }
 

@@ -259,8 +259,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         OPP_OPT_FLAG(0, "show-lib", &ra->out.show_lib,
                      "add a Lib column to the table: each row's library"),
         OPP_OPT_CALLBACK(0, "group-by-stack", ra, "N",
-                         "one row per name and its N innermost enclosing\n"
-                         "operators (a Stack column, outermost first)",
+                         "one row per name and its N innermost frames: the\n"
+                         "Python frames that called it (OPPROF_STACKS), else its\n"
+                         "enclosing operators (a Stack column, outermost first)",
                          opt_group_by_stack),
         OPP_OPT_CALLBACK(0, "from", ra, "MS", NULL, opt_time), /* shares --to's line */
         OPP_OPT_CALLBACK(0, "to", ra, "MS",

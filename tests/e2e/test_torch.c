@@ -414,6 +414,21 @@ START_TEST(torch_python_stacks)
         }
     }
     ck_assert_int_eq(addmm, 1);
+    /* group_by_stack_n: the innermost Python frames, as torch groups */
+    struct opp_agg_opts o = {.group_by_stack = 1, .match = NULL};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    int rows = 0;
+    for (size_t i = 0; i < a.nrows; i++)
+        if (!strcmp(a.rows[i].key, "aten::addmm")) {
+            rows++;
+            const char *st = a.rows[i].stack_str, *tail = "): Linear.forward";
+            ck_assert_msg(st && strstr(st, "linear.py(") && strlen(st) > strlen(tail) &&
+                              !strcmp(st + strlen(st) - strlen(tail), tail),
+                          "aten::addmm grouped under %s", st ? st : "(none)");
+        }
+    ck_assert_int_eq(rows, 1);
+    opp_agg_free(&a);
     opp_model_free(m);
     free(trace);
 }
