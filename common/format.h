@@ -142,11 +142,12 @@ enum opp_col_torch {
 enum opp_col_mem { OPP_COL_MEM_OP, OPP_COL_MEM_ADDRESS, OPP_COL_MEM_BYTES, OPP_COL_MEM_COLS };
 enum { OPP_MEM_ALLOC = 1, OPP_MEM_FREE = 2 };
 
-/* A TORCH operator's scope: torch's RecordScope values, and the nn.Module
- * ranges of opprof's module hooks. */
+/* A TORCH operator's scope: torch's RecordScope, mapped (its enum's order
+ * is torch's to change), and the nn.Module ranges of opprof's hooks. */
 enum opp_torch_scope {
     OPP_TORCH_SCOPE_FUNCTION = 0,          /* an aten op, an autograd node */
     OPP_TORCH_SCOPE_BACKWARD_FUNCTION = 1, /* run by the autograd engine */
+    OPP_TORCH_SCOPE_OTHER = 2,             /* torch's other scopes (TorchScript...) */
     OPP_TORCH_SCOPE_USER = 7,              /* record_function labels, optimizer steps */
     OPP_TORCH_SCOPE_MODULE = 100           /* an nn.Module's forward */
 };

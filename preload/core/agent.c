@@ -75,9 +75,11 @@ void opp_agent_say(const char *a, const char *b, const char *c) { say(a, b, c); 
 /* A message from a thread other than the program's calls (CUPTI's). */
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
 {
+    int saved_errno = errno; /* program threads send too (a new string inside an op) */
     pthread_mutex_lock(&G.lock);
     int rc = G.on && G.sock >= 0 ? opp_send_msg(G.sock, (uint16_t)type, payload, size, -1) : -ENOTCONN;
     pthread_mutex_unlock(&G.lock);
+    errno = saved_errno;
     return rc;
 }
 

@@ -193,8 +193,25 @@ void opp_step_mark(void)
     in_mark = 0;
 }
 
+void opp_schedule_off(const char *why)
+{
+    pthread_mutex_lock(&S.lock);
+    int was = S.on;
+    S.on = 0;
+    pthread_mutex_unlock(&S.lock);
+    if (!was)
+        return;
+    opp_step_torch = 0;
+    opp_agent_say("OPPROF_SCHEDULE ignored: ", why, "; recording for the whole run");
+    __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
+    opp_capture_update();
+}
+
 void opp_step_finish(void)
 {
+    if (S.on && opp_step_torch && S.step < 0)
+        opp_agent_say("OPPROF_STEP=", opp_step_torch == OPP_STEP_TORCH_FORWARD ? "torch:forward" : "torch",
+                      ": no step was marked (no torch step ran), so the schedule recorded nothing");
     if (!S.on || S.period_ns)
         return;
     pthread_mutex_lock(&S.lock);

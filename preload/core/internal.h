@@ -168,6 +168,10 @@ extern void (*opp_capture_changed)(int on);
 void opp_step_mark(void);
 /* At exit: the running step, when active, is recorded as ProfilerStep#N. */
 void opp_step_finish(void);
+/* The steps cannot be marked after all (OPPROF_STEP=torch without torch's
+ * operators): one line, why, and the schedule is dropped, recording
+ * throughout. */
+void opp_schedule_off(const char *why);
 
 /* ---- the hot path ---- */
 

@@ -116,7 +116,8 @@ static uint32_t capture(void)
     int (*extra)(uint64_t *, int) = __atomic_load_n(&opp_stack_extra, __ATOMIC_ACQUIRE);
     if (extra) { /* the Python frames above */
         uint64_t w[OPP_GPU_FIELDS_MAX];
-        int k = extra(w, (int)OPP_GPU_FIELDS_MAX - 1 - n);
+        int room = (int)OPP_GPU_FIELDS_MAX - 1 - n, left = (int)(sizeof pc / sizeof *pc) - s - n;
+        int k = extra(w, room < left ? room : left);
         for (int i = 0; i < k; i++)
             pc[s + n + i] = (void *)(uintptr_t)w[i];
         n += k;

@@ -11,7 +11,8 @@
 
 static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
 {
-    if (opp_tls.state == OPP_T_OFF || (!opp_tls.ring && !opp_thread_attach()))
+    if (opp_tls.state == OPP_T_OFF || !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) ||
+        (!opp_tls.ring && !opp_thread_attach()))
         return; /* attached first: a new ring may start paused */
     if (!opp_capture_open())
         return;

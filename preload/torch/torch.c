@@ -1,23 +1,22 @@
 /* PyTorch's own operators (preload/torch): aten ops, autograd nodes,
  * record_function labels and optimizer steps through a RecordFunction
- * callback that the torch shim (shim.cpp, built against torch's headers)
- * registers; nn.Module layers through global module hooks that a few lines
- * of Python install (python/sitecustomize.py). Each becomes an operator of
- * kind TORCH in the thread's tree, named by torch's name, with its inputs'
+ * callback that the torch shim (shim/shim.cpp, built against torch's
+ * headers) registers; nn.Module layers through global module hooks that a
+ * few lines of Python install (python/). Each becomes an operator of kind
+ * TORCH in the thread's tree, named by torch's name, with its inputs'
  * shapes; the library calls inside nest below it.
  *
- * Nothing of torch is loaded here: in a Python interpreter the start puts
- * our Python folder first on PYTHONPATH; its sitecustomize waits for
- * `import torch`, then calls opprof_torch_attach() with the shim that fits
- * the torch it found, which this file dlopens. Recording off (a closed
- * capture window) disables the callback, so torch skips it. */
+ * This file: the per-thread stack of open ops, the shim's loading
+ * (opprof_torch_attach, which the Python side calls once `import torch`
+ * has finished) and its callbacks turned off while nothing records, the
+ * exports Python's module hooks call, and the Python frames that go into
+ * code stacks. The interpreter's path is set up by pypath.c. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/internal.h"
 #include "gpu.h" /* OPP_NAME_STR_MAX */
@@ -26,32 +25,41 @@
 
 #define NARGS OPP_MAX_ARGS
 #define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
+#define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
 
 struct open_op {
     const void *key; /* the RecordFunction; NULL: an nn.Module range */
     struct opp_frame f;
     uint8_t recorded; /* f is open in the thread's ring */
+    uint8_t ended;    /* ended out of order: recorded, waits for those above it */
     uint8_t nargs;
     uint8_t step; /* OPPROF_STEP=torch: its end marks a step (STEP_*) */
     uint64_t a[NARGS];
 };
 
-#define PYCACHE 256u /* Python frames named per thread, direct-mapped */
-
 /* Per thread that runs torch ops, allocated at its first (a program
  * without torch pays 8 bytes of TLS): the open ops, and the string ids of
  * the Python frames seen (OPPROF_STACKS). */
 struct tstate {
-    uint32_t depth;
+    uint32_t depth; /* entries of s in use; above STACK_MAX, uncounted deep ones */
     struct open_op s[STACK_MAX];
     struct {
-        const void *code;
+        const void *code, *file, *func;
         int line;
         uint32_t id;
     } py[PYCACHE];
 };
 static __thread struct tstate *T __attribute__((tls_model("initial-exec")));
 static pthread_key_t tkey;
+static int attached; /* the shim's callbacks are registered; tkey exists */
+
+enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
+#define OPTIMIZER_STEP "Optimizer.step#"
+
+static opp_torch_shim_enable_t shim_enable;
+static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
+static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
+int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
 
 /* At the thread's exit (a later op of its own makes a new one). */
 static void tstate_free(void *p)
@@ -64,6 +72,8 @@ static struct tstate *mine(void)
 {
     if (OPP_LIKELY(T != NULL))
         return T;
+    if (!__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+        return NULL;
     struct tstate *t = calloc(1, sizeof *t);
     if (t && pthread_setspecific(tkey, t)) {
         free(t);
@@ -72,78 +82,104 @@ static struct tstate *mine(void)
     return T = t;
 }
 
-enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
-#define OPTIMIZER_STEP "Optimizer.step#"
+/* ---- the stack of open ops ---- */
 
-static opp_torch_shim_enable_t shim_enable;
-static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
-static int attached;
-static char self_dir[PATH_MAX];
-
-/* Fill an op's columns and open it on this thread (its begin taken last,
- * so the encoding is not the op's time). */
 /* Whether the end of an op marks a step: OPPROF_STEP=torch, an optimizer
- * step; torch:forward, an nn.Module forward inside no other. */
+ * step inside no other (a wrapping optimizer steps its inner one);
+ * torch:forward, an nn.Module forward inside no other. */
 static uint8_t step_kind(const void *key, const char *name)
 {
-    if (key)
-        return opp_step_torch == OPP_STEP_TORCH_OPTIMIZER && name &&
-                       !strncmp(name, OPTIMIZER_STEP, sizeof OPTIMIZER_STEP - 1)
-                   ? STEP_OPTIMIZER
-                   : STEP_NONE;
-    if (opp_step_torch != OPP_STEP_TORCH_FORWARD)
-        return STEP_NONE;
+    uint8_t kind;
+    if (key) {
+        if (opp_step_torch != OPP_STEP_TORCH_OPTIMIZER || !name ||
+            strncmp(name, OPTIMIZER_STEP, sizeof OPTIMIZER_STEP - 1))
+            return STEP_NONE;
+        kind = STEP_OPTIMIZER;
+    } else {
+        if (opp_step_torch != OPP_STEP_TORCH_FORWARD)
+            return STEP_NONE;
+        kind = STEP_FORWARD;
+    }
     for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-        if (!T->s[i].key)
-            return STEP_NONE; /* a module inside another */
-    return STEP_FORWARD;
+        if (!T->s[i].ended && T->s[i].step == kind)
+            return STEP_NONE;
+    return kind;
 }
 
-static void push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
-                 unsigned ninputs, uint8_t step)
+/* Fill an op's columns and open it on this thread (its begin taken last,
+ * so the encoding is not the op's time). Returns its index. */
+static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
+                     unsigned ninputs, uint8_t step)
 {
     if (T->depth >= STACK_MAX) {
-        T->depth++; /* popped by its leave; counted with the thread's dropped records */
-        struct opp_ring_hdr *r = opp_tls.ring;
+        struct opp_ring_hdr *r = opp_tls.ring; /* counted with the thread's dropped records */
         if (r)
             atomic_store_explicit(&r->dropped,
                                   atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
                                   memory_order_relaxed);
-        return;
+        return T->depth++; /* popped by its leave */
     }
-    struct open_op *o = &T->s[T->depth++];
+    struct open_op *o = &T->s[T->depth];
     o->key = key;
     o->step = step;
-    if (n > OPP_TORCH_IN_MAX)
-        n = OPP_TORCH_IN_MAX;
+    o->ended = 0;
+    unsigned room = opp_stacks_n ? OPP_TORCH_IN_MAX - 1 : OPP_TORCH_IN_MAX; /* the stack id's */
+    if (n > room)
+        n = room;
     o->a[OPP_COL_TORCH_NAME] = name;
     o->a[OPP_COL_TORCH_SCOPE] = scope;
     o->a[OPP_COL_TORCH_COUNT] = ninputs;
-    memcpy(o->a + OPP_COL_TORCH_FIRST, in, n * sizeof *in);
+    if (n)
+        memcpy(o->a + OPP_COL_TORCH_FIRST, in, n * sizeof *in);
     o->nargs = (uint8_t)(OPP_COL_TORCH_FIRST + n);
     o->recorded = (uint8_t)opp_enter(&o->f, OPP_FN_torch_op);
     /* the external correlation id, last: kernels launched inside are the op's */
     o->a[o->nargs++] = o->recorded && opp_extcorr_on ? opp_extcorr_push() : 0;
+    return T->depth++;
 }
 
-static void pop_at(uint32_t i)
+/* Close the top op; then the ones below it that ended out of order, whose
+ * external correlation ids were pushed before its (CUPTI's stack). */
+static void close_top(void)
 {
-    struct open_op *o = &T->s[i];
+    struct open_op *o = &T->s[T->depth - 1];
+    uint8_t step = o->step;
     if (o->recorded) {
         if (o->a[o->nargs - 1])
             opp_extcorr_pop();
         opp_leave(&o->f, o->a, o->nargs);
     }
-    uint8_t step = o->step;
     T->depth--;
-    if (i < T->depth) /* ended out of order: the ones above move down */
-        memmove(&T->s[i], &T->s[i + 1], (T->depth - i) * sizeof *o);
+    while (T->depth && T->s[T->depth - 1].ended) {
+        o = &T->s[T->depth - 1];
+        if (o->recorded) {
+            if (o->a[o->nargs - 1])
+                opp_extcorr_pop();
+            o->f.r->depth = o->f.depth;
+        }
+        T->depth--;
+    }
     if (step != STEP_NONE)
         opp_step_mark();
 }
 
+/* An op below the top ended (a label exited out of order): recorded now,
+ * the thread's depth left to those still open above it. */
+static void end_early(struct open_op *o)
+{
+    if (o->recorded) {
+        uint64_t t = opp_now();
+        if (o->f.stack)
+            opp_publish_stack(o->f.r, &o->f, t, o->a, o->nargs);
+        else
+            opp_publish(o->f.r, o->f.fn, o->f.depth, o->f.begin, t, o->a, o->nargs);
+    }
+    o->ended = 1;
+    if (o->step != STEP_NONE)
+        opp_step_mark();
+}
+
 static void callbacks_set(void);
-int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
 
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
                      unsigned n, unsigned ninputs)
@@ -151,30 +187,19 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
     if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
         return;
     uint8_t step = opp_step_torch ? step_kind(key, name) : STEP_NONE;
+    const struct opp_ring_hdr *r = opp_tls.ring;
+    int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
+    if (OPP_UNLIKELY(paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED))) {
+        __atomic_store_n(&opp_torch_paused_off, paused, __ATOMIC_RELAXED);
+        callbacks_set();
+    }
     if (OPP_UNLIKELY(!opp_capture_open())) {
-        const struct opp_ring_hdr *r = opp_tls.ring;
-        int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
-        if (paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)) {
-            __atomic_store_n(&opp_torch_paused_off, paused, __ATOMIC_RELAXED);
-            callbacks_set();
-        }
-        if (!step)
-            return; /* nothing to record, no step to mark */
-        push(key, 0, scope, NULL, 0, 0, step);
+        if (step) /* nothing to record, a step to mark */
+            push(key, 0, scope, NULL, 0, 0, step);
         return;
     }
     uint32_t id = name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
     push(key, id, scope, in, n, ninputs, step);
-}
-
-/* After an allocation (torch/memory.c): `opprof ctl start` ended a pause
- * that turned torch's callbacks off; they come back. */
-void opp_torch_unpaused(void)
-{
-    if (__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&opp_torch_paused_off, 0, __ATOMIC_RELAXED);
-        callbacks_set();
-    }
 }
 
 static void op_leave(const void *key)
@@ -186,26 +211,42 @@ static void op_leave(const void *key)
         return;
     }
     for (uint32_t i = T->depth; i-- > 0;)
-        if (T->s[i].key == key) {
-            pop_at(i);
+        if (T->s[i].key == key && !T->s[i].ended) {
+            if (i + 1 == T->depth)
+                close_top();
+            else
+                end_early(&T->s[i]);
             return;
         }
-    /* began on another thread or before we attached: nothing open here */
+    /* began on another thread, before we attached, or while nothing recorded */
+}
+
+void opp_torch_unpaused(void)
+{
+    if (__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&opp_torch_paused_off, 0, __ATOMIC_RELAXED);
+        callbacks_set();
+    }
 }
 
 static struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, 1};
 
 /* Nothing records (a closed capture window, or `opprof ctl stop`, which
- * the first op after it sees in its ring): torch's callbacks go off, so
- * ops cost what they cost without us; with OPPROF_STEP=torch a callback
- * for labels alone stays, to see the optimizer steps that open the next
- * window. The next allocation sees a pause end. */
+ * the first op after it sees in its ring): the callback for every op goes
+ * off, so ops cost what they cost without us. The one for labels alone
+ * stays while paused (its next label sees the pause end; so does the next
+ * allocation) and with OPPROF_STEP=torch (the optimizer steps open the
+ * next window). Serialized: the timer, the step marker and any thread may
+ * call it. */
 static void callbacks_set(void)
 {
-    int on = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) &&
-             !__atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&enable_lock);
+    int paused = __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED);
+    int on = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) && !paused;
     if (shim_enable)
-        shim_enable(on ? OPP_TORCH_ALL : opp_step_torch ? OPP_TORCH_LABELS : OPP_TORCH_NONE);
+        shim_enable(on ? OPP_TORCH_ALL
+                       : opp_step_torch || paused ? OPP_TORCH_LABELS : OPP_TORCH_NONE);
+    pthread_mutex_unlock(&enable_lock);
 }
 
 static void capture_changed(int on)
@@ -218,7 +259,8 @@ static void capture_changed(int on)
 
 /* The calling thread's Python frames as OPP_STACK_PY words, innermost
  * first: each named "file(line): function" (torch's with_stack format)
- * once per thread and place, through a small cache. */
+ * once per thread and place, through a small cache (keyed by the code
+ * object, its file and function strings, and the line). */
 static int python_frames(uint64_t *out, int max)
 {
     struct tstate *t = mine();
@@ -230,7 +272,8 @@ static int python_frames(uint64_t *out, int max)
     for (int i = 0; i < n; i++) {
         unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].line * 2654435761u) %
                      PYCACHE;
-        if (t->py[h].code != f[i].code || t->py[h].line != f[i].line || !t->py[h].id) {
+        if (t->py[h].code != f[i].code || t->py[h].line != f[i].line || !t->py[h].id ||
+            t->py[h].file != f[i].file || t->py[h].func != f[i].func) {
             char buf[OPP_NAME_MAX * 2];
             int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file, f[i].line, f[i].func);
             const char *py = strrchr(f[i].file, '/');
@@ -240,6 +283,8 @@ static int python_frames(uint64_t *out, int max)
             if (!id)
                 continue;
             t->py[h].code = f[i].code;
+            t->py[h].file = f[i].file;
+            t->py[h].func = f[i].func;
             t->py[h].line = f[i].line;
             t->py[h].id = id;
         }
@@ -249,27 +294,38 @@ static int python_frames(uint64_t *out, int max)
     return k;
 }
 
-/* ---- what Python calls (ctypes; python/sitecustomize.py) ---- */
+/* ---- what Python calls (ctypes; python/_opprof_torch.py) ---- */
 
-/* Load the shim at path and register its callback: 0, or -1 after one
- * line on stderr (the program goes on; opprof keeps its library view). */
+static void say_failed(const char *a, const char *b)
+{
+    opp_agent_say("torch operators not recorded: ", a ? a : b, "; library calls only");
+    if (opp_step_torch)
+        opp_schedule_off("OPPROF_STEP=torch: no torch steps without torch's operators");
+}
+
+/* Load the shim at path and register its callbacks: 0, or -1 after one
+ * line on stderr (the program goes on; opprof keeps its library view).
+ * path NULL: the Python side could not have one (it said why). */
 OPP_EXPORT int opprof_torch_attach(const char *path)
 {
     if (attached)
         return 0;
+    if (!path) {
+        if (opp_step_torch)
+            opp_schedule_off("OPPROF_STEP=torch: no torch steps without torch's operators");
+        return -1;
+    }
     static int have_key;
     if (!have_key && pthread_key_create(&tkey, tstate_free)) {
-        opp_agent_say("torch operators not recorded: ", "no thread key left", "; library calls only");
+        say_failed("no thread key left", NULL);
         return -1;
     }
     have_key = 1;
     char why[300] = "";
-    void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     opp_torch_shim_init_t init = h ? (opp_torch_shim_init_t)dlsym(h, "opp_torch_shim_init") : NULL;
     if (!init) {
-        const char *e = path ? dlerror() : "no shim for this torch";
-        opp_agent_say("torch operators not recorded: ", e ? e : "the shim has no entry point",
-                      "; library calls only");
+        say_failed(h ? NULL : dlerror(), "the shim has no entry point");
         if (h)
             dlclose(h);
         return -1;
@@ -277,7 +333,7 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
     const char *shapes = getenv("OPPROF_TORCH_SHAPES");
     api.inputs = !(shapes && !strcmp(shapes, "0")); /* 0: names only, torch boxes no inputs */
     if (init(&api, why, sizeof why)) {
-        opp_agent_say("torch operators not recorded: ", why, "; library calls only");
+        say_failed(why, NULL);
         return -1;
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
@@ -290,12 +346,12 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
             __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
         } else {
             opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "
-                          "Python's headers: install python3-dev)", NULL, NULL);
+                          "this Python's headers: install python3-dev)", NULL, NULL);
         }
     }
-    attached = 1;
+    __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&opp_capture_changed, capture_changed, __ATOMIC_RELEASE);
-    capture_changed(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED));
+    callbacks_set();
     return 0;
 }
 
@@ -305,81 +361,46 @@ OPP_EXPORT uint32_t opprof_torch_name(const char *name)
     return name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
 }
 
-/* An nn.Module's forward begins / ends on this thread. */
-OPP_EXPORT void opprof_torch_module_enter(uint32_t name)
+/* An nn.Module's forward begins on this thread: the index to give its
+ * end, UINT32_MAX when not attached. */
+OPP_EXPORT uint32_t opprof_torch_module_enter(uint32_t name)
 {
-    if (opp_tls.state != OPP_T_OFF && mine())
-        push(NULL, name, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0,
-             opp_step_torch ? step_kind(NULL, NULL) : STEP_NONE);
+    if (opp_tls.state == OPP_T_OFF || !mine())
+        return UINT32_MAX;
+    uint8_t step = opp_step_torch ? step_kind(NULL, NULL) : STEP_NONE;
+    if (!step && !opp_capture_open())
+        return UINT32_MAX;
+    return push(NULL, opp_capture_open() ? name : 0, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0, step);
 }
 
-OPP_EXPORT void opprof_torch_module_leave(void)
+/* The forward whose enter gave idx ended: it and whatever it left open
+ * (ops, and modules whose forward raised: their post hooks did not run). */
+OPP_EXPORT void opprof_torch_module_leave(uint32_t idx)
 {
-    if (opp_tls.state == OPP_T_OFF || !T)
+    if (opp_tls.state == OPP_T_OFF || !T || idx == UINT32_MAX)
         return;
-    if (T->depth > STACK_MAX) {
-        T->depth--;
-        return;
+    while (T->depth > idx) {
+        if (T->depth > STACK_MAX)
+            T->depth--;
+        else
+            close_top();
     }
-    /* the innermost open module: ops a forward left open (an exception
-     * skips torch's end callbacks too) are closed with it */
-    for (uint32_t i = T->depth; i-- > 0;)
-        if (!T->s[i].key) {
-            while (T->depth > i + 1)
-                pop_at(T->depth - 1);
-            pop_at(i);
-            return;
-        }
 }
-
-/* The folder sitecustomize.py lives in, beside libopprof.so. */
-OPP_EXPORT const char *opprof_torch_dir(void) { return self_dir; }
 
 /* ---- the feature ---- */
 
-/* A Python interpreter (by its executable's name) gets our folder first on
- * PYTHONPATH; sitecustomize.py takes it off again. */
-static int is_python(void)
-{
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0)
-        return 0;
-    exe[k] = 0;
-    const char *b = strrchr(exe, '/');
-    return !strncmp(b ? b + 1 : exe, "python", 6);
-}
-
-static void torch_start(const char *self_path)
-{
-    const char *off = getenv("OPPROF_TORCH");
-    if ((off && !strcmp(off, "0")) || !self_path || !is_python())
-        return;
-    const char *slash = strrchr(self_path, '/');
-    size_t n = slash ? (size_t)(slash - self_path) : 0;
-    if (n + sizeof "/python" > sizeof self_dir)
-        return;
-    memcpy(self_dir, self_path, n);
-    memcpy(self_dir + n, "/python", sizeof "/python");
-    const char *old = getenv("PYTHONPATH");
-    size_t want = strlen(self_dir) + 2 + (old ? strlen(old) : 0);
-    char *v = malloc(want);
-    if (!v)
-        return;
-    snprintf(v, want, old && *old ? "%s:%s" : "%s", self_dir, old ? old : "");
-    setenv("OPPROF_PYTHONPATH", old ? old : "", 1); /* what sitecustomize.py puts back */
-    if (!old)
-        setenv("OPPROF_PYTHONPATH_UNSET", "1", 1);
-    setenv("PYTHONPATH", v, 1);
-    free(v);
-}
+static void torch_start(const char *self_path) { opp_torch_python_path(self_path); }
 
 /* In a fork child: the ops the forking thread had open were recorded in
- * the parent's ring; their ends are not this process's to record. */
+ * the parent's ring; their ends are not this process's to record. Its
+ * string ids start over, so the Python frames' names are forgotten. */
 static void torch_forked(void)
 {
-    for (uint32_t i = 0; T && i < T->depth && i < STACK_MAX; i++)
+    if (!T)
+        return;
+    for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
         T->s[i].recorded = 0;
+    memset(T->py, 0, sizeof T->py);
 }
 
 const struct opp_feature opp_feature_torch = {"torch", torch_start, torch_forked, NULL};

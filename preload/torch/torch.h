@@ -1,11 +1,14 @@
-/* What preload/torch's files share: torch.c's pause state, which
- * memory.c's allocations watch for the end of `opprof ctl stop`. */
+/* What preload/torch's files share. */
 #ifndef OPP_TORCH_TORCH_H
 #define OPP_TORCH_TORCH_H
 
-/* Nonzero while a pause turned torch's callbacks off. */
+/* torch.c: nonzero while `opprof ctl stop` turned torch's callbacks off;
+ * memory.c's allocations watch for its end, which turns them back on. */
 extern int opp_torch_paused_off;
-/* The pause is over (the ring records again): the callbacks come back. */
 void opp_torch_unpaused(void);
+
+/* pypath.c: at the agent's start, in a Python interpreter, opprof's
+ * Python folder (beside self_path) first on PYTHONPATH. */
+void opp_torch_python_path(const char *self_path);
 
 #endif

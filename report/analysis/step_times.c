@@ -155,10 +155,17 @@ static int is_profiler_step(const struct opp_model *m, const struct opp_thread *
     return prefixed(m, e, PROFILER_STEP);
 }
 
+/* An optimizer's step inside no other's (a wrapping optimizer, Lookahead
+ * or ZeRO, steps its inner one: one step per iteration). */
 static int is_optimizer_step(const struct opp_model *m, const struct opp_thread *t,
                              const struct opp_event *e)
 {
-    return torch_scope(m, t, e) == OPP_TORCH_SCOPE_USER && prefixed(m, e, OPTIMIZER_STEP);
+    if (torch_scope(m, t, e) != OPP_TORCH_SCOPE_USER || !prefixed(m, e, OPTIMIZER_STEP))
+        return 0;
+    for (uint32_t p = e->parent; p != OPP_NO_PARENT; p = t->events[p].parent)
+        if (prefixed(m, &t->events[p], OPTIMIZER_STEP))
+            return 0;
+    return 1;
 }
 
 /* An nn.Module forward inside no other. */

@@ -42,6 +42,7 @@ struct xproc {
     char *exe;
     struct xfunc *funcs;
     int64_t rank, world_size; /* labels (info.h), -1 unknown */
+    int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
     uint64_t *has_gpu; /* bit per correlation id that GPU work carries */
     size_t has_gpu_words;
     UT_hash_handle hh;
@@ -93,7 +94,6 @@ struct x {
     uint64_t base_ns, last_ns;      /* earliest and latest time seen */
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
     struct xblock *blocks;          /* live CPU allocations */
-    int64_t cpu_total;              /* their bytes */
     int first;                      /* no trace event written yet */
     int64_t only_rank;              /* export the processes of this rank; -1 all */
     uint64_t from_ns, to_ns;        /* export what begins in [from, to) */
@@ -531,9 +531,10 @@ static int p2_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
 /* A CPU allocation or free as Kineto writes torch's: an instant "[memory]"
  * on the thread, Device Type 0 (CPU), Device Id -1. A free's size is its
  * allocation's when that was read before it (events are read thread by
- * thread, so one freed on another thread may count 0); Total Allocated
- * is the running sum in that order. */
-static int cpu_memory(struct x *x, const struct xproc *p, const struct opp_tr_event *e,
+ * thread, so one freed on another thread may count 0: the report's CPU
+ * Mem, from the whole model in time order, has it); Total Allocated is the
+ * process's running sum in that order. */
+static int cpu_memory(struct x *x, struct xproc *p, const struct opp_tr_event *e,
                       uint64_t at, const uint64_t *a, uint32_t na)
 {
     if (na < OPP_COL_MEM_COLS)
@@ -546,7 +547,12 @@ static int cpu_memory(struct x *x, const struct xproc *p, const struct opp_tr_ev
         bytes = (int64_t)a[OPP_COL_MEM_BYTES];
         if (!b && (b = malloc(sizeof *b))) {
             memcpy(b->key, key, sizeof key);
+            int was = x->oom;
             HASH_ADD(hh, x->blocks, key, sizeof b->key, b);
+            if (x->oom && !was) { /* not added (uthash_nonfatal_oom) */
+                free(b);
+                b = NULL;
+            }
         }
         if (!b)
             x->oom = 1;
@@ -557,7 +563,7 @@ static int cpu_memory(struct x *x, const struct xproc *p, const struct opp_tr_ev
         HASH_DEL(x->blocks, b);
         free(b);
     }
-    x->cpu_total += bytes;
+    p->cpu_total += bytes;
     begin_event(x);
     fprintf(x->out, "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", "
                     "\"name\": \"[memory]\", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
@@ -565,7 +571,7 @@ static int cpu_memory(struct x *x, const struct xproc *p, const struct opp_tr_ev
     put_us(x->out, at, x->base_ns);
     fprintf(x->out, ", \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Addr\": %" PRIu64
                     ", \"Bytes\": %" PRId64 ", \"Total Allocated\": %" PRId64 "}}",
-            a[OPP_COL_MEM_ADDRESS], bytes, x->cpu_total);
+            a[OPP_COL_MEM_ADDRESS], bytes, p->cpu_total);
     return ferror(x->out) ? -1 : 0;
 }
 

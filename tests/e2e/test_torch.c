@@ -649,6 +649,52 @@ START_TEST(torch_ctl_stop_start)
 }
 END_TEST
 
+/* What a program may do around torch: ask where it is before importing
+ * it (transformers does), and raise out of forwards it catches (torch 1.13
+ * runs no post hook then). Every op and layer is still counted, and the
+ * open ranges do not pile up. */
+START_TEST(torch_python_edges)
+{
+    if (!have_torch("torch_python_edges"))
+        return;
+    char *trace = tu_path(dir, "t.trace");
+    char *code = "import importlib.util\n"
+                 "assert importlib.util.find_spec('torch') is not None\n"
+                 "import torch\n"
+                 "class Bad(torch.nn.Module):\n"
+                 "    def forward(self, x):\n"
+                 "        raise ValueError('no')\n"
+                 "class Net(torch.nn.Module):\n"
+                 "    def __init__(self):\n"
+                 "        super().__init__()\n"
+                 "        self.lin, self.bad = torch.nn.Linear(4, 4), Bad()\n"
+                 "    def forward(self, x, fail):\n"
+                 "        y = self.lin(x)\n"
+                 "        if fail:\n"
+                 "            self.bad(y)\n"
+                 "        return y\n"
+                 "net, x = Net(), torch.ones(2, 4)\n"
+                 "for i in range(400):\n"
+                 "    try:\n"
+                 "        net(x, i % 2 == 0)\n"
+                 "    except ValueError:\n"
+                 "        pass\n";
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
+                                              "--", PY, "-c", code, NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(tu_count(m, "aten::addmm", -1, 0, -1), 400);
+    ck_assert_uint_eq(tu_count(m, "nn.Module: Net_0", -1, 0, -1), 400);
+    ck_assert_uint_eq(tu_count(m, "nn.Module: Linear_0", -1, 0, -1), 400);
+    ck_assert_uint_eq(tu_count(m, "nn.Module: Bad_0", -1, 0, -1), 200);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -664,6 +710,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_profiler_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);
     tcase_add_test(tc, torch_ctl_stop_start);
+    tcase_add_test(tc, torch_python_edges);
     suite_add_tcase(s, tc);
     return s;
 }

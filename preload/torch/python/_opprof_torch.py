@@ -21,14 +21,14 @@ def _say(*what):
 def _agent():
     """libopprof.so's exports, from the process's global scope."""
     import ctypes
-    lib = ctypes.CDLL(None)
+    lib = ctypes.PyDLL(None)  # calls keep the GIL: quicker, and no thread switch in a hook
     f = lib.opprof_torch_attach
     f.argtypes, f.restype = [ctypes.c_char_p], ctypes.c_int
     lib.opprof_torch_name.argtypes = [ctypes.c_char_p]
     lib.opprof_torch_name.restype = ctypes.c_uint32
     lib.opprof_torch_module_enter.argtypes = [ctypes.c_uint32]
-    lib.opprof_torch_module_enter.restype = None
-    lib.opprof_torch_module_leave.argtypes = []
+    lib.opprof_torch_module_enter.restype = ctypes.c_uint32
+    lib.opprof_torch_module_leave.argtypes = [ctypes.c_uint32]
     lib.opprof_torch_module_leave.restype = None
     return lib
 
@@ -76,10 +76,17 @@ def _python_include():
 
 
 def _run(cmd):
-    """None, or the first error line of a compiler run."""
+    """None, or the first error line of a compiler run (not profiled: no
+    preload, opprof off)."""
     import subprocess
+    env = dict(os.environ, OPPROF_DISABLE="1")
+    env["LD_PRELOAD"] = " ".join(p for p in env.get("LD_PRELOAD", "").replace(":", " ").split()
+                                 if "libopprof" not in os.path.basename(p))
+    for k in ("OPPROF_SOCKET", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"):
+        env.pop(k, None)
     try:
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600,
+                           env=env)
     except (OSError, subprocess.SubprocessError) as e:
         return "cannot run %s: %s" % (cmd[0], e)
     if r.returncode:
@@ -97,9 +104,12 @@ def build_shim(torch, out):
     cc, cxx = os.environ.get("CC") or "cc", os.environ.get("CXX") or "c++"
     tmp = "%s.%d.tmp" % (out, os.getpid())
     pyinc = _python_include()
-    why = _run([cc, "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-DNDEBUG",
-                "-I" + SHIM_SRC] + (["-I" + pyinc] if pyinc else ["-DOPP_NO_PYTHON"]) + [
-                "-c", os.path.join(SHIM_SRC, "pyframes.c"), "-o", tmp + ".o"])
+    cflags = [cc, "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-DNDEBUG",
+              "-I" + SHIM_SRC]
+    pyframes = ["-c", os.path.join(SHIM_SRC, "pyframes.c"), "-o", tmp + ".o"]
+    why = _run(cflags + (["-I" + pyinc] if pyinc else ["-DOPP_NO_PYTHON"]) + pyframes)
+    if why and pyinc:  # an interpreter whose internals it does not know: no Python frames
+        why = _run(cflags + ["-DOPP_NO_PYTHON"] + pyframes)
     if not why:
         # Python's symbols come from the interpreter: no --no-undefined
         why = _run([cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w",
@@ -141,55 +151,92 @@ def find_shim(torch, quiet=False):
 
 # ---- nn.Module layers ----
 
+NAMES_PER_CLASS = 1000  # instances named one by one; later ones share "Class_more"
+
+
 class _Modules:
     """Global forward hooks: each module call is a range named like torch's
     with_modules ("nn.Module: Linear_0": class name, then the index of the
     instance among those of its class, in the order first called)."""
 
-    def __init__(self, lib):
+    def __init__(self, torch, lib):
+        import threading
+        import weakref
         self.enter, self.leave, self.name = (lib.opprof_torch_module_enter,
                                              lib.opprof_torch_module_leave, lib.opprof_torch_name)
+        self.weakref = weakref
         self.ids = {}  # id(module) -> (weakref, name id)
         self.count = {}
+        self.open = threading.local()  # per thread: id(module) -> [enter's index, ...]
+        self.always_call = False  # the post hook runs when a forward raises (torch >= 2.1)
+        comp = getattr(torch, "compiler", None)
+        self.compiling = getattr(comp, "is_compiling", None) or (lambda: False)
+        if hasattr(os, "register_at_fork"):  # a forked child's string ids start over
+            os.register_at_fork(after_in_child=self.forget)
+
+    def forget(self):
+        self.ids.clear()
+        self.count.clear()
+        self.open = __import__("threading").local()
 
     def id_of(self, mod):
-        e = self.ids.get(id(mod))
+        key = id(mod)
+        e = self.ids.get(key)
         if e is not None and e[0]() is mod:
             return e[1]
         cls = type(mod).__name__
         n = self.count.get(cls, 0)
         self.count[cls] = n + 1
-        sid = self.name(("%s%s_%d" % (MODULE_PREFIX, cls, n)).encode())
+        label = "%s%s_%s" % (MODULE_PREFIX, cls, n if n < NAMES_PER_CLASS else "more")
+        sid = self.name(label.encode())
         try:
-            import weakref
-            ref = weakref.ref(mod)
+            ref = self.weakref.ref(mod, lambda r, k=key: self.ids.pop(k, None))
         except TypeError:
             ref = lambda: mod  # noqa: E731
-        self.ids[id(mod)] = (ref, sid)
+        self.ids[key] = (ref, sid)
         return sid
 
     def pre(self, mod, inputs):
-        self.enter(self.id_of(mod))
+        if self.compiling():  # traced by torch.compile: no call out of Python
+            return
+        opened = self.open.__dict__.setdefault("d", {}).setdefault(id(mod), [])
+        if opened and not self.always_call:
+            # before torch 2.1 a forward that raised never ran its post hook:
+            # its range (and what it left open) ends here (a module that
+            # calls itself is taken for one that raised)
+            self.leave(opened[0])
+            del opened[:]
+        opened.append(self.enter(self.id_of(mod)))
 
     def post(self, mod, inputs, output):
-        self.leave()
+        if self.compiling():
+            return
+        st = self.open.__dict__.get("d", {}).get(id(mod))
+        if st:
+            self.leave(st.pop())  # and whatever a forward that raised left open
 
 
 def attach(torch):
     try:
         lib = _agent()
-    except (OSError, AttributeError):
-        return  # not under opprof (or an older libopprof.so)
+    except Exception:
+        return  # not under opprof (or an older libopprof.so, or no ctypes)
     try:
         path, why = find_shim(torch)
         if why:
             _say("torch operators not recorded: ", why, "; library calls only")
-        else:
-            lib.opprof_torch_attach(path.encode())  # says why when it fails
-        m = _Modules(lib)
+            lib.opprof_torch_attach(None)  # the agent drops what needed them
+            return
+        if lib.opprof_torch_attach(path.encode()):  # says why
+            return
+        m = _Modules(torch, lib)
         from torch.nn.modules import module as tm
         tm.register_module_forward_pre_hook(m.pre)
-        tm.register_module_forward_hook(m.post)
+        try:  # torch >= 2.1: the end is seen when a forward raises too
+            tm.register_module_forward_hook(m.post, always_call=True)
+            m.always_call = True
+        except TypeError:
+            tm.register_module_forward_hook(m.post)
     except Exception as e:  # never the program's problem
         _say("torch operators not recorded: ", type(e).__name__, ": ", e, "; library calls only")
 
@@ -198,31 +245,38 @@ def attach(torch):
 
 class _Finder:
     """Finds nothing itself: when torch is being imported, wraps the real
-    loader so attach() runs once torch's own import has finished."""
+    loader so attach() runs once torch's own import has finished. It stays
+    until then: a program may only ask where torch is first
+    (importlib.util.find_spec), which imports nothing."""
+
+    def __init__(self):
+        self.busy = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != "torch" or self.busy:
             return None
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
         import importlib.util
-        spec = importlib.util.find_spec(name)
+        self.busy = True  # the lookup below asks the finders again
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        real = spec.loader.exec_module
+        real, finder = spec.loader.exec_module, self
 
         def exec_module(module):
             real(module)
-            attach(module)
+            if getattr(module, "__name__", None) == "torch" and finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+                attach(module)
 
         spec.loader.exec_module = exec_module
         return spec
 
 
 def install():
-    if os.environ.get("OPPROF_TORCH") != "0":
+    if os.environ.get("OPPROF_TORCH") != "0" and sys.version_info >= (3, 4):
         sys.meta_path.insert(0, _Finder())
 
 

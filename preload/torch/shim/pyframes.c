@@ -7,6 +7,13 @@
  * for CPython 3.10 to 3.13; tested on 3.11. */
 #include "torch/shim/shim.h"
 
+#if !defined(OPP_NO_PYTHON)
+#include <patchlevel.h>
+#if PY_VERSION_HEX < 0x030A0000 || PY_VERSION_HEX >= 0x030E0000
+#define OPP_NO_PYTHON 1 /* frame layouts this file does not know */
+#endif
+#endif
+
 #ifdef OPP_NO_PYTHON
 
 __attribute__((visibility("default"))) int opp_torch_shim_pyframes(struct opp_pyframe *out, int max)

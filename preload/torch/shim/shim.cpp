@@ -79,13 +79,25 @@ unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
     return n;
 }
 
+// torch's RecordScope as the trace numbers it (format.h): torch's enum may
+// change order between versions, the file may not.
+unsigned scope_of(at::RecordScope s)
+{
+    switch (s) {
+    case at::RecordScope::FUNCTION: return OPP_TORCH_SCOPE_FUNCTION;
+    case at::RecordScope::BACKWARD_FUNCTION: return OPP_TORCH_SCOPE_BACKWARD_FUNCTION;
+    case at::RecordScope::USER_SCOPE: return OPP_TORCH_SCOPE_USER;
+    default: return OPP_TORCH_SCOPE_OTHER;
+    }
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
 {
     uint64_t in[OPP_TORCH_IN_MAX];
     unsigned n = 0, k = 0;
     if (fn.needsInputs())
         n = encode(fn, in, &k);
-    api->enter(&fn, fn.name(), (unsigned)fn.scope(), in, n, k);
+    api->enter(&fn, fn.name(), scope_of(fn.scope()), in, n, k);
     return nullptr;
 }
 
@@ -102,13 +114,21 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
     }
     api = a;
     try {
+        // registered disabled; the agent turns them on (opp_torch_shim_enable)
         all = at::addGlobalCallback(
             at::RecordFunctionCallback(on_start, on_end).needsInputs(a->inputs != 0));
+        at::disableCallback(all);
         labels = at::addGlobalCallback(
             at::RecordFunctionCallback(on_start, on_end).scopes({at::RecordScope::USER_SCOPE}));
         at::disableCallback(labels);
     } catch (const std::exception &e) {
         snprintf(why, cap, "at::addGlobalCallback failed: %s", e.what());
+        try {
+            if (all)
+                at::removeCallback(all);
+        } catch (...) {
+        }
+        all = labels = 0;
         return -1;
     }
     return 0;
@@ -121,15 +141,15 @@ extern "C" __attribute__((visibility("default"))) void opp_torch_shim_enable(int
 {
     if (!all)
         return;
-    try {
+    try { // off before on: never both (a label would be seen twice)
+        if (which != OPP_TORCH_ALL)
+            at::disableCallback(all);
+        if (which != OPP_TORCH_LABELS)
+            at::disableCallback(labels);
         if (which == OPP_TORCH_ALL)
             at::reenableCallback(all);
-        else
-            at::disableCallback(all);
         if (which == OPP_TORCH_LABELS)
             at::reenableCallback(labels);
-        else
-            at::disableCallback(labels);
     } catch (...) {
     }
 }

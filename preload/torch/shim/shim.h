@@ -13,7 +13,7 @@
 
 #include "format.h"
 
-#define OPP_TORCH_API_VERSION 1u
+#define OPP_TORCH_API_VERSION 2u
 
 /* Most values the shim encodes for one op's inputs (fits the trace's
  * OPP_MAX_ARGS with the op's own columns). */
@@ -26,7 +26,7 @@
 struct opp_torch_api {
     uint32_t version;
     /* An op began on this thread: key identifies it until its end (the
-     * RecordFunction's address); name, torch's RecordScope; in: n values
+     * RecordFunction's address); name; scope (enum opp_torch_scope); in: n values
      * encoding `ninputs` inputs (the first ones, when not all fit). */
     void (*enter)(const void *key, const char *name, unsigned scope, const uint64_t *in, unsigned n,
                   unsigned ninputs);
