@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/live_blocks.h"
 #include "analysis/loader.h"
 #include "ops.h"
 
@@ -72,51 +73,28 @@ static int collect(struct opp_model *m)
     return 0;
 }
 
-struct live_ent {
-    uint64_t key[2]; /* proc index, address */
-    uint64_t bytes;
-    UT_hash_handle hh;
-};
-
 /* Each free without a size takes the size of the allocation at its address
  * before it in its process; that allocation is then gone. 0 or -1. */
 static int free_sizes(struct opp_model *m)
 {
-    struct live_ent *live = NULL, *e;
+    struct opp_live live = {0};
     for (size_t i = 0; i < m->cpu.nevents; i++) {
         const struct opp_cpu_mem_ref *r = &m->cpu.events[i];
         const struct opp_thread *t = &m->threads[r->thread];
         uint64_t *a = mem_cols(m, t, &t->events[r->event]);
-        uint64_t key[2] = {t->proc, a[OPP_COL_MEM_ADDRESS]};
-        HASH_FIND(hh, live, key, sizeof key, e);
         if (a[OPP_COL_MEM_OP] == OPP_MEM_FREE) {
-            if (e) {
-                if (!a[OPP_COL_MEM_BYTES])
-                    a[OPP_COL_MEM_BYTES] = e->bytes;
-                HASH_DEL(live, e);
-                free(e);
-            }
-            continue;
+            int found;
+            int64_t bytes = opp_live_take(&live, t->proc, a[OPP_COL_MEM_ADDRESS], &found);
+            if (found && !a[OPP_COL_MEM_BYTES])
+                a[OPP_COL_MEM_BYTES] = (uint64_t)bytes;
+        } else if (a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC &&
+                   opp_live_put(&live, t->proc, a[OPP_COL_MEM_ADDRESS],
+                                (int64_t)a[OPP_COL_MEM_BYTES])) {
+            opp_live_free(&live);
+            return -1;
         }
-        if (a[OPP_COL_MEM_OP] != OPP_MEM_ALLOC)
-            continue;
-        if (!e) { /* an allocation whose free was not seen is replaced */
-            if (!(e = malloc(sizeof *e))) {
-                OPP_HASH_FREE(live);
-                return -1;
-            }
-            memcpy(e->key, key, sizeof key);
-            int hash_oom = 0;
-            HASH_ADD(hh, live, key, sizeof e->key, e);
-            if (hash_oom) {
-                free(e);
-                OPP_HASH_FREE(live);
-                return -1;
-            }
-        }
-        e->bytes = a[OPP_COL_MEM_BYTES];
     }
-    OPP_HASH_FREE(live);
+    opp_live_free(&live);
     return 0;
 }
 

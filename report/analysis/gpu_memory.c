@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/live_blocks.h"
 #include "analysis/loader.h"
 
 /* Memory records by time, then in the order they were read. */
@@ -15,12 +16,6 @@ static int cmp_mem(const void *pa, const void *pb, void *ctx)
         return mem[ia].time_ns < mem[ib].time_ns ? -1 : 1;
     return ia < ib ? -1 : ia > ib;
 }
-
-struct live_ent {
-    uint64_t key[2]; /* proc, address */
-    int64_t bytes;
-    UT_hash_handle hh;
-};
 
 /* Sort the memory records by time and give each free without a size the
  * size of the allocation at its address. 0 or -1. */
@@ -46,41 +41,20 @@ static int gpu_memory_sizes(struct opp_gpu *gpu)
     free(gpu->mem);
     gpu->mem = sorted;
 
-    struct live_ent *live = NULL;
+    struct opp_live live = {0};
     for (size_t i = 0; i < gpu->nmem; i++) {
         struct opp_gpu_mem *r = &gpu->mem[i];
-        if (r->op != OPP_GPU_MEM_ALLOC && r->op != OPP_GPU_MEM_FREE)
-            continue;
-        uint64_t key[2] = {r->proc, r->address};
-        struct live_ent *e;
-        HASH_FIND(hh, live, key, sizeof key, e);
         if (r->op == OPP_GPU_MEM_FREE) {
-            if (e) {
-                if (!r->bytes)
-                    r->bytes = -e->bytes;
-                HASH_DEL(live, e);
-                free(e);
-            }
-            continue;
+            int found;
+            int64_t bytes = opp_live_take(&live, r->proc, r->address, &found);
+            if (found && !r->bytes)
+                r->bytes = -bytes;
+        } else if (r->op == OPP_GPU_MEM_ALLOC && opp_live_put(&live, r->proc, r->address, r->bytes)) {
+            opp_live_free(&live);
+            return -1;
         }
-        if (!e) {
-            e = malloc(sizeof *e);
-            if (!e) {
-                OPP_HASH_FREE(live);
-                return -1;
-            }
-            memcpy(e->key, key, sizeof key);
-            int hash_oom = 0;
-            HASH_ADD(hh, live, key, sizeof e->key, e);
-            if (hash_oom) {
-                free(e);
-                OPP_HASH_FREE(live);
-                return -1;
-            }
-        }
-        e->bytes = r->bytes;
     }
-    OPP_HASH_FREE(live);
+    opp_live_free(&live);
     return 0;
 }
 

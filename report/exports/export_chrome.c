@@ -18,6 +18,7 @@
 #include <uthash.h>
 
 #include "analysis/demangle.h"
+#include "analysis/live_blocks.h"
 #include "analysis/model.h"
 #include "gpu.h"
 #include "info.h"
@@ -45,13 +46,6 @@ struct xproc {
     int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
     uint64_t *has_gpu; /* bit per correlation id that GPU work carries */
     size_t has_gpu_words;
-    UT_hash_handle hh;
-};
-
-/* A live CPU allocation (MEMORY events), so that its free has a size. */
-struct xblock {
-    uint64_t key[2]; /* proc serial, address */
-    int64_t bytes;
     UT_hash_handle hh;
 };
 
@@ -93,7 +87,7 @@ struct x {
     int64_t ref;        /* the first file's clock offset (opp_clock_offset) */
     uint64_t base_ns, last_ns;      /* earliest and latest time seen */
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
-    struct xblock *blocks;          /* live CPU allocations */
+    struct opp_live blocks;         /* live CPU allocations (MEMORY events) */
     int first;                      /* no trace event written yet */
     int64_t only_rank;              /* export the processes of this rank; -1 all */
     uint64_t from_ns, to_ns;        /* export what begins in [from, to) */
@@ -539,29 +533,14 @@ static int cpu_memory(struct x *x, struct xproc *p, const struct opp_tr_event *e
 {
     if (na < OPP_COL_MEM_COLS)
         return 0;
-    uint64_t key[2] = {p->proc, a[OPP_COL_MEM_ADDRESS]};
-    struct xblock *b;
-    HASH_FIND(hh, x->blocks, key, sizeof key, b);
     int64_t bytes = 0;
     if (a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC) {
         bytes = (int64_t)a[OPP_COL_MEM_BYTES];
-        if (!b && (b = malloc(sizeof *b))) {
-            memcpy(b->key, key, sizeof key);
-            int was = x->oom;
-            HASH_ADD(hh, x->blocks, key, sizeof b->key, b);
-            if (x->oom && !was) { /* not added (uthash_nonfatal_oom) */
-                free(b);
-                b = NULL;
-            }
-        }
-        if (!b)
+        if (opp_live_put(&x->blocks, p->proc, a[OPP_COL_MEM_ADDRESS], bytes))
             x->oom = 1;
-        else
-            b->bytes = bytes;
-    } else if (b) {
-        bytes = -b->bytes;
-        HASH_DEL(x->blocks, b);
-        free(b);
+    } else {
+        int found;
+        bytes = -opp_live_take(&x->blocks, p->proc, a[OPP_COL_MEM_ADDRESS], &found);
     }
     p->cpu_total += bytes;
     begin_event(x);
@@ -862,7 +841,7 @@ static void free_all(struct x *x)
         free(s);
     }
     OPP_HASH_FREE(x->streams);
-    OPP_HASH_FREE(x->blocks);
+    opp_live_free(&x->blocks);
     OPP_HASH_FREE(x->devices);
 }
 

@@ -1,0 +1,57 @@
+/* Live allocations by (owner, address) (see live_blocks.h). */
+#include "analysis/live_blocks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+struct opp_live_block {
+    uint64_t key[2]; /* owner, address */
+    int64_t bytes;
+    UT_hash_handle hh;
+};
+
+int opp_live_put(struct opp_live *l, uint64_t owner, uint64_t address, int64_t bytes)
+{
+    uint64_t key[2] = {owner, address};
+    struct opp_live_block *b;
+    HASH_FIND(hh, l->h, key, sizeof key, b);
+    if (!b) {
+        if (!(b = malloc(sizeof *b)))
+            return -1;
+        memcpy(b->key, key, sizeof key);
+        int hash_oom = 0;
+        HASH_ADD(hh, l->h, key, sizeof b->key, b);
+        if (hash_oom) {
+            free(b);
+            return -1;
+        }
+    }
+    b->bytes = bytes;
+    return 0;
+}
+
+int64_t opp_live_take(struct opp_live *l, uint64_t owner, uint64_t address, int *found)
+{
+    uint64_t key[2] = {owner, address};
+    struct opp_live_block *b;
+    HASH_FIND(hh, l->h, key, sizeof key, b);
+    *found = b != NULL;
+    if (!b)
+        return 0;
+    int64_t bytes = b->bytes;
+    HASH_DEL(l->h, b);
+    free(b);
+    return bytes;
+}
+
+void opp_live_free(struct opp_live *l)
+{
+    struct opp_live_block *b, *tmp;
+    HASH_ITER(hh, l->h, b, tmp) {
+        HASH_DEL(l->h, b);
+        free(b);
+    }
+}
