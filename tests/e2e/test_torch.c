@@ -4,6 +4,7 @@
  * addmm's and conv2d's input shapes; opprof adds the nn.Module layers
  * around them and the library calls below them. */
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,10 @@
 #define ITERS 3
 
 static char *dir;
-static void setup(void) { dir = tu_tmpdir(); }
+static void setup(void)
+{
+    dir = tu_tmpdir();
+}
 static void teardown(void)
 {
     tu_rmdir(dir);
@@ -31,8 +35,8 @@ static int have_torch(const char *test)
     if (access(PY, X_OK) == 0 &&
         tu_code(tu_run((char *[]){PY, "-c", "import torch", NULL}, NULL, NULL, NULL)) == 0)
         return 1;
-    fprintf(stderr, "SKIP %s: %s has no torch (apt-get install python3-torch libtorch-dev)\n",
-            test, PY);
+    fprintf(stderr, "SKIP %s: %s has no torch (apt-get install python3-torch libtorch-dev)\n", test,
+            PY);
     return 0;
 }
 
@@ -42,6 +46,22 @@ static const char *script(const char *name)
     const char *src = getenv("OPPROF_SRC");
     snprintf(path, sizeof path, "%s/tests/py/%s", src ? src : ".", name);
     return path;
+}
+
+/* `opprof run -q -o TRACE -- /usr/bin/python3 ARG...` (NULL-ended), env
+ * added (NULL: none), stdout and stderr to out and err (NULL: the test's);
+ * it must exit 0. */
+static void profiled(const char *trace, char *const env[], const char *out, const char *err, ...)
+{
+    char *argv[32] = {(char *)tu_tool("opprof"), "run", "-q", "-o", (char *)trace, "--", PY};
+    int n = 7;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; n < 31 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
 }
 
 /* torch.profiler's facts, one per line (see torch_train.py). */
@@ -136,16 +156,11 @@ static struct opp_model *run_both(const char *iters)
 {
     char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
     char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), (char *)iters, "torch",
-                                  tfile, NULL},
-                       NULL, o1, NULL)),
-        0);
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, (char *)script("torch_train.py"),
-                                              (char *)iters, NULL},
-                                    NULL, o2, err)),
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), (char *)iters,
+                                               "torch", tfile, NULL},
+                                    NULL, o1, NULL)),
                      0);
+    profiled(trace, NULL, o2, err, (char *)script("torch_train.py"), (char *)iters, NULL);
     char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *e = tu_slurp(err);
     ck_assert_str_eq(s1, s2);
     ck_assert_msg(!strstr(e, "not recorded"), "opprof said: %s", e);
@@ -191,9 +206,14 @@ START_TEST(torch_ops_match_torch_profiler)
     ck_assert_uint_gt(names, 60);
     ck_assert_int_le(tolerated, 2);
     /* the ones users look for, once per iteration */
-    const char *per_iter[] = {"aten::conv2d", "aten::addmm", "aten::batch_norm",
-                              "aten::max_pool2d", "aten::dropout", "loss_and_backward",
-                              "Optimizer.step#Adam.step", "Optimizer.zero_grad#Adam.zero_grad",
+    const char *per_iter[] = {"aten::conv2d",
+                              "aten::addmm",
+                              "aten::batch_norm",
+                              "aten::max_pool2d",
+                              "aten::dropout",
+                              "loss_and_backward",
+                              "Optimizer.step#Adam.step",
+                              "Optimizer.zero_grad#Adam.zero_grad",
                               "autograd::engine::evaluate_function: AddmmBackward0",
                               "AddmmBackward0"};
     for (size_t i = 0; i < sizeof per_iter / sizeof *per_iter; i++)
@@ -212,14 +232,15 @@ START_TEST(torch_ops_match_torch_profiler)
             shaped++;
         }
     ck_assert_int_eq(shaped, 3);
-    ck_assert_uint_eq(calls(&s, "aten::addmm", "[[10], [16, 512], [512, 10], [], []]", NULL), ITERS);
+    ck_assert_uint_eq(calls(&s, "aten::addmm", "[[10], [16, 512], [512, 10], [], []]", NULL),
+                      ITERS);
 
     /* CPU memory (profile_memory): the layers' ops, a backward GEMM and the
      * optimizer step within a factor 2 of torch's (torch charges some small
      * allocations to a neighbouring op, so not every row agrees exactly) */
-    const char *mem_ops[] = {"aten::conv2d", "aten::batch_norm", "aten::relu",
-                             "aten::max_pool2d", "aten::dropout", "aten::addmm",
-                             "aten::mm", "Optimizer.step#Adam.step"};
+    const char *mem_ops[] = {"aten::conv2d",     "aten::batch_norm",        "aten::relu",
+                             "aten::max_pool2d", "aten::dropout",           "aten::addmm",
+                             "aten::mm",         "Optimizer.step#Adam.step"};
     for (size_t k = 0; k < sizeof mem_ops / sizeof *mem_ops; k++) {
         long tm = 0;
         for (size_t i = 0; i < nfacts; i++)
@@ -251,14 +272,13 @@ START_TEST(torch_module_tree)
     ck_assert_uint_eq(calls(&a, "nn.Module: Net_0", NULL, "loss_and_backward"), ITERS);
     ck_assert_uint_eq(calls(&a, "nn.Module: Linear_0", NULL, "loss_and_backward;nn.Module: Net_0"),
                       ITERS);
-    ck_assert_uint_eq(calls(&a, "aten::addmm", NULL,
-                            "nn.Module: Net_0;nn.Module: Linear_0;aten::linear"),
-                      ITERS);
+    ck_assert_uint_eq(
+        calls(&a, "aten::addmm", NULL, "nn.Module: Net_0;nn.Module: Linear_0;aten::linear"), ITERS);
     ck_assert_uint_eq(calls(&a, "sgemm_", NULL, "nn.Module: Linear_0;aten::linear;aten::addmm"),
                       ITERS);
-    ck_assert_uint_eq(calls(&a, "aten::conv2d", NULL,
-                            "loss_and_backward;nn.Module: Net_0;nn.Module: Conv2d_0"),
-                      ITERS);
+    ck_assert_uint_eq(
+        calls(&a, "aten::conv2d", NULL, "loss_and_backward;nn.Module: Net_0;nn.Module: Conv2d_0"),
+        ITERS);
     const char *layers[] = {"Conv2d_0", "BatchNorm2d_0", "ReLU_0", "MaxPool2d_0", "Dropout_0"};
     for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
         char name[64];
@@ -267,22 +287,22 @@ START_TEST(torch_module_tree)
                       name);
     }
     /* backward runs inside the label, outside any module */
-    ck_assert_uint_eq(calls(&a, "autograd::engine::evaluate_function: AddmmBackward0", NULL,
-                            "loss_and_backward"),
-                      ITERS);
+    ck_assert_uint_eq(
+        calls(&a, "autograd::engine::evaluate_function: AddmmBackward0", NULL, "loss_and_backward"),
+        ITERS);
 
     /* the Chrome trace as Kineto writes torch's: categories, shapes, memory */
     char *json = tu_path(dir, "t.json");
     ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "export", "chrome",
-                                              m_trace, "-o", json, NULL},
+                                               m_trace, "-o", json, NULL},
                                     NULL, NULL, NULL)),
                      0);
     char *j = tu_slurp(json);
     ck_assert_ptr_nonnull(j);
     ck_assert_int_eq(count_of(j, "\"cat\": \"python_function\", \"name\": \"nn.Module: Net_0\""),
                      ITERS);
-    ck_assert_int_eq(count_of(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""),
-                     ITERS);
+    ck_assert_int_eq(
+        count_of(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""), ITERS);
     ck_assert_int_eq(count_of(j, "\"name\": \"aten::addmm\""), ITERS);
     ck_assert_int_eq(count_of(j, "\"Input Dims\": [[10], [16, 512], [512, 10], [], []]"), ITERS);
     ck_assert_uint_gt(tu_count(m, "[memory]", -1, 0, -1), 100);
@@ -325,10 +345,7 @@ START_TEST(torch_inference_steps)
                  "with torch.no_grad():\n"
                  "    for _ in range(7):\n"
                  "        net(x)\n";
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, "-c", code, NULL},
-                                    NULL, NULL, NULL)),
-                     0);
+    profiled(trace, NULL, NULL, NULL, "-c", code, NULL);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     struct opp_agg_opts all = {0};
@@ -370,11 +387,8 @@ START_TEST(torch_python_stacks)
     if (!have_torch("torch_python_stacks"))
         return;
     char *trace = tu_path(dir, "t.trace");
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, (char *)script("torch_train.py"), "1",
-                                              NULL},
-                                    (char *[]){"OPPROF_STACKS=4", NULL}, NULL, NULL)),
-                     0);
+    profiled(trace, (char *[]){"OPPROF_STACKS=4", NULL}, NULL, NULL,
+             (char *)script("torch_train.py"), "1", NULL);
     char fwd[4200], top[4200];
     snprintf(fwd, sizeof fwd, "%s(%d): Net.forward", script("torch_train.py"),
              line_of(script("torch_train.py"), "return self.fc("));
@@ -405,8 +419,8 @@ START_TEST(torch_python_stacks)
                 if (first_py < 0 && strstr(fr[i], ".py("))
                     first_py = i;
             }
-            ck_assert_msg(f_fwd >= 0 && f_top == n - 1 && f_fwd < f_top, "frames of aten::addmm: %s ... %s",
-                          fr[0], fr[n - 1]);
+            ck_assert_msg(f_fwd >= 0 && f_top == n - 1 && f_fwd < f_top,
+                          "frames of aten::addmm: %s ... %s", fr[0], fr[n - 1]);
             ck_assert_int_le(first_py, 4);
             for (int i = 0; i < n; i++)
                 ck_assert_msg(!strstr(fr[i], "_opprof_torch") && !strstr(fr[i], "on_start"),
@@ -451,10 +465,7 @@ START_TEST(torch_dataloader_workers)
                  "    tot += int(net(x).argmax(1).eq(y).sum())\n"
                  "print('batches correct', tot)\n";
     ck_assert_int_eq(tu_code(tu_run((char *[]){PY, "-c", code, NULL}, NULL, o1, NULL)), 0);
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, "-c", code, NULL},
-                                    NULL, o2, NULL)),
-                     0);
+    profiled(trace, NULL, o2, NULL, "-c", code, NULL);
     char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
     ck_assert_str_eq(s1, s2);
     struct opp_model *m = tu_load(trace);
@@ -469,7 +480,7 @@ START_TEST(torch_dataloader_workers)
         for (size_t k = 0; k < m->threads[ti].nevents; k++)
             if (!strcmp(opp_model_str(m, m->threads[ti].events[k].name), "aten::stack"))
                 in_workers += m->threads[ti].proc != 0;
-    ck_assert_uint_eq(in_main, 4);     /* one forward per batch */
+    ck_assert_uint_eq(in_main, 4);    /* one forward per batch */
     ck_assert_uint_eq(in_workers, 8); /* collate: inputs and labels of each batch */
     opp_model_free(m);
     free(s1);
@@ -497,15 +508,14 @@ START_TEST(torch_cannot_attach)
     char cache[4200];
     snprintf(cache, sizeof cache, "OPPROF_TORCH_CACHE=%s/empty-cache", dir);
     char *envs[][3] = {{cache, "CXX=/bin/false", NULL}, {"OPPROF_TORCH=0", NULL, NULL}};
-    const char *said[] = {"opprof: torch operators not recorded: the shim did not build: /bin/false "
-                          "failed; library calls only\n",
-                          ""};
+    const char *said[] = {
+        "opprof: torch operators not recorded: the shim did not build: /bin/false "
+        "failed; library calls only\n",
+        ""};
     for (int i = 0; i < 2; i++) {
-        char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
-        ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o",
-                                                  trace, "--", PY, "-c", code, NULL},
-                                        envs[i], out, err)),
-                         0);
+        char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "out"),
+             *err = tu_path(dir, "err");
+        profiled(trace, envs[i], out, err, "-c", code, NULL);
         char *o = tu_slurp(out), *e = tu_slurp(err);
         ck_assert_str_eq(o, want);
         /* that line and the run's own "trace written" line, nothing else */
@@ -531,15 +541,11 @@ START_TEST(torch_profiler_beside_opprof)
         return;
     char *f1 = tu_path(dir, "plain.txt"), *f2 = tu_path(dir, "under.txt"),
          *trace = tu_path(dir, "t.trace");
-    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), "2", "torch", f1,
-                                              NULL},
-                                    NULL, NULL, NULL)),
-                     0);
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, (char *)script("torch_train.py"), "2",
-                                              "torch", f2, NULL},
-                                    NULL, NULL, NULL)),
-                     0);
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), "2", "torch", f1, NULL},
+                       NULL, NULL, NULL)),
+        0);
+    profiled(trace, NULL, NULL, NULL, (char *)script("torch_train.py"), "2", "torch", f2, NULL);
     static struct fact a[4096], b[4096];
     size_t na = read_facts(f1, a, 4096), nb = read_facts(f2, b, 4096);
     size_t counts = 0; /* the operators' ("[memory]" comes and goes with timing) */
@@ -579,13 +585,9 @@ START_TEST(torch_schedule_on_optimizer_steps)
     if (!have_torch("torch_schedule_on_optimizer_steps"))
         return;
     char *trace = tu_path(dir, "t.trace");
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, (char *)script("torch_train.py"), "5",
-                                              NULL},
-                                    (char *[]){"OPPROF_SCHEDULE=wait=1,active=1,repeat=2",
-                                               "OPPROF_STEP=torch", NULL},
-                                    NULL, NULL)),
-                     0);
+    profiled(trace,
+             (char *[]){"OPPROF_SCHEDULE=wait=1,active=1,repeat=2", "OPPROF_STEP=torch", NULL},
+             NULL, NULL, (char *)script("torch_train.py"), "5", NULL);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     /* the first mark (the end of the first optimizer step) starts step 0;
@@ -679,10 +681,7 @@ START_TEST(torch_python_edges)
                  "        net(x, i % 2 == 0)\n"
                  "    except ValueError:\n"
                  "        pass\n";
-    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "run", "-q", "-o", trace,
-                                              "--", PY, "-c", code, NULL},
-                                    NULL, NULL, NULL)),
-                     0);
+    profiled(trace, NULL, NULL, NULL, "-c", code, NULL);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->dropped, 0);
