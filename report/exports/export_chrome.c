@@ -19,6 +19,7 @@
 
 #include "analysis/demangle.h"
 #include "analysis/live_blocks.h"
+#include "exports/pyspans.h"
 #include "analysis/model.h"
 #include "gpu.h"
 #include "info.h"
@@ -46,6 +47,14 @@ struct xproc {
     int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
     uint64_t *has_gpu; /* bit per correlation id that GPU work carries */
     size_t has_gpu_words;
+    UT_hash_handle hh;
+};
+
+/* The Python frames of a code stack (STACK records of a Python program). */
+struct xpystack {
+    uint64_t key; /* proc serial << 32 | stack id */
+    int n;
+    uint32_t frame[OPP_GPU_FIELDS_MAX]; /* string ids, outermost first */
     UT_hash_handle hh;
 };
 
@@ -88,6 +97,8 @@ struct x {
     uint64_t base_ns, last_ns;      /* earliest and latest time seen */
     int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
     struct opp_live blocks;         /* live CPU allocations (MEMORY events) */
+    struct xpystack *pystacks;      /* code stacks with Python frames */
+    struct opp_pyspans spans;       /* their python_function slices, per thread */
     int first;                      /* no trace event written yet */
     int64_t only_rank;              /* export the processes of this rank; -1 all */
     uint64_t from_ns, to_ns;        /* export what begins in [from, to) */
@@ -262,9 +273,33 @@ static int p1_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_n
     return 0;
 }
 
+/* A STACK record's Python frames, kept for the python_function slices. */
+static int p1_stack(struct x *x, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct xpystack *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        return x->oom = 1;
+    for (uint32_t i = g->nfields; i-- > OPP_GF_ST_PC0;) /* innermost first in the record */
+        if ((g->f[i] & OPP_STACK_PY_MASK) == OPP_STACK_PY)
+            ps->frame[ps->n++] = (uint32_t)g->f[i];
+    ps->key = (uint64_t)(proc + x->base) << 32 | (uint32_t)g->f[OPP_GF_ST_ID];
+    struct xpystack *old;
+    HASH_FIND(hh, x->pystacks, &ps->key, sizeof ps->key, old);
+    if (!ps->n || old) { /* no Python frame, or the first record stands */
+        free(ps);
+        return 0;
+    }
+    HASH_ADD(hh, x->pystacks, key, sizeof ps->key, ps);
+    if (x->oom)
+        free(ps);
+    return x->oom;
+}
+
 static int p1_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct x *x = ctx;
+    if (g->type == OPP_GPU_STACK)
+        return p1_stack(x, proc, g);
     if (g->type == OPP_GPU_STRING) {
         uint64_t key = (uint64_t)(proc + x->base) << 32 | (g->f[0] & 0xffffffffu);
         struct xstr *s;
@@ -554,6 +589,48 @@ static int cpu_memory(struct x *x, struct xproc *p, const struct opp_tr_event *e
     return ferror(x->out) ? -1 : 0;
 }
 
+/* A python_function slice ends (pyspans.h): thread is proc << 32 | tid
+ * of the file being read. */
+static int emit_pyspan(void *ctx, uint64_t thread, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    struct x *x = ctx;
+    const struct xproc *p = find_proc(x, (uint32_t)(thread >> 32));
+    const char *name = find_str(x, (uint32_t)(thread >> 32), frame);
+    if (!p)
+        return 0;
+    begin_event(x);
+    fprintf(x->out, "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": ");
+    opp_json_str(x->out, name ? name : "?");
+    fprintf(x->out, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", p->cpid,
+            (uint32_t)thread);
+    put_us(x->out, begin, x->base_ns);
+    fputs(", \"dur\": ", x->out);
+    put_us(x->out, end > begin ? end : begin, begin);
+    fputs(", \"args\": {}}", x->out);
+    return ferror(x->out) ? -1 : 0;
+}
+
+static int discard_pyspan(void *ctx, uint64_t thread, uint32_t frame, uint64_t begin, uint64_t end)
+{
+    (void)ctx, (void)thread, (void)frame, (void)begin, (void)end;
+    return 0;
+}
+
+/* The call's Python frames, when its code stack has some, into the slices. */
+static int python_frames(struct x *x, const struct opp_tr_event *e, uint64_t begin, uint64_t end)
+{
+    uint64_t key = (uint64_t)(e->proc + x->base) << 32 | e->stack;
+    const struct xpystack *ps;
+    HASH_FIND(hh, x->pystacks, &key, sizeof key, ps);
+    if (!ps)
+        return 0;
+    int rc = opp_pyspans_add(&x->spans, (uint64_t)e->proc << 32 | e->tid, ps->frame, ps->n, begin,
+                             end, emit_pyspan, x);
+    if (rc == -1 && !ferror(x->out))
+        x->oom = 1;
+    return rc;
+}
+
 static int p2_event(void *ctx, const struct opp_tr_event *e)
 {
     struct x *x = ctx;
@@ -583,6 +660,8 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
         nm = fn->name;
     if (e->flags & OPP_EV_OPEN) /* died inside: it lasted until the process ended */
         end = p->end_ns > begin ? p->end_ns : x->last_ns;
+    if (e->stack && x->pystacks && python_frames(x, e, begin, end))
+        return -1;
     FILE *f = x->out;
     begin_event(x);
     struct sb b;
@@ -842,6 +921,8 @@ static void free_all(struct x *x)
     }
     OPP_HASH_FREE(x->streams);
     opp_live_free(&x->blocks);
+    OPP_HASH_FREE(x->pystacks);
+    opp_pyspans_flush(&x->spans, discard_pyspan, NULL);
     OPP_HASH_FREE(x->devices);
 }
 
@@ -889,10 +970,16 @@ static int assign_pids(struct x *x)
     return rc;
 }
 
+/* After a file's events: the python_function slices still open end. */
+static int end_of_file(struct x *x)
+{
+    return opp_pyspans_flush(&x->spans, emit_pyspan, x);
+}
+
 /* Read every file in turn with v; 0 or -1 (err set). sum: the first file's
  * summary, with the others' warning when it has none. */
 static int read_all(struct x *x, const struct opp_tr_visitor *v, struct opp_tr_summary *sum,
-                    char *err, size_t errlen)
+                    char *err, size_t errlen, int (*after)(struct x *))
 {
     for (x->cur = 0; x->cur < x->nfiles; x->cur++) {
         struct opp_tr_summary s;
@@ -901,6 +988,11 @@ static int read_all(struct x *x, const struct opp_tr_visitor *v, struct opp_tr_s
         memset(x->mem_total, 0, sizeof x->mem_total); /* another host's devices */
         if (opp_trace_read(path, v, x, x->cur ? &s : sum, err, errlen) < 0)
             return -1;
+        if (after && after(x)) {
+            snprintf(err, errlen, "cannot export %s: %s", path,
+                     x->oom ? "out of memory" : "cannot write");
+            return -1;
+        }
         if (x->oom) {
             snprintf(err, errlen, "cannot export %s: out of memory", path);
             return -1;
@@ -960,7 +1052,7 @@ int opp_export_chrome(const char *const *traces, size_t ntraces, const struct op
     static const struct opp_tr_visitor v2 = {
         .process = p2_process, .thread = p2_thread, .event = p2_event, .gpu = p2_gpu};
     int rc = -1;
-    if (read_all(x, &v1, &sum, err, errlen) < 0)
+    if (read_all(x, &v1, &sum, err, errlen, NULL) < 0)
         goto out;
     if (assign_pids(x)) {
         snprintf(err, errlen, "cannot export %s: out of memory", traces[0]);
@@ -991,7 +1083,7 @@ int opp_export_chrome(const char *const *traces, size_t ntraces, const struct op
             base_real);
     distributed_info(x);
     fputs("  \"traceEvents\": [", out);
-    if (read_all(x, &v2, &sum, err, errlen) < 0)
+    if (read_all(x, &v2, &sum, err, errlen, end_of_file) < 0)
         goto out;
     device_properties(x);
     if (fflush(out) || ferror(out)) {

@@ -444,6 +444,27 @@ START_TEST(torch_python_stacks)
     ck_assert_int_eq(rows, 1);
     opp_agg_free(&a);
     opp_model_free(m);
+
+    /* the Chrome trace's python_function slices: the forward's line inside
+     * the script's, on the ops' thread */
+    char *json = tu_path(dir, "t.json");
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "export", "chrome",
+                                              trace, "-o", json, NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    char *j = tu_slurp(json), want[4300];
+    snprintf(want, sizeof want, "\"cat\": \"python_function\", \"name\": \"%s\"", fwd);
+    const char *in = strstr(j, want);
+    ck_assert_msg(in != NULL, "no python_function slice %s", fwd);
+    double ts_in = atof(strstr(in, "\"ts\": ") + 6), dur_in = atof(strstr(in, "\"dur\": ") + 7);
+    snprintf(want, sizeof want, "\"cat\": \"python_function\", \"name\": \"%s\"", top);
+    const char *out = strstr(j, want);
+    ck_assert_msg(out != NULL, "no python_function slice %s", top);
+    double ts_out = atof(strstr(out, "\"ts\": ") + 6), dur_out = atof(strstr(out, "\"dur\": ") + 7);
+    ck_assert(ts_out <= ts_in && ts_in + dur_in <= ts_out + dur_out);
+    ck_assert_int_eq(count_of(j, "_opprof_torch"), 0);
+    free(j);
+    free(json);
     free(trace);
 }
 END_TEST
