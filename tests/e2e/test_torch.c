@@ -131,23 +131,17 @@ static int count_of(const char *text, const char *what)
 
 /* Whether torch.profiler's count t and another count o of one name agree.
  * Exactly, except for one case of torch's own: its tree is built from
- * whole microseconds (Kineto's start_us), so two same-named ops of under a
- * microsecond back to back (aten::resolve_conj on addmm's two operands)
- * can share a timestamp, nest, and fold into one (EventList.
- * _remove_dup_nodes); torch then counts at most one fewer per iteration,
- * now and then. short_op: the name's calls average under 2 us (opprof's
- * figure). */
-static int counts_agree(long t, uint64_t o, int short_op, long iters)
+ * whole microseconds (Kineto's start_us), so it decides same-named ops'
+ * nesting, and so whether one folds into another (EventList.
+ * _remove_dup_nodes: aten::div_ with a scalar calls aten::div_;
+ * aten::resolve_conj on addmm's two operands), on timestamps that can tie:
+ * now and then torch counts one more or one fewer in an iteration, more
+ * often when the process runs slower (under a profiler). The tests bound
+ * how many names may differ so. */
+static int counts_agree(long t, uint64_t o, long iters)
 {
-    return (uint64_t)t == o || (short_op && t < (long)o && (long)o - t <= iters);
-}
-
-static int short_op(const struct opp_agg *a, const char *key)
-{
-    for (size_t i = 0; i < a->nrows; i++)
-        if (!strcmp(a->rows[i].key, key))
-            return a->rows[i].count && a->rows[i].cpu_time_total_ns / a->rows[i].count < 2000;
-    return 0;
+    long d = t - (long)o;
+    return d >= -iters && d <= iters;
 }
 
 /* The script under torch.profiler (facts) and under `opprof run` (trace):
@@ -198,13 +192,13 @@ START_TEST(torch_ops_match_torch_profiler)
             continue; /* "[memory]": torch's allocation events, not operators */
         names++;
         uint64_t got = calls(&a, facts[i].name, NULL, NULL);
-        ck_assert_msg(counts_agree(facts[i].n, got, short_op(&a, facts[i].name), ITERS),
+        ck_assert_msg(counts_agree(facts[i].n, got, ITERS),
                       "%s: torch.profiler %ld, opprof %llu", facts[i].name, facts[i].n,
                       (unsigned long long)got);
         tolerated += got != (uint64_t)facts[i].n;
     }
     ck_assert_uint_gt(names, 60);
-    ck_assert_int_le(tolerated, 2);
+    ck_assert_int_le(tolerated, 3);
     /* the ones users look for, once per iteration */
     const char *per_iter[] = {"aten::conv2d",
                               "aten::addmm",
@@ -570,29 +564,26 @@ START_TEST(torch_profiler_beside_opprof)
     static struct fact a[4096], b[4096];
     size_t na = read_facts(f1, a, 4096), nb = read_facts(f2, b, 4096);
     size_t counts = 0; /* the operators' ("[memory]" comes and goes with timing) */
+    int differ = 0;
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
-    struct opp_agg_opts o = {0};
-    struct opp_agg ag;
-    ck_assert_int_eq(opp_aggregate(m, &o, &ag), 0);
     for (size_t i = 0; i < na; i++) {
         if (strcmp(a[i].what, "count") || a[i].name[0] == '[')
             continue;
         int found = 0;
         for (size_t j = 0; j < nb; j++)
             if (!strcmp(b[j].what, "count") && !strcmp(b[j].name, a[i].name)) {
-                int sh = short_op(&ag, a[i].name);
-                ck_assert_msg(counts_agree(a[i].n, (uint64_t)b[j].n, sh, 2) ||
-                                  counts_agree(b[j].n, (uint64_t)a[i].n, sh, 2),
+                ck_assert_msg(counts_agree(a[i].n, (uint64_t)b[j].n, 2),
                               "%s: %ld without opprof, %ld with", a[i].name, a[i].n, b[j].n);
+                differ += a[i].n != b[j].n;
                 found = 1;
             }
         ck_assert_msg(found, "%s: gone from torch.profiler's table under opprof", a[i].name);
         counts++;
     }
     ck_assert_uint_gt(counts, 60);
+    ck_assert_int_le(differ, 3);
     ck_assert_uint_eq(tu_count(m, "Optimizer.step#Adam.step", -1, 0, -1), 2);
-    opp_agg_free(&ag);
     opp_model_free(m);
     free(f1), free(f2), free(trace);
 }
