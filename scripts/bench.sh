@@ -438,22 +438,31 @@ torch_run() { # MODE LOAD ARGS...: one figure line
     paused) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace OPPROF_PAUSED=1 "$PY" "$@" 2>>"$scratch/preload.err" ;;
     esac
 }
-if [[ -n $HAVE_TORCH ]]; then
-    export MALLOC_MMAP_THRESHOLD_=1000000000 MALLOC_TRIM_THRESHOLD_=1000000000
-    sep "torch.add on 4-element tensors, $TORCH_OPS_N per run; modes in turn (CPU ns per op)"
-    declare -A tops=()
+# RUNS rounds of LOAD ARG in each MODE in turn (a line per round), then
+# MED_<MODE>: each mode's median of FIELD.
+torch_rounds() {
+    local field=$1 load=$2 arg=$3 i mode v line
+    shift 3
+    local -A got=()
     for ((i = 1; i <= RUNS; i++)); do
         line="run $i:"
-        for mode in plain opprof closed paused torch; do
-            v=$(field cpu_ns_per_op "$(torch_run "$mode" bench/torch_ops.py "$TORCH_OPS_N")")
-            tops[$mode]+="$v "
+        for mode in "$@"; do
+            v=$(field "$field" "$(torch_run "$mode" "$load" "$arg")")
+            got[$mode]+="$v "
             line+=" $mode $v"
         done
         echo "$line"
     done
-    for mode in plain opprof closed paused torch; do
-        declare "TOPS_${mode^^}=$(printf '%s\n' ${tops[$mode]} | median)"
+    for mode in "$@"; do
+        declare -g "MED_${mode^^}=$(printf '%s\n' ${got[$mode]} | median)"
     done
+}
+if [[ -n $HAVE_TORCH ]]; then
+    export MALLOC_MMAP_THRESHOLD_=1000000000 MALLOC_TRIM_THRESHOLD_=1000000000
+    sep "torch.add on 4-element tensors, $TORCH_OPS_N per run; modes in turn (CPU ns per op)"
+    torch_rounds cpu_ns_per_op bench/torch_ops.py "$TORCH_OPS_N" plain opprof closed paused torch
+    TOPS_PLAIN=$MED_PLAIN TOPS_OPPROF=$MED_OPPROF TOPS_CLOSED=$MED_CLOSED TOPS_PAUSED=$MED_PAUSED
+    TOPS_TORCH=$MED_TORCH
     T_ON=$(calc "$TOPS_OPPROF - $TOPS_PLAIN" 0)
     T_CLOSED=$(calc "$TOPS_CLOSED - $TOPS_PLAIN" 0)
     T_PAUSED=$(calc "$TOPS_PAUSED - $TOPS_PLAIN" 0)
@@ -462,19 +471,8 @@ if [[ -n $HAVE_TORCH ]]; then
         "($T_CLOSED), ctl stop $TOPS_PAUSED ($T_PAUSED), torch.profiler $TOPS_TORCH (+$T_TORCH)"
 
     sep "small CNN training, $TORCH_CNN_N iterations per run; modes in turn (loop wall ms)"
-    declare -A tcnn=()
-    for ((i = 1; i <= RUNS; i++)); do
-        line="run $i:"
-        for mode in plain opprof torch; do
-            v=$(field wall_ms "$(torch_run "$mode" bench/torch_cnn.py "$TORCH_CNN_N")")
-            tcnn[$mode]+="$v "
-            line+=" $mode $v"
-        done
-        echo "$line"
-    done
-    for mode in plain opprof torch; do
-        declare "TCNN_${mode^^}=$(printf '%s\n' ${tcnn[$mode]} | median)"
-    done
+    torch_rounds wall_ms bench/torch_cnn.py "$TORCH_CNN_N" plain opprof torch
+    TCNN_PLAIN=$MED_PLAIN TCNN_OPPROF=$MED_OPPROF TCNN_TORCH=$MED_TORCH
     C_ON=$(calc "$TCNN_OPPROF - $TCNN_PLAIN" 1)
     C_TORCH=$(calc "$TCNN_TORCH - $TCNN_PLAIN" 1)
     echo "median: unprofiled $TCNN_PLAIN ms, opprof $TCNN_OPPROF (+$C_ON), torch.profiler" \
