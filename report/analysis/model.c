@@ -37,3 +37,52 @@ int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err
              what);
     return -1;
 }
+
+int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,
+                            char *err, size_t errlen)
+{
+    if (f->lib) {
+        int found = 0;
+        uint32_t seen[64], nseen = 0; /* string ids of the libraries named so far */
+        size_t len = 0;
+        char known[400] = "";
+        for (size_t p = 0; p < m->nprocs; p++)
+            for (uint32_t i = 0; i < m->procs[p].nfuncs; i++) {
+                uint32_t id = m->procs[p].funcs[i].lib;
+                const char *lib = opp_model_str(m, id);
+                found |= !strcmp(lib, f->lib);
+                uint32_t k = 0;
+                while (k < nseen && seen[k] != id)
+                    k++;
+                if (k < nseen || !lib[0] || nseen == 64 || len + strlen(lib) + 3 >= sizeof known)
+                    continue;
+                seen[nseen++] = id;
+                len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", len ? ", " : "",
+                                        lib);
+            }
+        if (!found) {
+            snprintf(err, errlen, "--lib %s: no such library in the trace (its libraries: %s)",
+                     f->lib, len ? known : "none");
+            return -1;
+        }
+    }
+    if (f->filter_pid) {
+        int found = 0;
+        for (size_t p = 0; p < m->nprocs && !found; p++)
+            found = m->procs[p].pid == f->pid;
+        if (!found) {
+            snprintf(err, errlen, "--pid %u: no process with that pid in the trace", f->pid);
+            return -1;
+        }
+    }
+    if (f->filter_tid) {
+        int found = 0;
+        for (size_t t = 0; t < m->nthreads && !found; t++)
+            found = m->threads[t].tid == f->tid;
+        if (!found) {
+            snprintf(err, errlen, "--tid %u: no thread with that tid in the trace", f->tid);
+            return -1;
+        }
+    }
+    return 0;
+}

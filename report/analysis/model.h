@@ -266,6 +266,19 @@ static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
  * with "TRACE is a summary ... WHAT needs every call" in err. */
 int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen);
 
+/* The filters a person gave by name or number (--lib, --pid, --tid). */
+struct opp_agg_filter_names {
+    const char *lib; /* NULL: none */
+    int filter_pid, filter_tid;
+    uint32_t pid, tid;
+};
+/* Whether each names something the trace has (a library of its function
+ * tables, a process's pid, a thread's tid): 0, or -1 with "--lib nosuch:
+ * no such library in the trace (its libraries: ...)" and the like in err,
+ * so that a typo is not taken for an empty answer. */
+int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,
+                            char *err, size_t errlen);
+
 /* Load the trace at path and build every thread's call tree. Events flagged
  * OPP_EV_OPEN end at their process's end time (or, when the trace does not
  * give it, at the last end seen on their thread). Returns NULL with errno

@@ -418,6 +418,13 @@ static int report(struct report_args *rap)
             return 1;
         }
     }
+    struct opp_agg_filter_names names = {ra.agg.lib, ra.agg.filter_pid, ra.agg.filter_tid,
+                                         ra.agg.pid, ra.agg.tid};
+    if (opp_model_filters_known(m, &names, err, sizeof err)) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        opp_model_free(m);
+        return 2;
+    }
     if (ra.window_k && m->summary) { /* windows are numbered in the file */
         uint32_t nw = opp_summary_windows(m);
         if (ra.window_k > nw) {

@@ -194,6 +194,31 @@ static int opt_limit(const struct opp_option *o, const char *arg)
     return 0;
 }
 
+/* Whether posix_spawnp could run cmd: 0, or ENOENT (not found, on PATH
+ * when it has no '/') or EACCES (found, not executable). */
+static int runnable(const char *cmd)
+{
+    if (strchr(cmd, '/'))
+        return access(cmd, F_OK) ? ENOENT : access(cmd, X_OK) ? EACCES : 0;
+    const char *path = getenv("PATH");
+    int found = 0;
+    for (const char *p = path && *path ? path : "/usr/local/bin:/bin:/usr/bin"; ;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char full[PATH_MAX];
+        if (snprintf(full, sizeof full, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd) <
+            (int)sizeof full) {
+            if (access(full, X_OK) == 0)
+                return 0;
+            found |= access(full, F_OK) == 0;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return found ? EACCES : ENOENT;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *limit = "10";
@@ -243,6 +268,11 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     char **cmd = argv + first;
+    int ran = runnable(cmd[0]);
+    if (ran) { /* as a shell says it, before any trace is made */
+        fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(ran));
+        return ran == ENOENT ? 127 : 126;
+    }
     char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108];
     if (!out) {
         snprintf(outbuf, sizeof outbuf, "opprof-%d.trace", (int)getpid());
@@ -306,6 +336,10 @@ int cmd_run(int argc, char **argv)
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "did not finish", out);
     } else if (!quiet && !rc) {
         show_report(out, limit);
+    }
+    if (rc && !frc) { /* CMD never ran: no trace of it */
+        unlink(out);
+        return code;
     }
     if (!frc) {
         fprintf(stderr, "opprof: trace written to %s (%llu events", out,

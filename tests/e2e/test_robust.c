@@ -312,8 +312,31 @@ START_TEST(cli_errors)
     char *a2[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--", "/nonexistent/prog", NULL};
     ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, err)), 127);
     e = tu_slurp(err);
-    ck_assert_ptr_nonnull(strstr(e, "opprof run: cannot run /nonexistent/prog: No such file"));
+    /* as a shell says it, and no trace of a program that never ran */
+    ck_assert_str_eq(e, "opprof run: cannot run /nonexistent/prog: No such file or directory\n");
+    ck_assert_int_eq(access(trace, F_OK), -1);
     free(e);
+    char *a2b[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--", "no-such-command-xyz", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a2b, NULL, NULL, err)), 127);
+    ck_assert_int_eq(access(trace, F_OK), -1);
+    /* found but not runnable: 126, with the reason; none written either */
+    const char *bodies[] = {"\x7f" "ELF garbage", "plain text"};
+    const int modes[] = {0755, 0644};
+    const char *why[] = {"Exec format error", "Permission denied"};
+    for (int i = 0; i < 2; i++) {
+        char *bad = tu_path(dir, i ? "noexec" : "badelf");
+        FILE *bf = fopen(bad, "w");
+        fputs(bodies[i], bf);
+        fclose(bf);
+        chmod(bad, (mode_t)modes[i]);
+        char *a2c[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--", bad, NULL};
+        ck_assert_int_eq(tu_code(tu_run(a2c, NULL, NULL, err)), 126);
+        e = tu_slurp(err);
+        ck_assert_msg(strstr(e, why[i]) && tu_count_lines(e, "opprof") == 1, "%s", e);
+        ck_assert_int_eq(access(trace, F_OK), -1);
+        free(e);
+        free(bad);
+    }
     char *a3[] = {(char *)tu_tool("opprof"), "frobnicate", NULL};
     ck_assert_int_eq(tu_code(tu_run(a3, NULL, NULL, err)), 2);
     /* a file that is not a trace: a clear error, not a crash */

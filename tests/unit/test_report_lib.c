@@ -219,6 +219,31 @@ START_TEST(command_show_lib)
 }
 END_TEST
 
+/* A filter that names nothing the trace has is a usage error (exit 2, the
+ * names it could have been), not an empty table. */
+START_TEST(unknown_filter_names)
+{
+    struct {
+        char *opt, *val;
+        const char *said;
+    } bad[] = {
+        {"--lib", "onednnn",
+         "opprof report: --lib onednnn: no such library in the trace (its libraries: onednn, "
+         "blas, xnnpack)\n"},
+        {"--pid", "99999", "opprof report: --pid 99999: no process with that pid in the trace\n"},
+        {"--tid", "99999", "opprof report: --tid 99999: no thread with that tid in the trace\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *argv[] = {"report", trace, bad[i].opt, bad[i].val, NULL};
+        char *out = NULL, *err = NULL;
+        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 2);
+        ck_assert_str_eq(out, "");
+        ck_assert_str_eq(err, bad[i].said);
+        free(out), free(err);
+    }
+}
+END_TEST
+
 /* The failed execute is counted on its row and listed by status, in the
  * aggregate and in JSON (filter_by_lib: a library filter that leaves it out
  * lists none). */
@@ -328,6 +353,7 @@ Suite *suite_report_lib(void)
     tcase_add_test(tc, statuses);
     tcase_add_test(tc, status_names);
     tcase_add_test(tc, rate_over_cuda_time);
+    tcase_add_test(tc, unknown_filter_names);
     suite_add_tcase(s, tc);
     return s;
 }
