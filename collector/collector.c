@@ -688,6 +688,7 @@ static int on_readable(int i, const char **why)
     ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
+    int too_many = 0;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
             continue;
@@ -696,15 +697,19 @@ static int on_readable(int i, const char **why)
             int fd;
             memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
             /* Queued until a RING message claims it: the messages that
-             * precede it may arrive in this same read. */
-            if (c->nfds < MAX_FDS_QUEUED)
+             * precede it may arrive in this same read. One too many: this
+             * one and every other received with it are closed. */
+            if (c->nfds < MAX_FDS_QUEUED && !too_many)
                 c->fds[c->nfds++] = fd;
             else {
                 close(fd);
-                *why = "sent more descriptors than ring messages";
-                return -1;
+                too_many = 1;
             }
         }
+    }
+    if (too_many) {
+        *why = "sent more descriptors than ring messages";
+        return -1;
     }
     if (m.msg_flags & MSG_CTRUNC) {
         *why = "sent too many descriptors";

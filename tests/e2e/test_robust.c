@@ -276,6 +276,61 @@ START_TEST(hostile_clients)
 }
 END_TEST
 
+/* Descriptors sent in one message with /dev/null's, k of them. */
+static int send_fds(int to, int k)
+{
+    int fds[8];
+    for (int i = 0; i < k; i++)
+        fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    char byte = 0;
+    struct iovec iov = {&byte, 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)k)};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)k);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)k);
+    ssize_t n = sendmsg(to, &mh, MSG_NOSIGNAL);
+    for (int i = 0; i < k; i++)
+        close(fds[i]);
+    return n == 1 ? 0 : -1;
+}
+
+static int open_fds(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", pid);
+    return tu_count_files(path, "");
+}
+
+/* A client that sends more descriptors than ring messages claim is
+ * dropped, and every descriptor it sent is closed: none stays open in the
+ * collector (the ones received with the one too many included). */
+START_TEST(excess_descriptors_closed)
+{
+    int cpid = start_collector();
+    int probe = opp_connect(sock); /* the collector has accepted a client once */
+    ck_assert_int_ge(probe, 0);
+    usleep(200000);
+    int before = open_fds(cpid);
+    int c = opp_connect(sock);
+    ck_assert_int_ge(c, 0);
+    ck_assert_int_eq(send_fds(c, 3), 0); /* queued: three of four */
+    ck_assert_int_eq(send_fds(c, 3), 0); /* one fits, two too many */
+    ck_assert_msg(closed_by_peer(c), "the client was not disconnected");
+    close(c);
+    usleep(200000);
+    ck_assert_int_eq(open_fds(cpid), before);
+    close(probe);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+}
+END_TEST
+
 /* A client of another user is refused: checked here by the uid test's
  * other half, SO_PEERCRED, only when we can change uid (root). */
 START_TEST(other_user_refused)
@@ -397,6 +452,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
+    tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, other_user_refused);
