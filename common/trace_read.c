@@ -531,7 +531,8 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
 {
     memset(sum, 0, sizeof *sum);
     struct reader r = {.path = path, .sum = sum};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO would otherwise block the open until a writer came */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return -1;
@@ -542,6 +543,7 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         close(fd);
         return -1;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     wait_writer(fd, sum);
     char still[sizeof sum->warning];
     memcpy(still, sum->warning, sizeof still);

@@ -404,6 +404,29 @@ START_TEST(cli_errors)
     e = tu_slurp(err);
     ck_assert_ptr_nonnull(strstr(e, "not an opprof trace"));
     free(e);
+    /* a FIFO (or any file that is not regular) is refused at once, not
+     * opened and waited on: by every reader and by the writer */
+    char *fifo = tu_path(dir, "fifo");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    const char *readers[][6] = {{"report", fifo, NULL},
+                                {"export", "chrome", fifo, "-o", "/dev/null", NULL},
+                                {"summarize", fifo, "-o", "/dev/null", NULL}};
+    const int codes[] = {1, 1, 3}; /* summarize: 3, the trace cannot be read */
+    for (int i = 0; i < 3; i++) {
+        char *a[8] = {(char *)tu_tool("opprof")};
+        for (int k = 0; readers[i][k]; k++)
+            a[k + 1] = (char *)readers[i][k];
+        ck_assert_int_eq(tu_code(tu_run(a, NULL, NULL, err)), codes[i]);
+        e = tu_slurp(err);
+        ck_assert_msg(strstr(e, "is not a regular file"), "%s: %s", readers[i][0], e);
+        free(e);
+    }
+    char *a6[] = {(char *)tu_tool("opprof"), "run", "-o", fifo, "--", "true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a6, NULL, NULL, err)), 0); /* unprofiled, said */
+    e = tu_slurp(err);
+    ck_assert_ptr_nonnull(strstr(e, "refusing to write the trace to"));
+    free(e);
+    free(fifo);
     /* and `opprof run -o` never overwrites it */
     char *a5[] = {(char *)tu_tool("opprof"), "run", "-o", junk, "--", "true", NULL};
     ck_assert_int_eq(tu_code(tu_run(a5, NULL, NULL, err)), 0);
