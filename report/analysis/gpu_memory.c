@@ -58,31 +58,46 @@ static int gpu_memory_sizes(struct opp_gpu *gpu)
     return 0;
 }
 
-/* One series per device from the sorted memory records. 0 or -1. */
+static int cmp_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* One series per device, in device order, from the records sorted by
+ * time: the devices found by binary search (a trace may name very many). 0
+ * or -1. */
 static int gpu_memory_series(struct opp_gpu *gpu)
 {
+    if (!gpu->nmem)
+        return 0;
+    uint32_t *ids = malloc(gpu->nmem * sizeof *ids);
+    size_t *count = NULL;
+    if (!ids)
+        return -1;
+    for (size_t i = 0; i < gpu->nmem; i++)
+        ids[i] = gpu->mem[i].device;
+    qsort(ids, gpu->nmem, sizeof *ids, cmp_u32);
+    size_t nd = 1;
+    for (size_t i = 1; i < gpu->nmem; i++)
+        if (ids[i] != ids[nd - 1])
+            ids[nd++] = ids[i];
+    int rc = -1;
+    gpu->memseries = calloc(nd, sizeof *gpu->memseries);
+    count = calloc(nd, sizeof *count);
+    if (!gpu->memseries || !count)
+        goto out;
+    gpu->nmemseries = nd;
+    for (size_t i = 0; i < gpu->nmem; i++)
+        count[(uint32_t *)bsearch(&gpu->mem[i].device, ids, nd, sizeof *ids, cmp_u32) - ids]++;
+    for (size_t k = 0; k < nd; k++) {
+        gpu->memseries[k].device = ids[k];
+        if (!(gpu->memseries[k].pts = malloc(count[k] * sizeof *gpu->memseries[k].pts)))
+            goto out;
+    }
     for (size_t i = 0; i < gpu->nmem; i++) {
-        uint32_t dev = gpu->mem[i].device;
-        size_t k = 0;
-        while (k < gpu->nmemseries && gpu->memseries[k].device != dev)
-            k++;
-        if (k == gpu->nmemseries) {
-            struct opp_gpu_memseries *s =
-                reallocarray(gpu->memseries, gpu->nmemseries + 1, sizeof *s);
-            if (!s)
-                return -1;
-            gpu->memseries = s;
-            memset(&s[k], 0, sizeof s[k]);
-            s[k].device = dev;
-            gpu->nmemseries++;
-            /* Sized for the device's records, counted once. */
-            size_t n = 0;
-            for (size_t j = i; j < gpu->nmem; j++)
-                n += gpu->mem[j].device == dev;
-            s[k].pts = malloc(n * sizeof *s[k].pts);
-            if (!s[k].pts)
-                return -1;
-        }
+        size_t k =
+            (size_t)((uint32_t *)bsearch(&gpu->mem[i].device, ids, nd, sizeof *ids, cmp_u32) - ids);
         struct opp_gpu_memseries *s = &gpu->memseries[k];
         int64_t now = opp_add_sat(s->npts ? s->pts[s->npts - 1].bytes : 0, gpu->mem[i].bytes);
         s->pts[s->npts++] = (struct opp_gpu_mem_point){gpu->mem[i].time_ns, now};
@@ -90,14 +105,11 @@ static int gpu_memory_series(struct opp_gpu *gpu)
             s->peak = now;
         s->final = now;
     }
-    for (size_t i = 1; i < gpu->nmemseries; i++) /* few devices: insertion sort */
-        for (size_t k = i; k > 0 && gpu->memseries[k - 1].device > gpu->memseries[k].device;
-             k--) {
-            struct opp_gpu_memseries t = gpu->memseries[k];
-            gpu->memseries[k] = gpu->memseries[k - 1];
-            gpu->memseries[k - 1] = t;
-        }
-    return 0;
+    rc = 0;
+out:
+    free(ids);
+    free(count);
+    return rc;
 }
 
 int opp_loader_gpu_memory(struct opp_gpu *gpu)

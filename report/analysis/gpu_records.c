@@ -160,9 +160,8 @@ static int gpu_device(struct opp_loader *ld, uint32_t pi, const struct opp_gpu_r
     struct opp_gpu *gpu = &ld->m->gpu;
     const uint64_t *f = g->f;
     uint32_t id = opp_clamp_u32(f[OPP_GF_V_ID]);
-    for (size_t i = 0; i < gpu->ndevices; i++)
-        if (gpu->devices[i].id == id)
-            return 0; /* every process describes it again: the first wins */
+    /* every process describes it again: opp_loader_sort_devices keeps the
+     * first (no search here: a trace may hold very many) */
     if (opp_loader_grow((void **)&gpu->devices, &ld->devices_cap, gpu->ndevices + 1,
                         sizeof *gpu->devices))
         return opp_loader_fail(ld, ENOMEM);
@@ -324,6 +323,14 @@ static int cmp_device(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* By id, then process (processes are numbered in the order read). */
+static int cmp_device_first(const void *pa, const void *pb)
+{
+    const struct opp_gpu_device *a = pa, *b = pb;
+    int c = cmp_device(pa, pb);
+    return c ? c : a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
 const struct opp_gpu_device *opp_gpu_device_find(const struct opp_model *m, uint32_t id)
 {
     struct opp_gpu_device key = {.id = id};
@@ -334,6 +341,12 @@ const struct opp_gpu_device *opp_gpu_device_find(const struct opp_model *m, uint
 
 void opp_loader_sort_devices(struct opp_gpu *gpu)
 {
-    if (gpu->ndevices)
-        qsort(gpu->devices, gpu->ndevices, sizeof *gpu->devices, cmp_device);
+    if (!gpu->ndevices)
+        return;
+    qsort(gpu->devices, gpu->ndevices, sizeof *gpu->devices, cmp_device_first);
+    size_t n = 1; /* one per id: the first process's description */
+    for (size_t i = 1; i < gpu->ndevices; i++)
+        if (gpu->devices[i].id != gpu->devices[n - 1].id)
+            gpu->devices[n++] = gpu->devices[i];
+    gpu->ndevices = n;
 }

@@ -135,27 +135,34 @@ static uint64_t busy_time(const struct opp_gpu_op *ops, const uint32_t *idx, siz
     return busy + (cur_end - cur_start);
 }
 
-static struct opp_gpu_dev_stats *dev_for(struct opp_gpu_stats *s, const struct opp_model *m,
-                                         uint32_t device)
+static int cmp_dev(const void *pa, const void *pb)
 {
-    for (size_t i = 0; i < s->ndevs; i++)
-        if (s->devs[i].device == device)
-            return &s->devs[i];
-    struct opp_gpu_dev_stats *d = reallocarray(s->devs, s->ndevs + 1, sizeof *d);
-    if (!d)
-        return NULL;
-    s->devs = d;
+    const struct opp_gpu_dev_stats *a = pa, *b = pb;
+    return cmp_u32(a->device, b->device);
+}
+
+/* The stats of device: found among the first nsorted (in device order) by
+ * binary search, else a new entry (a trace may name very many devices). */
+static struct opp_gpu_dev_stats *dev_for(struct opp_gpu_stats *s, size_t *cap, size_t nsorted,
+                                         const struct opp_model *m, uint32_t device)
+{
+    struct opp_gpu_dev_stats key = {.device = device};
+    struct opp_gpu_dev_stats *d =
+        nsorted ? bsearch(&key, s->devs, nsorted, sizeof key, cmp_dev) : NULL;
+    if (d)
+        return d;
+    if (s->ndevs == *cap) {
+        size_t n = *cap ? *cap * 2 : 8;
+        if (!(d = reallocarray(s->devs, n, sizeof *d)))
+            return NULL;
+        s->devs = d;
+        *cap = n;
+    }
     d = &s->devs[s->ndevs++];
     memset(d, 0, sizeof *d);
     d->device = device;
     d->info = opp_gpu_device_find(m, device);
     return d;
-}
-
-static int cmp_dev(const void *pa, const void *pb)
-{
-    const struct opp_gpu_dev_stats *a = pa, *b = pb;
-    return cmp_u32(a->device, b->device);
 }
 
 static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
@@ -167,11 +174,12 @@ static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
     if (oom)
         return -ENOMEM;
     const struct opp_gpu_op *ops = m->gpu.ops;
-    for (size_t i = 0; i < n;) {
+    size_t cap = 0;
+    for (size_t i = 0; i < n;) { /* by device: each group a new one, in order */
         size_t j = i;
         while (j < n && ops[idx[j]].device == ops[idx[i]].device)
             j++;
-        struct opp_gpu_dev_stats *d = dev_for(s, m, ops[idx[i]].device);
+        struct opp_gpu_dev_stats *d = dev_for(s, &cap, 0, m, ops[idx[i]].device);
         if (!d) {
             free(idx);
             return -ENOMEM;
@@ -196,9 +204,10 @@ static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
         i = j;
     }
     free(idx);
+    size_t nsorted = s->ndevs;
     for (size_t i = 0; i < m->gpu.nmemseries; i++) {
         const struct opp_gpu_memseries *ms = &m->gpu.memseries[i];
-        struct opp_gpu_dev_stats *d = dev_for(s, m, ms->device);
+        struct opp_gpu_dev_stats *d = dev_for(s, &cap, nsorted, m, ms->device);
         if (!d)
             return -ENOMEM;
         d->has_memory = 1;

@@ -1037,6 +1037,57 @@ START_TEST(cpu_only_gpu_view_says_none)
 }
 END_TEST
 
+/* ---- many devices: each found by search, not by scanning the others ---- */
+
+#define MANY 20000
+
+/* Devices described (twice: the first wins), allocated on and run on in
+ * descending id order, one each. */
+START_TEST(many_devices)
+{
+    char *path = tu_path(dir, "many.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    put_cpu(&b);
+    for (uint32_t i = MANY; i-- > 0;) {
+        tb_device(&b, .id = i, .name = 3, .sms = i % 100 + 1);
+        tb_device(&b, .id = i, .name = 3, .sms = 999);
+        tb_memory(&b, .start = 100 + i, .device = i, .op = OPP_GPU_MEM_ALLOC, .mem_kind = 3,
+                  .address = 0x1000 + i, .bytes = i + 1);
+        tb_kernel(&b, .name = 1, .start = 1000 + 2 * i, .end = 1001 + 2 * i, .device = i,
+                  .stream = 7);
+        if (i % 50 == 0)
+            tb_gpu_chunk(&b);
+    }
+    tb_string(&b, 1, "k");
+    tb_string(&b, 3, "GPU");
+    tb_close(&b);
+    struct opp_model *m = load(path);
+    const struct opp_gpu *g = &m->gpu;
+    ck_assert_uint_eq(g->ndevices, MANY);
+    ck_assert_uint_eq(g->nmemseries, MANY);
+    for (uint32_t i = 0; i < MANY; i++) {
+        ck_assert_uint_eq(g->devices[i].id, i);
+        ck_assert_uint_eq(g->devices[i].sms, i % 100 + 1);
+        ck_assert_uint_eq(g->memseries[i].device, i);
+        ck_assert_uint_eq(g->memseries[i].npts, 1);
+        ck_assert_int_eq(g->memseries[i].peak, (int64_t)i + 1);
+    }
+    struct opp_agg_opts o = {0};
+    struct opp_gpu_stats st;
+    ck_assert_int_eq(opp_gpu_stats(m, &o, &st), 0);
+    ck_assert_uint_eq(st.ndevs, MANY);
+    for (uint32_t i = 0; i < MANY; i++) {
+        ck_assert_uint_eq(st.devs[i].device, i);
+        ck_assert_uint_eq(st.devs[i].kernels, 1);
+        ck_assert_int_eq(st.devs[i].peak_memory, (int64_t)i + 1);
+    }
+    opp_gpu_stats_free(&st);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
 /* ---- malformed GPU records: no crash, what can be read is reported ---- */
 
 /* A trace of damaged GPU records; its path. */
@@ -1234,6 +1285,7 @@ Suite *suite_gpu(void)
     tcase_add_test(tc, cpu_only_without_cuda_calls_cpu_table);
     tcase_add_test(tc, cpu_only_gpu_view_says_none);
     tcase_add_test(tc, malformed_records_read);
+    tcase_add_test(tc, many_devices);
     tcase_add_test(tc, malformed_memory_saturates);
     tcase_add_test(tc, malformed_device_without_limits);
     tcase_add_test(tc, malformed_command_reports);
