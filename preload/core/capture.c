@@ -137,6 +137,7 @@ static struct {
     pthread_mutex_t lock;
     long step;          /* the running step; -1 before the first marker */
     uint64_t step_begin; /* ticks */
+    uint64_t step_range_end; /* ticks: where the range that began it ended, 0 while open */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .step = -1};
 
 /* torch.profiler.schedule: 1 when step k is recorded (an active step). */
@@ -187,10 +188,19 @@ void opp_step_mark(void)
     record_step(k, now);
     S.step = k + 1;
     S.step_begin = now;
+    S.step_range_end = 0;
     set_sched(k + 1);
     opp_capture_update();
     pthread_mutex_unlock(&S.lock);
     in_mark = 0;
+}
+
+void opp_step_range_end(uint64_t t)
+{
+    pthread_mutex_lock(&S.lock);
+    if (S.on && t > S.step_begin)
+        S.step_range_end = t;
+    pthread_mutex_unlock(&S.lock);
 }
 
 void opp_schedule_off(const char *why)
@@ -215,7 +225,8 @@ void opp_step_finish(void)
     if (!S.on || S.period_ns)
         return;
     pthread_mutex_lock(&S.lock);
-    record_step(S.step, opp_now());
+    uint64_t end = S.step_range_end > S.step_begin ? S.step_range_end : opp_now();
+    record_step(S.step, end);
     S.on = 0; /* once */
     pthread_mutex_unlock(&S.lock);
 }

@@ -166,7 +166,11 @@ extern void (*opp_capture_changed)(int on);
 /* A marker: the running step ends (recorded as ProfilerStep#N when it was
  * an active step) and the next begins. */
 void opp_step_mark(void);
-/* At exit: the running step, when active, is recorded as ProfilerStep#N. */
+/* The range that began the running step (OPPROF_STEP=nvtx:NAME) ended at
+ * t: were it the last step, it would end there, not at the process's exit. */
+void opp_step_range_end(uint64_t t);
+/* At exit: the running step, when active, is recorded as ProfilerStep#N
+ * (ending where its range ended, when it did). */
 void opp_step_finish(void);
 /* The steps cannot be marked after all (OPPROF_STEP=torch without torch's
  * operators): one line, why, and the schedule is dropped, recording

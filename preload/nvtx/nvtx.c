@@ -35,6 +35,7 @@ struct pushed {
     uint32_t domain;
     uint8_t recorded; /* f is open in the thread's ring */
     uint8_t ended;    /* popped while ranges of other domains above it were open */
+    uint8_t step;     /* it began a step (OPPROF_STEP=nvtx:NAME) */
 };
 
 static __thread struct {
@@ -197,7 +198,8 @@ static int push(const uint64_t *a, uint32_t domain)
     struct pushed *p = &T.s[d];
     p->domain = domain;
     p->ended = 0;
-    if (OPP_UNLIKELY(opp_step_msg) && a && (uint32_t)a[OPP_COL_NVTX_MSG] == opp_step_msg)
+    p->step = OPP_UNLIKELY(opp_step_msg) && a && (uint32_t)a[OPP_COL_NVTX_MSG] == opp_step_msg;
+    if (p->step)
         opp_step_mark(); /* a step begins with this range (OPPROF_STEP=nvtx:NAME) */
     p->recorded = a ? (uint8_t)opp_enter(&p->f, OPP_FN_nvtx_range) : 0;
     if (p->recorded)
@@ -224,6 +226,8 @@ static int pop(uint32_t domain)
     if (d == 0)
         return -1;
     struct pushed *p = &T.s[d - 1];
+    if (p->step)
+        opp_step_range_end(opp_now());
     if (d < T.depth) {
         /* Ranges of other domains pushed after it are still open: record
          * it now, keep its place (the thread's depth unwinds past it when
@@ -289,6 +293,8 @@ static void end(nvtxRangeId_t id)
     uint64_t want = id;
     if (!atomic_compare_exchange_strong(&o->id, &want, 0))
         return; /* another thread ended it first */
+    if (OPP_UNLIKELY(opp_step_msg) && (uint32_t)a[OPP_COL_NVTX_MSG] == opp_step_msg)
+        opp_step_range_end(t);
     opp_record_at(OPP_FN_nvtx_range, begin, t > begin ? t : begin, a, NARGS);
 }
 

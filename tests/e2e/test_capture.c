@@ -133,6 +133,43 @@ START_TEST(cuda_profiler_api)
 }
 END_TEST
 
+/* The last step of a run ends where its range ended, not at the process's
+ * exit: six steps of 6 sgemm, then 400 ms of other work, every step
+ * active; ProfilerStep#5 lasts about as long as the others. */
+START_TEST(schedule_last_step_ends_with_its_range)
+{
+    const char *prog = tu_build("tests/nvtx/train_loop");
+    if (access(prog, X_OK) != 0) {
+        fprintf(stderr, "SKIP schedule_last_step_ends_with_its_range: no CUDA toolkit headers\n");
+        return;
+    }
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--schedule", "active=1",
+                    "--step", "nvtx:train_step", "--", (char *)prog, "6", "400", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, (char *[]){"OPENBLAS_NUM_THREADS=1", NULL}, NULL, NULL)),
+                     0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    const struct opp_thread *t = &m->threads[0];
+    uint64_t last = 0, step5_dur = 0, range5_end = 0;
+    for (size_t k = 0; k < t->nevents; k++) {
+        const struct opp_event *e = &t->events[k];
+        const char *n = m->strs[e->name];
+        if (!strcmp(n, "ProfilerStep#5"))
+            step5_dur = e->end_ns - e->begin_ns;
+        if (!strcmp(n, "train_step") && e->end_ns > range5_end)
+            range5_end = e->end_ns;
+        if (!strcmp(n, "ProfilerStep#5"))
+            last = e->end_ns;
+    }
+    ck_assert_uint_gt(step5_dur, 0);
+    /* at the last train_step's end (its clock read just before), not the exit */
+    ck_assert_uint_le(last, range5_end);
+    ck_assert_uint_lt(range5_end - last, 1000000u);
+    ck_assert_uint_lt(step5_dur, 300000000u); /* far from the 400 ms that follow */
+    opp_model_free(m);
+}
+END_TEST
+
 /* torch's schedule over NVTX steps: skip 2, then cycles of wait 1, warmup
  * 1, active 2, twice: steps 4, 5, 8 and 9 of 14 are recorded, each as a
  * ProfilerStep#N around its train_step. */
@@ -324,6 +361,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, cuda_profiler_api);
     tcase_add_test(tc, nvtx_outside_window);
     tcase_add_test(tc, schedule_nvtx_steps);
+    tcase_add_test(tc, schedule_last_step_ends_with_its_range);
     tcase_add_test(tc, schedule_call_steps);
     tcase_add_test(tc, ctl_start_stop);
     suite_add_tcase(s, tc);

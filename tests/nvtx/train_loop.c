@@ -1,11 +1,14 @@
 /* A training loop annotated with NVTX as PyTorch code annotates its steps
- * (torch.cuda.nvtx.range_push), on CPU BLAS: `train_loop STEPS` runs STEPS
+ * (torch.cuda.nvtx.range_push), on CPU BLAS: `train_loop STEPS [TAIL_MS]`
+ * runs STEPS
  * x "train_step" { "forward" { 2 x sgemm 256x256x256 }, "backward" { 4 x
- * sgemm 256x256x256 }, "optimizer" { cblas_saxpy n=65536 } }. The README's
+ * sgemm 256x256x256 }, "optimizer" { cblas_saxpy n=65536 } }, then sleeps
+ * TAIL_MS (other work after the last step; default 0). The README's
  * tree and step-latency examples; tests/e2e/test_nvtx.c checks its trace. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
         nvtxRangePop();
         nvtxRangePop();
     }
+    if (argc > 2)
+        usleep((useconds_t)atoi(argv[2]) * 1000u);
     printf("w[1] %.6f\n", (double)w[1]);
     return 0;
 }
