@@ -815,7 +815,7 @@ static int listen_on(const char *path)
     mode_t old = umask(0177); /* the socket itself: owner only */
     int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
     umask(old);
-    if (rc < 0 || listen(fd, 128) < 0 || (staged && link(a.sun_path, path) < 0)) {
+    if (rc < 0 || listen(fd, SOMAXCONN) < 0 || (staged && link(a.sun_path, path) < 0)) {
         int e = errno;
         logmsg("cannot listen on %s: %s", path, strerror(e == EEXIST ? EADDRINUSE : e));
         if (rc == 0 && staged)

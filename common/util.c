@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 void opp_clock_sample(struct opp_clock_sample *s)
@@ -208,26 +209,44 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
     return 0;
 }
 
-int opp_connect(const char *path)
+int opp_connect_within(const char *path, int ms)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof a.sun_path)
         return -ENAMETOOLONG;
     strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking: a listener whose backlog is full answers EAGAIN at
+     * once (it would block a blocking connect until it accepts), so we
+     * retry until the deadline. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (ms >= 0 ? SOCK_NONBLOCK : 0), 0);
     if (fd < 0)
         return -errno;
+    uint64_t deadline = opp_mono_ns() + (uint64_t)(ms > 0 ? ms : 0) * 1000000u;
     int rc;
-    do
+    for (;;) {
         rc = connect(fd, (struct sockaddr *)&a, sizeof a);
-    while (rc < 0 && errno == EINTR);
+        if (rc == 0 || (errno != EINTR && errno != EAGAIN))
+            break;
+        if (errno == EAGAIN) {
+            if (opp_mono_ns() >= deadline) {
+                errno = ETIMEDOUT;
+                break;
+            }
+            struct timespec ts = {0, 10 * 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
     if (rc < 0) {
         int e = errno;
         close(fd);
         return -e;
     }
+    if (ms >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return fd;
 }
+
+int opp_connect(const char *path) { return opp_connect_within(path, -1); }
 
 static size_t cat(char *out, size_t cap, size_t at, const char *s)
 {

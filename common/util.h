@@ -85,6 +85,9 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
 
 /* Connect to the collector's socket: fd or -errno. */
 int opp_connect(const char *path);
+/* The same, giving up after ms milliseconds while the listener's backlog
+ * is full (-ETIMEDOUT); ms < 0: wait as long as it takes. */
+int opp_connect_within(const char *path, int ms);
 
 /* The per-user socket directory ($XDG_RUNTIME_DIR/opprof or /tmp/opprof-UID),
  * created mode 0700 and checked to be ours and private. 0 or -errno, with

@@ -377,9 +377,13 @@ static void at_child(void)
 
 static void connect_and_hello(void)
 {
-    int fd = opp_connect(G.socket_path);
+    /* bounded: a stopped or swamped collector must not hold the program */
+    int fd = opp_connect_within(G.socket_path, 2000);
     if (fd < 0) {
-        give_up("cannot reach the collector, profiling off", -fd);
+        give_up(fd == -ETIMEDOUT ? "the collector did not take us within 2 s (stopped or "
+                                   "swamped), profiling off"
+                                 : "cannot reach the collector, profiling off",
+                fd == -ETIMEDOUT ? 0 : -fd);
         return;
     }
     G.sock = fd;

@@ -2,6 +2,7 @@
  * buffers overflow, hostile clients connect, arguments are wrong. The
  * profiled program must never notice. */
 #include <check.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +96,42 @@ START_TEST(collector_unreachable)
     ck_assert_int_eq(tu_count_lines(e, ""), 1);
     ck_assert_ptr_nonnull(strstr(e, "opprof: cannot reach the collector, profiling off: No such file"));
     free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+/* A collector that takes no one (stopped, or swamped: its backlog full):
+ * the program does not wait on it for ever but runs on unprofiled after a
+ * bounded wait, and says so in one line. Here a listener that never
+ * accepts, its backlog filled first. */
+START_TEST(collector_backlog_full)
+{
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+    ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(l, 0), 0);
+    int filler[8], nf = 0;
+    for (; nf < 8; nf++) { /* until one would wait */
+        filler[nf] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (connect(filler[nf], (struct sockaddr *)&a, sizeof a) < 0) {
+            ck_assert_int_eq(errno, EAGAIN);
+            close(filler[nf]);
+            break;
+        }
+    }
+    ck_assert_int_lt(nf, 8);
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "100", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "loop 100\n");
+    ck_assert_str_eq(e, "opprof: the collector did not take us within 2 s (stopped or swamped), "
+                        "profiling off\n");
+    free(o), free(e), free(out), free(err);
+    for (int i = 0; i < nf; i++)
+        close(filler[i]);
+    close(l);
 }
 END_TEST
 
@@ -473,6 +510,7 @@ Suite *suite_robust(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, collector_killed_mid_run);
     tcase_add_test(tc, collector_unreachable);
+    tcase_add_test(tc, collector_backlog_full);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
     tcase_add_test(tc, excess_descriptors_closed);
