@@ -1039,7 +1039,7 @@ END_TEST
 
 /* ---- many devices: each found by search, not by scanning the others ---- */
 
-#define MANY 20000
+#define MANY 4000
 
 /* Devices described (twice: the first wins), allocated on and run on in
  * descending id order, one each. */
@@ -1285,11 +1285,16 @@ Suite *suite_gpu(void)
     tcase_add_test(tc, cpu_only_without_cuda_calls_cpu_table);
     tcase_add_test(tc, cpu_only_gpu_view_says_none);
     tcase_add_test(tc, malformed_records_read);
-    tcase_add_test(tc, many_devices);
     tcase_add_test(tc, malformed_memory_saturates);
     tcase_add_test(tc, malformed_device_without_limits);
     tcase_add_test(tc, malformed_command_reports);
     tcase_add_test(tc, gpu_chunk_of_undeclared_process);
     suite_add_tcase(s, tc);
+    /* many devices: seconds under the sanitizers */
+    TCase *many = tcase_create("many");
+    tcase_set_timeout(many, 60);
+    tcase_add_checked_fixture(many, setup, teardown);
+    tcase_add_test(many, many_devices);
+    suite_add_tcase(s, many);
     return s;
 }
