@@ -23,7 +23,7 @@ int opp_enter_gate;
 int opp_capture_api;
 uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
 int opp_step_torch;
-void (*opp_capture_changed)(int on);
+void (*opp_capture_changed)(void);
 
 static int timer_open = 1, api_open = 1, sched_open = 1;
 int opp_summary_windows;
@@ -39,9 +39,9 @@ void opp_capture_update(void)
     __atomic_store_n(&opp_enter_gate,
                      !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows,
                      __ATOMIC_RELAXED);
-    void (*changed)(int) = __atomic_load_n(&opp_capture_changed, __ATOMIC_ACQUIRE);
+    void (*changed)(void) = __atomic_load_n(&opp_capture_changed, __ATOMIC_ACQUIRE);
     if (changed && was != on)
-        changed(on);
+        changed();
 }
 
 void opp_window_sync(void)

@@ -160,9 +160,9 @@ void opp_capture_cuda(uint32_t fn);
 extern uint32_t opp_step_fn, opp_step_msg;
 enum { OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
 extern int opp_step_torch;
-/* Called (when set) each time opp_capturing may have changed, with its
- * value: preload/torch turns torch's callback off while nothing records. */
-extern void (*opp_capture_changed)(int on);
+/* Called (when set) each time opp_capturing changed: preload/torch turns
+ * torch's callbacks off while nothing records. */
+extern void (*opp_capture_changed)(void);
 /* A marker: the running step ends (recorded as ProfilerStep#N when it was
  * an active step) and the next begins. */
 void opp_step_mark(void);

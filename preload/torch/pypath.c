@@ -62,13 +62,13 @@ void opp_torch_python_path(const char *self_path)
     const char *off = getenv("OPPROF_TORCH");
     if ((off && !strcmp(off, "0")) || !self_path || !will_read_path())
         return;
-    char dir[PATH_MAX];
-    const char *slash = strrchr(self_path, '/');
-    size_t n = slash ? (size_t)(slash - self_path) : 0;
-    if (n + sizeof "/python" > sizeof dir)
+    char dir[PATH_MAX + sizeof "/python"]; /* absolute: the program may change directory */
+    if (!realpath(self_path, dir))
         return;
-    memcpy(dir, self_path, n);
-    memcpy(dir + n, "/python", sizeof "/python");
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    memcpy(slash, "/python", sizeof "/python");
     const char *old = getenv("PYTHONPATH");
     size_t want = strlen(dir) + 2 + (old ? strlen(old) : 0);
     char *v = malloc(want);

@@ -249,12 +249,6 @@ static void callbacks_set(void)
     pthread_mutex_unlock(&enable_lock);
 }
 
-static void capture_changed(int on)
-{
-    (void)on;
-    callbacks_set();
-}
-
 /* ---- Python frames in code stacks (OPPROF_STACKS) ---- */
 
 /* The calling thread's Python frames as OPP_STACK_PY words, innermost
@@ -350,7 +344,7 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
         }
     }
     __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&opp_capture_changed, capture_changed, __ATOMIC_RELEASE);
+    __atomic_store_n(&opp_capture_changed, callbacks_set, __ATOMIC_RELEASE);
     callbacks_set();
     return 0;
 }

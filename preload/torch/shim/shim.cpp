@@ -8,7 +8,6 @@
 #include <ATen/record_function.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/ScalarType.h>
-#include <torch/csrc/api/include/torch/version.h>
 
 #include <cstdio>
 #include <cstring>
@@ -152,9 +151,4 @@ extern "C" __attribute__((visibility("default"))) void opp_torch_shim_enable(int
             at::reenableCallback(labels);
     } catch (...) {
     }
-}
-
-extern "C" __attribute__((visibility("default"))) const char *opp_torch_shim_version(void)
-{
-    return TORCH_VERSION;
 }

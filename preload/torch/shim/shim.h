@@ -34,10 +34,9 @@ struct opp_torch_api {
     int inputs; /* ask torch for each op's inputs (shapes); 0: names only */
 };
 
-/* The shim's exports (extern "C"). init: register the callback; 0, or -1
- * with why filled. version: TORCH_VERSION of the headers it was built with. */
+/* The shim's exports (extern "C"): init registers the callbacks (disabled
+ * until enable says otherwise); 0, or -1 with why filled. */
 typedef int (*opp_torch_shim_init_t)(const struct opp_torch_api *api, char *why, size_t cap);
-typedef const char *(*opp_torch_shim_version_t)(void);
 /* One Python frame of the thread (pyframes.c): its code object (an
  * identity, never dereferenced by the agent), line, file and function
  * (the interpreter's bytes, valid while the code object lives). */
