@@ -52,6 +52,7 @@ struct client {
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
     int bye, ended, info;
+    const char *bad; /* its shared memory was damaged: dropped by the loop */
     struct ring *rings;
     size_t nrings;
     int fds[MAX_FDS_QUEUED];
@@ -126,6 +127,7 @@ static void ring_abandon(struct client *c, struct ring *r, const char *why)
         S.dropped += lost;
     }
     r->dead = 1;
+    c->bad = "its shared memory was damaged";
 }
 
 static void sanitize_name(char *dst, const char *src, size_t cap)
@@ -211,7 +213,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         uint64_t t = r->tail;
         while (t < head) {
             struct opp_rec rec;
-            memcpy(&rec, opp_ring_slot(h, t), sizeof rec);
+            memcpy(&rec, opp_ring_slot(h, r->cap, t), sizeof rec);
             unsigned slots = opp_rec_slots(rec.nargs);
             if (rec.fn >= c->nfuncs || rec.nargs > OPP_MAX_ARGS || slots > head - t) {
                 opp_ev_write(&S.tw, &x.e);
@@ -231,7 +233,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             args[0] = rec.arg0;
             for (unsigned i = 1; i < slots; i++) {
                 struct opp_rec_ext e;
-                memcpy(&e, opp_ring_slot(h, t + i), sizeof e);
+                memcpy(&e, opp_ring_slot(h, r->cap, t + i), sizeof e);
                 for (unsigned k = 0; k < 4; k++)
                     if (1 + (i - 1) * 4 + k < OPP_MAX_ARGS)
                         args[1 + (i - 1) * 4 + k] = e.arg[k];
@@ -922,6 +924,10 @@ int opp_collector_run(const struct opp_collector_opts *o)
         for (int i = 0; i < S.nc; i++)
             if (S.c[i]->kind == C_PROCESS)
                 moved += drain_client(S.c[i]);
+        /* A client that damaged its rings goes; the others go on. */
+        for (int i = S.nc; i-- > 0;)
+            if (S.c[i]->bad)
+                drop_client(i, S.c[i]->bad);
         busy = moved > 1024;
         uint64_t now = opp_mono_ns();
         if (now - S.last_clock > CLOCK_EVERY_NS && !S.sum) /* summary: constant size */

@@ -90,9 +90,12 @@ static inline uint64_t opp_ring_bytes(uint32_t capacity)
     return OPP_RING_HDR_SIZE + (uint64_t)capacity * sizeof(struct opp_rec);
 }
 
-static inline struct opp_rec *opp_ring_slot(struct opp_ring_hdr *r, uint64_t i)
+/* Slot i of a ring of cap slots. The capacity is the caller's own copy:
+ * the collector never takes it from the shared header, which the client
+ * can rewrite at any moment. */
+static inline struct opp_rec *opp_ring_slot(struct opp_ring_hdr *r, uint32_t cap, uint64_t i)
 {
-    return (struct opp_rec *)((char *)r + OPP_RING_HDR_SIZE) + (i & (r->capacity - 1));
+    return (struct opp_rec *)((char *)r + OPP_RING_HDR_SIZE) + (i & (cap - 1));
 }
 
 #endif

@@ -244,7 +244,7 @@ static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t d
             return;
         }
     }
-    struct opp_rec *s = opp_ring_slot(r, h);
+    struct opp_rec *s = opp_ring_slot(r, r->capacity, h);
     s->begin = begin;
     s->end = end;
     s->fn = fn;
@@ -253,7 +253,7 @@ static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t d
     s->flags = flags;
     s->arg0 = nargs ? args[0] : 0;
     for (unsigned i = 1; i < need; i++) {
-        struct opp_rec_ext *e = (struct opp_rec_ext *)opp_ring_slot(r, h + i);
+        struct opp_rec_ext *e = (struct opp_rec_ext *)opp_ring_slot(r, r->capacity, h + i);
         for (unsigned k = 0; k < 4; k++) {
             unsigned a = 1 + (i - 1) * 4 + k;
             e->arg[k] = a < nargs ? args[a] : 0;

@@ -313,6 +313,67 @@ START_TEST(hostile_clients)
 }
 END_TEST
 
+/* A client that rewrites its ring's header after the collector mapped it
+ * (capacity, head and tail far beyond the memory) and publishes damaged
+ * records: the collector reads only within what it validated at mapping
+ * time, disconnects that client, and a real program profiled beside it at
+ * the same time is whole. */
+START_TEST(ring_header_rewritten)
+{
+    int cpid = start_collector();
+    int bad = opp_connect(sock);
+    ck_assert_int_ge(bad, 0);
+    uint8_t buf[64], fb[64];
+    uint32_t n;
+    put_hello(buf, &n, 0);
+    ck_assert_int_eq(opp_send_msg(bad, OPP_MSG_HELLO, buf, n, -1), 0);
+    uint32_t one = 1, kind = 0, dt = 0, ll = 4, nl = 3;
+    memcpy(fb, &one, 4), memcpy(fb + 4, &kind, 4), memcpy(fb + 8, &dt, 4), memcpy(fb + 12, &ll, 4);
+    memcpy(fb + 16, "blas", 4), memcpy(fb + 20, &nl, 4), memcpy(fb + 24, "foo", 3);
+    uint32_t parts[3] = {1, 0, 1}; /* total, first, count */
+    uint8_t msg[64];
+    memcpy(msg, parts, 12), memcpy(msg + 12, fb + 4, 23);
+    ck_assert_int_eq(opp_send_msg(bad, OPP_MSG_FUNCS, msg, 35, -1), 0);
+    int mfd = (int)syscall(SYS_memfd_create, "r", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    ck_assert_int_ge(mfd, 0);
+    ck_assert_int_eq(ftruncate(mfd, (off_t)opp_ring_bytes(1024)), 0);
+    ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+    struct opp_ring_hdr *h =
+        mmap(NULL, opp_ring_bytes(1024), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    ck_assert_ptr_ne(h, MAP_FAILED);
+    h->magic = OPP_RING_MAGIC, h->version = OPP_RING_VERSION, h->capacity = 1024, h->tid = 77;
+    uint64_t far = 1ull << 30; /* slot far beyond the mapping unless masked by 1023 */
+    atomic_store(&h->tail, far);
+    atomic_store(&h->head, far);
+    uint32_t ring[2] = {77, 1024};
+    ck_assert_int_eq(opp_send_msg(bad, OPP_MSG_RING, ring, 8, mfd), 0);
+    close(mfd);
+    usleep(300000); /* mapped and drained once: now lie */
+    for (int i = 0; i < 1024; i++) {
+        struct opp_rec *s = (struct opp_rec *)((char *)h + OPP_RING_HDR_SIZE) + i;
+        s->fn = 999; /* no such function */
+    }
+    h->capacity = 1u << 31;
+    atomic_store(&h->head, far + 16);
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "1000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
+    ck_assert_msg(closed_by_peer(bad), "the client with the damaged ring was not disconnected");
+    close(bad);
+    munmap(h, opp_ring_bytes(1024));
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(m->dropped, 16); /* the damaged records, counted */
+    opp_model_free(m);
+    free(out);
+}
+END_TEST
+
 /* Descriptors sent in one message with /dev/null's, k of them. */
 static int send_fds(int to, int k)
 {
@@ -513,6 +574,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_backlog_full);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
+    tcase_add_test(tc, ring_header_rewritten);
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);
