@@ -8,13 +8,14 @@
 #include <stdint.h>
 
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 5u /* 2: GPU chunks, CUDA API kind; 3: library operator
+#define OPP_TRACE_VERSION 6u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
-                                kinds; 1 to 4
+                                kinds; 6: the header's own CRC; 1 to 5
                                 still read */
 #define OPP_TRACE_VERSION_MIN 1u
-#define OPP_FILE_HEADER_SIZE 16u
+#define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
+#define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */
 #define OPP_CHUNK_HEADER_SIZE 16u
 #define OPP_CHUNK_MAX (64u << 20) /* no chunk payload is larger */
 
@@ -22,8 +23,11 @@
 struct opp_file_header {
     char magic[8];
     uint32_t version;
-    uint32_t header_size; /* OPP_FILE_HEADER_SIZE */
+    uint32_t header_size; /* OPP_FILE_HEADER_SIZE (OPP_FILE_HEADER_SIZE_V1 before 6) */
+    uint32_t crc;         /* version 6 on: CRC-32C of the 16 bytes above */
+    uint32_t reserved;    /* 0 */
 };
+_Static_assert(sizeof(struct opp_file_header) == OPP_FILE_HEADER_SIZE, "file header");
 
 struct opp_chunk_header {
     uint32_t type;

@@ -10,6 +10,7 @@
 #include "ops.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,14 +564,35 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
     r.size = (uint64_t)st.st_size;
     sum->file_size = r.size;
     struct opp_file_header fh;
-    if (r.size < sizeof fh || fread(&fh, sizeof fh, 1, r.f) != 1 ||
-        memcmp(fh.magic, OPP_TRACE_MAGIC, 8) != 0) {
+    const size_t v1 = OPP_FILE_HEADER_SIZE_V1;
+    if (r.size < v1 || fread(&fh, v1, 1, r.f) != 1 || memcmp(fh.magic, OPP_TRACE_MAGIC, 8) != 0) {
         snprintf(err, errlen, "%s is not an opprof trace (bad magic)", path);
         fclose(r.f);
         return -1;
     }
-    if (fh.version < OPP_TRACE_VERSION_MIN || fh.version > OPP_TRACE_VERSION ||
-        fh.header_size != OPP_FILE_HEADER_SIZE) {
+    /* From version 6 the header carries its own CRC, so a flipped version
+     * or size is caught rather than read as another format. */
+    size_t hsize = v1;
+    if (fh.header_size == OPP_FILE_HEADER_SIZE) {
+        hsize = OPP_FILE_HEADER_SIZE;
+        if (r.size < hsize || fread(&fh.crc, hsize - v1, 1, r.f) != 1) {
+            snprintf(err, errlen, "%s: the trace is cut inside its header", path);
+            fclose(r.f);
+            return -1;
+        }
+        if (fh.crc != opp_crc32(0, &fh, offsetof(struct opp_file_header, crc)) || fh.reserved ||
+            fh.version < 6) {
+            snprintf(err, errlen, "%s: the trace's header is damaged (checksum mismatch)", path);
+            fclose(r.f);
+            return -1;
+        }
+    } else if (fh.header_size != v1 || fh.version >= 6) {
+        snprintf(err, errlen, "%s: the trace's header is damaged (header size %u, version %u)",
+                 path, fh.header_size, fh.version);
+        fclose(r.f);
+        return -1;
+    }
+    if (fh.version < OPP_TRACE_VERSION_MIN || fh.version > OPP_TRACE_VERSION) {
         snprintf(err, errlen,
                  "%s: trace format version %u is not supported (this opprof reads %u to %u)",
                  path, fh.version, OPP_TRACE_VERSION_MIN, OPP_TRACE_VERSION);
@@ -578,14 +600,14 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         return -1;
     }
     sum->version = fh.version;
-    r.off = sizeof fh;
+    r.off = hsize;
     calibrate(&r);
-    if (fseeko(r.f, sizeof fh, SEEK_SET) != 0) {
+    if (fseeko(r.f, (off_t)hsize, SEEK_SET) != 0) {
         snprintf(err, errlen, "cannot seek in %s", path);
         fclose(r.f);
         return -1;
     }
-    r.off = sizeof fh;
+    r.off = hsize;
     int rc = 0;
     struct opp_chunk_header h;
     while (!sum->complete) {

@@ -5,6 +5,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
     w->fd = fd;
     struct opp_file_header h = {.version = OPP_TRACE_VERSION, .header_size = OPP_FILE_HEADER_SIZE};
     memcpy(h.magic, OPP_TRACE_MAGIC, 8);
+    h.crc = opp_crc32(0, &h, offsetof(struct opp_file_header, crc));
     if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) {
         int e = errno ? errno : EIO;
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));

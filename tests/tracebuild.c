@@ -2,11 +2,13 @@
 #include "tracebuild.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "gpu.h"
+#include "util.h"
 
 #define TB_BUF (1u << 16)
 
@@ -309,4 +311,32 @@ void tb_put_stack(struct tb *b, uint64_t id, const uint64_t *pcs, uint32_t n)
     r.f[OPP_GF_ST_ID] = id;
     memcpy(&r.f[OPP_GF_ST_PC0], pcs, n * sizeof *pcs);
     tb_gpu(b, r);
+}
+
+void tb_set_version(const char *path, uint32_t v)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    ck_assert_int_ge(size, OPP_FILE_HEADER_SIZE);
+    char *data = malloc((size_t)size);
+    ck_assert_ptr_nonnull(data);
+    rewind(f);
+    ck_assert_uint_eq(fread(data, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    size_t head = v < 6 ? OPP_FILE_HEADER_SIZE_V1 : OPP_FILE_HEADER_SIZE;
+    uint32_t fields[2] = {v, (uint32_t)head};
+    memcpy(data + 8, fields, 8);
+    memmove(data + head, data + OPP_FILE_HEADER_SIZE, (size_t)size - OPP_FILE_HEADER_SIZE);
+    if (v >= 6) {
+        uint32_t crc = opp_crc32(0, data, 16);
+        memcpy(data + 16, &crc, 4);
+    }
+    f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    size_t n = (size_t)size - OPP_FILE_HEADER_SIZE + head;
+    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+    free(data);
 }

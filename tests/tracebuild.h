@@ -33,6 +33,9 @@ void tb_open(struct tb *b, const char *path);
 void tb_end(struct tb *b);
 /* Close without an END chunk: a trace cut short, as a killed collector leaves. */
 void tb_close(struct tb *b);
+/* Rewrite a finished file's header as format version v wrote it: 16 bytes
+ * without a CRC before 6, the chunks moved up to follow it. */
+void tb_set_version(const char *path, uint32_t v);
 
 /* ---- processes and threads ---- */
 

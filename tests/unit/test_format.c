@@ -349,8 +349,9 @@ START_TEST(truncated_everywhere)
         int rc = read_log(cut, &l, &sum, err, sizeof err);
         if (len < OPP_FILE_HEADER_SIZE) {
             ck_assert_msg(rc == -1, "cut at %zu: read as a trace", len);
-            ck_assert_msg(strstr(err, "is not an opprof trace") != NULL, "cut at %zu: %s", len,
-                          err);
+            const char *want = len < OPP_FILE_HEADER_SIZE_V1 ? "is not an opprof trace"
+                                                             : "is cut inside its header";
+            ck_assert_msg(strstr(err, want) != NULL, "cut at %zu: %s", len, err);
             free(l.text);
             continue;
         }
@@ -444,14 +445,50 @@ START_TEST(future_version_refused)
     size_t size;
     char *data = slurp(path, &size);
     uint32_t v3 = OPP_TRACE_VERSION + 1;
-    memcpy(data + 8, &v3, 4);
     spew(path, data, size);
+    tb_set_version(path, v3); /* a real header of that version */
     ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
     snprintf(want, sizeof want,
              "%s: trace format version %u is not supported (this opprof reads 1 to %u)", path,
              v3, OPP_TRACE_VERSION);
     ck_assert_str_eq(err, want);
     ck_assert_str_eq(l.text, "");
+    free(l.text);
+    free(data);
+}
+END_TEST
+
+/* Every bit of the header is covered: a flipped version is never read as
+ * another format, whichever bit it is; a header of versions 1 to 5 (16
+ * bytes, no CRC) is still read. */
+START_TEST(header_bits_covered)
+{
+    write_sample(path, NULL);
+    size_t size;
+    char *data = slurp(path, &size);
+    for (int bit = 0; bit < 8 * (int)OPP_FILE_HEADER_SIZE; bit++) {
+        data[bit / 8] ^= (char)(1 << bit % 8);
+        spew(path, data, size);
+        data[bit / 8] ^= (char)(1 << bit % 8);
+        struct log l;
+        struct opp_tr_summary sum;
+        char err[256];
+        int rc = read_log(path, &l, &sum, err, sizeof err);
+        ck_assert_msg(rc == -1, "bit %d flipped: read as a trace of version %u", bit, sum.version);
+        ck_assert_msg(strstr(err, bit < 64 ? "not an opprof trace" : "header is damaged"),
+                      "bit %d: %s", bit, err);
+        free(l.text);
+    }
+    /* The same chunks behind a version 5 header. */
+    spew(path, data, size);
+    tb_set_version(path, 5);
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_uint_eq(sum.version, 5);
+    ck_assert_int_eq(sum.complete, 1);
+    ck_assert_str_eq(l.text, sample_log);
     free(l.text);
     free(data);
 }
@@ -527,6 +564,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, foreign_file_bad_magic);
     tcase_add_test(tc, empty_file_bad_magic);
     tcase_add_test(tc, future_version_refused);
+    tcase_add_test(tc, header_bits_covered);
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, directory_not_a_trace);
     tcase_add_test(tc, writer_keeps_foreign_file);
