@@ -38,6 +38,7 @@ enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
 
 struct ring {
     struct opp_ring_hdr *hdr;
+    uint64_t ino; /* its memfd's inode: is it still mapped by the process? */
     uint32_t tid, cap;
     uint64_t tail, last_end, dropped_seen;
     uint32_t name_seq;
@@ -53,6 +54,10 @@ struct client {
     struct opp_func_desc *fdesc;
     int bye, ended, info;
     const char *bad; /* its shared memory was damaged: dropped by the loop */
+    int orphan;      /* the program closed our connection but runs on: fd is -1,
+                        its rings are still drained until it resumes or exits */
+    uint64_t orphan_checked;
+    struct client *into; /* a RESUME: this connection now serves that client */
     struct ring *rings;
     size_t nrings;
     int fds[MAX_FDS_QUEUED];
@@ -72,6 +77,8 @@ static struct {
     int nc;
     uint32_t next_proc;
     uint64_t events, dropped;
+    uint64_t cut; /* processes still running when the trace was finished */
+    uint64_t events_written; /* when a write failed: the events before it */
     struct { uint32_t proc; pid_t pid; } past[4096]; /* pid -> proc, for parents */
     size_t npast;
     uint8_t *enc;
@@ -102,6 +109,27 @@ static void logmsg(const char *fmt, ...)
     ssize_t w = write(2, "opprof-collector: ", 18);
     w = write(2, line, (size_t)n);
     (void)w;
+}
+
+/* The first failed write (disk full, file size limit) is said once, with
+ * what the file still holds; the rings are read on, so no program waits,
+ * and what is read from then on is counted as lost. */
+static void write_failed(uint64_t pending)
+{
+    static int said;
+    if (!S.tw.error || said)
+        return;
+    said = 1;
+    S.events_written = S.events - pending;
+    logmsg("writing %s failed at byte %llu: %s; it holds what was written before, and the "
+           "records read from now on are lost",
+           S.o->output, (unsigned long long)S.tw.offset, strerror(S.tw.error));
+}
+
+static void ev_write(struct opp_ev_enc *e)
+{
+    opp_ev_write(&S.tw, e);
+    write_failed(e->count);
 }
 
 static void write_clock(void)
@@ -180,7 +208,7 @@ static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t b
     if (begin > end)
         begin = end;
     if (opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack) != 0) {
-        opp_ev_write(&S.tw, &x->e);
+        ev_write(&x->e);
         opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
         opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack);
     }
@@ -216,7 +244,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             memcpy(&rec, opp_ring_slot(h, r->cap, t), sizeof rec);
             unsigned slots = opp_rec_slots(rec.nargs);
             if (rec.fn >= c->nfuncs || rec.nargs > OPP_MAX_ARGS || slots > head - t) {
-                opp_ev_write(&S.tw, &x.e);
+                ev_write(&x.e);
                 atomic_store_explicit(&h->tail, t, memory_order_release);
                 r->tail = t;
                 ring_abandon(c, r, "ring holds a damaged record");
@@ -257,13 +285,13 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head) {
                 /* Hand slots back in steps, not after the whole backlog:
                  * only records already in the file may be reused. */
-                opp_ev_write(&S.tw, &x.e);
+                ev_write(&x.e);
                 atomic_store_explicit(&h->tail, t, memory_order_release);
                 r->tail = t;
                 enc_start(&x, c, r);
             }
         }
-        opp_ev_write(&S.tw, &x.e);
+        ev_write(&x.e);
         /* Only now, with the records in the file, may the thread reuse them. */
         atomic_store_explicit(&h->tail, head, memory_order_release);
         r->tail = head;
@@ -316,7 +344,7 @@ static void emit_open_calls(struct client *c, struct ring *r, uint64_t now)
             continue;
         enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, 0, NULL);
     }
-    opp_ev_write(&S.tw, &x.e);
+    ev_write(&x.e);
 }
 
 static uint64_t drain_client(struct client *c)
@@ -388,7 +416,8 @@ static void drop_client(int i, const char *why)
     free(c->rings);
     for (int k = 0; k < c->nfds; k++)
         close(c->fds[k]);
-    close(c->fd);
+    if (c->fd >= 0)
+        close(c->fd);
     if (S.o->root_pid > 0 && c->pid == S.o->root_pid && c->kind == C_PROCESS) {
         S.root_gone = 1;
         S.root_gone_at = opp_mono_ns();
@@ -398,6 +427,67 @@ static void drop_client(int i, const char *why)
      * their hellos are read, and that must be the order they connected. */
     memmove(&S.c[i], &S.c[i + 1], (size_t)(S.nc - i - 1) * sizeof S.c[0]);
     S.nc--;
+}
+
+/* Whether process c still maps one of its rings: it runs on as the same
+ * image (an exec or a death unmaps them all). */
+static int rings_mapped(struct client *c)
+{
+    char path[40], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)c->pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long ino;
+        if (!strstr(line, "opprof-ring") || sscanf(line, "%*s %*s %*s %*s %llu", &ino) != 1)
+            continue;
+        for (size_t i = 0; i < c->nrings && !found; i++)
+            found = c->rings[i].hdr && !c->rings[i].dead && c->rings[i].ino == ino;
+    }
+    fclose(f);
+    return found;
+}
+
+/* The connection of a process closed without goodbye. When the process
+ * still maps its rings, the program closed our descriptor (a daemon
+ * closing every fd): keep draining its rings and wait for it to resume
+ * on a new connection, or to end. 1 when kept. */
+static int orphan(struct client *c)
+{
+    if (c->kind != C_PROCESS || c->bye || c->ended || finished || !rings_mapped(c))
+        return 0;
+    logmsg("pid %d closed its connection to us but runs on (the program closed the "
+           "descriptor); its records are still read",
+           (int)c->pid);
+    close(c->fd);
+    c->fd = -1;
+    c->orphan = 1;
+    c->rxlen = 0;
+    for (int k = 0; k < c->nfds; k++)
+        close(c->fds[k]);
+    c->nfds = 0;
+    c->orphan_checked = opp_mono_ns();
+    return 1;
+}
+
+/* RESUME: the connection of client c now serves the orphan of its pid. */
+static int on_resume(struct client *c, const char **why)
+{
+    for (int k = 0; k < S.nc; k++) {
+        struct client *o = S.c[k];
+        if (!o->orphan || o->pid != c->pid)
+            continue;
+        o->fd = c->fd;
+        o->orphan = 0;
+        c->fd = -1;
+        c->into = o;
+        opp_send_msg(o->fd, OPP_MSG_RESUMED, NULL, 0, -1);
+        return 0;
+    }
+    *why = "nothing of this process to resume";
+    return -1;
 }
 
 static int process_clients(void)
@@ -555,6 +645,8 @@ static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **
     int fd = c->fds[0];
     memmove(c->fds, c->fds + 1, sizeof(int) * (size_t)--c->nfds);
     struct opp_ring_hdr *h = opp_ring_map(fd, &m, why);
+    struct stat st;
+    uint64_t ino = fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
     close(fd);
     if (!h)
         return -1;
@@ -568,6 +660,7 @@ static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **
     struct ring *r = &c->rings[c->nrings++];
     memset(r, 0, sizeof *r);
     r->hdr = h;
+    r->ino = ino;
     r->tid = m.tid;
     r->cap = m.capacity;
     r->tail = atomic_load(&h->tail);
@@ -619,15 +712,23 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         c->bye = 1;
         end_process(c, OPP_END_EXITED);
         int others = process_clients() - 1;
-        uint64_t counts[3] = {c->events, c->dropped, (uint64_t)others};
+        uint64_t counts[OPP_ACK_FIELDS] = {c->events, c->dropped, (uint64_t)others, 0, 0};
         if (S.o->root_pid > 0 && c->pid == S.o->root_pid && others == 0) {
+            finish(); /* the whole trace is complete before the root exits */
             counts[0] = S.events;
             counts[1] = S.dropped;
-            finish(); /* the whole trace is complete before the root exits */
+            counts[3] = (uint64_t)S.tw.error;
+            counts[4] = S.tw.error ? S.events_written : S.events;
         }
         opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
         return 0;
     }
+    case OPP_MSG_RESUME:
+        if (c->kind != C_NEW || mh->size) {
+            *why = "resume out of order";
+            return -1;
+        }
+        return on_resume(c, why);
     case OPP_MSG_CTL: {
         uint32_t op;
         if (c->kind != C_NEW || mh->size != 4) {
@@ -733,6 +834,12 @@ static int on_readable(int i, const char **why)
         if (on_message(i, &mh, c->rx + off + sizeof mh, why))
             return -1;
         off += sizeof mh + mh.size;
+        if (c->into) { /* what follows is the resumed process's */
+            memcpy(c->into->rx, c->rx + off, c->rxlen - off);
+            c->into->rxlen = c->rxlen - off;
+            *why = NULL;
+            return -1; /* this client is done; its connection lives on */
+        }
     }
     memmove(c->rx, c->rx + off, c->rxlen - off);
     c->rxlen -= off;
@@ -775,16 +882,21 @@ static int finish(void)
         return 0;
     for (int i = 0; i < S.nc; i++) {
         struct client *c = S.c[i];
-        if (c->kind == C_PROCESS && !c->ended)
+        if (c->kind == C_PROCESS && !c->ended) {
             end_process(c, OPP_END_RUNNING);
+            S.cut++;
+        }
         else if (c->kind == C_PROCESS)
             drain_client(c);
     }
     write_clock();
     opp_tw_end(&S.tw, S.events, S.dropped, S.next_proc);
+    write_failed(0);
     int rc = opp_tw_close(&S.tw);
-    if (rc)
-        logmsg("writing %s failed: %s", S.o->output, strerror(-rc));
+    if (rc && !S.tw.error) { /* the last data reached the disk only now, or not */
+        S.tw.error = -rc;
+        write_failed(0);
+    }
     unlink(S.o->socket_path);
     finished = 1;
     return rc;
@@ -864,6 +976,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
@@ -878,7 +991,9 @@ int opp_collector_run(const struct opp_collector_opts *o)
             _exit(0); /* the parent only waits for this */
     }
     if (o->ready_fd >= 0) {
-        ssize_t w = write(o->ready_fd, "1", 1);
+        char ready[24]; /* "1" and our pid: a process that waits for us can tell our state */
+        int n = snprintf(ready, sizeof ready, "1%d", (int)getpid());
+        ssize_t w = write(o->ready_fd, ready, (size_t)n);
         (void)w;
         close(o->ready_fd);
     }
@@ -888,7 +1003,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
     while (!finished) {
         pfd[0] = (struct pollfd){.fd = S.lfd, .events = POLLIN};
         for (int i = 0; i < S.nc; i++)
-            pfd[i + 1] = (struct pollfd){.fd = S.c[i]->fd, .events = POLLIN};
+            pfd[i + 1] = (struct pollfd){.fd = S.c[i]->fd, .events = POLLIN}; /* -1: skipped */
         int nc = S.nc;
         int pr = poll(pfd, (nfds_t)nc + 1, busy ? BUSY_POLL_MS : IDLE_POLL_MS);
         if (pr < 0 && errno != EINTR) {
@@ -903,7 +1018,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
                     continue;
                 const char *why = NULL;
-                if (on_readable(i - gone, &why) < 0) {
+                if (on_readable(i - gone, &why) < 0 && (why || !orphan(S.c[i - gone]))) {
                     drop_client(i - gone, why);
                     gone++;
                 }
@@ -924,10 +1039,19 @@ int opp_collector_run(const struct opp_collector_opts *o)
         for (int i = 0; i < S.nc; i++)
             if (S.c[i]->kind == C_PROCESS)
                 moved += drain_client(S.c[i]);
-        /* A client that damaged its rings goes; the others go on. */
-        for (int i = S.nc; i-- > 0;)
-            if (S.c[i]->bad)
-                drop_client(i, S.c[i]->bad);
+        /* A client that damaged its rings goes; the others go on. An
+         * orphan goes when its process exits or execs. */
+        uint64_t t = opp_mono_ns();
+        for (int i = S.nc; i-- > 0;) {
+            struct client *c = S.c[i];
+            if (c->bad)
+                drop_client(i, c->bad);
+            else if (c->orphan && t - c->orphan_checked > 100000000ull) {
+                c->orphan_checked = t;
+                if (!rings_mapped(c))
+                    drop_client(i, NULL);
+            }
+        }
         busy = moved > 1024;
         uint64_t now = opp_mono_ns();
         if (now - S.last_clock > CLOCK_EVERY_NS && !S.sum) /* summary: constant size */
@@ -951,7 +1075,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
         }
     }
     /* Tell whoever waits (controllers, a root that said goodbye) we are done. */
-    uint64_t done[3] = {S.events, S.dropped, S.next_proc};
+    uint64_t done[OPP_DONE_FIELDS] = {S.events, S.dropped, S.next_proc, S.cut, (uint64_t)S.tw.error,
+                        S.tw.error ? S.events_written : S.events};
     for (int i = 0; i < S.nc; i++)
         if (S.c[i]->kind == C_CONTROL)
             opp_send_msg(S.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);

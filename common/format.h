@@ -27,7 +27,9 @@ struct opp_file_header {
     uint32_t crc;         /* version 6 on: CRC-32C of the 16 bytes above */
     uint32_t reserved;    /* 0 */
 };
+#ifndef __cplusplus /* also read by the torch shim, C++ */
 _Static_assert(sizeof(struct opp_file_header) == OPP_FILE_HEADER_SIZE, "file header");
+#endif
 
 struct opp_chunk_header {
     uint32_t type;

@@ -1,13 +1,15 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 2. docs/FORMAT.md describes it in prose. */
+ * collector, version 4. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION 3u /* 2: FUNCS in parts, GPU; 3: INFO */
+#define OPP_PROTO_VERSION 4u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
+#define OPP_ACK_FIELDS 5
+#define OPP_DONE_FIELDS 6
 
 struct opp_msg_header {
     uint32_t magic;
@@ -32,12 +34,20 @@ enum opp_msg_type {
                            (rank, world size, host...), once, after the hello (info.h) */
     OPP_MSG_CTL = 8,    /* control, first and only: u32 op (0 status, 1 start, 2 stop);
                            answered by CTL_ACK */
+    OPP_MSG_RESUME = 9, /* empty, first and only: the process whose connection the
+                           program closed (SO_PEERCRED's pid) carries on here;
+                           answered by RESUMED */
     /* collector -> client */
-    OPP_MSG_ACK = 16, /* u64 events, u64 dropped (this process's; the whole trace's when
-                         the goodbye finished it), u64 processes still connected */
-    OPP_MSG_DONE = 17, /* u64 events, u64 dropped, u64 processes in the trace */
-    OPP_MSG_CTL_ACK = 18 /* u32 recording (1) or stopped (0), u32 processes connected,
-                            u64 events so far */
+    OPP_MSG_ACK = 16, /* OPP_ACK_FIELDS x u64: events, dropped (this process's; the whole
+                         trace's when the goodbye finished it), processes still connected,
+                         and when it finished the trace: its write errno (0: none), events
+                         written before that */
+    OPP_MSG_DONE = 17, /* OPP_DONE_FIELDS x u64: events, dropped, processes in the trace,
+                          processes still running when it was finished (cut), write errno
+                          (0: none), events written before that */
+    OPP_MSG_CTL_ACK = 18, /* u32 recording (1) or stopped (0), u32 processes connected,
+                             u64 events so far */
+    OPP_MSG_RESUMED = 19  /* empty */
 };
 
 #endif

@@ -105,6 +105,10 @@ int opp_tw_chunk(struct opp_tw *w, uint32_t type, const void *payload, uint32_t 
 int opp_tw_close(struct opp_tw *w)
 {
     int rc = w->error ? -w->error : 0;
+    /* Where the disk fills only on writeback (NFS, quotas), fsync and
+     * close are the first to say so. */
+    if (w->fd >= 0 && !rc && fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
+        rc = -errno;
     if (w->fd >= 0 && close(w->fd) < 0 && !rc)
         rc = -errno;
     w->fd = -1;

@@ -209,6 +209,56 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
     return 0;
 }
 
+char opp_proc_state(int pid)
+{
+    char path[32], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')'); /* the command name may hold anything */
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+static int64_t file_size(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size,
+                    struct opp_patience *p)
+{
+    uint64_t start = opp_mono_ns(), last_progress = start;
+    int64_t last_size = file_size(p->trace);
+    p->state = 0;
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, 100);
+        if (pr < 0 && errno != EINTR)
+            return -errno;
+        if (pr > 0) /* the answer is sent whole: no slicing needed for the rest */
+            return opp_wait_msg(fd, want, payload, cap, size, 2000);
+        uint64_t now = opp_mono_ns();
+        int64_t sz = file_size(p->trace);
+        char st = p->pid > 0 ? opp_proc_state(p->pid) : 0;
+        if (sz != last_size || st == 'R' || st == 'D') {
+            last_size = sz;
+            last_progress = now;
+        }
+        if (now - last_progress >= (uint64_t)p->quiet_ms * 1000000ull ||
+            now - start >= (uint64_t)p->max_ms * 1000000ull) {
+            p->state = st;
+            return -ETIMEDOUT;
+        }
+    }
+}
+
 int opp_connect_within(const char *path, int ms)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};

@@ -83,6 +83,23 @@ int opp_send_msg(int fd, uint16_t type, const void *payload, uint32_t size, int 
  * bounded payload: 0, -ETIMEDOUT, -EPROTO or -errno. */
 int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size, int timeout_ms);
 
+/* Waiting for the collector's answer without hanging on one that is
+ * stopped or stuck: for as long as it makes progress (its trace grows, or
+ * it is running or writing), giving up after quiet_ms without progress or
+ * max_ms in all (-ETIMEDOUT; `state` then holds the collector's state
+ * letter, 'T' when stopped, 0 when unknown or gone). */
+struct opp_patience {
+    int pid;           /* the collector, 0 when unknown */
+    const char *trace; /* its output file, NULL when unknown */
+    int quiet_ms, max_ms;
+    char state;        /* out */
+};
+int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size,
+                    struct opp_patience *p);
+/* The state letter of /proc/PID/stat ('R', 'S', 'D', 'T', 'Z'...); 0 when
+ * there is no such process. */
+char opp_proc_state(int pid);
+
 /* Connect to the collector's socket: fd or -errno. */
 int opp_connect(const char *path);
 /* The same, giving up after ms milliseconds while the listener's backlog

@@ -284,7 +284,7 @@ int tu_collector_finish(int pid, const char *sock)
     if (fd < 0)
         return -1;
     uint32_t linger = 2000;
-    uint64_t done[3];
+    uint64_t done[OPP_DONE_FIELDS];
     int rc = opp_send_msg(fd, OPP_MSG_FINISH, &linger, 4, -1);
     if (!rc)
         rc = opp_wait_msg(fd, OPP_MSG_DONE, done, sizeof done, NULL, 10000);

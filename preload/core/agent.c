@@ -14,11 +14,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,7 +46,10 @@ void (*opp_extcorr_pop)(void);
 static struct {
     int on;           /* connected and recording */
     int sock;         /* connection to the collector */
+    dev_t sock_dev;   /* what sock is: a program may close the number and reuse it */
+    ino_t sock_ino;
     int root;         /* this process started the collector */
+    int collector_pid; /* when root: the collector's, as it said when ready */
     int clock;
     uint32_t cap;     /* ring slots */
     int paused;       /* OPPROF_PAUSED=1: new rings start paused */
@@ -72,12 +79,74 @@ static void say(const char *a, const char *b, const char *c)
 
 void opp_agent_say(const char *a, const char *b, const char *c) { say(a, b, c); }
 
+/* ---- the connection ---- */
+
+/* Our socket moves to a high descriptor number, out of the way of the
+ * program's own, and is remembered by identity: a program that closes
+ * every descriptor (a daemon) may get the number back for a socket of its
+ * own, and nothing of ours may ever be written there. */
+static int adopt_socket(int fd)
+{
+    struct rlimit rl;
+    int low = 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        low = rl.rlim_cur / 2 < 4096 ? (int)(rl.rlim_cur / 2) : 4096;
+    int high = low > fd ? fcntl(fd, F_DUPFD_CLOEXEC, low) : -1;
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    /* A stopped collector: a send that cannot go within 2 s fails (and
+     * we stop recording) rather than hold the program. */
+    struct timeval tv = {.tv_sec = 2};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        G.sock_dev = st.st_dev;
+        G.sock_ino = st.st_ino;
+    }
+    return fd;
+}
+
+/* Whether G.sock is still the socket we connected (async-signal-safe). */
+static int socket_ours(void)
+{
+    struct stat st;
+    return G.sock >= 0 && fstat(G.sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+           st.st_dev == G.sock_dev && st.st_ino == G.sock_ino;
+}
+
+/* With G.lock held, before anything is sent: 0 when G.sock is ours. If
+ * the program closed it, the number is the program's now (never written
+ * to, never closed): connect again and carry on as the same process (the
+ * collector kept draining our rings meanwhile). */
+static int socket_ready(void)
+{
+    if (socket_ours())
+        return 0;
+    G.sock = -1;
+    int fd = opp_connect_within(G.socket_path, 2000);
+    if (fd < 0)
+        return fd;
+    fd = adopt_socket(fd);
+    int rc = opp_send_msg(fd, OPP_MSG_RESUME, NULL, 0, -1);
+    if (!rc)
+        rc = opp_wait_msg(fd, OPP_MSG_RESUMED, NULL, 0, NULL, 2000);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    G.sock = fd;
+    return 0;
+}
+
 /* A message from a thread other than the program's calls (CUPTI's). */
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
 {
     int saved_errno = errno; /* program threads send too (a new string inside an op) */
     pthread_mutex_lock(&G.lock);
-    int rc = G.on && G.sock >= 0 ? opp_send_msg(G.sock, (uint16_t)type, payload, size, -1) : -ENOTCONN;
+    int rc = G.on && socket_ready() == 0 ? opp_send_msg(G.sock, (uint16_t)type, payload, size, -1)
+                                         : -ENOTCONN;
     pthread_mutex_unlock(&G.lock);
     errno = saved_errno;
     return rc;
@@ -150,7 +219,9 @@ struct opp_ring_hdr *opp_thread_attach(void)
     r->name[15] = 0;
     uint32_t body[2] = {r->tid, G.cap};
     pthread_mutex_lock(&G.lock);
-    int rc = G.on ? opp_send_msg(G.sock, OPP_MSG_RING, body, sizeof body, fd) : -ENOTCONN;
+    int rc = !G.on ? -ENOTCONN : socket_ready();
+    if (!rc)
+        rc = opp_send_msg(G.sock, OPP_MSG_RING, body, sizeof body, fd);
     pthread_mutex_unlock(&G.lock);
     close(fd);
     if (rc) {
@@ -314,15 +385,17 @@ static int start_collector(void)
         return -rc;
     }
     /* It forks into the background and tells us when it listens. */
-    char ok = 0;
+    char ready[24] = "";
     struct pollfd p = {.fd = pfd[0], .events = POLLIN};
     int pr;
     do
         pr = poll(&p, 1, 10000);
     while (pr < 0 && errno == EINTR);
-    if (pr > 0 && read(pfd[0], &ok, 1) != 1)
-        ok = 0;
+    if (pr > 0 && read(pfd[0], ready, sizeof ready - 1) < 1)
+        ready[0] = 0;
     close(pfd[0]);
+    char ok = ready[0];
+    G.collector_pid = atoi(ready + 1);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
     if (ok != '1') {
@@ -369,7 +442,8 @@ static void at_child(void)
         if ((*f)->forked)
             (*f)->forked();
     if (G.sock >= 0) {
-        close(G.sock);
+        if (socket_ours()) /* else the number is the program's */
+            close(G.sock);
         G.sock = -1;
         connect_and_hello();
     }
@@ -386,7 +460,8 @@ static void connect_and_hello(void)
                 fd == -ETIMEDOUT ? 0 : -fd);
         return;
     }
-    G.sock = fd;
+    G.sock = adopt_socket(fd);
+    fd = G.sock;
     int rc = opp_hello(G.sock, G.msg, G.clock);
     if (rc) {
         give_up("the collector refused us, profiling off", -rc);
@@ -425,6 +500,18 @@ __attribute__((constructor)) static void opp_init(void)
     if (cap > OPP_RING_MAX_RECS)
         cap = OPP_RING_MAX_RECS;
     G.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
+    /* A ring is a file: sizing it past the file size limit (ulimit -f)
+     * would raise SIGXFSZ and kill the program. */
+    struct rlimit fs;
+    if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY) {
+        while (G.cap > OPP_RING_MIN_RECS && opp_ring_bytes(G.cap) > fs.rlim_cur)
+            G.cap >>= 1;
+        if (opp_ring_bytes(G.cap) > fs.rlim_cur) {
+            give_up("the file size limit (ulimit -f) is below the smallest trace buffer, "
+                    "profiling off", 0);
+            goto out;
+        }
+    }
     if (pthread_key_create(&G.key, thread_gone) != 0) {
         give_up("cannot create a thread key, profiling off", 0);
         goto out;
@@ -473,17 +560,43 @@ __attribute__((destructor)) static void opp_fini(void)
         if (opp_features[nf]->stop)
             opp_features[nf]->stop();
     pthread_mutex_lock(&G.lock);
-    int rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);
-    uint64_t counts[3] = {0, 0, 0}; /* events, dropped, processes still running */
-    uint32_t got = 0;
+    int rc = socket_ready();
     if (!rc)
-        rc = opp_wait_msg(G.sock, OPP_MSG_ACK, counts, sizeof counts, &got,
-                          G.root ? 30000 : 10000);
+        rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);
+    uint64_t counts[OPP_ACK_FIELDS] = {0}; /* events, dropped, processes still running; for the
+                                 root: the trace's write errno, events written */
+    uint32_t got = 0;
+    /* Bounded: our records are in shared memory and outlive us, so a
+     * process waits at most a second. The one that started the collector
+     * waits for the finished trace as long as the collector makes
+     * progress, never on one that is stopped or stuck. */
+    struct opp_patience pat = {.pid = G.root ? G.collector_pid : 0,
+                               .trace = G.root ? G.output : NULL,
+                               .quiet_ms = 1000,
+                               .max_ms = G.root ? 600000 : 1000};
+    if (!rc)
+        rc = opp_wait_answer(G.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     pthread_mutex_unlock(&G.lock);
-    if (rc) {
+    if (rc == -ETIMEDOUT && pat.state == 'T') {
+        say("the collector is stopped (SIGSTOP): ", G.output,
+            " is finished once it continues");
+    } else if (rc == -ETIMEDOUT) {
+        /* A process of a run waits no longer: nothing is lost, its records
+         * stay in shared memory for the collector, and whoever waits for
+         * the trace says what became of it. */
+        if (G.root)
+            say("the collector did not answer for 1 s: ", G.output, " may not be finished yet");
+    } else if (rc) {
         if (!atomic_exchange(&G.warned, 1))
-            say("collector is gone: the trace misses what this process recorded after it died",
-                G.root ? " (" : "", G.root ? G.output : "");
+            say("the collector is gone (killed or crashed): the trace misses what this process "
+                "recorded after that",
+                G.root ? "; what it holds is in " : "", G.root ? G.output : "");
+    } else if (G.root && got == sizeof counts && counts[3]) {
+        char n1[24], n2[24], what[160];
+        snprintf(what, sizeof what, " (%s): it holds the first %s events of %s; the rest is lost",
+                 strerror((int)counts[3]), u2s(counts[4], n1, sizeof n1),
+                 u2s(counts[0], n2, sizeof n2));
+        say("writing the trace failed: ", G.output, what);
     } else if (G.root) {
         char n1[24], n2[24];
         if (got == sizeof counts && counts[2])

@@ -248,6 +248,7 @@ struct opp_model {
     uint64_t events;      /* events loaded */
     uint64_t dropped;     /* sum of every thread's dropped */
     uint64_t open_events; /* events flagged OPP_EV_OPEN */
+    uint32_t procs_cut;   /* still running when the trace was finished: partial */
     struct opp_gpu gpu;        /* empty for a trace without GPU records */
     struct opp_cpu_memory cpu; /* empty for a trace without MEMORY events */
     struct opp_tr_summary sum; /* the reader's: complete flag and warning */

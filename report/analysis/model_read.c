@@ -269,5 +269,6 @@ int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t e
         return opp_loader_fail(ld, EPROTO);
     p->end_how = how;
     p->end_ns = opp_loader_shifted(ld, end_ns);
+    ld->m->procs_cut += how == OPP_END_RUNNING;
     return 0;
 }

@@ -389,6 +389,12 @@ static void warn_about(const struct opp_model *m)
                 PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
                        "shown with the process's end time\n",
                 m->open_events);
+    if (m->procs_cut)
+        fprintf(stderr,
+                PREFIX "warning: %" PRIu32 " process%s still running when the trace was "
+                       "finished: what %s did after that is not in it\n",
+                m->procs_cut, m->procs_cut > 1 ? "es were" : " was",
+                m->procs_cut > 1 ? "they" : "it");
     if (m->gpu.dropped_cupti || m->gpu.dropped_ours)
         fprintf(stderr,
                 PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "

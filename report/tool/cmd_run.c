@@ -134,17 +134,21 @@ static char **child_env(const char *lib, const char *sock)
 }
 
 /* Ask the collector to finish once every process is gone (or after the
- * linger), and wait until the file is complete. */
-static int finish_trace(const char *sock, uint64_t done[3])
+ * linger), and wait until the file is complete: as long as the collector
+ * makes progress, never on one that is stopped or stuck. 0, or -errno
+ * with p->state telling a stopped collector ('T'). */
+#define FINISH_LINGER_MS 2000 /* how long processes CMD left behind may go on */
+
+static int finish_trace(const char *sock, uint64_t done[OPP_DONE_FIELDS], struct opp_patience *p)
 {
-    int fd = opp_connect(sock);
+    int fd = opp_connect_within(sock, 2000);
     if (fd < 0)
         return fd;
-    uint32_t linger = 2000;
+    uint32_t linger = FINISH_LINGER_MS;
     int rc = opp_send_msg(fd, OPP_MSG_FINISH, &linger, sizeof linger, -1);
     uint32_t got = 0;
     if (!rc)
-        rc = opp_wait_msg(fd, OPP_MSG_DONE, done, 3 * sizeof(uint64_t), &got, 120000);
+        rc = opp_wait_answer(fd, OPP_MSG_DONE, done, OPP_DONE_FIELDS * sizeof(uint64_t), &got, p);
     close(fd);
     return rc;
 }
@@ -328,12 +332,32 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGQUIT, &oquit, NULL);
     if (!profiled)
         return code;
-    uint64_t done[3] = {0, 0, 0};
-    int frc = finish_trace(sock, done);
+    uint64_t done[OPP_DONE_FIELDS] = {0}; /* events, dropped, processes, processes cut, write errno,
+                               events written */
+    struct opp_patience pat = {.pid = cpid, .trace = out,
+                               .quiet_ms = FINISH_LINGER_MS + 1000, .max_ms = 3600 * 1000};
+    int frc = finish_trace(sock, done, &pat);
+    if (frc == -ETIMEDOUT) { /* leave it be: it finishes the file if it ever goes on */
+        if (pat.state == 'T')
+            fprintf(stderr, "opprof run: the collector (pid %d) is stopped: %s is not finished; "
+                            "it will be once the collector continues (kill -CONT %d)\n",
+                    (int)cpid, out, (int)cpid);
+        else
+            fprintf(stderr, "opprof run: the collector (pid %d) did not answer for %d s: %s "
+                            "may not be finished\n",
+                    (int)cpid, pat.quiet_ms / 1000, out);
+        return code;
+    }
     int cst = wait_status(cpid);
     if (frc) {
-        fprintf(stderr, "opprof run: the collector %s: %s may be incomplete\n",
-                cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "did not finish", out);
+        fprintf(stderr, "opprof run: the collector %s: %s holds what it wrote before\n",
+                cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
+    } else if (done[4]) { /* the disk filled (or a size limit): say what the file holds */
+        fprintf(stderr, "opprof run: writing %s failed (%s): it holds the first %llu events of "
+                        "%llu; the rest is lost\n",
+                out, strerror((int)done[4]), (unsigned long long)done[5],
+                (unsigned long long)done[0]);
+        return code ? code : 1;
     } else if (!quiet && !rc) {
         show_report(out, limit);
     }
@@ -347,6 +371,11 @@ int cmd_run(int argc, char **argv)
         if (done[1])
             fprintf(stderr, ", %llu dropped", (unsigned long long)done[1]);
         fprintf(stderr, ")\n");
+        if (done[3])
+            fprintf(stderr, "opprof run: %llu process%s still running %.1f s after %s "
+                            "exited; the trace ends there for %s\n",
+                    (unsigned long long)done[3], done[3] > 1 ? "es were" : " was",
+                    FINISH_LINGER_MS / 1000.0, cmd[0], done[3] > 1 ? "them" : "it");
     }
     return code;
 }

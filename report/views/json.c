@@ -186,7 +186,9 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
 {
     fputs("{\n  \"trace\": ", f);
     opp_json_str(f, path);
-    fprintf(f, ",\n  \"complete\": %s,\n  \"warning\": ", m->sum.complete ? "true" : "false");
+    /* complete: every process's calls to its end are in the trace */
+    fprintf(f, ",\n  \"complete\": %s,\n  \"processes_cut\": %" PRIu32 ",\n  \"warning\": ",
+            m->sum.complete && !m->procs_cut ? "true" : "false", m->procs_cut);
     if (m->sum.warning[0])
         opp_json_str(f, m->sum.warning);
     else

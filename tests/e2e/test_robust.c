@@ -2,6 +2,7 @@
  * buffers overflow, hostile clients connect, arguments are wrong. The
  * profiled program must never notice. */
 #include <check.h>
+#include <dirent.h>
 #include <sys/un.h>
 #include <stdio.h>
 #include <errno.h>
@@ -73,7 +74,7 @@ START_TEST(collector_killed_mid_run)
     char *o = tu_slurp(out), *e = tu_slurp(err);
     ck_assert_str_eq(o, "pause 2000\n");
     ck_assert_int_eq(tu_count_lines(e, ""), 1);
-    ck_assert_int_eq(tu_count_lines(e, "opprof: collector is gone"), 1);
+    ck_assert_int_eq(tu_count_lines(e, "opprof: the collector is gone"), 1);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert(!m->sum.complete);
@@ -374,6 +375,249 @@ START_TEST(ring_header_rewritten)
 }
 END_TEST
 
+/* A program that closes every descriptor (a daemon) and gets the numbers
+ * back for a socket of its own: nothing of ours arrives on it, every call
+ * is recorded (the collector reads the rings meanwhile, the agent comes
+ * back on a new connection as the same process), and exit is not held up. */
+START_TEST(program_closes_our_descriptor)
+{
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "closefds", "1000", NULL};
+    uint64_t t0 = opp_mono_ns();
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    uint64_t took = opp_mono_ns() - t0;
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "closefds 3000 foreign 0\n");
+    ck_assert_str_eq(e, "");
+    ck_assert_msg(took < 3000000000ull, "exit held up: %llu ms", (unsigned long long)(took / 1000000));
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 3000);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+/* The pid of the collector writing trace path t (by its command line). */
+static int collector_of(const char *t)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        DIR *d = opendir("/proc");
+        int found = 0;
+        for (struct dirent *e; d && !found && (e = readdir(d));) {
+            char path[300], cmd[4096];
+            snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                continue;
+            size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+            fclose(f);
+            cmd[n] = 0;
+            int is_collector = strstr(cmd, "opprof-collector") != NULL, has_trace = 0;
+            for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
+                has_trace |= !strcmp(cmd + i, t);
+            if (is_collector && has_trace)
+                found = atoi(e->d_name);
+        }
+        if (d)
+            closedir(d);
+        if (found)
+            return found;
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* A program (argv: scenarios pause 1000 DIR) whose collector is stopped
+ * (SIGSTOP) halfway: it exits within max_ms of being let go, with exit
+ * code 3 and want_err among the lines on stderr (lines of them; -N: 1 to
+ * N). Once the collector
+ * continues it finishes the trace with every call. */
+static void collector_stopped(char **argv, char **env, int cpid, const char *want_err,
+                              int lines, unsigned max_ms)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), *half = tu_path(dir, "halfway");
+    char *go = tu_path(dir, "go");
+    int pid = tu_spawn(argv, env, out, err);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    if (cpid <= 0)
+        cpid = collector_of(trace);
+    ck_assert_int_gt(cpid, 0);
+    usleep(100000); /* the first half drained */
+    ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
+    uint64_t t0 = opp_mono_ns();
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    uint64_t took = (opp_mono_ns() - t0) / 1000000;
+    char *e = tu_slurp(err);
+    ck_assert_msg(took < max_ms, "exit held up %llu ms by a stopped collector",
+                  (unsigned long long)took);
+    int n = tu_count_lines(e, "");
+    ck_assert_msg(lines >= 0 ? n == lines : n >= 1 && n <= -lines, "stderr: %s", e);
+    ck_assert_msg(strstr(e, want_err), "stderr: %s", e);
+    ck_assert_int_eq(kill(cpid, SIGCONT), 0);
+    free(e), free(out), free(err), free(half), free(go);
+}
+
+static void trace_whole(unsigned calls)
+{
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), calls);
+    opp_model_free(m);
+}
+
+/* A process whose collector is stopped waits at most a second at exit,
+ * silently: its records stay in shared memory and are written once the
+ * collector continues. */
+START_TEST(collector_stopped_process_exit)
+{
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
+    collector_stopped(argv, env, cpid, "", 0, 2500); /* nothing lost: nothing said */
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    trace_whole(2000);
+}
+END_TEST
+
+/* The same for the process that started the collector itself (plain
+ * LD_PRELOAD), which otherwise waits for the finished trace. */
+START_TEST(collector_stopped_root_exit)
+{
+    char pre[4200], outv[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
+    char *env[] = {pre, outv, "OPPROF_SOCKET=", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
+    char want[4400];
+    snprintf(want, sizeof want,
+             "opprof: the collector is stopped (SIGSTOP): %s is finished once it continues\n",
+             trace);
+    collector_stopped(argv, env, 0, want, 1, 2500);
+    trace_whole(2000);
+}
+END_TEST
+
+/* `opprof run` does not wait for ever on a stopped collector: it says so,
+ * with the pid to continue, and returns the command's exit code. */
+START_TEST(collector_stopped_run)
+{
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
+                    (char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
+    /* opprof run's line, and the collector's own where the kernel hangs up
+     * its process group, left orphaned while stopped (then it finishes). */
+    collector_stopped(argv, NULL, 0, "is not finished; it will be once the collector continues",
+                      -2, 6000);
+    trace_whole(2000);
+}
+END_TEST
+
+/* `opprof run` whose command leaves a process running: it waits a bounded
+ * time for it, then says it was cut, and the report and its JSON say the
+ * trace is partial. */
+START_TEST(run_cuts_background_child)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char script[4400];
+    snprintf(script, sizeof script, "%s paced 100000 1000 >/dev/null & sleep 0.5; %s loop 10",
+             tu_build("tests/progs/scenarios"), tu_build("tests/progs/scenarios"));
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "sh", "-c", script,
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, out, err)), 0);
+    char *e = tu_slurp(err);
+    ck_assert_msg(strstr(e, "opprof run: 1 process was still running 2.0 s after sh exited; "
+                            "the trace ends there for it\n"),
+                  "%s", e);
+    char *rep[] = {(char *)tu_tool("opprof"), "report", "--format", "json", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, out, err)), 0);
+    char *j = tu_slurp(out), *e2 = tu_slurp(err);
+    ck_assert_ptr_nonnull(strstr(j, "\"complete\": false,\n  \"processes_cut\": 1,"));
+    ck_assert_ptr_nonnull(strstr(e2, "warning: 1 process was still running when the trace was "
+                                     "finished: what it did after that is not in it"));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->procs_cut, 1);
+    opp_model_free(m);
+    system("pkill -f 'scenarios paced 100000' 2>/dev/null");
+    free(e), free(j), free(e2), free(out), free(err);
+}
+END_TEST
+
+/* The trace cannot be written whole (here a file size limit on the
+ * collector, as a full disk does it): the program runs on unchanged,
+ * `opprof run` says how much the file holds and exits non-zero, the
+ * process that started its own collector says the same, and the file
+ * reads as what was written. */
+START_TEST(trace_write_fails)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *wrap = tu_path(dir, "limited-collector");
+    FILE *f = fopen(wrap, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "#!/bin/sh\nulimit -f 512 && exec %s \"$@\"\n", tu_tool("opprof-collector"));
+    fclose(f);
+    chmod(wrap, 0755);
+    const char *prog = tu_build("tests/progs/scenarios");
+    for (int root = 0; root < 2; root++) {
+        char pre[4200], outv[4200], coll[4200];
+        snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+        snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
+        snprintf(coll, sizeof coll, "OPPROF_COLLECTOR=%s", wrap);
+        char *env[] = {pre, outv, coll, "OPPROF_SOCKET=", NULL};
+        char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", (char *)prog,
+                       "loop", "300000", NULL};
+        char *plain[] = {(char *)prog, "loop", "300000", NULL};
+        int code = tu_code(tu_run(root ? plain : run, root ? env : env + 2, out, err));
+        ck_assert_int_eq(code, root ? 0 : 1);
+        char *o = tu_slurp(out), *e = tu_slurp(err);
+        ck_assert_str_eq(o, "loop 300000\n");
+        unsigned long long held = 0, all = 0;
+        const char *at =
+            strstr(e, root ? "opprof: writing the trace failed: " : "opprof run: writing ");
+        ck_assert_msg(at, "%s", e);
+        at = strstr(at, "(File too large): it holds the first ");
+        ck_assert_msg(at && sscanf(at, "(File too large): it holds the first %llu events of %llu",
+                                   &held, &all) == 2,
+                      "%s", e);
+        ck_assert_uint_eq(all, 300000);
+        ck_assert_uint_gt(held, 0);
+        ck_assert_uint_lt(held, all);
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert(!m->sum.complete);
+        ck_assert_uint_eq(m->events, held);
+        opp_model_free(m);
+        free(o), free(e);
+        unlink(trace);
+    }
+    /* The program itself under the limit: its buffers are sized to fit,
+     * where one of the default size would have raised SIGXFSZ. */
+    char *limited[] = {"sh", "-c", "ulimit -f 128 && exec \"$@\"", "sh", (char *)prog, "loop",
+                       "1000", NULL};
+    PRELOAD_ENV(penv);
+    int cpid = start_collector();
+    ck_assert_int_eq(tu_code(tu_run(limited, penv, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "loop 1000\n");
+    ck_assert_str_eq(e, "");
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0) + m->dropped, 1000);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err), free(wrap);
+}
+END_TEST
+
 /* Descriptors sent in one message with /dev/null's, k of them. */
 static int send_fds(int to, int k)
 {
@@ -575,6 +819,12 @@ Suite *suite_robust(void)
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
     tcase_add_test(tc, ring_header_rewritten);
+    tcase_add_test(tc, program_closes_our_descriptor);
+    tcase_add_test(tc, collector_stopped_process_exit);
+    tcase_add_test(tc, collector_stopped_root_exit);
+    tcase_add_test(tc, collector_stopped_run);
+    tcase_add_test(tc, run_cuts_background_child);
+    tcase_add_test(tc, trace_write_fails);
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);

@@ -12,6 +12,10 @@
  *   counted FILE       ddot until killed; FILE holds (started, done) counters
  *   pause N DIR        N calls, creates DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
+ *   closefds N         N calls; closes every descriptor above 2, as a daemon does,
+ *                      and puts a socket of its own at each of those numbers;
+ *                      N calls on a new thread, N more here; prints the sum and
+ *                      how many bytes arrived on its socket ("foreign K")
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -21,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -59,6 +65,12 @@ static void *work(void *p)
     snprintf(name, sizeof name, "worker-%d", w->id);
     pthread_setname_np(pthread_self(), name);
     w->sum = calls(w->n);
+    return NULL;
+}
+
+static void *work_n(void *p)
+{
+    *(double *)p = calls((long)*(double *)p);
     return NULL;
 }
 
@@ -175,6 +187,35 @@ int main(int argc, char **argv)
         s += calls(n);
         printf("pause %.0f\n", s);
         return 3; /* a distinctive exit code */
+    } else if (!strcmp(mode, "closefds")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        int fds[256], nfd = 0;
+        DIR *d = opendir("/proc/self/fd");
+        for (struct dirent *e; d && (e = readdir(d)) && nfd < 256;) {
+            int fd = atoi(e->d_name);
+            if (fd > 2 && fd != dirfd(d))
+                fds[nfd++] = fd;
+        }
+        closedir(d);
+        for (int i = 0; i < nfd; i++)
+            close(fds[i]);
+        int sp[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+            return 2;
+        for (int i = 0; i < nfd; i++)
+            if (fds[i] != sp[0] && fds[i] != sp[1])
+                dup2(sp[0], fds[i]);
+        double t = (double)n;
+        pthread_t th;
+        pthread_create(&th, NULL, work_n, &t);
+        pthread_join(th, NULL);
+        s += t + calls(n);
+        char buf[256];
+        ssize_t got = 0, k;
+        while ((k = recv(sp[1], buf, sizeof buf, MSG_DONTWAIT)) > 0)
+            got += k;
+        printf("closefds %.0f foreign %zd\n", s, got);
     } else {
         fprintf(stderr, "scenarios: unknown mode %s\n", mode);
         return 2;

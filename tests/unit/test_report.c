@@ -576,7 +576,9 @@ START_TEST(json_group_by_shape)
     CAPTURE(out, opp_out_json(f, "dir/t \"1\".opprof", model, &a, &oo));
     const char *want[] = {
         "{\n  \"trace\": \"dir/t \\\"1\\\".opprof\",\n",
-        "\n  \"complete\": true,\n  \"warning\": null,\n  \"self_cpu_time_total\": 9.900,\n",
+        /* one process still ran when the trace was finished: partial */
+        "\n  \"complete\": false,\n  \"processes_cut\": 1,\n  \"warning\": null,\n"
+        "  \"self_cpu_time_total\": 9.900,\n",
         "\n  \"processes\": [\n    {\"pid\": 100, \"ppid\": 1, \"cmdline\": [\"prog\", \"--n\", "
         "\"3\"], \"exe\": \"/usr/bin/prog\", \"end\": \"exited\", \"host\": \"node7\", "
         "\"rank\": 5, \"local_rank\": null, \"world_size\": 8},\n",
@@ -704,7 +706,9 @@ START_TEST(command_cut_trace_warns)
              "opprof report: warning: trace cut at byte %ld: last chunk has 14 of its 24 bytes\n"
              "opprof report: warning: 5 records were dropped (buffers full)\n"
              "opprof report: warning: 1 calls were still running when their process died: "
-             "shown with the process's end time\n",
+             "shown with the process's end time\n"
+             "opprof report: warning: 1 process was still running when the trace was finished: "
+             "what it did after that is not in it\n",
              size - 40);
     ck_assert_str_eq(err, want);
     free(out);
@@ -731,7 +735,7 @@ START_TEST(command_json_of_cut_trace)
     cut_trace();
     char *a3[] = {"report", trace, "--format", "json", "--tid", "101", NULL};
     ck_assert_int_eq(run_report(a3, &out, &err), 0);
-    ck_assert_ptr_nonnull(strstr(out, "\"complete\": false,\n  \"warning\": \"trace cut at byte"));
+    ck_assert_ptr_nonnull(strstr(out, "\"complete\": false,\n  \"processes_cut\": 1,\n  \"warning\": \"trace cut at byte"));
     ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cpu_time_total\": 0.300,\n"));
     free(out);
     free(err);
