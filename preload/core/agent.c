@@ -12,6 +12,7 @@
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -169,6 +171,40 @@ static const char *u2s(unsigned long v, char *buf, size_t cap)
         *--p = (char)('0' + v % 10);
     while ((v /= 10) && p > buf);
     return p;
+}
+
+/* ---- a full ring ---- */
+
+int opp_drop_block; /* OPPROF_DROP=block */
+
+int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
+{
+    int saved_errno = errno;
+    uint64_t deadline = opp_mono_ns() + 1000000000ull;
+    int room = 0;
+    for (unsigned spin = 0;; spin++) {
+        r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (h + need - r->cached_tail <= r->capacity) {
+            room = 1;
+            break;
+        }
+        if (!__atomic_load_n(&opp_drop_block, __ATOMIC_RELAXED))
+            break; /* another thread gave up waiting */
+        if (opp_mono_ns() >= deadline) {
+            if (__atomic_exchange_n(&opp_drop_block, 0, __ATOMIC_RELAXED))
+                say("the collector made no room within 1 s (OPPROF_DROP=block): records that "
+                    "do not fit are dropped and counted from now on", "", "");
+            break;
+        }
+        if (spin < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    errno = saved_errno;
+    return room;
 }
 
 /* ---- threads ---- */
@@ -495,6 +531,10 @@ __attribute__((constructor)) static void opp_init(void)
     G.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
     uint32_t cap = env_u32("OPPROF_BUFFER", OPP_RING_DEFAULT_RECS);
     G.paused = env_u32("OPPROF_PAUSED", 0) == 1;
+    const char *drop = getenv("OPPROF_DROP");
+    if (drop && *drop && strcmp(drop, "drop") && strcmp(drop, "block"))
+        say("OPPROF_DROP is drop or block, not '", drop, "': full buffers drop (and count)");
+    opp_drop_block = drop && !strcmp(drop, "block");
     if (cap < OPP_RING_MIN_RECS)
         cap = OPP_RING_MIN_RECS;
     if (cap > OPP_RING_MAX_RECS)

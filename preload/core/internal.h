@@ -62,6 +62,8 @@ enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
 struct opp_tls {
     struct opp_ring_hdr *ring; /* NULL: not attached, attaching, or off */
     uint8_t state;             /* enum opp_thread_state */
+    uint8_t publishing;        /* inside opp_publish_f: a signal handler's call then
+                                  is counted as dropped, not written over */
 };
 extern __thread struct opp_tls opp_tls;
 
@@ -225,22 +227,42 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
     return opp_enter_ring(f, fn, 0);
 }
 
+/* Count one record of this thread as dropped: one instruction, so a
+ * signal handler's count and the thread's never overwrite each other. */
+static inline void opp_ring_drop(struct opp_ring_hdr *r)
+{
+    atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+}
+
+/* OPPROF_DROP=block: wait (bounded) for the collector to make room for
+ * need slots; 1 when there is room. */
+extern int opp_drop_block;
+int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need);
+
 /* Append one finished event to ring r (this thread's): no wait, a full
- * ring drops and counts it. nargs is a constant at every call site, so the
- * slot arithmetic folds away. */
+ * ring drops and counts it (unless OPPROF_DROP=block). nargs is a constant
+ * at every call site, so the slot arithmetic folds away. A call made by a
+ * signal handler that interrupted this very function on this thread would
+ * claim the same slot: it is counted as dropped instead. */
 static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth,
                                  uint64_t begin, uint64_t end, const uint64_t *args,
                                  unsigned nargs, uint8_t flags)
 {
+    if (OPP_UNLIKELY(opp_tls.publishing)) {
+        opp_ring_drop(r);
+        return;
+    }
+    opp_tls.publishing = 1;
+    OPP_BARRIER();
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     unsigned need = opp_rec_slots(nargs);
     if (OPP_UNLIKELY(h + need - r->cached_tail > r->capacity)) {
         r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (h + need - r->cached_tail > r->capacity) {
-            /* Full: drop and count, never wait. */
-            atomic_store_explicit(&r->dropped,
-                                  atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
+        if (h + need - r->cached_tail > r->capacity &&
+            !(opp_drop_block && opp_ring_wait(r, h, need))) {
+            opp_ring_drop(r); /* full: drop and count, never wait */
+            OPP_BARRIER();
+            opp_tls.publishing = 0;
             return;
         }
     }
@@ -260,6 +282,8 @@ static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t d
         }
     }
     atomic_store_explicit(&r->head, h + need, memory_order_release);
+    OPP_BARRIER();
+    opp_tls.publishing = 0;
 }
 
 static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,

@@ -114,9 +114,7 @@ static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint6
     if (T->depth >= STACK_MAX) {
         struct opp_ring_hdr *r = opp_tls.ring; /* counted with the thread's dropped records */
         if (r)
-            atomic_store_explicit(&r->dropped,
-                                  atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
+            opp_ring_drop(r);
         return T->depth++; /* popped by its leave */
     }
     struct open_op *o = &T->s[T->depth];

@@ -156,6 +156,54 @@ START_TEST(drops_are_counted)
 }
 END_TEST
 
+/* The same with OPPROF_DROP=block: every call is recorded, the program
+ * waiting for room; with the collector stopped it waits at most 1 s, says
+ * so once, and drops (and counts) from then on. */
+START_TEST(drop_block_records_every_call)
+{
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPPROF_BUFFER=1024 OPPROF_DROP=block");
+    char *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "2000000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 2000000);
+    char *e = tu_slurp(err);
+    ck_assert_int_eq(tu_count_lines(e, ""), 1); /* where the trace is */
+    opp_model_free(m);
+    free(e);
+
+    int cpid = start_collector();
+    char pre[4200], sk[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(sk, sizeof sk, "OPPROF_SOCKET=%s", sock);
+    char *env2[] = {pre, sk, "OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL};
+    char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    char *argv2[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "3000", dir, NULL};
+    int pid = tu_spawn(argv2, env2, NULL, err);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    usleep(100000);
+    kill(cpid, SIGSTOP);
+    uint64_t t0 = opp_mono_ns();
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    ck_assert_uint_lt(opp_mono_ns() - t0, 4000000000ull); /* 1 s for room, 1 s at exit */
+    kill(cpid, SIGCONT);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    e = tu_slurp(err);
+    ck_assert_str_eq(e, "opprof: the collector made no room within 1 s (OPPROF_DROP=block): "
+                        "records that do not fit are dropped and counted from now on\n");
+    m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_gt(m->dropped, 0);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0) + m->dropped, 6000);
+    opp_model_free(m);
+    free(e), free(err), free(half), free(go);
+}
+END_TEST
+
 /* Wait until the collector closes fd (it disconnects bad clients). */
 static int closed_by_peer(int fd)
 {
@@ -618,6 +666,30 @@ START_TEST(trace_write_fails)
 }
 END_TEST
 
+/* BLAS calls from a signal handler that interrupts the program's own BLAS
+ * calls (here another thread signals it as fast as it can): each is
+ * recorded or counted as dropped, never written over; the handler lands
+ * inside a publish often enough here that a silent loss shows. */
+START_TEST(signal_handler_calls_counted)
+{
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "sigblas", "3000000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
+    char *o = tu_slurp(out);
+    unsigned long total = 0, handled = 0;
+    ck_assert_int_eq(sscanf(o, "sigblas %lu handled %lu", &total, &handled), 2);
+    ck_assert_uint_gt(handled, 20);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0) + m->dropped, total);
+    opp_model_free(m);
+    free(o), free(out);
+}
+END_TEST
+
 /* Descriptors sent in one message with /dev/null's, k of them. */
 static int send_fds(int to, int k)
 {
@@ -817,6 +889,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, collector_backlog_full);
     tcase_add_test(tc, drops_are_counted);
+    tcase_add_test(tc, drop_block_records_every_call);
     tcase_add_test(tc, hostile_clients);
     tcase_add_test(tc, ring_header_rewritten);
     tcase_add_test(tc, program_closes_our_descriptor);
@@ -825,6 +898,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_stopped_run);
     tcase_add_test(tc, run_cuts_background_child);
     tcase_add_test(tc, trace_write_fails);
+    tcase_add_test(tc, signal_handler_calls_counted);
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);

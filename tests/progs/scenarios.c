@@ -12,6 +12,8 @@
  *   counted FILE       ddot until killed; FILE holds (started, done) counters
  *   pause N DIR        N calls, creates DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
+ *   sigblas N          N calls while another thread signals this one as fast as it
+ *                      can; the handler makes one call; prints how many in all
  *   closefds N         N calls; closes every descriptor above 2, as a daemon does,
  *                      and puts a socket of its own at each of those numbers;
  *                      N calls on a new thread, N more here; prints the sum and
@@ -71,6 +73,24 @@ static void *work(void *p)
 static void *work_n(void *p)
 {
     *(double *)p = calls((long)*(double *)p);
+    return NULL;
+}
+
+static volatile sig_atomic_t handled, main_done;
+static pthread_t main_thread;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    cblas_ddot(1, x, 1, x, 1);
+    handled++;
+}
+
+static void *signaller(void *p)
+{
+    (void)p;
+    while (!main_done)
+        pthread_kill(main_thread, SIGUSR1);
     return NULL;
 }
 
@@ -187,6 +207,21 @@ int main(int argc, char **argv)
         s += calls(n);
         printf("pause %.0f\n", s);
         return 3; /* a distinctive exit code */
+    } else if (!strcmp(mode, "sigblas")) {
+        long n = arg(argc, argv, 2);
+        struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+        sigaction(SIGUSR1, &sa, NULL);
+        main_thread = pthread_self();
+        pthread_t th;
+        pthread_create(&th, NULL, signaller, NULL);
+        calls(n);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &set, NULL); /* counted from here on: none pending lost */
+        main_done = 1;
+        pthread_join(th, NULL);
+        printf("sigblas %ld handled %ld\n", n + (long)handled, (long)handled);
     } else if (!strcmp(mode, "closefds")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
