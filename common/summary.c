@@ -75,6 +75,8 @@ struct opp_sum {
     uint32_t nheads; /* a power of two */
     struct sthread *threads;
     struct sproc *procs;
+    struct sthread *last_t; /* the last looked up: a ring's records come in a row */
+    struct sproc *last_p;
     struct bmap corr;   /* (proc, corr) -> node of the CUDA call */
     struct bmap ext;    /* (proc, external id) -> node of the library call */
     struct bmap extc;   /* (proc, corr) -> external id */
@@ -367,17 +369,21 @@ static void merge_into(struct opp_sum *s, uint32_t from, uint32_t to)
 
 static struct sproc *find_proc(struct opp_sum *s, uint32_t proc)
 {
+    if (s->last_p && s->last_p->proc == proc)
+        return s->last_p;
     for (struct sproc *p = s->procs; p; p = p->next)
         if (p->proc == proc)
-            return p;
+            return s->last_p = p;
     return NULL;
 }
 
 static struct sthread *find_thread(struct opp_sum *s, uint32_t proc, uint32_t tid, int make)
 {
+    if (s->last_t && s->last_t->proc == proc && s->last_t->tid == tid)
+        return s->last_t;
     for (struct sthread *t = s->threads; t; t = t->next)
         if (t->proc == proc && t->tid == tid)
-            return t;
+            return s->last_t = t;
     if (!make)
         return NULL;
     struct sthread *t = calloc(1, sizeof *t);
@@ -407,6 +413,8 @@ struct opp_sum *opp_sum_new(uint32_t max_nodes)
 
 static void thread_free(struct opp_sum *s, struct sthread *t)
 {
+    if (s->last_t == t)
+        s->last_t = NULL;
     for (uint32_t d = 0; d < OPP_SUM_DEPTH_MAX; d++)
         if (t->hold[d])
             node_release(s, t->hold[d]);
@@ -834,6 +842,8 @@ out:
     while (*pp != p)
         pp = &(*pp)->next;
     *pp = p->next;
+    if (s->last_p == p)
+        s->last_p = NULL;
     proc_free(p);
     return rc;
 }

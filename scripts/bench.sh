@@ -30,6 +30,7 @@ INGEST_N=8000000  # the backlog the collector drains in the ingest test
 INGEST_BUF=8388608
 DROP_N=20000000
 DROP_RUNS=3
+THREADS_N=5000000 # calls per thread in the drops-per-thread-count runs
 REPORT_N=10000000 # records in the synthetic trace that report and export read
 REPORT_RUNS=3
 TORCH_OPS_N=300000 # torch.add calls per run, about 1 us each
@@ -47,7 +48,8 @@ done
 # One environment for every run: OpenBLAS on one thread (its pool would
 # otherwise spin beside the collector), none of the caller's opprof settings.
 export OPENBLAS_NUM_THREADS=1
-unset OPPROF_SOCKET OPPROF_OUTPUT OPPROF_BUFFER OPPROF_CLOCK OPPROF_DISABLE OPPROF_COLLECTOR
+unset OPPROF_SOCKET OPPROF_OUTPUT OPPROF_BUFFER OPPROF_CLOCK OPPROF_DISABLE OPPROF_COLLECTOR \
+    OPPROF_MODE OPPROF_DROP
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/opprof-bench.XXXXXX")
 coll_pid=
@@ -67,6 +69,7 @@ for p in ddot_loop dgemm_loop; do
     "$CC" "${cflags[@]}" -o "$scratch/$p" "bench/$p.c" -lopenblas 2>"$scratch/cc.err" ||
         die "cannot build bench/$p.c against OpenBLAS (is libopenblas-dev installed?): $(head -n 3 "$scratch/cc.err")"
 done
+"$CC" "${cflags[@]}" -o "$scratch/ddot_threads" bench/ddot_threads.c -lopenblas -pthread
 "$CC" "${cflags[@]}" -o "$scratch/clocks" bench/clocks.c
 # oneDNN (optional, libdnnl-dev): the load of a TENSORS wrapper.
 HAVE_DNNL=
@@ -370,6 +373,32 @@ for ((i = 1; i <= DROP_RUNS; i++)); do
 done
 rm -f "$scratch/drop.trace"
 
+# ---- 6b. drops by thread count, full and summary mode, and OPPROF_DROP=block ----
+# T threads each making THREADS_N calls flat out on this machine's cores:
+# beyond the cores the threads and the collector share them.
+sep "drops: 1/2/4/8 threads x $THREADS_N calls flat out, default buffer, median of 3"
+thread_rows=()
+for t in 1 2 4 8; do
+    for mode in full summary block; do
+        ds=() ws=()
+        for _ in 1 2 3; do
+            line=$(
+                export OPPROF_MODE=full OPPROF_DROP=drop
+                [[ $mode == summary ]] && export OPPROF_MODE=summary
+                [[ $mode == block ]] && export OPPROF_DROP=block
+                profiled "$scratch/thr.trace" "$scratch/ddot_threads" "$t" "$THREADS_N"
+            )
+            c=$(counts "$scratch/thr.trace")
+            ds+=("$(calc "100 * $(field dropped "$c") / ($t * $THREADS_N)" 2)")
+            ws+=("$(field wall_ns_per_call "$line")")
+        done
+        d=$(printf '%s\n' "${ds[@]}" | median) w=$(printf '%s\n' "${ws[@]}" | median)
+        echo "$t threads, $mode: dropped ${ds[*]} % -> $d %; wall ns per call per thread ${ws[*]} -> $w"
+        thread_rows+=("$t|$mode|$d|$w")
+    done
+done
+rm -f "$scratch/thr.trace"
+
 # ---- 7. ring size: cache footprint against headroom ----
 # Every call writes a fresh 32-byte slot: a ring larger than the caches
 # makes each write a miss, a small one leaves the collector little time.
@@ -529,6 +558,10 @@ row "collector ingest (backlog)" "$(shown "$INGEST" M/s "$INGEST_NOTE")" - - \
 row "exit waits for the collector" "$TAIL ms" - - "after $((DDOT_N + DDOT_WARM)) ddot calls"
 row "dropped, $DROP_RUNS x $DROP_N calls" "${drops[*]}" 0 "$(verdict "$DROPPED_TOTAL == 0")" \
     "default buffer"
+for r in "${thread_rows[@]}"; do
+    IFS='|' read -r t mode d w <<<"$r"
+    row "dropped, $t threads, $mode" "$d %" - - "wall $w ns per call per thread"
+done
 for r in "${ring_rows[@]}"; do
     IFS='|' read -r mib m rd <<<"$r"
     row "profiled ddot, $mib MiB ring (CPU)" "$m ns" - - "$(calc "$m / $BASE" 1)x baseline; $rd dropped in 3 runs"
