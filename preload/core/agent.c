@@ -196,7 +196,7 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
                     "do not fit are dropped and counted from now on", "", "");
             break;
         }
-        if (spin < 64) {
+        if (spin < 4096) { /* the collector frees a ring in microseconds */
             sched_yield();
         } else {
             struct timespec ts = {0, 50000};

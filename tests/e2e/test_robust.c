@@ -675,7 +675,7 @@ START_TEST(signal_handler_calls_counted)
     int cpid = start_collector();
     PRELOAD_ENV(env);
     char *out = tu_path(dir, "out");
-    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "sigblas", "3000000", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "sigblas", "1000000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
     char *o = tu_slurp(out);
     unsigned long total = 0, handled = 0;
