@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 #include <x86intrin.h>
 
@@ -96,6 +97,9 @@ struct opp_patience {
 };
 int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size,
                     struct opp_patience *p);
+/* The start of a small file (one read, as /proc files are read), NUL
+ * terminated: bytes read, or -1 (cap >= 1). */
+ssize_t opp_read_small(const char *path, char *buf, size_t cap);
 /* The state letter of /proc/PID/stat ('R', 'S', 'D', 'T', 'Z'...); 0 when
  * there is no such process. */
 char opp_proc_state(int pid);

@@ -56,12 +56,7 @@ int opp_hello(int sock, uint8_t *msg, int clock)
     struct opp_wbuf b;
     opp_wbuf_init(&b, msg, OPP_MSG_MAX);
     static char cmd[32768];
-    ssize_t clen = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        clen = read(fd, cmd, sizeof cmd - 1);
-        close(fd);
-    }
+    ssize_t clen = opp_read_small("/proc/self/cmdline", cmd, sizeof cmd);
     if (clen < 0)
         clen = 0;
     uint32_t argc = 0;

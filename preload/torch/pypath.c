@@ -28,14 +28,9 @@ static int will_read_path(void)
     if (strncmp(b, "python", 6) || !strncmp(b, "python2", 7))
         return 0;
     char cmd[4096];
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, cmd, sizeof cmd - 1);
-    close(fd);
+    ssize_t n = opp_read_small("/proc/self/cmdline", cmd, sizeof cmd);
     if (n <= 0)
         return 0;
-    cmd[n] = 0;
     /* argv[1..]: options until the script, -c or -m; -X and -W take a value */
     for (const char *a = cmd + strlen(cmd) + 1; a < cmd + n; a += strlen(a) + 1) {
         if (a[0] != '-' || !a[1] || !strcmp(a, "--"))
