@@ -96,7 +96,7 @@ static struct {
     volatile sig_atomic_t stop;
 } S;
 
-static void logmsg(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
