@@ -145,7 +145,8 @@ int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o
         opp_rank_table_free(t);
         return rc;
     }
-    qsort(t->rows, t->nrows, sizeof *t->rows, cmp_row);
+    if (t->nrows) /* none: ranked processes without calls */
+        qsort(t->rows, t->nrows, sizeof *t->rows, cmp_row);
     return 0;
 }
 

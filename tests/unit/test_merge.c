@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/aggregate.h"
+#include "analysis/ranks.h"
 #include "tool/cmds.h"
 #include "analysis/model.h"
 #include "testutil.h"
@@ -100,6 +101,33 @@ START_TEST(command_by_rank)
 }
 END_TEST
 
+/* A rank whose process made no call: a column and no row (the empty
+ * table once went to qsort as a null pointer). */
+START_TEST(rank_without_calls)
+{
+    char *d = tu_tmpdir(), *path = tu_path(d, "r.trace");
+    struct tb tb;
+    tb_open(&tb, path);
+    tb_process(&tb, .proc = 1, .pid = 10, .exe = "train");
+    tb_funcs(&tb, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
+    tb_info(&tb, "RANK", "3");
+    tb_end(&tb);
+    char err[512];
+    struct opp_model *one = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(one != NULL, "%s", err);
+    struct opp_agg_opts o = {0};
+    struct opp_rank_table t;
+    ck_assert_int_eq(opp_rank_table_build(one, &o, &t), 0);
+    ck_assert_uint_eq(t.nranks, 1);
+    ck_assert_int_eq(t.ranks[0], 3);
+    ck_assert_uint_eq(t.nrows, 0);
+    opp_rank_table_free(&t);
+    opp_model_free(one);
+    tu_rmdir(d);
+    free(d), free(path);
+}
+END_TEST
+
 Suite *suite_merge(void)
 {
     Suite *s = suite_create("merge");
@@ -110,5 +138,8 @@ Suite *suite_merge(void)
     tcase_add_test(tc, rows_of_both_hosts);
     tcase_add_test(tc, command_by_rank);
     suite_add_tcase(s, tc);
+    TCase *ranks = tcase_create("ranks");
+    tcase_add_test(ranks, rank_without_calls);
+    suite_add_tcase(s, ranks);
     return s;
 }
