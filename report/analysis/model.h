@@ -333,9 +333,11 @@ static inline uint64_t opp_event_dur(const struct opp_event *e)
     return e->end_ns > e->begin_ns ? e->end_ns - e->begin_ns : 0;
 }
 
+/* Its e->nargs argument values; NULL on a thread none of whose events has
+ * any (the thread then has no array: no offset may be added to it). */
 static inline const uint64_t *opp_event_args(const struct opp_thread *t, const struct opp_event *e)
 {
-    return t->args + e->args;
+    return t->args ? t->args + e->args : NULL;
 }
 
 static inline uint64_t opp_gpu_op_dur(const struct opp_gpu_op *g)

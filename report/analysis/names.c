@@ -166,7 +166,7 @@ int opp_loader_event_names(struct opp_loader *ld)
             struct opp_event *ev = &t->events[k];
             const struct opp_func *f = &p->funcs[ev->fn];
             uint32_t base = opp_kind_base(f->kind);
-            const uint64_t *a = t->args + ev->args;
+            const uint64_t *a = opp_event_args(t, ev);
             uint32_t na = opp_op_args(f->kind, &a, ev->nargs);
             uint32_t name;
             if (base == OPP_OP_MEMORY) {
@@ -198,7 +198,7 @@ int opp_loader_event_names(struct opp_loader *ld)
                 ev->name = name;
                 continue;
             }
-            const char *sub = opp_op_subname(f->kind, t->args + ev->args, ev->nargs);
+            const char *sub = opp_op_subname(f->kind, opp_event_args(t, ev), ev->nargs);
             if (!sub)
                 continue;
             uint64_t key =

@@ -32,7 +32,7 @@ static int torch_scope(const struct opp_model *m, const struct opp_thread *t,
                        const struct opp_event *e)
 {
     uint32_t kind = opp_event_func(m, t, e)->kind;
-    const uint64_t *a = t->args + e->args;
+    const uint64_t *a = opp_event_args(t, e);
     uint32_t na = opp_op_args(kind, &a, e->nargs);
     return opp_kind_base(kind) == OPP_OP_TORCH && na > OPP_COL_TORCH_SCOPE
                ? (int)a[OPP_COL_TORCH_SCOPE] : -1;
