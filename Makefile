@@ -1,6 +1,7 @@
 # opprof: build, test and benchmark. `make` builds build/libopprof.so,
 # build/opprof and build/opprof-collector; `make demo` profiles a sample;
-# `make test` runs every test (unit, end to end, sanitizers).
+# `make test` runs every test (unit, end to end, sanitizers, a short fuzz
+# run); `make fuzz` fuzzes longer (tests/fuzz/fuzz.mk).
 #
 # One object per source with its dependency file (-MMD -MP), so an edit
 # rebuilds what includes it and no more; a static library per layer that

@@ -13,9 +13,12 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # libtorch-dev and g++: torch's C++ headers and the compiler that the torch
 # shim is built with (preload/torch; without them, torch programs get the
 # library-level view); python3-dev: the interpreter's headers, for Python
-# frames in code stacks.
+# frames in code stacks; clang and libclang-rt-dev: libFuzzer for make fuzz
+# and the fuzz step of make test (clang only recommends the runtime, and
+# recommends are not installed here; without them the step replays its
+# seeds under gcc's sanitizers).
 optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ python3-dev ltrace uftrace libdnnl-dev libxnnpack-dev
-          libpthreadpool-dev chromium time)
+          libpthreadpool-dev chromium time clang libclang-rt-dev)
 
 missing() {
     local p

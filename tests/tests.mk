@@ -158,9 +158,13 @@ test-layers:
 	@scripts/check-layers.sh --self-test
 	@scripts/check-layers.sh
 
+# The fuzz targets (make fuzz, test-fuzz).
+include tests/fuzz/fuzz.mk
+
 # Everything the tests need, built in parallel; then the suites, one after
-# another (the end-to-end ones time real processes).
-test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS)
+# another (the end-to-end ones time real processes), and a short run of
+# each fuzz target.
+test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS) fuzz-build
 test: deps test-layers
 	@$(MAKE) --no-print-directory $(PAR) test-build
-	@$(MAKE) --no-print-directory test-unit test-e2e test-asan
+	@$(MAKE) --no-print-directory test-unit test-e2e test-asan test-fuzz

@@ -1,0 +1,82 @@
+# Fuzzing (HACKING.md, "Fuzzing"): two libFuzzer targets, fuzz_trace (the
+# trace reader, the report's loader and analyses) and fuzz_proto (the
+# collector's checks of what a client sends, and summary mode's
+# aggregation), on seeds made from real traces of this build (seeds.sh).
+#   make fuzz [FUZZ_SECONDS=60]   each target that long (needs clang's libFuzzer)
+#   make test-fuzz                each FUZZ_TEST_SECONDS from the seeds alone (make
+#                                 test's step); without clang's libFuzzer, the seeds
+#                                 and tests/fuzz/regress/ replayed once under gcc's
+#                                 ASan/UBSan (replay.c)
+# Under $(BUILD)/fuzz/: the binaries, seeds/ (remade when the preload or
+# the collector changes), corpus/ (what make fuzz found, kept between runs),
+# test-corpus/ (test-fuzz's, new each run), crashes/ (failing inputs),
+# fuzz_NAME.log.
+
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 10
+FUZZ_TARGETS := trace proto
+FUZZ := $(BUILD)/fuzz
+FUZZ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+               -fno-omit-frame-pointer
+FUZZ_BINS := $(addprefix $(FUZZ)/fuzz_,$(FUZZ_TARGETS))
+FUZZ_REPLAYS := $(addprefix $(FUZZ)/replay/fuzz_,$(FUZZ_TARGETS))
+FUZZ_SEEDS := $(FUZZ)/seeds/.made
+
+# The layers once more, compiled by clang with libFuzzer's coverage.
+$(FUZZ)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call quiet,CC-FUZZ,$<)$(FUZZ_CC) $(CFLAGS_BASE) -O1 $(FUZZ_CFLAGS) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(FUZZ)/obj/report/%.o: LAYER_CFLAGS = -Ireport
+$(FUZZ)/obj/collector/%.o: LAYER_CFLAGS = -Icollector
+$(FUZZ)/obj/tests/%.o: LAYER_CFLAGS = $(TEST_CFLAGS)
+$(FUZZ)/obj/libcommon.a: $(call objs,$(FUZZ)/obj,$(COMMON_SRC)); $(lib)
+$(FUZZ)/obj/libcollector.a: $(call objs,$(FUZZ)/obj,$(COLLECTOR_SRC)); $(lib)
+$(FUZZ)/obj/libreport.a: $(call objs,$(FUZZ)/obj,$(REPORT_SRC)); $(lib)
+
+fuzz_libs = $(1)/libreport.a $(1)/libcollector.a $(1)/libcommon.a
+$(FUZZ_BINS): $(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(call fuzz_libs,$(FUZZ)/obj)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(REPORT_LDLIBS)
+# Without libFuzzer: the same targets with a main that replays files, on
+# the ASan/UBSan objects of test-asan.
+$(FUZZ_REPLAYS): $(FUZZ)/replay/fuzz_%: $(BUILD)/asan/obj/tests/fuzz/fuzz_%.o \
+                 $(BUILD)/asan/obj/tests/fuzz/replay.o $(call fuzz_libs,$(BUILD)/asan/obj)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(REPORT_LDLIBS)
+
+# The seeds: real traces of the test programs, and fuzz_proto's made from them.
+$(FUZZ)/proto-seeds: $(BUILD)/obj/tests/fuzz/proto_seeds.o $(BUILD)/obj/libcommon.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -o $@ $^ $(LDLIBS_BASE)
+$(FUZZ_SEEDS): tests/fuzz/seeds.sh $(FUZZ)/proto-seeds $(BUILD)/libopprof.so $(BUILD)/opprof-collector \
+               $(BUILD)/tests/progs/scenarios $(BUILD)/tests/progs/stack_calls \
+               $(filter $(BUILD)/tests/double/%,$(PROGS))
+	$(call quiet,SEEDS,$(@D))tests/fuzz/seeds.sh $(BUILD) $(@D) && touch $@
+
+# Whether FUZZ_CC links libFuzzer is asked when a rule needs to know
+# (run.sh check), not each time make starts.
+FUZZ_CHECK = tests/fuzz/run.sh check '$(FUZZ_CC)'
+
+.PHONY: fuzz fuzz-build test-fuzz fuzz-libfuzzer fuzz-replay
+fuzz-libfuzzer: $(FUZZ_BINS) $(FUZZ_SEEDS)
+	@:
+fuzz-replay: $(FUZZ_REPLAYS) $(FUZZ_SEEDS)
+	@:
+
+fuzz: all
+	@why=$$($(FUZZ_CHECK)) || { echo "opprof: make fuzz needs clang's libFuzzer: $$why" >&2; exit 1; }
+	@$(MAKE) --no-print-directory $(PAR) fuzz-libfuzzer
+	@tests/fuzz/run.sh fuzz $(FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# What test-fuzz runs: clang's targets when it has libFuzzer, else the
+# replays. Its prerequisites are the other suites' too, so that test-build
+# makes each of them once.
+fuzz-build: all $(TEST_ASAN_BINS)
+	@if $(FUZZ_CHECK) >/dev/null; then $(MAKE) --no-print-directory $(PAR) fuzz-libfuzzer; \
+	else $(MAKE) --no-print-directory $(PAR) fuzz-replay; fi
+
+test-fuzz: fuzz-build
+	@if why=$$($(FUZZ_CHECK)); then tests/fuzz/run.sh fuzz --fresh $(FUZZ) $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS); \
+	else echo "opprof: libFuzzer run skipped: $$why; the seeds replayed under gcc's ASan/UBSan instead"; \
+	  tests/fuzz/run.sh replay $(FUZZ) $(FUZZ_TARGETS); fi

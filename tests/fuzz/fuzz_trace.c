@@ -1,0 +1,234 @@
+/* Fuzz target: the trace reader (common/trace_read.c) and the report's
+ * loader and analyses (report/analysis/) on any bytes as a trace file.
+ * Built for libFuzzer (make fuzz) or with replay.c (make test without
+ * clang); see HACKING.md, "Fuzzing". */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
+#include "analysis/gpu_stats.h"
+#include "analysis/model.h"
+#include "analysis/ranks.h"
+#include "analysis/step_times.h"
+#include "trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Everything the visitor reads goes here, so that each byte it is given
+ * is touched (and checked by ASan) and nothing is optimised away. */
+static volatile uint64_t sink;
+
+static void touch(const char *s)
+{
+    uint64_t h = 0;
+    for (; *s; s++)
+        h = h * 31 + (unsigned char)*s;
+    sink += h;
+}
+
+static int on_process(void *ctx, const struct opp_tr_process *p)
+{
+    touch(p->exe);
+    for (uint32_t i = 0; i < p->argc; i++)
+        touch(p->argv[i]);
+    sink += p->proc + p->pid + p->ppid + p->parent_proc + p->clock + p->start_ns + p->start_real_ns;
+    return 0;
+}
+
+static int on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        touch(f[i].lib);
+        touch(f[i].name);
+        sink += f[i].kind + f[i].dtype;
+    }
+    return 0;
+}
+
+static int on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
+{
+    touch(name);
+    sink += proc + tid;
+    return 0;
+}
+
+static int on_event(void *ctx, const struct opp_tr_event *e)
+{
+    sink += e->proc + e->tid + e->fn + e->depth + e->flags + e->stack + e->begin_ns + e->end_ns;
+    for (uint32_t i = 0; i < e->nargs; i++)
+        sink += e->args[i];
+    return 0;
+}
+
+static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+{
+    sink += proc + tid + count;
+    return 0;
+}
+
+static int on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
+{
+    sink += proc + how + end_ns;
+    return 0;
+}
+
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    sink += proc + g->type;
+    for (uint32_t i = 0; i < g->nfields; i++)
+        sink += g->f[i];
+    for (uint32_t i = 0; g->type == OPP_GPU_STRING && i < g->slen; i++)
+        sink += (unsigned char)g->str[i];
+    return 0;
+}
+
+static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                   const char *const *values)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        touch(keys[i]);
+        touch(values[i]);
+    }
+    return 0;
+}
+
+static int on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
+{
+    sink += n->serial + n->parent + n->window + n->fn + n->count + n->open + n->total_ns +
+            n->self_ns + n->self_cuda_ns + (uint64_t)n->self_mem;
+    for (uint32_t i = 0; i < n->nargs; i++)
+        sink += n->args[i];
+    return 0;
+}
+
+static int on_sgpu(void *ctx, uint32_t proc, const struct opp_tr_sgpu *g)
+{
+    sink += g->window + g->type + g->name + g->kind + g->src_kind + g->dst_kind + g->device +
+            g->stream + g->count + g->dur_ns + g->bytes;
+    return 0;
+}
+
+static const struct opp_tr_visitor visitor = {
+    .process = on_process,
+    .funcs = on_funcs,
+    .thread = on_thread,
+    .event = on_event,
+    .dropped = on_dropped,
+    .process_end = on_process_end,
+    .gpu = on_gpu,
+    .info = on_info,
+    .snode = on_snode,
+    .sgpu = on_sgpu,
+};
+
+/* What `opprof report` computes from a model, without showing it: the
+ * table (plain, by shape and stack, in a time window), the tree, the ranks,
+ * and for a full trace the steps and GPU statistics (which refuse a
+ * summary trace, as the command does). */
+static void analyse(const struct opp_model *m)
+{
+    struct opp_agg_opts o = {0};
+    struct opp_agg agg;
+    if (opp_aggregate(m, &o, &agg) == 0)
+        opp_agg_free(&agg);
+    struct opp_agg_opts by = {
+        .sort = OPP_SORT_CPU_TIME, .group_by_shape = 1, .group_by_stack = 4, .limit = 5};
+    if (opp_aggregate(m, &by, &agg) == 0)
+        opp_agg_free(&agg);
+
+    struct opp_calltree ct;
+    if (opp_calltree_build(m, &o, &ct) == 0) {
+        char path[256];
+        for (size_t i = 0; i < ct.n; i++)
+            opp_calltree_path(m, &ct, (uint32_t)i, path, sizeof path);
+        opp_calltree_free(&ct);
+    }
+    struct opp_rank_table rt;
+    if (opp_rank_table_build(m, &o, &rt) == 0)
+        opp_rank_table_free(&rt);
+    if (m->summary)
+        return;
+
+    struct opp_agg_opts win = {.window = 1, .from_ns = 1000, .to_ns = 1000000};
+    if (opp_aggregate(m, &win, &agg) == 0)
+        opp_agg_free(&agg);
+    struct opp_steps st;
+    char what[OPP_NAME_MAX + 64];
+    if (opp_steps_default(m, &o, &st, what, sizeof what) == 0)
+        opp_steps_free(&st);
+    struct opp_window *w;
+    size_t nw;
+    if (opp_profiler_windows(m, &w, &nw) == 0)
+        free(w);
+    if (opp_model_has_gpu(m)) {
+        struct opp_gpu_stats gs;
+        if (opp_gpu_stats(m, &o, &gs) == 0)
+            opp_gpu_stats_free(&gs);
+        struct opp_kernel_stats *k;
+        size_t nk;
+        if (opp_kernel_stats(m, &o, &k, &nk) == 0)
+            free(k);
+    }
+}
+
+/* The reader takes a path: the input goes into one memfd, opened again by
+ * its /proc path for each input. */
+static int trace_fd = -1;
+static char trace_path[64];
+
+/* Each chunk's checksum made right, so that a mutated payload reaches the
+ * chunk parsers instead of stopping at the CRC check (which the unit suite
+ * `format` covers). Chunks are walked as the reader walks them. */
+static void fix_crcs(uint8_t *p, size_t n)
+{
+    size_t off = sizeof(struct opp_file_header);
+    while (off <= n && n - off >= OPP_CHUNK_HEADER_SIZE) {
+        struct opp_chunk_header h;
+        memcpy(&h, p + off, sizeof h);
+        if (h.size > n - off - OPP_CHUNK_HEADER_SIZE)
+            break;
+        h.crc = opp_crc32(0, p + off + OPP_CHUNK_HEADER_SIZE, h.size);
+        memcpy(p + off, &h, sizeof h);
+        off += OPP_CHUNK_HEADER_SIZE + (size_t)h.size;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (trace_fd < 0) {
+        trace_fd = memfd_create("fuzz_trace", MFD_CLOEXEC);
+        if (trace_fd < 0) {
+            perror("fuzz_trace: memfd_create");
+            abort();
+        }
+        snprintf(trace_path, sizeof trace_path, "/proc/self/fd/%d", trace_fd);
+        setenv("OPPROF_WAIT_MS", "0", 1);
+    }
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, data, size);
+    fix_crcs(copy, size);
+    if (ftruncate(trace_fd, 0) < 0 || pwrite(trace_fd, copy, size, 0) != (ssize_t)size) {
+        perror("fuzz_trace: writing the input");
+        abort();
+    }
+    free(copy);
+
+    struct opp_tr_summary sum;
+    char err[512];
+    if (opp_trace_read(trace_path, &visitor, NULL, &sum, err, sizeof err) == 0)
+        sink += sum.events + sum.chunks + strlen(sum.warning);
+
+    struct opp_model *m = opp_model_load(trace_path, err, sizeof err);
+    if (m) {
+        analyse(m);
+        opp_model_free(m);
+    }
+    return 0;
+}
