@@ -243,17 +243,18 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         struct enc x;
         enc_start(&x, c, r);
         uint64_t t = r->tail;
+        const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
-            struct opp_rec rec;
-            memcpy(&rec, opp_ring_slot(h, r->cap, t), sizeof rec);
-            unsigned slots = opp_rec_slots(rec.nargs);
-            if (rec.fn >= c->nfuncs || rec.nargs > OPP_MAX_ARGS || slots > head - t) {
+            struct opp_ring_rec rr;
+            if (opp_ring_read(base, r->cap, t, head - t, c->nfuncs, &rr)) {
                 ev_write(&x.e);
                 atomic_store_explicit(&h->tail, t, memory_order_release);
                 r->tail = t;
                 ring_abandon(c, r, "ring holds a damaged record");
                 return moved;
             }
+            const struct opp_rec rec = rr.rec;
+            unsigned slots = rr.slots;
             if (rec.flags & OPP_REC_WINDOW) { /* a window began on this thread */
                 if (S.sum)
                     opp_sum_window(S.sum, c->proc, r->tid,
@@ -261,19 +262,8 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                 t += slots;
                 continue;
             }
-            uint64_t args[OPP_MAX_ARGS];
-            args[0] = rec.arg0;
-            for (unsigned i = 1; i < slots; i++) {
-                struct opp_rec_ext e;
-                memcpy(&e, opp_ring_slot(h, r->cap, t + i), sizeof e);
-                for (unsigned k = 0; k < 4; k++)
-                    if (1 + (i - 1) * 4 + k < OPP_MAX_ARGS)
-                        args[1 + (i - 1) * 4 + k] = e.arg[k];
-            }
-            /* OPP_REC_STACK: the last argument is the code stack id */
-            uint32_t nargs = rec.nargs, stack = 0;
-            if ((rec.flags & OPP_REC_STACK) && nargs && args[nargs - 1] <= UINT32_MAX)
-                stack = (uint32_t)args[--nargs];
+            uint32_t nargs = rr.nargs, stack = rr.stack;
+            const uint64_t *args = rr.args;
             if (S.sum) {
                 if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
                                  nargs, args,

@@ -6,8 +6,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <string.h>
+
 #include "format.h"
 #include "proto.h"
+#include "ring.h"
 #include "trace.h"
 
 /* ---- message validation (parse.c): every field of a client's message is
@@ -39,6 +42,41 @@ int opp_parse_ring(const void *p, uint32_t n, struct opp_ring_msg *out, const ch
 int opp_parse_finish(const void *p, uint32_t n, uint32_t *linger_ms, const char **why);
 void opp_hello_free(struct opp_hello *h);
 void opp_funcs_free(struct opp_funcs_msg *f);
+
+/* One record read out of a ring, checked as hostile input: the memory is
+ * the client's, which may write anything there at any moment. */
+struct opp_ring_rec {
+    struct opp_rec rec;       /* as it was copied */
+    unsigned slots;           /* the slots it takes */
+    uint32_t nargs, stack;    /* arguments without the code stack id (OPPROF_STACKS) */
+    uint64_t args[OPP_MAX_ARGS];
+};
+
+/* The record at index t of a ring whose slots begin at base (cap slots, a
+ * power of two; the caller's own copy), avail slots published from t on:
+ * 0, or -1 when it is damaged (an unknown function, too many arguments,
+ * more slots than published). Inline: the collector's drain loop. */
+static inline int opp_ring_read(const struct opp_rec *base, uint32_t cap, uint64_t t,
+                                uint64_t avail, uint32_t nfuncs, struct opp_ring_rec *o)
+{
+    memcpy(&o->rec, base + (t & (cap - 1)), sizeof o->rec);
+    o->slots = opp_rec_slots(o->rec.nargs);
+    if (o->rec.fn >= nfuncs || o->rec.nargs > OPP_MAX_ARGS || o->slots > avail)
+        return -1;
+    o->args[0] = o->rec.arg0;
+    for (unsigned i = 1; i < o->slots; i++) {
+        struct opp_rec_ext e;
+        memcpy(&e, base + ((t + i) & (cap - 1)), sizeof e);
+        for (unsigned k = 0; k < 4; k++)
+            if (1 + (i - 1) * 4 + k < OPP_MAX_ARGS)
+                o->args[1 + (i - 1) * 4 + k] = e.arg[k];
+    }
+    o->nargs = o->rec.nargs;
+    o->stack = 0;
+    if ((o->rec.flags & OPP_REC_STACK) && o->nargs && o->args[o->nargs - 1] <= UINT32_MAX)
+        o->stack = (uint32_t)o->args[--o->nargs];
+    return 0;
+}
 
 /* Check a ring memfd handed to us: size, seals and header. Maps it and
  * returns the header, or NULL with a reason. */

@@ -50,9 +50,13 @@ static void funcs(const uint8_t *p, uint32_t n)
     opp_funcs_free(&f);
 }
 
+static struct opp_sum *sum; /* summary mode, below */
+
 /* A GPU payload checked, then each record written again as the collector
- * writes those it keeps: what is read back must be what was read. */
-static void gpu(const uint8_t *p, uint32_t n)
+ * writes those it keeps: what is read back must be what was read. With a
+ * process (summary mode), each goes to the summary first, as the
+ * collector's summarize_gpu takes them. */
+static void gpu(const uint8_t *p, uint32_t n, uint32_t proc)
 {
     uint32_t count;
     const char *why = NULL;
@@ -66,6 +70,8 @@ static void gpu(const uint8_t *p, uint32_t n)
         struct opp_gpu_rec g, again;
         if (opp_gpu_get(&b, &g, &why))
             abort(); /* opp_gpu_check passed it */
+        if (proc && opp_sum_gpu(sum, proc, &g))
+            continue; /* aggregated */
         struct opp_wbuf w;
         opp_wbuf_init(&w, mem, sizeof mem);
         if (opp_gpu_put(&w, &g))
@@ -112,7 +118,7 @@ static void payload(uint32_t type, const uint8_t *p, uint32_t n)
             sink += linger;
         break;
     case OPP_MSG_GPU:
-        gpu(p, n);
+        gpu(p, n, 0);
         break;
     case OPP_MSG_INFO:
         info(p, n);
@@ -125,63 +131,27 @@ static void payload(uint32_t type, const uint8_t *p, uint32_t n)
 /* One summary for the whole run (a new one costs megabytes of maps); each
  * session is a process of its own, written out and forgotten at its end,
  * so that no session sees another's calls. */
-static struct opp_sum *sum;
 static uint32_t next_proc;
 static struct opp_tw devnull = {.fd = -1};
 
 /* The thread's records as the collector drains a ring (collector.c,
- * ring_drain): the same checks, then each call or window into the summary. */
+ * ring_drain, through the same opp_ring_read), each call or window into
+ * the summary. */
 static void drain(uint32_t proc, uint32_t nfuncs, const uint8_t *p, size_t slots)
 {
+    struct opp_rec ring[256]; /* slots < 256: a ring of 256 that never wraps */
+    memcpy(ring, p, slots * sizeof *ring);
     for (size_t t = 0; t < slots;) {
-        struct opp_rec rec;
-        memcpy(&rec, p + t * sizeof rec, sizeof rec);
-        unsigned n = opp_rec_slots(rec.nargs);
-        if (rec.fn >= nfuncs || rec.nargs > OPP_MAX_ARGS || n > slots - t)
+        struct opp_ring_rec rr;
+        if (opp_ring_read(ring, 256, t, slots - t, nfuncs, &rr))
             return; /* the collector abandons the ring */
-        if (rec.flags & OPP_REC_WINDOW) {
-            opp_sum_window(sum, proc, 1, rec.arg0 < UINT32_MAX ? (uint32_t)rec.arg0 : UINT32_MAX);
-            t += n;
-            continue;
-        }
-        uint64_t args[OPP_MAX_ARGS];
-        args[0] = rec.arg0;
-        for (unsigned i = 1; i < n; i++) {
-            struct opp_rec_ext e;
-            memcpy(&e, p + (t + i) * sizeof rec, sizeof e);
-            for (unsigned k = 0; k < 4; k++)
-                if (1 + (i - 1) * 4 + k < OPP_MAX_ARGS)
-                    args[1 + (i - 1) * 4 + k] = e.arg[k];
-        }
-        uint32_t nargs = rec.nargs;
-        if ((rec.flags & OPP_REC_STACK) && nargs && args[nargs - 1] <= UINT32_MAX)
-            nargs--;
-        opp_sum_call(sum, proc, 1, rec.fn, rec.depth, rec.begin, rec.end, nargs, args,
-                     rec.flags & OPP_REC_RANGE ? OPP_SUM_RANGE : 0);
-        t += n;
-    }
-}
-
-/* GPU records as the collector's summarize_gpu takes them: aggregated, or
- * kept and written as they came. */
-static void sum_gpu(uint32_t proc, const uint8_t *p, uint32_t n)
-{
-    uint32_t count;
-    const char *why = NULL;
-    if (opp_gpu_check(p, n, &count, &why))
-        return;
-    struct opp_rbuf b;
-    opp_rbuf_init(&b, p, n);
-    opp_get_u32(&b);
-    uint8_t mem[OPP_GPU_REC_MAX];
-    for (uint32_t i = 0; i < count; i++) {
-        struct opp_gpu_rec g;
-        if (opp_gpu_get(&b, &g, &why))
-            abort(); /* opp_gpu_check passed it */
-        struct opp_wbuf w;
-        opp_wbuf_init(&w, mem, sizeof mem);
-        if (opp_sum_gpu(sum, proc, &g) == 0 && opp_gpu_put(&w, &g) == 0)
-            sink += w.len;
+        const struct opp_rec *rec = &rr.rec;
+        if (rec->flags & OPP_REC_WINDOW)
+            opp_sum_window(sum, proc, 1, rec->arg0 < UINT32_MAX ? (uint32_t)rec->arg0 : UINT32_MAX);
+        else
+            opp_sum_call(sum, proc, 1, rec->fn, rec->depth, rec->begin, rec->end, rr.nargs,
+                         rr.args, rec->flags & OPP_REC_RANGE ? OPP_SUM_RANGE : 0);
+        t += rr.slots;
     }
 }
 
@@ -221,7 +191,7 @@ static void session(const uint8_t *p, size_t n)
         slots = n / sizeof(struct opp_rec);
     drain(proc, nfuncs, p, slots);
     p += slots * sizeof(struct opp_rec), n -= slots * sizeof(struct opp_rec);
-    sum_gpu(proc, p, n > OPP_MSG_MAX ? OPP_MSG_MAX : (uint32_t)n);
+    gpu(p, n > OPP_MSG_MAX ? OPP_MSG_MAX : (uint32_t)n, proc);
     opp_sum_thread_end(sum, proc, 1);
     opp_sum_write(sum, proc, &devnull);
 }
