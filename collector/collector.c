@@ -738,7 +738,8 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             S.paused = op == 2;
             for (int k = 0; k < S.nc; k++)
                 for (size_t j = 0; j < S.c[k]->nrings; j++)
-                    atomic_store(&S.c[k]->rings[j].hdr->paused, (uint32_t)S.paused);
+                    if (S.c[k]->rings[j].hdr) /* NULL: its thread exited */
+                        atomic_store(&S.c[k]->rings[j].hdr->paused, (uint32_t)S.paused);
         }
         uint32_t procs = 0;
         for (int k = 0; k < S.nc; k++)
@@ -952,6 +953,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         logmsg("out of memory");
         return 1;
     }
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
         logmsg("%s", err);
         return 1;
@@ -970,7 +972,6 @@ int opp_collector_run(const struct opp_collector_opts *o)
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);

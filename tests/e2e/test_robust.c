@@ -690,6 +690,35 @@ START_TEST(signal_handler_calls_counted)
 }
 END_TEST
 
+/* `opprof ctl stop` and `start` while a process runs whose first thread
+ * has exited (its ring released): the collector pauses the others and
+ * goes on; the calls after the stop are not recorded. */
+START_TEST(ctl_after_a_thread_exited)
+{
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "100", dir, "thread",
+                    NULL};
+    int pid = tu_spawn(argv, env, NULL, NULL);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    usleep(100000); /* the thread's ring drained and released */
+    for (uint32_t op = 2; op >= 1; op--) { /* stop, then start */
+        int c = opp_connect(sock);
+        ck_assert_int_ge(c, 0);
+        ck_assert_int_eq(opp_send_msg(c, OPP_MSG_CTL, &op, 4, -1), 0);
+        uint8_t ack[16];
+        ck_assert_int_eq(opp_wait_msg(c, OPP_MSG_CTL_ACK, ack, sizeof ack, NULL, 5000), 0);
+        close(c);
+    }
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    trace_whole(200);
+    free(half), free(go);
+}
+END_TEST
+
 /* Descriptors sent in one message with /dev/null's, k of them. */
 static int send_fds(int to, int k)
 {
@@ -899,6 +928,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, run_cuts_background_child);
     tcase_add_test(tc, trace_write_fails);
     tcase_add_test(tc, signal_handler_calls_counted);
+    tcase_add_test(tc, ctl_after_a_thread_exited);
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);

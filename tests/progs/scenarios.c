@@ -10,7 +10,8 @@
  *   abort N            N calls, then abort()
  *   crash-in-call N    N calls, then a dgemm that faults inside OpenBLAS
  *   counted FILE       ddot until killed; FILE holds (started, done) counters
- *   pause N DIR        N calls, creates DIR/halfway, waits for DIR/go, N more calls
+ *   pause N DIR [thread]  N calls (on a thread that exits, with "thread"), creates
+ *                      DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
  *   sigblas N          N calls while another thread signals this one as fast as it
  *                      can; the handler makes one call; prints how many in all
@@ -198,7 +199,16 @@ int main(int argc, char **argv)
         long n = arg(argc, argv, 2);
         const char *dir = argc > 3 ? argv[3] : ".";
         char path[4200];
-        double s = calls(n);
+        double s;
+        if (argc > 4 && !strcmp(argv[4], "thread")) { /* the first half on a thread gone since */
+            double t = (double)n;
+            pthread_t th;
+            pthread_create(&th, NULL, work_n, &t);
+            pthread_join(th, NULL);
+            s = t;
+        } else {
+            s = calls(n);
+        }
         snprintf(path, sizeof path, "%s/halfway", dir);
         close(open(path, O_WRONLY | O_CREAT, 0600));
         snprintf(path, sizeof path, "%s/go", dir);
