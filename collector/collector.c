@@ -81,6 +81,8 @@ static struct {
     int pressed;  /* a ring was half full at its last drain */
     int hot;      /* loops left to poll without sleeping */
     uint64_t events_written; /* when a write failed: the events before it */
+    uint64_t events_summarized; /* summary mode: events of the processes written */
+    int write_failed;
     struct { uint32_t proc; pid_t pid; } past[4096]; /* pid -> proc, for parents */
     size_t npast;
     uint8_t *enc;
@@ -113,19 +115,18 @@ __attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
     (void)w;
 }
 
-/* The first failed write (disk full, file size limit) is said once, with
- * what the file still holds; the rings are read on, so no program waits,
- * and what is read from then on is counted as lost. */
+/* The first failed write (disk full, file size limit): what the file
+ * still holds is noted, and said by whoever waits for the trace (DONE,
+ * the root's ACK) or, finished by a signal, by us. The rings are read on,
+ * so no program waits; what is read from then on is lost. Summary mode
+ * writes a process's calls when it ends: the file holds those of the
+ * processes written before. */
 static void write_failed(uint64_t pending)
 {
-    static int said;
-    if (!S.tw.error || said)
+    if (!S.tw.error || S.write_failed)
         return;
-    said = 1;
-    S.events_written = S.events - pending;
-    logmsg("writing %s failed at byte %llu: %s; it holds what was written before, and the "
-           "records read from now on are lost",
-           S.o->output, (unsigned long long)S.tw.offset, strerror(S.tw.error));
+    S.write_failed = 1;
+    S.events_written = S.sum ? S.events_summarized : S.events - pending;
 }
 
 static void ev_write(struct opp_ev_enc *e)
@@ -376,8 +377,12 @@ static void end_process(struct client *c, uint32_t how)
     if (S.sum && c->nfuncs) {
         /* always: the file's size does not depend on whether a ring overflowed */
         opp_tw_dropped(&S.tw, c->proc, 0, c->dropped);
-        if (opp_sum_write(S.sum, c->proc, &S.tw) == -ENOMEM)
+        int rc = opp_sum_write(S.sum, c->proc, &S.tw);
+        if (rc == -ENOMEM)
             logmsg("out of memory: the summary of pid %d is lost", (int)c->pid);
+        write_failed(0);
+        if (!rc && !S.tw.error)
+            S.events_summarized += c->events;
     }
     opp_tw_process_end(&S.tw, c->proc, how, now);
     c->ended = 1;
@@ -448,13 +453,10 @@ static int rings_mapped(struct client *c)
  * still maps its rings, the program closed our descriptor (a daemon
  * closing every fd): keep draining its rings and wait for it to resume
  * on a new connection, or to end. 1 when kept. */
-static int orphan(struct client *c)
+static int orphan(struct client *c, int alive)
 {
-    if (c->kind != C_PROCESS || c->bye || c->ended || finished || !rings_mapped(c))
+    if (c->kind != C_PROCESS || c->bye || c->ended || finished || (!alive && !rings_mapped(c)))
         return 0;
-    logmsg("pid %d closed its connection to us but runs on (the program closed the "
-           "descriptor); its records are still read",
-           (int)c->pid);
     close(c->fd);
     c->fd = -1;
     c->orphan = 1;
@@ -466,13 +468,30 @@ static int orphan(struct client *c)
     return 1;
 }
 
-/* RESUME: the connection of client c now serves the orphan of its pid. */
+static int on_readable(int i, const char **why);
+
+/* RESUME: the connection of client c now serves the process of its pid
+ * whose connection the program closed: an orphan, or one whose closed
+ * connection we have not read to its end yet (read now: the process is
+ * alive, it is asking). The newest of that pid: an exec's old image ended. */
 static int on_resume(struct client *c, const char **why)
 {
-    for (int k = 0; k < S.nc; k++) {
+    for (int k = S.nc; k-- > 0;) {
         struct client *o = S.c[k];
-        if (!o->orphan || o->pid != c->pid)
+        if (o == c || o->pid != c->pid || o->kind != C_PROCESS || o->bye || o->ended)
             continue;
+        if (!o->orphan) {
+            const char *w = NULL;
+            int rc = 0;
+            for (int n = 0; n < 256 && rc == 0; n++)
+                rc = on_readable(k, &w);
+            if (rc == 0)
+                continue; /* still open: not the one */
+            if (w || !orphan(o, 1)) {
+                o->bad = w ? w : "closed";
+                continue;
+            }
+        }
         o->fd = c->fd;
         o->orphan = 0;
         c->fd = -1;
@@ -1013,7 +1032,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
                     continue;
                 const char *why = NULL;
-                if (on_readable(i - gone, &why) < 0 && (why || !orphan(S.c[i - gone]))) {
+                if (on_readable(i - gone, &why) < 0 && (why || !orphan(S.c[i - gone], 0))) {
                     drop_client(i - gone, why);
                     gone++;
                 }
@@ -1062,6 +1081,10 @@ int opp_collector_run(const struct opp_collector_opts *o)
         if (S.stop) {
             logmsg("stopped by signal %d; trace finished with what was recorded", (int)S.stop);
             finish();
+            if (S.tw.error)
+                logmsg("writing %s failed: %s; it holds %llu of the %llu events read", o->output,
+                       strerror(S.tw.error), (unsigned long long)S.events_written,
+                       (unsigned long long)S.events);
         } else if (S.finishing && (procs == 0 || now >= S.linger_deadline)) {
             finish();
         } else if (o->root_pid > 0 && S.root_gone && procs == 0 &&

@@ -83,6 +83,8 @@ void opp_agent_say(const char *a, const char *b, const char *c) { say(a, b, c); 
 
 /* ---- the connection ---- */
 
+static void give_up(const char *what, int err);
+
 /* Our socket moves to a high descriptor number, out of the way of the
  * program's own, and is remembered by identity: a program that closes
  * every descriptor (a daemon) may get the number back for a socket of its
@@ -134,6 +136,16 @@ static int socket_ready(void)
     int rc = opp_send_msg(fd, OPP_MSG_RESUME, NULL, 0, -1);
     if (!rc)
         rc = opp_wait_msg(fd, OPP_MSG_RESUMED, NULL, 0, NULL, 2000);
+    if (rc == -ECONNRESET) {
+        /* Refused: the collector saw no ring of ours (none made yet, as
+         * in a daemon's child that closed every descriptor first) and
+         * ended us. Carry on as a new instance of this process. */
+        close(fd);
+        if ((fd = opp_connect_within(G.socket_path, 2000)) < 0)
+            return fd;
+        fd = adopt_socket(fd);
+        rc = opp_hello(fd, G.msg, G.clock);
+    }
     if (rc) {
         close(fd);
         return rc;
@@ -142,13 +154,31 @@ static int socket_ready(void)
     return 0;
 }
 
+/* With G.lock held: the connection failed (a send that could not go
+ * within its timeout, a resume refused). Say so once and record nothing
+ * more; the socket is closed when it is still ours. */
+static void connection_lost(const char *why, int err)
+{
+    if (socket_ours())
+        close(G.sock);
+    G.sock = -1;
+    give_up(why, err);
+}
+
 /* A message from a thread other than the program's calls (CUPTI's). */
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
 {
     int saved_errno = errno; /* program threads send too (a new string inside an op) */
     pthread_mutex_lock(&G.lock);
-    int rc = G.on && socket_ready() == 0 ? opp_send_msg(G.sock, (uint16_t)type, payload, size, -1)
-                                         : -ENOTCONN;
+    int rc = -ENOTCONN;
+    if (G.on) {
+        rc = socket_ready();
+        if (!rc)
+            rc = opp_send_msg(G.sock, (uint16_t)type, payload, size, -1);
+        if (rc)
+            connection_lost("the collector took no message within 2 s (stopped, or gone), "
+                            "profiling off", -rc);
+    }
     pthread_mutex_unlock(&G.lock);
     errno = saved_errno;
     return rc;
@@ -180,7 +210,11 @@ int opp_drop_block; /* OPPROF_DROP=block */
 int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
 {
     int saved_errno = errno;
-    uint64_t deadline = opp_mono_ns() + 1000000000ull;
+    /* Bounded by progress: 1 s in which the collector reads nothing of
+     * this ring (stopped, stuck); 10 s before it first reads it at all
+     * (a collector still starting, slow under the sanitizers). */
+    uint64_t last = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t deadline = opp_mono_ns() + (last ? 1000000000ull : 10000000000ull);
     int room = 0;
     for (unsigned spin = 0;; spin++) {
         r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -188,11 +222,15 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
             room = 1;
             break;
         }
+        if (r->cached_tail != last) {
+            last = r->cached_tail;
+            deadline = opp_mono_ns() + 1000000000ull;
+        }
         if (!__atomic_load_n(&opp_drop_block, __ATOMIC_RELAXED))
             break; /* another thread gave up waiting */
         if (opp_mono_ns() >= deadline) {
             if (__atomic_exchange_n(&opp_drop_block, 0, __ATOMIC_RELAXED))
-                say("the collector made no room within 1 s (OPPROF_DROP=block): records that "
+                say("the collector read nothing for 1 s (OPPROF_DROP=block): records that "
                     "do not fit are dropped and counted from now on", "", "");
             break;
         }
@@ -233,6 +271,12 @@ struct opp_ring_hdr *opp_thread_attach(void)
         give_up("cannot create a trace buffer (memfd_create)", errno);
         goto out;
     }
+    struct rlimit fs; /* lowered since we started: growing past it raises SIGXFSZ */
+    if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY && bytes > fs.rlim_cur) {
+        give_up("the file size limit (ulimit -f) is below a trace buffer, profiling off", 0);
+        close(fd);
+        goto out;
+    }
     if (ftruncate(fd, (off_t)bytes) < 0 ||
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
         give_up("cannot size a trace buffer", errno);
@@ -258,10 +302,12 @@ struct opp_ring_hdr *opp_thread_attach(void)
     int rc = !G.on ? -ENOTCONN : socket_ready();
     if (!rc)
         rc = opp_send_msg(G.sock, OPP_MSG_RING, body, sizeof body, fd);
+    if (rc && G.on)
+        connection_lost("the collector took no new thread's buffer within 2 s (stopped, or "
+                        "gone), profiling off", -rc);
     pthread_mutex_unlock(&G.lock);
     close(fd);
     if (rc) {
-        give_up("collector is gone, profiling stopped (sending a buffer failed)", -rc);
         munmap(r, bytes);
         r = NULL;
         goto out;
@@ -469,6 +515,7 @@ static void at_child(void)
     struct opp_ring_hdr *r = opp_tls.ring;
     opp_tls.ring = NULL;
     opp_tls.state = OPP_T_NEW;
+    opp_tls.publishing = 0; /* a fork from a handler inside a publish */
     pthread_setspecific(G.key, NULL);
     if (r)
         munmap(r, opp_ring_bytes(r->capacity));
@@ -633,9 +680,13 @@ __attribute__((destructor)) static void opp_fini(void)
                 G.root ? "; what it holds is in " : "", G.root ? G.output : "");
     } else if (G.root && got == sizeof counts && counts[3]) {
         char n1[24], n2[24], what[160];
-        snprintf(what, sizeof what, " (%s): it holds the first %s events of %s; the rest is lost",
-                 strerror((int)counts[3]), u2s(counts[4], n1, sizeof n1),
-                 u2s(counts[0], n2, sizeof n2));
+        if (counts[4] >= counts[0]) /* only the final sync or close failed */
+            snprintf(what, sizeof what, " when it was synced (%s): its last writes may be missing",
+                     strerror((int)counts[3]));
+        else
+            snprintf(what, sizeof what, " (%s): it holds the first %s events of %s; the rest is "
+                     "lost", strerror((int)counts[3]), u2s(counts[4], n1, sizeof n1),
+                     u2s(counts[0], n2, sizeof n2));
         say("writing the trace failed: ", G.output, what);
     } else if (G.root) {
         char n1[24], n2[24];

@@ -142,8 +142,10 @@ static char **child_env(const char *lib, const char *sock)
 static int finish_trace(const char *sock, uint64_t done[OPP_DONE_FIELDS], struct opp_patience *p)
 {
     int fd = opp_connect_within(sock, 2000);
-    if (fd < 0)
+    if (fd < 0) {
+        p->state = opp_proc_state(p->pid);
         return fd;
+    }
     uint32_t linger = FINISH_LINGER_MS;
     int rc = opp_send_msg(fd, OPP_MSG_FINISH, &linger, sizeof linger, -1);
     uint32_t got = 0;
@@ -353,10 +355,15 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: the collector %s: %s holds what it wrote before\n",
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
     } else if (done[4]) { /* the disk filled (or a size limit): say what the file holds */
-        fprintf(stderr, "opprof run: writing %s failed (%s): it holds the first %llu events of "
-                        "%llu; the rest is lost\n",
-                out, strerror((int)done[4]), (unsigned long long)done[5],
-                (unsigned long long)done[0]);
+        if (done[5] >= done[0]) /* only the final sync or close failed */
+            fprintf(stderr, "opprof run: writing %s failed when it was synced (%s): its last "
+                            "writes may be missing\n",
+                    out, strerror((int)done[4]));
+        else
+            fprintf(stderr, "opprof run: writing %s failed (%s): it holds the first %llu events "
+                            "of %llu; the rest is lost\n",
+                    out, strerror((int)done[4]), (unsigned long long)done[5],
+                    (unsigned long long)done[0]);
         return code ? code : 1;
     } else if (!quiet && !rc) {
         show_report(out, limit);

@@ -161,8 +161,10 @@ END_TEST
  * so once, and drops (and counts) from then on. */
 START_TEST(drop_block_records_every_call)
 {
-    struct tu_env te;
-    char **env = tu_preload_env(&te, trace, "OPPROF_BUFFER=1024 OPPROF_DROP=block");
+    char pre[4200], outv[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
+    char *env[] = {pre, outv, "OPPROF_SOCKET=", "OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL};
     char *err = tu_path(dir, "err");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "2000000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
@@ -176,8 +178,7 @@ START_TEST(drop_block_records_every_call)
     free(e);
 
     int cpid = start_collector();
-    char pre[4200], sk[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    char sk[4200];
     snprintf(sk, sizeof sk, "OPPROF_SOCKET=%s", sock);
     char *env2[] = {pre, sk, "OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL};
     char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
@@ -193,7 +194,7 @@ START_TEST(drop_block_records_every_call)
     kill(cpid, SIGCONT);
     ck_assert_int_eq(finish_collector(cpid), 0);
     e = tu_slurp(err);
-    ck_assert_str_eq(e, "opprof: the collector made no room within 1 s (OPPROF_DROP=block): "
+    ck_assert_str_eq(e, "opprof: the collector read nothing for 1 s (OPPROF_DROP=block): "
                         "records that do not fit are dropped and counted from now on\n");
     m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
@@ -447,6 +448,30 @@ START_TEST(program_closes_our_descriptor)
     ck_assert_uint_eq(m->nprocs, 1);
     ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 3000);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+/* A daemon's child that closes every descriptor before its first call
+ * (no ring yet: nothing for the collector to keep reading) comes back as a
+ * new instance of the same process: every call recorded, nothing said. */
+START_TEST(daemon_child_closes_descriptors)
+{
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "daemon", "100", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "daemon child 101\ndaemon 202\n");
+    ck_assert_str_eq(e, "");
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 100 + 101 + 102);
     ck_assert_uint_eq(m->dropped, 0);
     opp_model_free(m);
     free(o), free(e), free(out), free(err);
@@ -922,6 +947,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, hostile_clients);
     tcase_add_test(tc, ring_header_rewritten);
     tcase_add_test(tc, program_closes_our_descriptor);
+    tcase_add_test(tc, daemon_child_closes_descriptors);
     tcase_add_test(tc, collector_stopped_process_exit);
     tcase_add_test(tc, collector_stopped_root_exit);
     tcase_add_test(tc, collector_stopped_run);

@@ -15,6 +15,8 @@
  *   paced N US         N calls, sleeping US microseconds after each
  *   sigblas N          N calls while another thread signals this one as fast as it
  *                      can; the handler makes one call; prints how many in all
+ *   daemon N           N calls, fork: the child closes every descriptor above 2, makes
+ *                      N+1 calls and exits; the parent N+2 more
  *   closefds N         N calls; closes every descriptor above 2, as a daemon does,
  *                      and puts a socket of its own at each of those numbers;
  *                      N calls on a new thread, N more here; prints the sum and
@@ -93,6 +95,21 @@ static void *signaller(void *p)
     while (!main_done)
         pthread_kill(main_thread, SIGUSR1);
     return NULL;
+}
+
+/* The descriptors above 2 this process has open (at most 256). */
+static int open_fds(int *fds)
+{
+    int nfd = 0;
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *e; d && (e = readdir(d)) && nfd < 256;) {
+        int fd = atoi(e->d_name);
+        if (fd > 2 && fd != dirfd(d))
+            fds[nfd++] = fd;
+    }
+    if (d)
+        closedir(d);
+    return nfd;
 }
 
 static void self_path(char *buf, size_t cap)
@@ -233,17 +250,27 @@ int main(int argc, char **argv)
         main_done = 1;
         pthread_join(th, NULL);
         printf("sigblas %ld handled %ld\n", n + (long)handled, (long)handled);
+    } else if (!strcmp(mode, "daemon")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) { /* a daemon's child: every descriptor above 2 closed first */
+            int fds[256];
+            int nfd = open_fds(fds);
+            for (int i = 0; i < nfd; i++)
+                close(fds[i]);
+            printf("daemon child %.0f\n", calls(n + 1));
+            fflush(stdout);
+            _exit(0);
+        }
+        waitpid(pid, NULL, 0);
+        printf("daemon %.0f\n", s + calls(n + 2));
     } else if (!strcmp(mode, "closefds")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
-        int fds[256], nfd = 0;
-        DIR *d = opendir("/proc/self/fd");
-        for (struct dirent *e; d && (e = readdir(d)) && nfd < 256;) {
-            int fd = atoi(e->d_name);
-            if (fd > 2 && fd != dirfd(d))
-                fds[nfd++] = fd;
-        }
-        closedir(d);
+        int fds[256];
+        int nfd = open_fds(fds);
         for (int i = 0; i < nfd; i++)
             close(fds[i]);
         int sp[2];
