@@ -291,3 +291,42 @@ int tu_collector_finish(int pid, const char *sock)
     close(fd);
     return rc ? -1 : tu_code(tu_wait(pid));
 }
+
+int tu_collector_of(const char *trace, char *sock, size_t cap)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        DIR *d = opendir("/proc");
+        int found = 0;
+        for (struct dirent *e; d && !found && (e = readdir(d));) {
+            char path[300], cmd[8192];
+            snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                continue;
+            size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+            fclose(f);
+            cmd[n] = 0;
+            if (!strstr(cmd, "opprof-collector"))
+                continue;
+            const char *s = NULL, *prev = "";
+            int has_trace = 0;
+            for (size_t i = 0; i < n; i += strlen(cmd + i) + 1) {
+                has_trace |= !strcmp(prev, "--output") && !strcmp(cmd + i, trace);
+                if (!strcmp(prev, "--socket"))
+                    s = cmd + i;
+                prev = cmd + i;
+            }
+            if (has_trace) {
+                found = atoi(e->d_name);
+                if (sock && s)
+                    snprintf(sock, cap, "%s", s);
+            }
+        }
+        if (d)
+            closedir(d);
+        if (found)
+            return found;
+        usleep(10000);
+    }
+    return -1;
+}

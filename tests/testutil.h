@@ -57,6 +57,11 @@ int tu_wait_file(const char *path, int ms);
 int tu_collector_start(const char *sock, const char *trace, const char *extra);
 int tu_collector_finish(int pid, const char *sock);
 
+/* The running collector that writes trace (found by its command line,
+ * waiting up to 2 s for it): its pid, and its socket path into sock (cap
+ * bytes) unless NULL; -1 when there is none. */
+int tu_collector_of(const char *trace, char *sock, size_t cap);
+
 /* The environment of a plain LD_PRELOAD run writing trace (its own
  * collector: OPPROF_SOCKET unset), plus up to 4 extra entries. */
 struct tu_env {

@@ -2,7 +2,6 @@
  * buffers overflow, hostile clients connect, arguments are wrong. The
  * profiled program must never notice. */
 #include <check.h>
-#include <dirent.h>
 #include <sys/un.h>
 #include <stdio.h>
 #include <errno.h>
@@ -478,36 +477,6 @@ START_TEST(daemon_child_closes_descriptors)
 }
 END_TEST
 
-/* The pid of the collector writing trace path t (by its command line). */
-static int collector_of(const char *t)
-{
-    for (int tries = 0; tries < 200; tries++) {
-        DIR *d = opendir("/proc");
-        int found = 0;
-        for (struct dirent *e; d && !found && (e = readdir(d));) {
-            char path[300], cmd[4096];
-            snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            size_t n = fread(cmd, 1, sizeof cmd - 1, f);
-            fclose(f);
-            cmd[n] = 0;
-            int is_collector = strstr(cmd, "opprof-collector") != NULL, has_trace = 0;
-            for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
-                has_trace |= !strcmp(cmd + i, t);
-            if (is_collector && has_trace)
-                found = atoi(e->d_name);
-        }
-        if (d)
-            closedir(d);
-        if (found)
-            return found;
-        usleep(10000);
-    }
-    return -1;
-}
-
 /* A program (argv: scenarios pause 1000 DIR) whose collector is stopped
  * (SIGSTOP) halfway: it exits within max_ms of being let go, with exit
  * code 3 and want_err among the lines on stderr (lines of them; -N: 1 to
@@ -521,7 +490,7 @@ static void collector_stopped(char **argv, char **env, int cpid, const char *wan
     int pid = tu_spawn(argv, env, out, err);
     ck_assert_int_eq(tu_wait_file(half, 10000), 0);
     if (cpid <= 0)
-        cpid = collector_of(trace);
+        cpid = tu_collector_of(trace, NULL, 0);
     ck_assert_int_gt(cpid, 0);
     usleep(100000); /* the first half drained */
     ck_assert_int_eq(kill(cpid, SIGSTOP), 0);

@@ -645,7 +645,9 @@ START_TEST(torch_ctl_stop_start)
                        NULL, NULL, NULL);
     ck_assert_int_gt(pid, 0);
     ck_assert_int_eq(tu_wait_file(p1, 60000), 0);
-    char *ctl[] = {(char *)tu_tool("opprof"), "ctl", "stop", NULL};
+    char sock[4200]; /* this run's: other collectors may be running */
+    ck_assert_int_gt(tu_collector_of(trace, sock, sizeof sock), 0);
+    char *ctl[] = {(char *)tu_tool("opprof"), "ctl", "stop", "--socket", sock, NULL};
     ck_assert_int_eq(tu_code(tu_run(ctl, NULL, NULL, NULL)), 0);
     touch("go2");
     ck_assert_int_eq(tu_wait_file(p2, 60000), 0);
