@@ -30,8 +30,10 @@ LDLIBS_BASE := -pthread -ldl -lm
 DEPFLAGS := -MMD -MP
 # gzip exports: with zlib1g-dev only (without it, a .gz output is refused)
 HAVE_ZLIB := $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
-REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz)
-CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB)
+# the SQLite export: with libsqlite3-dev only (without it, it is refused)
+HAVE_SQLITE := $(shell printf '\043include <sqlite3.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz) $(if $(HAVE_SQLITE),-lsqlite3)
+CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB) $(if $(HAVE_SQLITE),-DOPP_HAVE_SQLITE)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The build steps of `make test` and `make demo` use every core unless
 # the caller chose a -j of its own.

@@ -16,9 +16,10 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # frames in code stacks; clang and libclang-rt-dev: libFuzzer for make fuzz
 # and the fuzz step of make test (clang only recommends the runtime, and
 # recommends are not installed here; without them the step replays its
-# seeds under gcc's sanitizers).
+# seeds under gcc's sanitizers); libsqlite3-dev: `opprof export sqlite`
+# (without it the export is refused in one line).
 optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ python3-dev ltrace uftrace libdnnl-dev libxnnpack-dev
-          libpthreadpool-dev chromium time clang libclang-rt-dev)
+          libpthreadpool-dev chromium time clang libclang-rt-dev libsqlite3-dev)
 
 missing() {
     local p

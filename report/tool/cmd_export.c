@@ -244,6 +244,7 @@ struct export_req {
     long long device;                 /* memory: --device, OPP_MEM_FIRST, OPP_MEM_CPU */
     int cuda, frames;                 /* stacks, flamegraph: --metric, --frames */
     int svg;                          /* OUT ends in .svg */
+    const char *path;                 /* the file being written, NULL: standard output */
 };
 
 static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t errlen)
@@ -271,6 +272,22 @@ static int write_html(const struct export_req *r, FILE *f, char *err, size_t err
     return export_html(r->traces, r->n, f, err, errlen);
 }
 
+/* SQLite writes its own file (the temporary one, renamed when complete):
+ * not through f. */
+static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    (void)f;
+    if (!r->path) {
+        snprintf(err, errlen, "sqlite needs an output file: -o OUT.sqlite");
+        return -1;
+    }
+    struct opp_model *m = load_calls(r->traces, r->n, "export sqlite", err, errlen);
+    if (!m)
+        return -1;
+    unlink(r->path); /* the empty temporary file: SQLite makes its own */
+    return model_done(m, opp_export_sqlite(m, r->path, err, errlen), err, errlen);
+}
+
 static const struct export_format {
     const char *name;
     int (*write)(const struct export_req *r, FILE *f, char *err, size_t errlen);
@@ -281,6 +298,7 @@ static const struct export_format {
     {"flamegraph", write_flamegraph, 0},
     {"memory", write_memory, 0},
     {"html", write_html, 0},
+    {"sqlite", write_sqlite, 0},
 };
 
 /* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
@@ -390,6 +408,7 @@ int cmd_export(int argc, char **argv)
             "[-o OUT.svg]\n"
             "       opprof export memory TRACE... [--device N|cpu] [-o OUT.json|OUT.svg]\n"
             "       opprof export html TRACE... [-o OUT.html]\n"
+            "       opprof export sqlite TRACE... -o OUT.sqlite\n"
             "\n"
             "Write a trace in another tool's format. Several traces (one per host) make one\n"
             "export, merged as `opprof report A B` merges them: each trace's times moved onto\n"
@@ -412,7 +431,10 @@ int cmd_export(int argc, char **argv)
             "                ending in .svg, a plot with the peak marked and the operators\n"
             "                that allocated most\n"
             "  html          one self-contained page: the table, the flame graph, each GPU\n"
-            "                stream's busy and idle time, each device's memory plot\n",
+            "                stream's busy and idle time, each device's memory plot\n"
+            "  sqlite        an SQLite database (docs/SQLITE.md): processes, threads, every\n"
+            "                CPU operator with its parent, shapes, FLOPs, status and\n"
+            "                correlation ids, GPU operations and memory records\n",
         .col = 20,
         .options = options,
     };
@@ -420,7 +442,7 @@ int cmd_export(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (argc - first < 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html "
+        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html|sqlite "
                                "TRACE... [-o OUT])\n",
                 argc - first ? "which trace?" : "which format and trace?");
         return 2;
@@ -483,7 +505,7 @@ int cmd_export(int argc, char **argv)
     }
     char err[600] = "";
     const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
-                                   out_path && ends_with(out_path, ".svg")};
+                                   out_path && ends_with(out_path, ".svg"), tmp};
     int rc = fmt->write(&req, f, err, sizeof err);
     if (out_path) {
         int cerr = fclose(f);

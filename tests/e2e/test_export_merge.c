@@ -215,7 +215,7 @@ START_TEST(export_needs_a_trace)
     char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", NULL}), 2);
     ck_assert_str_eq(err, "opprof export: which trace? (usage: opprof export "
-                          "chrome|stacks|flamegraph|memory|html TRACE... [-o OUT])\n");
+                          "chrome|stacks|flamegraph|memory|html|sqlite TRACE... [-o OUT])\n");
     free(err);
 }
 END_TEST

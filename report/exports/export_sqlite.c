@@ -1,0 +1,316 @@
+/* `opprof export sqlite`: the loaded trace as an SQLite database in the
+ * schema of docs/SQLITE.md (version OPP_SQLITE_SCHEMA): one transaction,
+ * one prepared statement per table, indexes made after the rows. */
+#include "exports/export.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model.h"
+#include "ops.h"
+
+#ifdef OPP_HAVE_SQLITE
+#include <sqlite3.h>
+
+#define OPP_SQLITE_SCHEMA 1
+
+static const char schema[] =
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);\n"
+    "CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,\n"
+    "  parent_id INTEGER, rank INTEGER, host TEXT, exe TEXT, cmdline TEXT,\n"
+    "  start_ns INTEGER, end_ns INTEGER, end_how TEXT);\n"
+    "CREATE TABLE threads (id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER,\n"
+    "  name TEXT, dropped INTEGER);\n"
+    "CREATE TABLE cpu_ops (id INTEGER PRIMARY KEY, thread_id INTEGER, parent_id INTEGER,\n"
+    "  start_ns INTEGER, end_ns INTEGER, self_ns INTEGER, depth INTEGER,\n"
+    "  name_id INTEGER, library_id INTEGER, kind TEXT, shapes TEXT, dtype TEXT,\n"
+    "  flops INTEGER, bytes INTEGER, status INTEGER, correlation_id INTEGER,\n"
+    "  external_id INTEGER, open INTEGER);\n"
+    "CREATE TABLE gpu_ops (id INTEGER PRIMARY KEY, process_id INTEGER, kind TEXT,\n"
+    "  start_ns INTEGER, end_ns INTEGER, device INTEGER, stream INTEGER,\n"
+    "  correlation_id INTEGER, name TEXT, bytes INTEGER, cpu_op_id INTEGER,\n"
+    "  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n"
+    "  block_x INTEGER, block_y INTEGER, block_z INTEGER);\n"
+    "CREATE TABLE gpu_memory (id INTEGER PRIMARY KEY, process_id INTEGER, time_ns INTEGER,\n"
+    "  device INTEGER, bytes INTEGER, address INTEGER, correlation_id INTEGER,\n"
+    "  cpu_op_id INTEGER);\n";
+
+static const char indexes[] =
+    "CREATE INDEX cpu_ops_name ON cpu_ops(name_id);\n"
+    "CREATE INDEX cpu_ops_correlation ON cpu_ops(correlation_id)\n"
+    "  WHERE correlation_id IS NOT NULL;\n"
+
+    "CREATE INDEX gpu_ops_correlation ON gpu_ops(correlation_id);\n"
+    "CREATE INDEX gpu_ops_name ON gpu_ops(name);\n";
+
+struct db {
+    sqlite3 *h;
+    char *err;
+    size_t errlen;
+    int failed;
+};
+
+static int fail(struct db *d, const char *what)
+{
+    if (!d->failed)
+        snprintf(d->err, d->errlen, "sqlite: %s: %s", what, sqlite3_errmsg(d->h));
+    d->failed = 1;
+    return -1;
+}
+
+static sqlite3_stmt *prepare(struct db *d, const char *sql)
+{
+    sqlite3_stmt *s = NULL;
+    if (!d->failed && sqlite3_prepare_v2(d->h, sql, -1, &s, NULL) != SQLITE_OK)
+        fail(d, sql);
+    return s;
+}
+
+/* Bind values 1..n in order: 'i' int64, 'u' uint64 (as int64), 'z' uint64
+ * with 0 as NULL (an id that is not there), 't' text (NULL: SQL NULL);
+ * then step and reset. */
+static void row(struct db *d, sqlite3_stmt *s, const char *types, ...)
+{
+    if (d->failed)
+        return;
+    va_list ap;
+    va_start(ap, types);
+    for (int i = 0; types[i]; i++) {
+        int k = i + 1;
+        switch (types[i]) {
+        case 'i':
+            sqlite3_bind_int64(s, k, va_arg(ap, int64_t));
+            break;
+        case 'u':
+            sqlite3_bind_int64(s, k, (int64_t)va_arg(ap, uint64_t));
+            break;
+        case 'z': {
+            uint64_t v = va_arg(ap, uint64_t);
+            if (v)
+                sqlite3_bind_int64(s, k, (int64_t)v);
+            else
+                sqlite3_bind_null(s, k);
+            break;
+        }
+        case 't': {
+            const char *t = va_arg(ap, const char *);
+            if (t) /* the caller's text stays put until the step */
+                sqlite3_bind_text(s, k, t, -1, SQLITE_STATIC);
+            else
+                sqlite3_bind_null(s, k);
+            break;
+        }
+        default:
+            sqlite3_bind_null(s, k);
+        }
+    }
+    va_end(ap);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(d, "insert");
+    sqlite3_reset(s);
+}
+
+static const char *end_how(uint32_t how)
+{
+    return how ? opp_end_how_name(how) : NULL;
+}
+
+static const char *gpu_kind(uint8_t type)
+{
+    switch (type) {
+    case OPP_GPU_KERNEL:
+        return "kernel";
+    case OPP_GPU_MEMCPY:
+        return "memcpy";
+    case OPP_GPU_MEMSET:
+        return "memset";
+    case OPP_GPU_SYNC:
+        return "sync";
+    case OPP_GPU_OVERHEAD:
+        return "overhead";
+    }
+    return "other";
+}
+
+static void put_meta(struct db *d, const struct opp_model *m)
+{
+    sqlite3_stmt *s = prepare(d, "INSERT INTO meta VALUES (?, ?)");
+    char v[64];
+    snprintf(v, sizeof v, "%d", OPP_SQLITE_SCHEMA);
+    row(d, s, "tt", "schema_version", v);
+    snprintf(v, sizeof v, "%u", m->sum.version);
+    row(d, s, "tt", "trace_format", v);
+    row(d, s, "tt", "clock", "CLOCK_MONOTONIC ns");
+    row(d, s, "tt", "complete", m->sum.complete && !m->procs_cut ? "1" : "0");
+    const char *host = m->nprocs ? opp_process_info(&m->procs[0], "host") : NULL;
+    row(d, s, "tt", "host", host);
+    sqlite3_finalize(s);
+}
+
+static void put_processes(struct db *d, const struct opp_model *m)
+{
+    sqlite3_stmt *sp = prepare(d, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; i < m->nprocs && !d->failed; i++) {
+        const struct opp_process *p = &m->procs[i];
+        char cmd[4096];
+        size_t len = 0;
+        cmd[0] = 0;
+        for (uint32_t a = 0; a < p->argc && len < sizeof cmd; a++) {
+            int w = snprintf(cmd + len, sizeof cmd - len, "%s%s", a ? " " : "", p->argv[a]);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        row(d, sp, "iiiiitttiit", (int64_t)i, (int64_t)p->pid, (int64_t)p->ppid,
+            p->parent_proc ? (int64_t)p->parent_proc - 1 : (int64_t)-1, p->rank,
+            opp_process_info(p, "host"), p->exe, cmd, (int64_t)p->start_ns,
+            p->end_how ? (int64_t)p->end_ns : (int64_t)-1, end_how(p->end_how));
+    }
+    sqlite3_finalize(sp);
+    sqlite3_stmt *st = prepare(d, "INSERT INTO threads VALUES (?,?,?,?,?)");
+    for (size_t i = 0; i < m->nthreads && !d->failed; i++) {
+        const struct opp_thread *t = &m->threads[i];
+        row(d, st, "iiitu", (int64_t)i, (int64_t)t->proc, (int64_t)t->tid, t->name, t->dropped);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The operands and dims in use of both alike (the rest is not set). */
+static int shapes_eq(const struct opp_shapes *a, const struct opp_shapes *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->rank[i] != b->rank[i] ||
+            memcmp(a->dim[i], b->dim[i], (size_t)a->rank[i] * sizeof a->dim[i][0]))
+            return 0;
+    return 1;
+}
+
+/* cpu_ops ids: the events of thread 0, then thread 1's...: base[t] + i. */
+static void put_cpu_ops(struct db *d, const struct opp_model *m, const uint64_t *base)
+{
+    sqlite3_stmt *s = prepare(d, "INSERT INTO cpu_ops VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    struct opp_shapes last = {.n = -1}; /* the last shapes formatted: calls repeat */
+    char shapes[512] = "";
+    for (size_t ti = 0; ti < m->nthreads && !d->failed; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; i < t->nevents && !d->failed; i++) {
+            const struct opp_event *e = &t->events[i];
+            const struct opp_func *f = opp_event_func(m, t, e);
+            const uint64_t *args = opp_event_args(t, e);
+            uint32_t n = args ? e->nargs : 0, kind = f->kind;
+            struct opp_shapes sh;
+            opp_op_shapes(kind, args, n, &sh);
+            if (sh.n && !shapes_eq(&sh, &last)) {
+                opp_shapes_format(&sh, shapes, sizeof shapes);
+                last = sh;
+            }
+            uint32_t dt = opp_op_dtype(kind, f->dtype, args, n);
+            uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && n > OPP_COL_CUDA_CORR
+                                ? args[OPP_COL_CUDA_CORR]
+                                : 0;
+            uint64_t ext = opp_op_extid(kind, args, n);
+            int64_t status = opp_op_status(kind, args, n);
+            /* collectives: bytes per rank; CPU memory: + allocated, - freed */
+            int64_t bytes = opp_kind_base(kind) == OPP_OP_MEMORY ? opp_cpu_mem_bytes(m, t, e)
+                                                                 : (int64_t)opp_op_bytes(kind, args, n);
+            row(d, s, "uiiuuuiiitttuiizzi", base[ti] + i, (int64_t)ti,
+                e->parent == OPP_NO_PARENT ? (int64_t)-1 : (int64_t)(base[ti] + e->parent),
+                e->begin_ns, e->end_ns, e->self_ns, (int64_t)e->depth, (int64_t)e->name,
+                (int64_t)f->lib, opp_op_kind_name(kind), sh.n ? shapes : NULL,
+                dt ? opp_dtype_name(dt) : NULL, opp_op_flops(kind, dt, args, n), bytes, status,
+                corr, ext,
+                (int64_t)((e->flags & OPP_EV_OPEN) != 0));
+        }
+    }
+    sqlite3_finalize(s);
+}
+
+static int64_t cpu_op_of(const uint64_t *base, uint32_t thread, uint32_t event)
+{
+    return thread == OPP_GPU_NONE ? -1 : (int64_t)(base[thread] + event);
+}
+
+static void put_gpu(struct db *d, const struct opp_model *m, const uint64_t *base)
+{
+    sqlite3_stmt *s =
+        prepare(d, "INSERT INTO gpu_ops VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; i < m->gpu.nops && !d->failed; i++) {
+        const struct opp_gpu_op *g = &m->gpu.ops[i];
+        const struct opp_gpu_launch *l =
+            g->launch != OPP_GPU_NONE ? &m->gpu.launches[g->launch] : NULL;
+        row(d, s, "iituuiiitui" "iiiiii", (int64_t)i, (int64_t)g->proc, gpu_kind(g->type),
+            g->start_ns, g->end_ns, (int64_t)g->device, (int64_t)g->stream, (int64_t)g->corr,
+            opp_model_str(m, g->name), g->bytes, cpu_op_of(base, g->thread, g->event),
+            (int64_t)(l ? l->grid[0] : 0), (int64_t)(l ? l->grid[1] : 0),
+            (int64_t)(l ? l->grid[2] : 0), (int64_t)(l ? l->block[0] : 0),
+            (int64_t)(l ? l->block[1] : 0), (int64_t)(l ? l->block[2] : 0));
+    }
+    sqlite3_finalize(s);
+    s = prepare(d, "INSERT INTO gpu_memory VALUES (?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; i < m->gpu.nmem && !d->failed; i++) {
+        const struct opp_gpu_mem *g = &m->gpu.mem[i];
+        row(d, s, "iiuiiuii", (int64_t)i, (int64_t)g->proc, g->time_ns, (int64_t)g->device,
+            g->bytes, g->address, (int64_t)g->corr, cpu_op_of(base, g->thread, g->event));
+    }
+    sqlite3_finalize(s);
+}
+
+int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen)
+{
+    struct db d = {.err = err, .errlen = errlen};
+    if (sqlite3_open_v2(path, &d.h,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "sqlite: cannot create %s: %s", path,
+                 d.h ? sqlite3_errmsg(d.h) : "out of memory");
+        sqlite3_close(d.h);
+        return -1;
+    }
+    uint64_t *base = calloc(m->nthreads + 1, sizeof *base);
+    if (!base) {
+        snprintf(err, errlen, "out of memory");
+        sqlite3_close(d.h);
+        return -1;
+    }
+    for (size_t i = 0; i < m->nthreads; i++)
+        base[i + 1] = base[i] + m->threads[i].nevents;
+    /* A new file written once: no journal, no sync until it is closed. */
+    if (sqlite3_exec(d.h,
+                     "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                     "PRAGMA temp_store=MEMORY;"
+                     "PRAGMA cache_size=-131072; BEGIN;",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(d.h, schema, NULL, NULL, NULL) != SQLITE_OK)
+        fail(&d, "schema");
+    put_meta(&d, m);
+    sqlite3_stmt *s = prepare(&d, "INSERT INTO strings VALUES (?, ?)");
+    for (uint32_t i = 0; i < m->nstrs && !d.failed; i++)
+        row(&d, s, "it", (int64_t)i, m->strs[i] ? m->strs[i] : "");
+    sqlite3_finalize(s);
+    put_processes(&d, m);
+    put_cpu_ops(&d, m, base);
+    put_gpu(&d, m, base);
+    if (!d.failed && (sqlite3_exec(d.h, indexes, NULL, NULL, NULL) != SQLITE_OK ||
+                      sqlite3_exec(d.h, "COMMIT;", NULL, NULL, NULL) != SQLITE_OK))
+        fail(&d, "commit");
+    free(base);
+    if (sqlite3_close(d.h) != SQLITE_OK && !d.failed) {
+        snprintf(err, errlen, "sqlite: cannot close %s", path);
+        d.failed = 1;
+    }
+    return d.failed ? -1 : 0;
+}
+
+#else
+
+int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen)
+{
+    (void)m, (void)path;
+    snprintf(err, errlen, "this opprof was built without SQLite (libsqlite3-dev)");
+    return -1;
+}
+
+#endif

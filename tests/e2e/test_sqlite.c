@@ -1,0 +1,140 @@
+/* `opprof export sqlite` end to end: a real BLAS program under the real
+ * preload, its database read back with SQL and compared with what
+ * `opprof report --format json` says of the same trace; bad input. */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef OPP_HAVE_SQLITE
+#include <sqlite3.h>
+#endif
+
+#include "testutil.h"
+
+TU_TRACE_FIXTURE
+
+#ifdef OPP_HAVE_SQLITE
+/* opprof export sqlite TRACE -o out: its exit code, stderr in *err. */
+static int export_db(const char *t, const char *out, char **err)
+{
+    char *e = tu_path(dir, "export.err");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "sqlite", (char *)t, "-o", (char *)out,
+                    NULL};
+    if (!out)
+        argv[4] = NULL;
+    int code = tu_code(tu_run(argv, NULL, NULL, e));
+    *err = tu_slurp(e);
+    free(e);
+    return code;
+}
+
+/* Each name's calls and summed self time from the database, as the JSON
+ * report's row of that name would print them; and the JSON itself. */
+START_TEST(totals_match_report)
+{
+    struct tu_env te;
+    char *prog[] = {(char *)tu_build("tests/progs/blas_calls"), "3", NULL};
+    ck_assert_int_eq(tu_code(tu_run(prog, tu_preload_env(&te, trace, NULL), NULL, NULL)), 0);
+    char *db = tu_path(dir, "t.sqlite"), *err;
+    ck_assert_int_eq(export_db(trace, db, &err), 0);
+    ck_assert_str_eq(err, "");
+    free(err);
+    char *js = tu_path(dir, "t.json");
+    char *rep[] = {(char *)tu_tool("opprof"), "report", trace, "--format", "json", "--limit",
+                   "1000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, js, NULL)), 0);
+    char *json = tu_slurp(js);
+
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *s;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h,
+                           "SELECT n.value, l.value, COUNT(*), SUM(c.self_ns) FROM cpu_ops c "
+                           "JOIN strings n ON n.id = c.name_id JOIN strings l ON l.id = "
+                           "c.library_id GROUP BY c.name_id ORDER BY n.value",
+                           -1, &s, NULL),
+        SQLITE_OK);
+    int rows = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        char want[512];
+        snprintf(want, sizeof want,
+                 "{\"key\": \"%s\", \"lib\": \"%s\", \"count\": %" PRId64
+                 ", \"self_cpu_time_total\": %.3f,",
+                 sqlite3_column_text(s, 0), sqlite3_column_text(s, 1),
+                 (int64_t)sqlite3_column_int64(s, 2), (double)sqlite3_column_int64(s, 3) / 1000);
+        ck_assert_msg(strstr(json, want), "not in the report: %s\n%s", want, json);
+        rows++;
+    }
+    sqlite3_finalize(s);
+    ck_assert_int_eq(rows, tu_count_lines(json, "    {\"key\": "));
+    ck_assert_int_ge(rows, 5);
+
+    /* every call a row, with its shapes and FLOPs; the metadata */
+    const char *checks[][2] = {
+        {"SELECT COUNT(*) FROM cpu_ops", "57"},
+        {"SELECT value FROM meta WHERE key = 'schema_version'", "1"},
+        {"SELECT COUNT(*) FROM processes WHERE end_how = 'exited'", "1"},
+        {"SELECT shapes || ' ' || dtype || ' ' || flops FROM cpu_ops c JOIN strings n ON n.id = "
+         "c.name_id WHERE n.value = 'cblas_dgemm' LIMIT 1",
+         "[[64, 48], [48, 32], [64, 32]] float64 196608"},
+        {"SELECT COUNT(*) FROM cpu_ops WHERE parent_id >= 0 AND parent_id NOT IN "
+         "(SELECT id FROM cpu_ops)",
+         "0"},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) {
+        ck_assert_int_eq(sqlite3_prepare_v2(h, checks[i][0], -1, &s, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+        ck_assert_msg(!strcmp((const char *)sqlite3_column_text(s, 0), checks[i][1]),
+                      "%s: %s, not %s", checks[i][0], sqlite3_column_text(s, 0), checks[i][1]);
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(h);
+    free(json), free(js), free(db);
+}
+END_TEST
+
+/* No output file; a summary trace; an output in a missing directory:
+ * one line each, exit 1, nothing left behind. */
+START_TEST(bad_input)
+{
+    struct tu_env te;
+    char *prog[] = {(char *)tu_build("tests/progs/blas_calls"), NULL};
+    char **env = tu_preload_env(&te, trace, "OPPROF_MODE=summary");
+    ck_assert_int_eq(tu_code(tu_run(prog, env, NULL, NULL)), 0);
+    char *err;
+    ck_assert_int_eq(export_db(trace, NULL, &err), 1);
+    ck_assert_str_eq(err, "opprof export: sqlite needs an output file: -o OUT.sqlite\n");
+    free(err);
+    char *db = tu_path(dir, "s.sqlite");
+    ck_assert_int_eq(export_db(trace, db, &err), 1);
+    ck_assert_ptr_nonnull(strstr(err, "this is a summary trace"));
+    ck_assert_int_eq(access(db, F_OK), -1);
+    ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+    free(err), free(db);
+}
+END_TEST
+#else
+START_TEST(totals_match_report)
+{
+    fprintf(stderr, "sqlite: skipped (this opprof was built without libsqlite3-dev)\n");
+}
+END_TEST
+START_TEST(bad_input) {}
+END_TEST
+#endif
+
+Suite *suite_sqlite(void)
+{
+    Suite *s = suite_create("sqlite");
+    TCase *tc = tcase_create("export");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, totals_match_report);
+    tcase_add_test(tc, bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
