@@ -11,6 +11,10 @@
 #include "analysis/model.h"
 #include "ops.h"
 
+#define uthash_nonfatal_oom(elt) (shapes_oom = 1)
+static int shapes_oom;
+#include <uthash.h>
+
 #ifdef OPP_HAVE_SQLITE
 #include <sqlite3.h>
 
@@ -26,7 +30,7 @@ static const char schema[] =
     "  name TEXT, dropped INTEGER);\n"
     "CREATE TABLE cpu_ops (id INTEGER PRIMARY KEY, thread_id INTEGER, parent_id INTEGER,\n"
     "  start_ns INTEGER, end_ns INTEGER, self_ns INTEGER, depth INTEGER,\n"
-    "  name_id INTEGER, library_id INTEGER, kind TEXT, shapes TEXT, dtype TEXT,\n"
+    "  name_id INTEGER, library_id INTEGER, kind TEXT, shapes_id INTEGER, dtype TEXT,\n"
     "  flops INTEGER, bytes INTEGER, status INTEGER, correlation_id INTEGER,\n"
     "  external_id INTEGER, open INTEGER);\n"
     "CREATE TABLE gpu_ops (id INTEGER PRIMARY KEY, process_id INTEGER, kind TEXT,\n"
@@ -176,24 +180,67 @@ static void put_processes(struct db *d, const struct opp_model *m)
     sqlite3_finalize(st);
 }
 
-/* The operands and dims in use of both alike (the rest is not set). */
-static int shapes_eq(const struct opp_shapes *a, const struct opp_shapes *b)
+/* Shapes as strings: each distinct one formatted once and stored in
+ * `strings` (ids from the trace's last on), a call's row holds its id. */
+struct shape_id {
+    UT_hash_handle hh;
+    uint32_t id;
+    size_t len;
+    int64_t key[]; /* n, then each operand's rank and dims */
+};
+
+struct shape_ids {
+    struct shape_id *map;
+    uint32_t next;
+    sqlite3_stmt *put; /* INSERT INTO strings */
+};
+
+/* The strings.id of sh's text (0 when out of memory: then "" is named). */
+static uint32_t shape_id(struct db *d, struct shape_ids *ids, const struct opp_shapes *sh)
 {
-    if (a->n != b->n)
+    int64_t key[1 + OPP_SHAPES_MAX * (1 + OPP_RANK_MAX)];
+    size_t len = 0;
+    key[len++] = sh->n;
+    for (int i = 0; i < sh->n; i++) {
+        key[len++] = sh->rank[i];
+        for (int r = 0; r < sh->rank[i]; r++)
+            key[len++] = sh->dim[i][r];
+    }
+    struct shape_id *e;
+    HASH_FIND(hh, ids->map, key, len * sizeof *key, e);
+    if (e)
+        return e->id;
+    if (!(e = malloc(sizeof *e + len * sizeof *key)))
         return 0;
-    for (int i = 0; i < a->n; i++)
-        if (a->rank[i] != b->rank[i] ||
-            memcmp(a->dim[i], b->dim[i], (size_t)a->rank[i] * sizeof a->dim[i][0]))
-            return 0;
-    return 1;
+    e->id = ids->next++;
+    e->len = len;
+    memcpy(e->key, key, len * sizeof *key);
+    HASH_ADD_KEYPTR(hh, ids->map, e->key, len * sizeof *key, e);
+    if (shapes_oom) {
+        free(e);
+        return 0;
+    }
+    char text[512];
+    opp_shapes_format(sh, text, sizeof text);
+    row(d, ids->put, "it", (int64_t)e->id, text);
+    return e->id;
+}
+
+static void shape_ids_free(struct shape_ids *ids)
+{
+    struct shape_id *e, *tmp;
+    HASH_ITER(hh, ids->map, e, tmp) {
+        HASH_DEL(ids->map, e);
+        free(e);
+    }
+    sqlite3_finalize(ids->put);
 }
 
 /* cpu_ops ids: the events of thread 0, then thread 1's...: base[t] + i. */
 static void put_cpu_ops(struct db *d, const struct opp_model *m, const uint64_t *base)
 {
     sqlite3_stmt *s = prepare(d, "INSERT INTO cpu_ops VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    struct opp_shapes last = {.n = -1}; /* the last shapes formatted: calls repeat */
-    char shapes[512] = "";
+    struct shape_ids ids = {.next = m->nstrs, .put = prepare(d, "INSERT INTO strings VALUES (?, ?)")};
     for (size_t ti = 0; ti < m->nthreads && !d->failed; ti++) {
         const struct opp_thread *t = &m->threads[ti];
         for (size_t i = 0; i < t->nevents && !d->failed; i++) {
@@ -203,10 +250,7 @@ static void put_cpu_ops(struct db *d, const struct opp_model *m, const uint64_t 
             uint32_t n = args ? e->nargs : 0, kind = f->kind;
             struct opp_shapes sh;
             opp_op_shapes(kind, args, n, &sh);
-            if (sh.n && !shapes_eq(&sh, &last)) {
-                opp_shapes_format(&sh, shapes, sizeof shapes);
-                last = sh;
-            }
+            uint32_t shapes = sh.n ? shape_id(d, &ids, &sh) : 0;
             uint32_t dt = opp_op_dtype(kind, f->dtype, args, n);
             uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && n > OPP_COL_CUDA_CORR
                                 ? args[OPP_COL_CUDA_CORR]
@@ -216,16 +260,17 @@ static void put_cpu_ops(struct db *d, const struct opp_model *m, const uint64_t 
             /* collectives: bytes per rank; CPU memory: + allocated, - freed */
             int64_t bytes = opp_kind_base(kind) == OPP_OP_MEMORY ? opp_cpu_mem_bytes(m, t, e)
                                                                  : (int64_t)opp_op_bytes(kind, args, n);
-            row(d, s, "uiiuuuiiitttuiizzi", base[ti] + i, (int64_t)ti,
+            row(d, s, "uiiuuuiiitztuiizzi", base[ti] + i, (int64_t)ti,
                 e->parent == OPP_NO_PARENT ? (int64_t)-1 : (int64_t)(base[ti] + e->parent),
                 e->begin_ns, e->end_ns, e->self_ns, (int64_t)e->depth, (int64_t)e->name,
-                (int64_t)f->lib, opp_op_kind_name(kind), sh.n ? shapes : NULL,
+                (int64_t)f->lib, opp_op_kind_name(kind), (uint64_t)shapes,
                 dt ? opp_dtype_name(dt) : NULL, opp_op_flops(kind, dt, args, n), bytes, status,
                 corr, ext,
                 (int64_t)((e->flags & OPP_EV_OPEN) != 0));
         }
     }
     sqlite3_finalize(s);
+    shape_ids_free(&ids);
 }
 
 static int64_t cpu_op_of(const uint64_t *base, uint32_t thread, uint32_t event)

@@ -78,8 +78,8 @@ START_TEST(totals_match_report)
         {"SELECT COUNT(*) FROM cpu_ops", "57"},
         {"SELECT value FROM meta WHERE key = 'schema_version'", "1"},
         {"SELECT COUNT(*) FROM processes WHERE end_how = 'exited'", "1"},
-        {"SELECT shapes || ' ' || dtype || ' ' || flops FROM cpu_ops c JOIN strings n ON n.id = "
-         "c.name_id WHERE n.value = 'cblas_dgemm' LIMIT 1",
+        {"SELECT sh.value || ' ' || dtype || ' ' || flops FROM cpu_ops c JOIN strings n ON n.id = "
+         "c.name_id JOIN strings sh ON sh.id = c.shapes_id WHERE n.value = 'cblas_dgemm' LIMIT 1",
          "[[64, 48], [48, 32], [64, 32]] float64 196608"},
         {"SELECT COUNT(*) FROM cpu_ops WHERE parent_id >= 0 AND parent_id NOT IN "
          "(SELECT id FROM cpu_ops)",
