@@ -63,7 +63,8 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out);
 /* The loaded trace as an SQLite database at path (a new file), in the
  * schema of docs/SQLITE.md: strings, processes, threads, every CPU
  * operator with its shapes, FLOPs, status and correlation ids, GPU
- * operations and memory records. 0, or -1 with err set (also when built
+ * operations, memory records and the program's steps. 0, or -1 with err
+ * set (also when built
  * without libsqlite3-dev). */
 struct opp_model;
 int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/model.h"
+#include "analysis/step_times.h"
 #include "ops.h"
 
 #define uthash_nonfatal_oom(elt) (shapes_oom = 1)
@@ -40,7 +41,9 @@ static const char schema[] =
     "  block_x INTEGER, block_y INTEGER, block_z INTEGER);\n"
     "CREATE TABLE gpu_memory (id INTEGER PRIMARY KEY, process_id INTEGER, time_ns INTEGER,\n"
     "  device INTEGER, bytes INTEGER, address INTEGER, correlation_id INTEGER,\n"
-    "  cpu_op_id INTEGER);\n";
+    "  cpu_op_id INTEGER);\n"
+    "CREATE TABLE steps (id INTEGER PRIMARY KEY, thread_id INTEGER, start_ns INTEGER,\n"
+    "  end_ns INTEGER, cpu_ns INTEGER, gpu_ns INTEGER);\n";
 
 static const char indexes[] =
     "CREATE INDEX cpu_ops_name ON cpu_ops(name_id);\n"
@@ -303,6 +306,33 @@ static void put_gpu(struct db *d, const struct opp_model *m, const uint64_t *bas
     sqlite3_finalize(s);
 }
 
+/* The program's own steps, as `opprof report --step` finds them; what
+ * they are goes to meta (`steps`). */
+static void put_steps(struct db *d, const struct opp_model *m)
+{
+    struct opp_agg_opts all = {0};
+    struct opp_steps st;
+    char what[200] = "";
+    if (d->failed)
+        return;
+    if (opp_steps_default(m, &all, &st, what, sizeof what)) {
+        snprintf(d->err, d->errlen, "out of memory");
+        d->failed = 1;
+        return;
+    }
+    sqlite3_stmt *s = prepare(d, "INSERT INTO meta VALUES ('steps', ?)");
+    row(d, s, "t", what);
+    sqlite3_finalize(s);
+    s = prepare(d, "INSERT INTO steps VALUES (?,?,?,?,?,?)");
+    for (size_t i = 0; i < st.n && !d->failed; i++) {
+        const struct opp_step *p = &st.steps[i];
+        row(d, s, "iiuuuu", (int64_t)i, (int64_t)p->thread, p->begin_ns, p->end_ns, p->cpu_ns,
+            p->gpu_ns);
+    }
+    sqlite3_finalize(s);
+    opp_steps_free(&st);
+}
+
 int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen)
 {
     struct db d = {.err = err, .errlen = errlen};
@@ -338,6 +368,7 @@ int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, si
     put_processes(&d, m);
     put_cpu_ops(&d, m, base);
     put_gpu(&d, m, base);
+    put_steps(&d, m);
     if (!d.failed && (sqlite3_exec(d.h, indexes, NULL, NULL, NULL) != SQLITE_OK ||
                       sqlite3_exec(d.h, "COMMIT;", NULL, NULL, NULL) != SQLITE_OK))
         fail(&d, "commit");
@@ -350,6 +381,33 @@ int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, si
 }
 
 #else
+
+/* The program's own steps, as `opprof report --step` finds them; what
+ * they are goes to meta (`steps`). */
+static void put_steps(struct db *d, const struct opp_model *m)
+{
+    struct opp_agg_opts all = {0};
+    struct opp_steps st;
+    char what[200] = "";
+    if (d->failed)
+        return;
+    if (opp_steps_default(m, &all, &st, what, sizeof what)) {
+        snprintf(d->err, d->errlen, "out of memory");
+        d->failed = 1;
+        return;
+    }
+    sqlite3_stmt *s = prepare(d, "INSERT INTO meta VALUES ('steps', ?)");
+    row(d, s, "t", what);
+    sqlite3_finalize(s);
+    s = prepare(d, "INSERT INTO steps VALUES (?,?,?,?,?,?)");
+    for (size_t i = 0; i < st.n && !d->failed; i++) {
+        const struct opp_step *p = &st.steps[i];
+        row(d, s, "iiuuuu", (int64_t)i, (int64_t)p->thread, p->begin_ns, p->end_ns, p->cpu_ns,
+            p->gpu_ns);
+    }
+    sqlite3_finalize(s);
+    opp_steps_free(&st);
+}
 
 int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen)
 {

@@ -434,7 +434,7 @@ int cmd_export(int argc, char **argv)
             "                stream's busy and idle time, each device's memory plot\n"
             "  sqlite        an SQLite database (docs/SQLITE.md): processes, threads, every\n"
             "                CPU operator with its parent, shapes, FLOPs, status and\n"
-            "                correlation ids, GPU operations and memory records\n",
+            "                correlation ids, GPU operations, memory records and steps\n",
         .col = 20,
         .options = options,
     };

@@ -97,6 +97,52 @@ START_TEST(totals_match_report)
 }
 END_TEST
 
+/* The steps table holds the steps `opprof report --step` finds (here the
+ * ProfilerStep#N of a schedule over ddot calls), as many, with its wall
+ * times; meta says what they are. */
+START_TEST(steps_match_report)
+{
+    char pre[4200], outv[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
+    char *env[] = {pre, outv, "OPPROF_SOCKET=", "OPPROF_SCHEDULE=wait=1,active=3",
+                   "OPPROF_STEP=call:cblas_ddot", NULL};
+    char *prog[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "10", NULL};
+    ck_assert_int_eq(tu_code(tu_run(prog, env, NULL, NULL)), 0);
+    char *db = tu_path(dir, "t.sqlite"), *err;
+    ck_assert_int_eq(export_db(trace, db, &err), 0);
+    free(err);
+    char *out = tu_path(dir, "steps");
+    char *rep[] = {(char *)tu_tool("opprof"), "report", trace, "--step", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, out, NULL)), 0);
+    char *text = tu_slurp(out);
+    sqlite3 *h;
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *s;
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT (SELECT value FROM meta WHERE key = 'steps'), "
+                                        "COUNT(*), MAX(end_ns - start_ns) FROM steps",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    char want[512];
+    int64_t n = sqlite3_column_int64(s, 1);
+    ck_assert_int_ge(n, 3);
+    snprintf(want, sizeof want, "Steps: %s (each call is a step), %" PRId64 " steps\n",
+             sqlite3_column_text(s, 0), n);
+    ck_assert_msg(!strncmp(text, want, strlen(want)), "%s\nnot\n%s", want, text);
+    /* the longest step, as the wall row's max column prints it */
+    snprintf(want, sizeof want, "%.3fus\n", (double)sqlite3_column_int64(s, 2) / 1000);
+    const char *wall = strstr(text, "\nwall ");
+    ck_assert_ptr_nonnull(wall);
+    ck_assert_msg(strstr(wall, want) && strstr(wall, want) < strchr(wall + 1, '\n') + 1,
+                  "longest step %s not in: %s", want, wall);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    free(text), free(out), free(db);
+}
+END_TEST
+
 /* No output file; a summary trace; an output in a missing directory:
  * one line each, exit 1, nothing left behind. */
 START_TEST(bad_input)
@@ -125,6 +171,8 @@ START_TEST(totals_match_report)
 END_TEST
 START_TEST(bad_input) {}
 END_TEST
+START_TEST(steps_match_report) {}
+END_TEST
 #endif
 
 Suite *suite_sqlite(void)
@@ -134,6 +182,7 @@ Suite *suite_sqlite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, totals_match_report);
+    tcase_add_test(tc, steps_match_report);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
     return s;
