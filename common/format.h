@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define OPPROF_VERSION "0.1" /* opprof's own, as `opprof --version` says it */
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
 #define OPP_TRACE_VERSION 6u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;

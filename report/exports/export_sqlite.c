@@ -148,6 +148,7 @@ static void put_meta(struct db *d, const struct opp_model *m)
     char v[64];
     snprintf(v, sizeof v, "%d", OPP_SQLITE_SCHEMA);
     row(d, s, "tt", "schema_version", v);
+    row(d, s, "tt", "opprof_version", OPPROF_VERSION);
     snprintf(v, sizeof v, "%u", m->sum.version);
     row(d, s, "tt", "trace_format", v);
     row(d, s, "tt", "clock", "CLOCK_MONOTONIC ns");

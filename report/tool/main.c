@@ -5,7 +5,6 @@
 #include "format.h"
 #include "tool/cmds.h"
 
-#define OPPROF_VERSION "0.1"
 
 static const struct cmd {
     const char *name;
