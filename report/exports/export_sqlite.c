@@ -12,12 +12,12 @@
 #include "analysis/step_times.h"
 #include "ops.h"
 
+#ifdef OPP_HAVE_SQLITE
+#include <sqlite3.h>
+
 #define uthash_nonfatal_oom(elt) (shapes_oom = 1)
 static int shapes_oom;
 #include <uthash.h>
-
-#ifdef OPP_HAVE_SQLITE
-#include <sqlite3.h>
 
 #define OPP_SQLITE_SCHEMA 1
 
@@ -382,33 +382,6 @@ int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, si
 }
 
 #else
-
-/* The program's own steps, as `opprof report --step` finds them; what
- * they are goes to meta (`steps`). */
-static void put_steps(struct db *d, const struct opp_model *m)
-{
-    struct opp_agg_opts all = {0};
-    struct opp_steps st;
-    char what[200] = "";
-    if (d->failed)
-        return;
-    if (opp_steps_default(m, &all, &st, what, sizeof what)) {
-        snprintf(d->err, d->errlen, "out of memory");
-        d->failed = 1;
-        return;
-    }
-    sqlite3_stmt *s = prepare(d, "INSERT INTO meta VALUES ('steps', ?)");
-    row(d, s, "t", what);
-    sqlite3_finalize(s);
-    s = prepare(d, "INSERT INTO steps VALUES (?,?,?,?,?,?)");
-    for (size_t i = 0; i < st.n && !d->failed; i++) {
-        const struct opp_step *p = &st.steps[i];
-        row(d, s, "iiuuuu", (int64_t)i, (int64_t)p->thread, p->begin_ns, p->end_ns, p->cpu_ns,
-            p->gpu_ns);
-    }
-    sqlite3_finalize(s);
-    opp_steps_free(&st);
-}
 
 int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen)
 {
