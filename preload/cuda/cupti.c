@@ -98,7 +98,11 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         return;
     T.runtime_open -= T.s[d].runtime;
     if (T.s[d].recorded) {
-        int status = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
+        /* functionReturnValue points at what the call returned, of its
+         * own type: only a cudaError_t or CUresult is read as a status */
+        int status = cb->functionReturnValue && opp_cuda_has_status(T.s[d].f.fn)
+                         ? *(const int *)cb->functionReturnValue
+                         : 0;
         const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = (uint64_t)(uint32_t)status,
                                                [OPP_COL_CUDA_CORR] = cb->correlationId,
                                                [OPP_COL_CUDA_CBID] = cbid};

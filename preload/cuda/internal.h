@@ -27,4 +27,9 @@ extern _Atomic int opp_cuda_via_cupti;
  * cheap once tried. Always 0 in builds without the CUDA toolkit. */
 int opp_cupti_init(void);
 
+/* Whether entry point fn (a runtime or driver call's id) returns a status
+ * (cudaError_t, CUresult): not a pointer, a string, a struct or nothing,
+ * whose bytes must not be read as one (symbols.c). */
+int opp_cuda_has_status(uint32_t fn);
+
 #endif

@@ -154,6 +154,11 @@ static const uint8_t nostatus[OPP_FN_COUNT] = {
 #undef NS_RT
 };
 
+int opp_cuda_has_status(uint32_t fn)
+{
+    return fn < OPP_FN_COUNT && !nostatus[fn];
+}
+
 static uint32_t cbid_of(uint32_t id)
 {
     return id - (id >= OPP_FN_CUDA_DRV_BASE ? OPP_FN_CUDA_DRV_BASE : OPP_FN_CUDA_RT_BASE);

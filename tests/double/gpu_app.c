@@ -1,6 +1,7 @@
 /* A "CUDA program" for the test double of the runtime (cuda_double.c):
  * known device work, so the report's GPU columns can be checked exactly.
- *   gpu_app [term]    term: die of SIGTERM after the work, before exit */
+ *   gpu_app [term]    term: die of SIGTERM after the work, before exit
+ *   gpu_app errstr    only two cudaGetErrorString calls (a call without a status) */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,11 @@
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "errstr")) { /* two calls that return a string */
+        printf("%s, %s\n", cudaGetErrorString(cudaErrorInvalidValue),
+               cudaGetErrorString(cudaSuccess));
+        return 0;
+    }
     size_t n = 1 << 20;
     char *h = malloc(n), *back = malloc(n), *d = NULL;
     memset(h, 0x5a, n);

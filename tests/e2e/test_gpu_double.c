@@ -131,6 +131,37 @@ END_TEST
 
 /* Killed by SIGTERM after its work: the GPU records CUPTI still held are
  * handed over by our handler, and the program still dies of SIGTERM. */
+/* A runtime call that returns a string, not a cudaError_t: its status is
+ * recorded as 0, never the returned pointer's bytes read as a status. */
+START_TEST(no_status_calls_read_no_status)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("errstr", NULL, &out, &err), 0);
+    ck_assert_str_eq(out, "invalid argument, no error\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    int seen = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            if (strcmp(opp_model_str(m, e->name), "cudaGetErrorString"))
+                continue;
+            seen++;
+            const uint64_t *a = opp_event_args(t, e);
+            ck_assert_ptr_nonnull(a);
+            ck_assert_uint_gt(e->nargs, OPP_COL_CUDA_STATUS);
+            ck_assert_uint_eq(a[OPP_COL_CUDA_STATUS], 0);
+        }
+    }
+    ck_assert_int_eq(seen, 2);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
 START_TEST(sigterm_hands_gpu_records_over)
 {
     if (!have_double())
@@ -251,6 +282,7 @@ Suite *suite_gpu_double(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, api_kernels_copies_exact);
+    tcase_add_test(tc, no_status_calls_read_no_status);
     tcase_add_test(tc, sigterm_hands_gpu_records_over);
     tcase_add_test(tc, cupti_held_by_another_tool);
     tcase_add_test(tc, extcorr_attributes_unseen_launch);
