@@ -209,6 +209,16 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
     return 0;
 }
 
+void opp_write_failure(char *buf, size_t cap, int err, uint64_t written, uint64_t events)
+{
+    if (written >= events) /* only the final sync or close failed */
+        snprintf(buf, cap, " when it was synced (%s): its last writes may be missing",
+                 strerror(err));
+    else
+        snprintf(buf, cap, " (%s): it holds the first %llu events of %llu; the rest is lost",
+                 strerror(err), (unsigned long long)written, (unsigned long long)events);
+}
+
 ssize_t opp_read_small(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

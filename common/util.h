@@ -97,6 +97,11 @@ struct opp_patience {
 };
 int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size,
                     struct opp_patience *p);
+/* What a trace whose writing failed holds, after its path in a message:
+ * " (No space left on device): it holds the first N events of M; the rest
+ * is lost", or, when only the final sync failed, " when it was synced
+ * (...): its last writes may be missing" (the DONE and ACK fields). */
+void opp_write_failure(char *buf, size_t cap, int err, uint64_t written, uint64_t events);
 /* The start of a small file (one read, as /proc files are read), NUL
  * terminated: bytes read, or -1 (cap >= 1). */
 ssize_t opp_read_small(const char *path, char *buf, size_t cap);

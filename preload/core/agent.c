@@ -245,6 +245,15 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
     return room;
 }
 
+/* The file size limit (ulimit -f), which a ring, a memfd, must stay
+ * under: growing a file past it raises SIGXFSZ and kills the program. */
+static uint64_t file_size_limit(void)
+{
+    struct rlimit fs;
+    return getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY ? fs.rlim_cur
+                                                                            : UINT64_MAX;
+}
+
 /* ---- threads ---- */
 
 static void thread_gone(void *ring)
@@ -271,8 +280,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
         give_up("cannot create a trace buffer (memfd_create)", errno);
         goto out;
     }
-    struct rlimit fs; /* lowered since we started: growing past it raises SIGXFSZ */
-    if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY && bytes > fs.rlim_cur) {
+    if (bytes > file_size_limit()) { /* lowered since we started */
         give_up("the file size limit (ulimit -f) is below a trace buffer, profiling off", 0);
         close(fd);
         goto out;
@@ -589,15 +597,13 @@ __attribute__((constructor)) static void opp_init(void)
     G.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
     /* A ring is a file: sizing it past the file size limit (ulimit -f)
      * would raise SIGXFSZ and kill the program. */
-    struct rlimit fs;
-    if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY) {
-        while (G.cap > OPP_RING_MIN_RECS && opp_ring_bytes(G.cap) > fs.rlim_cur)
-            G.cap >>= 1;
-        if (opp_ring_bytes(G.cap) > fs.rlim_cur) {
-            give_up("the file size limit (ulimit -f) is below the smallest trace buffer, "
-                    "profiling off", 0);
-            goto out;
-        }
+    uint64_t limit = file_size_limit();
+    while (G.cap > OPP_RING_MIN_RECS && opp_ring_bytes(G.cap) > limit)
+        G.cap >>= 1;
+    if (opp_ring_bytes(G.cap) > limit) {
+        give_up("the file size limit (ulimit -f) is below the smallest trace buffer, "
+                "profiling off", 0);
+        goto out;
     }
     if (pthread_key_create(&G.key, thread_gone) != 0) {
         give_up("cannot create a thread key, profiling off", 0);
@@ -679,14 +685,8 @@ __attribute__((destructor)) static void opp_fini(void)
                 "recorded after that",
                 G.root ? "; what it holds is in " : "", G.root ? G.output : "");
     } else if (G.root && got == sizeof counts && counts[3]) {
-        char n1[24], n2[24], what[160];
-        if (counts[4] >= counts[0]) /* only the final sync or close failed */
-            snprintf(what, sizeof what, " when it was synced (%s): its last writes may be missing",
-                     strerror((int)counts[3]));
-        else
-            snprintf(what, sizeof what, " (%s): it holds the first %s events of %s; the rest is "
-                     "lost", strerror((int)counts[3]), u2s(counts[4], n1, sizeof n1),
-                     u2s(counts[0], n2, sizeof n2));
+        char what[200];
+        opp_write_failure(what, sizeof what, (int)counts[3], counts[4], counts[0]);
         say("writing the trace failed: ", G.output, what);
     } else if (G.root) {
         char n1[24], n2[24];

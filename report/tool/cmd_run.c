@@ -355,15 +355,9 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: the collector %s: %s holds what it wrote before\n",
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
     } else if (done[4]) { /* the disk filled (or a size limit): say what the file holds */
-        if (done[5] >= done[0]) /* only the final sync or close failed */
-            fprintf(stderr, "opprof run: writing %s failed when it was synced (%s): its last "
-                            "writes may be missing\n",
-                    out, strerror((int)done[4]));
-        else
-            fprintf(stderr, "opprof run: writing %s failed (%s): it holds the first %llu events "
-                            "of %llu; the rest is lost\n",
-                    out, strerror((int)done[4]), (unsigned long long)done[5],
-                    (unsigned long long)done[0]);
+        char what[200];
+        opp_write_failure(what, sizeof what, (int)done[4], done[5], done[0]);
+        fprintf(stderr, "opprof run: writing %s failed%s\n", out, what);
         return code ? code : 1;
     } else if (!quiet && !rc) {
         show_report(out, limit);
