@@ -218,7 +218,7 @@ unsigned long tu_count(const struct opp_model *m, const char *name, long proc, u
     return n;
 }
 
-char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra)
+char **tu_preload_env_list(struct tu_env *e, const char *trace, const char *const *extra)
 {
     snprintf(e->pre, sizeof e->pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
     snprintf(e->out, sizeof e->out, "OPPROF_OUTPUT=%s", trace);
@@ -226,10 +226,21 @@ char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra)
     e->env[k++] = e->pre;
     e->env[k++] = e->out;
     e->env[k++] = "OPPROF_SOCKET=";
-    if (extra)
-        e->env[k++] = (char *)extra;
+    for (int i = 0; extra && extra[i]; i++) {
+        if (k == (int)(sizeof e->env / sizeof *e->env) - 1) {
+            fprintf(stderr, "tu_preload_env_list: more entries than struct tu_env holds\n");
+            abort();
+        }
+        e->env[k++] = (char *)extra[i];
+    }
     e->env[k] = NULL;
     return e->env;
+}
+
+char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra)
+{
+    const char *list[] = {extra, NULL};
+    return tu_preload_env_list(e, trace, list);
 }
 
 int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, char **err)

@@ -63,12 +63,14 @@ int tu_collector_finish(int pid, const char *sock);
 int tu_collector_of(const char *trace, char *sock, size_t cap);
 
 /* The environment of a plain LD_PRELOAD run writing trace (its own
- * collector: OPPROF_SOCKET unset), plus up to 4 extra entries. */
+ * collector: OPPROF_SOCKET unset), plus one extra entry (or none: NULL),
+ * or, with _list, up to 4 from a NULL-terminated list. */
 struct tu_env {
     char pre[4200], out[4200];
     char *env[8];
 };
 char **tu_preload_env(struct tu_env *e, const char *trace, const char *extra);
+char **tu_preload_env_list(struct tu_env *e, const char *trace, const char *const *extra);
 
 /* Call fn (a subcommand such as cmd_report) in this process with argv
  * (NULL-terminated), stdout and stderr captured through files in dir:

@@ -160,10 +160,9 @@ END_TEST
  * so once, and drops (and counts) from then on. */
 START_TEST(drop_block_records_every_call)
 {
-    char pre[4200], outv[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-    snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
-    char *env[] = {pre, outv, "OPPROF_SOCKET=", "OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env_list(&te, trace,
+                                     (const char *[]){"OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL});
     char *err = tu_path(dir, "err");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "2000000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
@@ -179,7 +178,7 @@ START_TEST(drop_block_records_every_call)
     int cpid = start_collector();
     char sk[4200];
     snprintf(sk, sizeof sk, "OPPROF_SOCKET=%s", sock);
-    char *env2[] = {pre, sk, "OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL};
+    char *env2[] = {te.pre, sk, "OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL};
     char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
     char *argv2[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "3000", dir, NULL};
     int pid = tu_spawn(argv2, env2, NULL, err);
@@ -535,10 +534,8 @@ END_TEST
  * LD_PRELOAD), which otherwise waits for the finished trace. */
 START_TEST(collector_stopped_root_exit)
 {
-    char pre[4200], outv[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-    snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
-    char *env[] = {pre, outv, "OPPROF_SOCKET=", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, NULL);
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
     char want[4400];
     snprintf(want, sizeof want,
@@ -610,15 +607,15 @@ START_TEST(trace_write_fails)
     chmod(wrap, 0755);
     const char *prog = tu_build("tests/progs/scenarios");
     for (int root = 0; root < 2; root++) {
-        char pre[4200], outv[4200], coll[4200];
-        snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-        snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
+        char coll[4200];
         snprintf(coll, sizeof coll, "OPPROF_COLLECTOR=%s", wrap);
-        char *env[] = {pre, outv, coll, "OPPROF_SOCKET=", NULL};
+        struct tu_env te;
+        char **env = tu_preload_env(&te, trace, coll);
+        char *run_env[] = {coll, "OPPROF_SOCKET=", NULL}; /* opprof run sets the rest */
         char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", (char *)prog,
                        "loop", "300000", NULL};
         char *plain[] = {(char *)prog, "loop", "300000", NULL};
-        int code = tu_code(tu_run(root ? plain : run, root ? env : env + 2, out, err));
+        int code = tu_code(tu_run(root ? plain : run, root ? env : run_env, out, err));
         ck_assert_int_eq(code, root ? 0 : 1);
         char *o = tu_slurp(out), *e = tu_slurp(err);
         ck_assert_str_eq(o, "loop 300000\n");

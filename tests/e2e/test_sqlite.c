@@ -102,11 +102,10 @@ END_TEST
  * they are, in the report's words. */
 START_TEST(steps_match_report)
 {
-    char pre[4200], outv[4200];
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
-    snprintf(outv, sizeof outv, "OPPROF_OUTPUT=%s", trace);
-    char *env[] = {pre, outv, "OPPROF_SOCKET=", "OPPROF_SCHEDULE=wait=1,active=3",
-                   "OPPROF_STEP=call:cblas_ddot", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env_list(
+        &te, trace,
+        (const char *[]){"OPPROF_SCHEDULE=wait=1,active=3", "OPPROF_STEP=call:cblas_ddot", NULL});
     char *prog[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "10", NULL};
     ck_assert_int_eq(tu_code(tu_run(prog, env, NULL, NULL)), 0);
     char *db = tu_path(dir, "t.sqlite"), *err;
