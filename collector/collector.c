@@ -78,8 +78,7 @@ static struct {
     uint32_t next_proc;
     uint64_t events, dropped;
     uint64_t cut; /* processes still running when the trace was finished */
-    int pressed;  /* a ring was half full at its last drain */
-    int hot;      /* loops left to poll without sleeping */
+    int hot;      /* loops left to poll without sleeping (a ring was half full) */
     uint64_t events_written; /* when a write failed: the events before it */
     uint64_t events_summarized; /* summary mode: events of the processes written */
     int write_failed;
@@ -235,7 +234,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
     uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
     uint64_t moved = 0;
     if (head - r->tail >= r->cap / 2 && head - r->tail <= r->cap)
-        S.pressed = 1; /* half full or more: look again at once */
+        S.hot = 256; /* half full or more: look again at once, for a while */
     if (head != r->tail) {
         if (head < r->tail || head - r->tail > r->cap) {
             ring_abandon(c, r, "ring indexes are damaged");
@@ -1069,11 +1068,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
         /* A ring found half full: a thread is at its heels (a small
          * OPPROF_BUFFER, OPPROF_DROP=block), so look again at once for a
          * while rather than sleep the idle poll's 2 ms. */
-        if (S.pressed)
-            S.hot = 256;
         busy = moved > 1024 || S.hot > 0;
         S.hot -= S.hot > 0;
-        S.pressed = 0;
         uint64_t now = opp_mono_ns();
         if (now - S.last_clock > CLOCK_EVERY_NS && !S.sum) /* summary: constant size */
             write_clock();
