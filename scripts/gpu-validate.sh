@@ -1,64 +1,133 @@
 #!/usr/bin/env bash
-# GPU validation, for a machine with an NVIDIA GPU, nvcc and PyTorch (CUDA):
-# builds opprof, profiles (a) a static-cudart CUDA program with known work
-# and (b) ResNet-style PyTorch training steps, and compares (b) with
-# torch.profiler: kernel count, total kernel time, top 10 kernels, copy
-# bytes, and wall-time overhead against an unprofiled run. Output goes to
-# stdout; commit it under docs/validation/.
-#   scripts/gpu-validate.sh [PYTHON]
+# GPU validation, for a machine with an NVIDIA GPU and PyTorch (CUDA).
+#
+#   scripts/gpu-validate.sh pack [DIR]      on a machine with the CUDA
+#       toolkit and opprof's build dependencies: build opprof and the CUDA
+#       test programs into DIR (default build/gpu-pack), for a GPU machine
+#       that has neither (copy the checkout with DIR in it)
+#   scripts/gpu-validate.sh [PYTHON]        on the GPU machine: use
+#       build/gpu-pack when it is there, else build here (nvcc, cupti.h and
+#       uthash.h must be found, or it stops and says which is missing)
+#
+# It profiles (a) a static-cudart program with known work, (b) CUPTI's
+# lifecycle: kernels at a normal exit, before _exit, before SIGKILL, in a
+# forked child; (c) ResNet-style PyTorch training steps compared with
+# torch.profiler (kernel count, kernel time, top kernels, copy bytes,
+# overhead over ROUNDS interleaved runs, default 3); (d) torch.profiler
+# inside a process opprof profiles. Output goes to stdout; commit it under
+# docs/validation/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC_ARCH=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+           -gencode arch=compute_90,code=compute_90)
+die() { echo "gpu-validate: $*" >&2; exit 1; }
+
+build() { # DIR: opprof with CUDA, and the test programs
+    local d=$1 nvcc=$CUDA_HOME/bin/nvcc
+    [ -x "$nvcc" ] || nvcc=$(command -v nvcc) || die "no nvcc in $CUDA_HOME/bin or on PATH (set CUDA_HOME)"
+    local home; home=$(cd "$(dirname "$nvcc")/.." && pwd)
+    [ -e "$home/include/cupti.h" ] || [ -e "$home/extras/CUPTI/include/cupti.h" ] ||
+        die "no cupti.h under $home/include or $home/extras/CUPTI/include: opprof would build without CUDA"
+    printf '#include <uthash.h>\n' | ${CC:-gcc} ${OPP_EXTRA_CFLAGS:-} -E -x c - >/dev/null 2>&1 ||
+        die "uthash.h not found (Debian: uthash-dev; else OPP_EXTRA_CFLAGS=-I<dir with uthash.h>, or pack elsewhere)"
+    make -j"$(nproc)" BUILD="$d" CUDA_HOME="$home" WERROR=0 HAVE_SQLITE= EXTRA_CFLAGS="${OPP_EXTRA_CFLAGS:-}" \
+        all >"$d.log" 2>&1 || { tail -20 "$d.log"; die "the build failed (log: $d.log)"; }
+    grep -q "CUDA parts are off" "$d.log" && die "opprof built without CUDA (see $d.log)"
+    mkdir -p "$d/gpu"
+    for p in known lifecycle; do
+        "$nvcc" -O2 "${NVCC_ARCH[@]}" -o "$d/gpu/$p" "tests/gpu/$p.cu" || die "nvcc failed on tests/gpu/$p.cu"
+    done
+}
+
+if [ "${1:-}" = pack ]; then
+    d=${2:-build/gpu-pack}; mkdir -p "$d"; build "$d"; echo "packed into $d"; exit 0
+fi
 py=${1:-python3}
+B=build/gpu-pack
 out=$(mktemp -d)
-echo "== machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
-nvcc --version | tail -1; $py -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
+$py -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 echo "== build"
-# A machine without Debian's uthash-dev: OPP_EXTRA_CFLAGS=-I<dir with uthash.h>
-make -j"$(nproc)" all EXTRA_CFLAGS="${OPP_EXTRA_CFLAGS:-}" 2>&1 | tail -3 || exit 1
-O=build/opprof
+if [ -x "$B/opprof" ] && [ -x "$B/gpu/known" ]; then
+    echo "using the pack in $B (git $(git log -1 --format=%h 2>/dev/null))"
+else
+    mkdir -p "$B"; build "$B"; echo "built into $B"
+fi
+O=$B/opprof
+# The agent opens libcupti.so.13 by name, then under the CUDA_HOME it was
+# built with; where neither finds one, point it at the machine's.
+if ! ldconfig -p | grep -q 'libcupti\.so\.13' && [ ! -e "$CUDA_HOME/lib64/libcupti.so.13" ] &&
+   [ ! -e "$CUDA_HOME/extras/CUPTI/lib64/libcupti.so.13" ]; then
+    c=$(find / -xdev -name 'libcupti.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
+    [ -n "$c" ] || die "no libcupti.so.13 on this machine"
+    export OPPROF_CUPTI=$c; echo "OPPROF_CUPTI=$c"
+fi
+
+# count JSON NAME...: kernels per name prefix in a JSON report
+count() {
+    $py - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cuda = [r for r in d["rows"] if r.get("device_type") == "CUDA"]
+print(" ".join(str(sum(r["count"] for r in cuda if r["key"].startswith(p))) for p in sys.argv[2:]))
+PY
+}
 
 echo "== (a) static cudart program with known work"
-nvcc -O2 -o "$out/known" tests/gpu/known.cu || exit 1
-"$O" run -q -o "$out/known.trace" -- "$out/known"
+"$O" run -q -o "$out/known.trace" -- "$B/gpu/known"
 "$O" report "$out/known.trace" --limit 20
 "$O" report "$out/known.trace" --gpu
 "$O" report -f json "$out/known.trace" > "$out/known.json"
-$py - "$out/known.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-cuda = {r["key"]: r for r in d["rows"] if r.get("device_type") == "CUDA"}
-def count(prefix): return sum(r["count"] for k, r in cuda.items() if k.startswith(prefix))
-want = {"scale(": 10, "add(": 5, "Memcpy HtoD": 2, "Memcpy DtoH": 1, "Memset": 1}
-ok = True
-for k, n in want.items():
-    got = count(k); ok &= got == n
-    print("%-12s want %2d got %2d %s" % (k, n, got, "ok" if got == n else "MISMATCH"))
-print("(a) known work:", "PASS" if ok else "FAIL")
-PY
+ok=1
+read -r -a got < <(count "$out/known.json" "scale(" "add(" "Memcpy HtoD" "Memcpy DtoH" "Memset")
+want=(10 5 2 1 1); names=(scale add "Memcpy HtoD" "Memcpy DtoH" Memset)
+for i in 0 1 2 3 4; do
+    r=ok; [ "${got[$i]:-0}" = "${want[$i]}" ] || { r=MISMATCH; ok=0; }
+    printf '%-12s want %2d got %2s %s\n' "${names[$i]}" "${want[$i]}" "${got[$i]:-0}" $r
+done
+echo "(a) known work: $([ $ok = 1 ] && echo PASS || echo FAIL)"
 
-echo "== (b) PyTorch training steps: unprofiled, opprof, torch.profiler"
-$py tests/gpu/train.py | tee "$out/plain.txt"
-"$O" run -q -o "$out/train.trace" -- $py tests/gpu/train.py | tee "$out/opprof.txt"
+echo "== (b) CUPTI's lifecycle: tick kernels recorded at each way of ending"
+for m in exit _exit kill fork; do
+    w=6; [ $m = fork ] && w=12
+    "$O" run -q -o "$out/life_$m.trace" -- "$B/gpu/lifecycle" $m >"$out/life_$m.out" 2>&1
+    "$O" report -f json "$out/life_$m.trace" >"$out/life_$m.json" 2>"$out/life_$m.err"
+    g=$(count "$out/life_$m.json" "tick(" 2>/dev/null || echo "no report")
+    printf '%-6s want %2d got %s %s\n' $m $w "$g" "$([ "$g" = $w ] && echo ok || echo MISMATCH)"
+    grep -h opprof "$out/life_$m.out" "$out/life_$m.err" | head -3 | sed 's/^/    /'
+done
+
+echo "== (c) PyTorch training steps: unprofiled, opprof, torch.profiler (${ROUNDS:=3} rounds, interleaved)"
+# The first opprof run builds the torch shim for this torch: not timed.
+"$O" run -q -o "$out/warm.trace" -- $py -c 'import torch' 2>&1 | tail -2
+for r in $(seq "$ROUNDS"); do
+    $py tests/gpu/train.py | tail -1 >>"$out/plain.txt"
+    "$O" run -q -o "$out/train.trace" -- $py tests/gpu/train.py 2>"$out/opprof.err" | tail -1 >>"$out/opprof.txt"
+    $py tests/gpu/train.py --torch | tail -1 >>"$out/torch.json"
+done
+cat "$out/opprof.err"
 # Only the 20 measured steps, as torch.profiler sees them: the program marks
 # them with cudaProfilerStart/Stop and opprof records only in between.
 OPPROF_CAPTURE=cudaProfilerApi "$O" run -q -o "$out/train_win.trace" -- $py tests/gpu/train.py --range
 "$O" report -f json "$out/train_win.trace" > "$out/train_win.json"
-$py tests/gpu/train.py --torch | tee "$out/torch.json"
 "$O" report "$out/train.trace" --sort self_cuda_time_total --limit 15
 "$O" report "$out/train.trace" --gpu
 "$O" report -f json "$out/train.trace" > "$out/train.json"
 $py - "$out" <<'PY'
-import json, sys
+import json, statistics, sys
 d = sys.argv[1]
-plain = float(open(d + "/plain.txt").read().split()[-1])
-mine_wall = float(open(d + "/opprof.txt").read().split()[-1])
-t = json.loads(open(d + "/torch.json").read().strip().splitlines()[-1])
+walls = lambda f: [float(l.split()[-1]) for l in open(d + f) if l.strip()]
+plain, mine = statistics.median(walls("/plain.txt")), statistics.median(walls("/opprof.txt"))
+runs = [json.loads(l) for l in open(d + "/torch.json") if l.strip()]
+t = runs[-1]
+tw = statistics.median(x["wall_s"] for x in runs)
+print("walls (s): plain %s, opprof %s, torch.profiler %s" % (walls("/plain.txt"), walls("/opprof.txt"),
+      [round(x["wall_s"], 4) for x in runs]))
 def gpu_rows(path):
     rows = [x for x in json.load(open(path))["rows"] if x.get("device_type") == "CUDA"]
     return rows, [x for x in rows if not x["key"].startswith(("Memcpy", "Memset"))]
-# The windowed run (cudaProfilerStart/Stop around the 20 steps) is compared
-# as it is; should it hold no kernels, the whole run (2 warm-up steps too)
-# is scaled to 20 steps instead, and this says so.
 rows, kern = gpu_rows(d + "/train_win.json")
 f = 1.0
 if not kern:
@@ -72,9 +141,10 @@ us = sum(x["cuda_time_total"] for x in kern) * f
 cp = sum(x.get("bytes", 0) for x in rows if x["key"].startswith("Memcpy")) * f
 print("%-28s %14s %14s" % ("", "opprof", "torch.profiler"))
 print("%-28s %14.0f %14d" % ("kernels (20 steps)", n, t["kernels"]))
-print("%-28s %14.1f %14.1f  (%.2f%%)" % ("kernel time us", us, t["kernel_us"], 100 * (us / t["kernel_us"] - 1)))
+print("%-28s %14.1f %14.1f  (%+.2f%%)" % ("kernel time us", us, t["kernel_us"],
+      100 * (us / t["kernel_us"] - 1) if t["kernel_us"] else 0))
 print("%-28s %14.0f %14d" % ("memcpy bytes", cp, t["memcpy_bytes"]))
-print("%-28s %14.1f %14.1f" % ("overhead vs unprofiled %", 100 * (mine_wall / plain - 1), 100 * (t["wall_s"] / plain - 1)))
+print("%-28s %14.1f %14.1f" % ("overhead vs unprofiled %", 100 * (mine / plain - 1), 100 * (tw / plain - 1)))
 print("top 10 kernels (torch.profiler):")
 for name, dur in t["top"]:
     print("  %10.1f us  %s" % (dur, name[:100]))
@@ -82,11 +152,25 @@ print("top 10 kernels (opprof):")
 for x in sorted(kern, key=lambda x: -x["cuda_time_total"])[:10]:
     print("  %10.1f us  %s" % (x["cuda_time_total"] * f, x["key"][:100]))
 PY
-echo "== (c) tensor libraries, tree, exports of the training trace"
+echo "== (c2) tensor libraries, tree, exports of the training trace"
 "$O" report "$out/train.trace" --lib cublas --group-by-shape --flops --limit 10
 "$O" report "$out/train.trace" --lib cudnn --group-by-shape --flops --limit 10
 "$O" report "$out/train.trace" --tree --depth 3 --min-share 1
 "$O" export chrome "$out/train.trace" -o "$out/train.chrome.json" && \
     $py tests/py/chrome_summary.py "$out/train.chrome.json" | grep -v '^op \|^dims ' | head -20
 "$O" export memory "$out/train.trace" -o "$out/mem.json" && head -c 300 "$out/mem.json"; echo
+
+echo "== (d) torch.profiler inside a process opprof profiles"
+"$O" run -q -o "$out/both.trace" -- $py tests/gpu/train.py --torch >"$out/both.txt" 2>"$out/both.err"
+echo "exit $?; stderr:"; head -5 "$out/both.err" | sed 's/^/    /'
+"$O" report -f json "$out/both.trace" >"$out/both.json"
+$py - "$out" <<'PY'
+import json, sys
+d = sys.argv[1]
+t = json.loads(open(d + "/both.txt").read().strip().splitlines()[-1])
+r = json.load(open(d + "/both.json"))
+k = [x for x in r["rows"] if x.get("device_type") == "CUDA" and not x["key"].startswith(("Memcpy", "Memset"))]
+print("torch.profiler saw %d kernels; opprof saw %d (all 22 steps); opprof header: %s" %
+      (t["kernels"], sum(x["count"] for x in k), {x: r[x] for x in r if "cupti" in x.lower() or "warn" in x.lower()}))
+PY
 echo "== done"
