@@ -154,6 +154,13 @@ for x in sorted(kern, key=lambda x: -x["cuda_time_total"])[:10]:
 PY
 echo "== (c2) tensor libraries, tree, exports of the training trace"
 "$O" report "$out/train.trace" --lib cublas --group-by-shape --flops --limit 10
+"$O" report -f json "$out/train.trace" --lib cublas >"$out/cublas.json"
+$py - "$out/cublas.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    if r["key"].startswith("cublas") and r["count"]:
+        print("%-24s calls %5d  CUDA total %12.1f us (the kernels its calls launched)" % (r["key"], r["count"], r["cuda_time_total"]))
+PY
 "$O" report "$out/train.trace" --lib cudnn --group-by-shape --flops --limit 10
 "$O" report "$out/train.trace" --tree --depth 3 --min-share 1
 "$O" export chrome "$out/train.trace" -o "$out/train.chrome.json" && \

@@ -93,9 +93,7 @@ static void *timer(void *arg)
     return NULL;
 }
 
-/* A detached thread of ours with every signal blocked (the program's
- * handlers never run on it). 0 or an errno. */
-static int spawn(void *(*fn)(void *))
+int opp_spawn(void *(*fn)(void *))
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -119,7 +117,7 @@ static void start_timer(void)
     opp_capture_update();
     if (!pending)
         return;
-    int rc = spawn(timer);
+    int rc = opp_spawn(timer);
     if (rc) {
         opp_agent_say("cannot start the capture timer: ", strerror(rc),
                       "; recording for the whole run");
@@ -359,7 +357,7 @@ static void schedule_init(void)
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     opp_capture_update();
     if (S.period_ns) {
-        int rc = spawn(step_timer);
+        int rc = opp_spawn(step_timer);
         if (rc) {
             opp_agent_say("OPPROF_SCHEDULE ignored: cannot start the step timer: ", strerror(rc), "");
             S.on = 0;
@@ -411,7 +409,7 @@ void opp_capture_forked(void)
     pthread_mutex_init(&S.lock, NULL);
     if (start_at || stop_at)
         start_timer();
-    if (S.on && S.period_ns && spawn(step_timer)) {
+    if (S.on && S.period_ns && opp_spawn(step_timer)) {
         S.on = 0; /* no steps in this child: record throughout */
         __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
         opp_capture_update();

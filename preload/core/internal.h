@@ -122,6 +122,10 @@ extern int opp_extcorr_on;
 extern uint64_t (*opp_extcorr_push)(void);
 extern void (*opp_extcorr_pop)(void);
 
+/* A detached thread of ours with every signal blocked (the program's
+ * handlers never run on it). 0 or an errno. (capture.c) */
+int opp_spawn(void *(*fn)(void *));
+
 /* ---- capture windows (capture.c) ----
  * OPPROF_DELAY / OPPROF_DURATION (a timer), OPPROF_CAPTURE=cudaProfilerApi
  * (cudaProfilerStart/Stop, like nsys -c cudaProfilerApi) and

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda/cupti_conv.h"
@@ -49,11 +50,61 @@ static struct {
     const char *(*result_string)(CUptiResult, const char **);
     pthread_mutex_t lock; /* init, and the converter */
     int tried, on, forked;
+    void *handle; /* the CUPTI library we opened */
     CUpti_SubscriberHandle sub;
     struct opp_conv conv;
     uint64_t lost_reported;
     char self[PATH_MAX];
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- capture windows: GPU work kept when its call was made in one ----
+ * Correlation ids grow with each call, so the windows are ranges of them:
+ * [lo, hi) for those that closed, [open_lo, ...) for the one open now. An
+ * API callback that finds the capture state changed since the last one
+ * turns the window at its own id. Never closed: everything is kept. */
+#define WINDOWS_MAX 1024u
+static struct {
+    pthread_mutex_t lock;
+    int open, ever_closed;
+    uint32_t open_lo, n;
+    struct { uint32_t lo, hi; } w[WINDOWS_MAX];
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER, .open = 1};
+
+static void window_turn(uint32_t corr)
+{
+    pthread_mutex_lock(&W.lock);
+    int on = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
+    if (on != W.open) {
+        if (on) {
+            W.open_lo = corr;
+        } else {
+            if (W.n == WINDOWS_MAX) { /* the two oldest become one (keeps more, never less) */
+                W.w[1].lo = W.w[0].lo;
+                memmove(&W.w[0], &W.w[1], (W.n - 1) * sizeof W.w[0]);
+                W.n--;
+            }
+            W.w[W.n].lo = W.open_lo;
+            W.w[W.n].hi = corr;
+            W.n++;
+            __atomic_store_n(&W.ever_closed, 1, __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&W.open, on, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&W.lock);
+}
+
+/* The converter's filter (under C.lock; recent windows first). */
+static int window_keep(uint32_t corr)
+{
+    if (!__atomic_load_n(&W.ever_closed, __ATOMIC_ACQUIRE))
+        return 1;
+    pthread_mutex_lock(&W.lock);
+    int keep = W.open && corr >= W.open_lo;
+    for (uint32_t i = W.n; !keep && i-- > 0;)
+        keep = corr >= W.w[i].lo && corr < W.w[i].hi;
+    pthread_mutex_unlock(&W.lock);
+    return keep;
+}
 
 /* API calls in flight on this thread, as CUPTI reports them. */
 static __thread struct {
@@ -86,6 +137,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         int want = fn < lim && (rt || !T.runtime_open);
         if (OPP_UNLIKELY(opp_capture_api))
             opp_capture_cuda(fn);
+        if (OPP_UNLIKELY(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) != W.open))
+            window_turn(cb->correlationId);
         T.s[d].runtime = (uint8_t)rt;
         T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
         T.runtime_open += (uint32_t)rt;
@@ -187,19 +240,104 @@ static void CUPTIAPI on_buffer(CUcontext ctx, uint32_t stream, uint8_t *buffer, 
     buffer_completed(ctx, stream, buffer, size, valid);
 }
 
-static void cuda_flush(void)
+/* ---- the flush thread ----
+ * CUPTI hands over a buffer when it is full, at a forced flush (ours at
+ * exit), or when asked: cuptiActivityFlushAll(0) returns every buffer whose
+ * records are complete, full or not (cuptiActivityFlushPeriod only full
+ * ones). Asked every OPPROF_GPU_FLUSH_MS, a program that ends without exit
+ * handlers (_exit, SIGKILL) loses at most that much of finished GPU work.
+ * F.lock is held only around the flush, never with a lock of ours. */
+#define FLUSH_MS_DEFAULT 200u
+static struct {
+    pthread_mutex_t lock;
+    unsigned ms;
+    int running, stop;
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *flusher(void *arg)
 {
-    if (C.on && !C.forked)
-        C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    opp_tls.state = OPP_T_OFF; /* nothing this thread does is the program's */
+    struct timespec ts = {F.ms / 1000u, (long)(F.ms % 1000u) * 1000000L};
+    for (;;) {
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&F.lock);
+        if (F.stop) {
+            pthread_mutex_unlock(&F.lock);
+            return NULL;
+        }
+        C.cuptiActivityFlushAll(0);
+        pthread_mutex_unlock(&F.lock);
+    }
 }
 
-/* The child of fork(): CUPTI and its buffers belong to the parent. */
+static void start_flusher(void)
+{
+    const char *v = getenv("OPPROF_GPU_FLUSH_MS");
+    unsigned long ms = FLUSH_MS_DEFAULT;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        ms = strtoul(v, &end, 10);
+        if (errno || *end || ms > 60000) {
+            opp_agent_say("OPPROF_GPU_FLUSH_MS must be milliseconds from 0 to 60000, ignored: ", v, "");
+            ms = FLUSH_MS_DEFAULT;
+        }
+    }
+    if (!ms)
+        return; /* off: buffers come when full and at exit */
+    F.ms = (unsigned)ms;
+    F.stop = 0;
+    int rc = opp_spawn(flusher);
+    if (rc)
+        opp_agent_say("cannot start the GPU flush thread: ", strerror(rc),
+                      "; GPU records come when a buffer is full and at exit");
+    F.running = rc == 0;
+}
+
+/* The flush thread leaves its flush (or is given half a second to), then
+ * stops: the forced flush that follows is the last. */
+static void stop_flusher(void)
+{
+    if (!F.running)
+        return;
+    for (int i = 0; i < 500; i++) {
+        if (pthread_mutex_trylock(&F.lock) == 0) {
+            F.stop = 1;
+            pthread_mutex_unlock(&F.lock);
+            break;
+        }
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    F.running = 0;
+}
+
+static void cuda_flush(void)
+{
+    if (C.on && !C.forked) {
+        stop_flusher();
+        C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+}
+
+/* The child of fork(): only the forking thread came along, so the locks
+ * are made anew. Where CUPTI ran in the parent, its subscription, buffers
+ * and threads stayed there: the child starts it again as a process of its
+ * own, after its first CUDA call (which the symbol fallback records). */
 static void cuda_forked(void)
 {
-    C.forked = 1;
-    C.on = 0;
-    opp_extcorr_on = 0;
     T.depth = T.runtime_open = 0;
+    pthread_mutex_init(&C.lock, NULL);
+    pthread_mutex_init(&F.lock, NULL);
+    pthread_mutex_init(&W.lock, NULL);
+    F.running = 0;
+    if (!C.tried)
+        return; /* CUPTI never started: the child starts it as any process */
+    C.forked = 1; /* nothing of the parent's CUPTI is flushed here */
+    C.on = 0;
+    C.tried = 0;
+    opp_extcorr_on = 0;
+    atomic_store(&opp_cuda_via_cupti, 0);
 }
 
 /* ---- signals: what CUPTI holds is handed over before the program dies ---- */
@@ -236,6 +374,51 @@ static void install_signals(void)
         sigemptyset(&sa.sa_mask);
         sigaction(flush_signals[i], &sa, NULL);
     }
+}
+
+/* ---- another CUPTI client in the same process ----
+ * CUPTI takes one subscriber. When the program's own client (Kineto, for
+ * torch.profiler) asks after us, it is refused and would go without GPU
+ * activity in silence: its cuptiSubscribe comes through here (the preload
+ * is first in the global scope), and the refusal is said once. */
+static void other_client_refused(CUptiResult rc)
+{
+    static int said;
+    if (rc != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || !C.on ||
+        __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        return;
+    opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) "
+                  "was refused CUPTI, which opprof holds: that tool gets no GPU activity; ",
+                  "opprof records it", "");
+}
+
+/* The real entry point: the next definition, else the library we opened. */
+static void *cupti_next(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f && C.handle)
+        f = dlsym(C.handle, name);
+    return f;
+}
+
+OPP_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
+{
+    CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *) =
+        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))cupti_next("cuptiSubscribe");
+    CUptiResult rc = real ? real(s, cb, ud) : CUPTI_ERROR_NOT_INITIALIZED;
+    other_client_refused(rc);
+    return rc;
+}
+
+OPP_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud,
+                                         CUpti_SubscriberParams *p)
+{
+    CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *, CUpti_SubscriberParams *) =
+        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                        CUpti_SubscriberParams *))cupti_next("cuptiSubscribe_v2");
+    CUptiResult rc = real ? real(s, cb, ud, p) : CUPTI_ERROR_NOT_INITIALIZED;
+    other_client_refused(rc);
+    return rc;
 }
 
 /* ---- finding and starting CUPTI ---- */
@@ -331,13 +514,14 @@ int opp_cupti_init(void)
 static int init_locked(void)
 {
     pthread_mutex_lock(&C.lock);
-    if (C.tried || C.forked) {
+    if (C.tried) {
         int on = C.on;
         pthread_mutex_unlock(&C.lock);
         return on;
     }
     C.tried = 1;
     void *h = open_cupti();
+    C.handle = h;
     if (!h) {
         pthread_mutex_unlock(&C.lock);
         fail("libcupti.so.13 not found (set OPPROF_CUPTI to its path)", CUPTI_SUCCESS, NULL);
@@ -397,18 +581,28 @@ static int init_locked(void)
         fail(step, rc, holder);
         return 0;
     }
+    if (C.forked) /* the parent's names were sent on the parent's connection */
+        opp_conv_free(&C.conv);
     opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
+    C.conv.keep = window_keep;
+    C.lost_reported = 0;
+    W.open = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
+    W.open_lo = 0;
+    W.n = 0;
+    W.ever_closed = !W.open; /* closed from the start: nothing before the first window */
     /* Periodic hand-over, so a crash loses at most this much of GPU time. */
     CUptiResult (*period)(uint32_t) = (CUptiResult(*)(uint32_t))dlsym(h, "cuptiActivityFlushPeriod");
     if (period)
         period(500);
     C.on = 1;
+    C.forked = 0;
     opp_extcorr_push = extcorr_push; /* before the flag: a wrapper that sees it calls them */
     opp_extcorr_pop = extcorr_pop;
     opp_extcorr_on = 1;
     atomic_store(&opp_cuda_via_cupti, 1);
     pthread_mutex_unlock(&C.lock);
     install_signals();
+    start_flusher();
     return 1;
 }
 

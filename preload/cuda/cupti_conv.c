@@ -213,6 +213,12 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
         c->skipped++;
         return 0;
     }
+    uint64_t corr = r.type == OPP_GPU_EXTCORR ? r.f[OPP_GF_X_CORRELATION]
+                    : r.type == OPP_GPU_DEVICE ? 0 : r.f[OPP_GF_CORRELATION];
+    if (corr && c->keep && !c->keep((uint32_t)corr)) {
+        c->outside++;
+        return 0;
+    }
     opp_conv_put(c, &r);
     return 1;
 }

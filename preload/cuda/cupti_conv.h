@@ -21,6 +21,9 @@ typedef CUptiResult (*opp_conv_next_fn)(uint8_t *, size_t, CUpti_Activity **);
 
 struct opp_conv {
     opp_conv_emit_fn emit;
+    /* when set: whether the GPU work of a correlation id is kept (the call
+     * that caused it was made inside a capture window); not: all is */
+    int (*keep)(uint32_t correlation);
     void *ctx;
     opp_conv_next_fn next;
     /* names already sent: content hash -> string id (open addressing) */
@@ -34,6 +37,7 @@ struct opp_conv {
     uint64_t records;  /* records handed over */
     uint64_t lost;     /* records whose message could not be handed over */
     uint64_t skipped;  /* CUPTI records of kinds we do not keep */
+    uint64_t outside;  /* records of work caused outside the capture windows */
 };
 
 void opp_conv_init(struct opp_conv *c, opp_conv_next_fn next, opp_conv_emit_fn emit, void *ctx);

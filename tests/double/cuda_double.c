@@ -9,7 +9,17 @@
  * Its "GPU" is a timeline: a kernel launched with grid.x = G runs exactly
  * G * 1000 ns, a copy of B bytes runs B / 16 ns (16 GB/s), one after the
  * other, starting no earlier than the end of the call that launched them.
- * The runtime entry points keep their real signatures (cuda_runtime_api.h). */
+ * The runtime entry points keep their real signatures (cuda_runtime_api.h).
+ *
+ * It keeps CUPTI's documented rules, never kinder: cuptiActivityFlushAll(0)
+ * hands over only records that are complete (the device is past their
+ * end), FORCED all of them; cuptiActivityFlushPeriod hands over only full
+ * buffers (none of these programs fills one), so it delivers nothing; a
+ * second subscriber is refused (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); in a
+ * forked child CUPTI is uninitialised (no subscriber, no kind enabled,
+ * nothing pending) until a client subscribes again; nothing is handed over
+ * at exit unless the client flushes. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +37,7 @@ static struct {
     CUpti_BuffersCallbackRequestFunc req;
     CUpti_BuffersCallbackCompleteFunc done;
     int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on;
+    uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
     uint64_t ext[8]; /* external correlation ids pushed (CUSTOM0), a stack */
     unsigned next;
     uint32_t corr;
@@ -235,6 +246,21 @@ EXPORT void double_unseen_launch(const char *name, unsigned grid)
     kernel(name, grid, 128, new_corr());
 }
 
+/* cudaProfilerStart / Stop: for OPPROF_CAPTURE=cudaProfilerApi. */
+EXPORT cudaError_t cudaProfilerStart(void)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, "cudaProfilerStart");
+    return leave(&c, 0);
+}
+
+EXPORT cudaError_t cudaProfilerStop(void)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, "cudaProfilerStop");
+    return leave(&c, 0);
+}
+
 EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     struct call c;
@@ -246,9 +272,23 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 
 /* ---- CUPTI ---- */
 
+/* A forked child: CUPTI as in a process that never started it. */
+static void forked(void)
+{
+    uint32_t corr = D.corr;
+    free(D.pending);
+    memset(&D, 0, sizeof D);
+    D.corr = corr;
+}
+
+__attribute__((constructor)) static void double_init(void)
+{
+    pthread_atfork(NULL, NULL, forked);
+}
+
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
-    if (getenv("DOUBLE_CUPTI_HELD"))
+    if (getenv("DOUBLE_CUPTI_HELD") || D.cb)
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     D.cb = cb, D.ud = ud;
     *s = (CUpti_SubscriberHandle)&D;
@@ -292,22 +332,52 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
     return CUPTI_SUCCESS;
 }
 
-/* Hand everything pending over in buffers the client gives us. */
+static size_t record_size(CUpti_ActivityKind k);
+
+/* When the device is done with a pending record (0: at once). */
+static uint64_t record_end(const CUpti_Activity *a)
+{
+    if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        return ((const CUpti_ActivityKernel10 *)a)->end;
+    if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY)
+        return ((const CUpti_ActivityMemcpy6 *)a)->end;
+    return 0;
+}
+
+/* Hand pending records over in buffers the client gives us: all of them
+ * (FORCED), or (0) those before the first the device is not done with. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    size_t upto = D.len;
+    if (!(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
+        uint64_t t = now();
+        for (upto = 0; upto < D.len;) {
+            const CUpti_Activity *a = (const void *)(D.pending + upto);
+            if (record_end(a) > t)
+                break;
+            upto += record_size(a->kind);
+        }
+    }
     size_t off = 0;
-    while (off < D.len && D.req && D.done) {
+    while (off < upto && D.req && D.done) {
         uint8_t *buf = NULL;
         size_t size = 0, maxrec = 0;
         D.req(&buf, &size, &maxrec);
         if (!buf)
             return CUPTI_ERROR_OUT_OF_MEMORY;
-        size_t n = D.len - off < size ? D.len - off : size;
+        size_t n = upto - off < size ? upto - off : size;
         memcpy(buf, D.pending + off, n);
         off += n;
         D.done(NULL, 0, buf, size, n);
     }
-    D.len = 0;
+    memmove(D.pending, D.pending + off, D.len - off);
+    D.len -= off;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
+{
+    D.period_ms = ms;
     return CUPTI_SUCCESS;
 }
 

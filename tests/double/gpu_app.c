@@ -1,38 +1,88 @@
 /* A "CUDA program" for the test double of the runtime (cuda_double.c):
  * known device work, so the report's GPU columns can be checked exactly.
  *   gpu_app [term]    term: die of SIGTERM after the work, before exit
- *   gpu_app errstr    only two cudaGetErrorString calls (a call without a status) */
+ *   gpu_app errstr    only two cudaGetErrorString calls (a call without a status)
+ *   gpu_app _exit     the work, then _exit(0) half a second later (no exit handlers)
+ *   gpu_app fork      a child forked before any CUDA call does the work, then
+ *                     the parent does it
+ *   gpu_app window    kernel "before" (5 us), cudaProfilerStart, 3 "step" kernels
+ *                     (10, 11, 12 us), cudaProfilerStop, kernel "after" (7 us)
+ *   gpu_app kineto    the work, then a CUPTI client of its own subscribes, as
+ *                     torch.profiler's Kineto does, and prints CUPTI's answer */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cupti.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
+
+static int launch(const char *name, unsigned g)
+{
+    dim3 grid = {g, 1, 1}, block = {256, 1, 1};
+    return (int)cudaLaunchKernel(name, grid, block, NULL, 0, NULL);
+}
+
+static int work(void)
+{
+    size_t n = 1 << 20;
+    char *h = malloc(n), *back = malloc(n), *d = NULL;
+    memset(h, 0x5a, n);
+    int rc = (int)cudaMalloc((void **)&d, n);                     /* 1 MiB */
+    rc |= cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);            /* 65536 ns */
+    for (unsigned i = 0; i < 3; i++)                              /* 10, 11, 12 us */
+        rc |= launch("_Z4stepPfi", 10 + i);
+    rc |= cudaGraphLaunch((cudaGraphExec_t)3, NULL);              /* 3 x 2 us */
+    rc |= cudaDeviceSynchronize();
+    rc |= cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost);         /* 65536 ns */
+    rc |= cudaFree(d);
+    printf("gpu_app rc=%d same=%d\n", rc, memcmp(h, back, n) == 0);
+    fflush(stdout);
+    free(h), free(back);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "errstr")) { /* two calls that return a string */
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "errstr")) { /* two calls that return a string */
         printf("%s, %s\n", cudaGetErrorString(cudaErrorInvalidValue),
                cudaGetErrorString(cudaSuccess));
         return 0;
     }
-    size_t n = 1 << 20;
-    char *h = malloc(n), *back = malloc(n), *d = NULL;
-    memset(h, 0x5a, n);
-    int rc = (int)cudaMalloc((void **)&d, n);                                 /* 1 MiB */
-    rc |= cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);                                        /* 65536 ns */
-    for (unsigned i = 0; i < 3; i++) {                                   /* 10, 11, 12 us */
-        dim3 grid = {10 + i, 1, 1}, block = {256, 1, 1};
-        rc |= cudaLaunchKernel("_Z4stepPfi", grid, block, NULL, 0, NULL);
+    if (!strcmp(mode, "fork")) {
+        pid_t p = fork();
+        if (p == 0)
+            exit(work());
+        int st = 0;
+        if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
+            return 1;
+        return work() | WEXITSTATUS(st);
     }
-    rc |= cudaGraphLaunch((cudaGraphExec_t)3, NULL);                              /* 3 x 2 us */
-    rc |= cudaDeviceSynchronize();
-    rc |= cudaMemcpy(back, d, n, cudaMemcpyDeviceToHost);                                     /* 65536 ns */
-    rc |= cudaFree(d);
-    printf("gpu_app rc=%d same=%d\n", rc, memcmp(h, back, n) == 0);
-    fflush(stdout);
-    if (argc > 1 && !strcmp(argv[1], "term"))
+    if (!strcmp(mode, "window")) {
+        int rc = launch("_Z6beforev", 5);
+        rc |= cudaProfilerStart();
+        for (unsigned i = 0; i < 3; i++)
+            rc |= launch("_Z4stepPfi", 10 + i);
+        rc |= cudaProfilerStop();
+        rc |= launch("_Z5afterv", 7);
+        rc |= cudaDeviceSynchronize();
+        printf("gpu_app rc=%d\n", rc);
+        return rc;
+    }
+    int rc = work();
+    if (!strcmp(mode, "kineto")) {
+        CUpti_SubscriberHandle s;
+        printf("cuptiSubscribe: %d\n", (int)cuptiSubscribe(&s, NULL, NULL));
+    }
+    if (!strcmp(mode, "term"))
         raise(SIGTERM);
-    free(h), free(back);
+    if (!strcmp(mode, "_exit")) {
+        usleep(500 * 1000);
+        _exit(rc);
+    }
     return rc;
 }

@@ -129,8 +129,6 @@ START_TEST(api_kernels_copies_exact)
 }
 END_TEST
 
-/* Killed by SIGTERM after its work: the GPU records CUPTI still held are
- * handed over by our handler, and the program still dies of SIGTERM. */
 /* A runtime call that returns a string, not a cudaError_t: its status is
  * recorded as 0, never the returned pointer's bytes read as a status. */
 START_TEST(no_status_calls_read_no_status)
@@ -162,6 +160,8 @@ START_TEST(no_status_calls_read_no_status)
 }
 END_TEST
 
+/* Killed by SIGTERM after its work: the GPU records CUPTI still held are
+ * handed over by our handler, and the program still dies of SIGTERM. */
 START_TEST(sigterm_hands_gpu_records_over)
 {
     if (!have_double())
@@ -176,6 +176,126 @@ START_TEST(sigterm_hands_gpu_records_over)
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.gpu_ops, 3 + 3 + 2);
     ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* GPU operations (kernels and copies) of a trace, and its aggregate. */
+static uint64_t gpu_ops(struct opp_model *m, struct opp_agg *a)
+{
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_aggregate(m, &o, a), 0);
+    return a->gpu_ops;
+}
+
+/* A program that ends with _exit half a second after its work runs no exit
+ * handler, so no forced flush: its GPU records are there because the flush
+ * thread asked CUPTI for complete buffers (cuptiActivityFlushAll(0)) every
+ * 100 ms. With the thread off, the double (like CUPTI) hands over nothing. */
+START_TEST(exit_without_handlers_keeps_flushed_work)
+{
+    if (!have_double())
+        return;
+    static const char *const period[] = {"OPPROF_GPU_FLUSH_MS=100", "OPPROF_GPU_FLUSH_MS=0"};
+    for (int k = 0; k < 2; k++) {
+        char *out, *err;
+        ck_assert_int_eq(run_app("_exit", period[k], &out, &err), 0);
+        ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+        ck_assert_str_eq(err, ""); /* no exit handler: not even where the trace is */
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        struct opp_agg a;
+        ck_assert_uint_eq(gpu_ops(m, &a), k == 0 ? 3 + 3 + 2 : 0);
+        if (k == 0)
+            ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
+        ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
+        opp_agg_free(&a);
+        opp_model_free(m);
+        free(out), free(err);
+    }
+}
+END_TEST
+
+/* A child forked before any CUDA call, in a parent whose CUPTI already runs
+ * (the runtime was loaded at start): CUPTI is uninitialised in the child,
+ * so the agent subscribes again there after the child's first CUDA call.
+ * Both processes' kernels and copies are recorded, each under its pid. */
+START_TEST(forked_child_records_its_gpu_work)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("fork", NULL, &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\ngpu_app rc=0 same=1\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: "), 1);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    struct opp_agg a;
+    ck_assert_uint_eq(gpu_ops(m, &a), 2 * (3 + 3 + 2));
+    const struct opp_row *r = row(&a, "cudaLaunchKernel");
+    ck_assert_uint_eq(r->count, 6);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 2 * 33000);
+    ck_assert_uint_eq(row(&a, "cudaMemcpy")->self_cuda_time_total_ns, 4 * 65536);
+    ck_assert_uint_eq(row(&a, "step(float*, int)")->count, 6);
+    opp_agg_free(&a);
+    for (int p = 0; p < 2; p++) { /* each process its own three launches, on its own */
+        struct opp_agg_opts o = {.filter_pid = 1, .pid = m->procs[p].pid};
+        ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+        ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
+        opp_agg_free(&a);
+    }
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* OPPROF_CAPTURE=cudaProfilerApi: the kernels launched before
+ * cudaProfilerStart and after cudaProfilerStop are not recorded, like the
+ * calls that launched them; the three in between are, exactly. */
+START_TEST(capture_window_gates_gpu_work)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("window", "OPPROF_CAPTURE=cudaProfilerApi", &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
+    struct opp_agg a;
+    ck_assert_uint_eq(gpu_ops(m, &a), 3);
+    ck_assert_uint_eq(row(&a, "step(float*, int)")->self_cuda_time_total_ns, 33000);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 33000);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* The program's own CUPTI client (Kineto, for torch.profiler) asks after
+ * opprof subscribed: CUPTI refuses it as it would, the program gets that
+ * answer unchanged, and opprof says once that the other tool goes without
+ * GPU activity; opprof's own records are whole. */
+START_TEST(second_client_refused_is_said)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("kineto", NULL, &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\ncuptiSubscribe: 39\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: "), 2);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: another CUPTI client in this process "
+                                         "(torch.profiler/Kineto, nsys, ncu or DCGM) was refused "
+                                         "CUPTI, which opprof holds: that tool gets no GPU activity; "
+                                         "opprof records it"),
+                     1);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg a;
+    ck_assert_uint_eq(gpu_ops(m, &a), 3 + 3 + 2);
     opp_agg_free(&a);
     opp_model_free(m);
     free(out), free(err);
@@ -286,6 +406,10 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, sigterm_hands_gpu_records_over);
     tcase_add_test(tc, cupti_held_by_another_tool);
     tcase_add_test(tc, extcorr_attributes_unseen_launch);
+    tcase_add_test(tc, exit_without_handlers_keeps_flushed_work);
+    tcase_add_test(tc, forked_child_records_its_gpu_work);
+    tcase_add_test(tc, capture_window_gates_gpu_work);
+    tcase_add_test(tc, second_client_refused_is_said);
     suite_add_tcase(s, tc);
     return s;
 }
