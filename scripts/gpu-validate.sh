@@ -105,6 +105,7 @@ echo "== (c) PyTorch training steps: unprofiled, opprof, torch.profiler (${ROUND
 for r in $(seq "$ROUNDS"); do
     $py tests/gpu/train.py | tail -1 >>"$out/plain.txt"
     "$O" run -q -o "$out/train.trace" -- $py tests/gpu/train.py 2>"$out/opprof.err" | tail -1 >>"$out/opprof.txt"
+    OPPROF_TORCH=0 "$O" run -q -o "$out/lib.trace" -- $py tests/gpu/train.py 2>/dev/null | tail -1 >>"$out/lib.txt"
     $py tests/gpu/train.py --torch | tail -1 >>"$out/torch.json"
 done
 cat "$out/opprof.err"
@@ -123,8 +124,9 @@ plain, mine = statistics.median(walls("/plain.txt")), statistics.median(walls("/
 runs = [json.loads(l) for l in open(d + "/torch.json") if l.strip()]
 t = runs[-1]
 tw = statistics.median(x["wall_s"] for x in runs)
-print("walls (s): plain %s, opprof %s, torch.profiler %s" % (walls("/plain.txt"), walls("/opprof.txt"),
-      [round(x["wall_s"], 4) for x in runs]))
+print("walls (s): plain %s, opprof %s, opprof without torch operators (OPPROF_TORCH=0) %s, torch.profiler %s" %
+      (walls("/plain.txt"), walls("/opprof.txt"), walls("/lib.txt"), [round(x["wall_s"], 4) for x in runs]))
+print("overhead of opprof without torch operators: %.1f%%" % (100 * (statistics.median(walls("/lib.txt")) / plain - 1)))
 def gpu_rows(path):
     rows = [x for x in json.load(open(path))["rows"] if x.get("device_type") == "CUDA"]
     return rows, [x for x in rows if not x["key"].startswith(("Memcpy", "Memset"))]

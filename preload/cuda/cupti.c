@@ -47,6 +47,8 @@ static struct {
 #undef CUPTI_PTR
     CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
                                 CUpti_SubscriberParams *);
+    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                   CUpti_CallbackId);
     const char *(*result_string)(CUptiResult, const char **);
     pthread_mutex_t lock; /* init, and the converter */
     int tried, on, forked;
@@ -106,6 +108,44 @@ static int window_keep(uint32_t corr)
     return keep;
 }
 
+/* ---- the calls not recorded ----
+ * Queries a framework makes thousands of times a step (the current device
+ * or context, the last error, an attribute, whether a stream is capturing,
+ * the driver's entry points), each a record of no information. The driver
+ * ones are turned off in CUPTI after the domains are on. The runtime ones
+ * keep their callback, unrecorded: it marks the runtime call open, so the
+ * driver calls made inside it (whichever they are) are never taken for the
+ * program's own, as they were on the H200 when they too were turned off. */
+static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId id; } trivial[] = {
+#define RT(x) {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##x}
+#define DRV(x) {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##x}
+    RT(cudaGetDevice_v3020), RT(cudaGetLastError_v3020), RT(cudaPeekAtLastError_v3020),
+    RT(cudaGetDeviceCount_v3020), RT(cudaDeviceGetAttribute_v5000), RT(cudaStreamIsCapturing_v10000),
+    RT(cudaStreamGetCaptureInfo_v10010), RT(cudaStreamGetCaptureInfo_v2_v11030),
+    RT(cudaPointerGetAttributes_v4000), RT(cudaFuncGetAttributes_v3020),
+    RT(cudaDriverGetVersion_v3020), RT(cudaRuntimeGetVersion_v3020),
+    DRV(cuCtxGetCurrent), DRV(cuCtxGetDevice), DRV(cuCtxGetDevice_v2), DRV(cuCtxGetId), DRV(cuDeviceGet),
+    DRV(cuDeviceGetCount), DRV(cuDeviceGetAttribute), DRV(cuGetProcAddress), DRV(cuGetProcAddress_v2),
+    DRV(cuGetExportTable), DRV(cuDriverGetVersion), DRV(cuPointerGetAttribute),
+    DRV(cuPointerGetAttributes), DRV(cuKernelGetName), DRV(cuLibraryGetKernel),
+    DRV(cuFuncGetAttribute), DRV(cuStreamIsCapturing), DRV(cuStreamIsCapturing_ptsz),
+    DRV(cuStreamGetCaptureInfo), DRV(cuStreamGetCaptureInfo_v2), DRV(cuStreamGetCaptureInfo_v3),
+#undef RT
+#undef DRV
+};
+#define RT_CBID_MAX 1024u
+static uint8_t rt_trivial[RT_CBID_MAX];
+
+static void skip_trivial(void)
+{
+    for (size_t i = 0; i < sizeof trivial / sizeof *trivial; i++) {
+        if (trivial[i].dom == CUPTI_CB_DOMAIN_RUNTIME_API && trivial[i].id < RT_CBID_MAX)
+            rt_trivial[trivial[i].id] = 1;
+        else if (C.enable_callback) /* without it (an old CUPTI) they are recorded */
+            C.enable_callback(0, C.sub, trivial[i].dom, trivial[i].id);
+    }
+}
+
 /* API calls in flight on this thread, as CUPTI reports them. */
 static __thread struct {
     uint32_t depth, runtime_open;
@@ -134,7 +174,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         uint32_t lim = rt ? OPP_FN_CUDA_DRV_BASE : OPP_FN_COUNT;
         /* Driver calls a runtime call makes for it are its implementation,
          * not the program's: only direct driver calls are recorded. */
-        int want = fn < lim && (rt || !T.runtime_open);
+        int want = fn < lim && (rt ? !(cbid < RT_CBID_MAX && rt_trivial[cbid]) : !T.runtime_open);
         if (OPP_UNLIKELY(opp_capture_api))
             opp_capture_cuda(fn);
         if (OPP_UNLIKELY(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) != W.open))
@@ -536,6 +576,8 @@ static int init_locked(void)
     C.subscribe_v2 = (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
                                      CUpti_SubscriberParams *))dlsym(h, "cuptiSubscribe_v2");
     C.result_string = (const char *(*)(CUptiResult, const char **))dlsym(h, "cuptiGetResultString");
+    C.enable_callback = (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                        CUpti_CallbackId))dlsym(h, "cuptiEnableCallback");
     if (missing) {
         pthread_mutex_unlock(&C.lock);
         fail("the CUPTI library found lacks entry points we need", CUPTI_SUCCESS, NULL);
@@ -581,6 +623,7 @@ static int init_locked(void)
         fail(step, rc, holder);
         return 0;
     }
+    skip_trivial();
     if (C.forked) /* the parent's names were sent on the parent's connection */
         opp_conv_free(&C.conv);
     opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);

@@ -38,6 +38,7 @@ static struct {
     CUpti_BuffersCallbackCompleteFunc done;
     int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on;
     uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
+    uint8_t rt_off[1024]; /* runtime callback ids turned off (cuptiEnableCallback) */
     uint64_t ext[8]; /* external correlation ids pushed (CUSTOM0), a stack */
     unsigned next;
     uint32_t corr;
@@ -102,7 +103,7 @@ static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
     c->data.correlationId = new_corr();
     c->data.functionReturnValue = &c->status;
     c->data.callbackSite = CUPTI_API_ENTER;
-    if (D.cb && D.rt_on)
+    if (D.cb && D.rt_on && !(cbid < 1024 && D.rt_off[cbid]))
         D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
 }
 
@@ -110,7 +111,7 @@ static cudaError_t leave(struct call *c, int status)
 {
     c->status = status;
     c->data.callbackSite = CUPTI_API_EXIT;
-    if (D.cb && D.rt_on)
+    if (D.cb && D.rt_on && !(c->cbid < 1024 && D.rt_off[c->cbid]))
         D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, c->cbid, &c->data);
     return (cudaError_t)status;
 }
@@ -177,6 +178,15 @@ EXPORT const char *cudaGetErrorString(cudaError_t e)
     c.data.functionReturnValue = &r;
     leave(&c, 0);
     return r;
+}
+
+/* A query a framework makes thousands of times: device 0. */
+EXPORT cudaError_t cudaGetDevice(int *dev)
+{
+    struct call c;
+    enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice");
+    *dev = 0;
+    return leave(&c, 0);
 }
 
 EXPORT cudaError_t cudaFree(void *p)
@@ -299,6 +309,14 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s, 
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
         D.rt_on = (int)enable;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
+                                       CUpti_CallbackId cbid)
+{
+    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024)
+        D.rt_off[cbid] = !enable;
     return CUPTI_SUCCESS;
 }
 

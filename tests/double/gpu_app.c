@@ -31,7 +31,9 @@ static int work(void)
     size_t n = 1 << 20;
     char *h = malloc(n), *back = malloc(n), *d = NULL;
     memset(h, 0x5a, n);
-    int rc = (int)cudaMalloc((void **)&d, n);                     /* 1 MiB */
+    int dev = -1, rc = (int)cudaGetDevice(&dev);                  /* not subscribed to */
+    rc |= dev;
+    rc |= (int)cudaMalloc((void **)&d, n);                        /* 1 MiB */
     rc |= cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);            /* 65536 ns */
     for (unsigned i = 0; i < 3; i++)                              /* 10, 11, 12 us */
         rc |= launch("_Z4stepPfi", 10 + i);

@@ -82,8 +82,10 @@ START_TEST(api_kernels_copies_exact)
     struct opp_agg a;
     struct opp_agg_opts o = {0};
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
-    /* 6 runtime entry points, 2 kernels, 2 copy directions */
+    /* 6 runtime entry points, 2 kernels, 2 copy directions; cudaGetDevice
+       is not subscribed to (a trivial query) */
     ck_assert_uint_eq(a.nrows, 6 + 2 + 2);
+    ck_assert_uint_eq(tu_count(m, "cudaGetDevice", -1, 0, 0), 0);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 3 * 11000 + 3 * 2000 + 2 * 65536);
 
     const struct opp_row *r = row(&a, "cudaLaunchKernel");

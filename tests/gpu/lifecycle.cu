@@ -3,8 +3,9 @@
 // parent) and ends in its own way; the script counts what opprof recorded.
 //   lifecycle exit     return from main after the work
 //   lifecycle _exit    _exit(0) 2 s after the work (no exit handlers)
-//   lifecycle fork     a child forked before any CUDA call does the work,
-//                      then the parent does it too
+//   lifecycle fork     a child forked before any CUDA call does the work and
+//                      lives 0.5 s more (a worker, longer than a flush
+//                      period) before _exit, then the parent does the work
 //   lifecycle kill     SIGKILL of itself 2 s after the work
 #include <csignal>
 #include <cstdio>
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "exit";
     if (!strcmp(mode, "fork")) {
         pid_t p = fork();
-        if (p == 0) _exit(work("child"));
+        if (p == 0) { int rc = work("child"); usleep(500 * 1000); _exit(rc); }
         int st = 0;
         waitpid(p, &st, 0);
         return work("parent") | (WIFEXITED(st) ? WEXITSTATUS(st) : 1);
