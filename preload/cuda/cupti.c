@@ -177,7 +177,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         int want = fn < lim && (rt ? !(cbid < RT_CBID_MAX && rt_trivial[cbid]) : !T.runtime_open);
         if (OPP_UNLIKELY(opp_capture_api))
             opp_capture_cuda(fn);
-        if (OPP_UNLIKELY(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) != W.open))
+        if (OPP_UNLIKELY(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) !=
+                         __atomic_load_n(&W.open, __ATOMIC_RELAXED)))
             window_turn(cb->correlationId);
         T.s[d].runtime = (uint8_t)rt;
         T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
