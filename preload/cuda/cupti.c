@@ -27,6 +27,10 @@
 #define BUF_BYTES (4u << 20)
 #define DEPTH_MAX 32u
 
+typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                       CUpti_SubscriberParams *);
+
 /* The CUPTI entry points we use, looked up in the library we opened. */
 #define CUPTI_FNS(X)                                                                               \
     X(cuptiSubscribe, CUptiResult, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))        \
@@ -45,13 +49,12 @@ static struct {
 #define CUPTI_PTR(name, ret, args) ret(*name) args;
     CUPTI_FNS(CUPTI_PTR)
 #undef CUPTI_PTR
-    CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                                CUpti_SubscriberParams *);
+    subscribe_v2_fn subscribe_v2;
     CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                    CUpti_CallbackId);
     const char *(*result_string)(CUptiResult, const char **);
     pthread_mutex_t lock; /* init, and the converter */
-    int tried, on, forked;
+    int tried, on;
     void *handle; /* the CUPTI library we opened */
     CUpti_SubscriberHandle sub;
     struct opp_conv conv;
@@ -256,21 +259,19 @@ static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, si
                              size_t valid)
 {
     pthread_mutex_lock(&C.lock);
-    if (!C.forked) {
-        opp_conv_buffer(&C.conv, buffer, valid);
-        size_t dropped = 0;
-        if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
-            dropped = 0;
-        uint64_t lost = C.conv.lost - C.lost_reported;
-        if (dropped || lost) {
-            struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
-            r.f[OPP_GF_D_CUPTI] = dropped;
-            r.f[OPP_GF_D_OURS] = lost;
-            opp_conv_put(&C.conv, &r);
-        }
-        opp_conv_flush(&C.conv);
-        C.lost_reported = lost ? C.conv.lost : C.lost_reported;
+    opp_conv_buffer(&C.conv, buffer, valid);
+    size_t dropped = 0;
+    if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    uint64_t lost = C.conv.lost - C.lost_reported;
+    if (dropped || lost) {
+        struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+        r.f[OPP_GF_D_CUPTI] = dropped;
+        r.f[OPP_GF_D_OURS] = lost;
+        opp_conv_put(&C.conv, &r);
     }
+    opp_conv_flush(&C.conv);
+    C.lost_reported = lost ? C.conv.lost : C.lost_reported;
     pthread_mutex_unlock(&C.lock);
     free(buffer);
 }
@@ -355,7 +356,7 @@ static void stop_flusher(void)
 
 static void cuda_flush(void)
 {
-    if (C.on && !C.forked) {
+    if (C.on) {
         stop_flusher();
         C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
@@ -374,8 +375,7 @@ static void cuda_forked(void)
     F.running = 0;
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
-    C.forked = 1; /* nothing of the parent's CUPTI is flushed here */
-    C.on = 0;
+    C.on = 0; /* nothing of the parent's CUPTI is flushed here */
     C.tried = 0;
     opp_extcorr_on = 0;
     atomic_store(&opp_cuda_via_cupti, 0);
@@ -429,8 +429,8 @@ static void other_client_refused(CUptiResult rc)
         __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         return;
     opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) "
-                  "was refused CUPTI, which opprof holds: that tool gets no GPU activity; ",
-                  "opprof records it", "");
+                  "was refused CUPTI, which opprof holds: that tool gets no GPU activity; "
+                  "opprof records it", "", "");
 }
 
 /* The real entry point: the next definition, else the library we opened. */
@@ -444,8 +444,7 @@ static void *cupti_next(const char *name)
 
 OPP_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
-    CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *) =
-        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))cupti_next("cuptiSubscribe");
+    subscribe_fn real = (subscribe_fn)cupti_next("cuptiSubscribe");
     CUptiResult rc = real ? real(s, cb, ud) : CUPTI_ERROR_NOT_INITIALIZED;
     other_client_refused(rc);
     return rc;
@@ -454,9 +453,7 @@ OPP_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackF
 OPP_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud,
                                          CUpti_SubscriberParams *p)
 {
-    CUptiResult (*real)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *, CUpti_SubscriberParams *) =
-        (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                        CUpti_SubscriberParams *))cupti_next("cuptiSubscribe_v2");
+    subscribe_v2_fn real = (subscribe_v2_fn)cupti_next("cuptiSubscribe_v2");
     CUptiResult rc = real ? real(s, cb, ud, p) : CUPTI_ERROR_NOT_INITIALIZED;
     other_client_refused(rc);
     return rc;
@@ -574,8 +571,7 @@ static int init_locked(void)
     missing |= C.name == NULL;
     CUPTI_FNS(CUPTI_LOOKUP)
 #undef CUPTI_LOOKUP
-    C.subscribe_v2 = (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                                     CUpti_SubscriberParams *))dlsym(h, "cuptiSubscribe_v2");
+    C.subscribe_v2 = (subscribe_v2_fn)dlsym(h, "cuptiSubscribe_v2");
     C.result_string = (const char *(*)(CUptiResult, const char **))dlsym(h, "cuptiGetResultString");
     C.enable_callback = (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                         CUpti_CallbackId))dlsym(h, "cuptiEnableCallback");
@@ -625,8 +621,7 @@ static int init_locked(void)
         return 0;
     }
     skip_trivial();
-    if (C.forked) /* the parent's names were sent on the parent's connection */
-        opp_conv_free(&C.conv);
+    opp_conv_free(&C.conv); /* a fork child's: the names went on the parent's connection */
     opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
     C.conv.keep = window_keep;
     C.lost_reported = 0;
@@ -634,12 +629,12 @@ static int init_locked(void)
     W.open_lo = 0;
     W.n = 0;
     W.ever_closed = !W.open; /* closed from the start: nothing before the first window */
-    /* Periodic hand-over, so a crash loses at most this much of GPU time. */
+    /* Full buffers handed over every 500 ms (only full ones: the flush
+     * thread asks for the rest). */
     CUptiResult (*period)(uint32_t) = (CUptiResult(*)(uint32_t))dlsym(h, "cuptiActivityFlushPeriod");
     if (period)
         period(500);
     C.on = 1;
-    C.forked = 0;
     opp_extcorr_push = extcorr_push; /* before the flag: a wrapper that sees it calls them */
     opp_extcorr_pop = extcorr_pop;
     opp_extcorr_on = 1;
