@@ -182,8 +182,9 @@ enum opp_torch_in {
 #define OPP_OPK_EXTID 0x400u   /* the last argument is the call's CUPTI external
                                   correlation id (0: none pushed) */
 #define OPP_OPK_FLAGS (OPP_OPK_STATUS | OPP_OPK_SUBNAME | OPP_OPK_EXTID)
-/* The external correlation kind the agent pushes (CUPTI's CUSTOM0). */
-#define OPP_EXTCORR_KIND 3u
+/* The external correlation kind the agent pushes (CUPTI's CUSTOM2: Kineto
+ * pushes CUSTOM0 and CUSTOM1). */
+#define OPP_EXTCORR_KIND 5u
 
 /* String ids that the preload assigns (NVTX messages and domains, thread
  * names) start here; lower ids are the CUPTI converter's. Both arrive as

@@ -207,7 +207,28 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     }
 }
 
-/* ---- external correlation: GPU library calls (core/internal.h) ---- */
+/* ---- external correlation: GPU library calls (core/internal.h) ----
+ * CUPTI ties an external id only to its API activity records ("the
+ * activity API record will be preceded by a CUpti_ActivityExternalCorrelation
+ * record"), which need the RUNTIME and DRIVER activity kinds: one more
+ * record per CUDA call, of what the callbacks already record. A launch
+ * recorded by them is already inside its library call's event, so the
+ * kinds and the pushes are off unless OPPROF_GPU_EXTCORR=1 (for calls whose
+ * events are missing: dropped from a full buffer). The kind is CUSTOM2:
+ * Kineto pushes CUSTOM0 and CUSTOM1, and both can push in one process. */
+#define EXTCORR_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+_Static_assert(EXTCORR_KIND == OPP_EXTCORR_KIND, "the kind the report reads");
+
+static int extcorr_wanted(void)
+{
+    const char *v = getenv("OPPROF_GPU_EXTCORR");
+    if (!v || !*v || !strcmp(v, "0"))
+        return 0;
+    if (!strcmp(v, "1"))
+        return 1;
+    opp_agent_say("OPPROF_GPU_EXTCORR must be 0 or 1, ignored: ", v, "");
+    return 0;
+}
 
 static __thread uint32_t ext_seq __attribute__((tls_model("initial-exec")));
 
@@ -222,7 +243,7 @@ static uint64_t extcorr_push(void)
         ext_seq = 1;
     uint64_t id = (uint64_t)r->tid << 32 | ext_seq;
     int saved = errno;
-    CUptiResult rc = C.cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    CUptiResult rc = C.cuptiActivityPushExternalCorrelationId(EXTCORR_KIND, id);
     errno = saved;
     return rc == CUPTI_SUCCESS ? id : 0;
 }
@@ -231,10 +252,9 @@ static void extcorr_pop(void)
 {
     uint64_t id;
     int saved = errno;
-    C.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+    C.cuptiActivityPopExternalCorrelationId(EXTCORR_KIND, &id);
     errno = saved;
 }
-_Static_assert(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 == OPP_EXTCORR_KIND, "the kind the report reads");
 
 /* ---- activity buffers ---- */
 
@@ -582,6 +602,7 @@ static int init_locked(void)
     }
     CUptiResult rc;
     char holder[128] = "";
+    int extcorr = extcorr_wanted();
     if (C.subscribe_v2) {
         CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
                                     .subscriberName = "opprof",
@@ -601,13 +622,19 @@ static int init_locked(void)
             CUPTI_ACTIVITY_KIND_DEVICE,           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
             CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
             CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,  CUPTI_ACTIVITY_KIND_MEMORY2,
-            CUPTI_ACTIVITY_KIND_OVERHEAD,         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+            CUPTI_ACTIVITY_KIND_OVERHEAD};
+        static const CUpti_ActivityKind extcorr_kinds[] = {
+            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
+            CUPTI_ACTIVITY_KIND_DRIVER};
         step = "cuptiActivityEnable";
         for (size_t i = 0; rc == CUPTI_SUCCESS && i < sizeof kinds / sizeof *kinds; i++) {
             rc = C.cuptiActivityEnable(kinds[i]);
             if (kinds[i] == CUPTI_ACTIVITY_KIND_DEVICE && rc != CUPTI_SUCCESS)
                 rc = CUPTI_SUCCESS; /* device records are a nicety */
         }
+        for (size_t i = 0; extcorr && rc == CUPTI_SUCCESS && i < sizeof extcorr_kinds / sizeof *extcorr_kinds;
+             i++)
+            rc = C.cuptiActivityEnable(extcorr_kinds[i]);
     }
     if (rc == CUPTI_SUCCESS) {
         step = "cuptiEnableDomain";
@@ -637,7 +664,7 @@ static int init_locked(void)
     C.on = 1;
     opp_extcorr_push = extcorr_push; /* before the flag: a wrapper that sees it calls them */
     opp_extcorr_pop = extcorr_pop;
-    opp_extcorr_on = 1;
+    opp_extcorr_on = extcorr;
     atomic_store(&opp_cuda_via_cupti, 1);
     pthread_mutex_unlock(&C.lock);
     install_signals();

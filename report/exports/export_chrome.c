@@ -45,8 +45,9 @@ struct xproc {
     struct xfunc *funcs;
     int64_t rank, world_size; /* labels (info.h), -1 unknown */
     int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
-    uint64_t *has_gpu; /* bit per correlation id that GPU work carries */
-    size_t has_gpu_words;
+    /* a bit per correlation id (CUPTI numbers them from 1 per process):
+     * one that GPU work carries, one that a recorded CUDA call carries */
+    struct bits { uint64_t *w; size_t n; } has_gpu, has_call;
     UT_hash_handle hh;
 };
 
@@ -255,11 +256,42 @@ static int wanted(const struct x *x, const struct xproc *p)
     return p && (x->only_rank < 0 || p->rank == x->only_rank);
 }
 
+/* Set bit c (0 when done, else out of memory). */
+static int bits_set(struct bits *b, uint64_t c)
+{
+    if (c / 64 >= b->n) {
+        size_t n = b->n ? b->n : 64;
+        while (n <= c / 64)
+            n *= 2;
+        uint64_t *w = realloc(b->w, n * sizeof *w);
+        if (!w)
+            return -1;
+        memset(w + b->n, 0, (n - b->n) * sizeof *w);
+        b->w = w;
+        b->n = n;
+    }
+    b->w[c / 64] |= 1ull << (c % 64);
+    return 0;
+}
+
+static int bits_has(const struct bits *b, uint64_t c)
+{
+    return c / 64 < b->n && (b->w[c / 64] >> (c % 64) & 1);
+}
+
 static int p1_event(void *ctx, const struct opp_tr_event *e)
 {
     struct x *x = ctx;
     seen(x, e->begin_ns);
     seen(x, e->end_ns);
+    /* Arrows end only at GPU work whose call is in the trace. */
+    struct xproc *p = find_proc(x, e->proc);
+    if (!p || e->fn >= p->nfuncs || opp_kind_base(p->funcs[e->fn].kind) != OPP_OP_CUDA_API ||
+        e->nargs <= OPP_COL_CUDA_CORR)
+        return 0;
+    uint64_t c = e->args[OPP_COL_CUDA_CORR] & 0xffffffffu;
+    if (c && bits_set(&p->has_call, c))
+        return x->oom = 1;
     return 0;
 }
 
@@ -347,32 +379,13 @@ static int p1_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         note_pid(x, g->f[OPP_GF_DEVICE]);
         seen(x, g->f[OPP_GF_START]);
         seen(x, g->f[OPP_GF_END]);
-        /* Arrows start only at calls whose GPU work is in the trace. One
-         * bit per correlation id (CUPTI numbers them from 1 per process). */
+        /* Arrows start only at calls whose GPU work is in the trace. */
         uint64_t c = g->f[OPP_GF_CORRELATION] & 0xffffffffu;
         struct xproc *p = find_proc(x, proc);
-        if (!c || !p)
-            return 0;
-        if (c / 64 >= p->has_gpu_words) {
-            size_t n = p->has_gpu_words ? p->has_gpu_words : 64;
-            while (n <= c / 64)
-                n *= 2;
-            uint64_t *b = realloc(p->has_gpu, n * sizeof *b);
-            if (!b)
-                return x->oom = 1;
-            memset(b + p->has_gpu_words, 0, (n - p->has_gpu_words) * sizeof *b);
-            p->has_gpu = b;
-            p->has_gpu_words = n;
-        }
-        p->has_gpu[c / 64] |= 1ull << (c % 64);
+        if (c && p && bits_set(&p->has_gpu, c))
+            return x->oom = 1;
     }
     return 0;
-}
-
-static int has_gpu(const struct xproc *p, uint64_t corr)
-{
-    corr &= 0xffffffffu;
-    return corr / 64 < p->has_gpu_words && (p->has_gpu[corr / 64] >> (corr % 64) & 1);
 }
 
 /* ---- pass 2 ---- */
@@ -725,7 +738,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     fputs("}}", f);
     uint64_t corr = base == OPP_OP_CUDA_API && e->nargs > OPP_COL_CUDA_CORR
                         ? e->args[OPP_COL_CUDA_CORR] : 0;
-    if (corr && has_gpu(p, corr)) {
+    if (corr && bits_has(&p->has_gpu, corr & 0xffffffffu)) {
         /* launch -> GPU work arrow: ids of different processes kept apart */
         begin_event(x);
         fprintf(f, "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
@@ -841,7 +854,8 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
             fprintf(f, ", \"memory bandwidth (GB/s)\": %.3f", (double)op.bytes / (double)dur);
     }
     fputs("}}", f);
-    if (op.corr) {
+    struct xproc *p = find_proc(x, proc);
+    if (op.corr && bits_has(&p->has_call, op.corr)) {
         begin_event(x);
         fprintf(f, "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
@@ -906,7 +920,8 @@ static void free_all(struct x *x)
         for (uint32_t i = 0; i < p->nfuncs; i++)
             free(p->funcs[i].lib), free(p->funcs[i].name);
         free(p->funcs);
-        free(p->has_gpu);
+        free(p->has_gpu.w);
+        free(p->has_call.w);
         free(p->exe);
         free(p->host);
         free(p);

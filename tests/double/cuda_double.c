@@ -18,7 +18,9 @@
  * second subscriber is refused (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); in a
  * forked child CUPTI is uninitialised (no subscriber, no kind enabled,
  * nothing pending) until a client subscribes again; nothing is handed over
- * at exit unless the client flushes. */
+ * at exit unless the client flushes; an external correlation record is
+ * made only beside an API activity record (kinds RUNTIME/DRIVER), just
+ * before it, as cupti_activity.h says, never on its own. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,11 +38,11 @@ static struct {
     CUpti_TimestampCallbackFunc ts;
     CUpti_BuffersCallbackRequestFunc req;
     CUpti_BuffersCallbackCompleteFunc done;
-    int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on;
+    int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on, api_on;
     uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
     uint8_t rt_off[1024]; /* runtime callback ids turned off (cuptiEnableCallback) */
-    uint64_t ext[8]; /* external correlation ids pushed (CUSTOM0), a stack */
-    unsigned next;
+    uint64_t ext[8][8]; /* external correlation ids pushed, a stack per kind */
+    unsigned next[8];
     uint32_t corr;
     uint64_t busy_until; /* the device timeline */
     uint8_t *pending;    /* records not yet handed over */
@@ -70,21 +72,38 @@ static void queue(const void *rec, size_t n)
     D.len += n;
 }
 
-/* A new correlation id; as CUPTI does, an EXTERNAL_CORRELATION record ties
- * it to the innermost external id pushed on the thread. */
 static uint32_t new_corr(void)
 {
-    uint32_t corr = ++D.corr;
-    if (D.next && D.extcorr_on) {
+    return ++D.corr;
+}
+
+/* The API activity record of a runtime call that ends now (kind RUNTIME),
+ * preceded, for each kind with an external id pushed on the thread, by an
+ * EXTERNAL_CORRELATION record tying the call to the innermost one. */
+static void api_record(CUpti_CallbackId cbid, uint32_t corr, uint64_t start, int status)
+{
+    if (!D.api_on)
+        return;
+    for (unsigned k = 0; k < 8 && D.extcorr_on; k++) {
+        if (!D.next[k])
+            continue;
         CUpti_ActivityExternalCorrelation x;
         memset(&x, 0, sizeof x);
         x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-        x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
-        x.externalId = D.ext[D.next - 1];
+        x.externalKind = (CUpti_ExternalCorrelationKind)k;
+        x.externalId = D.ext[k][D.next[k] - 1];
         x.correlationId = corr;
         queue(&x, sizeof x);
     }
-    return corr;
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = cbid;
+    a.start = start;
+    a.end = now();
+    a.correlationId = corr;
+    a.returnValue = (uint32_t)status;
+    queue(&a, sizeof a);
 }
 
 /* ---- the API calls, each between an enter and an exit callback ---- */
@@ -93,6 +112,7 @@ struct call {
     CUpti_CallbackData data;
     CUpti_CallbackId cbid;
     int status;
+    uint64_t start;
 };
 
 static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
@@ -103,6 +123,7 @@ static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
     c->data.correlationId = new_corr();
     c->data.functionReturnValue = &c->status;
     c->data.callbackSite = CUPTI_API_ENTER;
+    c->start = now();
     if (D.cb && D.rt_on && !(cbid < 1024 && D.rt_off[cbid]))
         D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
 }
@@ -113,6 +134,7 @@ static cudaError_t leave(struct call *c, int status)
     c->data.callbackSite = CUPTI_API_EXIT;
     if (D.cb && D.rt_on && !(c->cbid < 1024 && D.rt_off[c->cbid]))
         D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, c->cbid, &c->data);
+    api_record(c->cbid, c->data.correlationId, c->start, status);
     return (cudaError_t)status;
 }
 
@@ -247,13 +269,17 @@ EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graph, cudaStream_t stream)
     return leave(&c, 0);
 }
 
-/* A launch the agent sees no API call for (as a driver call made through a
- * private table, which no callback reports): its kernel has a correlation
- * id that only an EXTERNAL_CORRELATION record explains. For the cuBLAS
- * double (cublas_double.c). */
+/* A launch whose call the agent has no event for (as when a full buffer
+ * dropped it): CUPTI traced it (its API activity record, and an external
+ * correlation record where an id is pushed, come when those kinds are on),
+ * but no callback reaches the agent. For the cuBLAS double
+ * (cublas_double.c). */
 EXPORT void double_unseen_launch(const char *name, unsigned grid)
 {
-    kernel(name, grid, 128, new_corr());
+    uint64_t start = now();
+    uint32_t corr = new_corr();
+    kernel(name, grid, 128, corr);
+    api_record(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, corr, start, 0);
 }
 
 /* cudaProfilerStart / Stop: for OPPROF_CAPTURE=cudaProfilerApi. */
@@ -347,6 +373,8 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
         D.sync_on = 1;
     else if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
         D.extcorr_on = 1;
+    else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
+        D.api_on = 1;
     return CUPTI_SUCCESS;
 }
 
@@ -406,6 +434,7 @@ static size_t record_size(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
 }
@@ -425,20 +454,20 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, si
     return CUPTI_SUCCESS;
 }
 
-/* One kind (CUSTOM0) and one thread: all the double's programs use. */
+/* A stack per kind, one thread: all the double's programs use. */
 EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind k, uint64_t id)
 {
-    if (k != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || D.next == 8)
+    if ((unsigned)k >= 8 || k == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || D.next[k] == 8)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    D.ext[D.next++] = id;
+    D.ext[k][D.next[k]++] = id;
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind k, uint64_t *id)
 {
-    if (k != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || !D.next)
+    if ((unsigned)k >= 8 || !D.next[k])
         return CUPTI_ERROR_QUEUE_EMPTY;
-    uint64_t v = D.ext[--D.next];
+    uint64_t v = D.ext[k][--D.next[k]];
     if (id)
         *id = v;
     return CUPTI_SUCCESS;

@@ -179,6 +179,32 @@ START_TEST(gpu_double)
 }
 END_TEST
 
+/* Arrows join only a call and GPU work both in the trace: the cuBLAS
+ * double's split-K kernels come from calls the agent has no event for
+ * (tests/double/cublas_double.c), so only the two recorded launches get
+ * an arrow, with both ends. */
+START_TEST(arrows_need_both_ends)
+{
+    if (access(tu_build("tests/double/blas_app"), X_OK) != 0) {
+        fprintf(stderr, "skipped: no cuBLAS header at build time, so no cuBLAS double\n");
+        return;
+    }
+    char cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/double/blas_app"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, cupti), NULL, NULL)), 0);
+    char *json = tu_path(dir, "b.json");
+    ck_assert_int_eq(export(json, NULL), 0);
+    char *s = summary(json);
+    ck_assert_ptr_nonnull(strstr(s, "count X kernel 4\n"));
+    ck_assert_ptr_nonnull(strstr(s, "count f ac2g 2\n"));
+    ck_assert_ptr_nonnull(strstr(s, "count s ac2g 2\n"));
+    ck_assert_ptr_nonnull(strstr(s, "flows unmatched 0 0\n"));
+    free(s), free(json);
+}
+END_TEST
+
 /* Wrong arguments, a damaged trace, the trace as its own output, an
  * unwritable place: a clear line, a non-zero exit, nothing damaged. */
 START_TEST(bad_input)
@@ -244,6 +270,7 @@ Suite *suite_export(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, blas_cpu_ops);
     tcase_add_test(tc, gpu_double);
+    tcase_add_test(tc, arrows_need_both_ends);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
     return s;

@@ -335,27 +335,79 @@ START_TEST(cupti_held_by_another_tool)
 }
 END_TEST
 
-/* External correlation: the preload's real cuBLAS wrapper pushes an id
- * around cublasSgemm_v2 (here the cuBLAS test double), the CUPTI double
- * ties the correlation ids of the calls inside it to that id, and the
- * report gives the kernel whose launch is no event (double_unseen_launch)
- * to the cuBLAS call; the other kernel stays with its cudaLaunchKernel. */
-START_TEST(extcorr_attributes_unseen_launch)
+/* blas_app under the preload, with one more variable (or NULL); its
+ * model, or NULL when no cuBLAS header was there to build the double. */
+static struct opp_model *run_blas(const char *extra)
 {
     const char *exe = tu_build("tests/double/blas_app");
     if (access(exe, X_OK) != 0) {
         fprintf(stderr, "skipped: no cuBLAS header at build time, so no cuBLAS double\n");
-        return;
+        return NULL;
     }
     struct tu_env te;
     char **env = tu_preload_env(&te, trace, cupti_env);
+    int k = 0;
+    while (env[k])
+        k++;
+    env[k] = (char *)extra;
+    env[k + (extra != NULL)] = NULL;
     char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
     char *argv[] = {(char *)exe, NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, o, e)), 0);
-    char *out = tu_slurp(o);
+    char *out = tu_slurp(o), *err = tu_slurp(e);
     ck_assert_str_eq(out, "blas_app rc=0\n");
+    char want[4300];
+    snprintf(want, sizeof want, "opprof: trace written to %s\n", trace);
+    ck_assert_str_eq(err, want);
+    free(out), free(err), free(o), free(e);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+/* The kernel launched by a recorded cudaLaunchKernel inside cublasSgemm_v2
+ * is the cuBLAS call's through the nesting of events, with no external
+ * correlation (off by default: CUPTI would tie ids only to API activity
+ * records, which are off); the split-K kernel, whose call the agent has no
+ * event for (double_unseen_launch), is then no one's. */
+START_TEST(library_kernels_by_nesting)
+{
+    struct opp_model *m = run_blas(NULL);
+    if (!m)
+        return;
+    ck_assert_uint_eq(m->gpu.nextcorr, 0);
+    ck_assert_uint_eq(m->gpu.unattached, 2);
+    const struct opp_thread *t = &m->threads[0];
+    for (size_t i = 0; i < t->nevents; i++) {
+        const struct opp_event *ev = &t->events[i];
+        const struct opp_func *f = opp_event_func(m, t, ev);
+        ck_assert_uint_eq(opp_op_extid(f->kind, opp_event_args(t, ev), ev->nargs), 0);
+    }
+    struct opp_agg a;
+    struct opp_agg_opts ao = {0};
+    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    /* main kernels 64/8 + 128/8 us, each under its cudaLaunchKernel */
+    const struct opp_row *r = row(&a, "cublasSgemm_v2");
+    ck_assert_uint_eq(r->count, 2);
+    ck_assert_uint_eq(r->self_cuda_time_total_ns, 0);
+    ck_assert_uint_eq(r->cuda_time_total_ns, 8000 + 16000);
+    ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 8000 + 16000);
+    opp_agg_free(&a);
+    opp_model_free(m);
+}
+END_TEST
+
+/* OPPROF_GPU_EXTCORR=1: the preload's real cuBLAS wrapper pushes an id
+ * (kind CUSTOM2) around cublasSgemm_v2 (the cuBLAS test double), CUPTI
+ * (the double) ties each API activity record made inside it to that id,
+ * and the report gives the kernel whose launch is no event
+ * (double_unseen_launch) to the cuBLAS call; the other kernel stays with
+ * its cudaLaunchKernel. */
+START_TEST(extcorr_attributes_unseen_launch)
+{
+    struct opp_model *m = run_blas("OPPROF_GPU_EXTCORR=1");
+    if (!m)
+        return;
     /* 2 GEMMs x (cudaLaunchKernel + the unseen launch) made under an id */
     ck_assert_uint_eq(m->gpu.nextcorr, 4);
     ck_assert_uint_eq(m->gpu.unattached, 0);
@@ -373,7 +425,7 @@ START_TEST(extcorr_attributes_unseen_launch)
         ck_assert_uint_eq(id, (uint64_t)t->tid << 32 | (uint64_t)(2 + sgemm));
         ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm].external, id);
         ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm + 1].external, id);
-        ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm].kind, OPP_EXTCORR_KIND);
+        ck_assert_uint_eq(m->gpu.extcorr[2 * sgemm].kind, 5); /* CUSTOM2, not Kineto's */
         sgemm++;
     }
     ck_assert_int_eq(sgemm, 2);
@@ -393,7 +445,6 @@ START_TEST(extcorr_attributes_unseen_launch)
     ck_assert_uint_eq(row(&a, "cublasCreate_v2")->cuda_time_total_ns, 0);
     opp_agg_free(&a);
     opp_model_free(m);
-    free(out), free(o), free(e);
 }
 END_TEST
 
@@ -407,6 +458,7 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, no_status_calls_read_no_status);
     tcase_add_test(tc, sigterm_hands_gpu_records_over);
     tcase_add_test(tc, cupti_held_by_another_tool);
+    tcase_add_test(tc, library_kernels_by_nesting);
     tcase_add_test(tc, extcorr_attributes_unseen_launch);
     tcase_add_test(tc, exit_without_handlers_keeps_flushed_work);
     tcase_add_test(tc, forked_child_records_its_gpu_work);
