@@ -112,7 +112,8 @@ void tb_enc_write(struct tb *b);
 /* The fields of a timed record (KERNEL .. OVERHEAD); each kind reads its own. */
 struct tb_op {
     uint64_t start, end; /* MEMORY: an instant, at start */
-    uint32_t device, context, stream, corr;
+    uint32_t device, context, stream;
+    uint64_t corr;
     /* KERNEL */
     uint32_t name; /* string id */
     uint32_t grid[3], block[3];

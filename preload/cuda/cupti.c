@@ -62,6 +62,36 @@ static struct {
     char self[PATH_MAX];
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* ---- correlation ids past 32 bits ----
+ * CUPTI's are 32-bit and wrap after 2^32 calls (about an hour at a million
+ * a second), after which two calls would share one. Each is extended to 64
+ * bits against a high-water mark that moves in steps of 2^30: the callback
+ * moves it when an id enters a new quarter of the 32-bit range (one load
+ * and compare per call, a store four times per wrap), and an id is read as
+ * the 64-bit value nearest the mark, right while no id is more than 2^31
+ * calls from it: a buffer is never that late. */
+#define CORR_STEP_BITS 30
+static uint64_t corr_mark;
+
+static uint64_t corr_extend(uint32_t v)
+{
+    uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
+    int64_t d = (int32_t)(v - (uint32_t)m);
+    return d < 0 && (uint64_t)-d > m ? v : m + (uint64_t)d; /* ids start at 1 */
+}
+
+/* An id of a call now made: the mark follows it into a new quarter. */
+static uint64_t corr_now(uint32_t v)
+{
+    uint64_t x = corr_extend(v);
+    uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
+    while (OPP_UNLIKELY(x >> CORR_STEP_BITS > m >> CORR_STEP_BITS) &&
+           !__atomic_compare_exchange_n(&corr_mark, &m, x >> CORR_STEP_BITS << CORR_STEP_BITS, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+    return x;
+}
+
 /* ---- capture windows: GPU work kept when its call was made in one ----
  * Correlation ids grow with each call, so the windows are ranges of them:
  * [lo, hi) for those that closed, [open_lo, ...) for the one open now. An
@@ -71,11 +101,12 @@ static struct {
 static struct {
     pthread_mutex_t lock;
     int open, ever_closed;
-    uint32_t open_lo, n;
-    struct { uint32_t lo, hi; } w[WINDOWS_MAX];
+    uint32_t n;
+    uint64_t open_lo;
+    struct { uint64_t lo, hi; } w[WINDOWS_MAX];
 } W = {.lock = PTHREAD_MUTEX_INITIALIZER, .open = 1};
 
-static void window_turn(uint32_t corr)
+static void window_turn(uint64_t corr)
 {
     pthread_mutex_lock(&W.lock);
     int on = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
@@ -99,7 +130,7 @@ static void window_turn(uint32_t corr)
 }
 
 /* The converter's filter (under C.lock; recent windows first). */
-static int window_keep(uint32_t corr)
+static int window_keep(uint64_t corr)
 {
     if (!__atomic_load_n(&W.ever_closed, __ATOMIC_ACQUIRE))
         return 1;
@@ -182,7 +213,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
             opp_capture_cuda(fn);
         if (OPP_UNLIKELY(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) !=
                          __atomic_load_n(&W.open, __ATOMIC_RELAXED)))
-            window_turn(cb->correlationId);
+            window_turn(corr_now(cb->correlationId));
         T.s[d].runtime = (uint8_t)rt;
         T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
         T.runtime_open += (uint32_t)rt;
@@ -201,7 +232,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
                          ? *(const int *)cb->functionReturnValue
                          : 0;
         const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = (uint64_t)(uint32_t)status,
-                                               [OPP_COL_CUDA_CORR] = cb->correlationId,
+                                               [OPP_COL_CUDA_CORR] = corr_now(cb->correlationId),
                                                [OPP_COL_CUDA_CBID] = cbid};
         opp_leave(&T.s[d].f, a, 3);
     }
@@ -651,6 +682,7 @@ static int init_locked(void)
     opp_conv_free(&C.conv); /* a fork child's: the names went on the parent's connection */
     opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
     C.conv.keep = window_keep;
+    C.conv.corr = corr_extend;
     C.lost_reported = 0;
     W.open = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
     W.open_lo = 0;

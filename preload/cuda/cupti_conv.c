@@ -91,8 +91,16 @@ static uint32_t name_id(struct opp_conv *c, const char *s)
     return c->names[k].id;
 }
 
-static void timed(struct opp_gpu_rec *r, uint32_t type, uint32_t nfields, uint64_t start, uint64_t end,
-                  uint32_t device, uint32_t context, uint32_t stream, uint32_t correlation)
+/* 0 is no call's id only until the first wrap (CUPTI numbers calls from
+ * 1): the extension says which. */
+static uint64_t corr_of(const struct opp_conv *c, uint32_t correlation)
+{
+    return c->corr ? c->corr(correlation) : correlation;
+}
+
+static void timed(const struct opp_conv *c, struct opp_gpu_rec *r, uint32_t type, uint32_t nfields,
+                  uint64_t start, uint64_t end, uint32_t device, uint32_t context, uint32_t stream,
+                  uint32_t correlation)
 {
     memset(r, 0, sizeof *r);
     r->type = type;
@@ -102,7 +110,7 @@ static void timed(struct opp_gpu_rec *r, uint32_t type, uint32_t nfields, uint64
     r->f[OPP_GF_DEVICE] = device;
     r->f[OPP_GF_CONTEXT] = context;
     r->f[OPP_GF_STREAM] = stream;
-    r->f[OPP_GF_CORRELATION] = correlation;
+    r->f[OPP_GF_CORRELATION] = corr_of(c, correlation);
 }
 
 static int convert(struct opp_conv *c, const CUpti_Activity *a)
@@ -113,7 +121,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)a;
         uint32_t name = name_id(c, k->name);
-        timed(&r, OPP_GPU_KERNEL, OPP_GF_K_COUNT, k->start, k->end, k->deviceId, k->contextId,
+        timed(c, &r, OPP_GPU_KERNEL, OPP_GF_K_COUNT, k->start, k->end, k->deviceId, k->contextId,
               k->streamId, k->correlationId);
         r.f[OPP_GF_K_NAME] = name;
         r.f[OPP_GF_K_GRID_X] = (uint32_t)k->gridX;
@@ -131,7 +139,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)a;
-        timed(&r, OPP_GPU_MEMCPY, OPP_GF_C_COUNT, m->start, m->end, m->deviceId, m->contextId,
+        timed(c, &r, OPP_GPU_MEMCPY, OPP_GF_C_COUNT, m->start, m->end, m->deviceId, m->contextId,
               m->streamId, m->correlationId);
         r.f[OPP_GF_C_BYTES] = m->bytes;
         r.f[OPP_GF_C_KIND] = m->copyKind;
@@ -142,7 +150,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)a;
-        timed(&r, OPP_GPU_MEMSET, OPP_GF_S_COUNT, m->start, m->end, m->deviceId, m->contextId,
+        timed(c, &r, OPP_GPU_MEMSET, OPP_GF_S_COUNT, m->start, m->end, m->deviceId, m->contextId,
               m->streamId, m->correlationId);
         r.f[OPP_GF_S_BYTES] = m->bytes;
         r.f[OPP_GF_S_VALUE] = m->value;
@@ -155,7 +163,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
         /* CUPTI gives no device here; the context identifies it. The
          * stream is CUPTI_SYNCHRONIZATION_INVALID_VALUE (all ones) for
          * context synchronisation. */
-        timed(&r, OPP_GPU_SYNC, OPP_GF_Y_COUNT, s->start, s->end, 0, s->contextId, s->streamId,
+        timed(c, &r, OPP_GPU_SYNC, OPP_GF_Y_COUNT, s->start, s->end, 0, s->contextId, s->streamId,
               s->correlationId);
         r.f[OPP_GF_Y_TYPE] = s->type;
         r.f[OPP_GF_Y_EVENT] = s->cudaEventId;
@@ -163,7 +171,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
         const CUpti_ActivityMemory4 *m = (const void *)a;
-        timed(&r, OPP_GPU_MEMORY, OPP_GF_M_COUNT, m->timestamp, m->timestamp, m->deviceId,
+        timed(c, &r, OPP_GPU_MEMORY, OPP_GF_M_COUNT, m->timestamp, m->timestamp, m->deviceId,
               m->contextId, m->streamId, m->correlationId);
         r.f[OPP_GF_M_OP] = m->memoryOperationType;
         r.f[OPP_GF_M_MEM_KIND] = m->memoryKind;
@@ -174,7 +182,11 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *o = (const void *)a;
-        timed(&r, OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, o->start, o->end, 0, 0, 0, o->correlationId);
+        /* its id may be 0 for none (a buffer flush's) */
+        timed(c, &r, OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, o->start, o->end, 0, 0, 0, 0);
+        r.f[OPP_GF_CORRELATION] = o->correlationId ? corr_of(c, o->correlationId) : 0;
+        /* "Client is responsible for freeing this memory" (cupti_activity.h) */
+        free(o->overheadData);
         r.f[OPP_GF_O_KIND] = o->overheadKind;
         break;
     }
@@ -185,7 +197,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
         r.nfields = OPP_GF_X_COUNT;
         r.f[OPP_GF_X_KIND] = x->externalKind;
         r.f[OPP_GF_X_EXTERNAL] = x->externalId;
-        r.f[OPP_GF_X_CORRELATION] = x->correlationId;
+        r.f[OPP_GF_X_CORRELATION] = corr_of(c, x->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
@@ -215,7 +227,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     }
     uint64_t corr = r.type == OPP_GPU_EXTCORR ? r.f[OPP_GF_X_CORRELATION]
                     : r.type == OPP_GPU_DEVICE ? 0 : r.f[OPP_GF_CORRELATION];
-    if (corr && c->keep && !c->keep((uint32_t)corr)) {
+    if (corr && c->keep && !c->keep(corr)) {
         c->outside++;
         return 0;
     }

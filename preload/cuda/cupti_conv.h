@@ -21,9 +21,12 @@ typedef CUptiResult (*opp_conv_next_fn)(uint8_t *, size_t, CUpti_Activity **);
 
 struct opp_conv {
     opp_conv_emit_fn emit;
+    /* when set: CUPTI's 32-bit correlation id as the process's 64-bit one
+     * (past CUPTI's wrap); not: as it is */
+    uint64_t (*corr)(uint32_t correlation);
     /* when set: whether the GPU work of a correlation id is kept (the call
      * that caused it was made inside a capture window); not: all is */
-    int (*keep)(uint32_t correlation);
+    int (*keep)(uint64_t correlation);
     void *ctx;
     opp_conv_next_fn next;
     /* names already sent: content hash -> string id (open addressing) */

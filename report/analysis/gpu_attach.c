@@ -9,16 +9,18 @@
 
 /* An API event that carries a correlation id. */
 struct corr_ent {
-    uint64_t key; /* proc index << 32 | correlation id */
-    uint32_t thread, event;
+    uint64_t corr;
+    uint32_t proc, thread, event;
     uint32_t depth;
 };
 
 static int cmp_corr(const void *pa, const void *pb)
 {
     const struct corr_ent *a = pa, *b = pb;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
+    if (a->proc != b->proc)
+        return a->proc < b->proc ? -1 : 1;
+    if (a->corr != b->corr)
+        return a->corr < b->corr ? -1 : 1;
     if (a->depth != b->depth) /* a runtime call before the driver calls inside it */
         return a->depth < b->depth ? -1 : 1;
     if (a->thread != b->thread)
@@ -28,26 +30,26 @@ static int cmp_corr(const void *pa, const void *pb)
 
 /* The outermost API event of process pi with correlation id corr, or NULL. */
 static const struct corr_ent *corr_find(const struct corr_ent *c, size_t n, uint32_t pi,
-                                        uint32_t corr)
+                                        uint64_t corr)
 {
-    uint64_t key = (uint64_t)pi << 32 | corr;
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (c[mid].key < key)
+        if (c[mid].proc < pi || (c[mid].proc == pi && c[mid].corr < corr))
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < n && c[lo].key == key ? &c[lo] : NULL;
+    return lo < n && c[lo].proc == pi && c[lo].corr == corr ? &c[lo] : NULL;
 }
 
 /* External correlation: a library call's id (OPP_OPK_EXTID) and, from the
  * EXTCORR records, the correlation ids CUPTI gave the calls made inside it:
- * ext_map by proc index << 32 | correlation id -> id; ext_ev by (proc, id)
- * -> the event. */
+ * ext_map by (proc index, correlation id) -> id; ext_ev by (proc, id) ->
+ * the event. */
 struct ext_map {
-    uint64_t key, ext;
+    uint64_t corr, ext;
+    uint32_t proc;
 };
 struct ext_ev {
     uint64_t ext;
@@ -57,7 +59,9 @@ struct ext_ev {
 static int cmp_ext_map(const void *pa, const void *pb)
 {
     const struct ext_map *a = pa, *b = pb;
-    return a->key < b->key ? -1 : a->key > b->key;
+    if (a->proc != b->proc)
+        return a->proc < b->proc ? -1 : 1;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
 }
 
 static int cmp_ext_ev(const void *pa, const void *pb)
@@ -101,7 +105,7 @@ static int ext_index_build(const struct opp_model *m, struct ext_index *x)
             continue;
         if (opp_loader_grow((void **)&x->map, &cap, x->nmap + 1, sizeof *x->map))
             return -1;
-        x->map[x->nmap++] = (struct ext_map){(uint64_t)r->proc << 32 | r->corr, r->external};
+        x->map[x->nmap++] = (struct ext_map){r->corr, r->external, r->proc};
     }
     if (x->nmap)
         qsort(x->map, x->nmap, sizeof *x->map, cmp_ext_map);
@@ -110,12 +114,12 @@ static int ext_index_build(const struct opp_model *m, struct ext_index *x)
 
 /* The library call whose pushed id CUPTI tied correlation id corr of
  * process pi to, as (thread, event); 0 when found. */
-static int ext_find(const struct ext_index *x, uint32_t pi, uint32_t corr, uint32_t *thread,
+static int ext_find(const struct ext_index *x, uint32_t pi, uint64_t corr, uint32_t *thread,
                     uint32_t *event)
 {
     if (!x->nmap || !corr)
         return -1;
-    struct ext_map k = {(uint64_t)pi << 32 | corr, 0};
+    struct ext_map k = {corr, 0, pi};
     const struct ext_map *mp = bsearch(&k, x->map, x->nmap, sizeof k, cmp_ext_map);
     if (!mp)
         return -1;
@@ -133,7 +137,7 @@ static int ext_find(const struct ext_index *x, uint32_t pi, uint32_t corr, uint3
  * external correlation ties it to. 0 when found; else a record that had an
  * id is counted unattached. */
 static int gpu_owner(struct opp_gpu *gpu, const struct corr_ent *c, size_t n,
-                     const struct ext_index *x, uint32_t pi, uint32_t corr, uint32_t *thread,
+                     const struct ext_index *x, uint32_t pi, uint64_t corr, uint32_t *thread,
                      uint32_t *event)
 {
     const struct corr_ent *ce = corr ? corr_find(c, n, pi, corr) : NULL;
@@ -170,15 +174,14 @@ int opp_loader_gpu_attach(struct opp_model *m)
             const struct opp_event *e = &t->events[i];
             if (opp_event_func(m, t, e)->kind != OPP_OP_CUDA_API || e->nargs <= OPP_COL_CUDA_CORR)
                 continue;
-            uint32_t corr = opp_corr_id(opp_event_args(t, e)[OPP_COL_CUDA_CORR]);
+            uint64_t corr = opp_corr_id(opp_event_args(t, e)[OPP_COL_CUDA_CORR]);
             if (!corr)
                 continue;
             if (opp_loader_grow((void **)&c, &cap, n + 1, sizeof *c)) {
                 free(c);
                 return -1;
             }
-            c[n++] = (struct corr_ent){(uint64_t)t->proc << 32 | corr, (uint32_t)ti,
-                                       (uint32_t)i, e->depth};
+            c[n++] = (struct corr_ent){corr, t->proc, (uint32_t)ti, (uint32_t)i, e->depth};
         }
     }
     if (n)

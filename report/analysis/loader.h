@@ -75,11 +75,11 @@ static inline uint32_t opp_clamp_u32(uint64_t v)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-/* A correlation id as CUPTI gives them (32 bits, never all ones); 0, the
- * unknown one, for anything else. */
-static inline uint32_t opp_corr_id(uint64_t v)
+/* A correlation id as the agent records them (CUPTI's, extended past its
+ * 32-bit wrap); 0, the unknown one, for all ones. */
+static inline uint64_t opp_corr_id(uint64_t v)
 {
-    return v < UINT32_MAX ? (uint32_t)v : 0;
+    return v == UINT64_MAX ? 0 : v;
 }
 
 /* ---- loader.c ---- */

@@ -116,9 +116,9 @@ static inline uint64_t opp_event_calls(const struct opp_thread *t, size_t i)
 struct opp_gpu_op {
     uint64_t start_ns, end_ns; /* end >= start */
     uint64_t bytes;            /* memcpy and memset */
+    uint64_t corr;             /* correlation id, 0 when unknown */
     uint32_t name;   /* string id: the demangled kernel name, Kineto's "Memcpy HtoD
                         (Pageable -> Device)", "Memset (Device)", "Stream Sync"... */
-    uint32_t corr;   /* correlation id, 0 when unknown */
     uint32_t proc;   /* index in model->procs */
     uint32_t device, stream;
     uint32_t thread, event; /* the API event it is attached to (thread index, event
@@ -144,7 +144,8 @@ struct opp_gpu_mem {
     uint64_t time_ns, address;
     int64_t bytes; /* + allocated, - freed (a free without a size takes the
                       size of the earlier allocation at its address, else 0) */
-    uint32_t corr, proc, device;
+    uint64_t corr;
+    uint32_t proc, device;
     uint32_t thread, event; /* as in opp_gpu_op */
     uint8_t op;             /* OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE, else counts 0 */
     uint8_t mem_kind;
@@ -162,7 +163,8 @@ struct opp_gpu_device {
 
 struct opp_gpu_extcorr {
     uint64_t external; /* e.g. a framework's operator id */
-    uint32_t proc, kind, corr;
+    uint64_t corr;
+    uint32_t proc, kind;
 };
 
 /* Device memory over time: bytes allocated minus freed since the trace

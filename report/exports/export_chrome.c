@@ -45,8 +45,9 @@ struct xproc {
     struct xfunc *funcs;
     int64_t rank, world_size; /* labels (info.h), -1 unknown */
     int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
-    /* a bit per correlation id (CUPTI numbers them from 1 per process):
-     * one that GPU work carries, one that a recorded CUDA call carries */
+    /* a bit per correlation id (CUPTI numbers them from 1 per process; its
+     * low 32 bits past a wrap, ids then hours apart): one that GPU work
+     * carries, one that a recorded CUDA call carries */
     struct bits { uint64_t *w; size_t n; } has_gpu, has_call;
     UT_hash_handle hh;
 };
@@ -839,7 +840,7 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     fputs(", \"dur\": ", f);
     put_us(f, op.end_ns, op.start_ns);
     fprintf(f, ", \"args\": {\"device\": %" PRIu32 ", \"context\": %" PRIu64 ", \"stream\": %" PRIu32
-               ", \"correlation\": %" PRIu32,
+               ", \"correlation\": %" PRIu64,
             op.device, g->f[OPP_GF_CONTEXT], op.stream, op.corr);
     if (op.type == OPP_GPU_KERNEL)
         fprintf(f, ", \"grid\": [%" PRIu32 ", %" PRIu32 ", %" PRIu32 "], \"block\": [%" PRIu32
@@ -855,11 +856,11 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     }
     fputs("}}", f);
     struct xproc *p = find_proc(x, proc);
-    if (op.corr && bits_has(&p->has_call, op.corr)) {
+    if (op.corr && bits_has(&p->has_call, op.corr & 0xffffffffu)) {
         begin_event(x);
         fprintf(f, "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-                (uint64_t)(proc + x->base) << 32 | op.corr, cpid, op.stream);
+                (uint64_t)(proc + x->base) << 32 | (op.corr & 0xffffffffu), cpid, op.stream);
         put_us(f, op.start_ns, x->base_ns);
         fputs("}", f);
     }

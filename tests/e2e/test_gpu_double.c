@@ -40,16 +40,13 @@ static int have_double(void)
     return 0;
 }
 
-/* Run gpu_app [mode] under the preload; its stdout and stderr. */
-static int run_app(const char *mode, const char *extra, char **out, char **err)
+/* Run gpu_app [mode] under the preload, with up to two more variables
+ * (the second may be NULL); its stdout and stderr. */
+static int run_app2(const char *mode, const char *extra, const char *extra2, char **out, char **err)
 {
     struct tu_env te;
-    char **env = tu_preload_env(&te, trace, cupti_env);
-    int k = 0;
-    while (env[k])
-        k++;
-    env[k] = (char *)extra;
-    env[k + (extra != NULL)] = NULL;
+    const char *vars[] = {cupti_env, extra, extra ? extra2 : NULL, NULL};
+    char **env = tu_preload_env_list(&te, trace, vars);
     char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
     char *argv[] = {(char *)tu_build("tests/double/gpu_app"), (char *)mode, NULL};
     int code = tu_code(tu_run(argv, env, o, e));
@@ -57,6 +54,11 @@ static int run_app(const char *mode, const char *extra, char **out, char **err)
     *err = tu_slurp(e);
     free(o), free(e);
     return code;
+}
+
+static int run_app(const char *mode, const char *extra, char **out, char **err)
+{
+    return run_app2(mode, extra, NULL, out, err);
 }
 
 static const struct opp_row *row(const struct opp_agg *a, const char *key)
@@ -256,24 +258,35 @@ END_TEST
 
 /* OPPROF_CAPTURE=cudaProfilerApi: the kernels launched before
  * cudaProfilerStart and after cudaProfilerStop are not recorded, like the
- * calls that launched them; the three in between are, exactly. */
+ * calls that launched them; the three in between are, exactly. The second
+ * run is of a process whose CUPTI has made 2^32 - 3 ids already (as after
+ * an hour of calls): its 32-bit ids wrap inside the window (cudaProfilerStart
+ * is 0xffffffff, the steps 0, 1 and 2), and the recorded ids go on past
+ * 2^32, each kernel with its own launch. */
 START_TEST(capture_window_gates_gpu_work)
 {
     if (!have_double())
         return;
-    char *out, *err;
-    ck_assert_int_eq(run_app("window", "OPPROF_CAPTURE=cudaProfilerApi", &out, &err), 0);
-    ck_assert_str_eq(out, "gpu_app rc=0\n");
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
-    struct opp_agg a;
-    ck_assert_uint_eq(gpu_ops(m, &a), 3);
-    ck_assert_uint_eq(row(&a, "step(float*, int)")->self_cuda_time_total_ns, 33000);
-    ck_assert_uint_eq(a.self_cuda_time_total_ns, 33000);
-    opp_agg_free(&a);
-    opp_model_free(m);
-    free(out), free(err);
+    for (int wrap = 0; wrap < 2; wrap++) {
+        char *out, *err;
+        ck_assert_int_eq(run_app2("window", "OPPROF_CAPTURE=cudaProfilerApi",
+                                  wrap ? "DOUBLE_CUPTI_CORR=4294967293" : NULL, &out, &err), 0);
+        ck_assert_str_eq(out, "gpu_app rc=0\n");
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
+        struct opp_agg a;
+        ck_assert_uint_eq(gpu_ops(m, &a), 3);
+        ck_assert_uint_eq(m->gpu.unattached, 0);
+        ck_assert_uint_eq(row(&a, "step(float*, int)")->self_cuda_time_total_ns, 33000);
+        ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
+        ck_assert_uint_eq(a.self_cuda_time_total_ns, 33000);
+        for (size_t i = 0; i < m->gpu.nops; i++) /* the launches of 10, 11, 12 us */
+            ck_assert_uint_eq(m->gpu.ops[i].corr, (wrap ? 1ull << 32 : 3) + i);
+        opp_agg_free(&a);
+        opp_model_free(m);
+        free(out), free(err);
+    }
 }
 END_TEST
 

@@ -222,6 +222,37 @@ START_TEST(gpu_ops_attached_by_correlation)
 }
 END_TEST
 
+/* Correlation ids past CUPTI's 32-bit wrap (the agent extends them): two
+ * launches an hour of calls apart, 5 and 2^32 + 5, each keep their own
+ * kernel, whichever comes first in the trace. */
+START_TEST(gpu_ops_attached_past_the_wrap)
+{
+    char *path = tu_path(dir, "wrap.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 300, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/train", .argv = {"train"});
+    tb_funcs(&b, [0] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"});
+    tb_thread(&b, 300, "train");
+    tb_events(&b, TB_CALL(0, 1000, 1100, 0, API(5, 211)),
+              TB_CALL(0, 5000, 5100, 0, API((1ull << 32) + 5, 211)));
+    tb_kernel(&b, .name = 1, .start = 6000, .end = 9000, .stream = 7, .corr = (1ull << 32) + 5, K_FULL);
+    tb_kernel(&b, .name = 1, .start = 2000, .end = 3000, .stream = 7, .corr = 5, K_FULL);
+    tb_string(&b, 1, "k");
+    tb_gpu_chunk(&b);
+    tb_process_end(&b, 0, OPP_END_EXITED, 10000);
+    tb_end(&b);
+    struct opp_model *m = load(path);
+    ck_assert_uint_eq(m->gpu.nops, 2);
+    ck_assert_uint_eq(m->gpu.ops[0].corr, (1ull << 32) + 5);
+    ck_assert_uint_eq(m->gpu.ops[0].event, find_event(m, 0, "cudaLaunchKernel", 1));
+    ck_assert_uint_eq(m->gpu.ops[1].event, find_event(m, 0, "cudaLaunchKernel", 0));
+    ck_assert_uint_eq(m->gpu.unattached, 0);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
 START_TEST(cuda_time_of_calls)
 {
     const struct opp_model *m = model;
@@ -1255,6 +1286,7 @@ Suite *suite_gpu(void)
     tcase_add_test(tc, model_gpu_counts);
     tcase_add_test(tc, gpu_op_names);
     tcase_add_test(tc, gpu_ops_attached_by_correlation);
+    tcase_add_test(tc, gpu_ops_attached_past_the_wrap);
     tcase_add_test(tc, cuda_time_of_calls);
     tcase_add_test(tc, cuda_memory_of_calls);
     tcase_add_test(tc, cuda_time_of_other_thread);
