@@ -15,6 +15,7 @@
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,14 +251,15 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 #define EXTCORR_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 _Static_assert(EXTCORR_KIND == OPP_EXTCORR_KIND, "the kind the report reads");
 
-static int extcorr_wanted(void)
+/* A 0/1 setting (OPPROF_GPU_EXTCORR, OPPROF_GPU_SYNC), 0 when unset. */
+static int env_flag(const char *name)
 {
-    const char *v = getenv("OPPROF_GPU_EXTCORR");
+    const char *v = getenv(name);
     if (!v || !*v || !strcmp(v, "0"))
         return 0;
     if (!strcmp(v, "1"))
         return 1;
-    opp_agent_say("OPPROF_GPU_EXTCORR must be 0 or 1, ignored: ", v, "");
+    opp_agent_say(name, " must be 0 or 1, ignored: ", v);
     return 0;
 }
 
@@ -309,11 +311,13 @@ static int emit(void *ctx, const void *payload, uint32_t size)
 static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                              size_t valid)
 {
-    pthread_mutex_lock(&C.lock);
-    opp_conv_buffer(&C.conv, buffer, valid);
+    /* Asked before our lock is taken: CUPTI may hold its own while a
+     * flush on another thread waits for ours (Kineto met that deadlock). */
     size_t dropped = 0;
     if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
+    pthread_mutex_lock(&C.lock);
+    opp_conv_buffer(&C.conv, buffer, valid);
     uint64_t lost = C.conv.lost - C.lost_reported;
     if (dropped || lost) {
         struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
@@ -339,26 +343,47 @@ static void CUPTIAPI on_buffer(CUcontext ctx, uint32_t stream, uint8_t *buffer, 
  * records are complete, full or not (cuptiActivityFlushPeriod only full
  * ones). Asked every OPPROF_GPU_FLUSH_MS, a program that ends without exit
  * handlers (_exit, SIGKILL) loses at most that much of finished GPU work.
- * F.lock is held only around the flush, never with a lock of ours. */
+ * The thread also makes the forced flush a fatal signal asks for (below),
+ * so it runs with the period off too. F.lock is held only around a flush,
+ * never with a lock of ours. */
 #define FLUSH_MS_DEFAULT 200u
 static struct {
     pthread_mutex_t lock;
-    unsigned ms;
+    sem_t wake;
+    unsigned ms; /* 0: no periodic flush */
     int running, stop;
+    volatile sig_atomic_t forced_asked, forced_done;
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *flusher(void *arg)
 {
     opp_tls.state = OPP_T_OFF; /* nothing this thread does is the program's */
-    struct timespec ts = {F.ms / 1000u, (long)(F.ms % 1000u) * 1000000L};
     for (;;) {
-        nanosleep(&ts, NULL);
+        int woken;
+        if (F.ms) {
+            struct timespec at;
+            clock_gettime(CLOCK_MONOTONIC, &at);
+            at.tv_sec += F.ms / 1000u;
+            at.tv_nsec += (long)(F.ms % 1000u) * 1000000L;
+            if (at.tv_nsec >= 1000000000L)
+                at.tv_sec++, at.tv_nsec -= 1000000000L;
+            woken = sem_clockwait(&F.wake, CLOCK_MONOTONIC, &at) == 0;
+        } else {
+            woken = sem_wait(&F.wake) == 0;
+        }
+        if (!woken && errno != ETIMEDOUT)
+            continue; /* EINTR */
         pthread_mutex_lock(&F.lock);
         if (F.stop) {
             pthread_mutex_unlock(&F.lock);
             return NULL;
         }
-        C.cuptiActivityFlushAll(0);
+        if (F.forced_asked) {
+            C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            F.forced_done = 1;
+        } else if (!woken) {
+            C.cuptiActivityFlushAll(0);
+        }
         pthread_mutex_unlock(&F.lock);
     }
 }
@@ -376,10 +401,10 @@ static void start_flusher(void)
             ms = FLUSH_MS_DEFAULT;
         }
     }
-    if (!ms)
-        return; /* off: buffers come when full and at exit */
-    F.ms = (unsigned)ms;
+    F.ms = (unsigned)ms; /* 0: buffers come when full, at exit and at a fatal signal */
     F.stop = 0;
+    F.forced_asked = F.forced_done = 0;
+    sem_init(&F.wake, 0, 0);
     int rc = opp_spawn(flusher);
     if (rc)
         opp_agent_say("cannot start the GPU flush thread: ", strerror(rc),
@@ -397,6 +422,7 @@ static void stop_flusher(void)
         if (pthread_mutex_trylock(&F.lock) == 0) {
             F.stop = 1;
             pthread_mutex_unlock(&F.lock);
+            sem_post(&F.wake);
             break;
         }
         struct timespec ms = {0, 1000000L};
@@ -427,31 +453,39 @@ static void cuda_forked(void)
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
     C.on = 0; /* nothing of the parent's CUPTI is flushed here */
+    corr_mark = 0; /* the child's CUPTI numbers its own calls */
     C.tried = 0;
     opp_extcorr_on = 0;
     atomic_store(&opp_cuda_via_cupti, 0);
 }
 
-/* ---- signals: what CUPTI holds is handed over before the program dies ---- */
-
+/* ---- signals: what CUPTI holds is handed over before the program dies ----
+ * A fatal signal can land while its thread holds a lock of malloc's or
+ * CUPTI's, so the handler does nothing that is not async-signal-safe: it
+ * asks the flush thread for the forced flush (sem_post), waits for it at
+ * most 2 s (nanosleep), and dies of the signal either way. No alarm: the
+ * program's SIGALRM stays its own, blocked or not. */
+#define FATAL_WAIT_MS 2000
 static const int flush_signals[] = {SIGTERM, SIGINT, SIGHUP};
-static volatile sig_atomic_t dying;
-
-static void on_alarm(int sig)
-{
-    /* The flush hung: die of the original signal anyway. */
-    int s = dying;
-    signal(s, SIG_DFL);
-    raise(s);
-}
 
 static void on_fatal(int sig)
 {
-    dying = sig;
+    int saved = errno;
     signal(sig, SIG_DFL);
-    signal(SIGALRM, on_alarm);
-    alarm(2);
-    cuda_flush();
+    if (F.running) {
+        F.forced_asked = 1;
+        sem_post(&F.wake);
+        struct timespec ms = {0, 1000000L};
+        for (int i = 0; i < FATAL_WAIT_MS && !F.forced_done; i++)
+            nanosleep(&ms, NULL);
+        if (!F.forced_done) {
+            static const char line[] = "opprof: the GPU flush at a fatal signal did not end within "
+                                       "2 s: GPU work since the last flush is lost\n";
+            ssize_t w = write(STDERR_FILENO, line, sizeof line - 1);
+            (void)w;
+        }
+    }
+    errno = saved;
     raise(sig); /* SA_NODEFER: delivered now, with its default action */
 }
 
@@ -633,7 +667,10 @@ static int init_locked(void)
     }
     CUptiResult rc;
     char holder[128] = "";
-    int extcorr = extcorr_wanted();
+    int extcorr = env_flag("OPPROF_GPU_EXTCORR");
+    /* Synchronisation records (torch.profiler's cuda_sync events, which it
+     * too makes only when asked) cost a record per wait. */
+    int sync = env_flag("OPPROF_GPU_SYNC");
     if (C.subscribe_v2) {
         CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
                                     .subscriberName = "opprof",
@@ -652,8 +689,7 @@ static int init_locked(void)
         static const CUpti_ActivityKind kinds[] = {
             CUPTI_ACTIVITY_KIND_DEVICE,           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
             CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
-            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,  CUPTI_ACTIVITY_KIND_MEMORY2,
-            CUPTI_ACTIVITY_KIND_OVERHEAD};
+            CUPTI_ACTIVITY_KIND_MEMORY2,          CUPTI_ACTIVITY_KIND_OVERHEAD};
         static const CUpti_ActivityKind extcorr_kinds[] = {
             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
             CUPTI_ACTIVITY_KIND_DRIVER};
@@ -666,6 +702,8 @@ static int init_locked(void)
         for (size_t i = 0; extcorr && rc == CUPTI_SUCCESS && i < sizeof extcorr_kinds / sizeof *extcorr_kinds;
              i++)
             rc = C.cuptiActivityEnable(extcorr_kinds[i]);
+        if (sync && rc == CUPTI_SUCCESS)
+            rc = C.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     }
     if (rc == CUPTI_SUCCESS) {
         step = "cuptiEnableDomain";
@@ -699,8 +737,8 @@ static int init_locked(void)
     opp_extcorr_on = extcorr;
     atomic_store(&opp_cuda_via_cupti, 1);
     pthread_mutex_unlock(&C.lock);
+    start_flusher(); /* before the handlers that ask it for the last flush */
     install_signals();
-    start_flusher();
     return 1;
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 
@@ -301,8 +302,18 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     struct call c;
     enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize");
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof y);
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+    y.start = now();
     while (now() < D.busy_until)
         ;
+    y.end = now();
+    y.contextId = 1, y.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    y.correlationId = c.data.correlationId;
+    if (D.sync_on)
+        queue(&y, sizeof y);
     return leave(&c, 0);
 }
 
@@ -399,6 +410,10 @@ static uint64_t record_end(const CUpti_Activity *a)
  * (FORCED), or (0) those before the first the device is not done with. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    /* DOUBLE_CUPTI_FLUSH_HANG: a forced flush never returns, as one waiting
+     * on a device that no longer answers */
+    while ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && getenv("DOUBLE_CUPTI_FLUSH_HANG"))
+        pause();
     size_t upto = D.len;
     if (!(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
         uint64_t t = now();
@@ -440,6 +455,7 @@ static size_t record_size(CUpti_ActivityKind k)
     case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     default: return 0;
     }
 }

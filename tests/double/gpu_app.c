@@ -8,7 +8,8 @@
  *   gpu_app window    kernel "before" (5 us), cudaProfilerStart, 3 "step" kernels
  *                     (10, 11, 12 us), cudaProfilerStop, kernel "after" (7 us)
  *   gpu_app kineto    the work, then a CUPTI client of its own subscribes, as
- *                     torch.profiler's Kineto does, and prints CUPTI's answer */
+ *                     torch.profiler's Kineto does, and prints CUPTI's answer
+ *   gpu_app term_noalarm  SIGALRM blocked, the work, then die of SIGTERM */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,13 @@ int main(int argc, char **argv)
         rc |= cudaDeviceSynchronize();
         printf("gpu_app rc=%d\n", rc);
         return rc;
+    }
+    if (!strcmp(mode, "term_noalarm")) {
+        sigset_t alrm;
+        sigemptyset(&alrm);
+        sigaddset(&alrm, SIGALRM);
+        sigprocmask(SIG_BLOCK, &alrm, NULL);
+        mode = "term";
     }
     int rc = work();
     if (!strcmp(mode, "kineto")) {

@@ -186,6 +186,58 @@ START_TEST(sigterm_hands_gpu_records_over)
 }
 END_TEST
 
+/* SIGTERM while CUPTI's forced flush hangs, in a program that blocks
+ * SIGALRM: the handler waits 2 s for the flush, says in one line that it
+ * did not end, and the program dies of SIGTERM; its calls are recorded.
+ * (An alarm of ours would never have come: the program blocks it.) */
+START_TEST(sigterm_with_a_hung_flush_still_dies)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app2("term_noalarm", "DOUBLE_CUPTI_FLUSH_HANG=1", NULL, &out, &err), 128 + 15);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    ck_assert_str_eq(err, "opprof: the GPU flush at a fatal signal did not end within 2 s: GPU work "
+                          "since the last flush is lost\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* Synchronisation records (CUPTI's SYNCHRONIZATION kind, torch.profiler's
+ * cuda_sync) only with OPPROF_GPU_SYNC=1: then the one context
+ * synchronisation of the work, attached to its cudaDeviceSynchronize. */
+START_TEST(sync_records_only_when_asked)
+{
+    if (!have_double())
+        return;
+    for (int on = 0; on < 2; on++) {
+        char *out, *err;
+        ck_assert_int_eq(run_app("", on ? "OPPROF_GPU_SYNC=1" : NULL, &out, &err), 0);
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        size_t syncs = 0;
+        for (size_t i = 0; i < m->gpu.nops; i++) {
+            const struct opp_gpu_op *op = &m->gpu.ops[i];
+            if (op->type != OPP_GPU_SYNC)
+                continue;
+            syncs++;
+            ck_assert_uint_ne(op->thread, OPP_GPU_NONE);
+            const struct opp_thread *t = &m->threads[op->thread];
+            ck_assert_str_eq(opp_model_str(m, opp_event_func(m, t, &t->events[op->event])->name),
+                             "cudaDeviceSynchronize");
+        }
+        ck_assert_uint_eq(syncs, (size_t)on);
+        ck_assert_uint_eq(m->gpu.nops, 3 + 3 + 2 + (size_t)on);
+        opp_model_free(m);
+        free(out), free(err);
+    }
+}
+END_TEST
+
 /* GPU operations (kernels and copies) of a trace, and its aggregate. */
 static uint64_t gpu_ops(struct opp_model *m, struct opp_agg *a)
 {
@@ -470,6 +522,8 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, api_kernels_copies_exact);
     tcase_add_test(tc, no_status_calls_read_no_status);
     tcase_add_test(tc, sigterm_hands_gpu_records_over);
+    tcase_add_test(tc, sync_records_only_when_asked);
+    tcase_add_test(tc, sigterm_with_a_hung_flush_still_dies);
     tcase_add_test(tc, cupti_held_by_another_tool);
     tcase_add_test(tc, library_kernels_by_nesting);
     tcase_add_test(tc, extcorr_attributes_unseen_launch);
