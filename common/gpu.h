@@ -95,9 +95,10 @@ enum {
 /* EXTCORR */
 enum { OPP_GF_X_KIND = 0, OPP_GF_X_EXTERNAL, OPP_GF_X_CORRELATION, OPP_GF_X_COUNT };
 
-/* DROPPED: CUPTI's count (cuptiActivityGetNumDroppedRecords), and records in
- * buffers we could not hand to the collector. */
-enum { OPP_GF_D_CUPTI = 0, OPP_GF_D_OURS, OPP_GF_D_COUNT };
+/* DROPPED: CUPTI's count (cuptiActivityGetNumDroppedRecords), records in
+ * buffers we could not hand to the collector, and other CUPTI clients of
+ * the process refused because we hold CUPTI (their GPU activity is ours). */
+enum { OPP_GF_D_CUPTI = 0, OPP_GF_D_OURS, OPP_GF_D_CLIENTS, OPP_GF_D_COUNT };
 
 /* DEVICE */
 enum {

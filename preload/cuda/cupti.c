@@ -320,7 +320,7 @@ static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, si
     opp_conv_buffer(&C.conv, buffer, valid);
     uint64_t lost = C.conv.lost - C.lost_reported;
     if (dropped || lost) {
-        struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+        struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_CLIENTS};
         r.f[OPP_GF_D_CUPTI] = dropped;
         r.f[OPP_GF_D_OURS] = lost;
         opp_conv_put(&C.conv, &r);
@@ -516,6 +516,13 @@ static void other_client_refused(CUptiResult rc)
     opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) "
                   "was refused CUPTI, which opprof holds: that tool gets no GPU activity; "
                   "opprof records it", "", "");
+    /* and in the trace, for the report to say */
+    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+    r.f[OPP_GF_D_CLIENTS] = 1;
+    pthread_mutex_lock(&C.lock);
+    opp_conv_put(&C.conv, &r);
+    opp_conv_flush(&C.conv);
+    pthread_mutex_unlock(&C.lock);
 }
 
 /* The real entry point: the next definition, else the library we opened. */

@@ -203,6 +203,7 @@ struct opp_gpu {
     size_t nsum;
     uint64_t dropped_cupti; /* DROPPED records add up */
     uint64_t dropped_ours;
+    uint64_t clients_refused; /* other CUPTI clients refused: their GPU view is ours */
 };
 
 /* A KERNEL, MEMCPY, MEMSET, SYNC or OVERHEAD record of process index pi as

@@ -400,6 +400,11 @@ static void warn_about(const struct opp_model *m)
                 PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
                        "%" PRIu64 " by opprof (buffers full)\n",
                 m->gpu.dropped_cupti, m->gpu.dropped_ours);
+    if (m->gpu.clients_refused)
+        fprintf(stderr,
+                PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was "
+                       "refused CUPTI in the profiled program, which opprof held: its own output has "
+                       "no GPU activity; this trace has it\n");
 }
 
 static int report(struct report_args *rap)

@@ -60,8 +60,9 @@ static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_st
             s->ops, s->kernels);
     opp_put_us(f, (double)s->kernel_ns);
     fprintf(f, ", \"unattached\": %" PRIu64 ",\n    \"dropped\": {\"cupti\": %" PRIu64
-               ", \"opprof\": %" PRIu64 "},\n    \"devices\": [",
-            m->gpu.unattached, m->gpu.dropped_cupti, m->gpu.dropped_ours);
+               ", \"opprof\": %" PRIu64 "}, \"cupti_clients_refused\": %" PRIu64
+               ",\n    \"devices\": [",
+            m->gpu.unattached, m->gpu.dropped_cupti, m->gpu.dropped_ours, m->gpu.clients_refused);
     for (size_t i = 0; i < s->ndevs; i++) {
         const struct opp_gpu_dev_stats *d = &s->devs[i];
         fprintf(f, "%s\n      {\"device\": %" PRIu32 ", \"name\": ", i ? "," : "", d->device);

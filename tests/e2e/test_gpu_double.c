@@ -363,8 +363,18 @@ START_TEST(second_client_refused_is_said)
     ck_assert_ptr_nonnull(m);
     struct opp_agg a;
     ck_assert_uint_eq(gpu_ops(m, &a), 3 + 3 + 2);
+    ck_assert_uint_eq(m->gpu.clients_refused, 1);
     opp_agg_free(&a);
     opp_model_free(m);
+    /* and the report says it, beside the table */
+    char *e = tu_path(dir, "rep.err"), *o = tu_path(dir, "rep.out");
+    char *argv[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+    char *rerr = tu_slurp(e);
+    ck_assert_str_eq(rerr, "opprof report: warning: another CUPTI client (torch.profiler/Kineto, nsys, "
+                           "ncu or DCGM) was refused CUPTI in the profiled program, which opprof "
+                           "held: its own output has no GPU activity; this trace has it\n");
+    free(rerr), free(e), free(o);
     free(out), free(err);
 }
 END_TEST
