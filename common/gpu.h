@@ -96,9 +96,10 @@ enum {
 enum { OPP_GF_X_KIND = 0, OPP_GF_X_EXTERNAL, OPP_GF_X_CORRELATION, OPP_GF_X_COUNT };
 
 /* DROPPED: CUPTI's count (cuptiActivityGetNumDroppedRecords), records in
- * buffers we could not hand to the collector, and other CUPTI clients of
- * the process refused because we hold CUPTI (their GPU activity is ours). */
-enum { OPP_GF_D_CUPTI = 0, OPP_GF_D_OURS, OPP_GF_D_CLIENTS, OPP_GF_D_COUNT };
+ * buffers we could not hand to the collector, other CUPTI clients of the
+ * process refused because we hold CUPTI (their GPU activity is ours), and
+ * clients that took CUPTI's activity buffers from us (ours ends there). */
+enum { OPP_GF_D_CUPTI = 0, OPP_GF_D_OURS, OPP_GF_D_CLIENTS, OPP_GF_D_TAKEN, OPP_GF_D_COUNT };
 
 /* DEVICE */
 enum {

@@ -517,8 +517,27 @@ static void other_client_refused(CUptiResult rc)
                   "was refused CUPTI, which opprof holds: that tool gets no GPU activity; "
                   "opprof records it", "", "");
     /* and in the trace, for the report to say */
-    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_TAKEN};
     r.f[OPP_GF_D_CLIENTS] = 1;
+    pthread_mutex_lock(&C.lock);
+    opp_conv_put(&C.conv, &r);
+    opp_conv_flush(&C.conv);
+    pthread_mutex_unlock(&C.lock);
+}
+
+/* Its activity buffers taken by another client (Kineto registers its own
+ * buffer callbacks even where its subscription was refused): the records
+ * from then on are that client's. Said once, and in the trace. */
+static void buffers_taken(void)
+{
+    static int said;
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        return;
+    opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) "
+                  "took CUPTI's activity buffers: GPU activity from now on is that tool's, not in "
+                  "opprof's trace", "", "");
+    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+    r.f[OPP_GF_D_TAKEN] = 1;
     pthread_mutex_lock(&C.lock);
     opp_conv_put(&C.conv, &r);
     opp_conv_flush(&C.conv);
@@ -548,6 +567,23 @@ OPP_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_Callba
     subscribe_v2_fn real = (subscribe_v2_fn)cupti_next("cuptiSubscribe_v2");
     CUptiResult rc = real ? real(s, cb, ud, p) : CUPTI_ERROR_NOT_INITIALIZED;
     other_client_refused(rc);
+    return rc;
+}
+
+typedef CUptiResult (*register_fn)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+
+OPP_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                      CUpti_BuffersCallbackCompleteFunc done)
+{
+    register_fn real = (register_fn)cupti_next("cuptiActivityRegisterCallbacks");
+    if (!real)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    int ours = C.on;
+    if (ours) /* what is complete so far is still ours */
+        C.cuptiActivityFlushAll(0);
+    CUptiResult rc = real(req, done);
+    if (ours && rc == CUPTI_SUCCESS)
+        buffers_taken();
     return rc;
 }
 

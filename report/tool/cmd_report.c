@@ -405,6 +405,11 @@ static void warn_about(const struct opp_model *m)
                 PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was "
                        "refused CUPTI in the profiled program, which opprof held: its own output has "
                        "no GPU activity; this trace has it\n");
+    if (m->gpu.buffers_taken)
+        fprintf(stderr,
+                PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) "
+                       "took CUPTI's activity buffers in the profiled program: GPU activity after "
+                       "that is not in this trace\n");
 }
 
 static int report(struct report_args *rap)

@@ -9,7 +9,10 @@
  *                     (10, 11, 12 us), cudaProfilerStop, kernel "after" (7 us)
  *   gpu_app kineto    the work, then a CUPTI client of its own subscribes, as
  *                     torch.profiler's Kineto does, and prints CUPTI's answer
- *   gpu_app term_noalarm  SIGALRM blocked, the work, then die of SIGTERM */
+ *   gpu_app term_noalarm  SIGALRM blocked, the work, then die of SIGTERM
+ *   gpu_app buffers   the work, then its own CUPTI buffer callbacks registered
+ *                     (as Kineto does when refused the subscription), one
+ *                     kernel "after" (4 us), and how many records it got */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,24 @@
 #include <cupti.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
+
+/* The program's own activity buffers (mode buffers). */
+static unsigned long own_records;
+
+static void CUPTIAPI own_request(uint8_t **buf, size_t *size, size_t *max)
+{
+    *size = 1 << 16;
+    *buf = malloc(*size);
+    *max = 0;
+}
+
+static void CUPTIAPI own_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
+{
+    CUpti_Activity *r = NULL;
+    while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
+        own_records++;
+    free(buf);
+}
 
 static int launch(const char *name, unsigned g)
 {
@@ -87,6 +108,13 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "kineto")) {
         CUpti_SubscriberHandle s;
         printf("cuptiSubscribe: %d\n", (int)cuptiSubscribe(&s, NULL, NULL));
+    }
+    if (!strcmp(mode, "buffers")) {
+        printf("register: %d\n", (int)cuptiActivityRegisterCallbacks(own_request, own_complete));
+        rc |= launch("_Z5afterv", 4);
+        rc |= cudaDeviceSynchronize();
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        printf("own records: %lu\n", own_records);
     }
     if (!strcmp(mode, "term"))
         raise(SIGTERM);

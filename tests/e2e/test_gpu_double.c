@@ -379,6 +379,44 @@ START_TEST(second_client_refused_is_said)
 }
 END_TEST
 
+/* The program registers CUPTI buffer callbacks of its own after opprof's
+ * (Kineto does, even when refused the subscription): what was complete
+ * before is opprof's, the kernel after is the program's, and both the
+ * agent and the report say so once. */
+START_TEST(buffers_taken_are_said)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("buffers", NULL, &out, &err), 0);
+    /* its own records: the kernel, its launch's and the sync's API records
+       are not made (RUNTIME is off), so one */
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\nregister: 0\nown records: 1\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: another CUPTI client in this process "
+                                         "(torch.profiler/Kineto, nsys, ncu or DCGM) took CUPTI's "
+                                         "activity buffers: GPU activity from now on is that "
+                                         "tool's, not in opprof's trace"),
+                     1);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg a;
+    ck_assert_uint_eq(gpu_ops(m, &a), 3 + 3 + 2);
+    ck_assert_uint_eq(m->gpu.buffers_taken, 1);
+    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 4);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    char *e = tu_path(dir, "rep.err"), *o = tu_path(dir, "rep.out");
+    char *argv[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+    char *rerr = tu_slurp(e);
+    ck_assert_str_eq(rerr, "opprof report: warning: another CUPTI client (torch.profiler/Kineto, "
+                           "nsys, ncu or DCGM) took CUPTI's activity buffers in the profiled "
+                           "program: GPU activity after that is not in this trace\n");
+    free(rerr), free(e), free(o);
+    free(out), free(err);
+}
+END_TEST
+
 /* Another CUPTI client holds the process: one line naming the cause; the
  * program's calls are still recorded (symbol fallback), without GPU work. */
 START_TEST(cupti_held_by_another_tool)
@@ -541,6 +579,7 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, forked_child_records_its_gpu_work);
     tcase_add_test(tc, capture_window_gates_gpu_work);
     tcase_add_test(tc, second_client_refused_is_said);
+    tcase_add_test(tc, buffers_taken_are_said);
     suite_add_tcase(s, tc);
     return s;
 }
