@@ -48,20 +48,14 @@ static int gpu_string(struct opp_loader *ld, uint32_t pi, const struct opp_gpu_r
     return 0;
 }
 
-/* CUPTI's overhead kinds (1, 1 << 16, 2 << 16, 3 << 16) as 1..4. */
+/* CUPTI's overhead kinds (1, then 1 << 16 .. 8 << 16) as 1..9; 0 unknown. */
 static uint8_t overhead_kind(uint64_t k)
 {
     switch (k) {
     case 1:
         return 1;
-    case 1u << 16:
-        return 2;
-    case 2u << 16:
-        return 3;
-    case 3u << 16:
-        return 4;
     default:
-        return 0;
+        return !(k & 0xffff) && k >> 16 >= 1 && k >> 16 <= 8 ? (uint8_t)(1 + (k >> 16)) : 0;
     }
 }
 

@@ -35,8 +35,11 @@ static const char *sync_type_name(uint8_t k)
 
 static const char *overhead_kind_name(uint8_t k)
 {
+    /* Kineto's names for the first five */
     static const char *n[] = {"Unknown", "Driver Compiler", "Buffer Flush", "Instrumentation",
-                              "Resource"};
+                              "Resource", "Runtime Triggered Module Loading",
+                              "Lazy Function Loading", "Command Buffer Full",
+                              "Activity Buffer Request", "UVM Activity Init"};
     return k < sizeof n / sizeof n[0] ? n[k] : "Unknown";
 }
 

@@ -201,6 +201,38 @@ START_TEST(gpu_op_names)
 }
 END_TEST
 
+/* Every overhead kind of CUDA 13's CUPTI by name (Kineto's for the first
+ * five), and a kind it does not know as Unknown. */
+START_TEST(overhead_kind_names)
+{
+    static const struct { uint32_t kind; const char *name; } k[] = {
+        {0, "Unknown"},
+        {1, "Driver Compiler"},
+        {1u << 16, "Buffer Flush"},
+        {2u << 16, "Instrumentation"},
+        {3u << 16, "Resource"},
+        {4u << 16, "Runtime Triggered Module Loading"},
+        {5u << 16, "Lazy Function Loading"},
+        {6u << 16, "Command Buffer Full"},
+        {7u << 16, "Activity Buffer Request"},
+        {8u << 16, "UVM Activity Init"},
+        {9u << 16, "Unknown"},
+        {(1u << 16) | 1, "Unknown"},
+    };
+    char buf[96];
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        struct opp_gpu_op op;
+        struct opp_gpu_launch l;
+        struct opp_gpu_rec r = TB_OVERHEAD(.start = 1, .end = 2, .kind = k[i].kind);
+        opp_gpu_op_decode(&r, 0, &op, &l);
+        opp_gpu_op_label(&op, buf, sizeof buf);
+        char want[96];
+        snprintf(want, sizeof want, "Overhead (%s)", k[i].name);
+        ck_assert_str_eq(buf, want);
+    }
+}
+END_TEST
+
 START_TEST(gpu_ops_attached_by_correlation)
 {
     const struct opp_model *m = model;
@@ -1285,6 +1317,7 @@ Suite *suite_gpu(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, model_gpu_counts);
     tcase_add_test(tc, gpu_op_names);
+    tcase_add_test(tc, overhead_kind_names);
     tcase_add_test(tc, gpu_ops_attached_by_correlation);
     tcase_add_test(tc, gpu_ops_attached_past_the_wrap);
     tcase_add_test(tc, cuda_time_of_calls);
