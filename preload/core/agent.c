@@ -573,12 +573,45 @@ static uint32_t env_u32(const char *name, uint32_t dflt)
     return *end || x > UINT32_MAX ? dflt : (uint32_t)x;
 }
 
+int opp_agent_on(void) { return G.on; }
+
+/* Whether LD_PRELOAD names this library (by path: the same file; by bare
+ * name: the same file name). Loaded otherwise, as a driver or NVTX loads
+ * the injection library an inherited CUDA_INJECTION64_PATH or
+ * NVTX_INJECTION64_PATH names, the process is not ours to profile: a
+ * descendant is profiled fully or not at all. */
+static int preloaded(void)
+{
+    Dl_info self;
+    struct stat me, st;
+    const char *pre = getenv("LD_PRELOAD");
+    if (!pre || !dladdr((void *)opp_agent_on, &self) || !self.dli_fname ||
+        stat(self.dli_fname, &me) != 0)
+        return 0;
+    const char *base = strrchr(self.dli_fname, '/');
+    base = base ? base + 1 : self.dli_fname;
+    char tok[PATH_MAX];
+    for (const char *p = pre; *p;) {
+        size_t n = strcspn(p, " :");
+        if (n && n < sizeof tok) {
+            memcpy(tok, p, n);
+            tok[n] = 0;
+            if (strchr(tok, '/') ? stat(tok, &st) == 0 && st.st_dev == me.st_dev &&
+                                       st.st_ino == me.st_ino
+                                 : strcmp(tok, base) == 0)
+                return 1;
+        }
+        p += n + (p[n] != 0);
+    }
+    return 0;
+}
+
 __attribute__((constructor)) static void opp_init(void)
 {
     int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* nothing of ours is recorded while we start */
     const char *dis = getenv("OPPROF_DISABLE");
-    if (dis && dis[0] == '1')
+    if ((dis && dis[0] == '1') || !preloaded())
         goto out;
     opp_resolve_init();
     const char *ck = getenv("OPPROF_CLOCK");

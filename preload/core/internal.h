@@ -47,6 +47,9 @@ extern const struct opp_feature *const opp_features[]; /* NULL-terminated */
 
 /* One line on stderr: "opprof: " a b c (NULLs skipped). */
 void opp_agent_say(const char *a, const char *b, const char *c);
+/* Whether this process is profiled (the agent started and is connected):
+ * the injection entry points (CUDA's, NVTX's) do nothing when not. */
+int opp_agent_on(void);
 /* A message to the collector from a thread other than the program's
  * calls (CUPTI's, a timer's): 0 or -errno. */
 int opp_agent_send(unsigned type, const void *payload, unsigned size);

@@ -667,6 +667,8 @@ int opp_cupti_init(void)
 {
     if (__atomic_load_n(&C.tried, __ATOMIC_RELAXED))
         return C.on;
+    if (!opp_agent_on())
+        return 0; /* not profiled: CUPTI is left alone (an inherited CUDA_INJECTION64_PATH) */
     /* CUPTI's own calls into CUDA are not the program's, nor is errno. */
     int saved_errno = errno;
     uint8_t state = opp_tls.state;

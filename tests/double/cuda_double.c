@@ -21,6 +21,7 @@
  * at exit unless the client flushes; an external correlation record is
  * made only beside an API activity record (kinds RUNTIME/DRIVER), just
  * before it, as cupti_activity.h says, never on its own. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -116,8 +117,25 @@ struct call {
     uint64_t start;
 };
 
+/* The driver's start, at the process's first CUDA call: as the real one,
+ * it loads the library CUDA_INJECTION64_PATH names and calls its
+ * InitializeInjection. */
+static void driver_start(void)
+{
+    static int started;
+    if (started)
+        return;
+    started = 1;
+    const char *path = getenv("CUDA_INJECTION64_PATH");
+    void *h = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+    if (init)
+        init();
+}
+
 static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
 {
+    driver_start();
     memset(c, 0, sizeof *c);
     c->cbid = cbid;
     c->data.functionName = name;

@@ -417,6 +417,39 @@ START_TEST(buffers_taken_are_said)
 }
 END_TEST
 
+/* A descendant that inherits CUDA_INJECTION64_PATH (which the preload sets
+ * to itself) but not LD_PRELOAD, or that is told OPPROF_DISABLE=1, is left
+ * untouched when its driver loads the library: no trace, no line, and
+ * CUPTI free for the program's own client (0: subscribed). */
+START_TEST(inherited_injection_leaves_the_process_alone)
+{
+    if (!have_double())
+        return;
+    char inj[4200], output[4200];
+    snprintf(inj, sizeof inj, "CUDA_INJECTION64_PATH=%s", tu_build("libopprof.so"));
+    snprintf(output, sizeof output, "OPPROF_OUTPUT=%s", trace);
+    for (int k = 0; k < 2; k++) {
+        char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+        char *argv[] = {(char *)tu_build("tests/double/gpu_app"), "kineto", NULL};
+        int code;
+        if (k == 0) { /* LD_PRELOAD gone, the rest inherited */
+            char *env[] = {inj, output, cupti_env, "PATH=/usr/bin:/bin", NULL};
+            code = tu_code(tu_run(argv, env, o, e));
+        } else {
+            struct tu_env te;
+            const char *vars[] = {cupti_env, inj, "OPPROF_DISABLE=1", NULL};
+            code = tu_code(tu_run(argv, tu_preload_env_list(&te, trace, vars), o, e));
+        }
+        ck_assert_int_eq(code, 0);
+        char *out = tu_slurp(o), *err = tu_slurp(e);
+        ck_assert_str_eq(out, "gpu_app rc=0 same=1\ncuptiSubscribe: 0\n");
+        ck_assert_str_eq(err, "");
+        ck_assert_int_eq(access(trace, F_OK), -1);
+        free(out), free(err), free(o), free(e);
+    }
+}
+END_TEST
+
 /* Another CUPTI client holds the process: one line naming the cause; the
  * program's calls are still recorded (symbol fallback), without GPU work. */
 START_TEST(cupti_held_by_another_tool)
@@ -580,6 +613,7 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, capture_window_gates_gpu_work);
     tcase_add_test(tc, second_client_refused_is_said);
     tcase_add_test(tc, buffers_taken_are_said);
+    tcase_add_test(tc, inherited_injection_leaves_the_process_alone);
     suite_add_tcase(s, tc);
     return s;
 }
