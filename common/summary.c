@@ -15,8 +15,8 @@
 #include "util.h"
 
 #define NONE 0u         /* node id 0 is never used */
-#define MAP_CAP (1u << 18) /* correlation ids remembered per map (GPU records arrive
-                              within about 500 ms of their calls) */
+#define MAP_CAP (1u << 18) /* entries per map at first */
+#define MAP_CAP_MAX (1u << 22) /* the correlation map grows to this while GPU records lag */
 
 struct node {
     uint32_t parent, proc, window, fn;
@@ -52,6 +52,7 @@ struct sproc {
     struct grow_row *rows;
     size_t nrows, rows_cap;
     uint64_t dropped;
+    uint64_t gpu_corr_max; /* the highest correlation id its GPU records have carried */
     struct sproc *next;
 };
 
@@ -62,8 +63,9 @@ struct ment {
     uint8_t used;
 };
 struct bmap {
-    struct ment *e; /* MAP_CAP entries, used as a ring */
+    struct ment *e; /* cap entries, used as a ring */
     uint32_t *heads;
+    uint32_t cap;  /* a power of two */
     uint32_t next; /* the slot the next entry takes (the oldest when full) */
 };
 
@@ -93,15 +95,22 @@ static uint32_t mix(uint64_t a, uint64_t b)
     return (uint32_t)h;
 }
 
-static int bmap_init(struct bmap *m)
+static int bmap_alloc(struct bmap *m, uint32_t cap)
 {
-    m->e = calloc(MAP_CAP, sizeof *m->e);
-    m->heads = malloc(MAP_CAP * sizeof *m->heads);
-    if (!m->e || !m->heads)
+    m->e = calloc(cap, sizeof *m->e);
+    m->heads = malloc(cap * sizeof *m->heads);
+    if (!m->e || !m->heads) {
+        free(m->e);
+        free(m->heads);
         return -1;
-    memset(m->heads, 0xff, MAP_CAP * sizeof *m->heads);
+    }
+    memset(m->heads, 0xff, cap * sizeof *m->heads);
+    m->cap = cap;
+    m->next = 0;
     return 0;
 }
+
+static int bmap_init(struct bmap *m) { return bmap_alloc(m, MAP_CAP); }
 
 static void bmap_free(struct bmap *m)
 {
@@ -111,7 +120,7 @@ static void bmap_free(struct bmap *m)
 
 static struct ment *bmap_find(struct bmap *m, uint64_t a, uint64_t b)
 {
-    for (uint32_t i = m->heads[mix(a, b) & (MAP_CAP - 1)]; i != UINT32_MAX; i = m->e[i].hnext)
+    for (uint32_t i = m->heads[mix(a, b) & (m->cap - 1)]; i != UINT32_MAX; i = m->e[i].hnext)
         if (m->e[i].a == a && m->e[i].b == b)
             return &m->e[i];
     return NULL;
@@ -119,7 +128,7 @@ static struct ment *bmap_find(struct bmap *m, uint64_t a, uint64_t b)
 
 static void bmap_unlink(struct bmap *m, uint32_t i)
 {
-    uint32_t *p = &m->heads[mix(m->e[i].a, m->e[i].b) & (MAP_CAP - 1)];
+    uint32_t *p = &m->heads[mix(m->e[i].a, m->e[i].b) & (m->cap - 1)];
     while (*p != i)
         p = &m->e[*p].hnext;
     *p = m->e[i].hnext;
@@ -127,9 +136,42 @@ static void bmap_unlink(struct bmap *m, uint32_t i)
 }
 
 static void unref(struct opp_sum *s, uint32_t id);
+static struct sproc *find_proc(struct opp_sum *s, uint32_t proc);
+
+/* Twice the room, the entries kept oldest first (the ring goes on after
+ * them). 0 or -1 (out of memory: the map is as it was). */
+static int bmap_grow(struct bmap *m)
+{
+    struct bmap g;
+    if (bmap_alloc(&g, m->cap * 2))
+        return -1;
+    for (uint32_t k = 0; k < m->cap; k++) {
+        const struct ment *o = &m->e[(m->next + k) & (m->cap - 1)];
+        if (!o->used)
+            continue;
+        uint32_t h = mix(o->a, o->b) & (g.cap - 1);
+        g.e[g.next] = (struct ment){o->a, o->b, o->v, g.heads[h], 1};
+        g.heads[h] = g.next++;
+    }
+    bmap_free(m);
+    *m = g;
+    return 0;
+}
+
+/* The correlation map's oldest entry may still be waiting for its GPU
+ * records: none of its process has reached its id yet (CUPTI hands buffers
+ * over late, when full or asked; work queued deep on a GPU ends later). */
+static int corr_waiting(struct opp_sum *s, const struct bmap *m, const struct ment *e)
+{
+    if (m != &s->corr || !e->used || m->cap >= MAP_CAP_MAX)
+        return 0;
+    struct sproc *p = find_proc(s, (uint32_t)e->a);
+    return p && e->b > p->gpu_corr_max;
+}
 
 /* Insert or replace; an evicted or replaced value that is a node id is
- * released when nodes is set. */
+ * released when nodes is set. The correlation map grows rather than lose
+ * an entry whose GPU records may still come. */
 static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v,
                      int nodes)
 {
@@ -140,14 +182,16 @@ static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, 
         e->v = v;
         return;
     }
+    if (corr_waiting(s, m, &m->e[m->next]))
+        bmap_grow(m); /* out of memory: the oldest goes */
     uint32_t i = m->next;
-    m->next = (m->next + 1) & (MAP_CAP - 1);
+    m->next = (m->next + 1) & (m->cap - 1);
     if (m->e[i].used) {
         if (nodes)
             unref(s, (uint32_t)m->e[i].v);
         bmap_unlink(m, i);
     }
-    uint32_t h = mix(a, b) & (MAP_CAP - 1);
+    uint32_t h = mix(a, b) & (m->cap - 1);
     m->e[i] = (struct ment){a, b, v, m->heads[h], 1};
     m->heads[h] = i;
 }
@@ -559,7 +603,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
      * external id the call pushed */
     uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR
                         ? args[OPP_COL_CUDA_CORR] : 0;
-    if (corr && corr < UINT32_MAX) {
+    if (corr && corr != UINT64_MAX) {
         s->n[id].refs++;
         bmap_put(s, &s->corr, proc, corr, id, 1);
     }
@@ -650,6 +694,9 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
     if (!p || opp_sum_gpu_keeps(g->type))
         return 0;
     const uint64_t *f = g->f;
+    if (g->type != OPP_GPU_EXTCORR && f[OPP_GF_CORRELATION] != UINT64_MAX &&
+        f[OPP_GF_CORRELATION] > p->gpu_corr_max)
+        p->gpu_corr_max = f[OPP_GF_CORRELATION]; /* timed and memory records */
     switch (g->type) {
     case OPP_GPU_EXTCORR:
         if (f[OPP_GF_X_KIND] == OPP_EXTCORR_KIND && f[OPP_GF_X_CORRELATION])

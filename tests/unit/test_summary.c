@@ -164,6 +164,37 @@ START_TEST(gpu_after_merge)
 }
 END_TEST
 
+/* GPU records that come late: 300,000 launches (more than the correlation
+ * map's first 2^18 entries) before any of their kernels is handed over,
+ * as when CUPTI's buffers come only when full or at exit. Every kernel
+ * still finds its launch (the map grows while its oldest entry waits).
+ * The ids cross 2^32, as the agent's extended ones do. */
+START_TEST(late_gpu_records_find_their_calls)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    struct tb b;
+    begin(&b, s);
+    const uint64_t n = 300000, base = (1ull << 32) - 1000;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t api[3] = {0, base + k, 211};
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_LAUNCH, 0, k * 10, k * 10 + 5, 3, api, 0), 0);
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        struct opp_gpu_rec g = TB_KERNEL(.start = 1, .end = 3, .corr = base + k, .name = 1);
+        ck_assert_int_eq(opp_sum_gpu(s, 1, &g), 1);
+    }
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.unattached, 0);
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    size_t i;
+    node(m, "cudaLaunchKernel", "", &i);
+    ck_assert_uint_eq(m->threads[0].gpu[i].self_cuda_ns, 2 * n);
+    opp_model_free(m);
+}
+END_TEST
+
 /* Past max_nodes a new call path is dropped and counted; known paths go on. */
 START_TEST(bounded_nodes)
 {
@@ -224,6 +255,7 @@ Suite *suite_summary(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loop_of_steps);
     tcase_add_test(tc, gpu_after_merge);
+    tcase_add_test(tc, late_gpu_records_find_their_calls);
     tcase_add_test(tc, bounded_nodes);
     tcase_add_test(tc, damaged_chunk);
     suite_add_tcase(s, tc);
