@@ -36,7 +36,6 @@ typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackF
 #define CUPTI_FNS(X)                                                                               \
     X(cuptiSubscribe, CUptiResult, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))        \
     X(cuptiEnableDomain, CUptiResult, (uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain))   \
-    X(cuptiActivityRegisterTimestampCallback, CUptiResult, (CUpti_TimestampCallbackFunc))          \
     X(cuptiActivityRegisterCallbacks, CUptiResult,                                                 \
       (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))                       \
     X(cuptiActivityEnable, CUptiResult, (CUpti_ActivityKind))                                      \
@@ -54,6 +53,8 @@ static struct {
     CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                    CUpti_CallbackId);
     const char *(*result_string)(CUptiResult, const char **);
+    CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc); /* CUDA 11.6 and later */
+    CUptiResult (*get_timestamp)(uint64_t *);
     pthread_mutex_t lock; /* init, and the converter */
     int tried, on;
     void *handle; /* the CUPTI library we opened */
@@ -289,9 +290,69 @@ static void extcorr_pop(void)
     errno = saved;
 }
 
-/* ---- activity buffers ---- */
+/* ---- CUPTI's timestamps on our clock ----
+ * CUPTI stamps GPU work with our clock where it can
+ * (cuptiActivityRegisterTimestampCallback). Where it cannot (a CUPTI
+ * without it, or one that refuses), its own timestamps are mapped onto
+ * ours through calibration points, pairs of (cuptiGetTimestamp, our clock)
+ * taken at start, at each flush and before each buffer is converted: a
+ * timestamp goes through the segment of points around it (extrapolated
+ * past the ends), so a clock that drifts against ours is followed, not
+ * just shifted. */
+#define CLOCK_POINTS 64u
+static struct {
+    pthread_mutex_t lock;
+    int calibrated; /* 0: CUPTI stamps with our clock */
+    uint32_t n;
+    struct { uint64_t gpu, ours; } p[CLOCK_POINTS]; /* oldest first */
+} K = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t CUPTIAPI timestamp(void) { return opp_mono_ns(); }
+
+static void clock_point(void)
+{
+    if (!K.calibrated)
+        return;
+    uint64_t g = 0, a = opp_mono_ns();
+    if (C.get_timestamp(&g) != CUPTI_SUCCESS)
+        return;
+    uint64_t b = opp_mono_ns();
+    pthread_mutex_lock(&K.lock);
+    if (!K.n || g > K.p[K.n - 1].gpu) {
+        if (K.n == CLOCK_POINTS) {
+            memmove(&K.p[0], &K.p[1], (CLOCK_POINTS - 1) * sizeof K.p[0]);
+            K.n--;
+        }
+        K.p[K.n].gpu = g;
+        K.p[K.n].ours = a + (b - a) / 2;
+        K.n++;
+    }
+    pthread_mutex_unlock(&K.lock);
+}
+
+/* A CUPTI timestamp on our clock (the converter's, under C.lock). */
+static uint64_t clock_ours(uint64_t t)
+{
+    if (!t)
+        return 0; /* not collected */
+    pthread_mutex_lock(&K.lock);
+    uint64_t r = t;
+    if (K.n == 1) {
+        r = t + (K.p[0].ours - K.p[0].gpu);
+    } else if (K.n > 1) {
+        uint32_t i = 0;
+        while (i + 2 < K.n && t >= K.p[i + 1].gpu)
+            i++;
+        __int128 dg = (__int128)K.p[i + 1].gpu - K.p[i].gpu;
+        __int128 dm = (__int128)K.p[i + 1].ours - K.p[i].ours;
+        __int128 x = (__int128)K.p[i].ours + ((__int128)t - K.p[i].gpu) * dm / dg;
+        r = x < 0 ? 0 : (uint64_t)x;
+    }
+    pthread_mutex_unlock(&K.lock);
+    return r;
+}
+
+/* ---- activity buffers ---- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -316,6 +377,7 @@ static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, si
     size_t dropped = 0;
     if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
+    clock_point(); /* the newest records fall inside the points */
     pthread_mutex_lock(&C.lock);
     opp_conv_buffer(&C.conv, buffer, valid);
     uint64_t lost = C.conv.lost - C.lost_reported;
@@ -382,6 +444,7 @@ static void *flusher(void *arg)
             C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
             F.forced_done = 1;
         } else if (!woken) {
+            clock_point();
             C.cuptiActivityFlushAll(0);
         }
         pthread_mutex_unlock(&F.lock);
@@ -435,6 +498,7 @@ static void cuda_flush(void)
 {
     if (C.on) {
         stop_flusher();
+        clock_point();
         C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
 }
@@ -449,6 +513,7 @@ static void cuda_forked(void)
     pthread_mutex_init(&C.lock, NULL);
     pthread_mutex_init(&F.lock, NULL);
     pthread_mutex_init(&W.lock, NULL);
+    pthread_mutex_init(&K.lock, NULL);
     F.running = 0;
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
@@ -703,6 +768,9 @@ static int init_locked(void)
 #undef CUPTI_LOOKUP
     C.subscribe_v2 = (subscribe_v2_fn)dlsym(h, "cuptiSubscribe_v2");
     C.result_string = (const char *(*)(CUptiResult, const char **))dlsym(h, "cuptiGetResultString");
+    C.register_timestamp = (CUptiResult(*)(CUpti_TimestampCallbackFunc))dlsym(
+        h, "cuptiActivityRegisterTimestampCallback");
+    C.get_timestamp = (CUptiResult(*)(uint64_t *))dlsym(h, "cuptiGetTimestamp");
     C.enable_callback = (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                         CUpti_CallbackId))dlsym(h, "cuptiEnableCallback");
     if (missing) {
@@ -726,9 +794,17 @@ static int init_locked(void)
         rc = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
     }
     const char *step = "cuptiSubscribe";
-    /* Our clock first, then the buffers, then the kinds. */
-    if (rc == CUPTI_SUCCESS && (step = "cuptiActivityRegisterTimestampCallback",
-                                rc = C.cuptiActivityRegisterTimestampCallback(timestamp)) == CUPTI_SUCCESS &&
+    /* Our clock first (else calibration points), then the buffers, then the kinds. */
+    if (rc == CUPTI_SUCCESS) {
+        K.calibrated = !C.register_timestamp || C.register_timestamp(timestamp) != CUPTI_SUCCESS;
+        K.n = 0;
+        if (K.calibrated && !C.get_timestamp) {
+            step = "cuptiGetTimestamp (the library has no way to put its times on our clock)";
+            rc = CUPTI_ERROR_NOT_SUPPORTED;
+        }
+        clock_point();
+    }
+    if (rc == CUPTI_SUCCESS &&
         (step = "cuptiActivityRegisterCallbacks",
          rc = C.cuptiActivityRegisterCallbacks(buffer_requested, on_buffer)) == CUPTI_SUCCESS) {
         static const CUpti_ActivityKind kinds[] = {
@@ -766,6 +842,7 @@ static int init_locked(void)
     opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
     C.conv.keep = window_keep;
     C.conv.corr = corr_extend;
+    C.conv.time = K.calibrated ? clock_ours : NULL;
     C.lost_reported = 0;
     W.open = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
     W.open_lo = 0;

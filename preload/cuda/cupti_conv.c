@@ -105,8 +105,8 @@ static void timed(const struct opp_conv *c, struct opp_gpu_rec *r, uint32_t type
     memset(r, 0, sizeof *r);
     r->type = type;
     r->nfields = nfields;
-    r->f[OPP_GF_START] = start;
-    r->f[OPP_GF_END] = end;
+    r->f[OPP_GF_START] = c->time ? c->time(start) : start;
+    r->f[OPP_GF_END] = c->time ? c->time(end) : end;
     r->f[OPP_GF_DEVICE] = device;
     r->f[OPP_GF_CONTEXT] = context;
     r->f[OPP_GF_STREAM] = stream;

@@ -24,6 +24,8 @@ struct opp_conv {
     /* when set: CUPTI's 32-bit correlation id as the process's 64-bit one
      * (past CUPTI's wrap); not: as it is */
     uint64_t (*corr)(uint32_t correlation);
+    /* when set: a CUPTI timestamp on our clock; not: it is ours already */
+    uint64_t (*time)(uint64_t timestamp);
     /* when set: whether the GPU work of a correlation id is kept (the call
      * that caused it was made inside a capture window); not: all is */
     int (*keep)(uint64_t correlation);

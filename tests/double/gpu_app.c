@@ -10,6 +10,7 @@
  *   gpu_app kineto    the work, then a CUPTI client of its own subscribes, as
  *                     torch.profiler's Kineto does, and prints CUPTI's answer
  *   gpu_app term_noalarm  SIGALRM blocked, the work, then die of SIGTERM
+ *   gpu_app late      0.3 s after its start, the work
  *   gpu_app buffers   the work, then its own CUPTI buffer callbacks registered
  *                     (as Kineto does when refused the subscription), one
  *                     kernel "after" (4 us), and how many records it got */
@@ -97,6 +98,8 @@ int main(int argc, char **argv)
         printf("gpu_app rc=%d\n", rc);
         return rc;
     }
+    if (!strcmp(mode, "late"))
+        usleep(300 * 1000);
     if (!strcmp(mode, "term_noalarm")) {
         sigset_t alrm;
         sigemptyset(&alrm);

@@ -450,6 +450,46 @@ START_TEST(inherited_injection_leaves_the_process_alone)
 }
 END_TEST
 
+/* A CUPTI that cannot stamp GPU work with our clock (the double's own
+ * clock then runs 5 s ahead and 0.1% fast): its timestamps are mapped onto
+ * ours through calibration points, drift included. The work starts 0.3 s
+ * in, when a fixed offset would be 300 us off: each kernel starts after
+ * its launch began, the first (on an idle device) before the launch
+ * returned, and each lasts its time within the clock's 0.1%. */
+START_TEST(gpu_clock_calibrated_when_not_ours)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app2("late", "DOUBLE_CUPTI_NO_TS_CALLBACK=1", "OPPROF_GPU_FLUSH_MS=20", &out,
+                              &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->gpu.unattached, 0);
+    int kernels = 0;
+    for (size_t i = 0; i < m->gpu.nops; i++) {
+        const struct opp_gpu_op *op = &m->gpu.ops[i];
+        if (op->type != OPP_GPU_KERNEL || op->launch == OPP_GPU_NONE)
+            continue;
+        const struct opp_event *ev = &m->threads[op->thread].events[op->event];
+        ck_assert_msg(op->start_ns + 2000 >= ev->begin_ns, "kernel %d at %llu, launch at %llu",
+                      kernels, (unsigned long long)op->start_ns, (unsigned long long)ev->begin_ns);
+        if (kernels == 0) /* after a synchronous copy: the device is idle */
+            ck_assert_msg(op->start_ns <= ev->end_ns + 2000, "kernel at %llu, launch ended %llu",
+                          (unsigned long long)op->start_ns, (unsigned long long)ev->end_ns);
+        uint64_t want = (uint64_t)m->gpu.launches[op->launch].grid[0] * 1000;
+        uint64_t dur = opp_gpu_op_dur(op);
+        ck_assert_msg(dur <= want && dur + want / 500 >= want, "%llu ns for %llu",
+                      (unsigned long long)dur, (unsigned long long)want);
+        kernels++;
+    }
+    ck_assert_int_eq(kernels, 6);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
 /* Another CUPTI client holds the process: one line naming the cause; the
  * program's calls are still recorded (symbol fallback), without GPU work. */
 START_TEST(cupti_held_by_another_tool)
@@ -614,6 +654,7 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, second_client_refused_is_said);
     tcase_add_test(tc, buffers_taken_are_said);
     tcase_add_test(tc, inherited_injection_leaves_the_process_alone);
+    tcase_add_test(tc, gpu_clock_calibrated_when_not_ours);
     suite_add_tcase(s, tc);
     return s;
 }
