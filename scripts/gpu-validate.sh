@@ -167,6 +167,16 @@ PY
 "$O" report "$out/train.trace" --tree --depth 3 --min-share 1
 "$O" export chrome "$out/train.trace" -o "$out/train.chrome.json" && \
     $py tests/py/chrome_summary.py "$out/train.chrome.json" | grep -v '^op \|^dims ' | head -20
+# One clock: each kernel starts after its launch began (the arrow's two ends).
+$py - "$out/train.chrome.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+s = {e["id"]: e["ts"] for e in ev if e.get("ph") == "s" and e.get("cat") == "ac2g"}
+lag = sorted(e["ts"] - s[e["id"]] for e in ev if e.get("ph") == "f" and e.get("cat") == "ac2g" and e["id"] in s)
+if lag:
+    print("launch -> GPU work: %d arrows, %d start before their launch (clock), lag min %.1f us, median %.1f us, max %.1f us"
+          % (len(lag), sum(x < 0 for x in lag), lag[0], lag[len(lag) // 2], lag[-1]))
+PY
 "$O" export memory "$out/train.trace" -o "$out/mem.json" && head -c 300 "$out/mem.json"; echo
 
 echo "== (d) torch.profiler inside a process opprof profiles"
