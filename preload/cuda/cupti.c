@@ -572,41 +572,40 @@ static void install_signals(void)
  * torch.profiler) asks after us, it is refused and would go without GPU
  * activity in silence: its cuptiSubscribe comes through here (the preload
  * is first in the global scope), and the refusal is said once. */
-static void other_client_refused(CUptiResult rc)
+/* Another client's doing, said once on stderr and counted in the trace
+ * (a DROPPED record's count at field), for the report to say. */
+static void other_client(int *said, unsigned field, const char *what)
 {
-    static int said;
-    if (rc != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || !C.on ||
-        __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
         return;
-    opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) "
-                  "was refused CUPTI, which opprof holds: that tool gets no GPU activity; "
-                  "opprof records it", "", "");
-    /* and in the trace, for the report to say */
-    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_TAKEN};
-    r.f[OPP_GF_D_CLIENTS] = 1;
+    opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) ",
+                  what, "");
+    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = field + 1};
+    r.f[field] = 1;
     pthread_mutex_lock(&C.lock);
     opp_conv_put(&C.conv, &r);
     opp_conv_flush(&C.conv);
     pthread_mutex_unlock(&C.lock);
 }
 
+static void other_client_refused(CUptiResult rc)
+{
+    static int said;
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && C.on)
+        other_client(&said, OPP_GF_D_CLIENTS,
+                     "was refused CUPTI, which opprof holds: that tool gets no GPU activity; "
+                     "opprof records it");
+}
+
 /* Its activity buffers taken by another client (Kineto registers its own
  * buffer callbacks even where its subscription was refused): the records
- * from then on are that client's. Said once, and in the trace. */
+ * from then on are that client's. */
 static void buffers_taken(void)
 {
     static int said;
-    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-        return;
-    opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) "
-                  "took CUPTI's activity buffers: GPU activity from now on is that tool's, not in "
-                  "opprof's trace", "", "");
-    struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
-    r.f[OPP_GF_D_TAKEN] = 1;
-    pthread_mutex_lock(&C.lock);
-    opp_conv_put(&C.conv, &r);
-    opp_conv_flush(&C.conv);
-    pthread_mutex_unlock(&C.lock);
+    other_client(&said, OPP_GF_D_TAKEN,
+                 "took CUPTI's activity buffers: GPU activity from now on is that tool's, not in "
+                 "opprof's trace");
 }
 
 /* The real entry point: the next definition, else the library we opened. */

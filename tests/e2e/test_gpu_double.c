@@ -342,6 +342,18 @@ START_TEST(capture_window_gates_gpu_work)
 }
 END_TEST
 
+/* opprof report on the trace succeeds and warns exactly this, on stderr. */
+static void report_warns(const char *warning)
+{
+    char *e = tu_path(dir, "rep.err"), *o = tu_path(dir, "rep.out");
+    char *argv[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+    char *got = tu_slurp(e), want[1024];
+    snprintf(want, sizeof want, "opprof report: warning: %s\n", warning);
+    ck_assert_str_eq(got, want);
+    free(got), free(e), free(o);
+}
+
 /* The program's own CUPTI client (Kineto, for torch.profiler) asks after
  * opprof subscribed: CUPTI refuses it as it would, the program gets that
  * answer unchanged, and opprof says once that the other tool goes without
@@ -367,14 +379,9 @@ START_TEST(second_client_refused_is_said)
     opp_agg_free(&a);
     opp_model_free(m);
     /* and the report says it, beside the table */
-    char *e = tu_path(dir, "rep.err"), *o = tu_path(dir, "rep.out");
-    char *argv[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
-    char *rerr = tu_slurp(e);
-    ck_assert_str_eq(rerr, "opprof report: warning: another CUPTI client (torch.profiler/Kineto, nsys, "
-                           "ncu or DCGM) was refused CUPTI in the profiled program, which opprof "
-                           "held: its own output has no GPU activity; this trace has it\n");
-    free(rerr), free(e), free(o);
+    report_warns("another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was refused "
+                 "CUPTI in the profiled program, which opprof held: its own output has no GPU "
+                 "activity; this trace has it");
     free(out), free(err);
 }
 END_TEST
@@ -405,14 +412,9 @@ START_TEST(buffers_taken_are_said)
     ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 4);
     opp_agg_free(&a);
     opp_model_free(m);
-    char *e = tu_path(dir, "rep.err"), *o = tu_path(dir, "rep.out");
-    char *argv[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
-    char *rerr = tu_slurp(e);
-    ck_assert_str_eq(rerr, "opprof report: warning: another CUPTI client (torch.profiler/Kineto, "
-                           "nsys, ncu or DCGM) took CUPTI's activity buffers in the profiled "
-                           "program: GPU activity after that is not in this trace\n");
-    free(rerr), free(e), free(o);
+    report_warns("another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) took CUPTI's "
+                 "activity buffers in the profiled program: GPU activity after that is not in "
+                 "this trace");
     free(out), free(err);
 }
 END_TEST
