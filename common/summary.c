@@ -694,9 +694,11 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
     if (!p || opp_sum_gpu_keeps(g->type))
         return 0;
     const uint64_t *f = g->f;
-    if (g->type != OPP_GPU_EXTCORR && f[OPP_GF_CORRELATION] != UINT64_MAX &&
-        f[OPP_GF_CORRELATION] > p->gpu_corr_max)
-        p->gpu_corr_max = f[OPP_GF_CORRELATION]; /* timed and memory records */
+    /* How far the device's work has come back: kernels, copies and sets
+     * (memory, sync and overhead records come at call time) */
+    if ((g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET) &&
+        f[OPP_GF_CORRELATION] != UINT64_MAX && f[OPP_GF_CORRELATION] > p->gpu_corr_max)
+        p->gpu_corr_max = f[OPP_GF_CORRELATION];
     switch (g->type) {
     case OPP_GPU_EXTCORR:
         if (f[OPP_GF_X_KIND] == OPP_EXTCORR_KIND && f[OPP_GF_X_CORRELATION])

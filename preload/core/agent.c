@@ -575,43 +575,60 @@ static uint32_t env_u32(const char *name, uint32_t dflt)
 
 int opp_agent_on(void) { return G.on; }
 
-/* Whether LD_PRELOAD names this library (by path: the same file; by bare
- * name: the same file name). Loaded otherwise, as a driver or NVTX loads
- * the injection library an inherited CUDA_INJECTION64_PATH or
+struct load_order {
+    uintptr_t self;         /* an address inside this library */
+    int at, self_at, libc_at;
+};
+
+static int note_order(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct load_order *o = data;
+    for (int i = 0; i < info->dlpi_phnum && o->self_at < 0; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && o->self >= lo && o->self < lo + ph->p_memsz)
+            o->self_at = o->at;
+    }
+    const char *n = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    n = n ? n + 1 : info->dlpi_name;
+    if (o->libc_at < 0 && n && !strcmp(n, "libc.so.6"))
+        o->libc_at = o->at;
+    o->at++;
+    return 0;
+}
+
+/* Whether this library was preloaded (LD_PRELOAD, /etc/ld.so.preload, ld.so
+ * --preload, with $LIB and the like expanded by the loader): the loader
+ * maps preloaded objects before the program's own libraries, so it comes
+ * before libc in the load order. Loaded otherwise, as a driver or NVTX
+ * loads the library an inherited CUDA_INJECTION64_PATH or
  * NVTX_INJECTION64_PATH names, the process is not ours to profile: a
  * descendant is profiled fully or not at all. */
 static int preloaded(void)
 {
-    Dl_info self;
-    struct stat me, st;
-    const char *pre = getenv("LD_PRELOAD");
-    if (!pre || !dladdr((void *)opp_agent_on, &self) || !self.dli_fname ||
-        stat(self.dli_fname, &me) != 0)
-        return 0;
-    const char *base = strrchr(self.dli_fname, '/');
-    base = base ? base + 1 : self.dli_fname;
-    char tok[PATH_MAX];
-    for (const char *p = pre; *p;) {
-        size_t n = strcspn(p, " :");
-        if (n && n < sizeof tok) {
-            memcpy(tok, p, n);
-            tok[n] = 0;
-            if (strchr(tok, '/') ? stat(tok, &st) == 0 && st.st_dev == me.st_dev &&
-                                       st.st_ino == me.st_ino
-                                 : strcmp(tok, base) == 0)
-                return 1;
-        }
-        p += n + (p[n] != 0);
+    struct load_order o = {(uintptr_t)(void *)opp_agent_on, 0, -1, -1};
+    dl_iterate_phdr(note_order, &o);
+    return o.self_at >= 0 && (o.libc_at < 0 || o.self_at < o.libc_at);
+}
+
+/* Whether this process is to be profiled: preloaded, OPPROF_DISABLE not 1. */
+int opp_agent_wanted(void)
+{
+    static int wanted = -1;
+    int w = __atomic_load_n(&wanted, __ATOMIC_RELAXED);
+    if (w < 0) {
+        const char *dis = getenv("OPPROF_DISABLE");
+        w = !(dis && dis[0] == '1') && preloaded();
+        __atomic_store_n(&wanted, w, __ATOMIC_RELAXED);
     }
-    return 0;
+    return w;
 }
 
 __attribute__((constructor)) static void opp_init(void)
 {
     int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* nothing of ours is recorded while we start */
-    const char *dis = getenv("OPPROF_DISABLE");
-    if ((dis && dis[0] == '1') || !preloaded())
+    if (!opp_agent_wanted())
         goto out;
     opp_resolve_init();
     const char *ck = getenv("OPPROF_CLOCK");

@@ -47,9 +47,12 @@ extern const struct opp_feature *const opp_features[]; /* NULL-terminated */
 
 /* One line on stderr: "opprof: " a b c (NULLs skipped). */
 void opp_agent_say(const char *a, const char *b, const char *c);
-/* Whether this process is profiled (the agent started and is connected):
- * the injection entry points (CUDA's, NVTX's) do nothing when not. */
+/* Whether this process is profiled (the agent started and is connected),
+ * and whether it is to be (preloaded, OPPROF_DISABLE not 1; known before
+ * the agent starts): the injection entry points (CUDA's, NVTX's) do
+ * nothing in a process not to be profiled. */
 int opp_agent_on(void);
+int opp_agent_wanted(void);
 /* A message to the collector from a thread other than the program's
  * calls (CUPTI's, a timer's): 0 or -errno. */
 int opp_agent_send(unsigned type, const void *payload, unsigned size);

@@ -57,6 +57,7 @@ static struct {
     CUptiResult (*get_timestamp)(uint64_t *);
     pthread_mutex_t lock; /* init, and the converter */
     int tried, on;
+    int taken; /* another client took the activity buffers: no flush of ours goes to it */
     void *handle; /* the CUPTI library we opened */
     CUpti_SubscriberHandle sub;
     struct opp_conv conv;
@@ -67,16 +68,19 @@ static struct {
 /* ---- correlation ids past 32 bits ----
  * CUPTI's are 32-bit and wrap after 2^32 calls (about an hour at a million
  * a second), after which two calls would share one. Each is extended to 64
- * bits against a high-water mark that moves in steps of 2^30: the callback
- * moves it when an id enters a new quarter of the 32-bit range (one load
- * and compare per call, a store four times per wrap), and an id is read as
- * the 64-bit value nearest the mark, right while no id is more than 2^31
- * calls from it: a buffer is never that late. */
+ * bits against a high-water mark that moves in steps of 2^30: every API
+ * enter callback, recorded or not, moves it when its id enters a new
+ * quarter of the 32-bit range (one load and compare per call, a store four
+ * times per wrap), and an id is read as the 64-bit value nearest the mark,
+ * right while no id is more than 2^31 calls from it: a buffer is never
+ * that late. 0 is no call's (CUPTI_CORRELATION_ID_UNKNOWN) and stays 0. */
 #define CORR_STEP_BITS 30
 static uint64_t corr_mark;
 
 static uint64_t corr_extend(uint32_t v)
 {
+    if (v == CUPTI_CORRELATION_ID_UNKNOWN)
+        return 0;
     uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
     int64_t d = (int32_t)(v - (uint32_t)m);
     return d < 0 && (uint64_t)-d > m ? v : m + (uint64_t)d; /* ids start at 1 */
@@ -201,7 +205,9 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     const CUpti_CallbackData *cb = data;
     int rt = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (cb->callbackSite == CUPTI_API_ENTER) {
-        if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && C.on)
+        /* every call moves the mark, recorded or not */
+        uint64_t corr = corr_now(cb->correlationId);
+        if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && C.on && !C.taken)
             C.cuptiActivityFlushAll(0); /* the reset destroys what is buffered */
         uint32_t d = T.depth++;
         if (d >= DEPTH_MAX)
@@ -215,7 +221,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
             opp_capture_cuda(fn);
         if (OPP_UNLIKELY(__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) !=
                          __atomic_load_n(&W.open, __ATOMIC_RELAXED)))
-            window_turn(corr_now(cb->correlationId));
+            window_turn(corr);
         T.s[d].runtime = (uint8_t)rt;
         T.s[d].recorded = want ? (uint8_t)opp_enter(&T.s[d].f, fn) : 0;
         T.runtime_open += (uint32_t)rt;
@@ -234,7 +240,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
                          ? *(const int *)cb->functionReturnValue
                          : 0;
         const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = (uint64_t)(uint32_t)status,
-                                               [OPP_COL_CUDA_CORR] = corr_now(cb->correlationId),
+                                               [OPP_COL_CUDA_CORR] = corr_extend(cb->correlationId),
                                                [OPP_COL_CUDA_CBID] = cbid};
         opp_leave(&T.s[d].f, a, 3);
     }
@@ -413,8 +419,8 @@ static struct {
     pthread_mutex_t lock;
     sem_t wake;
     unsigned ms; /* 0: no periodic flush */
-    int running, stop;
-    volatile sig_atomic_t forced_asked, forced_done;
+    int stop;
+    volatile sig_atomic_t running, forced_asked, forced_done;
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *flusher(void *arg)
@@ -481,6 +487,7 @@ static void stop_flusher(void)
 {
     if (!F.running)
         return;
+    F.running = 0; /* a fatal signal from now on asks it nothing */
     for (int i = 0; i < 500; i++) {
         if (pthread_mutex_trylock(&F.lock) == 0) {
             F.stop = 1;
@@ -491,12 +498,11 @@ static void stop_flusher(void)
         struct timespec ms = {0, 1000000L};
         nanosleep(&ms, NULL);
     }
-    F.running = 0;
 }
 
 static void cuda_flush(void)
 {
-    if (C.on) {
+    if (C.on && !C.taken) {
         stop_flusher();
         clock_point();
         C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -518,6 +524,7 @@ static void cuda_forked(void)
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
     C.on = 0; /* nothing of the parent's CUPTI is flushed here */
+    C.taken = 0;
     corr_mark = 0; /* the child's CUPTI numbers its own calls */
     C.tried = 0;
     opp_extcorr_on = 0;
@@ -642,12 +649,17 @@ OPP_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReque
     register_fn real = (register_fn)cupti_next("cuptiActivityRegisterCallbacks");
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
-    int ours = C.on;
+    int ours = C.on && !C.taken;
     if (ours) /* what is complete so far is still ours */
         C.cuptiActivityFlushAll(0);
     CUptiResult rc = real(req, done);
-    if (ours && rc == CUPTI_SUCCESS)
+    if (ours && rc == CUPTI_SUCCESS) {
+        /* no flush of ours from now on: they would hand that client its
+         * buffers at times it does not expect (at exit, after its end) */
+        __atomic_store_n(&C.taken, 1, __ATOMIC_RELAXED);
+        stop_flusher();
         buffers_taken();
+    }
     return rc;
 }
 

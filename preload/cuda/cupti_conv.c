@@ -91,8 +91,7 @@ static uint32_t name_id(struct opp_conv *c, const char *s)
     return c->names[k].id;
 }
 
-/* 0 is no call's id only until the first wrap (CUPTI numbers calls from
- * 1): the extension says which. */
+/* 0 (CUPTI_CORRELATION_ID_UNKNOWN) stays 0: the extension keeps it. */
 static uint64_t corr_of(const struct opp_conv *c, uint32_t correlation)
 {
     return c->corr ? c->corr(correlation) : correlation;
@@ -182,9 +181,7 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const CUpti_ActivityOverhead3 *o = (const void *)a;
-        /* its id may be 0 for none (a buffer flush's) */
-        timed(c, &r, OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, o->start, o->end, 0, 0, 0, 0);
-        r.f[OPP_GF_CORRELATION] = o->correlationId ? corr_of(c, o->correlationId) : 0;
+        timed(c, &r, OPP_GPU_OVERHEAD, OPP_GF_O_COUNT, o->start, o->end, 0, 0, 0, o->correlationId);
         /* "Client is responsible for freeing this memory" (cupti_activity.h) */
         free(o->overheadData);
         r.f[OPP_GF_O_KIND] = o->overheadKind;

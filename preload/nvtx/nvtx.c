@@ -496,7 +496,7 @@ static void nvtx_forked(void)
  * own) at its first call. 1: our callbacks are installed. */
 OPP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
-    if (!get || !opp_agent_on())
+    if (!get || !opp_agent_wanted())
         return 0; /* not profiled (an inherited NVTX_INJECTION64_PATH): NVTX stays a no-op */
     const NvtxExportTableCallbacks *x = get(NVTX_ETID_CALLBACKS);
     if (!x || x->struct_size < offsetof(NvtxExportTableCallbacks, GetModuleFunctionTable) +

@@ -34,6 +34,12 @@ struct xfunc {
     char *lib, *name;
 };
 
+struct bpage {
+    uint64_t key; /* id >> 16 */
+    uint64_t w[1024];
+    UT_hash_handle hh;
+};
+
 struct xproc {
     uint32_t proc; /* key: serial in the trace + its file's base */
     uint32_t pid, nfuncs;
@@ -45,10 +51,9 @@ struct xproc {
     struct xfunc *funcs;
     int64_t rank, world_size; /* labels (info.h), -1 unknown */
     int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
-    /* a bit per correlation id (CUPTI numbers them from 1 per process; its
-     * low 32 bits past a wrap, ids then hours apart): one that GPU work
-     * carries, one that a recorded CUDA call carries */
-    struct bits { uint64_t *w; size_t n; } has_gpu, has_call;
+    /* a bit per correlation id: one that GPU work carries, one that a
+     * recorded CUDA call carries (pages of 2^16 ids, made as ids come) */
+    struct bits { struct bpage *pages, *last; } has_gpu, has_call;
     UT_hash_handle hh;
 };
 
@@ -257,27 +262,52 @@ static int wanted(const struct x *x, const struct xproc *p)
     return p && (x->only_rank < 0 || p->rank == x->only_rank);
 }
 
+static struct bpage *bits_page(struct bits *b, uint64_t c)
+{
+    uint64_t key = c >> 16;
+    if (b->last && b->last->key == key)
+        return b->last;
+    struct bpage *pg;
+    HASH_FIND(hh, b->pages, &key, sizeof key, pg);
+    if (pg)
+        b->last = pg;
+    return pg;
+}
+
 /* Set bit c (0 when done, else out of memory). */
 static int bits_set(struct bits *b, uint64_t c)
 {
-    if (c / 64 >= b->n) {
-        size_t n = b->n ? b->n : 64;
-        while (n <= c / 64)
-            n *= 2;
-        uint64_t *w = realloc(b->w, n * sizeof *w);
-        if (!w)
+    struct bpage *pg = bits_page(b, c);
+    if (!pg) {
+        pg = calloc(1, sizeof *pg);
+        if (!pg)
             return -1;
-        memset(w + b->n, 0, (n - b->n) * sizeof *w);
-        b->w = w;
-        b->n = n;
+        pg->key = c >> 16;
+        HASH_ADD(hh, b->pages, key, sizeof pg->key, pg);
+        b->last = pg;
     }
-    b->w[c / 64] |= 1ull << (c % 64);
+    pg->w[(c & 0xffff) / 64] |= 1ull << (c % 64);
     return 0;
 }
 
-static int bits_has(const struct bits *b, uint64_t c)
+static int bits_has(struct bits *b, uint64_t c)
 {
-    return c / 64 < b->n && (b->w[c / 64] >> (c % 64) & 1);
+    struct bpage *pg = bits_page(b, c);
+    return pg && (pg->w[(c & 0xffff) / 64] >> (c % 64) & 1);
+}
+
+static void bits_free(struct bits *b)
+{
+    OPP_HASH_FREE(b->pages);
+    b->last = NULL;
+}
+
+/* An arrow's id: the process (its serial) and the correlation id, under
+ * 2^53 (JSON readers hold numbers as doubles) for 8192 processes and 2^40
+ * calls each. */
+static uint64_t flow_id(uint32_t proc, uint64_t corr)
+{
+    return (uint64_t)proc << 40 | (corr & ((1ull << 40) - 1));
 }
 
 static int p1_event(void *ctx, const struct opp_tr_event *e)
@@ -290,7 +320,7 @@ static int p1_event(void *ctx, const struct opp_tr_event *e)
     if (!p || e->fn >= p->nfuncs || opp_kind_base(p->funcs[e->fn].kind) != OPP_OP_CUDA_API ||
         e->nargs <= OPP_COL_CUDA_CORR)
         return 0;
-    uint64_t c = e->args[OPP_COL_CUDA_CORR] & 0xffffffffu;
+    uint64_t c = e->args[OPP_COL_CUDA_CORR];
     if (c && bits_set(&p->has_call, c))
         return x->oom = 1;
     return 0;
@@ -381,7 +411,7 @@ static int p1_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         seen(x, g->f[OPP_GF_START]);
         seen(x, g->f[OPP_GF_END]);
         /* Arrows start only at calls whose GPU work is in the trace. */
-        uint64_t c = g->f[OPP_GF_CORRELATION] & 0xffffffffu;
+        uint64_t c = g->f[OPP_GF_CORRELATION];
         struct xproc *p = find_proc(x, proc);
         if (c && p && bits_set(&p->has_gpu, c))
             return x->oom = 1;
@@ -739,12 +769,12 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     fputs("}}", f);
     uint64_t corr = base == OPP_OP_CUDA_API && e->nargs > OPP_COL_CUDA_CORR
                         ? e->args[OPP_COL_CUDA_CORR] : 0;
-    if (corr && bits_has(&p->has_gpu, corr & 0xffffffffu)) {
+    if (corr && bits_has(&p->has_gpu, corr)) {
         /* launch -> GPU work arrow: ids of different processes kept apart */
         begin_event(x);
         fprintf(f, "{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-                (uint64_t)p->proc << 32 | (corr & 0xffffffffu), p->cpid, e->tid);
+                flow_id(p->proc, corr), p->cpid, e->tid);
         put_us(f, begin, x->base_ns);
         fputs("}", f);
     }
@@ -856,11 +886,11 @@ static int p2_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     }
     fputs("}}", f);
     struct xproc *p = find_proc(x, proc);
-    if (op.corr && bits_has(&p->has_call, op.corr & 0xffffffffu)) {
+    if (op.corr && bits_has(&p->has_call, op.corr)) {
         begin_event(x);
         fprintf(f, "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
                    ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-                (uint64_t)(proc + x->base) << 32 | (op.corr & 0xffffffffu), cpid, op.stream);
+                flow_id(proc + x->base, op.corr), cpid, op.stream);
         put_us(f, op.start_ns, x->base_ns);
         fputs("}", f);
     }
@@ -921,8 +951,8 @@ static void free_all(struct x *x)
         for (uint32_t i = 0; i < p->nfuncs; i++)
             free(p->funcs[i].lib), free(p->funcs[i].name);
         free(p->funcs);
-        free(p->has_gpu.w);
-        free(p->has_call.w);
+        bits_free(&p->has_gpu);
+        bits_free(&p->has_call);
         free(p->exe);
         free(p->host);
         free(p);

@@ -43,14 +43,16 @@ static struct {
     int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on, api_on;
     uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
     uint8_t rt_off[1024]; /* runtime callback ids turned off (cuptiEnableCallback) */
-    uint64_t ext[8][8]; /* external correlation ids pushed, a stack per kind */
-    unsigned next[8];
     uint32_t corr;
     uint64_t busy_until; /* the device timeline */
     uint8_t *pending;    /* records not yet handed over */
     size_t len, cap;
     struct { void *p; size_t n; } allocs[64];
 } D;
+
+/* External correlation ids pushed, a stack per kind, per thread. */
+static __thread uint64_t ext[8][8];
+static __thread unsigned ext_n[8];
 
 /* The device's clock: the client's when it registered one, else
  * CLOCK_MONOTONIC, or with DOUBLE_CUPTI_NO_TS_CALLBACK (a CUPTI that cannot
@@ -79,9 +81,12 @@ static void queue(const void *rec, size_t n)
     D.len += n;
 }
 
+/* 32 bits, wrapping past 0 (CUPTI_CORRELATION_ID_UNKNOWN, no call's). */
 static uint32_t new_corr(void)
 {
-    return ++D.corr;
+    if (++D.corr == CUPTI_CORRELATION_ID_UNKNOWN)
+        ++D.corr;
+    return D.corr;
 }
 
 /* The API activity record of a runtime call that ends now (kind RUNTIME),
@@ -92,13 +97,13 @@ static void api_record(CUpti_CallbackId cbid, uint32_t corr, uint64_t start, int
     if (!D.api_on)
         return;
     for (unsigned k = 0; k < 8 && D.extcorr_on; k++) {
-        if (!D.next[k])
+        if (!ext_n[k])
             continue;
         CUpti_ActivityExternalCorrelation x;
         memset(&x, 0, sizeof x);
         x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
         x.externalKind = (CUpti_ExternalCorrelationKind)k;
-        x.externalId = D.ext[k][D.next[k] - 1];
+        x.externalId = ext[k][ext_n[k] - 1];
         x.correlationId = corr;
         queue(&x, sizeof x);
     }
@@ -122,9 +127,10 @@ struct call {
     uint64_t start;
 };
 
-/* The driver's start, at the process's first CUDA call: as the real one,
- * it loads the library CUDA_INJECTION64_PATH names and calls its
- * InitializeInjection. */
+/* The driver's start, inside the process's first CUDA call: as the real
+ * one, it loads the library CUDA_INJECTION64_PATH names and calls its
+ * InitializeInjection (so a client that subscribes there misses that
+ * call's enter, and sees its exit). */
 static void driver_start(void)
 {
     static int started;
@@ -140,7 +146,6 @@ static void driver_start(void)
 
 static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
 {
-    driver_start();
     memset(c, 0, sizeof *c);
     c->cbid = cbid;
     c->data.functionName = name;
@@ -150,6 +155,7 @@ static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
     c->start = now();
     if (D.cb && D.rt_on && !(cbid < 1024 && D.rt_off[cbid]))
         D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
+    driver_start();
 }
 
 static cudaError_t leave(struct call *c, int status)
@@ -509,17 +515,17 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, si
 /* A stack per kind, one thread: all the double's programs use. */
 EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind k, uint64_t id)
 {
-    if ((unsigned)k >= 8 || k == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || D.next[k] == 8)
+    if ((unsigned)k >= 8 || k == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || ext_n[k] == 8)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    D.ext[k][D.next[k]++] = id;
+    ext[k][ext_n[k]++] = id;
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind k, uint64_t *id)
 {
-    if ((unsigned)k >= 8 || !D.next[k])
+    if ((unsigned)k >= 8 || !ext_n[k])
         return CUPTI_ERROR_QUEUE_EMPTY;
-    uint64_t v = D.ext[k][--D.next[k]];
+    uint64_t v = ext[k][--ext_n[k]];
     if (id)
         *id = v;
     return CUPTI_SUCCESS;

@@ -205,6 +205,31 @@ START_TEST(arrows_need_both_ends)
 }
 END_TEST
 
+/* Correlation ids near and past 2^32 (a process whose CUPTI has made
+ * 2^32 - 3 calls): every launch still gets its arrow, both ends, and the
+ * export does not size anything by the ids' value. */
+START_TEST(arrows_past_the_wrap)
+{
+    if (access(tu_build("tests/double/gpu_app"), X_OK) != 0) {
+        fprintf(stderr, "skipped: no CUDA toolkit at build time, so no test double\n");
+        return;
+    }
+    char cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    struct tu_env te;
+    const char *vars[] = {cupti, "DOUBLE_CUPTI_CORR=4294967293", NULL};
+    char *argv[] = {(char *)tu_build("tests/double/gpu_app"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env_list(&te, trace, vars), NULL, NULL)), 0);
+    char *json = tu_path(dir, "w.json");
+    ck_assert_int_eq(export(json, NULL), 0);
+    char *s = summary(json);
+    ck_assert_ptr_nonnull(strstr(s, "count f ac2g 8\n"));
+    ck_assert_ptr_nonnull(strstr(s, "count s ac2g 6\n"));
+    ck_assert_ptr_nonnull(strstr(s, "flows unmatched 0 0\n"));
+    free(s), free(json);
+}
+END_TEST
+
 /* Wrong arguments, a damaged trace, the trace as its own output, an
  * unwritable place: a clear line, a non-zero exit, nothing damaged. */
 START_TEST(bad_input)
@@ -271,6 +296,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, blas_cpu_ops);
     tcase_add_test(tc, gpu_double);
     tcase_add_test(tc, arrows_need_both_ends);
+    tcase_add_test(tc, arrows_past_the_wrap);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
     return s;

@@ -313,8 +313,8 @@ END_TEST
  * calls that launched them; the three in between are, exactly. The second
  * run is of a process whose CUPTI has made 2^32 - 3 ids already (as after
  * an hour of calls): its 32-bit ids wrap inside the window (cudaProfilerStart
- * is 0xffffffff, the steps 0, 1 and 2), and the recorded ids go on past
- * 2^32, each kernel with its own launch. */
+ * is 0xffffffff, the steps 1, 2 and 3: 0 is no call's), and the recorded
+ * ids go on past 2^32, each kernel with its own launch. */
 START_TEST(capture_window_gates_gpu_work)
 {
     if (!have_double())
@@ -334,7 +334,7 @@ START_TEST(capture_window_gates_gpu_work)
         ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
         ck_assert_uint_eq(a.self_cuda_time_total_ns, 33000);
         for (size_t i = 0; i < m->gpu.nops; i++) /* the launches of 10, 11, 12 us */
-            ck_assert_uint_eq(m->gpu.ops[i].corr, (wrap ? 1ull << 32 : 3) + i);
+            ck_assert_uint_eq(m->gpu.ops[i].corr, (wrap ? (1ull << 32) + 1 : 3) + i);
         opp_agg_free(&a);
         opp_model_free(m);
         free(out), free(err);
