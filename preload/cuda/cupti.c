@@ -61,7 +61,7 @@ static struct {
     void *handle; /* the CUPTI library we opened */
     CUpti_SubscriberHandle sub;
     struct opp_conv conv;
-    uint64_t lost_reported;
+    uint64_t lost_reported, unfinished_reported;
     char self[PATH_MAX];
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -200,6 +200,12 @@ static __thread struct {
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                                  const void *data)
 {
+    if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
+        /* a context is about to go, and its buffered records with it */
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && C.on && !C.taken)
+            C.cuptiActivityFlushAll(0);
+        return;
+    }
     if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
     const CUpti_CallbackData *cb = data;
@@ -387,11 +393,14 @@ static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, si
     pthread_mutex_lock(&C.lock);
     opp_conv_buffer(&C.conv, buffer, valid);
     uint64_t lost = C.conv.lost - C.lost_reported;
-    if (dropped || lost) {
-        struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_CLIENTS};
+    uint64_t unfinished = C.conv.unfinished - C.unfinished_reported;
+    if (dropped || lost || unfinished) {
+        struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
         r.f[OPP_GF_D_CUPTI] = dropped;
         r.f[OPP_GF_D_OURS] = lost;
+        r.f[OPP_GF_D_UNFINISHED] = unfinished;
         opp_conv_put(&C.conv, &r);
+        C.unfinished_reported = C.conv.unfinished;
     }
     opp_conv_flush(&C.conv);
     C.lost_reported = lost ? C.conv.lost : C.lost_reported;
@@ -849,12 +858,14 @@ static int init_locked(void)
         return 0;
     }
     skip_trivial();
+    if (C.enable_callback) /* without it (an old CUPTI) a destroyed context's records may go */
+        C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     opp_conv_free(&C.conv); /* a fork child's: the names went on the parent's connection */
     opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
     C.conv.keep = window_keep;
     C.conv.corr = corr_extend;
     C.conv.time = K.calibrated ? clock_ours : NULL;
-    C.lost_reported = 0;
+    C.lost_reported = C.unfinished_reported = 0;
     W.open = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
     W.open_lo = 0;
     W.n = 0;

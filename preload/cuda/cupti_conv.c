@@ -222,6 +222,12 @@ static int convert(struct opp_conv *c, const CUpti_Activity *a)
         c->skipped++;
         return 0;
     }
+    /* Work without timestamps (cut off by a forced flush, or untimed for
+     * lack of device memory) says nothing of when it ran: counted, left out. */
+    if (r.type >= OPP_GPU_KERNEL && r.type <= OPP_GPU_SYNC && (!r.f[OPP_GF_START] || !r.f[OPP_GF_END])) {
+        c->unfinished++;
+        return 0;
+    }
     uint64_t corr = r.type == OPP_GPU_EXTCORR ? r.f[OPP_GF_X_CORRELATION]
                     : r.type == OPP_GPU_DEVICE ? 0 : r.f[OPP_GF_CORRELATION];
     if (corr && c->keep && !c->keep(corr)) {
@@ -236,10 +242,14 @@ uint64_t opp_conv_buffer(struct opp_conv *c, uint8_t *buffer, size_t valid)
 {
     uint64_t n = 0;
     CUpti_Activity *a = NULL;
+    CUptiResult rc = CUPTI_ERROR_MAX_LIMIT_REACHED;
     if (!c->w.p)
         start_msg(c);
-    while (valid && c->next(buffer, valid, &a) == CUPTI_SUCCESS && a)
+    while (valid && (rc = c->next(buffer, valid, &a)) == CUPTI_SUCCESS && a)
         n += (uint64_t)convert(c, a);
+    /* INVALID_KIND: an incomplete record, past which nothing can be read */
+    if (valid && rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_MAX_LIMIT_REACHED)
+        c->unfinished++;
     return n;
 }
 

@@ -43,6 +43,7 @@ struct opp_conv {
     uint64_t lost;     /* records whose message could not be handed over */
     uint64_t skipped;  /* CUPTI records of kinds we do not keep */
     uint64_t outside;  /* records of work caused outside the capture windows */
+    uint64_t unfinished; /* records without timestamps, and buffers cut short by one */
 };
 
 void opp_conv_init(struct opp_conv *c, opp_conv_next_fn next, opp_conv_emit_fn emit, void *ctx);

@@ -205,6 +205,7 @@ struct opp_gpu {
     uint64_t dropped_ours;
     uint64_t clients_refused; /* other CUPTI clients refused: their GPU view is ours */
     uint64_t buffers_taken;   /* another client took CUPTI's buffers: ours ended there */
+    uint64_t unfinished;      /* records left out without timestamps (and cut buffers) */
 };
 
 /* A KERNEL, MEMCPY, MEMSET, SYNC or OVERHEAD record of process index pi as

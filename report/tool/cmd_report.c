@@ -400,6 +400,11 @@ static void warn_about(const struct opp_model *m)
                 PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
                        "%" PRIu64 " by opprof (buffers full)\n",
                 m->gpu.dropped_cupti, m->gpu.dropped_ours);
+    if (m->gpu.unfinished)
+        fprintf(stderr,
+                PREFIX "warning: %" PRIu64 " GPU activity records came without their times "
+                       "(the work was still running when CUPTI was last flushed) and are left out\n",
+                m->gpu.unfinished);
     if (m->gpu.clients_refused)
         fprintf(stderr,
                 PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was "

@@ -43,6 +43,7 @@ static struct {
     int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on, api_on;
     uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
     uint8_t rt_off[1024]; /* runtime callback ids turned off (cuptiEnableCallback) */
+    int ctx_destroy_on;   /* the resource callback CONTEXT_DESTROY_STARTING turned on */
     uint32_t corr;
     uint64_t busy_until; /* the device timeline */
     uint8_t *pending;    /* records not yet handed over */
@@ -346,6 +347,21 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     return leave(&c, 0);
 }
 
+/* The driver's cuCtxDestroy: the resource callback CONTEXT_DESTROY_STARTING
+ * (where turned on), then the context is gone, and with it the records
+ * not handed over (the double keeps no buffers past their context). */
+EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    if (D.cb && D.ctx_destroy_on) {
+        CUpti_ResourceData r;
+        memset(&r, 0, sizeof r);
+        r.context = ctx;
+        D.cb(D.ud, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &r);
+    }
+    D.len = 0;
+    return CUDA_SUCCESS;
+}
+
 /* ---- CUPTI ---- */
 
 /* A forked child: CUPTI as in a process that never started it. */
@@ -388,6 +404,8 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024)
         D.rt_off[cbid] = !enable;
+    if (d == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+        D.ctx_destroy_on = (int)enable;
     return CUPTI_SUCCESS;
 }
 
@@ -443,8 +461,19 @@ static uint64_t record_end(const CUpti_Activity *a)
     return 0;
 }
 
+/* A record of work the device is not done with, as a forced flush hands
+ * it over: without timestamps. */
+static void unfinished(CUpti_Activity *a, uint64_t t)
+{
+    if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && ((CUpti_ActivityKernel10 *)a)->end > t)
+        ((CUpti_ActivityKernel10 *)a)->start = ((CUpti_ActivityKernel10 *)a)->end = 0;
+    if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY && ((CUpti_ActivityMemcpy6 *)a)->end > t)
+        ((CUpti_ActivityMemcpy6 *)a)->start = ((CUpti_ActivityMemcpy6 *)a)->end = 0;
+}
+
 /* Hand pending records over in buffers the client gives us: all of them
- * (FORCED), or (0) those before the first the device is not done with. */
+ * (FORCED: those the device is not done with without timestamps), or (0)
+ * those before the first the device is not done with. */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
     /* DOUBLE_CUPTI_FLUSH_HANG: a forced flush never returns, as one waiting
@@ -452,8 +481,12 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
     while ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && getenv("DOUBLE_CUPTI_FLUSH_HANG"))
         pause();
     size_t upto = D.len;
-    if (!(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
-        uint64_t t = now();
+    uint64_t t = now();
+    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+        for (size_t at = 0, sz; at < D.len && (sz = record_size(((CUpti_Activity *)(D.pending + at))->kind));
+             at += sz)
+            unfinished((CUpti_Activity *)(D.pending + at), t);
+    } else {
         for (upto = 0; upto < D.len;) {
             const CUpti_Activity *a = (const void *)(D.pending + upto);
             if (record_end(a) > t)

@@ -11,6 +11,9 @@
  *                     torch.profiler's Kineto does, and prints CUPTI's answer
  *   gpu_app term_noalarm  SIGALRM blocked, the work, then die of SIGTERM
  *   gpu_app late      0.3 s after its start, the work
+ *   gpu_app ctxdestroy  the work, then cuCtxDestroy
+ *   gpu_app running   a step kernel (10 us), then one of 200 ms, and exit
+ *                     while it runs
  *   gpu_app buffers   the work, then its own CUPTI buffer callbacks registered
  *                     (as Kineto does when refused the subscription), one
  *                     kernel "after" (4 us), and how many records it got */
@@ -21,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cupti.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
@@ -98,6 +102,13 @@ int main(int argc, char **argv)
         printf("gpu_app rc=%d\n", rc);
         return rc;
     }
+    if (!strcmp(mode, "running")) {
+        int rc = launch("_Z4stepPfi", 10);
+        rc |= cudaDeviceSynchronize();
+        rc |= launch("_Z4longv", 200000);
+        printf("gpu_app rc=%d\n", rc);
+        return rc;
+    }
     if (!strcmp(mode, "late"))
         usleep(300 * 1000);
     if (!strcmp(mode, "term_noalarm")) {
@@ -119,6 +130,8 @@ int main(int argc, char **argv)
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         printf("own records: %lu\n", own_records);
     }
+    if (!strcmp(mode, "ctxdestroy"))
+        rc |= (int)cuCtxDestroy(NULL);
     if (!strcmp(mode, "term"))
         raise(SIGTERM);
     if (!strcmp(mode, "_exit")) {

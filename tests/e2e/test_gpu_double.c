@@ -492,6 +492,50 @@ START_TEST(gpu_clock_calibrated_when_not_ours)
 }
 END_TEST
 
+/* The program destroys its context after the work (the double drops what
+ * a destroyed context had buffered): the records were handed over when
+ * the destroy began (CONTEXT_DESTROY_STARTING), with no periodic flush. */
+START_TEST(context_destroy_keeps_its_records)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("ctxdestroy", "OPPROF_GPU_FLUSH_MS=0", &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg a;
+    ck_assert_uint_eq(gpu_ops(m, &a), 3 + 3 + 2);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
+/* A program that ends while its last kernel still runs: the forced flush
+ * at exit hands that kernel over without timestamps (as CUPTI does with an
+ * incomplete record); it is counted and left out, the finished one kept,
+ * and the report says so. */
+START_TEST(unfinished_work_is_counted_not_shown)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("running", "OPPROF_GPU_FLUSH_MS=0", &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->gpu.nops, 1);
+    ck_assert_uint_eq(opp_gpu_op_dur(&m->gpu.ops[0]), 10000);
+    ck_assert_uint_eq(m->gpu.unfinished, 1);
+    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 2);
+    opp_model_free(m);
+    report_warns("1 GPU activity records came without their times (the work was still running "
+                 "when CUPTI was last flushed) and are left out");
+    free(out), free(err);
+}
+END_TEST
+
 /* Another CUPTI client holds the process: one line naming the cause; the
  * program's calls are still recorded (symbol fallback), without GPU work. */
 START_TEST(cupti_held_by_another_tool)
@@ -657,6 +701,8 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, buffers_taken_are_said);
     tcase_add_test(tc, inherited_injection_leaves_the_process_alone);
     tcase_add_test(tc, gpu_clock_calibrated_when_not_ours);
+    tcase_add_test(tc, unfinished_work_is_counted_not_shown);
+    tcase_add_test(tc, context_destroy_keeps_its_records);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -224,7 +224,7 @@ static struct cbuf many_kernels(void)
     for (int i = 0; i < 4; i++)
         snprintf(names[i], sizeof names[i], "_Z7kernel%dPf", i);
     for (int i = 0; i < N; i++) {
-        CUpti_ActivityKernel10 k = kernel(names[i % 4], 1000u * i, 1000u * i + 500, (uint32_t)i + 1);
+        CUpti_ActivityKernel10 k = kernel(names[i % 4], 1000u * i + 1000, 1000u * i + 1500, (uint32_t)i + 1);
         add(&b, &k, sizeof k);
     }
     return b;
@@ -288,12 +288,46 @@ START_TEST(records_refused_counted_lost)
 END_TEST
 #endif
 
+/* A kernel without timestamps (cut off by a forced flush, or untimed for
+ * lack of device memory) is counted and left out; a record libcupti cannot
+ * read (kind 0: incomplete or invalid) ends the buffer, counted once. */
+START_TEST(unfinished_records_counted)
+{
+    char *d = tu_tmpdir(), *t = tu_path(d, "t.trace");
+    struct sink s;
+    sink_open(&s, t);
+    struct cbuf b = {calloc(1, 1 << 16), 0};
+    CUpti_ActivityKernel10 k1 = kernel("_Z6kernelPf", 1000, 5000, 11);
+    CUpti_ActivityKernel10 k2 = kernel("_Z6kernelPf", 0, 0, 12);
+    CUpti_ActivityKernel10 k3 = kernel("_Z6kernelPf", 6000, 6500, 13);
+    add(&b, &k1, sizeof k1);
+    add(&b, &k2, sizeof k2);
+    add(&b, &k3, sizeof k3);
+    struct opp_conv c;
+    opp_conv_init(&c, cuptiActivityGetNextRecord, sink_emit, &s);
+    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), 2);
+    ck_assert_uint_eq(c.unfinished, 1);
+    CUpti_ActivityKernel10 bad = kernel("_Z6kernelPf", 7000, 7500, 14);
+    bad.kind = CUPTI_ACTIVITY_KIND_INVALID;
+    add(&b, &bad, sizeof bad);
+    add(&b, &k3, sizeof k3);
+    ck_assert_uint_eq(opp_conv_buffer(&c, b.p, b.len), 2);
+    ck_assert_uint_eq(c.unfinished, 1 + 1 + 1);
+    opp_conv_free(&c);
+    tb_close(&s.tb);
+    free(b.p);
+    tu_rmdir(d);
+    free(d), free(t);
+}
+END_TEST
+
 Suite *suite_cupti(void)
 {
     Suite *s = suite_create("cupti");
     TCase *tc = tcase_create("converter");
 #ifdef OPP_HAVE_CUDA
     tcase_add_test(tc, every_kind_arrives);
+    tcase_add_test(tc, unfinished_records_counted);
 #endif
     suite_add_tcase(s, tc);
 #ifdef OPP_HAVE_CUDA
