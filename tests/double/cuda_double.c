@@ -18,7 +18,9 @@
  * second subscriber is refused (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); in a
  * forked child CUPTI is uninitialised (no subscriber, no kind enabled,
  * nothing pending) until a client subscribes again; nothing is handed over
- * at exit unless the client flushes; an external correlation record is
+ * at exit unless the client flushes, and the runtime's teardown (atexit,
+ * registered at the first CUDA call) destroys the context, and with it
+ * what was not handed over, before any library destructor runs; an external correlation record is
  * made only beside an API activity record (kinds RUNTIME/DRIVER), just
  * before it, as cupti_activity.h says, never on its own. */
 #include <dlfcn.h>
@@ -128,16 +130,27 @@ struct call {
     uint64_t start;
 };
 
+EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx);
+
+/* The runtime's teardown at exit: its primary context is destroyed. */
+static void runtime_teardown(void)
+{
+    cuCtxDestroy_v2(NULL);
+}
+
 /* The driver's start, inside the process's first CUDA call: as the real
  * one, it loads the library CUDA_INJECTION64_PATH names and calls its
  * InitializeInjection (so a client that subscribes there misses that
- * call's enter, and sees its exit). */
+ * call's enter, and sees its exit). The runtime registers its teardown
+ * with atexit then, after main began: it runs before any library's
+ * destructor. */
 static void driver_start(void)
 {
     static int started;
     if (started)
         return;
     started = 1;
+    atexit(runtime_teardown);
     const char *path = getenv("CUDA_INJECTION64_PATH");
     void *h = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;

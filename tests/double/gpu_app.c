@@ -12,8 +12,8 @@
  *   gpu_app term_noalarm  SIGALRM blocked, the work, then die of SIGTERM
  *   gpu_app late      0.3 s after its start, the work
  *   gpu_app ctxdestroy  the work, then cuCtxDestroy
- *   gpu_app running   a step kernel (10 us), then one of 200 ms, and exit
- *                     while it runs
+ *   gpu_app running   a step kernel (10 us), then one of 200 ms, and die of
+ *                     SIGTERM while it runs
  *   gpu_app buffers   the work, then its own CUPTI buffer callbacks registered
  *                     (as Kineto does when refused the subscription), one
  *                     kernel "after" (4 us), and how many records it got */
@@ -107,6 +107,8 @@ int main(int argc, char **argv)
         rc |= cudaDeviceSynchronize();
         rc |= launch("_Z4longv", 200000);
         printf("gpu_app rc=%d\n", rc);
+        fflush(stdout);
+        raise(SIGTERM);
         return rc;
     }
     if (!strcmp(mode, "late"))
