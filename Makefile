@@ -93,6 +93,8 @@ $(BUILD)/pic/%.o: %.S | $(PRELOAD_GEN)
 
 # Where each layer looks for headers beyond common/.
 $(BUILD)/obj/report/%.o $(BUILD)/asan/obj/report/%.o: LAYER_CFLAGS = -Ireport
+# the HTML page's script is built into export_html.o (.incbin)
+$(BUILD)/obj/report/exports/export_html.o $(BUILD)/asan/obj/report/exports/export_html.o: report/exports/html_report.js
 $(BUILD)/obj/collector/%.o $(BUILD)/asan/obj/collector/%.o: LAYER_CFLAGS = -Icollector
 
 # A static library per layer (remade whole, so a removed source leaves no

@@ -463,6 +463,30 @@ oom:
     return -ENOMEM;
 }
 
+int opp_agg_has_cuda_time(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].self_cuda_time_total_ns > 0)
+            return 1;
+    return 0;
+}
+
+int opp_agg_has_cuda_mem(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].self_cuda_memory_usage > 0)
+            return 1;
+    return 0;
+}
+
+int opp_agg_has_cpu_mem(const struct opp_agg *a)
+{
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].self_cpu_memory_usage > 0)
+            return 1;
+    return 0;
+}
+
 void opp_agg_free(struct opp_agg *a)
 {
     for (size_t i = 0; i < a->nrows_all; i++)

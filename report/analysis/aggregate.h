@@ -202,4 +202,11 @@ struct opp_agg {
 int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *out);
 void opp_agg_free(struct opp_agg *a);
 
+/* Like torch's table: the CUDA columns when some row, before the limit, has
+ * Self CUDA time; the CPU (CUDA) memory columns when some row has Self CPU
+ * (CUDA) Mem > 0. */
+int opp_agg_has_cuda_time(const struct opp_agg *a);
+int opp_agg_has_cuda_mem(const struct opp_agg *a);
+int opp_agg_has_cpu_mem(const struct opp_agg *a);
+
 #endif

@@ -1,8 +1,11 @@
-/* `opprof export html`: one self-contained page (no script, no network) with
- * the key_averages table (views/table.c), the flame graph (export_stacks.c),
- * each GPU stream's busy and idle time as a bar (gpu_stats.c), each
- * device's memory plot and the CPU's (export_memory.c). The writers' own output is embedded: the
- * table as escaped text, the SVGs inline without their XML declaration. */
+/* `opprof export html`: one self-contained page (nothing fetched) with the
+ * key_averages table (sortable, filterable), the call tree (folding, with
+ * no script), the flame graph (export_stacks.c; search and zoom), each GPU
+ * stream's busy and idle time as a bar (gpu_stats.c), each device's memory
+ * plot and the CPU's (export_memory.c). The SVG writers' own output is
+ * embedded inline without its XML declaration; the page's script
+ * (html_report.js, built in) only adds behaviour to what is already
+ * there, and takes its state from the address's #fragment. */
 #include "exports/export.h"
 
 #include <inttypes.h>
@@ -16,6 +19,15 @@
 #include "views/output.h"
 
 #define BAR_PX 700 /* width of a stream's bar */
+
+/* The page's script, built in (the path is the build's, from the top). */
+__asm__(".section .rodata\n"
+        ".global opp_html_script\n"
+        "opp_html_script:\n"
+        ".incbin \"report/exports/html_report.js\"\n"
+        ".byte 0\n"
+        ".previous\n");
+extern const char opp_html_script[];
 
 /* s as HTML text: &, <, >, " and ' escaped. */
 static void html_text(FILE *f, const char *s, size_t n)
@@ -64,25 +76,200 @@ static void put_svg(FILE *out, const char *doc)
     fputs(s ? s : "", out);
 }
 
+/* ---- the operator table: one row per key_averages row, each cell with
+ * its value for sorting (data-v) beside its text ---- */
+
+enum cell_kind { CK_TIME, CK_PCT_SELF, CK_PCT_SELF_CUDA, CK_COUNT, CK_BYTES };
+
+struct html_col {
+    const char *head;
+    enum cell_kind kind;
+    int when; /* 0 always, 1 with CUDA columns, 2 with CPU memory, 3 with CUDA memory */
+    double (*value)(const struct opp_row *r);
+};
+
+static double v_self(const struct opp_row *r) { return (double)r->self_cpu_time_total_ns; }
+static double v_total(const struct opp_row *r) { return (double)r->cpu_time_total_ns; }
+static double v_avg(const struct opp_row *r)
+{
+    return r->count ? (double)r->cpu_time_total_ns / (double)r->count : 0;
+}
+static double v_self_cuda(const struct opp_row *r) { return (double)r->self_cuda_time_total_ns; }
+static double v_cuda_total(const struct opp_row *r) { return (double)r->cuda_time_total_ns; }
+static double v_cuda_avg(const struct opp_row *r)
+{
+    return r->count ? (double)r->cuda_time_total_ns / (double)r->count : 0;
+}
+static double v_cpu_mem(const struct opp_row *r) { return (double)r->cpu_memory_usage; }
+static double v_self_cpu_mem(const struct opp_row *r) { return (double)r->self_cpu_memory_usage; }
+static double v_cuda_mem(const struct opp_row *r) { return (double)r->cuda_memory_usage; }
+static double v_self_cuda_mem(const struct opp_row *r) { return (double)r->self_cuda_memory_usage; }
+static double v_calls(const struct opp_row *r) { return (double)r->count; }
+
+/* torch's columns, in its order; the name first. */
+static const struct html_col cols[] = {
+    {"Self CPU %", CK_PCT_SELF, 0, v_self},
+    {"Self CPU", CK_TIME, 0, v_self},
+    {"CPU total %", CK_PCT_SELF, 0, v_total},
+    {"CPU total", CK_TIME, 0, v_total},
+    {"CPU time avg", CK_TIME, 0, v_avg},
+    {"Self CUDA", CK_TIME, 1, v_self_cuda},
+    {"Self CUDA %", CK_PCT_SELF_CUDA, 1, v_self_cuda},
+    {"CUDA total", CK_TIME, 1, v_cuda_total},
+    {"CUDA time avg", CK_TIME, 1, v_cuda_avg},
+    {"CPU Mem", CK_BYTES, 2, v_cpu_mem},
+    {"Self CPU Mem", CK_BYTES, 2, v_self_cpu_mem},
+    {"CUDA Mem", CK_BYTES, 3, v_cuda_mem},
+    {"Self CUDA Mem", CK_BYTES, 3, v_self_cuda_mem},
+    {"# of Calls", CK_COUNT, 0, v_calls},
+};
+#define NCOLS (sizeof cols / sizeof cols[0])
+
 static int section_table(FILE *out, const struct opp_model *m)
 {
     struct opp_agg_opts o = {0};
     struct opp_agg a;
     if (opp_aggregate(m, &o, &a))
         return -1;
-    struct opp_out_opts oo = {0};
-    struct capture c;
-    int rc = cap_open(&c);
-    if (!rc)
-        rc = cap_close(&c, opp_out_table(c.f, &a, &oo));
+    /* the text table's columns (views/table.c) */
+    const int shown[4] = {1, opp_agg_has_cuda_time(&a) || a.cuda_calls, opp_agg_has_cpu_mem(&a),
+                          opp_agg_has_cuda_mem(&a)};
+    fprintf(out, "<h2 id=\"operators\">Operators</h2>\n<p><input id=\"filter\" type=\"search\" "
+                 "placeholder=\"filter by name\" aria-label=\"filter by name\"> "
+                 "<span id=\"shown\">%zu of %zu operators</span></p>\n"
+                 "<table id=\"ops\">\n<thead><tr><th data-type=\"text\">Name</th>",
+            a.nrows, a.nrows);
+    for (size_t c = 0; c < NCOLS; c++)
+        if (shown[cols[c].when])
+            fprintf(out, "<th>%s</th>", cols[c].head);
+    fputs("</tr></thead>\n<tbody>\n", out);
+    char buf[OPP_FMT_MAX];
+    for (size_t i = 0; i < a.nrows; i++) {
+        const struct opp_row *r = &a.rows[i];
+        fputs("<tr><td>", out);
+        html_text(out, r->key, strlen(r->key));
+        fputs("</td>", out);
+        for (size_t c = 0; c < NCOLS; c++) {
+            if (!shown[cols[c].when])
+                continue;
+            double v = cols[c].value(r);
+            const char *t = buf;
+            switch (cols[c].kind) {
+            case CK_TIME: t = opp_fmt_time(buf, v); break;
+            case CK_PCT_SELF:
+            case CK_PCT_SELF_CUDA: {
+                uint64_t base = cols[c].kind == CK_PCT_SELF ? a.self_cpu_time_total_ns
+                                                            : a.self_cuda_time_total_ns;
+                t = opp_fmt_percent(buf, base ? v : 0, base ? (double)base : 1);
+                break;
+            }
+            case CK_BYTES: t = opp_fmt_memory(buf, (int64_t)v); break;
+            case CK_COUNT: snprintf(buf, sizeof buf, "%" PRIu64, r->count); break;
+            }
+            fprintf(out, "<td data-v=\"%.17g\">%s</td>", v, t);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody>\n</table>\n", out);
     opp_agg_free(&a);
-    if (rc)
+    return ferror(out) ? -1 : 0;
+}
+
+/* ---- the call tree: one <details> per call path, folding open and shut
+ * with no script; the two top levels open, children by CPU total. Paths
+ * under 0.1% of the roots' total, and past 5000 shown, are counted. ---- */
+
+#define TREE_NODES_MAX 5000
+#define TREE_OPEN_DEPTH 2
+
+struct tree_out {
+    FILE *out;
+    const struct opp_model *m;
+    const struct opp_calltree *ct;
+    uint32_t *first, *next; /* children, by CPU total */
+    uint64_t total, floor;
+    size_t shown, hidden;
+};
+
+static void tree_node(struct tree_out *t, uint32_t i)
+{
+    const struct opp_ct_node *n = &t->ct->nodes[i];
+    char tot[OPP_FMT_MAX], pct[OPP_FMT_MAX], self[OPP_FMT_MAX], cuda[OPP_FMT_MAX];
+    int kids = 0;
+    for (uint32_t c = t->first[i]; c != OPP_CT_ROOT; c = t->next[c])
+        kids += t->ct->nodes[c].total_ns >= t->floor;
+    t->shown++;
+    fputs(kids ? (n->depth < TREE_OPEN_DEPTH ? "<details open><summary>" : "<details><summary>")
+               : "<div class=\"leaf\">",
+          t->out);
+    const char *name = opp_model_str(t->m, n->name);
+    fputs("<span class=\"n\">", t->out);
+    html_text(t->out, name, strlen(name));
+    fprintf(t->out, "</span> <span class=\"t\">%s (%s), self %s, %" PRIu64 " call%s",
+            opp_fmt_time(tot, (double)n->total_ns), opp_fmt_percent(pct, (double)n->total_ns, (double)t->total),
+            opp_fmt_time(self, (double)n->self_ns), n->calls, n->calls == 1 ? "" : "s");
+    if (n->cuda_total_ns)
+        fprintf(t->out, ", CUDA %s", opp_fmt_time(cuda, (double)n->cuda_total_ns));
+    fputs("</span>", t->out);
+    if (!kids) {
+        fputs("</div>\n", t->out);
+        return;
+    }
+    fputs("</summary>\n", t->out);
+    for (uint32_t c = t->first[i]; c != OPP_CT_ROOT; c = t->next[c]) {
+        if (t->ct->nodes[c].total_ns < t->floor || t->shown >= TREE_NODES_MAX)
+            t->hidden++;
+        else
+            tree_node(t, c);
+    }
+    fputs("</details>\n", t->out);
+}
+
+static int section_tree(FILE *out, const struct opp_model *m)
+{
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    if (opp_calltree_build(m, &all, &ct))
         return -1;
-    fputs("<h2>Operators</h2>\n<pre id=\"table\">", out);
-    html_text(out, c.buf, c.len);
-    fputs("</pre>\n", out);
-    free(c.buf);
-    return 0;
+    size_t n = ct.n ? ct.n : 1;
+    struct tree_out t = {.out = out, .m = m, .ct = &ct};
+    t.first = malloc((n + 1) * sizeof *t.first); /* [n]: the roots */
+    t.next = malloc(n * sizeof *t.next);
+    if (!t.first || !t.next) {
+        free(t.first), free(t.next);
+        opp_calltree_free(&ct);
+        return -1;
+    }
+    for (size_t i = 0; i <= ct.n; i++)
+        t.first[i] = OPP_CT_ROOT;
+    for (size_t i = 0; i < ct.n; i++)
+        if (ct.nodes[i].parent == OPP_CT_ROOT)
+            t.total += ct.nodes[i].total_ns;
+    t.floor = t.total / 1000;
+    /* insert each child by descending total (parents come first) */
+    for (size_t i = 0; i < ct.n; i++) {
+        uint32_t p = ct.nodes[i].parent == OPP_CT_ROOT ? (uint32_t)ct.n : ct.nodes[i].parent;
+        uint32_t *at = &t.first[p];
+        while (*at != OPP_CT_ROOT && ct.nodes[*at].total_ns >= ct.nodes[i].total_ns)
+            at = &t.next[*at];
+        t.next[i] = *at;
+        *at = (uint32_t)i;
+    }
+    fputs("<h2 id=\"calltree\">Call tree</h2>\n<div id=\"tree\">\n", out);
+    for (uint32_t c = t.first[ct.n]; c != OPP_CT_ROOT; c = t.next[c]) {
+        if (ct.nodes[c].total_ns < t.floor || t.shown >= TREE_NODES_MAX)
+            t.hidden++;
+        else
+            tree_node(&t, c);
+    }
+    if (t.hidden)
+        fprintf(out, "<p class=\"more\">%zu smaller call paths not shown (under 0.1%% of the "
+                     "total, or past %d)</p>\n",
+                t.hidden, TREE_NODES_MAX);
+    fputs("</div>\n", out);
+    free(t.first), free(t.next);
+    opp_calltree_free(&ct);
+    return ferror(out) ? -1 : 0;
 }
 
 static int section_flame(FILE *out, const struct opp_model *m, const char *name)
@@ -100,7 +287,10 @@ static int section_flame(FILE *out, const struct opp_model *m, const char *name)
     opp_calltree_free(&ct);
     if (rc)
         return -1;
-    fputs("<h2>Flame graph</h2>\n<div id=\"flame\">\n", out);
+    fputs("<h2 id=\"flamegraph\">Flame graph</h2>\n<p><input id=\"search\" type=\"search\" "
+          "placeholder=\"search frames (regular expression)\" aria-label=\"search frames\"> "
+          "<span id=\"matched\"></span> <button id=\"unzoom\" type=\"button\">reset zoom</button> "
+          "click a frame to zoom</p>\n<div id=\"flame\">\n", out);
     put_svg(out, c.buf);
     fputs("</div>\n", out);
     free(c.buf);
@@ -111,15 +301,16 @@ static int section_flame(FILE *out, const struct opp_model *m, const char *name)
  * idle light; the figures beside it. */
 static int section_streams(FILE *out, const struct opp_model *m)
 {
-    fputs("<h2>GPU streams</h2>\n", out);
-    if (!opp_model_has_gpu(m)) {
+    fputs("<h2 id=\"streams-h\">GPU streams</h2>\n", out);
+    struct opp_agg_opts all = {0};
+    struct opp_gpu_stats s = {0};
+    if (opp_model_has_gpu(m) && opp_gpu_stats(m, &all, &s))
+        return -1;
+    if (!s.nstreams) { /* GPU chunks may hold only names and stacks */
         fputs("<p id=\"streams\">no GPU activity records</p>\n", out);
+        opp_gpu_stats_free(&s);
         return 0;
     }
-    struct opp_agg_opts all = {0};
-    struct opp_gpu_stats s;
-    if (opp_gpu_stats(m, &all, &s))
-        return -1;
     unsigned char *px = malloc(BAR_PX);
     if (!px) {
         opp_gpu_stats_free(&s);
@@ -182,7 +373,7 @@ static int section_streams(FILE *out, const struct opp_model *m)
 
 static int section_memory(FILE *out, const struct opp_model *m, const char *name)
 {
-    fputs("<h2>Device memory</h2>\n", out);
+    fputs("<h2 id=\"memory-h\">Device memory</h2>\n", out);
     if (!m->gpu.nmemseries) {
         fputs("<p id=\"memory\">no device memory records</p>\n", out);
         return 0;
@@ -228,8 +419,17 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
           out);
     html_text(out, name, strlen(name));
     fputs("</title>\n<style>body{font-family:sans-serif;margin:16px;background:#fff}"
-          "pre{font:12px monospace;overflow-x:auto;background:#f6f6f6;padding:8px}"
-          "h2{margin-top:28px}svg{max-width:100%;height:auto}</style>\n</head>\n<body>\n<h1>opprof: ",
+          "h2{margin-top:28px}svg{max-width:100%;height:auto}"
+          "table{border-collapse:collapse;font:12px monospace}"
+          "th{cursor:pointer;background:#eee;position:sticky;top:0;padding:3px 6px;user-select:none}"
+          "th[data-dir=desc]::after{content:' \\25BC'}th[data-dir=asc]::after{content:' \\25B2'}"
+          "td{padding:2px 6px;text-align:right;border-bottom:1px solid #eee}"
+          "td:first-child{text-align:left;max-width:60ch;overflow:hidden;text-overflow:ellipsis;"
+          "white-space:nowrap}tr:hover td{background:#f4f8ff}"
+          "#tree{font:12px monospace}#tree details,#tree .leaf{margin-left:18px}"
+          "#tree>details,#tree>.leaf{margin-left:0}#tree .t{color:#555}"
+          "#flame g{cursor:pointer}#flame g.match rect{fill:#e040e0}"
+          "nav a{margin-right:12px}</style>\n</head>\n<body>\n<h1>opprof: ",
           out);
     html_text(out, name, strlen(name));
     fprintf(out, "</h1>\n<p id=\"summary\">%" PRIu64 " events, %zu processes, %zu threads, "
@@ -238,9 +438,13 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
             m->sum.warning[0] ? "; warning: " : "");
     html_text(out, m->sum.warning, strlen(m->sum.warning));
     fputs("</p>\n", out);
-    if (section_table(out, m) || section_flame(out, m, name) || section_streams(out, m) ||
-        section_memory(out, m, name) || section_cpu_memory(out, m, name))
+    fputs("<nav><a href=\"#operators\">Operators</a><a href=\"#calltree\">Call tree</a>"
+          "<a href=\"#flamegraph\">Flame graph</a><a href=\"#streams-h\">GPU streams</a>"
+          "<a href=\"#memory-h\">Memory</a></nav>\n",
+          out);
+    if (section_table(out, m) || section_tree(out, m) || section_flame(out, m, name) ||
+        section_streams(out, m) || section_memory(out, m, name) || section_cpu_memory(out, m, name))
         return -1;
-    fputs("</body>\n</html>\n", out);
+    fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", opp_html_script);
     return ferror(out) ? -1 : 0;
 }

@@ -131,32 +131,6 @@ static int has_coll_time(const struct opp_agg *a)
     return 0;
 }
 
-/* Like torch: the CUDA columns when some row, before the limit, has Self
- * CUDA time; the CPU (CUDA) memory columns when some row has Self CPU
- * (CUDA) Mem > 0. */
-static int has_cuda_time(const struct opp_agg *a)
-{
-    for (size_t i = 0; i < a->nrows_all; i++)
-        if (a->rows[i].self_cuda_time_total_ns > 0)
-            return 1;
-    return 0;
-}
-
-static int has_cuda_mem(const struct opp_agg *a)
-{
-    for (size_t i = 0; i < a->nrows_all; i++)
-        if (a->rows[i].self_cuda_memory_usage > 0)
-            return 1;
-    return 0;
-}
-
-static int has_cpu_mem(const struct opp_agg *a)
-{
-    for (size_t i = 0; i < a->nrows_all; i++)
-        if (a->rows[i].self_cpu_memory_usage > 0)
-            return 1;
-    return 0;
-}
 
 /* torch's auto_scale_flops: the largest power of 1000 not above the
  * smallest non-zero count. 0 when no row has FLOPs. */
@@ -218,9 +192,9 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
         t->width[c] = OPP_COLUMN_WIDTH;
     }
     t->on[COL_SELF_CUDA] = t->on[COL_SELF_CUDA_PCT] = t->on[COL_CUDA_TOTAL] =
-        t->on[COL_CUDA_AVG] = has_cuda_time(t->a) || t->a->cuda_calls;
-    t->on[COL_CPU_MEM] = t->on[COL_SELF_CPU_MEM] = has_cpu_mem(t->a);
-    t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = has_cuda_mem(t->a);
+        t->on[COL_CUDA_AVG] = opp_agg_has_cuda_time(t->a) || t->a->cuda_calls;
+    t->on[COL_CPU_MEM] = t->on[COL_SELF_CPU_MEM] = opp_agg_has_cpu_mem(t->a);
+    t->on[COL_CUDA_MEM] = t->on[COL_SELF_CUDA_MEM] = opp_agg_has_cuda_mem(t->a);
     t->on[COL_SHAPES] = o->group_by_shape;
     t->on[COL_STACK] = o->group_by_stack;
     t->on[COL_FLOPS] = t->on[COL_GFLOPS] = o->flops && scale_flops(t);

@@ -86,13 +86,27 @@ START_TEST(report_page)
     ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
     char *html = tu_slurp(page), *es = tu_slurp(e);
     ck_assert_str_eq(es, "");
-    /* what the writers wrote, embedded: nothing fetched, no script */
-    ck_assert_int_eq(count(html, "<script"), 0);
+    /* one page: its own script, nothing fetched (the only addresses are
+     * the SVG namespace's), the writers' SVGs inline */
+    ck_assert_int_eq(count(html, "<script"), 1);
+    ck_assert_int_eq(count(html, " src="), 0);
     ck_assert_int_eq(count(html, "http://") + count(html, "https://"),
                      count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
     ck_assert_int_eq(count(html, "<?xml"), 0);
-    ck_assert_ptr_nonnull(strstr(html, "<pre id=\"table\">"));
-    ck_assert_ptr_nonnull(strstr(html, "            step(float*, int)  "));
+    /* the table: 6 runtime calls, 2 kernels, 2 copies, a row each */
+    ck_assert_ptr_nonnull(strstr(html, "<table id=\"ops\">"));
+    ck_assert_int_eq(count(html, "<tr><td>"), 10);
+    ck_assert_ptr_nonnull(strstr(html, "<tr><td>step(float*, int)</td>"));
+    ck_assert_ptr_nonnull(strstr(html, "<th>Self CUDA</th>"));
+    ck_assert_ptr_nonnull(strstr(html, "<span id=\"shown\">10 of 10 operators</span>"));
+    /* the call tree: the runtime calls do not nest, so 6 leaves, those
+     * under 0.1% of the time counted, not shown */
+    const char *more = strstr(html, "<p class=\"more\">");
+    int hidden = 0;
+    if (more)
+        ck_assert_int_eq(sscanf(more, "<p class=\"more\">%d smaller", &hidden), 1);
+    ck_assert_int_eq(count(html, "<div class=\"leaf\"><span class=\"n\">cuda") + hidden, 6);
+    ck_assert_ptr_nonnull(strstr(html, "<div class=\"leaf\"><span class=\"n\">cudaMemcpy</span>"));
     ck_assert_ptr_nonnull(strstr(html, "<g><title>cudaMemcpy ("));
     ck_assert_int_eq(count(html, "<g class=\"stream\">"), 1);
     ck_assert_ptr_nonnull(strstr(html, ">peak 1.00 Mb at 0.000us</text>"));
@@ -101,19 +115,46 @@ START_TEST(report_page)
     if (!chromium()) {
         fprintf(stderr, "skipped: the browser checks (no chromium: apt-get install chromium)\n");
     } else {
-        /* the browser parsed it: the DOM it serialises has the table rows
-         * and the SVG elements */
+        /* the browser parsed it and ran its script without an error: the
+         * DOM it serialises has the table rows and the SVG elements */
         char *dom = tu_path(dir, "dom.html");
         ck_assert_int_eq(browse("--dump-dom", page, dom), 0);
         char *d = tu_slurp(dom);
         ck_assert_ptr_nonnull(d);
-        ck_assert_ptr_nonnull(strstr(d, "<pre id=\"table\">"));
-        ck_assert_ptr_nonnull(strstr(d, "            step(float*, int)  "));
-        ck_assert_ptr_nonnull(strstr(d, "     cudaLaunchKernel  "));
+        ck_assert_ptr_nonnull(strstr(d, "<body data-ready=\"1\">"));
+        ck_assert_int_eq(count(d, "data-error=\""), 0);
+        ck_assert_int_eq(count(d, "<tr><td>"), 10);
+        ck_assert_ptr_nonnull(strstr(d, "<tr><td>cudaLaunchKernel</td>"));
         ck_assert_int_eq(count(d, "<svg"), 3);
         ck_assert_int_eq(count(d, "<g class=\"stream\">"), 1);
         ck_assert_ptr_nonnull(strstr(d, "<title>cudaMemcpy ("));
         ck_assert_ptr_nonnull(strstr(d, ">peak 1.00 Mb at 0.000us</text>"));
+        free(d);
+        /* sorted by calls, filtered to "cuda", a frame searched and one
+         * zoomed into, all from the address (#...): 6 of 10 rows shown,
+         * cudaLaunchKernel's 3 calls first, then cudaMemcpy's 2; 1 frame
+         * matched; cudaFree across the whole width, "all" below it too */
+        char state[4400];
+        snprintf(state, sizeof state, "%s#sort=%%23%%20of%%20Calls:desc&filter=CUDA"
+                                      "&search=%%5EcudaMemcpy%%24&zoom=cudaFree", page);
+        ck_assert_int_eq(browse("--dump-dom", state, dom), 0);
+        d = tu_slurp(dom);
+        ck_assert_ptr_nonnull(strstr(d, "<body data-ready=\"1\">"));
+        ck_assert_int_eq(count(d, "data-error=\""), 0);
+        ck_assert_ptr_nonnull(strstr(d, "<span id=\"shown\">6 of 10 operators</span>"));
+        ck_assert_int_eq(count(d, "<tr hidden=\"\"><td>"), 4);
+        ck_assert_ptr_nonnull(strstr(d, "<th data-dir=\"desc\"># of Calls</th>"));
+        const char *launch = strstr(d, "<tr><td>cudaLaunchKernel</td>");
+        const char *copy = strstr(d, "<tr><td>cudaMemcpy</td>");
+        const char *freed = strstr(d, "<tr><td>cudaFree</td>");
+        ck_assert(launch && copy && freed && launch < copy && copy < freed);
+        ck_assert_ptr_nonnull(strstr(d, "data-matched=\"1\""));
+        ck_assert_ptr_nonnull(strstr(d, "in 1 frame</span>"));
+        ck_assert_ptr_nonnull(strstr(d, "data-zoom=\"cudaFree\""));
+        const char *fr = strstr(d, "<title>cudaFree (");
+        ck_assert_ptr_nonnull(fr);
+        ck_assert_ptr_nonnull(strstr(fr, "<rect x=\"10.0\" y=\"48.0\" width=\"1180.0\""));
+        ck_assert_int_eq(count(d, "style=\"display: none;\""), 3); /* the other calls */
         /* and drew it: a 1200 x 2000 PNG, not blank */
         char *png = tu_path(dir, "shot.png"), shot[4400];
         snprintf(shot, sizeof shot, "--screenshot=%s", png);
@@ -206,7 +247,11 @@ START_TEST(cpu_page_and_errors)
     ck_assert_ptr_nonnull(strstr(html, "<g><title>cblas_dgemm ("));
     ck_assert_ptr_nonnull(strstr(html, "<p id=\"streams\">no GPU activity records</p>"));
     ck_assert_ptr_nonnull(strstr(html, "<p id=\"memory\">no device memory records</p>"));
-    ck_assert_int_eq(count(html, "\n    cblas_"), 4); /* zgemm, dgemm, daxpy, dscal (ddot: one more space) */
+    /* 7 entry points, a row each; no CUDA columns without CUDA */
+    ck_assert_int_eq(count(html, "<tr><td>"), 7);
+    ck_assert_int_eq(count(html, "<tr><td>cblas_"), 5);
+    ck_assert_ptr_nonnull(strstr(html, "<tr><td>cblas_dgemm</td>"));
+    ck_assert_int_eq(count(html, "CUDA"), 0);
     free(html);
     FILE *f = fopen(trace, "w");
     fputs("<not a trace>\n", f);
