@@ -68,9 +68,9 @@ PRELOAD_CFLAGS += -DOPP_HAVE_CUDA -I$(BUILD)/gen -I$(dir $(CUPTI_INC)) -I$(CUDA_
 PRELOAD_GEN += $(BUILD)/gen/cuda_api.h
 endif
 
-.PHONY: torch-files torch-shim
+.PHONY: torch-files torch-shim analyze-files
 .PHONY: all deps demo test test-layers test-build test-unit test-e2e test-asan bench clean cuda-note gen-status
-all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector torch-files cuda-note
+all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector torch-files analyze-files cuda-note
 
 cuda-note:
 ifneq ($(HAVE_CUDA),1)
@@ -152,6 +152,13 @@ $(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c: $(BUILD)/python/s
 $(BUILD)/python/shim/format.h: common/format.h
 	@mkdir -p $(@D)
 	$(call quiet,CP,$@)cp $< $@
+# `opprof analyze` (report/analyze): its Python package beside the tool.
+ANALYZE_FILES := $(patsubst report/analyze/%,$(BUILD)/analyze/%,$(wildcard report/analyze/opprof_analyze/*.py))
+analyze-files: $(ANALYZE_FILES)
+$(BUILD)/analyze/%.py: report/analyze/%.py
+	@mkdir -p $(@D)
+	$(call quiet,CP,$@)cp $< $@
+
 torch-shim: torch-files
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 	    printf '  %-7s %s\n' SHIM "torch shim for $(PYTHON)"; \

@@ -2,11 +2,14 @@
  * own writer, shaped like a profiled BLAS program: on each of 4 threads,
  * steps (a plain call at depth 0) each holding 2 dgemm calls with shapes,
  * 4 ddot calls and one daxpy (depth 1), 1 us apart. Used by `make bench` to
- * time `opprof report` and `opprof export` on 10 million records. */
+ * time `opprof report` and `opprof export` on 10 million records, and (with
+ * a RANK label and a slowdown of its dgemm calls) `opprof analyze` on many
+ * rank traces. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "trace.h"
 
 #define THREADS 4
@@ -22,11 +25,13 @@ static int fail(const char *what, const char *err)
 int main(int argc, char **argv)
 {
     char *end;
-    unsigned long long n = argc == 3 ? strtoull(argv[2], &end, 10) : 0;
-    if (argc != 3 || !n || *end) {
-        fprintf(stderr, "usage: %s OUT.trace EVENTS\n", argv[0]);
+    unsigned long long n = argc >= 3 ? strtoull(argv[2], &end, 10) : 0;
+    if (argc < 3 || argc > 5 || !n || *end) {
+        fprintf(stderr, "usage: %s OUT.trace EVENTS [RANK [DGEMM_US]]\n", argv[0]);
         return 2;
     }
+    const char *rank = argc >= 4 ? argv[3] : NULL;
+    uint64_t dgemm_ns = argc == 5 ? strtoull(argv[4], NULL, 10) * 1000ull : 2000;
     struct opp_tw w;
     char err[256];
     if (opp_tw_open(&w, argv[1], err, sizeof err))
@@ -43,6 +48,16 @@ int main(int argc, char **argv)
     };
     if (opp_tw_process(&w, &p) || opp_tw_funcs(&w, 1, 4, fd))
         return fail("cannot write the trace", NULL);
+    if (rank) { /* the label a launcher sets */
+        uint8_t info[256];
+        struct opp_wbuf ib;
+        opp_wbuf_init(&ib, info, sizeof info);
+        opp_put_u32(&ib, 1);
+        opp_put_str(&ib, "RANK", 4);
+        opp_put_str(&ib, rank, strlen(rank));
+        if (ib.overflow || opp_tw_info(&w, 1, info, (uint32_t)ib.len))
+            return fail("cannot write the trace", NULL);
+    }
     for (uint32_t t = 0; t < THREADS; t++)
         opp_tw_thread(&w, 1, 100 + t, "worker");
     char *mem = malloc(CHUNK_BYTES);
@@ -59,7 +74,7 @@ int main(int argc, char **argv)
                 for (int i = 0; i < PER_STEP - 1 && written < n; i++, written++) {
                     uint32_t fn = i < 2 ? 1 : i < 6 ? 2 : 3;
                     uint64_t a[4] = {64 + (uint64_t)i, 32, 48, 'N' | 'N' << 8};
-                    uint64_t dur = fn == 1 ? 2000 : 500;
+                    uint64_t dur = fn == 1 ? dgemm_ns : 500;
                     opp_ev_add(&e, fn, 0, at, at + dur, 1, fn == 1 ? 4 : 1,
                                fn == 1 ? a : (uint64_t[]){1000});
                     at += dur + 1000;

@@ -33,6 +33,8 @@ DROP_RUNS=3
 THREADS_N=5000000 # calls per thread in the drops-per-thread-count runs
 REPORT_N=10000000 # records in the synthetic trace that report and export read
 REPORT_RUNS=3
+ANALYZE_TRACES=64    # rank traces that opprof analyze reads, one slowed
+ANALYZE_N=1000000    # records in each
 TORCH_OPS_N=300000 # torch.add calls per run, about 1 us each
 TORCH_CNN_N=30     # training iterations of the small CNN per run
 
@@ -459,6 +461,32 @@ else
 fi
 rm -f "$scratch/big.trace"
 
+# ---- 8b. opprof analyze: ANALYZE_TRACES rank traces on Dask ----
+# One trace per rank (bench/trace_gen.c with a RANK label; rank 17's dgemm
+# calls twice as long), analysed on Dask's local cluster with 1 and with 2
+# workers; the slowed rank must be named.
+AN1_S= AN2_S=
+if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import dask, distributed, pandas' 2>/dev/null; then
+    sep "opprof analyze: $ANALYZE_TRACES traces of $ANALYZE_N records"
+    mkdir -p "$scratch/ranks"
+    for ((r = 0; r < ANALYZE_TRACES; r++)); do
+        slow=(); [[ $r == 17 ]] && slow=(4)
+        "$scratch/trace_gen" "$(printf '%s/ranks/rank%02d.trace' "$scratch" $r)" "$ANALYZE_N" $r "${slow[@]}" \
+            >/dev/null || die "trace_gen failed"
+    done
+    for w in 1 2; do
+        /usr/bin/time -f '%e' -o "$scratch/time" "$OPPROF" analyze "$scratch/ranks" --workers $w \
+            >"$scratch/analyze.out" 2>"$scratch/cmd.err" || die "analyze failed: $(tail -n 2 "$scratch/cmd.err")"
+        grep -q '^straggler: rank 17,' "$scratch/analyze.out" || die "analyze did not name rank 17"
+        read -r s <"$scratch/time"
+        [[ $w == 1 ]] && AN1_S=$s || AN2_S=$s
+        echo "opprof analyze, $w worker(s): $s s"
+    done
+    rm -rf "$scratch/ranks"
+else
+    echo "opprof analyze: skipped (no python3-dask, python3-distributed, python3-pandas)"
+fi
+
 # ---- 9. PyTorch: per op, recording off, a small CNN's training ----
 # Debian's python3 with torch, one intra-op thread. glibc's malloc is told
 # to keep freed memory (no mmap, no trim) in every mode: otherwise a big
@@ -592,6 +620,12 @@ if [[ -n $SQL_S ]]; then
     row "export sqlite, $((REPORT_N / 1000000))M (rows/s)" "$(calc "$REPORT_N / $SQL_S / 1e6" 2) M/s" \
         ">= 1 M/s" "$(verdict "$(calc "$REPORT_N / $SQL_S / 1e6" 3) >= 1")" \
         "$SQL_S s, $SQL_MB MiB peak RSS, load and indexes included"
+fi
+if [[ -n $AN1_S ]]; then
+    row "analyze, $ANALYZE_TRACES x $((ANALYZE_N / 1000000))M, 1 worker" "$AN1_S s" - - \
+        "$(calc "$ANALYZE_TRACES * $ANALYZE_N / $AN1_S / 1e6" 2) M records/s; straggler found"
+    row "analyze, $ANALYZE_TRACES x $((ANALYZE_N / 1000000))M, 2 workers" "$AN2_S s" - - \
+        "$(calc "$AN1_S / $AN2_S" 2)x the 1-worker speed ($(nproc) CPUs)"
 fi
 if [[ -n $HAVE_TORCH ]]; then
     row "torch op added (CPU, torch.add)" "$T_ON ns" "<= 500 ns" "$(verdict "$T_ON <= 500")" \

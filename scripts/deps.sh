@@ -17,9 +17,12 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # and the fuzz step of make test (clang only recommends the runtime, and
 # recommends are not installed here; without them the step replays its
 # seeds under gcc's sanitizers); libsqlite3-dev: `opprof export sqlite`
-# (without it the export is refused in one line).
+# (without it the export is refused in one line); python3-dask,
+# python3-distributed and python3-pandas: `opprof analyze` (without them it
+# says so in one line).
 optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ python3-dev ltrace uftrace libdnnl-dev libxnnpack-dev
-          libpthreadpool-dev chromium time clang libclang-rt-dev libsqlite3-dev)
+          libpthreadpool-dev chromium time clang libclang-rt-dev libsqlite3-dev
+          python3-dask python3-distributed python3-pandas)
 
 missing() {
     local p

@@ -14,32 +14,11 @@
 #include <unistd.h>
 
 #include "tool/cmds.h"
+#include "tool/paths.h"
 #include "tool/options.h"
 #include "util.h"
 
 extern char **environ;
-
-/* Where our own binaries are: next to this executable unless overridden. */
-static int sibling(const char *env, const char *name, char *out, size_t cap)
-{
-    const char *v = getenv(env);
-    if (v && v[0]) {
-        snprintf(out, cap, "%s", v);
-        return access(out, R_OK) == 0 ? 0 : -1;
-    }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -1;
-    self[n] = 0;
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return -1;
-    *slash = 0;
-    if ((size_t)snprintf(out, cap, "%s/%s", self, name) >= cap)
-        return -1;
-    return access(out, R_OK) == 0 ? 0 : -1;
-}
 
 static int wait_status(pid_t pid)
 {
@@ -287,11 +266,11 @@ int cmd_run(int argc, char **argv)
     int profiled = 1;
     const char *why = NULL;
     pid_t cpid = -1;
-    if (sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
+    if (opp_tool_sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
         fprintf(stderr, "opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
                         "running the command unprofiled\n");
         profiled = 0;
-    } else if (sibling("OPPROF_COLLECTOR", "opprof-collector", coll, sizeof coll) != 0) {
+    } else if (opp_tool_sibling("OPPROF_COLLECTOR", "opprof-collector", coll, sizeof coll) != 0) {
         fprintf(stderr, "opprof run: cannot find opprof-collector next to opprof (set "
                         "OPPROF_COLLECTOR); running the command unprofiled\n");
         profiled = 0;

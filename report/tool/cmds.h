@@ -8,5 +8,6 @@ int cmd_export(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const struct cmd {
     {"summarize", cmd_summarize, "add a trace's calls up by call path: opprof summarize TRACE -o OUT"},
     {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
     {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
+    {"analyze", cmd_analyze, "many traces (one per rank) on Dask: opprof analyze TRACE_OR_DIR..."},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,76 @@
+"""The analysis as text or JSON: shows, never computes."""
+import json
+import math
+
+
+def _us(v):
+    if v >= 1e6:
+        return "%.3fs" % (v / 1e6)
+    if v >= 1e3:
+        return "%.3fms" % (v / 1e3)
+    return "%.3fus" % v
+
+
+def _plain(x):
+    """JSON's values: numpy scalars as Python's, NaN as null."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if hasattr(x, "item"):
+        x = x.item()
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
+def as_json(a, top):
+    ka = a["key_averages"].head(top)
+    return json.dumps(_plain({
+        "traces": a["traces"],
+        "ranks": a["ranks"],
+        "key_averages": ka.to_dict("records"),
+        "per_rank": {"metric": "self_cpu_time_total", "ranks": [int(r) for r in a["per_rank"].columns],
+                     "rows": [{"key": k, "values": [float(v) for v in row]}
+                              for k, row in a["per_rank"].iterrows()]},
+        "rank_time_basis": a["rank_time_basis"],
+        "rank_times_us": {str(int(r)): float(v) for r, v in a["rank_times"].items()},
+        "stragglers": a["stragglers"],
+        "gpu": a["gpu"].to_dict("records"),
+        "launch_delays_us": a["launch_delays"].to_dict("records"),
+    }))
+
+
+def as_text(a, top):
+    out = ["%d traces, %d ranks" % (a["traces"], len(a["ranks"])), "",
+           "Operators over all ranks (key_averages, most self CPU first):",
+           "%-48s %10s %14s %14s %14s" % ("Name", "Calls", "Self CPU", "CPU total", "Self CUDA")]
+    for r in a["key_averages"].head(top).itertuples():
+        out.append("%-48s %10d %14s %14s %14s" % (r.key[:48], r.count, _us(r.self_cpu_time_total),
+                                                  _us(r.cpu_time_total), _us(r.self_cuda_time_total)))
+    t = a["rank_times"]
+    out += ["", "Ranks by %s: min %s, median %s, max %s" % (a["rank_time_basis"], _us(t.min()),
+                                                           _us(t.median()), _us(t.max()))]
+    if not a["stragglers"]:
+        out.append("no straggler (no rank over the median by 10%)")
+    for s in a["stragglers"]:
+        out.append("straggler: rank %d, %s (%.2fx the median)" % (s["rank"], _us(s["time_us"]),
+                                                                 s["over_median"]))
+        for o in s["operators"]:
+            out.append("    %-44s %s here, median %s (+%s)" % (o["key"][:44], _us(o["rank_us"]),
+                                                            _us(o["median_us"]), _us(o["over_us"])))
+    g = a["gpu"]
+    if len(g):
+        out += ["", "GPU time per rank:",
+                "%6s %12s %14s %12s %12s %12s %9s" % ("Rank", "Compute", "Communication", "Memcpy",
+                                                        "Idle", "Overlap", "Hidden")]
+        for r in g.itertuples():
+            out.append("%6d %12s %14s %12s %12s %12s %8.1f%%" % (
+                r.rank, _us(r.compute_us), _us(r.communication_us), _us(r.memcpy_us + r.memset_us),
+                _us(r.idle_us), _us(r.overlap_us), 100 * r.overlap_share))
+    d = a["launch_delays"]
+    if len(d):
+        out += ["", "Launch delay (kernel start - its launch's start) per rank:",
+                "%6s %8s %12s %12s %12s %12s" % ("Rank", "Kernels", "Mean", "p50", "p90", "Max")]
+        for r in d.itertuples():
+            out.append("%6d %8d %12s %12s %12s %12s" % (r.rank, r.kernels, _us(r.mean), _us(r.p50),
+                                                       _us(r.p90), _us(r.max)))
+    return "\n".join(out) + "\n"

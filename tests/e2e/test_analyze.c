@@ -1,0 +1,308 @@
+/* `opprof analyze` end to end: 64 rank traces written here, one rank slowed,
+ * analysed on Dask's local cluster and on a real dask-scheduler with two
+ * dask-worker processes on 127.0.0.1 (the same answer); its per-rank table
+ * against `opprof report --by-rank`; a GPU run of the CUDA test double;
+ * bad input. Without Debian's python3-dask, -distributed and -pandas the
+ * suite is skipped, saying so. */
+#include <check.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "tracebuild.h"
+
+#define RANKS 64
+#define SLOW 17
+#define ITERS 10
+
+enum { F_FORWARD, F_BACKWARD, F_ALLREDUCE, F_STEP_END, NF };
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void)
+{
+    tu_rmdir(dir);
+    free(dir);
+}
+
+static int have_dask(void)
+{
+    char *argv[] = {"/usr/bin/python3", "-c", "import dask, distributed, pandas", NULL};
+    if (access(argv[0], X_OK) == 0 && tu_code(tu_run(argv, NULL, NULL, NULL)) == 0)
+        return 1;
+    fprintf(stderr, "skipped: opprof analyze needs python3-dask, python3-distributed and "
+                    "python3-pandas (make deps)\n");
+    return 0;
+}
+
+/* Rank r's trace: ITERS iterations of forward (100 us; 300 us on rank
+ * SLOW), backward (200 us), allreduce (50 us), step_end (1 us), then 49 us
+ * between iterations. */
+static void write_rank(int r)
+{
+    char path[4200], rank[16];
+    snprintf(path, sizeof path, "%s/rank%02d.trace", dir, r);
+    snprintf(rank, sizeof rank, "%d", r);
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 1000 + (uint32_t)r, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/train", .argv = {"train"});
+    tb_info(&b, "RANK", rank, "WORLD_SIZE", "64");
+    tb_funcs(&b, [F_FORWARD] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "forward"},
+             [F_BACKWARD] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "backward"},
+             [F_ALLREDUCE] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "allreduce"},
+             [F_STEP_END] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "step_end"});
+    tb_thread(&b, 1000 + (uint32_t)r, "train");
+    struct tb_ev ev[4 * ITERS];
+    memset(ev, 0, sizeof ev);
+    uint64_t t = 1000, fwd = r == SLOW ? 300000 : 100000;
+    for (int i = 0; i < ITERS; i++) {
+        uint64_t a = t, bb = a + fwd, c = bb + 200000, d = c + 50000;
+        ev[4 * i + 0] = (struct tb_ev){.fn = F_FORWARD, .begin = a, .end = bb};
+        ev[4 * i + 1] = (struct tb_ev){.fn = F_BACKWARD, .begin = bb, .end = c};
+        ev[4 * i + 2] = (struct tb_ev){.fn = F_ALLREDUCE, .begin = c, .end = d};
+        ev[4 * i + 3] = (struct tb_ev){.fn = F_STEP_END, .begin = d, .end = d + 1000};
+        t = d + 1000 + 49000;
+    }
+    tb_put_events(&b, 0, ev, 4 * ITERS);
+    tb_process_end(&b, 0, OPP_END_EXITED, t);
+    tb_end(&b);
+}
+
+static void write_ranks(void)
+{
+    for (int r = 0; r < RANKS; r++)
+        write_rank(r);
+}
+
+/* opprof analyze ARGS... (NULL-terminated): its exit code, stdout, stderr. */
+static int analyze(char **out, char **err, ...)
+{
+    char *argv[16] = {(char *)tu_tool("opprof"), "analyze"};
+    int n = 2;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; n < 15 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    char *o = tu_path(dir, "a.out"), *e = tu_path(dir, "a.err");
+    int code = tu_code(tu_run(argv, NULL, o, e));
+    *out = tu_slurp(o);
+    *err = tu_slurp(e);
+    free(o), free(e);
+    return code;
+}
+
+/* The number after "key": in JSON text s, from p on. */
+static double num_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    ck_assert_msg(p != NULL, "no %s in %s", key, s);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* The slowed rank and the operator that slows it are found, by step time
+ * and by CPU time; the operators summed over ranks are exact. */
+START_TEST(straggler_and_its_operator)
+{
+    if (!have_dask())
+        return;
+    write_ranks();
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", "--step", "step_end",
+                             "--format", "json", NULL), 0);
+    ck_assert_msg(strstr(out, "\"ranks\": [") != NULL, "%s%s", out, err);
+    ck_assert_int_eq((int)num_after(out, "\"traces\": "), RANKS);
+    ck_assert_ptr_nonnull(strstr(out, "\"rank_time_basis\": \"mean step time\""));
+    /* one straggler: rank 17, its steps 600 us against 400 us */
+    const char *st = strstr(out, "\"stragglers\": [");
+    ck_assert_ptr_nonnull(st);
+    ck_assert_int_eq((int)num_after(st, "\"rank\": "), SLOW);
+    ck_assert_double_eq_tol(num_after(st, "\"time_us\": "), 600.0, 0.001);
+    ck_assert_double_eq_tol(num_after(st, "\"over_median\": "), 1.5, 0.0001);
+    ck_assert_ptr_null(strstr(strstr(st, "\"operators\""), "\"rank\": ")); /* only one */
+    /* its slow operator: forward, 3 ms there against the median 1 ms */
+    const char *op = strstr(st, "\"operators\": [");
+    ck_assert_ptr_nonnull(op);
+    ck_assert_ptr_nonnull(strstr(op, "{\"key\": \"forward\", \"rank_us\": 3000.0, \"median_us\": 1000.0, "
+                                     "\"over_us\": 2000.0}"));
+    /* key_averages over all ranks: 64 x 10 calls; forward 63 ms + 3 ms */
+    const char *ka = strstr(out, "\"key_averages\": [");
+    ck_assert_ptr_nonnull(ka);
+    ck_assert_ptr_nonnull(strstr(ka, "{\"key\": \"forward\", \"count\": 640"));
+    ck_assert_double_eq_tol(num_after(strstr(ka, "\"forward\""), "\"self_cpu_time_total\": "),
+                            63 * 1000.0 + 3000.0, 0.01);
+    free(out), free(err);
+    /* without steps: the ranks' CPU time says the same */
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "64 traces, 64 ranks\n"));
+    ck_assert_ptr_nonnull(strstr(out, "straggler: rank 17, 5.510ms (1.57x the median)\n"));
+    ck_assert_ptr_nonnull(strstr(out, "    forward                                      3.000ms here, "
+                                      "median 1.000ms (+2.000ms)\n"));
+    ck_assert_int_eq(tu_count_lines(out, "straggler:"), 1);
+    free(out), free(err);
+}
+END_TEST
+
+/* analyze's table of operators by rank is `opprof report --by-rank`'s over
+ * the same 64 traces, value for value. */
+START_TEST(per_rank_equals_report_by_rank)
+{
+    if (!have_dask())
+        return;
+    write_ranks();
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", "--format", "json", NULL), 0);
+    char *argv[8 + RANKS] = {(char *)tu_tool("opprof"), "report", "--by-rank", "-f", "json"};
+    int n = 5;
+    char paths[RANKS][4200];
+    for (int r = 0; r < RANKS; r++) {
+        snprintf(paths[r], sizeof paths[r], "%s/rank%02d.trace", dir, r);
+        argv[n++] = paths[r];
+    }
+    argv[n] = NULL;
+    char *o = tu_path(dir, "byrank.json");
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, NULL)), 0);
+    char *br = tu_slurp(o);
+    /* compare through Python's json: every key, every rank's value */
+    char script[] =
+        "import json, sys\n"
+        "a = json.load(open(sys.argv[1]))['per_rank']\n"
+        "b = json.load(open(sys.argv[2]))\n"
+        "assert a['ranks'] == b['ranks'], (a['ranks'], b['ranks'])\n"
+        "av = {r['key']: r['values'] for r in a['rows']}\n"
+        "bv = {r['key']: r['values'] for r in b['rows']}\n"
+        "assert sorted(av) == sorted(bv), (sorted(av), sorted(bv))\n"
+        "bad = [(k, i) for k in av for i, (x, y) in enumerate(zip(av[k], bv[k])) if abs(x - y) > 0.0005]\n"
+        "print(len(av), len(a['ranks']), len(bad))\n";
+    char *aj = tu_path(dir, "analyze.json"), *res = tu_path(dir, "cmp");
+    FILE *f = fopen(aj, "w");
+    fputs(out, f);
+    fclose(f);
+    char *py[] = {"/usr/bin/python3", "-c", script, aj, o, NULL};
+    ck_assert_int_eq(tu_code(tu_run(py, NULL, res, NULL)), 0);
+    char *r = tu_slurp(res);
+    ck_assert_str_eq(r, "4 64 0\n");
+    free(r), free(res), free(aj), free(br), free(o), free(out), free(err);
+}
+END_TEST
+
+/* The same analysis through a dask-scheduler and two dask-worker processes
+ * started here on 127.0.0.1: the same JSON as on the local cluster. */
+START_TEST(same_answer_on_a_cluster)
+{
+    if (!have_dask())
+        return;
+    write_ranks();
+    char *local, *err;
+    ck_assert_int_eq(analyze(&local, &err, dir, "--workers", "2", "--format", "json", NULL), 0);
+    free(err);
+    char *sf = tu_path(dir, "scheduler.json");
+    char *sched[] = {"/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port", "0",
+                     "--no-dashboard", "--scheduler-file", sf, NULL};
+    int s = tu_spawn(sched, NULL, NULL, NULL);
+    ck_assert_int_gt(s, 0);
+    ck_assert_int_eq(tu_wait_file(sf, 60000), 0);
+    char *worker[] = {"/usr/bin/dask-worker", "--scheduler-file", sf, "--nthreads", "1",
+                      "--no-dashboard", "--host", "127.0.0.1", NULL};
+    int w1 = tu_spawn(worker, NULL, NULL, NULL), w2 = tu_spawn(worker, NULL, NULL, NULL);
+    ck_assert(w1 > 0 && w2 > 0);
+    char *addr_json = NULL, addr[256] = "";
+    for (int i = 0; i < 200 && !addr[0]; i++) { /* the file is written, then filled */
+        free(addr_json);
+        addr_json = tu_slurp(sf);
+        const char *a = addr_json ? strstr(addr_json, "\"address\": \"") : NULL;
+        if (a)
+            sscanf(a + 12, "%255[^\"]", addr);
+        else
+            usleep(50000);
+    }
+    ck_assert_msg(!strncmp(addr, "tcp://127.0.0.1:", 16), "scheduler address '%s'", addr);
+    char *remote;
+    int code = analyze(&remote, &err, dir, "--scheduler", addr, "--format", "json", NULL);
+    kill(w1, SIGTERM), kill(w2, SIGTERM), kill(s, SIGTERM);
+    tu_wait(w1), tu_wait(w2), tu_wait(s);
+    ck_assert_msg(code == 0, "%s", err);
+    ck_assert_str_eq(remote, local);
+    free(remote), free(local), free(err), free(addr_json), free(sf);
+}
+END_TEST
+
+/* A GPU run (the CUDA test double, RANK=0): compute and copy time exact,
+ * no communication, a launch delay per kernel. */
+START_TEST(gpu_time_per_rank)
+{
+    if (!have_dask())
+        return;
+    if (access(tu_build("tests/double/gpu_app"), X_OK) != 0) {
+        fprintf(stderr, "skipped: no CUDA toolkit at build time, so no test double\n");
+        return;
+    }
+    char *trace = tu_path(dir, "g.trace"), cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    struct tu_env te;
+    const char *vars[] = {cupti, "RANK=0", NULL};
+    char *argv[] = {(char *)tu_build("tests/double/gpu_app"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env_list(&te, trace, vars), NULL, NULL)), 0);
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, trace, "--workers", "1", "--format", "json", NULL), 0);
+    const char *g = strstr(out, "\"gpu\": [{\"rank\": 0, ");
+    ck_assert_msg(g != NULL, "%s%s", out, err);
+    /* kernels 10 + 11 + 12 us and 3 x 2 us; two 65,536 ns copies */
+    ck_assert_double_eq_tol(num_after(g, "\"compute_us\": "), 39.0, 1e-9);
+    ck_assert_double_eq_tol(num_after(g, "\"communication_us\": "), 0.0, 1e-9);
+    ck_assert_double_eq_tol(num_after(g, "\"memcpy_us\": "), 131.072, 1e-9);
+    ck_assert(num_after(g, "\"idle_us\": ") >= 0);
+    const char *d = strstr(out, "\"launch_delays_us\": [{\"rank\": 0, ");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq((int)num_after(d, "\"kernels\": "), 6);
+    ck_assert(num_after(d, "\"max\": ") >= num_after(d, "\"p50\": "));
+    free(out), free(err), free(trace);
+}
+END_TEST
+
+/* Wrong input: a clear line and a non-zero exit. */
+START_TEST(bad_input)
+{
+    if (!have_dask())
+        return;
+    char *out, *err;
+    char *missing = tu_path(dir, "nope.trace");
+    ck_assert_int_eq(analyze(&out, &err, missing, NULL), 1);
+    char want[4400];
+    snprintf(want, sizeof want, "opprof analyze: %s: no such file or directory\n", missing);
+    ck_assert_str_eq(err, want);
+    free(out), free(err);
+    char *junk = tu_path(dir, "junk.trace");
+    FILE *f = fopen(junk, "w");
+    fputs("not a trace\n", f);
+    fclose(f);
+    ck_assert_int_eq(analyze(&out, &err, junk, "--workers", "1", NULL), 1);
+    ck_assert_int_eq(tu_count_lines(err, "opprof analyze: "), 1);
+    ck_assert_ptr_nonnull(strstr(err, "not an opprof trace"));
+    free(out), free(err);
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "0", NULL), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--workers and --top want a positive number"));
+    free(out), free(err), free(missing), free(junk);
+}
+END_TEST
+
+Suite *suite_analyze(void)
+{
+    Suite *s = suite_create("analyze");
+    TCase *tc = tcase_create("dask");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, straggler_and_its_operator);
+    tcase_add_test(tc, per_rank_equals_report_by_rank);
+    tcase_add_test(tc, same_answer_on_a_cluster);
+    tcase_add_test(tc, gpu_time_per_rank);
+    tcase_add_test(tc, bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
