@@ -150,6 +150,7 @@ test-asan: all $(TEST_ASAN_BINS) $(BUILD)/tests/e2e $(PROGS)
 	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
 	  OPPROF_LIB=$(abspath $(BUILD))/libopprof.so \
 	  OPPROF_COLLECTOR=$(abspath $(BUILD))/asan/opprof-collector \
+	  OPPROF_ANALYZE=$(abspath $(BUILD))/analyze \
 	  ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
 
 # The layering rules, read from the #include lines (and a check that the

@@ -11,7 +11,16 @@
   window.addEventListener('error', function (e) {
     body.setAttribute('data-error', String(e.message));
   });
-  var state = new URLSearchParams(location.hash.slice(1));
+  // #key=value&...: values percent-decoded only (a '+' stays a '+')
+  var state = new Map();
+  location.hash.slice(1).split('&').forEach(function (kv) {
+    var at = kv.indexOf('=');
+    if (at > 0) {
+      try {
+        state.set(kv.slice(0, at), decodeURIComponent(kv.slice(at + 1)));
+      } catch (e) { /* not percent-encoded: ignored */ }
+    }
+  });
 
   // ---- the operator table ----
   var table = document.getElementById('ops');
@@ -84,11 +93,11 @@
         y: parseFloat(rect.getAttribute('y'))
       });
     });
-    var bottom = Math.max.apply(null, frames.map(function (o) { return o.y; }));
+    var bottom = frames.reduce(function (m, o) { return Math.max(m, o.y); }, -Infinity);
 
     // A frame's label cut to its width, as the page's writer cuts it.
     var label = function (o, x, w) {
-      var n = Math.floor((w - 6) / 7.2);
+      var n = Math.floor((w - 6) / 7);
       var s = n < 3 ? '' : o.name.length > n ? o.name.slice(0, n - 2) + '..' : o.name;
       if (!o.t) {
         if (!s) return;
@@ -108,7 +117,7 @@
     // Zoom into frame f (null: all): it and what it called fill the
     // width, the frames below it that hold it too, the rest are hidden.
     var zoom = function (f) {
-      var eps = 1e-6;
+      var eps = 0.15; // the writer rounds to 0.1 px; frames are at least 0.3 px
       frames.forEach(function (o) {
         if (!f) return place(o, o.x, o.w);
         var holds = o.x <= f.x + eps && o.x + o.w >= f.x + f.w - eps;
@@ -127,6 +136,8 @@
       try {
         re = q ? new RegExp(q) : null;
       } catch (e) {
+        frames.forEach(function (o) { o.g.classList.remove('match'); });
+        svg.removeAttribute('data-matched');
         matched.textContent = 'not a regular expression';
         return;
       }

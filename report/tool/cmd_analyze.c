@@ -18,7 +18,7 @@
 
 int cmd_analyze(int argc, char **argv)
 {
-    char pkg[PATH_MAX], self[PATH_MAX], path[2 * PATH_MAX + 2];
+    char pkg[PATH_MAX], self[PATH_MAX];
     if (opp_tool_sibling("OPPROF_ANALYZE", "analyze", pkg, sizeof pkg) ||
         opp_tool_self(self, sizeof self)) {
         fprintf(stderr, PREFIX "cannot find its Python package next to opprof (the build's "
@@ -26,11 +26,19 @@ int cmd_analyze(int argc, char **argv)
         return 1;
     }
     const char *old = getenv("PYTHONPATH");
-    snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old && *old ? old : "");
+    size_t len = strlen(pkg) + (old ? strlen(old) : 0) + 2;
+    char *path = malloc(len);
+    if (!path) {
+        fprintf(stderr, PREFIX "out of memory\n");
+        return 1;
+    }
+    snprintf(path, len, "%s%s%s", pkg, old && *old ? ":" : "", old && *old ? old : "");
     const char *py = getenv("OPPROF_PYTHON");
     if (!py || !*py) /* the system's interpreter: Debian's pandas and dask are its */
         py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-    if (setenv("PYTHONPATH", path, 1) || setenv("OPPROF_TOOL", self, 1)) {
+    int bad = setenv("PYTHONPATH", path, 1) || setenv("OPPROF_TOOL", self, 1);
+    free(path);
+    if (bad) {
         fprintf(stderr, PREFIX "cannot set its environment: %s\n", strerror(errno));
         return 1;
     }

@@ -3,12 +3,12 @@
 Dask's local cluster by default, or on a running cluster."""
 import argparse
 import glob
+import logging
 import os
 import sys
 
-import cloudpickle
-
 try:
+    import cloudpickle
     import distributed  # noqa: F401 (checked here, used in client_for)
     from . import merge, show
     from . import trace_task
@@ -33,13 +33,21 @@ def traces_of(paths):
     return [os.path.abspath(t) for t in out]
 
 
-def client_for(args):
+def gather(args, traces, opprof):
+    """The tasks' summaries, from a running cluster or a local one."""
     from distributed import Client, LocalCluster
+
+    def run(client):
+        futures = client.map(summarize, traces, range(len(traces)), opprof=opprof, step=args.step,
+                             pure=False)
+        return client.gather(futures)
+
     if args.scheduler:
-        return Client(args.scheduler, timeout=30)
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    return Client(cluster)
+        with Client(args.scheduler, timeout=30) as client:
+            return run(client)
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        return run(client)
 
 
 def main(argv=None):
@@ -61,14 +69,18 @@ def main(argv=None):
     traces = traces_of(args.traces)
     # the task goes to the workers by value: they need not have this package
     cloudpickle.register_pickle_by_value(trace_task)
-    with client_for(args) as client:
-        futures = client.map(summarize, traces, range(len(traces)), opprof=opprof, step=args.step,
-                             pure=False)
-        try:
-            summaries = client.gather(futures)
-        except TraceError as e:
-            raise SystemExit("opprof analyze: %s" % e)
-    a = merge.analyze(summaries)
+    # Dask's own log lines of a failed task: the one line below says it
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    try:
+        summaries = gather(args, traces, opprof)
+    except TraceError as e:
+        raise SystemExit("opprof analyze: %s" % e)
+    except (OSError, TimeoutError) as e:
+        raise SystemExit("opprof analyze: the Dask cluster failed: %s" % e)
+    try:
+        a = merge.analyze(summaries)
+    except ValueError as e:
+        raise SystemExit("opprof analyze: %s" % e)
     sys.stdout.write(show.as_json(a, args.top) + "\n" if args.format == "json" else show.as_text(a, args.top))
     return 0
 

@@ -26,8 +26,8 @@ def number_unranked(summaries):
 def ops_frame(summaries):
     """One row per (rank, operator), every metric a column."""
     rows = [r for s in summaries for r in s["ops"]]
-    df = pd.DataFrame(rows, columns=["rank", "key", *METRICS])
-    return df.fillna(0)
+    df = pd.DataFrame(rows, columns=["rank", "key", *METRICS]).fillna(0)
+    return df.astype({m: float for m in METRICS})
 
 
 def key_averages(ops):
@@ -47,24 +47,32 @@ def per_rank(ops, metric="self_cpu_time_total"):
 
 def rank_times(summaries, ops):
     """Per rank: its mean step time (wall, us) where steps were asked for
-    and found, else the self CPU time of its operators."""
-    steps = {}
+    and every rank has some (a rank without is the one to look at, and a
+    trace of several ranks mixes theirs), else the self CPU time of its
+    operators; and what the times are."""
+    steps, asked = {}, False
     for s in summaries:
         st = s["steps"]
+        asked = asked or st is not None
         if st and st["count"] and len(s["ranks"]) == 1:
             steps[s["ranks"][0]] = sum(st["wall_us"]) / len(st["wall_us"])
-    if steps:
-        return pd.Series(steps, name="step_us").sort_index(), "mean step time"
     t = ops.groupby("rank")["self_cpu_time_total"].sum().sort_index()
-    return t.rename("self_cpu_us"), "self CPU time of its operators"
+    if steps and set(steps) == set(t.index):
+        return pd.Series(steps, name="step_us").sort_index(), "mean step time"
+    basis = "self CPU time of its operators"
+    if asked:
+        missing = sorted(set(t.index) - set(steps))
+        basis += " (ranks without steps: %s)" % ", ".join(str(int(r)) for r in missing[:10])
+    return t.rename("self_cpu_us"), basis
 
 
 def stragglers(times):
     """Ranks slower than the median rank by STRAGGLER_RATIO, slowest first."""
     med = times.median()
+    if not med > 0:  # nothing to be slower than
+        return []
     slow = times[times > med * STRAGGLER_RATIO].sort_values(ascending=False)
-    return [{"rank": int(r), "time_us": float(v), "over_median": float(v / med) if med else 0.0}
-            for r, v in slow.items()]
+    return [{"rank": int(r), "time_us": float(v), "over_median": float(v / med)} for r, v in slow.items()]
 
 
 def skew(ops, rank, top=5):
@@ -106,6 +114,8 @@ def analyze(summaries):
     """Everything the output shows, from the tasks' summaries."""
     number_unranked(summaries)
     ops = ops_frame(summaries)
+    if not len(ops):
+        raise ValueError("no operator in these traces")
     times, basis = rank_times(summaries, ops)
     slow = stragglers(times)
     for s in slow:
@@ -120,4 +130,5 @@ def analyze(summaries):
         "stragglers": slow,
         "gpu": gpu_breakdown(summaries),
         "launch_delays": launch_delays(summaries),
+        "gpu_unread": [s["trace"] for s in summaries if s.get("gpu_unread")],
     }

@@ -36,6 +36,7 @@ def as_json(a, top):
         "stragglers": a["stragglers"],
         "gpu": a["gpu"].to_dict("records"),
         "launch_delays_us": a["launch_delays"].to_dict("records"),
+        "gpu_unread": a["gpu_unread"],
     }))
 
 
@@ -73,4 +74,7 @@ def as_text(a, top):
         for r in d.itertuples():
             out.append("%6d %8d %12s %12s %12s %12s" % (r.rank, r.kernels, _us(r.mean), _us(r.p50),
                                                        _us(r.p90), _us(r.max)))
+    if a["gpu_unread"]:
+        out += ["", "GPU time not read (this opprof was built without SQLite) for: " +
+                ", ".join(a["gpu_unread"])]
     return "\n".join(out) + "\n"

@@ -40,7 +40,7 @@ def _ops(opprof, path):
 
 
 def _steps(opprof, path, step):
-    r = _report(opprof, path, "--step", step)
+    r = _report(opprof, path, "--step=" + step)
     return {"count": r["count"], "wall_us": r["wall_us"], "cpu_us": r["cpu_us"], "gpu_us": r["gpu_us"]}
 
 
@@ -71,10 +71,16 @@ def is_communication(name):
 def _gpu(opprof, path):
     """Per rank: GPU time by class, overlap of communication with compute,
     and launch delays (kernel start minus the start of the call that
-    launched it), in us; {} for a trace without GPU work."""
+    launched it), in us; {} for a trace without GPU work; None when this
+    opprof was built without SQLite (it reads them from its export)."""
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "t.sqlite")
-        _tool(opprof, "export", "sqlite", path, "-o", db)
+        try:
+            _tool(opprof, "export", "sqlite", path, "-o", db)
+        except TraceError as e:
+            if "without" in str(e) and "sqlite" in str(e).lower():
+                return None
+            raise
         con = sqlite3.connect(db)
         q = ("SELECT p.rank, g.kind, g.name, g.start_ns, g.end_ns, c.start_ns "
              "FROM gpu_ops g JOIN processes p ON p.id = g.process_id "
@@ -127,10 +133,11 @@ def summarize(path, index, opprof, step=None):
         ops = _ops(opprof, path)
     gpu = _gpu(opprof, path) if whole["gpu"] else {}
     return {
+        "gpu_unread": gpu is None,
         "trace": path,
         "ranks": ranks or [index],
         "ranked": bool(ranks),
         "ops": [{"rank": rank, "key": key, **m} for (rank, key), m in ops.items()],
         "steps": _steps(opprof, path, step) if step else None,
-        "gpu": {index if rank is None or rank < 0 else rank: g for rank, g in gpu.items()},
+        "gpu": {index if rank is None or rank < 0 else rank: g for rank, g in (gpu or {}).items()},
     }
