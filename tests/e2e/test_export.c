@@ -179,29 +179,43 @@ START_TEST(gpu_double)
 }
 END_TEST
 
+/* A double's program (tests/double/APP) run under the preload with one
+ * more variable (or NULL), exported, summarised; NULL when not built. */
+static char *double_summary(const char *app, const char *extra)
+{
+    char exe[256];
+    snprintf(exe, sizeof exe, "tests/double/%s", app);
+    if (access(tu_build(exe), X_OK) != 0) {
+        fprintf(stderr, "skipped: no CUDA toolkit or cuBLAS header at build time, so no %s\n", app);
+        return NULL;
+    }
+    char cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    struct tu_env te;
+    const char *vars[] = {cupti, extra, NULL};
+    char *argv[] = {(char *)tu_build(exe), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env_list(&te, trace, vars), NULL, NULL)), 0);
+    char *json = tu_path(dir, "d.json");
+    ck_assert_int_eq(export(json, NULL), 0);
+    char *s = summary(json);
+    free(json);
+    return s;
+}
+
 /* Arrows join only a call and GPU work both in the trace: the cuBLAS
  * double's split-K kernels come from calls the agent has no event for
  * (tests/double/cublas_double.c), so only the two recorded launches get
  * an arrow, with both ends. */
 START_TEST(arrows_need_both_ends)
 {
-    if (access(tu_build("tests/double/blas_app"), X_OK) != 0) {
-        fprintf(stderr, "skipped: no cuBLAS header at build time, so no cuBLAS double\n");
+    char *s = double_summary("blas_app", NULL);
+    if (!s)
         return;
-    }
-    char cupti[4200];
-    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
-    struct tu_env te;
-    char *argv[] = {(char *)tu_build("tests/double/blas_app"), NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, cupti), NULL, NULL)), 0);
-    char *json = tu_path(dir, "b.json");
-    ck_assert_int_eq(export(json, NULL), 0);
-    char *s = summary(json);
     ck_assert_ptr_nonnull(strstr(s, "count X kernel 4\n"));
     ck_assert_ptr_nonnull(strstr(s, "count f ac2g 2\n"));
     ck_assert_ptr_nonnull(strstr(s, "count s ac2g 2\n"));
     ck_assert_ptr_nonnull(strstr(s, "flows unmatched 0 0\n"));
-    free(s), free(json);
+    free(s);
 }
 END_TEST
 
@@ -210,23 +224,13 @@ END_TEST
  * export does not size anything by the ids' value. */
 START_TEST(arrows_past_the_wrap)
 {
-    if (access(tu_build("tests/double/gpu_app"), X_OK) != 0) {
-        fprintf(stderr, "skipped: no CUDA toolkit at build time, so no test double\n");
+    char *s = double_summary("gpu_app", "DOUBLE_CUPTI_CORR=4294967293");
+    if (!s)
         return;
-    }
-    char cupti[4200];
-    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
-    struct tu_env te;
-    const char *vars[] = {cupti, "DOUBLE_CUPTI_CORR=4294967293", NULL};
-    char *argv[] = {(char *)tu_build("tests/double/gpu_app"), NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env_list(&te, trace, vars), NULL, NULL)), 0);
-    char *json = tu_path(dir, "w.json");
-    ck_assert_int_eq(export(json, NULL), 0);
-    char *s = summary(json);
     ck_assert_ptr_nonnull(strstr(s, "count f ac2g 8\n"));
     ck_assert_ptr_nonnull(strstr(s, "count s ac2g 6\n"));
     ck_assert_ptr_nonnull(strstr(s, "flows unmatched 0 0\n"));
-    free(s), free(json);
+    free(s);
 }
 END_TEST
 
