@@ -460,6 +460,18 @@ else
     rm -f "$scratch/big.sqlite"
 fi
 rm -f "$scratch/big.trace"
+# The same table streamed (--stream: calls added up by call path as they
+# are read) of 30M and 100M records: memory bounded by the call paths.
+declare -A STREAM_S STREAM_MB
+for n in 30000000 100000000; do
+    "$scratch/trace_gen" "$scratch/huge.trace" "$n" >/dev/null || die "trace_gen failed"
+    /usr/bin/time -f '%e %M' -o "$scratch/time" "$OPPROF" report "$scratch/huge.trace" --stream \
+        >/dev/null 2>"$scratch/cmd.err" || die "report --stream failed: $(tail -n 2 "$scratch/cmd.err")"
+    read -r s kb <"$scratch/time"
+    STREAM_S[$n]=$s STREAM_MB[$n]=$((kb / 1024))
+    echo "opprof report --stream, $n records: $s s, ${STREAM_MB[$n]} MiB peak RSS"
+    rm -f "$scratch/huge.trace"
+done
 
 # ---- 8b. opprof analyze: ANALYZE_TRACES rank traces on Dask ----
 # One trace per rank (bench/trace_gen.c with a RANK label; rank 17's dgemm
@@ -616,6 +628,11 @@ row "export chrome, $((REPORT_N / 1000000))M (time)" "$EXP_S s" "<= 5 s" "$(verd
     "to /dev/null"
 row "export chrome, $((REPORT_N / 1000000))M (memory)" "$EXP_MB MiB" "<= 1024 MiB" \
     "$(verdict "$EXP_MB <= 1024")" "peak RSS: streams"
+for n in 30000000 100000000; do
+    row "report --stream, $((n / 1000000))M (memory)" "${STREAM_MB[$n]} MiB" "<= 256 MiB" \
+        "$(verdict "${STREAM_MB[$n]} <= 256")" \
+        "${STREAM_S[$n]} s: $(calc "${STREAM_S[$n]} * 1e9 / $n" 0) ns a record (loaded: $(calc "$REP_S * 1e9 / $REPORT_N" 0))"
+done
 if [[ -n $SQL_S ]]; then
     row "export sqlite, $((REPORT_N / 1000000))M (rows/s)" "$(calc "$REPORT_N / $SQL_S / 1e6" 2) M/s" \
         ">= 1 M/s" "$(verdict "$(calc "$REPORT_N / $SQL_S / 1e6" 3) >= 1")" \

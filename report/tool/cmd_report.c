@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/step_times.h"
+#include "analysis/summarize.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/report.h"
@@ -270,6 +272,12 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_time),
         OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
                          opt_match),
+        OPP_OPT_FLAG(0, "stream", &ra->stream,
+                     "add calls up by call path as they are read, in memory\n"
+                     "bounded by the call paths, not the calls: for traces\n"
+                     "too large to load (the table, --tree, --by-rank; as a\n"
+                     "summary trace, without CPU memory columns or torch's\n"
+                     "folding of an op into its same-named parent)"),
         VIEW_OPT("gpu", VIEW_GPU,
                      "the GPU view: top kernels (calls, time, estimated\n"
                      "theoretical occupancy, launch delay), busy time per\n"
@@ -417,13 +425,108 @@ static void warn_about(const struct opp_model *m)
                        "that is not in this trace\n");
 }
 
+/* ---- reading a large trace as it streams (--stream) ----
+ * The table, --tree and --by-rank need each call path's totals, not each
+ * call: a full trace is added up as it is read (analysis/summarize.h, the
+ * collector's summary mode) into a summary in a temporary file, which is
+ * what is loaded. Memory is then bounded by the call paths. It is asked
+ * for, not chosen by size: a summary lacks the CPU memory columns and
+ * torch's folding of an op into its same-named parent. */
+
+/* Why the options need every call, or NULL when a summary will do. */
+static const char *needs_calls(const struct report_args *ra)
+{
+    if (ra->view && ra->view->needs_calls)
+        return ra->view->needs_calls;
+    if (ra->agg.window)
+        return "--from/--to";
+    if (ra->agg.filter_tid)
+        return "--tid";
+    if (ra->window_k)
+        return "--window";
+    if (ra->agg.match)
+        return "--match";
+    if (ra->agg.group_by_stack)
+        return "--group-by-stack";
+    return NULL;
+}
+
+/* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
+static int stream_chosen(const struct report_args *ra)
+{
+    const char *why = needs_calls(ra);
+    if (ra->stream && why) {
+        fprintf(stderr, PREFIX "--stream goes with the table, --tree and --by-rank, not %s\n", why);
+        return -1;
+    }
+    return ra->stream;
+}
+
+/* The traces summarised into temporary files (a summary trace already is
+ * taken as it is), loaded; the files are gone once loaded. */
+static struct opp_model *load_streamed(const struct report_args *ra, char *err, size_t errlen)
+{
+    const char *dir = getenv("TMPDIR");
+    char **tmp = calloc(ra->ntraces, sizeof *tmp);
+    const char **paths = calloc(ra->ntraces, sizeof *paths);
+    struct opp_model *m = NULL;
+    size_t i;
+    if (!tmp || !paths) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < ra->ntraces; i++) {
+        size_t n = strlen(dir && *dir ? dir : "/tmp") + 32;
+        tmp[i] = malloc(n);
+        if (!tmp[i]) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        snprintf(tmp[i], n, "%s/opprof-report-XXXXXX", dir && *dir ? dir : "/tmp");
+        int fd = mkstemp(tmp[i]);
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot make a temporary file in %s: %s (set TMPDIR, or "
+                                  "--no-stream)", dir && *dir ? dir : "/tmp", strerror(errno));
+            free(tmp[i]);
+            tmp[i] = NULL;
+            goto out;
+        }
+        close(fd);
+        struct opp_summarized res;
+        char why[480];
+        paths[i] = tmp[i];
+        if (opp_summarize(ra->traces[i], tmp[i], 1u << 20, &res, why, sizeof why) == 0)
+            continue;
+        if (strstr(why, "is a summary trace already")) {
+            paths[i] = ra->traces[i];
+            continue;
+        }
+        snprintf(err, errlen, "%s", why);
+        goto out;
+    }
+    m = opp_model_load_many(paths, ra->ntraces, err, errlen);
+out:
+    for (i = 0; tmp && i < ra->ntraces; i++)
+        if (tmp[i]) {
+            unlink(tmp[i]);
+            free(tmp[i]);
+        }
+    free(tmp);
+    free((void *)paths);
+    return m;
+}
+
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
     int rc;
 
     char err[512];
-    struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
+    int stream = stream_chosen(&ra);
+    if (stream < 0)
+        return 2;
+    struct opp_model *m = stream ? load_streamed(&ra, err, sizeof err)
+                                 : opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;

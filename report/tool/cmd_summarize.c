@@ -9,136 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "info.h"
-#include "ops.h"
-#include "summary.h"
+#include "analysis/summarize.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
-#include "trace.h"
 
-
-struct sproc {
-    uint32_t proc, end_how, seen;
-    uint64_t end_ns, dropped;
-};
-
-struct sz {
-    struct opp_tw w;
-    struct opp_sum *sum;
-    struct sproc *procs;
-    size_t nprocs;
-    int gpu_pass, failed;
-};
-
-static struct sproc *proc_of(struct sz *z, uint32_t proc)
-{
-    for (size_t i = 0; i < z->nprocs; i++)
-        if (z->procs[i].proc == proc)
-            return &z->procs[i];
-    struct sproc *p = realloc(z->procs, (z->nprocs + 1) * sizeof *p);
-    if (!p)
-        return NULL;
-    z->procs = p;
-    p = &z->procs[z->nprocs++];
-    *p = (struct sproc){.proc = proc};
-    return p;
-}
-
-static int check(struct sz *z, int rc)
-{
-    if (rc && !z->failed)
-        z->failed = rc < 0 ? -rc : ENOMEM;
-    return z->failed != 0;
-}
-
-static int v_process(void *ctx, const struct opp_tr_process *p)
-{
-    struct sz *z = ctx;
-    /* times are ns from here on: the summary's process has the monotonic clock */
-    struct opp_tw_process tp = {.proc = p->proc, .pid = p->pid, .ppid = p->ppid,
-                                .parent_proc = p->parent_proc, .clock = OPP_CLOCK_MONOTONIC,
-                                .start_ticks = p->start_ns, .start_real_ns = p->start_real_ns,
-                                .exe = p->exe, .argc = p->argc, .argv = p->argv};
-    return check(z, proc_of(z, p->proc) ? opp_tw_process(&z->w, &tp) : -ENOMEM);
-}
-
-static int v_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
-{
-    struct sz *z = ctx;
-    struct opp_func_desc *d = calloc(count ? count : 1, sizeof *d);
-    int rc = -ENOMEM;
-    if (d) {
-        for (uint32_t i = 0; i < count; i++)
-            d[i] = (struct opp_func_desc){f[i].kind, f[i].dtype, f[i].lib, f[i].name};
-        rc = opp_sum_proc(z->sum, proc, count, d);
-        if (!rc)
-            rc = opp_tw_funcs(&z->w, proc, count, d);
-    }
-    free(d);
-    return check(z, rc);
-}
-
-static int v_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
-                  const char *const *values)
-{
-    struct sz *z = ctx;
-    uint8_t mem[8 + OPP_INFO_MAX * (8 + OPP_INFO_KEY_MAX + OPP_INFO_VALUE_MAX)];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, mem, sizeof mem);
-    opp_put_u32(&b, count);
-    for (uint32_t i = 0; i < count; i++) {
-        opp_put_str(&b, keys[i], strlen(keys[i]));
-        opp_put_str(&b, values[i], strlen(values[i]));
-    }
-    return check(z, opp_tw_info(&z->w, proc, mem, (uint32_t)b.len));
-}
-
-static int v_event(void *ctx, const struct opp_tr_event *e)
-{
-    struct sz *z = ctx;
-    return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
-                                 e->end_ns, e->nargs, e->args,
-                                 e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
-}
-
-static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
-{
-    struct sz *z = ctx;
-    struct sproc *p = proc_of(z, proc);
-    if (p)
-        p->dropped += count;
-    return check(z, p ? 0 : -ENOMEM);
-}
-
-static int v_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
-{
-    struct sz *z = ctx;
-    struct sproc *p = proc_of(z, proc);
-    if (p) {
-        p->end_how = how;
-        p->end_ns = end_ns;
-    }
-    return check(z, p ? 0 : -ENOMEM);
-}
-
-/* First pass: what summary mode keeps as it is (names, devices, counts);
- * second pass: the rest, added up once every call is in. */
-static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
-{
-    struct sz *z = ctx;
-    int kept = opp_sum_gpu_keeps(g->type);
-    if (z->gpu_pass)
-        return kept ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
-    if (!kept)
-        return 0;
-    uint8_t mem[8 + OPP_GPU_REC_MAX];
-    struct opp_wbuf b;
-    opp_wbuf_init(&b, mem, sizeof mem);
-    opp_put_u32(&b, 1);
-    if (opp_gpu_put(&b, g))
-        return 0; /* it was read: it fits */
-    return check(z, opp_tw_gpu(&z->w, proc, mem, (uint32_t)b.len));
-}
 
 static int same_file(const char *a, const char *b)
 {
@@ -203,63 +77,21 @@ int cmd_summarize(int argc, char **argv)
                 out);
         return 2;
     }
-    char tmp[4096], err[600];
+    char tmp[4096], err[600] = "";
     if (snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid()) >= (int)sizeof tmp) {
         fprintf(stderr, "opprof summarize: output path too long\n");
         return 2;
     }
-    struct sz z = {.sum = opp_sum_new((uint32_t)max_nodes)};
-    if (!z.sum) {
-        fprintf(stderr, "opprof summarize: out of memory\n");
-        return 3;
-    }
-    if (opp_tw_open(&z.w, tmp, err, sizeof err)) {
-        fprintf(stderr, "opprof summarize: %s\n", err);
-        opp_sum_free(z.sum);
-        return 3;
-    }
-    struct opp_tr_visitor v = {.process = v_process, .funcs = v_funcs, .info = v_info,
-                               .event = v_event, .dropped = v_dropped,
-                               .process_end = v_process_end, .gpu = v_gpu};
-    struct opp_tr_summary sum;
-    int rc = opp_trace_read(in, &v, &z, &sum, err, sizeof err);
-    if (rc == 0 && !z.failed && sum.summary) {
-        snprintf(err, sizeof err, "%s is a summary trace already", in);
-        rc = -1;
-    }
-    if (rc == 0 && !z.failed) {
-        z.gpu_pass = 1;
-        struct opp_tr_visitor g = {.gpu = v_gpu};
-        rc = opp_trace_read(in, &g, &z, &sum, err, sizeof err);
-    }
-    uint64_t calls = 0, dropped = 0;
-    for (size_t i = 0; rc == 0 && !z.failed && i < z.nprocs; i++) {
-        struct sproc *p = &z.procs[i];
-        if (p->dropped)
-            check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped));
-        check(&z, opp_sum_write(z.sum, p->proc, &z.w));
-        if (p->end_how)
-            check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));
-        dropped += p->dropped;
-    }
-    struct opp_sum_stats st;
-    opp_sum_stats(z.sum, &st);
-    calls = st.calls;
-    if (rc == 0 && !z.failed)
-        check(&z, opp_tw_end(&z.w, calls, dropped + st.dropped, (uint32_t)z.nprocs));
-    int wrc = opp_tw_close(&z.w);
-    opp_sum_free(z.sum);
-    free(z.procs);
-    if (rc == 0 && !z.failed && !wrc && rename(tmp, out) == 0) {
-        if (sum.warning[0])
-            fprintf(stderr, "opprof summarize: %s: %s\n", in, sum.warning);
-        fprintf(stderr, "opprof summarize: %llu calls into %s\n", (unsigned long long)calls, out);
+    struct opp_summarized res;
+    if (opp_summarize(in, tmp, max_nodes, &res, err, sizeof err) == 0 && rename(tmp, out) == 0) {
+        if (res.warning[0])
+            fprintf(stderr, "opprof summarize: %s: %s\n", in, res.warning);
+        fprintf(stderr, "opprof summarize: %llu calls into %s\n", (unsigned long long)res.calls, out);
         return 0;
     }
+    if (!err[0])
+        snprintf(err, sizeof err, "cannot rename the summary to %.400s: %s", out, strerror(errno));
     unlink(tmp);
-    if (rc == 0)
-        snprintf(err, sizeof err, "writing %s failed: %s", out,
-                 strerror(z.failed ? z.failed : wrc ? -wrc : errno));
     fprintf(stderr, "opprof summarize: %s\n", err);
     return 3;
 }

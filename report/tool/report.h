@@ -29,6 +29,7 @@ struct report_args {
     struct opp_out_opts out;
     int from_given, to_given;
     regex_t match; /* agg.match points here when --match was given */
+    int stream; /* --stream: calls added up as they are read */
 };
 
 /* The views besides the table, one line each: the option that chooses

@@ -140,6 +140,52 @@ START_TEST(same_rows_as_full)
 }
 END_TEST
 
+/* `opprof report --stream` of a full trace: the table, --tree and
+ * --by-rank byte for byte as when every call is loaded (a BLAS job of 3
+ * ranks); the same of a summary trace taken as it is; a view that needs
+ * every call refused in one line. */
+START_TEST(streamed_report_same_as_loaded)
+{
+    char *sh[] = {"/bin/sh", "-c", NULL, NULL};
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "for r in 0 1 2; do RANK=$r %s $((r+2)) & done; wait",
+             tu_build("tests/progs/blas_calls"));
+    sh[2] = cmd;
+    ck_assert_int_eq(run_scenario(trace, NULL, sh), 0);
+    const char *views[][3] = {{NULL}, {"--tree"}, {"--by-rank"}, {"--group-by-shape", "--flops"},
+                              {"-f", "csv"}};
+    for (size_t v = 0; v < sizeof views / sizeof *views; v++) {
+        char *a[8] = {"report", trace}, *b[8] = {"report", trace, "--stream"};
+        int n = 2;
+        for (int k = 0; k < 3 && views[v][k]; k++, n++)
+            a[n] = b[n + 1] = (char *)views[v][k];
+        char *oa, *ob, *ea, *eb;
+        ck_assert_int_eq(tu_call(cmd_report, a, dir, &oa, &ea), 0);
+        ck_assert_int_eq(tu_call(cmd_report, b, dir, &ob, &eb), 0);
+        ck_assert_uint_gt(strlen(oa), 100);
+        ck_assert_str_eq(ob, oa);
+        ck_assert_str_eq(eb, ea);
+        free(oa), free(ob), free(ea), free(eb);
+    }
+    /* a summary trace is read as it is */
+    char *sum = tu_path(dir, "s.trace");
+    char *mk[] = {"summarize", trace, "-o", sum, NULL}, *rs[] = {"report", sum, NULL},
+         *rss[] = {"report", sum, "--stream", NULL};
+    char *o, *e, *o2, *e2;
+    ck_assert_int_eq(tu_call(cmd_summarize, mk, dir, &o, &e), 0);
+    free(o), free(e);
+    ck_assert_int_eq(tu_call(cmd_report, rs, dir, &o, &e), 0);
+    ck_assert_int_eq(tu_call(cmd_report, rss, dir, &o2, &e2), 0);
+    ck_assert_str_eq(o2, o);
+    free(o), free(e), free(o2), free(e2), free(sum);
+    char *bad[] = {"report", trace, "--stream", "--step", "cblas_ddot", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, bad, dir, &o, &e), 2);
+    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree and --by-rank, not "
+                        "--step\n");
+    free(o), free(e);
+}
+END_TEST
+
 /* A schedule: the calls of each active window apart (--window K). */
 START_TEST(schedule_windows)
 {
@@ -299,6 +345,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, killed_process);
     tcase_add_test(tc, forked_processes);
     tcase_add_test(tc, same_rows_as_full);
+    tcase_add_test(tc, streamed_report_same_as_loaded);
     tcase_add_test(tc, schedule_windows);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);

@@ -1,0 +1,192 @@
+/* A full trace summarised into a summary trace (summarize.h). */
+#include "analysis/summarize.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "info.h"
+#include "ops.h"
+#include "summary.h"
+#include "trace.h"
+
+struct sproc {
+    uint32_t proc, end_how, seen;
+    uint64_t end_ns, dropped;
+};
+
+struct sz {
+    struct opp_tw w;
+    struct opp_sum *sum;
+    struct sproc *procs;
+    size_t nprocs;
+    int gpu_pass, failed;
+};
+
+static struct sproc *proc_of(struct sz *z, uint32_t proc)
+{
+    for (size_t i = 0; i < z->nprocs; i++)
+        if (z->procs[i].proc == proc)
+            return &z->procs[i];
+    struct sproc *p = realloc(z->procs, (z->nprocs + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    z->procs = p;
+    p = &z->procs[z->nprocs++];
+    *p = (struct sproc){.proc = proc};
+    return p;
+}
+
+static int check(struct sz *z, int rc)
+{
+    if (rc && !z->failed)
+        z->failed = rc < 0 ? -rc : ENOMEM;
+    return z->failed != 0;
+}
+
+static int v_process(void *ctx, const struct opp_tr_process *p)
+{
+    struct sz *z = ctx;
+    /* times are ns from here on: the summary's process has the monotonic clock */
+    struct opp_tw_process tp = {.proc = p->proc, .pid = p->pid, .ppid = p->ppid,
+                                .parent_proc = p->parent_proc, .clock = OPP_CLOCK_MONOTONIC,
+                                .start_ticks = p->start_ns, .start_real_ns = p->start_real_ns,
+                                .exe = p->exe, .argc = p->argc, .argv = p->argv};
+    return check(z, proc_of(z, p->proc) ? opp_tw_process(&z->w, &tp) : -ENOMEM);
+}
+
+static int v_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
+{
+    struct sz *z = ctx;
+    struct opp_func_desc *d = calloc(count ? count : 1, sizeof *d);
+    int rc = -ENOMEM;
+    if (d) {
+        for (uint32_t i = 0; i < count; i++)
+            d[i] = (struct opp_func_desc){f[i].kind, f[i].dtype, f[i].lib, f[i].name};
+        rc = opp_sum_proc(z->sum, proc, count, d);
+        if (!rc)
+            rc = opp_tw_funcs(&z->w, proc, count, d);
+    }
+    free(d);
+    return check(z, rc);
+}
+
+static int v_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                  const char *const *values)
+{
+    struct sz *z = ctx;
+    uint8_t mem[8 + OPP_INFO_MAX * (8 + OPP_INFO_KEY_MAX + OPP_INFO_VALUE_MAX)];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u32(&b, count);
+    for (uint32_t i = 0; i < count; i++) {
+        opp_put_str(&b, keys[i], strlen(keys[i]));
+        opp_put_str(&b, values[i], strlen(values[i]));
+    }
+    return check(z, opp_tw_info(&z->w, proc, mem, (uint32_t)b.len));
+}
+
+static int v_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct sz *z = ctx;
+    return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
+                                 e->end_ns, e->nargs, e->args,
+                                 e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
+}
+
+static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+{
+    struct sz *z = ctx;
+    struct sproc *p = proc_of(z, proc);
+    if (p)
+        p->dropped += count;
+    return check(z, p ? 0 : -ENOMEM);
+}
+
+static int v_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
+{
+    struct sz *z = ctx;
+    struct sproc *p = proc_of(z, proc);
+    if (p) {
+        p->end_how = how;
+        p->end_ns = end_ns;
+    }
+    return check(z, p ? 0 : -ENOMEM);
+}
+
+/* First pass: what summary mode keeps as it is (names, devices, counts);
+ * second pass: the rest, added up once every call is in. */
+static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct sz *z = ctx;
+    int kept = opp_sum_gpu_keeps(g->type);
+    if (z->gpu_pass)
+        return kept ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
+    if (!kept)
+        return 0;
+    uint8_t mem[8 + OPP_GPU_REC_MAX];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u32(&b, 1);
+    if (opp_gpu_put(&b, g))
+        return 0; /* it was read: it fits */
+    return check(z, opp_tw_gpu(&z->w, proc, mem, (uint32_t)b.len));
+}
+
+int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
+                  struct opp_summarized *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    struct sz z = {.sum = opp_sum_new((uint32_t)max_nodes)};
+    if (!z.sum) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (opp_tw_open(&z.w, out, err, errlen)) {
+        opp_sum_free(z.sum);
+        return -1;
+    }
+    struct opp_tr_visitor v = {.process = v_process, .funcs = v_funcs, .info = v_info,
+                               .event = v_event, .dropped = v_dropped,
+                               .process_end = v_process_end, .gpu = v_gpu};
+    struct opp_tr_summary sum;
+    int rc = opp_trace_read(in, &v, &z, &sum, err, errlen);
+    if (rc == 0 && !z.failed && sum.summary) {
+        snprintf(err, errlen, "%s is a summary trace already", in);
+        rc = -1;
+    }
+    if (rc == 0 && !z.failed) {
+        z.gpu_pass = 1;
+        struct opp_tr_visitor g = {.gpu = v_gpu};
+        rc = opp_trace_read(in, &g, &z, &sum, err, errlen);
+    }
+    uint64_t dropped = 0;
+    for (size_t i = 0; rc == 0 && !z.failed && i < z.nprocs; i++) {
+        struct sproc *p = &z.procs[i];
+        if (p->dropped)
+            check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped));
+        check(&z, opp_sum_write(z.sum, p->proc, &z.w));
+        if (p->end_how)
+            check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));
+        dropped += p->dropped;
+    }
+    struct opp_sum_stats st;
+    opp_sum_stats(z.sum, &st);
+    res->calls = st.calls;
+    if (rc == 0 && !z.failed)
+        check(&z, opp_tw_end(&z.w, st.calls, dropped + st.dropped, (uint32_t)z.nprocs));
+    int wrc = opp_tw_close(&z.w);
+    opp_sum_free(z.sum);
+    free(z.procs);
+    if (rc == 0 && !z.failed && !wrc) {
+        snprintf(res->warning, sizeof res->warning, "%s", sum.warning);
+        return 0;
+    }
+    unlink(out);
+    if (rc == 0)
+        snprintf(err, errlen, "writing %s failed: %s", out,
+                 strerror(z.failed ? z.failed : wrc ? -wrc : errno));
+    return -1;
+}

@@ -1,0 +1,24 @@
+/* A full trace added up by call path into a summary trace, as
+ * OPPROF_MODE=summary records one (common/summary.c, the collector's own
+ * aggregation): the calls stream through, so memory is bounded by the call
+ * paths, threads and depth, not by the number of calls. `opprof summarize`
+ * writes it; `opprof report` reads a large trace through it. */
+#ifndef OPP_SUMMARIZE_H
+#define OPP_SUMMARIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct opp_summarized {
+    uint64_t calls;    /* calls added up */
+    char warning[512]; /* the trace's own warning (cut short...), or "" */
+};
+
+/* in (a full trace) summarised into out (written whole, or not at all is
+ * the caller's: out is what it names, removed on failure). max_nodes: call
+ * paths kept (past it, calls on new paths are counted as dropped). 0, or -1
+ * with err set. */
+int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
+                  struct opp_summarized *res, char *err, size_t errlen);
+
+#endif
