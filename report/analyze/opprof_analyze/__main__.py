@@ -9,7 +9,7 @@ import sys
 
 try:
     import cloudpickle
-    import distributed  # noqa: F401 (checked here, used in client_for)
+    import distributed  # noqa: F401 (checked here; gather() imports from it)
     from . import merge, show
     from . import trace_task
     from .trace_task import TraceError, summarize
