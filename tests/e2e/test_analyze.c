@@ -200,6 +200,45 @@ START_TEST(per_rank_equals_report_by_rank)
 }
 END_TEST
 
+/* One trace holding a whole job (3 ranks, and the shell that started them,
+ * which has none): the task splits it by rank (--by-rank), so the per-rank
+ * table is that trace's `opprof report --by-rank`, value for value. */
+START_TEST(one_trace_many_ranks)
+{
+    if (!have_dask())
+        return;
+    char *trace = tu_path(dir, "job.trace"), cmd[4400];
+    snprintf(cmd, sizeof cmd, "for r in 0 1 2; do RANK=$r %s $((r+2)) & done; wait",
+             tu_build("tests/progs/blas_calls"));
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "/bin/sh", "-c", cmd,
+                   NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, NULL, NULL)), 0);
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, trace, "--workers", "1", "--format", "json", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"ranks\": [0, 1, 2]"));
+    char *aj = tu_path(dir, "a.json"), *bj = tu_path(dir, "b.json"), *res = tu_path(dir, "cmp");
+    FILE *f = fopen(aj, "w");
+    fputs(out, f);
+    fclose(f);
+    char *br[] = {(char *)tu_tool("opprof"), "report", trace, "--by-rank", "-f", "json", "--limit",
+                  "1000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(br, NULL, bj, NULL)), 0);
+    char script[] =
+        "import json, sys\n"
+        "a = json.load(open(sys.argv[1]))['per_rank']\n"
+        "b = json.load(open(sys.argv[2]))\n"
+        "av = {r['key']: r['values'] for r in a['rows']}\n"
+        "bv = {r['key']: r['values'] for r in b['rows']}\n"
+        "print(a['ranks'] == b['ranks'], sorted(av) == sorted(bv),\n"
+        "      all(abs(x - y) <= 0.0005 for k in av for x, y in zip(av[k], bv[k])), len(av))\n";
+    char *py[] = {"/usr/bin/python3", "-c", script, aj, bj, NULL};
+    ck_assert_int_eq(tu_code(tu_run(py, NULL, res, NULL)), 0);
+    char *r = tu_slurp(res);
+    ck_assert_str_eq(r, "True True True 7\n");
+    free(r), free(res), free(aj), free(bj), free(out), free(err), free(trace);
+}
+END_TEST
+
 /* The same analysis through a dask-scheduler and two dask-worker processes
  * started here on 127.0.0.1: the same JSON as on the local cluster. */
 START_TEST(same_answer_on_a_cluster)
@@ -312,6 +351,7 @@ Suite *suite_analyze(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, straggler_and_its_operator);
     tcase_add_test(tc, per_rank_equals_report_by_rank);
+    tcase_add_test(tc, one_trace_many_ranks);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
     tcase_add_test(tc, bad_input);
