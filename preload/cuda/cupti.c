@@ -65,6 +65,13 @@ static struct {
     char self[PATH_MAX];
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Whether CUPTI's activity buffers come to us: asking for them hands them
+ * over (not once another client took them, nor before we started). */
+static int buffers_ours(void)
+{
+    return C.on && !__atomic_load_n(&C.taken, __ATOMIC_RELAXED);
+}
+
 /* ---- correlation ids past 32 bits ----
  * CUPTI's are 32-bit and wrap after 2^32 calls (about an hour at a million
  * a second), after which two calls would share one. Each is extended to 64
@@ -77,20 +84,25 @@ static struct {
 #define CORR_STEP_BITS 30
 static uint64_t corr_mark;
 
-static uint64_t corr_extend(uint32_t v)
+/* v read against mark m */
+static uint64_t corr_at(uint32_t v, uint64_t m)
 {
     if (v == CUPTI_CORRELATION_ID_UNKNOWN)
         return 0;
-    uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
     int64_t d = (int32_t)(v - (uint32_t)m);
     return d < 0 && (uint64_t)-d > m ? v : m + (uint64_t)d; /* ids start at 1 */
+}
+
+static uint64_t corr_extend(uint32_t v)
+{
+    return corr_at(v, __atomic_load_n(&corr_mark, __ATOMIC_RELAXED));
 }
 
 /* An id of a call now made: the mark follows it into a new quarter. */
 static uint64_t corr_now(uint32_t v)
 {
-    uint64_t x = corr_extend(v);
     uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
+    uint64_t x = corr_at(v, m);
     while (OPP_UNLIKELY(x >> CORR_STEP_BITS > m >> CORR_STEP_BITS) &&
            !__atomic_compare_exchange_n(&corr_mark, &m, x >> CORR_STEP_BITS << CORR_STEP_BITS, 0,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -202,7 +214,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 {
     if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
         /* a context is about to go, and its buffered records with it */
-        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && C.on && !C.taken)
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && buffers_ours())
             C.cuptiActivityFlushAll(0);
         return;
     }
@@ -213,7 +225,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     if (cb->callbackSite == CUPTI_API_ENTER) {
         /* every call moves the mark, recorded or not */
         uint64_t corr = corr_now(cb->correlationId);
-        if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && C.on && !C.taken)
+        if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && buffers_ours())
             C.cuptiActivityFlushAll(0); /* the reset destroys what is buffered */
         uint32_t d = T.depth++;
         if (d >= DEPTH_MAX)
@@ -511,7 +523,7 @@ static void stop_flusher(void)
 
 static void cuda_flush(void)
 {
-    if (C.on && !C.taken) {
+    if (buffers_ours()) {
         stop_flusher();
         clock_point();
         C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -587,9 +599,9 @@ static void install_signals(void)
  * CUPTI takes one subscriber. When the program's own client (Kineto, for
  * torch.profiler) asks after us, it is refused and would go without GPU
  * activity in silence: its cuptiSubscribe comes through here (the preload
- * is first in the global scope), and the refusal is said once. */
-/* Another client's doing, said once on stderr and counted in the trace
- * (a DROPPED record's count at field), for the report to say. */
+ * is first in the global scope). Such a thing is said once on stderr and
+ * counted in the trace (a DROPPED record's count at field), for the
+ * report to say. */
 static void other_client(int *said, unsigned field, const char *what)
 {
     if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
@@ -658,7 +670,7 @@ OPP_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReque
     register_fn real = (register_fn)cupti_next("cuptiActivityRegisterCallbacks");
     if (!real)
         return CUPTI_ERROR_NOT_INITIALIZED;
-    int ours = C.on && !C.taken;
+    int ours = buffers_ours();
     if (ours) /* what is complete so far is still ours */
         C.cuptiActivityFlushAll(0);
     CUptiResult rc = real(req, done);

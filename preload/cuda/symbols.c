@@ -66,18 +66,6 @@ static long lookup(const char *name)
     return n ? (long)n->id : -1;
 }
 
-static int disabled(void)
-{
-    static _Atomic int d = -1;
-    int v = atomic_load_explicit(&d, memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv("OPPROF_DISABLE");
-        v = e && e[0] == '1';
-        atomic_store_explicit(&d, v, memory_order_relaxed);
-    }
-    return v;
-}
-
 /* ---- the real dlsym ---- */
 
 typedef void *(*dlsym_fn)(void *, const char *);
@@ -256,7 +244,7 @@ static void *wrap(uint32_t id, void *p)
 static void wrap_proc(void **pfn)
 {
     void *p = *pfn;
-    if (!p || opp_is_self(p) || disabled())
+    if (!p || opp_is_self(p) || !opp_agent_wanted())
         return;
     int saved_errno = errno;
     Dl_info di;
@@ -327,7 +315,7 @@ static void *opp_dlsym_wrapped(void *handle, const char *name)
              * error that failed lookup left for dlerror(). */
             if (!real_dlsym()(RTLD_NEXT, name))
                 p = NULL;
-        } else if (id >= (long)OPP_FN_LIB_COUNT && !disabled()) {
+        } else if (id >= (long)OPP_FN_LIB_COUNT && opp_agent_wanted()) {
             p = wrap((uint32_t)id, p);
         }
     }

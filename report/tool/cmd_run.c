@@ -137,10 +137,8 @@ static int finish_trace(const char *sock, uint64_t done[OPP_DONE_FIELDS], struct
 static void show_report(const char *out, const char *limit)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
+    if (opp_tool_self(self, sizeof self))
         return;
-    self[n] = 0;
     char *argv[] = {self, "report", (char *)out, "--limit", (char *)limit, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
