@@ -102,6 +102,37 @@ void opp_calltree_free(struct opp_calltree *ct)
     ct->n = 0;
 }
 
+int opp_calltree_order(const struct opp_calltree *ct, struct opp_ct_order *o)
+{
+    size_t n = ct->n ? ct->n : 1;
+    *o = (struct opp_ct_order){.first = malloc(n * sizeof *o->first),
+                               .next = malloc(n * sizeof *o->next), .roots = OPP_CT_ROOT};
+    if (!o->first || !o->next) {
+        opp_calltree_order_free(o);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < ct->n; i++) {
+        o->first[i] = OPP_CT_ROOT;
+        if (ct->nodes[i].parent == OPP_CT_ROOT)
+            o->grand += ct->nodes[i].total_ns;
+    }
+    for (size_t i = 0; i < ct->n; i++) { /* parents come first */
+        uint32_t *at = ct->nodes[i].parent == OPP_CT_ROOT ? &o->roots : &o->first[ct->nodes[i].parent];
+        while (*at != OPP_CT_ROOT && ct->nodes[*at].total_ns >= ct->nodes[i].total_ns)
+            at = &o->next[*at];
+        o->next[i] = *at;
+        *at = (uint32_t)i;
+    }
+    return 0;
+}
+
+void opp_calltree_order_free(struct opp_ct_order *o)
+{
+    free(o->first);
+    free(o->next);
+    o->first = o->next = NULL;
+}
+
 int opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,
                       char *buf, size_t cap)
 {

@@ -33,6 +33,19 @@ int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
                        struct opp_calltree *ct);
 void opp_calltree_free(struct opp_calltree *ct);
 
+/* Each node's children, by CPU total descending (ties: first seen), as
+ * lists: first[i] is node i's first child, next[c] the child after c,
+ * OPP_CT_ROOT ending a list; roots the first root call; grand the roots'
+ * CPU total. */
+struct opp_ct_order {
+    uint32_t *first, *next;
+    uint32_t roots;
+    uint64_t grand;
+};
+/* 0, or -ENOMEM. */
+int opp_calltree_order(const struct opp_calltree *ct, struct opp_ct_order *o);
+void opp_calltree_order_free(struct opp_ct_order *o);
+
 /* "a;b;c" for node i, outermost first, each frame's ';', space and tab as
  * '_' (folded-stack syntax). Returns the length, or -1 when it does not fit. */
 int opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,

@@ -186,8 +186,8 @@ struct tree_out {
     FILE *out;
     const struct opp_model *m;
     const struct opp_calltree *ct;
-    uint32_t *first, *next; /* children, by CPU total */
-    uint64_t total, floor;
+    struct opp_ct_order ord;
+    uint64_t floor;
     size_t shown, hidden;
 };
 
@@ -196,7 +196,7 @@ static void tree_node(struct tree_out *t, uint32_t i)
     const struct opp_ct_node *n = &t->ct->nodes[i];
     char tot[OPP_FMT_MAX], pct[OPP_FMT_MAX], self[OPP_FMT_MAX], cuda[OPP_FMT_MAX];
     int kids = 0;
-    for (uint32_t c = t->first[i]; c != OPP_CT_ROOT; c = t->next[c])
+    for (uint32_t c = t->ord.first[i]; c != OPP_CT_ROOT; c = t->ord.next[c])
         kids += t->ct->nodes[c].total_ns >= t->floor;
     t->shown++;
     fputs(kids ? (n->depth < TREE_OPEN_DEPTH ? "<details open><summary>" : "<details><summary>")
@@ -206,7 +206,7 @@ static void tree_node(struct tree_out *t, uint32_t i)
     fputs("<span class=\"n\">", t->out);
     html_text(t->out, name, strlen(name));
     fprintf(t->out, "</span> <span class=\"t\">%s (%s), self %s, %" PRIu64 " call%s",
-            opp_fmt_time(tot, (double)n->total_ns), opp_fmt_percent(pct, (double)n->total_ns, (double)t->total),
+            opp_fmt_time(tot, (double)n->total_ns), opp_fmt_percent(pct, (double)n->total_ns, (double)t->ord.grand),
             opp_fmt_time(self, (double)n->self_ns), n->calls, n->calls == 1 ? "" : "s");
     if (n->cuda_total_ns)
         fprintf(t->out, ", CUDA %s", opp_fmt_time(cuda, (double)n->cuda_total_ns));
@@ -216,7 +216,7 @@ static void tree_node(struct tree_out *t, uint32_t i)
         return;
     }
     fputs("</summary>\n", t->out);
-    for (uint32_t c = t->first[i]; c != OPP_CT_ROOT; c = t->next[c]) {
+    for (uint32_t c = t->ord.first[i]; c != OPP_CT_ROOT; c = t->ord.next[c]) {
         if (t->ct->nodes[c].total_ns < t->floor || t->shown >= TREE_NODES_MAX)
             t->hidden++;
         else
@@ -231,32 +231,14 @@ static int section_tree(FILE *out, const struct opp_model *m)
     struct opp_calltree ct;
     if (opp_calltree_build(m, &all, &ct))
         return -1;
-    size_t n = ct.n ? ct.n : 1;
     struct tree_out t = {.out = out, .m = m, .ct = &ct};
-    t.first = malloc((n + 1) * sizeof *t.first); /* [n]: the roots */
-    t.next = malloc(n * sizeof *t.next);
-    if (!t.first || !t.next) {
-        free(t.first), free(t.next);
+    if (opp_calltree_order(&ct, &t.ord)) {
         opp_calltree_free(&ct);
         return -1;
     }
-    for (size_t i = 0; i <= ct.n; i++)
-        t.first[i] = OPP_CT_ROOT;
-    for (size_t i = 0; i < ct.n; i++)
-        if (ct.nodes[i].parent == OPP_CT_ROOT)
-            t.total += ct.nodes[i].total_ns;
-    t.floor = t.total / 1000;
-    /* insert each child by descending total (parents come first) */
-    for (size_t i = 0; i < ct.n; i++) {
-        uint32_t p = ct.nodes[i].parent == OPP_CT_ROOT ? (uint32_t)ct.n : ct.nodes[i].parent;
-        uint32_t *at = &t.first[p];
-        while (*at != OPP_CT_ROOT && ct.nodes[*at].total_ns >= ct.nodes[i].total_ns)
-            at = &t.next[*at];
-        t.next[i] = *at;
-        *at = (uint32_t)i;
-    }
+    t.floor = t.ord.grand / 1000;
     fputs("<h2 id=\"calltree\">Call tree</h2>\n<div id=\"tree\">\n", out);
-    for (uint32_t c = t.first[ct.n]; c != OPP_CT_ROOT; c = t.next[c]) {
+    for (uint32_t c = t.ord.roots; c != OPP_CT_ROOT; c = t.ord.next[c]) {
         if (ct.nodes[c].total_ns < t.floor || t.shown >= TREE_NODES_MAX)
             t.hidden++;
         else
@@ -267,7 +249,7 @@ static int section_tree(FILE *out, const struct opp_model *m)
                      "total, or past %d)</p>\n",
                 t.hidden, TREE_NODES_MAX);
     fputs("</div>\n", out);
-    free(t.first), free(t.next);
+    opp_calltree_order_free(&t.ord);
     opp_calltree_free(&ct);
     return ferror(out) ? -1 : 0;
 }

@@ -16,8 +16,7 @@ struct tv {
     const struct opp_model *m;
     const struct opp_calltree *ct;
     const struct opp_tree_opts *o;
-    uint32_t *first, *next;
-    uint64_t grand; /* sum of the roots' CPU totals */
+    struct opp_ct_order ord;
     int cuda;
     FILE *f;
     size_t shown;
@@ -44,7 +43,7 @@ static void line(struct tv *v, uint32_t i)
         wide += ((unsigned char)*p & 0xc0) == 0x80;
     fprintf(v->f, "%-*s  %10" PRIu64 "  %12s  %12s  %8s", NAME_WIDTH + wide, name, n->calls,
             opp_fmt_time(a, (double)n->self_ns), opp_fmt_time(b, (double)n->total_ns),
-            opp_fmt_percent(c, (double)n->total_ns, (double)v->grand));
+            opp_fmt_percent(c, (double)n->total_ns, (double)v->ord.grand));
     if (v->cuda)
         fprintf(v->f, "  %12s  %12s", opp_fmt_time(a, (double)n->self_cuda_ns),
                 opp_fmt_time(b, (double)n->cuda_total_ns));
@@ -57,60 +56,38 @@ static int shown(const struct tv *v, uint32_t i)
     const struct opp_ct_node *n = &v->ct->nodes[i];
     if (v->o->max_depth && n->depth >= v->o->max_depth)
         return 0;
-    return !v->grand || (double)n->total_ns * 100.0 >= v->o->min_share_pct * (double)v->grand;
+    return !v->ord.grand ||
+           (double)n->total_ns * 100.0 >= v->o->min_share_pct * (double)v->ord.grand;
 }
 
 static void walk(struct tv *v, uint32_t i)
 {
     line(v, i);
-    for (uint32_t c = v->first[i]; c != OPP_CT_ROOT; c = v->next[c])
+    for (uint32_t c = v->ord.first[i]; c != OPP_CT_ROOT; c = v->ord.next[c])
         if (shown(v, c))
             walk(v, c);
-}
-
-/* Insert c into the list at head, CPU total descending (ties: first seen). */
-static void link_child(struct tv *v, uint32_t *head, uint32_t c)
-{
-    uint32_t *at = head;
-    while (*at != OPP_CT_ROOT && v->ct->nodes[*at].total_ns >= v->ct->nodes[c].total_ns)
-        at = &v->next[*at];
-    v->next[c] = *at;
-    *at = c;
 }
 
 int opp_out_tree(FILE *f, const struct opp_model *m, const struct opp_calltree *ct,
                  const struct opp_tree_opts *o)
 {
     struct tv v = {.m = m, .ct = ct, .o = o, .f = f};
-    size_t n = ct->n ? ct->n : 1;
-    v.first = malloc(n * sizeof *v.first);
-    v.next = malloc(n * sizeof *v.next);
-    if (!v.first || !v.next) {
-        free(v.first), free(v.next);
+    if (opp_calltree_order(ct, &v.ord))
         return -ENOMEM;
-    }
-    uint32_t roots = OPP_CT_ROOT;
-    for (size_t i = 0; i < ct->n; i++) {
-        v.first[i] = OPP_CT_ROOT;
-        if (ct->nodes[i].parent == OPP_CT_ROOT)
-            v.grand += ct->nodes[i].total_ns;
+    for (size_t i = 0; i < ct->n; i++)
         if (ct->nodes[i].cuda_total_ns)
             v.cuda = 1;
-    }
-    for (size_t i = 0; i < ct->n; i++)
-        link_child(&v, ct->nodes[i].parent == OPP_CT_ROOT ? &roots : &v.first[ct->nodes[i].parent],
-                   (uint32_t)i);
     fprintf(f, "%-*s  %10s  %12s  %12s  %8s", NAME_WIDTH, "Name", "Calls", "Self CPU", "CPU total",
             "Share");
     if (v.cuda)
         fprintf(f, "  %12s  %12s", "Self CUDA", "CUDA total");
     fputc('\n', f);
-    for (uint32_t c = roots; c != OPP_CT_ROOT; c = v.next[c])
+    for (uint32_t c = v.ord.roots; c != OPP_CT_ROOT; c = v.ord.next[c])
         if (shown(&v, c))
             walk(&v, c);
     char t[OPP_FMT_MAX];
     fprintf(f, "%zu of %zu call paths shown; CPU total of the roots: %s\n", v.shown, ct->n,
-            opp_fmt_time(t, (double)v.grand));
-    free(v.first), free(v.next);
+            opp_fmt_time(t, (double)v.ord.grand));
+    opp_calltree_order_free(&v.ord);
     return ferror(f) ? -EIO : 0;
 }
