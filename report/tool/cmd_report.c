@@ -433,15 +433,25 @@ static void warn_about(const struct opp_model *m)
  * for, not chosen by size: a summary lacks the CPU memory columns and
  * torch's folding of an op into its same-named parent. */
 
-/* Why the options need every call, or NULL when a summary will do. */
+/* What of the options a summary trace cannot answer (it keeps no call's
+ * time and no thread), or NULL. */
+static const char *summary_refuses(const struct report_args *ra)
+{
+    return ra->view && ra->view->needs_calls ? ra->view->needs_calls
+           : ra->agg.window                  ? "--from/--to"
+           : ra->agg.filter_tid              ? "--tid (it keeps no threads)"
+                                             : NULL;
+}
+
+/* Why the options need every call of a full trace, or NULL when its
+ * summary will do: what a summary refuses, and what it answers otherwise
+ * (its --window K counts schedule windows) or cannot from a full trace's
+ * summary (names matched, code stacks). */
 static const char *needs_calls(const struct report_args *ra)
 {
-    if (ra->view && ra->view->needs_calls)
-        return ra->view->needs_calls;
-    if (ra->agg.window)
-        return "--from/--to";
-    if (ra->agg.filter_tid)
-        return "--tid";
+    const char *why = summary_refuses(ra);
+    if (why)
+        return why;
     if (ra->window_k)
         return "--window";
     if (ra->agg.match)
@@ -532,10 +542,7 @@ static int report(struct report_args *rap)
         return 1;
     }
     if (m->summary) {
-        const char *what = ra.view && ra.view->needs_calls ? ra.view->needs_calls
-                            : ra.agg.window ? "--from/--to"
-                            : ra.agg.filter_tid ? "--tid (it keeps no threads)"
-                                                : NULL;
+        const char *what = summary_refuses(&ra);
         if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
             fprintf(stderr, PREFIX "%s: %s\n", ra.trace, err);
             opp_model_free(m);
