@@ -27,7 +27,7 @@ def traces_of(paths):
                 raise SystemExit("opprof analyze: no *.trace file in %s" % p)
             out += found
         elif os.path.exists(p):
-            out.append(os.path.abspath(p))
+            out.append(p)
         else:
             raise SystemExit("opprof analyze: %s: no such file or directory" % p)
     return [os.path.abspath(t) for t in out]

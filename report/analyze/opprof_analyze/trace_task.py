@@ -57,11 +57,6 @@ def _union(spans):
     return total
 
 
-def _overlap(a_spans, b_spans):
-    """Length of time covered by both span sets."""
-    return _union(a_spans) + _union(b_spans) - _union(a_spans + b_spans)
-
-
 def is_communication(name):
     """A kernel of a collective library (NCCL, RCCL)."""
     n = (name or "").lower()
@@ -101,14 +96,16 @@ def _gpu(opprof, path):
         first = min(a for a, _ in every)
         last = max(b for _, b in every)
         busy = _union(every)
+        compute, comm = _union(r["compute"]), _union(r["communication"])
         out[rank] = {
-            "compute_us": _union(r["compute"]) / 1e3,
-            "communication_us": _union(r["communication"]) / 1e3,
+            "compute_us": compute / 1e3,
+            "communication_us": comm / 1e3,
             "memcpy_us": _union(r["memcpy"]) / 1e3,
             "memset_us": _union(r["memset"]) / 1e3,
             "idle_us": (last - first - busy) / 1e3,
             "span_us": (last - first) / 1e3,
-            "overlap_us": _overlap(r["compute"], r["communication"]) / 1e3,
+            # time covered by both: each alone, less their union
+            "overlap_us": (compute + comm - _union(r["compute"] + r["communication"])) / 1e3,
             "launch_delays_us": r["delays"],
         }
     return out
