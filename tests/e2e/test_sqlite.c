@@ -73,9 +73,15 @@ START_TEST(totals_match_report)
     ck_assert_int_eq(rows, tu_count_lines(json, "    {\"key\": "));
     ck_assert_int_ge(rows, 5);
 
-    /* every call a row, with its shapes and FLOPs; the metadata */
+    /* every call a row (57: one multi-row INSERT of 32 and 25 single
+     * ones), with its shapes and FLOPs; the metadata */
     const char *checks[][2] = {
         {"SELECT COUNT(*) FROM cpu_ops", "57"},
+        {"SELECT MIN(id) || ' ' || MAX(id) FROM cpu_ops", "0 56"},
+        {"SELECT COUNT(*) FROM cpu_ops c JOIN cpu_ops p ON p.id = c.parent_id "
+         "WHERE p.depth + 1 <> c.depth OR p.start_ns > c.start_ns OR p.end_ns < c.end_ns "
+         "OR p.thread_id <> c.thread_id",
+         "0"},
         {"SELECT value FROM meta WHERE key = 'schema_version'", "1"},
         {"SELECT COUNT(*) FROM processes WHERE end_how = 'exited'", "1"},
         {"SELECT sh.value || ' ' || dtype || ' ' || flops FROM cpu_ops c JOIN strings n ON n.id = "
