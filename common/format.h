@@ -1,4 +1,4 @@
-/* The opprof trace file format, version 5: the one definition shared by the
+/* The opprof trace file format, version 7: the one definition shared by the
  * collector (writer), the report tool (reader) and the tests. docs/FORMAT.md
  * describes the same bytes in prose; change both together. */
 #ifndef OPP_FORMAT_H
@@ -9,11 +9,11 @@
 
 #define OPPROF_VERSION "0.1" /* opprof's own, as `opprof --version` says it */
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 6u /* 2: GPU chunks, CUDA API kind; 3: library operator
+#define OPP_TRACE_VERSION 7u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
-                                kinds; 6: the header's own CRC; 1 to 5
-                                still read */
+                                kinds; 6: the header's own CRC; 7: a summary
+                                node's CPU memory; 1 to 6 still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
 #define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */

@@ -29,6 +29,7 @@ struct node {
     uint64_t *args;
     uint64_t count, total, self, open, self_cuda;
     int64_t self_mem;
+    int64_t cpu_mem; /* MEMORY nodes: bytes allocated minus freed */
 };
 enum { N_FREE = 0, N_LIVE, N_HOLD, N_STUB };
 
@@ -83,6 +84,7 @@ struct opp_sum {
     struct bmap ext;    /* (proc, external id) -> node of the library call */
     struct bmap extc;   /* (proc, corr) -> external id */
     struct bmap addr;   /* (proc, address) -> bytes allocated */
+    struct bmap cpu;    /* (proc, address) -> CPU bytes allocated (made at the first) */
     uint64_t calls, dropped, unattached;
 };
 
@@ -158,20 +160,26 @@ static int bmap_grow(struct bmap *m)
     return 0;
 }
 
-/* The correlation map's oldest entry may still be waiting for its GPU
- * records: none of its process has reached its id yet (CUPTI hands buffers
- * over late, when full or asked; work queued deep on a GPU ends later). */
-static int corr_waiting(struct opp_sum *s, const struct bmap *m, const struct ment *e)
+/* Whether the map's oldest entry is still needed, so the map grows rather
+ * than lose it: a CPU block still allocated (its free needs its size); a
+ * correlation id none of whose process's GPU records has been reached yet
+ * (CUPTI hands buffers over late, when full or asked; work queued deep on a
+ * GPU ends later). */
+static int still_needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
 {
-    if (m != &s->corr || !e->used || m->cap >= MAP_CAP_MAX)
+    if (!e->used || m->cap >= MAP_CAP_MAX)
+        return 0;
+    if (m == &s->cpu)
+        return 1;
+    if (m != &s->corr)
         return 0;
     struct sproc *p = find_proc(s, (uint32_t)e->a);
     return p && e->b > p->gpu_corr_max;
 }
 
 /* Insert or replace; an evicted or replaced value that is a node id is
- * released when nodes is set. The correlation map grows rather than lose
- * an entry whose GPU records may still come. */
+ * released when nodes is set. The map grows rather than lose an entry
+ * still needed. */
 static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v,
                      int nodes)
 {
@@ -182,7 +190,7 @@ static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, 
         e->v = v;
         return;
     }
-    if (corr_waiting(s, m, &m->e[m->next]))
+    if (still_needed(s, m, &m->e[m->next]))
         bmap_grow(m); /* out of memory: the oldest goes */
     uint32_t i = m->next;
     m->next = (m->next + 1) & (m->cap - 1);
@@ -395,6 +403,7 @@ static void merge_into(struct opp_sum *s, uint32_t from, uint32_t to)
     t->open += f->open;
     t->self_cuda += f->self_cuda;
     t->self_mem = opp_add_sat(t->self_mem, f->self_mem);
+    t->cpu_mem = opp_add_sat(t->cpu_mem, f->cpu_mem);
     move_children(s, from, to);
     f = &s->n[from];
     if (f->refs) {
@@ -494,6 +503,7 @@ void opp_sum_free(struct opp_sum *s)
     bmap_free(&s->ext);
     bmap_free(&s->extc);
     bmap_free(&s->addr);
+    bmap_free(&s->cpu);
     free(s);
 }
 
@@ -535,6 +545,82 @@ int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t wind
     return 0;
 }
 
+/* ---- CPU memory and torch's folding ---- */
+
+/* A MEMORY call's bytes (*out: + allocated, - freed; a free without a size
+ * takes its allocation's, found by address in its process; 0 for anything
+ * else), as the report gives a full trace's (cpu_memory.c). 0 or -ENOMEM. */
+static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint64_t *args,
+                     uint32_t nargs, int64_t *out)
+{
+    const uint64_t *a = args;
+    *out = 0;
+    if (opp_kind_base(kind) != OPP_OP_MEMORY || opp_op_args(kind, &a, nargs) < OPP_COL_MEM_COLS)
+        return 0;
+    if (!s->cpu.cap && bmap_init(&s->cpu))
+        return -ENOMEM;
+    uint64_t op = a[OPP_COL_MEM_OP], addr = a[OPP_COL_MEM_ADDRESS];
+    int64_t b = a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)a[OPP_COL_MEM_BYTES];
+    if (op == OPP_MEM_ALLOC) {
+        bmap_put(s, &s->cpu, proc, addr, (uint64_t)b, 0);
+        *out = b;
+    } else if (op == OPP_MEM_FREE) {
+        struct ment *e = bmap_find(&s->cpu, proc, addr);
+        if (e) {
+            if (!b)
+                b = (int64_t)e->v;
+            bmap_del(s, &s->cpu, e, 0);
+        }
+        *out = -b;
+    }
+    return 0;
+}
+
+/* What names a torch operator's calls (its name's string id, else its
+ * entry point), 0 when kind is not a torch operator's. */
+static uint64_t torch_name(uint32_t kind, uint32_t fn, const uint64_t *args, uint32_t nargs)
+{
+    const uint64_t *a = args;
+    if (opp_kind_base(kind) != OPP_OP_TORCH)
+        return 0;
+    return opp_op_args(kind, &a, nargs) > OPP_COL_TORCH_NAME ? a[OPP_COL_TORCH_NAME] + 1
+                                                             : (1ull << 63) | fn;
+}
+
+/* torch.profiler drops an operator that is the only child (memory aside)
+ * of an operator of the same name, its children becoming the parent's
+ * (_remove_dup_nodes; the report does the same to a full trace's calls,
+ * opp_tree_fold). The node under hold that is such a child of the call
+ * named name, or NONE: one node of one call, the other children memory. */
+static uint32_t folded_child(const struct opp_sum *s, const struct sproc *p, uint32_t hold,
+                             uint64_t name)
+{
+    uint32_t only = NONE;
+    uint64_t calls = 0;
+    for (uint32_t c = s->n[hold].first; c; c = s->n[c].next) {
+        const struct node *x = &s->n[c];
+        if (opp_kind_base(p->kinds[x->fn]) == OPP_OP_MEMORY)
+            continue;
+        if ((calls += x->count) > 1)
+            return NONE;
+        only = c;
+    }
+    if (!only)
+        return NONE;
+    const struct node *x = &s->n[only];
+    return torch_name(p->kinds[x->fn], x->fn, x->args, x->nargs) == name ? only : NONE;
+}
+
+/* The folded child's call is not counted; what it held goes to its parent. */
+static void fold_into(struct opp_sum *s, uint32_t from, uint32_t to)
+{
+    unlink_child(s, from);
+    hash_del(s, from);
+    struct node *f = &s->n[from];
+    f->count = f->total = f->self = f->open = 0;
+    merge_into(s, from, to);
+}
+
 /* ---- calls ---- */
 
 int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
@@ -569,6 +655,14 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
         t->child[d] += dur;
     }
     s->calls++;
+    int64_t bytes;
+    if (cpu_bytes(s, proc, kind, args, nargs, &bytes))
+        return -ENOMEM;
+    /* a child folded into this call: its self time is this call's */
+    uint64_t name = torch_name(kind, fn, key, nargs);
+    uint32_t fold = !range && name && t->hold[d] ? folded_child(s, p, t->hold[d], name) : NONE;
+    if (fold)
+        children = children > s->n[fold].self ? children - s->n[fold].self : 0;
 
     uint32_t id = t->last[d];
     if (!id || id >= s->nnodes || !key_eq(&s->n[id], parent, proc, t->window, fn, nargs, key))
@@ -596,6 +690,9 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     x->total += dur;
     x->self += dur > children ? dur - children : 0;
     x->open += (flags & OPP_SUM_OPEN) != 0;
+    x->cpu_mem = opp_add_sat(x->cpu_mem, bytes);
+    if (fold)
+        fold_into(s, fold, id);
     if (!range && t->hold[d] && s->n[t->hold[d]].first)
         move_children(s, t->hold[d], id);
 
@@ -763,7 +860,7 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
 
 /* ---- writing ---- */
 
-#define NODE_FIXED (4u * 4u + 6u * 8u)
+#define NODE_FIXED (4u * 4u + 7u * 8u)
 
 static int flush(struct opp_tw *w, struct opp_wbuf *b, uint32_t proc, uint32_t *count,
                  uint32_t first)
@@ -830,6 +927,7 @@ int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w)
         opp_put_u64(&b, x->open);
         opp_put_u64(&b, x->self_cuda);
         opp_put_u64(&b, (uint64_t)x->self_mem);
+        opp_put_u64(&b, (uint64_t)x->cpu_mem);
         for (uint32_t i = 0; i < x->nargs; i++)
             opp_put_u64(&b, x->args[i]);
         count++;

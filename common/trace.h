@@ -149,6 +149,8 @@ struct opp_tr_snode {
     uint64_t count, open;  /* calls, and how many the process died inside */
     uint64_t total_ns, self_ns, self_cuda_ns;
     int64_t self_mem;      /* device bytes allocated minus freed */
+    int64_t cpu_mem;       /* MEMORY nodes: CPU bytes their calls allocated minus
+                              freed (version 7 on; 0 before) */
     uint64_t args[OPP_MAX_ARGS]; /* the calls' identity arguments (opp_op_identity) */
 };
 

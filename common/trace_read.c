@@ -367,6 +367,7 @@ static int chunk_summary(struct reader *r, struct opp_rbuf *b, const struct opp_
         n.open = opp_get_u64(b);
         n.self_cuda_ns = opp_get_u64(b);
         n.self_mem = (int64_t)opp_get_u64(b);
+        n.cpu_mem = r->sum->version >= 7 ? (int64_t)opp_get_u64(b) : 0;
         if (b->bad || n.parent >= n.serial || n.fn >= pi->nfuncs || n.nargs > OPP_MAX_ARGS ||
             self > total || n.open > n.count)
             return -1;

@@ -107,8 +107,18 @@ static uint32_t owner(const struct opp_model *m, const struct opp_thread *t, uin
     return p;
 }
 
-/* Each event's bytes inside it, on the threads that have MEMORY events
- * (children come after their parent in tree order). 0 or -1. */
+/* Whether a summary thread has MEMORY nodes. */
+static int summed(const struct opp_model *m, const struct opp_thread *t)
+{
+    for (size_t i = 0; t->stat && i < t->nevents; i++)
+        if (mem_cols(m, t, &t->events[i]))
+            return 1;
+    return 0;
+}
+
+/* Each event's bytes inside it, on the threads that have MEMORY events or
+ * (a summary's) nodes; a node's own bytes are in the file (children come
+ * after their parent in tree order). 0 or -1. */
 static int per_event(struct opp_model *m)
 {
     for (size_t i = 0; i < m->cpu.nevents; i++) {
@@ -118,13 +128,21 @@ static int per_event(struct opp_model *m)
     }
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         struct opp_thread *t = &m->threads[ti];
+        if (!summed(m, t))
+            continue;
+        if (!(t->cpumem = calloc(t->nevents, sizeof *t->cpumem)))
+            return -1;
+        m->cpu.summed = 1;
+    }
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        struct opp_thread *t = &m->threads[ti];
         struct opp_event_cpumem *c = t->cpumem;
         if (!c)
             continue;
         for (size_t i = 0; i < t->nevents; i++) {
             if (!mem_cols(m, t, &t->events[i]))
                 continue;
-            int64_t b = opp_cpu_mem_bytes(m, t, &t->events[i]);
+            int64_t b = t->stat ? t->stat[i].cpu_mem : opp_cpu_mem_bytes(m, t, &t->events[i]);
             c[i].self = c[i].total = b;
             uint32_t p = owner(m, t, t->events[i].parent);
             if (p != OPP_NO_PARENT)

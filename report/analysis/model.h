@@ -97,6 +97,7 @@ struct opp_sum_stat {
     uint32_t window; /* schedule window from 1, 0 when none */
     uint64_t self_cuda_ns;
     int64_t self_mem;
+    int64_t cpu_mem; /* MEMORY nodes: CPU bytes allocated minus freed */
 };
 
 /* The calls event i of t stands for: 1, or a summary node's count. */
@@ -233,6 +234,7 @@ struct opp_cpu_memory {
     /* Bytes allocated minus freed since the trace began, summed over the
      * processes, after each of them; device is 0 (unused) */
     struct opp_gpu_memseries series;
+    int summed; /* a summary thread has MEMORY nodes (their bytes, no events) */
 };
 
 struct opp_model;
@@ -365,7 +367,7 @@ static inline int opp_model_has_gpu(const struct opp_model *m)
 /* Some thread has CPU memory (a MEMORY event). */
 static inline int opp_model_has_cpu_mem(const struct opp_model *m)
 {
-    return m->cpu.nevents != 0;
+    return m->cpu.nevents != 0 || m->cpu.summed;
 }
 
 /* The device with this id, or NULL when no DEVICE record described it. */

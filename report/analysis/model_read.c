@@ -242,7 +242,7 @@ int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
         t->nargs += n->nargs;
     }
     t->stat[t->nevents++] = (struct opp_sum_stat){n->count, n->open, n->window, n->self_cuda_ns,
-                                                  n->self_mem};
+                                                  n->self_mem, n->cpu_mem};
     ld->m->events += n->count;
     ld->m->open_events += n->open;
     ld->m->summary = 1;

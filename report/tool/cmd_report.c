@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/step_times.h"
@@ -274,10 +275,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_match),
         OPP_OPT_FLAG(0, "stream", &ra->stream,
                      "add calls up by call path as they are read, in memory\n"
-                     "bounded by the call paths, not the calls: for traces\n"
-                     "too large to load (the table, --tree, --by-rank; as a\n"
-                     "summary trace, without CPU memory columns or torch's\n"
-                     "folding of an op into its same-named parent)"),
+                     "bounded by the call paths, not the calls (the table,\n"
+                     "--tree, --by-rank; chosen for a table or tree of traces\n"
+                     "of OPPROF_STREAM_MIB (32) MiB or more)"),
+        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream,
+                     "load every call, however large the traces"),
         VIEW_OPT("gpu", VIEW_GPU,
                      "the GPU view: top kernels (calls, time, estimated\n"
                      "theoretical occupancy, launch delay), busy time per\n"
@@ -429,9 +431,9 @@ static void warn_about(const struct opp_model *m)
  * The table, --tree and --by-rank need each call path's totals, not each
  * call: a full trace is added up as it is read (analysis/summarize.h, the
  * collector's summary mode) into a summary in a temporary file, which is
- * what is loaded. Memory is then bounded by the call paths. It is asked
- * for, not chosen by size: a summary lacks the CPU memory columns and
- * torch's folding of an op into its same-named parent. */
+ * what is loaded. Memory is then bounded by the call paths. Chosen for
+ * large traces where the output is the loaded one's (the text table and
+ * tree, CSV); JSON lists threads and GPU statistics a summary has not. */
 
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL. */
@@ -461,15 +463,38 @@ static const char *needs_calls(const struct report_args *ra)
     return NULL;
 }
 
+#define STREAM_MIB 32 /* loaded, 32 MiB of trace take about 250 MiB of memory */
+
 /* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
 static int stream_chosen(const struct report_args *ra)
 {
     const char *why = needs_calls(ra);
+    if (ra->stream && ra->no_stream) {
+        fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
+        return -1;
+    }
     if (ra->stream && why) {
         fprintf(stderr, PREFIX "--stream goes with the table, --tree and --by-rank, not %s\n", why);
         return -1;
     }
-    return ra->stream;
+    if (ra->stream || ra->no_stream || why || ra->format == FMT_JSON)
+        return ra->stream;
+    const char *env = getenv("OPPROF_STREAM_MIB");
+    char *end;
+    unsigned long long at = env && *env ? strtoull(env, &end, 10) : STREAM_MIB;
+    if (env && *env && *end)
+        at = STREAM_MIB;
+    unsigned long long bytes = 0;
+    struct stat st;
+    for (size_t i = 0; i < ra->ntraces; i++)
+        if (stat(ra->traces[i], &st) == 0)
+            bytes += (unsigned long long)st.st_size;
+    if (bytes < at << 20)
+        return 0;
+    fprintf(stderr,
+            PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
+            bytes >> 20);
+    return 1;
 }
 
 /* The traces summarised into temporary files (a summary trace already is

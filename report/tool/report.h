@@ -29,7 +29,8 @@ struct report_args {
     struct opp_out_opts out;
     int from_given, to_given;
     regex_t match; /* agg.match points here when --match was given */
-    int stream; /* --stream: calls added up as they are read */
+    int stream;    /* --stream: calls added up as they are read */
+    int no_stream; /* --no-stream: every call loaded, however large the trace */
 };
 
 /* The views besides the table, one line each: the option that chooses

@@ -142,8 +142,8 @@ END_TEST
 
 /* `opprof report --stream` of a full trace: the table, --tree and
  * --by-rank byte for byte as when every call is loaded (a BLAS job of 3
- * ranks); the same of a summary trace taken as it is; a view that needs
- * every call refused in one line. */
+ * ranks); the same of a summary trace taken as it is; streaming chosen by
+ * the traces' size; a view that needs every call refused in one line. */
 START_TEST(streamed_report_same_as_loaded)
 {
     char *sh[] = {"/bin/sh", "-c", NULL, NULL};
@@ -178,6 +178,29 @@ START_TEST(streamed_report_same_as_loaded)
     ck_assert_int_eq(tu_call(cmd_report, rss, dir, &o2, &e2), 0);
     ck_assert_str_eq(o2, o);
     free(o), free(e), free(o2), free(e2), free(sum);
+    /* chosen by size (OPPROF_STREAM_MIB, here 0) for the table and the
+     * tree, said on stderr; not for JSON; --no-stream loads */
+    setenv("OPPROF_STREAM_MIB", "0", 1);
+    const char *auto_views[][2] = {{NULL}, {"--tree"}, {"-f", "json"}};
+    for (size_t v = 0; v < sizeof auto_views / sizeof *auto_views; v++) {
+        char *a[8] = {"report", trace}, *b[8] = {"report", trace, "--no-stream"};
+        for (int k = 0; k < 2 && auto_views[v][k]; k++)
+            a[2 + k] = b[3 + k] = (char *)auto_views[v][k];
+        char *oa, *ob, *ea, *eb;
+        ck_assert_int_eq(tu_call(cmd_report, a, dir, &oa, &ea), 0);
+        ck_assert_int_eq(tu_call(cmd_report, b, dir, &ob, &eb), 0);
+        ck_assert_str_eq(oa, ob);
+        ck_assert_str_eq(eb, "");
+        ck_assert_str_eq(ea, v < 2 ? "opprof report: 0 MiB of trace: calls added up as they are "
+                                     "read (--no-stream loads each)\n"
+                                   : "");
+        free(oa), free(ob), free(ea), free(eb);
+    }
+    unsetenv("OPPROF_STREAM_MIB");
+    char *both[] = {"report", trace, "--stream", "--no-stream", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, both, dir, &o, &e), 2);
+    ck_assert_str_eq(e, "opprof report: --stream or --no-stream, not both\n");
+    free(o), free(e);
     char *bad[] = {"report", trace, "--stream", "--step", "cblas_ddot", NULL};
     ck_assert_int_eq(tu_call(cmd_report, bad, dir, &o, &e), 2);
     ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree and --by-rank, not "

@@ -15,6 +15,7 @@
 #include "analysis/step_times.h"
 #include "analysis/symbolize.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 
 #define PY "/usr/bin/python3"
 #define ITERS 3
@@ -175,13 +176,34 @@ static struct opp_model *run_both(const char *iters)
     return m;
 }
 
-/* Every name torch.profiler counted, opprof counted as often: aten ops,
- * autograd nodes, the record_function label, the optimizer's steps. */
-START_TEST(torch_ops_match_torch_profiler)
+/* CPU memory (profile_memory): the layers' ops, a backward GEMM and the
+ * optimizer step within a factor 2 of torch's (torch charges some small
+ * allocations to a neighbouring op, so not every row agrees exactly). */
+static void check_torch_memory(const struct opp_agg *a)
 {
-    if (!have_torch("torch_ops_match_torch_profiler"))
-        return;
-    struct opp_model *m = run_both("3");
+    const char *mem_ops[] = {"aten::conv2d",     "aten::batch_norm",        "aten::relu",
+                             "aten::max_pool2d", "aten::dropout",           "aten::addmm",
+                             "aten::mm",         "Optimizer.step#Adam.step"};
+    for (size_t k = 0; k < sizeof mem_ops / sizeof *mem_ops; k++) {
+        long tm = 0;
+        for (size_t i = 0; i < nfacts; i++)
+            if (!strcmp(facts[i].what, "mem") && !strcmp(facts[i].name, mem_ops[k]))
+                tm = facts[i].mem;
+        int64_t om = 0;
+        for (size_t i = 0; i < a->nrows; i++)
+            if (!strcmp(a->rows[i].key, mem_ops[k]))
+                om += a->rows[i].cpu_memory_usage;
+        ck_assert_msg(tm > 0 && om >= tm / 2 && om <= tm * 2, "%s: CPU Mem torch %ld, opprof %lld",
+                      mem_ops[k], tm, (long long)om);
+    }
+}
+
+/* What torch.profiler counted (run_both's facts), m counted as often (a
+ * full trace's calls, or a summary's nodes): aten ops, autograd nodes, the
+ * record_function label, the optimizer's steps; torch's shapes; CPU
+ * memory. */
+static void check_torch_facts(const struct opp_model *m)
+{
     struct opp_agg_opts o = {0};
     struct opp_agg a, s;
     ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
@@ -212,6 +234,7 @@ START_TEST(torch_ops_match_torch_profiler)
                               "AddmmBackward0"};
     for (size_t i = 0; i < sizeof per_iter / sizeof *per_iter; i++)
         ck_assert_msg(calls(&a, per_iter[i], NULL, NULL) == ITERS, "%s", per_iter[i]);
+    check_torch_memory(&a);
 
     /* torch's shapes, in torch's order (not BLAS's column-major view) */
     struct opp_agg_opts os = {.group_by_shape = 1};
@@ -229,27 +252,61 @@ START_TEST(torch_ops_match_torch_profiler)
     ck_assert_uint_eq(calls(&s, "aten::addmm", "[[10], [16, 512], [512, 10], [], []]", NULL),
                       ITERS);
 
-    /* CPU memory (profile_memory): the layers' ops, a backward GEMM and the
-     * optimizer step within a factor 2 of torch's (torch charges some small
-     * allocations to a neighbouring op, so not every row agrees exactly) */
-    const char *mem_ops[] = {"aten::conv2d",     "aten::batch_norm",        "aten::relu",
-                             "aten::max_pool2d", "aten::dropout",           "aten::addmm",
-                             "aten::mm",         "Optimizer.step#Adam.step"};
-    for (size_t k = 0; k < sizeof mem_ops / sizeof *mem_ops; k++) {
-        long tm = 0;
-        for (size_t i = 0; i < nfacts; i++)
-            if (!strcmp(facts[i].what, "mem") && !strcmp(facts[i].name, mem_ops[k]))
-                tm = facts[i].mem;
-        int64_t om = 0;
-        for (size_t i = 0; i < a.nrows; i++)
-            if (!strcmp(a.rows[i].key, mem_ops[k]))
-                om += a.rows[i].cpu_memory_usage;
-        ck_assert_msg(tm > 0 && om >= tm / 2 && om <= tm * 2, "%s: CPU Mem torch %ld, opprof %lld",
-                      mem_ops[k], tm, (long long)om);
-    }
     opp_agg_free(&a);
     opp_agg_free(&s);
+}
+
+/* Every name torch.profiler counted, opprof counted as often. */
+START_TEST(torch_ops_match_torch_profiler)
+{
+    if (!have_torch("torch_ops_match_torch_profiler"))
+        return;
+    struct opp_model *m = run_both("3");
+    check_torch_facts(m);
     opp_model_free(m);
+}
+END_TEST
+
+/* Summary mode (OPPROF_MODE=summary) of the same script says what
+ * torch.profiler says: counts with torch's folding of an op into its
+ * same-named parent, shapes, CPU memory. And the full trace's report read
+ * as it streams (summarised on the way) is the loaded one, byte for byte,
+ * memory columns included. */
+START_TEST(torch_summary_matches_torch_profiler)
+{
+    if (!have_torch("torch_summary_matches_torch_profiler"))
+        return;
+    opp_model_free(run_both("3"));
+    const char *views[][3] = {{NULL}, {"--tree"}, {"-f", "csv"}, {"--group-by-shape"},
+                              {"--sort", "self_cpu_memory_usage"}};
+    for (size_t v = 0; v < sizeof views / sizeof *views; v++) {
+        char *a[10] = {"report", m_trace, "--limit", "1000"};
+        char *b[10] = {"report", m_trace, "--limit", "1000", "--stream"};
+        for (int k = 0; k < 3 && views[v][k]; k++)
+            a[4 + k] = b[5 + k] = (char *)views[v][k];
+        char *oa, *ob, *ea, *eb;
+        ck_assert_int_eq(tu_call(cmd_report, a, dir, &oa, &ea), 0);
+        ck_assert_int_eq(tu_call(cmd_report, b, dir, &ob, &eb), 0);
+        ck_assert_uint_gt(strlen(oa), 1000);
+        size_t at = 0; /* the first line that differs, not pages of text */
+        for (size_t i = 0; oa[i] && oa[i] == ob[i]; i++)
+            if (oa[i] == '\n')
+                at = i + 1;
+        ck_assert_msg(!strcmp(ob, oa), "view %zu: loaded\n%.300s\nstreamed\n%.300s", v, oa + at,
+                      ob + at);
+        ck_assert_str_eq(eb, ea);
+        free(oa), free(ob), free(ea), free(eb);
+    }
+    char *trace = tu_path(dir, "s.trace"), *out = tu_path(dir, "o3");
+    profiled(trace, (char *[]){"OPPROF_MODE=summary", NULL}, out, NULL,
+             (char *)script("torch_train.py"), "3", NULL);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->summary, 1);
+    ck_assert_uint_eq(m->dropped, 0);
+    check_torch_facts(m);
+    opp_model_free(m);
+    free(trace), free(out);
 }
 END_TEST
 
@@ -715,6 +772,7 @@ Suite *suite_torch(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, torch_ops_match_torch_profiler);
+    tcase_add_test(tc, torch_summary_matches_torch_profiler);
     tcase_add_test(tc, torch_module_tree);
     tcase_add_test(tc, torch_inference_steps);
     tcase_add_test(tc, torch_python_stacks);

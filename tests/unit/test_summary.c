@@ -12,7 +12,7 @@
 #include "testutil.h"
 #include "tracebuild.h"
 
-enum { F_STEP, F_CONV, F_GEMM, F_LAUNCH, NF };
+enum { F_STEP, F_CONV, F_GEMM, F_LAUNCH, F_DIV, F_ADD, F_MEM, NF };
 
 static char *dir, *path;
 
@@ -34,6 +34,9 @@ static const struct opp_func_desc FUNCS[NF] = {
     [F_CONV] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "conv"},
     [F_GEMM] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"},
     [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+    [F_DIV] = {OPP_OP_TORCH, OPP_DT_NONE, "torch", "aten::div_"},
+    [F_ADD] = {OPP_OP_TORCH, OPP_DT_NONE, "torch", "aten::add"},
+    [F_MEM] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "c10::alloc_cpu"},
 };
 
 static void begin(struct tb *b, struct opp_sum *s)
@@ -117,6 +120,61 @@ START_TEST(loop_of_steps)
     ck_assert_uint_eq(e->depth, 2);
     ck_assert_uint_eq(e->self_ns, 3000);
     ck_assert_uint_eq(m->events, 5000);
+    opp_model_free(m);
+}
+END_TEST
+
+/* torch's folding and CPU memory, as the report gives a full trace's:
+ *   div_ [0,100] { div_ [10,90] { div_ [20,80] { add [30,40], alloc 64 B } } }
+ *   div_ [200,300] { div_ [210,250], add [260,270] }
+ *   add [400,410] { free of the 64 B block }
+ * The chain of one-child div_s is one div_ holding the add and the
+ * allocation; a div_ with two children keeps both; the free takes the
+ * allocation's size. */
+START_TEST(torch_fold_and_cpu_memory)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    struct tb b;
+    begin(&b, s);
+    uint64_t alloc[3] = {OPP_MEM_ALLOC, 0x1000, 64}, freed[3] = {OPP_MEM_FREE, 0x1000, 0};
+    const struct {
+        uint32_t fn, depth;
+        uint64_t begin, end;
+        const uint64_t *args;
+    } calls[] = {
+        {F_ADD, 3, 30, 40, NULL},   {F_MEM, 3, 50, 50, alloc},  {F_DIV, 2, 20, 80, NULL},
+        {F_DIV, 1, 10, 90, NULL},   {F_DIV, 0, 0, 100, NULL},   {F_DIV, 1, 210, 250, NULL},
+        {F_ADD, 1, 260, 270, NULL}, {F_DIV, 0, 200, 300, NULL}, {F_MEM, 1, 405, 405, freed},
+        {F_ADD, 0, 400, 410, NULL},
+    };
+    for (size_t k = 0; k < sizeof calls / sizeof *calls; k++)
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, calls[k].fn, calls[k].depth, calls[k].begin,
+                                      calls[k].end, calls[k].args ? 3 : 0, calls[k].args, 0),
+                         0);
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    const struct opp_thread *t = &m->threads[0];
+    ck_assert_uint_eq(t->nevents, 6); /* div_, div_>div_, div_>add, div_>[memory], add, add>[memory] */
+    ck_assert(opp_model_has_cpu_mem(m));
+    size_t i;
+    const struct opp_event *e = node(m, "aten::div_", "", &i);
+    ck_assert_uint_eq(opp_event_calls(t, i), 2);
+    ck_assert_uint_eq(opp_event_dur(e), 200);
+    ck_assert_uint_eq(e->self_ns, (100 - 10) + (100 - 40 - 10));
+    ck_assert_int_eq(t->cpumem[i].self, 64);
+    ck_assert_int_eq(t->cpumem[i].total, 64);
+    e = node(m, "aten::div_", "aten::div_", &i);
+    ck_assert_uint_eq(opp_event_calls(t, i), 1);
+    ck_assert_uint_eq(opp_event_dur(e), 40);
+    e = node(m, "aten::add", "aten::div_", &i);
+    ck_assert_uint_eq(opp_event_calls(t, i), 2);
+    ck_assert_uint_eq(e->depth, 1);
+    node(m, "[memory]", "aten::div_", &i);
+    ck_assert_int_eq(t->cpumem[i].self, 64);
+    e = node(m, "aten::add", "", &i);
+    ck_assert_uint_eq(opp_event_calls(t, i), 1);
+    ck_assert_int_eq(t->cpumem[i].self, -64);
+    ck_assert_uint_eq(m->events, 8); /* the two folded div_ calls are not counted */
     opp_model_free(m);
 }
 END_TEST
@@ -254,6 +312,7 @@ Suite *suite_summary(void)
     TCase *tc = tcase_create("summary");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loop_of_steps);
+    tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, gpu_after_merge);
     tcase_add_test(tc, late_gpu_records_find_their_calls);
     tcase_add_test(tc, bounded_nodes);
