@@ -432,8 +432,8 @@ static void warn_about(const struct opp_model *m)
  * call: a full trace is added up as it is read (analysis/summarize.h, the
  * collector's summary mode) into a summary in a temporary file, which is
  * what is loaded. Memory is then bounded by the call paths. Chosen for
- * large traces where the output is the loaded one's (the text table and
- * tree, CSV); JSON lists threads and GPU statistics a summary has not. */
+ * large traces where the output is the loaded one's: not the table's JSON,
+ * which lists threads and GPU statistics a summary has not. */
 
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL. */
@@ -477,7 +477,7 @@ static int stream_chosen(const struct report_args *ra)
         fprintf(stderr, PREFIX "--stream goes with the table, --tree and --by-rank, not %s\n", why);
         return -1;
     }
-    if (ra->stream || ra->no_stream || why || ra->format == FMT_JSON)
+    if (ra->stream || ra->no_stream || why || (ra->format == FMT_JSON && !ra->view))
         return ra->stream;
     const char *env = getenv("OPPROF_STREAM_MIB");
     char *end;

@@ -178,20 +178,21 @@ START_TEST(streamed_report_same_as_loaded)
     ck_assert_int_eq(tu_call(cmd_report, rss, dir, &o2, &e2), 0);
     ck_assert_str_eq(o2, o);
     free(o), free(e), free(o2), free(e2), free(sum);
-    /* chosen by size (OPPROF_STREAM_MIB, here 0) for the table and the
-     * tree, said on stderr; not for JSON; --no-stream loads */
+    /* chosen by size (OPPROF_STREAM_MIB, here 0) for the table, the tree
+     * and --by-rank (JSON too), said on stderr; not for the table's JSON;
+     * --no-stream loads */
     setenv("OPPROF_STREAM_MIB", "0", 1);
-    const char *auto_views[][2] = {{NULL}, {"--tree"}, {"-f", "json"}};
+    const char *auto_views[][3] = {{NULL}, {"--tree"}, {"--by-rank", "-f", "json"}, {"-f", "json"}};
     for (size_t v = 0; v < sizeof auto_views / sizeof *auto_views; v++) {
         char *a[8] = {"report", trace}, *b[8] = {"report", trace, "--no-stream"};
-        for (int k = 0; k < 2 && auto_views[v][k]; k++)
+        for (int k = 0; k < 3 && auto_views[v][k]; k++)
             a[2 + k] = b[3 + k] = (char *)auto_views[v][k];
         char *oa, *ob, *ea, *eb;
         ck_assert_int_eq(tu_call(cmd_report, a, dir, &oa, &ea), 0);
         ck_assert_int_eq(tu_call(cmd_report, b, dir, &ob, &eb), 0);
         ck_assert_str_eq(oa, ob);
         ck_assert_str_eq(eb, "");
-        ck_assert_str_eq(ea, v < 2 ? "opprof report: 0 MiB of trace: calls added up as they are "
+        ck_assert_str_eq(ea, v < 3 ? "opprof report: 0 MiB of trace: calls added up as they are "
                                      "read (--no-stream loads each)\n"
                                    : "");
         free(oa), free(ob), free(ea), free(eb);
