@@ -68,6 +68,7 @@ struct bmap {
     uint32_t *heads;
     uint32_t cap;  /* a power of two */
     uint32_t next; /* the slot the next entry takes (the oldest when full) */
+    uint32_t used; /* entries in it */
 };
 
 struct opp_sum {
@@ -109,6 +110,7 @@ static int bmap_alloc(struct bmap *m, uint32_t cap)
     memset(m->heads, 0xff, cap * sizeof *m->heads);
     m->cap = cap;
     m->next = 0;
+    m->used = 0;
     return 0;
 }
 
@@ -135,17 +137,20 @@ static void bmap_unlink(struct bmap *m, uint32_t i)
         p = &m->e[*p].hnext;
     *p = m->e[i].hnext;
     m->e[i].used = 0;
+    m->used--;
 }
 
 static void unref(struct opp_sum *s, uint32_t id);
 static struct sproc *find_proc(struct opp_sum *s, uint32_t proc);
 
-/* Twice the room, the entries kept oldest first (the ring goes on after
- * them). 0 or -1 (out of memory: the map is as it was). */
-static int bmap_grow(struct bmap *m)
+/* The entries packed oldest first into cap slots (the ring goes on after
+ * them): the same room when at most half is used (the rest were holes
+ * left by deletions), else twice. 0 or -1 (out of memory: the map is as
+ * it was). */
+static int bmap_repack(struct bmap *m)
 {
     struct bmap g;
-    if (bmap_alloc(&g, m->cap * 2))
+    if (bmap_alloc(&g, m->used <= m->cap / 2 ? m->cap : m->cap * 2))
         return -1;
     for (uint32_t k = 0; k < m->cap; k++) {
         const struct ment *o = &m->e[(m->next + k) & (m->cap - 1)];
@@ -154,27 +159,24 @@ static int bmap_grow(struct bmap *m)
         uint32_t h = mix(o->a, o->b) & (g.cap - 1);
         g.e[g.next] = (struct ment){o->a, o->b, o->v, g.heads[h], 1};
         g.heads[h] = g.next++;
+        g.used++;
     }
     bmap_free(m);
     *m = g;
     return 0;
 }
 
-/* Whether the map's oldest entry is still needed, so the map grows rather
- * than lose it: a CPU block still allocated (its free needs its size); a
- * correlation id none of whose process's GPU records has been reached yet
- * (CUPTI hands buffers over late, when full or asked; work queued deep on a
- * GPU ends later). */
+/* Whether the map's oldest entry is still needed, so the map is repacked
+ * (or grows) rather than lose it: a CPU block still allocated in a process
+ * still running (its free needs its size); a correlation id none of whose
+ * process's GPU records has been reached yet (CUPTI hands buffers over
+ * late, when full or asked; work queued deep on a GPU ends later). */
 static int still_needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
 {
-    if (!e->used || m->cap >= MAP_CAP_MAX)
-        return 0;
-    if (m == &s->cpu)
-        return 1;
-    if (m != &s->corr)
+    if (!e->used || m->cap >= MAP_CAP_MAX || (m != &s->cpu && m != &s->corr))
         return 0;
     struct sproc *p = find_proc(s, (uint32_t)e->a);
-    return p && e->b > p->gpu_corr_max;
+    return p && (m == &s->cpu || e->b > p->gpu_corr_max);
 }
 
 /* Insert or replace; an evicted or replaced value that is a node id is
@@ -191,7 +193,7 @@ static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, 
         return;
     }
     if (still_needed(s, m, &m->e[m->next]))
-        bmap_grow(m); /* out of memory: the oldest goes */
+        bmap_repack(m); /* out of memory: the oldest goes */
     uint32_t i = m->next;
     m->next = (m->next + 1) & (m->cap - 1);
     if (m->e[i].used) {
@@ -202,6 +204,7 @@ static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, 
     uint32_t h = mix(a, b) & (m->cap - 1);
     m->e[i] = (struct ment){a, b, v, m->heads[h], 1};
     m->heads[h] = i;
+    m->used++;
 }
 
 static void bmap_del(struct opp_sum *s, struct bmap *m, struct ment *e, int nodes)
@@ -660,7 +663,9 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
         return -ENOMEM;
     /* a child folded into this call: its self time is this call's */
     uint64_t name = torch_name(kind, fn, key, nargs);
-    uint32_t fold = !range && name && t->hold[d] ? folded_child(s, p, t->hold[d], name) : NONE;
+    uint32_t fold = !range && name && t->hold[d] && d + 1 < OPP_SUM_DEPTH_MAX - 1
+                        ? folded_child(s, p, t->hold[d], name)
+                        : NONE; /* not where depths were clamped: siblings there */
     if (fold)
         children = children > s->n[fold].self ? children - s->n[fold].self : 0;
 
@@ -1001,4 +1006,5 @@ void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out)
     out->nodes = s->live;
     out->dropped = s->dropped;
     out->unattached = s->unattached;
+    out->map_slots = (uint64_t)s->corr.cap + s->ext.cap + s->extc.cap + s->addr.cap + s->cpu.cap;
 }

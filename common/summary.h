@@ -69,6 +69,7 @@ struct opp_sum_stats {
     uint64_t nodes;      /* live nodes now */
     uint64_t dropped;    /* calls on new call paths past max_nodes */
     uint64_t unattached; /* GPU records whose correlation id matched no call */
+    uint64_t map_slots;  /* entries the maps of ids and blocks have room for */
 };
 void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out);
 

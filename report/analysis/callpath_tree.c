@@ -102,7 +102,17 @@ void opp_calltree_free(struct opp_calltree *ct)
     ct->n = 0;
 }
 
-int opp_calltree_order(const struct opp_calltree *ct, struct opp_ct_order *o)
+/* Whether node a comes before node b among siblings. */
+static int ahead(const struct opp_model *m, const struct opp_calltree *ct, uint32_t a, uint32_t b)
+{
+    const struct opp_ct_node *x = &ct->nodes[a], *y = &ct->nodes[b];
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns;
+    return strcmp(opp_model_str(m, x->name), opp_model_str(m, y->name)) <= 0;
+}
+
+int opp_calltree_order(const struct opp_model *m, const struct opp_calltree *ct,
+                       struct opp_ct_order *o)
 {
     size_t n = ct->n ? ct->n : 1;
     *o = (struct opp_ct_order){.first = malloc(n * sizeof *o->first),
@@ -118,7 +128,7 @@ int opp_calltree_order(const struct opp_calltree *ct, struct opp_ct_order *o)
     }
     for (size_t i = 0; i < ct->n; i++) { /* parents come first */
         uint32_t *at = ct->nodes[i].parent == OPP_CT_ROOT ? &o->roots : &o->first[ct->nodes[i].parent];
-        while (*at != OPP_CT_ROOT && ct->nodes[*at].total_ns >= ct->nodes[i].total_ns)
+        while (*at != OPP_CT_ROOT && ahead(m, ct, *at, (uint32_t)i))
             at = &o->next[*at];
         o->next[i] = *at;
         *at = (uint32_t)i;

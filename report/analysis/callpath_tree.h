@@ -33,7 +33,8 @@ int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
                        struct opp_calltree *ct);
 void opp_calltree_free(struct opp_calltree *ct);
 
-/* Each node's children, by CPU total descending (ties: first seen), as
+/* Each node's children, by CPU total descending (ties: by name, so that
+ * a trace and its summary order them alike; then first seen), as
  * lists: first[i] is node i's first child, next[c] the child after c,
  * OPP_CT_ROOT ending a list; roots the first root call; grand the roots'
  * CPU total. */
@@ -43,7 +44,8 @@ struct opp_ct_order {
     uint64_t grand;
 };
 /* 0, or -ENOMEM. */
-int opp_calltree_order(const struct opp_calltree *ct, struct opp_ct_order *o);
+int opp_calltree_order(const struct opp_model *m, const struct opp_calltree *ct,
+                       struct opp_ct_order *o);
 void opp_calltree_order_free(struct opp_ct_order *o);
 
 /* "a;b;c" for node i, outermost first, each frame's ';', space and tab as

@@ -175,6 +175,8 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
     struct opp_sum_stats st;
     opp_sum_stats(z.sum, &st);
     res->calls = st.calls;
+    res->dropped = st.dropped;
+    res->complete = sum.complete;
     if (rc == 0 && !z.failed)
         check(&z, opp_tw_end(&z.w, st.calls, dropped + st.dropped, (uint32_t)z.nprocs));
     int wrc = opp_tw_close(&z.w);
@@ -185,6 +187,7 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
         return 0;
     }
     unlink(out);
+    res->out_failed = rc == 0;
     if (rc == 0)
         snprintf(err, errlen, "writing %s failed: %s", out,
                  strerror(z.failed ? z.failed : wrc ? -wrc : errno));

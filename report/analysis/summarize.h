@@ -11,6 +11,9 @@
 
 struct opp_summarized {
     uint64_t calls;    /* calls added up */
+    uint64_t dropped;  /* calls on new call paths past max_nodes */
+    int complete;      /* the trace had its end marker */
+    int out_failed;    /* on failure: out could not be written (not the trace's fault) */
     char warning[512]; /* the trace's own warning (cut short...), or "" */
 };
 

@@ -232,7 +232,7 @@ static int section_tree(FILE *out, const struct opp_model *m)
     if (opp_calltree_build(m, &all, &ct))
         return -1;
     struct tree_out t = {.out = out, .m = m, .ct = &ct};
-    if (opp_calltree_order(&ct, &t.ord)) {
+    if (opp_calltree_order(m, &ct, &t.ord)) {
         opp_calltree_free(&ct);
         return -1;
     }

@@ -276,8 +276,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         OPP_OPT_FLAG(0, "stream", &ra->stream,
                      "add calls up by call path as they are read, in memory\n"
                      "bounded by the call paths, not the calls (the table,\n"
-                     "--tree, --by-rank; chosen for a table or tree of traces\n"
-                     "of OPPROF_STREAM_MIB (32) MiB or more)"),
+                     "--tree, --by-rank; chosen for those of traces of\n"
+                     "OPPROF_STREAM_MIB (32) MiB or more)"),
         OPP_OPT_FLAG(0, "no-stream", &ra->no_stream,
                      "load every call, however large the traces"),
         VIEW_OPT("gpu", VIEW_GPU,
@@ -489,7 +489,7 @@ static int stream_chosen(const struct report_args *ra)
     for (size_t i = 0; i < ra->ntraces; i++)
         if (stat(ra->traces[i], &st) == 0)
             bytes += (unsigned long long)st.st_size;
-    if (bytes < at << 20)
+    if (at > (1ull << 40) || bytes < at << 20)
         return 0;
     fprintf(stderr,
             PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
@@ -498,13 +498,20 @@ static int stream_chosen(const struct report_args *ra)
 }
 
 /* The traces summarised into temporary files (a summary trace already is
- * taken as it is), loaded; the files are gone once loaded. */
-static struct opp_model *load_streamed(const struct report_args *ra, char *err, size_t errlen)
+ * taken as it is), loaded; the files are gone once loaded. The traces'
+ * own warnings (cut short...) are the model's. When streaming was chosen
+ * by size and cannot give the loaded report (no room for the temporary
+ * file, calls past the bound on call paths), *load is set (said on
+ * stderr) and NULL returned: every call is loaded instead. */
+static struct opp_model *load_streamed(const struct report_args *ra, int *load, char *err,
+                                       size_t errlen)
 {
     const char *dir = getenv("TMPDIR");
     char **tmp = calloc(ra->ntraces, sizeof *tmp);
     const char **paths = calloc(ra->ntraces, sizeof *paths);
     struct opp_model *m = NULL;
+    char warning[sizeof m->sum.warning] = "";
+    int complete = 1;
     size_t i;
     if (!tmp || !paths) {
         snprintf(err, errlen, "out of memory");
@@ -519,6 +526,14 @@ static struct opp_model *load_streamed(const struct report_args *ra, char *err, 
         }
         snprintf(tmp[i], n, "%s/opprof-report-XXXXXX", dir && *dir ? dir : "/tmp");
         int fd = mkstemp(tmp[i]);
+        if (fd < 0 && !ra->stream) {
+            fprintf(stderr, PREFIX "cannot make a temporary file in %s (%s): loading every call\n",
+                    dir && *dir ? dir : "/tmp", strerror(errno));
+            *load = 1;
+            free(tmp[i]);
+            tmp[i] = NULL;
+            goto out;
+        }
         if (fd < 0) {
             snprintf(err, errlen, "cannot make a temporary file in %s: %s (set TMPDIR, or "
                                   "--no-stream)", dir && *dir ? dir : "/tmp", strerror(errno));
@@ -530,16 +545,35 @@ static struct opp_model *load_streamed(const struct report_args *ra, char *err, 
         struct opp_summarized res;
         char why[480];
         paths[i] = tmp[i];
-        if (opp_summarize(ra->traces[i], tmp[i], 1u << 20, &res, why, sizeof why) == 0)
+        if (opp_summarize(ra->traces[i], tmp[i], 1u << 20, &res, why, sizeof why) == 0) {
+            if (res.dropped && !ra->stream) {
+                fprintf(stderr, PREFIX "%s has more than 2^20 call paths: loading every call\n",
+                        ra->traces[i]);
+                *load = 1;
+                goto out;
+            }
+            if (res.warning[0] && !warning[0])
+                snprintf(warning, sizeof warning, "%s", res.warning);
+            complete &= res.complete;
             continue;
+        }
         if (strstr(why, "is a summary trace already")) {
             paths[i] = ra->traces[i];
             continue;
+        }
+        if (res.out_failed && !ra->stream) {
+            fprintf(stderr, PREFIX "%s: loading every call\n", why);
+            *load = 1;
+            goto out;
         }
         snprintf(err, errlen, "%s", why);
         goto out;
     }
     m = opp_model_load_many(paths, ra->ntraces, err, errlen);
+    if (m && warning[0] && !m->sum.warning[0])
+        snprintf(m->sum.warning, sizeof m->sum.warning, "%s", warning);
+    if (m && !complete)
+        m->sum.complete = 0;
 out:
     for (i = 0; tmp && i < ra->ntraces; i++)
         if (tmp[i]) {
@@ -560,8 +594,10 @@ static int report(struct report_args *rap)
     int stream = stream_chosen(&ra);
     if (stream < 0)
         return 2;
-    struct opp_model *m = stream ? load_streamed(&ra, err, sizeof err)
-                                 : opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
+    int load = 0;
+    struct opp_model *m = stream ? load_streamed(&ra, &load, err, sizeof err) : NULL;
+    if (!stream || load)
+        m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;

@@ -72,7 +72,7 @@ int opp_out_tree(FILE *f, const struct opp_model *m, const struct opp_calltree *
                  const struct opp_tree_opts *o)
 {
     struct tv v = {.m = m, .ct = ct, .o = o, .f = f};
-    if (opp_calltree_order(ct, &v.ord))
+    if (opp_calltree_order(m, ct, &v.ord))
         return -ENOMEM;
     for (size_t i = 0; i < ct->n; i++)
         if (ct->nodes[i].cuda_total_ns)

@@ -197,6 +197,36 @@ START_TEST(streamed_report_same_as_loaded)
                                    : "");
         free(oa), free(ob), free(ea), free(eb);
     }
+    /* a trace cut short: the same rows and its warning; no room for the
+     * temporary file: every call loaded, said (asked for: refused) */
+    char *cut = tu_path(dir, "cut.trace"), cmd2[9000];
+    snprintf(cmd2, sizeof cmd2, "head -c $(($(stat -c %%s %s) - 100)) %s > %s", trace, trace, cut);
+    char *sh2[] = {"/bin/sh", "-c", cmd2, NULL};
+    ck_assert_int_eq(tu_code(tu_run(sh2, NULL, NULL, NULL)), 0);
+    char *ca[] = {"report", cut, NULL}, *cb[] = {"report", cut, "--no-stream", NULL};
+    char *oa, *ob, *ea, *eb;
+    ck_assert_int_eq(tu_call(cmd_report, ca, dir, &oa, &ea), 0);
+    ck_assert_int_eq(tu_call(cmd_report, cb, dir, &ob, &eb), 0);
+    ck_assert_str_eq(oa, ob);
+    ck_assert_ptr_nonnull(strstr(eb, "opprof report: warning: trace cut at byte "));
+    ck_assert_ptr_nonnull(strstr(ea, eb));
+    free(oa), free(ob), free(ea), free(eb);
+    setenv("TMPDIR", "/nonexistent-opprof-test", 1);
+    ck_assert_int_eq(tu_call(cmd_report, (char *[]){"report", trace, NULL}, dir, &oa, &ea), 0);
+    ck_assert_int_eq(tu_call(cmd_report, (char *[]){"report", trace, "--no-stream", NULL}, dir,
+                             &ob, &eb),
+                     0);
+    ck_assert_str_eq(oa, ob);
+    ck_assert_str_eq(ea, "opprof report: 0 MiB of trace: calls added up as they are read "
+                         "(--no-stream loads each)\nopprof report: cannot make a temporary file "
+                         "in /nonexistent-opprof-test (No such file or directory): loading every "
+                         "call\n");
+    free(oa), free(ob), free(ea), free(eb);
+    ck_assert_int_eq(
+        tu_call(cmd_report, (char *[]){"report", trace, "--stream", NULL}, dir, &oa, &ea), 1);
+    ck_assert_ptr_nonnull(strstr(ea, "cannot make a temporary file in /nonexistent-opprof-test"));
+    free(oa), free(ea), free(cut);
+    unsetenv("TMPDIR");
     unsetenv("OPPROF_STREAM_MIB");
     char *both[] = {"report", trace, "--stream", "--no-stream", NULL};
     ck_assert_int_eq(tu_call(cmd_report, both, dir, &o, &e), 2);

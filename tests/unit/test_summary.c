@@ -10,6 +10,7 @@
 #include "analysis/model.h"
 #include "summary.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 #include "tracebuild.h"
 
 enum { F_STEP, F_CONV, F_GEMM, F_LAUNCH, F_DIV, F_ADD, F_MEM, NF };
@@ -179,6 +180,69 @@ START_TEST(torch_fold_and_cpu_memory)
 }
 END_TEST
 
+/* One block allocated first and freed last, 600,000 short-lived blocks in
+ * between (the live-block map's ring of 2^18 wraps 4 times over one live
+ * entry and many holes): the last free still takes its size, and the map
+ * is repacked in place rather than doubled at each wrap (to 2^20). */
+START_TEST(cpu_blocks_map_stays_small)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    struct tb b;
+    begin(&b, s);
+    uint64_t a[3] = {OPP_MEM_ALLOC, 0x10, 4096};
+    ck_assert_int_eq(opp_sum_call(s, 1, 7, F_MEM, 1, 1, 1, 3, a, 0), 0);
+    int rc = 0; /* checked once: an assertion per call costs a message each */
+    for (uint64_t k = 0; k < 600000; k++) {
+        uint64_t at = 10 + 4 * k, al[3] = {OPP_MEM_ALLOC, 0x100000 + k * 64, 64},
+                 fr[3] = {OPP_MEM_FREE, 0x100000 + k * 64, 0};
+        rc |= opp_sum_call(s, 1, 7, F_MEM, 1, at, at, 3, al, 0);
+        rc |= opp_sum_call(s, 1, 7, F_MEM, 1, at + 1, at + 1, 3, fr, 0);
+    }
+    ck_assert_int_eq(rc, 0);
+    uint64_t f[3] = {OPP_MEM_FREE, 0x10, 0};
+    ck_assert_int_eq(opp_sum_call(s, 1, 7, F_MEM, 1, 9000000, 9000000, 3, f, 0), 0);
+    ck_assert_int_eq(opp_sum_call(s, 1, 7, F_STEP, 0, 0, 9000001, 0, NULL, 0), 0);
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.map_slots, 5u << 18); /* each map as it began */
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    const struct opp_thread *t = &m->threads[0];
+    size_t i;
+    node(m, "step", "", &i);
+    ck_assert_int_eq(t->cpumem[i].self, 0); /* every block allocated was freed */
+    ck_assert_int_eq(t->cpumem[i].total, 0);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Siblings with equal CPU totals (sgemm_ and conv under step, sgemm_ seen
+ * first): the tree orders them by name, loaded or summarised alike. */
+START_TEST(tree_ties_by_name)
+{
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
+               .argv = {"train"});
+    tb_put_funcs(&b, FUNCS, NF);
+    tb_thread(&b, 7, "main");
+    tb_events(&b, TB_CALL(F_GEMM, 10, 20, 1, 8, 8, 8, 0), TB_CALL(F_CONV, 30, 40, 1),
+              TB_CALL(F_STEP, 0, 50, 0));
+    tb_end(&b);
+    char *a[] = {"report", path, "--tree", "--no-stream", NULL};
+    char *c[] = {"report", path, "--tree", "--stream", NULL};
+    char *oa, *ea, *oc, *ec;
+    ck_assert_int_eq(tu_call(cmd_report, a, dir, &oa, &ea), 0);
+    ck_assert_int_eq(tu_call(cmd_report, c, dir, &oc, &ec), 0);
+    ck_assert_str_eq(oc, oa);
+    char *conv = strstr(oa, "  conv "), *gemm = strstr(oa, "  sgemm_ ");
+    ck_assert_ptr_nonnull(conv);
+    ck_assert_ptr_nonnull(gemm);
+    ck_assert(conv < gemm);
+    free(oa), free(ea), free(oc), free(ec);
+}
+END_TEST
+
 /* A kernel whose launch joined its parent's node after it arrived (the
  * node it was filed under merged away): the work still lands on the merged
  * node, and on its parents' CUDA totals. */
@@ -286,7 +350,7 @@ START_TEST(damaged_chunk)
     struct opp_sum *s = opp_sum_new(10);
     struct tb b;
     begin(&b, s);
-    uint8_t p[16 + 64] = {0};
+    uint8_t p[16 + 72] = {0}; /* one whole node (version 7) */
     uint32_t v[4] = {1, 1, 1, 0};
     memcpy(p, v, 16);
     uint32_t n[4] = {5 /* parent after itself */, 0, F_STEP, 0};
@@ -313,6 +377,8 @@ Suite *suite_summary(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loop_of_steps);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
+    tcase_add_test(tc, cpu_blocks_map_stays_small);
+    tcase_add_test(tc, tree_ties_by_name);
     tcase_add_test(tc, gpu_after_merge);
     tcase_add_test(tc, late_gpu_records_find_their_calls);
     tcase_add_test(tc, bounded_nodes);
