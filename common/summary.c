@@ -180,8 +180,8 @@ static int still_needed(struct opp_sum *s, const struct bmap *m, const struct me
 }
 
 /* Insert or replace; an evicted or replaced value that is a node id is
- * released when nodes is set. The map grows rather than lose an entry
- * still needed. */
+ * released when nodes is set. The map is repacked (or grows) rather than
+ * lose an entry still needed. */
 static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v,
                      int nodes)
 {
