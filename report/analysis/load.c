@@ -48,8 +48,14 @@ static int gpu_finish(struct opp_loader *ld)
     for (size_t i = 0; i < ld->m->nthreads; i++) {
         struct opp_thread *t = &ld->m->threads[i];
         struct fold_ctx x = {ld->m, t};
-        if (!t->stat && opp_tree_fold(t->events, &t->nevents, same_torch_op, memory_event, &x))
+        if (t->stat)
+            continue;
+        if (opp_tree_fold(t->events, &t->nevents, same_torch_op, memory_event, &x))
             return -1;
+        /* the calls the process died inside, folded ones not counted (as a
+         * summary of the trace counts them) */
+        for (size_t k = 0; k < t->nevents; k++)
+            ld->m->open_events += (t->events[k].flags & OPP_EV_OPEN) != 0;
     }
     if (opp_loader_cpu_memory(ld->m))
         return -1;
@@ -74,7 +80,6 @@ static void close_open_events(struct opp_model *m)
             struct opp_event *e = &t->events[k];
             if (!(e->flags & OPP_EV_OPEN))
                 continue;
-            m->open_events++;
             e->end_ns = last > e->begin_ns ? last : e->begin_ns;
         }
     }

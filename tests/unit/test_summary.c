@@ -243,6 +243,29 @@ START_TEST(tree_ties_by_name)
 }
 END_TEST
 
+/* A process killed inside aten::div_ inside aten::div_: torch folds the
+ * inner one, so one call was running, loaded or summarised. */
+START_TEST(open_calls_after_fold)
+{
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
+               .argv = {"train"});
+    tb_put_funcs(&b, FUNCS, NF);
+    tb_thread(&b, 7, "main");
+    tb_events(&b, TB_CALL(F_ADD, 20, 30, 2), TB_OPEN(F_DIV, 10, 40, 1), TB_OPEN(F_DIV, 0, 40, 0));
+    tb_end(&b);
+    char *a[] = {"report", path, "--no-stream", NULL}, *c[] = {"report", path, "--stream", NULL};
+    char *oa, *ea, *oc, *ec;
+    ck_assert_int_eq(tu_call(cmd_report, a, dir, &oa, &ea), 0);
+    ck_assert_int_eq(tu_call(cmd_report, c, dir, &oc, &ec), 0);
+    ck_assert_str_eq(oc, oa);
+    ck_assert_str_eq(ec, ea);
+    ck_assert_ptr_nonnull(strstr(ea, "warning: 1 calls were still running"));
+    free(oa), free(ea), free(oc), free(ec);
+}
+END_TEST
+
 /* A kernel whose launch joined its parent's node after it arrived (the
  * node it was filed under merged away): the work still lands on the merged
  * node, and on its parents' CUDA totals. */
@@ -379,6 +402,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, cpu_blocks_map_stays_small);
     tcase_add_test(tc, tree_ties_by_name);
+    tcase_add_test(tc, open_calls_after_fold);
     tcase_add_test(tc, gpu_after_merge);
     tcase_add_test(tc, late_gpu_records_find_their_calls);
     tcase_add_test(tc, bounded_nodes);
