@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "summary.h"
 
 static void usage(FILE *f)
 {
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
     struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
     const char *pe = getenv("OPPROF_PAUSED"); /* as the preloads it serves see it */
     o.paused = pe && !strcmp(pe, "1");
-    o.max_nodes = 1u << 20;
+    o.max_nodes = OPP_SUM_NODES_DEFAULT;
     const char *mode = getenv("OPPROF_MODE"); /* likewise */
     if (mode && *mode && opp_collector_mode(mode, &o.summary)) {
         fprintf(stderr, "opprof-collector: OPPROF_MODE=%s is not a mode (full, summary); "

@@ -79,7 +79,8 @@ enum {
     OPP_GF_Y_COUNT
 };
 
-/* MEMORY: op 1 allocation, 2 release; mem kind as above. */
+/* MEMORY: op 1 allocation, 2 release (the values of OPP_MEM_ALLOC and
+ * OPP_MEM_FREE); mem kind as above. */
 enum {
     OPP_GF_M_OP = OPP_GF_COMMON,
     OPP_GF_M_MEM_KIND, OPP_GF_M_ADDRESS, OPP_GF_M_BYTES, OPP_GF_M_ASYNC,

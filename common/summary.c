@@ -548,11 +548,33 @@ int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t wind
     return 0;
 }
 
-/* ---- CPU memory and torch's folding ---- */
+/* ---- memory blocks, CPU memory and torch's folding ---- */
 
-/* A MEMORY call's bytes (*out: + allocated, - freed; a free without a size
- * takes its allocation's, found by address in its process; 0 for anything
- * else), as the report gives a full trace's (cpu_memory.c). 0 or -ENOMEM. */
+/* An allocation (op OPP_MEM_ALLOC) or free (OPP_MEM_FREE) of the block at
+ * addr, in m's map of the live blocks of each process: + bytes allocated,
+ * - bytes freed (a free without a size takes its allocation's), 0 for any
+ * other op. CPU and device memory alike. */
+static int64_t block_bytes(struct opp_sum *s, struct bmap *m, uint32_t proc, uint64_t op,
+                           uint64_t addr, uint64_t size)
+{
+    int64_t b = size > INT64_MAX ? INT64_MAX : (int64_t)size;
+    if (op == OPP_MEM_ALLOC) {
+        bmap_put(s, m, proc, addr, (uint64_t)b, 0);
+        return b;
+    }
+    if (op != OPP_MEM_FREE)
+        return 0;
+    struct ment *e = bmap_find(m, proc, addr);
+    if (e) {
+        if (!b)
+            b = (int64_t)e->v;
+        bmap_del(s, m, e, 0);
+    }
+    return -b;
+}
+
+/* A MEMORY call's bytes (*out, as block_bytes; 0 for anything else), as
+ * the report gives a full trace's (cpu_memory.c). 0 or -ENOMEM. */
 static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint64_t *args,
                      uint32_t nargs, int64_t *out)
 {
@@ -562,20 +584,8 @@ static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint
         return 0;
     if (!s->cpu.cap && bmap_init(&s->cpu))
         return -ENOMEM;
-    uint64_t op = a[OPP_COL_MEM_OP], addr = a[OPP_COL_MEM_ADDRESS];
-    int64_t b = a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)a[OPP_COL_MEM_BYTES];
-    if (op == OPP_MEM_ALLOC) {
-        bmap_put(s, &s->cpu, proc, addr, (uint64_t)b, 0);
-        *out = b;
-    } else if (op == OPP_MEM_FREE) {
-        struct ment *e = bmap_find(&s->cpu, proc, addr);
-        if (e) {
-            if (!b)
-                b = (int64_t)e->v;
-            bmap_del(s, &s->cpu, e, 0);
-        }
-        *out = -b;
-    }
+    *out = block_bytes(s, &s->cpu, proc, a[OPP_COL_MEM_OP], a[OPP_COL_MEM_ADDRESS],
+                       a[OPP_COL_MEM_BYTES]);
     return 0;
 }
 
@@ -808,21 +818,8 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
         return 1;
     case OPP_GPU_MEMORY: {
         uint32_t id = gpu_node(s, proc, f[OPP_GF_CORRELATION]);
-        uint64_t op = f[OPP_GF_M_OP], addr = f[OPP_GF_M_ADDRESS];
-        int64_t bytes = f[OPP_GF_M_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)f[OPP_GF_M_BYTES];
-        struct ment *e = bmap_find(&s->addr, proc, addr);
-        if (op == 2) { /* a free: without a size, the allocation's */
-            if (e) {
-                if (!bytes)
-                    bytes = (int64_t)e->v;
-                bmap_del(s, &s->addr, e, 0);
-            }
-            bytes = -bytes;
-        } else if (op == 1) {
-            bmap_put(s, &s->addr, proc, addr, (uint64_t)bytes, 0);
-        } else {
-            bytes = 0;
-        }
+        int64_t bytes = block_bytes(s, &s->addr, proc, f[OPP_GF_M_OP], f[OPP_GF_M_ADDRESS],
+                                    f[OPP_GF_M_BYTES]);
         if (id)
             s->n[id].self_mem = opp_add_sat(s->n[id].self_mem, bytes);
         return 1;

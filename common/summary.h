@@ -24,6 +24,7 @@
 #include "gpu.h"
 
 #define OPP_SUM_DEPTH_MAX 64u /* deeper calls count as this depth */
+#define OPP_SUM_NODES_DEFAULT (1u << 20) /* call paths kept unless told otherwise */
 
 struct opp_sum;
 struct opp_tw;

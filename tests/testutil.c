@@ -276,6 +276,40 @@ int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, c
     return rc;
 }
 
+char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *dir, char **out,
+                     char **ea, char **eb)
+{
+    char *oa, *ob, *xa, *xb, *why = NULL;
+    int ra = tu_call(fn, a, dir, &oa, &xa), rb = tu_call(fn, b, dir, &ob, &xb);
+    if (ra || rb) {
+        if (asprintf(&why, "returned %d and %d; stderr:\n%s---\n%s", ra, rb, xa ? xa : "",
+                     xb ? xb : "") < 0)
+            why = NULL;
+    } else if (strcmp(oa, ob)) {
+        size_t at = 0; /* the first line that differs, not pages of text */
+        for (size_t i = 0; oa[i] && oa[i] == ob[i]; i++)
+            if (oa[i] == '\n')
+                at = i + 1;
+        if (asprintf(&why, "outputs part at byte %zu:\n%.300s\n---\n%.300s", at, oa + at,
+                     ob + at) < 0)
+            why = NULL;
+    }
+    if (out)
+        *out = oa;
+    else
+        free(oa);
+    free(ob);
+    if (ea)
+        *ea = xa;
+    else
+        free(xa);
+    if (eb)
+        *eb = xb;
+    else
+        free(xb);
+    return why;
+}
+
 #include "proto.h"
 #include "util.h"
 

@@ -77,6 +77,12 @@ char **tu_preload_env_list(struct tu_env *e, const char *trace, const char *cons
  * *out and *err are malloc'd strings. Returns fn's result, or -1000 when
  * the capture itself failed. */
 int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, char **err);
+/* fn called with argv a, then with argv b (tu_call): NULL when both
+ * returned 0 and wrote the same stdout, else why not (malloc'd: what they
+ * returned, or the first line where their outputs part). a's stdout into
+ * *out and the two stderr into *ea and *eb (malloc'd) where not NULL. */
+char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *dir, char **out,
+                     char **ea, char **eb);
 
 /* What `call` wrote to the memory stream f it is given, as a malloc'd string
  * in out; call must return 0. For Check tests (needs check.h, stdio.h). */

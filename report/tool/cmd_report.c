@@ -12,6 +12,7 @@
 
 #include "analysis/step_times.h"
 #include "analysis/summarize.h"
+#include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/report.h"
@@ -545,7 +546,8 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load, 
         struct opp_summarized res;
         char why[480];
         paths[i] = tmp[i];
-        if (opp_summarize(ra->traces[i], tmp[i], 1u << 20, &res, why, sizeof why) == 0) {
+        if (opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, &res, why, sizeof why) ==
+            0) {
             if (res.dropped && !ra->stream) {
                 fprintf(stderr, PREFIX "%s has more than 2^20 call paths: loading every call\n",
                         ra->traces[i]);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis/summarize.h"
+#include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 
@@ -37,7 +38,7 @@ static int opt_max_nodes(const struct opp_option *o, const char *arg)
 int cmd_summarize(int argc, char **argv)
 {
     const char *out = NULL;
-    unsigned long max_nodes = 1u << 20;
+    unsigned long max_nodes = OPP_SUM_NODES_DEFAULT;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "OUT", "the summary trace to write (not TRACE itself)"),
         OPP_OPT_CALLBACK(0, "max-nodes", &max_nodes, "N",
