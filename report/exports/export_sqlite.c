@@ -78,6 +78,8 @@ static sqlite3_stmt *prepare(struct db *d, const char *sql)
     return s;
 }
 
+#define COLS_MAX 32 /* columns of the widest table and more */
+
 /* One value to bind: 'i' int64 (uint64 as int64), 'n' NULL, 't' text
  * (static or alive until the rows are written). */
 struct val {
@@ -88,7 +90,7 @@ struct val {
     };
 };
 
-/* Read n values of the kinds in types: 'i' int64, 'u' uint64 (as int64),
+/* The values of the kinds in types (at most COLS_MAX): 'i' int64, 'u' uint64 (as int64),
  * 'z' uint64 with 0 as NULL (an id that is not there), 't' text (NULL: SQL
  * NULL). */
 static void vals(struct val *v, const char *types, va_list ap)
@@ -117,11 +119,11 @@ static void vals(struct val *v, const char *types, va_list ap)
     }
 }
 
-/* Bind n values from parameter first + 1 on. */
-static void bind(sqlite3_stmt *s, int first, const struct val *v, int n)
+/* Bind n values to parameters 1 to n. */
+static void bind(sqlite3_stmt *s, const struct val *v, int n)
 {
     for (int i = 0; i < n; i++) {
-        int k = first + i + 1;
+        int k = i + 1;
         if (v[i].type == 'i')
             sqlite3_bind_int64(s, k, v[i].i);
         else if (v[i].type == 't')
@@ -141,14 +143,14 @@ static void step(struct db *d, sqlite3_stmt *s)
 /* One row now, through s (INSERT with one ? per type). */
 static void row(struct db *d, sqlite3_stmt *s, const char *types, ...)
 {
-    struct val v[32];
+    struct val v[COLS_MAX];
     if (d->failed)
         return;
     va_list ap;
     va_start(ap, types);
     vals(v, types, ap);
     va_end(ap);
-    bind(s, 0, v, (int)strlen(types));
+    bind(s, v, (int)strlen(types));
     step(d, s);
 }
 
@@ -160,12 +162,12 @@ static void row(struct db *d, sqlite3_stmt *s, const char *types, ...)
 struct inserter {
     sqlite3_stmt *many, *one;
     int ncols, n;
-    struct val v[BATCH * 32];
+    struct val v[BATCH * COLS_MAX];
 };
 
 static void inserter_open(struct db *d, struct inserter *in, const char *table, int ncols)
 {
-    char tuple[80], sql[BATCH * 80 + 64];
+    char tuple[2 * COLS_MAX + 2], sql[BATCH * (2 * COLS_MAX + 3) + 64];
     size_t w = 0;
     for (int c = 0; c < ncols; c++) {
         tuple[w++] = c ? ',' : '(';
@@ -192,7 +194,7 @@ static void inserter_row(struct db *d, struct inserter *in, const char *types, .
     va_end(ap);
     if (++in->n < BATCH)
         return;
-    bind(in->many, 0, in->v, BATCH * in->ncols);
+    bind(in->many, in->v, BATCH * in->ncols);
     step(d, in->many);
     in->n = 0;
 }
@@ -200,7 +202,7 @@ static void inserter_row(struct db *d, struct inserter *in, const char *types, .
 static void inserter_close(struct db *d, struct inserter *in)
 {
     for (int r = 0; r < in->n && !d->failed; r++) {
-        bind(in->one, 0, in->v + r * in->ncols, in->ncols);
+        bind(in->one, in->v + r * in->ncols, in->ncols);
         step(d, in->one);
     }
     sqlite3_finalize(in->many);
