@@ -100,6 +100,10 @@ int opp_loader_fail(struct opp_loader *ld, int err);
 
 /* ---- model_read.c: the reader's callbacks for processes, threads, calls ---- */
 
+/* The index of thread tid of process serial proc (this file's), created
+ * on first sight as a call of it would create it; -1 when out of memory or
+ * the process is unknown. */
+int64_t opp_loader_thread(struct opp_loader *ld, uint32_t proc, uint32_t tid);
 int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp);
 int opp_loader_on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
                        const char *const *values);
@@ -127,6 +131,14 @@ void opp_loader_sort_devices(struct opp_gpu *gpu);
 /* Events not named after their entry point (NVTX ranges, sub-named
  * operators) renamed. 0 or -1 (out of memory). */
 int opp_loader_event_names(struct opp_loader *ld);
+/* One event's name: its entry point's, or the one given above (process
+ * index pi, entry point fn, its arguments). *cache keeps sub-names between
+ * calls (NULL at first; opp_loader_name_cache_free). UINT32_MAX when out
+ * of memory. */
+struct opp_name_cache;
+uint32_t opp_loader_event_name(struct opp_loader *ld, struct opp_name_cache **cache, uint32_t pi,
+                               uint32_t fn, const uint64_t *args, uint32_t nargs);
+void opp_loader_name_cache_free(struct opp_name_cache *c);
 /* Every op's and device's name as our string id. 0 or -1. */
 int opp_loader_gpu_names(struct opp_loader *ld);
 

@@ -53,6 +53,12 @@ static struct opp_thread *get_thread(struct opp_loader *ld, uint32_t proc, uint3
     return &m->threads[e->index];
 }
 
+int64_t opp_loader_thread(struct opp_loader *ld, uint32_t proc, uint32_t tid)
+{
+    struct opp_thread *t = get_thread(ld, proc + ld->base, tid);
+    return t ? t - ld->m->threads : -1;
+}
+
 int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp)
 {
     struct opp_loader *ld = ctx;

@@ -156,86 +156,85 @@ static uint32_t nvtx_name(struct opp_loader *ld, uint32_t pi, uint64_t msg, uint
     return opp_loader_intern(ld, buf);
 }
 
+struct opp_name_cache {
+    struct name_ent *ents;
+};
+
+/* A sub-named operator's "lib::sub", cached per (process, function, sub). */
+static uint32_t sub_name(struct opp_loader *ld, struct opp_name_cache *c, uint32_t pi,
+                         uint32_t fn, const char *lib, const char *sub, uint64_t subid)
+{
+    struct name_ent *e;
+    uint64_t key = (uint64_t)pi << 32 | (uint64_t)fn << 8 | subid;
+    HASH_FIND(hh, c->ents, &key, sizeof key, e);
+    if (e)
+        return e->name;
+    char buf[OPP_NAME_MAX * 2 + 64];
+    snprintf(buf, sizeof buf, "%s::%s", lib, sub);
+    uint32_t name = opp_loader_intern(ld, buf);
+    e = name == UINT32_MAX ? NULL : malloc(sizeof *e);
+    if (!e)
+        return UINT32_MAX;
+    e->key = key;
+    e->name = name;
+    int hash_oom = 0;
+    HASH_ADD(hh, c->ents, key, sizeof key, e);
+    if (hash_oom) {
+        free(e);
+        return UINT32_MAX;
+    }
+    return name;
+}
+
+uint32_t opp_loader_event_name(struct opp_loader *ld, struct opp_name_cache **cache, uint32_t pi,
+                               uint32_t fn, const uint64_t *args, uint32_t nargs)
+{
+    struct opp_model *m = ld->m;
+    const struct opp_func *f = &m->procs[pi].funcs[fn];
+    uint32_t base = opp_kind_base(f->kind);
+    const uint64_t *a = args;
+    uint32_t na = opp_op_args(f->kind, &a, nargs);
+    if (base == OPP_OP_MEMORY)
+        return opp_loader_intern(ld, "[memory]");
+    if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG)
+        return nvtx_name(ld, pi, a[OPP_COL_NVTX_MSG],
+                         na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);
+    if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
+        uint32_t str = opp_loader_gpu_str(m, pi, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
+        return opp_loader_intern(ld, str != UINT32_MAX ? m->strs[str] : "(unnamed op)");
+    }
+    const char *sub = opp_op_subname(f->kind, args, nargs);
+    if (!sub)
+        return f->name;
+    if (!*cache && !(*cache = calloc(1, sizeof **cache)))
+        return UINT32_MAX;
+    return sub_name(ld, *cache, pi, fn, m->strs[f->lib], sub, a[OPP_COL_TENSORS_SUB]);
+}
+
+void opp_loader_name_cache_free(struct opp_name_cache *c)
+{
+    if (c)
+        OPP_HASH_FREE(c->ents);
+    free(c);
+}
+
 int opp_loader_event_names(struct opp_loader *ld)
 {
     struct opp_model *m = ld->m;
-    struct name_ent *cache = NULL, *e;
-    uint32_t memory = UINT32_MAX; /* "[memory]", interned on first use */
+    struct opp_name_cache *cache = NULL;
     int rc = 0;
     for (size_t i = 0; i < m->nthreads && !rc; i++) {
         struct opp_thread *t = &m->threads[i];
-        const struct opp_process *p = &m->procs[t->proc];
         for (size_t k = 0; k < t->nevents && !rc; k++) {
             struct opp_event *ev = &t->events[k];
-            const struct opp_func *f = &p->funcs[ev->fn];
-            uint32_t base = opp_kind_base(f->kind);
-            const uint64_t *a = opp_event_args(t, ev);
-            uint32_t na = opp_op_args(f->kind, &a, ev->nargs);
-            uint32_t name;
-            if (base == OPP_OP_MEMORY) {
-                if (memory == UINT32_MAX &&
-                    (memory = opp_loader_intern(ld, "[memory]")) == UINT32_MAX) {
-                    rc = -1;
-                    break;
-                }
-                ev->name = memory;
-                continue;
-            }
-            if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
-                name = nvtx_name(ld, t->proc, a[OPP_COL_NVTX_MSG],
-                                 na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);
-                if (name == UINT32_MAX) {
-                    rc = -1;
-                    break;
-                }
-                ev->name = name;
-                continue;
-            }
-            if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
-                uint32_t str = opp_loader_gpu_str(m, t->proc, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
-                name = opp_loader_intern(ld, str != UINT32_MAX ? m->strs[str] : "(unnamed op)");
-                if (name == UINT32_MAX) {
-                    rc = -1;
-                    break;
-                }
-                ev->name = name;
-                continue;
-            }
-            const char *sub = opp_op_subname(f->kind, opp_event_args(t, ev), ev->nargs);
-            if (!sub)
-                continue;
-            uint64_t key =
-                (uint64_t)t->proc << 32 | (uint64_t)ev->fn << 8 | a[OPP_COL_TENSORS_SUB];
-            HASH_FIND(hh, cache, &key, sizeof key, e);
-            if (e) {
-                name = e->name;
-            } else {
-                char buf[OPP_NAME_MAX * 2 + 64];
-                snprintf(buf, sizeof buf, "%s::%s", m->strs[f->lib], sub);
-                name = opp_loader_intern(ld, buf);
-            }
-            if (name == UINT32_MAX) {
+            uint32_t name = opp_loader_event_name(ld, &cache, t->proc, ev->fn,
+                                                  opp_event_args(t, ev), ev->nargs);
+            if (name == UINT32_MAX)
                 rc = -1;
-                break;
-            }
-            ev->name = name;
-            if (!e) {
-                e = malloc(sizeof *e);
-                if (!e) {
-                    rc = -1;
-                    break;
-                }
-                e->key = key;
-                e->name = name;
-                int hash_oom = 0;
-                HASH_ADD(hh, cache, key, sizeof key, e);
-                if (hash_oom) {
-                    free(e);
-                    rc = -1;
-                }
-            }
+            else
+                ev->name = name;
         }
     }
-    OPP_HASH_FREE(cache);
+    opp_loader_name_cache_free(cache);
     return rc;
 }
