@@ -444,11 +444,18 @@ timed() { # prints "seconds KiB" of the median run (by time) of "$@" > /dev/null
 read -r REP_S REP_KB <<<"$(timed "$OPPROF" report "$scratch/big.trace")"
 read -r LOAD_S LOAD_KB <<<"$(timed "$OPPROF" report --no-stream "$scratch/big.trace")"
 read -r EXP_S EXP_KB <<<"$(timed "$OPPROF" export chrome "$scratch/big.trace")"
+# The step view (a step ends at each train_step: 8 records a step) found
+# as the trace streams, and loaded.
+read -r STEP_S STEP_KB <<<"$(timed "$OPPROF" report --step train_step "$scratch/big.trace")"
+read -r STEPL_S STEPL_KB <<<"$(timed "$OPPROF" report --no-stream --step train_step "$scratch/big.trace")"
 REP_MB=$((REP_KB / 1024)) LOAD_MB=$((LOAD_KB / 1024)) EXP_MB=$((EXP_KB / 1024))
+STEP_MB=$((STEP_KB / 1024)) STEPL_MB=$((STEPL_KB / 1024))
 echo "trace: $REPORT_N records, $big_mib MiB"
 echo "opprof report: $REP_S s, $REP_MB MiB peak RSS"
 echo "opprof report --no-stream: $LOAD_S s, $LOAD_MB MiB peak RSS"
 echo "opprof export chrome: $EXP_S s, $EXP_MB MiB peak RSS"
+echo "opprof report --step train_step: $STEP_S s, $STEP_MB MiB peak RSS"
+echo "opprof report --no-stream --step train_step: $STEPL_S s, $STEPL_MB MiB peak RSS"
 # SQLite: one run (it writes its ~80 B a row to the disk); rows a second
 # over the whole export, the load of the trace and the indexes included.
 SQL_S= SQL_MB= FLOOR_S=
@@ -472,8 +479,9 @@ fi
 rm -f "$scratch/big.trace"
 # The same table of 30M and 100M records, streamed as the default chooses
 # (calls added up by call path as they are read): memory bounded by the
-# call paths.
-declare -A STREAM_S STREAM_MB
+# call paths. And their steps, found as they stream: memory bounded by the
+# steps (one every 8 records here).
+declare -A STREAM_S STREAM_MB STEPS_S STEPS_MB
 for n in 30000000 100000000; do
     "$scratch/trace_gen" "$scratch/huge.trace" "$n" >/dev/null || die "trace_gen failed"
     /usr/bin/time -f '%e %M' -o "$scratch/time" "$OPPROF" report "$scratch/huge.trace" \
@@ -481,6 +489,12 @@ for n in 30000000 100000000; do
     read -r s kb <"$scratch/time"
     STREAM_S[$n]=$s STREAM_MB[$n]=$((kb / 1024))
     echo "opprof report, $n records: $s s, ${STREAM_MB[$n]} MiB peak RSS"
+    /usr/bin/time -f '%e %M' -o "$scratch/time" "$OPPROF" report --step train_step \
+        "$scratch/huge.trace" >/dev/null 2>"$scratch/cmd.err" ||
+        die "report --step failed: $(tail -n 2 "$scratch/cmd.err")"
+    read -r s kb <"$scratch/time"
+    STEPS_S[$n]=$s STEPS_MB[$n]=$((kb / 1024))
+    echo "opprof report --step train_step, $n records: $s s, ${STEPS_MB[$n]} MiB peak RSS"
     rm -f "$scratch/huge.trace"
 done
 
@@ -645,6 +659,15 @@ for n in 30000000 100000000; do
     row "report, $((n / 1000000))M (memory)" "${STREAM_MB[$n]} MiB" "<= 256 MiB" \
         "$(verdict "${STREAM_MB[$n]} <= 256")" \
         "${STREAM_S[$n]} s: $(calc "${STREAM_S[$n]} * 1e9 / $n" 0) ns a record (loaded: $(calc "$LOAD_S * 1e9 / $REPORT_N" 0))"
+done
+row "report --step, $((REPORT_N / 1000000))M (time)" "$STEP_S s" - - \
+    "$(calc "$STEPL_S / $STEP_S" 1)x faster than loaded ($STEPL_S s); $(calc "$REPORT_N / 8 / 1e6" 2)M steps"
+row "report --step, $((REPORT_N / 1000000))M (memory)" "$STEP_MB MiB" - - \
+    "loaded: $STEPL_MB MiB"
+for n in 30000000 100000000; do
+    row "report --step, $((n / 1000000))M (memory)" "${STEPS_MB[$n]} MiB" "<= 256 MiB" \
+        "$(verdict "${STEPS_MB[$n]} <= 256")" \
+        "${STEPS_S[$n]} s; $(calc "$n / 8 / 1e6" 2)M steps, $(calc "(${STEPS_MB[$n]} - 6) * 1048576 * 8 / $n" 0) B a step"
 done
 if [[ -n $SQL_S ]]; then
     row "export sqlite, $((REPORT_N / 1000000))M (rows/s)" "$(calc "$REPORT_N / $SQL_S / 1e6" 2) M/s" \

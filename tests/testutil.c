@@ -310,6 +310,40 @@ char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *di
     return why;
 }
 
+char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *trace,
+                      const char *const *names)
+{
+    for (size_t i = 0;; i++) {
+        const char *name = i ? names[i - 1] : NULL;
+        if (i && !name)
+            return NULL;
+        for (int json = 0; json < 2; json++) {
+            char *a[8] = {"report", (char *)trace, "--step"}, *b[8];
+            int n = 3;
+            if (name)
+                a[n++] = (char *)name;
+            if (json)
+                a[n++] = "--format", a[n++] = "json";
+            memcpy(b, a, sizeof a);
+            a[n] = "--no-stream";
+            b[n] = "--stream";
+            char *ea, *eb, *why = tu_call_differ(report, a, b, dir, NULL, &ea, &eb);
+            if (!why && strcmp(ea, eb) &&
+                asprintf(&why, "stderr differs:\n%s---\n%s", ea, eb) < 0)
+                why = strdup("out of memory");
+            free(ea), free(eb);
+            if (why) {
+                char *all;
+                if (asprintf(&all, "--step %s%s: %s", name ? name : "", json ? " (JSON)" : "",
+                             why) < 0)
+                    all = NULL;
+                free(why);
+                return all ? all : strdup("out of memory");
+            }
+        }
+    }
+}
+
 #include "proto.h"
 #include "util.h"
 

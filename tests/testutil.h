@@ -84,6 +84,13 @@ int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, c
 char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *dir, char **out,
                      char **ea, char **eb);
 
+/* `report TRACE --step [NAME]` loaded (--no-stream) and streamed
+ * (--stream), in text and JSON, for the program's own steps and each of
+ * names (NULL-terminated): NULL when every pair returned 0 and wrote the
+ * same stdout and stderr, else the first that did not (malloc'd). */
+char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *trace,
+                      const char *const *names);
+
 /* What `call` wrote to the memory stream f it is given, as a malloc'd string
  * in out; call must return 0. For Check tests (needs check.h, stdio.h). */
 #define CAPTURE(out, call)                                                                         \

@@ -27,8 +27,9 @@ struct opp_steps {
  * total minus its self time (the time inside calls we intercepted), GPU =
  * its CUDA total. Any other operator marks
  * boundaries: a step runs from the end of one call to the end of the next
- * on the same thread, and holds the calls that begin in it (their CPU and
- * CUDA totals; the boundary call itself included). 0 (n may be 0) or
+ * on the same thread (a call inside another of the name marks none), and
+ * holds the calls that begin in it (their CPU and CUDA totals; the
+ * boundary call itself included). 0 (n may be 0) or
  * -ENOMEM. */
 int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const char *name,
                    struct opp_steps *out);

@@ -10,12 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/step_stream.h"
 #include "analysis/step_times.h"
 #include "analysis/summarize.h"
 #include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/report.h"
+#include "views/steps.h"
 
 #define PREFIX "opprof report: "
 
@@ -466,16 +468,23 @@ static const char *needs_calls(const struct report_args *ra)
 
 #define STREAM_MIB 32 /* loaded, 32 MiB of trace take about 250 MiB of memory */
 
+/* Whether --step streams: on one full trace (step_stream.h). */
+static int steps_stream(const struct report_args *ra)
+{
+    return ra->view == &views[VIEW_STEP] && ra->ntraces == 1;
+}
+
 /* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
 static int stream_chosen(const struct report_args *ra)
 {
-    const char *why = needs_calls(ra);
+    const char *why = steps_stream(ra) ? NULL : needs_calls(ra);
     if (ra->stream && ra->no_stream) {
         fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
         return -1;
     }
     if (ra->stream && why) {
-        fprintf(stderr, PREFIX "--stream goes with the table, --tree and --by-rank, not %s\n", why);
+        fprintf(stderr, PREFIX "--stream goes with the table, --tree, --by-rank and --step on "
+                               "one trace, not %s\n", why);
         return -1;
     }
     if (ra->stream || ra->no_stream || why || (ra->format == FMT_JSON && !ra->view))
@@ -492,9 +501,9 @@ static int stream_chosen(const struct report_args *ra)
             bytes += (unsigned long long)st.st_size;
     if (at > (1ull << 40) || bytes < at << 20)
         return 0;
-    fprintf(stderr,
-            PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
-            bytes >> 20);
+    fprintf(stderr, PREFIX "%llu MiB of trace: %s (--no-stream loads each%s)\n", bytes >> 20,
+            steps_stream(ra) ? "steps found as it is read" : "calls added up as they are read",
+            steps_stream(ra) ? " call" : "");
     return 1;
 }
 
@@ -587,6 +596,81 @@ out:
     return m;
 }
 
+/* The view's (or the table's) status rc as the exit status: what went
+ * wrong said, the trace's warnings when it went right. */
+static int finish(const struct report_args *ra, const struct opp_model *m, int rc)
+{
+    if (rc == -ENOMEM || rc == -ENOENT) {
+        if (rc == -ENOENT)
+            fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
+                                   "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set)\n",
+                    ra->trace);
+        else
+            fprintf(stderr, PREFIX "out of memory\n");
+        return 1;
+    }
+    if (!rc && fflush(stdout))
+        rc = -errno;
+    if (rc) {
+        fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
+        return 1;
+    }
+    warn_about(m);
+    return 0;
+}
+
+/* The filters name what the trace has: 0, or 2 (said). */
+static int filters_known(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_agg_filter_names names = {ra->agg.lib, ra->agg.filter_pid, ra->agg.filter_tid,
+                                         ra->agg.pid, ra->agg.tid};
+    char err[512];
+    if (!opp_model_filters_known(m, &names, err, sizeof err))
+        return 0;
+    fprintf(stderr, PREFIX "%s\n", err);
+    return 2;
+}
+
+/* --step on one large trace: its steps found as it is read. The exit
+ * status; *load set (said) when the loaded answer cannot be given this
+ * way and every call is loaded instead (--stream: an error). */
+static int steps_streamed(const struct report_args *ra, int *load)
+{
+    char err[512], what[OPP_NAME_MAX + 64];
+    int cannot, rc;
+    struct opp_step_stream *s = opp_step_stream_open(ra->trace, &cannot, err, sizeof err);
+    if (!s && !cannot) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return 1;
+    }
+    if (s) {
+        const struct opp_model *m = opp_step_stream_model(s);
+        struct opp_steps st;
+        rc = filters_known(ra, m);
+        int got = rc ? 1 : opp_step_stream_steps(s, &ra->agg, ra->step, &st, what, sizeof what,
+                                                  err, sizeof err);
+        if (!rc && got <= 0) {
+            if (got < 0)
+                fprintf(stderr, PREFIX "%s\n", err);
+            rc = got < 0 ? 1
+                         : finish(ra, m, opp_out_steps(stdout, ra->step ? ra->step : what, &st,
+                                                       ra->format == FMT_JSON));
+        }
+        if (!rc || got <= 0)
+            opp_steps_free(&st);
+        opp_step_stream_free(s);
+        if (rc || got <= 0)
+            return rc;
+    }
+    if (ra->stream) {
+        fprintf(stderr, PREFIX "cannot stream --step: %s (--no-stream loads every call)\n", err);
+        return 1;
+    }
+    fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
+    *load = 1;
+    return 0;
+}
+
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
@@ -597,7 +681,12 @@ static int report(struct report_args *rap)
     if (stream < 0)
         return 2;
     int load = 0;
-    struct opp_model *m = stream ? load_streamed(&ra, &load, err, sizeof err) : NULL;
+    if (stream && steps_stream(&ra)) {
+        rc = steps_streamed(&ra, &load);
+        if (!load)
+            return rc;
+    }
+    struct opp_model *m = stream && !load ? load_streamed(&ra, &load, err, sizeof err) : NULL;
     if (!stream || load)
         m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
@@ -612,10 +701,7 @@ static int report(struct report_args *rap)
             return 1;
         }
     }
-    struct opp_agg_filter_names names = {ra.agg.lib, ra.agg.filter_pid, ra.agg.filter_tid,
-                                         ra.agg.pid, ra.agg.tid};
-    if (opp_model_filters_known(m, &names, err, sizeof err)) {
-        fprintf(stderr, PREFIX "%s\n", err);
+    if (filters_known(&ra, m)) {
         opp_model_free(m);
         return 2;
     }
@@ -654,25 +740,7 @@ static int report(struct report_args *rap)
                 k->first_step, k->last_step);
         free(w);
     }
-    rc = ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m);
-    if (rc == -ENOMEM || rc == -ENOENT) {
-        if (rc == -ENOENT)
-            fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
-                                   "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set)\n",
-                    ra.trace);
-        else
-            fprintf(stderr, PREFIX "out of memory\n");
-        opp_model_free(m);
-        return 1;
-    }
-    if (!rc && fflush(stdout))
-        rc = -errno;
-    if (rc) {
-        fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
-        rc = 1;
-    } else {
-        warn_about(m);
-    }
+    rc = finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
     opp_model_free(m);
     return rc;
 }

@@ -12,13 +12,21 @@ static void us(FILE *f, uint64_t ns)
     fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 }
 
-static void json_series(FILE *f, const char *key, const uint64_t *v, size_t n)
+/* Which of a step's numbers a series is. */
+enum series { WALL, CPU, GPU };
+
+static uint64_t value(const struct opp_step *st, enum series k)
+{
+    return k == WALL ? st->end_ns - st->begin_ns : k == CPU ? st->cpu_ns : st->gpu_ns;
+}
+
+static void json_series(FILE *f, const char *key, const struct opp_steps *s, enum series k)
 {
     fprintf(f, ", \"%s\": [", key);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < s->n; i++) {
         if (i)
             fputs(", ", f);
-        us(f, v[i]);
+        us(f, value(&s->steps[i], k));
     }
     fputc(']', f);
 }
@@ -47,25 +55,20 @@ static void row(FILE *f, const char *label, const struct opp_dist *d)
 int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json)
 {
     size_t n = s->n;
-    uint64_t *v = malloc(3 * (n ? n : 1) * sizeof *v);
+    uint64_t *v = malloc((n ? n : 1) * sizeof *v); /* one series at a time: steps are many */
     if (!v)
         return -ENOMEM;
-    uint64_t *wall = v, *cpu = v + n, *gpu = v + 2 * n;
     int any_gpu = 0;
-    for (size_t i = 0; i < n; i++) {
-        wall[i] = s->steps[i].end_ns - s->steps[i].begin_ns;
-        cpu[i] = s->steps[i].cpu_ns;
-        gpu[i] = s->steps[i].gpu_ns;
-        any_gpu |= gpu[i] != 0;
-    }
+    for (size_t i = 0; i < n; i++)
+        any_gpu |= s->steps[i].gpu_ns != 0;
     const char *kind = s->ranges ? "range" : "boundary";
     if (json) {
         fputs("{\"step\": ", f);
         opp_json_str(f, name);
         fprintf(f, ", \"kind\": \"%s\", \"count\": %zu", kind, n);
-        json_series(f, "wall_us", wall, n);
-        json_series(f, "cpu_us", cpu, n);
-        json_series(f, "gpu_us", gpu, n);
+        json_series(f, "wall_us", s, WALL);
+        json_series(f, "cpu_us", s, CPU);
+        json_series(f, "gpu_us", s, GPU);
     } else {
         fprintf(f, "Steps: %s (%s), %zu step%s\n", name,
                 s->ranges ? "each call is a step" : "a step ends at each call", n,
@@ -76,13 +79,14 @@ int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json
     struct opp_dist d;
     const char *labels[] = {"wall", "CPU in calls", "GPU (CUDA)"};
     const char *keys[] = {"wall", "cpu", "gpu"};
-    uint64_t *series[] = {wall, cpu, gpu};
-    for (int i = 0; i < 3; i++) {
-        opp_dist_of(series[i], n, &d); /* sorts: the series were written first */
+    for (enum series k = WALL; k <= GPU; k++) {
+        for (size_t i = 0; i < n; i++)
+            v[i] = value(&s->steps[i], k);
+        opp_dist_of(v, n, &d); /* sorts v */
         if (json)
-            json_dist(f, keys[i], &d);
-        else if (i < 2 || any_gpu)
-            row(f, labels[i], &d);
+            json_dist(f, keys[k], &d);
+        else if (k != GPU || any_gpu)
+            row(f, labels[k], &d);
     }
     if (json)
         fputs("}\n", f);

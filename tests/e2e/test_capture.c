@@ -195,6 +195,10 @@ START_TEST(schedule_nvtx_steps)
     const char *steps[] = {"ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#8", "ProfilerStep#9"};
     for (int i = 0; i < 4; i++)
         ck_assert_uint_eq(tu_count(m, steps[i], -1, 0, 0), 1);
+    /* the ProfilerStep#N ranges (recorded when each ended) found as it streams */
+    char *d = tu_steps_differ(cmd_report, dir, trace,
+                              (const char *[]){"ProfilerStep#5", "train_step", "cblas_sgemm", NULL});
+    ck_assert_msg(!d, "%s", d);
     /* every train_step lies inside a ProfilerStep */
     const struct opp_thread *t = &m->threads[0];
     for (size_t k = 0; k < t->nevents; k++)

@@ -14,6 +14,7 @@
 #include "analysis/model.h"
 #include "ops.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 
 static char *dir, *trace;
 static char cupti_env[4200];
@@ -129,6 +130,28 @@ START_TEST(api_kernels_copies_exact)
     ck_assert_uint_eq(r->bytes, 1 << 20);
     opp_agg_free(&a);
     opp_model_free(m);
+    free(out), free(err);
+    /* steps with GPU time are not found as the trace streams: a large
+     * trace's are loaded, said in one line; asked for, refused */
+    setenv("OPPROF_STREAM_MIB", "0", 1);
+    char *a1[] = {"report", trace, "--step", "cudaMemcpy", NULL},
+         *a2[] = {"report", trace, "--step", "cudaMemcpy", "--no-stream", NULL};
+    char *ea, *eb, *d = tu_call_differ(cmd_report, a1, a2, dir, &out, &ea, &eb);
+    unsetenv("OPPROF_STREAM_MIB");
+    ck_assert_msg(!d, "%s", d);
+    ck_assert_ptr_nonnull(strstr(out, "GPU (CUDA)"));
+    char *want;
+    ck_assert_int_ge(asprintf(&want, "opprof report: 0 MiB of trace: steps found as it is read "
+                                     "(--no-stream loads each call)\nopprof report: %s: it has "
+                                     "GPU work: loading every call\n", trace), 0);
+    ck_assert_str_eq(ea, want);
+    ck_assert_str_eq(eb, "");
+    free(out), free(ea), free(eb), free(want);
+    char *a3[] = {"report", trace, "--step", "cudaMemcpy", "--stream", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, a3, dir, &out, &err), 1);
+    ck_assert_str_eq(out, "");
+    ck_assert_str_eq(err, "opprof report: cannot stream --step: it has GPU work (--no-stream "
+                          "loads every call)\n");
     free(out), free(err);
 }
 END_TEST

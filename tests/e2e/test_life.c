@@ -9,6 +9,7 @@
 
 #include "analysis/model.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 
 TU_TRACE_FIXTURE
 
@@ -129,6 +130,10 @@ START_TEST(crash_inside_a_call)
     ck_assert_uint_eq(tu_count(m, "cblas_dgemm", -1, 0, 1), 1);
     ck_assert_uint_eq(m->open_events, 1);
     opp_model_free(m);
+    /* its steps as the trace streams: the open call ends where the process did */
+    char *d = tu_steps_differ(cmd_report, dir, trace,
+                              (const char *[]){"cblas_ddot", "cblas_dgemm", NULL});
+    ck_assert_msg(!d, "%s", d);
 }
 END_TEST
 

@@ -250,6 +250,15 @@ START_TEST(ranges_exact)
     opp_agg_free(&ag);
     opp_model_free(m);
     free(err);
+    /* steps found as the trace streams: ranges recorded when they ended
+     * around calls at their depth, nested pushes deeper than recorded, a
+     * partial overlap, a range ended by another thread, marks */
+    char *trace = tu_path(dir, "t.trace");
+    const char *names[] = {"outer", "inner", "main", "aten::conv2d", "deep", "A-default",
+                           "mydomain:B-dom", "after", "checkpoint", "cross-thread", NULL};
+    char *d = tu_steps_differ(cmd_report, dir, trace, names);
+    ck_assert_msg(!d, "%s", d);
+    free(trace);
 }
 END_TEST
 
@@ -389,6 +398,9 @@ START_TEST(train_loop_tree_and_steps)
     opp_steps_free(&st);
     opp_calltree_free(&ct);
     opp_model_free(m);
+    char *d = tu_steps_differ(cmd_report, dir, trace,
+                              (const char *[]){"train_step", "forward", "cblas_sgemm", NULL});
+    ck_assert_msg(!d, "%s", d);
     free(trace);
 }
 END_TEST

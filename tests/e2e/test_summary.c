@@ -15,6 +15,7 @@
 #include "tool/cmds.h"
 #include "analysis/model.h"
 #include "testutil.h"
+#include "trace.h"
 
 TU_TRACE_FIXTURE
 
@@ -225,11 +226,114 @@ START_TEST(streamed_report_same_as_loaded)
     ck_assert_int_eq(tu_call(cmd_report, both, dir, &o, &e), 2);
     ck_assert_str_eq(e, "opprof report: --stream or --no-stream, not both\n");
     free(o), free(e);
-    char *bad[] = {"report", trace, "--stream", "--step", "cblas_ddot", NULL};
+    char *bad[] = {"report", trace, "--stream", "--gpu", NULL};
     ck_assert_int_eq(tu_call(cmd_report, bad, dir, &o, &e), 2);
-    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree and --by-rank, not "
-                        "--step\n");
+    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank and "
+                        "--step on one trace, not --gpu (its timeline)\n");
     free(o), free(e);
+    char *two[] = {"report", trace, trace, "--stream", "--step", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, two, dir, &o, &e), 2);
+    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank and "
+                        "--step on one trace, not --step\n");
+    free(o), free(e);
+}
+END_TEST
+
+/* A trace with one thread's calls: each (begin, end, depth, fn), in the
+ * order given, fn 0 "work", 1 "step" or 2 "range" (an NVTX range, recorded
+ * when it ended), chunk by chunk (a new chunk where an end goes back). */
+static void write_calls(const char *path, const uint64_t (*c)[4], size_t n)
+{
+    struct opp_tw w;
+    char err[256];
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    const char *args[] = {"app"};
+    struct opp_tw_process p = {.proc = 1, .pid = 4242, .clock = OPP_CLOCK_MONOTONIC,
+                               .start_ticks = 1, .exe = "app", .argc = 1, .argv = args};
+    struct opp_func_desc fd[] = {{OPP_OP_PLAIN, 0, "app", "work"},
+                                 {OPP_OP_PLAIN, 0, "app", "step"},
+                                 {OPP_OP_NVTX, 0, "nvtx", "range"}};
+    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
+    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
+    static uint8_t mem[1 << 16];
+    struct opp_ev_enc e;
+    opp_ev_begin(&e, mem, sizeof mem, 1, 7, 0);
+    for (size_t i = 0; i < n; i++)
+        if (opp_ev_add(&e, (uint32_t)c[i][3], 0, c[i][0], c[i][1], (uint32_t)c[i][2], 0, NULL)) {
+            ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+            opp_ev_begin(&e, mem, sizeof mem, 1, 7, 0);
+            ck_assert_int_eq(opp_ev_add(&e, (uint32_t)c[i][3], 0, c[i][0], c[i][1],
+                                        (uint32_t)c[i][2], 0, NULL), 0);
+        }
+    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
+    ck_assert_int_eq(opp_tw_end(&w, n, 0, 1), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+}
+
+/* `opprof report --step` of a large trace finds its steps as it reads it:
+ * the loaded answer, byte for byte (processes of three ranks, a trace cut
+ * short); chosen by size and said; a thread whose calls come out of the
+ * order they returned is loaded instead, said. */
+START_TEST(streamed_steps_same_as_loaded)
+{
+    char *sh[] = {"/bin/sh", "-c", NULL, NULL};
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "for r in 0 1 2; do RANK=$r %s $((r+2)) & done; wait",
+             tu_build("tests/progs/blas_calls"));
+    sh[2] = cmd;
+    ck_assert_int_eq(run_scenario(trace, NULL, sh), 0);
+    const char *names[] = {"cblas_dscal", "cblas_dgemm", "cblas_ddot", NULL};
+    char *d = tu_steps_differ(cmd_report, dir, trace, names);
+    ck_assert_msg(!d, "%s", d);
+    char *cut = tu_path(dir, "cut.trace"), cmd2[9000];
+    snprintf(cmd2, sizeof cmd2, "head -c $(($(stat -c %%s %s) - 100)) %s > %s", trace, trace, cut);
+    char *sh2[] = {"/bin/sh", "-c", cmd2, NULL};
+    ck_assert_int_eq(tu_code(tu_run(sh2, NULL, NULL, NULL)), 0);
+    d = tu_steps_differ(cmd_report, dir, cut, names);
+    ck_assert_msg(!d, "%s", d);
+    setenv("OPPROF_STREAM_MIB", "0", 1);
+    char *ea, *eb, *out;
+    d = tu_call_differ(cmd_report, (char *[]){"report", trace, "--step", "cblas_dscal", NULL},
+                       (char *[]){"report", trace, "--step", "cblas_dscal", "--no-stream", NULL},
+                       dir, &out, &ea, &eb);
+    ck_assert_msg(!d, "%s", d);
+    ck_assert_ptr_nonnull(strstr(out, ", 6 steps\n")); /* 2, 3, 4 rounds: 1 + 2 + 3 steps */
+    ck_assert_str_eq(ea, "opprof report: 0 MiB of trace: steps found as it is read "
+                         "(--no-stream loads each call)\n");
+    ck_assert_str_eq(eb, "");
+    free(out), free(ea), free(eb);
+    /* an NVTX range recorded when it ended around calls of its depth
+     * (settled only after it); a boundary inside another */
+    char *odd = tu_path(dir, "odd.trace");
+    const uint64_t nest[][4] = {{10, 20, 0, 0},    {30, 40, 0, 1},   {50, 60, 0, 0},
+                                {70, 80, 0, 0},    {45, 85, 0, 2},   {90, 100, 0, 1},
+                                {150, 160, 1, 1},  {110, 200, 0, 1}, {210, 220, 0, 0},
+                                {230, 240, 0, 1}};
+    write_calls(odd, nest, sizeof nest / sizeof *nest);
+    d = tu_steps_differ(cmd_report, dir, odd, (const char *[]){"step", "work", "range", NULL});
+    ck_assert_msg(!d, "%s", d);
+    char *sv[] = {"report", odd, "--step", "step", "--format", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, sv, dir, &out, &ea), 0);
+    /* the steps end at 100, 200 and 240 (not at 160, inside the call
+     * that ends at 200); each holds the top-level calls from the previous
+     * end to its boundary's begin, the boundary included */
+    ck_assert_ptr_nonnull(strstr(out, "\"count\": 3, \"wall_us\": [0.060, 0.100, 0.040], "
+                                      "\"cpu_us\": [0.050, 0.090, 0.020]"));
+    free(out), free(ea);
+    /* a call inside one that arrived before it (a chunk out of order) */
+    const uint64_t calls[][4] = {{1000, 2000, 0, 1}, {2100, 2900, 0, 0}, {1200, 1500, 1, 0},
+                                 {3000, 4000, 0, 1}};
+    write_calls(odd, calls, 4);
+    d = tu_call_differ(cmd_report, (char *[]){"report", odd, "--step", "step", NULL},
+                       (char *[]){"report", odd, "--step", "step", "--no-stream", NULL}, dir,
+                       &out, &ea, &eb);
+    ck_assert_msg(!d, "%s", d);
+    ck_assert_ptr_nonnull(strstr(out, "(a step ends at each call), 1 step\n"));
+    ck_assert_ptr_nonnull(strstr(ea, ": a thread's calls are not in the order they returned: "
+                                     "loading every call\n"));
+    free(out), free(ea), free(eb);
+    unsetenv("OPPROF_STREAM_MIB");
+    free(cut), free(odd);
 }
 END_TEST
 
@@ -393,6 +497,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, forked_processes);
     tcase_add_test(tc, same_rows_as_full);
     tcase_add_test(tc, streamed_report_same_as_loaded);
+    tcase_add_test(tc, streamed_steps_same_as_loaded);
     tcase_add_test(tc, schedule_windows);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);

@@ -290,6 +290,12 @@ START_TEST(torch_summary_matches_torch_profiler)
         ck_assert_str_eq(eb, ea);
         free(oa), free(ea), free(eb);
     }
+    /* and its steps found as it streams: training iterations, ranges,
+     * boundaries (torch's folding of aten::div_ into itself included) */
+    const char *steps[] = {"Optimizer.step#Adam.step", "nn.Module: Net_0", "loss_and_backward",
+                           "aten::mm", "aten::div_", "[memory]", NULL};
+    char *d = tu_steps_differ(cmd_report, dir, m_trace, steps);
+    ck_assert_msg(!d, "%s", d);
     char *trace = tu_path(dir, "s.trace"), *out = tu_path(dir, "o3");
     profiled(trace, (char *[]){"OPPROF_MODE=summary", NULL}, out, NULL,
              (char *)script("torch_train.py"), "3", NULL);
@@ -406,6 +412,10 @@ START_TEST(torch_inference_steps)
     ck_assert_int_eq(st.ranges, 1);
     opp_steps_free(&st);
     opp_model_free(m);
+    /* found as the trace streams: the same */
+    char *d = tu_steps_differ(cmd_report, dir, trace,
+                              (const char *[]){"nn.Module: Linear_0", "aten::linear", NULL});
+    ck_assert_msg(!d, "%s", d);
     free(trace);
 }
 END_TEST

@@ -1,0 +1,610 @@
+/* Steps found as a full trace is read (step_stream.h). */
+#include "analysis/step_stream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/loader.h"
+#include "ops.h"
+
+#define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
+#define PROFILER_STEP "ProfilerStep#"
+#define OPTIMIZER_STEP "Optimizer.step#"
+
+enum { I_TORCH = 1, I_MEMORY = 2, I_LABEL = 4, I_OPEN = 8 };
+
+/* A call no later one has enclosed yet. */
+struct item {
+    uint64_t begin, end;
+    uint64_t kids_ns; /* its children's durations, after torch's folding */
+    uint32_t name, seq;
+    uint16_t depth;
+    uint8_t flags;
+};
+
+/* A call that may be a step (or mark one), with what the step needs. */
+struct cand {
+    uint64_t begin, end, cpu;
+    uint32_t name, seq;
+    uint16_t depth;
+    uint8_t range;
+};
+
+struct cands {
+    struct cand *v;
+    size_t n, cap;
+};
+
+struct sthread {
+    struct item *s; /* s[base..n): the calls no later one has enclosed yet */
+    size_t base, n, cap;
+    uint64_t *late; /* NVTX ranges' begins in arrival order; then the minimum from each on */
+    size_t nlate, late_cap, late_next;
+    uint64_t last;     /* the latest end of its calls: where a call it died inside ends */
+    uint64_t last_end; /* the end of the call that arrived last */
+    uint32_t seq;      /* calls arrived */
+    struct cands named, pstep, opt, mod;
+    int have_label;
+    struct item label; /* its first top-level torch label or nn.Module forward */
+    /* pass 2: the step k of boundaries b (k from k0) holds the top-level
+     * calls after b[k-1] and up to b[k] in tree order that begin at or
+     * after the end of b[k-1] (at first for k = 0); their time goes to
+     * b[k].cpu */
+    struct cands *b;
+    size_t k0;
+    uint64_t first;
+};
+
+struct opp_step_stream {
+    const char *path;
+    struct opp_loader ld;
+    struct opp_name_cache *names;
+    struct sthread *th;
+    size_t nth;
+    size_t nlate;
+    int pass; /* 0: threads and ranges; 1: steps; 2: the calls in the windows */
+    uint32_t name_id;
+    uint32_t pstep_prefix_len;
+    int failed;         /* errno */
+    const char *cannot; /* why the loaded answer cannot be given this way */
+    uint64_t open;      /* calls the process died inside, folding done */
+};
+
+static int fail(struct opp_step_stream *z, int err)
+{
+    if (!z->failed)
+        z->failed = err;
+    return 1;
+}
+
+static int cannot(struct opp_step_stream *z, const char *why)
+{
+    if (!z->cannot)
+        z->cannot = why;
+    return 1;
+}
+
+static struct sthread *thread_of(struct opp_step_stream *z, uint32_t proc, uint32_t tid,
+                                 uint32_t *ti)
+{
+    int64_t i = opp_loader_thread(&z->ld, proc, tid);
+    if (i < 0)
+        return NULL;
+    if ((size_t)i >= z->nth) {
+        size_t n = (size_t)i + 1;
+        struct sthread *p = reallocarray(z->th, n, sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + z->nth, 0, (n - z->nth) * sizeof *p);
+        z->th = p;
+        z->nth = n;
+    }
+    *ti = (uint32_t)i;
+    return &z->th[i];
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    return opp_loader_grow(arr, cap, need, sz);
+}
+
+static int cand_push(struct cands *c, const struct item *x, int range)
+{
+    if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v))
+        return -1;
+    uint64_t dur = x->end - x->begin;
+    c->v[c->n++] =
+        (struct cand){x->begin, x->end,        x->kids_ns < dur ? x->kids_ns : dur, x->name, x->seq,
+                      x->depth, (uint8_t)range};
+    return 0;
+}
+
+/* Candidates inside x are not outermost: gone (they arrived last). */
+static void cand_drop_inside(struct cands *c, const struct item *x)
+{
+    while (c->n && c->v[c->n - 1].begin >= x->begin && c->v[c->n - 1].end <= x->end)
+        c->n--;
+}
+
+/* The candidate of arrival seq, folded into its parent: gone. */
+static void cand_drop_seq(struct cands *c, uint32_t seq)
+{
+    for (size_t i = c->n; i-- > 0;)
+        if (c->v[i].seq == seq) {
+            memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof *c->v);
+            c->n--;
+            return;
+        }
+}
+
+/* Tree order (thread_tree.c): begin, longer first, shallower first, arrival. */
+static int tree_before(uint64_t b1, uint64_t e1, uint16_t d1, uint32_t s1, uint64_t b2, uint64_t e2,
+                       uint16_t d2, uint32_t s2)
+{
+    if (b1 != b2)
+        return b1 < b2;
+    if (e1 != e2)
+        return e1 > e2;
+    if (d1 != d2)
+        return d1 < d2;
+    return s1 < s2;
+}
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+    const struct cand *a = pa, *b = pb;
+    if (tree_before(a->begin, a->end, a->depth, a->seq, b->begin, b->end, b->depth, b->seq))
+        return -1;
+    return tree_before(b->begin, b->end, b->depth, b->seq, a->begin, a->end, a->depth, a->seq);
+}
+
+/* Boundaries inside another of theirs dropped (tree order: the calls
+ * that enclose one come before it; thread_tree.c's nesting). */
+static void drop_nested(struct cands *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct cand *e = &c->v[i], *p = n ? &c->v[n - 1] : NULL;
+        if (p && e->end <= p->end &&
+            (e->begin < p->end || (e->begin == p->end && e->depth > p->depth)))
+            continue;
+        c->v[n++] = *e;
+    }
+    c->n = n;
+}
+
+/* Into tree order; they came in the order they returned, which is that
+ * order already unless some enclose others. */
+static void sort_cands(struct cands *c)
+{
+    for (size_t i = 1; i < c->n; i++)
+        if (cmp_cand(&c->v[i - 1], &c->v[i]) > 0) {
+            qsort(c->v, c->n, sizeof *c->v, cmp_cand);
+            return;
+        }
+}
+
+static int has_prefix(const struct opp_step_stream *z, uint32_t name, const char *p)
+{
+    return !strncmp(opp_model_str(z->ld.m, name), p, strlen(p));
+}
+
+/* A call known to be top-level. */
+static void top_level(struct opp_step_stream *z, struct sthread *t, const struct item *x)
+{
+    if (z->pass == 1) {
+        if ((x->flags & I_LABEL) &&
+            (!t->have_label || tree_before(x->begin, x->end, x->depth, x->seq, t->label.begin,
+                                           t->label.end, t->label.depth, t->label.seq))) {
+            t->label = *x;
+            t->have_label = 1;
+        }
+        return;
+    }
+    if (!t->b)
+        return;
+    size_t lo = 0, hi = t->b->n; /* the first boundary not before x in tree order */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct cand *c = &t->b->v[mid];
+        if (tree_before(c->begin, c->end, c->depth, c->seq, x->begin, x->end, x->depth, x->seq))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->k0 || lo == t->b->n || x->begin < (lo ? t->b->v[lo - 1].end : t->first))
+        return;
+    t->b->v[lo].cpu += x->end - x->begin;
+}
+
+/* Nothing of ours runs on the thread: the calls no NVTX range still to
+ * come can enclose are top-level. */
+static void settle(struct opp_step_stream *z, struct sthread *t, int all)
+{
+    uint64_t m = !all && t->late_next < t->nlate ? t->late[t->late_next] : UINT64_MAX;
+    while (t->base < t->n && (all || t->s[t->base].begin < m))
+        top_level(z, t, &t->s[t->base++]);
+    if (t->base == t->n)
+        t->base = t->n = 0;
+    else if (t->base > 4096 && t->base > t->n / 2) {
+        memmove(t->s, t->s + t->base, (t->n - t->base) * sizeof *t->s);
+        t->n -= t->base;
+        t->base = 0;
+    }
+}
+
+/* The steps a call may be (pass 1). */
+static int candidate(struct opp_step_stream *z, struct sthread *t, const struct item *x,
+                     uint32_t kind, int scope)
+{
+    int user = scope == OPP_TORCH_SCOPE_USER, module = scope == OPP_TORCH_SCOPE_MODULE;
+    int range = opp_kind_base(kind) == OPP_OP_NVTX || user || module;
+    if (z->name_id != UINT32_MAX)
+        return x->name == z->name_id ? cand_push(&t->named, x, range) : 0;
+    if (has_prefix(z, x->name, PROFILER_STEP) && cand_push(&t->pstep, x, 1))
+        return -1;
+    if (has_prefix(z, x->name, OPTIMIZER_STEP)) {
+        cand_drop_inside(&t->opt, x); /* an optimizer stepping another */
+        if (user && cand_push(&t->opt, x, 0))
+            return -1;
+    }
+    if (module) {
+        cand_drop_inside(&t->mod, x);
+        if (cand_push(&t->mod, x, 1))
+            return -1;
+    }
+    return 0;
+}
+
+static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, uint32_t kind,
+                  int scope)
+{
+    if (x->end < t->last_end) /* what came before may be settled already */
+        return cannot(z, "a thread's calls are not in the order they returned");
+    t->last_end = x->end;
+    uint64_t kids = 0;
+    unsigned counted = 0;
+    struct item only = {0};
+    while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
+        const struct item *c = &t->s[--t->n];
+        /* ties thread_tree.c decides by depth: the shallower encloses */
+        if ((c->begin == x->end && c->depth <= x->depth && c->begin != x->begin) ||
+            (c->begin == x->begin && c->end == x->end && c->depth < x->depth))
+            return cannot(z, "calls of a thread end and begin at the same time");
+        if (c->flags & I_MEMORY)
+            continue; /* torch sums a memory instant into the call, no child */
+        counted++;
+        kids += c->end - c->begin;
+        only = *c;
+    }
+    x->kids_ns = kids;
+    if (z->pass == 1) {
+        if (counted == 1 && (x->flags & only.flags & I_TORCH) && only.name == x->name) {
+            x->kids_ns = only.kids_ns; /* torch's folding: its children are x's */
+            z->open -= (only.flags & I_OPEN) != 0;
+            cand_drop_seq(&t->named, only.seq);
+            cand_drop_seq(&t->pstep, only.seq);
+            cand_drop_seq(&t->opt, only.seq);
+            cand_drop_seq(&t->mod, only.seq);
+        }
+        z->open += (x->flags & I_OPEN) != 0;
+        if (candidate(z, t, x, kind, scope))
+            return fail(z, ENOMEM);
+    }
+    if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
+        return fail(z, ENOMEM);
+    t->s[t->n++] = *x;
+    if (x->depth == 0)
+        settle(z, t, 0);
+    return 0;
+}
+
+static int is_late(uint32_t kind, const struct opp_tr_event *e)
+{
+    return opp_kind_base(kind) == OPP_OP_NVTX && e->end_ns > e->begin_ns;
+}
+
+static int on_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct opp_step_stream *z = ctx;
+    uint32_t ti;
+    struct sthread *t = thread_of(z, e->proc, e->tid, &ti);
+    if (!t)
+        return fail(z, ENOMEM);
+    const struct opp_thread *mt = &z->ld.m->threads[ti];
+    const struct opp_process *p = &z->ld.m->procs[mt->proc];
+    if (e->fn >= p->nfuncs)
+        return fail(z, EPROTO); /* the reader checks this: never happens */
+    uint32_t kind = p->funcs[e->fn].kind;
+    if (z->pass == 0) {
+        if (e->end_ns > t->last)
+            t->last = e->end_ns;
+        if (!is_late(kind, e))
+            return 0;
+        if (++z->nlate > LATE_MAX)
+            return cannot(z, "more than 2^20 NVTX ranges");
+        if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
+            return fail(z, ENOMEM);
+        t->late[t->nlate++] = e->begin_ns;
+        return 0;
+    }
+    t->late_next += is_late(kind, e);
+    struct item x = {
+        .begin = e->begin_ns, .end = e->end_ns, .seq = t->seq++, .depth = (uint16_t)e->depth};
+    if (e->flags & OPP_EV_OPEN) { /* load.c: it ends when its process or thread last did */
+        uint64_t last = p->end_how && p->end_ns > t->last ? p->end_ns : t->last;
+        x.end = last > x.begin ? last : x.begin;
+        x.flags |= I_OPEN;
+    }
+    int scope = -1;
+    if (z->pass == 1) {
+        x.name = opp_loader_event_name(&z->ld, &z->names, mt->proc, e->fn, e->args, e->nargs);
+        if (x.name == UINT32_MAX)
+            return fail(z, ENOMEM);
+        const uint64_t *a = e->args;
+        uint32_t na = opp_op_args(kind, &a, e->nargs);
+        if (opp_kind_base(kind) == OPP_OP_TORCH) {
+            x.flags |= I_TORCH;
+            scope = na > OPP_COL_TORCH_SCOPE ? (int)a[OPP_COL_TORCH_SCOPE] : -1;
+            if (scope == OPP_TORCH_SCOPE_USER || scope == OPP_TORCH_SCOPE_MODULE)
+                x.flags |= I_LABEL;
+        }
+        if (opp_kind_base(kind) == OPP_OP_MEMORY)
+            x.flags |= I_MEMORY;
+    }
+    return arrive(z, t, &x, kind, scope);
+}
+
+/* Pass 0 keeps what the loader keeps of everything but calls and GPU
+ * work; GPU work makes the answer the loaded model's to give. */
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct opp_step_stream *z = ctx;
+    switch (g->type) {
+    case OPP_GPU_STRING:
+    case OPP_GPU_DEVICE:
+    case OPP_GPU_DROPPED:
+        return opp_loader_on_gpu(&z->ld, proc, g);
+    case OPP_GPU_KERNEL:
+    case OPP_GPU_MEMCPY:
+    case OPP_GPU_MEMSET:
+    case OPP_GPU_SYNC:
+    case OPP_GPU_OVERHEAD:
+        return cannot(z, "it has GPU work");
+    default:
+        return 0;
+    }
+}
+
+static int on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
+{
+    return cannot(ctx, "it is a summary trace");
+}
+
+static int on_sgpu(void *ctx, uint32_t proc, const struct opp_tr_sgpu *g)
+{
+    return cannot(ctx, "it is a summary trace");
+}
+
+#define FWD(fn, args, call)                                                                        \
+    static int fn args                                                                             \
+    {                                                                                              \
+        struct opp_step_stream *z = ctx;                                                           \
+        return call;                                                                               \
+    }
+FWD(on_process, (void *ctx, const struct opp_tr_process *p), opp_loader_on_process(&z->ld, p))
+FWD(on_funcs, (void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f),
+    opp_loader_on_funcs(&z->ld, proc, count, f))
+FWD(on_info,
+    (void *ctx, uint32_t proc, uint32_t count, const char *const *keys, const char *const *values),
+    opp_loader_on_info(&z->ld, proc, count, keys, values))
+FWD(on_thread, (void *ctx, uint32_t proc, uint32_t tid, const char *name),
+    opp_loader_on_thread(&z->ld, proc, tid, name))
+FWD(on_dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
+    opp_loader_on_dropped(&z->ld, proc, tid, count))
+FWD(on_process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
+    opp_loader_on_process_end(&z->ld, proc, how, end_ns))
+#undef FWD
+
+/* One read of the file; 0, 1 (cannot: z->cannot) or -1 (err). */
+static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errlen)
+{
+    static const struct opp_tr_visitor first = {.process = on_process,
+                                                .funcs = on_funcs,
+                                                .info = on_info,
+                                                .thread = on_thread,
+                                                .event = on_event,
+                                                .dropped = on_dropped,
+                                                .process_end = on_process_end,
+                                                .gpu = on_gpu,
+                                                .snode = on_snode,
+                                                .sgpu = on_sgpu};
+    static const struct opp_tr_visitor later = {.event = on_event};
+    z->pass = pass;
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        t->base = t->n = t->late_next = 0;
+        t->seq = 0;
+        t->last_end = 0;
+    }
+    struct opp_tr_summary sum;
+    int rc = opp_trace_read(z->path, pass ? &later : &first, z, pass ? &sum : &z->ld.m->sum, err,
+                            errlen);
+    if (z->cannot) {
+        snprintf(err, errlen, "%s", z->cannot);
+        return 1;
+    }
+    if (z->failed || z->ld.failed) {
+        snprintf(err, errlen, "cannot read %s: %s", z->path,
+                 strerror(z->failed ? z->failed : z->ld.failed));
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    for (size_t i = 0; pass && i < z->nth; i++)
+        settle(z, &z->th[i], 1); /* the thread is over: what is left is top-level */
+    return 0;
+}
+
+struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, char *err,
+                                             size_t errlen)
+{
+    *cannot_ = 0;
+    struct opp_step_stream *z = calloc(1, sizeof *z);
+    struct opp_model *m = calloc(1, sizeof *m);
+    if (m)
+        m->index = calloc(1, sizeof *m->index);
+    if (!z || !m || !m->index) {
+        free(z);
+        if (m)
+            free(m->index);
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    z->path = path;
+    z->ld.m = m;
+    int rc = read_pass(z, 0, err, errlen);
+    if (rc) {
+        *cannot_ = rc > 0;
+        opp_step_stream_free(z);
+        return NULL;
+    }
+    /* each thread's ranges: the earliest begin from each arrival on */
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        for (size_t k = t->nlate; k-- > 1;)
+            if (t->late[k] < t->late[k - 1])
+                t->late[k - 1] = t->late[k];
+    }
+    return z;
+}
+
+const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s)
+{
+    return s->ld.m;
+}
+
+int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *o, const char *name,
+                          struct opp_steps *out, char *what, size_t cap_what, char *err,
+                          size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct opp_model *m = z->ld.m;
+    z->name_id = name ? opp_loader_intern(&z->ld, name) : UINT32_MAX;
+    if (name && z->name_id == UINT32_MAX) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = read_pass(z, 1, err, errlen);
+    if (rc)
+        return rc;
+    m->open_events = z->open;
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        sort_cands(&t->named);
+        sort_cands(&t->pstep);
+        sort_cands(&t->opt);
+        sort_cands(&t->mod);
+    }
+    /* which: opp_steps_find's and opp_steps_default's choices */
+    enum { NAMED, PSTEP, TRAIN, MODULE, NONE } pick = NONE;
+    const struct cand *first = NULL;
+    if (name) {
+        pick = NAMED;
+        for (size_t i = 0; i < z->nth && !first; i++)
+            first = z->th[i].named.n ? &z->th[i].named.v[0] : NULL;
+        out->ranges = first && first->range;
+    } else {
+        for (int k = PSTEP; k <= MODULE && pick == NONE; k++)
+            for (size_t i = 0; i < z->nth && pick == NONE; i++) {
+                struct sthread *t = &z->th[i];
+                const struct cands *c = k == PSTEP ? &t->pstep : k == TRAIN ? &t->opt : &t->mod;
+                if (c->n && opp_agg_selects(m, o, m->threads[i].proc, (uint32_t)i)) {
+                    pick = k;
+                    first = &c->v[0];
+                }
+            }
+        if (pick == PSTEP)
+            snprintf(what, cap_what, PROFILER_STEP "N");
+        else if (pick == TRAIN)
+            snprintf(what, cap_what, "training iterations (to each %s)",
+                     opp_model_str(m, first->name));
+        else if (pick == MODULE)
+            snprintf(what, cap_what, "inferences (outermost nn.Module forwards: %s)",
+                     opp_model_str(m, first->name));
+        else
+            snprintf(what, cap_what, "none (no ProfilerStep#N, optimizer step or nn.Module)");
+        out->ranges = pick == PSTEP || pick == MODULE;
+    }
+    if (pick == NONE)
+        return 0;
+    int need_calls = 0;
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        t->b = pick == NAMED   ? &t->named
+               : pick == PSTEP ? &t->pstep
+               : pick == TRAIN ? &t->opt
+                               : &t->mod;
+        if (!opp_agg_selects(m, o, m->threads[i].proc, (uint32_t)i))
+            t->b = NULL;
+        if (!t->b || out->ranges)
+            continue;
+        t->k0 = pick != TRAIN; /* a boundary ends a step; a training step is from the first */
+        drop_nested(t->b);
+        if (pick == TRAIN && t->b->n) /* the first label, if before */
+            t->first = t->have_label && t->label.begin < t->b->v[0].begin ? t->label.begin
+                                                                          : t->b->v[0].begin;
+        for (size_t k = 0; k < t->b->n; k++)
+            t->b->v[k].cpu = 0;
+        need_calls |= t->b->n > t->k0;
+    }
+    if (need_calls && (rc = read_pass(z, 2, err, errlen)))
+        return rc;
+    size_t n = 0; /* the steps, allocated once: they are many */
+    for (size_t i = 0; i < z->nth; i++)
+        n += z->th[i].b && z->th[i].b->n > z->th[i].k0 ? z->th[i].b->n - z->th[i].k0 : 0;
+    out->steps = malloc((n ? n : 1) * sizeof *out->steps);
+    if (!out->steps) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        for (size_t k = t->k0; t->b && k < t->b->n; k++) {
+            const struct cand *c = &t->b->v[k];
+            struct opp_step st = {c->begin, c->end, c->cpu, 0, (uint32_t)i};
+            if (!out->ranges) {
+                st.begin_ns = k ? t->b->v[k - 1].end : t->first;
+                if (pick == TRAIN && !st.cpu_ns) /* a step nested in a label */
+                    st.cpu_ns = c->end - c->begin;
+            }
+            out->steps[out->n++] = st;
+        }
+        free(t->b ? t->b->v : NULL); /* the steps have what they had */
+        if (t->b)
+            *t->b = (struct cands){0};
+    }
+    return 0;
+}
+
+void opp_step_stream_free(struct opp_step_stream *z)
+{
+    if (!z)
+        return;
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        free(t->s);
+        free(t->late);
+        free(t->named.v);
+        free(t->pstep.v);
+        free(t->opt.v);
+        free(t->mod.v);
+    }
+    free(z->th);
+    opp_loader_name_cache_free(z->names);
+    opp_model_free(z->ld.m);
+    free(z);
+}
