@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/gpu_join.h"
 #include "analysis/loader.h"
 #include "ops.h"
 
 #define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
 #define PROFILER_STEP "ProfilerStep#"
 #define OPTIMIZER_STEP "Optimizer.step#"
+#define NO_CAND UINT32_MAX
 
 enum { I_TORCH = 1, I_MEMORY = 2, I_LABEL = 4, I_OPEN = 8 };
 
@@ -26,8 +28,9 @@ struct item {
 
 /* A call that may be a step (or mark one), with what the step needs. */
 struct cand {
-    uint64_t begin, end, cpu;
+    uint64_t begin, end, cpu, gpu;
     uint32_t name, seq;
+    uint32_t parent; /* ranges: the nearest candidate around it, or NO_CAND */
     uint16_t depth;
     uint8_t range;
 };
@@ -55,6 +58,13 @@ struct sthread {
     struct cands *b;
     size_t k0;
     uint64_t first;
+    /* with GPU work: the top-level calls around a boundary, with their
+     * step (NO_CAND: none), for the GPU work inside them */
+    struct span {
+        uint64_t begin, end;
+        uint32_t step;
+    } *span;
+    size_t nspan, span_cap;
 };
 
 struct opp_step_stream {
@@ -66,9 +76,12 @@ struct opp_step_stream {
     size_t nlate;
     int pass; /* 0: threads and ranges; 1: steps; 2: the calls in the windows */
     uint32_t name_id;
-    uint32_t pstep_prefix_len;
+    int ranges;         /* the steps are candidates' own calls */
+    int gpu;            /* the trace has GPU ops */
+    struct opp_gpu_join *join;
     int failed;         /* errno */
     const char *cannot; /* why the loaded answer cannot be given this way */
+    char why[256];
     uint64_t open;      /* calls the process died inside, folding done */
 };
 
@@ -84,6 +97,14 @@ static int cannot(struct opp_step_stream *z, const char *why)
     if (!z->cannot)
         z->cannot = why;
     return 1;
+}
+
+/* A temporary file could not be made or written (rc: -errno). */
+static int cannot_tmp(struct opp_step_stream *z, int rc)
+{
+    snprintf(z->why, sizeof z->why, "no room for temporary files in %s (%s)",
+             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(-rc));
+    return cannot(z, z->why);
 }
 
 static struct sthread *thread_of(struct opp_step_stream *z, uint32_t proc, uint32_t tid,
@@ -115,9 +136,10 @@ static int cand_push(struct cands *c, const struct item *x, int range)
     if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v))
         return -1;
     uint64_t dur = x->end - x->begin;
-    c->v[c->n++] =
-        (struct cand){x->begin, x->end,        x->kids_ns < dur ? x->kids_ns : dur, x->name, x->seq,
-                      x->depth, (uint8_t)range};
+    c->v[c->n++] = (struct cand){.begin = x->begin, .end = x->end,
+                                 .cpu = x->kids_ns < dur ? x->kids_ns : dur, .name = x->name,
+                                 .seq = x->seq, .parent = NO_CAND, .depth = x->depth,
+                                 .range = (uint8_t)range};
     return 0;
 }
 
@@ -191,6 +213,31 @@ static int has_prefix(const struct opp_step_stream *z, uint32_t name, const char
     return !strncmp(opp_model_str(z->ld.m, name), p, strlen(p));
 }
 
+/* The first of boundaries b not before (begin, end, depth, seq) in tree order. */
+static size_t first_not_before(const struct cands *b, uint64_t begin, uint64_t end,
+                               uint32_t depth, uint32_t seq)
+{
+    size_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct cand *c = &b->v[mid];
+        if (tree_before(c->begin, c->end, c->depth, c->seq, begin, end, (uint16_t)depth, seq))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The step of a top-level call that begins at begin, lo its first boundary
+ * not before it: lo's, from the end of the boundary before; NO_CAND: none. */
+static uint32_t window_of(const struct sthread *t, size_t lo, uint64_t begin)
+{
+    if (lo < t->k0 || lo == t->b->n || begin < (lo ? t->b->v[lo - 1].end : t->first))
+        return NO_CAND;
+    return (uint32_t)lo;
+}
+
 /* A call known to be top-level. */
 static void top_level(struct opp_step_stream *z, struct sthread *t, const struct item *x)
 {
@@ -203,20 +250,19 @@ static void top_level(struct opp_step_stream *z, struct sthread *t, const struct
         }
         return;
     }
-    if (!t->b)
+    if (!t->b || z->ranges)
         return;
-    size_t lo = 0, hi = t->b->n; /* the first boundary not before x in tree order */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct cand *c = &t->b->v[mid];
-        if (tree_before(c->begin, c->end, c->depth, c->seq, x->begin, x->end, x->depth, x->seq))
-            lo = mid + 1;
+    size_t lo = first_not_before(t->b, x->begin, x->end, x->depth, x->seq);
+    uint32_t step = window_of(t, lo, x->begin);
+    if (step != NO_CAND)
+        t->b->v[step].cpu += x->end - x->begin;
+    /* around a boundary (or one): the GPU work inside it is its step's */
+    if (z->join && lo < t->b->n && t->b->v[lo].end <= x->end) {
+        if (grow((void **)&t->span, &t->span_cap, t->nspan + 1, sizeof *t->span))
+            fail(z, ENOMEM);
         else
-            hi = mid;
+            t->span[t->nspan++] = (struct span){x->begin, x->end, step};
     }
-    if (lo < t->k0 || lo == t->b->n || x->begin < (lo ? t->b->v[lo - 1].end : t->first))
-        return;
-    t->b->v[lo].cpu += x->end - x->begin;
 }
 
 /* Nothing of ours runs on the thread: the calls no NVTX range still to
@@ -339,6 +385,12 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
         x.flags |= I_OPEN;
     }
     int scope = -1;
+    if (z->pass == 2 && z->join) {
+        struct opp_gpu_call c = {x.begin, x.end, ti, x.seq, x.depth};
+        int rc = opp_gpu_join_call(z->join, mt->proc, kind, e->args, e->nargs, &c);
+        if (rc)
+            return rc == -ENOMEM ? fail(z, ENOMEM) : cannot_tmp(z, rc);
+    }
     if (z->pass == 1) {
         x.name = opp_loader_event_name(&z->ld, &z->names, mt->proc, e->fn, e->args, e->nargs);
         if (x.name == UINT32_MAX)
@@ -362,6 +414,11 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct opp_step_stream *z = ctx;
+    if (z->pass) { /* what the join needs: ops and external correlations */
+        const struct opp_process *p = opp_loader_proc(z->ld.m, proc);
+        int rc = p ? opp_gpu_join_rec(z->join, (uint32_t)(p - z->ld.m->procs), g) : -EPROTO;
+        return rc ? (rc == -ENOMEM || rc == -EPROTO ? fail(z, -rc) : cannot_tmp(z, rc)) : 0;
+    }
     switch (g->type) {
     case OPP_GPU_STRING:
     case OPP_GPU_DEVICE:
@@ -370,9 +427,8 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     case OPP_GPU_KERNEL:
     case OPP_GPU_MEMCPY:
     case OPP_GPU_MEMSET:
-    case OPP_GPU_SYNC:
-    case OPP_GPU_OVERHEAD:
-        return cannot(z, "it has GPU work");
+        z->gpu = 1;
+        return 0;
     default:
         return 0;
     }
@@ -421,7 +477,8 @@ static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errl
                                                 .gpu = on_gpu,
                                                 .snode = on_snode,
                                                 .sgpu = on_sgpu};
-    static const struct opp_tr_visitor later = {.event = on_event};
+    static const struct opp_tr_visitor later = {.event = on_event},
+                                       with_gpu = {.event = on_event, .gpu = on_gpu};
     z->pass = pass;
     for (size_t i = 0; i < z->nth; i++) {
         struct sthread *t = &z->th[i];
@@ -430,8 +487,8 @@ static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errl
         t->last_end = 0;
     }
     struct opp_tr_summary sum;
-    int rc = opp_trace_read(z->path, pass ? &later : &first, z, pass ? &sum : &z->ld.m->sum, err,
-                            errlen);
+    int rc = opp_trace_read(z->path, !pass ? &first : z->join ? &with_gpu : &later, z,
+                            pass ? &sum : &z->ld.m->sum, err, errlen);
     if (z->cannot) {
         snprintf(err, errlen, "%s", z->cannot);
         return 1;
@@ -485,6 +542,62 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, cha
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s)
 {
     return s->ld.m;
+}
+
+/* Whether candidate c encloses call (begin, end, depth) that comes after
+ * it in tree order (thread_tree.c's nests_in). */
+static int encloses(const struct cand *c, uint64_t begin, uint64_t end, uint32_t depth)
+{
+    return end <= c->end && (begin < c->end || (begin == c->end && depth > c->depth));
+}
+
+/* Ranges (tree order) may nest: each one's nearest enclosing one. */
+static void parents(struct cands *b)
+{
+    uint32_t top = NO_CAND; /* the innermost open one; its parents below it */
+    for (size_t i = 0; i < b->n; i++) {
+        struct cand *c = &b->v[i];
+        while (top != NO_CAND && !encloses(&b->v[top], c->begin, c->end, c->depth))
+            top = b->v[top].parent;
+        c->parent = top;
+        top = (uint32_t)i;
+    }
+}
+
+/* GPU work of dur owned by call c: its step's (its top-level call's step
+ * for boundaries; each range around it, itself included). */
+static void owned(void *ctx, const struct opp_gpu_call *c, uint64_t dur)
+{
+    struct opp_step_stream *z = ctx;
+    struct sthread *t = &z->th[c->thread];
+    if (!t->b || !t->b->n)
+        return;
+    size_t lo = first_not_before(t->b, c->begin, c->end, c->depth, c->seq);
+    if (z->ranges) {
+        uint32_t j = lo < t->b->n && t->b->v[lo].seq == c->seq ? (uint32_t)lo
+                     : lo                                       ? (uint32_t)(lo - 1)
+                                                                : NO_CAND;
+        while (j != NO_CAND && j != lo && !encloses(&t->b->v[j], c->begin, c->end, c->depth))
+            j = t->b->v[j].parent;
+        for (; j != NO_CAND; j = t->b->v[j].parent)
+            t->b->v[j].gpu += dur;
+        return;
+    }
+    size_t sl = 0, sh = t->nspan; /* the last top-level call around a boundary before it */
+    while (sl < sh) {
+        size_t mid = sl + (sh - sl) / 2;
+        if (t->span[mid].begin <= c->begin)
+            sl = mid + 1;
+        else
+            sh = mid;
+    }
+    uint32_t step;
+    if (sl && c->end <= t->span[sl - 1].end)
+        step = t->span[sl - 1].step;
+    else
+        step = window_of(t, lo, c->begin);
+    if (step != NO_CAND)
+        t->b->v[step].gpu += dur;
 }
 
 int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *o, const char *name,
@@ -550,6 +663,8 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
                                : &t->mod;
         if (!opp_agg_selects(m, o, m->threads[i].proc, (uint32_t)i))
             t->b = NULL;
+        if (t->b && out->ranges)
+            parents(t->b);
         if (!t->b || out->ranges)
             continue;
         t->k0 = pick != TRAIN; /* a boundary ends a step; a training step is from the first */
@@ -561,8 +676,22 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
             t->b->v[k].cpu = 0;
         need_calls |= t->b->n > t->k0;
     }
-    if (need_calls && (rc = read_pass(z, 2, err, errlen)))
+    z->ranges = out->ranges;
+    if (z->gpu && !(z->join = opp_gpu_join_new())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if ((need_calls || z->join) && (rc = read_pass(z, 2, err, errlen)))
         return rc;
+    if (z->join && (rc = opp_gpu_join_run(z->join, owned, z))) {
+        if (rc == -ENOMEM) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        cannot_tmp(z, rc);
+        snprintf(err, errlen, "%s", z->cannot);
+        return 1;
+    }
     size_t n = 0; /* the steps, allocated once: they are many */
     for (size_t i = 0; i < z->nth; i++)
         n += z->th[i].b && z->th[i].b->n > z->th[i].k0 ? z->th[i].b->n - z->th[i].k0 : 0;
@@ -575,7 +704,7 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         struct sthread *t = &z->th[i];
         for (size_t k = t->k0; t->b && k < t->b->n; k++) {
             const struct cand *c = &t->b->v[k];
-            struct opp_step st = {c->begin, c->end, c->cpu, 0, (uint32_t)i};
+            struct opp_step st = {c->begin, c->end, c->cpu, c->gpu, (uint32_t)i};
             if (!out->ranges) {
                 st.begin_ns = k ? t->b->v[k - 1].end : t->first;
                 if (pick == TRAIN && !st.cpu_ns) /* a step nested in a label */
@@ -594,6 +723,7 @@ void opp_step_stream_free(struct opp_step_stream *z)
 {
     if (!z)
         return;
+    opp_gpu_join_free(z->join);
     for (size_t i = 0; i < z->nth; i++) {
         struct sthread *t = &z->th[i];
         free(t->s);
@@ -602,6 +732,7 @@ void opp_step_stream_free(struct opp_step_stream *z)
         free(t->pstep.v);
         free(t->opt.v);
         free(t->mod.v);
+        free(t->span);
     }
     free(z->th);
     opp_loader_name_cache_free(z->names);

@@ -3,7 +3,7 @@
  * with memory bounded by the steps, the threads and the calls still open,
  * not by the calls. Three reads of the file: the processes, threads, names
  * and NVTX ranges; the steps; the calls inside them (boundaries and
- * training iterations only).
+ * training iterations) and the GPU work, joined to its calls (gpu_join.h).
  *
  * Calls of a thread arrive in the order they returned, so a call's
  * children arrive before it: a stack holds the calls no later one has
@@ -27,15 +27,16 @@ struct opp_step_stream;
 /* The first read: NULL on error (err says why); else the stream, whose
  * model (opp_step_stream_model) has the processes, threads, names,
  * warnings and counts of drops, and no calls. *cannot is set (err says
- * why) when the loaded answer cannot be given this way: GPU work in the
- * trace, a summary trace, more than 2^20 NVTX ranges. */
+ * why) when the loaded answer cannot be given this way: a summary trace,
+ * more than 2^20 NVTX ranges, a thread's calls out of order. */
 struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot, char *err,
                                              size_t errlen);
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* opp_steps_find (name) or opp_steps_default (name NULL: what set) for the
  * threads o selects. 0; 1 when the trace cannot be answered this way
- * after all (a thread's calls out of order; err says why); -1 on error. */
+ * after all (a thread's calls out of order, no room for the temporary
+ * files of the GPU join; err says why); -1 on error. */
 int opp_step_stream_steps(struct opp_step_stream *s, const struct opp_agg_opts *o, const char *name,
                           struct opp_steps *out, char *what, size_t cap_what, char *err,
                           size_t errlen);

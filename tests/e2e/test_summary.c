@@ -15,7 +15,7 @@
 #include "tool/cmds.h"
 #include "analysis/model.h"
 #include "testutil.h"
-#include "trace.h"
+#include "tracebuild.h"
 
 TU_TRACE_FIXTURE
 
@@ -239,35 +239,21 @@ START_TEST(streamed_report_same_as_loaded)
 }
 END_TEST
 
-/* A trace with one thread's calls: each (begin, end, depth, fn), in the
- * order given, fn 0 "work", 1 "step" or 2 "range" (an NVTX range, recorded
- * when it ended), chunk by chunk (a new chunk where an end goes back). */
-static void write_calls(const char *path, const uint64_t (*c)[4], size_t n)
+enum { F_WORK, F_STEP, F_RANGE, F_LAUNCH, F_CU_LAUNCH };
+
+/* A process whose thread 7 makes calls: "work", "step", "range" (an NVTX
+ * range, recorded when it ended), cudaLaunchKernel and cuLaunchKernel
+ * (status, correlation id). */
+static void open_trace(struct tb *b, const char *path)
 {
-    struct opp_tw w;
-    char err[256];
-    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
-    const char *args[] = {"app"};
-    struct opp_tw_process p = {.proc = 1, .pid = 4242, .clock = OPP_CLOCK_MONOTONIC,
-                               .start_ticks = 1, .exe = "app", .argc = 1, .argv = args};
-    struct opp_func_desc fd[] = {{OPP_OP_PLAIN, 0, "app", "work"},
-                                 {OPP_OP_PLAIN, 0, "app", "step"},
-                                 {OPP_OP_NVTX, 0, "nvtx", "range"}};
-    ck_assert_int_eq(opp_tw_process(&w, &p), 0);
-    ck_assert_int_eq(opp_tw_funcs(&w, 1, 3, fd), 0);
-    static uint8_t mem[1 << 16];
-    struct opp_ev_enc e;
-    opp_ev_begin(&e, mem, sizeof mem, 1, 7, 0);
-    for (size_t i = 0; i < n; i++)
-        if (opp_ev_add(&e, (uint32_t)c[i][3], 0, c[i][0], c[i][1], (uint32_t)c[i][2], 0, NULL)) {
-            ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-            opp_ev_begin(&e, mem, sizeof mem, 1, 7, 0);
-            ck_assert_int_eq(opp_ev_add(&e, (uint32_t)c[i][3], 0, c[i][0], c[i][1],
-                                        (uint32_t)c[i][2], 0, NULL), 0);
-        }
-    ck_assert_int_eq(opp_ev_write(&w, &e), 0);
-    ck_assert_int_eq(opp_tw_end(&w, n, 0, 1), 0);
-    ck_assert_int_eq(opp_tw_close(&w), 0);
+    tb_open(b, path);
+    tb_process(b, .proc = 1, .pid = 4242, .real = 1, .exe = "app");
+    tb_funcs(b, [F_WORK] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "work"},
+             [F_STEP] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "step"},
+             [F_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "range"},
+             [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [F_CU_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cuda", "cuLaunchKernel"});
+    tb_thread(b, 7, NULL);
 }
 
 /* `opprof report --step` of a large trace finds its steps as it reads it:
@@ -305,11 +291,14 @@ START_TEST(streamed_steps_same_as_loaded)
     /* an NVTX range recorded when it ended around calls of its depth
      * (settled only after it); a boundary inside another */
     char *odd = tu_path(dir, "odd.trace");
-    const uint64_t nest[][4] = {{10, 20, 0, 0},    {30, 40, 0, 1},   {50, 60, 0, 0},
-                                {70, 80, 0, 0},    {45, 85, 0, 2},   {90, 100, 0, 1},
-                                {150, 160, 1, 1},  {110, 200, 0, 1}, {210, 220, 0, 0},
-                                {230, 240, 0, 1}};
-    write_calls(odd, nest, sizeof nest / sizeof *nest);
+    struct tb b;
+    open_trace(&b, odd);
+    tb_events(&b, TB_CALL(F_WORK, 10, 20, 0), TB_CALL(F_STEP, 30, 40, 0),
+              TB_CALL(F_WORK, 50, 60, 0), TB_CALL(F_WORK, 70, 80, 0), TB_CALL(F_RANGE, 45, 85, 0),
+              TB_CALL(F_STEP, 90, 100, 0), TB_CALL(F_STEP, 150, 160, 1),
+              TB_CALL(F_STEP, 110, 200, 0), TB_CALL(F_WORK, 210, 220, 0),
+              TB_CALL(F_STEP, 230, 240, 0));
+    tb_end(&b);
     d = tu_steps_differ(cmd_report, dir, odd, (const char *[]){"step", "work", "range", NULL});
     ck_assert_msg(!d, "%s", d);
     char *sv[] = {"report", odd, "--step", "step", "--format", "json", NULL};
@@ -321,9 +310,10 @@ START_TEST(streamed_steps_same_as_loaded)
                                       "\"cpu_us\": [0.050, 0.090, 0.020]"));
     free(out), free(ea);
     /* a call inside one that arrived before it (a chunk out of order) */
-    const uint64_t calls[][4] = {{1000, 2000, 0, 1}, {2100, 2900, 0, 0}, {1200, 1500, 1, 0},
-                                 {3000, 4000, 0, 1}};
-    write_calls(odd, calls, 4);
+    open_trace(&b, odd);
+    tb_events(&b, TB_CALL(F_STEP, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0));
+    tb_events(&b, TB_CALL(F_WORK, 1200, 1500, 1), TB_CALL(F_STEP, 3000, 4000, 0));
+    tb_end(&b);
     d = tu_call_differ(cmd_report, (char *[]){"report", odd, "--step", "step", NULL},
                        (char *[]){"report", odd, "--step", "step", "--no-stream", NULL}, dir,
                        &out, &ea, &eb);
@@ -334,6 +324,64 @@ START_TEST(streamed_steps_same_as_loaded)
     free(out), free(ea), free(eb);
     unsetenv("OPPROF_STREAM_MIB");
     free(cut), free(odd);
+}
+END_TEST
+
+/* Steps with GPU time found as a trace streams: each kernel or copy
+ * joined to its launch by correlation id (the outermost call of the id:
+ * cudaLaunchKernel, not the cuLaunchKernel inside it), whichever of the
+ * two the file has first, and given to the step of the launch's top-level
+ * call (a top-level call around a boundary belongs to the step it begins
+ * in), or to every range around the launch. */
+START_TEST(streamed_steps_gpu_same_as_loaded)
+{
+    struct tb b;
+    open_trace(&b, trace);
+    tb_string(&b, 1, "k");
+    /* ops first in the file: corr 1, 2, 3 (a graph: two kernels), 99 (no launch) */
+    tb_kernel(&b, .name = 1, .start = 140, .end = 1140, .corr = 1, .grid = {1}, .block = {1});
+    tb_kernel(&b, .name = 1, .start = 330, .end = 2330, .corr = 2, .grid = {1}, .block = {1});
+    tb_kernel(&b, .name = 1, .start = 660, .end = 2660, .corr = 3, .grid = {1}, .block = {1});
+    tb_kernel(&b, .name = 1, .start = 2700, .end = 4700, .corr = 3, .grid = {1}, .block = {1});
+    tb_kernel(&b, .name = 1, .start = 5000, .end = 9000, .corr = 99, .grid = {1}, .block = {1});
+    tb_gpu_chunk(&b);
+    tb_events(&b, TB_CALL(F_LAUNCH, 120, 130, 1, 0, 1), TB_CALL(F_STEP, 100, 200, 0),
+              TB_CALL(F_LAUNCH, 310, 320, 1, 0, 2), TB_CALL(F_STEP, 350, 400, 1),
+              TB_CALL(F_WORK, 300, 500, 0), TB_CALL(F_CU_LAUNCH, 620, 640, 2, 0, 3),
+              TB_CALL(F_LAUNCH, 610, 650, 1, 0, 3), TB_CALL(F_STEP, 600, 700, 0),
+              TB_CALL(F_LAUNCH, 850, 860, 0, 0, 4), TB_CALL(F_STEP, 900, 950, 0),
+              TB_CALL(F_RANGE, 800, 1000, 0), TB_CALL(F_LAUNCH, 1110, 1120, 1, 0, 5),
+              TB_CALL(F_STEP, 1100, 1200, 0), TB_CALL(F_LAUNCH, 1300, 1310, 0, 0, 6));
+    /* ops after their launches: corr 4, 5 (a copy), 6 */
+    tb_kernel(&b, .name = 1, .start = 870, .end = 8870, .corr = 4, .grid = {1}, .block = {1});
+    tb_memcpy(&b, .start = 1130, .end = 17130, .corr = 5, .bytes = 64, .kind = 1);
+    tb_kernel(&b, .name = 1, .start = 1320, .end = 33320, .corr = 6, .grid = {1}, .block = {1});
+    /* thread 8: a range inside another, a launch inside both */
+    tb_thread(&b, 8, NULL);
+    tb_events(&b, TB_CALL(F_LAUNCH, 2200, 2210, 0, 0, 7), TB_CALL(F_RANGE, 2100, 2500, 0),
+              TB_CALL(F_RANGE, 2000, 3000, 0));
+    tb_kernel(&b, .name = 1, .start = 2300, .end = 66300, .corr = 7, .grid = {1}, .block = {1});
+    tb_end(&b);
+    const char *names[] = {"step", "range", "work", "cudaLaunchKernel", "cuLaunchKernel", NULL};
+    char *d = tu_steps_differ(cmd_report, dir, trace, names);
+    ck_assert_msg(!d, "%s", d);
+    char *out, *err;
+    char *sv[] = {"report", trace, "--step", "step", "--stream", "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, sv, dir, &out, &err), 0);
+    /* from 200: "work" around the boundary at 350 (its launch: 2 us); from
+     * 400: the step at 600 (the graph's 2 + 2 us); from 700: the range
+     * around the boundary at 900 (8 us); from 950: the step at 1100 (its
+     * copy, 16 us). The launch at 1300 is after the last boundary. */
+    ck_assert_msg(strstr(out, "\"count\": 4, \"wall_us\": [0.200, 0.300, 0.250, 0.250], "
+                              "\"cpu_us\": [0.200, 0.100, 0.200, 0.100], "
+                              "\"gpu_us\": [2.000, 4.000, 8.000, 16.000]"),
+                  "%s", out);
+    free(out), free(err);
+    char *rv[] = {"report", trace, "--step", "range", "--stream", "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, rv, dir, &out, &err), 0);
+    /* thread 7's range, then thread 8's two (tree order: the outer first) */
+    ck_assert_msg(strstr(out, "\"gpu_us\": [8.000, 64.000, 64.000]"), "%s", out);
+    free(out), free(err);
 }
 END_TEST
 
@@ -498,6 +546,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, same_rows_as_full);
     tcase_add_test(tc, streamed_report_same_as_loaded);
     tcase_add_test(tc, streamed_steps_same_as_loaded);
+    tcase_add_test(tc, streamed_steps_gpu_same_as_loaded);
     tcase_add_test(tc, schedule_windows);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);

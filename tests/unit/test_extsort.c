@@ -1,0 +1,102 @@
+/* Records sorted beyond memory (report/analysis/extsort.c): in memory, in
+ * many runs merged back from a temporary file, and refused with the error
+ * when there is no room for that file. */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "analysis/extsort.h"
+
+struct rec {
+    uint64_t key;
+    uint32_t seq, pad;
+};
+
+static int cmp_rec(const void *pa, const void *pb)
+{
+    const struct rec *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* n records with keys from a fixed sequence (repeats included) through a
+ * sorter holding `hold` in memory: each comes back once, in order. */
+static void sorts(uint32_t n, size_t hold)
+{
+    struct opp_extsort *s = opp_extsort_new(sizeof(struct rec), cmp_rec, hold * sizeof(struct rec));
+    ck_assert_ptr_nonnull(s);
+    uint64_t x = 12345;
+    for (uint32_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        struct rec r = {x >> 54, i, 0}; /* 1024 keys: repeats */
+        ck_assert_int_eq(opp_extsort_add(s, &r), 0);
+    }
+    ck_assert_uint_eq(opp_extsort_count(s), n);
+    ck_assert_int_eq(opp_extsort_done(s), 0);
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    ck_assert_ptr_nonnull(seen);
+    struct rec prev = {0, 0, 0};
+    uint32_t got = 0;
+    const struct rec *r;
+    while ((r = opp_extsort_next(s))) {
+        if (got)
+            ck_assert_int_lt(cmp_rec(&prev, r), 0);
+        ck_assert_uint_lt(r->seq, n);
+        ck_assert(!seen[r->seq]);
+        seen[r->seq] = 1;
+        prev = *r;
+        got++;
+    }
+    ck_assert_int_eq(opp_extsort_error(s), 0);
+    ck_assert_uint_eq(got, n);
+    ck_assert_ptr_null(opp_extsort_next(s)); /* and stays at the end */
+    free(seen);
+    opp_extsort_free(s);
+}
+
+START_TEST(in_memory) { sorts(1000, 1000); }
+END_TEST
+
+START_TEST(empty) { sorts(0, 10); }
+END_TEST
+
+/* 100000 records, 1000 at a time: 100 runs merged; 1 at a time: every
+ * record a run of its own */
+START_TEST(many_runs) { sorts(100000, 1000); }
+END_TEST
+
+START_TEST(runs_of_one) { sorts(3000, 1); }
+END_TEST
+
+START_TEST(no_room_for_the_runs)
+{
+    setenv("TMPDIR", "/nonexistent-opprof-test", 1);
+    struct opp_extsort *s = opp_extsort_new(sizeof(struct rec), cmp_rec, 2 * sizeof(struct rec));
+    ck_assert_ptr_nonnull(s);
+    struct rec r = {1, 0, 0};
+    ck_assert_int_eq(opp_extsort_add(s, &r), 0);
+    ck_assert_int_eq(opp_extsort_add(s, &r), 0);
+    ck_assert_int_eq(opp_extsort_add(s, &r), -ENOENT); /* the first run cannot be written */
+    ck_assert_int_eq(opp_extsort_add(s, &r), -ENOENT);
+    ck_assert_int_eq(opp_extsort_done(s), -ENOENT);
+    ck_assert_ptr_null(opp_extsort_next(s));
+    ck_assert_int_eq(opp_extsort_error(s), -ENOENT);
+    opp_extsort_free(s);
+    unsetenv("TMPDIR");
+}
+END_TEST
+
+Suite *suite_extsort(void)
+{
+    Suite *s = suite_create("extsort");
+    TCase *tc = tcase_create("sort");
+    tcase_add_test(tc, in_memory);
+    tcase_add_test(tc, empty);
+    tcase_add_test(tc, many_runs);
+    tcase_add_test(tc, runs_of_one);
+    tcase_add_test(tc, no_room_for_the_runs);
+    suite_add_tcase(s, tc);
+    return s;
+}
