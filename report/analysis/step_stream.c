@@ -8,6 +8,7 @@
 
 #include "analysis/gpu_join.h"
 #include "analysis/loader.h"
+#include "analysis/stream_meta.h"
 #include "ops.h"
 
 #define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
@@ -45,8 +46,16 @@ struct sthread {
     size_t base, n, cap;
     uint64_t *late; /* NVTX ranges' begins in arrival order; then the minimum from each on */
     size_t nlate, late_cap, late_next;
-    uint64_t last;     /* the latest end of its calls: where a call it died inside ends */
-    uint64_t last_end; /* the end of the call that arrived last */
+    uint64_t last_end;    /* the end of the call that arrived last */
+    uint64_t settled_end; /* the latest end of its top-level calls settled */
+    /* the calls its process died inside: the collector writes them last,
+     * outermost first, so they are taken in at the end, innermost first */
+    struct open_call {
+        struct item x;
+        uint32_t kind;
+        int scope;
+    } *open;
+    size_t nopen, open_cap;
     uint32_t seq;      /* calls arrived */
     struct cands named, pstep, opt, mod;
     int have_label;
@@ -69,7 +78,7 @@ struct sthread {
 
 struct opp_step_stream {
     const char *path;
-    struct opp_loader ld;
+    struct opp_stream_meta meta;
     struct opp_name_cache *names;
     struct sthread *th;
     size_t nth;
@@ -107,13 +116,10 @@ static int cannot_tmp(struct opp_step_stream *z, int rc)
     return cannot(z, z->why);
 }
 
-static struct sthread *thread_of(struct opp_step_stream *z, uint32_t proc, uint32_t tid,
-                                 uint32_t *ti)
+/* Thread index i's state, made on first sight. */
+static struct sthread *thread_at(struct opp_step_stream *z, uint32_t i)
 {
-    int64_t i = opp_loader_thread(&z->ld, proc, tid);
-    if (i < 0)
-        return NULL;
-    if ((size_t)i >= z->nth) {
+    if (i >= z->nth) {
         size_t n = (size_t)i + 1;
         struct sthread *p = reallocarray(z->th, n, sizeof *p);
         if (!p)
@@ -122,8 +128,17 @@ static struct sthread *thread_of(struct opp_step_stream *z, uint32_t proc, uint3
         z->th = p;
         z->nth = n;
     }
-    *ti = (uint32_t)i;
     return &z->th[i];
+}
+
+static struct sthread *thread_of(struct opp_step_stream *z, uint32_t proc, uint32_t tid,
+                                 uint32_t *ti)
+{
+    int64_t i = opp_stream_meta_thread(&z->meta, proc, tid);
+    if (i < 0)
+        return NULL;
+    *ti = (uint32_t)i;
+    return thread_at(z, (uint32_t)i);
 }
 
 static int grow(void **arr, size_t *cap, size_t need, size_t sz)
@@ -153,7 +168,7 @@ static void cand_drop_inside(struct cands *c, const struct item *x)
 /* The candidate of arrival seq, folded into its parent: gone. */
 static void cand_drop_seq(struct cands *c, uint32_t seq)
 {
-    for (size_t i = c->n; i-- > 0;)
+    for (size_t i = c->n; i-- > 0 && c->v[i].seq >= seq;) /* in arrival order */
         if (c->v[i].seq == seq) {
             memmove(&c->v[i], &c->v[i + 1], (c->n - i - 1) * sizeof *c->v);
             c->n--;
@@ -182,15 +197,14 @@ static int cmp_cand(const void *pa, const void *pb)
     return tree_before(b->begin, b->end, b->depth, b->seq, a->begin, a->end, a->depth, a->seq);
 }
 
-/* Boundaries inside another of theirs dropped (tree order: the calls
- * that enclose one come before it; thread_tree.c's nesting). */
+/* Boundaries (tree order) that end no later than the one kept before them
+ * dropped: inside it in time, they mark no step (step_times.c). */
 static void drop_nested(struct cands *c)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct cand *e = &c->v[i], *p = n ? &c->v[n - 1] : NULL;
-        if (p && e->end <= p->end &&
-            (e->begin < p->end || (e->begin == p->end && e->depth > p->depth)))
+        if (p && e->end <= p->end) /* step_times.c: inside the one before in time */
             continue;
         c->v[n++] = *e;
     }
@@ -210,7 +224,7 @@ static void sort_cands(struct cands *c)
 
 static int has_prefix(const struct opp_step_stream *z, uint32_t name, const char *p)
 {
-    return !strncmp(opp_model_str(z->ld.m, name), p, strlen(p));
+    return !strncmp(opp_model_str(z->meta.ld.m, name), p, strlen(p));
 }
 
 /* The first of boundaries b not before (begin, end, depth, seq) in tree order. */
@@ -270,8 +284,12 @@ static void top_level(struct opp_step_stream *z, struct sthread *t, const struct
 static void settle(struct opp_step_stream *z, struct sthread *t, int all)
 {
     uint64_t m = !all && t->late_next < t->nlate ? t->late[t->late_next] : UINT64_MAX;
-    while (t->base < t->n && (all || t->s[t->base].begin < m))
-        top_level(z, t, &t->s[t->base++]);
+    while (t->base < t->n && (all || t->s[t->base].begin < m)) {
+        const struct item *x = &t->s[t->base++];
+        if (x->end > t->settled_end)
+            t->settled_end = x->end;
+        top_level(z, t, x);
+    }
     if (t->base == t->n)
         t->base = t->n = 0;
     else if (t->base > 4096 && t->base > t->n / 2) {
@@ -309,6 +327,8 @@ static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, 
 {
     if (x->end < t->last_end) /* what came before may be settled already */
         return cannot(z, "a thread's calls are not in the order they returned");
+    if (x->begin < t->settled_end)
+        return cannot(z, "calls of a thread overlap without nesting");
     t->last_end = x->end;
     uint64_t kids = 0;
     unsigned counted = 0;
@@ -316,8 +336,8 @@ static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, 
     while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
         const struct item *c = &t->s[--t->n];
         /* ties thread_tree.c decides by depth: the shallower encloses */
-        if ((c->begin == x->end && c->depth <= x->depth && c->begin != x->begin) ||
-            (c->begin == x->begin && c->end == x->end && c->depth < x->depth))
+        if (c->depth <= x->depth &&
+            (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
             return cannot(z, "calls of a thread end and begin at the same time");
         if (c->flags & I_MEMORY)
             continue; /* torch sums a memory instant into the call, no child */
@@ -325,6 +345,11 @@ static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, 
         kids += c->end - c->begin;
         only = *c;
     }
+    /* what is left began before x: it must have ended by then (a partial
+     * overlap, or x inside it with the same end, nests otherwise in the
+     * loaded tree) */
+    if (t->n > t->base && t->s[t->n - 1].end > x->begin)
+        return cannot(z, "calls of a thread overlap without nesting");
     x->kids_ns = kids;
     if (z->pass == 1) {
         if (counted == 1 && (x->flags & only.flags & I_TORCH) && only.name == x->name) {
@@ -359,31 +384,17 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     struct sthread *t = thread_of(z, e->proc, e->tid, &ti);
     if (!t)
         return fail(z, ENOMEM);
-    const struct opp_thread *mt = &z->ld.m->threads[ti];
-    const struct opp_process *p = &z->ld.m->procs[mt->proc];
+    const struct opp_thread *mt = &z->meta.ld.m->threads[ti];
+    const struct opp_process *p = &z->meta.ld.m->procs[mt->proc];
     if (e->fn >= p->nfuncs)
         return fail(z, EPROTO); /* the reader checks this: never happens */
     uint32_t kind = p->funcs[e->fn].kind;
-    if (z->pass == 0) {
-        if (e->end_ns > t->last)
-            t->last = e->end_ns;
-        if (!is_late(kind, e))
-            return 0;
-        if (++z->nlate > LATE_MAX)
-            return cannot(z, "more than 2^20 NVTX ranges");
-        if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
-            return fail(z, ENOMEM);
-        t->late[t->nlate++] = e->begin_ns;
-        return 0;
-    }
     t->late_next += is_late(kind, e);
-    struct item x = {
-        .begin = e->begin_ns, .end = e->end_ns, .seq = t->seq++, .depth = (uint16_t)e->depth};
-    if (e->flags & OPP_EV_OPEN) { /* load.c: it ends when its process or thread last did */
-        uint64_t last = p->end_how && p->end_ns > t->last ? p->end_ns : t->last;
-        x.end = last > x.begin ? last : x.begin;
-        x.flags |= I_OPEN;
-    }
+    struct item x = {.begin = e->begin_ns,
+                     .end = opp_stream_meta_end(&z->meta, ti, e),
+                     .seq = t->seq++,
+                     .depth = (uint16_t)e->depth,
+                     .flags = e->flags & OPP_EV_OPEN ? I_OPEN : 0};
     int scope = -1;
     if (z->pass == 2 && z->join) {
         struct opp_gpu_call c = {x.begin, x.end, ti, x.seq, x.depth};
@@ -392,7 +403,7 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
             return rc == -ENOMEM ? fail(z, ENOMEM) : cannot_tmp(z, rc);
     }
     if (z->pass == 1) {
-        x.name = opp_loader_event_name(&z->ld, &z->names, mt->proc, e->fn, e->args, e->nargs);
+        x.name = opp_loader_event_name(&z->meta.ld, &z->names, mt->proc, e->fn, e->args, e->nargs);
         if (x.name == UINT32_MAX)
             return fail(z, ENOMEM);
         const uint64_t *a = e->args;
@@ -406,77 +417,48 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
         if (opp_kind_base(kind) == OPP_OP_MEMORY)
             x.flags |= I_MEMORY;
     }
+    if (x.flags & I_OPEN) {
+        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
+            return fail(z, ENOMEM);
+        t->open[t->nopen++] = (struct open_call){x, kind, scope};
+        return 0;
+    }
+    if (t->nopen)
+        return cannot(z, "a thread's calls come after the ones its process died inside");
     return arrive(z, t, &x, kind, scope);
 }
 
-/* Pass 0 keeps what the loader keeps of everything but calls and GPU
- * work; GPU work makes the answer the loaded model's to give. */
+/* The first read: each thread's NVTX ranges' begins (thread ti). */
+static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
+{
+    struct opp_step_stream *z = ctx;
+    struct sthread *t = thread_at(z, ti);
+    if (!t)
+        return fail(z, ENOMEM);
+    const struct opp_model *m = z->meta.ld.m;
+    const struct opp_process *p = &m->procs[m->threads[ti].proc];
+    if (e->fn >= p->nfuncs || !is_late(p->funcs[e->fn].kind, e))
+        return 0;
+    if (++z->nlate > LATE_MAX)
+        return cannot(z, "more than 2^20 NVTX ranges");
+    if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
+        return fail(z, ENOMEM);
+    t->late[t->nlate++] = e->begin_ns;
+    return 0;
+}
+
+/* GPU records: what the join needs, ops and external correlations. */
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct opp_step_stream *z = ctx;
-    if (z->pass) { /* what the join needs: ops and external correlations */
-        const struct opp_process *p = opp_loader_proc(z->ld.m, proc);
-        int rc = p ? opp_gpu_join_rec(z->join, (uint32_t)(p - z->ld.m->procs), g) : -EPROTO;
-        return rc ? (rc == -ENOMEM || rc == -EPROTO ? fail(z, -rc) : cannot_tmp(z, rc)) : 0;
-    }
-    switch (g->type) {
-    case OPP_GPU_STRING:
-    case OPP_GPU_DEVICE:
-    case OPP_GPU_DROPPED:
-        return opp_loader_on_gpu(&z->ld, proc, g);
-    case OPP_GPU_KERNEL:
-    case OPP_GPU_MEMCPY:
-    case OPP_GPU_MEMSET:
-        z->gpu = 1;
-        return 0;
-    default:
-        return 0;
-    }
+    const struct opp_process *p = opp_loader_proc(z->meta.ld.m, proc);
+    int rc = p ? opp_gpu_join_rec(z->join, (uint32_t)(p - z->meta.ld.m->procs), g) : -EPROTO;
+    return rc ? (rc == -ENOMEM || rc == -EPROTO ? fail(z, -rc) : cannot_tmp(z, rc)) : 0;
 }
-
-static int on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
-{
-    return cannot(ctx, "it is a summary trace");
-}
-
-static int on_sgpu(void *ctx, uint32_t proc, const struct opp_tr_sgpu *g)
-{
-    return cannot(ctx, "it is a summary trace");
-}
-
-#define FWD(fn, args, call)                                                                        \
-    static int fn args                                                                             \
-    {                                                                                              \
-        struct opp_step_stream *z = ctx;                                                           \
-        return call;                                                                               \
-    }
-FWD(on_process, (void *ctx, const struct opp_tr_process *p), opp_loader_on_process(&z->ld, p))
-FWD(on_funcs, (void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f),
-    opp_loader_on_funcs(&z->ld, proc, count, f))
-FWD(on_info,
-    (void *ctx, uint32_t proc, uint32_t count, const char *const *keys, const char *const *values),
-    opp_loader_on_info(&z->ld, proc, count, keys, values))
-FWD(on_thread, (void *ctx, uint32_t proc, uint32_t tid, const char *name),
-    opp_loader_on_thread(&z->ld, proc, tid, name))
-FWD(on_dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
-    opp_loader_on_dropped(&z->ld, proc, tid, count))
-FWD(on_process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
-    opp_loader_on_process_end(&z->ld, proc, how, end_ns))
-#undef FWD
 
 /* One read of the file; 0, 1 (cannot: z->cannot) or -1 (err). */
 static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errlen)
 {
-    static const struct opp_tr_visitor first = {.process = on_process,
-                                                .funcs = on_funcs,
-                                                .info = on_info,
-                                                .thread = on_thread,
-                                                .event = on_event,
-                                                .dropped = on_dropped,
-                                                .process_end = on_process_end,
-                                                .gpu = on_gpu,
-                                                .snode = on_snode,
-                                                .sgpu = on_sgpu};
     static const struct opp_tr_visitor later = {.event = on_event},
                                        with_gpu = {.event = on_event, .gpu = on_gpu};
     z->pass = pass;
@@ -484,24 +466,48 @@ static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errl
         struct sthread *t = &z->th[i];
         t->base = t->n = t->late_next = 0;
         t->seq = 0;
-        t->last_end = 0;
+        t->last_end = t->settled_end = 0;
+        t->nopen = 0;
     }
     struct opp_tr_summary sum;
-    int rc = opp_trace_read(z->path, !pass ? &first : z->join ? &with_gpu : &later, z,
-                            pass ? &sum : &z->ld.m->sum, err, errlen);
+    int rc = pass ? opp_trace_read(z->path, z->join ? &with_gpu : &later, z, &sum, err, errlen)
+                  : opp_stream_meta_read(&z->meta, z->path, each_late, z, err, errlen);
+    if (!pass && rc > 0 && !z->cannot)
+        z->cannot = "it is a summary trace";
     if (z->cannot) {
         snprintf(err, errlen, "%s", z->cannot);
         return 1;
     }
-    if (z->failed || z->ld.failed) {
+    if (z->failed || z->meta.ld.failed) {
         snprintf(err, errlen, "cannot read %s: %s", z->path,
-                 strerror(z->failed ? z->failed : z->ld.failed));
+                 strerror(z->failed ? z->failed : z->meta.ld.failed));
         return -1;
     }
     if (rc < 0)
         return -1;
-    for (size_t i = 0; pass && i < z->nth; i++)
-        settle(z, &z->th[i], 1); /* the thread is over: what is left is top-level */
+    size_t nth = z->meta.ld.m->nthreads; /* those with no calls have a place too */
+    if (nth && !thread_at(z, (uint32_t)(nth - 1))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; pass && i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        while (t->nopen && !z->cannot && !z->failed) { /* innermost first */
+            struct open_call *c = &t->open[--t->nopen];
+            arrive(z, t, &c->x, c->kind, c->scope);
+        }
+        if (z->cannot || z->failed)
+            break;
+        settle(z, t, 1); /* the thread is over: what is left is top-level */
+    }
+    if (z->cannot) {
+        snprintf(err, errlen, "%s", z->cannot);
+        return 1;
+    }
+    if (z->failed) {
+        snprintf(err, errlen, "cannot read %s: %s", z->path, strerror(z->failed));
+        return -1;
+    }
     return 0;
 }
 
@@ -510,25 +516,18 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, cha
 {
     *cannot_ = 0;
     struct opp_step_stream *z = calloc(1, sizeof *z);
-    struct opp_model *m = calloc(1, sizeof *m);
-    if (m)
-        m->index = calloc(1, sizeof *m->index);
-    if (!z || !m || !m->index) {
-        free(z);
-        if (m)
-            free(m->index);
-        free(m);
+    if (!z) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     z->path = path;
-    z->ld.m = m;
     int rc = read_pass(z, 0, err, errlen);
     if (rc) {
-        *cannot_ = rc > 0;
+        *cannot_ = rc < 0 ? 0 : z->meta.summary ? 2 : 1;
         opp_step_stream_free(z);
         return NULL;
     }
+    z->gpu = z->meta.gpu_ops != 0;
     /* each thread's ranges: the earliest begin from each arrival on */
     for (size_t i = 0; i < z->nth; i++) {
         struct sthread *t = &z->th[i];
@@ -541,7 +540,7 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, cha
 
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s)
 {
-    return s->ld.m;
+    return s->meta.ld.m;
 }
 
 /* Whether candidate c encloses call (begin, end, depth) that comes after
@@ -605,8 +604,8 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
                           size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    struct opp_model *m = z->ld.m;
-    z->name_id = name ? opp_loader_intern(&z->ld, name) : UINT32_MAX;
+    struct opp_model *m = z->meta.ld.m;
+    z->name_id = name ? opp_loader_intern(&z->meta.ld, name) : UINT32_MAX;
     if (name && z->name_id == UINT32_MAX) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -733,9 +732,10 @@ void opp_step_stream_free(struct opp_step_stream *z)
         free(t->opt.v);
         free(t->mod.v);
         free(t->span);
+        free(t->open);
     }
     free(z->th);
     opp_loader_name_cache_free(z->names);
-    opp_model_free(z->ld.m);
+    opp_stream_meta_free(&z->meta);
     free(z);
 }

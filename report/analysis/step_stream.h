@@ -27,16 +27,17 @@ struct opp_step_stream;
 /* The first read: NULL on error (err says why); else the stream, whose
  * model (opp_step_stream_model) has the processes, threads, names,
  * warnings and counts of drops, and no calls. *cannot is set (err says
- * why) when the loaded answer cannot be given this way: a summary trace,
- * more than 2^20 NVTX ranges, a thread's calls out of order. */
+ * why) when the loaded answer cannot be given this way: 2 for a summary
+ * trace; 1 for more than 2^20 NVTX ranges. */
 struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot, char *err,
                                              size_t errlen);
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* opp_steps_find (name) or opp_steps_default (name NULL: what set) for the
  * threads o selects. 0; 1 when the trace cannot be answered this way
- * after all (a thread's calls out of order, no room for the temporary
- * files of the GPU join; err says why); -1 on error. */
+ * after all (a thread's calls out of the order they returned or
+ * overlapping without nesting, ties the tree decides by depth, no room
+ * for the temporary files of the GPU join; err says why); -1 on error. */
 int opp_step_stream_steps(struct opp_step_stream *s, const struct opp_agg_opts *o, const char *name,
                           struct opp_steps *out, char *what, size_t cap_what, char *err,
                           size_t errlen);

@@ -55,16 +55,6 @@ static int range_step(struct opp_steps *out, size_t *cap, const struct opp_threa
     return push(out, cap, st);
 }
 
-/* Whether e is inside a call of its own name (a boundary inside another
- * marks no step of its own: the outer call's end does). */
-static int inside_same_name(const struct opp_thread *t, const struct opp_event *e)
-{
-    for (uint32_t p = e->parent; p != OPP_NO_PARENT; p = t->events[p].parent)
-        if (t->events[p].name == e->name)
-            return 1;
-    return 0;
-}
-
 /* The top-level calls of thread t that begin in [from, to]: their CPU and
  * CUDA totals into st. */
 static void top_level_in(const struct opp_thread *t, size_t first, size_t last, uint64_t from,
@@ -114,8 +104,10 @@ int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, cons
         size_t from = 0;
         for (size_t k = 0; k < t->nevents; k++) {
             const struct opp_event *e = &t->events[k];
-            if (strcmp(opp_model_str(m, e->name), name) || inside_same_name(t, e))
+            if (strcmp(opp_model_str(m, e->name), name))
                 continue;
+            if (have_prev && e->end_ns <= prev_end)
+                continue; /* inside the one before in time: its end marks the step */
             if (have_prev) {
                 struct opp_step st = {prev_end, e->end_ns, 0, 0, (uint32_t)ti};
                 top_level_in(t, from, k, prev_end, &st);

@@ -27,7 +27,7 @@ struct opp_steps {
  * total minus its self time (the time inside calls we intercepted), GPU =
  * its CUDA total. Any other operator marks
  * boundaries: a step runs from the end of one call to the end of the next
- * on the same thread (a call inside another of the name marks none), and
+ * on the same thread (a call ending inside the one before marks none), and
  * holds the calls that begin in it (their CPU and CUDA totals; the
  * boundary call itself included). 0 (n may be 0) or
  * -ENOMEM. */

@@ -643,6 +643,10 @@ static int steps_streamed(const struct report_args *ra, int *load)
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
+    if (cannot == 2) { /* a summary trace: loaded, it says what it cannot answer */
+        *load = 1;
+        return 0;
+    }
     if (s) {
         const struct opp_model *m = opp_step_stream_model(s);
         struct opp_steps st;

@@ -1,0 +1,166 @@
+/* The first read of a trace that is streamed (stream_meta.h). */
+#include "analysis/stream_meta.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+
+static int fail(struct opp_stream_meta *sm, int err)
+{
+    if (!sm->failed)
+        sm->failed = err;
+    return 1;
+}
+
+static int on_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct opp_stream_meta *sm = ctx;
+    int64_t ti = opp_loader_thread(&sm->ld, e->proc, e->tid);
+    if (ti < 0)
+        return fail(sm, ENOMEM);
+    if ((size_t)ti >= sm->nlast) {
+        size_t n = (size_t)ti + 1;
+        uint64_t *p = reallocarray(sm->last, n, sizeof *p);
+        if (!p)
+            return fail(sm, ENOMEM);
+        memset(p + sm->nlast, 0, (n - sm->nlast) * sizeof *p);
+        sm->last = p;
+        sm->nlast = n;
+    }
+    if (e->end_ns > sm->last[ti])
+        sm->last[ti] = e->end_ns;
+    return sm->each ? sm->each(sm->ctx, (uint32_t)ti, e) : 0;
+}
+
+/* What the loader keeps of everything but the ops: their count. */
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct opp_stream_meta *sm = ctx;
+    switch (g->type) {
+    case OPP_GPU_STRING:
+    case OPP_GPU_DEVICE:
+    case OPP_GPU_DROPPED:
+    case OPP_GPU_MEMORY:
+        return opp_loader_on_gpu(&sm->ld, proc, g);
+    case OPP_GPU_KERNEL:
+    case OPP_GPU_MEMCPY:
+    case OPP_GPU_MEMSET:
+        sm->gpu_ops++;
+        break;
+    default:
+        break;
+    }
+    sm->ld.m->gpu.records++;
+    return 0;
+}
+
+static int on_summary(struct opp_stream_meta *sm)
+{
+    sm->summary = 1;
+    return 1;
+}
+
+static int on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
+{
+    return on_summary(ctx);
+}
+
+static int on_sgpu(void *ctx, uint32_t proc, const struct opp_tr_sgpu *g)
+{
+    return on_summary(ctx);
+}
+
+#define FWD(fn, args, call)                                                                        \
+    static int fn args                                                                             \
+    {                                                                                              \
+        struct opp_stream_meta *sm = ctx;                                                          \
+        return call;                                                                               \
+    }
+FWD(on_process, (void *ctx, const struct opp_tr_process *p), opp_loader_on_process(&sm->ld, p))
+FWD(on_funcs, (void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f),
+    opp_loader_on_funcs(&sm->ld, proc, count, f))
+FWD(on_info,
+    (void *ctx, uint32_t proc, uint32_t count, const char *const *keys, const char *const *values),
+    opp_loader_on_info(&sm->ld, proc, count, keys, values))
+FWD(on_thread, (void *ctx, uint32_t proc, uint32_t tid, const char *name),
+    opp_loader_on_thread(&sm->ld, proc, tid, name))
+FWD(on_dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
+    opp_loader_on_dropped(&sm->ld, proc, tid, count))
+FWD(on_process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
+    opp_loader_on_process_end(&sm->ld, proc, how, end_ns))
+#undef FWD
+
+int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
+                         int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
+                         void *ctx, char *err, size_t errlen)
+{
+    static const struct opp_tr_visitor v = {
+        .process = on_process, .funcs = on_funcs,     .info = on_info,
+        .thread = on_thread,   .event = on_event,     .dropped = on_dropped,
+        .process_end = on_process_end, .gpu = on_gpu, .snode = on_snode,
+        .sgpu = on_sgpu};
+    memset(sm, 0, sizeof *sm);
+    sm->each = each;
+    sm->ctx = ctx;
+    struct opp_model *m = calloc(1, sizeof *m);
+    if (m && !(m->index = calloc(1, sizeof *m->index))) {
+        free(m);
+        m = NULL;
+    }
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    sm->ld.m = m;
+    int rc = opp_trace_read(path, &v, sm, &m->sum, err, errlen);
+    if (sm->failed || sm->ld.failed) {
+        snprintf(err, errlen, "cannot read %s: %s", path,
+                 strerror(sm->failed ? sm->failed : sm->ld.failed));
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    if (sm->summary) {
+        snprintf(err, errlen, "it is a summary trace");
+        return 1;
+    }
+    if (opp_loader_gpu_names(&sm->ld)) { /* devices' names */
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    opp_loader_sort_devices(&m->gpu);
+    if (opp_loader_gpu_memory(&m->gpu)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid)
+{
+    int64_t ti = opp_loader_thread(&sm->ld, proc, tid);
+    return ti >= 0 && (size_t)ti < sm->ld.m->nthreads ? ti : -1;
+}
+
+uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
+                             const struct opp_tr_event *e)
+{
+    if (!(e->flags & OPP_EV_OPEN))
+        return e->end_ns;
+    const struct opp_model *m = sm->ld.m;
+    const struct opp_process *p = &m->procs[m->threads[ti].proc];
+    uint64_t last = ti < sm->nlast ? sm->last[ti] : 0;
+    if (p->end_how && p->end_ns > last)
+        last = p->end_ns;
+    return last > e->begin_ns ? last : e->begin_ns;
+}
+
+void opp_stream_meta_free(struct opp_stream_meta *sm)
+{
+    opp_model_free(sm->ld.m);
+    free(sm->last);
+    memset(sm, 0, sizeof *sm);
+}

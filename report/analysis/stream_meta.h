@@ -1,0 +1,40 @@
+/* What a reader that streams a full trace learns in a first read of it,
+ * before it reads the calls again for its own ends (step_stream.h,
+ * gpu_stream.h): the model without its calls and GPU ops (processes,
+ * threads in the loader's order, function tables, names, devices, the GPU
+ * memory records and their series, drops and warnings), each thread's
+ * latest end, and how many GPU ops the trace has. */
+#ifndef OPP_STREAM_META_H
+#define OPP_STREAM_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/loader.h"
+
+struct opp_stream_meta {
+    struct opp_loader ld; /* ld.m: the model */
+    uint64_t *last;       /* by thread index: the latest end of its calls */
+    size_t nlast;
+    uint64_t gpu_ops; /* kernels, copies and sets */
+    int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e);
+    void *ctx;
+    int summary, failed;
+};
+
+/* The first read of path into *sm; each (may be NULL) sees every call with
+ * its thread index, and stops the read by returning non-zero. 0; 1 when
+ * the trace is a summary trace or each stopped it; -1 on error (err says
+ * why). *sm is freed by opp_stream_meta_free whatever the result. */
+int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
+                         int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
+                         void *ctx, char *err, size_t errlen);
+/* The index of thread tid of process serial proc (one it has seen), or -1. */
+int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid);
+/* Where call e of thread ti ends: its own end, or for a call its process
+ * died inside, where the loaded model ends it (load.c). */
+uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
+                             const struct opp_tr_event *e);
+void opp_stream_meta_free(struct opp_stream_meta *sm);
+
+#endif
