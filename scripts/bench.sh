@@ -84,6 +84,9 @@ fi
 # A synthetic trace of REPORT_N records for the report and export timings.
 "$CC" "${cflags[@]}" -D_GNU_SOURCE -Icommon -o "$scratch/trace_gen" bench/trace_gen.c \
     common/*.c -pthread
+# The same with GPU work: launches and the kernels they made.
+"$CC" "${cflags[@]}" -D_GNU_SOURCE -Icommon -o "$scratch/gpu_trace_gen" bench/gpu_trace_gen.c \
+    common/*.c -pthread
 
 # ---- helpers ----
 
@@ -498,6 +501,20 @@ for n in 30000000 100000000; do
     rm -f "$scratch/huge.trace"
 done
 
+# The GPU view and the steps of a trace of REPORT_N records with GPU work
+# (bench/gpu_trace_gen.c: 3 launches and their kernels a step), found as
+# it streams (the ops joined to their launches by a sort that spills to
+# TMPDIR) and loaded.
+"$scratch/gpu_trace_gen" "$scratch/gpu.trace" "$REPORT_N" >/dev/null || die "gpu_trace_gen failed"
+read -r GPU_S GPU_KB <<<"$(timed "$OPPROF" report --gpu "$scratch/gpu.trace")"
+read -r GPUL_S GPUL_KB <<<"$(timed "$OPPROF" report --no-stream --gpu "$scratch/gpu.trace")"
+read -r GSTEP_S GSTEP_KB <<<"$(timed "$OPPROF" report --step train_step "$scratch/gpu.trace")"
+GPU_MB=$((GPU_KB / 1024)) GPUL_MB=$((GPUL_KB / 1024)) GSTEP_MB=$((GSTEP_KB / 1024))
+echo "opprof report --gpu, $REPORT_N records with GPU work: $GPU_S s, $GPU_MB MiB peak RSS"
+echo "opprof report --no-stream --gpu: $GPUL_S s, $GPUL_MB MiB peak RSS"
+echo "opprof report --step train_step (GPU work): $GSTEP_S s, $GSTEP_MB MiB peak RSS"
+rm -f "$scratch/gpu.trace"
+
 # ---- 8b. opprof analyze: ANALYZE_TRACES rank traces on Dask ----
 # One trace per rank (bench/trace_gen.c with a RANK label; rank 17's dgemm
 # calls twice as long), analysed on Dask's local cluster with 1 and with 2
@@ -664,6 +681,12 @@ row "report --step, $((REPORT_N / 1000000))M (time)" "$STEP_S s" - - \
     "$(calc "$STEPL_S / $STEP_S" 1)x faster than loaded ($STEPL_S s); $(calc "$REPORT_N / 8 / 1e6" 2)M steps"
 row "report --step, $((REPORT_N / 1000000))M (memory)" "$STEP_MB MiB" - - \
     "loaded: $STEPL_MB MiB"
+row "report --gpu, $((REPORT_N / 1000000))M (time)" "$GPU_S s" - - \
+    "$(calc "$GPUL_S / $GPU_S" 1)x faster than loaded ($GPUL_S s); GPU work, streamed"
+row "report --gpu, $((REPORT_N / 1000000))M (memory)" "$GPU_MB MiB" "<= 256 MiB" \
+    "$(verdict "$GPU_MB <= 256")" "loaded: $GPUL_MB MiB"
+row "report --step, $((REPORT_N / 1000000))M GPU (memory)" "$GSTEP_MB MiB" - - \
+    "$GSTEP_S s; its steps' GPU time joined as it streams"
 for n in 30000000 100000000; do
     row "report --step, $((n / 1000000))M (memory)" "${STEPS_MB[$n]} MiB" "<= 256 MiB" \
         "$(verdict "${STEPS_MB[$n]} <= 256")" \

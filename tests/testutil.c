@@ -310,6 +310,29 @@ char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *di
     return why;
 }
 
+char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char *const *argv)
+{
+    char *a[16], *b[16];
+    int n = 0;
+    for (; argv[n] && n < 14; n++)
+        a[n] = b[n] = (char *)argv[n];
+    a[n] = "--no-stream", b[n] = "--stream";
+    a[n + 1] = b[n + 1] = NULL;
+    char *ea, *eb, *why = tu_call_differ(report, a, b, dir, NULL, &ea, &eb);
+    if (!why && strcmp(ea, eb) && asprintf(&why, "stderr differs:\n%s---\n%s", ea, eb) < 0)
+        why = strdup("out of memory");
+    free(ea), free(eb);
+    if (!why)
+        return NULL;
+    char *all, line[512] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(line + strlen(line), sizeof line - strlen(line), " %s", argv[i]);
+    if (asprintf(&all, "%s: %s", line, why) < 0)
+        all = NULL;
+    free(why);
+    return all ? all : strdup("out of memory");
+}
+
 char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *trace,
                       const char *const *names)
 {
@@ -318,28 +341,15 @@ char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *
         if (i && !name)
             return NULL;
         for (int json = 0; json < 2; json++) {
-            char *a[8] = {"report", (char *)trace, "--step"}, *b[8];
+            const char *a[8] = {"report", trace, "--step"};
             int n = 3;
             if (name)
-                a[n++] = (char *)name;
+                a[n++] = name;
             if (json)
                 a[n++] = "--format", a[n++] = "json";
-            memcpy(b, a, sizeof a);
-            a[n] = "--no-stream";
-            b[n] = "--stream";
-            char *ea, *eb, *why = tu_call_differ(report, a, b, dir, NULL, &ea, &eb);
-            if (!why && strcmp(ea, eb) &&
-                asprintf(&why, "stderr differs:\n%s---\n%s", ea, eb) < 0)
-                why = strdup("out of memory");
-            free(ea), free(eb);
-            if (why) {
-                char *all;
-                if (asprintf(&all, "--step %s%s: %s", name ? name : "", json ? " (JSON)" : "",
-                             why) < 0)
-                    all = NULL;
-                free(why);
-                return all ? all : strdup("out of memory");
-            }
+            char *why = tu_stream_differ(report, dir, a);
+            if (why)
+                return why;
         }
     }
 }

@@ -84,6 +84,10 @@ int tu_call(int (*fn)(int, char **), char **argv, const char *dir, char **out, c
 char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *dir, char **out,
                      char **ea, char **eb);
 
+/* report (cmd_report) called with argv (NULL-terminated) and --no-stream,
+ * then with --stream: NULL when both returned 0 and wrote the same stdout
+ * and stderr, else what differed (malloc'd). */
+char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char *const *argv);
 /* `report TRACE --step [NAME]` loaded (--no-stream) and streamed
  * (--stream), in text and JSON, for the program's own steps and each of
  * names (NULL-terminated): NULL when every pair returned 0 and wrote the

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/extsort.h"
 #include "analysis/loader.h"
@@ -20,15 +21,23 @@ struct call_rec {
     struct opp_gpu_call c;
 };
 
-/* (proc, key) -> val: an op (correlation id -> duration), an external
- * correlation (correlation id -> external id), an op by its external id. */
-struct pair_rec {
+/* An op by (proc, key): its correlation id, then its external id; the
+ * caller's bytes follow. */
+struct op_rec {
     uint32_t proc, pad;
-    uint64_t key, val;
+    uint64_t key;
+};
+
+/* An external correlation: (proc, correlation id) -> external id. */
+struct ext_rec {
+    uint32_t proc, pad;
+    uint64_t corr, ext;
 };
 
 struct opp_gpu_join {
+    size_t op_bytes, op_rec;
     struct opp_extsort *cuda, *ext, *ops, *xcorr;
+    char *scratch; /* an op record being built */
 };
 
 #define CMP(a, b)                                                                                  \
@@ -48,33 +57,41 @@ static int cmp_call(const void *pa, const void *pb)
     return 0;
 }
 
-static int cmp_pair(const void *pa, const void *pb)
+static int cmp_op(const void *pa, const void *pb)
 {
-    const struct pair_rec *a = pa, *b = pb;
+    const struct op_rec *a = pa, *b = pb;
     CMP(a->proc, b->proc);
     CMP(a->key, b->key);
-    CMP(a->val, b->val);
     return 0;
 }
 
-/* Whether a call record's (proc, key) is before (proc, key). */
-static int call_before(const struct call_rec *c, uint32_t proc, uint64_t key)
+static int cmp_ext(const void *pa, const void *pb)
 {
-    return c->proc < proc || (c->proc == proc && c->key < key);
+    const struct ext_rec *a = pa, *b = pb;
+    CMP(a->proc, b->proc);
+    CMP(a->corr, b->corr);
+    CMP(a->ext, b->ext);
+    return 0;
 }
 
-static int pair_before(const struct pair_rec *p, uint32_t proc, uint64_t key)
+/* Whether (proc, key) a comes before (proc, key) b. */
+static int key_before(uint32_t pa, uint64_t ka, uint32_t pb, uint64_t kb)
 {
-    return p->proc < proc || (p->proc == proc && p->key < key);
+    return pa < pb || (pa == pb && ka < kb);
 }
 
-struct opp_gpu_join *opp_gpu_join_new(void)
+struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes)
 {
     struct opp_gpu_join *j = calloc(1, sizeof *j);
-    if (!j || !(j->cuda = opp_extsort_new(sizeof(struct call_rec), cmp_call, SORT_MEM)) ||
+    if (!j)
+        return NULL;
+    j->op_bytes = op_bytes;
+    j->op_rec = (sizeof(struct op_rec) + op_bytes + 7) / 8 * 8;
+    if (!(j->scratch = calloc(1, j->op_rec)) ||
+        !(j->cuda = opp_extsort_new(sizeof(struct call_rec), cmp_call, SORT_MEM)) ||
         !(j->ext = opp_extsort_new(sizeof(struct call_rec), cmp_call, SORT_MEM / 4)) ||
-        !(j->ops = opp_extsort_new(sizeof(struct pair_rec), cmp_pair, SORT_MEM)) ||
-        !(j->xcorr = opp_extsort_new(sizeof(struct pair_rec), cmp_pair, SORT_MEM / 4))) {
+        !(j->ops = opp_extsort_new(j->op_rec, cmp_op, SORT_MEM)) ||
+        !(j->xcorr = opp_extsort_new(sizeof(struct ext_rec), cmp_ext, SORT_MEM / 4))) {
         opp_gpu_join_free(j);
         return NULL;
     }
@@ -96,83 +113,101 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
     return rc;
 }
 
-int opp_gpu_join_rec(struct opp_gpu_join *j, uint32_t proc, const struct opp_gpu_rec *g)
+int opp_gpu_join_op(struct opp_gpu_join *j, uint32_t proc, uint64_t corr, const void *op)
 {
-    const uint64_t *f = g->f;
-    switch (g->type) {
-    case OPP_GPU_KERNEL:
-    case OPP_GPU_MEMCPY:
-    case OPP_GPU_MEMSET: { /* as opp_gpu_op_decode reads them */
-        uint64_t corr = opp_corr_id(f[OPP_GF_CORRELATION]);
-        uint64_t dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
-        return corr ? opp_extsort_add(j->ops, &(struct pair_rec){proc, 0, corr, dur}) : 0;
-    }
-    case OPP_GPU_EXTCORR: {
-        uint64_t corr = opp_corr_id(f[OPP_GF_X_CORRELATION]);
-        if (f[OPP_GF_X_KIND] != OPP_EXTCORR_KIND || !corr)
-            return 0;
-        return opp_extsort_add(j->xcorr, &(struct pair_rec){proc, 0, corr, f[OPP_GF_X_EXTERNAL]});
-    }
-    default:
+    *(struct op_rec *)j->scratch = (struct op_rec){proc, 0, corr};
+    memcpy(j->scratch + sizeof(struct op_rec), op, j->op_bytes);
+    return opp_extsort_add(j->ops, j->scratch);
+}
+
+int opp_gpu_join_extcorr(struct opp_gpu_join *j, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    uint64_t corr = opp_corr_id(g->f[OPP_GF_X_CORRELATION]);
+    if (g->f[OPP_GF_X_KIND] != OPP_EXTCORR_KIND || !corr)
         return 0;
-    }
+    return opp_extsort_add(j->xcorr, &(struct ext_rec){proc, 0, corr, g->f[OPP_GF_X_EXTERNAL]});
+}
+
+/* The calls sorted in s, walked along with ops of ascending (proc, key). */
+struct walk {
+    struct opp_extsort *s;
+    const struct call_rec *at;
+};
+
+/* The first call of (proc, key), or NULL. */
+static const struct opp_gpu_call *walk_to(struct walk *w, uint32_t proc, uint64_t key)
+{
+    while (w->at && key_before(w->at->proc, w->at->key, proc, key))
+        w->at = opp_extsort_next(w->s);
+    return w->at && w->at->proc == proc && w->at->key == key ? &w->at->c : NULL;
+}
+
+static int sort_error(struct opp_extsort *a, struct opp_extsort *b)
+{
+    return opp_extsort_error(a) ? opp_extsort_error(a) : opp_extsort_error(b);
 }
 
 int opp_gpu_join_run(struct opp_gpu_join *j,
-                     void (*owned)(void *ctx, const struct opp_gpu_call *c, uint64_t dur_ns),
-                     void *ctx)
+                     void (*each)(void *ctx, const struct opp_gpu_call *c, const void *op),
+                     void *ctx, uint64_t *unattached)
 {
+    *unattached = 0;
     int rc = opp_extsort_done(j->cuda);
     if (!rc)
         rc = opp_extsort_done(j->ops);
     /* ops without a CUDA call of theirs, when external ids may place them */
     int by_ext = opp_extsort_count(j->ext) && opp_extsort_count(j->xcorr);
-    struct opp_extsort *left = NULL, *moved = NULL;
-    if (!rc && by_ext &&
-        (!(left = opp_extsort_new(sizeof(struct pair_rec), cmp_pair, SORT_MEM / 4)) ||
-         !(moved = opp_extsort_new(sizeof(struct pair_rec), cmp_pair, SORT_MEM / 4))))
+    struct opp_extsort *left = NULL;
+    if (!rc && by_ext && !(left = opp_extsort_new(j->op_rec, cmp_op, SORT_MEM / 4)))
         rc = -ENOMEM;
-    const struct call_rec *c = rc ? NULL : opp_extsort_next(j->cuda);
-    const struct pair_rec *op;
+    struct walk w = {j->cuda, rc ? NULL : opp_extsort_next(j->cuda)};
+    const struct op_rec *op;
     while (!rc && (op = opp_extsort_next(j->ops))) {
-        while (c && call_before(c, op->proc, op->key))
-            c = opp_extsort_next(j->cuda);
-        if (c && c->proc == op->proc && c->key == op->key)
-            owned(ctx, &c->c, op->val);
-        else if (by_ext)
+        const struct opp_gpu_call *c = op->key ? walk_to(&w, op->proc, op->key) : NULL;
+        if (c || !op->key || !by_ext) {
+            *unattached += !c && op->key;
+            each(ctx, c, op + 1);
+        } else {
             rc = opp_extsort_add(left, op);
+        }
     }
     if (!rc)
-        rc = opp_extsort_error(j->ops) ? opp_extsort_error(j->ops) : opp_extsort_error(j->cuda);
+        rc = sort_error(j->ops, j->cuda);
     if (!rc && by_ext) { /* correlation id -> external id, then -> the call */
-        rc = opp_extsort_done(left);
+        struct opp_extsort *moved = opp_extsort_new(j->op_rec, cmp_op, SORT_MEM / 4);
+        rc = moved ? opp_extsort_done(left) : -ENOMEM;
         if (!rc)
             rc = opp_extsort_done(j->xcorr);
-        const struct pair_rec *x = rc ? NULL : opp_extsort_next(j->xcorr);
+        const struct ext_rec *x = rc ? NULL : opp_extsort_next(j->xcorr);
         while (!rc && (op = opp_extsort_next(left))) {
-            while (x && pair_before(x, op->proc, op->key))
+            while (x && key_before(x->proc, x->corr, op->proc, op->key))
                 x = opp_extsort_next(j->xcorr);
-            if (x && x->proc == op->proc && x->key == op->key)
-                rc = opp_extsort_add(moved, &(struct pair_rec){op->proc, 0, x->val, op->val});
+            if (x && x->proc == op->proc && x->corr == op->key) {
+                memcpy(j->scratch, op, j->op_rec);
+                ((struct op_rec *)j->scratch)->key = x->ext;
+                rc = opp_extsort_add(moved, j->scratch);
+            } else {
+                (*unattached)++;
+                each(ctx, NULL, op + 1);
+            }
         }
         if (!rc)
-            rc = opp_extsort_error(left) ? opp_extsort_error(left) : opp_extsort_error(j->xcorr);
+            rc = sort_error(left, j->xcorr);
         if (!rc)
             rc = opp_extsort_done(moved);
         if (!rc)
             rc = opp_extsort_done(j->ext);
-        c = rc ? NULL : opp_extsort_next(j->ext);
+        struct walk we = {j->ext, rc ? NULL : opp_extsort_next(j->ext)};
         while (!rc && (op = opp_extsort_next(moved))) {
-            while (c && call_before(c, op->proc, op->key))
-                c = opp_extsort_next(j->ext);
-            if (c && c->proc == op->proc && c->key == op->key)
-                owned(ctx, &c->c, op->val);
+            const struct opp_gpu_call *c = walk_to(&we, op->proc, op->key);
+            *unattached += !c;
+            each(ctx, c, op + 1);
         }
         if (!rc)
-            rc = opp_extsort_error(moved) ? opp_extsort_error(moved) : opp_extsort_error(j->ext);
+            rc = sort_error(moved, j->ext);
+        opp_extsort_free(moved);
     }
     opp_extsort_free(left);
-    opp_extsort_free(moved);
     return rc;
 }
 
@@ -184,5 +219,6 @@ void opp_gpu_join_free(struct opp_gpu_join *j)
     opp_extsort_free(j->ext);
     opp_extsort_free(j->ops);
     opp_extsort_free(j->xcorr);
+    free(j->scratch);
     free(j);
 }

@@ -7,6 +7,7 @@
 #ifndef OPP_GPU_JOIN_H
 #define OPP_GPU_JOIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct opp_gpu_join;
@@ -19,19 +20,24 @@ struct opp_gpu_call {
     uint32_t depth;
 };
 
-struct opp_gpu_join *opp_gpu_join_new(void);
+/* op_bytes: what the caller keeps of each op, handed back at the end. */
+struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
 /* A call of process proc (an index) with entry-point kind and its
  * arguments: kept when it can own GPU work. 0 or -errno. */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, const uint64_t *args,
                       uint32_t nargs, const struct opp_gpu_call *c);
-/* A GPU record of process proc: kernels, copies and sets (timed ops) and
- * external correlations are kept. 0 or -errno. */
-int opp_gpu_join_rec(struct opp_gpu_join *j, uint32_t proc, const struct opp_gpu_rec *g);
-/* Each timed op's duration handed to owned with the call that owns it
- * (ops of no call are left out). 0 or -errno. */
+/* An op of process proc with correlation id corr (0: none), op_bytes of
+ * op. 0 or -errno. */
+int opp_gpu_join_op(struct opp_gpu_join *j, uint32_t proc, uint64_t corr, const void *op);
+/* An EXTCORR record of process proc; those of other kinds than ours are
+ * left out. 0 or -errno. */
+int opp_gpu_join_extcorr(struct opp_gpu_join *j, uint32_t proc, const struct opp_gpu_rec *g);
+/* Each op handed to each with the call that owns it, or NULL (an op of
+ * no call; *unattached counts those that had a correlation id). 0 or
+ * -errno. */
 int opp_gpu_join_run(struct opp_gpu_join *j,
-                     void (*owned)(void *ctx, const struct opp_gpu_call *c, uint64_t dur_ns),
-                     void *ctx);
+                     void (*each)(void *ctx, const struct opp_gpu_call *c, const void *op),
+                     void *ctx, uint64_t *unattached);
 void opp_gpu_join_free(struct opp_gpu_join *j);
 
 #endif

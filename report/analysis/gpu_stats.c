@@ -115,24 +115,74 @@ static void keep_gap(struct opp_gpu_dev_stats *d, uint64_t start, uint64_t end, 
         d->ngaps++;
 }
 
-/* Sweep idx[0..n) (sorted by start within the group): the union of the
- * intervals, and the gaps between them when dev is given. */
-static uint64_t busy_time(const struct opp_gpu_op *ops, const uint32_t *idx, size_t n,
-                          struct opp_gpu_dev_stats *dev)
+/* The union of the intervals so far: a gap before this one is returned
+ * (1) in *gap_start (its end is start). */
+static int sweep(struct opp_gpu_sweep *w, uint64_t start, uint64_t end, uint64_t *gap_start)
 {
-    uint64_t busy = 0, cur_start = ops[idx[0]].start_ns, cur_end = ops[idx[0]].end_ns;
-    for (size_t i = 1; i < n; i++) {
-        const struct opp_gpu_op *g = &ops[idx[i]];
-        if (g->start_ns > cur_end) {
-            busy += cur_end - cur_start;
-            if (dev)
-                keep_gap(dev, cur_end, g->start_ns, idx[i]);
-            cur_start = g->start_ns;
-        }
-        if (g->end_ns > cur_end)
-            cur_end = g->end_ns;
+    int gap = 0;
+    if (!w->any) {
+        *w = (struct opp_gpu_sweep){0, start, end, 1};
+        return 0;
     }
-    return busy + (cur_end - cur_start);
+    if (start > w->end) {
+        w->busy += w->end - w->start;
+        *gap_start = w->end;
+        gap = 1;
+        w->start = start;
+    }
+    if (end > w->end)
+        w->end = end;
+    return gap;
+}
+
+static uint64_t swept(const struct opp_gpu_sweep *w)
+{
+    return w->any ? w->busy + (w->end - w->start) : 0;
+}
+
+void opp_gpu_dev_op(struct opp_gpu_dev_stats *d, struct opp_gpu_sweep *w, uint64_t start,
+                    uint64_t end, int kernel, uint32_t name)
+{
+    uint64_t gap;
+    if (!w->any)
+        d->first_ns = start;
+    if (sweep(w, start, end, &gap))
+        keep_gap(d, gap, start, name);
+    d->ops++;
+    if (kernel) {
+        d->kernels++;
+        d->kernel_ns += end - start;
+    }
+    if (end > d->last_ns)
+        d->last_ns = end;
+}
+
+void opp_gpu_dev_done(struct opp_gpu_dev_stats *d, struct opp_gpu_sweep *w,
+                      struct opp_gpu_stats *s)
+{
+    d->busy_ns = swept(w);
+    uint64_t span = d->last_ns - d->first_ns;
+    d->idle_share = span ? 1.0 - (double)d->busy_ns / (double)span : 0.0;
+    s->ops += d->ops;
+    s->kernels += d->kernels;
+    s->kernel_ns += d->kernel_ns;
+}
+
+void opp_gpu_stream_op(struct opp_gpu_stream_stats *st, struct opp_gpu_sweep *w, uint64_t start,
+                       uint64_t end, int kernel)
+{
+    uint64_t gap;
+    sweep(w, start, end, &gap);
+    st->ops++;
+    if (kernel) {
+        st->kernels++;
+        st->kernel_ns += end - start;
+    }
+}
+
+void opp_gpu_stream_done(struct opp_gpu_stream_stats *st, struct opp_gpu_sweep *w)
+{
+    st->busy_ns = swept(w);
 }
 
 static int cmp_dev(const void *pa, const void *pb)
@@ -141,16 +191,10 @@ static int cmp_dev(const void *pa, const void *pb)
     return cmp_u32(a->device, b->device);
 }
 
-/* The stats of device: found among the first nsorted (in device order) by
- * binary search, else a new entry (a trace may name very many devices). */
-static struct opp_gpu_dev_stats *dev_for(struct opp_gpu_stats *s, size_t *cap, size_t nsorted,
-                                         const struct opp_model *m, uint32_t device)
+struct opp_gpu_dev_stats *opp_gpu_dev_new(const struct opp_model *m, struct opp_gpu_stats *s,
+                                          size_t *cap, uint32_t device)
 {
-    struct opp_gpu_dev_stats key = {.device = device};
-    struct opp_gpu_dev_stats *d =
-        nsorted ? bsearch(&key, s->devs, nsorted, sizeof key, cmp_dev) : NULL;
-    if (d)
-        return d;
+    struct opp_gpu_dev_stats *d;
     if (s->ndevs == *cap) {
         size_t n = *cap ? *cap * 2 : 8;
         if (!(d = reallocarray(s->devs, n, sizeof *d)))
@@ -163,6 +207,25 @@ static struct opp_gpu_dev_stats *dev_for(struct opp_gpu_stats *s, size_t *cap, s
     d->device = device;
     d->info = opp_gpu_device_find(m, device);
     return d;
+}
+
+int opp_gpu_stats_memory(const struct opp_model *m, struct opp_gpu_stats *s, size_t *cap)
+{
+    size_t nsorted = s->ndevs; /* those of the ops, in device order */
+    for (size_t i = 0; i < m->gpu.nmemseries; i++) {
+        const struct opp_gpu_memseries *ms = &m->gpu.memseries[i];
+        struct opp_gpu_dev_stats key = {.device = ms->device};
+        struct opp_gpu_dev_stats *d =
+            nsorted ? bsearch(&key, s->devs, nsorted, sizeof key, cmp_dev) : NULL;
+        if (!d && !(d = opp_gpu_dev_new(m, s, cap, ms->device)))
+            return -ENOMEM;
+        d->has_memory = 1;
+        d->peak_memory = ms->peak;
+        d->final_memory = ms->final;
+    }
+    if (s->ndevs)
+        qsort(s->devs, s->ndevs, sizeof *s->devs, cmp_dev);
+    return 0;
 }
 
 static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
@@ -179,44 +242,21 @@ static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
         size_t j = i;
         while (j < n && ops[idx[j]].device == ops[idx[i]].device)
             j++;
-        struct opp_gpu_dev_stats *d = dev_for(s, &cap, 0, m, ops[idx[i]].device);
+        struct opp_gpu_dev_stats *d = opp_gpu_dev_new(m, s, &cap, ops[idx[i]].device);
         if (!d) {
             free(idx);
             return -ENOMEM;
         }
-        d->first_ns = ops[idx[i]].start_ns;
+        struct opp_gpu_sweep w = {0};
         for (size_t k = i; k < j; k++) {
             const struct opp_gpu_op *g = &ops[idx[k]];
-            d->ops++;
-            if (g->type == OPP_GPU_KERNEL) {
-                d->kernels++;
-                d->kernel_ns += opp_gpu_op_dur(g);
-            }
-            if (g->end_ns > d->last_ns)
-                d->last_ns = g->end_ns;
+            opp_gpu_dev_op(d, &w, g->start_ns, g->end_ns, g->type == OPP_GPU_KERNEL, g->name);
         }
-        d->busy_ns = busy_time(ops, idx + i, j - i, d);
-        uint64_t span = d->last_ns - d->first_ns;
-        d->idle_share = span ? 1.0 - (double)d->busy_ns / (double)span : 0.0;
-        s->ops += d->ops;
-        s->kernels += d->kernels;
-        s->kernel_ns += d->kernel_ns;
+        opp_gpu_dev_done(d, &w, s);
         i = j;
     }
     free(idx);
-    size_t nsorted = s->ndevs;
-    for (size_t i = 0; i < m->gpu.nmemseries; i++) {
-        const struct opp_gpu_memseries *ms = &m->gpu.memseries[i];
-        struct opp_gpu_dev_stats *d = dev_for(s, &cap, nsorted, m, ms->device);
-        if (!d)
-            return -ENOMEM;
-        d->has_memory = 1;
-        d->peak_memory = ms->peak;
-        d->final_memory = ms->final;
-    }
-    if (s->ndevs)
-        qsort(s->devs, s->ndevs, sizeof *s->devs, cmp_dev);
-    return 0;
+    return opp_gpu_stats_memory(m, s, &cap);
 }
 
 static int stream_stats(const struct opp_model *m, const struct opp_agg_opts *o,
@@ -243,15 +283,12 @@ static int stream_stats(const struct opp_model *m, const struct opp_agg_opts *o,
         st = &s->streams[s->nstreams++];
         *st = (struct opp_gpu_stream_stats){.proc = first->proc, .device = first->device,
                                             .stream = first->stream};
+        struct opp_gpu_sweep w = {0};
         for (size_t k = i; k < j; k++) {
             const struct opp_gpu_op *g = &ops[idx[k]];
-            st->ops++;
-            if (g->type == OPP_GPU_KERNEL) {
-                st->kernels++;
-                st->kernel_ns += opp_gpu_op_dur(g);
-            }
+            opp_gpu_stream_op(st, &w, g->start_ns, g->end_ns, g->type == OPP_GPU_KERNEL);
         }
-        st->busy_ns = busy_time(ops, idx + i, j - i, NULL);
+        opp_gpu_stream_done(st, &w);
         i = j;
     }
     free(idx);
@@ -286,6 +323,34 @@ static int cmp_kernels(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
+void opp_kernel_stats_sort(struct opp_kernel_stats *k, size_t n)
+{
+    if (n)
+        qsort(k, n, sizeof *k, cmp_kernels);
+}
+
+void opp_kernel_op(struct opp_kernel_stats *k, struct opp_kernel_acc *a, uint64_t dur_ns,
+                   double occupancy, int has_delay, int64_t delay_ns)
+{
+    k->count++;
+    k->total_ns += dur_ns;
+    if (occupancy >= 0) {
+        a->occ_sum += occupancy;
+        a->occ_n++;
+    }
+    if (has_delay) {
+        if (!k->delays || delay_ns > k->delay_max_ns)
+            k->delay_max_ns = delay_ns;
+        k->delay_sum_ns += (double)delay_ns;
+        k->delays++;
+    }
+}
+
+void opp_kernel_done(struct opp_kernel_stats *k, const struct opp_kernel_acc *a)
+{
+    k->occupancy = a->occ_n ? a->occ_sum / (double)a->occ_n : -1;
+}
+
 int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
                      struct opp_kernel_stats **out, size_t *nout)
 {
@@ -312,35 +377,23 @@ int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
         ks = k;
         k = &ks[nks++];
         *k = (struct opp_kernel_stats){.name = opp_model_str(m, ops[idx[i]].name)};
-        double occ_sum = 0;
-        uint64_t occ_n = 0;
+        struct opp_kernel_acc acc = {0};
         for (size_t q = i; q < j; q++) {
             const struct opp_gpu_op *g = &ops[idx[q]];
-            k->count++;
-            k->total_ns += opp_gpu_op_dur(g);
             double occ = g->launch == OPP_GPU_NONE
                              ? -1
                              : opp_gpu_occupancy(opp_gpu_device_find(m, g->device),
                                                  &m->gpu.launches[g->launch]);
-            if (occ >= 0) {
-                occ_sum += occ;
-                occ_n++;
-            }
-            if (g->thread != OPP_GPU_NONE) {
-                const struct opp_event *api = &m->threads[g->thread].events[g->event];
-                int64_t d = (int64_t)(g->start_ns - api->end_ns); /* two's complement */
-                if (!k->delays || d > k->delay_max_ns)
-                    k->delay_max_ns = d;
-                k->delay_sum_ns += (double)d;
-                k->delays++;
-            }
+            int64_t d = 0;
+            if (g->thread != OPP_GPU_NONE) /* two's complement */
+                d = (int64_t)(g->start_ns - m->threads[g->thread].events[g->event].end_ns);
+            opp_kernel_op(k, &acc, opp_gpu_op_dur(g), occ, g->thread != OPP_GPU_NONE, d);
         }
-        k->occupancy = occ_n ? occ_sum / (double)occ_n : -1;
+        opp_kernel_done(k, &acc);
         i = j;
     }
     free(idx);
-    if (nks)
-        qsort(ks, nks, sizeof *ks, cmp_kernels);
+    opp_kernel_stats_sort(ks, nks);
     *out = ks;
     *nout = nks;
     return 0;

@@ -15,7 +15,7 @@
 
 struct opp_gpu_gap {
     uint64_t start_ns, end_ns;
-    uint32_t next; /* index in gpu.ops of the op that ended the gap */
+    uint32_t next; /* the name (string id) of the op that ended the gap */
 };
 
 struct opp_gpu_dev_stats {
@@ -75,5 +75,42 @@ int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
  * carveout, warp allocation granularity of registers. 0 when the block is
  * larger than the device allows; -1 when d is NULL or says too little. */
 double opp_gpu_occupancy(const struct opp_gpu_device *d, const struct opp_gpu_launch *l);
+
+/* ---- the same, op by op (for readers that stream a trace) ----
+ * A device's, a stream's or a kernel name's ops are given in the order
+ * opp_gpu_stats sorts them: by start, then the order the trace has them. */
+
+/* One op of a device or stream: busy time is the union of their intervals;
+ * dev (NULL for a stream) keeps the largest gaps between them. */
+struct opp_gpu_sweep {
+    uint64_t busy, start, end;
+    int any;
+};
+void opp_gpu_dev_op(struct opp_gpu_dev_stats *d, struct opp_gpu_sweep *w, uint64_t start,
+                    uint64_t end, int kernel, uint32_t name);
+void opp_gpu_stream_op(struct opp_gpu_stream_stats *st, struct opp_gpu_sweep *w, uint64_t start,
+                       uint64_t end, int kernel);
+/* The device's (or stream's) last op was given: its busy time, idle share;
+ * the totals of s (a device only). */
+void opp_gpu_dev_done(struct opp_gpu_dev_stats *d, struct opp_gpu_sweep *w,
+                      struct opp_gpu_stats *s);
+void opp_gpu_stream_done(struct opp_gpu_stream_stats *st, struct opp_gpu_sweep *w);
+/* Devices with memory series but no ops added; devices sorted. 0 or -ENOMEM. */
+int opp_gpu_stats_memory(const struct opp_model *m, struct opp_gpu_stats *s, size_t *cap);
+/* The stats of a device new to s (appended), NULL when out of memory. */
+struct opp_gpu_dev_stats *opp_gpu_dev_new(const struct opp_model *m, struct opp_gpu_stats *s,
+                                          size_t *cap, uint32_t device);
+
+/* One kernel launch of name: its duration, occupancy (< 0: unknown) and,
+ * when has_delay, start minus its API call's end. */
+struct opp_kernel_acc {
+    double occ_sum;
+    uint64_t occ_n;
+};
+void opp_kernel_op(struct opp_kernel_stats *k, struct opp_kernel_acc *a, uint64_t dur_ns,
+                   double occupancy, int has_delay, int64_t delay_ns);
+void opp_kernel_done(struct opp_kernel_stats *k, const struct opp_kernel_acc *a);
+/* By total time descending, then name. */
+void opp_kernel_stats_sort(struct opp_kernel_stats *k, size_t n);
 
 #endif

@@ -93,6 +93,13 @@ static uint32_t op_name(struct opp_loader *ld, const struct opp_gpu_op *op)
     return opp_loader_intern(ld, buf);
 }
 
+uint32_t opp_loader_op_name(struct opp_loader *ld, const struct opp_gpu_op *op, uint32_t *dem,
+                            uint32_t ndem)
+{
+    return op->type == OPP_GPU_KERNEL ? kernel_name(ld, op->proc, op->name, dem, ndem)
+                                      : op_name(ld, op);
+}
+
 /* Every op's and device's name as our string id. -1 when out of memory. */
 int opp_loader_gpu_names(struct opp_loader *ld)
 {

@@ -447,13 +447,24 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     return 0;
 }
 
-/* GPU records: what the join needs, ops and external correlations. */
+/* GPU records: what the join needs, the ops' durations (as
+ * opp_gpu_op_decode reads them) and external correlations. */
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct opp_step_stream *z = ctx;
     const struct opp_process *p = opp_loader_proc(z->meta.ld.m, proc);
-    int rc = p ? opp_gpu_join_rec(z->join, (uint32_t)(p - z->meta.ld.m->procs), g) : -EPROTO;
-    return rc ? (rc == -ENOMEM || rc == -EPROTO ? fail(z, -rc) : cannot_tmp(z, rc)) : 0;
+    if (!p)
+        return fail(z, EPROTO); /* the reader only passes declared processes */
+    uint32_t pi = (uint32_t)(p - z->meta.ld.m->procs);
+    const uint64_t *f = g->f;
+    int rc = 0;
+    if (g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET) {
+        uint64_t dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
+        rc = opp_gpu_join_op(z->join, pi, opp_corr_id(f[OPP_GF_CORRELATION]), &dur);
+    } else if (g->type == OPP_GPU_EXTCORR) {
+        rc = opp_gpu_join_extcorr(z->join, pi, g);
+    }
+    return rc ? (rc == -ENOMEM ? fail(z, ENOMEM) : cannot_tmp(z, rc)) : 0;
 }
 
 /* One read of the file; 0, 1 (cannot: z->cannot) or -1 (err). */
@@ -565,9 +576,12 @@ static void parents(struct cands *b)
 
 /* GPU work of dur owned by call c: its step's (its top-level call's step
  * for boundaries; each range around it, itself included). */
-static void owned(void *ctx, const struct opp_gpu_call *c, uint64_t dur)
+static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
 {
     struct opp_step_stream *z = ctx;
+    if (!c)
+        return; /* no call's: no step's */
+    uint64_t dur = *(const uint64_t *)op;
     struct sthread *t = &z->th[c->thread];
     if (!t->b || !t->b->n)
         return;
@@ -676,13 +690,14 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         need_calls |= t->b->n > t->k0;
     }
     z->ranges = out->ranges;
-    if (z->gpu && !(z->join = opp_gpu_join_new())) {
+    if (z->gpu && !(z->join = opp_gpu_join_new(sizeof(uint64_t)))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     if ((need_calls || z->join) && (rc = read_pass(z, 2, err, errlen)))
         return rc;
-    if (z->join && (rc = opp_gpu_join_run(z->join, owned, z))) {
+    uint64_t unattached;
+    if (z->join && (rc = opp_gpu_join_run(z->join, owned, z, &unattached))) {
         if (rc == -ENOMEM) {
             snprintf(err, errlen, "out of memory");
             return -1;

@@ -97,11 +97,16 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
                          void *ctx, char *err, size_t errlen)
 {
-    static const struct opp_tr_visitor v = {
-        .process = on_process, .funcs = on_funcs,     .info = on_info,
-        .thread = on_thread,   .event = on_event,     .dropped = on_dropped,
-        .process_end = on_process_end, .gpu = on_gpu, .snode = on_snode,
-        .sgpu = on_sgpu};
+    static const struct opp_tr_visitor v = {.process = on_process,
+                                            .funcs = on_funcs,
+                                            .info = on_info,
+                                            .thread = on_thread,
+                                            .event = on_event,
+                                            .dropped = on_dropped,
+                                            .process_end = on_process_end,
+                                            .gpu = on_gpu,
+                                            .snode = on_snode,
+                                            .sgpu = on_sgpu};
     memset(sm, 0, sizeof *sm);
     sm->each = each;
     sm->ctx = ctx;

@@ -10,14 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/step_stream.h"
 #include "analysis/step_times.h"
 #include "analysis/summarize.h"
 #include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/report.h"
-#include "views/steps.h"
 
 #define PREFIX "opprof report: "
 
@@ -468,23 +466,23 @@ static const char *needs_calls(const struct report_args *ra)
 
 #define STREAM_MIB 32 /* loaded, 32 MiB of trace take about 250 MiB of memory */
 
-/* Whether --step streams: on one full trace (step_stream.h). */
-static int steps_stream(const struct report_args *ra)
+/* Whether the view streams on its own path: on one trace. */
+static int view_streams(const struct report_args *ra)
 {
-    return ra->view == &views[VIEW_STEP] && ra->ntraces == 1;
+    return ra->view && ra->view->stream && ra->ntraces == 1;
 }
 
 /* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
 static int stream_chosen(const struct report_args *ra)
 {
-    const char *why = steps_stream(ra) ? NULL : needs_calls(ra);
+    const char *why = view_streams(ra) ? NULL : needs_calls(ra);
     if (ra->stream && ra->no_stream) {
         fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
         return -1;
     }
     if (ra->stream && why) {
-        fprintf(stderr, PREFIX "--stream goes with the table, --tree, --by-rank and --step on "
-                               "one trace, not %s\n", why);
+        fprintf(stderr, PREFIX "--stream goes with the table, --tree, --by-rank, and --step "
+                               "and --gpu on one trace, not %s\n", why);
         return -1;
     }
     if (ra->stream || ra->no_stream || why || (ra->format == FMT_JSON && !ra->view))
@@ -501,9 +499,13 @@ static int stream_chosen(const struct report_args *ra)
             bytes += (unsigned long long)st.st_size;
     if (at > (1ull << 40) || bytes < at << 20)
         return 0;
-    fprintf(stderr, PREFIX "%llu MiB of trace: %s (--no-stream loads each%s)\n", bytes >> 20,
-            steps_stream(ra) ? "steps found as it is read" : "calls added up as they are read",
-            steps_stream(ra) ? " call" : "");
+    if (view_streams(ra))
+        fprintf(stderr, PREFIX "%llu MiB of trace: %s as it is read (--no-stream loads each call)\n",
+                bytes >> 20, ra->view->stream->what);
+    else
+        fprintf(stderr,
+                PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
+                bytes >> 20);
     return 1;
 }
 
@@ -631,15 +633,17 @@ static int filters_known(const struct report_args *ra, const struct opp_model *m
     return 2;
 }
 
-/* --step on one large trace: its steps found as it is read. The exit
- * status; *load set (said) when the loaded answer cannot be given this
- * way and every call is loaded instead (--stream: an error). */
-static int steps_streamed(const struct report_args *ra, int *load)
+/* A view that streams one large trace on its own path (report.h's
+ * view_stream). The exit status; *load set when every call is loaded
+ * instead (said, unless the loaded path says it better; --stream: an
+ * error). */
+static int view_streamed(const struct report_args *ra, int *load)
 {
-    char err[512], what[OPP_NAME_MAX + 64];
-    int cannot, rc;
-    struct opp_step_stream *s = opp_step_stream_open(ra->trace, &cannot, err, sizeof err);
-    if (!s && !cannot) {
+    const struct view_stream *vs = ra->view->stream;
+    char err[512];
+    int cannot, rc = 0;
+    void *st = vs->open(ra->trace, &cannot, err, sizeof err);
+    if (!st && !cannot) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
@@ -647,27 +651,22 @@ static int steps_streamed(const struct report_args *ra, int *load)
         *load = 1;
         return 0;
     }
-    if (s) {
-        const struct opp_model *m = opp_step_stream_model(s);
-        struct opp_steps st;
-        rc = filters_known(ra, m);
-        int got = rc ? 1 : opp_step_stream_steps(s, &ra->agg, ra->step, &st, what, sizeof what,
-                                                  err, sizeof err);
-        if (!rc && got <= 0) {
+    if (st) {
+        const struct opp_model *m = vs->model(st);
+        int got = 0, out;
+        if (!(rc = filters_known(ra, m))) {
+            got = vs->show(ra, st, &out, err, sizeof err);
             if (got < 0)
                 fprintf(stderr, PREFIX "%s\n", err);
-            rc = got < 0 ? 1
-                         : finish(ra, m, opp_out_steps(stdout, ra->step ? ra->step : what, &st,
-                                                       ra->format == FMT_JSON));
+            rc = got < 0 ? 1 : got ? 0 : finish(ra, m, out);
         }
-        if (!rc || got <= 0)
-            opp_steps_free(&st);
-        opp_step_stream_free(s);
+        vs->close(st);
         if (rc || got <= 0)
             return rc;
     }
     if (ra->stream) {
-        fprintf(stderr, PREFIX "cannot stream --step: %s (--no-stream loads every call)\n", err);
+        fprintf(stderr, PREFIX "cannot stream %s: %s (--no-stream loads every call)\n",
+                ra->view->option, err);
         return 1;
     }
     fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
@@ -685,8 +684,8 @@ static int report(struct report_args *rap)
     if (stream < 0)
         return 2;
     int load = 0;
-    if (stream && steps_stream(&ra)) {
-        rc = steps_streamed(&ra, &load);
+    if (stream && view_streams(&ra)) {
+        rc = view_streamed(&ra, &load);
         if (!load)
             return rc;
     }

@@ -36,8 +36,10 @@ struct report_args {
 /* The views besides the table, one line each: the option that chooses
  * it, what shows it, the formats it writes (a bit per enum format) and what
  * it says when asked for another, whether it takes the table's filters
- * (--from, --to, --window, --match, --group-by-stack), and what it is
- * called when it refuses a summary trace (NULL: it takes one). */
+ * (--from, --to, --window, --match, --group-by-stack), what it is
+ * called when it refuses a summary trace (NULL: it takes one), and how it
+ * streams one large full trace on its own path (NULL: it does not). */
+struct view_stream;
 struct view {
     const char *option;
     int (*show)(const struct report_args *ra, const struct opp_model *m);
@@ -45,6 +47,21 @@ struct view {
     const char *other_format;
     int filters;
     const char *needs_calls;
+    const struct view_stream *stream;
+};
+
+/* A view computed as one large trace is read: what it does ("steps found",
+ * for stderr); open makes the first read (NULL: err says why, or *cannot
+ * is 2 for a summary trace, which the loaded path refuses in its words);
+ * model is what that read learnt (for the filters and warnings); show
+ * computes and prints: 0 and the output's status in *rc, 1 when the trace
+ * cannot be answered this way (err says why), -1 on error (err). */
+struct view_stream {
+    const char *what;
+    void *(*open)(const char *path, int *cannot, char *err, size_t errlen);
+    const struct opp_model *(*model)(const void *st);
+    int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
+    void (*close)(void *st);
 };
 extern const struct view views[];
 extern const size_t nviews;

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 
 #include "analysis/gpu_stats.h"
+#include "analysis/gpu_stream.h"
 #include "analysis/ranks.h"
+#include "analysis/step_stream.h"
 #include "tool/report.h"
 #include "views/by_rank.h"
 #include "views/steps.h"
@@ -45,12 +47,27 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
 }
 
 /* The GPU view; one line instead when the trace has no GPU records. */
+static int no_gpu(const struct report_args *ra, const struct opp_model *m)
+{
+    if (opp_model_has_gpu(m))
+        return 0;
+    printf("%s has no GPU activity records\n", ra->trace);
+    return 1;
+}
+
+static int gpu_out(const struct report_args *ra, const struct opp_model *m,
+                   struct opp_gpu_stats *s, struct opp_kernel_stats *k, size_t nk)
+{
+    int rc = opp_out_gpu(stdout, m, s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
+    free(k);
+    opp_gpu_stats_free(s);
+    return rc;
+}
+
 static int gpu_view(const struct report_args *ra, const struct opp_model *m)
 {
-    if (!opp_model_has_gpu(m)) {
-        printf("%s has no GPU activity records\n", ra->trace);
+    if (no_gpu(ra, m))
         return 0;
-    }
     struct opp_gpu_stats s;
     struct opp_kernel_stats *k;
     size_t nk;
@@ -58,13 +75,45 @@ static int gpu_view(const struct report_args *ra, const struct opp_model *m)
     if (rc)
         return rc;
     rc = opp_kernel_stats(m, &ra->agg, &k, &nk);
-    if (!rc) {
-        rc = opp_out_gpu(stdout, m, &s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
-        free(k);
+    if (rc) {
+        opp_gpu_stats_free(&s);
+        return rc;
     }
-    opp_gpu_stats_free(&s);
-    return rc;
+    return gpu_out(ra, m, &s, k, nk);
 }
+
+static void *gpu_open(const char *path, int *cannot, char *err, size_t errlen)
+{
+    return opp_gpu_stream_open(path, cannot, err, errlen);
+}
+
+static const struct opp_model *gpu_model(const void *st)
+{
+    return opp_gpu_stream_model(st);
+}
+
+static int gpu_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+{
+    const struct opp_model *m = opp_gpu_stream_model(st);
+    *rc = 0;
+    if (no_gpu(ra, m))
+        return 0;
+    struct opp_gpu_stats s;
+    struct opp_kernel_stats *k;
+    size_t nk;
+    int got = opp_gpu_stream_stats(st, &ra->agg, &s, &k, &nk, err, errlen);
+    if (!got)
+        *rc = gpu_out(ra, m, &s, k, nk);
+    return got;
+}
+
+static void gpu_close(void *st)
+{
+    opp_gpu_stream_free(st);
+}
+
+static const struct view_stream gpu_stream = {"GPU work added up", gpu_open, gpu_model, gpu_show,
+                                              gpu_close};
 
 static int tree_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -90,6 +139,35 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+static void *step_open(const char *path, int *cannot, char *err, size_t errlen)
+{
+    return opp_step_stream_open(path, cannot, err, errlen);
+}
+
+static const struct opp_model *step_model(const void *st)
+{
+    return opp_step_stream_model(st);
+}
+
+static int step_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+{
+    struct opp_steps s;
+    char what[OPP_NAME_MAX + 64];
+    int got = opp_step_stream_steps(st, &ra->agg, ra->step, &s, what, sizeof what, err, errlen);
+    if (!got)
+        *rc = opp_out_steps(stdout, ra->step ? ra->step : what, &s, ra->format == FMT_JSON);
+    opp_steps_free(&s);
+    return got;
+}
+
+static void step_close(void *st)
+{
+    opp_step_stream_free(st);
+}
+
+static const struct view_stream step_stream = {"steps found", step_open, step_model, step_show,
+                                               step_close};
+
 static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_rank_table t;
@@ -104,11 +182,11 @@ static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
-                  "--gpu (its timeline)"},
-    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, NULL},
+                  "--gpu (its timeline)", &gpu_stream},
+    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, NULL, NULL},
     [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                   "--step writes a table or JSON", 0, "--step"},
+                   "--step writes a table or JSON", 0, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                      "--by-rank writes a table or JSON", 1, NULL},
+                      "--by-rank writes a table or JSON", 1, NULL, NULL},
 };
 const size_t nviews = sizeof views / sizeof *views;

@@ -174,7 +174,7 @@ static int gpu_gaps(FILE *f, const struct opp_model *m, const struct opp_gpu_sta
             snprintf(c[2], GRID_CELL, "+%s", opp_fmt_time(t, (double)(gap->start_ns - d->first_ns)));
             snprintf(c[3], GRID_CELL, "+%s", opp_fmt_time(t, (double)(gap->end_ns - d->first_ns)));
             snprintf(c[4], GRID_CELL, "%s",
-                     opp_cut_name(opp_model_str(m, m->gpu.ops[gap->next].name), cut));
+                     opp_cut_name(opp_model_str(m, gap->next), cut));
         }
     }
     return grid_print(f, &g, "Largest idle gaps per device (From, To: since the device's first GPU op)");

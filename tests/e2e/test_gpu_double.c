@@ -129,6 +129,8 @@ START_TEST(api_kernels_copies_exact)
     r = row(&a, "Memcpy DtoH (Device -> Pageable)");
     ck_assert_uint_eq(r->bytes, 1 << 20);
     opp_agg_free(&a);
+    char tid[16];
+    snprintf(tid, sizeof tid, "%u", (unsigned)m->threads[0].tid);
     opp_model_free(m);
     free(out), free(err);
     /* steps with GPU time, found as the trace streams: ops joined to
@@ -137,6 +139,14 @@ START_TEST(api_kernels_copies_exact)
                            "cudaMalloc", NULL};
     char *d = tu_steps_differ(cmd_report, dir, trace, names);
     ck_assert_msg(!d, "%s", d);
+    /* and the GPU view: its kernels, streams, devices and gaps */
+    const char *gv[][6] = {{"report", trace, "--gpu"},
+                           {"report", trace, "--gpu", "--limit", "1"},
+                           {"report", trace, "--gpu", "--tid", tid}};
+    for (int i = 0; i < 3; i++) {
+        d = tu_stream_differ(cmd_report, dir, gv[i]);
+        ck_assert_msg(!d, "%s", d);
+    }
     char *sv[] = {"report", trace, "--step", "cudaMemcpy", "--stream", NULL};
     ck_assert_int_eq(tu_call(cmd_report, sv, dir, &out, &err), 0);
     ck_assert_msg(strstr(out, "GPU (CUDA)"), "%s", out);
@@ -700,6 +710,8 @@ START_TEST(extcorr_attributes_unseen_launch)
      * kernels (16 us) and reduction (8 us) */
     ck_assert_msg(strstr(out, "\"gpu_us\": [24.000]"), "%s", out);
     free(out), free(err);
+    d = tu_stream_differ(cmd_report, dir, (const char *[]){"report", trace, "--gpu", NULL});
+    ck_assert_msg(!d, "%s", d);
 }
 END_TEST
 

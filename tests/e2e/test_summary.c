@@ -226,15 +226,15 @@ START_TEST(streamed_report_same_as_loaded)
     ck_assert_int_eq(tu_call(cmd_report, both, dir, &o, &e), 2);
     ck_assert_str_eq(e, "opprof report: --stream or --no-stream, not both\n");
     free(o), free(e);
-    char *bad[] = {"report", trace, "--stream", "--gpu", NULL};
+    char *bad[] = {"report", trace, "--stream", "--from", "1", NULL};
     ck_assert_int_eq(tu_call(cmd_report, bad, dir, &o, &e), 2);
-    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank and "
-                        "--step on one trace, not --gpu (its timeline)\n");
+    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank, and "
+                        "--step and --gpu on one trace, not --from/--to\n");
     free(o), free(e);
-    char *two[] = {"report", trace, trace, "--stream", "--step", NULL};
+    char *two[] = {"report", trace, trace, "--stream", "--gpu", NULL};
     ck_assert_int_eq(tu_call(cmd_report, two, dir, &o, &e), 2);
-    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank and "
-                        "--step on one trace, not --step\n");
+    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank, and "
+                        "--step and --gpu on one trace, not --gpu (its timeline)\n");
     free(o), free(e);
 }
 END_TEST
@@ -389,6 +389,12 @@ START_TEST(streamed_steps_gpu_same_as_loaded)
     tb_events(&b, TB_CALL(F_LAUNCH, 2200, 2210, 0, 0, 7), TB_CALL(F_RANGE, 2100, 2500, 0),
               TB_CALL(F_RANGE, 2000, 3000, 0));
     tb_kernel(&b, .name = 1, .start = 2300, .end = 66300, .corr = 7, .grid = {1}, .block = {1});
+    /* work of no call on another device and streams, memory on a third */
+    tb_string(&b, 2, "_Z4axpyPfS_f");
+    tb_kernel(&b, .name = 2, .start = 100000, .end = 101000, .device = 1, .stream = 3,
+              .grid = {4}, .block = {128});
+    tb_memcpy(&b, .start = 103000, .end = 104000, .device = 1, .stream = 4, .bytes = 8, .kind = 2);
+    tb_memory(&b, .start = 50, .device = 2, .op = 1, .bytes = 4096, .address = 0x1000);
     tb_end(&b);
     const char *names[] = {"step", "range", "work", "cudaLaunchKernel", "cuLaunchKernel", NULL};
     char *d = tu_steps_differ(cmd_report, dir, trace, names);
@@ -409,6 +415,18 @@ START_TEST(streamed_steps_gpu_same_as_loaded)
     ck_assert_int_eq(tu_call(cmd_report, rv, dir, &out, &err), 0);
     /* thread 7's range, then thread 8's two (tree order: the outer first) */
     ck_assert_msg(strstr(out, "\"gpu_us\": [8.000, 64.000, 64.000]"), "%s", out);
+    free(out), free(err);
+    /* the GPU view of the same trace as it streams */
+    const char *gv[][6] = {{"report", trace, "--gpu"}, {"report", trace, "--gpu", "--tid", "8"}};
+    for (int i = 0; i < 2; i++) {
+        d = tu_stream_differ(cmd_report, dir, gv[i]);
+        ck_assert_msg(!d, "%s", d);
+    }
+    char *gs[] = {"report", trace, "--gpu", "--stream", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, gs, dir, &out, &err), 0);
+    ck_assert_msg(strstr(out, "Kernel time total: 116.000us (9 launches of 2 kernels)\n"), "%s",
+                  out);
+    ck_assert_msg(strstr(out, "axpy(float*, float*, float)"), "%s", out);
     free(out), free(err);
 }
 END_TEST

@@ -1,0 +1,330 @@
+/* The GPU view's numbers found as a full trace is read (gpu_stream.h). */
+#include "analysis/gpu_stream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/extsort.h"
+#include "analysis/gpu_join.h"
+#include "analysis/stream_meta.h"
+#include "gpu.h"
+
+#define SORT_MEM (8u << 20) /* bytes each of the three sorts keeps in memory */
+
+/* An op as the join keeps it. */
+struct gop {
+    uint64_t start, end, seq; /* seq: its place among the trace's ops */
+    uint32_t name, proc, device, stream;
+    double occupancy; /* kernels: of its launch on its device; < 0: unknown */
+    uint32_t type, pad;
+};
+
+/* The selected ops by device, by stream, and the kernels by name, each
+ * then by start and place (gpu_stats.c's orders). */
+struct dev_rec {
+    uint32_t device, name;
+    uint64_t start, seq, end;
+    uint32_t kernel, pad;
+};
+struct stream_rec {
+    uint32_t proc, device, stream, kernel;
+    uint64_t start, seq, end;
+};
+struct kern_rec {
+    uint32_t name, has_delay;
+    uint64_t start, seq, dur;
+    int64_t delay;
+    double occupancy;
+};
+
+struct opp_gpu_stream {
+    const char *path;
+    struct opp_stream_meta meta;
+    uint32_t *seq; /* by thread: its calls so far */
+    uint32_t *dem, ndem;
+    uint64_t nops;
+    struct opp_gpu_join *join;
+    struct opp_extsort *dev, *str, *kern;
+    const struct opp_agg_opts *o;
+    int failed; /* -errno */
+};
+
+#define CMP(a, b)                                                                                  \
+    if ((a) != (b))                                                                                \
+    return (a) < (b) ? -1 : 1
+
+static int cmp_dev(const void *pa, const void *pb)
+{
+    const struct dev_rec *a = pa, *b = pb;
+    CMP(a->device, b->device);
+    CMP(a->start, b->start);
+    CMP(a->seq, b->seq);
+    return 0;
+}
+
+static int cmp_stream(const void *pa, const void *pb)
+{
+    const struct stream_rec *a = pa, *b = pb;
+    CMP(a->proc, b->proc);
+    CMP(a->device, b->device);
+    CMP(a->stream, b->stream);
+    CMP(a->start, b->start);
+    CMP(a->seq, b->seq);
+    return 0;
+}
+
+static int cmp_kern(const void *pa, const void *pb)
+{
+    const struct kern_rec *a = pa, *b = pb;
+    CMP(a->name, b->name);
+    CMP(a->start, b->start);
+    CMP(a->seq, b->seq);
+    return 0;
+}
+
+static int fail(struct opp_gpu_stream *g, int rc)
+{
+    if (!g->failed)
+        g->failed = rc;
+    return 1;
+}
+
+static int on_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct opp_gpu_stream *g = ctx;
+    int64_t ti = opp_stream_meta_thread(&g->meta, e->proc, e->tid);
+    const struct opp_model *m = g->meta.ld.m;
+    if (ti < 0)
+        return fail(g, -ENOMEM);
+    uint32_t pi = m->threads[ti].proc;
+    if (e->fn >= m->procs[pi].nfuncs)
+        return fail(g, -EPROTO); /* the reader checks this: never happens */
+    struct opp_gpu_call c = {e->begin_ns, opp_stream_meta_end(&g->meta, (uint32_t)ti, e),
+                             (uint32_t)ti, g->seq[ti]++, e->depth};
+    int rc = opp_gpu_join_call(g->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
+    return rc ? fail(g, rc) : 0;
+}
+
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
+{
+    struct opp_gpu_stream *g = ctx;
+    struct opp_process *p = opp_loader_proc(g->meta.ld.m, proc);
+    if (!p)
+        return fail(g, -EPROTO); /* the reader only passes declared processes */
+    uint32_t pi = (uint32_t)(p - g->meta.ld.m->procs);
+    int rc = 0;
+    if (r->type == OPP_GPU_KERNEL || r->type == OPP_GPU_MEMCPY || r->type == OPP_GPU_MEMSET) {
+        struct opp_gpu_op op;
+        struct opp_gpu_launch l;
+        opp_gpu_op_decode(r, pi, &op, &l);
+        struct gop o = {op.start_ns, op.end_ns, g->nops++, 0,       pi,
+                        op.device,   op.stream, -1,        op.type, 0};
+        if (op.type == OPP_GPU_KERNEL)
+            o.occupancy = opp_gpu_occupancy(opp_gpu_device_find(g->meta.ld.m, op.device), &l);
+        o.name = opp_loader_op_name(&g->meta.ld, &op, g->dem, g->ndem);
+        rc = o.name == UINT32_MAX ? -ENOMEM : opp_gpu_join_op(g->join, pi, op.corr, &o);
+    } else if (r->type == OPP_GPU_EXTCORR) {
+        rc = opp_gpu_join_extcorr(g->join, pi, r);
+    }
+    return rc ? fail(g, rc) : 0;
+}
+
+/* A joined op: into the sorts when the filters select it. */
+static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
+{
+    struct opp_gpu_stream *g = ctx;
+    const struct gop *o = op;
+    const struct opp_model *m = g->meta.ld.m;
+    if (g->failed || !opp_agg_selects(m, g->o, o->proc, c ? c->thread : OPP_GPU_NONE))
+        return;
+    int kernel = o->type == OPP_GPU_KERNEL, rc;
+    rc = opp_extsort_add(g->dev, &(struct dev_rec){o->device, o->name, o->start, o->seq, o->end,
+                                                   (uint32_t)kernel, 0});
+    if (!rc)
+        rc = opp_extsort_add(g->str,
+                             &(struct stream_rec){o->proc, o->device, o->stream, (uint32_t)kernel,
+                                                  o->start, o->seq, o->end});
+    if (!rc && kernel) {
+        int64_t delay = c ? (int64_t)(o->start - c->end) : 0; /* two's complement */
+        rc = opp_extsort_add(g->kern, &(struct kern_rec){o->name, c != NULL, o->start, o->seq,
+                                                         o->end - o->start, delay, o->occupancy});
+    }
+    if (rc)
+        fail(g, rc);
+}
+
+struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *err, size_t errlen)
+{
+    *cannot = 0;
+    struct opp_gpu_stream *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    g->path = path;
+    int rc = opp_stream_meta_read(&g->meta, path, NULL, NULL, err, errlen);
+    if (rc) {
+        *cannot = rc > 0 ? 2 : 0;
+        opp_gpu_stream_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g)
+{
+    return g->meta.ld.m;
+}
+
+/* The second read and the join into the sorts. 0 or -errno. */
+static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
+{
+    const struct opp_model *m = g->meta.ld.m;
+    g->ndem = m->nstrs;
+    g->seq = calloc(m->nthreads ? m->nthreads : 1, sizeof *g->seq);
+    g->dem = malloc((g->ndem ? g->ndem : 1) * sizeof *g->dem);
+    g->join = opp_gpu_join_new(sizeof(struct gop));
+    g->dev = opp_extsort_new(sizeof(struct dev_rec), cmp_dev, SORT_MEM);
+    g->str = opp_extsort_new(sizeof(struct stream_rec), cmp_stream, SORT_MEM);
+    g->kern = opp_extsort_new(sizeof(struct kern_rec), cmp_kern, SORT_MEM);
+    if (!g->seq || !g->dem || !g->join || !g->dev || !g->str || !g->kern)
+        return -ENOMEM;
+    memset(g->dem, 0xff, (g->ndem ? g->ndem : 1) * sizeof *g->dem);
+    static const struct opp_tr_visitor v = {.event = on_event, .gpu = on_gpu};
+    struct opp_tr_summary sum;
+    if (opp_trace_read(g->path, &v, g, &sum, err, errlen) < 0)
+        return -EINVAL;
+    if (g->failed)
+        return g->failed;
+    uint64_t unattached;
+    int rc = opp_gpu_join_run(g->join, each, g, &unattached);
+    return rc ? rc : g->failed;
+}
+
+/* Sweeps of the three sorts (gpu_stats.c's code, op by op). */
+static int devices(struct opp_gpu_stream *g, struct opp_gpu_stats *s, size_t *cap)
+{
+    const struct opp_model *m = g->meta.ld.m;
+    int rc = opp_extsort_done(g->dev);
+    struct opp_gpu_dev_stats *d = NULL;
+    struct opp_gpu_sweep w = {0};
+    const struct dev_rec *r;
+    while (!rc && (r = opp_extsort_next(g->dev))) {
+        if (!d || d->device != r->device) {
+            if (d)
+                opp_gpu_dev_done(d, &w, s);
+            if (!(d = opp_gpu_dev_new(m, s, cap, r->device)))
+                return -ENOMEM;
+            w = (struct opp_gpu_sweep){0};
+        }
+        opp_gpu_dev_op(d, &w, r->start, r->end, (int)r->kernel, r->name);
+    }
+    if (d)
+        opp_gpu_dev_done(d, &w, s);
+    return rc ? rc : opp_extsort_error(g->dev);
+}
+
+static int streams(struct opp_gpu_stream *g, struct opp_gpu_stats *s)
+{
+    int rc = opp_extsort_done(g->str);
+    size_t cap = 0;
+    struct opp_gpu_stream_stats *st = NULL;
+    struct opp_gpu_sweep w = {0};
+    const struct stream_rec *r;
+    while (!rc && (r = opp_extsort_next(g->str))) {
+        if (!st || st->proc != r->proc || st->device != r->device || st->stream != r->stream) {
+            if (st)
+                opp_gpu_stream_done(st, &w);
+            if (opp_loader_grow((void **)&s->streams, &cap, s->nstreams + 1, sizeof *s->streams))
+                return -ENOMEM;
+            st = &s->streams[s->nstreams++];
+            *st = (struct opp_gpu_stream_stats){
+                .proc = r->proc, .device = r->device, .stream = r->stream};
+            w = (struct opp_gpu_sweep){0};
+        }
+        opp_gpu_stream_op(st, &w, r->start, r->end, (int)r->kernel);
+    }
+    if (st)
+        opp_gpu_stream_done(st, &w);
+    return rc ? rc : opp_extsort_error(g->str);
+}
+
+static int kernels(struct opp_gpu_stream *g, struct opp_kernel_stats **out, size_t *nout)
+{
+    const struct opp_model *m = g->meta.ld.m;
+    int rc = opp_extsort_done(g->kern);
+    size_t cap = 0;
+    struct opp_kernel_stats *k = NULL;
+    struct opp_kernel_acc a = {0};
+    uint32_t name = 0;
+    const struct kern_rec *r;
+    while (!rc && (r = opp_extsort_next(g->kern))) {
+        if (!k || name != r->name) {
+            if (k)
+                opp_kernel_done(k, &a);
+            if (opp_loader_grow((void **)out, &cap, *nout + 1, sizeof **out))
+                return -ENOMEM;
+            k = &(*out)[(*nout)++];
+            *k = (struct opp_kernel_stats){.name = opp_model_str(m, r->name)};
+            a = (struct opp_kernel_acc){0};
+            name = r->name;
+        }
+        opp_kernel_op(k, &a, r->dur, r->occupancy, (int)r->has_delay, r->delay);
+    }
+    if (k)
+        opp_kernel_done(k, &a);
+    opp_kernel_stats_sort(*out, *nout);
+    return rc ? rc : opp_extsort_error(g->kern);
+}
+
+int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
+                         struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk,
+                         char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    *k = NULL;
+    *nk = 0;
+    g->o = o;
+    size_t cap = 0;
+    int rc = g->meta.gpu_ops ? read_ops(g, err, errlen) : 0;
+    if (rc == -EINVAL)
+        return -1; /* the reader said why */
+    if (!rc && g->meta.gpu_ops)
+        rc = devices(g, s, &cap);
+    if (!rc)
+        rc = opp_gpu_stats_memory(g->meta.ld.m, s, &cap);
+    if (!rc && g->meta.gpu_ops)
+        rc = streams(g, s);
+    if (!rc && g->meta.gpu_ops)
+        rc = kernels(g, k, nk);
+    if (!rc)
+        return 0;
+    opp_gpu_stats_free(s);
+    free(*k);
+    *k = NULL;
+    *nk = 0;
+    if (rc == -ENOMEM || rc == -EPROTO) {
+        snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
+        return -1;
+    }
+    const char *dir = getenv("TMPDIR");
+    snprintf(err, errlen, "no room for temporary files in %s (%s)", dir && *dir ? dir : "/tmp",
+             strerror(-rc));
+    return 1;
+}
+
+void opp_gpu_stream_free(struct opp_gpu_stream *g)
+{
+    if (!g)
+        return;
+    opp_gpu_join_free(g->join);
+    opp_extsort_free(g->dev);
+    opp_extsort_free(g->str);
+    opp_extsort_free(g->kern);
+    free(g->seq);
+    free(g->dem);
+    opp_stream_meta_free(&g->meta);
+    free(g);
+}
