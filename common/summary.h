@@ -61,6 +61,10 @@ void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);
 int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g);
 /* Whether opp_sum_gpu leaves records of this type to the caller. */
 int opp_sum_gpu_keeps(uint32_t type);
+/* Each thread of proc not ended yet, with how many of its calls were
+ * folded into a same-named parent (torch's folding). */
+void opp_sum_threads(const struct opp_sum *s, uint32_t proc,
+                     void (*fn)(void *ctx, uint32_t tid, uint64_t folded), void *ctx);
 /* Write proc's nodes and GPU rows as SUMMARY and SUMMARY_GPU chunks and
  * forget the process. 0 or the writer's -errno. */
 int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w);

@@ -127,6 +127,9 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
         rc = o.name == UINT32_MAX ? -ENOMEM : opp_gpu_join_op(g->join, pi, op.corr, &o);
     } else if (r->type == OPP_GPU_EXTCORR) {
         rc = opp_gpu_join_extcorr(g->join, pi, r);
+    } else if (r->type == OPP_GPU_MEMORY) { /* joined for the count of those of no call */
+        struct gop o = {.proc = pi, .type = OPP_GPU_MEMORY};
+        rc = opp_gpu_join_op(g->join, pi, opp_corr_id(r->f[OPP_GF_CORRELATION]), &o);
     }
     return rc ? fail(g, rc) : 0;
 }
@@ -137,7 +140,8 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct opp_gpu_stream *g = ctx;
     const struct gop *o = op;
     const struct opp_model *m = g->meta.ld.m;
-    if (g->failed || !opp_agg_selects(m, g->o, o->proc, c ? c->thread : OPP_GPU_NONE))
+    if (g->failed || o->type == OPP_GPU_MEMORY ||
+        !opp_agg_selects(m, g->o, o->proc, c ? c->thread : OPP_GPU_NONE))
         return;
     int kernel = o->type == OPP_GPU_KERNEL, rc;
     rc = opp_extsort_add(g->dev, &(struct dev_rec){o->device, o->name, o->start, o->seq, o->end,
@@ -178,6 +182,11 @@ const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g)
     return g->meta.ld.m;
 }
 
+struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
+{
+    return &g->meta;
+}
+
 /* The second read and the join into the sorts. 0 or -errno. */
 static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
 {
@@ -198,8 +207,7 @@ static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
         return -EINVAL;
     if (g->failed)
         return g->failed;
-    uint64_t unattached;
-    int rc = opp_gpu_join_run(g->join, each, g, &unattached);
+    int rc = opp_gpu_join_run(g->join, each, g, &g->meta.ld.m->gpu.unattached);
     return rc ? rc : g->failed;
 }
 
@@ -288,7 +296,7 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     *nk = 0;
     g->o = o;
     size_t cap = 0;
-    int rc = g->meta.gpu_ops ? read_ops(g, err, errlen) : 0;
+    int rc = g->meta.gpu_ops || g->meta.ld.m->gpu.nmem ? read_ops(g, err, errlen) : 0;
     if (rc == -EINVAL)
         return -1; /* the reader said why */
     if (!rc && g->meta.gpu_ops)

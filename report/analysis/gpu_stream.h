@@ -21,6 +21,8 @@ struct opp_gpu_stream;
  * (processes, devices, memory series) and no ops. */
 struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *err, size_t errlen);
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
+/* What the first read learnt (stream_meta.h). */
+struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);
 /* The stats of the ops o selects. 0; 1 when there is no room for the
  * temporary files (err says why); -1 on error. *k and *s are the
  * caller's to free; kernel names point into the model. */

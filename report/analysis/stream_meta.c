@@ -24,14 +24,20 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     if ((size_t)ti >= sm->nlast) {
         size_t n = (size_t)ti + 1;
         uint64_t *p = reallocarray(sm->last, n, sizeof *p);
-        if (!p)
+        if (p)
+            sm->last = p;
+        uint64_t *c = p ? reallocarray(sm->calls, n, sizeof *c) : NULL;
+        if (!c)
             return fail(sm, ENOMEM);
+        sm->calls = c;
         memset(p + sm->nlast, 0, (n - sm->nlast) * sizeof *p);
-        sm->last = p;
+        memset(c + sm->nlast, 0, (n - sm->nlast) * sizeof *c);
         sm->nlast = n;
     }
     if (e->end_ns > sm->last[ti])
         sm->last[ti] = e->end_ns;
+    sm->calls[ti]++;
+    sm->ld.m->events++;
     return sm->each ? sm->each(sm->ctx, (uint32_t)ti, e) : 0;
 }
 
@@ -167,5 +173,6 @@ void opp_stream_meta_free(struct opp_stream_meta *sm)
 {
     opp_model_free(sm->ld.m);
     free(sm->last);
+    free(sm->calls);
     memset(sm, 0, sizeof *sm);
 }

@@ -2,8 +2,9 @@
  * before it reads the calls again for its own ends (step_stream.h,
  * gpu_stream.h): the model without its calls and GPU ops (processes,
  * threads in the loader's order, function tables, names, devices, the GPU
- * memory records and their series, drops and warnings), each thread's
- * latest end, and how many GPU ops the trace has. */
+ * memory records and their series, drops and warnings, the count of
+ * calls), each thread's latest end and calls, and how many GPU ops the
+ * trace has. */
 #ifndef OPP_STREAM_META_H
 #define OPP_STREAM_META_H
 
@@ -15,6 +16,7 @@
 struct opp_stream_meta {
     struct opp_loader ld; /* ld.m: the model */
     uint64_t *last;       /* by thread index: the latest end of its calls */
+    uint64_t *calls;      /* and how many it made */
     size_t nlast;
     uint64_t gpu_ops; /* kernels, copies and sets */
     int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e);

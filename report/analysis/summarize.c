@@ -15,6 +15,17 @@
 struct sproc {
     uint32_t proc, end_how, seen;
     uint64_t end_ns, dropped;
+    uint32_t *kinds; /* of its entry points */
+    uint32_t nfuncs;
+};
+
+/* A thread's latest call at each depth, to see an NVTX range recorded
+ * when it ended around calls of its own depth. */
+struct sthr {
+    uint32_t proc, tid;
+    uint64_t seen; /* depths with a call */
+    uint64_t begin[OPP_SUM_DEPTH_MAX];
+    struct sthr *next;
 };
 
 struct sz {
@@ -22,7 +33,8 @@ struct sz {
     struct opp_sum *sum;
     struct sproc *procs;
     size_t nprocs;
-    int gpu_pass, failed;
+    struct sthr *threads, *last_t;
+    int gpu_pass, failed, ranges_enclose;
 };
 
 static struct sproc *proc_of(struct sz *z, uint32_t proc)
@@ -61,8 +73,17 @@ static int v_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr
 {
     struct sz *z = ctx;
     struct opp_func_desc *d = calloc(count ? count : 1, sizeof *d);
+    struct sproc *p = proc_of(z, proc);
+    uint32_t *kinds = p ? calloc(count ? count : 1, sizeof *kinds) : NULL;
     int rc = -ENOMEM;
-    if (d) {
+    if (kinds) {
+        for (uint32_t i = 0; i < count; i++)
+            kinds[i] = f[i].kind;
+        free(p->kinds);
+        p->kinds = kinds;
+        p->nfuncs = count;
+    }
+    if (d && kinds) {
         for (uint32_t i = 0; i < count; i++)
             d[i] = (struct opp_func_desc){f[i].kind, f[i].dtype, f[i].lib, f[i].name};
         rc = opp_sum_proc(z->sum, proc, count, d);
@@ -88,9 +109,43 @@ static int v_info(void *ctx, uint32_t proc, uint32_t count, const char *const *k
     return check(z, opp_tw_info(&z->w, proc, mem, (uint32_t)b.len));
 }
 
+static struct sthr *thr_of(struct sz *z, uint32_t proc, uint32_t tid)
+{
+    if (z->last_t && z->last_t->proc == proc && z->last_t->tid == tid)
+        return z->last_t;
+    struct sthr *t;
+    for (t = z->threads; t; t = t->next)
+        if (t->proc == proc && t->tid == tid)
+            return z->last_t = t;
+    if (!(t = calloc(1, sizeof *t)))
+        return NULL;
+    *t = (struct sthr){.proc = proc, .tid = tid, .next = z->threads};
+    return z->threads = z->last_t = t;
+}
+
+/* An NVTX range recorded when it ended, around the calls of its depth
+ * before it: the loaded tree makes them its children, a summary (which
+ * nests by depth) cannot. */
+static int range_encloses(struct sz *z, const struct opp_tr_event *e)
+{
+    struct sthr *t = thr_of(z, e->proc, e->tid);
+    struct sproc *p = proc_of(z, e->proc);
+    if (!t || !p)
+        return -ENOMEM;
+    uint32_t d = e->depth < OPP_SUM_DEPTH_MAX ? e->depth : OPP_SUM_DEPTH_MAX - 1;
+    if (e->fn < p->nfuncs && opp_kind_base(p->kinds[e->fn]) == OPP_OP_NVTX &&
+        e->end_ns > e->begin_ns && (t->seen >> d & 1) && t->begin[d] >= e->begin_ns)
+        z->ranges_enclose = 1;
+    t->seen |= 1ull << d;
+    t->begin[d] = e->begin_ns;
+    return 0;
+}
+
 static int v_event(void *ctx, const struct opp_tr_event *e)
 {
     struct sz *z = ctx;
+    if (!z->ranges_enclose && range_encloses(z, e))
+        return check(z, -ENOMEM);
     return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
                                  e->end_ns, e->nargs, e->args,
                                  e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
@@ -116,14 +171,18 @@ static int v_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns
     return check(z, p ? 0 : -ENOMEM);
 }
 
-/* First pass: what summary mode keeps as it is (names, devices, counts);
- * second pass: the rest, added up once every call is in. */
+/* First pass: what summary mode keeps as it is (names, devices, counts)
+ * and the external correlations (so that an op found before its own in
+ * the file still reaches its library call, as in a loaded trace); second
+ * pass: the rest, added up once every call is in. */
 static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct sz *z = ctx;
-    int kept = opp_sum_gpu_keeps(g->type);
+    int kept = opp_sum_gpu_keeps(g->type), ext = g->type == OPP_GPU_EXTCORR;
     if (z->gpu_pass)
-        return kept ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
+        return kept || ext ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
+    if (ext)
+        return check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
     if (!kept)
         return 0;
     uint8_t mem[8 + OPP_GPU_REC_MAX];
@@ -133,6 +192,32 @@ static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     if (opp_gpu_put(&b, g))
         return 0; /* it was read: it fits */
     return check(z, opp_tw_gpu(&z->w, proc, mem, (uint32_t)b.len));
+}
+
+struct fold_ctx {
+    struct opp_summarized *res;
+    uint32_t proc;
+    int failed;
+};
+
+static void keep_folds(void *ctx, uint32_t tid, uint64_t folded)
+{
+    struct fold_ctx *f = ctx;
+    struct opp_summarized_thread *t =
+        reallocarray(f->res->threads, f->res->nthreads + 1, sizeof *t);
+    if (!t) {
+        f->failed = 1;
+        return;
+    }
+    f->res->threads = t;
+    t[f->res->nthreads++] = (struct opp_summarized_thread){f->proc, tid, folded};
+}
+
+void opp_summarized_free(struct opp_summarized *res)
+{
+    free(res->threads);
+    res->threads = NULL;
+    res->nthreads = 0;
 }
 
 int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
@@ -167,6 +252,9 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
         struct sproc *p = &z.procs[i];
         if (p->dropped)
             check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped));
+        struct fold_ctx f = {res, p->proc, 0};
+        opp_sum_threads(z.sum, p->proc, keep_folds, &f);
+        check(&z, f.failed ? -ENOMEM : 0);
         check(&z, opp_sum_write(z.sum, p->proc, &z.w));
         if (p->end_how)
             check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));
@@ -177,6 +265,14 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
     res->calls = st.calls;
     res->dropped = st.dropped;
     res->complete = sum.complete;
+    res->ranges_enclose = z.ranges_enclose;
+    while (z.threads) {
+        struct sthr *t = z.threads;
+        z.threads = t->next;
+        free(t);
+    }
+    for (size_t i = 0; i < z.nprocs; i++)
+        free(z.procs[i].kinds);
     if (rc == 0 && !z.failed)
         check(&z, opp_tw_end(&z.w, st.calls, dropped + st.dropped, (uint32_t)z.nprocs));
     int wrc = opp_tw_close(&z.w);

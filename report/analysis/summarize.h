@@ -14,7 +14,18 @@ struct opp_summarized {
     uint64_t dropped;  /* calls on new call paths past max_nodes */
     int complete;      /* the trace had its end marker */
     int out_failed;    /* on failure: out could not be written (not the trace's fault) */
+    /* an NVTX range recorded when it ended (start/end, ProfilerStep#N) is
+     * around calls of its depth: the summary cannot nest them in it as a
+     * loaded trace does (its self time and its parent's differ) */
+    int ranges_enclose;
     char warning[512]; /* the trace's own warning (cut short...), or "" */
+    /* each thread's calls folded into a same-named parent (torch's
+     * folding): a loaded model keeps its calls less those */
+    struct opp_summarized_thread {
+        uint32_t proc, tid; /* the trace's process serial */
+        uint64_t folded;
+    } *threads;
+    size_t nthreads;
 };
 
 /* in (a full trace) summarised into out (written whole, or not at all is
@@ -23,5 +34,7 @@ struct opp_summarized {
  * with err set. */
 int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
                   struct opp_summarized *res, char *err, size_t errlen);
+/* What res holds, freed (whatever opp_summarize returned). */
+void opp_summarized_free(struct opp_summarized *res);
 
 #endif

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "analysis/step_times.h"
+#include "analysis/gpu_stream.h"
+#include "analysis/stream_meta.h"
 #include "analysis/summarize.h"
 #include "summary.h"
 #include "tool/cmds.h"
@@ -485,7 +487,8 @@ static int stream_chosen(const struct report_args *ra)
                                "and --gpu on one trace, not %s\n", why);
         return -1;
     }
-    if (ra->stream || ra->no_stream || why || (ra->format == FMT_JSON && !ra->view))
+    if (ra->stream || ra->no_stream || why ||
+        (ra->format == FMT_JSON && !ra->view && ra->ntraces > 1))
         return ra->stream;
     const char *env = getenv("OPPROF_STREAM_MIB");
     char *end;
@@ -515,8 +518,8 @@ static int stream_chosen(const struct report_args *ra)
  * by size and cannot give the loaded report (no room for the temporary
  * file, calls past the bound on call paths), *load is set (said on
  * stderr) and NULL returned: every call is loaded instead. */
-static struct opp_model *load_streamed(const struct report_args *ra, int *load, char *err,
-                                       size_t errlen)
+static struct opp_model *load_streamed(const struct report_args *ra, int *load,
+                                       struct opp_summarized *first, char *err, size_t errlen)
 {
     const char *dir = getenv("TMPDIR");
     char **tmp = calloc(ra->ntraces, sizeof *tmp);
@@ -557,14 +560,30 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load, 
         struct opp_summarized res;
         char why[480];
         paths[i] = tmp[i];
-        if (opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, &res, why, sizeof why) ==
-            0) {
+        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, &res, why,
+                                sizeof why);
+        if (first && !i)
+            *first = res; /* its threads are the caller's */
+        else
+            opp_summarized_free(&res);
+        if (got == 0) {
             if (res.dropped && !ra->stream) {
                 fprintf(stderr, PREFIX "%s has more than 2^20 call paths: loading every call\n",
                         ra->traces[i]);
                 *load = 1;
                 goto out;
             }
+            if (res.ranges_enclose && !ra->stream) {
+                fprintf(stderr, PREFIX "%s has NVTX ranges recorded when they ended around "
+                                       "calls: loading every call\n", ra->traces[i]);
+                *load = 1;
+                goto out;
+            }
+            if (res.ranges_enclose)
+                fprintf(stderr, PREFIX "warning: %s has NVTX ranges recorded when they ended "
+                                       "around calls: they have no children here, so their "
+                                       "self time is their total (--no-stream nests them)\n",
+                        ra->traces[i]);
             if (res.warning[0] && !warning[0])
                 snprintf(warning, sizeof warning, "%s", res.warning);
             complete &= res.complete;
@@ -674,6 +693,98 @@ static int view_streamed(const struct report_args *ra, int *load)
     return 0;
 }
 
+/* Whether the table's JSON streams: one trace, no --tid (opp_gpu_stream
+ * takes it, the summary does not). */
+static int json_streams(const struct report_args *ra)
+{
+    return !ra->view && ra->format == FMT_JSON && ra->ntraces == 1 && !needs_calls(ra);
+}
+
+/* Each thread's calls as a loaded model keeps them: made, less those
+ * folded into a same-named parent (the summary counted them). NULL when
+ * out of memory. */
+static uint64_t *thread_calls(struct opp_stream_meta *sm, const struct opp_summarized *sum)
+{
+    size_t n = sm->ld.m->nthreads;
+    uint64_t *c = calloc(n ? n : 1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < n && i < sm->nlast; i++)
+        c[i] = sm->calls[i];
+    for (size_t i = 0; i < sum->nthreads; i++) {
+        int64_t ti = opp_stream_meta_thread(sm, sum->threads[i].proc, sum->threads[i].tid);
+        if (ti >= 0 && c[ti] >= sum->threads[i].folded)
+            c[ti] -= sum->threads[i].folded;
+    }
+    return c;
+}
+
+/* The table's JSON of one large trace: the rows from its summary (as the
+ * table streams), the processes, threads and GPU statistics from reads of
+ * the trace itself (gpu_stream.h). The exit status; -1 when the default
+ * path is to answer (a summary trace, or every call loaded: *load). */
+static int json_streamed(struct report_args *ra, int *load)
+{
+    char err[512];
+    int cannot, rc = 1;
+    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->trace, &cannot, err, sizeof err);
+    if (!g && cannot == 2)
+        return -1; /* a summary trace: read as it is */
+    if (!g) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return 1;
+    }
+    const struct opp_model *meta = opp_gpu_stream_model(g);
+    struct opp_summarized sum = {0};
+    struct opp_model *m = NULL;
+    uint64_t *calls = NULL;
+    struct opp_gpu_stats gs = {0};
+    struct opp_kernel_stats *k = NULL;
+    size_t nk;
+    int have_gs = 0;
+    if ((rc = filters_known(ra, meta)))
+        goto out;
+    if (!(m = load_streamed(ra, load, &sum, err, sizeof err))) {
+        rc = *load ? -1 : 1;
+        if (!*load)
+            fprintf(stderr, PREFIX "%s\n", err);
+        goto out;
+    }
+    if (opp_model_has_gpu(meta)) {
+        int got = opp_gpu_stream_stats(g, &ra->agg, &gs, &k, &nk, err, sizeof err);
+        if (got) {
+            if (got > 0 && !ra->stream) { /* no room for the sorts */
+                fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
+                *load = 1;
+            } else {
+                fprintf(stderr, PREFIX "%s\n", err);
+            }
+            rc = got > 0 && !ra->stream ? -1 : 1;
+            goto out;
+        }
+        have_gs = 1;
+    }
+    struct opp_agg agg;
+    if (!(calls = thread_calls(opp_gpu_stream_meta(g), &sum)) || opp_aggregate(m, &ra->agg, &agg)) {
+        rc = finish(ra, m, -ENOMEM);
+        goto out;
+    }
+    struct opp_out_opts o = ra->out;
+    o.gpu = have_gs ? &gs : NULL;
+    o.thread_events = calls;
+    rc = finish(ra, m, opp_out_json(stdout, ra->trace, meta, &agg, &o));
+    opp_agg_free(&agg);
+out:
+    if (have_gs)
+        opp_gpu_stats_free(&gs);
+    free(k);
+    free(calls);
+    opp_summarized_free(&sum);
+    opp_model_free(m);
+    opp_gpu_stream_free(g);
+    return rc;
+}
+
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
@@ -689,7 +800,12 @@ static int report(struct report_args *rap)
         if (!load)
             return rc;
     }
-    struct opp_model *m = stream && !load ? load_streamed(&ra, &load, err, sizeof err) : NULL;
+    if (stream && json_streams(&ra)) {
+        rc = json_streamed(&ra, &load);
+        if (rc >= 0)
+            return rc;
+    }
+    struct opp_model *m = stream && !load ? load_streamed(&ra, &load, NULL, err, sizeof err) : NULL;
     if (!stream || load)
         m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {

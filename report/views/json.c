@@ -37,7 +37,7 @@ static void json_processes(FILE *f, const struct opp_model *m)
     fputs(m->nprocs ? "\n  ],\n" : "],\n", f);
 }
 
-static void json_threads(FILE *f, const struct opp_model *m)
+static void json_threads(FILE *f, const struct opp_model *m, const uint64_t *events)
 {
     fputs("  \"threads\": [", f);
     for (size_t i = 0; i < m->nthreads; i++) {
@@ -45,7 +45,8 @@ static void json_threads(FILE *f, const struct opp_model *m)
         fprintf(f, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"name\": ", i ? "," : "",
                 opp_thread_process(m, t)->pid, t->tid);
         opp_json_str(f, t->name);
-        fprintf(f, ", \"events\": %zu, \"dropped\": %" PRIu64 "}", t->nevents, t->dropped);
+        fprintf(f, ", \"events\": %" PRIu64 ", \"dropped\": %" PRIu64 "}",
+                events ? events[i] : (uint64_t)t->nevents, t->dropped);
     }
     fputs(m->nthreads ? "\n  ],\n" : "],\n", f);
 }
@@ -202,7 +203,7 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     opp_put_us(f, (double)a->self_cuda_time_total_ns);
     fputs(",\n", f);
     json_processes(f, m);
-    json_threads(f, m);
+    json_threads(f, m, o->thread_events);
     fprintf(f, "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n", m->events, m->dropped);
     json_gpu(f, m, o->gpu);
     json_rows(f, m, a, o);

@@ -17,6 +17,9 @@ struct opp_out_opts {
     int flops;          /* table: add Total FLOPs and GFLOP/s (TFLOP/s) columns */
     int show_lib;       /* table: add a Lib column last (blas, onednn, cublas...) */
     const struct opp_gpu_stats *gpu; /* JSON: the "gpu" object (null when NULL) */
+    /* JSON: each thread's calls (by thread index), when the model has not
+     * kept them (a trace read as it streams); NULL: the model's */
+    const uint64_t *thread_events;
 };
 
 /* The table exactly as torch's _build_table lays it out: dashed separator,

@@ -142,8 +142,9 @@ START_TEST(api_kernels_copies_exact)
     /* and the GPU view: its kernels, streams, devices and gaps */
     const char *gv[][6] = {{"report", trace, "--gpu"},
                            {"report", trace, "--gpu", "--limit", "1"},
-                           {"report", trace, "--gpu", "--tid", tid}};
-    for (int i = 0; i < 3; i++) {
+                           {"report", trace, "--gpu", "--tid", tid},
+                           {"report", trace, "-f", "json"}};
+    for (int i = 0; i < 4; i++) {
         d = tu_stream_differ(cmd_report, dir, gv[i]);
         ck_assert_msg(!d, "%s", d);
     }
@@ -711,6 +712,8 @@ START_TEST(extcorr_attributes_unseen_launch)
     ck_assert_msg(strstr(out, "\"gpu_us\": [24.000]"), "%s", out);
     free(out), free(err);
     d = tu_stream_differ(cmd_report, dir, (const char *[]){"report", trace, "--gpu", NULL});
+    ck_assert_msg(!d, "%s", d);
+    d = tu_stream_differ(cmd_report, dir, (const char *[]){"report", trace, "-f", "json", NULL});
     ck_assert_msg(!d, "%s", d);
 }
 END_TEST

@@ -277,8 +277,12 @@ START_TEST(torch_summary_matches_torch_profiler)
     if (!have_torch("torch_summary_matches_torch_profiler"))
         return;
     opp_model_free(run_both("3"));
-    const char *views[][3] = {{NULL}, {"--tree"}, {"-f", "csv"}, {"--group-by-shape"},
-                              {"--sort", "self_cpu_memory_usage"}};
+    const char *views[][3] = {{NULL},
+                              {"--tree"},
+                              {"-f", "csv"},
+                              {"--group-by-shape"},
+                              {"--sort", "self_cpu_memory_usage"},
+                              {"-f", "json"}};
     for (size_t v = 0; v < sizeof views / sizeof *views; v++) {
         char *a[10] = {"report", m_trace, "--limit", "1000"};
         char *b[10] = {"report", m_trace, "--limit", "1000", "--stream"};
