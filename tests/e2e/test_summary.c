@@ -141,11 +141,8 @@ START_TEST(same_rows_as_full)
 }
 END_TEST
 
-/* `opprof report --stream` of a full trace: the table, --tree and
- * --by-rank byte for byte as when every call is loaded (a BLAS job of 3
- * ranks); the same of a summary trace taken as it is; streaming chosen by
- * the traces' size; a view that needs every call refused in one line. */
-START_TEST(streamed_report_same_as_loaded)
+/* A BLAS job of 3 ranks (2, 3 and 4 rounds) into the fixture's trace. */
+static void three_ranks(void)
 {
     char *sh[] = {"/bin/sh", "-c", NULL, NULL};
     char cmd[4400];
@@ -153,6 +150,25 @@ START_TEST(streamed_report_same_as_loaded)
              tu_build("tests/progs/blas_calls"));
     sh[2] = cmd;
     ck_assert_int_eq(run_scenario(trace, NULL, sh), 0);
+}
+
+/* A copy of the trace cut 100 bytes short (malloc'd path). */
+static char *cut_short(void)
+{
+    char *cut = tu_path(dir, "cut.trace"), cmd[9000];
+    snprintf(cmd, sizeof cmd, "head -c $(($(stat -c %%s %s) - 100)) %s > %s", trace, trace, cut);
+    char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+    ck_assert_int_eq(tu_code(tu_run(sh, NULL, NULL, NULL)), 0);
+    return cut;
+}
+
+/* `opprof report --stream` of a full trace: the table, --tree and
+ * --by-rank byte for byte as when every call is loaded (a BLAS job of 3
+ * ranks); the same of a summary trace taken as it is; streaming chosen by
+ * the traces' size; a view that needs every call refused in one line. */
+START_TEST(streamed_report_same_as_loaded)
+{
+    three_ranks();
     const char *views[][3] = {{NULL},         {"--tree"},     {"--by-rank"},
                               {"--group-by-shape", "--flops"}, {"-f", "csv"},
                               {"-f", "json"}};
@@ -195,10 +211,7 @@ START_TEST(streamed_report_same_as_loaded)
     }
     /* a trace cut short: the same rows and its warning; no room for the
      * temporary file: every call loaded, said (asked for: refused) */
-    char *cut = tu_path(dir, "cut.trace"), cmd2[9000];
-    snprintf(cmd2, sizeof cmd2, "head -c $(($(stat -c %%s %s) - 100)) %s > %s", trace, trace, cut);
-    char *sh2[] = {"/bin/sh", "-c", cmd2, NULL};
-    ck_assert_int_eq(tu_code(tu_run(sh2, NULL, NULL, NULL)), 0);
+    char *cut = cut_short();
     char *ca[] = {"report", cut, NULL}, *cb[] = {"report", cut, "--no-stream", NULL};
     char *oa, *ea, *eb;
     d = tu_call_differ(cmd_report, ca, cb, dir, NULL, &ea, &eb);
@@ -261,19 +274,11 @@ static void open_trace(struct tb *b, const char *path)
  * order they returned is loaded instead, said. */
 START_TEST(streamed_steps_same_as_loaded)
 {
-    char *sh[] = {"/bin/sh", "-c", NULL, NULL};
-    char cmd[4400];
-    snprintf(cmd, sizeof cmd, "for r in 0 1 2; do RANK=$r %s $((r+2)) & done; wait",
-             tu_build("tests/progs/blas_calls"));
-    sh[2] = cmd;
-    ck_assert_int_eq(run_scenario(trace, NULL, sh), 0);
+    three_ranks();
     const char *names[] = {"cblas_dscal", "cblas_dgemm", "cblas_ddot", NULL};
     char *d = tu_steps_differ(cmd_report, dir, trace, names);
     ck_assert_msg(!d, "%s", d);
-    char *cut = tu_path(dir, "cut.trace"), cmd2[9000];
-    snprintf(cmd2, sizeof cmd2, "head -c $(($(stat -c %%s %s) - 100)) %s > %s", trace, trace, cut);
-    char *sh2[] = {"/bin/sh", "-c", cmd2, NULL};
-    ck_assert_int_eq(tu_code(tu_run(sh2, NULL, NULL, NULL)), 0);
+    char *cut = cut_short();
     d = tu_steps_differ(cmd_report, dir, cut, names);
     ck_assert_msg(!d, "%s", d);
     setenv("OPPROF_STREAM_MIB", "0", 1);
