@@ -88,6 +88,7 @@ struct opp_sum {
     struct bmap addr;   /* (proc, address) -> bytes allocated */
     struct bmap cpu;    /* (proc, address) -> CPU bytes allocated (made at the first) */
     uint64_t calls, dropped, unattached;
+    uint64_t lost; /* entries still needed that the maps' bound made go */
 };
 
 /* ---- bounded maps ---- */
@@ -172,12 +173,17 @@ static int bmap_repack(struct bmap *m)
  * still running (its free needs its size); a correlation id none of whose
  * process's GPU records has been reached yet (CUPTI hands buffers over
  * late, when full or asked; work queued deep on a GPU ends later). */
-static int still_needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
+static int needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
 {
-    if (!e->used || m->cap >= MAP_CAP_MAX || (m != &s->cpu && m != &s->corr))
+    if (!e->used || (m != &s->cpu && m != &s->corr))
         return 0;
     struct sproc *p = find_proc(s, (uint32_t)e->a);
     return p && (m == &s->cpu || e->b > p->gpu_corr_max);
+}
+
+static int still_needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
+{
+    return m->cap < MAP_CAP_MAX && needed(s, m, e);
 }
 
 /* Insert or replace; an evicted or replaced value that is a node id is
@@ -197,6 +203,7 @@ static void bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, 
         bmap_repack(m); /* out of memory: the oldest goes */
     uint32_t i = m->next;
     m->next = (m->next + 1) & (m->cap - 1);
+    s->lost += needed(s, m, &m->e[i]); /* the map is as large as it grows */
     if (m->e[i].used) {
         if (nodes)
             unref(s, (uint32_t)m->e[i].v);
@@ -1014,5 +1021,6 @@ void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out)
     out->nodes = s->live;
     out->dropped = s->dropped;
     out->unattached = s->unattached;
+    out->lost = s->lost;
     out->map_slots = (uint64_t)s->corr.cap + s->ext.cap + s->extc.cap + s->addr.cap + s->cpu.cap;
 }

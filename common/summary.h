@@ -75,6 +75,8 @@ struct opp_sum_stats {
     uint64_t dropped;    /* calls on new call paths past max_nodes */
     uint64_t unattached; /* GPU records whose correlation id matched no call */
     uint64_t map_slots;  /* entries the maps of ids and blocks have room for */
+    uint64_t lost;       /* correlation ids awaiting GPU records, or CPU blocks still
+                            allocated, that left the maps at their bound (2^22) */
 };
 void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out);
 

@@ -266,6 +266,7 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
     res->dropped = st.dropped;
     res->complete = sum.complete;
     res->ranges_enclose = z.ranges_enclose;
+    res->lost = st.lost;
     while (z.threads) {
         struct sthr *t = z.threads;
         z.threads = t->next;

@@ -18,6 +18,10 @@ struct opp_summarized {
      * around calls of its depth: the summary cannot nest them in it as a
      * loaded trace does (its self time and its parent's differ) */
     int ranges_enclose;
+    /* launches whose GPU records had not been reached, or CPU blocks still
+     * allocated, past the summary's bound on them (opp_sum_stats.lost):
+     * their GPU time or memory is not in the summary */
+    uint64_t lost;
     char warning[512]; /* the trace's own warning (cut short...), or "" */
     /* each thread's calls folded into a same-named parent (torch's
      * folding): a loaded model keeps its calls less those */

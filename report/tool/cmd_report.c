@@ -573,6 +573,17 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
                 *load = 1;
                 goto out;
             }
+            if (res.lost && !ra->stream) {
+                fprintf(stderr, PREFIX "%s has more than 2^22 launches waiting for their GPU "
+                                       "records (or CPU blocks live): loading every call\n",
+                        ra->traces[i]);
+                *load = 1;
+                goto out;
+            }
+            if (res.lost)
+                fprintf(stderr, PREFIX "warning: %s: the GPU work or memory of %" PRIu64
+                                       " calls is left out (past 2^22 waiting; --no-stream "
+                                       "has it)\n", ra->traces[i], res.lost);
             if (res.ranges_enclose && !ra->stream) {
                 fprintf(stderr, PREFIX "%s has NVTX ranges recorded when they ended around "
                                        "calls: loading every call\n", ra->traces[i]);

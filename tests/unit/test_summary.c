@@ -180,6 +180,26 @@ START_TEST(torch_fold_and_cpu_memory)
 }
 END_TEST
 
+/* Launches whose GPU records have not come yet stay in the map of
+ * correlation ids up to its bound, 2^22; each one past it is counted as
+ * lost (its GPU work would reach no call), not left out silently. */
+START_TEST(launches_past_the_bound_are_counted)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    ck_assert_int_eq(opp_sum_proc(s, 1, NF, FUNCS), 0);
+    int rc = 0; /* checked once: an assertion per call costs a message each */
+    for (uint64_t k = 1; k <= (1u << 22) + 10; k++) {
+        uint64_t a[3] = {0, k, 211}; /* status, correlation id, cbid */
+        rc |= opp_sum_call(s, 1, 7, F_LAUNCH, 0, 2 * k, 2 * k + 1, 3, a, 0);
+    }
+    ck_assert_int_eq(rc, 0);
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.lost, 10);
+    opp_sum_free(s);
+}
+END_TEST
+
 /* One block allocated first and freed last, 600,000 short-lived blocks in
  * between (the live-block map's ring of 2^18 wraps 4 times over one live
  * entry and many holes): the last free still takes its size, and the map
@@ -397,6 +417,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, loop_of_steps);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, cpu_blocks_map_stays_small);
+    tcase_add_test(tc, launches_past_the_bound_are_counted);
     tcase_add_test(tc, tree_ties_by_name);
     tcase_add_test(tc, open_calls_after_fold);
     tcase_add_test(tc, gpu_after_merge);
