@@ -446,16 +446,18 @@ timed() { # prints "seconds KiB" of the median run (by time) of "$@" > /dev/null
 # loads every call.
 read -r REP_S REP_KB <<<"$(timed "$OPPROF" report "$scratch/big.trace")"
 read -r LOAD_S LOAD_KB <<<"$(timed "$OPPROF" report --no-stream "$scratch/big.trace")"
+read -r JSON_S JSON_KB <<<"$(timed "$OPPROF" report -f json "$scratch/big.trace")"
 read -r EXP_S EXP_KB <<<"$(timed "$OPPROF" export chrome "$scratch/big.trace")"
 # The step view (a step ends at each train_step: 8 records a step) found
 # as the trace streams, and loaded.
 read -r STEP_S STEP_KB <<<"$(timed "$OPPROF" report --step train_step "$scratch/big.trace")"
 read -r STEPL_S STEPL_KB <<<"$(timed "$OPPROF" report --no-stream --step train_step "$scratch/big.trace")"
 REP_MB=$((REP_KB / 1024)) LOAD_MB=$((LOAD_KB / 1024)) EXP_MB=$((EXP_KB / 1024))
-STEP_MB=$((STEP_KB / 1024)) STEPL_MB=$((STEPL_KB / 1024))
+STEP_MB=$((STEP_KB / 1024)) STEPL_MB=$((STEPL_KB / 1024)) JSON_MB=$((JSON_KB / 1024))
 echo "trace: $REPORT_N records, $big_mib MiB"
 echo "opprof report: $REP_S s, $REP_MB MiB peak RSS"
 echo "opprof report --no-stream: $LOAD_S s, $LOAD_MB MiB peak RSS"
+echo "opprof report -f json: $JSON_S s, $JSON_MB MiB peak RSS"
 echo "opprof export chrome: $EXP_S s, $EXP_MB MiB peak RSS"
 echo "opprof report --step train_step: $STEP_S s, $STEP_MB MiB peak RSS"
 echo "opprof report --no-stream --step train_step: $STEPL_S s, $STEPL_MB MiB peak RSS"
@@ -668,6 +670,8 @@ row "report, $((REPORT_N / 1000000))M records (memory)" "$REP_MB MiB" "<= 256 Mi
     "$(verdict "$REP_MB <= 256")" "peak RSS: the call paths"
 row "report --no-stream, $((REPORT_N / 1000000))M (time)" "$LOAD_S s" "<= 5 s" \
     "$(verdict "$LOAD_S <= 5")" "$LOAD_MB MiB peak RSS: every call in memory"
+row "report -f json, $((REPORT_N / 1000000))M (memory)" "$JSON_MB MiB" "<= 256 MiB" \
+    "$(verdict "$JSON_MB <= 256")" "$JSON_S s: rows from the summary, threads from a read"
 row "export chrome, $((REPORT_N / 1000000))M (time)" "$EXP_S s" "<= 5 s" "$(verdict "$EXP_S <= 5")" \
     "to /dev/null"
 row "export chrome, $((REPORT_N / 1000000))M (memory)" "$EXP_MB MiB" "<= 1024 MiB" \

@@ -35,6 +35,8 @@ struct sz {
     size_t nprocs;
     struct sthr *threads, *last_t;
     int gpu_pass, failed, ranges_enclose;
+    int exact, stopped; /* stop once the summary cannot be the loaded report's */
+    uint64_t events;
 };
 
 static struct sproc *proc_of(struct sz *z, uint32_t proc)
@@ -146,9 +148,16 @@ static int v_event(void *ctx, const struct opp_tr_event *e)
     struct sz *z = ctx;
     if (!z->ranges_enclose && range_encloses(z, e))
         return check(z, -ENOMEM);
-    return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
-                                 e->end_ns, e->nargs, e->args,
-                                 e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
+    if (check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
+                              e->end_ns, e->nargs, e->args,
+                              e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0)))
+        return 1;
+    if (z->exact && (z->ranges_enclose || !(++z->events & 4095))) {
+        struct opp_sum_stats st;
+        opp_sum_stats(z->sum, &st);
+        z->stopped = z->ranges_enclose || st.lost || st.dropped;
+    }
+    return z->stopped;
 }
 
 static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
@@ -220,11 +229,11 @@ void opp_summarized_free(struct opp_summarized *res)
     res->nthreads = 0;
 }
 
-int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
+int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int exact,
                   struct opp_summarized *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    struct sz z = {.sum = opp_sum_new((uint32_t)max_nodes)};
+    struct sz z = {.sum = opp_sum_new((uint32_t)max_nodes), .exact = exact};
     if (!z.sum) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -242,7 +251,7 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes,
         snprintf(err, errlen, "%s is a summary trace already", in);
         rc = -1;
     }
-    if (rc == 0 && !z.failed) {
+    if (rc == 0 && !z.failed && !z.stopped) {
         z.gpu_pass = 1;
         struct opp_tr_visitor g = {.gpu = v_gpu};
         rc = opp_trace_read(in, &g, &z, &sum, err, errlen);

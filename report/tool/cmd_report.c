@@ -560,8 +560,8 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
         struct opp_summarized res;
         char why[480];
         paths[i] = tmp[i];
-        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, &res, why,
-                                sizeof why);
+        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, !ra->stream, &res,
+                                why, sizeof why);
         if (first && !i)
             *first = res; /* its threads are the caller's */
         else

@@ -84,7 +84,9 @@ int cmd_summarize(int argc, char **argv)
         return 2;
     }
     struct opp_summarized res;
-    if (opp_summarize(in, tmp, max_nodes, &res, err, sizeof err) == 0 && rename(tmp, out) == 0) {
+    int rc = opp_summarize(in, tmp, max_nodes, 0, &res, err, sizeof err);
+    opp_summarized_free(&res);
+    if (rc == 0 && rename(tmp, out) == 0) {
         if (res.warning[0])
             fprintf(stderr, "opprof summarize: %s: %s\n", in, res.warning);
         fprintf(stderr, "opprof summarize: %llu calls into %s\n", (unsigned long long)res.calls, out);
