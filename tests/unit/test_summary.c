@@ -417,7 +417,6 @@ Suite *suite_summary(void)
     tcase_add_test(tc, loop_of_steps);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, cpu_blocks_map_stays_small);
-    tcase_add_test(tc, launches_past_the_bound_are_counted);
     tcase_add_test(tc, tree_ties_by_name);
     tcase_add_test(tc, open_calls_after_fold);
     tcase_add_test(tc, gpu_after_merge);
@@ -425,5 +424,10 @@ Suite *suite_summary(void)
     tcase_add_test(tc, bounded_nodes);
     tcase_add_test(tc, damaged_chunk);
     suite_add_tcase(s, tc);
+    /* 2^22 launches: seconds, more under the sanitizers */
+    TCase *big = tcase_create("bounds");
+    tcase_set_timeout(big, 120);
+    tcase_add_test(big, launches_past_the_bound_are_counted);
+    suite_add_tcase(s, big);
     return s;
 }
