@@ -24,7 +24,7 @@ struct opp_extsort {
     int fd;
     off_t end;
     struct run *runs;
-    size_t nruns, count, pos;
+    size_t nruns, runs_cap, count, pos;
     size_t *heap; /* runs by their current record */
     size_t nheap;
     char *out; /* the record handed out while merging */
@@ -54,7 +54,11 @@ static int temp_file(void)
 {
     const char *dir = getenv("TMPDIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/opprof-sort-XXXXXX", dir && *dir ? dir : "/tmp");
+    if (snprintf(path, sizeof path, "%s/opprof-sort-XXXXXX", dir && *dir ? dir : "/tmp") >=
+        (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     int fd = mkstemp(path);
     if (fd >= 0)
         unlink(path);
@@ -66,10 +70,14 @@ static int spill(struct opp_extsort *s)
 {
     if (s->fd < 0 && (s->fd = temp_file()) < 0)
         return -errno;
-    struct run *r = reallocarray(s->runs, s->nruns + 1, sizeof *r);
-    if (!r)
-        return -ENOMEM;
-    s->runs = r;
+    if (s->nruns == s->runs_cap) {
+        size_t n = s->runs_cap ? 2 * s->runs_cap : 16;
+        struct run *r = reallocarray(s->runs, n, sizeof *r);
+        if (!r)
+            return -ENOMEM;
+        s->runs = r;
+        s->runs_cap = n;
+    }
     qsort(s->mem, s->n, s->rec, s->cmp);
     size_t bytes = s->n * s->rec, done = 0;
     while (done < bytes) {
@@ -148,7 +156,7 @@ static void sift_down(struct opp_extsort *s, size_t i)
 
 int opp_extsort_done(struct opp_extsort *s)
 {
-    if (s->err)
+    if (s->err || s->reading)
         return s->err;
     s->reading = 1;
     if (!s->nruns) {

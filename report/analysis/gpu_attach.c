@@ -53,7 +53,7 @@ struct ext_map {
 };
 struct ext_ev {
     uint64_t ext;
-    uint32_t proc, thread, event;
+    uint32_t proc, thread, event, depth;
 };
 
 static int cmp_ext_map(const void *pa, const void *pb)
@@ -61,15 +61,26 @@ static int cmp_ext_map(const void *pa, const void *pb)
     const struct ext_map *a = pa, *b = pb;
     if (a->proc != b->proc)
         return a->proc < b->proc ? -1 : 1;
-    return a->corr < b->corr ? -1 : a->corr > b->corr;
+    if (a->corr != b->corr)
+        return a->corr < b->corr ? -1 : 1;
+    return a->ext < b->ext ? -1 : a->ext > b->ext; /* of two, the lower id */
 }
 
+/* By process and id; of calls that pushed the same id (a thread's id
+ * again, after its tid was reused), the outermost, then thread, then
+ * event first: the one a GPU record goes to, as for correlation ids. */
 static int cmp_ext_ev(const void *pa, const void *pb)
 {
     const struct ext_ev *a = pa, *b = pb;
     if (a->proc != b->proc)
         return a->proc < b->proc ? -1 : 1;
-    return a->ext < b->ext ? -1 : a->ext > b->ext;
+    if (a->ext != b->ext)
+        return a->ext < b->ext ? -1 : 1;
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return a->event < b->event ? -1 : a->event > b->event;
 }
 
 struct ext_index {
@@ -92,7 +103,7 @@ static int ext_index_build(const struct opp_model *m, struct ext_index *x)
                 continue;
             if (opp_loader_grow((void **)&x->ev, &cap, x->nev + 1, sizeof *x->ev))
                 return -1;
-            x->ev[x->nev++] = (struct ext_ev){id, t->proc, (uint32_t)ti, (uint32_t)i};
+            x->ev[x->nev++] = (struct ext_ev){id, t->proc, (uint32_t)ti, (uint32_t)i, e->depth};
         }
     }
     if (!x->nev)
@@ -119,13 +130,29 @@ static int ext_find(const struct ext_index *x, uint32_t pi, uint64_t corr, uint3
 {
     if (!x->nmap || !corr)
         return -1;
-    struct ext_map k = {corr, 0, pi};
-    const struct ext_map *mp = bsearch(&k, x->map, x->nmap, sizeof k, cmp_ext_map);
-    if (!mp)
+    size_t lo = 0, hi = x->nmap; /* the first record of the id */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct ext_map *e = &x->map[mid];
+        if (e->proc < pi || (e->proc == pi && e->corr < corr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct ext_map *mp = lo < x->nmap ? &x->map[lo] : NULL;
+    if (!mp || mp->proc != pi || mp->corr != corr)
         return -1;
-    struct ext_ev ke = {mp->ext, pi, 0, 0};
-    const struct ext_ev *ev = bsearch(&ke, x->ev, x->nev, sizeof ke, cmp_ext_ev);
-    if (!ev)
+    lo = 0, hi = x->nev; /* the first call with the id */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct ext_ev *e = &x->ev[mid];
+        if (e->proc < pi || (e->proc == pi && e->ext < mp->ext))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct ext_ev *ev = lo < x->nev ? &x->ev[lo] : NULL;
+    if (!ev || ev->proc != pi || ev->ext != mp->ext)
         return -1;
     *thread = ev->thread;
     *event = ev->event;

@@ -34,10 +34,31 @@ struct ext_rec {
     uint64_t corr, ext;
 };
 
+/* The calls of one depth of a thread since the last call above them:
+ * torch's folding (thread_tree.c opp_tree_fold) removes the only counted
+ * child of a same-named torch operator, and its external id with it. */
+struct fold_slot {
+    uint32_t count;  /* counted (not memory instants) */
+    uint64_t name;   /* the last one's torch name string id + 1, 0: not torch */
+    int pending;     /* its external id, kept once its parent is known */
+    struct call_rec rec;
+};
+
+struct fold_thread {
+    struct fold_slot *s;
+    size_t n;
+    uint64_t open_name; /* the last call the process died inside: its name, */
+    uint32_t open_depth, open_kids; /* depth and completed children; */
+    int open_last;                  /* the previous call was it */
+};
+
 struct opp_gpu_join {
     size_t op_bytes, op_rec;
     struct opp_extsort *cuda, *ext, *ops, *xcorr;
     char *scratch; /* an op record being built */
+    struct fold_thread *th;
+    size_t nth;
+    uint64_t open_folded;
 };
 
 #define CMP(a, b)                                                                                  \
@@ -45,7 +66,8 @@ struct opp_gpu_join {
     return (a) < (b) ? -1 : 1
 
 /* By process and key; the outermost call first (a runtime call before
- * the driver calls inside it), then thread and arrival. */
+ * the driver calls inside it), then thread, then tree order (thread_tree.c:
+ * begin, the longer first, arrival), as gpu_attach.c picks among them. */
 static int cmp_call(const void *pa, const void *pb)
 {
     const struct call_rec *a = pa, *b = pb;
@@ -53,6 +75,8 @@ static int cmp_call(const void *pa, const void *pb)
     CMP(a->key, b->key);
     CMP(a->c.depth, b->c.depth);
     CMP(a->c.thread, b->c.thread);
+    CMP(a->c.begin, b->c.begin);
+    CMP(b->c.end, a->c.end);
     CMP(a->c.seq, b->c.seq);
     return 0;
 }
@@ -98,6 +122,37 @@ struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes)
     return j;
 }
 
+static int flush(struct opp_gpu_join *j, struct fold_slot *s)
+{
+    int rc = s->pending ? opp_extsort_add(j->ext, &s->rec) : 0;
+    s->pending = 0;
+    return rc;
+}
+
+static struct fold_thread *fold_thread(struct opp_gpu_join *j, uint32_t ti, uint32_t depth)
+{
+    if (ti >= j->nth) {
+        size_t n = (size_t)ti + 1;
+        struct fold_thread *p = reallocarray(j->th, n, sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + j->nth, 0, (n - j->nth) * sizeof *p);
+        j->th = p;
+        j->nth = n;
+    }
+    struct fold_thread *t = &j->th[ti];
+    if ((size_t)depth + 2 > t->n) {
+        size_t n = (size_t)depth + 2;
+        struct fold_slot *s = reallocarray(t->s, n, sizeof *s);
+        if (!s)
+            return NULL;
+        memset(s + t->n, 0, (n - t->n) * sizeof *s);
+        t->s = s;
+        t->n = n;
+    }
+    return t;
+}
+
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, const uint64_t *args,
                       uint32_t nargs, const struct opp_gpu_call *c)
 {
@@ -107,10 +162,53 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
                         : 0;
     if (corr)
         rc = opp_extsort_add(j->cuda, &(struct call_rec){proc, 0, corr, *c});
+    struct fold_thread *t = rc ? NULL : fold_thread(j, c->thread, c->depth);
+    if (!t)
+        return rc ? rc : -ENOMEM;
+    const uint64_t *a = args;
+    uint32_t na = opp_op_args(kind, &a, nargs);
+    uint64_t name = opp_kind_base(kind) == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME
+                        ? a[OPP_COL_TORCH_NAME] + 1
+                        : 0;
     uint64_t ext = opp_op_extid(kind, args, nargs);
-    if (ext && !rc)
-        rc = opp_extsort_add(j->ext, &(struct call_rec){proc, 0, ext, *c});
+    struct fold_slot *kids = &t->s[c->depth + 1], *here = &t->s[c->depth];
+    int folds = kids->count == 1 && name && kids->name == name; /* its only child */
+    int folded = 0; /* this one, into the call it died inside above it */
+    if (c->open) {
+        /* the completed children of a call the process died inside may be
+         * joined by one it died inside, which comes next */
+        if (folds && kids->pending)
+            return 1;
+        folded = t->open_last && t->open_depth + 1 == c->depth && !t->open_kids && name &&
+                 t->open_name == name;
+        j->open_folded += folded;
+        t->open_name = name, t->open_depth = c->depth, t->open_kids = kids->count;
+        folds = 0;
+    }
+    t->open_last = c->open;
+    if (folds)
+        kids->pending = 0; /* folded: it owns nothing */
+    if ((rc = flush(j, kids)))
+        return rc;
+    kids->count = 0, kids->name = 0;
+    if (opp_kind_base(kind) == OPP_OP_MEMORY)
+        return 0; /* not counted: torch sums it into the call around it */
+    if (++here->count > 1 && (rc = flush(j, here))) /* a second child: none folds */
+        return rc;
+    here->name = name;
+    if (ext && !folded) {
+        struct call_rec r = {proc, 0, ext, *c};
+        if (name && here->count == 1) /* it may fold into the call above */
+            here->pending = 1, here->rec = r;
+        else
+            rc = opp_extsort_add(j->ext, &r);
+    }
     return rc;
+}
+
+uint64_t opp_gpu_join_open_folded(const struct opp_gpu_join *j)
+{
+    return j->open_folded;
 }
 
 int opp_gpu_join_op(struct opp_gpu_join *j, uint32_t proc, uint64_t corr, const void *op)
@@ -152,7 +250,12 @@ int opp_gpu_join_run(struct opp_gpu_join *j,
                      void *ctx, uint64_t *unattached)
 {
     *unattached = 0;
-    int rc = opp_extsort_done(j->cuda);
+    int rc = 0;
+    for (size_t i = 0; i < j->nth && !rc; i++) /* the calls no parent came for */
+        for (size_t d = 0; d < j->th[i].n && !rc; d++)
+            rc = flush(j, &j->th[i].s[d]);
+    if (!rc)
+        rc = opp_extsort_done(j->cuda);
     if (!rc)
         rc = opp_extsort_done(j->ops);
     /* ops without a CUDA call of theirs, when external ids may place them */
@@ -219,6 +322,9 @@ void opp_gpu_join_free(struct opp_gpu_join *j)
     opp_extsort_free(j->ext);
     opp_extsort_free(j->ops);
     opp_extsort_free(j->xcorr);
+    for (size_t i = 0; i < j->nth; i++)
+        free(j->th[i].s);
+    free(j->th);
     free(j->scratch);
     free(j);
 }

@@ -17,15 +17,24 @@ struct opp_gpu_rec;
 struct opp_gpu_call {
     uint64_t begin, end;
     uint32_t thread, seq; /* seq: the call's arrival on its thread */
-    uint32_t depth;
+    uint32_t depth, open; /* open: its process died inside it */
 };
 
 /* op_bytes: what the caller keeps of each op, handed back at the end. */
 struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
 /* A call of process proc (an index) with entry-point kind and its
- * arguments: kept when it can own GPU work. 0 or -errno. */
+ * arguments, every call of a thread in the order the trace has them:
+ * kept when it can own GPU work. A torch operator that the loaded model
+ * folds into its same-named parent (load.c) owns none: its external id is
+ * kept only once its parent is known (by depth; the calls its process
+ * died inside come last, outermost first). 0, -errno, or 1 when which
+ * call owns what cannot be told this way (a call the process died inside
+ * around one of its name and its external id). */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, const uint64_t *args,
                       uint32_t nargs, const struct opp_gpu_call *c);
+/* Calls the process died inside folded that way (a loaded model counts
+ * them less those). */
+uint64_t opp_gpu_join_open_folded(const struct opp_gpu_join *j);
 /* An op of process proc with correlation id corr (0: none), op_bytes of
  * op. 0 or -errno. */
 int opp_gpu_join_op(struct opp_gpu_join *j, uint32_t proc, uint64_t corr, const void *op);

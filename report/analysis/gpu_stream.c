@@ -44,7 +44,7 @@ struct opp_gpu_stream {
     struct opp_stream_meta meta;
     uint32_t *seq; /* by thread: its calls so far */
     uint32_t *dem, ndem;
-    uint64_t nops;
+    uint64_t nops, open;
     struct opp_gpu_join *join;
     struct opp_extsort *dev, *str, *kern;
     const struct opp_agg_opts *o;
@@ -101,10 +101,12 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     uint32_t pi = m->threads[ti].proc;
     if (e->fn >= m->procs[pi].nfuncs)
         return fail(g, -EPROTO); /* the reader checks this: never happens */
-    struct opp_gpu_call c = {e->begin_ns, opp_stream_meta_end(&g->meta, (uint32_t)ti, e),
-                             (uint32_t)ti, g->seq[ti]++, e->depth};
+    struct opp_gpu_call c = {e->begin_ns,   opp_stream_meta_end(&g->meta, (uint32_t)ti, e),
+                             (uint32_t)ti,  g->seq[ti]++,
+                             e->depth,      (e->flags & OPP_EV_OPEN) != 0};
+    g->open += c.open;
     int rc = opp_gpu_join_call(g->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
-    return rc ? fail(g, rc) : 0;
+    return rc > 0 ? fail(g, -EDOM) : rc ? fail(g, rc) : 0;
 }
 
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
@@ -187,7 +189,8 @@ struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
     return &g->meta;
 }
 
-/* The second read and the join into the sorts. 0 or -errno. */
+/* The second read and the join into the sorts. 0, -errno, or 1 when the
+ * trace could not be read (err says why). */
 static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
 {
     const struct opp_model *m = g->meta.ld.m;
@@ -204,10 +207,12 @@ static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
     static const struct opp_tr_visitor v = {.event = on_event, .gpu = on_gpu};
     struct opp_tr_summary sum;
     if (opp_trace_read(g->path, &v, g, &sum, err, errlen) < 0)
-        return -EINVAL;
+        return 1;
     if (g->failed)
         return g->failed;
     int rc = opp_gpu_join_run(g->join, each, g, &g->meta.ld.m->gpu.unattached);
+    /* the calls the process died inside, as a loaded model counts them */
+    g->meta.ld.m->open_events = g->open - opp_gpu_join_open_folded(g->join);
     return rc ? rc : g->failed;
 }
 
@@ -296,8 +301,10 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     *nk = 0;
     g->o = o;
     size_t cap = 0;
-    int rc = g->meta.gpu_ops || g->meta.ld.m->gpu.nmem ? read_ops(g, err, errlen) : 0;
-    if (rc == -EINVAL)
+    int rc = g->meta.gpu_ops || g->meta.ld.m->gpu.nmem || g->meta.open_calls
+                 ? read_ops(g, err, errlen)
+                 : 0;
+    if (rc > 0)
         return -1; /* the reader said why */
     if (!rc && g->meta.gpu_ops)
         rc = devices(g, s, &cap);
@@ -313,6 +320,11 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     free(*k);
     *k = NULL;
     *nk = 0;
+    if (rc == -EDOM) {
+        snprintf(err, errlen, "a call its process died inside is around one of its name and "
+                              "external id");
+        return 1;
+    }
     if (rc == -ENOMEM || rc == -EPROTO) {
         snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
         return -1;

@@ -38,6 +38,7 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
         sm->last[ti] = e->end_ns;
     sm->calls[ti]++;
     sm->ld.m->events++;
+    sm->open_calls += (e->flags & OPP_EV_OPEN) != 0;
     return sm->each ? sm->each(sm->ctx, (uint32_t)ti, e) : 0;
 }
 

@@ -18,7 +18,8 @@ struct opp_stream_meta {
     uint64_t *last;       /* by thread index: the latest end of its calls */
     uint64_t *calls;      /* and how many it made */
     size_t nlast;
-    uint64_t gpu_ops; /* kernels, copies and sets */
+    uint64_t gpu_ops;    /* kernels, copies and sets */
+    uint64_t open_calls; /* calls a process died inside */
     int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e);
     void *ctx;
     int summary, failed;

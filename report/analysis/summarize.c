@@ -25,6 +25,7 @@ struct sthr {
     uint32_t proc, tid;
     uint64_t seen; /* depths with a call */
     uint64_t begin[OPP_SUM_DEPTH_MAX];
+    uint64_t last; /* the latest end of its calls */
     struct sthr *next;
 };
 
@@ -37,6 +38,10 @@ struct sz {
     int gpu_pass, failed, ranges_enclose;
     int exact, stopped; /* stop once the summary cannot be the loaded report's */
     uint64_t events;
+    /* the calls processes died inside: the collector writes them last; they
+     * go in once the reading is done, ending where load.c ends them */
+    struct opp_tr_event *open;
+    size_t nopen, open_cap;
 };
 
 static struct sproc *proc_of(struct sz *z, uint32_t proc)
@@ -143,14 +148,54 @@ static int range_encloses(struct sz *z, const struct opp_tr_event *e)
     return 0;
 }
 
+static int sum_call(struct sz *z, const struct opp_tr_event *e)
+{
+    return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
+                                 e->end_ns, e->nargs, e->args,
+                                 e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
+}
+
+/* The calls processes died inside, each ending when its process or its
+ * thread last did (load.c close_open_events). */
+static void open_calls(struct sz *z)
+{
+    for (size_t i = 0; i < z->nopen && !z->failed; i++) {
+        struct opp_tr_event *e = &z->open[i];
+        struct sthr *t = thr_of(z, e->proc, e->tid);
+        struct sproc *p = proc_of(z, e->proc);
+        if (!t || !p) {
+            check(z, -ENOMEM);
+            break;
+        }
+        uint64_t last = p->end_how && p->end_ns > t->last ? p->end_ns : t->last;
+        e->end_ns = last > e->begin_ns ? last : e->begin_ns;
+        sum_call(z, e);
+    }
+}
+
 static int v_event(void *ctx, const struct opp_tr_event *e)
 {
     struct sz *z = ctx;
     if (!z->ranges_enclose && range_encloses(z, e))
         return check(z, -ENOMEM);
-    if (check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
-                              e->end_ns, e->nargs, e->args,
-                              e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0)))
+    struct sthr *t = thr_of(z, e->proc, e->tid);
+    if (!t)
+        return check(z, -ENOMEM);
+    if (e->end_ns > t->last)
+        t->last = e->end_ns;
+    if (e->flags & OPP_EV_OPEN) {
+        if (z->nopen == z->open_cap) {
+            size_t n = z->open_cap ? 2 * z->open_cap : 16;
+            struct opp_tr_event *o = reallocarray(z->open, n, sizeof *o);
+            if (!o)
+                return check(z, -ENOMEM);
+            z->open = o;
+            z->open_cap = n;
+        }
+        z->open[z->nopen++] = *e;
+        return 0;
+    }
+    if (sum_call(z, e))
         return 1;
     if (z->exact && (z->ranges_enclose || !(++z->events & 4095))) {
         struct opp_sum_stats st;
@@ -251,6 +296,8 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
         snprintf(err, errlen, "%s is a summary trace already", in);
         rc = -1;
     }
+    if (rc == 0 && !z.failed && !z.stopped)
+        open_calls(&z);
     if (rc == 0 && !z.failed && !z.stopped) {
         z.gpu_pass = 1;
         struct opp_tr_visitor g = {.gpu = v_gpu};
@@ -283,6 +330,7 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
     }
     for (size_t i = 0; i < z.nprocs; i++)
         free(z.procs[i].kinds);
+    free(z.open);
     if (rc == 0 && !z.failed)
         check(&z, opp_tw_end(&z.w, st.calls, dropped + st.dropped, (uint32_t)z.nprocs));
     int wrc = opp_tw_close(&z.w);

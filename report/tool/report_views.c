@@ -95,15 +95,17 @@ static const struct opp_model *gpu_model(const void *st)
 static int gpu_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
 {
     const struct opp_model *m = opp_gpu_stream_model(st);
-    *rc = 0;
-    if (no_gpu(ra, m))
-        return 0;
     struct opp_gpu_stats s;
     struct opp_kernel_stats *k;
     size_t nk;
-    int got = opp_gpu_stream_stats(st, &ra->agg, &s, &k, &nk, err, errlen);
-    if (!got)
+    int got = opp_gpu_stream_stats(st, &ra->agg, &s, &k, &nk, err, errlen); /* counts too */
+    *rc = 0;
+    if (!got && no_gpu(ra, m)) {
+        free(k);
+        opp_gpu_stats_free(&s);
+    } else if (!got) {
         *rc = gpu_out(ra, m, &s, k, nk);
+    }
     return got;
 }
 

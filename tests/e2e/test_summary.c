@@ -451,6 +451,54 @@ START_TEST(streamed_steps_gpu_same_as_loaded)
 }
 END_TEST
 
+/* GPU work the loaded model gives to no call, or to one of two, and the
+ * same as the trace streams: a kernel tied by external correlation to a
+ * torch operator folded into its same-named parent (which owns nothing
+ * then); two library calls that pushed the same external id (the outermost,
+ * then the first thread's); a launch the process died inside. */
+START_TEST(streamed_gpu_owners_as_loaded)
+{
+    enum { T_OP, T_LAUNCH, T_BLAS, T_WORK };
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 1, .pid = 4242, .real = 1, .exe = "app");
+    tb_funcs(&b, [T_OP] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"},
+             [T_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [T_BLAS] = {OPP_OP_PLAIN | OPP_OPK_EXTID, OPP_DT_NONE, "cublas", "cublasSgemm"},
+             [T_WORK] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "work"});
+    tb_string(&b, 1, "k");
+    tb_string(&b, 2, "aten::div_");
+    tb_thread(&b, 7, NULL); /* torch args: name, scope, count, external id */
+    tb_events(&b, TB_CALL(T_OP, 100, 900, 1, 2, 0, 0, 8), TB_CALL(T_OP, 0, 1000, 0, 2, 0, 0, 7),
+              TB_CALL(T_BLAS, 1100, 1200, 0, 9), TB_CALL(T_WORK, 2000, 3000, 0));
+    tb_thread(&b, 8, NULL);
+    tb_events(&b, TB_CALL(T_BLAS, 1300, 1400, 0, 9), TB_OPEN(T_LAUNCH, 3100, 3150, 0, 0, 3));
+    tb_kernel(&b, .name = 1, .start = 5000, .end = 6000, .corr = 55, .grid = {1}, .block = {1});
+    tb_extcorr(&b, OPP_EXTCORR_KIND, 8, 55);
+    tb_kernel(&b, .name = 1, .start = 6000, .end = 8000, .corr = 56, .grid = {1}, .block = {1});
+    tb_extcorr(&b, OPP_EXTCORR_KIND, 9, 56);
+    tb_kernel(&b, .name = 1, .start = 8000, .end = 12000, .corr = 3, .grid = {1}, .block = {1});
+    tb_process_end(&b, 1, OPP_END_LOST, 4000);
+    tb_end(&b);
+    const char *runs[][6] = {{"report", trace, "--gpu"},
+                             {"report", trace, "--gpu", "--tid", "7"},
+                             {"report", trace, "--gpu", "--tid", "8"},
+                             {"report", trace, "--step", "work"}};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char *d = tu_stream_differ(cmd_report, dir, runs[i]);
+        ck_assert_msg(!d, "%s", d);
+    }
+    char *out, *err;
+    char *tv[] = {"report", trace, "--gpu", "--tid", "7", "--stream", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, tv, dir, &out, &err), 0);
+    /* thread 7: the cublas call's 2 us, not the folded op's 1 us */
+    ck_assert_msg(strstr(out, "Kernel time total: 2.000us (1 launches of 1 kernels)"), "%s", out);
+    ck_assert_str_eq(err, "opprof report: warning: 1 calls were still running when their "
+                          "process died: shown with the process's end time\n");
+    free(out), free(err);
+}
+END_TEST
+
 /* A schedule: the calls of each active window apart (--window K). */
 START_TEST(schedule_windows)
 {
@@ -613,6 +661,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, streamed_report_same_as_loaded);
     tcase_add_test(tc, streamed_steps_same_as_loaded);
     tcase_add_test(tc, streamed_steps_gpu_same_as_loaded);
+    tcase_add_test(tc, streamed_gpu_owners_as_loaded);
     tcase_add_test(tc, schedule_windows);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);
