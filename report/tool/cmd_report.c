@@ -277,10 +277,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
                          opt_match),
         OPP_OPT_FLAG(0, "stream", &ra->stream,
-                     "add calls up by call path as they are read, in memory\n"
-                     "bounded by the call paths, not the calls (the table,\n"
-                     "--tree, --by-rank; chosen for those of traces of\n"
-                     "OPPROF_STREAM_MIB (32) MiB or more)"),
+                     "read the trace as it streams, in memory bounded by the\n"
+                     "call paths, not the calls (the table, --tree, --by-rank,\n"
+                     "their JSON; --step and --gpu of one trace on their own\n"
+                     "paths); chosen for traces of OPPROF_STREAM_MIB (32) MiB\n"
+                     "or more"),
         OPP_OPT_FLAG(0, "no-stream", &ra->no_stream,
                      "load every call, however large the traces"),
         VIEW_OPT("gpu", VIEW_GPU,
