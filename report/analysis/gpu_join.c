@@ -131,25 +131,11 @@ static int flush(struct opp_gpu_join *j, struct fold_slot *s)
 
 static struct fold_thread *fold_thread(struct opp_gpu_join *j, uint32_t ti, uint32_t depth)
 {
-    if (ti >= j->nth) {
-        size_t n = (size_t)ti + 1;
-        struct fold_thread *p = reallocarray(j->th, n, sizeof *p);
-        if (!p)
-            return NULL;
-        memset(p + j->nth, 0, (n - j->nth) * sizeof *p);
-        j->th = p;
-        j->nth = n;
-    }
+    if (opp_loader_grow_zeroed((void **)&j->th, &j->nth, (size_t)ti + 1, sizeof *j->th))
+        return NULL;
     struct fold_thread *t = &j->th[ti];
-    if ((size_t)depth + 2 > t->n) {
-        size_t n = (size_t)depth + 2;
-        struct fold_slot *s = reallocarray(t->s, n, sizeof *s);
-        if (!s)
-            return NULL;
-        memset(s + t->n, 0, (n - t->n) * sizeof *s);
-        t->s = s;
-        t->n = n;
-    }
+    if (opp_loader_grow_zeroed((void **)&t->s, &t->n, (size_t)depth + 2, sizeof *t->s))
+        return NULL;
     return t;
 }
 

@@ -18,6 +18,19 @@ int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
     return 0;
 }
 
+int opp_loader_grow_zeroed(void **arr, size_t *n, size_t need, size_t sz)
+{
+    if (need <= *n)
+        return 0;
+    char *p = reallocarray(*arr, need, sz);
+    if (!p)
+        return -1;
+    memset(p + *n * sz, 0, (need - *n) * sz);
+    *arr = p;
+    *n = need;
+    return 0;
+}
+
 uint32_t opp_loader_intern(struct opp_loader *ld, const char *s)
 {
     struct opp_model *m = ld->m;

@@ -91,6 +91,9 @@ static inline int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t s
 {
     return need <= *cap ? 0 : opp_loader_grow_to(arr, cap, need, sz);
 }
+/* Grow *arr (*n elements of size sz) to need elements at least, the new
+ * ones zeroed (tables indexed by thread or depth); 0 or -1. */
+int opp_loader_grow_zeroed(void **arr, size_t *n, size_t need, size_t sz);
 /* The id of s, interned; UINT32_MAX when out of memory. */
 uint32_t opp_loader_intern(struct opp_loader *ld, const char *s);
 /* The process with this serial (the file's base added), NULL when not declared. */

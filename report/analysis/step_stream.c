@@ -119,15 +119,8 @@ static int cannot_tmp(struct opp_step_stream *z, int rc)
 /* Thread index i's state, made on first sight. */
 static struct sthread *thread_at(struct opp_step_stream *z, uint32_t i)
 {
-    if (i >= z->nth) {
-        size_t n = (size_t)i + 1;
-        struct sthread *p = reallocarray(z->th, n, sizeof *p);
-        if (!p)
-            return NULL;
-        memset(p + z->nth, 0, (n - z->nth) * sizeof *p);
-        z->th = p;
-        z->nth = n;
-    }
+    if (opp_loader_grow_zeroed((void **)&z->th, &z->nth, (size_t)i + 1, sizeof *z->th))
+        return NULL;
     return &z->th[i];
 }
 

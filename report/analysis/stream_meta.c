@@ -21,19 +21,10 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     int64_t ti = opp_loader_thread(&sm->ld, e->proc, e->tid);
     if (ti < 0)
         return fail(sm, ENOMEM);
-    if ((size_t)ti >= sm->nlast) {
-        size_t n = (size_t)ti + 1;
-        uint64_t *p = reallocarray(sm->last, n, sizeof *p);
-        if (p)
-            sm->last = p;
-        uint64_t *c = p ? reallocarray(sm->calls, n, sizeof *c) : NULL;
-        if (!c)
-            return fail(sm, ENOMEM);
-        sm->calls = c;
-        memset(p + sm->nlast, 0, (n - sm->nlast) * sizeof *p);
-        memset(c + sm->nlast, 0, (n - sm->nlast) * sizeof *c);
-        sm->nlast = n;
-    }
+    size_t n = sm->nlast, need = (size_t)ti + 1;
+    if (opp_loader_grow_zeroed((void **)&sm->last, &n, need, sizeof *sm->last) ||
+        opp_loader_grow_zeroed((void **)&sm->calls, &sm->nlast, need, sizeof *sm->calls))
+        return fail(sm, ENOMEM);
     if (e->end_ns > sm->last[ti])
         sm->last[ti] = e->end_ns;
     sm->calls[ti]++;
