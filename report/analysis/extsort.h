@@ -12,6 +12,12 @@
 
 struct opp_extsort;
 
+/* In a comparator of records: return the order of a and b when they
+ * differ, else go on to the next field. */
+#define OPP_SORT_BY(a, b)                                                                          \
+    if ((a) != (b))                                                                                \
+    return (a) < (b) ? -1 : 1
+
 /* rec_size bytes a record; mem_bytes for the in-memory buffer (at least
  * one record). NULL when out of memory. */
 struct opp_extsort *opp_extsort_new(size_t rec_size, int (*cmp)(const void *, const void *),

@@ -61,40 +61,36 @@ struct opp_gpu_join {
     uint64_t open_folded;
 };
 
-#define CMP(a, b)                                                                                  \
-    if ((a) != (b))                                                                                \
-    return (a) < (b) ? -1 : 1
-
 /* By process and key; the outermost call first (a runtime call before
  * the driver calls inside it), then thread, then tree order (thread_tree.c:
  * begin, the longer first, arrival), as gpu_attach.c picks among them. */
 static int cmp_call(const void *pa, const void *pb)
 {
     const struct call_rec *a = pa, *b = pb;
-    CMP(a->proc, b->proc);
-    CMP(a->key, b->key);
-    CMP(a->c.depth, b->c.depth);
-    CMP(a->c.thread, b->c.thread);
-    CMP(a->c.begin, b->c.begin);
-    CMP(b->c.end, a->c.end);
-    CMP(a->c.seq, b->c.seq);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->key, b->key);
+    OPP_SORT_BY(a->c.depth, b->c.depth);
+    OPP_SORT_BY(a->c.thread, b->c.thread);
+    OPP_SORT_BY(a->c.begin, b->c.begin);
+    OPP_SORT_BY(b->c.end, a->c.end);
+    OPP_SORT_BY(a->c.seq, b->c.seq);
     return 0;
 }
 
 static int cmp_op(const void *pa, const void *pb)
 {
     const struct op_rec *a = pa, *b = pb;
-    CMP(a->proc, b->proc);
-    CMP(a->key, b->key);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->key, b->key);
     return 0;
 }
 
 static int cmp_ext(const void *pa, const void *pb)
 {
     const struct ext_rec *a = pa, *b = pb;
-    CMP(a->proc, b->proc);
-    CMP(a->corr, b->corr);
-    CMP(a->ext, b->ext);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->corr, b->corr);
+    OPP_SORT_BY(a->ext, b->ext);
     return 0;
 }
 

@@ -44,43 +44,39 @@ struct opp_gpu_stream {
     struct opp_stream_meta meta;
     uint32_t *seq; /* by thread: its calls so far */
     uint32_t *dem, ndem;
-    uint64_t nops, open;
+    uint64_t nops;
     struct opp_gpu_join *join;
     struct opp_extsort *dev, *str, *kern;
     const struct opp_agg_opts *o;
     int failed; /* -errno */
 };
 
-#define CMP(a, b)                                                                                  \
-    if ((a) != (b))                                                                                \
-    return (a) < (b) ? -1 : 1
-
 static int cmp_dev(const void *pa, const void *pb)
 {
     const struct dev_rec *a = pa, *b = pb;
-    CMP(a->device, b->device);
-    CMP(a->start, b->start);
-    CMP(a->seq, b->seq);
+    OPP_SORT_BY(a->device, b->device);
+    OPP_SORT_BY(a->start, b->start);
+    OPP_SORT_BY(a->seq, b->seq);
     return 0;
 }
 
 static int cmp_stream(const void *pa, const void *pb)
 {
     const struct stream_rec *a = pa, *b = pb;
-    CMP(a->proc, b->proc);
-    CMP(a->device, b->device);
-    CMP(a->stream, b->stream);
-    CMP(a->start, b->start);
-    CMP(a->seq, b->seq);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->device, b->device);
+    OPP_SORT_BY(a->stream, b->stream);
+    OPP_SORT_BY(a->start, b->start);
+    OPP_SORT_BY(a->seq, b->seq);
     return 0;
 }
 
 static int cmp_kern(const void *pa, const void *pb)
 {
     const struct kern_rec *a = pa, *b = pb;
-    CMP(a->name, b->name);
-    CMP(a->start, b->start);
-    CMP(a->seq, b->seq);
+    OPP_SORT_BY(a->name, b->name);
+    OPP_SORT_BY(a->start, b->start);
+    OPP_SORT_BY(a->seq, b->seq);
     return 0;
 }
 
@@ -104,7 +100,6 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     struct opp_gpu_call c = {e->begin_ns,   opp_stream_meta_end(&g->meta, (uint32_t)ti, e),
                              (uint32_t)ti,  g->seq[ti]++,
                              e->depth,      (e->flags & OPP_EV_OPEN) != 0};
-    g->open += c.open;
     int rc = opp_gpu_join_call(g->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
     return rc > 0 ? fail(g, -EDOM) : rc ? fail(g, rc) : 0;
 }
@@ -212,7 +207,7 @@ static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
         return g->failed;
     int rc = opp_gpu_join_run(g->join, each, g, &g->meta.ld.m->gpu.unattached);
     /* the calls the process died inside, as a loaded model counts them */
-    g->meta.ld.m->open_events = g->open - opp_gpu_join_open_folded(g->join);
+    g->meta.ld.m->open_events = g->meta.open_calls - opp_gpu_join_open_folded(g->join);
     return rc ? rc : g->failed;
 }
 

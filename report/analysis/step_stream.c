@@ -86,7 +86,6 @@ struct opp_step_stream {
     int pass; /* 0: threads and ranges; 1: steps; 2: the calls in the windows */
     uint32_t name_id;
     int ranges;         /* the steps are candidates' own calls */
-    int gpu;            /* the trace has GPU ops */
     struct opp_gpu_join *join;
     int failed;         /* errno */
     const char *cannot; /* why the loaded answer cannot be given this way */
@@ -534,7 +533,6 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, cha
         opp_step_stream_free(z);
         return NULL;
     }
-    z->gpu = z->meta.gpu_ops != 0;
     /* each thread's ranges: the earliest begin from each arrival on */
     for (size_t i = 0; i < z->nth; i++) {
         struct sthread *t = &z->th[i];
@@ -686,7 +684,7 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         need_calls |= t->b->n > t->k0;
     }
     z->ranges = out->ranges;
-    if (z->gpu && !(z->join = opp_gpu_join_new(sizeof(uint64_t)))) {
+    if (z->meta.gpu_ops && !(z->join = opp_gpu_join_new(sizeof(uint64_t)))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

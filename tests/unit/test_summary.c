@@ -40,12 +40,18 @@ static const struct opp_func_desc FUNCS[NF] = {
     [F_MEM] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "c10::alloc_cpu"},
 };
 
-static void begin(struct tb *b, struct opp_sum *s)
+/* A trace of process 1 with FUNCS, its chunks to come. */
+static void open_trace(struct tb *b)
 {
     tb_open(b, path);
     tb_process(b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
                .argv = {"train"});
     tb_put_funcs(b, FUNCS, NF);
+}
+
+static void begin(struct tb *b, struct opp_sum *s)
+{
+    open_trace(b);
     ck_assert_int_eq(opp_sum_proc(s, 1, NF, FUNCS), 0);
 }
 
@@ -241,10 +247,7 @@ END_TEST
 START_TEST(tree_ties_by_name)
 {
     struct tb b;
-    tb_open(&b, path);
-    tb_process(&b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
-               .argv = {"train"});
-    tb_put_funcs(&b, FUNCS, NF);
+    open_trace(&b);
     tb_thread(&b, 7, "main");
     tb_events(&b, TB_CALL(F_GEMM, 10, 20, 1, 8, 8, 8, 0), TB_CALL(F_CONV, 30, 40, 1),
               TB_CALL(F_STEP, 0, 50, 0));
@@ -266,10 +269,7 @@ END_TEST
 START_TEST(open_calls_after_fold)
 {
     struct tb b;
-    tb_open(&b, path);
-    tb_process(&b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
-               .argv = {"train"});
-    tb_put_funcs(&b, FUNCS, NF);
+    open_trace(&b);
     tb_thread(&b, 7, "main");
     tb_events(&b, TB_CALL(F_ADD, 20, 30, 2), TB_OPEN(F_DIV, 10, 40, 1), TB_OPEN(F_DIV, 0, 40, 0));
     tb_end(&b);
