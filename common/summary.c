@@ -89,6 +89,8 @@ struct opp_sum {
     struct bmap cpu;    /* (proc, address) -> CPU bytes allocated (made at the first) */
     uint64_t calls, dropped, unattached;
     uint64_t lost; /* entries still needed that the maps' bound made go */
+    uint32_t just;  /* the node of the call opp_sum_call was last given, or NONE */
+    int joined;     /* GPU work comes with its call (opp_sum_op_add): ids are not kept */
 };
 
 /* ---- bounded maps ---- */
@@ -658,6 +660,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
 {
     int range = (flags & OPP_SUM_RANGE) != 0;
     struct sproc *p = find_proc(s, proc);
+    s->just = NONE;
     if (!p || fn >= p->nfuncs)
         return 0; /* the collector checked both: not reached */
     struct sthread *t = find_thread(s, proc, tid, 1);
@@ -715,7 +718,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
         link_child(s, parent, id);
         hash_add(s, id);
     }
-    t->last[d] = id;
+    t->last[d] = s->just = id;
     struct node *x = &s->n[id];
     x->count++;
     x->total += dur;
@@ -731,6 +734,8 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
 
     /* GPU work finds this node by the call's correlation id, or by the
      * external id the call pushed */
+    if (s->joined)
+        return 0;
     uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR
                         ? args[OPP_COL_CUDA_CORR] : 0;
     if (corr && corr != UINT64_MAX) {
@@ -818,64 +823,88 @@ int opp_sum_gpu_keeps(uint32_t type)
     return type < OPP_GPU_KERNEL || type > OPP_GPU_EXTCORR;
 }
 
-int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
+int opp_sum_op_of(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g,
+                  struct opp_sum_op *op)
 {
     struct sproc *p = find_proc(s, proc);
-    if (!p || opp_sum_gpu_keeps(g->type))
+    if (opp_sum_gpu_keeps(g->type) || g->type == OPP_GPU_EXTCORR)
         return 0;
     const uint64_t *f = g->f;
     /* How far the device's work has come back: kernels, copies and sets
      * (memory, sync and overhead records come at call time) */
-    if ((g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET) &&
+    if (p && (g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET) &&
         f[OPP_GF_CORRELATION] != UINT64_MAX && f[OPP_GF_CORRELATION] > p->gpu_corr_max)
         p->gpu_corr_max = f[OPP_GF_CORRELATION];
-    switch (g->type) {
-    case OPP_GPU_EXTCORR:
+    *op = (struct opp_sum_op){.type = g->type};
+    if (g->type == OPP_GPU_MEMORY) {
+        op->mem = block_bytes(s, &s->addr, proc, f[OPP_GF_M_OP], f[OPP_GF_M_ADDRESS],
+                              f[OPP_GF_M_BYTES]);
+        return 1;
+    }
+    op->dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
+    op->device = u32(f[OPP_GF_DEVICE]);
+    op->stream = u32(f[OPP_GF_STREAM]);
+    if (g->type == OPP_GPU_KERNEL) {
+        op->name = u32(f[OPP_GF_K_NAME]);
+    } else if (g->type == OPP_GPU_MEMCPY) {
+        op->bytes = f[OPP_GF_C_BYTES];
+        op->kind = u32(f[OPP_GF_C_KIND]);
+        op->src = u32(f[OPP_GF_C_SRC_KIND]);
+        op->dst = u32(f[OPP_GF_C_DST_KIND]);
+    } else if (g->type == OPP_GPU_MEMSET) {
+        op->bytes = f[OPP_GF_S_BYTES];
+        op->kind = u32(f[OPP_GF_S_MEM_KIND]);
+    } else if (g->type == OPP_GPU_SYNC) {
+        op->kind = u32(f[OPP_GF_Y_TYPE]);
+    } else {
+        op->kind = u32(f[OPP_GF_O_KIND]);
+    }
+    return 1;
+}
+
+/* op added up, owned by node id (NONE: by no call). */
+static int op_add(struct opp_sum *s, struct sproc *p, uint32_t id, const struct opp_sum_op *op)
+{
+    if (op->type == OPP_GPU_MEMORY) {
+        if (id)
+            s->n[id].self_mem = opp_add_sat(s->n[id].self_mem, op->mem);
+        return 0;
+    }
+    if (id && (op->type == OPP_GPU_KERNEL || op->type == OPP_GPU_MEMCPY ||
+               op->type == OPP_GPU_MEMSET))
+        s->n[id].self_cuda += op->dur;
+    struct grow_row k = {.window = id ? s->n[id].window : p->window, .type = op->type,
+                         .name = op->name, .kind = op->kind, .src = op->src, .dst = op->dst,
+                         .device = op->device, .stream = op->stream};
+    return gpu_row(p, &k, op->dur, op->bytes) ? -ENOMEM : 0;
+}
+
+void opp_sum_joined(struct opp_sum *s)
+{
+    s->joined = 1;
+}
+
+int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op, int owned)
+{
+    struct sproc *p = find_proc(s, proc);
+    return p ? op_add(s, p, owned ? s->just : NONE, op) : 0;
+}
+
+int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    if (g->type == OPP_GPU_EXTCORR) {
+        const uint64_t *f = g->f;
+        if (!find_proc(s, proc))
+            return 0;
         if (f[OPP_GF_X_KIND] == OPP_EXTCORR_KIND && f[OPP_GF_X_CORRELATION])
             bmap_put(s, &s->extc, proc, f[OPP_GF_X_CORRELATION], f[OPP_GF_X_EXTERNAL], 0);
         return 1;
-    case OPP_GPU_MEMORY: {
-        uint32_t id = gpu_node(s, proc, f[OPP_GF_CORRELATION]);
-        int64_t bytes = block_bytes(s, &s->addr, proc, f[OPP_GF_M_OP], f[OPP_GF_M_ADDRESS],
-                                    f[OPP_GF_M_BYTES]);
-        if (id)
-            s->n[id].self_mem = opp_add_sat(s->n[id].self_mem, bytes);
-        return 1;
     }
-    case OPP_GPU_KERNEL:
-    case OPP_GPU_MEMCPY:
-    case OPP_GPU_MEMSET:
-    case OPP_GPU_SYNC:
-    case OPP_GPU_OVERHEAD: {
-        uint64_t dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
-        uint32_t id = g->type == OPP_GPU_OVERHEAD ? NONE : gpu_node(s, proc, f[OPP_GF_CORRELATION]);
-        int timed = g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY ||
-                    g->type == OPP_GPU_MEMSET;
-        if (id && timed)
-            s->n[id].self_cuda += dur;
-        struct grow_row k = {.window = id ? s->n[id].window : p->window, .type = g->type,
-                             .device = u32(f[OPP_GF_DEVICE]), .stream = u32(f[OPP_GF_STREAM])};
-        uint64_t bytes = 0;
-        if (g->type == OPP_GPU_KERNEL) {
-            k.name = u32(f[OPP_GF_K_NAME]);
-        } else if (g->type == OPP_GPU_MEMCPY) {
-            bytes = f[OPP_GF_C_BYTES];
-            k.kind = u32(f[OPP_GF_C_KIND]);
-            k.src = u32(f[OPP_GF_C_SRC_KIND]);
-            k.dst = u32(f[OPP_GF_C_DST_KIND]);
-        } else if (g->type == OPP_GPU_MEMSET) {
-            bytes = f[OPP_GF_S_BYTES];
-            k.kind = u32(f[OPP_GF_S_MEM_KIND]);
-        } else if (g->type == OPP_GPU_SYNC) {
-            k.kind = u32(f[OPP_GF_Y_TYPE]);
-        } else {
-            k.kind = u32(f[OPP_GF_O_KIND]);
-        }
-        return gpu_row(p, &k, dur, bytes) ? -ENOMEM : 1;
-    }
-    default:
+    struct opp_sum_op op;
+    if (!find_proc(s, proc) || !opp_sum_op_of(s, proc, g, &op))
         return 0;
-    }
+    uint32_t id = g->type == OPP_GPU_OVERHEAD ? NONE : gpu_node(s, proc, g->f[OPP_GF_CORRELATION]);
+    return op_add(s, find_proc(s, proc), id, &op) ? -ENOMEM : 1;
 }
 
 /* ---- writing ---- */

@@ -61,6 +61,27 @@ void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);
 int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g);
 /* Whether opp_sum_gpu leaves records of this type to the caller. */
 int opp_sum_gpu_keeps(uint32_t type);
+
+/* A reader that finds each GPU op's call itself (report/analysis/
+ * summarize.c joins a whole trace's) hands the ops over with their calls
+ * instead of through opp_sum_gpu: what the summary adds up of an op,
+ * taken out of its record. */
+struct opp_sum_op {
+    uint32_t type, name, kind, src, dst, device, stream, pad;
+    uint64_t dur, bytes;
+    int64_t mem; /* MEMORY: bytes allocated, or freed (< 0) */
+};
+/* Calls' correlation and external ids are not kept: GPU work comes
+ * through opp_sum_op_add. */
+void opp_sum_joined(struct opp_sum *s);
+/* 1 and *op when g is a GPU op or device memory record (the block a
+ * MEMORY record frees is looked up now: give them in the trace's order),
+ * else 0. */
+int opp_sum_op_of(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g,
+                  struct opp_sum_op *op);
+/* op of proc added up: owned by the call opp_sum_call was last given
+ * (when that call was kept), or by none. 0 or -ENOMEM. */
+int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op, int owned);
 /* Each thread of proc not ended yet, with how many of its calls were
  * folded into a same-named parent (torch's folding). */
 void opp_sum_threads(const struct opp_sum *s, uint32_t proc,

@@ -18,6 +18,7 @@ struct opp_gpu_call {
     uint64_t begin, end;
     uint32_t thread, seq; /* seq: the call's arrival on its thread */
     uint32_t depth, open; /* open: its process died inside it */
+    uint64_t at;          /* the caller's own mark, handed back */
 };
 
 /* op_bytes: what the caller keeps of each op, handed back at the end. */

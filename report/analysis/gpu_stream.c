@@ -99,7 +99,8 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
         return fail(g, -EPROTO); /* the reader checks this: never happens */
     struct opp_gpu_call c = {e->begin_ns,   opp_stream_meta_end(&g->meta, (uint32_t)ti, e),
                              (uint32_t)ti,  g->seq[ti]++,
-                             e->depth,      (e->flags & OPP_EV_OPEN) != 0};
+                             e->depth,      (e->flags & OPP_EV_OPEN) != 0,
+                             0};
     int rc = opp_gpu_join_call(g->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
     return rc > 0 ? fail(g, -EDOM) : rc ? fail(g, rc) : 0;
 }
@@ -165,7 +166,7 @@ struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *
         return NULL;
     }
     g->path = path;
-    int rc = opp_stream_meta_read(&g->meta, path, NULL, NULL, err, errlen);
+    int rc = opp_stream_meta_read(&g->meta, path, NULL, NULL, NULL, err, errlen);
     if (rc) {
         *cannot = rc > 0 ? 2 : 0;
         opp_gpu_stream_free(g);

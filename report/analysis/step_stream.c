@@ -389,7 +389,7 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
                      .flags = e->flags & OPP_EV_OPEN ? I_OPEN : 0};
     int scope = -1;
     if (z->pass == 2 && z->join) {
-        struct opp_gpu_call c = {x.begin, x.end, ti, x.seq, x.depth, (x.flags & I_OPEN) != 0};
+        struct opp_gpu_call c = {x.begin, x.end, ti, x.seq, x.depth, (x.flags & I_OPEN) != 0, 0};
         int rc = opp_gpu_join_call(z->join, mt->proc, kind, e->args, e->nargs, &c);
         if (rc > 0)
             return cannot(z, "a call its process died inside is around one of its name and "
@@ -477,7 +477,7 @@ static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errl
     }
     struct opp_tr_summary sum;
     int rc = pass ? opp_trace_read(z->path, z->join ? &with_gpu : &later, z, &sum, err, errlen)
-                  : opp_stream_meta_read(&z->meta, z->path, each_late, z, err, errlen);
+                  : opp_stream_meta_read(&z->meta, z->path, each_late, NULL, z, err, errlen);
     if (!pass && rc > 0 && !z->cannot)
         z->cannot = "it is a summary trace";
     if (z->cannot) {

@@ -37,12 +37,16 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct opp_stream_meta *sm = ctx;
+    int rc = 0;
     switch (g->type) {
     case OPP_GPU_STRING:
     case OPP_GPU_DEVICE:
     case OPP_GPU_DROPPED:
     case OPP_GPU_MEMORY:
-        return opp_loader_on_gpu(&sm->ld, proc, g);
+        rc = opp_loader_on_gpu(&sm->ld, proc, g);
+        if (rc || !sm->each_gpu)
+            return rc;
+        return sm->each_gpu(sm->ctx, proc, g);
     case OPP_GPU_KERNEL:
     case OPP_GPU_MEMCPY:
     case OPP_GPU_MEMSET:
@@ -52,7 +56,7 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         break;
     }
     sm->ld.m->gpu.records++;
-    return 0;
+    return sm->each_gpu ? sm->each_gpu(sm->ctx, proc, g) : 0;
 }
 
 static int on_summary(struct opp_stream_meta *sm)
@@ -93,6 +97,7 @@ FWD(on_process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
 
 int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
+                         int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g),
                          void *ctx, char *err, size_t errlen)
 {
     static const struct opp_tr_visitor v = {.process = on_process,
@@ -107,6 +112,7 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                                             .sgpu = on_sgpu};
     memset(sm, 0, sizeof *sm);
     sm->each = each;
+    sm->each_gpu = each_gpu;
     sm->ctx = ctx;
     struct opp_model *m = calloc(1, sizeof *m);
     if (m && !(m->index = calloc(1, sizeof *m->index))) {

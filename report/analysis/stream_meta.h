@@ -21,16 +21,20 @@ struct opp_stream_meta {
     uint64_t gpu_ops;    /* kernels, copies and sets */
     uint64_t open_calls; /* calls a process died inside */
     int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e);
+    int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
     void *ctx;
     int summary, failed;
 };
 
 /* The first read of path into *sm; each (may be NULL) sees every call with
- * its thread index, and stops the read by returning non-zero. 0; 1 when
- * the trace is a summary trace or each stopped it; -1 on error (err says
- * why). *sm is freed by opp_stream_meta_free whatever the result. */
+ * its thread index, each_gpu (may be NULL) every GPU record with its
+ * process's serial in the trace; either stops the read by returning
+ * non-zero. 0; 1 when the trace is a summary trace or a callback stopped
+ * it; -1 on error (err says why). *sm is freed by opp_stream_meta_free
+ * whatever the result. */
 int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
+                         int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g),
                          void *ctx, char *err, size_t errlen);
 /* The index of thread tid of process serial proc (one it has seen), or -1. */
 int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid);

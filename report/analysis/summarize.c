@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/owned_ops.h"
 #include "info.h"
 #include "ops.h"
 #include "summary.h"
@@ -29,12 +30,24 @@ struct sthr {
     struct sthr *next;
 };
 
+/* How GPU work finds its calls: a first read stops at the first GPU op
+ * (a trace without any is done in it); the ops are then joined to their
+ * calls beforehand and handed over after them (owned_ops.h); where that
+ * cannot be, through the summary's maps of ids, bounded as in summary
+ * mode (opp_sum_gpu, in a read of the GPU records after the calls). */
+enum how { FIRST, JOINED, BY_IDS };
+
 struct sz {
     struct opp_tw w;
     struct opp_sum *sum;
     struct sproc *procs;
     size_t nprocs;
     struct sthr *threads, *last_t;
+    enum how how;
+    int ops_seen; /* FIRST: the read stopped at a GPU op */
+    struct opp_owned_ops *owned; /* JOINED */
+    uint64_t at;                 /* JOINED: the calls summed so far, those processes died inside
+                                    apart */
     int gpu_pass, failed, ranges_enclose;
     int exact, stopped; /* stop once the summary cannot be the loaded report's */
     uint64_t events;
@@ -148,11 +161,17 @@ static int range_encloses(struct sz *z, const struct opp_tr_event *e)
     return 0;
 }
 
-static int sum_call(struct sz *z, const struct opp_tr_event *e)
+/* A call summed, and then the GPU work joined to it (numbered at). */
+static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at)
 {
-    return check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns,
-                                 e->end_ns, e->nargs, e->args,
-                                 e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0));
+    if (check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns, e->end_ns,
+                              e->nargs, e->args, e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0)))
+        return 1;
+    const struct opp_owned_op *x;
+    while (z->owned && (x = opp_owned_ops_next(z->owned, at)))
+        if (check(z, opp_sum_op_add(z->sum, x->proc, &x->op, x->at == at)))
+            return 1;
+    return 0;
 }
 
 /* The calls processes died inside, each ending when its process or its
@@ -169,7 +188,7 @@ static void open_calls(struct sz *z)
         }
         uint64_t last = p->end_how && p->end_ns > t->last ? p->end_ns : t->last;
         e->end_ns = last > e->begin_ns ? last : e->begin_ns;
-        sum_call(z, e);
+        sum_call(z, e, OPP_OWNED_OPEN_AT + i);
     }
 }
 
@@ -195,7 +214,7 @@ static int v_event(void *ctx, const struct opp_tr_event *e)
         z->open[z->nopen++] = *e;
         return 0;
     }
-    if (sum_call(z, e))
+    if (sum_call(z, e, z->at++))
         return 1;
     if (z->exact && (z->ranges_enclose || !(++z->events & 4095))) {
         struct opp_sum_stats st;
@@ -225,17 +244,20 @@ static int v_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns
     return check(z, p ? 0 : -ENOMEM);
 }
 
-/* First pass: what summary mode keeps as it is (names, devices, counts)
- * and the external correlations (so that an op found before its own in
- * the file still reaches its library call, as in a loaded trace); second
- * pass: the rest, added up once every call is in. */
+/* The calls' read: what summary mode keeps as it is (names, devices,
+ * counts); BY_IDS, the external correlations too (so that an op found
+ * before its own in the file still reaches its library call, as in a
+ * loaded trace), and the rest in a read of its own, added up once every
+ * call is in. */
 static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct sz *z = ctx;
     int kept = opp_sum_gpu_keeps(g->type), ext = g->type == OPP_GPU_EXTCORR;
     if (z->gpu_pass)
         return kept || ext ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
-    if (ext)
+    if (!kept && !ext && z->how == FIRST)
+        return z->ops_seen = 1;
+    if (ext && z->how == BY_IDS)
         return check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
     if (!kept)
         return 0;
@@ -274,35 +296,112 @@ void opp_summarized_free(struct opp_summarized *res)
     res->nthreads = 0;
 }
 
+/* The summary and its file, made anew; z keeps how and exact. 0, or -1
+ * with err set. */
+static int start(struct sz *z, const char *out, unsigned long max_nodes, char *err,
+                 size_t errlen)
+{
+    if (!z->sum && !(z->sum = opp_sum_new((uint32_t)max_nodes))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (z->how == JOINED)
+        opp_sum_joined(z->sum);
+    if (opp_tw_open(&z->w, out, err, errlen)) {
+        opp_sum_free(z->sum);
+        z->sum = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* What a read left, gone, the summary too unless keep_sum. */
+static void reset(struct sz *z, int keep_sum)
+{
+    while (z->threads) {
+        struct sthr *t = z->threads;
+        z->threads = t->next;
+        free(t);
+    }
+    z->last_t = NULL;
+    for (size_t i = 0; i < z->nprocs; i++)
+        free(z->procs[i].kinds);
+    free(z->procs);
+    z->procs = NULL;
+    z->nprocs = 0;
+    free(z->open);
+    z->open = NULL;
+    z->nopen = z->open_cap = 0;
+    if (!keep_sum) {
+        opp_sum_free(z->sum);
+        z->sum = NULL;
+    }
+}
+
+/* The calls' read (and BY_IDS, the GPU records' read). The result of
+ * opp_trace_read, or -1 with err set. */
+static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, char *err,
+                      size_t errlen)
+{
+    struct opp_tr_visitor v = {.process = v_process, .funcs = v_funcs, .info = v_info,
+                               .event = v_event, .dropped = v_dropped,
+                               .process_end = v_process_end, .gpu = v_gpu};
+    int rc = opp_trace_read(in, &v, z, sum, err, errlen);
+    if (rc == 0 && !z->failed && sum->summary) {
+        snprintf(err, errlen, "%s is a summary trace already", in);
+        rc = -1;
+    }
+    if (rc == 0 && !z->failed && !z->stopped && !z->ops_seen)
+        open_calls(z);
+    if (rc == 0 && !z->failed && !z->stopped && z->owned) {
+        const struct opp_owned_op *x; /* the ops of no call */
+        while (!z->failed && (x = opp_owned_ops_next(z->owned, UINT64_MAX)))
+            check(z, opp_sum_op_add(z->sum, x->proc, &x->op, 0));
+        check(z, opp_owned_ops_error(z->owned));
+    }
+    if (rc == 0 && !z->failed && !z->stopped && z->how == BY_IDS) {
+        z->gpu_pass = 1;
+        struct opp_tr_visitor g = {.gpu = v_gpu};
+        rc = opp_trace_read(in, &g, z, sum, err, errlen);
+    }
+    return rc;
+}
+
+/* After a first read that met GPU ops: the ops joined to their calls
+ * (else, said on why, by ids) and the calls read again. */
+static int again(struct sz *z, const char *in, const char *out, unsigned long max_nodes,
+                 struct opp_tr_summary *sum, char *err, size_t errlen)
+{
+    opp_tw_close(&z->w);
+    reset(z, 0);
+    z->ranges_enclose = z->stopped = z->ops_seen = 0;
+    z->events = z->at = 0;
+    if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = opp_owned_ops_read(&z->owned, in, z->sum, err, errlen);
+    if (rc < 0)
+        return -1;
+    z->how = rc ? BY_IDS : JOINED;
+    if (rc) /* the blocks memory records freed were looked up in this summary */
+        reset(z, 0);
+    if (start(z, out, max_nodes, err, errlen))
+        return -1;
+    return read_calls(z, in, sum, err, errlen);
+}
+
 int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int exact,
                   struct opp_summarized *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    struct sz z = {.sum = opp_sum_new((uint32_t)max_nodes), .exact = exact};
-    if (!z.sum) {
-        snprintf(err, errlen, "out of memory");
+    struct sz z = {.exact = exact, .how = FIRST};
+    if (start(&z, out, max_nodes, err, errlen))
         return -1;
-    }
-    if (opp_tw_open(&z.w, out, err, errlen)) {
-        opp_sum_free(z.sum);
-        return -1;
-    }
-    struct opp_tr_visitor v = {.process = v_process, .funcs = v_funcs, .info = v_info,
-                               .event = v_event, .dropped = v_dropped,
-                               .process_end = v_process_end, .gpu = v_gpu};
     struct opp_tr_summary sum;
-    int rc = opp_trace_read(in, &v, &z, &sum, err, errlen);
-    if (rc == 0 && !z.failed && sum.summary) {
-        snprintf(err, errlen, "%s is a summary trace already", in);
-        rc = -1;
-    }
-    if (rc == 0 && !z.failed && !z.stopped)
-        open_calls(&z);
-    if (rc == 0 && !z.failed && !z.stopped) {
-        z.gpu_pass = 1;
-        struct opp_tr_visitor g = {.gpu = v_gpu};
-        rc = opp_trace_read(in, &g, &z, &sum, err, errlen);
-    }
+    int rc = read_calls(&z, in, &sum, err, errlen);
+    if (rc == 0 && !z.failed && z.ops_seen)
+        rc = again(&z, in, out, max_nodes, &sum, err, errlen);
     uint64_t dropped = 0;
     for (size_t i = 0; rc == 0 && !z.failed && i < z.nprocs; i++) {
         struct sproc *p = &z.procs[i];
@@ -316,26 +415,21 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
             check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));
         dropped += p->dropped;
     }
-    struct opp_sum_stats st;
-    opp_sum_stats(z.sum, &st);
+    struct opp_sum_stats st = {0};
+    if (z.sum)
+        opp_sum_stats(z.sum, &st);
     res->calls = st.calls;
     res->dropped = st.dropped;
     res->complete = sum.complete;
     res->ranges_enclose = z.ranges_enclose;
     res->lost = st.lost;
-    while (z.threads) {
-        struct sthr *t = z.threads;
-        z.threads = t->next;
-        free(t);
-    }
-    for (size_t i = 0; i < z.nprocs; i++)
-        free(z.procs[i].kinds);
-    free(z.open);
+    size_t nprocs = z.nprocs;
+    opp_owned_ops_free(z.owned);
+    reset(&z, 1);
     if (rc == 0 && !z.failed)
-        check(&z, opp_tw_end(&z.w, st.calls, dropped + st.dropped, (uint32_t)z.nprocs));
-    int wrc = opp_tw_close(&z.w);
+        check(&z, opp_tw_end(&z.w, st.calls, dropped + st.dropped, (uint32_t)nprocs));
+    int wrc = z.w.fd >= 0 ? opp_tw_close(&z.w) : 0;
     opp_sum_free(z.sum);
-    free(z.procs);
     if (rc == 0 && !z.failed && !wrc) {
         snprintf(res->warning, sizeof res->warning, "%s", sum.warning);
         return 0;

@@ -483,7 +483,9 @@ START_TEST(streamed_gpu_owners_as_loaded)
     const char *runs[][6] = {{"report", trace, "--gpu"},
                              {"report", trace, "--gpu", "--tid", "7"},
                              {"report", trace, "--gpu", "--tid", "8"},
-                             {"report", trace, "--step", "work"}};
+                             {"report", trace, "--step", "work"},
+                             {"report", trace},
+                             {"report", trace, "-f", "json"}};
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         char *d = tu_stream_differ(cmd_report, dir, runs[i]);
         ck_assert_msg(!d, "%s", d);
@@ -495,6 +497,76 @@ START_TEST(streamed_gpu_owners_as_loaded)
     ck_assert_msg(strstr(out, "Kernel time total: 2.000us (1 launches of 1 kernels)"), "%s", out);
     ck_assert_str_eq(err, "opprof report: warning: 1 calls were still running when their "
                           "process died: shown with the process's end time\n");
+    free(out), free(err);
+}
+END_TEST
+
+/* The table, tree and JSON add GPU work up by the calls that own it as the
+ * trace streams (each op joined to its call beforehand, then taken after
+ * it): the loaded answer, whatever the order of ops and calls in the file.
+ * A kernel before its launch; a runtime call around a driver call of the
+ * same correlation id (the outer owns); a device block freed on thread 7
+ * whose allocation (thread 8's, later in the file) the GPU records give
+ * first; a sync, overhead, a kernel of no call; a library call's kernel
+ * through external correlation. */
+START_TEST(streamed_table_gpu_as_loaded)
+{
+    enum { S_STEP, S_LAUNCH, S_CU, S_MALLOC, S_FREE, S_SYNC, S_BLAS };
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 1, .pid = 4242, .real = 1, .exe = "app");
+    tb_funcs(&b, [S_STEP] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "step"},
+             [S_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+             [S_CU] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cuda", "cuLaunchKernel"},
+             [S_MALLOC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaMalloc"},
+             [S_FREE] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaFree"},
+             [S_SYNC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaDeviceSynchronize"},
+             [S_BLAS] = {OPP_OP_PLAIN | OPP_OPK_EXTID, OPP_DT_NONE, "cublas", "cublasSgemm"});
+    tb_string(&b, 1, "k");
+    tb_kernel(&b, .name = 1, .start = 130, .end = 1130, .corr = 1, .grid = {1}, .block = {1});
+    tb_memory(&b, .start = 55, .op = 1, .bytes = 4096, .address = 0x1000, .corr = 10);
+    tb_memory(&b, .start = 305, .op = 2, .bytes = 4096, .address = 0x1000, .corr = 11);
+    tb_gpu_chunk(&b);
+    tb_thread(&b, 7, NULL);
+    tb_events(&b, TB_CALL(S_LAUNCH, 110, 120, 1, 0, 1), TB_CALL(S_CU, 210, 220, 2, 0, 2),
+              TB_CALL(S_LAUNCH, 200, 230, 1, 0, 2), TB_CALL(S_FREE, 300, 310, 1, 0, 11),
+              TB_CALL(S_SYNC, 400, 500, 1, 0, 12), TB_CALL(S_STEP, 100, 600, 0));
+    tb_thread(&b, 8, NULL);
+    tb_events(&b, TB_CALL(S_MALLOC, 50, 60, 0, 0, 10), TB_CALL(S_BLAS, 700, 800, 0, 9));
+    tb_kernel(&b, .name = 1, .start = 240, .end = 2240, .corr = 2, .grid = {1}, .block = {1});
+    tb_sync(&b, .start = 400, .end = 2240, .corr = 12, .type = 1);
+    tb_overhead(&b, .start = 100, .end = 150, .kind = 1);
+    tb_kernel(&b, .name = 1, .start = 3000, .end = 7000, .corr = 99, .grid = {1}, .block = {1});
+    tb_extcorr(&b, OPP_EXTCORR_KIND, 9, 56);
+    tb_kernel(&b, .name = 1, .start = 8000, .end = 16000, .corr = 56, .grid = {1}, .block = {1});
+    tb_end(&b);
+    const char *runs[][6] = {{"report", trace},
+                             {"report", trace, "--tree"},
+                             {"report", trace, "-f", "json"}};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char *d = tu_stream_differ(cmd_report, dir, runs[i]);
+        ck_assert_msg(!d, "%s", d);
+    }
+    char *out, *err;
+    char *tv[] = {"report", trace, "--stream", "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, tv, dir, &out, &err), 0);
+    /* the outer launch owns its kernel (1 + 2 us), its driver call none */
+    const char *want[] = {
+        "\"key\": \"cublasSgemm\", \"lib\": \"cublas\", \"count\": 1, ",
+        "\"self_cuda_time_total\": 8.000, \"cuda_time_total\": 8.000, \"cuda_time\": 8.000, "
+        "\"self_cuda_memory_usage\": 0, \"cuda_memory_usage\": 0},\n    {\"key\": "
+        "\"cudaDeviceSynchronize\"",
+        "\"self_cuda_time_total\": 3.000, \"cuda_time_total\": 3.000, \"cuda_time\": 1.500, "
+        "\"self_cuda_memory_usage\": 0, \"cuda_memory_usage\": 0},\n    {\"key\": "
+        "\"cuLaunchKernel\"",
+        "\"self_cuda_time_total\": 0.000, \"cuda_time_total\": 0.000, \"cuda_time\": 0.000, "
+        "\"self_cuda_memory_usage\": 0, \"cuda_memory_usage\": 0},\n    {\"key\": \"cudaFree\"",
+        "\"self_cuda_memory_usage\": -4096, \"cuda_memory_usage\": -4096},\n    {\"key\": "
+        "\"cudaMalloc\"",
+        "\"self_cuda_memory_usage\": 4096, \"cuda_memory_usage\": 4096},\n    {\"key\": \"k\"",
+        "\"self_cuda_time_total\": 15.000,", "\"unattached\": 1,"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        ck_assert_msg(strstr(out, want[i]), "%s not in\n%s", want[i], out);
     free(out), free(err);
 }
 END_TEST
@@ -662,6 +734,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, streamed_steps_same_as_loaded);
     tcase_add_test(tc, streamed_steps_gpu_same_as_loaded);
     tcase_add_test(tc, streamed_gpu_owners_as_loaded);
+    tcase_add_test(tc, streamed_table_gpu_as_loaded);
     tcase_add_test(tc, schedule_windows);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);

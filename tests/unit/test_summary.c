@@ -356,6 +356,66 @@ START_TEST(late_gpu_records_find_their_calls)
 }
 END_TEST
 
+/* GPU work handed over with its call (opp_sum_joined, as `opprof
+ * summarize` does once it has joined a trace's ops to their calls): the
+ * launches' ids are not kept, so 300,000 launches leave the maps at their
+ * first size and lose nothing; work taken right after a launch whose node
+ * merges away later still lands on the merged node; a block's bytes as
+ * opp_sum_op_of looked them up; work of no call counts in the GPU rows
+ * only. */
+START_TEST(joined_ops_need_no_map)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    opp_sum_joined(s);
+    struct opp_sum_stats st0;
+    opp_sum_stats(s, &st0);
+    struct tb b;
+    begin(&b, s);
+    struct opp_sum_op op;
+    struct opp_gpu_rec k = TB_KERNEL(.start = 1, .end = 3, .corr = 1, .name = 1);
+    ck_assert_int_eq(opp_sum_op_of(s, 1, &k, &op), 1);
+    const uint64_t n = 300000;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t api[3] = {0, 1 + i, 211};
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_LAUNCH, 1, i * 10 + 1, i * 10 + 5, 3, api, 0), 0);
+        ck_assert_int_eq(opp_sum_op_add(s, 1, &op, 1), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_STEP, 0, i * 10, i * 10 + 9, 0, NULL, 0), 0);
+    }
+    struct opp_gpu_rec alloc = TB_MEMORY(.start = 5, .op = 1, .bytes = 512, .address = 0x40);
+    struct opp_gpu_rec release = TB_MEMORY(.start = 6, .op = 2, .address = 0x40);
+    struct opp_sum_op a, r;
+    ck_assert_int_eq(opp_sum_op_of(s, 1, &alloc, &a), 1);
+    ck_assert_int_eq(opp_sum_op_of(s, 1, &release, &r), 1);
+    ck_assert_int_eq(a.mem, 512);
+    ck_assert_int_eq(r.mem, -512);
+    uint64_t api[3] = {0, 0, 211};
+    ck_assert_int_eq(opp_sum_call(s, 1, 7, F_LAUNCH, 0, n * 10, n * 10 + 1, 3, api, 0), 0);
+    ck_assert_int_eq(opp_sum_op_add(s, 1, &a, 1), 0);
+    ck_assert_int_eq(opp_sum_op_add(s, 1, &op, 0), 0);
+    struct opp_gpu_rec ext = {.type = OPP_GPU_EXTCORR};
+    ck_assert_int_eq(opp_sum_op_of(s, 1, &ext, &op), 0);
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.lost, 0);
+    ck_assert_uint_eq(st.map_slots, st0.map_slots);
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    size_t i;
+    const struct opp_thread *t = &m->threads[0];
+    node(m, "cudaLaunchKernel", "step", &i);
+    ck_assert_uint_eq(t->gpu[i].self_cuda_ns, 2 * n);
+    node(m, "step", "", &i);
+    ck_assert_uint_eq(t->gpu[i].cuda_ns, 2 * n);
+    node(m, "cudaLaunchKernel", "", &i);
+    ck_assert_uint_eq(t->gpu[i].self_cuda_ns, 0);
+    ck_assert_int_eq(t->gpu[i].self_mem, 512);
+    ck_assert_uint_eq(m->gpu.nops, 1);
+    ck_assert_uint_eq(opp_gpu_op_count(&m->gpu, 0), n + 1);
+    ck_assert_uint_eq(opp_gpu_op_dur(&m->gpu.ops[0]), 2 * (n + 1));
+    opp_model_free(m);
+}
+END_TEST
+
 /* Past max_nodes a new call path is dropped and counted; known paths go on. */
 START_TEST(bounded_nodes)
 {
@@ -421,6 +481,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, open_calls_after_fold);
     tcase_add_test(tc, gpu_after_merge);
     tcase_add_test(tc, late_gpu_records_find_their_calls);
+    tcase_add_test(tc, joined_ops_need_no_map);
     tcase_add_test(tc, bounded_nodes);
     tcase_add_test(tc, damaged_chunk);
     suite_add_tcase(s, tc);

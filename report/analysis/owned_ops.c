@@ -1,0 +1,223 @@
+/* A full trace's GPU ops sorted by the calls that own them (owned_ops.h). */
+#include "analysis/owned_ops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/extsort.h"
+#include "analysis/gpu_join.h"
+#include "analysis/stream_meta.h"
+#include "gpu.h"
+
+#define SORT_MEM (16u << 20) /* bytes the sort by call keeps in memory */
+
+/* A call a process died inside: joined once the read is done, when
+ * stream_meta knows where the loaded model ends it. */
+struct open_call {
+    struct opp_tr_event e;
+    uint32_t thread, seq;
+};
+
+struct opp_owned_ops {
+    struct opp_stream_meta meta;
+    struct opp_gpu_join *join;
+    struct opp_sum *sum;
+    struct opp_extsort *sorted;
+    const struct opp_owned_op *cur; /* the next one sorted, NULL at the end */
+    struct opp_owned_op out;        /* the one handed out */
+    uint32_t *seq;                  /* by thread index: its calls so far */
+    size_t nseq;
+    uint64_t calls, ops;
+    struct open_call *open;
+    size_t nopen, open_cap;
+    int failed;       /* -errno */
+    const char *why;  /* the join cannot place the ops: why */
+};
+
+static int cmp_owned(const void *pa, const void *pb)
+{
+    const struct opp_owned_op *a = pa, *b = pb;
+    OPP_SORT_BY(a->at, b->at);
+    OPP_SORT_BY(a->seq, b->seq);
+    return 0;
+}
+
+static int fail(struct opp_owned_ops *o, int rc)
+{
+    if (!o->failed)
+        o->failed = rc;
+    return 1;
+}
+
+static int join_call(struct opp_owned_ops *o, uint32_t ti, const struct opp_tr_event *e,
+                     uint32_t seq, uint64_t at)
+{
+    const struct opp_model *m = o->meta.ld.m;
+    uint32_t pi = m->threads[ti].proc;
+    if (e->fn >= m->procs[pi].nfuncs)
+        return fail(o, -EPROTO); /* the reader checks this: never happens */
+    struct opp_gpu_call c = {e->begin_ns, opp_stream_meta_end(&o->meta, ti, e),
+                             ti,          seq,
+                             e->depth,    (e->flags & OPP_EV_OPEN) != 0,
+                             at};
+    int rc = opp_gpu_join_call(o->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs,
+                               &c);
+    if (rc > 0) {
+        o->why = "a call its process died inside is around one of its name and external id";
+        return 1;
+    }
+    return rc ? fail(o, rc) : 0;
+}
+
+static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
+{
+    struct opp_owned_ops *o = ctx;
+    if (opp_loader_grow_zeroed((void **)&o->seq, &o->nseq, (size_t)ti + 1, sizeof *o->seq))
+        return fail(o, -ENOMEM);
+    uint32_t seq = o->seq[ti]++;
+    if (!(e->flags & OPP_EV_OPEN))
+        return join_call(o, ti, e, seq, o->calls++);
+    if (o->nopen == o->open_cap) {
+        size_t n = o->open_cap ? 2 * o->open_cap : 16;
+        struct open_call *p = reallocarray(o->open, n, sizeof *p);
+        if (!p)
+            return fail(o, -ENOMEM);
+        o->open = p;
+        o->open_cap = n;
+    }
+    o->open[o->nopen++] = (struct open_call){*e, ti, seq};
+    return 0;
+}
+
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct opp_owned_ops *o = ctx;
+    const struct opp_process *p = opp_loader_proc(o->meta.ld.m, proc);
+    if (!p)
+        return fail(o, -EPROTO); /* the reader only passes declared processes */
+    uint32_t pi = (uint32_t)(p - o->meta.ld.m->procs);
+    int rc = 0;
+    struct opp_owned_op x = {.seq = o->ops, .proc = proc};
+    if (g->type == OPP_GPU_EXTCORR) {
+        rc = opp_gpu_join_extcorr(o->join, pi, g);
+    } else if (opp_sum_op_of(o->sum, proc, g, &x.op)) {
+        /* overhead belongs to no call (summary.c) */
+        uint64_t corr = g->type == OPP_GPU_OVERHEAD ? 0 : opp_corr_id(g->f[OPP_GF_CORRELATION]);
+        o->ops++;
+        rc = opp_gpu_join_op(o->join, pi, corr, &x);
+    }
+    return rc ? fail(o, rc) : 0;
+}
+
+static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
+{
+    struct opp_owned_ops *o = ctx;
+    struct opp_owned_op x;
+    memcpy(&x, op, sizeof x);
+    x.at = c ? c->at : UINT64_MAX;
+    int rc = o->failed ? 0 : opp_extsort_add(o->sorted, &x);
+    if (rc)
+        fail(o, rc);
+}
+
+/* What stopped it: 1 (o->why) or -1, err said; 0 when nothing did. */
+static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
+{
+    if (o->failed == -ENOMEM) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (o->failed == -EPROTO) {
+        snprintf(err, errlen, "the trace's calls and GPU records do not match its processes");
+        return -1;
+    }
+    if (o->failed) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(err, errlen, "no room for temporary files in %s (%s)",
+                 dir && *dir ? dir : "/tmp", strerror(-o->failed));
+        return 1;
+    }
+    if (o->why) {
+        snprintf(err, errlen, "%s", o->why);
+        return 1;
+    }
+    return 0;
+}
+
+static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_t errlen)
+{
+    int rc = opp_stream_meta_read(&o->meta, path, on_call, on_gpu, o, err, errlen);
+    if (o->failed || o->why)
+        return stopped(o, err, errlen);
+    if (rc)
+        return -1; /* a summary trace: summarize.c says so before */
+    for (size_t i = 0; i < o->nopen && !o->failed && !o->why; i++)
+        join_call(o, o->open[i].thread, &o->open[i].e, o->open[i].seq, OPP_OWNED_OPEN_AT + i);
+    uint64_t unattached;
+    if (!o->failed && !o->why && (rc = opp_gpu_join_run(o->join, owned, o, &unattached)))
+        fail(o, rc);
+    if (!o->failed && !o->why && (rc = opp_extsort_done(o->sorted)))
+        fail(o, rc);
+    return stopped(o, err, errlen);
+}
+
+int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum,
+                       char *err, size_t errlen)
+{
+    *out = NULL;
+    struct opp_owned_ops *o = calloc(1, sizeof *o);
+    if (o && (!(o->join = opp_gpu_join_new(sizeof(struct opp_owned_op))) ||
+              !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)))) {
+        opp_owned_ops_free(o);
+        o = NULL;
+    }
+    if (!o) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    o->sum = sum;
+    int rc = read_join(o, path, err, errlen);
+    /* what the join held goes before the calls are read again */
+    opp_gpu_join_free(o->join);
+    o->join = NULL;
+    opp_stream_meta_free(&o->meta);
+    free(o->open);
+    o->open = NULL;
+    free(o->seq);
+    o->seq = NULL;
+    if (rc) {
+        opp_owned_ops_free(o);
+        return rc;
+    }
+    o->cur = opp_extsort_next(o->sorted);
+    *out = o;
+    return 0;
+}
+
+const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t at)
+{
+    if (!o->cur || o->cur->at > at)
+        return NULL;
+    o->out = *o->cur;
+    o->cur = opp_extsort_next(o->sorted);
+    return &o->out;
+}
+
+int opp_owned_ops_error(const struct opp_owned_ops *o)
+{
+    return opp_extsort_error(o->sorted);
+}
+
+void opp_owned_ops_free(struct opp_owned_ops *o)
+{
+    if (!o)
+        return;
+    opp_gpu_join_free(o->join);
+    opp_stream_meta_free(&o->meta);
+    opp_extsort_free(o->sorted);
+    free(o->open);
+    free(o->seq);
+    free(o);
+}

@@ -1,0 +1,45 @@
+/* A full trace's GPU ops and device memory records, each with the call
+ * that owns it (gpu_join.h: gpu_attach.c's rules), sorted by that call's
+ * place in the trace, so that a reader going through the calls again in
+ * the trace's order takes each call's ops right after it. What lets a
+ * summary (summarize.c) attribute any number of launches' GPU work with
+ * memory bounded by its call paths: the join and this sort go through
+ * temporary files (extsort.h). */
+#ifndef OPP_OWNED_OPS_H
+#define OPP_OWNED_OPS_H
+
+#include <stdint.h>
+
+#include "summary.h"
+
+/* Calls are numbered from 0 in the order the trace has them, the calls
+ * processes died inside (the collector writes them last) apart, numbered
+ * from this in their own order. */
+#define OPP_OWNED_OPEN_AT (1ull << 63)
+
+struct opp_owned_ops;
+
+struct opp_owned_op {
+    uint64_t at;   /* the call that owns it, UINT64_MAX: none */
+    uint64_t seq;  /* its place among the trace's ops */
+    uint32_t proc; /* the trace's serial of its process */
+    uint32_t pad;
+    struct opp_sum_op op;
+};
+
+/* Reads path (a full trace) and joins. sum takes each op out of its record
+ * (opp_sum_op_of: the blocks memory records free are looked up in the
+ * trace's order). 0 and *out; 1 when the ops cannot be placed this way
+ * (err says why: a case the join cannot tell, or no room for the
+ * temporary files); -1 when the trace cannot be read or memory is short
+ * (err says why). */
+int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum,
+                       char *err, size_t errlen);
+/* The next op, in the order of the calls that own them (those of no call
+ * last), if its call is numbered at or below at; else NULL. */
+const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t at);
+/* 0, or the -errno that stopped reading the sorted ops back. */
+int opp_owned_ops_error(const struct opp_owned_ops *o);
+void opp_owned_ops_free(struct opp_owned_ops *o);
+
+#endif
