@@ -106,6 +106,13 @@ static int ext_index_build(const struct opp_model *m, struct ext_index *x)
             x->ev[x->nev++] = (struct ext_ev){id, t->proc, (uint32_t)ti, (uint32_t)i, e->depth};
         }
     }
+    for (size_t i = 0; i < m->gpu.nlifted; i++) { /* folded ops' ids: their owners' */
+        const struct opp_gpu_lifted *l = &m->gpu.lifted[i];
+        const struct opp_event *e = &m->threads[l->thread].events[l->event];
+        if (opp_loader_grow((void **)&x->ev, &cap, x->nev + 1, sizeof *x->ev))
+            return -1;
+        x->ev[x->nev++] = (struct ext_ev){l->external, l->proc, l->thread, l->event, e->depth};
+    }
     if (!x->nev)
         return 0;
     qsort(x->ev, x->nev, sizeof *x->ev, cmp_ext_ev);

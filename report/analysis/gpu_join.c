@@ -36,12 +36,15 @@ struct ext_rec {
 
 /* The calls of one depth of a thread since the last call above them:
  * torch's folding (thread_tree.c opp_tree_fold) removes the only counted
- * child of a same-named torch operator, and its external id with it. */
+ * child of a same-named torch operator, and lifts the GPU work of its
+ * external id to the parent (load.c). */
 struct fold_slot {
-    uint32_t count;  /* counted (not memory instants) */
-    uint64_t name;   /* the last one's torch name string id + 1, 0: not torch */
-    int pending;     /* its external id, kept once its parent is known */
-    struct call_rec rec;
+    uint32_t count; /* counted (not memory instants) */
+    uint64_t name;  /* the last one's torch name string id + 1, 0: not torch */
+    /* the last one's external id and those lifted into it, kept until its
+     * parent shows whether it folds */
+    struct call_rec *pending;
+    size_t npending, cap;
 };
 
 struct fold_thread {
@@ -49,7 +52,8 @@ struct fold_thread {
     size_t n;
     uint64_t open_name; /* the last call the process died inside: its name, */
     uint32_t open_depth, open_kids; /* depth and completed children; */
-    int open_last;                  /* the previous call was it */
+    int open_last;                  /* the previous call was it; */
+    struct opp_gpu_call open_owner; /* what owns its external id */
 };
 
 struct opp_gpu_join {
@@ -120,9 +124,24 @@ struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes)
 
 static int flush(struct opp_gpu_join *j, struct fold_slot *s)
 {
-    int rc = s->pending ? opp_extsort_add(j->ext, &s->rec) : 0;
-    s->pending = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->npending && !rc; i++)
+        rc = opp_extsort_add(j->ext, &s->pending[i]);
+    s->npending = 0;
     return rc;
+}
+
+/* r kept in s until the call it belongs to shows whether it folds
+ * (pending), else sorted. */
+static int keep(struct opp_gpu_join *j, struct fold_slot *s, int pending,
+                const struct call_rec *r)
+{
+    if (!pending)
+        return opp_extsort_add(j->ext, r);
+    if (opp_loader_grow((void **)&s->pending, &s->cap, s->npending + 1, sizeof *s->pending))
+        return -ENOMEM;
+    s->pending[s->npending++] = *r;
+    return 0;
 }
 
 static struct fold_thread *fold_thread(struct opp_gpu_join *j, uint32_t ti, uint32_t depth)
@@ -156,21 +175,23 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
     struct fold_slot *kids = &t->s[c->depth + 1], *here = &t->s[c->depth];
     int folds = kids->count == 1 && name && kids->name == name; /* its only child */
     int folded = 0; /* this one, into the call it died inside above it */
+    struct opp_gpu_call owner = *c; /* of its external id and those lifted into it */
     if (c->open) {
         /* the completed children of a call the process died inside may be
          * joined by one it died inside, which comes next */
-        if (folds && kids->pending)
+        if (folds && kids->npending)
             return 1;
         folded = t->open_last && t->open_depth + 1 == c->depth && !t->open_kids && name &&
                  t->open_name == name;
         j->open_folded += folded;
+        if (folded)
+            owner = t->open_owner;
         t->open_name = name, t->open_depth = c->depth, t->open_kids = kids->count;
+        t->open_owner = owner;
         folds = 0;
     }
     t->open_last = c->open;
-    if (folds)
-        kids->pending = 0; /* folded: it owns nothing */
-    if ((rc = flush(j, kids)))
+    if (!folds && (rc = flush(j, kids)))
         return rc;
     kids->count = 0, kids->name = 0;
     if (opp_kind_base(kind) == OPP_OP_MEMORY)
@@ -178,13 +199,16 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
     if (++here->count > 1 && (rc = flush(j, here))) /* a second child: none folds */
         return rc;
     here->name = name;
-    if (ext && !folded) {
-        struct call_rec r = {proc, 0, ext, *c};
-        if (name && here->count == 1) /* it may fold into the call above */
-            here->pending = 1, here->rec = r;
-        else
-            rc = opp_extsort_add(j->ext, &r);
+    /* it may fold into the call above (not one the process died inside:
+     * those come outermost first, their folding known as they come) */
+    int pending = name && here->count == 1 && !c->open;
+    for (size_t i = 0; i < kids->npending && !rc; i++) { /* the folded child's, lifted */
+        kids->pending[i].c = owner;
+        rc = keep(j, here, pending, &kids->pending[i]);
     }
+    kids->npending = 0;
+    if (!rc && ext)
+        rc = keep(j, here, pending, &(struct call_rec){proc, 0, ext, owner});
     return rc;
 }
 
@@ -304,8 +328,11 @@ void opp_gpu_join_free(struct opp_gpu_join *j)
     opp_extsort_free(j->ext);
     opp_extsort_free(j->ops);
     opp_extsort_free(j->xcorr);
-    for (size_t i = 0; i < j->nth; i++)
+    for (size_t i = 0; i < j->nth; i++) {
+        for (size_t d = 0; d < j->th[i].n; d++)
+            free(j->th[i].s[d].pending);
         free(j->th[i].s);
+    }
     free(j->th);
     free(j->scratch);
     free(j);

@@ -26,9 +26,10 @@ struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
 /* A call of process proc (an index) with entry-point kind and its
  * arguments, every call of a thread in the order the trace has them:
  * kept when it can own GPU work. A torch operator that the loaded model
- * folds into its same-named parent (load.c) owns none: its external id is
- * kept only once its parent is known (by depth; the calls its process
- * died inside come last, outermost first). 0, -errno, or 1 when which
+ * folds into its same-named parent (load.c) owns none: the work of its
+ * external id is the parent's, as torch lifts it, known once its parent is
+ * (by depth; the calls its process died inside come last, outermost
+ * first). 0, -errno, or 1 when which
  * call owns what cannot be told this way (a call the process died inside
  * around one of its name and its external id). */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, const uint64_t *args,

@@ -16,8 +16,10 @@
 #include "analysis/thread_tree.h"
 
 struct fold_ctx {
-    const struct opp_model *m;
+    struct opp_model *m;
     const struct opp_thread *t;
+    uint32_t thread; /* t's index */
+    size_t lifted_cap;
 };
 
 /* Two torch operators of the same name (thread_tree.h: opp_tree_fold). */
@@ -37,6 +39,21 @@ static int memory_event(const struct opp_event *e, void *ctx)
     return opp_kind_base(opp_event_func(x->m, x->t, e)->kind) == OPP_OP_MEMORY;
 }
 
+/* A folded op's external id, its GPU work going to owner. */
+static int lift(const struct opp_event *e, uint32_t owner, void *ctx)
+{
+    struct fold_ctx *x = ctx;
+    struct opp_gpu *g = &x->m->gpu;
+    uint64_t id =
+        opp_op_extid(opp_event_func(x->m, x->t, e)->kind, opp_event_args(x->t, e), e->nargs);
+    if (!id)
+        return 0;
+    if (opp_loader_grow((void **)&g->lifted, &x->lifted_cap, g->nlifted + 1, sizeof *g->lifted))
+        return -1;
+    g->lifted[g->nlifted++] = (struct opp_gpu_lifted){id, x->t->proc, x->thread, owner};
+    return 0;
+}
+
 /* Everything that needs the whole trace: names, torch's folding of an op
  * into itself, CPU memory (cpu_memory.c), device memory sizes and series,
  * attachment. 0 or -1 (out of memory). */
@@ -45,12 +62,14 @@ static int gpu_finish(struct opp_loader *ld)
     struct opp_gpu *gpu = &ld->m->gpu;
     if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld))
         return -1;
+    struct fold_ctx x = {.m = ld->m};
     for (size_t i = 0; i < ld->m->nthreads; i++) {
         struct opp_thread *t = &ld->m->threads[i];
-        struct fold_ctx x = {ld->m, t};
+        x.t = t;
+        x.thread = (uint32_t)i;
         if (t->stat)
             continue;
-        if (opp_tree_fold(t->events, &t->nevents, same_torch_op, memory_event, &x))
+        if (opp_tree_fold(t->events, &t->nevents, same_torch_op, memory_event, lift, &x))
             return -1;
         /* the calls the process died inside, folded ones not counted (as a
          * summary of the trace counts them) */
@@ -204,6 +223,7 @@ void opp_model_free(struct opp_model *m)
     free(m->gpu.mem);
     free(m->gpu.devices);
     free(m->gpu.extcorr);
+    free(m->gpu.lifted);
     free(m->gpu.sum);
     for (size_t i = 0; i < m->gpu.nmemseries; i++)
         free(m->gpu.memseries[i].pts);

@@ -44,6 +44,37 @@ static int cmp_owned(const void *pa, const void *pb)
     return 0;
 }
 
+struct open_place {
+    uint32_t depth;
+    size_t i;
+};
+
+static int cmp_open(const void *pa, const void *pb)
+{
+    const struct open_place *a = pa, *b = pb;
+    OPP_SORT_BY(b->depth, a->depth);
+    OPP_SORT_BY(a->i, b->i);
+    return 0;
+}
+
+size_t *opp_owned_open_order(const uint32_t *depth, size_t n)
+{
+    struct open_place *p = malloc((n ? n : 1) * sizeof *p);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (p && order) {
+        for (size_t i = 0; i < n; i++)
+            p[i] = (struct open_place){depth[i], i};
+        qsort(p, n, sizeof *p, cmp_open);
+        for (size_t k = 0; k < n; k++)
+            order[k] = p[k].i;
+    } else {
+        free(order);
+        order = NULL;
+    }
+    free(p);
+    return order;
+}
+
 static int fail(struct opp_owned_ops *o, int rc)
 {
     if (!o->failed)
@@ -146,6 +177,28 @@ static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
     return 0;
 }
 
+/* The calls processes died inside, numbered in the order they are
+ * summed in; 0 or -1 (out of memory). */
+static int join_open(struct opp_owned_ops *o)
+{
+    uint32_t *depth = malloc(o->nopen * sizeof *depth);
+    size_t *order = NULL, *rank = malloc(o->nopen * sizeof *rank);
+    if (depth && rank) {
+        for (size_t i = 0; i < o->nopen; i++)
+            depth[i] = o->open[i].e.depth;
+        order = opp_owned_open_order(depth, o->nopen);
+    }
+    if (order) {
+        for (size_t k = 0; k < o->nopen; k++)
+            rank[order[k]] = k;
+        for (size_t i = 0; i < o->nopen && !o->failed && !o->why; i++)
+            join_call(o, o->open[i].thread, &o->open[i].e, o->open[i].seq,
+                      OPP_OWNED_OPEN_AT + rank[i]);
+    }
+    free(depth), free(rank), free(order);
+    return order ? 0 : -1;
+}
+
 static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_t errlen)
 {
     int rc = opp_stream_meta_read(&o->meta, path, on_call, on_gpu, o, err, errlen);
@@ -153,8 +206,8 @@ static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_
         return stopped(o, err, errlen);
     if (rc)
         return -1; /* a summary trace: summarize.c says so before */
-    for (size_t i = 0; i < o->nopen && !o->failed && !o->why; i++)
-        join_call(o, o->open[i].thread, &o->open[i].e, o->open[i].seq, OPP_OWNED_OPEN_AT + i);
+    if (o->nopen && join_open(o))
+        fail(o, -ENOMEM);
     uint64_t unattached;
     if (!o->failed && !o->why && (rc = opp_gpu_join_run(o->join, owned, o, &unattached)))
         fail(o, rc);

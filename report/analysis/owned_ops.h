@@ -8,14 +8,22 @@
 #ifndef OPP_OWNED_OPS_H
 #define OPP_OWNED_OPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "summary.h"
 
 /* Calls are numbered from 0 in the order the trace has them, the calls
- * processes died inside (the collector writes them last) apart, numbered
- * from this in their own order. */
+ * processes died inside apart (the collector writes them last): those are
+ * numbered from this in the order opp_owned_open_order gives. */
 #define OPP_OWNED_OPEN_AT (1ull << 63)
+
+/* The order the calls processes died inside are summed in, depth[i] being
+ * the depth of the i-th in the trace: the innermost first, as they would
+ * have returned (the collector writes a thread's outermost first), else
+ * in the trace's order. A malloc'd array of n indices, NULL when out of
+ * memory. */
+size_t *opp_owned_open_order(const uint32_t *depth, size_t n);
 
 struct opp_owned_ops;
 

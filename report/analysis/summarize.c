@@ -175,11 +175,24 @@ static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at)
 }
 
 /* The calls processes died inside, each ending when its process or its
- * thread last did (load.c close_open_events). */
+ * thread last did (load.c close_open_events), the innermost first (as they
+ * would have returned: one folds into a same-named one around it). */
 static void open_calls(struct sz *z)
 {
-    for (size_t i = 0; i < z->nopen && !z->failed; i++) {
-        struct opp_tr_event *e = &z->open[i];
+    uint32_t *depth = malloc((z->nopen ? z->nopen : 1) * sizeof *depth);
+    size_t *order = NULL;
+    if (depth) {
+        for (size_t i = 0; i < z->nopen; i++)
+            depth[i] = z->open[i].depth;
+        order = opp_owned_open_order(depth, z->nopen);
+    }
+    free(depth);
+    if (!order) {
+        check(z, -ENOMEM);
+        return;
+    }
+    for (size_t k = 0; k < z->nopen && !z->failed; k++) {
+        struct opp_tr_event *e = &z->open[order[k]];
         struct sthr *t = thr_of(z, e->proc, e->tid);
         struct sproc *p = proc_of(z, e->proc);
         if (!t || !p) {
@@ -188,8 +201,9 @@ static void open_calls(struct sz *z)
         }
         uint64_t last = p->end_how && p->end_ns > t->last ? p->end_ns : t->last;
         e->end_ns = last > e->begin_ns ? last : e->begin_ns;
-        sum_call(z, e, OPP_OWNED_OPEN_AT + i);
+        sum_call(z, e, OPP_OWNED_OPEN_AT + k);
     }
+    free(order);
 }
 
 static int v_event(void *ctx, const struct opp_tr_event *e)

@@ -96,10 +96,40 @@ int opp_tree_build(struct opp_event *ev, size_t n)
     return 0;
 }
 
+/* Each event marked folded in kids, with the index after compaction of
+ * its nearest ancestor not folded. */
+static int lift_folded(const struct opp_event *ev, size_t cnt, const uint8_t *kids,
+                       uint8_t folded,
+                       int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx),
+                       void *ctx)
+{
+    uint32_t *pos = malloc(cnt * sizeof *pos);
+    if (!pos)
+        return -1;
+    uint32_t kept = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        pos[i] = kept;
+        kept += !(kids[i] & folded);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < cnt && !rc; i++) {
+        if (!(kids[i] & folded))
+            continue;
+        uint32_t p = ev[i].parent;
+        while (kids[p] & folded)
+            p = ev[p].parent;
+        rc = lift(&ev[i], pos[p], ctx);
+    }
+    free(pos);
+    return rc;
+}
+
 int opp_tree_fold(struct opp_event *ev, size_t *n,
                   int (*same)(const struct opp_event *child, const struct opp_event *parent,
                               void *ctx),
-                  int (*uncounted)(const struct opp_event *child, void *ctx), void *ctx)
+                  int (*uncounted)(const struct opp_event *child, void *ctx),
+                  int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx),
+                  void *ctx)
 {
     size_t cnt = *n;
     if (cnt < 2)
@@ -120,6 +150,10 @@ int opp_tree_fold(struct opp_event *ev, size_t *n,
         if (p != OPP_NO_PARENT && (kids[p] & COUNT) == 1 &&
             !(uncounted && uncounted(&ev[i], ctx)) && same(&ev[i], &ev[p], ctx))
             kids[i] |= FOLDED; /* folded into its parent */
+    }
+    if (lift && lift_folded(ev, cnt, kids, FOLDED, lift, ctx)) {
+        free(kids);
+        return -ENOMEM;
     }
     size_t out = 0;
     for (size_t i = 0; i < cnt; i++)

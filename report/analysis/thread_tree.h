@@ -34,10 +34,15 @@ int opp_tree_build(struct opp_event *ev, size_t n);
  * the parent, whose total stays. Children that uncounted(child, ctx) says
  * are not torch's children (memory instants, which torch sums into the
  * event instead) do not count and are never removed; uncounted may be
- * NULL. ev[0..*n) is compacted and its tree built again. 0, or -ENOMEM. */
+ * NULL. Before ev[0..*n) is compacted and its tree built again, lift
+ * (may be NULL) sees each removed event with the index its nearest kept
+ * ancestor will have (torch lifts a removed op's kernels to its parent);
+ * non-zero from it stops the fold. 0, or -ENOMEM. */
 int opp_tree_fold(struct opp_event *ev, size_t *n,
                   int (*same)(const struct opp_event *child, const struct opp_event *parent,
                               void *ctx),
-                  int (*uncounted)(const struct opp_event *child, void *ctx), void *ctx);
+                  int (*uncounted)(const struct opp_event *child, void *ctx),
+                  int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx),
+                  void *ctx);
 
 #endif

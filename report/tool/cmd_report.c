@@ -765,9 +765,12 @@ static int json_streamed(struct report_args *ra, int *load)
     if (opp_model_has_gpu(meta)) {
         int got = opp_gpu_stream_stats(g, &ra->agg, &gs, &k, &nk, err, sizeof err);
         if (got) {
-            if (got > 0 && !ra->stream) { /* no room for the sorts */
+            if (got > 0 && !ra->stream) { /* no room for the sorts, or owners untold */
                 fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
                 *load = 1;
+            } else if (got > 0) {
+                fprintf(stderr, PREFIX "cannot stream the JSON: %s (--no-stream loads every call)\n",
+                        err);
             } else {
                 fprintf(stderr, PREFIX "%s\n", err);
             }

@@ -216,7 +216,7 @@ START_TEST(fold_same_op)
     };
     size_t n = 8;
     ck_assert_int_eq(opp_tree_build(e, n), 0);
-    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL, NULL), 0);
     ck_assert_uint_eq(n, 7);
     const struct want w[] = {{1, NONE, 30}, {10, 1, 27}, {30, 10, 15}, {31, 10, 8},
                              {20, 1, 4},    {21, 20, 8}, {22, 20, 8}};
@@ -227,7 +227,7 @@ START_TEST(fold_same_op)
         ck_assert_uint_eq(e[i].self_ns, w[i].self);
     }
     /* nothing to fold: unchanged */
-    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL, NULL), 0);
     ck_assert_uint_eq(n, 7);
 }
 END_TEST
@@ -239,6 +239,44 @@ static int instant(const struct opp_event *c, void *ctx)
     (void)ctx;
     return c->name >= 90;
 }
+
+/* What lift sees: each removed event, and where its owner is after the
+ * compaction (a pair, then a chain of three: the two inner ones go to the
+ * outermost, which the pair's removal moved). */
+struct lifted {
+    uint32_t name[4], owner[4];
+    size_t n;
+};
+
+static int record_lift(const struct opp_event *c, uint32_t owner, void *ctx)
+{
+    struct lifted *l = ctx;
+    l->name[l->n] = c->name;
+    l->owner[l->n++] = owner;
+    return 0;
+}
+
+START_TEST(fold_lifts_to_kept_ancestor)
+{
+    struct opp_event e[] = {
+        ev(1, 0, 100, 0, 0),  ev(20, 2, 8, 1, 0),   ev(21, 3, 7, 2, 0),
+        ev(10, 10, 60, 1, 0), ev(11, 20, 55, 2, 0), ev(12, 25, 50, 3, 0),
+    };
+    size_t n = 6;
+    struct lifted l = {.n = 0};
+    ck_assert_int_eq(opp_tree_build(e, n), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, record_lift, &l), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(l.n, 3);
+    const uint32_t name[] = {21, 11, 12}, owner[] = {1, 2, 2};
+    for (size_t i = 0; i < l.n; i++) {
+        ck_assert_uint_eq(l.name[i], name[i]);
+        ck_assert_uint_eq(l.owner[i], owner[i]);
+    }
+    ck_assert_uint_eq(e[1].name, 20);
+    ck_assert_uint_eq(e[2].name, 10);
+}
+END_TEST
 
 START_TEST(fold_uncounted_children)
 {
@@ -252,7 +290,7 @@ START_TEST(fold_uncounted_children)
     size_t n = 6;
     memcpy(e, in, sizeof in);
     ck_assert_int_eq(opp_tree_build(e, n), 0);
-    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, instant, NULL), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, instant, NULL, NULL), 0);
     const struct want w[] = {{10, NONE, 100}, {20, NONE, 100}, {90, 20, 0}, {91, 20, 0}};
     ck_assert_uint_eq(n, 4);
     for (size_t i = 0; i < n; i++) {
@@ -265,7 +303,7 @@ START_TEST(fold_uncounted_children)
     n = 6;
     memcpy(e, in, sizeof in);
     ck_assert_int_eq(opp_tree_build(e, n), 0);
-    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL), 0);
+    ck_assert_int_eq(opp_tree_fold(e, &n, same_tens, NULL, NULL, NULL), 0);
     ck_assert_uint_eq(n, 5);
 }
 END_TEST
@@ -313,6 +351,7 @@ Suite *suite_tree(void)
     tcase_add_test(tc, empty_and_one);
     tcase_add_test(tc, large);
     tcase_add_test(tc, fold_same_op);
+    tcase_add_test(tc, fold_lifts_to_kept_ancestor);
     tcase_add_test(tc, fold_uncounted_children);
     suite_add_tcase(s, tc);
     return s;
