@@ -90,6 +90,8 @@ struct opp_sum {
     uint64_t calls, dropped, unattached;
     uint64_t lost; /* entries still needed that the maps' bound made go */
     uint32_t just;  /* the node of the call opp_sum_call was last given, or NONE */
+    int given;      /* the next MEMORY call's bytes are given_bytes (opp_sum_given_bytes) */
+    int64_t given_bytes;
     int joined;     /* GPU work comes with its call (opp_sum_op_add): ids are not kept */
 };
 
@@ -591,15 +593,20 @@ static int64_t block_bytes(struct opp_sum *s, struct bmap *m, uint32_t proc, uin
     return -b;
 }
 
-/* A MEMORY call's bytes (*out, as block_bytes; 0 for anything else), as
- * the report gives a full trace's (cpu_memory.c). 0 or -ENOMEM. */
+/* A MEMORY call's bytes (*out: *given when given, else as block_bytes; 0
+ * for anything else), as the report gives a full trace's (cpu_memory.c).
+ * 0 or -ENOMEM. */
 static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint64_t *args,
-                     uint32_t nargs, int64_t *out)
+                     uint32_t nargs, const int64_t *given, int64_t *out)
 {
     const uint64_t *a = args;
     *out = 0;
     if (opp_kind_base(kind) != OPP_OP_MEMORY || opp_op_args(kind, &a, nargs) < OPP_COL_MEM_COLS)
         return 0;
+    if (given) {
+        *out = *given;
+        return 0;
+    }
     if (!s->cpu.cap && bmap_init(&s->cpu))
         return -ENOMEM;
     *out = block_bytes(s, &s->cpu, proc, a[OPP_COL_MEM_OP], a[OPP_COL_MEM_ADDRESS],
@@ -658,9 +665,10 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
                  uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args,
                  unsigned flags)
 {
-    int range = (flags & OPP_SUM_RANGE) != 0;
+    int range = (flags & OPP_SUM_RANGE) != 0, given = s->given;
     struct sproc *p = find_proc(s, proc);
     s->just = NONE;
+    s->given = 0;
     if (!p || fn >= p->nfuncs)
         return 0; /* the collector checked both: not reached */
     struct sthread *t = find_thread(s, proc, tid, 1);
@@ -688,7 +696,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     }
     s->calls++;
     int64_t bytes;
-    if (cpu_bytes(s, proc, kind, args, nargs, &bytes))
+    if (cpu_bytes(s, proc, kind, args, nargs, given ? &s->given_bytes : NULL, &bytes))
         return -ENOMEM;
     /* a child folded into this call: its self time is this call's */
     uint64_t name = torch_name(kind, fn, key, nargs);
@@ -882,6 +890,12 @@ static int op_add(struct opp_sum *s, struct sproc *p, uint32_t id, const struct 
 void opp_sum_joined(struct opp_sum *s)
 {
     s->joined = 1;
+}
+
+void opp_sum_given_bytes(struct opp_sum *s, int64_t bytes)
+{
+    s->given = 1;
+    s->given_bytes = bytes;
 }
 
 int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op, int owned)

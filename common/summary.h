@@ -79,6 +79,10 @@ void opp_sum_joined(struct opp_sum *s);
  * else 0. */
 int opp_sum_op_of(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g,
                   struct opp_sum_op *op);
+/* The bytes of the next call given to opp_sum_call if it is a MEMORY one
+ * (a free's < 0), found by the caller (in time order, where a free can
+ * come before its allocation in the trace): not looked up by address. */
+void opp_sum_given_bytes(struct opp_sum *s, int64_t bytes);
 /* op of proc added up: owned by the call opp_sum_call was last given
  * (when that call was kept), or by none. 0 or -ENOMEM. */
 int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op, int owned);

@@ -8,10 +8,26 @@
 
 #include "analysis/extsort.h"
 #include "analysis/gpu_join.h"
+#include "analysis/live_blocks.h"
 #include "analysis/stream_meta.h"
 #include "gpu.h"
+#include "ops.h"
 
 #define SORT_MEM (16u << 20) /* bytes the sort by call keeps in memory */
+
+/* A CPU MEMORY call (a torch allocation or free), by time as cpu_memory.c
+ * orders them: begin, process, thread, place in its thread. */
+struct mem_rec {
+    uint64_t begin;
+    uint32_t proc, thread;
+    uint64_t seq, at, op, address, bytes;
+};
+
+/* Its bytes, found in that order, by the call's number. */
+struct mem_size {
+    uint64_t at;
+    int64_t bytes;
+};
 
 /* A call a process died inside: joined once the read is done, when
  * stream_meta knows where the loaded model ends it. */
@@ -27,6 +43,8 @@ struct opp_owned_ops {
     struct opp_extsort *sorted;
     const struct opp_owned_op *cur; /* the next one sorted, NULL at the end */
     struct opp_owned_op out;        /* the one handed out */
+    struct opp_extsort *mems, *sizes;
+    const struct mem_size *size; /* the next one sorted, NULL at the end */
     uint32_t *seq;                  /* by thread index: its calls so far */
     size_t nseq;
     uint64_t calls, ops;
@@ -75,6 +93,23 @@ size_t *opp_owned_open_order(const uint32_t *depth, size_t n)
     return order;
 }
 
+static int cmp_mem(const void *pa, const void *pb)
+{
+    const struct mem_rec *a = pa, *b = pb;
+    OPP_SORT_BY(a->begin, b->begin);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(a->seq, b->seq);
+    return 0;
+}
+
+static int cmp_size(const void *pa, const void *pb)
+{
+    const struct mem_size *a = pa, *b = pb;
+    OPP_SORT_BY(a->at, b->at);
+    return 0;
+}
+
 static int fail(struct opp_owned_ops *o, int rc)
 {
     if (!o->failed)
@@ -108,8 +143,22 @@ static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     if (opp_loader_grow_zeroed((void **)&o->seq, &o->nseq, (size_t)ti + 1, sizeof *o->seq))
         return fail(o, -ENOMEM);
     uint32_t seq = o->seq[ti]++;
-    if (!(e->flags & OPP_EV_OPEN))
+    if (!(e->flags & OPP_EV_OPEN)) {
+        const struct opp_model *m = o->meta.ld.m;
+        uint32_t pi = m->threads[ti].proc, kind = e->fn < m->procs[pi].nfuncs
+                                                      ? m->procs[pi].funcs[e->fn].kind
+                                                      : 0;
+        const uint64_t *a = e->args;
+        if (opp_kind_base(kind) == OPP_OP_MEMORY &&
+            opp_op_args(kind, &a, e->nargs) >= OPP_COL_MEM_COLS) {
+            struct mem_rec r = {e->begin_ns,        pi, ti, seq, o->calls, a[OPP_COL_MEM_OP],
+                                a[OPP_COL_MEM_ADDRESS], a[OPP_COL_MEM_BYTES]};
+            int rc = opp_extsort_add(o->mems, &r);
+            if (rc)
+                return fail(o, rc);
+        }
         return join_call(o, ti, e, seq, o->calls++);
+    }
     if (o->nopen == o->open_cap) {
         size_t n = o->open_cap ? 2 * o->open_cap : 16;
         struct open_call *p = reallocarray(o->open, n, sizeof *p);
@@ -151,6 +200,36 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     int rc = o->failed ? 0 : opp_extsort_add(o->sorted, &x);
     if (rc)
         fail(o, rc);
+}
+
+/* Each CPU free without a size takes its allocation's, found in time
+ * order as cpu_memory.c finds it (not in the trace's order, where a
+ * thread's free can come before another's allocation); the bytes by call
+ * into o->sizes. 0 or -errno. */
+static int mem_sizes(struct opp_owned_ops *o)
+{
+    int rc = opp_extsort_done(o->mems);
+    struct opp_live live = {0};
+    const struct mem_rec *r;
+    while (!rc && (r = opp_extsort_next(o->mems))) {
+        int64_t b = r->bytes > INT64_MAX ? INT64_MAX : (int64_t)r->bytes;
+        if (r->op == OPP_MEM_FREE) {
+            int found;
+            int64_t size = opp_live_take(&live, r->proc, r->address, &found);
+            b = -(found && !b ? size : b);
+        } else if (r->op == OPP_MEM_ALLOC) {
+            if (opp_live_put(&live, r->proc, r->address, b))
+                rc = -ENOMEM;
+        } else {
+            b = 0;
+        }
+        if (!rc)
+            rc = opp_extsort_add(o->sizes, &(struct mem_size){r->at, b});
+    }
+    opp_live_free(&live);
+    if (!rc)
+        rc = opp_extsort_error(o->mems);
+    return rc ? rc : opp_extsort_done(o->sizes);
 }
 
 /* What stopped it: 1 (o->why) or -1, err said; 0 when nothing did. */
@@ -213,6 +292,8 @@ static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_
         fail(o, rc);
     if (!o->failed && !o->why && (rc = opp_extsort_done(o->sorted)))
         fail(o, rc);
+    if (!o->failed && !o->why && (rc = mem_sizes(o)))
+        fail(o, rc);
     return stopped(o, err, errlen);
 }
 
@@ -222,7 +303,9 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
     *out = NULL;
     struct opp_owned_ops *o = calloc(1, sizeof *o);
     if (o && (!(o->join = opp_gpu_join_new(sizeof(struct opp_owned_op))) ||
-              !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)))) {
+              !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)) ||
+              !(o->mems = opp_extsort_new(sizeof(struct mem_rec), cmp_mem, SORT_MEM / 4)) ||
+              !(o->sizes = opp_extsort_new(sizeof(struct mem_size), cmp_size, SORT_MEM / 4)))) {
         opp_owned_ops_free(o);
         o = NULL;
     }
@@ -236,6 +319,8 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
     opp_gpu_join_free(o->join);
     o->join = NULL;
     opp_stream_meta_free(&o->meta);
+    opp_extsort_free(o->mems);
+    o->mems = NULL;
     free(o->open);
     o->open = NULL;
     free(o->seq);
@@ -245,8 +330,18 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
         return rc;
     }
     o->cur = opp_extsort_next(o->sorted);
+    o->size = opp_extsort_next(o->sizes);
     *out = o;
     return 0;
+}
+
+int opp_owned_ops_mem(struct opp_owned_ops *o, uint64_t at, int64_t *bytes)
+{
+    if (!o->size || o->size->at != at)
+        return 0;
+    *bytes = o->size->bytes;
+    o->size = opp_extsort_next(o->sizes);
+    return 1;
 }
 
 const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t at)
@@ -260,7 +355,8 @@ const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t 
 
 int opp_owned_ops_error(const struct opp_owned_ops *o)
 {
-    return opp_extsort_error(o->sorted);
+    int rc = opp_extsort_error(o->sorted);
+    return rc ? rc : opp_extsort_error(o->sizes);
 }
 
 void opp_owned_ops_free(struct opp_owned_ops *o)
@@ -270,6 +366,8 @@ void opp_owned_ops_free(struct opp_owned_ops *o)
     opp_gpu_join_free(o->join);
     opp_stream_meta_free(&o->meta);
     opp_extsort_free(o->sorted);
+    opp_extsort_free(o->mems);
+    opp_extsort_free(o->sizes);
     free(o->open);
     free(o->seq);
     free(o);

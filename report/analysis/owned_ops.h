@@ -1,10 +1,11 @@
 /* A full trace's GPU ops and device memory records, each with the call
  * that owns it (gpu_join.h: gpu_attach.c's rules), sorted by that call's
  * place in the trace, so that a reader going through the calls again in
- * the trace's order takes each call's ops right after it. What lets a
- * summary (summarize.c) attribute any number of launches' GPU work with
- * memory bounded by its call paths: the join and this sort go through
- * temporary files (extsort.h). */
+ * the trace's order takes each call's ops right after it; and the bytes
+ * of its CPU MEMORY calls, a free's found in time order. What lets a
+ * summary (summarize.c) attribute any number of launches' GPU work, and
+ * frees read before their allocations, with memory bounded by its call
+ * paths: the join and the sorts go through temporary files (extsort.h). */
 #ifndef OPP_OWNED_OPS_H
 #define OPP_OWNED_OPS_H
 
@@ -46,6 +47,11 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
 /* The next op, in the order of the calls that own them (those of no call
  * last), if its call is numbered at or below at; else NULL. */
 const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t at);
+/* The bytes of CPU MEMORY call number at (a torch allocation, or a free:
+ * < 0), its free's size found in time order as a loaded trace finds it:
+ * 1 and *bytes, 0 when at is not such a call. Asked of each call in
+ * order. */
+int opp_owned_ops_mem(struct opp_owned_ops *o, uint64_t at, int64_t *bytes);
 /* 0, or the -errno that stopped reading the sorted ops back. */
 int opp_owned_ops_error(const struct opp_owned_ops *o);
 void opp_owned_ops_free(struct opp_owned_ops *o);

@@ -15,6 +15,8 @@
 
 struct sproc {
     uint32_t proc, end_how, seen;
+    uint32_t mem_tid; /* the first thread with a CPU MEMORY call, */
+    int mem_seen;     /* if any */
     uint64_t end_ns, dropped;
     uint32_t *kinds; /* of its entry points */
     uint32_t nfuncs;
@@ -30,10 +32,12 @@ struct sthr {
     struct sthr *next;
 };
 
-/* How GPU work finds its calls: a first read stops at the first GPU op
- * (a trace without any is done in it); the ops are then joined to their
- * calls beforehand and handed over after them (owned_ops.h); where that
- * cannot be, through the summary's maps of ids, bounded as in summary
+/* How GPU work finds its calls, and CPU frees their sizes: a first read
+ * stops at the first GPU op, or at a process's CPU memory call on a
+ * second thread (a trace without either is done in it); the ops are then
+ * joined to their calls and the frees to their allocations beforehand,
+ * and handed over with the calls (owned_ops.h); where that cannot be,
+ * through the summary's maps of ids and blocks, bounded as in summary
  * mode (opp_sum_gpu, in a read of the GPU records after the calls). */
 enum how { FIRST, JOINED, BY_IDS };
 
@@ -44,7 +48,7 @@ struct sz {
     size_t nprocs;
     struct sthr *threads, *last_t;
     enum how how;
-    int ops_seen; /* FIRST: the read stopped at a GPU op */
+    int need_join; /* FIRST: the read stopped for a join */
     struct opp_owned_ops *owned; /* JOINED */
     uint64_t at;                 /* JOINED: the calls summed so far, those processes died inside
                                     apart */
@@ -161,9 +165,13 @@ static int range_encloses(struct sz *z, const struct opp_tr_event *e)
     return 0;
 }
 
-/* A call summed, and then the GPU work joined to it (numbered at). */
+/* A call summed (a CPU free's bytes as found in time order), and then
+ * the GPU work joined to it (numbered at). */
 static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at)
 {
+    int64_t bytes;
+    if (z->owned && opp_owned_ops_mem(z->owned, at, &bytes))
+        opp_sum_given_bytes(z->sum, bytes);
     if (check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns, e->end_ns,
                               e->nargs, e->args, e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0)))
         return 1;
@@ -206,9 +214,25 @@ static void open_calls(struct sz *z)
     free(order);
 }
 
+/* A process whose CPU memory calls are on more than one thread: a free
+ * on one can come before its allocation on another in the trace. */
+static int memory_threads(struct sz *z, const struct opp_tr_event *e)
+{
+    struct sproc *p = proc_of(z, e->proc);
+    if (!p || e->fn >= p->nfuncs || opp_kind_base(p->kinds[e->fn]) != OPP_OP_MEMORY)
+        return 0;
+    if (p->mem_seen)
+        return p->mem_tid != e->tid;
+    p->mem_seen = 1;
+    p->mem_tid = e->tid;
+    return 0;
+}
+
 static int v_event(void *ctx, const struct opp_tr_event *e)
 {
     struct sz *z = ctx;
+    if (z->how == FIRST && memory_threads(z, e))
+        return z->need_join = 1;
     if (!z->ranges_enclose && range_encloses(z, e))
         return check(z, -ENOMEM);
     struct sthr *t = thr_of(z, e->proc, e->tid);
@@ -270,7 +294,7 @@ static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     if (z->gpu_pass)
         return kept || ext ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
     if (!kept && !ext && z->how == FIRST)
-        return z->ops_seen = 1;
+        return z->need_join = 1;
     if (ext && z->how == BY_IDS)
         return check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
     if (!kept)
@@ -365,7 +389,7 @@ static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, 
         snprintf(err, errlen, "%s is a summary trace already", in);
         rc = -1;
     }
-    if (rc == 0 && !z->failed && !z->stopped && !z->ops_seen)
+    if (rc == 0 && !z->failed && !z->stopped && !z->need_join)
         open_calls(z);
     if (rc == 0 && !z->failed && !z->stopped && z->owned) {
         const struct opp_owned_op *x; /* the ops of no call */
@@ -388,7 +412,7 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
 {
     opp_tw_close(&z->w);
     reset(z, 0);
-    z->ranges_enclose = z->stopped = z->ops_seen = 0;
+    z->ranges_enclose = z->stopped = z->need_join = 0;
     z->events = z->at = 0;
     if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
         snprintf(err, errlen, "out of memory");
@@ -414,7 +438,7 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
         return -1;
     struct opp_tr_summary sum;
     int rc = read_calls(&z, in, &sum, err, errlen);
-    if (rc == 0 && !z.failed && z.ops_seen)
+    if (rc == 0 && !z.failed && z.need_join)
         rc = again(&z, in, out, max_nodes, &sum, err, errlen);
     uint64_t dropped = 0;
     for (size_t i = 0; rc == 0 && !z.failed && i < z.nprocs; i++) {

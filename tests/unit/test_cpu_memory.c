@@ -213,6 +213,40 @@ START_TEST(table_shows_cpu_memory)
 }
 END_TEST
 
+/* A large trace's table adds calls up as it streams (a summary): a free
+ * read before its allocation (the worker's records were handed over
+ * first) still takes the allocation's size, found in time order as here;
+ * so does a free of an address allocated again later. The same table as
+ * every call loaded. */
+START_TEST(streamed_frees_before_allocations)
+{
+    char *t = tu_path(dir, "order.trace");
+    struct tb b;
+    tb_open(&b, t);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    funcs(&b);
+    tb_thread(&b, 101, "worker");
+    tb_events(&b, FREE(2000, 0x1000, 1), TB_CALL(F_MATMUL, 1900, 2100, 0));
+    tb_thread(&b, 100, "main");
+    tb_events(&b, ALLOC(1500, 0x1000, 512, 1), ALLOC(3000, 0x1000, 128, 1), FREE(3500, 0x1000, 1),
+              TB_CALL(F_STEP, 1000, 4000, 0));
+    tb_end(&b);
+    char *a[] = {"report", t, "--no-stream", NULL}, *c[] = {"report", t, "--stream", NULL};
+    char *oc, *d = tu_call_differ(cmd_report, a, c, dir, NULL, NULL, NULL);
+    ck_assert_msg(!d, "%s", d);
+    char *e;
+    ck_assert_int_eq(tu_call(cmd_report, c, dir, &oc, &e), 0);
+    /* step: +512 +128 -128; the worker's matmul: -512 */
+    ck_assert_msg(strstr(oc, "      step        93.75%       3.000us        93.75%       3.000us"
+                             "       3.000us         512 b         512 b             1  \n"),
+                  "%s", oc);
+    ck_assert_msg(strstr(oc, "    matmul         6.25%       0.200us         6.25%       0.200us"
+                             "       0.200us        -512 b        -512 b             1  \n"),
+                  "%s", oc);
+    free(oc), free(e), free(t);
+}
+END_TEST
+
 START_TEST(table_without_cpu_memory_above_zero)
 {
     /* like torch: no column when no row has Self CPU Mem above 0 (the
@@ -379,6 +413,7 @@ Suite *suite_cpu_memory(void)
     tcase_add_test(tc, rows_and_the_memory_row);
     tcase_add_test(tc, sort_by_cpu_memory);
     tcase_add_test(tc, table_shows_cpu_memory);
+    tcase_add_test(tc, streamed_frees_before_allocations);
     tcase_add_test(tc, table_without_cpu_memory_above_zero);
     tcase_add_test(tc, csv_and_json_fields);
     tcase_add_test(tc, timeline_of_the_cpu);
