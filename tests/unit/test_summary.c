@@ -336,14 +336,17 @@ START_TEST(late_gpu_records_find_their_calls)
     struct tb b;
     begin(&b, s);
     const uint64_t n = 300000, base = (1ull << 32) - 1000;
+    int rc = 0, added = 0; /* checked once: a check a call is slow under the sanitizers */
     for (uint64_t k = 0; k < n; k++) {
         uint64_t api[3] = {0, base + k, 211};
-        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_LAUNCH, 0, k * 10, k * 10 + 5, 3, api, 0), 0);
+        rc |= opp_sum_call(s, 1, 7, F_LAUNCH, 0, k * 10, k * 10 + 5, 3, api, 0);
     }
     for (uint64_t k = 0; k < n; k++) {
         struct opp_gpu_rec g = TB_KERNEL(.start = 1, .end = 3, .corr = base + k, .name = 1);
-        ck_assert_int_eq(opp_sum_gpu(s, 1, &g), 1);
+        added += opp_sum_gpu(s, 1, &g) == 1;
     }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(added, n);
     struct opp_sum_stats st;
     opp_sum_stats(s, &st);
     ck_assert_uint_eq(st.unattached, 0);
