@@ -159,14 +159,8 @@ static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
         }
         return join_call(o, ti, e, seq, o->calls++);
     }
-    if (o->nopen == o->open_cap) {
-        size_t n = o->open_cap ? 2 * o->open_cap : 16;
-        struct open_call *p = reallocarray(o->open, n, sizeof *p);
-        if (!p)
-            return fail(o, -ENOMEM);
-        o->open = p;
-        o->open_cap = n;
-    }
+    if (opp_loader_grow((void **)&o->open, &o->open_cap, o->nopen + 1, sizeof *o->open))
+        return fail(o, -ENOMEM);
     o->open[o->nopen++] = (struct open_call){*e, ti, seq};
     return 0;
 }

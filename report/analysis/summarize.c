@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/loader.h"
 #include "analysis/owned_ops.h"
 #include "info.h"
 #include "ops.h"
@@ -241,14 +242,8 @@ static int v_event(void *ctx, const struct opp_tr_event *e)
     if (e->end_ns > t->last)
         t->last = e->end_ns;
     if (e->flags & OPP_EV_OPEN) {
-        if (z->nopen == z->open_cap) {
-            size_t n = z->open_cap ? 2 * z->open_cap : 16;
-            struct opp_tr_event *o = reallocarray(z->open, n, sizeof *o);
-            if (!o)
-                return check(z, -ENOMEM);
-            z->open = o;
-            z->open_cap = n;
-        }
+        if (opp_loader_grow((void **)&z->open, &z->open_cap, z->nopen + 1, sizeof *z->open))
+            return check(z, -ENOMEM);
         z->open[z->nopen++] = *e;
         return 0;
     }

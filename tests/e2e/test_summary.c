@@ -451,6 +451,16 @@ START_TEST(streamed_steps_gpu_same_as_loaded)
 }
 END_TEST
 
+/* Each of n commands (report argv, at most 6 words) streamed and loaded:
+ * the same output. */
+static void same_streamed(const char *const (*runs)[6], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *d = tu_stream_differ(cmd_report, dir, runs[i]);
+        ck_assert_msg(!d, "%s", d);
+    }
+}
+
 /* GPU work the loaded model gives to a call other than the one that
  * pushed its id, and the same as the trace streams: a kernel tied by
  * external correlation to a torch operator folded into its same-named
@@ -502,10 +512,7 @@ START_TEST(streamed_gpu_owners_as_loaded)
                              {"report", trace},
                              {"report", trace, "--tree"},
                              {"report", trace, "-f", "json"}};
-    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-        char *d = tu_stream_differ(cmd_report, dir, runs[i]);
-        ck_assert_msg(!d, "%s", d);
-    }
+    same_streamed(runs, sizeof runs / sizeof *runs);
     char *out, *err;
     char *tv[] = {"report", trace, "--gpu", "--tid", "7", "--stream", NULL};
     ck_assert_int_eq(tu_call(cmd_report, tv, dir, &out, &err), 0);
@@ -602,10 +609,7 @@ START_TEST(streamed_table_gpu_as_loaded)
     const char *runs[][6] = {{"report", trace},
                              {"report", trace, "--tree"},
                              {"report", trace, "-f", "json"}};
-    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-        char *d = tu_stream_differ(cmd_report, dir, runs[i]);
-        ck_assert_msg(!d, "%s", d);
-    }
+    same_streamed(runs, sizeof runs / sizeof *runs);
     char *out, *err;
     char *tv[] = {"report", trace, "--stream", "-f", "json", NULL};
     ck_assert_int_eq(tu_call(cmd_report, tv, dir, &out, &err), 0);
