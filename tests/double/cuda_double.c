@@ -20,7 +20,13 @@
  * nothing pending) until a client subscribes again; nothing is handed over
  * at exit unless the client flushes, and the runtime's teardown (atexit,
  * registered at the first CUDA call) destroys the context, and with it
- * what was not handed over, before any library destructor runs; an external correlation record is
+ * what was not handed over, before any library destructor runs; the
+ * records pending are one queue under one lock, as CUPTI's activity API is
+ * thread-safe ("default flush can be done at a regular interval in a
+ * separate thread", cupti_activity.h): a flush on one thread, the program's
+ * calls adding records and a context destroyed on another never hand a
+ * record over twice or drop one twice, and the lock is held while a flush
+ * hands its buffers over, as CUPTI may hold its own; an external correlation record is
  * made only beside an API activity record (kinds RUNTIME/DRIVER), just
  * before it, as cupti_activity.h says, never on its own. */
 #include <dlfcn.h>
@@ -53,6 +59,11 @@ static struct {
     struct { void *p; size_t n; } allocs[64];
 } D;
 
+/* D.pending, D.len and D.cap: the program's threads add records, any
+ * thread flushes them (the agent's flush thread, a callback at context
+ * destroy, exit), the context's destroy drops them. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* External correlation ids pushed, a stack per kind, per thread. */
 static __thread uint64_t ext[8][8];
 static __thread unsigned ext_n[8];
@@ -73,6 +84,7 @@ static uint64_t now(void)
 
 static void queue(const void *rec, size_t n)
 {
+    pthread_mutex_lock(&pending_lock);
     if (D.len + n > D.cap) {
         size_t cap = D.cap ? D.cap * 2 : 1 << 16;
         while (cap < D.len + n)
@@ -82,6 +94,7 @@ static void queue(const void *rec, size_t n)
     }
     memcpy(D.pending + D.len, rec, n);
     D.len += n;
+    pthread_mutex_unlock(&pending_lock);
 }
 
 /* 32 bits, wrapping past 0 (CUPTI_CORRELATION_ID_UNKNOWN, no call's). */
@@ -371,7 +384,9 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
         r.context = ctx;
         D.cb(D.ud, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &r);
     }
+    pthread_mutex_lock(&pending_lock);
     D.len = 0;
+    pthread_mutex_unlock(&pending_lock);
     return CUDA_SUCCESS;
 }
 
@@ -381,6 +396,7 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 static void forked(void)
 {
     uint32_t corr = D.corr;
+    pthread_mutex_init(&pending_lock, NULL); /* a thread of the parent's may have held it */
     free(D.pending);
     memset(&D, 0, sizeof D);
     D.corr = corr;
@@ -493,6 +509,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
      * on a device that no longer answers */
     while ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && getenv("DOUBLE_CUPTI_FLUSH_HANG"))
         pause();
+    pthread_mutex_lock(&pending_lock);
     size_t upto = D.len;
     uint64_t t = now();
     if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
@@ -512,8 +529,10 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
         uint8_t *buf = NULL;
         size_t size = 0, maxrec = 0;
         D.req(&buf, &size, &maxrec);
-        if (!buf)
+        if (!buf) {
+            pthread_mutex_unlock(&pending_lock);
             return CUPTI_ERROR_OUT_OF_MEMORY;
+        }
         size_t n = upto - off < size ? upto - off : size;
         memcpy(buf, D.pending + off, n);
         off += n;
@@ -521,6 +540,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
     }
     memmove(D.pending, D.pending + off, D.len - off);
     D.len -= off;
+    pthread_mutex_unlock(&pending_lock);
     return CUPTI_SUCCESS;
 }
 
