@@ -125,8 +125,9 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
         rc = o.name == UINT32_MAX ? -ENOMEM : opp_gpu_join_op(g->join, pi, op.corr, &o);
     } else if (r->type == OPP_GPU_EXTCORR) {
         rc = opp_gpu_join_extcorr(g->join, pi, r);
-    } else if (r->type == OPP_GPU_MEMORY) { /* joined for the count of those of no call */
-        struct gop o = {.proc = pi, .type = OPP_GPU_MEMORY};
+    } else if (r->type == OPP_GPU_MEMORY || r->type == OPP_GPU_SYNC ||
+               r->type == OPP_GPU_OVERHEAD) { /* joined for the count of those of no call */
+        struct gop o = {.proc = pi, .type = r->type};
         rc = opp_gpu_join_op(g->join, pi, opp_corr_id(r->f[OPP_GF_CORRELATION]), &o);
     }
     return rc ? fail(g, rc) : 0;
@@ -138,7 +139,8 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct opp_gpu_stream *g = ctx;
     const struct gop *o = op;
     const struct opp_model *m = g->meta.ld.m;
-    if (g->failed || o->type == OPP_GPU_MEMORY ||
+    if (g->failed ||
+        (o->type != OPP_GPU_KERNEL && o->type != OPP_GPU_MEMCPY && o->type != OPP_GPU_MEMSET) ||
         !opp_agg_selects(m, g->o, o->proc, c ? c->thread : OPP_GPU_NONE))
         return;
     int kernel = o->type == OPP_GPU_KERNEL, rc;

@@ -16,10 +16,11 @@
 #define SORT_MEM (16u << 20) /* bytes the sort by call keeps in memory */
 
 /* A CPU MEMORY call (a torch allocation or free), by time as cpu_memory.c
- * orders them: begin, process, thread, place in its thread. */
+ * orders them: begin, process, thread, then tree order (the longer, the
+ * shallower, the first to arrive). */
 struct mem_rec {
-    uint64_t begin;
-    uint32_t proc, thread;
+    uint64_t begin, end;
+    uint32_t proc, thread, depth, pad;
     uint64_t seq, at, op, address, bytes;
 };
 
@@ -99,6 +100,8 @@ static int cmp_mem(const void *pa, const void *pb)
     OPP_SORT_BY(a->begin, b->begin);
     OPP_SORT_BY(a->proc, b->proc);
     OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(b->end, a->end);
+    OPP_SORT_BY(a->depth, b->depth);
     OPP_SORT_BY(a->seq, b->seq);
     return 0;
 }
@@ -117,9 +120,13 @@ static int fail(struct opp_owned_ops *o, int rc)
     return 1;
 }
 
+/* Once the join cannot tell an owner (o->why), no call or op goes to it:
+ * the CPU memory calls are still ordered. */
 static int join_call(struct opp_owned_ops *o, uint32_t ti, const struct opp_tr_event *e,
                      uint32_t seq, uint64_t at)
 {
+    if (o->why)
+        return 0;
     const struct opp_model *m = o->meta.ld.m;
     uint32_t pi = m->threads[ti].proc;
     if (e->fn >= m->procs[pi].nfuncs)
@@ -130,11 +137,9 @@ static int join_call(struct opp_owned_ops *o, uint32_t ti, const struct opp_tr_e
                              at};
     int rc = opp_gpu_join_call(o->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs,
                                &c);
-    if (rc > 0) {
+    if (rc > 0)
         o->why = "a call its process died inside is around one of its name and external id";
-        return 1;
-    }
-    return rc ? fail(o, rc) : 0;
+    return rc < 0 ? fail(o, rc) : 0;
 }
 
 static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
@@ -151,8 +156,17 @@ static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
         const uint64_t *a = e->args;
         if (opp_kind_base(kind) == OPP_OP_MEMORY &&
             opp_op_args(kind, &a, e->nargs) >= OPP_COL_MEM_COLS) {
-            struct mem_rec r = {e->begin_ns,        pi, ti, seq, o->calls, a[OPP_COL_MEM_OP],
-                                a[OPP_COL_MEM_ADDRESS], a[OPP_COL_MEM_BYTES]};
+            struct mem_rec r = {e->begin_ns,
+                                e->end_ns,
+                                pi,
+                                ti,
+                                e->depth,
+                                0,
+                                seq,
+                                o->calls,
+                                a[OPP_COL_MEM_OP],
+                                a[OPP_COL_MEM_ADDRESS],
+                                a[OPP_COL_MEM_BYTES]};
             int rc = opp_extsort_add(o->mems, &r);
             if (rc)
                 return fail(o, rc);
@@ -174,7 +188,9 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     uint32_t pi = (uint32_t)(p - o->meta.ld.m->procs);
     int rc = 0;
     struct opp_owned_op x = {.seq = o->ops, .proc = proc};
-    if (g->type == OPP_GPU_EXTCORR) {
+    if (o->why) {
+        rc = 0;
+    } else if (g->type == OPP_GPU_EXTCORR) {
         rc = opp_gpu_join_extcorr(o->join, pi, g);
     } else if (opp_sum_op_of(o->sum, proc, g, &x.op)) {
         /* overhead belongs to no call (summary.c) */
@@ -226,7 +242,8 @@ static int mem_sizes(struct opp_owned_ops *o)
     return rc ? rc : opp_extsort_done(o->sizes);
 }
 
-/* What stopped it: 1 (o->why) or -1, err said; 0 when nothing did. */
+/* What stopped it, err said: 2 the temporary files, 1 the join (o->why),
+ * -1 memory or the trace; 0 when nothing did. */
 static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
 {
     if (o->failed == -ENOMEM) {
@@ -241,7 +258,7 @@ static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
         const char *dir = getenv("TMPDIR");
         snprintf(err, errlen, "no room for temporary files in %s (%s)",
                  dir && *dir ? dir : "/tmp", strerror(-o->failed));
-        return 1;
+        return 2;
     }
     if (o->why) {
         snprintf(err, errlen, "%s", o->why);
@@ -275,7 +292,7 @@ static int join_open(struct opp_owned_ops *o)
 static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_t errlen)
 {
     int rc = opp_stream_meta_read(&o->meta, path, on_call, on_gpu, o, err, errlen);
-    if (o->failed || o->why)
+    if (o->failed)
         return stopped(o, err, errlen);
     if (rc)
         return -1; /* a summary trace: summarize.c says so before */
@@ -286,7 +303,7 @@ static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_
         fail(o, rc);
     if (!o->failed && !o->why && (rc = opp_extsort_done(o->sorted)))
         fail(o, rc);
-    if (!o->failed && !o->why && (rc = mem_sizes(o)))
+    if (!o->failed && (rc = mem_sizes(o)))
         fail(o, rc);
     return stopped(o, err, errlen);
 }
@@ -319,14 +336,14 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
     o->open = NULL;
     free(o->seq);
     o->seq = NULL;
-    if (rc) {
+    if (rc < 0 || rc > 1) {
         opp_owned_ops_free(o);
         return rc;
     }
-    o->cur = opp_extsort_next(o->sorted);
+    o->cur = rc ? NULL : opp_extsort_next(o->sorted);
     o->size = opp_extsort_next(o->sizes);
     *out = o;
-    return 0;
+    return rc;
 }
 
 int opp_owned_ops_mem(struct opp_owned_ops *o, uint64_t at, int64_t *bytes)

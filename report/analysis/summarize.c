@@ -16,8 +16,10 @@
 
 struct sproc {
     uint32_t proc, end_how, seen;
-    uint32_t mem_tid; /* the first thread with a CPU MEMORY call, */
-    int mem_seen;     /* if any */
+    /* its last CPU MEMORY call: thread, depth and time, if any */
+    uint32_t mem_tid, mem_depth;
+    uint64_t mem_begin;
+    int mem_seen;
     uint64_t end_ns, dropped;
     uint32_t *kinds; /* of its entry points */
     uint32_t nfuncs;
@@ -50,6 +52,7 @@ struct sz {
     struct sthr *threads, *last_t;
     enum how how;
     int need_join; /* FIRST: the read stopped for a join */
+    int mem_unordered; /* CPU memory calls out of time order in the file */
     struct opp_owned_ops *owned; /* JOINED */
     uint64_t at;                 /* JOINED: the calls summed so far, those processes died inside
                                     apart */
@@ -215,25 +218,30 @@ static void open_calls(struct sz *z)
     free(order);
 }
 
-/* A process whose CPU memory calls are on more than one thread: a free
- * on one can come before its allocation on another in the trace. */
-static int memory_threads(struct sz *z, const struct opp_tr_event *e)
+/* Whether a process's CPU memory calls may be out of time order in the
+ * trace, where a free would miss its allocation: on a second thread (one's
+ * records can be handed over before another's), or at the time of the
+ * thread's previous one and shallower (the loaded tree puts it first). */
+static int memory_unordered(struct sz *z, const struct opp_tr_event *e)
 {
     struct sproc *p = proc_of(z, e->proc);
     if (!p || e->fn >= p->nfuncs || opp_kind_base(p->kinds[e->fn]) != OPP_OP_MEMORY)
         return 0;
-    if (p->mem_seen)
-        return p->mem_tid != e->tid;
+    int out = p->mem_seen && (p->mem_tid != e->tid ||
+                              (p->mem_begin == e->begin_ns && e->depth < p->mem_depth));
     p->mem_seen = 1;
-    p->mem_tid = e->tid;
-    return 0;
+    p->mem_tid = e->tid, p->mem_depth = e->depth, p->mem_begin = e->begin_ns;
+    return out;
 }
 
 static int v_event(void *ctx, const struct opp_tr_event *e)
 {
     struct sz *z = ctx;
-    if (z->how == FIRST && memory_threads(z, e))
-        return z->need_join = 1;
+    if (memory_unordered(z, e) && !z->mem_unordered) {
+        z->mem_unordered = 1;
+        if (z->how == FIRST)
+            return z->need_join = 1;
+    }
     if (!z->ranges_enclose && range_encloses(z, e))
         return check(z, -ENOMEM);
     struct sthr *t = thr_of(z, e->proc, e->tid);
@@ -419,6 +427,7 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
     z->how = rc ? BY_IDS : JOINED;
     if (rc) /* the blocks memory records freed were looked up in this summary */
         reset(z, 0);
+    z->mem_unordered = 0; /* the read again says */
     if (start(z, out, max_nodes, err, errlen))
         return -1;
     return read_calls(z, in, sum, err, errlen);
@@ -456,6 +465,7 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
     res->complete = sum.complete;
     res->ranges_enclose = z.ranges_enclose;
     res->lost = st.lost;
+    res->frees_unordered = z.mem_unordered && !z.owned;
     size_t nprocs = z.nprocs;
     opp_owned_ops_free(z.owned);
     reset(&z, 1);

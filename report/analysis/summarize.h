@@ -22,6 +22,10 @@ struct opp_summarized {
      * allocated, past the summary's bound on them (opp_sum_stats.lost):
      * their GPU time or memory is not in the summary */
     uint64_t lost;
+    /* CPU frees on another thread than their allocations (or otherwise
+     * out of time order in the file) that could not be ordered (no room
+     * for the temporary files): some may miss their sizes */
+    int frees_unordered;
     char warning[512]; /* the trace's own warning (cut short...), or "" */
     /* each thread's calls folded into a same-named parent (torch's
      * folding): a loaded model keeps its calls less those */

@@ -585,6 +585,18 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
                 fprintf(stderr, PREFIX "warning: %s: the GPU work or memory of %" PRIu64
                                        " calls is left out (past 2^22 waiting; --no-stream "
                                        "has it)\n", ra->traces[i], res.lost);
+            if (res.frees_unordered && !ra->stream) {
+                fprintf(stderr, PREFIX "%s has CPU frees on other threads than their "
+                                       "allocations, and no room in TMPDIR to order them: "
+                                       "loading every call\n", ra->traces[i]);
+                *load = 1;
+                goto out;
+            }
+            if (res.frees_unordered)
+                fprintf(stderr, PREFIX "warning: %s: CPU frees on other threads than their "
+                                       "allocations could not be ordered (no room in TMPDIR): "
+                                       "some may count no bytes (--no-stream has them)\n",
+                        ra->traces[i]);
             if (res.ranges_enclose && !ra->stream) {
                 fprintf(stderr, PREFIX "%s has NVTX ranges recorded when they ended around "
                                        "calls: loading every call\n", ra->traces[i]);

@@ -534,15 +534,24 @@ START_TEST(streamed_gpu_owners_as_loaded)
     free(out), free(err);
     /* a completed op that folds into the op its process died inside
      * unless another of those comes: the join cannot tell, and the summary
-     * finds the owners through its maps of ids instead, the same */
+     * finds the owners through its maps of ids instead, the same; a free on
+     * thread 9, read before thread 7's allocation, still has its size */
+    enum { U_OP, U_ALLOC, U_FREE, U_WORK };
     char *t2 = tu_path(dir, "open.trace");
     tb_open(&b, t2);
     tb_process(&b, .proc = 1, .pid = 4242, .real = 1, .exe = "app");
-    tb_funcs(&b, [T_OP] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"});
+    tb_funcs(&b, [U_OP] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"},
+             [U_ALLOC] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "_ZN3c109alloc_cpuEm"},
+             [U_FREE] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "_ZN3c108free_cpuEPv"},
+             [U_WORK] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "work"});
     tb_string(&b, 1, "k");
     tb_string(&b, 2, "aten::div_");
+    tb_thread(&b, 9, NULL);
+    tb_events(&b, TB_CALL(U_FREE, 2000, 2000, 1, OPP_MEM_FREE, 0x1000, 0),
+              TB_CALL(U_WORK, 1900, 2100, 0));
     tb_thread(&b, 7, NULL);
-    tb_events(&b, TB_CALL(T_OP, 100, 200, 1, 2, 0, 0, 40), TB_OPEN(T_OP, 50, 300, 0, 2, 0, 0, 41));
+    tb_events(&b, TB_CALL(U_ALLOC, 150, 150, 2, OPP_MEM_ALLOC, 0x1000, 512),
+              TB_CALL(U_OP, 100, 200, 1, 2, 0, 0, 40), TB_OPEN(U_OP, 50, 300, 0, 2, 0, 0, 41));
     tb_extcorr(&b, OPP_EXTCORR_KIND, 40, 70);
     tb_kernel(&b, .name = 1, .start = 400, .end = 1400, .corr = 70, .grid = {1}, .block = {1});
     tb_process_end(&b, 1, OPP_END_LOST, 500);
@@ -552,8 +561,12 @@ START_TEST(streamed_gpu_owners_as_loaded)
     ck_assert_msg(!d, "%s", d);
     char *ov[] = {"report", t2, "--stream", NULL};
     ck_assert_int_eq(tu_call(cmd_report, ov, dir, &out, &err), 0);
-    ck_assert_msg(strstr(out, "    aten::div_       100.00%       0.450us       100.00%       "
+    ck_assert_msg(strstr(out, "    aten::div_        69.23%       0.450us        69.23%       "
                               "0.450us       0.450us       1.000us       100.00%       1.000us  "),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "          work        30.77%       0.200us        30.77%       0.200us"
+                              "       0.200us       0.000us         0.00%       0.000us        "
+                              "0.000us        -512 b        -512 b             1  \n"),
                   "%s", out);
     free(out), free(err);
     /* the JSON's GPU statistics join the same way: loaded (asked to stream: refused) */
@@ -601,6 +614,7 @@ START_TEST(streamed_table_gpu_as_loaded)
     tb_events(&b, TB_CALL(S_MALLOC, 50, 60, 0, 0, 10), TB_CALL(S_BLAS, 700, 800, 0, 9));
     tb_kernel(&b, .name = 1, .start = 240, .end = 2240, .corr = 2, .grid = {1}, .block = {1});
     tb_sync(&b, .start = 400, .end = 2240, .corr = 12, .type = 1);
+    tb_sync(&b, .start = 2300, .end = 2400, .corr = 13, .type = 1); /* of no call */
     tb_overhead(&b, .start = 100, .end = 150, .kind = 1);
     tb_kernel(&b, .name = 1, .start = 3000, .end = 7000, .corr = 99, .grid = {1}, .block = {1});
     tb_extcorr(&b, OPP_EXTCORR_KIND, 9, 56);
@@ -627,7 +641,7 @@ START_TEST(streamed_table_gpu_as_loaded)
         "\"self_cuda_memory_usage\": -4096, \"cuda_memory_usage\": -4096},\n    {\"key\": "
         "\"cudaMalloc\"",
         "\"self_cuda_memory_usage\": 4096, \"cuda_memory_usage\": 4096},\n    {\"key\": \"k\"",
-        "\"self_cuda_time_total\": 15.000,", "\"unattached\": 1,"};
+        "\"self_cuda_time_total\": 15.000,", "\"unattached\": 2,"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         ck_assert_msg(strstr(out, want[i]), "%s not in\n%s", want[i], out);
     free(out), free(err);

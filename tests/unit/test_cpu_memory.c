@@ -4,9 +4,11 @@
  * operator, the "[memory]" row, the sort keys, the table's columns, CSV and
  * JSON fields and the memory timeline of the CPU, with exact numbers. */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
@@ -247,6 +249,60 @@ START_TEST(streamed_frees_before_allocations)
 }
 END_TEST
 
+/* No room in TMPDIR to order the CPU memory calls of a process that has
+ * them on two threads (here a file size limit, past which the sort's
+ * temporary file cannot grow): the table loads every call, said, rather
+ * than give frees no size; --stream keeps the summary and warns. */
+START_TEST(unordered_frees_without_room_load)
+{
+    enum { N = 70000, CHUNK = 4096 };
+    char *t = tu_path(dir, "frees.trace");
+    struct tb b;
+    tb_open(&b, t);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    funcs(&b);
+    struct tb_ev *ev = calloc(CHUNK, sizeof *ev);
+    ck_assert_ptr_nonnull(ev);
+    for (int th = 0; th < 2; th++) { /* the frees' thread first in the file */
+        tb_thread(&b, th ? 100 : 101, NULL);
+        for (int i = 0; i < N;) {
+            int n = 0;
+            for (; n < CHUNK && i < N; n++, i++) {
+                uint64_t at = th ? 10 + (uint64_t)i : 1000000 + (uint64_t)i;
+                ev[n] = (struct tb_ev){th ? F_ALLOC : F_FREE, at, at, 0, .nargs = 3,
+                                       .args = {th ? OPP_MEM_ALLOC : OPP_MEM_FREE,
+                                                0x1000 + 16 * (uint64_t)i, th ? 16 : 0}};
+            }
+            tb_put_events(&b, 0, ev, (size_t)n);
+        }
+    }
+    free(ev);
+    tb_end(&b);
+    struct rlimit old, lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 1 << 20;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    setenv("OPPROF_STREAM_MIB", "0", 1);
+    char *a[] = {"report", t, NULL}, *l[] = {"report", t, "--no-stream", NULL},
+         *c[] = {"report", t, "--stream", NULL};
+    char *ea, *el, *oc, *ec, *d = tu_call_differ(cmd_report, a, l, dir, NULL, &ea, &el);
+    int rc = tu_call(cmd_report, c, dir, &oc, &ec);
+    unsetenv("OPPROF_STREAM_MIB");
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, was);
+    ck_assert_msg(!d, "%s", d);
+    ck_assert_msg(strstr(ea, " has CPU frees on other threads than their allocations, and no "
+                             "room in TMPDIR to order them: loading every call\n"),
+                  "%s", ea);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(strstr(ec, "could not be ordered (no room in TMPDIR): some may count no bytes"),
+                  "%s", ec);
+    free(ea), free(el), free(oc), free(ec), free(t);
+}
+END_TEST
+
 START_TEST(table_without_cpu_memory_above_zero)
 {
     /* like torch: no column when no row has Self CPU Mem above 0 (the
@@ -414,6 +470,7 @@ Suite *suite_cpu_memory(void)
     tcase_add_test(tc, sort_by_cpu_memory);
     tcase_add_test(tc, table_shows_cpu_memory);
     tcase_add_test(tc, streamed_frees_before_allocations);
+    tcase_add_test(tc, unordered_frees_without_room_load);
     tcase_add_test(tc, table_without_cpu_memory_above_zero);
     tcase_add_test(tc, csv_and_json_fields);
     tcase_add_test(tc, timeline_of_the_cpu);
