@@ -568,46 +568,38 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
         else
             opp_summarized_free(&res);
         if (got == 0) {
-            if (res.dropped && !ra->stream) {
-                fprintf(stderr, PREFIX "%s has more than 2^20 call paths: loading every call\n",
-                        ra->traces[i]);
-                *load = 1;
-                goto out;
+            /* where the summary cannot be the loaded report: every call
+             * loaded instead, said; --stream keeps it, and warns */
+            char lost[160];
+            snprintf(lost, sizeof lost, ": the GPU work or memory of %" PRIu64 " calls is left "
+                     "out (past 2^22 waiting; --no-stream has it)", res.lost);
+            const struct {
+                int differs;
+                const char *loads, *warns;
+            } gaps[] = {
+                {res.dropped != 0, "has more than 2^20 call paths", NULL},
+                {res.lost != 0, "has more than 2^22 launches waiting for their GPU records (or "
+                                "CPU blocks live)", lost},
+                {res.frees_unordered, "has CPU frees on other threads than their allocations, "
+                                      "and no room in TMPDIR to order them",
+                 ": CPU frees on other threads than their allocations could not be ordered (no "
+                 "room in TMPDIR): some may count no bytes (--no-stream has them)"},
+                {res.ranges_enclose, "has NVTX ranges recorded when they ended around calls",
+                 " has NVTX ranges recorded when they ended around calls: they have no children "
+                 "here, so their self time is their total (--no-stream nests them)"},
+            };
+            for (size_t k = 0; k < sizeof gaps / sizeof *gaps; k++) {
+                if (!gaps[k].differs)
+                    continue;
+                if (!ra->stream) {
+                    fprintf(stderr, PREFIX "%s %s: loading every call\n", ra->traces[i],
+                            gaps[k].loads);
+                    *load = 1;
+                    goto out;
+                }
+                if (gaps[k].warns)
+                    fprintf(stderr, PREFIX "warning: %s%s\n", ra->traces[i], gaps[k].warns);
             }
-            if (res.lost && !ra->stream) {
-                fprintf(stderr, PREFIX "%s has more than 2^22 launches waiting for their GPU "
-                                       "records (or CPU blocks live): loading every call\n",
-                        ra->traces[i]);
-                *load = 1;
-                goto out;
-            }
-            if (res.lost)
-                fprintf(stderr, PREFIX "warning: %s: the GPU work or memory of %" PRIu64
-                                       " calls is left out (past 2^22 waiting; --no-stream "
-                                       "has it)\n", ra->traces[i], res.lost);
-            if (res.frees_unordered && !ra->stream) {
-                fprintf(stderr, PREFIX "%s has CPU frees on other threads than their "
-                                       "allocations, and no room in TMPDIR to order them: "
-                                       "loading every call\n", ra->traces[i]);
-                *load = 1;
-                goto out;
-            }
-            if (res.frees_unordered)
-                fprintf(stderr, PREFIX "warning: %s: CPU frees on other threads than their "
-                                       "allocations could not be ordered (no room in TMPDIR): "
-                                       "some may count no bytes (--no-stream has them)\n",
-                        ra->traces[i]);
-            if (res.ranges_enclose && !ra->stream) {
-                fprintf(stderr, PREFIX "%s has NVTX ranges recorded when they ended around "
-                                       "calls: loading every call\n", ra->traces[i]);
-                *load = 1;
-                goto out;
-            }
-            if (res.ranges_enclose)
-                fprintf(stderr, PREFIX "warning: %s has NVTX ranges recorded when they ended "
-                                       "around calls: they have no children here, so their "
-                                       "self time is their total (--no-stream nests them)\n",
-                        ra->traces[i]);
             if (res.warning[0] && !warning[0])
                 snprintf(warning, sizeof warning, "%s", res.warning);
             complete &= res.complete;
