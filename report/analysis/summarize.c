@@ -408,8 +408,10 @@ static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, 
     return rc;
 }
 
-/* After a first read that met GPU ops: the ops joined to their calls
- * (else, said on why, by ids) and the calls read again. */
+/* After a first read that met a GPU op, or CPU memory calls that may be
+ * out of order: the ops joined to their calls and the CPU memory calls
+ * ordered beforehand (where the join cannot, the ops go by ids; where
+ * there is no room for its files, both), and the calls read again. */
 static int again(struct sz *z, const char *in, const char *out, unsigned long max_nodes,
                  struct opp_tr_summary *sum, char *err, size_t errlen)
 {
