@@ -34,6 +34,8 @@ struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
  * around one of its name and its external id). */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, const uint64_t *args,
                       uint32_t nargs, const struct opp_gpu_call *c);
+/* Why, when opp_gpu_join_call returned 1. */
+#define OPP_GPU_JOIN_UNTOLD "a call its process died inside is around one of its name and external id"
 /* Calls the process died inside folded that way (a loaded model counts
  * them less those). */
 uint64_t opp_gpu_join_open_folded(const struct opp_gpu_join *j);

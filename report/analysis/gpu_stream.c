@@ -91,17 +91,9 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
 {
     struct opp_gpu_stream *g = ctx;
     int64_t ti = opp_stream_meta_thread(&g->meta, e->proc, e->tid);
-    const struct opp_model *m = g->meta.ld.m;
     if (ti < 0)
         return fail(g, -ENOMEM);
-    uint32_t pi = m->threads[ti].proc;
-    if (e->fn >= m->procs[pi].nfuncs)
-        return fail(g, -EPROTO); /* the reader checks this: never happens */
-    struct opp_gpu_call c = {e->begin_ns,   opp_stream_meta_end(&g->meta, (uint32_t)ti, e),
-                             (uint32_t)ti,  g->seq[ti]++,
-                             e->depth,      (e->flags & OPP_EV_OPEN) != 0,
-                             0};
-    int rc = opp_gpu_join_call(g->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
+    int rc = opp_stream_meta_join(&g->meta, g->join, (uint32_t)ti, e, g->seq[ti]++, 0);
     return rc > 0 ? fail(g, -EDOM) : rc ? fail(g, rc) : 0;
 }
 
@@ -319,8 +311,7 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     *k = NULL;
     *nk = 0;
     if (rc == -EDOM) {
-        snprintf(err, errlen, "a call its process died inside is around one of its name and "
-                              "external id");
+        snprintf(err, errlen, "%s", OPP_GPU_JOIN_UNTOLD);
         return 1;
     }
     if (rc == -ENOMEM || rc == -EPROTO) {

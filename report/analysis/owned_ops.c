@@ -127,18 +127,9 @@ static int join_call(struct opp_owned_ops *o, uint32_t ti, const struct opp_tr_e
 {
     if (o->why)
         return 0;
-    const struct opp_model *m = o->meta.ld.m;
-    uint32_t pi = m->threads[ti].proc;
-    if (e->fn >= m->procs[pi].nfuncs)
-        return fail(o, -EPROTO); /* the reader checks this: never happens */
-    struct opp_gpu_call c = {e->begin_ns, opp_stream_meta_end(&o->meta, ti, e),
-                             ti,          seq,
-                             e->depth,    (e->flags & OPP_EV_OPEN) != 0,
-                             at};
-    int rc = opp_gpu_join_call(o->join, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs,
-                               &c);
+    int rc = opp_stream_meta_join(&o->meta, o->join, ti, e, seq, at);
     if (rc > 0)
-        o->why = "a call its process died inside is around one of its name and external id";
+        o->why = OPP_GPU_JOIN_UNTOLD;
     return rc < 0 ? fail(o, rc) : 0;
 }
 

@@ -389,11 +389,9 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
                      .flags = e->flags & OPP_EV_OPEN ? I_OPEN : 0};
     int scope = -1;
     if (z->pass == 2 && z->join) {
-        struct opp_gpu_call c = {x.begin, x.end, ti, x.seq, x.depth, (x.flags & I_OPEN) != 0, 0};
-        int rc = opp_gpu_join_call(z->join, mt->proc, kind, e->args, e->nargs, &c);
+        int rc = opp_stream_meta_join(&z->meta, z->join, ti, e, x.seq, 0);
         if (rc > 0)
-            return cannot(z, "a call its process died inside is around one of its name and "
-                             "external id");
+            return cannot(z, OPP_GPU_JOIN_UNTOLD);
         if (rc)
             return rc == -ENOMEM ? fail(z, ENOMEM) : cannot_tmp(z, rc);
     }

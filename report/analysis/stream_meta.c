@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/gpu_join.h"
 #include "gpu.h"
 
 static int fail(struct opp_stream_meta *sm, int err)
@@ -165,6 +166,20 @@ uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
     if (p->end_how && p->end_ns > last)
         last = p->end_ns;
     return last > e->begin_ns ? last : e->begin_ns;
+}
+
+int opp_stream_meta_join(const struct opp_stream_meta *sm, struct opp_gpu_join *j, uint32_t ti,
+                         const struct opp_tr_event *e, uint32_t seq, uint64_t at)
+{
+    const struct opp_model *m = sm->ld.m;
+    uint32_t pi = m->threads[ti].proc;
+    if (e->fn >= m->procs[pi].nfuncs)
+        return -EPROTO;
+    struct opp_gpu_call c = {e->begin_ns, opp_stream_meta_end(sm, ti, e),
+                             ti,          seq,
+                             e->depth,    (e->flags & OPP_EV_OPEN) != 0,
+                             at};
+    return opp_gpu_join_call(j, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
 }
 
 void opp_stream_meta_free(struct opp_stream_meta *sm)

@@ -38,6 +38,12 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          void *ctx, char *err, size_t errlen);
 /* The index of thread tid of process serial proc (one it has seen), or -1. */
 int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid);
+/* Call e of thread ti handed to the join (opp_gpu_join_call): seq its
+ * arrival on its thread, at the caller's mark. The join's result, or
+ * -EPROTO for a call of no entry point (the reader checks: never). */
+struct opp_gpu_join;
+int opp_stream_meta_join(const struct opp_stream_meta *sm, struct opp_gpu_join *j, uint32_t ti,
+                         const struct opp_tr_event *e, uint32_t seq, uint64_t at);
 /* Where call e of thread ti ends: its own end, or for a call its process
  * died inside, where the loaded model ends it (load.c). */
 uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
