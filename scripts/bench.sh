@@ -442,25 +442,26 @@ timed() { # prints "seconds KiB" of the median run (by time) of "$@" > /dev/null
     done
     printf '%s\n' "${out[@]}" | sort -g | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }'
 }
+measure() { # NAME LABEL ARGS...: NAME_S and NAME_MB of `opprof ARGS`, timed, printed as LABEL
+    local name=$1 label=$2 s kb
+    shift 2
+    read -r s kb <<<"$(timed "$OPPROF" "$@")"
+    printf -v "${name}_S" '%s' "$s"
+    printf -v "${name}_MB" '%s' "$((kb / 1024))"
+    echo "$label: $s s, $((kb / 1024)) MiB peak RSS"
+}
+echo "trace: $REPORT_N records, $big_mib MiB"
 # The default streams a trace this large (OPPROF_STREAM_MIB); --no-stream
 # loads every call.
-read -r REP_S REP_KB <<<"$(timed "$OPPROF" report "$scratch/big.trace")"
-read -r LOAD_S LOAD_KB <<<"$(timed "$OPPROF" report --no-stream "$scratch/big.trace")"
-read -r JSON_S JSON_KB <<<"$(timed "$OPPROF" report -f json "$scratch/big.trace")"
-read -r EXP_S EXP_KB <<<"$(timed "$OPPROF" export chrome "$scratch/big.trace")"
+measure REP "opprof report" report "$scratch/big.trace"
+measure LOAD "opprof report --no-stream" report --no-stream "$scratch/big.trace"
+measure JSON "opprof report -f json" report -f json "$scratch/big.trace"
+measure EXP "opprof export chrome" export chrome "$scratch/big.trace"
 # The step view (a step ends at each train_step: 8 records a step) found
 # as the trace streams, and loaded.
-read -r STEP_S STEP_KB <<<"$(timed "$OPPROF" report --step train_step "$scratch/big.trace")"
-read -r STEPL_S STEPL_KB <<<"$(timed "$OPPROF" report --no-stream --step train_step "$scratch/big.trace")"
-REP_MB=$((REP_KB / 1024)) LOAD_MB=$((LOAD_KB / 1024)) EXP_MB=$((EXP_KB / 1024))
-STEP_MB=$((STEP_KB / 1024)) STEPL_MB=$((STEPL_KB / 1024)) JSON_MB=$((JSON_KB / 1024))
-echo "trace: $REPORT_N records, $big_mib MiB"
-echo "opprof report: $REP_S s, $REP_MB MiB peak RSS"
-echo "opprof report --no-stream: $LOAD_S s, $LOAD_MB MiB peak RSS"
-echo "opprof report -f json: $JSON_S s, $JSON_MB MiB peak RSS"
-echo "opprof export chrome: $EXP_S s, $EXP_MB MiB peak RSS"
-echo "opprof report --step train_step: $STEP_S s, $STEP_MB MiB peak RSS"
-echo "opprof report --no-stream --step train_step: $STEPL_S s, $STEPL_MB MiB peak RSS"
+measure STEP "opprof report --step train_step" report --step train_step "$scratch/big.trace"
+measure STEPL "opprof report --no-stream --step train_step" \
+    report --no-stream --step train_step "$scratch/big.trace"
 # SQLite: one run (it writes its ~80 B a row to the disk); rows a second
 # over the whole export, the load of the trace and the indexes included.
 SQL_S= SQL_MB= FLOOR_S=
@@ -508,20 +509,14 @@ done
 # it streams (the ops joined to their launches by a sort that spills to
 # TMPDIR) and loaded.
 "$scratch/gpu_trace_gen" "$scratch/gpu.trace" "$REPORT_N" >/dev/null || die "gpu_trace_gen failed"
-read -r GPU_S GPU_KB <<<"$(timed "$OPPROF" report --gpu "$scratch/gpu.trace")"
-read -r GPUL_S GPUL_KB <<<"$(timed "$OPPROF" report --no-stream --gpu "$scratch/gpu.trace")"
-read -r GSTEP_S GSTEP_KB <<<"$(timed "$OPPROF" report --step train_step "$scratch/gpu.trace")"
+measure GPU "opprof report --gpu, $REPORT_N records with GPU work" report --gpu "$scratch/gpu.trace"
+measure GPUL "opprof report --no-stream --gpu" report --no-stream --gpu "$scratch/gpu.trace"
+measure GSTEP "opprof report --step train_step (GPU work)" \
+    report --step train_step "$scratch/gpu.trace"
 # Its table, streamed (each op joined to its launch before the calls are
 # summed) and loaded.
-read -r GTAB_S GTAB_KB <<<"$(timed "$OPPROF" report "$scratch/gpu.trace")"
-read -r GTABL_S GTABL_KB <<<"$(timed "$OPPROF" report --no-stream "$scratch/gpu.trace")"
-GPU_MB=$((GPU_KB / 1024)) GPUL_MB=$((GPUL_KB / 1024)) GSTEP_MB=$((GSTEP_KB / 1024))
-GTAB_MB=$((GTAB_KB / 1024)) GTABL_MB=$((GTABL_KB / 1024))
-echo "opprof report --gpu, $REPORT_N records with GPU work: $GPU_S s, $GPU_MB MiB peak RSS"
-echo "opprof report --no-stream --gpu: $GPUL_S s, $GPUL_MB MiB peak RSS"
-echo "opprof report --step train_step (GPU work): $GSTEP_S s, $GSTEP_MB MiB peak RSS"
-echo "opprof report (GPU work): $GTAB_S s, $GTAB_MB MiB peak RSS"
-echo "opprof report --no-stream (GPU work): $GTABL_S s, $GTABL_MB MiB peak RSS"
+measure GTAB "opprof report (GPU work)" report "$scratch/gpu.trace"
+measure GTABL "opprof report --no-stream (GPU work)" report --no-stream "$scratch/gpu.trace"
 rm -f "$scratch/gpu.trace"
 
 # ---- 8b. opprof analyze: ANALYZE_TRACES rank traces on Dask ----
