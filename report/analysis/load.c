@@ -91,15 +91,14 @@ static void close_open_events(struct opp_model *m)
     for (size_t i = 0; i < m->nthreads; i++) {
         struct opp_thread *t = &m->threads[i];
         const struct opp_process *p = &m->procs[t->proc];
-        uint64_t last = p->end_how ? p->end_ns : 0;
+        uint64_t last = 0;
         for (size_t k = 0; k < t->nevents; k++)
             if (t->events[k].end_ns > last)
                 last = t->events[k].end_ns;
         for (size_t k = 0; k < t->nevents; k++) {
             struct opp_event *e = &t->events[k];
-            if (!(e->flags & OPP_EV_OPEN))
-                continue;
-            e->end_ns = last > e->begin_ns ? last : e->begin_ns;
+            if (e->flags & OPP_EV_OPEN)
+                e->end_ns = opp_open_end(e->begin_ns, last, p->end_how, p->end_ns);
         }
     }
 }

@@ -82,6 +82,16 @@ static inline uint64_t opp_corr_id(uint64_t v)
     return v == UINT64_MAX ? 0 : v;
 }
 
+/* Where a call its process died inside ends: when the process ended
+ * (end_how set), or its thread's last call did, whichever is later; never
+ * before it began. */
+static inline uint64_t opp_open_end(uint64_t begin, uint64_t thread_last, uint32_t end_how,
+                                    uint64_t proc_end)
+{
+    uint64_t last = end_how && proc_end > thread_last ? proc_end : thread_last;
+    return last > begin ? last : begin;
+}
+
 /* ---- loader.c ---- */
 
 /* Grow *arr (of elements of size sz) to hold at least need; 0 or -1.

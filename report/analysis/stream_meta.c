@@ -162,10 +162,7 @@ uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
         return e->end_ns;
     const struct opp_model *m = sm->ld.m;
     const struct opp_process *p = &m->procs[m->threads[ti].proc];
-    uint64_t last = ti < sm->nlast ? sm->last[ti] : 0;
-    if (p->end_how && p->end_ns > last)
-        last = p->end_ns;
-    return last > e->begin_ns ? last : e->begin_ns;
+    return opp_open_end(e->begin_ns, ti < sm->nlast ? sm->last[ti] : 0, p->end_how, p->end_ns);
 }
 
 int opp_stream_meta_join(const struct opp_stream_meta *sm, struct opp_gpu_join *j, uint32_t ti,

@@ -211,8 +211,7 @@ static void open_calls(struct sz *z)
             check(z, -ENOMEM);
             break;
         }
-        uint64_t last = p->end_how && p->end_ns > t->last ? p->end_ns : t->last;
-        e->end_ns = last > e->begin_ns ? last : e->begin_ns;
+        e->end_ns = opp_open_end(e->begin_ns, t->last, p->end_how, p->end_ns);
         sum_call(z, e, OPP_OWNED_OPEN_AT + k);
     }
     free(order);
