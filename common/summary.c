@@ -906,19 +906,20 @@ int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op
 
 int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
 {
+    struct sproc *p = find_proc(s, proc);
+    if (!p)
+        return 0;
     if (g->type == OPP_GPU_EXTCORR) {
         const uint64_t *f = g->f;
-        if (!find_proc(s, proc))
-            return 0;
         if (f[OPP_GF_X_KIND] == OPP_EXTCORR_KIND && f[OPP_GF_X_CORRELATION])
             bmap_put(s, &s->extc, proc, f[OPP_GF_X_CORRELATION], f[OPP_GF_X_EXTERNAL], 0);
         return 1;
     }
     struct opp_sum_op op;
-    if (!find_proc(s, proc) || !opp_sum_op_of(s, proc, g, &op))
+    if (!opp_sum_op_of(s, proc, g, &op))
         return 0;
     uint32_t id = g->type == OPP_GPU_OVERHEAD ? NONE : gpu_node(s, proc, g->f[OPP_GF_CORRELATION]);
-    return op_add(s, find_proc(s, proc), id, &op) ? -ENOMEM : 1;
+    return op_add(s, p, id, &op) ? -ENOMEM : 1;
 }
 
 /* ---- writing ---- */
