@@ -1,4 +1,4 @@
-/* `opprof diff` on real runs: tests/progs/blas_calls with 1, 3 and 40
+/* `opprof diff` on real runs: tests/progs/blas_calls with 1, 3 and 400
  * repeats under `opprof run`, compared as a CI pipeline would (exit codes of
  * the real tool, exact call counts in its JSON). */
 #include <check.h>
@@ -86,9 +86,12 @@ START_TEST(blas_repeats)
     ck_assert_int_eq(diff(t1, t400, "--fail-above=200", "--op", "cblas_dgemm", &out, &err), 1);
     ck_assert_ptr_nonnull(strstr(err, "opprof diff: regression above 200.00%: "));
     free(out), free(err);
-    /* the other way round it got faster: no regression (a bound of 1000%,
-     * not 0: a call preempted on a busy machine must not fail the test) */
-    ck_assert_int_eq(diff(t400, t1, "--fail-above", "1000", NULL, &out, &err), 0);
+    /* the other way round it got faster: no regression. The gate looks at
+     * dgemm and the total, 400 times the work in A: a row of one 100-element
+     * daxpy against 400 is a few microseconds either way, which one
+     * preemption of the single call on a busy machine turns into a
+     * "regression" of any size. */
+    ck_assert_int_eq(diff(t400, t1, "--fail-above=1000", "--op", "cblas_dgemm", &out, &err), 0);
     ck_assert_str_eq(err, "");
     ck_assert_ptr_nonnull(strstr(out, "(-"));
     free(out), free(err);
