@@ -8,6 +8,7 @@
 
 #include "analysis/extsort.h"
 #include "analysis/gpu_join.h"
+#include "analysis/owned_ops.h"
 #include "analysis/stream_meta.h"
 #include "gpu.h"
 
@@ -48,6 +49,8 @@ struct opp_gpu_stream {
     struct opp_gpu_join *join;
     struct opp_extsort *dev, *str, *kern;
     const struct opp_agg_opts *o;
+    struct opp_owned_tap tap;
+    int tapped; /* the ops came joined through the tap, with o */
     int failed; /* -errno */
 };
 
@@ -97,6 +100,30 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     return rc > 0 ? fail(g, -EDOM) : rc ? fail(g, rc) : 0;
 }
 
+/* r (of process index pi) as the join keeps it in *o: 0, 1 when the join
+ * takes no op of r, or -ENOMEM. Memory, sync and overhead records are
+ * joined for the count of those of no call. */
+static int gop_of(struct opp_gpu_stream *g, uint32_t pi, const struct opp_gpu_rec *r,
+                  struct gop *o)
+{
+    if (r->type == OPP_GPU_KERNEL || r->type == OPP_GPU_MEMCPY || r->type == OPP_GPU_MEMSET) {
+        struct opp_gpu_op op;
+        struct opp_gpu_launch l;
+        opp_gpu_op_decode(r, pi, &op, &l);
+        *o = (struct gop){op.start_ns, op.end_ns, g->nops++, 0,       pi,
+                          op.device,   op.stream, -1,        op.type, 0};
+        if (op.type == OPP_GPU_KERNEL)
+            o->occupancy = opp_gpu_occupancy(opp_gpu_device_find(g->meta.ld.m, op.device), &l);
+        o->name = opp_loader_op_name(&g->meta.ld, &op, g->dem, g->ndem);
+        return o->name == UINT32_MAX ? -ENOMEM : 0;
+    }
+    if (r->type == OPP_GPU_MEMORY || r->type == OPP_GPU_SYNC || r->type == OPP_GPU_OVERHEAD) {
+        *o = (struct gop){.proc = pi, .type = r->type};
+        return 0;
+    }
+    return 1;
+}
+
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
 {
     struct opp_gpu_stream *g = ctx;
@@ -104,24 +131,12 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
     if (!p)
         return fail(g, -EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(p - g->meta.ld.m->procs);
-    int rc = 0;
-    if (r->type == OPP_GPU_KERNEL || r->type == OPP_GPU_MEMCPY || r->type == OPP_GPU_MEMSET) {
-        struct opp_gpu_op op;
-        struct opp_gpu_launch l;
-        opp_gpu_op_decode(r, pi, &op, &l);
-        struct gop o = {op.start_ns, op.end_ns, g->nops++, 0,       pi,
-                        op.device,   op.stream, -1,        op.type, 0};
-        if (op.type == OPP_GPU_KERNEL)
-            o.occupancy = opp_gpu_occupancy(opp_gpu_device_find(g->meta.ld.m, op.device), &l);
-        o.name = opp_loader_op_name(&g->meta.ld, &op, g->dem, g->ndem);
-        rc = o.name == UINT32_MAX ? -ENOMEM : opp_gpu_join_op(g->join, pi, op.corr, &o);
-    } else if (r->type == OPP_GPU_EXTCORR) {
-        rc = opp_gpu_join_extcorr(g->join, pi, r);
-    } else if (r->type == OPP_GPU_MEMORY || r->type == OPP_GPU_SYNC ||
-               r->type == OPP_GPU_OVERHEAD) { /* joined for the count of those of no call */
-        struct gop o = {.proc = pi, .type = r->type};
+    struct gop o;
+    int rc = gop_of(g, pi, r, &o);
+    if (!rc)
         rc = opp_gpu_join_op(g->join, pi, opp_corr_id(r->f[OPP_GF_CORRELATION]), &o);
-    }
+    else if (rc > 0)
+        rc = r->type == OPP_GPU_EXTCORR ? opp_gpu_join_extcorr(g->join, pi, r) : 0;
     return rc ? fail(g, rc) : 0;
 }
 
@@ -129,7 +144,9 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
 static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
 {
     struct opp_gpu_stream *g = ctx;
-    const struct gop *o = op;
+    struct gop x;
+    memcpy(&x, op, sizeof x); /* where the summary's join keeps it: unaligned */
+    const struct gop *o = &x;
     const struct opp_model *m = g->meta.ld.m;
     if (g->failed ||
         (o->type != OPP_GPU_KERNEL && o->type != OPP_GPU_MEMCPY && o->type != OPP_GPU_MEMSET) ||
@@ -179,31 +196,85 @@ struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
     return &g->meta;
 }
 
+static void drop_sorts(struct opp_gpu_stream *g)
+{
+    opp_extsort_free(g->dev);
+    opp_extsort_free(g->str);
+    opp_extsort_free(g->kern);
+    free(g->dem);
+    g->dev = g->str = g->kern = NULL;
+    g->dem = NULL;
+}
+
+/* Empty sorts (and ids of demangled names) for one join. 0 or -ENOMEM. */
+static int make_sorts(struct opp_gpu_stream *g)
+{
+    drop_sorts(g);
+    g->nops = 0;
+    g->failed = 0;
+    g->ndem = g->meta.ld.m->nstrs;
+    g->dem = malloc((g->ndem ? g->ndem : 1) * sizeof *g->dem);
+    g->dev = opp_extsort_new(sizeof(struct dev_rec), cmp_dev, SORT_MEM);
+    g->str = opp_extsort_new(sizeof(struct stream_rec), cmp_stream, SORT_MEM);
+    g->kern = opp_extsort_new(sizeof(struct kern_rec), cmp_kern, SORT_MEM);
+    if (!g->dem || !g->dev || !g->str || !g->kern)
+        return -ENOMEM;
+    memset(g->dem, 0xff, (g->ndem ? g->ndem : 1) * sizeof *g->dem);
+    return 0;
+}
+
 /* The second read and the join into the sorts. 0, -errno, or 1 when the
  * trace could not be read (err says why). */
 static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
 {
     const struct opp_model *m = g->meta.ld.m;
-    g->ndem = m->nstrs;
+    int rc = make_sorts(g);
+    if (rc)
+        return rc;
     g->seq = calloc(m->nthreads ? m->nthreads : 1, sizeof *g->seq);
-    g->dem = malloc((g->ndem ? g->ndem : 1) * sizeof *g->dem);
     g->join = opp_gpu_join_new(sizeof(struct gop));
-    g->dev = opp_extsort_new(sizeof(struct dev_rec), cmp_dev, SORT_MEM);
-    g->str = opp_extsort_new(sizeof(struct stream_rec), cmp_stream, SORT_MEM);
-    g->kern = opp_extsort_new(sizeof(struct kern_rec), cmp_kern, SORT_MEM);
-    if (!g->seq || !g->dem || !g->join || !g->dev || !g->str || !g->kern)
+    if (!g->seq || !g->join)
         return -ENOMEM;
-    memset(g->dem, 0xff, (g->ndem ? g->ndem : 1) * sizeof *g->dem);
     static const struct opp_tr_visitor v = {.event = on_event, .gpu = on_gpu};
     struct opp_tr_summary sum;
     if (opp_trace_read(g->path, &v, g, &sum, err, errlen) < 0)
         return 1;
     if (g->failed)
         return g->failed;
-    int rc = opp_gpu_join_run(g->join, each, g, &g->meta.ld.m->gpu.unattached);
+    rc = opp_gpu_join_run(g->join, each, g, &g->meta.ld.m->gpu.unattached);
     /* the calls the process died inside, as a loaded model counts them */
     g->meta.ld.m->open_events = g->meta.open_calls - opp_gpu_join_open_folded(g->join);
     return rc ? rc : g->failed;
+}
+
+/* The tap on the summary's join (owned_ops.h): the same ops, records and
+ * counts as read_ops's own join. */
+static void tap_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *rec)
+{
+    struct opp_gpu_stream *g = ctx;
+    struct gop o = {0};
+    int rc = gop_of(g, pi, r, &o);
+    if (rc < 0)
+        fail(g, rc);
+    memcpy(rec, &o, sizeof o);
+}
+
+static void tap_done(void *ctx, uint64_t unattached, uint64_t open_folded)
+{
+    struct opp_gpu_stream *g = ctx;
+    g->tapped = 1;
+    g->meta.ld.m->gpu.unattached = unattached;
+    g->meta.ld.m->open_events = g->meta.open_calls - open_folded;
+}
+
+const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
+                                               const struct opp_agg_opts *o)
+{
+    if (!g->meta.gpu_ops || make_sorts(g))
+        return NULL;
+    g->o = o;
+    g->tap = (struct opp_owned_tap){sizeof(struct gop), tap_op, each, tap_done, g};
+    return &g->tap;
 }
 
 /* Sweeps of the three sorts (gpu_stats.c's code, op by op). */
@@ -289,9 +360,11 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     memset(s, 0, sizeof *s);
     *k = NULL;
     *nk = 0;
+    int tapped = g->tapped && g->o == o;
     g->o = o;
     size_t cap = 0;
-    int rc = g->meta.gpu_ops || g->meta.ld.m->gpu.nmem || g->meta.open_calls
+    int rc = tapped ? g->failed
+             : g->meta.gpu_ops || g->meta.ld.m->gpu.nmem || g->meta.open_calls
                  ? read_ops(g, err, errlen)
                  : 0;
     if (rc > 0)
@@ -329,11 +402,8 @@ void opp_gpu_stream_free(struct opp_gpu_stream *g)
     if (!g)
         return;
     opp_gpu_join_free(g->join);
-    opp_extsort_free(g->dev);
-    opp_extsort_free(g->str);
-    opp_extsort_free(g->kern);
+    drop_sorts(g);
     free(g->seq);
-    free(g->dem);
     opp_stream_meta_free(&g->meta);
     free(g);
 }

@@ -15,6 +15,7 @@
 #include "analysis/gpu_stats.h"
 
 struct opp_gpu_stream;
+struct opp_owned_tap;
 
 /* The first read: NULL on error (err says why, *cannot 0) or when the
  * trace is a summary trace (*cannot 2). Its model has what the view names
@@ -23,6 +24,12 @@ struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
 /* What the first read learnt (stream_meta.h). */
 struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);
+/* A tap for the summary of the same trace (opp_summarize): when the
+ * summary joins the GPU work to its calls, the stats of the ops o selects
+ * take their ops from that join instead of reading and joining again.
+ * NULL when there is nothing to take, or memory is short. */
+const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
+                                               const struct opp_agg_opts *o);
 /* The stats of the ops o selects. 0; 1 when there is no room for the
  * temporary files (err says why); -1 on error. *k and *s are the
  * caller's to free; kernel names point into the model. */

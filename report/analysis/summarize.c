@@ -54,6 +54,7 @@ struct sz {
     int need_join; /* FIRST: the read stopped for a join */
     int mem_unordered; /* CPU memory calls out of time order in the file */
     struct opp_owned_ops *owned; /* JOINED */
+    const struct opp_owned_tap *tap; /* a second reader of the join */
     uint64_t at;                 /* JOINED: the calls summed so far, those processes died inside
                                     apart */
     int gpu_pass, failed, ranges_enclose;
@@ -422,7 +423,7 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = opp_owned_ops_read(&z->owned, in, z->sum, err, errlen);
+    int rc = opp_owned_ops_read(&z->owned, in, z->sum, z->tap, err, errlen);
     if (rc < 0)
         return -1;
     z->how = rc ? BY_IDS : JOINED;
@@ -435,10 +436,11 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
 }
 
 int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int exact,
-                  struct opp_summarized *res, char *err, size_t errlen)
+                  const struct opp_owned_tap *tap, struct opp_summarized *res, char *err,
+                  size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    struct sz z = {.exact = exact, .how = FIRST};
+    struct sz z = {.exact = exact, .how = FIRST, .tap = tap};
     if (start(&z, out, max_nodes, err, errlen))
         return -1;
     struct opp_tr_summary sum;

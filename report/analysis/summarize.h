@@ -36,14 +36,19 @@ struct opp_summarized {
     size_t nthreads;
 };
 
+struct opp_owned_tap;
+
 /* in (a full trace) summarised into out (written whole, or not at all is
  * the caller's: out is what it names, removed on failure). max_nodes: call
  * paths kept (past it, calls on new paths are counted as dropped). exact:
  * stop reading as soon as the summary cannot be what the loaded trace
  * reports (calls dropped, launches lost, ranges around calls: res says
- * which; out is then a part). 0, or -1 with err set. */
+ * which; out is then a part). tap: NULL, or a second reader of the join
+ * of GPU work to calls, if the summary makes one (owned_ops.h). 0, or -1
+ * with err set. */
 int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int exact,
-                  struct opp_summarized *res, char *err, size_t errlen);
+                  const struct opp_owned_tap *tap, struct opp_summarized *res, char *err,
+                  size_t errlen);
 /* What res holds, freed (whatever opp_summarize returned). */
 void opp_summarized_free(struct opp_summarized *res);
 

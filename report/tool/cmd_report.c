@@ -520,7 +520,8 @@ static int stream_chosen(const struct report_args *ra)
  * file, calls past the bound on call paths), *load is set (said on
  * stderr) and NULL returned: every call is loaded instead. */
 static struct opp_model *load_streamed(const struct report_args *ra, int *load,
-                                       struct opp_summarized *first, char *err, size_t errlen)
+                                       struct opp_summarized *first,
+                                       const struct opp_owned_tap *tap, char *err, size_t errlen)
 {
     const char *dir = getenv("TMPDIR");
     char **tmp = calloc(ra->ntraces, sizeof *tmp);
@@ -561,8 +562,8 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
         struct opp_summarized res;
         char why[480];
         paths[i] = tmp[i];
-        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, !ra->stream, &res,
-                                why, sizeof why);
+        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, !ra->stream,
+                                i ? NULL : tap, &res, why, sizeof why);
         if (first && !i)
             *first = res; /* its threads are the caller's */
         else
@@ -760,7 +761,9 @@ static int json_streamed(struct report_args *ra, int *load)
     int have_gs = 0;
     if ((rc = filters_known(ra, meta)))
         goto out;
-    if (!(m = load_streamed(ra, load, &sum, err, sizeof err))) {
+    /* the summary's join of the GPU work to its calls gives the GPU
+     * statistics their ops too */
+    if (!(m = load_streamed(ra, load, &sum, opp_gpu_stream_tap(g, &ra->agg), err, sizeof err))) {
         rc = *load ? -1 : 1;
         if (!*load)
             fprintf(stderr, PREFIX "%s\n", err);
@@ -824,7 +827,7 @@ static int report(struct report_args *rap)
         if (rc >= 0)
             return rc;
     }
-    struct opp_model *m = stream && !load ? load_streamed(&ra, &load, NULL, err, sizeof err) : NULL;
+    struct opp_model *m = stream && !load ? load_streamed(&ra, &load, NULL, NULL, err, sizeof err) : NULL;
     if (!stream || load)
         m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {

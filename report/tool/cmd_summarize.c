@@ -84,7 +84,7 @@ int cmd_summarize(int argc, char **argv)
         return 2;
     }
     struct opp_summarized res;
-    int rc = opp_summarize(in, tmp, max_nodes, 0, &res, err, sizeof err);
+    int rc = opp_summarize(in, tmp, max_nodes, 0, NULL, &res, err, sizeof err);
     opp_summarized_free(&res);
     if (rc == 0 && rename(tmp, out) == 0) {
         if (res.warning[0])
