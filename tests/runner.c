@@ -11,6 +11,10 @@
 
 int main(int argc, char **argv)
 {
+    /* A test case's timeout catches a hang, it does not time anything:
+     * Check's default of 4 s is too short for a suite under ASan on a busy
+     * machine. Cases that need longer set their own (tcase_set_timeout). */
+    setenv("CK_DEFAULT_TIMEOUT", "60", 0);
     SRunner *sr = srunner_create(NULL);
     int added = 0;
 #define X(name)                                                                                    \

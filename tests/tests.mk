@@ -147,7 +147,7 @@ test-e2e: all $(BUILD)/tests/e2e $(PROGS)
 TEST_ASAN_BINS := $(BUILD)/asan/unit $(BUILD)/asan/opprof $(BUILD)/asan/opprof-collector
 test-asan: all $(TEST_ASAN_BINS) $(BUILD)/tests/e2e $(PROGS)
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/unit
-	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
+	CK_TIMEOUT_MULTIPLIER=2 OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
 	  OPPROF_LIB=$(abspath $(BUILD))/libopprof.so \
 	  OPPROF_COLLECTOR=$(abspath $(BUILD))/asan/opprof-collector \
 	  OPPROF_ANALYZE=$(abspath $(BUILD))/analyze \

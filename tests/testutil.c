@@ -381,6 +381,30 @@ int tu_collector_finish(int pid, const char *sock)
     return rc ? -1 : tu_code(tu_wait(pid));
 }
 
+int tu_collector_events(const char *sock, uint64_t want, int ms)
+{
+    for (int waited = 0; waited <= ms; waited += 10) {
+        int fd = opp_connect(sock);
+        if (fd < 0)
+            return -1;
+        uint32_t status = 0; /* opprof ctl status */
+        uint8_t ack[16];
+        uint32_t got = 0;
+        int rc = opp_send_msg(fd, OPP_MSG_CTL, &status, 4, -1);
+        if (!rc)
+            rc = opp_wait_msg(fd, OPP_MSG_CTL_ACK, ack, sizeof ack, &got, 5000);
+        close(fd);
+        if (rc || got != sizeof ack)
+            return -1;
+        uint64_t events;
+        memcpy(&events, ack + 8, 8);
+        if (events >= want)
+            return 0;
+        usleep(10000);
+    }
+    return -1;
+}
+
 int tu_collector_of(const char *trace, char *sock, size_t cap)
 {
     for (int tries = 0; tries < 200; tries++) {

@@ -56,6 +56,9 @@ int tu_wait_file(const char *path, int ms);
  * finished with FINISH: its exit code, or -1. */
 int tu_collector_start(const char *sock, const char *trace, const char *extra);
 int tu_collector_finish(int pid, const char *sock);
+/* Waits up to ms for the collector on sock to have drained (and written)
+ * at least want events, asking it as `opprof ctl status` does: 0, or -1. */
+int tu_collector_events(const char *sock, uint64_t want, int ms);
 
 /* The running collector that writes trace (found by its command line,
  * waiting up to 2 s for it): its pid, and its socket path into sock (cap

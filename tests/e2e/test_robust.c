@@ -65,7 +65,7 @@ START_TEST(collector_killed_mid_run)
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
     int pid = tu_spawn(argv, env, out, err);
     ck_assert_int_eq(tu_wait_file(half, 10000), 0);
-    usleep(100000); /* let it drain the first half */
+    ck_assert_int_eq(tu_collector_events(sock, 1000, 10000), 0); /* the first half drained */
     kill(cpid, SIGKILL);
     tu_wait(cpid);
     close(open(go, O_CREAT | O_WRONLY, 0600));
@@ -164,12 +164,13 @@ START_TEST(drop_block_records_every_call)
     char **env = tu_preload_env_list(&te, trace,
                                      (const char *[]){"OPPROF_BUFFER=1024", "OPPROF_DROP=block", NULL});
     char *err = tu_path(dir, "err");
-    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "2000000", NULL};
+    /* 200 times the ring: the program waits for room about 200 times */
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "200000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->dropped, 0);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 2000000);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 200000);
     char *e = tu_slurp(err);
     ck_assert_int_eq(tu_count_lines(e, ""), 1); /* where the trace is */
     opp_model_free(m);
@@ -188,7 +189,8 @@ START_TEST(drop_block_records_every_call)
     uint64_t t0 = opp_mono_ns();
     close(open(go, O_CREAT | O_WRONLY, 0600));
     ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
-    ck_assert_uint_lt(opp_mono_ns() - t0, 4000000000ull); /* 1 s for room, 1 s at exit */
+    /* 1 s for room, 1 s at exit; a hang would be forever */
+    ck_assert_uint_lt(opp_mono_ns() - t0, 8000000000ull);
     kill(cpid, SIGCONT);
     ck_assert_int_eq(finish_collector(cpid), 0);
     e = tu_slurp(err);
@@ -671,7 +673,7 @@ START_TEST(signal_handler_calls_counted)
     char *o = tu_slurp(out);
     unsigned long total = 0, handled = 0;
     ck_assert_int_eq(sscanf(o, "sigblas %lu handled %lu", &total, &handled), 2);
-    ck_assert_uint_gt(handled, 20);
+    ck_assert_uint_ge(handled, 200); /* the program calls on until it has */
     ck_assert_int_eq(finish_collector(cpid), 0);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);

@@ -14,7 +14,9 @@
  *                      DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
  *   sigblas N          N calls while another thread signals this one as fast as it
- *                      can; the handler makes one call; prints how many in all
+ *                      can (more, 1000 at a time, until the handler has run 200
+ *                      times or for 10 s); the handler makes one call; prints how
+ *                      many in all
  *   daemon N           N calls, fork: the child closes every descriptor above 2, makes
  *                      N+1 calls and exits; the parent N+2 more
  *   closefds N         N calls; closes every descriptor above 2, as a daemon does,
@@ -35,6 +37,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -243,6 +246,15 @@ int main(int argc, char **argv)
         pthread_t th;
         pthread_create(&th, NULL, signaller, NULL);
         calls(n - 1);
+        /* where the two threads share a CPU the handler runs about once a
+         * time slice: more calls until it has run often enough */
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (t = t0; handled < 200 && t.tv_sec - t0.tv_sec < 10;
+             clock_gettime(CLOCK_MONOTONIC, &t)) {
+            calls(1000);
+            n += 1000;
+        }
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGUSR1);
