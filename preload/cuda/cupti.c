@@ -322,8 +322,13 @@ static void extcorr_pop(void)
  * taken at start, at each flush and before each buffer is converted: a
  * timestamp goes through the segment of points around it (extrapolated
  * past the ends), so a clock that drifts against ours is followed, not
- * just shifted. */
+ * just shifted. A point is the narrowest of a few reads of both clocks: a
+ * thread preempted between two reads would put it off by half the wait,
+ * and every GPU timestamp near it with it; one with no read narrow enough
+ * is not taken (the next flush takes one) unless it would be the first. */
 #define CLOCK_POINTS 64u
+#define CLOCK_TRIES 3
+#define CLOCK_SPAN_MAX 100000u /* ns between our two reads, at most */
 static struct {
     pthread_mutex_t lock;
     int calibrated; /* 0: CUPTI stamps with our clock */
@@ -337,18 +342,26 @@ static void clock_point(void)
 {
     if (!K.calibrated)
         return;
-    uint64_t g = 0, a = opp_mono_ns();
-    if (C.get_timestamp(&g) != CUPTI_SUCCESS)
-        return;
-    uint64_t b = opp_mono_ns();
+    uint64_t g = 0, mid = 0, span = UINT64_MAX;
+    for (int i = 0; i < CLOCK_TRIES; i++) {
+        uint64_t t = 0, a = opp_mono_ns();
+        if (C.get_timestamp(&t) != CUPTI_SUCCESS)
+            return;
+        uint64_t b = opp_mono_ns();
+        if (b - a < span) {
+            span = b - a;
+            g = t;
+            mid = a + (b - a) / 2;
+        }
+    }
     pthread_mutex_lock(&K.lock);
-    if (!K.n || g > K.p[K.n - 1].gpu) {
+    if (!K.n || (span <= CLOCK_SPAN_MAX && g > K.p[K.n - 1].gpu)) { /* a poor first beats none */
         if (K.n == CLOCK_POINTS) {
             memmove(&K.p[0], &K.p[1], (CLOCK_POINTS - 1) * sizeof K.p[0]);
             K.n--;
         }
         K.p[K.n].gpu = g;
-        K.p[K.n].ours = a + (b - a) / 2;
+        K.p[K.n].ours = mid;
         K.n++;
     }
     pthread_mutex_unlock(&K.lock);

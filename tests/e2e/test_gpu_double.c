@@ -41,12 +41,14 @@ static int have_double(void)
     return 0;
 }
 
-/* Run gpu_app [mode] under the preload, with up to two more variables
- * (the second may be NULL); its stdout and stderr. */
-static int run_app2(const char *mode, const char *extra, const char *extra2, char **out, char **err)
+/* Run gpu_app [mode] under the preload, with up to three more variables
+ * (NULL-terminated); its stdout and stderr. */
+static int run_app_vars(const char *mode, const char *const *more, char **out, char **err)
 {
     struct tu_env te;
-    const char *vars[] = {cupti_env, extra, extra ? extra2 : NULL, NULL};
+    const char *vars[5] = {cupti_env};
+    for (int i = 0; i < 3 && more[i]; i++)
+        vars[i + 1] = more[i];
     char **env = tu_preload_env_list(&te, trace, vars);
     char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
     char *argv[] = {(char *)tu_build("tests/double/gpu_app"), (char *)mode, NULL};
@@ -55,6 +57,12 @@ static int run_app2(const char *mode, const char *extra, const char *extra2, cha
     *err = tu_slurp(e);
     free(o), free(e);
     return code;
+}
+
+/* The same with up to two more variables (the second may be NULL). */
+static int run_app2(const char *mode, const char *extra, const char *extra2, char **out, char **err)
+{
+    return run_app_vars(mode, (const char *[]){extra, extra ? extra2 : NULL, NULL}, out, err);
 }
 
 static int run_app(const char *mode, const char *extra, char **out, char **err)
@@ -479,14 +487,14 @@ END_TEST
  * ours through calibration points, drift included. The work starts 0.3 s
  * in, when a fixed offset would be 300 us off: each kernel starts after
  * its launch began, the first (on an idle device) before the launch
- * returned, and each lasts its time within the clock's 0.1%. */
-START_TEST(gpu_clock_calibrated_when_not_ours)
+ * returned, and each lasts its time within the clock's 0.1%. stall: NULL,
+ * or the double's DOUBLE_CUPTI_TS_STALL_US (a busy host preempting two
+ * reads of the clocks in three). */
+static void calibrated_kernels(const char *stall)
 {
-    if (!have_double())
-        return;
     char *out, *err;
-    ck_assert_int_eq(run_app2("late", "DOUBLE_CUPTI_NO_TS_CALLBACK=1", "OPPROF_GPU_FLUSH_MS=20", &out,
-                              &err), 0);
+    const char *vars[] = {"DOUBLE_CUPTI_NO_TS_CALLBACK=1", "OPPROF_GPU_FLUSH_MS=20", stall, NULL};
+    ck_assert_int_eq(run_app_vars("late", vars, &out, &err), 0);
     ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
@@ -511,6 +519,15 @@ START_TEST(gpu_clock_calibrated_when_not_ours)
     ck_assert_int_eq(kernels, 6);
     opp_model_free(m);
     free(out), free(err);
+}
+
+START_TEST(gpu_clock_calibrated_when_not_ours)
+{
+    if (!have_double())
+        return;
+    calibrated_kernels(NULL);
+    /* 5 ms stalls: a point of one such read would be 2.5 ms off */
+    calibrated_kernels("DOUBLE_CUPTI_TS_STALL_US=5000");
 }
 END_TEST
 
