@@ -490,10 +490,13 @@ static void collector_stopped(char **argv, char **env, int cpid, const char *wan
     char *go = tu_path(dir, "go");
     int pid = tu_spawn(argv, env, out, err);
     ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    char at[4200];
     if (cpid <= 0)
-        cpid = tu_collector_of(trace, NULL, 0);
+        cpid = tu_collector_of(trace, at, sizeof at);
+    else
+        snprintf(at, sizeof at, "%s", sock);
     ck_assert_int_gt(cpid, 0);
-    usleep(100000); /* the first half drained */
+    ck_assert_int_eq(tu_collector_events(at, 1000, 10000), 0); /* the first half drained */
     ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
     uint64_t t0 = opp_mono_ns();
     close(open(go, O_CREAT | O_WRONLY, 0600));
@@ -526,7 +529,7 @@ START_TEST(collector_stopped_process_exit)
     int cpid = start_collector();
     PRELOAD_ENV(env);
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
-    collector_stopped(argv, env, cpid, "", 0, 2500); /* nothing lost: nothing said */
+    collector_stopped(argv, env, cpid, "", 0, 4000); /* nothing lost: nothing said */
     ck_assert_int_eq(finish_collector(cpid), 0);
     trace_whole(2000);
 }
@@ -543,7 +546,7 @@ START_TEST(collector_stopped_root_exit)
     snprintf(want, sizeof want,
              "opprof: the collector is stopped (SIGSTOP): %s is finished once it continues\n",
              trace);
-    collector_stopped(argv, env, 0, want, 1, 2500);
+    collector_stopped(argv, env, 0, want, 1, 4000);
     trace_whole(2000);
 }
 END_TEST
@@ -695,7 +698,8 @@ START_TEST(ctl_after_a_thread_exited)
                     NULL};
     int pid = tu_spawn(argv, env, NULL, NULL);
     ck_assert_int_eq(tu_wait_file(half, 10000), 0);
-    usleep(100000); /* the thread's ring drained and released */
+    /* the thread's ring drained, and so released */
+    ck_assert_int_eq(tu_collector_events(sock, 100, 10000), 0);
     for (uint32_t op = 2; op >= 1; op--) { /* stop, then start */
         int c = opp_connect(sock);
         ck_assert_int_ge(c, 0);
@@ -752,7 +756,10 @@ START_TEST(excess_descriptors_closed)
     int cpid = start_collector();
     int probe = opp_connect(sock); /* the collector has accepted a client once */
     ck_assert_int_ge(probe, 0);
-    usleep(200000);
+    uint32_t status = 0; /* answered: accepted, and kept open */
+    uint8_t ack[16];
+    ck_assert_int_eq(opp_send_msg(probe, OPP_MSG_CTL, &status, 4, -1), 0);
+    ck_assert_int_eq(opp_wait_msg(probe, OPP_MSG_CTL_ACK, ack, sizeof ack, NULL, 5000), 0);
     int before = open_fds(cpid);
     int c = opp_connect(sock);
     ck_assert_int_ge(c, 0);
@@ -760,8 +767,12 @@ START_TEST(excess_descriptors_closed)
     ck_assert_int_eq(send_fds(c, 3), 0); /* one fits, two too many */
     ck_assert_msg(closed_by_peer(c), "the client was not disconnected");
     close(c);
-    usleep(200000);
-    ck_assert_int_eq(open_fds(cpid), before);
+    int after = open_fds(cpid); /* a leak stays: 5 s of looking */
+    for (int i = 0; i < 500 && after != before; i++) {
+        usleep(10000);
+        after = open_fds(cpid);
+    }
+    ck_assert_int_eq(after, before);
     close(probe);
     ck_assert_int_eq(finish_collector(cpid), 0);
 }
