@@ -394,17 +394,19 @@ START_TEST(ring_header_rewritten)
     h->magic = OPP_RING_MAGIC, h->version = OPP_RING_VERSION, h->capacity = 1024, h->tid = 77;
     uint64_t far = 1ull << 30; /* slot far beyond the mapping unless masked by 1023 */
     atomic_store(&h->tail, far);
-    atomic_store(&h->head, far);
+    struct opp_rec *slots = (struct opp_rec *)((char *)h + OPP_RING_HDR_SIZE);
+    slots[0] = (struct opp_rec){.begin = 1, .end = 2}; /* one honest call of foo */
+    atomic_store(&h->head, far + 1);
     uint32_t ring[2] = {77, 1024};
     ck_assert_int_eq(opp_send_msg(bad, OPP_MSG_RING, ring, 8, mfd), 0);
     close(mfd);
-    usleep(300000); /* mapped and drained once: now lie */
-    for (int i = 0; i < 1024; i++) {
-        struct opp_rec *s = (struct opp_rec *)((char *)h + OPP_RING_HDR_SIZE) + i;
-        s->fn = 999; /* no such function */
-    }
+    for (int i = 0; i < 1000 && atomic_load(&h->tail) != far + 1; i++)
+        usleep(10000); /* until mapped and drained once: then lie */
+    ck_assert_uint_eq(atomic_load(&h->tail), far + 1);
+    for (int i = 0; i < 1024; i++)
+        slots[i].fn = 999; /* no such function */
     h->capacity = 1u << 31;
-    atomic_store(&h->head, far + 16);
+    atomic_store(&h->head, far + 1 + 16);
     PRELOAD_ENV(env);
     char *out = tu_path(dir, "out");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "1000", NULL};
@@ -418,6 +420,7 @@ START_TEST(ring_header_rewritten)
     ck_assert(m->sum.complete);
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000);
     ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(tu_count(m, "foo", -1, 0, 0), 1);
     ck_assert_uint_eq(m->dropped, 16); /* the damaged records, counted */
     opp_model_free(m);
     free(out);
