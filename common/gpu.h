@@ -32,6 +32,14 @@ enum opp_gpu_type {
     OPP_GPU_TYPE_MAX = 12
 };
 
+/* Whether a record of this type comes of a GPU (CUPTI's activity, a
+ * device): names, code stacks and module maps travel as GPU records too,
+ * in programs that have none. */
+static inline int opp_gpu_is_activity(uint32_t type)
+{
+    return type != OPP_GPU_STRING && type != OPP_GPU_STACK && type != OPP_GPU_MODULE;
+}
+
 /* Fields every timed record (KERNEL..OVERHEAD) starts with. */
 enum {
     OPP_GF_START = 0,

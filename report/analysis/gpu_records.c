@@ -244,7 +244,7 @@ int opp_loader_on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     if (!p)
         return opp_loader_fail(ld, EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(p - m->procs);
-    m->gpu.records++;
+    m->gpu.records += opp_gpu_is_activity(g->type);
     switch (g->type) {
     case OPP_GPU_STRING:
         return gpu_string(ld, pi, g);

@@ -202,7 +202,7 @@ struct opp_gpu {
     size_t nlifted;
     struct opp_gpu_memseries *memseries; /* sorted by device */
     size_t nmemseries;
-    uint64_t records;       /* GPU records read, STRING records included */
+    uint64_t records;       /* GPU records read of a GPU (opp_gpu_is_activity) */
     uint64_t skipped;       /* records of types this reader does not know */
     uint64_t unattached;    /* ops and memory records whose non-zero correlation id
                                matched no API event */

@@ -56,7 +56,7 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     default:
         break;
     }
-    sm->ld.m->gpu.records++;
+    sm->ld.m->gpu.records += opp_gpu_is_activity(g->type);
     return sm->each_gpu ? sm->each_gpu(sm->ctx, proc, g) : 0;
 }
 

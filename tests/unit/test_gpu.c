@@ -171,7 +171,7 @@ START_TEST(model_gpu_counts)
     const struct opp_gpu *g = &m->gpu;
     ck_assert_str_eq(m->sum.warning, "");
     ck_assert(opp_model_has_gpu(m));
-    ck_assert_uint_eq(g->records, 8 + 14);
+    ck_assert_uint_eq(g->records, 4 + 14); /* not the 4 strings */
     ck_assert_uint_eq(g->nops, 9); /* 5 kernels, memcpy, sync, memset, overhead */
     ck_assert_uint_eq(g->nlaunches, 5);
     ck_assert_uint_eq(g->skipped, 0);
@@ -1100,6 +1100,43 @@ START_TEST(cpu_only_gpu_view_says_none)
 }
 END_TEST
 
+/* Names, code stacks and module maps travel as GPU records in programs
+ * with no GPU (a torch op's name, OPPROF_STACKS): no GPU view, "gpu": null
+ * in the JSON, loaded or streamed. */
+START_TEST(gpu_records_of_no_gpu_say_none)
+{
+    char *path = tu_path(dir, "names.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 300, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "python3");
+    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "torch", "aten::add"});
+    tb_string(&b, 7, "aten::add");
+    tb_module(&b, 0x1000, 0x1000, 0x2000, 7);
+    tb_stack(&b, 5, 0x1100, 0x1200);
+    tb_thread(&b, 300, "main");
+    tb_events(&b, TB_CALL(0, 1000, 2000, 0), {0, 3000, 4000, 0, .stack = 5});
+    tb_end(&b);
+    struct opp_model *m = load(path);
+    ck_assert(!opp_model_has_gpu(m));
+    opp_model_free(m);
+    char *out, *err, want[512];
+    char *a1[] = {"report", path, "--gpu", NULL};
+    ck_assert_int_eq(run_report(a1, &out, &err), 0);
+    snprintf(want, sizeof want, "%s has no GPU activity records\n", path);
+    ck_assert_str_eq(out, want);
+    free(out), free(err);
+    const char *how[] = {"--no-stream", "--stream"};
+    for (int i = 0; i < 2; i++) {
+        char *a2[] = {"report", path, "-f", "json", (char *)how[i], NULL};
+        ck_assert_int_eq(run_report(a2, &out, &err), 0);
+        ck_assert_msg(strstr(out, "\n  \"gpu\": null,\n"), "%s: %s", how[i], out);
+        free(out), free(err);
+    }
+    free(path);
+}
+END_TEST
+
 /* ---- many devices: each found by search, not by scanning the others ---- */
 
 #define MANY 4000
@@ -1349,6 +1386,7 @@ Suite *suite_gpu(void)
     tcase_add_test(tc, cpu_only_cuda_columns_at_zero);
     tcase_add_test(tc, cpu_only_without_cuda_calls_cpu_table);
     tcase_add_test(tc, cpu_only_gpu_view_says_none);
+    tcase_add_test(tc, gpu_records_of_no_gpu_say_none);
     tcase_add_test(tc, malformed_records_read);
     tcase_add_test(tc, malformed_memory_saturates);
     tcase_add_test(tc, malformed_device_without_limits);
