@@ -186,9 +186,38 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
     return model_done(m, rc, err, errlen);
 }
 
+/* path with a trailing '/' made a directory, its parents too (as
+ * tensorboard_trace_handler makes its dir). 0, or -1 (said). */
+static int make_dir(const char *path)
+{
+    char p[4096];
+    size_t len = strlen(path);
+    if (!len || path[len - 1] != '/')
+        return 0;
+    if (len >= sizeof p) {
+        fprintf(stderr, PREFIX "output path too long\n");
+        return -1;
+    }
+    memcpy(p, path, len + 1);
+    for (size_t i = 1; i < len; i++) {
+        if (p[i] != '/')
+            continue;
+        p[i] = 0;
+        int rc = mkdir(p, 0777);
+        p[i] = '/';
+        if (rc && errno != EEXIST) {
+            fprintf(stderr, PREFIX "cannot make the directory %.*s: %s\n", (int)i, p,
+                    strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* --window K: the time range of the K-th window a schedule recorded; an
- * output that is a directory gets tensorboard_trace_handler's file name
- * there, <host>_<pid>.<ms since the epoch>.pt.trace.json. 0 or -1 (said). */
+ * output that is a directory (or ends in '/': then made) gets
+ * tensorboard_trace_handler's file name there, <host>_<pid>.<ms since the
+ * epoch>.pt.trace.json. 0 or -1 (said). */
 static int chrome_window(const char *const *traces, size_t n, unsigned long k,
                          struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
 {
@@ -213,8 +242,8 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
         co->from_ns = w[k - 1].begin_ns;
         co->to_ns = w[k - 1].end_ns + 1;
         struct stat st;
-        rc = 0;
-        if (*out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
+        rc = *out_path ? make_dir(*out_path) : 0;
+        if (!rc && *out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
             const struct opp_process *p = &m->procs[0];
             const char *host = opp_process_info(p, "host");
             uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
@@ -381,8 +410,9 @@ int cmd_export(int argc, char **argv)
         UNLISTED('w', "window", &window, "K",
                  "chrome: only the K-th window a schedule recorded (a run of\n"
                  "ProfilerStep#N, numbered over all the traces' steps, as\n"
-                 "report --window does); when OUT is a directory, the file is named\n"
-                 "as tensorboard_trace_handler names it: HOST_PID.MS.pt.trace.json",
+                 "report --window does); when OUT is a directory (made when it\n"
+                 "ends in /), the file is named as tensorboard_trace_handler\n"
+                 "names it: HOST_PID.MS.pt.trace.json",
                  opt_number, 1),
         UNLISTED('r', "rank", &rank, "N",
                  "chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"

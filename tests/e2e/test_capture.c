@@ -241,7 +241,14 @@ START_TEST(schedule_nvtx_steps)
     ck_assert_ptr_nonnull(strstr(j, "\"ProfilerStep#8\""));
     ck_assert_ptr_nonnull(strstr(j, "\"ProfilerStep#9\""));
     ck_assert_ptr_null(strstr(j, "\"ProfilerStep#4\""));
-    free(j), free(w2), free(tb);
+    /* a directory not there yet, named with a trailing '/': made, parents
+     * too, as tensorboard_trace_handler makes its dir */
+    char *made = tu_path(dir, "runs/w2/");
+    ex[7] = made;
+    ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+    ck_assert_int_eq(tu_count_files(made, ".pt.trace.json"), 1);
+    ck_assert_int_eq(tu_count_files(made, ""), 3);
+    free(j), free(w2), free(tb), free(made);
     free(o), free(e);
 }
 END_TEST
