@@ -325,13 +325,17 @@ static void extcorr_pop(void)
  * just shifted. A point is the narrowest of a few reads of both clocks: a
  * thread preempted between two reads would put it off by half the wait,
  * and every GPU timestamp near it with it; one with no read narrow enough
- * is not taken (the next flush takes one) unless it would be the first. */
+ * is not taken (the next flush takes one) unless it would be the first,
+ * which the next good one then replaces. Past the points (a buffer whose
+ * own point was not taken) the line goes through the first and the last:
+ * the last segment may be a few ms, its slope off by its points' errors. */
 #define CLOCK_POINTS 64u
 #define CLOCK_TRIES 3
 #define CLOCK_SPAN_MAX 100000u /* ns between our two reads, at most */
 static struct {
     pthread_mutex_t lock;
     int calibrated; /* 0: CUPTI stamps with our clock */
+    int first_poor; /* the one point there is had no narrow read */
     uint32_t n;
     struct { uint64_t gpu, ours; } p[CLOCK_POINTS]; /* oldest first */
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -340,7 +344,7 @@ static uint64_t CUPTIAPI timestamp(void) { return opp_mono_ns(); }
 
 static void clock_point(void)
 {
-    if (!K.calibrated)
+    if (!K.calibrated || !C.get_timestamp)
         return;
     uint64_t g = 0, mid = 0, span = UINT64_MAX;
     for (int i = 0; i < CLOCK_TRIES; i++) {
@@ -354,8 +358,13 @@ static void clock_point(void)
             mid = a + (b - a) / 2;
         }
     }
+    int good = span <= CLOCK_SPAN_MAX;
     pthread_mutex_lock(&K.lock);
-    if (!K.n || (span <= CLOCK_SPAN_MAX && g > K.p[K.n - 1].gpu)) { /* a poor first beats none */
+    if (K.n == 1 && K.first_poor && good)
+        K.n = 0;
+    if (!K.n || (good && g > K.p[K.n - 1].gpu)) { /* a poor first beats none */
+        if (!K.n)
+            K.first_poor = !good;
         if (K.n == CLOCK_POINTS) {
             memmove(&K.p[0], &K.p[1], (CLOCK_POINTS - 1) * sizeof K.p[0]);
             K.n--;
@@ -377,11 +386,14 @@ static uint64_t clock_ours(uint64_t t)
     if (K.n == 1) {
         r = t + (K.p[0].ours - K.p[0].gpu);
     } else if (K.n > 1) {
-        uint32_t i = 0;
-        while (i + 2 < K.n && t >= K.p[i + 1].gpu)
-            i++;
-        __int128 dg = (__int128)K.p[i + 1].gpu - K.p[i].gpu;
-        __int128 dm = (__int128)K.p[i + 1].ours - K.p[i].ours;
+        uint32_t i = 0, j = K.n - 1; /* outside the points: through the first and last */
+        if (t >= K.p[0].gpu && t < K.p[K.n - 1].gpu) {
+            while (t >= K.p[i + 1].gpu)
+                i++;
+            j = i + 1;
+        }
+        __int128 dg = (__int128)K.p[j].gpu - K.p[i].gpu;
+        __int128 dm = (__int128)K.p[j].ours - K.p[i].ours;
         __int128 x = (__int128)K.p[i].ours + ((__int128)t - K.p[i].gpu) * dm / dg;
         r = x < 0 ? 0 : (uint64_t)x;
     }

@@ -488,8 +488,8 @@ END_TEST
  * in, when a fixed offset would be 300 us off: each kernel starts after
  * its launch began, the first (on an idle device) before the launch
  * returned, and each lasts its time within the clock's 0.1%. stall: NULL,
- * or the double's DOUBLE_CUPTI_TS_STALL_US (a busy host preempting two
- * reads of the clocks in three). */
+ * or the double's DOUBLE_CUPTI_TS_STALL_US (a busy host preempting four
+ * reads of the clocks in six: every other point has no narrow read). */
 static void calibrated_kernels(const char *stall)
 {
     char *out, *err;
