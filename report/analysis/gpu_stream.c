@@ -140,6 +140,16 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
     return rc ? fail(g, rc) : 0;
 }
 
+/* The sorts' files gone (a failed tap's, so that the summary's join it
+ * rides on keeps the room). */
+static void drop_files(struct opp_gpu_stream *g)
+{
+    opp_extsort_free(g->dev);
+    opp_extsort_free(g->str);
+    opp_extsort_free(g->kern);
+    g->dev = g->str = g->kern = NULL;
+}
+
 /* A joined op: into the sorts when the filters select it. */
 static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
 {
@@ -164,8 +174,10 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
         rc = opp_extsort_add(g->kern, &(struct kern_rec){o->name, c != NULL, o->start, o->seq,
                                                          o->end - o->start, delay, o->occupancy});
     }
-    if (rc)
+    if (rc) {
         fail(g, rc);
+        drop_files(g);
+    }
 }
 
 struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *err, size_t errlen)
@@ -198,11 +210,8 @@ struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
 
 static void drop_sorts(struct opp_gpu_stream *g)
 {
-    opp_extsort_free(g->dev);
-    opp_extsort_free(g->str);
-    opp_extsort_free(g->kern);
+    drop_files(g);
     free(g->dem);
-    g->dev = g->str = g->kern = NULL;
     g->dem = NULL;
 }
 
@@ -253,7 +262,7 @@ static void tap_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *re
 {
     struct opp_gpu_stream *g = ctx;
     struct gop o = {0};
-    int rc = gop_of(g, pi, r, &o);
+    int rc = g->failed ? 1 : gop_of(g, pi, r, &o); /* failed: the sorts are gone */
     if (rc < 0)
         fail(g, rc);
     memcpy(rec, &o, sizeof o);
@@ -262,9 +271,18 @@ static void tap_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *re
 static void tap_done(void *ctx, uint64_t unattached, uint64_t open_folded)
 {
     struct opp_gpu_stream *g = ctx;
+    if (g->failed)
+        return; /* the stats read and join on their own (make_sorts starts again) */
     g->tapped = 1;
     g->meta.ld.m->gpu.unattached = unattached;
     g->meta.ld.m->open_events = g->meta.open_calls - open_folded;
+}
+
+static void tap_drop(void *ctx)
+{
+    struct opp_gpu_stream *g = ctx;
+    drop_files(g); /* the stats read and join on their own (make_sorts starts again) */
+    fail(g, -ENOSPC);
 }
 
 const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
@@ -273,7 +291,7 @@ const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
     if (!g->meta.gpu_ops || make_sorts(g))
         return NULL;
     g->o = o;
-    g->tap = (struct opp_owned_tap){sizeof(struct gop), tap_op, each, tap_done, g};
+    g->tap = (struct opp_owned_tap){sizeof(struct gop), tap_op, each, tap_done, tap_drop, g};
     return &g->tap;
 }
 

@@ -336,6 +336,8 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
     o->sum = sum;
     o->tap = tap;
     int rc = read_join(o, path, err, errlen);
+    if (rc && tap)
+        tap->drop(tap->ctx);
     /* what the join held goes before the calls are read again */
     opp_gpu_join_free(o->join);
     o->join = NULL;

@@ -48,7 +48,9 @@ struct opp_gpu_rec;
  * to no call); done ends the join: the ops of no call that had a
  * correlation id, and the calls processes died inside that folded
  * (gpu_join.h). Where the join cannot place the ops (1, 2 or -1 below)
- * done is not called, and each may have been called for some. */
+ * done is not called but drop is, each having been called for some: what
+ * the tap holds goes. A tap makes the join's records larger: where there
+ * is no room for them (2), the caller may try again without it. */
 #define OPP_OWNED_TAP_MAX 64 /* bytes of a tap's record, at most */
 
 struct opp_owned_tap {
@@ -56,6 +58,7 @@ struct opp_owned_tap {
     void (*op)(void *ctx, uint32_t pi, const struct opp_gpu_rec *g, void *rec);
     void (*each)(void *ctx, const struct opp_gpu_call *c, const void *rec);
     void (*done)(void *ctx, uint64_t unattached, uint64_t open_folded);
+    void (*drop)(void *ctx);
     void *ctx;
 };
 

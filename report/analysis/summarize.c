@@ -424,6 +424,14 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
         return -1;
     }
     int rc = opp_owned_ops_read(&z->owned, in, z->sum, z->tap, err, errlen);
+    if (rc == 2 && z->tap) { /* the tap's records took the room: the join alone */
+        opp_sum_free(z->sum);
+        if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        rc = opp_owned_ops_read(&z->owned, in, z->sum, NULL, err, errlen);
+    }
     if (rc < 0)
         return -1;
     z->how = rc ? BY_IDS : JOINED;
