@@ -209,6 +209,21 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
     return 0;
 }
 
+int opp_ctl_ask(int fd, uint32_t op, struct opp_ctl_ack *ack, int timeout_ms)
+{
+    uint8_t m[16];
+    uint32_t got = 0;
+    int rc = opp_send_msg(fd, OPP_MSG_CTL, &op, 4, -1);
+    if (!rc)
+        rc = opp_wait_msg(fd, OPP_MSG_CTL_ACK, m, sizeof m, &got, timeout_ms);
+    if (!rc && got != sizeof m)
+        rc = -EPROTO;
+    if (!rc)
+        memcpy(&ack->recording, m, 4), memcpy(&ack->procs, m + 4, 4),
+            memcpy(&ack->events, m + 8, 8);
+    return rc;
+}
+
 void opp_write_failure(char *buf, size_t cap, int err, uint64_t written, uint64_t events)
 {
     if (written >= events) /* only the final sync or close failed */

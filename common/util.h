@@ -84,6 +84,15 @@ int opp_send_msg(int fd, uint16_t type, const void *payload, uint32_t size, int 
  * bounded payload: 0, -ETIMEDOUT, -EPROTO or -errno. */
 int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *size, int timeout_ms);
 
+/* What the collector answers a control request (CTL_ACK). */
+struct opp_ctl_ack {
+    uint32_t recording, procs;
+    uint64_t events; /* drained, and written, so far */
+};
+/* A control request on fd, a new connection to the collector (op: 0
+ * status, 1 start, 2 stop), and its answer: 0 or -errno. */
+int opp_ctl_ask(int fd, uint32_t op, struct opp_ctl_ack *ack, int timeout_ms);
+
 /* Waiting for the collector's answer without hanging on one that is
  * stopped or stuck: for as long as it makes progress (its trace grows, or
  * it is running or writing), giving up after quiet_ms without progress or

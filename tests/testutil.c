@@ -387,18 +387,12 @@ int tu_collector_events(const char *sock, uint64_t want, int ms)
         int fd = opp_connect(sock);
         if (fd < 0)
             return -1;
-        uint32_t status = 0; /* opprof ctl status */
-        uint8_t ack[16];
-        uint32_t got = 0;
-        int rc = opp_send_msg(fd, OPP_MSG_CTL, &status, 4, -1);
-        if (!rc)
-            rc = opp_wait_msg(fd, OPP_MSG_CTL_ACK, ack, sizeof ack, &got, 5000);
+        struct opp_ctl_ack ack;
+        int rc = opp_ctl_ask(fd, 0, &ack, 5000); /* opprof ctl status */
         close(fd);
-        if (rc || got != sizeof ack)
+        if (rc)
             return -1;
-        uint64_t events;
-        memcpy(&events, ack + 8, 8);
-        if (events >= want)
+        if (ack.events >= want)
             return 0;
         usleep(10000);
     }

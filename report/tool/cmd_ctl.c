@@ -102,21 +102,15 @@ int cmd_ctl(int argc, char **argv)
         fprintf(stderr, PREFIX "cannot reach the collector at %s: %s\n", sock, strerror(-fd));
         return 1;
     }
-    uint8_t ack[16];
-    uint32_t got = 0;
-    int rc = opp_send_msg(fd, OPP_MSG_CTL, &op, 4, -1);
-    if (!rc)
-        rc = opp_wait_msg(fd, OPP_MSG_CTL_ACK, ack, sizeof ack, &got, 5000);
+    struct opp_ctl_ack ack;
+    int rc = opp_ctl_ask(fd, op, &ack, 5000);
     close(fd);
-    if (rc || got != sizeof ack) {
-        fprintf(stderr, PREFIX "the collector at %s did not answer: %s\n", sock,
-                strerror(rc ? -rc : EPROTO));
+    if (rc) {
+        fprintf(stderr, PREFIX "the collector at %s did not answer: %s\n", sock, strerror(-rc));
         return 1;
     }
-    uint32_t rec, procs;
-    uint64_t events;
-    memcpy(&rec, ack, 4), memcpy(&procs, ack + 4, 4), memcpy(&events, ack + 8, 8);
-    printf("%s: %u process%s, %" PRIu64 " events so far\n", rec ? "recording" : "stopped", procs,
-           procs == 1 ? "" : "es", events);
+    printf("%s: %u process%s, %" PRIu64 " events so far\n",
+           ack.recording ? "recording" : "stopped", ack.procs, ack.procs == 1 ? "" : "es",
+           ack.events);
     return 0;
 }

@@ -479,6 +479,8 @@ static int view_streams(const struct report_args *ra)
 static int stream_chosen(const struct report_args *ra)
 {
     const char *why = view_streams(ra) ? NULL : needs_calls(ra);
+    if (!why && ra->format == FMT_JSON && !ra->view && ra->ntraces > 1)
+        why = "the JSON of several traces (its threads and GPU statistics)";
     if (ra->stream && ra->no_stream) {
         fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
         return -1;
@@ -488,8 +490,7 @@ static int stream_chosen(const struct report_args *ra)
                                "and --gpu on one trace, not %s\n", why);
         return -1;
     }
-    if (ra->stream || ra->no_stream || why ||
-        (ra->format == FMT_JSON && !ra->view && ra->ntraces > 1))
+    if (ra->stream || ra->no_stream || why)
         return ra->stream;
     const char *env = getenv("OPPROF_STREAM_MIB");
     char *end;

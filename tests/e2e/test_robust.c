@@ -706,9 +706,9 @@ START_TEST(ctl_after_a_thread_exited)
     for (uint32_t op = 2; op >= 1; op--) { /* stop, then start */
         int c = opp_connect(sock);
         ck_assert_int_ge(c, 0);
-        ck_assert_int_eq(opp_send_msg(c, OPP_MSG_CTL, &op, 4, -1), 0);
-        uint8_t ack[16];
-        ck_assert_int_eq(opp_wait_msg(c, OPP_MSG_CTL_ACK, ack, sizeof ack, NULL, 5000), 0);
+        struct opp_ctl_ack ack;
+        ck_assert_int_eq(opp_ctl_ask(c, op, &ack, 5000), 0);
+        ck_assert_uint_eq(ack.recording, op == 1);
         close(c);
     }
     close(open(go, O_CREAT | O_WRONLY, 0600));
@@ -759,10 +759,8 @@ START_TEST(excess_descriptors_closed)
     int cpid = start_collector();
     int probe = opp_connect(sock); /* the collector has accepted a client once */
     ck_assert_int_ge(probe, 0);
-    uint32_t status = 0; /* answered: accepted, and kept open */
-    uint8_t ack[16];
-    ck_assert_int_eq(opp_send_msg(probe, OPP_MSG_CTL, &status, 4, -1), 0);
-    ck_assert_int_eq(opp_wait_msg(probe, OPP_MSG_CTL_ACK, ack, sizeof ack, NULL, 5000), 0);
+    struct opp_ctl_ack ack; /* a status answered: accepted, and kept open */
+    ck_assert_int_eq(opp_ctl_ask(probe, 0, &ack, 5000), 0);
     int before = open_fds(cpid);
     int c = opp_connect(sock);
     ck_assert_int_ge(c, 0);

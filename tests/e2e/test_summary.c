@@ -248,6 +248,12 @@ START_TEST(streamed_report_same_as_loaded)
     ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank, and "
                         "--step and --gpu on one trace, not --gpu (its timeline)\n");
     free(o), free(e);
+    char *two_json[] = {"report", trace, trace, "--stream", "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, two_json, dir, &o, &e), 2);
+    ck_assert_str_eq(e, "opprof report: --stream goes with the table, --tree, --by-rank, and "
+                        "--step and --gpu on one trace, not the JSON of several traces (its "
+                        "threads and GPU statistics)\n");
+    free(o), free(e);
 }
 END_TEST
 
