@@ -50,12 +50,22 @@ struct opp_extsort *opp_extsort_new(size_t rec_size, int (*cmp)(const void *, co
     return s;
 }
 
-static int temp_file(void)
+/* Where the temporary files go. */
+static const char *temp_dir(void)
 {
     const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+void opp_extsort_no_room(char *err, size_t errlen, int rc)
+{
+    snprintf(err, errlen, "no room for temporary files in %s (%s)", temp_dir(), strerror(-rc));
+}
+
+static int temp_file(void)
+{
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/opprof-sort-XXXXXX", dir && *dir ? dir : "/tmp") >=
-        (int)sizeof path) {
+    if (snprintf(path, sizeof path, "%s/opprof-sort-XXXXXX", temp_dir()) >= (int)sizeof path) {
         errno = ENAMETOOLONG;
         return -1;
     }

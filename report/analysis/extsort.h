@@ -34,5 +34,8 @@ int opp_extsort_error(const struct opp_extsort *s);
 /* Records added. */
 size_t opp_extsort_count(const struct opp_extsort *s);
 void opp_extsort_free(struct opp_extsort *s);
+/* Why a sort stopped (rc: its -errno) in err: "no room for temporary
+ * files in DIR (...)", DIR being $TMPDIR or /tmp. */
+void opp_extsort_no_room(char *err, size_t errlen, int rc);
 
 #endif

@@ -22,6 +22,8 @@ struct gop {
     uint32_t type, pad;
 };
 
+_Static_assert(sizeof(struct gop) <= OPP_OWNED_TAP_MAX, "the tap's record (owned_ops.h)");
+
 /* The selected ops by device, by stream, and the kernels by name, each
  * then by start and place (gpu_stats.c's orders). */
 struct dev_rec {
@@ -409,9 +411,7 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
         snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
         return -1;
     }
-    const char *dir = getenv("TMPDIR");
-    snprintf(err, errlen, "no room for temporary files in %s (%s)", dir && *dir ? dir : "/tmp",
-             strerror(-rc));
+    opp_extsort_no_room(err, errlen, rc);
     return 1;
 }
 

@@ -256,9 +256,7 @@ static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
         return -1;
     }
     if (o->failed) {
-        const char *dir = getenv("TMPDIR");
-        snprintf(err, errlen, "no room for temporary files in %s (%s)",
-                 dir && *dir ? dir : "/tmp", strerror(-o->failed));
+        opp_extsort_no_room(err, errlen, o->failed);
         return 2;
     }
     if (o->why) {
@@ -315,11 +313,6 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
                        const struct opp_owned_tap *tap, char *err, size_t errlen)
 {
     *out = NULL;
-    if (tap && tap->size > OPP_OWNED_TAP_MAX) {
-        snprintf(err, errlen, "a GPU record of %zu bytes: at most %d", tap->size,
-                 OPP_OWNED_TAP_MAX);
-        return -1;
-    }
     struct opp_owned_ops *o = calloc(1, sizeof *o);
     size_t rec = tap ? TAP_AT + tap->size : sizeof(struct opp_owned_op);
     if (o && (!(o->join = opp_gpu_join_new(rec)) ||

@@ -51,7 +51,7 @@ struct opp_gpu_rec;
  * done is not called but drop is, each having been called for some: what
  * the tap holds goes. A tap makes the join's records larger: where there
  * is no room for them (2), the caller may try again without it. */
-#define OPP_OWNED_TAP_MAX 64 /* bytes of a tap's record, at most */
+#define OPP_OWNED_TAP_MAX 64 /* bytes of a tap's record, at most (checked where it is made) */
 
 struct opp_owned_tap {
     size_t size;

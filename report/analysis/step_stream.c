@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/extsort.h"
 #include "analysis/gpu_join.h"
 #include "analysis/loader.h"
 #include "analysis/stream_meta.h"
@@ -110,8 +111,7 @@ static int cannot(struct opp_step_stream *z, const char *why)
 /* A temporary file could not be made or written (rc: -errno). */
 static int cannot_tmp(struct opp_step_stream *z, int rc)
 {
-    snprintf(z->why, sizeof z->why, "no room for temporary files in %s (%s)",
-             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(-rc));
+    opp_extsort_no_room(z->why, sizeof z->why, rc);
     return cannot(z, z->why);
 }
 

@@ -419,18 +419,16 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
     reset(z, 0);
     z->ranges_enclose = z->stopped = z->need_join = 0;
     z->events = z->at = 0;
-    if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = opp_owned_ops_read(&z->owned, in, z->sum, z->tap, err, errlen);
-    if (rc == 2 && z->tap) { /* the tap's records took the room: the join alone */
+    int rc;
+    for (const struct opp_owned_tap *tap = z->tap;; tap = NULL) {
         opp_sum_free(z->sum);
         if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        rc = opp_owned_ops_read(&z->owned, in, z->sum, NULL, err, errlen);
+        rc = opp_owned_ops_read(&z->owned, in, z->sum, tap, err, errlen);
+        if (rc != 2 || !tap)
+            break; /* else the tap's larger records took the room: the join alone */
     }
     if (rc < 0)
         return -1;
