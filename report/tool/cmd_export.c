@@ -1,7 +1,7 @@
 /* `opprof export FORMAT TRACE... [-o OUT]`: a trace for other tools (several
- * traces, one per host, merged into one). The file is written beside OUT
- * under a temporary name and renamed into place when complete, so a failed
- * export never leaves half a file or damages one. */
+ * traces, one per host, merged into one), written to OUT as tool/outfile.h
+ * says: a failed export never leaves half a file or damages one, and a
+ * device, FIFO or symbolic link is written, never replaced. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,9 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef OPP_HAVE_ZLIB
-#include <zlib.h>
-#endif
 
 #include "analysis/codestack_tree.h"
 #include "analysis/model.h"
@@ -19,39 +16,9 @@
 #include "exports/export.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
+#include "tool/outfile.h"
 
 #define PREFIX "opprof export: "
-
-#ifdef OPP_HAVE_ZLIB
-static ssize_t gz_write(void *cookie, const char *buf, size_t n)
-{
-    int w = gzwrite((gzFile)cookie, buf, (unsigned)n);
-    return w > 0 ? w : (n ? -1 : 0);
-}
-
-static int gz_close(void *cookie)
-{
-    return gzclose((gzFile)cookie) == Z_OK ? 0 : -1;
-}
-
-/* OUT.gz through zlib, behind a FILE so that every writer streams into it. */
-static FILE *gz_file(const char *path)
-{
-    gzFile gz = gzopen(path, "wb6");
-    cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
-    FILE *f = gz ? fopencookie(gz, "w", io) : NULL;
-    if (gz && !f)
-        gzclose(gz);
-    return f;
-}
-#else
-static FILE *gz_file(const char *path)
-{
-    (void)path;
-    errno = ENOTSUP; /* built without zlib (zlib1g-dev) */
-    return NULL;
-}
-#endif
 
 static int ends_with(const char *s, const char *tail)
 {
@@ -273,7 +240,7 @@ struct export_req {
     long long device;                 /* memory: --device, OPP_MEM_FIRST, OPP_MEM_CPU */
     int cuda, frames;                 /* stacks, flamegraph: --metric, --frames */
     int svg;                          /* OUT ends in .svg */
-    const char *path;                 /* the file being written, NULL: standard output */
+    const char *path;                 /* own_file: the file to make, NULL: standard output */
 };
 
 static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t errlen)
@@ -301,8 +268,8 @@ static int write_html(const struct export_req *r, FILE *f, char *err, size_t err
     return export_html(r->traces, r->n, f, err, errlen);
 }
 
-/* SQLite writes its own file (the temporary one, renamed when complete):
- * not through f. */
+/* SQLite writes its own file (a temporary one, renamed or copied into OUT
+ * when complete): not through f. */
 static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
     (void)f;
@@ -320,14 +287,15 @@ static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t e
 static const struct export_format {
     const char *name;
     int (*write)(const struct export_req *r, FILE *f, char *err, size_t errlen);
-    int windows; /* takes --rank and --window */
+    int windows;  /* takes --rank and --window */
+    int own_file; /* writes its own file at req->path, not through a FILE */
 } formats[] = {
-    {"chrome", write_chrome, 1},
-    {"stacks", write_stacks, 0},
-    {"flamegraph", write_flamegraph, 0},
-    {"memory", write_memory, 0},
-    {"html", write_html, 0},
-    {"sqlite", write_sqlite, 0},
+    {"chrome", write_chrome, 1, 0},
+    {"stacks", write_stacks, 0, 0},
+    {"flamegraph", write_flamegraph, 0, 0},
+    {"memory", write_memory, 0, 0},
+    {"html", write_html, 0, 0},
+    {"sqlite", write_sqlite, 0, 1},
 };
 
 /* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
@@ -507,53 +475,20 @@ int cmd_export(int argc, char **argv)
         return 1;
     if (out_path && !strcmp(out_path, "-"))
         out_path = NULL;
-    struct stat st_in, st_out;
-    for (size_t i = 0; out_path && i < ntraces; i++)
-        if (!stat(traces[i], &st_in) && !stat(out_path, &st_out) &&
-            st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
-            fprintf(stderr, PREFIX "'%s' is the trace itself: choose another output\n", out_path);
-            return 2;
-        }
-    char *tmp = NULL;
-    FILE *f = stdout;
-    if (out_path) {
-        if (asprintf(&tmp, "%s.%d.tmp", out_path, (int)getpid()) < 0) {
-            fprintf(stderr, PREFIX "out of memory\n");
-            return 1;
-        }
-        f = ends_with(out_path, ".gz") ? gz_file(tmp) : fopen(tmp, "w");
-        if (!f) {
-            if (errno == ENOTSUP)
-                fprintf(stderr, PREFIX "cannot write %s: this opprof was built without zlib "
-                                       "(zlib1g-dev): write .json and gzip it\n", out_path);
-            else
-                fprintf(stderr, PREFIX "cannot write %s: %s\n", out_path, strerror(errno));
-            unlink(tmp);
-            free(tmp);
-            return 1;
-        }
-    }
+    struct opp_out out;
     char err[600] = "";
-    const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
-                                   out_path && ends_with(out_path, ".svg"), tmp};
-    int rc = fmt->write(&req, f, err, sizeof err);
-    if (out_path) {
-        int cerr = fclose(f);
-        if (!rc && cerr) {
-            snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
-            rc = -1;
-        }
-        if (!rc && rename(tmp, out_path)) {
-            snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
-            rc = -1;
-        }
-        if (rc)
-            unlink(tmp);
-        free(tmp);
-    } else if (fflush(stdout) && !rc) {
-        snprintf(err, sizeof err, "cannot write the export: %s", strerror(errno));
-        rc = -1;
+    int orc = fmt->own_file ? opp_out_open_path(&out, out_path, traces, ntraces, err, sizeof err)
+                            : opp_out_open(&out, out_path, out_path && ends_with(out_path, ".gz"),
+                                           traces, ntraces, err, sizeof err);
+    if (orc) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return orc == -2 ? 2 : 1;
     }
+    const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
+                                   out_path && ends_with(out_path, ".svg"), out.path};
+    int rc = fmt->write(&req, out.f, err, sizeof err);
+    if (opp_out_close(&out, !rc, err, sizeof err))
+        rc = -1;
     if (err[0])
         fprintf(stderr, PREFIX "%s%s\n", rc ? "" : "warning: ", err);
     return rc ? 1 : 0;

@@ -6,21 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "analysis/summarize.h"
 #include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
-
-
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
+#include "tool/outfile.h"
 
 static int opt_max_nodes(const struct opp_option *o, const char *arg)
 {
@@ -73,28 +64,22 @@ int cmd_summarize(int argc, char **argv)
         return 2;
     }
     const char *in = argv[first];
-    if (same_file(in, out)) {
-        fprintf(stderr, "opprof summarize: %s is the trace being read: name another output\n",
-                out);
-        return 2;
-    }
-    char tmp[4096], err[600] = "";
-    if (snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid()) >= (int)sizeof tmp) {
-        fprintf(stderr, "opprof summarize: output path too long\n");
-        return 2;
+    struct opp_out o;
+    char err[600] = "";
+    int orc = opp_out_open_path(&o, out, &in, 1, err, sizeof err);
+    if (orc) {
+        fprintf(stderr, "opprof summarize: %s\n", err);
+        return orc == -2 ? 2 : 3;
     }
     struct opp_summarized res;
-    int rc = opp_summarize(in, tmp, max_nodes, 0, NULL, &res, err, sizeof err);
+    int rc = opp_summarize(in, o.path, max_nodes, 0, NULL, &res, err, sizeof err);
     opp_summarized_free(&res);
-    if (rc == 0 && rename(tmp, out) == 0) {
+    if (opp_out_close(&o, rc == 0, err, sizeof err) == 0) {
         if (res.warning[0])
             fprintf(stderr, "opprof summarize: %s: %s\n", in, res.warning);
         fprintf(stderr, "opprof summarize: %llu calls into %s\n", (unsigned long long)res.calls, out);
         return 0;
     }
-    if (!err[0])
-        snprintf(err, sizeof err, "cannot rename the summary to %.400s: %s", out, strerror(errno));
-    unlink(tmp);
     fprintf(stderr, "opprof summarize: %s\n", err);
     return 3;
 }

@@ -1,0 +1,344 @@
+/* Where a command writes its output, never destroying OUT (outfile.h). */
+#include "tool/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef OPP_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+/* What the writer's FILE writes into: a descriptor, through zlib or not,
+ * keeping the first write error (errno) for the one message. */
+struct opp_out_sink {
+    int fd;
+    int keep; /* standard output: not closed */
+#ifdef OPP_HAVE_ZLIB
+    gzFile gz;
+#endif
+    int err;
+};
+
+/* 0, or the errno of the failed write. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* n bytes onward: 0, or the errno of the failed write. */
+static int sink_put(struct opp_out_sink *s, const char *buf, size_t n)
+{
+#ifdef OPP_HAVE_ZLIB
+    if (s->gz) {
+        errno = 0;
+        if (gzwrite(s->gz, buf, (unsigned)n) > 0)
+            return 0;
+        int z;
+        gzerror(s->gz, &z);
+        return z == Z_ERRNO && errno ? errno : EIO;
+    }
+#endif
+    return write_all(s->fd, buf, n);
+}
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+    struct opp_out_sink *s = cookie;
+    if (!s->err && n)
+        s->err = sink_put(s, buf, n);
+    if (s->err) {
+        errno = s->err;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+/* The end: what zlib still holds written, the descriptor closed (not
+ * standard output). */
+static int sink_close(void *cookie)
+{
+    struct opp_out_sink *s = cookie;
+    int e = 0;
+#ifdef OPP_HAVE_ZLIB
+    if (s->gz) {
+        errno = 0;
+        if (gzclose(s->gz) != Z_OK) /* closes fd too */
+            e = errno ? errno : EIO;
+        s->keep = 1;
+    }
+#endif
+    if (!s->keep && close(s->fd) < 0)
+        e = errno;
+    if (e && !s->err)
+        s->err = e;
+    return s->err ? -1 : 0;
+}
+
+/* A FILE over fd (gz: compressed), owning it unless keep. NULL with errno. */
+static FILE *sink_file(struct opp_out *o, int fd, int keep, int gz)
+{
+    struct opp_out_sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->fd = fd;
+    s->keep = keep;
+    if (gz) {
+#ifdef OPP_HAVE_ZLIB
+        s->gz = gzdopen(fd, "wb6");
+        if (!s->gz) {
+            free(s);
+            errno = ENOMEM;
+            return NULL;
+        }
+#else
+        free(s);
+        errno = ENOTSUP; /* built without zlib (zlib1g-dev) */
+        return NULL;
+#endif
+    }
+    cookie_io_functions_t io = {.write = sink_write, .close = sink_close};
+    FILE *f = fopencookie(s, "w", io);
+    if (!f) {
+#ifdef OPP_HAVE_ZLIB
+        if (s->gz)
+            gzclose(s->gz);
+#endif
+        free(s);
+        return NULL;
+    }
+    o->sink = s;
+    return f;
+}
+
+/* out with the symbolic links of its last component followed (those of the
+ * directories above, the system follows): malloc'd, or NULL with errno. */
+static char *follow(const char *out)
+{
+    char *p = strdup(out);
+    for (int hops = 0; p; hops++) {
+        struct stat st;
+        if (lstat(p, &st) || !S_ISLNK(st.st_mode))
+            return p;
+        char link[PATH_MAX];
+        ssize_t n = hops < 40 ? readlink(p, link, sizeof link - 1) : -1;
+        if (n < 0) {
+            int e = hops < 40 ? errno : ELOOP;
+            free(p);
+            errno = e;
+            return NULL;
+        }
+        link[n] = 0;
+        const char *slash = strrchr(p, '/');
+        char *next;
+        if (link[0] == '/' || !slash)
+            next = strdup(link);
+        else if (asprintf(&next, "%.*s/%s", (int)(slash - p), p, link) < 0)
+            next = NULL;
+        free(p);
+        p = next;
+    }
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Nothing left behind: the temporary file removed, OUT closed. */
+static void drop(struct opp_out *o)
+{
+    if (o->tmp)
+        unlink(o->tmp);
+    if (o->fd >= 0)
+        close(o->fd);
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
+    o->path = NULL;
+    o->fd = -1;
+}
+
+/* err: cannot write OUT, errno e's why; -1. */
+static int fail(struct opp_out *o, int e, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "cannot write %s: %s", o->name ? o->name : "standard output",
+             strerror(e));
+    drop(o);
+    return -1;
+}
+
+/* The part both opens share: OUT's kind found, refused where it must be.
+ * A device or FIFO is opened into o->fd (a FIFO waits for its reader);
+ * otherwise a temporary file is to be renamed to o->target, OUT with its
+ * links followed. 0, -1 or -2 with err said. */
+static int prepare(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
+                   char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    if (!out)
+        return 0;
+    o->name = out;
+    struct stat so, si;
+    int exists = stat(out, &so) == 0, e = exists ? 0 : errno;
+    for (size_t i = 0; exists && i < n; i++)
+        if (!stat(inputs[i], &si) && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+            snprintf(err, errlen, "'%s' is the trace itself: choose another output", out);
+            return -2;
+        }
+    if (!exists && e != ENOENT)
+        return fail(o, e, err, errlen);
+    if (!exists || S_ISREG(so.st_mode)) { /* missing (a dangling link too), or a file */
+        if (!(o->target = follow(out)))
+            return fail(o, errno, err, errlen);
+        return 0;
+    }
+    if (S_ISDIR(so.st_mode))
+        return fail(o, EISDIR, err, errlen);
+    if (!S_ISCHR(so.st_mode) && !S_ISBLK(so.st_mode) && !S_ISFIFO(so.st_mode)) {
+        snprintf(err, errlen, "cannot write %s: not a regular file, device or FIFO", out);
+        return -1;
+    }
+    /* by its own name: /dev/stdout's link names a pipe no path reaches */
+    o->fd = open(out, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
+}
+
+/* A new temporary file beside the target: its descriptor, or -1 with errno. */
+static int make_tmp(struct opp_out *o)
+{
+    if (asprintf(&o->tmp, "%s.%d.tmp", o->target, (int)getpid()) < 0) {
+        o->tmp = NULL;
+        errno = ENOMEM;
+        return -1;
+    }
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = open(o->tmp, flags, 0666);
+    if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0) /* a killed run's, with our pid */
+        fd = open(o->tmp, flags, 0666);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        errno = e;
+    }
+    return fd;
+}
+
+int opp_out_open(struct opp_out *o, const char *out, int gz, const char *const *inputs, size_t n,
+                 char *err, size_t errlen)
+{
+    int rc = prepare(o, out, inputs, n, err, errlen);
+    if (rc)
+        return rc;
+    int fd = !o->name ? STDOUT_FILENO : o->fd >= 0 ? o->fd : make_tmp(o);
+    if (fd < 0)
+        return fail(o, errno, err, errlen);
+    o->fd = -1; /* the sink's from now on */
+    if (!(o->f = sink_file(o, fd, !o->name, gz))) {
+        int e = errno;
+        if (o->name)
+            close(fd);
+        rc = fail(o, e, err, errlen);
+        if (e == ENOTSUP)
+            snprintf(err, errlen,
+                     "cannot write %s: this opprof was built without zlib "
+                     "(zlib1g-dev): write .json and gzip it",
+                     out);
+        return rc;
+    }
+    return 0;
+}
+
+int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
+                      char *err, size_t errlen)
+{
+    int rc = prepare(o, out, inputs, n, err, errlen);
+    if (rc || !o->name)
+        return rc;
+    int fd;
+    if (o->fd >= 0) { /* a device or FIFO: made whole in TMPDIR first */
+        const char *dir = getenv("TMPDIR");
+        dir = dir && *dir ? dir : "/tmp";
+        if (asprintf(&o->tmp, "%s/opprof-out.XXXXXX", dir) < 0) {
+            o->tmp = NULL;
+            return fail(o, ENOMEM, err, errlen);
+        }
+        if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0) {
+            int e = errno;
+            free(o->tmp);
+            o->tmp = NULL;
+            drop(o);
+            snprintf(err, errlen, "cannot write %s: no temporary file in %s: %s", out, dir,
+                     strerror(e));
+            return -1;
+        }
+    } else if ((fd = make_tmp(o)) < 0) {
+        return fail(o, errno, err, errlen);
+    }
+    close(fd);
+    o->path = o->tmp;
+    return 0;
+}
+
+/* The temporary file's bytes into o->fd: 0 or the errno. */
+static int copy_out(struct opp_out *o)
+{
+    int in = open(o->tmp, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return errno;
+    char buf[65536];
+    int e;
+    for (;;) {
+        ssize_t r = read(in, buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            e = r < 0 ? errno : 0;
+            break;
+        }
+        if ((e = write_all(o->fd, buf, (size_t)r)))
+            break;
+    }
+    close(in);
+    return e;
+}
+
+int opp_out_close(struct opp_out *o, int ok, char *err, size_t errlen)
+{
+    int werr = 0, copy = o->tmp && o->fd >= 0;
+    if (o->f) {
+        errno = 0;
+        int c = fclose(o->f);
+        werr = o->sink->err ? o->sink->err : c ? (errno ? errno : EIO) : 0;
+        free(o->sink);
+        o->f = NULL;
+        o->sink = NULL;
+    }
+    if (ok && !werr && copy)
+        werr = copy_out(o);
+    if (o->fd >= 0 && close(o->fd) < 0 && ok && !werr)
+        werr = errno;
+    o->fd = -1;
+    if (!werr && ok && o->tmp && !copy && rename(o->tmp, o->target) < 0)
+        werr = errno;
+    if (werr)
+        return fail(o, werr, err, errlen);
+    if (copy || !ok)
+        drop(o);
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
+    o->path = NULL;
+    return ok ? 0 : -1;
+}

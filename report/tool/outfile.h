@@ -1,0 +1,49 @@
+/* Where a command writes its output (-o OUT, or standard output), so that
+ * OUT is never destroyed, whatever it is:
+ *   - a regular file, or none: written under a temporary name beside it and
+ *     renamed over it when complete (a failed write leaves it as it was);
+ *   - a symbolic link: followed to what it names (made if missing), under
+ *     these same rules; the link stays;
+ *   - a character or block device, or a FIFO: written directly as the
+ *     output streams, its write errors said (ENOSPC on /dev/full);
+ *   - a directory, a socket: refused.
+ * Every export and `opprof summarize` goes through it. */
+#ifndef OPP_TOOL_OUTFILE_H
+#define OPP_TOOL_OUTFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct opp_out_sink;
+
+struct opp_out {
+    const char *name; /* OUT as given, for messages; NULL: standard output */
+    char *target;     /* OUT with its symbolic links followed */
+    char *tmp;        /* the temporary file, renamed onto target (or copied into fd) */
+    const char *path; /* opp_out_open_path: the regular file the writer makes */
+    int fd;           /* a device, FIFO or standard output, written directly; else -1 */
+    FILE *f;          /* opp_out_open: what the writer streams into */
+    struct opp_out_sink *sink;
+};
+
+/* OUT (NULL: standard output) for a writer that streams into o->f;
+ * gz: compressed with gzip on the way. None of the n inputs may be OUT.
+ * 0; -2 when OUT is one of the inputs, -1 when it cannot be written; err
+ * says why. */
+int opp_out_open(struct opp_out *o, const char *out, int gz, const char *const *inputs, size_t n,
+                 char *err, size_t errlen);
+
+/* OUT for a writer that makes its own file by name (SQLite, a trace that
+ * is rewritten in place): o->path, a regular file it may remove and make
+ * again (NULL when OUT is). For a device or FIFO that file is made in
+ * TMPDIR and its bytes copied into OUT once complete. Returns as
+ * opp_out_open. */
+int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
+                      char *err, size_t errlen);
+
+/* The end of the output: ok, it is complete: into place (renamed, or
+ * copied into the device); else the temporary file removed. 0, or -1 with
+ * err: a write error (the first one) says so over what err held. */
+int opp_out_close(struct opp_out *o, int ok, char *err, size_t errlen);
+
+#endif

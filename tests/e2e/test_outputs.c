@@ -1,0 +1,389 @@
+/* What -o names is never destroyed (report/tool/outfile.h): every export
+ * and `opprof summarize`, to each kind of target (missing, regular,
+ * symbolic links, a FIFO, a device, /dev/full, a directory, a read-only
+ * directory), run as the real tool; and `opprof run -o` refusing what it
+ * cannot write before CMD starts. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "tracebuild.h"
+
+TU_TRACE_FIXTURE
+
+/* Every command that writes -o OUT, and its exit code when OUT cannot be
+ * written. */
+static const struct output {
+    const char *argv[3]; /* before TRACE */
+    int fails;
+} outputs[] = {
+    {{"export", "chrome"}, 1}, {{"export", "stacks"}, 1}, {{"export", "flamegraph"}, 1},
+    {{"export", "html"}, 1},   {{"export", "memory"}, 1}, {{"export", "sqlite"}, 1},
+    {{"summarize"}, 3},
+};
+#define NOUT (sizeof outputs / sizeof *outputs)
+
+/* One call, one GPU allocation (for the memory timeline). */
+static void make_trace(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 1, .pid = 4242, .real = 1, .exe = "app");
+    tb_funcs(&b, {OPP_OP_PLAIN, OPP_DT_NONE, "app", "work"});
+    tb_thread(&b, 7, NULL);
+    tb_events(&b, TB_CALL(0, 1000, 3000, 0));
+    tb_memory(&b, .start = 1500, .corr = 1, .op = OPP_MEM_ALLOC, .mem_kind = 3, .address = 0xA000,
+              .bytes = 4096);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+}
+
+/* The command line of output k writing out (argv: room for 8). */
+static void command(size_t k, const char *out, char **argv)
+{
+    int n = 0;
+    argv[n++] = (char *)tu_tool("opprof");
+    for (int i = 0; outputs[k].argv[i]; i++)
+        argv[n++] = (char *)outputs[k].argv[i];
+    argv[n++] = trace;
+    argv[n++] = "-o";
+    argv[n++] = (char *)out;
+    argv[n] = NULL;
+}
+
+static const char *what(size_t k)
+{
+    static char s[64];
+    snprintf(s, sizeof s, "%s%s%s", outputs[k].argv[0], outputs[k].argv[1] ? " " : "",
+             outputs[k].argv[1] ? outputs[k].argv[1] : "");
+    return s;
+}
+
+/* Output k to out: its exit code, stderr in *err (malloc'd). */
+static int write_to(size_t k, const char *out, char **err)
+{
+    char *argv[8], *e = tu_path(dir, "stderr");
+    command(k, out, argv);
+    int code = tu_code(tu_run(argv, NULL, NULL, e));
+    *err = tu_slurp(e);
+    free(e);
+    return code;
+}
+
+/* Output k written to a regular file, read back (malloc'd, *len bytes):
+ * what every other target must receive. NULL for SQLite when not built. */
+static char *reference(size_t k, size_t *len)
+{
+    char *ref = tu_path(dir, "reference"), *err;
+    int code = write_to(k, ref, &err);
+    if (code && strstr(err, "without SQLite")) {
+        fprintf(stderr, "outputs: sqlite skipped (this opprof was built without libsqlite3-dev)\n");
+        free(err), free(ref);
+        return NULL;
+    }
+    ck_assert_msg(code == 0, "%s: %s", what(k), err);
+    FILE *f = fopen(ref, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    char *data = malloc(*len + 1);
+    ck_assert_uint_eq(fread(data, 1, *len, f), *len);
+    fclose(f);
+    unlink(ref);
+    free(err), free(ref);
+    ck_assert_uint_gt(*len, 0);
+    return data;
+}
+
+/* path holds exactly the len bytes of want. */
+static void same_bytes(size_t k, const char *path, const char *want, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s: %s missing", what(k), path);
+    char *got = malloc(len + 2);
+    size_t n = fread(got, 1, len + 1, f);
+    fclose(f);
+    ck_assert_msg(n == len && !memcmp(got, want, len), "%s: %s has %zu bytes, not the %zu expected",
+                  what(k), path, n, len);
+    free(got);
+}
+
+/* Entries of where besides . and .. */
+static int entries(const char *where)
+{
+    return tu_count_files(where, "") - 2;
+}
+
+static void no_tmp_left(const char *where)
+{
+    ck_assert_int_eq(tu_count_files(where, ".tmp"), 0);
+}
+
+static mode_t kind_of(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(lstat(path, &st), 0);
+    return st.st_mode & S_IFMT;
+}
+
+/* A missing OUT is made; a regular one is replaced whole. */
+START_TEST(missing_and_regular_files)
+{
+    make_trace();
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len), *err;
+        if (!want)
+            continue;
+        char *out = tu_path(dir, "new.out");
+        ck_assert_int_eq(write_to(k, out, &err), 0);
+        ck_assert_msg(!strcmp(err, "") || !strcmp(outputs[k].argv[0], "summarize"), "%s", err);
+        same_bytes(k, out, want, len);
+        free(err);
+        FILE *f = fopen(out, "w");
+        fputs("an older file, longer than nothing\n", f);
+        fclose(f);
+        ck_assert_int_eq(write_to(k, out, &err), 0);
+        same_bytes(k, out, want, len);
+        ck_assert_uint_eq(kind_of(out), S_IFREG);
+        no_tmp_left(dir);
+        unlink(out);
+        free(err), free(out), free(want);
+    }
+}
+END_TEST
+
+/* A symbolic link is written through: what it names is replaced (or made,
+ * when it dangles), in its own directory, and the link stays. */
+START_TEST(symlinks_written_through)
+{
+    make_trace();
+    char *sub = tu_path(dir, "sub");
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    char *link = tu_path(dir, "link"), *dangling = tu_path(dir, "dangling");
+    char *real = tu_path(sub, "real.out"), *made = tu_path(sub, "made.out");
+    ck_assert_int_eq(symlink("sub/real.out", link), 0); /* relative to the link's directory */
+    ck_assert_int_eq(symlink(made, dangling), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len), *err;
+        if (!want)
+            continue;
+        FILE *f = fopen(real, "w");
+        fputs("old\n", f);
+        fclose(f);
+        ck_assert_int_eq(write_to(k, link, &err), 0);
+        ck_assert_uint_eq(kind_of(link), S_IFLNK);
+        same_bytes(k, real, want, len);
+        free(err);
+        ck_assert_int_eq(write_to(k, dangling, &err), 0);
+        ck_assert_uint_eq(kind_of(dangling), S_IFLNK);
+        same_bytes(k, made, want, len);
+        no_tmp_left(dir);
+        no_tmp_left(sub);
+        unlink(made);
+        free(err), free(want);
+    }
+    free(sub), free(link), free(dangling), free(real), free(made);
+}
+END_TEST
+
+/* A FIFO gets the output while a reader reads it, and stays a FIFO. */
+START_TEST(fifo_with_a_reader)
+{
+    make_trace();
+    char *fifo = tu_path(dir, "fifo"), *got = tu_path(dir, "got");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len), *err;
+        if (!want)
+            continue;
+        char *cat[] = {"cat", fifo, NULL};
+        int reader = tu_spawn(cat, NULL, got, NULL);
+        ck_assert_int_gt(reader, 0);
+        ck_assert_int_eq(write_to(k, fifo, &err), 0);
+        ck_assert_int_eq(tu_code(tu_wait(reader)), 0);
+        same_bytes(k, got, want, len);
+        ck_assert_uint_eq(kind_of(fifo), S_IFIFO);
+        no_tmp_left(dir);
+        free(err), free(want);
+    }
+    free(fifo), free(got);
+}
+END_TEST
+
+/* A device node made here, major:minor (1:3 is /dev/null, 1:7 /dev/full),
+ * writable: its path (malloc'd), or NULL when mknod or the container's
+ * device rules do not allow it (why said). */
+static char *device(const char *name, unsigned minor)
+{
+    char *path = tu_path(dir, name);
+    int fd = -1;
+    if (mknod(path, S_IFCHR | 0666, makedev(1, minor)) < 0 || (fd = open(path, O_WRONLY)) < 0) {
+        fprintf(stderr, "outputs: no device made with mknod (%s)\n", strerror(errno));
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    return path;
+}
+
+/* A character device (a /dev/null made with mknod here) is written, never
+ * replaced by a regular file. */
+START_TEST(device_stays_a_device)
+{
+    make_trace();
+    char *null = device("null", 3);
+    if (!null) {
+        fprintf(stderr, "outputs: device_stays_a_device skipped\n");
+        return;
+    }
+    for (size_t k = 0; k < NOUT; k++) {
+        char *err;
+        int code = write_to(k, null, &err);
+        if (code && strstr(err, "without SQLite")) {
+            free(err);
+            continue;
+        }
+        ck_assert_msg(code == 0, "%s: %s", what(k), err);
+        ck_assert_uint_eq(kind_of(null), S_IFCHR);
+        no_tmp_left(dir);
+        free(err);
+    }
+    free(null);
+}
+END_TEST
+
+/* /dev/full: the write error in one line, a failing exit, the device kept.
+ * A copy made with mknod where we may (so that a fault here cannot take
+ * the machine's own), else /dev/full itself. */
+START_TEST(dev_full_says_so)
+{
+    make_trace();
+    char *full = device("full", 7);
+    if (!full)
+        full = strdup("/dev/full");
+    if (access(full, W_OK) != 0) {
+        fprintf(stderr, "outputs: dev_full_says_so skipped: no writable /dev/full\n");
+        free(full);
+        return;
+    }
+    for (size_t k = 0; k < NOUT; k++) {
+        char *err;
+        int code = write_to(k, full, &err);
+        if (code && strstr(err, "without SQLite")) {
+            free(err);
+            continue;
+        }
+        char want[4400];
+        snprintf(want, sizeof want, "opprof %s: cannot write %s: No space left on device\n",
+                 outputs[k].argv[0], full);
+        ck_assert_msg(code == outputs[k].fails && !strcmp(err, want), "%s: %d %s", what(k), code,
+                      err);
+        ck_assert_uint_eq(kind_of(full), S_IFCHR);
+        free(err);
+    }
+    free(full);
+}
+END_TEST
+
+/* A directory is refused, and left as it was. */
+START_TEST(directory_refused)
+{
+    make_trace();
+    char *sub = tu_path(dir, "sub");
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        char *err, want[4400];
+        snprintf(want, sizeof want, "opprof %s: cannot write %s: Is a directory\n",
+                 outputs[k].argv[0], sub);
+        ck_assert_int_eq(write_to(k, sub, &err), outputs[k].fails);
+        ck_assert_str_eq(err, want);
+        ck_assert_uint_eq(kind_of(sub), S_IFDIR);
+        ck_assert_int_eq(entries(sub), 0);
+        no_tmp_left(dir);
+        free(err);
+    }
+    free(sub);
+}
+END_TEST
+
+/* argv run as user nobody when we are root (root writes anywhere), else
+ * as ourselves, stderr into err: its exit code; -2 when it cannot run as
+ * nobody (the build not reachable by that user). */
+static int run_unprivileged(char **argv, const char *err)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(120);
+        if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+            _exit(121);
+        if (access(argv[0], X_OK))
+            _exit(122);
+        execv(argv[0], argv);
+        _exit(123);
+    }
+    int code = tu_code(tu_wait(pid));
+    return code >= 120 && code <= 123 ? -2 : code;
+}
+
+/* A directory we may not write in: refused, nothing made there. */
+START_TEST(read_only_directory_refused)
+{
+    make_trace();
+    char *ro = tu_path(dir, "ro"), *out = tu_path(ro, "x.out"), *e = tu_path(dir, "stderr");
+    ck_assert_int_eq(mkdir(ro, 0555), 0);
+    ck_assert_int_eq(chmod(dir, 0777), 0); /* nobody writes stderr here and reads the trace */
+    ck_assert_int_eq(chmod(trace, 0644), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        char *argv[8];
+        command(k, out, argv);
+        int code = run_unprivileged(argv, e);
+        if (code == -2) {
+            fprintf(stderr,
+                    "outputs: read_only_directory_refused skipped: cannot run %s as "
+                    "user nobody\n",
+                    argv[0]);
+            break;
+        }
+        char *err = tu_slurp(e), want[4400];
+        snprintf(want, sizeof want, "opprof %s: cannot write %s: Permission denied\n",
+                 outputs[k].argv[0], out);
+        ck_assert_msg(code == outputs[k].fails && !strcmp(err, want), "%s: %d %s", what(k), code,
+                      err);
+        ck_assert_int_eq(entries(ro), 0);
+        free(err);
+    }
+    free(ro), free(out), free(e);
+}
+END_TEST
+
+Suite *suite_outputs(void)
+{
+    Suite *s = suite_create("outputs");
+    TCase *tc = tcase_create("targets");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, missing_and_regular_files);
+    tcase_add_test(tc, symlinks_written_through);
+    tcase_add_test(tc, fifo_with_a_reader);
+    tcase_add_test(tc, device_stays_a_device);
+    tcase_add_test(tc, dev_full_says_so);
+    tcase_add_test(tc, directory_refused);
+    tcase_add_test(tc, read_only_directory_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
