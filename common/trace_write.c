@@ -15,28 +15,78 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+static int not_regular(const char *path, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "refusing to write the trace to %s: not a regular file", path);
+    return -EINVAL;
+}
+
+static int cannot_create(const char *path, int e, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
+    return -e;
+}
+
+/* Why the open file fd at path cannot take a trace (err), or 0: it is
+ * not a regular file, or holds something that is not a trace. */
+static int unfit(int fd, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    char magic[8];
+    if (fstat(fd, &st) < 0)
+        return cannot_create(path, errno, err, errlen);
+    if (!S_ISREG(st.st_mode))
+        return not_regular(path, err, errlen);
+    if (st.st_size > 0 && (pread(fd, magic, 8, 0) != 8 || memcmp(magic, OPP_TRACE_MAGIC, 8))) {
+        snprintf(err, errlen, "refusing to overwrite %s: it is not an opprof trace", path);
+        return -EEXIST;
+    }
+    return 0;
+}
+
+int opp_tw_check(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        if (errno != ENOENT)
+            return cannot_create(path, errno, err, errlen);
+        /* to be made: its directory must take a new file */
+        char dir[4096] = ".";
+        const char *slash = strrchr(path, '/');
+        if (slash && (size_t)(slash - path) >= sizeof dir)
+            return cannot_create(path, ENAMETOOLONG, err, errlen);
+        if (slash)
+            snprintf(dir, sizeof dir, "%.*s", slash > path ? (int)(slash - path) : 1, path);
+        if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
+            return cannot_create(path, errno, err, errlen);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode))
+        return cannot_create(path, EISDIR, err, errlen);
+    if (!S_ISREG(st.st_mode)) /* not opened: a FIFO would wait, a device may act */
+        return not_regular(path, err, errlen);
+    int fd = faccessat(AT_FDCWD, path, R_OK | W_OK, AT_EACCESS) < 0
+                 ? -1
+                 : open(path, O_RDONLY | O_CLOEXEC); /* the writer's is O_RDWR */
+    if (fd < 0)
+        return cannot_create(path, errno, err, errlen);
+    int rc = unfit(fd, path, err, errlen);
+    close(fd);
+    return rc;
+}
+
 int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
 {
     w->fd = -1;
     w->offset = 0;
     w->error = 0;
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
-        return -e;
-    }
-    struct stat st;
-    char magic[8];
-    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "refusing to write the trace to %s: not a regular file", path);
+    if (fd < 0)
+        return cannot_create(path, errno, err, errlen);
+    int rc = unfit(fd, path, err, errlen);
+    if (rc) {
         close(fd);
-        return -EINVAL;
-    }
-    if (st.st_size > 0 && (pread(fd, magic, 8, 0) != 8 || memcmp(magic, OPP_TRACE_MAGIC, 8))) {
-        snprintf(err, errlen, "refusing to overwrite %s: it is not an opprof trace", path);
-        close(fd);
-        return -EEXIST;
+        return rc;
     }
     /* Readers wait on this lock while the file is being written. */
     if (flock(fd, LOCK_EX | LOCK_NB) < 0) {

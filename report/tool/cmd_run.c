@@ -16,6 +16,7 @@
 #include "tool/cmds.h"
 #include "tool/paths.h"
 #include "tool/options.h"
+#include "trace.h"
 #include "util.h"
 
 extern char **environ;
@@ -256,10 +257,17 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(ran));
         return ran == ENOENT ? 127 : 126;
     }
-    char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108];
+    char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108], why_not[PATH_MAX + 100];
     if (!out) {
         snprintf(outbuf, sizeof outbuf, "opprof-%d.trace", (int)getpid());
         out = outbuf;
+    }
+    /* The trace asked for cannot be written (a FIFO, a directory, a
+     * directory missing or not ours): said before CMD starts, not run
+     * unprofiled. */
+    if (opp_tw_check(out, why_not, sizeof why_not)) {
+        fprintf(stderr, "opprof run: %s\n", why_not);
+        return 2;
     }
     int profiled = 1;
     const char *why = NULL;

@@ -371,6 +371,70 @@ START_TEST(read_only_directory_refused)
 }
 END_TEST
 
+/* `opprof run -o OUT -- touch MARKER` as ourselves (unprivileged: as
+ * nobody when root): its exit code, stderr into *err; MARKER must not be
+ * made. -2 when it cannot run as nobody. */
+static int run_to(const char *out, int unprivileged, char **err)
+{
+    char *marker = tu_path(dir, "marker"), *e = tu_path(dir, "stderr");
+    char *argv[] = {
+        (char *)tu_tool("opprof"), "run", "-q", "-o", (char *)out, "--", "touch", marker, NULL};
+    int code = unprivileged ? run_unprivileged(argv, e) : tu_code(tu_run(argv, NULL, NULL, e));
+    *err = tu_slurp(e);
+    ck_assert_msg(access(marker, F_OK) == -1, "CMD ran with -o %s", out);
+    free(marker), free(e);
+    return code;
+}
+
+/* `opprof run` refuses a trace path it cannot write before CMD starts:
+ * one line, exit 2, as other bad arguments, and OUT as it was. */
+START_TEST(run_refuses_bad_outputs)
+{
+    char *fifo = tu_path(dir, "fifo"), *sub = tu_path(dir, "sub");
+    char *nowhere = tu_path(dir, "no/such/t.trace"), *notes = tu_path(dir, "notes.txt");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    FILE *f = fopen(notes, "w");
+    fputs("notes, not a trace\n", f);
+    fclose(f);
+    const char *outs[] = {fifo, sub, nowhere, notes};
+    const char *why[][2] = {{"refusing to write the trace to ", ": not a regular file"},
+                            {"cannot create ", ": Is a directory"},
+                            {"cannot create ", ": No such file or directory"},
+                            {"refusing to overwrite ", ": it is not an opprof trace"}};
+    for (int i = 0; i < 4; i++) {
+        char *err, want[4400];
+        snprintf(want, sizeof want, "opprof run: %s%s%s\n", why[i][0], outs[i], why[i][1]);
+        ck_assert_int_eq(run_to(outs[i], 0, &err), 2);
+        ck_assert_str_eq(err, want);
+        free(err);
+    }
+    ck_assert_uint_eq(kind_of(fifo), S_IFIFO);
+    ck_assert_int_eq(entries(sub), 0);
+    char *text = tu_slurp(notes);
+    ck_assert_str_eq(text, "notes, not a trace\n");
+    free(text);
+
+    /* a directory we may not write in (root may: as nobody) */
+    char *ro = tu_path(dir, "ro"), *in_ro = tu_path(ro, "t.trace"), *err;
+    ck_assert_int_eq(mkdir(ro, 0555), 0);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    int code = run_to(in_ro, 1, &err);
+    if (code == -2) {
+        fprintf(stderr, "outputs: run_refuses_bad_outputs: the read-only directory skipped: "
+                        "cannot run opprof as user nobody\n");
+    } else {
+        char want[4400];
+        snprintf(want, sizeof want, "opprof run: cannot create %s: Permission denied\n", in_ro);
+        ck_assert_int_eq(code, 2);
+        ck_assert_str_eq(err, want);
+        ck_assert_int_eq(entries(ro), 0);
+    }
+    free(err), free(ro), free(in_ro);
+    free(fifo), free(sub), free(nowhere), free(notes);
+}
+END_TEST
+
 Suite *suite_outputs(void)
 {
     Suite *s = suite_create("outputs");
@@ -384,6 +448,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, dev_full_says_so);
     tcase_add_test(tc, directory_refused);
     tcase_add_test(tc, read_only_directory_refused);
+    tcase_add_test(tc, run_refuses_bad_outputs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -870,14 +870,14 @@ START_TEST(cli_errors)
         free(e);
     }
     char *a6[] = {(char *)tu_tool("opprof"), "run", "-o", fifo, "--", "true", NULL};
-    ck_assert_int_eq(tu_code(tu_run(a6, NULL, NULL, err)), 0); /* unprofiled, said */
+    ck_assert_int_eq(tu_code(tu_run(a6, NULL, NULL, err)), 2); /* refused before CMD */
     e = tu_slurp(err);
     ck_assert_ptr_nonnull(strstr(e, "refusing to write the trace to"));
     free(e);
     free(fifo);
     /* and `opprof run -o` never overwrites it */
     char *a5[] = {(char *)tu_tool("opprof"), "run", "-o", junk, "--", "true", NULL};
-    ck_assert_int_eq(tu_code(tu_run(a5, NULL, NULL, err)), 0);
+    ck_assert_int_eq(tu_code(tu_run(a5, NULL, NULL, err)), 2);
     e = tu_slurp(junk);
     ck_assert_str_eq(e, "hello, not a trace\n");
     free(e);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "tracebuild.h"
@@ -548,6 +550,39 @@ START_TEST(writer_refuses_directory)
 }
 END_TEST
 
+/* What `opprof run` asks before CMD starts: whether the writer could
+ * write there, in its words, making and changing nothing. */
+START_TEST(writer_check_ahead)
+{
+    char err[512], want[512];
+    char *fresh = tu_path(dir, "fresh.trace");
+    ck_assert_int_eq(opp_tw_check(fresh, err, sizeof err), 0);
+    ck_assert_int_eq(access(fresh, F_OK), -1); /* nothing made */
+    char *nowhere = tu_path(dir, "no/such.trace");
+    ck_assert_int_eq(opp_tw_check(nowhere, err, sizeof err), -ENOENT);
+    snprintf(want, sizeof want, "cannot create %s: No such file or directory", nowhere);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(opp_tw_check(dir, err, sizeof err), -EISDIR);
+    snprintf(want, sizeof want, "cannot create %s: Is a directory", dir);
+    ck_assert_str_eq(err, want);
+    char *fifo = tu_path(dir, "fifo"); /* never opened: it would wait for a reader */
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(opp_tw_check(fifo, err, sizeof err), -EINVAL);
+    snprintf(want, sizeof want, "refusing to write the trace to %s: not a regular file", fifo);
+    ck_assert_str_eq(err, want);
+    char *notes = tu_path(dir, "notes.txt");
+    spew(notes, "notes\n", 6);
+    ck_assert_int_eq(opp_tw_check(notes, err, sizeof err), -EEXIST);
+    snprintf(want, sizeof want, "refusing to overwrite %s: it is not an opprof trace", notes);
+    ck_assert_str_eq(err, want);
+    write_sample(path, NULL); /* a trace: written again, as the writer would */
+    ck_assert_int_eq(opp_tw_check(path, err, sizeof err), 0);
+    spew(notes, "", 0); /* empty: anything's first bytes */
+    ck_assert_int_eq(opp_tw_check(notes, err, sizeof err), 0);
+    free(fresh), free(nowhere), free(fifo), free(notes);
+}
+END_TEST
+
 Suite *suite_format(void)
 {
     Suite *s = suite_create("format");
@@ -569,6 +604,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, directory_not_a_trace);
     tcase_add_test(tc, writer_keeps_foreign_file);
     tcase_add_test(tc, writer_refuses_directory);
+    tcase_add_test(tc, writer_check_ahead);
     suite_add_tcase(s, tc);
     return s;
 }
