@@ -131,7 +131,11 @@ endif
 # One file per library family (tests/NAME.mk) adds its programs to PROGS.
 include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
 
-# Test programs link the real OpenBLAS (Debian's libopenblas-dev).
+# Test programs link the real OpenBLAS (Debian's libopenblas-dev); but
+# unresolved, whose weak references no library it loads defines.
+$(BUILD)/tests/progs/unresolved: tests/progs/unresolved.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $<
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -pthread -o $@ $< -lopenblas -lm

@@ -88,6 +88,12 @@ struct opp_ring_hdr *opp_thread_attach(void);
  * a UTF-8 character boundary). */
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
 void *opp_resolve(uint32_t fn);
+/* A call of fn, whose real function no loaded library defines, never ran:
+ * what it returns instead (returns: 1 when it returns a value, 0 when
+ * nothing), its library's "not initialised" status (tables/funcs.h: missing
+ * in OPP_LIBS, OPP_CUDA_MISSING) or 0; said once per entry point on stderr.
+ * errno kept. */
+long opp_missing(uint32_t fn, int returns);
 int opp_is_self(const void *p); /* p lies in libopprof.so itself */
 /* The loaded object's mapping that holds p: 0, or -1 when none does. */
 int opp_object_range(const void *p, uintptr_t *lo, uintptr_t *hi);
@@ -100,7 +106,7 @@ static inline uint64_t opp_now(void)
 }
 
 /* The real function behind entry point fn, or NULL when no loaded library
- * defines it (reported once). */
+ * defines it (opp_missing then says what the call does instead). */
 static inline void *opp_real(uint32_t fn)
 {
     void *p = atomic_load_explicit(&opp_real_fn[fn], memory_order_relaxed);
@@ -426,8 +432,10 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
         typedef void(*real_t) params;                                                              \
         real_t real = (real_t)opp_real(OPP_FN_##name);                                             \
         struct opp_frame f_;                                                                       \
-        if (OPP_UNLIKELY(!real))                                                                   \
+        if (OPP_UNLIKELY(!real)) {                                                                 \
+            opp_missing(OPP_FN_##name, 0);                                                         \
             return;                                                                                \
+        }                                                                                          \
         if (!opp_enter(&f_, OPP_FN_##name)) {                                                      \
             real args;                                                                             \
             return;                                                                                \
@@ -450,7 +458,7 @@ static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*
         real_t real = (real_t)opp_real(OPP_FN_##name);                                             \
         struct opp_frame f_;                                                                       \
         if (OPP_UNLIKELY(!real))                                                                   \
-            return (ret)0;                                                                         \
+            return (ret)opp_missing(OPP_FN_##name, 1);                                             \
         if (!opp_enter(&f_, OPP_FN_##name))                                                        \
             return real args;                                                                      \
         const uint64_t x_ = OPP_EXT_PUSH(name);                                                    \

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
@@ -129,11 +130,52 @@ void *opp_resolve(uint32_t fn)
         }
         if (p)
             atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
-        else if (atomic_exchange(&missing_at[fn], adds) == 0)
-            opp_agent_say(name, ": called, but no loaded library defines it; the call did nothing",
-                          "");
+        else
+            atomic_store(&missing_at[fn], adds);
     }
     errno = saved_errno;
     return p;
 }
 
+/* ---- calls whose real function no loaded library defines ---- */
+
+static const struct {
+    const char *lib, *name;
+    long value;
+} missing_ret[] = {
+#define MISSING_LIB(X, lib, table, extcorr, sonames, value, name) {#lib, name, value},
+    OPP_LIBS(MISSING_LIB, _)
+#undef MISSING_LIB
+#define MISSING_CUDA(lib, value, name) {#lib, name, value},
+    OPP_CUDA_MISSING(MISSING_CUDA)
+#undef MISSING_CUDA
+};
+
+static _Atomic unsigned char missing_said[OPP_FN_COUNT];
+
+long opp_missing(uint32_t fn, int returns)
+{
+    int saved_errno = errno;
+    const char *lib = opp_fn_info[fn].lib, *name = NULL;
+    long value = 0;
+    for (size_t i = 0; returns && i < sizeof missing_ret / sizeof *missing_ret; i++)
+        if (!strcmp(missing_ret[i].lib, lib)) {
+            value = missing_ret[i].value;
+            name = missing_ret[i].name;
+            break;
+        }
+    if (!atomic_exchange(&missing_said[fn], 1)) {
+        char line[256], ret[96];
+        if (!returns)
+            snprintf(ret, sizeof ret, "the call did nothing");
+        else if (name)
+            snprintf(ret, sizeof ret, "returning %s (%ld)", name, value);
+        else
+            snprintf(ret, sizeof ret, "returning 0");
+        snprintf(line, sizeof line, "%s: cannot find the real %s; %s", lib, opp_fn_info[fn].name,
+                 ret);
+        opp_agent_say(line, NULL, NULL);
+    }
+    errno = saved_errno;
+    return value;
+}

@@ -152,9 +152,16 @@ static uint32_t cbid_of(uint32_t id)
     return id - (id >= OPP_FN_CUDA_DRV_BASE ? OPP_FN_CUDA_DRV_BASE : OPP_FN_CUDA_RT_BASE);
 }
 
-/* What a call whose real function no loaded library defines returns:
- * cudaErrorUnknown == CUDA_ERROR_UNKNOWN, or 0 where no status is returned. */
-static long ret_unknown(void) { return 999; }
+/* What a call whose real function no loaded library defines returns
+ * (opp_missing): its domain's "not initialised" status (tables/funcs.h),
+ * or 0 where no status is returned. */
+#define RET_MISSING(lib, value, name)                                                              \
+    static long ret_missing_##lib(void)                                                            \
+    {                                                                                              \
+        return value;                                                                              \
+    }
+OPP_CUDA_MISSING(RET_MISSING)
+#undef RET_MISSING
 static long ret_zero(void) { return 0; }
 
 /* ---- a recorded call: enter, shadow stack, leave ---- */
@@ -176,8 +183,10 @@ static __thread struct {
 OPP_HIDDEN void *opp_cuda_enter(uint32_t id, void **slot)
 {
     void *real = opp_real(id);
-    if (OPP_UNLIKELY(!real)) /* opp_resolve said so, once */
-        return nostatus[id] ? (void *)ret_zero : (void *)ret_unknown;
+    if (OPP_UNLIKELY(!real))
+        return !opp_missing(id, !nostatus[id]) ? (void *)ret_zero
+               : id >= OPP_FN_CUDA_DRV_BASE    ? (void *)ret_missing_cuda
+                                               : (void *)ret_missing_cudart;
     unsigned n = shadow.n;
     struct opp_frame f;
     if (OPP_UNLIKELY(opp_capture_api) &&
@@ -258,14 +267,15 @@ static void wrap_proc(void **pfn)
 #define GPA_BODY(ID, call)                                                                         \
     gpa_t real = (gpa_t)opp_real(ID);                                                              \
     if (!real)                                                                                     \
-        return 999;                                                                                \
+        return (int)opp_missing(ID, 1);                                                            \
     struct opp_frame f;                                                                            \
-    int rec = !atomic_load_explicit(&opp_cuda_via_cupti, memory_order_relaxed) && opp_enter(&f, ID); \
+    int rec =                                                                                      \
+        !atomic_load_explicit(&opp_cuda_via_cupti, memory_order_relaxed) && opp_enter(&f, ID);     \
     int rc = call;                                                                                 \
     if (rec) {                                                                                     \
-        const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = (uint32_t)rc,               \
-                                               [OPP_COL_CUDA_CBID] = cbid_of(ID)};             \
-        opp_leave(&f, a, OPP_COL_CUDA_COLS);                                                                       \
+        const uint64_t a[OPP_COL_CUDA_COLS] = {                                                    \
+            [OPP_COL_CUDA_STATUS] = (uint32_t)rc, [OPP_COL_CUDA_CBID] = cbid_of(ID)};              \
+        opp_leave(&f, a, OPP_COL_CUDA_COLS);                                                       \
     }                                                                                              \
     if (rc == 0 && pfn)                                                                            \
         wrap_proc(pfn);                                                                            \

@@ -66,29 +66,35 @@
 #endif
 
 /* Every interposed library, one line each, in id order:
- *   Y(X, lib, table, extcorr, sonames)
+ *   Y(X, lib, table, extcorr, sonames, missing, missing_name)
  * lib: its name in the trace and the report (and in common/status_names.h);
  * table: its rows; extcorr: 1 when its calls push a CUPTI external
  * correlation id around the real call, recorded as their last argument
  * (OPP_OPK_EXTID: the kernels a GPU library call launches are attributed to
  * it); sonames: the shared objects that define its entry points, ':'
  * between them ("" for NVTX and torch, whose rows are callbacks, not
- * symbols). */
+ * symbols); missing: what a call returns when no loaded library defines
+ * its real function (the call never ran), the library's own "not
+ * initialised" status, named missing_name as common/status_names.h names
+ * it (0 and NULL for a library without statuses: its calls return 0, or
+ * nothing). */
 #define OPP_LIBS(Y, X)                                                                             \
-    Y(X, blas, OPP_BLAS_FUNCS, 0, "libopenblas.so.0:libblas.so.3")                                 \
-    Y(X, onednn, OPP_ONEDNN_FUNCS, 0, "libdnnl.so.3:libdnnl.so.2")                                 \
-    Y(X, xnnpack, OPP_XNNPACK_FUNCS, 0, "libXNNPACK.so.0")                                         \
-    Y(X, nvtx, OPP_NVTX_FUNCS, 0, "")                                                              \
-    Y(X, torch, OPP_TORCH_FUNCS, 1, "")                                                            \
-    Y(X, c10, OPP_C10_FUNCS, 0, "libc10.so:libc10.so.1.13")                                       \
-    Y(X, cublas, OPP_CUBLAS_FUNCS, 1, "libcublas.so.13:libcublas.so.12")                           \
-    Y(X, nccl, OPP_NCCL_FUNCS, 1, "libnccl.so.2")                                                  \
-    Y(X, cufft, OPP_CUFFT_FUNCS, 1, "libcufft.so.12:libcufft.so.11")                               \
-    Y(X, cublaslt, OPP_CUBLASLT_FUNCS, 1, "libcublasLt.so.13:libcublasLt.so.12")                   \
-    Y(X, cudnn, OPP_CUDNN_FUNCS, 1, "libcudnn.so.9")
+    Y(X, blas, OPP_BLAS_FUNCS, 0, "libopenblas.so.0:libblas.so.3", 0, NULL)                        \
+    Y(X, onednn, OPP_ONEDNN_FUNCS, 0, "libdnnl.so.3:libdnnl.so.2", 5, "dnnl_runtime_error")        \
+    Y(X, xnnpack, OPP_XNNPACK_FUNCS, 0, "libXNNPACK.so.0", 1, "xnn_status_uninitialized")          \
+    Y(X, nvtx, OPP_NVTX_FUNCS, 0, "", 0, NULL)                                                     \
+    Y(X, torch, OPP_TORCH_FUNCS, 1, "", 0, NULL)                                                   \
+    Y(X, c10, OPP_C10_FUNCS, 0, "libc10.so:libc10.so.1.13", 0, NULL)                               \
+    Y(X, cublas, OPP_CUBLAS_FUNCS, 1, "libcublas.so.13:libcublas.so.12", 1,                        \
+      "CUBLAS_STATUS_NOT_INITIALIZED")                                                             \
+    Y(X, nccl, OPP_NCCL_FUNCS, 1, "libnccl.so.2", 2, "ncclSystemError")                            \
+    Y(X, cufft, OPP_CUFFT_FUNCS, 1, "libcufft.so.12:libcufft.so.11", 7, "CUFFT_SETUP_FAILED")      \
+    Y(X, cublaslt, OPP_CUBLASLT_FUNCS, 1, "libcublasLt.so.13:libcublasLt.so.12", 1,                \
+      "CUBLAS_STATUS_NOT_INITIALIZED")                                                             \
+    Y(X, cudnn, OPP_CUDNN_FUNCS, 1, "libcudnn.so.9", 1001, "CUDNN_STATUS_NOT_INITIALIZED")
 
 /* Every row of every library, X(lib, name, kind, flags, ...). */
-#define OPP_LIB_ROWS_(X, lib, table, extcorr, sonames) table(X, lib)
+#define OPP_LIB_ROWS_(X, lib, table, extcorr, sonames, ...) table(X, lib)
 #define OPP_ALL_FUNCS(X) OPP_LIBS(OPP_LIB_ROWS_, X)
 
 #define OPP_FL_0 0u
@@ -99,6 +105,12 @@
 /* Library names of the CUDA domains, as the trace and report show them. */
 #define OPP_LIB_CUDART "cudart"
 #define OPP_LIB_CUDA "cuda"
+/* What their calls return when no loaded library defines the real
+ * function, as OPP_LIBS's missing: Y(lib, missing, missing_name). Calls
+ * that return no status (OPP_NS_* in cuda/symbols.c) return 0. */
+#define OPP_CUDA_MISSING(Y)                                                                        \
+    Y(cudart, 3, "cudaErrorInitializationError")                                                   \
+    Y(cuda, 3, "CUDA_ERROR_NOT_INITIALIZED")
 
 #ifndef __ASSEMBLER__ /* cuda/tramp.S uses the lists above */
 #include <stdint.h>
@@ -117,7 +129,7 @@ enum opp_fn_id {
  * (OPP_LIBEXT_lib) and by its entry points' (OPP_FNEXT_name): compile-time
  * constants for the wrappers. */
 enum {
-#define OPP_LIBEXT_ENUM(X, lib, table, extcorr, sonames) OPP_LIBEXT_##lib = (extcorr),
+#define OPP_LIBEXT_ENUM(X, lib, table, extcorr, ...) OPP_LIBEXT_##lib = (extcorr),
     OPP_LIBS(OPP_LIBEXT_ENUM, _)
 #undef OPP_LIBEXT_ENUM
 };

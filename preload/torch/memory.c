@@ -29,8 +29,10 @@ static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
 OPP_EXPORT void *_ZN3c109alloc_cpuEm(size_t n)
 {
     void *(*real)(size_t) = (void *(*)(size_t))opp_real(OPP_FN__ZN3c109alloc_cpuEm);
-    if (OPP_UNLIKELY(!real))
+    if (OPP_UNLIKELY(!real)) {
+        opp_missing(OPP_FN__ZN3c109alloc_cpuEm, 1); /* NULL: c10 has no status */
         return NULL;
+    }
     void *p = real(n);
     if (p)
         record(OPP_FN__ZN3c109alloc_cpuEm, OPP_MEM_ALLOC, p, n);
@@ -41,8 +43,10 @@ OPP_EXPORT void *_ZN3c109alloc_cpuEm(size_t n)
 OPP_EXPORT void _ZN3c108free_cpuEPv(void *p)
 {
     void (*real)(void *) = (void (*)(void *))opp_real(OPP_FN__ZN3c108free_cpuEPv);
-    if (OPP_UNLIKELY(!real))
+    if (OPP_UNLIKELY(!real)) {
+        opp_missing(OPP_FN__ZN3c108free_cpuEPv, 0);
         return;
+    }
     if (p)
         record(OPP_FN__ZN3c108free_cpuEPv, OPP_MEM_FREE, p, 0);
     real(p);

@@ -885,6 +885,81 @@ START_TEST(cli_errors)
 }
 END_TEST
 
+/* A call whose real function no loaded library defines never ran: the
+ * program gets its library's own "not initialised" status, not 0 (success
+ * for every GPU library), with one line on stderr per entry point however
+ * often it is called, and nothing is recorded (tests/progs/unresolved.c). */
+START_TEST(missing_real_function_fails_the_call)
+{
+    static const struct {
+        const char *name, *got, *said;
+        int gpu; /* wrapped only where the toolkit's header was at build time */
+    } calls[] = {
+        {"cublasCreate_v2", "1 1",
+         "cublas: cannot find the real cublasCreate_v2; returning CUBLAS_STATUS_NOT_INITIALIZED "
+         "(1)",
+         1},
+        {"cublasLtCreate", "1 1",
+         "cublaslt: cannot find the real cublasLtCreate; returning CUBLAS_STATUS_NOT_INITIALIZED "
+         "(1)",
+         1},
+        {"cudnnCreate", "1001 1001",
+         "cudnn: cannot find the real cudnnCreate; returning CUDNN_STATUS_NOT_INITIALIZED (1001)",
+         1},
+        {"ncclGetUniqueId", "2 2",
+         "nccl: cannot find the real ncclGetUniqueId; returning ncclSystemError (2)", 1},
+        {"cufftPlan1d", "7 7",
+         "cufft: cannot find the real cufftPlan1d; returning CUFFT_SETUP_FAILED (7)", 1},
+        {"cudaMalloc", "3 3",
+         "cudart: cannot find the real cudaMalloc; returning cudaErrorInitializationError (3)", 1},
+        {"cuInit", "3 3",
+         "cuda: cannot find the real cuInit; returning CUDA_ERROR_NOT_INITIALIZED (3)", 1},
+        {"xnn_run_operator", "1 1",
+         "xnnpack: cannot find the real xnn_run_operator; returning xnn_status_uninitialized (1)",
+         0},
+        {"dnnl_primitive_destroy", "5 5",
+         "onednn: cannot find the real dnnl_primitive_destroy; returning dnnl_runtime_error (5)",
+         0},
+        {"cblas_sdot", "0 0", "blas: cannot find the real cblas_sdot; returning 0", 0},
+        {"cblas_sscal", "x = 1 2", "blas: cannot find the real cblas_sscal; the call did nothing",
+         0},
+    };
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/unresolved"), NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, NULL), out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    int absent = 0;
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+        char line[256];
+        snprintf(line, sizeof line, "%s absent\n", calls[i].name);
+        if (calls[i].gpu && strstr(o, line)) { /* built without the library's header */
+            absent++;
+            continue;
+        }
+        snprintf(line, sizeof line, "%s %s\n", calls[i].name, calls[i].got);
+        ck_assert_msg(strstr(o, line), "want %s in:\n%s", line, o);
+        snprintf(line, sizeof line, "opprof: %s\n", calls[i].said);
+        ck_assert_msg(strstr(e, line), "want %s in:\n%s", line, e);
+        snprintf(line, sizeof line, "opprof: %.*s", (int)strcspn(calls[i].said, ";") + 1,
+                 calls[i].said);
+        ck_assert_int_eq(tu_count_lines(e, line), 1); /* said once for two calls */
+        ck_assert_uint_eq(tu_count(m, calls[i].name, -1, 0, -1), 0);
+    }
+    if (absent)
+        fprintf(stderr, "robust: %d GPU library calls not checked: built without their headers\n",
+                absent);
+    int said = 0; /* and nothing else missing */
+    for (const char *p = e; (p = strstr(p, "cannot find the real")); p++)
+        said++;
+    ck_assert_int_eq(said, (int)(sizeof calls / sizeof *calls) - absent);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
 /* A trace cut in the middle of a chunk still reports what came before. */
 START_TEST(truncated_trace_report)
 {
@@ -941,6 +1016,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, other_user_refused);
     tcase_add_test(tc, cli_errors);
     tcase_add_test(tc, truncated_trace_report);
+    tcase_add_test(tc, missing_real_function_fails_the_call);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -62,12 +62,22 @@ struct entry {
 static struct entry entries[] = {OPP_ALL_FUNCS(ENTRY)};
 #define NENTRIES (sizeof entries / sizeof *entries)
 
-static const struct lib {
+struct lib {
     const char *name, *sonames;
-} libs[] = {
-#define LIB(X, lib, table, extcorr, sonames) {#lib, sonames},
+    long missing;
+    const char *missing_name;
+};
+static const struct lib libs[] = {
+#define LIB(X, lib, table, extcorr, sonames, missing, missing_name)                                \
+    {#lib, sonames, missing, missing_name},
     OPP_LIBS(LIB, _)
 #undef LIB
+};
+/* Their calls return a status, but for a few (cuda/symbols.c). */
+static const struct lib cuda_domains[] = {
+#define CUDA(lib, missing, missing_name) {#lib, "", missing, missing_name},
+    OPP_CUDA_MISSING(CUDA)
+#undef CUDA
 };
 
 /* Values a kind records after the status: at least, at most (its
@@ -102,6 +112,32 @@ START_TEST(recorded_statuses_have_names)
                       "%s records statuses that common/status_names.h does not name", libs[k].name);
     }
     ck_assert_int_ge(libs_with_status, 2); /* oneDNN and XNNPACK, always built */
+}
+END_TEST
+
+/* A call whose real function is missing returns its library's own "not
+ * initialised" status, as the library names it: never 0, success, for a
+ * library whose calls return a status (the CUDA domains too, every call of
+ * the driver's and most of the runtime's returning one). */
+START_TEST(missing_calls_return_a_named_failure)
+{
+    size_t nlibs = sizeof libs / sizeof *libs, ncuda = sizeof cuda_domains / sizeof *cuda_domains;
+    for (size_t k = 0; k < nlibs + ncuda; k++) {
+        const struct lib *l = k < nlibs ? &libs[k] : &cuda_domains[k - nlibs];
+        int status = k >= nlibs;
+        for (size_t i = 0; i < NENTRIES; i++)
+            status |= !strcmp(entries[i].lib, l->name) && (entries[i].flags & OPP_OPK_STATUS);
+        if (!status) {
+            ck_assert_msg(l->missing == 0 && !l->missing_name,
+                          "%s returns no status, yet declares one for missing calls", l->name);
+            continue;
+        }
+        const char *named = opp_status_name(l->name, l->missing);
+        ck_assert_msg(l->missing != 0 && l->missing_name && named &&
+                          !strcmp(named, l->missing_name),
+                      "%s: missing calls return %ld, declared %s, named %s", l->name, l->missing,
+                      l->missing_name ? l->missing_name : "nothing", named ? named : "nothing");
+    }
 }
 END_TEST
 
@@ -194,6 +230,7 @@ Suite *suite_tables(void)
     TCase *tc = tcase_create("tables");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, recorded_statuses_have_names);
+    tcase_add_test(tc, missing_calls_return_a_named_failure);
     tcase_add_test(tc, recorded_values_fit_the_kind);
     tcase_add_test(tc, status_flag_matches_the_first_recorded_value);
     tcase_add_test(tc, names_resolve_in_the_installed_libraries);
