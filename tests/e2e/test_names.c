@@ -93,7 +93,7 @@ static void hostile_trace(const char *path)
     tb_open(&b, path);
     tb_process(&b, .proc = 1, .pid = 4242, .exe = "/bin/ev\x1b]0;il\x07",
                .argv = {"ev\nil", "--x=\xff", "=1+2"});
-    tb_info(&b, "host", "../../../escaped/evil");
+    tb_info(&b, "host", "../../../escaped/evil", "RANK", "0");
     tb_funcs(&b, {OPP_OP_TORCH, 0, "torch", "torch_op"},
              {OPP_OP_DOT, OPP_DT_F64, "li\x1b[2Jb", FORMULA});
     tb_thread(&b, 100, "thr\x1b[31m\xff\n");
@@ -325,6 +325,24 @@ START_TEST(gpu_view_escapes_names)
 }
 END_TEST
 
+/* --by-rank and --step: the names escaped there too. */
+START_TEST(by_rank_and_steps_escape_names)
+{
+    char *out, *err;
+    ck_assert_int_eq(OPPROF(&out, &err, "report", "TRACE", "--by-rank", "--limit", "100"), 0);
+    CK_NO_RAW_CONTROL(out);
+    ck_shown(out, 3);
+    ck_assert(strstr(out, "\nbig\\x1b[2JBBBBBBBBBBBBBBBBBBBBBBBBBBB...      40.000us  "));
+    free(out), free(err);
+    ck_assert_int_eq(OPPROF(&out, &err, "report", "TRACE", "--step", "semi;colon name\nnewline"),
+                     0);
+    CK_NO_RAW_CONTROL(out);
+    const char *line = "Steps: semi;colon name\\nnewline (a step ends at each call), 0 steps\n";
+    ck_assert_msg(!strncmp(out, line, strlen(line)), "%s", out);
+    free(out), free(err);
+}
+END_TEST
+
 #define BIG "'big\\x1b[2JBBBBBBBBBBBBBBBBB'+4072" /* the names as names_check.py shows them */
 #define BIG2 "'biG\\x1b[2JBBBBBBBBBBBBBBBBB'+4072"
 #define ROWS(k)                                                                                    \
@@ -482,6 +500,7 @@ Suite *suite_names(void)
     tcase_add_test(tc, tree_escapes_names);
     tcase_add_test(tc, diff_escapes_names);
     tcase_add_test(tc, gpu_view_escapes_names);
+    tcase_add_test(tc, by_rank_and_steps_escape_names);
     tcase_add_test(tc, json_keeps_names);
     tcase_add_test(tc, window_file_stays_in_its_directory);
     tcase_add_test(tc, flamegraph_is_xml);
