@@ -3,8 +3,11 @@
 #include "analysis/callpath_tree.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "utf8.h"
 
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(elt) (hash_oom = 1)
@@ -143,29 +146,59 @@ void opp_calltree_order_free(struct opp_ct_order *o)
     o->first = o->next = NULL;
 }
 
-int opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,
-                      char *buf, size_t cap)
+/* Frame s in folded-stack syntax, written to out unless NULL: ';', white
+ * space and what a reader may take for a line break (control characters,
+ * U+0085, U+2028, U+2029) as '_', each byte that is not UTF-8 as U+FFFD.
+ * Returns its length. */
+static size_t folded_frame(const char *s, char *out)
 {
-    uint32_t chain[4096];
-    size_t n = 0;
-    for (uint32_t k = i; k != OPP_CT_ROOT; k = ct->nodes[k].parent) {
-        if (n == sizeof chain / sizeof chain[0])
-            return -1;
-        chain[n++] = k;
-    }
     size_t len = 0;
-    while (n--) {
-        const char *s = opp_model_str(m, ct->nodes[chain[n]].name);
-        size_t sl = strlen(s);
-        if (len + sl + 2 > cap)
-            return -1;
-        if (len)
-            buf[len++] = ';';
-        for (size_t j = 0; j < sl; j++)
-            buf[len++] = s[j] == ';' || s[j] == ' ' || s[j] == '\t' ? '_' : s[j];
+    uint32_t cp;
+    while (*s) {
+        int n = opp_utf8_next(s, &cp);
+        const char *put = s;
+        size_t k = (size_t)n;
+        if (!n) {
+            put = OPP_UTF8_REPLACEMENT;
+            k = sizeof OPP_UTF8_REPLACEMENT - 1;
+            n = 1;
+        } else if (cp == ';' || cp == ' ' || cp < 0x20 || cp == 0x7f || cp == 0x85 ||
+                   cp == 0x2028 || cp == 0x2029) {
+            put = "_";
+            k = 1;
+        }
+        if (out)
+            memcpy(out + len, put, k);
+        len += k;
+        s += n;
     }
-    if (!cap)
-        return -1;
-    buf[len] = 0;
-    return (int)len;
+    return len;
+}
+
+ssize_t opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,
+                          char **buf, size_t *cap)
+{
+    size_t len = 0;
+    for (uint32_t k = i; k != OPP_CT_ROOT; k = ct->nodes[k].parent)
+        len += folded_frame(opp_model_str(m, ct->nodes[k].name), NULL) + (len ? 1 : 0);
+    if (len >= SSIZE_MAX)
+        return -ENOMEM;
+    if (len + 1 > *cap) {
+        size_t n = len + 1 > *cap * 2 ? len + 1 : *cap * 2;
+        char *p = realloc(*buf, n);
+        if (!p)
+            return -ENOMEM;
+        *buf = p;
+        *cap = n;
+    }
+    size_t at = len;
+    (*buf)[len] = 0;
+    for (uint32_t k = i; k != OPP_CT_ROOT; k = ct->nodes[k].parent) {
+        const char *s = opp_model_str(m, ct->nodes[k].name);
+        at -= folded_frame(s, NULL);
+        folded_frame(s, *buf + at);
+        if (ct->nodes[k].parent != OPP_CT_ROOT)
+            (*buf)[--at] = ';';
+    }
+    return (ssize_t)len;
 }

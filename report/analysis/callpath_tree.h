@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
@@ -48,9 +49,11 @@ int opp_calltree_order(const struct opp_model *m, const struct opp_calltree *ct,
                        struct opp_ct_order *o);
 void opp_calltree_order_free(struct opp_ct_order *o);
 
-/* "a;b;c" for node i, outermost first, each frame's ';', space and tab as
- * '_' (folded-stack syntax). Returns the length, or -1 when it does not fit. */
-int opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,
-                      char *buf, size_t cap);
+/* "a;b;c" for node i, outermost first, each frame in folded-stack syntax:
+ * ';', white space, control characters, U+0085, U+2028 and U+2029 as '_',
+ * bytes that are not UTF-8 as U+FFFD; in *buf, grown as it needs (*cap its
+ * size; both may start NULL and 0). Returns the length, or -ENOMEM. */
+ssize_t opp_calltree_path(const struct opp_model *m, const struct opp_calltree *ct, uint32_t i,
+                          char **buf, size_t *cap);
 
 #endif

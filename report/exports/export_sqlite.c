@@ -11,6 +11,7 @@
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 #include "ops.h"
+#include "utf8.h"
 
 #ifdef OPP_HAVE_SQLITE
 #include <sqlite3.h>
@@ -119,6 +120,19 @@ static void vals(struct val *v, const char *types, va_list ap)
     }
 }
 
+/* Text as SQLite's TEXT promises: UTF-8. A name from the trace that is not
+ * gets U+FFFD for each byte that is not (a copy SQLite keeps). */
+static void bind_text(sqlite3_stmt *s, int k, const char *t)
+{
+    if (opp_utf8_valid(t)) {
+        sqlite3_bind_text(s, k, t, -1, SQLITE_STATIC);
+        return;
+    }
+    char *fixed = opp_utf8_fixed(t);
+    sqlite3_bind_text(s, k, fixed ? fixed : OPP_UTF8_REPLACEMENT, -1, SQLITE_TRANSIENT);
+    free(fixed);
+}
+
 /* Bind n values to parameters 1 to n. */
 static void bind(sqlite3_stmt *s, const struct val *v, int n)
 {
@@ -127,7 +141,7 @@ static void bind(sqlite3_stmt *s, const struct val *v, int n)
         if (v[i].type == 'i')
             sqlite3_bind_int64(s, k, v[i].i);
         else if (v[i].type == 't')
-            sqlite3_bind_text(s, k, v[i].t, -1, SQLITE_STATIC);
+            bind_text(s, k, v[i].t);
         else
             sqlite3_bind_null(s, k);
     }

@@ -8,8 +8,6 @@
 
 #include "views/fmt.h"
 
-#define PATH_MAX_BYTES (1u << 16)
-
 static uint64_t self_of(const struct opp_ct_node *n, int cuda)
 {
     return cuda ? n->self_cuda_ns : n->self_ns;
@@ -18,17 +16,21 @@ static uint64_t self_of(const struct opp_ct_node *n, int cuda)
 int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
                       FILE *out)
 {
-    char *buf = malloc(PATH_MAX_BYTES);
-    if (!buf)
-        return -1;
-    for (size_t i = 0; i < ct->n; i++) {
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < ct->n && !rc; i++) {
         uint64_t us = self_of(&ct->nodes[i], cuda) / 1000;
-        if (!us || opp_calltree_path(m, ct, (uint32_t)i, buf, PATH_MAX_BYTES) < 0)
+        if (!us)
             continue;
-        fprintf(out, "%s %" PRIu64 "\n", buf, us);
+        ssize_t len = opp_calltree_path(m, ct, (uint32_t)i, &buf, &cap);
+        if (len < 0)
+            rc = -1;
+        else
+            fprintf(out, "%s %" PRIu64 "\n", buf, us);
     }
     free(buf);
-    return ferror(out) ? -1 : 0;
+    return rc || ferror(out) ? -1 : 0;
 }
 
 /* ---- flame graph ---- */
@@ -79,9 +81,12 @@ static void frame(struct fg *g, const char *name, uint64_t value, double x, uint
     size_t fit = w > 12 ? (size_t)((w - 6) / 7) : 0;
     if (fit >= 3) {
         fprintf(g->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + 12);
-        size_t n = strlen(name);
-        for (size_t i = 0; i < n && i < fit; i++)
-            opp_xml_char(g->out, i + 2 >= fit && n > fit ? '.' : name[i]);
+        if (opp_utf8_chars(name) > fit) { /* its first fit - 2 characters and ".." */
+            opp_xml_textn(g->out, name, opp_utf8_prefix(name, fit - 2));
+            fputs("..", g->out);
+        } else {
+            opp_xml_text(g->out, name);
+        }
         fputs("</text>", g->out);
     }
     fputs("</g>\n", g->out);

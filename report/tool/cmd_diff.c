@@ -261,10 +261,13 @@ int cmd_diff(int argc, char **argv)
             fprintf(stderr, PREFIX "regression above %.2f%%: %s %s -> %s (%s)", da.fail_above,
                     opp_diff_total_name(d.metric), opp_fmt_time(ta, va), opp_fmt_time(tb, vb),
                     opp_diff_pct_text(pct, p));
-        else
-            fprintf(stderr, PREFIX "regression above %.2f%%: %s %s %s -> %s (%s)", da.fail_above,
-                    worst->key, opp_diff_metric_name(d.metric), opp_fmt_time(ta, va),
-                    opp_fmt_time(tb, vb), isnan(p) ? "new" : opp_diff_pct_text(pct, p));
+        else {
+            fprintf(stderr, PREFIX "regression above %.2f%%: ", da.fail_above);
+            opp_text_fput(stderr, worst->key);
+            fprintf(stderr, " %s %s -> %s (%s)", opp_diff_metric_name(d.metric),
+                    opp_fmt_time(ta, va), opp_fmt_time(tb, vb),
+                    isnan(p) ? "new" : opp_diff_pct_text(pct, p));
+        }
         fprintf(stderr, nreg > 1 ? "; %zu regressions in all\n" : "\n", nreg);
         code = EXIT_REGRESSION;
     }

@@ -17,6 +17,7 @@
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/outfile.h"
+#include "views/fmt.h"
 
 #define PREFIX "opprof export: "
 
@@ -184,7 +185,8 @@ static int make_dir(const char *path)
 /* --window K: the time range of the K-th window a schedule recorded; an
  * output that is a directory (or ends in '/': then made) gets
  * tensorboard_trace_handler's file name there, <host>_<pid>.<ms since the
- * epoch>.pt.trace.json. 0 or -1 (said). */
+ * epoch>.pt.trace.json (the host as one path component: it comes from the
+ * trace). 0 or -1 (said). */
 static int chrome_window(const char *const *traces, size_t n, unsigned long k,
                          struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
 {
@@ -213,10 +215,13 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
         if (!rc && *out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
             const struct opp_process *p = &m->procs[0];
             const char *host = opp_process_info(p, "host");
+            char file_host[128]; /* the traced program's: one path component */
+            opp_path_component(file_host, sizeof file_host, host ? host : "localhost");
             uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
-            if (snprintf(named, cap, "%s/%s_%u.%llu.pt.trace.json", *out_path,
-                         host ? host : "localhost", p->pid,
-                         (unsigned long long)(real / 1000000)) >= (int)cap) {
+            size_t len = strlen(*out_path);
+            const char *sep = len && (*out_path)[len - 1] == '/' ? "" : "/";
+            if (snprintf(named, cap, "%s%s%s_%u.%llu.pt.trace.json", *out_path, sep, file_host,
+                         p->pid, (unsigned long long)(real / 1000000)) >= (int)cap) {
                 fprintf(stderr, PREFIX "output path too long\n");
                 rc = -1;
             }

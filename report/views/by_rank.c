@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "views/columns.h"
 #include "views/fmt.h"
 
 static void cell(FILE *f, double v, enum opp_sort_key k, int json)
@@ -63,8 +64,8 @@ static void out_text(FILE *f, const struct opp_rank_table *t, enum opp_sort_key 
     fprintf(f, "  %12s  %12s  %12s  %8s\n", "Min", "Median", "Max", "Slowest");
     for (size_t i = 0; i < shown; i++) {
         const struct opp_rank_row *r = &t->rows[i];
-        int w = (int)strlen(r->key) > 40 ? 37 : 40;
-        fprintf(f, "%-*.*s%s", w, w, r->key, w == 37 ? "..." : "");
+        char name[OPP_TEXT_BUF(40)];
+        opp_col_cell(f, opp_text_fit(name, r->key, 40), 40, 1);
         for (size_t k = 0; k < t->nranks; k++)
             cell(f, r->v[k], key, 0);
         cell(f, r->min, key, 0);

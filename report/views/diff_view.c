@@ -102,7 +102,7 @@ int opp_out_diff_table(FILE *f, const struct opp_diff *d, const struct opp_diff_
         on[C_SCUDA_A] = on[C_SCUDA_B] = on[C_CUDA_A] = on[C_CUDA_B] = 0;
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < NCOLS; c++) {
-            int w = (int)strlen(cell(&d->rows[i], c, buf[0])) +
+            int w = (int)opp_text_width(cell(&d->rows[i], c, buf[0]), CELL_MAX) +
                     (c == C_NAME || c == C_SHAPES ? 4 : 0);
             width[c] = opp_imax(width[c], w);
         }

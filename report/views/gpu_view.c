@@ -10,7 +10,7 @@
 #include "views/output.h"
 
 #define GRID_COLS 8
-#define GRID_CELL (OPP_NAME_MAX_WIDTH + 8)
+#define GRID_CELL OPP_CUT_NAME_BUF
 
 /* A text table of the GPU view: each column as wide as its widest cell,
  * at least 12, laid out like the main table. */
@@ -48,7 +48,7 @@ static int grid_print(FILE *f, struct grid *g, const char *title)
         on[c] = 1;
         width[c] = opp_imax(OPP_COLUMN_WIDTH, (int)strlen(g->head[c]));
         for (size_t r = 0; r < g->nrows; r++)
-            width[c] = opp_imax(width[c], (int)strlen(g->rows[r][c]));
+            width[c] = opp_imax(width[c], (int)opp_text_width(g->rows[r][c], GRID_CELL));
     }
     fprintf(f, "%s\n", title);
     opp_col_sep(f, g->ncols, width, on);
@@ -81,7 +81,7 @@ static int gpu_kernels(FILE *f, const struct opp_gpu_stats *s, const struct opp_
                      .head = {"Name", "# of Calls", "Total", "Avg", "Share", "Est. Occupancy",
                               "Launch Delay Avg", "Launch Delay Max"}};
     size_t n = limit && limit < nk ? limit : nk;
-    char name[OPP_NAME_MAX_WIDTH + 1];
+    char name[OPP_CUT_NAME_BUF];
     for (size_t i = 0; i < n; i++) {
         char(*c)[GRID_CELL] = grid_row(&g);
         snprintf(c[0], GRID_CELL, "%s", opp_cut_name(k[i].name, name));
@@ -140,7 +140,7 @@ static int gpu_devices(FILE *f, const struct opp_model *m, const struct opp_gpu_
     for (size_t i = 0; i < s->ndevs; i++) {
         const struct opp_gpu_dev_stats *d = &s->devs[i];
         const char *name = d->info ? opp_model_str(m, d->info->name) : "";
-        char cut[OPP_NAME_MAX_WIDTH + 1];
+        char cut[OPP_CUT_NAME_BUF];
         char(*c)[GRID_CELL] = grid_row(&g);
         snprintf(c[0], GRID_CELL, "%" PRIu32, d->device);
         snprintf(c[1], GRID_CELL, "%s", name[0] ? opp_cut_name(name, cut) : "--");
@@ -163,7 +163,7 @@ static int gpu_devices(FILE *f, const struct opp_model *m, const struct opp_gpu_
 static int gpu_gaps(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s)
 {
     struct grid g = {.ncols = 5, .head = {"Device", "Gap", "From", "To", "Next Op"}};
-    char cut[OPP_NAME_MAX_WIDTH + 1], t[OPP_FMT_MAX];
+    char cut[OPP_CUT_NAME_BUF], t[OPP_FMT_MAX];
     for (size_t i = 0; i < s->ndevs; i++) {
         const struct opp_gpu_dev_stats *d = &s->devs[i];
         for (size_t k = 0; k < d->ngaps; k++) {

@@ -70,7 +70,9 @@ int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json
         json_series(f, "cpu_us", s, CPU);
         json_series(f, "gpu_us", s, GPU);
     } else {
-        fprintf(f, "Steps: %s (%s), %zu step%s\n", name,
+        fputs("Steps: ", f);
+        opp_text_fput(f, name);
+        fprintf(f, " (%s), %zu step%s\n",
                 s->ranges ? "each call is a step" : "a step ends at each call", n,
                 n == 1 ? "" : "s");
         fprintf(f, "%-14s  %8s  %12s  %12s  %12s  %12s  %12s\n", "", "count", "mean", "p50",

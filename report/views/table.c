@@ -96,7 +96,7 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         snprintf(buf, CELL_MAX, "%.*s", t->width[COL_SHAPES], r->shapes_str);
         return buf;
     case COL_STACK:
-        snprintf(buf, CELL_MAX, "%.*s", t->width[COL_STACK], r->stack_str ? r->stack_str : "");
+        opp_text_put(buf, r->stack_str ? r->stack_str : "", (size_t)t->width[COL_STACK], NULL);
         return buf;
     case COL_FLOPS:
         if (!r->flops)
@@ -117,7 +117,8 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         snprintf(buf, CELL_MAX, "%.3f", c == COL_ALGBW ? opp_row_algbw(r) : opp_row_busbw(r));
         return buf;
     case COL_LIB:
-        return r->lib;
+        opp_text_put(buf, r->lib, CELL_MAX / 4 - 1, NULL);
+        return buf;
     }
     return "";
 }
@@ -209,10 +210,11 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
      * cut to fit. The others grow past 12 only when a value needs it. */
     int name_w = 0, shapes_w = 0, stack_w = 0;
     for (size_t i = 0; i < t->a->nrows; i++) {
-        name_w = opp_imax(name_w, (int)strlen(t->a->rows[i].key));
-        shapes_w = opp_imax(shapes_w, (int)strlen(t->a->rows[i].shapes_str));
-        if (t->a->rows[i].stack_str)
-            stack_w = opp_imax(stack_w, (int)strlen(t->a->rows[i].stack_str));
+        const struct opp_row *r = &t->a->rows[i];
+        name_w = opp_imax(name_w, (int)opp_text_width(r->key, OPP_NAME_MAX_WIDTH));
+        shapes_w = opp_imax(shapes_w, (int)strlen(r->shapes_str));
+        if (r->stack_str)
+            stack_w = opp_imax(stack_w, (int)opp_text_width(r->stack_str, SHAPES_MAX_WIDTH));
     }
     t->width[COL_STACK] = opp_imax(opp_imin(stack_w + 4, SHAPES_MAX_WIDTH), (int)strlen(t->head[COL_STACK]));
     t->width[COL_NAME] = opp_imin(name_w + 4, OPP_NAME_MAX_WIDTH); /* never below strlen("Name") */
@@ -224,7 +226,8 @@ static void table_layout(struct table *t, const struct opp_out_opts *o)
             continue;
         t->width[c] = opp_imax(t->width[c], (int)strlen(t->head[c]));
         for (size_t i = 0; i < t->a->nrows; i++)
-            t->width[c] = opp_imax(t->width[c], (int)strlen(cell(t, &t->a->rows[i], c, buf)));
+            t->width[c] = opp_imax(t->width[c],
+                                   (int)opp_text_width(cell(t, &t->a->rows[i], c, buf), CELL_MAX));
     }
 }
 
@@ -259,10 +262,12 @@ static void table_statuses(FILE *f, const struct opp_agg *a)
 {
     enum { S_NAME, S_CALLS, S_STATUS, S_N };
     int width[S_N] = {4 + 4, OPP_COLUMN_WIDTH, 6}, on[S_N] = {1, 1, 1};
-    char name[OPP_NAME_MAX_WIDTH + 1], calls[32], st[CELL_MAX], cell_st[CELL_MAX];
+    char name[OPP_CUT_NAME_BUF], calls[32], st[CELL_MAX], cell_st[CELL_MAX];
     for (size_t i = 0; i < a->nstatuses; i++) {
         const struct opp_status_row *s = &a->statuses[i];
-        width[S_NAME] = opp_imax(width[S_NAME], opp_imin((int)strlen(s->key) + 4, OPP_NAME_MAX_WIDTH));
+        width[S_NAME] =
+            opp_imax(width[S_NAME], opp_imin((int)opp_text_width(s->key, OPP_NAME_MAX_WIDTH) + 4,
+                                             OPP_NAME_MAX_WIDTH));
         width[S_STATUS] = opp_imax(width[S_STATUS], (int)strlen(status_text(s, st, sizeof st)));
     }
     fprintf(f, "\nCalls that did not return success: %" PRIu64 " of %" PRIu64 "\n", a->errors,

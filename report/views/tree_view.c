@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "views/columns.h"
 #include "views/fmt.h"
 
 #define NAME_WIDTH 60
@@ -25,24 +26,15 @@ struct tv {
 static void line(struct tv *v, uint32_t i)
 {
     const struct opp_ct_node *n = &v->ct->nodes[i];
-    char name[NAME_WIDTH + 1], a[OPP_FMT_MAX], b[OPP_FMT_MAX], c[OPP_FMT_MAX];
-    const char *s = opp_model_str(v->m, n->name);
-    size_t ind = 2 * (size_t)n->depth, len = strlen(s);
+    char name[OPP_TEXT_BUF(NAME_WIDTH)], a[OPP_FMT_MAX], b[OPP_FMT_MAX], c[OPP_FMT_MAX];
+    size_t ind = 2 * (size_t)n->depth;
     if (ind > NAME_WIDTH - 8)
         ind = NAME_WIDTH - 8;
     memset(name, ' ', ind);
-    if (ind + len > NAME_WIDTH) {
-        memcpy(name + ind, s, NAME_WIDTH - ind - 3);
-        memcpy(name + NAME_WIDTH - 3, "...", 3);
-        name[NAME_WIDTH] = 0;
-    } else {
-        memcpy(name + ind, s, len + 1);
-    }
-    int wide = 0; /* UTF-8 continuation bytes take no column */
-    for (const char *p = name; *p; p++)
-        wide += ((unsigned char)*p & 0xc0) == 0x80;
-    fprintf(v->f, "%-*s  %10" PRIu64 "  %12s  %12s  %8s", NAME_WIDTH + wide, name, n->calls,
-            opp_fmt_time(a, (double)n->self_ns), opp_fmt_time(b, (double)n->total_ns),
+    opp_text_fit(name + ind, opp_model_str(v->m, n->name), NAME_WIDTH - ind);
+    opp_col_cell(v->f, name, NAME_WIDTH, 1);
+    fprintf(v->f, "  %10" PRIu64 "  %12s  %12s  %8s", n->calls, opp_fmt_time(a, (double)n->self_ns),
+            opp_fmt_time(b, (double)n->total_ns),
             opp_fmt_percent(c, (double)n->total_ns, (double)v->ord.grand));
     if (v->cuda)
         fprintf(v->f, "  %12s  %12s", opp_fmt_time(a, (double)n->self_cuda_ns),

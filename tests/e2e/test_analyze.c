@@ -157,6 +157,37 @@ START_TEST(straggler_and_its_operator)
 }
 END_TEST
 
+/* Names from the traces shown as the report's text views show them: a
+ * name's escape sequence and line break escaped, not acted on. */
+START_TEST(names_shown_escaped)
+{
+    if (!have_dask())
+        return;
+    for (int r = 0; r < 2; r++) {
+        char path[4200], rank[16];
+        snprintf(path, sizeof path, "%s/rank%02d.trace", dir, r);
+        snprintf(rank, sizeof rank, "%d", r);
+        struct tb b;
+        tb_open(&b, path);
+        tb_process(&b, .proc = 0, .pid = 1000 + (uint32_t)r, .exe = "/usr/bin/train");
+        tb_info(&b, "RANK", rank, "WORLD_SIZE", "2");
+        tb_funcs(&b, {OPP_OP_PLAIN, OPP_DT_NONE, "app", "fwd\x1b]0;x\x07\nrow\xc2\x9b"});
+        tb_thread(&b, 1000 + (uint32_t)r, "train");
+        tb_events(&b, TB_CALL(0, 1000, 2000, 0));
+        tb_end(&b);
+    }
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "1", NULL), 0);
+    /* 26 characters, padded to 48 like any other name */
+    ck_assert_msg(strstr(out, "\nfwd\\x1b]0;x\\x07\\nrow\\u009b                      "
+                              "          2        2.000us"),
+                  "%s", out);
+    ck_assert_ptr_null(strpbrk(out, "\x1b\x07"));
+    ck_assert_ptr_null(strstr(out, "\xc2\x9b"));
+    free(out), free(err);
+}
+END_TEST
+
 /* analyze's JSON (its per-rank table) against `opprof report --by-rank -f
  * json` run as report (NULL-terminated), through Python's json: "ranks
  * equal, names equal, every value equal (to 0.0005 us), names, ranks". */
@@ -343,6 +374,7 @@ Suite *suite_analyze(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, straggler_and_its_operator);
     tcase_add_test(tc, per_rank_equals_report_by_rank);
+    tcase_add_test(tc, names_shown_escaped);
     tcase_add_test(tc, one_trace_many_ranks);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);

@@ -384,9 +384,10 @@ START_TEST(train_loop_tree_and_steps)
                            "train_step;optimizer", "train_step;optimizer;cblas_saxpy"};
     const uint64_t calls[] = {5, 5, 10, 5, 20, 5, 5};
     uint64_t phases = 0;
-    char buf[256];
+    char *buf = NULL;
+    size_t cap = 0;
     for (uint32_t i = 0; i < 7; i++) {
-        ck_assert_int_ge(opp_calltree_path(m, &ct, i, buf, sizeof buf), 0);
+        ck_assert_int_ge(opp_calltree_path(m, &ct, i, &buf, &cap), 0);
         ck_assert_str_eq(buf, paths[i]);
         ck_assert_uint_eq(ct.nodes[i].calls, calls[i]);
         if (ct.nodes[i].depth == 1)
@@ -401,6 +402,7 @@ START_TEST(train_loop_tree_and_steps)
         cpu += st.steps[i].cpu_ns;
     ck_assert_uint_eq(cpu, phases);
     opp_steps_free(&st);
+    free(buf);
     opp_calltree_free(&ct);
     opp_model_free(m);
     char *d = tu_steps_differ(cmd_report, dir, trace,

@@ -1,7 +1,8 @@
-# Fuzzing (HACKING.md, "Fuzzing"): two libFuzzer targets, fuzz_trace (the
-# trace reader, the report's loader and analyses) and fuzz_proto (the
+# Fuzzing (HACKING.md, "Fuzzing"): three libFuzzer targets, fuzz_trace (the
+# trace reader, the report's loader and analyses), fuzz_proto (the
 # collector's checks of what a client sends, and summary mode's
-# aggregation), on seeds made from real traces of this build (seeds.sh).
+# aggregation) and fuzz_names (names of any bytes through each output),
+# on seeds made from real traces of this build and hostile names (seeds.sh).
 #   make fuzz [FUZZ_SECONDS=60]   each target that long (needs clang's libFuzzer)
 #   make test-fuzz                each FUZZ_TEST_SECONDS from the seeds alone (make
 #                                 test's step); without clang's libFuzzer, the seeds
@@ -15,7 +16,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 10
-FUZZ_TARGETS := trace proto
+FUZZ_TARGETS := trace proto names
 FUZZ := $(BUILD)/fuzz
 FUZZ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer

@@ -143,9 +143,11 @@ static void analyse(const struct opp_model *m)
 
     struct opp_calltree ct;
     if (opp_calltree_build(m, &o, &ct) == 0) {
-        char path[256];
+        char *path = NULL;
+        size_t cap = 0;
         for (size_t i = 0; i < ct.n; i++)
-            opp_calltree_path(m, &ct, (uint32_t)i, path, sizeof path);
+            opp_calltree_path(m, &ct, (uint32_t)i, &path, &cap);
+        free(path);
         opp_calltree_free(&ct);
     }
     struct opp_rank_table rt;

@@ -3,13 +3,13 @@
 # the trace format): real traces of the test programs run under the real
 # preload, in the ways that give the reader each kind of chunk, and
 # fuzz_proto's seeds made from them (proto_seeds.c).
-#   tests/fuzz/seeds.sh BUILD OUTDIR   (writes OUTDIR/trace/, OUTDIR/proto/)
+#   tests/fuzz/seeds.sh BUILD OUTDIR   (writes OUTDIR/trace/, OUTDIR/proto/, OUTDIR/names/)
 set -euo pipefail
 
 build=$(realpath "$1")
 out=$2
 rm -rf "$out"
-mkdir -p "$out/trace" "$out/proto"
+mkdir -p "$out/trace" "$out/proto" "$out/names"
 out=$(realpath "$out")
 progs=$build/tests/progs
 
@@ -55,3 +55,12 @@ if [ -x "$double/blas_app" ]; then
 fi
 
 "$build/fuzz/proto-seeds" "$out/proto" "$out"/trace/*
+
+# fuzz_names: a byte that shapes the call tree, then names split at NUL
+# bytes (quotes, controls, bytes that are not UTF-8, noncharacters,
+# markup, formulas, ';' and line breaks, a name past what a trace keeps).
+printf '\005q"uo\047te\\\\x\000esc\033]0;t\007\000row\r\nforged 99.99%%\000=cmd|\047 /C calc\047!A0\000li\033[2Jb\000thr\377\n\000/bin/ev\033\000../../../escaped/evil' \
+    >"$out/names/controls"
+printf '\043bad\377\376\303(\000non\357\277\276\357\277\277\000<script>&amp;\000@SUM(A1)\000semi;colon name\nnl\000csi\302\233\302\205\000bidi\342\200\256\342\200\250\000+1' \
+    >"$out/names/encodings"
+{ printf '\017'; head -c 5000 /dev/zero | tr '\0' A; printf '\000\t-x\000a b'; } >"$out/names/long"

@@ -11,6 +11,24 @@ def _us(v):
     return "%.3fus" % v
 
 
+def _text(s):
+    """A name as the report's text views show it (report/views/fmt.h,
+    opp_text_put): what a terminal would act on escaped."""
+    out = []
+    for ch in s:
+        c = ord(ch)
+        if ch in "\n\r\t":
+            out.append("\\" + "nrt"["\n\r\t".index(ch)])
+        elif c < 0x20 or c == 0x7f:
+            out.append("\\x%02x" % c)
+        elif (0x80 <= c <= 0x9f or c in (0x200e, 0x200f, 0x2028, 0x2029) or 0x202a <= c <= 0x202e
+              or 0x2066 <= c <= 0x2069):
+            out.append("\\u%04x" % c)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _plain(x):
     """JSON's values: numpy scalars as Python's, NaN as null."""
     if isinstance(x, dict):
@@ -45,8 +63,9 @@ def as_text(a, top):
            "Operators over all ranks (key_averages, most self CPU first):",
            "%-48s %10s %14s %14s %14s" % ("Name", "Calls", "Self CPU", "CPU total", "Self CUDA")]
     for r in a["key_averages"].head(top).itertuples():
-        out.append("%-48s %10d %14s %14s %14s" % (r.key[:48], r.count, _us(r.self_cpu_time_total),
-                                                  _us(r.cpu_time_total), _us(r.self_cuda_time_total)))
+        out.append("%-48s %10d %14s %14s %14s" % (_text(r.key)[:48], r.count,
+                                                  _us(r.self_cpu_time_total), _us(r.cpu_time_total),
+                                                  _us(r.self_cuda_time_total)))
     t = a["rank_times"]
     out += ["", "Ranks by %s: min %s, median %s, max %s" % (a["rank_time_basis"], _us(t.min()),
                                                            _us(t.median()), _us(t.max()))]
@@ -56,7 +75,7 @@ def as_text(a, top):
         out.append("straggler: rank %d, %s (%.2fx the median)" % (s["rank"], _us(s["time_us"]),
                                                                  s["over_median"]))
         for o in s["operators"]:
-            out.append("    %-44s %s here, median %s (+%s)" % (o["key"][:44], _us(o["rank_us"]),
+            out.append("    %-44s %s here, median %s (+%s)" % (_text(o["key"])[:44], _us(o["rank_us"]),
                                                             _us(o["median_us"]), _us(o["over_us"])))
     g = a["gpu"]
     if len(g):
