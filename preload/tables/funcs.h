@@ -18,6 +18,10 @@
 #ifndef OPP_TABLES_FUNCS_H
 #define OPP_TABLES_FUNCS_H
 
+/* Tensors in a TENSORS capture: a vector [n], a matrix [r, c] (rank, dims). */
+#define OPP_VEC(n) 1, n
+#define OPP_MAT(r, c) 2, r, c
+
 #include "tables/blas.h"
 #include "tables/c10.h"
 #include "tables/nvtx.h"
