@@ -24,6 +24,7 @@
 
 #include "tables/blas.h"
 #include "tables/c10.h"
+#include "tables/lapack.h"
 #include "tables/nvtx.h"
 #include "tables/onednn.h"
 #include "tables/torch.h"
@@ -80,6 +81,7 @@
  * symbols). */
 #define OPP_LIBS(Y, X)                                                                             \
     Y(X, blas, OPP_BLAS_FUNCS, 0, "libopenblas.so.0:libblas.so.3")                                 \
+    Y(X, lapack, OPP_LAPACK_FUNCS, 0, "libopenblas.so.0:liblapack.so.3")                           \
     Y(X, onednn, OPP_ONEDNN_FUNCS, 0, "libdnnl.so.3:libdnnl.so.2")                                 \
     Y(X, xnnpack, OPP_XNNPACK_FUNCS, 0, "libXNNPACK.so.0")                                         \
     Y(X, nvtx, OPP_NVTX_FUNCS, 0, "")                                                              \
