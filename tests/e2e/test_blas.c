@@ -190,7 +190,7 @@ START_TEST(numpy_linalg_exact)
     ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
     ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, NULL}, NULL, plain, NULL)), 0);
     char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
-    ck_assert_int_eq(tu_count_lines(o2, ""), 13); /* a digest of each result */
+    ck_assert_int_eq(tu_count_lines(o2, ""), 15); /* a digest of each result */
     ck_assert_str_eq(o1, o2);
 
     char *rt[] = {(char *)tu_tool("opprof"),
@@ -211,6 +211,8 @@ START_TEST(numpy_linalg_exact)
         {"cblas_sdot", 1},  /* numpy's own check at import */
         {"cblas_dsyrk", 1}, /* b @ b.T */
         {"cblas_zgemm", 2}, /* z @ z, z @ z^H */
+        {"cblas_zsyrk", 1}, /* z @ z.T */
+        {"cblas_ssyrk", 1}, /* in float32 */
         {"dgesv_", 2},      /* solve, inv */
         {"dpotrf_", 1},     /* cholesky */
         {"dgetrf_", 1},     /* det */
@@ -242,6 +244,8 @@ START_TEST(numpy_linalg_exact)
     ck_assert_int_eq(tu_code(tu_run(rc, NULL, csv, NULL)), 0);
     char *c = tu_slurp(csv);
     CSV_ROW_IS(c, "cblas_dsyrk", "[[300, 300], [300, 300]]", 1, 27090000ull);
+    CSV_ROW_IS(c, "cblas_zsyrk", "[[300, 300], [300, 300]]", 1, 4ull * 300 * 300 * 301);
+    CSV_ROW_IS(c, "cblas_ssyrk", "[[300, 300], [300, 300]]", 1, 27090000ull);
     CSV_ROW_IS(c, "cblas_zgemm", "[[300, 300], [300, 300], [300, 300]]", 2,
                2ull * 8 * 300 * 300 * 300);
     CSV_ROW_IS(c, "dgesv_", "[[300, 300], [300, 3]]", 1, 18494350ull);
