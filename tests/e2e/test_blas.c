@@ -92,6 +92,45 @@ START_TEST(blas_program_exact)
 }
 END_TEST
 
+/* blas_values: every way a value crosses a wrapper (returned float, double,
+ * index, complex; float scalars by value, complex ones by pointer), in
+ * CBLAS and Fortran: the same bits printed with and without the preload,
+ * each call recorded once with its shapes and FLOPs. */
+START_TEST(blas_values_forwarded_exactly)
+{
+    char *trace = tu_path(dir, "v.trace"), *out = tu_path(dir, "out"),
+         *plain = tu_path(dir, "plain");
+    const char *prog = tu_build("tests/progs/blas_values");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", (char *)prog, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)prog, NULL}, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_int_eq(tu_count_lines(o2, ""), 22);
+    ck_assert_str_eq(o1, o2);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 22);
+    struct opp_agg_opts o = {.group_by_shape = 1};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 22); /* one row, one call, per function */
+    for (size_t i = 0; i < a.nrows; i++)
+        ck_assert_uint_eq(a.rows[i].count, 1);
+    /* k n (n + 1) / 2 complex multiply-adds */
+    ck_assert_uint_eq(row(&a, "cblas_cherk", "[[7, 1], [7, 7]]")->flops, 8ull * 7 * 8 / 2);
+    /* B [7, 2] on the left: 56 multiplications, 42 additions, complex */
+    ck_assert_uint_eq(row(&a, "ztrsm_", "[[7, 7], [7, 2]]")->flops, 6 * 56 + 2 * 42);
+    ck_assert_uint_eq(row(&a, "zdotu_", "[[7], [7]]")->flops, 8 * 7);
+    ck_assert_uint_eq(row(&a, "cblas_sdsdot", "[[7], [7]]")->flops, 2 * 7);
+    ck_assert_uint_eq(row(&a, "csrot_", "[[7], [7]]")->flops, 12 * 7);
+    ck_assert_uint_eq(row(&a, "cblas_csscal", "[[7]]")->flops, 2 * 7);
+    ck_assert_uint_eq(row(&a, "izamax_", "[[7]]")->flops, 0);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(o1), free(o2), free(trace), free(out), free(plain);
+}
+END_TEST
+
 /* numpy matmul under plain LD_PRELOAD, checked through the JSON report. */
 START_TEST(numpy_plain_preload)
 {
@@ -322,6 +361,7 @@ Suite *suite_blas(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, blas_program_exact);
+    tcase_add_test(tc, blas_values_forwarded_exactly);
     tcase_add_test(tc, numpy_plain_preload);
     tcase_add_test(tc, numpy_linalg_exact);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
