@@ -223,7 +223,31 @@ enum opp_subop {
     OPP_SUB_PRELU = 22,
     OPP_SUB_FFT = 23,          /* a transform: one tensor, its sizes */
     OPP_SUB_GRAPH = 24,        /* several operations fused (cuDNN graph) */
-    OPP_SUB_MAX = 24
+    /* BLAS and LAPACK (FLOPs: docs/FORMAT.md, common/ops.c). Shapes are logical
+       (after transposition, by side); packed matrices [n, n]; banded ones
+       their band storage [bands, n]. */
+    OPP_SUB_NRM2 = 25,         /* x [n] */
+    OPP_SUB_ASUM = 26,         /* x [n] */
+    OPP_SUB_ROT = 27,          /* x [n], y [n] (rot, rotm) */
+    OPP_SUB_RSCAL = 28,        /* x [n] scaled by a real (csscal, zdscal) */
+    OPP_SUB_TRMV = 29,         /* A [n, n], x [n] (trmv, trsv, tpmv, tpsv) */
+    OPP_SUB_SYMV = 30,         /* A [n, n], x [n], y [n] (symv, hemv, spmv, hpmv) */
+    OPP_SUB_GER = 31,          /* x [m], y [n], A [m, n] (ger, geru, gerc) */
+    OPP_SUB_SYR = 32,          /* x [n], A [n, n] (syr, her, spr, hpr) */
+    OPP_SUB_SYR2 = 33,         /* x [n], y [n], A [n, n] (syr2, her2, spr2, hpr2) */
+    OPP_SUB_SYMM = 34,         /* A [ka, ka], B [m, n], C [m, n] (symm, hemm) */
+    OPP_SUB_SYRK = 35,         /* op(A) [n, k], C [n, n] (syrk, herk) */
+    OPP_SUB_SYR2K = 36,        /* op(A) [n, k], op(B) [n, k], C [n, n] (syr2k, her2k) */
+    OPP_SUB_TRMM = 37,         /* A [ka, ka], B [m, n] (trmm, trsm) */
+    OPP_SUB_GESV = 38,         /* A [n, n], B [n, nrhs] */
+    OPP_SUB_GETRF = 39,        /* A [m, n] */
+    OPP_SUB_POTRF = 40,        /* A [n, n] */
+    OPP_SUB_GEQRF = 41,        /* A [m, n] */
+    OPP_SUB_ORGQR = 42,        /* Q [m, n], tau [k] (orgqr, ungqr) */
+    OPP_SUB_LWORK_QUERY = 43,  /* a LAPACK workspace query (lwork = -1): the
+                                  routine's tensors, no FLOPs; named
+                                  "<entry point> (workspace query)" */
+    OPP_SUB_MAX = 43
 };
 
 /* Collectives (NCCL). */

@@ -146,6 +146,110 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
     }
 }
 
+/* Dim j of tensor i, 0 when the call recorded no such dim. */
+static double dim(const struct opp_shapes *s, int i, int j)
+{
+    return i < s->n && j < s->rank[i] && s->dim[i][j] > 0 ? (double)s->dim[i][j] : 0;
+}
+
+/* LAWN 41's count of a routine's multiplications and additions, weighted
+ * as its tables do: 1 each in real arithmetic, 6 and 2 in complex. */
+static double lawn(int cplx, double muls, double adds)
+{
+    return cplx ? 6 * muls + 2 * adds : muls + adds;
+}
+
+/* LU of an m x n matrix (LAWN 41, xGETRF). */
+static double getrf_flops(int cplx, double m, double n)
+{
+    double a = m < n ? m : n, b = m < n ? n : m; /* min, max */
+    return lawn(cplx, 0.5 * a * (a * (b - a / 3 - 1) + b) + 2 * a / 3,
+                0.5 * a * (a * (b - a / 3) - b) + a / 6);
+}
+
+/* BLAS and LAPACK subs (format.h): level 1 and 2 by their multiply-adds
+ * (2 FLOPs each, 8 complex, as GEMM); level 3 and LAPACK by LAWN 41's
+ * formulas for the routine. The tensors are those format.h lists. */
+static uint64_t linalg_flops(uint64_t sub, int cplx, const struct opp_shapes *s)
+{
+    double f = cplx ? 8 : 2, n = dim(s, 0, 0), r = 0;
+    switch (sub) {
+    case OPP_SUB_NRM2: /* |x|^2: a multiply and an add per real part */
+        r = (cplx ? 4 : 2) * n;
+        break;
+    case OPP_SUB_ASUM:
+        r = (cplx ? 2 : 1) * n;
+        break;
+    case OPP_SUB_ROT: /* 4 multiplies and 2 adds per pair, by real c and s */
+        r = (cplx ? 12 : 6) * n;
+        break;
+    case OPP_SUB_RSCAL:
+        r = 2 * n;
+        break;
+    case OPP_SUB_TRMV:
+        r = lawn(cplx, n * (n + 1) / 2, n * (n - 1) / 2);
+        break;
+    case OPP_SUB_SYMV:
+        r = f * n * n;
+        break;
+    case OPP_SUB_GER:
+        r = f * dim(s, 2, 0) * dim(s, 2, 1);
+        break;
+    case OPP_SUB_SYR:
+        r = f * dim(s, 1, 0) * (dim(s, 1, 0) + 1) / 2;
+        break;
+    case OPP_SUB_SYR2:
+        r = f * dim(s, 2, 0) * (dim(s, 2, 0) + 1);
+        break;
+    case OPP_SUB_SYMM: /* C [m, n] += A [ka, ka] B */
+        r = f * dim(s, 2, 0) * dim(s, 2, 1) * n;
+        break;
+    case OPP_SUB_SYRK: { /* C [n, n] += A [n, k] A^T, one triangle */
+        double k = dim(s, 0, 1);
+        r = f * k * n * (n + 1) / 2;
+        break;
+    }
+    case OPP_SUB_SYR2K: {
+        double k = dim(s, 0, 1);
+        r = lawn(cplx, k * n * n, k * n * n + n);
+        break;
+    }
+    case OPP_SUB_TRMM: { /* A [ka, ka] on B [m, n]: B's other dim times a triangle */
+        double b = dim(s, 1, 0) * dim(s, 1, 1), other = n > 0 ? b / n : 0;
+        r = lawn(cplx, other * n * (n + 1) / 2, other * n * (n - 1) / 2);
+        break;
+    }
+    case OPP_SUB_GESV: { /* xGETRF, then xGETRS on nrhs columns */
+        double nrhs = dim(s, 1, 1);
+        r = getrf_flops(cplx, n, n) + lawn(cplx, nrhs * n * n, nrhs * n * (n - 1));
+        break;
+    }
+    case OPP_SUB_GETRF:
+        r = getrf_flops(cplx, n, dim(s, 0, 1));
+        break;
+    case OPP_SUB_POTRF:
+        r = lawn(cplx, n * ((n / 6 + 0.5) * n + 1.0 / 3), n * (n / 6 * n - 1.0 / 6));
+        break;
+    case OPP_SUB_GEQRF: {
+        double m = n, c = dim(s, 0, 1);
+        r = m > c ? lawn(cplx, c * (c * (0.5 - c / 3 + m) + m + 23.0 / 6),
+                         c * (c * (0.5 - c / 3 + m) + 5.0 / 6))
+                  : lawn(cplx, m * (m * (-0.5 - m / 3 + c) + 2 * c + 23.0 / 6),
+                         m * (m * (-0.5 - m / 3 + c) + c + 5.0 / 6));
+        break;
+    }
+    case OPP_SUB_ORGQR: { /* Q [m, n] from k reflectors */
+        double m = n, c = dim(s, 0, 1), k = dim(s, 1, 0);
+        r = lawn(cplx, k * (2 * m * c + 2 * c - 5.0 / 3 + k * (2.0 / 3 * k - (m + c) - 1)),
+                 k * (2 * m * c + c - m + 1.0 / 3 + k * (2.0 / 3 * k - (m + c))));
+        break;
+    }
+    default:
+        break;
+    }
+    return r > 0 ? (uint64_t)(r + 0.5) : 0;
+}
+
 uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t nargs)
 {
     dtype = opp_op_dtype(kind, dtype, a, nargs);
@@ -192,7 +296,7 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
                 return 0;
             return f * prod(s.dim[2], s.rank[2]) * prod(&s.dim[0][s.rank[0] - 1], 1);
         default:
-            return 0;
+            return sub >= OPP_SUB_NRM2 && sub <= OPP_SUB_ORGQR ? linalg_flops(sub, cplx, &s) : 0;
         }
     }
     default:
@@ -324,7 +428,9 @@ const char *opp_subop_name(uint32_t sub)
         "deconvolution", "matmul", "inner_product", "eltwise", "pooling",
         "batch_normalization", "layer_normalization", "softmax", "reorder", "binary", "sum",
         "concat", "lrn", "rnn", "attention", "resampling", "reduction", "shuffle", "prelu",
-        "fft", "graph"};
+        "fft", "graph", "nrm2", "asum", "rot", "rscal", "trmv", "symv", "ger", "syr", "syr2",
+        "symm", "syrk", "syr2k", "trmm", "gesv", "getrf", "potrf", "geqrf", "orgqr",
+        "workspace_query"};
     return NAMED(names, sub);
 }
 
@@ -394,13 +500,26 @@ void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg)
         snprintf(buf, cap, "%.*s", (int)n, text);
 }
 
-const char *opp_op_subname(uint32_t kind, const uint64_t *a, uint32_t nargs)
+uint32_t opp_op_relabel(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
     nargs = opp_op_args(kind, &a, nargs);
-    if (opp_kind_base(kind) != OPP_OP_TENSORS || !(kind & OPP_OPK_SUBNAME) ||
-        nargs <= OPP_COL_TENSORS_SUB)
-        return NULL;
-    return opp_subop_name((uint32_t)a[OPP_COL_TENSORS_SUB]);
+    if (opp_kind_base(kind) != OPP_OP_TENSORS || nargs <= OPP_COL_TENSORS_SUB)
+        return 0;
+    uint64_t sub = a[OPP_COL_TENSORS_SUB];
+    if (sub == OPP_SUB_LWORK_QUERY)
+        return OPP_SUB_LWORK_QUERY;
+    return (kind & OPP_OPK_SUBNAME) && opp_subop_name((uint32_t)sub) ? (uint32_t)sub : 0;
+}
+
+int opp_op_label(uint32_t kind, const uint64_t *a, uint32_t nargs, const char *lib,
+                 const char *entry, char *buf, size_t cap)
+{
+    uint32_t sub = opp_op_relabel(kind, a, nargs);
+    if (sub == OPP_SUB_LWORK_QUERY)
+        snprintf(buf, cap, "%s (workspace query)", entry);
+    else if (sub)
+        snprintf(buf, cap, "%s::%s", lib, opp_subop_name(sub));
+    return sub != 0;
 }
 
 void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64_t *out)

@@ -96,10 +96,15 @@ int opp_shapes_format(const struct opp_shapes *s, char *out, size_t cap);
  * (domain NULL or ""); msg NULL is "(unnamed range)". */
 void opp_nvtx_label(char *buf, size_t cap, const char *domain, const char *msg);
 
-/* The sub-operator a call is named after ("lib::sub"): its subop name when
- * the kind is TENSORS with OPPK_SUBNAME and the recorded sub is known, else
- * NULL (the call keeps its entry point's name). */
-const char *opp_op_subname(uint32_t kind, const uint64_t *args, uint32_t nargs);
+/* Whether a call is shown under a name other than its entry point's: the
+ * sub that names it, else 0. A TENSORS call with OPPK_SUBNAME and a known
+ * sub is "lib::sub" (onednn::convolution); a LAPACK workspace query (sub
+ * OPP_SUB_LWORK_QUERY) is "<entry point> (workspace query)", so that it
+ * never counts as the routine's work. */
+uint32_t opp_op_relabel(uint32_t kind, const uint64_t *args, uint32_t nargs);
+/* That name written to buf (1), or nothing written (0: the entry point's). */
+int opp_op_label(uint32_t kind, const uint64_t *args, uint32_t nargs, const char *lib,
+                 const char *entry, char *buf, size_t cap);
 
 const char *opp_op_kind_name(uint32_t kind);
 const char *opp_dtype_name(uint32_t dtype);

@@ -421,6 +421,32 @@ void opp_intern_reset(struct opp_intern *t);
 /* Argument capture helpers: negative or missing values record as 0. */
 static inline uint64_t opp_dim(long v) { return v > 0 ? (uint64_t)v : 0; }
 static inline uint64_t opp_pdim(const int *p) { return p && *p > 0 ? (uint64_t)*p : 0; }
+/* A Fortran argument's value (0 when missing): an int, a character. */
+static inline int opp_pval(const int *p)
+{
+    return p ? *p : 0;
+}
+static inline int opp_pchar(const char *p)
+{
+    return p ? *p : 0;
+}
+/* The order of a symmetric or triangular A by side (CBLAS 141/142 or
+ * 'L'/'R'): m on the left of B [m, n], n on its right. */
+static inline uint64_t opp_side_dim(int side, long m, long n)
+{
+    return opp_dim(side == 141 || side == 'L' || side == 'l' ? m : n);
+}
+/* The length of x in op(A) x for A [m, n] stored: n untransposed, else m. */
+static inline uint64_t opp_trans_dim(int trans, long m, long n)
+{
+    return opp_dim(opp_trans_code(trans) == 'N' ? n : m);
+}
+/* A LAPACK call's sub, or OPP_SUB_LWORK_QUERY when it only asked for its
+ * workspace size (query: an lwork argument was -1). */
+static inline uint64_t opp_lwork_sub(int query, uint64_t sub)
+{
+    return query ? OPP_SUB_LWORK_QUERY : sub;
+}
 
 #define OPP_UNPAREN(...) __VA_ARGS__
 #define OPP_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))

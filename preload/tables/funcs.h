@@ -18,8 +18,13 @@
 #ifndef OPP_TABLES_FUNCS_H
 #define OPP_TABLES_FUNCS_H
 
+/* Tensors in a TENSORS capture: a vector [n], a matrix [r, c] (rank, dims). */
+#define OPP_VEC(n) 1, n
+#define OPP_MAT(r, c) 2, r, c
+
 #include "tables/blas.h"
 #include "tables/c10.h"
+#include "tables/lapack.h"
 #include "tables/nvtx.h"
 #include "tables/onednn.h"
 #include "tables/torch.h"
@@ -80,6 +85,7 @@
  * nothing). */
 #define OPP_LIBS(Y, X)                                                                             \
     Y(X, blas, OPP_BLAS_FUNCS, 0, "libopenblas.so.0:libblas.so.3", 0, NULL)                        \
+    Y(X, lapack, OPP_LAPACK_FUNCS, 0, "libopenblas.so.0:liblapack.so.3", 0, NULL)                  \
     Y(X, onednn, OPP_ONEDNN_FUNCS, 0, "libdnnl.so.3:libdnnl.so.2", 5, "dnnl_runtime_error")        \
     Y(X, xnnpack, OPP_XNNPACK_FUNCS, 0, "libXNNPACK.so.0", 1, "xnn_status_uninitialized")          \
     Y(X, nvtx, OPP_NVTX_FUNCS, 0, "", 0, NULL)                                                     \

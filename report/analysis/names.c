@@ -146,7 +146,8 @@ int opp_loader_gpu_names(struct opp_loader *ld)
  * (", seq = N" and what follows it in emit_nvtx's names dropped, so all
  * calls of an op group), prefixed
  * "domain:" outside the default domain; OPP_OPK_SUBNAME operators as
- * "lib::sub", cached per (process, function, sub). */
+ * "lib::sub" and LAPACK workspace queries as "name (workspace query)"
+ * (opp_op_label), cached per (process, function, sub). */
 struct name_ent {
     uint64_t key;
     uint32_t name;
@@ -167,17 +168,18 @@ struct opp_name_cache {
     struct name_ent *ents;
 };
 
-/* A sub-named operator's "lib::sub", cached per (process, function, sub). */
-static uint32_t sub_name(struct opp_loader *ld, struct opp_name_cache *c, uint32_t pi,
-                         uint32_t fn, const char *lib, const char *sub, uint64_t subid)
+/* A relabeled call's name (opp_op_label), cached per (process, function, sub). */
+static uint32_t sub_name(struct opp_loader *ld, struct opp_name_cache *c, uint32_t pi, uint32_t fn,
+                         const uint64_t *args, uint32_t nargs, uint32_t subid)
 {
     struct name_ent *e;
     uint64_t key = (uint64_t)pi << 32 | (uint64_t)fn << 8 | subid;
     HASH_FIND(hh, c->ents, &key, sizeof key, e);
     if (e)
         return e->name;
+    const struct opp_func *f = &ld->m->procs[pi].funcs[fn];
     char buf[OPP_NAME_MAX * 2 + 64];
-    snprintf(buf, sizeof buf, "%s::%s", lib, sub);
+    opp_op_label(f->kind, args, nargs, ld->m->strs[f->lib], ld->m->strs[f->name], buf, sizeof buf);
     uint32_t name = opp_loader_intern(ld, buf);
     e = name == UINT32_MAX ? NULL : malloc(sizeof *e);
     if (!e)
@@ -210,12 +212,12 @@ uint32_t opp_loader_event_name(struct opp_loader *ld, struct opp_name_cache **ca
         uint32_t str = opp_loader_gpu_str(m, pi, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
         return opp_loader_intern(ld, str != UINT32_MAX ? m->strs[str] : "(unnamed op)");
     }
-    const char *sub = opp_op_subname(f->kind, args, nargs);
+    uint32_t sub = opp_op_relabel(f->kind, args, nargs);
     if (!sub)
         return f->name;
     if (!*cache && !(*cache = calloc(1, sizeof **cache)))
         return UINT32_MAX;
-    return sub_name(ld, *cache, pi, fn, m->strs[f->lib], sub, a[OPP_COL_TENSORS_SUB]);
+    return sub_name(ld, *cache, pi, fn, args, nargs, sub);
 }
 
 void opp_loader_name_cache_free(struct opp_name_cache *c)

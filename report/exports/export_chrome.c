@@ -689,7 +689,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     if (base == OPP_OP_MEMORY)
         return cpu_memory(x, p, e, begin, a, na);
     char name[OPP_NAME_STR_MAX + 300];
-    const char *nm = name, *sub;
+    const char *nm = name;
     if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
         uint64_t dom = na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0;
         opp_nvtx_label(name, sizeof name, dom ? find_str(x, e->proc, dom) : NULL,
@@ -697,10 +697,7 @@ static int p2_event(void *ctx, const struct opp_tr_event *e)
     } else if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
         const char *tn = find_str(x, e->proc, a[OPP_COL_TORCH_NAME]);
         nm = tn ? tn : "(unnamed op)";
-    }
-    else if ((sub = opp_op_subname(fn->kind, e->args, e->nargs)))
-        snprintf(name, sizeof name, "%s::%s", fn->lib, sub);
-    else
+    } else if (!opp_op_label(fn->kind, e->args, e->nargs, fn->lib, fn->name, name, sizeof name))
         nm = fn->name;
     if (e->flags & OPP_EV_OPEN) /* died inside: it lasted until the process ended */
         end = p->end_ns > begin ? p->end_ns : x->last_ns;

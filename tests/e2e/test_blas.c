@@ -92,6 +92,45 @@ START_TEST(blas_program_exact)
 }
 END_TEST
 
+/* blas_values: every way a value crosses a wrapper (returned float, double,
+ * index, complex; float scalars by value, complex ones by pointer), in
+ * CBLAS and Fortran: the same bits printed with and without the preload,
+ * each call recorded once with its shapes and FLOPs. */
+START_TEST(blas_values_forwarded_exactly)
+{
+    char *trace = tu_path(dir, "v.trace"), *out = tu_path(dir, "out"),
+         *plain = tu_path(dir, "plain");
+    const char *prog = tu_build("tests/progs/blas_values");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", (char *)prog, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)prog, NULL}, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_int_eq(tu_count_lines(o2, ""), 22);
+    ck_assert_str_eq(o1, o2);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 22);
+    struct opp_agg_opts o = {.group_by_shape = 1};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.nrows, 22); /* one row, one call, per function */
+    for (size_t i = 0; i < a.nrows; i++)
+        ck_assert_uint_eq(a.rows[i].count, 1);
+    /* k n (n + 1) / 2 complex multiply-adds */
+    ck_assert_uint_eq(row(&a, "cblas_cherk", "[[7, 1], [7, 7]]")->flops, 8ull * 7 * 8 / 2);
+    /* B [7, 2] on the left: 56 multiplications, 42 additions, complex */
+    ck_assert_uint_eq(row(&a, "ztrsm_", "[[7, 7], [7, 2]]")->flops, 6 * 56 + 2 * 42);
+    ck_assert_uint_eq(row(&a, "zdotu_", "[[7], [7]]")->flops, 8 * 7);
+    ck_assert_uint_eq(row(&a, "cblas_sdsdot", "[[7], [7]]")->flops, 2 * 7);
+    ck_assert_uint_eq(row(&a, "csrot_", "[[7], [7]]")->flops, 12 * 7);
+    ck_assert_uint_eq(row(&a, "cblas_csscal", "[[7]]")->flops, 2 * 7);
+    ck_assert_uint_eq(row(&a, "izamax_", "[[7]]")->flops, 0);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(o1), free(o2), free(trace), free(out), free(plain);
+}
+END_TEST
+
 /* numpy matmul under plain LD_PRELOAD, checked through the JSON report. */
 START_TEST(numpy_plain_preload)
 {
@@ -120,6 +159,161 @@ START_TEST(numpy_plain_preload)
              json, PY);
     ck_assert_int_eq(tu_code(tu_run((char *[]){PY, "-c", check, NULL}, NULL, NULL, NULL)), 0);
     free(o), free(trace), free(json), free(out);
+}
+END_TEST
+
+/* The calls of a root of `opprof report --tree --depth 1`: its line is the
+ * name, then spaces, then the count; -1 when no root has that name. */
+static long root_calls(const char *tree, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *l = tree; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, name, n) && l[n] == ' ' && l[n + 1] == ' ')
+            return strtol(l + n, NULL, 10);
+    return -1;
+}
+
+/* The roots of such a tree: its lines less the heading and the footer. */
+static int tree_roots(const char *tree)
+{
+    int n = 0;
+    for (const char *l = tree; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        n += *l != ' ' && *l != '\n';
+    return n - 2;
+}
+
+/* The `--group-by-shape --format csv` row of key with those shapes:
+ * key,lib,count,self,total,avg,"shapes",flops. 0 when found. */
+static int csv_row(const char *csv, const char *key, const char *shapes, unsigned long *count,
+                   unsigned long long *flops)
+{
+    char head[300], quoted[300];
+    snprintf(head, sizeof head, "%s,", key);
+    snprintf(quoted, sizeof quoted, ",\"%s\",", shapes);
+    for (const char *l = csv; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *end = strchr(l, '\n'), *q = strstr(l, quoted);
+        if (strncmp(l, head, strlen(head)) || !q || (end && q > end))
+            continue;
+        const char *c = strchr(l + strlen(head), ',');
+        *count = strtoul(c + 1, NULL, 10);
+        *flops = strtoull(q + strlen(quoted), NULL, 10);
+        return 0;
+    }
+    return -1;
+}
+
+#define CSV_ROW_IS(csv, key, shapes, n, fl)                                                        \
+    do {                                                                                           \
+        unsigned long c_ = 0;                                                                      \
+        unsigned long long f_ = 0;                                                                 \
+        ck_assert_msg(csv_row(csv, key, shapes, &c_, &f_) == 0, "no row %s %s", key, shapes);      \
+        ck_assert_msg(c_ == (n) && f_ == (fl), "%s %s: %lu calls, %llu FLOPs", key, shapes, c_,    \
+                      f_);                                                                         \
+    } while (0)
+
+/* An unmodified numpy.linalg script (tests/py/linalg.py): the same results
+ * with and without the preload, every BLAS and LAPACK call numpy makes
+ * itself a root of the tree with its exact count, the workspace queries
+ * apart, shapes and LAWN 41 FLOPs in the table; what LAPACK calls inside
+ * (reference LAPACK's BLAS calls) nests in it. */
+START_TEST(numpy_linalg_exact)
+{
+    if (!have_module("numpy", "numpy_linalg_exact", "python3-numpy"))
+        return;
+    char *trace = tu_path(dir, "la.trace"), *out = tu_path(dir, "out"),
+         *plain = tu_path(dir, "plain");
+    char *tree = tu_path(dir, "tree"), *csv = tu_path(dir, "csv"), script[4200];
+    const char *src = getenv("OPPROF_SRC");
+    snprintf(script, sizeof script, "%s/tests/py/linalg.py", src ? src : ".");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, script, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, NULL}, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_int_eq(tu_count_lines(o2, ""), 15); /* a digest of each result */
+    ck_assert_str_eq(o1, o2);
+
+    char *rt[] = {(char *)tu_tool("opprof"),
+                  "report",
+                  trace,
+                  "--tree",
+                  "--depth",
+                  "1",
+                  "--min-share",
+                  "0",
+                  NULL};
+    ck_assert_int_eq(tu_code(tu_run(rt, NULL, tree, NULL)), 0);
+    char *t = tu_slurp(tree);
+    static const struct {
+        const char *name;
+        long calls;
+    } roots[] = {
+        {"cblas_sdot", 1},  /* numpy's own check at import */
+        {"cblas_dsyrk", 1}, /* b @ b.T */
+        {"cblas_zgemm", 2}, /* z @ z, z @ z^H */
+        {"cblas_zsyrk", 1}, /* z @ z.T */
+        {"cblas_ssyrk", 1}, /* in float32 */
+        {"dgesv_", 2},      /* solve, inv */
+        {"dpotrf_", 1},     /* cholesky */
+        {"dgetrf_", 1},     /* det */
+        {"dsyevd_", 1},     /* eigh */
+        {"dsyevd_ (workspace query)", 1},
+        {"dgesdd_", 1}, /* svd */
+        {"dgesdd_ (workspace query)", 1},
+        {"dgeqrf_", 1}, /* qr */
+        {"dgeqrf_ (workspace query)", 1},
+        {"dorgqr_", 1},
+        {"dorgqr_ (workspace query)", 1},
+        {"dgelsd_", 1}, /* lstsq */
+        {"dgelsd_ (workspace query)", 1},
+        {"zgesv_", 1},  /* complex solve */
+        {"zheevd_", 1}, /* eigvalsh */
+        {"zheevd_ (workspace query)", 1},
+        {"zgesdd_", 1}, /* complex svd */
+        {"zgesdd_ (workspace query)", 1},
+        {"dcopy_", 4519}, /* numpy copies each column in and out of LAPACK */
+        {"zcopy_", 904},
+    };
+    for (size_t i = 0; i < sizeof roots / sizeof *roots; i++)
+        ck_assert_msg(root_calls(t, roots[i].name) == roots[i].calls, "%s: %ld calls, not %ld",
+                      roots[i].name, root_calls(t, roots[i].name), roots[i].calls);
+    ck_assert_int_eq(tree_roots(t), (int)(sizeof roots / sizeof *roots));
+
+    char *rc[] = {
+        (char *)tu_tool("opprof"), "report", trace, "--group-by-shape", "--format", "csv", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rc, NULL, csv, NULL)), 0);
+    char *c = tu_slurp(csv);
+    CSV_ROW_IS(c, "cblas_dsyrk", "[[300, 300], [300, 300]]", 1, 27090000ull);
+    CSV_ROW_IS(c, "cblas_zsyrk", "[[300, 300], [300, 300]]", 1, 4ull * 300 * 300 * 301);
+    CSV_ROW_IS(c, "cblas_ssyrk", "[[300, 300], [300, 300]]", 1, 27090000ull);
+    CSV_ROW_IS(c, "cblas_zgemm", "[[300, 300], [300, 300], [300, 300]]", 2,
+               2ull * 8 * 300 * 300 * 300);
+    CSV_ROW_IS(c, "dgesv_", "[[300, 300], [300, 3]]", 1, 18494350ull);
+    CSV_ROW_IS(c, "dgesv_", "[[300, 300], [300, 300]]", 1, 71865250ull);
+    CSV_ROW_IS(c, "dpotrf_", "[[300, 300]]", 1, 9045050ull);
+    CSV_ROW_IS(c, "dgetrf_", "[[300, 300]]", 1, 17955250ull);
+    CSV_ROW_IS(c, "dsyevd_", "[[300, 300]]", 1, 0ull);
+    CSV_ROW_IS(c, "dgesdd_", "[[300, 300]]", 1, 0ull);
+    CSV_ROW_IS(c, "dgeqrf_", "[[300, 300]]", 1, 36181400ull);
+    CSV_ROW_IS(c, "dorgqr_", "[[300, 300], [300]]", 1, 36089600ull);
+    CSV_ROW_IS(c, "dgelsd_", "[[300, 300], [300, 3]]", 1, 0ull);
+    CSV_ROW_IS(c, "zgesv_", "[[300, 300], [300, 2]]", 1, 73350100ull);
+    CSV_ROW_IS(c, "zheevd_", "[[300, 300]]", 1, 0ull);
+    CSV_ROW_IS(c, "zgesdd_", "[[300, 300]]", 1, 0ull);
+    CSV_ROW_IS(c, "dsyevd_ (workspace query)", "[[300, 300]]", 1, 0ull);
+    /* LAPACK's own BLAS calls are its children: dsyevd_'s total is more than its self */
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg_opts ao = {0};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    const struct opp_row *r = row(&a, "dsyevd_", NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_gt(r->cpu_time_total_ns, r->self_cpu_time_total_ns);
+    ck_assert_ptr_nonnull(row(&a, "dsyr2k_", NULL)); /* the tridiagonal reduction's */
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(o1), free(o2), free(t), free(c), free(trace), free(out), free(plain), free(tree),
+        free(csv);
 }
 END_TEST
 
@@ -167,7 +361,9 @@ Suite *suite_blas(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, blas_program_exact);
+    tcase_add_test(tc, blas_values_forwarded_exactly);
     tcase_add_test(tc, numpy_plain_preload);
+    tcase_add_test(tc, numpy_linalg_exact);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
     suite_add_tcase(s, tc);
     return s;
