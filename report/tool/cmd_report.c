@@ -151,6 +151,7 @@ static int opt_match(const struct opp_option *o, const char *arg)
         return 2;
     }
     ra->agg.match = &ra->match;
+    ra->match_text = arg;
     return 0;
 }
 
@@ -639,6 +640,8 @@ out:
  * wrong said, the trace's warnings when it went right. */
 static int finish(const struct report_args *ra, const struct opp_model *m, int rc)
 {
+    if (rc == REPORT_NAME_UNKNOWN)
+        return 2;
     if (rc == -ENOMEM || rc == -ENOENT) {
         if (rc == -ENOENT)
             fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
@@ -661,8 +664,9 @@ static int finish(const struct report_args *ra, const struct opp_model *m, int r
 /* The filters name what the trace has: 0, or 2 (said). */
 static int filters_known(const struct report_args *ra, const struct opp_model *m)
 {
-    struct opp_agg_filter_names names = {ra->agg.lib, ra->agg.filter_pid, ra->agg.filter_tid,
-                                         ra->agg.pid, ra->agg.tid};
+    struct opp_agg_filter_names names = {ra->agg.lib,   ra->agg.filter_pid, ra->agg.filter_tid,
+                                         ra->agg.pid,   ra->agg.tid,        ra->agg.match,
+                                         ra->match_text};
     char err[512];
     if (!opp_model_filters_known(m, &names, err, sizeof err))
         return 0;

@@ -29,6 +29,7 @@ struct report_args {
     struct opp_out_opts out;
     int from_given, to_given;
     regex_t match; /* agg.match points here when --match was given */
+    const char *match_text; /* --match's REGEX as given */
     int stream;    /* --stream: calls added up as they are read */
     int no_stream; /* --no-stream: every call loaded, however large the trace */
 };
@@ -65,6 +66,10 @@ struct view_stream {
 };
 extern const struct view views[];
 extern const size_t nviews;
+
+/* A view's status (as its show returns): a name the trace does not have
+ * (--step NAME), said on stderr; the exit status is 2 as for --lib's. */
+#define REPORT_NAME_UNKNOWN 2
 
 /* The table: key_averages() in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m);

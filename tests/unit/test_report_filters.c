@@ -261,6 +261,39 @@ START_TEST(command_window_and_match)
 }
 END_TEST
 
+/* A name the trace does not have is an error naming how to list what it
+ * has, exit 2, not an empty answer: --match, --step (loaded and
+ * streamed). A regex that matches names the other filters leave out is
+ * an empty answer. */
+START_TEST(command_unknown_names)
+{
+    char *out, *err, want[1024];
+    char *match[] = {"report", trace, "--match", "^gemm", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, match, dir, &out, &err), 2);
+    ck_assert_str_eq(err, "opprof report: --match '^gemm': no operator or kernel name in the trace "
+                          "matches (the table without --match lists them)\n");
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    char *outside[] = {"report", trace, "--match", "^inner$", "--from", "1", "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, outside, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops\n");
+    free(out), free(err);
+    snprintf(want, sizeof want, "opprof report: --step 'stepp': no call of that name in %s "
+             "(`opprof report %s` lists its operators and ranges)\n", trace, trace);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        char *step[] = {"report", trace, "--step", "stepp", streamed ? "--stream" : NULL, NULL};
+        ck_assert_int_eq(tu_call(cmd_report, step, dir, &out, &err), 2);
+        ck_assert_str_eq(err, want);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+        char *known[] = {"report", trace, "--step", "step", streamed ? "--stream" : NULL, NULL};
+        ck_assert_int_eq(tu_call(cmd_report, known, dir, &out, &err), 0);
+        ck_assert_ptr_nonnull(strstr(out, "Steps: step (a step ends at each call), 1 step\n"));
+        free(out), free(err);
+    }
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     const struct {
@@ -309,6 +342,7 @@ Suite *suite_report_filters(void)
     tcase_add_test(tc, name_match);
     tcase_add_test(tc, name_match_none);
     tcase_add_test(tc, command_window_and_match);
+    tcase_add_test(tc, command_unknown_names);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);
     return s;
