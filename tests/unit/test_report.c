@@ -502,7 +502,8 @@ START_TEST(table_flops_none_leaves_columns_out)
     /* --flops where no row has any: torch leaves the columns out. */
     struct opp_row r = {.key = "cblas_dscal", .lib = "blas", .count = 1,
                         .self_cpu_time_total_ns = 7600, .cpu_time_total_ns = 7600};
-    struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600};
+    struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600,
+                        .self_cpu_base_ns = 7600};
     struct opp_out_opts oo = {.flops = 1};
     CAPTURE(out, opp_out_table(f, &a, &oo));
     ck_assert_ptr_null(strstr(out, "FLOP"));
@@ -520,7 +521,7 @@ START_TEST(table_long_name)
                         .cpu_time_total_ns = 1500000000};
     ck_assert_uint_eq(strlen(r.key), 59);
     struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1,
-                        .self_cpu_time_total_ns = 1500000000};
+                        .self_cpu_time_total_ns = 1500000000, .self_cpu_base_ns = 1500000000};
     struct opp_out_opts oo = {0};
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));

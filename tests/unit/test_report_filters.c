@@ -294,6 +294,22 @@ START_TEST(command_unknown_names)
 }
 END_TEST
 
+/* --match's percentages are shares of the whole (the calls it chose
+ * from: 1600 us of self time), not of the rows it kept: step's CPU total
+ * is 100%, not 1600 / 700 = 228.57% */
+START_TEST(command_match_shares)
+{
+    char *out, *err;
+    char *argv[] = {"report", trace, "--match", "^step$", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\n    step        43.75%     700.000us       100.00%       "
+                                      "1.600ms     800.000us             2  \n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 700.000us of 1.600ms before --match "
+                                      "(the percentages' base)\n"));
+    free(out), free(err);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     const struct {
@@ -343,6 +359,7 @@ Suite *suite_report_filters(void)
     tcase_add_test(tc, name_match_none);
     tcase_add_test(tc, command_window_and_match);
     tcase_add_test(tc, command_unknown_names);
+    tcase_add_test(tc, command_match_shares);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);
     return s;
