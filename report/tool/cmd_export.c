@@ -247,7 +247,10 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
             const struct opp_process *p = &m->procs[0];
             const char *host = opp_process_info(p, "host");
             uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
-            if (snprintf(named, cap, "%s/%s_%u.%llu.pt.trace.json", *out_path,
+            int dir_len = (int)strlen(*out_path); /* "DIR/": no "DIR//NAME" */
+            while (dir_len > 1 && (*out_path)[dir_len - 1] == '/')
+                dir_len--;
+            if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path,
                          host ? host : "localhost", p->pid,
                          (unsigned long long)(real / 1000000)) >= (int)cap) {
                 fprintf(stderr, PREFIX "output path too long\n");

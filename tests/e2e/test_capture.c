@@ -249,6 +249,11 @@ START_TEST(schedule_nvtx_steps)
     ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
     ck_assert_int_eq(tu_count_files(made, ".pt.trace.json"), 1);
     ck_assert_int_eq(tu_count_files(made, ""), 3);
+    /* the file it names is in the directory, without "runs/w2//" */
+    char *said = tu_slurp(e);
+    ck_assert_msg(!strncmp(said, "opprof export: window 2 -> ", 27), "%s", said);
+    ck_assert_msg(strstr(said, "/runs/w2/") && !strstr(said, "//"), "%s", said);
+    free(said);
     free(j), free(w2), free(tb), free(made);
     free(o), free(e);
 }
