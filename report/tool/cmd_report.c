@@ -247,7 +247,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
                          opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
-                         "show only the first N rows (--gpu: kernels, default 10)", opt_limit),
+                         "show only the first N rows (--gpu: kernels, default 10;\n"
+                         "--by-rank: operators)",
+                         opt_limit),
         OPP_OPT_FLAG(0, "group-by-shape", &ra->agg.group_by_shape,
                      "one row per name and input shapes"),
         OPP_OPT_FLAG(0, "flops", &ra->out.flops,
@@ -294,9 +296,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                      "and total CPU time, share, and CUDA times per path"),
         OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
                          "--tree: show N levels (default: all)", opt_depth),
-        /* "%%" is printed as it stands (the help is not a format) */
         OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
-                         "--tree: hide paths under PCT%% of the roots' CPU total", opt_min_share),
+                         "--tree: hide paths under PCT% of the roots' CPU total", opt_min_share),
         {.type = OPP_OPTION_CALLBACK, .long_name = "step", .value = ra, .argh = "NAME",
          .flags = OPP_OPTION_OPTARG, .fn = opt_step,
          .help = "steps and latency: NAME's calls are the steps when it is\n"
@@ -361,6 +362,15 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     }
     if (ra->view && ra->format_given && !(ra->view->formats & 1u << ra->format)) {
         fprintf(stderr, PREFIX "%s\n", ra->view->other_format);
+        return 2;
+    }
+    if (ra->agg.limit && ra->view && !ra->view->limits) {
+        fprintf(stderr, PREFIX "--limit goes with the table, ");
+        for (size_t i = 0; i < nviews; i++)
+            if (views[i].limits)
+                fprintf(stderr, "%s (%s), ", views[i].option, views[i].limits);
+        fprintf(stderr, "not %s%s\n", ra->view->option,
+                ra->view == &views[VIEW_TREE] ? " (--depth and --min-share cut the tree)" : "");
         return 2;
     }
     if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) &&

@@ -37,7 +37,8 @@ struct report_args {
 /* The views besides the table, one line each: the option that chooses
  * it, what shows it, the formats it writes (a bit per enum format) and what
  * it says when asked for another, whether it takes the table's filters
- * (--from, --to, --window, --match, --group-by-stack), what it is
+ * (--from, --to, --window, --match, --group-by-stack), whether it takes
+ * --limit (what it limits, for the help; NULL: it refuses it), what it is
  * called when it refuses a summary trace (NULL: it takes one), and how it
  * streams one large full trace on its own path (NULL: it does not). */
 struct view_stream;
@@ -47,6 +48,7 @@ struct view {
     unsigned formats;
     const char *other_format;
     int filters;
+    const char *limits;
     const char *needs_calls;
     const struct view_stream *stream;
 };

@@ -198,11 +198,12 @@ static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
-                  "--gpu (its timeline)", &gpu_stream},
-    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, NULL, NULL},
+                  "kernels", "--gpu (its timeline)", &gpu_stream},
+    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, NULL, NULL,
+                   NULL},
     [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                   "--step writes a table or JSON", 0, "--step", &step_stream},
+                   "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                      "--by-rank writes a table or JSON", 1, NULL, NULL},
+                      "--by-rank writes a table or JSON", 1, "operators", NULL, NULL},
 };
 const size_t nviews = sizeof views / sizeof *views;

@@ -310,6 +310,19 @@ START_TEST(command_match_shares)
 }
 END_TEST
 
+/* The help is printed as written: "PCT%", not a format's "PCT%%". */
+START_TEST(command_help)
+{
+    char *out, *err;
+    char *argv[] = {"report", "--help", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_ptr_nonnull(
+        strstr(out, "--min-share PCT   --tree: hide paths under PCT% of the roots' CPU total\n"));
+    ck_assert_ptr_null(strstr(out, "%%"));
+    free(out), free(err);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     const struct {
@@ -326,6 +339,8 @@ START_TEST(bad_options)
         {{"report", trace, "--tree", "--match", "x", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
         {{"report", trace, "--gpu", "--from", "1", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
         {{"report", trace, "--window", "0", NULL}, "opprof report: --window wants a window number from 1, not '0'\n"},
+        {{"report", trace, "--tree", "--limit", "3", NULL}, "opprof report: --limit goes with the table, --gpu (kernels), --by-rank (operators), not --tree (--depth and --min-share cut the tree)\n"},
+        {{"report", trace, "--step", "step", "-n", "3", NULL}, "opprof report: --limit goes with the table, --gpu (kernels), --by-rank (operators), not --step\n"},
         {{"report", trace, "--window", "1", "--from", "1", NULL}, "opprof report: --window is a time window already: no --from/--to with it\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -360,6 +375,7 @@ Suite *suite_report_filters(void)
     tcase_add_test(tc, command_window_and_match);
     tcase_add_test(tc, command_unknown_names);
     tcase_add_test(tc, command_match_shares);
+    tcase_add_test(tc, command_help);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);
     return s;
