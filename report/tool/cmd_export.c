@@ -418,8 +418,8 @@ int cmd_export(int argc, char **argv)
                  "names it: HOST_PID.MS.pt.trace.json",
                  opt_number, 1),
         UNLISTED('r', "rank", &rank, "N",
-                 "chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
-                 "PMI_RANK, SLURM_PROCID) of every trace, with distributedInfo,\n"
+                 "chrome: only the processes of rank N (a rank variable, as\n"
+                 "report --by-rank) of every trace, with distributedInfo,\n"
                  "one file per rank",
                  opt_number, 0),
         {.type = OPP_OPTION_STRING, .short_name = 'o', .long_name = "output", .value = &out_path,

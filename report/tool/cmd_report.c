@@ -14,6 +14,7 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/stream_meta.h"
 #include "analysis/summarize.h"
+#include "info.h"
 #include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
@@ -233,6 +234,19 @@ static const char *sort_help(char *out, size_t cap)
     return out;
 }
 
+/* --by-rank's help, naming the rank variables (info.h), in lines of 60
+ * columns. */
+static const char *by_rank_help(char *out, size_t cap)
+{
+    char keys[160], text[512];
+    snprintf(text, sizeof text,
+             "a column per rank of a multi-process job (%s), the --sort key's value per "
+             "operator, min/median/max over the ranks and the slowest rank",
+             opp_info_rank_keys_text(keys, sizeof keys, ", "));
+    opp_help_wrap(out, cap, text, 60);
+    return out;
+}
+
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 /* A view's option: no argument, its handler told which view. */
 #define VIEW_OPT(l, id, h)                                                                         \
@@ -242,7 +256,7 @@ static const char *sort_help(char *out, size_t cap)
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     memset(ra, 0, sizeof *ra);
-    char sort[1024];
+    char sort[1024], by_rank[512];
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
                          opt_sort),
@@ -312,11 +326,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
                          "a run of consecutive ProfilerStep#N)",
                          opt_window),
-        VIEW_OPT("by-rank", VIEW_BY_RANK,
-                     "a column per rank of a multi-process job (RANK,\n"
-                     "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
-                     "key's value per operator, min/median/max over the ranks\n"
-                     "and the slowest rank"),
+        VIEW_OPT("by-rank", VIEW_BY_RANK, by_rank_help(by_rank, sizeof by_rank)),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
@@ -653,10 +663,10 @@ static int finish(const struct report_args *ra, const struct opp_model *m, int r
     if (rc == REPORT_NAME_UNKNOWN)
         return 2;
     if (rc == -ENOMEM || rc == -ENOENT) {
+        char keys[160];
         if (rc == -ENOENT)
-            fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
-                                   "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set)\n",
-                    ra->trace);
+            fprintf(stderr, PREFIX "no process of %s has a rank (none had %s set)\n", ra->trace,
+                    opp_info_rank_keys_text(keys, sizeof keys, " or "));
         else
             fprintf(stderr, PREFIX "out of memory\n");
         return 1;
