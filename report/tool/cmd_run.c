@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tool/cmds.h"
+#include "tool/collectors.h"
 #include "tool/paths.h"
 #include "tool/options.h"
 #include "util.h"
@@ -205,7 +206,7 @@ static int runnable(const char *cmd)
 int cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *limit = "10";
-    int quiet = 0;
+    int quiet = 0, verbose = 0;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
@@ -228,6 +229,9 @@ int cmd_run(int argc, char **argv)
                          "full (every call, the default) or summary (calls added up\n"
                          "by call path: a trace of constant size; sets OPPROF_MODE)",
                          opt_mode),
+        OPP_OPT_FLAG('v', "verbose", &verbose,
+                     "say the collector's socket and pid (for `opprof ctl\n"
+                     "--socket`) as it starts"),
         {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
         OPP_OPT_END(),
@@ -264,6 +268,7 @@ int cmd_run(int argc, char **argv)
     int profiled = 1;
     const char *why = NULL;
     pid_t cpid = -1;
+    opp_collectors_sweep(); /* the sockets of runs that died */
     if (opp_tool_sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
         fprintf(stderr, "opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
                         "running the command unprofiled\n");
@@ -280,6 +285,8 @@ int cmd_run(int argc, char **argv)
                         "command unprofiled\n");
         profiled = 0;
     }
+    if (profiled && verbose)
+        fprintf(stderr, "opprof run: collector pid %d on %s\n", (int)cpid, sock);
     char **env = profiled ? child_env(lib, sock) : environ;
     if (!env)
         env = environ;
