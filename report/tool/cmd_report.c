@@ -412,13 +412,21 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     return 0;
 }
 
-static void warn_about(const struct opp_model *m)
+static void warn_about(const struct report_args *ra, const struct opp_model *m)
 {
     if (m->sum.warning[0])
         fprintf(stderr, PREFIX "warning: %s\n", m->sum.warning);
     if (m->dropped)
-        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full)\n",
-                m->dropped);
+        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
+                m->dropped, OPP_DROP_ADVICE);
+    if (!m->events && !m->gpu.nops && !m->dropped)
+        fprintf(stderr,
+                PREFIX "%s holds no call: check that the program calls a library opprof "
+                       "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) "
+                       "through the dynamic linker, or is a PyTorch program; that it was preloaded "
+                       "(not setuid, OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits "
+                       "for `opprof ctl start`, a schedule records its active steps only)\n",
+                ra->trace);
     if (m->open_events)
         fprintf(stderr,
                 PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
@@ -677,7 +685,7 @@ static int finish(const struct report_args *ra, const struct opp_model *m, int r
         fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
         return 1;
     }
-    warn_about(m);
+    warn_about(ra, m);
     return 0;
 }
 

@@ -219,9 +219,11 @@ int cmd_run(int argc, char **argv)
                          "(sets OPPROF_SCHEDULE)",
                          opt_setenv),
         OPP_OPT_CALLBACK(0, "step", "OPPROF_STEP", "M",
-                         "what a step is: nvtx:NAME (each NAME range begins one),\n"
-                         "call:NAME (each call of NAME begins one) or time:500ms\n"
-                         "(sets OPPROF_STEP)",
+                         "what a step is: torch (each optimizer step of a PyTorch\n"
+                         "program ends one), torch:forward (each outermost\n"
+                         "nn.Module forward ends one), nvtx:NAME (each NAME range\n"
+                         "begins one), call:NAME (each call of NAME begins one) or\n"
+                         "time:500ms (sets OPPROF_STEP)",
                          opt_setenv),
         OPP_OPT_CALLBACK(0, "paused", "OPPROF_PAUSED", NULL,
                          "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)", opt_setenv),
@@ -239,7 +241,7 @@ int cmd_run(int argc, char **argv)
     const struct opp_command run = {
         .name = "run",
         .usage = "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] "
-                 "[--mode M] -- CMD [ARG...]\n",
+                 "[--mode M] [-v] -- CMD [ARG...]\n",
         .col = 21,
         .long_indent = 2,
         .in_order = 1, /* CMD's own options follow */
@@ -356,6 +358,9 @@ int cmd_run(int argc, char **argv)
         if (done[1])
             fprintf(stderr, ", %llu dropped", (unsigned long long)done[1]);
         fprintf(stderr, ")\n");
+        if (done[1] && quiet) /* the report warns the same way */
+            fprintf(stderr, "opprof run: records were dropped (buffers full): %s\n",
+                    OPP_DROP_ADVICE);
         if (done[3])
             fprintf(stderr, "opprof run: %llu process%s still running %.1f s after %s "
                             "exited; the trace ends there for %s\n",

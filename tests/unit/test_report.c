@@ -705,7 +705,9 @@ START_TEST(command_cut_trace_warns)
     char want[512];
     snprintf(want, sizeof want,
              "opprof report: warning: trace cut at byte %ld: last chunk has 14 of its 24 bytes\n"
-             "opprof report: warning: 5 records were dropped (buffers full)\n"
+             "opprof report: warning: 5 records were dropped (buffers full): a larger "
+             "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits instead of "
+             "dropping\n"
              "opprof report: warning: 1 calls were still running when their process died: "
              "shown with the process's end time\n"
              "opprof report: warning: 1 process was still running when the trace was finished: "

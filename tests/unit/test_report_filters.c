@@ -323,6 +323,37 @@ START_TEST(command_help)
 }
 END_TEST
 
+/* A trace without a call (the program called nothing opprof interposes,
+ * or was not preloaded): the empty table, and a line on what to check. */
+START_TEST(command_empty_trace_hint)
+{
+    char *empty = tu_path(dir, "empty.trace"), *out, *err, want[1024];
+    struct tb b;
+    tb_open(&b, empty);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, [0] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_end(&b);
+    char *argv[] = {"report", empty, "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops\n");
+    snprintf(want, sizeof want,
+             "opprof report: %s holds no call: check that the program calls a library opprof "
+             "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) through "
+             "the dynamic linker, or is a PyTorch program; that it was preloaded (not setuid, "
+             "OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits for `opprof ctl "
+             "start`, a schedule records its active steps only)\n",
+             empty);
+    ck_assert_str_eq(err, want);
+    free(out), free(err);
+    /* a trace with calls: no such line */
+    char *full[] = {"report", trace, "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, full, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    free(out), free(err), free(empty);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     const struct {
@@ -376,6 +407,7 @@ Suite *suite_report_filters(void)
     tcase_add_test(tc, command_unknown_names);
     tcase_add_test(tc, command_match_shares);
     tcase_add_test(tc, command_help);
+    tcase_add_test(tc, command_empty_trace_hint);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);
     return s;
