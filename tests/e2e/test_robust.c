@@ -159,6 +159,16 @@ START_TEST(drops_are_counted)
              m->dropped, m->events);
     ck_assert_msg(strstr(e, want) != NULL, "%s", e);
     opp_model_free(m);
+    free(e);
+    /* `opprof run -q` (no report to warn) says it too */
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", argv[0], argv[1],
+                   argv[2], NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, (char *[]){"OPPROF_BUFFER=1024", NULL}, NULL, err)), 0);
+    e = tu_slurp(err);
+    ck_assert_msg(strstr(e, "\nopprof run: records were dropped (buffers full): a larger "
+                            "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits "
+                            "instead of dropping\n") != NULL,
+                  "%s", e);
     free(e), free(err);
 }
 END_TEST
