@@ -262,7 +262,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
                          "show only the first N rows (--gpu: kernels, default 10;\n"
-                         "--by-rank: operators)",
+                         "--tree: call paths; --by-rank: operators)",
                          opt_limit),
         OPP_OPT_FLAG(0, "group-by-shape", &ra->agg.group_by_shape,
                      "one row per name and input shapes"),
@@ -338,8 +338,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
             "                           [--from MS] [--to MS] [--match REGEX]\n"
             "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
-            "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] "
-            "[--tid TID]\n"
+            "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--limit N] [--pid PID]\n"
+            "                           [--tid TID]\n"
             "       opprof report TRACE --step [NAME] [--format table|json] [--pid PID] "
             "[--tid TID]\n"
             "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
@@ -379,10 +379,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         for (size_t i = 0; i < nviews; i++)
             if (views[i].limits)
                 fprintf(stderr, "%s (%s), ", views[i].option, views[i].limits);
-        fprintf(stderr, "not %s%s\n", ra->view->option,
-                ra->view == &views[VIEW_TREE] ? " (--depth and --min-share cut the tree)" : "");
+        fprintf(stderr, "not %s\n", ra->view->option);
         return 2;
     }
+    ra->tree_opts.max_paths = ra->agg.limit;
     if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) &&
         ra->view != &views[VIEW_TREE]) {
         fprintf(stderr, PREFIX "--depth and --min-share go with --tree\n");

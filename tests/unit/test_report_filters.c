@@ -370,8 +370,7 @@ START_TEST(bad_options)
         {{"report", trace, "--tree", "--match", "x", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
         {{"report", trace, "--gpu", "--from", "1", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
         {{"report", trace, "--window", "0", NULL}, "opprof report: --window wants a window number from 1, not '0'\n"},
-        {{"report", trace, "--tree", "--limit", "3", NULL}, "opprof report: --limit goes with the table, --gpu (kernels), --by-rank (operators), not --tree (--depth and --min-share cut the tree)\n"},
-        {{"report", trace, "--step", "step", "-n", "3", NULL}, "opprof report: --limit goes with the table, --gpu (kernels), --by-rank (operators), not --step\n"},
+        {{"report", trace, "--step", "step", "-n", "3", NULL}, "opprof report: --limit goes with the table, --gpu (kernels), --tree (call paths), --by-rank (operators), not --step\n"},
         {{"report", trace, "--window", "1", "--from", "1", NULL}, "opprof report: --window is a time window already: no --from/--to with it\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
