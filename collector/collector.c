@@ -889,6 +889,40 @@ static void on_accept(void)
 
 /* ---- finishing ---- */
 
+/* One line to the person who ran the program, as the preload's own. */
+static void say(const char *a, const char *b, const char *c)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "opprof: %s%s%s\n", a, b, c);
+    if (n > 0) {
+        ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        (void)w;
+    }
+}
+
+/* Where the trace went, said by the preload's collector: it holds the
+ * stderr the run began with, which the process that started it may have
+ * closed (coreutils' timeout closes its own at exit), may leave without
+ * running its destructors (dash's _exit) or may have replaced (exec, as
+ * `sh -c CMD` and env do). */
+static void say_where(void)
+{
+    if (S.o->root_pid <= 0)
+        return;
+    char what[200];
+    if (S.tw.error) {
+        opp_write_failure(what, sizeof what, S.tw.error, S.events_written, S.events);
+        say("writing the trace failed: ", S.o->output, what);
+        return;
+    }
+    say("trace written to ", S.o->output, "");
+    if (S.dropped) {
+        snprintf(what, sizeof what, "%llu records dropped (buffers were full); trace has %llu; ",
+                 (unsigned long long)S.dropped, (unsigned long long)S.events);
+        say(what, OPP_DROP_ADVICE, "");
+    }
+}
+
 static int finish(void)
 {
     if (finished)
@@ -912,6 +946,7 @@ static int finish(void)
     }
     unlink(S.o->socket_path);
     finished = 1;
+    say_where();
     return rc;
 }
 

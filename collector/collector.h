@@ -87,7 +87,8 @@ struct opp_ring_hdr *opp_ring_map(int fd, const struct opp_ring_msg *m, const ch
 struct opp_collector_opts {
     const char *socket_path;
     const char *output;
-    pid_t root_pid;    /* >0: finish when this process has exited and nobody is left */
+    pid_t root_pid;    /* >0: finish when this process has exited and nobody is left; the
+                          preload's collector: it says on stderr where the trace went */
     int ready_fd;      /* >=0: write "1" here once listening */
     int daemon;        /* fork into the background once listening */
     int idle_exit_ms;  /* finish if no process ever connects (0: never) */

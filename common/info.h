@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "buf.h"
 
@@ -48,6 +49,20 @@ static inline int opp_info_read(struct opp_rbuf *b, uint32_t count, struct opp_i
 #define OPP_INFO_RANK_KEYS {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", NULL}
 #define OPP_INFO_WORLD_KEYS {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL}
 #define OPP_INFO_LOCAL_KEYS {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL}
+
+/* The rank variables for a person, from OPP_INFO_RANK_KEYS: "RANK,
+ * OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK" then last ("or") and
+ * "SLURM_PROCID", in buf. */
+static inline const char *opp_info_rank_keys_text(char *buf, size_t cap, const char *last)
+{
+    static const char *const keys[] = OPP_INFO_RANK_KEYS;
+    size_t n = 0, nkeys = sizeof keys / sizeof *keys - 1;
+    buf[0] = 0;
+    for (size_t i = 0; i < nkeys && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", !i ? "" : i + 1 < nkeys ? ", " : last,
+                              keys[i]);
+    return buf;
+}
 
 /* The value of the first of want (NULL-terminated) among the n labels that
  * is a number from 0 to 2^31 - 1; -1 when none is. */

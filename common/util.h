@@ -111,6 +111,11 @@ int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t
  * is lost", or, when only the final sync failed, " when it was synced
  * (...): its last writes may be missing" (the DONE and ACK fields). */
 void opp_write_failure(char *buf, size_t cap, int err, uint64_t written, uint64_t events);
+/* What to do about records dropped because a thread's buffer was full,
+ * for the lines that count them. */
+#define OPP_DROP_ADVICE                                                                            \
+    "a larger OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits instead of "   \
+    "dropping"
 /* The start of a small file (one read, as /proc files are read), NUL
  * terminated: bytes read, or -1 (cap >= 1). */
 ssize_t opp_read_small(const char *path, char *buf, size_t cap);

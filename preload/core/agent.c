@@ -689,7 +689,7 @@ out:
 
 /* Say goodbye so the collector writes our records now and knows we exited
  * rather than died; the process that started the collector waits for the
- * whole trace and says where it is. */
+ * whole trace (the collector says where it went). */
 __attribute__((destructor)) static void opp_fini(void)
 {
     if (!G.on || G.sock < 0)
@@ -734,19 +734,10 @@ __attribute__((destructor)) static void opp_fini(void)
             say("the collector is gone (killed or crashed): the trace misses what this process "
                 "recorded after that",
                 G.root ? "; what it holds is in " : "", G.root ? G.output : "");
-    } else if (G.root && got == sizeof counts && counts[3]) {
-        char what[200];
-        opp_write_failure(what, sizeof what, (int)counts[3], counts[4], counts[0]);
-        say("writing the trace failed: ", G.output, what);
-    } else if (G.root) {
-        char n1[24], n2[24];
-        if (got == sizeof counts && counts[2])
-            say("trace is being written to ", G.output, " (other processes still run)");
-        else
-            say("trace written to ", G.output, "");
-        if (got == sizeof counts && counts[1])
-            say(u2s(counts[1], n1, sizeof n1), " records dropped (buffers were full); trace has ",
-                u2s(counts[0], n2, sizeof n2));
+    } else if (G.root && got == sizeof counts && counts[2]) {
+        /* the collector says where the trace went once it is finished
+         * (collector.c's say_where), as it does when it is finished now */
+        say("trace is being written to ", G.output, " (other processes still run)");
     }
     G.on = 0;
     errno = saved_errno;

@@ -342,6 +342,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                 continue;
             if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
                 continue;
+            a->self_cpu_base_ns += e->self_ns;
             if (o->match && !name_matches(o, m, matched, e->name))
                 continue;
             uint64_t calls = opp_event_calls(t, i);
@@ -413,6 +414,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
             continue;
         uint64_t calls = opp_gpu_op_count(&m->gpu, i);
+        a->self_cuda_base_ns += opp_gpu_op_dur(g);
         if (o->match && !name_matches(o, m, matched, g->name))
             continue;
         struct group_key k;
@@ -434,6 +436,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         a->self_cuda_time_total_ns += dur;
         a->gpu_ops += calls;
     }
+    a->matched = o->match != NULL;
     a->gpu = opp_model_has_gpu(m) || a->cuda_calls;
     a->cpu_mem = opp_model_has_cpu_mem(m);
     OPP_HASH_FREE(groups);

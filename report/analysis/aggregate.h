@@ -178,11 +178,17 @@ struct opp_agg {
     uint64_t events;    /* events that passed the filters */
     uint64_t gpu_ops;   /* kernels, memcpy and memset that passed them */
     /* torch's "Self CPU time total": self time summed over every row before
-     * the limit; Self CPU % and CPU total % both divide by it. */
+     * the limit. */
     uint64_t self_cpu_time_total_ns;
     /* torch's "Self CUDA time total": the device time of the CUDA rows,
-     * before the limit; Self CUDA % divides by it. */
+     * before the limit. */
     uint64_t self_cuda_time_total_ns;
+    /* What the percentages divide by (Self CPU % and CPU total %; Self
+     * CUDA %): the totals above, but over the calls (GPU ops) --match
+     * chose from, so that a row's share is of the whole, as torch's of its
+     * whole trace; without --match the same. matched: --match was given. */
+    uint64_t self_cpu_base_ns, self_cuda_base_ns;
+    int matched;
     int gpu; /* the trace has GPU records, or cuda_calls: CSV and JSON rows carry
                 the CUDA fields */
     int cpu_mem;    /* the trace has CPU memory (MEMORY events): CSV and JSON rows

@@ -181,37 +181,38 @@ static double slowed(enum opp_diff_class cls, double pct)
     return isnan(pct) ? INFINITY : pct;
 }
 
-size_t opp_diff_regressions(const struct opp_diff *d, double pct, const char *const *names,
-                            size_t nnames, const struct opp_diff_row **worst, int *worst_total)
+void opp_diff_regressions(const struct opp_diff *d, const struct opp_diff_gate *g,
+                          struct opp_diff_gate_result *res)
 {
-    size_t n = 0;
     double top = -INFINITY;
-    *worst = NULL;
-    *worst_total = 0;
-    double t = slowed(d->total_cls, d->total_percent);
-    if (t > pct) {
-        n++;
+    memset(res, 0, sizeof *res);
+    double t = g->nnames ? -INFINITY : slowed(d->total_cls, d->total_percent);
+    if (t > g->pct) {
+        res->nreg++;
         top = t;
-        *worst_total = 1;
+        res->worst_total = 1;
     }
     for (size_t i = 0; i < d->n; i++) {
         const struct opp_diff_row *r = &d->rows[i];
-        int named = !nnames;
-        for (size_t k = 0; k < nnames && !named; k++)
-            named = !strcmp(names[k], r->key);
+        int named = !g->nnames;
+        for (size_t k = 0; k < g->nnames && !named; k++)
+            named = !strcmp(g->names[k], r->key);
         /* without names, a new operator alone is not a regression: the
          * total says what it cost */
-        if (!named || (!nnames && r->cls == OPP_DIFF_ADDED))
+        if (!named || (!g->nnames && r->cls == OPP_DIFF_ADDED))
             continue;
         double s = slowed(r->cls, r->percent);
-        if (s > pct) {
-            n++;
-            if (s > top) {
-                top = s;
-                *worst = r;
-                *worst_total = 0;
-            }
+        if (!(s > g->pct))
+            continue;
+        if (r->vb < g->min_ns || r->b.count < g->min_calls) {
+            res->under_floor++;
+            continue;
+        }
+        res->nreg++;
+        if (s > top) {
+            top = s;
+            res->worst = r;
+            res->worst_total = 0;
         }
     }
-    return n;
 }

@@ -83,13 +83,36 @@ void opp_diff_free(struct opp_diff *d);
 /* The class of a change from va to vb under d's thresholds. */
 enum opp_diff_class opp_diff_classify(const struct opp_diff *d, double va, double vb);
 
-/* --fail-above: the worst regression above pct percent, among the total
- * and the rows named in names (every row when nnames is 0). A regression is
- * a change classed slower (so above the same-threshold) whose percent is
- * above pct; a named row only in B counts as infinitely slower. Returns the
- * number of regressions; *worst is the row (NULL for the total) of the
- * largest percent. */
-size_t opp_diff_regressions(const struct opp_diff *d, double pct, const char *const *names,
-                            size_t nnames, const struct opp_diff_row **worst, int *worst_total);
+/* --fail-above: what the gate checks. An operator whose metric in B is
+ * under min_ns, or whose calls in B are fewer than min_calls, cannot fail
+ * it: a one-call operator of tens of microseconds moves by more than any
+ * useful percentage from one run to the next. */
+struct opp_diff_gate {
+    double pct;                /* a regression is slower by more than pct percent */
+    const char *const *names;  /* the operators checked (nnames 0: every one, and the total) */
+    size_t nnames;
+    double min_ns;             /* the floors: OPP_DIFF_GATE_MIN_US, OPP_DIFF_GATE_MIN_CALLS */
+    uint64_t min_calls;
+};
+#define OPP_DIFF_GATE_MIN_US 100
+#define OPP_DIFF_GATE_MIN_CALLS 2
+
+/* What the gate found: the number of regressions, the worst (the largest
+ * percent; NULL with total set when it is the total), and how many rows
+ * slower beyond pct were let through by the floors. */
+struct opp_diff_gate_result {
+    size_t nreg;
+    const struct opp_diff_row *worst;
+    int worst_total;
+    size_t under_floor;
+};
+
+/* The regressions under g: changes classed slower (so above the
+ * same-threshold) whose percent is above g->pct, among the total and every
+ * row present in both traces when g names none, else among the named rows
+ * alone (a named row only in B counts as infinitely slower); rows under
+ * the floors are not counted. */
+void opp_diff_regressions(const struct opp_diff *d, const struct opp_diff_gate *g,
+                          struct opp_diff_gate_result *res);
 
 #endif

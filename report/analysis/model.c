@@ -3,6 +3,7 @@
 #include "analysis/model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *opp_process_info(const struct opp_process *p, const char *key)
@@ -36,6 +37,31 @@ int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err
              "without their times); %s needs every call: record without OPPROF_MODE=summary",
              what);
     return -1;
+}
+
+/* Whether string id's name matches re, each id tried once (tried[id]). */
+static int id_matches(const struct opp_model *m, const regex_t *re, uint8_t *tried, uint32_t id)
+{
+    if (id >= m->nstrs || tried[id])
+        return 0;
+    tried[id] = 1;
+    return regexec(re, m->strs[id], 0, NULL, 0) == 0;
+}
+
+/* Whether a call's or GPU op's name matches re: 1, 0, or -1 out of memory. */
+static int name_matched(const struct opp_model *m, const regex_t *re)
+{
+    uint8_t *tried = calloc(m->nstrs ? m->nstrs : 1, 1);
+    if (!tried)
+        return -1;
+    int found = 0;
+    for (size_t t = 0; t < m->nthreads && !found; t++)
+        for (size_t k = 0; k < m->threads[t].nevents && !found; k++)
+            found = id_matches(m, re, tried, m->threads[t].events[k].name);
+    for (size_t i = 0; i < m->gpu.nops && !found; i++)
+        found = id_matches(m, re, tried, m->gpu.ops[i].name);
+    free(tried);
+    return found;
 }
 
 int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,
@@ -81,6 +107,18 @@ int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filt
             found = m->threads[t].tid == f->tid;
         if (!found) {
             snprintf(err, errlen, "--tid %u: no thread with that tid in the trace", f->tid);
+            return -1;
+        }
+    }
+    if (f->match) {
+        int found = name_matched(m, f->match);
+        if (found < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (!found) {
+            snprintf(err, errlen, "--match '%s': no operator or kernel name in the trace matches "
+                     "(the table without --match lists them)", f->match_text);
             return -1;
         }
     }

@@ -5,6 +5,7 @@
 #define OPP_MODEL_H
 
 #include <stddef.h>
+#include <regex.h>
 #include <stdint.h>
 
 #include "trace.h"
@@ -282,16 +283,20 @@ static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
  * with "TRACE is a summary ... WHAT needs every call" in err. */
 int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen);
 
-/* The filters a person gave by name or number (--lib, --pid, --tid). */
+/* The filters a person gave by name or number (--lib, --pid, --tid,
+ * --match). */
 struct opp_agg_filter_names {
     const char *lib; /* NULL: none */
     int filter_pid, filter_tid;
     uint32_t pid, tid;
+    const regex_t *match; /* NULL: none; else match_text is what was given */
+    const char *match_text;
 };
 /* Whether each names something the trace has (a library of its function
- * tables, a process's pid, a thread's tid): 0, or -1 with "--lib nosuch:
- * no such library in the trace (its libraries: ...)" and the like in err,
- * so that a typo is not taken for an empty answer. */
+ * tables, a process's pid, a thread's tid, a call's or GPU op's name that
+ * the regex matches): 0, or -1 with "--lib nosuch: no such library in the
+ * trace (its libraries: ...)" and the like in err, so that a typo is not
+ * taken for an empty answer. */
 int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,
                             char *err, size_t errlen);
 

@@ -635,6 +635,7 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         for (size_t i = 0; i < z->nth && !first; i++)
             first = z->th[i].named.n ? &z->th[i].named.v[0] : NULL;
         out->ranges = first && first->range;
+        out->named = first != NULL;
     } else {
         for (int k = PSTEP; k <= MODULE && pick == NONE; k++)
             for (size_t i = 0; i < z->nth && pick == NONE; i++) {

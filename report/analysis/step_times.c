@@ -81,7 +81,7 @@ int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, cons
         for (size_t k = 0; k < t->nevents; k++)
             if (!strcmp(opp_model_str(m, t->events[k].name), name)) {
                 out->ranges = is_range(m, t, &t->events[k]);
-                decided = 1;
+                decided = out->named = 1;
                 break;
             }
     }

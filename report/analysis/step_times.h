@@ -20,6 +20,7 @@ struct opp_steps {
                                ranges); else the intervals between its calls */
     struct opp_step *steps; /* by thread, then time */
     size_t n;
+    int named; /* a name was looked for, and some call of the trace (any thread) has it */
 };
 
 /* Find the steps of name in the threads o selects. A range (an NVTX range,

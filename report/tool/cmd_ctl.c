@@ -1,7 +1,7 @@
 /* `opprof ctl start|stop|status [--socket PATH]`: start and stop recording
  * in a running job from outside, through its collector, which tells every
- * thread's ring (common/ring.h, paused). */
-#include <dirent.h>
+ * thread's ring (common/ring.h, paused); `opprof ctl list`: the collectors
+ * running (collectors.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,67 +11,80 @@
 
 #include "proto.h"
 #include "tool/cmds.h"
+#include "tool/collectors.h"
 #include "tool/options.h"
 #include "util.h"
 
 #define PREFIX "opprof ctl: "
 
 
-/* The only live collector socket in the user's socket directory. */
-static int find_socket(char *out, size_t cap)
+#define MAX_LISTED 32
+
+/* The only live collector of this user, its socket in out; else -1, said
+ * (with each collector when there are several). list: print them all
+ * instead (`opprof ctl list`): 0. */
+static int find_socket(char *out, size_t cap, int list)
 {
-    char dir[108];
-    const char *why = NULL;
-    if (opp_socket_dir(dir, sizeof dir, &why)) {
-        fprintf(stderr, PREFIX "no socket directory: %s\n", why ? why : "?");
+    struct opp_collector c[MAX_LISTED];
+    size_t n;
+    char err[256];
+    if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
+        fprintf(stderr, PREFIX "%s\n", err);
         return -1;
     }
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, PREFIX "cannot read %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    int found = 0;
-    char path[512];
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 5, ".sock"))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        int fd = opp_connect(path);
-        if (fd < 0)
-            continue; /* a collector that is gone */
-        close(fd);
-        if (found++ == 0)
-            snprintf(out, cap, "%s", path);
-    }
-    closedir(d);
-    if (found == 1)
+    if (list) {
+        for (size_t i = 0; i < n && i < MAX_LISTED; i++)
+            opp_collector_print(stdout, &c[i]);
+        if (!n)
+            printf("no collector is running\n");
         return 0;
-    fprintf(stderr,
-            found ? PREFIX "%d collectors are running: say which with --socket (or OPPROF_SOCKET)\n"
-                  : PREFIX "no collector is running (nothing is being profiled)\n",
-            found);
+    }
+    if (n == 1) {
+        snprintf(out, cap, "%s", c[0].sock);
+        return 0;
+    }
+    if (!n) {
+        fprintf(stderr, PREFIX "no collector is running (nothing is being profiled)\n");
+        return -1;
+    }
+    fprintf(stderr, PREFIX "%zu collectors are running: say which with --socket (or OPPROF_SOCKET)\n",
+            n);
+    for (size_t i = 0; i < n && i < MAX_LISTED; i++)
+        opp_collector_print(stderr, &c[i]);
     return -1;
+}
+
+static int opt_socket(const struct opp_option *o, const char *arg)
+{
+    if (!arg[0]) {
+        fprintf(stderr, PREFIX "--socket wants a path (`opprof ctl list` lists the collectors)\n");
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
 }
 
 int cmd_ctl(int argc, char **argv)
 {
     const char *sock = getenv("OPPROF_SOCKET");
     const struct opp_option options[] = {
-        OPP_OPT_STRING('s', "socket", &sock, "PATH",
-                       "the job's collector (default: $OPPROF_SOCKET, else the only\n"
-                       "collector of this user that is running)"),
+        OPP_OPT_CALLBACK('s', "socket", &sock, "PATH",
+                         "the job's collector (default: $OPPROF_SOCKET, else the only\n"
+                         "collector of this user that is running)",
+                         opt_socket),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
     const struct opp_command cmd = {
         .name = "ctl",
         .usage = "usage: opprof ctl start|stop|status [--socket PATH]\n"
+                 "       opprof ctl list\n"
                  "\n"
                  "Start or stop recording in a running job, or ask whether it records.\n"
                  "A job started with OPPROF_PAUSED=1 (or opprof run --paused) records\n"
-                 "nothing until `opprof ctl start`.\n"
+                 "nothing until `opprof ctl start`. `list`: this user's collectors that\n"
+                 "are running (socket, pid, start, the command profiled); the sockets\n"
+                 "of runs that died are removed.\n"
                  "\n",
         .col = 21,
         .options = options,
@@ -80,20 +93,24 @@ int cmd_ctl(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (argc - first != 1) {
-        fprintf(stderr, PREFIX "start, stop or status? (usage: opprof ctl start|stop|status)\n");
+        fprintf(stderr,
+                PREFIX "start, stop, status or list? (usage: opprof ctl start|stop|status|list)\n");
         return 2;
     }
     const char *what = argv[first];
     uint32_t op = !strcmp(what, "status") ? 0 : !strcmp(what, "start") ? 1
                                              : !strcmp(what, "stop")  ? 2
+                                             : !strcmp(what, "list")  ? 4
                                                                       : 3;
     if (op == 3) {
-        fprintf(stderr, PREFIX "unknown action '%s' (start, stop or status)\n", what);
+        fprintf(stderr, PREFIX "unknown action '%s' (start, stop, status or list)\n", what);
         return 2;
     }
     char found[512];
-    if (!sock || !*sock) {
-        if (find_socket(found, sizeof found))
+    if (op == 4)
+        return find_socket(found, sizeof found, 1) ? 1 : 0;
+    if (!sock || !*sock) { /* an empty OPPROF_SOCKET is none; an empty --socket is refused */
+        if (find_socket(found, sizeof found, 0))
             return 1;
         sock = found;
     }

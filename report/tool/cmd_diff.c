@@ -20,14 +20,16 @@
 #define EXIT_REGRESSION 1
 #define EXIT_USAGE 2
 #define EXIT_TROUBLE 3
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a number's digits, for the help */
 
 struct diff_args {
     const char *a, *b;
     int json;
     size_t limit;
-    double fail_above; /* NAN: no gate */
     const char *ops[MAX_OPS];
-    size_t nops;
+    struct opp_diff_gate gate; /* gate.pct NAN: no gate */
+    int floor_given;           /* --min-us or --min-calls */
     struct opp_diff_opts o;
 };
 
@@ -121,11 +123,37 @@ static int opt_fail_above(const struct opp_option *o, const char *arg)
 static int opt_op(const struct opp_option *o, const char *arg)
 {
     struct diff_args *da = o->value;
-    if (!arg[0] || da->nops == MAX_OPS) {
+    if (!arg[0] || da->gate.nnames == MAX_OPS) {
         fprintf(stderr, PREFIX "--op wants an operator name (at most %d)\n", MAX_OPS);
         return 2;
     }
-    da->ops[da->nops++] = arg;
+    da->ops[da->gate.nnames++] = arg;
+    return 0;
+}
+
+static int opt_min_us(const struct opp_option *o, const char *arg)
+{
+    struct diff_args *da = o->value;
+    double us;
+    if (parse_double(arg, 0, &us)) {
+        fprintf(stderr, PREFIX "--min-us wants microseconds (0 or more), not '%s'\n", arg);
+        return 2;
+    }
+    da->gate.min_ns = us * 1000.0;
+    da->floor_given = 1;
+    return 0;
+}
+
+static int opt_min_calls(const struct opp_option *o, const char *arg)
+{
+    struct diff_args *da = o->value;
+    double v;
+    if (parse_double(arg, 0, &v) || v != floor(v) || v > 1e15) {
+        fprintf(stderr, PREFIX "--min-calls wants a number of calls (0 or more), not '%s'\n", arg);
+        return 2;
+    }
+    da->gate.min_calls = (uint64_t)v;
+    da->floor_given = 1;
     return 0;
 }
 
@@ -133,7 +161,10 @@ static int opt_op(const struct opp_option *o, const char *arg)
 static int parse_args(int argc, char **argv, struct diff_args *da)
 {
     memset(da, 0, sizeof *da);
-    da->fail_above = NAN;
+    da->gate.pct = NAN;
+    da->gate.names = da->ops;
+    da->gate.min_ns = OPP_DIFF_GATE_MIN_US * 1000.0;
+    da->gate.min_calls = OPP_DIFF_GATE_MIN_CALLS;
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('m', "metric", &da->o.metric, "M",
                          "self_cpu (default), cpu_total, self_cuda, cuda_total; kernel,\n"
@@ -149,15 +180,24 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                          "a change is none when its size is at most PCT% of A's\n"
                          "value or US microseconds, whichever is larger (default 1,1)",
                          opt_same),
-        OPP_OPT_CALLBACK(0, "fail-above", &da->fail_above, "PCT",
+        OPP_OPT_CALLBACK(0, "fail-above", &da->gate.pct, "PCT",
                          "exit 1 when the total, or any operator, got slower (beyond\n"
                          "--same) by more than PCT%; one line names the worst",
                          opt_fail_above),
         OPP_OPT_CALLBACK(0, "op", da, "NAME",
-                         "with --fail-above: check these operators (repeatable) instead\n"
-                         "of every operator present in both traces; a named operator\n"
-                         "only in B counts as slower without bound",
+                         "with --fail-above: check only these operators (repeatable),\n"
+                         "not the total and every operator present in both traces; a\n"
+                         "named operator only in B counts as slower without bound",
                          opt_op),
+        OPP_OPT_CALLBACK(0, "min-us", da, "US",
+                         "with --fail-above: an operator under US microseconds of\n"
+                         "the metric in B cannot fail the gate (default " STR(
+                             OPP_DIFF_GATE_MIN_US) ")",
+                         opt_min_us),
+        OPP_OPT_CALLBACK(0, "min-calls", da, "N",
+                         "with --fail-above: nor one of fewer than N calls in B\n"
+                         "(default " STR(OPP_DIFF_GATE_MIN_CALLS) ")",
+                         opt_min_calls),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
@@ -165,7 +205,8 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
         .name = "diff",
         .usage = "usage: opprof diff A.trace B.trace [--metric M] [--by name|shape] "
                  "[--format table|json]\n"
-                 "                 [--limit N] [--same PCT,US] [--fail-above PCT [--op NAME]...]\n"
+                 "                 [--limit N] [--same PCT,US]\n"
+                 "                 [--fail-above PCT [--op NAME]... [--min-us US] [--min-calls N]]\n"
                  "\n"
                  "Compare two traces by operator and kernel: calls, self and total CPU and CUDA\n"
                  "time in each, and the change of one metric from A to B with its percent; each\n"
@@ -186,8 +227,8 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                 argc - first < 2 ? "which two traces?" : "two traces, no more");
         return 2;
     }
-    if (da->nops && isnan(da->fail_above)) {
-        fprintf(stderr, PREFIX "--op goes with --fail-above\n");
+    if ((da->gate.nnames || da->floor_given) && isnan(da->gate.pct)) {
+        fprintf(stderr, PREFIX "--op, --min-us and --min-calls go with --fail-above\n");
         return 2;
     }
     da->a = argv[first];
@@ -226,24 +267,24 @@ int cmd_diff(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     int code = 0;
-    for (size_t k = 0; k < da.nops; k++) {
+    for (size_t k = 0; k < da.gate.nnames; k++) {
         int found = 0;
         for (size_t i = 0; i < d.n && !found; i++)
             found = !strcmp(d.rows[i].key, da.ops[k]);
         if (!found) {
-            fprintf(stderr, PREFIX "--op '%s': no such operator in either trace\n", da.ops[k]);
+            fprintf(stderr, PREFIX "--op '%s': no such operator in either trace (`opprof diff %s %s` lists them)\n",
+                    da.ops[k], da.a, da.b);
             code = EXIT_USAGE;
         }
     }
-    const struct opp_diff_row *worst = NULL;
-    int worst_total = 0;
-    size_t nreg = 0;
-    if (!code && !isnan(da.fail_above))
-        nreg = opp_diff_regressions(&d, da.fail_above, da.ops, da.nops, &worst, &worst_total);
+    int gate = !isnan(da.gate.pct);
+    struct opp_diff_gate_result found = {0};
+    if (!code && gate)
+        opp_diff_regressions(&d, &da.gate, &found);
     if (!code) {
         struct opp_diff_view v = {.a = da.a, .b = da.b, .limit = da.limit,
-                                  .by_shape = da.o.group_by_shape, .gate = !isnan(da.fail_above),
-                                  .nreg = nreg, .worst = worst, .worst_total = worst_total};
+                                  .by_shape = da.o.group_by_shape, .gate = gate ? &da.gate : NULL,
+                                  .found = &found};
         if (da.json)
             opp_out_diff_json(stdout, &d, &v);
         else
@@ -253,22 +294,24 @@ int cmd_diff(int argc, char **argv)
             code = EXIT_TROUBLE;
         }
     }
-    if (!code && nreg) {
+    if (!code && found.nreg) {
+        const struct opp_diff_row *worst = found.worst;
         char ta[OPP_FMT_MAX], tb[OPP_FMT_MAX], pct[OPP_DIFF_CELL_MAX];
-        double va = worst_total ? d.total_a : worst->va, vb = worst_total ? d.total_b : worst->vb;
-        double p = worst_total ? d.total_percent : worst->percent;
-        if (worst_total)
-            fprintf(stderr, PREFIX "regression above %.2f%%: %s %s -> %s (%s)", da.fail_above,
+        double va = found.worst_total ? d.total_a : worst->va;
+        double vb = found.worst_total ? d.total_b : worst->vb;
+        double p = found.worst_total ? d.total_percent : worst->percent;
+        if (found.worst_total)
+            fprintf(stderr, PREFIX "regression above %.2f%%: %s %s -> %s (%s)", da.gate.pct,
                     opp_diff_total_name(d.metric), opp_fmt_time(ta, va), opp_fmt_time(tb, vb),
                     opp_diff_pct_text(pct, p));
         else {
-            fprintf(stderr, PREFIX "regression above %.2f%%: ", da.fail_above);
+            fprintf(stderr, PREFIX "regression above %.2f%%: ", da.gate.pct);
             opp_text_fput(stderr, worst->key);
             fprintf(stderr, " %s %s -> %s (%s)", opp_diff_metric_name(d.metric),
                     opp_fmt_time(ta, va), opp_fmt_time(tb, vb),
                     isnan(p) ? "new" : opp_diff_pct_text(pct, p));
         }
-        fprintf(stderr, nreg > 1 ? "; %zu regressions in all\n" : "\n", nreg);
+        fprintf(stderr, found.nreg > 1 ? "; %zu regressions in all\n" : "\n", found.nreg);
         code = EXIT_REGRESSION;
     }
     opp_diff_free(&d);

@@ -218,9 +218,10 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
             char file_host[128]; /* the traced program's: one path component */
             opp_path_component(file_host, sizeof file_host, host ? host : "localhost");
             uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
-            size_t len = strlen(*out_path);
-            const char *sep = len && (*out_path)[len - 1] == '/' ? "" : "/";
-            if (snprintf(named, cap, "%s%s%s_%u.%llu.pt.trace.json", *out_path, sep, file_host,
+            int dir_len = (int)strlen(*out_path); /* "DIR/": no "DIR//NAME" */
+            while (dir_len > 1 && (*out_path)[dir_len - 1] == '/')
+                dir_len--;
+            if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path, file_host,
                          p->pid, (unsigned long long)(real / 1000000)) >= (int)cap) {
                 fprintf(stderr, PREFIX "output path too long\n");
                 rc = -1;
@@ -388,8 +389,8 @@ int cmd_export(int argc, char **argv)
                  "names it: HOST_PID.MS.pt.trace.json",
                  opt_number, 1),
         UNLISTED('r', "rank", &rank, "N",
-                 "chrome: only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
-                 "PMI_RANK, SLURM_PROCID) of every trace, with distributedInfo,\n"
+                 "chrome: only the processes of rank N (a rank variable, as\n"
+                 "report --by-rank) of every trace, with distributedInfo,\n"
                  "one file per rank",
                  opt_number, 0),
         {.type = OPP_OPTION_STRING, .short_name = 'o', .long_name = "output", .value = &out_path,

@@ -14,6 +14,7 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/stream_meta.h"
 #include "analysis/summarize.h"
+#include "info.h"
 #include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
@@ -151,6 +152,7 @@ static int opt_match(const struct opp_option *o, const char *arg)
         return 2;
     }
     ra->agg.match = &ra->match;
+    ra->match_text = arg;
     return 0;
 }
 
@@ -232,6 +234,19 @@ static const char *sort_help(char *out, size_t cap)
     return out;
 }
 
+/* --by-rank's help, naming the rank variables (info.h), in lines of 60
+ * columns. */
+static const char *by_rank_help(char *out, size_t cap)
+{
+    char keys[160], text[512];
+    snprintf(text, sizeof text,
+             "a column per rank of a multi-process job (%s), the --sort key's value per "
+             "operator, min/median/max over the ranks and the slowest rank",
+             opp_info_rank_keys_text(keys, sizeof keys, ", "));
+    opp_help_wrap(out, cap, text, 60);
+    return out;
+}
+
 /* 0 to go on, 1 when --help was shown, 2 on a usage error (reported). */
 /* A view's option: no argument, its handler told which view. */
 #define VIEW_OPT(l, id, h)                                                                         \
@@ -241,12 +256,14 @@ static const char *sort_help(char *out, size_t cap)
 static int parse_args(int argc, char **argv, struct report_args *ra)
 {
     memset(ra, 0, sizeof *ra);
-    char sort[1024];
+    char sort[1024], by_rank[512];
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
                          opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
-                         "show only the first N rows (--gpu: kernels, default 10)", opt_limit),
+                         "show only the first N rows (--gpu: kernels, default 10;\n"
+                         "--tree: call paths; --by-rank: operators)",
+                         opt_limit),
         OPP_OPT_FLAG(0, "group-by-shape", &ra->agg.group_by_shape,
                      "one row per name and input shapes"),
         OPP_OPT_FLAG(0, "flops", &ra->out.flops,
@@ -293,9 +310,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                      "and total CPU time, share, and CUDA times per path"),
         OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
                          "--tree: show N levels (default: all)", opt_depth),
-        /* "%%" is printed as it stands (the help is not a format) */
         OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
-                         "--tree: hide paths under PCT%% of the roots' CPU total", opt_min_share),
+                         "--tree: hide paths under PCT% of the roots' CPU total", opt_min_share),
         {.type = OPP_OPTION_CALLBACK, .long_name = "step", .value = ra, .argh = "NAME",
          .flags = OPP_OPTION_OPTARG, .fn = opt_step,
          .help = "steps and latency: NAME's calls are the steps when it is\n"
@@ -310,11 +326,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
                          "a run of consecutive ProfilerStep#N)",
                          opt_window),
-        VIEW_OPT("by-rank", VIEW_BY_RANK,
-                     "a column per rank of a multi-process job (RANK,\n"
-                     "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
-                     "key's value per operator, min/median/max over the ranks\n"
-                     "and the slowest rank"),
+        VIEW_OPT("by-rank", VIEW_BY_RANK, by_rank_help(by_rank, sizeof by_rank)),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
@@ -326,8 +338,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
             "                           [--from MS] [--to MS] [--match REGEX]\n"
             "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
-            "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--pid PID] "
-            "[--tid TID]\n"
+            "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--limit N]\n"
+            "                           [--pid PID] [--tid TID]\n"
             "       opprof report TRACE --step [NAME] [--format table|json] [--pid PID] "
             "[--tid TID]\n"
             "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
@@ -362,6 +374,15 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         fprintf(stderr, PREFIX "%s\n", ra->view->other_format);
         return 2;
     }
+    if (ra->agg.limit && ra->view && !ra->view->limits) {
+        fprintf(stderr, PREFIX "--limit goes with the table, ");
+        for (size_t i = 0; i < nviews; i++)
+            if (views[i].limits)
+                fprintf(stderr, "%s (%s), ", views[i].option, views[i].limits);
+        fprintf(stderr, "not %s\n", ra->view->option);
+        return 2;
+    }
+    ra->tree_opts.max_paths = ra->agg.limit;
     if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) &&
         ra->view != &views[VIEW_TREE]) {
         fprintf(stderr, PREFIX "--depth and --min-share go with --tree\n");
@@ -391,13 +412,21 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     return 0;
 }
 
-static void warn_about(const struct opp_model *m)
+static void warn_about(const struct report_args *ra, const struct opp_model *m)
 {
     if (m->sum.warning[0])
         fprintf(stderr, PREFIX "warning: %s\n", m->sum.warning);
     if (m->dropped)
-        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full)\n",
-                m->dropped);
+        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
+                m->dropped, OPP_DROP_ADVICE);
+    if (!m->events && !m->gpu.nops && !m->dropped)
+        fprintf(stderr,
+                PREFIX "%s holds no call: check that the program calls a library opprof "
+                       "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) "
+                       "through the dynamic linker, or is a PyTorch program; that it was preloaded "
+                       "(not setuid, OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits "
+                       "for `opprof ctl start`, a schedule records its active steps only)\n",
+                ra->trace);
     if (m->open_events)
         fprintf(stderr,
                 PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
@@ -639,11 +668,13 @@ out:
  * wrong said, the trace's warnings when it went right. */
 static int finish(const struct report_args *ra, const struct opp_model *m, int rc)
 {
+    if (rc == REPORT_NAME_UNKNOWN)
+        return 2;
     if (rc == -ENOMEM || rc == -ENOENT) {
+        char keys[160];
         if (rc == -ENOENT)
-            fprintf(stderr, PREFIX "no process of %s has a rank (none had RANK, "
-                                   "OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set)\n",
-                    ra->trace);
+            fprintf(stderr, PREFIX "no process of %s has a rank (none had %s set)\n", ra->trace,
+                    opp_info_rank_keys_text(keys, sizeof keys, " or "));
         else
             fprintf(stderr, PREFIX "out of memory\n");
         return 1;
@@ -654,15 +685,16 @@ static int finish(const struct report_args *ra, const struct opp_model *m, int r
         fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
         return 1;
     }
-    warn_about(m);
+    warn_about(ra, m);
     return 0;
 }
 
 /* The filters name what the trace has: 0, or 2 (said). */
 static int filters_known(const struct report_args *ra, const struct opp_model *m)
 {
-    struct opp_agg_filter_names names = {ra->agg.lib, ra->agg.filter_pid, ra->agg.filter_tid,
-                                         ra->agg.pid, ra->agg.tid};
+    struct opp_agg_filter_names names = {ra->agg.lib,   ra->agg.filter_pid, ra->agg.filter_tid,
+                                         ra->agg.pid,   ra->agg.tid,        ra->agg.match,
+                                         ra->match_text};
     char err[512];
     if (!opp_model_filters_known(m, &names, err, sizeof err))
         return 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tool/cmds.h"
+#include "tool/collectors.h"
 #include "tool/paths.h"
 #include "tool/options.h"
 #include "trace.h"
@@ -206,7 +207,7 @@ static int runnable(const char *cmd)
 int cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *limit = "10";
-    int quiet = 0;
+    int quiet = 0, verbose = 0;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
@@ -219,9 +220,11 @@ int cmd_run(int argc, char **argv)
                          "(sets OPPROF_SCHEDULE)",
                          opt_setenv),
         OPP_OPT_CALLBACK(0, "step", "OPPROF_STEP", "M",
-                         "what a step is: nvtx:NAME (each NAME range begins one),\n"
-                         "call:NAME (each call of NAME begins one) or time:500ms\n"
-                         "(sets OPPROF_STEP)",
+                         "what a step is: torch (each optimizer step of a PyTorch\n"
+                         "program ends one), torch:forward (each outermost\n"
+                         "nn.Module forward ends one), nvtx:NAME (each NAME range\n"
+                         "begins one), call:NAME (each call of NAME begins one) or\n"
+                         "time:500ms (sets OPPROF_STEP)",
                          opt_setenv),
         OPP_OPT_CALLBACK(0, "paused", "OPPROF_PAUSED", NULL,
                          "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)", opt_setenv),
@@ -229,6 +232,9 @@ int cmd_run(int argc, char **argv)
                          "full (every call, the default) or summary (calls added up\n"
                          "by call path: a trace of constant size; sets OPPROF_MODE)",
                          opt_mode),
+        OPP_OPT_FLAG('v', "verbose", &verbose,
+                     "say the collector's socket and pid (for `opprof ctl\n"
+                     "--socket`) as it starts"),
         {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
         OPP_OPT_END(),
@@ -236,7 +242,7 @@ int cmd_run(int argc, char **argv)
     const struct opp_command run = {
         .name = "run",
         .usage = "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] "
-                 "[--mode M] -- CMD [ARG...]\n",
+                 "[--mode M] [-v] -- CMD [ARG...]\n",
         .col = 21,
         .long_indent = 2,
         .in_order = 1, /* CMD's own options follow */
@@ -272,6 +278,7 @@ int cmd_run(int argc, char **argv)
     int profiled = 1;
     const char *why = NULL;
     pid_t cpid = -1;
+    opp_collectors_sweep(); /* the sockets of runs that died */
     if (opp_tool_sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
         fprintf(stderr, "opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
                         "running the command unprofiled\n");
@@ -288,6 +295,8 @@ int cmd_run(int argc, char **argv)
                         "command unprofiled\n");
         profiled = 0;
     }
+    if (profiled && verbose)
+        fprintf(stderr, "opprof run: collector pid %d on %s\n", (int)cpid, sock);
     char **env = profiled ? child_env(lib, sock) : environ;
     if (!env)
         env = environ;
@@ -357,6 +366,9 @@ int cmd_run(int argc, char **argv)
         if (done[1])
             fprintf(stderr, ", %llu dropped", (unsigned long long)done[1]);
         fprintf(stderr, ")\n");
+        if (done[1] && quiet) /* the report warns the same way */
+            fprintf(stderr, "opprof run: records were dropped (buffers full): %s\n",
+                    OPP_DROP_ADVICE);
         if (done[3])
             fprintf(stderr, "opprof run: %llu process%s still running %.1f s after %s "
                             "exited; the trace ends there for %s\n",

@@ -29,6 +29,7 @@ struct report_args {
     struct opp_out_opts out;
     int from_given, to_given;
     regex_t match; /* agg.match points here when --match was given */
+    const char *match_text; /* --match's REGEX as given */
     int stream;    /* --stream: calls added up as they are read */
     int no_stream; /* --no-stream: every call loaded, however large the trace */
 };
@@ -36,7 +37,8 @@ struct report_args {
 /* The views besides the table, one line each: the option that chooses
  * it, what shows it, the formats it writes (a bit per enum format) and what
  * it says when asked for another, whether it takes the table's filters
- * (--from, --to, --window, --match, --group-by-stack), what it is
+ * (--from, --to, --window, --match, --group-by-stack), whether it takes
+ * --limit (what it limits, for the help; NULL: it refuses it), what it is
  * called when it refuses a summary trace (NULL: it takes one), and how it
  * streams one large full trace on its own path (NULL: it does not). */
 struct view_stream;
@@ -46,6 +48,7 @@ struct view {
     unsigned formats;
     const char *other_format;
     int filters;
+    const char *limits;
     const char *needs_calls;
     const struct view_stream *stream;
 };
@@ -65,6 +68,10 @@ struct view_stream {
 };
 extern const struct view views[];
 extern const size_t nviews;
+
+/* A view's status (as its show returns): a name the trace does not have
+ * (--step NAME), said on stderr; the exit status is 2 as for --lib's. */
+#define REPORT_NAME_UNKNOWN 2
 
 /* The table: key_averages() in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m);

@@ -128,6 +128,20 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+/* The steps found, or REPORT_NAME_UNKNOWN (said) when no call has
+ * --step's NAME. */
+static int steps_out(const struct report_args *ra, const struct opp_steps *st, const char *what)
+{
+    if (ra->step && !st->named) {
+        fprintf(stderr,
+                "opprof report: --step '%s': no call of that name in %s (`opprof report %s` lists "
+                "its operators and ranges)\n",
+                ra->step, ra->trace, ra->trace);
+        return REPORT_NAME_UNKNOWN;
+    }
+    return opp_out_steps(stdout, ra->step ? ra->step : what, st, ra->format == FMT_JSON);
+}
+
 static int step_view(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_steps st;
@@ -136,7 +150,7 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
                       : opp_steps_default(m, &ra->agg, &st, what, sizeof what);
     if (rc)
         return rc;
-    rc = opp_out_steps(stdout, ra->step ? ra->step : what, &st, ra->format == FMT_JSON);
+    rc = steps_out(ra, &st, what);
     opp_steps_free(&st);
     return rc;
 }
@@ -157,7 +171,7 @@ static int step_show(const struct report_args *ra, void *st, int *rc, char *err,
     char what[OPP_NAME_MAX + 64];
     int got = opp_step_stream_steps(st, &ra->agg, ra->step, &s, what, sizeof what, err, errlen);
     if (!got)
-        *rc = opp_out_steps(stdout, ra->step ? ra->step : what, &s, ra->format == FMT_JSON);
+        *rc = steps_out(ra, &s, what);
     opp_steps_free(&s);
     return got;
 }
@@ -184,11 +198,12 @@ static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
-                  "--gpu (its timeline)", &gpu_stream},
-    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, NULL, NULL},
+                  "kernels", "--gpu (its timeline)", &gpu_stream},
+    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, "call paths",
+                   NULL, NULL},
     [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                   "--step writes a table or JSON", 0, "--step", &step_stream},
+                   "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                      "--by-rank writes a table or JSON", 1, NULL, NULL},
+                      "--by-rank writes a table or JSON", 1, "operators", NULL, NULL},
 };
 const size_t nviews = sizeof views / sizeof *views;

@@ -127,6 +127,19 @@ int opp_out_diff_table(FILE *f, const struct opp_diff *d, const struct opp_diff_
             d->metric == OPP_DIFF_SELF_CPU || d->metric == OPP_DIFF_CPU_TOTAL
                 ? " (kernels, copies, memsets: device time)" : "",
             d->same_pct, opp_fmt_time(same, d->same_ns));
+    if (v->gate) {
+        const struct opp_diff_gate *g = v->gate;
+        char floor[OPP_FMT_MAX];
+        fprintf(f, "Gate: fails above +%.2f%% (", g->pct);
+        if (!g->nnames)
+            fputs("the total and every operator in both traces", f);
+        for (size_t k = 0; k < g->nnames; k++)
+            fprintf(f, "%s%s", k ? ", " : "", g->names[k]);
+        fprintf(f, "); an operator under %s or %" PRIu64 " call%s in B cannot fail (--min-us, "
+                   "--min-calls): %zu slower above +%.2f%% let through\n",
+                opp_fmt_time(floor, g->min_ns), g->min_calls, g->min_calls == 1 ? "" : "s",
+                v->found->under_floor, g->pct);
+    }
     return ferror(f) ? -EIO : 0;
 }
 
@@ -153,8 +166,8 @@ static void json_side(FILE *f, int present, const struct opp_diff_side *s)
 
 int opp_out_diff_json(FILE *f, const struct opp_diff *d, const struct opp_diff_view *v)
 {
-    const struct opp_diff_row *worst = v->worst;
-    int worst_total = v->worst_total;
+    const struct opp_diff_gate *g = v->gate;
+    const struct opp_diff_gate_result *found = v->found;
     size_t n = v->limit && v->limit < d->n ? v->limit : d->n;
     fputs("{\n  \"a\": ", f);
     opp_json_str(f, v->a);
@@ -176,19 +189,35 @@ int opp_out_diff_json(FILE *f, const struct opp_diff *d, const struct opp_diff_v
     for (int c = 0; c < OPP_DIFF_NCLASSES; c++)
         fprintf(f, "%s\"%s\": %zu", c ? ", " : "", opp_diff_class_name((enum opp_diff_class)c),
                 d->classes[c]);
-    fputs("},\n  \"regression\": ", f);
-    if (!v->gate || !v->nreg) {
+    fputs("},\n  \"gate\": ", f);
+    if (!g) {
         fputs("null", f);
     } else {
+        fprintf(f, "{\"percent\": %.3f, \"ops\": ", g->pct);
+        if (!g->nnames)
+            fputs("null", f);
+        for (size_t k = 0; k < g->nnames; k++) {
+            fputs(k ? ", " : "[", f);
+            opp_json_str(f, g->names[k]);
+        }
+        fprintf(f, "%s, \"min_us\": %.3f, \"min_calls\": %" PRIu64 ", \"under_floor\": %zu}",
+                g->nnames ? "]" : "", opp_ns_to_us(g->min_ns), g->min_calls, found->under_floor);
+    }
+    fputs(",\n  \"regression\": ", f);
+    if (!g || !found->nreg) {
+        fputs("null", f);
+    } else {
+        const struct opp_diff_row *worst = found->worst;
         fputs("{\"key\": ", f);
-        if (worst_total)
+        if (found->worst_total)
             fputs("null", f);
         else
             opp_json_str(f, worst->key);
         fputs(", \"percent\": ", f);
-        json_num(f, worst_total ? d->total_percent : isnan(worst->percent) ? INFINITY
-                                                                           : worst->percent);
-        fprintf(f, ", \"count\": %zu}", v->nreg);
+        json_num(f, found->worst_total ? d->total_percent
+                    : isnan(worst->percent) ? INFINITY
+                                            : worst->percent);
+        fprintf(f, ", \"count\": %zu}", found->nreg);
     }
     fputs(",\n  \"rows\": [", f);
     for (size_t i = 0; i < n; i++) {

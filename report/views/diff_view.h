@@ -14,20 +14,22 @@ struct opp_diff_view {
     const char *a, *b; /* the traces as named on the command line */
     size_t limit;      /* rows shown; 0 = all */
     int by_shape;      /* rows by name and input shapes: show the shapes */
-    /* --fail-above: whether it was given, and what opp_diff_regressions found */
-    int gate;
-    size_t nreg;
-    const struct opp_diff_row *worst;
-    int worst_total;
+    /* --fail-above: what it checks (NULL: no gate), and what
+     * opp_diff_regressions found */
+    const struct opp_diff_gate *gate;
+    const struct opp_diff_gate_result *found;
 };
 
 /* The rows (an Input Shapes column when by shape, the CUDA columns when a
- * trace has GPU records), then the total, the count per class and what
- * "same" means. 0, or -EIO. */
+ * trace has GPU records), then the total, the count per class, what
+ * "same" means and, with a gate, what it checks and its floors. 0, or
+ * -EIO. */
 int opp_out_diff_table(FILE *f, const struct opp_diff *d, const struct opp_diff_view *v);
 
-/* {"a", "b", "metric", "by", "same", "total", "classes", "regression"
- * (null without a gate or a regression), "rows"}: times in us. 0, or -EIO. */
+/* {"a", "b", "metric", "by", "same", "total", "classes", "gate" (null
+ * without one: {"percent", "ops", "min_us", "min_calls", "under_floor"}),
+ * "regression" (null without a gate or a regression), "rows"}: times in
+ * us. 0, or -EIO. */
 int opp_out_diff_json(FILE *f, const struct opp_diff *d, const struct opp_diff_view *v);
 
 /* "Self CPU time total" (CPU metrics) or "Self CUDA time total". */

@@ -58,7 +58,7 @@ static double flop_rate(const struct opp_row *r)
 /* The text of column c of row r, in buf (CELL_MAX bytes) or static. */
 static const char *cell(const struct table *t, const struct opp_row *r, int c, char *buf)
 {
-    double total = (double)t->a->self_cpu_time_total_ns;
+    double total = (double)t->a->self_cpu_base_ns;
     switch (c) {
     case COL_NAME:
         return opp_cut_name(r->key, buf);
@@ -76,7 +76,7 @@ static const char *cell(const struct table *t, const struct opp_row *r, int c, c
         return opp_fmt_time(buf, (double)r->self_cuda_time_total_ns);
     case COL_SELF_CUDA_PCT:
         return opp_fmt_percent(buf, (double)r->self_cuda_time_total_ns,
-                               (double)t->a->self_cuda_time_total_ns);
+                               (double)t->a->self_cuda_base_ns);
     case COL_CUDA_TOTAL:
         return opp_fmt_time(buf, (double)r->cuda_time_total_ns);
     case COL_CUDA_AVG:
@@ -295,11 +295,19 @@ int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o
     for (size_t i = 0; i < a->nrows; i++)
         table_line(f, &t, &a->rows[i]);
     table_sep(f, &t);
-    char buf[OPP_FMT_MAX];
-    fprintf(f, "Self CPU time total: %s\n", opp_fmt_time(buf, (double)a->self_cpu_time_total_ns));
-    if (t.on[COL_SELF_CUDA])
-        fprintf(f, "Self CUDA time total: %s\n",
+    char buf[OPP_FMT_MAX], base[OPP_FMT_MAX];
+    fprintf(f, "Self CPU time total: %s", opp_fmt_time(buf, (double)a->self_cpu_time_total_ns));
+    if (a->matched)
+        fprintf(f, " of %s before --match (the percentages' base)",
+                opp_fmt_time(base, (double)a->self_cpu_base_ns));
+    putc('\n', f);
+    if (t.on[COL_SELF_CUDA]) {
+        fprintf(f, "Self CUDA time total: %s",
                 opp_fmt_time(buf, (double)a->self_cuda_time_total_ns));
+        if (a->matched)
+            fprintf(f, " of %s before --match", opp_fmt_time(base, (double)a->self_cuda_base_ns));
+        putc('\n', f);
+    }
     if (a->nstatuses)
         table_statuses(f, a);
     return ferror(f) ? -EIO : 0;

@@ -46,7 +46,8 @@ static void line(struct tv *v, uint32_t i)
 static int shown(const struct tv *v, uint32_t i)
 {
     const struct opp_ct_node *n = &v->ct->nodes[i];
-    if (v->o->max_depth && n->depth >= v->o->max_depth)
+    if ((v->o->max_depth && n->depth >= v->o->max_depth) ||
+        (v->o->max_paths && v->shown >= v->o->max_paths))
         return 0;
     return !v->ord.grand ||
            (double)n->total_ns * 100.0 >= v->o->min_share_pct * (double)v->ord.grand;

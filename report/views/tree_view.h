@@ -11,6 +11,7 @@ struct opp_tree_opts {
     uint32_t max_depth;   /* levels shown; 0 = all */
     double min_share_pct; /* hide call paths whose CPU total is below this share of
                              the roots' CPU total */
+    size_t max_paths;     /* lines shown at most, in the order shown; 0 = all */
 };
 
 /* A header, one line per shown call path (children under their parent,

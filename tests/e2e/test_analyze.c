@@ -49,17 +49,22 @@ static int have_dask(void)
 
 /* Rank r's trace: ITERS iterations of forward (100 us; 300 us on rank
  * SLOW), backward (200 us), allreduce (50 us), step_end (1 us), then 49 us
- * between iterations. */
-static void write_rank(int r)
+ * between iterations. Unranked: the trace "one%02d.trace" of a process with
+ * no rank variable, on host "h<r>". */
+static void write_trace(int r, int ranked)
 {
-    char path[4200], rank[16];
-    snprintf(path, sizeof path, "%s/rank%02d.trace", dir, r);
+    char path[4200], rank[16], host[16];
+    snprintf(path, sizeof path, ranked ? "%s/rank%02d.trace" : "%s/one%02d.trace", dir, r);
     snprintf(rank, sizeof rank, "%d", r);
+    snprintf(host, sizeof host, "h%d", r);
     struct tb b;
     tb_open(&b, path);
     tb_process(&b, .proc = 0, .pid = 1000 + (uint32_t)r, .ppid = 1, .parent = UINT32_MAX, .real = 1,
                .exe = "/usr/bin/train", .argv = {"train"});
-    tb_info(&b, "RANK", rank, "WORLD_SIZE", "64");
+    if (ranked)
+        tb_info(&b, "RANK", rank, "WORLD_SIZE", "64");
+    else
+        tb_info(&b, "host", host);
     tb_funcs(&b, [F_FORWARD] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "forward"},
              [F_BACKWARD] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "backward"},
              [F_ALLREDUCE] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "allreduce"},
@@ -84,7 +89,7 @@ static void write_rank(int r)
 static void write_ranks(void)
 {
     for (int r = 0; r < RANKS; r++)
-        write_rank(r);
+        write_trace(r, 1);
 }
 
 /* opprof analyze ARGS... (NULL-terminated): its exit code, stdout, stderr. */
@@ -142,7 +147,7 @@ START_TEST(straggler_and_its_operator)
     /* key_averages over all ranks: 64 x 10 calls; forward 63 ms + 3 ms */
     const char *ka = strstr(out, "\"key_averages\": [");
     ck_assert_ptr_nonnull(ka);
-    ck_assert_ptr_nonnull(strstr(ka, "{\"key\": \"forward\", \"count\": 640"));
+    ck_assert_ptr_nonnull(strstr(ka, "{\"key\": \"forward\", \"count\": 640, ")); /* not 640.0 */
     ck_assert_double_eq_tol(num_after(strstr(ka, "\"forward\""), "\"self_cpu_time_total\": "),
                             63 * 1000.0 + 3000.0, 0.01);
     free(out), free(err);
@@ -262,6 +267,49 @@ START_TEST(one_trace_many_ranks)
 }
 END_TEST
 
+/* Traces without a rank variable are numbered in file order: every rank
+ * made up is shown with its file, host and pid, the straggler's too; the
+ * rank variables are named where to find them. One trace is "1 trace". */
+START_TEST(unranked_traces_named)
+{
+    if (!have_dask())
+        return;
+    for (int r = SLOW - 2; r <= SLOW; r++)
+        write_trace(r, 0);
+    char *out, *err, want[16384];
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", NULL), 0);
+    snprintf(want, sizeof want,
+             "3 traces, 3 ranks\n"
+             "3 ranks numbered in file order (no process of their traces had a rank variable; "
+             "`opprof report --help` lists them under --by-rank):\n"
+             "    rank 0: [%s/one15.trace, host h15, pid 1015]\n"
+             "    rank 1: [%s/one16.trace, host h16, pid 1016]\n"
+             "    rank 2: [%s/one17.trace, host h17, pid 1017]\n\n",
+             dir, dir, dir);
+    ck_assert_msg(!strncmp(out, want, strlen(want)), "%s%s", out, err);
+    snprintf(want, sizeof want,
+             "\nstraggler: rank 2 [%s/one17.trace, host h17, pid 1017], 5.510ms (1.57x the "
+             "median)\n",
+             dir);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    free(out), free(err);
+    char one[4200];
+    snprintf(one, sizeof one, "%s/one17.trace", dir);
+    ck_assert_int_eq(analyze(&out, &err, one, "--workers", "1", "--format", "json", NULL), 0);
+    ck_assert_msg(strstr(out, "\"traces\": 1, \"ranks\": [0], ") != NULL, "%s", out);
+    snprintf(want, sizeof want,
+             "\"unranked\": {\"0\": {\"trace\": \"%s\", \"host\": \"h17\", \"pid\": 1017}}}",
+             one);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    free(out), free(err);
+    ck_assert_int_eq(analyze(&out, &err, one, "--workers", "1", NULL), 0);
+    const char *single = "1 trace, 1 rank\n1 rank numbered in file order (no process of its "
+                         "trace had a rank variable; ";
+    ck_assert_msg(!strncmp(out, single, strlen(single)), "%s", out);
+    free(out), free(err);
+}
+END_TEST
+
 /* The same analysis through a dask-scheduler and two dask-worker processes
  * started here on 127.0.0.1: the same JSON as on the local cluster. */
 START_TEST(same_answer_on_a_cluster)
@@ -376,6 +424,7 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, per_rank_equals_report_by_rank);
     tcase_add_test(tc, names_shown_escaped);
     tcase_add_test(tc, one_trace_many_ranks);
+    tcase_add_test(tc, unranked_traces_named);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
     tcase_add_test(tc, bad_input);

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tool/cmds.h"
@@ -249,6 +252,11 @@ START_TEST(schedule_nvtx_steps)
     ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
     ck_assert_int_eq(tu_count_files(made, ".pt.trace.json"), 1);
     ck_assert_int_eq(tu_count_files(made, ""), 3);
+    /* the file it names is in the directory, without "runs/w2//" */
+    char *said = tu_slurp(e);
+    ck_assert_msg(!strncmp(said, "opprof export: window 2 -> ", 27), "%s", said);
+    ck_assert_msg(strstr(said, "/runs/w2/") && !strstr(said, "//"), "%s", said);
+    free(said);
     free(j), free(w2), free(tb), free(made);
     free(o), free(e);
 }
@@ -358,8 +366,117 @@ START_TEST(ctl_start_stop)
     char *a2[] = {(char *)tu_tool("opprof"), "ctl", "pause", NULL};
     ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, e)), 2);
     es = tu_slurp(e);
-    ck_assert_str_eq(es, "opprof ctl: unknown action 'pause' (start, stop or status)\n");
+    ck_assert_str_eq(es, "opprof ctl: unknown action 'pause' (start, stop, status or list)\n");
     free(es), free(e), free(nosock);
+}
+END_TEST
+
+/* A unix socket bound at path; listening (its fd returned) or closed
+ * at once (-1), as a killed collector leaves it. */
+static int bound_socket(const char *path, int listening)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    if (listening) {
+        ck_assert_int_eq(listen(fd, 4), 0);
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+/* Two jobs under `opprof run` of one user: `opprof ctl` without --socket
+ * lists both (socket, pid, start, command) instead of picking one; `run
+ * -v` says its socket, which --socket then takes; the socket a dead run
+ * left is removed; one another user owns is not counted; --socket '' is
+ * refused. */
+START_TEST(ctl_lists_collectors)
+{
+    char *xdg = tu_path(dir, "xdg"), *sdir = tu_path(dir, "xdg/opprof"), dead[4400];
+    ck_assert_int_eq(mkdir(xdg, 0700), 0);
+    ck_assert_int_eq(mkdir(sdir, 0700), 0);
+    pid_t gone = fork(); /* a pid that is no more */
+    if (!gone)
+        _exit(0);
+    waitpid(gone, NULL, 0);
+    snprintf(dead, sizeof dead, "%s/run-%d-1.sock", sdir, (int)gone);
+    bound_socket(dead, 0);
+    /* root can give a listening socket to another user (nobody) */
+    char *other = tu_path(dir, "xdg/opprof/other.sock");
+    int ofd = getuid() == 0 ? bound_socket(other, 1) : -1;
+    if (ofd >= 0)
+        ck_assert_int_eq(chown(other, 65534, 65534), 0);
+    else
+        fprintf(stderr, "ctl_lists_collectors: not root: no socket of another user\n");
+    char xe[4400];
+    snprintf(xe, sizeof xe, "XDG_RUNTIME_DIR=%s", xdg);
+    char *env[] = {xe, "OPPROF_SOCKET=", NULL};
+    int jobs[2];
+    char *e1 = tu_path(dir, "run1.err");
+    for (int j = 0; j < 2; j++) {
+        char sub[16], tr[16];
+        snprintf(sub, sizeof sub, "j%d", j + 1);
+        snprintf(tr, sizeof tr, "j%d.trace", j + 1);
+        char *d = tu_path(dir, sub), *t = tu_path(dir, tr), *half = tu_path(d, "halfway");
+        ck_assert_int_eq(mkdir(d, 0700), 0);
+        char *argv[] = {(char *)tu_tool("opprof"), "run", j ? "-q" : "-v", "-q", "--paused", "-o", t,
+                        "--", (char *)tu_build("tests/progs/scenarios"), "pause", "10", d, NULL};
+        jobs[j] = tu_spawn(argv, env, NULL, j ? NULL : e1);
+        ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+        free(d), free(t), free(half);
+    }
+    char *o = tu_path(dir, "ctl.out"), *e = tu_path(dir, "ctl.err");
+    char *st[] = {(char *)tu_tool("opprof"), "ctl", "status", NULL};
+    ck_assert_int_eq(tu_code(tu_run(st, env, o, e)), 1);
+    char *err = tu_slurp(e), want[4400];
+    const char *head = "opprof ctl: 2 collectors are running: say which with --socket (or "
+                       "OPPROF_SOCKET)\n";
+    ck_assert_msg(!strncmp(err, head, strlen(head)), "%s", err);
+    snprintf(want, sizeof want, "  %s/run-", sdir);
+    ck_assert_int_eq(tu_count_lines(err, want), 2);
+    ck_assert_int_eq(tu_count_lines(err, ""), 3);
+    for (int j = 1; j <= 2; j++) {
+        snprintf(want, sizeof want, "-q --paused -o %s/j%d.trace -- %s pause 10 %s/j%d\n", dir, j,
+                 tu_build("tests/progs/scenarios"), dir, j);
+        ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+    }
+    ck_assert_int_eq(access(dead, F_OK), -1); /* the dead run's, removed */
+    ck_assert_int_eq(access(other, F_OK), ofd >= 0 ? 0 : -1);
+    /* `run -v` named its socket: --socket takes it */
+    char *said = tu_slurp(e1), sock[4000];
+    ck_assert_msg(sscanf(said, "opprof run: collector pid %*d on %3999s", sock) == 1, "%s", said);
+    snprintf(want, sizeof want, "  %s  pid ", sock);
+    ck_assert_msg(strstr(err, want) != NULL, "%s in %s", want, err);
+    char *st1[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", sock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(st1, env, o, e)), 0);
+    char *out = tu_slurp(o);
+    ck_assert_str_eq(out, "stopped: 1 process, 0 events so far\n");
+    free(out), free(err);
+    char *ls[] = {(char *)tu_tool("opprof"), "ctl", "list", NULL};
+    ck_assert_int_eq(tu_code(tu_run(ls, env, o, e)), 0);
+    out = tu_slurp(o);
+    ck_assert_int_eq(tu_count_lines(out, ""), 2);
+    free(out);
+    char *empty[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", "", NULL};
+    ck_assert_int_eq(tu_code(tu_run(empty, env, o, e)), 2);
+    err = tu_slurp(e);
+    ck_assert_str_eq(err, "opprof ctl: --socket wants a path (`opprof ctl list` lists the "
+                          "collectors)\n");
+    free(err);
+    for (int j = 0; j < 2; j++) {
+        char sub[16];
+        snprintf(sub, sizeof sub, "j%d/go", j + 1);
+        char *go = tu_path(dir, sub);
+        close(open(go, O_CREAT | O_WRONLY, 0600));
+        ck_assert_int_eq(tu_code(tu_wait(jobs[j])), 3); /* scenarios pause exits 3 */
+        free(go);
+    }
+    if (ofd >= 0)
+        close(ofd);
+    free(xdg), free(sdir), free(other), free(e1), free(said), free(o), free(e);
 }
 END_TEST
 
@@ -376,6 +493,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, schedule_last_step_ends_with_its_range);
     tcase_add_test(tc, schedule_call_steps);
     tcase_add_test(tc, ctl_start_stop);
+    tcase_add_test(tc, ctl_lists_collectors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -180,6 +180,44 @@ START_TEST(sigkill_from_outside)
 }
 END_TEST
 
+/* A plain LD_PRELOAD run names its trace on stderr in one line whatever
+ * the process that started the collector does at its end: coreutils'
+ * timeout closes its stderr first, dash leaves with _exit, env and `sh -c
+ * CMD` exec. */
+START_TEST(trace_path_said_under_wrappers)
+{
+    char *err = tu_path(dir, "err"), cmd[4400], want[4400];
+    snprintf(cmd, sizeof cmd, "%s 1; true", tu_build("tests/progs/blas_calls"));
+    char *prog = (char *)tu_build("tests/progs/blas_calls");
+    char *const runs[][6] = {
+        {"/usr/bin/timeout", "60", prog, "1", NULL},
+        {"/bin/sh", "-c", cmd, NULL},
+        {"/usr/bin/env", prog, "1", NULL},
+        {prog, "1", NULL},
+    };
+    snprintf(want, sizeof want, "opprof: trace written to %s\n", trace);
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct tu_env te;
+        unlink(trace);
+        ck_assert_int_eq(tu_code(tu_run(runs[i], tu_preload_env(&te, trace, NULL), NULL, err)), 0);
+        /* dash's collector finishes once it sees the shell gone: moments */
+        char *e = tu_slurp(err);
+        for (int k = 0; k < 100 && !strstr(e, want); k++) {
+            usleep(50000);
+            free(e);
+            e = tu_slurp(err);
+        }
+        ck_assert_msg(!strcmp(e, want), "%s: %s", runs[i][0], e);
+        free(e);
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(tu_count(m, "cblas_dgemm", -1, 0, 0), 5);
+        opp_model_free(m);
+    }
+    free(err);
+}
+END_TEST
+
 Suite *suite_life(void)
 {
     Suite *s = suite_create("life");
@@ -195,6 +233,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, abort_mid_loop);
     tcase_add_test(tc, crash_inside_a_call);
     tcase_add_test(tc, sigkill_from_outside);
+    tcase_add_test(tc, trace_path_said_under_wrappers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -124,7 +124,7 @@ START_TEST(no_ranks)
     char *br[] = {"report", trace, "--by-rank", NULL};
     ck_assert_int_eq(tu_call(cmd_report, br, dir, &out, &err), 1);
     snprintf(want, sizeof want,
-             "opprof report: no process of %s has a rank (none had RANK, OMPI_COMM_WORLD_RANK, "
+             "opprof report: no process of %s has a rank (none had RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, "
              "PMI_RANK or SLURM_PROCID set)\n",
              trace);
     ck_assert_str_eq(err, want);

@@ -2,6 +2,7 @@
  * buffers overflow, hostile clients connect, arguments are wrong. The
  * profiled program must never notice. */
 #include <check.h>
+#include <inttypes.h>
 #include <sys/un.h>
 #include <stdio.h>
 #include <errno.h>
@@ -150,7 +151,24 @@ START_TEST(drops_are_counted)
     ck_assert_uint_eq(m->events + m->dropped, 2000000);
     char *e = tu_slurp(err);
     ck_assert_int_eq(tu_count_lines(e, "opprof: "), 2); /* where, and how many dropped */
+    char want[200];
+    snprintf(want, sizeof want,
+             "\nopprof: %" PRIu64 " records dropped (buffers were full); trace has %" PRIu64
+             "; a larger OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits "
+             "instead of dropping\n",
+             m->dropped, m->events);
+    ck_assert_msg(strstr(e, want) != NULL, "%s", e);
     opp_model_free(m);
+    free(e);
+    /* `opprof run -q` (no report to warn) says it too */
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", argv[0], argv[1],
+                   argv[2], NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, (char *[]){"OPPROF_BUFFER=1024", NULL}, NULL, err)), 0);
+    e = tu_slurp(err);
+    ck_assert_msg(strstr(e, "\nopprof run: records were dropped (buffers full): a larger "
+                            "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits "
+                            "instead of dropping\n") != NULL,
+                  "%s", e);
     free(e), free(err);
 }
 END_TEST

@@ -146,6 +146,16 @@ START_TEST(diff_by_name)
 }
 END_TEST
 
+/* The gate at pct over every row, without floors. */
+static struct opp_diff_gate_result gate(const struct opp_diff *d, double pct,
+                                        const char *const *names, size_t nnames)
+{
+    struct opp_diff_gate g = {.pct = pct, .names = names, .nnames = nnames};
+    struct opp_diff_gate_result r;
+    opp_diff_regressions(d, &g, &r);
+    return r;
+}
+
 START_TEST(regressions_above_threshold)
 {
     struct opp_diff_opts o = {0};
@@ -153,14 +163,14 @@ START_TEST(regressions_above_threshold)
     ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
     /* --fail-above 50: the total (+53.14%) and dgemm (+60%, the worst);
      * the new dscal alone is not one */
-    const struct opp_diff_row *worst;
-    int total;
-    ck_assert_uint_eq(opp_diff_regressions(&d, 50, NULL, 0, &worst, &total), 2);
-    ck_assert(!total);
-    ck_assert_str_eq(worst->key, "cblas_dgemm");
-    ck_assert_uint_eq(opp_diff_regressions(&d, 55, NULL, 0, &worst, &total), 1);
-    ck_assert_uint_eq(opp_diff_regressions(&d, 60, NULL, 0, &worst, &total), 0);
-    ck_assert_ptr_null(worst);
+    struct opp_diff_gate_result r = gate(&d, 50, NULL, 0);
+    ck_assert_uint_eq(r.nreg, 2);
+    ck_assert(!r.worst_total);
+    ck_assert_str_eq(r.worst->key, "cblas_dgemm");
+    ck_assert_uint_eq(gate(&d, 55, NULL, 0).nreg, 1);
+    r = gate(&d, 60, NULL, 0);
+    ck_assert_uint_eq(r.nreg, 0);
+    ck_assert_ptr_null(r.worst);
     opp_diff_free(&d);
 }
 END_TEST
@@ -170,15 +180,51 @@ START_TEST(regressions_of_named_operators)
     struct opp_diff_opts o = {0};
     struct opp_diff d;
     ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
-    const struct opp_diff_row *worst;
-    int total;
-    /* named: a new operator is slower without bound; ddot is "same" */
+    /* named: a new operator is slower without bound; ddot is "same", and
+     * the total (+53.14%) is not checked when operators are named */
     const char *dscal[] = {"cblas_dscal"}, *ddot[] = {"cblas_ddot"};
-    ck_assert_uint_eq(opp_diff_regressions(&d, 60, dscal, 1, &worst, &total), 1);
-    ck_assert_str_eq(worst->key, "cblas_dscal");
-    ck_assert_uint_eq(opp_diff_regressions(&d, 0.5, ddot, 1, &worst, &total), 1);
-    ck_assert(total); /* only the total */
-    ck_assert_ptr_null(worst);
+    struct opp_diff_gate_result r = gate(&d, 60, dscal, 1);
+    ck_assert_uint_eq(r.nreg, 1);
+    ck_assert_str_eq(r.worst->key, "cblas_dscal");
+    r = gate(&d, 0.5, ddot, 1);
+    ck_assert_uint_eq(r.nreg, 0);
+    ck_assert(!r.worst_total);
+    ck_assert_ptr_null(r.worst);
+    opp_diff_free(&d);
+}
+END_TEST
+
+START_TEST(regressions_under_the_floors)
+{
+    struct opp_diff_opts o = {0};
+    struct opp_diff d;
+    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    /* dgemm is 320 us in 3 calls in B: a floor above either lets it
+     * through (counted), the total still fails */
+    struct opp_diff_gate g = {.pct = 50, .min_ns = 320 * US, .min_calls = 3};
+    struct opp_diff_gate_result r;
+    opp_diff_regressions(&d, &g, &r);
+    ck_assert_uint_eq(r.nreg, 2);
+    ck_assert_str_eq(r.worst->key, "cblas_dgemm");
+    ck_assert_uint_eq(r.under_floor, 0);
+    g.min_ns = 321 * US;
+    opp_diff_regressions(&d, &g, &r);
+    ck_assert_uint_eq(r.nreg, 1);
+    ck_assert(r.worst_total);
+    ck_assert_uint_eq(r.under_floor, 1);
+    g.min_ns = 0;
+    g.min_calls = 4;
+    opp_diff_regressions(&d, &g, &r);
+    ck_assert_uint_eq(r.nreg, 1);
+    ck_assert_uint_eq(r.under_floor, 1);
+    /* a named new operator of 20 us under the default floor of 100 us */
+    const char *dscal[] = {"cblas_dscal"};
+    g = (struct opp_diff_gate){.pct = 60, .names = dscal, .nnames = 1,
+                               .min_ns = OPP_DIFF_GATE_MIN_US * US,
+                               .min_calls = OPP_DIFF_GATE_MIN_CALLS};
+    opp_diff_regressions(&d, &g, &r);
+    ck_assert_uint_eq(r.nreg, 0);
+    ck_assert_uint_eq(r.under_floor, 1);
     opp_diff_free(&d);
 }
 END_TEST
@@ -283,12 +329,70 @@ END_TEST
 START_TEST(command_fail_above_named_op)
 {
     char *out, *err;
-    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60", "--op", "cblas_dscal"), &out,
-                         &err),
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60", "--op", "cblas_dscal",
+                              "--min-us", "20", "--min-calls", "1"),
+                         &out, &err),
                      1);
     ck_assert_str_eq(err, "opprof diff: regression above 60.00%: cblas_dscal self_cpu 0.000us -> "
                           "20.000us (new)\n");
+    ck_assert_ptr_nonnull(strstr(out, "Gate: fails above +60.00% (cblas_dscal); an operator under "
+                                      "20.000us or 1 call in B cannot fail (--min-us, "
+                                      "--min-calls): 0 slower above +60.00% let through\n"));
     free(out), free(err);
+    /* one call in B: under the default floor of calls */
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "60", "--op", "cblas_dscal",
+                              "--min-us", "0", "--min-calls", "2"),
+                         &out, &err),
+                     0);
+    ck_assert_str_eq(err, "");
+    free(out), free(err);
+}
+END_TEST
+
+/* --op checks the operators named and nothing else: ddot is the same,
+ * the total's +53.14% does not count */
+START_TEST(command_fail_above_only_named_op)
+{
+    char *out, *err;
+    ck_assert_int_eq(run(DIFF(path_a, path_b, "--fail-above", "5", "--op", "cblas_ddot"), &out,
+                         &err),
+                     0);
+    ck_assert_str_eq(err, "");
+    ck_assert_ptr_nonnull(strstr(out, "\nGate: fails above +5.00% (cblas_ddot); "));
+    free(out), free(err);
+}
+END_TEST
+
+/* A one-call operator from 28 to 69 us (+146%) beside one of 20 calls
+ * that went from 2 to 2.1 ms (+5%): the noise of the small one does not
+ * fail a gate of 10%; its floor, and what it let through, are shown. */
+START_TEST(command_fail_above_floor)
+{
+    static const struct tb_ev a[] = {CALL(F_DDOT, 0, 28, 8), CALL(F_DGEMM, 100, 2100, SHAPE64)};
+    static const struct tb_ev b[] = {CALL(F_DDOT, 0, 69, 8), CALL(F_DGEMM, 100, 2200, SHAPE64)};
+    char *pa = tu_path(dir, "small_a.trace"), *pb = tu_path(dir, "small_b.trace"), *out, *err;
+    write_pair_trace(pa, a, 2, 100);
+    write_pair_trace(pb, b, 2, 100);
+    ck_assert_int_eq(run(DIFF(pa, pb, "--fail-above", "10"), &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_ptr_nonnull(strstr(out, "\nGate: fails above +10.00% (the total and every operator "
+                                      "in both traces); an operator under 100.000us or 2 calls in "
+                                      "B cannot fail (--min-us, --min-calls): 1 slower above "
+                                      "+10.00% let through\n"));
+    free(out), free(err);
+    /* the floors lowered: it fails the gate again */
+    ck_assert_int_eq(run(DIFF(pa, pb, "--fail-above", "10", "--min-us", "10", "--min-calls", "1"),
+                         &out, &err),
+                     1);
+    ck_assert_str_eq(err, "opprof diff: regression above 10.00%: cblas_ddot self_cpu 28.000us -> "
+                          "69.000us (+146.43%)\n");
+    free(out), free(err);
+    ck_assert_int_eq(run(DIFF(pa, pb, "-f", "json", "--fail-above", "10"), &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"gate\": {\"percent\": 10.000, \"ops\": null, "
+                                      "\"min_us\": 100.000, \"min_calls\": 2, \"under_floor\": "
+                                      "1},\n  \"regression\": null,\n"));
+    free(out), free(err);
+    free(pa), free(pb);
 }
 END_TEST
 
@@ -329,11 +433,14 @@ START_TEST(command_json_named_new_op)
     char *out, *err;
     /* a named new operator: its percent has no value */
     ck_assert_int_eq(run(DIFF(path_a, path_b, "-f", "json", "--fail-above", "60", "--op",
-                              "cblas_dscal"),
+                              "cblas_dscal", "--min-us", "0", "--min-calls", "0"),
                          &out, &err),
                      1);
     ck_assert_ptr_nonnull(strstr(out, "\"regression\": {\"key\": \"cblas_dscal\", \"percent\": "
                                       "null, \"count\": 1},\n"));
+    ck_assert_ptr_nonnull(strstr(out, "\"gate\": {\"percent\": 60.000, \"ops\": "
+                                      "[\"cblas_dscal\"], \"min_us\": 0.000, \"min_calls\": 0, "
+                                      "\"under_floor\": 0},\n"));
     ck_assert_ptr_nonnull(strstr(out, "{\"key\": \"cblas_dscal\", \"device_type\": \"CPU\", "
                                       "\"class\": \"added\", \"a\": null, \"b\": {\"count\": 1, "));
     free(out), free(err);
@@ -372,13 +479,19 @@ START_TEST(command_usage_errors)
         {DIFF(path_a, path_b, "--fail-above", "-3"), "opprof diff: --fail-above wants a percentage (0 or more), not '-3'\n"},
         {DIFF(path_a, path_b, "--same", "1"), "opprof diff: --same wants PCT,US (e.g. 1,1), not '1'\n"},
         {DIFF(path_a, path_b, "--by", "lib"), "opprof diff: --by wants name or shape, not 'lib'\n"},
-        {DIFF(path_a, path_b, "--op", "x"), "opprof diff: --op goes with --fail-above\n"},
-        {DIFF(path_a, path_b, "--fail-above", "5", "--op", "nope"), "opprof diff: --op 'nope': no such operator in either trace\n"},
+        {DIFF(path_a, path_b, "--op", "x"), "opprof diff: --op, --min-us and --min-calls go with --fail-above\n"},
+        {DIFF(path_a, path_b, "--min-us", "5"), "opprof diff: --op, --min-us and --min-calls go with --fail-above\n"},
+        {DIFF(path_a, path_b, "--fail-above", "5", "--min-us", "-1"), "opprof diff: --min-us wants microseconds (0 or more), not '-1'\n"},
+        {DIFF(path_a, path_b, "--fail-above", "5", "--min-calls", "1.5"), "opprof diff: --min-calls wants a number of calls (0 or more), not '1.5'\n"},
+        {DIFF(path_a, path_b, "--fail-above", "5", "--op", "nope"), NULL},
         {DIFF(path_a, path_b, "-f", "csv"), "opprof diff: unknown format 'csv' (one of: table, json)\n"},
     };
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
         ck_assert_int_eq(run(usage[i].argv, &out, &err), 2);
-        ck_assert_str_eq(err, usage[i].msg);
+        char want[1024]; /* NULL: the unknown --op, whose message names the traces */
+        snprintf(want, sizeof want, "opprof diff: --op 'nope': no such operator in either trace "
+                 "(`opprof diff %s %s` lists them)\n", path_a, path_b);
+        ck_assert_str_eq(err, usage[i].msg ? usage[i].msg : want);
         ck_assert_str_eq(out, "");
         free(out), free(err);
     }
@@ -393,12 +506,15 @@ Suite *suite_diff(void)
     tcase_add_test(tc, diff_by_name);
     tcase_add_test(tc, regressions_above_threshold);
     tcase_add_test(tc, regressions_of_named_operators);
+    tcase_add_test(tc, regressions_under_the_floors);
     tcase_add_test(tc, same_threshold);
     tcase_add_test(tc, diff_by_shape);
     tcase_add_test(tc, diff_by_self_cuda);
     tcase_add_test(tc, command_table);
     tcase_add_test(tc, command_fail_above);
     tcase_add_test(tc, command_fail_above_named_op);
+    tcase_add_test(tc, command_fail_above_only_named_op);
+    tcase_add_test(tc, command_fail_above_floor);
     tcase_add_test(tc, command_same_trace);
     tcase_add_test(tc, command_json);
     tcase_add_test(tc, command_json_named_new_op);

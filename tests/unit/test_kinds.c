@@ -418,7 +418,7 @@ static void tree_is(const struct opp_tree_opts *to, const char *want)
 /* The tree view: children by CPU total. */
 START_TEST(tree_view)
 {
-    struct opp_tree_opts to = {0, 0};
+    struct opp_tree_opts to = {0};
     tree_is(&to, TREE_HEAD TREE_L0 TREE_L1 TREE_L2 TREE_L3
             "4 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
 }
@@ -426,16 +426,26 @@ END_TEST
 
 START_TEST(tree_view_max_depth)
 {
-    struct opp_tree_opts to = {0, 0};
+    struct opp_tree_opts to = {0};
     to.max_depth = 2;
     tree_is(&to, TREE_HEAD TREE_L0 TREE_L1 TREE_L2
             "3 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
 }
 END_TEST
 
+/* --tree --limit 2: the first two lines, parents before children */
+START_TEST(tree_view_max_paths)
+{
+    struct opp_tree_opts to = {0};
+    to.max_paths = 2;
+    tree_is(&to, TREE_HEAD TREE_L0 TREE_L1
+            "2 of 4 call paths shown; CPU total of the roots: 1.600ms\n");
+}
+END_TEST
+
 START_TEST(tree_view_min_share)
 {
-    struct opp_tree_opts to = {0, 0};
+    struct opp_tree_opts to = {0};
     to.max_depth = 0;
     to.min_share_pct = 30;
     tree_is(&to, TREE_HEAD TREE_L0 TREE_L1
@@ -534,6 +544,7 @@ Suite *suite_kinds(void)
     tcase_add_test(paths, flamegraph);
     tcase_add_test(paths, tree_view);
     tcase_add_test(paths, tree_view_max_depth);
+    tcase_add_test(paths, tree_view_max_paths);
     tcase_add_test(paths, tree_view_min_share);
     tcase_add_test(paths, steps_of_a_range);
     tcase_add_test(paths, steps_between_calls);

@@ -503,7 +503,8 @@ START_TEST(table_flops_none_leaves_columns_out)
     /* --flops where no row has any: torch leaves the columns out. */
     struct opp_row r = {.key = "cblas_dscal", .lib = "blas", .count = 1,
                         .self_cpu_time_total_ns = 7600, .cpu_time_total_ns = 7600};
-    struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600};
+    struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1, .self_cpu_time_total_ns = 7600,
+                        .self_cpu_base_ns = 7600};
     struct opp_out_opts oo = {.flops = 1};
     CAPTURE(out, opp_out_table(f, &a, &oo));
     ck_assert_ptr_null(strstr(out, "FLOP"));
@@ -521,7 +522,7 @@ START_TEST(table_long_name)
                         .cpu_time_total_ns = 1500000000};
     ck_assert_uint_eq(strlen(r.key), 59);
     struct opp_agg a = {.rows = &r, .nrows = 1, .nrows_all = 1,
-                        .self_cpu_time_total_ns = 1500000000};
+                        .self_cpu_time_total_ns = 1500000000, .self_cpu_base_ns = 1500000000};
     struct opp_out_opts oo = {0};
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));
@@ -814,7 +815,9 @@ START_TEST(command_cut_trace_warns)
     char want[512];
     snprintf(want, sizeof want,
              "opprof report: warning: trace cut at byte %ld: last chunk has 14 of its 24 bytes\n"
-             "opprof report: warning: 5 records were dropped (buffers full)\n"
+             "opprof report: warning: 5 records were dropped (buffers full): a larger "
+             "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits instead of "
+             "dropping\n"
              "opprof report: warning: 1 calls were still running when their process died: "
              "shown with the process's end time\n"
              "opprof report: warning: 1 process was still running when the trace was finished: "

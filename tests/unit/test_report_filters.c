@@ -261,6 +261,99 @@ START_TEST(command_window_and_match)
 }
 END_TEST
 
+/* A name the trace does not have is an error naming how to list what it
+ * has, exit 2, not an empty answer: --match, --step (loaded and
+ * streamed). A regex that matches names the other filters leave out is
+ * an empty answer. */
+START_TEST(command_unknown_names)
+{
+    char *out, *err, want[1024];
+    char *match[] = {"report", trace, "--match", "^gemm", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, match, dir, &out, &err), 2);
+    ck_assert_str_eq(err, "opprof report: --match '^gemm': no operator or kernel name in the trace "
+                          "matches (the table without --match lists them)\n");
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    char *outside[] = {"report", trace, "--match", "^inner$", "--from", "1", "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, outside, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops\n");
+    free(out), free(err);
+    snprintf(want, sizeof want, "opprof report: --step 'stepp': no call of that name in %s "
+             "(`opprof report %s` lists its operators and ranges)\n", trace, trace);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        char *step[] = {"report", trace, "--step", "stepp", streamed ? "--stream" : NULL, NULL};
+        ck_assert_int_eq(tu_call(cmd_report, step, dir, &out, &err), 2);
+        ck_assert_str_eq(err, want);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+        char *known[] = {"report", trace, "--step", "step", streamed ? "--stream" : NULL, NULL};
+        ck_assert_int_eq(tu_call(cmd_report, known, dir, &out, &err), 0);
+        ck_assert_ptr_nonnull(strstr(out, "Steps: step (a step ends at each call), 1 step\n"));
+        free(out), free(err);
+    }
+}
+END_TEST
+
+/* --match's percentages are shares of the whole (the calls it chose
+ * from: 1600 us of self time), not of the rows it kept: step's CPU total
+ * is 100%, not 1600 / 700 = 228.57% */
+START_TEST(command_match_shares)
+{
+    char *out, *err;
+    char *argv[] = {"report", trace, "--match", "^step$", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\n    step        43.75%     700.000us       100.00%       "
+                                      "1.600ms     800.000us             2  \n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 700.000us of 1.600ms before --match "
+                                      "(the percentages' base)\n"));
+    free(out), free(err);
+}
+END_TEST
+
+/* The help is printed as written: "PCT%", not a format's "PCT%%". */
+START_TEST(command_help)
+{
+    char *out, *err;
+    char *argv[] = {"report", "--help", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_ptr_nonnull(
+        strstr(out, "--min-share PCT   --tree: hide paths under PCT% of the roots' CPU total\n"));
+    ck_assert_ptr_null(strstr(out, "%%"));
+    free(out), free(err);
+}
+END_TEST
+
+/* A trace without a call (the program called nothing opprof interposes,
+ * or was not preloaded): the empty table, and a line on what to check. */
+START_TEST(command_empty_trace_hint)
+{
+    char *empty = tu_path(dir, "empty.trace"), *out, *err, want[1024];
+    struct tb b;
+    tb_open(&b, empty);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, [0] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_end(&b);
+    char *argv[] = {"report", empty, "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops\n");
+    snprintf(want, sizeof want,
+             "opprof report: %s holds no call: check that the program calls a library opprof "
+             "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) through "
+             "the dynamic linker, or is a PyTorch program; that it was preloaded (not setuid, "
+             "OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits for `opprof ctl "
+             "start`, a schedule records its active steps only)\n",
+             empty);
+    ck_assert_str_eq(err, want);
+    free(out), free(err);
+    /* a trace with calls: no such line */
+    char *full[] = {"report", trace, "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, full, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    free(out), free(err), free(empty);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     const struct {
@@ -277,6 +370,7 @@ START_TEST(bad_options)
         {{"report", trace, "--tree", "--match", "x", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
         {{"report", trace, "--gpu", "--from", "1", NULL}, "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
         {{"report", trace, "--window", "0", NULL}, "opprof report: --window wants a window number from 1, not '0'\n"},
+        {{"report", trace, "--step", "step", "-n", "3", NULL}, "opprof report: --limit goes with the table, --gpu (kernels), --tree (call paths), --by-rank (operators), not --step\n"},
         {{"report", trace, "--window", "1", "--from", "1", NULL}, "opprof report: --window is a time window already: no --from/--to with it\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -309,6 +403,10 @@ Suite *suite_report_filters(void)
     tcase_add_test(tc, name_match);
     tcase_add_test(tc, name_match_none);
     tcase_add_test(tc, command_window_and_match);
+    tcase_add_test(tc, command_unknown_names);
+    tcase_add_test(tc, command_match_shares);
+    tcase_add_test(tc, command_help);
+    tcase_add_test(tc, command_empty_trace_hint);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);
     return s;

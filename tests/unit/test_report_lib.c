@@ -316,7 +316,8 @@ START_TEST(rate_over_cuda_time)
         {.key = "sgemm_", .lib = "blas", .count = 1, .self_cpu_time_total_ns = 4000,
          .cpu_time_total_ns = 4000, .flops = 2000000},
     };
-    struct opp_agg a = {.rows = rows, .nrows = 2, .nrows_all = 2, .self_cpu_time_total_ns = 9000};
+    struct opp_agg a = {.rows = rows, .nrows = 2, .nrows_all = 2, .self_cpu_time_total_ns = 9000,
+                        .self_cpu_base_ns = 9000};
     struct opp_out_opts oo = {.flops = 1};
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));

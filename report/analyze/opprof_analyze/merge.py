@@ -23,11 +23,17 @@ def number_unranked(summaries):
     return summaries
 
 
+def made_up(summaries):
+    """{rank: its trace's origin (file, host, pid)} for each rank numbered
+    by number_unranked."""
+    return {s["ranks"][0]: s["origin"] for s in summaries if not s["ranked"]}
+
+
 def ops_frame(summaries):
-    """One row per (rank, operator), every metric a column."""
+    """One row per (rank, operator), every metric a column (calls whole)."""
     rows = [r for s in summaries for r in s["ops"]]
     df = pd.DataFrame(rows, columns=["rank", "key", *METRICS]).fillna(0)
-    return df.astype({m: float for m in METRICS})
+    return df.astype({m: int if m == "count" else float for m in METRICS})
 
 
 def key_averages(ops):
@@ -118,8 +124,10 @@ def analyze(summaries):
         raise ValueError("no operator in these traces")
     times, basis = rank_times(summaries, ops)
     slow = stragglers(times)
+    unranked = made_up(summaries)
     for s in slow:
         s["operators"] = skew(ops, s["rank"])
+        s["origin"] = unranked.get(s["rank"])  # the trace of a rank made up, else None
     return {
         "traces": len(summaries),
         "ranks": sorted(int(r) for r in ops["rank"].unique()) if len(ops) else [],
@@ -131,4 +139,5 @@ def analyze(summaries):
         "gpu": gpu_breakdown(summaries),
         "launch_delays": launch_delays(summaries),
         "gpu_unread": [s["trace"] for s in summaries if s.get("gpu_unread")],
+        "unranked": unranked,
     }

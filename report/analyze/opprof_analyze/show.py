@@ -40,6 +40,20 @@ def _plain(x):
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
+def _n(count, what):
+    """"1 trace", "3 traces"."""
+    return "%d %s%s" % (count, what, "" if count == 1 else "s")
+
+
+def _origin(a, rank):
+    """Beside a rank made up for a trace without one: " [FILE, host H, pid
+    P]"; "" beside a real rank."""
+    o = a["unranked"].get(int(rank))
+    if o is None:
+        return ""
+    return " [%s, host %s, pid %s]" % (o["trace"], o["host"] or "?", o["pid"] if o["pid"] is not None else "?")
+
+
 def as_json(a, top):
     ka = a["key_averages"].head(top)
     return json.dumps(_plain({
@@ -55,11 +69,18 @@ def as_json(a, top):
         "gpu": a["gpu"].to_dict("records"),
         "launch_delays_us": a["launch_delays"].to_dict("records"),
         "gpu_unread": a["gpu_unread"],
+        "unranked": {str(int(r)): o for r, o in sorted(a["unranked"].items())},
     }))
 
 
 def as_text(a, top):
-    out = ["%d traces, %d ranks" % (a["traces"], len(a["ranks"])), "",
+    out = ["%s, %s" % (_n(a["traces"], "trace"), _n(len(a["ranks"]), "rank"))]
+    if a["unranked"]:
+        out.append("%s numbered in file order (no process of %s had a rank variable; "
+                   "`opprof report --help` lists them under --by-rank):" %
+                   (_n(len(a["unranked"]), "rank"), "its trace" if len(a["unranked"]) == 1 else "their traces"))
+        out += ["    rank %d:%s" % (r, _origin(a, r)) for r in sorted(a["unranked"])]
+    out += ["",
            "Operators over all ranks (key_averages, most self CPU first):",
            "%-48s %10s %14s %14s %14s" % ("Name", "Calls", "Self CPU", "CPU total", "Self CUDA")]
     for r in a["key_averages"].head(top).itertuples():
@@ -72,8 +93,8 @@ def as_text(a, top):
     if not a["stragglers"]:
         out.append("no straggler (no rank over the median by 10%)")
     for s in a["stragglers"]:
-        out.append("straggler: rank %d, %s (%.2fx the median)" % (s["rank"], _us(s["time_us"]),
-                                                                 s["over_median"]))
+        out.append("straggler: rank %d%s, %s (%.2fx the median)" % (
+            s["rank"], _origin(a, s["rank"]), _us(s["time_us"]), s["over_median"]))
         for o in s["operators"]:
             out.append("    %-44s %s here, median %s (+%s)" % (_text(o["key"])[:44], _us(o["rank_us"]),
                                                             _us(o["median_us"]), _us(o["over_us"])))
@@ -83,16 +104,16 @@ def as_text(a, top):
                 "%6s %12s %14s %12s %12s %12s %9s" % ("Rank", "Compute", "Communication", "Memcpy",
                                                         "Idle", "Overlap", "Hidden")]
         for r in g.itertuples():
-            out.append("%6d %12s %14s %12s %12s %12s %8.1f%%" % (
+            out.append("%6d %12s %14s %12s %12s %12s %8.1f%%%s" % (
                 r.rank, _us(r.compute_us), _us(r.communication_us), _us(r.memcpy_us + r.memset_us),
-                _us(r.idle_us), _us(r.overlap_us), 100 * r.overlap_share))
+                _us(r.idle_us), _us(r.overlap_us), 100 * r.overlap_share, _origin(a, r.rank)))
     d = a["launch_delays"]
     if len(d):
         out += ["", "Launch delay (kernel start - its launch's start) per rank:",
                 "%6s %8s %12s %12s %12s %12s" % ("Rank", "Kernels", "Mean", "p50", "p90", "Max")]
         for r in d.itertuples():
-            out.append("%6d %8d %12s %12s %12s %12s" % (r.rank, r.kernels, _us(r.mean), _us(r.p50),
-                                                       _us(r.p90), _us(r.max)))
+            out.append("%6d %8d %12s %12s %12s %12s%s" % (r.rank, r.kernels, _us(r.mean), _us(r.p50),
+                                                         _us(r.p90), _us(r.max), _origin(a, r.rank)))
     if a["gpu_unread"]:
         out += ["", "GPU time not read (this opprof was built without SQLite) for: " +
                 ", ".join(a["gpu_unread"])]

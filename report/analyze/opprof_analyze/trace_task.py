@@ -129,9 +129,14 @@ def summarize(path, index, opprof, step=None):
     else:
         ops = _ops(opprof, path)
     gpu = _gpu(opprof, path) if whole["gpu"] else {}
+    # where a rank made up for a trace without one comes from: its file and
+    # the first process that made calls (else the first process)
+    procs = [p for p in whole["processes"] if p["pid"] in callers] or whole["processes"]
     return {
         "gpu_unread": gpu is None,
         "trace": path,
+        "origin": {"trace": path, "host": procs[0]["host"] if procs else None,
+                   "pid": procs[0]["pid"] if procs else None},
         "ranks": ranks or [index],
         "ranked": bool(ranks),
         "ops": [{"rank": rank, "key": key, **m} for (rank, key), m in ops.items()],
