@@ -5,13 +5,14 @@
  * puts it inside the operator that was open, like torch's profile_memory.
  * A free records its address only: the report finds its size from the
  * allocation (no table of live blocks here). Nothing is recorded outside a
- * capture window or on our own threads. */
+ * capture window, on our own threads, or with OPPROF_TORCH=lean. */
 #include "core/internal.h"
 #include "torch/torch.h"
 
 static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
 {
-    if (opp_tls.state == OPP_T_OFF || !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) ||
+    if (opp_torch_lean || opp_tls.state == OPP_T_OFF ||
+        !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) ||
         (!opp_tls.ring && !opp_thread_attach()))
         return; /* attached first: a new ring may start paused */
     if (!opp_capture_open())

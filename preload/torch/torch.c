@@ -26,6 +26,8 @@
 #define NARGS OPP_MAX_ARGS
 #define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
+#define NAMECACHE 256u /* op names' string ids per thread, direct-mapped by address */
+#define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
 
 struct open_op {
     const void *key; /* the RecordFunction; NULL: an nn.Module range */
@@ -37,12 +39,23 @@ struct open_op {
     uint64_t a[NARGS];
 };
 
+/* An op name's string id, cached by the name's address. torch's names
+ * mostly live as long as their operator, but a label's or an autograd
+ * node's may be a temporary whose address the next name reuses: the
+ * entry holds the bytes too, and a hit compares them. */
+struct name_id {
+    const char *p;
+    uint32_t id;
+    char s[NAME_KEPT];
+};
+
 /* Per thread that runs torch ops, allocated at its first (a program
- * without torch pays 8 bytes of TLS): the open ops, and the string ids of
- * the Python frames seen (OPPROF_STACKS). */
+ * without torch pays 8 bytes of TLS): the open ops, the string ids of the
+ * op names it saw and of the Python frames seen (OPPROF_STACKS). */
 struct tstate {
     uint32_t depth; /* entries of s in use; above STACK_MAX, uncounted deep ones */
     struct open_op s[STACK_MAX];
+    struct name_id names[NAMECACHE];
     struct {
         const void *code, *file, *func;
         int line;
@@ -60,6 +73,7 @@ static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
+int opp_torch_lean;       /* OPPROF_TORCH=lean */
 
 /* At the thread's exit (a later op of its own makes a new one). */
 static void tstate_free(void *p)
@@ -177,6 +191,24 @@ static void end_early(struct open_op *o)
         opp_step_mark();
 }
 
+/* The string id of an op's name: from the thread's cache when the same
+ * bytes were seen at the same address (a strncmp of the name, not a hash
+ * and a lookup in the process's table). */
+static uint32_t name_id(const char *name)
+{
+    struct name_id *e = &T->names[((uintptr_t)name >> 3) % NAMECACHE];
+    if (OPP_LIKELY(e->p == name) && !strncmp(name, e->s, NAME_KEPT))
+        return e->id;
+    size_t n = strnlen(name, OPP_NAME_STR_MAX);
+    uint32_t id = opp_str_id(name, n);
+    if (id && n < NAME_KEPT) {
+        memcpy(e->s, name, n + 1);
+        e->p = name;
+        e->id = id;
+    }
+    return id;
+}
+
 static void callbacks_set(void);
 
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
@@ -196,8 +228,7 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
             push(key, 0, scope, NULL, 0, 0, step);
         return;
     }
-    uint32_t id = name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
-    push(key, id, scope, in, n, ninputs, step);
+    push(key, name ? name_id(name) : 0, scope, in, n, ninputs, step);
 }
 
 static void op_leave(const void *key)
@@ -323,7 +354,8 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
         return -1;
     }
     const char *shapes = getenv("OPPROF_TORCH_SHAPES");
-    api.inputs = !(shapes && !strcmp(shapes, "0")); /* 0: names only, torch boxes no inputs */
+    /* lean, or shapes 0: names only, torch boxes no inputs */
+    api.inputs = !opp_torch_lean && !(shapes && !strcmp(shapes, "0"));
     if (init(&api, why, sizeof why)) {
         say_failed(why, NULL);
         return -1;
@@ -381,17 +413,28 @@ OPP_EXPORT void opprof_torch_module_leave(uint32_t idx)
 
 /* ---- the feature ---- */
 
-static void torch_start(const char *self_path) { opp_torch_python_path(self_path); }
+/* OPPROF_TORCH: 0 (no torch operators: pypath.c leaves Python alone),
+ * lean, or full (the default). */
+static void torch_start(const char *self_path)
+{
+    const char *tier = getenv("OPPROF_TORCH");
+    if (tier && !strcmp(tier, "lean"))
+        opp_torch_lean = 1;
+    else if (tier && *tier && strcmp(tier, "0") && strcmp(tier, "full") && strcmp(tier, "1"))
+        opp_agent_say("OPPROF_TORCH=", tier, " ignored (0, lean or full): full");
+    opp_torch_python_path(self_path);
+}
 
 /* In a fork child: the ops the forking thread had open were recorded in
  * the parent's ring; their ends are not this process's to record. Its
- * string ids start over, so the Python frames' names are forgotten. */
+ * string ids start over, so the op names and Python frames are forgotten. */
 static void torch_forked(void)
 {
     if (!T)
         return;
     for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
         T->s[i].recorded = 0;
+    memset(T->names, 0, sizeof T->names);
     memset(T->py, 0, sizeof T->py);
 }
 

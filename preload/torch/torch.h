@@ -6,6 +6,9 @@
  * memory.c's allocations watch for its end, which turns them back on. */
 extern int opp_torch_paused_off;
 void opp_torch_unpaused(void);
+/* torch.c: OPPROF_TORCH=lean: operators without their inputs' shapes, and
+ * no CPU memory (memory.c records nothing). */
+extern int opp_torch_lean;
 
 /* pypath.c: at the agent's start, in a Python interpreter, opprof's
  * Python folder (beside self_path) first on PYTHONPATH. */

@@ -267,6 +267,79 @@ START_TEST(torch_ops_match_torch_profiler)
 }
 END_TEST
 
+/* OPPROF_TORCH=lean: the same operators as the full view, counted as
+ * often (every name of every library, nn.Module layers, labels and
+ * autograd nodes), without their inputs' shapes and with no CPU memory. */
+START_TEST(torch_lean_counts_match_full)
+{
+    if (!have_torch("torch_lean_counts_match_full"))
+        return;
+    char *full = tu_path(dir, "full.trace"), *lean = tu_path(dir, "lean.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
+    profiled(full, NULL, o1, NULL, (char *)script("torch_train.py"), "3", NULL);
+    profiled(lean, (char *[]){"OPPROF_TORCH=lean", NULL}, o2, err,
+             (char *)script("torch_train.py"), "3", NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *e = tu_slurp(err);
+    ck_assert_str_eq(s1, s2);
+    char said[4200];
+    snprintf(said, sizeof said, "opprof: trace written to %s (", lean);
+    ck_assert_msg(!strncmp(e, said, strlen(said)) && count_of(e, "\n") == 1, "opprof said: %s", e);
+    struct opp_model *mf = tu_load(full), *ml = tu_load(lean);
+    ck_assert_ptr_nonnull(mf);
+    ck_assert_ptr_nonnull(ml);
+    struct opp_agg_opts o = {0}, os = {.group_by_shape = 1};
+    struct opp_agg af, al, sl;
+    ck_assert_int_eq(opp_aggregate(mf, &o, &af), 0);
+    ck_assert_int_eq(opp_aggregate(ml, &o, &al), 0);
+    ck_assert_int_eq(opp_aggregate(ml, &os, &sl), 0);
+    /* the full view's one row more: "[memory]", allocations outside any op */
+    ck_assert_uint_eq(calls(&al, "[memory]", NULL, NULL), 0);
+    ck_assert_uint_gt(calls(&af, "[memory]", NULL, NULL), 0);
+    ck_assert_uint_eq(al.nrows, af.nrows - 1);
+    ck_assert_uint_gt(af.nrows, 60);
+    int64_t full_mem = 0;
+    for (size_t i = 0; i < af.nrows; i++) {
+        if (!strcmp(af.rows[i].key, "[memory]"))
+            continue;
+        ck_assert_msg(calls(&al, af.rows[i].key, NULL, NULL) == af.rows[i].count,
+                      "%s: full %llu, lean %llu", af.rows[i].key,
+                      (unsigned long long)af.rows[i].count,
+                      (unsigned long long)calls(&al, af.rows[i].key, NULL, NULL));
+        full_mem += af.rows[i].cpu_memory_usage > 0;
+    }
+    ck_assert_int_gt(full_mem, 5);
+    for (size_t i = 0; i < al.nrows; i++)
+        ck_assert_msg(al.rows[i].cpu_memory_usage == 0 && al.rows[i].self_cpu_memory_usage == 0,
+                      "%s has CPU memory in the lean view", al.rows[i].key);
+    /* torch's rows grouped by shape: one each, no shapes recorded (the
+     * library calls below them keep theirs) */
+    size_t torch_rows = 0;
+    for (size_t i = 0; i < sl.nrows; i++)
+        if (!strncmp(sl.rows[i].key, "aten::", 6)) {
+            ck_assert_msg(!strcmp(sl.rows[i].shapes_str, "[]"), "%s %s", sl.rows[i].key,
+                          sl.rows[i].shapes_str);
+            torch_rows++;
+        }
+    ck_assert_uint_gt(torch_rows, 40);
+    ck_assert_uint_eq(calls(&sl, "aten::addmm", "[]", NULL), 3);
+    ck_assert_uint_eq(calls(&sl, "aten::addmm", NULL, NULL), 3);
+    ck_assert_uint_eq(calls(&al, "Optimizer.step#Adam.step", NULL, NULL), 3);
+    opp_agg_free(&af);
+    opp_agg_free(&al);
+    opp_agg_free(&sl);
+    opp_model_free(mf);
+    opp_model_free(ml);
+    free(s1);
+    free(s2);
+    free(e);
+    free(full);
+    free(lean);
+    free(o1);
+    free(o2);
+    free(err);
+}
+END_TEST
+
 /* Summary mode (OPPROF_MODE=summary) of the same script says what
  * torch.profiler says: counts with torch's folding of an op into its
  * same-named parent, shapes, CPU memory. And the full trace's report read
@@ -779,6 +852,7 @@ Suite *suite_torch(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, torch_ops_match_torch_profiler);
+    tcase_add_test(tc, torch_lean_counts_match_full);
     tcase_add_test(tc, torch_summary_matches_torch_profiler);
     tcase_add_test(tc, torch_module_tree);
     tcase_add_test(tc, torch_inference_steps);
