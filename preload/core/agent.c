@@ -40,7 +40,7 @@ int opp_stacks_n;
 uint32_t (*opp_stack_capture)(void);
 int (*opp_stack_extra)(uint64_t *out, int max);
 uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
-int opp_extcorr_on;
+_Atomic int opp_extcorr_on;
 uint64_t (*opp_extcorr_push)(void);
 void (*opp_extcorr_pop)(void);
 
@@ -374,9 +374,13 @@ void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
 /* Keep thread names current in the report. */
 OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
 {
-    static int (*real)(pthread_t, const char *);
-    if (!real)
-        real = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+    typedef int (*setname_fn)(pthread_t, const char *);
+    static _Atomic setname_fn real_setname; /* threads name themselves at once */
+    setname_fn real = atomic_load_explicit(&real_setname, memory_order_relaxed);
+    if (!real) {
+        real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+        atomic_store_explicit(&real_setname, real, memory_order_relaxed);
+    }
     if (!real)
         return ENOSYS;
     int rc = real(t, name);

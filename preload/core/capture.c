@@ -23,7 +23,7 @@ int opp_enter_gate;
 int opp_capture_api;
 int opp_capture_due;
 uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
-int opp_step_torch;
+_Atomic int opp_step_torch;
 void (*opp_capture_changed)(void);
 
 static int timer_open = 1, api_open = 1, sched_open = 1;
@@ -222,15 +222,16 @@ void opp_schedule_off(const char *why)
 
 void opp_step_finish(void)
 {
-    if (sched.on && opp_step_torch && sched.step < 0)
-        opp_agent_say("OPPROF_STEP=", opp_step_torch == OPP_STEP_TORCH_FORWARD ? "torch:forward" : "torch",
+    pthread_mutex_lock(&sched.lock); /* a time step's timer may be advancing it */
+    int torch = opp_step_torch;
+    if (sched.on && torch && sched.step < 0)
+        opp_agent_say("OPPROF_STEP=", torch == OPP_STEP_TORCH_FORWARD ? "torch:forward" : "torch",
                       ": no step was marked (no torch step ran), so the schedule recorded nothing");
-    if (!sched.on || sched.period_ns)
-        return;
-    pthread_mutex_lock(&sched.lock);
-    uint64_t end = sched.step_range_end > sched.step_begin ? sched.step_range_end : opp_now();
-    record_step(sched.step, end);
-    sched.on = 0; /* once */
+    if (sched.on && !sched.period_ns) {
+        uint64_t end = sched.step_range_end > sched.step_begin ? sched.step_range_end : opp_now();
+        record_step(sched.step, end);
+        sched.on = 0; /* once */
+    }
     pthread_mutex_unlock(&sched.lock);
 }
 

@@ -130,7 +130,7 @@ extern uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
  * pushes an id around its real call, so CUPTI maps the runtime and driver
  * calls inside it to that id; the id is recorded as the call's last
  * argument (OPP_OPK_EXTID), 0 when not pushed. */
-extern int opp_extcorr_on;
+extern _Atomic int opp_extcorr_on; /* set by CUPTI's start on any thread */
 extern uint64_t (*opp_extcorr_push)(void);
 extern void (*opp_extcorr_pop)(void);
 
@@ -182,7 +182,7 @@ void opp_capture_cuda(uint32_t fn);
  * end of each optimizer step / each outermost nn.Module forward. */
 extern uint32_t opp_step_fn, opp_step_msg;
 enum { OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
-extern int opp_step_torch;
+extern _Atomic int opp_step_torch; /* cleared by opp_schedule_off on any thread */
 /* Called (when set) each time opp_capturing changed: preload/torch turns
  * torch's callbacks off while nothing records. */
 extern void (*opp_capture_changed)(void);
