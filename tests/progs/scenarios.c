@@ -31,6 +31,7 @@
 #include <cblas.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,8 @@ static void *work_n(void *p)
     return NULL;
 }
 
-static volatile sig_atomic_t handled, main_done;
+static volatile sig_atomic_t handled; /* the main thread's, and its handler's */
+static _Atomic int main_done;         /* the signaller thread reads it */
 static pthread_t main_thread;
 
 static void on_usr1(int sig)
