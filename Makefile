@@ -9,6 +9,7 @@
 #   obj/   the programs' objects and libcommon.a, libcollector.a, libreport.a
 #   pic/   libopprof.so's objects (position independent, hidden symbols)
 #   asan/  the same layers and tools with AddressSanitizer and UBSan
+#   tsan/  libopprof.so and the test programs with ThreadSanitizer
 # `make V=1` prints the whole command lines.
 
 CC      ?= gcc
@@ -35,6 +36,7 @@ HAVE_SQLITE := $(shell printf '\043include <sqlite3.h>\n' | $(CC) -E -x c - >/de
 REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz) $(if $(HAVE_SQLITE),-lsqlite3)
 CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB) $(if $(HAVE_SQLITE),-DOPP_HAVE_SQLITE)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # The build steps of `make test` and `make demo` use every core unless
 # the caller chose a -j of its own.
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
@@ -69,7 +71,7 @@ PRELOAD_GEN += $(BUILD)/gen/cuda_api.h
 endif
 
 .PHONY: torch-files torch-shim analyze-files
-.PHONY: all deps demo test test-layers test-build test-unit test-e2e test-asan bench clean cuda-note gen-status
+.PHONY: all deps demo test test-layers test-build test-unit test-e2e test-asan test-tsan bench clean cuda-note gen-status
 all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector torch-files analyze-files cuda-note
 
 cuda-note:
@@ -90,6 +92,12 @@ $(BUILD)/pic/%.o: %.c | $(PRELOAD_GEN)
 $(BUILD)/pic/%.o: %.S | $(PRELOAD_GEN)
 	@mkdir -p $(@D)
 	$(call quiet,AS,$<)$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(BUILD)/tsan/pic/%.o: %.c | $(PRELOAD_GEN)
+	@mkdir -p $(@D)
+	$(call quiet,CC-TSAN,$<)$(CC) $(CFLAGS_BASE) $(TSAN_FLAGS) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(BUILD)/tsan/pic/%.o: %.S | $(PRELOAD_GEN)
+	@mkdir -p $(@D)
+	$(call quiet,AS,$<)$(CC) $(CFLAGS_BASE) $(TSAN_FLAGS) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # Where each layer looks for headers beyond common/.
 $(BUILD)/obj/report/%.o $(BUILD)/asan/obj/report/%.o: LAYER_CFLAGS = -Ireport
@@ -115,6 +123,10 @@ $(BUILD)/gen/cuda_api.h: scripts/gen-cuda-api.sh
 # The preload lives inside other programs: hidden symbols, static TLS.
 $(BUILD)/libopprof.so: $(call objs,$(BUILD)/pic,$(PRELOAD_SRC))
 	$(call quiet,LD,$@)$(CC) -shared -Wl,-z,now,-z,noexecstack -Wl,--no-undefined -o $@ $^ $(LDLIBS_BASE)
+
+# The same with ThreadSanitizer, for programs built with it (make test-tsan).
+$(BUILD)/tsan/libopprof.so: $(call objs,$(BUILD)/tsan/pic,$(PRELOAD_SRC))
+	$(call quiet,LD,$@)$(CC) $(TSAN_FLAGS) -shared -Wl,-z,now,-z,noexecstack -Wl,--no-undefined -o $@ $^ $(LDLIBS_BASE)
 
 $(BUILD)/opprof: $(call objs,$(BUILD)/obj,$(REPORT_MAIN)) $(BUILD)/obj/libreport.a $(BUILD)/obj/libcommon.a
 	$(call quiet,LD,$@)$(CC) -o $@ $^ $(REPORT_LDLIBS)

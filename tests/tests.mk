@@ -157,6 +157,31 @@ test-asan: all $(TEST_ASAN_BINS) $(BUILD)/tests/e2e $(PROGS)
 	  OPPROF_ANALYZE=$(abspath $(BUILD))/analyze \
 	  ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
 
+# ThreadSanitizer: libopprof.so and the programs the end-to-end suites
+# profile (tests/progs/), built with it, under the suites of threads, fork,
+# exec and signals (the collector and the report tool start no thread:
+# their normal builds). A report fails the step, whichever process made it:
+# each goes to a file under tsan/reports/. handle_segv=0: the suites' own
+# crashes die of their signal, as the tests expect.
+TSAN_REPORTS := $(abspath $(BUILD))/tsan/reports
+TSAN_SUITES ?= life robust
+TSAN_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tsan/tests/progs/%,$(PROG_SRC))
+$(BUILD)/tsan/tests/progs/unresolved: tests/progs/unresolved.c
+	@mkdir -p $(@D)
+	$(call quiet,CC-TSAN,$@)$(CC) -std=gnu11 -O1 -g $(WARN) $(TSAN_FLAGS) -o $@ $<
+$(BUILD)/tsan/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	$(call quiet,CC-TSAN,$@)$(CC) -std=gnu11 -O1 -g $(WARN) $(TSAN_FLAGS) -pthread -o $@ $< -lopenblas -lm
+test-tsan: all $(BUILD)/tsan/libopprof.so $(TSAN_PROGS) $(BUILD)/tests/e2e
+	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	CK_TIMEOUT_MULTIPLIER=3 OPPROF_BUILD=$(abspath $(BUILD))/tsan OPPROF_SRC=$(CURDIR) \
+	  OPPROF_TOOL_DIR=$(abspath $(BUILD)) OPPROF_LIB=$(abspath $(BUILD))/tsan/libopprof.so \
+	  OPPROF_COLLECTOR=$(abspath $(BUILD))/opprof-collector \
+	  TSAN_OPTIONS="handle_segv=0 log_path=$(TSAN_REPORTS)/tsan suppressions=$(CURDIR)/tests/tsan.supp" \
+	  $(BUILD)/tests/e2e $(TSAN_SUITES)
+	@if ls $(TSAN_REPORTS) | grep -q .; then cat $(TSAN_REPORTS)/*; \
+	  echo "test-tsan: ThreadSanitizer reports above (files in $(TSAN_REPORTS))"; exit 1; fi
+
 # The layering rules, read from the #include lines (and a check that the
 # script catches each kind of violation).
 test-layers:
@@ -169,7 +194,8 @@ include tests/fuzz/fuzz.mk
 # Everything the tests need, built in parallel; then the suites, one after
 # another (the end-to-end ones time real processes), and a short run of
 # each fuzz target.
-test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS) fuzz-build
+test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS) \
+            $(BUILD)/tsan/libopprof.so $(TSAN_PROGS) fuzz-build
 test: deps test-layers
 	@$(MAKE) --no-print-directory $(PAR) test-build
-	@$(MAKE) --no-print-directory test-unit test-e2e test-asan test-fuzz
+	@$(MAKE) --no-print-directory test-unit test-e2e test-asan test-tsan test-fuzz

@@ -40,14 +40,16 @@ int opp_stacks_n;
 uint32_t (*opp_stack_capture)(void);
 int (*opp_stack_extra)(uint64_t *out, int max);
 uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
-int opp_extcorr_on;
+_Atomic int opp_extcorr_on;
 uint64_t (*opp_extcorr_push)(void);
 void (*opp_extcorr_pop)(void);
 
 
 static struct {
-    int on;           /* connected and recording */
+    _Atomic int on;   /* recording (connected, or a fork child to connect at its first record) */
     int sock;         /* connection to the collector */
+    int hello_due;    /* a fork child that has not connected yet */
+    int timers_due;   /* a fork child just connected: its capture timers start */
     dev_t sock_dev;   /* what sock is: a program may close the number and reuse it */
     ino_t sock_ino;
     int root;         /* this process started the collector */
@@ -61,7 +63,7 @@ static struct {
     char socket_path[108];
     char output[PATH_MAX];
     uint8_t msg[OPP_MSG_MAX];
-} G = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+} agent = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- messages to a person: one line each, straight to fd 2 ---- */
 
@@ -84,6 +86,31 @@ void opp_agent_say(const char *a, const char *b, const char *c) { say(a, b, c); 
 /* ---- the connection ---- */
 
 static void give_up(const char *what, int err);
+static void connect_and_hello(void);
+
+/* With agent.lock held, at a fork child's first message (its first
+ * record): connect and say hello as a process of its own. The fork handler
+ * left this here, so a child that only execs never connects. */
+static int child_connect(void)
+{
+    agent.hello_due = 0;
+    connect_and_hello(); /* says why, and turns recording off, when it fails */
+    if (agent.sock < 0)
+        return -ENOTCONN;
+    agent.timers_due = 1;
+    return 0;
+}
+
+/* Releases agent.lock; then starts what a fork child's first connection
+ * left to start (threads: never with the lock held). */
+static void agent_unlock(void)
+{
+    int timers = agent.timers_due;
+    agent.timers_due = 0;
+    pthread_mutex_unlock(&agent.lock);
+    if (timers)
+        opp_capture_child_start();
+}
 
 /* Our socket moves to a high descriptor number, out of the way of the
  * program's own, and is remembered by identity: a program that closes
@@ -106,30 +133,33 @@ static int adopt_socket(int fd)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     struct stat st;
     if (fstat(fd, &st) == 0) {
-        G.sock_dev = st.st_dev;
-        G.sock_ino = st.st_ino;
+        agent.sock_dev = st.st_dev;
+        agent.sock_ino = st.st_ino;
     }
     return fd;
 }
 
-/* Whether G.sock is still the socket we connected (async-signal-safe). */
+/* Whether agent.sock is still the socket we connected (async-signal-safe). */
 static int socket_ours(void)
 {
     struct stat st;
-    return G.sock >= 0 && fstat(G.sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
-           st.st_dev == G.sock_dev && st.st_ino == G.sock_ino;
+    return agent.sock >= 0 && fstat(agent.sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+           st.st_dev == agent.sock_dev && st.st_ino == agent.sock_ino;
 }
 
-/* With G.lock held, before anything is sent: 0 when G.sock is ours. If
+/* With agent.lock held, before anything is sent: 0 when agent.sock is ours
+ * (a fork child connects here first). If
  * the program closed it, the number is the program's now (never written
  * to, never closed): connect again and carry on as the same process (the
  * collector kept draining our rings meanwhile). */
 static int socket_ready(void)
 {
+    if (agent.hello_due)
+        return child_connect();
     if (socket_ours())
         return 0;
-    G.sock = -1;
-    int fd = opp_connect_within(G.socket_path, 2000);
+    agent.sock = -1;
+    int fd = opp_connect_within(agent.socket_path, 2000);
     if (fd < 0)
         return fd;
     fd = adopt_socket(fd);
@@ -141,27 +171,27 @@ static int socket_ready(void)
          * in a daemon's child that closed every descriptor first) and
          * ended us. Carry on as a new instance of this process. */
         close(fd);
-        if ((fd = opp_connect_within(G.socket_path, 2000)) < 0)
+        if ((fd = opp_connect_within(agent.socket_path, 2000)) < 0)
             return fd;
         fd = adopt_socket(fd);
-        rc = opp_hello(fd, G.msg, G.clock);
+        rc = opp_hello(fd, agent.msg, agent.clock);
     }
     if (rc) {
         close(fd);
         return rc;
     }
-    G.sock = fd;
+    agent.sock = fd;
     return 0;
 }
 
-/* With G.lock held: the connection failed (a send that could not go
+/* With agent.lock held: the connection failed (a send that could not go
  * within its timeout, a resume refused). Say so once and record nothing
  * more; the socket is closed when it is still ours. */
 static void connection_lost(const char *why, int err)
 {
     if (socket_ours())
-        close(G.sock);
-    G.sock = -1;
+        close(agent.sock);
+    agent.sock = -1;
     give_up(why, err);
 }
 
@@ -169,17 +199,17 @@ static void connection_lost(const char *why, int err)
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
 {
     int saved_errno = errno; /* program threads send too (a new string inside an op) */
-    pthread_mutex_lock(&G.lock);
+    pthread_mutex_lock(&agent.lock);
     int rc = -ENOTCONN;
-    if (G.on) {
+    if (atomic_load(&agent.on)) {
         rc = socket_ready();
         if (!rc)
-            rc = opp_send_msg(G.sock, (uint16_t)type, payload, size, -1);
+            rc = opp_send_msg(agent.sock, (uint16_t)type, payload, size, -1);
         if (rc)
             connection_lost("the collector took no message within 2 s (stopped, or gone), "
                             "profiling off", -rc);
     }
-    pthread_mutex_unlock(&G.lock);
+    agent_unlock();
     errno = saved_errno;
     return rc;
 }
@@ -187,8 +217,8 @@ int opp_agent_send(unsigned type, const void *payload, unsigned size)
 /* The first failure of ours: say why, once, and stop recording. */
 static void give_up(const char *what, int err)
 {
-    G.on = 0;
-    if (atomic_exchange(&G.warned, 1))
+    atomic_store(&agent.on, 0);
+    if (atomic_exchange(&agent.warned, 1))
         return;
     say(what, err ? ": " : "", err ? strerror(err) : "");
 }
@@ -259,7 +289,7 @@ static uint64_t file_size_limit(void)
 static void thread_gone(void *ring)
 {
     struct opp_ring_hdr *r = ring;
-    if (!r)
+    if (!r || r != opp_tls.ring) /* a fork child's value: the parent's ring, unmapped */
         return;
     opp_tls.ring = NULL;
     opp_tls.state = OPP_T_OFF; /* calls from later destructors are not recorded */
@@ -269,12 +299,12 @@ static void thread_gone(void *ring)
 
 struct opp_ring_hdr *opp_thread_attach(void)
 {
-    if (opp_tls.state != OPP_T_NEW || !G.on)
+    if (opp_tls.state != OPP_T_NEW || !atomic_load_explicit(&agent.on, memory_order_relaxed))
         return NULL;
     int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     struct opp_ring_hdr *r = NULL;
-    size_t bytes = opp_ring_bytes(G.cap);
+    size_t bytes = opp_ring_bytes(agent.cap);
     int fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
         give_up("cannot create a trace buffer (memfd_create)", errno);
@@ -300,27 +330,27 @@ struct opp_ring_hdr *opp_thread_attach(void)
     }
     r->magic = OPP_RING_MAGIC;
     r->version = OPP_RING_VERSION;
-    r->capacity = G.cap;
+    r->capacity = agent.cap;
     r->tid = (uint32_t)syscall(SYS_gettid);
-    r->paused = G.paused; /* until the collector says otherwise (opprof ctl) */
+    r->paused = agent.paused; /* until the collector says otherwise (opprof ctl) */
     prctl(PR_GET_NAME, r->name, 0, 0, 0);
     r->name[15] = 0;
-    uint32_t body[2] = {r->tid, G.cap};
-    pthread_mutex_lock(&G.lock);
-    int rc = !G.on ? -ENOTCONN : socket_ready();
+    uint32_t body[2] = {r->tid, agent.cap};
+    pthread_mutex_lock(&agent.lock);
+    int rc = !atomic_load(&agent.on) ? -ENOTCONN : socket_ready();
     if (!rc)
-        rc = opp_send_msg(G.sock, OPP_MSG_RING, body, sizeof body, fd);
-    if (rc && G.on)
+        rc = opp_send_msg(agent.sock, OPP_MSG_RING, body, sizeof body, fd);
+    if (rc && atomic_load(&agent.on))
         connection_lost("the collector took no new thread's buffer within 2 s (stopped, or "
                         "gone), profiling off", -rc);
-    pthread_mutex_unlock(&G.lock);
+    agent_unlock();
     close(fd);
     if (rc) {
         munmap(r, bytes);
         r = NULL;
         goto out;
     }
-    pthread_setspecific(G.key, r);
+    pthread_setspecific(agent.key, r);
     opp_tls.ring = r;
     opp_tls.state = OPP_T_ON;
 out:
@@ -344,9 +374,13 @@ void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
 /* Keep thread names current in the report. */
 OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
 {
-    static int (*real)(pthread_t, const char *);
-    if (!real)
-        real = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+    typedef int (*setname_fn)(pthread_t, const char *);
+    static _Atomic setname_fn real_setname; /* threads name themselves at once */
+    setname_fn real = atomic_load_explicit(&real_setname, memory_order_relaxed);
+    if (!real) {
+        real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+        atomic_store_explicit(&real_setname, real, memory_order_relaxed);
+    }
     if (!real)
         return ENOSYS;
     int rc = real(t, name);
@@ -390,7 +424,7 @@ static const char *self_dir(char *buf)
 static int start_collector(void)
 {
     const char *why = NULL;
-    int rc = opp_socket_path(G.socket_path, sizeof G.socket_path, &why);
+    int rc = opp_socket_path(agent.socket_path, sizeof agent.socket_path, &why);
     if (rc) {
         give_up(why, -rc);
         return rc;
@@ -413,19 +447,19 @@ static int start_collector(void)
     const char *out = getenv("OPPROF_OUTPUT");
     char num[24];
     if (out && out[0]) {
-        if (out[0] == '/' || !getcwd(G.output, sizeof G.output))
-            G.output[0] = 0;
+        if (out[0] == '/' || !getcwd(agent.output, sizeof agent.output))
+            agent.output[0] = 0;
         else
-            strncat(G.output, "/", sizeof G.output - strlen(G.output) - 1);
-        strncat(G.output, out, sizeof G.output - strlen(G.output) - 1);
+            strncat(agent.output, "/", sizeof agent.output - strlen(agent.output) - 1);
+        strncat(agent.output, out, sizeof agent.output - strlen(agent.output) - 1);
     } else {
-        if (!getcwd(G.output, sizeof G.output - 40)) {
+        if (!getcwd(agent.output, sizeof agent.output - 40)) {
             give_up("cannot tell the working directory for the trace file", errno);
             return -errno;
         }
-        strcat(G.output, "/opprof-");
-        strcat(G.output, u2s((unsigned long)getpid(), num, sizeof num));
-        strcat(G.output, ".trace");
+        strcat(agent.output, "/opprof-");
+        strcat(agent.output, u2s((unsigned long)getpid(), num, sizeof num));
+        strcat(agent.output, ".trace");
     }
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -433,9 +467,10 @@ static int start_collector(void)
         return -errno;
     }
     char pidbuf[24];
-    char *argv[] = {exe,          "--socket", G.socket_path, "--output", G.output, "--daemon",
-                    "--root-pid", (char *)u2s((unsigned long)getpid(), pidbuf, sizeof pidbuf),
-                    "--ready-fd", "3",      NULL};
+    char *pid_arg = (char *)u2s((unsigned long)getpid(), pidbuf, sizeof pidbuf);
+    char *argv[] = {exe,        "--socket",   agent.socket_path, "--output",   agent.output,
+                    "--daemon", "--root-pid", pid_arg,           "--ready-fd", "3",
+                    NULL};
     /* Its environment: ours without the preload and our own settings. */
     size_t ne = 0;
     while (environ && environ[ne])
@@ -471,7 +506,7 @@ static int start_collector(void)
     if (rc) {
         close(pfd[0]);
         say("cannot start the collector ", exe, ": profiling off");
-        atomic_store(&G.warned, 1);
+        atomic_store(&agent.warned, 1);
         return -rc;
     }
     /* It forks into the background and tells us when it listens. */
@@ -485,14 +520,14 @@ static int start_collector(void)
         ready[0] = 0;
     close(pfd[0]);
     char ok = ready[0];
-    G.collector_pid = atoi(ready + 1);
+    agent.collector_pid = atoi(ready + 1);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
     if (ok != '1') {
         give_up("the collector did not start (see its message above): profiling off", 0);
         return -EIO;
     }
-    G.root = 1;
+    agent.root = 1;
     return 0;
 }
 
@@ -502,48 +537,46 @@ static int start_collector(void)
 static void at_prepare(void)
 {
     opp_str_atfork_prepare();
-    pthread_mutex_lock(&G.lock);
+    pthread_mutex_lock(&agent.lock);
 }
 
 static void at_parent(void)
 {
-    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&agent.lock);
     opp_str_atfork_parent();
 }
 
-static void connect_and_hello(void);
-
 /* The child of fork() records as a process of its own: forget the parent's
- * ring, string ids and connection, let each feature forget what was the
- * parent's, and say hello again. */
+ * ring, string ids and connection, and let each feature forget what was the
+ * parent's. Only resets here: the child of a threaded program may make
+ * only async-signal-safe calls until it execs, and one that only execs
+ * should cost nothing. Connecting, the hello and the capture timers wait
+ * for its first record (socket_ready). */
 static void at_child(void)
 {
-    pthread_mutex_unlock(&G.lock);
+    pthread_mutex_unlock(&agent.lock);
     opp_str_forked();
     struct opp_ring_hdr *r = opp_tls.ring;
-    opp_tls.ring = NULL;
+    opp_tls.ring = NULL; /* and thread_gone leaves the thread key's r alone */
     opp_tls.state = OPP_T_NEW;
     opp_tls.publishing = 0; /* a fork from a handler inside a publish */
-    pthread_setspecific(G.key, NULL);
     if (r)
         munmap(r, opp_ring_bytes(r->capacity));
-    G.root = 0;
+    agent.root = 0;
     opp_capture_forked();
     for (const struct opp_feature *const *f = opp_features; *f; f++)
         if ((*f)->forked)
             (*f)->forked();
-    if (G.sock >= 0) {
-        if (socket_ours()) /* else the number is the program's */
-            close(G.sock);
-        G.sock = -1;
-        connect_and_hello();
-    }
+    if (socket_ours()) /* else the number is the program's */
+        close(agent.sock);
+    agent.sock = -1;
+    agent.hello_due = 1;
 }
 
 static void connect_and_hello(void)
 {
     /* bounded: a stopped or swamped collector must not hold the program */
-    int fd = opp_connect_within(G.socket_path, 2000);
+    int fd = opp_connect_within(agent.socket_path, 2000);
     if (fd < 0) {
         give_up(fd == -ETIMEDOUT ? "the collector did not take us within 2 s (stopped or "
                                    "swamped), profiling off"
@@ -551,16 +584,16 @@ static void connect_and_hello(void)
                 fd == -ETIMEDOUT ? 0 : -fd);
         return;
     }
-    G.sock = adopt_socket(fd);
-    fd = G.sock;
-    int rc = opp_hello(G.sock, G.msg, G.clock);
+    agent.sock = adopt_socket(fd);
+    fd = agent.sock;
+    int rc = opp_hello(agent.sock, agent.msg, agent.clock);
     if (rc) {
         give_up("the collector refused us, profiling off", -rc);
         close(fd);
-        G.sock = -1;
+        agent.sock = -1;
         return;
     }
-    G.on = 1;
+    atomic_store(&agent.on, 1);
 }
 
 static uint32_t env_u32(const char *name, uint32_t dflt)
@@ -573,7 +606,7 @@ static uint32_t env_u32(const char *name, uint32_t dflt)
     return *end || x > UINT32_MAX ? dflt : (uint32_t)x;
 }
 
-int opp_agent_on(void) { return G.on; }
+int opp_agent_on(void) { return atomic_load(&agent.on); }
 
 struct load_order {
     uintptr_t self;         /* an address inside this library */
@@ -633,9 +666,9 @@ __attribute__((constructor)) static void opp_init(void)
     opp_resolve_init();
     const char *ck = getenv("OPPROF_CLOCK");
     opp_use_tsc = !(ck && !strcmp(ck, "monotonic")) && opp_tsc_usable();
-    G.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
+    agent.clock = opp_use_tsc ? OPP_CLOCK_TSC : OPP_CLOCK_MONOTONIC;
     uint32_t cap = env_u32("OPPROF_BUFFER", OPP_RING_DEFAULT_RECS);
-    G.paused = env_u32("OPPROF_PAUSED", 0) == 1;
+    agent.paused = env_u32("OPPROF_PAUSED", 0) == 1;
     const char *drop = getenv("OPPROF_DROP");
     if (drop && *drop && strcmp(drop, "drop") && strcmp(drop, "block"))
         say("OPPROF_DROP is drop or block, not '", drop, "': full buffers drop (and count)");
@@ -644,36 +677,36 @@ __attribute__((constructor)) static void opp_init(void)
         cap = OPP_RING_MIN_RECS;
     if (cap > OPP_RING_MAX_RECS)
         cap = OPP_RING_MAX_RECS;
-    G.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
+    agent.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
     /* A ring is a file: sizing it past the file size limit (ulimit -f)
      * would raise SIGXFSZ and kill the program. */
     uint64_t limit = file_size_limit();
-    while (G.cap > OPP_RING_MIN_RECS && opp_ring_bytes(G.cap) > limit)
-        G.cap >>= 1;
-    if (opp_ring_bytes(G.cap) > limit) {
+    while (agent.cap > OPP_RING_MIN_RECS && opp_ring_bytes(agent.cap) > limit)
+        agent.cap >>= 1;
+    if (opp_ring_bytes(agent.cap) > limit) {
         give_up("the file size limit (ulimit -f) is below the smallest trace buffer, "
                 "profiling off", 0);
         goto out;
     }
-    if (pthread_key_create(&G.key, thread_gone) != 0) {
+    if (pthread_key_create(&agent.key, thread_gone) != 0) {
         give_up("cannot create a thread key, profiling off", 0);
         goto out;
     }
     const char *sock = getenv("OPPROF_SOCKET");
     if (sock && sock[0]) {
-        if (strlen(sock) >= sizeof G.socket_path) {
+        if (strlen(sock) >= sizeof agent.socket_path) {
             give_up("OPPROF_SOCKET is too long, profiling off", 0);
             goto out;
         }
-        strcpy(G.socket_path, sock);
+        strcpy(agent.socket_path, sock);
     } else {
         if (start_collector() != 0)
             goto out;
         /* Every process this one starts joins the same trace. */
-        setenv("OPPROF_SOCKET", G.socket_path, 1);
+        setenv("OPPROF_SOCKET", agent.socket_path, 1);
     }
     connect_and_hello();
-    if (G.on) {
+    if (atomic_load(&agent.on)) {
         opp_capture_init();
         pthread_atfork(at_prepare, at_parent, at_child);
         Dl_info self;
@@ -692,7 +725,12 @@ out:
  * whole trace (the collector says where it went). */
 __attribute__((destructor)) static void opp_fini(void)
 {
-    if (!G.on || G.sock < 0)
+    if (!atomic_load(&agent.on))
+        return;
+    pthread_mutex_lock(&agent.lock);
+    int idle = agent.hello_due || agent.sock < 0; /* a fork child that recorded nothing */
+    pthread_mutex_unlock(&agent.lock);
+    if (idle)
         return;
     int saved_errno = errno;
     opp_step_finish(); /* the step running at exit */
@@ -702,10 +740,10 @@ __attribute__((destructor)) static void opp_fini(void)
     while (nf--) /* what features still hold (GPU records in CUPTI's buffers) */
         if (opp_features[nf]->stop)
             opp_features[nf]->stop();
-    pthread_mutex_lock(&G.lock);
+    pthread_mutex_lock(&agent.lock);
     int rc = socket_ready();
     if (!rc)
-        rc = opp_send_msg(G.sock, OPP_MSG_BYE, NULL, 0, -1);
+        rc = opp_send_msg(agent.sock, OPP_MSG_BYE, NULL, 0, -1);
     uint64_t counts[OPP_ACK_FIELDS] = {0}; /* events, dropped, processes still running; for the
                                  root: the trace's write errno, events written */
     uint32_t got = 0;
@@ -713,32 +751,31 @@ __attribute__((destructor)) static void opp_fini(void)
      * process waits at most a second. The one that started the collector
      * waits for the finished trace as long as the collector makes
      * progress, never on one that is stopped or stuck. */
-    struct opp_patience pat = {.pid = G.root ? G.collector_pid : 0,
-                               .trace = G.root ? G.output : NULL,
+    struct opp_patience pat = {.pid = agent.root ? agent.collector_pid : 0,
+                               .trace = agent.root ? agent.output : NULL,
                                .quiet_ms = 1000,
-                               .max_ms = G.root ? 600000 : 1000};
+                               .max_ms = agent.root ? 600000 : 1000};
     if (!rc)
-        rc = opp_wait_answer(G.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
-    pthread_mutex_unlock(&G.lock);
+        rc = opp_wait_answer(agent.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
+    pthread_mutex_unlock(&agent.lock);
     if (rc == -ETIMEDOUT && pat.state == 'T') {
-        say("the collector is stopped (SIGSTOP): ", G.output,
-            " is finished once it continues");
+        say("the collector is stopped (SIGSTOP): ", agent.output, " is finished once it continues");
     } else if (rc == -ETIMEDOUT) {
         /* A process of a run waits no longer: nothing is lost, its records
          * stay in shared memory for the collector, and whoever waits for
          * the trace says what became of it. */
-        if (G.root)
-            say("the collector did not answer for 1 s: ", G.output, " may not be finished yet");
+        if (agent.root)
+            say("the collector did not answer for 1 s: ", agent.output, " may not be finished yet");
     } else if (rc) {
-        if (!atomic_exchange(&G.warned, 1))
+        if (!atomic_exchange(&agent.warned, 1))
             say("the collector is gone (killed or crashed): the trace misses what this process "
                 "recorded after that",
-                G.root ? "; what it holds is in " : "", G.root ? G.output : "");
-    } else if (G.root && got == sizeof counts && counts[2]) {
+                agent.root ? "; what it holds is in " : "", agent.root ? agent.output : "");
+    } else if (agent.root && got == sizeof counts && counts[2]) {
         /* the collector says where the trace went once it is finished
          * (collector.c's say_where), as it does when it is finished now */
-        say("trace is being written to ", G.output, " (other processes still run)");
+        say("trace is being written to ", agent.output, " (other processes still run)");
     }
-    G.on = 0;
+    atomic_store(&agent.on, 0);
     errno = saved_errno;
 }

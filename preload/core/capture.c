@@ -21,8 +21,9 @@
 int opp_capturing = 1;
 int opp_enter_gate;
 int opp_capture_api;
+int opp_capture_due;
 uint32_t opp_step_fn = UINT32_MAX, opp_step_msg;
-int opp_step_torch;
+_Atomic int opp_step_torch;
 void (*opp_capture_changed)(void);
 
 static int timer_open = 1, api_open = 1, sched_open = 1;
@@ -37,7 +38,8 @@ void opp_capture_update(void)
              __atomic_load_n(&sched_open, __ATOMIC_RELAXED);
     int was = __atomic_exchange_n(&opp_capturing, on, __ATOMIC_RELAXED);
     __atomic_store_n(&opp_enter_gate,
-                     !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows,
+                     !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows ||
+                         __atomic_load_n(&opp_capture_due, __ATOMIC_RELAXED),
                      __ATOMIC_RELAXED);
     void (*changed)(void) = __atomic_load_n(&opp_capture_changed, __ATOMIC_ACQUIRE);
     if (changed && was != on)
@@ -61,6 +63,8 @@ void opp_window_sync(void)
 /* opp_enter's slow path: the step marker, the window, the stack. */
 int opp_enter_gated(struct opp_frame *f, uint32_t fn)
 {
+    if (OPP_UNLIKELY(__atomic_load_n(&opp_capture_due, __ATOMIC_RELAXED)))
+        opp_capture_child_start();
     if (OPP_UNLIKELY(fn == opp_step_fn))
         opp_step_mark();
     if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
@@ -136,18 +140,18 @@ static struct {
     long step;          /* the running step; -1 before the first marker */
     uint64_t step_begin; /* ticks */
     uint64_t step_range_end; /* ticks: where the range that began it ended, 0 while open */
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .step = -1};
+} sched = {.lock = PTHREAD_MUTEX_INITIALIZER, .step = -1};
 
 /* torch.profiler.schedule: 1 when step k is recorded (an active step). */
 static int active_step(long k)
 {
-    if (k < S.skip_first)
+    if (k < sched.skip_first)
         return 0;
-    k -= S.skip_first;
-    long cycle = S.wait + S.warmup + S.active;
-    if (S.repeat > 0 && k / cycle >= S.repeat)
+    k -= sched.skip_first;
+    long cycle = sched.wait + sched.warmup + sched.active;
+    if (sched.repeat > 0 && k / cycle >= sched.repeat)
         return 0;
-    return k % cycle >= S.wait + S.warmup;
+    return k % cycle >= sched.wait + sched.warmup;
 }
 
 /* Step k (active) opens or continues window (k - skip_first) / cycle + 1. */
@@ -155,9 +159,10 @@ static void set_sched(long k)
 {
     int on = active_step(k);
     if (on)
-        __atomic_store_n(&window_no,
-                         (uint32_t)((k - S.skip_first) / (S.wait + S.warmup + S.active) + 1),
-                         __ATOMIC_RELAXED);
+        __atomic_store_n(
+            &window_no,
+            (uint32_t)((k - sched.skip_first) / (sched.wait + sched.warmup + sched.active) + 1),
+            __ATOMIC_RELAXED);
     __atomic_store_n(&sched_open, on, __ATOMIC_RELAXED);
 }
 
@@ -171,7 +176,7 @@ static void record_step(long k, uint64_t end)
     char name[40];
     int n = snprintf(name, sizeof name, "ProfilerStep#%ld", k);
     uint64_t a[OPP_COL_NVTX_COLS] = {[OPP_COL_NVTX_MSG] = opp_str_id(name, (size_t)n)};
-    opp_record_at(OPP_FN_nvtx_range, S.step_begin, end, a, OPP_COL_NVTX_COLS);
+    opp_record_at(OPP_FN_nvtx_range, sched.step_begin, end, a, OPP_COL_NVTX_COLS);
 }
 
 void opp_step_mark(void)
@@ -180,33 +185,33 @@ void opp_step_mark(void)
     if (in_mark)
         return;
     in_mark = 1;
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sched.lock);
     uint64_t now = opp_now();
-    long k = S.step;
+    long k = sched.step;
     record_step(k, now);
-    S.step = k + 1;
-    S.step_begin = now;
-    S.step_range_end = 0;
+    sched.step = k + 1;
+    sched.step_begin = now;
+    sched.step_range_end = 0;
     set_sched(k + 1);
     opp_capture_update();
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sched.lock);
     in_mark = 0;
 }
 
 void opp_step_range_end(uint64_t t)
 {
-    pthread_mutex_lock(&S.lock);
-    if (S.on && t > S.step_begin)
-        S.step_range_end = t;
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&sched.lock);
+    if (sched.on && t > sched.step_begin)
+        sched.step_range_end = t;
+    pthread_mutex_unlock(&sched.lock);
 }
 
 void opp_schedule_off(const char *why)
 {
-    pthread_mutex_lock(&S.lock);
-    int was = S.on;
-    S.on = 0;
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&sched.lock);
+    int was = sched.on;
+    sched.on = 0;
+    pthread_mutex_unlock(&sched.lock);
     if (!was)
         return;
     opp_step_torch = 0;
@@ -217,16 +222,17 @@ void opp_schedule_off(const char *why)
 
 void opp_step_finish(void)
 {
-    if (S.on && opp_step_torch && S.step < 0)
-        opp_agent_say("OPPROF_STEP=", opp_step_torch == OPP_STEP_TORCH_FORWARD ? "torch:forward" : "torch",
+    pthread_mutex_lock(&sched.lock); /* a time step's timer may be advancing it */
+    int torch = opp_step_torch;
+    if (sched.on && torch && sched.step < 0)
+        opp_agent_say("OPPROF_STEP=", torch == OPP_STEP_TORCH_FORWARD ? "torch:forward" : "torch",
                       ": no step was marked (no torch step ran), so the schedule recorded nothing");
-    if (!S.on || S.period_ns)
-        return;
-    pthread_mutex_lock(&S.lock);
-    uint64_t end = S.step_range_end > S.step_begin ? S.step_range_end : opp_now();
-    record_step(S.step, end);
-    S.on = 0; /* once */
-    pthread_mutex_unlock(&S.lock);
+    if (sched.on && !sched.period_ns) {
+        uint64_t end = sched.step_range_end > sched.step_begin ? sched.step_range_end : opp_now();
+        record_step(sched.step, end);
+        sched.on = 0; /* once */
+    }
+    pthread_mutex_unlock(&sched.lock);
 }
 
 static void *step_timer(void *arg)
@@ -235,12 +241,12 @@ static void *step_timer(void *arg)
     uint64_t next = opp_mono_ns();
     for (;;) {
         /* time steps have no ProfilerStep events: this thread records nothing */
-        pthread_mutex_lock(&S.lock);
-        S.step++;
-        set_sched(S.step);
+        pthread_mutex_lock(&sched.lock);
+        sched.step++;
+        set_sched(sched.step);
         opp_capture_update();
-        pthread_mutex_unlock(&S.lock);
-        next += S.period_ns;
+        pthread_mutex_unlock(&sched.lock);
+        next += sched.period_ns;
         sleep_until(next);
     }
     return NULL;
@@ -249,8 +255,8 @@ static void *step_timer(void *arg)
 /* "skip_first=10,wait=1,warmup=1,active=3,repeat=2": 0, or -1 with why. */
 static int parse_schedule(const char *v, const char **why)
 {
-    S.skip_first = S.wait = S.warmup = S.repeat = 0;
-    S.active = 1;
+    sched.skip_first = sched.wait = sched.warmup = sched.repeat = 0;
+    sched.active = 1;
     char buf[256];
     if (strlen(v) >= sizeof buf) {
         *why = "too long";
@@ -272,21 +278,21 @@ static int parse_schedule(const char *v, const char **why)
             return -1;
         }
         if (!strcmp(tok, "skip_first"))
-            S.skip_first = x;
+            sched.skip_first = x;
         else if (!strcmp(tok, "wait"))
-            S.wait = x;
+            sched.wait = x;
         else if (!strcmp(tok, "warmup"))
-            S.warmup = x;
+            sched.warmup = x;
         else if (!strcmp(tok, "active"))
-            S.active = x;
+            sched.active = x;
         else if (!strcmp(tok, "repeat"))
-            S.repeat = x;
+            sched.repeat = x;
         else {
             *why = "keys are skip_first, wait, warmup, active, repeat";
             return -1;
         }
     }
-    if (S.active < 1) {
+    if (sched.active < 1) {
         *why = "active must be at least 1";
         return -1;
     }
@@ -345,22 +351,22 @@ static void schedule_init(void)
                           "e.g. time:500ms, not ", m + 5, "");
             return;
         }
-        S.period_ns = (uint64_t)(t * unit);
+        sched.period_ns = (uint64_t)(t * unit);
     } else {
         opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, "
                       "nvtx:NAME, call:NAME or time:500ms, not ", m, "");
         return;
     }
-    S.on = 1;
+    sched.on = 1;
     const char *mode = getenv("OPPROF_MODE");
     opp_summary_windows = mode && !strcmp(mode, "summary");
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     opp_capture_update();
-    if (S.period_ns) {
+    if (sched.period_ns) {
         int rc = opp_spawn(step_timer);
         if (rc) {
             opp_agent_say("OPPROF_SCHEDULE ignored: cannot start the step timer: ", strerror(rc), "");
-            S.on = 0;
+            sched.on = 0;
             __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
             opp_capture_update();
         }
@@ -406,14 +412,26 @@ void opp_capture_forked(void)
 {
     /* only the forking thread came along: the lock may have been held by
      * a timer thread that is not here */
-    pthread_mutex_init(&S.lock, NULL);
+    pthread_mutex_init(&sched.lock, NULL);
+    /* its timers start at its first intercepted call (opp_enter_gated) or
+     * its first record (a thread: not here) */
+    if (start_at || stop_at || (sched.on && sched.period_ns)) {
+        __atomic_store_n(&opp_capture_due, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&opp_enter_gate, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void opp_capture_child_start(void)
+{
+    if (!__atomic_exchange_n(&opp_capture_due, 0, __ATOMIC_RELAXED))
+        return;
     if (start_at || stop_at)
         start_timer();
-    if (S.on && S.period_ns && opp_spawn(step_timer)) {
-        S.on = 0; /* no steps in this child: record throughout */
+    if (sched.on && sched.period_ns && opp_spawn(step_timer)) {
+        sched.on = 0; /* no steps in this child: record throughout */
         __atomic_store_n(&sched_open, 1, __ATOMIC_RELAXED);
-        opp_capture_update();
     }
+    opp_capture_update();
 }
 
 void opp_capture_cuda(uint32_t fn)

@@ -130,7 +130,7 @@ extern uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
  * pushes an id around its real call, so CUPTI maps the runtime and driver
  * calls inside it to that id; the id is recorded as the call's last
  * argument (OPP_OPK_EXTID), 0 when not pushed. */
-extern int opp_extcorr_on;
+extern _Atomic int opp_extcorr_on; /* set by CUPTI's start on any thread */
 extern uint64_t (*opp_extcorr_push)(void);
 extern void (*opp_extcorr_pop)(void);
 
@@ -164,9 +164,14 @@ extern int opp_capture_api;
 /* From the constructor, before any call is recorded: read the settings
  * (a bad value: one line on stderr, ignored) and start the timer. */
 void opp_capture_init(void);
-/* In a fork child: the timer thread did not come along; start it again
- * for what is left of the window. */
+/* In a fork child (the fork handler: async-signal-safe resets only). */
 void opp_capture_forked(void);
+/* Set in a fork child whose windows or steps need a timer thread, which
+ * did not come along: its first intercepted call (even in a closed
+ * window) or its first record starts them again, for what is left of the
+ * window (opp_capture_child_start). */
+extern int opp_capture_due;
+void opp_capture_child_start(void);
 /* cudaProfilerStart / cuProfilerStart open the API window, the Stops close
  * it (the Stop itself is not recorded). */
 void opp_capture_cuda(uint32_t fn);
@@ -177,7 +182,7 @@ void opp_capture_cuda(uint32_t fn);
  * end of each optimizer step / each outermost nn.Module forward. */
 extern uint32_t opp_step_fn, opp_step_msg;
 enum { OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
-extern int opp_step_torch;
+extern _Atomic int opp_step_torch; /* cleared by opp_schedule_off on any thread */
 /* Called (when set) each time opp_capturing changed: preload/torch turns
  * torch's callbacks off while nothing records. */
 extern void (*opp_capture_changed)(void);
@@ -236,7 +241,8 @@ static inline int opp_enter(struct opp_frame *f, uint32_t fn)
 {
     if (OPP_UNLIKELY(__atomic_load_n(&opp_enter_gate, __ATOMIC_RELAXED))) {
         /* a closed window and no step marker: answered here, no call */
-        if (fn != opp_step_fn && !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
+        if (fn != opp_step_fn && !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) &&
+            !__atomic_load_n(&opp_capture_due, __ATOMIC_RELAXED))
             return 0;
         return opp_enter_gated(f, fn);
     }

@@ -458,7 +458,7 @@ static void CUPTIAPI on_buffer(CUcontext ctx, uint32_t stream, uint8_t *buffer, 
  * ones). Asked every OPPROF_GPU_FLUSH_MS, a program that ends without exit
  * handlers (_exit, SIGKILL) loses at most that much of finished GPU work.
  * The thread also makes the forced flush a fatal signal asks for (below),
- * so it runs with the period off too. F.lock is held only around a flush,
+ * so it runs with the period off too. flush_thread.lock is held only around a flush,
  * never with a lock of ours. */
 #define FLUSH_MS_DEFAULT 200u
 static struct {
@@ -466,40 +466,41 @@ static struct {
     sem_t wake;
     unsigned ms; /* 0: no periodic flush */
     int stop;
-    volatile sig_atomic_t running, forced_asked, forced_done;
-} F = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* read by the fatal-signal handler, on any thread: atomics, lock-free */
+    _Atomic int running, forced_asked, forced_done;
+} flush_thread = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *flusher(void *arg)
 {
     opp_tls.state = OPP_T_OFF; /* nothing this thread does is the program's */
     for (;;) {
         int woken;
-        if (F.ms) {
+        if (flush_thread.ms) {
             struct timespec at;
             clock_gettime(CLOCK_MONOTONIC, &at);
-            at.tv_sec += F.ms / 1000u;
-            at.tv_nsec += (long)(F.ms % 1000u) * 1000000L;
+            at.tv_sec += flush_thread.ms / 1000u;
+            at.tv_nsec += (long)(flush_thread.ms % 1000u) * 1000000L;
             if (at.tv_nsec >= 1000000000L)
                 at.tv_sec++, at.tv_nsec -= 1000000000L;
-            woken = sem_clockwait(&F.wake, CLOCK_MONOTONIC, &at) == 0;
+            woken = sem_clockwait(&flush_thread.wake, CLOCK_MONOTONIC, &at) == 0;
         } else {
-            woken = sem_wait(&F.wake) == 0;
+            woken = sem_wait(&flush_thread.wake) == 0;
         }
         if (!woken && errno != ETIMEDOUT)
             continue; /* EINTR */
-        pthread_mutex_lock(&F.lock);
-        if (F.stop) {
-            pthread_mutex_unlock(&F.lock);
+        pthread_mutex_lock(&flush_thread.lock);
+        if (flush_thread.stop) {
+            pthread_mutex_unlock(&flush_thread.lock);
             return NULL;
         }
-        if (F.forced_asked) {
+        if (atomic_load(&flush_thread.forced_asked)) {
             C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-            F.forced_done = 1;
+            atomic_store(&flush_thread.forced_done, 1);
         } else if (!woken) {
             clock_point();
             C.cuptiActivityFlushAll(0);
         }
-        pthread_mutex_unlock(&F.lock);
+        pthread_mutex_unlock(&flush_thread.lock);
     }
 }
 
@@ -516,29 +517,30 @@ static void start_flusher(void)
             ms = FLUSH_MS_DEFAULT;
         }
     }
-    F.ms = (unsigned)ms; /* 0: buffers come when full, at exit and at a fatal signal */
-    F.stop = 0;
-    F.forced_asked = F.forced_done = 0;
-    sem_init(&F.wake, 0, 0);
+    flush_thread.ms = (unsigned)ms; /* 0: buffers come when full, at exit and at a fatal signal */
+    flush_thread.stop = 0;
+    atomic_store(&flush_thread.forced_asked, 0);
+    atomic_store(&flush_thread.forced_done, 0);
+    sem_init(&flush_thread.wake, 0, 0);
     int rc = opp_spawn(flusher);
     if (rc)
         opp_agent_say("cannot start the GPU flush thread: ", strerror(rc),
                       "; GPU records come when a buffer is full and at exit");
-    F.running = rc == 0;
+    atomic_store(&flush_thread.running, rc == 0);
 }
 
 /* The flush thread leaves its flush (or is given half a second to), then
  * stops: the forced flush that follows is the last. */
 static void stop_flusher(void)
 {
-    if (!F.running)
+    if (!atomic_load(&flush_thread.running))
         return;
-    F.running = 0; /* a fatal signal from now on asks it nothing */
+    atomic_store(&flush_thread.running, 0); /* a fatal signal from now on asks it nothing */
     for (int i = 0; i < 500; i++) {
-        if (pthread_mutex_trylock(&F.lock) == 0) {
-            F.stop = 1;
-            pthread_mutex_unlock(&F.lock);
-            sem_post(&F.wake);
+        if (pthread_mutex_trylock(&flush_thread.lock) == 0) {
+            flush_thread.stop = 1;
+            pthread_mutex_unlock(&flush_thread.lock);
+            sem_post(&flush_thread.wake);
             break;
         }
         struct timespec ms = {0, 1000000L};
@@ -563,10 +565,10 @@ static void cuda_forked(void)
 {
     T.depth = T.runtime_open = 0;
     pthread_mutex_init(&C.lock, NULL);
-    pthread_mutex_init(&F.lock, NULL);
+    pthread_mutex_init(&flush_thread.lock, NULL);
     pthread_mutex_init(&W.lock, NULL);
     pthread_mutex_init(&K.lock, NULL);
-    F.running = 0;
+    atomic_store(&flush_thread.running, 0);
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
     C.on = 0; /* nothing of the parent's CUPTI is flushed here */
@@ -590,13 +592,13 @@ static void on_fatal(int sig)
 {
     int saved = errno;
     signal(sig, SIG_DFL);
-    if (F.running) {
-        F.forced_asked = 1;
-        sem_post(&F.wake);
+    if (atomic_load(&flush_thread.running)) {
+        atomic_store(&flush_thread.forced_asked, 1);
+        sem_post(&flush_thread.wake);
         struct timespec ms = {0, 1000000L};
-        for (int i = 0; i < FATAL_WAIT_MS && !F.forced_done; i++)
+        for (int i = 0; i < FATAL_WAIT_MS && !atomic_load(&flush_thread.forced_done); i++)
             nanosleep(&ms, NULL);
-        if (!F.forced_done) {
+        if (!atomic_load(&flush_thread.forced_done)) {
             static const char line[] = "opprof: the GPU flush at a fatal signal did not end within "
                                        "2 s: GPU work since the last flush is lost\n";
             ssize_t w = write(STDERR_FILENO, line, sizeof line - 1);

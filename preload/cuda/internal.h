@@ -10,8 +10,10 @@
 #include <stdatomic.h>
 
 /* x86-64 only: elsewhere no trampolines or dlsym hook are built, and CUDA
- * API calls are seen through CUPTI alone. */
-#if defined(__x86_64__) && defined(__linux__)
+ * API calls are seen through CUPTI alone. Nor under ThreadSanitizer (make
+ * test-tsan): its start-up resolves its interceptors through dlsym, ours,
+ * before anything of ours can run (tramp.S has the same test). */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define OPP_CUDA_TRAMP 1
 #endif
 

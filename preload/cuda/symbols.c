@@ -21,6 +21,34 @@
 /* Set by cupti.c once its subscription works; defined here for every build. */
 _Atomic int opp_cuda_via_cupti;
 
+/* Runtime entry points that return no status (void, a pointer, a string,
+ * a struct): they record status 0. Every driver entry point returns a
+ * CUresult. A name the toolkit does not export is simply not matched. */
+#define OPP_SECOND(a, b, ...) b
+#define OPP_PROBE(...) OPP_SECOND(__VA_ARGS__, 0, 0)
+#define OPP_NOSTATUS(sym) OPP_PROBE(OPP_NS_##sym)
+#define OPP_NS_cudaGetErrorName ~, 1
+#define OPP_NS_cudaGetErrorString ~, 1
+#define OPP_NS_cudaCreateChannelDesc ~, 1
+#define OPP_NS___cudaInitModule ~, 1
+#define OPP_NS___cudaRegisterFatBinary ~, 1
+#define OPP_NS___cudaRegisterFatBinaryEnd ~, 1
+#define OPP_NS___cudaUnregisterFatBinary ~, 1
+#define OPP_NS___cudaRegisterFunction ~, 1
+#define OPP_NS___cudaRegisterVar ~, 1
+#define OPP_NS___cudaRegisterHostVar ~, 1
+#define OPP_NS___cudaRegisterManagedVar ~, 1
+static const uint8_t nostatus[OPP_FN_COUNT] = {
+#define NS_RT(cbid, sym) [OPP_FN_CUDA_RT_BASE + (cbid)] = OPP_NOSTATUS(sym),
+    OPP_CUDA_RT_SYMS(NS_RT)
+#undef NS_RT
+};
+
+int opp_cuda_has_status(uint32_t fn)
+{
+    return fn < OPP_FN_COUNT && !nostatus[fn];
+}
+
 #ifdef OPP_CUDA_TRAMP
 
 #define OPP_HIDDEN __attribute__((visibility("hidden")))
@@ -118,34 +146,6 @@ enum {
 };
 #define GPA_ID (OPP_FN_CUDA_DRV_BASE + OPP_DRV_CBID_cuGetProcAddress)
 #define GPA2_ID (OPP_FN_CUDA_DRV_BASE + OPP_DRV_CBID_cuGetProcAddress_v2)
-
-/* Runtime entry points that return no status (void, a pointer, a string,
- * a struct): they record status 0. Every driver entry point returns a
- * CUresult. A name the toolkit does not export is simply not matched. */
-#define OPP_SECOND(a, b, ...) b
-#define OPP_PROBE(...) OPP_SECOND(__VA_ARGS__, 0, 0)
-#define OPP_NOSTATUS(sym) OPP_PROBE(OPP_NS_##sym)
-#define OPP_NS_cudaGetErrorName ~, 1
-#define OPP_NS_cudaGetErrorString ~, 1
-#define OPP_NS_cudaCreateChannelDesc ~, 1
-#define OPP_NS___cudaInitModule ~, 1
-#define OPP_NS___cudaRegisterFatBinary ~, 1
-#define OPP_NS___cudaRegisterFatBinaryEnd ~, 1
-#define OPP_NS___cudaUnregisterFatBinary ~, 1
-#define OPP_NS___cudaRegisterFunction ~, 1
-#define OPP_NS___cudaRegisterVar ~, 1
-#define OPP_NS___cudaRegisterHostVar ~, 1
-#define OPP_NS___cudaRegisterManagedVar ~, 1
-static const uint8_t nostatus[OPP_FN_COUNT] = {
-#define NS_RT(cbid, sym) [OPP_FN_CUDA_RT_BASE + (cbid)] = OPP_NOSTATUS(sym),
-    OPP_CUDA_RT_SYMS(NS_RT)
-#undef NS_RT
-};
-
-int opp_cuda_has_status(uint32_t fn)
-{
-    return fn < OPP_FN_COUNT && !nostatus[fn];
-}
 
 static uint32_t cbid_of(uint32_t id)
 {

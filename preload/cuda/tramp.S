@@ -16,7 +16,7 @@
  *
  * x86-64 SysV only. Elsewhere this file is empty: no trampolines and no
  * dlsym hook are built, CUDA API calls are then seen through CUPTI only. */
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
 
 #include "tables/funcs.h"
 

@@ -77,6 +77,35 @@ START_TEST(delay_and_duration)
 }
 END_TEST
 
+/* A fork child continues the window: it forks before the window opens, so
+ * its timer starts at its first call, which is not recorded. */
+START_TEST(window_in_fork_child)
+{
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "forkpaced", "1000", "1000", NULL};
+    char *out, *err;
+    run(argv, "OPPROF_DELAY=0.2", "OPPROF_DURATION=0.2", &out, &err);
+    ck_assert_str_eq(out, "forkpaced child 1000\nforkpaced 0\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 0);
+    unsigned long n = tu_count(m, "cblas_ddot", 1, 0, 0);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_lt(n, 1000);
+    /* the window is the parent's: from 200 ms after its start (slack as
+     * in delay_and_duration) */
+    uint64_t start = m->procs[0].start_ns;
+    for (size_t ti = 0; ti < m->nthreads; ti++)
+        for (size_t k = 0; k < m->threads[ti].nevents; k++) {
+            uint64_t b = m->threads[ti].events[k].begin_ns;
+            ck_assert_uint_ge(b, start + 200000000ull);
+            ck_assert_uint_le(b, start + 1400000000ull);
+        }
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
 /* Outside a window nothing at all: the NVTX sample's ranges, start/end
  * ranges and marks (recorded through a path of their own) included. */
 START_TEST(nvtx_outside_window)
@@ -487,6 +516,7 @@ Suite *suite_capture(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, delay_and_duration);
+    tcase_add_test(tc, window_in_fork_child);
     tcase_add_test(tc, cuda_profiler_api);
     tcase_add_test(tc, nvtx_outside_window);
     tcase_add_test(tc, schedule_nvtx_steps);

@@ -72,18 +72,40 @@ START_TEST(fork_and_exec)
 {
     struct opp_model *m;
     ck_assert_int_eq(run_scenario(&m, "exec", "10", NULL), 0);
-    /* parent, the forked child (which records nothing before exec), the new image */
-    ck_assert_uint_eq(m->nprocs, 3);
+    /* the parent and the new image: the forked child, which records nothing
+     * before exec, never connects */
+    ck_assert_uint_eq(m->nprocs, 2);
     /* Numbered in connect order (see robust/processes_in_connect_order). */
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, -1), 0);
-    const struct opp_process *img = &m->procs[2];
-    ck_assert_uint_eq(img->pid, m->procs[1].pid);
+    const struct opp_process *img = &m->procs[1];
+    ck_assert_uint_ne(img->pid, m->procs[0].pid);
+    ck_assert_uint_eq(img->ppid, m->procs[0].pid);
     ck_assert_uint_eq(img->argc, 3);
     ck_assert_str_eq(img->argv[1], "loop");
     ck_assert_str_eq(img->argv[2], "14");
     ck_assert_uint_eq(img->parent_proc, m->procs[0].proc);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 2, 0, 0), 14);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, 0), 14);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Children that exec at once cost no connection: the trace holds the parent
+ * and the K images of /bin/true (which the preload profiles too), none of
+ * the forked copies of the parent in between. */
+START_TEST(fork_then_exec_connects_only_the_image)
+{
+    enum { K = 6 };
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "forkexec", "3", "6"), 0);
+    ck_assert_uint_eq(m->nprocs, 1 + K);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 3);
+    for (size_t i = 1; i < m->nprocs; i++) {
+        const struct opp_process *p = &m->procs[i];
+        ck_assert_uint_eq(p->argc, 1);
+        ck_assert_str_eq(p->argv[0], "/bin/true");
+        ck_assert_uint_eq(p->ppid, m->procs[0].pid);
+        ck_assert_uint_eq(p->end_how, OPP_END_EXITED);
+    }
     opp_model_free(m);
 }
 END_TEST
@@ -227,6 +249,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, eight_threads);
     tcase_add_test(tc, fork_without_exec);
     tcase_add_test(tc, fork_and_exec);
+    tcase_add_test(tc, fork_then_exec_connects_only_the_image);
     tcase_add_test(tc, exec_in_place);
     tcase_add_test(tc, sigkill_mid_loop);
     tcase_add_test(tc, sigsegv_mid_loop);

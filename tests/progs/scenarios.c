@@ -5,6 +5,8 @@
  *   fork N             N calls, fork; child N+2 calls, exit 0; parent N+1 more
  *   exec N             N calls, fork, child execs "scenarios loop N+4"; parent waits
  *   selfexec N         N calls, then execs "scenarios loop N+1" in the same process
+ *   forkexec N K       N calls, then K children one after another, each execs
+ *                      /bin/true at once; prints how many exited 0
  *   kill N             N calls, then SIGKILL to itself
  *   segv N             N calls, then a NULL write (SIGSEGV)
  *   abort N            N calls, then abort()
@@ -13,6 +15,7 @@
  *   pause N DIR [thread]  N calls (on a thread that exits, with "thread"), creates
  *                      DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
+ *   forkpaced N US     fork at once; the child does as paced N US, the parent waits
  *   sigblas N          N calls while another thread signals this one as fast as it
  *                      can (more, 1000 at a time, until the handler has run 200
  *                      times or for 10 s); the handler makes one call; prints how
@@ -28,6 +31,7 @@
 #include <cblas.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,17 @@ static double calls(long n)
     double s = 0;
     for (long i = 0; i < n; i++)
         s += cblas_ddot(1, x, 1, x, 1);
+    return s;
+}
+
+/* n calls, sleeping us microseconds after each. */
+static double paced(long n, long us)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++) {
+        s += calls(1);
+        usleep((useconds_t)us);
+    }
     return s;
 }
 
@@ -82,7 +97,8 @@ static void *work_n(void *p)
     return NULL;
 }
 
-static volatile sig_atomic_t handled, main_done;
+static volatile sig_atomic_t handled; /* the main thread's, and its handler's */
+static _Atomic int main_done;         /* the signaller thread reads it */
 static pthread_t main_thread;
 
 static void on_usr1(int sig)
@@ -172,6 +188,20 @@ int main(int argc, char **argv)
         int st;
         waitpid(pid, &st, 0);
         printf("exec child %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "forkexec")) {
+        calls(arg(argc, argv, 2));
+        long k = arg(argc, argv, 3), ok = 0;
+        fflush(stdout);
+        for (long i = 0; i < k; i++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                execl("/bin/true", "/bin/true", (char *)NULL);
+                _exit(127);
+            }
+            int st;
+            ok += waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        }
+        printf("forkexec %ld\n", ok);
     } else if (!strcmp(mode, "selfexec")) {
         long n = arg(argc, argv, 2);
         calls(n);
@@ -208,13 +238,19 @@ int main(int argc, char **argv)
             cnt[1]++; /* done */
         }
     } else if (!strcmp(mode, "paced")) {
+        printf("paced %.0f\n", paced(arg(argc, argv, 2), arg(argc, argv, 3)));
+    } else if (!strcmp(mode, "forkpaced")) {
         long n = arg(argc, argv, 2), us = arg(argc, argv, 3);
-        double s = 0;
-        for (long i = 0; i < n; i++) {
-            s += calls(1);
-            usleep((useconds_t)us);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            printf("forkpaced child %.0f\n", paced(n, us));
+            fflush(stdout);
+            _exit(0);
         }
-        printf("paced %.0f\n", s);
+        int st;
+        waitpid(pid, &st, 0);
+        printf("forkpaced %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     } else if (!strcmp(mode, "pause")) {
         long n = arg(argc, argv, 2);
         const char *dir = argc > 3 ? argv[3] : ".";
