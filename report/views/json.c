@@ -19,7 +19,12 @@ static void json_processes(FILE *f, const struct opp_model *m)
         }
         fputs("], \"exe\": ", f);
         opp_json_str(f, p->exe);
-        fprintf(f, ", \"end\": \"%s\", \"host\": ", opp_end_how_name(p->end_how));
+        fprintf(f, ", \"end\": \"%s\"", opp_process_end_name(p));
+        if (p->exit_how == OPP_EXIT_STATUS)
+            fprintf(f, ", \"exit_status\": %" PRIu32, p->exit_code);
+        else if (p->exit_how == OPP_EXIT_SIGNAL)
+            fprintf(f, ", \"signal\": %" PRIu32, p->exit_code);
+        fputs(", \"host\": ", f);
         const char *host = opp_process_info(p, "host");
         if (host)
             opp_json_str(f, host);

@@ -122,14 +122,6 @@ static struct fact facts[4096];
 static size_t nfacts;
 static char m_trace[4096]; /* run_both's trace */
 
-static int count_of(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
 /* Whether torch.profiler's count t and another count o of one name agree.
  * Exactly, except for one case of torch's own: its tree is built from
  * whole microseconds (Kineto's start_us), so it decides same-named ops'
@@ -353,14 +345,16 @@ START_TEST(torch_module_tree)
                      0);
     char *j = tu_slurp(json);
     ck_assert_ptr_nonnull(j);
-    ck_assert_int_eq(count_of(j, "\"cat\": \"python_function\", \"name\": \"nn.Module: Net_0\""),
-                     ITERS);
     ck_assert_int_eq(
-        count_of(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""), ITERS);
-    ck_assert_int_eq(count_of(j, "\"name\": \"aten::addmm\""), ITERS);
-    ck_assert_int_eq(count_of(j, "\"Input Dims\": [[10], [16, 512], [512, 10], [], []]"), ITERS);
+        tu_occurrences(j, "\"cat\": \"python_function\", \"name\": \"nn.Module: Net_0\""), ITERS);
+    ck_assert_int_eq(
+        tu_occurrences(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""),
+        ITERS);
+    ck_assert_int_eq(tu_occurrences(j, "\"name\": \"aten::addmm\""), ITERS);
+    ck_assert_int_eq(tu_occurrences(j, "\"Input Dims\": [[10], [16, 512], [512, 10], [], []]"),
+                     ITERS);
     ck_assert_uint_gt(tu_count(m, "[memory]", -1, 0, -1), 100);
-    ck_assert_int_eq(count_of(j, "\"cat\": \"cpu_instant_event\", \"name\": \"[memory]\""),
+    ck_assert_int_eq(tu_occurrences(j, "\"cat\": \"cpu_instant_event\", \"name\": \"[memory]\""),
                      (int)tu_count(m, "[memory]", -1, 0, -1));
     free(j);
     free(json);
@@ -520,7 +514,7 @@ START_TEST(torch_python_stacks)
     ck_assert_msg(out != NULL, "no python_function slice %s", top);
     double ts_out = atof(strstr(out, "\"ts\": ") + 6), dur_out = atof(strstr(out, "\"dur\": ") + 7);
     ck_assert(ts_out <= ts_in && ts_in + dur_in <= ts_out + dur_out);
-    ck_assert_int_eq(count_of(j, "_opprof_torch"), 0);
+    ck_assert_int_eq(tu_occurrences(j, "_opprof_torch"), 0);
     free(j);
     free(json);
     free(trace);
@@ -528,7 +522,9 @@ START_TEST(torch_python_stacks)
 END_TEST
 
 /* DataLoader workers (fork): the program runs as without opprof, and the
- * workers' collate ops are recorded in their own processes. */
+ * workers' collate ops are recorded in their own processes; they leave by
+ * os._exit(0) (no goodbye), which their parent's reaping tells: they
+ * exited, status 0, and nothing is said to be missing. */
 START_TEST(torch_dataloader_workers)
 {
     if (!have_torch("torch_dataloader_workers"))
@@ -562,6 +558,15 @@ START_TEST(torch_dataloader_workers)
     ck_assert_uint_eq(in_main, 4);    /* one forward per batch */
     ck_assert_uint_eq(in_workers, 8); /* collate: inputs and labels of each batch */
     opp_model_free(m);
+    char *out = NULL, *err = NULL;
+    char *argv[] = {"report", trace, "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"host\""), 1); /* the script */
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"exit_status\": 0,"), 2);
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"cut\""), 0);
+    free(out);
+    free(err);
     free(s1);
     free(s2);
     free(trace);
