@@ -315,6 +315,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                      "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), the --sort\n"
                      "key's value per operator, min/median/max over the ranks\n"
                      "and the slowest rank"),
+        VIEW_OPT("by-process", VIEW_BY_PROCESS,
+                     "a line per process: pid, command, calls, CPU total (its\n"
+                     "part of the table, which adds every process up) and how\n"
+                     "it ended"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
@@ -331,6 +335,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "       opprof report TRACE --step [NAME] [--format table|json] [--pid PID] "
             "[--tid TID]\n"
             "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
+            "       opprof report TRACE --by-process [--format table|json]\n"
             "\n"
             "Summarise a trace like torch.profiler's key_averages().table(). Several traces\n"
             "(one per host) are merged onto the first one's clock.\n"

@@ -206,6 +206,12 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     opp_put_us(f, (double)a->self_cpu_time_total_ns);
     fputs(",\n  \"self_cuda_time_total\": ", f);
     opp_put_us(f, (double)a->self_cuda_time_total_ns);
+    char note[160];
+    fprintf(f, ",\n  \"rows_processes\": %zu, \"rows_note\": ", a->nprocs);
+    if (opp_out_processes_note(a, note, sizeof note))
+        opp_json_str(f, note);
+    else
+        fputs("null", f);
     fputs(",\n", f);
     json_processes(f, m);
     json_threads(f, m, o->thread_events);

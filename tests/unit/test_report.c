@@ -488,8 +488,10 @@ START_TEST(table)
     aggregate(&o, &a);
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));
-    /* torch has no ns unit: sub-microsecond times are fractions of us. */
+    /* torch has no ns unit: sub-microsecond times are fractions of us;
+     * the rows add up the trace's processes, said above them. */
     const char *want =
+        "3 processes added up (the whole job's cost): --pid PID for one, --by-process for each\n"
         SEP7 "\n"
         "           Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
         SEP7 "\n"
