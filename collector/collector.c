@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ring.h"
@@ -82,8 +83,19 @@ static struct {
     uint64_t events_written; /* when a write failed: the events before it */
     uint64_t events_summarized; /* summary mode: events of the processes written */
     int write_failed;
-    struct { uint32_t proc; pid_t pid; } past[4096]; /* pid -> proc, for parents */
+    struct {
+        uint32_t proc;
+        pid_t pid, ppid;
+        int reaped;
+    } past[4096]; /* pid -> proc, for parents and reaping */
     size_t npast;
+    /* REAPED before the child's hello was read (another connection): kept
+     * for that hello, the oldest replaced first */
+    struct {
+        pid_t pid, ppid;
+        uint32_t how, code;
+    } unborn[256];
+    size_t nunborn;
     uint8_t *enc;
     int paused; /* `opprof ctl stop`: every ring told to record nothing */
     struct opp_sum *sum; /* summary mode: calls go here, not into EVENTS chunks */
@@ -512,6 +524,8 @@ static int process_clients(void)
 
 static int finish(void);
 
+static void reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
+
 static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     struct opp_hello h;
@@ -529,15 +543,64 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
             break;
         }
     if (S.npast < sizeof S.past / sizeof *S.past)
-        S.past[S.npast++] = (typeof(S.past[0])){c->proc, c->pid};
+        S.past[S.npast++] = (typeof(S.past[0])){c->proc, c->pid, (pid_t)h.ppid, 0};
     struct opp_tw_process tp = {
         .proc = c->proc, .pid = (uint32_t)c->pid, .ppid = h.ppid, .parent_proc = parent,
         .clock = h.clock, .start_ticks = h.start_ticks, .start_real_ns = h.start_real_ns,
         .exe = h.exe, .argc = h.argc, .argv = (const char *const *)h.argv};
     opp_tw_process(&S.tw, &tp);
+    reaped_unborn(c->proc, c->pid, (pid_t)h.ppid);
     opp_hello_free(&h);
     S.ever_connected = 1;
     return 0;
+}
+
+/* REAPED: c's program reaped a child; when that child is in the trace
+ * (the newest instance of its pid whose parent c is), how it ended is
+ * written now, whenever its own connection's end is read; when its hello
+ * is not read yet, once it is. */
+static void on_reaped(struct client *c, const uint8_t *p)
+{
+    uint32_t pid, status, how, code;
+    memcpy(&pid, p, 4);
+    memcpy(&status, p + 4, 4);
+    if (WIFEXITED(status)) {
+        how = OPP_EXIT_STATUS;
+        code = (uint32_t)WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        how = OPP_EXIT_SIGNAL;
+        code = (uint32_t)WTERMSIG(status);
+    } else {
+        return; /* stopped or continued: not an end */
+    }
+    for (size_t k = S.npast; k-- > 0;) {
+        if ((uint32_t)S.past[k].pid != pid || S.past[k].ppid != c->pid)
+            continue;
+        if (!S.past[k].reaped && !finished && opp_exit_valid(how, code)) {
+            opp_tw_process_status(&S.tw, S.past[k].proc, how, code);
+            write_failed(0);
+        }
+        S.past[k].reaped = 1;
+        return;
+    }
+    if (opp_exit_valid(how, code))
+        S.unborn[S.nunborn++ % (sizeof S.unborn / sizeof *S.unborn)] =
+            (typeof(S.unborn[0])){(pid_t)pid, c->pid, how, code};
+}
+
+/* The status of a process reaped before its hello was read, written. */
+static void reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid)
+{
+    size_t n = S.nunborn < sizeof S.unborn / sizeof *S.unborn ? S.nunborn
+                                                              : sizeof S.unborn / sizeof *S.unborn;
+    for (size_t k = 0; k < n; k++)
+        if (S.unborn[k].pid == pid && S.unborn[k].ppid == ppid) {
+            opp_tw_process_status(&S.tw, proc, S.unborn[k].how, S.unborn[k].code);
+            S.unborn[k].pid = 0;
+            if (S.npast && S.past[S.npast - 1].proc == proc)
+                S.past[S.npast - 1].reaped = 1;
+            return;
+        }
 }
 
 /* The function table comes in parts, in order; it is written once whole. */
@@ -735,6 +798,13 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
         return 0;
     }
+    case OPP_MSG_REAPED:
+        if (c->kind != C_PROCESS || mh->size != 8) {
+            *why = "reaped child out of order";
+            return -1;
+        }
+        on_reaped(c, p);
+        return 0;
     case OPP_MSG_RESUME:
         if (c->kind != C_NEW || mh->size) {
             *why = "resume out of order";

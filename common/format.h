@@ -1,4 +1,4 @@
-/* The opprof trace file format, version 7: the one definition shared by the
+/* The opprof trace file format, version 8: the one definition shared by the
  * collector (writer), the report tool (reader) and the tests. docs/FORMAT.md
  * describes the same bytes in prose; change both together. */
 #ifndef OPP_FORMAT_H
@@ -9,11 +9,12 @@
 
 #define OPPROF_VERSION "0.1" /* opprof's own, as `opprof --version` says it */
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 7u /* 2: GPU chunks, CUDA API kind; 3: library operator
+#define OPP_TRACE_VERSION 8u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
                                 kinds; 6: the header's own CRC; 7: a summary
-                                node's CPU memory; 1 to 6 still read */
+                                node's CPU memory; 8: PROCESS_STATUS; 1 to 7
+                                still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
 #define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */
@@ -52,7 +53,9 @@ enum opp_chunk_type {
     OPP_CHUNK_INFO = 10,       /* labels of a process: u32 proc, u32 count, pairs (info.h) */
     OPP_CHUNK_SUMMARY = 11,    /* summary mode: aggregated call paths (summary.h) */
     OPP_CHUNK_SUMMARY_GPU = 12, /* summary mode: aggregated GPU ops */
-    OPP_CHUNK_TYPE_MAX = 12
+    OPP_CHUNK_PROCESS_STATUS = 13, /* version 8: u32 proc, u32 how (enum opp_exit_how),
+                                      u32 code, u32 0: the status its parent reaped */
+    OPP_CHUNK_TYPE_MAX = 13
 };
 
 /* Clock domain of a process's tick values. */
@@ -63,9 +66,22 @@ enum opp_clock {
 
 enum opp_end_how {
     OPP_END_EXITED = 1,  /* said goodbye from its exit path */
-    OPP_END_LOST = 2,    /* connection gone without goodbye: killed, crashed, exec'd */
+    OPP_END_LOST = 2,    /* cut: connection gone without goodbye (killed, crashed,
+                            _exit, exec); PROCESS_STATUS may say which */
     OPP_END_RUNNING = 3  /* still running when the collector finished */
 };
+
+/* How a process really ended, as its parent's wait (waitpid, wait4,
+ * waitid) saw it, when that parent was profiled too (PROCESS_STATUS). */
+enum opp_exit_how {
+    OPP_EXIT_STATUS = 1, /* exited: code is its exit status (0 to 255) */
+    OPP_EXIT_SIGNAL = 2  /* killed: code is the signal's number (1 to 127) */
+};
+static inline int opp_exit_valid(uint32_t how, uint32_t code)
+{
+    return (how == OPP_EXIT_STATUS && code <= 255) ||
+           (how == OPP_EXIT_SIGNAL && code >= 1 && code <= 127);
+}
 
 /* Event flags (low bits of the encoded head). */
 #define OPP_EV_ARGS 0x1u /* argument values follow */

@@ -1,12 +1,12 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 4. docs/FORMAT.md describes it in prose. */
+ * collector, version 5. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION 4u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME */
+#define OPP_PROTO_VERSION 5u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 #define OPP_ACK_FIELDS 5
 #define OPP_DONE_FIELDS 6
@@ -37,6 +37,8 @@ enum opp_msg_type {
     OPP_MSG_RESUME = 9, /* empty, first and only: the process whose connection the
                            program closed (SO_PEERCRED's pid) carries on here;
                            answered by RESUMED */
+    OPP_MSG_REAPED = 10, /* u32 pid, u32 wait status (waitpid's): a child the process
+                            reaped; after the hello */
     /* collector -> client */
     OPP_MSG_ACK = 16, /* OPP_ACK_FIELDS x u64: events, dropped (this process's; the whole
                          trace's when the goodbye finished it), processes still connected,

@@ -53,6 +53,8 @@ int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t si
 /* pairs: u32 count, count x (str key, str value), as OPP_MSG_INFO carries it. */
 int opp_tw_info(struct opp_tw *w, uint32_t proc, const void *pairs, uint32_t size);
 int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t end_ticks);
+/* how: enum opp_exit_how, code its exit status or signal (opp_exit_valid). */
+int opp_tw_process_status(struct opp_tw *w, uint32_t proc, uint32_t how, uint32_t code);
 int opp_tw_end(struct opp_tw *w, uint64_t events, uint64_t dropped, uint32_t processes);
 
 /* Encoder of one EVENTS chunk: events of one thread in the order they
@@ -176,6 +178,8 @@ struct opp_tr_visitor {
     int (*event)(void *ctx, const struct opp_tr_event *e);
     int (*dropped)(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
     int (*process_end)(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
+    /* How the process really ended (enum opp_exit_how): its parent reaped it. */
+    int (*process_status)(void *ctx, uint32_t proc, uint32_t how, uint32_t code);
     /* One GPU record (STRING records included); times are CLOCK_MONOTONIC ns. */
     int (*gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
     /* A process's labels (info.h), NUL-terminated strings valid during the call. */

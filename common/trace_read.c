@@ -471,6 +471,14 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
             return -1;
         return v->process_end && v->process_end(ctx, proc, how, to_ns(r, pi->clock, t)) ? 2 : 0;
     }
+    case OPP_CHUNK_PROCESS_STATUS: {
+        uint32_t proc = opp_get_u32(b), how = opp_get_u32(b), code = opp_get_u32(b);
+        uint32_t zero = opp_get_u32(b);
+        if (b->bad || opp_rbuf_left(b) || zero || !known_proc(r, proc) ||
+            !opp_exit_valid(how, code))
+            return -1;
+        return v->process_status && v->process_status(ctx, proc, how, code) ? 2 : 0;
+    }
     case OPP_CHUNK_GPU: {
         uint32_t proc = opp_get_u32(b), count = opp_get_u32(b);
         if (b->bad || !known_proc(r, proc))
@@ -505,8 +513,9 @@ static int chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
 
 static const char *chunk_name(uint32_t type)
 {
-    static const char *n[] = {"?",      "clock",   "process", "funcs",      "thread",
-                              "events", "dropped", "process-end", "end", "gpu", "info", "summary", "summary-gpu"};
+    static const char *n[] = {"?",      "clock",   "process",     "funcs",         "thread",
+                              "events", "dropped", "process-end", "end",           "gpu",
+                              "info",   "summary", "summary-gpu", "process-status"};
     _Static_assert(sizeof n / sizeof n[0] == OPP_CHUNK_TYPE_MAX + 1, "a name per chunk type");
     return type <= OPP_CHUNK_TYPE_MAX ? n[type] : "?";
 }

@@ -290,6 +290,18 @@ int opp_tw_process_end(struct opp_tw *w, uint32_t proc, uint32_t how, uint64_t e
     return put_done(w, OPP_CHUNK_PROCESS_END, &b);
 }
 
+int opp_tw_process_status(struct opp_tw *w, uint32_t proc, uint32_t how, uint32_t code)
+{
+    char mem[16];
+    struct opp_wbuf b;
+    opp_wbuf_init(&b, mem, sizeof mem);
+    opp_put_u32(&b, proc);
+    opp_put_u32(&b, how);
+    opp_put_u32(&b, code);
+    opp_put_u32(&b, 0);
+    return put_done(w, OPP_CHUNK_PROCESS_STATUS, &b);
+}
+
 int opp_tw_end(struct opp_tw *w, uint64_t events, uint64_t dropped, uint32_t processes)
 {
     char mem[24];

@@ -150,6 +150,14 @@ char *tu_slurp(const char *path)
     return s;
 }
 
+int tu_occurrences(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
 int tu_count_lines(const char *text, const char *prefix)
 {
     int n = 0;

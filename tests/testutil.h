@@ -32,6 +32,8 @@ const char *tu_tool(const char *name);
 char *tu_slurp(const char *path);
 /* Lines of text that start with prefix. */
 int tu_count_lines(const char *text, const char *prefix);
+/* How many times what occurs in text (not overlapping). */
+int tu_occurrences(const char *text, const char *what);
 /* Wait until path exists (up to ms); 0 or -1. */
 int tu_wait_file(const char *path, int ms);
 

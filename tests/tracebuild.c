@@ -125,6 +125,12 @@ void tb_process_end(struct tb *b, uint32_t proc, uint32_t how, uint64_t end_tick
     ck_assert_int_eq(opp_tw_process_end(&b->w, proc, how, end_ticks), 0);
 }
 
+void tb_process_status(struct tb *b, uint32_t proc, uint32_t how, uint32_t code)
+{
+    tb_gpu_chunk(b);
+    ck_assert_int_eq(opp_tw_process_status(&b->w, proc, how, code), 0);
+}
+
 void tb_clock(struct tb *b, uint64_t tsc, uint64_t mono_ns, uint64_t real_ns)
 {
     tb_gpu_chunk(b);

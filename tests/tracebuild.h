@@ -70,6 +70,8 @@ void tb_at(struct tb *b, uint32_t proc, uint32_t tid);
 /* Records the current thread could not hand over. */
 void tb_dropped(struct tb *b, uint64_t count);
 void tb_process_end(struct tb *b, uint32_t proc, uint32_t how, uint64_t end_ticks);
+/* How proc really ended, as its parent reaped it (enum opp_exit_how). */
+void tb_process_status(struct tb *b, uint32_t proc, uint32_t how, uint32_t code);
 void tb_clock(struct tb *b, uint64_t tsc, uint64_t mono_ns, uint64_t real_ns);
 /* A chunk of any type with this payload, as it is. */
 void tb_chunk(struct tb *b, uint32_t type, const void *payload, uint32_t size);

@@ -327,6 +327,11 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
     uint8_t *matched = NULL;
     if (o->match && !(matched = calloc(m->nstrs ? m->nstrs : 1, 1)))
         return -ENOMEM;
+    struct opp_agg_proc *pp = calloc(m->nprocs ? m->nprocs : 1, sizeof *pp);
+    if (!pp) {
+        free(matched);
+        return -ENOMEM;
+    }
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         const struct opp_thread *t = &m->threads[ti];
         if (!thread_selected(m, t, o))
@@ -403,6 +408,9 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             }
             a->self_cpu_time_total_ns += e->self_ns;
             a->events += calls;
+            struct opp_agg_proc *ap = &pp[t->proc];
+            ap->calls += calls;
+            ap->cpu_ns += e->self_ns;
         }
     }
     for (size_t i = 0; i < m->gpu.nops; i++) {
@@ -435,8 +443,16 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         r->transfers = g->type != OPP_GPU_KERNEL;
         a->self_cuda_time_total_ns += dur;
         a->gpu_ops += calls;
+        pp[g->proc].gpu_ops += calls;
     }
     a->matched = o->match != NULL;
+    for (size_t p = 0; p < m->nprocs; p++)
+        if (pp[p].calls || pp[p].gpu_ops) {
+            pp[p].proc = (uint32_t)p;
+            pp[a->nprocs++] = pp[p];
+        }
+    a->procs = pp;
+    pp = NULL;
     a->gpu = opp_model_has_gpu(m) || a->cuda_calls;
     a->cpu_mem = opp_model_has_cpu_mem(m);
     OPP_HASH_FREE(groups);
@@ -462,6 +478,7 @@ oom:
     OPP_HASH_FREE(groups);
     OPP_HASH_FREE(sgroups);
     free(matched);
+    free(pp);
     opp_agg_free(a);
     return -ENOMEM;
 }
@@ -496,5 +513,6 @@ void opp_agg_free(struct opp_agg *a)
         free(a->rows[i].stack_str);
     free(a->rows);
     free(a->statuses);
+    free(a->procs);
     memset(a, 0, sizeof *a);
 }

@@ -171,6 +171,16 @@ static inline double opp_row_busbw(const struct opp_row *r)
     return r->cuda_time_total_ns ? r->coll_bus_bytes / (double)r->cuda_time_total_ns : 0.0;
 }
 
+/* One process instance's part of an aggregate (model->procs[proc]). */
+struct opp_agg_proc {
+    uint32_t proc;
+    uint64_t calls;   /* its calls that passed the filters */
+    uint64_t cpu_ns;  /* their self time (so, unfiltered, the time of its calls that
+                         ran inside no other): the parts add up to the Self CPU
+                         time total */
+    uint64_t gpu_ops; /* its kernels, memcpy and memset that passed them */
+};
+
 struct opp_agg {
     struct opp_row *rows;
     size_t nrows;       /* rows kept (after the limit) */
@@ -202,6 +212,11 @@ struct opp_agg {
     struct opp_status_row *statuses;
     size_t nstatuses;
     uint64_t errors;
+    /* The process instances whose calls or GPU work are in the rows, in
+     * the trace's order (the first: the one `opprof run` started). The rows
+     * add them up: procs tells they do. */
+    struct opp_agg_proc *procs;
+    size_t nprocs;
 };
 
 /* 0, or -ENOMEM. The rows point into m: free them before the model. */

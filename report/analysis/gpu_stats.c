@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "analysis/gpu_stats.h"
+#include "analysis/loader.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -209,6 +210,12 @@ struct opp_gpu_dev_stats *opp_gpu_dev_new(const struct opp_model *m, struct opp_
     return d;
 }
 
+const struct opp_gpu_dev_stats *opp_gpu_stats_dev(const struct opp_gpu_stats *s, uint32_t device)
+{
+    struct opp_gpu_dev_stats key = {.device = device};
+    return s->ndevs ? bsearch(&key, s->devs, s->ndevs, sizeof key, cmp_dev) : NULL;
+}
+
 int opp_gpu_stats_memory(const struct opp_model *m, struct opp_gpu_stats *s, size_t *cap)
 {
     size_t nsorted = s->ndevs; /* those of the ops, in device order */
@@ -268,19 +275,18 @@ static int stream_stats(const struct opp_model *m, const struct opp_agg_opts *o,
     if (oom)
         return -ENOMEM;
     const struct opp_gpu_op *ops = m->gpu.ops;
+    size_t cap = 0;
     for (size_t i = 0; i < n;) {
         const struct opp_gpu_op *first = &ops[idx[i]];
         size_t j = i;
         while (j < n && ops[idx[j]].proc == first->proc && ops[idx[j]].device == first->device &&
                ops[idx[j]].stream == first->stream)
             j++;
-        struct opp_gpu_stream_stats *st = reallocarray(s->streams, s->nstreams + 1, sizeof *st);
-        if (!st) {
+        if (opp_loader_grow((void **)&s->streams, &cap, s->nstreams + 1, sizeof *s->streams)) {
             free(idx);
             return -ENOMEM;
         }
-        s->streams = st;
-        st = &s->streams[s->nstreams++];
+        struct opp_gpu_stream_stats *st = &s->streams[s->nstreams++];
         *st = (struct opp_gpu_stream_stats){.proc = first->proc, .device = first->device,
                                             .stream = first->stream};
         struct opp_gpu_sweep w = {0};

@@ -39,7 +39,7 @@ struct opp_gpu_stream_stats {
 };
 
 struct opp_gpu_stats {
-    struct opp_gpu_dev_stats *devs; /* by device id: those with ops or memory records */
+    struct opp_gpu_dev_stats *devs; /* sorted by device id: those with ops or memory records */
     size_t ndevs;
     struct opp_gpu_stream_stats *streams; /* by process, device, stream */
     size_t nstreams;
@@ -49,6 +49,9 @@ struct opp_gpu_stats {
 /* Over the ops that pass the filters (opp_agg_selects). 0 or -ENOMEM. */
 int opp_gpu_stats(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
 void opp_gpu_stats_free(struct opp_gpu_stats *s);
+/* The stats of device in s (found by search: a stream's device), NULL when
+ * it has none. */
+const struct opp_gpu_dev_stats *opp_gpu_stats_dev(const struct opp_gpu_stats *s, uint32_t device);
 
 struct opp_kernel_stats {
     const char *name; /* points into the model */

@@ -129,6 +129,7 @@ struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, c
         .event = opp_loader_on_event,
         .dropped = opp_loader_on_dropped,
         .process_end = opp_loader_on_process_end,
+        .process_status = opp_loader_on_process_status,
         .gpu = opp_loader_on_gpu,
         .info = opp_loader_on_info,
         .snode = opp_loader_on_snode,

@@ -126,6 +126,7 @@ int opp_loader_on_event(void *ctx, const struct opp_tr_event *te);
 int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n);
 int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
 int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
+int opp_loader_on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code);
 
 /* ---- gpu_records.c: the reader's callbacks for GPU records ----
  * While loading, an op's and a device's name hold the process's string id

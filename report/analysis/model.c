@@ -2,6 +2,7 @@
  * how it ended, whether it holds every call. */
 #include "analysis/model.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +15,34 @@ const char *opp_process_info(const struct opp_process *p, const char *key)
     return NULL;
 }
 
-const char *opp_end_how_name(uint32_t how)
+const char *opp_process_end_name(const struct opp_process *p)
 {
-    switch (how) {
+    if (p->exit_how == OPP_EXIT_STATUS)
+        return "exited";
+    if (p->exit_how == OPP_EXIT_SIGNAL)
+        return "killed";
+    switch (p->end_how) {
     case OPP_END_EXITED:
         return "exited";
     case OPP_END_LOST:
-        return "lost";
+        return "cut";
     case OPP_END_RUNNING:
         return "running";
     default:
         return "unknown";
     }
+}
+
+const char *opp_process_end_text(const struct opp_process *p, char *buf, size_t cap)
+{
+    if (p->exit_how == OPP_EXIT_STATUS)
+        snprintf(buf, cap, "exited with status %" PRIu32, p->exit_code);
+    else if (p->exit_how == OPP_EXIT_SIGNAL)
+        snprintf(buf, cap, "killed by signal %" PRIu32 " (SIG%s)", p->exit_code,
+                 sigabbrev_np((int)p->exit_code) ? sigabbrev_np((int)p->exit_code) : "?");
+    else
+        snprintf(buf, cap, "%s", opp_process_end_name(p));
+    return buf;
 }
 
 int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen)

@@ -39,6 +39,8 @@ struct opp_process {
     uint64_t start_ns, start_real_ns;
     uint32_t end_how; /* enum opp_end_how, 0 when the trace does not say */
     uint64_t end_ns;  /* valid when end_how != 0 */
+    uint32_t exit_how, exit_code; /* enum opp_exit_how and its code, when its parent
+                                     reaped it (0: not known) */
     char *exe;
     uint32_t argc;
     char **argv;
@@ -386,7 +388,12 @@ static inline int opp_model_has_cpu_mem(const struct opp_model *m)
 /* The device with this id, or NULL when no DEVICE record described it. */
 const struct opp_gpu_device *opp_gpu_device_find(const struct opp_model *m, uint32_t id);
 
-/* "exited", "lost", "running" or "unknown". */
-const char *opp_end_how_name(uint32_t how);
+/* How p ended, one word: "exited" (with its status when known), "killed"
+ * (by a signal), "cut" (its records stopped without a goodbye and no
+ * parent said why), "running" (when the trace was finished) or "unknown". */
+const char *opp_process_end_name(const struct opp_process *p);
+/* The same in words for people: "exited with status 0", "killed by signal
+ * 9 (SIGKILL)", "cut"...; into buf. */
+const char *opp_process_end_text(const struct opp_process *p, char *buf, size_t cap);
 
 #endif

@@ -278,3 +278,14 @@ int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t e
     ld->m->procs_cut += how == OPP_END_RUNNING;
     return 0;
 }
+
+int opp_loader_on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code)
+{
+    struct opp_loader *ld = ctx;
+    struct opp_process *p = opp_loader_proc(ld->m, proc + ld->base);
+    if (!p)
+        return opp_loader_fail(ld, EPROTO);
+    p->exit_how = how;
+    p->exit_code = code;
+    return 0;
+}

@@ -94,6 +94,8 @@ FWD(on_dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
     opp_loader_on_dropped(&sm->ld, proc, tid, count))
 FWD(on_process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
     opp_loader_on_process_end(&sm->ld, proc, how, end_ns))
+FWD(on_process_status, (void *ctx, uint32_t proc, uint32_t how, uint32_t code),
+    opp_loader_on_process_status(&sm->ld, proc, how, code))
 #undef FWD
 
 int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
@@ -108,6 +110,7 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                                             .event = on_event,
                                             .dropped = on_dropped,
                                             .process_end = on_process_end,
+                                            .process_status = on_process_status,
                                             .gpu = on_gpu,
                                             .snode = on_snode,
                                             .sgpu = on_sgpu};

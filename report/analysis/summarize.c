@@ -16,6 +16,7 @@
 
 struct sproc {
     uint32_t proc, end_how, seen;
+    uint32_t exit_how, exit_code; /* PROCESS_STATUS, 0: none */
     /* its last CPU MEMORY call: thread, depth and time, if any */
     uint32_t mem_tid, mem_depth;
     uint64_t mem_begin;
@@ -285,6 +286,17 @@ static int v_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns
     return check(z, p ? 0 : -ENOMEM);
 }
 
+static int v_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code)
+{
+    struct sz *z = ctx;
+    struct sproc *p = proc_of(z, proc);
+    if (p) {
+        p->exit_how = how;
+        p->exit_code = code;
+    }
+    return check(z, p ? 0 : -ENOMEM);
+}
+
 /* The calls' read: what summary mode keeps as it is (names, devices,
  * counts); BY_IDS, the external correlations too (so that an op found
  * before its own in the file still reaches its library call, as in a
@@ -384,9 +396,14 @@ static void reset(struct sz *z, int keep_sum)
 static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, char *err,
                       size_t errlen)
 {
-    struct opp_tr_visitor v = {.process = v_process, .funcs = v_funcs, .info = v_info,
-                               .event = v_event, .dropped = v_dropped,
-                               .process_end = v_process_end, .gpu = v_gpu};
+    struct opp_tr_visitor v = {.process = v_process,
+                               .funcs = v_funcs,
+                               .info = v_info,
+                               .event = v_event,
+                               .dropped = v_dropped,
+                               .process_end = v_process_end,
+                               .process_status = v_process_status,
+                               .gpu = v_gpu};
     int rc = opp_trace_read(in, &v, z, sum, err, errlen);
     if (rc == 0 && !z->failed && sum->summary) {
         snprintf(err, errlen, "%s is a summary trace already", in);
@@ -464,6 +481,8 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
         check(&z, opp_sum_write(z.sum, p->proc, &z.w));
         if (p->end_how)
             check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));
+        if (p->exit_how)
+            check(&z, opp_tw_process_status(&z.w, p->proc, p->exit_how, p->exit_code));
         dropped += p->dropped;
     }
     struct opp_sum_stats st = {0};

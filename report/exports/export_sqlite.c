@@ -223,9 +223,9 @@ static void inserter_close(struct db *d, struct inserter *in)
     sqlite3_finalize(in->one);
 }
 
-static const char *end_how(uint32_t how)
+static const char *end_how(const struct opp_process *p)
 {
-    return how ? opp_end_how_name(how) : NULL;
+    return p->end_how || p->exit_how ? opp_process_end_name(p) : NULL;
 }
 
 static const char *gpu_kind(uint8_t type)
@@ -276,7 +276,7 @@ static void put_processes(struct db *d, const struct opp_model *m)
         row(d, sp, "iiiiitttiit", (int64_t)i, (int64_t)p->pid, (int64_t)p->ppid,
             p->parent_proc ? (int64_t)p->parent_proc - 1 : (int64_t)-1, p->rank,
             opp_process_info(p, "host"), p->exe, cmd, (int64_t)p->start_ns,
-            p->end_how ? (int64_t)p->end_ns : (int64_t)-1, end_how(p->end_how));
+            p->end_how ? (int64_t)p->end_ns : (int64_t)-1, end_how(p));
     }
     sqlite3_finalize(sp);
     sqlite3_stmt *st = prepare(d, "INSERT INTO threads VALUES (?,?,?,?,?)");

@@ -327,6 +327,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          "a run of consecutive ProfilerStep#N)",
                          opt_window),
         VIEW_OPT("by-rank", VIEW_BY_RANK, by_rank_help(by_rank, sizeof by_rank)),
+        VIEW_OPT("by-process", VIEW_BY_PROCESS,
+                     "a line per process: pid, command, calls, CPU total (its\n"
+                     "part of the table, which adds every process up) and how\n"
+                     "it ended"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
@@ -343,6 +347,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "       opprof report TRACE --step [NAME] [--format table|json] [--pid PID] "
             "[--tid TID]\n"
             "       opprof report TRACE --by-rank [--sort KEY] [--limit N] [--format table|json]\n"
+            "       opprof report TRACE --by-process [--format table|json]\n"
             "\n"
             "Summarise a trace like torch.profiler's key_averages().table(). Several traces\n"
             "(one per host) are merged onto the first one's clock.\n"

@@ -12,7 +12,7 @@
 #include "views/tree_view.h"
 
 enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
-enum view_id { VIEW_GPU, VIEW_TREE, VIEW_STEP, VIEW_BY_RANK };
+enum view_id { VIEW_GPU, VIEW_TREE, VIEW_STEP, VIEW_BY_RANK, VIEW_BY_PROCESS };
 
 struct report_args {
     const char *trace;         /* the first */

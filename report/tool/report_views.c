@@ -1,6 +1,7 @@
 /* `opprof report`'s views: what each computes (analysis/) and shows
  * (views/) on stdout, and the table of them that the command picks from.
  * A new view is a function here and its line in the table. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,6 +10,7 @@
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
 #include "tool/report.h"
+#include "views/by_process.h"
 #include "views/by_rank.h"
 #include "views/steps.h"
 
@@ -128,9 +130,28 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-/* The steps found, or REPORT_NAME_UNKNOWN (said) when no call has
- * --step's NAME. */
-static int steps_out(const struct report_args *ra, const struct opp_steps *st, const char *what)
+/* --step without --pid, --tid or --rank, on one trace of several
+ * processes none of which is a rank: the main process's steps (the first,
+ * the one `opprof run` started), not its workers' too; 1 and o the
+ * filters for it, or 0 and o the filters as given. */
+static int main_process(const struct report_args *ra, const struct opp_model *m,
+                        struct opp_agg_opts *o)
+{
+    *o = ra->agg;
+    if (m->nprocs < 2 || o->filter_pid || o->filter_tid || o->filter_rank || ra->ntraces > 1)
+        return 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        if (m->procs[p].rank >= 0)
+            return 0; /* ranks of a job: peers, each with its steps (--rank for one) */
+    o->filter_pid = 1;
+    o->pid = m->procs[0].pid;
+    return 1;
+}
+
+/* The steps shown (the main process's said in a line first, text), or
+ * REPORT_NAME_UNKNOWN (said) when no call has --step's NAME. */
+static int steps_out(const struct report_args *ra, const struct opp_agg_opts *o, int in_main,
+                     const char *what, const struct opp_steps *st)
 {
     if (ra->step && !st->named) {
         fprintf(stderr,
@@ -139,18 +160,22 @@ static int steps_out(const struct report_args *ra, const struct opp_steps *st, c
                 ra->step, ra->trace, ra->trace);
         return REPORT_NAME_UNKNOWN;
     }
+    if (in_main && ra->format != FMT_JSON)
+        printf("Steps of pid %" PRIu32 ", the first process (--pid PID for another)\n", o->pid);
     return opp_out_steps(stdout, ra->step ? ra->step : what, st, ra->format == FMT_JSON);
 }
 
 static int step_view(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_steps st;
+    struct opp_agg_opts o;
     char what[OPP_NAME_MAX + 64];
-    int rc = ra->step ? opp_steps_find(m, &ra->agg, ra->step, &st)
-                      : opp_steps_default(m, &ra->agg, &st, what, sizeof what);
+    int in_main = main_process(ra, m, &o);
+    int rc = ra->step ? opp_steps_find(m, &o, ra->step, &st)
+                      : opp_steps_default(m, &o, &st, what, sizeof what);
     if (rc)
         return rc;
-    rc = steps_out(ra, &st, what);
+    rc = steps_out(ra, &o, in_main, what, &st);
     opp_steps_free(&st);
     return rc;
 }
@@ -168,10 +193,12 @@ static const struct opp_model *step_model(const void *st)
 static int step_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
 {
     struct opp_steps s;
+    struct opp_agg_opts o;
     char what[OPP_NAME_MAX + 64];
-    int got = opp_step_stream_steps(st, &ra->agg, ra->step, &s, what, sizeof what, err, errlen);
+    int in_main = main_process(ra, opp_step_stream_model(st), &o);
+    int got = opp_step_stream_steps(st, &o, ra->step, &s, what, sizeof what, err, errlen);
     if (!got)
-        *rc = steps_out(ra, &s, what);
+        *rc = steps_out(ra, &o, in_main, what, &s);
     opp_steps_free(&s);
     return got;
 }
@@ -195,6 +222,17 @@ static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+static int by_process_view(const struct report_args *ra, const struct opp_model *m)
+{
+    struct opp_agg a;
+    int rc = opp_aggregate(m, &ra->agg, &a);
+    if (rc)
+        return rc;
+    rc = opp_out_by_process(stdout, m, &a, ra->format == FMT_JSON);
+    opp_agg_free(&a);
+    return rc;
+}
+
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
@@ -205,5 +243,7 @@ const struct view views[] = {
                    "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
                       "--by-rank writes a table or JSON", 1, "operators", NULL, NULL},
+    [VIEW_BY_PROCESS] = {"--by-process", by_process_view, 1u << FMT_TABLE | 1u << FMT_JSON,
+                         "--by-process writes a table or JSON", 1, NULL, NULL, NULL},
 };
 const size_t nviews = sizeof views / sizeof *views;

@@ -66,14 +66,6 @@ static int grid_print(FILE *f, struct grid *g, const char *title)
     return g->failed;
 }
 
-static const struct opp_gpu_dev_stats *find_dev(const struct opp_gpu_stats *s, uint32_t device)
-{
-    for (size_t i = 0; i < s->ndevs; i++)
-        if (s->devs[i].device == device)
-            return &s->devs[i];
-    return NULL;
-}
-
 static int gpu_kernels(FILE *f, const struct opp_gpu_stats *s, const struct opp_kernel_stats *k,
                         size_t nk, size_t limit)
 {
@@ -118,7 +110,7 @@ static int gpu_streams(FILE *f, const struct opp_model *m, const struct opp_gpu_
                               "Busy", "Busy %"}};
     for (size_t i = 0; i < s->nstreams; i++) {
         const struct opp_gpu_stream_stats *st = &s->streams[i];
-        const struct opp_gpu_dev_stats *d = find_dev(s, st->device);
+        const struct opp_gpu_dev_stats *d = opp_gpu_stats_dev(s, st->device);
         char(*c)[GRID_CELL] = grid_row(&g);
         snprintf(c[0], GRID_CELL, "%" PRIu32, m->procs[st->proc].pid);
         snprintf(c[1], GRID_CELL, "%" PRIu32, st->device);

@@ -19,7 +19,12 @@ static void json_processes(FILE *f, const struct opp_model *m)
         }
         fputs("], \"exe\": ", f);
         opp_json_str(f, p->exe);
-        fprintf(f, ", \"end\": \"%s\", \"host\": ", opp_end_how_name(p->end_how));
+        fprintf(f, ", \"end\": \"%s\"", opp_process_end_name(p));
+        if (p->exit_how == OPP_EXIT_STATUS)
+            fprintf(f, ", \"exit_status\": %" PRIu32, p->exit_code);
+        else if (p->exit_how == OPP_EXIT_SIGNAL)
+            fprintf(f, ", \"signal\": %" PRIu32, p->exit_code);
+        fputs(", \"host\": ", f);
         const char *host = opp_process_info(p, "host");
         if (host)
             opp_json_str(f, host);
@@ -201,6 +206,12 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     opp_put_us(f, (double)a->self_cpu_time_total_ns);
     fputs(",\n  \"self_cuda_time_total\": ", f);
     opp_put_us(f, (double)a->self_cuda_time_total_ns);
+    char note[160];
+    fprintf(f, ",\n  \"rows_processes\": %zu, \"rows_note\": ", a->nprocs);
+    if (opp_out_processes_note(a, note, sizeof note))
+        opp_json_str(f, note);
+    else
+        fputs("null", f);
     fputs(",\n", f);
     json_processes(f, m);
     json_threads(f, m, o->thread_events);

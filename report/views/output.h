@@ -45,6 +45,11 @@ struct opp_out_opts {
  * # of Calls, Status: "name (value)", left-aligned). 0, or -EIO on a write
  * error. */
 int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
+/* When a's rows add up several processes, the line that says so and how
+ * to pick one ("3 processes added up (the whole job's cost): --pid PID for
+ * one, --by-process for each"), which the table prints above itself and
+ * the JSON carries; else NULL. */
+const char *opp_out_processes_note(const struct opp_agg *a, char *buf, size_t cap);
 
 /* A header line, then one line per row:
  * key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,
@@ -58,7 +63,8 @@ int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o
 int opp_out_csv(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o);
 
 /* {"trace", "complete", "warning", "self_cpu_time_total",
- * "self_cuda_time_total", "processes", "threads", "events", "dropped",
+ * "self_cuda_time_total", "rows_processes" (how many processes the rows add
+ * up), "rows_note" (opp_out_processes_note, or null), "processes", "threads", "events", "dropped",
  * "gpu", "rows", "errors", "statuses"}: times in microseconds; processes
  * and threads are the whole trace's, rows the aggregate's (input_shapes
  * only when grouped by shape; errors only on a row with failed calls; when

@@ -285,9 +285,23 @@ static void table_statuses(FILE *f, const struct opp_agg *a)
     opp_col_sep(f, S_N, width, on);
 }
 
+const char *opp_out_processes_note(const struct opp_agg *a, char *buf, size_t cap)
+{
+    if (a->nprocs < 2)
+        return NULL;
+    snprintf(buf, cap,
+             "%zu processes added up (the whole job's cost): --pid PID for one, "
+             "--by-process for each",
+             a->nprocs);
+    return buf;
+}
+
 int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o)
 {
     struct table t = {.a = a};
+    char note[160];
+    if (opp_out_processes_note(a, note, sizeof note))
+        fprintf(f, "%s\n", note);
     table_layout(&t, o);
     table_sep(f, &t);
     table_line(f, &t, NULL);

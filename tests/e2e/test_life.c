@@ -124,6 +124,41 @@ START_TEST(exec_in_place)
 }
 END_TEST
 
+/* Children that end without goodbye say how they ended when their parent
+ * reaps them: one left by _exit(3), one killed (SIGKILL) while it ran;
+ * every call of theirs is there, and the report warns of nothing. */
+START_TEST(children_say_how_they_ended)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "children", "10", NULL), 0);
+    ck_assert_uint_eq(m->nprocs, 3);
+    /* the children in the order they connected: either first */
+    long q = tu_count(m, "cblas_ddot", 1, 0, 0) == 12 ? 1 : 2;
+    const struct opp_process *parent = &m->procs[0], *quits = &m->procs[q],
+                             *killed = &m->procs[3 - q];
+    ck_assert_uint_eq(quits->ppid, parent->pid);
+    ck_assert_uint_eq(killed->ppid, parent->pid);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 21);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", q, 0, 0), 12);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 3 - q, 0, 0), 13);
+    char buf[64];
+    ck_assert_str_eq(opp_process_end_text(parent, buf, sizeof buf), "exited");
+    ck_assert_str_eq(opp_process_end_text(quits, buf, sizeof buf), "exited with status 3");
+    ck_assert_str_eq(opp_process_end_text(killed, buf, sizeof buf), "killed by signal 9 (SIGKILL)");
+    opp_model_free(m);
+
+    char *out = NULL, *err = NULL;
+    char *argv[] = {"report", trace, "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"host\""), 1);
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"exit_status\": 3,"), 1);
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"killed\", \"signal\": 9,"), 1);
+    free(out);
+    free(err);
+}
+END_TEST
+
 /* Deaths: exit code as the shell reports it, and exactly the calls made. */
 static void death(const char *mode, const char *n, int code, unsigned long calls)
 {
@@ -251,6 +286,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, fork_and_exec);
     tcase_add_test(tc, fork_then_exec_connects_only_the_image);
     tcase_add_test(tc, exec_in_place);
+    tcase_add_test(tc, children_say_how_they_ended);
     tcase_add_test(tc, sigkill_mid_loop);
     tcase_add_test(tc, sigsegv_mid_loop);
     tcase_add_test(tc, abort_mid_loop);

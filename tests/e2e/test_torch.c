@@ -122,14 +122,6 @@ static struct fact facts[4096];
 static size_t nfacts;
 static char m_trace[4096]; /* run_both's trace */
 
-static int count_of(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
 /* Whether torch.profiler's count t and another count o of one name agree.
  * Exactly, except for one case of torch's own: its tree is built from
  * whole microseconds (Kineto's start_us), so it decides same-named ops'
@@ -283,7 +275,8 @@ START_TEST(torch_lean_counts_match_full)
     ck_assert_str_eq(s1, s2);
     char said[4200];
     snprintf(said, sizeof said, "opprof: trace written to %s (", lean);
-    ck_assert_msg(!strncmp(e, said, strlen(said)) && count_of(e, "\n") == 1, "opprof said: %s", e);
+    ck_assert_msg(!strncmp(e, said, strlen(said)) && strchr(e, '\n') == e + strlen(e) - 1,
+                  "opprof said: %s", e);
     struct opp_model *mf = tu_load(full), *ml = tu_load(lean);
     ck_assert_ptr_nonnull(mf);
     ck_assert_ptr_nonnull(ml);
@@ -426,14 +419,16 @@ START_TEST(torch_module_tree)
                      0);
     char *j = tu_slurp(json);
     ck_assert_ptr_nonnull(j);
-    ck_assert_int_eq(count_of(j, "\"cat\": \"python_function\", \"name\": \"nn.Module: Net_0\""),
-                     ITERS);
     ck_assert_int_eq(
-        count_of(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""), ITERS);
-    ck_assert_int_eq(count_of(j, "\"name\": \"aten::addmm\""), ITERS);
-    ck_assert_int_eq(count_of(j, "\"Input Dims\": [[10], [16, 512], [512, 10], [], []]"), ITERS);
+        tu_occurrences(j, "\"cat\": \"python_function\", \"name\": \"nn.Module: Net_0\""), ITERS);
+    ck_assert_int_eq(
+        tu_occurrences(j, "\"cat\": \"user_annotation\", \"name\": \"Optimizer.step#Adam.step\""),
+        ITERS);
+    ck_assert_int_eq(tu_occurrences(j, "\"name\": \"aten::addmm\""), ITERS);
+    ck_assert_int_eq(tu_occurrences(j, "\"Input Dims\": [[10], [16, 512], [512, 10], [], []]"),
+                     ITERS);
     ck_assert_uint_gt(tu_count(m, "[memory]", -1, 0, -1), 100);
-    ck_assert_int_eq(count_of(j, "\"cat\": \"cpu_instant_event\", \"name\": \"[memory]\""),
+    ck_assert_int_eq(tu_occurrences(j, "\"cat\": \"cpu_instant_event\", \"name\": \"[memory]\""),
                      (int)tu_count(m, "[memory]", -1, 0, -1));
     free(j);
     free(json);
@@ -593,7 +588,7 @@ START_TEST(torch_python_stacks)
     ck_assert_msg(out != NULL, "no python_function slice %s", top);
     double ts_out = atof(strstr(out, "\"ts\": ") + 6), dur_out = atof(strstr(out, "\"dur\": ") + 7);
     ck_assert(ts_out <= ts_in && ts_in + dur_in <= ts_out + dur_out);
-    ck_assert_int_eq(count_of(j, "_opprof_torch"), 0);
+    ck_assert_int_eq(tu_occurrences(j, "_opprof_torch"), 0);
     free(j);
     free(json);
     free(trace);
@@ -601,7 +596,9 @@ START_TEST(torch_python_stacks)
 END_TEST
 
 /* DataLoader workers (fork): the program runs as without opprof, and the
- * workers' collate ops are recorded in their own processes. */
+ * workers' collate ops are recorded in their own processes; they leave by
+ * os._exit(0) (no goodbye), which their parent's reaping tells: they
+ * exited, status 0, and nothing is said to be missing. */
 START_TEST(torch_dataloader_workers)
 {
     if (!have_torch("torch_dataloader_workers"))
@@ -635,8 +632,131 @@ START_TEST(torch_dataloader_workers)
     ck_assert_uint_eq(in_main, 4);    /* one forward per batch */
     ck_assert_uint_eq(in_workers, 8); /* collate: inputs and labels of each batch */
     opp_model_free(m);
+    char *out = NULL, *err = NULL;
+    char *argv[] = {"report", trace, "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"host\""), 1); /* the script */
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"exit_status\": 0,"), 2);
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"cut\""), 0);
+    free(out);
+    free(err);
     free(s1);
     free(s2);
+    free(trace);
+    free(o1);
+    free(o2);
+}
+END_TEST
+
+/* calls(a, name, ...) of the rows of an aggregate of m under o. */
+static uint64_t calls_in(const struct opp_model *m, const struct opp_agg_opts *o, const char *name)
+{
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, o, &a), 0);
+    uint64_t n = calls(&a, name, NULL, NULL);
+    opp_agg_free(&a);
+    return n;
+}
+
+/* A DataLoader's two workers (tests/py/torch_loader.py): the table adds
+ * the three processes up and says so; --pid MAIN counts what torch.profiler
+ * in the main process counts, name by name, and the three --pid tables add
+ * up to the default one; --by-process lists the three; --step takes the
+ * main process's 4 batches, not the workers' 64 LayerNorm forwards too. */
+START_TEST(torch_workers_added_up)
+{
+    if (!have_torch("torch_workers_added_up"))
+        return;
+    char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_loader.py"), "torch", tfile, NULL},
+                       NULL, o1, NULL)),
+        0);
+    profiled(trace, NULL, o2, NULL, (char *)script("torch_loader.py"), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 3);
+    uint32_t pids[3] = {m->procs[0].pid, m->procs[1].pid, m->procs[2].pid};
+    struct opp_agg_opts all = {0}, one[3];
+    for (int p = 0; p < 3; p++)
+        one[p] = (struct opp_agg_opts){.filter_pid = 1, .pid = pids[p]};
+    size_t names = 0;
+    int tolerated = 0;
+    for (size_t i = 0; i < nfacts; i++) {
+        if (strcmp(facts[i].what, "count") || facts[i].name[0] == '[')
+            continue;
+        names++;
+        uint64_t main = calls_in(m, &one[0], facts[i].name);
+        /* exact but for torch's own folding on tied timestamps (counts_agree):
+         * its aten::sum is 4 or 5 from run to run */
+        ck_assert_msg(counts_agree(facts[i].n, main, 1),
+                      "%s: torch.profiler %ld, opprof --pid %llu", facts[i].name, facts[i].n,
+                      (unsigned long long)main);
+        tolerated += main != (uint64_t)facts[i].n;
+        if (!strcmp(facts[i].name, "aten::as_strided")) /* the example: exactly */
+            ck_assert_uint_eq(main, (uint64_t)facts[i].n);
+        ck_assert_uint_eq(calls_in(m, &all, facts[i].name),
+                          main + calls_in(m, &one[1], facts[i].name) +
+                              calls_in(m, &one[2], facts[i].name));
+    }
+    ck_assert_int_le(tolerated, 1);
+    ck_assert_uint_gt(names, 10);
+    ck_assert_uint_eq(calls_in(m, &one[0], "aten::linear"), 4);
+    ck_assert_uint_eq(calls_in(m, &all, "aten::layer_norm"), 64); /* the workers' */
+    ck_assert_uint_gt(calls_in(m, &all, "aten::as_strided"),
+                      calls_in(m, &one[0], "aten::as_strided"));
+
+    char *out, *err, pid[16];
+    char *table[] = {"report", trace, "-n", "3", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, table, dir, &out, &err), 0);
+    const char *note = "3 processes added up (the whole job's cost): --pid PID for one, "
+                       "--by-process for each\n---";
+    ck_assert_msg(!strncmp(out, note, strlen(note)), "%s", out);
+    free(out), free(err);
+    snprintf(pid, sizeof pid, "%u", pids[0]);
+    char *table1[] = {"report", trace, "--pid", pid, "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, table1, dir, &out, &err), 0);
+    ck_assert_msg(strstr(out, "\"rows_processes\": 1, \"rows_note\": null,"), "%s", out);
+    free(out), free(err);
+    char *by[] = {"report", trace, "--by-process", "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, by, dir, &out, &err), 0);
+    struct opp_agg a;
+    for (int p = 0; p < 3; p++) {
+        ck_assert_int_eq(opp_aggregate(m, &one[p], &a), 0);
+        char want[96];
+        snprintf(want, sizeof want, "{\"pid\": %u, \"cmdline\": [\"%s\", ", pids[p], PY);
+        const char *at = strstr(out, want);
+        ck_assert_msg(at, "no %s in %s", want, out);
+        snprintf(want, sizeof want, "\"calls\": %llu, ", (unsigned long long)a.events);
+        ck_assert_msg(strstr(at, want) && strstr(at, want) < strchr(at, '}'), "%s: %s", want, at);
+        opp_agg_free(&a);
+    }
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited with status 0\""), 2);
+    free(out), free(err);
+    char *step[] = {"report", trace, "--step", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, step, dir, &out, &err), 0);
+    char want[200];
+    snprintf(want, sizeof want,
+             "Steps of pid %u, the first process (--pid PID for another)\n"
+             "Steps: inferences (outermost nn.Module forwards: nn.Module: Linear_0) (each call "
+             "is a step), 4 steps\n",
+             pids[0]);
+    ck_assert_msg(!strncmp(out, want, strlen(want)), "%s", out);
+    free(out), free(err);
+    snprintf(pid, sizeof pid, "%u", pids[1]);
+    char *step1[] = {"report", trace, "--step", "--pid", pid, NULL};
+    ck_assert_int_eq(tu_call(cmd_report, step1, dir, &out, &err), 0);
+    ck_assert_msg(strstr(out, "(each call is a step), 32 steps\n"), "%s", out);
+    free(out), free(err);
+    opp_model_free(m);
+    free(s1);
+    free(s2);
+    free(tfile);
     free(trace);
     free(o1);
     free(o2);
@@ -858,6 +978,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_inference_steps);
     tcase_add_test(tc, torch_python_stacks);
     tcase_add_test(tc, torch_dataloader_workers);
+    tcase_add_test(tc, torch_workers_added_up);
     tcase_add_test(tc, torch_cannot_attach);
     tcase_add_test(tc, torch_profiler_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);

@@ -7,6 +7,9 @@
  *   selfexec N         N calls, then execs "scenarios loop N+1" in the same process
  *   forkexec N K       N calls, then K children one after another, each execs
  *                      /bin/true at once; prints how many exited 0
+ *   children N         N calls; a child makes N+2 calls and leaves by _exit(3); another
+ *                      makes N+3 calls and waits until the parent kills it (SIGKILL);
+ *                      the parent reaps both and makes N+1 more
  *   kill N             N calls, then SIGKILL to itself
  *   segv N             N calls, then a NULL write (SIGSEGV)
  *   abort N            N calls, then abort()
@@ -202,6 +205,35 @@ int main(int argc, char **argv)
             ok += waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
         }
         printf("forkexec %ld\n", ok);
+    } else if (!strcmp(mode, "children")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        int ready[2];
+        if (pipe(ready))
+            return 2;
+        pid_t quits = fork();
+        if (quits == 0) {
+            calls(n + 2);
+            _exit(3); /* no atexit, no destructors: no goodbye */
+        }
+        pid_t killed = fork();
+        if (killed == 0) {
+            calls(n + 3);
+            if (write(ready[1], "r", 1) != 1)
+                _exit(2);
+            for (;;)
+                pause();
+        }
+        char r;
+        if (read(ready[0], &r, 1) != 1)
+            return 2;
+        kill(killed, SIGKILL);
+        int st1, st2;
+        waitpid(quits, &st1, 0);
+        waitpid(killed, &st2, 0);
+        s += calls(n + 1);
+        printf("children %.0f exit %d signal %d\n", s, WIFEXITED(st1) ? WEXITSTATUS(st1) : -1,
+               WIFSIGNALED(st2) ? WTERMSIG(st2) : -1);
     } else if (!strcmp(mode, "selfexec")) {
         long n = arg(argc, argv, 2);
         calls(n);

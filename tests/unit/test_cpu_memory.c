@@ -195,7 +195,9 @@ START_TEST(table_shows_cpu_memory)
     char *argv[] = {"report", trace, "--sort", "cpu_memory_usage", NULL};
     ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
     ck_assert_str_eq(
-        out, "------------  ------------  ------------  ------------  ------------  ------------  "
+        out, "2 processes added up (the whole job's cost): --pid PID for one, --by-process for "
+             "each\n"
+             "------------  ------------  ------------  ------------  ------------  ------------  "
              "------------  ------------  ------------  \n"
              "        Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg  "
              "     CPU Mem  Self CPU Mem    # of Calls  \n"

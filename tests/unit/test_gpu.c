@@ -1188,6 +1188,73 @@ START_TEST(many_devices)
 }
 END_TEST
 
+/* The GPU view of 120,000 kernels on 80,000 devices (a stream or two each), loaded
+ * and streamed: each stream's Busy % is of its own device's span (4 ns
+ * plus a gap of i % 3 ns: a kernel of 1 ns on stream 7, so 25%, 20% or
+ * 16.67%, then after the gap one of 3 ns on stream 8) for the first half,
+ * 100% for the second (one kernel each), its device found by search (it
+ * was a scan of every device for each stream). */
+#define MANY_VIEW 80000
+
+START_TEST(many_devices_gpu_view)
+{
+    char *path = tu_path(dir, "view.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    put_cpu(&b);
+    for (uint32_t i = MANY_VIEW / 2; i-- > 0;) {
+        uint64_t t = 100000 + 10 * (uint64_t)i, gap = i % 3;
+        tb_kernel(&b, .name = 1, .start = t, .end = t + 1, .device = i, .stream = 7);
+        tb_kernel(&b, .name = 1, .start = t + 1 + gap, .end = t + 4 + gap, .device = i,
+                  .stream = 8);
+        if (i % 500 == 0)
+            tb_gpu_chunk(&b);
+    }
+    for (uint32_t i = MANY_VIEW / 2; i < MANY_VIEW; i++) {
+        tb_kernel(&b, .name = 1, .start = 1000000 + 10 * (uint64_t)i,
+                  .end = 1000002 + 10 * (uint64_t)i, .device = i, .stream = 7);
+        if (i % 500 == 0)
+            tb_gpu_chunk(&b);
+    }
+    tb_string(&b, 1, "k");
+    tb_end(&b);
+    const char *how[] = {"--no-stream", "--stream"};
+    for (int h = 0; h < 2; h++) {
+        char *out, *err;
+        char *a[] = {"report", path, "--gpu", (char *)how[h], NULL};
+        ck_assert_int_eq(run_report(a, &out, &err), 0);
+        ck_assert_msg(strstr(out, "Kernel time total: 240.000us (120000 launches of 1 kernels)"),
+                      "%s", how[h]);
+        /* streams: PID, device, stream, ops, kernels, kernel time, busy, Busy % */
+        ck_assert_int_eq(tu_occurrences(out, "  7             1             1       0.001us       "
+                                             "0.001us        25.00%  \n"),
+                         MANY_VIEW / 2 / 3 + 1); /* gap 0: span 4 */
+        ck_assert_int_eq(tu_occurrences(out, "  7             1             1       0.001us       "
+                                             "0.001us        20.00%  \n"),
+                         MANY_VIEW / 2 / 3);
+        ck_assert_int_eq(tu_occurrences(out, "  7             1             1       0.001us       "
+                                             "0.001us        16.67%  \n"),
+                         MANY_VIEW / 2 / 3);
+        ck_assert_int_eq(tu_occurrences(out, "  8             1             1       0.003us       "
+                                             "0.003us        75.00%  \n"),
+                         MANY_VIEW / 2 / 3 + 1);
+        ck_assert_int_eq(tu_occurrences(out, "  7             1             1       0.002us       "
+                                             "0.002us       100.00%  \n"),
+                         MANY_VIEW / 2);
+        /* devices: the last, then the rows of every device */
+        ck_assert_msg(strstr(out, "       79999            --             1       0.002us       "
+                                  "0.002us         0.00%"),
+                      "%s", how[h]);
+        ck_assert_int_eq(tu_occurrences(out, "            --             2       0.004us       "
+                                             "0.004us         0.00%"),
+                         MANY_VIEW / 2 / 3 + 1);
+        ck_assert_str_eq(err, "");
+        free(out), free(err);
+    }
+    free(path);
+}
+END_TEST
+
 /* ---- malformed GPU records: no crash, what can be read is reported ---- */
 
 /* A trace of damaged GPU records; its path. */
@@ -1398,6 +1465,7 @@ Suite *suite_gpu(void)
     tcase_set_timeout(many, 60);
     tcase_add_checked_fixture(many, setup, teardown);
     tcase_add_test(many, many_devices);
+    tcase_add_test(many, many_devices_gpu_view);
     suite_add_tcase(s, many);
     return s;
 }

@@ -131,8 +131,44 @@ START_TEST(model_processes)
     ck_assert_uint_eq(m->procs[1].end_how, OPP_END_RUNNING);
     ck_assert_uint_eq(m->procs[2].pid, 100);
     ck_assert_uint_eq(m->procs[2].end_how, OPP_END_LOST);
-    ck_assert_str_eq(opp_end_how_name(m->procs[2].end_how), "lost");
-    ck_assert_str_eq(opp_end_how_name(0), "unknown");
+    char buf[64];
+    ck_assert_str_eq(opp_process_end_name(&m->procs[2]), "cut");
+    ck_assert_str_eq(opp_process_end_text(&m->procs[1], buf, sizeof buf), "running");
+    ck_assert_str_eq(opp_process_end_name(&(struct opp_process){0}), "unknown");
+}
+END_TEST
+
+/* PROCESS_STATUS (its parent reaped it) says how a process without goodbye
+ * ended, in either order with PROCESS_END; one that claims no real status
+ * ends the trace there. */
+START_TEST(model_process_status)
+{
+    char *path = tu_path(dir, "status.trace");
+    struct tb b;
+    tb_open(&b, path);
+    for (uint32_t p = 0; p < 4; p++)
+        tb_process(&b, .proc = p, .pid = 200 + p, .ppid = 1, .exe = "w");
+    tb_process_end(&b, 0, OPP_END_LOST, 100);
+    tb_process_status(&b, 0, OPP_EXIT_STATUS, 0);
+    tb_process_status(&b, 1, OPP_EXIT_SIGNAL, 15);
+    tb_process_end(&b, 1, OPP_END_LOST, 100);
+    tb_process_end(&b, 2, OPP_END_EXITED, 100);
+    tb_process_status(&b, 2, OPP_EXIT_STATUS, 255);
+    tb_process_end(&b, 3, OPP_END_LOST, 100);
+    uint32_t bad[4] = {3, OPP_EXIT_SIGNAL, 0, 0}; /* signal 0 */
+    tb_chunk(&b, OPP_CHUNK_PROCESS_STATUS, bad, sizeof bad);
+    tb_end(&b);
+    char err[512], buf[64];
+    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_str_eq(opp_process_end_text(&m->procs[0], buf, sizeof buf), "exited with status 0");
+    ck_assert_str_eq(opp_process_end_text(&m->procs[1], buf, sizeof buf),
+                     "killed by signal 15 (SIGTERM)");
+    ck_assert_str_eq(opp_process_end_text(&m->procs[2], buf, sizeof buf), "exited with status 255");
+    ck_assert_str_eq(opp_process_end_text(&m->procs[3], buf, sizeof buf), "cut");
+    ck_assert_int_eq(m->sum.complete, 0);
+    opp_model_free(m);
+    free(path);
 }
 END_TEST
 
@@ -453,8 +489,10 @@ START_TEST(table)
     aggregate(&o, &a);
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));
-    /* torch has no ns unit: sub-microsecond times are fractions of us. */
+    /* torch has no ns unit: sub-microsecond times are fractions of us;
+     * the rows add up the trace's processes, said above them. */
     const char *want =
+        "3 processes added up (the whole job's cost): --pid PID for one, --by-process for each\n"
         SEP7 "\n"
         "           Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
         SEP7 "\n"
@@ -589,7 +627,7 @@ START_TEST(json_group_by_shape)
         "\"end\": \"running\", \"host\": null, \"rank\": null, \"local_rank\": null, "
         "\"world_size\": null},\n",
         "\n    {\"pid\": 100, \"ppid\": 1, \"cmdline\": [\"other\"], \"exe\": \"/usr/bin/other\", "
-        "\"end\": \"lost\", \"host\": null, \"rank\": null, \"local_rank\": null, "
+        "\"end\": \"cut\", \"host\": null, \"rank\": null, \"local_rank\": null, "
         "\"world_size\": null}\n  ],\n",
         "\n  \"threads\": [\n    {\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"events\": 7, "
         "\"dropped\": 0},\n",
@@ -603,7 +641,8 @@ START_TEST(json_group_by_shape)
         "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 12000000},\n",
         "\n    {\"key\": \"cblas_dgemm\", \"lib\": \"blas\", \"count\": 2, "
         "\"self_cpu_time_total\": 1.200, \"cpu_time_total\": 4.000, \"cpu_time\": 2.000, "
-        "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 24000000}\n  ],\n  \"errors\": 0,\n  \"statuses\": []\n}\n",
+        "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 24000000}\n  ],\n  "
+        "\"errors\": 0,\n  \"statuses\": []\n}\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);
@@ -930,6 +969,7 @@ Suite *suite_report(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, model_counts);
     tcase_add_test(tc, model_processes);
+    tcase_add_test(tc, model_process_status);
     tcase_add_test(tc, model_function_tables);
     tcase_add_test(tc, model_threads);
     tcase_add_test(tc, model_event_tree);
