@@ -26,7 +26,7 @@
 #define NARGS OPP_MAX_ARGS
 #define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
-#define NAMECACHE 256u /* op names' string ids per thread, direct-mapped by address */
+#define NAMECACHE 1024u /* op names' string ids per thread, direct-mapped by address */
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
 
 struct open_op {
@@ -196,7 +196,8 @@ static void end_early(struct open_op *o)
  * and a lookup in the process's table). */
 static uint32_t name_id(const char *name)
 {
-    struct name_id *e = &T->names[((uintptr_t)name >> 3) % NAMECACHE];
+    uintptr_t a = (uintptr_t)name;
+    struct name_id *e = &T->names[((a >> 3) ^ (a >> 13)) % NAMECACHE];
     if (OPP_LIKELY(e->p == name) && !strncmp(name, e->s, NAME_KEPT))
         return e->id;
     size_t n = strnlen(name, OPP_NAME_STR_MAX);
