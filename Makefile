@@ -149,7 +149,7 @@ $(BUILD)/asan/opprof-collector: $(call objs,$(BUILD)/asan/obj,$(COLLECTOR_MAIN))
 # torch (the tests and the demo use it).
 PYTHON  ?= /usr/bin/python3
 TORCH_FILES := $(patsubst preload/torch/python/%,$(BUILD)/python/%,$(wildcard preload/torch/python/*.py)) \
-               $(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c \
+               $(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c $(BUILD)/python/shim/modhooks.c \
                $(BUILD)/python/shim/torch/shim/shim.h $(BUILD)/python/shim/format.h
 torch-files: $(TORCH_FILES)
 $(BUILD)/python/%.py: preload/torch/python/%.py
@@ -158,7 +158,7 @@ $(BUILD)/python/%.py: preload/torch/python/%.py
 $(BUILD)/python/shim/%: preload/%
 	@mkdir -p $(@D)
 	$(call quiet,CP,$@)cp $< $@
-$(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c: $(BUILD)/python/shim/%: preload/torch/shim/%
+$(BUILD)/python/shim/shim.cpp $(BUILD)/python/shim/pyframes.c $(BUILD)/python/shim/modhooks.c: $(BUILD)/python/shim/%: preload/torch/shim/%
 	@mkdir -p $(@D)
 	$(call quiet,CP,$@)cp $< $@
 $(BUILD)/python/shim/format.h: common/format.h

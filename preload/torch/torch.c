@@ -98,13 +98,19 @@ static struct tstate *mine(void)
 
 /* ---- the stack of open ops ---- */
 
+/* An nn.Module's forward (its key the module, or NULL), not an op. */
+static int is_module(const struct open_op *o)
+{
+    return o->a[OPP_COL_TORCH_SCOPE] == OPP_TORCH_SCOPE_MODULE;
+}
+
 /* Whether the end of an op marks a step: OPPROF_STEP=torch, an optimizer
  * step inside no other (a wrapping optimizer steps its inner one);
  * torch:forward, an nn.Module forward inside no other. */
-static uint8_t step_kind(const void *key, const char *name)
+static uint8_t step_kind(int module, const char *name)
 {
     uint8_t kind;
-    if (key) {
+    if (!module) {
         if (opp_step_torch != OPP_STEP_TORCH_OPTIMIZER || !name ||
             strncmp(name, OPTIMIZER_STEP, sizeof OPTIMIZER_STEP - 1))
             return STEP_NONE;
@@ -217,7 +223,7 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
 {
     if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
         return;
-    uint8_t step = opp_step_torch ? step_kind(key, name) : STEP_NONE;
+    uint8_t step = opp_step_torch ? step_kind(0, name) : STEP_NONE;
     const struct opp_ring_hdr *r = opp_tls.ring;
     int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
     if (OPP_UNLIKELY(paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED))) {
@@ -241,7 +247,7 @@ static void op_leave(const void *key)
         return;
     }
     for (uint32_t i = T->depth; i-- > 0;)
-        if (T->s[i].key == key && !T->s[i].ended) {
+        if (T->s[i].key == key && !T->s[i].ended && !is_module(&T->s[i])) {
             if (i + 1 == T->depth)
                 close_top();
             else
@@ -259,7 +265,10 @@ void opp_torch_unpaused(void)
     }
 }
 
-static struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, 1};
+static void module_pre(const void *mod, uint32_t name, int always_call);
+static void module_post(const void *mod);
+static struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, 1, module_pre,
+                                   module_post};
 
 /* Nothing records (a closed capture window, or `opprof ctl stop`, which
  * the first op after it sees in its ring): the callback for every op goes
@@ -386,21 +395,21 @@ OPP_EXPORT uint32_t opprof_torch_name(const char *name)
     return name ? opp_str_id(name, strnlen(name, OPP_NAME_STR_MAX)) : 0;
 }
 
-/* An nn.Module's forward begins on this thread: the index to give its
- * end, UINT32_MAX when not attached. */
-OPP_EXPORT uint32_t opprof_torch_module_enter(uint32_t name)
+/* An nn.Module's forward (the module, NULL from Python's hooks) begins
+ * on this thread: its index, UINT32_MAX when not recorded. */
+static uint32_t module_enter(const void *mod, uint32_t name)
 {
     if (opp_tls.state == OPP_T_OFF || !mine())
         return UINT32_MAX;
-    uint8_t step = opp_step_torch ? step_kind(NULL, NULL) : STEP_NONE;
+    uint8_t step = opp_step_torch ? step_kind(1, NULL) : STEP_NONE;
     if (!step && !opp_capture_open())
         return UINT32_MAX;
-    return push(NULL, opp_capture_open() ? name : 0, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0, step);
+    return push(mod, opp_capture_open() ? name : 0, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0, step);
 }
 
-/* The forward whose enter gave idx ended: it and whatever it left open
- * (ops, and modules whose forward raised: their post hooks did not run). */
-OPP_EXPORT void opprof_torch_module_leave(uint32_t idx)
+/* The forward at index idx ended: it and whatever it left open (ops, and
+ * modules whose forward raised: their post hooks did not run). */
+static void module_leave(uint32_t idx)
 {
     if (opp_tls.state == OPP_T_OFF || !T || idx == UINT32_MAX)
         return;
@@ -411,6 +420,44 @@ OPP_EXPORT void opprof_torch_module_leave(uint32_t idx)
             close_top();
     }
 }
+
+/* The shim's C module hooks (shim/modhooks.c): the forwards open on this
+ * thread are found by their module. Before torch 2.1 (always_call 0) a
+ * forward that raised never ran its post hook: a module seen open again
+ * is taken for one that raised, its range (and what it left open) ending
+ * here, as a module that calls itself would be. */
+static void module_pre(const void *mod, uint32_t name, int always_call)
+{
+    if (opp_tls.state == OPP_T_OFF || !mine())
+        return;
+    if (!always_call)
+        for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
+            if (T->s[i].key == mod && !T->s[i].ended && is_module(&T->s[i])) {
+                module_leave(i);
+                break;
+            }
+    module_enter(mod, name);
+}
+
+static void module_post(const void *mod)
+{
+    if (opp_tls.state == OPP_T_OFF || !T)
+        return;
+    if (T->depth > STACK_MAX) { /* one of the uncounted deep ones */
+        T->depth--;
+        return;
+    }
+    for (uint32_t i = T->depth; i-- > 0;)
+        if (T->s[i].key == mod && !T->s[i].ended && is_module(&T->s[i])) {
+            module_leave(i);
+            return;
+        }
+}
+
+/* The same for Python's hooks (python/_opprof_torch.py, through ctypes),
+ * where the shim has no C hooks: the index to give the end. */
+OPP_EXPORT uint32_t opprof_torch_module_enter(uint32_t name) { return module_enter(NULL, name); }
+OPP_EXPORT void opprof_torch_module_leave(uint32_t idx) { module_leave(idx); }
 
 /* ---- the feature ---- */
 

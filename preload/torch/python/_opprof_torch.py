@@ -10,7 +10,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHIM_SRC = os.path.join(HERE, "shim")  # shim.cpp, pyframes.c, torch/shim/shim.h, format.h
+SHIM_SRC = os.path.join(HERE, "shim")  # shim.cpp, pyframes.c, modhooks.c, torch/shim/shim.h, format.h
 MODULE_PREFIX = "nn.Module: "
 
 
@@ -62,7 +62,7 @@ def shim_key(torch):
     st = os.stat(lib) if os.path.exists(lib) else None
     h.update(repr((torch.__version__, bool(torch._C._GLIBCXX_USE_CXX11_ABI), root,
                    st and (st.st_size, int(st.st_mtime)), sys.version, _python_include())).encode())
-    for name in ("shim.cpp", "pyframes.c", "torch/shim/shim.h", "format.h"):
+    for name in ("shim.cpp", "pyframes.c", "modhooks.c", "torch/shim/shim.h", "format.h"):
         with open(os.path.join(SHIM_SRC, name), "rb") as f:
             h.update(f.read())
     return "torch-%s-%s" % (torch.__version__.replace("+", "_").replace("/", "_"), h.hexdigest()[:12])
@@ -106,19 +106,27 @@ def build_shim(torch, out):
     pyinc = _python_include()
     cflags = [cc, "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-DNDEBUG",
               "-I" + SHIM_SRC]
-    pyframes = ["-c", os.path.join(SHIM_SRC, "pyframes.c"), "-o", tmp + ".o"]
-    why = _run(cflags + (["-I" + pyinc] if pyinc else ["-DOPP_NO_PYTHON"]) + pyframes)
-    if why and pyinc:  # an interpreter whose internals it does not know: no Python frames
-        why = _run(cflags + ["-DOPP_NO_PYTHON"] + pyframes)
+    objs = []
+    why = None
+    for src in ("pyframes", "modhooks"):  # Python's frames, the module hooks
+        obj = "%s.%s.o" % (tmp, src)
+        c = ["-c", os.path.join(SHIM_SRC, src + ".c"), "-o", obj]
+        why = _run(cflags + (["-I" + pyinc] if pyinc else ["-DOPP_NO_PYTHON"]) + c)
+        if why and pyinc:  # an interpreter it does not know: without Python
+            why = _run(cflags + ["-DOPP_NO_PYTHON"] + c)
+        if why:
+            break
+        objs.append(obj)
     if not why:
         # Python's symbols come from the interpreter: no --no-undefined
         why = _run([cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w",
                     "-DNDEBUG", "-D_GLIBCXX_USE_CXX11_ABI=%d" % int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
                     "-I" + SHIM_SRC] + ["-I" + i for i in incs] + [
-                    os.path.join(SHIM_SRC, "shim.cpp"), tmp + ".o", "-L" + libdir,
+                    os.path.join(SHIM_SRC, "shim.cpp")] + objs + ["-L" + libdir,
                     "-Wl,-rpath," + libdir, "-ltorch_cpu", "-lc10", "-o", tmp])
-    if os.path.exists(tmp + ".o"):
-        os.unlink(tmp + ".o")
+    for obj in objs:
+        if os.path.exists(obj):
+            os.unlink(obj)
     if why:
         return why
     os.rename(tmp, out)
@@ -170,9 +178,22 @@ class _Modules:
         self.open = threading.local()  # per thread: id(module) -> [enter's index, ...]
         self.always_call = False  # the post hook runs when a forward raises (torch >= 2.1)
         comp = getattr(torch, "compiler", None)
-        self.compiling = getattr(comp, "is_compiling", None) or (lambda: False)
+        self.is_compiling = getattr(comp, "is_compiling", None)
+        self.compiling = self.is_compiling or (lambda: False)
         if hasattr(os, "register_at_fork"):  # a forked child's string ids start over
             os.register_at_fork(after_in_child=self.forget)
+
+    def c_hooks(self, shim):
+        """The shim's hooks in C (modhooks.c): the module and its name id go
+        to the agent without ctypes; None where the shim has none."""
+        import ctypes
+        try:
+            f = ctypes.PyDLL(shim).opp_torch_shim_module_hooks
+            f.argtypes = [ctypes.py_object] * 3 + [ctypes.c_int]
+            f.restype = ctypes.py_object
+            return f(self.ids, self.id_of, getattr(self, "is_compiling", None), self.always_call)
+        except Exception:  # built without Python's headers
+            return None
 
     def forget(self):
         self.ids.clear()
@@ -230,13 +251,16 @@ def attach(torch):
         if lib.opprof_torch_attach(path.encode()):  # says why
             return
         m = _Modules(torch, lib)
+        import inspect
         from torch.nn.modules import module as tm
-        tm.register_module_forward_pre_hook(m.pre)
-        try:  # torch >= 2.1: the end is seen when a forward raises too
-            tm.register_module_forward_hook(m.post, always_call=True)
-            m.always_call = True
-        except TypeError:
-            tm.register_module_forward_hook(m.post)
+        # torch >= 2.1: the end is seen when a forward raises too
+        m.always_call = "always_call" in inspect.signature(tm.register_module_forward_hook).parameters
+        pre, post = m.c_hooks(path) or (m.pre, m.post)
+        tm.register_module_forward_pre_hook(pre)
+        if m.always_call:
+            tm.register_module_forward_hook(post, always_call=True)
+        else:
+            tm.register_module_forward_hook(post)
     except Exception as e:  # never the program's problem
         _say("torch operators not recorded: ", type(e).__name__, ": ", e, "; library calls only")
 

@@ -15,6 +15,8 @@
 extern "C" {
 #include "format.h"
 #include "torch/shim/shim.h"
+
+const opp_torch_api *opp_torch_shim_agent;
 }
 
 namespace {
@@ -112,6 +114,7 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
         return -1;
     }
     api = a;
+    opp_torch_shim_agent = a;
     try {
         // registered disabled; the agent turns them on (opp_torch_shim_enable)
         all = at::addGlobalCallback(

@@ -13,7 +13,7 @@
 
 #include "format.h"
 
-#define OPP_TORCH_API_VERSION 2u
+#define OPP_TORCH_API_VERSION 3u
 
 /* Most values the shim encodes for one op's inputs (fits the trace's
  * OPP_MAX_ARGS with the op's own columns). */
@@ -32,7 +32,17 @@ struct opp_torch_api {
                   unsigned ninputs);
     void (*leave)(const void *key);
     int inputs; /* ask torch for each op's inputs (shapes); 0: names only */
+    /* An nn.Module's forward begins on this thread (module: the Python
+     * object, an identity; name: its string id; always_call: torch runs
+     * the forward hook of a forward that raised, else a module open again
+     * is taken for one whose forward raised), and ends (modhooks.c). */
+    void (*module_pre)(const void *module, uint32_t name, int always_call);
+    void (*module_post)(const void *module);
 };
+
+/* The agent's side, once the shim is initialised (shim.cpp), for
+ * modhooks.c; NULL before. */
+extern const struct opp_torch_api *opp_torch_shim_agent;
 
 /* The shim's exports (extern "C"): init registers the callbacks (disabled
  * until enable says otherwise); 0, or -1 with why filled. */
@@ -57,5 +67,10 @@ enum opp_torch_enable {
     OPP_TORCH_LABELS = 2  /* record_function labels alone, no inputs (step markers) */
 };
 typedef void (*opp_torch_shim_enable_t)(int which);
+
+/* The shim's module hooks (modhooks.c), for Python (ctypes.PyDLL):
+ * opp_torch_shim_module_hooks(ids, id_of, is_compiling or None,
+ * always_call) gives the tuple (pre hook, post hook) to register with
+ * torch; NULL when the shim was built without Python's headers. */
 
 #endif

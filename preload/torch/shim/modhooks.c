@@ -1,0 +1,124 @@
+/* nn.Module layers in C (part of the torch shim, built with the running
+ * interpreter's headers): torch's global forward pre hook and forward hook
+ * as two builtins that hand the module and its name's string id to the
+ * agent, instead of Python functions calling it through ctypes (about 2 us
+ * a module call). The names stay Python's (_opprof_torch.py's id_of, asked
+ * once per module); the modules open on each thread are the agent's. Not
+ * built with OPP_NO_PYTHON: the Python hooks are used then. */
+#include "torch/shim/shim.h"
+
+#ifdef OPP_NO_PYTHON
+
+__attribute__((visibility("default"))) void *opp_torch_shim_module_hooks(void *ids, void *id_of,
+                                                                         void *compiling,
+                                                                         int always_call)
+{
+    (void)ids, (void)id_of, (void)compiling, (void)always_call;
+    return 0;
+}
+
+#else
+
+#include <Python.h>
+
+/* What the hooks need, set once (the factory below): the Python side's
+ * map id(module) -> (weakref, name id) and its function naming a module
+ * seen first; torch.compiler.is_compiling where torch has it (the hooks
+ * then do nothing while torch.compile traces); whether torch runs the
+ * forward hook of a forward that raised. */
+static struct {
+    PyObject *ids, *id_of, *compiling;
+    int always_call;
+} module_hooks;
+
+/* The module's name id, -1 with a Python error set. */
+static long name_of(PyObject *mod)
+{
+    PyObject *key = PyLong_FromVoidPtr(mod);
+    if (!key)
+        return -1;
+    PyObject *e = PyDict_GetItemWithError(module_hooks.ids, key); /* borrowed */
+    Py_DECREF(key);
+    if (e && PyTuple_Check(e) && PyTuple_GET_SIZE(e) == 2 &&
+        (!PyWeakref_Check(PyTuple_GET_ITEM(e, 0)) ||
+         PyWeakref_GetObject(PyTuple_GET_ITEM(e, 0)) == mod))
+        return PyLong_AsLong(PyTuple_GET_ITEM(e, 1));
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *sid = PyObject_CallOneArg(module_hooks.id_of, mod);
+    if (!sid)
+        return -1;
+    long v = PyLong_AsLong(sid);
+    Py_DECREF(sid);
+    return v;
+}
+
+/* 1 while torch.compile traces (nothing to record), 0, -1 on error. */
+static int compiling(void)
+{
+    if (!module_hooks.compiling)
+        return 0;
+    PyObject *r = PyObject_CallNoArgs(module_hooks.compiling);
+    if (!r)
+        return -1;
+    int v = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return v;
+}
+
+static PyObject *pre(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    int c = nargs >= 1 ? compiling() : 1;
+    if (c < 0)
+        return NULL;
+    if (!c) {
+        long name = name_of(args[0]);
+        if (name < 0)
+            return NULL;
+        opp_torch_shim_agent->module_pre(args[0], (uint32_t)name, module_hooks.always_call);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *post(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    int c = nargs >= 1 ? compiling() : 1;
+    if (c < 0)
+        return NULL;
+    if (!c)
+        opp_torch_shim_agent->module_post(args[0]);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef pre_def = {"opprof_module_pre", (PyCFunction)(void (*)(void))pre, METH_FASTCALL,
+                              "opprof: an nn.Module's forward begins"};
+static PyMethodDef post_def = {"opprof_module_post", (PyCFunction)(void (*)(void))post,
+                               METH_FASTCALL, "opprof: an nn.Module's forward ended"};
+
+/* (pre hook, post hook), a new reference; NULL with a Python error set.
+ * Called once, with the GIL (ctypes.PyDLL). */
+__attribute__((visibility("default"))) PyObject *opp_torch_shim_module_hooks(PyObject *ids,
+                                                                             PyObject *id_of,
+                                                                             PyObject *is_compiling,
+                                                                             int always_call)
+{
+    if (!opp_torch_shim_agent || !PyDict_Check(ids) || !PyCallable_Check(id_of)) {
+        PyErr_SetString(PyExc_RuntimeError, "opprof: the torch shim is not attached");
+        return NULL;
+    }
+    Py_INCREF(ids);
+    Py_INCREF(id_of);
+    module_hooks.ids = ids;
+    module_hooks.id_of = id_of;
+    module_hooks.compiling = is_compiling != Py_None ? (Py_INCREF(is_compiling), is_compiling) : NULL;
+    module_hooks.always_call = always_call;
+    PyObject *a = PyCFunction_New(&pre_def, NULL), *b = a ? PyCFunction_New(&post_def, NULL) : NULL;
+    PyObject *t = b ? PyTuple_Pack(2, a, b) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return t;
+}
+
+#endif
