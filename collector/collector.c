@@ -267,6 +267,10 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             }
             const struct opp_rec rec = rr.rec;
             unsigned slots = rr.slots;
+            if (rec.flags & OPP_REC_REWIND) { /* the thread goes on at the next lap */
+                t += slots;
+                continue;
+            }
             if (rec.flags & OPP_REC_WINDOW) { /* a window began on this thread */
                 if (S.sum)
                     opp_sum_window(S.sum, c->proc, r->tid,

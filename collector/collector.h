@@ -55,11 +55,19 @@ struct opp_ring_rec {
 /* The record at index t of a ring whose slots begin at base (cap slots, a
  * power of two; the caller's own copy), avail slots published from t on:
  * 0, or -1 when it is damaged (an unknown function, too many arguments,
- * more slots than published). Inline: the collector's drain loop. */
+ * more slots than published, a rewind not to a lap's start). Inline: the
+ * collector's drain loop. */
 static inline int opp_ring_read(const struct opp_rec *base, uint32_t cap, uint64_t t,
                                 uint64_t avail, uint32_t nfuncs, struct opp_ring_rec *o)
 {
     memcpy(&o->rec, base + (t & (cap - 1)), sizeof o->rec);
+    if (o->rec.flags & OPP_REC_REWIND) { /* the slots to the next lap's start */
+        if (o->rec.arg0 < 1 || o->rec.arg0 > avail || ((t + o->rec.arg0) & (cap - 1)))
+            return -1;
+        o->slots = (unsigned)o->rec.arg0;
+        o->nargs = o->stack = 0;
+        return 0;
+    }
     o->slots = opp_rec_slots(o->rec.nargs);
     if (o->rec.fn >= nfuncs || o->rec.nargs > OPP_MAX_ARGS || o->slots > avail)
         return -1;

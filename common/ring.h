@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define OPP_RING_MAGIC 0x474e4952504f5031ull /* "1POPRING" */
-#define OPP_RING_VERSION 1u
+#define OPP_RING_VERSION 2u
 #define OPP_RING_HDR_SIZE 4096u
 #define OPP_OPEN_MAX 32u /* calls in flight remembered per thread */
 #define OPP_RING_MIN_RECS 1024u
@@ -36,6 +36,19 @@ struct opp_rec {
                               not entered: the calls inside it are its siblings in depth */
 #define OPP_REC_WINDOW 0x2u /* not a call: this thread's later calls belong to schedule
                                window arg0 (OPPROF_MODE=summary with a schedule) */
+#define OPP_REC_REWIND 0x8u /* not a call: the ring goes on at the start of its next lap;
+                               this record and the arg0 - 1 slots after it hold nothing */
+
+/* Where a ring rewinds: a thread whose records went a quarter of the ring
+ * into a lap, once the collector has read that quarter, goes on at the
+ * start of the next lap (the rest of this lap held nothing), so that the
+ * memory it writes stays a quarter of the ring, which the caches keep,
+ * not all of it (16 MiB by default), whose lines would push the program's
+ * own data out; the rest of the ring is there for a burst, and a thread
+ * the collector lags behind goes round the whole of it. Looked at every
+ * OPP_RING_REWIND_EVERY slots past the quarter. */
+static inline uint64_t opp_ring_hot(uint32_t capacity) { return capacity >> 2; }
+#define OPP_RING_REWIND_EVERY 2048u /* slots: 64 KiB */
 
 struct opp_rec_ext {
     uint64_t arg[4];

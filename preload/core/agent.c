@@ -237,6 +237,44 @@ static const char *u2s(unsigned long v, char *buf, size_t cap)
 
 int opp_drop_block; /* OPPROF_DROP=block */
 
+/* This thread's production, measured between looks: the head and the time
+ * of the last mark. A rewind leaves a quarter of the ring free until the
+ * collector reads past it, so it is made only for a thread that wrote at
+ * most a quarter of the ring in REWIND_PACE_NS: the quarter then lasts
+ * that long, many times the collector's 2 ms between looks. A thread
+ * calling flat out goes round the whole ring, as it always did. */
+#define REWIND_PACE_NS 10000000ull
+static __thread uint64_t rewind_mark_h, rewind_mark_ns;
+static __thread int rewind_paced; /* the last pace measured allows a rewind */
+
+uint64_t opp_ring_rewind(struct opp_ring_hdr *r, uint64_t h)
+{
+    uint64_t now = opp_mono_ns();
+    if (!rewind_mark_ns || h < rewind_mark_h) {
+        rewind_mark_h = h, rewind_mark_ns = now;
+    } else if (now - rewind_mark_ns >= REWIND_PACE_NS) {
+        rewind_paced = h - rewind_mark_h <= opp_ring_hot(r->capacity);
+        rewind_mark_h = h, rewind_mark_ns = now;
+    }
+    uint64_t lap = h - (h & (r->capacity - 1)); /* where this lap began */
+    if (!rewind_paced)
+        return h;
+    r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (r->cached_tail < lap + opp_ring_hot(r->capacity))
+        return h; /* the collector has not read this lap's first quarter */
+    struct opp_rec *s = opp_ring_slot(r, r->capacity, h);
+    uint64_t next = lap + r->capacity;
+    s->begin = s->end = 0;
+    s->fn = 0;
+    s->depth = 0;
+    s->nargs = 0;
+    s->flags = OPP_REC_REWIND;
+    s->arg0 = next - h;
+    atomic_store_explicit(&r->head, next, memory_order_release);
+    rewind_mark_h = next; /* the skipped slots are not production */
+    return next;
+}
+
 int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
 {
     int saved_errno = errno;

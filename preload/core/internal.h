@@ -256,6 +256,12 @@ static inline void opp_ring_drop(struct opp_ring_hdr *r)
     atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
 }
 
+/* A quarter of the ring into a lap (ring.h): when the collector has read
+ * that quarter, an OPP_REC_REWIND record at h and the ring goes on at the
+ * next lap's start; the head to write at. Out of line: once every
+ * OPP_RING_REWIND_EVERY slots. */
+uint64_t opp_ring_rewind(struct opp_ring_hdr *r, uint64_t h);
+
 /* OPPROF_DROP=block: wait (bounded) for the collector to make room for
  * need slots; 1 when there is room. */
 extern int opp_drop_block;
@@ -278,6 +284,9 @@ static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t d
     OPP_BARRIER();
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     unsigned need = opp_rec_slots(nargs);
+    if (OPP_UNLIKELY(((h + need) & (OPP_RING_REWIND_EVERY - 1)) < need) &&
+        (h & (r->capacity - 1)) >= opp_ring_hot(r->capacity))
+        h = opp_ring_rewind(r, h);
     if (OPP_UNLIKELY(h + need - r->cached_tail > r->capacity)) {
         r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
         if (h + need - r->cached_tail > r->capacity &&
