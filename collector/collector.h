@@ -62,7 +62,7 @@ static inline int opp_ring_read(const struct opp_rec *base, uint32_t cap, uint64
 {
     memcpy(&o->rec, base + (t & (cap - 1)), sizeof o->rec);
     if (o->rec.flags & OPP_REC_REWIND) { /* the slots to the next lap's start */
-        if (o->rec.arg0 < 1 || o->rec.arg0 > avail || ((t + o->rec.arg0) & (cap - 1)))
+        if (o->rec.arg0 != cap - (t & (cap - 1)) || o->rec.arg0 > avail)
             return -1;
         o->slots = (unsigned)o->rec.arg0;
         o->nargs = o->stack = 0;

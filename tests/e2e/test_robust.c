@@ -136,6 +136,24 @@ START_TEST(collector_backlog_full)
 }
 END_TEST
 
+/* A small ring (16384 slots) and a thread that writes slowly (20000 calls,
+ * about 50,000 a second): it rewinds to a lap's start a quarter into each
+ * lap once the collector has read that quarter, skipping the rest of the
+ * lap, several times over; every call is in the trace, none dropped. */
+START_TEST(rewinding_ring_keeps_every_call)
+{
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPPROF_BUFFER=16384");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "paced", "20000", "20", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 20000);
+    opp_model_free(m);
+}
+END_TEST
+
 /* A tiny buffer and a fast loop: what does not fit is dropped and counted,
  * never waited for; recorded + dropped is every call. */
 START_TEST(drops_are_counted)
@@ -1012,6 +1030,7 @@ Suite *suite_robust(void)
     TCase *tc = tcase_create("failures");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, rewinding_ring_keeps_every_call);
     tcase_add_test(tc, collector_killed_mid_run);
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, collector_backlog_full);

@@ -218,6 +218,26 @@ START_TEST(ring_memory_rules)
 }
 END_TEST
 
+/* A REWIND record stands for the slots to its lap's end, no more, no
+ * fewer, and only what was published. */
+START_TEST(ring_rewind_records)
+{
+    static struct opp_rec ring[1024];
+    struct opp_ring_rec rr;
+    ring[1000] = (struct opp_rec){.flags = OPP_REC_REWIND, .arg0 = 24};
+    ck_assert_int_eq(opp_ring_read(ring, 1024, 3 * 1024 + 1000, 30, 5, &rr), 0);
+    ck_assert_uint_eq(rr.slots, 24);
+    ck_assert_uint_eq(rr.nargs, 0);
+    ck_assert_int_eq(opp_ring_read(ring, 1024, 1000, 23, 5, &rr), -1); /* not all published */
+    ring[1000].arg0 = 23;                                             /* short of the lap's end */
+    ck_assert_int_eq(opp_ring_read(ring, 1024, 1000, 30, 5, &rr), -1);
+    ring[1000].arg0 = 24 + 1024; /* past it */
+    ck_assert_int_eq(opp_ring_read(ring, 1024, 1000, 2000, 5, &rr), -1);
+    ring[1000].arg0 = 0;
+    ck_assert_int_eq(opp_ring_read(ring, 1024, 1000, 30, 5, &rr), -1);
+}
+END_TEST
+
 Suite *suite_proto(void)
 {
     Suite *s = suite_create("proto");
@@ -227,6 +247,7 @@ Suite *suite_proto(void)
     tcase_add_test(tc, funcs_rules);
     tcase_add_test(tc, ring_and_finish_rules);
     tcase_add_test(tc, ring_memory_rules);
+    tcase_add_test(tc, ring_rewind_records);
     suite_add_tcase(s, tc);
     return s;
 }
