@@ -37,6 +37,7 @@ ANALYZE_TRACES=64    # rank traces that opprof analyze reads, one slowed
 ANALYZE_N=1000000    # records in each
 TORCH_OPS_N=300000 # torch.add calls per run, about 1 us each
 TORCH_CNN_N=30     # training iterations of the small CNN per run
+WHOLE_RUNS=3       # runs of each model for the whole-process CPU figures
 
 die() {
     echo "bench: $*" >&2
@@ -563,6 +564,7 @@ torch_run() { # MODE LOAD ARGS...: one figure line
     plain) "$PY" "$@" ;;
     torch) "$PY" "$@" torch ;;
     opprof) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace "$PY" "$@" 2>>"$scratch/preload.err" ;;
+    lean) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace OPPROF_TORCH=lean "$PY" "$@" 2>>"$scratch/preload.err" ;;
     closed) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace OPPROF_DELAY=3600 "$PY" "$@" 2>>"$scratch/preload.err" ;;
     paused) LD_PRELOAD=$PRELOAD OPPROF_OUTPUT=$scratch/torch.trace OPPROF_PAUSED=1 "$PY" "$@" 2>>"$scratch/preload.err" ;;
     esac
@@ -606,8 +608,43 @@ if [[ -n $HAVE_TORCH ]]; then
     C_TORCH=$(calc "$TCNN_TORCH - $TCNN_PLAIN" 1)
     echo "median: unprofiled $TCNN_PLAIN ms, opprof $TCNN_OPPROF (+$C_ON), torch.profiler" \
         "(record_shapes, profile_memory) $TCNN_TORCH (+$C_TORCH)"
+    # Two model shapes (bench/torch_models.py), steady state inside the
+    # process, every mode in turn; per op: the added time over the torch
+    # operators the full trace holds per unit (an iteration, a round).
+    for model in lm cnn; do
+        sep "$model: bench/torch_models.py, modes in turn (ms a unit: median of rounds 2-6)"
+        torch_rounds ms bench/torch_models.py "$model" plain opprof lean torch
+        declare -g "M_${model}_plain=$MED_PLAIN" "M_${model}_full=$MED_OPPROF" \
+            "M_${model}_lean=$MED_LEAN" "M_${model}_torch=$MED_TORCH"
+        units=$(field units "$(torch_run opprof bench/torch_models.py "$model")")
+        ops=$("$OPPROF" report "$scratch/torch.trace" --lib torch -f csv 2>/dev/null |
+            awk -F, 'NR > 1 { n += $3 } END { print n + 0 }')
+        declare -g "OPS_$model=$(calc "$ops / $units" 1)"
+        echo "median: unprofiled $MED_PLAIN ms, opprof $MED_OPPROF, lean $MED_LEAN," \
+            "torch.profiler $MED_TORCH; $(calc "$ops / $units" 1) torch ops a unit"
+        # The whole process tree's CPU (the program's threads and the
+        # collector's), 16 rounds less 1: 15 rounds of the steady state.
+        for mode in plain opprof lean; do
+            for rounds in 1 16; do
+                v=()
+                for ((i = 1; i <= WHOLE_RUNS; i++)); do
+                    case $mode in
+                    plain) cmd=("$PY" bench/torch_models.py "$model" x "$rounds") ;;
+                    opprof) cmd=("$OPPROF" run -q -o "$scratch/whole.trace" -- "$PY" bench/torch_models.py "$model" x "$rounds") ;;
+                    lean) cmd=(env OPPROF_TORCH=lean "$OPPROF" run -q -o "$scratch/whole.trace" -- "$PY" bench/torch_models.py "$model" x "$rounds") ;;
+                    esac
+                    v+=("$(/usr/bin/time -f '%U %S' "${cmd[@]}" 2>&1 >/dev/null | tail -n 1 | awk '{ print $1 + $2 }')")
+                done
+                declare -g "W_${model}_${mode}_$rounds=$(printf '%s\n' "${v[@]}" | median)"
+            done
+        done
+        echo "whole-process CPU s (1 round / 16 rounds): unprofiled $(eval echo "\$W_${model}_plain_1 / \$W_${model}_plain_16")," \
+            "opprof $(eval echo "\$W_${model}_opprof_1 / \$W_${model}_opprof_16")," \
+            "lean $(eval echo "\$W_${model}_lean_1 / \$W_${model}_lean_16")"
+        declare -g "UNITS15_$model=$((units * 15 / 6))"
+    done
     unset MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_
-    rm -f "$scratch/torch.trace"
+    rm -f "$scratch/torch.trace" "$scratch/whole.trace"
 else
     sep "PyTorch: skipped ($PY has no torch, or no torch shim was built: make torch-shim)"
 fi
@@ -724,6 +761,28 @@ if [[ -n $HAVE_TORCH ]]; then
     row "CNN training added wall" "$C_ON ms" "<= 0.5x" \
         "$(verdict "$C_ON <= 0.5 * $C_TORCH")" \
         "$(calc "$C_ON / $C_TORCH" 2)x torch.profiler's +$C_TORCH ms; baseline $TCNN_PLAIN ms"
+fi
+if [[ -n $HAVE_TORCH ]]; then
+    for model in lm cnn; do
+        plain=$(eval echo "\$M_${model}_plain") ops=$(eval echo "\$OPS_${model}")
+        torch_ns=$(calc "($(eval echo "\$M_${model}_torch") - $plain) * 1e6 / $ops" 0)
+        for tier in full lean; do
+            ns=$(calc "($(eval echo "\$M_${model}_$tier") - $plain) * 1e6 / $ops" 0)
+            target=500
+            [[ $tier == lean ]] && target=200
+            row "$model, $tier: added per op (wall)" "$ns ns" "<= $target ns" "$(verdict "$ns <= $target")" \
+                "$(calc "$ns / $torch_ns" 2)x torch.profiler's +$torch_ns ns; $ops ops, $plain ms a unit"
+        done
+        full_ns=$(calc "($(eval echo "\$M_${model}_full") - $plain) * 1e6 / $ops" 0)
+        row "$model, full against torch.profiler" "$(calc "$full_ns / $torch_ns" 2)x" "<= 0.33x" \
+            "$(verdict "$full_ns <= $torch_ns / 3")" "added wall per op, same runs"
+        u15=$(eval echo "\$UNITS15_$model")
+        for tier in opprof lean; do
+            w=$(calc "(($(eval echo "\$W_${model}_${tier}_16") - $(eval echo "\$W_${model}_${tier}_1")) - ($(eval echo "\$W_${model}_plain_16") - $(eval echo "\$W_${model}_plain_1"))) * 1e9 / ($u15 * $ops)" 0)
+            row "$model, $tier: whole-process CPU per op" "$w ns" - - \
+                "program and collector, 15 rounds of steady state (opprof run)"
+        done
+    done
 fi
 row "clock_gettime(MONOTONIC) read" "$CG ns" - - "$(calc "$CG / $TSC" 1)x rdtsc"
 row "rdtsc read" "$TSC ns" - - baseline
