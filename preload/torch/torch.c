@@ -238,23 +238,37 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
     push(key, name ? name_id(name) : 0, scope, in, n, ninputs, step);
 }
 
+/* An end with the thread deeper than its stack: one of the uncounted deep
+ * ones ends (1), as ends come innermost first. */
+static int pop_uncounted(void)
+{
+    if (T->depth <= STACK_MAX)
+        return 0;
+    T->depth--;
+    return 1;
+}
+
+/* The innermost entry still open with this key, of an op (module 0) or of
+ * a module's forward (1); UINT32_MAX when none. */
+static uint32_t innermost_open(const void *key, int module)
+{
+    for (uint32_t i = T->depth; i-- > 0;)
+        if (T->s[i].key == key && !T->s[i].ended && is_module(&T->s[i]) == module)
+            return i;
+    return UINT32_MAX;
+}
+
 static void op_leave(const void *key)
 {
-    if (opp_tls.state == OPP_T_OFF || !T)
+    if (opp_tls.state == OPP_T_OFF || !T || pop_uncounted())
         return;
-    if (T->depth > STACK_MAX) { /* one of the uncounted deep ones */
-        T->depth--;
-        return;
-    }
-    for (uint32_t i = T->depth; i-- > 0;)
-        if (T->s[i].key == key && !T->s[i].ended && !is_module(&T->s[i])) {
-            if (i + 1 == T->depth)
-                close_top();
-            else
-                end_early(&T->s[i]);
-            return;
-        }
-    /* began on another thread, before we attached, or while nothing recorded */
+    uint32_t i = innermost_open(key, 0);
+    if (i == UINT32_MAX)
+        return; /* began on another thread, before we attached, or while nothing recorded */
+    if (i + 1 == T->depth)
+        close_top();
+    else
+        end_early(&T->s[i]);
 }
 
 void opp_torch_unpaused(void)
@@ -441,17 +455,9 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
 
 static void module_post(const void *mod)
 {
-    if (opp_tls.state == OPP_T_OFF || !T)
+    if (opp_tls.state == OPP_T_OFF || !T || pop_uncounted())
         return;
-    if (T->depth > STACK_MAX) { /* one of the uncounted deep ones */
-        T->depth--;
-        return;
-    }
-    for (uint32_t i = T->depth; i-- > 0;)
-        if (T->s[i].key == mod && !T->s[i].ended && is_module(&T->s[i])) {
-            module_leave(i);
-            return;
-        }
+    module_leave(innermost_open(mod, 1));
 }
 
 /* The same for Python's hooks (python/_opprof_torch.py, through ctypes),

@@ -353,7 +353,7 @@ START_TEST(run_and_report_table)
     free(rout), free(rerr);
     char *both[] = {"report", trace, "--tree", "--step", "outer", NULL};
     ck_assert_int_eq(tu_call(cmd_report, both, dir, &rout, &rerr), 2);
-    ck_assert_str_eq(rerr, "opprof report: --gpu, --tree, --step and --by-rank are different views: choose one\n");
+    ck_assert_str_eq(rerr, "opprof report: --gpu, --tree, --step, --by-rank and --by-process are different views: choose one\n");
     free(rout), free(rerr);
     free(e), free(trace), free(out), free(errp);
 }
