@@ -8,6 +8,10 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 E2E_SRC  := $(wildcard tests/e2e/test_*.c)
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS    := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRC))
+UNIT_SUITES := $(patsubst tests/unit/test_%.c,%,$(UNIT_SRC))
+E2E_SUITES  := $(patsubst tests/e2e/test_%.c,%,$(E2E_SRC))
+# make test's runs: their output, one folder a pass.
+RUNS := $(BUILD)/tests/runs
 
 # Unit tests feed CUPTI's own record structs through the agent's converter,
 # iterated by the real libcupti (which parses buffers without a GPU).
@@ -140,22 +144,48 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -pthread -o $@ $< -lopenblas -lm
 
-test-unit: all $(BUILD)/tests/unit
-	$(BUILD)/tests/unit
-
-test-e2e: all $(BUILD)/tests/e2e $(PROGS)
-	OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) $(BUILD)/tests/e2e
-
-# Sanitizers: unit suites, plus the end-to-end suites with the collector and
-# report tool swapped for their ASan/UBSan builds.
+# The passes: each runner with its environment. Sanitizers: the unit
+# suites, and the end-to-end suites with the collector and report tool
+# swapped for their ASan/UBSan builds.
 TEST_ASAN_BINS := $(BUILD)/asan/unit $(BUILD)/asan/opprof $(BUILD)/asan/opprof-collector
-test-asan: all $(TEST_ASAN_BINS) $(BUILD)/tests/e2e $(PROGS)
-	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/unit
-	CK_TIMEOUT_MULTIPLIER=2 OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
-	  OPPROF_LIB=$(abspath $(BUILD))/libopprof.so \
-	  OPPROF_COLLECTOR=$(abspath $(BUILD))/asan/opprof-collector \
-	  OPPROF_ANALYZE=$(abspath $(BUILD))/analyze \
-	  ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
+E2E_ENV = OPPROF_BUILD=$(abspath $(BUILD)) OPPROF_SRC=$(CURDIR)
+RUN_UNIT = $(BUILD)/tests/unit
+RUN_E2E = env $(E2E_ENV) $(BUILD)/tests/e2e
+RUN_ASAN_UNIT = env ASAN_OPTIONS=detect_leaks=1 $(BUILD)/asan/unit
+RUN_ASAN_E2E = env CK_TIMEOUT_MULTIPLIER=2 $(E2E_ENV) OPPROF_TOOL_DIR=$(abspath $(BUILD))/asan \
+  OPPROF_LIB=$(abspath $(BUILD))/libopprof.so OPPROF_COLLECTOR=$(abspath $(BUILD))/asan/opprof-collector \
+  OPPROF_ANALYZE=$(abspath $(BUILD))/analyze ASAN_OPTIONS=detect_leaks=0 $(BUILD)/tests/e2e
+E2E_NEEDS := all torch-shim $(BUILD)/tests/e2e $(PROGS)
+
+# Each pass whole, one suite after another, its output as Check writes it.
+test-unit: all $(BUILD)/tests/unit
+	$(RUN_UNIT)
+test-e2e: $(E2E_NEEDS)
+	$(RUN_E2E)
+test-asan: all $(TEST_ASAN_BINS) $(E2E_NEEDS)
+	$(RUN_ASAN_UNIT)
+	$(RUN_ASAN_E2E)
+
+# make test's runs: each suite of each pass is a job of its own, which make
+# runs beside the others and beside the build, its output in
+# $(RUNS)/PASS/SUITE.log (tests/runs.sh). A test case tagged "timing"
+# (tcase_set_tags: it times real processes, so it wants the cores to
+# itself) is left out there; each pass runs its timing cases afterwards,
+# in $(RUNS)/PASS/timing-tagged.log, one pass after another with nothing
+# beside them. $(call test_pass,PASS,RUNNER,SUITES,NEEDS)
+TEST_PASSES :=
+define test_pass
+TEST_PASSES += $(1)
+$(1)_RUNS := $$(patsubst %,$$(RUNS)/$(1)/%.log,$(3))
+$$($(1)_RUNS): $$(RUNS)/$(1)/%.log: $(4) FORCE
+	@tests/runs.sh run $$@ env CK_EXCLUDE_TAGS=timing $$(RUN_$(2)) $$*
+$$(RUNS)/$(1)/timing-tagged.log: $(4) FORCE
+	@tests/runs.sh run $$@ env CK_INCLUDE_TAGS=timing $$(RUN_$(2))
+endef
+$(eval $(call test_pass,unit,UNIT,$(UNIT_SUITES),all $(BUILD)/tests/unit))
+$(eval $(call test_pass,e2e,E2E,$(E2E_SUITES),$(E2E_NEEDS)))
+$(eval $(call test_pass,asan-unit,ASAN_UNIT,$(UNIT_SUITES),all $(BUILD)/asan/unit))
+$(eval $(call test_pass,asan-e2e,ASAN_E2E,$(E2E_SUITES),$(E2E_NEEDS) $(TEST_ASAN_BINS)))
 
 # ThreadSanitizer: libopprof.so and the programs the end-to-end suites
 # profile (tests/progs/), built with it, under the suites of threads, fork,
@@ -191,11 +221,26 @@ test-layers:
 # The fuzz targets (make fuzz, test-fuzz).
 include tests/fuzz/fuzz.mk
 
-# Everything the tests need, built in parallel; then the suites, one after
-# another (the end-to-end ones time real processes), and a short run of
-# each fuzz target.
+# Everything the tests need, built in parallel.
 test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TEST_ASAN_BINS) \
             $(BUILD)/tsan/libopprof.so $(TSAN_PROGS) fuzz-build
+
+# make test: the build (every core), then the runs, their make left to
+# start them in this order (it keeps to it when nothing is left to build):
+# the fuzz targets (each runs a fixed time, whatever else runs), the
+# end-to-end suites of both passes, then the unit suites (the shortest
+# runs, last, so that the others end together); then the timing cases
+# alone; then the thread, fork and signal suites under ThreadSanitizer;
+# then what every run said and the totals of each pass.
+.PHONY: test-runs test-timing
+RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # runs wait, too
+test-runs: $(FUZZ_RUNS) $(foreach s,$(E2E_SUITES),$(RUNS)/e2e/$(s).log $(RUNS)/asan-e2e/$(s).log) \
+           $(foreach s,$(UNIT_SUITES),$(RUNS)/unit/$(s).log $(RUNS)/asan-unit/$(s).log)
+test-timing: $(foreach p,$(TEST_PASSES),$(RUNS)/$(p)/timing-tagged.log)
 test: deps test-layers
+	@rm -rf $(RUNS)
 	@$(MAKE) --no-print-directory $(PAR) test-build
-	@$(MAKE) --no-print-directory test-unit test-e2e test-asan test-tsan test-fuzz
+	@$(MAKE) --no-print-directory $(RUNS_PAR) test-runs
+	@$(MAKE) --no-print-directory -j1 test-timing
+	@$(MAKE) --no-print-directory test-tsan
+	@tests/runs.sh sum $(RUNS) fuzz $(TEST_PASSES)

@@ -107,6 +107,27 @@ int tu_code(int st)
     return st < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
 }
 
+int tu_python_has(const char *modules)
+{
+    static struct {
+        char modules[128];
+        int has;
+    } asked[8];
+    static int nasked;
+    for (int i = 0; i < nasked; i++)
+        if (!strcmp(asked[i].modules, modules))
+            return asked[i].has;
+    char code[160];
+    snprintf(code, sizeof code, "import %s", modules);
+    char *argv[] = {TU_PYTHON, "-c", code, NULL};
+    int has = access(TU_PYTHON, X_OK) == 0 && tu_code(tu_run(argv, NULL, NULL, NULL)) == 0;
+    if (nasked < 8 && strlen(modules) < sizeof asked[0].modules) {
+        snprintf(asked[nasked].modules, sizeof asked[nasked].modules, "%s", modules);
+        asked[nasked++].has = has;
+    }
+    return has;
+}
+
 const char *tu_build(const char *name)
 {
     static char buf[8][4096];

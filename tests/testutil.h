@@ -24,6 +24,15 @@ int tu_wait(int pid);
 /* Exit code as a shell reports it: status or 128+signal. */
 int tu_code(int status);
 
+/* The interpreter the suites run (Debian's numpy and torch are its), and
+ * whether it imports modules ("torch", "dask, pandas"): asked once per
+ * process and modules. A suite that asks in many tests asks in an
+ * unchecked fixture too, which Check runs in the runner before it forks
+ * the tests, so that they inherit the answer (importing torch takes a
+ * second of CPU). */
+#define TU_PYTHON "/usr/bin/python3"
+int tu_python_has(const char *modules);
+
 /* A built artifact: $OPPROF_BUILD/name (tools: $OPPROF_TOOL_DIR/name if set). */
 const char *tu_build(const char *name);
 const char *tu_tool(const char *name);

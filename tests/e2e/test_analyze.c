@@ -37,10 +37,14 @@ static void teardown(void)
     free(dir);
 }
 
+static void ask_dask(void)
+{
+    tu_python_has("dask, distributed, pandas");
+}
+
 static int have_dask(void)
 {
-    char *argv[] = {"/usr/bin/python3", "-c", "import dask, distributed, pandas", NULL};
-    if (access(argv[0], X_OK) == 0 && tu_code(tu_run(argv, NULL, NULL, NULL)) == 0)
+    if (tu_python_has("dask, distributed, pandas"))
         return 1;
     fprintf(stderr, "skipped: opprof analyze needs python3-dask, python3-distributed and "
                     "python3-pandas (make deps)\n");
@@ -418,6 +422,7 @@ Suite *suite_analyze(void)
 {
     Suite *s = suite_create("analyze");
     TCase *tc = tcase_create("dask");
+    tcase_add_unchecked_fixture(tc, ask_dask, NULL);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, straggler_and_its_operator);

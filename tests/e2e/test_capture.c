@@ -515,15 +515,21 @@ Suite *suite_capture(void)
     TCase *tc = tcase_create("windows");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, delay_and_duration);
-    tcase_add_test(tc, window_in_fork_child);
     tcase_add_test(tc, cuda_profiler_api);
     tcase_add_test(tc, nvtx_outside_window);
     tcase_add_test(tc, schedule_nvtx_steps);
-    tcase_add_test(tc, schedule_last_step_ends_with_its_range);
     tcase_add_test(tc, schedule_call_steps);
     tcase_add_test(tc, ctl_start_stop);
     tcase_add_test(tc, ctl_lists_collectors);
     suite_add_tcase(s, tc);
+    /* windows in time, and a step timed: run with nothing beside them (tests/tests.mk) */
+    TCase *timed = tcase_create("timing");
+    tcase_set_tags(timed, "timing");
+    tcase_add_checked_fixture(timed, setup, teardown);
+    tcase_set_timeout(timed, 60);
+    tcase_add_test(timed, delay_and_duration);
+    tcase_add_test(timed, schedule_last_step_ends_with_its_range);
+    tcase_add_test(timed, window_in_fork_child);
+    suite_add_tcase(s, timed);
     return s;
 }

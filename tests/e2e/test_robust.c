@@ -1035,15 +1035,9 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, collector_backlog_full);
     tcase_add_test(tc, drops_are_counted);
-    tcase_add_test(tc, drop_block_records_every_call);
     tcase_add_test(tc, hostile_clients);
     tcase_add_test(tc, ring_header_rewritten);
-    tcase_add_test(tc, program_closes_our_descriptor);
     tcase_add_test(tc, daemon_child_closes_descriptors);
-    tcase_add_test(tc, collector_stopped_process_exit);
-    tcase_add_test(tc, collector_stopped_root_exit);
-    tcase_add_test(tc, collector_stopped_run);
-    tcase_add_test(tc, run_cuts_background_child);
     tcase_add_test(tc, trace_write_fails);
     tcase_add_test(tc, signal_handler_calls_counted);
     tcase_add_test(tc, ctl_after_a_thread_exited);
@@ -1055,5 +1049,17 @@ Suite *suite_robust(void)
     tcase_add_test(tc, truncated_trace_report);
     tcase_add_test(tc, missing_real_function_fails_the_call);
     suite_add_tcase(s, tc);
+    /* bounded waits, timed: run with nothing beside them (tests/tests.mk) */
+    TCase *timed = tcase_create("timing");
+    tcase_set_tags(timed, "timing");
+    tcase_add_checked_fixture(timed, setup, teardown);
+    tcase_set_timeout(timed, 60);
+    tcase_add_test(timed, drop_block_records_every_call);
+    tcase_add_test(timed, program_closes_our_descriptor);
+    tcase_add_test(timed, collector_stopped_process_exit);
+    tcase_add_test(timed, collector_stopped_root_exit);
+    tcase_add_test(timed, collector_stopped_run);
+    tcase_add_test(timed, run_cuts_background_child);
+    suite_add_tcase(s, timed);
     return s;
 }

@@ -4,6 +4,7 @@
  * addmm's and conv2d's input shapes; opprof adds the nn.Module layers
  * around them and the library calls below them. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,10 @@
 #include "testutil.h"
 #include "tool/cmds.h"
 
-#define PY "/usr/bin/python3"
+#define PY TU_PYTHON
 #define ITERS 3
 
-static char *dir;
+static char *dir, *shared; /* the test's, the suite run's */
 static void setup(void)
 {
     dir = tu_tmpdir();
@@ -30,11 +31,20 @@ static void teardown(void)
     tu_rmdir(dir);
     free(dir);
 }
+static void suite_setup(void)
+{
+    shared = tu_tmpdir();
+    tu_python_has("torch");
+}
+static void suite_teardown(void)
+{
+    tu_rmdir(shared);
+    free(shared);
+}
 
 static int have_torch(const char *test)
 {
-    if (access(PY, X_OK) == 0 &&
-        tu_code(tu_run((char *[]){PY, "-c", "import torch", NULL}, NULL, NULL, NULL)) == 0)
+    if (tu_python_has("torch"))
         return 1;
     fprintf(stderr, "SKIP %s: %s has no torch (apt-get install python3-torch libtorch-dev)\n", test,
             PY);
@@ -138,33 +148,38 @@ static int counts_agree(long t, uint64_t o, long iters)
 }
 
 /* The script under torch.profiler (facts) and under `opprof run` (trace):
- * the same output, so the same computation. */
+ * the same output, so the same computation. Run once a suite run, in
+ * shared (the tests that read it share it: each run imports torch), and
+ * read again by each. */
 static struct opp_model *run_both(const char *iters)
 {
-    char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
-    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
-    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"), (char *)iters,
-                                               "torch", tfile, NULL},
-                                    NULL, o1, NULL)),
-                     0);
-    profiled(trace, NULL, o2, err, (char *)script("torch_train.py"), (char *)iters, NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *e = tu_slurp(err);
-    ck_assert_str_eq(s1, s2);
-    ck_assert_msg(!strstr(e, "not recorded"), "opprof said: %s", e);
-    free(s1);
-    free(s2);
-    free(e);
+    char name[64];
+    snprintf(name, sizeof name, "both-%s.txt", iters);
+    char *tfile = tu_path(shared, name);
+    snprintf(name, sizeof name, "both-%s.trace", iters);
+    char *trace = tu_path(shared, name);
+    snprintf(name, sizeof name, "both-%s.done", iters);
+    char *done = tu_path(shared, name);
+    if (access(done, F_OK) != 0) {
+        char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
+        ck_assert_int_eq(tu_code(tu_run((char *[]){PY, (char *)script("torch_train.py"),
+                                                   (char *)iters, "torch", tfile, NULL},
+                                        NULL, o1, NULL)),
+                         0);
+        profiled(trace, NULL, o2, err, (char *)script("torch_train.py"), (char *)iters, NULL);
+        char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *e = tu_slurp(err);
+        ck_assert_str_eq(s1, s2);
+        ck_assert_msg(!strstr(e, "not recorded"), "opprof said: %s", e);
+        free(s1), free(s2), free(e), free(o1), free(o2), free(err);
+        close(open(done, O_CREAT | O_WRONLY, 0600));
+    }
     nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
     ck_assert_uint_gt(nfacts, 100);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->dropped, 0);
     snprintf(m_trace, sizeof m_trace, "%s", trace);
-    free(tfile);
-    free(trace);
-    free(o1);
-    free(o2);
-    free(err);
+    free(tfile), free(trace), free(done);
     return m;
 }
 
@@ -970,6 +985,7 @@ Suite *suite_torch(void)
     Suite *s = suite_create("torch");
     TCase *tc = tcase_create("torch");
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, torch_ops_match_torch_profiler);
     tcase_add_test(tc, torch_lean_counts_match_full);

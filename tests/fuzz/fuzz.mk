@@ -5,9 +5,10 @@
 # on seeds made from real traces of this build and hostile names (seeds.sh).
 #   make fuzz [FUZZ_SECONDS=60]   each target that long (needs clang's libFuzzer)
 #   make test-fuzz                each FUZZ_TEST_SECONDS from the seeds alone (make
-#                                 test's step); without clang's libFuzzer, the seeds
-#                                 and tests/fuzz/regress/ replayed once under gcc's
-#                                 ASan/UBSan (replay.c)
+#                                 test's step, which runs the targets beside each
+#                                 other and the suites); without clang's libFuzzer,
+#                                 the seeds and tests/fuzz/regress/ replayed once
+#                                 under gcc's ASan/UBSan (replay.c)
 # Under $(BUILD)/fuzz/: the binaries, seeds/ (remade when the preload or
 # the collector changes), corpus/ (what make fuzz found, kept between runs),
 # test-corpus/ (test-fuzz's, new each run), crashes/ (failing inputs),
@@ -55,14 +56,17 @@ $(FUZZ_SEEDS): tests/fuzz/seeds.sh $(FUZZ)/proto-seeds $(BUILD)/libopprof.so $(B
                $(filter $(BUILD)/tests/double/%,$(PROGS))
 	$(call quiet,SEEDS,$(@D))tests/fuzz/seeds.sh $(BUILD) $(@D) && touch $@
 
-# Whether FUZZ_CC links libFuzzer is asked when a rule needs to know
-# (run.sh check), not each time make starts.
+# Whether FUZZ_CC links libFuzzer (run.sh check): asked where a rule needs
+# to know, and when make starts only for the goals that build the targets
+# for the tests, so that they are prerequisites like any other (built by
+# the one make, with every job slot).
 FUZZ_CHECK = tests/fuzz/run.sh check '$(FUZZ_CC)'
+ifneq ($(filter fuzz-build test-fuzz test-build test-runs $(RUNS)/fuzz/%,$(MAKECMDGOALS)),)
+FUZZ_LIBFUZZER := $(shell $(FUZZ_CHECK) >/dev/null && echo 1)
+endif
 
-.PHONY: fuzz fuzz-build test-fuzz fuzz-libfuzzer fuzz-replay
+.PHONY: fuzz fuzz-build test-fuzz fuzz-libfuzzer
 fuzz-libfuzzer: $(FUZZ_BINS) $(FUZZ_SEEDS)
-	@:
-fuzz-replay: $(FUZZ_REPLAYS) $(FUZZ_SEEDS)
 	@:
 
 fuzz: all
@@ -71,13 +75,13 @@ fuzz: all
 	@tests/fuzz/run.sh fuzz $(FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # What test-fuzz runs: clang's targets when it has libFuzzer, else the
-# replays. Its prerequisites are the other suites' too, so that test-build
-# makes each of them once.
-fuzz-build: all $(TEST_ASAN_BINS)
-	@if $(FUZZ_CHECK) >/dev/null; then $(MAKE) --no-print-directory $(PAR) fuzz-libfuzzer; \
-	else $(MAKE) --no-print-directory $(PAR) fuzz-replay; fi
+# replays.
+fuzz-build: $(if $(FUZZ_LIBFUZZER),$(FUZZ_BINS),$(FUZZ_REPLAYS)) $(FUZZ_SEEDS)
 
+# make test's step, a target at a time (a run of tests/tests.mk each).
+FUZZ_RUNS := $(patsubst %,$(RUNS)/fuzz/%.log,$(FUZZ_TARGETS))
+FUZZ_TEST = tests/fuzz/run.sh test '$(FUZZ_CC)' $(FUZZ) $(FUZZ_TEST_SECONDS)
 test-fuzz: fuzz-build
-	@if why=$$($(FUZZ_CHECK)); then tests/fuzz/run.sh fuzz --fresh $(FUZZ) $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS); \
-	else echo "opprof: libFuzzer run skipped: $$why; the seeds replayed under gcc's ASan/UBSan instead"; \
-	  tests/fuzz/run.sh replay $(FUZZ) $(FUZZ_TARGETS); fi
+	@$(FUZZ_TEST) $(FUZZ_TARGETS)
+$(FUZZ_RUNS): $(RUNS)/fuzz/%.log: fuzz-build FORCE
+	@tests/runs.sh run $@ $(FUZZ_TEST) $*

@@ -13,6 +13,9 @@
 #                                      a short one longer (make test)
 #   run.sh replay DIR TARGET...        gcc: DIR/replay/fuzz_TARGET once on each seed
 #                                      and regression input (log: DIR/replay_TARGET.log)
+#   run.sh test CC DIR SECONDS TARGET...
+#                                      make test's step: fuzz --fresh when CC links
+#                                      libFuzzer, else replay, saying why
 # A failure exits 1 and names the input.
 set -uo pipefail
 
@@ -86,8 +89,18 @@ replay)
         tail -n 1 "$log"
     done
     ;;
+test)
+    cc=$2 dir=$3 secs=$4
+    shift 4
+    if why=$("$0" check "$cc"); then
+        exec "$0" fuzz --fresh "$dir" "$secs" "$@"
+    fi
+    echo "opprof: libFuzzer run skipped: $why; the seeds replayed under gcc's ASan/UBSan instead"
+    exec "$0" replay "$dir" "$@"
+    ;;
 *)
-    echo "usage: run.sh check CC | fuzz DIR SECONDS TARGET... | replay DIR TARGET..." >&2
+    echo "usage: run.sh check CC | fuzz DIR SECONDS TARGET... | replay DIR TARGET... |" \
+        "test CC DIR SECONDS TARGET..." >&2
     exit 2
     ;;
 esac
