@@ -757,7 +757,11 @@ static void long_run(long n, const char *name, struct run_mem *r)
     snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);
     snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
     snprintf(num, sizeof num, "%09ld", n); /* one width: the same argv length */
-    char *env[] = {pre, se, NULL};
+    /* A 2 MiB ring: how much of its ring a thread touches depends on its
+     * pace (it rewinds to a quarter when the collector keeps up), so a
+     * 16 MiB one would make either peak differ by up to 12 MiB with the
+     * machine's load, not with the run's length. */
+    char *env[] = {pre, se, "OPPROF_BUFFER=65536", NULL};
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", num, NULL};
     int pid = tu_spawn(argv, env, "/dev/null", NULL);
     ck_assert_int_gt(pid, 0);
