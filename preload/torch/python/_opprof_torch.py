@@ -178,8 +178,7 @@ class _Modules:
         self.open = threading.local()  # per thread: id(module) -> [enter's index, ...]
         self.always_call = False  # the post hook runs when a forward raises (torch >= 2.1)
         comp = getattr(torch, "compiler", None)
-        self.is_compiling = getattr(comp, "is_compiling", None)
-        self.compiling = self.is_compiling or (lambda: False)
+        self.is_compiling = getattr(comp, "is_compiling", None)  # None before torch 2.1
         if hasattr(os, "register_at_fork"):  # a forked child's string ids start over
             os.register_at_fork(after_in_child=self.forget)
 
@@ -191,7 +190,7 @@ class _Modules:
             f = ctypes.PyDLL(shim).opp_torch_shim_module_hooks
             f.argtypes = [ctypes.py_object] * 3 + [ctypes.c_int]
             f.restype = ctypes.py_object
-            return f(self.ids, self.id_of, getattr(self, "is_compiling", None), self.always_call)
+            return f(self.ids, self.id_of, self.is_compiling, self.always_call)
         except Exception:  # built without Python's headers
             return None
 
@@ -218,7 +217,7 @@ class _Modules:
         return sid
 
     def pre(self, mod, inputs):
-        if self.compiling():  # traced by torch.compile: no call out of Python
+        if self.is_compiling and self.is_compiling():  # traced by torch.compile: no call out of Python
             return
         opened = self.open.__dict__.setdefault("d", {}).setdefault(id(mod), [])
         if opened and not self.always_call:
@@ -230,7 +229,7 @@ class _Modules:
         opened.append(self.enter(self.id_of(mod)))
 
     def post(self, mod, inputs, output):
-        if self.compiling():
+        if self.is_compiling and self.is_compiling():
             return
         st = self.open.__dict__.get("d", {}).get(id(mod))
         if st:

@@ -21,7 +21,6 @@ const opp_torch_api *opp_torch_shim_agent;
 
 namespace {
 
-const opp_torch_api *api;
 at::CallbackHandle all, labels; // every op with its inputs; labels alone
 
 unsigned dtype_of(c10::ScalarType t)
@@ -98,11 +97,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
     unsigned n = 0, k = 0;
     if (fn.needsInputs())
         n = encode(fn, in, &k);
-    api->enter(&fn, fn.name(), scope_of(fn.scope()), in, n, k);
+    opp_torch_shim_agent->enter(&fn, fn.name(), scope_of(fn.scope()), in, n, k);
     return nullptr;
 }
 
-void on_end(const at::RecordFunction &fn, at::ObserverContext *) { api->leave(&fn); }
+void on_end(const at::RecordFunction &fn, at::ObserverContext *) { opp_torch_shim_agent->leave(&fn); }
 
 } // namespace
 
@@ -113,7 +112,6 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
         snprintf(why, cap, "the torch shim and the agent disagree on their interface");
         return -1;
     }
-    api = a;
     opp_torch_shim_agent = a;
     try {
         // registered disabled; the agent turns them on (opp_torch_shim_enable)
