@@ -707,9 +707,10 @@ START_TEST(torch_workers_added_up)
             continue;
         names++;
         uint64_t main = calls_in(m, &one[0], facts[i].name);
-        /* exact but for torch's own folding on tied timestamps (counts_agree):
-         * its aten::sum is 4 or 5 from run to run */
-        ck_assert_msg(counts_agree(facts[i].n, main, 1),
+        /* exact but for torch's own folding on tied timestamps (counts_agree),
+         * at most once an iteration (4 batches): its aten::sum is 4 to 6
+         * from run to run */
+        ck_assert_msg(counts_agree(facts[i].n, main, 4),
                       "%s: torch.profiler %ld, opprof --pid %llu", facts[i].name, facts[i].n,
                       (unsigned long long)main);
         tolerated += main != (uint64_t)facts[i].n;
