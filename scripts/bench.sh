@@ -570,15 +570,18 @@ torch_run() { # MODE LOAD ARGS...: one figure line
     esac
 }
 # RUNS rounds of LOAD ARG in each MODE in turn (a line per round), then
-# MED_<MODE>: each mode's median of FIELD.
+# MED_<MODE>: each mode's median of FIELD, and LAST_<MODE>: its last run's
+# line.
 torch_rounds() {
-    local field=$1 load=$2 arg=$3 i mode v line
+    local field=$1 load=$2 arg=$3 i mode v line out
     shift 3
     local -A got=()
     for ((i = 1; i <= RUNS; i++)); do
         line="run $i:"
         for mode in "$@"; do
-            v=$(field "$field" "$(torch_run "$mode" "$load" "$arg")")
+            out=$(torch_run "$mode" "$load" "$arg")
+            declare -g "LAST_${mode^^}=$out"
+            v=$(field "$field" "$out")
             got[$mode]+="$v "
             line+=" $mode $v"
         done
@@ -613,10 +616,12 @@ if [[ -n $HAVE_TORCH ]]; then
     # operators the full trace holds per unit (an iteration, a round).
     for model in lm cnn; do
         sep "$model: bench/torch_models.py, modes in turn (ms a unit: median of rounds 2-6)"
-        torch_rounds ms bench/torch_models.py "$model" plain opprof lean torch
+        # opprof's run last but torch.profiler's, which writes no trace: the
+        # trace left is a full one, whose ops are counted
+        torch_rounds ms bench/torch_models.py "$model" plain lean opprof torch
         declare -g "M_${model}_plain=$MED_PLAIN" "M_${model}_full=$MED_OPPROF" \
             "M_${model}_lean=$MED_LEAN" "M_${model}_torch=$MED_TORCH"
-        units=$(field units "$(torch_run opprof bench/torch_models.py "$model")")
+        units=$(field units "$LAST_OPPROF")
         ops=$("$OPPROF" report "$scratch/torch.trace" --lib torch -f csv 2>/dev/null |
             awk -F, 'NR > 1 { n += $3 } END { print n + 0 }')
         declare -g "OPS_$model=$(calc "$ops / $units" 1)"
