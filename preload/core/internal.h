@@ -28,6 +28,10 @@
 #include "tables/funcs.h"
 
 #define OPP_EXPORT __attribute__((visibility("default")))
+/* The hot path's helpers: inlined into every wrapper whatever the
+ * compiler's size heuristics say (a call per entry and exit costs more
+ * than the work they do). */
+#define OPP_HOT static inline __attribute__((always_inline))
 #define OPP_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 /* ---- features ---- */
@@ -100,14 +104,14 @@ int opp_object_range(const void *p, uintptr_t *lo, uintptr_t *hi);
 /* Learn our own mapping (before anything is resolved). */
 void opp_resolve_init(void);
 
-static inline uint64_t opp_now(void)
+OPP_HOT uint64_t opp_now(void)
 {
     return OPP_LIKELY(opp_use_tsc) ? __rdtsc() : opp_mono_ns();
 }
 
 /* The real function behind entry point fn, or NULL when no loaded library
  * defines it (opp_missing then says what the call does instead). */
-static inline void *opp_real(uint32_t fn)
+OPP_HOT void *opp_real(uint32_t fn)
 {
     void *p = atomic_load_explicit(&opp_real_fn[fn], memory_order_relaxed);
     return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
@@ -204,7 +208,7 @@ void opp_schedule_off(const char *why);
 
 /* The common part of entering a call: the thread's ring, its pause word,
  * then the clock. stack: capture a code stack first (OPPROF_STACKS). */
-static inline int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
+OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
 {
     struct opp_ring_hdr *r = opp_tls.ring;
     if (OPP_UNLIKELY(!r)) {
@@ -237,7 +241,7 @@ static inline int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
  * outside a capture window, or when this thread cannot record. One load
  * decides the common case: opp_enter_gate is set while anything else must
  * be looked at (a step marker, a closed window, code stacks). */
-static inline int opp_enter(struct opp_frame *f, uint32_t fn)
+OPP_HOT int opp_enter(struct opp_frame *f, uint32_t fn)
 {
     if (OPP_UNLIKELY(__atomic_load_n(&opp_enter_gate, __ATOMIC_RELAXED))) {
         /* a closed window and no step marker: answered here, no call */
@@ -272,7 +276,7 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need);
  * at every call site, so the slot arithmetic folds away. A call made by a
  * signal handler that interrupted this very function on this thread would
  * claim the same slot: it is counted as dropped instead. */
-static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth,
+OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth,
                                  uint64_t begin, uint64_t end, const uint64_t *args,
                                  unsigned nargs, uint8_t flags)
 {
@@ -317,7 +321,7 @@ static inline void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t d
     opp_tls.publishing = 0;
 }
 
-static inline void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
+OPP_HOT void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
                                uint64_t end, const uint64_t *args, unsigned nargs)
 {
     opp_publish_f(r, fn, depth, begin, end, args, nargs, 0);
@@ -329,7 +333,7 @@ void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64
                        const uint64_t *args, unsigned nargs);
 
 /* Publish the finished call with its argument values. */
-static inline void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+OPP_HOT void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
 {
     uint64_t t = opp_now();
     struct opp_ring_hdr *r = f->r;
