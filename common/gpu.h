@@ -108,11 +108,14 @@ enum { OPP_GF_X_KIND = 0, OPP_GF_X_EXTERNAL, OPP_GF_X_CORRELATION, OPP_GF_X_COUN
  * buffers we could not hand to the collector, other CUPTI clients of the
  * process refused because we hold CUPTI (their GPU activity is ours),
  * clients that took CUPTI's activity buffers from us (ours ends there),
- * and records left out unfinished (no timestamps: a forced flush before
- * the work ended, or CUPTI short of device memory; and buffers whose
- * iteration stopped at an incomplete record, one each). */
+ * records left out unfinished (no timestamps: a forced flush before the
+ * work ended, or CUPTI short of device memory; and buffers whose iteration
+ * stopped at an incomplete record, one each), times we handed CUPTI over
+ * to another client (GPU activity is its own until it lets go), and times
+ * we took it back. A record may carry fewer fields: those missing are 0. */
 enum {
     OPP_GF_D_CUPTI = 0, OPP_GF_D_OURS, OPP_GF_D_CLIENTS, OPP_GF_D_TAKEN, OPP_GF_D_UNFINISHED,
+    OPP_GF_D_YIELDED, OPP_GF_D_RETAKEN,
     OPP_GF_D_COUNT
 };
 

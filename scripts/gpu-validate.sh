@@ -38,6 +38,8 @@ build() { # DIR: opprof with CUDA, and the test programs
     for p in known lifecycle; do
         "$nvcc" -O2 "${NVCC_ARCH[@]}" -o "$d/gpu/$p" "tests/gpu/$p.cu" || die "nvcc failed on tests/gpu/$p.cu"
     done
+    "$nvcc" -O2 "${NVCC_ARCH[@]}" -cudart shared -o "$d/gpu/lifecycle_shared" tests/gpu/lifecycle.cu ||
+        die "nvcc failed on tests/gpu/lifecycle.cu (shared cudart)"
 }
 
 if [ "${1:-}" = pack ]; then
@@ -50,7 +52,7 @@ echo "== machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
 $py -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 echo "== build"
-if [ -x "$B/opprof" ] && [ -x "$B/gpu/known" ]; then
+if [ -x "$B/opprof" ] && [ -x "$B/gpu/known" ] && [ -x "$B/gpu/lifecycle_shared" ]; then
     echo "using the pack in $B (git $(git log -1 --format=%h 2>/dev/null))"
 else
     mkdir -p "$B"; build "$B"; echo "built into $B"
@@ -90,13 +92,19 @@ done
 echo "(a) known work: $([ $ok = 1 ] && echo PASS || echo FAIL)"
 
 echo "== (b) CUPTI's lifecycle: tick kernels recorded at each way of ending"
-for m in exit _exit kill fork; do
-    w=6; [ $m = fork ] && w=12
-    "$O" run -q -o "$out/life_$m.trace" -- "$B/gpu/lifecycle" $m >"$out/life_$m.out" 2>&1
-    "$O" report -f json "$out/life_$m.trace" >"$out/life_$m.json" 2>"$out/life_$m.err"
-    g=$(count "$out/life_$m.json" "tick(" 2>/dev/null || echo "no report")
-    printf '%-6s want %2d got %s %s\n' $m $w "$g" "$([ "$g" = $w ] && echo ok || echo MISMATCH)"
-    grep -h opprof "$out/life_$m.out" "$out/life_$m.err" | head -3 | sed 's/^/    /'
+# static cudart (CUPTI starts by injection at the first call), then the
+# shared one (CUPTI starts at the program's start; a fork child starts it
+# again at its first call's entry)
+for prog in lifecycle lifecycle_shared; do
+    modes="exit _exit kill fork fork_launch"; [ $prog = lifecycle_shared ] && modes="exit fork fork_launch"
+    for m in $modes; do
+        w=6; case $m in fork*) w=12;; esac
+        "$O" run -q -o "$out/life_$m.trace" -- "$B/gpu/$prog" $m >"$out/life_$m.out" 2>&1
+        "$O" report -f json "$out/life_$m.trace" >"$out/life_$m.json" 2>"$out/life_$m.err"
+        g=$(count "$out/life_$m.json" "tick(" 2>/dev/null || echo "no report")
+        printf '%-17s %-12s want %2d got %s %s\n' $prog $m $w "$g" "$([ "$g" = $w ] && echo ok || echo MISMATCH)"
+        grep -h opprof "$out/life_$m.out" "$out/life_$m.err" | head -3 | sed 's/^/    /'
+    done
 done
 
 echo "== (c) PyTorch training steps: unprofiled, opprof, torch.profiler (${ROUNDS:=3} rounds, interleaved)"
@@ -179,17 +187,24 @@ if lag:
 PY
 "$O" export memory "$out/train.trace" -o "$out/mem.json" && head -c 300 "$out/mem.json"; echo
 
-echo "== (d) torch.profiler inside a process opprof profiles"
-"$O" run -q -o "$out/both.trace" -- $py tests/gpu/train.py --torch >"$out/both.txt" 2>"$out/both.err"
-echo "exit $?; stderr:"; head -5 "$out/both.err" | sed 's/^/    /'
-"$O" report -f json "$out/both.trace" >"$out/both.json"
-$py - "$out" <<'PY'
+echo "== (d) torch.profiler inside a process opprof profiles (opprof hands CUPTI over)"
+# torch.profiler alone saw the kernels printed under (c); inside an opprof
+# run it must see the same. Then 2 steps after it stopped: with Kineto's
+# TEARDOWN_CUPTI=1 it lets go of CUPTI and opprof records them again.
+for td in 0 1; do
+    TEARDOWN_CUPTI=$td "$O" run -q -o "$out/both.trace" -- $py tests/gpu/train.py --torch --after >"$out/both.txt" 2>"$out/both.err"
+    echo "TEARDOWN_CUPTI=$td: exit $?; opprof's lines on stderr:"; grep '^opprof' "$out/both.err" | head -5 | sed 's/^/    /'
+    "$O" report -f json "$out/both.trace" >"$out/both.json" 2>"$out/both.rep.err"
+    sed 's/^/    report: /' "$out/both.rep.err" | head -3
+    $py - "$out" <<'PY'
 import json, sys
 d = sys.argv[1]
 t = json.loads(open(d + "/both.txt").read().strip().splitlines()[-1])
 r = json.load(open(d + "/both.json"))
 k = [x for x in r["rows"] if x.get("device_type") == "CUDA" and not x["key"].startswith(("Memcpy", "Memset"))]
-print("torch.profiler saw %d kernels; opprof saw %d (all 22 steps); opprof header: %s" %
-      (t["kernels"], sum(x["count"] for x in k), {x: r[x] for x in r if "cupti" in x.lower() or "warn" in x.lower()}))
+g = r.get("gpu") or {}
+print("    torch.profiler saw %d kernels (20 steps); opprof saw %d (2 warm-up steps, then 2 after if taken back), "
+      "CUPTI handed over %s, taken back %s" % (t["kernels"], sum(x["count"] for x in k), g.get("cupti_yielded"), g.get("cupti_retaken")))
 PY
+done
 echo "== done"

@@ -43,7 +43,9 @@ typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackF
     X(cuptiActivityGetNextRecord, CUptiResult, (uint8_t *, size_t, CUpti_Activity **))            \
     X(cuptiActivityGetNumDroppedRecords, CUptiResult, (CUcontext, uint32_t, size_t *))            \
     X(cuptiActivityPushExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t)) \
-    X(cuptiActivityPopExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t *))
+    X(cuptiActivityPopExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t *)) \
+    X(cuptiActivityDisable, CUptiResult, (CUpti_ActivityKind))                                     \
+    X(cuptiUnsubscribe, CUptiResult, (CUpti_SubscriberHandle))
 
 static struct {
 #define CUPTI_PTR(name, ret, args) ret(*name) args;
@@ -58,6 +60,9 @@ static struct {
     pthread_mutex_t lock; /* init, and the converter */
     int tried, on;
     int taken; /* another client took the activity buffers: no flush of ours goes to it */
+    int yielded;    /* we let go of CUPTI for another client, which holds it now */
+    int conv_stale; /* a fork child's converter: its names went on the parent's connection */
+    int conv_ready;
     void *handle; /* the CUPTI library we opened */
     CUpti_SubscriberHandle sub;
     struct opp_conv conv;
@@ -83,31 +88,46 @@ static int buffers_ours(void)
  * that late. 0 is no call's (CUPTI_CORRELATION_ID_UNKNOWN) and stays 0. */
 #define CORR_STEP_BITS 30
 static uint64_t corr_mark;
+/* Added to every id: after another client's cuptiFinalize CUPTI may number
+ * calls from 1 again, and the ids of before stay in the trace. */
+static uint64_t corr_base;
 
-/* v read against mark m */
-static uint64_t corr_at(uint32_t v, uint64_t m)
+/* v read against mark m, before corr_base */
+static uint64_t corr_raw(uint32_t v, uint64_t m)
 {
-    if (v == CUPTI_CORRELATION_ID_UNKNOWN)
-        return 0;
     int64_t d = (int32_t)(v - (uint32_t)m);
     return d < 0 && (uint64_t)-d > m ? v : m + (uint64_t)d; /* ids start at 1 */
 }
 
 static uint64_t corr_extend(uint32_t v)
 {
-    return corr_at(v, __atomic_load_n(&corr_mark, __ATOMIC_RELAXED));
+    if (v == CUPTI_CORRELATION_ID_UNKNOWN)
+        return 0;
+    return corr_raw(v, __atomic_load_n(&corr_mark, __ATOMIC_RELAXED)) +
+           __atomic_load_n(&corr_base, __ATOMIC_RELAXED);
 }
 
 /* An id of a call now made: the mark follows it into a new quarter. */
 static uint64_t corr_now(uint32_t v)
 {
+    if (v == CUPTI_CORRELATION_ID_UNKNOWN)
+        return 0;
     uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
-    uint64_t x = corr_at(v, m);
+    uint64_t x = corr_raw(v, m);
     while (OPP_UNLIKELY(x >> CORR_STEP_BITS > m >> CORR_STEP_BITS) &&
            !__atomic_compare_exchange_n(&corr_mark, &m, x >> CORR_STEP_BITS << CORR_STEP_BITS, 0,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
-    return x;
+    return x + __atomic_load_n(&corr_base, __ATOMIC_RELAXED);
+}
+
+/* CUPTI numbered afresh: every id from now on above every one so far. */
+static void corr_restart(void)
+{
+    uint64_t m = __atomic_load_n(&corr_mark, __ATOMIC_RELAXED);
+    __atomic_store_n(&corr_base, __atomic_load_n(&corr_base, __ATOMIC_RELAXED) + m + (1ull << 32),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&corr_mark, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- capture windows: GPU work kept when its call was made in one ----
@@ -557,10 +577,23 @@ static void cuda_flush(void)
     }
 }
 
+/* Set where CUPTI is to start again at the next CUDA call a thread makes
+ * outside any other (cuda/internal.h): a fork child whose parent ran it,
+ * and a process whose other CUPTI client let go of it. The call's entry
+ * comes through the symbol fallback (symbols.c), before the runtime sees
+ * the call, so CUPTI records the call itself and the GPU work it makes. */
+_Atomic int opp_cupti_restart;
+
+void opp_cupti_restart_now(void)
+{
+    if (atomic_exchange(&opp_cupti_restart, 0))
+        opp_cupti_init();
+}
+
 /* The child of fork(): only the forking thread came along, so the locks
  * are made anew. Where CUPTI ran in the parent, its subscription, buffers
  * and threads stayed there: the child starts it again as a process of its
- * own, after its first CUDA call (which the symbol fallback records). */
+ * own, at the entry of its first CUDA call. */
 static void cuda_forked(void)
 {
     T.depth = T.runtime_open = 0;
@@ -571,12 +604,17 @@ static void cuda_forked(void)
     atomic_store(&flush_thread.running, 0);
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
+    int ran = C.on || C.yielded;
     C.on = 0; /* nothing of the parent's CUPTI is flushed here */
     C.taken = 0;
+    C.yielded = 0;
+    C.conv_stale = 1;
     corr_mark = 0; /* the child's CUPTI numbers its own calls */
+    corr_base = 0;
     C.tried = 0;
     opp_extcorr_on = 0;
     atomic_store(&opp_cuda_via_cupti, 0);
+    atomic_store(&opp_cupti_restart, ran);
 }
 
 /* ---- signals: what CUPTI holds is handed over before the program dies ----
@@ -624,17 +662,25 @@ static void install_signals(void)
 
 /* ---- another CUPTI client in the same process ----
  * CUPTI takes one subscriber. When the program's own client (Kineto, for
- * torch.profiler) asks after us, it is refused and would go without GPU
- * activity in silence: its cuptiSubscribe comes through here (the preload
- * is first in the global scope). Such a thing is said once on stderr and
- * counted in the trace (a DROPPED record's count at field), for the
- * report to say. */
+ * torch.profiler) subscribes after us, CUPTI refuses it, and Kineto then
+ * goes without GPU activity (it profiles the CPU only). Its cuptiSubscribe
+ * comes through here (the preload is first in the global scope), so we
+ * yield: what CUPTI holds of ours is flushed to us, our activity kinds are
+ * turned off and our subscription ends, and the call is made again for the
+ * other client, which now succeeds. The program's CUDA calls are recorded
+ * by the symbol fallback meanwhile; the GPU activity is the other
+ * client's. When it lets go (cuptiUnsubscribe of its handle, or
+ * cuptiFinalize, as Kineto does with TEARDOWN_CUPTI=1), CUPTI is ours
+ * again at the next CUDA call. Each such thing is said once on stderr and
+ * counted in the trace (a DROPPED record's count at field), for the report
+ * to say. Where we cannot let go (no cuptiUnsubscribe), the other client
+ * stays refused, as CUPTI answered. */
 static void other_client(int *said, unsigned field, const char *what)
 {
-    if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-        return;
-    opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) ",
-                  what, "");
+    if (*said == 0)
+        opp_agent_say("another CUPTI client in this process (torch.profiler/Kineto, nsys, ncu or DCGM) ",
+                      what, "");
+    __atomic_store_n(said, 1, __ATOMIC_RELAXED);
     struct opp_gpu_rec r = {.type = OPP_GPU_DROPPED, .nfields = field + 1};
     r.f[field] = 1;
     pthread_mutex_lock(&C.lock);
@@ -646,10 +692,94 @@ static void other_client(int *said, unsigned field, const char *what)
 static void other_client_refused(CUptiResult rc)
 {
     static int said;
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && C.on)
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && C.on && !said)
         other_client(&said, OPP_GF_D_CLIENTS,
                      "was refused CUPTI, which opprof holds: that tool gets no GPU activity; "
                      "opprof records it");
+}
+
+/* Our activity kinds (init_locked enables them; yield turns them off). */
+static const CUpti_ActivityKind our_kinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2,           CUPTI_ACTIVITY_KIND_OVERHEAD};
+static const CUpti_ActivityKind extcorr_kinds[] = {
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
+static int yield_locked(void);
+
+/* Let go of CUPTI for a client refused because we hold it: 1 when we did.
+ * Nothing of it is the program's: not the calls CUPTI makes, nor errno. */
+static int yield_cupti(void)
+{
+    if (!C.on || !C.cuptiUnsubscribe)
+        return 0;
+    int saved_errno = errno;
+    uint8_t state = opp_tls.state;
+    opp_tls.state = OPP_T_OFF;
+    int ok = yield_locked();
+    opp_tls.state = state;
+    errno = saved_errno;
+    return ok;
+}
+
+static int yield_locked(void)
+{
+    stop_flusher(); /* no flush of ours from now on */
+    if (buffers_ours()) {
+        clock_point();
+        C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* what it holds is ours */
+    }
+    pthread_mutex_lock(&C.lock);
+    int extcorr = opp_extcorr_on;
+    opp_extcorr_on = 0;
+    atomic_store(&opp_cuda_via_cupti, 0); /* the symbol fallback records the calls from here */
+    for (size_t i = 0; i < sizeof our_kinds / sizeof *our_kinds; i++)
+        C.cuptiActivityDisable(our_kinds[i]);
+    for (size_t i = 0; extcorr && i < sizeof extcorr_kinds / sizeof *extcorr_kinds; i++)
+        C.cuptiActivityDisable(extcorr_kinds[i]);
+    int ok = C.cuptiUnsubscribe(C.sub) == CUPTI_SUCCESS;
+    if (ok) {
+        C.on = 0;
+        C.yielded = 1;
+        C.sub = NULL;
+    } else { /* still ours: as before */
+        opp_extcorr_on = extcorr;
+        atomic_store(&opp_cuda_via_cupti, 1);
+    }
+    pthread_mutex_unlock(&C.lock);
+    if (ok) {
+        static int said;
+        other_client(&said, OPP_GF_D_YIELDED,
+                     "asked for CUPTI: opprof handed it over; CUDA calls are still recorded, the "
+                     "GPU activity is that tool's until it lets go of CUPTI");
+    } else {
+        start_flusher();
+    }
+    return ok;
+}
+
+/* The other client let go: ours again at the next CUDA call (numbered
+ * afresh after a cuptiFinalize). */
+static void take_back(int finalized)
+{
+    pthread_mutex_lock(&C.lock);
+    int again = C.yielded || C.on;
+    if (finalized && C.tried)
+        corr_restart();
+    if (again) {
+        C.yielded = 0;
+        C.on = 0;
+        C.taken = 0;
+        C.tried = 0;
+        atomic_store(&opp_cuda_via_cupti, 0);
+        opp_extcorr_on = 0;
+    }
+    pthread_mutex_unlock(&C.lock);
+    if (again) {
+        static int said;
+        other_client(&said, OPP_GF_D_RETAKEN, "let go of CUPTI: opprof records GPU activity again");
+        atomic_store(&opp_cupti_restart, 1);
+    }
 }
 
 /* Its activity buffers taken by another client (Kineto registers its own
@@ -658,9 +788,10 @@ static void other_client_refused(CUptiResult rc)
 static void buffers_taken(void)
 {
     static int said;
-    other_client(&said, OPP_GF_D_TAKEN,
-                 "took CUPTI's activity buffers: GPU activity from now on is that tool's, not in "
-                 "opprof's trace");
+    if (!said)
+        other_client(&said, OPP_GF_D_TAKEN,
+                     "took CUPTI's activity buffers: GPU activity from now on is that tool's, not in "
+                     "opprof's trace");
 }
 
 /* The real entry point: the next definition, else the library we opened. */
@@ -676,6 +807,8 @@ OPP_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackF
 {
     subscribe_fn real = (subscribe_fn)cupti_next("cuptiSubscribe");
     CUptiResult rc = real ? real(s, cb, ud) : CUPTI_ERROR_NOT_INITIALIZED;
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && yield_cupti())
+        rc = real(s, cb, ud);
     other_client_refused(rc);
     return rc;
 }
@@ -685,7 +818,33 @@ OPP_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_Callba
 {
     subscribe_v2_fn real = (subscribe_v2_fn)cupti_next("cuptiSubscribe_v2");
     CUptiResult rc = real ? real(s, cb, ud, p) : CUPTI_ERROR_NOT_INITIALIZED;
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && yield_cupti())
+        rc = real(s, cb, ud, p);
     other_client_refused(rc);
+    return rc;
+}
+
+OPP_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
+{
+    CUptiResult (*real)(CUpti_SubscriberHandle) =
+        (CUptiResult(*)(CUpti_SubscriberHandle))cupti_next("cuptiUnsubscribe");
+    CUptiResult rc = real ? real(s) : CUPTI_ERROR_NOT_INITIALIZED;
+    if (rc == CUPTI_SUCCESS && __atomic_load_n(&C.yielded, __ATOMIC_RELAXED))
+        take_back(0);
+    return rc;
+}
+
+/* Detaches CUPTI from the process, ours too where we held it. */
+OPP_EXPORT CUptiResult cuptiFinalize(void)
+{
+    CUptiResult (*real)(void) = (CUptiResult(*)(void))cupti_next("cuptiFinalize");
+    if (buffers_ours()) {
+        stop_flusher();
+        C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    CUptiResult rc = real ? real() : CUPTI_ERROR_NOT_INITIALIZED;
+    if (rc == CUPTI_SUCCESS)
+        take_back(1);
     return rc;
 }
 
@@ -866,17 +1025,10 @@ static int init_locked(void)
     if (rc == CUPTI_SUCCESS &&
         (step = "cuptiActivityRegisterCallbacks",
          rc = C.cuptiActivityRegisterCallbacks(buffer_requested, on_buffer)) == CUPTI_SUCCESS) {
-        static const CUpti_ActivityKind kinds[] = {
-            CUPTI_ACTIVITY_KIND_DEVICE,           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-            CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
-            CUPTI_ACTIVITY_KIND_MEMORY2,          CUPTI_ACTIVITY_KIND_OVERHEAD};
-        static const CUpti_ActivityKind extcorr_kinds[] = {
-            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
-            CUPTI_ACTIVITY_KIND_DRIVER};
         step = "cuptiActivityEnable";
-        for (size_t i = 0; rc == CUPTI_SUCCESS && i < sizeof kinds / sizeof *kinds; i++) {
-            rc = C.cuptiActivityEnable(kinds[i]);
-            if (kinds[i] == CUPTI_ACTIVITY_KIND_DEVICE && rc != CUPTI_SUCCESS)
+        for (size_t i = 0; rc == CUPTI_SUCCESS && i < sizeof our_kinds / sizeof *our_kinds; i++) {
+            rc = C.cuptiActivityEnable(our_kinds[i]);
+            if (our_kinds[i] == CUPTI_ACTIVITY_KIND_DEVICE && rc != CUPTI_SUCCESS)
                 rc = CUPTI_SUCCESS; /* device records are a nicety */
         }
         for (size_t i = 0; extcorr && rc == CUPTI_SUCCESS && i < sizeof extcorr_kinds / sizeof *extcorr_kinds;
@@ -899,16 +1051,20 @@ static int init_locked(void)
     skip_trivial();
     if (C.enable_callback) /* without it (an old CUPTI) a destroyed context's records may go */
         C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-    opp_conv_free(&C.conv); /* a fork child's: the names went on the parent's connection */
-    opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
+    if (!C.conv_ready || C.conv_stale) { /* taken back after another client: the names sent stay */
+        opp_conv_free(&C.conv);
+        opp_conv_init(&C.conv, C.cuptiActivityGetNextRecord, emit, NULL);
+        C.conv_ready = 1;
+        C.conv_stale = 0;
+        C.lost_reported = C.unfinished_reported = 0;
+        W.open = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
+        W.open_lo = 0;
+        W.n = 0;
+        W.ever_closed = !W.open; /* closed from the start: nothing before the first window */
+    }
     C.conv.keep = window_keep;
     C.conv.corr = corr_extend;
     C.conv.time = K.calibrated ? clock_ours : NULL;
-    C.lost_reported = C.unfinished_reported = 0;
-    W.open = __atomic_load_n(&opp_capturing, __ATOMIC_RELAXED);
-    W.open_lo = 0;
-    W.n = 0;
-    W.ever_closed = !W.open; /* closed from the start: nothing before the first window */
     /* Full buffers handed over every 500 ms (only full ones: the flush
      * thread asks for the rest). */
     CUptiResult (*period)(uint32_t) = (CUptiResult(*)(uint32_t))dlsym(h, "cuptiActivityFlushPeriod");

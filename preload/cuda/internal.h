@@ -28,6 +28,11 @@ extern _Atomic int opp_cuda_via_cupti;
  * fallback recorded (static cudart, where neither of the others happens):
  * cheap once tried. Always 0 in builds without the CUDA toolkit. */
 int opp_cupti_init(void);
+/* Set where CUPTI is to start again at the entry of the next CUDA call made
+ * outside any other (a fork child whose parent ran it; a process whose
+ * other CUPTI client let go of it): opp_cupti_restart_now starts it. */
+extern _Atomic int opp_cupti_restart;
+void opp_cupti_restart_now(void);
 
 /* Whether entry point fn (a runtime or driver call's id) returns a status
  * (cudaError_t, CUresult): not a pointer, a string, a struct or nothing,

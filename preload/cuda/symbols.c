@@ -189,6 +189,8 @@ OPP_HIDDEN void *opp_cuda_enter(uint32_t id, void **slot)
                                                : (void *)ret_missing_cudart;
     unsigned n = shadow.n;
     struct opp_frame f;
+    if (OPP_UNLIKELY(atomic_load_explicit(&opp_cupti_restart, memory_order_relaxed)) && n == 0)
+        opp_cupti_restart_now(); /* before the runtime sees this call */
     if (OPP_UNLIKELY(opp_capture_api) &&
         !atomic_load_explicit(&opp_cuda_via_cupti, memory_order_relaxed))
         opp_capture_cuda(id);

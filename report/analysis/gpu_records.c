@@ -275,6 +275,8 @@ int opp_loader_on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         m->gpu.clients_refused = add_sat(m->gpu.clients_refused, g->f[OPP_GF_D_CLIENTS]);
         m->gpu.buffers_taken = add_sat(m->gpu.buffers_taken, g->f[OPP_GF_D_TAKEN]);
         m->gpu.unfinished = add_sat(m->gpu.unfinished, g->f[OPP_GF_D_UNFINISHED]);
+        m->gpu.yielded = add_sat(m->gpu.yielded, g->f[OPP_GF_D_YIELDED]);
+        m->gpu.retaken = add_sat(m->gpu.retaken, g->f[OPP_GF_D_RETAKEN]);
         return 0;
     case OPP_GPU_DEVICE:
         return gpu_device(ld, pi, g);

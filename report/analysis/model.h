@@ -217,6 +217,8 @@ struct opp_gpu {
     uint64_t dropped_ours;
     uint64_t clients_refused; /* other CUPTI clients refused: their GPU view is ours */
     uint64_t buffers_taken;   /* another client took CUPTI's buffers: ours ended there */
+    uint64_t yielded;         /* CUPTI handed over to another client: its GPU activity is its own */
+    uint64_t retaken;         /* CUPTI taken back when that client let go */
     uint64_t unfinished;      /* records left out without timestamps (and cut buffers) */
 };
 

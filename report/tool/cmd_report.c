@@ -463,6 +463,14 @@ static void warn_about(const struct report_args *ra, const struct opp_model *m)
                 PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) "
                        "took CUPTI's activity buffers in the profiled program: GPU activity after "
                        "that is not in this trace\n");
+    if (m->gpu.yielded)
+        fprintf(stderr,
+                PREFIX "warning: opprof handed CUPTI over to another client (torch.profiler/Kineto, "
+                       "nsys, ncu or DCGM) %" PRIu64 " time%s and took it back %" PRIu64 " time%s: "
+                       "the GPU activity while that tool held CUPTI is in its own output, not in "
+                       "this trace (the CUDA calls are)\n",
+                m->gpu.yielded, m->gpu.yielded > 1 ? "s" : "", m->gpu.retaken,
+                m->gpu.retaken == 1 ? "" : "s");
 }
 
 /* ---- reading a large trace as it streams (--stream) ----

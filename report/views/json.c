@@ -67,10 +67,10 @@ static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_st
     opp_put_us(f, (double)s->kernel_ns);
     fprintf(f, ", \"unattached\": %" PRIu64 ",\n    \"dropped\": {\"cupti\": %" PRIu64
                ", \"opprof\": %" PRIu64 "}, \"cupti_clients_refused\": %" PRIu64
-               ", \"cupti_buffers_taken\": %" PRIu64 ", \"unfinished\": %" PRIu64
-               ",\n    \"devices\": [",
+               ", \"cupti_buffers_taken\": %" PRIu64 ", \"cupti_yielded\": %" PRIu64
+               ", \"cupti_retaken\": %" PRIu64 ", \"unfinished\": %" PRIu64 ",\n    \"devices\": [",
             m->gpu.unattached, m->gpu.dropped_cupti, m->gpu.dropped_ours, m->gpu.clients_refused,
-            m->gpu.buffers_taken, m->gpu.unfinished);
+            m->gpu.buffers_taken, m->gpu.yielded, m->gpu.retaken, m->gpu.unfinished);
     for (size_t i = 0; i < s->ndevs; i++) {
         const struct opp_gpu_dev_stats *d = &s->devs[i];
         fprintf(f, "%s\n      {\"device\": %" PRIu32 ", \"name\": ", i ? "," : "", d->device);

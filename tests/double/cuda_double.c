@@ -15,7 +15,11 @@
  * hands over only records that are complete (the device is past their
  * end), FORCED all of them; cuptiActivityFlushPeriod hands over only full
  * buffers (none of these programs fills one), so it delivers nothing; a
- * second subscriber is refused (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); in a
+ * second subscriber is refused (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), until
+ * the first unsubscribes (its callbacks end there; the activity kinds,
+ * buffer callbacks and pending records are the process's and stay) or
+ * cuptiFinalize detaches CUPTI (everything gone, records not handed over
+ * too; calls are numbered on); in a
  * forked child CUPTI is uninitialised (no subscriber, no kind enabled,
  * nothing pending) until a client subscribes again; nothing is handed over
  * at exit unless the client flushes, and the runtime's teardown (atexit,
@@ -44,6 +48,8 @@
 static struct {
     CUpti_CallbackFunc cb;
     void *ud;
+    uintptr_t sub;       /* the subscriber's handle: each subscription its own */
+    uintptr_t subs_made;
     int rt_on;
     CUpti_TimestampCallbackFunc ts;
     CUpti_BuffersCallbackRequestFunc req;
@@ -414,10 +420,42 @@ __attribute__((constructor)) static void double_init(void)
 
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
-    if (getenv("DOUBLE_CUPTI_HELD") || D.cb)
+    if (getenv("DOUBLE_CUPTI_HELD") || D.sub)
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     D.cb = cb, D.ud = ud;
-    *s = (CUpti_SubscriberHandle)&D;
+    D.sub = ++D.subs_made;
+    *s = (CUpti_SubscriberHandle)D.sub;
+    return CUPTI_SUCCESS;
+}
+
+/* The subscription ends, and with it its callbacks; the activity API
+ * (kinds, buffers, records pending) is the process's and stays. */
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
+{
+    if (getenv("DOUBLE_CUPTI_NO_UNSUBSCRIBE")) /* asked for: a CUPTI that cannot */
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    if (!D.sub || (uintptr_t)s != D.sub)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    D.sub = 0;
+    D.cb = NULL, D.ud = NULL;
+    D.rt_on = 0, D.ctx_destroy_on = 0;
+    memset(D.rt_off, 0, sizeof D.rt_off);
+    return CUPTI_SUCCESS;
+}
+
+/* CUPTI detached from the process: as one that never started it, the
+ * records not handed over gone with it (a client flushes first). The
+ * runtime's numbering of calls goes on. */
+EXPORT CUptiResult cuptiFinalize(void)
+{
+    uint32_t corr = D.corr;
+    uint64_t busy = D.busy_until;
+    uintptr_t made = D.subs_made;
+    pthread_mutex_lock(&pending_lock);
+    free(D.pending);
+    memset(&D, 0, sizeof D);
+    D.corr = corr, D.busy_until = busy, D.subs_made = made;
+    pthread_mutex_unlock(&pending_lock);
     return CUPTI_SUCCESS;
 }
 
@@ -484,6 +522,23 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
         D.extcorr_on = 1;
     else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
         D.api_on = 1;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
+{
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        D.kernels_on = 0;
+    else if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
+        D.memcpy_on = 0;
+    else if (k == CUPTI_ACTIVITY_KIND_MEMORY2)
+        D.memory_on = 0;
+    else if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
+        D.sync_on = 0;
+    else if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
+        D.extcorr_on = 0;
+    else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
+        D.api_on = 0;
     return CUPTI_SUCCESS;
 }
 

@@ -16,7 +16,16 @@
  *                     SIGTERM while it runs
  *   gpu_app buffers   the work, then its own CUPTI buffer callbacks registered
  *                     (as Kineto does when refused the subscription), one
- *                     kernel "after" (4 us), and how many records it got */
+ *                     kernel "after" (4 us), and how many records it got
+ *   gpu_app fork_launch  a child forked before any CUDA call launches three
+ *                     kernels (10, 11, 12 us) as its first CUDA calls
+ *   gpu_app profiler, profiler_teardown  the work, then a profiler of its own, as
+ *                     torch.profiler's Kineto: subscribes, registers its
+ *                     buffers, turns kernels on, launches two "mid" kernels
+ *                     (5, 6 us), flushes, turns kernels off, prints what it
+ *                     got; profiler_teardown then unsubscribes and calls
+ *                     cuptiFinalize (Kineto's TEARDOWN_CUPTI=1); then one
+ *                     kernel "after" (4 us) */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +54,14 @@ static void CUPTIAPI own_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
     while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
         own_records++;
     free(buf);
+}
+
+/* The program's own profiler's API callbacks (mode profiler). */
+static unsigned long own_callbacks;
+
+static void CUPTIAPI own_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+    own_callbacks++;
 }
 
 static int launch(const char *name, unsigned g)
@@ -91,6 +108,21 @@ int main(int argc, char **argv)
             return 1;
         return work() | WEXITSTATUS(st);
     }
+    if (!strcmp(mode, "fork_launch")) {
+        pid_t p = fork();
+        if (p == 0) {
+            int rc = 0;
+            for (unsigned i = 0; i < 3; i++)
+                rc |= launch("_Z4stepPfi", 10 + i);
+            rc |= cudaDeviceSynchronize();
+            printf("child rc=%d\n", rc);
+            exit(rc);
+        }
+        int st = 0;
+        if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
+            return 1;
+        return WEXITSTATUS(st);
+    }
     if (!strcmp(mode, "window")) {
         int rc = launch("_Z6beforev", 5);
         rc |= cudaProfilerStart();
@@ -124,6 +156,27 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "kineto")) {
         CUpti_SubscriberHandle s;
         printf("cuptiSubscribe: %d\n", (int)cuptiSubscribe(&s, NULL, NULL));
+    }
+    if (!strncmp(mode, "profiler", 8)) {
+        CUpti_SubscriberHandle s;
+        int sub = (int)cuptiSubscribe(&s, own_callback, NULL);
+        if (sub == 0)
+            cuptiEnableDomain(1, s, CUPTI_CB_DOMAIN_RUNTIME_API);
+        cuptiActivityRegisterCallbacks(own_request, own_complete);
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        rc |= launch("_Z3midv", 5);
+        rc |= launch("_Z3midv", 6);
+        rc |= cudaDeviceSynchronize();
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        printf("subscribe: %d, own records: %lu, own callbacks: %lu\n", sub, own_records, own_callbacks);
+        if (!strcmp(mode, "profiler_teardown") && sub == 0) {
+            int un = (int)cuptiUnsubscribe(s);
+            printf("unsubscribe: %d, finalize: %d\n", un, (int)cuptiFinalize());
+        }
+        rc |= launch("_Z5afterv", 4);
+        rc |= cudaDeviceSynchronize();
+        printf("gpu_app rc=%d\n", rc);
     }
     if (!strcmp(mode, "buffers")) {
         printf("register: %d\n", (int)cuptiActivityRegisterCallbacks(own_request, own_complete));

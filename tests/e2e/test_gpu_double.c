@@ -384,16 +384,17 @@ static void report_warns(const char *warning)
     free(got), free(e), free(o);
 }
 
-/* The program's own CUPTI client (Kineto, for torch.profiler) asks after
- * opprof subscribed: CUPTI refuses it as it would, the program gets that
- * answer unchanged, and opprof says once that the other tool goes without
- * GPU activity; opprof's own records are whole. */
+/* The program's own CUPTI client asks after opprof subscribed, and opprof
+ * cannot let go (a CUPTI without cuptiUnsubscribe, asked of the double):
+ * CUPTI refuses it as it would, the program gets that answer unchanged,
+ * and opprof says once that the other tool goes without GPU activity;
+ * opprof's own records are whole. */
 START_TEST(second_client_refused_is_said)
 {
     if (!have_double())
         return;
     char *out, *err;
-    ck_assert_int_eq(run_app("kineto", NULL, &out, &err), 0);
+    ck_assert_int_eq(run_app("kineto", "DOUBLE_CUPTI_NO_UNSUBSCRIBE=1", &out, &err), 0);
     ck_assert_str_eq(out, "gpu_app rc=0 same=1\ncuptiSubscribe: 39\n");
     ck_assert_int_eq(tu_count_lines(err, "opprof: "), 2);
     ck_assert_int_eq(tu_count_lines(err, "opprof: another CUPTI client in this process "
@@ -412,6 +413,100 @@ START_TEST(second_client_refused_is_said)
     report_warns("another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was refused "
                  "CUPTI in the profiled program, which opprof held: its own output has no GPU "
                  "activity; this trace has it");
+    free(out), free(err);
+}
+END_TEST
+
+/* opprof's trace of gpu_app profiler or profiler_teardown: the app's
+ * launches and kernels, and what opprof said. */
+static void check_handed_over(int teardown)
+{
+    char *out, *err;
+    ck_assert_int_eq(run_app(teardown ? "profiler_teardown" : "profiler", NULL, &out, &err), 0);
+    /* its profiler got what it asked for: its two kernels, and the
+       callbacks of the two launches and the sync, enter and exit */
+    ck_assert_str_eq(out, teardown ? "gpu_app rc=0 same=1\n"
+                                     "subscribe: 0, own records: 2, own callbacks: 6\n"
+                                     "unsubscribe: 0, finalize: 0\ngpu_app rc=0\n"
+                                   : "gpu_app rc=0 same=1\n"
+                                     "subscribe: 0, own records: 2, own callbacks: 6\n"
+                                     "gpu_app rc=0\n");
+    ck_assert_int_eq(tu_count_lines(err, "opprof: another CUPTI client in this process "
+                                         "(torch.profiler/Kineto, nsys, ncu or DCGM) asked for "
+                                         "CUPTI: opprof handed it over; CUDA calls are still "
+                                         "recorded, the GPU activity is that tool's until it lets "
+                                         "go of CUPTI"),
+                     1);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: another CUPTI client in this process "
+                                         "(torch.profiler/Kineto, nsys, ncu or DCGM) let go of "
+                                         "CUPTI: opprof records GPU activity again"),
+                     teardown);
+    ck_assert_int_eq(tu_count_lines(err, "opprof: "), 2 + teardown);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    /* every launch, the profiler's two by the symbol fallback */
+    ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3 + 2 + 1);
+    ck_assert_uint_eq(tu_count(m, "cudaDeviceSynchronize", -1, 0, 0), 1 + 1 + 1);
+    struct opp_agg a;
+    /* the GPU work before it asked; after it let go, the kernel "after" */
+    ck_assert_uint_eq(gpu_ops(m, &a), 3 + 3 + 2 + teardown);
+    ck_assert_uint_eq(m->gpu.unattached, 0);
+    ck_assert_uint_eq(m->gpu.yielded, 1);
+    ck_assert_uint_eq(m->gpu.retaken, (uint64_t)teardown);
+    ck_assert_uint_eq(m->gpu.clients_refused, 0);
+    ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns,
+                      33000 + (teardown ? 4000 : 0));
+    if (teardown)
+        ck_assert_uint_eq(row(&a, "after()")->count, 1);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    char warn[512];
+    snprintf(warn, sizeof warn,
+             "opprof handed CUPTI over to another client (torch.profiler/Kineto, nsys, ncu or "
+             "DCGM) 1 time and took it back %d time%s: the GPU activity while that tool held "
+             "CUPTI is in its own output, not in this trace (the CUDA calls are)",
+             teardown, teardown == 1 ? "" : "s");
+    report_warns(warn);
+    free(out), free(err);
+}
+
+/* The program starts a profiler of its own after opprof subscribed, as
+ * torch.profiler's Kineto does, which CUPTI would refuse: opprof lets go
+ * of CUPTI for it. The program's profiler gets its subscription, its
+ * callbacks and its kernels; opprof flushed what was its own before, keeps
+ * recording the CUDA calls, and says so once. With Kineto's teardown
+ * (cuptiUnsubscribe, cuptiFinalize), CUPTI is opprof's again from the next
+ * CUDA call: its kernel is in the trace, under its launch. */
+START_TEST(other_client_is_handed_cupti)
+{
+    if (!have_double())
+        return;
+    check_handed_over(0);
+    check_handed_over(1);
+}
+END_TEST
+
+/* A child forked before any CUDA call whose first CUDA calls launch
+ * kernels, in a parent whose CUPTI runs (the runtime was loaded at start):
+ * CUPTI starts in the child at its first call's entry, so all three
+ * kernels are recorded, each under its launch. */
+START_TEST(forked_child_first_call_kernels_recorded)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("fork_launch", NULL, &out, &err), 0);
+    ck_assert_str_eq(out, "child rc=0\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg a;
+    ck_assert_uint_eq(gpu_ops(m, &a), 3);
+    ck_assert_uint_eq(m->gpu.unattached, 0);
+    ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->count, 3);
+    ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
+    ck_assert_uint_eq(row(&a, "step(float*, int)")->count, 3);
+    opp_agg_free(&a);
+    opp_model_free(m);
     free(out), free(err);
 }
 END_TEST
@@ -752,6 +847,8 @@ Suite *suite_gpu_double(void)
     tcase_add_test(tc, forked_child_records_its_gpu_work);
     tcase_add_test(tc, capture_window_gates_gpu_work);
     tcase_add_test(tc, second_client_refused_is_said);
+    tcase_add_test(tc, other_client_is_handed_cupti);
+    tcase_add_test(tc, forked_child_first_call_kernels_recorded);
     tcase_add_test(tc, buffers_taken_are_said);
     tcase_add_test(tc, inherited_injection_leaves_the_process_alone);
     tcase_add_test(tc, unfinished_work_is_counted_not_shown);

@@ -7,6 +7,10 @@
 //                      lives 0.5 s more (a worker, longer than a flush
 //                      period) before _exit, then the parent does the work
 //   lifecycle kill     SIGKILL of itself 2 s after the work
+//   lifecycle fork_launch  as fork, but the child's first CUDA calls are its
+//                      6 launches (on no memory), then the parent does the work
+// Built twice by the script: with the static cudart (the default) and with
+// the shared one, where opprof starts CUPTI at the program's start.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -32,8 +36,16 @@ static int work(const char *who)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exit";
-    if (!strcmp(mode, "fork")) {
+    if (!strcmp(mode, "fork") || !strcmp(mode, "fork_launch")) {
         pid_t p = fork();
+        if (p == 0 && !strcmp(mode, "fork_launch")) {
+            for (int k = 0; k < 6; k++) tick<<<1, 32>>>(nullptr, 0);
+            cudaError_t e = cudaDeviceSynchronize();
+            printf("child: 6 kernels first, status %d\n", (int)e);
+            fflush(stdout);
+            usleep(500 * 1000);
+            _exit(e != cudaSuccess);
+        }
         if (p == 0) { int rc = work("child"); usleep(500 * 1000); _exit(rc); }
         int st = 0;
         waitpid(p, &st, 0);

@@ -6,6 +6,7 @@
                       opprof then records exactly what torch.profiler does)
   train.py --torch    the same under torch.profiler (CPU + CUDA), print its
                       kernel count, kernel time, top kernels and copy bytes
+  train.py --torch --after   and 2 more steps after the profiler stopped
 """
 import json, sys, tempfile, time
 import torch, torch.nn as nn
@@ -53,6 +54,8 @@ def main():
     # processing at the end are not counted against it.
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         t = time.perf_counter(); steps(); wall = time.perf_counter() - t
+    if "--after" in sys.argv:
+        steps(2)
     path = tempfile.mktemp(suffix=".json")
     prof.export_chrome_trace(path)
     ev = json.load(open(path))["traceEvents"]
