@@ -45,7 +45,8 @@ typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackF
     X(cuptiActivityPushExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t)) \
     X(cuptiActivityPopExternalCorrelationId, CUptiResult, (CUpti_ExternalCorrelationKind, uint64_t *)) \
     X(cuptiActivityDisable, CUptiResult, (CUpti_ActivityKind))                                     \
-    X(cuptiUnsubscribe, CUptiResult, (CUpti_SubscriberHandle))
+    X(cuptiUnsubscribe, CUptiResult, (CUpti_SubscriberHandle))                                    \
+    X(cuptiFinalize, CUptiResult, (void))
 
 static struct {
 #define CUPTI_PTR(name, ret, args) ret(*name) args;
@@ -63,6 +64,7 @@ static struct {
     int yielded;    /* we let go of CUPTI for another client, which holds it now */
     int conv_stale; /* a fork child's converter: its names went on the parent's connection */
     int conv_ready;
+    int forked_copy; /* a fork child whose parent ran CUPTI: the child's copy is the parent's */
     void *handle; /* the CUPTI library we opened */
     CUpti_SubscriberHandle sub;
     struct opp_conv conv;
@@ -591,9 +593,10 @@ void opp_cupti_restart_now(void)
 }
 
 /* The child of fork(): only the forking thread came along, so the locks
- * are made anew. Where CUPTI ran in the parent, its subscription, buffers
- * and threads stayed there: the child starts it again as a process of its
- * own, at the entry of its first CUDA call. */
+ * are made anew. Where CUPTI ran in the parent, the child's CUPTI is a copy
+ * of the parent's that records nothing of the child's: the child detaches
+ * it and starts CUPTI again as a process of its own, at the entry of its
+ * first CUDA call. */
 static void cuda_forked(void)
 {
     T.depth = T.runtime_open = 0;
@@ -605,6 +608,7 @@ static void cuda_forked(void)
     if (!C.tried)
         return; /* CUPTI never started: the child starts it as any process */
     int ran = C.on || C.yielded;
+    C.forked_copy = ran;
     C.on = 0; /* nothing of the parent's CUPTI is flushed here */
     C.taken = 0;
     C.yielded = 0;
@@ -962,6 +966,19 @@ int opp_cupti_init(void)
     return on;
 }
 
+/* Our subscription; holder: the name of the client that holds CUPTI, where
+ * the library says. */
+static CUptiResult subscribe_ours(char *holder, size_t cap)
+{
+    if (!C.subscribe_v2)
+        return C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
+    CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+                                .subscriberName = "opprof",
+                                .oldSubscriberName = holder,
+                                .oldSubscriberSize = cap};
+    return C.subscribe_v2(&C.sub, (CUpti_CallbackFunc)on_callback, NULL, &p);
+}
+
 static int init_locked(void)
 {
     pthread_mutex_lock(&C.lock);
@@ -1002,15 +1019,15 @@ static int init_locked(void)
     /* Synchronisation records (torch.profiler's cuda_sync events, which it
      * too makes only when asked) cost a record per wait. */
     int sync = env_flag("OPPROF_GPU_SYNC");
-    if (C.subscribe_v2) {
-        CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
-                                    .subscriberName = "opprof",
-                                    .oldSubscriberName = holder,
-                                    .oldSubscriberSize = sizeof holder};
-        rc = C.subscribe_v2(&C.sub, (CUpti_CallbackFunc)on_callback, NULL, &p);
-    } else {
-        rc = C.cuptiSubscribe(&C.sub, (CUpti_CallbackFunc)on_callback, NULL);
+    if (C.forked_copy) {
+        /* a fork child's copy of CUPTI still holds the parent's
+         * subscription and delivers none of the child's activity, even
+         * once unsubscribed (seen on an H200, CUDA 13): detached, it
+         * starts as in a new process */
+        C.cuptiFinalize();
+        C.forked_copy = 0;
     }
+    rc = subscribe_ours(holder, sizeof holder);
     const char *step = "cuptiSubscribe";
     /* Our clock first (else calibration points), then the buffers, then the kinds. */
     if (rc == CUPTI_SUCCESS) {

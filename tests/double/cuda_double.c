@@ -20,8 +20,10 @@
  * buffer callbacks and pending records are the process's and stay) or
  * cuptiFinalize detaches CUPTI (everything gone, records not handed over
  * too; calls are numbered on); in a
- * forked child CUPTI is uninitialised (no subscriber, no kind enabled,
- * nothing pending) until a client subscribes again; nothing is handed over
+ * forked child CUPTI is the parent's copy: the parent's subscription
+ * holds, delivering nothing, until it is unsubscribed there, the parent's
+ * pending records are gone, and no activity of the child's is recorded
+ * until cuptiFinalize detaches the copy; nothing is handed over
  * at exit unless the client flushes, and the runtime's teardown (atexit,
  * registered at the first CUDA call) destroys the context, and with it
  * what was not handed over, before any library destructor runs; the
@@ -49,6 +51,7 @@ static struct {
     CUpti_CallbackFunc cb;
     void *ud;
     uintptr_t sub;       /* the subscriber's handle: each subscription its own */
+    int fork_copy;       /* a fork child's copy of the parent's CUPTI, until cuptiFinalize */
     uintptr_t subs_made;
     int rt_on;
     CUpti_TimestampCallbackFunc ts;
@@ -90,6 +93,8 @@ static uint64_t now(void)
 
 static void queue(const void *rec, size_t n)
 {
+    if (D.fork_copy)
+        return; /* a fork child's copy of CUPTI delivers none of the child's activity */
     pthread_mutex_lock(&pending_lock);
     if (D.len + n > D.cap) {
         size_t cap = D.cap ? D.cap * 2 : 1 << 16;
@@ -398,14 +403,20 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 
 /* ---- CUPTI ---- */
 
-/* A forked child: CUPTI as in a process that never started it. */
+/* A forked child: its CUPTI is a copy of the parent's, as on an H200 with
+ * CUDA 13: the parent's subscription still holds (a client's subscribe is
+ * refused until that handle is unsubscribed) and its kinds stay on, but
+ * none of its callbacks are delivered, the records the parent had pending
+ * are not the child's, and none of the child's activity is recorded, even
+ * after a new subscription, until cuptiFinalize detaches the copy. */
 static void forked(void)
 {
-    uint32_t corr = D.corr;
     pthread_mutex_init(&pending_lock, NULL); /* a thread of the parent's may have held it */
     free(D.pending);
-    memset(&D, 0, sizeof D);
-    D.corr = corr;
+    D.pending = NULL;
+    D.len = D.cap = 0;
+    D.cb = NULL;
+    D.fork_copy = D.sub != 0;
 }
 
 /* DOUBLE_CUPTI_CORR=N: the process has made N calls already (its next

@@ -305,9 +305,10 @@ START_TEST(exit_without_handlers_keeps_flushed_work)
 END_TEST
 
 /* A child forked before any CUDA call, in a parent whose CUPTI already runs
- * (the runtime was loaded at start): CUPTI is uninitialised in the child,
- * so the agent subscribes again there after the child's first CUDA call.
- * Both processes' kernels and copies are recorded, each under its pid. */
+ * (the runtime was loaded at start): the child's CUPTI is the parent's
+ * copy, so the agent detaches it and subscribes again there at the child's
+ * first CUDA call. Both processes' kernels and copies are recorded, each
+ * under its pid, and nothing is said but the trace's line. */
 START_TEST(forked_child_records_its_gpu_work)
 {
     if (!have_double())
