@@ -163,17 +163,23 @@ static char **make_env(const char *dir)
     return env;
 }
 
-/* A file's bytes into f, a line saying so when it does not end in one. */
+/* A file's bytes into f, a line saying so when it does not end in one;
+ * a file with a NUL byte as its size alone. */
 static void put_file(FILE *f, const char *path)
 {
     char *s = tu_slurp(path);
-    if (!s) {
+    struct stat st;
+    if (!s || stat(path, &st)) {
         fprintf(f, "(no file)\n");
+        free(s);
         return;
     }
     size_t len = strlen(s);
-    fputs(s, f);
-    if (len && s[len - 1] != '\n')
+    if (len != (size_t)st.st_size)
+        fprintf(f, "(binary: %lld bytes)\n", (long long)st.st_size);
+    else
+        fputs(s, f);
+    if (len == (size_t)st.st_size && len && s[len - 1] != '\n')
         fputs("\n(no newline at end)\n", f);
     free(s);
 }
@@ -250,8 +256,6 @@ static char *run(struct corpus *c, char **args, int nargs, const char *shown, co
     char *argv[MAX_ARGS + 2] = {(char *)tu_tool("opprof")};
     memcpy(argv + 1, args, (size_t)nargs * sizeof *args);
     argv[nargs + 1] = NULL;
-    if (out)
-        unlink(out);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -336,9 +340,9 @@ static void check(struct corpus *c, const char *trace, const char *file, const c
     free(path);
 }
 
-/* Substitutes {} {pid0} {pid1} {tid1} {out} in a; NULL (said) when the
- * trace has no such process or thread. */
-static char *subst(const char *a, const char *trace, const struct opp_model *m, const char *out)
+/* Substitutes {} {pid0} {pid1} {tid1} {out.EXT} in a (asserting that the
+ * trace has such a process or thread); *out: the file {out.EXT} names. */
+static char *subst(const char *a, const char *trace, const struct opp_model *m, char **out)
 {
     char buf[512];
     if (!strcmp(a, "{}"))
@@ -350,9 +354,10 @@ static char *subst(const char *a, const char *trace, const struct opp_model *m, 
     } else if (!strcmp(a, "{tid1}")) {
         ck_assert_msg(m->nthreads > 1, "corpus: %s has one thread", trace);
         snprintf(buf, sizeof buf, "%u", m->threads[1].tid);
-    } else if (!strcmp(a, "{out}"))
-        snprintf(buf, sizeof buf, "%s", out);
-    else
+    } else if (!strncmp(a, "{out.", 5) && a[strlen(a) - 1] == '}') {
+        snprintf(buf, sizeof buf, "%.*s", (int)strlen(a) - 2, a + 1);
+        *out = xstrdup(buf);
+    } else
         return xstrdup(a);
     return xstrdup(buf);
 }
@@ -361,14 +366,10 @@ static char *subst(const char *a, const char *trace, const struct opp_model *m, 
 static void run_view(struct corpus *c, const struct view *v, const char *trace,
                      const struct opp_model *m)
 {
-    char *args[MAX_ARGS + 1], out[128], *wrote = NULL;
+    char *args[MAX_ARGS + 1], *wrote = NULL;
     size_t len = 0;
-    snprintf(out, sizeof out, "%s.out", v->name);
-    for (int i = 0; i < v->nargs; i++) {
-        args[i] = subst(v->args[i], trace, m, out);
-        if (strstr(v->args[i], "{out}"))
-            wrote = out;
-    }
+    for (int i = 0; i < v->nargs; i++)
+        args[i] = subst(v->args[i], trace, m, &wrote);
     char *shown;
     FILE *f = open_memstream(&shown, &len);
     fputs("opprof", f);
@@ -405,6 +406,7 @@ static void run_view(struct corpus *c, const struct view *v, const char *trace,
     for (int i = 0; i < v->nargs; i++)
         free(args[i]);
     free(shown);
+    free(wrote);
 }
 
 /* Files of expected/ that no command wrote (a view renamed or removed):
