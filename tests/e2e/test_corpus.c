@@ -456,12 +456,30 @@ static void stale(struct corpus *c, char **traces, size_t ntraces, const struct 
     free(exp);
 }
 
+/* What this build cannot run: the SQLite export without SQLite (said
+ * once, at the first trace). Its expected files stay. */
+static int left_out(const struct view *v, int say)
+{
+#ifdef OPP_HAVE_SQLITE
+    (void)v, (void)say;
+    return 0;
+#else
+    int out = v->nargs > 1 && !strcmp(v->args[0], "export") && !strcmp(v->args[1], "sqlite");
+    if (out && say)
+        fprintf(stderr, "corpus: %s left out: built without SQLite\n", v->name);
+    return out;
+#endif
+}
+
 START_TEST(outputs_as_recorded)
 {
     const char *root = getenv("OPPROF_SRC");
     struct corpus c = {.update = getenv("OPPROF_CORPUS_UPDATE") &&
                                  !strcmp(getenv("OPPROF_CORPUS_UPDATE"), "1")};
     c.src = tu_path(root ? root : ".", "tests/corpus");
+#ifndef OPP_HAVE_SQLITE
+    ck_assert_msg(!c.update, "a build without SQLite cannot record the corpus again");
+#endif
     c.dir = tu_tmpdir();
     ck_assert_ptr_nonnull(c.dir);
     char *tdir = tu_path(c.src, "traces"), *link = tu_path(c.dir, "traces"),
@@ -495,7 +513,7 @@ START_TEST(outputs_as_recorded)
             free(d);
         }
         for (size_t i = 0; i < nv; i++)
-            if (in_list(v[i].traces, traces[t]))
+            if (in_list(v[i].traces, traces[t]) && !left_out(&v[i], !t))
                 run_view(&c, &v[i], traces[t], m);
         opp_model_free(m);
     }
