@@ -327,6 +327,56 @@ START_TEST(summarize_folds_and_keeps_open_calls)
 }
 END_TEST
 
+/* An NVTX range recorded when it ended (a schedule's ProfilerStep#N)
+ * around the calls of its depth before it: loaded, they are its children;
+ * a summary nests by depth and cannot, so an exact summary stops there,
+ * saying why, and one that is not keeps the range childless (its self
+ * time its total) and the calls at the top: what `opprof report --stream`
+ * shows, with a warning, where every call loaded nests them. */
+START_TEST(summarize_ranges_around_calls)
+{
+    enum { F_RANGE, F_DDOT };
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/bin/loop");
+    tb_funcs(&b, [F_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "nvtx_range"},
+             [F_DDOT] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+    tb_thread(&b, 10, "main");
+    tb_events(&b, TB_CALL(F_DDOT, 10, 20, 0), TB_CALL(F_DDOT, 40, 50, 0),
+              TB_CALL(F_RANGE, 5, 60, 0, OPP_STR_PRELOAD, 0, 0, 0, 0), TB_CALL(F_DDOT, 70, 75, 0));
+    tb_string(&b, OPP_STR_PRELOAD, "ProfilerStep#1");
+    tb_end(&b);
+    char *sum = tu_path(dir, "sum.trace"), err[512] = "";
+    struct opp_summarized res;
+    ck_assert_msg(opp_summarize(trace, sum, 1000, 1, NULL, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(res.ranges_enclose, 1);
+    ck_assert_uint_eq(res.calls, 3); /* read up to the range, the last ddot not */
+    opp_summarized_free(&res);
+    ck_assert_msg(opp_summarize(trace, sum, 1000, 0, NULL, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(res.ranges_enclose, 1);
+    ck_assert_uint_eq(res.calls, 4);
+    opp_summarized_free(&res);
+
+    struct opp_model *l = load(trace), *s = load(sum);
+    size_t i;
+    const struct opp_event *e = find(l, 0, "ProfilerStep#1", 0, &i);
+    ck_assert_uint_eq(e->self_ns, 55 - 10 - 10);
+    size_t nested = 0;
+    for (size_t k = 0; k < l->threads[0].nevents; k++)
+        nested += l->threads[0].events[k].parent == i;
+    ck_assert_uint_eq(nested, 2);
+    e = find(s, 0, "ProfilerStep#1", 0, &i);
+    ck_assert_uint_eq(e->self_ns, 55);
+    e = find(s, 0, "cblas_ddot", 0, &i);
+    ck_assert_uint_eq(opp_event_calls(&s->threads[0], i), 3);
+    ck_assert_uint_eq(s->threads[0].nevents, 2);
+    opp_model_free(l);
+    opp_model_free(s);
+    free(sum);
+}
+END_TEST
+
 /* ---- steps as it is read (step_stream.c) ---- */
 
 static void steps_equal(const struct opp_steps *a, const struct opp_steps *b)
@@ -499,6 +549,7 @@ Suite *suite_streamed(void)
     tcase_add_test(tc, join_open_calls_fold);
     tcase_add_test(tc, owned_ops_in_call_order);
     tcase_add_test(tc, summarize_folds_and_keeps_open_calls);
+    tcase_add_test(tc, summarize_ranges_around_calls);
     tcase_add_test(tc, step_stream_ranges);
     tcase_add_test(tc, step_stream_boundaries);
     tcase_add_test(tc, step_stream_out_of_order);
