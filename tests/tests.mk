@@ -166,6 +166,13 @@ test-asan: all $(TEST_ASAN_BINS) $(E2E_NEEDS)
 	$(RUN_ASAN_UNIT)
 	$(RUN_ASAN_E2E)
 
+# The corpus suite's expected outputs (tests/corpus/expected/) recorded
+# again from this build: after a change to an output that is meant, the
+# reason said in the commit (HACKING.md, "The corpus").
+.PHONY: corpus-update
+corpus-update: all $(BUILD)/tests/e2e
+	OPPROF_CORPUS_UPDATE=1 $(RUN_E2E) corpus
+
 # make test's runs: each suite of each pass is a job of its own, which make
 # runs beside the others and beside the build, its output in
 # $(RUNS)/PASS/SUITE.log (tests/runs.sh). A test case tagged "timing"
