@@ -519,37 +519,33 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     return CUPTI_SUCCESS;
 }
 
+/* The flag of kind k the double records, or NULL. */
+static int *kind_flag(CUpti_ActivityKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return &D.kernels_on;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return &D.memcpy_on;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return &D.memory_on;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return &D.sync_on;
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return &D.extcorr_on;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return &D.api_on;
+    default: return NULL;
+    }
+}
+
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
-    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-        D.kernels_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
-        D.memcpy_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMORY2)
-        D.memory_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
-        D.sync_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
-        D.extcorr_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
-        D.api_on = 1;
+    int *on = kind_flag(k);
+    if (on)
+        *on = 1;
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
-    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-        D.kernels_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
-        D.memcpy_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMORY2)
-        D.memory_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
-        D.sync_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
-        D.extcorr_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
-        D.api_on = 0;
+    int *on = kind_flag(k);
+    if (on)
+        *on = 0;
     return CUPTI_SUCCESS;
 }
 
