@@ -11,6 +11,7 @@
 
 #include "format.h"
 #include "ops.h"
+#include "torch_rules.h"
 #include "trace.h"
 #include "util.h"
 
@@ -614,39 +615,31 @@ static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint
     return 0;
 }
 
-/* What names a torch operator's calls (its name's string id, else its
- * entry point), 0 when kind is not a torch operator's. */
-static uint64_t torch_name(uint32_t kind, uint32_t fn, const uint64_t *args, uint32_t nargs)
-{
-    const uint64_t *a = args;
-    if (opp_kind_base(kind) != OPP_OP_TORCH)
-        return 0;
-    return opp_op_args(kind, &a, nargs) > OPP_COL_TORCH_NAME ? a[OPP_COL_TORCH_NAME] + 1
-                                                             : (1ull << 63) | fn;
-}
-
-/* torch.profiler drops an operator that is the only child (memory aside)
- * of an operator of the same name, its children becoming the parent's
- * (_remove_dup_nodes; the report does the same to a full trace's calls,
- * opp_tree_fold). The node under hold that is such a child of the call
- * named name, or NONE: one node of one call, the other children memory. */
+/* torch's folding of an op into itself (torch_rules.h: opp_torch_folds;
+ * the report does the same to a full trace's calls, opp_tree_fold). The
+ * node under hold that is such a child of the call of kind named name, or
+ * NONE: one node of one call, the other children memory. */
 static uint32_t folded_child(const struct opp_sum *s, const struct sproc *p, uint32_t hold,
-                             uint64_t name)
+                             uint32_t kind, uint64_t name)
 {
     uint32_t only = NONE;
     uint64_t calls = 0;
     for (uint32_t c = s->n[hold].first; c; c = s->n[c].next) {
         const struct node *x = &s->n[c];
-        if (opp_kind_base(p->kinds[x->fn]) == OPP_OP_MEMORY)
+        if (!opp_fold_counts(p->kinds[x->fn]))
             continue;
         if ((calls += x->count) > 1)
-            return NONE;
+            return NONE; /* not an only child */
         only = c;
     }
     if (!only)
         return NONE;
     const struct node *x = &s->n[only];
-    return torch_name(p->kinds[x->fn], x->fn, x->args, x->nargs) == name ? only : NONE;
+    uint32_t xkind = p->kinds[x->fn];
+    return opp_torch_folds(calls, kind, name, xkind,
+                           opp_torch_call_name(xkind, x->fn, x->args, x->nargs))
+               ? only
+               : NONE;
 }
 
 /* The folded child's call is not counted; what it held goes to its parent. */
@@ -699,9 +692,9 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     if (cpu_bytes(s, proc, kind, args, nargs, given ? &s->given_bytes : NULL, &bytes))
         return -ENOMEM;
     /* a child folded into this call: its self time is this call's */
-    uint64_t name = torch_name(kind, fn, key, nargs);
+    uint64_t name = opp_torch_call_name(kind, fn, key, nargs);
     uint32_t fold = !range && name && t->hold[d] && d + 1 < OPP_SUM_DEPTH_MAX - 1
-                        ? folded_child(s, p, t->hold[d], name)
+                        ? folded_child(s, p, t->hold[d], kind, name)
                         : NONE; /* not where depths were clamped: siblings there */
     if (fold)
         children = children > s->n[fold].self ? children - s->n[fold].self : 0;

@@ -20,6 +20,7 @@
 
 #include "core/internal.h"
 #include "gpu.h" /* OPP_NAME_STR_MAX */
+#include "torch_rules.h"
 #include "torch/shim/shim.h"
 #include "torch/torch.h"
 
@@ -35,7 +36,7 @@ struct open_op {
     uint8_t recorded; /* f is open in the thread's ring */
     uint8_t ended;    /* ended out of order: recorded, waits for those above it */
     uint8_t nargs;
-    uint8_t step; /* OPPROF_STEP=torch: its end marks a step (STEP_*) */
+    uint8_t step; /* OPPROF_STEP=torch: its end marks a step (OPP_STEP_TORCH_*) */
     uint64_t a[NARGS];
 };
 
@@ -65,9 +66,6 @@ struct tstate {
 static __thread struct tstate *T __attribute__((tls_model("initial-exec")));
 static pthread_key_t tkey;
 static int attached; /* the shim's callbacks are registered; tkey exists */
-
-enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
-#define OPTIMIZER_STEP "Optimizer.step#"
 
 static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
@@ -112,17 +110,17 @@ static uint8_t step_kind(int module, const char *name)
     uint8_t kind;
     if (!module) {
         if (opp_step_torch != OPP_STEP_TORCH_OPTIMIZER || !name ||
-            strncmp(name, OPTIMIZER_STEP, sizeof OPTIMIZER_STEP - 1))
-            return STEP_NONE;
-        kind = STEP_OPTIMIZER;
+            strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1))
+            return OPP_STEP_TORCH_NONE;
+        kind = OPP_STEP_TORCH_OPTIMIZER;
     } else {
         if (opp_step_torch != OPP_STEP_TORCH_FORWARD)
-            return STEP_NONE;
-        kind = STEP_FORWARD;
+            return OPP_STEP_TORCH_NONE;
+        kind = OPP_STEP_TORCH_FORWARD;
     }
     for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
         if (!T->s[i].ended && T->s[i].step == kind)
-            return STEP_NONE;
+            return OPP_STEP_TORCH_NONE;
     return kind;
 }
 
@@ -177,7 +175,7 @@ static void close_top(void)
         }
         T->depth--;
     }
-    if (step != STEP_NONE)
+    if (step != OPP_STEP_TORCH_NONE)
         opp_step_mark();
 }
 
@@ -193,7 +191,7 @@ static void end_early(struct open_op *o)
             opp_publish(o->f.r, o->f.fn, o->f.depth, o->f.begin, t, o->a, o->nargs);
     }
     o->ended = 1;
-    if (o->step != STEP_NONE)
+    if (o->step != OPP_STEP_TORCH_NONE)
         opp_step_mark();
 }
 
@@ -223,7 +221,7 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
 {
     if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
         return;
-    uint8_t step = opp_step_torch ? step_kind(0, name) : STEP_NONE;
+    uint8_t step = opp_step_torch ? step_kind(0, name) : OPP_STEP_TORCH_NONE;
     const struct opp_ring_hdr *r = opp_tls.ring;
     int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
     if (OPP_UNLIKELY(paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED))) {
@@ -415,7 +413,7 @@ static uint32_t module_enter(const void *mod, uint32_t name)
 {
     if (opp_tls.state == OPP_T_OFF || !mine())
         return UINT32_MAX;
-    uint8_t step = opp_step_torch ? step_kind(1, NULL) : STEP_NONE;
+    uint8_t step = opp_step_torch ? step_kind(1, NULL) : OPP_STEP_TORCH_NONE;
     if (!step && !opp_capture_open())
         return UINT32_MAX;
     return push(mod, opp_capture_open() ? name : 0, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0, step);

@@ -194,12 +194,14 @@ END_TEST
 
 /* A deep chain and many siblings, in recorded (end) order: each level's
  * self time is exact. */
-/* torch's _remove_dup_nodes: here "the same operator" is ids with the same
- * tens digit (10 and 11: aten::div_ and the aten::div_ it redispatches to). */
-static int same_tens(const struct opp_event *c, const struct opp_event *p, void *ctx)
+/* torch's _remove_dup_nodes: an only child of the same operator, here ids
+ * with the same tens digit (10 and 11: aten::div_ and the aten::div_ it
+ * redispatches to). */
+static int same_tens(const struct opp_event *c, const struct opp_event *p, unsigned counted,
+                     void *ctx)
 {
     (void)ctx;
-    return c->name / 10 == p->name / 10;
+    return counted == 1 && c->name / 10 == p->name / 10;
 }
 
 START_TEST(fold_same_op)
