@@ -513,10 +513,10 @@ static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errl
     return 0;
 }
 
-struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, char *err,
-                                             size_t errlen)
+struct opp_step_stream *opp_step_stream_open(const char *path, enum opp_stream_refused *why,
+                                             char *err, size_t errlen)
 {
-    *cannot_ = 0;
+    *why = OPP_STREAM_ERROR;
     struct opp_step_stream *z = calloc(1, sizeof *z);
     if (!z) {
         snprintf(err, errlen, "out of memory");
@@ -525,7 +525,9 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, cha
     z->path = path;
     int rc = read_pass(z, 0, err, errlen);
     if (rc) {
-        *cannot_ = rc < 0 ? 0 : z->meta.summary ? 2 : 1;
+        *why = rc < 0            ? OPP_STREAM_ERROR
+               : z->meta.summary ? OPP_STREAM_SUMMARY_FILE
+                                 : OPP_STREAM_CANNOT;
         opp_step_stream_free(z);
         return NULL;
     }

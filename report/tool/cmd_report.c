@@ -597,13 +597,14 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
         struct opp_summarized res;
         char why[480];
         paths[i] = tmp[i];
-        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, !ra->stream,
-                                i ? NULL : tap, &res, why, sizeof why);
+        enum opp_summarize_rc got =
+            opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, !ra->stream, i ? NULL : tap,
+                          &res, why, sizeof why);
         if (first && !i)
             *first = res; /* its threads are the caller's */
         else
             opp_summarized_free(&res);
-        if (got == 0) {
+        if (got == OPP_SUMMARIZED) {
             /* where the summary cannot be the loaded report: every call
              * loaded instead, said; --stream keeps it, and warns */
             char lost[160];
@@ -641,11 +642,11 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
             complete &= res.complete;
             continue;
         }
-        if (strstr(why, "is a summary trace already")) {
+        if (got == OPP_SUMMARIZE_IS_SUMMARY) {
             paths[i] = ra->traces[i];
             continue;
         }
-        if (res.out_failed && !ra->stream) {
+        if (got == OPP_SUMMARIZE_OUT_FAILED && !ra->stream) {
             fprintf(stderr, PREFIX "%s: loading every call\n", why);
             *load = 1;
             goto out;
@@ -715,13 +716,14 @@ static int view_streamed(const struct report_args *ra, int *load)
 {
     const struct view_stream *vs = ra->view->stream;
     char err[512];
-    int cannot, rc = 0;
-    void *st = vs->open(ra->trace, &cannot, err, sizeof err);
-    if (!st && !cannot) {
+    enum opp_stream_refused why;
+    int rc = 0;
+    void *st = vs->open(ra->trace, &why, err, sizeof err);
+    if (!st && why == OPP_STREAM_ERROR) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
-    if (cannot == 2) { /* a summary trace: loaded, it says what it cannot answer */
+    if (!st && why == OPP_STREAM_SUMMARY_FILE) { /* loaded, it says what it cannot answer */
         *load = 1;
         return 0;
     }
@@ -781,10 +783,11 @@ static uint64_t *thread_calls(struct opp_stream_meta *sm, const struct opp_summa
 static int json_streamed(struct report_args *ra, int *load)
 {
     char err[512];
-    int cannot, rc = 1;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->trace, &cannot, err, sizeof err);
-    if (!g && cannot == 2)
-        return -1; /* a summary trace: read as it is */
+    enum opp_stream_refused why;
+    int rc = 1;
+    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->trace, &why, err, sizeof err);
+    if (!g && why == OPP_STREAM_SUMMARY_FILE)
+        return -1; /* read as it is */
     if (!g) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
