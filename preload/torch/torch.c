@@ -63,7 +63,7 @@ struct tstate {
         uint32_t id;
     } py[PYCACHE];
 };
-static __thread struct tstate *T __attribute__((tls_model("initial-exec")));
+static __thread struct tstate *torch_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tkey;
 static int attached; /* the shim's callbacks are registered; tkey exists */
 
@@ -76,14 +76,14 @@ int opp_torch_lean;       /* OPPROF_TORCH=lean */
 /* At the thread's exit (a later op of its own makes a new one). */
 static void tstate_free(void *p)
 {
-    T = NULL;
+    torch_thread = NULL;
     free(p);
 }
 
 static struct tstate *mine(void)
 {
-    if (OPP_LIKELY(T != NULL))
-        return T;
+    if (OPP_LIKELY(torch_thread != NULL))
+        return torch_thread;
     if (!__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
         return NULL;
     struct tstate *t = calloc(1, sizeof *t);
@@ -91,7 +91,7 @@ static struct tstate *mine(void)
         free(t);
         t = NULL;
     }
-    return T = t;
+    return torch_thread = t;
 }
 
 /* ---- the stack of open ops ---- */
@@ -118,8 +118,8 @@ static uint8_t step_kind(int module, const char *name)
             return OPP_STEP_TORCH_NONE;
         kind = OPP_STEP_TORCH_FORWARD;
     }
-    for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-        if (!T->s[i].ended && T->s[i].step == kind)
+    for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+        if (!torch_thread->s[i].ended && torch_thread->s[i].step == kind)
             return OPP_STEP_TORCH_NONE;
     return kind;
 }
@@ -129,13 +129,13 @@ static uint8_t step_kind(int module, const char *name)
 static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
                      unsigned ninputs, uint8_t step)
 {
-    if (T->depth >= STACK_MAX) {
+    if (torch_thread->depth >= STACK_MAX) {
         struct opp_ring_hdr *r = opp_tls.ring; /* counted with the thread's dropped records */
         if (r)
             opp_ring_drop(r);
-        return T->depth++; /* popped by its leave */
+        return torch_thread->depth++; /* popped by its leave */
     }
-    struct open_op *o = &T->s[T->depth];
+    struct open_op *o = &torch_thread->s[torch_thread->depth];
     o->key = key;
     o->step = step;
     o->ended = 0;
@@ -151,29 +151,29 @@ static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint6
     o->recorded = (uint8_t)opp_enter(&o->f, OPP_FN_torch_op);
     /* the external correlation id, last: kernels launched inside are the op's */
     o->a[o->nargs++] = o->recorded && opp_extcorr_on ? opp_extcorr_push() : 0;
-    return T->depth++;
+    return torch_thread->depth++;
 }
 
 /* Close the top op; then the ones below it that ended out of order, whose
  * external correlation ids were pushed before its (CUPTI's stack). */
 static void close_top(void)
 {
-    struct open_op *o = &T->s[T->depth - 1];
+    struct open_op *o = &torch_thread->s[torch_thread->depth - 1];
     uint8_t step = o->step;
     if (o->recorded) {
         if (o->a[o->nargs - 1])
             opp_extcorr_pop();
         opp_leave(&o->f, o->a, o->nargs);
     }
-    T->depth--;
-    while (T->depth && T->s[T->depth - 1].ended) {
-        o = &T->s[T->depth - 1];
+    torch_thread->depth--;
+    while (torch_thread->depth && torch_thread->s[torch_thread->depth - 1].ended) {
+        o = &torch_thread->s[torch_thread->depth - 1];
         if (o->recorded) {
             if (o->a[o->nargs - 1])
                 opp_extcorr_pop();
             o->f.r->depth = o->f.depth;
         }
-        T->depth--;
+        torch_thread->depth--;
     }
     if (step != OPP_STEP_TORCH_NONE)
         opp_step_mark();
@@ -201,7 +201,7 @@ static void end_early(struct open_op *o)
 static uint32_t name_id(const char *name)
 {
     uintptr_t a = (uintptr_t)name;
-    struct name_id *e = &T->names[((a >> 3) ^ (a >> 13)) % NAMECACHE];
+    struct name_id *e = &torch_thread->names[((a >> 3) ^ (a >> 13)) % NAMECACHE];
     if (OPP_LIKELY(e->p == name) && !strncmp(name, e->s, NAME_KEPT))
         return e->id;
     size_t n = strnlen(name, OPP_NAME_STR_MAX);
@@ -240,9 +240,9 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
  * ones ends (1), as ends come innermost first. */
 static int pop_uncounted(void)
 {
-    if (T->depth <= STACK_MAX)
+    if (torch_thread->depth <= STACK_MAX)
         return 0;
-    T->depth--;
+    torch_thread->depth--;
     return 1;
 }
 
@@ -250,23 +250,24 @@ static int pop_uncounted(void)
  * a module's forward (1); UINT32_MAX when none. */
 static uint32_t innermost_open(const void *key, int module)
 {
-    for (uint32_t i = T->depth; i-- > 0;)
-        if (T->s[i].key == key && !T->s[i].ended && is_module(&T->s[i]) == module)
+    for (uint32_t i = torch_thread->depth; i-- > 0;)
+        if (torch_thread->s[i].key == key && !torch_thread->s[i].ended &&
+            is_module(&torch_thread->s[i]) == module)
             return i;
     return UINT32_MAX;
 }
 
 static void op_leave(const void *key)
 {
-    if (opp_tls.state == OPP_T_OFF || !T || pop_uncounted())
+    if (opp_tls.state == OPP_T_OFF || !torch_thread || pop_uncounted())
         return;
     uint32_t i = innermost_open(key, 0);
     if (i == UINT32_MAX)
         return; /* began on another thread, before we attached, or while nothing recorded */
-    if (i + 1 == T->depth)
+    if (i + 1 == torch_thread->depth)
         close_top();
     else
-        end_early(&T->s[i]);
+        end_early(&torch_thread->s[i]);
 }
 
 void opp_torch_unpaused(void)
@@ -423,11 +424,11 @@ static uint32_t module_enter(const void *mod, uint32_t name)
  * modules whose forward raised: their post hooks did not run). */
 static void module_leave(uint32_t idx)
 {
-    if (opp_tls.state == OPP_T_OFF || !T || idx == UINT32_MAX)
+    if (opp_tls.state == OPP_T_OFF || !torch_thread || idx == UINT32_MAX)
         return;
-    while (T->depth > idx) {
-        if (T->depth > STACK_MAX)
-            T->depth--;
+    while (torch_thread->depth > idx) {
+        if (torch_thread->depth > STACK_MAX)
+            torch_thread->depth--;
         else
             close_top();
     }
@@ -443,8 +444,9 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
     if (opp_tls.state == OPP_T_OFF || !mine())
         return;
     if (!always_call)
-        for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-            if (T->s[i].key == mod && !T->s[i].ended && is_module(&T->s[i])) {
+        for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+            if (torch_thread->s[i].key == mod && !torch_thread->s[i].ended &&
+                is_module(&torch_thread->s[i])) {
                 module_leave(i);
                 break;
             }
@@ -453,7 +455,7 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
 
 static void module_post(const void *mod)
 {
-    if (opp_tls.state == OPP_T_OFF || !T || pop_uncounted())
+    if (opp_tls.state == OPP_T_OFF || !torch_thread || pop_uncounted())
         return;
     module_leave(innermost_open(mod, 1));
 }
@@ -482,12 +484,12 @@ static void torch_start(const char *self_path)
  * string ids start over, so the op names and Python frames are forgotten. */
 static void torch_forked(void)
 {
-    if (!T)
+    if (!torch_thread)
         return;
-    for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-        T->s[i].recorded = 0;
-    memset(T->names, 0, sizeof T->names);
-    memset(T->py, 0, sizeof T->py);
+    for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+        torch_thread->s[i].recorded = 0;
+    memset(torch_thread->names, 0, sizeof torch_thread->names);
+    memset(torch_thread->py, 0, sizeof torch_thread->py);
 }
 
 const struct opp_feature opp_feature_torch = {"torch", torch_start, torch_forked, NULL};
