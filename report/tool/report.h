@@ -77,4 +77,18 @@ extern const size_t nviews;
 /* The table: key_averages() in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m);
 
+/* The view's (or the table's) status rc as the exit status: what went
+ * wrong said, the trace's warnings when it went right (cmd_report.c). */
+int report_finish(const struct report_args *ra, const struct opp_model *m, int rc);
+/* The filters name what the trace has: 0, or 2 (said). */
+int report_filters_known(const struct report_args *ra, const struct opp_model *m);
+
+/* What of the options a summary trace cannot answer (it keeps no call's
+ * time and no thread), or NULL (report_stream.c). */
+const char *report_summary_refuses(const struct report_args *ra);
+/* The report of large traces read as they stream (--stream, or chosen by
+ * their size): the exit status; or -1 to go on with the model in *m, which
+ * is NULL when every call is to be loaded. */
+int report_streamed(struct report_args *ra, struct opp_model **m);
+
 #endif
