@@ -782,8 +782,7 @@ __attribute__((destructor)) static void opp_fini(void)
     int rc = socket_ready();
     if (!rc)
         rc = opp_send_msg(agent.sock, OPP_MSG_BYE, NULL, 0, -1);
-    uint64_t counts[OPP_ACK_FIELDS] = {0}; /* events, dropped, processes still running; for the
-                                 root: the trace's write errno, events written */
+    uint64_t counts[OPP_ACK_FIELDS] = {0};
     uint32_t got = 0;
     /* Bounded: our records are in shared memory and outlive us, so a
      * process waits at most a second. The one that started the collector
@@ -809,7 +808,7 @@ __attribute__((destructor)) static void opp_fini(void)
             say("the collector is gone (killed or crashed): the trace misses what this process "
                 "recorded after that",
                 agent.root ? "; what it holds is in " : "", agent.root ? agent.output : "");
-    } else if (agent.root && got == sizeof counts && counts[2]) {
+    } else if (agent.root && got == sizeof counts && counts[OPP_ACK_CONNECTED]) {
         /* the collector says where the trace went once it is finished
          * (collector.c's say_where), as it does when it is finished now */
         say("trace is being written to ", agent.output, " (other processes still run)");

@@ -185,7 +185,9 @@ void opp_capture_cuda(uint32_t fn);
  * torch / torch:forward set opp_step_torch: preload/torch calls it at the
  * end of each optimizer step / each outermost nn.Module forward. */
 extern uint32_t opp_step_fn, opp_step_msg;
-enum { OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
+/* What marks a step under OPPROF_STEP=torch (an optimizer step) and
+ * torch:forward (an outermost nn.Module forward); NONE: neither. */
+enum { OPP_STEP_TORCH_NONE = 0, OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
 extern _Atomic int opp_step_torch; /* cleared by opp_schedule_off on any thread */
 /* Called (when set) each time opp_capturing changed: preload/torch turns
  * torch's callbacks off while nothing records. */

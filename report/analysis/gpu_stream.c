@@ -182,9 +182,10 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
 }
 
-struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *err, size_t errlen)
+struct opp_gpu_stream *opp_gpu_stream_open(const char *path, enum opp_stream_refused *why,
+                                           char *err, size_t errlen)
 {
-    *cannot = 0;
+    *why = OPP_STREAM_ERROR;
     struct opp_gpu_stream *g = calloc(1, sizeof *g);
     if (!g) {
         snprintf(err, errlen, "out of memory");
@@ -193,7 +194,7 @@ struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *
     g->path = path;
     int rc = opp_stream_meta_read(&g->meta, path, NULL, NULL, NULL, err, errlen);
     if (rc) {
-        *cannot = rc > 0 ? 2 : 0;
+        *why = rc > 0 ? OPP_STREAM_SUMMARY_FILE : OPP_STREAM_ERROR;
         opp_gpu_stream_free(g);
         return NULL;
     }

@@ -13,14 +13,17 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/stream_meta.h"
 
 struct opp_gpu_stream;
 struct opp_owned_tap;
 
-/* The first read: NULL on error (err says why, *cannot 0) or when the
- * trace is a summary trace (*cannot 2). Its model has what the view names
- * (processes, devices, memory series) and no ops. */
-struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *err, size_t errlen);
+/* The first read: NULL on error (*why OPP_STREAM_ERROR, err says it) or
+ * when the trace is a summary trace (OPP_STREAM_SUMMARY_FILE). Its model
+ * has what the view names (processes, devices, memory series) and no
+ * ops. */
+struct opp_gpu_stream *opp_gpu_stream_open(const char *path, enum opp_stream_refused *why,
+                                           char *err, size_t errlen);
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
 /* What the first read learnt (stream_meta.h). */
 struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);

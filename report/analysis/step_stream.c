@@ -11,19 +11,19 @@
 #include "analysis/loader.h"
 #include "analysis/stream_meta.h"
 #include "ops.h"
+#include "torch_rules.h"
 
 #define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
-#define PROFILER_STEP "ProfilerStep#"
-#define OPTIMIZER_STEP "Optimizer.step#"
 #define NO_CAND UINT32_MAX
 
-enum { I_TORCH = 1, I_MEMORY = 2, I_LABEL = 4, I_OPEN = 8 };
+enum { I_LABEL = 1, I_OPEN = 2 };
 
 /* A call no later one has enclosed yet. */
 struct item {
     uint64_t begin, end;
     uint64_t kids_ns; /* its children's durations, after torch's folding */
     uint32_t name, seq;
+    uint32_t kind; /* (the first pass's) */
     uint16_t depth;
     uint8_t flags;
 };
@@ -299,9 +299,9 @@ static int candidate(struct opp_step_stream *z, struct sthread *t, const struct 
     int range = opp_kind_base(kind) == OPP_OP_NVTX || user || module;
     if (z->name_id != UINT32_MAX)
         return x->name == z->name_id ? cand_push(&t->named, x, range) : 0;
-    if (has_prefix(z, x->name, PROFILER_STEP) && cand_push(&t->pstep, x, 1))
+    if (has_prefix(z, x->name, OPP_PROFILER_STEP) && cand_push(&t->pstep, x, 1))
         return -1;
-    if (has_prefix(z, x->name, OPTIMIZER_STEP)) {
+    if (has_prefix(z, x->name, OPP_OPTIMIZER_STEP)) {
         cand_drop_inside(&t->opt, x); /* an optimizer stepping another */
         if (user && cand_push(&t->opt, x, 0))
             return -1;
@@ -331,7 +331,7 @@ static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, 
         if (c->depth <= x->depth &&
             (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
             return cannot(z, "calls of a thread end and begin at the same time");
-        if (c->flags & I_MEMORY)
+        if (!opp_fold_counts(c->kind))
             continue; /* torch sums a memory instant into the call, no child */
         counted++;
         kids += c->end - c->begin;
@@ -344,7 +344,7 @@ static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, 
         return cannot(z, "calls of a thread overlap without nesting");
     x->kids_ns = kids;
     if (z->pass == 1) {
-        if (counted == 1 && (x->flags & only.flags & I_TORCH) && only.name == x->name) {
+        if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
             x->kids_ns = only.kids_ns; /* torch's folding: its children are x's */
             z->open -= (only.flags & I_OPEN) != 0;
             cand_drop_seq(&t->named, only.seq);
@@ -401,14 +401,12 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
             return fail(z, ENOMEM);
         const uint64_t *a = e->args;
         uint32_t na = opp_op_args(kind, &a, e->nargs);
+        x.kind = kind;
         if (opp_kind_base(kind) == OPP_OP_TORCH) {
-            x.flags |= I_TORCH;
             scope = na > OPP_COL_TORCH_SCOPE ? (int)a[OPP_COL_TORCH_SCOPE] : -1;
             if (scope == OPP_TORCH_SCOPE_USER || scope == OPP_TORCH_SCOPE_MODULE)
                 x.flags |= I_LABEL;
         }
-        if (opp_kind_base(kind) == OPP_OP_MEMORY)
-            x.flags |= I_MEMORY;
     }
     if (x.flags & I_OPEN) {
         if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
@@ -515,10 +513,10 @@ static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errl
     return 0;
 }
 
-struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, char *err,
-                                             size_t errlen)
+struct opp_step_stream *opp_step_stream_open(const char *path, enum opp_stream_refused *why,
+                                             char *err, size_t errlen)
 {
-    *cannot_ = 0;
+    *why = OPP_STREAM_ERROR;
     struct opp_step_stream *z = calloc(1, sizeof *z);
     if (!z) {
         snprintf(err, errlen, "out of memory");
@@ -527,7 +525,9 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot_, cha
     z->path = path;
     int rc = read_pass(z, 0, err, errlen);
     if (rc) {
-        *cannot_ = rc < 0 ? 0 : z->meta.summary ? 2 : 1;
+        *why = rc < 0            ? OPP_STREAM_ERROR
+               : z->meta.summary ? OPP_STREAM_SUMMARY_FILE
+                                 : OPP_STREAM_CANNOT;
         opp_step_stream_free(z);
         return NULL;
     }
@@ -646,16 +646,11 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
                     first = &c->v[0];
                 }
             }
-        if (pick == PSTEP)
-            snprintf(what, cap_what, PROFILER_STEP "N");
-        else if (pick == TRAIN)
-            snprintf(what, cap_what, "training iterations (to each %s)",
-                     opp_model_str(m, first->name));
-        else if (pick == MODULE)
-            snprintf(what, cap_what, "inferences (outermost nn.Module forwards: %s)",
-                     opp_model_str(m, first->name));
-        else
-            snprintf(what, cap_what, "none (no ProfilerStep#N, optimizer step or nn.Module)");
+        opp_steps_default_what(pick == PSTEP    ? OPP_STEPS_PROFILER
+                               : pick == TRAIN  ? OPP_STEPS_TRAINING
+                               : pick == MODULE ? OPP_STEPS_INFERENCE
+                                                : OPP_STEPS_NONE,
+                               first ? opp_model_str(m, first->name) : NULL, what, cap_what);
         out->ranges = pick == PSTEP || pick == MODULE;
     }
     if (pick == NONE)

@@ -21,16 +21,17 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/step_times.h"
+#include "analysis/stream_meta.h"
 
 struct opp_step_stream;
 
-/* The first read: NULL on error (err says why); else the stream, whose
- * model (opp_step_stream_model) has the processes, threads, names,
- * warnings and counts of drops, and no calls. *cannot is set (err says
- * why) when the loaded answer cannot be given this way: 2 for a summary
- * trace; 1 for more than 2^20 NVTX ranges. */
-struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot, char *err,
-                                             size_t errlen);
+/* The first read: the stream, whose model (opp_step_stream_model) has
+ * the processes, threads, names, warnings and counts of drops, and no
+ * calls; or NULL and *why: OPP_STREAM_ERROR (err says it),
+ * OPP_STREAM_SUMMARY_FILE, or OPP_STREAM_CANNOT (err says why: more than
+ * 2^20 NVTX ranges...). */
+struct opp_step_stream *opp_step_stream_open(const char *path, enum opp_stream_refused *why,
+                                             char *err, size_t errlen);
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* opp_steps_find (name) or opp_steps_default (name NULL: what set) for the

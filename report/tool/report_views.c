@@ -84,9 +84,9 @@ static int gpu_view(const struct report_args *ra, const struct opp_model *m)
     return gpu_out(ra, m, &s, k, nk);
 }
 
-static void *gpu_open(const char *path, int *cannot, char *err, size_t errlen)
+static void *gpu_open(const char *path, enum opp_stream_refused *why, char *err, size_t errlen)
 {
-    return opp_gpu_stream_open(path, cannot, err, errlen);
+    return opp_gpu_stream_open(path, why, err, errlen);
 }
 
 static const struct opp_model *gpu_model(const void *st)
@@ -180,9 +180,9 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-static void *step_open(const char *path, int *cannot, char *err, size_t errlen)
+static void *step_open(const char *path, enum opp_stream_refused *why, char *err, size_t errlen)
 {
-    return opp_step_stream_open(path, cannot, err, errlen);
+    return opp_step_stream_open(path, why, err, errlen);
 }
 
 static const struct opp_model *step_model(const void *st)
