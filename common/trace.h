@@ -72,6 +72,17 @@ struct opp_ev_enc {
 };
 void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, uint32_t tid,
                   uint64_t base_end);
+/* An event's head (the function and flags, or OPP_EV_SAME), its end as
+ * the step from the previous event's, and its duration; the caller has
+ * checked that OPP_EV_MAX_BYTES are free. */
+static inline __attribute__((always_inline)) void
+opp_ev_put_times(struct opp_ev_enc *e, uint64_t head, uint64_t begin, uint64_t end)
+{
+    opp_put_varint_room(&e->w, head);
+    opp_put_varint_room(&e->w, end - e->prev_end);
+    opp_put_varint_room(&e->w, end >= begin ? end - begin : 0);
+}
+
 /* 0, or -1 when the buffer is full (the event was not added). Inline: the
  * collector calls it once per record. */
 static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t flags,
@@ -91,12 +102,10 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
                flags == e->prev_flags && nargs == e->prev_nargs && stack == e->prev_stack;
     for (uint32_t i = 0; same && i < nargs; i++) /* a loop: memcmp's call costs more */
         same = args[i] == e->prev_args[i];
-    uint64_t dur = end >= begin ? end - begin : 0;
     /* SAME: the head is the flag alone, so a repeated call is 3 bytes
      * whatever its function's id */
-    opp_put_varint(&e->w, same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags);
-    opp_put_varint(&e->w, end - e->prev_end);
-    opp_put_varint(&e->w, dur);
+    opp_ev_put_times(e, same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags, begin,
+                     end);
     if (!same) {
         opp_put_varint(&e->w, depth);
         if (nargs) {
@@ -116,6 +125,25 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
     e->prev_end = end;
     e->count++;
     return 0;
+}
+
+/* The common event, the previous one again (function, depth, flags, at
+ * most one argument and no code stack): 1 when added, 0 when it is not
+ * such a repeat or does not fit (add it with opp_ev_add_stack). Always
+ * inline: the collector's drain loop takes most records of a loop here. */
+static inline __attribute__((always_inline)) int
+opp_ev_add_repeat(struct opp_ev_enc *e, uint32_t fn, uint64_t begin, uint64_t end, uint32_t depth,
+                  uint32_t nargs, uint64_t arg0)
+{
+    if (!e->count || fn != e->prev_fn || depth != e->prev_depth || nargs != e->prev_nargs ||
+        e->prev_flags != (nargs ? OPP_EV_ARGS : 0u) || e->prev_stack || nargs > 1 ||
+        (nargs && arg0 != e->prev_args[0]) || e->w.cap - e->w.len < OPP_EV_MAX_BYTES ||
+        end < e->prev_end)
+        return 0;
+    opp_ev_put_times(e, OPP_EV_SAME, begin, end);
+    e->prev_end = end;
+    e->count++;
+    return 1;
 }
 
 static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin,
