@@ -34,7 +34,6 @@
 #define BUSY_POLL_MS 0 /* a ring is filling fast: look again at once */
 #define CLOCK_EVERY_NS 1000000000ull
 #define CHUNK_EVENTS 16384 /* events per chunk before slots are handed back */
-#define DRAIN_AHEAD 64     /* slots (2 KiB) read ahead of the one encoded */
 
 enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
 
@@ -203,43 +202,90 @@ struct enc {
     struct opp_ev_enc e;
     struct client *c;
     struct ring *r;
+    /* The last 16 bytes of the slot of the call encoded last (function,
+     * depth, argument count, flags, argument) when the next slot with the
+     * same bytes is that call again but for its times (enc_repeat). */
+    unsigned char rep[16];
+    int rep_ok;
 };
 
 static void enc_start(struct enc *x, struct client *c, struct ring *r)
 {
     x->c = c;
     x->r = r;
+    x->rep_ok = 0;
     opp_ev_begin(&x->e, S.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
 }
 
-/* Always inline: once per record in the drain loop, where a call repeating
- * the one before (most of a loop's) costs a few compares and three varints. */
-static inline __attribute__((always_inline)) void
-enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
-              uint32_t depth, uint32_t nargs, const uint64_t *args, uint32_t stack)
+/* One thread's ends never go back; if the clock did (a signal handler's
+ * call, a TSC hiccup) keep the order and shorten to zero. */
+static inline void enc_clamp(const struct enc *x, uint64_t *begin, uint64_t *end)
 {
-    /* One thread's ends never go back; if the clock did (a signal handler's
-     * call, a TSC hiccup) keep the order and shorten to zero. */
-    if (end < x->r->last_end)
-        end = x->r->last_end;
-    if (begin > end)
-        begin = end;
-    if (!flags && !stack && nargs <= 1 &&
-        opp_ev_add_repeat(&x->e, fn, begin, end, depth, nargs, nargs ? args[0] : 0)) {
-    } else if (opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack) != 0) {
+    if (*end < x->r->last_end)
+        *end = x->r->last_end;
+    if (*begin > *end)
+        *begin = *end;
+}
+
+static inline void enc_added(struct enc *x, uint64_t end)
+{
+    x->r->last_end = end;
+    x->c->events++;
+    S.events++;
+}
+
+static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
+                          uint32_t depth, uint32_t nargs, const uint64_t *args, uint32_t stack)
+{
+    enc_clamp(x, &begin, &end);
+    if (opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack) != 0) {
         ev_write(&x->e);
         opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
         opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack);
     }
-    x->r->last_end = end;
-    x->c->events++;
-    S.events++;
+    enc_added(x, end);
+}
+
+/* After a call of one slot was encoded from slot rec (the caller's copy):
+ * a next slot with rec's bytes after the times is that call again, which
+ * enc_repeat encodes without reading the slot field by field. */
+static void enc_note_slot(struct enc *x, const struct opp_rec *rec)
+{
+    _Static_assert(offsetof(struct opp_rec, fn) == 16 && sizeof x->rep == 16, "slot tail");
+    memcpy(x->rep, &rec->fn, sizeof x->rep);
+    x->rep_ok = !(rec->flags & ~OPP_REC_RANGE) && rec->nargs <= 1;
+}
+
+/* The record in slot s, when it is the call encoded last again but for its
+ * times (most calls of a loop): encoded, 1. 0: read it as any record. */
+static inline __attribute__((always_inline)) int enc_repeat(struct enc *x, const struct opp_rec *s)
+{
+    struct opp_rec rec; /* one read of the client's memory */
+    memcpy(&rec, s, sizeof rec);
+    if (!x->rep_ok || memcmp(&rec.fn, x->rep, sizeof x->rep))
+        return 0;
+    uint64_t begin = rec.begin, end = rec.end;
+    enc_clamp(x, &begin, &end);
+    if (!opp_ev_add_same(&x->e, begin, end))
+        return 0;
+    enc_added(x, end);
+    return 1;
 }
 
 static void enc_add(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
                     uint32_t depth, uint32_t nargs, const uint64_t *args)
 {
     enc_add_stack(x, fn, flags, begin, end, depth, nargs, args, 0);
+}
+
+/* Hand slots back in steps, not after the whole backlog: only records
+ * already in the file may be reused, those before slot t. */
+static void hand_back(struct enc *x, uint64_t t)
+{
+    ev_write(&x->e);
+    atomic_store_explicit(&x->r->hdr->tail, t, memory_order_release);
+    x->r->tail = t;
+    enc_start(x, x->c, x->r);
 }
 
 /* Move what the thread published into the file; return records moved. */
@@ -262,10 +308,13 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         uint64_t t = r->tail;
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
-            /* The slots ahead sit in the writing thread's cache: ask for
-             * them early. Never past head, where the thread writes still. */
-            if (head - t > DRAIN_AHEAD)
-                __builtin_prefetch(base + ((t + DRAIN_AHEAD) & (r->cap - 1)));
+            if (enc_repeat(&x, base + (t & (r->cap - 1)))) { /* the call before again */
+                t++;
+                moved++;
+                if (x.e.count >= CHUNK_EVENTS && t < head)
+                    hand_back(&x, t);
+                continue;
+            }
             struct opp_ring_rec rr;
             if (opp_ring_read(base, r->cap, t, head - t, c->nfuncs, &rr)) {
                 ev_write(&x.e);
@@ -298,17 +347,12 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                 S.events++;
             } else {
                 enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
+                enc_note_slot(&x, &rec);
             }
             t += slots;
             moved++;
-            if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head) {
-                /* Hand slots back in steps, not after the whole backlog:
-                 * only records already in the file may be reused. */
-                ev_write(&x.e);
-                atomic_store_explicit(&h->tail, t, memory_order_release);
-                r->tail = t;
-                enc_start(&x, c, r);
-            }
+            if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head)
+                hand_back(&x, t);
         }
         ev_write(&x.e);
         /* Only now, with the records in the file, may the thread reuse them. */

@@ -127,18 +127,15 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
     return 0;
 }
 
-/* The common event, the previous one again (function, depth, flags, at
- * most one argument and no code stack): 1 when added, 0 when it is not
- * such a repeat or does not fit (add it with opp_ev_add_stack). Always
- * inline: the collector's drain loop takes most records of a loop here. */
-static inline __attribute__((always_inline)) int
-opp_ev_add_repeat(struct opp_ev_enc *e, uint32_t fn, uint64_t begin, uint64_t end, uint32_t depth,
-                  uint32_t nargs, uint64_t arg0)
+/* The previous event again but for its times, where the caller knows it
+ * is (same function, depth, flags, arguments and code stack; the
+ * collector compares the ring's slots): 1 when added, 0 when it does not
+ * fit or would go back in time. Always inline: the collector's drain loop
+ * takes most calls of a loop here. */
+static inline __attribute__((always_inline)) int opp_ev_add_same(struct opp_ev_enc *e,
+                                                                 uint64_t begin, uint64_t end)
 {
-    if (!e->count || fn != e->prev_fn || depth != e->prev_depth || nargs != e->prev_nargs ||
-        e->prev_flags != (nargs ? OPP_EV_ARGS : 0u) || e->prev_stack || nargs > 1 ||
-        (nargs && arg0 != e->prev_args[0]) || e->w.cap - e->w.len < OPP_EV_MAX_BYTES ||
-        end < e->prev_end)
+    if (e->w.cap - e->w.len < OPP_EV_MAX_BYTES || end < e->prev_end)
         return 0;
     opp_ev_put_times(e, OPP_EV_SAME, begin, end);
     e->prev_end = end;
