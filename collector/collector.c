@@ -205,7 +205,7 @@ struct enc {
     /* The last 16 bytes of the slot of the call encoded last (function,
      * depth, argument count, flags, argument) when the next slot with the
      * same bytes is that call again but for its times (enc_repeat). */
-    unsigned char rep[16];
+    uint64_t rep[2];
     int rep_ok;
 };
 
@@ -260,11 +260,15 @@ static void enc_note_slot(struct enc *x, const struct opp_rec *rec)
  * times (most calls of a loop): encoded, 1. 0: read it as any record. */
 static inline __attribute__((always_inline)) int enc_repeat(struct enc *x, const struct opp_rec *s)
 {
-    struct opp_rec rec; /* one read of the client's memory */
-    memcpy(&rec, s, sizeof rec);
-    if (!x->rep_ok || memcmp(&rec.fn, x->rep, sizeof x->rep))
+    /* Each field read once, into registers: the client's memory may change
+     * under us, and a copy through the stack costs a stall a record. */
+    uint64_t begin, end, tail[2];
+    memcpy(&begin, &s->begin, 8);
+    memcpy(&end, &s->end, 8);
+    memcpy(&tail[0], &s->fn, 8);
+    memcpy(&tail[1], &s->arg0, 8);
+    if (!x->rep_ok || tail[0] != x->rep[0] || tail[1] != x->rep[1])
         return 0;
-    uint64_t begin = rec.begin, end = rec.end;
     enc_clamp(x, &begin, &end);
     if (!opp_ev_add_same(&x->e, begin, end))
         return 0;
