@@ -73,14 +73,15 @@ struct opp_ev_enc {
 void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, uint32_t tid,
                   uint64_t base_end);
 /* An event's head (the function and flags, or OPP_EV_SAME), its end as
- * the step from the previous event's, and its duration; the caller has
- * checked that OPP_EV_MAX_BYTES are free. */
-static inline __attribute__((always_inline)) void
-opp_ev_put_times(struct opp_ev_enc *e, uint64_t head, uint64_t begin, uint64_t end)
+ * the step from the previous event's (prev_end), and its duration, into
+ * w; the caller has checked that OPP_EV_MAX_BYTES are free. */
+static inline __attribute__((always_inline)) void opp_ev_put_times(struct opp_wbuf *w,
+                                                                   uint64_t prev_end, uint64_t head,
+                                                                   uint64_t begin, uint64_t end)
 {
-    opp_put_varint_room(&e->w, head);
-    opp_put_varint_room(&e->w, end - e->prev_end);
-    opp_put_varint_room(&e->w, end >= begin ? end - begin : 0);
+    opp_put_varint_room(w, head);
+    opp_put_varint_room(w, end - prev_end);
+    opp_put_varint_room(w, end >= begin ? end - begin : 0);
 }
 
 /* 0, or -1 when the buffer is full (the event was not added). Inline: the
@@ -104,8 +105,8 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
         same = args[i] == e->prev_args[i];
     /* SAME: the head is the flag alone, so a repeated call is 3 bytes
      * whatever its function's id */
-    opp_ev_put_times(e, same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags, begin,
-                     end);
+    opp_ev_put_times(&e->w, e->prev_end,
+                     same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags, begin, end);
     if (!same) {
         opp_put_varint(&e->w, depth);
         if (nargs) {
@@ -125,22 +126,6 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
     e->prev_end = end;
     e->count++;
     return 0;
-}
-
-/* The previous event again but for its times, where the caller knows it
- * is (same function, depth, flags, arguments and code stack; the
- * collector compares the ring's slots): 1 when added, 0 when it does not
- * fit or would go back in time. Always inline: the collector's drain loop
- * takes most calls of a loop here. */
-static inline __attribute__((always_inline)) int opp_ev_add_same(struct opp_ev_enc *e,
-                                                                 uint64_t begin, uint64_t end)
-{
-    if (e->w.cap - e->w.len < OPP_EV_MAX_BYTES || end < e->prev_end)
-        return 0;
-    opp_ev_put_times(e, OPP_EV_SAME, begin, end);
-    e->prev_end = end;
-    e->count++;
-    return 1;
 }
 
 static inline int opp_ev_add(struct opp_ev_enc *e, uint32_t fn, uint32_t flags, uint64_t begin,
