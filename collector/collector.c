@@ -228,11 +228,12 @@ static inline __attribute__((always_inline)) void enc_clamp(uint64_t last_end, u
         *begin = *end;
 }
 
-static inline void enc_added(struct enc *x, uint64_t end)
+/* n more events of this thread, the last ending at end. */
+static inline void enc_added(struct enc *x, uint64_t end, uint64_t n)
 {
     x->r->last_end = end;
-    x->c->events++;
-    S.events++;
+    x->c->events += n;
+    S.events += n;
 }
 
 static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
@@ -244,7 +245,7 @@ static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t b
         opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
         opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack);
     }
-    enc_added(x, end);
+    enc_added(x, end, 1);
 }
 
 /* After a call of one slot was encoded from slot rec (the caller's copy):
@@ -293,9 +294,7 @@ static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
     e->w = w;
     e->prev_end = last;
     e->count += (uint32_t)k;
-    x->r->last_end = last;
-    x->c->events += k;
-    S.events += k;
+    enc_added(x, last, k);
     return k;
 }
 
