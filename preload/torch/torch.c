@@ -13,6 +13,7 @@
  * code stacks. The interpreter's path is set up by pypath.c. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,8 @@
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
 #define NAMECACHE 1024u /* op names' string ids per thread, direct-mapped by address */
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
+/* at::RecordFunction::runStartCallbacks(), mangled */
+#define RUN_START_CALLBACKS "_ZN2at14RecordFunction17runStartCallbacksEv"
 
 struct open_op {
     const void *key; /* the RecordFunction; NULL: an nn.Module range */
@@ -341,6 +344,26 @@ static int python_frames(uint64_t *out, int max)
     return k;
 }
 
+/* Where torch calls into the shim at an op's start: the function that
+ * runs RecordFunction's start callbacks (an exported member of
+ * libtorch_cpu, found through the shim's dependencies). Code stacks leave
+ * it out with the frames inside it and the frame that called it, so an
+ * op's stack begins where the op was called. */
+static void stack_entry(void *shim)
+{
+    void *p = dlsym(shim, RUN_START_CALLBACKS);
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    if (!p || !dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+        opp_agent_say("OPPROF_STACKS: torch's at::RecordFunction::runStartCallbacks not found; "
+                      "torch ops' stacks begin inside torch's RecordFunction",
+                      NULL, NULL);
+        return;
+    }
+    opp_stack_entry_lo = (uintptr_t)p;
+    opp_stack_entry_hi = (uintptr_t)p + sym->st_size;
+}
+
 /* ---- what Python calls (ctypes; python/_opprof_torch.py) ---- */
 
 static void say_failed(const char *a, const char *b)
@@ -386,15 +409,18 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
     if (opp_stacks_n) {
-        opp_torch_shim_pyframes_t pf = (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        opp_object_range((const void *)init, &opp_stack_skip_lo, &opp_stack_skip_hi);
+        stack_entry(h);
+        opp_torch_shim_pyframes_t pf =
+            (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
         struct opp_pyframe probe[1];
         if (pf && pf(probe, 1) >= 0) {
             pyframes = pf;
-            opp_object_range((const void *)pf, &opp_stack_skip_lo, &opp_stack_skip_hi);
             __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
         } else {
             opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "
-                          "this Python's headers: install python3-dev)", NULL, NULL);
+                          "this Python's headers: install python3-dev)",
+                          NULL, NULL);
         }
     }
     __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
