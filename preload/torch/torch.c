@@ -61,7 +61,7 @@ struct tstate {
     struct name_id names[NAMECACHE];
     struct {
         const void *code, *file, *func;
-        int line;
+        int addr;
         uint32_t id;
     } py[PYCACHE];
 };
@@ -74,6 +74,7 @@ enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
 
 static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
+static opp_torch_shim_pyline_t pyline;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
 int opp_torch_lean;       /* OPPROF_TORCH=lean */
@@ -310,7 +311,8 @@ static void callbacks_set(void)
 /* The calling thread's Python frames as OPP_STACK_PY words, innermost
  * first: each named "file(line): function" (torch's with_stack format)
  * once per thread and place, through a small cache (keyed by the code
- * object, its file and function strings, and the line). */
+ * object, its file and function strings, and the instruction: its line
+ * is looked up only on a miss). */
 static int python_frames(uint64_t *out, int max)
 {
     struct tstate *t = mine();
@@ -320,12 +322,13 @@ static int python_frames(uint64_t *out, int max)
     int n = pyframes(f, max < (int)OPP_GPU_FIELDS_MAX ? max : (int)OPP_GPU_FIELDS_MAX);
     int k = 0;
     for (int i = 0; i < n; i++) {
-        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].line * 2654435761u) %
+        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].addr * 2654435761u) %
                      PYCACHE;
-        if (t->py[h].code != f[i].code || t->py[h].line != f[i].line || !t->py[h].id ||
+        if (t->py[h].code != f[i].code || t->py[h].addr != f[i].addr || !t->py[h].id ||
             t->py[h].file != f[i].file || t->py[h].func != f[i].func) {
             char buf[OPP_NAME_MAX * 2];
-            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file, f[i].line, f[i].func);
+            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file,
+                               pyline(f[i].code, f[i].addr), f[i].func);
             const char *py = strrchr(f[i].file, '/');
             uint32_t id = py && !strcmp(py, "/_opprof_torch.py") /* our module hooks: not shown */
                               ? UINT32_MAX
@@ -335,7 +338,7 @@ static int python_frames(uint64_t *out, int max)
             t->py[h].code = f[i].code;
             t->py[h].file = f[i].file;
             t->py[h].func = f[i].func;
-            t->py[h].line = f[i].line;
+            t->py[h].addr = f[i].addr;
             t->py[h].id = id;
         }
         if (t->py[h].id != UINT32_MAX)
@@ -413,9 +416,11 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
         stack_entry(h);
         opp_torch_shim_pyframes_t pf =
             (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        opp_torch_shim_pyline_t pl = (opp_torch_shim_pyline_t)dlsym(h, "opp_torch_shim_pyline");
         struct opp_pyframe probe[1];
-        if (pf && pf(probe, 1) >= 0) {
+        if (pf && pl && pf(probe, 1) >= 0) {
             pyframes = pf;
+            pyline = pl;
             __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
         } else {
             opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "
