@@ -13,6 +13,7 @@
  * code stacks. The interpreter's path is set up by pypath.c. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
 #define NAMECACHE 1024u /* op names' string ids per thread, direct-mapped by address */
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
+/* at::RecordFunction::runStartCallbacks(), mangled */
+#define RUN_START_CALLBACKS "_ZN2at14RecordFunction17runStartCallbacksEv"
 
 struct open_op {
     const void *key; /* the RecordFunction; NULL: an nn.Module range */
@@ -59,7 +62,7 @@ struct tstate {
     struct name_id names[NAMECACHE];
     struct {
         const void *code, *file, *func;
-        int line;
+        int addr;
         uint32_t id;
     } py[PYCACHE];
 };
@@ -69,6 +72,7 @@ static int attached; /* the shim's callbacks are registered; tkey exists */
 
 static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
+static opp_torch_shim_pyline_t pyline;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
 int opp_torch_lean;       /* OPPROF_TORCH=lean */
@@ -306,7 +310,8 @@ static void callbacks_set(void)
 /* The calling thread's Python frames as OPP_STACK_PY words, innermost
  * first: each named "file(line): function" (torch's with_stack format)
  * once per thread and place, through a small cache (keyed by the code
- * object, its file and function strings, and the line). */
+ * object, its file and function strings, and the instruction: its line
+ * is looked up only on a miss). */
 static int python_frames(uint64_t *out, int max)
 {
     struct tstate *t = mine();
@@ -316,12 +321,13 @@ static int python_frames(uint64_t *out, int max)
     int n = pyframes(f, max < (int)OPP_GPU_FIELDS_MAX ? max : (int)OPP_GPU_FIELDS_MAX);
     int k = 0;
     for (int i = 0; i < n; i++) {
-        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].line * 2654435761u) %
+        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].addr * 2654435761u) %
                      PYCACHE;
-        if (t->py[h].code != f[i].code || t->py[h].line != f[i].line || !t->py[h].id ||
+        if (t->py[h].code != f[i].code || t->py[h].addr != f[i].addr || !t->py[h].id ||
             t->py[h].file != f[i].file || t->py[h].func != f[i].func) {
             char buf[OPP_NAME_MAX * 2];
-            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file, f[i].line, f[i].func);
+            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file,
+                               pyline(f[i].code, f[i].addr), f[i].func);
             const char *py = strrchr(f[i].file, '/');
             uint32_t id = py && !strcmp(py, "/_opprof_torch.py") /* our module hooks: not shown */
                               ? UINT32_MAX
@@ -331,13 +337,33 @@ static int python_frames(uint64_t *out, int max)
             t->py[h].code = f[i].code;
             t->py[h].file = f[i].file;
             t->py[h].func = f[i].func;
-            t->py[h].line = f[i].line;
+            t->py[h].addr = f[i].addr;
             t->py[h].id = id;
         }
         if (t->py[h].id != UINT32_MAX)
             out[k++] = OPP_STACK_PY | t->py[h].id;
     }
     return k;
+}
+
+/* Where torch calls into the shim at an op's start: the function that
+ * runs RecordFunction's start callbacks (an exported member of
+ * libtorch_cpu, found through the shim's dependencies). Code stacks leave
+ * it out with the frames inside it and the frame that called it, so an
+ * op's stack begins where the op was called. */
+static void stack_entry(void *shim)
+{
+    void *p = dlsym(shim, RUN_START_CALLBACKS);
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    if (!p || !dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+        opp_agent_say("OPPROF_STACKS: torch's at::RecordFunction::runStartCallbacks not found; "
+                      "torch ops' stacks begin inside torch's RecordFunction",
+                      NULL, NULL);
+        return;
+    }
+    opp_stack_entry_lo = (uintptr_t)p;
+    opp_stack_entry_hi = (uintptr_t)p + sym->st_size;
 }
 
 /* ---- what Python calls (ctypes; python/_opprof_torch.py) ---- */
@@ -385,15 +411,20 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
     if (opp_stacks_n) {
-        opp_torch_shim_pyframes_t pf = (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        opp_object_range((const void *)init, &opp_stack_skip_lo, &opp_stack_skip_hi);
+        stack_entry(h);
+        opp_torch_shim_pyframes_t pf =
+            (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        opp_torch_shim_pyline_t pl = (opp_torch_shim_pyline_t)dlsym(h, "opp_torch_shim_pyline");
         struct opp_pyframe probe[1];
-        if (pf && pf(probe, 1) >= 0) {
+        if (pf && pl && pf(probe, 1) >= 0) {
             pyframes = pf;
-            opp_object_range((const void *)pf, &opp_stack_skip_lo, &opp_stack_skip_hi);
+            pyline = pl;
             __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
         } else {
             opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "
-                          "this Python's headers: install python3-dev)", NULL, NULL);
+                          "this Python's headers: install python3-dev)",
+                          NULL, NULL);
         }
     }
     __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
