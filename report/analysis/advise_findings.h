@@ -26,7 +26,7 @@
     X(STEPS_MIN, "steps_min", 4.0, "steps",                                                        \
       "warm-up and outlier rules need at least this many steps")                                   \
     X(WARMUP_RATIO, "warmup_ratio", 2.0, "x p50",                                                  \
-      "a first step is warm-up while its wall time is at least this times the steady p50")         \
+      "a first step is warm-up while its wall time is at least this times the steps' p50")         \
     X(OUTLIER_RATIO, "outlier_ratio", 1.5, "x p50",                                                \
       "a steady step is an outlier at this times the p50 or more (p99 must reach it)")             \
     X(GPU_IDLE_SHARE, "gpu_idle_share", 0.30, "share",                                             \

@@ -170,9 +170,14 @@ int adv_rule_warmup(const struct opp_advise_ctx *c, struct opp_findings *out)
     char more[200];
     if (excess_text(c, 0, median_step(c, c->p50_ns), more, sizeof more, f->op, sizeof f->op))
         return -ENOMEM;
-    snprintf(f->what, sizeof f->what,
-             "Warm-up: the first %zu step%s took %.1fx the p50 step or more", c->warm,
-             c->warm > 1 ? "s" : "", adv_th(c, OPP_TH_WARMUP_RATIO));
+    if (c->warm == 1)
+        snprintf(f->what, sizeof f->what, "Warm-up: step 0 took %.1fx the p50 step or more",
+                 adv_th(c, OPP_TH_WARMUP_RATIO));
+    else
+        snprintf(f->what, sizeof f->what,
+                 "Warm-up: steps 0 to %zu each took %.1fx the p50 step "
+                 "or more",
+                 c->warm - 1, adv_th(c, OPP_TH_WARMUP_RATIO));
     snprintf(f->evidence, sizeof f->evidence, "step 0: %.3f ms against a p50 of %.3f ms%s",
              (double)adv_wall(&c->steps[0]) / 1e6, (double)c->p50_ns / 1e6, more);
     f->try_ = "leave the first steps out of timings (a schedule's wait and warmup: "

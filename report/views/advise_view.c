@@ -202,7 +202,7 @@ int opp_out_advise_thresholds(FILE *f, const double *th)
     fputs("| threshold | value | unit | rules | meaning |\n|---|---|---|---|---|\n", f);
     for (int i = 0; i < OPP_TH_COUNT; i++) {
         const struct opp_advise_threshold_desc *d = &opp_advise_thresholds[i];
-        fprintf(f, "| `%s` | %g | %s | ", d->name, th[i], d->unit);
+        fprintf(f, "| `%s` | %.10g | %s | ", d->name, th[i], d->unit);
         const char *sep = "";
         for (size_t r = 0; r < opp_advise_nrules; r++) {
             const char *t = opp_advise_rules[r].thresholds, *p = strstr(t, d->name);

@@ -360,6 +360,7 @@ START_TEST(warmup_fires)
     ck_assert_int_eq(f->step, 0);
     ck_assert_int_eq(f->step_last, 0);
     ck_assert_uint_eq(f->stake_ns, 20 * MS);
+    ck_assert_str_eq(f->what, "Warm-up: step 0 took 2.0x the p50 step or more");
     ck_assert_str_eq(f->op, NAMES[S_LOADER - S_STEP]);
     ck_assert_str_eq(f->evidence,
                      "step 0: 30.000 ms against a p50 of 10.000 ms; its largest excess: "
