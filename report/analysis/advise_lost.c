@@ -19,7 +19,7 @@ static int lost(struct opp_findings *out, uint64_t count, const char *what, cons
         return -ENOMEM;
     f->lost = 1;
     f->per_step = (double)count;
-    snprintf(f->what, sizeof f->what, "%" PRIu64 " %s", count, what);
+    snprintf(f->what, sizeof f->what, "%s: %" PRIu64, what, count);
     f->try_ = try_;
     return 0;
 }
@@ -30,8 +30,8 @@ int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out)
     const char *ring = "a larger ring (OPPROF_BUFFER), OPPROF_DROP=block, or record less "
                        "(OPPROF_TORCH=lean, a schedule)";
     int rc = lost(out, m->dropped,
-                  "records dropped: threads' rings were full, their calls are "
-                  "missing",
+                  "Records dropped (threads' rings were full: their calls are "
+                  "missing)",
                   ring);
     if (!rc)
         rc = lost(out, m->gpu.dropped_cupti + m->gpu.dropped_ours,
@@ -42,16 +42,16 @@ int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out)
                   "let the program end normally so CUPTI flushes");
     if (!rc)
         rc = lost(out, m->gpu.buffers_taken + m->gpu.yielded,
-                  "times another CUPTI client took the GPU activity: ours stops there",
+                  "Times another CUPTI client took the GPU activity (ours stops there)",
                   "profile without torch.profiler's CUDA activities");
     if (!rc)
-        rc = lost(out, m->procs_cut, "processes cut: their records stop before they ended",
+        rc = lost(out, m->procs_cut, "Processes cut (their records stop before they ended)",
                   "let the processes exit before the trace is finished");
     if (!rc)
-        rc = lost(out, m->open_events, "calls still open when their process ended",
+        rc = lost(out, m->open_events, "Calls still open when their process ended",
                   "their time runs to the process's end");
     if (!rc && m->sum.warning[0]) {
-        rc = lost(out, 1, "damaged tail: the trace ends early", "");
+        rc = lost(out, 1, "Damaged tail: the trace ends early", "");
         if (!rc)
             snprintf(out->f[out->n - 1].evidence, sizeof out->f[out->n - 1].evidence, "%.319s",
                      m->sum.warning);

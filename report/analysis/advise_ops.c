@@ -47,8 +47,9 @@ static int sync_finding(const struct opp_advise_ctx *c, struct opp_findings *out
     snprintf(f->op, sizeof f->op, "%s", key);
     snprintf(f->what, sizeof f->what, "Host synchronisation inside the step: %s, %.1f a step", key,
              per_step);
-    snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " calls in %zu steps, %.3f ms a step %s",
-             calls, c->n, f->ms_per_step, device_copy ? "on the device" : "waiting on the host");
+    snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " call%s in %zu step%s, %.3f ms a step %s",
+             calls, calls == 1 ? "" : "s", c->n, c->n == 1 ? "" : "s", f->ms_per_step,
+             device_copy ? "on the device" : "waiting on the host");
     f->try_ = device_copy ? "copy back less often, or asynchronously into pinned memory "
                             "(non_blocking=True) and read it a step later"
                           : sync_try(key);

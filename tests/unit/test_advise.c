@@ -432,7 +432,7 @@ START_TEST(lost_data_first)
     ck_assert_str_eq(adv.fs.f[0].rule, "lost_data");
     ck_assert_int_eq(adv.fs.f[0].lost, 1);
     ck_assert_str_eq(adv.fs.f[0].what,
-                     "5 records dropped: threads' rings were full, their calls are missing");
+                     "Records dropped (threads' rings were full: their calls are missing): 5");
     ck_assert_str_eq(adv.fs.f[1].rule, "input_pipeline");
     done();
     write_steps(NULL, loader);
