@@ -107,7 +107,7 @@ static int growth(const struct opp_advise_ctx *c, struct opp_findings *out,
                   const struct opp_gpu_memseries *s, int64_t device)
 {
     size_t first = c->warm, n = c->n - first;
-    if (!c->real_steps || !s->npts || (double)n < adv_th(c, OPP_TH_STEPS_MIN))
+    if (!c->real_steps || !s->npts || n < 2 || (double)n < adv_th(c, OPP_TH_STEPS_MIN))
         return 0;
     size_t rises = 0;
     int64_t prev = bytes_at(s, c->steps[first].end_ns), start = prev;

@@ -160,7 +160,7 @@ int adv_rule_warmup(const struct opp_advise_ctx *c, struct opp_findings *out)
         return 0;
     uint64_t stake = 0;
     for (size_t i = 0; i < c->warm; i++)
-        stake += adv_wall(&c->steps[i]) - c->p50_ns;
+        stake += adv_wall(&c->steps[i]) > c->p50_ns ? adv_wall(&c->steps[i]) - c->p50_ns : 0;
     struct opp_finding *f = adv_add(out, "warmup");
     if (!f)
         return -ENOMEM;
@@ -208,7 +208,7 @@ int adv_rule_outliers(const struct opp_advise_ctx *c, struct opp_findings *out)
         uint64_t wi = adv_wall(&c->steps[i]);
         if ((double)wi < limit)
             continue;
-        stake += wi - d.p50;
+        stake += wi > d.p50 ? wi - d.p50 : 0; /* an outlier_ratio under 1 (--set) */
         count++;
         if (wi > adv_wall(&c->steps[worst]))
             worst = i;

@@ -80,6 +80,8 @@ static void op(struct evs *s, uint32_t name, uint64_t begin, uint64_t end, uint3
        begin, end, depth);
 }
 
+static int nsteps = NSTEPS; /* steps process() writes */
+
 /* What a test puts inside step i (from begin to end) at depth 1 and below. */
 typedef void step_fn(struct evs *s, int i, uint64_t begin, uint64_t end);
 
@@ -98,7 +100,7 @@ static void process(struct tb *b, uint32_t proc, int rank, const uint64_t *wall,
         tb_string(b, S_STEP + k, NAMES[k]);
     tb_thread(b, 100 + proc, "main");
     uint64_t t = T0;
-    for (int i = 0; i < NSTEPS; i++) {
+    for (int i = 0; i < nsteps; i++) {
         uint64_t w = wall ? wall[i] : 10 * MS;
         struct evs s = {.n = 0};
         if (fill)
@@ -611,6 +613,42 @@ START_TEST(straggler_silent_below)
 }
 END_TEST
 
+/* Thresholds set under 1 (--set): a warm-up or outlier step shorter than
+ * the p50 adds nothing to the time at stake (it took the difference, a
+ * wrapped-around number, before). */
+START_TEST(ratios_under_one_stake_no_negative_time)
+{
+    const uint64_t wall[NSTEPS] = {30 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
+                                   10 * MS, 10 * MS, 10 * MS, 10 * MS, 9 * MS};
+    copy_in_7 = 0;
+    write_steps(wall, busy);
+    advise_with("input_share=2", "warmup_ratio=0.5", "outlier_ratio=0.5", NULL);
+    const struct opp_finding *f = found("warmup");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->step_last, 4); /* at most half the steps */
+    ck_assert_uint_eq(f->stake_ns, 20 * MS);
+    f = found("outlier_steps");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->stake_ns, 0); /* steps 5 to 9: 10, 10, 10, 10, 9 ms; p50 10 */
+    done();
+}
+END_TEST
+
+/* One step cannot show growth (there is no step to step): with steps_min
+ * 0 no finding, not one of NaN bytes a step. */
+START_TEST(growth_needs_two_steady_steps)
+{
+    frees = 0;
+    nsteps = 1;
+    write_steps(NULL, allocs);
+    nsteps = NSTEPS;
+    advise_with("input_share=2", "steps_min=0", NULL);
+    ck_assert_uint_eq(adv.nsteps, 1);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
 /* ---- the output ---- */
 
 START_TEST(json_output)
@@ -665,6 +703,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, launch_bound_silent_long_kernels);
     tcase_add_test(tc, straggler_fires);
     tcase_add_test(tc, straggler_silent_below);
+    tcase_add_test(tc, ratios_under_one_stake_no_negative_time);
+    tcase_add_test(tc, growth_needs_two_steady_steps);
     tcase_add_test(tc, json_output);
     suite_add_tcase(s, tc);
     return s;
