@@ -30,12 +30,12 @@ int adv_rule_gpu_idle(const struct opp_advise_ctx *c, struct opp_findings *out)
         return -ENOMEM;
     }
     adv_stake(c, f, idle);
-    char gap[OPP_ADVICE_TEXT] = "";
+    char gap[160] = "";
     if (s.ndevs == 1) {
         const struct opp_gpu_dev_stats *d = &s.devs[0];
         f->device = d->device;
         if (d->ngaps)
-            snprintf(gap, sizeof gap, "; its largest gap in the trace: %.3f ms, before %s",
+            snprintf(gap, sizeof gap, "; its largest gap in the trace: %.3f ms, before %.100s",
                      (double)(d->gaps[0].end_ns - d->gaps[0].start_ns) / 1e6,
                      opp_model_str(c->m, d->gaps[0].next));
     }

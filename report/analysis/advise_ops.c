@@ -203,7 +203,7 @@ static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *
              "Many small elementwise operators on %s that torch could fuse: %.0f calls a step",
              g->shape, per_step);
     snprintf(f->evidence, sizeof f->evidence,
-             "%.1f us each on average (self CPU), %.3f ms a step; a step's calls: %s", avg_us,
+             "%.1f us each on average (self CPU), %.3f ms a step; a step's calls: %.240s", avg_us,
              f->ms_per_step, ops);
     f->try_ = "fuse them: torch.compile (PyTorch 2), torch.jit.script on the function, foreach "
               "and in-place ops (torch._foreach_*, optimizers' foreach=True); or batch the small "
