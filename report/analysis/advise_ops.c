@@ -245,6 +245,28 @@ int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
 
 static const char *const gemms[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"};
 
+/* FLOPs of one call of a row grouped by shape: the row's own when the
+ * trace gives them (BLAS), else 2 M K N (times the batch) of its first two
+ * operands that multiply ([.., M, K] by [.., K, N]; torch's ops carry none);
+ * 0 when its shapes do not say. */
+static double gemm_flops(const struct opp_row *r)
+{
+    if (r->flops)
+        return (double)r->flops / (double)r->count;
+    const struct opp_shapes *s = &r->shapes;
+    for (int i = 0; i + 1 < s->n; i++) {
+        int ra = s->rank[i], rb = s->rank[i + 1];
+        if (ra < 2 || rb < 2 || s->dim[i][ra - 1] != s->dim[i + 1][rb - 2])
+            continue;
+        double f = 2.0 * (double)s->dim[i][ra - 2] * (double)s->dim[i][ra - 1] *
+                   (double)s->dim[i + 1][rb - 1];
+        for (int k = 0; k < ra - 2; k++)
+            f *= (double)s->dim[i][k];
+        return f;
+    }
+    return 0;
+}
+
 int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
     struct opp_agg a;
@@ -258,9 +280,9 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
         int gemm = 0;
         for (size_t k = 0; k < sizeof gemms / sizeof *gemms; k++)
             gemm |= !strcmp(r->key, gemms[k]);
-        if (!gemm || !r->count || !r->flops ||
+        if (!gemm || !r->count || !gemm_flops(r) ||
             (double)r->count / (double)c->n < adv_th(c, OPP_TH_TINY_GEMM_PER_STEP) ||
-            (double)r->flops / (double)r->count > adv_th(c, OPP_TH_TINY_GEMM_FLOPS))
+            gemm_flops(r) > adv_th(c, OPP_TH_TINY_GEMM_FLOPS))
             continue;
         calls += r->count;
         ns += r->cpu_time_total_ns;
@@ -280,8 +302,7 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
         snprintf(f->what, sizeof f->what, "Many tiny matrix products: %.0f a step", f->per_step);
         snprintf(f->evidence, sizeof f->evidence,
                  "the most called: %.100s on %.150s, %.0f FLOPs and %.1f us each", top->key,
-                 top->shapes_str, (double)top->flops / (double)top->count,
-                 opp_row_avg_ns(top) / 1e3);
+                 top->shapes_str, gemm_flops(top), opp_row_avg_ns(top) / 1e3);
         f->try_ = "batch them: stack the small matrices into one torch.bmm or one larger "
                   "matmul; on a GPU, CUDA graphs cut their launch cost";
         rc = adv_code_of(c, top->key, f->code, sizeof f->code);

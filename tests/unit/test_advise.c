@@ -29,6 +29,7 @@ enum {
     S_COPY,
     S_KERNEL,
     S_ALLREDUCE,
+    S_MM,
 };
 static const char *const NAMES[] = {
     "step",
@@ -41,6 +42,7 @@ static const char *const NAMES[] = {
     "aten::copy_",
     "tiny_kernel",
     "allreduce",
+    "aten::mm",
 };
 
 #define MS 1000000ull
@@ -649,6 +651,87 @@ START_TEST(growth_needs_two_steady_steps)
 }
 END_TEST
 
+/* ---- tiny matrix products ---- */
+
+static int64_t mm_n; /* 20 aten::mm a step of [[mm_n, 8], [8, mm_n]], 5 us each */
+
+static void products(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < 20; k++, t += 5 * US)
+        ev(s,
+           (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_MM, OPP_TORCH_SCOPE_FUNCTION, 2,
+                                 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), (uint64_t)mm_n, 8,
+                                 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 8, (uint64_t)mm_n),
+           t, t + 5 * US, 1);
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+START_TEST(tiny_gemms_fire)
+{
+    mm_n = 4;
+    write_steps(NULL, products);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "tiny_gemms");
+    const struct opp_finding *f = &adv.fs.f[0];
+    near(f->per_step, 20.0);
+    ck_assert_uint_eq(f->stake_ns, 1 * MS);
+    ck_assert_str_eq(f->op, "aten::mm");
+    /* torch's ops carry no FLOPs: 2 x 4 x 8 x 4 from the shapes */
+    ck_assert_str_eq(f->evidence,
+                     "the most called: aten::mm on [[4, 8], [8, 4]], 256 FLOPs and 5.0 us each");
+    done();
+}
+END_TEST
+
+START_TEST(tiny_gemms_silent_above_flops)
+{
+    mm_n = 4; /* 256 FLOPs a call, one more than the threshold here */
+    write_steps(NULL, products);
+    advise_with("input_share=2", "tiny_gemm_flops=255", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- device allocations ---- */
+
+/* Device memory records: 2 allocations of 1 MiB a step, freed in it. */
+static void write_cuda_allocs(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    process(&b, 0, -1, NULL, NULL);
+    for (int i = 0; i < NSTEPS; i++)
+        for (int k = 0; k < 2; k++) {
+            uint64_t t = T0 + (uint64_t)i * 10 * MS + (uint64_t)k * 2 * MS + 1 * MS;
+            uint64_t addr = 0x7f0000000000ull + (uint64_t)(i * 2 + k) * 0x100000u;
+            tb_memory(&b, .start = t, .device = 0, .op = 1, .address = addr, .bytes = 1048576);
+            tb_memory(&b, .start = t + 1 * MS, .device = 0, .op = 2, .address = addr,
+                      .bytes = 1048576);
+        }
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+}
+
+START_TEST(cuda_alloc_churn_fires)
+{
+    write_cuda_allocs();
+    advise_with("outside_share=2", NULL);
+    ck_assert_str_eq(rules(), "cuda_alloc_churn");
+    const struct opp_finding *f = &adv.fs.f[0];
+    near(f->per_step, 2.0);
+    ck_assert_int_eq(f->device, 0);
+    ck_assert_str_eq(f->what, "Device allocations inside the step: 2.0 a steady step on device 0");
+    done();
+    write_cuda_allocs();
+    advise_with("outside_share=2", "cuda_allocs_per_step=2.5", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
 /* ---- the output ---- */
 
 START_TEST(json_output)
@@ -705,6 +788,9 @@ Suite *suite_advise(void)
     tcase_add_test(tc, straggler_silent_below);
     tcase_add_test(tc, ratios_under_one_stake_no_negative_time);
     tcase_add_test(tc, growth_needs_two_steady_steps);
+    tcase_add_test(tc, tiny_gemms_fire);
+    tcase_add_test(tc, tiny_gemms_silent_above_flops);
+    tcase_add_test(tc, cuda_alloc_churn_fires);
     tcase_add_test(tc, json_output);
     suite_add_tcase(s, tc);
     return s;
