@@ -196,8 +196,10 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
                   : opp_steps_default(c->m, &c->o, &st, out->steps_what, sizeof out->steps_what);
     if (rc)
         return rc;
-    if (step)
+    if (step) {
         snprintf(out->steps_what, sizeof out->steps_what, "%s", step);
+        out->step_unknown = !st.named;
+    }
     c->thread = UINT32_MAX;
     if (st.n) {
         c->thread = st.steps[0].thread;

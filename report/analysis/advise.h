@@ -22,6 +22,7 @@ struct opp_advice {
     size_t nsteps;                    /* 0: the run taken as one step */
     uint64_t p50_ns, p99_ns, wall_ns; /* of the steps; wall: their sum */
     uint32_t pid;                     /* the process looked at (0: every process) */
+    int step_unknown;                 /* a step name was given and no call (of any thread) has it */
 };
 
 /* The advice on m for the calls o selects (its pid, tid and rank filters;

@@ -1,8 +1,9 @@
 /* `opprof advise TRACE [options]`: findings about a trace ranked by the
  * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
  * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
- * summary, 2 usage. */
+ * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,15 @@ int cmd_advise(int argc, char **argv)
         opp_model_free(m);
         return 2;
     }
+    int ranked = 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        ranked |= m->procs[p].rank == aa.o.rank;
+    if (aa.o.filter_rank && !ranked) {
+        fprintf(stderr, PREFIX "--rank %" PRId64 ": no process of %s has that rank\n", aa.o.rank,
+                trace);
+        opp_model_free(m);
+        return 2;
+    }
     opp_steps_main_process(m, &aa.o, 1);
     struct opp_advice a;
     rc = opp_advise(m, &aa.o, aa.step, aa.th, &a);
@@ -175,6 +185,15 @@ int cmd_advise(int argc, char **argv)
         fprintf(stderr, PREFIX "%s\n", strerror(-rc));
         opp_model_free(m);
         return 1;
+    }
+    if (a.step_unknown) {
+        fprintf(stderr,
+                PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
+                       "operators and ranges)\n",
+                aa.step, trace, trace);
+        opp_advice_free(&a);
+        opp_model_free(m);
+        return 2;
     }
     rc = opp_out_advice(stdout, trace, &a, aa.json);
     opp_advice_free(&a);

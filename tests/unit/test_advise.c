@@ -12,6 +12,7 @@
 #include "analysis/advise.h"
 #include "analysis/model.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 #include "tracebuild.h"
 #include "views/advise_view.h"
 
@@ -732,6 +733,85 @@ START_TEST(cuda_alloc_churn_fires)
 }
 END_TEST
 
+/* ---- the command ---- */
+
+static int run(char **out, char **err, ...)
+{
+    char *argv[16] = {"advise"};
+    int n = 1;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; n < 15 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return tu_call(cmd_advise, argv, dir, out, err);
+}
+
+/* The text: the steps looked at, then each finding's what, where, how
+ * much, evidence and what to try. */
+START_TEST(command_text)
+{
+    loader_ns = 8 * MS;
+    write_steps(NULL, loader);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, trace, "--step", "step", NULL), 0);
+    ck_assert_str_eq(err, "");
+    const char *body = strstr(out, "\nSteps: ");
+    ck_assert_ptr_nonnull(body);
+    ck_assert_str_eq(
+        body,
+        "\nSteps: step, 10: p50 10.000 ms, p99 10.000 ms, 100.000 ms in all\n"
+        "\n"
+        "1. Input pipeline bound: the steps wait for the DataLoader 80% of their time "
+        "[input_pipeline]\n"
+        "   where:    enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\n"
+        "   how much: 80.0% of the steps' time, 8.000 ms a step (80.000 ms in all), 1.0 calls a "
+        "step\n"
+        "   evidence: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__: 8.000 ms of the "
+        "10.000 ms a step takes (mean), 80% to 80% a step over 10 steps\n"
+        "   try:      more DataLoader workers (num_workers), persistent_workers=True and a larger "
+        "prefetch_factor (pin_memory=True for a GPU); make the Dataset's __getitem__ cheaper "
+        "(decode once and cache, batch the transforms); `opprof report --by-process` shows the "
+        "workers' own time\n");
+    free(out), free(err);
+}
+END_TEST
+
+/* Names and values the trace or the table does not have: exit 2, one line. */
+START_TEST(command_errors)
+{
+    loader_ns = 8 * MS;
+    write_steps(NULL, loader);
+    static const struct {
+        const char *args[4], *err;
+    } cases[] = {
+        {{"--step", "nosuch"}, "--step 'nosuch': no call of that name in "},
+        {{"--rank", "7"}, "--rank 7: no process of "},
+        {{"--pid", "99"}, "--pid 99: no process with that pid in the trace"},
+        {{"--set", "nosuch=1"},
+         "--set: no threshold 'nosuch' (`opprof advise --thresholds` "
+         "lists them)"},
+        {{"--set", "input_share=x"}, "--set input_share wants a number (0 or more), not 'x'"},
+        {{"-f", "xml"}, "unknown format 'xml' (one of: text, json)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out, *err;
+        ck_assert_int_eq(run(&out, &err, trace, cases[i].args[0], cases[i].args[1], NULL), 2);
+        ck_assert_int_eq(tu_count_lines(err, "opprof advise: "), 1);
+        ck_assert_msg(strstr(err, cases[i].err), "%s", err);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    /* the thresholds' table, with a value --set */
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "--thresholds", "--set", "fuse_per_step=8", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\n| `fuse_per_step` | 8 | calls | fusable_ops | "));
+    ck_assert_int_eq(tu_count_lines(out, "| `"), OPP_TH_COUNT);
+    free(out), free(err);
+}
+END_TEST
+
 /* ---- the output ---- */
 
 START_TEST(json_output)
@@ -791,6 +871,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, tiny_gemms_fire);
     tcase_add_test(tc, tiny_gemms_silent_above_flops);
     tcase_add_test(tc, cuda_alloc_churn_fires);
+    tcase_add_test(tc, command_text);
+    tcase_add_test(tc, command_errors);
     tcase_add_test(tc, json_output);
     suite_add_tcase(s, tc);
     return s;
