@@ -296,7 +296,8 @@ int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const ch
         opp_advice_free(out);
         return rc;
     }
-    qsort(out->fs.f, out->fs.n, sizeof *out->fs.f, cmp_finding);
+    if (out->fs.n) /* qsort takes no NULL, even of 0 elements */
+        qsort(out->fs.f, out->fs.n, sizeof *out->fs.f, cmp_finding);
     return 0;
 }
 
