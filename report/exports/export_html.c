@@ -273,8 +273,9 @@ static int section_findings(FILE *out, const struct opp_model *m)
     size_t lost = 0, n = 0;
     for (size_t i = 0; i < adv.fs.n; i++)
         if (adv.fs.f[i].lost) {
-            fputs(lost++ ? "" : "<p>The trace lost data; the findings rest on what it kept:</p>"
-                                "\n<ul id=\"lost\">\n",
+            fputs(lost++ ? ""
+                         : "<p>The trace lost data; the findings rest on what it kept:</p>"
+                           "\n<ul id=\"lost\">\n",
                   out);
             finding_item(out, &a, &adv.fs.f[i]);
         }
@@ -537,12 +538,14 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
             m->sum.warning[0] ? "; warning: " : "");
     html_text(out, m->sum.warning, strlen(m->sum.warning));
     fputs("</p>\n", out);
-    fputs("<nav><a href=\"#findings\">Findings</a><a href=\"#operators\">Operators</a><a href=\"#calltree\">Call tree</a>"
+    fputs("<nav><a href=\"#findings\">Findings</a><a href=\"#operators\">Operators</a>"
+          "<a href=\"#calltree\">Call tree</a>"
           "<a href=\"#flamegraph\">Flame graph</a><a href=\"#streams-h\">GPU streams</a>"
           "<a href=\"#memory-h\">Memory</a></nav>\n",
           out);
-    if (section_findings(out, m) || section_table(out, m) || section_tree(out, m) || section_flame(out, m, name) ||
-        section_streams(out, m) || section_memory(out, m, name) || section_cpu_memory(out, m, name))
+    if (section_findings(out, m) || section_table(out, m) || section_tree(out, m) ||
+        section_flame(out, m, name) || section_streams(out, m) || section_memory(out, m, name) ||
+        section_cpu_memory(out, m, name))
         return -1;
     fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", opp_html_script);
     return ferror(out) ? -1 : 0;
