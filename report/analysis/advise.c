@@ -158,6 +158,26 @@ int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size
     return 0;
 }
 
+void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
+{
+    static const char module[] = "nn.Module: ";
+    const struct opp_ct_node *best = NULL;
+    buf[0] = 0;
+    for (size_t i = 0; i < c->ct.n; i++) {
+        const struct opp_ct_node *n = &c->ct.nodes[i];
+        if ((!best || n->total_ns > best->total_ns) && !strcmp(opp_model_str(c->m, n->name), key))
+            best = n;
+    }
+    for (uint32_t p = best ? best->parent : OPP_CT_ROOT; p != OPP_CT_ROOT;
+         p = c->ct.nodes[p].parent) {
+        const char *name = opp_model_str(c->m, c->ct.nodes[p].name);
+        if (!strncmp(name, module, sizeof module - 1)) {
+            snprintf(buf, cap, "%s", name);
+            return;
+        }
+    }
+}
+
 int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,
                     uint64_t *ns)
 {
@@ -288,8 +308,14 @@ int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const ch
         free(c.steps);
         return rc;
     }
+    if ((rc = opp_calltree_build(m, &c.o, &c.ct))) {
+        opp_agg_free(&c.agg);
+        free(c.steps);
+        return rc;
+    }
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
         rc = opp_advise_rules[i].fn(&c, &out->fs);
+    opp_calltree_free(&c.ct);
     opp_agg_free(&c.agg);
     free(c.steps);
     if (rc) {

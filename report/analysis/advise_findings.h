@@ -78,9 +78,10 @@ struct opp_finding {
     int lost;                   /* about data the trace lost: shown before the findings */
     char what[OPP_ADVICE_TEXT]; /* the pattern, a sentence */
     /* where */
-    char op[OPP_ADVICE_TEXT];   /* the operator(s), "" when none */
-    char code[OPP_ADVICE_TEXT]; /* the Python line that called it (OPPROF_STACKS) */
-    int64_t step, step_last;    /* steps from 0, -1 every step */
+    char op[OPP_ADVICE_TEXT];    /* the operator(s), "" when none */
+    char code[OPP_ADVICE_TEXT];  /* the Python line that called it (OPPROF_STACKS) */
+    char layer[OPP_ADVICE_TEXT]; /* the nn.Module around its heaviest call path */
+    int64_t step, step_last;     /* steps from 0, -1 every step */
     int64_t rank, pid, device, stream;
     /* how much */
     double share;              /* of the steps' wall time */

@@ -45,6 +45,7 @@ static int sync_finding(const struct opp_advise_ctx *c, struct opp_findings *out
     f->per_step = per_step;
     f->per_step_unit = "calls";
     snprintf(f->op, sizeof f->op, "%s", key);
+    adv_layer_of(c, key, f->layer, sizeof f->layer);
     snprintf(f->what, sizeof f->what, "Host synchronisation inside the step: %s, %.1f a step", key,
              per_step);
     snprintf(f->evidence, sizeof f->evidence, "%" PRIu64 " call%s in %zu step%s, %.3f ms a step %s",
@@ -199,6 +200,7 @@ static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *
     }
     if (adv_code_of(c, g->top[0]->key, f->code, sizeof f->code))
         return -ENOMEM;
+    adv_layer_of(c, g->top[0]->key, f->layer, sizeof f->layer);
     snprintf(f->what, sizeof f->what,
              "Many small elementwise operators on %s that torch could fuse: %.0f calls a step",
              g->shape, per_step);
@@ -306,6 +308,7 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
         f->try_ = "batch them: stack the small matrices into one torch.bmm or one larger "
                   "matmul; on a GPU, CUDA graphs cut their launch cost";
         rc = adv_code_of(c, top->key, f->code, sizeof f->code);
+        adv_layer_of(c, top->key, f->layer, sizeof f->layer);
     }
     opp_agg_free(&a);
     return rc;

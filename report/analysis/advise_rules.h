@@ -6,6 +6,7 @@
 
 #include "analysis/advise_findings.h"
 #include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
 #include "analysis/step_times.h"
 
 struct opp_advise_ctx {
@@ -20,8 +21,9 @@ struct opp_advise_ctx {
     uint32_t thread;  /* their thread (index in m->threads), UINT32_MAX: none */
     uint64_t wall_ns; /* the steps' wall times summed */
     uint64_t p50_ns, p99_ns;
-    size_t warm;        /* leading steps of warm-up (the warm-up rule's) */
-    struct opp_agg agg; /* key_averages over the steps' span, by name */
+    size_t warm;            /* leading steps of warm-up (the warm-up rule's) */
+    struct opp_agg agg;     /* key_averages over the steps' span, by name */
+    struct opp_calltree ct; /* the calls o selects by call path (the layers) */
 };
 
 static inline double adv_th(const struct opp_advise_ctx *c, enum opp_advise_threshold id)
@@ -47,6 +49,9 @@ int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
 /* The innermost code frame (a Python line with OPPROF_STACKS) of key's
  * calls that took the most time, into buf ("" when none): 0 or -ENOMEM. */
 int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
+/* The innermost nn.Module layer ("nn.Module: Linear_0") above key's call
+ * path of the most CPU time, into buf ("" when none). */
+void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
 /* The operator whose self CPU time in step i exceeds that in step ref by
  * the most: its name into buf, the excess into *ns (0: none). 0 or -ENOMEM. */
 int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,

@@ -222,6 +222,10 @@ static void finding_item(FILE *out, const struct opp_agg *a, const struct opp_fi
         html_text(out, x->op, len);
         fputs("\">call tree</a>)", out);
     }
+    if (x->layer[0]) {
+        fputs("<br>in layer: ", out);
+        html_str(out, x->layer);
+    }
     if (x->code[0]) {
         fputs("<br>called at: ", out);
         html_str(out, x->code);

@@ -16,6 +16,11 @@ static void text_where(FILE *f, const struct opp_finding *x)
         opp_text_fput(f, x->op);
         any = 1;
     }
+    if (x->layer[0]) {
+        fputs(any ? " in " : "in ", f);
+        opp_text_fput(f, x->layer);
+        any = 1;
+    }
     if (x->code[0]) {
         fputs(any ? ", called at " : "called at ", f);
         opp_text_fput(f, x->code);
@@ -125,6 +130,11 @@ static void json_finding(FILE *f, size_t rank, const struct opp_finding *x)
     if (x->op[0]) {
         fputs("\"op\": ", f);
         opp_json_str(f, x->op);
+        sep = ", ";
+    }
+    if (x->layer[0]) {
+        fprintf(f, "%s\"layer\": ", sep);
+        opp_json_str(f, x->layer);
         sep = ", ";
     }
     if (x->code[0]) {

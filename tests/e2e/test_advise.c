@@ -151,6 +151,7 @@ START_TEST(tiny_ops)
                "Many small elementwise operators on [64, 64] that torch could fuse: "
                "60 calls a step");
     ck_assert_double_eq(num(f, "per_step"), 60.0);
+    str_starts(f, "layer", "nn.Module: Chain_0");
     code_is(f, "): Chain.forward"); /* the line of mul, add or relu (10 to 12) */
     ck_assert_ptr_nonnull(strstr(f, "advise_tiny.py(1"));
     ck_assert_ptr_nonnull(strstr(f, "aten::mul 20.0"));
