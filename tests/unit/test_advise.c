@@ -500,13 +500,14 @@ END_TEST
 /* ---- GPU idle, launch-bound ---- */
 
 static uint64_t kernel_ns;
+static uint64_t launch_gap = 40 * US; /* from one launch to the next */
 
 /* 20 launches of 10 us a step, each running a kernel of kernel_ns. */
 static void launches(struct evs *s, int i, uint64_t begin, uint64_t end)
 {
     (void)end;
     for (int k = 0; k < 20; k++) {
-        uint64_t t = begin + (uint64_t)k * 40 * US, corr = (uint64_t)(i * 20 + k + 1);
+        uint64_t t = begin + (uint64_t)k * launch_gap, corr = (uint64_t)(i * 20 + k + 1);
         ev(s, (struct tb_ev)TB_CALL(F_LAUNCH, 0, 0, 0, 0, corr, 211), t, t + 10 * US, 1);
     }
 }
@@ -518,7 +519,7 @@ static void write_gpu(void)
     process(&b, 0, -1, NULL, launches);
     for (int i = 0; i < NSTEPS; i++)
         for (int k = 0; k < 20; k++) {
-            uint64_t t = T0 + (uint64_t)i * 10 * MS + (uint64_t)k * 40 * US + 20 * US;
+            uint64_t t = T0 + (uint64_t)i * 10 * MS + (uint64_t)k * launch_gap + 20 * US;
             tb_kernel(&b, .name = S_KERNEL, .start = t, .end = t + kernel_ns, .stream = 7,
                       .corr = (uint64_t)(i * 20 + k + 1));
         }
@@ -546,6 +547,26 @@ START_TEST(gpu_idle_and_launch_bound_fire)
     ck_assert_str_eq(f->evidence, "kernels 2.00 us each on the device, cudaLaunchKernel 10.00 us "
                                   "each on the CPU (200 calls); the most launched: tiny_kernel "
                                   "(200)");
+    done();
+}
+END_TEST
+
+START_TEST(gpu_idle_silent_below)
+{
+    kernel_ns = 400 * US; /* 20 a step, 450 us apart: busy 8 of 10 ms */
+    launch_gap = 450 * US;
+    write_gpu();
+    launch_gap = 40 * US;
+    advise();
+    ck_assert_ptr_null(found("gpu_idle"));
+    done();
+    kernel_ns = 340 * US; /* busy 6.8 of 10 ms: idle 32% */
+    launch_gap = 450 * US;
+    write_gpu();
+    launch_gap = 40 * US;
+    advise();
+    ck_assert_ptr_nonnull(found("gpu_idle"));
+    near(found("gpu_idle")->share, 0.32);
     done();
 }
 END_TEST
@@ -863,6 +884,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_silent_below);
     tcase_add_test(tc, gpu_idle_and_launch_bound_fire);
+    tcase_add_test(tc, gpu_idle_silent_below);
     tcase_add_test(tc, launch_bound_silent_long_kernels);
     tcase_add_test(tc, straggler_fires);
     tcase_add_test(tc, straggler_silent_below);
