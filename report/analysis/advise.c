@@ -35,6 +35,10 @@ const struct opp_advise_rule opp_advise_rules[] = {
      adv_rule_outliers},
     {"gpu_idle", "gpu_idle_share", "each device's busy time against the steps' wall time",
      adv_rule_gpu_idle},
+    {"comm_exposed", "comm_exposed_share",
+     "NCCL kernels' time against the device's busy time beyond the compute kernels' (one "
+     "device)",
+     adv_rule_comm},
     {"launch_bound", "launch_kernel_us", "kernel launch calls' CPU time against kernel time",
      adv_rule_launch},
     {"cpu_alloc_churn", "cpu_allocs_per_step", "CPU allocations a steady step (memory series)",

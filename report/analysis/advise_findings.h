@@ -31,6 +31,8 @@
       "a steady step is an outlier at this times the p50 or more (p99 must reach it)")             \
     X(GPU_IDLE_SHARE, "gpu_idle_share", 0.30, "share",                                             \
       "a device idle at least this share of the steps' wall time")                                 \
+    X(COMM_EXPOSED_SHARE, "comm_exposed_share", 0.5, "share",                                      \
+      "communication (NCCL kernels) with no compute beside it at least this share of its time") \
     X(LAUNCH_KERNEL_US, "launch_kernel_us", 10.0, "us",                                            \
       "launch-bound: mean kernel time at most this, and launch calls' CPU time above kernels'")    \
     X(CPU_ALLOCS_PER_STEP, "cpu_allocs_per_step", 1000.0, "allocations",                           \

@@ -51,6 +51,73 @@ int adv_rule_gpu_idle(const struct opp_advise_ctx *c, struct opp_findings *out)
     return 0;
 }
 
+/* Communication kernels while no compute kernel runs, on one device:
+ * its busy time (the union over its streams) minus its compute kernels'
+ * time (their durations summed: exact when compute runs on one stream at
+ * a time, else an underestimate), at most the communication's own time.
+ * Over the whole trace (the GPU statistics take no time window). */
+int adv_rule_comm(const struct opp_advise_ctx *c, struct opp_findings *out)
+{
+    if (!opp_model_has_gpu(c->m))
+        return 0;
+    struct opp_gpu_stats s;
+    struct opp_agg a;
+    int rc = opp_gpu_stats(c->m, &c->o, &s);
+    if (rc)
+        return rc;
+    if (s.ndevs != 1 || (rc = opp_aggregate(c->m, &c->o, &a))) {
+        opp_gpu_stats_free(&s);
+        return rc;
+    }
+    uint64_t comm = 0, compute = 0, calls = 0;
+    const struct opp_row *top = NULL;
+    for (size_t i = 0; i < a.nrows; i++) {
+        const struct opp_row *r = &a.rows[i];
+        if (r->device_type != OPP_DEVICE_CUDA || r->transfers)
+            continue;
+        if (strncmp(r->key, "nccl", 4)) {
+            compute += r->cuda_time_total_ns;
+            continue;
+        }
+        comm += r->cuda_time_total_ns;
+        calls += r->count;
+        if (!top || r->cuda_time_total_ns > top->cuda_time_total_ns)
+            top = r;
+    }
+    uint64_t busy = s.devs[0].busy_ns, device = s.devs[0].device;
+    uint64_t exposed = busy > compute ? busy - compute : 0;
+    exposed = exposed < comm ? exposed : comm;
+    opp_gpu_stats_free(&s);
+    if (!comm || (double)exposed < adv_th(c, OPP_TH_COMM_EXPOSED_SHARE) * (double)comm) {
+        opp_agg_free(&a);
+        return 0;
+    }
+    struct opp_finding *f = adv_add(out, "comm_exposed");
+    if (!f) {
+        opp_agg_free(&a);
+        return -ENOMEM;
+    }
+    adv_stake(c, f, exposed);
+    f->share = -1; /* the whole trace's time */
+    f->device = (int64_t)device;
+    f->per_step = (double)calls / (double)c->n;
+    f->per_step_unit = "kernels";
+    snprintf(f->op, sizeof f->op, "%s", top->key);
+    snprintf(f->what, sizeof f->what,
+             "Communication not overlapped with compute: %.0f%% of the NCCL kernels' time runs "
+             "with no compute kernel beside it",
+             100.0 * (double)exposed / (double)comm);
+    snprintf(f->evidence, sizeof f->evidence,
+             "NCCL kernels %.3f ms, compute kernels %.3f ms, device busy %.3f ms (the union of "
+             "its streams): %.3f ms exposed",
+             (double)comm / 1e6, (double)compute / 1e6, (double)busy / 1e6, (double)exposed / 1e6);
+    opp_agg_free(&a);
+    f->try_ = "overlap it: DDP's gradient buckets (bucket_cap_mb) start all-reduces during the "
+              "backward pass; FSDP's prefetch (forward_prefetch, backward_prefetch); keep "
+              "collectives on their own stream and avoid a synchronisation right after them";
+    return 0;
+}
+
 static const char *const launches[] = {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC",
                                        "cuLaunchKernelEx"};
 

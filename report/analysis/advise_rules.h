@@ -66,6 +66,7 @@ int adv_rule_sync(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_gpu_idle(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_comm(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_launch(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_cpu_allocs(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_cuda_allocs(const struct opp_advise_ctx *c, struct opp_findings *out);

@@ -31,6 +31,7 @@ enum {
     S_KERNEL,
     S_ALLREDUCE,
     S_MM,
+    S_NCCL,
 };
 static const char *const NAMES[] = {
     "step",
@@ -44,6 +45,7 @@ static const char *const NAMES[] = {
     "tiny_kernel",
     "allreduce",
     "aten::mm",
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
 };
 
 #define MS 1000000ull
@@ -754,6 +756,55 @@ START_TEST(cuda_alloc_churn_fires)
 }
 END_TEST
 
+/* ---- communication not overlapped ---- */
+
+static uint64_t nccl_end; /* each step's all-reduce runs from 2 ms to this */
+
+/* A step: a compute kernel on stream 7 from 1 to 3 ms, an all-reduce on
+ * stream 8 from 2 ms to nccl_end. */
+static void write_comm(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    process(&b, 0, -1, NULL, NULL);
+    for (int i = 0; i < NSTEPS; i++) {
+        uint64_t t = T0 + (uint64_t)i * 10 * MS;
+        tb_kernel(&b, .name = S_KERNEL, .start = t + 1 * MS, .end = t + 3 * MS, .stream = 7);
+        tb_kernel(&b, .name = S_NCCL, .start = t + 2 * MS, .end = t + nccl_end, .stream = 8);
+    }
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+}
+
+START_TEST(comm_exposed_fires)
+{
+    nccl_end = 6 * MS; /* 4 ms, 3 of them with no compute */
+    write_comm();
+    advise_with("outside_share=2", "gpu_idle_share=2", NULL);
+    ck_assert_str_eq(rules(), "comm_exposed");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_uint_eq(f->stake_ns, 30 * MS);
+    ck_assert_int_eq(f->device, 0);
+    near(f->per_step, 1.0);
+    ck_assert_str_eq(f->op, NAMES[S_NCCL - S_STEP]);
+    ck_assert_str_eq(f->what, "Communication not overlapped with compute: 75% of the NCCL "
+                              "kernels' time runs with no compute kernel beside it");
+    ck_assert_str_eq(f->evidence, "NCCL kernels 40.000 ms, compute kernels 20.000 ms, device busy "
+                                  "50.000 ms (the union of its streams): 30.000 ms exposed");
+    done();
+}
+END_TEST
+
+START_TEST(comm_exposed_silent_below)
+{
+    nccl_end = 3500 * US; /* 1.5 ms, 0.5 of it alone: 33% */
+    write_comm();
+    advise_with("outside_share=2", "gpu_idle_share=2", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
 /* ---- the command ---- */
 
 static int run(char **out, char **err, ...)
@@ -886,6 +937,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, gpu_idle_and_launch_bound_fire);
     tcase_add_test(tc, gpu_idle_silent_below);
     tcase_add_test(tc, launch_bound_silent_long_kernels);
+    tcase_add_test(tc, comm_exposed_fires);
+    tcase_add_test(tc, comm_exposed_silent_below);
     tcase_add_test(tc, straggler_fires);
     tcase_add_test(tc, straggler_silent_below);
     tcase_add_test(tc, ratios_under_one_stake_no_negative_time);
