@@ -15,14 +15,27 @@ static uint64_t overlap(uint64_t b0, uint64_t e0, uint64_t b1, uint64_t e1)
     return e > b ? e - b : 0;
 }
 
-/* Each step's time inside the ranges of r (the steps' thread's) into in[]. */
+/* Each step's time inside the ranges of r (those of the steps' thread,
+ * which r has one after another in time order, as the steps are; every
+ * range when the run is one step) added to in[]. */
 static void inside(const struct opp_advise_ctx *c, const struct opp_steps *r, uint64_t *in)
 {
-    for (size_t i = 0; i < c->n; i++) {
+    size_t lo = 0, hi = r->n;
+    if (c->thread != UINT32_MAX) {
+        while (lo < r->n && r->steps[lo].thread != c->thread)
+            lo++;
+        for (hi = lo; hi < r->n && r->steps[hi].thread == c->thread;)
+            hi++;
+    }
+    for (size_t i = 0, j0 = lo; i < c->n; i++) {
         const struct opp_step *s = &c->steps[i];
-        for (size_t j = 0; j < r->n; j++)
-            if (c->thread == UINT32_MAX || r->steps[j].thread == c->thread)
-                in[i] += overlap(s->begin_ns, s->end_ns, r->steps[j].begin_ns, r->steps[j].end_ns);
+        while (c->thread != UINT32_MAX && j0 < hi && r->steps[j0].end_ns <= s->begin_ns)
+            j0++; /* ended before this step, so before every later one */
+        for (size_t j = j0; j < hi; j++) {
+            if (c->thread != UINT32_MAX && r->steps[j].begin_ns >= s->end_ns)
+                break; /* begins after this step: the rest too */
+            in[i] += overlap(s->begin_ns, s->end_ns, r->steps[j].begin_ns, r->steps[j].end_ns);
+        }
     }
 }
 

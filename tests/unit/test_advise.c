@@ -238,6 +238,39 @@ START_TEST(input_pipeline_silent_below)
 }
 END_TEST
 
+/* The DataLoader of another thread (listed first) is not the steps' wait. */
+START_TEST(input_pipeline_other_thread_not_counted)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_put_funcs(&b, FUNCS, NF);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(&b, S_STEP + k, NAMES[k]);
+    tb_thread(&b, 99, "other");
+    struct evs s = {.n = 0};
+    for (int i = 0; i < NSTEPS; i++)
+        ev(&s, (struct tb_ev)LABEL(S_LOADER), T0 + (uint64_t)i * 10 * MS,
+           T0 + (uint64_t)i * 10 * MS + 9 * MS, 0);
+    tb_put_events(&b, 0, s.e, s.n);
+    tb_thread(&b, 100, "main");
+    uint64_t t = T0;
+    for (int i = 0; i < NSTEPS; i++, t += 10 * MS) {
+        struct evs st = {.n = 0};
+        ev(&st, (struct tb_ev)LABEL(S_LOADER), t, t + 2 * MS, 1);
+        ev(&st, (struct tb_ev)LABEL(S_STEP), t, t + 10 * MS, 0);
+        tb_put_events(&b, 0, st.e, st.n);
+    }
+    tb_end(&b);
+    advise_with("outside_share=2", NULL);
+    const struct opp_finding *f = found("input_pipeline");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->stake_ns, 20 * MS); /* main's 2 ms a step, not other's 9 */
+    near(f->share, 0.2);
+    done();
+}
+END_TEST
+
 /* ---- host synchronisation ---- */
 
 static int item_every; /* steps i with i % item_every == 0 call .item() */
@@ -923,6 +956,7 @@ Suite *suite_advise(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, input_pipeline_fires);
     tcase_add_test(tc, input_pipeline_silent_below);
+    tcase_add_test(tc, input_pipeline_other_thread_not_counted);
     tcase_add_test(tc, host_sync_fires);
     tcase_add_test(tc, host_sync_silent_below);
     tcase_add_test(tc, fusable_fires);
