@@ -66,7 +66,8 @@ int adv_rule_input(const struct opp_advise_ctx *c, struct opp_findings *out)
         struct opp_steps dl;
         if ((rc = opp_steps_find(c->m, &c->o, r->key, &dl)))
             break;
-        inside(c, &dl, in);
+        if (dl.ranges) /* a torch label: each call its interval */
+            inside(c, &dl, in);
         opp_steps_free(&dl);
         calls += r->count;
         if (!name)
