@@ -34,6 +34,12 @@ int adv_rule_gpu_idle(const struct opp_advise_ctx *c, struct opp_findings *out)
     if (s.ndevs == 1) {
         const struct opp_gpu_dev_stats *d = &s.devs[0];
         f->device = d->device;
+        size_t on = 0, which = 0;
+        for (size_t i = 0; i < s.nstreams; i++)
+            if (s.streams[i].device == d->device && s.streams[i].ops)
+                on++, which = i;
+        if (on == 1) /* its one stream */
+            f->stream = s.streams[which].stream;
         if (d->ngaps)
             snprintf(gap, sizeof gap, "; its largest gap in the trace: %.3f ms, before %.100s",
                      (double)(d->gaps[0].end_ns - d->gaps[0].start_ns) / 1e6,

@@ -239,6 +239,8 @@ static void finding_item(FILE *out, const struct opp_agg *a, const struct opp_fi
         fprintf(out, "<br>rank %" PRId64, x->rank);
     if (x->device >= 0)
         fprintf(out, "<br>device %" PRId64, x->device);
+    if (x->stream >= 0)
+        fprintf(out, ", stream %" PRId64, x->stream);
     if (x->ms_per_step >= 0) {
         fprintf(out, "<br>how much: %.3f ms a step", x->ms_per_step);
         if (x->share >= 0)

@@ -574,6 +574,7 @@ START_TEST(gpu_idle_and_launch_bound_fire)
     ck_assert_uint_eq(f->stake_ns, 100 * MS - 400 * US);
     near(f->share, 0.996);
     ck_assert_int_eq(f->device, 0);
+    ck_assert_int_eq(f->stream, 7); /* the device's one stream */
     f = found("launch_bound");
     ck_assert_ptr_nonnull(f);
     near(f->per_step, 20.0);
