@@ -270,6 +270,18 @@ int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
     return 0;
 }
 
+int opp_steps_main_process(const struct opp_model *m, struct opp_agg_opts *o, size_t ntraces)
+{
+    if (m->nprocs < 2 || o->filter_pid || o->filter_tid || o->filter_rank || ntraces > 1)
+        return 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        if (m->procs[p].rank >= 0)
+            return 0; /* ranks of a job: peers, each with its steps (--rank for one) */
+    o->filter_pid = 1;
+    o->pid = m->procs[0].pid;
+    return 1;
+}
+
 void opp_steps_free(struct opp_steps *s)
 {
     free(s->steps);

@@ -54,6 +54,11 @@ enum opp_default_steps {
 void opp_steps_default_what(enum opp_default_steps which, const char *name, char *what,
                             size_t cap_what);
 void opp_steps_free(struct opp_steps *s);
+/* Steps without --pid, --tid or --rank, on one trace (ntraces 1) of
+ * several processes none of which is a rank: the main process's (the
+ * first, the one `opprof run` started), not its workers' too. 1 with o's
+ * pid filter set to it, else 0 and o as it was. */
+int opp_steps_main_process(const struct opp_model *m, struct opp_agg_opts *o, size_t ntraces);
 
 struct opp_dist {
     uint64_t count, mean, p50, p90, p99, max; /* ns; nearest-rank percentiles */

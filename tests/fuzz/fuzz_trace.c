@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "analysis/advise.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
 #include "analysis/gpu_stats.h"
@@ -167,6 +168,9 @@ static void analyse(const struct opp_model *m)
     size_t nw;
     if (opp_profiler_windows(m, &w, &nw) == 0)
         free(w);
+    struct opp_advice adv; /* every rule, on the program's own steps */
+    if (opp_advise(m, &o, NULL, NULL, &adv) == 0)
+        opp_advice_free(&adv);
     if (opp_model_has_gpu(m)) {
         struct opp_gpu_stats gs;
         if (opp_gpu_stats(m, &o, &gs) == 0)
