@@ -43,6 +43,18 @@ static inline uint64_t opp_op_extid(uint32_t kind, const uint64_t *a, uint32_t n
     return (kind & OPP_OPK_EXTID) && nargs ? a[nargs - 1] : 0;
 }
 
+/* What names a torch operator's calls (its name's string id + 1, else
+ * 1 << 63 | its entry point), 0 when kind is not a torch operator's. */
+static inline uint64_t opp_op_torch_name(uint32_t kind, uint32_t fn, const uint64_t *args,
+                                         uint32_t nargs)
+{
+    const uint64_t *a = args;
+    if (opp_kind_base(kind) != OPP_OP_TORCH)
+        return 0;
+    return opp_op_args(kind, &a, nargs) > OPP_COL_TORCH_NAME ? a[OPP_COL_TORCH_NAME] + 1
+                                                             : (1ull << 63) | fn;
+}
+
 /* The returned status of a call whose kind records one (0 otherwise): the
  * first argument under OPP_OPK_STATUS and of every CUDA API call. */
 static inline int64_t opp_op_status(uint32_t kind, const uint64_t *a, uint32_t nargs)
@@ -105,6 +117,14 @@ uint32_t opp_op_relabel(uint32_t kind, const uint64_t *args, uint32_t nargs);
 /* That name written to buf (1), or nothing written (0: the entry point's). */
 int opp_op_label(uint32_t kind, const uint64_t *args, uint32_t nargs, const char *lib,
                  const char *entry, char *buf, size_t cap);
+
+/* The operators that mark a program's steps, by the start of their names:
+ * torch.profiler's ProfilerStep#N ranges (a schedule's steps, which the
+ * agent records as the same), and an optimizer's step, ending a training
+ * iteration. Read by the report's steps (analysis/step_times.c,
+ * step_stream.c) and the collector's live aggregate (`opprof top`). */
+#define OPP_PROFILER_STEP "ProfilerStep#"
+#define OPP_OPTIMIZER_STEP "Optimizer.step#"
 
 const char *opp_op_kind_name(uint32_t kind);
 const char *opp_dtype_name(uint32_t dtype);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "format.h"
 #include "ops.h"
 #include "trace.h"
@@ -614,17 +615,6 @@ static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint
     return 0;
 }
 
-/* What names a torch operator's calls (its name's string id, else its
- * entry point), 0 when kind is not a torch operator's. */
-static uint64_t torch_name(uint32_t kind, uint32_t fn, const uint64_t *args, uint32_t nargs)
-{
-    const uint64_t *a = args;
-    if (opp_kind_base(kind) != OPP_OP_TORCH)
-        return 0;
-    return opp_op_args(kind, &a, nargs) > OPP_COL_TORCH_NAME ? a[OPP_COL_TORCH_NAME] + 1
-                                                             : (1ull << 63) | fn;
-}
-
 /* torch.profiler drops an operator that is the only child (memory aside)
  * of an operator of the same name, its children becoming the parent's
  * (_remove_dup_nodes; the report does the same to a full trace's calls,
@@ -646,7 +636,7 @@ static uint32_t folded_child(const struct opp_sum *s, const struct sproc *p, uin
     if (!only)
         return NONE;
     const struct node *x = &s->n[only];
-    return torch_name(p->kinds[x->fn], x->fn, x->args, x->nargs) == name ? only : NONE;
+    return opp_op_torch_name(p->kinds[x->fn], x->fn, x->args, x->nargs) == name ? only : NONE;
 }
 
 /* The folded child's call is not counted; what it held goes to its parent. */
@@ -689,17 +679,13 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     uint64_t key[OPP_MAX_ARGS];
     opp_op_identity(kind, args, nargs, key);
     uint64_t dur = end > begin ? end - begin : 0;
-    uint64_t children = range ? dur : t->child[d + 1];
-    if (!range) {
-        t->child[d + 1] = 0;
-        t->child[d] += dur;
-    }
+    uint64_t children = opp_call_children(t->child, d, dur, range);
     s->calls++;
     int64_t bytes;
     if (cpu_bytes(s, proc, kind, args, nargs, given ? &s->given_bytes : NULL, &bytes))
         return -ENOMEM;
     /* a child folded into this call: its self time is this call's */
-    uint64_t name = torch_name(kind, fn, key, nargs);
+    uint64_t name = opp_op_torch_name(kind, fn, key, nargs);
     uint32_t fold = !range && name && t->hold[d] && d + 1 < OPP_SUM_DEPTH_MAX - 1
                         ? folded_child(s, p, t->hold[d], name)
                         : NONE; /* not where depths were clamped: siblings there */

@@ -13,8 +13,8 @@
 #include "ops.h"
 
 #define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
-#define PROFILER_STEP "ProfilerStep#"
-#define OPTIMIZER_STEP "Optimizer.step#"
+#define PROFILER_STEP OPP_PROFILER_STEP
+#define OPTIMIZER_STEP OPP_OPTIMIZER_STEP
 #define NO_CAND UINT32_MAX
 
 enum { I_TORCH = 1, I_MEMORY = 2, I_LABEL = 4, I_OPEN = 8 };

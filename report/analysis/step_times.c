@@ -122,8 +122,8 @@ int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, cons
     return 0;
 }
 
-#define PROFILER_STEP "ProfilerStep#"
-#define OPTIMIZER_STEP "Optimizer.step#"
+#define PROFILER_STEP OPP_PROFILER_STEP
+#define OPTIMIZER_STEP OPP_OPTIMIZER_STEP
 
 static int prefixed(const struct opp_model *m, const struct opp_event *e, const char *p)
 {
