@@ -7,6 +7,7 @@
 #include "collector.h"
 #include "info.h"
 #include "gpu.h"
+#include "live.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -54,6 +55,7 @@ struct client {
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
     int bye, ended, info;
+    int top; /* asked for snapshots: it gets the last one when the trace is finished */
     const char *bad; /* its shared memory was damaged: dropped by the loop */
     int orphan;      /* the program closed our connection but runs on: fd is -1,
                         its rings are still drained until it resumes or exits */
@@ -99,6 +101,7 @@ static struct {
     uint8_t *enc;
     int paused; /* `opprof ctl stop`: every ring told to record nothing */
     struct opp_sum *sum; /* summary mode: calls go here, not into EVENTS chunks */
+    struct opp_live *live; /* `opprof top`'s aggregate (NULL: out of memory) */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -151,6 +154,8 @@ static void write_clock(void)
     struct opp_clock_sample s;
     opp_clock_sample(&s);
     opp_tw_clock(&S.tw, &s);
+    if (S.live)
+        opp_live_clock(S.live, &s);
     S.last_clock = s.mono_ns;
 }
 
@@ -280,6 +285,9 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             }
             uint32_t nargs = rr.nargs, stack = rr.stack;
             const uint64_t *args = rr.args;
+            if (S.live)
+                opp_live_call(S.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
+                              nargs, args, (rec.flags & OPP_REC_RANGE) != 0);
             if (S.sum) {
                 if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
                                  nargs, args,
@@ -372,6 +380,8 @@ static uint64_t drain_client(struct client *c)
             ring_release(r);
             if (S.sum)
                 opp_sum_thread_end(S.sum, c->proc, r->tid);
+            if (S.live)
+                opp_live_thread_end(S.live, c->proc, r->tid);
         }
     }
     return moved;
@@ -642,6 +652,9 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
         *why = "out of memory";
         rc = -1;
     }
+    if (!rc && c->funcs_got == c->funcs_total && S.live &&
+        opp_live_proc(S.live, c->proc, (int)c->clock, c->funcs_total, c->fdesc))
+        logmsg("out of memory: pid %d is not in `opprof top`", (int)c->pid);
     if (!rc && c->funcs_got == c->funcs_total) {
         c->nfuncs = c->funcs_total;
         opp_tw_funcs(&S.tw, c->proc, c->nfuncs, c->fdesc);
@@ -682,6 +695,44 @@ static int summarize_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_
     return 0;
 }
 
+/* The names and GPU time `opprof top` shows. */
+static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t count)
+{
+    struct opp_rbuf b;
+    opp_rbuf_init(&b, p, n);
+    opp_get_u32(&b);
+    const char *why;
+    struct opp_gpu_rec g;
+    for (uint32_t i = 0; i < count && !opp_gpu_get(&b, &g, &why); i++)
+        opp_live_gpu(S.live, c->proc, &g);
+}
+
+/* TOP: the live aggregate's snapshot, with what the collector counts. */
+static int on_top(struct client *c, const char **why)
+{
+    struct opp_top_snap snap = {.now_ns = opp_mono_ns(), .events = S.events,
+                                .dropped = S.dropped, .recording = !S.paused, .step_name = ""};
+    for (int k = 0; k < S.nc; k++) {
+        struct client *o = S.c[k];
+        if (o->kind != C_PROCESS || o->ended)
+            continue;
+        snap.procs++;
+        for (size_t j = 0; j < o->nrings; j++)
+            snap.threads += o->rings[j].hdr != NULL && !o->rings[j].dead;
+    }
+    if (S.live && opp_live_snapshot(S.live, &snap)) {
+        *why = "out of memory";
+        return -1;
+    }
+    struct opp_wbuf w;
+    opp_wbuf_init(&w, S.enc, OPP_MSG_MAX);
+    opp_top_put(&w, &snap);
+    c->kind = C_CONTROL;
+    c->top = 1;
+    opp_send_msg(c->fd, OPP_MSG_TOP_SNAP, w.p, (uint32_t)w.len, -1);
+    return 0;
+}
+
 /* GPU activity: checked record by record, then written as it came. */
 static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
@@ -689,6 +740,8 @@ static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **w
     if (opp_gpu_check(p, n, &count, why))
         return -1;
     c->gpu_records += count;
+    if (S.live)
+        live_gpu(c, p, n, count);
     if (S.sum && count)
         return summarize_gpu(c, p, n, count);
     if (count)
@@ -845,6 +898,12 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         opp_send_msg(c->fd, OPP_MSG_CTL_ACK, ack, sizeof ack, -1);
         return 0;
     }
+    case OPP_MSG_TOP:
+        if ((c->kind != C_NEW && c->kind != C_CONTROL) || mh->size) {
+            *why = "top request out of order";
+            return -1;
+        }
+        return on_top(c, why);
     case OPP_MSG_FINISH: {
         uint32_t linger;
         if (c->kind != C_NEW || opp_parse_finish(p, mh->size, &linger, why)) {
@@ -1080,6 +1139,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         logmsg("out of memory");
         return 1;
     }
+    S.live = opp_live_new(); /* NULL: `opprof top` shows counts, no rows */
     signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
         logmsg("%s", err);
@@ -1207,14 +1267,19 @@ int opp_collector_run(const struct opp_collector_opts *o)
     /* Tell whoever waits (controllers, a root that said goodbye) we are done. */
     uint64_t done[OPP_DONE_FIELDS] = {S.events, S.dropped, S.next_proc, S.cut, (uint64_t)S.tw.error,
                         S.tw.error ? S.events_written : S.events};
-    for (int i = 0; i < S.nc; i++)
+    for (int i = 0; i < S.nc; i++) {
+        const char *why;
+        if (S.c[i]->kind == C_CONTROL && S.c[i]->top) /* the run's last numbers */
+            on_top(S.c[i], &why);
         if (S.c[i]->kind == C_CONTROL)
             opp_send_msg(S.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);
+    }
     while (S.nc)
         drop_client(S.nc - 1, NULL);
     close(S.lfd);
     free(S.enc);
     opp_sum_free(S.sum);
+    opp_live_free(S.live);
     return finished && !S.tw.error ? 0 : 1;
 }
 

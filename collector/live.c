@@ -1,0 +1,578 @@
+/* The collector's live aggregate for `opprof top` (live.h). A process's
+ * rows are found by entry point (an array) or, for operators named by an
+ * argument (torch operators, NVTX ranges, sub-named ones), by a hash of
+ * that argument; names from strings are looked up when a snapshot is
+ * taken, since a string may come after the calls that name it. */
+#include "live.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calls.h"
+#include "format.h"
+#include "ops.h"
+#include "ring.h"
+#include "trace.h"
+
+#define DEPTH_MAX 64u        /* deeper calls count as this depth */
+#define CORR_SLOTS 8192u     /* CUDA calls whose GPU work may still come */
+#define BLOCK_SLOTS 65536u   /* CPU blocks whose free may still come */
+#define LAT_RING 128u        /* step latencies kept */
+#define NONE UINT32_MAX
+
+/* A map of u64 keys to u32 values (open addressing, NONE: empty). */
+struct umap {
+    uint64_t *k;
+    uint32_t *v;
+    uint32_t cap, n; /* cap a power of two */
+};
+
+static uint32_t umix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+static uint32_t umap_get(const struct umap *m, uint64_t k)
+{
+    if (!m->cap)
+        return NONE;
+    for (uint32_t i = umix(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->v[i] == NONE)
+            return NONE;
+        if (m->k[i] == k)
+            return m->v[i];
+    }
+}
+
+static int umap_put(struct umap *m, uint64_t k, uint32_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        struct umap g = {NULL, NULL, m->cap ? m->cap * 2 : 64, 0};
+        g.k = malloc(g.cap * sizeof *g.k);
+        g.v = malloc(g.cap * sizeof *g.v);
+        if (!g.k || !g.v) {
+            free(g.k);
+            free(g.v);
+            return -ENOMEM;
+        }
+        memset(g.v, 0xff, g.cap * sizeof *g.v);
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->v[i] != NONE)
+                umap_put(&g, m->k[i], m->v[i]);
+        free(m->k);
+        free(m->v);
+        *m = g;
+    }
+    uint32_t i = umix(k) & (m->cap - 1);
+    while (m->v[i] != NONE && m->k[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    m->n += m->v[i] == NONE;
+    m->k[i] = k;
+    m->v[i] = v;
+    return 0;
+}
+
+static void umap_free(struct umap *m)
+{
+    free(m->k);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+enum { STEP_NONE, STEP_PROFILER, STEP_OPTIMIZER };
+
+struct lrow {
+    uint32_t fn;
+    uint64_t msg, dom;  /* NVTX message and domain, torch name (string ids + 1; 0: none) */
+    char *name;         /* set once it is known */
+    uint64_t calls, self, total, gpu;
+    int64_t mem;
+    int step;
+};
+
+struct lproc {
+    uint32_t proc, nfuncs;
+    int clock;
+    struct opp_func_desc *f; /* names and libraries owned */
+    uint32_t *fnrow;         /* entry point -> row of its plain calls */
+    struct umap keyed;       /* (kind of key, argument) -> row */
+    struct umap strs;        /* string id -> index in strv */
+    char **strv;
+    uint32_t nstr, capstr;
+    struct lrow *rows;
+    uint32_t nrows, caprows;
+};
+
+struct lthread {
+    uint32_t proc, tid;
+    uint64_t child[DEPTH_MAX + 2];
+    int64_t mem[DEPTH_MAX + 2]; /* bytes of depth d memory events since the last depth d-1 call */
+    uint64_t opt_end;           /* its last optimizer step's end (ns), 0 none */
+    uint64_t opt_pending;       /* an optimizer step's latency awaiting its parents, +1 */
+    uint32_t opt_depth;
+};
+
+struct opp_live {
+    struct lproc **procs;
+    uint32_t nprocs, capprocs;
+    struct umap pmap; /* proc -> index */
+    struct lthread **threads;
+    uint32_t nthreads, capthreads;
+    struct umap tmap; /* proc << 32 | tid -> index */
+    struct lthread *last_t;
+    struct lproc *last_p;
+    struct opp_clock_sample c0, c1;
+    double ns_per_tick;
+    struct { uint32_t proc, row; uint64_t corr; } corr[CORR_SLOTS];
+    struct { uint32_t proc; uint64_t addr; int64_t bytes; } blocks[BLOCK_SLOTS];
+    uint64_t gpu_ns;
+    uint64_t steps[3];
+    uint64_t lat[3][LAT_RING];
+    struct opp_top_row *out; /* the last snapshot's rows */
+};
+
+struct opp_live *opp_live_new(void)
+{
+    struct opp_live *l = calloc(1, sizeof *l);
+    if (l)
+        l->ns_per_tick = 1.0;
+    return l;
+}
+
+static void proc_free(struct lproc *p)
+{
+    for (uint32_t i = 0; i < p->nfuncs; i++) {
+        free((char *)p->f[i].lib);
+        free((char *)p->f[i].name);
+    }
+    free(p->f);
+    free(p->fnrow);
+    umap_free(&p->keyed);
+    umap_free(&p->strs);
+    for (uint32_t i = 0; i < p->nstr; i++)
+        free(p->strv[i]);
+    free(p->strv);
+    for (uint32_t i = 0; i < p->nrows; i++)
+        free(p->rows[i].name);
+    free(p->rows);
+    free(p);
+}
+
+static void out_free(struct opp_live *l)
+{
+    free(l->out);
+    l->out = NULL;
+}
+
+void opp_live_free(struct opp_live *l)
+{
+    if (!l)
+        return;
+    for (uint32_t i = 0; i < l->nprocs; i++)
+        proc_free(l->procs[i]);
+    free(l->procs);
+    umap_free(&l->pmap);
+    for (uint32_t i = 0; i < l->nthreads; i++)
+        free(l->threads[i]);
+    free(l->threads);
+    umap_free(&l->tmap);
+    out_free(l);
+    free(l);
+}
+
+void opp_live_clock(struct opp_live *l, const struct opp_clock_sample *s)
+{
+    if (!l->c0.mono_ns) {
+        l->c0 = *s;
+        return;
+    }
+    l->c1 = *s;
+    if (l->c1.tsc > l->c0.tsc && l->c1.mono_ns > l->c0.mono_ns)
+        l->ns_per_tick = (double)(l->c1.mono_ns - l->c0.mono_ns) / (double)(l->c1.tsc - l->c0.tsc);
+}
+
+static struct lproc *find_proc(struct opp_live *l, uint32_t proc)
+{
+    if (l->last_p && l->last_p->proc == proc)
+        return l->last_p;
+    uint32_t i = umap_get(&l->pmap, proc);
+    return i == NONE ? NULL : (l->last_p = l->procs[i]);
+}
+
+int opp_live_proc(struct opp_live *l, uint32_t proc, int clock, uint32_t nfuncs,
+                  const struct opp_func_desc *funcs)
+{
+    if (find_proc(l, proc))
+        return 0;
+    struct lproc *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    p->proc = proc;
+    p->clock = clock;
+    p->f = calloc(nfuncs ? nfuncs : 1, sizeof *p->f);
+    p->fnrow = malloc((nfuncs ? nfuncs : 1) * sizeof *p->fnrow);
+    int oom = !p->f || !p->fnrow;
+    for (uint32_t i = 0; !oom && i < nfuncs; i++) {
+        p->f[i].kind = funcs[i].kind;
+        p->f[i].dtype = funcs[i].dtype;
+        p->f[i].lib = strdup(funcs[i].lib);
+        p->f[i].name = strdup(funcs[i].name);
+        p->nfuncs = i + 1;
+        p->fnrow[i] = NONE;
+        oom = !p->f[i].lib || !p->f[i].name;
+    }
+    if (!oom && l->nprocs == l->capprocs) {
+        uint32_t nc = l->capprocs ? l->capprocs * 2 : 16;
+        struct lproc **np = realloc(l->procs, nc * sizeof *np);
+        if (np) {
+            l->procs = np;
+            l->capprocs = nc;
+        }
+        oom = !np;
+    }
+    if (oom || umap_put(&l->pmap, proc, l->nprocs)) {
+        proc_free(p);
+        return -ENOMEM;
+    }
+    l->procs[l->nprocs++] = p;
+    return 0;
+}
+
+static struct lthread *find_thread(struct opp_live *l, uint32_t proc, uint32_t tid)
+{
+    if (l->last_t && l->last_t->proc == proc && l->last_t->tid == tid)
+        return l->last_t;
+    uint64_t k = (uint64_t)proc << 32 | tid;
+    uint32_t i = umap_get(&l->tmap, k);
+    if (i != NONE)
+        return l->last_t = l->threads[i];
+    if (l->nthreads == l->capthreads) {
+        uint32_t nc = l->capthreads ? l->capthreads * 2 : 64;
+        struct lthread **nt = realloc(l->threads, nc * sizeof *nt);
+        if (!nt)
+            return NULL;
+        l->threads = nt;
+        l->capthreads = nc;
+    }
+    struct lthread *t = calloc(1, sizeof *t);
+    if (!t || umap_put(&l->tmap, k, l->nthreads)) {
+        free(t);
+        return NULL;
+    }
+    t->proc = proc;
+    t->tid = tid;
+    l->threads[l->nthreads++] = t;
+    return l->last_t = t;
+}
+
+void opp_live_thread_end(struct opp_live *l, uint32_t proc, uint32_t tid)
+{
+    uint64_t k = (uint64_t)proc << 32 | tid;
+    uint32_t i = umap_get(&l->tmap, k);
+    if (i == NONE)
+        return;
+    if (l->last_t == l->threads[i])
+        l->last_t = NULL;
+    free(l->threads[i]);
+    /* the last takes its place: the map is built again (threads end seldom) */
+    l->threads[i] = l->threads[--l->nthreads];
+    umap_free(&l->tmap);
+    for (uint32_t j = 0; j < l->nthreads; j++)
+        if (umap_put(&l->tmap, (uint64_t)l->threads[j]->proc << 32 | l->threads[j]->tid, j)) {
+            /* out of memory: the threads after j start afresh when seen again */
+            for (uint32_t m = j; m < l->nthreads; m++)
+                free(l->threads[m]);
+            l->nthreads = j;
+            break;
+        }
+}
+
+static uint32_t new_row(struct lproc *p, uint32_t fn)
+{
+    if (p->nrows == p->caprows) {
+        uint32_t nc = p->caprows ? p->caprows * 2 : 64;
+        struct lrow *nr = realloc(p->rows, nc * sizeof *nr);
+        if (!nr)
+            return NONE;
+        p->rows = nr;
+        p->caprows = nc;
+    }
+    p->rows[p->nrows] = (struct lrow){.fn = fn};
+    return p->nrows++;
+}
+
+/* The string of id in p, NULL when not come yet. */
+static const char *str_of(const struct lproc *p, uint64_t id)
+{
+    uint32_t i = umap_get(&p->strs, id);
+    return i == NONE ? NULL : p->strv[i];
+}
+
+static int step_of(const char *name, uint32_t kind, uint64_t scope)
+{
+    if (!strncmp(name, OPP_PROFILER_STEP, strlen(OPP_PROFILER_STEP)))
+        return STEP_PROFILER;
+    if (opp_kind_base(kind) == OPP_OP_TORCH && scope == OPP_TORCH_SCOPE_USER &&
+        !strncmp(name, OPP_OPTIMIZER_STEP, strlen(OPP_OPTIMIZER_STEP)))
+        return STEP_OPTIMIZER;
+    return STEP_NONE;
+}
+
+/* The row of a call, made when new: NONE when out of memory. Keys: the
+ * entry point (plain), 1 << 62 | NVTX message (and domain), 2 << 62 |
+ * torch name, 3 << 62 | entry point << 16 | sub (relabelled). */
+static uint32_t row_of(struct lproc *p, uint32_t fn, uint32_t kind, const uint64_t *args,
+                       uint32_t nargs)
+{
+    const uint64_t *a = args;
+    uint32_t na = opp_op_args(kind, &a, nargs), base = opp_kind_base(kind);
+    uint64_t key = 0, msg = 0, dom = 0;
+    uint32_t sub = 0;
+    if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
+        msg = a[OPP_COL_NVTX_MSG] + 1;
+        dom = na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0;
+        key = 1ull << 62 | (dom & 0x3fffffffull) << 32 | (a[OPP_COL_NVTX_MSG] & 0xffffffffull);
+    } else if (base == OPP_OP_TORCH) {
+        msg = opp_op_torch_name(kind, fn, args, nargs);
+        if (msg >> 63)
+            msg = 0; /* unnamed: its entry point's */
+        key = 2ull << 62 | (msg ? msg : (uint64_t)fn << 32);
+    } else if ((sub = opp_op_relabel(kind, args, nargs))) {
+        key = 3ull << 62 | (uint64_t)fn << 16 | sub;
+    } else {
+        if (p->fnrow[fn] == NONE)
+            p->fnrow[fn] = new_row(p, fn);
+        return p->fnrow[fn];
+    }
+    uint32_t r = umap_get(&p->keyed, key);
+    if (r != NONE)
+        return r;
+    if ((r = new_row(p, fn)) == NONE || umap_put(&p->keyed, key, r))
+        return NONE;
+    struct lrow *row = &p->rows[r];
+    row->msg = msg;
+    row->dom = dom;
+    if (sub) {
+        char buf[OPP_NAME_MAX * 2 + 64];
+        if (opp_op_label(kind, args, nargs, p->f[fn].lib, p->f[fn].name, buf, sizeof buf))
+            row->name = strdup(buf);
+    }
+    if (base == OPP_OP_TORCH && msg) /* a step is known by its name: looked up later */
+        row->step = -1 - (int)(na > OPP_COL_TORCH_SCOPE ? a[OPP_COL_TORCH_SCOPE] & 0xffff : 0);
+    else if (base == OPP_OP_NVTX)
+        row->step = -1 - OPP_TORCH_SCOPE_FUNCTION;
+    return r;
+}
+
+/* A row's name, when its string has come: made once. */
+static const char *row_name(struct lproc *p, struct lrow *row)
+{
+    if (row->name)
+        return row->name;
+    uint32_t kind = p->f[row->fn].kind, base = opp_kind_base(kind);
+    if (base == OPP_OP_MEMORY)
+        return "[memory]";
+    if (!row->msg)
+        return p->f[row->fn].name;
+    const char *m = str_of(p, row->msg - 1);
+    if (!m)
+        return NULL;
+    if (base == OPP_OP_NVTX) {
+        const char *d = row->dom ? str_of(p, row->dom) : NULL;
+        if (row->dom && !d)
+            return NULL;
+        char buf[OPP_NAME_STR_MAX + 300];
+        opp_nvtx_label(buf, sizeof buf, d, m);
+        row->name = strdup(buf);
+    } else {
+        row->name = strdup(m);
+    }
+    return row->name;
+}
+
+static void step_ended(struct opp_live *l, int step, uint64_t lat)
+{
+    l->lat[step][l->steps[step]++ % LAT_RING] = lat;
+}
+
+static void steps_of(struct opp_live *l, struct lproc *p, struct lthread *t, struct lrow *row,
+                     uint32_t depth, uint64_t end_ns, uint64_t dur_ns)
+{
+    if (row->step < 0) { /* its name, once it has come, says whether it is a step */
+        const char *n = row_name(p, row);
+        if (!n)
+            return; /* not yet: this call is no step */
+        row->step = step_of(n, p->f[row->fn].kind, (uint64_t)(-1 - row->step));
+    }
+    /* an optimizer step inside another (a wrapping optimizer steps its
+     * inner one) is not one: the one waiting goes when its parent comes */
+    if (t->opt_pending && depth < t->opt_depth) {
+        if (row->step != STEP_OPTIMIZER)
+            step_ended(l, STEP_OPTIMIZER, t->opt_pending - 1);
+        t->opt_pending = 0;
+    }
+    if (row->step == STEP_PROFILER) {
+        step_ended(l, STEP_PROFILER, dur_ns);
+    } else if (row->step == STEP_OPTIMIZER) {
+        uint64_t lat = t->opt_end && end_ns > t->opt_end ? end_ns - t->opt_end : 0;
+        t->opt_end = end_ns;
+        if (!depth)
+            step_ended(l, STEP_OPTIMIZER, lat);
+        else {
+            t->opt_pending = lat + 1;
+            t->opt_depth = depth;
+        }
+    }
+}
+
+static uint32_t slot_of(uint32_t proc, uint64_t x, uint32_t slots)
+{
+    return umix(x * 31 + proc) & (slots - 1);
+}
+
+void opp_live_call(struct opp_live *l, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
+                   uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args, int range)
+{
+    struct lproc *p = find_proc(l, proc);
+    struct lthread *t = p && fn < p->nfuncs ? find_thread(l, proc, tid) : NULL;
+    if (!t)
+        return;
+    uint32_t d = depth < DEPTH_MAX ? depth : DEPTH_MAX - 1;
+    uint64_t ticks = end > begin ? end - begin : 0;
+    double scale = p->clock == OPP_CLOCK_TSC ? l->ns_per_tick : 1.0;
+    uint64_t dur = (uint64_t)((double)ticks * scale);
+    uint64_t children = opp_call_children(t->child, d, dur, range);
+    uint32_t kind = p->f[fn].kind;
+    uint32_t r = row_of(p, fn, kind, args, nargs);
+    if (r == NONE)
+        return;
+    struct lrow *row = &p->rows[r];
+    row->calls++;
+    row->total += dur;
+    row->self += dur > children ? dur - children : 0;
+    if (!range) {
+        row->mem = opp_add_sat(row->mem, t->mem[d + 1]);
+        t->mem[d + 1] = 0;
+    }
+    const uint64_t *a = args;
+    uint32_t na = opp_op_args(kind, &a, nargs), base = opp_kind_base(kind);
+    if (base == OPP_OP_MEMORY && na >= OPP_COL_MEM_COLS) {
+        /* an instant inside the call open at depth - 1: its bytes are that call's */
+        uint64_t op = a[OPP_COL_MEM_OP], addr = a[OPP_COL_MEM_ADDRESS];
+        int64_t b = a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)a[OPP_COL_MEM_BYTES];
+        uint32_t s = slot_of(proc, addr, BLOCK_SLOTS);
+        if (op == OPP_MEM_ALLOC) {
+            l->blocks[s].proc = proc;
+            l->blocks[s].addr = addr;
+            l->blocks[s].bytes = b;
+        } else if (op == OPP_MEM_FREE) {
+            if (!b && l->blocks[s].proc == proc && l->blocks[s].addr == addr)
+                b = l->blocks[s].bytes;
+            l->blocks[s].bytes = 0;
+            b = -b;
+        } else {
+            b = 0;
+        }
+        row->mem = opp_add_sat(row->mem, b);
+        if (d)
+            t->mem[d] = opp_add_sat(t->mem[d], b);
+    } else if (base == OPP_OP_CUDA_API && na > OPP_COL_CUDA_CORR && a[OPP_COL_CUDA_CORR]) {
+        uint64_t corr = a[OPP_COL_CUDA_CORR];
+        uint32_t s = slot_of(proc, corr, CORR_SLOTS);
+        l->corr[s].proc = proc;
+        l->corr[s].corr = corr;
+        l->corr[s].row = r;
+    }
+    if (row->step)
+        steps_of(l, p, t, row, d, (uint64_t)((double)end * scale), dur);
+    else if (t->opt_pending && d < t->opt_depth)
+        steps_of(l, p, t, row, d, 0, 0);
+}
+
+void opp_live_gpu(struct opp_live *l, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct lproc *p = find_proc(l, proc);
+    if (!p)
+        return;
+    if (g->type == OPP_GPU_STRING) {
+        if (umap_get(&p->strs, g->f[0]) != NONE)
+            return;
+        if (p->nstr == p->capstr) {
+            uint32_t nc = p->capstr ? p->capstr * 2 : 64;
+            char **nv = realloc(p->strv, nc * sizeof *nv);
+            if (!nv)
+                return;
+            p->strv = nv;
+            p->capstr = nc;
+        }
+        char *s = malloc(g->slen + 1);
+        if (!s)
+            return;
+        memcpy(s, g->str, g->slen);
+        s[g->slen] = 0;
+        if (umap_put(&p->strs, g->f[0], p->nstr)) {
+            free(s);
+            return;
+        }
+        p->strv[p->nstr++] = s;
+        return;
+    }
+    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET)
+        return;
+    uint64_t dur = g->f[OPP_GF_END] > g->f[OPP_GF_START] ? g->f[OPP_GF_END] - g->f[OPP_GF_START]
+                                                         : 0;
+    l->gpu_ns += dur;
+    uint64_t corr = g->f[OPP_GF_CORRELATION];
+    uint32_t s = slot_of(proc, corr, CORR_SLOTS);
+    if (corr && l->corr[s].proc == proc && l->corr[s].corr == corr && l->corr[s].row < p->nrows)
+        p->rows[l->corr[s].row].gpu += dur;
+}
+
+static int by_total(const void *a, const void *b)
+{
+    const struct opp_top_row *x = a, *y = b;
+    return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : strcmp(x->name, y->name);
+}
+
+int opp_live_snapshot(struct opp_live *l, struct opp_top_snap *s)
+{
+    out_free(l);
+    size_t n = 0;
+    for (uint32_t i = 0; i < l->nprocs; i++)
+        n += l->procs[i]->nrows;
+    s->rows = NULL;
+    s->nrows = 0;
+    if (n && !(l->out = malloc(n * sizeof *l->out)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < l->nprocs; i++) {
+        struct lproc *p = l->procs[i];
+        for (uint32_t k = 0; k < p->nrows; k++) {
+            struct lrow *row = &p->rows[k];
+            const char *name = row_name(p, row);
+            if (!row->calls)
+                continue;
+            l->out[s->nrows++] = (struct opp_top_row){
+                .name = name ? name : "(name not come yet)", .lib = p->f[row->fn].lib,
+                .proc = p->proc, .calls = row->calls, .self_ns = row->self,
+                .total_ns = row->total, .gpu_ns = row->gpu, .mem = row->mem};
+        }
+    }
+    if (s->nrows)
+        qsort(l->out, s->nrows, sizeof *l->out, by_total);
+    s->rows = l->out;
+    s->gpu_ns = l->gpu_ns;
+    int step = l->steps[STEP_PROFILER] ? STEP_PROFILER : STEP_OPTIMIZER;
+    s->step_name = !l->steps[step] ? "" : step == STEP_PROFILER ? OPP_PROFILER_STEP "N"
+                                                                 : OPP_OPTIMIZER_STEP "N";
+    s->steps = l->steps[step];
+    uint64_t have = s->steps < LAT_RING ? s->steps : LAT_RING;
+    s->nlat = (uint32_t)(have < OPP_TOP_LAT_MAX ? have : OPP_TOP_LAT_MAX);
+    for (uint32_t i = 0; i < s->nlat; i++)
+        s->lat_ns[i] = l->lat[step][(s->steps - s->nlat + i) % LAT_RING];
+    return 0;
+}
