@@ -7,7 +7,7 @@
 #include "collector.h"
 #include "info.h"
 #include "gpu.h"
-#include "live.h"
+#include "top_agg.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -101,7 +101,7 @@ static struct {
     uint8_t *enc;
     int paused; /* `opprof ctl stop`: every ring told to record nothing */
     struct opp_sum *sum; /* summary mode: calls go here, not into EVENTS chunks */
-    struct opp_live *live; /* `opprof top`'s aggregate (NULL: out of memory) */
+    struct opp_top_agg *live; /* `opprof top`'s aggregate (NULL: out of memory) */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -155,7 +155,7 @@ static void write_clock(void)
     opp_clock_sample(&s);
     opp_tw_clock(&S.tw, &s);
     if (S.live)
-        opp_live_clock(S.live, &s);
+        opp_top_agg_clock(S.live, &s);
     S.last_clock = s.mono_ns;
 }
 
@@ -286,7 +286,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             uint32_t nargs = rr.nargs, stack = rr.stack;
             const uint64_t *args = rr.args;
             if (S.live)
-                opp_live_call(S.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
+                opp_top_agg_call(S.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
                               nargs, args, (rec.flags & OPP_REC_RANGE) != 0);
             if (S.sum) {
                 if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
@@ -381,7 +381,7 @@ static uint64_t drain_client(struct client *c)
             if (S.sum)
                 opp_sum_thread_end(S.sum, c->proc, r->tid);
             if (S.live)
-                opp_live_thread_end(S.live, c->proc, r->tid);
+                opp_top_agg_thread_end(S.live, c->proc, r->tid);
         }
     }
     return moved;
@@ -653,7 +653,7 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
         rc = -1;
     }
     if (!rc && c->funcs_got == c->funcs_total && S.live &&
-        opp_live_proc(S.live, c->proc, (int)c->clock, c->funcs_total, c->fdesc))
+        opp_top_agg_proc(S.live, c->proc, (int)c->clock, c->funcs_total, c->fdesc))
         logmsg("out of memory: pid %d is not in `opprof top`", (int)c->pid);
     if (!rc && c->funcs_got == c->funcs_total) {
         c->nfuncs = c->funcs_total;
@@ -704,7 +704,7 @@ static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t co
     const char *why;
     struct opp_gpu_rec g;
     for (uint32_t i = 0; i < count && !opp_gpu_get(&b, &g, &why); i++)
-        opp_live_gpu(S.live, c->proc, &g);
+        opp_top_agg_gpu(S.live, c->proc, &g);
 }
 
 /* TOP: the live aggregate's snapshot, with what the collector counts. */
@@ -720,7 +720,7 @@ static int on_top(struct client *c, const char **why)
         for (size_t j = 0; j < o->nrings; j++)
             snap.threads += o->rings[j].hdr != NULL && !o->rings[j].dead;
     }
-    if (S.live && opp_live_snapshot(S.live, &snap)) {
+    if (S.live && opp_top_agg_snapshot(S.live, &snap)) {
         *why = "out of memory";
         return -1;
     }
@@ -1139,7 +1139,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         logmsg("out of memory");
         return 1;
     }
-    S.live = opp_live_new(); /* NULL: `opprof top` shows counts, no rows */
+    S.live = opp_top_agg_new(); /* NULL: `opprof top` shows counts, no rows */
     signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
         logmsg("%s", err);
@@ -1279,7 +1279,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
     close(S.lfd);
     free(S.enc);
     opp_sum_free(S.sum);
-    opp_live_free(S.live);
+    opp_top_agg_free(S.live);
     return finished && !S.tw.error ? 0 : 1;
 }
 

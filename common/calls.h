@@ -1,7 +1,7 @@
 /* Self time from a thread's completed calls, which arrive in the order
  * they returned: a call's children (one depth deeper) come before it. Used
  * by summary mode (summary.c) and the collector's live aggregate
- * (collector/live.c), so both give the report's self time (the call tree's:
+ * (collector/top_agg.c), so both give the report's self time (the call tree's:
  * duration minus the direct children's). */
 #ifndef OPP_CALLS_H
 #define OPP_CALLS_H

@@ -8,7 +8,10 @@
 
 #define TRAILER 4u /* left_out */
 
-static size_t str_bytes(const char *s) { return 4 + strlen(s); }
+static size_t str_bytes(const char *s)
+{
+    return 4 + strlen(s);
+}
 
 void opp_top_put(struct opp_wbuf *w, const struct opp_top_snap *s)
 {

@@ -1,5 +1,5 @@
 /* `opprof top`'s snapshot: what the collector's live aggregate
- * (collector/live.c) answers a TOP request with (proto.h, TOP_SNAP): the
+ * (collector/top_agg.c) answers a TOP request with (proto.h, TOP_SNAP): the
  * run's totals so far, by operator. `opprof top` takes one a second and
  * subtracts the one before for the last interval. Written and read here
  * only, so both sides agree; docs/FORMAT.md describes it. */

@@ -34,7 +34,10 @@ static int cmp_key(const struct grouped *a, const struct grouped *b)
     return c ? c : strcmp(a->lib, b->lib);
 }
 
-static int cmp_grouped(const void *a, const void *b) { return cmp_key(a, b); }
+static int cmp_grouped(const void *a, const void *b)
+{
+    return cmp_key(a, b);
+}
 
 static void add(struct opp_top_sums *to, const struct opp_top_sums *x)
 {
@@ -53,7 +56,8 @@ static struct grouped *group(const struct opp_top_snap *s, enum opp_top_group g,
         return NULL;
     for (size_t i = 0; i < s->nrows; i++) {
         const struct opp_top_row *r = &s->rows[i];
-        v[i] = (struct grouped){g == OPP_TOP_BY_LIB ? r->lib : r->name, r->lib,
+        v[i] = (struct grouped){g == OPP_TOP_BY_LIB ? r->lib : r->name,
+                                r->lib,
                                 {r->calls, r->self_ns, r->total_ns, r->gpu_ns, r->mem}};
     }
     qsort(v, s->nrows, sizeof *v, cmp_grouped);
@@ -68,7 +72,10 @@ static struct grouped *group(const struct opp_top_snap *s, enum opp_top_group g,
     return v;
 }
 
-static uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+static uint64_t sub(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
 
 static uint64_t key_of(const struct opp_top_sums *x, enum opp_top_sort s)
 {

@@ -40,7 +40,7 @@ enum opp_top_group { OPP_TOP_BY_NAME, OPP_TOP_BY_LIB };
 struct opp_top_view {
     struct opp_top_line *lines; /* sorted by the interval's key, then the whole run's */
     size_t n;
-    double secs;                /* the interval's length (0: no snapshot before) */
+    double secs;                           /* the interval's length (0: no snapshot before) */
     struct opp_top_sums last_sum, all_sum; /* every line's */
     uint64_t events, last_events, dropped;
     uint32_t procs, threads, recording, left_out;

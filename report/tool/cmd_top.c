@@ -223,8 +223,12 @@ static int show(struct top *t, FILE *f, int paused, int keys, size_t rows)
     int rc = opp_top_compute(t->have_prev ? &t->prev : NULL, &t->cur, t->group, t->sort, &v);
     if (rc)
         return rc;
-    struct opp_top_show o = {.rows = rows, .sort = t->sort, .group = t->group, .paused = paused,
-                             .ended = t->ended, .keys = keys};
+    struct opp_top_show o = {.rows = rows,
+                             .sort = t->sort,
+                             .group = t->group,
+                             .paused = paused,
+                             .ended = t->ended,
+                             .keys = keys};
     rc = opp_out_top(f, &v, &o);
     opp_top_view_free(&v);
     return rc;
@@ -462,7 +466,8 @@ int cmd_top(int argc, char **argv)
             return 1;
         if (await_collector(run, found, sizeof found, &st)) {
             if (st == -1) {
-                fprintf(stderr, PREFIX "the run's collector did not appear; CMD runs on unwatched\n");
+                fprintf(stderr,
+                        PREFIX "the run's collector did not appear; CMD runs on unwatched\n");
                 waitpid(run, &st, 0);
             }
             return exit_code(st);

@@ -76,9 +76,19 @@ void top_screen_close(struct top_screen *s)
 
 #else /* no ncurses: snapshots only */
 
-int top_screen_usable(void) { return 0; }
-struct top_screen *top_screen_open(void) { return NULL; }
-size_t top_screen_rows(const struct top_screen *s) { (void)s; return 0; }
+int top_screen_usable(void)
+{
+    return 0;
+}
+struct top_screen *top_screen_open(void)
+{
+    return NULL;
+}
+size_t top_screen_rows(const struct top_screen *s)
+{
+    (void)s;
+    return 0;
+}
 void top_screen_draw(struct top_screen *s, const char *text, size_t len)
 {
     (void)s, (void)text, (void)len;
@@ -88,6 +98,9 @@ int top_screen_key(struct top_screen *s, int timeout_ms)
     (void)s, (void)timeout_ms;
     return -1;
 }
-void top_screen_close(struct top_screen *s) { (void)s; }
+void top_screen_close(struct top_screen *s)
+{
+    (void)s;
+}
 
 #endif

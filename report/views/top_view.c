@@ -12,12 +12,21 @@
 #define W 11 /* a number column */
 
 enum tcol {
-    T_RATE, T_SELF_PCT, T_SELF, T_TOTAL, T_GPU, T_MEM, T_CALLS, T_ALL_SELF, T_ALL_TOTAL, T_ALL_GPU,
+    T_RATE,
+    T_SELF_PCT,
+    T_SELF,
+    T_TOTAL,
+    T_GPU,
+    T_MEM,
+    T_CALLS,
+    T_ALL_SELF,
+    T_ALL_TOTAL,
+    T_ALL_GPU,
     NTCOLS
 };
 
-static const char *const heads[NTCOLS] = {"Calls/s", "Self CPU %", "Self CPU", "CPU total",
-                                          "GPU time", "CPU Mem", "Calls", "Self CPU",
+static const char *const heads[NTCOLS] = {"Calls/s",   "Self CPU %", "Self CPU", "CPU total",
+                                          "GPU time",  "CPU Mem",    "Calls",    "Self CPU",
                                           "CPU total", "GPU time"};
 
 /* The column that sort key s orders by, or -1 (the name). */
@@ -81,7 +90,9 @@ static void header(FILE *f, const struct opp_top_view *v, const struct opp_top_s
 {
     char t[OPP_FMT_MAX];
     fprintf(f, "opprof top: %s%s, %" PRIu32 " process%s, %" PRIu32 " thread%s",
-            o->ended ? "run ended" : v->recording ? "recording" : "recording stopped",
+            o->ended       ? "run ended"
+            : v->recording ? "recording"
+                           : "recording stopped",
             o->paused ? " (display paused)" : "", v->procs, v->procs == 1 ? "" : "es", v->threads,
             v->threads == 1 ? "" : "s");
     if (v->secs > 0)
@@ -156,12 +167,13 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     rule(f, name_w, v);
     char t[OPP_FMT_MAX], u[OPP_FMT_MAX];
     fprintf(f, "Self CPU time total: %s (last interval), %s (since the start)",
-            opp_fmt_time(t, (double)v->last_sum.self_ns), opp_fmt_time(u, (double)v->all_sum.self_ns));
+            opp_fmt_time(t, (double)v->last_sum.self_ns),
+            opp_fmt_time(u, (double)v->all_sum.self_ns));
     if (v->n > n || v->left_out)
         fprintf(f, "; %zu more rows", v->n - n + v->left_out);
     fputc('\n', f);
     if (o->keys)
-        fprintf(f, "keys: s sort (%s)  g group (%s)  p pause  q quit\n",
-                opp_top_sort_name(o->sort), o->group == OPP_TOP_BY_LIB ? "library" : "name");
+        fprintf(f, "keys: s sort (%s)  g group (%s)  p pause  q quit\n", opp_top_sort_name(o->sort),
+                o->group == OPP_TOP_BY_LIB ? "library" : "name");
     return ferror(f) ? -EIO : 0;
 }

@@ -10,12 +10,12 @@
 #include "analysis/top.h"
 
 struct opp_top_show {
-    size_t rows;             /* table rows at most (0: every one) */
-    enum opp_top_sort sort;  /* marked in the heading */
+    size_t rows;            /* table rows at most (0: every one) */
+    enum opp_top_sort sort; /* marked in the heading */
     enum opp_top_group group;
-    int paused;              /* the display is paused (the keys' p) */
-    int ended;               /* the run is over: the last snapshot */
-    int keys;                /* a line of the keys last */
+    int paused; /* the display is paused (the keys' p) */
+    int ended;  /* the run is over: the last snapshot */
+    int keys;   /* a line of the keys last */
 };
 
 /* 0, or -EIO on a write error. */

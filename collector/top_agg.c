@@ -1,9 +1,9 @@
-/* The collector's live aggregate for `opprof top` (live.h). A process's
+/* The collector's live aggregate for `opprof top` (top_agg.h). A process's
  * rows are found by entry point (an array) or, for operators named by an
  * argument (torch operators, NVTX ranges, sub-named ones), by a hash of
  * that argument; names from strings are looked up when a snapshot is
  * taken, since a string may come after the calls that name it. */
-#include "live.h"
+#include "top_agg.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +16,10 @@
 #include "ring.h"
 #include "trace.h"
 
-#define DEPTH_MAX 64u        /* deeper calls count as this depth */
-#define CORR_SLOTS 8192u     /* CUDA calls whose GPU work may still come */
-#define BLOCK_SLOTS 65536u   /* CPU blocks whose free may still come */
-#define LAT_RING 128u        /* step latencies kept */
+#define DEPTH_MAX 64u      /* deeper calls count as this depth */
+#define CORR_SLOTS 8192u   /* CUDA calls whose GPU work may still come */
+#define BLOCK_SLOTS 65536u /* CPU blocks whose free may still come */
+#define LAT_RING 128u      /* step latencies kept */
 #define NONE UINT32_MAX
 
 /* A map of u64 keys to u32 values (open addressing, NONE: empty). */
@@ -88,8 +88,8 @@ enum { STEP_NONE, STEP_PROFILER, STEP_OPTIMIZER };
 
 struct lrow {
     uint32_t fn;
-    uint64_t msg, dom;  /* NVTX message and domain, torch name (string ids + 1; 0: none) */
-    char *name;         /* set once it is known */
+    uint64_t msg, dom; /* NVTX message and domain, torch name (string ids + 1; 0: none) */
+    char *name;        /* set once it is known */
     uint64_t calls, self, total, gpu;
     int64_t mem;
     int step;
@@ -113,11 +113,11 @@ struct lthread {
     uint64_t child[DEPTH_MAX + 2];
     int64_t mem[DEPTH_MAX + 2]; /* bytes of depth d memory events since the last depth d-1 call */
     uint64_t opt_end;           /* its last optimizer step's end (ns), 0 none */
-    uint64_t opt_pending;       /* an optimizer step's latency awaiting its parents, +1 */
+    uint64_t opt_pending;       /* the end (ns) of an optimizer step awaiting its parents */
     uint32_t opt_depth;
 };
 
-struct opp_live {
+struct opp_top_agg {
     struct lproc **procs;
     uint32_t nprocs, capprocs;
     struct umap pmap; /* proc -> index */
@@ -128,17 +128,24 @@ struct opp_live {
     struct lproc *last_p;
     struct opp_clock_sample c0, c1;
     double ns_per_tick;
-    struct { uint32_t proc, row; uint64_t corr; } corr[CORR_SLOTS];
-    struct { uint32_t proc; uint64_t addr; int64_t bytes; } blocks[BLOCK_SLOTS];
+    struct {
+        uint32_t proc, row;
+        uint64_t corr;
+    } corr[CORR_SLOTS];
+    struct {
+        uint32_t proc;
+        uint64_t addr;
+        int64_t bytes;
+    } blocks[BLOCK_SLOTS];
     uint64_t gpu_ns;
-    uint64_t steps[3];
+    uint64_t steps[3], nlat[3]; /* steps ended, and those of a known latency */
     uint64_t lat[3][LAT_RING];
     struct opp_top_row *out; /* the last snapshot's rows */
 };
 
-struct opp_live *opp_live_new(void)
+struct opp_top_agg *opp_top_agg_new(void)
 {
-    struct opp_live *l = calloc(1, sizeof *l);
+    struct opp_top_agg *l = calloc(1, sizeof *l);
     if (l)
         l->ns_per_tick = 1.0;
     return l;
@@ -163,13 +170,13 @@ static void proc_free(struct lproc *p)
     free(p);
 }
 
-static void out_free(struct opp_live *l)
+static void out_free(struct opp_top_agg *l)
 {
     free(l->out);
     l->out = NULL;
 }
 
-void opp_live_free(struct opp_live *l)
+void opp_top_agg_free(struct opp_top_agg *l)
 {
     if (!l)
         return;
@@ -185,7 +192,7 @@ void opp_live_free(struct opp_live *l)
     free(l);
 }
 
-void opp_live_clock(struct opp_live *l, const struct opp_clock_sample *s)
+void opp_top_agg_clock(struct opp_top_agg *l, const struct opp_clock_sample *s)
 {
     if (!l->c0.mono_ns) {
         l->c0 = *s;
@@ -196,7 +203,7 @@ void opp_live_clock(struct opp_live *l, const struct opp_clock_sample *s)
         l->ns_per_tick = (double)(l->c1.mono_ns - l->c0.mono_ns) / (double)(l->c1.tsc - l->c0.tsc);
 }
 
-static struct lproc *find_proc(struct opp_live *l, uint32_t proc)
+static struct lproc *find_proc(struct opp_top_agg *l, uint32_t proc)
 {
     if (l->last_p && l->last_p->proc == proc)
         return l->last_p;
@@ -204,8 +211,8 @@ static struct lproc *find_proc(struct opp_live *l, uint32_t proc)
     return i == NONE ? NULL : (l->last_p = l->procs[i]);
 }
 
-int opp_live_proc(struct opp_live *l, uint32_t proc, int clock, uint32_t nfuncs,
-                  const struct opp_func_desc *funcs)
+int opp_top_agg_proc(struct opp_top_agg *l, uint32_t proc, int clock, uint32_t nfuncs,
+                     const struct opp_func_desc *funcs)
 {
     if (find_proc(l, proc))
         return 0;
@@ -243,7 +250,7 @@ int opp_live_proc(struct opp_live *l, uint32_t proc, int clock, uint32_t nfuncs,
     return 0;
 }
 
-static struct lthread *find_thread(struct opp_live *l, uint32_t proc, uint32_t tid)
+static struct lthread *find_thread(struct opp_top_agg *l, uint32_t proc, uint32_t tid)
 {
     if (l->last_t && l->last_t->proc == proc && l->last_t->tid == tid)
         return l->last_t;
@@ -270,7 +277,7 @@ static struct lthread *find_thread(struct opp_live *l, uint32_t proc, uint32_t t
     return l->last_t = t;
 }
 
-void opp_live_thread_end(struct opp_live *l, uint32_t proc, uint32_t tid)
+void opp_top_agg_thread_end(struct opp_top_agg *l, uint32_t proc, uint32_t tid)
 {
     uint64_t k = (uint64_t)proc << 32 | tid;
     uint32_t i = umap_get(&l->tmap, k);
@@ -395,12 +402,24 @@ static const char *row_name(struct lproc *p, struct lrow *row)
     return row->name;
 }
 
-static void step_ended(struct opp_live *l, int step, uint64_t lat)
+/* A step ended; lat: how long it took, 0 unknown (a training loop's
+ * first: from where is the report's to say). */
+static void step_ended(struct opp_top_agg *l, int step, uint64_t lat)
 {
-    l->lat[step][l->steps[step]++ % LAT_RING] = lat;
+    l->steps[step]++;
+    if (lat)
+        l->lat[step][l->nlat[step]++ % LAT_RING] = lat;
 }
 
-static void steps_of(struct opp_live *l, struct lproc *p, struct lthread *t, struct lrow *row,
+/* A training iteration ends with its optimizer's step, and began where
+ * the one before ended. */
+static void optimizer_step(struct opp_top_agg *l, struct lthread *t, uint64_t end_ns)
+{
+    step_ended(l, STEP_OPTIMIZER, t->opt_end && end_ns > t->opt_end ? end_ns - t->opt_end : 0);
+    t->opt_end = end_ns;
+}
+
+static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, struct lrow *row,
                      uint32_t depth, uint64_t end_ns, uint64_t dur_ns)
 {
     if (row->step < 0) { /* its name, once it has come, says whether it is a step */
@@ -413,20 +432,16 @@ static void steps_of(struct opp_live *l, struct lproc *p, struct lthread *t, str
      * inner one) is not one: the one waiting goes when its parent comes */
     if (t->opt_pending && depth < t->opt_depth) {
         if (row->step != STEP_OPTIMIZER)
-            step_ended(l, STEP_OPTIMIZER, t->opt_pending - 1);
+            optimizer_step(l, t, t->opt_pending);
         t->opt_pending = 0;
     }
     if (row->step == STEP_PROFILER) {
         step_ended(l, STEP_PROFILER, dur_ns);
+    } else if (row->step == STEP_OPTIMIZER && !depth) {
+        optimizer_step(l, t, end_ns);
     } else if (row->step == STEP_OPTIMIZER) {
-        uint64_t lat = t->opt_end && end_ns > t->opt_end ? end_ns - t->opt_end : 0;
-        t->opt_end = end_ns;
-        if (!depth)
-            step_ended(l, STEP_OPTIMIZER, lat);
-        else {
-            t->opt_pending = lat + 1;
-            t->opt_depth = depth;
-        }
+        t->opt_pending = end_ns;
+        t->opt_depth = depth;
     }
 }
 
@@ -435,8 +450,9 @@ static uint32_t slot_of(uint32_t proc, uint64_t x, uint32_t slots)
     return umix(x * 31 + proc) & (slots - 1);
 }
 
-void opp_live_call(struct opp_live *l, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
-                   uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args, int range)
+void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32_t fn,
+                      uint32_t depth, uint64_t begin, uint64_t end, uint32_t nargs,
+                      const uint64_t *args, int range)
 {
     struct lproc *p = find_proc(l, proc);
     struct lthread *t = p && fn < p->nfuncs ? find_thread(l, proc, tid) : NULL;
@@ -494,7 +510,7 @@ void opp_live_call(struct opp_live *l, uint32_t proc, uint32_t tid, uint32_t fn,
         steps_of(l, p, t, row, d, 0, 0);
 }
 
-void opp_live_gpu(struct opp_live *l, uint32_t proc, const struct opp_gpu_rec *g)
+void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct lproc *p = find_proc(l, proc);
     if (!p)
@@ -524,8 +540,8 @@ void opp_live_gpu(struct opp_live *l, uint32_t proc, const struct opp_gpu_rec *g
     }
     if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET)
         return;
-    uint64_t dur = g->f[OPP_GF_END] > g->f[OPP_GF_START] ? g->f[OPP_GF_END] - g->f[OPP_GF_START]
-                                                         : 0;
+    uint64_t dur =
+        g->f[OPP_GF_END] > g->f[OPP_GF_START] ? g->f[OPP_GF_END] - g->f[OPP_GF_START] : 0;
     l->gpu_ns += dur;
     uint64_t corr = g->f[OPP_GF_CORRELATION];
     uint32_t s = slot_of(proc, corr, CORR_SLOTS);
@@ -536,10 +552,12 @@ void opp_live_gpu(struct opp_live *l, uint32_t proc, const struct opp_gpu_rec *g
 static int by_total(const void *a, const void *b)
 {
     const struct opp_top_row *x = a, *y = b;
-    return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : strcmp(x->name, y->name);
+    return x->total_ns < y->total_ns   ? 1
+           : x->total_ns > y->total_ns ? -1
+                                       : strcmp(x->name, y->name);
 }
 
-int opp_live_snapshot(struct opp_live *l, struct opp_top_snap *s)
+int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
 {
     out_free(l);
     size_t n = 0;
@@ -556,10 +574,14 @@ int opp_live_snapshot(struct opp_live *l, struct opp_top_snap *s)
             const char *name = row_name(p, row);
             if (!row->calls)
                 continue;
-            l->out[s->nrows++] = (struct opp_top_row){
-                .name = name ? name : "(name not come yet)", .lib = p->f[row->fn].lib,
-                .proc = p->proc, .calls = row->calls, .self_ns = row->self,
-                .total_ns = row->total, .gpu_ns = row->gpu, .mem = row->mem};
+            l->out[s->nrows++] = (struct opp_top_row){.name = name ? name : "(name not come yet)",
+                                                      .lib = p->f[row->fn].lib,
+                                                      .proc = p->proc,
+                                                      .calls = row->calls,
+                                                      .self_ns = row->self,
+                                                      .total_ns = row->total,
+                                                      .gpu_ns = row->gpu,
+                                                      .mem = row->mem};
         }
     }
     if (s->nrows)
@@ -567,12 +589,13 @@ int opp_live_snapshot(struct opp_live *l, struct opp_top_snap *s)
     s->rows = l->out;
     s->gpu_ns = l->gpu_ns;
     int step = l->steps[STEP_PROFILER] ? STEP_PROFILER : STEP_OPTIMIZER;
-    s->step_name = !l->steps[step] ? "" : step == STEP_PROFILER ? OPP_PROFILER_STEP "N"
-                                                                 : OPP_OPTIMIZER_STEP "N";
+    s->step_name = !l->steps[step]         ? ""
+                   : step == STEP_PROFILER ? OPP_PROFILER_STEP "N"
+                                           : OPP_OPTIMIZER_STEP "N";
     s->steps = l->steps[step];
-    uint64_t have = s->steps < LAT_RING ? s->steps : LAT_RING;
+    uint64_t have = l->nlat[step] < LAT_RING ? l->nlat[step] : LAT_RING;
     s->nlat = (uint32_t)(have < OPP_TOP_LAT_MAX ? have : OPP_TOP_LAT_MAX);
     for (uint32_t i = 0; i < s->nlat; i++)
-        s->lat_ns[i] = l->lat[step][(s->steps - s->nlat + i) % LAT_RING];
+        s->lat_ns[i] = l->lat[step][(l->nlat[step] - s->nlat + i) % LAT_RING];
     return 0;
 }
