@@ -4,7 +4,6 @@
  * a terminal (top_screen.h), else plain snapshots, one table an interval.
  * With CMD, it runs `opprof run -q` (the trace written as usual) and
  * exits with CMD's status. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,37 +81,22 @@ static int opt_sort(const struct opp_option *o, const char *arg)
 
 /* ---- finding the collector ---- */
 
-/* Whether process pid holds the file of st open. */
-static int holds(int pid, const struct stat *st)
-{
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int found = 0;
-    struct dirent *e;
-    while (!found && (e = readdir(d))) {
-        char p[320];
-        struct stat fst;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        found = e->d_name[0] != '.' && stat(p, &fst) == 0 && fst.st_dev == st->st_dev &&
-                fst.st_ino == st->st_ino;
-    }
-    closedir(d);
-    return found;
-}
-
-/* The socket of the collector that: writes trace (when not NULL), was
- * started by run pid (when > 0), or is the only one. 0, or -1 said. */
+/* The socket of the collector that was started by run pid (when > 0),
+ * or writes trace (when not NULL), or is the only one. 0, or -1 (said,
+ * unless looking for run's, which may not be there yet). */
 static int find_socket(const char *trace, int run_pid, char *out, size_t cap)
 {
     struct opp_collector c[MAX_LISTED];
     size_t n;
     char err[256];
-    struct stat st;
-    if (trace && stat(trace, &st)) {
-        fprintf(stderr, PREFIX "cannot read %s: %s\n", trace, strerror(errno));
+    if (trace) {
+        if (access(trace, R_OK)) {
+            fprintf(stderr, PREFIX "cannot read %s: %s\n", trace, strerror(errno));
+            return -1;
+        }
+        if (!opp_collector_writing(trace, out, cap))
+            return 0;
+        fprintf(stderr, PREFIX "no running collector writes %s (is its run over?)\n", trace);
         return -1;
     }
     if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
@@ -123,22 +106,18 @@ static int find_socket(const char *trace, int run_pid, char *out, size_t cap)
     char want[32];
     snprintf(want, sizeof want, "/run-%d-", run_pid);
     size_t hit = n, hits = 0;
-    for (size_t i = 0; i < n && i < MAX_LISTED; i++) {
-        int ok = trace ? holds(c[i].pid, &st) : run_pid > 0 ? strstr(c[i].sock, want) != NULL : 1;
-        if (ok) {
+    for (size_t i = 0; i < n && i < MAX_LISTED; i++)
+        if (run_pid <= 0 || strstr(c[i].sock, want)) {
             hit = i;
             hits++;
         }
-    }
     if (hits == 1) {
         snprintf(out, cap, "%s", c[hit].sock);
         return 0;
     }
     if (run_pid > 0)
         return -1; /* not yet */
-    if (!hits && trace)
-        fprintf(stderr, PREFIX "no running collector writes %s (is its run over?)\n", trace);
-    else if (!hits)
+    if (!hits)
         fprintf(stderr, PREFIX "no collector is running (nothing is being profiled)\n");
     else
         fprintf(stderr, PREFIX "%zu collectors are running: say which with --socket\n", hits);
