@@ -102,6 +102,7 @@ static struct {
     int paused; /* `opprof ctl stop`: every ring told to record nothing */
     struct opp_sum *sum; /* summary mode: calls go here, not into EVENTS chunks */
     struct opp_top_agg *live; /* `opprof top`'s aggregate (NULL: out of memory) */
+    int live_on; /* it adds up calls: from the start (--top) or since the first TOP */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -285,7 +286,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             }
             uint32_t nargs = rr.nargs, stack = rr.stack;
             const uint64_t *args = rr.args;
-            if (S.live)
+            if (S.live_on)
                 opp_top_agg_call(S.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
                               nargs, args, (rec.flags & OPP_REC_RANGE) != 0);
             if (S.sum) {
@@ -711,6 +712,7 @@ static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t co
 static int on_top(struct client *c, const char **why)
 {
     struct opp_top_snap snap = {.now_ns = opp_mono_ns(), .events = S.events,
+                                .from_start = (uint32_t)S.o->top,
                                 .dropped = S.dropped, .recording = !S.paused, .step_name = ""};
     for (int k = 0; k < S.nc; k++) {
         struct client *o = S.c[k];
@@ -720,6 +722,7 @@ static int on_top(struct client *c, const char **why)
         for (size_t j = 0; j < o->nrings; j++)
             snap.threads += o->rings[j].hdr != NULL && !o->rings[j].dead;
     }
+    S.live_on = S.live != NULL; /* nothing is added up until someone watches */
     if (S.live && opp_top_agg_snapshot(S.live, &snap)) {
         *why = "out of memory";
         return -1;
@@ -1140,6 +1143,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         return 1;
     }
     S.live = opp_top_agg_new(); /* NULL: `opprof top` shows counts, no rows */
+    S.live_on = o->top && S.live;
     signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
         logmsg("%s", err);

@@ -100,6 +100,8 @@ struct lproc {
     int clock;
     struct opp_func_desc *f; /* names and libraries owned */
     uint32_t *fnrow;         /* entry point -> row of its plain calls */
+    uint32_t *fast;          /* the same for plain_kind entry points, else NONE */
+    uint8_t *plain;          /* entry point -> plain_kind(its kind) */
     struct umap keyed;       /* (kind of key, argument) -> row */
     struct umap strs;        /* string id -> index in strv */
     char **strv;
@@ -110,6 +112,7 @@ struct lproc {
 
 struct lthread {
     uint32_t proc, tid;
+    struct lproc *p;
     uint64_t child[DEPTH_MAX + 2];
     int64_t mem[DEPTH_MAX + 2]; /* bytes of depth d memory events since the last depth d-1 call */
     uint64_t opt_end;           /* its last optimizer step's end (ns), 0 none */
@@ -159,6 +162,8 @@ static void proc_free(struct lproc *p)
     }
     free(p->f);
     free(p->fnrow);
+    free(p->plain);
+    free(p->fast);
     umap_free(&p->keyed);
     umap_free(&p->strs);
     for (uint32_t i = 0; i < p->nstr; i++)
@@ -203,12 +208,36 @@ void opp_top_agg_clock(struct opp_top_agg *l, const struct opp_clock_sample *s)
         l->ns_per_tick = (double)(l->c1.mono_ns - l->c0.mono_ns) / (double)(l->c1.tsc - l->c0.tsc);
 }
 
+/* ns per tick of p's clock. */
+static double tick_ns(const struct opp_top_agg *l, const struct lproc *p)
+{
+    return p->clock == OPP_CLOCK_TSC ? l->ns_per_tick : 1.0;
+}
+
 static struct lproc *find_proc(struct opp_top_agg *l, uint32_t proc)
 {
     if (l->last_p && l->last_p->proc == proc)
         return l->last_p;
     uint32_t i = umap_get(&l->pmap, proc);
     return i == NONE ? NULL : (l->last_p = l->procs[i]);
+}
+
+/* Whether calls of kind are named by their entry point and carry nothing
+ * else the aggregate reads (the fast path: no argument is looked at). */
+static int plain_kind(uint32_t kind)
+{
+    switch (opp_kind_base(kind)) {
+    case OPP_OP_PLAIN:
+    case OPP_OP_GEMM:
+    case OPP_OP_GEMV:
+    case OPP_OP_DOT:
+    case OPP_OP_AXPY:
+    case OPP_OP_SCAL:
+    case OPP_OP_COLL:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 int opp_top_agg_proc(struct opp_top_agg *l, uint32_t proc, int clock, uint32_t nfuncs,
@@ -223,14 +252,17 @@ int opp_top_agg_proc(struct opp_top_agg *l, uint32_t proc, int clock, uint32_t n
     p->clock = clock;
     p->f = calloc(nfuncs ? nfuncs : 1, sizeof *p->f);
     p->fnrow = malloc((nfuncs ? nfuncs : 1) * sizeof *p->fnrow);
-    int oom = !p->f || !p->fnrow;
+    p->plain = malloc(nfuncs ? nfuncs : 1);
+    p->fast = malloc((nfuncs ? nfuncs : 1) * sizeof *p->fast);
+    int oom = !p->f || !p->fnrow || !p->plain || !p->fast;
     for (uint32_t i = 0; !oom && i < nfuncs; i++) {
         p->f[i].kind = funcs[i].kind;
         p->f[i].dtype = funcs[i].dtype;
         p->f[i].lib = strdup(funcs[i].lib);
         p->f[i].name = strdup(funcs[i].name);
         p->nfuncs = i + 1;
-        p->fnrow[i] = NONE;
+        p->fnrow[i] = p->fast[i] = NONE;
+        p->plain[i] = (uint8_t)plain_kind(funcs[i].kind);
         oom = !p->f[i].lib || !p->f[i].name;
     }
     if (!oom && l->nprocs == l->capprocs) {
@@ -273,6 +305,7 @@ static struct lthread *find_thread(struct opp_top_agg *l, uint32_t proc, uint32_
     }
     t->proc = proc;
     t->tid = tid;
+    t->p = find_proc(l, proc);
     l->threads[l->nthreads++] = t;
     return l->last_t = t;
 }
@@ -450,64 +483,82 @@ static uint32_t slot_of(uint32_t proc, uint64_t x, uint32_t slots)
     return umix(x * 31 + proc) & (slots - 1);
 }
 
+/* A MEMORY instant: the bytes it allocates (a free's < 0, its size its
+ * allocation's while that is remembered). */
+static int64_t memory_bytes(struct opp_top_agg *l, uint32_t proc, const uint64_t *a)
+{
+    uint64_t op = a[OPP_COL_MEM_OP], addr = a[OPP_COL_MEM_ADDRESS];
+    int64_t b = a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)a[OPP_COL_MEM_BYTES];
+    uint32_t s = slot_of(proc, addr, BLOCK_SLOTS);
+    if (op == OPP_MEM_ALLOC) {
+        l->blocks[s].proc = proc;
+        l->blocks[s].addr = addr;
+        l->blocks[s].bytes = b;
+        return b;
+    }
+    if (op != OPP_MEM_FREE)
+        return 0;
+    if (!b && l->blocks[s].proc == proc && l->blocks[s].addr == addr)
+        b = l->blocks[s].bytes;
+    l->blocks[s].bytes = 0;
+    return -b;
+}
+
 void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32_t fn,
                       uint32_t depth, uint64_t begin, uint64_t end, uint32_t nargs,
                       const uint64_t *args, int range)
 {
-    struct lproc *p = find_proc(l, proc);
-    struct lthread *t = p && fn < p->nfuncs ? find_thread(l, proc, tid) : NULL;
-    if (!t)
+    /* a ring's records come in a row: its thread is the last one's */
+    struct lthread *t = l->last_t;
+    if (!t || t->proc != proc || t->tid != tid) {
+        struct lproc *fp = find_proc(l, proc);
+        if (!fp || !(t = find_thread(l, proc, tid)))
+            return;
+    }
+    struct lproc *p = t->p;
+    if (fn >= p->nfuncs)
         return;
+    /* times stay the process's ticks here: ns when a snapshot is taken */
     uint32_t d = depth < DEPTH_MAX ? depth : DEPTH_MAX - 1;
-    uint64_t ticks = end > begin ? end - begin : 0;
-    double scale = p->clock == OPP_CLOCK_TSC ? l->ns_per_tick : 1.0;
-    uint64_t dur = (uint64_t)((double)ticks * scale);
+    uint64_t dur = end > begin ? end - begin : 0;
     uint64_t children = opp_call_children(t->child, d, dur, range);
     uint32_t kind = p->f[fn].kind;
-    uint32_t r = row_of(p, fn, kind, args, nargs);
-    if (r == NONE)
-        return;
+    uint32_t r = p->fast[fn];
+    if (r == NONE) {
+        if ((r = row_of(p, fn, kind, args, nargs)) == NONE)
+            return;
+        if (p->plain[fn])
+            p->fast[fn] = r;
+    }
     struct lrow *row = &p->rows[r];
     row->calls++;
     row->total += dur;
     row->self += dur > children ? dur - children : 0;
-    if (!range) {
+    if (!range && t->mem[d + 1]) {
         row->mem = opp_add_sat(row->mem, t->mem[d + 1]);
         t->mem[d + 1] = 0;
     }
-    const uint64_t *a = args;
-    uint32_t na = opp_op_args(kind, &a, nargs), base = opp_kind_base(kind);
-    if (base == OPP_OP_MEMORY && na >= OPP_COL_MEM_COLS) {
-        /* an instant inside the call open at depth - 1: its bytes are that call's */
-        uint64_t op = a[OPP_COL_MEM_OP], addr = a[OPP_COL_MEM_ADDRESS];
-        int64_t b = a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)a[OPP_COL_MEM_BYTES];
-        uint32_t s = slot_of(proc, addr, BLOCK_SLOTS);
-        if (op == OPP_MEM_ALLOC) {
-            l->blocks[s].proc = proc;
-            l->blocks[s].addr = addr;
-            l->blocks[s].bytes = b;
-        } else if (op == OPP_MEM_FREE) {
-            if (!b && l->blocks[s].proc == proc && l->blocks[s].addr == addr)
-                b = l->blocks[s].bytes;
-            l->blocks[s].bytes = 0;
-            b = -b;
-        } else {
-            b = 0;
+    if (!p->plain[fn]) {
+        const uint64_t *a = args;
+        uint32_t na = opp_op_args(kind, &a, nargs), base = opp_kind_base(kind);
+        if (base == OPP_OP_MEMORY && na >= OPP_COL_MEM_COLS) {
+            /* an instant inside the call open at depth - 1: its bytes are that call's */
+            int64_t b = memory_bytes(l, proc, a);
+            row->mem = opp_add_sat(row->mem, b);
+            if (d)
+                t->mem[d] = opp_add_sat(t->mem[d], b);
+        } else if (base == OPP_OP_CUDA_API && na > OPP_COL_CUDA_CORR && a[OPP_COL_CUDA_CORR]) {
+            uint64_t corr = a[OPP_COL_CUDA_CORR];
+            uint32_t s = slot_of(proc, corr, CORR_SLOTS);
+            l->corr[s].proc = proc;
+            l->corr[s].corr = corr;
+            l->corr[s].row = r;
         }
-        row->mem = opp_add_sat(row->mem, b);
-        if (d)
-            t->mem[d] = opp_add_sat(t->mem[d], b);
-    } else if (base == OPP_OP_CUDA_API && na > OPP_COL_CUDA_CORR && a[OPP_COL_CUDA_CORR]) {
-        uint64_t corr = a[OPP_COL_CUDA_CORR];
-        uint32_t s = slot_of(proc, corr, CORR_SLOTS);
-        l->corr[s].proc = proc;
-        l->corr[s].corr = corr;
-        l->corr[s].row = r;
     }
-    if (row->step)
-        steps_of(l, p, t, row, d, (uint64_t)((double)end * scale), dur);
-    else if (t->opt_pending && d < t->opt_depth)
-        steps_of(l, p, t, row, d, 0, 0);
+    if (row->step || (t->opt_pending && d < t->opt_depth)) {
+        double scale = tick_ns(l, p);
+        steps_of(l, p, t, row, d, (uint64_t)((double)end * scale), (uint64_t)((double)dur * scale));
+    }
 }
 
 void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_rec *g)
@@ -569,19 +620,21 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
         return -ENOMEM;
     for (uint32_t i = 0; i < l->nprocs; i++) {
         struct lproc *p = l->procs[i];
+        double scale = tick_ns(l, p);
         for (uint32_t k = 0; k < p->nrows; k++) {
             struct lrow *row = &p->rows[k];
             const char *name = row_name(p, row);
             if (!row->calls)
                 continue;
-            l->out[s->nrows++] = (struct opp_top_row){.name = name ? name : "(name not come yet)",
-                                                      .lib = p->f[row->fn].lib,
-                                                      .proc = p->proc,
-                                                      .calls = row->calls,
-                                                      .self_ns = row->self,
-                                                      .total_ns = row->total,
-                                                      .gpu_ns = row->gpu,
-                                                      .mem = row->mem};
+            l->out[s->nrows++] =
+                (struct opp_top_row){.name = name ? name : "(name not come yet)",
+                                     .lib = p->f[row->fn].lib,
+                                     .proc = p->proc,
+                                     .calls = row->calls,
+                                     .self_ns = (uint64_t)((double)row->self * scale),
+                                     .total_ns = (uint64_t)((double)row->total * scale),
+                                     .gpu_ns = row->gpu,
+                                     .mem = row->mem};
         }
     }
     if (s->nrows)

@@ -21,6 +21,7 @@ void opp_top_put(struct opp_wbuf *w, const struct opp_top_snap *s)
     opp_put_u32(w, s->procs);
     opp_put_u32(w, s->threads);
     opp_put_u32(w, s->recording);
+    opp_put_u32(w, s->from_start);
     opp_put_u64(w, s->gpu_ns);
     opp_put_u64(w, s->steps);
     opp_put_str(w, s->step_name, strlen(s->step_name));
@@ -77,6 +78,7 @@ int opp_top_get(const void *p, size_t n, struct opp_top_snap *s)
     s->procs = opp_get_u32(&b);
     s->threads = opp_get_u32(&b);
     s->recording = opp_get_u32(&b);
+    s->from_start = opp_get_u32(&b);
     s->gpu_ns = opp_get_u64(&b);
     s->steps = opp_get_u64(&b);
     /* every string of the message, terminated, in one block after the rows */

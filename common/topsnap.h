@@ -26,6 +26,8 @@ struct opp_top_snap {
     uint64_t events, dropped;
     uint32_t procs, threads; /* connected now */
     uint32_t recording;      /* 0: stopped (`opprof ctl stop`) */
+    uint32_t from_start;     /* the rows add up every call; 0: those since the first
+                                snapshot was asked for (the counts are the run's) */
     uint64_t gpu_ns;         /* every GPU op's time */
     uint64_t steps;          /* steps ended so far */
     uint32_t nlat;           /* the last nlat steps' latencies (ns), oldest first */

@@ -172,6 +172,7 @@ int opp_top_compute(const struct opp_top_snap *prev, const struct opp_top_snap *
     out->procs = cur->procs;
     out->threads = cur->threads;
     out->recording = cur->recording;
+    out->from_start = cur->from_start != 0;
     out->left_out = cur->left_out;
     out->step_name = cur->step_name;
     out->gpu |= cur->gpu_ns > 0;

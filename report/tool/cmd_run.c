@@ -31,13 +31,15 @@ static int wait_status(pid_t pid)
     return st;
 }
 
-static pid_t start_collector(const char *exe, const char *sock, const char *out)
+/* top: `opprof top` watches, and its collector adds up every call (--top). */
+static pid_t start_collector(const char *exe, const char *sock, const char *out, int top)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return -1;
-    char *argv[] = {(char *)exe, "--socket", (char *)sock, "--output", (char *)out,
-                    "--ready-fd", "3", "--idle-exit-ms", "0", NULL};
+    char *argv[] = {(char *)exe,  "--socket", (char *)sock,   "--output", (char *)out,
+                    "--ready-fd", "3",        "--idle-exit-ms", "0",    top ? "--top" : NULL,
+                    NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
@@ -207,7 +209,7 @@ static int runnable(const char *cmd)
 int cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *limit = "10";
-    int quiet = 0, verbose = 0;
+    int quiet = 0, verbose = 0, top = 0;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
@@ -237,6 +239,8 @@ int cmd_run(int argc, char **argv)
                      "--socket`) as it starts"),
         {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
+        {.type = OPP_OPTION_FLAG, .long_name = "top", .value = &top, .help = "",
+         .flags = OPP_OPTION_HIDDEN}, /* from `opprof top -- CMD` */
         OPP_OPT_END(),
     };
     const struct opp_command run = {
@@ -290,7 +294,7 @@ int cmd_run(int argc, char **argv)
     } else if (opp_socket_path(sock, sizeof sock, &why) != 0) {
         fprintf(stderr, "opprof run: %s; running the command unprofiled\n", why);
         profiled = 0;
-    } else if ((cpid = start_collector(coll, sock, out)) < 0) {
+    } else if ((cpid = start_collector(coll, sock, out, top)) < 0) {
         fprintf(stderr, "opprof run: the collector did not start (see above); running the "
                         "command unprofiled\n");
         profiled = 0;

@@ -309,6 +309,7 @@ static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd)
     argv[k++] = self;
     argv[k++] = "run";
     argv[k++] = "-q";
+    argv[k++] = "--top";
     if (out) {
         argv[k++] = "-o";
         argv[k++] = (char *)out;

@@ -141,8 +141,9 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     int last_cols = 0;
     for (int c = 0; c < T_CALLS; c++)
         last_cols += shown(v, c);
-    fprintf(f, "  %-*s  |  since the start\n", last_cols * (W + 2) - 2,
-            v->secs > 0 ? "last interval" : "since the start");
+    const char *since = v->from_start ? "since the start" : "since first watched";
+    fprintf(f, "  %-*s  |  %s\n", last_cols * (W + 2) - 2, v->secs > 0 ? "last interval" : since,
+            since);
     rule(f, name_w, v);
     fprintf(f, "%*s", (int)name_w, o->group == OPP_TOP_BY_LIB ? "Library" : "Name");
     for (int c = 0; c < NTCOLS; c++) {
@@ -166,9 +167,9 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     }
     rule(f, name_w, v);
     char t[OPP_FMT_MAX], u[OPP_FMT_MAX];
-    fprintf(f, "Self CPU time total: %s (last interval), %s (since the start)",
+    fprintf(f, "Self CPU time total: %s (last interval), %s (%s)",
             opp_fmt_time(t, (double)v->last_sum.self_ns),
-            opp_fmt_time(u, (double)v->all_sum.self_ns));
+            opp_fmt_time(u, (double)v->all_sum.self_ns), since);
     if (v->n > n || v->left_out)
         fprintf(f, "; %zu more rows", v->n - n + v->left_out);
     fputc('\n', f);

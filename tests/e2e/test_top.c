@@ -136,7 +136,7 @@ END_TEST
 START_TEST(attach_by_socket_and_by_trace)
 {
     char *sock = tu_path(dir, "c.sock"), *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
-    int cpid = tu_collector_start(sock, trace, NULL);
+    int cpid = tu_collector_start(sock, trace, "--top"); /* adds up from the start */
     ck_assert_int_gt(cpid, 0);
     char se[4200], pre[4200];
     snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);

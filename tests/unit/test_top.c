@@ -28,6 +28,7 @@ static struct opp_top_snap snap(uint64_t now, struct opp_top_row *rows, size_t n
                              .procs = 2,
                              .threads = 3,
                              .recording = 1,
+                             .from_start = 1,
                              .steps = steps,
                              .nlat = nlat,
                              .step_name = "ProfilerStep#N",
