@@ -892,11 +892,12 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         uint32_t procs = 0;
         for (int k = 0; k < S.nc; k++)
             procs += S.c[k]->kind == C_PROCESS;
-        uint8_t ack[16];
+        uint8_t ack[24];
         uint32_t rec = !S.paused;
         memcpy(ack, &rec, 4);
         memcpy(ack + 4, &procs, 4);
         memcpy(ack + 8, &S.events, 8);
+        memcpy(ack + 16, &S.dropped, 8);
         c->kind = C_CONTROL;
         opp_send_msg(c->fd, OPP_MSG_CTL_ACK, ack, sizeof ack, -1);
         return 0;

@@ -50,7 +50,7 @@ enum opp_msg_type {
                           processes still running when it was finished (cut), write errno
                           (0: none), events written before that */
     OPP_MSG_CTL_ACK = 18, /* u32 recording (1) or stopped (0), u32 processes connected,
-                             u64 events so far */
+                             u64 events so far, u64 records dropped so far (version 6) */
     OPP_MSG_RESUMED = 19, /* empty */
     OPP_MSG_TOP_SNAP = 20 /* the live aggregate's snapshot (topsnap.h) */
 };

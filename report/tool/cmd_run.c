@@ -72,6 +72,55 @@ static pid_t start_collector(const char *exe, const char *sock, const char *out,
     return pid;
 }
 
+/* On a terminal, while CMD runs: one line on stderr, rewritten each
+ * second, of what the collector has so far (asked as `opprof ctl status`
+ * does: a control connection of its own). */
+#define PROGRESS_MS 1000
+
+static void progress(const char *sock, uint64_t started, uint64_t *last_events,
+                     uint64_t *last_at)
+{
+    int fd = opp_connect(sock);
+    if (fd < 0)
+        return;
+    struct opp_ctl_ack ack;
+    int rc = opp_ctl_ask(fd, 0, &ack, 500);
+    close(fd);
+    if (rc)
+        return;
+    uint64_t now = opp_mono_ns();
+    double rate = now > *last_at && ack.events >= *last_events
+                      ? (double)(ack.events - *last_events) * 1e9 / (double)(now - *last_at)
+                      : 0;
+    fprintf(stderr, "\r\033[Kopprof: %.0f s, %llu records (%.0f/s), %llu dropped",
+            (double)(now - started) / 1e9, (unsigned long long)ack.events, rate,
+            (unsigned long long)ack.dropped);
+    *last_events = ack.events;
+    *last_at = now;
+}
+
+/* Wait for CMD, with the progress line when show is set (erased at the end). */
+static int wait_cmd(pid_t pid, int show, const char *sock)
+{
+    if (!show)
+        return wait_status(pid);
+    uint64_t started = opp_mono_ns(), last_events = 0, last_at = started;
+    int st, shown = 0;
+    for (;;) {
+        for (int waited = 0; waited < PROGRESS_MS; waited += 50) {
+            pid_t w = waitpid(pid, &st, WNOHANG);
+            if (w == pid || (w < 0 && errno != EINTR)) {
+                if (shown)
+                    fputs("\r\033[K", stderr);
+                return w == pid ? st : -1;
+            }
+            usleep(50000);
+        }
+        progress(sock, started, &last_events, &last_at);
+        shown = 1;
+    }
+}
+
 /* CMD's environment: ours, with the preload first in LD_PRELOAD. */
 static char **child_env(const char *lib, const char *sock)
 {
@@ -212,7 +261,9 @@ int cmd_run(int argc, char **argv)
     int quiet = 0, verbose = 0, top = 0;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
-        OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
+        OPP_OPT_FLAG('q', "quiet", &quiet,
+                     "no progress line while CMD runs (on a terminal), no\n"
+                     "report when it ends"),
         {.type = OPP_OPTION_CALLBACK, .short_name = 'l', .long_name = "limit", .value = &limit,
          .argh = "N", .help = "rows of the report printed (default 10)", .fn = opt_limit,
          .flags = OPP_OPTION_UNLISTED_SHORT},
@@ -324,7 +375,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(rc));
         code = rc == ENOENT ? 127 : 126;
     } else {
-        status = wait_status(pid);
+        status = wait_cmd(pid, profiled && !quiet && isatty(2), sock);
         code = WIFEXITED(status) ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
     }

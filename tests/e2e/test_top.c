@@ -298,6 +298,54 @@ START_TEST(full_screen_keys_in_tmux)
 }
 END_TEST
 
+/* `opprof run` on a terminal: one progress line while CMD runs, gone
+ * when it ends; none with -q. */
+START_TEST(run_progress_line_in_tmux)
+{
+    if (access("/usr/bin/tmux", X_OK)) {
+        fprintf(stderr, "top: tmux not installed: progress line test skipped\n");
+        return;
+    }
+    char *rc = tu_path(dir, "rc"), *out = tu_path(dir, "out"), cmd[16384];
+    for (int quiet = 0; quiet < 2; quiet++) {
+        unlink(rc);
+        tmux_sock = tu_path(dir, quiet ? "tmux-q.sock" : "tmux.sock"); /* a server each */
+        /* the program's output elsewhere: on the terminal it would write over the line */
+        snprintf(cmd, sizeof cmd,
+                 "%s run %s-o %s -- %s paced 2000 1000 > %s; echo $? > %s; sleep 20",
+                 tu_tool("opprof"), quiet ? "-q " : "", trace, scenarios(), out, rc);
+        char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
+                        "top",  "-x", "160",     "-y", "40",        cmd,           NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, NULL)), 0);
+        usleep(1500000); /* the line comes each second */
+        char *s = screen();
+        if (quiet) {
+            ck_assert_msg(!strstr(s, " records ("), "screen:\n%s", s);
+        } else {
+            const char *line = strstr(s, "opprof: ");
+            ck_assert_msg(line && strstr(line, " records (") && strstr(line, "/s), 0 dropped"),
+                          "screen:\n%s", s);
+        }
+        free(s);
+        ck_assert_int_eq(tu_wait_file(rc, 15000), 0);
+        usleep(100000);
+        s = screen();
+        ck_assert_msg(!strstr(s, " records ("), "screen:\n%s", s); /* erased */
+        ck_assert_msg(strstr(s, "opprof: trace written to "), "screen:\n%s", s);
+        free(s);
+        s = tu_slurp(rc);
+        ck_assert_str_eq(s, "0\n");
+        free(s);
+        s = tu_slurp(out);
+        ck_assert_str_eq(s, "paced 2000\n");
+        free(s);
+        free(tmux("kill-server", NULL, NULL, NULL));
+        free(tmux_sock);
+    }
+    free(rc), free(out);
+}
+END_TEST
+
 Suite *suite_top(void)
 {
     Suite *s = suite_create("top");
@@ -315,6 +363,7 @@ Suite *suite_top(void)
     tcase_add_checked_fixture(timed, setup, teardown);
     tcase_set_timeout(timed, 90);
     tcase_add_test(timed, full_screen_keys_in_tmux);
+    tcase_add_test(timed, run_progress_line_in_tmux);
     suite_add_tcase(s, timed);
     return s;
 }
