@@ -114,6 +114,7 @@ struct lthread {
     uint32_t proc, tid;
     struct lproc *p;
     uint64_t child[DEPTH_MAX + 2];
+    struct opp_call_kids kids[DEPTH_MAX + 2];
     int64_t mem[DEPTH_MAX + 2]; /* bytes of depth d memory events since the last depth d-1 call */
     uint64_t opt_end;           /* its last optimizer step's end (ns), 0 none */
     uint64_t opt_pending;       /* the end (ns) of an optimizer step awaiting its parents */
@@ -531,22 +532,39 @@ void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32
             p->fast[fn] = r;
     }
     struct lrow *row = &p->rows[r];
+    const uint64_t *a = args;
+    uint32_t na = 0, base = OPP_OP_PLAIN; /* what the fast path needs not know */
+    if (!p->plain[fn]) {
+        na = opp_op_args(kind, &a, nargs);
+        base = opp_kind_base(kind);
+    }
+    if (base == OPP_OP_MEMORY && na >= OPP_COL_MEM_COLS && d) {
+        /* an instant inside the call open at depth - 1: its bytes are that
+         * call's, not a row of its own (the report's key_averages) */
+        t->mem[d] = opp_add_sat(t->mem[d], memory_bytes(l, proc, a));
+        return;
+    }
+    uint64_t name = p->plain[fn] ? 0 : opp_op_torch_name(kind, fn, args, nargs);
+    if (d + 1 < DEPTH_MAX - 1 && opp_call_folds(t->kids, d, name, range)) {
+        /* its only child is itself: one call (the same row: the same name) */
+        const struct opp_call_kids *k = &t->kids[d + 1];
+        row->calls--;
+        row->total -= k->dur < row->total ? k->dur : row->total;
+        row->self -= k->self < row->self ? k->self : row->self;
+        children -= k->self < children ? k->self : children;
+    }
+    uint64_t self = dur > children ? dur - children : 0;
     row->calls++;
     row->total += dur;
-    row->self += dur > children ? dur - children : 0;
+    row->self += self;
+    opp_call_kid(t->kids, d, name, dur, self, range, base == OPP_OP_MEMORY);
     if (!range && t->mem[d + 1]) {
         row->mem = opp_add_sat(row->mem, t->mem[d + 1]);
         t->mem[d + 1] = 0;
     }
     if (!p->plain[fn]) {
-        const uint64_t *a = args;
-        uint32_t na = opp_op_args(kind, &a, nargs), base = opp_kind_base(kind);
-        if (base == OPP_OP_MEMORY && na >= OPP_COL_MEM_COLS) {
-            /* an instant inside the call open at depth - 1: its bytes are that call's */
-            int64_t b = memory_bytes(l, proc, a);
-            row->mem = opp_add_sat(row->mem, b);
-            if (d)
-                t->mem[d] = opp_add_sat(t->mem[d], b);
+        if (base == OPP_OP_MEMORY && na >= OPP_COL_MEM_COLS) { /* outside any operator */
+            row->mem = opp_add_sat(row->mem, memory_bytes(l, proc, a));
         } else if (base == OPP_OP_CUDA_API && na > OPP_COL_CUDA_CORR && a[OPP_COL_CUDA_CORR]) {
             uint64_t corr = a[OPP_COL_CUDA_CORR];
             uint32_t s = slot_of(proc, corr, CORR_SLOTS);

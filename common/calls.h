@@ -23,4 +23,45 @@ static inline uint64_t opp_call_children(uint64_t *child, uint32_t depth, uint64
     return children;
 }
 
+/* torch.profiler drops an operator that is the only child (memory aside)
+ * of an operator of the same name: its call is not counted and its self
+ * time becomes the parent's (_remove_dup_nodes; for a whole trace the
+ * report's opp_tree_fold, in summary mode summary.c's folded_child, which
+ * looks at its call-path nodes instead). kids[d]: what a thread's calls
+ * at depth d were since its last call at depth d - 1 (kids has room for
+ * depth + 2 entries). */
+struct opp_call_kids {
+    uint64_t name;      /* the last one's torch name (opp_op_torch_name), 0 none */
+    uint64_t dur, self; /* and its duration and self time */
+    uint32_t n;         /* how many, memory aside */
+};
+
+/* Whether the call at depth d named name (0: not a torch operator) folds
+ * its only child, kids[depth + 1]. */
+static inline int opp_call_folds(const struct opp_call_kids *kids, uint32_t depth, uint64_t name,
+                                 int range)
+{
+    const struct opp_call_kids *k = &kids[depth + 1];
+    return !range && name && k->n == 1 && k->name == name;
+}
+
+/* The call at depth d, its self time known, noted as a child of the one
+ * open at depth d - 1 (a range is none's child; memory is not counted). */
+static inline void opp_call_kid(struct opp_call_kids *kids, uint32_t depth, uint64_t name,
+                                uint64_t dur, uint64_t self, int range, int memory)
+{
+    if (range)
+        return;
+    kids[depth + 1].n = 0; /* n first: the rest is read only when it is 1 */
+    if (memory)
+        return;
+    struct opp_call_kids *k = &kids[depth];
+    k->n++;
+    k->name = name;
+    if (name) { /* only a named one folds */
+        k->dur = dur;
+        k->self = self;
+    }
+}
+
 #endif

@@ -131,6 +131,32 @@ START_TEST(torch_ops_named_by_strings_that_come_later)
 }
 END_TEST
 
+/* torch.profiler's fold: an operator whose only child has its name is
+ * one call, the child's self time its own; two such children are not. */
+START_TEST(torch_fold_of_an_only_child_of_the_same_name)
+{
+    string(0x80000001u, "aten::div_");
+    string(0x80000002u, "aten::mul_");
+    torch_op(7, 2, 0x80000002u, OPP_TORCH_SCOPE_FUNCTION, 12, 14);
+    torch_op(7, 1, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 10, 20);
+    memory(7, 1, OPP_MEM_ALLOC, 0x10, 8); /* memory aside */
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 5, 30);
+    const struct opp_top_row *dv = row("aten::div_");
+    ck_assert_uint_eq(dv->calls, 1);
+    ck_assert_uint_eq(dv->total_ns, 25);
+    ck_assert_uint_eq(dv->self_ns, 23); /* 25 less its grandchild's 2 */
+    ck_assert_uint_eq(row("aten::mul_")->calls, 1);
+    /* two children of the same name: three calls */
+    torch_op(7, 1, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 40, 45);
+    torch_op(7, 1, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 50, 55);
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 35, 60);
+    dv = row("aten::div_");
+    ck_assert_uint_eq(dv->calls, 4);
+    ck_assert_uint_eq(dv->total_ns, 25 + 35);
+    ck_assert_uint_eq(dv->self_ns, 23 + 25);
+}
+END_TEST
+
 START_TEST(memory_goes_to_the_call_it_was_made_in)
 {
     memory(7, 1, OPP_MEM_ALLOC, 0x1000, 1000);
@@ -138,11 +164,13 @@ START_TEST(memory_goes_to_the_call_it_was_made_in)
     memory(7, 1, OPP_MEM_FREE, 0x1000, 0); /* its size is its allocation's */
     call(7, F_OUTER, 0, 0, 100);
     ck_assert_int_eq(row("outer")->mem, 500);
-    const struct opp_top_row *m = row("[memory]");
-    ck_assert_uint_eq(m->calls, 3);
-    ck_assert_int_eq(m->mem, 500);
-    call(7, F_OUTER, 0, 200, 300); /* nothing allocated in this one */
+    ck_assert_ptr_null(row("[memory]")); /* inside an operator: no row of its own */
+    call(7, F_OUTER, 0, 200, 300);       /* nothing allocated in this one */
     ck_assert_int_eq(row("outer")->mem, 500);
+    memory(7, 0, OPP_MEM_ALLOC, 0x3000, 64); /* outside any: a row, as torch has it */
+    const struct opp_top_row *m = row("[memory]");
+    ck_assert_uint_eq(m->calls, 1);
+    ck_assert_int_eq(m->mem, 64);
 }
 END_TEST
 
@@ -265,6 +293,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, threads_keep_their_own_children);
     tcase_add_test(tc, torch_ops_named_by_strings_that_come_later);
     tcase_add_test(tc, memory_goes_to_the_call_it_was_made_in);
+    tcase_add_test(tc, torch_fold_of_an_only_child_of_the_same_name);
     tcase_add_test(tc, gpu_time_goes_to_the_launching_call);
     tcase_add_test(tc, profiler_steps_are_their_ranges);
     tcase_add_test(tc, optimizer_steps_end_iterations);
