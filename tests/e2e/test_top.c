@@ -95,6 +95,54 @@ START_TEST(plain_snapshots_count_known_calls)
 }
 END_TEST
 
+/* A torch training script: the last table's calls of every operator are
+ * the report's of the same trace (its key_averages: torch's fold, memory
+ * inside operators, names from strings), and its steps the iterations. */
+START_TEST(torch_rows_are_the_reports)
+{
+    if (!tu_python_has("torch")) {
+        fprintf(stderr, "SKIP torch_rows_are_the_reports: %s has no torch\n", TU_PYTHON);
+        return;
+    }
+    char script[4200];
+    const char *src = getenv("OPPROF_SRC");
+    snprintf(script, sizeof script, "%s/tests/py/torch_train.py", src ? src : ".");
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err"), *csv = tu_path(dir, "csv");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "top",
+                    "--interval",
+                    "10",
+                    "-o",
+                    trace,
+                    "--",
+                    TU_PYTHON,
+                    script,
+                    "8",
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+    char *rep[] = {
+        (char *)tu_tool("opprof"), "report", trace, "--format", "csv", "--limit", "100000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, csv, e)), 0);
+    char *out = tu_slurp(o), *c = tu_slurp(csv);
+    const char *t = last_table(out);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_nonnull(strstr(t, "steps (Optimizer.step#N): 8,"));
+    int rows = 0;
+    for (char *line = strchr(c, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char name[256];
+        long count;
+        /* key,lib,count,...: names of torch and BLAS have no comma or quote */
+        if (sscanf(line + 1, "%255[^,],%*[^,],%ld,", name, &count) != 2 || strlen(name) > 50)
+            continue;
+        ck_assert_msg(since_calls(t, name) == count, "%s: top %ld, report %ld", name,
+                      since_calls(t, name), count);
+        rows++;
+    }
+    ck_assert_int_gt(rows, 80);
+    free(out), free(c), free(o), free(e), free(csv);
+}
+END_TEST
+
 /* --count 2: two tables, then CMD runs on to its end: its status, its trace. */
 START_TEST(count_stops_the_tables_not_the_run)
 {
@@ -354,6 +402,7 @@ Suite *suite_top(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, plain_snapshots_count_known_calls);
     tcase_add_test(tc, count_stops_the_tables_not_the_run);
+    tcase_add_test(tc, torch_rows_are_the_reports);
     tcase_add_test(tc, attach_by_socket_and_by_trace);
     tcase_add_test(tc, bad_input_is_one_line);
     suite_add_tcase(s, tc);
