@@ -9,7 +9,7 @@
 #include "views/fmt.h"
 
 #define NAME_MAX_COLS 50
-#define W 11 /* a number column */
+#define W 12 /* a number column, as wide as the table's */
 
 enum tcol {
     T_RATE,
@@ -25,8 +25,8 @@ enum tcol {
     NTCOLS
 };
 
-static const char *const heads[NTCOLS] = {"Calls/s",   "Self CPU %", "Self CPU", "CPU total",
-                                          "GPU time",  "CPU Mem",    "Calls",    "Self CPU",
+static const char *const heads[NTCOLS] = {"Calls/s",   "Self CPU %",   "Self CPU", "CPU total",
+                                          "GPU time",  "Self CPU Mem", "Calls",    "Self CPU",
                                           "CPU total", "GPU time"};
 
 /* The column that sort key s orders by, or -1 (the name). */
@@ -120,7 +120,7 @@ static void rule(FILE *f, size_t name_w, const struct opp_top_view *v)
         fputc('-', f);
     for (int c = 0; c < NTCOLS; c++)
         if (shown(v, c))
-            fprintf(f, "  %s", c == T_CALLS ? "|  -----------" : "-----------");
+            fprintf(f, "  %s%s", c == T_CALLS ? "|  " : "", "------------");
     fputc('\n', f);
 }
 

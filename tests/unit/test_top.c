@@ -91,26 +91,25 @@ START_TEST(screen_text)
     struct opp_top_show o = {.sort = OPP_TOP_SORT_TOTAL, .keys = 1};
     ck_assert_int_eq(opp_out_top(f, &v, &o), 0);
     fclose(f);
-    const char *want =
-        "opprof top: recording, 2 processes, 3 threads, last 2.0 s\n"
-        "records: 100 (30/s), dropped: 0\n"
-        "steps (ProfilerStep#N): 10, 3.00/s, latency p50 7.000ms p90 10.000ms\n"
-        "        last interval                                                    |  since the "
-        "start\n"
-        "------  -----------  -----------  -----------  -----------  -----------  |  -----------  "
-        "-----------  -----------\n"
-        "  Name      Calls/s   Self CPU %     Self CPU   *CPU total      CPU Mem  |        Calls  "
-        "   Self CPU    CPU total\n"
-        "------  -----------  -----------  -----------  -----------  -----------  |  -----------  "
-        "-----------  -----------\n"
-        "dgemm_         10.0       76.92%      2.000us      2.000us      4.00 Kb  |           30  "
-        "    3.000us      3.000us\n"
-        " ddot_        150.0       23.08%      0.600us      0.600us          0 b  |          400  "
-        "    0.800us      0.800us\n"
-        "------  -----------  -----------  -----------  -----------  -----------  |  -----------  "
-        "-----------  -----------\n"
-        "Self CPU time total: 2.600us (last interval), 3.800us (since the start)\n"
-        "keys: s sort (total)  g group (name)  p pause  q quit\n";
+    const char *want = "opprof top: recording, 2 processes, 3 threads, last 2.0 s\n"
+                       "records: 100 (30/s), dropped: 0\n"
+                       "steps (ProfilerStep#N): 10, 3.00/s, latency p50 7.000ms p90 10.000ms\n"
+                       "        last interval                                                      "
+                       "   |  since the start\n"
+                       "------  ------------  ------------  ------------  ------------  "
+                       "------------  |  ------------  ------------  ------------\n"
+                       "  Name       Calls/s    Self CPU %      Self CPU    *CPU total  Self CPU "
+                       "Mem  |         Calls      Self CPU     CPU total\n"
+                       "------  ------------  ------------  ------------  ------------  "
+                       "------------  |  ------------  ------------  ------------\n"
+                       "dgemm_          10.0        76.92%       2.000us       2.000us       4.00 "
+                       "Kb  |            30       3.000us       3.000us\n"
+                       " ddot_         150.0        23.08%       0.600us       0.600us           0 "
+                       "b  |           400       0.800us       0.800us\n"
+                       "------  ------------  ------------  ------------  ------------  "
+                       "------------  |  ------------  ------------  ------------\n"
+                       "Self CPU time total: 2.600us (last interval), 3.800us (since the start)\n"
+                       "keys: s sort (total)  g group (name)  p pause  q quit\n";
     ck_assert_str_eq(text, want);
     free(text);
     opp_top_view_free(&v);
