@@ -91,8 +91,11 @@ struct lrow {
     uint64_t msg, dom; /* NVTX message and domain, torch name (string ids + 1; 0: none) */
     char *name;        /* set once it is known */
     uint64_t calls, self, total, gpu;
+    uint64_t layer; /* an nn.Module's: the self time of the calls inside it and no
+                       other module inside it, its own included */
     int64_t mem;
     int step;
+    int module; /* an nn.Module's forward (OPP_TORCH_SCOPE_MODULE) */
 };
 
 struct lproc {
@@ -108,12 +111,15 @@ struct lproc {
     uint32_t nstr, capstr;
     struct lrow *rows;
     uint32_t nrows, caprows;
+    uint32_t outside; /* the row of the self time inside no nn.Module, NONE till then */
+    int modules;      /* it has nn.Module rows: the outside row is shown */
 };
 
 struct lthread {
     uint32_t proc, tid;
     struct lproc *p;
     uint64_t child[DEPTH_MAX + 2];
+    uint64_t layer[DEPTH_MAX + 2]; /* self time at depth d and deeper that waits for a module */
     struct opp_call_kids kids[DEPTH_MAX + 2];
     int64_t mem[DEPTH_MAX + 2]; /* bytes of depth d memory events since the last depth d-1 call */
     uint64_t opt_end;           /* its last optimizer step's end (ns), 0 none */
@@ -263,6 +269,7 @@ int opp_top_agg_proc(struct opp_top_agg *l, uint32_t proc, int clock, uint32_t n
         p->f[i].name = strdup(funcs[i].name);
         p->nfuncs = i + 1;
         p->fnrow[i] = p->fast[i] = NONE;
+        p->outside = NONE;
         p->plain[i] = (uint8_t)plain_kind(funcs[i].kind);
         oom = !p->f[i].lib || !p->f[i].name;
     }
@@ -403,6 +410,9 @@ static uint32_t row_of(struct lproc *p, uint32_t fn, uint32_t kind, const uint64
         if (opp_op_label(kind, args, nargs, p->f[fn].lib, p->f[fn].name, buf, sizeof buf))
             row->name = strdup(buf);
     }
+    row->module = base == OPP_OP_TORCH && na > OPP_COL_TORCH_SCOPE &&
+                  a[OPP_COL_TORCH_SCOPE] == OPP_TORCH_SCOPE_MODULE;
+    p->modules |= row->module;
     if (base == OPP_OP_TORCH && msg) /* a step is known by its name: looked up later */
         row->step = -1 - (int)(na > OPP_COL_TORCH_SCOPE ? a[OPP_COL_TORCH_SCOPE] & 0xffff : 0);
     else if (base == OPP_OP_NVTX)
@@ -484,6 +494,30 @@ static uint32_t slot_of(uint32_t proc, uint64_t x, uint32_t slots)
     return umix(x * 31 + proc) & (slots - 1);
 }
 
+/* Self time goes up to the innermost nn.Module forward around it, as its
+ * calls return (a module's comes after what it holds); what reaches depth
+ * 0 outside any module is the "(outside nn.Module)" row's. */
+static void to_layer(struct lproc *p, struct lthread *t, struct lrow *row, uint32_t d,
+                     uint64_t self)
+{
+    uint64_t claim = self + t->layer[d + 1];
+    t->layer[d + 1] = 0;
+    if (row->module) {
+        row->layer += claim;
+    } else if (d) {
+        t->layer[d] += claim;
+    } else if (claim) {
+        if (p->outside == NONE) {
+            uint32_t r = new_row(p, 0);
+            if (r == NONE)
+                return;
+            p->rows[r].name = strdup("(outside nn.Module)");
+            p->outside = r;
+        }
+        p->rows[p->outside].layer += claim;
+    }
+}
+
 /* A MEMORY instant: the bytes it allocates (a free's < 0, its size its
  * allocation's while that is remembered). */
 static int64_t memory_bytes(struct opp_top_agg *l, uint32_t proc, const uint64_t *a)
@@ -552,12 +586,17 @@ void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32
         row->total -= k->dur < row->total ? k->dur : row->total;
         row->self -= k->self < row->self ? k->self : row->self;
         children -= k->self < children ? k->self : children;
+        /* and its self time, gone up to this call's layer, is this call's now */
+        t->layer[d + 1] -= k->self < t->layer[d + 1] ? k->self : t->layer[d + 1];
     }
     uint64_t self = dur > children ? dur - children : 0;
     row->calls++;
     row->total += dur;
     row->self += self;
     opp_call_kid(t->kids, d, name, dur, self, range, base == OPP_OP_MEMORY);
+    if (!range)
+        to_layer(p, t, row, d, self);
+    row = &p->rows[r]; /* the rows may have moved */
     if (!range && t->mem[d + 1]) {
         row->mem = opp_add_sat(row->mem, t->mem[d + 1]);
         t->mem[d + 1] = 0;
@@ -642,11 +681,15 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
         for (uint32_t k = 0; k < p->nrows; k++) {
             struct lrow *row = &p->rows[k];
             const char *name = row_name(p, row);
-            if (!row->calls)
+            if (k == p->outside ? !p->modules || !row->layer : !row->calls)
                 continue;
             l->out[s->nrows++] =
                 (struct opp_top_row){.name = name ? name : "(name not come yet)",
-                                     .lib = p->f[row->fn].lib,
+                                     .lib = k == p->outside ? "" : p->f[row->fn].lib,
+                                     .layer_ns = (uint64_t)((double)row->layer * scale),
+                                     .module = k == p->outside ? 2u
+                                               : row->module   ? 1u
+                                                               : 0u,
                                      .proc = p->proc,
                                      .calls = row->calls,
                                      .self_ns = (uint64_t)((double)row->self * scale),

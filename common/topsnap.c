@@ -34,7 +34,7 @@ void opp_top_put(struct opp_wbuf *w, const struct opp_top_snap *s)
     uint32_t put = 0;
     for (size_t i = 0; i < s->nrows; i++) {
         const struct opp_top_row *r = &s->rows[i];
-        size_t need = str_bytes(r->name) + str_bytes(r->lib) + 4 + 5 * 8;
+        size_t need = str_bytes(r->name) + str_bytes(r->lib) + 2 * 4 + 6 * 8;
         if (w->overflow || need + TRAILER > w->cap - w->len)
             break;
         opp_put_str(w, r->name, strlen(r->name));
@@ -45,6 +45,8 @@ void opp_top_put(struct opp_wbuf *w, const struct opp_top_snap *s)
         opp_put_u64(w, r->total_ns);
         opp_put_u64(w, r->gpu_ns);
         opp_put_u64(w, (uint64_t)r->mem);
+        opp_put_u64(w, r->layer_ns);
+        opp_put_u32(w, r->module);
         put++;
     }
     if (!w->overflow)
@@ -95,7 +97,7 @@ int opp_top_get(const void *p, size_t n, struct opp_top_snap *s)
     for (uint32_t i = 0; i < nlat; i++)
         s->lat_ns[i] = opp_get_u64(&b);
     uint32_t nrows = opp_get_u32(&b);
-    if (b.bad || nrows > n / 48)
+    if (b.bad || nrows > n / 64)
         return -1;
     s->rows = malloc(nrows * sizeof *s->rows + pool_cap);
     if (!s->rows)
@@ -115,6 +117,8 @@ int opp_top_get(const void *p, size_t n, struct opp_top_snap *s)
         r->total_ns = opp_get_u64(&b);
         r->gpu_ns = opp_get_u64(&b);
         r->mem = (int64_t)opp_get_u64(&b);
+        r->layer_ns = opp_get_u64(&b);
+        r->module = opp_get_u32(&b);
     }
     s->nrows = nrows;
     s->left_out = opp_get_u32(&b);

@@ -18,7 +18,10 @@ struct opp_top_row {
     const char *name, *lib; /* a decoded snapshot's point into its message */
     uint32_t proc;
     uint64_t calls, self_ns, total_ns, gpu_ns;
-    int64_t mem; /* CPU bytes allocated minus freed directly inside its calls */
+    int64_t mem;       /* CPU bytes allocated minus freed directly inside its calls */
+    uint64_t layer_ns; /* an nn.Module's: self time inside it and in no module inside it */
+    uint32_t module;   /* 1: an nn.Module's forward; 2: the time outside any (its name
+                          "(outside nn.Module)") */
 };
 
 struct opp_top_snap {

@@ -18,6 +18,12 @@ const char *opp_top_sort_name(enum opp_top_sort s)
     return (unsigned)s < OPP_TOP_NSORT ? sort_names[s] : NULL;
 }
 
+const char *opp_top_group_name(enum opp_top_group g)
+{
+    static const char *const names[] = {"name", "library", "layer"};
+    return (unsigned)g < OPP_TOP_NGROUP ? names[g] : NULL;
+}
+
 const char *opp_top_sort_help(enum opp_top_sort s)
 {
     return (unsigned)s < OPP_TOP_NSORT ? sort_helps[s] : NULL;
@@ -54,15 +60,20 @@ static struct grouped *group(const struct opp_top_snap *s, enum opp_top_group g,
     struct grouped *v = malloc((s->nrows ? s->nrows : 1) * sizeof *v);
     if (!v)
         return NULL;
+    size_t m = 0;
     for (size_t i = 0; i < s->nrows; i++) {
         const struct opp_top_row *r = &s->rows[i];
-        v[i] = (struct grouped){g == OPP_TOP_BY_LIB ? r->lib : r->name,
-                                r->lib,
-                                {r->calls, r->self_ns, r->total_ns, r->gpu_ns, r->mem}};
+        int layer = g == OPP_TOP_BY_LAYER;
+        if (layer ? !r->module : r->module == 2) /* the time outside modules: a layer's only */
+            continue;
+        v[m++] = (struct grouped){
+            g == OPP_TOP_BY_LIB ? r->lib : r->name,
+            r->lib,
+            {r->calls, layer ? r->layer_ns : r->self_ns, r->total_ns, r->gpu_ns, r->mem}};
     }
-    qsort(v, s->nrows, sizeof *v, cmp_grouped);
+    qsort(v, m, sizeof *v, cmp_grouped);
     size_t k = 0;
-    for (size_t i = 0; i < s->nrows; i++) {
+    for (size_t i = 0; i < m; i++) {
         if (k && !cmp_key(&v[k - 1], &v[i]))
             add(&v[k - 1].sum, &v[i].sum);
         else

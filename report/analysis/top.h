@@ -35,7 +35,10 @@ enum opp_top_sort { OPP_TOP_SORT_KEYS(OPP_TOP_SORT_ENUM) OPP_TOP_NSORT };
 const char *opp_top_sort_name(enum opp_top_sort s);
 const char *opp_top_sort_help(enum opp_top_sort s);
 
-enum opp_top_group { OPP_TOP_BY_NAME, OPP_TOP_BY_LIB };
+/* By operator; by library; by layer: a line per nn.Module (its forward's
+ * calls and CPU total, and as self time the self time of every call inside
+ * it and in no module inside it), and one of the time outside any. */
+enum opp_top_group { OPP_TOP_BY_NAME, OPP_TOP_BY_LIB, OPP_TOP_BY_LAYER, OPP_TOP_NGROUP };
 
 struct opp_top_view {
     struct opp_top_line *lines; /* sorted by the interval's key, then the whole run's */
@@ -58,5 +61,7 @@ struct opp_top_view {
 int opp_top_compute(const struct opp_top_snap *prev, const struct opp_top_snap *cur,
                     enum opp_top_group g, enum opp_top_sort s, struct opp_top_view *out);
 void opp_top_view_free(struct opp_top_view *v);
+/* "name", "library", "layer". */
+const char *opp_top_group_name(enum opp_top_group g);
 
 #endif

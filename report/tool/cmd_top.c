@@ -283,7 +283,7 @@ static void screen(struct top *t, struct top_screen *scr, double interval)
         else if (k == 'S')
             t->sort = (t->sort + OPP_TOP_NSORT - 1) % OPP_TOP_NSORT;
         else if (k == 'g' || k == 'l')
-            t->group = t->group == OPP_TOP_BY_LIB ? OPP_TOP_BY_NAME : OPP_TOP_BY_LIB;
+            t->group = (t->group + 1) % OPP_TOP_NGROUP; /* name, library, layer */
         else if (k == 'p' || k == ' ')
             paused = !paused;
         if (t->have_cur)
@@ -372,7 +372,7 @@ int cmd_top(int argc, char **argv)
     double interval = 1.0;
     long count = 0, limit = 0;
     struct top t = {.fd = -1, .sort = OPP_TOP_SORT_TOTAL, .group = OPP_TOP_BY_NAME};
-    int by_lib = 0;
+    int by_lib = 0, by_layer = 0;
     const struct opp_option options[] = {
         OPP_OPT_FLAG('a', "attach", &attach,
                      "watch a run started elsewhere (the only collector of\n"
@@ -388,6 +388,9 @@ int cmd_top(int argc, char **argv)
         OPP_OPT_CALLBACK(0, "sort", &t.sort, "KEY",
                          "total (default), self, calls, gpu, mem or name", opt_sort),
         OPP_OPT_FLAG(0, "by-lib", &by_lib, "a row per library instead of per operator"),
+        OPP_OPT_FLAG(0, "by-layer", &by_layer,
+                     "a row per nn.Module: the self time of the calls inside\n"
+                     "it and in no module inside it"),
         OPP_OPT_STRING('o', "output", &out, "FILE", "with CMD: its trace (as opprof run -o)"),
         OPP_OPT_STRING(0, "log", &log, "FILE",
                        "with CMD on the full screen: where its output goes\n"
@@ -404,8 +407,8 @@ int cmd_top(int argc, char **argv)
                  "The operators of a run as it goes, refreshed each interval: calls per\n"
                  "second, self CPU, CPU total, GPU time, CPU memory, the last interval's\n"
                  "and since the start; records, drops, processes, threads and steps.\n"
-                 "On a terminal, full screen (keys: s sort, g group by library, p pause,\n"
-                 "q quit); else, or with --once or --count, a table an interval.\n"
+                 "On a terminal, full screen (keys: s sort, g group by library or layer,\n"
+                 "p pause, q quit); else, or with --once or --count, a table an interval.\n"
                  "\n",
         .col = 21,
         .in_order = 1,
@@ -414,7 +417,7 @@ int cmd_top(int argc, char **argv)
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
-    t.group = by_lib ? OPP_TOP_BY_LIB : OPP_TOP_BY_NAME;
+    t.group = by_layer ? OPP_TOP_BY_LAYER : by_lib ? OPP_TOP_BY_LIB : OPP_TOP_BY_NAME;
     t.limit = (size_t)limit;
     if (once)
         count = 1;

@@ -145,7 +145,8 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     fprintf(f, "  %-*s  |  %s\n", last_cols * (W + 2) - 2, v->secs > 0 ? "last interval" : since,
             since);
     rule(f, name_w, v);
-    fprintf(f, "%*s", (int)name_w, o->group == OPP_TOP_BY_LIB ? "Library" : "Name");
+    static const char *const group_head[] = {"Name", "Library", "Layer"};
+    fprintf(f, "%*s", (int)name_w, group_head[o->group]);
     for (int c = 0; c < NTCOLS; c++) {
         if (!shown(v, c))
             continue;
@@ -175,6 +176,6 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     fputc('\n', f);
     if (o->keys)
         fprintf(f, "keys: s sort (%s)  g group (%s)  p pause  q quit\n", opp_top_sort_name(o->sort),
-                o->group == OPP_TOP_BY_LIB ? "library" : "name");
+                opp_top_group_name(o->group));
     return ferror(f) ? -EIO : 0;
 }

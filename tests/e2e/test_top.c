@@ -324,7 +324,12 @@ START_TEST(full_screen_keys_in_tmux)
     ck_assert_msg(strstr(s, "Library"), "screen:\n%s", s);
     ck_assert_msg(since_calls(strstr(s, "opprof top: "), "blas") > 0, "screen:\n%s", s);
     free(s);
-    free(tmux("send-keys", "-t", "top", "g"));
+    free(tmux("send-keys", "-t", "top", "g")); /* by layer: no nn.Module here */
+    s = screen_with("group (layer)", 5000);
+    ck_assert_msg(strstr(s, "Layer") && since_calls(strstr(s, "opprof top: "), "blas") == -1,
+                  "screen:\n%s", s);
+    free(s);
+    free(tmux("send-keys", "-t", "top", "g")); /* by name again */
     /* the run over, the screen stays on its last numbers: exactly its calls */
     s = screen_with("the run is over", 15000);
     ck_assert_msg(strstr(s, "opprof top: run ended"), "screen:\n%s", s);

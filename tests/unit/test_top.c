@@ -10,14 +10,14 @@
 #include "views/top_view.h"
 
 static struct opp_top_row prev_rows[] = {
-    {"dgemm_", "blas", 1, 10, 1000, 1000, 0, 0},
-    {"ddot_", "blas", 1, 100, 200, 200, 0, 0},
+    {"dgemm_", "blas", 1, 10, 1000, 1000, 0, 0, 0, 0},
+    {"ddot_", "blas", 1, 100, 200, 200, 0, 0, 0, 0},
 };
 static struct opp_top_row cur_rows[] = {
-    {"dgemm_", "blas", 1, 30, 3000, 3000, 0, 4096},
-    {"ddot_", "blas", 1, 400, 800, 800, 0, 0},
-    {"ddot_", "blas", 2, 50, 100, 100, 0, 0}, /* another process: added up */
-    {"cudaLaunchKernel", "cudart", 1, 5, 50, 50, 7000, 0},
+    {"dgemm_", "blas", 1, 30, 3000, 3000, 0, 4096, 0, 0},
+    {"ddot_", "blas", 1, 400, 800, 800, 0, 0, 0, 0},
+    {"ddot_", "blas", 2, 50, 100, 100, 0, 0, 0, 0}, /* another process: added up */
+    {"cudaLaunchKernel", "cudart", 1, 5, 50, 50, 7000, 0, 0, 0},
 };
 
 static struct opp_top_snap snap(uint64_t now, struct opp_top_row *rows, size_t n, uint64_t steps,
@@ -79,6 +79,34 @@ START_TEST(by_library_and_by_total)
 }
 END_TEST
 
+/* By layer: a line per nn.Module with its layer's self time, and the
+ * time outside any; by name, that last one is no operator. */
+START_TEST(by_layer)
+{
+    struct opp_top_row rows[] = {
+        {"nn.Module: Net_0", "torch", 1, 10, 100, 1000, 0, 0, 600, 1},
+        {"(outside nn.Module)", "", 1, 0, 0, 0, 0, 0, 400, 2},
+        {"aten::mm", "torch", 1, 20, 500, 500, 0, 0, 0, 0},
+    };
+    struct opp_top_snap c = snap(3000000000ull, rows, 3, 0, 0);
+    struct opp_top_view v;
+    ck_assert_int_eq(opp_top_compute(NULL, &c, OPP_TOP_BY_LAYER, OPP_TOP_SORT_SELF, &v), 0);
+    ck_assert_uint_eq(v.n, 2);
+    ck_assert_str_eq(v.lines[0].name, "nn.Module: Net_0");
+    ck_assert_uint_eq(v.lines[0].all.self_ns, 600);
+    ck_assert_uint_eq(v.lines[0].all.calls, 10);
+    ck_assert_str_eq(v.lines[1].name, "(outside nn.Module)");
+    ck_assert_uint_eq(v.lines[1].all.self_ns, 400);
+    opp_top_view_free(&v);
+    ck_assert_int_eq(opp_top_compute(NULL, &c, OPP_TOP_BY_NAME, OPP_TOP_SORT_SELF, &v), 0);
+    ck_assert_uint_eq(v.n, 2);
+    ck_assert_str_eq(v.lines[0].name, "aten::mm");
+    ck_assert_str_eq(v.lines[1].name, "nn.Module: Net_0");
+    ck_assert_uint_eq(v.lines[1].all.self_ns, 100);
+    opp_top_view_free(&v);
+}
+END_TEST
+
 START_TEST(screen_text)
 {
     struct opp_top_snap p = snap(1000000000ull, prev_rows, 2, 4, 4);
@@ -123,6 +151,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, interval_is_the_difference);
     tcase_add_test(tc, by_library_and_by_total);
     tcase_add_test(tc, screen_text);
+    tcase_add_test(tc, by_layer);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -146,6 +146,10 @@ START_TEST(torch_fold_of_an_only_child_of_the_same_name)
     ck_assert_uint_eq(dv->total_ns, 25);
     ck_assert_uint_eq(dv->self_ns, 23); /* 25 less its grandchild's 2 */
     ck_assert_uint_eq(row("aten::mul_")->calls, 1);
+    /* the time outside modules counts the folded child's self time once */
+    string(0x80000009u, "nn.Module: Net_0");
+    torch_op(7, 0, 0x80000009u, OPP_TORCH_SCOPE_MODULE, 30, 31);
+    ck_assert_uint_eq(row("(outside nn.Module)")->layer_ns, 25);
     /* two children of the same name: three calls */
     torch_op(7, 1, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 40, 45);
     torch_op(7, 1, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 50, 55);
@@ -154,6 +158,31 @@ START_TEST(torch_fold_of_an_only_child_of_the_same_name)
     ck_assert_uint_eq(dv->calls, 4);
     ck_assert_uint_eq(dv->total_ns, 25 + 35);
     ck_assert_uint_eq(dv->self_ns, 23 + 25);
+}
+END_TEST
+
+/* A layer's time: the self time of the calls inside an nn.Module forward
+ * and in no module inside it; what is inside none, the outside row's. */
+START_TEST(layers_hold_the_self_time_inside_them)
+{
+    string(0x80000001u, "nn.Module: Net_0");
+    string(0x80000002u, "nn.Module: Linear_0");
+    string(0x80000003u, "aten::relu");
+    string(0x80000004u, "aten::mm");
+    torch_op(7, 1, 0x80000003u, OPP_TORCH_SCOPE_FUNCTION, 10, 20); /* relu: self 10 */
+    torch_op(7, 2, 0x80000004u, OPP_TORCH_SCOPE_FUNCTION, 30, 35); /* mm: self 5 */
+    torch_op(7, 1, 0x80000002u, OPP_TORCH_SCOPE_MODULE, 25, 40);   /* Linear: self 10 */
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_MODULE, 0, 50);    /* Net: self 25 */
+    torch_op(7, 0, 0x80000003u, OPP_TORCH_SCOPE_FUNCTION, 60, 67); /* outside: 7 */
+    ck_assert_uint_eq(row("nn.Module: Net_0")->layer_ns, 25 + 10);
+    ck_assert_uint_eq(row("nn.Module: Net_0")->module, 1);
+    ck_assert_uint_eq(row("nn.Module: Linear_0")->layer_ns, 10 + 5);
+    ck_assert_uint_eq(row("aten::relu")->module, 0);
+    const struct opp_top_row *o = row("(outside nn.Module)");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_uint_eq(o->layer_ns, 7);
+    ck_assert_uint_eq(o->module, 2);
+    ck_assert_uint_eq(o->calls, 0);
 }
 END_TEST
 
@@ -294,6 +323,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, torch_ops_named_by_strings_that_come_later);
     tcase_add_test(tc, memory_goes_to_the_call_it_was_made_in);
     tcase_add_test(tc, torch_fold_of_an_only_child_of_the_same_name);
+    tcase_add_test(tc, layers_hold_the_self_time_inside_them);
     tcase_add_test(tc, gpu_time_goes_to_the_launching_call);
     tcase_add_test(tc, profiler_steps_are_their_ranges);
     tcase_add_test(tc, optimizer_steps_end_iterations);
