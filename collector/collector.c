@@ -696,9 +696,13 @@ static int summarize_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_
     return 0;
 }
 
-/* The names and GPU time `opprof top` shows. */
+/* The names and GPU time `opprof top` shows. The calls the records belong
+ * to are drained first (they returned before CUPTI handed over their
+ * work), so that their correlation ids are known. */
 static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t count)
 {
+    if (S.live_on)
+        drain_client(c);
     struct opp_rbuf b;
     opp_rbuf_init(&b, p, n);
     opp_get_u32(&b);

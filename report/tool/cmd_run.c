@@ -31,7 +31,7 @@ static int wait_status(pid_t pid)
     return st;
 }
 
-/* top: `opprof top` watches, and its collector adds up every call (--top). */
+/* top: `opprof top` watches, and the collector adds up every call (--top). */
 static pid_t start_collector(const char *exe, const char *sock, const char *out, int top)
 {
     int pfd[2];
@@ -70,6 +70,27 @@ static pid_t start_collector(const char *exe, const char *sock, const char *out,
         return -1;
     }
     return pid;
+}
+
+/* `opprof top -- CMD`: the collector's socket to the watcher on fd (none
+ * when unprofiled: the fd closes), and CMD starts once it watches (it
+ * answers a byte), so that it sees the whole run, however short. */
+#define WATCHER_MS 10000
+
+static void await_watcher(int fd, const char *sock)
+{
+    if (sock) {
+        char line[200];
+        int n = snprintf(line, sizeof line, "%s\n", sock);
+        if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) == n) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            char ok;
+            if (poll(&p, 1, WATCHER_MS) > 0 && read(fd, &ok, 1) != 1) {
+                /* gone: CMD runs unwatched */
+            }
+        }
+    }
+    close(fd);
 }
 
 /* On a terminal, while CMD runs: one line on stderr, rewritten each
@@ -258,7 +279,8 @@ static int runnable(const char *cmd)
 int cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *limit = "10";
-    int quiet = 0, verbose = 0, top = 0;
+    int quiet = 0, verbose = 0;
+    const char *top_fd = NULL;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet,
@@ -290,8 +312,8 @@ int cmd_run(int argc, char **argv)
                      "--socket`) as it starts"),
         {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
-        {.type = OPP_OPTION_FLAG, .long_name = "top", .value = &top, .help = "",
-         .flags = OPP_OPTION_HIDDEN}, /* from `opprof top -- CMD` */
+        {.type = OPP_OPTION_STRING, .long_name = "top-fd", .value = &top_fd, .argh = "FD",
+         .help = "", .flags = OPP_OPTION_HIDDEN}, /* from `opprof top -- CMD` */
         OPP_OPT_END(),
     };
     const struct opp_command run = {
@@ -345,13 +367,15 @@ int cmd_run(int argc, char **argv)
     } else if (opp_socket_path(sock, sizeof sock, &why) != 0) {
         fprintf(stderr, "opprof run: %s; running the command unprofiled\n", why);
         profiled = 0;
-    } else if ((cpid = start_collector(coll, sock, out, top)) < 0) {
+    } else if ((cpid = start_collector(coll, sock, out, top_fd != NULL)) < 0) {
         fprintf(stderr, "opprof run: the collector did not start (see above); running the "
                         "command unprofiled\n");
         profiled = 0;
     }
     if (profiled && verbose)
         fprintf(stderr, "opprof run: collector pid %d on %s\n", (int)cpid, sock);
+    if (top_fd)
+        await_watcher(atoi(top_fd), profiled ? sock : NULL);
     char **env = profiled ? child_env(lib, sock) : environ;
     if (!env)
         env = environ;

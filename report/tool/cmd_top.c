@@ -8,10 +8,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,10 +83,9 @@ static int opt_sort(const struct opp_option *o, const char *arg)
 
 /* ---- finding the collector ---- */
 
-/* The socket of the collector that was started by run pid (when > 0),
- * or writes trace (when not NULL), or is the only one. 0, or -1 (said,
- * unless looking for run's, which may not be there yet). */
-static int find_socket(const char *trace, int run_pid, char *out, size_t cap)
+/* The socket of the collector that writes trace (when not NULL), or of
+ * the only one running. 0, or -1 said. */
+static int find_socket(const char *trace, char *out, size_t cap)
 {
     struct opp_collector c[MAX_LISTED];
     size_t n;
@@ -103,25 +104,15 @@ static int find_socket(const char *trace, int run_pid, char *out, size_t cap)
         fprintf(stderr, PREFIX "%s\n", err);
         return -1;
     }
-    char want[32];
-    snprintf(want, sizeof want, "/run-%d-", run_pid);
-    size_t hit = n, hits = 0;
-    for (size_t i = 0; i < n && i < MAX_LISTED; i++)
-        if (run_pid <= 0 || strstr(c[i].sock, want)) {
-            hit = i;
-            hits++;
-        }
-    if (hits == 1) {
-        snprintf(out, cap, "%s", c[hit].sock);
+    if (n == 1) {
+        snprintf(out, cap, "%s", c[0].sock);
         return 0;
     }
-    if (run_pid > 0)
-        return -1; /* not yet */
-    if (!hits)
+    if (!n)
         fprintf(stderr, PREFIX "no collector is running (nothing is being profiled)\n");
     else
-        fprintf(stderr, PREFIX "%zu collectors are running: say which with --socket\n", hits);
-    for (size_t i = 0; hits > 1 && i < n && i < MAX_LISTED; i++)
+        fprintf(stderr, PREFIX "%zu collectors are running: say which with --socket\n", n);
+    for (size_t i = 0; n > 1 && i < n && i < MAX_LISTED; i++)
         opp_collector_print(stderr, &c[i]);
     return -1;
 }
@@ -293,23 +284,26 @@ static void screen(struct top *t, struct top_screen *scr, double interval)
 
 /* ---- running CMD ---- */
 
-/* `opprof run -q [-o OUT] -- CMD...` as a child, its output (and CMD's)
- * to log when not NULL. Its pid, or -1 said. */
-static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd)
+/* `opprof run -q --top-fd 3 [-o OUT] -- CMD...` as a child, its output
+ * (and CMD's) to log when not NULL; *link our end of fd 3, where it says
+ * its collector's socket and waits for our byte to start CMD. Its pid, or
+ * -1 said. */
+static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd, int *link)
 {
     char self[PATH_MAX];
     if (opp_tool_self(self, sizeof self)) {
         fprintf(stderr, PREFIX "cannot find the opprof program itself\n");
         return -1;
     }
-    char **argv = calloc((size_t)ncmd + 8, sizeof *argv);
+    char **argv = calloc((size_t)ncmd + 10, sizeof *argv); /* ours, CMD and NULL */
     if (!argv)
         return -1;
     int k = 0;
     argv[k++] = self;
     argv[k++] = "run";
     argv[k++] = "-q";
-    argv[k++] = "--top";
+    argv[k++] = "--top-fd";
+    argv[k++] = "3";
     if (out) {
         argv[k++] = "-o";
         argv[k++] = (char *)out;
@@ -323,24 +317,39 @@ static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd)
         free(argv);
         return -1;
     }
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp)) {
+        fprintf(stderr, PREFIX "socketpair: %s\n", strerror(errno));
+        if (lfd >= 0)
+            close(lfd);
+        free(argv);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid == 0) {
+        /* the log first: it may be fd 3 itself, which the link takes then */
         if (lfd >= 0) {
             dup2(lfd, 1);
             dup2(lfd, 2);
-            int nul = open("/dev/null", O_RDONLY);
+            int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
             if (nul >= 0)
                 dup2(nul, 0); /* the keys are ours */
         }
+        dup2(sp[1], 3); /* not close-on-exec: run's */
         signal(SIGINT, SIG_DFL);
         execv(self, argv);
         _exit(127);
     }
     if (lfd >= 0)
         close(lfd);
+    close(sp[1]);
     free(argv);
-    if (pid < 0)
+    if (pid < 0) {
         fprintf(stderr, PREFIX "fork: %s\n", strerror(errno));
+        close(sp[0]);
+        return -1;
+    }
+    *link = sp[0];
     return pid;
 }
 
@@ -349,20 +358,21 @@ static int exit_code(int st)
     return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 }
 
-/* The run's collector, once it listens: its socket. 0, or -1 (the run
- * ended first: *st its status, or it never appeared). */
-static int await_collector(pid_t run, char *sock, size_t cap, int *st)
+/* The run's collector's socket, as the run says it on link: 0, or -1 (it
+ * runs CMD unprofiled, or said nothing in time). */
+static int await_collector(int link, char *sock, size_t cap)
 {
-    uint64_t until = opp_mono_ns() + FIND_MS * 1000000ull;
-    while (opp_mono_ns() < until) {
-        if (!find_socket(NULL, run, sock, cap))
-            return 0;
-        if (waitpid(run, st, WNOHANG) == run)
+    size_t n = 0;
+    while (n + 1 < cap) {
+        struct pollfd p = {.fd = link, .events = POLLIN};
+        if (poll(&p, 1, FIND_MS) <= 0 || read(link, sock + n, 1) != 1)
             return -1;
-        usleep(5000);
+        if (sock[n] == '\n')
+            break;
+        n++;
     }
-    *st = -1;
-    return -1;
+    sock[n] = 0;
+    return n ? 0 : -1;
 }
 
 int cmd_top(int argc, char **argv)
@@ -438,26 +448,23 @@ int cmd_top(int argc, char **argv)
     struct top_screen *scr = NULL;
     char logbuf[64], found[512];
     pid_t run = -1;
-    int st = 0;
+    int st = 0, link = -1;
     int full = !count && top_screen_usable();
     if (ncmd) {
         if (full && !log) {
             snprintf(logbuf, sizeof logbuf, "opprof-top-%d.log", (int)getpid());
             log = logbuf;
         }
-        if ((run = start_run(out, full ? log : NULL, argv + first, ncmd)) < 0)
+        if ((run = start_run(out, full ? log : NULL, argv + first, ncmd, &link)) < 0)
             return 1;
-        if (await_collector(run, found, sizeof found, &st)) {
-            if (st == -1) {
-                fprintf(stderr,
-                        PREFIX "the run's collector did not appear; CMD runs on unwatched\n");
-                waitpid(run, &st, 0);
-            }
+        if (await_collector(link, found, sizeof found)) {
+            close(link); /* it said why, or runs CMD unprofiled */
+            waitpid(run, &st, 0);
             return exit_code(st);
         }
         sock = found;
         signal(SIGINT, SIG_IGN); /* Ctrl-C is CMD's; we show its end */
-    } else if (!sock && find_socket(trace, 0, found, sizeof found)) {
+    } else if (!sock && find_socket(trace, found, sizeof found)) {
         return 1;
     } else if (!sock) {
         sock = found;
@@ -465,6 +472,8 @@ int cmd_top(int argc, char **argv)
     t.fd = opp_connect(sock);
     if (t.fd < 0) {
         fprintf(stderr, PREFIX "cannot reach the collector at %s: %s\n", sock, strerror(-t.fd));
+        if (link >= 0)
+            close(link); /* CMD runs unwatched */
         if (run > 0)
             waitpid(run, &st, 0);
         return 1;
@@ -475,11 +484,19 @@ int cmd_top(int argc, char **argv)
     if (rc && !t.ended) {
         fprintf(stderr, PREFIX "the collector at %s did not answer: %s\n", sock, strerror(-rc));
         close(t.fd);
+        if (link >= 0)
+            close(link);
         if (run > 0)
             waitpid(run, &st, 0);
         return 1;
     }
     t.cur_shown = 1; /* the first interval is from it */
+    if (link >= 0) { /* we watch: CMD may start */
+        if (write(link, "1", 1) != 1) {
+            /* the run is gone: its end is read from the collector */
+        }
+        close(link);
+    }
     if (full && (scr = top_screen_open())) {
         screen(&t, scr, interval);
         top_screen_close(scr);

@@ -47,6 +47,34 @@ static long since_calls(const char *table, const char *name)
     return -1;
 }
 
+/* In table, the k-th field after the "|" of name's row (0: calls since
+ * the start, then self CPU, CPU total, GPU time) into buf; "" none. */
+static const char *since_field(const char *table, const char *name, int k, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    size_t n = strlen(name);
+    for (const char *line = table; line && *line;) {
+        const char *p = line;
+        while (*p == ' ')
+            p++;
+        const char *bar = strchr(p, '|'), *eol = strchr(p, '\n');
+        if (!strncmp(p, name, n) && p[n] == ' ' && bar && (!eol || bar < eol)) {
+            const char *f = bar + 1;
+            for (int i = 0; i <= k; i++) {
+                while (*f == ' ')
+                    f++;
+                size_t len = strcspn(f, " \n");
+                if (i == k)
+                    snprintf(buf, cap, "%.*s", (int)len, f);
+                f += len;
+            }
+            return buf;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    return buf;
+}
+
 static int starts(const char *s, const char *with)
 {
     return !strncmp(s, with, strlen(with));
@@ -140,6 +168,40 @@ START_TEST(torch_rows_are_the_reports)
     }
     ck_assert_int_gt(rows, 80);
     free(out), free(c), free(o), free(e), free(csv);
+}
+END_TEST
+
+/* The CUDA test double's known device times: each runtime call's GPU
+ * time is its kernels', copies' (by correlation id), as the report's. */
+START_TEST(gpu_time_of_the_double)
+{
+    if (access(tu_build("tests/double/gpu_app"), X_OK)) {
+        fprintf(stderr, "SKIP gpu_time_of_the_double: no CUDA toolkit at build time\n");
+        return;
+    }
+    char cupti[4200];
+    snprintf(cupti, sizeof cupti, "OPPROF_CUPTI=%s", tu_build("tests/double/libcudart.so.13"));
+    char *env[] = {cupti, NULL};
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "top",
+                    "--interval",
+                    "0.2",
+                    "-o",
+                    trace,
+                    "--",
+                    (char *)tu_build("tests/double/gpu_app"),
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, o, e)), 0);
+    char *out = tu_slurp(o), buf[64];
+    const char *t = last_table(out);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_str_eq(since_field(t, "cudaLaunchKernel", 3, buf, sizeof buf), "33.000us");
+    ck_assert_str_eq(since_field(t, "cudaGraphLaunch", 3, buf, sizeof buf), "6.000us");
+    ck_assert_str_eq(since_field(t, "cudaMemcpy", 3, buf, sizeof buf), "131.072us");
+    ck_assert_str_eq(since_field(t, "cudaMalloc", 3, buf, sizeof buf), "0.000us");
+    ck_assert_int_eq(since_calls(t, "cudaLaunchKernel"), 3);
+    free(out), free(o), free(e);
 }
 END_TEST
 
@@ -408,6 +470,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, plain_snapshots_count_known_calls);
     tcase_add_test(tc, count_stops_the_tables_not_the_run);
     tcase_add_test(tc, torch_rows_are_the_reports);
+    tcase_add_test(tc, gpu_time_of_the_double);
     tcase_add_test(tc, attach_by_socket_and_by_trace);
     tcase_add_test(tc, bad_input_is_one_line);
     suite_add_tcase(s, tc);
