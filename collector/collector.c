@@ -411,6 +411,8 @@ static void end_process(struct client *c, uint32_t how)
             S.events_summarized += c->events;
     }
     opp_tw_process_end(&S.tw, c->proc, how, now);
+    if (S.live)
+        opp_top_agg_proc_end(S.live, c->proc);
     c->ended = 1;
 }
 

@@ -90,6 +90,7 @@ struct lrow {
     uint32_t fn;
     uint64_t msg, dom; /* NVTX message and domain, torch name (string ids + 1; 0: none) */
     char *name;        /* set once it is known */
+    char *lib;         /* its process ended: its library's name (the table is gone) */
     uint64_t calls, self, total, gpu;
     uint64_t layer; /* an nn.Module's: the self time of the calls inside it and no
                        other module inside it, its own included */
@@ -176,8 +177,10 @@ static void proc_free(struct lproc *p)
     for (uint32_t i = 0; i < p->nstr; i++)
         free(p->strv[i]);
     free(p->strv);
-    for (uint32_t i = 0; i < p->nrows; i++)
+    for (uint32_t i = 0; i < p->nrows; i++) {
         free(p->rows[i].name);
+        free(p->rows[i].lib);
+    }
     free(p->rows);
     free(p);
 }
@@ -446,6 +449,47 @@ static const char *row_name(struct lproc *p, struct lrow *row)
     return row->name;
 }
 
+void opp_top_agg_proc_end(struct opp_top_agg *l, uint32_t proc)
+{
+    struct lproc *p = find_proc(l, proc);
+    if (!p || !p->f)
+        return;
+    for (uint32_t i = 0; i < p->nrows; i++) {
+        struct lrow *row = &p->rows[i];
+        if (i == p->outside)
+            continue;
+        const char *n = row_name(p, row); /* made and kept, for a name from a string */
+        if (!row->name)
+            row->name = strdup(n ? n : "(name not come yet)");
+        row->lib = strdup(p->f[row->fn].lib);
+        if (!row->name || !row->lib) { /* out of memory: the row goes */
+            row->calls = row->layer = 0;
+            free(row->name);
+            row->name = NULL;
+            row->lib = NULL;
+        }
+    }
+    for (uint32_t i = 0; i < p->nfuncs; i++) {
+        free((char *)p->f[i].lib);
+        free((char *)p->f[i].name);
+    }
+    free(p->f);
+    free(p->fnrow);
+    free(p->plain);
+    free(p->fast);
+    p->f = NULL;
+    p->fnrow = p->fast = NULL;
+    p->plain = NULL;
+    p->nfuncs = 0; /* a call of it would be no entry point */
+    umap_free(&p->keyed);
+    umap_free(&p->strs);
+    for (uint32_t i = 0; i < p->nstr; i++)
+        free(p->strv[i]);
+    free(p->strv);
+    p->strv = NULL;
+    p->nstr = p->capstr = 0;
+}
+
 /* A step ended; lat: how long it took, 0 unknown (a training loop's
  * first: from where is the report's to say). */
 static void step_ended(struct opp_top_agg *l, int step, uint64_t lat)
@@ -621,8 +665,8 @@ void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32
 void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct lproc *p = find_proc(l, proc);
-    if (!p)
-        return;
+    if (!p || !p->f)
+        return; /* unknown, or ended */
     if (g->type == OPP_GPU_STRING) {
         if (umap_get(&p->strs, g->f[0]) != NONE)
             return;
@@ -680,12 +724,16 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
         double scale = tick_ns(l, p);
         for (uint32_t k = 0; k < p->nrows; k++) {
             struct lrow *row = &p->rows[k];
-            const char *name = row_name(p, row);
             if (k == p->outside ? !p->modules || !row->layer : !row->calls)
                 continue;
+            if (!p->f && !row->name)
+                continue; /* its process ended and its name was lost */
+            const char *name = row_name(p, row);
             l->out[s->nrows++] =
                 (struct opp_top_row){.name = name ? name : "(name not come yet)",
-                                     .lib = k == p->outside ? "" : p->f[row->fn].lib,
+                                     .lib = k == p->outside ? ""
+                                            : row->lib      ? row->lib
+                                                            : p->f[row->fn].lib,
                                      .layer_ns = (uint64_t)((double)row->layer * scale),
                                      .module = k == p->outside ? 2u
                                                : row->module   ? 1u

@@ -33,6 +33,8 @@ void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32
                       const uint64_t *args, int range);
 /* A GPU record of proc: names (STRING) and GPU time. */
 void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_rec *g);
+/* The process has ended: its rows keep their names, its tables go. */
+void opp_top_agg_proc_end(struct opp_top_agg *l, uint32_t proc);
 /* The thread is gone: its state is let go. */
 void opp_top_agg_thread_end(struct opp_top_agg *l, uint32_t proc, uint32_t tid);
 

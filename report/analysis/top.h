@@ -47,7 +47,7 @@ struct opp_top_view {
     struct opp_top_sums last_sum, all_sum; /* every line's */
     uint64_t events, last_events, dropped;
     uint32_t procs, threads, recording, left_out;
-    int from_start; /* the rows add up the whole run (else since first watched) */
+    int from_start;             /* the rows add up the whole run (else since first watched) */
     uint64_t steps, last_steps; /* steps ended, in all and in the interval */
     uint64_t p50_ns, p90_ns;    /* the interval's step latencies (0: none) */
     const char *step_name;

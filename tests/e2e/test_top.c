@@ -205,6 +205,31 @@ START_TEST(gpu_time_of_the_double)
 }
 END_TEST
 
+/* fork 100: the parent's 201 calls and its child's 102, one row, the
+ * child's kept after it ended. */
+START_TEST(processes_add_up)
+{
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "top",
+                    "--interval",
+                    "0.2",
+                    "-o",
+                    trace,
+                    "--",
+                    scenarios(),
+                    "fork",
+                    "100",
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+    char *out = tu_slurp(o);
+    const char *t = last_table(out);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(since_calls(t, "cblas_ddot"), 303);
+    free(out), free(o), free(e);
+}
+END_TEST
+
 /* --count 2: two tables, then CMD runs on to its end: its status, its trace. */
 START_TEST(count_stops_the_tables_not_the_run)
 {
@@ -471,6 +496,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, count_stops_the_tables_not_the_run);
     tcase_add_test(tc, torch_rows_are_the_reports);
     tcase_add_test(tc, gpu_time_of_the_double);
+    tcase_add_test(tc, processes_add_up);
     tcase_add_test(tc, attach_by_socket_and_by_trace);
     tcase_add_test(tc, bad_input_is_one_line);
     suite_add_tcase(s, tc);

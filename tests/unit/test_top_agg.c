@@ -266,6 +266,28 @@ START_TEST(tsc_ticks_become_ns)
 }
 END_TEST
 
+/* An ended process keeps its rows (names and library), not its tables:
+ * what comes for it after is not counted. */
+START_TEST(ended_process_keeps_its_rows)
+{
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, 0, 10);
+    string(0x80000001u, "aten::mm");
+    call(7, F_INNER, 0, 10, 30);
+    opp_top_agg_proc_end(L, 1);
+    call(7, F_INNER, 0, 40, 50);
+    string(0x80000002u, "aten::add");
+    const struct opp_top_row *mm = row("aten::mm");
+    ck_assert_ptr_nonnull(mm);
+    ck_assert_str_eq(mm->lib, "torch");
+    ck_assert_uint_eq(mm->calls, 1);
+    const struct opp_top_row *in = row("inner");
+    ck_assert_str_eq(in->lib, "blas");
+    ck_assert_uint_eq(in->calls, 1);
+    ck_assert_uint_eq(in->total_ns, 20);
+    ck_assert_uint_eq(snap.nrows, 2);
+}
+END_TEST
+
 START_TEST(snapshot_reads_back_the_same)
 {
     call(7, F_INNER, 1, 10, 20);
@@ -328,6 +350,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, profiler_steps_are_their_ranges);
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, tsc_ticks_become_ns);
+    tcase_add_test(tc, ended_process_keeps_its_rows);
     tcase_add_test(tc, snapshot_reads_back_the_same);
     suite_add_tcase(s, tc);
     return s;
