@@ -33,8 +33,12 @@ DEPFLAGS := -MMD -MP
 HAVE_ZLIB := $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 # the SQLite export: with libsqlite3-dev only (without it, it is refused)
 HAVE_SQLITE := $(shell printf '\043include <sqlite3.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
-REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz) $(if $(HAVE_SQLITE),-lsqlite3)
-CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB) $(if $(HAVE_SQLITE),-DOPP_HAVE_SQLITE)
+# `opprof top`'s full screen: with libncurses-dev only (without it, plain snapshots)
+HAVE_NCURSES := $(shell printf '\043include <ncurses.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz) $(if $(HAVE_SQLITE),-lsqlite3) \
+                 $(if $(HAVE_NCURSES),-lncurses)
+CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB) $(if $(HAVE_SQLITE),-DOPP_HAVE_SQLITE) \
+               $(if $(HAVE_NCURSES),-DOPP_HAVE_NCURSES)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # The build steps of `make test` and `make demo` use every core unless

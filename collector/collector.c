@@ -7,6 +7,7 @@
 #include "collector.h"
 #include "info.h"
 #include "gpu.h"
+#include "top_agg.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -54,6 +55,7 @@ struct client {
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
     int bye, ended, info;
+    int top; /* asked for snapshots: it gets the last one when the trace is finished */
     const char *bad; /* its shared memory was damaged: dropped by the loop */
     int orphan;      /* the program closed our connection but runs on: fd is -1,
                         its rings are still drained until it resumes or exits */
@@ -99,6 +101,8 @@ static struct {
     uint8_t *enc;
     int paused; /* `opprof ctl stop`: every ring told to record nothing */
     struct opp_sum *sum; /* summary mode: calls go here, not into EVENTS chunks */
+    struct opp_top_agg *live; /* `opprof top`'s aggregate (NULL: out of memory) */
+    int live_on; /* it adds up calls: from the start (--top) or since the first TOP */
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
@@ -151,6 +155,8 @@ static void write_clock(void)
     struct opp_clock_sample s;
     opp_clock_sample(&s);
     opp_tw_clock(&S.tw, &s);
+    if (S.live)
+        opp_top_agg_clock(S.live, &s);
     S.last_clock = s.mono_ns;
 }
 
@@ -334,7 +340,9 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         uint64_t t = r->tail;
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
-            uint64_t k = enc_repeats(&x, base, t, head);
+            /* the fast path encodes only: while `opprof top` watches,
+             * each call goes through its aggregate below */
+            uint64_t k = S.live_on ? 0 : enc_repeats(&x, base, t, head);
             if (k) { /* the call before again, k times */
                 t += k;
                 moved += k;
@@ -365,6 +373,9 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             }
             uint32_t nargs = rr.nargs, stack = rr.stack;
             const uint64_t *args = rr.args;
+            if (S.live_on)
+                opp_top_agg_call(S.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
+                              nargs, args, (rec.flags & OPP_REC_RANGE) != 0);
             if (S.sum) {
                 if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
                                  nargs, args,
@@ -452,6 +463,8 @@ static uint64_t drain_client(struct client *c)
             ring_release(r);
             if (S.sum)
                 opp_sum_thread_end(S.sum, c->proc, r->tid);
+            if (S.live)
+                opp_top_agg_thread_end(S.live, c->proc, r->tid);
         }
     }
     return moved;
@@ -480,6 +493,8 @@ static void end_process(struct client *c, uint32_t how)
             S.events_summarized += c->events;
     }
     opp_tw_process_end(&S.tw, c->proc, how, now);
+    if (S.live)
+        opp_top_agg_proc_end(S.live, c->proc);
     c->ended = 1;
 }
 
@@ -722,6 +737,9 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
         *why = "out of memory";
         rc = -1;
     }
+    if (!rc && c->funcs_got == c->funcs_total && S.live &&
+        opp_top_agg_proc(S.live, c->proc, (int)c->clock, c->funcs_total, c->fdesc))
+        logmsg("out of memory: pid %d is not in `opprof top`", (int)c->pid);
     if (!rc && c->funcs_got == c->funcs_total) {
         c->nfuncs = c->funcs_total;
         opp_tw_funcs(&S.tw, c->proc, c->nfuncs, c->fdesc);
@@ -762,6 +780,50 @@ static int summarize_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_
     return 0;
 }
 
+/* The names and GPU time `opprof top` shows. The calls the records belong
+ * to are drained first (they returned before CUPTI handed over their
+ * work), so that their correlation ids are known. */
+static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t count)
+{
+    if (S.live_on)
+        drain_client(c);
+    struct opp_rbuf b;
+    opp_rbuf_init(&b, p, n);
+    opp_get_u32(&b);
+    const char *why;
+    struct opp_gpu_rec g;
+    for (uint32_t i = 0; i < count && !opp_gpu_get(&b, &g, &why); i++)
+        opp_top_agg_gpu(S.live, c->proc, &g);
+}
+
+/* TOP: the live aggregate's snapshot, with what the collector counts. */
+static int on_top(struct client *c, const char **why)
+{
+    struct opp_top_snap snap = {.now_ns = opp_mono_ns(), .events = S.events,
+                                .from_start = (uint32_t)S.o->top,
+                                .dropped = S.dropped, .recording = !S.paused, .step_name = ""};
+    for (int k = 0; k < S.nc; k++) {
+        struct client *o = S.c[k];
+        if (o->kind != C_PROCESS || o->ended)
+            continue;
+        snap.procs++;
+        for (size_t j = 0; j < o->nrings; j++)
+            snap.threads += o->rings[j].hdr != NULL && !o->rings[j].dead;
+    }
+    S.live_on = S.live != NULL; /* nothing is added up until someone watches */
+    if (S.live && opp_top_agg_snapshot(S.live, &snap)) {
+        *why = "out of memory";
+        return -1;
+    }
+    struct opp_wbuf w;
+    opp_wbuf_init(&w, S.enc, OPP_MSG_MAX);
+    opp_top_put(&w, &snap);
+    c->kind = C_CONTROL;
+    c->top = 1;
+    opp_send_msg(c->fd, OPP_MSG_TOP_SNAP, w.p, (uint32_t)w.len, -1);
+    return 0;
+}
+
 /* GPU activity: checked record by record, then written as it came. */
 static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
@@ -769,6 +831,8 @@ static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **w
     if (opp_gpu_check(p, n, &count, why))
         return -1;
     c->gpu_records += count;
+    if (S.live)
+        live_gpu(c, p, n, count);
     if (S.sum && count)
         return summarize_gpu(c, p, n, count);
     if (count)
@@ -916,15 +980,22 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         uint32_t procs = 0;
         for (int k = 0; k < S.nc; k++)
             procs += S.c[k]->kind == C_PROCESS;
-        uint8_t ack[16];
+        uint8_t ack[24];
         uint32_t rec = !S.paused;
         memcpy(ack, &rec, 4);
         memcpy(ack + 4, &procs, 4);
         memcpy(ack + 8, &S.events, 8);
+        memcpy(ack + 16, &S.dropped, 8);
         c->kind = C_CONTROL;
         opp_send_msg(c->fd, OPP_MSG_CTL_ACK, ack, sizeof ack, -1);
         return 0;
     }
+    case OPP_MSG_TOP:
+        if ((c->kind != C_NEW && c->kind != C_CONTROL) || mh->size) {
+            *why = "top request out of order";
+            return -1;
+        }
+        return on_top(c, why);
     case OPP_MSG_FINISH: {
         uint32_t linger;
         if (c->kind != C_NEW || opp_parse_finish(p, mh->size, &linger, why)) {
@@ -1160,6 +1231,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
         logmsg("out of memory");
         return 1;
     }
+    S.live = opp_top_agg_new(); /* NULL: `opprof top` shows counts, no rows */
+    S.live_on = o->top && S.live;
     signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
     if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
         logmsg("%s", err);
@@ -1287,14 +1360,19 @@ int opp_collector_run(const struct opp_collector_opts *o)
     /* Tell whoever waits (controllers, a root that said goodbye) we are done. */
     uint64_t done[OPP_DONE_FIELDS] = {S.events, S.dropped, S.next_proc, S.cut, (uint64_t)S.tw.error,
                         S.tw.error ? S.events_written : S.events};
-    for (int i = 0; i < S.nc; i++)
+    for (int i = 0; i < S.nc; i++) {
+        const char *why;
+        if (S.c[i]->kind == C_CONTROL && S.c[i]->top) /* the run's last numbers */
+            on_top(S.c[i], &why);
         if (S.c[i]->kind == C_CONTROL)
             opp_send_msg(S.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);
+    }
     while (S.nc)
         drop_client(S.nc - 1, NULL);
     close(S.lfd);
     free(S.enc);
     opp_sum_free(S.sum);
+    opp_top_agg_free(S.live);
     return finished && !S.tw.error ? 0 : 1;
 }
 

@@ -103,6 +103,8 @@ struct opp_collector_opts {
     int paused;        /* start with recording stopped (`opprof ctl start` starts it) */
     int summary;       /* OPPROF_MODE=summary: aggregate calls (summary.h), no events */
     uint32_t max_nodes; /* summary: call paths kept at most */
+    int top;            /* `opprof top` watches from the start: its aggregate adds up every
+                           call (else from the first TOP request on) */
 };
 
 /* "full" or "summary" into *summary; -1 for anything else. */

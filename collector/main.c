@@ -12,7 +12,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: opprof-collector --socket PATH --output FILE [--daemon] [--root-pid PID]\n"
                "                        [--ready-fd FD] [--idle-exit-ms MS] [--paused]\n"
-               "                        [--mode full|summary] [--max-nodes N]\n");
+               "                        [--mode full|summary] [--max-nodes N] [--top]\n");
 }
 
 static int num(const char *s, long lo, long hi, long *out)
@@ -33,6 +33,7 @@ int main(int argc, char **argv)
         {"ready-fd", required_argument, 0, 'f'}, {"idle-exit-ms", required_argument, 0, 'i'},
         {"paused", no_argument, 0, 'p'},       {"help", no_argument, 0, 'h'},
         {"mode", required_argument, 0, 'm'},   {"max-nodes", required_argument, 0, 'n'},
+        {"top", no_argument, 0, 't'},
         {0, 0, 0, 0}};
     struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
     const char *pe = getenv("OPPROF_PAUSED"); /* as the preloads it serves see it */
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
     }
     long v;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:t", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (opp_collector_mode(optarg, &o.summary)) {
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
             o.max_nodes = (uint32_t)v;
             break;
         case 'p': o.paused = 1; break;
+        case 't': o.top = 1; break;
         case 's': o.socket_path = optarg; break;
         case 'o': o.output = optarg; break;
         case 'd': o.daemon = 1; break;

@@ -47,6 +47,7 @@ int opp_parse_header(const void *p, size_t n, struct opp_msg_header *h, const ch
     case OPP_MSG_CTL:
     case OPP_MSG_RESUME:
     case OPP_MSG_REAPED:
+    case OPP_MSG_TOP:
         return 0;
     default:
         *why = "unknown message type";

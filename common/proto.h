@@ -1,12 +1,12 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 5. docs/FORMAT.md describes it in prose. */
+ * collector, version 6. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION 5u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED */
+#define OPP_PROTO_VERSION 6u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the
@@ -59,12 +59,15 @@ enum opp_msg_type {
                            answered by RESUMED */
     OPP_MSG_REAPED = 10, /* u32 pid, u32 wait status (waitpid's): a child the process
                             reaped; after the hello */
+    OPP_MSG_TOP = 11,    /* control, empty, first and as often as wanted: answered by
+                            TOP_SNAP (`opprof top`) */
     /* collector -> client */
     OPP_MSG_ACK = 16, /* OPP_ACK_FIELDS x u64 (enum opp_ack_field) */
     OPP_MSG_DONE = 17, /* OPP_DONE_FIELDS x u64 (enum opp_done_field) */
     OPP_MSG_CTL_ACK = 18, /* u32 recording (1) or stopped (0), u32 processes connected,
-                             u64 events so far */
-    OPP_MSG_RESUMED = 19  /* empty */
+                             u64 events so far, u64 records dropped so far (version 6) */
+    OPP_MSG_RESUMED = 19, /* empty */
+    OPP_MSG_TOP_SNAP = 20 /* the live aggregate's snapshot (topsnap.h) */
 };
 
 #endif

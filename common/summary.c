@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "format.h"
 #include "ops.h"
 #include "torch_rules.h"
@@ -447,11 +448,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     uint64_t key[OPP_MAX_ARGS];
     opp_op_identity(kind, args, nargs, key);
     uint64_t dur = end > begin ? end - begin : 0;
-    uint64_t children = range ? dur : t->child[d + 1];
-    if (!range) {
-        t->child[d + 1] = 0;
-        t->child[d] += dur;
-    }
+    uint64_t children = opp_call_children(t->child, d, dur, range);
     s->calls++;
     int64_t bytes;
     if (cpu_bytes(s, proc, kind, args, nargs, given ? &s->given_bytes : NULL, &bytes))

@@ -211,7 +211,7 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
 
 int opp_ctl_ask(int fd, uint32_t op, struct opp_ctl_ack *ack, int timeout_ms)
 {
-    uint8_t m[16];
+    uint8_t m[24];
     uint32_t got = 0;
     int rc = opp_send_msg(fd, OPP_MSG_CTL, &op, 4, -1);
     if (!rc)
@@ -220,7 +220,7 @@ int opp_ctl_ask(int fd, uint32_t op, struct opp_ctl_ack *ack, int timeout_ms)
         rc = -EPROTO;
     if (!rc)
         memcpy(&ack->recording, m, 4), memcpy(&ack->procs, m + 4, 4),
-            memcpy(&ack->events, m + 8, 8);
+            memcpy(&ack->events, m + 8, 8), memcpy(&ack->dropped, m + 16, 8);
     return rc;
 }
 

@@ -88,6 +88,7 @@ int opp_wait_msg(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t *s
 struct opp_ctl_ack {
     uint32_t recording, procs;
     uint64_t events; /* drained, and written, so far */
+    uint64_t dropped; /* records lost so far (buffers full) */
 };
 /* A control request on fd, a new connection to the collector (op: 0
  * status, 1 start, 2 stop), and its answer: 0 or -errno. */

@@ -19,10 +19,12 @@ required=(gcc make pkg-config check libopenblas-dev uthash-dev libunwind-dev)
 # seeds under gcc's sanitizers); libsqlite3-dev: `opprof export sqlite`
 # (without it the export is refused in one line); python3-dask,
 # python3-distributed and python3-pandas: `opprof analyze` (without them it
-# says so in one line).
+# says so in one line); libncurses-dev: `opprof top`'s full screen (without
+# it, top writes plain snapshots); tmux: the end-to-end test that drives
+# that screen and `opprof run`'s progress line in a real terminal.
 optional=(zlib1g-dev python3-numpy python3-torch libtorch-dev g++ python3-dev ltrace uftrace libdnnl-dev libxnnpack-dev
           libpthreadpool-dev chromium time clang libclang-rt-dev libsqlite3-dev
-          python3-dask python3-distributed python3-pandas)
+          python3-dask python3-distributed python3-pandas libncurses-dev tmux)
 
 missing() {
     local p

@@ -31,13 +31,15 @@ static int wait_status(pid_t pid)
     return st;
 }
 
-static pid_t start_collector(const char *exe, const char *sock, const char *out)
+/* top: `opprof top` watches, and the collector adds up every call (--top). */
+static pid_t start_collector(const char *exe, const char *sock, const char *out, int top)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return -1;
-    char *argv[] = {(char *)exe, "--socket", (char *)sock, "--output", (char *)out,
-                    "--ready-fd", "3", "--idle-exit-ms", "0", NULL};
+    char *argv[] = {(char *)exe,  "--socket", (char *)sock,   "--output", (char *)out,
+                    "--ready-fd", "3",        "--idle-exit-ms", "0",    top ? "--top" : NULL,
+                    NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
@@ -68,6 +70,76 @@ static pid_t start_collector(const char *exe, const char *sock, const char *out)
         return -1;
     }
     return pid;
+}
+
+/* `opprof top -- CMD`: the collector's socket to the watcher on fd (none
+ * when unprofiled: the fd closes), and CMD starts once it watches (it
+ * answers a byte), so that it sees the whole run, however short. */
+#define WATCHER_MS 10000
+
+static void await_watcher(int fd, const char *sock)
+{
+    if (sock) {
+        char line[200];
+        int n = snprintf(line, sizeof line, "%s\n", sock);
+        if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) == n) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            char ok;
+            if (poll(&p, 1, WATCHER_MS) > 0 && read(fd, &ok, 1) != 1) {
+                /* gone: CMD runs unwatched */
+            }
+        }
+    }
+    close(fd);
+}
+
+/* On a terminal, while CMD runs: one line on stderr, rewritten each
+ * second, of what the collector has so far (asked as `opprof ctl status`
+ * does: a control connection of its own). */
+#define PROGRESS_MS 1000
+
+static void progress(const char *sock, uint64_t started, uint64_t *last_events,
+                     uint64_t *last_at)
+{
+    int fd = opp_connect(sock);
+    if (fd < 0)
+        return;
+    struct opp_ctl_ack ack;
+    int rc = opp_ctl_ask(fd, 0, &ack, 500);
+    close(fd);
+    if (rc)
+        return;
+    uint64_t now = opp_mono_ns();
+    double rate = now > *last_at && ack.events >= *last_events
+                      ? (double)(ack.events - *last_events) * 1e9 / (double)(now - *last_at)
+                      : 0;
+    fprintf(stderr, "\r\033[Kopprof: %.0f s, %llu records (%.0f/s), %llu dropped",
+            (double)(now - started) / 1e9, (unsigned long long)ack.events, rate,
+            (unsigned long long)ack.dropped);
+    *last_events = ack.events;
+    *last_at = now;
+}
+
+/* Wait for CMD, with the progress line when show is set (erased at the end). */
+static int wait_cmd(pid_t pid, int show, const char *sock)
+{
+    if (!show)
+        return wait_status(pid);
+    uint64_t started = opp_mono_ns(), last_events = 0, last_at = started;
+    int st, shown = 0;
+    for (;;) {
+        for (int waited = 0; waited < PROGRESS_MS; waited += 50) {
+            pid_t w = waitpid(pid, &st, WNOHANG);
+            if (w == pid || (w < 0 && errno != EINTR)) {
+                if (shown)
+                    fputs("\r\033[K", stderr);
+                return w == pid ? st : -1;
+            }
+            usleep(50000);
+        }
+        progress(sock, started, &last_events, &last_at);
+        shown = 1;
+    }
 }
 
 /* CMD's environment: ours, with the preload first in LD_PRELOAD. */
@@ -208,9 +280,12 @@ int cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *limit = "10";
     int quiet = 0, verbose = 0;
+    const char *top_fd = NULL;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
-        OPP_OPT_FLAG('q', "quiet", &quiet, "do not print the report when CMD ends"),
+        OPP_OPT_FLAG('q', "quiet", &quiet,
+                     "no progress line while CMD runs (on a terminal), no\n"
+                     "report when it ends"),
         {.type = OPP_OPTION_CALLBACK, .short_name = 'l', .long_name = "limit", .value = &limit,
          .argh = "N", .help = "rows of the report printed (default 10)", .fn = opt_limit,
          .flags = OPP_OPTION_UNLISTED_SHORT},
@@ -237,6 +312,8 @@ int cmd_run(int argc, char **argv)
                      "--socket`) as it starts"),
         {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
+        {.type = OPP_OPTION_STRING, .long_name = "top-fd", .value = &top_fd, .argh = "FD",
+         .help = "", .flags = OPP_OPTION_HIDDEN}, /* from `opprof top -- CMD` */
         OPP_OPT_END(),
     };
     const struct opp_command run = {
@@ -290,13 +367,15 @@ int cmd_run(int argc, char **argv)
     } else if (opp_socket_path(sock, sizeof sock, &why) != 0) {
         fprintf(stderr, "opprof run: %s; running the command unprofiled\n", why);
         profiled = 0;
-    } else if ((cpid = start_collector(coll, sock, out)) < 0) {
+    } else if ((cpid = start_collector(coll, sock, out, top_fd != NULL)) < 0) {
         fprintf(stderr, "opprof run: the collector did not start (see above); running the "
                         "command unprofiled\n");
         profiled = 0;
     }
     if (profiled && verbose)
         fprintf(stderr, "opprof run: collector pid %d on %s\n", (int)cpid, sock);
+    if (top_fd)
+        await_watcher(atoi(top_fd), profiled ? sock : NULL);
     char **env = profiled ? child_env(lib, sock) : environ;
     if (!env)
         env = environ;
@@ -320,7 +399,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(rc));
         code = rc == ENOENT ? 127 : 126;
     } else {
-        status = wait_status(pid);
+        status = wait_cmd(pid, profiled && !quiet && isatty(2), sock);
         code = WIFEXITED(status) ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
     }

@@ -6,6 +6,7 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

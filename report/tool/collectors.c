@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -178,6 +179,61 @@ int opp_collectors_find(struct opp_collector *out, size_t cap, size_t *n, char *
         return -1;
     qsort(out, *n < cap ? *n : cap, sizeof *out, by_start);
     return 0;
+}
+
+/* Whether process pid holds the file of st open. */
+static int holds(const char *pid, const struct stat *st)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "/proc/%s/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char p[600];
+        struct stat fst;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        found = e->d_name[0] != '.' && stat(p, &fst) == 0 && fst.st_dev == st->st_dev &&
+                fst.st_ino == st->st_ino;
+    }
+    closedir(d);
+    return found;
+}
+
+int opp_collector_writing(const char *trace, char *sock, size_t cap)
+{
+    struct stat st;
+    DIR *d = opendir("/proc");
+    if (stat(trace, &st) || !d) {
+        if (d)
+            closedir(d);
+        return -1;
+    }
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char path[300], cmd[8192];
+        struct stat ps;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || stat(path, &ps) || ps.st_uid != geteuid())
+            continue;
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+        fclose(f);
+        cmd[n] = 0;
+        const char *base = strrchr(cmd, '/');
+        if (strcmp(base ? base + 1 : cmd, "opprof-collector") || !holds(e->d_name, &st))
+            continue;
+        for (size_t i = 0; i < n && !found; i += strlen(cmd + i) + 1)
+            if (!strcmp(cmd + i, "--socket") && i + 9 < n) {
+                snprintf(sock, cap, "%s", cmd + i + 9);
+                found = 1;
+            }
+    }
+    closedir(d);
+    return found ? 0 : -1;
 }
 
 void opp_collectors_sweep(void)

@@ -24,6 +24,11 @@ struct opp_collector {
 int opp_collectors_find(struct opp_collector *out, size_t cap, size_t *n, char *err,
                         size_t errlen);
 
+/* The collector of this user that writes trace (any socket: one started
+ * with OPPROF_SOCKET elsewhere too), found in /proc by the file it holds
+ * open: its socket into sock (from its --socket). 0, or -1 (none). */
+int opp_collector_writing(const char *trace, char *sock, size_t cap);
+
 /* The socket directory's stale sockets removed (as opp_collectors_find). */
 void opp_collectors_sweep(void);
 

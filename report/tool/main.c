@@ -16,6 +16,7 @@ static const struct cmd {
     {"advise", cmd_advise, "what to try first, ranked by the time at stake: opprof advise TRACE"},
     {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
     {"summarize", cmd_summarize, "add a trace's calls up by call path: opprof summarize TRACE -o OUT"},
+    {"top", cmd_top, "watch a run's operators as it goes: opprof top -- CMD [ARGS...]"},
     {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
     {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
     {"analyze", cmd_analyze, "many traces (one per rank) on Dask: opprof analyze TRACE_OR_DIR..."},
