@@ -198,6 +198,26 @@ MONO=$(printf '%s\n' "${mc[@]}" | median)
 MONO_ADDED=$(calc "$MONO - $BASE" 2)
 echo "with OPPROF_CLOCK=monotonic, CPU ns/call: ${mc[*]} -> $MONO; added $MONO_ADDED (median of 3)"
 
+# ---- 1c. opprof top watching: what it costs the profiled program ----
+# The same ddot loop under `opprof run` and under `opprof top` (a table a
+# second), in turn: the program's CPU ns per call. The collector adds the
+# calls up while top watches; the program should not notice.
+sep "ddot under opprof run and under opprof top (watched from the start), in turn"
+rw=() tw=()
+for ((i = 1; i <= RUNS; i++)); do
+    out=$("$OPPROF" run -q -o "$scratch/run.trace" -- "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM" 2>>"$scratch/preload.err")
+    rw+=("$(field cpu_ns_per_call "$out")")
+    out=$("$OPPROF" top -i 1 -o "$scratch/top.trace" -- "$scratch/ddot_loop" "$DDOT_N" "$DDOT_WARM" 2>>"$scratch/preload.err" |
+        grep cpu_ns_per_call)
+    tw+=("$(field cpu_ns_per_call "$out")")
+done
+d=$(field dropped "$(counts "$scratch/top.trace")")
+rm -f "$scratch/run.trace" "$scratch/top.trace"
+RUN_CPU=$(printf '%s\n' "${rw[@]}" | median)
+TOP_CPU=$(printf '%s\n' "${tw[@]}" | median)
+echo "CPU ns/call: opprof run ${rw[*]} -> $RUN_CPU; opprof top ${tw[*]} -> $TOP_CPU;" \
+    "top adds $(calc "$TOP_CPU - $RUN_CPU" 2) ns per call (the last top run dropped $d records)"
+
 # ---- 4. bytes per recorded call (the last ddot trace) ----
 BPC=$(calc "$ddot_bytes / $ddot_events" 2)
 echo "last trace: $ddot_bytes bytes, $ddot_events events of $ddot_calls calls -> $BPC bytes/call"
