@@ -17,7 +17,7 @@
 #include "trace.h"
 
 #define DEPTH_MAX 64u      /* deeper calls count as this depth */
-#define CORR_SLOTS 8192u   /* CUDA calls whose GPU work may still come */
+#define CORR_SLOTS 65536u  /* CUDA calls whose GPU work may still come (corr_slot) */
 #define BLOCK_SLOTS 65536u /* CPU blocks whose free may still come */
 #define LAT_RING 128u      /* step latencies kept */
 #define NONE UINT32_MAX
@@ -538,6 +538,16 @@ static uint32_t slot_of(uint32_t proc, uint64_t x, uint32_t slots)
     return umix(x * 31 + proc) & (slots - 1);
 }
 
+/* A CUDA call's slot by its correlation id. CUPTI numbers a process's
+ * calls one after another, so its last CORR_SLOTS calls never share a
+ * slot, however many launches come before their GPU work is handed over
+ * (thousands between two flushes on an H200; a hashed slot lost a third
+ * of the kernel time). Processes start apart. */
+static uint32_t corr_slot(uint32_t proc, uint64_t corr)
+{
+    return (uint32_t)(corr + (uint64_t)proc * 40503u) & (CORR_SLOTS - 1);
+}
+
 /* Self time goes up to the innermost nn.Module forward around it, as its
  * calls return (a module's comes after what it holds); what reaches depth
  * 0 outside any module is the "(outside nn.Module)" row's. */
@@ -650,7 +660,7 @@ void opp_top_agg_call(struct opp_top_agg *l, uint32_t proc, uint32_t tid, uint32
             row->mem = opp_add_sat(row->mem, memory_bytes(l, proc, a));
         } else if (base == OPP_OP_CUDA_API && na > OPP_COL_CUDA_CORR && a[OPP_COL_CUDA_CORR]) {
             uint64_t corr = a[OPP_COL_CUDA_CORR];
-            uint32_t s = slot_of(proc, corr, CORR_SLOTS);
+            uint32_t s = corr_slot(proc, corr);
             l->corr[s].proc = proc;
             l->corr[s].corr = corr;
             l->corr[s].row = r;
@@ -696,7 +706,7 @@ void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_
         g->f[OPP_GF_END] > g->f[OPP_GF_START] ? g->f[OPP_GF_END] - g->f[OPP_GF_START] : 0;
     l->gpu_ns += dur;
     uint64_t corr = g->f[OPP_GF_CORRELATION];
-    uint32_t s = slot_of(proc, corr, CORR_SLOTS);
+    uint32_t s = corr_slot(proc, corr);
     if (corr && l->corr[s].proc == proc && l->corr[s].corr == corr && l->corr[s].row < p->nrows)
         p->rows[l->corr[s].row].gpu += dur;
 }

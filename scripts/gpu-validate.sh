@@ -31,7 +31,7 @@ build() { # DIR: opprof with CUDA, and the test programs
         die "no cupti.h under $home/include or $home/extras/CUPTI/include: opprof would build without CUDA"
     printf '#include <uthash.h>\n' | ${CC:-gcc} ${OPP_EXTRA_CFLAGS:-} -E -x c - >/dev/null 2>&1 ||
         die "uthash.h not found (Debian: uthash-dev; else OPP_EXTRA_CFLAGS=-I<dir with uthash.h>, or pack elsewhere)"
-    make -j"$(nproc)" BUILD="$d" CUDA_HOME="$home" WERROR=0 HAVE_SQLITE= EXTRA_CFLAGS="${OPP_EXTRA_CFLAGS:-}" \
+    make -j"$(nproc)" BUILD="$d" CUDA_HOME="$home" WERROR=0 HAVE_SQLITE= HAVE_NCURSES= EXTRA_CFLAGS="${OPP_EXTRA_CFLAGS:-}" \
         all >"$d.log" 2>&1 || { tail -20 "$d.log"; die "the build failed (log: $d.log)"; }
     grep -q "CUDA parts are off" "$d.log" && die "opprof built without CUDA (see $d.log)"
     mkdir -p "$d/gpu"

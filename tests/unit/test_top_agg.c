@@ -219,6 +219,28 @@ START_TEST(gpu_time_goes_to_the_launching_call)
 }
 END_TEST
 
+/* As on an H200 training run: thousands of launches before CUPTI hands
+ * their kernels over (a flush every 200 ms). Each kernel still finds its
+ * launch: correlation ids are consecutive, so the last CORR_SLOTS of a
+ * process never share a slot. */
+START_TEST(gpu_time_of_many_launches_before_a_flush)
+{
+    for (uint64_t c = 1; c <= 6000; c++) {
+        uint64_t a[OPP_COL_CUDA_COLS] = {0, c, 0};
+        opp_top_agg_call(L, 1, 7, F_CUDA, 0, c * 10, c * 10 + 5, OPP_COL_CUDA_COLS, a, 0);
+    }
+    struct opp_gpu_rec k = {.type = OPP_GPU_KERNEL, .nfields = OPP_GF_K_COUNT};
+    for (uint64_t c = 1; c <= 6000; c++) {
+        k.f[OPP_GF_START] = c * 100;
+        k.f[OPP_GF_END] = c * 100 + 3;
+        k.f[OPP_GF_CORRELATION] = c;
+        opp_top_agg_gpu(L, 1, &k);
+    }
+    ck_assert_uint_eq(row("cudaLaunchKernel")->gpu_ns, 18000);
+    ck_assert_uint_eq(snap.gpu_ns, 18000);
+}
+END_TEST
+
 START_TEST(profiler_steps_are_their_ranges)
 {
     string(0x80000005u, "ProfilerStep#3");
@@ -347,6 +369,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, torch_fold_of_an_only_child_of_the_same_name);
     tcase_add_test(tc, layers_hold_the_self_time_inside_them);
     tcase_add_test(tc, gpu_time_goes_to_the_launching_call);
+    tcase_add_test(tc, gpu_time_of_many_launches_before_a_flush);
     tcase_add_test(tc, profiler_steps_are_their_ranges);
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, tsc_ticks_become_ns);
