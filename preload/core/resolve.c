@@ -71,7 +71,10 @@ static int is_self(void *p) { return (uintptr_t)p >= self_lo && (uintptr_t)p < s
  * constructor ran (other libraries' constructors) or with OPPROF_DISABLE:
  * else a lookup could take one of our own wrappers for the real function. */
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-static void self_init(void) { opp_object_range((void *)opp_resolve_init, &self_lo, &self_hi); }
+static void self_init(void)
+{
+    opp_object_range((void *)opp_resolve_init, &self_lo, &self_hi);
+}
 
 void opp_resolve_init(void) { pthread_once(&self_once, self_init); }
 
