@@ -75,7 +75,7 @@ PRELOAD_GEN += $(BUILD)/gen/cuda_api.h
 endif
 
 .PHONY: torch-files torch-shim analyze-files
-.PHONY: all deps demo test test-layers test-build test-unit test-e2e test-asan test-tsan bench clean cuda-note gen-status
+.PHONY: all deps demo test test-layers test-layers-src test-layers-calls test-build test-unit test-e2e test-asan test-tsan bench clean cuda-note gen-status
 all: $(BUILD)/libopprof.so $(BUILD)/opprof $(BUILD)/opprof-collector torch-files analyze-files cuda-note
 
 cuda-note:

@@ -1,6 +1,6 @@
 /* Self time from a thread's completed calls, which arrive in the order
  * they returned: a call's children (one depth deeper) come before it. Used
- * by summary mode (summary.c) and the collector's live aggregate
+ * by summary mode (summary_calls.c) and the collector's live aggregate
  * (collector/top_agg.c), so both give the report's self time (the call tree's:
  * duration minus the direct children's). */
 #ifndef OPP_CALLS_H

@@ -1,6 +1,6 @@
 /* Summary mode's aggregation's own (summary.h): its arena of nodes, the
  * per-thread waiting lists, the processes' GPU rows and the bounded maps
- * of ids, shared by its files: summary.c (nodes, processes and threads,
+ * of ids, shared by its files: summary_calls.c (nodes, processes and threads,
  * calls), summary_maps.c (the bounded maps, memory blocks),
  * summary_gpu.c (GPU records), summary_write.c (the summary written). */
 #ifndef OPP_SUMMARY_INTERNAL_H
@@ -111,7 +111,7 @@ void opp_bmap_del(struct opp_sum *s, struct bmap *m, struct ment *e, int nodes);
 int64_t opp_sum_block_bytes(struct opp_sum *s, struct bmap *m, uint32_t proc, uint64_t op,
                             uint64_t addr, uint64_t size);
 
-/* ---- nodes, processes (summary.c) ---- */
+/* ---- nodes, processes (summary_calls.c) ---- */
 
 /* A map entry or stub let go of id: a stub nobody points at is freed (and
  * lets go of what it forwards to). */

@@ -221,9 +221,13 @@ test-tsan: all $(BUILD)/tsan/libopprof.so $(TSAN_PROGS) $(BUILD)/tests/e2e
 
 # The layering rules, read from the #include lines (and a check that the
 # script catches each kind of violation).
-test-layers:
+test-layers: test-layers-src test-layers-calls
+test-layers-src:
 	@scripts/check-layers.sh --self-test
 	@scripts/check-layers.sh
+# preload/core's files call downward only: read from its built objects
+test-layers-calls: $(BUILD)/libopprof.so
+	@scripts/check-layers.sh --calls $(BUILD)/pic/preload/core
 
 # The fuzz targets (make fuzz, test-fuzz).
 include tests/fuzz/fuzz.mk
@@ -244,9 +248,10 @@ RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # r
 test-runs: $(FUZZ_RUNS) $(foreach s,$(E2E_SUITES),$(RUNS)/e2e/$(s).log $(RUNS)/asan-e2e/$(s).log) \
            $(foreach s,$(UNIT_SUITES),$(RUNS)/unit/$(s).log $(RUNS)/asan-unit/$(s).log)
 test-timing: $(foreach p,$(TEST_PASSES),$(RUNS)/$(p)/timing-tagged.log)
-test: deps test-layers
+test: deps test-layers-src
 	@rm -rf $(RUNS)
 	@$(MAKE) --no-print-directory $(PAR) test-build
+	@$(MAKE) --no-print-directory test-layers-calls
 	@$(MAKE) --no-print-directory $(RUNS_PAR) test-runs
 	@$(MAKE) --no-print-directory -j1 test-timing
 	@$(MAKE) --no-print-directory test-tsan

@@ -1,13 +1,12 @@
-/* Capture windows (see internal.h). The timer is a thread of ours that
+/* Capture windows and steps (capture.h). The timer is a thread of ours that
  * sleeps to each deadline with every signal blocked, so the program never
  * sees it; deadlines are CLOCK_MONOTONIC, so a fork child continues the
  * same window. The schedule is torch.profiler.schedule's arithmetic over a
  * step counter that the markers advance. */
-#include "core/internal.h"
+#include "core/capture.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,21 +96,6 @@ static void *timer(void *arg)
         opp_capture_update();
     }
     return NULL;
-}
-
-int opp_spawn(void *(*fn)(void *))
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int rc = pthread_create(&t, &a, fn, NULL);
-    pthread_attr_destroy(&a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
 }
 
 static void start_timer(void)
@@ -408,6 +392,9 @@ void opp_capture_init(void)
     stop_at = duration > 0 ? (start_at ? start_at : now) + (uint64_t)(duration * 1e9) : 0;
     start_timer();
     schedule_init();
+    /* a fork child's timers start at its first connection too (a record
+     * made without an intercepted call: an NVTX range, a torch op) */
+    opp_conn_on_child_connect(opp_capture_child_start);
 }
 
 void opp_capture_forked(void)

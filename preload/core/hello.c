@@ -1,7 +1,7 @@
 /* The hello: who this process is (pid, command line, clock, the labels
  * launchers set) and what it intercepts (the function table), the first
  * messages on a new connection to the collector. */
-#include "core/internal.h"
+#include "core/conn.h"
 
 #include <errno.h>
 #include <fcntl.h>

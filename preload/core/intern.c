@@ -1,5 +1,5 @@
-/* Interning tables of the preload (see internal.h). */
-#include "core/internal.h"
+/* Interning tables of the preload (intern.h). */
+#include "core/intern.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include "core/internal.h"
+#include "core/conn.h"
 #include "proto.h"
 
 static void *real_fn(const char *name)

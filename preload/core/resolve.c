@@ -1,7 +1,7 @@
 /* The intercepted entry points: their descriptions (from the tables) and
  * their real functions, found in whatever loaded object defines them,
  * never in libopprof.so itself. */
-#include "core/internal.h"
+#include "core/resolve.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +23,8 @@ const struct opp_fn_info opp_fn_info[OPP_FN_COUNT] = {
 #undef OPP_FN_RT
 #undef OPP_FN_DRV
 };
+
+void *_Atomic opp_real_fn[OPP_FN_COUNT];
 
 /* ---- finding the real functions ---- */
 
@@ -69,7 +71,10 @@ static int is_self(void *p) { return (uintptr_t)p >= self_lo && (uintptr_t)p < s
  * constructor ran (other libraries' constructors) or with OPPROF_DISABLE:
  * else a lookup could take one of our own wrappers for the real function. */
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-static void self_init(void) { opp_object_range((void *)opp_thread_attach, &self_lo, &self_hi); }
+static void self_init(void)
+{
+    opp_object_range((void *)opp_resolve_init, &self_lo, &self_hi);
+}
 
 void opp_resolve_init(void) { pthread_once(&self_once, self_init); }
 

@@ -1,6 +1,6 @@
-/* String ids of the preload (internal.h), interned: a new string is sent
+/* String ids of the preload (intern.h), interned: a new string is sent
  * as a STRING record before its id is published. */
-#include "core/internal.h"
+#include "core/intern.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

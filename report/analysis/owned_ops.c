@@ -204,7 +204,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct opp_owned_ops *o = ctx;
     struct opp_owned_op x;
     memcpy(&x, op, sizeof x);
-    /* overhead belongs to no call (summary.c) */
+    /* overhead belongs to no call (summary_calls.c) */
     x.at = c && x.op.type != OPP_GPU_OVERHEAD ? c->at : UINT64_MAX;
     if (o->tap)
         o->tap->each(o->tap->ctx, c, (const char *)op + TAP_AT);

@@ -1,5 +1,5 @@
 /* A full trace added up by call path into a summary trace, as
- * OPPROF_MODE=summary records one (common/summary.c, the collector's own
+ * OPPROF_MODE=summary records one (common/summary_calls.c, the collector's own
  * aggregation): the calls stream through, so memory is bounded by the call
  * paths, threads and depth, not by the number of calls. `opprof summarize`
  * writes it; `opprof report` reads a large trace through it. */

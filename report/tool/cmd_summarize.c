@@ -1,5 +1,5 @@
 /* `opprof summarize TRACE -o OUT`: a full trace made into the summary trace
- * that OPPROF_MODE=summary would have recorded (common/summary.c, the
+ * that OPPROF_MODE=summary would have recorded (common/summary_calls.c, the
  * collector's own aggregation): constant size, the same report table.
  * Exit status: 0 done, 2 usage, 3 the trace cannot be read or OUT written. */
 #include <errno.h>

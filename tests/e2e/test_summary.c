@@ -1,4 +1,4 @@
-/* Summary mode (OPPROF_MODE=summary, common/summary.c) on real processes:
+/* Summary mode (OPPROF_MODE=summary, common/summary_calls.c) on real processes:
  * the collector adds calls up by call path as they arrive; the trace has
  * the same table as a full trace of the same calls, a size that does not
  * grow with the run, and the collector's memory stays flat. */

@@ -1,7 +1,7 @@
 /* Fuzz target: what the collector takes from a client: the message header
  * and payload checks (collector/parse.c, common/gpu.c's opp_gpu_check, the
  * labels' check in info.h), and in summary mode the ring records and GPU
- * records it aggregates (common/summary.c). Built for libFuzzer (make
+ * records it aggregates (common/summary_calls.c). Built for libFuzzer (make
  * fuzz) or with replay.c (make test without clang); HACKING.md, "Fuzzing".
  *
  * The first byte picks what the rest is, as the header's type picks the

@@ -1,4 +1,4 @@
-/* Summary mode's aggregation (common/summary.c): calls fed in the order a
+/* Summary mode's aggregation (common/summary_calls.c): calls fed in the order a
  * thread returns from them, written as SUMMARY chunks, read back through
  * the model. Exact counts, times, call paths and bounds. */
 #include <check.h>

@@ -2,7 +2,6 @@
  * are found by key in a chained hash; a node's children form a doubly
  * linked list, so moving a placeholder's children under the call that
  * arrived is a walk over what waited, not over the tree. */
-#include "summary.h"
 #include "summary_internal.h"
 
 #include <errno.h>

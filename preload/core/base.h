@@ -1,0 +1,51 @@
+/* The core's first layer, which every other uses: messages to a person,
+ * the clock, threads of our own, and the hot path's macros. It calls
+ * nothing of the core. The layers, each header including the one below:
+ * base.h, publish.h (this thread's ring), resolve.h (the real functions),
+ * conn.h (the connection), intern.h (ids the collector learns once),
+ * thread.h (attaching a thread, entering a call), capture.h (windows,
+ * steps), internal.h (the agent, and all a feature may use). A file calls
+ * only into its own layer's header and those below
+ * (scripts/check-layers.sh). */
+#ifndef OPP_CORE_BASE_H
+#define OPP_CORE_BASE_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "format.h"
+#include "ops.h"
+#include "ring.h"
+#include "util.h"
+
+/* Every entry point of every library table, one id each. */
+#include "tables/funcs.h"
+
+#define OPP_EXPORT __attribute__((visibility("default")))
+/* The hot path's helpers: inlined into every wrapper whatever the
+ * compiler's size heuristics say (a call per entry and exit costs more
+ * than the work they do). */
+#define OPP_HOT static inline __attribute__((always_inline))
+#define OPP_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* One line on stderr: "opprof: " a b c (NULLs skipped). (say.c) */
+void opp_agent_say(const char *a, const char *b, const char *c);
+/* The same as "opprof: what: strerror(err)", or what alone when err is 0. */
+void opp_say_err(const char *what, int err);
+
+/* The clock of every record: TSC (1) or CLOCK_MONOTONIC. (clock.c) */
+extern int opp_use_tsc;
+/* Choose it from OPPROF_CLOCK's value (NULL: unset); the trace's clock
+ * kind (OPP_CLOCK_TSC or OPP_CLOCK_MONOTONIC). */
+int opp_clock_init(const char *setting);
+
+OPP_HOT uint64_t opp_now(void)
+{
+    return OPP_LIKELY(opp_use_tsc) ? __rdtsc() : opp_mono_ns();
+}
+
+/* A detached thread of ours with every signal blocked (the program's
+ * handlers never run on it). 0 or an errno. (spawn.c) */
+int opp_spawn(void *(*fn)(void *));
+
+#endif

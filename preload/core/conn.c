@@ -1,0 +1,303 @@
+/* The connection to the collector (conn.h): one socket per process, kept
+ * at a high descriptor and checked by identity before each message, sends
+ * bounded by a timeout, a fork child's connection made at its first
+ * message. Failures of ours print one line and turn profiling off; the
+ * program itself never notices (errno, signals and results untouched). */
+#include "core/conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static struct {
+    _Atomic int on; /* recording (connected, or a fork child to connect at its first record) */
+    int sock;       /* connection to the collector */
+    int hello_due;  /* a fork child that has not connected yet */
+    int child_due;  /* a fork child just connected: on_child runs */
+    void (*on_child)(void);
+    dev_t sock_dev; /* what sock is: a program may close the number and reuse it */
+    ino_t sock_ino;
+    int root;          /* this process started the collector */
+    int collector_pid; /* when root: the collector's, as it said when ready */
+    int clock;
+    pthread_mutex_t lock; /* the socket and msg */
+    _Atomic int warned;
+    char socket_path[108];
+    char output[PATH_MAX];
+    uint8_t msg[OPP_MSG_MAX];
+} conn = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+void opp_give_up(const char *what, int err)
+{
+    atomic_store(&conn.on, 0);
+    if (atomic_exchange(&conn.warned, 1))
+        return;
+    opp_say_err(what, err);
+}
+
+int opp_agent_on(void)
+{
+    return atomic_load(&conn.on);
+}
+
+void opp_conn_on_child_connect(void (*fn)(void))
+{
+    conn.on_child = fn;
+}
+
+/* Our socket moves to a high descriptor number, out of the way of the
+ * program's own, and is remembered by identity: a program that closes
+ * every descriptor (a daemon) may get the number back for a socket of its
+ * own, and nothing of ours may ever be written there. */
+static int adopt_socket(int fd)
+{
+    struct rlimit rl;
+    int low = 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        low = rl.rlim_cur / 2 < 4096 ? (int)(rl.rlim_cur / 2) : 4096;
+    int high = low > fd ? fcntl(fd, F_DUPFD_CLOEXEC, low) : -1;
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    /* A stopped collector: a send that cannot go within 2 s fails (and
+     * we stop recording) rather than hold the program. */
+    struct timeval tv = {.tv_sec = 2};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        conn.sock_dev = st.st_dev;
+        conn.sock_ino = st.st_ino;
+    }
+    return fd;
+}
+
+/* Whether conn.sock is still the socket we connected (async-signal-safe). */
+static int socket_ours(void)
+{
+    struct stat st;
+    return conn.sock >= 0 && fstat(conn.sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+           st.st_dev == conn.sock_dev && st.st_ino == conn.sock_ino;
+}
+
+static void connect_and_hello(void)
+{
+    /* bounded: a stopped or swamped collector must not hold the program */
+    int fd = opp_connect_within(conn.socket_path, 2000);
+    if (fd < 0) {
+        opp_give_up(fd == -ETIMEDOUT ? "the collector did not take us within 2 s (stopped or "
+                                       "swamped), profiling off"
+                                     : "cannot reach the collector, profiling off",
+                    fd == -ETIMEDOUT ? 0 : -fd);
+        return;
+    }
+    conn.sock = adopt_socket(fd);
+    fd = conn.sock;
+    int rc = opp_hello(conn.sock, conn.msg, conn.clock);
+    if (rc) {
+        opp_give_up("the collector refused us, profiling off", -rc);
+        close(fd);
+        conn.sock = -1;
+        return;
+    }
+    atomic_store(&conn.on, 1);
+}
+
+/* With conn.lock held, at a fork child's first message (its first
+ * record): connect and say hello as a process of its own. The fork handler
+ * left this here, so a child that only execs never connects. */
+static int child_connect(void)
+{
+    conn.hello_due = 0;
+    connect_and_hello(); /* says why, and turns recording off, when it fails */
+    if (conn.sock < 0)
+        return -ENOTCONN;
+    conn.child_due = 1;
+    return 0;
+}
+
+/* Releases conn.lock; then runs what a fork child's first connection left
+ * to run (it starts threads: never with the lock held). */
+static void conn_unlock(void)
+{
+    int child = conn.child_due;
+    conn.child_due = 0;
+    pthread_mutex_unlock(&conn.lock);
+    if (child && conn.on_child)
+        conn.on_child();
+}
+
+/* With conn.lock held, before anything is sent: 0 when conn.sock is ours
+ * (a fork child connects here first). If the program closed it, the number
+ * is the program's now (never written to, never closed): connect again and
+ * carry on as the same process (the collector kept draining our rings
+ * meanwhile). */
+static int socket_ready(void)
+{
+    if (conn.hello_due)
+        return child_connect();
+    if (socket_ours())
+        return 0;
+    conn.sock = -1;
+    int fd = opp_connect_within(conn.socket_path, 2000);
+    if (fd < 0)
+        return fd;
+    fd = adopt_socket(fd);
+    int rc = opp_send_msg(fd, OPP_MSG_RESUME, NULL, 0, -1);
+    if (!rc)
+        rc = opp_wait_msg(fd, OPP_MSG_RESUMED, NULL, 0, NULL, 2000);
+    if (rc == -ECONNRESET) {
+        /* Refused: the collector saw no ring of ours (none made yet, as
+         * in a daemon's child that closed every descriptor first) and
+         * ended us. Carry on as a new instance of this process. */
+        close(fd);
+        if ((fd = opp_connect_within(conn.socket_path, 2000)) < 0)
+            return fd;
+        fd = adopt_socket(fd);
+        rc = opp_hello(fd, conn.msg, conn.clock);
+    }
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    conn.sock = fd;
+    return 0;
+}
+
+/* With conn.lock held: the connection failed (a send that could not go
+ * within its timeout, a resume refused). Say so once and record nothing
+ * more; the socket is closed when it is still ours. */
+static void connection_lost(const char *why, int err)
+{
+    if (socket_ours())
+        close(conn.sock);
+    conn.sock = -1;
+    opp_give_up(why, err);
+}
+
+int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
+{
+    int saved_errno = errno; /* program threads send too (a new string inside an op) */
+    pthread_mutex_lock(&conn.lock);
+    int rc = -ENOTCONN;
+    if (atomic_load(&conn.on)) {
+        rc = socket_ready();
+        if (!rc)
+            rc = opp_send_msg(conn.sock, (uint16_t)type, payload, size, fd);
+        if (rc && atomic_load(&conn.on))
+            connection_lost(lost, -rc);
+    }
+    conn_unlock();
+    errno = saved_errno;
+    return rc;
+}
+
+int opp_agent_send(unsigned type, const void *payload, unsigned size)
+{
+    return opp_conn_send(type, payload, size, -1,
+                         "the collector took no message within 2 s (stopped, or gone), "
+                         "profiling off");
+}
+
+int opp_conn_start(const char *socket, int clock)
+{
+    conn.clock = clock;
+    if (socket) {
+        if (strlen(socket) >= sizeof conn.socket_path) {
+            opp_give_up("OPPROF_SOCKET is too long, profiling off", 0);
+            return -ENAMETOOLONG;
+        }
+        strcpy(conn.socket_path, socket);
+    } else {
+        int rc = opp_launch_collector(conn.socket_path, sizeof conn.socket_path, conn.output,
+                                      sizeof conn.output, &conn.collector_pid);
+        if (rc) {
+            atomic_store(&conn.warned, 1); /* said */
+            return rc;
+        }
+        conn.root = 1;
+        /* Every process this one starts joins the same trace. */
+        setenv("OPPROF_SOCKET", conn.socket_path, 1);
+    }
+    connect_and_hello();
+    return atomic_load(&conn.on) ? 0 : -ENOTCONN;
+}
+
+void opp_conn_atfork_prepare(void)
+{
+    pthread_mutex_lock(&conn.lock);
+}
+void opp_conn_atfork_parent(void)
+{
+    pthread_mutex_unlock(&conn.lock);
+}
+
+void opp_conn_forked(void)
+{
+    pthread_mutex_unlock(&conn.lock);
+    conn.root = 0;
+    if (socket_ours()) /* else the number is the program's */
+        close(conn.sock);
+    conn.sock = -1;
+    conn.hello_due = 1;
+}
+
+int opp_conn_idle(void)
+{
+    pthread_mutex_lock(&conn.lock);
+    int idle = conn.hello_due || conn.sock < 0;
+    pthread_mutex_unlock(&conn.lock);
+    return idle;
+}
+
+void opp_conn_goodbye(void)
+{
+    pthread_mutex_lock(&conn.lock);
+    int rc = socket_ready();
+    if (!rc)
+        rc = opp_send_msg(conn.sock, OPP_MSG_BYE, NULL, 0, -1);
+    uint64_t counts[OPP_ACK_FIELDS] = {0};
+    uint32_t got = 0;
+    /* Bounded: our records are in shared memory and outlive us, so a
+     * process waits at most a second. The one that started the collector
+     * waits for the finished trace as long as the collector makes
+     * progress, never on one that is stopped or stuck. */
+    struct opp_patience pat = {.pid = conn.root ? conn.collector_pid : 0,
+                               .trace = conn.root ? conn.output : NULL,
+                               .quiet_ms = 1000,
+                               .max_ms = conn.root ? 600000 : 1000};
+    if (!rc)
+        rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
+    pthread_mutex_unlock(&conn.lock);
+    if (rc == -ETIMEDOUT && pat.state == 'T') {
+        opp_agent_say("the collector is stopped (SIGSTOP): ", conn.output,
+                      " is finished once it continues");
+    } else if (rc == -ETIMEDOUT) {
+        /* A process of a run waits no longer: nothing is lost, its records
+         * stay in shared memory for the collector, and whoever waits for
+         * the trace says what became of it. */
+        if (conn.root)
+            opp_agent_say("the collector did not answer for 1 s: ", conn.output,
+                          " may not be finished yet");
+    } else if (rc) {
+        if (!atomic_exchange(&conn.warned, 1))
+            opp_agent_say("the collector is gone (killed or crashed): the trace misses what this "
+                          "process recorded after that",
+                          conn.root ? "; what it holds is in " : "", conn.root ? conn.output : "");
+    } else if (conn.root && got == sizeof counts && counts[OPP_ACK_CONNECTED]) {
+        /* the collector says where the trace went once it is finished
+         * (collector.c's say_where), as it does when it is finished now */
+        opp_agent_say("trace is being written to ", conn.output, " (other processes still run)");
+    }
+    atomic_store(&conn.on, 0);
+}

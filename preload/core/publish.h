@@ -1,0 +1,110 @@
+/* The core's second layer: this thread's state and publishing a finished
+ * call into its ring (the hot path's last half), with what a full ring
+ * does. Below: base.h. */
+#ifndef OPP_CORE_PUBLISH_H
+#define OPP_CORE_PUBLISH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base.h"
+
+/* NEW: not attached yet; ON: recording; OFF: never (and our reentrancy guard). */
+enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
+
+struct opp_tls {
+    struct opp_ring_hdr *ring; /* NULL: not attached, attaching, or off */
+    uint8_t state;             /* enum opp_thread_state */
+    uint8_t publishing;        /* inside opp_publish_f: a signal handler's call then
+                                  is counted as dropped, not written over */
+};
+extern __thread struct opp_tls opp_tls;
+
+/* A call being recorded, from its entry (thread.h) to its publishing. */
+struct opp_frame {
+    struct opp_ring_hdr *r;
+    uint64_t begin;
+    uint32_t fn, depth;
+    uint32_t stack; /* code stack id, 0 when none */
+};
+
+/* Count one record of this thread as dropped: one instruction, so a
+ * signal handler's count and the thread's never overwrite each other. */
+static inline void opp_ring_drop(struct opp_ring_hdr *r)
+{
+    atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+}
+
+/* A quarter of the ring into a lap (ring.h): when the collector has read
+ * that quarter, an OPP_REC_REWIND record at h and the ring goes on at the
+ * next lap's start; the head to write at. Out of line: once every
+ * OPP_RING_REWIND_EVERY slots. */
+uint64_t opp_ring_rewind(struct opp_ring_hdr *r, uint64_t h);
+
+/* OPPROF_DROP=block: wait (bounded) for the collector to make room for
+ * need slots; 1 when there is room. */
+extern int opp_drop_block;
+int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need);
+
+/* Append one finished event to ring r (this thread's): no wait, a full
+ * ring drops and counts it (unless OPPROF_DROP=block). nargs is a constant
+ * at every call site, so the slot arithmetic folds away. A call made by a
+ * signal handler that interrupted this very function on this thread would
+ * claim the same slot: it is counted as dropped instead. */
+OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
+                           uint64_t end, const uint64_t *args, unsigned nargs, uint8_t flags)
+{
+    if (OPP_UNLIKELY(opp_tls.publishing)) {
+        opp_ring_drop(r);
+        return;
+    }
+    opp_tls.publishing = 1;
+    OPP_BARRIER();
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    unsigned need = opp_rec_slots(nargs);
+    if (OPP_UNLIKELY(((h + need) & (OPP_RING_REWIND_EVERY - 1)) < need) &&
+        (h & (r->capacity - 1)) >= opp_ring_hot(r->capacity))
+        h = opp_ring_rewind(r, h);
+    if (OPP_UNLIKELY(h + need - r->cached_tail > r->capacity)) {
+        r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (h + need - r->cached_tail > r->capacity &&
+            !(opp_drop_block && opp_ring_wait(r, h, need))) {
+            opp_ring_drop(r); /* full: drop and count, never wait */
+            OPP_BARRIER();
+            opp_tls.publishing = 0;
+            return;
+        }
+    }
+    struct opp_rec *s = opp_ring_slot(r, r->capacity, h);
+    s->begin = begin;
+    s->end = end;
+    s->fn = fn;
+    s->depth = (uint16_t)depth;
+    s->nargs = (uint8_t)nargs;
+    s->flags = flags;
+    s->arg0 = nargs ? args[0] : 0;
+    for (unsigned i = 1; i < need; i++) {
+        struct opp_rec_ext *e = (struct opp_rec_ext *)opp_ring_slot(r, r->capacity, h + i);
+        for (unsigned k = 0; k < 4; k++) {
+            unsigned a = 1 + (i - 1) * 4 + k;
+            e->arg[k] = a < nargs ? args[a] : 0;
+        }
+    }
+    atomic_store_explicit(&r->head, h + need, memory_order_release);
+    OPP_BARRIER();
+    opp_tls.publishing = 0;
+}
+
+OPP_HOT void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
+                         uint64_t end, const uint64_t *args, unsigned nargs)
+{
+    opp_publish_f(r, fn, depth, begin, end, args, nargs, 0);
+}
+
+/* The same with the frame's code stack id appended (OPP_REC_STACK); a
+ * call with all OPP_MAX_ARGS values goes without its stack. */
+void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64_t end,
+                       const uint64_t *args, unsigned nargs);
+
+#endif

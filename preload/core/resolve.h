@@ -1,0 +1,35 @@
+/* The core's third layer: the intercepted entry points' real functions,
+ * found in whatever loaded object defines them, and what a call does when
+ * none does. Below: publish.h. */
+#ifndef OPP_CORE_RESOLVE_H
+#define OPP_CORE_RESOLVE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "core/publish.h"
+
+extern void *_Atomic opp_real_fn[OPP_FN_COUNT]; /* resolved real functions */
+
+void *opp_resolve(uint32_t fn);
+/* A call of fn, whose real function no loaded library defines, never ran:
+ * what it returns instead (returns: 1 when it returns a value, 0 when
+ * nothing), its library's "not initialised" status (tables/funcs.h: missing
+ * in OPP_LIBS, OPP_CUDA_MISSING) or 0; said once per entry point on stderr.
+ * errno kept. */
+long opp_missing(uint32_t fn, int returns);
+int opp_is_self(const void *p); /* p lies in libopprof.so itself */
+/* The loaded object's mapping that holds p: 0, or -1 when none does. */
+int opp_object_range(const void *p, uintptr_t *lo, uintptr_t *hi);
+/* Learn our own mapping (before anything is resolved). */
+void opp_resolve_init(void);
+
+/* The real function behind entry point fn, or NULL when no loaded library
+ * defines it (opp_missing then says what the call does instead). */
+OPP_HOT void *opp_real(uint32_t fn)
+{
+    void *p = atomic_load_explicit(&opp_real_fn[fn], memory_order_relaxed);
+    return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
+}
+
+#endif

@@ -1,0 +1,25 @@
+/* Messages to a person: one line each, straight to fd 2 (no stdio, no
+ * allocation: any thread, any time). */
+#include "core/base.h"
+
+#include <string.h>
+#include <unistd.h>
+
+void opp_agent_say(const char *a, const char *b, const char *c)
+{
+    char line[1024];
+    size_t n = 0;
+    const char *parts[] = {"opprof: ", a, b, c, "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (const char *p = parts[i]; p && *p && n < sizeof line - 2; p++)
+            line[n++] = *p;
+    if (line[n - 1] != '\n')
+        line[n++] = '\n';
+    ssize_t w = write(2, line, n);
+    (void)w;
+}
+
+void opp_say_err(const char *what, int err)
+{
+    opp_agent_say(what, err ? ": " : "", err ? strerror(err) : "");
+}

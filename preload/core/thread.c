@@ -1,0 +1,167 @@
+/* Threads (thread.h): each thread's ring, a sealed memfd shared with the
+ * collector, made at its first record and unmapped when the thread exits;
+ * its name kept current. */
+#include "core/thread.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static struct {
+    uint32_t cap;      /* ring slots */
+    int paused;        /* OPPROF_PAUSED=1: new rings start paused */
+    pthread_key_t key; /* its destructor closes an exiting thread's ring */
+} threads;
+
+/* The file size limit (ulimit -f), which a ring, a memfd, must stay
+ * under: growing a file past it raises SIGXFSZ and kills the program. */
+static uint64_t file_size_limit(void)
+{
+    struct rlimit fs;
+    return getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY ? fs.rlim_cur
+                                                                             : UINT64_MAX;
+}
+
+static void thread_gone(void *ring)
+{
+    struct opp_ring_hdr *r = ring;
+    if (!r || r != opp_tls.ring) /* a fork child's value: the parent's ring, unmapped */
+        return;
+    opp_tls.ring = NULL;
+    opp_tls.state = OPP_T_OFF; /* calls from later destructors are not recorded */
+    atomic_store_explicit(&r->state, OPP_RING_CLOSED, memory_order_release);
+    munmap(r, opp_ring_bytes(r->capacity));
+}
+
+int opp_thread_init(uint32_t cap, int paused)
+{
+    threads.paused = paused;
+    if (cap < OPP_RING_MIN_RECS)
+        cap = OPP_RING_MIN_RECS;
+    if (cap > OPP_RING_MAX_RECS)
+        cap = OPP_RING_MAX_RECS;
+    threads.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
+    /* A ring is a file: sizing it past the file size limit (ulimit -f)
+     * would raise SIGXFSZ and kill the program. */
+    uint64_t limit = file_size_limit();
+    while (threads.cap > OPP_RING_MIN_RECS && opp_ring_bytes(threads.cap) > limit)
+        threads.cap >>= 1;
+    if (opp_ring_bytes(threads.cap) > limit) {
+        opp_give_up("the file size limit (ulimit -f) is below the smallest trace buffer, "
+                    "profiling off",
+                    0);
+        return -1;
+    }
+    if (pthread_key_create(&threads.key, thread_gone) != 0) {
+        opp_give_up("cannot create a thread key, profiling off", 0);
+        return -1;
+    }
+    return 0;
+}
+
+struct opp_ring_hdr *opp_thread_attach(void)
+{
+    if (opp_tls.state != OPP_T_NEW || !opp_agent_on())
+        return NULL;
+    int saved_errno = errno;
+    opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
+    struct opp_ring_hdr *r = NULL;
+    size_t bytes = opp_ring_bytes(threads.cap);
+    int fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        opp_give_up("cannot create a trace buffer (memfd_create)", errno);
+        goto out;
+    }
+    if (bytes > file_size_limit()) { /* lowered since we started */
+        opp_give_up("the file size limit (ulimit -f) is below a trace buffer, profiling off", 0);
+        close(fd);
+        goto out;
+    }
+    if (ftruncate(fd, (off_t)bytes) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        opp_give_up("cannot size a trace buffer", errno);
+        close(fd);
+        goto out;
+    }
+    r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (r == MAP_FAILED) {
+        opp_give_up("cannot map a trace buffer", errno);
+        r = NULL;
+        close(fd);
+        goto out;
+    }
+    r->magic = OPP_RING_MAGIC;
+    r->version = OPP_RING_VERSION;
+    r->capacity = threads.cap;
+    r->tid = (uint32_t)syscall(SYS_gettid);
+    r->paused = threads.paused; /* until the collector says otherwise (opprof ctl) */
+    prctl(PR_GET_NAME, r->name, 0, 0, 0);
+    r->name[15] = 0;
+    uint32_t body[2] = {r->tid, threads.cap};
+    int rc = opp_conn_send(OPP_MSG_RING, body, sizeof body, fd,
+                           "the collector took no new thread's buffer within 2 s (stopped, or "
+                           "gone), profiling off");
+    close(fd);
+    if (rc) {
+        munmap(r, bytes);
+        r = NULL;
+        goto out;
+    }
+    pthread_setspecific(threads.key, r);
+    opp_tls.ring = r;
+    opp_tls.state = OPP_T_ON;
+out:
+    errno = saved_errno;
+    return r;
+}
+
+void opp_thread_forked(void)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    opp_tls.ring = NULL; /* and thread_gone leaves the thread key's r alone */
+    opp_tls.state = OPP_T_NEW;
+    opp_tls.publishing = 0; /* a fork from a handler inside a publish */
+    if (r)
+        munmap(r, opp_ring_bytes(r->capacity));
+}
+
+void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
+{
+    size_t cap = sizeof r->name - 1;
+    if (n > cap) {
+        n = cap;
+        while (n > 0 && ((uint8_t)name[n] & 0xc0) == 0x80)
+            n--; /* name[n] continues a character: cut before it */
+    }
+    memcpy(r->name, name, n);
+    r->name[n] = 0;
+    atomic_fetch_add_explicit(&r->name_seq, 1, memory_order_release);
+}
+
+/* Keep thread names current in the report. */
+OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
+{
+    typedef int (*setname_fn)(pthread_t, const char *);
+    static _Atomic setname_fn real_setname; /* threads name themselves at once */
+    setname_fn real = atomic_load_explicit(&real_setname, memory_order_relaxed);
+    if (!real) {
+        real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+        atomic_store_explicit(&real_setname, real, memory_order_relaxed);
+    }
+    if (!real)
+        return ENOSYS;
+    int rc = real(t, name);
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (rc == 0 && r && pthread_equal(t, pthread_self()))
+        opp_thread_rename(r, name, strnlen(name, sizeof r->name - 1));
+    return rc;
+}

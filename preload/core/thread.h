@@ -1,0 +1,101 @@
+/* The core's sixth layer: threads and the entry of a call. A thread's
+ * ring is made and handed to the collector at its first record; entering
+ * a call notes it in the ring and reads the clock, leaving publishes it
+ * (the hot path's first half, with the hooks a feature fills that it
+ * calls). Below: intern.h. */
+#ifndef OPP_CORE_THREAD_H
+#define OPP_CORE_THREAD_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/intern.h"
+
+/* From the constructor, with the settings: ring slots (OPPROF_BUFFER,
+ * clamped and sized under the file size limit) and whether new rings
+ * start paused (OPPROF_PAUSED=1). 0, or -1 when profiling cannot go on
+ * (said). */
+int opp_thread_init(uint32_t slots, int paused);
+/* This thread's ring, made and sent to the collector now; NULL when this
+ * thread does not record (off, attaching already, or profiling off). */
+struct opp_ring_hdr *opp_thread_attach(void);
+/* The ring's thread name, as the report shows it (at most 15 bytes, cut at
+ * a UTF-8 character boundary). */
+void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
+/* In a fork child: the parent's ring forgotten (async-signal-safe). */
+void opp_thread_forked(void);
+
+/* ---- hooks a feature fills at its start (hooks.c) ---- */
+
+/* Code stacks (preload/stacks): frames captured per recorded call (0: off)
+ * and the capture, which returns the stack's id (0: none). */
+extern int opp_stacks_n;
+extern uint32_t (*opp_stack_capture)(void);
+/* Frames a feature adds above the native ones (preload/torch: the Python
+ * frames, OPP_STACK_PY words), at most max into out; how many. The
+ * mapping of a feature's own code (the torch shim), whose frames are
+ * skipped like ours. And the code that calls into the feature (torch's
+ * at::RecordFunction::runStartCallbacks): when its frame is among the
+ * innermost ones, it, every frame inside it and the one that called it
+ * are left out, so the stack begins where the op was called. */
+extern int (*opp_stack_extra)(uint64_t *out, int max);
+extern uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
+extern uintptr_t opp_stack_entry_lo, opp_stack_entry_hi;
+
+/* CUPTI external correlation (preload/cuda): while on, a GPU library call
+ * pushes an id around its real call, so CUPTI maps the runtime and driver
+ * calls inside it to that id; the id is recorded as the call's last
+ * argument (OPP_OPK_EXTID), 0 when not pushed. */
+extern _Atomic int opp_extcorr_on; /* set by CUPTI's start on any thread */
+extern uint64_t (*opp_extcorr_push)(void);
+extern void (*opp_extcorr_pop)(void);
+
+/* ---- entering and leaving a call ---- */
+
+/* The common part of entering a call: the thread's ring, its pause word,
+ * then the clock. stack: capture a code stack first (OPPROF_STACKS). */
+OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (OPP_UNLIKELY(!r)) {
+        r = opp_thread_attach();
+        if (!r)
+            return 0;
+    }
+    if (OPP_UNLIKELY(atomic_load_explicit(&r->paused, memory_order_relaxed)))
+        return 0; /* `opprof ctl stop`: the collector paused this thread's ring */
+    /* the stack before the clock: its cost is not the call's */
+    uint32_t st = stack ? opp_stack_capture() : 0;
+    uint32_t d = r->depth;
+    uint64_t t = opp_now();
+    if (OPP_LIKELY(d < OPP_OPEN_MAX)) {
+        /* What the collector reports if the process dies inside this call. */
+        r->open[d].begin = t;
+        r->open[d].fn = fn;
+    }
+    OPP_BARRIER();
+    r->depth = d + 1;
+    f->r = r;
+    f->depth = d;
+    f->fn = fn;
+    f->begin = t;
+    f->stack = st;
+    return 1;
+}
+
+/* Publish the finished call with its argument values. */
+OPP_HOT void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+{
+    uint64_t t = opp_now();
+    struct opp_ring_hdr *r = f->r;
+    OPP_BARRIER();
+    r->depth = f->depth;
+    OPP_BARRIER();
+    if (OPP_UNLIKELY(f->stack))
+        opp_publish_stack(r, f, t, args, nargs);
+    else
+        opp_publish(r, f->fn, f->depth, f->begin, t, args, nargs);
+}
+
+#endif
