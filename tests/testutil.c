@@ -362,6 +362,48 @@ char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char 
     return all ? all : strdup("out of memory");
 }
 
+#include "analysis/step_times.h"
+#include "views/steps.h"
+
+/* The loaded model's steps of name (NULL: the program's own) as `opprof
+ * report --step -f json` writes them, for the threads it picks
+ * (report_views.c: of a trace of several processes none of which is a
+ * rank, the first process's), into *json (malloc'd; NULL when no call has
+ * the name). 0 or -1. */
+static int loaded_steps(const char *trace, const char *name, char **json)
+{
+    char err[512], what[OPP_NAME_MAX + 64];
+    *json = NULL;
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    if (!m)
+        return -1;
+    struct opp_agg_opts o = {0};
+    int ranks = 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        ranks |= m->procs[p].rank >= 0;
+    if (m->nprocs > 1 && !ranks) {
+        o.filter_pid = 1;
+        o.pid = m->procs[0].pid;
+    }
+    struct opp_steps st;
+    int rc =
+        name ? opp_steps_find(m, &o, name, &st) : opp_steps_default(m, &o, &st, what, sizeof what);
+    size_t len;
+    FILE *f = rc ? NULL : open_memstream(json, &len);
+    if (!rc && (!name || st.named))
+        rc = !f || opp_out_steps(f, name ? name : what, &st, 1) ? -1 : 0;
+    if (f)
+        fclose(f);
+    if (!rc && name && !st.named) {
+        free(*json);
+        *json = NULL;
+    }
+    if (!rc)
+        opp_steps_free(&st);
+    opp_model_free(m);
+    return rc;
+}
+
 char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *trace,
                       const char *const *names)
 {
@@ -369,17 +411,21 @@ char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *
         const char *name = i ? names[i - 1] : NULL;
         if (i && !name)
             return NULL;
-        for (int json = 0; json < 2; json++) {
-            const char *a[8] = {"report", trace, "--step"};
-            int n = 3;
-            if (name)
-                a[n++] = name;
-            if (json)
-                a[n++] = "--format", a[n++] = "json";
-            char *why = tu_stream_differ(report, dir, a);
-            if (why)
-                return why;
-        }
+        char *a[8] = {"report", (char *)trace, "--step"}, *out, *err, *want, *why = NULL;
+        int n = 3;
+        if (name)
+            a[n++] = (char *)name;
+        a[n++] = "--format", a[n++] = "json";
+        int rc = tu_call(report, a, dir, &out, &err);
+        if (loaded_steps(trace, name, &want))
+            why = strdup("cannot load the trace");
+        else if (rc != (want ? 0 : 2) || strcmp(out, want ? want : ""))
+            if (asprintf(&why, "--step %s: returned %d; stdout:\n%.600s---\nloaded:\n%.600s---\n%s",
+                         name ? name : "", rc, out, want ? want : "(no such name)", err) < 0)
+                why = NULL;
+        free(out), free(err), free(want);
+        if (why)
+            return why;
     }
 }
 

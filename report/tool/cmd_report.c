@@ -527,6 +527,8 @@ static int stream_chosen(const struct report_args *ra)
         fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
         return -1;
     }
+    if (view_streams(ra) && ra->view->stream->always)
+        return 1; /* one pass over the trace, whichever is asked */
     if (ra->stream && why) {
         fprintf(stderr, PREFIX "--stream goes with the table, --tree, --by-rank, and --step "
                                "and --gpu on one trace, not %s\n", why);
@@ -746,7 +748,7 @@ static int view_streamed(const struct report_args *ra, int *load)
         if (rc || got <= 0)
             return rc;
     }
-    if (ra->stream) {
+    if (ra->stream && !vs->always) {
         fprintf(stderr, PREFIX "cannot stream %s: %s (--no-stream loads every call)\n",
                 ra->view->option, err);
         return 1;

@@ -58,8 +58,11 @@ struct view {
  * is 2 for a summary trace, which the loaded path refuses in its words);
  * model is what that read learnt (for the filters and warnings); show
  * computes and prints: 0 and the output's status in *rc, 1 when the trace
- * cannot be answered this way (err says why), -1 on error (err). */
+ * cannot be answered this way (err says why), -1 on error (err). always:
+ * every trace of the view is read this way (one pass, analysis/pass.h),
+ * whatever its size, --stream and --no-stream; what: NULL. */
 struct view_stream {
+    int always;
     const char *what;
     void *(*open)(const char *path, int *cannot, char *err, size_t errlen);
     const struct opp_model *(*model)(const void *st);
