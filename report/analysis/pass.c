@@ -9,6 +9,7 @@
 #include "analysis/extsort.h"
 #include "analysis/loader.h"
 #include "analysis/stream_meta.h"
+#include "analysis/thread_tree.h"
 #include "ops.h"
 
 #define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
@@ -25,6 +26,11 @@ struct pthread {
     struct opp_pass_call *open;
     size_t nopen, open_cap;
     uint32_t seq; /* calls arrived */
+    /* the stack cannot nest its calls as the loaded tree does: they are
+     * kept whole and built as load.c builds a thread's (thread_tree.h) */
+    int whole;
+    struct opp_pass_call *all;
+    size_t nall, all_cap;
 };
 
 struct opp_pass {
@@ -40,6 +46,7 @@ struct opp_pass {
     const char *cannot; /* why the trace cannot be read this way */
     char why[256];
     uint64_t open; /* calls the process died inside, folding done */
+    int again;     /* a thread is kept whole from now on: the read is made again */
 };
 
 static int fail(struct opp_pass *p, int err)
@@ -54,6 +61,17 @@ static int cannot(struct opp_pass *p, const char *why)
     if (!p->cannot)
         p->cannot = why;
     return 1;
+}
+
+/* Thread t's calls cannot be nested as they arrive (out of the order they
+ * returned, overlapping without nesting, ties the tree decides by depth):
+ * it is kept whole from now on, and what its calls told the consumers
+ * this read is wrong, so the read is made again once over. */
+static int whole(struct opp_pass *p, struct pthread *t)
+{
+    t->whole = 1;
+    p->again = 1;
+    return 0;
 }
 
 /* A consumer's or the join's result: 0, or the read stops (rc: -errno;
@@ -109,9 +127,9 @@ static void settle(struct opp_pass *p, struct pthread *t, int all)
 static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x)
 {
     if (x->end < t->last_end) /* what came before may be settled already */
-        return cannot(p, "a thread's calls are not in the order they returned");
+        return whole(p, t);
     if (x->begin < t->settled_end)
-        return cannot(p, "calls of a thread overlap without nesting");
+        return whole(p, t);
     t->last_end = x->end;
     uint64_t kids = 0;
     unsigned counted = 0;
@@ -121,7 +139,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
         /* ties thread_tree.c decides by depth: the shallower encloses */
         if (c->depth <= x->depth &&
             (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
-            return cannot(p, "calls of a thread end and begin at the same time");
+            return whole(p, t);
         if (c->flags & OPP_PASS_MEMORY)
             continue; /* torch sums a memory instant into the call, no child */
         counted++;
@@ -132,7 +150,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
      * overlap, or x inside it with the same end, nests otherwise in the
      * loaded tree) */
     if (t->n > t->base && t->s[t->n - 1].end > x->begin)
-        return cannot(p, "calls of a thread overlap without nesting");
+        return whole(p, t);
     x->kids_ns = kids;
     x->folded = OPP_PASS_NONE;
     /* torch's folding (EventList._remove_dup_nodes, thread_tree.h's
@@ -201,6 +219,12 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     }
     if (opp_kind_base(kind) == OPP_OP_MEMORY)
         x.flags |= OPP_PASS_MEMORY;
+    if (t->whole) {
+        if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all))
+            return fail(p, ENOMEM);
+        t->all[t->nall++] = x;
+        return 0;
+    }
     if (x.flags & OPP_PASS_OPEN) {
         if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
             return fail(p, ENOMEM);
@@ -208,7 +232,7 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
         return 0;
     }
     if (t->nopen)
-        return cannot(p, "a thread's calls come after the ones its process died inside");
+        return whole(p, t);
     return arrive(p, t, &x);
 }
 
@@ -311,24 +335,89 @@ uint32_t opp_pass_intern(struct opp_pass *p, const char *s)
     return opp_loader_intern(&p->meta.ld, s);
 }
 
-int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen)
+/* Two torch operators of the same name (load.c's rule for opp_tree_fold);
+ * an event's args holds its index in the thread's calls. */
+static int same_torch_op(const struct opp_event *c, const struct opp_event *parent, void *ctx)
+{
+    const struct pthread *t = ctx;
+    const struct opp_pass_call *x = &t->all[c->args], *y = &t->all[parent->args];
+    return x->name == y->name && (x->flags & y->flags & OPP_PASS_TORCH);
+}
+
+static int memory_instant(const struct opp_event *c, void *ctx)
+{
+    const struct pthread *t = ctx;
+    return (t->all[c->args].flags & OPP_PASS_MEMORY) != 0;
+}
+
+/* Call k of a thread kept whole, with kids its children's time. */
+static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids)
+{
+    struct opp_pass_call *x = &t->all[k];
+    x->kids_ns = kids;
+    x->folded = OPP_PASS_NONE; /* those folded are gone */
+    p->open += (x->flags & OPP_PASS_OPEN) != 0;
+    return p->c->call ? check(p, p->c->call(p->c->ctx, x), 0) : 0;
+}
+
+/* A thread kept whole, at the read's end: its tree built and folded as
+ * load.c builds the loaded model's, then each call handed over after its
+ * children, then the top-level ones in tree order. */
+static int whole_thread(struct opp_pass *p, struct pthread *t)
+{
+    size_t n = t->nall;
+    struct opp_event *ev = calloc(n ? n : 1, sizeof *ev);
+    uint64_t *kids = calloc(n ? n : 1, sizeof *kids);
+    uint32_t *path = malloc((n ? n : 1) * sizeof *path);
+    int rc = ev && kids && path ? 0 : -ENOMEM;
+    for (size_t k = 0; k < n && !rc; k++)
+        ev[k] = (struct opp_event){.begin_ns = t->all[k].begin,
+                                   .end_ns = t->all[k].end,
+                                   .depth = t->all[k].depth,
+                                   .args = (uint32_t)k};
+    if (!rc && !(rc = opp_tree_build(ev, n)))
+        rc = opp_tree_fold(ev, &n, same_torch_op, memory_instant, NULL, t);
+    for (size_t i = 0; i < n && !rc; i++)
+        if (ev[i].parent != OPP_NO_PARENT && !memory_instant(&ev[i], t))
+            kids[ev[i].parent] += ev[i].end_ns - ev[i].begin_ns;
+    /* after its children: the path from the top to the call before, each
+     * handed over once the next call is not inside it */
+    size_t depth = 0;
+    for (size_t i = 0; i <= n && !rc; i++) {
+        while (depth && !rc && (i == n || path[depth - 1] != ev[i].parent)) {
+            depth--;
+            rc = hand_over(p, t, ev[path[depth]].args, kids[path[depth]]) ? -1 : 0;
+        }
+        if (i < n)
+            path[depth++] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < n && !rc && p->c->top; i++)
+        if (ev[i].parent == OPP_NO_PARENT)
+            rc = check(p, p->c->top(p->c->ctx, &t->all[ev[i].args]), 0) ? -1 : 0;
+    free(ev);
+    free(kids);
+    free(path);
+    return rc == -1 || !rc ? rc : fail(p, -rc);
+}
+
+/* One read of the calls; 0, 1 (cannot), -1 (failed): err says why; 2:
+ * a thread is kept whole from now on, the read is to be made again. */
+static int read_once(struct opp_pass *p, char *err, size_t errlen)
 {
     static const struct opp_tr_visitor calls = {.event = on_event},
                                        with_gpu = {.event = on_event, .gpu = on_gpu};
-    p->c = c;
+    const struct opp_pass_consumer *c = p->c;
     p->open = 0;
-    p->failed = 0;
-    p->cannot = NULL;
+    p->again = 0;
     for (size_t i = 0; i < p->nth; i++) {
         struct pthread *t = &p->th[i];
-        t->base = t->n = t->late_next = t->nopen = 0;
+        t->base = t->n = t->late_next = t->nopen = t->nall = 0;
         t->seq = 0;
         t->last_end = t->settled_end = 0;
     }
-    free(p->op);
-    p->op = NULL;
-    if (c->op && p->meta.gpu_ops &&
-        (!(p->join = opp_gpu_join_new(c->op_bytes)) || !(p->op = malloc(c->op_bytes)))) {
+    opp_gpu_join_free(p->join);
+    p->join = NULL;
+    if (c->op && p->meta.gpu_ops && !(p->join = opp_gpu_join_new(c->op_bytes))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -339,15 +428,41 @@ int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *er
     int why = stopped(p, err, errlen);
     if (why || rc < 0)
         return why ? why : -1;
+    if (p->again)
+        return 2;
     for (size_t i = 0; i < p->nth && !p->cannot && !p->failed; i++) {
         struct pthread *t = &p->th[i];
-        while (t->nopen && !p->cannot && !p->failed) /* innermost first */
+        if (t->whole) {
+            whole_thread(p, t);
+            continue;
+        }
+        while (t->nopen && !p->cannot && !p->failed && !t->whole) /* innermost first */
             arrive(p, t, &t->open[--t->nopen]);
-        if (!p->cannot && !p->failed)
+        if (t->whole)
+            p->again = 1;
+        else if (!p->cannot && !p->failed)
             settle(p, t, 1); /* the thread is over: what is left is top-level */
     }
     if ((why = stopped(p, err, errlen)))
         return why;
+    return p->again ? 2 : 0;
+}
+
+int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen)
+{
+    p->c = c;
+    p->failed = 0;
+    p->cannot = NULL;
+    free(p->op);
+    if (!(p->op = malloc(c->op_bytes ? c->op_bytes : 1))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc;
+    while ((rc = read_once(p, err, errlen)) == 2)
+        ; /* at most once more a thread: a thread kept whole stays so */
+    if (rc)
+        return rc;
     p->meta.ld.m->open_events = p->open;
     if (p->join) {
         uint64_t unattached;
@@ -370,6 +485,7 @@ void opp_pass_free(struct opp_pass *p)
         free(p->th[i].s);
         free(p->th[i].late);
         free(p->th[i].open);
+        free(p->th[i].all);
     }
     free(p->th);
     opp_loader_name_cache_free(p->names);

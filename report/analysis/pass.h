@@ -15,7 +15,11 @@
  * after a call made at depth 0 (none of ours is running on the thread)
  * and before the next NVTX range that begins earlier (ranges are recorded
  * when they end, at the depth of what they enclose: the first read notes
- * where each begins). */
+ * where each begins). A thread whose calls the stack cannot nest as the
+ * loaded tree does (out of the order they returned, overlapping without
+ * nesting, ties the tree decides by depth) is kept whole instead, the
+ * read made again once, and its tree built as load.c builds it
+ * (thread_tree.h): memory then grows with that thread's calls. */
 #ifndef OPP_PASS_H
 #define OPP_PASS_H
 
@@ -82,11 +86,11 @@ struct opp_pass *opp_pass_open(const char *path, int *cannot, char *err, size_t 
 struct opp_model *opp_pass_model(const struct opp_pass *p);
 /* The string id of s in the model; UINT32_MAX when out of memory. */
 uint32_t opp_pass_intern(struct opp_pass *p, const char *s);
-/* One read of the calls (and with c->op the GPU records) handed to c.
- * 0; 1 when the trace cannot be read this way (a thread's calls out of
- * the order they returned or overlapping without nesting, ties the tree
- * decides by depth, no room for the temporary files of the GPU join; err
- * says why); -1 on error (err). */
+/* One read of the calls (and with c->op the GPU records) handed to c:
+ * begin, then the calls; made again, begin first, when a thread turns
+ * out to need keeping whole. 0; 1 when the trace cannot be read this way
+ * (the GPU join cannot tell an owner, no room for its temporary files;
+ * err says why); -1 on error (err). */
 int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen);
 void opp_pass_free(struct opp_pass *p);
 

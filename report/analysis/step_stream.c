@@ -197,6 +197,27 @@ static int top_level(void *ctx, const struct opp_pass_call *x)
     return 0;
 }
 
+/* A read of the calls starts (again, when the pass keeps a thread whole
+ * from then on): what an earlier one found is forgotten. */
+static void restart(void *ctx)
+{
+    struct opp_step_stream *z = ctx;
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        if (z->round == 1) {
+            t->named.n = t->pstep.n = t->opt.n = t->mod.n = 0;
+            t->have_label = 0;
+            continue;
+        }
+        t->nspan = 0;
+        for (size_t k = 0; t->b && k < t->b->n; k++) {
+            t->b->v[k].gpu = 0;
+            if (!z->ranges) /* a range's CPU is from the first read */
+                t->b->v[k].cpu = 0;
+        }
+    }
+}
+
 /* The steps a call may be (the first read of the calls). */
 static int candidate(void *ctx, const struct opp_pass_call *x)
 {
@@ -375,7 +396,8 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    const struct opp_pass_consumer cands = {.ctx = z, .call = candidate, .top = top_level};
+    const struct opp_pass_consumer cands = {
+        .ctx = z, .begin = restart, .call = candidate, .top = top_level};
     z->round = 1;
     int rc = opp_pass_run(z->pass, &cands, err, errlen);
     if (rc)
@@ -408,14 +430,16 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         if (pick == TRAIN && t->b->n) /* the first label, if before */
             t->first = t->have_label && t->label.begin < t->b->v[0].begin ? t->label.begin
                                                                           : t->b->v[0].begin;
-        for (size_t k = 0; k < t->b->n; k++)
-            t->b->v[k].cpu = 0;
         need_calls |= t->b->n > t->k0;
     }
     z->ranges = out->ranges;
     /* the second read: the top-level calls in each step, the GPU work */
-    const struct opp_pass_consumer in_steps = {
-        .ctx = z, .top = top_level, .op_bytes = sizeof(uint64_t), .op = op_dur, .owned = owned};
+    const struct opp_pass_consumer in_steps = {.ctx = z,
+                                               .begin = restart,
+                                               .top = top_level,
+                                               .op_bytes = sizeof(uint64_t),
+                                               .op = op_dur,
+                                               .owned = owned};
     z->round = 2;
     if ((need_calls || m->gpu.records) && (rc = opp_pass_run(z->pass, &in_steps, err, errlen)))
         return rc;
