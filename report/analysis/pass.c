@@ -45,7 +45,8 @@ struct opp_pass {
     int failed;         /* errno */
     const char *cannot; /* why the trace cannot be read this way */
     char why[256];
-    uint64_t open; /* calls the process died inside, folding done */
+    uint64_t open;       /* calls the process died inside, folding done */
+    uint64_t unattached; /* records kept with a correlation id and no call */
     int again;     /* a thread is kept whole from now on: the read is made again */
 };
 
@@ -245,16 +246,18 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     if (!pr)
         return fail(p, EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(pr - p->meta.ld.m->procs);
-    if (g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET) {
-        memset(p->op, 0, p->c->op_bytes);
-        if (check(p, p->c->op(p->c->ctx, pi, g, p->op), 0))
-            return 1;
-        return check(p, opp_gpu_join_op(p->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), p->op),
-                     1);
-    }
     if (g->type == OPP_GPU_EXTCORR)
         return check(p, opp_gpu_join_extcorr(p->join, pi, g), 1);
-    return 0;
+    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET &&
+        g->type != OPP_GPU_MEMORY && g->type != OPP_GPU_SYNC && g->type != OPP_GPU_OVERHEAD)
+        return 0;
+    memset(p->op, 0, p->c->op_bytes);
+    int rc = p->c->op(p->c->ctx, pi, g, p->op);
+    if (rc > 0)
+        return 0; /* not one the consumer keeps */
+    if (check(p, rc, 0))
+        return 1;
+    return check(p, opp_gpu_join_op(p->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), p->op), 1);
 }
 
 /* The first read: each thread's NVTX ranges' begins (thread ti). */
@@ -328,6 +331,16 @@ struct opp_pass *opp_pass_open(const char *path, int *cannot_, char *err, size_t
 struct opp_model *opp_pass_model(const struct opp_pass *p)
 {
     return p->meta.ld.m;
+}
+
+struct opp_stream_meta *opp_pass_meta(struct opp_pass *p)
+{
+    return &p->meta;
+}
+
+uint64_t opp_pass_unattached(const struct opp_pass *p)
+{
+    return p->unattached;
 }
 
 uint32_t opp_pass_intern(struct opp_pass *p, const char *s)
@@ -417,7 +430,9 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     }
     opp_gpu_join_free(p->join);
     p->join = NULL;
-    if (c->op && p->meta.gpu_ops && !(p->join = opp_gpu_join_new(c->op_bytes))) {
+    const struct opp_model *m = p->meta.ld.m;
+    if (c->op && (p->meta.gpu_ops || m->gpu.records || m->gpu.nmem) &&
+        !(p->join = opp_gpu_join_new(c->op_bytes))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -464,9 +479,9 @@ int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *er
     if (rc)
         return rc;
     p->meta.ld.m->open_events = p->open;
+    p->unattached = 0;
     if (p->join) {
-        uint64_t unattached;
-        rc = opp_gpu_join_run(p->join, c->owned, c->ctx, &unattached);
+        rc = opp_gpu_join_run(p->join, c->owned, c->ctx, &p->unattached);
         opp_gpu_join_free(p->join);
         p->join = NULL;
         if (check(p, rc, 1))

@@ -30,6 +30,7 @@
 #include "analysis/model.h"
 
 struct opp_gpu_rec;
+struct opp_stream_meta;
 
 enum {
     OPP_PASS_TORCH = 1,  /* a torch operator */
@@ -59,10 +60,11 @@ struct opp_pass_call {
  * into its parent is named by the parent's folded, and is to be
  * forgotten); top sees each call once it is known to be top-level, in
  * tree order (thread_tree.h: begin, the longer first) on each thread.
- * With op, the read joins GPU work to its calls (gpu_join.h): op keeps
- * op_bytes of each kernel, copy or set record of process index proc, and
- * once the read is over owned sees each with the call that owns it (NULL:
- * none). call, top and op return 0 or -errno, which stops the read. */
+ * With op, the read joins GPU work to its calls (gpu_join.h): op sees
+ * each kernel, copy, set, memory, sync and overhead record of process
+ * index proc and keeps op_bytes of it (0), or none (1); once the read is
+ * over owned sees each kept with the call that owns it (NULL: none).
+ * call, top and op return 0 or -errno, which stops the read. */
 struct opp_pass_consumer {
     void *ctx;
     void (*begin)(void *ctx); /* a read starts */
@@ -84,6 +86,11 @@ struct opp_pass *opp_pass_open(const char *path, int *cannot, char *err, size_t 
 /* The model of the first read; after a read, its open_events counts the
  * calls a process died inside, less those folded. */
 struct opp_model *opp_pass_model(const struct opp_pass *p);
+/* What the first read learnt (the model's loader, each thread's calls). */
+struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
+/* After a read with op: the records kept that had a correlation id and
+ * no call to own them. */
+uint64_t opp_pass_unattached(const struct opp_pass *p);
 /* The string id of s in the model; UINT32_MAX when out of memory. */
 uint32_t opp_pass_intern(struct opp_pass *p, const char *s);
 /* One read of the calls (and with c->op the GPU records) handed to c:

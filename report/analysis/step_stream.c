@@ -296,10 +296,12 @@ static void parents(struct cands *b)
 }
 
 /* What a step keeps of a kernel, copy or set: its duration (as
- * opp_gpu_op_decode reads it). */
+ * opp_gpu_op_decode reads it); of other records nothing. */
 static int op_dur(void *ctx, uint32_t proc, const struct opp_gpu_rec *g, void *op)
 {
     (void)ctx, (void)proc;
+    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET)
+        return 1;
     const uint64_t *f = g->f;
     uint64_t dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
     memcpy(op, &dur, sizeof dur);

@@ -258,8 +258,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     memset(ra, 0, sizeof *ra);
     char sort[1024], by_rank[512];
     const struct opp_option options[] = {
-        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
-                         opt_sort),
+        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort), opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
                          "show only the first N rows (--gpu: kernels, default 10;\n"
                          "--tree: call paths; --by-rank: operators)",
@@ -296,24 +295,26 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         OPP_OPT_FLAG(0, "stream", &ra->stream,
                      "read the trace as it streams, in memory bounded by the\n"
                      "call paths, not the calls (the table, --tree, --by-rank,\n"
-                     "their JSON; --step and --gpu of one trace on their own\n"
-                     "paths); chosen for traces of OPPROF_STREAM_MIB (32) MiB\n"
-                     "or more"),
-        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream,
-                     "load every call, however large the traces"),
+                     "their JSON); chosen for traces of OPPROF_STREAM_MIB (32)\n"
+                     "MiB or more (--step and --gpu always read a trace so)"),
+        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream, "load every call, however large the traces"),
         VIEW_OPT("gpu", VIEW_GPU,
-                     "the GPU view: top kernels (calls, time, estimated\n"
-                     "theoretical occupancy, launch delay), busy time per\n"
-                     "stream, idle share and largest idle gaps per device"),
+                 "the GPU view: top kernels (calls, time, estimated\n"
+                 "theoretical occupancy, launch delay), busy time per\n"
+                 "stream, idle share and largest idle gaps per device"),
         VIEW_OPT("tree", VIEW_TREE,
-                     "the operator hierarchy merged by call path: calls, self\n"
-                     "and total CPU time, share, and CUDA times per path"),
+                 "the operator hierarchy merged by call path: calls, self\n"
+                 "and total CPU time, share, and CUDA times per path"),
         OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
                          "--tree: show N levels (default: all)", opt_depth),
         OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
                          "--tree: hide paths under PCT% of the roots' CPU total", opt_min_share),
-        {.type = OPP_OPTION_CALLBACK, .long_name = "step", .value = ra, .argh = "NAME",
-         .flags = OPP_OPTION_OPTARG, .fn = opt_step,
+        {.type = OPP_OPTION_CALLBACK,
+         .long_name = "step",
+         .value = ra,
+         .argh = "NAME",
+         .flags = OPP_OPTION_OPTARG,
+         .fn = opt_step,
          .help = "steps and latency: NAME's calls are the steps when it is\n"
                  "a range (an NVTX range, a torch label or nn.Module), else\n"
                  "each call ends a step (e.g. cudaDeviceSynchronize); with no\n"
@@ -328,9 +329,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_window),
         VIEW_OPT("by-rank", VIEW_BY_RANK, by_rank_help(by_rank, sizeof by_rank)),
         VIEW_OPT("by-process", VIEW_BY_PROCESS,
-                     "a line per process: pid, command, calls, CPU total (its\n"
-                     "part of the table, which adds every process up) and how\n"
-                     "it ended"),
+                 "a line per process: pid, command, calls, CPU total (its\n"
+                 "part of the table, which adds every process up) and how\n"
+                 "it ended"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
@@ -511,7 +512,8 @@ static const char *needs_calls(const struct report_args *ra)
 
 #define STREAM_MIB 32 /* loaded, 32 MiB of trace take about 250 MiB of memory */
 
-/* Whether the view streams on its own path: on one trace. */
+/* Whether the view is read in one pass (report.h's view_stream): one
+ * trace, whatever its size, --stream and --no-stream. */
 static int view_streams(const struct report_args *ra)
 {
     return ra->view && ra->view->stream && ra->ntraces == 1;
@@ -527,8 +529,8 @@ static int stream_chosen(const struct report_args *ra)
         fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
         return -1;
     }
-    if (view_streams(ra) && ra->view->stream->always)
-        return 1; /* one pass over the trace, whichever is asked */
+    if (view_streams(ra))
+        return 1; /* one pass over the trace, whatever is asked */
     if (ra->stream && why) {
         fprintf(stderr, PREFIX "--stream goes with the table, --tree, --by-rank, and --step "
                                "and --gpu on one trace, not %s\n", why);
@@ -548,13 +550,9 @@ static int stream_chosen(const struct report_args *ra)
             bytes += (unsigned long long)st.st_size;
     if (at > (1ull << 40) || bytes < at << 20)
         return 0;
-    if (view_streams(ra))
-        fprintf(stderr, PREFIX "%llu MiB of trace: %s as it is read (--no-stream loads each call)\n",
-                bytes >> 20, ra->view->stream->what);
-    else
-        fprintf(stderr,
-                PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
-                bytes >> 20);
+    fprintf(stderr,
+            PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
+            bytes >> 20);
     return 1;
 }
 
@@ -717,10 +715,9 @@ static int filters_known(const struct report_args *ra, const struct opp_model *m
     return 2;
 }
 
-/* A view that streams one large trace on its own path (report.h's
- * view_stream). The exit status; *load set when every call is loaded
- * instead (said, unless the loaded path says it better; --stream: an
- * error). */
+/* A view read in one pass over the trace (report.h's view_stream). The
+ * exit status; *load set when every call is loaded instead (said, unless
+ * the loaded path says it better). */
 static int view_streamed(const struct report_args *ra, int *load)
 {
     const struct view_stream *vs = ra->view->stream;
@@ -747,11 +744,6 @@ static int view_streamed(const struct report_args *ra, int *load)
         vs->close(st);
         if (rc || got <= 0)
             return rc;
-    }
-    if (ra->stream && !vs->always) {
-        fprintf(stderr, PREFIX "cannot stream %s: %s (--no-stream loads every call)\n",
-                ra->view->option, err);
-        return 1;
     }
     fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
     *load = 1;
@@ -795,6 +787,11 @@ static int json_streamed(struct report_args *ra, int *load)
     struct opp_gpu_stream *g = opp_gpu_stream_open(ra->trace, &cannot, err, sizeof err);
     if (!g && cannot == 2)
         return -1; /* a summary trace: read as it is */
+    if (!g && cannot) { /* what the pass cannot read */
+        fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
+        *load = 1;
+        return -1;
+    }
     if (!g) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;

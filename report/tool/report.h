@@ -40,7 +40,7 @@ struct report_args {
  * (--from, --to, --window, --match, --group-by-stack), whether it takes
  * --limit (what it limits, for the help; NULL: it refuses it), what it is
  * called when it refuses a summary trace (NULL: it takes one), and how it
- * streams one large full trace on its own path (NULL: it does not). */
+ * reads a full trace in one pass (NULL: from the loaded model). */
 struct view_stream;
 struct view {
     const char *option;
@@ -53,17 +53,15 @@ struct view {
     const struct view_stream *stream;
 };
 
-/* A view computed as one large trace is read: what it does ("steps found",
- * for stderr); open makes the first read (NULL: err says why, or *cannot
- * is 2 for a summary trace, which the loaded path refuses in its words);
- * model is what that read learnt (for the filters and warnings); show
- * computes and prints: 0 and the output's status in *rc, 1 when the trace
- * cannot be answered this way (err says why), -1 on error (err). always:
- * every trace of the view is read this way (one pass, analysis/pass.h),
- * whatever its size, --stream and --no-stream; what: NULL. */
+/* A view computed in one pass over a full trace (analysis/pass.h), for
+ * every trace whatever its size: open makes the pass's first read (NULL:
+ * err says why, or *cannot is 2 for a summary trace, which the loaded
+ * path refuses in its words, 1 for one the pass cannot read); model is
+ * what that read learnt (for the filters and warnings); show computes and
+ * prints: 0 and the output's status in *rc, 1 when the trace cannot be
+ * answered this way (err says why), -1 on error (err). Where it cannot,
+ * and for several traces, every call is loaded. */
 struct view_stream {
-    int always;
-    const char *what;
     void *(*open)(const char *path, int *cannot, char *err, size_t errlen);
     const struct opp_model *(*model)(const void *st);
     int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);

@@ -116,8 +116,7 @@ static void gpu_close(void *st)
     opp_gpu_stream_free(st);
 }
 
-static const struct view_stream gpu_stream = {
-    0, "GPU work added up", gpu_open, gpu_model, gpu_show, gpu_close};
+static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close};
 
 static int tree_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -208,8 +207,7 @@ static void step_close(void *st)
     opp_step_stream_free(st);
 }
 
-static const struct view_stream step_stream = {1,          NULL,      step_open,
-                                               step_model, step_show, step_close};
+static const struct view_stream step_stream = {step_open, step_model, step_show, step_close};
 
 static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 {
