@@ -8,6 +8,7 @@
 
 #include "analysis/loader.h"
 #include "analysis/pass.h"
+#include "analysis/stream_meta.h"
 #include "ops.h"
 
 #define PROFILER_STEP "ProfilerStep#"
@@ -55,6 +56,7 @@ struct opp_step_stream {
     int round; /* 1: the candidates; 2: the calls in the steps */
     uint32_t name_id;
     int ranges; /* the steps are candidates' own calls */
+    int spans;  /* GPU ops to join: the top-level calls around boundaries kept */
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t sz)
@@ -189,7 +191,7 @@ static int top_level(void *ctx, const struct opp_pass_call *x)
     if (step != NO_CAND)
         t->b->v[step].cpu += x->end - x->begin;
     /* around a boundary (or one): the GPU work inside it is its step's */
-    if (lo < t->b->n && t->b->v[lo].end <= x->end) {
+    if (z->spans && lo < t->b->n && t->b->v[lo].end <= x->end) {
         if (grow((void **)&t->span, &t->span_cap, t->nspan + 1, sizeof *t->span))
             return -ENOMEM;
         t->span[t->nspan++] = (struct span){x->begin, x->end, step};
@@ -435,6 +437,7 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         need_calls |= t->b->n > t->k0;
     }
     z->ranges = out->ranges;
+    z->spans = opp_pass_meta(z->pass)->gpu_ops != 0;
     /* the second read: the top-level calls in each step, the GPU work */
     const struct opp_pass_consumer in_steps = {.ctx = z,
                                                .begin = restart,
