@@ -390,9 +390,11 @@ static int loaded_steps(const char *trace, const char *name, char **json)
 static int loaded_view(const char *const *argv, char **out)
 {
     const char *trace = argv[1], *step = NULL;
-    int gpu = 0, is_step = 0, json = 0;
+    int gpu = 0, is_step = 0, json = 0, ntraces = 1;
     struct opp_agg_opts o = {0};
-    for (int i = 2; argv[i]; i++) {
+    while (argv[ntraces + 1] && argv[ntraces + 1][0] != '-')
+        ntraces++; /* several: merged */
+    for (int i = ntraces + 1; argv[i]; i++) {
         const char *next = argv[i + 1];
         if (!strcmp(argv[i], "--gpu"))
             gpu = 1;
@@ -411,7 +413,7 @@ static int loaded_view(const char *const *argv, char **out)
     if (!gpu && !is_step)
         return 1;
     char err[512], what[OPP_NAME_MAX + 64];
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = opp_model_load_many(argv + 1, (size_t)ntraces, err, sizeof err);
     size_t len;
     FILE *f = open_memstream(out, &len);
     int rc = m && f ? 0 : -1;
@@ -430,7 +432,7 @@ static int loaded_view(const char *const *argv, char **out)
         int ranks = 0, in_main;
         for (size_t p = 0; p < m->nprocs; p++)
             ranks |= m->procs[p].rank >= 0;
-        if ((in_main = m->nprocs > 1 && !ranks && !o.filter_tid)) {
+        if ((in_main = m->nprocs > 1 && !ranks && !o.filter_tid && ntraces == 1)) {
             o.filter_pid = 1;
             o.pid = m->procs[0].pid;
         }

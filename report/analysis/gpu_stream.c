@@ -167,7 +167,8 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
 }
 
-struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *err, size_t errlen)
+struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths, int *cannot,
+                                           char *err, size_t errlen)
 {
     struct opp_gpu_stream *g = calloc(1, sizeof *g);
     if (!g) {
@@ -175,7 +176,7 @@ struct opp_gpu_stream *opp_gpu_stream_open(const char *path, int *cannot, char *
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(g->pass = opp_pass_open(path, cannot, err, errlen))) {
+    if (!(g->pass = opp_pass_open(paths, npaths, cannot, err, errlen))) {
         free(g);
         return NULL;
     }

@@ -34,7 +34,9 @@ struct pthread {
 };
 
 struct opp_pass {
-    const char *path;
+    const char *const *paths; /* several: one model, as opp_model_load_many makes it */
+    size_t npaths;
+    const char *path; /* the one being read */
     struct opp_stream_meta meta;
     struct opp_name_cache *names;
     struct pthread *th;
@@ -178,9 +180,12 @@ static int is_late(uint32_t kind, const struct opp_tr_event *e)
     return opp_kind_base(kind) == OPP_OP_NVTX && e->end_ns > e->begin_ns;
 }
 
-static int on_event(void *ctx, const struct opp_tr_event *e)
+static int on_event(void *ctx, const struct opp_tr_event *te)
 {
     struct opp_pass *p = ctx;
+    struct opp_tr_event e_ = *te, *e = &e_; /* on the first file's clock */
+    e->begin_ns = opp_loader_shifted(&p->meta.ld, te->begin_ns);
+    e->end_ns = opp_loader_shifted(&p->meta.ld, te->end_ns);
     int64_t i = opp_stream_meta_thread(&p->meta, e->proc, e->tid);
     if (i < 0 || (size_t)i >= p->nth)
         return fail(p, ENOMEM);
@@ -239,18 +244,25 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
 
 /* GPU records: the ops as the consumer keeps them, and external
  * correlations, to the join. */
-static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *rec)
 {
     struct opp_pass *p = ctx;
-    const struct opp_process *pr = opp_loader_proc(p->meta.ld.m, proc);
+    const struct opp_process *pr = opp_loader_proc(p->meta.ld.m, proc + p->meta.ld.base);
     if (!pr)
         return fail(p, EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(pr - p->meta.ld.m->procs);
-    if (g->type == OPP_GPU_EXTCORR)
-        return check(p, opp_gpu_join_extcorr(p->join, pi, g), 1);
-    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET &&
-        g->type != OPP_GPU_MEMORY && g->type != OPP_GPU_SYNC && g->type != OPP_GPU_OVERHEAD)
+    if (rec->type == OPP_GPU_EXTCORR)
+        return check(p, opp_gpu_join_extcorr(p->join, pi, rec), 1);
+    int op =
+        rec->type == OPP_GPU_KERNEL || rec->type == OPP_GPU_MEMCPY || rec->type == OPP_GPU_MEMSET;
+    if (!op && rec->type != OPP_GPU_MEMORY && rec->type != OPP_GPU_SYNC &&
+        rec->type != OPP_GPU_OVERHEAD)
         return 0;
+    struct opp_gpu_rec g_ = *rec, *g = &g_;
+    if (op) { /* on the first file's clock */
+        g->f[OPP_GF_START] = opp_loader_shifted(&p->meta.ld, rec->f[OPP_GF_START]);
+        g->f[OPP_GF_END] = opp_loader_shifted(&p->meta.ld, rec->f[OPP_GF_END]);
+    }
     memset(p->op, 0, p->c->op_bytes);
     int rc = p->c->op(p->c->ctx, pi, g, p->op);
     if (rc > 0)
@@ -294,7 +306,8 @@ static int stopped(struct opp_pass *p, char *err, size_t errlen)
     return 0;
 }
 
-struct opp_pass *opp_pass_open(const char *path, int *cannot_, char *err, size_t errlen)
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths, int *cannot_, char *err,
+                               size_t errlen)
 {
     *cannot_ = 0;
     struct opp_pass *p = calloc(1, sizeof *p);
@@ -302,8 +315,10 @@ struct opp_pass *opp_pass_open(const char *path, int *cannot_, char *err, size_t
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    p->path = path;
-    int rc = opp_stream_meta_read(&p->meta, path, each_late, NULL, p, err, errlen);
+    p->paths = paths;
+    p->npaths = npaths;
+    p->path = paths[0];
+    int rc = opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, NULL, p, err, errlen);
     if (rc > 0 && !p->cannot)
         p->cannot = "it is a summary trace";
     int why = stopped(p, err, errlen);
@@ -438,11 +453,17 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     }
     if (c->begin)
         c->begin(c->ctx);
-    struct opp_tr_summary sum;
-    int rc = opp_trace_read(p->path, p->join ? &with_gpu : &calls, p, &sum, err, errlen);
-    int why = stopped(p, err, errlen);
-    if (why || rc < 0)
-        return why ? why : -1;
+    for (size_t i = 0; i < p->npaths; i++) {
+        struct opp_tr_summary sum;
+        p->path = p->paths[i];
+        opp_loader_next_file(&p->meta.ld, i);
+        p->meta.ld.shift = p->meta.shift[i];
+        int rc = opp_trace_read(p->path, p->join ? &with_gpu : &calls, p, &sum, err, errlen);
+        int why = stopped(p, err, errlen);
+        if (why || rc < 0)
+            return why ? why : -1;
+    }
+    int why;
     if (p->again)
         return 2;
     for (size_t i = 0; i < p->nth && !p->cannot && !p->failed; i++) {

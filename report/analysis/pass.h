@@ -77,12 +77,15 @@ struct opp_pass_consumer {
 
 struct opp_pass;
 
-/* The first read of path: the processes, threads, names, devices,
+/* The first read of paths[0..npaths) (several: one model as
+ * opp_model_load_many makes it, each file's times on the first's clock;
+ * paths must outlive the pass): the processes, threads, names, devices,
  * warnings and counts of drops (the model, with no calls), and where each
  * thread's NVTX ranges begin. NULL on error (err says why; *cannot 0), or
  * when the trace cannot be read this way (*cannot: 2 for a summary trace,
  * 1 for more than 2^20 NVTX ranges; err says why). */
-struct opp_pass *opp_pass_open(const char *path, int *cannot, char *err, size_t errlen);
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths, int *cannot, char *err,
+                               size_t errlen);
 /* The model of the first read; after a read, its open_events counts the
  * calls a process died inside, less those folded. */
 struct opp_model *opp_pass_model(const struct opp_pass *p);

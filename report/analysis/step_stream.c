@@ -250,8 +250,8 @@ static int candidate(void *ctx, const struct opp_pass_call *x)
     return 0;
 }
 
-struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot, char *err,
-                                             size_t errlen)
+struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths, int *cannot,
+                                             char *err, size_t errlen)
 {
     struct opp_step_stream *z = calloc(1, sizeof *z);
     if (!z) {
@@ -259,7 +259,7 @@ struct opp_step_stream *opp_step_stream_open(const char *path, int *cannot, char
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(z->pass = opp_pass_open(path, cannot, err, errlen))) {
+    if (!(z->pass = opp_pass_open(paths, npaths, cannot, err, errlen))) {
         free(z);
         return NULL;
     }

@@ -512,11 +512,11 @@ static const char *needs_calls(const struct report_args *ra)
 
 #define STREAM_MIB 32 /* loaded, 32 MiB of trace take about 250 MiB of memory */
 
-/* Whether the view is read in one pass (report.h's view_stream): one
- * trace, whatever its size, --stream and --no-stream. */
+/* Whether the view is read in one pass (report.h's view_stream), whatever
+ * the traces' size, --stream and --no-stream. */
 static int view_streams(const struct report_args *ra)
 {
-    return ra->view && ra->view->stream && ra->ntraces == 1;
+    return ra->view && ra->view->stream;
 }
 
 /* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
@@ -532,8 +532,10 @@ static int stream_chosen(const struct report_args *ra)
     if (view_streams(ra))
         return 1; /* one pass over the trace, whatever is asked */
     if (ra->stream && why) {
-        fprintf(stderr, PREFIX "--stream goes with the table, --tree, --by-rank, and --step "
-                               "and --gpu on one trace, not %s\n", why);
+        fprintf(stderr,
+                PREFIX "--stream goes with the table, --tree and --by-rank (their JSON on one "
+                       "trace), not %s\n",
+                why);
         return -1;
     }
     if (ra->stream || ra->no_stream || why)
@@ -723,7 +725,7 @@ static int view_streamed(const struct report_args *ra, int *load)
     const struct view_stream *vs = ra->view->stream;
     char err[512];
     int cannot, rc = 0;
-    void *st = vs->open(ra->trace, &cannot, err, sizeof err);
+    void *st = vs->open(ra->traces, ra->ntraces, &cannot, err, sizeof err);
     if (!st && !cannot) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
@@ -784,7 +786,7 @@ static int json_streamed(struct report_args *ra, int *load)
 {
     char err[512];
     int cannot, rc = 1;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->trace, &cannot, err, sizeof err);
+    struct opp_gpu_stream *g = opp_gpu_stream_open(&ra->trace, 1, &cannot, err, sizeof err);
     if (!g && cannot == 2)
         return -1; /* a summary trace: read as it is */
     if (!g && cannot) { /* what the pass cannot read */

@@ -53,16 +53,17 @@ struct view {
     const struct view_stream *stream;
 };
 
-/* A view computed in one pass over a full trace (analysis/pass.h), for
+/* A view computed in one pass over full traces (analysis/pass.h), for
  * every trace whatever its size: open makes the pass's first read (NULL:
  * err says why, or *cannot is 2 for a summary trace, which the loaded
  * path refuses in its words, 1 for one the pass cannot read); model is
  * what that read learnt (for the filters and warnings); show computes and
  * prints: 0 and the output's status in *rc, 1 when the trace cannot be
- * answered this way (err says why), -1 on error (err). Where it cannot,
- * and for several traces, every call is loaded. */
+ * answered this way (err says why), -1 on error (err). Several traces
+ * are read as one, as when loaded; where it cannot, every call is
+ * loaded. */
 struct view_stream {
-    void *(*open)(const char *path, int *cannot, char *err, size_t errlen);
+    void *(*open)(const char *const *paths, size_t npaths, int *cannot, char *err, size_t errlen);
     const struct opp_model *(*model)(const void *st);
     int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
     void (*close)(void *st);

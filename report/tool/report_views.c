@@ -84,9 +84,10 @@ static int gpu_view(const struct report_args *ra, const struct opp_model *m)
     return gpu_out(ra, m, &s, k, nk);
 }
 
-static void *gpu_open(const char *path, int *cannot, char *err, size_t errlen)
+static void *gpu_open(const char *const *paths, size_t npaths, int *cannot, char *err,
+                      size_t errlen)
 {
-    return opp_gpu_stream_open(path, cannot, err, errlen);
+    return opp_gpu_stream_open(paths, npaths, cannot, err, errlen);
 }
 
 static const struct opp_model *gpu_model(const void *st)
@@ -179,9 +180,10 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-static void *step_open(const char *path, int *cannot, char *err, size_t errlen)
+static void *step_open(const char *const *paths, size_t npaths, int *cannot, char *err,
+                       size_t errlen)
 {
-    return opp_step_stream_open(path, cannot, err, errlen);
+    return opp_step_stream_open(paths, npaths, cannot, err, errlen);
 }
 
 static const struct opp_model *step_model(const void *st)

@@ -189,7 +189,7 @@ static void pass_read(const char *path)
 {
     int cannot;
     char err[512], what[OPP_NAME_MAX + 64];
-    struct opp_step_stream *s = opp_step_stream_open(path, &cannot, err, sizeof err);
+    struct opp_step_stream *s = opp_step_stream_open(&path, 1, &cannot, err, sizeof err);
     if (!s)
         return;
     struct opp_agg_opts o = {0};
@@ -201,7 +201,7 @@ static void pass_read(const char *path)
         opp_steps_free(&st);
     }
     opp_step_stream_free(s);
-    struct opp_gpu_stream *g = opp_gpu_stream_open(path, &cannot, err, sizeof err);
+    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &cannot, err, sizeof err);
     if (!g)
         return;
     struct opp_gpu_stats gs;

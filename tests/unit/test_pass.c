@@ -116,7 +116,7 @@ static void run_pass(struct log *l, uint64_t *open)
     memset(l, 0, sizeof *l);
     char err[512] = "";
     int cannot = -1;
-    struct opp_pass *p = opp_pass_open(trace, &cannot, err, sizeof err);
+    struct opp_pass *p = opp_pass_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
     ck_assert_msg(p != NULL, "%s", err);
     ck_assert_int_eq(cannot, 0);
     const struct opp_pass_consumer c = {.ctx = l,

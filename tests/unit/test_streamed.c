@@ -401,7 +401,8 @@ START_TEST(step_stream_ranges)
     write_trace();
     char err[512] = "", what[OPP_NAME_MAX + 64];
     int cannot = 0;
-    struct opp_step_stream *ss = opp_step_stream_open(trace, &cannot, err, sizeof err);
+    struct opp_step_stream *ss =
+        opp_step_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     ck_assert_int_eq(cannot, 0);
     struct opp_agg_opts o = {0};
@@ -440,7 +441,8 @@ START_TEST(step_stream_boundaries)
     write_trace();
     char err[512] = "", what[OPP_NAME_MAX + 64];
     int cannot = 0;
-    struct opp_step_stream *ss = opp_step_stream_open(trace, &cannot, err, sizeof err);
+    struct opp_step_stream *ss =
+        opp_step_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -477,7 +479,8 @@ START_TEST(step_stream_out_of_order)
     tb_end(&b);
     char err[512] = "", what[OPP_NAME_MAX + 64];
     int cannot = 0;
-    struct opp_step_stream *ss = opp_step_stream_open(trace, &cannot, err, sizeof err);
+    struct opp_step_stream *ss =
+        opp_step_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -507,7 +510,8 @@ START_TEST(gpu_stream_late_records)
     write_trace();
     char err[512] = "";
     int cannot = 0;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(trace, &cannot, err, sizeof err);
+    struct opp_gpu_stream *g =
+        opp_gpu_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_gpu_stats s, ls;
