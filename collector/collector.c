@@ -202,39 +202,116 @@ struct enc {
     struct opp_ev_enc e;
     struct client *c;
     struct ring *r;
+    /* The last 16 bytes of the slot of the call encoded last (function,
+     * depth, argument count, flags, argument) when the next slot with the
+     * same bytes is that call again but for its times (enc_repeats). */
+    uint64_t rep[2];
+    int rep_ok;
 };
 
 static void enc_start(struct enc *x, struct client *c, struct ring *r)
 {
     x->c = c;
     x->r = r;
+    x->rep_ok = 0;
     opp_ev_begin(&x->e, S.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
 }
 
-static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin,
-                          uint64_t end, uint32_t depth, uint32_t nargs, const uint64_t *args,
-                          uint32_t stack)
+/* One thread's ends never go back; if the clock did (a signal handler's
+ * call, a TSC hiccup) keep the order and shorten to zero. */
+static inline __attribute__((always_inline)) void enc_clamp(uint64_t last_end, uint64_t *begin,
+                                                            uint64_t *end)
 {
-    /* One thread's ends never go back; if the clock did (a signal handler's
-     * call, a TSC hiccup) keep the order and shorten to zero. */
-    if (end < x->r->last_end)
-        end = x->r->last_end;
-    if (begin > end)
-        begin = end;
+    if (*end < last_end)
+        *end = last_end;
+    if (*begin > *end)
+        *begin = *end;
+}
+
+/* n more events of this thread, the last ending at end. */
+static inline void enc_added(struct enc *x, uint64_t end, uint64_t n)
+{
+    x->r->last_end = end;
+    x->c->events += n;
+    S.events += n;
+}
+
+static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
+                          uint32_t depth, uint32_t nargs, const uint64_t *args, uint32_t stack)
+{
+    enc_clamp(x->r->last_end, &begin, &end);
     if (opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack) != 0) {
         ev_write(&x->e);
         opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
         opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack);
     }
-    x->r->last_end = end;
-    x->c->events++;
-    S.events++;
+    enc_added(x, end, 1);
+}
+
+/* After a call of one slot was encoded from slot rec (the caller's copy):
+ * a next slot with rec's bytes after the times is that call again, which
+ * enc_repeats encodes without reading the slot field by field. */
+static void enc_note_slot(struct enc *x, const struct opp_rec *rec)
+{
+    _Static_assert(offsetof(struct opp_rec, fn) == 16 && sizeof x->rep == 16, "slot tail");
+    memcpy(x->rep, &rec->fn, sizeof x->rep);
+    x->rep_ok = !(rec->flags & ~OPP_REC_RANGE) && rec->nargs <= 1;
+}
+
+/* The slots from t on that are the call encoded last again but for their
+ * times (most calls of a loop), up to head and the chunk's end: encoded as
+ * SAME events; returns how many. Each slot's fields are read once, into
+ * registers (the client's memory may change under us), and the encoder's
+ * buffer and last end are kept in locals: a store through the buffer's
+ * bytes would make the compiler reload them from memory at each. */
+static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
+                                                                  const struct opp_rec *base,
+                                                                  uint64_t t, uint64_t head)
+{
+    struct opp_ev_enc *e = &x->e;
+    if (!x->rep_ok || !e->count || e->count >= CHUNK_EVENTS)
+        return 0;
+    uint64_t n = head - t, room = (e->w.cap - e->w.len) / OPP_EV_MAX_BYTES;
+    if (n > CHUNK_EVENTS - e->count)
+        n = CHUNK_EVENTS - e->count;
+    if (n > room)
+        n = room;
+    struct opp_wbuf w = e->w;
+    uint64_t last = e->prev_end, k = 0, mask = x->r->cap - 1;
+    for (; k < n; k++) {
+        const struct opp_rec *s = base + ((t + k) & mask);
+        uint64_t begin, end, tail[2];
+        memcpy(&begin, &s->begin, 8);
+        memcpy(&end, &s->end, 8);
+        memcpy(&tail[0], &s->fn, 8);
+        memcpy(&tail[1], &s->arg0, 8);
+        if (tail[0] != x->rep[0] || tail[1] != x->rep[1])
+            break;
+        enc_clamp(last, &begin, &end);
+        opp_ev_put_times(&w, last, OPP_EV_SAME, begin, end);
+        last = end;
+    }
+    e->w = w;
+    e->prev_end = last;
+    e->count += (uint32_t)k;
+    enc_added(x, last, k);
+    return k;
 }
 
 static void enc_add(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
                     uint32_t depth, uint32_t nargs, const uint64_t *args)
 {
     enc_add_stack(x, fn, flags, begin, end, depth, nargs, args, 0);
+}
+
+/* Hand slots back in steps, not after the whole backlog: only records
+ * already in the file may be reused, those before slot t. */
+static void hand_back(struct enc *x, uint64_t t)
+{
+    ev_write(&x->e);
+    atomic_store_explicit(&x->r->hdr->tail, t, memory_order_release);
+    x->r->tail = t;
+    enc_start(x, x->c, x->r);
 }
 
 /* Move what the thread published into the file; return records moved. */
@@ -257,6 +334,14 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         uint64_t t = r->tail;
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
+            uint64_t k = enc_repeats(&x, base, t, head);
+            if (k) { /* the call before again, k times */
+                t += k;
+                moved += k;
+                if (x.e.count >= CHUNK_EVENTS && t < head)
+                    hand_back(&x, t);
+                continue;
+            }
             struct opp_ring_rec rr;
             if (opp_ring_read(base, r->cap, t, head - t, c->nfuncs, &rr)) {
                 ev_write(&x.e);
@@ -289,17 +374,12 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                 S.events++;
             } else {
                 enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
+                enc_note_slot(&x, &rec);
             }
             t += slots;
             moved++;
-            if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head) {
-                /* Hand slots back in steps, not after the whole backlog:
-                 * only records already in the file may be reused. */
-                ev_write(&x.e);
-                atomic_store_explicit(&h->tail, t, memory_order_release);
-                r->tail = t;
-                enc_start(&x, c, r);
-            }
+            if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head)
+                hand_back(&x, t);
         }
         ev_write(&x.e);
         /* Only now, with the records in the file, may the thread reuse them. */

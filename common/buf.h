@@ -41,6 +41,19 @@ static inline void opp_put_bytes(struct opp_wbuf *w, const void *src, size_t n)
 static inline void opp_put_u32(struct opp_wbuf *w, uint32_t v) { opp_put_bytes(w, &v, 4); }
 static inline void opp_put_u64(struct opp_wbuf *w, uint64_t v) { opp_put_bytes(w, &v, 8); }
 
+/* Unsigned LEB128 where the caller knows 10 bytes are free. */
+static inline __attribute__((always_inline)) void opp_put_varint_room(struct opp_wbuf *w,
+                                                                      uint64_t v)
+{
+    uint8_t *q = w->p + w->len;
+    while (v > 0x7f) {
+        *q++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *q++ = (uint8_t)v;
+    w->len = (size_t)(q - w->p);
+}
+
 /* Unsigned LEB128: at most 10 bytes. */
 static inline void opp_put_varint(struct opp_wbuf *w, uint64_t v)
 {
@@ -54,13 +67,7 @@ static inline void opp_put_varint(struct opp_wbuf *w, uint64_t v)
         opp_put_bytes(w, tmp, n);
         return;
     }
-    uint8_t *q = w->p + w->len;
-    while (v > 0x7f) {
-        *q++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *q++ = (uint8_t)v;
-    w->len = (size_t)(q - w->p);
+    opp_put_varint_room(w, v);
 }
 
 /* u32 length, then the bytes (no terminator). */

@@ -44,11 +44,23 @@ static inline int opp_info_read(struct opp_rbuf *b, uint32_t count, struct opp_i
     return 0;
 }
 
-/* Where the rank and sizes come from, in order of preference (torchrun,
- * Open MPI, PMIx/PMI (MPICH, Intel MPI), Slurm). */
-#define OPP_INFO_RANK_KEYS {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", NULL}
-#define OPP_INFO_WORLD_KEYS {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL}
-#define OPP_INFO_LOCAL_KEYS {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL}
+/* The one list of the variables launchers set: where the rank and sizes
+ * come from, in order of preference (torchrun, Open MPI, PMIx/PMI (MPICH,
+ * Intel MPI), Slurm), and the others the agent sends as they are (hello.c),
+ * for a person reading the trace. */
+#define OPP_INFO_RANK_VARS(X) X(RANK) X(OMPI_COMM_WORLD_RANK) X(PMIX_RANK) X(PMI_RANK) X(SLURM_PROCID)
+#define OPP_INFO_WORLD_VARS(X) X(WORLD_SIZE) X(OMPI_COMM_WORLD_SIZE) X(PMI_SIZE) X(SLURM_NTASKS)
+#define OPP_INFO_LOCAL_VARS(X) X(LOCAL_RANK) X(OMPI_COMM_WORLD_LOCAL_RANK) X(SLURM_LOCALID)
+#define OPP_INFO_OTHER_VARS(X) X(LOCAL_WORLD_SIZE) X(GROUP_RANK) X(SLURM_NODEID)
+
+#define OPP_INFO_KEY_STR(v) #v,
+#define OPP_INFO_RANK_KEYS {OPP_INFO_RANK_VARS(OPP_INFO_KEY_STR) NULL}
+#define OPP_INFO_WORLD_KEYS {OPP_INFO_WORLD_VARS(OPP_INFO_KEY_STR) NULL}
+#define OPP_INFO_LOCAL_KEYS {OPP_INFO_LOCAL_VARS(OPP_INFO_KEY_STR) NULL}
+/* Every one the agent sends. */
+#define OPP_INFO_SENT_KEYS                                                                         \
+    {OPP_INFO_RANK_VARS(OPP_INFO_KEY_STR) OPP_INFO_WORLD_VARS(OPP_INFO_KEY_STR)                    \
+         OPP_INFO_LOCAL_VARS(OPP_INFO_KEY_STR) OPP_INFO_OTHER_VARS(OPP_INFO_KEY_STR) NULL}
 
 /* The rank variables for a person, from OPP_INFO_RANK_KEYS: "RANK,
  * OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK" then last ("or") and

@@ -8,8 +8,28 @@
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
 #define OPP_PROTO_VERSION 5u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
-#define OPP_ACK_FIELDS 5
-#define OPP_DONE_FIELDS 6
+
+/* The u64 fields of an ACK, in order. The last two are set when the
+ * goodbye finished the trace. */
+enum opp_ack_field {
+    OPP_ACK_EVENTS,      /* this process's; the whole trace's when it finished it */
+    OPP_ACK_DROPPED,     /* likewise */
+    OPP_ACK_CONNECTED,   /* processes still connected */
+    OPP_ACK_WRITE_ERRNO, /* the trace's write errno (0: none) */
+    OPP_ACK_WRITTEN,     /* events written before that */
+    OPP_ACK_FIELDS
+};
+
+/* The u64 fields of a DONE, in order. */
+enum opp_done_field {
+    OPP_DONE_EVENTS,
+    OPP_DONE_DROPPED,
+    OPP_DONE_PROCS,       /* processes in the trace */
+    OPP_DONE_CUT,         /* processes still running when it was finished */
+    OPP_DONE_WRITE_ERRNO, /* 0: none */
+    OPP_DONE_WRITTEN,     /* events written before that */
+    OPP_DONE_FIELDS
+};
 
 struct opp_msg_header {
     uint32_t magic;
@@ -40,13 +60,8 @@ enum opp_msg_type {
     OPP_MSG_REAPED = 10, /* u32 pid, u32 wait status (waitpid's): a child the process
                             reaped; after the hello */
     /* collector -> client */
-    OPP_MSG_ACK = 16, /* OPP_ACK_FIELDS x u64: events, dropped (this process's; the whole
-                         trace's when the goodbye finished it), processes still connected,
-                         and when it finished the trace: its write errno (0: none), events
-                         written before that */
-    OPP_MSG_DONE = 17, /* OPP_DONE_FIELDS x u64: events, dropped, processes in the trace,
-                          processes still running when it was finished (cut), write errno
-                          (0: none), events written before that */
+    OPP_MSG_ACK = 16, /* OPP_ACK_FIELDS x u64 (enum opp_ack_field) */
+    OPP_MSG_DONE = 17, /* OPP_DONE_FIELDS x u64 (enum opp_done_field) */
     OPP_MSG_CTL_ACK = 18, /* u32 recording (1) or stopped (0), u32 processes connected,
                              u64 events so far */
     OPP_MSG_RESUMED = 19  /* empty */

@@ -72,6 +72,18 @@ struct opp_ev_enc {
 };
 void opp_ev_begin(struct opp_ev_enc *e, void *mem, size_t cap, uint32_t proc, uint32_t tid,
                   uint64_t base_end);
+/* An event's head (the function and flags, or OPP_EV_SAME), its end as
+ * the step from the previous event's (prev_end), and its duration, into
+ * w; the caller has checked that OPP_EV_MAX_BYTES are free. */
+static inline __attribute__((always_inline)) void opp_ev_put_times(struct opp_wbuf *w,
+                                                                   uint64_t prev_end, uint64_t head,
+                                                                   uint64_t begin, uint64_t end)
+{
+    opp_put_varint_room(w, head);
+    opp_put_varint_room(w, end - prev_end);
+    opp_put_varint_room(w, end >= begin ? end - begin : 0);
+}
+
 /* 0, or -1 when the buffer is full (the event was not added). Inline: the
  * collector calls it once per record. */
 static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t flags,
@@ -91,12 +103,10 @@ static inline int opp_ev_add_stack(struct opp_ev_enc *e, uint32_t fn, uint32_t f
                flags == e->prev_flags && nargs == e->prev_nargs && stack == e->prev_stack;
     for (uint32_t i = 0; same && i < nargs; i++) /* a loop: memcmp's call costs more */
         same = args[i] == e->prev_args[i];
-    uint64_t dur = end >= begin ? end - begin : 0;
     /* SAME: the head is the flag alone, so a repeated call is 3 bytes
      * whatever its function's id */
-    opp_put_varint(&e->w, same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags);
-    opp_put_varint(&e->w, end - e->prev_end);
-    opp_put_varint(&e->w, dur);
+    opp_ev_put_times(&e->w, e->prev_end,
+                     same ? OPP_EV_SAME : ((uint64_t)fn << OPP_EV_FLAG_BITS) | flags, begin, end);
     if (!same) {
         opp_put_varint(&e->w, depth);
         if (nargs) {

@@ -405,6 +405,39 @@ for t in 1 2 4 8; do
 done
 rm -f "$scratch/thr.trace"
 
+# ---- 6c. drain rate: the collector's CPU per record under flat-out threads ----
+# A collector of our own, so its CPU time can be read (/proc/PID/schedstat,
+# in ns) when the load has gone: its whole CPU over the run, the rings'
+# mapping and release included, divided by the records it wrote. T threads
+# of THREADS_N calls each; drop % as the trace counts it.
+sep "drain rate: collector CPU per record, 1/2/4 threads x $THREADS_N calls flat out, median of 3"
+drain_rows=()
+for t in 1 2 4; do
+    ns=() ds=()
+    for _ in 1 2 3; do
+        rm -f "$sock" "$scratch/drain.trace"
+        "$COLLECTOR" --socket "$sock" --output "$scratch/drain.trace" 2>"$scratch/collector.err" &
+        coll_pid=$!
+        for _ in $(seq 500); do
+            [[ -S $sock ]] && break
+            sleep 0.01
+        done
+        OPPROF_SOCKET=$sock LD_PRELOAD=$PRELOAD "$scratch/ddot_threads" "$t" "$THREADS_N" \
+            >/dev/null 2>>"$scratch/preload.err" || true
+        cpu=$(cut -d' ' -f1 "/proc/$coll_pid/schedstat" 2>/dev/null || echo 0)
+        kill -TERM "$coll_pid"
+        wait "$coll_pid" || true
+        coll_pid=
+        c=$(counts "$scratch/drain.trace")
+        ns+=("$(calc "$cpu / $(field events "$c")" 1)")
+        ds+=("$(calc "100 * $(field dropped "$c") / ($t * $THREADS_N)" 2)")
+    done
+    n=$(printf '%s\n' "${ns[@]}" | median) d=$(printf '%s\n' "${ds[@]}" | median)
+    echo "$t threads: collector CPU ns per record ${ns[*]} -> $n; dropped ${ds[*]} % -> $d %"
+    drain_rows+=("$t|$n|$d")
+done
+rm -f "$scratch/drain.trace"
+
 # ---- 7. ring size: cache footprint against headroom ----
 # Every call writes a fresh 32-byte slot: a ring larger than the caches
 # makes each write a miss, a small one leaves the collector little time.
@@ -700,6 +733,11 @@ row "dropped, $DROP_RUNS x $DROP_N calls" "${drops[*]}" 0 "$(verdict "$DROPPED_T
 for r in "${thread_rows[@]}"; do
     IFS='|' read -r t mode d w <<<"$r"
     row "dropped, $t threads, $mode" "$d %" - - "wall $w ns per call per thread"
+done
+for r in "${drain_rows[@]}"; do
+    IFS='|' read -r t n d <<<"$r"
+    row "drain, $t threads (collector CPU)" "$n ns" - - \
+        "a record: $(calc "1000 / $n" 0) M records per CPU second; $d % dropped"
 done
 for r in "${ring_rows[@]}"; do
     IFS='|' read -r mib m rd <<<"$r"

@@ -40,6 +40,7 @@ int opp_stacks_n;
 uint32_t (*opp_stack_capture)(void);
 int (*opp_stack_extra)(uint64_t *out, int max);
 uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
+uintptr_t opp_stack_entry_lo, opp_stack_entry_hi;
 _Atomic int opp_extcorr_on;
 uint64_t (*opp_extcorr_push)(void);
 void (*opp_extcorr_pop)(void);
@@ -782,8 +783,7 @@ __attribute__((destructor)) static void opp_fini(void)
     int rc = socket_ready();
     if (!rc)
         rc = opp_send_msg(agent.sock, OPP_MSG_BYE, NULL, 0, -1);
-    uint64_t counts[OPP_ACK_FIELDS] = {0}; /* events, dropped, processes still running; for the
-                                 root: the trace's write errno, events written */
+    uint64_t counts[OPP_ACK_FIELDS] = {0};
     uint32_t got = 0;
     /* Bounded: our records are in shared memory and outlive us, so a
      * process waits at most a second. The one that started the collector
@@ -809,7 +809,7 @@ __attribute__((destructor)) static void opp_fini(void)
             say("the collector is gone (killed or crashed): the trace misses what this process "
                 "recorded after that",
                 agent.root ? "; what it holds is in " : "", agent.root ? agent.output : "");
-    } else if (agent.root && got == sizeof counts && counts[2]) {
+    } else if (agent.root && got == sizeof counts && counts[OPP_ACK_CONNECTED]) {
         /* the collector says where the trace went once it is finished
          * (collector.c's say_where), as it does when it is finished now */
         say("trace is being written to ", agent.output, " (other processes still run)");

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "torch_rules.h"
+
 #ifdef OPP_HAVE_CUDA
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
@@ -174,7 +176,7 @@ static void record_step(long k, uint64_t end)
     if (k < 0 || !active_step(k))
         return;
     char name[40];
-    int n = snprintf(name, sizeof name, "ProfilerStep#%ld", k);
+    int n = snprintf(name, sizeof name, OPP_PROFILER_STEP "%ld", k);
     uint64_t a[OPP_COL_NVTX_COLS] = {[OPP_COL_NVTX_MSG] = opp_str_id(name, (size_t)n)};
     opp_record_at(OPP_FN_nvtx_range, sched.step_begin, end, a, OPP_COL_NVTX_COLS);
 }

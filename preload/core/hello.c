@@ -19,11 +19,7 @@
  * out. */
 static int send_info(int sock, uint8_t *msg)
 {
-    static const char *const vars[] = {
-        "RANK",          "LOCAL_RANK",          "WORLD_SIZE",          "LOCAL_WORLD_SIZE",
-        "GROUP_RANK",    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-        "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID",
-        "SLURM_NTASKS",  "SLURM_LOCALID",       "SLURM_NODEID"};
+    static const char *const vars[] = OPP_INFO_SENT_KEYS;
     struct opp_wbuf b;
     opp_wbuf_init(&b, msg, OPP_MSG_MAX);
     uint32_t n = 0;
@@ -35,7 +31,7 @@ static int send_info(int sock, uint8_t *msg)
         opp_put_str(&b, host, strlen(host));
         n++;
     }
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    for (size_t i = 0; vars[i]; i++) {
         const char *v = getenv(vars[i]);
         size_t len = v ? strlen(v) : 0;
         int ok = v && len <= OPP_INFO_VALUE_MAX;

@@ -124,11 +124,15 @@ OPP_HOT void *opp_real(uint32_t fn)
 extern int opp_stacks_n;
 extern uint32_t (*opp_stack_capture)(void);
 /* Frames a feature adds above the native ones (preload/torch: the Python
- * frames, OPP_STACK_PY words), at most max into out; how many. And the
+ * frames, OPP_STACK_PY words), at most max into out; how many. The
  * mapping of a feature's own code (the torch shim), whose frames are
- * skipped like ours. */
+ * skipped like ours. And the code that calls into the feature (torch's
+ * at::RecordFunction::runStartCallbacks): when its frame is among the
+ * innermost ones, it, every frame inside it and the one that called it
+ * are left out, so the stack begins where the op was called. */
 extern int (*opp_stack_extra)(uint64_t *out, int max);
 extern uintptr_t opp_stack_skip_lo, opp_stack_skip_hi;
+extern uintptr_t opp_stack_entry_lo, opp_stack_entry_hi;
 
 /* CUPTI external correlation (preload/cuda): while on, a GPU library call
  * pushes an id around its real call, so CUPTI maps the runtime and driver
@@ -185,7 +189,9 @@ void opp_capture_cuda(uint32_t fn);
  * torch / torch:forward set opp_step_torch: preload/torch calls it at the
  * end of each optimizer step / each outermost nn.Module forward. */
 extern uint32_t opp_step_fn, opp_step_msg;
-enum { OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
+/* What marks a step under OPPROF_STEP=torch (an optimizer step) and
+ * torch:forward (an outermost nn.Module forward); NONE: neither. */
+enum { OPP_STEP_TORCH_NONE = 0, OPP_STEP_TORCH_OPTIMIZER = 1, OPP_STEP_TORCH_FORWARD = 2 };
 extern _Atomic int opp_step_torch; /* cleared by opp_schedule_off on any thread */
 /* Called (when set) each time opp_capturing changed: preload/torch turns
  * torch's callbacks off while nothing records. */

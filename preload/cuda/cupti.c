@@ -733,33 +733,31 @@ static int yield_locked(void)
         clock_point();
         C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* what it holds is ours */
     }
-    pthread_mutex_lock(&C.lock);
+    /* Not under C.lock: CUPTI may wait for a callback of ours in flight,
+     * which may be waiting for C.lock (a flush at a context's destroy). */
+    atomic_store(&opp_cuda_via_cupti, 0); /* the symbol fallback records the calls from here */
+    if (C.cuptiUnsubscribe(C.sub) != CUPTI_SUCCESS) { /* still ours: as before */
+        atomic_store(&opp_cuda_via_cupti, 1);
+        start_flusher();
+        return 0;
+    }
     int extcorr = opp_extcorr_on;
     opp_extcorr_on = 0;
-    atomic_store(&opp_cuda_via_cupti, 0); /* the symbol fallback records the calls from here */
     for (size_t i = 0; i < sizeof our_kinds / sizeof *our_kinds; i++)
         C.cuptiActivityDisable(our_kinds[i]);
     for (size_t i = 0; extcorr && i < sizeof extcorr_kinds / sizeof *extcorr_kinds; i++)
         C.cuptiActivityDisable(extcorr_kinds[i]);
-    int ok = C.cuptiUnsubscribe(C.sub) == CUPTI_SUCCESS;
-    if (ok) {
-        C.on = 0;
-        C.yielded = 1;
-        C.sub = NULL;
-    } else { /* still ours: as before */
-        opp_extcorr_on = extcorr;
-        atomic_store(&opp_cuda_via_cupti, 1);
-    }
+    C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); /* OPPROF_GPU_SYNC's */
+    pthread_mutex_lock(&C.lock);
+    C.on = 0;
+    C.yielded = 1;
+    C.sub = NULL;
     pthread_mutex_unlock(&C.lock);
-    if (ok) {
-        static int said;
-        other_client(&said, OPP_GF_D_YIELDED,
-                     "asked for CUPTI: opprof handed it over; CUDA calls are still recorded, the "
-                     "GPU activity is that tool's until it lets go of CUPTI");
-    } else {
-        start_flusher();
-    }
-    return ok;
+    static int said;
+    other_client(&said, OPP_GF_D_YIELDED,
+                 "asked for CUPTI: opprof handed it over; CUDA calls are still recorded, the "
+                 "GPU activity is that tool's until it lets go of CUPTI");
+    return 1;
 }
 
 /* The other client let go: ours again at the next CUDA call (numbered
@@ -960,6 +958,12 @@ int opp_cupti_init(void)
     int saved_errno = errno;
     uint8_t state = opp_tls.state;
     opp_tls.state = OPP_T_OFF;
+    /* A fork child's copy of CUPTI still holds the parent's subscription
+     * and delivers none of the child's activity, even once unsubscribed
+     * (seen on an H200, CUDA 13): detached, it starts as in a new process.
+     * Outside our lock: what it may hand over comes through buffer_completed. */
+    if (__atomic_exchange_n(&C.forked_copy, 0, __ATOMIC_RELAXED) && C.cuptiFinalize)
+        C.cuptiFinalize();
     int on = init_locked();
     opp_tls.state = state;
     errno = saved_errno;
@@ -1019,14 +1023,6 @@ static int init_locked(void)
     /* Synchronisation records (torch.profiler's cuda_sync events, which it
      * too makes only when asked) cost a record per wait. */
     int sync = env_flag("OPPROF_GPU_SYNC");
-    if (C.forked_copy) {
-        /* a fork child's copy of CUPTI still holds the parent's
-         * subscription and delivers none of the child's activity, even
-         * once unsubscribed (seen on an H200, CUDA 13): detached, it
-         * starts as in a new process */
-        C.cuptiFinalize();
-        C.forked_copy = 0;
-    }
     rc = subscribe_ours(holder, sizeof holder);
     const char *step = "cuptiSubscribe";
     /* Our clock first (else calibration points), then the buffers, then the kinds. */

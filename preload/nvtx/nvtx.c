@@ -42,7 +42,7 @@ static __thread struct {
     uint32_t depth;    /* entries in s */
     uint32_t overflow; /* pushes beyond STACK_MAX not yet popped */
     struct pushed s[STACK_MAX];
-} T __attribute__((tls_model("initial-exec")));
+} nvtx_stack __attribute__((tls_model("initial-exec")));
 
 /* ---- start/end ranges: any thread may end them ---- */
 
@@ -190,12 +190,12 @@ static void args_attr(uint64_t *a, uint32_t domain, const nvtxEventAttributes_t 
 /* a: NULL when the thread does not record. Returns the new range's level. */
 static int push(const uint64_t *a, uint32_t domain)
 {
-    uint32_t d = T.depth;
+    uint32_t d = nvtx_stack.depth;
     if (d >= STACK_MAX) {
-        T.overflow++;
-        return (int)(d + T.overflow - 1);
+        nvtx_stack.overflow++;
+        return (int)(d + nvtx_stack.overflow - 1);
     }
-    struct pushed *p = &T.s[d];
+    struct pushed *p = &nvtx_stack.s[d];
     p->domain = domain;
     p->ended = 0;
     p->step = OPP_UNLIKELY(opp_step_msg) && a && (uint32_t)a[OPP_COL_NVTX_MSG] == opp_step_msg;
@@ -204,7 +204,7 @@ static int push(const uint64_t *a, uint32_t domain)
     p->recorded = a ? (uint8_t)opp_enter(&p->f, OPP_FN_nvtx_range) : 0;
     if (p->recorded)
         memcpy(p->a, a, sizeof p->a);
-    T.depth = d + 1;
+    nvtx_stack.depth = d + 1;
     return (int)d;
 }
 
@@ -216,19 +216,19 @@ static int live(const struct pushed *p) { return p->recorded && p->f.r == opp_tl
  * returns its level, or -1 when there is none. */
 static int pop(uint32_t domain)
 {
-    if (T.overflow) {
-        T.overflow--;
-        return (int)(T.depth + T.overflow);
+    if (nvtx_stack.overflow) {
+        nvtx_stack.overflow--;
+        return (int)(nvtx_stack.depth + nvtx_stack.overflow);
     }
-    uint32_t d = T.depth;
-    while (d > 0 && (T.s[d - 1].domain != domain || T.s[d - 1].ended))
+    uint32_t d = nvtx_stack.depth;
+    while (d > 0 && (nvtx_stack.s[d - 1].domain != domain || nvtx_stack.s[d - 1].ended))
         d--;
     if (d == 0)
         return -1;
-    struct pushed *p = &T.s[d - 1];
+    struct pushed *p = &nvtx_stack.s[d - 1];
     if (p->step)
         opp_step_range_end(opp_now());
-    if (d < T.depth) {
+    if (d < nvtx_stack.depth) {
         /* Ranges of other domains pushed after it are still open: record
          * it now, keep its place (the thread's depth unwinds past it when
          * they end). */
@@ -239,17 +239,17 @@ static int pop(uint32_t domain)
     }
     if (live(p))
         opp_leave(&p->f, p->a, NARGS);
-    T.depth = --d;
+    nvtx_stack.depth = --d;
     int level = (int)d;
     /* Ranges ended out of order below it: now the thread's depth returns
      * to where it was when they began. */
-    while (d > 0 && T.s[d - 1].ended) {
-        p = &T.s[--d];
+    while (d > 0 && nvtx_stack.s[d - 1].ended) {
+        p = &nvtx_stack.s[--d];
         if (live(p)) {
             OPP_BARRIER();
             p->f.r->depth = p->f.depth;
         }
-        T.depth = d;
+        nvtx_stack.depth = d;
     }
     return level;
 }
@@ -488,7 +488,7 @@ static void nvtx_forked(void)
 {
     if (!injected)
         return;
-    T.depth = T.overflow = 0;
+    nvtx_stack.depth = nvtx_stack.overflow = 0;
     memset(opened, 0, sizeof opened);
 }
 

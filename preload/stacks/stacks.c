@@ -18,7 +18,7 @@
 #include "proto.h"
 
 #define STACKS_MAX 16
-#define SKIP_MAX 8 /* our own frames above the caller's */
+#define SKIP_MAX 8 /* frames left out above the caller's (ours, torch's RecordFunction) */
 
 static int (*bt)(void **, int);
 
@@ -100,14 +100,32 @@ static void send_stack(uint32_t id, void *ctx)
     send_rec(&r);
 }
 
+static int within(const void *p, uintptr_t lo, uintptr_t hi)
+{
+    return (uintptr_t)p >= lo && (uintptr_t)p < hi;
+}
+
+/* The first of the n innermost frames that is kept: past ours and a
+ * feature's own (the torch shim); and when the code that calls into a
+ * feature (torch's runStartCallbacks) is among the next ones, past it and
+ * its caller (the dispatcher's slow path, the autograd node's call): the
+ * stack then begins at the frame that called the op. */
+static int first_kept(void *const *pc, int n)
+{
+    int s = 0;
+    while (s < n && (opp_is_self(pc[s]) || within(pc[s], opp_stack_skip_lo, opp_stack_skip_hi)))
+        s++;
+    for (int i = s; i < n && i < SKIP_MAX; i++)
+        if (within(pc[i], opp_stack_entry_lo, opp_stack_entry_hi))
+            return i + 2 < n ? i + 2 : n;
+    return s;
+}
+
 static uint32_t capture(void)
 {
     void *pc[OPP_GPU_FIELDS_MAX - 1 + SKIP_MAX];
     int n = bt(pc, opp_stacks_n + SKIP_MAX);
-    int s = 0;
-    while (s < n && (opp_is_self(pc[s]) || ((uintptr_t)pc[s] >= opp_stack_skip_lo &&
-                                           (uintptr_t)pc[s] < opp_stack_skip_hi)))
-        s++;
+    int s = first_kept(pc, n);
     n -= s;
     if (n < 0)
         n = 0;

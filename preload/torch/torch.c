@@ -13,6 +13,7 @@
  * code stacks. The interpreter's path is set up by pypath.c. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "core/internal.h"
 #include "gpu.h" /* OPP_NAME_STR_MAX */
+#include "torch_rules.h"
 #include "torch/shim/shim.h"
 #include "torch/torch.h"
 
@@ -28,6 +30,8 @@
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
 #define NAMECACHE 1024u /* op names' string ids per thread, direct-mapped by address */
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
+/* at::RecordFunction::runStartCallbacks(), mangled */
+#define RUN_START_CALLBACKS "_ZN2at14RecordFunction17runStartCallbacksEv"
 
 struct open_op {
     const void *key; /* the RecordFunction; NULL: an nn.Module range */
@@ -35,7 +39,7 @@ struct open_op {
     uint8_t recorded; /* f is open in the thread's ring */
     uint8_t ended;    /* ended out of order: recorded, waits for those above it */
     uint8_t nargs;
-    uint8_t step; /* OPPROF_STEP=torch: its end marks a step (STEP_*) */
+    uint8_t step; /* OPPROF_STEP=torch: its end marks a step (OPP_STEP_TORCH_*) */
     uint64_t a[NARGS];
 };
 
@@ -58,19 +62,17 @@ struct tstate {
     struct name_id names[NAMECACHE];
     struct {
         const void *code, *file, *func;
-        int line;
+        int addr;
         uint32_t id;
     } py[PYCACHE];
 };
-static __thread struct tstate *T __attribute__((tls_model("initial-exec")));
+static __thread struct tstate *torch_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tkey;
 static int attached; /* the shim's callbacks are registered; tkey exists */
 
-enum { STEP_NONE, STEP_OPTIMIZER, STEP_FORWARD };
-#define OPTIMIZER_STEP "Optimizer.step#"
-
 static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
+static opp_torch_shim_pyline_t pyline;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
 int opp_torch_lean;       /* OPPROF_TORCH=lean */
@@ -78,14 +80,14 @@ int opp_torch_lean;       /* OPPROF_TORCH=lean */
 /* At the thread's exit (a later op of its own makes a new one). */
 static void tstate_free(void *p)
 {
-    T = NULL;
+    torch_thread = NULL;
     free(p);
 }
 
 static struct tstate *mine(void)
 {
-    if (OPP_LIKELY(T != NULL))
-        return T;
+    if (OPP_LIKELY(torch_thread != NULL))
+        return torch_thread;
     if (!__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
         return NULL;
     struct tstate *t = calloc(1, sizeof *t);
@@ -93,7 +95,7 @@ static struct tstate *mine(void)
         free(t);
         t = NULL;
     }
-    return T = t;
+    return torch_thread = t;
 }
 
 /* ---- the stack of open ops ---- */
@@ -112,17 +114,17 @@ static uint8_t step_kind(int module, const char *name)
     uint8_t kind;
     if (!module) {
         if (opp_step_torch != OPP_STEP_TORCH_OPTIMIZER || !name ||
-            strncmp(name, OPTIMIZER_STEP, sizeof OPTIMIZER_STEP - 1))
-            return STEP_NONE;
-        kind = STEP_OPTIMIZER;
+            strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1))
+            return OPP_STEP_TORCH_NONE;
+        kind = OPP_STEP_TORCH_OPTIMIZER;
     } else {
         if (opp_step_torch != OPP_STEP_TORCH_FORWARD)
-            return STEP_NONE;
-        kind = STEP_FORWARD;
+            return OPP_STEP_TORCH_NONE;
+        kind = OPP_STEP_TORCH_FORWARD;
     }
-    for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-        if (!T->s[i].ended && T->s[i].step == kind)
-            return STEP_NONE;
+    for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+        if (!torch_thread->s[i].ended && torch_thread->s[i].step == kind)
+            return OPP_STEP_TORCH_NONE;
     return kind;
 }
 
@@ -131,13 +133,13 @@ static uint8_t step_kind(int module, const char *name)
 static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
                      unsigned ninputs, uint8_t step)
 {
-    if (T->depth >= STACK_MAX) {
+    if (torch_thread->depth >= STACK_MAX) {
         struct opp_ring_hdr *r = opp_tls.ring; /* counted with the thread's dropped records */
         if (r)
             opp_ring_drop(r);
-        return T->depth++; /* popped by its leave */
+        return torch_thread->depth++; /* popped by its leave */
     }
-    struct open_op *o = &T->s[T->depth];
+    struct open_op *o = &torch_thread->s[torch_thread->depth];
     o->key = key;
     o->step = step;
     o->ended = 0;
@@ -153,31 +155,31 @@ static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint6
     o->recorded = (uint8_t)opp_enter(&o->f, OPP_FN_torch_op);
     /* the external correlation id, last: kernels launched inside are the op's */
     o->a[o->nargs++] = o->recorded && opp_extcorr_on ? opp_extcorr_push() : 0;
-    return T->depth++;
+    return torch_thread->depth++;
 }
 
 /* Close the top op; then the ones below it that ended out of order, whose
  * external correlation ids were pushed before its (CUPTI's stack). */
 static void close_top(void)
 {
-    struct open_op *o = &T->s[T->depth - 1];
+    struct open_op *o = &torch_thread->s[torch_thread->depth - 1];
     uint8_t step = o->step;
     if (o->recorded) {
         if (o->a[o->nargs - 1])
             opp_extcorr_pop();
         opp_leave(&o->f, o->a, o->nargs);
     }
-    T->depth--;
-    while (T->depth && T->s[T->depth - 1].ended) {
-        o = &T->s[T->depth - 1];
+    torch_thread->depth--;
+    while (torch_thread->depth && torch_thread->s[torch_thread->depth - 1].ended) {
+        o = &torch_thread->s[torch_thread->depth - 1];
         if (o->recorded) {
             if (o->a[o->nargs - 1])
                 opp_extcorr_pop();
             o->f.r->depth = o->f.depth;
         }
-        T->depth--;
+        torch_thread->depth--;
     }
-    if (step != STEP_NONE)
+    if (step != OPP_STEP_TORCH_NONE)
         opp_step_mark();
 }
 
@@ -193,7 +195,7 @@ static void end_early(struct open_op *o)
             opp_publish(o->f.r, o->f.fn, o->f.depth, o->f.begin, t, o->a, o->nargs);
     }
     o->ended = 1;
-    if (o->step != STEP_NONE)
+    if (o->step != OPP_STEP_TORCH_NONE)
         opp_step_mark();
 }
 
@@ -203,7 +205,7 @@ static void end_early(struct open_op *o)
 static uint32_t name_id(const char *name)
 {
     uintptr_t a = (uintptr_t)name;
-    struct name_id *e = &T->names[((a >> 3) ^ (a >> 13)) % NAMECACHE];
+    struct name_id *e = &torch_thread->names[((a >> 3) ^ (a >> 13)) % NAMECACHE];
     if (OPP_LIKELY(e->p == name) && !strncmp(name, e->s, NAME_KEPT))
         return e->id;
     size_t n = strnlen(name, OPP_NAME_STR_MAX);
@@ -223,7 +225,7 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
 {
     if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
         return;
-    uint8_t step = opp_step_torch ? step_kind(0, name) : STEP_NONE;
+    uint8_t step = opp_step_torch ? step_kind(0, name) : OPP_STEP_TORCH_NONE;
     const struct opp_ring_hdr *r = opp_tls.ring;
     int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
     if (OPP_UNLIKELY(paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED))) {
@@ -242,9 +244,9 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
  * ones ends (1), as ends come innermost first. */
 static int pop_uncounted(void)
 {
-    if (T->depth <= STACK_MAX)
+    if (torch_thread->depth <= STACK_MAX)
         return 0;
-    T->depth--;
+    torch_thread->depth--;
     return 1;
 }
 
@@ -252,23 +254,24 @@ static int pop_uncounted(void)
  * a module's forward (1); UINT32_MAX when none. */
 static uint32_t innermost_open(const void *key, int module)
 {
-    for (uint32_t i = T->depth; i-- > 0;)
-        if (T->s[i].key == key && !T->s[i].ended && is_module(&T->s[i]) == module)
+    for (uint32_t i = torch_thread->depth; i-- > 0;)
+        if (torch_thread->s[i].key == key && !torch_thread->s[i].ended &&
+            is_module(&torch_thread->s[i]) == module)
             return i;
     return UINT32_MAX;
 }
 
 static void op_leave(const void *key)
 {
-    if (opp_tls.state == OPP_T_OFF || !T || pop_uncounted())
+    if (opp_tls.state == OPP_T_OFF || !torch_thread || pop_uncounted())
         return;
     uint32_t i = innermost_open(key, 0);
     if (i == UINT32_MAX)
         return; /* began on another thread, before we attached, or while nothing recorded */
-    if (i + 1 == T->depth)
+    if (i + 1 == torch_thread->depth)
         close_top();
     else
-        end_early(&T->s[i]);
+        end_early(&torch_thread->s[i]);
 }
 
 void opp_torch_unpaused(void)
@@ -307,7 +310,8 @@ static void callbacks_set(void)
 /* The calling thread's Python frames as OPP_STACK_PY words, innermost
  * first: each named "file(line): function" (torch's with_stack format)
  * once per thread and place, through a small cache (keyed by the code
- * object, its file and function strings, and the line). */
+ * object, its file and function strings, and the instruction: its line
+ * is looked up only on a miss). */
 static int python_frames(uint64_t *out, int max)
 {
     struct tstate *t = mine();
@@ -317,12 +321,13 @@ static int python_frames(uint64_t *out, int max)
     int n = pyframes(f, max < (int)OPP_GPU_FIELDS_MAX ? max : (int)OPP_GPU_FIELDS_MAX);
     int k = 0;
     for (int i = 0; i < n; i++) {
-        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].line * 2654435761u) %
+        unsigned h = (unsigned)(((uintptr_t)f[i].code >> 4) ^ (uintptr_t)f[i].addr * 2654435761u) %
                      PYCACHE;
-        if (t->py[h].code != f[i].code || t->py[h].line != f[i].line || !t->py[h].id ||
+        if (t->py[h].code != f[i].code || t->py[h].addr != f[i].addr || !t->py[h].id ||
             t->py[h].file != f[i].file || t->py[h].func != f[i].func) {
             char buf[OPP_NAME_MAX * 2];
-            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file, f[i].line, f[i].func);
+            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file,
+                               pyline(f[i].code, f[i].addr), f[i].func);
             const char *py = strrchr(f[i].file, '/');
             uint32_t id = py && !strcmp(py, "/_opprof_torch.py") /* our module hooks: not shown */
                               ? UINT32_MAX
@@ -332,13 +337,33 @@ static int python_frames(uint64_t *out, int max)
             t->py[h].code = f[i].code;
             t->py[h].file = f[i].file;
             t->py[h].func = f[i].func;
-            t->py[h].line = f[i].line;
+            t->py[h].addr = f[i].addr;
             t->py[h].id = id;
         }
         if (t->py[h].id != UINT32_MAX)
             out[k++] = OPP_STACK_PY | t->py[h].id;
     }
     return k;
+}
+
+/* Where torch calls into the shim at an op's start: the function that
+ * runs RecordFunction's start callbacks (an exported member of
+ * libtorch_cpu, found through the shim's dependencies). Code stacks leave
+ * it out with the frames inside it and the frame that called it, so an
+ * op's stack begins where the op was called. */
+static void stack_entry(void *shim)
+{
+    void *p = dlsym(shim, RUN_START_CALLBACKS);
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    if (!p || !dladdr1(p, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+        opp_agent_say("OPPROF_STACKS: torch's at::RecordFunction::runStartCallbacks not found; "
+                      "torch ops' stacks begin inside torch's RecordFunction",
+                      NULL, NULL);
+        return;
+    }
+    opp_stack_entry_lo = (uintptr_t)p;
+    opp_stack_entry_hi = (uintptr_t)p + sym->st_size;
 }
 
 /* ---- what Python calls (ctypes; python/_opprof_torch.py) ---- */
@@ -386,15 +411,20 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
     if (opp_stacks_n) {
-        opp_torch_shim_pyframes_t pf = (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        opp_object_range((const void *)init, &opp_stack_skip_lo, &opp_stack_skip_hi);
+        stack_entry(h);
+        opp_torch_shim_pyframes_t pf =
+            (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
+        opp_torch_shim_pyline_t pl = (opp_torch_shim_pyline_t)dlsym(h, "opp_torch_shim_pyline");
         struct opp_pyframe probe[1];
-        if (pf && pf(probe, 1) >= 0) {
+        if (pf && pl && pf(probe, 1) >= 0) {
             pyframes = pf;
-            opp_object_range((const void *)pf, &opp_stack_skip_lo, &opp_stack_skip_hi);
+            pyline = pl;
             __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
         } else {
             opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "
-                          "this Python's headers: install python3-dev)", NULL, NULL);
+                          "this Python's headers: install python3-dev)",
+                          NULL, NULL);
         }
     }
     __atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
@@ -415,7 +445,7 @@ static uint32_t module_enter(const void *mod, uint32_t name)
 {
     if (opp_tls.state == OPP_T_OFF || !mine())
         return UINT32_MAX;
-    uint8_t step = opp_step_torch ? step_kind(1, NULL) : STEP_NONE;
+    uint8_t step = opp_step_torch ? step_kind(1, NULL) : OPP_STEP_TORCH_NONE;
     if (!step && !opp_capture_open())
         return UINT32_MAX;
     return push(mod, opp_capture_open() ? name : 0, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0, step);
@@ -425,11 +455,11 @@ static uint32_t module_enter(const void *mod, uint32_t name)
  * modules whose forward raised: their post hooks did not run). */
 static void module_leave(uint32_t idx)
 {
-    if (opp_tls.state == OPP_T_OFF || !T || idx == UINT32_MAX)
+    if (opp_tls.state == OPP_T_OFF || !torch_thread || idx == UINT32_MAX)
         return;
-    while (T->depth > idx) {
-        if (T->depth > STACK_MAX)
-            T->depth--;
+    while (torch_thread->depth > idx) {
+        if (torch_thread->depth > STACK_MAX)
+            torch_thread->depth--;
         else
             close_top();
     }
@@ -445,8 +475,9 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
     if (opp_tls.state == OPP_T_OFF || !mine())
         return;
     if (!always_call)
-        for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-            if (T->s[i].key == mod && !T->s[i].ended && is_module(&T->s[i])) {
+        for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+            if (torch_thread->s[i].key == mod && !torch_thread->s[i].ended &&
+                is_module(&torch_thread->s[i])) {
                 module_leave(i);
                 break;
             }
@@ -455,7 +486,7 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
 
 static void module_post(const void *mod)
 {
-    if (opp_tls.state == OPP_T_OFF || !T || pop_uncounted())
+    if (opp_tls.state == OPP_T_OFF || !torch_thread || pop_uncounted())
         return;
     module_leave(innermost_open(mod, 1));
 }
@@ -484,12 +515,12 @@ static void torch_start(const char *self_path)
  * string ids start over, so the op names and Python frames are forgotten. */
 static void torch_forked(void)
 {
-    if (!T)
+    if (!torch_thread)
         return;
-    for (uint32_t i = 0; i < T->depth && i < STACK_MAX; i++)
-        T->s[i].recorded = 0;
-    memset(T->names, 0, sizeof T->names);
-    memset(T->py, 0, sizeof T->py);
+    for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+        torch_thread->s[i].recorded = 0;
+    memset(torch_thread->names, 0, sizeof torch_thread->names);
+    memset(torch_thread->py, 0, sizeof torch_thread->py);
 }
 
 const struct opp_feature opp_feature_torch = {"torch", torch_start, torch_forked, NULL};

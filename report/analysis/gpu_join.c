@@ -10,6 +10,7 @@
 #include "analysis/loader.h"
 #include "gpu.h"
 #include "ops.h"
+#include "torch_rules.h"
 
 #define SORT_MEM (16u << 20) /* bytes each sorter keeps in memory */
 
@@ -35,12 +36,12 @@ struct ext_rec {
 };
 
 /* The calls of one depth of a thread since the last call above them:
- * torch's folding (thread_tree.c opp_tree_fold) removes the only counted
- * child of a same-named torch operator, and lifts the GPU work of its
- * external id to the parent (load.c). */
+ * torch's folding (torch_rules.h: opp_torch_folds) removes a call, and
+ * lifts the GPU work of its external id to the parent (load.c). */
 struct fold_slot {
-    uint32_t count; /* counted (not memory instants) */
-    uint64_t name;  /* the last one's torch name string id + 1, 0: not torch */
+    uint32_t count; /* counted (opp_fold_counts) */
+    uint32_t kind;  /* the last one's kind */
+    uint64_t name;  /* and its opp_torch_call_name */
     /* the last one's external id and those lifted into it, kept until its
      * parent shows whether it folds */
     struct call_rec *pending;
@@ -50,7 +51,8 @@ struct fold_slot {
 struct fold_thread {
     struct fold_slot *s;
     size_t n;
-    uint64_t open_name; /* the last call the process died inside: its name, */
+    uint64_t open_name; /* the last call the process died inside: its name, kind, */
+    uint32_t open_kind;
     uint32_t open_depth, open_kids; /* depth and completed children; */
     int open_last;                  /* the previous call was it; */
     struct opp_gpu_call open_owner; /* what owns its external id */
@@ -154,8 +156,8 @@ static struct fold_thread *fold_thread(struct opp_gpu_join *j, uint32_t ti, uint
     return t;
 }
 
-int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, const uint64_t *args,
-                      uint32_t nargs, const struct opp_gpu_call *c)
+int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32_t kind,
+                      const uint64_t *args, uint32_t nargs, const struct opp_gpu_call *c)
 {
     int rc = 0;
     uint64_t corr = kind == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR
@@ -166,14 +168,10 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
     struct fold_thread *t = rc ? NULL : fold_thread(j, c->thread, c->depth);
     if (!t)
         return rc ? rc : -ENOMEM;
-    const uint64_t *a = args;
-    uint32_t na = opp_op_args(kind, &a, nargs);
-    uint64_t name = opp_kind_base(kind) == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME
-                        ? a[OPP_COL_TORCH_NAME] + 1
-                        : 0;
+    uint64_t name = opp_torch_call_name(kind, fn, args, nargs);
     uint64_t ext = opp_op_extid(kind, args, nargs);
     struct fold_slot *kids = &t->s[c->depth + 1], *here = &t->s[c->depth];
-    int folds = kids->count == 1 && name && kids->name == name; /* its only child */
+    int folds = opp_torch_folds(kids->count, kind, name, kids->kind, kids->name); /* its child */
     int folded = 0; /* this one, into the call it died inside above it */
     struct opp_gpu_call owner = *c; /* of its external id and those lifted into it */
     if (c->open) {
@@ -181,24 +179,25 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
          * joined by one it died inside, which comes next */
         if (folds && kids->npending)
             return 1;
-        folded = t->open_last && t->open_depth + 1 == c->depth && !t->open_kids && name &&
-                 t->open_name == name;
+        folded = t->open_last && t->open_depth + 1 == c->depth &&
+                 opp_torch_folds(t->open_kids + 1, t->open_kind, t->open_name, kind, name);
         j->open_folded += folded;
         if (folded)
             owner = t->open_owner;
-        t->open_name = name, t->open_depth = c->depth, t->open_kids = kids->count;
+        t->open_name = name, t->open_kind = kind, t->open_depth = c->depth;
+        t->open_kids = kids->count;
         t->open_owner = owner;
         folds = 0;
     }
     t->open_last = c->open;
     if (!folds && (rc = flush(j, kids)))
         return rc;
-    kids->count = 0, kids->name = 0;
-    if (opp_kind_base(kind) == OPP_OP_MEMORY)
-        return 0; /* not counted: torch sums it into the call around it */
+    kids->count = 0, kids->kind = 0, kids->name = 0;
+    if (!opp_fold_counts(kind)) /* torch sums it into the call around it */
+        return 0;
     if (++here->count > 1 && (rc = flush(j, here))) /* a second child: none folds */
         return rc;
-    here->name = name;
+    here->kind = kind, here->name = name;
     /* it may fold into the call above (not one the process died inside:
      * those come outermost first, their folding known as they come) */
     int pending = name && here->count == 1 && !c->open;

@@ -167,16 +167,16 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
 }
 
-struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths, int *cannot,
-                                           char *err, size_t errlen)
+struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
+                                           enum opp_stream_refused *why, char *err, size_t errlen)
 {
     struct opp_gpu_stream *g = calloc(1, sizeof *g);
     if (!g) {
-        *cannot = 0;
+        *why = OPP_STREAM_ERROR;
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(g->pass = opp_pass_open(paths, npaths, cannot, err, errlen))) {
+    if (!(g->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
         free(g);
         return NULL;
     }

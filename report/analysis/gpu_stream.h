@@ -13,15 +13,16 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/stream_meta.h"
 
 struct opp_gpu_stream;
 struct opp_owned_tap;
 
-/* The pass's first read (opp_pass_open, *cannot as it sets it). Its
- * model has what the view names (processes, devices, memory series) and
- * no ops. */
-struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths, int *cannot,
-                                           char *err, size_t errlen);
+/* The pass's first read (opp_pass_open, *why as it sets it). Its model
+ * has what the view names (processes, devices, memory series) and no
+ * ops. */
+struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
+                                           enum opp_stream_refused *why, char *err, size_t errlen);
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
 /* What the first read learnt (stream_meta.h). */
 struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);

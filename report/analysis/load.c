@@ -14,6 +14,7 @@
 #include "ops.h"
 #include "analysis/symbolize.h"
 #include "analysis/thread_tree.h"
+#include "torch_rules.h"
 
 struct fold_ctx {
     struct opp_model *m;
@@ -22,13 +23,14 @@ struct fold_ctx {
     size_t lifted_cap;
 };
 
-/* Two torch operators of the same name (thread_tree.h: opp_tree_fold). */
-static int same_torch_op(const struct opp_event *c, const struct opp_event *p, void *ctx)
+/* torch's folding of an op into itself (torch_rules.h), by the names the
+ * model interned. */
+static int folds_torch(const struct opp_event *c, const struct opp_event *p, unsigned counted,
+                       void *ctx)
 {
     const struct fold_ctx *x = ctx;
-    return c->name == p->name &&
-           opp_kind_base(opp_event_func(x->m, x->t, c)->kind) == OPP_OP_TORCH &&
-           opp_kind_base(opp_event_func(x->m, x->t, p)->kind) == OPP_OP_TORCH;
+    return opp_torch_folds(counted, opp_event_func(x->m, x->t, p)->kind, p->name,
+                           opp_event_func(x->m, x->t, c)->kind, c->name);
 }
 
 /* A memory instant: torch sums those into the event around them, they
@@ -36,7 +38,7 @@ static int same_torch_op(const struct opp_event *c, const struct opp_event *p, v
 static int memory_event(const struct opp_event *e, void *ctx)
 {
     const struct fold_ctx *x = ctx;
-    return opp_kind_base(opp_event_func(x->m, x->t, e)->kind) == OPP_OP_MEMORY;
+    return !opp_fold_counts(opp_event_func(x->m, x->t, e)->kind);
 }
 
 /* A folded op's external id, its GPU work going to owner. */
@@ -69,7 +71,7 @@ static int gpu_finish(struct opp_loader *ld)
         x.thread = (uint32_t)i;
         if (t->stat)
             continue;
-        if (opp_tree_fold(t->events, &t->nevents, same_torch_op, memory_event, lift, &x))
+        if (opp_tree_fold(t->events, &t->nevents, folds_torch, memory_event, lift, &x))
             return -1;
         /* the calls the process died inside, folded ones not counted (as a
          * summary of the trace counts them) */

@@ -11,6 +11,7 @@
 #include "analysis/stream_meta.h"
 #include "analysis/thread_tree.h"
 #include "ops.h"
+#include "torch_rules.h"
 
 #define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
 
@@ -143,7 +144,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
         if (c->depth <= x->depth &&
             (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
             return whole(p, t);
-        if (c->flags & OPP_PASS_MEMORY)
+        if (!opp_fold_counts(c->kind))
             continue; /* torch sums a memory instant into the call, no child */
         counted++;
         kids += c->end - c->begin;
@@ -156,10 +157,8 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
         return whole(p, t);
     x->kids_ns = kids;
     x->folded = OPP_PASS_NONE;
-    /* torch's folding (EventList._remove_dup_nodes, thread_tree.h's
-     * opp_tree_fold as load.c calls it): an only child of the same name is
-     * removed, its children the parent's */
-    if (counted == 1 && (x->flags & only.flags & OPP_PASS_TORCH) && only.name == x->name) {
+    /* torch's folding: the child is removed, its children the parent's */
+    if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
         x->kids_ns = only.kids_ns;
         x->folded = only.seq;
         p->open -= (only.flags & OPP_PASS_OPEN) != 0;
@@ -218,13 +217,10 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     const uint64_t *a = e->args;
     uint32_t na = opp_op_args(kind, &a, e->nargs);
     if (opp_kind_base(kind) == OPP_OP_TORCH) {
-        x.flags |= OPP_PASS_TORCH;
         x.scope = na > OPP_COL_TORCH_SCOPE ? (int32_t)a[OPP_COL_TORCH_SCOPE] : -1;
         if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
             x.flags |= OPP_PASS_LABEL;
     }
-    if (opp_kind_base(kind) == OPP_OP_MEMORY)
-        x.flags |= OPP_PASS_MEMORY;
     if (t->whole) {
         if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all))
             return fail(p, ENOMEM);
@@ -306,10 +302,10 @@ static int stopped(struct opp_pass *p, char *err, size_t errlen)
     return 0;
 }
 
-struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths, int *cannot_, char *err,
-                               size_t errlen)
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
+                               enum opp_stream_refused *why_, char *err, size_t errlen)
 {
-    *cannot_ = 0;
+    *why_ = OPP_STREAM_ERROR;
     struct opp_pass *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errlen, "out of memory");
@@ -323,7 +319,9 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths, int *can
         p->cannot = "it is a summary trace";
     int why = stopped(p, err, errlen);
     if (why || rc < 0) {
-        *cannot_ = why <= 0 || rc < 0 ? 0 : p->meta.summary ? 2 : 1;
+        *why_ = why <= 0 || rc < 0 ? OPP_STREAM_ERROR
+                : p->meta.summary  ? OPP_STREAM_SUMMARY_FILE
+                                   : OPP_STREAM_CANNOT;
         opp_pass_free(p);
         return NULL;
     }
@@ -363,19 +361,21 @@ uint32_t opp_pass_intern(struct opp_pass *p, const char *s)
     return opp_loader_intern(&p->meta.ld, s);
 }
 
-/* Two torch operators of the same name (load.c's rule for opp_tree_fold);
- * an event's args holds its index in the thread's calls. */
-static int same_torch_op(const struct opp_event *c, const struct opp_event *parent, void *ctx)
+/* torch's folding of an op into itself (torch_rules.h), as load.c asks
+ * opp_tree_fold; an event's args holds its index in the thread's calls. */
+static int folds_torch(const struct opp_event *c, const struct opp_event *parent, unsigned counted,
+                       void *ctx)
 {
     const struct pthread *t = ctx;
     const struct opp_pass_call *x = &t->all[c->args], *y = &t->all[parent->args];
-    return x->name == y->name && (x->flags & y->flags & OPP_PASS_TORCH);
+    return opp_torch_folds(counted, y->kind, y->name, x->kind, x->name);
 }
 
+/* A memory instant: torch sums those into the event around them. */
 static int memory_instant(const struct opp_event *c, void *ctx)
 {
     const struct pthread *t = ctx;
-    return (t->all[c->args].flags & OPP_PASS_MEMORY) != 0;
+    return !opp_fold_counts(t->all[c->args].kind);
 }
 
 /* Call k of a thread kept whole, with kids its children's time. */
@@ -404,7 +404,7 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
                                    .depth = t->all[k].depth,
                                    .args = (uint32_t)k};
     if (!rc && !(rc = opp_tree_build(ev, n)))
-        rc = opp_tree_fold(ev, &n, same_torch_op, memory_instant, NULL, t);
+        rc = opp_tree_fold(ev, &n, folds_torch, memory_instant, NULL, t);
     for (size_t i = 0; i < n && !rc; i++)
         if (ev[i].parent != OPP_NO_PARENT && !memory_instant(&ev[i], t))
             kids[ev[i].parent] += ev[i].end_ns - ev[i].begin_ns;

@@ -2,9 +2,9 @@
  * (docs/DESIGN.md, "One pass over a trace"): each call handed over as its
  * thread returned from it, with its children's time, the calls a process
  * died inside ended where the loaded model ends them, torch's folding of
- * an only child of the same name done, each call told when it is known
- * to be top-level, and the GPU work joined to the call that owns it. Those
- * rules are written here once; a consumer (steps: step_stream.h) keeps
+ * an op into itself done (torch_rules.h's rule), each call told when it
+ * is known to be top-level, and the GPU work joined to the call that owns
+ * it. The reading is written here once; a consumer (steps: step_stream.h) keeps
  * only what it shows, so memory is bounded by the threads, the calls
  * still open and what the consumers keep, not by the calls.
  *
@@ -28,28 +28,27 @@
 
 #include "analysis/gpu_join.h"
 #include "analysis/model.h"
+#include "analysis/stream_meta.h"
 
 struct opp_gpu_rec;
-struct opp_stream_meta;
 
 enum {
-    OPP_PASS_TORCH = 1,  /* a torch operator */
-    OPP_PASS_MEMORY = 2, /* a memory instant (torch sums it into its parent: no child) */
-    OPP_PASS_LABEL = 4,  /* a torch label or nn.Module forward */
-    OPP_PASS_OPEN = 8,   /* its process died inside it */
+    OPP_PASS_LABEL = 1, /* a torch label or nn.Module forward */
+    OPP_PASS_OPEN = 2,  /* its process died inside it */
 };
 #define OPP_PASS_NONE UINT32_MAX
 
 /* A call as the pass hands it over. */
 struct opp_pass_call {
     uint64_t begin, end; /* a call its process died inside ends where load.c ends it */
-    uint64_t kids_ns;    /* its children's durations (memory instants not counted) */
+    uint64_t kids_ns;    /* its children's durations (those opp_fold_counts) */
     uint32_t thread;     /* index in the model's threads */
     uint32_t seq;        /* its arrival on its thread (opp_gpu_call.seq) */
     uint32_t name;       /* string id (NVTX ranges and sub-named ops by their own name) */
     uint32_t kind;       /* its entry point's (enum opp_op_kind with flags) */
     uint32_t folded;     /* the seq of its only child, handed over before it, that torch
-                            folds into it (its children are this call's), or OPP_PASS_NONE */
+                            folds into it (torch_rules.h: opp_torch_folds; its children are
+                            this call's), or OPP_PASS_NONE */
     int32_t scope;       /* a torch operator's (enum opp_torch_scope), else -1 */
     uint16_t depth;      /* as recorded */
     uint8_t flags;       /* OPP_PASS_* */
@@ -81,11 +80,12 @@ struct opp_pass;
  * opp_model_load_many makes it, each file's times on the first's clock;
  * paths must outlive the pass): the processes, threads, names, devices,
  * warnings and counts of drops (the model, with no calls), and where each
- * thread's NVTX ranges begin. NULL on error (err says why; *cannot 0), or
- * when the trace cannot be read this way (*cannot: 2 for a summary trace,
- * 1 for more than 2^20 NVTX ranges; err says why). */
-struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths, int *cannot, char *err,
-                               size_t errlen);
+ * thread's NVTX ranges begin. NULL and *why: OPP_STREAM_ERROR (err says
+ * it), OPP_STREAM_SUMMARY_FILE for a summary trace, OPP_STREAM_CANNOT
+ * when the trace cannot be read this way (more than 2^20 NVTX ranges;
+ * err says why). */
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
+                               enum opp_stream_refused *why, char *err, size_t errlen);
 /* The model of the first read; after a read, its open_events counts the
  * calls a process died inside, less those folded. */
 struct opp_model *opp_pass_model(const struct opp_pass *p);

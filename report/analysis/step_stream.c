@@ -10,9 +10,8 @@
 #include "analysis/pass.h"
 #include "analysis/stream_meta.h"
 #include "ops.h"
+#include "torch_rules.h"
 
-#define PROFILER_STEP "ProfilerStep#"
-#define OPTIMIZER_STEP "Optimizer.step#"
 #define NO_CAND UINT32_MAX
 
 /* A call that may be a step (or mark one), with what the step needs. */
@@ -235,9 +234,9 @@ static int candidate(void *ctx, const struct opp_pass_call *x)
     int range = opp_kind_base(x->kind) == OPP_OP_NVTX || user || module;
     if (z->name_id != UINT32_MAX)
         return x->name == z->name_id ? cand_push(&t->named, x, range) : 0;
-    if (has_prefix(z, x->name, PROFILER_STEP) && cand_push(&t->pstep, x, 1))
+    if (has_prefix(z, x->name, OPP_PROFILER_STEP) && cand_push(&t->pstep, x, 1))
         return -ENOMEM;
-    if (has_prefix(z, x->name, OPTIMIZER_STEP)) {
+    if (has_prefix(z, x->name, OPP_OPTIMIZER_STEP)) {
         cand_drop_inside(&t->opt, x); /* an optimizer stepping another */
         if (user && cand_push(&t->opt, x, 0))
             return -ENOMEM;
@@ -250,16 +249,16 @@ static int candidate(void *ctx, const struct opp_pass_call *x)
     return 0;
 }
 
-struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths, int *cannot,
-                                             char *err, size_t errlen)
+struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
+                                             enum opp_stream_refused *why, char *err, size_t errlen)
 {
     struct opp_step_stream *z = calloc(1, sizeof *z);
     if (!z) {
-        *cannot = 0;
+        *why = OPP_STREAM_ERROR;
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(z->pass = opp_pass_open(paths, npaths, cannot, err, errlen))) {
+    if (!(z->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
         free(z);
         return NULL;
     }
@@ -376,15 +375,11 @@ static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts
                 first = &c->v[0];
             }
         }
-    if (pick == PSTEP)
-        snprintf(what, cap_what, PROFILER_STEP "N");
-    else if (pick == TRAIN)
-        snprintf(what, cap_what, "training iterations (to each %s)", opp_model_str(m, first->name));
-    else if (pick == MODULE)
-        snprintf(what, cap_what, "inferences (outermost nn.Module forwards: %s)",
-                 opp_model_str(m, first->name));
-    else
-        snprintf(what, cap_what, "none (no ProfilerStep#N, optimizer step or nn.Module)");
+    opp_steps_default_what(pick == PSTEP    ? OPP_STEPS_PROFILER
+                           : pick == TRAIN  ? OPP_STEPS_TRAINING
+                           : pick == MODULE ? OPP_STEPS_INFERENCE
+                                            : OPP_STEPS_NONE,
+                           first ? opp_model_str(m, first->name) : NULL, what, cap_what);
     out->ranges = pick == PSTEP || pick == MODULE;
     return pick;
 }

@@ -12,14 +12,16 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/step_times.h"
+#include "analysis/stream_meta.h"
 
 struct opp_step_stream;
 
-/* The pass's first read (opp_pass_open, *cannot as it sets it): its
- * model (opp_step_stream_model) has the processes, threads, names,
- * warnings and counts of drops, and no calls. */
-struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths, int *cannot,
-                                             char *err, size_t errlen);
+/* The pass's first read (opp_pass_open, *why as it sets it): its model
+ * (opp_step_stream_model) has the processes, threads, names, warnings
+ * and counts of drops, and no calls. */
+struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
+                                             enum opp_stream_refused *why, char *err,
+                                             size_t errlen);
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* opp_steps_find (name) or opp_steps_default (name NULL: what set) for the

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "torch_rules.h"
 
 static int push(struct opp_steps *s, size_t *cap, struct opp_step st)
 {
@@ -122,9 +123,6 @@ int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, cons
     return 0;
 }
 
-#define PROFILER_STEP "ProfilerStep#"
-#define OPTIMIZER_STEP "Optimizer.step#"
-
 static int prefixed(const struct opp_model *m, const struct opp_event *e, const char *p)
 {
     return !strncmp(opp_model_str(m, e->name), p, strlen(p));
@@ -154,7 +152,7 @@ static int is_profiler_step(const struct opp_model *m, const struct opp_thread *
                             const struct opp_event *e)
 {
     (void)t;
-    return prefixed(m, e, PROFILER_STEP);
+    return prefixed(m, e, OPP_PROFILER_STEP);
 }
 
 /* An optimizer's step inside no other's (a wrapping optimizer, Lookahead
@@ -162,10 +160,10 @@ static int is_profiler_step(const struct opp_model *m, const struct opp_thread *
 static int is_optimizer_step(const struct opp_model *m, const struct opp_thread *t,
                              const struct opp_event *e)
 {
-    if (torch_scope(m, t, e) != OPP_TORCH_SCOPE_USER || !prefixed(m, e, OPTIMIZER_STEP))
+    if (torch_scope(m, t, e) != OPP_TORCH_SCOPE_USER || !prefixed(m, e, OPP_OPTIMIZER_STEP))
         return 0;
     for (uint32_t p = e->parent; p != OPP_NO_PARENT; p = t->events[p].parent)
-        if (prefixed(m, &t->events[p], OPTIMIZER_STEP))
+        if (prefixed(m, &t->events[p], OPP_OPTIMIZER_STEP))
             return 0;
     return 1;
 }
@@ -215,6 +213,25 @@ static int training_steps(const struct opp_model *m, const struct opp_thread *t,
     return 0;
 }
 
+void opp_steps_default_what(enum opp_default_steps which, const char *name, char *what,
+                            size_t cap_what)
+{
+    switch (which) {
+    case OPP_STEPS_PROFILER:
+        snprintf(what, cap_what, OPP_PROFILER_STEP "N");
+        break;
+    case OPP_STEPS_TRAINING:
+        snprintf(what, cap_what, "training iterations (to each %s)", name);
+        break;
+    case OPP_STEPS_INFERENCE:
+        snprintf(what, cap_what, "inferences (outermost nn.Module forwards: %s)", name);
+        break;
+    case OPP_STEPS_NONE:
+        snprintf(what, cap_what, "none (no " OPP_PROFILER_STEP "N, optimizer step or nn.Module)");
+        break;
+    }
+}
+
 int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
                       struct opp_steps *out, char *what, size_t cap_what)
 {
@@ -223,17 +240,16 @@ int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
     const struct opp_event *e;
     int (*pick)(const struct opp_model *, const struct opp_thread *, const struct opp_event *);
     if ((e = find_any(m, o, is_profiler_step, &t0))) {
-        snprintf(what, cap_what, PROFILER_STEP "N");
+        opp_steps_default_what(OPP_STEPS_PROFILER, NULL, what, cap_what);
         pick = is_profiler_step;
     } else if ((e = find_any(m, o, is_optimizer_step, &t0))) {
-        snprintf(what, cap_what, "training iterations (to each %s)", opp_model_str(m, e->name));
+        opp_steps_default_what(OPP_STEPS_TRAINING, opp_model_str(m, e->name), what, cap_what);
         pick = NULL;
     } else if ((e = find_any(m, o, is_outer_module, &t0))) {
-        snprintf(what, cap_what, "inferences (outermost nn.Module forwards: %s)",
-                 opp_model_str(m, e->name));
+        opp_steps_default_what(OPP_STEPS_INFERENCE, opp_model_str(m, e->name), what, cap_what);
         pick = is_outer_module;
     } else {
-        snprintf(what, cap_what, "none (no ProfilerStep#N, optimizer step or nn.Module)");
+        opp_steps_default_what(OPP_STEPS_NONE, NULL, what, cap_what);
         return 0;
     }
     out->ranges = pick != NULL;
@@ -252,6 +268,18 @@ int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
                 return -ENOMEM;
     }
     return 0;
+}
+
+int opp_steps_main_process(const struct opp_model *m, struct opp_agg_opts *o, size_t ntraces)
+{
+    if (m->nprocs < 2 || o->filter_pid || o->filter_tid || o->filter_rank || ntraces > 1)
+        return 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        if (m->procs[p].rank >= 0)
+            return 0; /* ranks of a job: peers, each with its steps (--rank for one) */
+    o->filter_pid = 1;
+    o->pid = m->procs[0].pid;
+    return 1;
 }
 
 void opp_steps_free(struct opp_steps *s)
@@ -310,10 +338,11 @@ int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, siz
         const struct opp_thread *t = &m->threads[ti];
         for (size_t k = 0; k < t->nevents; k++) {
             const char *name = opp_model_str(m, t->events[k].name), *end;
-            if (strncmp(name, "ProfilerStep#", 13) || !name[13])
+            size_t at = sizeof OPP_PROFILER_STEP - 1;
+            if (strncmp(name, OPP_PROFILER_STEP, at) || !name[at])
                 continue;
             uint64_t num = 0;
-            for (end = name + 13; *end >= '0' && *end <= '9' && num < UINT64_MAX / 10; end++)
+            for (end = name + at; *end >= '0' && *end <= '9' && num < UINT64_MAX / 10; end++)
                 num = num * 10 + (uint64_t)(*end - '0');
             if (*end)
                 continue;

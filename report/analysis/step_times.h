@@ -42,7 +42,23 @@ int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, cons
  * each a range. what: which, for a person. 0 (n may be 0) or -ENOMEM. */
 int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
                       struct opp_steps *out, char *what, size_t cap_what);
+/* Which of those a program's own steps are, and how it says so in what
+ * (name: the first optimizer step's or module's), for a loaded model and
+ * a streamed trace alike. */
+enum opp_default_steps {
+    OPP_STEPS_PROFILER,  /* ProfilerStep#N */
+    OPP_STEPS_TRAINING,  /* to each optimizer step's end */
+    OPP_STEPS_INFERENCE, /* the outermost nn.Module forwards */
+    OPP_STEPS_NONE,
+};
+void opp_steps_default_what(enum opp_default_steps which, const char *name, char *what,
+                            size_t cap_what);
 void opp_steps_free(struct opp_steps *s);
+/* Steps without --pid, --tid or --rank, on one trace (ntraces 1) of
+ * several processes none of which is a rank: the main process's (the
+ * first, the one `opprof run` started), not its workers' too. 1 with o's
+ * pid filter set to it, else 0 and o as it was. */
+int opp_steps_main_process(const struct opp_model *m, struct opp_agg_opts *o, size_t ntraces);
 
 struct opp_dist {
     uint64_t count, mean, p50, p90, p99, max; /* ns; nearest-rank percentiles */

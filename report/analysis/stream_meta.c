@@ -205,7 +205,7 @@ int opp_stream_meta_join(const struct opp_stream_meta *sm, struct opp_gpu_join *
                              ti,          seq,
                              e->depth,    (e->flags & OPP_EV_OPEN) != 0,
                              at};
-    return opp_gpu_join_call(j, pi, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
+    return opp_gpu_join_call(j, pi, e->fn, m->procs[pi].funcs[e->fn].kind, e->args, e->nargs, &c);
 }
 
 void opp_stream_meta_free(struct opp_stream_meta *sm)

@@ -13,6 +13,13 @@
 
 #include "analysis/loader.h"
 
+/* Why a reader that streams opened no stream (its open returned NULL). */
+enum opp_stream_refused {
+    OPP_STREAM_ERROR,        /* err says what went wrong */
+    OPP_STREAM_CANNOT,       /* the loaded answer cannot be given this way: err says why */
+    OPP_STREAM_SUMMARY_FILE, /* the trace is a summary trace: loaded, it says what it lacks */
+};
+
 struct opp_stream_meta {
     struct opp_loader ld; /* ld.m: the model */
     uint64_t *last;       /* by thread index: the latest end of its calls */

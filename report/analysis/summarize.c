@@ -60,6 +60,7 @@ struct sz {
                                     apart */
     int gpu_pass, failed, ranges_enclose;
     int exact, stopped; /* stop once the summary cannot be the loaded report's */
+    int is_summary;     /* the trace read is a summary trace */
     uint64_t events;
     /* the calls processes died inside: the collector writes them last; they
      * go in once the reading is done, ending where load.c ends them */
@@ -407,6 +408,7 @@ static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, 
     int rc = opp_trace_read(in, &v, z, sum, err, errlen);
     if (rc == 0 && !z->failed && sum->summary) {
         snprintf(err, errlen, "%s is a summary trace already", in);
+        z->is_summary = 1;
         rc = -1;
     }
     if (rc == 0 && !z->failed && !z->stopped && !z->need_join)
@@ -458,14 +460,14 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
     return read_calls(z, in, sum, err, errlen);
 }
 
-int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int exact,
-                  const struct opp_owned_tap *tap, struct opp_summarized *res, char *err,
-                  size_t errlen)
+enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
+                                    int exact, const struct opp_owned_tap *tap,
+                                    struct opp_summarized *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
     struct sz z = {.exact = exact, .how = FIRST, .tap = tap};
     if (start(&z, out, max_nodes, err, errlen))
-        return -1;
+        return OPP_SUMMARIZE_FAILED;
     struct opp_tr_summary sum;
     int rc = read_calls(&z, in, &sum, err, errlen);
     if (rc == 0 && !z.failed && z.need_join)
@@ -503,12 +505,14 @@ int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int 
     opp_sum_free(z.sum);
     if (rc == 0 && !z.failed && !wrc) {
         snprintf(res->warning, sizeof res->warning, "%s", sum.warning);
-        return 0;
+        return OPP_SUMMARIZED;
     }
     unlink(out);
-    res->out_failed = rc == 0;
-    if (rc == 0)
-        snprintf(err, errlen, "writing %s failed: %s", out,
-                 strerror(z.failed ? z.failed : wrc ? -wrc : errno));
-    return -1;
+    if (rc != 0)
+        return z.is_summary ? OPP_SUMMARIZE_IS_SUMMARY : OPP_SUMMARIZE_FAILED;
+    snprintf(err, errlen, "writing %s failed: %s", out,
+             strerror(z.failed ? z.failed
+                      : wrc    ? -wrc
+                               : errno));
+    return OPP_SUMMARIZE_OUT_FAILED;
 }

@@ -13,7 +13,6 @@ struct opp_summarized {
     uint64_t calls;    /* calls added up */
     uint64_t dropped;  /* calls on new call paths past max_nodes */
     int complete;      /* the trace had its end marker */
-    int out_failed;    /* on failure: out could not be written (not the trace's fault) */
     /* an NVTX range recorded when it ended (start/end, ProfilerStep#N) is
      * around calls of its depth: the summary cannot nest them in it as a
      * loaded trace does (its self time and its parent's differ) */
@@ -38,17 +37,24 @@ struct opp_summarized {
 
 struct opp_owned_tap;
 
+/* What opp_summarize returns: done, or why not (err says it for a person). */
+enum opp_summarize_rc {
+    OPP_SUMMARIZED = 0,
+    OPP_SUMMARIZE_FAILED = -1,     /* in could not be read, or out of memory */
+    OPP_SUMMARIZE_OUT_FAILED = -2, /* out could not be written (not the trace's fault) */
+    OPP_SUMMARIZE_IS_SUMMARY = -3, /* in is a summary trace already */
+};
+
 /* in (a full trace) summarised into out (written whole, or not at all is
  * the caller's: out is what it names, removed on failure). max_nodes: call
  * paths kept (past it, calls on new paths are counted as dropped). exact:
  * stop reading as soon as the summary cannot be what the loaded trace
  * reports (calls dropped, launches lost, ranges around calls: res says
  * which; out is then a part). tap: NULL, or a second reader of the join
- * of GPU work to calls, if the summary makes one (owned_ops.h). 0, or -1
- * with err set. */
-int opp_summarize(const char *in, const char *out, unsigned long max_nodes, int exact,
-                  const struct opp_owned_tap *tap, struct opp_summarized *res, char *err,
-                  size_t errlen);
+ * of GPU work to calls, if the summary makes one (owned_ops.h). */
+enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
+                                    int exact, const struct opp_owned_tap *tap,
+                                    struct opp_summarized *res, char *err, size_t errlen);
 /* What res holds, freed (whatever opp_summarize returned). */
 void opp_summarized_free(struct opp_summarized *res);
 

@@ -125,11 +125,10 @@ static int lift_folded(const struct opp_event *ev, size_t cnt, const uint8_t *ki
 }
 
 int opp_tree_fold(struct opp_event *ev, size_t *n,
-                  int (*same)(const struct opp_event *child, const struct opp_event *parent,
-                              void *ctx),
+                  int (*folds)(const struct opp_event *child, const struct opp_event *parent,
+                               unsigned counted, void *ctx),
                   int (*uncounted)(const struct opp_event *child, void *ctx),
-                  int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx),
-                  void *ctx)
+                  int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx), void *ctx)
 {
     size_t cnt = *n;
     if (cnt < 2)
@@ -147,8 +146,8 @@ int opp_tree_fold(struct opp_event *ev, size_t *n,
             kids[ev[i].parent]++;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t p = ev[i].parent;
-        if (p != OPP_NO_PARENT && (kids[p] & COUNT) == 1 &&
-            !(uncounted && uncounted(&ev[i], ctx)) && same(&ev[i], &ev[p], ctx))
+        if (p != OPP_NO_PARENT && !(uncounted && uncounted(&ev[i], ctx)) &&
+            folds(&ev[i], &ev[p], kids[p] & COUNT, ctx))
             kids[i] |= FOLDED; /* folded into its parent */
     }
     if (lift && lift_folded(ev, cnt, kids, FOLDED, lift, ctx)) {

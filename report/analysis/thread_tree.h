@@ -27,22 +27,21 @@
  * torch. 0, or -ENOMEM (ev is then left unchanged). */
 int opp_tree_build(struct opp_event *ev, size_t n);
 
-/* torch.profiler's EventList._remove_dup_nodes on a built tree: an event
- * that is its parent's only child and that same(child, parent, ctx) says
- * is the same operator (torch: the same name; an op that redispatches to
- * itself, like aten::div_ with a scalar) is removed, its children going to
- * the parent, whose total stays. Children that uncounted(child, ctx) says
- * are not torch's children (memory instants, which torch sums into the
- * event instead) do not count and are never removed; uncounted may be
- * NULL. Before ev[0..*n) is compacted and its tree built again, lift
- * (may be NULL) sees each removed event with the index its nearest kept
- * ancestor will have (torch lifts a removed op's kernels to its parent);
- * non-zero from it stops the fold. 0, or -ENOMEM. */
+/* torch's folding of an op into itself (torch_rules.h: opp_torch_folds)
+ * on a built tree: an event that folds(child, parent, counted, ctx) says
+ * folds into its parent, counted being the parent's children (0, 1, or 2
+ * for more), is removed, its children going to the parent, whose total
+ * stays. Children that uncounted(child, ctx) says are not torch's children
+ * (memory instants, which torch sums into the event instead) are not
+ * counted and never removed; uncounted may be NULL. Before ev[0..*n) is
+ * compacted and its tree built again, lift (may be NULL) sees each removed
+ * event with the index its nearest kept ancestor will have (torch lifts a
+ * removed op's kernels to its parent); non-zero from it stops the fold.
+ * 0, or -ENOMEM. */
 int opp_tree_fold(struct opp_event *ev, size_t *n,
-                  int (*same)(const struct opp_event *child, const struct opp_event *parent,
-                              void *ctx),
+                  int (*folds)(const struct opp_event *child, const struct opp_event *parent,
+                               unsigned counted, void *ctx),
                   int (*uncounted)(const struct opp_event *child, void *ctx),
-                  int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx),
-                  void *ctx);
+                  int (*lift)(const struct opp_event *child, uint32_t owner, void *ctx), void *ctx);
 
 #endif

@@ -1,4 +1,6 @@
 /* `opprof export html`: one self-contained page (nothing fetched) with the
+ * findings of `opprof advise` (analysis/advise.h) linking to the table's
+ * rows and the tree's nodes they name, the
  * key_averages table (sortable, filterable), the call tree (folding, with
  * no script), the flame graph (export_stacks.c; search and zoom), each GPU
  * stream's busy and idle time as a bar (gpu_stats.c), each device's memory
@@ -12,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/advise.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
+#include "analysis/step_times.h"
 #include "analysis/gpu_stats.h"
 #include "views/fmt.h"
 #include "views/output.h"
@@ -146,7 +150,7 @@ static int section_table(FILE *out, const struct opp_model *m)
     char buf[OPP_FMT_MAX];
     for (size_t i = 0; i < a.nrows; i++) {
         const struct opp_row *r = &a.rows[i];
-        fputs("<tr><td>", out);
+        fprintf(out, "<tr id=\"op-%zu\"><td>", i);
         html_text(out, r->key, strlen(r->key));
         fputs("</td>", out);
         for (size_t c = 0; c < NCOLS; c++) {
@@ -171,6 +175,125 @@ static int section_table(FILE *out, const struct opp_model *m)
         fputs("</tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
+    opp_agg_free(&a);
+    return ferror(out) ? -1 : 0;
+}
+
+/* ---- the findings of `opprof advise`, ranked: each names its operator
+ * with a link to its row of the table (op-N: the row's index, the table's
+ * rows in the same order) and to its heaviest node of the call tree (the
+ * script finds it by name and opens the nodes above it) ---- */
+
+static void html_str(FILE *f, const char *s)
+{
+    html_text(f, s, strlen(s));
+}
+
+/* The first operator a finding names ("aten::mul, aten::add": aten::mul),
+ * its table row's index in *row; 0 when the table has none. */
+static int finding_row(const struct opp_agg *a, const char *op, size_t *row)
+{
+    size_t len = strcspn(op, ",");
+    for (size_t i = 0; i < a->nrows; i++)
+        if (strlen(a->rows[i].key) == len && !strncmp(a->rows[i].key, op, len)) {
+            *row = i;
+            return 1;
+        }
+    return 0;
+}
+
+static void finding_item(FILE *out, const struct opp_agg *a, const struct opp_finding *x)
+{
+    fputs("<li><b>", out);
+    html_str(out, x->what);
+    fputs("</b> <span class=\"rule\">", out);
+    html_str(out, x->rule);
+    fputs("</span>", out);
+    size_t row;
+    if (x->op[0]) {
+        size_t len = strcspn(x->op, ",");
+        fputs("<br>where: ", out);
+        html_str(out, x->op);
+        if (finding_row(a, x->op, &row))
+            fprintf(out, " (<a href=\"#op-%zu\">row</a>, ", row);
+        else
+            fputs(" (", out);
+        fputs("<a class=\"to-tree\" href=\"#calltree\" data-name=\"", out);
+        html_text(out, x->op, len);
+        fputs("\">call tree</a>)", out);
+    }
+    if (x->layer[0]) {
+        fputs("<br>in layer: ", out);
+        html_str(out, x->layer);
+    }
+    if (x->code[0]) {
+        fputs("<br>called at: ", out);
+        html_str(out, x->code);
+    }
+    if (x->step >= 0) {
+        fprintf(out, "<br>step %" PRId64, x->step);
+        if (x->step_last > x->step)
+            fprintf(out, " to %" PRId64, x->step_last);
+    }
+    if (x->rank >= 0)
+        fprintf(out, "<br>rank %" PRId64, x->rank);
+    if (x->device >= 0)
+        fprintf(out, "<br>device %" PRId64, x->device);
+    if (x->stream >= 0)
+        fprintf(out, ", stream %" PRId64, x->stream);
+    if (x->ms_per_step >= 0) {
+        fprintf(out, "<br>how much: %.3f ms a step", x->ms_per_step);
+        if (x->share >= 0)
+            fprintf(out, ", %.1f%% of the steps' time", x->share * 100);
+    }
+    if (x->evidence[0]) {
+        fputs("<br>evidence: ", out);
+        html_str(out, x->evidence);
+    }
+    if (x->try_[0]) {
+        fputs("<br>try: ", out);
+        html_str(out, x->try_);
+    }
+    fputs("</li>\n", out);
+}
+
+static int section_findings(FILE *out, const struct opp_model *m)
+{
+    if (m->summary) /* advise needs every call */
+        return 0;
+    struct opp_agg_opts o = {0};
+    struct opp_agg a;
+    struct opp_advice adv;
+    if (opp_aggregate(m, &o, &a))
+        return -1;
+    opp_steps_main_process(m, &o, 1);
+    if (opp_advise(m, &o, NULL, NULL, &adv)) {
+        opp_agg_free(&a);
+        return -1;
+    }
+    fputs("<h2 id=\"findings\">Findings</h2>\n<p>Steps: ", out);
+    html_str(out, adv.steps_what);
+    if (adv.nsteps)
+        fprintf(out, ", %zu", adv.nsteps);
+    fputs(". Ranked by the time at stake, as <code>opprof advise</code> says them.</p>\n", out);
+    size_t lost = 0, n = 0;
+    for (size_t i = 0; i < adv.fs.n; i++)
+        if (adv.fs.f[i].lost) {
+            fputs(lost++ ? ""
+                         : "<p>The trace lost data; the findings rest on what it kept:</p>"
+                           "\n<ul id=\"lost\">\n",
+                  out);
+            finding_item(out, &a, &adv.fs.f[i]);
+        }
+    if (lost)
+        fputs("</ul>\n", out);
+    for (size_t i = 0; i < adv.fs.n; i++)
+        if (!adv.fs.f[i].lost) {
+            fputs(n++ ? "" : "<ol id=\"advice\">\n", out);
+            finding_item(out, &a, &adv.fs.f[i]);
+        }
+    fputs(n ? "</ol>\n" : "<p id=\"advice\">No findings.</p>\n", out);
+    opp_advice_free(&adv);
     opp_agg_free(&a);
     return ferror(out) ? -1 : 0;
 }
@@ -411,7 +534,8 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
           "#tree{font:12px monospace}#tree details,#tree .leaf{margin-left:18px}"
           "#tree>details,#tree>.leaf{margin-left:0}#tree .t{color:#555}"
           "#flame g{cursor:pointer}#flame g.match rect{fill:#e040e0}"
-          "nav a{margin-right:12px}</style>\n</head>\n<body>\n<h1>opprof: ",
+          "nav a{margin-right:12px}#advice li,#lost li{margin-bottom:8px}.rule{color:#888}"
+          "#tree .hit{background:#ffe680}</style>\n</head>\n<body>\n<h1>opprof: ",
           out);
     html_text(out, name, strlen(name));
     fprintf(out, "</h1>\n<p id=\"summary\">%" PRIu64 " events, %zu processes, %zu threads, "
@@ -420,12 +544,14 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
             m->sum.warning[0] ? "; warning: " : "");
     html_text(out, m->sum.warning, strlen(m->sum.warning));
     fputs("</p>\n", out);
-    fputs("<nav><a href=\"#operators\">Operators</a><a href=\"#calltree\">Call tree</a>"
+    fputs("<nav><a href=\"#findings\">Findings</a><a href=\"#operators\">Operators</a>"
+          "<a href=\"#calltree\">Call tree</a>"
           "<a href=\"#flamegraph\">Flame graph</a><a href=\"#streams-h\">GPU streams</a>"
           "<a href=\"#memory-h\">Memory</a></nav>\n",
           out);
-    if (section_table(out, m) || section_tree(out, m) || section_flame(out, m, name) ||
-        section_streams(out, m) || section_memory(out, m, name) || section_cpu_memory(out, m, name))
+    if (section_findings(out, m) || section_table(out, m) || section_tree(out, m) ||
+        section_flame(out, m, name) || section_streams(out, m) || section_memory(out, m, name) ||
+        section_cpu_memory(out, m, name))
         return -1;
     fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", opp_html_script);
     return ferror(out) ? -1 : 0;

@@ -3,7 +3,9 @@
 // filters by name; the flame graph zooms into a clicked frame and
 // highlights the frames a regular expression matches. Everything works on
 // what the page already holds; nothing is fetched. The address's #fragment
-// can set the state: #sort=CPU total:asc&filter=aten&search=conv&zoom=NAME.
+// can set the state: #sort=CPU total:asc&filter=aten&search=conv&zoom=NAME
+// &tree=NAME (the call tree opened at NAME's first node, as a finding's
+// link does).
 // The page marks itself data-ready once set up, data-error on an error.
 (function () {
   'use strict';
@@ -174,5 +176,28 @@
       if (z) zoom(z);
     }
   }
+
+  // ---- the findings: "call tree" opens the first node of that name (the
+  // heaviest path to it) and the nodes above it; #tree=NAME does the same
+  var showNode = function (name) {
+    var spans = document.querySelectorAll('#tree span.n');
+    var hit = Array.prototype.find.call(spans, function (s) { return s.textContent === name; });
+    if (!hit) return false;
+    Array.prototype.forEach.call(document.querySelectorAll('#tree .hit'), function (h) {
+      h.classList.remove('hit');
+    });
+    for (var d = hit.parentNode; d && d.id !== 'tree'; d = d.parentNode) {
+      if (d.tagName === 'DETAILS') d.open = true;
+    }
+    hit.classList.add('hit');
+    hit.scrollIntoView({block: 'center'});
+    return true;
+  };
+  Array.prototype.forEach.call(document.querySelectorAll('a.to-tree'), function (a) {
+    a.addEventListener('click', function (e) {
+      if (showNode(a.getAttribute('data-name'))) e.preventDefault();
+    });
+  });
+  if (state.has('tree')) showNode(state.get('tree'));
   body.setAttribute('data-ready', '1');
 })();

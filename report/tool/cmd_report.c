@@ -7,13 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "analysis/step_times.h"
-#include "analysis/gpu_stream.h"
-#include "analysis/stream_meta.h"
-#include "analysis/summarize.h"
 #include "info.h"
 #include "summary.h"
 #include "tool/cmds.h"
@@ -418,270 +413,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     return 0;
 }
 
-static void warn_about(const struct report_args *ra, const struct opp_model *m)
-{
-    if (m->sum.warning[0])
-        fprintf(stderr, PREFIX "warning: %s\n", m->sum.warning);
-    if (m->dropped)
-        fprintf(stderr, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
-                m->dropped, OPP_DROP_ADVICE);
-    if (!m->events && !m->gpu.nops && !m->dropped)
-        fprintf(stderr,
-                PREFIX "%s holds no call: check that the program calls a library opprof "
-                       "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) "
-                       "through the dynamic linker, or is a PyTorch program; that it was preloaded "
-                       "(not setuid, OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits "
-                       "for `opprof ctl start`, a schedule records its active steps only)\n",
-                ra->trace);
-    if (m->open_events)
-        fprintf(stderr,
-                PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
-                       "shown with the process's end time\n",
-                m->open_events);
-    if (m->procs_cut)
-        fprintf(stderr,
-                PREFIX "warning: %" PRIu32 " process%s still running when the trace was "
-                       "finished: what %s did after that is not in it\n",
-                m->procs_cut, m->procs_cut > 1 ? "es were" : " was",
-                m->procs_cut > 1 ? "they" : "it");
-    if (m->gpu.dropped_cupti || m->gpu.dropped_ours)
-        fprintf(stderr,
-                PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
-                       "%" PRIu64 " by opprof (buffers full)\n",
-                m->gpu.dropped_cupti, m->gpu.dropped_ours);
-    if (m->gpu.unfinished)
-        fprintf(stderr,
-                PREFIX "warning: %" PRIu64 " GPU activity records came without their times "
-                       "(the work was still running when CUPTI was last flushed) and are left out\n",
-                m->gpu.unfinished);
-    if (m->gpu.clients_refused)
-        fprintf(stderr,
-                PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was "
-                       "refused CUPTI in the profiled program, which opprof held: its own output has "
-                       "no GPU activity; this trace has it\n");
-    if (m->gpu.buffers_taken)
-        fprintf(stderr,
-                PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) "
-                       "took CUPTI's activity buffers in the profiled program: GPU activity after "
-                       "that is not in this trace\n");
-    if (m->gpu.yielded)
-        fprintf(stderr,
-                PREFIX "warning: opprof handed CUPTI over to another client (torch.profiler/Kineto, "
-                       "nsys, ncu or DCGM) %" PRIu64 " time%s and took it back %" PRIu64 " time%s: "
-                       "the GPU activity while that tool held CUPTI is in its own output, not in "
-                       "this trace (the CUDA calls are)\n",
-                m->gpu.yielded, m->gpu.yielded > 1 ? "s" : "", m->gpu.retaken,
-                m->gpu.retaken == 1 ? "" : "s");
-}
-
-/* ---- reading a large trace as it streams (--stream) ----
- * The table, --tree and --by-rank need each call path's totals, not each
- * call: a full trace is added up as it is read (analysis/summarize.h, the
- * collector's summary mode) into a summary in a temporary file, which is
- * what is loaded. Memory is then bounded by the call paths. Chosen for
- * large traces where the output is the loaded one's: not the table's JSON,
- * which lists threads and GPU statistics a summary has not. */
-
-/* What of the options a summary trace cannot answer (it keeps no call's
- * time and no thread), or NULL. */
-static const char *summary_refuses(const struct report_args *ra)
-{
-    return ra->view && ra->view->needs_calls ? ra->view->needs_calls
-           : ra->agg.window                  ? "--from/--to"
-           : ra->agg.filter_tid              ? "--tid (it keeps no threads)"
-                                             : NULL;
-}
-
-/* Why the options need every call of a full trace, or NULL when its
- * summary will do: what a summary refuses, and what it answers otherwise
- * (its --window K counts schedule windows) or cannot from a full trace's
- * summary (names matched, code stacks). */
-static const char *needs_calls(const struct report_args *ra)
-{
-    const char *why = summary_refuses(ra);
-    if (why)
-        return why;
-    if (ra->window_k)
-        return "--window";
-    if (ra->agg.match)
-        return "--match";
-    if (ra->agg.group_by_stack)
-        return "--group-by-stack";
-    return NULL;
-}
-
-#define STREAM_MIB 32 /* loaded, 32 MiB of trace take about 250 MiB of memory */
-
-/* Whether the view is read in one pass (report.h's view_stream), whatever
- * the traces' size, --stream and --no-stream. */
-static int view_streams(const struct report_args *ra)
-{
-    return ra->view && ra->view->stream;
-}
-
-/* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
-static int stream_chosen(const struct report_args *ra)
-{
-    const char *why = view_streams(ra) ? NULL : needs_calls(ra);
-    if (!why && ra->format == FMT_JSON && !ra->view && ra->ntraces > 1)
-        why = "the JSON of several traces (its threads and GPU statistics)";
-    if (ra->stream && ra->no_stream) {
-        fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
-        return -1;
-    }
-    if (view_streams(ra))
-        return 1; /* one pass over the trace, whatever is asked */
-    if (ra->stream && why) {
-        fprintf(stderr,
-                PREFIX "--stream goes with the table, --tree and --by-rank (their JSON on one "
-                       "trace), not %s\n",
-                why);
-        return -1;
-    }
-    if (ra->stream || ra->no_stream || why)
-        return ra->stream;
-    const char *env = getenv("OPPROF_STREAM_MIB");
-    char *end;
-    unsigned long long at = env && *env ? strtoull(env, &end, 10) : STREAM_MIB;
-    if (env && *env && *end)
-        at = STREAM_MIB;
-    unsigned long long bytes = 0;
-    struct stat st;
-    for (size_t i = 0; i < ra->ntraces; i++)
-        if (stat(ra->traces[i], &st) == 0)
-            bytes += (unsigned long long)st.st_size;
-    if (at > (1ull << 40) || bytes < at << 20)
-        return 0;
-    fprintf(stderr,
-            PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
-            bytes >> 20);
-    return 1;
-}
-
-/* The traces summarised into temporary files (a summary trace already is
- * taken as it is), loaded; the files are gone once loaded. The traces'
- * own warnings (cut short...) are the model's. When streaming was chosen
- * by size and cannot give the loaded report (no room for the temporary
- * file, calls past the bound on call paths), *load is set (said on
- * stderr) and NULL returned: every call is loaded instead. */
-static struct opp_model *load_streamed(const struct report_args *ra, int *load,
-                                       struct opp_summarized *first,
-                                       const struct opp_owned_tap *tap, char *err, size_t errlen)
-{
-    const char *dir = getenv("TMPDIR");
-    char **tmp = calloc(ra->ntraces, sizeof *tmp);
-    const char **paths = calloc(ra->ntraces, sizeof *paths);
-    struct opp_model *m = NULL;
-    char warning[sizeof m->sum.warning] = "";
-    int complete = 1;
-    size_t i;
-    if (!tmp || !paths) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    for (i = 0; i < ra->ntraces; i++) {
-        size_t n = strlen(dir && *dir ? dir : "/tmp") + 32;
-        tmp[i] = malloc(n);
-        if (!tmp[i]) {
-            snprintf(err, errlen, "out of memory");
-            goto out;
-        }
-        snprintf(tmp[i], n, "%s/opprof-report-XXXXXX", dir && *dir ? dir : "/tmp");
-        int fd = mkstemp(tmp[i]);
-        if (fd < 0 && !ra->stream) {
-            fprintf(stderr, PREFIX "cannot make a temporary file in %s (%s): loading every call\n",
-                    dir && *dir ? dir : "/tmp", strerror(errno));
-            *load = 1;
-            free(tmp[i]);
-            tmp[i] = NULL;
-            goto out;
-        }
-        if (fd < 0) {
-            snprintf(err, errlen, "cannot make a temporary file in %s: %s (set TMPDIR, or "
-                                  "--no-stream)", dir && *dir ? dir : "/tmp", strerror(errno));
-            free(tmp[i]);
-            tmp[i] = NULL;
-            goto out;
-        }
-        close(fd);
-        struct opp_summarized res;
-        char why[480];
-        paths[i] = tmp[i];
-        int got = opp_summarize(ra->traces[i], tmp[i], OPP_SUM_NODES_DEFAULT, !ra->stream,
-                                i ? NULL : tap, &res, why, sizeof why);
-        if (first && !i)
-            *first = res; /* its threads are the caller's */
-        else
-            opp_summarized_free(&res);
-        if (got == 0) {
-            /* where the summary cannot be the loaded report: every call
-             * loaded instead, said; --stream keeps it, and warns */
-            char lost[160];
-            snprintf(lost, sizeof lost, ": the GPU work or memory of %" PRIu64 " calls is left "
-                     "out (past 2^22 waiting; --no-stream has it)", res.lost);
-            const struct {
-                int differs;
-                const char *loads, *warns;
-            } gaps[] = {
-                {res.dropped != 0, "has more than 2^20 call paths", NULL},
-                {res.lost != 0, "has more than 2^22 launches waiting for their GPU records (or "
-                                "CPU blocks live)", lost},
-                {res.frees_unordered, "has CPU frees on other threads than their allocations, "
-                                      "and no room in TMPDIR to order them",
-                 ": CPU frees on other threads than their allocations could not be ordered (no "
-                 "room in TMPDIR): some may count no bytes (--no-stream has them)"},
-                {res.ranges_enclose, "has NVTX ranges recorded when they ended around calls",
-                 " has NVTX ranges recorded when they ended around calls: they have no children "
-                 "here, so their self time is their total (--no-stream nests them)"},
-            };
-            for (size_t k = 0; k < sizeof gaps / sizeof *gaps; k++) {
-                if (!gaps[k].differs)
-                    continue;
-                if (!ra->stream) {
-                    fprintf(stderr, PREFIX "%s %s: loading every call\n", ra->traces[i],
-                            gaps[k].loads);
-                    *load = 1;
-                    goto out;
-                }
-                if (gaps[k].warns)
-                    fprintf(stderr, PREFIX "warning: %s%s\n", ra->traces[i], gaps[k].warns);
-            }
-            if (res.warning[0] && !warning[0])
-                snprintf(warning, sizeof warning, "%s", res.warning);
-            complete &= res.complete;
-            continue;
-        }
-        if (strstr(why, "is a summary trace already")) {
-            paths[i] = ra->traces[i];
-            continue;
-        }
-        if (res.out_failed && !ra->stream) {
-            fprintf(stderr, PREFIX "%s: loading every call\n", why);
-            *load = 1;
-            goto out;
-        }
-        snprintf(err, errlen, "%s", why);
-        goto out;
-    }
-    m = opp_model_load_many(paths, ra->ntraces, err, errlen);
-    if (m && warning[0] && !m->sum.warning[0])
-        snprintf(m->sum.warning, sizeof m->sum.warning, "%s", warning);
-    if (m && !complete)
-        m->sum.complete = 0;
-out:
-    for (i = 0; tmp && i < ra->ntraces; i++)
-        if (tmp[i]) {
-            unlink(tmp[i]);
-            free(tmp[i]);
-        }
-    free(tmp);
-    free((void *)paths);
-    return m;
-}
-
 /* The view's (or the table's) status rc as the exit status: what went
  * wrong said, the trace's warnings when it went right. */
-static int finish(const struct report_args *ra, const struct opp_model *m, int rc)
+int report_finish(const struct report_args *ra, const struct opp_model *m, int rc)
 {
     if (rc == REPORT_NAME_UNKNOWN)
         return 2;
@@ -700,12 +434,12 @@ static int finish(const struct report_args *ra, const struct opp_model *m, int r
         fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
         return 1;
     }
-    warn_about(ra, m);
+    opp_out_warnings(stderr, ra->trace, m);
     return 0;
 }
 
 /* The filters name what the trace has: 0, or 2 (said). */
-static int filters_known(const struct report_args *ra, const struct opp_model *m)
+int report_filters_known(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_agg_filter_names names = {ra->agg.lib,   ra->agg.filter_pid, ra->agg.filter_tid,
                                          ra->agg.pid,   ra->agg.tid,        ra->agg.match,
@@ -717,179 +451,29 @@ static int filters_known(const struct report_args *ra, const struct opp_model *m
     return 2;
 }
 
-/* A view read in one pass over the trace (report.h's view_stream). The
- * exit status; *load set when every call is loaded instead (said, unless
- * the loaded path says it better). */
-static int view_streamed(const struct report_args *ra, int *load)
-{
-    const struct view_stream *vs = ra->view->stream;
-    char err[512];
-    int cannot, rc = 0;
-    void *st = vs->open(ra->traces, ra->ntraces, &cannot, err, sizeof err);
-    if (!st && !cannot) {
-        fprintf(stderr, PREFIX "%s\n", err);
-        return 1;
-    }
-    if (cannot == 2) { /* a summary trace: loaded, it says what it cannot answer */
-        *load = 1;
-        return 0;
-    }
-    if (st) {
-        const struct opp_model *m = vs->model(st);
-        int got = 0, out;
-        if (!(rc = filters_known(ra, m))) {
-            got = vs->show(ra, st, &out, err, sizeof err);
-            if (got < 0)
-                fprintf(stderr, PREFIX "%s\n", err);
-            rc = got < 0 ? 1 : got ? 0 : finish(ra, m, out);
-        }
-        vs->close(st);
-        if (rc || got <= 0)
-            return rc;
-    }
-    fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
-    *load = 1;
-    return 0;
-}
-
-/* Whether the table's JSON streams: one trace, no --tid (opp_gpu_stream
- * takes it, the summary does not). */
-static int json_streams(const struct report_args *ra)
-{
-    return !ra->view && ra->format == FMT_JSON && ra->ntraces == 1 && !needs_calls(ra);
-}
-
-/* Each thread's calls as a loaded model keeps them: made, less those
- * folded into a same-named parent (the summary counted them). NULL when
- * out of memory. */
-static uint64_t *thread_calls(struct opp_stream_meta *sm, const struct opp_summarized *sum)
-{
-    size_t n = sm->ld.m->nthreads;
-    uint64_t *c = calloc(n ? n : 1, sizeof *c);
-    if (!c)
-        return NULL;
-    for (size_t i = 0; i < n && i < sm->nlast; i++)
-        c[i] = sm->calls[i];
-    for (size_t i = 0; i < sum->nthreads; i++) {
-        int64_t ti = opp_stream_meta_thread(sm, sum->threads[i].proc, sum->threads[i].tid);
-        if (ti >= 0 && c[ti] >= sum->threads[i].folded)
-            c[ti] -= sum->threads[i].folded;
-    }
-    return c;
-}
-
-/* The table's JSON of one large trace: the rows from its summary (as the
- * table streams), the processes, threads and GPU statistics from reads of
- * the trace itself (gpu_stream.h). The exit status; -1 when the default
- * path is to answer (a summary trace, or every call loaded: *load). */
-static int json_streamed(struct report_args *ra, int *load)
-{
-    char err[512];
-    int cannot, rc = 1;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(&ra->trace, 1, &cannot, err, sizeof err);
-    if (!g && cannot == 2)
-        return -1; /* a summary trace: read as it is */
-    if (!g && cannot) { /* what the pass cannot read */
-        fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
-        *load = 1;
-        return -1;
-    }
-    if (!g) {
-        fprintf(stderr, PREFIX "%s\n", err);
-        return 1;
-    }
-    const struct opp_model *meta = opp_gpu_stream_model(g);
-    struct opp_summarized sum = {0};
-    struct opp_model *m = NULL;
-    uint64_t *calls = NULL;
-    struct opp_gpu_stats gs = {0};
-    struct opp_kernel_stats *k = NULL;
-    size_t nk;
-    int have_gs = 0;
-    if ((rc = filters_known(ra, meta)))
-        goto out;
-    /* the summary's join of the GPU work to its calls gives the GPU
-     * statistics their ops too */
-    if (!(m = load_streamed(ra, load, &sum, opp_gpu_stream_tap(g, &ra->agg), err, sizeof err))) {
-        rc = *load ? -1 : 1;
-        if (!*load)
-            fprintf(stderr, PREFIX "%s\n", err);
-        goto out;
-    }
-    if (opp_model_has_gpu(meta)) {
-        int got = opp_gpu_stream_stats(g, &ra->agg, &gs, &k, &nk, err, sizeof err);
-        if (got) {
-            if (got > 0 && !ra->stream) { /* no room for the sorts, or owners untold */
-                fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
-                *load = 1;
-            } else if (got > 0) {
-                fprintf(stderr, PREFIX "cannot stream the JSON: %s (--no-stream loads every call)\n",
-                        err);
-            } else {
-                fprintf(stderr, PREFIX "%s\n", err);
-            }
-            rc = got > 0 && !ra->stream ? -1 : 1;
-            goto out;
-        }
-        have_gs = 1;
-    }
-    struct opp_agg agg;
-    if (!(calls = thread_calls(opp_gpu_stream_meta(g), &sum)) || opp_aggregate(m, &ra->agg, &agg)) {
-        rc = finish(ra, m, -ENOMEM);
-        goto out;
-    }
-    struct opp_out_opts o = ra->out;
-    o.gpu = have_gs ? &gs : NULL;
-    o.thread_events = calls;
-    rc = finish(ra, m, opp_out_json(stdout, ra->trace, meta, &agg, &o));
-    opp_agg_free(&agg);
-out:
-    if (have_gs)
-        opp_gpu_stats_free(&gs);
-    free(k);
-    free(calls);
-    opp_summarized_free(&sum);
-    opp_model_free(m);
-    opp_gpu_stream_free(g);
-    return rc;
-}
-
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
-    int rc;
-
     char err[512];
-    int stream = stream_chosen(&ra);
-    if (stream < 0)
-        return 2;
-    int load = 0;
-    if (stream && view_streams(&ra)) {
-        rc = view_streamed(&ra, &load);
-        if (!load)
-            return rc;
-    }
-    if (stream && json_streams(&ra)) {
-        rc = json_streamed(&ra, &load);
-        if (rc >= 0)
-            return rc;
-    }
-    struct opp_model *m = stream && !load ? load_streamed(&ra, &load, NULL, NULL, err, sizeof err) : NULL;
-    if (!stream || load)
+    struct opp_model *m;
+    int rc = report_streamed(&ra, &m);
+    if (rc >= 0)
+        return rc;
+    if (!m)
         m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
     }
     if (m->summary) {
-        const char *what = summary_refuses(&ra);
+        const char *what = report_summary_refuses(&ra);
         if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
             fprintf(stderr, PREFIX "%s: %s\n", ra.trace, err);
             opp_model_free(m);
             return 1;
         }
     }
-    if (filters_known(&ra, m)) {
+    if (report_filters_known(&ra, m)) {
         opp_model_free(m);
         return 2;
     }
@@ -928,7 +512,7 @@ static int report(struct report_args *rap)
                 k->first_step, k->last_step);
         free(w);
     }
-    rc = finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
+    rc = report_finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
     opp_model_free(m);
     return rc;
 }

@@ -328,8 +328,7 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGQUIT, &oquit, NULL);
     if (!profiled)
         return code;
-    uint64_t done[OPP_DONE_FIELDS] = {0}; /* events, dropped, processes, processes cut, write errno,
-                               events written */
+    uint64_t done[OPP_DONE_FIELDS] = {0};
     struct opp_patience pat = {.pid = cpid, .trace = out,
                                .quiet_ms = FINISH_LINGER_MS + 1000, .max_ms = 3600 * 1000};
     int frc = finish_trace(sock, done, &pat);
@@ -348,9 +347,11 @@ int cmd_run(int argc, char **argv)
     if (frc) {
         fprintf(stderr, "opprof run: the collector %s: %s holds what it wrote before\n",
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
-    } else if (done[4]) { /* the disk filled (or a size limit): say what the file holds */
+    } else if (
+        done[OPP_DONE_WRITE_ERRNO]) { /* the disk filled (or a size limit): say what the file holds */
         char what[200];
-        opp_write_failure(what, sizeof what, (int)done[4], done[5], done[0]);
+        opp_write_failure(what, sizeof what, (int)done[OPP_DONE_WRITE_ERRNO],
+                          done[OPP_DONE_WRITTEN], done[OPP_DONE_EVENTS]);
         fprintf(stderr, "opprof run: writing %s failed%s\n", out, what);
         return code ? code : 1;
     } else if (!quiet && !rc) {
@@ -362,18 +363,20 @@ int cmd_run(int argc, char **argv)
     }
     if (!frc) {
         fprintf(stderr, "opprof: trace written to %s (%llu events", out,
-                (unsigned long long)done[0]);
-        if (done[1])
-            fprintf(stderr, ", %llu dropped", (unsigned long long)done[1]);
+                (unsigned long long)done[OPP_DONE_EVENTS]);
+        if (done[OPP_DONE_DROPPED])
+            fprintf(stderr, ", %llu dropped", (unsigned long long)done[OPP_DONE_DROPPED]);
         fprintf(stderr, ")\n");
-        if (done[1] && quiet) /* the report warns the same way */
+        if (done[OPP_DONE_DROPPED] && quiet) /* the report warns the same way */
             fprintf(stderr, "opprof run: records were dropped (buffers full): %s\n",
                     OPP_DROP_ADVICE);
-        if (done[3])
-            fprintf(stderr, "opprof run: %llu process%s still running %.1f s after %s "
-                            "exited; the trace ends there for %s\n",
-                    (unsigned long long)done[3], done[3] > 1 ? "es were" : " was",
-                    FINISH_LINGER_MS / 1000.0, cmd[0], done[3] > 1 ? "them" : "it");
+        if (done[OPP_DONE_CUT])
+            fprintf(stderr,
+                    "opprof run: %llu process%s still running %.1f s after %s "
+                    "exited; the trace ends there for %s\n",
+                    (unsigned long long)done[OPP_DONE_CUT],
+                    done[OPP_DONE_CUT] > 1 ? "es were" : " was", FINISH_LINGER_MS / 1000.0, cmd[0],
+                    done[OPP_DONE_CUT] > 1 ? "them" : "it");
     }
     return code;
 }

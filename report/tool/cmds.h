@@ -9,5 +9,6 @@ int cmd_ctl(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static const struct cmd {
 } cmds[] = {
     {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
     {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
+    {"advise", cmd_advise, "what to try first, ranked by the time at stake: opprof advise TRACE"},
     {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
     {"summarize", cmd_summarize, "add a trace's calls up by call path: opprof summarize TRACE -o OUT"},
     {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},

@@ -8,6 +8,7 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
+#include "analysis/stream_meta.h"
 #include "views/output.h"
 #include "views/tree_view.h"
 
@@ -54,16 +55,17 @@ struct view {
 };
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size: open makes the pass's first read (NULL:
- * err says why, or *cannot is 2 for a summary trace, which the loaded
- * path refuses in its words, 1 for one the pass cannot read); model is
+ * every trace whatever its size: open makes the pass's first read (NULL
+ * and why: a summary trace is loaded, which refuses it in its words; one
+ * the pass cannot read is loaded too; for errors err says why); model is
  * what that read learnt (for the filters and warnings); show computes and
  * prints: 0 and the output's status in *rc, 1 when the trace cannot be
  * answered this way (err says why), -1 on error (err). Several traces
  * are read as one, as when loaded; where it cannot, every call is
  * loaded. */
 struct view_stream {
-    void *(*open)(const char *const *paths, size_t npaths, int *cannot, char *err, size_t errlen);
+    void *(*open)(const char *const *paths, size_t npaths, enum opp_stream_refused *why, char *err,
+                  size_t errlen);
     const struct opp_model *(*model)(const void *st);
     int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
     void (*close)(void *st);
@@ -77,5 +79,20 @@ extern const size_t nviews;
 
 /* The table: key_averages() in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m);
+
+/* The view's (or the table's) status rc as the exit status: what went
+ * wrong said, the trace's warnings when it went right (cmd_report.c). */
+int report_finish(const struct report_args *ra, const struct opp_model *m, int rc);
+/* The filters name what the trace has: 0, or 2 (said). */
+int report_filters_known(const struct report_args *ra, const struct opp_model *m);
+
+/* What of the options a summary trace cannot answer (it keeps no call's
+ * time and no thread), or NULL (report_stream.c). */
+const char *report_summary_refuses(const struct report_args *ra);
+/* The report of traces read as they stream (--step and --gpu always;
+ * the others with --stream, or chosen by the traces' size): the exit
+ * status; or -1 to go on with the model in *m, which is NULL when every
+ * call is to be loaded. */
+int report_streamed(struct report_args *ra, struct opp_model **m);
 
 #endif

@@ -84,10 +84,10 @@ static int gpu_view(const struct report_args *ra, const struct opp_model *m)
     return gpu_out(ra, m, &s, k, nk);
 }
 
-static void *gpu_open(const char *const *paths, size_t npaths, int *cannot, char *err,
-                      size_t errlen)
+static void *gpu_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
+                      char *err, size_t errlen)
 {
-    return opp_gpu_stream_open(paths, npaths, cannot, err, errlen);
+    return opp_gpu_stream_open(paths, npaths, why, err, errlen);
 }
 
 static const struct opp_model *gpu_model(const void *st)
@@ -130,22 +130,13 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-/* --step without --pid, --tid or --rank, on one trace of several
- * processes none of which is a rank: the main process's steps (the first,
- * the one `opprof run` started), not its workers' too; 1 and o the
- * filters for it, or 0 and o the filters as given. */
+/* The filters for --step: the main process's when the rule says so
+ * (opp_steps_main_process); 1 then, else 0 and o the filters as given. */
 static int main_process(const struct report_args *ra, const struct opp_model *m,
                         struct opp_agg_opts *o)
 {
     *o = ra->agg;
-    if (m->nprocs < 2 || o->filter_pid || o->filter_tid || o->filter_rank || ra->ntraces > 1)
-        return 0;
-    for (size_t p = 0; p < m->nprocs; p++)
-        if (m->procs[p].rank >= 0)
-            return 0; /* ranks of a job: peers, each with its steps (--rank for one) */
-    o->filter_pid = 1;
-    o->pid = m->procs[0].pid;
-    return 1;
+    return opp_steps_main_process(m, o, ra->ntraces);
 }
 
 /* The steps shown (the main process's said in a line first, text), or
@@ -180,10 +171,10 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-static void *step_open(const char *const *paths, size_t npaths, int *cannot, char *err,
-                       size_t errlen)
+static void *step_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
+                       char *err, size_t errlen)
 {
-    return opp_step_stream_open(paths, npaths, cannot, err, errlen);
+    return opp_step_stream_open(paths, npaths, why, err, errlen);
 }
 
 static const struct opp_model *step_model(const void *st)

@@ -87,4 +87,8 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
 int opp_out_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_stats *s,
                 const struct opp_kernel_stats *k, size_t nk, size_t limit);
 
+/* What f (stderr) should say about the trace m, besides the answer: each
+ * warning a line, "opprof report: " first. */
+void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m);
+
 #endif

@@ -66,9 +66,9 @@ static struct {
     uint8_t *pending;    /* records not yet handed over */
     size_t len, cap;
     struct { void *p; size_t n; } allocs[64];
-} D;
+} cupti_double;
 
-/* D.pending, D.len and D.cap: the program's threads add records, any
+/* cupti_double.pending, cupti_double.len and cupti_double.cap: the program's threads add records, any
  * thread flushes them (the agent's flush thread, a callback at context
  * destroy, exit), the context's destroy drops them. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -83,8 +83,8 @@ static __thread unsigned ext_n[8];
  * 0.1% fast. */
 static uint64_t now(void)
 {
-    if (D.ts)
-        return D.ts();
+    if (cupti_double.ts)
+        return cupti_double.ts();
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     uint64_t ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -93,27 +93,27 @@ static uint64_t now(void)
 
 static void queue(const void *rec, size_t n)
 {
-    if (D.fork_copy)
+    if (cupti_double.fork_copy)
         return; /* a fork child's copy of CUPTI delivers none of the child's activity */
     pthread_mutex_lock(&pending_lock);
-    if (D.len + n > D.cap) {
-        size_t cap = D.cap ? D.cap * 2 : 1 << 16;
-        while (cap < D.len + n)
+    if (cupti_double.len + n > cupti_double.cap) {
+        size_t cap = cupti_double.cap ? cupti_double.cap * 2 : 1 << 16;
+        while (cap < cupti_double.len + n)
             cap *= 2;
-        D.pending = realloc(D.pending, cap);
-        D.cap = cap;
+        cupti_double.pending = realloc(cupti_double.pending, cap);
+        cupti_double.cap = cap;
     }
-    memcpy(D.pending + D.len, rec, n);
-    D.len += n;
+    memcpy(cupti_double.pending + cupti_double.len, rec, n);
+    cupti_double.len += n;
     pthread_mutex_unlock(&pending_lock);
 }
 
 /* 32 bits, wrapping past 0 (CUPTI_CORRELATION_ID_UNKNOWN, no call's). */
 static uint32_t new_corr(void)
 {
-    if (++D.corr == CUPTI_CORRELATION_ID_UNKNOWN)
-        ++D.corr;
-    return D.corr;
+    if (++cupti_double.corr == CUPTI_CORRELATION_ID_UNKNOWN)
+        ++cupti_double.corr;
+    return cupti_double.corr;
 }
 
 /* The API activity record of a runtime call that ends now (kind RUNTIME),
@@ -121,9 +121,9 @@ static uint32_t new_corr(void)
  * EXTERNAL_CORRELATION record tying the call to the innermost one. */
 static void api_record(CUpti_CallbackId cbid, uint32_t corr, uint64_t start, int status)
 {
-    if (!D.api_on)
+    if (!cupti_double.api_on)
         return;
-    for (unsigned k = 0; k < 8 && D.extcorr_on; k++) {
+    for (unsigned k = 0; k < 8 && cupti_double.extcorr_on; k++) {
         if (!ext_n[k])
             continue;
         CUpti_ActivityExternalCorrelation x;
@@ -191,8 +191,8 @@ static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
     c->data.functionReturnValue = &c->status;
     c->data.callbackSite = CUPTI_API_ENTER;
     c->start = now();
-    if (D.cb && D.rt_on && !(cbid < 1024 && D.rt_off[cbid]))
-        D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
+    if (cupti_double.cb && cupti_double.rt_on && !(cbid < 1024 && cupti_double.rt_off[cbid]))
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
     driver_start();
 }
 
@@ -200,8 +200,8 @@ static cudaError_t leave(struct call *c, int status)
 {
     c->status = status;
     c->data.callbackSite = CUPTI_API_EXIT;
-    if (D.cb && D.rt_on && !(c->cbid < 1024 && D.rt_off[c->cbid]))
-        D.cb(D.ud, CUPTI_CB_DOMAIN_RUNTIME_API, c->cbid, &c->data);
+    if (cupti_double.cb && cupti_double.rt_on && !(c->cbid < 1024 && cupti_double.rt_off[c->cbid]))
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_RUNTIME_API, c->cbid, &c->data);
     api_record(c->cbid, c->data.correlationId, c->start, status);
     return (cudaError_t)status;
 }
@@ -210,9 +210,9 @@ static cudaError_t leave(struct call *c, int status)
 static void device_span(uint64_t dur, uint64_t *start, uint64_t *end)
 {
     uint64_t t = now();
-    *start = t > D.busy_until ? t : D.busy_until;
+    *start = t > cupti_double.busy_until ? t : cupti_double.busy_until;
     *end = *start + dur;
-    D.busy_until = *end;
+    cupti_double.busy_until = *end;
 }
 
 static void kernel(const char *name, unsigned grid, unsigned block, uint32_t corr)
@@ -226,7 +226,7 @@ static void kernel(const char *name, unsigned grid, unsigned block, uint32_t cor
     k.gridX = (int32_t)grid, k.gridY = 1, k.gridZ = 1;
     k.blockX = (int32_t)block, k.blockY = 1, k.blockZ = 1;
     k.registersPerThread = 32;
-    if (D.kernels_on)
+    if (cupti_double.kernels_on)
         queue(&k, sizeof k);
 }
 
@@ -240,7 +240,7 @@ static void memory(int op, void *p, size_t n, uint32_t corr)
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     m.correlationId = corr, m.address = (uint64_t)(uintptr_t)p, m.bytes = n;
     m.timestamp = now(), m.deviceId = 0, m.contextId = 1;
-    if (D.memory_on)
+    if (cupti_double.memory_on)
         queue(&m, sizeof m);
 }
 
@@ -250,8 +250,8 @@ EXPORT cudaError_t cudaMalloc(void **p, size_t n)
     enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc");
     *p = malloc(n);
     for (int i = 0; i < 64; i++)
-        if (!D.allocs[i].p) {
-            D.allocs[i].p = *p, D.allocs[i].n = n;
+        if (!cupti_double.allocs[i].p) {
+            cupti_double.allocs[i].p = *p, cupti_double.allocs[i].n = n;
             break;
         }
     memory(0, *p, n, c.data.correlationId);
@@ -285,9 +285,9 @@ EXPORT cudaError_t cudaFree(void *p)
     enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree");
     size_t n = 0;
     for (int i = 0; i < 64; i++)
-        if (D.allocs[i].p == p) {
-            n = D.allocs[i].n;
-            D.allocs[i].p = NULL;
+        if (cupti_double.allocs[i].p == p) {
+            n = cupti_double.allocs[i].n;
+            cupti_double.allocs[i].p = NULL;
         }
     memory(1, p, n, c.data.correlationId);
     free(p);
@@ -308,7 +308,7 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMem
     m.bytes = n;
     device_span(n / 16, &m.start, &m.end);
     m.deviceId = 0, m.contextId = 1, m.streamId = 7, m.correlationId = c.data.correlationId;
-    if (D.memcpy_on)
+    if (cupti_double.memcpy_on)
         queue(&m, sizeof m);
     /* A synchronous copy returns when the device is done with it. */
     while (now() < m.end)
@@ -374,12 +374,12 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
     y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
     y.start = now();
-    while (now() < D.busy_until)
+    while (now() < cupti_double.busy_until)
         ;
     y.end = now();
     y.contextId = 1, y.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     y.correlationId = c.data.correlationId;
-    if (D.sync_on)
+    if (cupti_double.sync_on)
         queue(&y, sizeof y);
     return leave(&c, 0);
 }
@@ -389,14 +389,14 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
  * not handed over (the double keeps no buffers past their context). */
 EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
-    if (D.cb && D.ctx_destroy_on) {
+    if (cupti_double.cb && cupti_double.ctx_destroy_on) {
         CUpti_ResourceData r;
         memset(&r, 0, sizeof r);
         r.context = ctx;
-        D.cb(D.ud, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &r);
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &r);
     }
     pthread_mutex_lock(&pending_lock);
-    D.len = 0;
+    cupti_double.len = 0;
     pthread_mutex_unlock(&pending_lock);
     return CUDA_SUCCESS;
 }
@@ -412,11 +412,11 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 static void forked(void)
 {
     pthread_mutex_init(&pending_lock, NULL); /* a thread of the parent's may have held it */
-    free(D.pending);
-    D.pending = NULL;
-    D.len = D.cap = 0;
-    D.cb = NULL;
-    D.fork_copy = D.sub != 0;
+    free(cupti_double.pending);
+    cupti_double.pending = NULL;
+    cupti_double.len = cupti_double.cap = 0;
+    cupti_double.cb = NULL;
+    cupti_double.fork_copy = cupti_double.sub != 0;
 }
 
 /* DOUBLE_CUPTI_CORR=N: the process has made N calls already (its next
@@ -426,16 +426,16 @@ __attribute__((constructor)) static void double_init(void)
     pthread_atfork(NULL, NULL, forked);
     const char *n = getenv("DOUBLE_CUPTI_CORR");
     if (n)
-        D.corr = (uint32_t)strtoul(n, NULL, 10);
+        cupti_double.corr = (uint32_t)strtoul(n, NULL, 10);
 }
 
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
-    if (getenv("DOUBLE_CUPTI_HELD") || D.sub)
+    if (getenv("DOUBLE_CUPTI_HELD") || cupti_double.sub)
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-    D.cb = cb, D.ud = ud;
-    D.sub = ++D.subs_made;
-    *s = (CUpti_SubscriberHandle)D.sub;
+    cupti_double.cb = cb, cupti_double.ud = ud;
+    cupti_double.sub = ++cupti_double.subs_made;
+    *s = (CUpti_SubscriberHandle)cupti_double.sub;
     return CUPTI_SUCCESS;
 }
 
@@ -445,12 +445,12 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
     if (getenv("DOUBLE_CUPTI_NO_UNSUBSCRIBE")) /* asked for: a CUPTI that cannot */
         return CUPTI_ERROR_NOT_SUPPORTED;
-    if (!D.sub || (uintptr_t)s != D.sub)
+    if (!cupti_double.sub || (uintptr_t)s != cupti_double.sub)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    D.sub = 0;
-    D.cb = NULL, D.ud = NULL;
-    D.rt_on = 0, D.ctx_destroy_on = 0;
-    memset(D.rt_off, 0, sizeof D.rt_off);
+    cupti_double.sub = 0;
+    cupti_double.cb = NULL, cupti_double.ud = NULL;
+    cupti_double.rt_on = 0, cupti_double.ctx_destroy_on = 0;
+    memset(cupti_double.rt_off, 0, sizeof cupti_double.rt_off);
     return CUPTI_SUCCESS;
 }
 
@@ -459,13 +459,13 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
  * runtime's numbering of calls goes on. */
 EXPORT CUptiResult cuptiFinalize(void)
 {
-    uint32_t corr = D.corr;
-    uint64_t busy = D.busy_until;
-    uintptr_t made = D.subs_made;
+    uint32_t corr = cupti_double.corr;
+    uint64_t busy = cupti_double.busy_until;
+    uintptr_t made = cupti_double.subs_made;
     pthread_mutex_lock(&pending_lock);
-    free(D.pending);
-    memset(&D, 0, sizeof D);
-    D.corr = corr, D.busy_until = busy, D.subs_made = made;
+    free(cupti_double.pending);
+    memset(&cupti_double, 0, sizeof cupti_double);
+    cupti_double.corr = corr, cupti_double.busy_until = busy, cupti_double.subs_made = made;
     pthread_mutex_unlock(&pending_lock);
     return CUPTI_SUCCESS;
 }
@@ -473,7 +473,7 @@ EXPORT CUptiResult cuptiFinalize(void)
 EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
-        D.rt_on = (int)enable;
+        cupti_double.rt_on = (int)enable;
     return CUPTI_SUCCESS;
 }
 
@@ -481,9 +481,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
                                        CUpti_CallbackId cbid)
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024)
-        D.rt_off[cbid] = !enable;
+        cupti_double.rt_off[cbid] = !enable;
     if (d == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-        D.ctx_destroy_on = (int)enable;
+        cupti_double.ctx_destroy_on = (int)enable;
     return CUPTI_SUCCESS;
 }
 
@@ -506,50 +506,46 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 {
     if (getenv("DOUBLE_CUPTI_NO_TS_CALLBACK"))
         return CUPTI_ERROR_NOT_SUPPORTED;
-    if (D.kernels_on || D.memcpy_on)
+    if (cupti_double.kernels_on || cupti_double.memcpy_on)
         return CUPTI_ERROR_INVALID_OPERATION; /* only before any kind is enabled */
-    D.ts = f;
+    cupti_double.ts = f;
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                                   CUpti_BuffersCallbackCompleteFunc done)
 {
-    D.req = req, D.done = done;
+    cupti_double.req = req, cupti_double.done = done;
     return CUPTI_SUCCESS;
+}
+
+/* The flag of kind k the double records, or NULL. */
+static int *kind_flag(CUpti_ActivityKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return &cupti_double.kernels_on;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return &cupti_double.memcpy_on;
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return &cupti_double.memory_on;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return &cupti_double.sync_on;
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return &cupti_double.extcorr_on;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return &cupti_double.api_on;
+    default: return NULL;
+    }
 }
 
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
-    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-        D.kernels_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
-        D.memcpy_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMORY2)
-        D.memory_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
-        D.sync_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
-        D.extcorr_on = 1;
-    else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
-        D.api_on = 1;
+    int *on = kind_flag(k);
+    if (on)
+        *on = 1;
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
-    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-        D.kernels_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMCPY)
-        D.memcpy_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_MEMORY2)
-        D.memory_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)
-        D.sync_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
-        D.extcorr_on = 0;
-    else if (k == CUPTI_ACTIVITY_KIND_RUNTIME)
-        D.api_on = 0;
+    int *on = kind_flag(k);
+    if (on)
+        *on = 0;
     return CUPTI_SUCCESS;
 }
 
@@ -585,43 +581,43 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
     while ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && getenv("DOUBLE_CUPTI_FLUSH_HANG"))
         pause();
     pthread_mutex_lock(&pending_lock);
-    size_t upto = D.len;
+    size_t upto = cupti_double.len;
     uint64_t t = now();
     if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
-        for (size_t at = 0, sz; at < D.len && (sz = record_size(((CUpti_Activity *)(D.pending + at))->kind));
+        for (size_t at = 0, sz; at < cupti_double.len && (sz = record_size(((CUpti_Activity *)(cupti_double.pending + at))->kind));
              at += sz)
-            unfinished((CUpti_Activity *)(D.pending + at), t);
+            unfinished((CUpti_Activity *)(cupti_double.pending + at), t);
     } else {
-        for (upto = 0; upto < D.len;) {
-            const CUpti_Activity *a = (const void *)(D.pending + upto);
+        for (upto = 0; upto < cupti_double.len;) {
+            const CUpti_Activity *a = (const void *)(cupti_double.pending + upto);
             if (record_end(a) > t)
                 break;
             upto += record_size(a->kind);
         }
     }
     size_t off = 0;
-    while (off < upto && D.req && D.done) {
+    while (off < upto && cupti_double.req && cupti_double.done) {
         uint8_t *buf = NULL;
         size_t size = 0, maxrec = 0;
-        D.req(&buf, &size, &maxrec);
+        cupti_double.req(&buf, &size, &maxrec);
         if (!buf) {
             pthread_mutex_unlock(&pending_lock);
             return CUPTI_ERROR_OUT_OF_MEMORY;
         }
         size_t n = upto - off < size ? upto - off : size;
-        memcpy(buf, D.pending + off, n);
+        memcpy(buf, cupti_double.pending + off, n);
         off += n;
-        D.done(NULL, 0, buf, size, n);
+        cupti_double.done(NULL, 0, buf, size, n);
     }
-    memmove(D.pending, D.pending + off, D.len - off);
-    D.len -= off;
+    memmove(cupti_double.pending, cupti_double.pending + off, cupti_double.len - off);
+    cupti_double.len -= off;
     pthread_mutex_unlock(&pending_lock);
     return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 {
-    D.period_ms = ms;
+    cupti_double.period_ms = ms;
     return CUPTI_SUCCESS;
 }
 

@@ -95,8 +95,8 @@ START_TEST(report_page)
     ck_assert_int_eq(count(html, "<?xml"), 0);
     /* the table: 6 runtime calls, 2 kernels, 2 copies, a row each */
     ck_assert_ptr_nonnull(strstr(html, "<table id=\"ops\">"));
-    ck_assert_int_eq(count(html, "<tr><td>"), 10);
-    ck_assert_ptr_nonnull(strstr(html, "<tr><td>step(float*, int)</td>"));
+    ck_assert_int_eq(count(html, "<tr id=\"op-"), 10);
+    ck_assert_ptr_nonnull(strstr(html, "\"><td>step(float*, int)</td>"));
     ck_assert_ptr_nonnull(strstr(html, "<th>Self CUDA</th>"));
     ck_assert_ptr_nonnull(strstr(html, "<span id=\"shown\">10 of 10 operators</span>"));
     /* the call tree: the runtime calls do not nest, so 6 leaves, those
@@ -123,8 +123,8 @@ START_TEST(report_page)
         ck_assert_ptr_nonnull(d);
         ck_assert_ptr_nonnull(strstr(d, "<body data-ready=\"1\">"));
         ck_assert_int_eq(count(d, "data-error=\""), 0);
-        ck_assert_int_eq(count(d, "<tr><td>"), 10);
-        ck_assert_ptr_nonnull(strstr(d, "<tr><td>cudaLaunchKernel</td>"));
+        ck_assert_int_eq(count(d, "<tr id=\"op-"), 10);
+        ck_assert_ptr_nonnull(strstr(d, "\"><td>cudaLaunchKernel</td>"));
         ck_assert_int_eq(count(d, "<svg"), 3);
         ck_assert_int_eq(count(d, "<g class=\"stream\">"), 1);
         ck_assert_ptr_nonnull(strstr(d, "<title>cudaMemcpy ("));
@@ -143,11 +143,11 @@ START_TEST(report_page)
         ck_assert_ptr_nonnull(strstr(d, "<body data-ready=\"1\">"));
         ck_assert_int_eq(count(d, "data-error=\""), 0);
         ck_assert_ptr_nonnull(strstr(d, "<span id=\"shown\">6 of 10 operators</span>"));
-        ck_assert_int_eq(count(d, "<tr hidden=\"\"><td>"), 4);
+        ck_assert_int_eq(count(d, "\" hidden=\"\"><td>"), 4);
         ck_assert_ptr_nonnull(strstr(d, "<th data-dir=\"desc\"># of Calls</th>"));
-        const char *launch = strstr(d, "<tr><td>cudaLaunchKernel</td>");
-        const char *copy = strstr(d, "<tr><td>cudaMemcpy</td>");
-        const char *freed = strstr(d, "<tr><td>cudaFree</td>");
+        const char *launch = strstr(d, "\"><td>cudaLaunchKernel</td>");
+        const char *copy = strstr(d, "\"><td>cudaMemcpy</td>");
+        const char *freed = strstr(d, "\"><td>cudaFree</td>");
         ck_assert(launch && copy && freed && launch < copy && copy < freed);
         ck_assert_ptr_nonnull(strstr(d, "data-matched=\"1\""));
         ck_assert_ptr_nonnull(strstr(d, "in 1 frame</span>"));
@@ -237,6 +237,52 @@ START_TEST(chrome_trace_in_browser)
 }
 END_TEST
 
+/* The findings of `opprof advise` at the top of the page, on the CUDA test
+ * double's committed run (tests/corpus/traces/gpu.trace: a device idle 97%
+ * of the run, a device-to-host copy, a cudaDeviceSynchronize): each links
+ * to its table row and to its node of the call tree, which the page opens
+ * from the address (#tree=NAME) as a click on the link does. */
+START_TEST(findings_link_rows_and_tree)
+{
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/tests/corpus/traces/gpu.trace", getenv("OPPROF_SRC"));
+    char *page = tu_path(dir, "g.html");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "html", trace, "-o", page, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, NULL)), 0);
+    char *html = tu_slurp(page);
+    const char *fs = strstr(html, "<h2 id=\"findings\">");
+    const char *ops = strstr(html, "<table id=\"ops\">");
+    ck_assert(fs && ops && fs < ops);
+    ck_assert_int_eq(count(html, "<li><b>"), 3);
+    ck_assert_ptr_nonnull(strstr(html, "<ol id=\"advice\">\n<li><b>The GPU is idle 97% of the "
+                                       "steps&#39; time</b> <span class=\"rule\">gpu_idle</span>"));
+    /* the sync's row link names the row of cudaDeviceSynchronize */
+    const char *sync = strstr(html, "where: cudaDeviceSynchronize (<a href=\"#op-");
+    ck_assert_ptr_nonnull(sync);
+    int row = -1;
+    ck_assert_int_eq(sscanf(sync, "where: cudaDeviceSynchronize (<a href=\"#op-%d", &row), 1);
+    char want[128];
+    snprintf(want, sizeof want, "<tr id=\"op-%d\"><td>cudaDeviceSynchronize</td>", row);
+    ck_assert_ptr_nonnull(strstr(html, want));
+    ck_assert_ptr_nonnull(strstr(html, "<a class=\"to-tree\" href=\"#calltree\" "
+                                       "data-name=\"cudaDeviceSynchronize\">call tree</a>"));
+    if (!chromium()) {
+        fprintf(stderr, "skipped: the browser checks (no chromium: apt-get install chromium)\n");
+    } else {
+        char *dom = tu_path(dir, "dom.html"), state[4400];
+        snprintf(state, sizeof state, "%s#tree=cudaDeviceSynchronize", page);
+        ck_assert_int_eq(browse("--dump-dom", state, dom), 0);
+        char *d = tu_slurp(dom);
+        ck_assert_ptr_nonnull(strstr(d, "<body data-ready=\"1\">"));
+        ck_assert_int_eq(count(d, "data-error=\""), 0);
+        ck_assert_int_eq(count(d, "class=\"n hit\""), 1);
+        ck_assert_ptr_nonnull(strstr(d, "<span class=\"n hit\">cudaDeviceSynchronize</span>"));
+        free(d), free(dom);
+    }
+    free(html), free(page);
+}
+END_TEST
+
 /* A CPU-only run: the GPU sections say there is nothing; a file that is
  * not a trace: exit 1, one line, no page left behind. */
 START_TEST(cpu_page_and_errors)
@@ -253,9 +299,9 @@ START_TEST(cpu_page_and_errors)
     ck_assert_ptr_nonnull(strstr(html, "<p id=\"streams\">no GPU activity records</p>"));
     ck_assert_ptr_nonnull(strstr(html, "<p id=\"memory\">no device memory records</p>"));
     /* 7 entry points, a row each; no CUDA columns without CUDA */
-    ck_assert_int_eq(count(html, "<tr><td>"), 7);
-    ck_assert_int_eq(count(html, "<tr><td>cblas_"), 5);
-    ck_assert_ptr_nonnull(strstr(html, "<tr><td>cblas_dgemm</td>"));
+    ck_assert_int_eq(count(html, "<tr id=\"op-"), 7);
+    ck_assert_int_eq(count(html, "\"><td>cblas_"), 5);
+    ck_assert_ptr_nonnull(strstr(html, "\"><td>cblas_dgemm</td>"));
     ck_assert_int_eq(count(html, "CUDA"), 0);
     free(html);
     FILE *f = fopen(trace, "w");
@@ -281,6 +327,7 @@ Suite *suite_html(void)
     tcase_add_test(tc, report_page);
     tcase_add_test(tc, chrome_trace_in_browser);
     tcase_add_test(tc, cpu_page_and_errors);
+    tcase_add_test(tc, findings_link_rows_and_tree);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,6 +19,7 @@
 #include "analysis/model.h"
 #include "ring.h"
 #include "testutil.h"
+#include "trace.h"
 #include "util.h"
 
 static char *dir, *trace, *sock;
@@ -460,6 +461,116 @@ START_TEST(ring_header_rewritten)
     ck_assert_uint_eq(m->dropped, 16); /* the damaged records, counted */
     opp_model_free(m);
     free(out);
+}
+END_TEST
+
+/* The calls a client's ring holds, each as the trace gives it back. */
+struct calls_seen {
+    struct opp_tr_event ev[32];
+    int n;
+};
+
+static int seen_event(void *ctx, const struct opp_tr_event *e)
+{
+    struct calls_seen *s = ctx;
+    if (s->n < 32)
+        s->ev[s->n] = *e;
+    s->n++;
+    return 0;
+}
+
+/* The collector encodes a slot whose bytes after the times repeat the
+ * call before's without reading it field by field: each call comes back
+ * as written, whatever field differs from the one before, with the
+ * clock's steps back kept in order as any call's (end never before the
+ * previous end, begin never after its end). */
+START_TEST(repeated_calls_read_as_written)
+{
+    int cpid = start_collector();
+    int cl = opp_connect(sock);
+    ck_assert_int_ge(cl, 0);
+    uint8_t buf[64];
+    uint32_t n;
+    put_hello(buf, &n, 0);
+    ck_assert_int_eq(opp_send_msg(cl, OPP_MSG_HELLO, buf, n, -1), 0);
+    /* functions 0 "foo" and 1 "bar" of kind 0 */
+    uint8_t msg[64];
+    uint32_t f[] = {2, 0, 2, 0, 0, 1}, n3 = 3;
+    memcpy(msg, f, 24), memcpy(msg + 24, "b", 1), memcpy(msg + 25, &n3, 4);
+    memcpy(msg + 29, "foo", 3);
+    uint32_t g[] = {0, 0, 1};
+    memcpy(msg + 32, g, 12), memcpy(msg + 44, "b", 1), memcpy(msg + 45, &n3, 4);
+    memcpy(msg + 49, "bar", 3);
+    ck_assert_int_eq(opp_send_msg(cl, OPP_MSG_FUNCS, msg, 52, -1), 0);
+    int mfd = (int)syscall(SYS_memfd_create, "r", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+    ck_assert_int_ge(mfd, 0);
+    ck_assert_int_eq(ftruncate(mfd, (off_t)opp_ring_bytes(1024)), 0);
+    ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+    struct opp_ring_hdr *h =
+        mmap(NULL, opp_ring_bytes(1024), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    ck_assert_ptr_ne(h, MAP_FAILED);
+    h->magic = OPP_RING_MAGIC, h->version = OPP_RING_VERSION, h->capacity = 1024, h->tid = 77;
+    struct opp_rec *slots = (struct opp_rec *)((char *)h + OPP_RING_HDR_SIZE);
+    /* begin, end, fn, depth, nargs, flags, arg0 */
+    const struct opp_rec in[] = {
+        {10, 20, 0, 0, 1, 0, 5},
+        {30, 40, 0, 0, 1, 0, 5},   /* again */
+        {50, 45, 0, 0, 1, 0, 5},   /* again, begun after its end */
+        {35, 38, 0, 0, 1, 0, 5},   /* again, ended before the one before */
+        {60, 70, 0, 0, 1, 0, 6},   /* another argument */
+        {80, 90, 0, 1, 1, 0, 6},   /* another depth */
+        {100, 110, 1, 1, 1, 0, 6}, /* another function */
+        {120, 130, 1, 1, 1, OPP_REC_RANGE, 6},
+        {140, 150, 1, 1, 1, OPP_REC_RANGE, 6},
+        {160, 170, 1, 1, 0, 0, 77}, /* no argument: arg0 holds anything */
+        {180, 190, 1, 1, 0, 0, 78},
+        {200, 210, 1, 1, 0, 0, 78},
+        {220, 230, 1, 1, 1, OPP_REC_STACK, 9}, /* a code stack id, no argument */
+        {240, 250, 1, 1, 1, OPP_REC_STACK, 9},
+        {260, 270, 1, 1, 2, 0, 5}, /* two arguments: a second slot */
+        {280, 290, 1, 1, 2, 0, 5},
+    };
+    int nin = (int)(sizeof in / sizeof *in), k = 0;
+    for (int i = 0; i < nin; i++) {
+        slots[k++] = in[i];
+        if (in[i].nargs == 2)
+            memcpy(&slots[k++], &(struct opp_rec_ext){{6, 0, 0, 0}}, 32);
+    }
+    atomic_store(&h->head, (uint64_t)k);
+    uint32_t ring[2] = {77, 1024};
+    ck_assert_int_eq(opp_send_msg(cl, OPP_MSG_RING, ring, 8, mfd), 0);
+    close(mfd);
+    for (int i = 0; i < 1000 && atomic_load(&h->tail) != (uint64_t)k; i++)
+        usleep(10000);
+    ck_assert_uint_eq(atomic_load(&h->tail), (uint64_t)k);
+    close(cl);
+    munmap(h, opp_ring_bytes(1024));
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct calls_seen seen = {.n = 0};
+    struct opp_tr_visitor v = {.event = seen_event};
+    struct opp_tr_summary sum;
+    char err[256];
+    ck_assert_int_eq(opp_trace_read(trace, &v, &seen, &sum, err, sizeof err), 0);
+    ck_assert_int_eq(seen.n, nin);
+    /* begin, end, fn, depth, nargs, arg0, stack */
+    const uint64_t want[][7] = {
+        {10, 20, 0, 0, 1, 5, 0},   {30, 40, 0, 0, 1, 5, 0},   {45, 45, 0, 0, 1, 5, 0},
+        {35, 45, 0, 0, 1, 5, 0},   {60, 70, 0, 0, 1, 6, 0},   {80, 90, 0, 1, 1, 6, 0},
+        {100, 110, 1, 1, 1, 6, 0}, {120, 130, 1, 1, 1, 6, 0}, {140, 150, 1, 1, 1, 6, 0},
+        {160, 170, 1, 1, 0, 0, 0}, {180, 190, 1, 1, 0, 0, 0}, {200, 210, 1, 1, 0, 0, 0},
+        {220, 230, 1, 1, 0, 0, 9}, {240, 250, 1, 1, 0, 0, 9}, {260, 270, 1, 1, 2, 5, 0},
+        {280, 290, 1, 1, 2, 5, 0},
+    };
+    for (int i = 0; i < nin; i++) {
+        const struct opp_tr_event *e = &seen.ev[i];
+        uint64_t got[7] = {
+            e->begin_ns, e->end_ns, e->fn, e->depth, e->nargs, e->nargs ? e->args[0] : 0, e->stack};
+        for (int j = 0; j < 7; j++)
+            ck_assert_msg(got[j] == want[i][j], "call %d field %d: %" PRIu64 ", want %" PRIu64, i,
+                          j, got[j], want[i][j]);
+        if (e->nargs == 2)
+            ck_assert_uint_eq(e->args[1], 6);
+    }
 }
 END_TEST
 
@@ -1037,6 +1148,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
     tcase_add_test(tc, ring_header_rewritten);
+    tcase_add_test(tc, repeated_calls_read_as_written);
     tcase_add_test(tc, daemon_child_closes_descriptors);
     tcase_add_test(tc, trace_write_fails);
     tcase_add_test(tc, signal_handler_calls_counted);

@@ -610,6 +610,74 @@ START_TEST(torch_python_stacks)
 }
 END_TEST
 
+/* OPPROF_STACKS: an op's native frames begin where it was called, none
+ * of torch's RecordFunction machinery (runStartCallbacks, the dispatcher's
+ * slow path, the autograd node's call) or of ours: every aten op's
+ * innermost frame is its entry (at::_ops::NAME::call, called by whoever
+ * called the op), an autograd node's the engine's that ran it, and
+ * torch.flatten in Net.forward is called from torch's Python binding. */
+START_TEST(torch_stacks_begin_at_caller)
+{
+    if (!have_torch("torch_stacks_begin_at_caller"))
+        return;
+    char *trace = tu_path(dir, "t.trace");
+    profiled(trace, (char *[]){"OPPROF_STACKS=4", NULL}, NULL, NULL,
+             (char *)script("torch_train.py"), "1", NULL);
+    char fwd[4200];
+    snprintf(fwd, sizeof fwd, "%s(%d): Net.forward", script("torch_train.py"),
+             line_of(script("torch_train.py"), "torch.flatten(x, 1)"));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    int aten = 0, evaluate = 0, flatten = 0, stacks = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t k = 0; k < t->nevents; k++) {
+            const struct opp_event *e = &t->events[k];
+            const char *name = opp_model_str(m, e->name), *fr[32];
+            int n = e->stack ? opp_code_frames(m->code, t->proc, e->stack, fr, 32) : 0;
+            if (!n) { /* every op has one */
+                ck_assert_msg(strncmp(name, "aten::", 6) && strncmp(name, "autograd::", 10),
+                              "%s has no stack", name);
+                continue;
+            }
+            stacks++;
+            for (int i = 0; i < n; i++)
+                ck_assert_msg(!strstr(fr[i], "RecordFunction") && !strstr(fr[i], "libopprof") &&
+                                  !strstr(fr[i], "on_start") && !strstr(fr[i], "_opprof_torch"),
+                              "%s: frame %d is %s", name, i, fr[i]);
+            if (!strncmp(name, "aten::", 6)) {
+                aten++;
+                ck_assert_msg(!strncmp(fr[0], "at::_ops::", 10) && strstr(fr[0], "::call("),
+                              "%s begins at %s", name, fr[0]);
+            }
+            if (!strncmp(name, "autograd::engine::evaluate_function: ", 37)) {
+                evaluate++;
+                ck_assert_msg(!strncmp(fr[0], "torch::autograd::Engine::thread_main(", 37),
+                              "%s begins at %s", name, fr[0]);
+            }
+            if (!strcmp(name, "aten::flatten")) {
+                flatten++;
+                ck_assert_str_eq(fr[0], "at::_ops::flatten_using_ints::call(at::Tensor const&, "
+                                        "long, long)");
+                ck_assert_msg(!strncmp(fr[1], "libtorch_python.so", 18), "then %s", fr[1]);
+                int py = 0;
+                while (py < n && !strstr(fr[py], ".py("))
+                    py++;
+                ck_assert_int_eq(py, 4); /* OPPROF_STACKS native frames, then Python's */
+                ck_assert_str_eq(fr[py], fwd);
+            }
+        }
+    }
+    /* one iteration: 10 nodes, and AccumulateGrad for each of 6 parameters */
+    ck_assert_int_gt(aten, 100);
+    ck_assert_int_eq(evaluate, 16);
+    ck_assert_int_eq(flatten, 1);
+    ck_assert_int_gt(stacks, aten + evaluate);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
 /* DataLoader workers (fork): the program runs as without opprof, and the
  * workers' collate ops are recorded in their own processes; they leave by
  * os._exit(0) (no goodbye), which their parent's reaping tells: they
@@ -994,6 +1062,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_module_tree);
     tcase_add_test(tc, torch_inference_steps);
     tcase_add_test(tc, torch_python_stacks);
+    tcase_add_test(tc, torch_stacks_begin_at_caller);
     tcase_add_test(tc, torch_dataloader_workers);
     tcase_add_test(tc, torch_workers_added_up);
     tcase_add_test(tc, torch_cannot_attach);

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "analysis/advise.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
 #include "analysis/gpu_stats.h"
@@ -171,6 +172,9 @@ static void analyse(const struct opp_model *m)
     size_t nw;
     if (opp_profiler_windows(m, &w, &nw) == 0)
         free(w);
+    struct opp_advice adv; /* every rule, on the program's own steps */
+    if (opp_advise(m, &o, NULL, NULL, &adv) == 0)
+        opp_advice_free(&adv);
     if (opp_model_has_gpu(m)) {
         struct opp_gpu_stats gs;
         if (opp_gpu_stats(m, &o, &gs) == 0)
@@ -187,9 +191,9 @@ static void analyse(const struct opp_model *m)
  * a name), the GPU statistics as --gpu does. */
 static void pass_read(const char *path)
 {
-    int cannot;
+    enum opp_stream_refused why;
     char err[512], what[OPP_NAME_MAX + 64];
-    struct opp_step_stream *s = opp_step_stream_open(&path, 1, &cannot, err, sizeof err);
+    struct opp_step_stream *s = opp_step_stream_open(&path, 1, &why, err, sizeof err);
     if (!s)
         return;
     struct opp_agg_opts o = {0};
@@ -201,7 +205,7 @@ static void pass_read(const char *path)
         opp_steps_free(&st);
     }
     opp_step_stream_free(s);
-    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &cannot, err, sizeof err);
+    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &why, err, sizeof err);
     if (!g)
         return;
     struct opp_gpu_stats gs;

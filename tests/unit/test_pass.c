@@ -115,10 +115,10 @@ static void run_pass(struct log *l, uint64_t *open)
 {
     memset(l, 0, sizeof *l);
     char err[512] = "";
-    int cannot = -1;
-    struct opp_pass *p = opp_pass_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
+    enum opp_stream_refused why = OPP_STREAM_CANNOT;
+    struct opp_pass *p = opp_pass_open((const char *[]){trace}, 1, &why, err, sizeof err);
     ck_assert_msg(p != NULL, "%s", err);
-    ck_assert_int_eq(cannot, 0);
+    ck_assert_int_eq(why, OPP_STREAM_ERROR);
     const struct opp_pass_consumer c = {.ctx = l,
                                         .begin = on_begin,
                                         .call = on_call,
@@ -155,7 +155,7 @@ START_TEST(children_first_with_their_time)
     seen_is(&l.call[0], 0, 100, 200, 0);
     seen_is(&l.call[1], 1, 300, 450, 0);
     seen_is(&l.call[2], 2, 50, 500, 100 + 150);
-    ck_assert_uint_eq(l.call[2].flags, OPP_PASS_TORCH | OPP_PASS_LABEL);
+    ck_assert_uint_eq(l.call[2].flags, OPP_PASS_LABEL);
     ck_assert_uint_eq(l.call[2].folded, OPP_PASS_NONE);
     seen_is(&l.call[3], 3, 600, 700, 0);
     ck_assert_int_eq(l.ntop, 2);
@@ -200,7 +200,7 @@ START_TEST(process_died_inside_calls)
     seen_is(&l.call[1], 2, 200, 900, 100);
     ck_assert_uint_eq(l.call[1].flags, OPP_PASS_OPEN);
     seen_is(&l.call[2], 1, 100, 900, 700);
-    ck_assert_uint_eq(l.call[2].flags, OPP_PASS_OPEN | OPP_PASS_TORCH | OPP_PASS_LABEL);
+    ck_assert_uint_eq(l.call[2].flags, OPP_PASS_OPEN | OPP_PASS_LABEL);
     ck_assert_int_eq(l.ntop, 1);
     ck_assert_uint_eq(l.top[0].seq, 1);
     ck_assert_uint_eq(nopen, 2);

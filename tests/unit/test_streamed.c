@@ -137,7 +137,7 @@ static void join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t kind, cons
                              .depth = depth,
                              .open = open,
                              .at = at};
-    ck_assert_int_eq(opp_gpu_join_call(j, proc, kind, a, na, &c), 0);
+    ck_assert_int_eq(opp_gpu_join_call(j, proc, 0, kind, a, na, &c), 0);
 }
 
 /* An op goes to the outermost CUDA call of its process with its
@@ -400,11 +400,10 @@ START_TEST(step_stream_ranges)
 {
     write_trace();
     char err[512] = "", what[OPP_NAME_MAX + 64];
-    int cannot = 0;
+    enum opp_stream_refused why = OPP_STREAM_ERROR;
     struct opp_step_stream *ss =
-        opp_step_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
+        opp_step_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
-    ck_assert_int_eq(cannot, 0);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
     ck_assert_msg(
@@ -440,9 +439,9 @@ START_TEST(step_stream_boundaries)
 {
     write_trace();
     char err[512] = "", what[OPP_NAME_MAX + 64];
-    int cannot = 0;
+    enum opp_stream_refused why = OPP_STREAM_ERROR;
     struct opp_step_stream *ss =
-        opp_step_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
+        opp_step_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -478,9 +477,9 @@ START_TEST(step_stream_out_of_order)
     tb_events(&b, TB_CALL(F_SYNC, 100, 300, 0, API(2, 165)));
     tb_end(&b);
     char err[512] = "", what[OPP_NAME_MAX + 64];
-    int cannot = 0;
+    enum opp_stream_refused why = OPP_STREAM_ERROR;
     struct opp_step_stream *ss =
-        opp_step_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
+        opp_step_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -509,9 +508,9 @@ START_TEST(gpu_stream_late_records)
 {
     write_trace();
     char err[512] = "";
-    int cannot = 0;
+    enum opp_stream_refused why = OPP_STREAM_ERROR;
     struct opp_gpu_stream *g =
-        opp_gpu_stream_open((const char *[]){trace}, 1, &cannot, err, sizeof err);
+        opp_gpu_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_gpu_stats s, ls;

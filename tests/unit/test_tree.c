@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/thread_tree.h"
+#include "torch_rules.h"
 
 #define NONE UINT32_MAX
 
@@ -194,12 +195,14 @@ END_TEST
 
 /* A deep chain and many siblings, in recorded (end) order: each level's
  * self time is exact. */
-/* torch's _remove_dup_nodes: here "the same operator" is ids with the same
- * tens digit (10 and 11: aten::div_ and the aten::div_ it redispatches to). */
-static int same_tens(const struct opp_event *c, const struct opp_event *p, void *ctx)
+/* torch's _remove_dup_nodes: an only child of the same operator, here ids
+ * with the same tens digit (10 and 11: aten::div_ and the aten::div_ it
+ * redispatches to). */
+static int same_tens(const struct opp_event *c, const struct opp_event *p, unsigned counted,
+                     void *ctx)
 {
     (void)ctx;
-    return c->name / 10 == p->name / 10;
+    return counted == 1 && c->name / 10 == p->name / 10;
 }
 
 START_TEST(fold_same_op)
@@ -337,6 +340,30 @@ START_TEST(large)
 }
 END_TEST
 
+/* torch's rule itself (torch_rules.h), which every reader of calls asks:
+ * an only child (memory instants not counted), both torch operators, the
+ * same name; a kind's flags do not change what it is. */
+START_TEST(torch_fold_rule)
+{
+    const uint32_t T = OPP_OP_TORCH, TX = OPP_OP_TORCH | OPP_OPK_EXTID;
+    ck_assert_int_eq(opp_torch_folds(1, T, 7, T, 7), 1);
+    ck_assert_int_eq(opp_torch_folds(1, TX, 7, T, 7), 1);
+    ck_assert_int_eq(opp_torch_folds(0, T, 7, T, 7), 0);
+    ck_assert_int_eq(opp_torch_folds(2, T, 7, T, 7), 0);
+    ck_assert_int_eq(opp_torch_folds(1, T, 7, T, 8), 0);
+    ck_assert_int_eq(opp_torch_folds(1, OPP_OP_GEMM, 7, T, 7), 0);
+    ck_assert_int_eq(opp_torch_folds(1, T, 7, OPP_OP_GEMM, 7), 0);
+    ck_assert_int_eq(opp_fold_counts(OPP_OP_MEMORY), 0);
+    ck_assert_int_eq(opp_fold_counts(T), 1);
+    ck_assert_int_eq(opp_fold_counts(OPP_OP_GEMM), 1);
+    /* names by string id + 1, else by entry point; none for another kind */
+    const uint64_t args[OPP_COL_TORCH_NAME + 1] = {[OPP_COL_TORCH_NAME] = 41};
+    ck_assert_uint_eq(opp_torch_call_name(T, 3, args, OPP_COL_TORCH_NAME + 1), 42);
+    ck_assert_uint_eq(opp_torch_call_name(T, 3, args, 0), (1ull << 63) | 3);
+    ck_assert_uint_eq(opp_torch_call_name(OPP_OP_GEMM, 3, args, OPP_COL_TORCH_NAME + 1), 0);
+}
+END_TEST
+
 Suite *suite_tree(void)
 {
     Suite *s = suite_create("tree");
@@ -353,6 +380,7 @@ Suite *suite_tree(void)
     tcase_add_test(tc, fold_same_op);
     tcase_add_test(tc, fold_lifts_to_kept_ancestor);
     tcase_add_test(tc, fold_uncounted_children);
+    tcase_add_test(tc, torch_fold_rule);
     suite_add_tcase(s, tc);
     return s;
 }

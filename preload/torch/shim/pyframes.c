@@ -22,6 +22,12 @@ __attribute__((visibility("default"))) int opp_torch_shim_pyframes(struct opp_py
     return -1;
 }
 
+__attribute__((visibility("default"))) int opp_torch_shim_pyline(const void *code, int addr)
+{
+    (void)code, (void)addr;
+    return 0;
+}
+
 #else
 
 #define Py_BUILD_CORE 1
@@ -42,10 +48,10 @@ static const char *utf8_of(PyObject *o)
     return u ? u : "?";
 }
 
-static void frame_of(struct opp_pyframe *p, PyCodeObject *co, int line)
+static void frame_of(struct opp_pyframe *p, PyCodeObject *co, int addr)
 {
     p->code = co;
-    p->line = line;
+    p->addr = addr;
     p->file = utf8_of(co->co_filename);
 #if PY_VERSION_HEX >= 0x030B0000
     p->func = utf8_of(co->co_qualname);
@@ -67,7 +73,7 @@ __attribute__((visibility("default"))) int opp_torch_shim_pyframes(struct opp_py
         if (f->owner == FRAME_OWNED_BY_CSTACK || !PyCode_Check(f->f_executable))
             continue;
         PyCodeObject *co = (PyCodeObject *)f->f_executable;
-        frame_of(&out[n++], co, PyCode_Addr2Line(co, _PyInterpreterFrame_LASTI(f) * (int)sizeof(_Py_CODEUNIT)));
+        frame_of(&out[n++], co, _PyInterpreterFrame_LASTI(f) * (int)sizeof(_Py_CODEUNIT));
     }
 #elif PY_VERSION_HEX >= 0x030B0000
     for (_PyInterpreterFrame *f = ts->cframe ? ts->cframe->current_frame : NULL; f && n < max;
@@ -79,13 +85,20 @@ __attribute__((visibility("default"))) int opp_torch_shim_pyframes(struct opp_py
         if (_PyFrame_IsIncomplete(f))
             continue;
         PyCodeObject *co = f->f_code;
-        frame_of(&out[n++], co, PyCode_Addr2Line(co, _PyInterpreterFrame_LASTI(f) * (int)sizeof(_Py_CODEUNIT)));
+        frame_of(&out[n++], co, _PyInterpreterFrame_LASTI(f) * (int)sizeof(_Py_CODEUNIT));
     }
 #else
     for (PyFrameObject *f = ts->frame; f && n < max; f = f->f_back)
-        frame_of(&out[n++], f->f_code, PyCode_Addr2Line(f->f_code, f->f_lasti * 2));
+        frame_of(&out[n++], f->f_code, f->f_lasti * 2);
 #endif
     return n;
+}
+
+/* The line of a frame's instruction: a walk of the code's line table, so
+ * the agent asks once per place, not at every op. */
+__attribute__((visibility("default"))) int opp_torch_shim_pyline(const void *code, int addr)
+{
+    return PyCode_Addr2Line((PyCodeObject *)code, addr);
 }
 
 #endif

@@ -48,17 +48,21 @@ extern const struct opp_torch_api *opp_torch_shim_agent;
  * until enable says otherwise); 0, or -1 with why filled. */
 typedef int (*opp_torch_shim_init_t)(const struct opp_torch_api *api, char *why, size_t cap);
 /* One Python frame of the thread (pyframes.c): its code object (an
- * identity, never dereferenced by the agent), line, file and function
- * (the interpreter's bytes, valid while the code object lives). */
+ * identity the agent hands back to opp_torch_shim_pyline), the offset of
+ * its instruction in the code, file and function (the interpreter's
+ * bytes, valid while the code object lives). */
 struct opp_pyframe {
     const void *code;
-    int line;
+    int addr;
     const char *file, *func;
 };
 /* The calling thread's Python frames, innermost first, at most max: how
  * many (0: not a Python thread), -1 when the shim was built without
  * Python's headers. */
 typedef int (*opp_torch_shim_pyframes_t)(struct opp_pyframe *out, int max);
+/* The source line of a frame's instruction (code and addr as given by
+ * pyframes, while that frame runs). */
+typedef int (*opp_torch_shim_pyline_t)(const void *code, int addr);
 
 /* enable: which callbacks run (the agent's capture window). */
 enum opp_torch_enable {

@@ -1,0 +1,53 @@
+/* torch.profiler's conventions that opprof follows wherever it records or
+ * reads calls: the names of the calls that mark steps, and its folding of
+ * an operator into itself. */
+#ifndef OPP_TORCH_RULES_H
+#define OPP_TORCH_RULES_H
+
+#include <stdint.h>
+
+#include "ops.h"
+
+/* The calls that mark steps: torch.profiler's step (ProfilerStep#N, which
+ * the agent also records for OPPROF_STEP's steps) and an optimizer's
+ * (Optimizer.step#CLASS.step, a torch label). */
+#define OPP_PROFILER_STEP "ProfilerStep#"
+#define OPP_OPTIMIZER_STEP "Optimizer.step#"
+
+/* Whether a call of kind is a child for torch's folding: a memory instant
+ * is not (torch sums it into the call around it). */
+static inline int opp_fold_counts(uint32_t kind)
+{
+    return opp_kind_base(kind) != OPP_OP_MEMORY;
+}
+
+/* torch.profiler's EventList._remove_dup_nodes: a call folds into its
+ * parent (it is dropped, its children becoming the parent's, and its GPU
+ * work the parent's) when it is the parent's only child (counted: the
+ * parent's children that opp_fold_counts, or at least that many) and both
+ * are torch operators of the same name (name: however the caller names
+ * calls, equal for equal names). The loaded tree (load.c), summary mode's
+ * aggregation (summary.c), the pass over a full trace (pass.c) and the
+ * GPU join (gpu_join.c) all ask this. */
+static inline int opp_torch_folds(uint64_t counted, uint32_t parent_kind, uint64_t parent_name,
+                                  uint32_t child_kind, uint64_t child_name)
+{
+    return counted == 1 && opp_kind_base(parent_kind) == OPP_OP_TORCH &&
+           opp_kind_base(child_kind) == OPP_OP_TORCH && parent_name == child_name;
+}
+
+/* What names a torch operator's calls for opp_torch_folds where the
+ * string ids of one process name them: its name's string id + 1, else
+ * its entry point fn with the top bit set; 0 when kind is not a torch
+ * operator's. */
+static inline uint64_t opp_torch_call_name(uint32_t kind, uint32_t fn, const uint64_t *args,
+                                           uint32_t nargs)
+{
+    const uint64_t *a = args;
+    if (opp_kind_base(kind) != OPP_OP_TORCH)
+        return 0;
+    return opp_op_args(kind, &a, nargs) > OPP_COL_TORCH_NAME ? a[OPP_COL_TORCH_NAME] + 1
+                                                             : (1ull << 63) | fn;
+}
+
+#endif

@@ -1,0 +1,338 @@
+/* `opprof advise`'s tables (its rules, their thresholds), what the rules
+ * share, and the run of them all (see advise.h). */
+#include "analysis/advise.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/advise_rules.h"
+
+const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT] = {
+#define OPP_ADVISE_TH_DESC(id, name, value, unit, help) {name, value, unit, help},
+    OPP_ADVISE_THRESHOLDS(OPP_ADVISE_TH_DESC)
+#undef OPP_ADVISE_TH_DESC
+};
+
+/* The rules, in the order they run (ties of time at stake keep it). */
+const struct opp_advise_rule opp_advise_rules[] = {
+    {"lost_data", "", "records dropped, CUPTI records lost, processes cut", adv_rule_lost},
+    {"input_pipeline", "input_share", "time in enumerate(DataLoader)#... inside each step",
+     adv_rule_input},
+    {"outside_ops", "outside_share", "step time inside no recorded call (Python, waits)",
+     adv_rule_outside},
+    {"host_sync", "sync_per_step",
+     "aten::item, aten::_local_scalar_dense, cuda*Synchronize, device-to-host copies",
+     adv_rule_sync},
+    {"fusable_ops", "fuse_per_step, fuse_avg_us", "elementwise operators on one shape, by shape",
+     adv_rule_fusable},
+    {"tiny_gemms", "tiny_gemm_per_step, tiny_gemm_flops", "matrix products of one shape",
+     adv_rule_tiny_gemm},
+    {"warmup", "steps_min, warmup_ratio", "the first steps' wall time against the p50",
+     adv_rule_warmup},
+    {"outlier_steps", "steps_min, outlier_ratio", "steady steps against the p50 (p99)",
+     adv_rule_outliers},
+    {"gpu_idle", "gpu_idle_share", "each device's busy time against the steps' wall time",
+     adv_rule_gpu_idle},
+    {"comm_exposed", "comm_exposed_share",
+     "NCCL kernels' time against the device's busy time beyond the compute kernels' (one "
+     "device)",
+     adv_rule_comm},
+    {"launch_bound", "launch_kernel_us", "kernel launch calls' CPU time against kernel time",
+     adv_rule_launch},
+    {"cpu_alloc_churn", "cpu_allocs_per_step", "CPU allocations a steady step (memory series)",
+     adv_rule_cpu_allocs},
+    {"cuda_alloc_churn", "cuda_allocs_per_step", "device allocations a steady step",
+     adv_rule_cuda_allocs},
+    {"memory_growth", "growth_bytes_per_step", "CPU and device memory at each step's end",
+     adv_rule_growth},
+    {"stragglers", "straggler_ratio, straggler_ms", "each operator's self CPU time by rank",
+     adv_rule_stragglers},
+};
+const size_t opp_advise_nrules = sizeof opp_advise_rules / sizeof *opp_advise_rules;
+
+int opp_advise_threshold_parse(const char *name, enum opp_advise_threshold *out)
+{
+    for (int i = 0; i < OPP_TH_COUNT; i++)
+        if (!strcmp(name, opp_advise_thresholds[i].name)) {
+            *out = (enum opp_advise_threshold)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+struct opp_finding *adv_add(struct opp_findings *out, const char *rule)
+{
+    if (out->n == out->cap) {
+        size_t n = out->cap ? out->cap * 2 : 16;
+        void *p = reallocarray(out->f, n, sizeof *out->f);
+        if (!p)
+            return NULL;
+        out->f = p;
+        out->cap = n;
+    }
+    struct opp_finding *f = &out->f[out->n];
+    memset(f, 0, sizeof *f);
+    f->rule = rule;
+    f->step = f->step_last = f->rank = f->pid = f->device = f->stream = -1;
+    f->share = f->ms_per_step = f->per_step = -1;
+    f->order = (uint32_t)out->n++;
+    return f;
+}
+
+void adv_stake(const struct opp_advise_ctx *c, struct opp_finding *f, uint64_t stake_ns)
+{
+    f->stake_ns = stake_ns;
+    f->ms_per_step = (double)stake_ns / (double)c->n / 1e6;
+    f->share = c->wall_ns ? (double)stake_ns / (double)c->wall_ns : -1;
+}
+
+const struct opp_row *adv_row(const struct opp_agg *a, const char *key)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        if (a->rows[i].device_type == OPP_DEVICE_CPU && !strcmp(a->rows[i].key, key))
+            return &a->rows[i];
+    return NULL;
+}
+
+int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
+                 uint32_t group_by_stack, int group_by_shape, struct opp_agg *out)
+{
+    struct opp_agg_opts o = c->o;
+    uint64_t first = opp_model_first_ns(c->m);
+    o.window = 1;
+    o.from_ns = begin > first ? begin - first : 0;
+    o.to_ns = end > first ? end - first : 0;
+    o.group_by_stack = group_by_stack;
+    o.group_by_shape = group_by_shape;
+    o.limit = 0;
+    return opp_aggregate(c->m, &o, out);
+}
+
+/* A frame of Python's own or of a package (torch's): not the program's. */
+static int library_frame(const char *f, size_t len)
+{
+    static const char *const dirs[] = {"/dist-packages/", "/site-packages/", "/lib/python3"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        if (memmem(f, len, dirs[i], strlen(dirs[i])))
+            return 1;
+    return 0;
+}
+
+/* The innermost frame of stack (outermost first, ';'-joined) that is the
+ * program's own, else the innermost, into buf. */
+static void program_frame(const char *stack, char *buf, size_t cap)
+{
+    const char *end = stack + strlen(stack), *inner = NULL;
+    size_t inner_len = 0;
+    while (end > stack) {
+        const char *b = end;
+        while (b > stack && b[-1] != ';')
+            b--;
+        if (!inner)
+            inner = b, inner_len = (size_t)(end - b);
+        if (!library_frame(b, (size_t)(end - b))) {
+            inner = b, inner_len = (size_t)(end - b);
+            break;
+        }
+        end = b > stack ? b - 1 : b;
+    }
+    snprintf(buf, cap, "%.*s", (int)inner_len, inner ? inner : "");
+}
+
+int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    struct opp_agg a;
+    int rc = adv_agg_span(c, c->steps[0].begin_ns, c->steps[c->n - 1].end_ns, OPP_STACK_MAX, 0, &a);
+    if (rc)
+        return rc;
+    const struct opp_row *best = NULL;
+    for (size_t i = 0; i < a.nrows; i++) {
+        const struct opp_row *r = &a.rows[i];
+        if (r->device_type == OPP_DEVICE_CPU && !strcmp(r->key, key) && r->stack_str &&
+            strstr(r->stack_str, "): ") &&
+            (!best || r->cpu_time_total_ns > best->cpu_time_total_ns))
+            best = r;
+    }
+    if (best)
+        program_frame(best->stack_str, buf, cap);
+    opp_agg_free(&a);
+    return 0;
+}
+
+void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
+{
+    static const char module[] = "nn.Module: ";
+    const struct opp_ct_node *best = NULL;
+    buf[0] = 0;
+    for (size_t i = 0; i < c->ct.n; i++) {
+        const struct opp_ct_node *n = &c->ct.nodes[i];
+        if ((!best || n->total_ns > best->total_ns) && !strcmp(opp_model_str(c->m, n->name), key))
+            best = n;
+    }
+    for (uint32_t p = best ? best->parent : OPP_CT_ROOT; p != OPP_CT_ROOT;
+         p = c->ct.nodes[p].parent) {
+        const char *name = opp_model_str(c->m, c->ct.nodes[p].name);
+        if (!strncmp(name, module, sizeof module - 1)) {
+            snprintf(buf, cap, "%s", name);
+            return;
+        }
+    }
+}
+
+int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,
+                    uint64_t *ns)
+{
+    struct opp_agg a, b;
+    buf[0] = 0;
+    *ns = 0;
+    int rc = adv_agg_span(c, c->steps[i].begin_ns, c->steps[i].end_ns, 0, 0, &a);
+    if (rc)
+        return rc;
+    rc = adv_agg_span(c, c->steps[ref].begin_ns, c->steps[ref].end_ns, 0, 0, &b);
+    if (rc) {
+        opp_agg_free(&a);
+        return rc;
+    }
+    for (size_t k = 0; k < a.nrows; k++) {
+        const struct opp_row *r = &a.rows[k], *s = adv_row(&b, r->key);
+        uint64_t base = s ? s->self_cpu_time_total_ns : 0;
+        if (r->device_type == OPP_DEVICE_CPU && r->self_cpu_time_total_ns > base &&
+            r->self_cpu_time_total_ns - base > *ns) {
+            *ns = r->self_cpu_time_total_ns - base;
+            snprintf(buf, cap, "%s", r->key);
+        }
+    }
+    opp_agg_free(&a);
+    opp_agg_free(&b);
+    return 0;
+}
+
+/* The steps of the first thread that has any, in time order; without
+ * steps, one: from the trace's first time to the end of the process the
+ * filters select (the first), or of the last process to end. */
+static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_advice *out)
+{
+    struct opp_steps st;
+    int rc = step ? opp_steps_find(c->m, &c->o, step, &st)
+                  : opp_steps_default(c->m, &c->o, &st, out->steps_what, sizeof out->steps_what);
+    if (rc)
+        return rc;
+    if (step) {
+        snprintf(out->steps_what, sizeof out->steps_what, "%s", step);
+        out->step_unknown = !st.named;
+    }
+    c->thread = UINT32_MAX;
+    if (st.n) {
+        c->thread = st.steps[0].thread;
+        size_t k = 0;
+        while (k < st.n && st.steps[k].thread == c->thread)
+            k++;
+        c->steps = st.steps;
+        c->n = k;
+        c->real_steps = 1;
+        return 0;
+    }
+    opp_steps_free(&st);
+    c->steps = calloc(1, sizeof *c->steps);
+    if (!c->steps)
+        return -ENOMEM;
+    c->n = 1;
+    c->steps[0].begin_ns = opp_model_first_ns(c->m);
+    uint64_t end = 0;
+    for (size_t p = 0; p < c->m->nprocs; p++) {
+        const struct opp_process *pr = &c->m->procs[p];
+        if (pr->end_how && pr->end_ns > end && (!c->o.filter_pid || pr->pid == c->o.pid))
+            end = pr->end_ns;
+    }
+    c->steps[0].end_ns = end > c->steps[0].begin_ns ? end : c->steps[0].begin_ns;
+    snprintf(out->steps_what + strlen(out->steps_what),
+             sizeof out->steps_what - strlen(out->steps_what), "; the run taken as one step");
+    return 0;
+}
+
+/* Leading steps of warm-up: at least warmup_ratio times the p50. */
+static size_t warmup_steps(const struct opp_advise_ctx *c)
+{
+    if (!c->real_steps || (double)c->n < adv_th(c, OPP_TH_STEPS_MIN))
+        return 0;
+    size_t k = 0;
+    while (k < c->n / 2 &&
+           (double)adv_wall(&c->steps[k]) >= adv_th(c, OPP_TH_WARMUP_RATIO) * (double)c->p50_ns)
+        k++;
+    return k;
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+    const struct opp_finding *x = a, *y = b;
+    if (x->lost != y->lost)
+        return y->lost - x->lost;
+    if (x->stake_ns != y->stake_ns)
+        return x->stake_ns < y->stake_ns ? 1 : -1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const char *step,
+               const double *th, struct opp_advice *out)
+{
+    memset(out, 0, sizeof *out);
+    double defaults[OPP_TH_COUNT];
+    for (int i = 0; i < OPP_TH_COUNT; i++)
+        defaults[i] = opp_advise_thresholds[i].value;
+    struct opp_advise_ctx c = {.m = m, .o = *o, .th = th ? th : defaults};
+    c.o.limit = 0;
+    c.o.group_by_shape = 0;
+    c.o.group_by_stack = 0;
+    int rc = find_steps(&c, step, out);
+    if (rc)
+        return rc;
+    uint64_t *w = malloc(c.n * sizeof *w);
+    if (!w) {
+        free(c.steps);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < c.n; i++)
+        c.wall_ns += w[i] = adv_wall(&c.steps[i]);
+    struct opp_dist d;
+    opp_dist_of(w, c.n, &d);
+    free(w);
+    c.p50_ns = d.p50;
+    c.p99_ns = d.p99;
+    c.warm = warmup_steps(&c);
+    out->nsteps = c.real_steps ? c.n : 0;
+    out->p50_ns = c.p50_ns;
+    out->p99_ns = c.p99_ns;
+    out->wall_ns = c.wall_ns;
+    out->pid = c.o.filter_pid ? c.o.pid : 0;
+    rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, 0, 0, &c.agg);
+    if (rc) {
+        free(c.steps);
+        return rc;
+    }
+    if ((rc = opp_calltree_build(m, &c.o, &c.ct))) {
+        opp_agg_free(&c.agg);
+        free(c.steps);
+        return rc;
+    }
+    for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
+        rc = opp_advise_rules[i].fn(&c, &out->fs);
+    opp_calltree_free(&c.ct);
+    opp_agg_free(&c.agg);
+    free(c.steps);
+    if (rc) {
+        opp_advice_free(out);
+        return rc;
+    }
+    if (out->fs.n) /* qsort takes no NULL, even of 0 elements */
+        qsort(out->fs.f, out->fs.n, sizeof *out->fs.f, cmp_finding);
+    return 0;
+}
+
+void opp_advice_free(struct opp_advice *a)
+{
+    free(a->fs.f);
+    memset(&a->fs, 0, sizeof a->fs);
+}

@@ -1,0 +1,38 @@
+/* `opprof advise` (shown by views/advise_view.h): findings about a trace,
+ * each with what (the pattern), where (operator, step, rank, device,
+ * stream, Python line), how much (share of the step, ms per step) and what
+ * to try, ranked by the time at stake. Computed from the views' results
+ * (steps, key_averages, GPU statistics, memory series, the rank table, the
+ * model's counts of what it lost), never from the records themselves. The
+ * rules and their thresholds are one table each (advise.c). */
+#ifndef OPP_ADVISE_H
+#define OPP_ADVISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/advise_findings.h"
+#include "analysis/aggregate.h"
+#include "analysis/model.h"
+
+/* What advise looked at, for the header of its output. */
+struct opp_advice {
+    struct opp_findings fs;
+    char steps_what[OPP_ADVICE_TEXT]; /* which steps ("training iterations ..."), or why none */
+    size_t nsteps;                    /* 0: the run taken as one step */
+    uint64_t p50_ns, p99_ns, wall_ns; /* of the steps; wall: their sum */
+    uint32_t pid;                     /* the process looked at (0: every process) */
+    int step_unknown;                 /* a step name was given and no call (of any thread) has it */
+};
+
+/* The advice on m for the calls o selects (its pid, tid and rank filters;
+ * step: --step NAME, NULL the program's own steps; th: the thresholds,
+ * NULL the defaults). 0, or -ENOMEM. */
+int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const char *step,
+               const double *th, struct opp_advice *out);
+void opp_advice_free(struct opp_advice *a);
+
+/* Threshold id by name: 0, or -EINVAL. */
+int opp_advise_threshold_parse(const char *name, enum opp_advise_threshold *out);
+
+#endif

@@ -1,0 +1,76 @@
+/* What advise's rules share (advise.c): the steps and aggregates every rule
+ * reads, computed once, the helpers that add a finding and look rows up,
+ * and each rule's function (advise_*.c, by what they look at). */
+#ifndef OPP_ADVISE_RULES_H
+#define OPP_ADVISE_RULES_H
+
+#include "analysis/advise_findings.h"
+#include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
+#include "analysis/step_times.h"
+
+struct opp_advise_ctx {
+    const struct opp_model *m;
+    struct opp_agg_opts o; /* the filters given; window: the steps' span */
+    const double *th;
+    /* The steps of one thread (the first that has any), in time order;
+     * without steps, the run of the calls o selects as one. */
+    struct opp_step *steps;
+    size_t n;
+    int real_steps;   /* steps were found */
+    uint32_t thread;  /* their thread (index in m->threads), UINT32_MAX: none */
+    uint64_t wall_ns; /* the steps' wall times summed */
+    uint64_t p50_ns, p99_ns;
+    size_t warm;            /* leading steps of warm-up (the warm-up rule's) */
+    struct opp_agg agg;     /* key_averages over the steps' span, by name */
+    struct opp_calltree ct; /* the calls o selects by call path (the layers) */
+};
+
+static inline double adv_th(const struct opp_advise_ctx *c, enum opp_advise_threshold id)
+{
+    return c->th[id];
+}
+
+static inline uint64_t adv_wall(const struct opp_step *s)
+{
+    return s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+}
+
+/* A new finding of rule, its "where" and "how much" not applying (-1),
+ * NULL when out of memory. */
+struct opp_finding *adv_add(struct opp_findings *out, const char *rule);
+/* Its ms per step and share of the steps from stake_ns. */
+void adv_stake(const struct opp_advise_ctx *c, struct opp_finding *f, uint64_t stake_ns);
+/* The CPU row named key of a, NULL when none. */
+const struct opp_row *adv_row(const struct opp_agg *a, const char *key);
+/* key_averages over [begin, end) of the filters' calls: 0 or -ENOMEM. */
+int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
+                 uint32_t group_by_stack, int group_by_shape, struct opp_agg *out);
+/* The innermost code frame (a Python line with OPPROF_STACKS) of key's
+ * calls that took the most time, into buf ("" when none): 0 or -ENOMEM. */
+int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
+/* The innermost nn.Module layer ("nn.Module: Linear_0") above key's call
+ * path of the most CPU time, into buf ("" when none). */
+void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
+/* The operator whose self CPU time in step i exceeds that in step ref by
+ * the most: its name into buf, the excess into *ns (0: none). 0 or -ENOMEM. */
+int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,
+                    uint64_t *ns);
+
+int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_input(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_outside(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_warmup(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_outliers(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_sync(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_gpu_idle(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_comm(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_launch(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_cpu_allocs(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_cuda_allocs(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_growth(const struct opp_advise_ctx *c, struct opp_findings *out);
+int adv_rule_stragglers(const struct opp_advise_ctx *c, struct opp_findings *out);
+
+#endif

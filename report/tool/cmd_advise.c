@@ -1,0 +1,206 @@
+/* `opprof advise TRACE [options]`: findings about a trace ranked by the
+ * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
+ * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
+ * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/advise.h"
+#include "analysis/step_times.h"
+#include "tool/cmds.h"
+#include "tool/options.h"
+#include "views/advise_view.h"
+
+#define PREFIX "opprof advise: "
+
+struct advise_args {
+    int json, thresholds;
+    const char *step;
+    struct opp_agg_opts o;
+    double th[OPP_TH_COUNT];
+};
+
+static int opt_format(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "text") && strcmp(arg, "json")) {
+        fprintf(stderr, PREFIX "unknown format '%s' (one of: text, json)\n", arg);
+        return 2;
+    }
+    *(int *)o->value = arg[0] == 'j';
+    return 0;
+}
+
+static int parse_num(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(d))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* --pid, --rank */
+static int opt_id(const struct opp_option *o, const char *arg)
+{
+    struct opp_agg_opts *agg = o->value;
+    double v;
+    int pid = !strcmp(o->long_name, "pid");
+    if (parse_num(arg, &v) || v != floor(v) || v < 0 || v > (pid ? UINT32_MAX : 1e15)) {
+        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        return 2;
+    }
+    if (pid) {
+        agg->filter_pid = 1;
+        agg->pid = (uint32_t)v;
+    } else {
+        agg->filter_rank = 1;
+        agg->rank = (int64_t)v;
+    }
+    return 0;
+}
+
+static int opt_set(const struct opp_option *o, const char *arg)
+{
+    double *th = o->value, v;
+    const char *eq = strchr(arg, '=');
+    char name[64];
+    enum opp_advise_threshold id;
+    if (!eq || (size_t)(eq - arg) >= sizeof name) {
+        fprintf(stderr,
+                PREFIX "--set wants NAME=VALUE (`opprof advise --thresholds` lists the "
+                       "names), not '%s'\n",
+                arg);
+        return 2;
+    }
+    memcpy(name, arg, (size_t)(eq - arg));
+    name[eq - arg] = 0;
+    if (opp_advise_threshold_parse(name, &id)) {
+        fprintf(stderr,
+                PREFIX "--set: no threshold '%s' (`opprof advise --thresholds` lists "
+                       "them)\n",
+                name);
+        return 2;
+    }
+    if (parse_num(eq + 1, &v) || v < 0) {
+        fprintf(stderr, PREFIX "--set %s wants a number (0 or more), not '%s'\n", name, eq + 1);
+        return 2;
+    }
+    th[id] = v;
+    return 0;
+}
+
+/* 0 to go on, 1 after --help, 2 on a usage error (said). */
+static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
+{
+    memset(aa, 0, sizeof *aa);
+    for (int i = 0; i < OPP_TH_COUNT; i++)
+        aa->th[i] = opp_advise_thresholds[i].value;
+    const struct opp_option options[] = {
+        OPP_OPT_CALLBACK('f', "format", &aa->json, "FMT", "text (default) or json", opt_format),
+        OPP_OPT_STRING(0, "step", &aa->step, "NAME",
+                       "the steps are NAME's calls (as `opprof report --step NAME`);\n"
+                       "default: the program's own (ProfilerStep#N, optimizer steps,\n"
+                       "outermost nn.Module forwards)"),
+        OPP_OPT_CALLBACK(0, "pid", &aa->o, "PID",
+                         "the process looked at (default: the first, the one\n"
+                         "`opprof run` started, when no process is a rank)",
+                         opt_id),
+        OPP_OPT_CALLBACK(0, "rank", &aa->o, "R", "the processes of rank R", opt_id),
+        OPP_OPT_CALLBACK(0, "set", aa->th, "NAME=VALUE", "a threshold of the rules (repeatable)",
+                         opt_set),
+        OPP_OPT_FLAG(0, "thresholds", &aa->thresholds,
+                     "print the thresholds (with --set's values) and exit"),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "advise",
+        .usage = "usage: opprof advise TRACE [options]\n"
+                 "\n"
+                 "What to try first: findings about the steps of a trace (input pipeline,\n"
+                 "host synchronisation, small operators, warm-up and outlier steps, GPU\n"
+                 "idle time and launching, allocations, stragglers among ranks), each\n"
+                 "with where, how much and what to try, ranked by the time at stake; what\n"
+                 "the trace lost is said first.\n"
+                 "\n",
+        .col = 24,
+        .options = options,
+    };
+    int parsed = opp_options_parse(&cmd, argc, argv, first);
+    if (parsed)
+        return parsed;
+    if (!aa->thresholds && argc - *first != 1) {
+        fprintf(stderr, PREFIX "%s\n", argc - *first ? "one trace at a time" : "which trace?");
+        opp_options_usage(&cmd, stderr);
+        return 2;
+    }
+    return 0;
+}
+
+int cmd_advise(int argc, char **argv)
+{
+    struct advise_args aa;
+    int first, rc = parse_args(argc, argv, &aa, &first);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (aa.thresholds)
+        return opp_out_advise_thresholds(stdout, aa.th) ? 1 : 0;
+    const char *trace = argv[first];
+    char err[512];
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return 1;
+    }
+    if (opp_model_needs_calls(m, "advise", err, sizeof err)) {
+        fprintf(stderr, PREFIX "%s: %s\n", trace, err);
+        opp_model_free(m);
+        return 1;
+    }
+    struct opp_agg_filter_names names = {.filter_pid = aa.o.filter_pid, .pid = aa.o.pid};
+    if (opp_model_filters_known(m, &names, err, sizeof err)) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        opp_model_free(m);
+        return 2;
+    }
+    int ranked = 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        ranked |= m->procs[p].rank == aa.o.rank;
+    if (aa.o.filter_rank && !ranked) {
+        fprintf(stderr, PREFIX "--rank %" PRId64 ": no process of %s has that rank\n", aa.o.rank,
+                trace);
+        opp_model_free(m);
+        return 2;
+    }
+    opp_steps_main_process(m, &aa.o, 1);
+    struct opp_advice a;
+    rc = opp_advise(m, &aa.o, aa.step, aa.th, &a);
+    if (rc) {
+        fprintf(stderr, PREFIX "%s\n", strerror(-rc));
+        opp_model_free(m);
+        return 1;
+    }
+    if (a.step_unknown) {
+        fprintf(stderr,
+                PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
+                       "operators and ranges)\n",
+                aa.step, trace, trace);
+        opp_advice_free(&a);
+        opp_model_free(m);
+        return 2;
+    }
+    rc = opp_out_advice(stdout, trace, &a, aa.json);
+    opp_advice_free(&a);
+    opp_model_free(m);
+    if (!rc && fflush(stdout))
+        rc = -EIO;
+    if (rc)
+        fprintf(stderr, PREFIX "cannot write the output: %s\n", strerror(-rc));
+    return rc ? 1 : 0;
+}

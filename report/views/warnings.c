@@ -1,0 +1,66 @@
+/* What `opprof report` says about a trace besides its answer (output.h):
+ * its own warning, records dropped, no call at all, calls and processes
+ * cut short, GPU records lost, CUPTI taken from another client. */
+#include <inttypes.h>
+
+#include "util.h"
+#include "views/output.h"
+
+#define PREFIX "opprof report: "
+
+void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
+{
+    if (m->sum.warning[0])
+        fprintf(f, PREFIX "warning: %s\n", m->sum.warning);
+    if (m->dropped)
+        fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
+                m->dropped, OPP_DROP_ADVICE);
+    if (!m->events && !m->gpu.nops && !m->dropped)
+        fprintf(f,
+                PREFIX "%s holds no call: check that the program calls a library opprof "
+                       "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) "
+                       "through the dynamic linker, or is a PyTorch program; that it was preloaded "
+                       "(not setuid, OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits "
+                       "for `opprof ctl start`, a schedule records its active steps only)\n",
+                trace);
+    if (m->open_events)
+        fprintf(f,
+                PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
+                       "shown with the process's end time\n",
+                m->open_events);
+    if (m->procs_cut)
+        fprintf(f,
+                PREFIX "warning: %" PRIu32 " process%s still running when the trace was "
+                       "finished: what %s did after that is not in it\n",
+                m->procs_cut, m->procs_cut > 1 ? "es were" : " was",
+                m->procs_cut > 1 ? "they" : "it");
+    if (m->gpu.dropped_cupti || m->gpu.dropped_ours)
+        fprintf(f,
+                PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
+                       "%" PRIu64 " by opprof (buffers full)\n",
+                m->gpu.dropped_cupti, m->gpu.dropped_ours);
+    if (m->gpu.unfinished)
+        fprintf(f,
+                PREFIX
+                "warning: %" PRIu64 " GPU activity records came without their times "
+                "(the work was still running when CUPTI was last flushed) and are left out\n",
+                m->gpu.unfinished);
+    if (m->gpu.clients_refused)
+        fprintf(f, PREFIX
+                "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) was "
+                "refused CUPTI in the profiled program, which opprof held: its own output has "
+                "no GPU activity; this trace has it\n");
+    if (m->gpu.buffers_taken)
+        fprintf(f,
+                PREFIX "warning: another CUPTI client (torch.profiler/Kineto, nsys, ncu or DCGM) "
+                       "took CUPTI's activity buffers in the profiled program: GPU activity after "
+                       "that is not in this trace\n");
+    if (m->gpu.yielded)
+        fprintf(f,
+                PREFIX "warning: opprof handed CUPTI over to another client (torch.profiler/Kineto, "
+                       "nsys, ncu or DCGM) %" PRIu64 " time%s and took it back %" PRIu64 " time%s: "
+                       "the GPU activity while that tool held CUPTI is in its own output, not in "
+                       "this trace (the CUDA calls are)\n",
+                m->gpu.yielded, m->gpu.yielded > 1 ? "s" : "", m->gpu.retaken,
+                m->gpu.retaken == 1 ? "" : "s");
+}

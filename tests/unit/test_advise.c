@@ -1,0 +1,989 @@
+/* opprof advise's rules on traces built by hand: each fires where it
+ * should, with its exact numbers, and stays silent just below its
+ * threshold. The steps are a label "step" (--step step) of 10 ms each
+ * unless a test says otherwise, ten of them from 1 s. */
+#include <check.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/advise.h"
+#include "analysis/model.h"
+#include "testutil.h"
+#include "tool/cmds.h"
+#include "tracebuild.h"
+#include "views/advise_view.h"
+
+TU_TRACE_FIXTURE
+
+enum { F_TORCH, F_LAUNCH, F_ALLOC, F_FREE, F_OP, NF };
+enum {
+    S_STEP = OPP_STR_PRELOAD,
+    S_LOADER,
+    S_ITEM,
+    S_LSD,
+    S_MUL,
+    S_RELU,
+    S_CLAMP,
+    S_COPY,
+    S_KERNEL,
+    S_ALLREDUCE,
+    S_MM,
+    S_NCCL,
+};
+static const char *const NAMES[] = {
+    "step",
+    "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+    "aten::item",
+    "aten::_local_scalar_dense",
+    "aten::mul",
+    "aten::relu",
+    "aten::clamp_min",
+    "aten::copy_",
+    "tiny_kernel",
+    "allreduce",
+    "aten::mm",
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+};
+
+#define MS 1000000ull
+#define US 1000ull
+#define T0 (1000 * MS)
+#define NSTEPS 10
+#define LABEL(name) TB_CALL(F_TORCH, 0, 0, 0, (name), OPP_TORCH_SCOPE_USER, 0)
+#define TENSOR_64x64 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 64, 64
+
+static const struct opp_func_desc FUNCS[NF] = {
+    [F_TORCH] = {OPP_OP_TORCH, OPP_DT_NONE, "torch", "op"},
+    [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+    [F_ALLOC] = {OPP_OP_MEMORY, 0, "c10", "_ZN3c109alloc_cpuEm"},
+    [F_FREE] = {OPP_OP_MEMORY, 0, "c10", "_ZN3c108free_cpuEPv"},
+    [F_OP] = {OPP_OP_PLAIN, 0, "app", "allreduce"},
+};
+
+/* Events of one step, in the order they end; the step label last. */
+struct evs {
+    struct tb_ev e[512];
+    size_t n;
+};
+
+static void ev(struct evs *s, struct tb_ev e, uint64_t begin, uint64_t end, uint32_t depth)
+{
+    ck_assert_uint_lt(s->n, 512);
+    e.begin = begin;
+    e.end = end;
+    e.depth = depth;
+    s->e[s->n++] = e;
+}
+
+/* A torch op (scope function) named name, on one [64, 64] tensor. */
+static void op(struct evs *s, uint32_t name, uint64_t begin, uint64_t end, uint32_t depth)
+{
+    ev(s, (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, name, OPP_TORCH_SCOPE_FUNCTION, 1, TENSOR_64x64),
+       begin, end, depth);
+}
+
+static int nsteps = NSTEPS; /* steps process() writes */
+
+/* What a test puts inside step i (from begin to end) at depth 1 and below. */
+typedef void step_fn(struct evs *s, int i, uint64_t begin, uint64_t end);
+
+/* The process (pid 10, RANK rank when rank >= 0), its strings, then ten
+ * steps of wall[i] ns (10 ms when wall is NULL) back to back from T0;
+ * fill adds each step's calls. */
+static void process(struct tb *b, uint32_t proc, int rank, const uint64_t *wall, step_fn *fill)
+{
+    tb_process(b, .proc = proc, .pid = 10 + proc, .exe = "python3");
+    tb_put_funcs(b, FUNCS, NF);
+    char r[8];
+    snprintf(r, sizeof r, "%d", rank);
+    if (rank >= 0)
+        tb_info(b, "RANK", r);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(b, S_STEP + k, NAMES[k]);
+    tb_thread(b, 100 + proc, "main");
+    uint64_t t = T0;
+    for (int i = 0; i < nsteps; i++) {
+        uint64_t w = wall ? wall[i] : 10 * MS;
+        struct evs s = {.n = 0};
+        if (fill)
+            fill(&s, i, t, t + w);
+        ev(&s, (struct tb_ev)LABEL(S_STEP), t, t + w, 0);
+        tb_put_events(b, 0, s.e, s.n);
+        t += w;
+    }
+}
+
+static void write_steps(const uint64_t *wall, step_fn *fill)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    process(&b, 0, -1, wall, fill);
+    tb_end(&b);
+}
+
+static struct opp_model *m;
+static struct opp_advice adv;
+
+/* advise on the trace, steps "step", th changed by the "NAME=VALUE" pairs
+ * given (NULL-ended). */
+static void advise_with(const char *set, ...)
+{
+    char err[512];
+    m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    double th[OPP_TH_COUNT];
+    for (int i = 0; i < OPP_TH_COUNT; i++)
+        th[i] = opp_advise_thresholds[i].value;
+    va_list ap;
+    va_start(ap, set);
+    for (const char *s = set; s; s = va_arg(ap, const char *)) {
+        char name[64];
+        const char *eq = strchr(s, '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - s), s);
+        enum opp_advise_threshold id;
+        ck_assert_int_eq(opp_advise_threshold_parse(name, &id), 0);
+        th[id] = atof(eq + 1);
+    }
+    va_end(ap);
+    struct opp_agg_opts o = {0};
+    ck_assert_int_eq(opp_advise(m, &o, "step", th, &adv), 0);
+}
+
+static void advise(void)
+{
+    advise_with(NULL);
+}
+
+static void done(void)
+{
+    opp_advice_free(&adv);
+    opp_model_free(m);
+}
+
+/* The finding of rule (the first), NULL when none. */
+static const struct opp_finding *found(const char *rule)
+{
+    for (size_t i = 0; i < adv.fs.n; i++)
+        if (!strcmp(adv.fs.f[i].rule, rule))
+            return &adv.fs.f[i];
+    return NULL;
+}
+
+/* The findings' rules, in their order, ' '-joined. */
+static const char *rules(void)
+{
+    static char buf[1024];
+    buf[0] = 0;
+    for (size_t i = 0; i < adv.fs.n; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? " " : "",
+                 adv.fs.f[i].rule);
+    return buf;
+}
+
+static void near(double got, double want)
+{
+    ck_assert_msg(fabs(got - want) < 1e-9 * (fabs(want) + 1), "%.12g, not %.12g", got, want);
+}
+
+/* ---- input pipeline ---- */
+
+static uint64_t loader_ns;
+
+static void loader(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i, (void)end;
+    ev(s, (struct tb_ev)LABEL(S_LOADER), begin, begin + loader_ns, 1);
+}
+
+START_TEST(input_pipeline_fires)
+{
+    loader_ns = 8 * MS;
+    write_steps(NULL, loader);
+    advise();
+    ck_assert_uint_eq(adv.nsteps, NSTEPS);
+    ck_assert_uint_eq(adv.wall_ns, 100 * MS);
+    ck_assert_str_eq(rules(), "input_pipeline");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->rule, "input_pipeline");
+    ck_assert_str_eq(f->op, NAMES[S_LOADER - S_STEP]);
+    near(f->share, 0.8);
+    near(f->ms_per_step, 8.0);
+    near(f->per_step, 1.0);
+    ck_assert_uint_eq(f->stake_ns, 80 * MS);
+    ck_assert_str_eq(f->what,
+                     "Input pipeline bound: the steps wait for the DataLoader 80% of their time");
+    ck_assert_str_eq(f->evidence, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__: "
+                                  "8.000 ms of the 10.000 ms a step takes (mean), 80% to 80% a "
+                                  "step over 10 steps");
+    ck_assert_ptr_null(found("outside_ops")); /* 2 ms of 10 outside */
+    done();
+}
+END_TEST
+
+START_TEST(input_pipeline_silent_below)
+{
+    loader_ns = 990 * US; /* 9.9% */
+    write_steps(NULL, loader);
+    advise();
+    ck_assert_ptr_null(found("input_pipeline"));
+    /* the rest of the step is inside no call */
+    const struct opp_finding *f = found("outside_ops");
+    ck_assert_ptr_nonnull(f);
+    near(f->share, 0.901);
+    ck_assert_uint_eq(f->stake_ns, 90100 * US);
+    done();
+}
+END_TEST
+
+/* The DataLoader of another thread (listed first) is not the steps' wait. */
+START_TEST(input_pipeline_other_thread_not_counted)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_put_funcs(&b, FUNCS, NF);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(&b, S_STEP + k, NAMES[k]);
+    tb_thread(&b, 99, "other");
+    struct evs s = {.n = 0};
+    for (int i = 0; i < NSTEPS; i++)
+        ev(&s, (struct tb_ev)LABEL(S_LOADER), T0 + (uint64_t)i * 10 * MS,
+           T0 + (uint64_t)i * 10 * MS + 9 * MS, 0);
+    tb_put_events(&b, 0, s.e, s.n);
+    tb_thread(&b, 100, "main");
+    uint64_t t = T0;
+    for (int i = 0; i < NSTEPS; i++, t += 10 * MS) {
+        struct evs st = {.n = 0};
+        ev(&st, (struct tb_ev)LABEL(S_LOADER), t, t + 2 * MS, 1);
+        ev(&st, (struct tb_ev)LABEL(S_STEP), t, t + 10 * MS, 0);
+        tb_put_events(&b, 0, st.e, st.n);
+    }
+    tb_end(&b);
+    advise_with("outside_share=2", NULL);
+    const struct opp_finding *f = found("input_pipeline");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->stake_ns, 20 * MS); /* main's 2 ms a step, not other's 9 */
+    near(f->share, 0.2);
+    done();
+}
+END_TEST
+
+/* ---- host synchronisation ---- */
+
+static int item_every; /* steps i with i % item_every == 0 call .item() */
+
+static void items(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)end;
+    if (i % item_every)
+        return;
+    ev(s, (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_LSD, OPP_TORCH_SCOPE_FUNCTION, 0),
+       begin + 1100 * US, begin + 1400 * US, 2);
+    ev(s, (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_ITEM, OPP_TORCH_SCOPE_FUNCTION, 0),
+       begin + 1 * MS, begin + 1500 * US, 1);
+    ev(s, (struct tb_ev)LABEL(S_LOADER), begin + 2 * MS, end, 1); /* nothing else fires */
+}
+
+START_TEST(host_sync_fires)
+{
+    item_every = 1;
+    write_steps(NULL, items);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "host_sync");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->rule, "host_sync");
+    ck_assert_str_eq(f->op, "aten::item"); /* not its _local_scalar_dense too */
+    near(f->per_step, 1.0);
+    near(f->ms_per_step, 0.5);
+    near(f->share, 0.05);
+    ck_assert_uint_eq(f->stake_ns, 5 * MS);
+    ck_assert_str_eq(f->what, "Host synchronisation inside the step: aten::item, 1.0 a step");
+    done();
+}
+END_TEST
+
+START_TEST(host_sync_silent_below)
+{
+    item_every = 2; /* 0.5 a step */
+    write_steps(NULL, items);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- elementwise operators to fuse ---- */
+
+static int muls;
+static uint64_t mul_ns;
+
+/* muls aten::mul, then 8 aten::relu each calling aten::clamp_min (2 us
+ * self each); then the loader label for the rest (nothing else fires). */
+static void elementwise(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < muls; k++, t += mul_ns)
+        op(s, S_MUL, t, t + mul_ns, 1);
+    for (int k = 0; k < 8; k++, t += 4 * US) {
+        op(s, S_CLAMP, t + 1 * US, t + 3 * US, 2);
+        op(s, S_RELU, t, t + 4 * US, 1);
+    }
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+START_TEST(fusable_fires)
+{
+    muls = 16;
+    mul_ns = 3 * US;
+    write_steps(NULL, elementwise);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "fusable_ops");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->rule, "fusable_ops");
+    ck_assert_str_eq(f->op, "aten::mul, aten::relu"); /* clamp_min is relu's */
+    near(f->per_step, 24.0);
+    /* 16 x 3 us + 8 x (2 + 2) us = 80 us a step */
+    ck_assert_uint_eq(f->stake_ns, 800 * US);
+    near(f->ms_per_step, 0.08);
+    ck_assert_str_eq(f->what, "Many small elementwise operators on [64, 64] that torch could "
+                              "fuse: 24 calls a step");
+    ck_assert_str_eq(f->evidence, "3.3 us each on average (self CPU), 0.080 ms a step; a step's "
+                                  "calls: aten::mul 16.0, aten::relu 8.0");
+    done();
+}
+END_TEST
+
+START_TEST(fusable_silent_below)
+{
+    muls = 7; /* 15 calls a step */
+    mul_ns = 3 * US;
+    write_steps(NULL, elementwise);
+    advise_with("input_share=2", NULL);
+    ck_assert_ptr_null(found("fusable_ops"));
+    muls = 16; /* enough calls, but 100 us each on average */
+    mul_ns = 148 * US;
+    done();
+    write_steps(NULL, elementwise);
+    advise_with("input_share=2", NULL);
+    ck_assert_ptr_null(found("fusable_ops"));
+    done();
+}
+END_TEST
+
+/* ---- warm-up and outlier steps ---- */
+
+static uint64_t copy_in_7;
+
+static void busy(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    if (i == 7 && copy_in_7) {
+        op(s, S_COPY, begin, begin + copy_in_7, 1);
+        begin += copy_in_7;
+    }
+    ev(s, (struct tb_ev)LABEL(S_LOADER), begin, end, 1);
+}
+
+START_TEST(warmup_fires)
+{
+    const uint64_t wall[NSTEPS] = {30 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
+                                   10 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS};
+    copy_in_7 = 0;
+    write_steps(wall, busy);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "warmup");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->rule, "warmup");
+    ck_assert_int_eq(f->step, 0);
+    ck_assert_int_eq(f->step_last, 0);
+    ck_assert_uint_eq(f->stake_ns, 20 * MS);
+    ck_assert_str_eq(f->what, "Warm-up: step 0 took 2.0x the p50 step or more");
+    ck_assert_str_eq(f->op, NAMES[S_LOADER - S_STEP]);
+    ck_assert_str_eq(f->evidence,
+                     "step 0: 30.000 ms against a p50 of 10.000 ms; its largest excess: "
+                     "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__, +20.000 ms self "
+                     "CPU against step 1 (a p50 step)");
+    done();
+}
+END_TEST
+
+START_TEST(warmup_silent_below)
+{
+    const uint64_t wall[NSTEPS] = {19 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
+                                   10 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS};
+    copy_in_7 = 0;
+    write_steps(wall, busy);
+    advise_with("input_share=2", NULL);
+    ck_assert_ptr_null(found("warmup"));
+    done();
+}
+END_TEST
+
+START_TEST(outlier_fires)
+{
+    const uint64_t wall[NSTEPS] = {10 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
+                                   10 * MS, 10 * MS, 25 * MS, 10 * MS, 10 * MS};
+    copy_in_7 = 15 * MS;
+    write_steps(wall, busy);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "outlier_steps");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->rule, "outlier_steps");
+    ck_assert_int_eq(f->step, 7);
+    ck_assert_uint_eq(f->stake_ns, 15 * MS);
+    ck_assert_str_eq(f->op, "aten::copy_");
+    ck_assert_str_eq(f->what, "Outlier steps: 1 of 10 steady steps took 1.5x the p50 or more "
+                              "(p99 25.000 ms, p50 10.000 ms)");
+    /* --from/--to: ms since the trace's first time (step 0's begin) */
+    ck_assert_str_eq(f->evidence, "the worst, step 7: 25.000 ms (--from 70.000 --to 95.000); its "
+                                  "largest excess: aten::copy_, +15.000 ms self CPU against step "
+                                  "0 (a p50 step)");
+    done();
+}
+END_TEST
+
+START_TEST(outlier_silent_below)
+{
+    const uint64_t wall[NSTEPS] = {10 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
+                                   10 * MS, 10 * MS, 14 * MS, 10 * MS, 10 * MS};
+    copy_in_7 = 4 * MS;
+    write_steps(wall, busy);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- what the trace lost ---- */
+
+START_TEST(lost_data_first)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    loader_ns = 8 * MS;
+    process(&b, 0, -1, NULL, loader);
+    tb_dropped(&b, 5);
+    tb_end(&b);
+    advise();
+    ck_assert_str_eq(rules(), "lost_data input_pipeline");
+    ck_assert_str_eq(adv.fs.f[0].rule, "lost_data");
+    ck_assert_int_eq(adv.fs.f[0].lost, 1);
+    ck_assert_str_eq(adv.fs.f[0].what,
+                     "Records dropped (threads' rings were full: their calls are missing): 5");
+    ck_assert_str_eq(adv.fs.f[1].rule, "input_pipeline");
+    done();
+    write_steps(NULL, loader);
+    advise();
+    ck_assert_ptr_null(found("lost_data"));
+    done();
+}
+END_TEST
+
+/* ---- memory ---- */
+
+static int frees; /* allocations freed within their step */
+
+/* 4 allocations of 512 KiB a step; freed, or kept (2 MiB a step). */
+static void allocs(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    for (int k = 0; k < 4; k++) {
+        uint64_t addr = 0x100000u * (uint64_t)(i * 4 + k + 1), t = begin + (uint64_t)k * MS;
+        ev(s, (struct tb_ev)TB_CALL(F_ALLOC, 0, 0, 0, OPP_MEM_ALLOC, addr, 512 * 1024), t, t, 1);
+        if (frees)
+            ev(s, (struct tb_ev)TB_CALL(F_FREE, 0, 0, 0, OPP_MEM_FREE, addr, 0), t + 100 * US,
+               t + 100 * US, 1);
+    }
+    ev(s, (struct tb_ev)LABEL(S_LOADER), begin + 4 * MS, end, 1);
+}
+
+START_TEST(memory_growth_and_churn_fire)
+{
+    frees = 0;
+    write_steps(NULL, allocs);
+    advise_with("input_share=2", "cpu_allocs_per_step=4", NULL);
+    ck_assert_str_eq(rules(), "cpu_alloc_churn memory_growth");
+    const struct opp_finding *f = found("cpu_alloc_churn");
+    ck_assert_ptr_nonnull(f);
+    near(f->per_step, 4.0);
+    ck_assert_uint_eq(f->stake_ns, 0);
+    f = found("memory_growth");
+    ck_assert_ptr_nonnull(f);
+    near(f->per_step, 2.0 * 1048576);
+    ck_assert_int_eq(f->device, -1);
+    ck_assert_int_eq(f->step, 0);
+    ck_assert_int_eq(f->step_last, 9);
+    ck_assert_str_eq(f->what, "CPU memory grows 2.00 MiB a step");
+    ck_assert_str_eq(f->evidence, "2.00 MiB at the end of step 0, 20.00 MiB at the end of step 9; "
+                                  "it rose in 9 of 9 steps");
+    done();
+}
+END_TEST
+
+START_TEST(memory_silent_below)
+{
+    frees = 1;
+    write_steps(NULL, allocs);
+    advise_with("input_share=2", "cpu_allocs_per_step=5", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- GPU idle, launch-bound ---- */
+
+static uint64_t kernel_ns;
+static uint64_t launch_gap = 40 * US; /* from one launch to the next */
+
+/* 20 launches of 10 us a step, each running a kernel of kernel_ns. */
+static void launches(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)end;
+    for (int k = 0; k < 20; k++) {
+        uint64_t t = begin + (uint64_t)k * launch_gap, corr = (uint64_t)(i * 20 + k + 1);
+        ev(s, (struct tb_ev)TB_CALL(F_LAUNCH, 0, 0, 0, 0, corr, 211), t, t + 10 * US, 1);
+    }
+}
+
+static void write_gpu(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    process(&b, 0, -1, NULL, launches);
+    for (int i = 0; i < NSTEPS; i++)
+        for (int k = 0; k < 20; k++) {
+            uint64_t t = T0 + (uint64_t)i * 10 * MS + (uint64_t)k * launch_gap + 20 * US;
+            tb_kernel(&b, .name = S_KERNEL, .start = t, .end = t + kernel_ns, .stream = 7,
+                      .corr = (uint64_t)(i * 20 + k + 1));
+        }
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+}
+
+START_TEST(gpu_idle_and_launch_bound_fire)
+{
+    kernel_ns = 2 * US;
+    write_gpu();
+    advise();
+    /* the steps' time outside the launches is outside any call too */
+    ck_assert_str_eq(rules(), "gpu_idle outside_ops launch_bound");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->rule, "gpu_idle");
+    ck_assert_uint_eq(f->stake_ns, 100 * MS - 400 * US);
+    near(f->share, 0.996);
+    ck_assert_int_eq(f->device, 0);
+    ck_assert_int_eq(f->stream, 7); /* the device's one stream */
+    f = found("launch_bound");
+    ck_assert_ptr_nonnull(f);
+    near(f->per_step, 20.0);
+    ck_assert_uint_eq(f->stake_ns, 10 * 20 * 8 * US); /* (10 - 2) us a launch */
+    ck_assert_str_eq(f->op, "cudaLaunchKernel");
+    ck_assert_str_eq(f->evidence, "kernels 2.00 us each on the device, cudaLaunchKernel 10.00 us "
+                                  "each on the CPU (200 calls); the most launched: tiny_kernel "
+                                  "(200)");
+    done();
+}
+END_TEST
+
+START_TEST(gpu_idle_silent_below)
+{
+    kernel_ns = 400 * US; /* 20 a step, 450 us apart: busy 8 of 10 ms */
+    launch_gap = 450 * US;
+    write_gpu();
+    launch_gap = 40 * US;
+    advise();
+    ck_assert_ptr_null(found("gpu_idle"));
+    done();
+    kernel_ns = 340 * US; /* busy 6.8 of 10 ms: idle 32% */
+    launch_gap = 450 * US;
+    write_gpu();
+    launch_gap = 40 * US;
+    advise();
+    ck_assert_ptr_nonnull(found("gpu_idle"));
+    near(found("gpu_idle")->share, 0.32);
+    done();
+}
+END_TEST
+
+START_TEST(launch_bound_silent_long_kernels)
+{
+    kernel_ns = 11 * US; /* longer than a launch, and than launch_kernel_us */
+    write_gpu();
+    advise_with("gpu_idle_share=1", NULL);
+    ck_assert_ptr_null(found("launch_bound"));
+    ck_assert_ptr_null(found("gpu_idle"));
+    done();
+}
+END_TEST
+
+/* ---- stragglers ---- */
+
+static uint64_t rank1_ns;
+
+static void allreduce0(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i, (void)end;
+    ev(s, (struct tb_ev)TB_CALL(F_OP, 0, 0, 0), begin, begin + 1 * MS, 1);
+}
+
+static void allreduce1(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i, (void)end;
+    ev(s, (struct tb_ev)TB_CALL(F_OP, 0, 0, 0), begin, begin + rank1_ns, 1);
+}
+
+/* Rank 1's steps longer by its longer allreduce: the steps' own time is
+ * the same on both. */
+static void write_ranks(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    uint64_t wall1[NSTEPS];
+    for (int i = 0; i < NSTEPS; i++)
+        wall1[i] = 10 * MS + rank1_ns - 1 * MS;
+    process(&b, 0, 0, NULL, allreduce0);
+    process(&b, 1, 1, wall1, allreduce1);
+    tb_end(&b);
+}
+
+START_TEST(straggler_fires)
+{
+    rank1_ns = 3 * MS;
+    write_ranks();
+    advise_with("outside_share=1", NULL);
+    const struct opp_finding *f = found("stragglers");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->rank, 1);
+    ck_assert_str_eq(f->op, "allreduce");
+    ck_assert_uint_eq(f->stake_ns, 20 * MS); /* 30 ms against the median 10 */
+    ck_assert_str_eq(f->what, "Straggler: rank 1 spends 3.0x the median rank's time in allreduce");
+    done();
+}
+END_TEST
+
+START_TEST(straggler_silent_below)
+{
+    rank1_ns = 1150 * US; /* 1.15x */
+    write_ranks();
+    advise_with("outside_share=1", NULL);
+    ck_assert_ptr_null(found("stragglers"));
+    done();
+}
+END_TEST
+
+/* Thresholds set under 1 (--set): a warm-up or outlier step shorter than
+ * the p50 adds nothing to the time at stake (it took the difference, a
+ * wrapped-around number, before). */
+START_TEST(ratios_under_one_stake_no_negative_time)
+{
+    const uint64_t wall[NSTEPS] = {30 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
+                                   10 * MS, 10 * MS, 10 * MS, 10 * MS, 9 * MS};
+    copy_in_7 = 0;
+    write_steps(wall, busy);
+    advise_with("input_share=2", "warmup_ratio=0.5", "outlier_ratio=0.5", NULL);
+    const struct opp_finding *f = found("warmup");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->step_last, 4); /* at most half the steps */
+    ck_assert_uint_eq(f->stake_ns, 20 * MS);
+    f = found("outlier_steps");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->stake_ns, 0); /* steps 5 to 9: 10, 10, 10, 10, 9 ms; p50 10 */
+    done();
+}
+END_TEST
+
+/* One step cannot show growth (there is no step to step): with steps_min
+ * 0 no finding, not one of NaN bytes a step. */
+START_TEST(growth_needs_two_steady_steps)
+{
+    frees = 0;
+    nsteps = 1;
+    write_steps(NULL, allocs);
+    nsteps = NSTEPS;
+    advise_with("input_share=2", "steps_min=0", NULL);
+    ck_assert_uint_eq(adv.nsteps, 1);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- tiny matrix products ---- */
+
+static int64_t mm_n; /* 20 aten::mm a step of [[mm_n, 8], [8, mm_n]], 5 us each */
+
+static void products(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < 20; k++, t += 5 * US)
+        ev(s,
+           (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_MM, OPP_TORCH_SCOPE_FUNCTION, 2,
+                                 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), (uint64_t)mm_n, 8,
+                                 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 8, (uint64_t)mm_n),
+           t, t + 5 * US, 1);
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+START_TEST(tiny_gemms_fire)
+{
+    mm_n = 4;
+    write_steps(NULL, products);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "tiny_gemms");
+    const struct opp_finding *f = &adv.fs.f[0];
+    near(f->per_step, 20.0);
+    ck_assert_uint_eq(f->stake_ns, 1 * MS);
+    ck_assert_str_eq(f->op, "aten::mm");
+    /* torch's ops carry no FLOPs: 2 x 4 x 8 x 4 from the shapes */
+    ck_assert_str_eq(f->evidence,
+                     "the most called: aten::mm on [[4, 8], [8, 4]], 256 FLOPs and 5.0 us each");
+    done();
+}
+END_TEST
+
+START_TEST(tiny_gemms_silent_above_flops)
+{
+    mm_n = 4; /* 256 FLOPs a call, one more than the threshold here */
+    write_steps(NULL, products);
+    advise_with("input_share=2", "tiny_gemm_flops=255", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- device allocations ---- */
+
+/* Device memory records: 2 allocations of 1 MiB a step, freed in it. */
+static void write_cuda_allocs(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    process(&b, 0, -1, NULL, NULL);
+    for (int i = 0; i < NSTEPS; i++)
+        for (int k = 0; k < 2; k++) {
+            uint64_t t = T0 + (uint64_t)i * 10 * MS + (uint64_t)k * 2 * MS + 1 * MS;
+            uint64_t addr = 0x7f0000000000ull + (uint64_t)(i * 2 + k) * 0x100000u;
+            tb_memory(&b, .start = t, .device = 0, .op = 1, .address = addr, .bytes = 1048576);
+            tb_memory(&b, .start = t + 1 * MS, .device = 0, .op = 2, .address = addr,
+                      .bytes = 1048576);
+        }
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+}
+
+START_TEST(cuda_alloc_churn_fires)
+{
+    write_cuda_allocs();
+    advise_with("outside_share=2", NULL);
+    ck_assert_str_eq(rules(), "cuda_alloc_churn");
+    const struct opp_finding *f = &adv.fs.f[0];
+    near(f->per_step, 2.0);
+    ck_assert_int_eq(f->device, 0);
+    ck_assert_str_eq(f->what, "Device allocations inside the step: 2.0 a steady step on device 0");
+    done();
+    write_cuda_allocs();
+    advise_with("outside_share=2", "cuda_allocs_per_step=2.5", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- communication not overlapped ---- */
+
+static uint64_t nccl_end; /* each step's all-reduce runs from 2 ms to this */
+
+/* A step: a compute kernel on stream 7 from 1 to 3 ms, an all-reduce on
+ * stream 8 from 2 ms to nccl_end. */
+static void write_comm(void)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    process(&b, 0, -1, NULL, NULL);
+    for (int i = 0; i < NSTEPS; i++) {
+        uint64_t t = T0 + (uint64_t)i * 10 * MS;
+        tb_kernel(&b, .name = S_KERNEL, .start = t + 1 * MS, .end = t + 3 * MS, .stream = 7);
+        tb_kernel(&b, .name = S_NCCL, .start = t + 2 * MS, .end = t + nccl_end, .stream = 8);
+    }
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+}
+
+START_TEST(comm_exposed_fires)
+{
+    nccl_end = 6 * MS; /* 4 ms, 3 of them with no compute */
+    write_comm();
+    advise_with("outside_share=2", "gpu_idle_share=2", NULL);
+    ck_assert_str_eq(rules(), "comm_exposed");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_uint_eq(f->stake_ns, 30 * MS);
+    ck_assert_int_eq(f->device, 0);
+    near(f->per_step, 1.0);
+    ck_assert_str_eq(f->op, NAMES[S_NCCL - S_STEP]);
+    ck_assert_str_eq(f->what, "Communication not overlapped with compute: 75% of the NCCL "
+                              "kernels' time runs with no compute kernel beside it");
+    ck_assert_str_eq(f->evidence, "NCCL kernels 40.000 ms, compute kernels 20.000 ms, device busy "
+                                  "50.000 ms (the union of its streams): 30.000 ms exposed");
+    done();
+}
+END_TEST
+
+START_TEST(comm_exposed_silent_below)
+{
+    nccl_end = 3500 * US; /* 1.5 ms, 0.5 of it alone: 33% */
+    write_comm();
+    advise_with("outside_share=2", "gpu_idle_share=2", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* ---- the command ---- */
+
+static int run(char **out, char **err, ...)
+{
+    char *argv[16] = {"advise"};
+    int n = 1;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; n < 15 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return tu_call(cmd_advise, argv, dir, out, err);
+}
+
+/* The text: the steps looked at, then each finding's what, where, how
+ * much, evidence and what to try. */
+START_TEST(command_text)
+{
+    loader_ns = 8 * MS;
+    write_steps(NULL, loader);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, trace, "--step", "step", NULL), 0);
+    ck_assert_str_eq(err, "");
+    const char *body = strstr(out, "\nSteps: ");
+    ck_assert_ptr_nonnull(body);
+    ck_assert_str_eq(
+        body,
+        "\nSteps: step, 10: p50 10.000 ms, p99 10.000 ms, 100.000 ms in all\n"
+        "\n"
+        "1. Input pipeline bound: the steps wait for the DataLoader 80% of their time "
+        "[input_pipeline]\n"
+        "   where:    enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\n"
+        "   how much: 80.0% of the steps' time, 8.000 ms a step (80.000 ms in all), 1.0 calls a "
+        "step\n"
+        "   evidence: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__: 8.000 ms of the "
+        "10.000 ms a step takes (mean), 80% to 80% a step over 10 steps\n"
+        "   try:      more DataLoader workers (num_workers), persistent_workers=True and a larger "
+        "prefetch_factor (pin_memory=True for a GPU); make the Dataset's __getitem__ cheaper "
+        "(decode once and cache, batch the transforms); `opprof report --by-process` shows the "
+        "workers' own time\n");
+    free(out), free(err);
+}
+END_TEST
+
+/* Names and values the trace or the table does not have: exit 2, one line. */
+START_TEST(command_errors)
+{
+    loader_ns = 8 * MS;
+    write_steps(NULL, loader);
+    static const struct {
+        const char *args[4], *err;
+    } cases[] = {
+        {{"--step", "nosuch"}, "--step 'nosuch': no call of that name in "},
+        {{"--rank", "7"}, "--rank 7: no process of "},
+        {{"--pid", "99"}, "--pid 99: no process with that pid in the trace"},
+        {{"--set", "nosuch=1"},
+         "--set: no threshold 'nosuch' (`opprof advise --thresholds` "
+         "lists them)"},
+        {{"--set", "input_share=x"}, "--set input_share wants a number (0 or more), not 'x'"},
+        {{"-f", "xml"}, "unknown format 'xml' (one of: text, json)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out, *err;
+        ck_assert_int_eq(run(&out, &err, trace, cases[i].args[0], cases[i].args[1], NULL), 2);
+        ck_assert_int_eq(tu_count_lines(err, "opprof advise: "), 1);
+        ck_assert_msg(strstr(err, cases[i].err), "%s", err);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    /* the thresholds' table, with a value --set */
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "--thresholds", "--set", "fuse_per_step=8", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\n| `fuse_per_step` | 8 | calls | fusable_ops | "));
+    ck_assert_int_eq(tu_count_lines(out, "| `"), OPP_TH_COUNT);
+    free(out), free(err);
+}
+END_TEST
+
+/* ---- the output ---- */
+
+START_TEST(json_output)
+{
+    loader_ns = 8 * MS;
+    write_steps(NULL, loader);
+    advise();
+    char *path = tu_path(dir, "out.json");
+    FILE *f = fopen(path, "w");
+    ck_assert_int_eq(opp_out_advice(f, "t.trace", &adv, 1), 0);
+    fclose(f);
+    char *text = tu_slurp(path);
+    ck_assert_str_eq(
+        text,
+        "{\"trace\": \"t.trace\", \"steps\": {\"what\": \"step\", \"count\": 10, \"p50_ms\": 10, "
+        "\"p99_ms\": 10, \"wall_ms\": 100}, \"lost\": [], \"findings\": [\n"
+        "  {\"rank\": 1, \"rule\": \"input_pipeline\", \"what\": \"Input pipeline bound: the "
+        "steps wait for the DataLoader 80% of their time\", \"where\": {\"op\": "
+        "\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\"}, \"share\": 0.8, "
+        "\"ms_per_step\": 8, \"per_step\": 1, \"per_step_unit\": \"calls\", \"stake_ms\": 80, "
+        "\"evidence\": \"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__: 8.000 ms of "
+        "the 10.000 ms a step takes (mean), 80% to 80% a step over 10 steps\", \"try\": \"more "
+        "DataLoader workers (num_workers), persistent_workers=True and a larger prefetch_factor "
+        "(pin_memory=True for a GPU); make the Dataset's __getitem__ cheaper (decode once and "
+        "cache, batch the transforms); `opprof report --by-process` shows the workers' own "
+        "time\"}\n]}\n");
+    free(text);
+    free(path);
+    done();
+}
+END_TEST
+
+Suite *suite_advise(void)
+{
+    Suite *s = suite_create("advise");
+    TCase *tc = tcase_create("rules");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, input_pipeline_fires);
+    tcase_add_test(tc, input_pipeline_silent_below);
+    tcase_add_test(tc, input_pipeline_other_thread_not_counted);
+    tcase_add_test(tc, host_sync_fires);
+    tcase_add_test(tc, host_sync_silent_below);
+    tcase_add_test(tc, fusable_fires);
+    tcase_add_test(tc, fusable_silent_below);
+    tcase_add_test(tc, warmup_fires);
+    tcase_add_test(tc, warmup_silent_below);
+    tcase_add_test(tc, outlier_fires);
+    tcase_add_test(tc, outlier_silent_below);
+    tcase_add_test(tc, lost_data_first);
+    tcase_add_test(tc, memory_growth_and_churn_fire);
+    tcase_add_test(tc, memory_silent_below);
+    tcase_add_test(tc, gpu_idle_and_launch_bound_fire);
+    tcase_add_test(tc, gpu_idle_silent_below);
+    tcase_add_test(tc, launch_bound_silent_long_kernels);
+    tcase_add_test(tc, comm_exposed_fires);
+    tcase_add_test(tc, comm_exposed_silent_below);
+    tcase_add_test(tc, straggler_fires);
+    tcase_add_test(tc, straggler_silent_below);
+    tcase_add_test(tc, ratios_under_one_stake_no_negative_time);
+    tcase_add_test(tc, growth_needs_two_steady_steps);
+    tcase_add_test(tc, tiny_gemms_fire);
+    tcase_add_test(tc, tiny_gemms_silent_above_flops);
+    tcase_add_test(tc, cuda_alloc_churn_fires);
+    tcase_add_test(tc, command_text);
+    tcase_add_test(tc, command_errors);
+    tcase_add_test(tc, json_output);
+    suite_add_tcase(s, tc);
+    return s;
+}

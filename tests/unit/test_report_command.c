@@ -1,0 +1,177 @@
+/* `opprof report` on the suites' trace (report_trace.h): what goes to
+ * stdout and stderr, the exit statuses, usage errors, a trace cut short,
+ * a file that is not a trace, the help. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/aggregate.h"
+#include "tool/cmds.h"
+#include "views/columns.h"
+#include "views/fmt.h"
+#include "analysis/model.h"
+#include "views/output.h"
+#include "report_trace.h"
+#include "testutil.h"
+
+/* ---- the command ---- */
+
+/* Run cmd_report with stdout and stderr captured. */
+static int run_report(char **argv, char **out, char **err)
+{
+    int rc = tu_call(cmd_report, argv, dir, out, err);
+    ck_assert_int_ne(rc, -1000);
+    return rc;
+}
+
+/* The trace cut inside its END chunk; its size before. */
+static long cut_trace(void)
+{
+    FILE *f = fopen(trace, "r+");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    fclose(f);
+    ck_assert_int_eq(truncate(trace, size - 10), 0);
+    return size;
+}
+
+/* A trace cut inside its END chunk: the report of what was read, and the
+ * warnings. */
+START_TEST(command_cut_trace_warns)
+{
+    char *out, *err;
+    long size = cut_trace();
+    char *a1[] = {"report", trace, "--sort", "count", "--limit", "1", "--format", "csv", NULL};
+    ck_assert_int_eq(run_report(a1, &out, &err), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                          "flops\ncblas_dgemm,blas,4,2.200,5.000,1.250,24002000\n");
+    char want[512];
+    snprintf(want, sizeof want,
+             "opprof report: warning: trace cut at byte %ld: last chunk has 14 of its 24 bytes\n"
+             "opprof report: warning: 5 records were dropped (buffers full): a larger "
+             "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits instead of "
+             "dropping\n"
+             "opprof report: warning: 1 calls were still running when their process died: "
+             "shown with the process's end time\n"
+             "opprof report: warning: 1 process was still running when the trace was finished: "
+             "what it did after that is not in it\n",
+             size - 40);
+    ck_assert_str_eq(err, want);
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(command_table_only_on_stdout)
+{
+    char *out, *err;
+    char *a2[] = {"report", "--pid", "200", trace, "--group-by-shape", NULL};
+    ck_assert_int_eq(run_report(a2, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "      [[64, 64], [64, 64], [64, 64]]  \n"));
+    ck_assert_ptr_nonnull(strstr(out, "\nSelf CPU time total: 2.000us\n"));
+    ck_assert(!strncmp(out, "----------  ", 12)); /* nothing before the table */
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(command_json_of_cut_trace)
+{
+    char *out, *err;
+    cut_trace();
+    char *a3[] = {"report", trace, "--format", "json", "--tid", "101", NULL};
+    ck_assert_int_eq(run_report(a3, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(
+        out, "\"complete\": false,\n  \"processes_cut\": 1,\n  \"warning\": \"trace cut at byte"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  \"self_cpu_time_total\": 0.300,\n"));
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(command_usage_errors)
+{
+    char *out, *err;
+    /* Usage errors: exit 2, one line. */
+    struct {
+        char *argv[6];
+        const char *err;
+    } bad[] = {
+        {{"report", trace, "--sort", "device_time_total", NULL},
+         "opprof report: unknown sort key 'device_time_total' (one of: self_cpu_time_total, "
+         "cpu_time_total, cpu_time, count, flops, self_cuda_time_total, cuda_time_total, "
+         "cuda_time, self_cuda_memory_usage, cuda_memory_usage, cpu_memory_usage, "
+         "self_cpu_memory_usage)\n"},
+        {{"report", trace, "--limit", "ten", NULL},
+         "opprof report: --limit wants a positive number of rows, not 'ten'\n"},
+        {{"report", trace, "--limit", "0", NULL},
+         "opprof report: --limit wants a positive number of rows, not '0'\n"},
+        {{"report", trace, "--pid", "12x", NULL},
+         "opprof report: --pid wants a number, not '12x'\n"},
+        {{"report", trace, "--format", "xml", NULL},
+         "opprof report: unknown format 'xml' (one of: table, csv, json)\n"},
+        {{"report", trace, "--frobnicate", NULL},
+         "opprof report: unknown option '--frobnicate' (see 'opprof report --help')\n"},
+        {{"report", trace, "--sort", NULL}, "opprof report: option '--sort' wants a value\n"},
+        {{"report", NULL}, "opprof report: which trace? (usage: opprof report TRACE [options])\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(run_report(bad[i].argv, &out, &err), 2);
+        ck_assert_str_eq(out, "");
+        ck_assert_str_eq(err, bad[i].err);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
+START_TEST(command_not_a_trace)
+{
+    char *out, *err;
+    char want[512];
+    /* Not a trace: exit 1. */
+    char *notes = tu_path(dir, "notes");
+    FILE *f = fopen(notes, "w");
+    fputs("not a trace\n", f);
+    fclose(f);
+    char *a4[] = {"report", notes, NULL};
+    ck_assert_int_eq(run_report(a4, &out, &err), 1);
+    snprintf(want, sizeof want, "opprof report: %s is not an opprof trace (bad magic)\n", notes);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out);
+    free(err);
+    free(notes);
+}
+END_TEST
+
+START_TEST(command_help)
+{
+    char *out, *err;
+    char *a5[] = {"report", "--help", NULL};
+    ck_assert_int_eq(run_report(a5, &out, &err), 0);
+    ck_assert(!strncmp(out, "usage: opprof report TRACE", 26));
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+}
+END_TEST
+
+Suite *suite_report_command(void)
+{
+    Suite *s = suite_create("report_command");
+    TCase *tc = tcase_create("report_command");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, command_cut_trace_warns);
+    tcase_add_test(tc, command_table_only_on_stdout);
+    tcase_add_test(tc, command_json_of_cut_trace);
+    tcase_add_test(tc, command_usage_errors);
+    tcase_add_test(tc, command_not_a_trace);
+    tcase_add_test(tc, command_help);
+    suite_add_tcase(s, tc);
+    return s;
+}
