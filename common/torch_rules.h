@@ -27,8 +27,8 @@ static inline int opp_fold_counts(uint32_t kind)
  * parent's children that opp_fold_counts, or at least that many) and both
  * are torch operators of the same name (name: however the caller names
  * calls, equal for equal names). The loaded tree (load.c), summary mode's
- * aggregation (summary_calls.c) and the streamed steps and GPU join
- * (step_stream.c, gpu_join.c) all ask this. */
+ * aggregation (summary_calls.c), the pass over a full trace (pass.c) and
+ * the GPU join (gpu_join.c) all ask this. */
 static inline int opp_torch_folds(uint64_t counted, uint32_t parent_kind, uint64_t parent_name,
                                   uint32_t child_kind, uint64_t child_name)
 {

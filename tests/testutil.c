@@ -339,6 +339,121 @@ char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *di
     return why;
 }
 
+#include "analysis/gpu_stats.h"
+#include "analysis/step_times.h"
+#include "views/output.h"
+#include "views/steps.h"
+
+/* The loaded model's steps of name (NULL: the program's own) as `opprof
+ * report --step -f json` writes them, for the threads it picks
+ * (report_views.c: of a trace of several processes none of which is a
+ * rank, the first process's), into *json (malloc'd; NULL when no call has
+ * the name). 0 or -1. */
+static int loaded_steps(const char *trace, const char *name, char **json)
+{
+    char err[512], what[OPP_NAME_MAX + 64];
+    *json = NULL;
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    if (!m)
+        return -1;
+    struct opp_agg_opts o = {0};
+    int ranks = 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        ranks |= m->procs[p].rank >= 0;
+    if (m->nprocs > 1 && !ranks) {
+        o.filter_pid = 1;
+        o.pid = m->procs[0].pid;
+    }
+    struct opp_steps st;
+    int rc =
+        name ? opp_steps_find(m, &o, name, &st) : opp_steps_default(m, &o, &st, what, sizeof what);
+    size_t len;
+    FILE *f = rc ? NULL : open_memstream(json, &len);
+    if (!rc && (!name || st.named))
+        rc = !f || opp_out_steps(f, name ? name : what, &st, 1) ? -1 : 0;
+    if (f)
+        fclose(f);
+    if (!rc && name && !st.named) {
+        free(*json);
+        *json = NULL;
+    }
+    if (!rc)
+        opp_steps_free(&st);
+    opp_model_free(m);
+    return rc;
+}
+
+/* What `opprof report` writes on stdout for a --gpu or --step argv (with
+ * --tid, --limit, -f json) from the loaded model (gpu_stats.c,
+ * step_times.c) as report_views.c shows it, into *out (malloc'd). 0, 1
+ * when argv is neither view, or -1. */
+static int loaded_view(const char *const *argv, char **out)
+{
+    const char *trace = argv[1], *step = NULL;
+    int gpu = 0, is_step = 0, json = 0, ntraces = 1;
+    struct opp_agg_opts o = {0};
+    while (argv[ntraces + 1] && argv[ntraces + 1][0] != '-')
+        ntraces++; /* several: merged */
+    for (int i = ntraces + 1; argv[i]; i++) {
+        const char *next = argv[i + 1];
+        if (!strcmp(argv[i], "--gpu"))
+            gpu = 1;
+        else if (!strcmp(argv[i], "--step")) {
+            is_step = 1;
+            if (next && next[0] != '-')
+                step = argv[++i];
+        } else if (!strcmp(argv[i], "--tid") && next) {
+            o.filter_tid = 1;
+            o.tid = (uint32_t)strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--limit") && next)
+            o.limit = strtoul(argv[++i], NULL, 10);
+        else if ((!strcmp(argv[i], "-f") || !strcmp(argv[i], "--format")) && next)
+            json = !strcmp(argv[++i], "json");
+    }
+    if (!gpu && !is_step)
+        return 1;
+    char err[512], what[OPP_NAME_MAX + 64];
+    struct opp_model *m = opp_model_load_many(argv + 1, (size_t)ntraces, err, sizeof err);
+    size_t len;
+    FILE *f = open_memstream(out, &len);
+    int rc = m && f ? 0 : -1;
+    if (!rc && gpu && !opp_model_has_gpu(m)) {
+        fprintf(f, "%s has no GPU activity records\n", trace);
+    } else if (!rc && gpu) {
+        struct opp_gpu_stats gs;
+        struct opp_kernel_stats *k = NULL;
+        size_t nk;
+        rc = opp_gpu_stats(m, &o, &gs) || opp_kernel_stats(m, &o, &k, &nk) ? -1 : 0;
+        if (!rc)
+            rc = opp_out_gpu(f, m, &gs, k, nk, o.limit ? o.limit : 10) ? -1 : 0;
+        free(k);
+        opp_gpu_stats_free(&gs);
+    } else if (!rc) {
+        int ranks = 0, in_main;
+        for (size_t p = 0; p < m->nprocs; p++)
+            ranks |= m->procs[p].rank >= 0;
+        if ((in_main = m->nprocs > 1 && !ranks && !o.filter_tid && ntraces == 1)) {
+            o.filter_pid = 1;
+            o.pid = m->procs[0].pid;
+        }
+        struct opp_steps st;
+        rc = step ? opp_steps_find(m, &o, step, &st)
+                  : opp_steps_default(m, &o, &st, what, sizeof what);
+        if (!rc && in_main && !json)
+            fprintf(f, "Steps of pid %u, the first process (--pid PID for another)\n", o.pid);
+        if (!rc && (!step || st.named))
+            rc = opp_out_steps(f, step ? step : what, &st, json) ? -1 : 0;
+        if (!rc)
+            opp_steps_free(&st);
+    }
+    if (f)
+        fclose(f);
+    else
+        *out = NULL;
+    opp_model_free(m);
+    return rc;
+}
+
 char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char *const *argv)
 {
     char *a[16], *b[16];
@@ -347,10 +462,19 @@ char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char 
         a[n] = b[n] = (char *)argv[n];
     a[n] = "--no-stream", b[n] = "--stream";
     a[n + 1] = b[n + 1] = NULL;
-    char *ea, *eb, *why = tu_call_differ(report, a, b, dir, NULL, &ea, &eb);
+    char *ea, *eb, *oa = NULL, *want = NULL,
+                   *why = tu_call_differ(report, a, b, dir, &oa, &ea, &eb);
     if (!why && strcmp(ea, eb) && asprintf(&why, "stderr differs:\n%s---\n%s", ea, eb) < 0)
         why = strdup("out of memory");
-    free(ea), free(eb);
+    /* --gpu and --step read the trace in one pass either way: against the
+     * loaded model's answer */
+    int loaded = why ? 1 : loaded_view(argv, &want);
+    if (loaded < 0)
+        why = strdup("cannot load the trace");
+    else if (!loaded && strcmp(oa, want) &&
+             asprintf(&why, "not the loaded model's:\n%.600s---\n%.600s", oa, want) < 0)
+        why = strdup("out of memory");
+    free(ea), free(eb), free(oa), free(want);
     if (!why)
         return NULL;
     char *all, line[512] = "";
@@ -369,17 +493,21 @@ char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *
         const char *name = i ? names[i - 1] : NULL;
         if (i && !name)
             return NULL;
-        for (int json = 0; json < 2; json++) {
-            const char *a[8] = {"report", trace, "--step"};
-            int n = 3;
-            if (name)
-                a[n++] = name;
-            if (json)
-                a[n++] = "--format", a[n++] = "json";
-            char *why = tu_stream_differ(report, dir, a);
-            if (why)
-                return why;
-        }
+        char *a[8] = {"report", (char *)trace, "--step"}, *out, *err, *want, *why = NULL;
+        int n = 3;
+        if (name)
+            a[n++] = (char *)name;
+        a[n++] = "--format", a[n++] = "json";
+        int rc = tu_call(report, a, dir, &out, &err);
+        if (loaded_steps(trace, name, &want))
+            why = strdup("cannot load the trace");
+        else if (rc != (want ? 0 : 2) || strcmp(out, want ? want : ""))
+            if (asprintf(&why, "--step %s: returned %d; stdout:\n%.600s---\nloaded:\n%.600s---\n%s",
+                         name ? name : "", rc, out, want ? want : "(no such name)", err) < 0)
+                why = NULL;
+        free(out), free(err), free(want);
+        if (why)
+            return why;
     }
 }
 
@@ -388,8 +516,15 @@ char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *
 
 int tu_collector_start(const char *sock, const char *trace, const char *extra)
 {
-    char *argv[] = {(char *)tu_tool("opprof-collector"), "--socket", (char *)sock, "--output",
-                    (char *)trace, "--idle-exit-ms", "0", (char *)extra, NULL};
+    char *argv[] = {(char *)tu_tool("opprof-collector"),
+                    "--socket",
+                    (char *)sock,
+                    "--output",
+                    (char *)trace,
+                    "--idle-exit-ms",
+                    "0",
+                    (char *)extra,
+                    NULL};
     int pid = tu_spawn(argv, NULL, NULL, NULL);
     if (pid <= 0 || tu_wait_file(sock, 5000))
         return -1;

@@ -100,12 +100,15 @@ char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *di
 
 /* report (cmd_report) called with argv (NULL-terminated) and --no-stream,
  * then with --stream: NULL when both returned 0 and wrote the same stdout
- * and stderr, else what differed (malloc'd). */
+ * and stderr, and for --gpu and --step (read in one pass either way) the
+ * stdout the loaded model's numbers give (with --tid, --limit, -f json),
+ * else what differed (malloc'd). */
 char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char *const *argv);
-/* `report TRACE --step [NAME]` loaded (--no-stream) and streamed
- * (--stream), in text and JSON, for the program's own steps and each of
- * names (NULL-terminated): NULL when every pair returned 0 and wrote the
- * same stdout and stderr, else the first that did not (malloc'd). */
+/* `report TRACE --step [NAME] -f json` (one pass over the trace) against
+ * the loaded model's steps (step_times.c), for the program's own steps
+ * and each of names (NULL-terminated): NULL when each returned what the
+ * loaded model says (2 for a name no call has) and wrote its JSON, else
+ * the first that did not (malloc'd). */
 char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *trace,
                       const char *const *names);
 

@@ -1,4 +1,5 @@
-/* The GPU view's numbers found as a full trace is read (gpu_stream.h). */
+/* The GPU view's numbers found as a full trace is read, a consumer of the
+ * pass (gpu_stream.h). */
 #include "analysis/gpu_stream.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include "analysis/extsort.h"
 #include "analysis/gpu_join.h"
 #include "analysis/owned_ops.h"
+#include "analysis/pass.h"
 #include "analysis/stream_meta.h"
 #include "gpu.h"
 
@@ -43,12 +45,10 @@ struct kern_rec {
 };
 
 struct opp_gpu_stream {
-    const char *path;
-    struct opp_stream_meta meta;
-    uint32_t *seq; /* by thread: its calls so far */
+    struct opp_pass *pass;
+    struct opp_stream_meta *meta; /* the pass's first read */
     uint32_t *dem, ndem;
     uint64_t nops;
-    struct opp_gpu_join *join;
     struct opp_extsort *dev, *str, *kern;
     const struct opp_agg_opts *o;
     struct opp_owned_tap tap;
@@ -92,16 +92,6 @@ static int fail(struct opp_gpu_stream *g, int rc)
     return 1;
 }
 
-static int on_event(void *ctx, const struct opp_tr_event *e)
-{
-    struct opp_gpu_stream *g = ctx;
-    int64_t ti = opp_stream_meta_thread(&g->meta, e->proc, e->tid);
-    if (ti < 0)
-        return fail(g, -ENOMEM);
-    int rc = opp_stream_meta_join(&g->meta, g->join, (uint32_t)ti, e, g->seq[ti]++, 0);
-    return rc > 0 ? fail(g, -EDOM) : rc ? fail(g, rc) : 0;
-}
-
 /* r (of process index pi) as the join keeps it in *o: 0, 1 when the join
  * takes no op of r, or -ENOMEM. Memory, sync and overhead records are
  * joined for the count of those of no call. */
@@ -115,8 +105,8 @@ static int gop_of(struct opp_gpu_stream *g, uint32_t pi, const struct opp_gpu_re
         *o = (struct gop){op.start_ns, op.end_ns, g->nops++, 0,       pi,
                           op.device,   op.stream, -1,        op.type, 0};
         if (op.type == OPP_GPU_KERNEL)
-            o->occupancy = opp_gpu_occupancy(opp_gpu_device_find(g->meta.ld.m, op.device), &l);
-        o->name = opp_loader_op_name(&g->meta.ld, &op, g->dem, g->ndem);
+            o->occupancy = opp_gpu_occupancy(opp_gpu_device_find(g->meta->ld.m, op.device), &l);
+        o->name = opp_loader_op_name(&g->meta->ld, &op, g->dem, g->ndem);
         return o->name == UINT32_MAX ? -ENOMEM : 0;
     }
     if (r->type == OPP_GPU_MEMORY || r->type == OPP_GPU_SYNC || r->type == OPP_GPU_OVERHEAD) {
@@ -126,20 +116,15 @@ static int gop_of(struct opp_gpu_stream *g, uint32_t pi, const struct opp_gpu_re
     return 1;
 }
 
-static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *r)
+/* What the join keeps of record r (the pass's op): 0, 1 (none of it), or
+ * -ENOMEM. */
+static int keep_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
 {
-    struct opp_gpu_stream *g = ctx;
-    struct opp_process *p = opp_loader_proc(g->meta.ld.m, proc);
-    if (!p)
-        return fail(g, -EPROTO); /* the reader only passes declared processes */
-    uint32_t pi = (uint32_t)(p - g->meta.ld.m->procs);
     struct gop o;
-    int rc = gop_of(g, pi, r, &o);
+    int rc = gop_of(ctx, pi, r, &o);
     if (!rc)
-        rc = opp_gpu_join_op(g->join, pi, opp_corr_id(r->f[OPP_GF_CORRELATION]), &o);
-    else if (rc > 0)
-        rc = r->type == OPP_GPU_EXTCORR ? opp_gpu_join_extcorr(g->join, pi, r) : 0;
-    return rc ? fail(g, rc) : 0;
+        memcpy(op, &o, sizeof o);
+    return rc;
 }
 
 /* The sorts' files gone (a failed tap's, so that the summary's join it
@@ -159,7 +144,7 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct gop x;
     memcpy(&x, op, sizeof x); /* where the summary's join keeps it: unaligned */
     const struct gop *o = &x;
-    const struct opp_model *m = g->meta.ld.m;
+    const struct opp_model *m = g->meta->ld.m;
     if (g->failed ||
         (o->type != OPP_GPU_KERNEL && o->type != OPP_GPU_MEMCPY && o->type != OPP_GPU_MEMSET) ||
         !opp_agg_selects(m, g->o, o->proc, c ? c->thread : OPP_GPU_NONE))
@@ -182,33 +167,31 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
 }
 
-struct opp_gpu_stream *opp_gpu_stream_open(const char *path, enum opp_stream_refused *why,
-                                           char *err, size_t errlen)
+struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
+                                           enum opp_stream_refused *why, char *err, size_t errlen)
 {
-    *why = OPP_STREAM_ERROR;
     struct opp_gpu_stream *g = calloc(1, sizeof *g);
     if (!g) {
+        *why = OPP_STREAM_ERROR;
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    g->path = path;
-    int rc = opp_stream_meta_read(&g->meta, path, NULL, NULL, NULL, err, errlen);
-    if (rc) {
-        *why = rc > 0 ? OPP_STREAM_SUMMARY_FILE : OPP_STREAM_ERROR;
-        opp_gpu_stream_free(g);
+    if (!(g->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
+        free(g);
         return NULL;
     }
+    g->meta = opp_pass_meta(g->pass);
     return g;
 }
 
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g)
 {
-    return g->meta.ld.m;
+    return g->meta->ld.m;
 }
 
 struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
 {
-    return &g->meta;
+    return g->meta;
 }
 
 static void drop_sorts(struct opp_gpu_stream *g)
@@ -224,7 +207,7 @@ static int make_sorts(struct opp_gpu_stream *g)
     drop_sorts(g);
     g->nops = 0;
     g->failed = 0;
-    g->ndem = g->meta.ld.m->nstrs;
+    g->ndem = g->meta->ld.m->nstrs;
     g->dem = malloc((g->ndem ? g->ndem : 1) * sizeof *g->dem);
     g->dev = opp_extsort_new(sizeof(struct dev_rec), cmp_dev, SORT_MEM);
     g->str = opp_extsort_new(sizeof(struct stream_rec), cmp_stream, SORT_MEM);
@@ -235,28 +218,21 @@ static int make_sorts(struct opp_gpu_stream *g)
     return 0;
 }
 
-/* The second read and the join into the sorts. 0, -errno, or 1 when the
- * trace could not be read (err says why). */
+/* A read of the pass, its GPU work joined into the sorts (a failure of
+ * the sorts in g->failed). 0; 1 when the trace cannot be read this way,
+ * -1 on error (err says why). */
 static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
 {
-    const struct opp_model *m = g->meta.ld.m;
-    int rc = make_sorts(g);
-    if (rc)
-        return rc;
-    g->seq = calloc(m->nthreads ? m->nthreads : 1, sizeof *g->seq);
-    g->join = opp_gpu_join_new(sizeof(struct gop));
-    if (!g->seq || !g->join)
-        return -ENOMEM;
-    static const struct opp_tr_visitor v = {.event = on_event, .gpu = on_gpu};
-    struct opp_tr_summary sum;
-    if (opp_trace_read(g->path, &v, g, &sum, err, errlen) < 0)
-        return 1;
-    if (g->failed)
-        return g->failed;
-    rc = opp_gpu_join_run(g->join, each, g, &g->meta.ld.m->gpu.unattached);
-    /* the calls the process died inside, as a loaded model counts them */
-    g->meta.ld.m->open_events = g->meta.open_calls - opp_gpu_join_open_folded(g->join);
-    return rc ? rc : g->failed;
+    if (make_sorts(g)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const struct opp_pass_consumer c = {
+        .ctx = g, .op_bytes = sizeof(struct gop), .op = keep_op, .owned = each};
+    int rc = opp_pass_run(g->pass, &c, err, errlen);
+    if (!rc)
+        g->meta->ld.m->gpu.unattached = opp_pass_unattached(g->pass);
+    return rc;
 }
 
 /* The tap on the summary's join (owned_ops.h): the same ops, records and
@@ -277,8 +253,8 @@ static void tap_done(void *ctx, uint64_t unattached, uint64_t open_folded)
     if (g->failed)
         return; /* the stats read and join on their own (make_sorts starts again) */
     g->tapped = 1;
-    g->meta.ld.m->gpu.unattached = unattached;
-    g->meta.ld.m->open_events = g->meta.open_calls - open_folded;
+    g->meta->ld.m->gpu.unattached = unattached;
+    g->meta->ld.m->open_events = g->meta->open_calls - open_folded;
 }
 
 static void tap_drop(void *ctx)
@@ -291,7 +267,7 @@ static void tap_drop(void *ctx)
 const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
                                                const struct opp_agg_opts *o)
 {
-    if (!g->meta.gpu_ops || make_sorts(g))
+    if (!g->meta->gpu_ops || make_sorts(g))
         return NULL;
     g->o = o;
     g->tap = (struct opp_owned_tap){sizeof(struct gop), tap_op, each, tap_done, tap_drop, g};
@@ -301,7 +277,7 @@ const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
 /* Sweeps of the three sorts (gpu_stats.c's code, op by op). */
 static int devices(struct opp_gpu_stream *g, struct opp_gpu_stats *s, size_t *cap)
 {
-    const struct opp_model *m = g->meta.ld.m;
+    const struct opp_model *m = g->meta->ld.m;
     int rc = opp_extsort_done(g->dev);
     struct opp_gpu_dev_stats *d = NULL;
     struct opp_gpu_sweep w = {0};
@@ -348,7 +324,7 @@ static int streams(struct opp_gpu_stream *g, struct opp_gpu_stats *s)
 
 static int kernels(struct opp_gpu_stream *g, struct opp_kernel_stats **out, size_t *nout)
 {
-    const struct opp_model *m = g->meta.ld.m;
+    const struct opp_model *m = g->meta->ld.m;
     int rc = opp_extsort_done(g->kern);
     size_t cap = 0;
     struct opp_kernel_stats *k = NULL;
@@ -384,19 +360,20 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     int tapped = g->tapped && g->o == o;
     g->o = o;
     size_t cap = 0;
-    int rc = tapped ? g->failed
-             : g->meta.gpu_ops || g->meta.ld.m->gpu.nmem || g->meta.open_calls
-                 ? read_ops(g, err, errlen)
-                 : 0;
-    if (rc > 0)
-        return -1; /* the reader said why */
-    if (!rc && g->meta.gpu_ops)
+    int read = !tapped && (g->meta->gpu_ops || g->meta->ld.m->gpu.nmem || g->meta->open_calls);
+    if (read) {
+        int got = read_ops(g, err, errlen);
+        if (got)
+            return got; /* the pass said why */
+    }
+    int rc = tapped || read ? g->failed : 0;
+    if (!rc && g->meta->gpu_ops)
         rc = devices(g, s, &cap);
     if (!rc)
-        rc = opp_gpu_stats_memory(g->meta.ld.m, s, &cap);
-    if (!rc && g->meta.gpu_ops)
+        rc = opp_gpu_stats_memory(g->meta->ld.m, s, &cap);
+    if (!rc && g->meta->gpu_ops)
         rc = streams(g, s);
-    if (!rc && g->meta.gpu_ops)
+    if (!rc && g->meta->gpu_ops)
         rc = kernels(g, k, nk);
     if (!rc)
         return 0;
@@ -404,10 +381,6 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     free(*k);
     *k = NULL;
     *nk = 0;
-    if (rc == -EDOM) {
-        snprintf(err, errlen, "%s", OPP_GPU_JOIN_UNTOLD);
-        return 1;
-    }
     if (rc == -ENOMEM || rc == -EPROTO) {
         snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
         return -1;
@@ -420,9 +393,7 @@ void opp_gpu_stream_free(struct opp_gpu_stream *g)
 {
     if (!g)
         return;
-    opp_gpu_join_free(g->join);
     drop_sorts(g);
-    free(g->seq);
-    opp_stream_meta_free(&g->meta);
+    opp_pass_free(g->pass);
     free(g);
 }

@@ -1,11 +1,11 @@
 /* The GPU view's numbers found as a full trace is read (`opprof report
- * --gpu` on a large trace): opp_gpu_stats and opp_kernel_stats
- * (gpu_stats.h) with memory bounded by the devices, streams and kernel
- * names, not by the ops. Two reads: the processes, threads, names, devices
- * and memory records (stream_meta.h); then each call that can own GPU work
- * and each op, joined (gpu_join.h), the selected ops sorted beyond memory
- * by device, by stream and by kernel name (extsort.h), and swept in the
- * order opp_gpu_stats sweeps them. */
+ * --gpu`), a consumer of the pass (pass.h): opp_gpu_stats and
+ * opp_kernel_stats (gpu_stats.h) with memory bounded by the devices,
+ * streams and kernel names, not by the ops. The pass's first read (the
+ * processes, threads, names, devices and memory records); then one read
+ * whose GPU work the pass joins to its calls (gpu_join.h), the selected
+ * ops sorted beyond memory by device, by stream and by kernel name
+ * (extsort.h), and swept in the order opp_gpu_stats sweeps them. */
 #ifndef OPP_GPU_STREAM_H
 #define OPP_GPU_STREAM_H
 
@@ -18,12 +18,11 @@
 struct opp_gpu_stream;
 struct opp_owned_tap;
 
-/* The first read: NULL on error (*why OPP_STREAM_ERROR, err says it) or
- * when the trace is a summary trace (OPP_STREAM_SUMMARY_FILE). Its model
+/* The pass's first read (opp_pass_open, *why as it sets it). Its model
  * has what the view names (processes, devices, memory series) and no
  * ops. */
-struct opp_gpu_stream *opp_gpu_stream_open(const char *path, enum opp_stream_refused *why,
-                                           char *err, size_t errlen);
+struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
+                                           enum opp_stream_refused *why, char *err, size_t errlen);
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
 /* What the first read learnt (stream_meta.h). */
 struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);
@@ -33,8 +32,9 @@ struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);
  * NULL when there is nothing to take, or memory is short. */
 const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
                                                const struct opp_agg_opts *o);
-/* The stats of the ops o selects. 0; 1 when there is no room for the
- * temporary files (err says why); -1 on error. *k and *s are the
+/* The stats of the ops o selects. 0; 1 when the pass cannot read the
+ * trace this way (no room for the temporary files, an owner the join
+ * cannot tell; err says why); -1 on error (err). *k and *s are the
  * caller's to free; kernel names point into the model. */
 int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
                          struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk,

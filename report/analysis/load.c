@@ -140,23 +140,14 @@ struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, c
     for (size_t i = 0; i < npaths && !ld.failed; i++) {
         struct opp_tr_summary sum;
         path = paths[i];
-        ld.base = (uint32_t)i << 24; /* serials of one file stay below 2^24 */
-        ld.have_shift = 0;
-        ld.shift = 0;
+        opp_loader_next_file(&ld, i);
         if (opp_trace_read(path, &v, &ld, i ? &sum : &m->sum, err, errlen) < 0) {
             opp_model_free(m);
             errno = EINVAL;
             return NULL;
         }
-        if (i) { /* the first file's summary, with what the others add */
-            m->sum.complete &= sum.complete;
-            m->sum.chunks += sum.chunks;
-            m->sum.events += sum.events;
-            m->sum.gpu_records += sum.gpu_records;
-            if (!m->sum.warning[0] && sum.warning[0])
-                snprintf(m->sum.warning, sizeof m->sum.warning, "%.200s: %.300s", path,
-                         sum.warning);
-        }
+        if (i) /* the first file's summary, with what the others add */
+            opp_loader_add_summary(m, &sum, path);
     }
     if (ld.failed) {
         snprintf(err, errlen, "cannot load %s: %s", path,

@@ -1,7 +1,9 @@
 /* The loader's shared helpers (loader.h): growing arrays, interning
- * names, finding a process by its serial, the first failure. */
+ * names, finding a process by its serial, the first failure, several
+ * files in one model. */
 #include "analysis/loader.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,4 +73,21 @@ int opp_loader_fail(struct opp_loader *ld, int err)
     if (!ld->failed)
         ld->failed = err;
     return 1; /* stop reading */
+}
+
+void opp_loader_next_file(struct opp_loader *ld, size_t i)
+{
+    ld->base = (uint32_t)i << 24; /* serials of one file stay below 2^24 */
+    ld->have_shift = 0;
+    ld->shift = 0;
+}
+
+void opp_loader_add_summary(struct opp_model *m, const struct opp_tr_summary *sum, const char *path)
+{
+    m->sum.complete &= sum->complete;
+    m->sum.chunks += sum->chunks;
+    m->sum.events += sum->events;
+    m->sum.gpu_records += sum->gpu_records;
+    if (!m->sum.warning[0] && sum->warning[0])
+        snprintf(m->sum.warning, sizeof m->sum.warning, "%.200s: %.300s", path, sum->warning);
 }

@@ -110,6 +110,14 @@ uint32_t opp_loader_intern(struct opp_loader *ld, const char *s);
 struct opp_process *opp_loader_proc(const struct opp_model *m, uint32_t proc);
 /* Note the first failure (an errno); returns 1, which stops the reader. */
 int opp_loader_fail(struct opp_loader *ld, int err);
+/* Several traces in one model: file i (from 0) is read next, its process
+ * serials offset and its clock paired anew (opp_loader_on_process). */
+void opp_loader_next_file(struct opp_loader *ld, size_t i);
+/* File path's summary (the reader's, of a file after the first) added to
+ * the model's: complete if all are, the counts summed, the first warning
+ * kept with its file's name. */
+void opp_loader_add_summary(struct opp_model *m, const struct opp_tr_summary *sum,
+                            const char *path);
 
 /* ---- model_read.c: the reader's callbacks for processes, threads, calls ---- */
 

@@ -1,4 +1,4 @@
-/* Steps found as a full trace is read (step_stream.h). */
+/* Steps found as a full trace is read, a consumer of the pass (step_stream.h). */
 #include "analysis/step_stream.h"
 
 #include <errno.h>
@@ -6,27 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/extsort.h"
-#include "analysis/gpu_join.h"
 #include "analysis/loader.h"
+#include "analysis/pass.h"
 #include "analysis/stream_meta.h"
 #include "ops.h"
 #include "torch_rules.h"
 
-#define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
 #define NO_CAND UINT32_MAX
-
-enum { I_LABEL = 1, I_OPEN = 2 };
-
-/* A call no later one has enclosed yet. */
-struct item {
-    uint64_t begin, end;
-    uint64_t kids_ns; /* its children's durations, after torch's folding */
-    uint32_t name, seq;
-    uint32_t kind; /* (the first pass's) */
-    uint16_t depth;
-    uint8_t flags;
-};
 
 /* A call that may be a step (or mark one), with what the step needs. */
 struct cand {
@@ -43,28 +29,13 @@ struct cands {
 };
 
 struct sthread {
-    struct item *s; /* s[base..n): the calls no later one has enclosed yet */
-    size_t base, n, cap;
-    uint64_t *late; /* NVTX ranges' begins in arrival order; then the minimum from each on */
-    size_t nlate, late_cap, late_next;
-    uint64_t last_end;    /* the end of the call that arrived last */
-    uint64_t settled_end; /* the latest end of its top-level calls settled */
-    /* the calls its process died inside: the collector writes them last,
-     * outermost first, so they are taken in at the end, innermost first */
-    struct open_call {
-        struct item x;
-        uint32_t kind;
-        int scope;
-    } *open;
-    size_t nopen, open_cap;
-    uint32_t seq;      /* calls arrived */
     struct cands named, pstep, opt, mod;
     int have_label;
-    struct item label; /* its first top-level torch label or nn.Module forward */
-    /* pass 2: the step k of boundaries b (k from k0) holds the top-level
-     * calls after b[k-1] and up to b[k] in tree order that begin at or
-     * after the end of b[k-1] (at first for k = 0); their time goes to
-     * b[k].cpu */
+    struct opp_pass_call label; /* its first top-level torch label or nn.Module forward */
+    /* the second read: the step k of boundaries b (k from k0) holds the
+     * top-level calls after b[k-1] and up to b[k] in tree order that begin
+     * at or after the end of b[k-1] (at first for k = 0); their time goes
+     * to b[k].cpu */
     struct cands *b;
     size_t k0;
     uint64_t first;
@@ -78,70 +49,24 @@ struct sthread {
 };
 
 struct opp_step_stream {
-    const char *path;
-    struct opp_stream_meta meta;
-    struct opp_name_cache *names;
-    struct sthread *th;
+    struct opp_pass *pass;
+    struct sthread *th; /* by thread index */
     size_t nth;
-    size_t nlate;
-    int pass; /* 0: threads and ranges; 1: steps; 2: the calls in the windows */
+    int round; /* 1: the candidates; 2: the calls in the steps */
     uint32_t name_id;
-    int ranges;         /* the steps are candidates' own calls */
-    struct opp_gpu_join *join;
-    int failed;         /* errno */
-    const char *cannot; /* why the loaded answer cannot be given this way */
-    char why[256];
-    uint64_t open;      /* calls the process died inside, folding done */
+    int ranges; /* the steps are candidates' own calls */
+    int spans;  /* GPU ops to join: the top-level calls around boundaries kept */
 };
-
-static int fail(struct opp_step_stream *z, int err)
-{
-    if (!z->failed)
-        z->failed = err;
-    return 1;
-}
-
-static int cannot(struct opp_step_stream *z, const char *why)
-{
-    if (!z->cannot)
-        z->cannot = why;
-    return 1;
-}
-
-/* A temporary file could not be made or written (rc: -errno). */
-static int cannot_tmp(struct opp_step_stream *z, int rc)
-{
-    opp_extsort_no_room(z->why, sizeof z->why, rc);
-    return cannot(z, z->why);
-}
-
-/* Thread index i's state, made on first sight. */
-static struct sthread *thread_at(struct opp_step_stream *z, uint32_t i)
-{
-    if (opp_loader_grow_zeroed((void **)&z->th, &z->nth, (size_t)i + 1, sizeof *z->th))
-        return NULL;
-    return &z->th[i];
-}
-
-static struct sthread *thread_of(struct opp_step_stream *z, uint32_t proc, uint32_t tid,
-                                 uint32_t *ti)
-{
-    int64_t i = opp_stream_meta_thread(&z->meta, proc, tid);
-    if (i < 0)
-        return NULL;
-    *ti = (uint32_t)i;
-    return thread_at(z, (uint32_t)i);
-}
 
 static int grow(void **arr, size_t *cap, size_t need, size_t sz)
 {
-    return opp_loader_grow(arr, cap, need, sz);
+    return opp_loader_grow(arr, cap, need, sz) ? -ENOMEM : 0;
 }
 
-static int cand_push(struct cands *c, const struct item *x, int range)
+static int cand_push(struct cands *c, const struct opp_pass_call *x, int range)
 {
     if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v))
-        return -1;
+        return -ENOMEM;
     uint64_t dur = x->end - x->begin;
     c->v[c->n++] = (struct cand){.begin = x->begin, .end = x->end,
                                  .cpu = x->kids_ns < dur ? x->kids_ns : dur, .name = x->name,
@@ -151,7 +76,7 @@ static int cand_push(struct cands *c, const struct item *x, int range)
 }
 
 /* Candidates inside x are not outermost: gone (they arrived last). */
-static void cand_drop_inside(struct cands *c, const struct item *x)
+static void cand_drop_inside(struct cands *c, const struct opp_pass_call *x)
 {
     while (c->n && c->v[c->n - 1].begin >= x->begin && c->v[c->n - 1].end <= x->end)
         c->n--;
@@ -216,7 +141,7 @@ static void sort_cands(struct cands *c)
 
 static int has_prefix(const struct opp_step_stream *z, uint32_t name, const char *p)
 {
-    return !strncmp(opp_model_str(z->meta.ld.m, name), p, strlen(p));
+    return !strncmp(opp_model_str(opp_pass_model(z->pass), name), p, strlen(p));
 }
 
 /* The first of boundaries b not before (begin, end, depth, seq) in tree order. */
@@ -245,305 +170,110 @@ static uint32_t window_of(const struct sthread *t, size_t lo, uint64_t begin)
 }
 
 /* A call known to be top-level. */
-static void top_level(struct opp_step_stream *z, struct sthread *t, const struct item *x)
+static int top_level(void *ctx, const struct opp_pass_call *x)
 {
-    if (z->pass == 1) {
-        if ((x->flags & I_LABEL) &&
+    struct opp_step_stream *z = ctx;
+    struct sthread *t = &z->th[x->thread];
+    if (z->round == 1) {
+        if ((x->flags & OPP_PASS_LABEL) &&
             (!t->have_label || tree_before(x->begin, x->end, x->depth, x->seq, t->label.begin,
                                            t->label.end, t->label.depth, t->label.seq))) {
             t->label = *x;
             t->have_label = 1;
         }
-        return;
+        return 0;
     }
     if (!t->b || z->ranges)
-        return;
+        return 0;
     size_t lo = first_not_before(t->b, x->begin, x->end, x->depth, x->seq);
     uint32_t step = window_of(t, lo, x->begin);
     if (step != NO_CAND)
         t->b->v[step].cpu += x->end - x->begin;
     /* around a boundary (or one): the GPU work inside it is its step's */
-    if (z->join && lo < t->b->n && t->b->v[lo].end <= x->end) {
+    if (z->spans && lo < t->b->n && t->b->v[lo].end <= x->end) {
         if (grow((void **)&t->span, &t->span_cap, t->nspan + 1, sizeof *t->span))
-            fail(z, ENOMEM);
-        else
-            t->span[t->nspan++] = (struct span){x->begin, x->end, step};
+            return -ENOMEM;
+        t->span[t->nspan++] = (struct span){x->begin, x->end, step};
+    }
+    return 0;
+}
+
+/* A read of the calls starts (again, when the pass keeps a thread whole
+ * from then on): what an earlier one found is forgotten. */
+static void restart(void *ctx)
+{
+    struct opp_step_stream *z = ctx;
+    for (size_t i = 0; i < z->nth; i++) {
+        struct sthread *t = &z->th[i];
+        if (z->round == 1) {
+            t->named.n = t->pstep.n = t->opt.n = t->mod.n = 0;
+            t->have_label = 0;
+            continue;
+        }
+        t->nspan = 0;
+        for (size_t k = 0; t->b && k < t->b->n; k++) {
+            t->b->v[k].gpu = 0;
+            if (!z->ranges) /* a range's CPU is from the first read */
+                t->b->v[k].cpu = 0;
+        }
     }
 }
 
-/* Nothing of ours runs on the thread: the calls no NVTX range still to
- * come can enclose are top-level. */
-static void settle(struct opp_step_stream *z, struct sthread *t, int all)
+/* The steps a call may be (the first read of the calls). */
+static int candidate(void *ctx, const struct opp_pass_call *x)
 {
-    uint64_t m = !all && t->late_next < t->nlate ? t->late[t->late_next] : UINT64_MAX;
-    while (t->base < t->n && (all || t->s[t->base].begin < m)) {
-        const struct item *x = &t->s[t->base++];
-        if (x->end > t->settled_end)
-            t->settled_end = x->end;
-        top_level(z, t, x);
+    struct opp_step_stream *z = ctx;
+    struct sthread *t = &z->th[x->thread];
+    if (x->folded != OPP_PASS_NONE) {
+        cand_drop_seq(&t->named, x->folded);
+        cand_drop_seq(&t->pstep, x->folded);
+        cand_drop_seq(&t->opt, x->folded);
+        cand_drop_seq(&t->mod, x->folded);
     }
-    if (t->base == t->n)
-        t->base = t->n = 0;
-    else if (t->base > 4096 && t->base > t->n / 2) {
-        memmove(t->s, t->s + t->base, (t->n - t->base) * sizeof *t->s);
-        t->n -= t->base;
-        t->base = 0;
-    }
-}
-
-/* The steps a call may be (pass 1). */
-static int candidate(struct opp_step_stream *z, struct sthread *t, const struct item *x,
-                     uint32_t kind, int scope)
-{
-    int user = scope == OPP_TORCH_SCOPE_USER, module = scope == OPP_TORCH_SCOPE_MODULE;
-    int range = opp_kind_base(kind) == OPP_OP_NVTX || user || module;
+    int user = x->scope == OPP_TORCH_SCOPE_USER, module = x->scope == OPP_TORCH_SCOPE_MODULE;
+    int range = opp_kind_base(x->kind) == OPP_OP_NVTX || user || module;
     if (z->name_id != UINT32_MAX)
         return x->name == z->name_id ? cand_push(&t->named, x, range) : 0;
     if (has_prefix(z, x->name, OPP_PROFILER_STEP) && cand_push(&t->pstep, x, 1))
-        return -1;
+        return -ENOMEM;
     if (has_prefix(z, x->name, OPP_OPTIMIZER_STEP)) {
         cand_drop_inside(&t->opt, x); /* an optimizer stepping another */
         if (user && cand_push(&t->opt, x, 0))
-            return -1;
+            return -ENOMEM;
     }
     if (module) {
         cand_drop_inside(&t->mod, x);
         if (cand_push(&t->mod, x, 1))
-            return -1;
+            return -ENOMEM;
     }
     return 0;
 }
 
-static int arrive(struct opp_step_stream *z, struct sthread *t, struct item *x, uint32_t kind,
-                  int scope)
+struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
+                                             enum opp_stream_refused *why, char *err, size_t errlen)
 {
-    if (x->end < t->last_end) /* what came before may be settled already */
-        return cannot(z, "a thread's calls are not in the order they returned");
-    if (x->begin < t->settled_end)
-        return cannot(z, "calls of a thread overlap without nesting");
-    t->last_end = x->end;
-    uint64_t kids = 0;
-    unsigned counted = 0;
-    struct item only = {0};
-    while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
-        const struct item *c = &t->s[--t->n];
-        /* ties thread_tree.c decides by depth: the shallower encloses */
-        if (c->depth <= x->depth &&
-            (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
-            return cannot(z, "calls of a thread end and begin at the same time");
-        if (!opp_fold_counts(c->kind))
-            continue; /* torch sums a memory instant into the call, no child */
-        counted++;
-        kids += c->end - c->begin;
-        only = *c;
-    }
-    /* what is left began before x: it must have ended by then (a partial
-     * overlap, or x inside it with the same end, nests otherwise in the
-     * loaded tree) */
-    if (t->n > t->base && t->s[t->n - 1].end > x->begin)
-        return cannot(z, "calls of a thread overlap without nesting");
-    x->kids_ns = kids;
-    if (z->pass == 1) {
-        if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
-            x->kids_ns = only.kids_ns; /* torch's folding: its children are x's */
-            z->open -= (only.flags & I_OPEN) != 0;
-            cand_drop_seq(&t->named, only.seq);
-            cand_drop_seq(&t->pstep, only.seq);
-            cand_drop_seq(&t->opt, only.seq);
-            cand_drop_seq(&t->mod, only.seq);
-        }
-        z->open += (x->flags & I_OPEN) != 0;
-        if (candidate(z, t, x, kind, scope))
-            return fail(z, ENOMEM);
-    }
-    if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
-        return fail(z, ENOMEM);
-    t->s[t->n++] = *x;
-    if (x->depth == 0)
-        settle(z, t, 0);
-    return 0;
-}
-
-static int is_late(uint32_t kind, const struct opp_tr_event *e)
-{
-    return opp_kind_base(kind) == OPP_OP_NVTX && e->end_ns > e->begin_ns;
-}
-
-static int on_event(void *ctx, const struct opp_tr_event *e)
-{
-    struct opp_step_stream *z = ctx;
-    uint32_t ti;
-    struct sthread *t = thread_of(z, e->proc, e->tid, &ti);
-    if (!t)
-        return fail(z, ENOMEM);
-    const struct opp_thread *mt = &z->meta.ld.m->threads[ti];
-    const struct opp_process *p = &z->meta.ld.m->procs[mt->proc];
-    if (e->fn >= p->nfuncs)
-        return fail(z, EPROTO); /* the reader checks this: never happens */
-    uint32_t kind = p->funcs[e->fn].kind;
-    t->late_next += is_late(kind, e);
-    struct item x = {.begin = e->begin_ns,
-                     .end = opp_stream_meta_end(&z->meta, ti, e),
-                     .seq = t->seq++,
-                     .depth = (uint16_t)e->depth,
-                     .flags = e->flags & OPP_EV_OPEN ? I_OPEN : 0};
-    int scope = -1;
-    if (z->pass == 2 && z->join) {
-        int rc = opp_stream_meta_join(&z->meta, z->join, ti, e, x.seq, 0);
-        if (rc > 0)
-            return cannot(z, OPP_GPU_JOIN_UNTOLD);
-        if (rc)
-            return rc == -ENOMEM ? fail(z, ENOMEM) : cannot_tmp(z, rc);
-    }
-    if (z->pass == 1) {
-        x.name = opp_loader_event_name(&z->meta.ld, &z->names, mt->proc, e->fn, e->args, e->nargs);
-        if (x.name == UINT32_MAX)
-            return fail(z, ENOMEM);
-        const uint64_t *a = e->args;
-        uint32_t na = opp_op_args(kind, &a, e->nargs);
-        x.kind = kind;
-        if (opp_kind_base(kind) == OPP_OP_TORCH) {
-            scope = na > OPP_COL_TORCH_SCOPE ? (int)a[OPP_COL_TORCH_SCOPE] : -1;
-            if (scope == OPP_TORCH_SCOPE_USER || scope == OPP_TORCH_SCOPE_MODULE)
-                x.flags |= I_LABEL;
-        }
-    }
-    if (x.flags & I_OPEN) {
-        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
-            return fail(z, ENOMEM);
-        t->open[t->nopen++] = (struct open_call){x, kind, scope};
-        return 0;
-    }
-    if (t->nopen)
-        return cannot(z, "a thread's calls come after the ones its process died inside");
-    return arrive(z, t, &x, kind, scope);
-}
-
-/* The first read: each thread's NVTX ranges' begins (thread ti). */
-static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
-{
-    struct opp_step_stream *z = ctx;
-    struct sthread *t = thread_at(z, ti);
-    if (!t)
-        return fail(z, ENOMEM);
-    const struct opp_model *m = z->meta.ld.m;
-    const struct opp_process *p = &m->procs[m->threads[ti].proc];
-    if (e->fn >= p->nfuncs || !is_late(p->funcs[e->fn].kind, e))
-        return 0;
-    if (++z->nlate > LATE_MAX)
-        return cannot(z, "more than 2^20 NVTX ranges");
-    if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
-        return fail(z, ENOMEM);
-    t->late[t->nlate++] = e->begin_ns;
-    return 0;
-}
-
-/* GPU records: what the join needs, the ops' durations (as
- * opp_gpu_op_decode reads them) and external correlations. */
-static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
-{
-    struct opp_step_stream *z = ctx;
-    const struct opp_process *p = opp_loader_proc(z->meta.ld.m, proc);
-    if (!p)
-        return fail(z, EPROTO); /* the reader only passes declared processes */
-    uint32_t pi = (uint32_t)(p - z->meta.ld.m->procs);
-    const uint64_t *f = g->f;
-    int rc = 0;
-    if (g->type == OPP_GPU_KERNEL || g->type == OPP_GPU_MEMCPY || g->type == OPP_GPU_MEMSET) {
-        uint64_t dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
-        rc = opp_gpu_join_op(z->join, pi, opp_corr_id(f[OPP_GF_CORRELATION]), &dur);
-    } else if (g->type == OPP_GPU_EXTCORR) {
-        rc = opp_gpu_join_extcorr(z->join, pi, g);
-    }
-    return rc ? (rc == -ENOMEM ? fail(z, ENOMEM) : cannot_tmp(z, rc)) : 0;
-}
-
-/* One read of the file; 0, 1 (cannot: z->cannot) or -1 (err). */
-static int read_pass(struct opp_step_stream *z, int pass, char *err, size_t errlen)
-{
-    static const struct opp_tr_visitor later = {.event = on_event},
-                                       with_gpu = {.event = on_event, .gpu = on_gpu};
-    z->pass = pass;
-    for (size_t i = 0; i < z->nth; i++) {
-        struct sthread *t = &z->th[i];
-        t->base = t->n = t->late_next = 0;
-        t->seq = 0;
-        t->last_end = t->settled_end = 0;
-        t->nopen = 0;
-    }
-    struct opp_tr_summary sum;
-    int rc = pass ? opp_trace_read(z->path, z->join ? &with_gpu : &later, z, &sum, err, errlen)
-                  : opp_stream_meta_read(&z->meta, z->path, each_late, NULL, z, err, errlen);
-    if (!pass && rc > 0 && !z->cannot)
-        z->cannot = "it is a summary trace";
-    if (z->cannot) {
-        snprintf(err, errlen, "%s", z->cannot);
-        return 1;
-    }
-    if (z->failed || z->meta.ld.failed) {
-        snprintf(err, errlen, "cannot read %s: %s", z->path,
-                 strerror(z->failed ? z->failed : z->meta.ld.failed));
-        return -1;
-    }
-    if (rc < 0)
-        return -1;
-    size_t nth = z->meta.ld.m->nthreads; /* those with no calls have a place too */
-    if (nth && !thread_at(z, (uint32_t)(nth - 1))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; pass && i < z->nth; i++) {
-        struct sthread *t = &z->th[i];
-        while (t->nopen && !z->cannot && !z->failed) { /* innermost first */
-            struct open_call *c = &t->open[--t->nopen];
-            arrive(z, t, &c->x, c->kind, c->scope);
-        }
-        if (z->cannot || z->failed)
-            break;
-        settle(z, t, 1); /* the thread is over: what is left is top-level */
-    }
-    if (z->cannot) {
-        snprintf(err, errlen, "%s", z->cannot);
-        return 1;
-    }
-    if (z->failed) {
-        snprintf(err, errlen, "cannot read %s: %s", z->path, strerror(z->failed));
-        return -1;
-    }
-    return 0;
-}
-
-struct opp_step_stream *opp_step_stream_open(const char *path, enum opp_stream_refused *why,
-                                             char *err, size_t errlen)
-{
-    *why = OPP_STREAM_ERROR;
     struct opp_step_stream *z = calloc(1, sizeof *z);
     if (!z) {
+        *why = OPP_STREAM_ERROR;
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    z->path = path;
-    int rc = read_pass(z, 0, err, errlen);
-    if (rc) {
-        *why = rc < 0            ? OPP_STREAM_ERROR
-               : z->meta.summary ? OPP_STREAM_SUMMARY_FILE
-                                 : OPP_STREAM_CANNOT;
-        opp_step_stream_free(z);
+    if (!(z->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
+        free(z);
         return NULL;
     }
-    /* each thread's ranges: the earliest begin from each arrival on */
-    for (size_t i = 0; i < z->nth; i++) {
-        struct sthread *t = &z->th[i];
-        for (size_t k = t->nlate; k-- > 1;)
-            if (t->late[k] < t->late[k - 1])
-                t->late[k - 1] = t->late[k];
+    z->nth = opp_pass_model(z->pass)->nthreads;
+    if (!(z->th = calloc(z->nth ? z->nth : 1, sizeof *z->th))) {
+        snprintf(err, errlen, "out of memory");
+        opp_step_stream_free(z);
+        return NULL;
     }
     return z;
 }
 
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s)
 {
-    return s->meta.ld.m;
+    return opp_pass_model(s->pass);
 }
 
 /* Whether candidate c encloses call (begin, end, depth) that comes after
@@ -566,6 +296,19 @@ static void parents(struct cands *b)
     }
 }
 
+/* What a step keeps of a kernel, copy or set: its duration (as
+ * opp_gpu_op_decode reads it); of other records nothing. */
+static int op_dur(void *ctx, uint32_t proc, const struct opp_gpu_rec *g, void *op)
+{
+    (void)ctx, (void)proc;
+    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET)
+        return 1;
+    const uint64_t *f = g->f;
+    uint64_t dur = f[OPP_GF_END] > f[OPP_GF_START] ? f[OPP_GF_END] - f[OPP_GF_START] : 0;
+    memcpy(op, &dur, sizeof dur);
+    return 0;
+}
+
 /* GPU work of dur owned by call c: its step's (its top-level call's step
  * for boundaries; each range around it, itself included). */
 static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
@@ -573,7 +316,8 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct opp_step_stream *z = ctx;
     if (!c)
         return; /* no call's: no step's */
-    uint64_t dur = *(const uint64_t *)op;
+    uint64_t dur;
+    memcpy(&dur, op, sizeof dur);
     struct sthread *t = &z->th[c->thread];
     if (!t->b || !t->b->n)
         return;
@@ -605,21 +349,58 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
         t->b->v[step].gpu += dur;
 }
 
+/* Which candidates are the steps: opp_steps_find's (NAMED) and
+ * opp_steps_default's choices, said in what; first: the first of them. */
+enum pick { NAMED, PSTEP, TRAIN, MODULE, NONE };
+
+static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts *o,
+                            const char *name, struct opp_steps *out, char *what, size_t cap_what)
+{
+    const struct opp_model *m = opp_pass_model(z->pass);
+    const struct cand *first = NULL;
+    if (name) {
+        for (size_t i = 0; i < z->nth && !first; i++)
+            first = z->th[i].named.n ? &z->th[i].named.v[0] : NULL;
+        out->ranges = first && first->range;
+        out->named = first != NULL;
+        return NAMED;
+    }
+    enum pick pick = NONE;
+    for (int k = PSTEP; k <= MODULE && pick == NONE; k++)
+        for (size_t i = 0; i < z->nth && pick == NONE; i++) {
+            struct sthread *t = &z->th[i];
+            const struct cands *c = k == PSTEP ? &t->pstep : k == TRAIN ? &t->opt : &t->mod;
+            if (c->n && opp_agg_selects(m, o, m->threads[i].proc, (uint32_t)i)) {
+                pick = (enum pick)k;
+                first = &c->v[0];
+            }
+        }
+    opp_steps_default_what(pick == PSTEP    ? OPP_STEPS_PROFILER
+                           : pick == TRAIN  ? OPP_STEPS_TRAINING
+                           : pick == MODULE ? OPP_STEPS_INFERENCE
+                                            : OPP_STEPS_NONE,
+                           first ? opp_model_str(m, first->name) : NULL, what, cap_what);
+    out->ranges = pick == PSTEP || pick == MODULE;
+    return pick;
+}
+
 int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *o, const char *name,
                           struct opp_steps *out, char *what, size_t cap_what, char *err,
                           size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    struct opp_model *m = z->meta.ld.m;
-    z->name_id = name ? opp_loader_intern(&z->meta.ld, name) : UINT32_MAX;
+    const struct opp_model *m = opp_pass_model(z->pass);
+    z->name_id = name ? opp_pass_intern(z->pass, name) : UINT32_MAX;
     if (name && z->name_id == UINT32_MAX) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = read_pass(z, 1, err, errlen);
+    const struct opp_pass_consumer cands = {
+        .ctx = z, .begin = restart, .call = candidate, .top = top_level};
+    z->round = 1;
+    int rc = opp_pass_run(z->pass, &cands, err, errlen);
     if (rc)
         return rc;
-    m->open_events = z->open;
     for (size_t i = 0; i < z->nth; i++) {
         struct sthread *t = &z->th[i];
         sort_cands(&t->named);
@@ -627,32 +408,7 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         sort_cands(&t->opt);
         sort_cands(&t->mod);
     }
-    /* which: opp_steps_find's and opp_steps_default's choices */
-    enum { NAMED, PSTEP, TRAIN, MODULE, NONE } pick = NONE;
-    const struct cand *first = NULL;
-    if (name) {
-        pick = NAMED;
-        for (size_t i = 0; i < z->nth && !first; i++)
-            first = z->th[i].named.n ? &z->th[i].named.v[0] : NULL;
-        out->ranges = first && first->range;
-        out->named = first != NULL;
-    } else {
-        for (int k = PSTEP; k <= MODULE && pick == NONE; k++)
-            for (size_t i = 0; i < z->nth && pick == NONE; i++) {
-                struct sthread *t = &z->th[i];
-                const struct cands *c = k == PSTEP ? &t->pstep : k == TRAIN ? &t->opt : &t->mod;
-                if (c->n && opp_agg_selects(m, o, m->threads[i].proc, (uint32_t)i)) {
-                    pick = k;
-                    first = &c->v[0];
-                }
-            }
-        opp_steps_default_what(pick == PSTEP    ? OPP_STEPS_PROFILER
-                               : pick == TRAIN  ? OPP_STEPS_TRAINING
-                               : pick == MODULE ? OPP_STEPS_INFERENCE
-                                                : OPP_STEPS_NONE,
-                               first ? opp_model_str(m, first->name) : NULL, what, cap_what);
-        out->ranges = pick == PSTEP || pick == MODULE;
-    }
+    enum pick pick = pick_steps(z, o, name, out, what, cap_what);
     if (pick == NONE)
         return 0;
     int need_calls = 0;
@@ -673,27 +429,20 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         if (pick == TRAIN && t->b->n) /* the first label, if before */
             t->first = t->have_label && t->label.begin < t->b->v[0].begin ? t->label.begin
                                                                           : t->b->v[0].begin;
-        for (size_t k = 0; k < t->b->n; k++)
-            t->b->v[k].cpu = 0;
         need_calls |= t->b->n > t->k0;
     }
     z->ranges = out->ranges;
-    if (z->meta.gpu_ops && !(z->join = opp_gpu_join_new(sizeof(uint64_t)))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if ((need_calls || z->join) && (rc = read_pass(z, 2, err, errlen)))
+    z->spans = opp_pass_meta(z->pass)->gpu_ops != 0;
+    /* the second read: the top-level calls in each step, the GPU work */
+    const struct opp_pass_consumer in_steps = {.ctx = z,
+                                               .begin = restart,
+                                               .top = top_level,
+                                               .op_bytes = sizeof(uint64_t),
+                                               .op = op_dur,
+                                               .owned = owned};
+    z->round = 2;
+    if ((need_calls || m->gpu.records) && (rc = opp_pass_run(z->pass, &in_steps, err, errlen)))
         return rc;
-    uint64_t unattached;
-    if (z->join && (rc = opp_gpu_join_run(z->join, owned, z, &unattached))) {
-        if (rc == -ENOMEM) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        cannot_tmp(z, rc);
-        snprintf(err, errlen, "%s", z->cannot);
-        return 1;
-    }
     size_t n = 0; /* the steps, allocated once: they are many */
     for (size_t i = 0; i < z->nth; i++)
         n += z->th[i].b && z->th[i].b->n > z->th[i].k0 ? z->th[i].b->n - z->th[i].k0 : 0;
@@ -725,20 +474,15 @@ void opp_step_stream_free(struct opp_step_stream *z)
 {
     if (!z)
         return;
-    opp_gpu_join_free(z->join);
-    for (size_t i = 0; i < z->nth; i++) {
+    for (size_t i = 0; i < z->nth && z->th; i++) {
         struct sthread *t = &z->th[i];
-        free(t->s);
-        free(t->late);
         free(t->named.v);
         free(t->pstep.v);
         free(t->opt.v);
         free(t->mod.v);
         free(t->span);
-        free(t->open);
     }
     free(z->th);
-    opp_loader_name_cache_free(z->names);
-    opp_stream_meta_free(&z->meta);
+    opp_pass_free(z->pass);
     free(z);
 }

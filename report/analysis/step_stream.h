@@ -1,19 +1,10 @@
-/* Steps found as a full trace is read (`opprof report --step` on a large
- * trace): the answer of opp_steps_find / opp_steps_default (step_times.h)
- * with memory bounded by the steps, the threads and the calls still open,
- * not by the calls. Three reads of the file: the processes, threads, names
- * and NVTX ranges; the steps; the calls inside them (boundaries and
- * training iterations) and the GPU work, joined to its calls (gpu_join.h).
- *
- * Calls of a thread arrive in the order they returned, so a call's
- * children arrive before it: a stack holds the calls no later one has
- * enclosed yet, and each arrival takes in those that begin within it
- * (their durations are its children's time; torch's folding of an only
- * child of the same name is done there). A call is known to be top-level
- * once nothing can enclose it any more: after a call made at depth 0
- * (none of ours is running on the thread) and before the next NVTX range
- * that begins earlier (ranges are recorded when they end, at the depth of
- * what they enclose). */
+/* Steps found as a full trace is read (`opprof report --step`), a
+ * consumer of the pass (pass.h): the answer of opp_steps_find /
+ * opp_steps_default (step_times.h) with memory bounded by the steps, the
+ * threads and the calls still open, not by the calls. The pass's first
+ * read, then two reads of the calls: the candidates (the named calls, or
+ * ProfilerStep#N, optimizer steps and nn.Module forwards), then the
+ * top-level calls in each step and the GPU work joined to its calls. */
 #ifndef OPP_STEP_STREAM_H
 #define OPP_STEP_STREAM_H
 
@@ -25,13 +16,12 @@
 
 struct opp_step_stream;
 
-/* The first read: the stream, whose model (opp_step_stream_model) has
- * the processes, threads, names, warnings and counts of drops, and no
- * calls; or NULL and *why: OPP_STREAM_ERROR (err says it),
- * OPP_STREAM_SUMMARY_FILE, or OPP_STREAM_CANNOT (err says why: more than
- * 2^20 NVTX ranges...). */
-struct opp_step_stream *opp_step_stream_open(const char *path, enum opp_stream_refused *why,
-                                             char *err, size_t errlen);
+/* The pass's first read (opp_pass_open, *why as it sets it): its model
+ * (opp_step_stream_model) has the processes, threads, names, warnings
+ * and counts of drops, and no calls. */
+struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
+                                             enum opp_stream_refused *why, char *err,
+                                             size_t errlen);
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* opp_steps_find (name) or opp_steps_default (name NULL: what set) for the

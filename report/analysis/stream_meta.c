@@ -16,9 +16,12 @@ static int fail(struct opp_stream_meta *sm, int err)
     return 1;
 }
 
-static int on_event(void *ctx, const struct opp_tr_event *e)
+static int on_event(void *ctx, const struct opp_tr_event *te)
 {
     struct opp_stream_meta *sm = ctx;
+    struct opp_tr_event e_ = *te, *e = &e_; /* on the first file's clock */
+    e->begin_ns = opp_loader_shifted(&sm->ld, te->begin_ns);
+    e->end_ns = opp_loader_shifted(&sm->ld, te->end_ns);
     int64_t ti = opp_loader_thread(&sm->ld, e->proc, e->tid);
     if (ti < 0)
         return fail(sm, ENOMEM);
@@ -103,6 +106,15 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g),
                          void *ctx, char *err, size_t errlen)
 {
+    return opp_stream_meta_read_many(sm, &path, 1, each, each_gpu, ctx, err, errlen);
+}
+
+int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *paths, size_t n,
+                              int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
+                              int (*each_gpu)(void *ctx, uint32_t proc,
+                                              const struct opp_gpu_rec *g),
+                              void *ctx, char *err, size_t errlen)
+{
     static const struct opp_tr_visitor v = {.process = on_process,
                                             .funcs = on_funcs,
                                             .info = on_info,
@@ -123,12 +135,26 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
         free(m);
         m = NULL;
     }
-    if (!m) {
+    sm->shift = calloc(n ? n : 1, sizeof *sm->shift);
+    if (!m || !sm->shift) {
+        free(m ? m->index : NULL);
+        free(m);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     sm->ld.m = m;
-    int rc = opp_trace_read(path, &v, sm, &m->sum, err, errlen);
+    sm->nfiles = n;
+    const char *path = paths[0];
+    int rc = 0;
+    for (size_t i = 0; i < n && rc >= 0 && !sm->failed && !sm->ld.failed && !sm->summary; i++) {
+        struct opp_tr_summary sum;
+        path = paths[i];
+        opp_loader_next_file(&sm->ld, i);
+        rc = opp_trace_read(path, &v, sm, i ? &sum : &m->sum, err, errlen);
+        sm->shift[i] = sm->ld.shift;
+        if (i && rc >= 0)
+            opp_loader_add_summary(m, &sum, path);
+    }
     if (sm->failed || sm->ld.failed) {
         snprintf(err, errlen, "cannot read %s: %s", path,
                  strerror(sm->failed ? sm->failed : sm->ld.failed));
@@ -185,6 +211,7 @@ int opp_stream_meta_join(const struct opp_stream_meta *sm, struct opp_gpu_join *
 void opp_stream_meta_free(struct opp_stream_meta *sm)
 {
     opp_model_free(sm->ld.m);
+    free(sm->shift);
     free(sm->last);
     free(sm->calls);
     memset(sm, 0, sizeof *sm);

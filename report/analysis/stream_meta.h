@@ -27,6 +27,8 @@ struct opp_stream_meta {
     size_t nlast;
     uint64_t gpu_ops;    /* kernels, copies and sets */
     uint64_t open_calls; /* calls a process died inside */
+    int64_t *shift;      /* by file: its times onto the first file's clock */
+    size_t nfiles;
     int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e);
     int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
     void *ctx;
@@ -43,7 +45,17 @@ int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
                          int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g),
                          void *ctx, char *err, size_t errlen);
-/* The index of thread tid of process serial proc (one it has seen), or -1. */
+/* The same of several traces, one model as opp_model_load_many makes
+ * it: each file's process serials offset (opp_loader_next_file), its
+ * times moved onto the first file's clock (sm->shift), each seeing them
+ * so moved. */
+int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *paths, size_t n,
+                              int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
+                              int (*each_gpu)(void *ctx, uint32_t proc,
+                                              const struct opp_gpu_rec *g),
+                              void *ctx, char *err, size_t errlen);
+/* The index of thread tid of process serial proc (one it has seen; of
+ * the file sm->ld.base says), or -1. */
 int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid);
 /* Call e of thread ti handed to the join (opp_gpu_join_call): seq its
  * arrival on its thread, at the caller's mark. The join's result, or

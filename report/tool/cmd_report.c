@@ -253,8 +253,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     memset(ra, 0, sizeof *ra);
     char sort[1024], by_rank[512];
     const struct opp_option options[] = {
-        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort),
-                         opt_sort),
+        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort), opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
                          "show only the first N rows (--gpu: kernels, default 10;\n"
                          "--tree: call paths; --by-rank: operators)",
@@ -291,24 +290,26 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         OPP_OPT_FLAG(0, "stream", &ra->stream,
                      "read the trace as it streams, in memory bounded by the\n"
                      "call paths, not the calls (the table, --tree, --by-rank,\n"
-                     "their JSON; --step and --gpu of one trace on their own\n"
-                     "paths); chosen for traces of OPPROF_STREAM_MIB (32) MiB\n"
-                     "or more"),
-        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream,
-                     "load every call, however large the traces"),
+                     "their JSON); chosen for traces of OPPROF_STREAM_MIB (32)\n"
+                     "MiB or more (--step and --gpu always read a trace so)"),
+        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream, "load every call, however large the traces"),
         VIEW_OPT("gpu", VIEW_GPU,
-                     "the GPU view: top kernels (calls, time, estimated\n"
-                     "theoretical occupancy, launch delay), busy time per\n"
-                     "stream, idle share and largest idle gaps per device"),
+                 "the GPU view: top kernels (calls, time, estimated\n"
+                 "theoretical occupancy, launch delay), busy time per\n"
+                 "stream, idle share and largest idle gaps per device"),
         VIEW_OPT("tree", VIEW_TREE,
-                     "the operator hierarchy merged by call path: calls, self\n"
-                     "and total CPU time, share, and CUDA times per path"),
+                 "the operator hierarchy merged by call path: calls, self\n"
+                 "and total CPU time, share, and CUDA times per path"),
         OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
                          "--tree: show N levels (default: all)", opt_depth),
         OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
                          "--tree: hide paths under PCT% of the roots' CPU total", opt_min_share),
-        {.type = OPP_OPTION_CALLBACK, .long_name = "step", .value = ra, .argh = "NAME",
-         .flags = OPP_OPTION_OPTARG, .fn = opt_step,
+        {.type = OPP_OPTION_CALLBACK,
+         .long_name = "step",
+         .value = ra,
+         .argh = "NAME",
+         .flags = OPP_OPTION_OPTARG,
+         .fn = opt_step,
          .help = "steps and latency: NAME's calls are the steps when it is\n"
                  "a range (an NVTX range, a torch label or nn.Module), else\n"
                  "each call ends a step (e.g. cudaDeviceSynchronize); with no\n"
@@ -323,9 +324,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_window),
         VIEW_OPT("by-rank", VIEW_BY_RANK, by_rank_help(by_rank, sizeof by_rank)),
         VIEW_OPT("by-process", VIEW_BY_PROCESS,
-                     "a line per process: pid, command, calls, CPU total (its\n"
-                     "part of the table, which adds every process up) and how\n"
-                     "it ended"),
+                 "a line per process: pid, command, calls, CPU total (its\n"
+                 "part of the table, which adds every process up) and how\n"
+                 "it ended"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };

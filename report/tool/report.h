@@ -41,7 +41,7 @@ struct report_args {
  * (--from, --to, --window, --match, --group-by-stack), whether it takes
  * --limit (what it limits, for the help; NULL: it refuses it), what it is
  * called when it refuses a summary trace (NULL: it takes one), and how it
- * streams one large full trace on its own path (NULL: it does not). */
+ * reads a full trace in one pass (NULL: from the loaded model). */
 struct view_stream;
 struct view {
     const char *option;
@@ -54,15 +54,18 @@ struct view {
     const struct view_stream *stream;
 };
 
-/* A view computed as one large trace is read: what it does ("steps found",
- * for stderr); open makes the first read (NULL and why: a summary trace is
- * loaded, which refuses it in its words; for the others err says why);
- * model is what that read learnt (for the filters and warnings); show
- * computes and prints: 0 and the output's status in *rc, 1 when the trace
- * cannot be answered this way (err says why), -1 on error (err). */
+/* A view computed in one pass over full traces (analysis/pass.h), for
+ * every trace whatever its size: open makes the pass's first read (NULL
+ * and why: a summary trace is loaded, which refuses it in its words; one
+ * the pass cannot read is loaded too; for errors err says why); model is
+ * what that read learnt (for the filters and warnings); show computes and
+ * prints: 0 and the output's status in *rc, 1 when the trace cannot be
+ * answered this way (err says why), -1 on error (err). Several traces
+ * are read as one, as when loaded; where it cannot, every call is
+ * loaded. */
 struct view_stream {
-    const char *what;
-    void *(*open)(const char *path, enum opp_stream_refused *why, char *err, size_t errlen);
+    void *(*open)(const char *const *paths, size_t npaths, enum opp_stream_refused *why, char *err,
+                  size_t errlen);
     const struct opp_model *(*model)(const void *st);
     int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
     void (*close)(void *st);
@@ -86,9 +89,10 @@ int report_filters_known(const struct report_args *ra, const struct opp_model *m
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL (report_stream.c). */
 const char *report_summary_refuses(const struct report_args *ra);
-/* The report of large traces read as they stream (--stream, or chosen by
- * their size): the exit status; or -1 to go on with the model in *m, which
- * is NULL when every call is to be loaded. */
+/* The report of traces read as they stream (--step and --gpu always;
+ * the others with --stream, or chosen by the traces' size): the exit
+ * status; or -1 to go on with the model in *m, which is NULL when every
+ * call is to be loaded. */
 int report_streamed(struct report_args *ra, struct opp_model **m);
 
 #endif

@@ -1,10 +1,13 @@
-/* `opprof report` on a large trace, read as it streams (--stream, or
- * chosen by its size: large_trace.h). The table, --tree and --by-rank
- * need each call path's totals, not each call: a full trace is added up as it is read (analysis/summarize.h, the
- * collector's summary mode) into a summary in a temporary file, which is
- * what is loaded. Memory is then bounded by the call paths. Chosen for
- * large traces where the output is the loaded one's: not the table's JSON,
- * which lists threads and GPU statistics a summary has not. */
+/* `opprof report` on a trace read as it streams. --step and --gpu are
+ * read in one pass over every trace, whatever its size (report.h's
+ * view_stream, analysis/pass.h). The table, --tree and --by-rank
+ * (--stream, or chosen by the traces' size: large_trace.h) need each call
+ * path's totals, not each call: a full trace is added up as it is read
+ * (analysis/summarize.h, the collector's summary mode) into a summary in
+ * a temporary file, which is what is loaded. Memory is then bounded by
+ * the call paths. Chosen for large traces where the output is the loaded
+ * one's: not the table's JSON of several traces, which lists threads and
+ * GPU statistics a summary has not. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +46,11 @@ static const char *needs_calls(const struct report_args *ra)
     return NULL;
 }
 
-/* Whether the view streams on its own path: on one trace. */
+/* Whether the view is read in one pass (report.h's view_stream), whatever
+ * the traces' size, --stream and --no-stream. */
 static int view_streams(const struct report_args *ra)
 {
-    return ra->view && ra->view->stream && ra->ntraces == 1;
+    return ra->view && ra->view->stream;
 }
 
 /* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
@@ -59,10 +63,12 @@ static int stream_chosen(const struct report_args *ra)
         fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
         return -1;
     }
+    if (view_streams(ra))
+        return 1; /* one pass over the trace, whatever is asked */
     if (ra->stream && why) {
         fprintf(stderr,
-                PREFIX "--stream goes with the table, --tree, --by-rank, and --step "
-                       "and --gpu on one trace, not %s\n",
+                PREFIX "--stream goes with the table, --tree and --by-rank (their JSON on one "
+                       "trace), not %s\n",
                 why);
         return -1;
     }
@@ -71,15 +77,9 @@ static int stream_chosen(const struct report_args *ra)
     unsigned long long bytes;
     if (!opp_traces_large(ra->traces, ra->ntraces, &bytes))
         return 0;
-    if (view_streams(ra))
-        fprintf(stderr,
-                PREFIX "%llu MiB of trace: %s as it is read (--no-stream loads each call)\n",
-                bytes >> 20, ra->view->stream->what);
-    else
-        fprintf(stderr,
-                PREFIX
-                "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
-                bytes >> 20);
+    fprintf(stderr,
+            PREFIX "%llu MiB of trace: calls added up as they are read (--no-stream loads each)\n",
+            bytes >> 20);
     return 1;
 }
 
@@ -109,17 +109,16 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
     return m;
 }
 
-/* A view that streams one large trace on its own path (report.h's
- * view_stream). The exit status; *load set when every call is loaded
- * instead (said, unless the loaded path says it better; --stream: an
- * error). */
+/* A view read in one pass over the traces (report.h's view_stream). The
+ * exit status; *load set when every call is loaded instead (said, unless
+ * the loaded path says it better). */
 static int view_streamed(const struct report_args *ra, int *load)
 {
     const struct view_stream *vs = ra->view->stream;
     char err[512];
     enum opp_stream_refused why;
     int rc = 0;
-    void *st = vs->open(ra->trace, &why, err, sizeof err);
+    void *st = vs->open(ra->traces, ra->ntraces, &why, err, sizeof err);
     if (!st && why == OPP_STREAM_ERROR) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
@@ -140,11 +139,6 @@ static int view_streamed(const struct report_args *ra, int *load)
         vs->close(st);
         if (rc || got <= 0)
             return rc;
-    }
-    if (ra->stream) {
-        fprintf(stderr, PREFIX "cannot stream %s: %s (--no-stream loads every call)\n",
-                ra->view->option, err);
-        return 1;
     }
     fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
     *load = 1;
@@ -167,9 +161,15 @@ static int json_streamed(struct report_args *ra, int *load)
     char err[512];
     enum opp_stream_refused why;
     int rc = 1;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->trace, &why, err, sizeof err);
+    struct opp_gpu_stream *g = opp_gpu_stream_open(&ra->trace, 1, &why, err, sizeof err);
     if (!g && why == OPP_STREAM_SUMMARY_FILE)
         return -1; /* read as it is */
+    if (!g && why == OPP_STREAM_CANNOT) {
+        /* what the pass cannot read */
+        fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
+        *load = 1;
+        return -1;
+    }
     if (!g) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;

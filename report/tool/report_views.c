@@ -84,9 +84,10 @@ static int gpu_view(const struct report_args *ra, const struct opp_model *m)
     return gpu_out(ra, m, &s, k, nk);
 }
 
-static void *gpu_open(const char *path, enum opp_stream_refused *why, char *err, size_t errlen)
+static void *gpu_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
+                      char *err, size_t errlen)
 {
-    return opp_gpu_stream_open(path, why, err, errlen);
+    return opp_gpu_stream_open(paths, npaths, why, err, errlen);
 }
 
 static const struct opp_model *gpu_model(const void *st)
@@ -116,8 +117,7 @@ static void gpu_close(void *st)
     opp_gpu_stream_free(st);
 }
 
-static const struct view_stream gpu_stream = {"GPU work added up", gpu_open, gpu_model, gpu_show,
-                                              gpu_close};
+static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close};
 
 static int tree_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -171,9 +171,10 @@ static int step_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-static void *step_open(const char *path, enum opp_stream_refused *why, char *err, size_t errlen)
+static void *step_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
+                       char *err, size_t errlen)
 {
-    return opp_step_stream_open(path, why, err, errlen);
+    return opp_step_stream_open(paths, npaths, why, err, errlen);
 }
 
 static const struct opp_model *step_model(const void *st)
@@ -199,8 +200,7 @@ static void step_close(void *st)
     opp_step_stream_free(st);
 }
 
-static const struct view_stream step_stream = {"steps found", step_open, step_model, step_show,
-                                               step_close};
+static const struct view_stream step_stream = {step_open, step_model, step_show, step_close};
 
 static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 {

@@ -1,5 +1,7 @@
 /* Fuzz target: the trace reader (common/trace_read.c) and the report's
- * loader and analyses (report/analysis/) on any bytes as a trace file.
+ * loader and analyses (report/analysis/), and the views read in one
+ * pass over the file (steps, GPU statistics), on any bytes as a trace
+ * file.
  * Built for libFuzzer (make fuzz) or with replay.c (make test without
  * clang); see HACKING.md, "Fuzzing". */
 #include <stdint.h>
@@ -13,8 +15,10 @@
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/gpu_stream.h"
 #include "analysis/model.h"
 #include "analysis/ranks.h"
+#include "analysis/step_stream.h"
 #include "analysis/step_times.h"
 #include "trace.h"
 
@@ -182,6 +186,39 @@ static void analyse(const struct opp_model *m)
     }
 }
 
+/* What the views on the pass over the file compute (pass.h): the steps
+ * as `opprof report --step` finds them (the program's own, then those of
+ * a name), the GPU statistics as --gpu does. */
+static void pass_read(const char *path)
+{
+    enum opp_stream_refused why;
+    char err[512], what[OPP_NAME_MAX + 64];
+    struct opp_step_stream *s = opp_step_stream_open(&path, 1, &why, err, sizeof err);
+    if (!s)
+        return;
+    struct opp_agg_opts o = {0};
+    struct opp_steps st;
+    for (int named = 0; named < 2; named++) {
+        if (opp_step_stream_steps(s, &o, named ? "cudaLaunchKernel" : NULL, &st, what, sizeof what,
+                                  err, sizeof err) == 0)
+            sink += st.n;
+        opp_steps_free(&st);
+    }
+    opp_step_stream_free(s);
+    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &why, err, sizeof err);
+    if (!g)
+        return;
+    struct opp_gpu_stats gs;
+    struct opp_kernel_stats *k;
+    size_t nk;
+    if (opp_gpu_stream_stats(g, &o, &gs, &k, &nk, err, sizeof err) == 0) {
+        sink += gs.ndevs + gs.nstreams + nk;
+        free(k);
+        opp_gpu_stats_free(&gs);
+    }
+    opp_gpu_stream_free(g);
+}
+
 /* The reader takes a path: the input goes into one memfd, opened again by
  * its /proc path for each input. */
 static int trace_fd = -1;
@@ -236,5 +273,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         analyse(m);
         opp_model_free(m);
     }
+    pass_read(trace_path);
     return 0;
 }

@@ -1,0 +1,530 @@
+/* One pass over a full trace, handed to its consumers (pass.h). */
+#include "analysis/pass.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/extsort.h"
+#include "analysis/loader.h"
+#include "analysis/stream_meta.h"
+#include "analysis/thread_tree.h"
+#include "ops.h"
+#include "torch_rules.h"
+
+#define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
+
+struct pthread {
+    struct opp_pass_call *s; /* s[base..n): the calls no later one has enclosed yet */
+    size_t base, n, cap;
+    uint64_t *late; /* NVTX ranges' begins in arrival order; then the minimum from each on */
+    size_t nlate, late_cap, late_next;
+    uint64_t last_end;    /* the end of the call that arrived last */
+    uint64_t settled_end; /* the latest end of its top-level calls settled */
+    /* the calls its process died inside: the collector writes them last,
+     * outermost first, so they are taken in at the end, innermost first */
+    struct opp_pass_call *open;
+    size_t nopen, open_cap;
+    uint32_t seq; /* calls arrived */
+    /* the stack cannot nest its calls as the loaded tree does: they are
+     * kept whole and built as load.c builds a thread's (thread_tree.h) */
+    int whole;
+    struct opp_pass_call *all;
+    size_t nall, all_cap;
+};
+
+struct opp_pass {
+    const char *const *paths; /* several: one model, as opp_model_load_many makes it */
+    size_t npaths;
+    const char *path; /* the one being read */
+    struct opp_stream_meta meta;
+    struct opp_name_cache *names;
+    struct pthread *th;
+    size_t nth, nlate;
+    const struct opp_pass_consumer *c;
+    struct opp_gpu_join *join;
+    char *op;           /* the op being kept */
+    int failed;         /* errno */
+    const char *cannot; /* why the trace cannot be read this way */
+    char why[256];
+    uint64_t open;       /* calls the process died inside, folding done */
+    uint64_t unattached; /* records kept with a correlation id and no call */
+    int again;     /* a thread is kept whole from now on: the read is made again */
+};
+
+static int fail(struct opp_pass *p, int err)
+{
+    if (!p->failed)
+        p->failed = err;
+    return 1;
+}
+
+static int cannot(struct opp_pass *p, const char *why)
+{
+    if (!p->cannot)
+        p->cannot = why;
+    return 1;
+}
+
+/* Thread t's calls cannot be nested as they arrive (out of the order they
+ * returned, overlapping without nesting, ties the tree decides by depth):
+ * it is kept whole from now on, and what its calls told the consumers
+ * this read is wrong, so the read is made again once over. */
+static int whole(struct opp_pass *p, struct pthread *t)
+{
+    t->whole = 1;
+    p->again = 1;
+    return 0;
+}
+
+/* A consumer's or the join's result: 0, or the read stops (rc: -errno;
+ * another than -ENOMEM from the join: a temporary file could not be made
+ * or written). */
+static int check(struct opp_pass *p, int rc, int tmp)
+{
+    if (!rc)
+        return 0;
+    if (tmp && rc != -ENOMEM) {
+        opp_extsort_no_room(p->why, sizeof p->why, rc);
+        return cannot(p, p->why);
+    }
+    return fail(p, rc < 0 ? -rc : ENOMEM);
+}
+
+/* Thread index i's state, made on first sight. */
+static struct pthread *thread_at(struct opp_pass *p, uint32_t i)
+{
+    if (opp_loader_grow_zeroed((void **)&p->th, &p->nth, (size_t)i + 1, sizeof *p->th))
+        return NULL;
+    return &p->th[i];
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    return opp_loader_grow(arr, cap, need, sz);
+}
+
+/* Nothing of ours runs on the thread: the calls no NVTX range still to
+ * come can enclose are top-level. */
+static void settle(struct opp_pass *p, struct pthread *t, int all)
+{
+    uint64_t m = !all && t->late_next < t->nlate ? t->late[t->late_next] : UINT64_MAX;
+    while (t->base < t->n && (all || t->s[t->base].begin < m)) {
+        const struct opp_pass_call *x = &t->s[t->base++];
+        if (x->end > t->settled_end)
+            t->settled_end = x->end;
+        if (p->c->top)
+            check(p, p->c->top(p->c->ctx, x), 0);
+    }
+    if (t->base == t->n)
+        t->base = t->n = 0;
+    else if (t->base > 4096 && t->base > t->n / 2) {
+        memmove(t->s, t->s + t->base, (t->n - t->base) * sizeof *t->s);
+        t->n -= t->base;
+        t->base = 0;
+    }
+}
+
+/* Call x of thread t, which returned after every call before it: it
+ * encloses those of the stack that begin within it. */
+static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x)
+{
+    if (x->end < t->last_end) /* what came before may be settled already */
+        return whole(p, t);
+    if (x->begin < t->settled_end)
+        return whole(p, t);
+    t->last_end = x->end;
+    uint64_t kids = 0;
+    unsigned counted = 0;
+    struct opp_pass_call only = {0};
+    while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
+        const struct opp_pass_call *c = &t->s[--t->n];
+        /* ties thread_tree.c decides by depth: the shallower encloses */
+        if (c->depth <= x->depth &&
+            (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
+            return whole(p, t);
+        if (!opp_fold_counts(c->kind))
+            continue; /* torch sums a memory instant into the call, no child */
+        counted++;
+        kids += c->end - c->begin;
+        only = *c;
+    }
+    /* what is left began before x: it must have ended by then (a partial
+     * overlap, or x inside it with the same end, nests otherwise in the
+     * loaded tree) */
+    if (t->n > t->base && t->s[t->n - 1].end > x->begin)
+        return whole(p, t);
+    x->kids_ns = kids;
+    x->folded = OPP_PASS_NONE;
+    /* torch's folding: the child is removed, its children the parent's */
+    if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
+        x->kids_ns = only.kids_ns;
+        x->folded = only.seq;
+        p->open -= (only.flags & OPP_PASS_OPEN) != 0;
+    }
+    p->open += (x->flags & OPP_PASS_OPEN) != 0;
+    if (p->c->call && check(p, p->c->call(p->c->ctx, x), 0))
+        return 1;
+    if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
+        return fail(p, ENOMEM);
+    t->s[t->n++] = *x;
+    if (x->depth == 0)
+        settle(p, t, 0);
+    return p->failed || p->cannot;
+}
+
+static int is_late(uint32_t kind, const struct opp_tr_event *e)
+{
+    return opp_kind_base(kind) == OPP_OP_NVTX && e->end_ns > e->begin_ns;
+}
+
+static int on_event(void *ctx, const struct opp_tr_event *te)
+{
+    struct opp_pass *p = ctx;
+    struct opp_tr_event e_ = *te, *e = &e_; /* on the first file's clock */
+    e->begin_ns = opp_loader_shifted(&p->meta.ld, te->begin_ns);
+    e->end_ns = opp_loader_shifted(&p->meta.ld, te->end_ns);
+    int64_t i = opp_stream_meta_thread(&p->meta, e->proc, e->tid);
+    if (i < 0 || (size_t)i >= p->nth)
+        return fail(p, ENOMEM);
+    uint32_t ti = (uint32_t)i;
+    struct pthread *t = &p->th[ti];
+    const struct opp_thread *mt = &p->meta.ld.m->threads[ti];
+    const struct opp_process *pr = &p->meta.ld.m->procs[mt->proc];
+    if (e->fn >= pr->nfuncs)
+        return fail(p, EPROTO); /* the reader checks this: never happens */
+    uint32_t kind = pr->funcs[e->fn].kind;
+    t->late_next += is_late(kind, e);
+    struct opp_pass_call x = {.begin = e->begin_ns,
+                              .end = opp_stream_meta_end(&p->meta, ti, e),
+                              .thread = ti,
+                              .seq = t->seq++,
+                              .kind = kind,
+                              .scope = -1,
+                              .depth = (uint16_t)e->depth,
+                              .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0};
+    if (p->join) {
+        int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, 0);
+        if (rc > 0)
+            return cannot(p, OPP_GPU_JOIN_UNTOLD);
+        if (check(p, rc, 1))
+            return 1;
+    }
+    x.name = opp_loader_event_name(&p->meta.ld, &p->names, mt->proc, e->fn, e->args, e->nargs);
+    if (x.name == UINT32_MAX)
+        return fail(p, ENOMEM);
+    const uint64_t *a = e->args;
+    uint32_t na = opp_op_args(kind, &a, e->nargs);
+    if (opp_kind_base(kind) == OPP_OP_TORCH) {
+        x.scope = na > OPP_COL_TORCH_SCOPE ? (int32_t)a[OPP_COL_TORCH_SCOPE] : -1;
+        if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
+            x.flags |= OPP_PASS_LABEL;
+    }
+    if (t->whole) {
+        if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all))
+            return fail(p, ENOMEM);
+        t->all[t->nall++] = x;
+        return 0;
+    }
+    if (x.flags & OPP_PASS_OPEN) {
+        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
+            return fail(p, ENOMEM);
+        t->open[t->nopen++] = x;
+        return 0;
+    }
+    if (t->nopen)
+        return whole(p, t);
+    return arrive(p, t, &x);
+}
+
+/* GPU records: the ops as the consumer keeps them, and external
+ * correlations, to the join. */
+static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *rec)
+{
+    struct opp_pass *p = ctx;
+    const struct opp_process *pr = opp_loader_proc(p->meta.ld.m, proc + p->meta.ld.base);
+    if (!pr)
+        return fail(p, EPROTO); /* the reader only passes declared processes */
+    uint32_t pi = (uint32_t)(pr - p->meta.ld.m->procs);
+    if (rec->type == OPP_GPU_EXTCORR)
+        return check(p, opp_gpu_join_extcorr(p->join, pi, rec), 1);
+    int op =
+        rec->type == OPP_GPU_KERNEL || rec->type == OPP_GPU_MEMCPY || rec->type == OPP_GPU_MEMSET;
+    if (!op && rec->type != OPP_GPU_MEMORY && rec->type != OPP_GPU_SYNC &&
+        rec->type != OPP_GPU_OVERHEAD)
+        return 0;
+    struct opp_gpu_rec g_ = *rec, *g = &g_;
+    if (op) { /* on the first file's clock */
+        g->f[OPP_GF_START] = opp_loader_shifted(&p->meta.ld, rec->f[OPP_GF_START]);
+        g->f[OPP_GF_END] = opp_loader_shifted(&p->meta.ld, rec->f[OPP_GF_END]);
+    }
+    memset(p->op, 0, p->c->op_bytes);
+    int rc = p->c->op(p->c->ctx, pi, g, p->op);
+    if (rc > 0)
+        return 0; /* not one the consumer keeps */
+    if (check(p, rc, 0))
+        return 1;
+    return check(p, opp_gpu_join_op(p->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), p->op), 1);
+}
+
+/* The first read: each thread's NVTX ranges' begins (thread ti). */
+static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
+{
+    struct opp_pass *p = ctx;
+    struct pthread *t = thread_at(p, ti);
+    if (!t)
+        return fail(p, ENOMEM);
+    const struct opp_model *m = p->meta.ld.m;
+    const struct opp_process *pr = &m->procs[m->threads[ti].proc];
+    if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
+        return 0;
+    if (++p->nlate > LATE_MAX)
+        return cannot(p, "more than 2^20 NVTX ranges");
+    if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
+        return fail(p, ENOMEM);
+    t->late[t->nlate++] = e->begin_ns;
+    return 0;
+}
+
+/* What stopped a read, in err: 1 (cannot), -1 (failed), else 0. */
+static int stopped(struct opp_pass *p, char *err, size_t errlen)
+{
+    if (p->cannot) {
+        snprintf(err, errlen, "%s", p->cannot);
+        return 1;
+    }
+    if (p->failed || p->meta.ld.failed) {
+        snprintf(err, errlen, "cannot read %s: %s", p->path,
+                 strerror(p->failed ? p->failed : p->meta.ld.failed));
+        return -1;
+    }
+    return 0;
+}
+
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
+                               enum opp_stream_refused *why_, char *err, size_t errlen)
+{
+    *why_ = OPP_STREAM_ERROR;
+    struct opp_pass *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->paths = paths;
+    p->npaths = npaths;
+    p->path = paths[0];
+    int rc = opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, NULL, p, err, errlen);
+    if (rc > 0 && !p->cannot)
+        p->cannot = "it is a summary trace";
+    int why = stopped(p, err, errlen);
+    if (why || rc < 0) {
+        *why_ = why <= 0 || rc < 0 ? OPP_STREAM_ERROR
+                : p->meta.summary  ? OPP_STREAM_SUMMARY_FILE
+                                   : OPP_STREAM_CANNOT;
+        opp_pass_free(p);
+        return NULL;
+    }
+    size_t nth = p->meta.ld.m->nthreads; /* those with no calls have a place too */
+    if (nth && !thread_at(p, (uint32_t)(nth - 1))) {
+        snprintf(err, errlen, "out of memory");
+        opp_pass_free(p);
+        return NULL;
+    }
+    /* each thread's ranges: the earliest begin from each arrival on */
+    for (size_t i = 0; i < p->nth; i++) {
+        struct pthread *t = &p->th[i];
+        for (size_t k = t->nlate; k-- > 1;)
+            if (t->late[k] < t->late[k - 1])
+                t->late[k - 1] = t->late[k];
+    }
+    return p;
+}
+
+struct opp_model *opp_pass_model(const struct opp_pass *p)
+{
+    return p->meta.ld.m;
+}
+
+struct opp_stream_meta *opp_pass_meta(struct opp_pass *p)
+{
+    return &p->meta;
+}
+
+uint64_t opp_pass_unattached(const struct opp_pass *p)
+{
+    return p->unattached;
+}
+
+uint32_t opp_pass_intern(struct opp_pass *p, const char *s)
+{
+    return opp_loader_intern(&p->meta.ld, s);
+}
+
+/* torch's folding of an op into itself (torch_rules.h), as load.c asks
+ * opp_tree_fold; an event's args holds its index in the thread's calls. */
+static int folds_torch(const struct opp_event *c, const struct opp_event *parent, unsigned counted,
+                       void *ctx)
+{
+    const struct pthread *t = ctx;
+    const struct opp_pass_call *x = &t->all[c->args], *y = &t->all[parent->args];
+    return opp_torch_folds(counted, y->kind, y->name, x->kind, x->name);
+}
+
+/* A memory instant: torch sums those into the event around them. */
+static int memory_instant(const struct opp_event *c, void *ctx)
+{
+    const struct pthread *t = ctx;
+    return !opp_fold_counts(t->all[c->args].kind);
+}
+
+/* Call k of a thread kept whole, with kids its children's time. */
+static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids)
+{
+    struct opp_pass_call *x = &t->all[k];
+    x->kids_ns = kids;
+    x->folded = OPP_PASS_NONE; /* those folded are gone */
+    p->open += (x->flags & OPP_PASS_OPEN) != 0;
+    return p->c->call ? check(p, p->c->call(p->c->ctx, x), 0) : 0;
+}
+
+/* A thread kept whole, at the read's end: its tree built and folded as
+ * load.c builds the loaded model's, then each call handed over after its
+ * children, then the top-level ones in tree order. */
+static int whole_thread(struct opp_pass *p, struct pthread *t)
+{
+    size_t n = t->nall;
+    struct opp_event *ev = calloc(n ? n : 1, sizeof *ev);
+    uint64_t *kids = calloc(n ? n : 1, sizeof *kids);
+    uint32_t *path = malloc((n ? n : 1) * sizeof *path);
+    int rc = ev && kids && path ? 0 : -ENOMEM;
+    for (size_t k = 0; k < n && !rc; k++)
+        ev[k] = (struct opp_event){.begin_ns = t->all[k].begin,
+                                   .end_ns = t->all[k].end,
+                                   .depth = t->all[k].depth,
+                                   .args = (uint32_t)k};
+    if (!rc && !(rc = opp_tree_build(ev, n)))
+        rc = opp_tree_fold(ev, &n, folds_torch, memory_instant, NULL, t);
+    for (size_t i = 0; i < n && !rc; i++)
+        if (ev[i].parent != OPP_NO_PARENT && !memory_instant(&ev[i], t))
+            kids[ev[i].parent] += ev[i].end_ns - ev[i].begin_ns;
+    /* after its children: the path from the top to the call before, each
+     * handed over once the next call is not inside it */
+    size_t depth = 0;
+    for (size_t i = 0; i <= n && !rc; i++) {
+        while (depth && !rc && (i == n || path[depth - 1] != ev[i].parent)) {
+            depth--;
+            rc = hand_over(p, t, ev[path[depth]].args, kids[path[depth]]) ? -1 : 0;
+        }
+        if (i < n)
+            path[depth++] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < n && !rc && p->c->top; i++)
+        if (ev[i].parent == OPP_NO_PARENT)
+            rc = check(p, p->c->top(p->c->ctx, &t->all[ev[i].args]), 0) ? -1 : 0;
+    free(ev);
+    free(kids);
+    free(path);
+    return rc == -1 || !rc ? rc : fail(p, -rc);
+}
+
+/* One read of the calls; 0, 1 (cannot), -1 (failed): err says why; 2:
+ * a thread is kept whole from now on, the read is to be made again. */
+static int read_once(struct opp_pass *p, char *err, size_t errlen)
+{
+    static const struct opp_tr_visitor calls = {.event = on_event},
+                                       with_gpu = {.event = on_event, .gpu = on_gpu};
+    const struct opp_pass_consumer *c = p->c;
+    p->open = 0;
+    p->again = 0;
+    for (size_t i = 0; i < p->nth; i++) {
+        struct pthread *t = &p->th[i];
+        t->base = t->n = t->late_next = t->nopen = t->nall = 0;
+        t->seq = 0;
+        t->last_end = t->settled_end = 0;
+    }
+    opp_gpu_join_free(p->join);
+    p->join = NULL;
+    const struct opp_model *m = p->meta.ld.m;
+    if (c->op && (p->meta.gpu_ops || m->gpu.records || m->gpu.nmem) &&
+        !(p->join = opp_gpu_join_new(c->op_bytes))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (c->begin)
+        c->begin(c->ctx);
+    for (size_t i = 0; i < p->npaths; i++) {
+        struct opp_tr_summary sum;
+        p->path = p->paths[i];
+        opp_loader_next_file(&p->meta.ld, i);
+        p->meta.ld.shift = p->meta.shift[i];
+        int rc = opp_trace_read(p->path, p->join ? &with_gpu : &calls, p, &sum, err, errlen);
+        int why = stopped(p, err, errlen);
+        if (why || rc < 0)
+            return why ? why : -1;
+    }
+    int why;
+    if (p->again)
+        return 2;
+    for (size_t i = 0; i < p->nth && !p->cannot && !p->failed; i++) {
+        struct pthread *t = &p->th[i];
+        if (t->whole) {
+            whole_thread(p, t);
+            continue;
+        }
+        while (t->nopen && !p->cannot && !p->failed && !t->whole) /* innermost first */
+            arrive(p, t, &t->open[--t->nopen]);
+        if (t->whole)
+            p->again = 1;
+        else if (!p->cannot && !p->failed)
+            settle(p, t, 1); /* the thread is over: what is left is top-level */
+    }
+    if ((why = stopped(p, err, errlen)))
+        return why;
+    return p->again ? 2 : 0;
+}
+
+int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen)
+{
+    p->c = c;
+    p->failed = 0;
+    p->cannot = NULL;
+    free(p->op);
+    if (!(p->op = malloc(c->op_bytes ? c->op_bytes : 1))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc;
+    while ((rc = read_once(p, err, errlen)) == 2)
+        ; /* at most once more a thread: a thread kept whole stays so */
+    if (rc)
+        return rc;
+    p->meta.ld.m->open_events = p->open;
+    p->unattached = 0;
+    if (p->join) {
+        rc = opp_gpu_join_run(p->join, c->owned, c->ctx, &p->unattached);
+        opp_gpu_join_free(p->join);
+        p->join = NULL;
+        if (check(p, rc, 1))
+            return stopped(p, err, errlen);
+    }
+    return 0;
+}
+
+void opp_pass_free(struct opp_pass *p)
+{
+    if (!p)
+        return;
+    opp_gpu_join_free(p->join);
+    free(p->op);
+    for (size_t i = 0; i < p->nth; i++) {
+        free(p->th[i].s);
+        free(p->th[i].late);
+        free(p->th[i].open);
+        free(p->th[i].all);
+    }
+    free(p->th);
+    opp_loader_name_cache_free(p->names);
+    opp_stream_meta_free(&p->meta);
+    free(p);
+}

@@ -1,0 +1,107 @@
+/* One pass over a full trace, the reader every view's analysis consumes
+ * (docs/DESIGN.md, "One pass over a trace"): each call handed over as its
+ * thread returned from it, with its children's time, the calls a process
+ * died inside ended where the loaded model ends them, torch's folding of
+ * an op into itself done (torch_rules.h's rule), each call told when it
+ * is known to be top-level, and the GPU work joined to the call that owns
+ * it. The reading is written here once; a consumer (steps: step_stream.h) keeps
+ * only what it shows, so memory is bounded by the threads, the calls
+ * still open and what the consumers keep, not by the calls.
+ *
+ * Calls of a thread arrive in the order they returned, so a call's
+ * children arrive before it: a stack holds the calls no later one has
+ * enclosed yet, and each arrival takes in those that begin within it. A
+ * call is known to be top-level once nothing can enclose it any more:
+ * after a call made at depth 0 (none of ours is running on the thread)
+ * and before the next NVTX range that begins earlier (ranges are recorded
+ * when they end, at the depth of what they enclose: the first read notes
+ * where each begins). A thread whose calls the stack cannot nest as the
+ * loaded tree does (out of the order they returned, overlapping without
+ * nesting, ties the tree decides by depth) is kept whole instead, the
+ * read made again once, and its tree built as load.c builds it
+ * (thread_tree.h): memory then grows with that thread's calls. */
+#ifndef OPP_PASS_H
+#define OPP_PASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/gpu_join.h"
+#include "analysis/model.h"
+#include "analysis/stream_meta.h"
+
+struct opp_gpu_rec;
+
+enum {
+    OPP_PASS_LABEL = 1, /* a torch label or nn.Module forward */
+    OPP_PASS_OPEN = 2,  /* its process died inside it */
+};
+#define OPP_PASS_NONE UINT32_MAX
+
+/* A call as the pass hands it over. */
+struct opp_pass_call {
+    uint64_t begin, end; /* a call its process died inside ends where load.c ends it */
+    uint64_t kids_ns;    /* its children's durations (those opp_fold_counts) */
+    uint32_t thread;     /* index in the model's threads */
+    uint32_t seq;        /* its arrival on its thread (opp_gpu_call.seq) */
+    uint32_t name;       /* string id (NVTX ranges and sub-named ops by their own name) */
+    uint32_t kind;       /* its entry point's (enum opp_op_kind with flags) */
+    uint32_t folded;     /* the seq of its only child, handed over before it, that torch
+                            folds into it (torch_rules.h: opp_torch_folds; its children are
+                            this call's), or OPP_PASS_NONE */
+    int32_t scope;       /* a torch operator's (enum opp_torch_scope), else -1 */
+    uint16_t depth;      /* as recorded */
+    uint8_t flags;       /* OPP_PASS_* */
+};
+
+/* What consumes a read: each callback may be NULL. call sees every call
+ * of a thread in the order they returned (children first; a call folded
+ * into its parent is named by the parent's folded, and is to be
+ * forgotten); top sees each call once it is known to be top-level, in
+ * tree order (thread_tree.h: begin, the longer first) on each thread.
+ * With op, the read joins GPU work to its calls (gpu_join.h): op sees
+ * each kernel, copy, set, memory, sync and overhead record of process
+ * index proc and keeps op_bytes of it (0), or none (1); once the read is
+ * over owned sees each kept with the call that owns it (NULL: none).
+ * call, top and op return 0 or -errno, which stops the read. */
+struct opp_pass_consumer {
+    void *ctx;
+    void (*begin)(void *ctx); /* a read starts */
+    int (*call)(void *ctx, const struct opp_pass_call *c);
+    int (*top)(void *ctx, const struct opp_pass_call *c);
+    size_t op_bytes;
+    int (*op)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g, void *op);
+    void (*owned)(void *ctx, const struct opp_gpu_call *owner, const void *op);
+};
+
+struct opp_pass;
+
+/* The first read of paths[0..npaths) (several: one model as
+ * opp_model_load_many makes it, each file's times on the first's clock;
+ * paths must outlive the pass): the processes, threads, names, devices,
+ * warnings and counts of drops (the model, with no calls), and where each
+ * thread's NVTX ranges begin. NULL and *why: OPP_STREAM_ERROR (err says
+ * it), OPP_STREAM_SUMMARY_FILE for a summary trace, OPP_STREAM_CANNOT
+ * when the trace cannot be read this way (more than 2^20 NVTX ranges;
+ * err says why). */
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
+                               enum opp_stream_refused *why, char *err, size_t errlen);
+/* The model of the first read; after a read, its open_events counts the
+ * calls a process died inside, less those folded. */
+struct opp_model *opp_pass_model(const struct opp_pass *p);
+/* What the first read learnt (the model's loader, each thread's calls). */
+struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
+/* After a read with op: the records kept that had a correlation id and
+ * no call to own them. */
+uint64_t opp_pass_unattached(const struct opp_pass *p);
+/* The string id of s in the model; UINT32_MAX when out of memory. */
+uint32_t opp_pass_intern(struct opp_pass *p, const char *s);
+/* One read of the calls (and with c->op the GPU records) handed to c:
+ * begin, then the calls; made again, begin first, when a thread turns
+ * out to need keeping whole. 0; 1 when the trace cannot be read this way
+ * (the GPU join cannot tell an owner, no room for its temporary files;
+ * err says why); -1 on error (err). */
+int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen);
+void opp_pass_free(struct opp_pass *p);
+
+#endif
