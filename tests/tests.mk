@@ -198,8 +198,7 @@ $(eval $(call test_pass,asan-e2e,ASAN_E2E,$(E2E_SUITES),$(E2E_NEEDS) $(TEST_ASAN
 # profile (tests/progs/), built with it, under the suites of threads, fork,
 # exec and signals (the collector and the report tool start no thread:
 # their normal builds). A report fails the step, whichever process made it:
-# each goes to a file under tsan/reports/. handle_segv=0: the suites' own
-# crashes die of their signal, as the tests expect.
+# each goes to a file under tsan/reports/ (tests/tsan-run.sh).
 TSAN_REPORTS := $(abspath $(BUILD))/tsan/reports
 TSAN_SUITES ?= life robust
 TSAN_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tsan/tests/progs/%,$(PROG_SRC))
@@ -209,15 +208,20 @@ $(BUILD)/tsan/tests/progs/unresolved: tests/progs/unresolved.c
 $(BUILD)/tsan/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC-TSAN,$@)$(CC) -std=gnu11 -O1 -g $(WARN) $(TSAN_FLAGS) -pthread -o $@ $< -lopenblas -lm
-test-tsan: all $(BUILD)/tsan/libopprof.so $(TSAN_PROGS) $(BUILD)/tests/e2e
-	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
-	CK_TIMEOUT_MULTIPLIER=3 OPPROF_BUILD=$(abspath $(BUILD))/tsan OPPROF_SRC=$(CURDIR) \
+TSAN_E2E = env CK_TIMEOUT_MULTIPLIER=3 OPPROF_BUILD=$(abspath $(BUILD))/tsan OPPROF_SRC=$(CURDIR) \
 	  OPPROF_TOOL_DIR=$(abspath $(BUILD)) OPPROF_LIB=$(abspath $(BUILD))/tsan/libopprof.so \
-	  OPPROF_COLLECTOR=$(abspath $(BUILD))/opprof-collector \
-	  TSAN_OPTIONS="handle_segv=0 log_path=$(TSAN_REPORTS)/tsan suppressions=$(CURDIR)/tests/tsan.supp" \
-	  $(BUILD)/tests/e2e $(TSAN_SUITES)
-	@if ls $(TSAN_REPORTS) | grep -q .; then cat $(TSAN_REPORTS)/*; \
-	  echo "test-tsan: ThreadSanitizer reports above (files in $(TSAN_REPORTS))"; exit 1; fi
+	  OPPROF_COLLECTOR=$(abspath $(BUILD))/opprof-collector $(BUILD)/tests/e2e
+TSAN_NEEDS = all $(BUILD)/tsan/libopprof.so $(TSAN_PROGS) $(BUILD)/tests/e2e
+test-tsan: $(TSAN_NEEDS)
+	tests/tsan-run.sh $(TSAN_REPORTS) $(TSAN_E2E) $(TSAN_SUITES)
+# In make test: the cases that time nothing beside the other runs, the
+# timing cases with them (tests/tests.mk's passes).
+$(RUNS)/tsan/suites.log: $(TSAN_NEEDS) FORCE
+	@tests/runs.sh run $@ tests/tsan-run.sh $(TSAN_REPORTS)/suites env CK_EXCLUDE_TAGS=timing \
+	  $(TSAN_E2E) $(TSAN_SUITES)
+$(RUNS)/tsan/timing-tagged.log: $(TSAN_NEEDS) FORCE
+	@tests/runs.sh run $@ tests/tsan-run.sh $(TSAN_REPORTS)/timing env CK_INCLUDE_TAGS=timing \
+	  $(TSAN_E2E) $(TSAN_SUITES)
 
 # The layering rules, read from the #include lines (and a check that the
 # script catches each kind of violation).
@@ -239,20 +243,21 @@ test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TES
 # make test: the build (every core), then the runs, their make left to
 # start them in this order (it keeps to it when nothing is left to build):
 # the fuzz targets (each runs a fixed time, whatever else runs), the
-# end-to-end suites of both passes, then the unit suites (the shortest
-# runs, last, so that the others end together); then the timing cases
-# alone; then the thread, fork and signal suites under ThreadSanitizer;
-# then what every run said and the totals of each pass.
+# thread, fork and signal suites under ThreadSanitizer, the end-to-end
+# suites of both passes, then the unit suites (the shortest runs, last, so
+# that the others end together); then the timing cases alone, pass after
+# pass (ThreadSanitizer's too); then what every run said and the totals of
+# each pass.
 .PHONY: test-runs test-timing
 RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # runs wait, too
-test-runs: $(FUZZ_RUNS) $(foreach s,$(E2E_SUITES),$(RUNS)/e2e/$(s).log $(RUNS)/asan-e2e/$(s).log) \
+test-runs: $(FUZZ_RUNS) $(RUNS)/tsan/suites.log \
+           $(foreach s,$(E2E_SUITES),$(RUNS)/e2e/$(s).log $(RUNS)/asan-e2e/$(s).log) \
            $(foreach s,$(UNIT_SUITES),$(RUNS)/unit/$(s).log $(RUNS)/asan-unit/$(s).log)
-test-timing: $(foreach p,$(TEST_PASSES),$(RUNS)/$(p)/timing-tagged.log)
+test-timing: $(foreach p,$(TEST_PASSES) tsan,$(RUNS)/$(p)/timing-tagged.log)
 test: deps test-layers-src
 	@rm -rf $(RUNS)
 	@$(MAKE) --no-print-directory $(PAR) test-build
 	@$(MAKE) --no-print-directory test-layers-calls
 	@$(MAKE) --no-print-directory $(RUNS_PAR) test-runs
 	@$(MAKE) --no-print-directory -j1 test-timing
-	@$(MAKE) --no-print-directory test-tsan
-	@tests/runs.sh sum $(RUNS) fuzz $(TEST_PASSES)
+	@tests/runs.sh sum $(RUNS) fuzz $(TEST_PASSES) tsan
