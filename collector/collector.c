@@ -270,9 +270,12 @@ static void enc_note_slot(struct enc *x, const struct opp_rec *rec)
  * registers (the client's memory may change under us), and the encoder's
  * buffer and last end are kept in locals: a store through the buffer's
  * bytes would make the compiler reload them from memory at each. */
-static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
-                                                                  const struct opp_rec *base,
-                                                                  uint64_t t, uint64_t head)
+_Static_assert(offsetof(struct opp_rec, depth) == 20 && offsetof(struct opp_rec, nargs) == 22 &&
+                   offsetof(struct opp_rec, flags) == 23,
+               "enc_repeats reads them from the slot's tail");
+static inline __attribute__((always_inline)) uint64_t
+enc_repeats(struct enc *x, const struct opp_rec *base, uint64_t t, uint64_t head,
+            struct opp_top_agg *live, uint32_t proc, uint32_t tid)
 {
     struct opp_ev_enc *e = &x->e;
     if (!x->rep_ok || !e->count || e->count >= CHUNK_EVENTS)
@@ -293,6 +296,13 @@ static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
         memcpy(&tail[1], &s->arg0, 8);
         if (tail[0] != x->rep[0] || tail[1] != x->rep[1])
             break;
+        if (live) { /* `opprof top` watches: each call to its aggregate too
+                       (the slot's fn, depth, nargs and flags, as read) */
+            uint32_t fn = (uint32_t)tail[0], depth = (uint16_t)(tail[0] >> 32);
+            uint32_t nargs = (uint8_t)(tail[0] >> 48), flags = (uint8_t)(tail[0] >> 56);
+            opp_top_agg_call(live, proc, tid, fn, depth, begin, end, nargs, &tail[1],
+                             (flags & OPP_REC_RANGE) != 0);
+        }
         enc_clamp(last, &begin, &end);
         opp_ev_put_times(&w, last, OPP_EV_SAME, begin, end);
         last = end;
@@ -340,9 +350,9 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         uint64_t t = r->tail;
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
-            /* the fast path encodes only: while `opprof top` watches,
-             * each call goes through its aggregate below */
-            uint64_t k = S.live_on ? 0 : enc_repeats(&x, base, t, head);
+            /* two copies of the loop: the one nobody watches calls nothing */
+            uint64_t k = S.live_on ? enc_repeats(&x, base, t, head, S.live, c->proc, r->tid)
+                                   : enc_repeats(&x, base, t, head, NULL, 0, 0);
             if (k) { /* the call before again, k times */
                 t += k;
                 moved += k;
