@@ -162,7 +162,9 @@ struct opp_top_agg *opp_top_agg_new(void)
     return l;
 }
 
-static void proc_free(struct lproc *p)
+/* What a process's calls are read with (its entry points, their rows,
+ * its strings): gone when it ends, its rows kept (opp_top_agg_proc_end). */
+static void proc_tables_free(struct lproc *p)
 {
     for (uint32_t i = 0; i < p->nfuncs; i++) {
         free((char *)p->f[i].lib);
@@ -172,11 +174,22 @@ static void proc_free(struct lproc *p)
     free(p->fnrow);
     free(p->plain);
     free(p->fast);
+    p->f = NULL;
+    p->fnrow = p->fast = NULL;
+    p->plain = NULL;
+    p->nfuncs = 0; /* a call of it would be no entry point */
     umap_free(&p->keyed);
     umap_free(&p->strs);
     for (uint32_t i = 0; i < p->nstr; i++)
         free(p->strv[i]);
     free(p->strv);
+    p->strv = NULL;
+    p->nstr = p->capstr = 0;
+}
+
+static void proc_free(struct lproc *p)
+{
+    proc_tables_free(p);
     for (uint32_t i = 0; i < p->nrows; i++) {
         free(p->rows[i].name);
         free(p->rows[i].lib);
@@ -469,25 +482,7 @@ void opp_top_agg_proc_end(struct opp_top_agg *l, uint32_t proc)
             row->lib = NULL;
         }
     }
-    for (uint32_t i = 0; i < p->nfuncs; i++) {
-        free((char *)p->f[i].lib);
-        free((char *)p->f[i].name);
-    }
-    free(p->f);
-    free(p->fnrow);
-    free(p->plain);
-    free(p->fast);
-    p->f = NULL;
-    p->fnrow = p->fast = NULL;
-    p->plain = NULL;
-    p->nfuncs = 0; /* a call of it would be no entry point */
-    umap_free(&p->keyed);
-    umap_free(&p->strs);
-    for (uint32_t i = 0; i < p->nstr; i++)
-        free(p->strv[i]);
-    free(p->strv);
-    p->strv = NULL;
-    p->nstr = p->capstr = 0;
+    proc_tables_free(p);
 }
 
 /* A step ended; lat: how long it took, 0 unknown (a training loop's
