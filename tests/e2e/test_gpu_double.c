@@ -583,7 +583,8 @@ END_TEST
  * ours through calibration points, drift included. The work starts 0.3 s
  * in, when a fixed offset would be 300 us off: each kernel starts after
  * its launch began, the first (on an idle device) before the launch
- * returned, and each lasts its time within the clock's 0.1%. stall: NULL,
+ * returned, and each lasts its time within the clock's 0.1% and as much
+ * again for the points' error. stall: NULL,
  * or the double's DOUBLE_CUPTI_TS_STALL_US (a busy host preempting four
  * reads of the clocks in six: every other point has no narrow read). */
 static void calibrated_kernels(const char *stall)
@@ -608,7 +609,9 @@ static void calibrated_kernels(const char *stall)
                           (unsigned long long)op->start_ns, (unsigned long long)ev->end_ns);
         uint64_t want = (uint64_t)m->gpu.launches[op->launch].grid[0] * 1000;
         uint64_t dur = opp_gpu_op_dur(op);
-        ck_assert_msg(dur <= want && dur + want / 500 >= want, "%llu ns for %llu",
+        /* its 0.1% fast clock (9,990 ns for 10,000), and as much again for
+           the slope of points taken on a busy host (a CI run saw 10,001) */
+        ck_assert_msg(dur <= want + want / 1000 && dur + want / 500 >= want, "%llu ns for %llu",
                       (unsigned long long)dur, (unsigned long long)want);
         kernels++;
     }
