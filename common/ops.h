@@ -37,6 +37,18 @@ static inline uint32_t opp_op_args(uint32_t kind, const uint64_t **a, uint32_t n
     return (kind & OPP_OPK_STATUS) ? 0 : nargs;
 }
 
+/* A torch operator's scope (enum opp_torch_scope) from its raw arguments,
+ * -1 for other calls (and a value no scope can be). */
+static inline int opp_op_torch_scope(uint32_t kind, const uint64_t *args, uint32_t nargs)
+{
+    const uint64_t *a = args;
+    uint32_t na = opp_op_args(kind, &a, nargs);
+    return opp_kind_base(kind) == OPP_OP_TORCH && na > OPP_COL_TORCH_SCOPE &&
+                   a[OPP_COL_TORCH_SCOPE] <= INT32_MAX
+               ? (int)a[OPP_COL_TORCH_SCOPE]
+               : -1;
+}
+
 /* The external correlation id a call pushed (0: none, or not recorded). */
 static inline uint64_t opp_op_extid(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {

@@ -14,6 +14,17 @@
 #define OPP_PROFILER_STEP "ProfilerStep#"
 #define OPP_OPTIMIZER_STEP "Optimizer.step#"
 
+/* A call that is a range by itself rather than an operator: an NVTX
+ * range, a torch label (record_function, an optimizer's step) or an
+ * nn.Module forward (scope: opp_op_torch_scope). What `--step` can take
+ * for steps: the loaded steps (step_times.c) and the pass's
+ * (step_stream.c) ask this. */
+static inline int opp_call_is_range(uint32_t kind, int scope)
+{
+    return opp_kind_base(kind) == OPP_OP_NVTX || scope == OPP_TORCH_SCOPE_USER ||
+           scope == OPP_TORCH_SCOPE_MODULE;
+}
+
 /* Whether a call of kind is a child for torch's folding: a memory instant
  * is not (torch sums it into the call around it). */
 static inline int opp_fold_counts(uint32_t kind)

@@ -214,13 +214,9 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     x.name = opp_loader_event_name(&p->meta.ld, &p->names, mt->proc, e->fn, e->args, e->nargs);
     if (x.name == UINT32_MAX)
         return fail(p, ENOMEM);
-    const uint64_t *a = e->args;
-    uint32_t na = opp_op_args(kind, &a, e->nargs);
-    if (opp_kind_base(kind) == OPP_OP_TORCH) {
-        x.scope = na > OPP_COL_TORCH_SCOPE ? (int32_t)a[OPP_COL_TORCH_SCOPE] : -1;
-        if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
-            x.flags |= OPP_PASS_LABEL;
-    }
+    x.scope = opp_op_torch_scope(kind, e->args, e->nargs);
+    if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
+        x.flags |= OPP_PASS_LABEL;
     if (t->whole) {
         if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all))
             return fail(p, ENOMEM);

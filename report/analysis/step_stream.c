@@ -231,7 +231,7 @@ static int candidate(void *ctx, const struct opp_pass_call *x)
         cand_drop_seq(&t->mod, x->folded);
     }
     int user = x->scope == OPP_TORCH_SCOPE_USER, module = x->scope == OPP_TORCH_SCOPE_MODULE;
-    int range = opp_kind_base(x->kind) == OPP_OP_NVTX || user || module;
+    int range = opp_call_is_range(x->kind, x->scope);
     if (z->name_id != UINT32_MAX)
         return x->name == z->name_id ? cand_push(&t->named, x, range) : 0;
     if (has_prefix(z, x->name, OPP_PROFILER_STEP) && cand_push(&t->pstep, x, 1))

@@ -32,19 +32,12 @@ static uint64_t cuda_of(const struct opp_thread *t, size_t k)
 static int torch_scope(const struct opp_model *m, const struct opp_thread *t,
                        const struct opp_event *e)
 {
-    uint32_t kind = opp_event_func(m, t, e)->kind;
-    const uint64_t *a = opp_event_args(t, e);
-    uint32_t na = opp_op_args(kind, &a, e->nargs);
-    return opp_kind_base(kind) == OPP_OP_TORCH && na > OPP_COL_TORCH_SCOPE
-               ? (int)a[OPP_COL_TORCH_SCOPE] : -1;
+    return opp_op_torch_scope(opp_event_func(m, t, e)->kind, opp_event_args(t, e), e->nargs);
 }
 
-/* A range by itself: an NVTX range, a torch label or nn.Module forward. */
 static int is_range(const struct opp_model *m, const struct opp_thread *t, const struct opp_event *e)
 {
-    int sc = torch_scope(m, t, e);
-    return opp_kind_base(opp_event_func(m, t, e)->kind) == OPP_OP_NVTX ||
-           sc == OPP_TORCH_SCOPE_USER || sc == OPP_TORCH_SCOPE_MODULE;
+    return opp_call_is_range(opp_event_func(m, t, e)->kind, torch_scope(m, t, e));
 }
 
 static int range_step(struct opp_steps *out, size_t *cap, const struct opp_thread *t, size_t k,
