@@ -341,7 +341,12 @@ END_TEST
  * same time is whole. */
 START_TEST(hostile_clients)
 {
-    int cpid = start_collector();
+    char *log = tu_path(dir, "collector.err");
+    char *cargv[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", trace,
+                     "--idle-exit-ms", "0", NULL};
+    int cpid = tu_spawn(cargv, NULL, NULL, log);
+    ck_assert_int_gt(cpid, 0);
+    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
     int bad[8];
     for (int i = 0; i < 8; i++)
         ck_assert_int_ge(bad[i] = opp_connect(sock), 0);
@@ -360,9 +365,11 @@ START_TEST(hostile_clients)
     ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_HELLO, buf, n, -1), 0);
     uint8_t fb[64];
     uint32_t one = 1, kind = 0, dt = 0, ll = 4, nl = 3;
-    memcpy(fb, &one, 4), memcpy(fb + 4, &kind, 4), memcpy(fb + 8, &dt, 4), memcpy(fb + 12, &ll, 4);
-    memcpy(fb + 16, "blas", 4), memcpy(fb + 20, &nl, 4), memcpy(fb + 24, "foo", 3);
-    ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_FUNCS, fb, 27, -1), 0);
+    uint32_t parts[3] = {1, 0, 1}; /* total, first, count: a whole, valid table */
+    memcpy(fb, parts, 12), memcpy(fb + 12, &kind, 4), memcpy(fb + 16, &dt, 4);
+    memcpy(fb + 20, &ll, 4), memcpy(fb + 24, "blas", 4), memcpy(fb + 28, &nl, 4);
+    memcpy(fb + 32, "foo", 3);
+    ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_FUNCS, fb, 35, -1), 0);
     int mfd = (int)syscall(SYS_memfd_create, "x", 0);
     ck_assert_int_eq(ftruncate(mfd, (off_t)opp_ring_bytes(1024)), 0);
     ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_RING, ring, 8, mfd), 0);
@@ -390,13 +397,26 @@ START_TEST(hostile_clients)
         close(bad[i]);
     }
     ck_assert_int_eq(finish_collector(cpid), 0);
+    /* each one cut off for its own fault, and only for it */
+    char *said = tu_slurp(log);
+    const char *reasons[] = {"bad message magic",
+                             "message too large",
+                             "hello has an impossible argument count",
+                             "ring out of order",
+                             "ring memory is not sealed against shrinking",
+                             "unknown message type",
+                             "bad process labels",
+                             "process labels out of order"};
+    for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
+        ck_assert_msg(strstr(said, reasons[i]), "no \"%s\" in: %s", reasons[i], said);
+    ck_assert_int_eq(tu_occurrences(said, "; disconnected"), 8);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert(m->sum.complete);
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000);
     ck_assert_uint_eq(m->events, 1000);
     opp_model_free(m);
-    free(out);
+    free(out), free(said), free(log);
 }
 END_TEST
 
