@@ -364,7 +364,7 @@ START_TEST(hostile_clients)
     put_hello(buf, &n, 0);
     ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_HELLO, buf, n, -1), 0);
     uint8_t fb[64];
-    uint32_t one = 1, kind = 0, dt = 0, ll = 4, nl = 3;
+    uint32_t kind = 0, dt = 0, ll = 4, nl = 3;
     uint32_t parts[3] = {1, 0, 1}; /* total, first, count: a whole, valid table */
     memcpy(fb, parts, 12), memcpy(fb + 12, &kind, 4), memcpy(fb + 16, &dt, 4);
     memcpy(fb + 20, &ll, 4), memcpy(fb + 24, "blas", 4), memcpy(fb + 28, &nl, 4);
