@@ -39,7 +39,16 @@ REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz) $(if $(HAVE_SQLITE),-lsql
                  $(if $(HAVE_NCURSES),-lncurses)
 CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB) $(if $(HAVE_SQLITE),-DOPP_HAVE_SQLITE) \
                $(if $(HAVE_NCURSES),-DOPP_HAVE_NCURSES)
-ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# The ASan/UBSan build (asan/): compiled by clang, with libFuzzer's
+# coverage, where clang links libFuzzer, so that the fuzz targets
+# (tests/fuzz/fuzz.mk) link these same objects: one sanitizer build, not
+# two; by $(CC) otherwise. Asked once, by the first recipe that needs it.
+FUZZ_CC ?= clang
+comma := ,
+ASAN_CLANG = $(eval ASAN_CLANG := $(shell tests/fuzz/run.sh check '$(FUZZ_CC)' >/dev/null && echo 1))$(ASAN_CLANG)
+ASAN_CC = $(if $(ASAN_CLANG),$(FUZZ_CC),$(CC))
+ASAN_FLAGS = -fsanitize=$(if $(ASAN_CLANG),fuzzer-no-link$(comma))address,undefined \
+             -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # The build steps of `make test` and `make demo` use every core unless
 # the caller chose a -j of its own.
@@ -87,9 +96,9 @@ endif
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
-$(BUILD)/asan/obj/%.o: %.c
+$(BUILD)/asan/obj/%.o: %.c $(BUILD)/asan/cc
 	@mkdir -p $(@D)
-	$(call quiet,CC-ASAN,$<)$(CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(call quiet,CC-ASAN,$<)$(ASAN_CC) $(CFLAGS_BASE) -O1 $(ASAN_FLAGS) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 $(BUILD)/pic/%.o: %.c | $(PRELOAD_GEN)
 	@mkdir -p $(@D)
 	$(call quiet,CC-PIC,$<)$(CC) $(CFLAGS_BASE) $(PRELOAD_CFLAGS) $(DEPFLAGS) -c -o $@ $<
@@ -139,10 +148,15 @@ $(BUILD)/opprof-collector: $(call objs,$(BUILD)/obj,$(COLLECTOR_MAIN)) $(BUILD)/
 	$(call quiet,LD,$@)$(CC) -o $@ $^ $(LDLIBS_BASE)
 $(BUILD)/asan/opprof: $(call objs,$(BUILD)/asan/obj,$(REPORT_MAIN)) $(BUILD)/asan/obj/libreport.a \
                       $(BUILD)/asan/obj/libcommon.a
-	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(REPORT_LDLIBS)
+	$(call quiet,LD,$@)$(ASAN_CC) $(ASAN_FLAGS) -o $@ $^ $(REPORT_LDLIBS)
 $(BUILD)/asan/opprof-collector: $(call objs,$(BUILD)/asan/obj,$(COLLECTOR_MAIN)) \
                                 $(BUILD)/asan/obj/libcollector.a $(BUILD)/asan/obj/libcommon.a
-	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_BASE)
+	$(call quiet,LD,$@)$(ASAN_CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_BASE)
+# The compiler of the asan/ objects: they are made again when it changes.
+$(BUILD)/asan/cc: FORCE
+	@mkdir -p $(@D)
+	@echo '$(ASAN_CC) $(ASAN_FLAGS)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 # ---- PyTorch (preload/torch) ----
 # Beside libopprof.so: the Python folder that a profiled interpreter gets

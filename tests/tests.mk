@@ -46,13 +46,13 @@ endef
 define runner_o
 $(2)/tests/runner_$(1).o: tests/runner.c $(BUILD)/tests/$(1)_suites.h
 	@mkdir -p $$(@D)
-	$$(call quiet,CC,$$@)$$(CC) $$(CFLAGS_BASE) $(3) $$(TEST_CFLAGS) -DSUITES_H='"$(1)_suites.h"' $$(DEPFLAGS) -c -o $$@ $$<
+	$$(call quiet,CC,$$@)$(4) $$(CFLAGS_BASE) $(3) $$(TEST_CFLAGS) -DSUITES_H='"$(1)_suites.h"' $$(DEPFLAGS) -c -o $$@ $$<
 endef
 $(eval $(call suites_h,unit,UNIT_SRC))
 $(eval $(call suites_h,e2e,E2E_SRC))
-$(eval $(call runner_o,unit,$(BUILD)/obj))
-$(eval $(call runner_o,e2e,$(BUILD)/obj))
-$(eval $(call runner_o,unit,$(BUILD)/asan/obj,-O1 $(ASAN_FLAGS)))
+$(eval $(call runner_o,unit,$(BUILD)/obj,,$$(CC)))
+$(eval $(call runner_o,e2e,$(BUILD)/obj,,$$(CC)))
+$(eval $(call runner_o,unit,$(BUILD)/asan/obj,-O1 $$(ASAN_FLAGS),$$(ASAN_CC)))
 .PHONY: FORCE
 FORCE:
 
@@ -66,7 +66,7 @@ $(BUILD)/tests/unit: $(call test_objs,$(BUILD)/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_
 $(BUILD)/tests/e2e: $(call test_objs,$(BUILD)/obj,e2e,$(E2E_SRC))
 	$(call quiet,LD,$@)$(CC) -o $@ $^ $(CHECK_LIBS) $(REPORT_LDLIBS)
 $(BUILD)/asan/unit: $(call test_objs,$(BUILD)/asan/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_SRC))
-	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
+	$(call quiet,LD,$@)$(ASAN_CC) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
 
 # The test double of the CUDA runtime and CUPTI (tests/double/cuda_double.c,
 # soname libcudart.so.13) and the one program that links it.

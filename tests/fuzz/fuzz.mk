@@ -8,44 +8,32 @@
 #                                 test's step, which runs the targets beside each
 #                                 other and the suites); without clang's libFuzzer,
 #                                 the seeds and tests/fuzz/regress/ replayed once
-#                                 under gcc's ASan/UBSan (replay.c)
+#                                 under ASan/UBSan (replay.c)
 # Under $(BUILD)/fuzz/: the binaries, seeds/ (remade when the preload or
 # the collector changes), corpus/ (what make fuzz found, kept between runs),
 # test-corpus/ (test-fuzz's, new each run), crashes/ (failing inputs),
 # fuzz_NAME.log.
 
-FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 10
 FUZZ_TARGETS := trace proto names
 FUZZ := $(BUILD)/fuzz
-FUZZ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
-               -fno-omit-frame-pointer
 FUZZ_BINS := $(addprefix $(FUZZ)/fuzz_,$(FUZZ_TARGETS))
 FUZZ_REPLAYS := $(addprefix $(FUZZ)/replay/fuzz_,$(FUZZ_TARGETS))
 FUZZ_SEEDS := $(FUZZ)/seeds/.made
 
-# The layers once more, compiled by clang with libFuzzer's coverage.
-$(FUZZ)/obj/%.o: %.c
-	@mkdir -p $(@D)
-	$(call quiet,CC-FUZZ,$<)$(FUZZ_CC) $(CFLAGS_BASE) -O1 $(FUZZ_CFLAGS) $(LAYER_CFLAGS) $(DEPFLAGS) -c -o $@ $<
-$(FUZZ)/obj/report/%.o: LAYER_CFLAGS = -Ireport
-$(FUZZ)/obj/collector/%.o: LAYER_CFLAGS = -Icollector
-$(FUZZ)/obj/tests/%.o: LAYER_CFLAGS = $(TEST_CFLAGS)
-$(FUZZ)/obj/libcommon.a: $(call objs,$(FUZZ)/obj,$(COMMON_SRC)); $(lib)
-$(FUZZ)/obj/libcollector.a: $(call objs,$(FUZZ)/obj,$(COLLECTOR_SRC)); $(lib)
-$(FUZZ)/obj/libreport.a: $(call objs,$(FUZZ)/obj,$(REPORT_SRC)); $(lib)
-
+# The targets link the ASan/UBSan objects of test-asan: compiled by
+# FUZZ_CC with libFuzzer's coverage where it has libFuzzer (the Makefile's
+# ASAN_CC), the targets then linked with libFuzzer; without it, with a
+# main that replays files (replay.c).
 fuzz_libs = $(1)/libreport.a $(1)/libcollector.a $(1)/libcommon.a
-$(FUZZ_BINS): $(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(call fuzz_libs,$(FUZZ)/obj)
+$(FUZZ_BINS): $(FUZZ)/fuzz_%: $(BUILD)/asan/obj/tests/fuzz/fuzz_%.o $(call fuzz_libs,$(BUILD)/asan/obj)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(REPORT_LDLIBS)
-# Without libFuzzer: the same targets with a main that replays files, on
-# the ASan/UBSan objects of test-asan.
 $(FUZZ_REPLAYS): $(FUZZ)/replay/fuzz_%: $(BUILD)/asan/obj/tests/fuzz/fuzz_%.o \
                  $(BUILD)/asan/obj/tests/fuzz/replay.o $(call fuzz_libs,$(BUILD)/asan/obj)
 	@mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) $(ASAN_FLAGS) -o $@ $^ $(REPORT_LDLIBS)
+	$(call quiet,LD,$@)$(ASAN_CC) $(ASAN_FLAGS) -o $@ $^ $(REPORT_LDLIBS)
 
 # The seeds: real traces of the test programs, and fuzz_proto's made from them.
 $(FUZZ)/proto-seeds: $(BUILD)/obj/tests/fuzz/proto_seeds.o $(BUILD)/obj/libcommon.a
@@ -63,6 +51,7 @@ $(FUZZ_SEEDS): tests/fuzz/seeds.sh $(FUZZ)/proto-seeds $(BUILD)/libopprof.so $(B
 FUZZ_CHECK = tests/fuzz/run.sh check '$(FUZZ_CC)'
 ifneq ($(filter fuzz-build test-fuzz test-build test-runs $(RUNS)/fuzz/%,$(MAKECMDGOALS)),)
 FUZZ_LIBFUZZER := $(shell $(FUZZ_CHECK) >/dev/null && echo 1)
+ASAN_CLANG := $(FUZZ_LIBFUZZER)
 endif
 
 .PHONY: fuzz fuzz-build test-fuzz fuzz-libfuzzer
