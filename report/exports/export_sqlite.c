@@ -458,11 +458,13 @@ static int db_open(struct db *d, const char *path, char *err, size_t errlen)
         sqlite3_close(d->h);
         return -1;
     }
-    /* A new file written once: no journal, no sync until it is closed. */
+    /* A new file written once: no journal, no sync until it is closed.
+     * The indexes are sorted in temporary files, not in memory (in memory
+     * the name index of 10M rows took 400 MiB and was slower), with a 64
+     * MiB page cache. */
     if (sqlite3_exec(d->h,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                     "PRAGMA temp_store=MEMORY;"
-                     "PRAGMA cache_size=-131072; BEGIN;",
+                     "PRAGMA temp_store=FILE; PRAGMA cache_size=-65536; BEGIN;",
                      NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(d->h, schema, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(d->h, first_indexes, NULL, NULL, NULL) != SQLITE_OK)
