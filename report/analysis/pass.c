@@ -416,7 +416,7 @@ static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t
     x->folded = OPP_PASS_NONE; /* those folded are gone */
     p->open += (x->flags & OPP_PASS_OPEN) != 0;
     struct opp_pass_call y = *x;
-    y.args = t->argv + t->all_at[k];
+    y.args = t->argv ? t->argv + t->all_at[k] : NULL;
     return p->c->call ? check(p, p->c->call(p->c->ctx, &y), 0) : 0;
 }
 
@@ -513,7 +513,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
         }
         while (t->nopen && !p->cannot && !p->failed && !t->whole) { /* innermost first */
             struct opp_pass_call *x = &t->open[--t->nopen];
-            x->args = t->argv + t->open_at[t->nopen];
+            x->args = t->argv ? t->argv + t->open_at[t->nopen] : NULL;
             arrive(p, t, x);
         }
         if (t->whole)
