@@ -860,16 +860,17 @@ static int stream_export(struct db *d, struct opp_pass *p, char *err, size_t err
                                         .op_bytes = sizeof(struct kept),
                                         .op = s_op,
                                         .owned = s_owned};
-    rc = opp_pass_run(p, &c, err, errlen);
+    char perr[600] = ""; /* err holds SQLite's message, if any */
+    rc = opp_pass_run(p, &c, perr, sizeof perr);
     for (size_t i = 0; i < z.nth && !rc; i++) /* the pass settles every call: none is left */
         if (z.th[i].n != z.th[i].base)
             s_fail(&z, EPROTO);
-    if (rc < 0 && z.failed)
-        snprintf(err, errlen, "%s", strerror(z.failed));
-    else if (!rc && z.failed) {
-        snprintf(err, errlen, "%s", strerror(z.failed));
+    if (!rc && z.failed) {
+        snprintf(perr, sizeof perr, "cannot write the export: %s", strerror(z.failed));
         rc = -1;
     }
+    if (rc && !d->failed)
+        snprintf(err, errlen, "%s", perr);
     inserter_close(d, &z.cpu);
     inserter_close(d, &z.gops);
     if (!rc) {
