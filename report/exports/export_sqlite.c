@@ -87,7 +87,8 @@ static sqlite3_stmt *prepare(struct db *d, const char *sql)
 #define COLS_MAX 32 /* columns of the widest table and more */
 
 /* One value to bind: 'i' int64 (uint64 as int64), 'n' NULL, 't' text
- * (static or alive until the rows are written). */
+ * (static or alive until the rows are written), 's' text of ours (ASCII:
+ * not checked). */
 struct val {
     char type;
     union {
@@ -98,7 +99,7 @@ struct val {
 
 /* The values of the kinds in types (at most COLS_MAX): 'i' int64, 'u' uint64 (as int64),
  * 'z' uint64 with 0 as NULL (an id that is not there), 't' text (NULL: SQL
- * NULL). */
+ * NULL), 's' the same of our own names (kinds, dtypes: ASCII). */
 static void vals(struct val *v, const char *types, va_list ap)
 {
     for (int i = 0; types[i]; i++) {
@@ -114,9 +115,10 @@ static void vals(struct val *v, const char *types, va_list ap)
             v[i] = x ? (struct val){.type = 'i', .i = (int64_t)x} : (struct val){.type = 'n'};
             break;
         }
-        case 't': {
+        case 't':
+        case 's': {
             const char *t = va_arg(ap, const char *);
-            v[i] = t ? (struct val){.type = 't', .t = t} : (struct val){.type = 'n'};
+            v[i] = t ? (struct val){.type = types[i], .t = t} : (struct val){.type = 'n'};
             break;
         }
         default:
@@ -147,6 +149,8 @@ static void bind(sqlite3_stmt *s, const struct val *v, int n)
             sqlite3_bind_int64(s, k, v[i].i);
         else if (v[i].type == 't')
             bind_text(s, k, v[i].t);
+        else if (v[i].type == 's')
+            sqlite3_bind_text(s, k, v[i].t, -1, SQLITE_STATIC);
         else
             sqlite3_bind_null(s, k);
     }
@@ -203,6 +207,16 @@ static void inserter_open(struct db *d, struct inserter *in, const char *table, 
     in->n = 0;
 }
 
+/* The row whose values (in->ncols) were put at in->v + in->n * ncols. */
+static void inserter_add(struct db *d, struct inserter *in)
+{
+    if (++in->n < BATCH)
+        return;
+    bind(in->many, in->v, BATCH * in->ncols);
+    step(d, in->many);
+    in->n = 0;
+}
+
 static void inserter_row(struct db *d, struct inserter *in, const char *types, ...)
 {
     if (d->failed)
@@ -211,11 +225,7 @@ static void inserter_row(struct db *d, struct inserter *in, const char *types, .
     va_start(ap, types);
     vals(in->v + in->n * in->ncols, types, ap);
     va_end(ap);
-    if (++in->n < BATCH)
-        return;
-    bind(in->many, in->v, BATCH * in->ncols);
-    step(d, in->many);
-    in->n = 0;
+    inserter_add(d, in);
 }
 
 static void inserter_close(struct db *d, struct inserter *in)
@@ -317,6 +327,7 @@ struct shape_id {
 
 struct shape_ids {
     struct shape_id *map;
+    struct shape_id *last; /* the one found last: calls alike come in runs */
     struct opp_pass *pass;
     uint32_t next;
     sqlite3_stmt *put; /* INSERT INTO strings */
@@ -333,10 +344,14 @@ static uint32_t shape_id(struct db *d, struct shape_ids *ids, const struct opp_s
         for (int r = 0; r < sh->rank[i]; r++)
             key[len++] = sh->dim[i][r];
     }
-    struct shape_id *e;
-    HASH_FIND(hh, ids->map, key, len * sizeof *key, e);
-    if (e)
+    struct shape_id *e = ids->last;
+    if (e && e->len == len && !memcmp(e->key, key, len * sizeof *key))
         return e->id;
+    HASH_FIND(hh, ids->map, key, len * sizeof *key, e);
+    if (e) {
+        ids->last = e;
+        return e->id;
+    }
     char text[512];
     opp_shapes_format(sh, text, sizeof text);
     uint32_t id = ids->pass ? opp_pass_intern(ids->pass, text) : ids->next;
@@ -397,13 +412,26 @@ static void call_values(struct db *d, struct shape_ids *ids, struct cpu_row *r,
     r->bytes = opp_kind_base(kind) == OPP_OP_MEMORY ? 0 : (int64_t)opp_op_bytes(kind, args, n);
 }
 
+/* As inserter_row's types "iiiuuuiiiszsuiizzi" would, without walking
+ * them: the rows are many. */
 static void put_cpu_row(struct db *d, struct inserter *in, const struct cpu_row *r)
 {
-    inserter_row(d, in, "iiiuuuiiitztuiizzi", r->id, (int64_t)r->thread, r->parent, r->begin,
-                 r->end, r->self, (int64_t)r->depth, (int64_t)r->name, (int64_t)r->lib,
-                 opp_op_kind_name(r->kind), (uint64_t)r->shapes,
-                 r->dtype ? opp_dtype_name(r->dtype) : NULL, r->flops, r->bytes, r->status, r->corr,
-                 r->ext, (int64_t)r->open);
+    if (d->failed)
+        return;
+#define I(x) ((struct val){.type = 'i', .i = (int64_t)(x)})
+#define Z(x) ((x) ? I(x) : (struct val){.type = 'n'})
+#define S(x) ((x) ? (struct val){.type = 's', .t = (x)} : (struct val){.type = 'n'})
+    struct val *v = in->v + in->n * in->ncols;
+    const char *dtype = r->dtype ? opp_dtype_name(r->dtype) : NULL;
+    v[0] = I(r->id), v[1] = I(r->thread), v[2] = I(r->parent), v[3] = I(r->begin);
+    v[4] = I(r->end), v[5] = I(r->self), v[6] = I(r->depth), v[7] = I(r->name);
+    v[8] = I(r->lib), v[9] = S(opp_op_kind_name(r->kind)), v[10] = Z(r->shapes);
+    v[11] = S(dtype), v[12] = I(r->flops), v[13] = I(r->bytes), v[14] = I(r->status);
+    v[15] = Z(r->corr), v[16] = Z(r->ext), v[17] = I(r->open);
+#undef I
+#undef Z
+#undef S
+    inserter_add(d, in);
 }
 
 /* A gpu_ops row (not its id and call's) from record g of process index pi:
@@ -418,7 +446,7 @@ static void put_gpu_row(struct db *d, struct inserter *in, const struct opp_mode
                         const struct gpu_row *g, int64_t call)
 {
     inserter_row(d, in,
-                 "iituuiiitui"
+                 "iisuuiiitui"
                  "iiiiii",
                  id, (int64_t)g->proc, gpu_kind(g->type), g->start, g->end, (int64_t)g->device,
                  (int64_t)g->stream, (int64_t)g->corr, opp_model_str(m, g->name), g->bytes, call,
@@ -635,6 +663,7 @@ struct stream {
     int64_t *mem_call;   /* by the model's memory record: its call's row, or -2: not yet seen */
     uint32_t *dem, ndem; /* opp_loader_op_name's */
     int failed;          /* errno */
+    struct opp_pass_consumer steps; /* the steps' candidates, read by the same read */
 };
 
 static int s_fail(struct stream *z, int err)
@@ -648,6 +677,7 @@ static int s_fail(struct stream *z, int err)
 static void s_begin(void *ctx)
 {
     struct stream *z = ctx;
+    z->steps.begin(z->steps.ctx);
     if (z->reads++) {
         z->cpu.n = 0;
         if (!z->d->failed && sqlite3_exec(z->d->h, "DELETE FROM cpu_ops;", NULL, NULL, NULL))
@@ -691,6 +721,9 @@ static int s_call(void *ctx, const struct opp_pass_call *c)
     struct sthread *t = &z->th[c->thread];
     if (z->d->failed)
         return -EIO;
+    int rc = z->steps.call(z->steps.ctx, c);
+    if (rc)
+        return rc;
     if (c->nkids > t->n - t->base)
         return s_fail(z, EPROTO); /* the pass promises its children */
     struct pending *kids = t->v + (t->n - c->nkids);
@@ -739,6 +772,9 @@ static int s_top(void *ctx, const struct opp_pass_call *c)
 {
     struct stream *z = ctx;
     struct sthread *t = &z->th[c->thread];
+    int rc = z->steps.top(z->steps.ctx, c);
+    if (rc)
+        return rc;
     if (t->base == t->n || t->v[t->base].seq != c->seq)
         return s_fail(z, EPROTO); /* the pass's top-level calls are in the order they came */
     put_cpu_row(z->d, &z->cpu, &t->v[t->base++].r);
@@ -837,10 +873,15 @@ static void s_owned(void *ctx, const struct opp_gpu_call *c, const void *op)
 
 /* 0, 1 when the pass cannot read the traces (or a summary: the loaded
  * model's refusal says so), -1 (err). */
-static int stream_export(struct db *d, struct opp_pass *p, char *err, size_t errlen)
+static int stream_export(struct db *d, struct opp_pass *p, struct opp_step_stream *ss, char *err,
+                         size_t errlen)
 {
     struct opp_model *m = opp_pass_model(p);
     struct stream z = {.d = d, .pass = p, .m = m, .nth = m->nthreads, .ids = {.pass = p}};
+    if (opp_step_stream_tap(ss, NULL, &z.steps)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     z.th = calloc(z.nth ? z.nth : 1, sizeof *z.th);
     z.mem_call = malloc((m->gpu.nmem ? m->gpu.nmem : 1) * sizeof *z.mem_call);
     z.ndem = m->nstrs;
@@ -899,33 +940,29 @@ int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *pat
                              size_t errlen)
 {
     enum opp_stream_refused why;
-    struct opp_step_stream *ss = opp_step_stream_open(paths, n, &why, err, errlen);
-    if (!ss)
-        return why == OPP_STREAM_ERROR ? -1 : 1;
-    struct opp_agg_opts all = {0};
-    struct opp_steps st;
-    char what[200] = "";
-    int rc = opp_step_stream_steps(ss, &all, NULL, &st, what, sizeof what, err, errlen);
-    opp_step_stream_free(ss);
-    if (rc)
-        return rc;
     struct opp_pass *p = opp_pass_open(paths, n, &why, err, errlen);
-    if (!p) {
-        opp_steps_free(&st);
+    if (!p)
         return why == OPP_STREAM_ERROR ? -1 : 1;
-    }
+    /* the steps' candidates read with the rows, their GPU work after */
+    struct opp_step_stream *ss = opp_step_stream_over(p, err, errlen);
     struct db d;
-    if (db_open(&d, path, err, errlen)) {
-        opp_steps_free(&st);
+    if (!ss || db_open(&d, path, err, errlen)) {
+        opp_step_stream_free(ss);
         opp_pass_free(p);
         return -1;
     }
     const struct opp_model *m = opp_pass_model(p);
-    put_meta(&d, m, what);
     put_processes(&d, m);
-    put_steps(&d, &st);
-    opp_steps_free(&st);
-    rc = stream_export(&d, p, err, errlen);
+    int rc = stream_export(&d, p, ss, err, errlen);
+    struct opp_agg_opts all = {0};
+    struct opp_steps st;
+    char what[200] = "";
+    if (!rc && !(rc = opp_step_stream_steps(ss, &all, NULL, &st, what, sizeof what, err, errlen))) {
+        put_meta(&d, m, what);
+        put_steps(&d, &st);
+        opp_steps_free(&st);
+    }
+    opp_step_stream_free(ss);
     if (rc && !d.failed)
         d.failed = 1; /* err says why */
     if (!rc && m->sum.warning[0])
