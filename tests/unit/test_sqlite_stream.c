@@ -22,7 +22,7 @@
 TU_TRACE_FIXTURE
 
 #ifdef OPP_HAVE_SQLITE
-enum { F_TORCH, F_LAUNCH, F_WORK, NF };
+enum { F_TORCH, F_LAUNCH, F_WORK, F_MEM, NF };
 enum { S_MM = OPP_STR_PRELOAD, S_GEMM };
 #define TORCH(name, ext) (name), OPP_TORCH_SCOPE_FUNCTION, 0, (ext)
 #define API(corr) 0, (corr), 211
@@ -31,6 +31,7 @@ static const struct opp_func_desc FUNCS[NF] = {
     [F_TORCH] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"},
     [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
     [F_WORK] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+    [F_MEM] = {OPP_OP_MEMORY, 0, "c10", "_ZN3c108free_cpuEPv"},
 };
 
 /* A trace of process 0, thread 10 with ev[0..n) in a chunk, then more
@@ -100,10 +101,11 @@ static void query_is(const char *db, const char *sql, const char *want)
 /* The rows with each id replaced by what it names (the call's and its
  * parent's times), in tree order; the GPU ops' calls likewise. */
 #define SAME                                                                                       \
-    "SELECT group_concat(r, ' ') FROM (SELECT c.thread_id || ',' || c.start_ns || ',' || "       \
-    "c.end_ns || ',' || c.self_ns || ',' || c.depth || ',' || c.open || ',' || n.value || ',' "  \
-    "|| IFNULL(p.start_ns || '-' || p.end_ns, 'top') || ',' || IFNULL(c.external_id, '') AS r " \
-    "FROM cpu_ops c JOIN strings n ON n.id = c.name_id LEFT JOIN cpu_ops p ON p.id = "           \
+    "SELECT group_concat(r, ' ') FROM (SELECT c.thread_id || ',' || c.start_ns || ',' || "         \
+    "c.end_ns || ',' || c.self_ns || ',' || c.depth || ',' || c.open || ',' || n.value || ',' "    \
+    "|| IFNULL(p.start_ns || '-' || p.end_ns, 'top') || ',' || IFNULL(c.external_id, '') || "      \
+    "',' || c.bytes AS r "                                                                         \
+    "FROM cpu_ops c JOIN strings n ON n.id = c.name_id LEFT JOIN cpu_ops p ON p.id = "             \
     "c.parent_id ORDER BY c.thread_id, c.start_ns, c.end_ns DESC, c.depth)"
 #define SAME_GPU                                                                                   \
     "SELECT group_concat(r, ' ') FROM (SELECT g.id || ',' || g.start_ns || ',' || "               \
@@ -202,6 +204,25 @@ START_TEST(thread_read_again_whole)
     free(db);
 }
 END_TEST
+
+/* PyTorch's CPU memory: a free recorded without a size takes its
+ * allocation's, one of an address never allocated none. */
+START_TEST(cpu_free_takes_its_allocation_size)
+{
+    const struct tb_ev ev[] = {TB_CALL(F_MEM, 100, 100, 1, OPP_MEM_ALLOC, 0x1000, 4096),
+                               TB_CALL(F_MEM, 200, 200, 1, OPP_MEM_FREE, 0x1000, 0),
+                               TB_CALL(F_MEM, 250, 250, 1, OPP_MEM_FREE, 0x2000, 0),
+                               TB_CALL(F_WORK, 50, 300, 0)};
+    write_calls(ev, 4, NULL, 0, 0);
+    char *db = export(1);
+    query_is(db,
+             "SELECT group_concat(r, ' ') FROM (SELECT id || ':' || parent_id || ':' || bytes || "
+             "':' || self_ns AS r FROM cpu_ops ORDER BY id)",
+             "0:3:4096:0 1:3:-4096:0 2:3:0:0 3:-1:0:250");
+    same_as_loaded(db);
+    free(db);
+}
+END_TEST
 #else
 START_TEST(nested_calls_parents)
 {
@@ -214,6 +235,8 @@ START_TEST(torch_fold_takes_the_child_id) {}
 END_TEST
 START_TEST(thread_read_again_whole) {}
 END_TEST
+START_TEST(cpu_free_takes_its_allocation_size) {}
+END_TEST
 #endif
 
 Suite *suite_sqlite_stream(void)
@@ -225,6 +248,7 @@ Suite *suite_sqlite_stream(void)
     tcase_add_test(tc, process_died_inside);
     tcase_add_test(tc, torch_fold_takes_the_child_id);
     tcase_add_test(tc, thread_read_again_whole);
+    tcase_add_test(tc, cpu_free_takes_its_allocation_size);
     suite_add_tcase(s, tc);
     return s;
 }
