@@ -41,7 +41,7 @@ int main(int argc, char **argv)
         return fail(h, "open");
     if (sqlite3_exec(h,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                     "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-131072; BEGIN;"
+                     "PRAGMA temp_store=FILE; PRAGMA cache_size=-65536; BEGIN;"
                      "CREATE TABLE cpu_ops (id INTEGER PRIMARY KEY, thread_id INTEGER,"
                      " parent_id INTEGER, start_ns INTEGER, end_ns INTEGER, self_ns INTEGER,"
                      " depth INTEGER, name_id INTEGER, library_id INTEGER, kind TEXT,"

@@ -515,7 +515,7 @@ measure EXP "opprof export chrome" export chrome "$scratch/big.trace"
 # pass over the trace whatever its size (--no-stream changes nothing).
 measure STEP "opprof report --step train_step" report --step train_step "$scratch/big.trace"
 # SQLite: one run (it writes its ~80 B a row to the disk); rows a second
-# over the whole export, the load of the trace and the indexes included.
+# over the whole export, reading the trace and the indexes included.
 SQL_S= SQL_MB= FLOOR_S=
 if ! ldd "$OPPROF" | grep -q libsqlite3; then
     echo "opprof export sqlite: skipped (built without libsqlite3-dev)"
@@ -800,8 +800,10 @@ for n in 30000000 100000000; do
 done
 if [[ -n $SQL_S ]]; then
     row "export sqlite, $((REPORT_N / 1000000))M (rows/s)" "$(calc "$REPORT_N / $SQL_S / 1e6" 2) M/s" \
-        ">= 1 M/s" "$(verdict "$(calc "$REPORT_N / $SQL_S / 1e6" 3) >= 1")" \
-        "$SQL_S s, $SQL_MB MiB peak RSS, load and indexes included"
+        ">= 85 %" "$(verdict "$(calc "$FLOOR_S * 100 / $SQL_S" 1) >= 85")" \
+        "$SQL_S s, reading the trace and indexes included"
+    row "export sqlite, $((REPORT_N / 1000000))M (memory)" "$SQL_MB MiB" "<= 256 MiB" \
+        "$(verdict "$SQL_MB <= 256")" "peak RSS"
     row "SQLite alone, $((REPORT_N / 1000000))M (rows/s)" "$(calc "$REPORT_N / $FLOOR_S / 1e6" 2) M/s" \
         - - "$FLOOR_S s: the export runs at $(calc "$FLOOR_S * 100 / $SQL_S" 0) % of it"
 fi

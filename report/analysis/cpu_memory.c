@@ -26,14 +26,38 @@ static uint64_t *mem_cols(const struct opp_model *m, const struct opp_thread *t,
     return t->args + (a - t->args);
 }
 
+/* MEMORY columns a's bytes, + allocated, - freed, bytes the block's. */
+static int64_t signed_bytes(const uint64_t *a, uint64_t bytes)
+{
+    int64_t b = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
+    return a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC ? b : a[OPP_COL_MEM_OP] == OPP_MEM_FREE ? -b : 0;
+}
+
 int64_t opp_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
                           const struct opp_event *e)
 {
     const uint64_t *a = mem_cols(m, t, e);
-    if (!a)
+    return a ? signed_bytes(a, a[OPP_COL_MEM_BYTES]) : 0;
+}
+
+int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t kind,
+                               const uint64_t *args, uint32_t nargs, int *oom)
+{
+    const uint64_t *a = args;
+    if (opp_kind_base(kind) != OPP_OP_MEMORY || !a ||
+        opp_op_args(kind, &a, nargs) < OPP_COL_MEM_COLS)
         return 0;
-    int64_t b = a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : (int64_t)a[OPP_COL_MEM_BYTES];
-    return a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC ? b : a[OPP_COL_MEM_OP] == OPP_MEM_FREE ? -b : 0;
+    uint64_t bytes = a[OPP_COL_MEM_BYTES];
+    if (a[OPP_COL_MEM_OP] == OPP_MEM_FREE) {
+        int found;
+        int64_t had = opp_live_take(live, owner, a[OPP_COL_MEM_ADDRESS], &found);
+        if (found && !bytes)
+            bytes = (uint64_t)had;
+    } else if (a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC &&
+               opp_live_put(live, owner, a[OPP_COL_MEM_ADDRESS], (int64_t)bytes)) {
+        *oom = -1;
+    }
+    return signed_bytes(a, bytes);
 }
 
 /* By time, then process, thread and place in the thread (tree order keeps

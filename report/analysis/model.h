@@ -255,6 +255,13 @@ struct opp_model;
  * once loaded), 0 for anything else. */
 int64_t opp_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
                           const struct opp_event *e);
+/* The same of a call of kind with arguments args[0..nargs) as recorded,
+ * read in the order given (a pass's): live holds the blocks allocated and
+ * not yet freed by owner (a process), so that a free recorded without a
+ * size takes its allocation's. -1 in *oom when memory runs out. */
+struct opp_live;
+int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t kind,
+                               const uint64_t *args, uint32_t nargs, int *oom);
 
 struct opp_model_index; /* private lookup tables */
 

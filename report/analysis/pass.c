@@ -32,6 +32,12 @@ struct pthread {
     int whole;
     struct opp_pass_call *all;
     size_t nall, all_cap;
+    /* the arguments of the calls kept for later (open, all): each one's
+     * at its open_at or all_at */
+    uint64_t *argv;
+    size_t nargv, argv_cap;
+    size_t *open_at, *all_at;
+    size_t open_at_cap, all_at_cap;
 };
 
 struct opp_pass {
@@ -126,6 +132,22 @@ static void settle(struct opp_pass *p, struct pthread *t, int all)
     }
 }
 
+/* x's arguments kept with t's calls kept for later, at (*at)[i] in
+ * t->argv. 0, or 1 when memory is short. */
+static int keep_args(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x, size_t **at,
+                     size_t *cap, size_t i)
+{
+    if (grow((void **)at, cap, i + 1, sizeof **at) ||
+        grow((void **)&t->argv, &t->argv_cap, t->nargv + x->nargs, sizeof *t->argv))
+        return fail(p, ENOMEM);
+    (*at)[i] = t->nargv;
+    if (x->nargs)
+        memcpy(t->argv + t->nargv, x->args, x->nargs * sizeof *x->args);
+    t->nargv += x->nargs;
+    x->args = NULL;
+    return 0;
+}
+
 /* Call x of thread t, which returned after every call before it: it
  * encloses those of the stack that begin within it. */
 static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x)
@@ -137,9 +159,11 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     t->last_end = x->end;
     uint64_t kids = 0;
     unsigned counted = 0;
+    uint32_t popped = 0;
     struct opp_pass_call only = {0};
     while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
         const struct opp_pass_call *c = &t->s[--t->n];
+        popped++;
         /* ties thread_tree.c decides by depth: the shallower encloses */
         if (c->depth <= x->depth &&
             (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
@@ -156,6 +180,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     if (t->n > t->base && t->s[t->n - 1].end > x->begin)
         return whole(p, t);
     x->kids_ns = kids;
+    x->nkids = popped;
     x->folded = OPP_PASS_NONE;
     /* torch's folding: the child is removed, its children the parent's */
     if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
@@ -168,7 +193,8 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
         return 1;
     if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
         return fail(p, ENOMEM);
-    t->s[t->n++] = *x;
+    t->s[t->n] = *x;
+    t->s[t->n++].args = NULL; /* the reader's, valid during call only */
     if (x->depth == 0)
         settle(p, t, 0);
     return p->failed || p->cannot;
@@ -203,7 +229,10 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
                               .kind = kind,
                               .scope = -1,
                               .depth = (uint16_t)e->depth,
-                              .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0};
+                              .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0,
+                              .fn = e->fn,
+                              .args = e->args,
+                              .nargs = e->nargs};
     if (p->join) {
         int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, 0);
         if (rc > 0)
@@ -218,13 +247,15 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
         x.flags |= OPP_PASS_LABEL;
     if (t->whole) {
-        if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all))
+        if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all) ||
+            keep_args(p, t, &x, &t->all_at, &t->all_at_cap, t->nall))
             return fail(p, ENOMEM);
         t->all[t->nall++] = x;
         return 0;
     }
     if (x.flags & OPP_PASS_OPEN) {
-        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
+        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open) ||
+            keep_args(p, t, &x, &t->open_at, &t->open_at_cap, t->nopen))
             return fail(p, ENOMEM);
         t->open[t->nopen++] = x;
         return 0;
@@ -374,14 +405,19 @@ static int memory_instant(const struct opp_event *c, void *ctx)
     return !opp_fold_counts(t->all[c->args].kind);
 }
 
-/* Call k of a thread kept whole, with kids its children's time. */
-static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids)
+/* Call k of a thread kept whole, with kids its children's time and nkids
+ * its children. */
+static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids,
+                     uint32_t nkids)
 {
     struct opp_pass_call *x = &t->all[k];
     x->kids_ns = kids;
+    x->nkids = nkids;
     x->folded = OPP_PASS_NONE; /* those folded are gone */
     p->open += (x->flags & OPP_PASS_OPEN) != 0;
-    return p->c->call ? check(p, p->c->call(p->c->ctx, x), 0) : 0;
+    struct opp_pass_call y = *x;
+    y.args = t->argv ? t->argv + t->all_at[k] : NULL;
+    return p->c->call ? check(p, p->c->call(p->c->ctx, &y), 0) : 0;
 }
 
 /* A thread kept whole, at the read's end: its tree built and folded as
@@ -393,7 +429,8 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
     struct opp_event *ev = calloc(n ? n : 1, sizeof *ev);
     uint64_t *kids = calloc(n ? n : 1, sizeof *kids);
     uint32_t *path = malloc((n ? n : 1) * sizeof *path);
-    int rc = ev && kids && path ? 0 : -ENOMEM;
+    uint32_t *nkids = calloc(n ? n : 1, sizeof *nkids);
+    int rc = ev && kids && path && nkids ? 0 : -ENOMEM;
     for (size_t k = 0; k < n && !rc; k++)
         ev[k] = (struct opp_event){.begin_ns = t->all[k].begin,
                                    .end_ns = t->all[k].end,
@@ -401,16 +438,21 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
                                    .args = (uint32_t)k};
     if (!rc && !(rc = opp_tree_build(ev, n)))
         rc = opp_tree_fold(ev, &n, folds_torch, memory_instant, NULL, t);
-    for (size_t i = 0; i < n && !rc; i++)
-        if (ev[i].parent != OPP_NO_PARENT && !memory_instant(&ev[i], t))
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (ev[i].parent == OPP_NO_PARENT)
+            continue;
+        nkids[ev[i].parent]++;
+        if (!memory_instant(&ev[i], t))
             kids[ev[i].parent] += ev[i].end_ns - ev[i].begin_ns;
+    }
     /* after its children: the path from the top to the call before, each
      * handed over once the next call is not inside it */
     size_t depth = 0;
     for (size_t i = 0; i <= n && !rc; i++) {
         while (depth && !rc && (i == n || path[depth - 1] != ev[i].parent)) {
             depth--;
-            rc = hand_over(p, t, ev[path[depth]].args, kids[path[depth]]) ? -1 : 0;
+            uint32_t k = path[depth];
+            rc = hand_over(p, t, ev[k].args, kids[k], nkids[k]) ? -1 : 0;
         }
         if (i < n)
             path[depth++] = (uint32_t)i;
@@ -421,6 +463,7 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
     free(ev);
     free(kids);
     free(path);
+    free(nkids);
     return rc == -1 || !rc ? rc : fail(p, -rc);
 }
 
@@ -435,7 +478,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     p->again = 0;
     for (size_t i = 0; i < p->nth; i++) {
         struct pthread *t = &p->th[i];
-        t->base = t->n = t->late_next = t->nopen = t->nall = 0;
+        t->base = t->n = t->late_next = t->nopen = t->nall = t->nargv = 0;
         t->seq = 0;
         t->last_end = t->settled_end = 0;
     }
@@ -468,8 +511,11 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
             whole_thread(p, t);
             continue;
         }
-        while (t->nopen && !p->cannot && !p->failed && !t->whole) /* innermost first */
-            arrive(p, t, &t->open[--t->nopen]);
+        while (t->nopen && !p->cannot && !p->failed && !t->whole) { /* innermost first */
+            struct opp_pass_call *x = &t->open[--t->nopen];
+            x->args = t->argv ? t->argv + t->open_at[t->nopen] : NULL;
+            arrive(p, t, x);
+        }
         if (t->whole)
             p->again = 1;
         else if (!p->cannot && !p->failed)
@@ -518,6 +564,9 @@ void opp_pass_free(struct opp_pass *p)
         free(p->th[i].late);
         free(p->th[i].open);
         free(p->th[i].all);
+        free(p->th[i].argv);
+        free(p->th[i].open_at);
+        free(p->th[i].all_at);
     }
     free(p->th);
     opp_loader_name_cache_free(p->names);

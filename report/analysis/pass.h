@@ -52,6 +52,11 @@ struct opp_pass_call {
     int32_t scope;       /* a torch operator's (enum opp_torch_scope), else -1 */
     uint16_t depth;      /* as recorded */
     uint8_t flags;       /* OPP_PASS_* */
+    uint32_t fn;         /* its entry point's index in its process's functions */
+    uint32_t nkids;      /* how many of the calls handed over before it on its thread it
+                            encloses directly (its children; the one it folds among them) */
+    const uint64_t *args; /* its arguments as recorded (nargs): in call only, else NULL */
+    uint32_t nargs;
 };
 
 /* What consumes a read: each callback may be NULL. call sees every call

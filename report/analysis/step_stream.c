@@ -56,6 +56,8 @@ struct opp_step_stream {
     uint32_t name_id;
     int ranges; /* the steps are candidates' own calls */
     int spans;  /* GPU ops to join: the top-level calls around boundaries kept */
+    int own;    /* the pass is its own (opp_step_stream_open), freed with it */
+    int tapped; /* the candidates are read by another's read (opp_step_stream_tap) */
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t sz)
@@ -249,25 +251,34 @@ static int candidate(void *ctx, const struct opp_pass_call *x)
     return 0;
 }
 
-struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
-                                             enum opp_stream_refused *why, char *err, size_t errlen)
+struct opp_step_stream *opp_step_stream_over(struct opp_pass *p, char *err, size_t errlen)
 {
     struct opp_step_stream *z = calloc(1, sizeof *z);
-    if (!z) {
-        *why = OPP_STREAM_ERROR;
-        snprintf(err, errlen, "out of memory");
-        return NULL;
+    if (z) {
+        z->pass = p;
+        z->nth = opp_pass_model(p)->nthreads;
     }
-    if (!(z->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
+    if (!z || !(z->th = calloc(z->nth ? z->nth : 1, sizeof *z->th))) {
+        snprintf(err, errlen, "out of memory");
         free(z);
         return NULL;
     }
-    z->nth = opp_pass_model(z->pass)->nthreads;
-    if (!(z->th = calloc(z->nth ? z->nth : 1, sizeof *z->th))) {
-        snprintf(err, errlen, "out of memory");
-        opp_step_stream_free(z);
+    return z;
+}
+
+struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
+                                             enum opp_stream_refused *why, char *err, size_t errlen)
+{
+    struct opp_pass *p = opp_pass_open(paths, npaths, why, err, errlen);
+    if (!p)
+        return NULL;
+    struct opp_step_stream *z = opp_step_stream_over(p, err, errlen);
+    if (!z) {
+        *why = OPP_STREAM_ERROR;
+        opp_pass_free(p);
         return NULL;
     }
+    z->own = 1;
     return z;
 }
 
@@ -384,21 +395,34 @@ static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts
     return pick;
 }
 
+int opp_step_stream_tap(struct opp_step_stream *z, const char *name, struct opp_pass_consumer *c)
+{
+    z->name_id = name ? opp_pass_intern(z->pass, name) : UINT32_MAX;
+    if (name && z->name_id == UINT32_MAX)
+        return -1;
+    *c =
+        (struct opp_pass_consumer){.ctx = z, .begin = restart, .call = candidate, .top = top_level};
+    z->round = 1;
+    z->tapped = 1;
+    return 0;
+}
+
 int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *o, const char *name,
                           struct opp_steps *out, char *what, size_t cap_what, char *err,
                           size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const struct opp_model *m = opp_pass_model(z->pass);
-    z->name_id = name ? opp_pass_intern(z->pass, name) : UINT32_MAX;
-    if (name && z->name_id == UINT32_MAX) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+    int rc = 0;
+    if (!z->tapped) {
+        struct opp_pass_consumer cands;
+        if (opp_step_stream_tap(z, name, &cands)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        rc = opp_pass_run(z->pass, &cands, err, errlen);
     }
-    const struct opp_pass_consumer cands = {
-        .ctx = z, .begin = restart, .call = candidate, .top = top_level};
-    z->round = 1;
-    int rc = opp_pass_run(z->pass, &cands, err, errlen);
+    z->tapped = 0;
     if (rc)
         return rc;
     for (size_t i = 0; i < z->nth; i++) {
@@ -483,6 +507,7 @@ void opp_step_stream_free(struct opp_step_stream *z)
         free(t->span);
     }
     free(z->th);
-    opp_pass_free(z->pass);
+    if (z->own)
+        opp_pass_free(z->pass);
     free(z);
 }

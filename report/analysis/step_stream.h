@@ -22,6 +22,11 @@ struct opp_step_stream;
 struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
                                              enum opp_stream_refused *why, char *err,
                                              size_t errlen);
+/* The same over a pass the caller opened, to read it again afterwards
+ * (the SQLite export: one first read for both); the caller frees p after
+ * the step stream. NULL when out of memory (err). */
+struct opp_pass;
+struct opp_step_stream *opp_step_stream_over(struct opp_pass *p, char *err, size_t errlen);
 const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* opp_steps_find (name) or opp_steps_default (name NULL: what set) for the
@@ -32,6 +37,13 @@ const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 int opp_step_stream_steps(struct opp_step_stream *s, const struct opp_agg_opts *o, const char *name,
                           struct opp_steps *out, char *what, size_t cap_what, char *err,
                           size_t errlen);
+/* The first of those reads made by a read of the caller's own over the
+ * same pass (opp_step_stream_over): *c is what consumes it, to be handed
+ * the same begin, call and top as that read's; opp_step_stream_steps with
+ * the same name then makes only the second read, if any. 0, or -1 when
+ * out of memory. */
+struct opp_pass_consumer;
+int opp_step_stream_tap(struct opp_step_stream *s, const char *name, struct opp_pass_consumer *c);
 void opp_step_stream_free(struct opp_step_stream *s);
 
 #endif

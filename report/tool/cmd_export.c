@@ -283,10 +283,15 @@ static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t e
         snprintf(err, errlen, "sqlite needs an output file: -o OUT.sqlite");
         return -1;
     }
+    unlink(r->path); /* the empty temporary file: SQLite makes its own */
+    int rc = opp_export_sqlite_traces(r->traces, r->n, r->path, err, errlen);
+    if (rc <= 0)
+        return rc;
+    unlink(r->path); /* what the streamed export began */
+    err[0] = 0;
     struct opp_model *m = load_calls(r->traces, r->n, "export sqlite", err, errlen);
     if (!m)
         return -1;
-    unlink(r->path); /* the empty temporary file: SQLite makes its own */
     return model_done(m, opp_export_sqlite(m, r->path, err, errlen), err, errlen);
 }
 

@@ -53,7 +53,9 @@ static void write_calls(const struct tb_ev *ev, size_t n, const struct tb_ev *mo
 /* What the consumer was handed. */
 struct seen {
     uint64_t begin, end, kids;
-    uint32_t seq, folded;
+    uint32_t seq, folded, nkids, fn, nargs;
+    uint64_t arg3; /* its fourth argument, or UINT64_MAX */
+    int args;      /* it came with its arguments */
     uint8_t flags;
 };
 
@@ -73,7 +75,17 @@ static void on_begin(void *ctx)
 
 static struct seen seen(const struct opp_pass_call *c)
 {
-    return (struct seen){c->begin, c->end, c->kids_ns, c->seq, c->folded, c->flags};
+    return (struct seen){.begin = c->begin,
+                         .end = c->end,
+                         .kids = c->kids_ns,
+                         .seq = c->seq,
+                         .folded = c->folded,
+                         .nkids = c->nkids,
+                         .fn = c->fn,
+                         .nargs = c->nargs,
+                         .arg3 = c->args && c->nargs > 3 ? c->args[3] : UINT64_MAX,
+                         .args = c->args != NULL,
+                         .flags = c->flags};
 }
 
 static int on_call(void *ctx, const struct opp_pass_call *c)
@@ -158,9 +170,19 @@ START_TEST(children_first_with_their_time)
     ck_assert_uint_eq(l.call[2].flags, OPP_PASS_LABEL);
     ck_assert_uint_eq(l.call[2].folded, OPP_PASS_NONE);
     seen_is(&l.call[3], 3, 600, 700, 0);
+    /* its two children before it; what it recorded, while call runs */
+    ck_assert_uint_eq(l.call[0].nkids, 0);
+    ck_assert_uint_eq(l.call[2].nkids, 2);
+    ck_assert_uint_eq(l.call[3].nkids, 0);
+    ck_assert_uint_eq(l.call[2].fn, F_TORCH);
+    ck_assert_uint_eq(l.call[2].nargs, 4);
+    ck_assert_uint_eq(l.call[2].arg3, 0);
+    ck_assert_uint_eq(l.call[0].fn, F_WORK);
+    ck_assert_uint_eq(l.call[0].nargs, 0);
     ck_assert_int_eq(l.ntop, 2);
     ck_assert_uint_eq(l.top[0].seq, 2);
     ck_assert_uint_eq(l.top[1].seq, 3);
+    ck_assert_int_eq(l.top[0].args, 0); /* the reader's, gone by then */
 }
 END_TEST
 
@@ -201,6 +223,10 @@ START_TEST(process_died_inside_calls)
     ck_assert_uint_eq(l.call[1].flags, OPP_PASS_OPEN);
     seen_is(&l.call[2], 1, 100, 900, 700);
     ck_assert_uint_eq(l.call[2].flags, OPP_PASS_OPEN | OPP_PASS_LABEL);
+    ck_assert_uint_eq(l.call[1].nkids, 1);
+    ck_assert_uint_eq(l.call[2].nkids, 1);
+    ck_assert_uint_eq(l.call[2].nargs, 4); /* kept with it until the end */
+    ck_assert_int_eq(l.call[2].args, 1);
     ck_assert_int_eq(l.ntop, 1);
     ck_assert_uint_eq(l.top[0].seq, 1);
     ck_assert_uint_eq(nopen, 2);
@@ -246,11 +272,17 @@ START_TEST(torch_same_name_fold)
     ck_assert_uint_eq(l.call[1].folded, OPP_PASS_NONE);
     seen_is(&l.call[2], 2, 100, 500, 100); /* the launch, its folded child's child */
     ck_assert_uint_eq(l.call[2].folded, 1);
+    ck_assert_uint_eq(l.call[2].nkids, 1); /* the one it folds */
+    ck_assert_uint_eq(l.call[2].arg3, 5);
     seen_is(&l.call[5], 5, 1000, 1500, 200);
     ck_assert_uint_eq(l.call[5].folded, OPP_PASS_NONE);
+    ck_assert_uint_eq(l.call[5].nkids, 2);
     seen_is(&l.call[6], 7, 2100, 3000, 0); /* died inside both: the inner folds */
     seen_is(&l.call[7], 6, 2000, 3000, 0);
     ck_assert_uint_eq(l.call[7].folded, 7);
+    ck_assert_uint_eq(l.call[6].arg3, 0);
+    ck_assert_uint_eq(l.call[7].arg3, 10);
+    ck_assert_uint_eq(l.call[7].nkids, 1);
     ck_assert_uint_eq(nopen, 1);
     ck_assert_int_eq(l.nowned, 2);
     ck_assert_uint_eq(l.owner_of[1], 0 + 1); /* the launch, by correlation id */
@@ -306,6 +338,11 @@ START_TEST(out_of_order_thread_kept_whole)
     seen_is(&l.call[1], 0, 1000, 2000, 300);
     seen_is(&l.call[2], 1, 2100, 2900, 0);
     seen_is(&l.call[3], 3, 3000, 4000, 0);
+    ck_assert_uint_eq(l.call[0].nkids, 0);
+    ck_assert_uint_eq(l.call[1].nkids, 1);
+    ck_assert_uint_eq(l.call[2].nkids, 0);
+    ck_assert_uint_eq(l.call[1].fn, F_WORK);
+    ck_assert_uint_eq(l.call[1].nargs, 0);
     ck_assert_int_eq(l.ntop, 3);
     ck_assert_uint_eq(l.top[0].seq, 0);
     ck_assert_uint_eq(l.top[1].seq, 1);
