@@ -726,7 +726,7 @@ static int s_call(void *ctx, const struct opp_pass_call *c)
         return rc;
     if (c->nkids > t->n - t->base)
         return s_fail(z, EPROTO); /* the pass promises its children */
-    struct pending *kids = t->v + (t->n - c->nkids);
+    struct pending *kids = c->nkids ? t->v + (t->n - c->nkids) : NULL; /* t->v: NULL until one waits */
     int64_t id = -1;
     for (uint32_t k = 0; k < c->nkids && c->folded != OPP_PASS_NONE; k++)
         if (kids[k].seq == c->folded)
