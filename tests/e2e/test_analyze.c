@@ -1,6 +1,7 @@
 /* `opprof analyze` end to end: 64 rank traces written here, one rank slowed,
  * analysed on Dask's local cluster and on a real dask-scheduler with two
- * dask-worker processes on 127.0.0.1 (the same answer); its per-rank table
+ * dask-worker processes on 127.0.0.1, started once for the suite (the
+ * same answer; the other cases use that cluster); its per-rank table
  * against `opprof report --by-rank`; a GPU run of the CUDA test double;
  * bad input. Without Debian's python3-dask, -distributed and -pandas the
  * suite is skipped, saying so. */
@@ -22,25 +23,73 @@
 enum { F_FORWARD, F_BACKWARD, F_ALLREDUCE, F_STEP_END, NF };
 
 static char *dir;
-static int dask_pids[3]; /* a cluster the test started: stopped whatever happens */
 
 static void setup(void) { dir = tu_tmpdir(); }
 static void teardown(void)
 {
-    for (int i = 0; i < 3; i++)
-        if (dask_pids[i] > 0) {
-            kill(dask_pids[i], SIGTERM);
-            tu_wait(dask_pids[i]);
-            dask_pids[i] = 0;
-        }
     tu_rmdir(dir);
     free(dir);
 }
 
-static void ask_dask(void)
+/* The suite's cluster: a dask-scheduler and two dask-worker processes on
+ * 127.0.0.1, started before the first case and stopped after the last
+ * whatever happens; its address, "" when Dask is missing or it did not
+ * start (the cases then fail saying so). */
+static struct {
+    char *dir;
+    int pids[3];
+    char address[256];
+} cluster;
+
+static void cluster_start(void)
 {
-    tu_python_has("dask, distributed, pandas");
+    if (!tu_python_has("dask, distributed, pandas"))
+        return;
+    cluster.dir = tu_tmpdir();
+    char *sf = tu_path(cluster.dir, "scheduler.json");
+    char *sched[] = {"/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port", "0",
+                     "--no-dashboard", "--scheduler-file", sf, NULL};
+    char *worker[] = {"/usr/bin/dask-worker", "--scheduler-file", sf, "--nthreads", "1",
+                      "--no-dashboard", "--host", "127.0.0.1", NULL};
+    cluster.pids[0] = tu_spawn(sched, NULL, NULL, NULL);
+    if (cluster.pids[0] > 0 && tu_wait_file(sf, 60000) == 0) {
+        cluster.pids[1] = tu_spawn(worker, NULL, NULL, NULL);
+        cluster.pids[2] = tu_spawn(worker, NULL, NULL, NULL);
+    }
+    for (int i = 0; i < 200 && !cluster.address[0]; i++) { /* the file is written, then filled */
+        char *json = tu_slurp(sf);
+        const char *a = json ? strstr(json, "\"address\": \"") : NULL;
+        if (a)
+            sscanf(a + 12, "%255[^\"]", cluster.address);
+        else
+            usleep(50000);
+        free(json);
+    }
+    free(sf);
 }
+
+static void cluster_stop(void)
+{
+    for (int i = 0; i < 3; i++)
+        if (cluster.pids[i] > 0) {
+            kill(cluster.pids[i], SIGTERM);
+            tu_wait(cluster.pids[i]);
+        }
+    if (cluster.dir) {
+        tu_rmdir(cluster.dir);
+        free(cluster.dir);
+    }
+    memset(&cluster, 0, sizeof cluster);
+}
+
+/* The cluster's address, for --scheduler. */
+static const char *on_cluster(void)
+{
+    ck_assert_msg(!strncmp(cluster.address, "tcp://127.0.0.1:", 16),
+                  "the suite's dask-scheduler did not start (address '%s')", cluster.address);
+    return cluster.address;
+}
+#define SCHEDULER "--scheduler", (char *)on_cluster()
 
 static int have_dask(void)
 {
@@ -156,7 +205,7 @@ START_TEST(straggler_and_its_operator)
                             63 * 1000.0 + 3000.0, 0.01);
     free(out), free(err);
     /* without steps: the ranks' CPU time says the same */
-    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 0);
     ck_assert_ptr_nonnull(strstr(out, "64 traces, 64 ranks\n"));
     ck_assert_ptr_nonnull(strstr(out, "straggler: rank 17, 5.510ms (1.57x the median)\n"));
     ck_assert_ptr_nonnull(strstr(out, "    forward                                      3.000ms here, "
@@ -186,7 +235,7 @@ START_TEST(names_shown_escaped)
         tb_end(&b);
     }
     char *out, *err;
-    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "1", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 0);
     /* 26 characters, padded to 48 like any other name */
     ck_assert_msg(strstr(out, "\nfwd\\x1b]0;x\\x07\\nrow\\u009b                      "
                               "          2        2.000us"),
@@ -232,7 +281,7 @@ START_TEST(per_rank_equals_report_by_rank)
         return;
     write_ranks();
     char *out, *err;
-    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", "--format", "json", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, "--format", "json", NULL), 0);
     char *argv[8 + RANKS] = {(char *)tu_tool("opprof"), "report", "--by-rank", "-f", "json"};
     int n = 5;
     char paths[RANKS][4200];
@@ -261,7 +310,7 @@ START_TEST(one_trace_many_ranks)
                    NULL};
     ck_assert_int_eq(tu_code(tu_run(run, NULL, NULL, NULL)), 0);
     char *out, *err;
-    ck_assert_int_eq(analyze(&out, &err, trace, "--workers", "1", "--format", "json", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, trace, SCHEDULER, "--format", "json", NULL), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"ranks\": [0, 1, 2]"));
     char *br[] = {(char *)tu_tool("opprof"), "report", trace, "--by-rank", "-f", "json", "--limit",
                   "1000", NULL};
@@ -281,7 +330,7 @@ START_TEST(unranked_traces_named)
     for (int r = SLOW - 2; r <= SLOW; r++)
         write_trace(r, 0);
     char *out, *err, want[16384];
-    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "2", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 0);
     snprintf(want, sizeof want,
              "3 traces, 3 ranks\n"
              "3 ranks numbered in file order (no process of their traces had a rank variable; "
@@ -299,14 +348,14 @@ START_TEST(unranked_traces_named)
     free(out), free(err);
     char one[4200];
     snprintf(one, sizeof one, "%s/one17.trace", dir);
-    ck_assert_int_eq(analyze(&out, &err, one, "--workers", "1", "--format", "json", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, one, SCHEDULER, "--format", "json", NULL), 0);
     ck_assert_msg(strstr(out, "\"traces\": 1, \"ranks\": [0], ") != NULL, "%s", out);
     snprintf(want, sizeof want,
              "\"unranked\": {\"0\": {\"trace\": \"%s\", \"host\": \"h17\", \"pid\": 1017}}}",
              one);
     ck_assert_msg(strstr(out, want) != NULL, "%s", out);
     free(out), free(err);
-    ck_assert_int_eq(analyze(&out, &err, one, "--workers", "1", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, one, SCHEDULER, NULL), 0);
     const char *single = "1 trace, 1 rank\n1 rank numbered in file order (no process of its "
                          "trace had a rank variable; ";
     ck_assert_msg(!strncmp(out, single, strlen(single)), "%s", out);
@@ -314,44 +363,20 @@ START_TEST(unranked_traces_named)
 }
 END_TEST
 
-/* The same analysis through a dask-scheduler and two dask-worker processes
- * started here on 127.0.0.1: the same JSON as on the local cluster. */
+/* The same analysis through the suite's dask-scheduler and its two
+ * dask-worker processes: the same JSON as on the local cluster. */
 START_TEST(same_answer_on_a_cluster)
 {
     if (!have_dask())
         return;
     write_ranks();
-    char *local, *err;
+    char *local, *remote, *err;
     ck_assert_int_eq(analyze(&local, &err, dir, "--workers", "2", "--format", "json", NULL), 0);
     free(err);
-    char *sf = tu_path(dir, "scheduler.json");
-    char *sched[] = {"/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port", "0",
-                     "--no-dashboard", "--scheduler-file", sf, NULL};
-    int s = tu_spawn(sched, NULL, NULL, NULL);
-    ck_assert_int_gt(s, 0);
-    dask_pids[0] = s;
-    ck_assert_int_eq(tu_wait_file(sf, 60000), 0);
-    char *worker[] = {"/usr/bin/dask-worker", "--scheduler-file", sf, "--nthreads", "1",
-                      "--no-dashboard", "--host", "127.0.0.1", NULL};
-    int w1 = tu_spawn(worker, NULL, NULL, NULL), w2 = tu_spawn(worker, NULL, NULL, NULL);
-    dask_pids[1] = w1, dask_pids[2] = w2;
-    ck_assert(w1 > 0 && w2 > 0);
-    char *addr_json = NULL, addr[256] = "";
-    for (int i = 0; i < 200 && !addr[0]; i++) { /* the file is written, then filled */
-        free(addr_json);
-        addr_json = tu_slurp(sf);
-        const char *a = addr_json ? strstr(addr_json, "\"address\": \"") : NULL;
-        if (a)
-            sscanf(a + 12, "%255[^\"]", addr);
-        else
-            usleep(50000);
-    }
-    ck_assert_msg(!strncmp(addr, "tcp://127.0.0.1:", 16), "scheduler address '%s'", addr);
-    char *remote;
-    int code = analyze(&remote, &err, dir, "--scheduler", addr, "--format", "json", NULL);
+    int code = analyze(&remote, &err, dir, SCHEDULER, "--format", "json", NULL);
     ck_assert_msg(code == 0, "%s", err);
     ck_assert_str_eq(remote, local);
-    free(remote), free(local), free(err), free(addr_json), free(sf);
+    free(remote), free(local), free(err);
 }
 END_TEST
 
@@ -376,7 +401,7 @@ START_TEST(gpu_time_per_rank)
     char *argv[] = {(char *)tu_build("tests/double/gpu_app"), NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env_list(&te, trace, vars), NULL, NULL)), 0);
     char *out, *err;
-    ck_assert_int_eq(analyze(&out, &err, trace, "--workers", "1", "--format", "json", NULL), 0);
+    ck_assert_int_eq(analyze(&out, &err, trace, SCHEDULER, "--format", "json", NULL), 0);
     const char *g = strstr(out, "\"gpu\": [{\"rank\": 0, ");
     ck_assert_msg(g != NULL, "%s%s", out, err);
     /* kernels 10 + 11 + 12 us and 3 x 2 us; two 65,536 ns copies */
@@ -408,7 +433,7 @@ START_TEST(bad_input)
     FILE *f = fopen(junk, "w");
     fputs("not a trace\n", f);
     fclose(f);
-    ck_assert_int_eq(analyze(&out, &err, junk, "--workers", "1", NULL), 1);
+    ck_assert_int_eq(analyze(&out, &err, junk, SCHEDULER, NULL), 1);
     ck_assert_int_eq(tu_count_lines(err, "opprof analyze: "), 1);
     ck_assert_ptr_nonnull(strstr(err, "not an opprof trace"));
     free(out), free(err);
@@ -422,7 +447,7 @@ Suite *suite_analyze(void)
 {
     Suite *s = suite_create("analyze");
     TCase *tc = tcase_create("dask");
-    tcase_add_unchecked_fixture(tc, ask_dask, NULL);
+    tcase_add_unchecked_fixture(tc, cluster_start, cluster_stop);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, straggler_and_its_operator);
