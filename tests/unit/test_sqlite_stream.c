@@ -13,10 +13,12 @@
 #include <sqlite3.h>
 #endif
 
+#include "analysis/gpu_join.h"
 #include "analysis/model.h"
 #include "exports/export.h"
 #include "gpu.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 #include "tracebuild.h"
 
 TU_TRACE_FIXTURE
@@ -199,12 +201,50 @@ START_TEST(cpu_free_takes_its_allocation_size)
     free(db);
 }
 END_TEST
+
+/* A call its process died inside folds its only child of its name, whose
+ * launch owns a kernel: which call owns it the join cannot tell as the
+ * trace streams, so the streamed export refuses the trace (1, saying
+ * why) and `opprof export sqlite` writes the loaded model's database. */
+START_TEST(refused_trace_exported_loaded)
+{
+    const struct tb_ev ev[] = {TB_CALL(F_LAUNCH, 200, 300, 2, TB_API(101, 211)),
+                               TB_CALL(F_TORCH, 150, 450, 1, TB_TORCH(S_MM, 6))};
+    const struct tb_ev open[] = {TB_OPEN(F_TORCH, 100, 500, 0, TB_TORCH(S_MM, 5))};
+    struct tb b;
+    tb_open_python(&b, trace, &PY);
+    tb_put_events(&b, 0, ev, 2);
+    tb_put_events(&b, 0, open, 1);
+    tb_python_strings(&b, &PY);
+    tb_kernel(&b, .name = S_GEMM, .start = 1000, .end = 1100, .stream = 7, .corr = 101);
+    tb_gpu_chunk(&b);
+    tb_process_end(&b, 0, OPP_END_LOST, 900);
+    tb_end(&b);
+    char *db = tu_path(dir, "s.sqlite"), err[512] = "";
+    ck_assert_int_eq(opp_export_sqlite_traces((const char *[]){trace}, 1, db, err, sizeof err), 1);
+    ck_assert_str_eq(err, OPP_GPU_JOIN_UNTOLD);
+    free(db);
+    db = tu_path(dir, "c.sqlite");
+    char *out, *e;
+    char *argv[] = {"export", "sqlite", trace, "-o", db, NULL};
+    ck_assert_int_eq(tu_call(cmd_export, argv, dir, &out, &e), 0);
+    ck_assert_str_eq(out, "");
+    ck_assert_str_eq(e, "");
+    /* the open mm, its folded child's launch its child, the kernel the launch's */
+    query_is(db, ROWS, "0:-1:100:700:0:1 1:0:200:100:2:0");
+    query_is(db, "SELECT group_concat(end_ns, ' ') FROM cpu_ops", "900 300");
+    query_is(db, "SELECT group_concat(id || ':' || cpu_op_id, ' ') FROM gpu_ops", "0:1");
+    same_as_loaded(db);
+    free(out), free(e), free(db);
+}
+END_TEST
 #else
 TU_SKIPPED(nested_calls_parents, TU_NO_SQLITE)
 TU_SKIPPED(process_died_inside, TU_NO_SQLITE)
 TU_SKIPPED(torch_fold_takes_the_child_id, TU_NO_SQLITE)
 TU_SKIPPED(thread_read_again_whole, TU_NO_SQLITE)
 TU_SKIPPED(cpu_free_takes_its_allocation_size, TU_NO_SQLITE)
+TU_SKIPPED(refused_trace_exported_loaded, TU_NO_SQLITE)
 #endif
 
 Suite *suite_sqlite_stream(void)
@@ -217,6 +257,7 @@ Suite *suite_sqlite_stream(void)
     tcase_add_test(tc, torch_fold_takes_the_child_id);
     tcase_add_test(tc, thread_read_again_whole);
     tcase_add_test(tc, cpu_free_takes_its_allocation_size);
+    tcase_add_test(tc, refused_trace_exported_loaded);
     suite_add_tcase(s, tc);
     return s;
 }
