@@ -123,6 +123,16 @@ char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *
         fclose(f);                                                                                 \
     } while (0)
 
+/* A test of what this build lacks (why: "built without libsqlite3-dev"),
+ * which says it is skipped. For Check tests (needs check.h, stdio.h). */
+#define TU_SKIPPED(name, why)                                                                      \
+    START_TEST(name)                                                                               \
+    {                                                                                              \
+        fprintf(stderr, "SKIP %s: %s\n", #name, (why));                                            \
+    }                                                                                              \
+    END_TEST
+#define TU_NO_SQLITE "this opprof was built without SQLite (libsqlite3-dev)"
+
 /* Trace helpers for end-to-end suites. */
 struct opp_model;
 struct opp_model *tu_load(const char *path); /* NULL and a message on failure */

@@ -346,3 +346,32 @@ void tb_set_version(const char *path, uint32_t v)
     ck_assert_int_eq(fclose(f), 0);
     free(data);
 }
+
+void tb_open_python(struct tb *b, const char *path, const struct tb_python *py)
+{
+    tb_open(b, path);
+    tb_process(b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/python3");
+    tb_put_funcs(b, py->funcs, py->nfuncs);
+    tb_thread(b, 10, "main");
+}
+
+void tb_python_strings(struct tb *b, const struct tb_python *py)
+{
+    for (uint32_t i = 0; py->strings && py->strings[i]; i++)
+        tb_string(b, OPP_STR_PRELOAD + i, py->strings[i]);
+}
+
+void tb_python_calls(const char *path, const struct tb_python *py, const struct tb_ev *ev, size_t n,
+                     const struct tb_ev *more, size_t nmore, uint64_t end_ns)
+{
+    struct tb b;
+    tb_open_python(&b, path, py);
+    tb_put_events(&b, 0, ev, n);
+    if (nmore)
+        tb_put_events(&b, 0, more, nmore);
+    tb_python_strings(&b, py);
+    if (end_ns)
+        tb_process_end(&b, 0, OPP_END_LOST, end_ns);
+    tb_end(&b);
+}

@@ -176,4 +176,37 @@ void tb_gpu_chunk(struct tb *b);
 /* A GPU chunk whose payload (u32 count, records) was encoded elsewhere. */
 void tb_gpu_payload(struct tb *b, const void *payload, uint32_t size);
 
+/* ---- one Python process, as the suites of the one pass write it ---- */
+
+/* Rows of struct opp_func_desc: torch's operators (with external ids),
+ * the CUDA runtime's launch. */
+/* clang-format off */
+#define TB_FN_TORCH {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"}
+#define TB_FN_LAUNCH {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"}
+/* clang-format on */
+/* Their calls' arguments: a torch operator named name (a string id) with
+ * external id ext; a user's label (record_function) named name; a CUDA
+ * runtime call with correlation id corr and callback id cbid. */
+#define TB_TORCH(name, ext) (name), OPP_TORCH_SCOPE_FUNCTION, 0, (ext)
+#define TB_LABEL(name) (name), OPP_TORCH_SCOPE_USER, 0, 0
+#define TB_API(corr, cbid) 0, (corr), (cbid)
+
+/* The process's entry points funcs[0..nfuncs) and strings (ids
+ * OPP_STR_PRELOAD on, NULL-terminated; NULL: none). */
+struct tb_python {
+    const struct opp_func_desc *funcs;
+    uint32_t nfuncs;
+    const char *const *strings;
+};
+/* tb_open, then process 0 (pid 10, /usr/bin/python3) with py's entry
+ * points, the next events on its thread 10 "main". */
+void tb_open_python(struct tb *b, const char *path, const struct tb_python *py);
+/* py's strings. */
+void tb_python_strings(struct tb *b, const struct tb_python *py);
+/* A whole trace of it at path: its calls ev[0..n) in one chunk, then
+ * more[0..nmore) in one of their own (nmore 0: none), py's strings;
+ * killed at end_ns unless 0. */
+void tb_python_calls(const char *path, const struct tb_python *py, const struct tb_ev *ev, size_t n,
+                     const struct tb_ev *more, size_t nmore, uint64_t end_ns);
+
 #endif

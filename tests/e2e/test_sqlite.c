@@ -163,15 +163,9 @@ START_TEST(bad_input)
 }
 END_TEST
 #else
-START_TEST(totals_match_report)
-{
-    fprintf(stderr, "sqlite: skipped (this opprof was built without libsqlite3-dev)\n");
-}
-END_TEST
-START_TEST(bad_input) {}
-END_TEST
-START_TEST(steps_match_report) {}
-END_TEST
+TU_SKIPPED(totals_match_report, TU_NO_SQLITE)
+TU_SKIPPED(steps_match_report, TU_NO_SQLITE)
+TU_SKIPPED(bad_input, TU_NO_SQLITE)
 #endif
 
 Suite *suite_sqlite(void)

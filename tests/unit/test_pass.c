@@ -17,38 +17,17 @@ TU_TRACE_FIXTURE
 
 enum { F_TORCH, F_LAUNCH, F_WORK, F_NVTX, NF };
 enum { S_MM = OPP_STR_PRELOAD, S_STEP, S_RANGE, S_GEMM };
-#define TORCH(name, ext) (name), OPP_TORCH_SCOPE_FUNCTION, 0, (ext)
-#define LABEL(name) (name), OPP_TORCH_SCOPE_USER, 0, 0
-#define API(corr) 0, (corr), 211
 
 static const struct opp_func_desc FUNCS[NF] = {
-    [F_TORCH] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"},
-    [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+    [F_TORCH] = TB_FN_TORCH,
+    [F_LAUNCH] = TB_FN_LAUNCH,
     [F_WORK] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
     [F_NVTX] = {OPP_OP_NVTX, 0, "nvtx", "nvtx_range"},
 };
 
-/* A trace of process 0 (pid 10), thread 10, with events ev[0..n) in one
- * chunk, then chunk more; killed at end_ns when end_ns is not 0. */
-static void write_calls(const struct tb_ev *ev, size_t n, const struct tb_ev *more, size_t nmore,
-                        uint64_t end_ns)
-{
-    struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-               .exe = "/usr/bin/python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    tb_thread(&b, 10, "main");
-    tb_put_events(&b, 0, ev, n);
-    if (nmore)
-        tb_put_events(&b, 0, more, nmore);
-    tb_string(&b, S_MM, "aten::mm");
-    tb_string(&b, S_STEP, "train_step");
-    tb_string(&b, S_RANGE, "range");
-    if (end_ns)
-        tb_process_end(&b, 0, OPP_END_LOST, end_ns);
-    tb_end(&b);
-}
+/* Its entry points, and the strings S_MM on. */
+static const struct tb_python PY = {
+    FUNCS, NF, (const char *const[]){"aten::mm", "train_step", "range", "gemm", NULL}};
 
 /* What the consumer was handed. */
 struct seen {
@@ -157,9 +136,9 @@ static void seen_is(const struct seen *s, uint32_t seq, uint64_t begin, uint64_t
 START_TEST(children_first_with_their_time)
 {
     const struct tb_ev ev[] = {TB_CALL(F_WORK, 100, 200, 1), TB_CALL(F_WORK, 300, 450, 1),
-                               TB_CALL(F_TORCH, 50, 500, 0, LABEL(S_STEP)),
+                               TB_CALL(F_TORCH, 50, 500, 0, TB_LABEL(S_STEP)),
                                TB_CALL(F_WORK, 600, 700, 0)};
-    write_calls(ev, 4, NULL, 0, 0);
+    tb_python_calls(trace, &PY, ev, 4, NULL, 0, 0);
     struct log l;
     run_pass(&l, NULL);
     ck_assert_int_eq(l.begins, 1);
@@ -192,7 +171,7 @@ START_TEST(nvtx_range_recorded_at_its_end)
 {
     const struct tb_ev ev[] = {TB_CALL(F_WORK, 10, 20, 0), TB_CALL(F_WORK, 30, 40, 0),
                                TB_CALL(F_NVTX, 5, 50, 0, S_RANGE), TB_CALL(F_WORK, 60, 70, 0)};
-    write_calls(ev, 4, NULL, 0, 0);
+    tb_python_calls(trace, &PY, ev, 4, NULL, 0, 0);
     struct log l;
     run_pass(&l, NULL);
     ck_assert_int_eq(l.begins, 1); /* nested as they came: one read */
@@ -210,9 +189,9 @@ END_TEST
 START_TEST(process_died_inside_calls)
 {
     const struct tb_ev ev[] = {TB_CALL(F_WORK, 300, 400, 2)};
-    const struct tb_ev open[] = {TB_OPEN(F_TORCH, 100, 450, 0, LABEL(S_STEP)),
+    const struct tb_ev open[] = {TB_OPEN(F_TORCH, 100, 450, 0, TB_LABEL(S_STEP)),
                                  TB_OPEN(F_WORK, 200, 450, 1)};
-    write_calls(ev, 1, open, 2, 900);
+    tb_python_calls(trace, &PY, ev, 1, open, 2, 900);
     struct log l;
     uint64_t nopen;
     run_pass(&l, &nopen);
@@ -239,24 +218,19 @@ END_TEST
  * the calls a process died inside are counted less the folded one. */
 START_TEST(torch_same_name_fold)
 {
-    const struct tb_ev ev[] = {TB_CALL(F_LAUNCH, 200, 300, 2, API(101)),
-                               TB_CALL(F_TORCH, 150, 450, 1, TORCH(S_MM, 6)),
-                               TB_CALL(F_TORCH, 100, 500, 0, TORCH(S_MM, 5)),
-                               TB_CALL(F_TORCH, 1100, 1200, 1, TORCH(S_MM, 7)),
-                               TB_CALL(F_TORCH, 1300, 1400, 1, TORCH(S_MM, 8)),
-                               TB_CALL(F_TORCH, 1000, 1500, 0, TORCH(S_MM, 9))};
-    const struct tb_ev open[] = {TB_OPEN(F_TORCH, 2000, 2000, 0, TORCH(S_MM, 10)),
-                                 TB_OPEN(F_TORCH, 2100, 2100, 1, TORCH(S_MM, 0))};
+    const struct tb_ev ev[] = {TB_CALL(F_LAUNCH, 200, 300, 2, TB_API(101, 211)),
+                               TB_CALL(F_TORCH, 150, 450, 1, TB_TORCH(S_MM, 6)),
+                               TB_CALL(F_TORCH, 100, 500, 0, TB_TORCH(S_MM, 5)),
+                               TB_CALL(F_TORCH, 1100, 1200, 1, TB_TORCH(S_MM, 7)),
+                               TB_CALL(F_TORCH, 1300, 1400, 1, TB_TORCH(S_MM, 8)),
+                               TB_CALL(F_TORCH, 1000, 1500, 0, TB_TORCH(S_MM, 9))};
+    const struct tb_ev open[] = {TB_OPEN(F_TORCH, 2000, 2000, 0, TB_TORCH(S_MM, 10)),
+                                 TB_OPEN(F_TORCH, 2100, 2100, 1, TB_TORCH(S_MM, 0))};
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-               .exe = "/usr/bin/python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    tb_thread(&b, 10, "main");
+    tb_open_python(&b, trace, &PY);
     tb_put_events(&b, 0, ev, 6);
     tb_put_events(&b, 0, open, 2);
-    tb_string(&b, S_MM, "aten::mm");
-    tb_string(&b, S_GEMM, "gemm");
+    tb_python_strings(&b, &PY);
     tb_kernel(&b, .name = S_GEMM, .start = 1000, .end = 1100, .stream = 7, .corr = 101);
     tb_kernel(&b, .name = S_GEMM, .start = 2000, .end = 2010, .stream = 7, .corr = 201);
     tb_extcorr(&b, OPP_EXTCORR_KIND, 6, 201);
@@ -295,14 +269,10 @@ END_TEST
 START_TEST(late_gpu_records_joined)
 {
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-               .exe = "/usr/bin/python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    tb_thread(&b, 10, "main");
-    tb_events(&b, TB_CALL(F_LAUNCH, 100, 200, 1, API(101)),
-              TB_CALL(F_TORCH, 50, 300, 0, TORCH(S_MM, 0)),
-              TB_CALL(F_LAUNCH, 400, 500, 0, API(102)));
+    tb_open_python(&b, trace, &PY);
+    tb_events(&b, TB_CALL(F_LAUNCH, 100, 200, 1, TB_API(101, 211)),
+              TB_CALL(F_TORCH, 50, 300, 0, TB_TORCH(S_MM, 0)),
+              TB_CALL(F_LAUNCH, 400, 500, 0, TB_API(102, 211)));
     tb_string(&b, S_MM, "aten::mm");
     tb_process_end(&b, 0, OPP_END_EXITED, 600);
     tb_at(&b, 0, 10);
@@ -329,7 +299,7 @@ START_TEST(out_of_order_thread_kept_whole)
 {
     const struct tb_ev ev[] = {TB_CALL(F_WORK, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0)};
     const struct tb_ev late[] = {TB_CALL(F_WORK, 1200, 1500, 1), TB_CALL(F_WORK, 3000, 4000, 0)};
-    write_calls(ev, 2, late, 2, 0);
+    tb_python_calls(trace, &PY, ev, 2, late, 2, 0);
     struct log l;
     run_pass(&l, NULL);
     ck_assert_int_eq(l.begins, 2);

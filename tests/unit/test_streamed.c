@@ -25,13 +25,10 @@ TU_TRACE_FIXTURE
 
 enum { F_TORCH, F_LAUNCH, F_SYNC, NF };
 enum { S_MM = OPP_STR_PRELOAD, S_STEP, S_GEMM, S_RELU };
-#define TORCH(name, ext) (name), OPP_TORCH_SCOPE_FUNCTION, 0, (ext)
-#define LABEL(name) (name), OPP_TORCH_SCOPE_USER, 0, 0
-#define API(corr, cbid) 0, (corr), (cbid)
 
 static const struct opp_func_desc FUNCS[NF] = {
-    [F_TORCH] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"},
-    [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+    [F_TORCH] = TB_FN_TORCH,
+    [F_LAUNCH] = TB_FN_LAUNCH,
     [F_SYNC] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaDeviceSynchronize"},
 };
 
@@ -60,14 +57,14 @@ static void write_trace(void)
                .exe = "/usr/bin/python3", .argv = {"python3", "train.py"});
     tb_put_funcs(&b, FUNCS, NF);
     tb_thread(&b, 10, "main");
-    tb_events(&b, TB_CALL(F_LAUNCH, 1200, 1300, 3, API(101, 211)),
-              TB_CALL(F_TORCH, 1150, 1450, 2, TORCH(S_MM, 6)),
-              TB_CALL(F_TORCH, 1100, 1500, 1, TORCH(S_MM, 5)),
-              TB_CALL(F_SYNC, 1600, 1900, 1, API(102, 165)),
-              TB_CALL(F_TORCH, 1000, 2000, 0, LABEL(S_STEP)),
-              TB_CALL(F_LAUNCH, 3200, 3300, 2, API(103, 211)),
-              TB_CALL(F_TORCH, 3100, 3500, 1, TORCH(S_MM, 7)),
-              TB_CALL(F_TORCH, 3000, 4000, 0, LABEL(S_STEP)));
+    tb_events(&b, TB_CALL(F_LAUNCH, 1200, 1300, 3, TB_API(101, 211)),
+              TB_CALL(F_TORCH, 1150, 1450, 2, TB_TORCH(S_MM, 6)),
+              TB_CALL(F_TORCH, 1100, 1500, 1, TB_TORCH(S_MM, 5)),
+              TB_CALL(F_SYNC, 1600, 1900, 1, TB_API(102, 165)),
+              TB_CALL(F_TORCH, 1000, 2000, 0, TB_LABEL(S_STEP)),
+              TB_CALL(F_LAUNCH, 3200, 3300, 2, TB_API(103, 211)),
+              TB_CALL(F_TORCH, 3100, 3500, 1, TB_TORCH(S_MM, 7)),
+              TB_CALL(F_TORCH, 3000, 4000, 0, TB_LABEL(S_STEP)));
     tb_string(&b, S_MM, "aten::mm");
     tb_string(&b, S_STEP, "train_step");
     tb_process_end(&b, 0, OPP_END_EXITED, 6000);
@@ -79,9 +76,9 @@ static void write_trace(void)
     tb_string(&b, S_STEP, "train_step");
     tb_string(&b, S_GEMM, "gemm");
     tb_thread(&b, 11, "main");
-    tb_events(&b, TB_CALL(F_LAUNCH, 300, 400, 2, API(301, 211)),
-              TB_OPEN(F_TORCH, 100, 900, 0, LABEL(S_STEP)),
-              TB_OPEN(F_TORCH, 200, 900, 1, TORCH(S_MM, 8)));
+    tb_events(&b, TB_CALL(F_LAUNCH, 300, 400, 2, TB_API(301, 211)),
+              TB_OPEN(F_TORCH, 100, 900, 0, TB_LABEL(S_STEP)),
+              TB_OPEN(F_TORCH, 200, 900, 1, TB_TORCH(S_MM, 8)));
     tb_kernel(&b, .name = S_GEMM, .start = 500, .end = 600, .stream = 7, .corr = 301);
     tb_kernel(&b, .name = S_GEMM, .start = 700, .end = 760, .stream = 7, .corr = 302);
     tb_extcorr(&b, OPP_EXTCORR_KIND, 8, 302);
@@ -163,8 +160,8 @@ START_TEST(join_owners)
     ck_assert_int_eq(opp_gpu_join_extcorr(j, 0, &x6), 0);
     ck_assert_int_eq(opp_gpu_join_extcorr(j, 0, &x5), 0);
 
-    const uint64_t launch101[] = {API(101, 211)}, launch300[] = {API(300, 211)},
-                   mm6[] = {TORCH(S_MM, 6)}, mm5[] = {TORCH(S_MM, 5)};
+    const uint64_t launch101[] = {TB_API(101, 211)}, launch300[] = {TB_API(300, 211)},
+                   mm6[] = {TB_TORCH(S_MM, 6)}, mm5[] = {TB_TORCH(S_MM, 5)};
     join_call(j, 0, OPP_OP_CUDA_API, launch101, 3, 1200, 1300, 0, 2, 0, 100);
     join_call(j, 0, torch, mm6, 4, 1150, 1450, 1, 1, 0, 101);
     join_call(j, 0, torch, mm5, 4, 1100, 1500, 2, 0, 0, 102);
@@ -201,7 +198,7 @@ START_TEST(join_open_calls_fold)
     x.f[OPP_GF_X_KIND] = OPP_EXTCORR_KIND, x.f[OPP_GF_X_EXTERNAL] = 9;
     x.f[OPP_GF_X_CORRELATION] = 401;
     ck_assert_int_eq(opp_gpu_join_extcorr(j, 0, &x), 0);
-    const uint64_t outer[] = {TORCH(S_MM, 8)}, inner[] = {TORCH(S_MM, 9)};
+    const uint64_t outer[] = {TB_TORCH(S_MM, 8)}, inner[] = {TB_TORCH(S_MM, 9)};
     join_call(j, 0, torch, outer, 4, 100, 900, 0, 0, 1, 200);
     join_call(j, 0, torch, inner, 4, 200, 900, 1, 1, 1, 201);
     struct joined got = {0};
@@ -468,13 +465,9 @@ END_TEST
 START_TEST(step_stream_out_of_order)
 {
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-               .exe = "/usr/bin/python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    tb_thread(&b, 10, "main");
-    tb_events(&b, TB_CALL(F_SYNC, 500, 900, 0, API(1, 165)));
-    tb_events(&b, TB_CALL(F_SYNC, 100, 300, 0, API(2, 165)));
+    tb_open_python(&b, trace, &(struct tb_python){FUNCS, NF, NULL});
+    tb_events(&b, TB_CALL(F_SYNC, 500, 900, 0, TB_API(1, 165)));
+    tb_events(&b, TB_CALL(F_SYNC, 100, 300, 0, TB_API(2, 165)));
     tb_end(&b);
     char err[512] = "", what[OPP_NAME_MAX + 64];
     enum opp_stream_refused why = OPP_STREAM_ERROR;
