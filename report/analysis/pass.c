@@ -32,6 +32,10 @@ struct pthread {
     int whole;
     struct opp_pass_call *all;
     size_t nall, all_cap;
+    /* the arguments of the calls kept (open, all): each one's offset in argv */
+    size_t *open_off, open_off_cap, *all_off, all_off_cap;
+    uint64_t *argv;
+    size_t nargv, argv_cap;
 };
 
 struct opp_pass {
@@ -105,6 +109,24 @@ static int grow(void **arr, size_t *cap, size_t need, size_t sz)
     return opp_loader_grow(arr, cap, need, sz);
 }
 
+/* Call x kept until the read's end (its process died inside it, or its
+ * thread is kept whole) as (*arr)[(*n)++], its arguments copied: 0 or 1
+ * (out of memory). */
+static int keep(struct opp_pass *p, struct pthread *t, struct opp_pass_call **arr, size_t *n,
+                size_t *cap, size_t **off, size_t *off_cap, const struct opp_pass_call *x)
+{
+    if (grow((void **)arr, cap, *n + 1, sizeof **arr) ||
+        grow((void **)off, off_cap, *n + 1, sizeof **off) ||
+        grow((void **)&t->argv, &t->argv_cap, t->nargv + x->nargs + 1, sizeof *t->argv))
+        return fail(p, ENOMEM);
+    (*off)[*n] = t->nargv;
+    if (x->nargs)
+        memcpy(t->argv + t->nargv, x->args, x->nargs * sizeof *x->args);
+    t->nargv += x->nargs;
+    (*arr)[(*n)++] = *x;
+    return 0;
+}
+
 /* Nothing of ours runs on the thread: the calls no NVTX range still to
  * come can enclose are top-level. */
 static void settle(struct opp_pass *p, struct pthread *t, int all)
@@ -137,9 +159,11 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     t->last_end = x->end;
     uint64_t kids = 0;
     unsigned counted = 0;
+    uint32_t nkids = 0;
     struct opp_pass_call only = {0};
     while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
         const struct opp_pass_call *c = &t->s[--t->n];
+        nkids++;
         /* ties thread_tree.c decides by depth: the shallower encloses */
         if (c->depth <= x->depth &&
             (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
@@ -156,6 +180,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     if (t->n > t->base && t->s[t->n - 1].end > x->begin)
         return whole(p, t);
     x->kids_ns = kids;
+    x->nkids = nkids;
     x->folded = OPP_PASS_NONE;
     /* torch's folding: the child is removed, its children the parent's */
     if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
@@ -168,7 +193,9 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
         return 1;
     if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
         return fail(p, ENOMEM);
-    t->s[t->n++] = *x;
+    t->s[t->n] = *x;
+    t->s[t->n].args = NULL; /* the reader's, gone after call */
+    t->s[t->n++].nargs = 0;
     if (x->depth == 0)
         settle(p, t, 0);
     return p->failed || p->cannot;
@@ -203,7 +230,10 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
                               .kind = kind,
                               .scope = -1,
                               .depth = (uint16_t)e->depth,
-                              .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0};
+                              .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0,
+                              .fn = e->fn,
+                              .nargs = e->nargs,
+                              .args = e->args};
     if (p->join) {
         int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, 0);
         if (rc > 0)
@@ -217,18 +247,10 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     x.scope = opp_op_torch_scope(kind, e->args, e->nargs);
     if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
         x.flags |= OPP_PASS_LABEL;
-    if (t->whole) {
-        if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all))
-            return fail(p, ENOMEM);
-        t->all[t->nall++] = x;
-        return 0;
-    }
-    if (x.flags & OPP_PASS_OPEN) {
-        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open))
-            return fail(p, ENOMEM);
-        t->open[t->nopen++] = x;
-        return 0;
-    }
+    if (t->whole)
+        return keep(p, t, &t->all, &t->nall, &t->all_cap, &t->all_off, &t->all_off_cap, &x);
+    if (x.flags & OPP_PASS_OPEN)
+        return keep(p, t, &t->open, &t->nopen, &t->open_cap, &t->open_off, &t->open_off_cap, &x);
     if (t->nopen)
         return whole(p, t);
     return arrive(p, t, &x);
@@ -374,14 +396,21 @@ static int memory_instant(const struct opp_event *c, void *ctx)
     return !opp_fold_counts(t->all[c->args].kind);
 }
 
-/* Call k of a thread kept whole, with kids its children's time. */
-static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids)
+/* Call k of a thread kept whole, with kids its children's time, nkids
+ * its children. */
+static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids,
+                     uint32_t nkids)
 {
     struct opp_pass_call *x = &t->all[k];
     x->kids_ns = kids;
+    x->nkids = nkids;
+    x->args = t->argv + t->all_off[k];
     x->folded = OPP_PASS_NONE; /* those folded are gone */
     p->open += (x->flags & OPP_PASS_OPEN) != 0;
-    return p->c->call ? check(p, p->c->call(p->c->ctx, x), 0) : 0;
+    int rc = p->c->call ? check(p, p->c->call(p->c->ctx, x), 0) : 0;
+    x->args = NULL; /* top sees none */
+    x->nargs = 0;
+    return rc;
 }
 
 /* A thread kept whole, at the read's end: its tree built and folded as
@@ -393,7 +422,8 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
     struct opp_event *ev = calloc(n ? n : 1, sizeof *ev);
     uint64_t *kids = calloc(n ? n : 1, sizeof *kids);
     uint32_t *path = malloc((n ? n : 1) * sizeof *path);
-    int rc = ev && kids && path ? 0 : -ENOMEM;
+    uint32_t *nkids = calloc(n ? n : 1, sizeof *nkids);
+    int rc = ev && kids && path && nkids ? 0 : -ENOMEM;
     for (size_t k = 0; k < n && !rc; k++)
         ev[k] = (struct opp_event){.begin_ns = t->all[k].begin,
                                    .end_ns = t->all[k].end,
@@ -401,16 +431,21 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
                                    .args = (uint32_t)k};
     if (!rc && !(rc = opp_tree_build(ev, n)))
         rc = opp_tree_fold(ev, &n, folds_torch, memory_instant, NULL, t);
-    for (size_t i = 0; i < n && !rc; i++)
-        if (ev[i].parent != OPP_NO_PARENT && !memory_instant(&ev[i], t))
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (ev[i].parent == OPP_NO_PARENT)
+            continue;
+        nkids[ev[i].parent]++;
+        if (!memory_instant(&ev[i], t))
             kids[ev[i].parent] += ev[i].end_ns - ev[i].begin_ns;
+    }
     /* after its children: the path from the top to the call before, each
      * handed over once the next call is not inside it */
     size_t depth = 0;
     for (size_t i = 0; i <= n && !rc; i++) {
         while (depth && !rc && (i == n || path[depth - 1] != ev[i].parent)) {
             depth--;
-            rc = hand_over(p, t, ev[path[depth]].args, kids[path[depth]]) ? -1 : 0;
+            rc = hand_over(p, t, ev[path[depth]].args, kids[path[depth]], nkids[path[depth]]) ? -1
+                                                                                              : 0;
         }
         if (i < n)
             path[depth++] = (uint32_t)i;
@@ -421,6 +456,7 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
     free(ev);
     free(kids);
     free(path);
+    free(nkids);
     return rc == -1 || !rc ? rc : fail(p, -rc);
 }
 
@@ -435,7 +471,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     p->again = 0;
     for (size_t i = 0; i < p->nth; i++) {
         struct pthread *t = &p->th[i];
-        t->base = t->n = t->late_next = t->nopen = t->nall = 0;
+        t->base = t->n = t->late_next = t->nopen = t->nall = t->nargv = 0;
         t->seq = 0;
         t->last_end = t->settled_end = 0;
     }
@@ -468,8 +504,11 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
             whole_thread(p, t);
             continue;
         }
-        while (t->nopen && !p->cannot && !p->failed && !t->whole) /* innermost first */
-            arrive(p, t, &t->open[--t->nopen]);
+        while (t->nopen && !p->cannot && !p->failed && !t->whole) { /* innermost first */
+            struct opp_pass_call x = t->open[--t->nopen];
+            x.args = t->argv + t->open_off[t->nopen];
+            arrive(p, t, &x);
+        }
         if (t->whole)
             p->again = 1;
         else if (!p->cannot && !p->failed)
@@ -518,6 +557,9 @@ void opp_pass_free(struct opp_pass *p)
         free(p->th[i].late);
         free(p->th[i].open);
         free(p->th[i].all);
+        free(p->th[i].open_off);
+        free(p->th[i].all_off);
+        free(p->th[i].argv);
     }
     free(p->th);
     opp_loader_name_cache_free(p->names);

@@ -52,6 +52,11 @@ struct opp_pass_call {
     int32_t scope;       /* a torch operator's (enum opp_torch_scope), else -1 */
     uint16_t depth;      /* as recorded */
     uint8_t flags;       /* OPP_PASS_* */
+    uint32_t fn;         /* its entry point (an index in its process's funcs) */
+    uint32_t nkids;      /* its children handed over (each after its own, as call saw them;
+                            the one folded into it among them), memory instants too */
+    uint32_t nargs;      /* its argument values: to call only (top sees none) */
+    const uint64_t *args;
 };
 
 /* What consumes a read: each callback may be NULL. call sees every call

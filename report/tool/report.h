@@ -69,8 +69,12 @@ struct view_stream {
     const struct opp_model *(*model)(const void *st);
     int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
     void (*close)(void *st);
+    int names_read; /* --match's names are known once read: show checks them */
 };
 extern const struct view views[];
+/* The table (and its CSV) read in one pass: not its JSON, nor what
+ * opp_table_stream_takes leaves to the loaded model. */
+extern const struct view_stream table_stream;
 extern const size_t nviews;
 
 /* A view's status (as its show returns): a name the trace does not have

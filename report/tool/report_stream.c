@@ -1,6 +1,7 @@
-/* `opprof report` on a trace read as it streams. --step and --gpu are
- * read in one pass over every trace, whatever its size (report.h's
- * view_stream, analysis/pass.h). The table, --tree and --by-rank
+/* `opprof report` on a trace read as it streams. --step, --gpu and the
+ * table (and its CSV; not with --from/--to, --window or --group-by-stack)
+ * are read in one pass over every trace, whatever its size (report.h's
+ * view_stream, analysis/pass.h). --tree, --by-rank and the table's JSON
  * (--stream, or chosen by the traces' size: large_trace.h) need each call
  * path's totals, not each call: a full trace is added up as it is read
  * (analysis/summarize.h, the collector's summary mode) into a summary in
@@ -14,6 +15,7 @@
 
 #include "analysis/gpu_stream.h"
 #include "analysis/large_trace.h"
+#include "analysis/table_stream.h"
 #include "tool/report.h"
 
 #define PREFIX "opprof report: "
@@ -112,9 +114,8 @@ static struct opp_model *load_streamed(const struct report_args *ra, int *load,
 /* A view read in one pass over the traces (report.h's view_stream). The
  * exit status; *load set when every call is loaded instead (said, unless
  * the loaded path says it better). */
-static int view_streamed(const struct report_args *ra, int *load)
+static int view_streamed(const struct report_args *ra, const struct view_stream *vs, int *load)
 {
-    const struct view_stream *vs = ra->view->stream;
     char err[512];
     enum opp_stream_refused why;
     int rc = 0;
@@ -130,7 +131,10 @@ static int view_streamed(const struct report_args *ra, int *load)
     if (st) {
         const struct opp_model *m = vs->model(st);
         int got = 0, out;
-        if (!(rc = report_filters_known(ra, m))) {
+        struct report_args pre = *ra;
+        if (vs->names_read)
+            pre.agg.match = NULL;
+        if (!(rc = report_filters_known(&pre, m))) {
             got = vs->show(ra, st, &out, err, sizeof err);
             if (got < 0)
                 fprintf(stderr, PREFIX "%s\n", err);
@@ -231,10 +235,25 @@ out:
     return rc;
 }
 
+/* Whether the table (or its CSV) is read in one pass (table_stream.h):
+ * whatever the traces' size, --stream and --no-stream. */
+static int table_streams(const struct report_args *ra)
+{
+    return !ra->view && ra->format != FMT_JSON && !ra->window_k && opp_table_stream_takes(&ra->agg);
+}
+
 int report_streamed(struct report_args *ra, struct opp_model **m)
 {
     char err[512];
     *m = NULL;
+    if (table_streams(ra)) {
+        if (ra->stream && ra->no_stream) {
+            fprintf(stderr, PREFIX "--stream or --no-stream, not both\n");
+            return 2;
+        }
+        int load = 0, rc = view_streamed(ra, &table_stream, &load);
+        return load ? -1 : rc;
+    }
     int rc, stream = stream_chosen(ra);
     if (stream < 0)
         return 2;
@@ -242,7 +261,7 @@ int report_streamed(struct report_args *ra, struct opp_model **m)
         return -1;
     int load = 0;
     if (view_streams(ra)) {
-        rc = view_streamed(ra, &load);
+        rc = view_streamed(ra, ra->view->stream, &load);
         if (!load)
             return rc;
     }

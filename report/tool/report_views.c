@@ -9,10 +9,26 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
+#include "analysis/table_stream.h"
 #include "tool/report.h"
 #include "views/by_process.h"
 #include "views/by_rank.h"
 #include "views/steps.h"
+
+/* The key_averages report of agg in the chosen format. */
+static int key_averages_out(const struct report_args *ra, const struct opp_model *m,
+                            const struct opp_agg *agg, const struct opp_out_opts *o)
+{
+    switch (ra->format) {
+    case FMT_TABLE:
+        return opp_out_table(stdout, agg, o);
+    case FMT_CSV:
+        return opp_out_csv(stdout, agg, o);
+    case FMT_JSON:
+        break;
+    }
+    return opp_out_json(stdout, ra->trace, m, agg, o);
+}
 
 /* The key_averages report in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m)
@@ -30,23 +46,47 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
         }
         ra->out.gpu = &gs;
     }
-    switch (ra->format) {
-    case FMT_TABLE:
-        rc = opp_out_table(stdout, &agg, &ra->out);
-        break;
-    case FMT_CSV:
-        rc = opp_out_csv(stdout, &agg, &ra->out);
-        break;
-    case FMT_JSON:
-        rc = opp_out_json(stdout, ra->trace, m, &agg, &ra->out);
-        break;
-    }
+    rc = key_averages_out(ra, m, &agg, &ra->out);
     if (ra->out.gpu)
         opp_gpu_stats_free(&gs);
     ra->out.gpu = NULL;
     opp_agg_free(&agg);
     return rc;
 }
+
+/* The table and CSV read in one pass (table_stream.h). */
+static void *table_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
+                        char *err, size_t errlen)
+{
+    return opp_table_stream_open(paths, npaths, why, err, errlen);
+}
+
+static const struct opp_model *table_model(const void *st)
+{
+    return opp_table_stream_model(st);
+}
+
+static int table_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+{
+    struct opp_agg agg;
+    int got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
+    if (got)
+        return got;
+    const struct opp_model *m = opp_table_stream_model(st);
+    if (ra->agg.match && !opp_table_stream_matched(st)) /* said as of the loaded model */
+        *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    else
+        *rc = key_averages_out(ra, m, &agg, &ra->out);
+    opp_agg_free(&agg);
+    return 0;
+}
+
+static void table_close(void *st)
+{
+    opp_table_stream_free(st);
+}
+
+const struct view_stream table_stream = {table_open, table_model, table_show, table_close, 1};
 
 /* The GPU view; one line instead when the trace has no GPU records. */
 static int no_gpu(const struct report_args *ra, const struct opp_model *m)
@@ -117,7 +157,7 @@ static void gpu_close(void *st)
     opp_gpu_stream_free(st);
 }
 
-static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close};
+static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close, 0};
 
 static int tree_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -200,7 +240,7 @@ static void step_close(void *st)
     opp_step_stream_free(st);
 }
 
-static const struct view_stream step_stream = {step_open, step_model, step_show, step_close};
+static const struct view_stream step_stream = {step_open, step_model, step_show, step_close, 0};
 
 static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 {

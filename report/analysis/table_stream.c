@@ -1,0 +1,618 @@
+/* The table added up as a full trace is read, a consumer of the pass
+ * (table_stream.h). */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
+#include "analysis/table_stream.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/extsort.h"
+#include "analysis/live_blocks.h"
+#include "analysis/loader.h"
+#include "analysis/pass.h"
+#include "gpu.h"
+#include "ops.h"
+
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+/* A GPU record as the join keeps it: a kernel, copy or set (its row), or
+ * device memory (its bytes, sized once every record is in). */
+struct gop {
+    uint64_t dur, bytes, time, idx, addr;
+    uint32_t type, name, proc, op;
+};
+
+/* The kernels, copies and sets the filters select, by name, type and
+ * process: the table's CUDA rows, added to each read of the calls. */
+struct gkey {
+    uint32_t name, type, proc;
+};
+struct grow_ {
+    struct gkey k;
+    uint64_t dur, bytes, calls;
+    UT_hash_handle hh;
+};
+
+/* GPU time and device memory of one call that owns some. */
+struct own {
+    uint32_t thread, seq;
+    uint64_t cuda;
+    int64_t mem;
+};
+
+/* A device memory record owned by a call, or a CPU MEMORY call: sized in
+ * time order (frees by their allocation's address). */
+struct mrec {
+    uint64_t time, idx; /* idx: the order read (GPU), the depth then seq (CPU) */
+    uint64_t addr;
+    int64_t bytes;
+    uint32_t proc, thread, seq, op;
+};
+
+/* A call handed over whose parent has not arrived yet. */
+struct ent {
+    uint64_t self_ns, dur;
+    struct opp_agg_vals v;
+    struct opp_event_gpu gpu;
+    /* CPU memory: a call's self and total; a memory call's bytes for the
+     * operator around it (self) and what passes through it (total) */
+    int64_t self, total;
+    uint32_t seq;
+    uint8_t sel, mem;
+};
+
+struct tthread {
+    struct ent *e; /* e[base..n): as the pass's stack */
+    size_t base, n, cap;
+};
+
+struct opp_table_stream {
+    struct opp_pass *pass;
+    struct opp_model *m;
+    const struct opp_agg_opts *o;
+    struct opp_agg_acc *acc;
+    struct opp_agg *out;
+    struct grow_ *gpu; /* the CUDA rows */
+    uint32_t *dem, ndem;
+    uint64_t nrec;
+    struct own *own; /* by thread, then seq */
+    size_t nown, own_cap;
+    struct mrec *gmem, *cmem; /* device memory owned; CPU memory calls (cmem by thread, seq) */
+    size_t ngmem, gmem_cap, ncmem, cmem_cap;
+    struct tthread *th;
+    uint8_t *tried; /* --match: names tried, by string id */
+    size_t ntried;
+    int matched; /* some call's or GPU op's name matched */
+    int cpu_mem; /* some CPU MEMORY call */
+    int failed;  /* -errno */
+};
+
+static int fail(struct opp_table_stream *s, int rc)
+{
+    if (!s->failed)
+        s->failed = rc;
+    return rc;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    return opp_loader_grow(arr, cap, need, sz) ? -ENOMEM : 0;
+}
+
+struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t npaths,
+                                               enum opp_stream_refused *why, char *err,
+                                               size_t errlen)
+{
+    struct opp_table_stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        *why = OPP_STREAM_ERROR;
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (!(s->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
+        free(s);
+        return NULL;
+    }
+    s->m = opp_pass_model(s->pass);
+    return s;
+}
+
+const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
+{
+    return s->m;
+}
+
+int opp_table_stream_takes(const struct opp_agg_opts *o)
+{
+    return !o->window && !o->sched_window && !o->group_by_stack;
+}
+
+/* Name id of a call or GPU op tried against --match (opp_table_stream_matched). */
+static void try_name(struct opp_table_stream *s, uint32_t id)
+{
+    if (!s->o->match || s->matched || id >= s->m->nstrs)
+        return;
+    if (id >= s->ntried) {
+        uint8_t *p = realloc(s->tried, s->m->nstrs);
+        if (!p) {
+            fail(s, -ENOMEM);
+            return;
+        }
+        memset(p + s->ntried, 0, s->m->nstrs - s->ntried);
+        s->tried = p;
+        s->ntried = s->m->nstrs;
+    }
+    if (s->tried[id])
+        return;
+    s->tried[id] = 1;
+    s->matched = regexec(s->o->match, s->m->strs[id], 0, NULL, 0) == 0;
+}
+
+int opp_table_stream_matched(const struct opp_table_stream *s)
+{
+    return s->matched;
+}
+
+/* The bytes of a CPU MEMORY call (its columns: op, address, bytes), 1;
+ * 0 when it is none. */
+static int mem_call(uint32_t kind, const uint64_t *args, uint32_t nargs, const uint64_t **cols)
+{
+    if (opp_kind_base(kind) != OPP_OP_MEMORY)
+        return 0;
+    *cols = args;
+    return opp_op_args(kind, cols, nargs) >= OPP_COL_MEM_COLS;
+}
+
+static const struct opp_func *func_of(const struct opp_model *m, const struct opp_pass_call *x)
+{
+    const struct opp_process *pr = &m->procs[m->threads[x->thread].proc];
+    return &pr->funcs[x->fn];
+}
+
+/* The first read: the CPU memory calls. */
+static void first_begin(void *ctx)
+{
+    struct opp_table_stream *s = ctx;
+    s->ncmem = 0;
+    s->cpu_mem = 0;
+}
+
+static int first_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    const uint64_t *a;
+    if (!mem_call(x->kind, x->args, x->nargs, &a))
+        return 0;
+    s->cpu_mem = 1;
+    if (grow((void **)&s->cmem, &s->cmem_cap, s->ncmem + 1, sizeof *s->cmem))
+        return -ENOMEM;
+    /* a thread's instants at one time in tree order: the shallower first */
+    s->cmem[s->ncmem++] = (struct mrec){
+        .time = x->begin,
+        .idx = (uint64_t)x->depth << 32 | x->seq,
+        .addr = a[OPP_COL_MEM_ADDRESS],
+        .bytes = (int64_t)(a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : a[OPP_COL_MEM_BYTES]),
+        .proc = s->m->threads[x->thread].proc,
+        .thread = x->thread,
+        .seq = x->seq,
+        .op = (uint32_t)a[OPP_COL_MEM_OP]};
+    return 0;
+}
+
+/* What the join keeps of record r: 0, 1 (none of it), or -ENOMEM. */
+static int keep_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
+{
+    struct opp_table_stream *s = ctx;
+    struct gop g = {.type = r->type, .proc = pi, .idx = s->nrec++};
+    if (r->type == OPP_GPU_KERNEL || r->type == OPP_GPU_MEMCPY || r->type == OPP_GPU_MEMSET) {
+        struct opp_gpu_op o;
+        struct opp_gpu_launch l;
+        opp_gpu_op_decode(r, pi, &o, &l);
+        g.dur = opp_gpu_op_dur(&o);
+        g.bytes = o.bytes;
+        g.name = opp_loader_op_name(&opp_pass_meta(s->pass)->ld, &o, s->dem, s->ndem);
+        if (g.name == UINT32_MAX)
+            return -ENOMEM;
+    } else if (r->type == OPP_GPU_MEMORY) {
+        g.time = r->f[OPP_GF_START];
+        g.addr = r->f[OPP_GF_M_ADDRESS];
+        g.op = (uint32_t)r->f[OPP_GF_M_OP];
+        g.bytes = r->f[OPP_GF_M_BYTES];
+    } else {
+        return 1;
+    }
+    memcpy(op, &g, sizeof g);
+    return 0;
+}
+
+/* A joined record: a kernel's, copy's or set's row when the filters
+ * select it, and its time (device memory: its record) for its owner. */
+static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
+{
+    struct opp_table_stream *s = ctx;
+    struct gop g;
+    memcpy(&g, op, sizeof g);
+    if (s->failed)
+        return;
+    if (g.type != OPP_GPU_MEMORY)
+        try_name(s, g.name);
+    if (g.type == OPP_GPU_MEMORY) { /* every one: a free's size may be another's */
+        if (!grow((void **)&s->gmem, &s->gmem_cap, s->ngmem + 1, sizeof *s->gmem))
+            s->gmem[s->ngmem++] =
+                (struct mrec){.time = g.time,
+                              .idx = g.idx,
+                              .addr = g.addr,
+                              .bytes = g.bytes > INT64_MAX ? INT64_MAX : (int64_t)g.bytes,
+                              .proc = g.proc,
+                              .thread = c ? c->thread : UINT32_MAX,
+                              .seq = c ? c->seq : 0,
+                              .op = g.op};
+        else
+            fail(s, -ENOMEM);
+        return;
+    }
+    if (!opp_agg_selects(s->m, s->o, g.proc, c ? c->thread : OPP_GPU_NONE))
+        return;
+    struct gkey k = {g.name, g.type, g.proc};
+    struct grow_ *r;
+    HASH_FIND(hh, s->gpu, &k, sizeof k, r);
+    if (!r) {
+        int hash_oom = 0;
+        if (!(r = calloc(1, sizeof *r))) {
+            fail(s, -ENOMEM);
+            return;
+        }
+        r->k = k;
+        HASH_ADD(hh, s->gpu, k, sizeof k, r);
+        if (hash_oom) {
+            free(r);
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+    r->dur += g.dur;
+    r->bytes += g.bytes;
+    r->calls++;
+    if (c && !grow((void **)&s->own, &s->own_cap, s->nown + 1, sizeof *s->own))
+        s->own[s->nown++] = (struct own){c->thread, c->seq, g.dur, 0};
+    else if (c)
+        fail(s, -ENOMEM);
+}
+
+/* Device memory records by time, then as read (gpu_memory.c). */
+static int cmp_read(const void *pa, const void *pb)
+{
+    const struct mrec *a = pa, *b = pb;
+    OPP_SORT_BY(a->time, b->time);
+    OPP_SORT_BY(a->idx, b->idx);
+    return 0;
+}
+
+/* CPU memory calls by time, process, thread, place (cpu_memory.c). */
+static int cmp_time(const void *pa, const void *pb)
+{
+    const struct mrec *a = pa, *b = pb;
+    OPP_SORT_BY(a->time, b->time);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(a->idx, b->idx);
+    return 0;
+}
+
+static int cmp_call(const void *pa, const void *pb)
+{
+    const struct mrec *a = pa, *b = pb;
+    OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(a->seq, b->seq);
+    return 0;
+}
+
+static int cmp_own(const void *pa, const void *pb)
+{
+    const struct own *a = pa, *b = pb;
+    OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(a->seq, b->seq);
+    return 0;
+}
+
+/* Records r[0..n) in time order, each free without a size given its
+ * allocation's (loader.h's rule for both kinds of memory); its bytes
+ * then signed (a free's < 0). 0 or -ENOMEM. */
+static int size_frees(struct mrec *r, size_t n, int (*cmp)(const void *, const void *),
+                      uint32_t alloc, uint32_t fre)
+{
+    struct opp_live live = {0};
+    qsort(r, n, sizeof *r, cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].op == fre) {
+            int found;
+            int64_t bytes = opp_live_take(&live, r[i].proc, r[i].addr, &found);
+            if (found && !r[i].bytes)
+                r[i].bytes = bytes;
+            r[i].bytes = -r[i].bytes;
+        } else if (r[i].op == alloc) {
+            if (opp_live_put(&live, r[i].proc, r[i].addr, r[i].bytes)) {
+                opp_live_free(&live);
+                return -ENOMEM;
+            }
+        } else {
+            r[i].bytes = 0;
+        }
+    }
+    opp_live_free(&live);
+    return 0;
+}
+
+/* Each owning call's GPU time and memory, once (by thread, seq), and the
+ * CPU memory calls' bytes by thread and seq. 0 or -ENOMEM. */
+static int settle_owned(struct opp_table_stream *s)
+{
+    if (size_frees(s->gmem, s->ngmem, cmp_read, OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE) ||
+        size_frees(s->cmem, s->ncmem, cmp_time, OPP_MEM_ALLOC, OPP_MEM_FREE))
+        return -ENOMEM;
+    for (size_t i = 0; i < s->ngmem; i++) {
+        if (s->gmem[i].thread == UINT32_MAX)
+            continue; /* no call's */
+        if (grow((void **)&s->own, &s->own_cap, s->nown + 1, sizeof *s->own))
+            return -ENOMEM;
+        s->own[s->nown++] = (struct own){s->gmem[i].thread, s->gmem[i].seq, 0, s->gmem[i].bytes};
+    }
+    qsort(s->own, s->nown, sizeof *s->own, cmp_own);
+    size_t n = 0;
+    for (size_t i = 0; i < s->nown; i++) {
+        if (n && !cmp_own(&s->own[n - 1], &s->own[i])) {
+            s->own[n - 1].cuda += s->own[i].cuda;
+            s->own[n - 1].mem = opp_add_sat(s->own[n - 1].mem, s->own[i].mem);
+        } else {
+            s->own[n++] = s->own[i];
+        }
+    }
+    s->nown = n;
+    qsort(s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
+    return 0;
+}
+
+/* The second read: each call added to its row once its parent has come
+ * (or it is top-level), with its children's GPU work and CPU memory. */
+static void second_begin(void *ctx)
+{
+    struct opp_table_stream *s = ctx;
+    for (size_t i = 0; i < s->m->nthreads; i++)
+        s->th[i].base = s->th[i].n = 0;
+    /* an earlier read's rows (the pass reads again) gone */
+    opp_agg_acc_drop(s->acc);
+    if (!(s->acc = opp_agg_acc_new(s->m, s->o, s->out))) {
+        fail(s, -ENOMEM);
+        return;
+    }
+    for (struct grow_ *r = s->gpu; r; r = r->hh.next) {
+        struct opp_agg_gpu a = {.name = r->k.name,
+                                .type = r->k.type,
+                                .proc = r->k.proc,
+                                .dur_ns = r->dur,
+                                .bytes = r->bytes,
+                                .calls = r->calls};
+        if (opp_agg_acc_gpu(s->acc, &a)) {
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+}
+
+/* Call e of process index proc added to its row (top: it is top-level). */
+static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, int top)
+{
+    if (!e->sel || (e->mem && !top))
+        return 0; /* a memory call inside an operator is summed into it */
+    struct opp_event_cpumem cm = {e->self, e->total};
+    if (e->mem)
+        cm.total = cm.self; /* its own bytes */
+    struct opp_agg_part p = {
+        .calls = 1, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
+    return opp_agg_acc_add(s->acc, proc, &e->v, &p);
+}
+
+static const struct own *own_of(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
+{
+    struct own key = {.thread = thread, .seq = seq};
+    return bsearch(&key, s->own, s->nown, sizeof *s->own, cmp_own);
+}
+
+static int64_t cpu_bytes(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
+{
+    struct mrec key = {.thread = thread, .seq = seq};
+    const struct mrec *r = bsearch(&key, s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
+    return r ? r->bytes : 0;
+}
+
+static int second_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    if (s->failed)
+        return s->failed;
+    struct tthread *t = &s->th[x->thread];
+    uint32_t proc = s->m->threads[x->thread].proc;
+    const struct opp_func *f = func_of(s->m, x);
+    const uint64_t *cols;
+    uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
+    struct ent e = {.dur = dur,
+                    .self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0,
+                    .seq = x->seq,
+                    .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
+    const struct own *o = own_of(s, x->thread, x->seq);
+    if (o) {
+        e.gpu.self_cuda_ns = e.gpu.cuda_ns = o->cuda;
+        e.gpu.self_mem = e.gpu.mem = o->mem;
+    }
+    if (e.mem)
+        e.self = cpu_bytes(s, x->thread, x->seq);
+    if (x->nkids > t->n - t->base)
+        return -EPROTO; /* the pass hands over each child before its parent */
+    for (uint32_t k = 0; k < x->nkids; k++) {
+        const struct ent *c = &t->e[t->n - x->nkids + k];
+        e.gpu.cuda_ns += c->gpu.cuda_ns;
+        e.gpu.mem = opp_add_sat(e.gpu.mem, c->gpu.mem);
+        if (c->mem) { /* its bytes (and those of memory inside it) are this call's own */
+            e.self = opp_add_sat(e.self, c->self);
+            e.total = opp_add_sat(e.total, c->total);
+        } else if (c->seq == x->folded) { /* its children are this call's */
+            e.self = opp_add_sat(e.self, c->self);
+            e.total = opp_add_sat(e.total, c->total - c->self);
+        } else {
+            e.total = opp_add_sat(e.total, c->total);
+        }
+        if (c->seq != x->folded) {
+            int rc = add(s, proc, c, 0);
+            if (rc)
+                return rc;
+        }
+    }
+    t->n -= x->nkids;
+    if (!e.mem)
+        e.total = opp_add_sat(e.total, e.self);
+    try_name(s, x->name);
+    if (s->failed)
+        return s->failed;
+    if (opp_agg_selects(s->m, s->o, proc, x->thread)) {
+        struct opp_agg_call c = {.name = x->name, .f = f, .args = x->args, .nargs = x->nargs};
+        int rc = opp_agg_acc_row(s->acc, &c, &e.v);
+        if (rc < 0)
+            return rc;
+        e.sel = !rc;
+    }
+    if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e))
+        return -ENOMEM;
+    t->e[t->n++] = e;
+    return 0;
+}
+
+static int second_top(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    struct tthread *t = &s->th[x->thread];
+    if (t->base == t->n || t->e[t->base].seq != x->seq)
+        return -EPROTO; /* the pass settles its stack's first */
+    int rc = add(s, s->m->threads[x->thread].proc, &t->e[t->base++], 1);
+    if (t->base == t->n)
+        t->base = t->n = 0;
+    else if (t->base > 4096 && t->base > t->n / 2) {
+        memmove(t->e, t->e + t->base, (t->n - t->base) * sizeof *t->e);
+        t->n -= t->base;
+        t->base = 0;
+    }
+    return rc;
+}
+
+/* Whether some process has a CPU MEMORY entry point. */
+static int has_memory_calls(const struct opp_model *m)
+{
+    for (size_t p = 0; p < m->nprocs; p++)
+        for (size_t i = 0; i < m->procs[p].nfuncs; i++)
+            if (opp_kind_base(m->procs[p].funcs[i].kind) == OPP_OP_MEMORY)
+                return 1;
+    return 0;
+}
+
+/* What a read said, in err: its result, or the consumer's failure. */
+static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
+{
+    if (rc)
+        return rc;
+    if (s->failed) {
+        snprintf(err, errlen, "%s", strerror(-s->failed));
+        return -1;
+    }
+    return 0;
+}
+
+static void forget(struct opp_table_stream *s)
+{
+    free(s->own);
+    free(s->gmem);
+    free(s->cmem);
+    free(s->dem);
+    s->own = NULL;
+    s->gmem = s->cmem = NULL;
+    s->dem = NULL;
+    s->nown = s->own_cap = s->ngmem = s->gmem_cap = s->ncmem = s->cmem_cap = 0;
+    OPP_HASH_FREE(s->gpu);
+    for (size_t i = 0; s->th && i < s->m->nthreads; i++)
+        free(s->th[i].e);
+    free(s->th);
+    s->th = NULL;
+}
+
+int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                               struct opp_agg *out, char *err, size_t errlen)
+{
+    const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
+    s->o = o;
+    s->failed = 0;
+    s->matched = 0;
+    free(s->tried);
+    s->tried = NULL;
+    s->ntried = 0;
+    s->nrec = 0;
+    s->ndem = s->m->nstrs;
+    s->out = out;
+    s->acc = NULL;
+    memset(out, 0, sizeof *out);
+    if (!(s->th = calloc(s->m->nthreads ? s->m->nthreads : 1, sizeof *s->th)) ||
+        !(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem))) {
+        snprintf(err, errlen, "out of memory");
+        forget(s);
+        return -1;
+    }
+    memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
+    int rc = 0;
+    if (meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || has_memory_calls(s->m)) {
+        const struct opp_pass_consumer first = {.ctx = s,
+                                                .begin = first_begin,
+                                                .call = first_call,
+                                                .op_bytes = sizeof(struct gop),
+                                                .op = keep_op,
+                                                .owned = owned};
+        rc = said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
+        if (!rc) {
+            s->m->gpu.unattached = opp_pass_unattached(s->pass);
+            if (settle_owned(s)) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            }
+        }
+    }
+    if (!rc) {
+        const struct opp_pass_consumer second = {
+            .ctx = s, .begin = second_begin, .call = second_call, .top = second_top};
+        rc = said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
+    }
+    forget(s);
+    if (rc) {
+        opp_agg_acc_drop(s->acc);
+        s->acc = NULL;
+        return rc;
+    }
+    rc = opp_agg_acc_finish(s->acc, s->cpu_mem);
+    s->acc = NULL;
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void opp_table_stream_free(struct opp_table_stream *s)
+{
+    if (!s)
+        return;
+    opp_pass_free(s->pass);
+    free(s->tried);
+    free(s);
+}

@@ -1,0 +1,37 @@
+/* The table (key_averages, aggregate.h) added up as a full trace is read,
+ * a consumer of the pass (pass.h): rows in memory bounded by the rows and
+ * the calls still open, not by the calls. Where the trace has GPU work or
+ * CPU memory, a first read of the calls joins the GPU work to the calls
+ * that own it (gpu_join.h) and sizes the CPU frees in time order; each
+ * owning call's GPU time and memory, and each CPU memory call's bytes,
+ * are kept for the second, which adds the calls up as the loaded model's
+ * tree would (a call's CUDA total and CPU memory are its children's too). */
+#ifndef OPP_TABLE_STREAM_H
+#define OPP_TABLE_STREAM_H
+
+#include <stddef.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/stream_meta.h"
+
+struct opp_table_stream;
+
+/* The pass's first read (opp_pass_open, *why as it sets it). */
+struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t npaths,
+                                               enum opp_stream_refused *why, char *err,
+                                               size_t errlen);
+const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
+/* Whether the table of o is added up this way: not with --from/--to,
+ * a schedule's window or --group-by-stack (those read the loaded model). */
+int opp_table_stream_takes(const struct opp_agg_opts *o);
+/* The aggregate of the calls and GPU ops o selects, as opp_aggregate
+ * makes it of the loaded model. 0; 1 when the pass cannot read the trace
+ * this way (err says why); -1 on error (err). */
+int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                               struct opp_agg *out, char *err, size_t errlen);
+/* After opp_table_stream_aggregate with --match: whether the name of some
+ * call or GPU op (selected or not) matched it. */
+int opp_table_stream_matched(const struct opp_table_stream *s);
+void opp_table_stream_free(struct opp_table_stream *s);
+
+#endif
