@@ -57,8 +57,29 @@ struct mrec {
 };
 
 /* A call handed over whose parent has not arrived yet. */
+/* Call paths merged (--tree): a call's subtree (node 0 the call) until
+ * its parent comes, and the whole tree's (roots' parent OPP_CT_ROOT),
+ * nodes keyed by (parent node, name) as callpath_tree.c keys them. */
+struct pnode {
+    uint32_t parent, name;
+    uint64_t calls, self, total, self_cuda, cuda;
+};
+struct pent {
+    uint64_t key;
+    uint32_t node;
+    UT_hash_handle hh;
+};
+struct ptree {
+    struct pnode *n;
+    size_t nn, cap;
+    struct pent *map;
+};
+
 struct ent {
     uint64_t self_ns, dur;
+    struct ptree *pt; /* --tree: its subtree; NULL: a call with no children */
+    uint64_t span;    /* end - begin, as callpath_tree.c adds it */
+    uint32_t name;
     struct opp_agg_vals v;
     struct opp_event_gpu gpu;
     /* CPU memory: a call's self and total; a memory call's bytes for the
@@ -79,7 +100,8 @@ struct opp_table_stream {
     const struct opp_agg_opts *o;
     struct opp_agg_acc *acc;
     struct opp_agg *out;
-    struct grow_ *gpu; /* the CUDA rows */
+    struct grow_ *gpu;  /* the CUDA rows */
+    struct ptree *tree; /* --tree: the call paths; NULL: the table */
     uint32_t *dem, ndem;
     uint64_t nrec;
     struct own *own; /* by thread, then seq */
@@ -379,13 +401,139 @@ static int settle_owned(struct opp_table_stream *s)
     return 0;
 }
 
+/* The node of name under parent in t, made on first sight: its index,
+ * or -1 when out of memory. */
+static int64_t ptree_at(struct ptree *t, uint32_t parent, uint32_t name)
+{
+    uint64_t key = (uint64_t)parent << 32 | name;
+    struct pent *e;
+    HASH_FIND(hh, t->map, &key, sizeof key, e);
+    if (e)
+        return e->node;
+    if (grow((void **)&t->n, &t->cap, t->nn + 1, sizeof *t->n) || !(e = malloc(sizeof *e)))
+        return -1;
+    int hash_oom = 0;
+    e->key = key;
+    e->node = (uint32_t)t->nn;
+    HASH_ADD(hh, t->map, key, sizeof e->key, e);
+    if (hash_oom) {
+        free(e);
+        return -1;
+    }
+    t->n[t->nn] = (struct pnode){.parent = parent, .name = name};
+    return (int64_t)t->nn++;
+}
+
+static void pnode_add(struct pnode *n, const struct pnode *x)
+{
+    n->calls += x->calls;
+    n->self += x->self;
+    n->total += x->total;
+    n->self_cuda += x->self_cuda;
+    n->cuda += x->cuda;
+}
+
+static void ptree_free(struct ptree *t)
+{
+    if (!t)
+        return;
+    OPP_HASH_FREE(t->map);
+    free(t->n);
+    free(t);
+}
+
+/* Call e as a node (its own numbers). */
+static struct pnode ent_node(const struct ent *e)
+{
+    return (struct pnode){.parent = OPP_CT_ROOT,
+                          .name = e->name,
+                          .calls = 1,
+                          .self = e->self_ns,
+                          .total = e->span,
+                          .self_cuda = e->gpu.self_cuda_ns,
+                          .cuda = e->gpu.cuda_ns};
+}
+
+/* Call e's subtree merged into t under node at (OPP_CT_ROOT: as a root);
+ * folded: e is gone, its children are at's. 0 or -ENOMEM. */
+static int ptree_merge(struct ptree *t, uint32_t at, const struct ent *e, int folded)
+{
+    if (!e->pt) {
+        if (folded)
+            return 0;
+        struct pnode x = ent_node(e);
+        int64_t id = ptree_at(t, at, e->name);
+        if (id < 0)
+            return -ENOMEM;
+        pnode_add(&t->n[id], &x);
+        return 0;
+    }
+    const struct ptree *f = e->pt;
+    uint32_t *map = malloc(f->nn * sizeof *map);
+    if (!map)
+        return -ENOMEM;
+    for (size_t i = 0; i < f->nn; i++) {
+        if (!i && folded) {
+            map[0] = at;
+            continue;
+        }
+        int64_t id = ptree_at(t, i ? map[f->n[i].parent] : at, f->n[i].name);
+        if (id < 0) {
+            free(map);
+            return -ENOMEM;
+        }
+        pnode_add(&t->n[id], &f->n[i]);
+        map[i] = (uint32_t)id;
+    }
+    free(map);
+    return 0;
+}
+
+/* Call e's subtree: it and its children c[0..n) (folded: that one's
+ * seq). 0 or -ENOMEM. */
+static int subtree(struct ent *e, const struct ent *c, uint32_t n, uint32_t folded)
+{
+    if (!n)
+        return 0;
+    struct ptree *t = calloc(1, sizeof *t);
+    struct pnode x = ent_node(e);
+    int64_t root = t ? ptree_at(t, OPP_CT_ROOT, e->name) : -1;
+    if (root < 0) {
+        ptree_free(t);
+        return -ENOMEM;
+    }
+    pnode_add(&t->n[root], &x);
+    for (uint32_t k = 0; k < n; k++)
+        if (ptree_merge(t, (uint32_t)root, &c[k], c[k].seq == folded)) {
+            ptree_free(t);
+            return -ENOMEM;
+        }
+    e->pt = t;
+    return 0;
+}
+
+static void drop_subtrees(struct tthread *t)
+{
+    for (size_t i = t->base; i < t->n; i++) {
+        ptree_free(t->e[i].pt);
+        t->e[i].pt = NULL;
+    }
+}
+
 /* The second read: each call added to its row once its parent has come
  * (or it is top-level), with its children's GPU work and CPU memory. */
 static void second_begin(void *ctx)
 {
     struct opp_table_stream *s = ctx;
-    for (size_t i = 0; i < s->m->nthreads; i++)
+    for (size_t i = 0; i < s->m->nthreads; i++) {
+        drop_subtrees(&s->th[i]);
         s->th[i].base = s->th[i].n = 0;
+    }
+    if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
+        OPP_HASH_FREE(s->tree->map);
+        s->tree->nn = 0;
+        return;
+    }
     /* an earlier read's rows (the pass reads again) gone */
     opp_agg_acc_drop(s->acc);
     if (!(s->acc = opp_agg_acc_new(s->m, s->o, s->out))) {
@@ -444,6 +592,8 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
     struct ent e = {.dur = dur,
                     .self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0,
+                    .span = x->end - x->begin,
+                    .name = x->name,
                     .seq = x->seq,
                     .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
     const struct own *o = own_of(s, x->thread, x->seq);
@@ -468,27 +618,39 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
         } else {
             e.total = opp_add_sat(e.total, c->total);
         }
-        if (c->seq != x->folded) {
+        if (c->seq != x->folded && !s->tree) {
             int rc = add(s, proc, c, 0);
             if (rc)
                 return rc;
         }
     }
-    t->n -= x->nkids;
+    if (s->tree) {
+        int rc = subtree(&e, &t->e[t->n - x->nkids], x->nkids, x->folded);
+        for (uint32_t k = 0; k < x->nkids; k++)
+            ptree_free(t->e[t->n - x->nkids + k].pt);
+        t->n -= x->nkids;
+        if (rc)
+            return rc;
+    } else {
+        t->n -= x->nkids;
+    }
     if (!e.mem)
         e.total = opp_add_sat(e.total, e.self);
     try_name(s, x->name);
     if (s->failed)
         return s->failed;
-    if (opp_agg_selects(s->m, s->o, proc, x->thread)) {
+    if (opp_agg_selects(s->m, s->o, proc, x->thread) && !s->tree) {
         struct opp_agg_call c = {.name = x->name, .f = f, .args = x->args, .nargs = x->nargs};
         int rc = opp_agg_acc_row(s->acc, &c, &e.v);
         if (rc < 0)
             return rc;
         e.sel = !rc;
     }
-    if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e))
+    e.sel = e.sel || (s->tree && opp_agg_selects(s->m, s->o, proc, x->thread));
+    if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
+        ptree_free(e.pt);
         return -ENOMEM;
+    }
     t->e[t->n++] = e;
     return 0;
 }
@@ -499,7 +661,12 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
     struct tthread *t = &s->th[x->thread];
     if (t->base == t->n || t->e[t->base].seq != x->seq)
         return -EPROTO; /* the pass settles its stack's first */
-    int rc = add(s, s->m->threads[x->thread].proc, &t->e[t->base++], 1);
+    struct ent *e = &t->e[t->base++];
+    int rc = !s->tree ? add(s, s->m->threads[x->thread].proc, e, 1)
+             : e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0)
+                      : 0;
+    ptree_free(e->pt);
+    e->pt = NULL;
     if (t->base == t->n)
         t->base = t->n = 0;
     else if (t->base > 4096 && t->base > t->n / 2) {
@@ -543,14 +710,18 @@ static void forget(struct opp_table_stream *s)
     s->dem = NULL;
     s->nown = s->own_cap = s->ngmem = s->gmem_cap = s->ncmem = s->cmem_cap = 0;
     OPP_HASH_FREE(s->gpu);
-    for (size_t i = 0; s->th && i < s->m->nthreads; i++)
+    for (size_t i = 0; s->th && i < s->m->nthreads; i++) {
+        drop_subtrees(&s->th[i]);
         free(s->th[i].e);
+    }
     free(s->th);
     s->th = NULL;
 }
 
-int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
-                               struct opp_agg *out, char *err, size_t errlen)
+/* The reads: the rows into out, or with s->tree its call paths. 0, 1
+ * (cannot) or -1 (error), err saying why. */
+static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, struct opp_agg *out,
+                      char *err, size_t errlen)
 {
     const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
     s->o = o;
@@ -594,7 +765,7 @@ int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_
         rc = said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
     }
     forget(s);
-    if (rc) {
+    if (rc || s->tree) {
         opp_agg_acc_drop(s->acc);
         s->acc = NULL;
         return rc;
@@ -606,6 +777,46 @@ int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_
         return -1;
     }
     return 0;
+}
+
+int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                               struct opp_agg *out, char *err, size_t errlen)
+{
+    return read_calls(s, o, out, err, errlen);
+}
+
+int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                              struct opp_calltree *ct, char *err, size_t errlen)
+{
+    memset(ct, 0, sizeof *ct);
+    struct opp_agg none;
+    if (!(s->tree = calloc(1, sizeof *s->tree))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = read_calls(s, o, &none, err, errlen);
+    struct ptree *t = s->tree;
+    s->tree = NULL;
+    if (!rc && t->nn && !(ct->nodes = calloc(t->nn, sizeof *ct->nodes))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; !rc && i < t->nn; i++) {
+        const struct pnode *n = &t->n[i];
+        ct->nodes[i] = (struct opp_ct_node){
+            .parent = n->parent,
+            .name = n->name,
+            .depth = n->parent == OPP_CT_ROOT ? 0 : ct->nodes[n->parent].depth + 1,
+            .calls = n->calls,
+            .self_ns = n->self,
+            .total_ns = n->total,
+            .self_cuda_ns = n->self_cuda,
+            .cuda_total_ns = n->cuda};
+    }
+    if (!rc)
+        ct->n = t->nn;
+    ptree_free(t);
+    return rc;
 }
 
 void opp_table_stream_free(struct opp_table_stream *s)

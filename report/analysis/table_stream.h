@@ -1,17 +1,22 @@
-/* The table (key_averages, aggregate.h) added up as a full trace is read,
+/* The table (key_averages, aggregate.h) and --tree's call paths
+ * (callpath_tree.h) added up as a full trace is read,
  * a consumer of the pass (pass.h): rows in memory bounded by the rows and
  * the calls still open, not by the calls. Where the trace has GPU work or
  * CPU memory, a first read of the calls joins the GPU work to the calls
  * that own it (gpu_join.h) and sizes the CPU frees in time order; each
  * owning call's GPU time and memory, and each CPU memory call's bytes,
  * are kept for the second, which adds the calls up as the loaded model's
- * tree would (a call's CUDA total and CPU memory are its children's too). */
+ * tree would (a call's CUDA total and CPU memory are its children's too).
+ * For --tree, each call's subtree is merged by call path as its parent
+ * takes it in, and a top-level call's into the tree: memory bounded by
+ * the call paths under the calls still open. */
 #ifndef OPP_TABLE_STREAM_H
 #define OPP_TABLE_STREAM_H
 
 #include <stddef.h>
 
 #include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
 #include "analysis/stream_meta.h"
 
 struct opp_table_stream;
@@ -29,6 +34,11 @@ int opp_table_stream_takes(const struct opp_agg_opts *o);
  * this way (err says why); -1 on error (err). */
 int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
                                struct opp_agg *out, char *err, size_t errlen);
+/* --tree's call paths of the threads o selects, as opp_calltree_build
+ * makes them of the loaded model (node indices aside: in the order the
+ * paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
+int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                              struct opp_calltree *ct, char *err, size_t errlen);
 /* After opp_table_stream_aggregate with --match: whether the name of some
  * call or GPU op (selected or not) matched it. */
 int opp_table_stream_matched(const struct opp_table_stream *s);

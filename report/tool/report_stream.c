@@ -1,7 +1,7 @@
-/* `opprof report` on a trace read as it streams. --step, --gpu and the
- * table (and its CSV; not with --from/--to, --window or --group-by-stack)
- * are read in one pass over every trace, whatever its size (report.h's
- * view_stream, analysis/pass.h). --tree, --by-rank and the table's JSON
+/* `opprof report` on a trace read as it streams. --step, --gpu, --tree
+ * and the table (and its CSV; not with --from/--to, --window or
+ * --group-by-stack) are read in one pass over every trace, whatever its
+ * size (report.h's view_stream, analysis/pass.h). --by-rank and the JSON
  * (--stream, or chosen by the traces' size: large_trace.h) need each call
  * path's totals, not each call: a full trace is added up as it is read
  * (analysis/summarize.h, the collector's summary mode) into a summary in

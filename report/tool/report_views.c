@@ -170,6 +170,19 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+static int tree_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+{
+    struct opp_calltree ct;
+    int got = opp_table_stream_calltree(st, &ra->agg, &ct, err, errlen);
+    if (got)
+        return got;
+    *rc = opp_out_tree(stdout, opp_table_stream_model(st), &ct, &ra->tree_opts);
+    opp_calltree_free(&ct);
+    return 0;
+}
+
+static const struct view_stream tree_stream = {table_open, table_model, tree_show, table_close, 0};
+
 /* The filters for --step: the main process's when the rule says so
  * (opp_steps_main_process); 1 then, else 0 and o the filters as given. */
 static int main_process(const struct report_args *ra, const struct opp_model *m,
@@ -266,10 +279,10 @@ static int by_process_view(const struct report_args *ra, const struct opp_model 
 
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
-                  "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
-                  "kernels", "--gpu (its timeline)", &gpu_stream},
+                  "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0, "kernels",
+                  "--gpu (its timeline)", &gpu_stream},
     [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, "call paths",
-                   NULL, NULL},
+                   NULL, &tree_stream},
     [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
                    "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,

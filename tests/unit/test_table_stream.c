@@ -1,6 +1,7 @@
-/* The table added up in one pass (report/analysis/table_stream.c): each
- * trace's rows as expected, and as opp_aggregate makes them of the loaded
- * model, field by field: torch's fold of an op's only same-named child,
+/* The table and --tree's call paths added up in one pass
+ * (report/analysis/table_stream.c): each trace's rows and paths as
+ * expected, and as opp_aggregate and opp_calltree_build make them of the
+ * loaded model: torch's fold of an op's only same-named child,
  * calls a process died inside, a thread whose calls came out of the order
  * they returned, GPU records written late owned by their calls. Traces
  * built by hand. */
@@ -43,6 +44,63 @@ static void strings(struct tb *b)
     tb_string(b, S_MM, "aten::mm");
     tb_string(b, S_STEP, "train_step");
     tb_string(b, S_GEMM, "gemm");
+}
+
+/* Call tree ct's nodes as lines "path calls self total self_cuda cuda",
+ * sorted, in one string. */
+static char *paths(const struct opp_model *m, const struct opp_calltree *ct)
+{
+    char **line = calloc(ct->n + 1, sizeof *line), *buf = NULL, *out;
+    size_t cap = 0, len = 0;
+    for (size_t i = 0; i < ct->n; i++) {
+        const struct opp_ct_node *n = &ct->nodes[i];
+        ck_assert_int_ge(opp_calltree_path(m, ct, (uint32_t)i, &buf, &cap), 0);
+        ck_assert_int_gt(asprintf(&line[i], "%s %lu %lu %lu %lu %lu\n", buf,
+                                  (unsigned long)n->calls, (unsigned long)n->self_ns,
+                                  (unsigned long)n->total_ns, (unsigned long)n->self_cuda_ns,
+                                  (unsigned long)n->cuda_total_ns),
+                         0);
+    }
+    for (size_t i = 1; i < ct->n; i++) /* sorted */
+        for (size_t k = i; k > 0 && strcmp(line[k - 1], line[k]) > 0; k--) {
+            char *t = line[k];
+            line[k] = line[k - 1];
+            line[k - 1] = t;
+        }
+    FILE *f = open_memstream(&out, &len);
+    for (size_t i = 0; i < ct->n; i++) {
+        fputs(line[i], f);
+        free(line[i]);
+    }
+    fclose(f);
+    free(line);
+    free(buf);
+    return out;
+}
+
+/* --tree's call paths of the trace, read in one pass, are want and the
+ * loaded model's. */
+static void tree_is(const char *want)
+{
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    const struct opp_agg_opts o = {0};
+    struct opp_calltree a, l;
+    ck_assert_msg(opp_table_stream_calltree(s, &o, &a, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_calltree_build(m, &o, &l), 0);
+    char *pa = paths(opp_table_stream_model(s), &a), *pl = paths(m, &l);
+    ck_assert_str_eq(pa, want);
+    ck_assert_str_eq(pl, want);
+    free(pa), free(pl);
+    opp_calltree_free(&a);
+    opp_calltree_free(&l);
+    opp_model_free(m);
+    opp_table_stream_free(s);
 }
 
 struct want {
@@ -114,6 +172,8 @@ START_TEST(torch_fold_of_an_only_same_named_child)
                              {"cudaLaunchKernel", 1, 100, 100, 100, 100},
                              {"gemm", 1, 0, 0, 100, 100}};
     rows_are(w, 3);
+    tree_is("aten::mm 1 300 400 0 100\n"
+            "aten::mm;cudaLaunchKernel 1 100 100 100 100\n");
 }
 END_TEST
 
@@ -131,6 +191,9 @@ START_TEST(calls_a_process_died_inside)
     const struct want w[] = {{"cblas_dgemm", 2, 100 + 600, 100 + 700, 0, 0},
                              {"train_step", 1, 100, 800, 0, 0}};
     rows_are(w, 2);
+    tree_is("train_step 1 100 800 0 0\n"
+            "train_step;cblas_dgemm 1 600 700 0 0\n"
+            "train_step;cblas_dgemm;cblas_dgemm 1 100 100 0 0\n");
 }
 END_TEST
 
@@ -146,6 +209,8 @@ START_TEST(out_of_order_returns)
     tb_end(&b);
     const struct want w[] = {{"cblas_dgemm", 4, 700 + 800 + 300 + 1000, 3100, 0, 0}};
     rows_are(w, 1);
+    tree_is("cblas_dgemm 3 2500 2800 0 0\n"
+            "cblas_dgemm;cblas_dgemm 1 300 300 0 0\n");
 }
 END_TEST
 
@@ -171,6 +236,9 @@ START_TEST(late_gpu_records_owned_by_their_call)
                              {"aten::mm", 1, 150, 250, 0, 100},
                              {"gemm", 3, 0, 0, 160, 160}};
     rows_are(w, 3);
+    tree_is("aten::mm 1 150 250 0 100\n"
+            "aten::mm;cudaLaunchKernel 1 100 100 100 100\n"
+            "cudaLaunchKernel 1 100 100 50 50\n");
 }
 END_TEST
 
