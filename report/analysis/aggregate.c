@@ -235,6 +235,8 @@ struct opp_agg_acc {
     uint8_t *matched; /* --match: by string id, name_matches's */
     size_t nmatched;
     struct opp_agg_proc *pp; /* by process index */
+    size_t *by_name;         /* rows keyed by name alone: row + 1 by string id, 0 unknown */
+    size_t nby_name;
     int failed;
 };
 
@@ -356,6 +358,17 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
         return 1;
     if (o->match && !name_matches(x, c->name))
         return x->failed ? -ENOMEM : 0;
+    v->flops = opp_op_flops(f->kind, f->dtype, c->args, c->nargs);
+    v->coll = opp_coll_alg_bytes(f->kind, c->args, c->nargs);
+    if (v->coll)
+        v->bus = (double)v->coll * opp_coll_bus_factor(f->kind, c->args, c->nargs);
+    v->status = opp_op_status(f->kind, c->args, c->nargs);
+    /* a row keyed by the name alone is found by it, without hashing */
+    int by_name = !o->group_by_shape && !c->nstack;
+    if (by_name && c->name < x->nby_name && x->by_name[c->name]) {
+        v->row = x->by_name[c->name] - 1;
+        return 0;
+    }
     struct opp_shapes shapes = {0};
     if (o->group_by_shape)
         opp_op_shapes(f->kind, c->args, c->nargs, &shapes);
@@ -379,11 +392,17 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
         memcpy(r->stack, c->stack, c->nstack * sizeof *c->stack);
     }
     v->row = (size_t)i;
-    v->flops = opp_op_flops(f->kind, f->dtype, c->args, c->nargs);
-    v->coll = opp_coll_alg_bytes(f->kind, c->args, c->nargs);
-    if (v->coll)
-        v->bus = (double)v->coll * opp_coll_bus_factor(f->kind, c->args, c->nargs);
-    v->status = opp_op_status(f->kind, c->args, c->nargs);
+    if (by_name && c->name >= x->nby_name) {
+        size_t n = (size_t)c->name + 1 > 2 * x->nby_name ? (size_t)c->name + 1 : 2 * x->nby_name;
+        size_t *p = realloc(x->by_name, n * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        memset(p + x->nby_name, 0, (n - x->nby_name) * sizeof *p);
+        x->by_name = p;
+        x->nby_name = n;
+    }
+    if (by_name)
+        x->by_name[c->name] = (size_t)i + 1;
     return 0;
 }
 
@@ -478,6 +497,7 @@ static void acc_free(struct opp_agg_acc *x)
     OPP_HASH_FREE(x->groups);
     OPP_HASH_FREE(x->sgroups);
     free(x->matched);
+    free(x->by_name);
     free(x->pp);
     free(x);
 }

@@ -32,7 +32,7 @@ struct gop {
 /* The kernels, copies and sets the filters select, by name, type and
  * process: the table's CUDA rows, added to each read of the calls. */
 struct gkey {
-    uint32_t name, type, proc;
+    uint32_t name, type, proc, acc;
 };
 struct grow_ {
     struct gkey k;
@@ -78,6 +78,7 @@ struct ptree {
 struct ent {
     uint64_t self_ns, dur;
     struct ptree *pt; /* --tree: its subtree; NULL: a call with no children */
+    uint32_t acc;     /* the aggregate it goes to */
     uint64_t span;    /* end - begin, as callpath_tree.c adds it */
     uint32_t name;
     struct opp_agg_vals v;
@@ -98,10 +99,16 @@ struct opp_table_stream {
     struct opp_pass *pass;
     struct opp_model *m;
     const struct opp_agg_opts *o;
-    struct opp_agg_acc *acc;
+    /* the aggregates made at once (o[k] into out[k]: their processes or
+     * threads apart), and which one each thread's calls and each
+     * process's ops of no call go to (-1: none) */
+    size_t nacc;
+    struct opp_agg_acc **acc;
     struct opp_agg *out;
+    int32_t *thread_acc, *proc_acc;
     struct grow_ *gpu;  /* the CUDA rows */
     struct ptree *tree; /* --tree: the call paths; NULL: the table */
+    uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
     uint32_t *dem, ndem;
     uint64_t nrec;
     struct own *own; /* by thread, then seq */
@@ -177,6 +184,11 @@ static void try_name(struct opp_table_stream *s, uint32_t id)
     s->matched = regexec(s->o->match, s->m->strs[id], 0, NULL, 0) == 0;
 }
 
+const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s)
+{
+    return s->calls;
+}
+
 int opp_table_stream_matched(const struct opp_table_stream *s)
 {
     return s->matched;
@@ -247,8 +259,8 @@ static int keep_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op
         g.addr = r->f[OPP_GF_M_ADDRESS];
         g.op = (uint32_t)r->f[OPP_GF_M_OP];
         g.bytes = r->f[OPP_GF_M_BYTES];
-    } else {
-        return 1;
+    } else if (r->type != OPP_GPU_SYNC && r->type != OPP_GPU_OVERHEAD) {
+        return 1; /* syncs and overhead: joined for the count of those of no call */
     }
     memcpy(op, &g, sizeof g);
     return 0;
@@ -261,7 +273,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct opp_table_stream *s = ctx;
     struct gop g;
     memcpy(&g, op, sizeof g);
-    if (s->failed)
+    if (s->failed || g.type == OPP_GPU_SYNC || g.type == OPP_GPU_OVERHEAD)
         return;
     if (g.type != OPP_GPU_MEMORY)
         try_name(s, g.name);
@@ -280,9 +292,10 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
             fail(s, -ENOMEM);
         return;
     }
-    if (!opp_agg_selects(s->m, s->o, g.proc, c ? c->thread : OPP_GPU_NONE))
+    int32_t ka = c ? s->thread_acc[c->thread] : s->proc_acc[g.proc];
+    if (ka < 0)
         return;
-    struct gkey k = {g.name, g.type, g.proc};
+    struct gkey k = {g.name, g.type, g.proc, (uint32_t)ka};
     struct grow_ *r;
     HASH_FIND(hh, s->gpu, &k, sizeof k, r);
     if (!r) {
@@ -528,6 +541,7 @@ static void second_begin(void *ctx)
     for (size_t i = 0; i < s->m->nthreads; i++) {
         drop_subtrees(&s->th[i]);
         s->th[i].base = s->th[i].n = 0;
+        s->calls[i] = 0;
     }
     if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
         OPP_HASH_FREE(s->tree->map);
@@ -535,10 +549,12 @@ static void second_begin(void *ctx)
         return;
     }
     /* an earlier read's rows (the pass reads again) gone */
-    opp_agg_acc_drop(s->acc);
-    if (!(s->acc = opp_agg_acc_new(s->m, s->o, s->out))) {
-        fail(s, -ENOMEM);
-        return;
+    for (size_t k = 0; k < s->nacc; k++) {
+        opp_agg_acc_drop(s->acc[k]);
+        if (!(s->acc[k] = opp_agg_acc_new(s->m, &s->o[k], &s->out[k]))) {
+            fail(s, -ENOMEM);
+            return;
+        }
     }
     for (struct grow_ *r = s->gpu; r; r = r->hh.next) {
         struct opp_agg_gpu a = {.name = r->k.name,
@@ -547,7 +563,7 @@ static void second_begin(void *ctx)
                                 .dur_ns = r->dur,
                                 .bytes = r->bytes,
                                 .calls = r->calls};
-        if (opp_agg_acc_gpu(s->acc, &a)) {
+        if (opp_agg_acc_gpu(s->acc[r->k.acc], &a)) {
             fail(s, -ENOMEM);
             return;
         }
@@ -564,7 +580,7 @@ static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, i
         cm.total = cm.self; /* its own bytes */
     struct opp_agg_part p = {
         .calls = 1, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
-    return opp_agg_acc_add(s->acc, proc, &e->v, &p);
+    return opp_agg_acc_add(s->acc[e->acc], proc, &e->v, &p);
 }
 
 static const struct own *own_of(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
@@ -586,6 +602,7 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     if (s->failed)
         return s->failed;
     struct tthread *t = &s->th[x->thread];
+    s->calls[x->thread] += 1 - (x->folded != OPP_PASS_NONE);
     uint32_t proc = s->m->threads[x->thread].proc;
     const struct opp_func *f = func_of(s->m, x);
     const uint64_t *cols;
@@ -639,14 +656,16 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     try_name(s, x->name);
     if (s->failed)
         return s->failed;
-    if (opp_agg_selects(s->m, s->o, proc, x->thread) && !s->tree) {
+    int32_t ka = s->thread_acc[x->thread];
+    if (ka >= 0 && !s->tree) {
+        e.acc = (uint32_t)ka;
         struct opp_agg_call c = {.name = x->name, .f = f, .args = x->args, .nargs = x->nargs};
-        int rc = opp_agg_acc_row(s->acc, &c, &e.v);
+        int rc = opp_agg_acc_row(s->acc[ka], &c, &e.v);
         if (rc < 0)
             return rc;
         e.sel = !rc;
     }
-    e.sel = e.sel || (s->tree && opp_agg_selects(s->m, s->o, proc, x->thread));
+    e.sel = e.sel || (s->tree && ka >= 0);
     if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
         ptree_free(e.pt);
         return -ENOMEM;
@@ -710,6 +729,9 @@ static void forget(struct opp_table_stream *s)
     s->dem = NULL;
     s->nown = s->own_cap = s->ngmem = s->gmem_cap = s->ncmem = s->cmem_cap = 0;
     OPP_HASH_FREE(s->gpu);
+    free(s->thread_acc);
+    free(s->proc_acc);
+    s->thread_acc = s->proc_acc = NULL;
     for (size_t i = 0; s->th && i < s->m->nthreads; i++) {
         drop_subtrees(&s->th[i]);
         free(s->th[i].e);
@@ -720,11 +742,13 @@ static void forget(struct opp_table_stream *s)
 
 /* The reads: the rows into out, or with s->tree its call paths. 0, 1
  * (cannot) or -1 (error), err saying why. */
-static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, struct opp_agg *out,
-                      char *err, size_t errlen)
+static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
+                      struct opp_agg *out, char *err, size_t errlen)
 {
     const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
+    const struct opp_model *m = s->m;
     s->o = o;
+    s->nacc = n;
     s->failed = 0;
     s->matched = 0;
     free(s->tried);
@@ -733,13 +757,30 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     s->nrec = 0;
     s->ndem = s->m->nstrs;
     s->out = out;
-    s->acc = NULL;
-    memset(out, 0, sizeof *out);
-    if (!(s->th = calloc(s->m->nthreads ? s->m->nthreads : 1, sizeof *s->th)) ||
+    memset(out, 0, n * sizeof *out);
+    if (!(s->acc = calloc(n, sizeof *s->acc)) ||
+        !(s->thread_acc = malloc((m->nthreads ? m->nthreads : 1) * sizeof *s->thread_acc)) ||
+        !(s->proc_acc = malloc((m->nprocs ? m->nprocs : 1) * sizeof *s->proc_acc)) ||
+        !(s->th = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->th)) ||
+        (!s->calls && !(s->calls = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->calls))) ||
         !(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem))) {
         snprintf(err, errlen, "out of memory");
         forget(s);
+        free(s->acc);
+        s->acc = NULL;
         return -1;
+    }
+    for (size_t i = 0; i < m->nthreads; i++) { /* the first that selects it */
+        s->thread_acc[i] = -1;
+        for (size_t k = 0; k < n && s->thread_acc[i] < 0; k++)
+            if (opp_agg_selects(m, &o[k], m->threads[i].proc, (uint32_t)i))
+                s->thread_acc[i] = (int32_t)k;
+    }
+    for (size_t i = 0; i < m->nprocs; i++) {
+        s->proc_acc[i] = -1;
+        for (size_t k = 0; k < n && s->proc_acc[i] < 0; k++)
+            if (opp_agg_selects(m, &o[k], (uint32_t)i, OPP_GPU_NONE))
+                s->proc_acc[i] = (int32_t)k;
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
     int rc = 0;
@@ -765,24 +806,32 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
         rc = said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
     }
     forget(s);
-    if (rc || s->tree) {
-        opp_agg_acc_drop(s->acc);
-        s->acc = NULL;
-        return rc;
+    for (size_t k = 0; k < n; k++) {
+        int frc = rc || s->tree ? (opp_agg_acc_drop(s->acc[k]), 0)
+                                : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
+        if (frc && !rc) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
     }
-    rc = opp_agg_acc_finish(s->acc, s->cpu_mem);
+    if (rc && !s->tree)
+        for (size_t k = 0; k < n; k++)
+            opp_agg_free(&out[k]);
+    free(s->acc);
     s->acc = NULL;
-    if (rc) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
                                struct opp_agg *out, char *err, size_t errlen)
 {
-    return read_calls(s, o, out, err, errlen);
+    return read_calls(s, o, 1, out, err, errlen);
+}
+
+int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
+                                struct opp_agg *out, char *err, size_t errlen)
+{
+    return read_calls(s, o, n, out, err, errlen);
 }
 
 int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
@@ -794,7 +843,7 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = read_calls(s, o, &none, err, errlen);
+    int rc = read_calls(s, o, 1, &none, err, errlen);
     struct ptree *t = s->tree;
     s->tree = NULL;
     if (!rc && t->nn && !(ct->nodes = calloc(t->nn, sizeof *ct->nodes))) {
@@ -825,5 +874,6 @@ void opp_table_stream_free(struct opp_table_stream *s)
         return;
     opp_pass_free(s->pass);
     free(s->tried);
+    free(s->calls);
     free(s);
 }

@@ -14,6 +14,7 @@
 #define OPP_TABLE_STREAM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
@@ -34,6 +35,12 @@ int opp_table_stream_takes(const struct opp_agg_opts *o);
  * this way (err says why); -1 on error (err). */
 int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
                                struct opp_agg *out, char *err, size_t errlen);
+/* The aggregates of o[0..n) into out[0..n) in the same reads; each
+ * thread's calls (and each process's GPU ops of no call) go to the first
+ * of o that selects them, which is o's every aggregate when their
+ * selections are apart (a rank each: ranks.h). 0, 1 or -1 as above. */
+int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
+                                struct opp_agg *out, char *err, size_t errlen);
 /* --tree's call paths of the threads o selects, as opp_calltree_build
  * makes them of the loaded model (node indices aside: in the order the
  * paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
@@ -42,6 +49,9 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
 /* After opp_table_stream_aggregate with --match: whether the name of some
  * call or GPU op (selected or not) matched it. */
 int opp_table_stream_matched(const struct opp_table_stream *s);
+/* After a read: each thread's calls (by thread index) as the loaded model
+ * keeps them, those folded into a same-named parent apart. */
+const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s);
 void opp_table_stream_free(struct opp_table_stream *s);
 
 #endif

@@ -52,7 +52,8 @@ static const char *needs_calls(const struct report_args *ra)
  * the traces' size, --stream and --no-stream. */
 static int view_streams(const struct report_args *ra)
 {
-    return ra->view && ra->view->stream;
+    return ra->view && ra->view->stream &&
+           (!ra->view->filters || (!ra->window_k && opp_table_stream_takes(&ra->agg)));
 }
 
 /* 1: stream; 0: load every call; -1: --stream where it cannot (said). */
@@ -239,7 +240,7 @@ out:
  * whatever the traces' size, --stream and --no-stream. */
 static int table_streams(const struct report_args *ra)
 {
-    return !ra->view && ra->format != FMT_JSON && !ra->window_k && opp_table_stream_takes(&ra->agg);
+    return !ra->view && !ra->window_k && opp_table_stream_takes(&ra->agg);
 }
 
 int report_streamed(struct report_args *ra, struct opp_model **m)

@@ -1,6 +1,7 @@
 /* `opprof report`'s views: what each computes (analysis/) and shows
  * (views/) on stdout, and the table of them that the command picks from.
  * A new view is a function here and its line in the table. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,19 +67,46 @@ static const struct opp_model *table_model(const void *st)
     return opp_table_stream_model(st);
 }
 
+/* The JSON's GPU statistics, read in one pass of their own (gpu_stream.h):
+ * 0 and *gs; 1 or -1 as view_stream's show says. */
+static int json_gpu(const struct report_args *ra, struct opp_gpu_stats *gs, char *err,
+                    size_t errlen)
+{
+    enum opp_stream_refused why;
+    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->traces, ra->ntraces, &why, err, errlen);
+    if (!g)
+        return why == OPP_STREAM_CANNOT ? 1 : -1;
+    struct opp_kernel_stats *k = NULL;
+    size_t nk;
+    int got = opp_gpu_stream_stats(g, &ra->agg, gs, &k, &nk, err, errlen);
+    free(k);
+    opp_gpu_stream_free(g);
+    return got;
+}
+
 static int table_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
 {
     struct opp_agg agg;
+    struct opp_gpu_stats gs;
     int got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
     if (got)
         return got;
     const struct opp_model *m = opp_table_stream_model(st);
-    if (ra->agg.match && !opp_table_stream_matched(st)) /* said as of the loaded model */
+    struct opp_out_opts o = ra->out;
+    if (ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
-    else
-        *rc = key_averages_out(ra, m, &agg, &ra->out);
+    } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) &&
+               (got = json_gpu(ra, &gs, err, errlen))) {
+        /* said by the caller */
+    } else {
+        o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) ? &gs : NULL;
+        o.thread_events = opp_table_stream_thread_calls(st);
+        *rc = key_averages_out(ra, m, &agg, &o);
+        if (o.gpu)
+            opp_gpu_stats_free(&gs);
+    }
     opp_agg_free(&agg);
-    return 0;
+    return got;
 }
 
 static void table_close(void *st)
@@ -255,16 +283,54 @@ static void step_close(void *st)
 
 static const struct view_stream step_stream = {step_open, step_model, step_show, step_close, 0};
 
+static int by_rank_out(const struct report_args *ra, struct opp_rank_table *t)
+{
+    int rc = opp_out_by_rank(stdout, t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
+    opp_rank_table_free(t);
+    return rc;
+}
+
 static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_rank_table t;
-    int rc = opp_rank_table_build(m, &ra->agg, &t);
-    if (rc)
-        return rc;
-    rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
-    opp_rank_table_free(&t);
-    return rc;
+    int rc = opp_rank_table_build(m, &ra->agg, NULL, NULL, &t);
+    return rc ? rc : by_rank_out(ra, &t);
 }
+
+/* Every rank's aggregate in the same reads of the pass. */
+struct rank_reads {
+    void *st;
+    char *err;
+    size_t errlen;
+};
+
+static int rank_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
+{
+    const struct rank_reads *r = ctx;
+    int got = opp_table_stream_aggregates(r->st, o, n, out, r->err, r->errlen);
+    return got < 0 ? -EIO : got; /* -EIO: err says why */
+}
+
+static int by_rank_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+{
+    struct opp_rank_table t;
+    struct rank_reads r = {st, err, errlen};
+    int got = opp_rank_table_build(opp_table_stream_model(st), &ra->agg, rank_aggregates, &r, &t);
+    if (got == -EIO)
+        return -1;
+    if (got > 0)
+        return got;
+    if (!got && ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
+        opp_rank_table_free(&t);
+        *rc = report_filters_known(ra, opp_table_stream_model(st)) ? REPORT_NAME_UNKNOWN : 0;
+        return 0;
+    }
+    *rc = got ? got : by_rank_out(ra, &t);
+    return 0;
+}
+
+static const struct view_stream by_rank_stream = {table_open, table_model, by_rank_show,
+                                                  table_close, 1};
 
 static int by_process_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -277,6 +343,25 @@ static int by_process_view(const struct report_args *ra, const struct opp_model 
     return rc;
 }
 
+static int by_process_show(const struct report_args *ra, void *st, int *rc, char *err,
+                           size_t errlen)
+{
+    struct opp_agg a;
+    int got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
+    if (got)
+        return got;
+    const struct opp_model *m = opp_table_stream_model(st);
+    if (ra->agg.match && !opp_table_stream_matched(st)) /* said as of the loaded model */
+        *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    else
+        *rc = opp_out_by_process(stdout, m, &a, ra->format == FMT_JSON);
+    opp_agg_free(&a);
+    return 0;
+}
+
+static const struct view_stream by_process_stream = {table_open, table_model, by_process_show,
+                                                     table_close, 1};
+
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0, "kernels",
@@ -286,8 +371,8 @@ const struct view views[] = {
     [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
                    "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                      "--by-rank writes a table or JSON", 1, "operators", NULL, NULL},
+                      "--by-rank writes a table or JSON", 1, "operators", NULL, &by_rank_stream},
     [VIEW_BY_PROCESS] = {"--by-process", by_process_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                         "--by-process writes a table or JSON", 1, NULL, NULL, NULL},
+                         "--by-process writes a table or JSON", 1, NULL, NULL, &by_process_stream},
 };
 const size_t nviews = sizeof views / sizeof *views;
