@@ -287,12 +287,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_time),
         OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
                          opt_match),
-        OPP_OPT_FLAG(0, "stream", &ra->stream,
-                     "read the trace as it streams, in memory bounded by the\n"
-                     "call paths, not the calls (the table, --tree, --by-rank,\n"
-                     "their JSON); chosen for traces of OPPROF_STREAM_MIB (32)\n"
-                     "MiB or more (--step and --gpu always read a trace so)"),
-        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream, "load every call, however large the traces"),
+        OPP_OPT_FLAG(0, "stream", &ra->stream, NULL), /* shares --no-stream's line */
+        OPP_OPT_FLAG(0, "no-stream", &ra->stream,
+                     "accepted for old scripts, no effect: every trace is read\n"
+                     "in one pass, whatever its size"),
         VIEW_OPT("gpu", VIEW_GPU,
                  "the GPU view: top kernels (calls, time, estimated\n"
                  "theoretical occupancy, launch delay), busy time per\n"
@@ -455,12 +453,10 @@ static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
     char err[512];
-    struct opp_model *m;
-    int rc = report_streamed(&ra, &m);
+    int rc = report_streamed(&ra);
     if (rc >= 0)
         return rc;
-    if (!m)
-        m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
+    struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;

@@ -31,8 +31,7 @@ struct report_args {
     int from_given, to_given;
     regex_t match; /* agg.match points here when --match was given */
     const char *match_text; /* --match's REGEX as given */
-    int stream;    /* --stream: calls added up as they are read */
-    int no_stream; /* --no-stream: every call loaded, however large the trace */
+    int stream;             /* --stream, --no-stream: accepted for old scripts, no effect */
 };
 
 /* The views besides the table, one line each: the option that chooses
@@ -55,7 +54,8 @@ struct view {
 };
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size: open makes the pass's first read (NULL
+ * every trace whatever its size (NULL: from the loaded model, when the
+ * table's filters --from/--to, --window or --group-by-stack are given): open makes the pass's first read (NULL
  * and why: a summary trace is loaded, which refuses it in its words; one
  * the pass cannot read is loaded too; for errors err says why); model is
  * what that read learnt (for the filters and warnings); show computes and
@@ -93,10 +93,8 @@ int report_filters_known(const struct report_args *ra, const struct opp_model *m
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL (report_stream.c). */
 const char *report_summary_refuses(const struct report_args *ra);
-/* The report of traces read as they stream (--step and --gpu always;
- * the others with --stream, or chosen by the traces' size): the exit
- * status; or -1 to go on with the model in *m, which is NULL when every
- * call is to be loaded. */
-int report_streamed(struct report_args *ra, struct opp_model **m);
+/* The report of full traces read in one pass (report_stream.c): the exit
+ * status; or -1 when the loaded model is to answer. */
+int report_streamed(const struct report_args *ra);
 
 #endif
