@@ -54,6 +54,7 @@ struct opp_pass {
     char why[256];
     uint64_t open;       /* calls the process died inside, folding done */
     uint64_t unattached; /* records kept with a correlation id and no call */
+    uint64_t first;      /* the earliest begin of a call or start of a GPU op */
     int again;     /* a thread is kept whole from now on: the read is made again */
 };
 
@@ -293,6 +294,8 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     struct pthread *t = thread_at(p, ti);
     if (!t)
         return fail(p, ENOMEM);
+    if (e->begin_ns < p->first)
+        p->first = e->begin_ns;
     const struct opp_model *m = p->meta.ld.m;
     const struct opp_process *pr = &m->procs[m->threads[ti].proc];
     if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
@@ -302,6 +305,21 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
         return fail(p, ENOMEM);
     t->late[t->nlate++] = e->begin_ns;
+    return 0;
+}
+
+/* The first read: the GPU ops' starts (those the loaded model keeps as
+ * ops: opp_model_first_ns takes the earliest). */
+static int each_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct opp_pass *p = ctx;
+    (void)proc;
+    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET &&
+        g->type != OPP_GPU_SYNC && g->type != OPP_GPU_OVERHEAD)
+        return 0;
+    uint64_t start = opp_loader_shifted(&p->meta.ld, g->f[OPP_GF_START]);
+    if (start < p->first)
+        p->first = start;
     return 0;
 }
 
@@ -332,7 +350,9 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
     p->paths = paths;
     p->npaths = npaths;
     p->path = paths[0];
-    int rc = opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, NULL, p, err, errlen);
+    p->first = UINT64_MAX;
+    int rc =
+        opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, each_gpu, p, err, errlen);
     if (rc > 0 && !p->cannot)
         p->cannot = "it is a summary trace";
     int why = stopped(p, err, errlen);
@@ -367,6 +387,11 @@ struct opp_model *opp_pass_model(const struct opp_pass *p)
 struct opp_stream_meta *opp_pass_meta(struct opp_pass *p)
 {
     return &p->meta;
+}
+
+uint64_t opp_pass_first_ns(const struct opp_pass *p)
+{
+    return p->first == UINT64_MAX ? 0 : p->first;
 }
 
 uint64_t opp_pass_unattached(const struct opp_pass *p)

@@ -96,6 +96,9 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
 struct opp_model *opp_pass_model(const struct opp_pass *p);
 /* What the first read learnt (the model's loader, each thread's calls). */
 struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
+/* The traces' first time, as opp_model_first_ns gives the loaded model's:
+ * the earliest begin of a call or start of a GPU op (0: none). */
+uint64_t opp_pass_first_ns(const struct opp_pass *p);
 /* After a read with op: the records kept that had a correlation id and
  * no call to own them. */
 uint64_t opp_pass_unattached(const struct opp_pass *p);

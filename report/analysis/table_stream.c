@@ -160,7 +160,16 @@ const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
 
 int opp_table_stream_takes(const struct opp_agg_opts *o)
 {
-    return !o->window && !o->sched_window && !o->group_by_stack;
+    return !o->sched_window && !o->group_by_stack;
+}
+
+/* Whether time t is in o's --from/--to window (aggregate.h). */
+static int in_window(const struct opp_table_stream *s, const struct opp_agg_opts *o, uint64_t t)
+{
+    if (!o->window)
+        return 1;
+    uint64_t rel = t - opp_pass_first_ns(s->pass); /* t >= first */
+    return rel >= o->from_ns && rel < o->to_ns;
 }
 
 /* Name id of a call or GPU op tried against --match (opp_table_stream_matched). */
@@ -249,6 +258,7 @@ static int keep_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op
         struct opp_gpu_op o;
         struct opp_gpu_launch l;
         opp_gpu_op_decode(r, pi, &o, &l);
+        g.time = o.start_ns;
         g.dur = opp_gpu_op_dur(&o);
         g.bytes = o.bytes;
         g.name = opp_loader_op_name(&opp_pass_meta(s->pass)->ld, &o, s->dem, s->ndem);
@@ -292,8 +302,14 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
             fail(s, -ENOMEM);
         return;
     }
+    /* its call's GPU time whatever the filters: the call is filtered, as
+     * opp_aggregate filters it */
+    if (c && !grow((void **)&s->own, &s->own_cap, s->nown + 1, sizeof *s->own))
+        s->own[s->nown++] = (struct own){c->thread, c->seq, g.dur, 0};
+    else if (c)
+        fail(s, -ENOMEM);
     int32_t ka = c ? s->thread_acc[c->thread] : s->proc_acc[g.proc];
-    if (ka < 0)
+    if (ka < 0 || !in_window(s, &s->o[ka], g.time))
         return;
     struct gkey k = {g.name, g.type, g.proc, (uint32_t)ka};
     struct grow_ *r;
@@ -315,10 +331,6 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     r->dur += g.dur;
     r->bytes += g.bytes;
     r->calls++;
-    if (c && !grow((void **)&s->own, &s->own_cap, s->nown + 1, sizeof *s->own))
-        s->own[s->nown++] = (struct own){c->thread, c->seq, g.dur, 0};
-    else if (c)
-        fail(s, -ENOMEM);
 }
 
 /* Device memory records by time, then as read (gpu_memory.c). */
@@ -657,6 +669,8 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     if (s->failed)
         return s->failed;
     int32_t ka = s->thread_acc[x->thread];
+    if (ka >= 0 && !in_window(s, &s->o[ka], x->begin))
+        ka = -1;
     if (ka >= 0 && !s->tree) {
         e.acc = (uint32_t)ka;
         struct opp_agg_call c = {.name = x->name, .f = f, .args = x->args, .nargs = x->nargs};

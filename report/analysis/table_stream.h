@@ -27,8 +27,8 @@ struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t 
                                                enum opp_stream_refused *why, char *err,
                                                size_t errlen);
 const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
-/* Whether the table of o is added up this way: not with --from/--to,
- * a schedule's window or --group-by-stack (those read the loaded model). */
+/* Whether the table of o is added up this way: not with a schedule's
+ * window or --group-by-stack (those read the loaded model). */
 int opp_table_stream_takes(const struct opp_agg_opts *o);
 /* The aggregate of the calls and GPU ops o selects, as opp_aggregate
  * makes it of the loaded model. 0; 1 when the pass cannot read the trace

@@ -54,9 +54,9 @@ struct view {
 };
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size (NULL: from the loaded model, when the
- * table's filters --from/--to, --window or --group-by-stack are given): open makes the pass's first read (NULL
- * and why: a summary trace is loaded, which refuses it in its words; one
+ * every trace whatever its size (not with the table's --window or
+ * --group-by-stack: from the loaded model): open makes the pass's first
+ * read (NULL and why: a summary trace is loaded, which refuses it in its words; one
  * the pass cannot read is loaded too; for errors err says why); model is
  * what that read learnt (for the filters and warnings); show computes and
  * prints: 0 and the output's status in *rc, 1 when the trace cannot be

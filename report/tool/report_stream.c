@@ -3,8 +3,8 @@
  * view, whatever the traces' size, in memory bounded by what each keeps
  * (rows, call paths, steps, kernels), not by the calls. The loaded model
  * answers the rest: a summary trace (loaded as it is: it says what it
- * cannot answer), the table, --by-rank and --by-process with --from/--to,
- * --window or --group-by-stack, and a trace the pass cannot read (said). */
+ * cannot answer), the table, --by-rank and --by-process with --window or
+ * --group-by-stack, and a trace the pass cannot read (said). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
