@@ -375,7 +375,8 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
     struct group_key k;
     make_key(&k, c->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
     k.nstack = c->nstack;
-    memcpy(k.stack, c->stack, c->nstack * sizeof *c->stack);
+    if (c->nstack)
+        memcpy(k.stack, c->stack, c->nstack * sizeof *c->stack);
     key_seal(&k);
     struct opp_agg *a = x->a;
     size_t before = a->nrows_all;
@@ -389,7 +390,8 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
         r->lib_id = f->lib;
         r->shapes = shapes;
         r->nstack = c->nstack;
-        memcpy(r->stack, c->stack, c->nstack * sizeof *c->stack);
+        if (c->nstack)
+            memcpy(r->stack, c->stack, c->nstack * sizeof *c->stack);
     }
     v->row = (size_t)i;
     if (by_name && c->name >= x->nby_name) {

@@ -376,7 +376,8 @@ static int size_frees(struct mrec *r, size_t n, int (*cmp)(const void *, const v
                       uint32_t alloc, uint32_t fre)
 {
     struct opp_live live = {0};
-    qsort(r, n, sizeof *r, cmp);
+    if (n)
+        qsort(r, n, sizeof *r, cmp);
     for (size_t i = 0; i < n; i++) {
         if (r[i].op == fre) {
             int found;
@@ -411,7 +412,8 @@ static int settle_owned(struct opp_table_stream *s)
             return -ENOMEM;
         s->own[s->nown++] = (struct own){s->gmem[i].thread, s->gmem[i].seq, 0, s->gmem[i].bytes};
     }
-    qsort(s->own, s->nown, sizeof *s->own, cmp_own);
+    if (s->nown)
+        qsort(s->own, s->nown, sizeof *s->own, cmp_own);
     size_t n = 0;
     for (size_t i = 0; i < s->nown; i++) {
         if (n && !cmp_own(&s->own[n - 1], &s->own[i])) {
@@ -422,7 +424,8 @@ static int settle_owned(struct opp_table_stream *s)
         }
     }
     s->nown = n;
-    qsort(s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
+    if (s->ncmem)
+        qsort(s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
     return 0;
 }
 
@@ -598,12 +601,16 @@ static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, i
 static const struct own *own_of(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
 {
     struct own key = {.thread = thread, .seq = seq};
+    if (!s->nown)
+        return NULL;
     return bsearch(&key, s->own, s->nown, sizeof *s->own, cmp_own);
 }
 
 static int64_t cpu_bytes(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
 {
     struct mrec key = {.thread = thread, .seq = seq};
+    if (!s->ncmem)
+        return 0;
     const struct mrec *r = bsearch(&key, s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
     return r ? r->bytes : 0;
 }

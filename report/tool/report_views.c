@@ -67,20 +67,19 @@ static const struct opp_model *table_model(const void *st)
     return opp_table_stream_model(st);
 }
 
-/* The JSON's GPU statistics, read in one pass of their own (gpu_stream.h):
- * 0 and *gs; 1 or -1 as view_stream's show says. */
-static int json_gpu(const struct report_args *ra, struct opp_gpu_stats *gs, char *err,
-                    size_t errlen)
+/* The JSON's GPU statistics, read in one pass of their own (gpu_stream.h;
+ * *g holds what they point into, the caller's to free): 0 and *gs; 1 or
+ * -1 as view_stream's show says. */
+static int json_gpu(const struct report_args *ra, struct opp_gpu_stream **g,
+                    struct opp_gpu_stats *gs, char *err, size_t errlen)
 {
     enum opp_stream_refused why;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(ra->traces, ra->ntraces, &why, err, errlen);
-    if (!g)
+    if (!(*g = opp_gpu_stream_open(ra->traces, ra->ntraces, &why, err, errlen)))
         return why == OPP_STREAM_CANNOT ? 1 : -1;
     struct opp_kernel_stats *k = NULL;
     size_t nk;
-    int got = opp_gpu_stream_stats(g, &ra->agg, gs, &k, &nk, err, errlen);
+    int got = opp_gpu_stream_stats(*g, &ra->agg, gs, &k, &nk, err, errlen);
     free(k);
-    opp_gpu_stream_free(g);
     return got;
 }
 
@@ -88,6 +87,7 @@ static int table_show(const struct report_args *ra, void *st, int *rc, char *err
 {
     struct opp_agg agg;
     struct opp_gpu_stats gs;
+    struct opp_gpu_stream *g = NULL;
     int got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
     if (got)
         return got;
@@ -96,7 +96,7 @@ static int table_show(const struct report_args *ra, void *st, int *rc, char *err
     if (ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
     } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) &&
-               (got = json_gpu(ra, &gs, err, errlen))) {
+               (got = json_gpu(ra, &g, &gs, err, errlen))) {
         /* said by the caller */
     } else {
         o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) ? &gs : NULL;
@@ -105,6 +105,7 @@ static int table_show(const struct report_args *ra, void *st, int *rc, char *err
         if (o.gpu)
             opp_gpu_stats_free(&gs);
     }
+    opp_gpu_stream_free(g);
     opp_agg_free(&agg);
     return got;
 }
