@@ -184,11 +184,6 @@ const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g)
     return g->meta->ld.m;
 }
 
-struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
-{
-    return g->meta;
-}
-
 static void drop_sorts(struct opp_gpu_stream *g)
 {
     drop_files(g);

@@ -314,32 +314,6 @@ static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     return check(z, opp_tw_gpu(&z->w, proc, mem, (uint32_t)b.len));
 }
 
-struct fold_ctx {
-    struct opp_summarized *res;
-    uint32_t proc;
-    int failed;
-};
-
-static void keep_folds(void *ctx, uint32_t tid, uint64_t folded)
-{
-    struct fold_ctx *f = ctx;
-    struct opp_summarized_thread *t =
-        reallocarray(f->res->threads, f->res->nthreads + 1, sizeof *t);
-    if (!t) {
-        f->failed = 1;
-        return;
-    }
-    f->res->threads = t;
-    t[f->res->nthreads++] = (struct opp_summarized_thread){f->proc, tid, folded};
-}
-
-void opp_summarized_free(struct opp_summarized *res)
-{
-    free(res->threads);
-    res->threads = NULL;
-    res->nthreads = 0;
-}
-
 /* The summary and its file, made anew; z keeps how. 0, or -1
  * with err set. */
 static int start(struct sz *z, const char *out, unsigned long max_nodes, char *err,
@@ -461,9 +435,6 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned lo
         struct sproc *p = &z.procs[i];
         if (p->dropped)
             check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped));
-        struct fold_ctx f = {res, p->proc, 0};
-        opp_sum_threads(z.sum, p->proc, keep_folds, &f);
-        check(&z, f.failed ? -ENOMEM : 0);
         check(&z, opp_sum_write(z.sum, p->proc, &z.w));
         if (p->end_how)
             check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));

@@ -26,13 +26,6 @@ struct opp_summarized {
      * for the temporary files): some may miss their sizes */
     int frees_unordered;
     char warning[512]; /* the trace's own warning (cut short...), or "" */
-    /* each thread's calls folded into a same-named parent (torch's
-     * folding): a loaded model keeps its calls less those */
-    struct opp_summarized_thread {
-        uint32_t proc, tid; /* the trace's process serial */
-        uint64_t folded;
-    } *threads;
-    size_t nthreads;
 };
 
 /* What opp_summarize returns: done, or why not (err says it for a person). */
@@ -48,7 +41,5 @@ enum opp_summarize_rc {
  * paths kept (past it, calls on new paths are counted as dropped). */
 enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
                                     struct opp_summarized *res, char *err, size_t errlen);
-/* What res holds, freed (whatever opp_summarize returned). */
-void opp_summarized_free(struct opp_summarized *res);
 
 #endif
