@@ -15,6 +15,7 @@
 #include "analysis/live_blocks.h"
 #include "analysis/loader.h"
 #include "analysis/pass.h"
+#include "analysis/step_times.h"
 #include "gpu.h"
 #include "ops.h"
 
@@ -887,6 +888,66 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
         ct->n = t->nn;
     ptree_free(t);
     return rc;
+}
+
+/* The ProfilerStep#N calls, as a read finds them: those folded into a
+ * same-named parent forgotten. */
+struct psteps {
+    struct opp_table_stream *s;
+    struct opp_pstep *v;
+    uint32_t *thread, *seq;
+    size_t n, cap, tcap, scap;
+};
+
+static void steps_begin(void *ctx)
+{
+    ((struct psteps *)ctx)->n = 0;
+}
+
+static int step_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct psteps *p = ctx;
+    if (x->folded != OPP_PASS_NONE)
+        for (size_t i = p->n; i-- > 0;)
+            if (p->thread[i] == x->thread && p->seq[i] == x->folded) {
+                p->n--;
+                memmove(&p->v[i], &p->v[i + 1], (p->n - i) * sizeof *p->v);
+                memmove(&p->thread[i], &p->thread[i + 1], (p->n - i) * sizeof *p->thread);
+                memmove(&p->seq[i], &p->seq[i + 1], (p->n - i) * sizeof *p->seq);
+                break;
+            }
+    uint64_t num;
+    if (!opp_profiler_step_number(opp_model_str(p->s->m, x->name), &num))
+        return 0;
+    if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v) ||
+        grow((void **)&p->thread, &p->tcap, p->n + 1, sizeof *p->thread) ||
+        grow((void **)&p->seq, &p->scap, p->n + 1, sizeof *p->seq))
+        return -ENOMEM;
+    p->v[p->n] = (struct opp_pstep){num, x->begin, x->end};
+    p->thread[p->n] = x->thread;
+    p->seq[p->n++] = x->seq;
+    return 0;
+}
+
+int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
+                             char *err, size_t errlen)
+{
+    struct psteps p = {.s = s};
+    const struct opp_pass_consumer c = {.ctx = &p, .begin = steps_begin, .call = step_call};
+    int rc = opp_pass_run(s->pass, &c, err, errlen);
+    if (!rc && opp_profiler_windows_of(p.v, p.n, w, nw)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    free(p.v);
+    free(p.thread);
+    free(p.seq);
+    return rc;
+}
+
+uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s)
+{
+    return opp_pass_first_ns(s->pass);
 }
 
 void opp_table_stream_free(struct opp_table_stream *s)

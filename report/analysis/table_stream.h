@@ -27,8 +27,8 @@ struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t 
                                                enum opp_stream_refused *why, char *err,
                                                size_t errlen);
 const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
-/* Whether the table of o is added up this way: not with a schedule's
- * window or --group-by-stack (those read the loaded model). */
+/* Whether the table of o is added up this way: not with a summary's
+ * schedule window or --group-by-stack (those read the loaded model). */
 int opp_table_stream_takes(const struct opp_agg_opts *o);
 /* The aggregate of the calls and GPU ops o selects, as opp_aggregate
  * makes it of the loaded model. 0; 1 when the pass cannot read the trace
@@ -49,6 +49,13 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
 /* After opp_table_stream_aggregate with --match: whether the name of some
  * call or GPU op (selected or not) matched it. */
 int opp_table_stream_matched(const struct opp_table_stream *s);
+/* The windows a schedule recorded (step_times.h's opp_profiler_windows),
+ * from a read of the calls: 0, 1 or -1 as above; *w malloc'd. */
+struct opp_window;
+int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
+                             char *err, size_t errlen);
+/* The traces' first time (opp_model_first_ns of the loaded model). */
+uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);
 /* After a read: each thread's calls (by thread index) as the loaded model
  * keeps them, those folded into a same-named parent apart. */
 const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s);

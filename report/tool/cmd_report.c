@@ -417,6 +417,8 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
 {
     if (rc == REPORT_NAME_UNKNOWN)
         return 2;
+    if (rc == REPORT_NO_WINDOW)
+        return 1;
     if (rc == -ENOMEM || rc == -ENOENT) {
         char keys[160];
         if (rc == -ENOENT)
@@ -433,6 +435,24 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
         return 1;
     }
     opp_out_warnings(stderr, ra->trace, m);
+    return 0;
+}
+
+int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first)
+{
+    if (ra->window_k > nw) {
+        fprintf(stderr,
+                PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
+                       "not %lu\n",
+                ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
+        return 1;
+    }
+    const struct opp_window *k = &w[ra->window_k - 1];
+    ra->agg.window = 1;
+    ra->agg.from_ns = k->begin_ns - first;
+    ra->agg.to_ns = k->end_ns - first + 1;
+    fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra->window_k,
+            k->first_step, k->last_step);
     return 0;
 }
 
@@ -491,22 +511,12 @@ static int report(struct report_args *rap)
             opp_model_free(m);
             return 1;
         }
-        if (ra.window_k > nw) {
-            fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
-                                   "ProfilerStep#N), not %lu\n",
-                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
-            free(w);
+        rc = report_window(&ra, w, nw, opp_model_first_ns(m));
+        free(w);
+        if (rc) {
             opp_model_free(m);
             return 1;
         }
-        uint64_t first = opp_model_first_ns(m);
-        const struct opp_window *k = &w[ra.window_k - 1];
-        ra.agg.window = 1;
-        ra.agg.from_ns = k->begin_ns - first;
-        ra.agg.to_ns = k->end_ns - first + 1;
-        fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra.window_k,
-                k->first_step, k->last_step);
-        free(w);
     }
     rc = report_finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
     opp_model_free(m);

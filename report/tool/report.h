@@ -54,8 +54,8 @@ struct view {
 };
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size (not with the table's --window or
- * --group-by-stack: from the loaded model): open makes the pass's first
+ * every trace whatever its size (not with the table's --group-by-stack:
+ * from the loaded model): open makes the pass's first
  * read (NULL and why: a summary trace is loaded, which refuses it in its words; one
  * the pass cannot read is loaded too; for errors err says why); model is
  * what that read learnt (for the filters and warnings); show computes and
@@ -87,6 +87,14 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m);
 /* The view's (or the table's) status rc as the exit status: what went
  * wrong said, the trace's warnings when it went right (cmd_report.c). */
 int report_finish(const struct report_args *ra, const struct opp_model *m, int rc);
+/* --window K as the time window of the K-th of w[0..nw) (the traces'
+ * first time first), said on stderr: 0, or 1 when there is no such
+ * window (said). */
+struct opp_window;
+int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first);
+/* A view's status: --window K named no window (said); the exit status
+ * is 1. */
+#define REPORT_NO_WINDOW 3
 /* The filters name what the trace has: 0, or 2 (said). */
 int report_filters_known(const struct report_args *ra, const struct opp_model *m);
 

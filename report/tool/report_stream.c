@@ -3,7 +3,7 @@
  * view, whatever the traces' size, in memory bounded by what each keeps
  * (rows, call paths, steps, kernels), not by the calls. The loaded model
  * answers the rest: a summary trace (loaded as it is: it says what it
- * cannot answer), the table, --by-rank and --by-process with --window or
+ * cannot answer), the table, --by-rank and --by-process with
  * --group-by-stack, and a trace the pass cannot read (said). */
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +30,7 @@ static const struct view_stream *stream_of(const struct report_args *ra)
 {
     if (ra->view && !ra->view->filters)
         return ra->view->stream;
-    if (ra->window_k || !opp_table_stream_takes(&ra->agg))
+    if (!opp_table_stream_takes(&ra->agg))
         return NULL;
     return ra->view ? ra->view->stream : &table_stream;
 }

@@ -10,6 +10,7 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
+#include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "tool/report.h"
 #include "views/by_process.h"
@@ -55,6 +56,25 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
+/* ra with --window K made the K-th schedule window's time, from a read of
+ * the traces' steps, into *out: 0, or what a show returns (1, -1); when
+ * there is no such window (said), REPORT_NO_WINDOW in *rc. */
+static int windowed(const struct report_args *ra, void *st, struct report_args *out, int *rc,
+                    char *err, size_t errlen)
+{
+    *out = *ra;
+    *rc = 0;
+    if (!ra->window_k)
+        return 0;
+    struct opp_window *w = NULL;
+    size_t nw = 0;
+    int got = opp_table_stream_windows(st, &w, &nw, err, errlen);
+    if (!got && report_window(out, w, nw, opp_table_stream_first_ns(st)))
+        *rc = REPORT_NO_WINDOW;
+    free(w);
+    return got;
+}
+
 /* The table and CSV read in one pass (table_stream.h). */
 static void *table_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
                         char *err, size_t errlen)
@@ -83,12 +103,17 @@ static int json_gpu(const struct report_args *ra, struct opp_gpu_stream **g,
     return got;
 }
 
-static int table_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+static int table_show(const struct report_args *rap, void *st, int *rc, char *err, size_t errlen)
 {
+    struct report_args w;
+    int got = windowed(rap, st, &w, rc, err, errlen);
+    if (got || *rc)
+        return got;
+    const struct report_args *ra = &w;
     struct opp_agg agg;
     struct opp_gpu_stats gs;
     struct opp_gpu_stream *g = NULL;
-    int got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
+    got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
     if (got)
         return got;
     const struct opp_model *m = opp_table_stream_model(st);
@@ -312,11 +337,16 @@ static int rank_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, st
     return got < 0 ? -EIO : got; /* -EIO: err says why */
 }
 
-static int by_rank_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+static int by_rank_show(const struct report_args *rap, void *st, int *rc, char *err, size_t errlen)
 {
+    struct report_args w;
+    int got = windowed(rap, st, &w, rc, err, errlen);
+    if (got || *rc)
+        return got;
+    const struct report_args *ra = &w;
     struct opp_rank_table t;
     struct rank_reads r = {st, err, errlen};
-    int got = opp_rank_table_build(opp_table_stream_model(st), &ra->agg, rank_aggregates, &r, &t);
+    got = opp_rank_table_build(opp_table_stream_model(st), &ra->agg, rank_aggregates, &r, &t);
     if (got == -EIO)
         return -1;
     if (got > 0)
@@ -344,11 +374,16 @@ static int by_process_view(const struct report_args *ra, const struct opp_model 
     return rc;
 }
 
-static int by_process_show(const struct report_args *ra, void *st, int *rc, char *err,
+static int by_process_show(const struct report_args *rap, void *st, int *rc, char *err,
                            size_t errlen)
 {
+    struct report_args w;
+    int got = windowed(rap, st, &w, rc, err, errlen);
+    if (got || *rc)
+        return got;
+    const struct report_args *ra = &w;
     struct opp_agg a;
-    int got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
+    got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
     if (got)
         return got;
     const struct opp_model *m = opp_table_stream_model(st);

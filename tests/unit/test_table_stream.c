@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "gpu.h"
 #include "testutil.h"
@@ -255,6 +256,52 @@ START_TEST(late_gpu_records_owned_by_their_call)
 }
 END_TEST
 
+/* A schedule's windows (--window K) found in a read: runs of consecutive
+ * ProfilerStep#N, as the loaded model's; a step folded into a same-named
+ * parent is one step. */
+START_TEST(schedule_windows_in_a_read)
+{
+    enum { S_P1 = S_GEMM + 1, S_P2, S_P5 };
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 110, 120, 1), TB_CALL(F_TORCH, 100, 200, 0, LABEL(S_P1)),
+              TB_CALL(F_TORCH, 310, 390, 1, LABEL(S_P2)),
+              TB_CALL(F_TORCH, 300, 400, 0, LABEL(S_P2)),
+              TB_CALL(F_TORCH, 900, 1000, 0, LABEL(S_P5)));
+    strings(&b);
+    tb_string(&b, S_P1, "ProfilerStep#1");
+    tb_string(&b, S_P2, "ProfilerStep#2");
+    tb_string(&b, S_P5, "ProfilerStep#5");
+    tb_end(&b);
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    struct opp_window *w, *lw;
+    size_t nw, nlw;
+    ck_assert_msg(opp_table_stream_windows(s, &w, &nw, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_profiler_windows(m, &lw, &nlw), 0);
+    const struct opp_window want[] = {{1, 2, 100, 400}, {5, 5, 900, 1000}};
+    ck_assert_uint_eq(nw, 2);
+    ck_assert_uint_eq(nlw, 2);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_uint_eq(w[i].first_step, want[i].first_step);
+        ck_assert_uint_eq(w[i].last_step, want[i].last_step);
+        ck_assert_uint_eq(w[i].begin_ns, want[i].begin_ns);
+        ck_assert_uint_eq(w[i].end_ns, want[i].end_ns);
+        ck_assert_mem_eq(&w[i], &lw[i], sizeof w[i]);
+    }
+    ck_assert_uint_eq(opp_table_stream_first_ns(s), opp_model_first_ns(m));
+    free(w);
+    free(lw);
+    opp_model_free(m);
+    opp_table_stream_free(s);
+}
+END_TEST
+
 Suite *suite_table_stream(void)
 {
     Suite *s = suite_create("table_stream");
@@ -264,6 +311,7 @@ Suite *suite_table_stream(void)
     tcase_add_test(tc, calls_a_process_died_inside);
     tcase_add_test(tc, out_of_order_returns);
     tcase_add_test(tc, late_gpu_records_owned_by_their_call);
+    tcase_add_test(tc, schedule_windows_in_a_read);
     suite_add_tcase(s, tc);
     return s;
 }
