@@ -56,6 +56,7 @@ struct opp_pass {
     uint64_t unattached; /* records kept with a correlation id and no call */
     uint64_t first;      /* the earliest begin of a call or start of a GPU op */
     int again;     /* a thread is kept whole from now on: the read is made again */
+    uint64_t at;   /* calls read so far */
 };
 
 static int fail(struct opp_pass *p, int err)
@@ -234,9 +235,10 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
                               .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0,
                               .fn = e->fn,
                               .nargs = e->nargs,
-                              .args = e->args};
+                              .args = e->args,
+                              .at = p->at++};
     if (p->join) {
-        int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, 0);
+        int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, x.at);
         if (rc > 0)
             return cannot(p, OPP_GPU_JOIN_UNTOLD);
         if (check(p, rc, 1))
@@ -494,6 +496,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     const struct opp_pass_consumer *c = p->c;
     p->open = 0;
     p->again = 0;
+    p->at = 0;
     for (size_t i = 0; i < p->nth; i++) {
         struct pthread *t = &p->th[i];
         t->base = t->n = t->late_next = t->nopen = t->nall = t->nargv = 0;

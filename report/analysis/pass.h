@@ -57,6 +57,8 @@ struct opp_pass_call {
                             the one folded into it among them), memory instants too */
     uint32_t nargs;      /* its argument values: to call only (top sees none) */
     const uint64_t *args;
+    uint64_t at; /* its place among the calls of the files read, from 0 (the GPU join's
+                    opp_gpu_call.at): a read hands most calls over in this order */
 };
 
 /* What consumes a read: each callback may be NULL. call sees every call

@@ -41,18 +41,21 @@ struct grow_ {
     UT_hash_handle hh;
 };
 
-/* GPU time and device memory of one call that owns some. */
+/* GPU time or device memory of a call (at: its place among the calls),
+ * sorted by that place beyond memory (extsort.h): the second read takes
+ * them as it hands the calls over, most in that order. */
 struct own {
-    uint32_t thread, seq;
-    uint64_t cuda;
+    uint64_t at, cuda;
     int64_t mem;
 };
+
+#define OWN_SORT_MEM (8u << 20) /* bytes the sort keeps in memory */
 
 /* A device memory record owned by a call, or a CPU MEMORY call: sized in
  * time order (frees by their allocation's address). */
 struct mrec {
     uint64_t time, idx; /* idx: the order read (GPU), the depth then seq (CPU) */
-    uint64_t addr;
+    uint64_t addr, at;  /* at: the owning call's place (GPU) */
     int64_t bytes;
     uint32_t proc, thread, seq, op;
 };
@@ -112,8 +115,12 @@ struct opp_table_stream {
     uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
     uint32_t *dem, ndem;
     uint64_t nrec;
-    struct own *own; /* by thread, then seq */
-    size_t nown, own_cap;
+    struct opp_extsort *owns; /* struct own by at */
+    struct own cur;           /* the next of owns, if have_cur */
+    int have_cur, reads;
+    uint64_t next_at;  /* the place after the last call taken in order */
+    struct own *stash; /* owns' records passed before their calls came (by at) */
+    size_t nstash, stash_cap;
     struct mrec *gmem, *cmem; /* device memory owned; CPU memory calls (cmem by thread, seq) */
     size_t ngmem, gmem_cap, ncmem, cmem_cap;
     struct tthread *th;
@@ -297,7 +304,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
                               .bytes = g.bytes > INT64_MAX ? INT64_MAX : (int64_t)g.bytes,
                               .proc = g.proc,
                               .thread = c ? c->thread : UINT32_MAX,
-                              .seq = c ? c->seq : 0,
+                              .at = c ? c->at : 0,
                               .op = g.op};
         else
             fail(s, -ENOMEM);
@@ -305,10 +312,9 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
     /* its call's GPU time whatever the filters: the call is filtered, as
      * opp_aggregate filters it */
-    if (c && !grow((void **)&s->own, &s->own_cap, s->nown + 1, sizeof *s->own))
-        s->own[s->nown++] = (struct own){c->thread, c->seq, g.dur, 0};
-    else if (c)
-        fail(s, -ENOMEM);
+    int rc = c ? opp_extsort_add(s->owns, &(struct own){c->at, g.dur, 0}) : 0;
+    if (rc)
+        fail(s, rc);
     int32_t ka = c ? s->thread_acc[c->thread] : s->proc_acc[g.proc];
     if (ka < 0 || !in_window(s, &s->o[ka], g.time))
         return;
@@ -365,8 +371,7 @@ static int cmp_call(const void *pa, const void *pb)
 static int cmp_own(const void *pa, const void *pb)
 {
     const struct own *a = pa, *b = pb;
-    OPP_SORT_BY(a->thread, b->thread);
-    OPP_SORT_BY(a->seq, b->seq);
+    OPP_SORT_BY(a->at, b->at);
     return 0;
 }
 
@@ -409,22 +414,13 @@ static int settle_owned(struct opp_table_stream *s)
     for (size_t i = 0; i < s->ngmem; i++) {
         if (s->gmem[i].thread == UINT32_MAX)
             continue; /* no call's */
-        if (grow((void **)&s->own, &s->own_cap, s->nown + 1, sizeof *s->own))
-            return -ENOMEM;
-        s->own[s->nown++] = (struct own){s->gmem[i].thread, s->gmem[i].seq, 0, s->gmem[i].bytes};
+        int rc = opp_extsort_add(s->owns, &(struct own){s->gmem[i].at, 0, s->gmem[i].bytes});
+        if (rc)
+            return rc;
     }
-    if (s->nown)
-        qsort(s->own, s->nown, sizeof *s->own, cmp_own);
-    size_t n = 0;
-    for (size_t i = 0; i < s->nown; i++) {
-        if (n && !cmp_own(&s->own[n - 1], &s->own[i])) {
-            s->own[n - 1].cuda += s->own[i].cuda;
-            s->own[n - 1].mem = opp_add_sat(s->own[n - 1].mem, s->own[i].mem);
-        } else {
-            s->own[n++] = s->own[i];
-        }
-    }
-    s->nown = n;
+    int rc = s->owns ? opp_extsort_done(s->owns) : 0;
+    if (rc)
+        return rc;
     if (s->ncmem)
         qsort(s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
     return 0;
@@ -549,6 +545,16 @@ static void drop_subtrees(struct tthread *t)
     }
 }
 
+/* The next of the sorted records, in s->cur. 0 or -errno. */
+static int own_next(struct opp_table_stream *s)
+{
+    const struct own *r = opp_extsort_next(s->owns);
+    s->have_cur = r != NULL;
+    if (r)
+        s->cur = *r;
+    return r ? 0 : opp_extsort_error(s->owns);
+}
+
 /* The second read: each call added to its row once its parent has come
  * (or it is top-level), with its children's GPU work and CPU memory. */
 static void second_begin(void *ctx)
@@ -558,6 +564,16 @@ static void second_begin(void *ctx)
         drop_subtrees(&s->th[i]);
         s->th[i].base = s->th[i].n = 0;
         s->calls[i] = 0;
+    }
+    /* the GPU records sorted by call: read once, in this read; the pass
+     * reads again only when a thread turns out to need keeping whole,
+     * which the first read found already */
+    if (s->owns && s->reads++)
+        fail(s, -ESTALE);
+    else if (s->owns) {
+        s->next_at = 0;
+        s->nstash = 0;
+        fail(s, own_next(s));
     }
     if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
         OPP_HASH_FREE(s->tree->map);
@@ -599,12 +615,45 @@ static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, i
     return opp_agg_acc_add(s->acc[e->acc], proc, &e->v, &p);
 }
 
-static const struct own *own_of(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
+/* Call at's GPU time and device memory into o (zero: none). The calls
+ * come in the order of at but for those a pass keeps to its read's end
+ * (a process died inside them, a thread kept whole): the records passed
+ * before those come are kept aside. 0 or -errno. */
+static int own_take(struct opp_table_stream *s, uint64_t at, struct own *o)
 {
-    struct own key = {.thread = thread, .seq = seq};
-    if (!s->nown)
-        return NULL;
-    return bsearch(&key, s->own, s->nown, sizeof *s->own, cmp_own);
+    *o = (struct own){.at = at};
+    if (!s->owns)
+        return 0;
+    if (at < s->next_at) { /* passed: aside */
+        size_t lo = 0, hi = s->nstash;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->stash[mid].at < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < s->nstash && s->stash[lo].at == at)
+            *o = s->stash[lo];
+        return 0;
+    }
+    s->next_at = at + 1;
+    int rc = 0;
+    while (!rc && s->have_cur && s->cur.at <= at) {
+        struct own *into = o;
+        if (s->cur.at < at) { /* a call still to come: aside, one record a call */
+            if (!s->nstash || s->stash[s->nstash - 1].at != s->cur.at) {
+                if (grow((void **)&s->stash, &s->stash_cap, s->nstash + 1, sizeof *s->stash))
+                    return -ENOMEM;
+                s->stash[s->nstash++] = (struct own){.at = s->cur.at};
+            }
+            into = &s->stash[s->nstash - 1];
+        }
+        into->cuda += s->cur.cuda;
+        into->mem = opp_add_sat(into->mem, s->cur.mem);
+        rc = own_next(s);
+    }
+    return rc;
 }
 
 static int64_t cpu_bytes(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
@@ -633,11 +682,12 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
                     .name = x->name,
                     .seq = x->seq,
                     .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
-    const struct own *o = own_of(s, x->thread, x->seq);
-    if (o) {
-        e.gpu.self_cuda_ns = e.gpu.cuda_ns = o->cuda;
-        e.gpu.self_mem = e.gpu.mem = o->mem;
-    }
+    struct own o;
+    int orc = own_take(s, x->at, &o);
+    if (orc)
+        return orc;
+    e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
+    e.gpu.self_mem = e.gpu.mem = o.mem;
     if (e.mem)
         e.self = cpu_bytes(s, x->thread, x->seq);
     if (x->nkids > t->n - t->base)
@@ -733,6 +783,14 @@ static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
 {
     if (rc)
         return rc;
+    if (s->failed == -ESTALE) { /* never: the first read kept the threads whole */
+        snprintf(err, errlen, "a thread's calls came in another order than when read first");
+        return 1;
+    }
+    if (s->failed && s->failed != -ENOMEM && s->failed != -EPROTO) {
+        opp_extsort_no_room(err, errlen, s->failed); /* the sort's temporary file */
+        return 1;
+    }
     if (s->failed) {
         snprintf(err, errlen, "%s", strerror(-s->failed));
         return -1;
@@ -742,14 +800,16 @@ static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
 
 static void forget(struct opp_table_stream *s)
 {
-    free(s->own);
+    opp_extsort_free(s->owns);
+    s->owns = NULL;
+    free(s->stash);
     free(s->gmem);
     free(s->cmem);
     free(s->dem);
-    s->own = NULL;
+    s->stash = NULL;
     s->gmem = s->cmem = NULL;
     s->dem = NULL;
-    s->nown = s->own_cap = s->ngmem = s->gmem_cap = s->ncmem = s->cmem_cap = 0;
+    s->nstash = s->stash_cap = s->ngmem = s->gmem_cap = s->ncmem = s->cmem_cap = 0;
     OPP_HASH_FREE(s->gpu);
     free(s->thread_acc);
     free(s->proc_acc);
@@ -806,7 +866,16 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
     int rc = 0;
-    if (meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || has_memory_calls(s->m)) {
+    int gpu = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem;
+    s->reads = 0;
+    if (gpu && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
+        snprintf(err, errlen, "out of memory");
+        forget(s);
+        free(s->acc);
+        s->acc = NULL;
+        return -1;
+    }
+    if (gpu || has_memory_calls(s->m)) {
         const struct opp_pass_consumer first = {.ctx = s,
                                                 .begin = first_begin,
                                                 .call = first_call,
@@ -816,9 +885,13 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
         rc = said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
         if (!rc) {
             s->m->gpu.unattached = opp_pass_unattached(s->pass);
-            if (settle_owned(s)) {
+            int src = settle_owned(s);
+            if (src == -ENOMEM) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;
+            } else if (src) { /* the sort's temporary file */
+                opp_extsort_no_room(err, errlen, src);
+                rc = 1;
             }
         }
     }

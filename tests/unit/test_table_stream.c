@@ -221,6 +221,28 @@ START_TEST(out_of_order_returns)
 }
 END_TEST
 
+/* A launch in a chunk written late, inside a call handed over before it:
+ * the thread is kept whole from the first read (the GPU join's) on, and
+ * its kernel's time is the launch's and, in CUDA total, its parent's. */
+START_TEST(out_of_order_launch)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0));
+    tb_events(&b, TB_CALL(F_LAUNCH, 1200, 1500, 1, API(101)), TB_CALL(F_WORK, 3000, 4000, 0));
+    strings(&b);
+    tb_kernel(&b, .name = S_GEMM, .start = 5000, .end = 5100, .stream = 7, .corr = 101);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    const struct want w[] = {{"cblas_dgemm", 3, 700 + 800 + 1000, 2800, 0, 100},
+                             {"cudaLaunchKernel", 1, 300, 300, 100, 100},
+                             {"gemm", 1, 0, 0, 100, 100}};
+    rows_are(w, 3);
+    tree_is("cblas_dgemm 3 2500 2800 0 100\n"
+            "cblas_dgemm;cudaLaunchKernel 1 300 300 100 100\n");
+}
+END_TEST
+
 /* GPU records written after the process ended go to the calls that
  * launched them (the launch inside aten::mm: its CUDA total too); an op
  * of no call is a row of its own and no call's. */
@@ -310,6 +332,7 @@ Suite *suite_table_stream(void)
     tcase_add_test(tc, torch_fold_of_an_only_same_named_child);
     tcase_add_test(tc, calls_a_process_died_inside);
     tcase_add_test(tc, out_of_order_returns);
+    tcase_add_test(tc, out_of_order_launch);
     tcase_add_test(tc, late_gpu_records_owned_by_their_call);
     tcase_add_test(tc, schedule_windows_in_a_read);
     suite_add_tcase(s, tc);
