@@ -46,7 +46,7 @@ struct grow_ {
  * them as it hands the calls over, most in that order. */
 struct own {
     uint64_t at, cuda;
-    int64_t mem;
+    int64_t mem, cpu; /* device memory; a CPU memory call's bytes */
 };
 
 #define OWN_SORT_MEM (8u << 20) /* bytes the sort keeps in memory */
@@ -121,8 +121,9 @@ struct opp_table_stream {
     uint64_t next_at;  /* the place after the last call taken in order */
     struct own *stash; /* owns' records passed before their calls came (by at) */
     size_t nstash, stash_cap;
-    struct mrec *gmem, *cmem; /* device memory owned; CPU memory calls (cmem by thread, seq) */
-    size_t ngmem, gmem_cap, ncmem, cmem_cap;
+    struct mrec *gmem; /* device memory records */
+    size_t ngmem, gmem_cap;
+    struct opp_extsort *cmem; /* CPU memory calls by time (cmp_time) */
     struct tthread *th;
     uint8_t *tried; /* --match: names tried, by string id */
     size_t ntried;
@@ -227,12 +228,25 @@ static const struct opp_func *func_of(const struct opp_model *m, const struct op
     return &pr->funcs[x->fn];
 }
 
+/* CPU memory calls by time, process, thread, place (cpu_memory.c). */
+static int cmp_time(const void *pa, const void *pb)
+{
+    const struct mrec *a = pa, *b = pb;
+    OPP_SORT_BY(a->time, b->time);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(a->idx, b->idx);
+    return 0;
+}
+
 /* The first read: the CPU memory calls. */
 static void first_begin(void *ctx)
 {
     struct opp_table_stream *s = ctx;
-    s->ncmem = 0;
     s->cpu_mem = 0;
+    opp_extsort_free(s->cmem); /* an earlier read's (the pass reads again) */
+    if (!(s->cmem = opp_extsort_new(sizeof(struct mrec), cmp_time, OWN_SORT_MEM)))
+        fail(s, -ENOMEM);
 }
 
 static int first_call(void *ctx, const struct opp_pass_call *x)
@@ -242,19 +256,20 @@ static int first_call(void *ctx, const struct opp_pass_call *x)
     if (!mem_call(x->kind, x->args, x->nargs, &a))
         return 0;
     s->cpu_mem = 1;
-    if (grow((void **)&s->cmem, &s->cmem_cap, s->ncmem + 1, sizeof *s->cmem))
-        return -ENOMEM;
+    if (s->failed)
+        return s->failed;
     /* a thread's instants at one time in tree order: the shallower first */
-    s->cmem[s->ncmem++] = (struct mrec){
+    const struct mrec r = {
         .time = x->begin,
         .idx = (uint64_t)x->depth << 32 | x->seq,
         .addr = a[OPP_COL_MEM_ADDRESS],
+        .at = x->at,
         .bytes = (int64_t)(a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : a[OPP_COL_MEM_BYTES]),
         .proc = s->m->threads[x->thread].proc,
         .thread = x->thread,
         .seq = x->seq,
         .op = (uint32_t)a[OPP_COL_MEM_OP]};
-    return 0;
+    return opp_extsort_add(s->cmem, &r);
 }
 
 /* What the join keeps of record r: 0, 1 (none of it), or -ENOMEM. */
@@ -312,7 +327,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
     /* its call's GPU time whatever the filters: the call is filtered, as
      * opp_aggregate filters it */
-    int rc = c ? opp_extsort_add(s->owns, &(struct own){c->at, g.dur, 0}) : 0;
+    int rc = c ? opp_extsort_add(s->owns, &(struct own){.at = c->at, .cuda = g.dur}) : 0;
     if (rc)
         fail(s, rc);
     int32_t ka = c ? s->thread_acc[c->thread] : s->proc_acc[g.proc];
@@ -349,25 +364,6 @@ static int cmp_read(const void *pa, const void *pb)
     return 0;
 }
 
-/* CPU memory calls by time, process, thread, place (cpu_memory.c). */
-static int cmp_time(const void *pa, const void *pb)
-{
-    const struct mrec *a = pa, *b = pb;
-    OPP_SORT_BY(a->time, b->time);
-    OPP_SORT_BY(a->proc, b->proc);
-    OPP_SORT_BY(a->thread, b->thread);
-    OPP_SORT_BY(a->idx, b->idx);
-    return 0;
-}
-
-static int cmp_call(const void *pa, const void *pb)
-{
-    const struct mrec *a = pa, *b = pb;
-    OPP_SORT_BY(a->thread, b->thread);
-    OPP_SORT_BY(a->seq, b->seq);
-    return 0;
-}
-
 static int cmp_own(const void *pa, const void *pb)
 {
     const struct own *a = pa, *b = pb;
@@ -375,55 +371,55 @@ static int cmp_own(const void *pa, const void *pb)
     return 0;
 }
 
-/* Records r[0..n) in time order, each free without a size given its
- * allocation's (loader.h's rule for both kinds of memory); its bytes
+/* Record r, the next in time order, sized: a free without a size given
+ * its allocation's (loader.h's rule for both kinds of memory), its bytes
  * then signed (a free's < 0). 0 or -ENOMEM. */
-static int size_frees(struct mrec *r, size_t n, int (*cmp)(const void *, const void *),
-                      uint32_t alloc, uint32_t fre)
+static int size_one(struct opp_live *live, struct mrec *r, uint32_t alloc, uint32_t fre)
 {
-    struct opp_live live = {0};
-    if (n)
-        qsort(r, n, sizeof *r, cmp);
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].op == fre) {
-            int found;
-            int64_t bytes = opp_live_take(&live, r[i].proc, r[i].addr, &found);
-            if (found && !r[i].bytes)
-                r[i].bytes = bytes;
-            r[i].bytes = -r[i].bytes;
-        } else if (r[i].op == alloc) {
-            if (opp_live_put(&live, r[i].proc, r[i].addr, r[i].bytes)) {
-                opp_live_free(&live);
-                return -ENOMEM;
-            }
-        } else {
-            r[i].bytes = 0;
-        }
+    if (r->op == fre) {
+        int found;
+        int64_t bytes = opp_live_take(live, r->proc, r->addr, &found);
+        if (found && !r->bytes)
+            r->bytes = bytes;
+        r->bytes = -r->bytes;
+    } else if (r->op == alloc) {
+        return opp_live_put(live, r->proc, r->addr, r->bytes) ? -ENOMEM : 0;
+    } else {
+        r->bytes = 0;
     }
-    opp_live_free(&live);
     return 0;
 }
 
-/* Each owning call's GPU time and memory, once (by thread, seq), and the
- * CPU memory calls' bytes by thread and seq. 0 or -ENOMEM. */
+/* Each owning call's device memory, and each CPU memory call's bytes,
+ * sized in time order, into the sort by the calls' place with their GPU
+ * time. 0 or -errno. */
 static int settle_owned(struct opp_table_stream *s)
 {
-    if (size_frees(s->gmem, s->ngmem, cmp_read, OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE) ||
-        size_frees(s->cmem, s->ncmem, cmp_time, OPP_MEM_ALLOC, OPP_MEM_FREE))
-        return -ENOMEM;
-    for (size_t i = 0; i < s->ngmem; i++) {
-        if (s->gmem[i].thread == UINT32_MAX)
-            continue; /* no call's */
-        int rc = opp_extsort_add(s->owns, &(struct own){s->gmem[i].at, 0, s->gmem[i].bytes});
-        if (rc)
-            return rc;
-    }
-    int rc = s->owns ? opp_extsort_done(s->owns) : 0;
-    if (rc)
-        return rc;
-    if (s->ncmem)
-        qsort(s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
-    return 0;
+    struct opp_live live = {0};
+    int rc = 0;
+    if (s->ngmem)
+        qsort(s->gmem, s->ngmem, sizeof *s->gmem, cmp_read);
+    for (size_t i = 0; i < s->ngmem && !rc; i++)
+        rc = size_one(&live, &s->gmem[i], OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE);
+    opp_live_free(&live);
+    for (size_t i = 0; i < s->ngmem && !rc; i++)
+        if (s->gmem[i].thread != UINT32_MAX) /* a call's */
+            rc = opp_extsort_add(s->owns,
+                                 &(struct own){.at = s->gmem[i].at, .mem = s->gmem[i].bytes});
+    live = (struct opp_live){0};
+    const struct mrec *c;
+    if (!rc && s->cmem && !(rc = opp_extsort_done(s->cmem)))
+        while (!rc && (c = opp_extsort_next(s->cmem))) {
+            struct mrec r = *c;
+            if (!(rc = size_one(&live, &r, OPP_MEM_ALLOC, OPP_MEM_FREE)))
+                rc = opp_extsort_add(s->owns, &(struct own){.at = r.at, .cpu = r.bytes});
+        }
+    opp_live_free(&live);
+    if (!rc && s->cmem)
+        rc = opp_extsort_error(s->cmem);
+    opp_extsort_free(s->cmem);
+    s->cmem = NULL;
+    return rc ? rc : opp_extsort_done(s->owns);
 }
 
 /* The node of name under parent in t, made on first sight: its index,
@@ -651,18 +647,10 @@ static int own_take(struct opp_table_stream *s, uint64_t at, struct own *o)
         }
         into->cuda += s->cur.cuda;
         into->mem = opp_add_sat(into->mem, s->cur.mem);
+        into->cpu = opp_add_sat(into->cpu, s->cur.cpu);
         rc = own_next(s);
     }
     return rc;
-}
-
-static int64_t cpu_bytes(const struct opp_table_stream *s, uint32_t thread, uint32_t seq)
-{
-    struct mrec key = {.thread = thread, .seq = seq};
-    if (!s->ncmem)
-        return 0;
-    const struct mrec *r = bsearch(&key, s->cmem, s->ncmem, sizeof *s->cmem, cmp_call);
-    return r ? r->bytes : 0;
 }
 
 static int second_call(void *ctx, const struct opp_pass_call *x)
@@ -689,7 +677,7 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
     e.gpu.self_mem = e.gpu.mem = o.mem;
     if (e.mem)
-        e.self = cpu_bytes(s, x->thread, x->seq);
+        e.self = o.cpu;
     if (x->nkids > t->n - t->base)
         return -EPROTO; /* the pass hands over each child before its parent */
     for (uint32_t k = 0; k < x->nkids; k++) {
@@ -804,12 +792,13 @@ static void forget(struct opp_table_stream *s)
     s->owns = NULL;
     free(s->stash);
     free(s->gmem);
-    free(s->cmem);
+    opp_extsort_free(s->cmem);
     free(s->dem);
     s->stash = NULL;
-    s->gmem = s->cmem = NULL;
+    s->gmem = NULL;
+    s->cmem = NULL;
     s->dem = NULL;
-    s->nstash = s->stash_cap = s->ngmem = s->gmem_cap = s->ncmem = s->cmem_cap = 0;
+    s->nstash = s->stash_cap = s->ngmem = s->gmem_cap = 0;
     OPP_HASH_FREE(s->gpu);
     free(s->thread_acc);
     free(s->proc_acc);
@@ -866,16 +855,16 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
     int rc = 0;
-    int gpu = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem;
+    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || has_memory_calls(s->m);
     s->reads = 0;
-    if (gpu && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
+    if (joined && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
         snprintf(err, errlen, "out of memory");
         forget(s);
         free(s->acc);
         s->acc = NULL;
         return -1;
     }
-    if (gpu || has_memory_calls(s->m)) {
+    if (joined) {
         const struct opp_pass_consumer first = {.ctx = s,
                                                 .begin = first_begin,
                                                 .call = first_call,
