@@ -86,10 +86,6 @@ void opp_sum_given_bytes(struct opp_sum *s, int64_t bytes);
 /* op of proc added up: owned by the call opp_sum_call was last given
  * (when that call was kept), or by none. 0 or -ENOMEM. */
 int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op, int owned);
-/* Each thread of proc not ended yet, with how many of its calls were
- * folded into a same-named parent (torch's folding). */
-void opp_sum_threads(const struct opp_sum *s, uint32_t proc,
-                     void (*fn)(void *ctx, uint32_t tid, uint64_t folded), void *ctx);
 /* Write proc's nodes and GPU rows as SUMMARY and SUMMARY_GPU chunks and
  * forget the process. 0 or the writer's -errno. */
 int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w);

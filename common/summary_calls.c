@@ -253,14 +253,6 @@ static struct sthread *find_thread(struct opp_sum *s, uint32_t proc, uint32_t ti
     return t;
 }
 
-void opp_sum_threads(const struct opp_sum *s, uint32_t proc,
-                     void (*fn)(void *ctx, uint32_t tid, uint64_t folded), void *ctx)
-{
-    for (const struct sthread *t = s->threads; t; t = t->next)
-        if (t->proc == proc)
-            fn(ctx, t->tid, t->folded);
-}
-
 struct opp_sum *opp_sum_new(uint32_t max_nodes)
 {
     struct opp_sum *s = calloc(1, sizeof *s);
@@ -487,10 +479,8 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     x->self += dur > children ? dur - children : 0;
     x->open += (flags & OPP_SUM_OPEN) != 0;
     x->cpu_mem = opp_add_sat(x->cpu_mem, bytes);
-    if (fold) {
+    if (fold)
         fold_into(s, fold, id);
-        t->folded++;
-    }
     if (!range && t->hold[d] && s->n[t->hold[d]].first)
         move_children(s, t->hold[d], id);
 

@@ -35,7 +35,6 @@ struct sthread {
     uint32_t last[OPP_SUM_DEPTH_MAX];      /* the node the last call at depth d went to */
     uint64_t child[OPP_SUM_DEPTH_MAX + 1]; /* durations of depth d calls since the last
                                               call at depth d - 1 */
-    uint64_t folded;                       /* calls folded into a same-named parent */
     struct sthread *next;
 };
 

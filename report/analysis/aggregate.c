@@ -224,16 +224,21 @@ static ssize_t group_index(struct group **groups, const uint32_t *w, uint32_t nw
     return (ssize_t)(*n)++;
 }
 
-/* The row of the event's group (k sealed first), created on first sight;
- * NULL when out of memory. */
-static struct opp_row *row_for(struct opp_agg *a, size_t *cap, struct group **groups,
-                               struct group_key *k)
-{
-    key_seal(k);
-    ssize_t i = group_index(groups, k->w, k->nw, (void **)&a->rows, &a->nrows_all, cap,
-                            sizeof *a->rows);
-    return i < 0 ? NULL : &a->rows[i];
-}
+/* What an aggregate adds up as calls come (opp_agg_acc_*). */
+struct opp_agg_acc {
+    const struct opp_model *m;
+    const struct opp_agg_opts *o;
+    struct opp_agg *a;
+    struct group *groups;  /* rows */
+    struct group *sgroups; /* (name, status) */
+    size_t cap, scap;
+    uint8_t *matched; /* --match: by string id, name_matches's */
+    size_t nmatched;
+    struct opp_agg_proc *pp; /* by process index */
+    size_t *by_name;         /* rows keyed by name alone: row + 1 by string id, 0 unknown */
+    size_t nby_name;
+    int failed;
+};
 
 /* Counts calls calls of entry point name (library lib) returning st != 0,
  * grouped by (name, status); -ENOMEM. */
@@ -283,15 +288,27 @@ static int in_window(const struct opp_agg_opts *o, uint64_t first, uint64_t t)
     return rel >= o->from_ns && rel < o->to_ns;
 }
 
-/* regexec once per name: matched[id] is 0 unknown, 1 yes, 2 no. */
-static int name_matches(const struct opp_agg_opts *o, const struct opp_model *m,
-                        uint8_t *matched, uint32_t id)
+/* regexec once per name: matched[id] is 0 unknown, 1 yes, 2 no (the
+ * model's strings may grow as a pass reads: the array grows with them). */
+static int name_matches(struct opp_agg_acc *x, uint32_t id)
 {
+    const struct opp_model *m = x->m;
     if (id >= m->nstrs)
-        return regexec(o->match, "", 0, NULL, 0) == 0;
-    if (!matched[id])
-        matched[id] = regexec(o->match, m->strs[id], 0, NULL, 0) == 0 ? 1 : 2;
-    return matched[id] == 1;
+        return regexec(x->o->match, "", 0, NULL, 0) == 0;
+    if (id >= x->nmatched) {
+        size_t n = m->nstrs;
+        uint8_t *p = realloc(x->matched, n);
+        if (!p) {
+            x->failed = 1;
+            return 0;
+        }
+        memset(p + x->nmatched, 0, n - x->nmatched);
+        x->matched = p;
+        x->nmatched = n;
+    }
+    if (!x->matched[id])
+        x->matched[id] = regexec(x->o->match, m->strs[id], 0, NULL, 0) == 0 ? 1 : 2;
+    return x->matched[id] == 1;
 }
 
 /* "outer;...;inner" of a row's stack (names as they are). */
@@ -316,155 +333,209 @@ static char *stack_string(const struct opp_model *m, const struct opp_row *r)
     return s;
 }
 
-int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
+struct opp_agg_acc *opp_agg_acc_new(const struct opp_model *m, const struct opp_agg_opts *o,
+                                    struct opp_agg *a)
 {
     memset(a, 0, sizeof *a);
-    struct group *groups = NULL;
-    struct group *sgroups = NULL; /* (name, status) */
-    size_t cap = 0, scap = 0;
-    uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
-    uint64_t first = o->window ? opp_model_first_ns(m) : 0;
-    uint8_t *matched = NULL;
-    if (o->match && !(matched = calloc(m->nstrs ? m->nstrs : 1, 1)))
-        return -ENOMEM;
-    struct opp_agg_proc *pp = calloc(m->nprocs ? m->nprocs : 1, sizeof *pp);
-    if (!pp) {
-        free(matched);
-        return -ENOMEM;
+    struct opp_agg_acc *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    *x = (struct opp_agg_acc){.m = m, .o = o, .a = a};
+    if (!(x->pp = calloc(m->nprocs ? m->nprocs : 1, sizeof *x->pp))) {
+        free(x);
+        return NULL;
     }
-    for (size_t ti = 0; ti < m->nthreads; ti++) {
-        const struct opp_thread *t = &m->threads[ti];
-        if (!thread_selected(m, t, o))
-            continue;
-        for (size_t i = 0; i < t->nevents; i++) {
-            const struct opp_event *e = &t->events[i];
-            const struct opp_func *f = opp_event_func(m, t, e);
-            if (e->parent != OPP_NO_PARENT && opp_kind_base(f->kind) == OPP_OP_MEMORY)
-                continue; /* summed into the operators around it (t->cpumem) */
-            if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
-                continue;
-            if (o->window && !in_window(o, first, e->begin_ns))
-                continue;
-            if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
-                continue;
-            a->self_cpu_base_ns += e->self_ns;
-            if (o->match && !name_matches(o, m, matched, e->name))
-                continue;
-            uint64_t calls = opp_event_calls(t, i);
-            const uint64_t *args = opp_event_args(t, e);
-            struct opp_shapes shapes = {0};
-            if (o->group_by_shape)
-                opp_op_shapes(f->kind, args, e->nargs, &shapes);
-            struct group_key k;
-            make_key(&k, e->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
-            /* torch's group_by_stack_n: the innermost Python frames when the
-             * call has them (OPPROF_STACKS in a Python program), else the
-             * operators around it */
-            if (nstack && e->stack)
-                k.nstack = (uint32_t)opp_code_pyframes(m->code, t->proc, e->stack, k.stack,
-                                                       (int)nstack);
-            for (uint32_t p = k.nstack ? OPP_NO_PARENT : e->parent;
-                 p != OPP_NO_PARENT && k.nstack < nstack; p = t->events[p].parent)
-                k.stack[k.nstack++] = t->events[p].name;
-            struct opp_row *r = row_for(a, &cap, &groups, &k);
-            if (!r)
-                goto oom;
-            if (!r->count) {
-                r->key = opp_model_str(m, e->name);
-                r->lib = opp_model_str(m, f->lib);
-                r->shapes = shapes;
-                r->nstack = k.nstack;
-                memcpy(r->stack, k.stack, sizeof r->stack);
-            }
-            r->count += calls;
-            r->self_cpu_time_total_ns += e->self_ns;
-            r->cpu_time_total_ns += opp_event_dur(e);
-            r->flops += calls * opp_op_flops(f->kind, f->dtype, args, e->nargs);
-            uint64_t cb = calls * opp_coll_alg_bytes(f->kind, args, e->nargs);
-            if (cb) {
-                r->coll = 1;
-                r->coll_bytes += cb;
-                r->coll_bus_bytes += (double)cb * opp_coll_bus_factor(f->kind, args, e->nargs);
-            }
-            a->cuda_calls |= opp_kind_base(f->kind) == OPP_OP_CUDA_API;
-            int64_t st = opp_op_status(f->kind, args, e->nargs);
-            if (st) {
-                r->errors += calls;
-                if (count_status(m, a, &scap, &sgroups, e->name, opp_model_str(m, f->lib), st,
-                                 calls))
-                    goto oom;
-            }
-            if (t->gpu) {
-                const struct opp_event_gpu *g = &t->gpu[i];
-                r->self_cuda_time_total_ns += g->self_cuda_ns;
-                r->cuda_time_total_ns += g->cuda_ns;
-                r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, g->self_mem);
-                r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, g->mem);
-            }
-            if (t->cpumem) {
-                const struct opp_event_cpumem *c = &t->cpumem[i];
-                r->self_cpu_memory_usage = opp_add_sat(r->self_cpu_memory_usage, c->self);
-                r->cpu_memory_usage = opp_add_sat(r->cpu_memory_usage, c->total);
-            }
-            a->self_cpu_time_total_ns += e->self_ns;
-            a->events += calls;
-            struct opp_agg_proc *ap = &pp[t->proc];
-            ap->calls += calls;
-            ap->cpu_ns += e->self_ns;
-        }
+    return x;
+}
+
+int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct opp_agg_vals *v)
+{
+    const struct opp_model *m = x->m;
+    const struct opp_agg_opts *o = x->o;
+    const struct opp_func *f = c->f;
+    *v = (struct opp_agg_vals){.row = OPP_AGG_NO_ROW, .kind = f->kind};
+    if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
+        return 1;
+    if (o->match && !name_matches(x, c->name))
+        return x->failed ? -ENOMEM : 0;
+    v->flops = opp_op_flops(f->kind, f->dtype, c->args, c->nargs);
+    v->coll = opp_coll_alg_bytes(f->kind, c->args, c->nargs);
+    if (v->coll)
+        v->bus = (double)v->coll * opp_coll_bus_factor(f->kind, c->args, c->nargs);
+    v->status = opp_op_status(f->kind, c->args, c->nargs);
+    /* a row keyed by the name alone is found by it, without hashing */
+    int by_name = !o->group_by_shape && !c->nstack;
+    if (by_name && c->name < x->nby_name && x->by_name[c->name]) {
+        v->row = x->by_name[c->name] - 1;
+        return 0;
     }
-    for (size_t i = 0; i < m->gpu.nops; i++) {
-        const struct opp_gpu_op *g = &m->gpu.ops[i];
-        if (o->lib || !opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
-            continue;
-        if (o->window && !in_window(o, first, g->start_ns))
-            continue;
-        if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
-            continue;
-        uint64_t calls = opp_gpu_op_count(&m->gpu, i);
-        a->self_cuda_base_ns += opp_gpu_op_dur(g);
-        if (o->match && !name_matches(o, m, matched, g->name))
-            continue;
-        struct group_key k;
-        make_key(&k, g->name, OPP_DEVICE_CUDA, NULL); /* no shapes: "[]" when grouped */
-        struct opp_row *r = row_for(a, &cap, &groups, &k);
-        if (!r)
-            goto oom;
-        if (!r->count) {
-            r->key = opp_model_str(m, g->name);
-            r->lib = "";
-            r->device_type = OPP_DEVICE_CUDA;
-        }
-        uint64_t dur = opp_gpu_op_dur(g);
-        r->count += calls;
-        r->self_cuda_time_total_ns += dur;
-        r->cuda_time_total_ns += dur;
-        r->bytes += g->bytes;
-        r->transfers = g->type != OPP_GPU_KERNEL;
-        a->self_cuda_time_total_ns += dur;
-        a->gpu_ops += calls;
-        pp[g->proc].gpu_ops += calls;
+    struct opp_shapes shapes = {0};
+    if (o->group_by_shape)
+        opp_op_shapes(f->kind, c->args, c->nargs, &shapes);
+    struct group_key k;
+    make_key(&k, c->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
+    k.nstack = c->nstack;
+    if (c->nstack)
+        memcpy(k.stack, c->stack, c->nstack * sizeof *c->stack);
+    key_seal(&k);
+    struct opp_agg *a = x->a;
+    size_t before = a->nrows_all;
+    ssize_t i = group_index(&x->groups, k.w, k.nw, (void **)&a->rows, &a->nrows_all, &x->cap,
+                            sizeof *a->rows);
+    if (i < 0)
+        return -ENOMEM;
+    struct opp_row *r = &a->rows[i];
+    if (a->nrows_all > before) { /* first sight */
+        r->name = c->name;
+        r->lib_id = f->lib;
+        r->shapes = shapes;
+        r->nstack = c->nstack;
+        if (c->nstack)
+            memcpy(r->stack, c->stack, c->nstack * sizeof *c->stack);
+    }
+    v->row = (size_t)i;
+    if (by_name && c->name >= x->nby_name) {
+        size_t n = (size_t)c->name + 1 > 2 * x->nby_name ? (size_t)c->name + 1 : 2 * x->nby_name;
+        size_t *p = realloc(x->by_name, n * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        memset(p + x->nby_name, 0, (n - x->nby_name) * sizeof *p);
+        x->by_name = p;
+        x->nby_name = n;
+    }
+    if (by_name)
+        x->by_name[c->name] = (size_t)i + 1;
+    return 0;
+}
+
+int opp_agg_acc_add(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
+                    const struct opp_agg_part *p)
+{
+    struct opp_agg *a = x->a;
+    a->self_cpu_base_ns += p->self_ns;
+    if (v->row == OPP_AGG_NO_ROW)
+        return 0; /* not matched */
+    struct opp_row *r = &a->rows[v->row];
+    uint64_t calls = p->calls;
+    r->count += calls;
+    r->self_cpu_time_total_ns += p->self_ns;
+    r->cpu_time_total_ns += p->dur_ns;
+    r->flops += calls * v->flops;
+    if (v->coll) {
+        r->coll = 1;
+        r->coll_bytes += calls * v->coll;
+        r->coll_bus_bytes += (double)calls * v->bus;
+    }
+    a->cuda_calls |= opp_kind_base(v->kind) == OPP_OP_CUDA_API;
+    if (v->status) {
+        r->errors += calls;
+        if (count_status(x->m, a, &x->scap, &x->sgroups, r->name, opp_model_str(x->m, r->lib_id),
+                         v->status, calls))
+            return -ENOMEM;
+    }
+    if (p->gpu) {
+        r->self_cuda_time_total_ns += p->gpu->self_cuda_ns;
+        r->cuda_time_total_ns += p->gpu->cuda_ns;
+        r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, p->gpu->self_mem);
+        r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, p->gpu->mem);
+    }
+    if (p->cpumem) {
+        r->self_cpu_memory_usage = opp_add_sat(r->self_cpu_memory_usage, p->cpumem->self);
+        r->cpu_memory_usage = opp_add_sat(r->cpu_memory_usage, p->cpumem->total);
+    }
+    a->self_cpu_time_total_ns += p->self_ns;
+    a->events += calls;
+    struct opp_agg_proc *ap = &x->pp[proc];
+    ap->calls += calls;
+    ap->cpu_ns += p->self_ns;
+    return 0;
+}
+
+int opp_agg_acc_gpu(struct opp_agg_acc *x, const struct opp_agg_gpu *g)
+{
+    struct opp_agg *a = x->a;
+    if (x->o->lib)
+        return 0;
+    a->self_cuda_base_ns += g->dur_ns;
+    if (x->o->match && !name_matches(x, g->name))
+        return x->failed ? -ENOMEM : 0;
+    struct group_key k;
+    make_key(&k, g->name, OPP_DEVICE_CUDA, NULL); /* no shapes: "[]" when grouped */
+    key_seal(&k);
+    ssize_t i = group_index(&x->groups, k.w, k.nw, (void **)&a->rows, &a->nrows_all, &x->cap,
+                            sizeof *a->rows);
+    if (i < 0)
+        return -ENOMEM;
+    struct opp_row *r = &a->rows[i];
+    if (!r->count) {
+        r->name = g->name;
+        r->lib_id = UINT32_MAX;
+        r->device_type = OPP_DEVICE_CUDA;
+    }
+    r->count += g->calls;
+    r->self_cuda_time_total_ns += g->dur_ns;
+    r->cuda_time_total_ns += g->dur_ns;
+    r->bytes += g->bytes;
+    r->transfers = g->type != OPP_GPU_KERNEL;
+    a->self_cuda_time_total_ns += g->dur_ns;
+    a->gpu_ops += g->calls;
+    x->pp[g->proc].gpu_ops += g->calls;
+    return 0;
+}
+
+/* Rows made for calls that were never added (a pass's: folded into
+ * their parent, memory inside an operator) gone. */
+static void drop_empty(struct opp_agg *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->nrows_all; i++)
+        if (a->rows[i].count)
+            a->rows[n++] = a->rows[i];
+    a->nrows_all = n;
+}
+
+static void acc_free(struct opp_agg_acc *x)
+{
+    OPP_HASH_FREE(x->groups);
+    OPP_HASH_FREE(x->sgroups);
+    free(x->matched);
+    free(x->by_name);
+    free(x->pp);
+    free(x);
+}
+
+int opp_agg_acc_finish(struct opp_agg_acc *x, int cpu_mem)
+{
+    const struct opp_model *m = x->m;
+    const struct opp_agg_opts *o = x->o;
+    struct opp_agg *a = x->a;
+    OPP_HASH_FREE(x->groups);
+    OPP_HASH_FREE(x->sgroups);
+    drop_empty(a);
+    for (size_t i = 0; i < a->nrows_all; i++) {
+        struct opp_row *r = &a->rows[i];
+        r->key = opp_model_str(m, r->name);
+        r->lib = r->lib_id == UINT32_MAX ? "" : opp_model_str(m, r->lib_id);
     }
     a->matched = o->match != NULL;
     for (size_t p = 0; p < m->nprocs; p++)
-        if (pp[p].calls || pp[p].gpu_ops) {
-            pp[p].proc = (uint32_t)p;
-            pp[a->nprocs++] = pp[p];
+        if (x->pp[p].calls || x->pp[p].gpu_ops) {
+            x->pp[p].proc = (uint32_t)p;
+            x->pp[a->nprocs++] = x->pp[p];
         }
-    a->procs = pp;
-    pp = NULL;
+    a->procs = x->pp;
+    x->pp = NULL;
     a->gpu = opp_model_has_gpu(m) || a->cuda_calls;
-    a->cpu_mem = opp_model_has_cpu_mem(m);
-    OPP_HASH_FREE(groups);
-    OPP_HASH_FREE(sgroups);
-    free(matched);
-    matched = NULL;
+    a->cpu_mem = cpu_mem;
+    acc_free(x);
     if (a->nstatuses)
         qsort(a->statuses, a->nstatuses, sizeof *a->statuses, cmp_status_rows);
     if (o->group_by_stack)
         for (size_t i = 0; i < a->nrows_all; i++)
-            if (!(a->rows[i].stack_str = stack_string(m, &a->rows[i])))
-                goto oom;
+            if (!(a->rows[i].stack_str = stack_string(m, &a->rows[i]))) {
+                opp_agg_free(a);
+                return -ENOMEM;
+            }
     enum opp_sort_key key = o->sort;
     if (a->nrows_all)
         qsort_r(a->rows, a->nrows_all, sizeof *a->rows, cmp_rows, &key);
@@ -474,12 +545,84 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             opp_shapes_format(&a->rows[i].shapes, a->rows[i].shapes_str,
                               sizeof a->rows[i].shapes_str);
     return 0;
+}
+
+void opp_agg_acc_drop(struct opp_agg_acc *x)
+{
+    if (!x)
+        return;
+    opp_agg_free(x->a);
+    acc_free(x);
+}
+
+int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
+{
+    struct opp_agg_acc *x = opp_agg_acc_new(m, o, a);
+    if (!x)
+        return -ENOMEM;
+    uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
+    uint64_t first = o->window ? opp_model_first_ns(m) : 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        if (!thread_selected(m, t, o))
+            continue;
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            const struct opp_func *f = opp_event_func(m, t, e);
+            if (e->parent != OPP_NO_PARENT && opp_kind_base(f->kind) == OPP_OP_MEMORY)
+                continue; /* summed into the operators around it (t->cpumem) */
+            if (o->window && !in_window(o, first, e->begin_ns))
+                continue;
+            if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
+                continue;
+            uint32_t stack[OPP_STACK_MAX];
+            struct opp_agg_call c = {.name = e->name,
+                                     .f = f,
+                                     .args = opp_event_args(t, e),
+                                     .nargs = e->nargs,
+                                     .stack = stack};
+            /* torch's group_by_stack_n: the innermost Python frames when the
+             * call has them (OPPROF_STACKS in a Python program), else the
+             * operators around it */
+            if (nstack && e->stack)
+                c.nstack =
+                    (uint32_t)opp_code_pyframes(m->code, t->proc, e->stack, stack, (int)nstack);
+            for (uint32_t p = c.nstack ? OPP_NO_PARENT : e->parent;
+                 p != OPP_NO_PARENT && c.nstack < nstack; p = t->events[p].parent)
+                stack[c.nstack++] = t->events[p].name;
+            struct opp_agg_vals v;
+            int rc = opp_agg_acc_row(x, &c, &v);
+            if (rc > 0)
+                continue; /* another library's */
+            struct opp_agg_part part = {.calls = opp_event_calls(t, i),
+                                        .self_ns = e->self_ns,
+                                        .dur_ns = opp_event_dur(e),
+                                        .gpu = t->gpu ? &t->gpu[i] : NULL,
+                                        .cpumem = t->cpumem ? &t->cpumem[i] : NULL};
+            if (rc || opp_agg_acc_add(x, t->proc, &v, &part))
+                goto oom;
+        }
+    }
+    for (size_t i = 0; i < m->gpu.nops; i++) {
+        const struct opp_gpu_op *g = &m->gpu.ops[i];
+        if (!opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
+            continue;
+        if (o->window && !in_window(o, first, g->start_ns))
+            continue;
+        if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
+            continue;
+        struct opp_agg_gpu og = {.name = g->name,
+                                 .type = g->type,
+                                 .proc = g->proc,
+                                 .dur_ns = opp_gpu_op_dur(g),
+                                 .bytes = g->bytes,
+                                 .calls = opp_gpu_op_count(&m->gpu, i)};
+        if (opp_agg_acc_gpu(x, &og))
+            goto oom;
+    }
+    return opp_agg_acc_finish(x, opp_model_has_cpu_mem(m));
 oom:
-    OPP_HASH_FREE(groups);
-    OPP_HASH_FREE(sgroups);
-    free(matched);
-    free(pp);
-    opp_agg_free(a);
+    opp_agg_acc_drop(x);
     return -ENOMEM;
 }
 

@@ -105,6 +105,7 @@ const char *opp_device_type_name(uint32_t t); /* "CPU", "CUDA" */
  * CUDA total = their duration and CPU times are 0. */
 struct opp_row {
     const char *key; /* the entry point's symbol name (points into the model) */
+    uint32_t name, lib_id; /* their string ids (lib_id UINT32_MAX: "") */
     const char *lib; /* its library, as the first event of the row gave it; "" for CUDA rows */
     uint32_t device_type; /* enum opp_device_type */
     uint64_t count;
@@ -221,6 +222,58 @@ struct opp_agg {
 
 /* 0, or -ENOMEM. The rows point into m: free them before the model. */
 int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *out);
+
+/* The same added up call by call, as a reader hands the calls over
+ * (opp_aggregate's loop over a model, and a pass's: table_stream.h). A
+ * call first finds its row (opp_agg_acc_row: made on first sight, with
+ * what its arguments give), then adds what it took (opp_agg_acc_add),
+ * possibly later; a row no call was added to is no row. The filters of
+ * threads, --from/--to and schedule windows are the caller's; --lib and
+ * --match are these functions'. */
+struct opp_agg_acc;
+struct opp_agg_acc *opp_agg_acc_new(const struct opp_model *m, const struct opp_agg_opts *o,
+                                    struct opp_agg *out);
+/* A call: its name (string id), entry point, arguments and, grouped by
+ * stack, its key's frames (innermost first). */
+struct opp_agg_call {
+    uint32_t name;
+    const struct opp_func *f;
+    const uint64_t *args;
+    uint32_t nargs, nstack;
+    const uint32_t *stack;
+};
+#define OPP_AGG_NO_ROW SIZE_MAX
+/* What its arguments give a call, and its row (OPP_AGG_NO_ROW: --match
+ * did not choose it; it still counts in the percentages' base). */
+struct opp_agg_vals {
+    size_t row;
+    uint32_t kind;
+    uint64_t flops, coll; /* per call */
+    double bus;
+    int64_t status;
+};
+/* 0 and *v; 1: another library's than --lib's (not counted at all);
+ * -ENOMEM. */
+int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct opp_agg_vals *v);
+/* What calls calls of process index proc took. */
+struct opp_agg_part {
+    uint64_t calls, self_ns, dur_ns;
+    const struct opp_event_gpu *gpu;       /* NULL: none */
+    const struct opp_event_cpumem *cpumem; /* NULL: none */
+};
+int opp_agg_acc_add(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
+                    const struct opp_agg_part *p);
+/* A GPU op (kernel, copy or set) of process index proc, calls of them. */
+struct opp_agg_gpu {
+    uint32_t name, type, proc;
+    uint64_t dur_ns, bytes, calls;
+};
+int opp_agg_acc_gpu(struct opp_agg_acc *x, const struct opp_agg_gpu *g);
+/* The aggregate sorted and limited into out (cpu_mem: the trace has CPU
+ * memory), x gone: 0 or -ENOMEM. */
+int opp_agg_acc_finish(struct opp_agg_acc *x, int cpu_mem);
+/* x and what it added up gone (after an error). */
+void opp_agg_acc_drop(struct opp_agg_acc *x);
 void opp_agg_free(struct opp_agg *a);
 
 /* Like torch's table: the CUDA columns when some row, before the limit, has

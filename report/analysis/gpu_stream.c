@@ -9,7 +9,6 @@
 
 #include "analysis/extsort.h"
 #include "analysis/gpu_join.h"
-#include "analysis/owned_ops.h"
 #include "analysis/pass.h"
 #include "analysis/stream_meta.h"
 #include "gpu.h"
@@ -23,8 +22,6 @@ struct gop {
     double occupancy; /* kernels: of its launch on its device; < 0: unknown */
     uint32_t type, pad;
 };
-
-_Static_assert(sizeof(struct gop) <= OPP_OWNED_TAP_MAX, "the tap's record (owned_ops.h)");
 
 /* The selected ops by device, by stream, and the kernels by name, each
  * then by start and place (gpu_stats.c's orders). */
@@ -51,8 +48,6 @@ struct opp_gpu_stream {
     uint64_t nops;
     struct opp_extsort *dev, *str, *kern;
     const struct opp_agg_opts *o;
-    struct opp_owned_tap tap;
-    int tapped; /* the ops came joined through the tap, with o */
     int failed; /* -errno */
 };
 
@@ -127,8 +122,8 @@ static int keep_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op
     return rc;
 }
 
-/* The sorts' files gone (a failed tap's, so that the summary's join it
- * rides on keeps the room). */
+/* The sorts' files gone (a failed sort's, so that the others keep the
+ * room). */
 static void drop_files(struct opp_gpu_stream *g)
 {
     opp_extsort_free(g->dev);
@@ -142,7 +137,7 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
 {
     struct opp_gpu_stream *g = ctx;
     struct gop x;
-    memcpy(&x, op, sizeof x); /* where the summary's join keeps it: unaligned */
+    memcpy(&x, op, sizeof x); /* where the join keeps it: unaligned */
     const struct gop *o = &x;
     const struct opp_model *m = g->meta->ld.m;
     if (g->failed ||
@@ -189,11 +184,6 @@ const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g)
     return g->meta->ld.m;
 }
 
-struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g)
-{
-    return g->meta;
-}
-
 static void drop_sorts(struct opp_gpu_stream *g)
 {
     drop_files(g);
@@ -233,45 +223,6 @@ static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
     if (!rc)
         g->meta->ld.m->gpu.unattached = opp_pass_unattached(g->pass);
     return rc;
-}
-
-/* The tap on the summary's join (owned_ops.h): the same ops, records and
- * counts as read_ops's own join. */
-static void tap_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *rec)
-{
-    struct opp_gpu_stream *g = ctx;
-    struct gop o = {0};
-    int rc = g->failed ? 1 : gop_of(g, pi, r, &o); /* failed: the sorts are gone */
-    if (rc < 0)
-        fail(g, rc);
-    memcpy(rec, &o, sizeof o);
-}
-
-static void tap_done(void *ctx, uint64_t unattached, uint64_t open_folded)
-{
-    struct opp_gpu_stream *g = ctx;
-    if (g->failed)
-        return; /* the stats read and join on their own (make_sorts starts again) */
-    g->tapped = 1;
-    g->meta->ld.m->gpu.unattached = unattached;
-    g->meta->ld.m->open_events = g->meta->open_calls - open_folded;
-}
-
-static void tap_drop(void *ctx)
-{
-    struct opp_gpu_stream *g = ctx;
-    drop_files(g); /* the stats read and join on their own (make_sorts starts again) */
-    fail(g, -ENOSPC);
-}
-
-const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
-                                               const struct opp_agg_opts *o)
-{
-    if (!g->meta->gpu_ops || make_sorts(g))
-        return NULL;
-    g->o = o;
-    g->tap = (struct opp_owned_tap){sizeof(struct gop), tap_op, each, tap_done, tap_drop, g};
-    return &g->tap;
 }
 
 /* Sweeps of the three sorts (gpu_stats.c's code, op by op). */
@@ -357,16 +308,15 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     memset(s, 0, sizeof *s);
     *k = NULL;
     *nk = 0;
-    int tapped = g->tapped && g->o == o;
     g->o = o;
     size_t cap = 0;
-    int read = !tapped && (g->meta->gpu_ops || g->meta->ld.m->gpu.nmem || g->meta->open_calls);
+    int read = g->meta->gpu_ops || g->meta->ld.m->gpu.nmem || g->meta->open_calls;
     if (read) {
         int got = read_ops(g, err, errlen);
         if (got)
             return got; /* the pass said why */
     }
-    int rc = tapped || read ? g->failed : 0;
+    int rc = read ? g->failed : 0;
     if (!rc && g->meta->gpu_ops)
         rc = devices(g, s, &cap);
     if (!rc)

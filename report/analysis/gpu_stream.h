@@ -16,7 +16,6 @@
 #include "analysis/stream_meta.h"
 
 struct opp_gpu_stream;
-struct opp_owned_tap;
 
 /* The pass's first read (opp_pass_open, *why as it sets it). Its model
  * has what the view names (processes, devices, memory series) and no
@@ -24,14 +23,6 @@ struct opp_owned_tap;
 struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
                                            enum opp_stream_refused *why, char *err, size_t errlen);
 const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
-/* What the first read learnt (stream_meta.h). */
-struct opp_stream_meta *opp_gpu_stream_meta(struct opp_gpu_stream *g);
-/* A tap for the summary of the same trace (opp_summarize): when the
- * summary joins the GPU work to its calls, the stats of the ops o selects
- * take their ops from that join instead of reading and joining again.
- * NULL when there is nothing to take, or memory is short. */
-const struct opp_owned_tap *opp_gpu_stream_tap(struct opp_gpu_stream *g,
-                                               const struct opp_agg_opts *o);
 /* The stats of the ops o selects. 0; 1 when the pass cannot read the
  * trace this way (no room for the temporary files, an owner the join
  * cannot tell; err says why); -1 on error (err). *k and *s are the

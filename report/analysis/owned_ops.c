@@ -41,7 +41,6 @@ struct opp_owned_ops {
     struct opp_stream_meta meta;
     struct opp_gpu_join *join;
     struct opp_sum *sum;
-    const struct opp_owned_tap *tap;
     struct opp_extsort *sorted;
     const struct opp_owned_op *cur; /* the next one sorted, NULL at the end */
     struct opp_owned_op out;        /* the one handed out */
@@ -55,9 +54,6 @@ struct opp_owned_ops {
     int failed;       /* -errno */
     const char *why;  /* the join cannot place the ops: why */
 };
-
-/* The tap's record follows the owned op's in the join's. */
-#define TAP_AT ((sizeof(struct opp_owned_op) + 7) & ~(size_t)7)
 
 static int cmp_owned(const void *pa, const void *pb)
 {
@@ -182,19 +178,14 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         return fail(o, -EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(p - o->meta.ld.m->procs);
     int rc = 0;
-    union {
-        struct opp_owned_op x;
-        char bytes[TAP_AT + OPP_OWNED_TAP_MAX];
-    } r = {.x = {.seq = o->ops, .proc = proc}};
+    struct opp_owned_op x = {.seq = o->ops, .proc = proc};
     if (o->why) {
         rc = 0;
     } else if (g->type == OPP_GPU_EXTCORR) {
         rc = opp_gpu_join_extcorr(o->join, pi, g);
-    } else if (opp_sum_op_of(o->sum, proc, g, &r.x.op)) {
+    } else if (opp_sum_op_of(o->sum, proc, g, &x.op)) {
         o->ops++;
-        if (o->tap)
-            o->tap->op(o->tap->ctx, pi, g, r.bytes + TAP_AT);
-        rc = opp_gpu_join_op(o->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), r.bytes);
+        rc = opp_gpu_join_op(o->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), &x);
     }
     return rc ? fail(o, rc) : 0;
 }
@@ -206,8 +197,6 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     memcpy(&x, op, sizeof x);
     /* overhead belongs to no call (summary_calls.c) */
     x.at = c && x.op.type != OPP_GPU_OVERHEAD ? c->at : UINT64_MAX;
-    if (o->tap)
-        o->tap->each(o->tap->ctx, c, (const char *)op + TAP_AT);
     int rc = o->failed ? 0 : opp_extsort_add(o->sorted, &x);
     if (rc)
         fail(o, rc);
@@ -302,20 +291,17 @@ static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_
         fail(o, rc);
     if (!o->failed && !o->why && (rc = opp_extsort_done(o->sorted)))
         fail(o, rc);
-    if (!o->failed && !o->why && o->tap)
-        o->tap->done(o->tap->ctx, unattached, opp_gpu_join_open_folded(o->join));
     if (!o->failed && (rc = mem_sizes(o)))
         fail(o, rc);
     return stopped(o, err, errlen);
 }
 
-int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum,
-                       const struct opp_owned_tap *tap, char *err, size_t errlen)
+int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum, char *err,
+                       size_t errlen)
 {
     *out = NULL;
     struct opp_owned_ops *o = calloc(1, sizeof *o);
-    size_t rec = tap ? TAP_AT + tap->size : sizeof(struct opp_owned_op);
-    if (o && (!(o->join = opp_gpu_join_new(rec)) ||
+    if (o && (!(o->join = opp_gpu_join_new(sizeof(struct opp_owned_op))) ||
               !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)) ||
               !(o->mems = opp_extsort_new(sizeof(struct mem_rec), cmp_mem, SORT_MEM / 4)) ||
               !(o->sizes = opp_extsort_new(sizeof(struct mem_size), cmp_size, SORT_MEM / 4)))) {
@@ -327,10 +313,7 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
         return -1;
     }
     o->sum = sum;
-    o->tap = tap;
     int rc = read_join(o, path, err, errlen);
-    if (rc && tap)
-        tap->drop(tap->ctx);
     /* what the join held goes before the calls are read again */
     opp_gpu_join_free(o->join);
     o->join = NULL;

@@ -36,42 +36,16 @@ struct opp_owned_op {
     struct opp_sum_op op;
 };
 
-struct opp_gpu_call;
-struct opp_gpu_rec;
-
-/* A second reader of the same join (gpu_stream.c: the GPU statistics of
- * the table's JSON), so that a trace's ops are joined once. op fills the
- * reader's own record (size bytes) of each GPU record the join takes
- * (kernels, copies, sets, syncs, overhead, device memory) of process
- * index pi; each hands it back with the call that owns it (NULL: none;
- * overhead too goes by its correlation id here, though a summary gives it
- * to no call); done ends the join: the ops of no call that had a
- * correlation id, and the calls processes died inside that folded
- * (gpu_join.h). Where the join cannot place the ops (1, 2 or -1 below)
- * done is not called but drop is, each having been called for some: what
- * the tap holds goes. A tap makes the join's records larger: where there
- * is no room for them (2), the caller may try again without it. */
-#define OPP_OWNED_TAP_MAX 64 /* bytes of a tap's record, at most (checked where it is made) */
-
-struct opp_owned_tap {
-    size_t size;
-    void (*op)(void *ctx, uint32_t pi, const struct opp_gpu_rec *g, void *rec);
-    void (*each)(void *ctx, const struct opp_gpu_call *c, const void *rec);
-    void (*done)(void *ctx, uint64_t unattached, uint64_t open_folded);
-    void (*drop)(void *ctx);
-    void *ctx;
-};
-
 /* Reads path (a full trace) and joins. sum takes each op out of its record
  * (opp_sum_op_of: the blocks memory records free are looked up in the
- * trace's order). tap: NULL, or a second reader of the join. 0 and *out;
+ * trace's order). 0 and *out;
  * 1 and *out when the ops cannot be placed this way (a case the join
  * cannot tell: err says which) but the CPU memory calls' bytes are there
  * (opp_owned_ops_next hands out no op); 2 when there is no room for the
  * temporary files (err says so); -1 when the trace cannot be read or
  * memory is short (err says why). */
-int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum,
-                       const struct opp_owned_tap *tap, char *err, size_t errlen);
+int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum, char *err,
+                       size_t errlen);
 /* The next op, in the order of the calls that own them (those of no call
  * last), if its call is numbered at or below at; else NULL. */
 const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t at);

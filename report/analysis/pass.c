@@ -32,12 +32,10 @@ struct pthread {
     int whole;
     struct opp_pass_call *all;
     size_t nall, all_cap;
-    /* the arguments of the calls kept for later (open, all): each one's
-     * at its open_at or all_at */
+    /* the arguments of the calls kept (open, all): each one's offset in argv */
+    size_t *open_off, open_off_cap, *all_off, all_off_cap;
     uint64_t *argv;
     size_t nargv, argv_cap;
-    size_t *open_at, *all_at;
-    size_t open_at_cap, all_at_cap;
 };
 
 struct opp_pass {
@@ -56,7 +54,9 @@ struct opp_pass {
     char why[256];
     uint64_t open;       /* calls the process died inside, folding done */
     uint64_t unattached; /* records kept with a correlation id and no call */
+    uint64_t first;      /* the earliest begin of a call or start of a GPU op */
     int again;     /* a thread is kept whole from now on: the read is made again */
+    uint64_t at;   /* calls read so far */
 };
 
 static int fail(struct opp_pass *p, int err)
@@ -111,6 +111,24 @@ static int grow(void **arr, size_t *cap, size_t need, size_t sz)
     return opp_loader_grow(arr, cap, need, sz);
 }
 
+/* Call x kept until the read's end (its process died inside it, or its
+ * thread is kept whole) as (*arr)[(*n)++], its arguments copied: 0 or 1
+ * (out of memory). */
+static int keep(struct opp_pass *p, struct pthread *t, struct opp_pass_call **arr, size_t *n,
+                size_t *cap, size_t **off, size_t *off_cap, const struct opp_pass_call *x)
+{
+    if (grow((void **)arr, cap, *n + 1, sizeof **arr) ||
+        grow((void **)off, off_cap, *n + 1, sizeof **off) ||
+        grow((void **)&t->argv, &t->argv_cap, t->nargv + x->nargs + 1, sizeof *t->argv))
+        return fail(p, ENOMEM);
+    (*off)[*n] = t->nargv;
+    if (x->nargs)
+        memcpy(t->argv + t->nargv, x->args, x->nargs * sizeof *x->args);
+    t->nargv += x->nargs;
+    (*arr)[(*n)++] = *x;
+    return 0;
+}
+
 /* Nothing of ours runs on the thread: the calls no NVTX range still to
  * come can enclose are top-level. */
 static void settle(struct opp_pass *p, struct pthread *t, int all)
@@ -132,22 +150,6 @@ static void settle(struct opp_pass *p, struct pthread *t, int all)
     }
 }
 
-/* x's arguments kept with t's calls kept for later, at (*at)[i] in
- * t->argv. 0, or 1 when memory is short. */
-static int keep_args(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x, size_t **at,
-                     size_t *cap, size_t i)
-{
-    if (grow((void **)at, cap, i + 1, sizeof **at) ||
-        grow((void **)&t->argv, &t->argv_cap, t->nargv + x->nargs, sizeof *t->argv))
-        return fail(p, ENOMEM);
-    (*at)[i] = t->nargv;
-    if (x->nargs)
-        memcpy(t->argv + t->nargv, x->args, x->nargs * sizeof *x->args);
-    t->nargv += x->nargs;
-    x->args = NULL;
-    return 0;
-}
-
 /* Call x of thread t, which returned after every call before it: it
  * encloses those of the stack that begin within it. */
 static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x)
@@ -159,11 +161,11 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     t->last_end = x->end;
     uint64_t kids = 0;
     unsigned counted = 0;
-    uint32_t popped = 0;
+    uint32_t nkids = 0;
     struct opp_pass_call only = {0};
     while (t->n > t->base && t->s[t->n - 1].begin >= x->begin) {
         const struct opp_pass_call *c = &t->s[--t->n];
-        popped++;
+        nkids++;
         /* ties thread_tree.c decides by depth: the shallower encloses */
         if (c->depth <= x->depth &&
             (c->begin == x->end || (c->begin == x->begin && c->end == x->end)))
@@ -180,7 +182,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     if (t->n > t->base && t->s[t->n - 1].end > x->begin)
         return whole(p, t);
     x->kids_ns = kids;
-    x->nkids = popped;
+    x->nkids = nkids;
     x->folded = OPP_PASS_NONE;
     /* torch's folding: the child is removed, its children the parent's */
     if (opp_torch_folds(counted, x->kind, x->name, only.kind, only.name)) {
@@ -194,7 +196,8 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
         return fail(p, ENOMEM);
     t->s[t->n] = *x;
-    t->s[t->n++].args = NULL; /* the reader's, valid during call only */
+    t->s[t->n].args = NULL; /* the reader's, gone after call */
+    t->s[t->n++].nargs = 0;
     if (x->depth == 0)
         settle(p, t, 0);
     return p->failed || p->cannot;
@@ -231,10 +234,11 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
                               .depth = (uint16_t)e->depth,
                               .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0,
                               .fn = e->fn,
+                              .nargs = e->nargs,
                               .args = e->args,
-                              .nargs = e->nargs};
+                              .at = p->at++};
     if (p->join) {
-        int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, 0);
+        int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, x.at);
         if (rc > 0)
             return cannot(p, OPP_GPU_JOIN_UNTOLD);
         if (check(p, rc, 1))
@@ -246,20 +250,10 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     x.scope = opp_op_torch_scope(kind, e->args, e->nargs);
     if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
         x.flags |= OPP_PASS_LABEL;
-    if (t->whole) {
-        if (grow((void **)&t->all, &t->all_cap, t->nall + 1, sizeof *t->all) ||
-            keep_args(p, t, &x, &t->all_at, &t->all_at_cap, t->nall))
-            return fail(p, ENOMEM);
-        t->all[t->nall++] = x;
-        return 0;
-    }
-    if (x.flags & OPP_PASS_OPEN) {
-        if (grow((void **)&t->open, &t->open_cap, t->nopen + 1, sizeof *t->open) ||
-            keep_args(p, t, &x, &t->open_at, &t->open_at_cap, t->nopen))
-            return fail(p, ENOMEM);
-        t->open[t->nopen++] = x;
-        return 0;
-    }
+    if (t->whole)
+        return keep(p, t, &t->all, &t->nall, &t->all_cap, &t->all_off, &t->all_off_cap, &x);
+    if (x.flags & OPP_PASS_OPEN)
+        return keep(p, t, &t->open, &t->nopen, &t->open_cap, &t->open_off, &t->open_off_cap, &x);
     if (t->nopen)
         return whole(p, t);
     return arrive(p, t, &x);
@@ -302,6 +296,8 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     struct pthread *t = thread_at(p, ti);
     if (!t)
         return fail(p, ENOMEM);
+    if (e->begin_ns < p->first)
+        p->first = e->begin_ns;
     const struct opp_model *m = p->meta.ld.m;
     const struct opp_process *pr = &m->procs[m->threads[ti].proc];
     if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
@@ -311,6 +307,21 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
         return fail(p, ENOMEM);
     t->late[t->nlate++] = e->begin_ns;
+    return 0;
+}
+
+/* The first read: the GPU ops' starts (those the loaded model keeps as
+ * ops: opp_model_first_ns takes the earliest). */
+static int each_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct opp_pass *p = ctx;
+    (void)proc;
+    if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET &&
+        g->type != OPP_GPU_SYNC && g->type != OPP_GPU_OVERHEAD)
+        return 0;
+    uint64_t start = opp_loader_shifted(&p->meta.ld, g->f[OPP_GF_START]);
+    if (start < p->first)
+        p->first = start;
     return 0;
 }
 
@@ -341,7 +352,9 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
     p->paths = paths;
     p->npaths = npaths;
     p->path = paths[0];
-    int rc = opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, NULL, p, err, errlen);
+    p->first = UINT64_MAX;
+    int rc =
+        opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, each_gpu, p, err, errlen);
     if (rc > 0 && !p->cannot)
         p->cannot = "it is a summary trace";
     int why = stopped(p, err, errlen);
@@ -378,6 +391,11 @@ struct opp_stream_meta *opp_pass_meta(struct opp_pass *p)
     return &p->meta;
 }
 
+uint64_t opp_pass_first_ns(const struct opp_pass *p)
+{
+    return p->first == UINT64_MAX ? 0 : p->first;
+}
+
 uint64_t opp_pass_unattached(const struct opp_pass *p)
 {
     return p->unattached;
@@ -405,7 +423,7 @@ static int memory_instant(const struct opp_event *c, void *ctx)
     return !opp_fold_counts(t->all[c->args].kind);
 }
 
-/* Call k of a thread kept whole, with kids its children's time and nkids
+/* Call k of a thread kept whole, with kids its children's time, nkids
  * its children. */
 static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t kids,
                      uint32_t nkids)
@@ -413,11 +431,13 @@ static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t
     struct opp_pass_call *x = &t->all[k];
     x->kids_ns = kids;
     x->nkids = nkids;
+    x->args = t->argv + t->all_off[k];
     x->folded = OPP_PASS_NONE; /* those folded are gone */
     p->open += (x->flags & OPP_PASS_OPEN) != 0;
-    struct opp_pass_call y = *x;
-    y.args = t->argv ? t->argv + t->all_at[k] : NULL;
-    return p->c->call ? check(p, p->c->call(p->c->ctx, &y), 0) : 0;
+    int rc = p->c->call ? check(p, p->c->call(p->c->ctx, x), 0) : 0;
+    x->args = NULL; /* top sees none */
+    x->nargs = 0;
+    return rc;
 }
 
 /* A thread kept whole, at the read's end: its tree built and folded as
@@ -451,8 +471,8 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
     for (size_t i = 0; i <= n && !rc; i++) {
         while (depth && !rc && (i == n || path[depth - 1] != ev[i].parent)) {
             depth--;
-            uint32_t k = path[depth];
-            rc = hand_over(p, t, ev[k].args, kids[k], nkids[k]) ? -1 : 0;
+            rc = hand_over(p, t, ev[path[depth]].args, kids[path[depth]], nkids[path[depth]]) ? -1
+                                                                                              : 0;
         }
         if (i < n)
             path[depth++] = (uint32_t)i;
@@ -476,6 +496,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     const struct opp_pass_consumer *c = p->c;
     p->open = 0;
     p->again = 0;
+    p->at = 0;
     for (size_t i = 0; i < p->nth; i++) {
         struct pthread *t = &p->th[i];
         t->base = t->n = t->late_next = t->nopen = t->nall = t->nargv = 0;
@@ -512,9 +533,9 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
             continue;
         }
         while (t->nopen && !p->cannot && !p->failed && !t->whole) { /* innermost first */
-            struct opp_pass_call *x = &t->open[--t->nopen];
-            x->args = t->argv ? t->argv + t->open_at[t->nopen] : NULL;
-            arrive(p, t, x);
+            struct opp_pass_call x = t->open[--t->nopen];
+            x.args = t->argv + t->open_off[t->nopen];
+            arrive(p, t, &x);
         }
         if (t->whole)
             p->again = 1;
@@ -564,9 +585,9 @@ void opp_pass_free(struct opp_pass *p)
         free(p->th[i].late);
         free(p->th[i].open);
         free(p->th[i].all);
+        free(p->th[i].open_off);
+        free(p->th[i].all_off);
         free(p->th[i].argv);
-        free(p->th[i].open_at);
-        free(p->th[i].all_at);
     }
     free(p->th);
     opp_loader_name_cache_free(p->names);

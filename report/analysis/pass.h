@@ -52,11 +52,13 @@ struct opp_pass_call {
     int32_t scope;       /* a torch operator's (enum opp_torch_scope), else -1 */
     uint16_t depth;      /* as recorded */
     uint8_t flags;       /* OPP_PASS_* */
-    uint32_t fn;         /* its entry point's index in its process's functions */
-    uint32_t nkids;      /* how many of the calls handed over before it on its thread it
-                            encloses directly (its children; the one it folds among them) */
-    const uint64_t *args; /* its arguments as recorded (nargs): in call only, else NULL */
-    uint32_t nargs;
+    uint32_t fn;         /* its entry point (an index in its process's funcs) */
+    uint32_t nkids;      /* its children handed over (each after its own, as call saw them;
+                            the one folded into it among them), memory instants too */
+    uint32_t nargs;      /* its argument values: to call only (top sees none) */
+    const uint64_t *args;
+    uint64_t at; /* its place among the calls of the files read, from 0 (the GPU join's
+                    opp_gpu_call.at): a read hands most calls over in this order */
 };
 
 /* What consumes a read: each callback may be NULL. call sees every call
@@ -96,6 +98,9 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
 struct opp_model *opp_pass_model(const struct opp_pass *p);
 /* What the first read learnt (the model's loader, each thread's calls). */
 struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
+/* The traces' first time, as opp_model_first_ns gives the loaded model's:
+ * the earliest begin of a call or start of a GPU op (0: none). */
+uint64_t opp_pass_first_ns(const struct opp_pass *p);
 /* After a read with op: the records kept that had a correlation id and
  * no call to own them. */
 uint64_t opp_pass_unattached(const struct opp_pass *p);

@@ -114,30 +114,56 @@ static int spread(struct opp_rank_table *t)
     return 0;
 }
 
+/* Each rank's aggregate from the loaded model. */
+static int aggregate_each(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
+{
+    const struct opp_model *m = ctx;
+    for (size_t k = 0; k < n; k++) {
+        int rc = opp_aggregate(m, &o[k], &out[k]);
+        if (rc) {
+            while (k--)
+                opp_agg_free(&out[k]);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
-                         struct opp_rank_table *t)
+                         opp_rank_aggregate_fn aggregate, void *ctx, struct opp_rank_table *t)
 {
     *t = (struct opp_rank_table){0};
+    if (!aggregate) {
+        aggregate = aggregate_each;
+        ctx = (void *)m;
+    }
     int rc = collect_ranks(m, t);
     struct row_ent *index = NULL;
     size_t cap = 0;
+    struct opp_agg_opts *ro = rc ? NULL : calloc(t->nranks, sizeof *ro);
+    struct opp_agg *a = rc ? NULL : calloc(t->nranks, sizeof *a);
+    if (!rc && (!ro || !a))
+        rc = -ENOMEM;
     for (size_t ri = 0; ri < t->nranks && !rc; ri++) {
-        struct opp_agg_opts ro = *o;
-        ro.limit = 0;
-        ro.filter_rank = 1;
-        ro.rank = t->ranks[ri];
-        struct opp_agg a;
-        if ((rc = opp_aggregate(m, &ro, &a)))
-            break;
-        for (size_t i = 0; i < a.nrows && !rc; i++) {
-            struct opp_rank_row *r = row_of(t, &index, &cap, a.rows[i].key);
-            if (r)
-                r->v[ri] += opp_row_metric(&a.rows[i], o->sort);
-            else
-                rc = -ENOMEM;
-        }
-        opp_agg_free(&a);
+        ro[ri] = *o;
+        ro[ri].limit = 0;
+        ro[ri].filter_rank = 1;
+        ro[ri].rank = t->ranks[ri];
     }
+    if (!rc && !(rc = aggregate(ctx, ro, t->nranks, a))) {
+        for (size_t ri = 0; ri < t->nranks; ri++) {
+            for (size_t i = 0; i < a[ri].nrows && !rc; i++) {
+                struct opp_rank_row *r = row_of(t, &index, &cap, a[ri].rows[i].key);
+                if (r)
+                    r->v[ri] += opp_row_metric(&a[ri].rows[i], o->sort);
+                else
+                    rc = -ENOMEM;
+            }
+            opp_agg_free(&a[ri]);
+        }
+    }
+    free(ro);
+    free(a);
     OPP_HASH_FREE(index);
     if (!rc)
         rc = spread(t);

@@ -29,8 +29,14 @@ struct opp_rank_table {
  * by default) of the aggregate of each rank's processes (o's pid, tid and
  * lib filters apply; o->limit does not), rows of one name added up. 0,
  * -ENOENT when no process of the trace has a rank, or -ENOMEM. */
+/* The aggregates of o[0..n) into out[0..n) (one rank each): 0, or
+ * -errno, or what the function says (above 0), out then freed. */
+typedef int (*opp_rank_aggregate_fn)(void *ctx, const struct opp_agg_opts *o, size_t n,
+                                     struct opp_agg *out);
+/* aggregate: NULL, opp_aggregate of m for each rank; else its own (a
+ * pass's, table_stream.h), given ctx. */
 int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
-                         struct opp_rank_table *t);
+                         opp_rank_aggregate_fn aggregate, void *ctx, struct opp_rank_table *t);
 void opp_rank_table_free(struct opp_rank_table *t);
 
 #endif

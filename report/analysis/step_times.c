@@ -311,55 +311,34 @@ void opp_dist_of(uint64_t *v, size_t n, struct opp_dist *d)
     d->max = v[n - 1];
 }
 
-struct pstep {
-    uint64_t n, begin, end;
-};
-
 static int cmp_pstep(const void *a, const void *b)
 {
-    const struct pstep *x = a, *y = b;
+    const struct opp_pstep *x = a, *y = b;
     return x->n != y->n ? (x->n > y->n) - (x->n < y->n) : (x->begin > y->begin) - (x->begin < y->begin);
 }
 
-int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n)
+int opp_profiler_step_number(const char *name, uint64_t *num)
+{
+    size_t at = sizeof OPP_PROFILER_STEP - 1;
+    if (strncmp(name, OPP_PROFILER_STEP, at) || !name[at])
+        return 0;
+    const char *end;
+    *num = 0;
+    for (end = name + at; *end >= '0' && *end <= '9' && *num < UINT64_MAX / 10; end++)
+        *num = *num * 10 + (uint64_t)(*end - '0');
+    return !*end;
+}
+
+int opp_profiler_windows_of(struct opp_pstep *ps, size_t np, struct opp_window **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    struct pstep *ps = NULL;
-    size_t np = 0, cap = 0;
-    for (size_t ti = 0; ti < m->nthreads; ti++) {
-        const struct opp_thread *t = &m->threads[ti];
-        for (size_t k = 0; k < t->nevents; k++) {
-            const char *name = opp_model_str(m, t->events[k].name), *end;
-            size_t at = sizeof OPP_PROFILER_STEP - 1;
-            if (strncmp(name, OPP_PROFILER_STEP, at) || !name[at])
-                continue;
-            uint64_t num = 0;
-            for (end = name + at; *end >= '0' && *end <= '9' && num < UINT64_MAX / 10; end++)
-                num = num * 10 + (uint64_t)(*end - '0');
-            if (*end)
-                continue;
-            if (np == cap) {
-                size_t c = cap ? cap * 2 : 64;
-                struct pstep *p = reallocarray(ps, c, sizeof *p);
-                if (!p) {
-                    free(ps);
-                    return -ENOMEM;
-                }
-                ps = p;
-                cap = c;
-            }
-            ps[np++] = (struct pstep){num, t->events[k].begin_ns, t->events[k].end_ns};
-        }
-    }
     if (!np)
         return 0;
     qsort(ps, np, sizeof *ps, cmp_pstep);
     struct opp_window *w = calloc(np, sizeof *w);
-    if (!w) {
-        free(ps);
+    if (!w)
         return -ENOMEM;
-    }
     size_t nw = 0;
     for (size_t i = 0; i < np; i++) {
         struct opp_window *cur = nw ? &w[nw - 1] : NULL;
@@ -371,10 +350,39 @@ int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, siz
             w[nw++] = (struct opp_window){ps[i].n, ps[i].n, ps[i].begin, ps[i].end};
         }
     }
-    free(ps);
     *out = w;
     *n = nw;
     return 0;
+}
+
+int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    struct opp_pstep *ps = NULL;
+    size_t np = 0, cap = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t k = 0; k < t->nevents; k++) {
+            uint64_t num;
+            if (!opp_profiler_step_number(opp_model_str(m, t->events[k].name), &num))
+                continue;
+            if (np == cap) {
+                size_t c = cap ? cap * 2 : 64;
+                struct opp_pstep *p = reallocarray(ps, c, sizeof *p);
+                if (!p) {
+                    free(ps);
+                    return -ENOMEM;
+                }
+                ps = p;
+                cap = c;
+            }
+            ps[np++] = (struct opp_pstep){num, t->events[k].begin_ns, t->events[k].end_ns};
+        }
+    }
+    int rc = opp_profiler_windows_of(ps, np, out, n);
+    free(ps);
+    return rc;
 }
 
 uint32_t opp_summary_windows(const struct opp_model *m)

@@ -75,6 +75,16 @@ struct opp_window {
 };
 /* 0 (n may be 0) or -ENOMEM; *out malloc'd. */
 int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
+/* A ProfilerStep#N call (N, its begin and end), as a reader that does not
+ * load the calls finds them (table_stream.c). */
+struct opp_pstep {
+    uint64_t n, begin, end;
+};
+/* 1 and *num when name is ProfilerStep#N, else 0. */
+int opp_profiler_step_number(const char *name, uint64_t *num);
+/* The windows of steps ps[0..np) (reordered), as opp_profiler_windows
+ * makes them of a model's. */
+int opp_profiler_windows_of(struct opp_pstep *ps, size_t np, struct opp_window **out, size_t *n);
 
 /* A summary trace numbers its windows (opp_sum_stat.window): how many it
  * recorded. */

@@ -55,13 +55,10 @@ struct sz {
     int need_join; /* FIRST: the read stopped for a join */
     int mem_unordered; /* CPU memory calls out of time order in the file */
     struct opp_owned_ops *owned; /* JOINED */
-    const struct opp_owned_tap *tap; /* a second reader of the join */
     uint64_t at;                 /* JOINED: the calls summed so far, those processes died inside
                                     apart */
     int gpu_pass, failed, ranges_enclose;
-    int exact, stopped; /* stop once the summary cannot be the loaded report's */
-    int is_summary;     /* the trace read is a summary trace */
-    uint64_t events;
+    int is_summary; /* the trace read is a summary trace */
     /* the calls processes died inside: the collector writes them last; they
      * go in once the reading is done, ending where load.c ends them */
     struct opp_tr_event *open;
@@ -257,14 +254,7 @@ static int v_event(void *ctx, const struct opp_tr_event *e)
         z->open[z->nopen++] = *e;
         return 0;
     }
-    if (sum_call(z, e, z->at++))
-        return 1;
-    if (z->exact && (z->ranges_enclose || !(++z->events & 4095))) {
-        struct opp_sum_stats st;
-        opp_sum_stats(z->sum, &st);
-        z->stopped = z->ranges_enclose || st.lost || st.dropped;
-    }
-    return z->stopped;
+    return sum_call(z, e, z->at++);
 }
 
 static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
@@ -324,33 +314,7 @@ static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     return check(z, opp_tw_gpu(&z->w, proc, mem, (uint32_t)b.len));
 }
 
-struct fold_ctx {
-    struct opp_summarized *res;
-    uint32_t proc;
-    int failed;
-};
-
-static void keep_folds(void *ctx, uint32_t tid, uint64_t folded)
-{
-    struct fold_ctx *f = ctx;
-    struct opp_summarized_thread *t =
-        reallocarray(f->res->threads, f->res->nthreads + 1, sizeof *t);
-    if (!t) {
-        f->failed = 1;
-        return;
-    }
-    f->res->threads = t;
-    t[f->res->nthreads++] = (struct opp_summarized_thread){f->proc, tid, folded};
-}
-
-void opp_summarized_free(struct opp_summarized *res)
-{
-    free(res->threads);
-    res->threads = NULL;
-    res->nthreads = 0;
-}
-
-/* The summary and its file, made anew; z keeps how and exact. 0, or -1
+/* The summary and its file, made anew; z keeps how. 0, or -1
  * with err set. */
 static int start(struct sz *z, const char *out, unsigned long max_nodes, char *err,
                  size_t errlen)
@@ -411,15 +375,15 @@ static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, 
         z->is_summary = 1;
         rc = -1;
     }
-    if (rc == 0 && !z->failed && !z->stopped && !z->need_join)
+    if (rc == 0 && !z->failed && !z->need_join)
         open_calls(z);
-    if (rc == 0 && !z->failed && !z->stopped && z->owned) {
+    if (rc == 0 && !z->failed && z->owned) {
         const struct opp_owned_op *x; /* the ops of no call */
         while (!z->failed && (x = opp_owned_ops_next(z->owned, UINT64_MAX)))
             check(z, opp_sum_op_add(z->sum, x->proc, &x->op, 0));
         check(z, opp_owned_ops_error(z->owned));
     }
-    if (rc == 0 && !z->failed && !z->stopped && z->how == BY_IDS) {
+    if (rc == 0 && !z->failed && z->how == BY_IDS) {
         z->gpu_pass = 1;
         struct opp_tr_visitor g = {.gpu = v_gpu};
         rc = opp_trace_read(in, &g, z, sum, err, errlen);
@@ -436,19 +400,14 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
 {
     opp_tw_close(&z->w);
     reset(z, 0);
-    z->ranges_enclose = z->stopped = z->need_join = 0;
-    z->events = z->at = 0;
-    int rc;
-    for (const struct opp_owned_tap *tap = z->tap;; tap = NULL) {
-        opp_sum_free(z->sum);
-        if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        rc = opp_owned_ops_read(&z->owned, in, z->sum, tap, err, errlen);
-        if (rc != 2 || !tap)
-            break; /* else the tap's larger records took the room: the join alone */
+    z->ranges_enclose = z->need_join = 0;
+    z->at = 0;
+    opp_sum_free(z->sum);
+    if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
+    int rc = opp_owned_ops_read(&z->owned, in, z->sum, err, errlen);
     if (rc < 0)
         return -1;
     z->how = rc ? BY_IDS : JOINED;
@@ -461,11 +420,10 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
 }
 
 enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
-                                    int exact, const struct opp_owned_tap *tap,
                                     struct opp_summarized *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    struct sz z = {.exact = exact, .how = FIRST, .tap = tap};
+    struct sz z = {.how = FIRST};
     if (start(&z, out, max_nodes, err, errlen))
         return OPP_SUMMARIZE_FAILED;
     struct opp_tr_summary sum;
@@ -477,9 +435,6 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned lo
         struct sproc *p = &z.procs[i];
         if (p->dropped)
             check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped));
-        struct fold_ctx f = {res, p->proc, 0};
-        opp_sum_threads(z.sum, p->proc, keep_folds, &f);
-        check(&z, f.failed ? -ENOMEM : 0);
         check(&z, opp_sum_write(z.sum, p->proc, &z.w));
         if (p->end_how)
             check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));

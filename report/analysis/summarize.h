@@ -2,7 +2,7 @@
  * OPPROF_MODE=summary records one (common/summary_calls.c, the collector's own
  * aggregation): the calls stream through, so memory is bounded by the call
  * paths, threads and depth, not by the number of calls. `opprof summarize`
- * writes it; `opprof report` reads a large trace through it. */
+ * writes it. */
 #ifndef OPP_SUMMARIZE_H
 #define OPP_SUMMARIZE_H
 
@@ -26,16 +26,7 @@ struct opp_summarized {
      * for the temporary files): some may miss their sizes */
     int frees_unordered;
     char warning[512]; /* the trace's own warning (cut short...), or "" */
-    /* each thread's calls folded into a same-named parent (torch's
-     * folding): a loaded model keeps its calls less those */
-    struct opp_summarized_thread {
-        uint32_t proc, tid; /* the trace's process serial */
-        uint64_t folded;
-    } *threads;
-    size_t nthreads;
 };
-
-struct opp_owned_tap;
 
 /* What opp_summarize returns: done, or why not (err says it for a person). */
 enum opp_summarize_rc {
@@ -47,15 +38,8 @@ enum opp_summarize_rc {
 
 /* in (a full trace) summarised into out (written whole, or not at all is
  * the caller's: out is what it names, removed on failure). max_nodes: call
- * paths kept (past it, calls on new paths are counted as dropped). exact:
- * stop reading as soon as the summary cannot be what the loaded trace
- * reports (calls dropped, launches lost, ranges around calls: res says
- * which; out is then a part). tap: NULL, or a second reader of the join
- * of GPU work to calls, if the summary makes one (owned_ops.h). */
+ * paths kept (past it, calls on new paths are counted as dropped). */
 enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
-                                    int exact, const struct opp_owned_tap *tap,
                                     struct opp_summarized *res, char *err, size_t errlen);
-/* What res holds, freed (whatever opp_summarize returned). */
-void opp_summarized_free(struct opp_summarized *res);
 
 #endif

@@ -287,12 +287,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                          opt_time),
         OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
                          opt_match),
-        OPP_OPT_FLAG(0, "stream", &ra->stream,
-                     "read the trace as it streams, in memory bounded by the\n"
-                     "call paths, not the calls (the table, --tree, --by-rank,\n"
-                     "their JSON); chosen for traces of OPPROF_STREAM_MIB (32)\n"
-                     "MiB or more (--step and --gpu always read a trace so)"),
-        OPP_OPT_FLAG(0, "no-stream", &ra->no_stream, "load every call, however large the traces"),
+        OPP_OPT_FLAG(0, "stream", &ra->stream, NULL), /* shares --no-stream's line */
+        OPP_OPT_FLAG(0, "no-stream", &ra->stream,
+                     "accepted for old scripts, no effect: every trace is read\n"
+                     "in one pass, whatever its size"),
         VIEW_OPT("gpu", VIEW_GPU,
                  "the GPU view: top kernels (calls, time, estimated\n"
                  "theoretical occupancy, launch delay), busy time per\n"
@@ -419,6 +417,8 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
 {
     if (rc == REPORT_NAME_UNKNOWN)
         return 2;
+    if (rc == REPORT_NO_WINDOW)
+        return 1;
     if (rc == -ENOMEM || rc == -ENOENT) {
         char keys[160];
         if (rc == -ENOENT)
@@ -435,6 +435,24 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
         return 1;
     }
     opp_out_warnings(stderr, ra->trace, m);
+    return 0;
+}
+
+int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first)
+{
+    if (ra->window_k > nw) {
+        fprintf(stderr,
+                PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
+                       "not %lu\n",
+                ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
+        return 1;
+    }
+    const struct opp_window *k = &w[ra->window_k - 1];
+    ra->agg.window = 1;
+    ra->agg.from_ns = k->begin_ns - first;
+    ra->agg.to_ns = k->end_ns - first + 1;
+    fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra->window_k,
+            k->first_step, k->last_step);
     return 0;
 }
 
@@ -455,12 +473,10 @@ static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
     char err[512];
-    struct opp_model *m;
-    int rc = report_streamed(&ra, &m);
+    int rc = report_streamed(&ra);
     if (rc >= 0)
         return rc;
-    if (!m)
-        m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
+    struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
         fprintf(stderr, PREFIX "%s\n", err);
         return 1;
@@ -495,22 +511,12 @@ static int report(struct report_args *rap)
             opp_model_free(m);
             return 1;
         }
-        if (ra.window_k > nw) {
-            fprintf(stderr, PREFIX "%s has %zu recorded window%s (a schedule's runs of "
-                                   "ProfilerStep#N), not %lu\n",
-                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
-            free(w);
+        rc = report_window(&ra, w, nw, opp_model_first_ns(m));
+        free(w);
+        if (rc) {
             opp_model_free(m);
             return 1;
         }
-        uint64_t first = opp_model_first_ns(m);
-        const struct opp_window *k = &w[ra.window_k - 1];
-        ra.agg.window = 1;
-        ra.agg.from_ns = k->begin_ns - first;
-        ra.agg.to_ns = k->end_ns - first + 1;
-        fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra.window_k,
-                k->first_step, k->last_step);
-        free(w);
     }
     rc = report_finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
     opp_model_free(m);

@@ -72,8 +72,7 @@ int cmd_summarize(int argc, char **argv)
         return orc == -2 ? 2 : 3;
     }
     struct opp_summarized res;
-    enum opp_summarize_rc rc = opp_summarize(in, o.path, max_nodes, 0, NULL, &res, err, sizeof err);
-    opp_summarized_free(&res);
+    enum opp_summarize_rc rc = opp_summarize(in, o.path, max_nodes, &res, err, sizeof err);
     if (opp_out_close(&o, rc == OPP_SUMMARIZED, err, sizeof err) == 0) {
         if (res.warning[0])
             fprintf(stderr, "opprof summarize: %s: %s\n", in, res.warning);

@@ -31,8 +31,7 @@ struct report_args {
     int from_given, to_given;
     regex_t match; /* agg.match points here when --match was given */
     const char *match_text; /* --match's REGEX as given */
-    int stream;    /* --stream: calls added up as they are read */
-    int no_stream; /* --no-stream: every call loaded, however large the trace */
+    int stream;             /* --stream, --no-stream: accepted for old scripts, no effect */
 };
 
 /* The views besides the table, one line each: the option that chooses
@@ -55,8 +54,9 @@ struct view {
 };
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size: open makes the pass's first read (NULL
- * and why: a summary trace is loaded, which refuses it in its words; one
+ * every trace whatever its size (not with the table's --group-by-stack:
+ * from the loaded model): open makes the pass's first
+ * read (NULL and why: a summary trace is loaded, which refuses it in its words; one
  * the pass cannot read is loaded too; for errors err says why); model is
  * what that read learnt (for the filters and warnings); show computes and
  * prints: 0 and the output's status in *rc, 1 when the trace cannot be
@@ -69,8 +69,12 @@ struct view_stream {
     const struct opp_model *(*model)(const void *st);
     int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
     void (*close)(void *st);
+    int names_read; /* --match's names are known once read: show checks them */
 };
 extern const struct view views[];
+/* The table (and its CSV) read in one pass: not its JSON, nor what
+ * opp_table_stream_takes leaves to the loaded model. */
+extern const struct view_stream table_stream;
 extern const size_t nviews;
 
 /* A view's status (as its show returns): a name the trace does not have
@@ -83,16 +87,22 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m);
 /* The view's (or the table's) status rc as the exit status: what went
  * wrong said, the trace's warnings when it went right (cmd_report.c). */
 int report_finish(const struct report_args *ra, const struct opp_model *m, int rc);
+/* --window K as the time window of the K-th of w[0..nw) (the traces'
+ * first time first), said on stderr: 0, or 1 when there is no such
+ * window (said). */
+struct opp_window;
+int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first);
+/* A view's status: --window K named no window (said); the exit status
+ * is 1. */
+#define REPORT_NO_WINDOW 3
 /* The filters name what the trace has: 0, or 2 (said). */
 int report_filters_known(const struct report_args *ra, const struct opp_model *m);
 
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL (report_stream.c). */
 const char *report_summary_refuses(const struct report_args *ra);
-/* The report of traces read as they stream (--step and --gpu always;
- * the others with --stream, or chosen by the traces' size): the exit
- * status; or -1 to go on with the model in *m, which is NULL when every
- * call is to be loaded. */
-int report_streamed(struct report_args *ra, struct opp_model **m);
+/* The report of full traces read in one pass (report_stream.c): the exit
+ * status; or -1 when the loaded model is to answer. */
+int report_streamed(const struct report_args *ra);
 
 #endif

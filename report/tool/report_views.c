@@ -1,6 +1,7 @@
 /* `opprof report`'s views: what each computes (analysis/) and shows
  * (views/) on stdout, and the table of them that the command picks from.
  * A new view is a function here and its line in the table. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,27 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
+#include "analysis/step_times.h"
+#include "analysis/table_stream.h"
 #include "tool/report.h"
 #include "views/by_process.h"
 #include "views/by_rank.h"
 #include "views/steps.h"
+
+/* The key_averages report of agg in the chosen format. */
+static int key_averages_out(const struct report_args *ra, const struct opp_model *m,
+                            const struct opp_agg *agg, const struct opp_out_opts *o)
+{
+    switch (ra->format) {
+    case FMT_TABLE:
+        return opp_out_table(stdout, agg, o);
+    case FMT_CSV:
+        return opp_out_csv(stdout, agg, o);
+    case FMT_JSON:
+        break;
+    }
+    return opp_out_json(stdout, ra->trace, m, agg, o);
+}
 
 /* The key_averages report in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m)
@@ -30,23 +48,99 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
         }
         ra->out.gpu = &gs;
     }
-    switch (ra->format) {
-    case FMT_TABLE:
-        rc = opp_out_table(stdout, &agg, &ra->out);
-        break;
-    case FMT_CSV:
-        rc = opp_out_csv(stdout, &agg, &ra->out);
-        break;
-    case FMT_JSON:
-        rc = opp_out_json(stdout, ra->trace, m, &agg, &ra->out);
-        break;
-    }
+    rc = key_averages_out(ra, m, &agg, &ra->out);
     if (ra->out.gpu)
         opp_gpu_stats_free(&gs);
     ra->out.gpu = NULL;
     opp_agg_free(&agg);
     return rc;
 }
+
+/* ra with --window K made the K-th schedule window's time, from a read of
+ * the traces' steps, into *out: 0, or what a show returns (1, -1); when
+ * there is no such window (said), REPORT_NO_WINDOW in *rc. */
+static int windowed(const struct report_args *ra, void *st, struct report_args *out, int *rc,
+                    char *err, size_t errlen)
+{
+    *out = *ra;
+    *rc = 0;
+    if (!ra->window_k)
+        return 0;
+    struct opp_window *w = NULL;
+    size_t nw = 0;
+    int got = opp_table_stream_windows(st, &w, &nw, err, errlen);
+    if (!got && report_window(out, w, nw, opp_table_stream_first_ns(st)))
+        *rc = REPORT_NO_WINDOW;
+    free(w);
+    return got;
+}
+
+/* The table and CSV read in one pass (table_stream.h). */
+static void *table_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
+                        char *err, size_t errlen)
+{
+    return opp_table_stream_open(paths, npaths, why, err, errlen);
+}
+
+static const struct opp_model *table_model(const void *st)
+{
+    return opp_table_stream_model(st);
+}
+
+/* The JSON's GPU statistics, read in one pass of their own (gpu_stream.h;
+ * *g holds what they point into, the caller's to free): 0 and *gs; 1 or
+ * -1 as view_stream's show says. */
+static int json_gpu(const struct report_args *ra, struct opp_gpu_stream **g,
+                    struct opp_gpu_stats *gs, char *err, size_t errlen)
+{
+    enum opp_stream_refused why;
+    if (!(*g = opp_gpu_stream_open(ra->traces, ra->ntraces, &why, err, errlen)))
+        return why == OPP_STREAM_CANNOT ? 1 : -1;
+    struct opp_kernel_stats *k = NULL;
+    size_t nk;
+    int got = opp_gpu_stream_stats(*g, &ra->agg, gs, &k, &nk, err, errlen);
+    free(k);
+    return got;
+}
+
+static int table_show(const struct report_args *rap, void *st, int *rc, char *err, size_t errlen)
+{
+    struct report_args w;
+    int got = windowed(rap, st, &w, rc, err, errlen);
+    if (got || *rc)
+        return got;
+    const struct report_args *ra = &w;
+    struct opp_agg agg;
+    struct opp_gpu_stats gs;
+    struct opp_gpu_stream *g = NULL;
+    got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
+    if (got)
+        return got;
+    const struct opp_model *m = opp_table_stream_model(st);
+    struct opp_out_opts o = ra->out;
+    if (ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
+        *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) &&
+               (got = json_gpu(ra, &g, &gs, err, errlen))) {
+        /* said by the caller */
+    } else {
+        o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) ? &gs : NULL;
+        o.thread_events = opp_table_stream_thread_calls(st);
+        *rc = key_averages_out(ra, m, &agg, &o);
+        if (o.gpu)
+            opp_gpu_stats_free(&gs);
+    }
+    opp_gpu_stream_free(g);
+    opp_agg_free(&agg);
+    return got;
+}
+
+static void table_close(void *st)
+{
+    opp_table_stream_free(st);
+}
+
+const struct view_stream table_stream = {table_open, table_model, table_show, table_close, 1};
 
 /* The GPU view; one line instead when the trace has no GPU records. */
 static int no_gpu(const struct report_args *ra, const struct opp_model *m)
@@ -117,7 +211,7 @@ static void gpu_close(void *st)
     opp_gpu_stream_free(st);
 }
 
-static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close};
+static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close, 0};
 
 static int tree_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -129,6 +223,19 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
     opp_calltree_free(&ct);
     return rc;
 }
+
+static int tree_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+{
+    struct opp_calltree ct;
+    int got = opp_table_stream_calltree(st, &ra->agg, &ct, err, errlen);
+    if (got)
+        return got;
+    *rc = opp_out_tree(stdout, opp_table_stream_model(st), &ct, &ra->tree_opts);
+    opp_calltree_free(&ct);
+    return 0;
+}
+
+static const struct view_stream tree_stream = {table_open, table_model, tree_show, table_close, 0};
 
 /* The filters for --step: the main process's when the rule says so
  * (opp_steps_main_process); 1 then, else 0 and o the filters as given. */
@@ -200,18 +307,61 @@ static void step_close(void *st)
     opp_step_stream_free(st);
 }
 
-static const struct view_stream step_stream = {step_open, step_model, step_show, step_close};
+static const struct view_stream step_stream = {step_open, step_model, step_show, step_close, 0};
+
+static int by_rank_out(const struct report_args *ra, struct opp_rank_table *t)
+{
+    int rc = opp_out_by_rank(stdout, t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
+    opp_rank_table_free(t);
+    return rc;
+}
 
 static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
 {
     struct opp_rank_table t;
-    int rc = opp_rank_table_build(m, &ra->agg, &t);
-    if (rc)
-        return rc;
-    rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
-    opp_rank_table_free(&t);
-    return rc;
+    int rc = opp_rank_table_build(m, &ra->agg, NULL, NULL, &t);
+    return rc ? rc : by_rank_out(ra, &t);
 }
+
+/* Every rank's aggregate in the same reads of the pass. */
+struct rank_reads {
+    void *st;
+    char *err;
+    size_t errlen;
+};
+
+static int rank_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
+{
+    const struct rank_reads *r = ctx;
+    int got = opp_table_stream_aggregates(r->st, o, n, out, r->err, r->errlen);
+    return got < 0 ? -EIO : got; /* -EIO: err says why */
+}
+
+static int by_rank_show(const struct report_args *rap, void *st, int *rc, char *err, size_t errlen)
+{
+    struct report_args w;
+    int got = windowed(rap, st, &w, rc, err, errlen);
+    if (got || *rc)
+        return got;
+    const struct report_args *ra = &w;
+    struct opp_rank_table t;
+    struct rank_reads r = {st, err, errlen};
+    got = opp_rank_table_build(opp_table_stream_model(st), &ra->agg, rank_aggregates, &r, &t);
+    if (got == -EIO)
+        return -1;
+    if (got > 0)
+        return got;
+    if (!got && ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
+        opp_rank_table_free(&t);
+        *rc = report_filters_known(ra, opp_table_stream_model(st)) ? REPORT_NAME_UNKNOWN : 0;
+        return 0;
+    }
+    *rc = got ? got : by_rank_out(ra, &t);
+    return 0;
+}
+
+static const struct view_stream by_rank_stream = {table_open, table_model, by_rank_show,
+                                                  table_close, 1};
 
 static int by_process_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -224,17 +374,41 @@ static int by_process_view(const struct report_args *ra, const struct opp_model 
     return rc;
 }
 
+static int by_process_show(const struct report_args *rap, void *st, int *rc, char *err,
+                           size_t errlen)
+{
+    struct report_args w;
+    int got = windowed(rap, st, &w, rc, err, errlen);
+    if (got || *rc)
+        return got;
+    const struct report_args *ra = &w;
+    struct opp_agg a;
+    got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
+    if (got)
+        return got;
+    const struct opp_model *m = opp_table_stream_model(st);
+    if (ra->agg.match && !opp_table_stream_matched(st)) /* said as of the loaded model */
+        *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    else
+        *rc = opp_out_by_process(stdout, m, &a, ra->format == FMT_JSON);
+    opp_agg_free(&a);
+    return 0;
+}
+
+static const struct view_stream by_process_stream = {table_open, table_model, by_process_show,
+                                                     table_close, 1};
+
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
-                  "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0,
-                  "kernels", "--gpu (its timeline)", &gpu_stream},
+                  "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0, "kernels",
+                  "--gpu (its timeline)", &gpu_stream},
     [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, "call paths",
-                   NULL, NULL},
+                   NULL, &tree_stream},
     [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
                    "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                      "--by-rank writes a table or JSON", 1, "operators", NULL, NULL},
+                      "--by-rank writes a table or JSON", 1, "operators", NULL, &by_rank_stream},
     [VIEW_BY_PROCESS] = {"--by-process", by_process_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                         "--by-process writes a table or JSON", 1, NULL, NULL, NULL},
+                         "--by-process writes a table or JSON", 1, NULL, NULL, &by_process_stream},
 };
 const size_t nviews = sizeof views / sizeof *views;

@@ -156,7 +156,7 @@ static void analyse(const struct opp_model *m)
         opp_calltree_free(&ct);
     }
     struct opp_rank_table rt;
-    if (opp_rank_table_build(m, &o, &rt) == 0)
+    if (opp_rank_table_build(m, &o, NULL, NULL, &rt) == 0)
         opp_rank_table_free(&rt);
     if (m->summary)
         return;

@@ -117,7 +117,7 @@ START_TEST(rank_without_calls)
     ck_assert_msg(one != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_rank_table t;
-    ck_assert_int_eq(opp_rank_table_build(one, &o, &t), 0);
+    ck_assert_int_eq(opp_rank_table_build(one, &o, NULL, NULL, &t), 0);
     ck_assert_uint_eq(t.nranks, 1);
     ck_assert_int_eq(t.ranks[0], 3);
     ck_assert_uint_eq(t.nrows, 0);

@@ -225,7 +225,7 @@ START_TEST(owned_ops_in_call_order)
     ck_assert_ptr_nonnull(sum);
     struct opp_owned_ops *o;
     char err[512] = "";
-    ck_assert_msg(opp_owned_ops_read(&o, trace, sum, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(opp_owned_ops_read(&o, trace, sum, err, sizeof err) == 0, "%s", err);
     static const struct {
         uint64_t at, dur;
         uint32_t proc;
@@ -282,19 +282,13 @@ START_TEST(summarize_folds_and_keeps_open_calls)
     write_trace();
     char *sum = tu_path(dir, "sum.trace"), err[512] = "";
     struct opp_summarized res;
-    ck_assert_msg(opp_summarize(trace, sum, 1000, 1, NULL, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(opp_summarize(trace, sum, 1000, &res, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(res.calls, 11);
     ck_assert_uint_eq(res.dropped, 0);
     ck_assert_int_eq(res.complete, 1);
     ck_assert_int_eq(res.ranges_enclose, 0);
     ck_assert_uint_eq(res.lost, 0);
     ck_assert_str_eq(res.warning, "");
-    ck_assert_uint_eq(res.nthreads, 2);
-    ck_assert_uint_eq(res.threads[0].tid, 10);
-    ck_assert_uint_eq(res.threads[0].folded, 1);
-    ck_assert_uint_eq(res.threads[1].tid, 11);
-    ck_assert_uint_eq(res.threads[1].folded, 0);
-    opp_summarized_free(&res);
 
     struct opp_model *l = load(trace), *s = load(sum);
     ck_assert(s->summary);
@@ -326,10 +320,8 @@ END_TEST
 
 /* An NVTX range recorded when it ended (a schedule's ProfilerStep#N)
  * around the calls of its depth before it: loaded, they are its children;
- * a summary nests by depth and cannot, so an exact summary stops there,
- * saying why, and one that is not keeps the range childless (its self
- * time its total) and the calls at the top: what `opprof report --stream`
- * shows, with a warning, where every call loaded nests them. */
+ * a summary nests by depth and cannot: it says so, keeps the range
+ * childless (its self time its total) and the calls at the top. */
 START_TEST(summarize_ranges_around_calls)
 {
     enum { F_RANGE, F_DDOT };
@@ -346,14 +338,9 @@ START_TEST(summarize_ranges_around_calls)
     tb_end(&b);
     char *sum = tu_path(dir, "sum.trace"), err[512] = "";
     struct opp_summarized res;
-    ck_assert_msg(opp_summarize(trace, sum, 1000, 1, NULL, &res, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(res.ranges_enclose, 1);
-    ck_assert_uint_eq(res.calls, 3); /* read up to the range, the last ddot not */
-    opp_summarized_free(&res);
-    ck_assert_msg(opp_summarize(trace, sum, 1000, 0, NULL, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(opp_summarize(trace, sum, 1000, &res, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(res.ranges_enclose, 1);
     ck_assert_uint_eq(res.calls, 4);
-    opp_summarized_free(&res);
 
     struct opp_model *l = load(trace), *s = load(sum);
     size_t i;

@@ -1,0 +1,1023 @@
+/* The table added up as a full trace is read, a consumer of the pass
+ * (table_stream.h). */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
+#include "analysis/table_stream.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/extsort.h"
+#include "analysis/live_blocks.h"
+#include "analysis/loader.h"
+#include "analysis/pass.h"
+#include "analysis/step_times.h"
+#include "gpu.h"
+#include "ops.h"
+
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (hash_oom = 1)
+#include <uthash.h>
+
+/* A GPU record as the join keeps it: a kernel, copy or set (its row), or
+ * device memory (its bytes, sized once every record is in). */
+struct gop {
+    uint64_t dur, bytes, time, idx, addr;
+    uint32_t type, name, proc, op;
+};
+
+/* The kernels, copies and sets the filters select, by name, type and
+ * process: the table's CUDA rows, added to each read of the calls. */
+struct gkey {
+    uint32_t name, type, proc, acc;
+};
+struct grow_ {
+    struct gkey k;
+    uint64_t dur, bytes, calls;
+    UT_hash_handle hh;
+};
+
+/* GPU time or device memory of a call (at: its place among the calls),
+ * sorted by that place beyond memory (extsort.h): the second read takes
+ * them as it hands the calls over, most in that order. */
+struct own {
+    uint64_t at, cuda;
+    int64_t mem, cpu; /* device memory; a CPU memory call's bytes */
+};
+
+#define OWN_SORT_MEM (8u << 20) /* bytes the sort keeps in memory */
+
+/* A device memory record owned by a call, or a CPU MEMORY call: sized in
+ * time order (frees by their allocation's address). */
+struct mrec {
+    uint64_t time, idx; /* idx: the order read (GPU), the depth then seq (CPU) */
+    uint64_t addr, at;  /* at: the owning call's place (GPU) */
+    int64_t bytes;
+    uint32_t proc, thread, seq, op;
+};
+
+/* A call handed over whose parent has not arrived yet. */
+/* Call paths merged (--tree): a call's subtree (node 0 the call) until
+ * its parent comes, and the whole tree's (roots' parent OPP_CT_ROOT),
+ * nodes keyed by (parent node, name) as callpath_tree.c keys them. */
+struct pnode {
+    uint32_t parent, name;
+    uint64_t calls, self, total, self_cuda, cuda;
+};
+struct pent {
+    uint64_t key;
+    uint32_t node;
+    UT_hash_handle hh;
+};
+struct ptree {
+    struct pnode *n;
+    size_t nn, cap;
+    struct pent *map;
+};
+
+struct ent {
+    uint64_t self_ns, dur;
+    struct ptree *pt; /* --tree: its subtree; NULL: a call with no children */
+    uint32_t acc;     /* the aggregate it goes to */
+    uint64_t span;    /* end - begin, as callpath_tree.c adds it */
+    uint32_t name;
+    struct opp_agg_vals v;
+    struct opp_event_gpu gpu;
+    /* CPU memory: a call's self and total; a memory call's bytes for the
+     * operator around it (self) and what passes through it (total) */
+    int64_t self, total;
+    uint32_t seq;
+    uint8_t sel, mem;
+};
+
+struct tthread {
+    struct ent *e; /* e[base..n): as the pass's stack */
+    size_t base, n, cap;
+};
+
+struct opp_table_stream {
+    struct opp_pass *pass;
+    struct opp_model *m;
+    const struct opp_agg_opts *o;
+    /* the aggregates made at once (o[k] into out[k]: their processes or
+     * threads apart), and which one each thread's calls and each
+     * process's ops of no call go to (-1: none) */
+    size_t nacc;
+    struct opp_agg_acc **acc;
+    struct opp_agg *out;
+    int32_t *thread_acc, *proc_acc;
+    struct grow_ *gpu;  /* the CUDA rows */
+    struct ptree *tree; /* --tree: the call paths; NULL: the table */
+    uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
+    uint32_t *dem, ndem;
+    uint64_t nrec;
+    struct opp_extsort *owns; /* struct own by at */
+    struct own cur;           /* the next of owns, if have_cur */
+    int have_cur, reads;
+    uint64_t next_at;  /* the place after the last call taken in order */
+    struct own *stash; /* owns' records passed before their calls came (by at) */
+    size_t nstash, stash_cap;
+    struct mrec *gmem; /* device memory records */
+    size_t ngmem, gmem_cap;
+    struct opp_extsort *cmem; /* CPU memory calls by time (cmp_time) */
+    struct tthread *th;
+    uint8_t *tried; /* --match: names tried, by string id */
+    size_t ntried;
+    int matched; /* some call's or GPU op's name matched */
+    int cpu_mem; /* some CPU MEMORY call */
+    int failed;  /* -errno */
+};
+
+static int fail(struct opp_table_stream *s, int rc)
+{
+    if (!s->failed)
+        s->failed = rc;
+    return rc;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    return opp_loader_grow(arr, cap, need, sz) ? -ENOMEM : 0;
+}
+
+struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t npaths,
+                                               enum opp_stream_refused *why, char *err,
+                                               size_t errlen)
+{
+    struct opp_table_stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        *why = OPP_STREAM_ERROR;
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (!(s->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
+        free(s);
+        return NULL;
+    }
+    s->m = opp_pass_model(s->pass);
+    return s;
+}
+
+const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
+{
+    return s->m;
+}
+
+int opp_table_stream_takes(const struct opp_agg_opts *o)
+{
+    return !o->sched_window && !o->group_by_stack;
+}
+
+/* Whether time t is in o's --from/--to window (aggregate.h). */
+static int in_window(const struct opp_table_stream *s, const struct opp_agg_opts *o, uint64_t t)
+{
+    if (!o->window)
+        return 1;
+    uint64_t rel = t - opp_pass_first_ns(s->pass); /* t >= first */
+    return rel >= o->from_ns && rel < o->to_ns;
+}
+
+/* Name id of a call or GPU op tried against --match (opp_table_stream_matched). */
+static void try_name(struct opp_table_stream *s, uint32_t id)
+{
+    if (!s->o->match || s->matched || id >= s->m->nstrs)
+        return;
+    if (id >= s->ntried) {
+        uint8_t *p = realloc(s->tried, s->m->nstrs);
+        if (!p) {
+            fail(s, -ENOMEM);
+            return;
+        }
+        memset(p + s->ntried, 0, s->m->nstrs - s->ntried);
+        s->tried = p;
+        s->ntried = s->m->nstrs;
+    }
+    if (s->tried[id])
+        return;
+    s->tried[id] = 1;
+    s->matched = regexec(s->o->match, s->m->strs[id], 0, NULL, 0) == 0;
+}
+
+const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s)
+{
+    return s->calls;
+}
+
+int opp_table_stream_matched(const struct opp_table_stream *s)
+{
+    return s->matched;
+}
+
+/* The bytes of a CPU MEMORY call (its columns: op, address, bytes), 1;
+ * 0 when it is none. */
+static int mem_call(uint32_t kind, const uint64_t *args, uint32_t nargs, const uint64_t **cols)
+{
+    if (opp_kind_base(kind) != OPP_OP_MEMORY)
+        return 0;
+    *cols = args;
+    return opp_op_args(kind, cols, nargs) >= OPP_COL_MEM_COLS;
+}
+
+static const struct opp_func *func_of(const struct opp_model *m, const struct opp_pass_call *x)
+{
+    const struct opp_process *pr = &m->procs[m->threads[x->thread].proc];
+    return &pr->funcs[x->fn];
+}
+
+/* CPU memory calls by time, process, thread, place (cpu_memory.c). */
+static int cmp_time(const void *pa, const void *pb)
+{
+    const struct mrec *a = pa, *b = pb;
+    OPP_SORT_BY(a->time, b->time);
+    OPP_SORT_BY(a->proc, b->proc);
+    OPP_SORT_BY(a->thread, b->thread);
+    OPP_SORT_BY(a->idx, b->idx);
+    return 0;
+}
+
+/* The first read: the CPU memory calls. */
+static void first_begin(void *ctx)
+{
+    struct opp_table_stream *s = ctx;
+    s->cpu_mem = 0;
+    opp_extsort_free(s->cmem); /* an earlier read's (the pass reads again) */
+    if (!(s->cmem = opp_extsort_new(sizeof(struct mrec), cmp_time, OWN_SORT_MEM)))
+        fail(s, -ENOMEM);
+}
+
+static int first_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    const uint64_t *a;
+    if (!mem_call(x->kind, x->args, x->nargs, &a))
+        return 0;
+    s->cpu_mem = 1;
+    if (s->failed)
+        return s->failed;
+    /* a thread's instants at one time in tree order: the shallower first */
+    const struct mrec r = {
+        .time = x->begin,
+        .idx = (uint64_t)x->depth << 32 | x->seq,
+        .addr = a[OPP_COL_MEM_ADDRESS],
+        .at = x->at,
+        .bytes = (int64_t)(a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : a[OPP_COL_MEM_BYTES]),
+        .proc = s->m->threads[x->thread].proc,
+        .thread = x->thread,
+        .seq = x->seq,
+        .op = (uint32_t)a[OPP_COL_MEM_OP]};
+    return opp_extsort_add(s->cmem, &r);
+}
+
+/* What the join keeps of record r: 0, 1 (none of it), or -ENOMEM. */
+static int keep_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
+{
+    struct opp_table_stream *s = ctx;
+    struct gop g = {.type = r->type, .proc = pi, .idx = s->nrec++};
+    if (r->type == OPP_GPU_KERNEL || r->type == OPP_GPU_MEMCPY || r->type == OPP_GPU_MEMSET) {
+        struct opp_gpu_op o;
+        struct opp_gpu_launch l;
+        opp_gpu_op_decode(r, pi, &o, &l);
+        g.time = o.start_ns;
+        g.dur = opp_gpu_op_dur(&o);
+        g.bytes = o.bytes;
+        g.name = opp_loader_op_name(&opp_pass_meta(s->pass)->ld, &o, s->dem, s->ndem);
+        if (g.name == UINT32_MAX)
+            return -ENOMEM;
+    } else if (r->type == OPP_GPU_MEMORY) {
+        g.time = r->f[OPP_GF_START];
+        g.addr = r->f[OPP_GF_M_ADDRESS];
+        g.op = (uint32_t)r->f[OPP_GF_M_OP];
+        g.bytes = r->f[OPP_GF_M_BYTES];
+    } else if (r->type != OPP_GPU_SYNC && r->type != OPP_GPU_OVERHEAD) {
+        return 1; /* syncs and overhead: joined for the count of those of no call */
+    }
+    memcpy(op, &g, sizeof g);
+    return 0;
+}
+
+/* A joined record: a kernel's, copy's or set's row when the filters
+ * select it, and its time (device memory: its record) for its owner. */
+static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
+{
+    struct opp_table_stream *s = ctx;
+    struct gop g;
+    memcpy(&g, op, sizeof g);
+    if (s->failed || g.type == OPP_GPU_SYNC || g.type == OPP_GPU_OVERHEAD)
+        return;
+    if (g.type != OPP_GPU_MEMORY)
+        try_name(s, g.name);
+    if (g.type == OPP_GPU_MEMORY) { /* every one: a free's size may be another's */
+        if (!grow((void **)&s->gmem, &s->gmem_cap, s->ngmem + 1, sizeof *s->gmem))
+            s->gmem[s->ngmem++] =
+                (struct mrec){.time = g.time,
+                              .idx = g.idx,
+                              .addr = g.addr,
+                              .bytes = g.bytes > INT64_MAX ? INT64_MAX : (int64_t)g.bytes,
+                              .proc = g.proc,
+                              .thread = c ? c->thread : UINT32_MAX,
+                              .at = c ? c->at : 0,
+                              .op = g.op};
+        else
+            fail(s, -ENOMEM);
+        return;
+    }
+    /* its call's GPU time whatever the filters: the call is filtered, as
+     * opp_aggregate filters it */
+    int rc = c ? opp_extsort_add(s->owns, &(struct own){.at = c->at, .cuda = g.dur}) : 0;
+    if (rc)
+        fail(s, rc);
+    int32_t ka = c ? s->thread_acc[c->thread] : s->proc_acc[g.proc];
+    if (ka < 0 || !in_window(s, &s->o[ka], g.time))
+        return;
+    struct gkey k = {g.name, g.type, g.proc, (uint32_t)ka};
+    struct grow_ *r;
+    HASH_FIND(hh, s->gpu, &k, sizeof k, r);
+    if (!r) {
+        int hash_oom = 0;
+        if (!(r = calloc(1, sizeof *r))) {
+            fail(s, -ENOMEM);
+            return;
+        }
+        r->k = k;
+        HASH_ADD(hh, s->gpu, k, sizeof k, r);
+        if (hash_oom) {
+            free(r);
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+    r->dur += g.dur;
+    r->bytes += g.bytes;
+    r->calls++;
+}
+
+/* Device memory records by time, then as read (gpu_memory.c). */
+static int cmp_read(const void *pa, const void *pb)
+{
+    const struct mrec *a = pa, *b = pb;
+    OPP_SORT_BY(a->time, b->time);
+    OPP_SORT_BY(a->idx, b->idx);
+    return 0;
+}
+
+static int cmp_own(const void *pa, const void *pb)
+{
+    const struct own *a = pa, *b = pb;
+    OPP_SORT_BY(a->at, b->at);
+    return 0;
+}
+
+/* Record r, the next in time order, sized: a free without a size given
+ * its allocation's (loader.h's rule for both kinds of memory), its bytes
+ * then signed (a free's < 0). 0 or -ENOMEM. */
+static int size_one(struct opp_live *live, struct mrec *r, uint32_t alloc, uint32_t fre)
+{
+    if (r->op == fre) {
+        int found;
+        int64_t bytes = opp_live_take(live, r->proc, r->addr, &found);
+        if (found && !r->bytes)
+            r->bytes = bytes;
+        r->bytes = -r->bytes;
+    } else if (r->op == alloc) {
+        return opp_live_put(live, r->proc, r->addr, r->bytes) ? -ENOMEM : 0;
+    } else {
+        r->bytes = 0;
+    }
+    return 0;
+}
+
+/* Each owning call's device memory, and each CPU memory call's bytes,
+ * sized in time order, into the sort by the calls' place with their GPU
+ * time. 0 or -errno. */
+static int settle_owned(struct opp_table_stream *s)
+{
+    struct opp_live live = {0};
+    int rc = 0;
+    if (s->ngmem)
+        qsort(s->gmem, s->ngmem, sizeof *s->gmem, cmp_read);
+    for (size_t i = 0; i < s->ngmem && !rc; i++)
+        rc = size_one(&live, &s->gmem[i], OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE);
+    opp_live_free(&live);
+    for (size_t i = 0; i < s->ngmem && !rc; i++)
+        if (s->gmem[i].thread != UINT32_MAX) /* a call's */
+            rc = opp_extsort_add(s->owns,
+                                 &(struct own){.at = s->gmem[i].at, .mem = s->gmem[i].bytes});
+    live = (struct opp_live){0};
+    const struct mrec *c;
+    if (!rc && s->cmem && !(rc = opp_extsort_done(s->cmem)))
+        while (!rc && (c = opp_extsort_next(s->cmem))) {
+            struct mrec r = *c;
+            if (!(rc = size_one(&live, &r, OPP_MEM_ALLOC, OPP_MEM_FREE)))
+                rc = opp_extsort_add(s->owns, &(struct own){.at = r.at, .cpu = r.bytes});
+        }
+    opp_live_free(&live);
+    if (!rc && s->cmem)
+        rc = opp_extsort_error(s->cmem);
+    opp_extsort_free(s->cmem);
+    s->cmem = NULL;
+    return rc ? rc : opp_extsort_done(s->owns);
+}
+
+/* The node of name under parent in t, made on first sight: its index,
+ * or -1 when out of memory. */
+static int64_t ptree_at(struct ptree *t, uint32_t parent, uint32_t name)
+{
+    uint64_t key = (uint64_t)parent << 32 | name;
+    struct pent *e;
+    HASH_FIND(hh, t->map, &key, sizeof key, e);
+    if (e)
+        return e->node;
+    if (grow((void **)&t->n, &t->cap, t->nn + 1, sizeof *t->n) || !(e = malloc(sizeof *e)))
+        return -1;
+    int hash_oom = 0;
+    e->key = key;
+    e->node = (uint32_t)t->nn;
+    HASH_ADD(hh, t->map, key, sizeof e->key, e);
+    if (hash_oom) {
+        free(e);
+        return -1;
+    }
+    t->n[t->nn] = (struct pnode){.parent = parent, .name = name};
+    return (int64_t)t->nn++;
+}
+
+static void pnode_add(struct pnode *n, const struct pnode *x)
+{
+    n->calls += x->calls;
+    n->self += x->self;
+    n->total += x->total;
+    n->self_cuda += x->self_cuda;
+    n->cuda += x->cuda;
+}
+
+static void ptree_free(struct ptree *t)
+{
+    if (!t)
+        return;
+    OPP_HASH_FREE(t->map);
+    free(t->n);
+    free(t);
+}
+
+/* Call e as a node (its own numbers). */
+static struct pnode ent_node(const struct ent *e)
+{
+    return (struct pnode){.parent = OPP_CT_ROOT,
+                          .name = e->name,
+                          .calls = 1,
+                          .self = e->self_ns,
+                          .total = e->span,
+                          .self_cuda = e->gpu.self_cuda_ns,
+                          .cuda = e->gpu.cuda_ns};
+}
+
+/* Call e's subtree merged into t under node at (OPP_CT_ROOT: as a root);
+ * folded: e is gone, its children are at's. 0 or -ENOMEM. */
+static int ptree_merge(struct ptree *t, uint32_t at, const struct ent *e, int folded)
+{
+    if (!e->pt) {
+        if (folded)
+            return 0;
+        struct pnode x = ent_node(e);
+        int64_t id = ptree_at(t, at, e->name);
+        if (id < 0)
+            return -ENOMEM;
+        pnode_add(&t->n[id], &x);
+        return 0;
+    }
+    const struct ptree *f = e->pt;
+    uint32_t *map = malloc(f->nn * sizeof *map);
+    if (!map)
+        return -ENOMEM;
+    for (size_t i = 0; i < f->nn; i++) {
+        if (!i && folded) {
+            map[0] = at;
+            continue;
+        }
+        int64_t id = ptree_at(t, i ? map[f->n[i].parent] : at, f->n[i].name);
+        if (id < 0) {
+            free(map);
+            return -ENOMEM;
+        }
+        pnode_add(&t->n[id], &f->n[i]);
+        map[i] = (uint32_t)id;
+    }
+    free(map);
+    return 0;
+}
+
+/* Call e's subtree: it and its children c[0..n) (folded: that one's
+ * seq). 0 or -ENOMEM. */
+static int subtree(struct ent *e, const struct ent *c, uint32_t n, uint32_t folded)
+{
+    if (!n)
+        return 0;
+    struct ptree *t = calloc(1, sizeof *t);
+    struct pnode x = ent_node(e);
+    int64_t root = t ? ptree_at(t, OPP_CT_ROOT, e->name) : -1;
+    if (root < 0) {
+        ptree_free(t);
+        return -ENOMEM;
+    }
+    pnode_add(&t->n[root], &x);
+    for (uint32_t k = 0; k < n; k++)
+        if (ptree_merge(t, (uint32_t)root, &c[k], c[k].seq == folded)) {
+            ptree_free(t);
+            return -ENOMEM;
+        }
+    e->pt = t;
+    return 0;
+}
+
+static void drop_subtrees(struct tthread *t)
+{
+    for (size_t i = t->base; i < t->n; i++) {
+        ptree_free(t->e[i].pt);
+        t->e[i].pt = NULL;
+    }
+}
+
+/* The next of the sorted records, in s->cur. 0 or -errno. */
+static int own_next(struct opp_table_stream *s)
+{
+    const struct own *r = opp_extsort_next(s->owns);
+    s->have_cur = r != NULL;
+    if (r)
+        s->cur = *r;
+    return r ? 0 : opp_extsort_error(s->owns);
+}
+
+/* The second read: each call added to its row once its parent has come
+ * (or it is top-level), with its children's GPU work and CPU memory. */
+static void second_begin(void *ctx)
+{
+    struct opp_table_stream *s = ctx;
+    for (size_t i = 0; i < s->m->nthreads; i++) {
+        drop_subtrees(&s->th[i]);
+        s->th[i].base = s->th[i].n = 0;
+        s->calls[i] = 0;
+    }
+    /* the GPU records sorted by call: read once, in this read; the pass
+     * reads again only when a thread turns out to need keeping whole,
+     * which the first read found already */
+    if (s->owns && s->reads++)
+        fail(s, -ESTALE);
+    else if (s->owns) {
+        s->next_at = 0;
+        s->nstash = 0;
+        fail(s, own_next(s));
+    }
+    if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
+        OPP_HASH_FREE(s->tree->map);
+        s->tree->nn = 0;
+        return;
+    }
+    /* an earlier read's rows (the pass reads again) gone */
+    for (size_t k = 0; k < s->nacc; k++) {
+        opp_agg_acc_drop(s->acc[k]);
+        if (!(s->acc[k] = opp_agg_acc_new(s->m, &s->o[k], &s->out[k]))) {
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+    for (struct grow_ *r = s->gpu; r; r = r->hh.next) {
+        struct opp_agg_gpu a = {.name = r->k.name,
+                                .type = r->k.type,
+                                .proc = r->k.proc,
+                                .dur_ns = r->dur,
+                                .bytes = r->bytes,
+                                .calls = r->calls};
+        if (opp_agg_acc_gpu(s->acc[r->k.acc], &a)) {
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+}
+
+/* Call e of process index proc added to its row (top: it is top-level). */
+static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, int top)
+{
+    if (!e->sel || (e->mem && !top))
+        return 0; /* a memory call inside an operator is summed into it */
+    struct opp_event_cpumem cm = {e->self, e->total};
+    if (e->mem)
+        cm.total = cm.self; /* its own bytes */
+    struct opp_agg_part p = {
+        .calls = 1, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
+    return opp_agg_acc_add(s->acc[e->acc], proc, &e->v, &p);
+}
+
+/* Call at's GPU time and device memory into o (zero: none). The calls
+ * come in the order of at but for those a pass keeps to its read's end
+ * (a process died inside them, a thread kept whole): the records passed
+ * before those come are kept aside. 0 or -errno. */
+static int own_take(struct opp_table_stream *s, uint64_t at, struct own *o)
+{
+    *o = (struct own){.at = at};
+    if (!s->owns)
+        return 0;
+    if (at < s->next_at) { /* passed: aside */
+        size_t lo = 0, hi = s->nstash;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->stash[mid].at < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < s->nstash && s->stash[lo].at == at)
+            *o = s->stash[lo];
+        return 0;
+    }
+    s->next_at = at + 1;
+    int rc = 0;
+    while (!rc && s->have_cur && s->cur.at <= at) {
+        struct own *into = o;
+        if (s->cur.at < at) { /* a call still to come: aside, one record a call */
+            if (!s->nstash || s->stash[s->nstash - 1].at != s->cur.at) {
+                if (grow((void **)&s->stash, &s->stash_cap, s->nstash + 1, sizeof *s->stash))
+                    return -ENOMEM;
+                s->stash[s->nstash++] = (struct own){.at = s->cur.at};
+            }
+            into = &s->stash[s->nstash - 1];
+        }
+        into->cuda += s->cur.cuda;
+        into->mem = opp_add_sat(into->mem, s->cur.mem);
+        into->cpu = opp_add_sat(into->cpu, s->cur.cpu);
+        rc = own_next(s);
+    }
+    return rc;
+}
+
+static int second_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    if (s->failed)
+        return s->failed;
+    struct tthread *t = &s->th[x->thread];
+    s->calls[x->thread] += 1 - (x->folded != OPP_PASS_NONE);
+    uint32_t proc = s->m->threads[x->thread].proc;
+    const struct opp_func *f = func_of(s->m, x);
+    const uint64_t *cols;
+    uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
+    struct ent e = {.dur = dur,
+                    .self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0,
+                    .span = x->end - x->begin,
+                    .name = x->name,
+                    .seq = x->seq,
+                    .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
+    struct own o;
+    int orc = own_take(s, x->at, &o);
+    if (orc)
+        return orc;
+    e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
+    e.gpu.self_mem = e.gpu.mem = o.mem;
+    if (e.mem)
+        e.self = o.cpu;
+    if (x->nkids > t->n - t->base)
+        return -EPROTO; /* the pass hands over each child before its parent */
+    for (uint32_t k = 0; k < x->nkids; k++) {
+        const struct ent *c = &t->e[t->n - x->nkids + k];
+        e.gpu.cuda_ns += c->gpu.cuda_ns;
+        e.gpu.mem = opp_add_sat(e.gpu.mem, c->gpu.mem);
+        if (c->mem) { /* its bytes (and those of memory inside it) are this call's own */
+            e.self = opp_add_sat(e.self, c->self);
+            e.total = opp_add_sat(e.total, c->total);
+        } else if (c->seq == x->folded) { /* its children are this call's */
+            e.self = opp_add_sat(e.self, c->self);
+            e.total = opp_add_sat(e.total, c->total - c->self);
+        } else {
+            e.total = opp_add_sat(e.total, c->total);
+        }
+        if (c->seq != x->folded && !s->tree) {
+            int rc = add(s, proc, c, 0);
+            if (rc)
+                return rc;
+        }
+    }
+    if (s->tree) {
+        int rc = subtree(&e, x->nkids ? &t->e[t->n - x->nkids] : NULL, x->nkids, x->folded);
+        for (uint32_t k = 0; k < x->nkids; k++)
+            ptree_free(t->e[t->n - x->nkids + k].pt);
+        t->n -= x->nkids;
+        if (rc)
+            return rc;
+    } else {
+        t->n -= x->nkids;
+    }
+    if (!e.mem)
+        e.total = opp_add_sat(e.total, e.self);
+    try_name(s, x->name);
+    if (s->failed)
+        return s->failed;
+    int32_t ka = s->thread_acc[x->thread];
+    if (ka >= 0 && !in_window(s, &s->o[ka], x->begin))
+        ka = -1;
+    if (ka >= 0 && !s->tree) {
+        e.acc = (uint32_t)ka;
+        struct opp_agg_call c = {.name = x->name, .f = f, .args = x->args, .nargs = x->nargs};
+        int rc = opp_agg_acc_row(s->acc[ka], &c, &e.v);
+        if (rc < 0)
+            return rc;
+        e.sel = !rc;
+    }
+    e.sel = e.sel || (s->tree && ka >= 0);
+    if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
+        ptree_free(e.pt);
+        return -ENOMEM;
+    }
+    t->e[t->n++] = e;
+    return 0;
+}
+
+static int second_top(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    struct tthread *t = &s->th[x->thread];
+    if (t->base == t->n || t->e[t->base].seq != x->seq)
+        return -EPROTO; /* the pass settles its stack's first */
+    struct ent *e = &t->e[t->base++];
+    int rc = !s->tree ? add(s, s->m->threads[x->thread].proc, e, 1)
+             : e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0)
+                      : 0;
+    ptree_free(e->pt);
+    e->pt = NULL;
+    if (t->base == t->n)
+        t->base = t->n = 0;
+    else if (t->base > 4096 && t->base > t->n / 2) {
+        memmove(t->e, t->e + t->base, (t->n - t->base) * sizeof *t->e);
+        t->n -= t->base;
+        t->base = 0;
+    }
+    return rc;
+}
+
+/* Whether some process has a CPU MEMORY entry point. */
+static int has_memory_calls(const struct opp_model *m)
+{
+    for (size_t p = 0; p < m->nprocs; p++)
+        for (size_t i = 0; i < m->procs[p].nfuncs; i++)
+            if (opp_kind_base(m->procs[p].funcs[i].kind) == OPP_OP_MEMORY)
+                return 1;
+    return 0;
+}
+
+/* What a read said, in err: its result, or the consumer's failure. */
+static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
+{
+    if (rc)
+        return rc;
+    if (s->failed == -ESTALE) { /* never: the first read kept the threads whole */
+        snprintf(err, errlen, "a thread's calls came in another order than when read first");
+        return 1;
+    }
+    if (s->failed && s->failed != -ENOMEM && s->failed != -EPROTO) {
+        opp_extsort_no_room(err, errlen, s->failed); /* the sort's temporary file */
+        return 1;
+    }
+    if (s->failed) {
+        snprintf(err, errlen, "%s", strerror(-s->failed));
+        return -1;
+    }
+    return 0;
+}
+
+static void forget(struct opp_table_stream *s)
+{
+    opp_extsort_free(s->owns);
+    s->owns = NULL;
+    free(s->stash);
+    free(s->gmem);
+    opp_extsort_free(s->cmem);
+    free(s->dem);
+    s->stash = NULL;
+    s->gmem = NULL;
+    s->cmem = NULL;
+    s->dem = NULL;
+    s->nstash = s->stash_cap = s->ngmem = s->gmem_cap = 0;
+    OPP_HASH_FREE(s->gpu);
+    free(s->thread_acc);
+    free(s->proc_acc);
+    s->thread_acc = s->proc_acc = NULL;
+    for (size_t i = 0; s->th && i < s->m->nthreads; i++) {
+        drop_subtrees(&s->th[i]);
+        free(s->th[i].e);
+    }
+    free(s->th);
+    s->th = NULL;
+}
+
+/* The reads: the rows into out, or with s->tree its call paths. 0, 1
+ * (cannot) or -1 (error), err saying why. */
+static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
+                      struct opp_agg *out, char *err, size_t errlen)
+{
+    const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
+    const struct opp_model *m = s->m;
+    s->o = o;
+    s->nacc = n;
+    s->failed = 0;
+    s->matched = 0;
+    free(s->tried);
+    s->tried = NULL;
+    s->ntried = 0;
+    s->nrec = 0;
+    s->ndem = s->m->nstrs;
+    s->out = out;
+    memset(out, 0, n * sizeof *out);
+    if (!(s->acc = calloc(n, sizeof *s->acc)) ||
+        !(s->thread_acc = malloc((m->nthreads ? m->nthreads : 1) * sizeof *s->thread_acc)) ||
+        !(s->proc_acc = malloc((m->nprocs ? m->nprocs : 1) * sizeof *s->proc_acc)) ||
+        !(s->th = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->th)) ||
+        (!s->calls && !(s->calls = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->calls))) ||
+        !(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem))) {
+        snprintf(err, errlen, "out of memory");
+        forget(s);
+        free(s->acc);
+        s->acc = NULL;
+        return -1;
+    }
+    for (size_t i = 0; i < m->nthreads; i++) { /* the first that selects it */
+        s->thread_acc[i] = -1;
+        for (size_t k = 0; k < n && s->thread_acc[i] < 0; k++)
+            if (opp_agg_selects(m, &o[k], m->threads[i].proc, (uint32_t)i))
+                s->thread_acc[i] = (int32_t)k;
+    }
+    for (size_t i = 0; i < m->nprocs; i++) {
+        s->proc_acc[i] = -1;
+        for (size_t k = 0; k < n && s->proc_acc[i] < 0; k++)
+            if (opp_agg_selects(m, &o[k], (uint32_t)i, OPP_GPU_NONE))
+                s->proc_acc[i] = (int32_t)k;
+    }
+    memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
+    int rc = 0;
+    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || has_memory_calls(s->m);
+    s->reads = 0;
+    if (joined && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
+        snprintf(err, errlen, "out of memory");
+        forget(s);
+        free(s->acc);
+        s->acc = NULL;
+        return -1;
+    }
+    if (joined) {
+        const struct opp_pass_consumer first = {.ctx = s,
+                                                .begin = first_begin,
+                                                .call = first_call,
+                                                .op_bytes = sizeof(struct gop),
+                                                .op = keep_op,
+                                                .owned = owned};
+        rc = said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
+        if (!rc) {
+            s->m->gpu.unattached = opp_pass_unattached(s->pass);
+            int src = settle_owned(s);
+            if (src == -ENOMEM) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            } else if (src) { /* the sort's temporary file */
+                opp_extsort_no_room(err, errlen, src);
+                rc = 1;
+            }
+        }
+    }
+    if (!rc) {
+        const struct opp_pass_consumer second = {
+            .ctx = s, .begin = second_begin, .call = second_call, .top = second_top};
+        rc = said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
+    }
+    forget(s);
+    for (size_t k = 0; k < n; k++) {
+        int frc = rc || s->tree ? (opp_agg_acc_drop(s->acc[k]), 0)
+                                : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
+        if (frc && !rc) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc && !s->tree)
+        for (size_t k = 0; k < n; k++)
+            opp_agg_free(&out[k]);
+    free(s->acc);
+    s->acc = NULL;
+    return rc;
+}
+
+int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                               struct opp_agg *out, char *err, size_t errlen)
+{
+    return read_calls(s, o, 1, out, err, errlen);
+}
+
+int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
+                                struct opp_agg *out, char *err, size_t errlen)
+{
+    return read_calls(s, o, n, out, err, errlen);
+}
+
+int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                              struct opp_calltree *ct, char *err, size_t errlen)
+{
+    memset(ct, 0, sizeof *ct);
+    struct opp_agg none;
+    if (!(s->tree = calloc(1, sizeof *s->tree))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = read_calls(s, o, 1, &none, err, errlen);
+    struct ptree *t = s->tree;
+    s->tree = NULL;
+    if (!rc && t->nn && !(ct->nodes = calloc(t->nn, sizeof *ct->nodes))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; !rc && i < t->nn; i++) {
+        const struct pnode *n = &t->n[i];
+        ct->nodes[i] = (struct opp_ct_node){
+            .parent = n->parent,
+            .name = n->name,
+            .depth = n->parent == OPP_CT_ROOT ? 0 : ct->nodes[n->parent].depth + 1,
+            .calls = n->calls,
+            .self_ns = n->self,
+            .total_ns = n->total,
+            .self_cuda_ns = n->self_cuda,
+            .cuda_total_ns = n->cuda};
+    }
+    if (!rc)
+        ct->n = t->nn;
+    ptree_free(t);
+    return rc;
+}
+
+/* The ProfilerStep#N calls, as a read finds them: those folded into a
+ * same-named parent forgotten. */
+struct psteps {
+    struct opp_table_stream *s;
+    struct opp_pstep *v;
+    uint32_t *thread, *seq;
+    size_t n, cap, tcap, scap;
+};
+
+static void steps_begin(void *ctx)
+{
+    ((struct psteps *)ctx)->n = 0;
+}
+
+static int step_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct psteps *p = ctx;
+    if (x->folded != OPP_PASS_NONE)
+        for (size_t i = p->n; i-- > 0;)
+            if (p->thread[i] == x->thread && p->seq[i] == x->folded) {
+                p->n--;
+                memmove(&p->v[i], &p->v[i + 1], (p->n - i) * sizeof *p->v);
+                memmove(&p->thread[i], &p->thread[i + 1], (p->n - i) * sizeof *p->thread);
+                memmove(&p->seq[i], &p->seq[i + 1], (p->n - i) * sizeof *p->seq);
+                break;
+            }
+    uint64_t num;
+    if (!opp_profiler_step_number(opp_model_str(p->s->m, x->name), &num))
+        return 0;
+    if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v) ||
+        grow((void **)&p->thread, &p->tcap, p->n + 1, sizeof *p->thread) ||
+        grow((void **)&p->seq, &p->scap, p->n + 1, sizeof *p->seq))
+        return -ENOMEM;
+    p->v[p->n] = (struct opp_pstep){num, x->begin, x->end};
+    p->thread[p->n] = x->thread;
+    p->seq[p->n++] = x->seq;
+    return 0;
+}
+
+int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
+                             char *err, size_t errlen)
+{
+    struct psteps p = {.s = s};
+    const struct opp_pass_consumer c = {.ctx = &p, .begin = steps_begin, .call = step_call};
+    int rc = opp_pass_run(s->pass, &c, err, errlen);
+    if (!rc && opp_profiler_windows_of(p.v, p.n, w, nw)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    free(p.v);
+    free(p.thread);
+    free(p.seq);
+    return rc;
+}
+
+uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s)
+{
+    return opp_pass_first_ns(s->pass);
+}
+
+void opp_table_stream_free(struct opp_table_stream *s)
+{
+    if (!s)
+        return;
+    opp_pass_free(s->pass);
+    free(s->tried);
+    free(s->calls);
+    free(s);
+}

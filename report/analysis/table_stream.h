@@ -1,0 +1,65 @@
+/* The table (key_averages, aggregate.h) and --tree's call paths
+ * (callpath_tree.h) added up as a full trace is read,
+ * a consumer of the pass (pass.h): rows in memory bounded by the rows and
+ * the calls still open, not by the calls. Where the trace has GPU work or
+ * CPU memory, a first read of the calls joins the GPU work to the calls
+ * that own it (gpu_join.h) and sizes the CPU frees in time order; each
+ * owning call's GPU time and memory and each CPU memory call's bytes
+ * (sorted by the call's place in the files beyond memory, extsort.h) are
+ * kept for the second, which adds the calls up as the loaded model's
+ * tree would (a call's CUDA total and CPU memory are its children's too).
+ * For --tree, each call's subtree is merged by call path as its parent
+ * takes it in, and a top-level call's into the tree: memory bounded by
+ * the call paths under the calls still open. */
+#ifndef OPP_TABLE_STREAM_H
+#define OPP_TABLE_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
+#include "analysis/stream_meta.h"
+
+struct opp_table_stream;
+
+/* The pass's first read (opp_pass_open, *why as it sets it). */
+struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t npaths,
+                                               enum opp_stream_refused *why, char *err,
+                                               size_t errlen);
+const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
+/* Whether the table of o is added up this way: not with a summary's
+ * schedule window or --group-by-stack (those read the loaded model). */
+int opp_table_stream_takes(const struct opp_agg_opts *o);
+/* The aggregate of the calls and GPU ops o selects, as opp_aggregate
+ * makes it of the loaded model. 0; 1 when the pass cannot read the trace
+ * this way (err says why); -1 on error (err). */
+int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                               struct opp_agg *out, char *err, size_t errlen);
+/* The aggregates of o[0..n) into out[0..n) in the same reads; each
+ * thread's calls (and each process's GPU ops of no call) go to the first
+ * of o that selects them, which is o's every aggregate when their
+ * selections are apart (a rank each: ranks.h). 0, 1 or -1 as above. */
+int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
+                                struct opp_agg *out, char *err, size_t errlen);
+/* --tree's call paths of the threads o selects, as opp_calltree_build
+ * makes them of the loaded model (node indices aside: in the order the
+ * paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
+int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                              struct opp_calltree *ct, char *err, size_t errlen);
+/* After opp_table_stream_aggregate with --match: whether the name of some
+ * call or GPU op (selected or not) matched it. */
+int opp_table_stream_matched(const struct opp_table_stream *s);
+/* The windows a schedule recorded (step_times.h's opp_profiler_windows),
+ * from a read of the calls: 0, 1 or -1 as above; *w malloc'd. */
+struct opp_window;
+int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
+                             char *err, size_t errlen);
+/* The traces' first time (opp_model_first_ns of the loaded model). */
+uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);
+/* After a read: each thread's calls (by thread index) as the loaded model
+ * keeps them, those folded into a same-named parent apart. */
+const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s);
+void opp_table_stream_free(struct opp_table_stream *s);
+
+#endif

@@ -1,0 +1,340 @@
+/* The table and --tree's call paths added up in one pass
+ * (report/analysis/table_stream.c): each trace's rows and paths as
+ * expected, and as opp_aggregate and opp_calltree_build make them of the
+ * loaded model: torch's fold of an op's only same-named child,
+ * calls a process died inside, a thread whose calls came out of the order
+ * they returned, GPU records written late owned by their calls. Traces
+ * built by hand. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/step_times.h"
+#include "analysis/table_stream.h"
+#include "gpu.h"
+#include "testutil.h"
+#include "tracebuild.h"
+
+TU_TRACE_FIXTURE
+
+enum { F_TORCH, F_LAUNCH, F_WORK, NF };
+enum { S_MM = OPP_STR_PRELOAD, S_STEP, S_GEMM };
+#define TORCH(name, ext) (name), OPP_TORCH_SCOPE_FUNCTION, 0, (ext)
+#define LABEL(name) (name), OPP_TORCH_SCOPE_USER, 0, 0
+#define API(corr) 0, (corr), 211
+
+static const struct opp_func_desc FUNCS[NF] = {
+    [F_TORCH] = {OPP_OP_TORCH | OPP_OPK_EXTID, OPP_DT_NONE, "torch", "op"},
+    [F_LAUNCH] = {OPP_OP_CUDA_API, OPP_DT_NONE, "cudart", "cudaLaunchKernel"},
+    [F_WORK] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"},
+};
+
+/* The trace's process (pid 10) and its thread 10, started. */
+static void start(struct tb *b)
+{
+    tb_open(b, trace);
+    tb_process(b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/python3");
+    tb_put_funcs(b, FUNCS, NF);
+    tb_thread(b, 10, "main");
+}
+
+static void strings(struct tb *b)
+{
+    tb_string(b, S_MM, "aten::mm");
+    tb_string(b, S_STEP, "train_step");
+    tb_string(b, S_GEMM, "gemm");
+}
+
+/* Call tree ct's nodes as lines "path calls self total self_cuda cuda",
+ * sorted, in one string. */
+static char *paths(const struct opp_model *m, const struct opp_calltree *ct)
+{
+    char **line = calloc(ct->n + 1, sizeof *line), *buf = NULL, *out;
+    size_t cap = 0, len = 0;
+    for (size_t i = 0; i < ct->n; i++) {
+        const struct opp_ct_node *n = &ct->nodes[i];
+        ck_assert_int_ge(opp_calltree_path(m, ct, (uint32_t)i, &buf, &cap), 0);
+        ck_assert_int_gt(asprintf(&line[i], "%s %lu %lu %lu %lu %lu\n", buf,
+                                  (unsigned long)n->calls, (unsigned long)n->self_ns,
+                                  (unsigned long)n->total_ns, (unsigned long)n->self_cuda_ns,
+                                  (unsigned long)n->cuda_total_ns),
+                         0);
+    }
+    for (size_t i = 1; i < ct->n; i++) /* sorted */
+        for (size_t k = i; k > 0 && strcmp(line[k - 1], line[k]) > 0; k--) {
+            char *t = line[k];
+            line[k] = line[k - 1];
+            line[k - 1] = t;
+        }
+    FILE *f = open_memstream(&out, &len);
+    for (size_t i = 0; i < ct->n; i++) {
+        fputs(line[i], f);
+        free(line[i]);
+    }
+    fclose(f);
+    free(line);
+    free(buf);
+    return out;
+}
+
+/* --tree's call paths of the trace, read in one pass, are want and the
+ * loaded model's. */
+static void tree_is(const char *want)
+{
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    const struct opp_agg_opts o = {0};
+    struct opp_calltree a, l;
+    ck_assert_msg(opp_table_stream_calltree(s, &o, &a, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_calltree_build(m, &o, &l), 0);
+    char *pa = paths(opp_table_stream_model(s), &a), *pl = paths(m, &l);
+    ck_assert_str_eq(pa, want);
+    ck_assert_str_eq(pl, want);
+    free(pa), free(pl);
+    opp_calltree_free(&a);
+    opp_calltree_free(&l);
+    opp_model_free(m);
+    opp_table_stream_free(s);
+}
+
+struct want {
+    const char *key;
+    uint64_t count, self_ns, total_ns, self_cuda_ns, cuda_ns;
+};
+
+/* The table of the trace with options o, added up in one pass, is
+ * w[0..n) and what the loaded model gives. */
+static void rows_with(const struct opp_agg_opts *o, const struct want *w, size_t n)
+{
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    struct opp_agg a, l;
+    ck_assert_msg(opp_table_stream_aggregate(s, o, &a, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_aggregate(m, o, &l), 0);
+    ck_assert_uint_eq(a.nrows, n);
+    ck_assert_uint_eq(l.nrows, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_row *r = &a.rows[i], *x = &l.rows[i];
+        ck_assert_str_eq(r->key, w[i].key);
+        ck_assert_uint_eq(r->count, w[i].count);
+        ck_assert_uint_eq(r->self_cpu_time_total_ns, w[i].self_ns);
+        ck_assert_uint_eq(r->cpu_time_total_ns, w[i].total_ns);
+        ck_assert_uint_eq(r->self_cuda_time_total_ns, w[i].self_cuda_ns);
+        ck_assert_uint_eq(r->cuda_time_total_ns, w[i].cuda_ns);
+        ck_assert_str_eq(r->key, x->key);
+        ck_assert_str_eq(r->lib, x->lib);
+        ck_assert_uint_eq(r->device_type, x->device_type);
+        ck_assert_uint_eq(r->count, x->count);
+        ck_assert_uint_eq(r->self_cpu_time_total_ns, x->self_cpu_time_total_ns);
+        ck_assert_uint_eq(r->cpu_time_total_ns, x->cpu_time_total_ns);
+        ck_assert_uint_eq(r->self_cuda_time_total_ns, x->self_cuda_time_total_ns);
+        ck_assert_uint_eq(r->cuda_time_total_ns, x->cuda_time_total_ns);
+        ck_assert_uint_eq(r->flops, x->flops);
+    }
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, l.self_cpu_time_total_ns);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, l.self_cuda_time_total_ns);
+    ck_assert_uint_eq(a.events, l.events);
+    ck_assert_uint_eq(a.gpu_ops, l.gpu_ops);
+    ck_assert_int_eq(a.gpu, l.gpu);
+    ck_assert_uint_eq(opp_table_stream_model(s)->open_events, m->open_events);
+    opp_agg_free(&a);
+    opp_agg_free(&l);
+    opp_model_free(m);
+    opp_table_stream_free(s);
+}
+
+/* The table sorted by self CPU time. */
+static void rows_are(const struct want *w, size_t n)
+{
+    const struct opp_agg_opts o = {0};
+    rows_with(&o, w, n);
+}
+
+/* An op whose only child has its name: one call, its child's children
+ * its own (the launch); the launch's kernel in its CUDA total. */
+START_TEST(torch_fold_of_an_only_same_named_child)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_LAUNCH, 200, 300, 2, API(101)),
+              TB_CALL(F_TORCH, 150, 450, 1, TORCH(S_MM, 6)),
+              TB_CALL(F_TORCH, 100, 500, 0, TORCH(S_MM, 5)));
+    strings(&b);
+    tb_kernel(&b, .name = S_GEMM, .start = 1000, .end = 1100, .stream = 7, .corr = 101);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    const struct want w[] = {{"aten::mm", 1, 300, 400, 0, 100},
+                             {"cudaLaunchKernel", 1, 100, 100, 100, 100},
+                             {"gemm", 1, 0, 0, 100, 100}};
+    rows_are(w, 3);
+    tree_is("aten::mm 1 300 400 0 100\n"
+            "aten::mm;cudaLaunchKernel 1 100 100 100 100\n");
+}
+END_TEST
+
+/* Calls the process died inside end where it did (900): the step's
+ * child ran from 200 on, the completed call inside that. */
+START_TEST(calls_a_process_died_inside)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 300, 400, 2));
+    tb_events(&b, TB_OPEN(F_TORCH, 100, 450, 0, LABEL(S_STEP)), TB_OPEN(F_WORK, 200, 450, 1));
+    strings(&b);
+    tb_process_end(&b, 0, OPP_END_LOST, 900);
+    tb_end(&b);
+    const struct want w[] = {{"cblas_dgemm", 2, 100 + 600, 100 + 700, 0, 0},
+                             {"train_step", 1, 100, 800, 0, 0}};
+    rows_are(w, 2);
+    tree_is("train_step 1 100 800 0 0\n"
+            "train_step;cblas_dgemm 1 600 700 0 0\n"
+            "train_step;cblas_dgemm;cblas_dgemm 1 100 100 0 0\n");
+}
+END_TEST
+
+/* A chunk written late: a call inside one handed over before it. The
+ * pass keeps the thread whole; the call is still its parent's child. */
+START_TEST(out_of_order_returns)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0));
+    tb_events(&b, TB_CALL(F_WORK, 1200, 1500, 1), TB_CALL(F_WORK, 3000, 4000, 0));
+    strings(&b);
+    tb_end(&b);
+    const struct want w[] = {{"cblas_dgemm", 4, 700 + 800 + 300 + 1000, 3100, 0, 0}};
+    rows_are(w, 1);
+    tree_is("cblas_dgemm 3 2500 2800 0 0\n"
+            "cblas_dgemm;cblas_dgemm 1 300 300 0 0\n");
+}
+END_TEST
+
+/* A launch in a chunk written late, inside a call handed over before it:
+ * the thread is kept whole from the first read (the GPU join's) on, and
+ * its kernel's time is the launch's and, in CUDA total, its parent's. */
+START_TEST(out_of_order_launch)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0));
+    tb_events(&b, TB_CALL(F_LAUNCH, 1200, 1500, 1, API(101)), TB_CALL(F_WORK, 3000, 4000, 0));
+    strings(&b);
+    tb_kernel(&b, .name = S_GEMM, .start = 5000, .end = 5100, .stream = 7, .corr = 101);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    const struct want w[] = {{"cblas_dgemm", 3, 700 + 800 + 1000, 2800, 0, 100},
+                             {"cudaLaunchKernel", 1, 300, 300, 100, 100},
+                             {"gemm", 1, 0, 0, 100, 100}};
+    rows_are(w, 3);
+    tree_is("cblas_dgemm 3 2500 2800 0 100\n"
+            "cblas_dgemm;cudaLaunchKernel 1 300 300 100 100\n");
+}
+END_TEST
+
+/* GPU records written after the process ended go to the calls that
+ * launched them (the launch inside aten::mm: its CUDA total too); an op
+ * of no call is a row of its own and no call's. */
+START_TEST(late_gpu_records_owned_by_their_call)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_LAUNCH, 100, 200, 1, API(101)),
+              TB_CALL(F_TORCH, 50, 300, 0, TORCH(S_MM, 0)),
+              TB_CALL(F_LAUNCH, 400, 500, 0, API(102)));
+    strings(&b);
+    tb_process_end(&b, 0, OPP_END_EXITED, 600);
+    tb_at(&b, 0, 10);
+    tb_kernel(&b, .name = S_GEMM, .start = 1000, .end = 1100, .stream = 7, .corr = 101);
+    tb_kernel(&b, .name = S_GEMM, .start = 2000, .end = 2050, .stream = 7, .corr = 102);
+    tb_kernel(&b, .name = S_GEMM, .start = 3000, .end = 3010, .stream = 7, .corr = 999);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    const struct want w[] = {{"cudaLaunchKernel", 2, 200, 200, 150, 150},
+                             {"aten::mm", 1, 150, 250, 0, 100},
+                             {"gemm", 3, 0, 0, 160, 160}};
+    rows_are(w, 3);
+    tree_is("aten::mm 1 150 250 0 100\n"
+            "aten::mm;cudaLaunchKernel 1 100 100 100 100\n"
+            "cudaLaunchKernel 1 100 100 50 50\n");
+    /* --from 0 --to 0.0003 (ms since the first call, at 50): the calls
+     * that begin before 350, with their kernels' time though those ran
+     * later, as the loaded model gives it; the kernels are no rows */
+    const struct opp_agg_opts o = {.window = 1, .from_ns = 0, .to_ns = 300};
+    const struct want in[] = {{"aten::mm", 1, 150, 250, 0, 100},
+                              {"cudaLaunchKernel", 1, 100, 100, 100, 100}};
+    rows_with(&o, in, 2);
+}
+END_TEST
+
+/* A schedule's windows (--window K) found in a read: runs of consecutive
+ * ProfilerStep#N, as the loaded model's; a step folded into a same-named
+ * parent is one step. */
+START_TEST(schedule_windows_in_a_read)
+{
+    enum { S_P1 = S_GEMM + 1, S_P2, S_P5 };
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 110, 120, 1), TB_CALL(F_TORCH, 100, 200, 0, LABEL(S_P1)),
+              TB_CALL(F_TORCH, 310, 390, 1, LABEL(S_P2)),
+              TB_CALL(F_TORCH, 300, 400, 0, LABEL(S_P2)),
+              TB_CALL(F_TORCH, 900, 1000, 0, LABEL(S_P5)));
+    strings(&b);
+    tb_string(&b, S_P1, "ProfilerStep#1");
+    tb_string(&b, S_P2, "ProfilerStep#2");
+    tb_string(&b, S_P5, "ProfilerStep#5");
+    tb_end(&b);
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    struct opp_window *w, *lw;
+    size_t nw, nlw;
+    ck_assert_msg(opp_table_stream_windows(s, &w, &nw, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_profiler_windows(m, &lw, &nlw), 0);
+    const struct opp_window want[] = {{1, 2, 100, 400}, {5, 5, 900, 1000}};
+    ck_assert_uint_eq(nw, 2);
+    ck_assert_uint_eq(nlw, 2);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_uint_eq(w[i].first_step, want[i].first_step);
+        ck_assert_uint_eq(w[i].last_step, want[i].last_step);
+        ck_assert_uint_eq(w[i].begin_ns, want[i].begin_ns);
+        ck_assert_uint_eq(w[i].end_ns, want[i].end_ns);
+        ck_assert_mem_eq(&w[i], &lw[i], sizeof w[i]);
+    }
+    ck_assert_uint_eq(opp_table_stream_first_ns(s), opp_model_first_ns(m));
+    free(w);
+    free(lw);
+    opp_model_free(m);
+    opp_table_stream_free(s);
+}
+END_TEST
+
+Suite *suite_table_stream(void)
+{
+    Suite *s = suite_create("table_stream");
+    TCase *tc = tcase_create("table_stream");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, torch_fold_of_an_only_same_named_child);
+    tcase_add_test(tc, calls_a_process_died_inside);
+    tcase_add_test(tc, out_of_order_returns);
+    tcase_add_test(tc, out_of_order_launch);
+    tcase_add_test(tc, late_gpu_records_owned_by_their_call);
+    tcase_add_test(tc, schedule_windows_in_a_read);
+    suite_add_tcase(s, tc);
+    return s;
+}
