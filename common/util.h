@@ -26,6 +26,22 @@
         }                                                                                          \
     } while (0)
 
+/* Binary search: the first index i of [0, n) for which the expression
+ * before (of i) is false, where it is true of a prefix and false after
+ * (n when true of all). */
+#define OPP_PARTITION_POINT(n, i, before)                                                          \
+    ({                                                                                             \
+        size_t opp_lo_ = 0, opp_hi_ = (n);                                                         \
+        while (opp_lo_ < opp_hi_) {                                                                \
+            size_t i = opp_lo_ + (opp_hi_ - opp_lo_) / 2;                                          \
+            if (before)                                                                            \
+                opp_lo_ = i + 1;                                                                   \
+            else                                                                                   \
+                opp_hi_ = i;                                                                       \
+        }                                                                                          \
+        opp_lo_;                                                                                   \
+    })
+
 /* Byte counts from a trace (or a client) are not trusted: sums saturate. */
 static inline int64_t opp_add_sat(int64_t a, int64_t b)
 {

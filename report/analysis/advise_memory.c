@@ -12,15 +12,7 @@
 /* The first point of s at or after t. */
 static size_t first_at(const struct opp_gpu_memseries *s, uint64_t t)
 {
-    size_t lo = 0, hi = s->npts;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->pts[mid].time_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return OPP_PARTITION_POINT(s->npts, k, s->pts[k].time_ns < t);
 }
 
 /* Allocations (points where the bytes rose) in [begin, end). */

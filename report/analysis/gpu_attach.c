@@ -32,14 +32,7 @@ static int cmp_corr(const void *pa, const void *pb)
 static const struct corr_ent *corr_find(const struct corr_ent *c, size_t n, uint32_t pi,
                                         uint64_t corr)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c[mid].proc < pi || (c[mid].proc == pi && c[mid].corr < corr))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = OPP_PARTITION_POINT(n, k, c[k].proc < pi || (c[k].proc == pi && c[k].corr < corr));
     return lo < n && c[lo].proc == pi && c[lo].corr == corr ? &c[lo] : NULL;
 }
 
@@ -137,27 +130,14 @@ static int ext_find(const struct ext_index *x, uint32_t pi, uint64_t corr, uint3
 {
     if (!x->nmap || !corr)
         return -1;
-    size_t lo = 0, hi = x->nmap; /* the first record of the id */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct ext_map *e = &x->map[mid];
-        if (e->proc < pi || (e->proc == pi && e->corr < corr))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = OPP_PARTITION_POINT(x->nmap, k, /* the first record of the id */
+                                    x->map[k].proc < pi ||
+                                        (x->map[k].proc == pi && x->map[k].corr < corr));
     const struct ext_map *mp = lo < x->nmap ? &x->map[lo] : NULL;
     if (!mp || mp->proc != pi || mp->corr != corr)
         return -1;
-    lo = 0, hi = x->nev; /* the first call with the id */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct ext_ev *e = &x->ev[mid];
-        if (e->proc < pi || (e->proc == pi && e->ext < mp->ext))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo = OPP_PARTITION_POINT(x->nev, k, /* the first call with the id */
+                             x->ev[k].proc < pi || (x->ev[k].proc == pi && x->ev[k].ext < mp->ext));
     const struct ext_ev *ev = lo < x->nev ? &x->ev[lo] : NULL;
     if (!ev || ev->proc != pi || ev->ext != mp->ext)
         return -1;

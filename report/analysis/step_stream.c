@@ -150,16 +150,9 @@ static int has_prefix(const struct opp_step_stream *z, uint32_t name, const char
 static size_t first_not_before(const struct cands *b, uint64_t begin, uint64_t end,
                                uint32_t depth, uint32_t seq)
 {
-    size_t lo = 0, hi = b->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct cand *c = &b->v[mid];
-        if (tree_before(c->begin, c->end, c->depth, c->seq, begin, end, (uint16_t)depth, seq))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return OPP_PARTITION_POINT(b->n, k,
+                               tree_before(b->v[k].begin, b->v[k].end, b->v[k].depth, b->v[k].seq,
+                                           begin, end, (uint16_t)depth, seq));
 }
 
 /* The step of a top-level call that begins at begin, lo its first boundary

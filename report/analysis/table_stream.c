@@ -621,14 +621,7 @@ static int own_take(struct opp_table_stream *s, uint64_t at, struct own *o)
     if (!s->owns)
         return 0;
     if (at < s->next_at) { /* passed: aside */
-        size_t lo = 0, hi = s->nstash;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s->stash[mid].at < at)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = OPP_PARTITION_POINT(s->nstash, k, s->stash[k].at < at);
         if (lo < s->nstash && s->stash[lo].at == at)
             *o = s->stash[lo];
         return 0;

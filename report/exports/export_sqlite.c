@@ -107,14 +107,7 @@ static int s_owner(struct sthread *t, uint32_t seq, int64_t id)
 /* The row id of call seq of thread t, -1 when it owns nothing. */
 static int64_t s_owner_id(const struct sthread *t, uint32_t seq)
 {
-    size_t lo = 0, hi = t->nown;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->own[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = OPP_PARTITION_POINT(t->nown, k, t->own[k].seq < seq);
     return lo < t->nown && t->own[lo].seq == seq ? t->own[lo].id : -1;
 }
 
