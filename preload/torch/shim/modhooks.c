@@ -1,10 +1,12 @@
 /* nn.Module layers in C (part of the torch shim, built with the running
- * interpreter's headers): torch's global forward pre hook and forward hook
- * as two builtins that hand the module and its name's string id to the
- * agent, instead of Python functions calling it through ctypes (about 2 us
- * a module call). The names stay Python's (_opprof_torch.py's id_of, asked
- * once per module); the modules open on each thread are the agent's. Not
- * built with OPP_NO_PYTHON: the Python hooks are used then. */
+ * interpreter's headers): either nn.Module.__call__ wrapped by a builtin
+ * that hands the module and its name's string id to the agent around the
+ * call, or torch's global forward pre hook and forward hook as two
+ * builtins doing the same, instead of Python functions calling the agent
+ * through ctypes (about 2 us a module call). The names stay Python's
+ * (_opprof_torch.py's id_of, asked once per module); the modules open on
+ * each thread are the agent's. Not built with OPP_NO_PYTHON: the Python
+ * hooks are used then. */
 #include "torch/shim/shim.h"
 
 #ifdef OPP_NO_PYTHON
@@ -14,6 +16,13 @@ __attribute__((visibility("default"))) void *opp_torch_shim_module_hooks(void *i
                                                                          int always_call)
 {
     (void)ids, (void)id_of, (void)compiling, (void)always_call;
+    return 0;
+}
+
+__attribute__((visibility("default"))) void *opp_torch_shim_module_call(void *ids, void *id_of,
+                                                                        void *call)
+{
+    (void)ids, (void)id_of, (void)call;
     return 0;
 }
 
@@ -29,6 +38,7 @@ __attribute__((visibility("default"))) void *opp_torch_shim_module_hooks(void *i
 static struct {
     PyObject *ids, *id_of, *compiling;
     int always_call;
+    PyObject *call; /* nn.Module.__call__ as torch has it, when wrapped */
 } module_hooks;
 
 /* The module's name id, -1 with a Python error set. */
@@ -96,6 +106,54 @@ static PyMethodDef pre_def = {"opprof_module_pre", (PyCFunction)(void (*)(void))
                               "opprof: an nn.Module's forward begins"};
 static PyMethodDef post_def = {"opprof_module_post", (PyCFunction)(void (*)(void))post,
                                METH_FASTCALL, "opprof: an nn.Module's forward ended"};
+
+/* nn.Module.__call__(module, *args, **kwargs): torch's own around the
+ * agent's begin and end of the module's forward. Unlike global hooks,
+ * which send every module call down torch's slow path (each hook dict
+ * walked, the hooks' results checked: about 1 us a call), torch keeps its
+ * fast path; the end is seen when the forward raises too, as torch's own
+ * hooks see it from torch 2.1 on. */
+static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (nargs < 1) /* torch's own says what is wrong */
+        return PyObject_Vectorcall(module_hooks.call, args, nargs, kwnames);
+    long name = name_of(args[0]);
+    if (name < 0)
+        return NULL;
+    opp_torch_shim_agent->module_pre(args[0], (uint32_t)name, 1);
+    PyObject *r = PyObject_Vectorcall(module_hooks.call, args, nargs, kwnames);
+    opp_torch_shim_agent->module_post(args[0]); /* touches no Python state: an error stays set */
+    return r;
+}
+
+static PyMethodDef call_def = {"opprof_module_call", (PyCFunction)(void (*)(void))call,
+                               METH_FASTCALL | METH_KEYWORDS,
+                               "opprof: nn.Module.__call__, its forward recorded as a range"};
+
+/* What replaces nn.Module.__call__ (torch's, given as torch_call): a
+ * method made of the builtin above, a new reference; NULL with a Python
+ * error set. Called once, with the GIL (ctypes.PyDLL). */
+__attribute__((visibility("default"))) PyObject *opp_torch_shim_module_call(PyObject *ids,
+                                                                            PyObject *id_of,
+                                                                            PyObject *torch_call)
+{
+    if (!opp_torch_shim_agent || !PyDict_Check(ids) || !PyCallable_Check(id_of) ||
+        !PyCallable_Check(torch_call)) {
+        PyErr_SetString(PyExc_RuntimeError, "opprof: the torch shim is not attached");
+        return NULL;
+    }
+    Py_INCREF(ids);
+    Py_INCREF(id_of);
+    Py_INCREF(torch_call);
+    module_hooks.ids = ids;
+    module_hooks.id_of = id_of;
+    module_hooks.call = torch_call;
+    PyObject *f = PyCFunction_New(&call_def, NULL);
+    PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
+    Py_XDECREF(f);
+    return m;
+}
 
 /* (pre hook, post hook), a new reference; NULL with a Python error set.
  * Called once, with the GIL (ctypes.PyDLL). */
