@@ -112,28 +112,58 @@ static PyMethodDef post_def = {"opprof_module_post", (PyCFunction)(void (*)(void
  * which send every module call down torch's slow path (each hook dict
  * walked, the hooks' results checked: about 1 us a call), torch keeps its
  * fast path; the end is seen when the forward raises too, as torch's own
- * hooks see it from torch 2.1 on. */
-static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+ * hooks see it from torch 2.1 on. An object of its own type, not a
+ * builtin function: it binds to the module as a function does, and read
+ * from the class it is itself, so code that saves Module.__call__ and puts
+ * it back (torch.fx's tracer does) puts back this. */
+typedef struct {
+    PyObject_HEAD vectorcallfunc vectorcall;
+} module_call;
+
+static PyObject *call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
-    if (nargs < 1) /* torch's own says what is wrong */
-        return PyObject_Vectorcall(module_hooks.call, args, nargs, kwnames);
-    long name = name_of(args[0]);
+    if (PyVectorcall_NARGS(nargsf) < 1) /* torch's own says what is wrong */
+        return PyObject_Vectorcall(module_hooks.call, args, nargsf, kwnames);
+    PyObject *mod = args[0];
+    long name = name_of(mod);
     if (name < 0)
         return NULL;
-    opp_torch_shim_agent->module_pre(args[0], (uint32_t)name, 1);
-    PyObject *r = PyObject_Vectorcall(module_hooks.call, args, nargs, kwnames);
-    opp_torch_shim_agent->module_post(args[0]); /* touches no Python state: an error stays set */
+    opp_torch_shim_agent->module_pre(mod, (uint32_t)name, 1);
+    PyObject *r = PyObject_Vectorcall(module_hooks.call, args, nargsf, kwnames);
+    opp_torch_shim_agent->module_post(mod); /* touches no Python state: an error stays set */
     return r;
 }
 
-static PyMethodDef call_def = {"opprof_module_call", (PyCFunction)(void (*)(void))call,
-                               METH_FASTCALL | METH_KEYWORDS,
-                               "opprof: nn.Module.__call__, its forward recorded as a range"};
+/* Bound to an instance as a function is; from the class, itself. */
+static PyObject *call_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (!obj || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
 
-/* What replaces nn.Module.__call__ (torch's, given as torch_call): a
- * method made of the builtin above, a new reference; NULL with a Python
- * error set. Called once, with the GIL (ctypes.PyDLL). */
+static void call_free(PyObject *self)
+{
+    PyObject_Free(self);
+}
+
+static PyTypeObject module_call_type = {
+    PyVarObject_HEAD_INIT(NULL, 0) /* with its comma */
+        .tp_name = "opprof.module_call",
+    .tp_basicsize = sizeof(module_call),
+    .tp_dealloc = call_free,
+    .tp_vectorcall_offset = offsetof(module_call, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "opprof: nn.Module.__call__, its forward recorded as a range",
+    .tp_descr_get = call_get,
+};
+
+/* What replaces nn.Module.__call__ (torch's, given as torch_call), a new
+ * reference; NULL with a Python error set. Called once, with the GIL
+ * (ctypes.PyDLL). */
 __attribute__((visibility("default"))) PyObject *opp_torch_shim_module_call(PyObject *ids,
                                                                             PyObject *id_of,
                                                                             PyObject *torch_call)
@@ -143,16 +173,19 @@ __attribute__((visibility("default"))) PyObject *opp_torch_shim_module_call(PyOb
         PyErr_SetString(PyExc_RuntimeError, "opprof: the torch shim is not attached");
         return NULL;
     }
+    if (PyType_Ready(&module_call_type))
+        return NULL;
+    module_call *c = PyObject_New(module_call, &module_call_type);
+    if (!c)
+        return NULL;
+    c->vectorcall = call;
     Py_INCREF(ids);
     Py_INCREF(id_of);
     Py_INCREF(torch_call);
     module_hooks.ids = ids;
     module_hooks.id_of = id_of;
     module_hooks.call = torch_call;
-    PyObject *f = PyCFunction_New(&call_def, NULL);
-    PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
-    Py_XDECREF(f);
-    return m;
+    return (PyObject *)c;
 }
 
 /* (pre hook, post hook), a new reference; NULL with a Python error set.
