@@ -1,12 +1,12 @@
 /* nn.Module layers in C (part of the torch shim, built with the running
- * interpreter's headers): either nn.Module.__call__ wrapped by a builtin
- * that hands the module and its name's string id to the agent around the
- * call, or torch's global forward pre hook and forward hook as two
- * builtins doing the same, instead of Python functions calling the agent
- * through ctypes (about 2 us a module call). The names stay Python's
- * (_opprof_torch.py's id_of, asked once per module); the modules open on
- * each thread are the agent's. Not built with OPP_NO_PYTHON: the Python
- * hooks are used then. */
+ * interpreter's headers): either nn.Module.__call__ wrapped by an object
+ * of a small type of ours that hands the module and its name's string id
+ * to the agent around the call, or torch's global forward pre hook and
+ * forward hook as two builtins doing the same, instead of Python
+ * functions calling the agent through ctypes (about 2 us a module call).
+ * The names stay Python's (_opprof_torch.py's id_of, asked once per
+ * module); the modules open on each thread are the agent's. Not built with
+ * OPP_NO_PYTHON: the Python hooks are used then. */
 #include "torch/shim/shim.h"
 
 #ifdef OPP_NO_PYTHON
