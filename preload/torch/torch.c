@@ -32,6 +32,9 @@
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
 /* at::RecordFunction::runStartCallbacks(), mangled */
 #define RUN_START_CALLBACKS "_ZN2at14RecordFunction17runStartCallbacksEv"
+/* The values of an op recorded without inputs (lean, a label, a layer):
+ * its columns and the external correlation id. */
+#define LEAN_NARGS (OPP_COL_TORCH_FIRST + 1u)
 
 struct open_op {
     const void *key; /* the RecordFunction; NULL: an nn.Module range */
@@ -129,9 +132,10 @@ static uint8_t step_kind(int module, const char *name)
 }
 
 /* Fill an op's columns and open it on this thread (its begin taken last,
- * so the encoding is not the op's time). Returns its index. */
-static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint64_t *in, unsigned n,
-                     unsigned ninputs, uint8_t step)
+ * so the encoding is not the op's time). Returns its index. Inlined, like
+ * close_top and name_id: each runs once per torch op. */
+OPP_HOT uint32_t push(const void *key, uint32_t name, unsigned scope, const uint64_t *in,
+                      unsigned n, unsigned ninputs, uint8_t step)
 {
     if (torch_thread->depth >= STACK_MAX) {
         struct opp_ring_hdr *r = opp_tls.ring; /* counted with the thread's dropped records */
@@ -160,14 +164,17 @@ static uint32_t push(const void *key, uint32_t name, unsigned scope, const uint6
 
 /* Close the top op; then the ones below it that ended out of order, whose
  * external correlation ids were pushed before its (CUPTI's stack). */
-static void close_top(void)
+OPP_HOT void close_top(void)
 {
     struct open_op *o = &torch_thread->s[torch_thread->depth - 1];
     uint8_t step = o->step;
     if (o->recorded) {
         if (o->a[o->nargs - 1])
             opp_extcorr_pop();
-        opp_leave(&o->f, o->a, o->nargs);
+        if (o->nargs == LEAN_NARGS) /* a constant count: the record's layout folds */
+            opp_leave(&o->f, o->a, LEAN_NARGS);
+        else
+            opp_leave(&o->f, o->a, o->nargs);
     }
     torch_thread->depth--;
     while (torch_thread->depth && torch_thread->s[torch_thread->depth - 1].ended) {
@@ -202,7 +209,7 @@ static void end_early(struct open_op *o)
 /* The string id of an op's name: from the thread's cache when the same
  * bytes were seen at the same address (a strncmp of the name, not a hash
  * and a lookup in the process's table). */
-static uint32_t name_id(const char *name)
+OPP_HOT uint32_t name_id(const char *name)
 {
     uintptr_t a = (uintptr_t)name;
     struct name_id *e = &torch_thread->names[((a >> 3) ^ (a >> 13)) % NAMECACHE];

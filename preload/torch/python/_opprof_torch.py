@@ -182,6 +182,20 @@ class _Modules:
         if hasattr(os, "register_at_fork"):  # a forked child's string ids start over
             os.register_at_fork(after_in_child=self.forget)
 
+    def c_call(self, shim, torch_call):
+        """nn.Module.__call__ wrapped in C (modhooks.c): torch's own, the
+        forward a range around it, with torch's fast path kept (global
+        hooks take its slow path, about 1 us a module call); None where the
+        shim has no Python."""
+        import ctypes
+        try:
+            f = ctypes.PyDLL(shim).opp_torch_shim_module_call
+            f.argtypes = [ctypes.py_object] * 3
+            f.restype = ctypes.py_object
+            return f(self.ids, self.id_of, torch_call)
+        except Exception:  # built without Python's headers
+            return None
+
     def c_hooks(self, shim):
         """The shim's hooks in C (modhooks.c): the module and its name id go
         to the agent without ctypes; None where the shim has none."""
@@ -252,6 +266,14 @@ def attach(torch):
         m = _Modules(torch, lib)
         import inspect
         from torch.nn.modules import module as tm
+        # Before torch 2 (no torch.compile, which traces Module.__call__'s
+        # Python code and would stop its graph at a builtin there): the
+        # module calls through a wrapped __call__
+        if int(torch.__version__.split(".")[0]) < 2:
+            call = m.c_call(path, tm.Module.__call__)
+            if call is not None:
+                tm.Module.__call__ = call
+                return
         # torch >= 2.1: the end is seen when a forward raises too
         m.always_call = "always_call" in inspect.signature(tm.register_module_forward_hook).parameters
         pre, post = m.c_hooks(path) or (m.pre, m.post)

@@ -1,10 +1,12 @@
 /* nn.Module layers in C (part of the torch shim, built with the running
- * interpreter's headers): torch's global forward pre hook and forward hook
- * as two builtins that hand the module and its name's string id to the
- * agent, instead of Python functions calling it through ctypes (about 2 us
- * a module call). The names stay Python's (_opprof_torch.py's id_of, asked
- * once per module); the modules open on each thread are the agent's. Not
- * built with OPP_NO_PYTHON: the Python hooks are used then. */
+ * interpreter's headers): either nn.Module.__call__ wrapped by an object
+ * of a small type of ours that hands the module and its name's string id
+ * to the agent around the call, or torch's global forward pre hook and
+ * forward hook as two builtins doing the same, instead of Python
+ * functions calling the agent through ctypes (about 2 us a module call).
+ * The names stay Python's (_opprof_torch.py's id_of, asked once per
+ * module); the modules open on each thread are the agent's. Not built with
+ * OPP_NO_PYTHON: the Python hooks are used then. */
 #include "torch/shim/shim.h"
 
 #ifdef OPP_NO_PYTHON
@@ -14,6 +16,13 @@ __attribute__((visibility("default"))) void *opp_torch_shim_module_hooks(void *i
                                                                          int always_call)
 {
     (void)ids, (void)id_of, (void)compiling, (void)always_call;
+    return 0;
+}
+
+__attribute__((visibility("default"))) void *opp_torch_shim_module_call(void *ids, void *id_of,
+                                                                        void *call)
+{
+    (void)ids, (void)id_of, (void)call;
     return 0;
 }
 
@@ -29,6 +38,7 @@ __attribute__((visibility("default"))) void *opp_torch_shim_module_hooks(void *i
 static struct {
     PyObject *ids, *id_of, *compiling;
     int always_call;
+    PyObject *call; /* nn.Module.__call__ as torch has it, when wrapped */
 } module_hooks;
 
 /* The module's name id, -1 with a Python error set. */
@@ -96,6 +106,87 @@ static PyMethodDef pre_def = {"opprof_module_pre", (PyCFunction)(void (*)(void))
                               "opprof: an nn.Module's forward begins"};
 static PyMethodDef post_def = {"opprof_module_post", (PyCFunction)(void (*)(void))post,
                                METH_FASTCALL, "opprof: an nn.Module's forward ended"};
+
+/* nn.Module.__call__(module, *args, **kwargs): torch's own around the
+ * agent's begin and end of the module's forward. Unlike global hooks,
+ * which send every module call down torch's slow path (each hook dict
+ * walked, the hooks' results checked: about 1 us a call), torch keeps its
+ * fast path; the end is seen when the forward raises too, as torch's own
+ * hooks see it from torch 2.1 on. An object of its own type, not a
+ * builtin function: it binds to the module as a function does, and read
+ * from the class it is itself, so code that saves Module.__call__ and puts
+ * it back (torch.fx's tracer does) puts back this. */
+typedef struct {
+    PyObject_HEAD vectorcallfunc vectorcall;
+} module_call;
+
+static PyObject *call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    if (PyVectorcall_NARGS(nargsf) < 1) /* torch's own says what is wrong */
+        return PyObject_Vectorcall(module_hooks.call, args, nargsf, kwnames);
+    PyObject *mod = args[0];
+    long name = name_of(mod);
+    if (name < 0)
+        return NULL;
+    opp_torch_shim_agent->module_pre(mod, (uint32_t)name, 1);
+    PyObject *r = PyObject_Vectorcall(module_hooks.call, args, nargsf, kwnames);
+    opp_torch_shim_agent->module_post(mod); /* touches no Python state: an error stays set */
+    return r;
+}
+
+/* Bound to an instance as a function is; from the class, itself. */
+static PyObject *call_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (!obj || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static void call_free(PyObject *self)
+{
+    PyObject_Free(self);
+}
+
+static PyTypeObject module_call_type = {
+    PyVarObject_HEAD_INIT(NULL, 0) /* with its comma */
+        .tp_name = "opprof.module_call",
+    .tp_basicsize = sizeof(module_call),
+    .tp_dealloc = call_free,
+    .tp_vectorcall_offset = offsetof(module_call, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "opprof: nn.Module.__call__, its forward recorded as a range",
+    .tp_descr_get = call_get,
+};
+
+/* What replaces nn.Module.__call__ (torch's, given as torch_call), a new
+ * reference; NULL with a Python error set. Called once, with the GIL
+ * (ctypes.PyDLL). */
+__attribute__((visibility("default"))) PyObject *opp_torch_shim_module_call(PyObject *ids,
+                                                                            PyObject *id_of,
+                                                                            PyObject *torch_call)
+{
+    if (!opp_torch_shim_agent || !PyDict_Check(ids) || !PyCallable_Check(id_of) ||
+        !PyCallable_Check(torch_call)) {
+        PyErr_SetString(PyExc_RuntimeError, "opprof: the torch shim is not attached");
+        return NULL;
+    }
+    if (PyType_Ready(&module_call_type))
+        return NULL;
+    module_call *c = PyObject_New(module_call, &module_call_type);
+    if (!c)
+        return NULL;
+    c->vectorcall = call;
+    Py_INCREF(ids);
+    Py_INCREF(id_of);
+    Py_INCREF(torch_call);
+    module_hooks.ids = ids;
+    module_hooks.id_of = id_of;
+    module_hooks.call = torch_call;
+    return (PyObject *)c;
+}
 
 /* (pre hook, post hook), a new reference; NULL with a Python error set.
  * Called once, with the GIL (ctypes.PyDLL). */

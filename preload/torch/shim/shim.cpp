@@ -115,8 +115,20 @@ extern "C" __attribute__((visibility("default"))) int opp_torch_shim_init(const 
     opp_torch_shim_agent = a;
     try {
         // registered disabled; the agent turns them on (opp_torch_shim_enable)
+        // every scope a RecordFunction can have in a desktop build: torch
+        // rebuilds each scope's list of callbacks on every thread-local state
+        // change (the autograd engine's, each backward node), paying for
+        // every scope a callback is registered in; KERNEL_FUNCTION_DTYPE and
+        // BUILD_FEATURE exist only in builds that trace for a mobile
+        // selective build (ENABLE_RECORD_KERNEL_FUNCTION_DTYPE)
         all = at::addGlobalCallback(
-            at::RecordFunctionCallback(on_start, on_end).needsInputs(a->inputs != 0));
+            at::RecordFunctionCallback(on_start, on_end)
+                .needsInputs(a->inputs != 0)
+                .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                         at::RecordScope::TORCHSCRIPT_FUNCTION, at::RecordScope::CUSTOM_CLASS,
+                         at::RecordScope::LITE_INTERPRETER, at::RecordScope::USER_SCOPE,
+                         at::RecordScope::STATIC_RUNTIME_OP,
+                         at::RecordScope::STATIC_RUNTIME_MODEL}));
         at::disableCallback(all);
         labels = at::addGlobalCallback(
             at::RecordFunctionCallback(on_start, on_end).scopes({at::RecordScope::USER_SCOPE}));
