@@ -34,6 +34,7 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     sm->calls[ti]++;
     sm->ld.m->events++;
     sm->open_calls += (e->flags & OPP_EV_OPEN) != 0;
+    sm->stacked_calls += e->stack != 0;
     return sm->each ? sm->each(sm->ctx, (uint32_t)ti, e) : 0;
 }
 

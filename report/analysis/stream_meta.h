@@ -27,6 +27,7 @@ struct opp_stream_meta {
     size_t nlast;
     uint64_t gpu_ops;    /* kernels, copies and sets */
     uint64_t open_calls; /* calls a process died inside */
+    uint64_t stacked_calls; /* calls recorded with a code stack (OPPROF_STACKS) */
     int64_t *shift;      /* by file: its times onto the first file's clock */
     size_t nfiles;
     int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e);

@@ -1000,6 +1000,11 @@ int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, 
     return rc;
 }
 
+int opp_table_stream_has_stacks(struct opp_table_stream *s)
+{
+    return opp_pass_meta(s->pass)->stacked_calls != 0;
+}
+
 uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s)
 {
     return opp_pass_first_ns(s->pass);

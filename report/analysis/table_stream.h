@@ -55,6 +55,9 @@ int opp_table_stream_matched(const struct opp_table_stream *s);
 struct opp_window;
 int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
                              char *err, size_t errlen);
+/* Whether a call of the traces has a code stack (OPPROF_STACKS): their
+ * code frames are the loaded model's (codestack_tree.h). */
+int opp_table_stream_has_stacks(struct opp_table_stream *s);
 /* The traces' first time (opp_model_first_ns of the loaded model). */
 uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);
 /* After a read: each thread's calls (by thread index) as the loaded model

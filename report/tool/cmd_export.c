@@ -13,6 +13,7 @@
 #include "analysis/codestack_tree.h"
 #include "analysis/model.h"
 #include "analysis/step_times.h"
+#include "analysis/table_stream.h"
 #include "exports/export.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
@@ -54,16 +55,61 @@ static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
     return rc;
 }
 
+/* The operator call paths of a full trace as the pass merges them
+ * (table_stream.h), written: 0, -1 (err), or 1 where the trace is to be
+ * loaded instead (a summary trace, one the pass cannot read, code frames
+ * asked of a trace that has them: frames as export_tree's). */
+static int export_tree_read(const char *const *traces, size_t n, int svg, int cuda, int frames,
+                            const char *label, FILE *f, char *err, size_t errlen)
+{
+    if (frames > 0)
+        return 1;
+    enum opp_stream_refused why;
+    struct opp_table_stream *st = opp_table_stream_open(traces, n, &why, err, errlen);
+    if (!st) {
+        if (why == OPP_STREAM_ERROR)
+            return -1;
+        err[0] = 0; /* loaded instead */
+        return 1;
+    }
+    struct opp_agg_opts all = {0};
+    struct opp_calltree ct;
+    int rc = 1;
+    if (!frames || !opp_table_stream_has_stacks(st))
+        rc = opp_table_stream_calltree(st, &all, &ct, err, errlen);
+    if (!rc) {
+        const struct opp_model *m = opp_table_stream_model(st);
+        char title[300];
+        snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
+        rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f)
+                 : opp_export_folded(m, &ct, cuda, f);
+        opp_calltree_free(&ct);
+        if (rc && !err[0])
+            snprintf(err, errlen, "cannot write the export: %s",
+                     strerror(errno ? errno : ENOMEM));
+        else if (!rc && m->sum.warning[0])
+            snprintf(err, errlen, "%s", m->sum.warning);
+        rc = rc ? -1 : 0;
+    } else if (rc > 0) {
+        err[0] = 0;
+    }
+    opp_table_stream_free(st);
+    return rc;
+}
+
 /* frames: 0 operator call paths, 1 code frames, -1 code frames when the
  * trace has code stacks (OPPROF_STACKS), else operator call paths. */
 static int export_tree(const char *const *traces, size_t n, int svg, int cuda, int frames, FILE *f,
                        char *err, size_t errlen)
 {
+    char label[256];
+    names_of(traces, n, label, sizeof label);
+    int read = export_tree_read(traces, n, svg, cuda, frames, label, f, err, errlen);
+    if (read <= 0)
+        return read;
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
-    char label[256];
-    names_of(traces, n, label, sizeof label);
     if (frames) {
         struct opp_codetree t;
         int rc = opp_codetree_build(m, &t);
