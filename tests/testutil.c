@@ -37,6 +37,7 @@ char *tu_path(const char *dir, const char *name)
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -93,6 +94,21 @@ int tu_wait(int pid)
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
             return -1;
+    return st;
+}
+
+int tu_run_peak(char *const argv[], const char *out, const char *err, long *kb)
+{
+    char asan[512];
+    const char *was = getenv("ASAN_OPTIONS");
+    snprintf(asan, sizeof asan, "ASAN_OPTIONS=%s%squarantine_size_mb=0", was ? was : "",
+             was && *was ? ":" : "");
+    char *env[] = {asan, NULL};
+    int pid = tu_spawn(argv, env, out, err), st;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &st, 0, &ru) != pid)
+        return -1;
+    *kb = ru.ru_maxrss;
     return st;
 }
 

@@ -21,6 +21,10 @@ int tu_run(char *const argv[], char *const env_add[], const char *out, const cha
 /* Start it in the background; returns the pid. */
 int tu_spawn(char *const argv[], char *const env_add[], const char *out, const char *err);
 int tu_wait(int pid);
+/* tu_run's, and the program's peak memory in KiB in *kb. A program built
+ * with ASan runs without quarantine (freed memory reused at once: its peak
+ * is then what it holds, not all it allocated). */
+int tu_run_peak(char *const argv[], const char *out, const char *err, long *kb);
 /* Exit code as a shell reports it: status or 128+signal. */
 int tu_code(int status);
 

@@ -209,4 +209,9 @@ void tb_python_strings(struct tb *b, const struct tb_python *py);
 void tb_python_calls(const char *path, const struct tb_python *py, const struct tb_ev *ev, size_t n,
                      const struct tb_ev *more, size_t nmore, uint64_t end_ns);
 
+/* A trace at path of n iterations, 200 ns apart, of "outer" (100 ns,
+ * library "app") around "inner" (20 ns) on one thread of pid 100: two call
+ * paths whatever n, for the views whose memory the paths bound. */
+void tb_outer_inner(const char *path, uint32_t n);
+
 #endif

@@ -103,14 +103,29 @@ static int cmp_change(const void *pa, const void *pb)
 int opp_diff(const struct opp_model *ma, const struct opp_model *mb, const struct opp_diff_opts *o,
              struct opp_diff *d)
 {
+    struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
+    struct opp_agg a = {0}, b = {0};
+    if (opp_aggregate(ma, &ao, &a) || opp_aggregate(mb, &ao, &b)) {
+        opp_agg_free(&a);
+        opp_agg_free(&b);
+        memset(d, 0, sizeof *d);
+        return -ENOMEM;
+    }
+    return opp_diff_aggs(&a, &b, opp_model_has_gpu(ma) || opp_model_has_gpu(mb), o, d);
+}
+
+int opp_diff_aggs(struct opp_agg *a, struct opp_agg *b, int gpu, const struct opp_diff_opts *o,
+                  struct opp_diff *d)
+{
     memset(d, 0, sizeof *d);
     d->metric = o->metric;
     d->same_pct = o->same_given ? (o->same_pct > 0 ? o->same_pct : 0) : 1.0;
     d->same_ns = o->same_given ? (o->same_ns > 0 ? o->same_ns : 0) : 1000.0;
-    d->gpu = opp_model_has_gpu(ma) || opp_model_has_gpu(mb);
-    struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
-    if (opp_aggregate(ma, &ao, &d->agg_a) || opp_aggregate(mb, &ao, &d->agg_b))
-        goto oom;
+    d->gpu = gpu;
+    d->agg_a = *a;
+    d->agg_b = *b;
+    memset(a, 0, sizeof *a);
+    memset(b, 0, sizeof *b);
     struct opp_agg *A = &d->agg_a, *B = &d->agg_b;
     if (A->nrows)
         qsort(A->rows, A->nrows, sizeof *A->rows, cmp_row_identity);

@@ -78,6 +78,11 @@ struct opp_diff {
  * opp_diff_free before the models. */
 int opp_diff(const struct opp_model *a, const struct opp_model *b, const struct opp_diff_opts *o,
              struct opp_diff *d);
+/* The same of two traces' aggregates (made with o's group_by_shape, as
+ * opp_diff makes them), which d takes whatever the result; gpu: either
+ * trace has GPU records. */
+int opp_diff_aggs(struct opp_agg *a, struct opp_agg *b, int gpu, const struct opp_diff_opts *o,
+                  struct opp_diff *d);
 void opp_diff_free(struct opp_diff *d);
 
 /* The class of a change from va to vb under d's thresholds. */

@@ -10,6 +10,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/model.h"
+#include "analysis/table_stream.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "views/diff_view.h"
@@ -236,15 +237,57 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
     return 0;
 }
 
-static struct opp_model *load(const char *path)
+/* One trace compared: its key_averages added up in one pass over it
+ * (table_stream.h), or of the loaded model where the pass cannot read it
+ * (a summary trace, one of table_stream's refusals); the rows point into
+ * st's model or m. */
+struct side {
+    struct opp_table_stream *st;
+    struct opp_model *m;
+    struct opp_agg agg;
+    int gpu;
+};
+
+static void side_free(struct side *s)
+{
+    opp_agg_free(&s->agg);
+    opp_table_stream_free(s->st);
+    if (s->m)
+        opp_model_free(s->m);
+}
+
+/* 0, or -1 (said). */
+static int side_read(const char *path, const struct opp_diff_opts *o, struct side *s)
 {
     char err[512];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
-    if (!m)
+    enum opp_stream_refused why;
+    struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
+    const struct opp_model *m;
+    memset(s, 0, sizeof *s);
+    int got = 1;
+    if ((s->st = opp_table_stream_open(&path, 1, &why, err, sizeof err)))
+        got = opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err);
+    else if (why == OPP_STREAM_ERROR)
+        got = -1;
+    if (got > 0) { /* loaded instead */
+        opp_table_stream_free(s->st);
+        s->st = NULL;
+        got = (s->m = opp_model_load(path, err, sizeof err)) ? 0 : -1;
+        if (!got && opp_aggregate(s->m, &ao, &s->agg)) {
+            snprintf(err, sizeof err, "out of memory");
+            got = -1;
+        }
+    }
+    if (got) {
         fprintf(stderr, PREFIX "%s\n", err);
-    else if (m->sum.warning[0])
+        side_free(s);
+        return -1;
+    }
+    m = s->st ? opp_table_stream_model(s->st) : s->m;
+    s->gpu = opp_model_has_gpu(m);
+    if (m->sum.warning[0])
         fprintf(stderr, PREFIX "warning: %s: %s\n", path, m->sum.warning);
-    return m;
+    return 0;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -253,17 +296,18 @@ int cmd_diff(int argc, char **argv)
     int rc = parse_args(argc, argv, &da);
     if (rc)
         return rc == 1 ? 0 : EXIT_USAGE;
-    struct opp_model *ma = load(da.a), *mb = ma ? load(da.b) : NULL;
-    if (!ma || !mb) {
-        if (ma)
-            opp_model_free(ma);
+    struct side a, b;
+    if (side_read(da.a, &da.o, &a))
+        return EXIT_TROUBLE;
+    if (side_read(da.b, &da.o, &b)) {
+        side_free(&a);
         return EXIT_TROUBLE;
     }
     struct opp_diff d;
-    if (opp_diff(ma, mb, &da.o, &d)) {
+    if (opp_diff_aggs(&a.agg, &b.agg, a.gpu || b.gpu, &da.o, &d)) {
         fprintf(stderr, PREFIX "out of memory\n");
-        opp_model_free(ma);
-        opp_model_free(mb);
+        side_free(&a);
+        side_free(&b);
         return EXIT_TROUBLE;
     }
     int code = 0;
@@ -315,7 +359,7 @@ int cmd_diff(int argc, char **argv)
         code = EXIT_REGRESSION;
     }
     opp_diff_free(&d);
-    opp_model_free(ma);
-    opp_model_free(mb);
+    side_free(&a);
+    side_free(&b);
     return code;
 }

@@ -1,12 +1,14 @@
 /* `opprof diff` on real runs: tests/progs/blas_calls with 1, 3 and 400
  * repeats under `opprof run`, compared as a CI pipeline would (exit codes of
- * the real tool, exact call counts in its JSON). */
+ * the real tool, exact call counts in its JSON); two large traces compared
+ * in memory bounded by their rows. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "tracebuild.h"
 
 static char *dir;
 static void setup(void) { dir = tu_tmpdir(); }
@@ -108,6 +110,39 @@ START_TEST(blas_repeats)
 }
 END_TEST
 
+/* `opprof diff` of a trace of n iterations of outer around inner against
+ * another of 2n: the counts exact; the tool's peak memory in KiB. */
+static long diff_kb(uint32_t n)
+{
+    char *a = tu_path(dir, "a.trace"), *b = tu_path(dir, "b.trace");
+    char *o = tu_path(dir, "diff.out"), *e = tu_path(dir, "diff.err");
+    tb_outer_inner(a, n);
+    tb_outer_inner(b, 2 * n);
+    char *argv[] = {(char *)tu_tool("opprof"), "diff", a, b, "-f", "json", NULL};
+    long kb;
+    int st = tu_run_peak(argv, o, e, &kb);
+    char *out = tu_slurp(o), *err = tu_slurp(e), na[16], nb[16];
+    ck_assert_msg(tu_code(st) == 0, "%s", err);
+    ck_assert_str_eq(err, "");
+    snprintf(na, sizeof na, "%u", n);
+    snprintf(nb, sizeof nb, "%u", 2 * n);
+    calls_are(out, "outer", na, nb);
+    calls_are(out, "inner", na, nb);
+    ck_assert_int_eq(tu_count_lines(out, "    {\"key\": "), 2);
+    free(out), free(err), free(a), free(b), free(o), free(e);
+    return kb;
+}
+
+/* Each trace's rows added up in one pass over it: 30 times the calls, the
+ * same peak memory give or take 4 MiB (every call loaded: 45 MiB more). */
+START_TEST(large_traces_bounded_by_rows)
+{
+    long small = diff_kb(5000), big = diff_kb(150000);
+    ck_assert_msg(big - small < 4096, "peak %ld KiB for 900,000 calls against %ld KiB for 30,000",
+                  big, small);
+}
+END_TEST
+
 Suite *suite_diff(void)
 {
     Suite *s = suite_create("diff");
@@ -115,6 +150,7 @@ Suite *suite_diff(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, blas_repeats);
+    tcase_add_test(tc, large_traces_bounded_by_rows);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include "analysis/model.h"
 #include "analysis/symbolize.h"
@@ -191,65 +189,30 @@ START_TEST(stacks_bad_value_one_line)
 }
 END_TEST
 
-/* A trace of n iterations of outer (100 ns) around inner (20 ns) on one
- * thread, written to path. */
-static void outer_inner(const char *path, uint32_t n)
-{
-    struct tb b;
-    tb_open(&b, path);
-    tb_process(&b, .proc = 0, .pid = 100, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-               .exe = "/usr/bin/app", .argv = {"app"});
-    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "outer"},
-             [1] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "inner"});
-    tb_thread(&b, 100, "app");
-    enum { CHUNK = 4096 };
-    static struct tb_ev ev[2 * CHUNK];
-    for (uint32_t i = 0; i < n;) {
-        uint32_t k = 0;
-        for (; k < CHUNK && i < n; k++, i++) {
-            uint64_t t = 1000 + 200 * (uint64_t)i;
-            ev[2 * k] = (struct tb_ev){.fn = 1, .begin = t + 10, .end = t + 30, .depth = 1};
-            ev[2 * k + 1] = (struct tb_ev){.fn = 0, .begin = t, .end = t + 100};
-        }
-        tb_put_events(&b, 0, ev, 2 * k);
-    }
-    tb_process_end(&b, 0, OPP_END_EXITED, 1000 + 200 * (uint64_t)n);
-    tb_end(&b);
-}
-
 /* `opprof export stacks` of path into its output, exactly as want; the
  * tool's peak memory in KiB. */
 static long folded_kb(const char *path, const char *want)
 {
     char *out = tu_path(dir, "folded"), *err = tu_path(dir, "folded.err");
     char *argv[] = {(char *)tu_tool("opprof"), "export", "stacks", (char *)path, NULL};
-    /* a tool built with ASan: no quarantine of freed memory, which would
-     * make its peak the sum of what it allocated */
-    char asan[512];
-    const char *was = getenv("ASAN_OPTIONS");
-    snprintf(asan, sizeof asan, "ASAN_OPTIONS=%s%squarantine_size_mb=0", was ? was : "",
-             was && *was ? ":" : "");
-    char *env[] = {asan, NULL};
-    int pid = tu_spawn(argv, env, out, err), st;
-    struct rusage ru;
-    ck_assert_int_gt(pid, 0);
-    ck_assert_int_eq(wait4(pid, &st, 0, &ru), pid);
+    long kb;
+    int st = tu_run_peak(argv, out, err, &kb);
     char *o = tu_slurp(out), *e = tu_slurp(err);
     ck_assert_msg(tu_code(st) == 0, "%s", e);
     ck_assert_str_eq(o, want);
     ck_assert_str_eq(e, "");
     free(o), free(e), free(out), free(err);
-    return ru.ru_maxrss;
+    return kb;
 }
 
 /* The operator call paths (the fold of a trace without code stacks) as the
  * one pass merges them: 30 times the calls, the same paths, the same peak
- * memory give or take 4 MiB (every call loaded takes 40 MiB more). */
+ * memory give or take 4 MiB (every call loaded: 30 MiB more). */
 START_TEST(operator_paths_bounded_by_paths)
 {
     char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
-    outer_inner(small, 10000);
-    outer_inner(big, 300000);
+    tb_outer_inner(small, 10000);
+    tb_outer_inner(big, 300000);
     /* self times in us: outer 80 ns a call, inner 20 */
     long a = folded_kb(small, "outer 800\nouter;inner 200\n");
     long b = folded_kb(big, "outer 24000\nouter;inner 6000\n");
