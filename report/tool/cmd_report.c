@@ -1,7 +1,6 @@
 /* `opprof report TRACE [options]`: torch.profiler's key_averages() of a trace
  * as a table, CSV or JSON on stdout; warnings about the trace on stderr. */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -409,64 +408,6 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     ra->traces = (const char *const *)argv + first;
     ra->ntraces = (size_t)(argc - first);
     return 0;
-}
-
-/* The view's (or the table's) status rc as the exit status: what went
- * wrong said, the trace's warnings when it went right. */
-int report_finish(const struct report_args *ra, const struct opp_model *m, int rc)
-{
-    if (rc == REPORT_NAME_UNKNOWN)
-        return 2;
-    if (rc == REPORT_NO_WINDOW)
-        return 1;
-    if (rc == -ENOMEM || rc == -ENOENT) {
-        char keys[160];
-        if (rc == -ENOENT)
-            fprintf(stderr, PREFIX "no process of %s has a rank (none had %s set)\n", ra->trace,
-                    opp_info_rank_keys_text(keys, sizeof keys, " or "));
-        else
-            fprintf(stderr, PREFIX "out of memory\n");
-        return 1;
-    }
-    if (!rc && fflush(stdout))
-        rc = -errno;
-    if (rc) {
-        fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
-        return 1;
-    }
-    opp_out_warnings(stderr, ra->trace, m);
-    return 0;
-}
-
-int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first)
-{
-    if (ra->window_k > nw) {
-        fprintf(stderr,
-                PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
-                       "not %lu\n",
-                ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
-        return 1;
-    }
-    const struct opp_window *k = &w[ra->window_k - 1];
-    ra->agg.window = 1;
-    ra->agg.from_ns = k->begin_ns - first;
-    ra->agg.to_ns = k->end_ns - first + 1;
-    fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra->window_k,
-            k->first_step, k->last_step);
-    return 0;
-}
-
-/* The filters name what the trace has: 0, or 2 (said). */
-int report_filters_known(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_agg_filter_names names = {ra->agg.lib,   ra->agg.filter_pid, ra->agg.filter_tid,
-                                         ra->agg.pid,   ra->agg.tid,        ra->agg.match,
-                                         ra->match_text};
-    char err[512];
-    if (!opp_model_filters_known(m, &names, err, sizeof err))
-        return 0;
-    fprintf(stderr, PREFIX "%s\n", err);
-    return 2;
 }
 
 static int report(struct report_args *rap)
