@@ -505,10 +505,11 @@ measure() { # NAME LABEL ARGS...: NAME_S and NAME_MB of `opprof ARGS`, timed, pr
     echo "$label: $s s, $((kb / 1024)) MiB peak RSS"
 }
 echo "trace: $REPORT_N records, $big_mib MiB"
-# Every trace is read in one pass whatever its size (--no-stream, kept for
-# old scripts, changes nothing).
+# Every trace is read in one pass whatever its size; --group-by-stack is
+# the one table that loads every call: the loaded engine's cost beside it.
 measure REP "opprof report" report "$scratch/big.trace"
-measure LOAD "opprof report --no-stream" report --no-stream "$scratch/big.trace"
+measure LOAD "opprof report --group-by-stack 4 (every call loaded)" report --group-by-stack 4 \
+    "$scratch/big.trace"
 measure JSON "opprof report -f json" report -f json "$scratch/big.trace"
 measure EXP "opprof export chrome" export chrome "$scratch/big.trace"
 # The step view (a step ends at each train_step: 8 records a step), one
@@ -535,24 +536,25 @@ else
     rm -f "$scratch/floor.sqlite"
 fi
 rm -f "$scratch/big.trace"
-# The same table of 30M and 100M records, streamed as the default chooses
-# (calls added up by call path as they are read): memory bounded by the
-# call paths. And their steps, found as they stream: memory bounded by the
-# steps (one every 8 records here).
-declare -A STREAM_S STREAM_MB STEPS_S STEPS_MB
+# Every view of 30M and 100M records, each one pass over the trace: memory
+# bounded by what it shows (the call paths, the rows; the steps, one every
+# 8 records here), not by the calls. One run each.
+BIG_VIEWS=(table tree json by-process step stacks diff)
+declare -A BIG_ARGS=([table]="report" [tree]="report --tree" [json]="report -f json"
+    [by-process]="report --by-process" [step]="report --step train_step"
+    [stacks]="export stacks" [diff]="diff")
+declare -A BIG_S BIG_MB
 for n in 30000000 100000000; do
     "$scratch/trace_gen" "$scratch/huge.trace" "$n" >/dev/null || die "trace_gen failed"
-    /usr/bin/time -f '%e %M' -o "$scratch/time" "$OPPROF" report "$scratch/huge.trace" \
-        >/dev/null 2>"$scratch/cmd.err" || die "report failed: $(tail -n 2 "$scratch/cmd.err")"
-    read -r s kb <"$scratch/time"
-    STREAM_S[$n]=$s STREAM_MB[$n]=$((kb / 1024))
-    echo "opprof report, $n records: $s s, ${STREAM_MB[$n]} MiB peak RSS"
-    /usr/bin/time -f '%e %M' -o "$scratch/time" "$OPPROF" report --step train_step \
-        "$scratch/huge.trace" >/dev/null 2>"$scratch/cmd.err" ||
-        die "report --step failed: $(tail -n 2 "$scratch/cmd.err")"
-    read -r s kb <"$scratch/time"
-    STEPS_S[$n]=$s STEPS_MB[$n]=$((kb / 1024))
-    echo "opprof report --step train_step, $n records: $s s, ${STEPS_MB[$n]} MiB peak RSS"
+    for v in "${BIG_VIEWS[@]}"; do
+        read -r -a a <<<"${BIG_ARGS[$v]}"
+        [ "$v" = diff ] && a+=("$scratch/huge.trace") # the trace against itself
+        /usr/bin/time -f '%e %M' -o "$scratch/time" "$OPPROF" "${a[@]}" "$scratch/huge.trace" \
+            >/dev/null 2>"$scratch/cmd.err" || die "opprof ${a[*]} failed: $(tail -n 2 "$scratch/cmd.err")"
+        read -r s kb <"$scratch/time"
+        BIG_S[$v,$n]=$s BIG_MB[$v,$n]=$((kb / 1024))
+        echo "opprof ${a[*]}, $n records: $s s, ${BIG_MB[$v,$n]} MiB peak RSS"
+    done
     rm -f "$scratch/huge.trace"
 done
 
@@ -767,21 +769,23 @@ row "report, $((REPORT_N / 1000000))M records (time)" "$REP_S s" "<= 5 s" "$(ver
     "table of a $big_mib MiB trace, streamed"
 row "report, $((REPORT_N / 1000000))M records (memory)" "$REP_MB MiB" "<= 256 MiB" \
     "$(verdict "$REP_MB <= 256")" "peak RSS: the call paths"
-row "report --no-stream, $((REPORT_N / 1000000))M (time)" "$LOAD_S s" "<= 5 s" \
-    "$(verdict "$LOAD_S <= 5")" "$LOAD_MB MiB peak RSS: every call in memory"
+row "report, every call loaded, $((REPORT_N / 1000000))M (time)" "$LOAD_S s" "<= 5 s" \
+    "$(verdict "$LOAD_S <= 5")" "$LOAD_MB MiB peak RSS: --group-by-stack 4, the loaded engine"
 row "report -f json, $((REPORT_N / 1000000))M (memory)" "$JSON_MB MiB" "<= 256 MiB" \
-    "$(verdict "$JSON_MB <= 256")" "$JSON_S s: rows from the summary, threads from a read"
+    "$(verdict "$JSON_MB <= 256")" "$JSON_S s: one pass"
 row "export chrome, $((REPORT_N / 1000000))M (time)" "$EXP_S s" "<= 5 s" "$(verdict "$EXP_S <= 5")" \
     "to /dev/null"
 row "export chrome, $((REPORT_N / 1000000))M (memory)" "$EXP_MB MiB" "<= 1024 MiB" \
     "$(verdict "$EXP_MB <= 1024")" "peak RSS: streams"
 for n in 30000000 100000000; do
-    row "report, $((n / 1000000))M (memory)" "${STREAM_MB[$n]} MiB" "<= 256 MiB" \
-        "$(verdict "${STREAM_MB[$n]} <= 256")" \
-        "${STREAM_S[$n]} s: $(calc "${STREAM_S[$n]} * 1e9 / $n" 0) ns a record (loaded: $(calc "$LOAD_S * 1e9 / $REPORT_N" 0))"
+    for v in "${BIG_VIEWS[@]}"; do
+        row "${BIG_ARGS[$v]}, $((n / 1000000))M (memory)" "${BIG_MB[$v,$n]} MiB" "<= 256 MiB" \
+            "$(verdict "${BIG_MB[$v,$n]} <= 256")" \
+            "${BIG_S[$v,$n]} s: $(calc "${BIG_S[$v,$n]} * 1e9 / $n" 0) ns a record (every call loaded: $(calc "$LOAD_S * 1e9 / $REPORT_N" 0))"
+    done
 done
 row "report --step, $((REPORT_N / 1000000))M (time)" "$STEP_S s" - - \
-    "$(calc "$REPORT_N / 8 / 1e6" 2)M steps, one pass (every call loaded for the table: $LOAD_S s)"
+    "$(calc "$REPORT_N / 8 / 1e6" 2)M steps, one pass (every call loaded for a table: $LOAD_S s)"
 row "report --step, $((REPORT_N / 1000000))M (memory)" "$STEP_MB MiB" - - \
     "the steps, not the calls (every call loaded: $LOAD_MB MiB)"
 row "report --gpu, $((REPORT_N / 1000000))M (time)" "$GPU_S s" - - \
@@ -793,11 +797,6 @@ row "report --step, $((REPORT_N / 1000000))M GPU (memory)" "$GSTEP_MB MiB" - - \
 row "report, $((REPORT_N / 1000000))M GPU (memory)" "$GTAB_MB MiB" "<= 256 MiB" \
     "$(verdict "$GTAB_MB <= 256")" \
     "$GTAB_S s, loaded $GTABL_S s and $GTABL_MB MiB; ops joined to launches, then summed"
-for n in 30000000 100000000; do
-    row "report --step, $((n / 1000000))M (memory)" "${STEPS_MB[$n]} MiB" "<= 256 MiB" \
-        "$(verdict "${STEPS_MB[$n]} <= 256")" \
-        "${STEPS_S[$n]} s; $(calc "$n / 8 / 1e6" 2)M steps, $(calc "(${STEPS_MB[$n]} - 6) * 1048576 * 8 / $n" 0) B a step"
-done
 if [[ -n $SQL_S ]]; then
     row "export sqlite, $((REPORT_N / 1000000))M (rows/s)" "$(calc "$REPORT_N / $SQL_S / 1e6" 2) M/s" \
         ">= 85 %" "$(verdict "$(calc "$FLOOR_S * 100 / $SQL_S" 1) >= 85")" \
