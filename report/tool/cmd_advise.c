@@ -196,6 +196,9 @@ struct advise_pass {
     struct opp_table_stream *table;
     struct opp_step_stream *steps;
     struct opp_gpu_stream *gpu; /* opened when a rule asks */
+    struct opp_gpu_stats gs;    /* its answer for gs_opts (two rules ask) */
+    struct opp_agg_opts gs_opts;
+    int have_gs;
     const char *trace;
     char err[512]; /* why -EIO, or why 1 ("": not said) */
 };
@@ -234,17 +237,44 @@ static int pass_calltree(void *ctx, const struct opp_agg_opts *o, struct opp_cal
     return got_of(opp_table_stream_calltree(ap->table, o, ct, ap->err, sizeof ap->err));
 }
 
+/* A copy of the array from[0..n) of size bytes each into *to: 0 or -ENOMEM. */
+static int copy_array(void **to, const void *from, size_t n, size_t size)
+{
+    *to = NULL;
+    if (!n)
+        return 0;
+    if (!(*to = malloc(n * size)))
+        return -ENOMEM;
+    memcpy(*to, from, n * size);
+    return 0;
+}
+
 static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s)
 {
     struct advise_pass *ap = ctx;
     enum opp_stream_refused why;
-    if (!ap->gpu && !(ap->gpu = opp_gpu_stream_open(&ap->trace, 1, &why, ap->err, sizeof ap->err)))
-        return why == OPP_STREAM_ERROR ? -EIO : 1;
-    struct opp_kernel_stats *k = NULL;
-    size_t nk;
-    int got = opp_gpu_stream_stats(ap->gpu, o, s, &k, &nk, ap->err, sizeof ap->err);
-    free(k);
-    return got_of(got);
+    if (!ap->have_gs || memcmp(&ap->gs_opts, o, sizeof *o)) {
+        if (!ap->gpu &&
+            !(ap->gpu = opp_gpu_stream_open(&ap->trace, 1, &why, ap->err, sizeof ap->err)))
+            return why == OPP_STREAM_ERROR ? -EIO : 1;
+        struct opp_kernel_stats *k = NULL;
+        size_t nk;
+        opp_gpu_stats_free(&ap->gs);
+        ap->have_gs = 0;
+        int got = opp_gpu_stream_stats(ap->gpu, o, &ap->gs, &k, &nk, ap->err, sizeof ap->err);
+        free(k);
+        if (got)
+            return got_of(got);
+        ap->gs_opts = *o;
+        ap->have_gs = 1;
+    }
+    *s = ap->gs;
+    if (copy_array((void **)&s->devs, ap->gs.devs, ap->gs.ndevs, sizeof *s->devs) ||
+        copy_array((void **)&s->streams, ap->gs.streams, ap->gs.nstreams, sizeof *s->streams)) {
+        opp_gpu_stats_free(s);
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 /* Whether advise reads what only the loaded calls have: code stacks
@@ -263,6 +293,8 @@ static int needs_loaded(struct opp_table_stream *st)
 
 static void pass_free(struct advise_pass *ap)
 {
+    if (ap->have_gs)
+        opp_gpu_stats_free(&ap->gs);
     opp_gpu_stream_free(ap->gpu);
     opp_step_stream_free(ap->steps);
     opp_table_stream_free(ap->table);
