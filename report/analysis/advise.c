@@ -96,18 +96,34 @@ const struct opp_row *adv_row(const struct opp_agg *a, const char *key)
     return NULL;
 }
 
+int adv_aggregate(const struct opp_advise_ctx *c, const struct opp_agg_opts *o, struct opp_agg *out)
+{
+    return c->src ? c->src->aggregates(c->src->ctx, o, 1, out) : opp_aggregate(c->m, o, out);
+}
+
+int adv_steps_find(const struct opp_advise_ctx *c, const char *name, struct opp_steps *out)
+{
+    return c->src ? c->src->steps(c->src->ctx, &c->o, name, out, NULL, 0)
+                  : opp_steps_find(c->m, &c->o, name, out);
+}
+
+int adv_gpu_stats(const struct opp_advise_ctx *c, struct opp_gpu_stats *out)
+{
+    return c->src ? c->src->gpu_stats(c->src->ctx, &c->o, out) : opp_gpu_stats(c->m, &c->o, out);
+}
+
 int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
                  uint32_t group_by_stack, int group_by_shape, struct opp_agg *out)
 {
     struct opp_agg_opts o = c->o;
-    uint64_t first = opp_model_first_ns(c->m);
+    uint64_t first = c->first_ns;
     o.window = 1;
     o.from_ns = begin > first ? begin - first : 0;
     o.to_ns = end > first ? end - first : 0;
     o.group_by_stack = group_by_stack;
     o.group_by_shape = group_by_shape;
     o.limit = 0;
-    return opp_aggregate(c->m, &o, out);
+    return adv_aggregate(c, &o, out);
 }
 
 /* A frame of Python's own or of a package (torch's): not the program's. */
@@ -144,6 +160,8 @@ static void program_frame(const char *stack, char *buf, size_t cap)
 int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
 {
     buf[0] = 0;
+    if (c->src) /* no code stacks, no name with a code line's "): " (opp_advise_src) */
+        return 0;
     struct opp_agg a;
     int rc = adv_agg_span(c, c->steps[0].begin_ns, c->steps[c->n - 1].end_ns, OPP_STACK_MAX, 0, &a);
     if (rc)
@@ -216,8 +234,10 @@ int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *
 static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_advice *out)
 {
     struct opp_steps st;
-    int rc = step ? opp_steps_find(c->m, &c->o, step, &st)
-                  : opp_steps_default(c->m, &c->o, &st, out->steps_what, sizeof out->steps_what);
+    int rc = c->src ? c->src->steps(c->src->ctx, &c->o, step, &st, out->steps_what,
+                                    sizeof out->steps_what)
+             : step ? opp_steps_find(c->m, &c->o, step, &st)
+                    : opp_steps_default(c->m, &c->o, &st, out->steps_what, sizeof out->steps_what);
     if (rc)
         return rc;
     if (step) {
@@ -240,7 +260,7 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
     if (!c->steps)
         return -ENOMEM;
     c->n = 1;
-    c->steps[0].begin_ns = opp_model_first_ns(c->m);
+    c->steps[0].begin_ns = c->first_ns;
     uint64_t end = 0;
     for (size_t p = 0; p < c->m->nprocs; p++) {
         const struct opp_process *pr = &c->m->procs[p];
@@ -278,11 +298,22 @@ static int cmp_finding(const void *a, const void *b)
 int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const char *step,
                const double *th, struct opp_advice *out)
 {
+    return opp_advise_src(m, NULL, o, step, th, out);
+}
+
+int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
+                   const struct opp_agg_opts *o, const char *step, const double *th,
+                   struct opp_advice *out)
+{
     memset(out, 0, sizeof *out);
     double defaults[OPP_TH_COUNT];
     for (int i = 0; i < OPP_TH_COUNT; i++)
         defaults[i] = opp_advise_thresholds[i].value;
-    struct opp_advise_ctx c = {.m = m, .o = *o, .th = th ? th : defaults};
+    struct opp_advise_ctx c = {.m = m,
+                               .src = src,
+                               .first_ns = src ? src->first_ns : opp_model_first_ns(m),
+                               .o = *o,
+                               .th = th ? th : defaults};
     c.o.limit = 0;
     c.o.group_by_shape = 0;
     c.o.group_by_stack = 0;
@@ -312,7 +343,8 @@ int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const ch
         free(c.steps);
         return rc;
     }
-    if ((rc = opp_calltree_build(m, &c.o, &c.ct))) {
+    rc = src ? src->calltree(src->ctx, &c.o, &c.ct) : opp_calltree_build(m, &c.o, &c.ct);
+    if (rc) {
         opp_agg_free(&c.agg);
         free(c.steps);
         return rc;

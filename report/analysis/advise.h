@@ -13,7 +13,11 @@
 
 #include "analysis/advise_findings.h"
 #include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
+#include "analysis/gpu_stats.h"
 #include "analysis/model.h"
+#include "analysis/ranks.h"
+#include "analysis/step_times.h"
 
 /* What advise looked at, for the header of its output. */
 struct opp_advice {
@@ -30,6 +34,28 @@ struct opp_advice {
  * NULL the defaults). 0, or -ENOMEM. */
 int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const char *step,
                const double *th, struct opp_advice *out);
+/* Where the rules' inputs come from when not from a loaded model's calls:
+ * a pass over the trace (table_stream.h, step_stream.h, gpu_stream.h).
+ * Each returns 0, a negative errno (-EIO: the source's own message says
+ * why), or 1 when the pass cannot answer (the loaded model will). */
+struct opp_advise_src {
+    void *ctx;
+    opp_rank_aggregate_fn aggregates; /* opp_aggregate of each of o[0..n) */
+    /* opp_steps_find (name), else opp_steps_default (what set) */
+    int (*steps)(void *ctx, const struct opp_agg_opts *o, const char *name, struct opp_steps *out,
+                 char *what, size_t cap);
+    int (*calltree)(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct);
+    int (*gpu_stats)(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
+    uint64_t first_ns; /* opp_model_first_ns of the loaded model */
+};
+
+/* The same advice from src's answers; m: the model of src's first read
+ * (processes, names, devices, memory series, what was lost), no calls. A
+ * trace whose calls have code stacks is not asked this way (their code
+ * frames are the loaded model's). 0, 1 (src cannot: load), or as src's. */
+int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
+                   const struct opp_agg_opts *o, const char *step, const double *th,
+                   struct opp_advice *out);
 void opp_advice_free(struct opp_advice *a);
 
 /* Threshold id by name: 0, or -EINVAL. */

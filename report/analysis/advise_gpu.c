@@ -21,7 +21,7 @@ int adv_rule_gpu_idle(const struct opp_advise_ctx *c, struct opp_findings *out)
     if ((double)idle < adv_th(c, OPP_TH_GPU_IDLE_SHARE) * (double)c->wall_ns)
         return 0;
     struct opp_gpu_stats s;
-    int rc = opp_gpu_stats(c->m, &c->o, &s);
+    int rc = adv_gpu_stats(c, &s);
     if (rc)
         return rc;
     struct opp_finding *f = adv_add(out, "gpu_idle");
@@ -68,10 +68,10 @@ int adv_rule_comm(const struct opp_advise_ctx *c, struct opp_findings *out)
         return 0;
     struct opp_gpu_stats s;
     struct opp_agg a;
-    int rc = opp_gpu_stats(c->m, &c->o, &s);
+    int rc = adv_gpu_stats(c, &s);
     if (rc)
         return rc;
-    if (s.ndevs != 1 || (rc = opp_aggregate(c->m, &c->o, &a))) {
+    if (s.ndevs != 1 || (rc = adv_aggregate(c, &c->o, &a))) {
         opp_gpu_stats_free(&s);
         return rc;
     }

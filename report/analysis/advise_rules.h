@@ -4,13 +4,12 @@
 #ifndef OPP_ADVISE_RULES_H
 #define OPP_ADVISE_RULES_H
 
-#include "analysis/advise_findings.h"
-#include "analysis/aggregate.h"
-#include "analysis/callpath_tree.h"
-#include "analysis/step_times.h"
+#include "analysis/advise.h"
 
 struct opp_advise_ctx {
     const struct opp_model *m;
+    const struct opp_advise_src *src; /* NULL: m's calls answer */
+    uint64_t first_ns;                /* the trace's first time */
     struct opp_agg_opts o; /* the filters given; window: the steps' span */
     const double *th;
     /* The steps of one thread (the first that has any), in time order;
@@ -43,6 +42,13 @@ struct opp_finding *adv_add(struct opp_findings *out, const char *rule);
 void adv_stake(const struct opp_advise_ctx *c, struct opp_finding *f, uint64_t stake_ns);
 /* The CPU row named key of a, NULL when none. */
 const struct opp_row *adv_row(const struct opp_agg *a, const char *key);
+/* opp_aggregate of o, from c's source: 0, 1 (the pass cannot) or -errno. */
+int adv_aggregate(const struct opp_advise_ctx *c, const struct opp_agg_opts *o,
+                  struct opp_agg *out);
+/* opp_steps_find of name for c's filters, from c's source: as above. */
+int adv_steps_find(const struct opp_advise_ctx *c, const char *name, struct opp_steps *out);
+/* opp_gpu_stats for c's filters, from c's source: as above. */
+int adv_gpu_stats(const struct opp_advise_ctx *c, struct opp_gpu_stats *out);
 /* key_averages over [begin, end) of the filters' calls: 0 or -ENOMEM. */
 int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
                  uint32_t group_by_stack, int group_by_shape, struct opp_agg *out);

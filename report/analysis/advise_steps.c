@@ -64,7 +64,7 @@ int adv_rule_input(const struct opp_advise_ctx *c, struct opp_findings *out)
         if (r->device_type != OPP_DEVICE_CPU || strncmp(r->key, DATALOADER, strlen(DATALOADER)))
             continue;
         struct opp_steps dl;
-        if ((rc = opp_steps_find(c->m, &c->o, r->key, &dl)))
+        if ((rc = adv_steps_find(c, r->key, &dl)))
             break;
         if (dl.ranges) /* a torch label: each call its interval */
             inside(c, &dl, in);
@@ -235,7 +235,7 @@ int adv_rule_outliers(const struct opp_advise_ctx *c, struct opp_findings *out)
     char more[200];
     if (excess_text(c, worst, median_step(c, d.p50), more, sizeof more, f->op, sizeof f->op))
         return -ENOMEM;
-    uint64_t first = opp_model_first_ns(c->m);
+    uint64_t first = c->first_ns;
     snprintf(f->what, sizeof f->what,
              "Outlier steps: %zu of %zu steady steps took %.1fx the p50 or more (p99 %.3f ms, p50 "
              "%.3f ms)",

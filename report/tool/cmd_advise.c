@@ -1,5 +1,10 @@
 /* `opprof advise TRACE [options]`: findings about a trace ranked by the
  * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
+ * A full trace is read through the pass (table_stream.h, step_stream.h,
+ * gpu_stream.h): memory bounded by the rows, call paths, steps and devices,
+ * not by the calls. Every call is loaded for a summary trace (it says what
+ * it lacks), a trace the pass cannot read (said), and where advise reads
+ * what only the loaded calls have (advise_streams).
  * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
  * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
 #include <errno.h>
@@ -10,7 +15,10 @@
 #include <string.h>
 
 #include "analysis/advise.h"
+#include "analysis/gpu_stream.h"
+#include "analysis/step_stream.h"
 #include "analysis/step_times.h"
+#include "analysis/table_stream.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "views/advise_view.h"
@@ -143,6 +151,197 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     return 0;
 }
 
+/* The step's check and the output, of the advice on trace: the exit status. */
+static int advice_out(const struct advise_args *aa, const char *trace, struct opp_advice *a)
+{
+    if (a->step_unknown) {
+        fprintf(stderr,
+                PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
+                       "operators and ranges)\n",
+                aa->step, trace, trace);
+        opp_advice_free(a);
+        return 2;
+    }
+    int rc = opp_out_advice(stdout, trace, a, aa->json);
+    opp_advice_free(a);
+    if (!rc && fflush(stdout))
+        rc = -EIO;
+    if (rc)
+        fprintf(stderr, PREFIX "cannot write the output: %s\n", strerror(-rc));
+    return rc ? 1 : 0;
+}
+
+/* The filters' check against m's processes: 0, or 2 (said). */
+static int filters_known(const struct advise_args *aa, const char *trace, const struct opp_model *m)
+{
+    char err[512];
+    struct opp_agg_filter_names names = {.filter_pid = aa->o.filter_pid, .pid = aa->o.pid};
+    if (opp_model_filters_known(m, &names, err, sizeof err)) {
+        fprintf(stderr, PREFIX "%s\n", err);
+        return 2;
+    }
+    int ranked = 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        ranked |= m->procs[p].rank == aa->o.rank;
+    if (aa->o.filter_rank && !ranked) {
+        fprintf(stderr, PREFIX "--rank %" PRId64 ": no process of %s has that rank\n", aa->o.rank,
+                trace);
+        return 2;
+    }
+    return 0;
+}
+
+/* The passes over one trace that answer advise's rules (opp_advise_src). */
+struct advise_pass {
+    struct opp_table_stream *table;
+    struct opp_step_stream *steps;
+    struct opp_gpu_stream *gpu; /* opened when a rule asks */
+    struct opp_gpu_stats gs;    /* its answer for gs_opts (two rules ask) */
+    struct opp_agg_opts gs_opts;
+    int have_gs;
+    const char *trace;
+    char err[512]; /* why -EIO, or why 1 ("": not said) */
+};
+
+/* The pass's answer (0, 1 or -1) as opp_advise_src's (0, 1 or -EIO). */
+static int got_of(int got)
+{
+    return got < 0 ? -EIO : got;
+}
+
+static int pass_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
+{
+    struct advise_pass *ap = ctx;
+    int got = opp_table_stream_aggregates(ap->table, o, n, out, ap->err, sizeof ap->err);
+    if (!got && n && out[0].cpu_mem) {
+        /* the CPU memory series is every MEMORY call's (the loaded model's) */
+        for (size_t i = 0; i < n; i++)
+            opp_agg_free(&out[i]);
+        ap->err[0] = 0;
+        return 1;
+    }
+    return got_of(got);
+}
+
+static int pass_steps(void *ctx, const struct opp_agg_opts *o, const char *name,
+                      struct opp_steps *out, char *what, size_t cap)
+{
+    struct advise_pass *ap = ctx;
+    return got_of(
+        opp_step_stream_steps(ap->steps, o, name, out, what, cap, ap->err, sizeof ap->err));
+}
+
+static int pass_calltree(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct)
+{
+    struct advise_pass *ap = ctx;
+    return got_of(opp_table_stream_calltree(ap->table, o, ct, ap->err, sizeof ap->err));
+}
+
+/* A copy of the array from[0..n) of size bytes each into *to: 0 or -ENOMEM. */
+static int copy_array(void **to, const void *from, size_t n, size_t size)
+{
+    *to = NULL;
+    if (!n)
+        return 0;
+    if (!(*to = malloc(n * size)))
+        return -ENOMEM;
+    memcpy(*to, from, n * size);
+    return 0;
+}
+
+static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s)
+{
+    struct advise_pass *ap = ctx;
+    enum opp_stream_refused why;
+    if (!ap->have_gs || memcmp(&ap->gs_opts, o, sizeof *o)) {
+        if (!ap->gpu &&
+            !(ap->gpu = opp_gpu_stream_open(&ap->trace, 1, &why, ap->err, sizeof ap->err)))
+            return why == OPP_STREAM_ERROR ? -EIO : 1;
+        struct opp_kernel_stats *k = NULL;
+        size_t nk;
+        opp_gpu_stats_free(&ap->gs);
+        ap->have_gs = 0;
+        int got = opp_gpu_stream_stats(ap->gpu, o, &ap->gs, &k, &nk, ap->err, sizeof ap->err);
+        free(k);
+        if (got)
+            return got_of(got);
+        ap->gs_opts = *o;
+        ap->have_gs = 1;
+    }
+    *s = ap->gs;
+    if (copy_array((void **)&s->devs, ap->gs.devs, ap->gs.ndevs, sizeof *s->devs) ||
+        copy_array((void **)&s->streams, ap->gs.streams, ap->gs.nstreams, sizeof *s->streams)) {
+        opp_gpu_stats_free(s);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Whether advise reads what only the loaded calls have: code stacks
+ * (OPPROF_STACKS: their frames are the loaded model's), or a name with a
+ * code line's "): " (the rows grouped by operator stack would show it). */
+static int needs_loaded(struct opp_table_stream *st)
+{
+    const struct opp_model *m = opp_table_stream_model(st);
+    if (opp_table_stream_has_stacks(st))
+        return 1;
+    for (uint32_t i = 0; i < m->nstrs; i++)
+        if (m->strs[i] && strstr(m->strs[i], "): "))
+            return 1;
+    return 0;
+}
+
+static void pass_free(struct advise_pass *ap)
+{
+    if (ap->have_gs)
+        opp_gpu_stats_free(&ap->gs);
+    opp_gpu_stream_free(ap->gpu);
+    opp_step_stream_free(ap->steps);
+    opp_table_stream_free(ap->table);
+}
+
+/* advise through the pass: the exit status, or -1 to load every call
+ * instead (said where the pass cannot read the trace). */
+static int advise_streams(struct advise_args *aa, const char *trace)
+{
+    struct advise_pass ap = {.trace = trace};
+    enum opp_stream_refused why;
+    int rc = -1;
+    if (!(ap.table = opp_table_stream_open(&trace, 1, &why, ap.err, sizeof ap.err))) {
+        if (why == OPP_STREAM_CANNOT) /* an error or a summary: the loaded path says it */
+            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, ap.err);
+        return -1;
+    }
+    const struct opp_model *m = opp_table_stream_model(ap.table);
+    if (needs_loaded(ap.table) ||
+        !(ap.steps = opp_step_stream_open(&trace, 1, &why, ap.err, sizeof ap.err)))
+        goto out;
+    if ((rc = filters_known(aa, trace, m)))
+        goto out;
+    opp_steps_main_process(m, &aa->o, 1);
+    const struct opp_advise_src src = {.ctx = &ap,
+                                       .aggregates = pass_aggregates,
+                                       .steps = pass_steps,
+                                       .calltree = pass_calltree,
+                                       .gpu_stats = pass_gpu_stats,
+                                       .first_ns = opp_table_stream_first_ns(ap.table)};
+    struct opp_advice a;
+    rc = opp_advise_src(m, &src, &aa->o, aa->step, aa->th, &a);
+    if (rc == 1) {
+        if (ap.err[0])
+            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, ap.err);
+        rc = -1;
+    } else if (rc) {
+        fprintf(stderr, PREFIX "%s\n", rc == -EIO ? ap.err : strerror(-rc));
+        rc = 1;
+    } else {
+        rc = advice_out(aa, trace, &a);
+    }
+out:
+    pass_free(&ap);
+    return rc;
+}
+
 int cmd_advise(int argc, char **argv)
 {
     struct advise_args aa;
@@ -152,6 +351,10 @@ int cmd_advise(int argc, char **argv)
     if (aa.thresholds)
         return opp_out_advise_thresholds(stdout, aa.th) ? 1 : 0;
     const char *trace = argv[first];
+    struct opp_agg_opts given = aa.o;
+    if ((rc = advise_streams(&aa, trace)) >= 0)
+        return rc;
+    aa.o = given; /* as the loaded model finds the main process */
     char err[512];
     struct opp_model *m = opp_model_load(trace, err, sizeof err);
     if (!m) {
@@ -163,44 +366,17 @@ int cmd_advise(int argc, char **argv)
         opp_model_free(m);
         return 1;
     }
-    struct opp_agg_filter_names names = {.filter_pid = aa.o.filter_pid, .pid = aa.o.pid};
-    if (opp_model_filters_known(m, &names, err, sizeof err)) {
-        fprintf(stderr, PREFIX "%s\n", err);
+    if ((rc = filters_known(&aa, trace, m))) {
         opp_model_free(m);
-        return 2;
-    }
-    int ranked = 0;
-    for (size_t p = 0; p < m->nprocs; p++)
-        ranked |= m->procs[p].rank == aa.o.rank;
-    if (aa.o.filter_rank && !ranked) {
-        fprintf(stderr, PREFIX "--rank %" PRId64 ": no process of %s has that rank\n", aa.o.rank,
-                trace);
-        opp_model_free(m);
-        return 2;
+        return rc;
     }
     opp_steps_main_process(m, &aa.o, 1);
     struct opp_advice a;
     rc = opp_advise(m, &aa.o, aa.step, aa.th, &a);
+    opp_model_free(m);
     if (rc) {
         fprintf(stderr, PREFIX "%s\n", strerror(-rc));
-        opp_model_free(m);
         return 1;
     }
-    if (a.step_unknown) {
-        fprintf(stderr,
-                PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
-                       "operators and ranges)\n",
-                aa.step, trace, trace);
-        opp_advice_free(&a);
-        opp_model_free(m);
-        return 2;
-    }
-    rc = opp_out_advice(stdout, trace, &a, aa.json);
-    opp_advice_free(&a);
-    opp_model_free(m);
-    if (!rc && fflush(stdout))
-        rc = -EIO;
-    if (rc)
-        fprintf(stderr, PREFIX "cannot write the output: %s\n", strerror(-rc));
-    return rc ? 1 : 0;
+    return advice_out(&aa, trace, &a);
 }

@@ -1,7 +1,8 @@
 /* opprof advise on real PyTorch programs written for it (tests/py/advise_*.py),
  * profiled with OPPROF_STACKS=1: a loop starved by its DataLoader, a loop
  * calling .item() in each step, a chain of tiny elementwise operators. The
- * finding each is about ranks first, with its numbers and the Python line. */
+ * finding each is about ranks first, with its numbers and the Python line.
+ * A large trace advised on in memory bounded by its rows. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "testutil.h"
 #include "tool/cmds.h"
+#include "tracebuild.h"
 
 static char *dir;
 static void setup(void)
@@ -161,6 +163,42 @@ START_TEST(tiny_ops)
 }
 END_TEST
 
+/* `opprof advise -f json` of a trace of n iterations of outer around
+ * inner (no steps: the run, 200 ns an iteration, taken as one): its output
+ * exact; the tool's peak memory in KiB. */
+static long advise_kb(uint32_t n)
+{
+    char *t = tu_path(dir, "t.trace"), *o = tu_path(dir, "advise.out"),
+         *e = tu_path(dir, "advise.err");
+    tb_outer_inner(t, n);
+    char *argv[] = {(char *)tu_tool("opprof"), "advise", t, "-f", "json", NULL};
+    long kb;
+    int st = tu_run_peak(argv, o, e, &kb);
+    char *out = tu_slurp(o), *err = tu_slurp(e), want[512];
+    ck_assert_msg(tu_code(st) == 0, "%s", err);
+    ck_assert_str_eq(err, "");
+    unsigned ms = n / 5000;
+    snprintf(want, sizeof want,
+             "{\"trace\": \"%s\", \"steps\": {\"what\": \"none (no ProfilerStep#N, optimizer "
+             "step or nn.Module); the run taken as one step\", \"count\": 0, \"p50_ms\": %u, "
+             "\"p99_ms\": %u, \"wall_ms\": %u}, \"lost\": [], \"findings\": []}\n",
+             t, ms, ms, ms);
+    ck_assert_str_eq(out, want);
+    free(out), free(err), free(t), free(o), free(e);
+    return kb;
+}
+
+/* The rules' rows, steps and call paths read in one pass over the trace:
+ * 30 times the calls, the same peak memory give or take 4 MiB (every call
+ * loaded: 14 MiB more). */
+START_TEST(large_trace_bounded_by_rows)
+{
+    long small = advise_kb(5000), big = advise_kb(150000);
+    ck_assert_msg(big - small < 4096, "peak %ld KiB for 300,000 calls against %ld KiB for 10,000",
+                  big, small);
+}
+END_TEST
+
 Suite *suite_advise(void)
 {
     Suite *s = suite_create("advise");
@@ -171,6 +209,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, loader_starved);
     tcase_add_test(tc, item_every_step);
     tcase_add_test(tc, tiny_ops);
+    tcase_add_test(tc, large_trace_bounded_by_rows);
     suite_add_tcase(s, tc);
     return s;
 }
