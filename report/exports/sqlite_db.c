@@ -10,10 +10,26 @@
 
 #include "utf8.h"
 
+/* Where SQLite's full disk may be: it says not which file filled it, and
+ * it sorts the indexes in temporary files of its own (TMPDIR, else the
+ * first of /var/tmp, /usr/tmp and /tmp it can write). */
+static void no_room_where(char *buf, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (tmp && *tmp)
+        snprintf(buf, len, ": no room on the output's file system or in TMPDIR (%s)", tmp);
+    else
+        snprintf(buf, len, ": no room on the output's file system or in /var/tmp (TMPDIR unset)");
+}
+
 int opp_db_fail(struct db *d, const char *what)
 {
-    if (!d->failed)
-        snprintf(d->err, d->errlen, "sqlite: %s: %s", what, sqlite3_errmsg(d->h));
+    if (!d->failed) {
+        char where[4200] = "";
+        if (sqlite3_errcode(d->h) == SQLITE_FULL)
+            no_room_where(where, sizeof where);
+        snprintf(d->err, d->errlen, "sqlite: %s: %s%s", what, sqlite3_errmsg(d->h), where);
+    }
     d->failed = 1;
     return -1;
 }

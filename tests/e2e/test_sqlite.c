@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef OPP_HAVE_SQLITE
@@ -162,10 +164,53 @@ START_TEST(bad_input)
     free(err), free(db);
 }
 END_TEST
+
+/* A full disk: SQLite says "database or disk is full" of whichever file
+ * filled it, the database or its own temporary files (the index sorts in
+ * TMPDIR): the error names both places. A 64 KiB tmpfs filled up (root
+ * only), the output on it, TMPDIR on it too. */
+START_TEST(full_disk_named)
+{
+    char *prog[] = {(char *)tu_build("tests/progs/blas_calls"), NULL};
+    struct tu_env te;
+    ck_assert_int_eq(tu_code(tu_run(prog, tu_preload_env(&te, trace, NULL), NULL, NULL)), 0);
+    char *full = tu_path(dir, "full");
+    ck_assert_int_eq(mkdir(full, 0700), 0);
+    if (mount("tmpfs", full, "tmpfs", 0, "size=64k") != 0) {
+        fprintf(stderr, "sqlite: full_disk_named skipped: cannot mount a tmpfs (not root)\n");
+        free(full);
+        return;
+    }
+    char *fill = tu_path(full, "fill"), *db = tu_path(full, "t.sqlite"), *e = tu_path(dir, "e");
+    FILE *f = fopen(fill, "w");
+    static char block[4096];
+    while (f && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0)
+        ;
+    if (f)
+        fclose(f);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "TMPDIR=%s", full);
+    char *env[] = {tmp, NULL};
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "sqlite", trace, "-o", db, NULL};
+    int code = tu_code(tu_run(argv, env, NULL, e));
+    int left = access(db, F_OK) == 0;
+    ck_assert_int_eq(umount(full), 0);
+    char *err = tu_slurp(e), want[8500];
+    snprintf(want, sizeof want,
+             "opprof export: sqlite: commit: database or disk is full: no room on the output's "
+             "file system or in TMPDIR (%s)\n",
+             full);
+    ck_assert_int_eq(code, 1);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(left, 0);
+    free(err), free(e), free(db), free(fill), free(full);
+}
+END_TEST
 #else
 TU_SKIPPED(totals_match_report, TU_NO_SQLITE)
 TU_SKIPPED(steps_match_report, TU_NO_SQLITE)
 TU_SKIPPED(bad_input, TU_NO_SQLITE)
+TU_SKIPPED(full_disk_named, TU_NO_SQLITE)
 #endif
 
 Suite *suite_sqlite(void)
@@ -177,6 +222,7 @@ Suite *suite_sqlite(void)
     tcase_add_test(tc, totals_match_report);
     tcase_add_test(tc, steps_match_report);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, full_disk_named);
     suite_add_tcase(s, tc);
     return s;
 }

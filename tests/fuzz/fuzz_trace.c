@@ -1,9 +1,11 @@
 /* Fuzz target: the trace reader (common/trace_read.c) and the report's
  * loader and analyses (report/analysis/), and the views read in one
- * pass over the file (steps, GPU statistics), on any bytes as a trace
+ * pass over the file (steps, GPU statistics, the table's rows, checked
+ * against the loaded model's, the call paths), on any bytes as a trace
  * file.
  * Built for libFuzzer (make fuzz) or with replay.c (make test without
  * clang); see HACKING.md, "Fuzzing". */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
 #include "analysis/step_times.h"
+#include "analysis/table_stream.h"
 #include "trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -186,6 +189,54 @@ static void analyse(const struct opp_model *m)
     }
 }
 
+/* What the table, --tree and --window compute on the pass over the file
+ * (table_stream.h): the rows, those of a time window, the call paths and
+ * the schedule's windows; the rows' totals those of the loaded model m
+ * (NULL: it did not load), as the report promises. */
+static void table_read(const char *path, const struct opp_model *m)
+{
+    enum opp_stream_refused why;
+    char err[512];
+    struct opp_table_stream *s = opp_table_stream_open(&path, 1, &why, err, sizeof err);
+    if (!s)
+        return;
+    struct opp_agg_opts o[2] = {{0}, {.window = 1, .from_ns = 1000, .to_ns = 1000000}};
+    for (int k = 0; k < 2; k++) {
+        struct opp_agg a, b;
+        if (opp_table_stream_aggregate(s, &o[k], &a, err, sizeof err) != 0)
+            continue;
+        sink += a.nrows;
+        if (m && !opp_aggregate(m, &o[k], &b)) {
+            if (a.nrows_all != b.nrows_all || a.events != b.events ||
+                a.self_cpu_time_total_ns != b.self_cpu_time_total_ns ||
+                a.self_cuda_time_total_ns != b.self_cuda_time_total_ns) {
+                fprintf(stderr,
+                        "fuzz_trace: the pass's rows are not the loaded model's (window %d): "
+                        "rows %zu/%zu, events %" PRIu64 "/%" PRIu64 ", self CPU %" PRIu64
+                        "/%" PRIu64 ", self CUDA %" PRIu64 "/%" PRIu64 "\n",
+                        k, a.nrows_all, b.nrows_all, a.events, b.events, a.self_cpu_time_total_ns,
+                        b.self_cpu_time_total_ns, a.self_cuda_time_total_ns,
+                        b.self_cuda_time_total_ns);
+                abort();
+            }
+            opp_agg_free(&b);
+        }
+        opp_agg_free(&a);
+    }
+    struct opp_calltree ct;
+    if (opp_table_stream_calltree(s, &o[0], &ct, err, sizeof err) == 0) {
+        sink += ct.n;
+        opp_calltree_free(&ct);
+    }
+    struct opp_window *w;
+    size_t nw;
+    if (opp_table_stream_windows(s, &w, &nw, err, sizeof err) == 0) {
+        sink += nw;
+        free(w);
+    }
+    opp_table_stream_free(s);
+}
+
 /* What the views on the pass over the file compute (pass.h): the steps
  * as `opprof report --step` finds them (the program's own, then those of
  * a name), the GPU statistics as --gpu does. */
@@ -269,10 +320,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sink += sum.events + sum.chunks + strlen(sum.warning);
 
     struct opp_model *m = opp_model_load(trace_path, err, sizeof err);
-    if (m) {
+    if (m)
         analyse(m);
+    table_read(trace_path, m);
+    if (m)
         opp_model_free(m);
-    }
     pass_read(trace_path);
     return 0;
 }
