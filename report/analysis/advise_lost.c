@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/advise.h"
 #include "analysis/advise_rules.h"
 #include "analysis/ranks.h"
 

@@ -4,7 +4,13 @@
 #ifndef OPP_ADVISE_RULES_H
 #define OPP_ADVISE_RULES_H
 
-#include "analysis/advise.h"
+#include "analysis/advise_findings.h"
+#include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
+#include "analysis/gpu_stats.h"
+#include "analysis/step_times.h"
+
+struct opp_advise_src; /* advise.h */
 
 struct opp_advise_ctx {
     const struct opp_model *m;
