@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -154,9 +155,51 @@ static char *follow(const char *out)
     return NULL;
 }
 
+/* The temporary file being written, and SQLite's journal beside it
+ * (opp_out_open_path), removed when a signal ends the tool: a killed
+ * export leaves nothing behind, as a failed one does. */
+static struct {
+    char path[PATH_MAX + 16], journal[PATH_MAX + 24];
+    volatile sig_atomic_t set;
+} pending;
+
+static void on_fatal(int sig)
+{
+    if (pending.set) {
+        unlink(pending.path);
+        unlink(pending.journal);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* tmp (NULL: none) is the file a fatal signal removes. The handlers are
+ * set the first time, for the signals whose action is the default (one
+ * the caller ignores, as nohup does SIGHUP, stays ignored). */
+static void guard(const char *tmp)
+{
+    static int installed;
+    pending.set = 0;
+    if (!tmp || strlen(tmp) > PATH_MAX)
+        return;
+    snprintf(pending.path, sizeof pending.path, "%s", tmp);
+    snprintf(pending.journal, sizeof pending.journal, "%s-journal", tmp);
+    pending.set = 1;
+    if (installed++)
+        return;
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction was, sa = {.sa_handler = on_fatal};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler == SIG_DFL)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* Nothing left behind: the temporary file removed, OUT closed. */
 static void drop(struct opp_out *o)
 {
+    guard(NULL);
     if (o->tmp)
         unlink(o->tmp);
     if (o->fd >= 0)
@@ -231,6 +274,8 @@ static int make_tmp(struct opp_out *o)
         free(o->tmp);
         o->tmp = NULL;
         errno = e;
+    } else {
+        guard(o->tmp);
     }
     return fd;
 }
@@ -283,6 +328,7 @@ int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inp
                      strerror(e));
             return -1;
         }
+        guard(o->tmp);
     } else if ((fd = make_tmp(o)) < 0) {
         return fail(o, errno, err, errlen);
     }
@@ -332,10 +378,13 @@ int opp_out_close(struct opp_out *o, int ok, char *err, size_t errlen)
     o->fd = -1;
     if (!werr && ok && o->tmp && !copy && rename(o->tmp, o->target) < 0)
         werr = errno;
+    else if (!werr && ok && !copy)
+        guard(NULL); /* in place: OUT now */
     if (werr)
         return fail(o, werr, err, errlen);
     if (copy || !ok)
         drop(o);
+    guard(NULL);
     free(o->tmp);
     free(o->target);
     o->tmp = o->target = NULL;

@@ -7,6 +7,8 @@
  *   - a character or block device, or a FIFO: written directly as the
  *     output streams, its write errors said (ENOSPC on /dev/full);
  *   - a directory, a socket: refused.
+ * A temporary file is removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT ends
+ * the tool while it writes (the signal then ends it as it would have).
  * Every export and `opprof summarize` goes through it. */
 #ifndef OPP_TOOL_OUTFILE_H
 #define OPP_TOOL_OUTFILE_H

@@ -1,11 +1,13 @@
 /* What -o names is never destroyed (report/tool/outfile.h): every export
  * and `opprof summarize`, to each kind of target (missing, regular,
  * symbolic links, a FIFO, a device, /dev/full, a directory, a read-only
- * directory), run as the real tool; and `opprof run -o` refusing what it
- * cannot write before CMD starts. */
+ * directory), run as the real tool; an export killed while it writes
+ * leaves nothing behind; and `opprof run -o` refusing what it cannot write
+ * before CMD starts. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +138,41 @@ static mode_t kind_of(const char *path)
 }
 
 /* A missing OUT is made; a regular one is replaced whole. */
+/* An export ended by SIGTERM or SIGINT while it writes (its temporary
+ * file made, the trace being read): the signal's status, OUT left as it
+ * was, no temporary file; SQLite's export too, its journal included. */
+START_TEST(killed_export_leaves_nothing)
+{
+    char *big = tu_path(dir, "big.trace");
+    tb_outer_inner(big, 1500000); /* 3M calls: seconds of reading */
+    const char *kinds[][2] = {{"stacks", "out.folded"}, {"sqlite", "out.sqlite"}};
+    const int sigs[] = {SIGTERM, SIGINT};
+    for (size_t k = 0; k < 2; k++) {
+#ifndef OPP_HAVE_SQLITE
+        if (k == 1)
+            break;
+#endif
+        char *out = tu_path(dir, kinds[k][1]);
+        char *argv[] = {
+            (char *)tu_tool("opprof"), "export", (char *)kinds[k][0], big, "-o", out, NULL};
+        int pid = tu_spawn(argv, NULL, NULL, NULL);
+        ck_assert_int_gt(pid, 0);
+        for (int i = 0; i < 2000 && !tu_count_files(dir, ".tmp"); i++)
+            usleep(1000);
+        ck_assert_int_eq(tu_count_files(dir, ".tmp"), 1); /* it is writing */
+        usleep(100000);
+        ck_assert_int_eq(kill(pid, sigs[k]), 0);
+        int st = tu_wait(pid);
+        ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k], "status %d", st);
+        ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+        ck_assert_int_eq(tu_count_files(dir, "journal"), 0);
+        ck_assert_int_ne(access(out, F_OK), 0);
+        free(out);
+    }
+    free(big);
+}
+END_TEST
+
 START_TEST(missing_and_regular_files)
 {
     make_trace();
@@ -442,6 +479,7 @@ Suite *suite_outputs(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, missing_and_regular_files);
+    tcase_add_test(tc, killed_export_leaves_nothing);
     tcase_add_test(tc, symlinks_written_through);
     tcase_add_test(tc, fifo_with_a_reader);
     tcase_add_test(tc, device_stays_a_device);
