@@ -96,7 +96,8 @@ struct lrow {
                        other module inside it, its own included */
     int64_t mem;
     int step;
-    int module; /* an nn.Module's forward (OPP_TORCH_SCOPE_MODULE) */
+    uint32_t unnamed; /* its calls at depth 0 before its name came: steps if it names one */
+    int module;       /* an nn.Module's forward (OPP_TORCH_SCOPE_MODULE) */
 };
 
 struct lproc {
@@ -507,9 +508,14 @@ static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, 
 {
     if (row->step < 0) { /* its name, once it has come, says whether it is a step */
         const char *n = row_name(p, row);
-        if (!n)
-            return; /* not yet: this call is no step */
+        if (!n) { /* not yet (its string comes on the socket, the call in the ring) */
+            row->unnamed += !depth;
+            return;
+        }
         row->step = step_of(n, p->f[row->fn].kind, (uint64_t)(-1 - row->step));
+        for (; row->unnamed && row->step != STEP_NONE; row->unnamed--)
+            step_ended(l, row->step, 0); /* how long they took is not known */
+        row->unnamed = 0;
     }
     /* an optimizer step inside another (a wrapping optimizer steps its
      * inner one) is not one: the one waiting goes when its parent comes */

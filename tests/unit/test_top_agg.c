@@ -276,6 +276,23 @@ START_TEST(optimizer_steps_end_iterations)
 }
 END_TEST
 
+/* An optimizer step drained from the ring before its name's string came
+ * on the socket is a step once the name comes (how long it took unknown). */
+START_TEST(steps_before_their_name_counted)
+{
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_USER, 80, 100);
+    string(0x80000001u, "Optimizer.step#SGD.step");
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_USER, 220, 250);
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_USER, 400, 450);
+    call(7, F_OUTER, 0, 500, 600);
+    ck_assert_ptr_nonnull(row("Optimizer.step#SGD.step")); /* the snapshot */
+    ck_assert_str_eq(snap.step_name, "Optimizer.step#N");
+    ck_assert_uint_eq(snap.steps, 3);
+    ck_assert_uint_eq(snap.nlat, 1); /* the third, after the second's end */
+    ck_assert_uint_eq(snap.lat_ns[0], 200);
+}
+END_TEST
+
 START_TEST(tsc_ticks_become_ns)
 {
     ck_assert_int_eq(opp_top_agg_proc(L, 2, OPP_CLOCK_TSC, NF, funcs), 0);
@@ -372,6 +389,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, gpu_time_of_many_launches_before_a_flush);
     tcase_add_test(tc, profiler_steps_are_their_ranges);
     tcase_add_test(tc, optimizer_steps_end_iterations);
+    tcase_add_test(tc, steps_before_their_name_counted);
     tcase_add_test(tc, tsc_ticks_become_ns);
     tcase_add_test(tc, ended_process_keeps_its_rows);
     tcase_add_test(tc, snapshot_reads_back_the_same);
