@@ -266,16 +266,16 @@ static int make_tmp(struct opp_out *o)
         return -1;
     }
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    guard(o->tmp); /* before it exists: a signal finds it named */
     int fd = open(o->tmp, flags, 0666);
     if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0) /* a killed run's, with our pid */
         fd = open(o->tmp, flags, 0666);
     if (fd < 0) {
         int e = errno;
+        guard(NULL);
         free(o->tmp);
         o->tmp = NULL;
         errno = e;
-    } else {
-        guard(o->tmp);
     }
     return fd;
 }

@@ -160,7 +160,6 @@ START_TEST(killed_export_leaves_nothing)
         for (int i = 0; i < 2000 && !tu_count_files(dir, ".tmp"); i++)
             usleep(1000);
         ck_assert_int_eq(tu_count_files(dir, ".tmp"), 1); /* it is writing */
-        usleep(100000);
         ck_assert_int_eq(kill(pid, sigs[k]), 0);
         int st = tu_wait(pid);
         ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k], "status %d", st);
