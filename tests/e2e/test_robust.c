@@ -272,6 +272,17 @@ static void put_hello(uint8_t *buf, uint32_t *n, uint32_t argc_claimed)
     put_hello_ppid(buf, n, argc_claimed, 1);
 }
 
+/* A whole, valid function table on fd: one entry point, foo of "blas". */
+static void send_funcs_foo(int fd)
+{
+    uint32_t head[5] = {1, 0, 1, 0, 0}; /* total, first, count; kind, dtype */
+    uint32_t ll = 4, nl = 3;
+    uint8_t msg[64];
+    memcpy(msg, head, 20), memcpy(msg + 20, &ll, 4), memcpy(msg + 24, "blas", 4);
+    memcpy(msg + 28, &nl, 4), memcpy(msg + 32, "foo", 3);
+    ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_FUNCS, msg, 35, -1), 0);
+}
+
 /* Processes are numbered in the order they connected, even when many wait
  * at once (a forked child that execs at once, then its new image): the
  * collector is stopped while 20 clients connect and say hello in turn. */
@@ -363,13 +374,7 @@ START_TEST(hostile_clients)
     /* A ring whose memory is not sealed: could be shrunk under the collector. */
     put_hello(buf, &n, 0);
     ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_HELLO, buf, n, -1), 0);
-    uint8_t fb[64];
-    uint32_t kind = 0, dt = 0, ll = 4, nl = 3;
-    uint32_t parts[3] = {1, 0, 1}; /* total, first, count: a whole, valid table */
-    memcpy(fb, parts, 12), memcpy(fb + 12, &kind, 4), memcpy(fb + 16, &dt, 4);
-    memcpy(fb + 20, &ll, 4), memcpy(fb + 24, "blas", 4), memcpy(fb + 28, &nl, 4);
-    memcpy(fb + 32, "foo", 3);
-    ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_FUNCS, fb, 35, -1), 0);
+    send_funcs_foo(bad[4]);
     int mfd = (int)syscall(SYS_memfd_create, "x", 0);
     ck_assert_int_eq(ftruncate(mfd, (off_t)opp_ring_bytes(1024)), 0);
     ck_assert_int_eq(opp_send_msg(bad[4], OPP_MSG_RING, ring, 8, mfd), 0);
@@ -430,17 +435,11 @@ START_TEST(ring_header_rewritten)
     int cpid = start_collector();
     int bad = opp_connect(sock);
     ck_assert_int_ge(bad, 0);
-    uint8_t buf[64], fb[64];
+    uint8_t buf[64];
     uint32_t n;
     put_hello(buf, &n, 0);
     ck_assert_int_eq(opp_send_msg(bad, OPP_MSG_HELLO, buf, n, -1), 0);
-    uint32_t one = 1, kind = 0, dt = 0, ll = 4, nl = 3;
-    memcpy(fb, &one, 4), memcpy(fb + 4, &kind, 4), memcpy(fb + 8, &dt, 4), memcpy(fb + 12, &ll, 4);
-    memcpy(fb + 16, "blas", 4), memcpy(fb + 20, &nl, 4), memcpy(fb + 24, "foo", 3);
-    uint32_t parts[3] = {1, 0, 1}; /* total, first, count */
-    uint8_t msg[64];
-    memcpy(msg, parts, 12), memcpy(msg + 12, fb + 4, 23);
-    ck_assert_int_eq(opp_send_msg(bad, OPP_MSG_FUNCS, msg, 35, -1), 0);
+    send_funcs_foo(bad);
     int mfd = (int)syscall(SYS_memfd_create, "r", MFD_ALLOW_SEALING | MFD_CLOEXEC);
     ck_assert_int_ge(mfd, 0);
     ck_assert_int_eq(ftruncate(mfd, (off_t)opp_ring_bytes(1024)), 0);
