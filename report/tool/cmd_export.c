@@ -42,16 +42,34 @@ static const char *names_of(const char *const *traces, size_t n, char *buf, size
     return buf;
 }
 
-/* Stacks and flame graphs: from the loaded model's merged call paths. */
-/* The end of an export from a loaded model: on failure why (unless said
- * already), else the trace's own warning; frees the model. */
-static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
+/* The end of an export of m's trace: on failure why (unless said
+ * already), else the trace's own warning. */
+static int export_done(const struct opp_model *m, int rc, char *err, size_t errlen)
 {
     if (rc && !err[0])
         snprintf(err, errlen, "cannot write the export: %s", strerror(errno ? errno : ENOMEM));
     else if (!rc && m->sum.warning[0])
         snprintf(err, errlen, "%s", m->sum.warning);
+    return rc;
+}
+
+/* The same of an export from a loaded model, which it frees. */
+static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
+{
+    rc = export_done(m, rc, err, errlen);
     opp_model_free(m);
+    return rc;
+}
+
+/* Operator call paths ct (freed) of m's trace written, folded or as a
+ * flame graph titled by label and the metric: 0, or the writer's error. */
+static int write_paths(const struct opp_model *m, struct opp_calltree *ct, int svg, int cuda,
+                       const char *label, FILE *f)
+{
+    char title[300];
+    snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
+    int rc = svg ? opp_export_flamegraph(m, ct, cuda, title, f) : opp_export_folded(m, ct, cuda, f);
+    opp_calltree_free(ct);
     return rc;
 }
 
@@ -79,17 +97,7 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
         rc = opp_table_stream_calltree(st, &all, &ct, err, errlen);
     if (!rc) {
         const struct opp_model *m = opp_table_stream_model(st);
-        char title[300];
-        snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
-        rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f)
-                 : opp_export_folded(m, &ct, cuda, f);
-        opp_calltree_free(&ct);
-        if (rc && !err[0])
-            snprintf(err, errlen, "cannot write the export: %s",
-                     strerror(errno ? errno : ENOMEM));
-        else if (!rc && m->sum.warning[0])
-            snprintf(err, errlen, "%s", m->sum.warning);
-        rc = rc ? -1 : 0;
+        rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
     } else if (rc > 0) {
         err[0] = 0;
     }
@@ -142,11 +150,7 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
         opp_model_free(m);
         return -1;
     }
-    char title[300];
-    snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
-    rc = svg ? opp_export_flamegraph(m, &ct, cuda, title, f) : opp_export_folded(m, &ct, cuda, f);
-    opp_calltree_free(&ct);
-    return model_done(m, rc, err, errlen);
+    return model_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen);
 }
 
 /* The traces as one model for an export that needs every call (what: its
