@@ -216,7 +216,8 @@ struct opp_tr_summary {
 
 /* Read the whole file. 0 when the file is a trace (a damaged tail is
  * reported in sum->warning and everything before it is delivered); -1 with
- * err set when it cannot be read as a trace at all. */
+ * err set when it cannot be read as a trace at all, its first chunk
+ * damaged included (nothing of it could be delivered). */
 int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
                    struct opp_tr_summary *sum, char *err, size_t errlen);
 

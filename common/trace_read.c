@@ -31,6 +31,7 @@ static int read_header(struct reader *r, struct opp_chunk_header *h)
     if (fread(h, sizeof *h, 1, r->f) != 1)
         return -1;
     if (h->type == 0 || h->type > OPP_CHUNK_TYPE_MAX || h->size > OPP_CHUNK_MAX || h->reserved) {
+        r->damaged = 1;
         snprintf(r->sum->warning, sizeof r->sum->warning,
                  "trace damaged at byte %llu: not a chunk header (type %u, size %u)",
                  (unsigned long long)r->off, h->type, h->size);
@@ -59,6 +60,7 @@ static int read_payload(struct reader *r, const struct opp_chunk_header *h)
     if (h->size && fread(r->buf, h->size, 1, r->f) != 1)
         return -1;
     if (opp_crc32(0, r->buf, h->size) != h->crc) {
+        r->damaged = 1;
         snprintf(r->sum->warning, sizeof r->sum->warning,
                  "trace damaged at byte %llu: checksum mismatch in a chunk of type %u",
                  (unsigned long long)r->off, h->type);
@@ -95,6 +97,7 @@ static void calibrate(struct reader *r)
         r->off += OPP_CHUNK_HEADER_SIZE + h.size;
     }
     memcpy(r->sum->warning, saved, sizeof saved);
+    r->damaged = 0;
     r->tsc0 = first_t;
     r->mono0 = first_m;
     r->mult = 1ull << 32;
@@ -222,6 +225,8 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         struct opp_rbuf b;
         opp_rbuf_init(&b, r.buf, h.size);
         int cr = opp_tr_chunk(&r, h.type, &b, v, ctx);
+        if (cr == 1 || cr < 0)
+            r.damaged = 1;
         if (cr == 1)
             break;
         if (cr < 0) {
@@ -235,6 +240,10 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         sum->bytes_good = r.off;
         if (cr == 2)
             break; /* the visitor asked to stop */
+    }
+    if (r.damaged && !sum->chunks) { /* a header and nothing after it to read */
+        snprintf(err, errlen, "%s: nothing in the trace can be read: %s", path, sum->warning);
+        rc = -1;
     }
     if (!sum->warning[0] && !sum->complete) {
         if (still[0])

@@ -29,6 +29,7 @@ struct reader {
     uint8_t *buf;
     size_t bufcap;
     struct opp_tr_summary *sum;
+    int damaged; /* the read stopped at a damaged chunk, not at a cut or the end */
 };
 
 static inline uint64_t opp_tr_to_ns(const struct reader *r, uint32_t clock, uint64_t t)

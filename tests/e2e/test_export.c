@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "testutil.h"
 
 TU_TRACE_FIXTURE
@@ -278,7 +279,34 @@ START_TEST(bad_input)
     ck_assert_ptr_nonnull(strstr(err, "is the trace itself"));
     snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", good, copy);
     ck_assert_int_eq(system(cmd), 0);
-    free(err), free(good), free(copy);
+
+    /* the first chunk damaged: nothing to read, so every command refuses it
+     * (not an empty table and exit 0) */
+    f = fopen(copy, "r+");
+    ck_assert_int_eq(fseek(f, OPP_FILE_HEADER_SIZE + 16 + 1, SEEK_SET), 0);
+    int c = fgetc(f);
+    ck_assert_int_eq(fseek(f, OPP_FILE_HEADER_SIZE + 16 + 1, SEEK_SET), 0);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+    char *cmds[][5] = {{"report", copy, NULL},
+                       {"report", copy, "--tree", NULL},
+                       {"export", "chrome", copy, "-o", json},
+                       {"advise", copy, NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *av[7] = {(char *)tu_tool("opprof")};
+        memcpy(av + 1, cmds[i], sizeof cmds[i]);
+        ck_assert_int_eq(tu_code(tu_run(av, NULL, NULL, e)), 1);
+        err = tu_slurp(e);
+        char want[4400];
+        snprintf(want, sizeof want,
+                 "opprof %s: %s: nothing in the trace can be read: trace damaged at byte %u: "
+                 "checksum mismatch in a chunk of type 1\n",
+                 cmds[i][0], copy, OPP_FILE_HEADER_SIZE);
+        ck_assert_str_eq(err, want);
+        free(err);
+    }
+    ck_assert_int_eq(access(json, F_OK), -1);
+    free(good), free(copy);
 
     /* a directory that does not exist */
     char *nowhere = tu_path(dir, "no/such/dir/x.json");

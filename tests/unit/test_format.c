@@ -408,6 +408,35 @@ START_TEST(flipped_byte)
 }
 END_TEST
 
+/* A flipped byte in the first chunk: nothing could be delivered, so the
+ * file is not read as an empty trace but refused. */
+START_TEST(flipped_byte_first_chunk)
+{
+    struct layout lay;
+    write_sample(path, &lay);
+    size_t size;
+    char *data = slurp(path, &size);
+    uint32_t type;
+    memcpy(&type, data + OPP_FILE_HEADER_SIZE, sizeof type);
+    data[OPP_FILE_HEADER_SIZE + OPP_CHUNK_HEADER_SIZE + 1] ^= 0x40;
+    spew(path, data, size);
+
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[512], want[512];
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
+    snprintf(want, sizeof want,
+             "%s: nothing in the trace can be read: trace damaged at byte %u: checksum mismatch "
+             "in a chunk of type %u",
+             path, OPP_FILE_HEADER_SIZE, type);
+    ck_assert_str_eq(err, want);
+    ck_assert_uint_eq(sum.chunks, 0);
+    ck_assert_uint_eq(sum.events, 0);
+    free(l.text);
+    free(data);
+}
+END_TEST
+
 START_TEST(foreign_file_bad_magic)
 {
     struct log l;
@@ -596,6 +625,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, tsc_one_sample_passes_ticks);
     tcase_add_test(tc, truncated_everywhere);
     tcase_add_test(tc, flipped_byte);
+    tcase_add_test(tc, flipped_byte_first_chunk);
     tcase_add_test(tc, foreign_file_bad_magic);
     tcase_add_test(tc, empty_file_bad_magic);
     tcase_add_test(tc, future_version_refused);
