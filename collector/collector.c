@@ -111,7 +111,7 @@ static struct {
     uint64_t started;
     uint64_t last_clock;
     volatile sig_atomic_t stop;
-} S;
+} collector;
 
 __attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
 {
@@ -138,15 +138,16 @@ __attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
  * processes written before. */
 static void write_failed(uint64_t pending)
 {
-    if (!S.tw.error || S.write_failed)
+    if (!collector.tw.error || collector.write_failed)
         return;
-    S.write_failed = 1;
-    S.events_written = S.sum ? S.events_summarized : S.events - pending;
+    collector.write_failed = 1;
+    collector.events_written =
+        collector.sum ? collector.events_summarized : collector.events - pending;
 }
 
 static void ev_write(struct opp_ev_enc *e)
 {
-    opp_ev_write(&S.tw, e);
+    opp_ev_write(&collector.tw, e);
     write_failed(e->count);
 }
 
@@ -154,10 +155,10 @@ static void write_clock(void)
 {
     struct opp_clock_sample s;
     opp_clock_sample(&s);
-    opp_tw_clock(&S.tw, &s);
-    if (S.live)
-        opp_top_agg_clock(S.live, &s);
-    S.last_clock = s.mono_ns;
+    opp_tw_clock(&collector.tw, &s);
+    if (collector.live)
+        opp_top_agg_clock(collector.live, &s);
+    collector.last_clock = s.mono_ns;
 }
 
 /* ---- draining ---- */
@@ -170,9 +171,9 @@ static void ring_abandon(struct client *c, struct ring *r, const char *why)
     if (lost > r->cap)
         lost = r->cap;
     if (lost) {
-        opp_tw_dropped(&S.tw, c->proc, r->tid, lost);
+        opp_tw_dropped(&collector.tw, c->proc, r->tid, lost);
         c->dropped += lost;
-        S.dropped += lost;
+        collector.dropped += lost;
     }
     r->dead = 1;
     c->bad = "its shared memory was damaged";
@@ -188,7 +189,7 @@ static void sanitize_name(char *dst, const char *src, size_t cap)
 
 static void ring_name(struct client *c, struct ring *r, int force)
 {
-    if (S.sum)
+    if (collector.sum)
         return; /* summary mode keeps no threads: a run's churn would grow the file */
     uint32_t seq = atomic_load_explicit(&r->hdr->name_seq, memory_order_acquire);
     if (seq == r->name_seq && !force)
@@ -200,7 +201,7 @@ static void ring_name(struct client *c, struct ring *r, int force)
         return; /* renamed while we copied: next time */
     r->name_seq = seq;
     sanitize_name(name, raw, sizeof name);
-    opp_tw_thread(&S.tw, c->proc, r->tid, name);
+    opp_tw_thread(&collector.tw, c->proc, r->tid, name);
 }
 
 /* Encoder helper: add, flushing the chunk when the buffer is full. */
@@ -220,7 +221,7 @@ static void enc_start(struct enc *x, struct client *c, struct ring *r)
     x->c = c;
     x->r = r;
     x->rep_ok = 0;
-    opp_ev_begin(&x->e, S.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
+    opp_ev_begin(&x->e, collector.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
 }
 
 /* One thread's ends never go back; if the clock did (a signal handler's
@@ -239,7 +240,7 @@ static inline void enc_added(struct enc *x, uint64_t end, uint64_t n)
 {
     x->r->last_end = end;
     x->c->events += n;
-    S.events += n;
+    collector.events += n;
 }
 
 static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
@@ -248,7 +249,7 @@ static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t b
     enc_clamp(x->r->last_end, &begin, &end);
     if (opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack) != 0) {
         ev_write(&x->e);
-        opp_ev_begin(&x->e, S.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
+        opp_ev_begin(&x->e, collector.enc, ENC_BYTES, x->c->proc, x->r->tid, x->r->last_end);
         opp_ev_add_stack(&x->e, fn, flags, begin, end, depth, nargs, args, stack);
     }
     enc_added(x, end, 1);
@@ -339,7 +340,7 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
     uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
     uint64_t moved = 0;
     if (head - r->tail >= r->cap / 2 && head - r->tail <= r->cap)
-        S.hot = 256; /* half full or more: look again at once, for a while */
+        collector.hot = 256; /* half full or more: look again at once, for a while */
     if (head != r->tail) {
         if (head < r->tail || head - r->tail > r->cap) {
             ring_abandon(c, r, "ring indexes are damaged");
@@ -351,8 +352,9 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
             /* two copies of the loop: the one nobody watches calls nothing */
-            uint64_t k = S.live_on ? enc_repeats(&x, base, t, head, S.live, c->proc, r->tid)
-                                   : enc_repeats(&x, base, t, head, NULL, 0, 0);
+            uint64_t k = collector.live_on
+                             ? enc_repeats(&x, base, t, head, collector.live, c->proc, r->tid)
+                             : enc_repeats(&x, base, t, head, NULL, 0, 0);
             if (k) { /* the call before again, k times */
                 t += k;
                 moved += k;
@@ -375,31 +377,32 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                 continue;
             }
             if (rec.flags & OPP_REC_WINDOW) { /* a window began on this thread */
-                if (S.sum)
-                    opp_sum_window(S.sum, c->proc, r->tid,
+                if (collector.sum)
+                    opp_sum_window(collector.sum, c->proc, r->tid,
                                    rec.arg0 < UINT32_MAX ? (uint32_t)rec.arg0 : UINT32_MAX);
                 t += slots;
                 continue;
             }
             uint32_t nargs = rr.nargs, stack = rr.stack;
             const uint64_t *args = rr.args;
-            if (S.live_on)
-                opp_top_agg_call(S.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
-                              nargs, args, (rec.flags & OPP_REC_RANGE) != 0);
-            if (S.sum) {
-                if (opp_sum_call(S.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin, rec.end,
-                                 nargs, args,
+            if (collector.live_on)
+                opp_top_agg_call(collector.live, c->proc, r->tid, rec.fn, rec.depth, rec.begin,
+                                 rec.end, nargs, args, (rec.flags & OPP_REC_RANGE) != 0);
+            if (collector.sum) {
+                if (opp_sum_call(collector.sum, c->proc, r->tid, rec.fn, rec.depth, rec.begin,
+                                 rec.end, nargs, args,
                                  rec.flags & OPP_REC_RANGE ? OPP_SUM_RANGE : 0))
                     logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
                 c->events++;
-                S.events++;
+                collector.events++;
             } else {
                 enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
                 enc_note_slot(&x, &rec);
             }
             t += slots;
             moved++;
-            if ((x.e.count >= CHUNK_EVENTS || (S.sum && moved % CHUNK_EVENTS == 0)) && t < head)
+            if ((x.e.count >= CHUNK_EVENTS || (collector.sum && moved % CHUNK_EVENTS == 0)) &&
+                t < head)
                 hand_back(&x, t);
         }
         ev_write(&x.e);
@@ -409,10 +412,10 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
     }
     uint64_t d = atomic_load_explicit(&h->dropped, memory_order_relaxed);
     if (d > r->dropped_seen) {
-        if (!S.sum) /* summary mode: one count per process, at its end */
-            opp_tw_dropped(&S.tw, c->proc, r->tid, d - r->dropped_seen);
+        if (!collector.sum) /* summary mode: one count per process, at its end */
+            opp_tw_dropped(&collector.tw, c->proc, r->tid, d - r->dropped_seen);
         c->dropped += d - r->dropped_seen;
-        S.dropped += d - r->dropped_seen;
+        collector.dropped += d - r->dropped_seen;
         r->dropped_seen = d;
     }
     ring_name(c, r, 0);
@@ -438,11 +441,11 @@ static void emit_open_calls(struct client *c, struct ring *r, uint64_t now)
     if (!depth)
         return;
     uint64_t end = now > r->last_end ? now : r->last_end;
-    if (S.sum) { /* innermost first: children before their parents */
+    if (collector.sum) { /* innermost first: children before their parents */
         for (uint32_t d = depth; d-- > 0;) {
             struct opp_open o = r->hdr->open[d];
             if (o.fn < c->nfuncs && o.begin <= end)
-                opp_sum_call(S.sum, c->proc, r->tid, o.fn, d, o.begin, end, 0, NULL,
+                opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end, 0, NULL,
                              OPP_SUM_OPEN);
         }
         return;
@@ -471,10 +474,10 @@ static uint64_t drain_client(struct client *c)
                             OPP_RING_CLOSED) {
             moved += ring_drain(c, r);
             ring_release(r);
-            if (S.sum)
-                opp_sum_thread_end(S.sum, c->proc, r->tid);
-            if (S.live)
-                opp_top_agg_thread_end(S.live, c->proc, r->tid);
+            if (collector.sum)
+                opp_sum_thread_end(collector.sum, c->proc, r->tid);
+            if (collector.live)
+                opp_top_agg_thread_end(collector.live, c->proc, r->tid);
         }
     }
     return moved;
@@ -492,19 +495,19 @@ static void end_process(struct client *c, uint32_t how)
         for (size_t i = 0; i < c->nrings; i++)
             if (c->rings[i].hdr)
                 emit_open_calls(c, &c->rings[i], now);
-    if (S.sum && c->nfuncs) {
+    if (collector.sum && c->nfuncs) {
         /* always: the file's size does not depend on whether a ring overflowed */
-        opp_tw_dropped(&S.tw, c->proc, 0, c->dropped);
-        int rc = opp_sum_write(S.sum, c->proc, &S.tw);
+        opp_tw_dropped(&collector.tw, c->proc, 0, c->dropped);
+        int rc = opp_sum_write(collector.sum, c->proc, &collector.tw);
         if (rc == -ENOMEM)
             logmsg("out of memory: the summary of pid %d is lost", (int)c->pid);
         write_failed(0);
-        if (!rc && !S.tw.error)
-            S.events_summarized += c->events;
+        if (!rc && !collector.tw.error)
+            collector.events_summarized += c->events;
     }
-    opp_tw_process_end(&S.tw, c->proc, how, now);
-    if (S.live)
-        opp_top_agg_proc_end(S.live, c->proc);
+    opp_tw_process_end(&collector.tw, c->proc, how, now);
+    if (collector.live)
+        opp_top_agg_proc_end(collector.live, c->proc);
     c->ended = 1;
 }
 
@@ -520,7 +523,7 @@ static void free_fdesc(struct client *c)
 
 static void drop_client(int i, const char *why)
 {
-    struct client *c = S.c[i];
+    struct client *c = collector.c[i];
     if (why)
         logmsg("pid %d: %s; disconnected", (int)c->pid, why);
     if (c->kind == C_PROCESS) {
@@ -537,15 +540,16 @@ static void drop_client(int i, const char *why)
         close(c->fds[k]);
     if (c->fd >= 0)
         close(c->fd);
-    if (S.o->root_pid > 0 && c->pid == S.o->root_pid && c->kind == C_PROCESS) {
-        S.root_gone = 1;
-        S.root_gone_at = opp_mono_ns();
+    if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS) {
+        collector.root_gone = 1;
+        collector.root_gone_at = opp_mono_ns();
     }
     free(c);
     /* Keep the others in accept order: processes are numbered in the order
      * their hellos are read, and that must be the order they connected. */
-    memmove(&S.c[i], &S.c[i + 1], (size_t)(S.nc - i - 1) * sizeof S.c[0]);
-    S.nc--;
+    memmove(&collector.c[i], &collector.c[i + 1],
+            (size_t)(collector.nc - i - 1) * sizeof collector.c[0]);
+    collector.nc--;
 }
 
 /* Whether process c still maps one of its rings: it runs on as the same
@@ -596,8 +600,8 @@ static int on_readable(int i, const char **why);
  * alive, it is asking). The newest of that pid: an exec's old image ended. */
 static int on_resume(struct client *c, const char **why)
 {
-    for (int k = S.nc; k-- > 0;) {
-        struct client *o = S.c[k];
+    for (int k = collector.nc; k-- > 0;) {
+        struct client *o = collector.c[k];
         if (o == c || o->pid != c->pid || o->kind != C_PROCESS || o->bye || o->ended)
             continue;
         if (!o->orphan) {
@@ -626,8 +630,8 @@ static int on_resume(struct client *c, const char **why)
 static int process_clients(void)
 {
     int n = 0;
-    for (int i = 0; i < S.nc; i++)
-        n += S.c[i]->kind == C_PROCESS;
+    for (int i = 0; i < collector.nc; i++)
+        n += collector.c[i]->kind == C_PROCESS;
     return n;
 }
 
@@ -643,24 +647,25 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
         return -1;
     }
     c->kind = C_PROCESS;
-    c->proc = ++S.next_proc;
+    c->proc = ++collector.next_proc;
     c->clock = h.clock;
     uint32_t parent = 0;
-    for (size_t k = S.npast; k-- > 0;)
-        if ((uint32_t)S.past[k].pid == h.ppid) {
-            parent = S.past[k].proc;
+    for (size_t k = collector.npast; k-- > 0;)
+        if ((uint32_t)collector.past[k].pid == h.ppid) {
+            parent = collector.past[k].proc;
             break;
         }
-    if (S.npast < sizeof S.past / sizeof *S.past)
-        S.past[S.npast++] = (typeof(S.past[0])){c->proc, c->pid, (pid_t)h.ppid, 0};
+    if (collector.npast < sizeof collector.past / sizeof *collector.past)
+        collector.past[collector.npast++] =
+            (typeof(collector.past[0])){c->proc, c->pid, (pid_t)h.ppid, 0};
     struct opp_tw_process tp = {
         .proc = c->proc, .pid = (uint32_t)c->pid, .ppid = h.ppid, .parent_proc = parent,
         .clock = h.clock, .start_ticks = h.start_ticks, .start_real_ns = h.start_real_ns,
         .exe = h.exe, .argc = h.argc, .argv = (const char *const *)h.argv};
-    opp_tw_process(&S.tw, &tp);
+    opp_tw_process(&collector.tw, &tp);
     reaped_unborn(c->proc, c->pid, (pid_t)h.ppid);
     opp_hello_free(&h);
-    S.ever_connected = 1;
+    collector.ever_connected = 1;
     return 0;
 }
 
@@ -682,32 +687,35 @@ static void on_reaped(struct client *c, const uint8_t *p)
     } else {
         return; /* stopped or continued: not an end */
     }
-    for (size_t k = S.npast; k-- > 0;) {
-        if ((uint32_t)S.past[k].pid != pid || S.past[k].ppid != c->pid)
+    for (size_t k = collector.npast; k-- > 0;) {
+        if ((uint32_t)collector.past[k].pid != pid || collector.past[k].ppid != c->pid)
             continue;
-        if (!S.past[k].reaped && !finished && opp_exit_valid(how, code)) {
-            opp_tw_process_status(&S.tw, S.past[k].proc, how, code);
+        if (!collector.past[k].reaped && !finished && opp_exit_valid(how, code)) {
+            opp_tw_process_status(&collector.tw, collector.past[k].proc, how, code);
             write_failed(0);
         }
-        S.past[k].reaped = 1;
+        collector.past[k].reaped = 1;
         return;
     }
     if (opp_exit_valid(how, code))
-        S.unborn[S.nunborn++ % (sizeof S.unborn / sizeof *S.unborn)] =
-            (typeof(S.unborn[0])){(pid_t)pid, c->pid, how, code};
+        collector
+            .unborn[collector.nunborn++ % (sizeof collector.unborn / sizeof *collector.unborn)] =
+            (typeof(collector.unborn[0])){(pid_t)pid, c->pid, how, code};
 }
 
 /* The status of a process reaped before its hello was read, written. */
 static void reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid)
 {
-    size_t n = S.nunborn < sizeof S.unborn / sizeof *S.unborn ? S.nunborn
-                                                              : sizeof S.unborn / sizeof *S.unborn;
+    size_t n = collector.nunborn < sizeof collector.unborn / sizeof *collector.unborn
+                   ? collector.nunborn
+                   : sizeof collector.unborn / sizeof *collector.unborn;
     for (size_t k = 0; k < n; k++)
-        if (S.unborn[k].pid == pid && S.unborn[k].ppid == ppid) {
-            opp_tw_process_status(&S.tw, proc, S.unborn[k].how, S.unborn[k].code);
-            S.unborn[k].pid = 0;
-            if (S.npast && S.past[S.npast - 1].proc == proc)
-                S.past[S.npast - 1].reaped = 1;
+        if (collector.unborn[k].pid == pid && collector.unborn[k].ppid == ppid) {
+            opp_tw_process_status(&collector.tw, proc, collector.unborn[k].how,
+                                  collector.unborn[k].code);
+            collector.unborn[k].pid = 0;
+            if (collector.npast && collector.past[collector.npast - 1].proc == proc)
+                collector.past[collector.npast - 1].reaped = 1;
             return;
         }
 }
@@ -742,17 +750,17 @@ static int on_funcs(struct client *c, const uint8_t *p, uint32_t n, const char *
         }
     }
     opp_funcs_free(&f);
-    if (!rc && c->funcs_got == c->funcs_total && S.sum &&
-        opp_sum_proc(S.sum, c->proc, c->funcs_total, c->fdesc)) {
+    if (!rc && c->funcs_got == c->funcs_total && collector.sum &&
+        opp_sum_proc(collector.sum, c->proc, c->funcs_total, c->fdesc)) {
         *why = "out of memory";
         rc = -1;
     }
-    if (!rc && c->funcs_got == c->funcs_total && S.live &&
-        opp_top_agg_proc(S.live, c->proc, (int)c->clock, c->funcs_total, c->fdesc))
+    if (!rc && c->funcs_got == c->funcs_total && collector.live &&
+        opp_top_agg_proc(collector.live, c->proc, (int)c->clock, c->funcs_total, c->fdesc))
         logmsg("out of memory: pid %d is not in `opprof top`", (int)c->pid);
     if (!rc && c->funcs_got == c->funcs_total) {
         c->nfuncs = c->funcs_total;
-        opp_tw_funcs(&S.tw, c->proc, c->nfuncs, c->fdesc);
+        opp_tw_funcs(&collector.tw, c->proc, c->nfuncs, c->fdesc);
         free_fdesc(c);
     }
     return rc;
@@ -779,12 +787,12 @@ static int summarize_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_
         struct opp_gpu_rec g;
         if (opp_gpu_get(&b, &g, &why))
             break;
-        if (opp_sum_gpu(S.sum, c->proc, &g) == 0 && opp_gpu_put(&w, &g) == 0)
+        if (opp_sum_gpu(collector.sum, c->proc, &g) == 0 && opp_gpu_put(&w, &g) == 0)
             kept++;
     }
     if (kept) {
         memcpy(keep, &kept, 4);
-        opp_tw_gpu(&S.tw, c->proc, keep, (uint32_t)w.len);
+        opp_tw_gpu(&collector.tw, c->proc, keep, (uint32_t)w.len);
     }
     free(keep);
     return 0;
@@ -795,7 +803,7 @@ static int summarize_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_
  * work), so that their correlation ids are known. */
 static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t count)
 {
-    if (S.live_on)
+    if (collector.live_on)
         drain_client(c);
     struct opp_rbuf b;
     opp_rbuf_init(&b, p, n);
@@ -803,30 +811,33 @@ static void live_gpu(struct client *c, const uint8_t *p, uint32_t n, uint32_t co
     const char *why;
     struct opp_gpu_rec g;
     for (uint32_t i = 0; i < count && !opp_gpu_get(&b, &g, &why); i++)
-        opp_top_agg_gpu(S.live, c->proc, &g);
+        opp_top_agg_gpu(collector.live, c->proc, &g);
 }
 
 /* TOP: the live aggregate's snapshot, with what the collector counts. */
 static int on_top(struct client *c, const char **why)
 {
-    struct opp_top_snap snap = {.now_ns = opp_mono_ns(), .events = S.events,
-                                .from_start = (uint32_t)S.o->top,
-                                .dropped = S.dropped, .recording = !S.paused, .step_name = ""};
-    for (int k = 0; k < S.nc; k++) {
-        struct client *o = S.c[k];
+    struct opp_top_snap snap = {.now_ns = opp_mono_ns(),
+                                .events = collector.events,
+                                .from_start = (uint32_t)collector.o->top,
+                                .dropped = collector.dropped,
+                                .recording = !collector.paused,
+                                .step_name = ""};
+    for (int k = 0; k < collector.nc; k++) {
+        struct client *o = collector.c[k];
         if (o->kind != C_PROCESS || o->ended)
             continue;
         snap.procs++;
         for (size_t j = 0; j < o->nrings; j++)
             snap.threads += o->rings[j].hdr != NULL && !o->rings[j].dead;
     }
-    S.live_on = S.live != NULL; /* nothing is added up until someone watches */
-    if (S.live && opp_top_agg_snapshot(S.live, &snap)) {
+    collector.live_on = collector.live != NULL; /* nothing is added up until someone watches */
+    if (collector.live && opp_top_agg_snapshot(collector.live, &snap)) {
         *why = "out of memory";
         return -1;
     }
     struct opp_wbuf w;
-    opp_wbuf_init(&w, S.enc, OPP_MSG_MAX);
+    opp_wbuf_init(&w, collector.enc, OPP_MSG_MAX);
     opp_top_put(&w, &snap);
     c->kind = C_CONTROL;
     c->top = 1;
@@ -841,12 +852,12 @@ static int on_gpu(struct client *c, const uint8_t *p, uint32_t n, const char **w
     if (opp_gpu_check(p, n, &count, why))
         return -1;
     c->gpu_records += count;
-    if (S.live)
+    if (collector.live)
         live_gpu(c, p, n, count);
-    if (S.sum && count)
+    if (collector.sum && count)
         return summarize_gpu(c, p, n, count);
     if (count)
-        opp_tw_gpu(&S.tw, c->proc, p, n);
+        opp_tw_gpu(&collector.tw, c->proc, p, n);
     return 0;
 }
 
@@ -862,7 +873,7 @@ static int on_info(struct client *c, const uint8_t *p, uint32_t n, const char **
     }
     c->info = 1;
     if (count)
-        opp_tw_info(&S.tw, c->proc, p, n);
+        opp_tw_info(&collector.tw, c->proc, p, n);
     return 0;
 }
 
@@ -898,14 +909,14 @@ static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **
     r->cap = m.capacity;
     r->tail = atomic_load(&h->tail);
     r->last_end = 0;
-    atomic_store(&h->paused, (uint32_t)S.paused);
+    atomic_store(&h->paused, (uint32_t)collector.paused);
     ring_name(c, r, 1);
     return 0;
 }
 
 static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, const char **why)
 {
-    struct client *c = S.c[i];
+    struct client *c = collector.c[i];
     switch (mh->type) {
     case OPP_MSG_HELLO:
         if (c->kind != C_NEW) {
@@ -946,12 +957,12 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         end_process(c, OPP_END_EXITED);
         int others = process_clients() - 1;
         uint64_t counts[OPP_ACK_FIELDS] = {c->events, c->dropped, (uint64_t)others, 0, 0};
-        if (S.o->root_pid > 0 && c->pid == S.o->root_pid && others == 0) {
+        if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && others == 0) {
             finish(); /* the whole trace is complete before the root exits */
-            counts[0] = S.events;
-            counts[1] = S.dropped;
-            counts[3] = (uint64_t)S.tw.error;
-            counts[4] = S.tw.error ? S.events_written : S.events;
+            counts[0] = collector.events;
+            counts[1] = collector.dropped;
+            counts[3] = (uint64_t)collector.tw.error;
+            counts[4] = collector.tw.error ? collector.events_written : collector.events;
         }
         opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
         return 0;
@@ -981,21 +992,22 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             return -1;
         }
         if (op) {
-            S.paused = op == 2;
-            for (int k = 0; k < S.nc; k++)
-                for (size_t j = 0; j < S.c[k]->nrings; j++)
-                    if (S.c[k]->rings[j].hdr) /* NULL: its thread exited */
-                        atomic_store(&S.c[k]->rings[j].hdr->paused, (uint32_t)S.paused);
+            collector.paused = op == 2;
+            for (int k = 0; k < collector.nc; k++)
+                for (size_t j = 0; j < collector.c[k]->nrings; j++)
+                    if (collector.c[k]->rings[j].hdr) /* NULL: its thread exited */
+                        atomic_store(&collector.c[k]->rings[j].hdr->paused,
+                                     (uint32_t)collector.paused);
         }
         uint32_t procs = 0;
-        for (int k = 0; k < S.nc; k++)
-            procs += S.c[k]->kind == C_PROCESS;
+        for (int k = 0; k < collector.nc; k++)
+            procs += collector.c[k]->kind == C_PROCESS;
         uint8_t ack[24];
-        uint32_t rec = !S.paused;
+        uint32_t rec = !collector.paused;
         memcpy(ack, &rec, 4);
         memcpy(ack + 4, &procs, 4);
-        memcpy(ack + 8, &S.events, 8);
-        memcpy(ack + 16, &S.dropped, 8);
+        memcpy(ack + 8, &collector.events, 8);
+        memcpy(ack + 16, &collector.dropped, 8);
         c->kind = C_CONTROL;
         opp_send_msg(c->fd, OPP_MSG_CTL_ACK, ack, sizeof ack, -1);
         return 0;
@@ -1014,9 +1026,9 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             return -1;
         }
         c->kind = C_CONTROL;
-        if (!S.finishing) {
-            S.finishing = 1;
-            S.linger_deadline = opp_mono_ns() + (uint64_t)linger * 1000000ull;
+        if (!collector.finishing) {
+            collector.finishing = 1;
+            collector.linger_deadline = opp_mono_ns() + (uint64_t)linger * 1000000ull;
         }
         return 0;
     }
@@ -1028,7 +1040,7 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
 /* Read what is there; handle each whole message. -1: drop the client. */
 static int on_readable(int i, const char **why)
 {
-    struct client *c = S.c[i];
+    struct client *c = collector.c[i];
     union {
         char buf[CMSG_SPACE(sizeof(int) * MAX_FDS_QUEUED)];
         struct cmsghdr align;
@@ -1096,7 +1108,7 @@ static int on_readable(int i, const char **why)
 
 static void on_accept(void)
 {
-    int fd = accept4(S.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int fd = accept4(collector.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
         return;
     struct ucred cr;
@@ -1107,7 +1119,7 @@ static void on_accept(void)
         close(fd);
         return;
     }
-    if (S.nc >= MAX_CLIENTS) {
+    if (collector.nc >= MAX_CLIENTS) {
         logmsg("refused pid %d: %d clients already", (int)cr.pid, MAX_CLIENTS);
         close(fd);
         return;
@@ -1119,7 +1131,7 @@ static void on_accept(void)
     }
     c->fd = fd;
     c->pid = cr.pid;
-    S.c[S.nc++] = c;
+    collector.c[collector.nc++] = c;
 }
 
 /* ---- finishing ---- */
@@ -1142,18 +1154,19 @@ static void say(const char *a, const char *b, const char *c)
  * `sh -c CMD` and env do). */
 static void say_where(void)
 {
-    if (S.o->root_pid <= 0)
+    if (collector.o->root_pid <= 0)
         return;
     char what[200];
-    if (S.tw.error) {
-        opp_write_failure(what, sizeof what, S.tw.error, S.events_written, S.events);
-        say("writing the trace failed: ", S.o->output, what);
+    if (collector.tw.error) {
+        opp_write_failure(what, sizeof what, collector.tw.error, collector.events_written,
+                          collector.events);
+        say("writing the trace failed: ", collector.o->output, what);
         return;
     }
-    say("trace written to ", S.o->output, "");
-    if (S.dropped) {
+    say("trace written to ", collector.o->output, "");
+    if (collector.dropped) {
         snprintf(what, sizeof what, "%llu records dropped (buffers were full); trace has %llu; ",
-                 (unsigned long long)S.dropped, (unsigned long long)S.events);
+                 (unsigned long long)collector.dropped, (unsigned long long)collector.events);
         say(what, OPP_DROP_ADVICE, "");
     }
 }
@@ -1162,30 +1175,33 @@ static int finish(void)
 {
     if (finished)
         return 0;
-    for (int i = 0; i < S.nc; i++) {
-        struct client *c = S.c[i];
+    for (int i = 0; i < collector.nc; i++) {
+        struct client *c = collector.c[i];
         if (c->kind == C_PROCESS && !c->ended) {
             end_process(c, OPP_END_RUNNING);
-            S.cut++;
+            collector.cut++;
         }
         else if (c->kind == C_PROCESS)
             drain_client(c);
     }
     write_clock();
-    opp_tw_end(&S.tw, S.events, S.dropped, S.next_proc);
+    opp_tw_end(&collector.tw, collector.events, collector.dropped, collector.next_proc);
     write_failed(0);
-    int rc = opp_tw_close(&S.tw);
-    if (rc && !S.tw.error) { /* the last data reached the disk only now, or not */
-        S.tw.error = -rc;
+    int rc = opp_tw_close(&collector.tw);
+    if (rc && !collector.tw.error) { /* the last data reached the disk only now, or not */
+        collector.tw.error = -rc;
         write_failed(0);
     }
-    unlink(S.o->socket_path);
+    unlink(collector.o->socket_path);
     finished = 1;
     say_where();
     return rc;
 }
 
-static void on_signal(int sig) { S.stop = sig; }
+static void on_signal(int sig)
+{
+    collector.stop = sig;
+}
 
 static int listen_on(const char *path)
 {
@@ -1227,24 +1243,24 @@ static int listen_on(const char *path)
 
 int opp_collector_run(const struct opp_collector_opts *o)
 {
-    memset(&S, 0, sizeof S);
+    memset(&collector, 0, sizeof collector);
     finished = 0;
-    S.o = o;
-    S.paused = o->paused;
+    collector.o = o;
+    collector.paused = o->paused;
     char err[512];
-    S.enc = malloc(ENC_BYTES);
-    if (o->summary && !(S.sum = opp_sum_new(o->max_nodes))) {
-        free(S.enc);
-        S.enc = NULL;
+    collector.enc = malloc(ENC_BYTES);
+    if (o->summary && !(collector.sum = opp_sum_new(o->max_nodes))) {
+        free(collector.enc);
+        collector.enc = NULL;
     }
-    if (!S.enc) {
+    if (!collector.enc) {
         logmsg("out of memory");
         return 1;
     }
-    S.live = opp_top_agg_new(); /* NULL: `opprof top` shows counts, no rows */
-    S.live_on = o->top && S.live;
+    collector.live = opp_top_agg_new(); /* NULL: `opprof top` shows counts, no rows */
+    collector.live_on = o->top && collector.live;
     signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
-    if (opp_tw_open(&S.tw, o->output, err, sizeof err)) {
+    if (opp_tw_open(&collector.tw, o->output, err, sizeof err)) {
         logmsg("%s", err);
         return 1;
     }
@@ -1255,9 +1271,9 @@ int opp_collector_run(const struct opp_collector_opts *o)
     while (opp_mono_ns() - t0 < 5000000ull)
         ;
     write_clock();
-    S.lfd = listen_on(o->socket_path);
-    if (S.lfd < 0) {
-        opp_tw_close(&S.tw);
+    collector.lfd = listen_on(o->socket_path);
+    if (collector.lfd < 0) {
+        opp_tw_close(&collector.tw);
         unlink(o->output);
         return 1;
     }
@@ -1282,14 +1298,15 @@ int opp_collector_run(const struct opp_collector_opts *o)
         (void)w;
         close(o->ready_fd);
     }
-    S.started = opp_mono_ns();
+    collector.started = opp_mono_ns();
     int busy = 0;
     struct pollfd pfd[MAX_CLIENTS + 1];
     while (!finished) {
-        pfd[0] = (struct pollfd){.fd = S.lfd, .events = POLLIN};
-        for (int i = 0; i < S.nc; i++)
-            pfd[i + 1] = (struct pollfd){.fd = S.c[i]->fd, .events = POLLIN}; /* -1: skipped */
-        int nc = S.nc;
+        pfd[0] = (struct pollfd){.fd = collector.lfd, .events = POLLIN};
+        for (int i = 0; i < collector.nc; i++)
+            pfd[i + 1] =
+                (struct pollfd){.fd = collector.c[i]->fd, .events = POLLIN}; /* -1: skipped */
+        int nc = collector.nc;
         int pr = poll(pfd, (nfds_t)nc + 1, busy ? BUSY_POLL_MS : IDLE_POLL_MS);
         if (pr < 0 && errno != EINTR) {
             logmsg("poll: %s", strerror(errno));
@@ -1303,7 +1320,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
                     continue;
                 const char *why = NULL;
-                if (on_readable(i - gone, &why) < 0 && (why || !orphan(S.c[i - gone], 0))) {
+                if (on_readable(i - gone, &why) < 0 && (why || !orphan(collector.c[i - gone], 0))) {
                     drop_client(i - gone, why);
                     gone++;
                 }
@@ -1312,23 +1329,23 @@ int opp_collector_run(const struct opp_collector_opts *o)
             }
             if (!finished && (pfd[0].revents & POLLIN))
                 for (int k = 0; k < 16; k++) {
-                    int before = S.nc;
+                    int before = collector.nc;
                     on_accept();
-                    if (S.nc == before)
+                    if (collector.nc == before)
                         break;
                 }
         }
         if (finished)
             break;
         uint64_t moved = 0;
-        for (int i = 0; i < S.nc; i++)
-            if (S.c[i]->kind == C_PROCESS)
-                moved += drain_client(S.c[i]);
+        for (int i = 0; i < collector.nc; i++)
+            if (collector.c[i]->kind == C_PROCESS)
+                moved += drain_client(collector.c[i]);
         /* A client that damaged its rings goes; the others go on. An
          * orphan goes when its process exits or execs. */
         uint64_t t = opp_mono_ns();
-        for (int i = S.nc; i-- > 0;) {
-            struct client *c = S.c[i];
+        for (int i = collector.nc; i-- > 0;) {
+            struct client *c = collector.c[i];
             if (c->bad)
                 drop_client(i, c->bad);
             else if (c->orphan && t - c->orphan_checked > 100000000ull) {
@@ -1340,50 +1357,57 @@ int opp_collector_run(const struct opp_collector_opts *o)
         /* A ring found half full: a thread is at its heels (a small
          * OPPROF_BUFFER, OPPROF_DROP=block), so look again at once for a
          * while rather than sleep the idle poll's 2 ms. */
-        busy = moved > 1024 || S.hot > 0;
-        S.hot -= S.hot > 0;
+        busy = moved > 1024 || collector.hot > 0;
+        collector.hot -= collector.hot > 0;
         uint64_t now = opp_mono_ns();
-        if (now - S.last_clock > CLOCK_EVERY_NS && !S.sum) /* summary: constant size */
+        if (now - collector.last_clock > CLOCK_EVERY_NS &&
+            !collector.sum) /* summary: constant size */
             write_clock();
         int procs = process_clients();
-        if (S.stop) {
-            logmsg("stopped by signal %d; trace finished with what was recorded", (int)S.stop);
+        if (collector.stop) {
+            logmsg("stopped by signal %d; trace finished with what was recorded",
+                   (int)collector.stop);
             finish();
-            if (S.tw.error)
+            if (collector.tw.error)
                 logmsg("writing %s failed: %s; it holds %llu of the %llu events read", o->output,
-                       strerror(S.tw.error), (unsigned long long)S.events_written,
-                       (unsigned long long)S.events);
-        } else if (S.finishing && (procs == 0 || now >= S.linger_deadline)) {
+                       strerror(collector.tw.error), (unsigned long long)collector.events_written,
+                       (unsigned long long)collector.events);
+        } else if (collector.finishing && (procs == 0 || now >= collector.linger_deadline)) {
             finish();
-        } else if (o->root_pid > 0 && S.root_gone && procs == 0 &&
-                   (kill(o->root_pid, 0) < 0 || now - S.root_gone_at > 300000000ull)) {
+        } else if (o->root_pid > 0 && collector.root_gone && procs == 0 &&
+                   (kill(o->root_pid, 0) < 0 || now - collector.root_gone_at > 300000000ull)) {
             /* The starting process is gone (an exec keeps its pid and comes
              * back within moments) and nobody else is connected. */
             finish();
-        } else if (o->idle_exit_ms > 0 && !S.ever_connected &&
-                   now - S.started > (uint64_t)o->idle_exit_ms * 1000000ull) {
+        } else if (o->idle_exit_ms > 0 && !collector.ever_connected &&
+                   now - collector.started > (uint64_t)o->idle_exit_ms * 1000000ull) {
             logmsg("no process connected within %d ms; finishing an empty trace",
                    o->idle_exit_ms);
             finish();
         }
     }
     /* Tell whoever waits (controllers, a root that said goodbye) we are done. */
-    uint64_t done[OPP_DONE_FIELDS] = {S.events, S.dropped, S.next_proc, S.cut, (uint64_t)S.tw.error,
-                        S.tw.error ? S.events_written : S.events};
-    for (int i = 0; i < S.nc; i++) {
+    uint64_t done[OPP_DONE_FIELDS] = {collector.events,
+                                      collector.dropped,
+                                      collector.next_proc,
+                                      collector.cut,
+                                      (uint64_t)collector.tw.error,
+                                      collector.tw.error ? collector.events_written
+                                                         : collector.events};
+    for (int i = 0; i < collector.nc; i++) {
         const char *why;
-        if (S.c[i]->kind == C_CONTROL && S.c[i]->top) /* the run's last numbers */
-            on_top(S.c[i], &why);
-        if (S.c[i]->kind == C_CONTROL)
-            opp_send_msg(S.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);
+        if (collector.c[i]->kind == C_CONTROL && collector.c[i]->top) /* the run's last numbers */
+            on_top(collector.c[i], &why);
+        if (collector.c[i]->kind == C_CONTROL)
+            opp_send_msg(collector.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);
     }
-    while (S.nc)
-        drop_client(S.nc - 1, NULL);
-    close(S.lfd);
-    free(S.enc);
-    opp_sum_free(S.sum);
-    opp_top_agg_free(S.live);
-    return finished && !S.tw.error ? 0 : 1;
+    while (collector.nc)
+        drop_client(collector.nc - 1, NULL);
+    close(collector.lfd);
+    free(collector.enc);
+    opp_sum_free(collector.sum);
+    opp_top_agg_free(collector.live);
+    return finished && !collector.tw.error ? 0 : 1;
 }
 
 int opp_collector_mode(const char *s, int *summary)
