@@ -253,6 +253,22 @@ static struct sthread *find_thread(struct opp_sum *s, uint32_t proc, uint32_t ti
     return t;
 }
 
+/* A correlation id none of whose process's GPU records has been reached
+ * yet is still needed (CUPTI hands buffers over late, when full or asked;
+ * work queued deep on a GPU ends later). */
+static int corr_needed(struct opp_sum *s, const struct ment *e)
+{
+    struct sproc *p = opp_sum_proc_find(s, (uint32_t)e->a);
+    return p && e->b > p->gpu_corr_max;
+}
+
+/* A CPU block still allocated in a process still running is still needed
+ * (its free needs its size). */
+static int block_needed(struct opp_sum *s, const struct ment *e)
+{
+    return opp_sum_proc_find(s, (uint32_t)e->a) != NULL;
+}
+
 struct opp_sum *opp_sum_new(uint32_t max_nodes)
 {
     struct opp_sum *s = calloc(1, sizeof *s);
@@ -260,8 +276,8 @@ struct opp_sum *opp_sum_new(uint32_t max_nodes)
         return NULL;
     s->max_nodes = max_nodes ? max_nodes : 1;
     s->nnodes = 1; /* id 0 is NONE */
-    if (opp_bmap_init(&s->corr) || opp_bmap_init(&s->ext) || opp_bmap_init(&s->extc) ||
-        opp_bmap_init(&s->addr) || rehash(s)) {
+    if (opp_bmap_init(&s->corr, corr_needed) || opp_bmap_init(&s->ext, NULL) ||
+        opp_bmap_init(&s->extc, NULL) || opp_bmap_init(&s->addr, NULL) || rehash(s)) {
         opp_sum_free(s);
         return NULL;
     }
@@ -365,7 +381,7 @@ static int cpu_bytes(struct opp_sum *s, uint32_t proc, uint32_t kind, const uint
         *out = *given;
         return 0;
     }
-    if (!s->cpu.cap && opp_bmap_init(&s->cpu))
+    if (!s->cpu.cap && opp_bmap_init(&s->cpu, block_needed))
         return -ENOMEM;
     *out = opp_sum_block_bytes(s, &s->cpu, proc, a[OPP_COL_MEM_OP], a[OPP_COL_MEM_ADDRESS],
                                a[OPP_COL_MEM_BYTES]);
@@ -490,14 +506,17 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
         return 0;
     uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR
                         ? args[OPP_COL_CUDA_CORR] : 0;
+    uint64_t gone;
     if (corr && corr != UINT64_MAX) {
         s->n[id].refs++;
-        opp_bmap_put(s, &s->corr, proc, corr, id, 1);
+        if (opp_bmap_put(s, &s->corr, proc, corr, id, &gone))
+            opp_sum_unref(s, (uint32_t)gone);
     }
     uint64_t ext = opp_op_extid(kind, args, nargs);
     if (ext) {
         s->n[id].refs++;
-        opp_bmap_put(s, &s->ext, proc, ext, id, 1);
+        if (opp_bmap_put(s, &s->ext, proc, ext, id, &gone))
+            opp_sum_unref(s, (uint32_t)gone);
     }
     return 0;
 }

@@ -150,8 +150,9 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
         return 0;
     if (g->type == OPP_GPU_EXTCORR) {
         const uint64_t *f = g->f;
+        uint64_t gone;
         if (f[OPP_GF_X_KIND] == OPP_EXTCORR_KIND && f[OPP_GF_X_CORRELATION])
-            opp_bmap_put(s, &s->extc, proc, f[OPP_GF_X_CORRELATION], f[OPP_GF_X_EXTERNAL], 0);
+            opp_bmap_put(s, &s->extc, proc, f[OPP_GF_X_CORRELATION], f[OPP_GF_X_EXTERNAL], &gone);
         return 1;
     }
     struct opp_sum_op op;

@@ -65,6 +65,9 @@ struct bmap {
     uint32_t cap;  /* a power of two */
     uint32_t next; /* the slot the next entry takes (the oldest when full) */
     uint32_t used; /* entries in it */
+    /* whether an entry is still needed, so that the map grows rather than
+     * lose it (NULL: none is); set by whoever made the map */
+    int (*needed)(struct opp_sum *s, const struct ment *e);
 };
 
 struct opp_sum {
@@ -100,12 +103,14 @@ static inline uint32_t opp_sum_mix(uint64_t a, uint64_t b)
 
 /* ---- the bounded maps (summary_maps.c) ---- */
 
-int opp_bmap_init(struct bmap *m);
+int opp_bmap_init(struct bmap *m, int (*needed)(struct opp_sum *s, const struct ment *e));
 void opp_bmap_free(struct bmap *m);
 struct ment *opp_bmap_find(struct bmap *m, uint64_t a, uint64_t b);
-/* Insert or replace (summary_maps.c). */
-void opp_bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v, int nodes);
-void opp_bmap_del(struct opp_sum *s, struct bmap *m, struct ment *e, int nodes);
+/* Insert or replace (summary_maps.c): 1 when an entry's value was let go
+ * (replaced, or the oldest entry's, evicted) into *gone, else 0. */
+int opp_bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v,
+                 uint64_t *gone);
+void opp_bmap_del(struct bmap *m, struct ment *e);
 /* An allocation or free of the block at addr: its bytes (summary_maps.c). */
 int64_t opp_sum_block_bytes(struct opp_sum *s, struct bmap *m, uint32_t proc, uint64_t op,
                             uint64_t addr, uint64_t size);

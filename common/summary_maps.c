@@ -25,8 +25,9 @@ static int bmap_alloc(struct bmap *m, uint32_t cap)
     return 0;
 }
 
-int opp_bmap_init(struct bmap *m)
+int opp_bmap_init(struct bmap *m, int (*needed)(struct opp_sum *s, const struct ment *e))
 {
+    m->needed = needed;
     return bmap_alloc(m, MAP_CAP);
 }
 
@@ -73,22 +74,17 @@ static int bmap_repack(struct bmap *m)
         g.heads[h] = g.next++;
         g.used++;
     }
+    g.needed = m->needed;
     opp_bmap_free(m);
     *m = g;
     return 0;
 }
 
 /* Whether the map's oldest entry is still needed, so the map is repacked
- * (or grows) rather than lose it: a CPU block still allocated in a process
- * still running (its free needs its size); a correlation id none of whose
- * process's GPU records has been reached yet (CUPTI hands buffers over
- * late, when full or asked; work queued deep on a GPU ends later). */
+ * (or grows) rather than lose it (the map's own rule). */
 static int needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
 {
-    if (!e->used || (m != &s->cpu && m != &s->corr))
-        return 0;
-    struct sproc *p = opp_sum_proc_find(s, (uint32_t)e->a);
-    return p && (m == &s->cpu || e->b > p->gpu_corr_max);
+    return e->used && m->needed && m->needed(s, e);
 }
 
 static int still_needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
@@ -96,38 +92,36 @@ static int still_needed(struct opp_sum *s, const struct bmap *m, const struct me
     return m->cap < MAP_CAP_MAX && needed(s, m, e);
 }
 
-/* Insert or replace; an evicted or replaced value that is a node id is
- * released when nodes is set. The map is repacked (or grows) rather than
- * lose an entry still needed. */
-void opp_bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v, int nodes)
+/* Insert or replace. The map is repacked (or grows) rather than lose an
+ * entry still needed. */
+int opp_bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint64_t v,
+                 uint64_t *gone)
 {
     struct ment *e = opp_bmap_find(m, a, b);
     if (e) {
-        if (nodes)
-            opp_sum_unref(s, (uint32_t)e->v);
+        *gone = e->v;
         e->v = v;
-        return;
+        return 1;
     }
     if (still_needed(s, m, &m->e[m->next]))
         bmap_repack(m); /* out of memory: the oldest goes */
     uint32_t i = m->next;
     m->next = (m->next + 1) & (m->cap - 1);
     s->lost += needed(s, m, &m->e[i]); /* the map is as large as it grows */
-    if (m->e[i].used) {
-        if (nodes)
-            opp_sum_unref(s, (uint32_t)m->e[i].v);
+    int let_go = m->e[i].used;
+    if (let_go) {
+        *gone = m->e[i].v;
         bmap_unlink(m, i);
     }
     uint32_t h = opp_sum_mix(a, b) & (m->cap - 1);
     m->e[i] = (struct ment){a, b, v, m->heads[h], 1};
     m->heads[h] = i;
     m->used++;
+    return let_go;
 }
 
-void opp_bmap_del(struct opp_sum *s, struct bmap *m, struct ment *e, int nodes)
+void opp_bmap_del(struct bmap *m, struct ment *e)
 {
-    if (nodes)
-        opp_sum_unref(s, (uint32_t)e->v);
     bmap_unlink(m, (uint32_t)(e - m->e));
 }
 
@@ -140,7 +134,8 @@ int64_t opp_sum_block_bytes(struct opp_sum *s, struct bmap *m, uint32_t proc, ui
 {
     int64_t b = size > INT64_MAX ? INT64_MAX : (int64_t)size;
     if (op == OPP_MEM_ALLOC) {
-        opp_bmap_put(s, m, proc, addr, (uint64_t)b, 0);
+        uint64_t gone;
+        opp_bmap_put(s, m, proc, addr, (uint64_t)b, &gone);
         return b;
     }
     if (op != OPP_MEM_FREE)
@@ -149,7 +144,7 @@ int64_t opp_sum_block_bytes(struct opp_sum *s, struct bmap *m, uint32_t proc, ui
     if (e) {
         if (!b)
             b = (int64_t)e->v;
-        opp_bmap_del(s, m, e, 0);
+        opp_bmap_del(m, e);
     }
     return -b;
 }
