@@ -1,5 +1,6 @@
-/* The CUDA feature's own header, shared by its CUPTI client (cupti.c) and
- * its symbol fallback (symbols.c, tramp.S): API calls through CUPTI's
+/* The CUDA feature's own header, shared by its CUPTI client (cupti.c),
+ * its symbol fallback (symbols.c, tramp.S) and what both use (api.c): API
+ * calls through CUPTI's
  * callbacks and GPU activity through its buffers when CUPTI serves, API
  * calls through trampolines when it cannot (no GPU, no usable driver, or
  * another subscriber holds it). docs/DESIGN.md, "CUDA without CUPTI", says
@@ -8,6 +9,9 @@
 #define OPP_CUDA_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stdint.h>
+
+#include "tables/funcs.h"
 
 /* x86-64 only: elsewhere no trampolines or dlsym hook are built, and CUDA
  * API calls are seen through CUPTI alone. Nor under ThreadSanitizer (make
@@ -36,7 +40,11 @@ void opp_cupti_restart_now(void);
 
 /* Whether entry point fn (a runtime or driver call's id) returns a status
  * (cudaError_t, CUresult): not a pointer, a string, a struct or nothing,
- * whose bytes must not be read as one (symbols.c). */
-int opp_cuda_has_status(uint32_t fn);
+ * whose bytes must not be read as one. The table is api.c's. */
+extern const uint8_t opp_cuda_nostatus[OPP_FN_COUNT];
+static inline int opp_cuda_has_status(uint32_t fn)
+{
+    return fn < OPP_FN_COUNT && !opp_cuda_nostatus[fn];
+}
 
 #endif

@@ -17,38 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
-/* Set by cupti.c once its subscription works; defined here for every build. */
-_Atomic int opp_cuda_via_cupti;
-
-/* Runtime entry points that return no status (void, a pointer, a string,
- * a struct): they record status 0. Every driver entry point returns a
- * CUresult. A name the toolkit does not export is simply not matched. */
-#define OPP_SECOND(a, b, ...) b
-#define OPP_PROBE(...) OPP_SECOND(__VA_ARGS__, 0, 0)
-#define OPP_NOSTATUS(sym) OPP_PROBE(OPP_NS_##sym)
-#define OPP_NS_cudaGetErrorName ~, 1
-#define OPP_NS_cudaGetErrorString ~, 1
-#define OPP_NS_cudaCreateChannelDesc ~, 1
-#define OPP_NS___cudaInitModule ~, 1
-#define OPP_NS___cudaRegisterFatBinary ~, 1
-#define OPP_NS___cudaRegisterFatBinaryEnd ~, 1
-#define OPP_NS___cudaUnregisterFatBinary ~, 1
-#define OPP_NS___cudaRegisterFunction ~, 1
-#define OPP_NS___cudaRegisterVar ~, 1
-#define OPP_NS___cudaRegisterHostVar ~, 1
-#define OPP_NS___cudaRegisterManagedVar ~, 1
-static const uint8_t nostatus[OPP_FN_COUNT] = {
-#define NS_RT(cbid, sym) [OPP_FN_CUDA_RT_BASE + (cbid)] = OPP_NOSTATUS(sym),
-    OPP_CUDA_RT_SYMS(NS_RT)
-#undef NS_RT
-};
-
-int opp_cuda_has_status(uint32_t fn)
-{
-    return fn < OPP_FN_COUNT && !nostatus[fn];
-}
-
 #ifdef OPP_CUDA_TRAMP
 
 #define OPP_HIDDEN __attribute__((visibility("hidden")))
@@ -184,9 +152,9 @@ OPP_HIDDEN void *opp_cuda_enter(uint32_t id, void **slot)
 {
     void *real = opp_real(id);
     if (OPP_UNLIKELY(!real))
-        return !opp_missing(id, !nostatus[id]) ? (void *)ret_zero
-               : id >= OPP_FN_CUDA_DRV_BASE    ? (void *)ret_missing_cuda
-                                               : (void *)ret_missing_cudart;
+        return !opp_missing(id, opp_cuda_has_status(id)) ? (void *)ret_zero
+               : id >= OPP_FN_CUDA_DRV_BASE              ? (void *)ret_missing_cuda
+                                                         : (void *)ret_missing_cudart;
     unsigned n = shadow.n;
     struct opp_frame f;
     if (OPP_UNLIKELY(atomic_load_explicit(&opp_cupti_restart, memory_order_relaxed)) && n == 0)
@@ -220,7 +188,8 @@ OPP_HIDDEN void *opp_cuda_leave(uint64_t rax)
     OPP_BARRIER();
     shadow.n = n - 1;
     uint32_t id = e.f.fn;
-    const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] = nostatus[id] ? 0 : (uint32_t)rax,
+    const uint64_t a[OPP_COL_CUDA_COLS] = {[OPP_COL_CUDA_STATUS] =
+                                               opp_cuda_has_status(id) ? (uint32_t)rax : 0,
                                            [OPP_COL_CUDA_CBID] = cbid_of(id)};
     opp_leave(&e.f, a, OPP_COL_CUDA_COLS);
     if (n == 1) /* the program's CUDA call is over: CUPTI may start now */
