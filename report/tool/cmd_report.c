@@ -41,10 +41,12 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 
 static int opt_sort(const struct opp_option *o, const char *arg)
 {
-    if (opp_sort_key_parse(arg, o->value)) {
+    struct report_args *ra = o->value;
+    if (opp_sort_key_parse(arg, &ra->agg.sort)) {
         fprintf(stderr, PREFIX "unknown sort key '%s' (one of: %s)\n", arg, opp_sort_key_list());
         return 2;
     }
+    ra->sort_given = 1;
     return 0;
 }
 
@@ -252,7 +254,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     memset(ra, 0, sizeof *ra);
     char sort[1024], by_rank[512];
     const struct opp_option options[] = {
-        OPP_OPT_CALLBACK('s', "sort", &ra->agg.sort, "KEY", sort_help(sort, sizeof sort), opt_sort),
+        OPP_OPT_CALLBACK('s', "sort", ra, "KEY", sort_help(sort, sizeof sort), opt_sort),
         OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
                          "show only the first N rows (--gpu: kernels, default 10;\n"
                          "--tree: call paths; --by-rank: operators)",
@@ -378,6 +380,17 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             if (views[i].limits)
                 fprintf(stderr, "%s (%s), ", views[i].option, views[i].limits);
         fprintf(stderr, "not %s\n", ra->view->option);
+        return 2;
+    }
+    if (ra->view && (ra->agg.group_by_shape || ra->out.flops || ra->out.show_lib)) {
+        fprintf(stderr,
+                PREFIX "--group-by-shape, --flops and --show-lib go with the table, not %s\n",
+                ra->view->option);
+        return 2;
+    }
+    if (ra->sort_given && ra->view && ra->view != &views[VIEW_BY_RANK]) {
+        fprintf(stderr, PREFIX "--sort goes with the table and --by-rank, not %s\n",
+                ra->view->option);
         return 2;
     }
     ra->tree_opts.max_paths = ra->agg.limit;

@@ -21,6 +21,7 @@ struct report_args {
     size_t ntraces;
     enum format format;
     int format_given;
+    int sort_given;
     unsigned views; /* the views chosen (bits of enum view_id); none: the table */
     const struct view *view;
     const char *step; /* --step NAME: steps and latency */
