@@ -343,8 +343,15 @@ int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
         free(c.steps);
         return rc;
     }
+    rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, 0, 1, &c.shapes);
+    if (rc) {
+        opp_agg_free(&c.agg);
+        free(c.steps);
+        return rc;
+    }
     rc = src ? src->calltree(src->ctx, &c.o, &c.ct) : opp_calltree_build(m, &c.o, &c.ct);
     if (rc) {
+        opp_agg_free(&c.shapes);
         opp_agg_free(&c.agg);
         free(c.steps);
         return rc;
@@ -352,6 +359,7 @@ int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
         rc = opp_advise_rules[i].fn(&c, &out->fs);
     opp_calltree_free(&c.ct);
+    opp_agg_free(&c.shapes);
     opp_agg_free(&c.agg);
     free(c.steps);
     if (rc) {

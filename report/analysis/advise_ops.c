@@ -215,18 +215,14 @@ static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *
 
 int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
-    struct opp_agg a;
-    int rc = adv_agg_span(c, c->steps[0].begin_ns, c->steps[c->n - 1].end_ns, 0, 1, &a);
-    if (rc)
-        return rc;
-    struct shape_group *g = calloc(a.nrows ? a.nrows : 1, sizeof *g);
+    const struct opp_agg *a = &c->shapes;
+    int rc = 0;
+    struct shape_group *g = calloc(a->nrows ? a->nrows : 1, sizeof *g);
     size_t ng = 0;
-    if (!g) {
-        opp_agg_free(&a);
+    if (!g)
         return -ENOMEM;
-    }
-    for (size_t i = 0; i < a.nrows; i++) {
-        const struct opp_row *r = &a.rows[i];
+    for (size_t i = 0; i < a->nrows; i++) {
+        const struct opp_row *r = &a->rows[i];
         char shape[128];
         if (r->device_type != OPP_DEVICE_CPU || !is_elementwise(r->key) ||
             !first_shape(r, shape, sizeof shape))
@@ -241,7 +237,6 @@ int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
     for (size_t k = 0; k < ng && !rc; k++)
         rc = fusable_finding(c, out, &g[k]);
     free(g);
-    opp_agg_free(&a);
     return rc;
 }
 
@@ -271,14 +266,12 @@ static double gemm_flops(const struct opp_row *r)
 
 int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
-    struct opp_agg a;
-    int rc = adv_agg_span(c, c->steps[0].begin_ns, c->steps[c->n - 1].end_ns, 0, 1, &a);
-    if (rc)
-        return rc;
+    const struct opp_agg *a = &c->shapes;
+    int rc = 0;
     uint64_t calls = 0, ns = 0;
     const struct opp_row *top = NULL;
-    for (size_t i = 0; i < a.nrows; i++) {
-        const struct opp_row *r = &a.rows[i];
+    for (size_t i = 0; i < a->nrows; i++) {
+        const struct opp_row *r = &a->rows[i];
         int gemm = 0;
         for (size_t k = 0; k < sizeof gemms / sizeof *gemms; k++)
             gemm |= !strcmp(r->key, gemms[k]);
@@ -293,10 +286,8 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
     }
     if (top) {
         struct opp_finding *f = adv_add(out, "tiny_gemms");
-        if (!f) {
-            opp_agg_free(&a);
+        if (!f)
             return -ENOMEM;
-        }
         adv_stake(c, f, ns);
         f->per_step = (double)calls / (double)c->n;
         f->per_step_unit = "calls";
@@ -310,6 +301,5 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
         rc = adv_code_of(c, top->key, f->code, sizeof f->code);
         adv_layer_of(c, top->key, f->layer, sizeof f->layer);
     }
-    opp_agg_free(&a);
     return rc;
 }

@@ -28,6 +28,7 @@ struct opp_advise_ctx {
     uint64_t p50_ns, p99_ns;
     size_t warm;            /* leading steps of warm-up (the warm-up rule's) */
     struct opp_agg agg;     /* key_averages over the steps' span, by name */
+    struct opp_agg shapes;  /* the same by name and input shapes */
     struct opp_calltree ct; /* the calls o selects by call path (the layers) */
 };
 

@@ -43,6 +43,7 @@ struct kern_rec {
 
 struct opp_gpu_stream {
     struct opp_pass *pass;
+    int own;                      /* the pass is this stream's to free */
     struct opp_stream_meta *meta; /* the pass's first read */
     uint32_t *dem, ndem;
     uint64_t nops;
@@ -175,7 +176,20 @@ struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npat
         free(g);
         return NULL;
     }
+    g->own = 1;
     g->meta = opp_pass_meta(g->pass);
+    return g;
+}
+
+struct opp_gpu_stream *opp_gpu_stream_over(struct opp_pass *p, char *err, size_t errlen)
+{
+    struct opp_gpu_stream *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    g->pass = p;
+    g->meta = opp_pass_meta(p);
     return g;
 }
 
@@ -344,6 +358,7 @@ void opp_gpu_stream_free(struct opp_gpu_stream *g)
     if (!g)
         return;
     drop_sorts(g);
-    opp_pass_free(g->pass);
+    if (g->own)
+        opp_pass_free(g->pass);
     free(g);
 }

@@ -167,6 +167,11 @@ const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
     return s->m;
 }
 
+struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s)
+{
+    return s->pass;
+}
+
 int opp_table_stream_takes(const struct opp_agg_opts *o)
 {
     return !o->sched_window && !o->group_by_stack;

@@ -28,6 +28,9 @@ struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t 
                                                enum opp_stream_refused *why, char *err,
                                                size_t errlen);
 const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
+/* Its pass, for other consumers to read over (opp_step_stream_over,
+ * opp_gpu_stream_over) before s is freed. */
+struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s);
 /* Whether the table of o is added up this way: not with a summary's
  * schedule window or --group-by-stack (those read the loaded model). */
 int opp_table_stream_takes(const struct opp_agg_opts *o);

@@ -195,7 +195,7 @@ static int filters_known(const struct advise_args *aa, const char *trace, const 
 struct advise_pass {
     struct opp_table_stream *table;
     struct opp_step_stream *steps;
-    struct opp_gpu_stream *gpu; /* opened when a rule asks */
+    struct opp_gpu_stream *gpu; /* made when a rule asks */
     struct opp_gpu_stats gs;    /* its answer for gs_opts (two rules ask) */
     struct opp_agg_opts gs_opts;
     int have_gs;
@@ -252,11 +252,10 @@ static int copy_array(void **to, const void *from, size_t n, size_t size)
 static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s)
 {
     struct advise_pass *ap = ctx;
-    enum opp_stream_refused why;
     if (!ap->have_gs || memcmp(&ap->gs_opts, o, sizeof *o)) {
-        if (!ap->gpu &&
-            !(ap->gpu = opp_gpu_stream_open(&ap->trace, 1, &why, ap->err, sizeof ap->err)))
-            return why == OPP_STREAM_ERROR ? -EIO : 1;
+        if (!ap->gpu && !(ap->gpu = opp_gpu_stream_over(opp_table_stream_pass(ap->table), ap->err,
+                                                        sizeof ap->err)))
+            return -EIO;
         struct opp_kernel_stats *k = NULL;
         size_t nk;
         opp_gpu_stats_free(&ap->gs);
@@ -313,9 +312,14 @@ static int advise_streams(struct advise_args *aa, const char *trace)
         return -1;
     }
     const struct opp_model *m = opp_table_stream_model(ap.table);
-    if (needs_loaded(ap.table) ||
-        !(ap.steps = opp_step_stream_open(&trace, 1, &why, ap.err, sizeof ap.err)))
+    if (needs_loaded(ap.table))
         goto out;
+    if (!(ap.steps =
+              opp_step_stream_over(opp_table_stream_pass(ap.table), ap.err, sizeof ap.err))) {
+        fprintf(stderr, PREFIX "%s\n", ap.err);
+        rc = 1;
+        goto out;
+    }
     if ((rc = filters_known(aa, trace, m)))
         goto out;
     opp_steps_main_process(m, &aa->o, 1);
