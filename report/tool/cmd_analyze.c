@@ -13,6 +13,7 @@
 
 #include "tool/cmds.h"
 #include "tool/paths.h"
+#include "views/say.h"
 
 #define PREFIX "opprof analyze: "
 
@@ -21,15 +22,15 @@ int cmd_analyze(int argc, char **argv)
     char pkg[PATH_MAX], self[PATH_MAX];
     if (opp_tool_sibling("OPPROF_ANALYZE", "analyze", pkg, sizeof pkg) ||
         opp_tool_self(self, sizeof self)) {
-        fprintf(stderr, PREFIX "cannot find its Python package next to opprof (the build's "
-                               "analyze/ folder; set OPPROF_ANALYZE to it)\n");
+        opp_say(PREFIX "cannot find its Python package next to opprof (the build's "
+                       "analyze/ folder; set OPPROF_ANALYZE to it)");
         return 1;
     }
     const char *old = getenv("PYTHONPATH");
     size_t len = strlen(pkg) + (old ? strlen(old) : 0) + 2;
     char *path = malloc(len);
     if (!path) {
-        fprintf(stderr, PREFIX "out of memory\n");
+        opp_say(PREFIX "out of memory");
         return 1;
     }
     snprintf(path, len, "%s%s%s", pkg, old && *old ? ":" : "", old && *old ? old : "");
@@ -39,12 +40,12 @@ int cmd_analyze(int argc, char **argv)
     int bad = setenv("PYTHONPATH", path, 1) || setenv("OPPROF_TOOL", self, 1);
     free(path);
     if (bad) {
-        fprintf(stderr, PREFIX "cannot set its environment: %s\n", strerror(errno));
+        opp_say(PREFIX "cannot set its environment: %s", strerror(errno));
         return 1;
     }
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args) {
-        fprintf(stderr, PREFIX "out of memory\n");
+        opp_say(PREFIX "out of memory");
         return 1;
     }
     args[0] = (char *)py;
@@ -53,7 +54,7 @@ int cmd_analyze(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         args[i + 2] = argv[i];
     execvp(py, args);
-    fprintf(stderr, PREFIX "cannot run %s: %s\n", py, strerror(errno));
+    opp_say(PREFIX "cannot run %s: %s", py, strerror(errno));
     free(args);
     return 1;
 }

@@ -14,6 +14,7 @@
 #include "tool/collectors.h"
 #include "tool/options.h"
 #include "util.h"
+#include "views/say.h"
 
 #define PREFIX "opprof ctl: "
 
@@ -29,7 +30,7 @@ static int find_socket(char *out, size_t cap, int list)
     size_t n;
     char err[256];
     if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return -1;
     }
     if (list) {
@@ -44,11 +45,10 @@ static int find_socket(char *out, size_t cap, int list)
         return 0;
     }
     if (!n) {
-        fprintf(stderr, PREFIX "no collector is running (nothing is being profiled)\n");
+        opp_say(PREFIX "no collector is running (nothing is being profiled)");
         return -1;
     }
-    fprintf(stderr, PREFIX "%zu collectors are running: say which with --socket (or OPPROF_SOCKET)\n",
-            n);
+    opp_say(PREFIX "%zu collectors are running: say which with --socket (or OPPROF_SOCKET)", n);
     for (size_t i = 0; i < n && i < MAX_LISTED; i++)
         opp_collector_print(stderr, &c[i]);
     return -1;
@@ -57,7 +57,7 @@ static int find_socket(char *out, size_t cap, int list)
 static int opt_socket(const struct opp_option *o, const char *arg)
 {
     if (!arg[0]) {
-        fprintf(stderr, PREFIX "--socket wants a path (`opprof ctl list` lists the collectors)\n");
+        opp_say(PREFIX "--socket wants a path (`opprof ctl list` lists the collectors)");
         return 2;
     }
     *(const char **)o->value = arg;
@@ -93,8 +93,7 @@ int cmd_ctl(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (argc - first != 1) {
-        fprintf(stderr,
-                PREFIX "start, stop, status or list? (usage: opprof ctl start|stop|status|list)\n");
+        opp_say(PREFIX "start, stop, status or list? (usage: opprof ctl start|stop|status|list)");
         return 2;
     }
     const char *what = argv[first];
@@ -103,7 +102,7 @@ int cmd_ctl(int argc, char **argv)
                                              : !strcmp(what, "list")  ? 4
                                                                       : 3;
     if (op == 3) {
-        fprintf(stderr, PREFIX "unknown action '%s' (start, stop, status or list)\n", what);
+        opp_say(PREFIX "unknown action '%s' (start, stop, status or list)", what);
         return 2;
     }
     char found[512];
@@ -116,14 +115,14 @@ int cmd_ctl(int argc, char **argv)
     }
     int fd = opp_connect(sock);
     if (fd < 0) {
-        fprintf(stderr, PREFIX "cannot reach the collector at %s: %s\n", sock, strerror(-fd));
+        opp_say(PREFIX "cannot reach the collector at %s: %s", sock, strerror(-fd));
         return 1;
     }
     struct opp_ctl_ack ack;
     int rc = opp_ctl_ask(fd, op, &ack, 5000);
     close(fd);
     if (rc) {
-        fprintf(stderr, PREFIX "the collector at %s did not answer: %s\n", sock, strerror(-rc));
+        opp_say(PREFIX "the collector at %s did not answer: %s", sock, strerror(-rc));
         return 1;
     }
     printf("%s: %u process%s, %" PRIu64 " events so far\n",

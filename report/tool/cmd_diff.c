@@ -15,6 +15,7 @@
 #include "tool/options.h"
 #include "views/diff_view.h"
 #include "views/fmt.h"
+#include "views/say.h"
 
 #define PREFIX "opprof diff: "
 #define MAX_OPS 64
@@ -48,8 +49,9 @@ static int parse_double(const char *s, double lo, double *out)
 static int opt_metric(const struct opp_option *o, const char *arg)
 {
     if (opp_diff_metric_parse(arg, o->value)) {
-        fprintf(stderr, PREFIX "unknown metric '%s' (one of: self_cpu, cpu_total, "
-                               "self_cuda, cuda_total)\n", arg);
+        opp_say(PREFIX "unknown metric '%s' (one of: self_cpu, cpu_total, "
+                       "self_cuda, cuda_total)",
+                arg);
         return 2;
     }
     return 0;
@@ -63,7 +65,7 @@ static int opt_by(const struct opp_option *o, const char *arg)
     } else if (!strcmp(arg, "name")) {
         *by_shape = 0;
     } else {
-        fprintf(stderr, PREFIX "--by wants name or shape, not '%s'\n", arg);
+        opp_say(PREFIX "--by wants name or shape, not '%s'", arg);
         return 2;
     }
     return 0;
@@ -72,7 +74,7 @@ static int opt_by(const struct opp_option *o, const char *arg)
 static int opt_format(const struct opp_option *o, const char *arg)
 {
     if (strcmp(arg, "table") && strcmp(arg, "json")) {
-        fprintf(stderr, PREFIX "unknown format '%s' (one of: table, json)\n", arg);
+        opp_say(PREFIX "unknown format '%s' (one of: table, json)", arg);
         return 2;
     }
     *(int *)o->value = arg[0] == 'j';
@@ -83,7 +85,7 @@ static int opt_limit(const struct opp_option *o, const char *arg)
 {
     double v;
     if (parse_double(arg, 1, &v) || v != floor(v) || v > 1e15) {
-        fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n", arg);
+        opp_say(PREFIX "--limit wants a positive number of rows, not '%s'", arg);
         return 2;
     }
     *(size_t *)o->value = (size_t)v;
@@ -97,14 +99,14 @@ static int opt_same(const struct opp_option *o, const char *arg)
     const char *comma = strchr(arg, ',');
     size_t len = comma ? (size_t)(comma - arg) : 0;
     if (!comma || len >= sizeof buf) {
-        fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", arg);
+        opp_say(PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'", arg);
         return 2;
     }
     memcpy(buf, arg, len);
     buf[len] = 0;
     double us;
     if (parse_double(buf, 0, &d->same_pct) || parse_double(comma + 1, 0, &us)) {
-        fprintf(stderr, PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'\n", arg);
+        opp_say(PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'", arg);
         return 2;
     }
     d->same_ns = us * 1000.0;
@@ -115,7 +117,7 @@ static int opt_same(const struct opp_option *o, const char *arg)
 static int opt_fail_above(const struct opp_option *o, const char *arg)
 {
     if (parse_double(arg, 0, o->value)) {
-        fprintf(stderr, PREFIX "--fail-above wants a percentage (0 or more), not '%s'\n", arg);
+        opp_say(PREFIX "--fail-above wants a percentage (0 or more), not '%s'", arg);
         return 2;
     }
     return 0;
@@ -125,7 +127,7 @@ static int opt_op(const struct opp_option *o, const char *arg)
 {
     struct diff_args *da = o->value;
     if (!arg[0] || da->gate.nnames == MAX_OPS) {
-        fprintf(stderr, PREFIX "--op wants an operator name (at most %d)\n", MAX_OPS);
+        opp_say(PREFIX "--op wants an operator name (at most %d)", MAX_OPS);
         return 2;
     }
     da->ops[da->gate.nnames++] = arg;
@@ -137,7 +139,7 @@ static int opt_min_us(const struct opp_option *o, const char *arg)
     struct diff_args *da = o->value;
     double us;
     if (parse_double(arg, 0, &us)) {
-        fprintf(stderr, PREFIX "--min-us wants microseconds (0 or more), not '%s'\n", arg);
+        opp_say(PREFIX "--min-us wants microseconds (0 or more), not '%s'", arg);
         return 2;
     }
     da->gate.min_ns = us * 1000.0;
@@ -150,7 +152,7 @@ static int opt_min_calls(const struct opp_option *o, const char *arg)
     struct diff_args *da = o->value;
     double v;
     if (parse_double(arg, 0, &v) || v != floor(v) || v > 1e15) {
-        fprintf(stderr, PREFIX "--min-calls wants a number of calls (0 or more), not '%s'\n", arg);
+        opp_say(PREFIX "--min-calls wants a number of calls (0 or more), not '%s'", arg);
         return 2;
     }
     da->gate.min_calls = (uint64_t)v;
@@ -224,12 +226,12 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
     if (rc)
         return rc;
     if (argc - first != 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof diff A.trace B.trace [options])\n",
+        opp_say(PREFIX "%s (usage: opprof diff A.trace B.trace [options])",
                 argc - first < 2 ? "which two traces?" : "two traces, no more");
         return 2;
     }
     if ((da->gate.nnames || da->floor_given) && isnan(da->gate.pct)) {
-        fprintf(stderr, PREFIX "--op, --min-us and --min-calls go with --fail-above\n");
+        opp_say(PREFIX "--op, --min-us and --min-calls go with --fail-above");
         return 2;
     }
     da->a = argv[first];
@@ -279,14 +281,14 @@ static int side_read(const char *path, const struct opp_diff_opts *o, struct sid
         }
     }
     if (got) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         side_free(s);
         return -1;
     }
     m = s->st ? opp_table_stream_model(s->st) : s->m;
     s->gpu = opp_model_has_gpu(m);
     if (m->sum.warning[0])
-        fprintf(stderr, PREFIX "warning: %s: %s\n", path, m->sum.warning);
+        opp_say(PREFIX "warning: %s: %s", path, m->sum.warning);
     return 0;
 }
 
@@ -305,7 +307,7 @@ int cmd_diff(int argc, char **argv)
     }
     struct opp_diff d;
     if (opp_diff_aggs(&a.agg, &b.agg, a.gpu || b.gpu, &da.o, &d)) {
-        fprintf(stderr, PREFIX "out of memory\n");
+        opp_say(PREFIX "out of memory");
         side_free(&a);
         side_free(&b);
         return EXIT_TROUBLE;
@@ -316,7 +318,8 @@ int cmd_diff(int argc, char **argv)
         for (size_t i = 0; i < d.n && !found; i++)
             found = !strcmp(d.rows[i].key, da.ops[k]);
         if (!found) {
-            fprintf(stderr, PREFIX "--op '%s': no such operator in either trace (`opprof diff %s %s` lists them)\n",
+            opp_say(PREFIX
+                    "--op '%s': no such operator in either trace (`opprof diff %s %s` lists them)",
                     da.ops[k], da.a, da.b);
             code = EXIT_USAGE;
         }
@@ -334,7 +337,7 @@ int cmd_diff(int argc, char **argv)
         else
             opp_out_diff_table(stdout, &d, &v);
         if (fflush(stdout) || ferror(stdout)) {
-            fprintf(stderr, PREFIX "cannot write the comparison: %s\n", strerror(errno));
+            opp_say(PREFIX "cannot write the comparison: %s", strerror(errno));
             code = EXIT_TROUBLE;
         }
     }

@@ -13,6 +13,7 @@
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/report.h"
+#include "views/say.h"
 
 #define PREFIX "opprof report: "
 
@@ -43,7 +44,7 @@ static int opt_sort(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
     if (opp_sort_key_parse(arg, &ra->agg.sort)) {
-        fprintf(stderr, PREFIX "unknown sort key '%s' (one of: %s)\n", arg, opp_sort_key_list());
+        opp_say(PREFIX "unknown sort key '%s' (one of: %s)", arg, opp_sort_key_list());
         return 2;
     }
     ra->sort_given = 1;
@@ -54,7 +55,7 @@ static int opt_limit(const struct opp_option *o, const char *arg)
 {
     unsigned long long v;
     if (parse_uint(arg, SIZE_MAX, &v) || v == 0) {
-        fprintf(stderr, PREFIX "--limit wants a positive number of rows, not '%s'\n", arg);
+        opp_say(PREFIX "--limit wants a positive number of rows, not '%s'", arg);
         return 2;
     }
     *(size_t *)o->value = (size_t)v;
@@ -72,7 +73,7 @@ static int opt_format(const struct opp_option *o, const char *arg)
     else if (!strcmp(arg, "json"))
         ra->format = FMT_JSON;
     else {
-        fprintf(stderr, PREFIX "unknown format '%s' (one of: table, csv, json)\n", arg);
+        opp_say(PREFIX "unknown format '%s' (one of: table, csv, json)", arg);
         return 2;
     }
     return 0;
@@ -84,7 +85,7 @@ static int opt_id(const struct opp_option *o, const char *arg)
     struct opp_agg_opts *agg = o->value;
     unsigned long long v;
     if (parse_uint(arg, UINT32_MAX, &v)) {
-        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
         return 2;
     }
     if (!strcmp(o->long_name, "pid")) {
@@ -102,8 +103,7 @@ static int opt_group_by_stack(const struct opp_option *o, const char *arg)
     struct report_args *ra = o->value;
     unsigned long long v;
     if (parse_uint(arg, OPP_STACK_MAX, &v) || v == 0) {
-        fprintf(stderr, PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'\n",
-                OPP_STACK_MAX, arg);
+        opp_say(PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'", OPP_STACK_MAX, arg);
         return 2;
     }
     ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
@@ -118,8 +118,7 @@ static int opt_time(const struct opp_option *o, const char *arg)
     errno = 0;
     double d = strtod(arg, &end);
     if (errno || end == arg || *end || !(d >= 0 && d < 1.8e13)) {
-        fprintf(stderr, PREFIX "--%s wants milliseconds (0 or more), not '%s'\n", o->long_name,
-                arg);
+        opp_say(PREFIX "--%s wants milliseconds (0 or more), not '%s'", o->long_name, arg);
         return 2;
     }
     uint64_t ns = (uint64_t)llround(d * 1e6);
@@ -137,14 +136,14 @@ static int opt_match(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
     if (ra->agg.match) {
-        fprintf(stderr, PREFIX "one --match at a time (use REGEX|REGEX)\n");
+        opp_say(PREFIX "one --match at a time (use REGEX|REGEX)");
         return 2;
     }
     int e = regcomp(&ra->match, arg, REG_EXTENDED | REG_NOSUB);
     if (e) {
         char why[256];
         regerror(e, &ra->match, why, sizeof why);
-        fprintf(stderr, PREFIX "--match '%s': %s\n", arg, why);
+        opp_say(PREFIX "--match '%s': %s", arg, why);
         return 2;
     }
     ra->agg.match = &ra->match;
@@ -156,7 +155,7 @@ static int opt_depth(const struct opp_option *o, const char *arg)
 {
     unsigned long long v;
     if (parse_uint(arg, UINT32_MAX, &v) || v == 0) {
-        fprintf(stderr, PREFIX "--depth wants a positive number of levels, not '%s'\n", arg);
+        opp_say(PREFIX "--depth wants a positive number of levels, not '%s'", arg);
         return 2;
     }
     *(uint32_t *)o->value = (uint32_t)v;
@@ -169,7 +168,7 @@ static int opt_min_share(const struct opp_option *o, const char *arg)
     errno = 0;
     double d = strtod(arg, &end);
     if (errno || end == arg || *end || !(d >= 0 && d <= 100)) {
-        fprintf(stderr, PREFIX "--min-share wants a percentage from 0 to 100, not '%s'\n", arg);
+        opp_say(PREFIX "--min-share wants a percentage from 0 to 100, not '%s'", arg);
         return 2;
     }
     *(double *)o->value = d;
@@ -179,7 +178,7 @@ static int opt_min_share(const struct opp_option *o, const char *arg)
 static int opt_step(const struct opp_option *o, const char *arg)
 {
     if (arg && !arg[0]) {
-        fprintf(stderr, PREFIX "--step wants an operator name\n");
+        opp_say(PREFIX "--step wants an operator name");
         return 2;
     }
     struct report_args *ra = o->value;
@@ -193,7 +192,7 @@ static int opt_window(const struct opp_option *o, const char *arg)
 {
     unsigned long long v;
     if (parse_uint(arg, 1000000, &v) || v == 0) {
-        fprintf(stderr, PREFIX "--window wants a window number from 1, not '%s'\n", arg);
+        opp_say(PREFIX "--window wants a window number from 1, not '%s'", arg);
         return 2;
     }
     *(unsigned long *)o->value = (unsigned long)v;
@@ -355,11 +354,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         return rc;
     ra->out.group_by_shape = ra->agg.group_by_shape;
     if (first >= argc) {
-        fprintf(stderr, PREFIX "which trace? (usage: opprof report TRACE [options])\n");
+        opp_say(PREFIX "which trace? (usage: opprof report TRACE [options])");
         return 2;
     }
     if (argc - first > 255) {
-        fprintf(stderr, PREFIX "at most 255 traces at a time\n");
+        opp_say(PREFIX "at most 255 traces at a time");
         return 2;
     }
     if (ra->views & (ra->views - 1)) {
@@ -367,11 +366,11 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         for (size_t i = 0; i < nviews; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      !i ? "" : i + 1 < nviews ? ", " : " and ", views[i].option);
-        fprintf(stderr, PREFIX "%s are different views: choose one\n", names);
+        opp_say(PREFIX "%s are different views: choose one", names);
         return 2;
     }
     if (ra->view && ra->format_given && !(ra->view->formats & 1u << ra->format)) {
-        fprintf(stderr, PREFIX "%s\n", ra->view->other_format);
+        opp_say(PREFIX "%s", ra->view->other_format);
         return 2;
     }
     if (ra->agg.limit && ra->view && !ra->view->limits) {
@@ -379,28 +378,26 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         for (size_t i = 0; i < nviews; i++)
             if (views[i].limits)
                 fprintf(stderr, "%s (%s), ", views[i].option, views[i].limits);
-        fprintf(stderr, "not %s\n", ra->view->option);
+        opp_say("not %s", ra->view->option);
         return 2;
     }
     if (ra->view && (ra->agg.group_by_shape || ra->out.flops || ra->out.show_lib)) {
-        fprintf(stderr,
-                PREFIX "--group-by-shape, --flops and --show-lib go with the table, not %s\n",
+        opp_say(PREFIX "--group-by-shape, --flops and --show-lib go with the table, not %s",
                 ra->view->option);
         return 2;
     }
     if (ra->sort_given && ra->view && ra->view != &views[VIEW_BY_RANK]) {
-        fprintf(stderr, PREFIX "--sort goes with the table and --by-rank, not %s\n",
-                ra->view->option);
+        opp_say(PREFIX "--sort goes with the table and --by-rank, not %s", ra->view->option);
         return 2;
     }
     ra->tree_opts.max_paths = ra->agg.limit;
     if ((ra->tree_opts.max_depth || ra->tree_opts.min_share_pct > 0) &&
         ra->view != &views[VIEW_TREE]) {
-        fprintf(stderr, PREFIX "--depth and --min-share go with --tree\n");
+        opp_say(PREFIX "--depth and --min-share go with --tree");
         return 2;
     }
     if (ra->window_k && (ra->from_given || ra->to_given)) {
-        fprintf(stderr, PREFIX "--window is a time window already: no --from/--to with it\n");
+        opp_say(PREFIX "--window is a time window already: no --from/--to with it");
         return 2;
     }
     if (ra->from_given || ra->to_given) {
@@ -408,13 +405,13 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         if (!ra->to_given)
             ra->agg.to_ns = UINT64_MAX;
         if (ra->agg.from_ns >= ra->agg.to_ns) {
-            fprintf(stderr, PREFIX "--from must be before --to\n");
+            opp_say(PREFIX "--from must be before --to");
             return 2;
         }
     }
     if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.group_by_stack) && ra->view &&
         !ra->view->filters) {
-        fprintf(stderr, PREFIX "--from, --to, --window, --match and --group-by-stack go with the table\n");
+        opp_say(PREFIX "--from, --to, --window, --match and --group-by-stack go with the table");
         return 2;
     }
     ra->trace = argv[first];
@@ -432,13 +429,13 @@ static int report(struct report_args *rap)
         return rc;
     struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
     if (!m) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return 1;
     }
     if (m->summary) {
         const char *what = report_summary_refuses(&ra);
         if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
-            fprintf(stderr, PREFIX "%s: %s\n", ra.trace, err);
+            opp_say(PREFIX "%s: %s", ra.trace, err);
             opp_model_free(m);
             return 1;
         }
@@ -450,8 +447,8 @@ static int report(struct report_args *rap)
     if (ra.window_k && m->summary) { /* windows are numbered in the file */
         uint32_t nw = opp_summary_windows(m);
         if (ra.window_k > nw) {
-            fprintf(stderr, PREFIX "%s has %u recorded window%s (a schedule's active runs of "
-                                   "steps), not %lu\n",
+            opp_say(PREFIX "%s has %u recorded window%s (a schedule's active runs of "
+                           "steps), not %lu",
                     ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
             opp_model_free(m);
             return 1;
@@ -461,7 +458,7 @@ static int report(struct report_args *rap)
         struct opp_window *w;
         size_t nw;
         if (opp_profiler_windows(m, &w, &nw)) {
-            fprintf(stderr, PREFIX "out of memory\n");
+            opp_say(PREFIX "out of memory");
             opp_model_free(m);
             return 1;
         }

@@ -19,6 +19,7 @@
 #include "tool/options.h"
 #include "trace.h"
 #include "util.h"
+#include "views/say.h"
 
 extern char **environ;
 
@@ -233,7 +234,7 @@ static int opt_setenv(const struct opp_option *o, const char *arg)
 static int opt_mode(const struct opp_option *o, const char *arg)
 {
     if (strcmp(arg, "full") && strcmp(arg, "summary")) {
-        fprintf(stderr, "opprof run: --mode takes full or summary, not '%s'\n", arg);
+        opp_say("opprof run: --mode takes full or summary, not '%s'", arg);
         return 2;
     }
     return opt_setenv(o, arg);
@@ -244,7 +245,7 @@ static int opt_limit(const struct opp_option *o, const char *arg)
     char *end;
     long v = strtol(arg, &end, 10);
     if (!*arg || *end || v < 1) {
-        fprintf(stderr, "opprof run: --limit needs a positive number, not '%s'\n", arg);
+        opp_say("opprof run: --limit needs a positive number, not '%s'", arg);
         return 2;
     }
     *(const char **)o->value = arg;
@@ -330,14 +331,14 @@ int cmd_run(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (first >= argc) {
-        fprintf(stderr, "opprof run: no command given\n");
+        opp_say("opprof run: no command given");
         opp_options_usage(&run, stderr);
         return 2;
     }
     char **cmd = argv + first;
     int ran = runnable(cmd[0]);
     if (ran) { /* as a shell says it, before any trace is made */
-        fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(ran));
+        opp_say("opprof run: cannot run %s: %s", cmd[0], strerror(ran));
         return ran == ENOENT ? 127 : 126;
     }
     char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108], why_not[PATH_MAX + 100];
@@ -349,7 +350,7 @@ int cmd_run(int argc, char **argv)
      * directory missing or not ours): said before CMD starts, not run
      * unprofiled. */
     if (opp_tw_check(out, why_not, sizeof why_not)) {
-        fprintf(stderr, "opprof run: %s\n", why_not);
+        opp_say("opprof run: %s", why_not);
         return 2;
     }
     int profiled = 1;
@@ -357,23 +358,23 @@ int cmd_run(int argc, char **argv)
     pid_t cpid = -1;
     opp_collectors_sweep(); /* the sockets of runs that died */
     if (opp_tool_sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
-        fprintf(stderr, "opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
-                        "running the command unprofiled\n");
+        opp_say("opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
+                "running the command unprofiled");
         profiled = 0;
     } else if (opp_tool_sibling("OPPROF_COLLECTOR", "opprof-collector", coll, sizeof coll) != 0) {
-        fprintf(stderr, "opprof run: cannot find opprof-collector next to opprof (set "
-                        "OPPROF_COLLECTOR); running the command unprofiled\n");
+        opp_say("opprof run: cannot find opprof-collector next to opprof (set "
+                "OPPROF_COLLECTOR); running the command unprofiled");
         profiled = 0;
     } else if (opp_socket_path(sock, sizeof sock, &why) != 0) {
-        fprintf(stderr, "opprof run: %s; running the command unprofiled\n", why);
+        opp_say("opprof run: %s; running the command unprofiled", why);
         profiled = 0;
     } else if ((cpid = start_collector(coll, sock, out, top_fd != NULL)) < 0) {
-        fprintf(stderr, "opprof run: the collector did not start (see above); running the "
-                        "command unprofiled\n");
+        opp_say("opprof run: the collector did not start (see above); running the "
+                "command unprofiled");
         profiled = 0;
     }
     if (profiled && verbose)
-        fprintf(stderr, "opprof run: collector pid %d on %s\n", (int)cpid, sock);
+        opp_say("opprof run: collector pid %d on %s", (int)cpid, sock);
     if (top_fd)
         await_watcher(atoi(top_fd), profiled ? sock : NULL);
     char **env = profiled ? child_env(lib, sock) : environ;
@@ -396,7 +397,7 @@ int cmd_run(int argc, char **argv)
     posix_spawnattr_destroy(&at);
     int status = 0, code;
     if (rc) {
-        fprintf(stderr, "opprof run: cannot run %s: %s\n", cmd[0], strerror(rc));
+        opp_say("opprof run: cannot run %s: %s", cmd[0], strerror(rc));
         code = rc == ENOENT ? 127 : 126;
     } else {
         status = wait_cmd(pid, profiled && !quiet && isatty(2), sock);
@@ -413,25 +414,25 @@ int cmd_run(int argc, char **argv)
     int frc = finish_trace(sock, done, &pat);
     if (frc == -ETIMEDOUT) { /* leave it be: it finishes the file if it ever goes on */
         if (pat.state == 'T')
-            fprintf(stderr, "opprof run: the collector (pid %d) is stopped: %s is not finished; "
-                            "it will be once the collector continues (kill -CONT %d)\n",
+            opp_say("opprof run: the collector (pid %d) is stopped: %s is not finished; "
+                    "it will be once the collector continues (kill -CONT %d)",
                     (int)cpid, out, (int)cpid);
         else
-            fprintf(stderr, "opprof run: the collector (pid %d) did not answer for %d s: %s "
-                            "may not be finished\n",
+            opp_say("opprof run: the collector (pid %d) did not answer for %d s: %s "
+                    "may not be finished",
                     (int)cpid, pat.quiet_ms / 1000, out);
         return code;
     }
     int cst = wait_status(cpid);
     if (frc) {
-        fprintf(stderr, "opprof run: the collector %s: %s holds what it wrote before\n",
+        opp_say("opprof run: the collector %s: %s holds what it wrote before",
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
     } else if (
         done[OPP_DONE_WRITE_ERRNO]) { /* the disk filled (or a size limit): say what the file holds */
         char what[200];
         opp_write_failure(what, sizeof what, (int)done[OPP_DONE_WRITE_ERRNO],
                           done[OPP_DONE_WRITTEN], done[OPP_DONE_EVENTS]);
-        fprintf(stderr, "opprof run: writing %s failed%s\n", out, what);
+        opp_say("opprof run: writing %s failed%s", out, what);
         return code ? code : 1;
     } else if (!quiet && !rc) {
         show_report(out, limit);
@@ -445,14 +446,12 @@ int cmd_run(int argc, char **argv)
                 (unsigned long long)done[OPP_DONE_EVENTS]);
         if (done[OPP_DONE_DROPPED])
             fprintf(stderr, ", %llu dropped", (unsigned long long)done[OPP_DONE_DROPPED]);
-        fprintf(stderr, ")\n");
+        opp_say(")");
         if (done[OPP_DONE_DROPPED] && quiet) /* the report warns the same way */
-            fprintf(stderr, "opprof run: records were dropped (buffers full): %s\n",
-                    OPP_DROP_ADVICE);
+            opp_say("opprof run: records were dropped (buffers full): %s", OPP_DROP_ADVICE);
         if (done[OPP_DONE_CUT])
-            fprintf(stderr,
-                    "opprof run: %llu process%s still running %.1f s after %s "
-                    "exited; the trace ends there for %s\n",
+            opp_say("opprof run: %llu process%s still running %.1f s after %s "
+                    "exited; the trace ends there for %s",
                     (unsigned long long)done[OPP_DONE_CUT],
                     done[OPP_DONE_CUT] > 1 ? "es were" : " was", FINISH_LINGER_MS / 1000.0, cmd[0],
                     done[OPP_DONE_CUT] > 1 ? "them" : "it");

@@ -12,6 +12,7 @@
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/outfile.h"
+#include "views/say.h"
 
 static int opt_max_nodes(const struct opp_option *o, const char *arg)
 {
@@ -20,7 +21,7 @@ static int opt_max_nodes(const struct opp_option *o, const char *arg)
     unsigned long v = strtoul(arg, &end, 10);
     *(unsigned long *)o->value = v;
     if (errno || !*arg || *end || !v || v > (1ul << 28)) {
-        fprintf(stderr, "opprof summarize: --max-nodes takes 1 to 268435456, not %s\n", arg);
+        opp_say("opprof summarize: --max-nodes takes 1 to 268435456, not %s", arg);
         return 2;
     }
     return 0;
@@ -57,7 +58,7 @@ int cmd_summarize(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (argc - first != 1 || !out) {
-        fprintf(stderr, "opprof summarize: %s\n",
+        opp_say("opprof summarize: %s",
                 argc - first != 1 ? (argc - first ? "one trace at a time" : "which trace?")
                                   : "where to? (-o OUT)");
         opp_options_usage(&cmd, stderr);
@@ -68,17 +69,17 @@ int cmd_summarize(int argc, char **argv)
     char err[600] = "";
     int orc = opp_out_open_path(&o, out, &in, 1, err, sizeof err);
     if (orc) {
-        fprintf(stderr, "opprof summarize: %s\n", err);
+        opp_say("opprof summarize: %s", err);
         return orc == -2 ? 2 : 3;
     }
     struct opp_summarized res;
     enum opp_summarize_rc rc = opp_summarize(in, o.path, max_nodes, &res, err, sizeof err);
     if (opp_out_close(&o, rc == OPP_SUMMARIZED, err, sizeof err) == 0) {
         if (res.warning[0])
-            fprintf(stderr, "opprof summarize: %s: %s\n", in, res.warning);
-        fprintf(stderr, "opprof summarize: %llu calls into %s\n", (unsigned long long)res.calls, out);
+            opp_say("opprof summarize: %s: %s", in, res.warning);
+        opp_say("opprof summarize: %llu calls into %s", (unsigned long long)res.calls, out);
         return 0;
     }
-    fprintf(stderr, "opprof summarize: %s\n", err);
+    opp_say("opprof summarize: %s", err);
     return 3;
 }

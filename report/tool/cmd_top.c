@@ -27,6 +27,7 @@
 #include "topsnap.h"
 #include "util.h"
 #include "views/top_view.h"
+#include "views/say.h"
 
 #define PREFIX "opprof top: "
 #define MAX_LISTED 32
@@ -51,7 +52,7 @@ static int opt_interval(const struct opp_option *o, const char *arg)
     char *end;
     double v = strtod(arg, &end);
     if (!*arg || *end || !(v >= 0.05 && v <= 3600)) {
-        fprintf(stderr, PREFIX "--interval takes seconds from 0.05 to 3600, not '%s'\n", arg);
+        opp_say(PREFIX "--interval takes seconds from 0.05 to 3600, not '%s'", arg);
         return 2;
     }
     *(double *)o->value = v;
@@ -63,7 +64,7 @@ static int opt_count(const struct opp_option *o, const char *arg)
     char *end;
     long v = strtol(arg, &end, 10);
     if (!*arg || *end || v < 1) {
-        fprintf(stderr, PREFIX "--%s needs a positive number, not '%s'\n", o->long_name, arg);
+        opp_say(PREFIX "--%s needs a positive number, not '%s'", o->long_name, arg);
         return 2;
     }
     *(long *)o->value = v;
@@ -77,7 +78,7 @@ static int opt_sort(const struct opp_option *o, const char *arg)
             *(enum opp_top_sort *)o->value = s;
             return 0;
         }
-    fprintf(stderr, PREFIX "--sort takes total, self, calls, gpu, mem or name, not '%s'\n", arg);
+    opp_say(PREFIX "--sort takes total, self, calls, gpu, mem or name, not '%s'", arg);
     return 2;
 }
 
@@ -92,16 +93,16 @@ static int find_socket(const char *trace, char *out, size_t cap)
     char err[256];
     if (trace) {
         if (access(trace, R_OK)) {
-            fprintf(stderr, PREFIX "cannot read %s: %s\n", trace, strerror(errno));
+            opp_say(PREFIX "cannot read %s: %s", trace, strerror(errno));
             return -1;
         }
         if (!opp_collector_writing(trace, out, cap))
             return 0;
-        fprintf(stderr, PREFIX "no running collector writes %s (is its run over?)\n", trace);
+        opp_say(PREFIX "no running collector writes %s (is its run over?)", trace);
         return -1;
     }
     if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return -1;
     }
     if (n == 1) {
@@ -109,9 +110,9 @@ static int find_socket(const char *trace, char *out, size_t cap)
         return 0;
     }
     if (!n)
-        fprintf(stderr, PREFIX "no collector is running (nothing is being profiled)\n");
+        opp_say(PREFIX "no collector is running (nothing is being profiled)");
     else
-        fprintf(stderr, PREFIX "%zu collectors are running: say which with --socket\n", n);
+        opp_say(PREFIX "%zu collectors are running: say which with --socket", n);
     for (size_t i = 0; n > 1 && i < n && i < MAX_LISTED; i++)
         opp_collector_print(stderr, &c[i]);
     return -1;
@@ -292,7 +293,7 @@ static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd, i
 {
     char self[PATH_MAX];
     if (opp_tool_self(self, sizeof self)) {
-        fprintf(stderr, PREFIX "cannot find the opprof program itself\n");
+        opp_say(PREFIX "cannot find the opprof program itself");
         return -1;
     }
     char **argv = calloc((size_t)ncmd + 10, sizeof *argv); /* ours, CMD and NULL */
@@ -313,13 +314,13 @@ static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd, i
         argv[k++] = cmd[i];
     int lfd = -1;
     if (log && (lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        fprintf(stderr, PREFIX "cannot write %s: %s\n", log, strerror(errno));
+        opp_say(PREFIX "cannot write %s: %s", log, strerror(errno));
         free(argv);
         return -1;
     }
     int sp[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp)) {
-        fprintf(stderr, PREFIX "socketpair: %s\n", strerror(errno));
+        opp_say(PREFIX "socketpair: %s", strerror(errno));
         if (lfd >= 0)
             close(lfd);
         free(argv);
@@ -345,7 +346,7 @@ static pid_t start_run(const char *out, const char *log, char **cmd, int ncmd, i
     close(sp[1]);
     free(argv);
     if (pid < 0) {
-        fprintf(stderr, PREFIX "fork: %s\n", strerror(errno));
+        opp_say(PREFIX "fork: %s", strerror(errno));
         close(sp[0]);
         return -1;
     }
@@ -441,7 +442,7 @@ int cmd_top(int argc, char **argv)
         trace = argv[first];
         ncmd = 0;
     } else if (ncmd || !attach) {
-        fprintf(stderr, PREFIX "say what to watch: -- CMD, --attach or a trace being written\n");
+        opp_say(PREFIX "say what to watch: -- CMD, --attach or a trace being written");
         opp_options_usage(&cmd, stderr);
         return 2;
     }
@@ -471,7 +472,7 @@ int cmd_top(int argc, char **argv)
     }
     t.fd = opp_connect(sock);
     if (t.fd < 0) {
-        fprintf(stderr, PREFIX "cannot reach the collector at %s: %s\n", sock, strerror(-t.fd));
+        opp_say(PREFIX "cannot reach the collector at %s: %s", sock, strerror(-t.fd));
         if (link >= 0)
             close(link); /* CMD runs unwatched */
         if (run > 0)
@@ -482,7 +483,7 @@ int cmd_top(int argc, char **argv)
      * one however soon the run ends */
     int rc = ask(&t);
     if (rc && !t.ended) {
-        fprintf(stderr, PREFIX "the collector at %s did not answer: %s\n", sock, strerror(-rc));
+        opp_say(PREFIX "the collector at %s did not answer: %s", sock, strerror(-rc));
         close(t.fd);
         if (link >= 0)
             close(link);
@@ -501,7 +502,7 @@ int cmd_top(int argc, char **argv)
         screen(&t, scr, interval);
         top_screen_close(scr);
         if (run > 0 && !t.ended)
-            fprintf(stderr, PREFIX "waiting for the run to end (pid %d)\n", (int)run);
+            opp_say(PREFIX "waiting for the run to end (pid %d)", (int)run);
     } else {
         rc = plain(&t, interval, count);
     }
@@ -511,8 +512,7 @@ int cmd_top(int argc, char **argv)
     if (run > 0) {
         waitpid(run, &st, 0);
         if (log && full)
-            fprintf(stderr, PREFIX "the program's output, and where its trace went, is in %s\n",
-                    log);
+            opp_say(PREFIX "the program's output, and where its trace went, is in %s", log);
         return exit_code(st);
     }
     return rc;

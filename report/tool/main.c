@@ -4,7 +4,7 @@
 
 #include "format.h"
 #include "tool/cmds.h"
-
+#include "views/say.h"
 
 static const struct cmd {
     const char *name;
@@ -49,8 +49,8 @@ int main(int argc, char **argv)
         if (!strcmp(name, cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);
     if (name[0] == '-')
-        fprintf(stderr, "opprof: unknown option '%s' (see 'opprof --help')\n", name);
+        opp_say("opprof: unknown option '%s' (see 'opprof --help')", name);
     else
-        fprintf(stderr, "opprof: '%s' is not an opprof command (see 'opprof --help')\n", name);
+        opp_say("opprof: '%s' is not an opprof command (see 'opprof --help')", name);
     return 2;
 }

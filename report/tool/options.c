@@ -1,6 +1,7 @@
 /* Option tables (see options.h): getopt_long's tables and the --help text
  * made from one table per command. */
 #include "tool/options.h"
+#include "views/say.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -155,15 +156,12 @@ int opp_bad_option(const char *cmd, int c, char **argv)
 {
     const char *arg = argv[optind - 1];
     if (c == ':')
-        fprintf(stderr, "opprof %s: option '%s' wants a value\n", cmd, arg);
+        opp_say("opprof %s: option '%s' wants a value", cmd, arg);
     else if (optopt >= LONG_VAL) /* a value given to a long-only option that takes none */
-        fprintf(stderr, "opprof %s: option '%.*s' takes no value\n", cmd, (int)strcspn(arg, "="),
-                arg);
+        opp_say("opprof %s: option '%.*s' takes no value", cmd, (int)strcspn(arg, "="), arg);
     else if (optopt)
-        fprintf(stderr, "opprof %s: unknown option '-%c' (see 'opprof %s --help')\n", cmd, optopt,
-                cmd);
+        opp_say("opprof %s: unknown option '-%c' (see 'opprof %s --help')", cmd, optopt, cmd);
     else
-        fprintf(stderr, "opprof %s: unknown option '%s' (see 'opprof %s --help')\n", cmd, arg,
-                cmd);
+        opp_say("opprof %s: unknown option '%s' (see 'opprof %s --help')", cmd, arg, cmd);
     return 2;
 }

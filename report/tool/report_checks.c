@@ -12,6 +12,7 @@
 #include "info.h"
 #include "tool/report.h"
 #include "views/output.h"
+#include "views/say.h"
 
 #define PREFIX "opprof report: "
 
@@ -26,16 +27,16 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
     if (rc == -ENOMEM || rc == -ENOENT) {
         char keys[160];
         if (rc == -ENOENT)
-            fprintf(stderr, PREFIX "no process of %s has a rank (none had %s set)\n", ra->trace,
+            opp_say(PREFIX "no process of %s has a rank (none had %s set)", ra->trace,
                     opp_info_rank_keys_text(keys, sizeof keys, " or "));
         else
-            fprintf(stderr, PREFIX "out of memory\n");
+            opp_say(PREFIX "out of memory");
         return 1;
     }
     if (!rc && fflush(stdout))
         rc = -errno;
     if (rc) {
-        fprintf(stderr, PREFIX "cannot write the report: %s\n", strerror(-rc));
+        opp_say(PREFIX "cannot write the report: %s", strerror(-rc));
         return 1;
     }
     opp_out_warnings(stderr, ra->trace, m);
@@ -45,9 +46,8 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
 int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first)
 {
     if (ra->window_k > nw) {
-        fprintf(stderr,
-                PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
-                       "not %lu\n",
+        opp_say(PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
+                       "not %lu",
                 ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
         return 1;
     }
@@ -55,8 +55,8 @@ int report_window(struct report_args *ra, const struct opp_window *w, size_t nw,
     ra->agg.window = 1;
     ra->agg.from_ns = k->begin_ns - first;
     ra->agg.to_ns = k->end_ns - first + 1;
-    fprintf(stderr, PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "\n", ra->window_k,
-            k->first_step, k->last_step);
+    opp_say(PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "", ra->window_k, k->first_step,
+            k->last_step);
     return 0;
 }
 
@@ -69,6 +69,6 @@ int report_filters_known(const struct report_args *ra, const struct opp_model *m
     char err[512];
     if (!opp_model_filters_known(m, &names, err, sizeof err))
         return 0;
-    fprintf(stderr, PREFIX "%s\n", err);
+    opp_say(PREFIX "%s", err);
     return 2;
 }

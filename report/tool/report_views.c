@@ -16,6 +16,7 @@
 #include "views/by_process.h"
 #include "views/by_rank.h"
 #include "views/steps.h"
+#include "views/say.h"
 
 /* The key_averages report of agg in the chosen format. */
 static int key_averages_out(const struct report_args *ra, const struct opp_model *m,
@@ -252,9 +253,8 @@ static int steps_out(const struct report_args *ra, const struct opp_agg_opts *o,
                      const char *what, const struct opp_steps *st)
 {
     if (ra->step && !st->named) {
-        fprintf(stderr,
-                "opprof report: --step '%s': no call of that name in %s (`opprof report %s` lists "
-                "its operators and ranges)\n",
+        opp_say("opprof report: --step '%s': no call of that name in %s (`opprof report %s` lists "
+                "its operators and ranges)",
                 ra->step, ra->trace, ra->trace);
         return REPORT_NAME_UNKNOWN;
     }

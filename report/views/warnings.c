@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "util.h"
+#include "views/fmt.h"
 #include "views/output.h"
 
 #define PREFIX "opprof report: "
@@ -15,14 +16,15 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
     if (m->dropped)
         fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
                 m->dropped, OPP_DROP_ADVICE);
-    if (!m->events && !m->gpu.nops && !m->dropped)
-        fprintf(f,
-                PREFIX "%s holds no call: check that the program calls a library opprof "
-                       "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) "
-                       "through the dynamic linker, or is a PyTorch program; that it was preloaded "
-                       "(not setuid, OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits "
-                       "for `opprof ctl start`, a schedule records its active steps only)\n",
-                trace);
+    if (!m->events && !m->gpu.nops && !m->dropped) {
+        fputs(PREFIX, f);
+        opp_text_fput(f, trace); /* a path: its control bytes escaped */
+        fprintf(f, " holds no call: check that the program calls a library opprof "
+                   "interposes (BLAS, LAPACK, oneDNN, XNNPACK, the CUDA libraries, NCCL, NVTX) "
+                   "through the dynamic linker, or is a PyTorch program; that it was preloaded "
+                   "(not setuid, OPPROF_DISABLE unset); that it recorded (OPPROF_PAUSED waits "
+                   "for `opprof ctl start`, a schedule records its active steps only)\n");
+    }
     if (m->open_events)
         fprintf(f,
                 PREFIX "warning: %" PRIu64 " calls were still running when their process died: "

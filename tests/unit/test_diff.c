@@ -466,6 +466,24 @@ START_TEST(command_unreadable_trace)
 }
 END_TEST
 
+/* A path with a newline, a terminal escape and a byte that is not UTF-8:
+ * the message stays one line, those bytes escaped. */
+START_TEST(command_hostile_path)
+{
+    char *out, *err, *hostile = tu_path(dir, "x\nopprof diff: fake\x1b[2J\xff.trace");
+    ck_assert_int_eq(run(DIFF(hostile, path_b), &out, &err), 3);
+    char want[4400];
+    snprintf(want, sizeof want,
+             "opprof diff: cannot open %s/x\\nopprof diff: fake\\x1b[2J\\xff.trace: No such "
+             "file or directory\n",
+             dir);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(tu_count_lines(err, "opprof diff: "), 1);
+    ck_assert_str_eq(out, "");
+    free(out), free(err), free(hostile);
+}
+END_TEST
+
 START_TEST(command_usage_errors)
 {
     char *out, *err;
@@ -519,6 +537,7 @@ Suite *suite_diff(void)
     tcase_add_test(tc, command_json);
     tcase_add_test(tc, command_json_named_new_op);
     tcase_add_test(tc, command_unreadable_trace);
+    tcase_add_test(tc, command_hostile_path);
     tcase_add_test(tc, command_usage_errors);
     suite_add_tcase(s, tc);
     return s;
