@@ -13,8 +13,6 @@
 #include "ops.h"
 #include "torch_rules.h"
 
-#define LATE_MAX (1u << 20) /* NVTX ranges kept, over all threads */
-
 struct pthread {
     struct opp_pass_call *s; /* s[base..n): the calls no later one has enclosed yet */
     size_t base, n, cap;
@@ -45,7 +43,7 @@ struct opp_pass {
     struct opp_stream_meta meta;
     struct opp_name_cache *names;
     struct pthread *th;
-    size_t nth, nlate;
+    size_t nth;
     const struct opp_pass_consumer *c;
     struct opp_gpu_join *join;
     char *op;           /* the op being kept */
@@ -302,8 +300,6 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     const struct opp_process *pr = &m->procs[m->threads[ti].proc];
     if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
         return 0;
-    if (++p->nlate > LATE_MAX)
-        return cannot(p, "more than 2^20 NVTX ranges");
     if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
         return fail(p, ENOMEM);
     t->late[t->nlate++] = e->begin_ns;

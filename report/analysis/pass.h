@@ -87,10 +87,9 @@ struct opp_pass;
  * opp_model_load_many makes it, each file's times on the first's clock;
  * paths must outlive the pass): the processes, threads, names, devices,
  * warnings and counts of drops (the model, with no calls), and where each
- * thread's NVTX ranges begin. NULL and *why: OPP_STREAM_ERROR (err says
- * it), OPP_STREAM_SUMMARY_FILE for a summary trace, OPP_STREAM_CANNOT
- * when the trace cannot be read this way (more than 2^20 NVTX ranges;
- * err says why). */
+ * thread's NVTX ranges begin (8 bytes each). NULL and *why:
+ * OPP_STREAM_ERROR (err says it), OPP_STREAM_SUMMARY_FILE for a summary
+ * trace. */
 struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
                                enum opp_stream_refused *why, char *err, size_t errlen);
 /* The model of the first read; after a read, its open_events counts the
