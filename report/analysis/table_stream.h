@@ -10,7 +10,10 @@
  * tree would (a call's CUDA total and CPU memory are its children's too).
  * For --tree, each call's subtree is merged by call path as its parent
  * takes it in, and a top-level call's into the tree: memory bounded by
- * the call paths under the calls still open. */
+ * the call paths under the calls still open. Grouped by stack, a call
+ * keyed by the operators around it waits with its parent, added up with
+ * the calls of its row and names so far, until N names have come or its
+ * top-level call has: bounded the same way. */
 #ifndef OPP_TABLE_STREAM_H
 #define OPP_TABLE_STREAM_H
 
@@ -28,9 +31,6 @@ struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t 
                                                enum opp_stream_refused *why, char *err,
                                                size_t errlen);
 const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
-/* Whether the table of o is added up this way: not with a summary's
- * schedule window or --group-by-stack (those read the loaded model). */
-int opp_table_stream_takes(const struct opp_agg_opts *o);
 /* The aggregate of the calls and GPU ops o selects, as opp_aggregate
  * makes it of the loaded model. 0; 1 when the pass cannot read the trace
  * this way (err says why); -1 on error (err). */

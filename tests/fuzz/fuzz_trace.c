@@ -190,7 +190,8 @@ static void analyse(const struct opp_model *m)
 }
 
 /* What the table, --tree and --window compute on the pass over the file
- * (table_stream.h): the rows, those of a time window, the call paths and
+ * (table_stream.h): the rows, those of a time window and grouped by
+ * stack, the call paths and
  * the schedule's windows; the rows' totals those of the loaded model m
  * (NULL: it did not load), as the report promises. */
 static void table_read(const char *path, const struct opp_model *m)
@@ -200,8 +201,9 @@ static void table_read(const char *path, const struct opp_model *m)
     struct opp_table_stream *s = opp_table_stream_open(&path, 1, &why, err, sizeof err);
     if (!s)
         return;
-    struct opp_agg_opts o[2] = {{0}, {.window = 1, .from_ns = 1000, .to_ns = 1000000}};
-    for (int k = 0; k < 2; k++) {
+    struct opp_agg_opts o[3] = {
+        {0}, {.window = 1, .from_ns = 1000, .to_ns = 1000000}, {.group_by_stack = 3}};
+    for (int k = 0; k < 3; k++) {
         struct opp_agg a, b;
         if (opp_table_stream_aggregate(s, &o[k], &a, err, sizeof err) != 0)
             continue;
@@ -211,7 +213,7 @@ static void table_read(const char *path, const struct opp_model *m)
                 a.self_cpu_time_total_ns != b.self_cpu_time_total_ns ||
                 a.self_cuda_time_total_ns != b.self_cuda_time_total_ns) {
                 fprintf(stderr,
-                        "fuzz_trace: the pass's rows are not the loaded model's (window %d): "
+                        "fuzz_trace: the pass's rows are not the loaded model's (options %d): "
                         "rows %zu/%zu, events %" PRIu64 "/%" PRIu64 ", self CPU %" PRIu64
                         "/%" PRIu64 ", self CUDA %" PRIu64 "/%" PRIu64 "\n",
                         k, a.nrows_all, b.nrows_all, a.events, b.events, a.self_cpu_time_total_ns,
