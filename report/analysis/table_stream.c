@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/codestack_tree.h"
 #include "analysis/extsort.h"
 #include "analysis/live_blocks.h"
 #include "analysis/loader.h"
@@ -99,6 +100,9 @@ struct ent {
     uint64_t self_ns, dur;
     struct ptree *pt; /* --tree: its subtree; NULL: a call with no children */
     struct skeep *sk; /* --group-by-stack: the calls under it whose key waits */
+    uint64_t begin;   /* code frames: its place in tree order, its stack */
+    uint32_t stack;
+    uint16_t depth;
     uint32_t acc;     /* the aggregate it goes to */
     uint64_t span;    /* end - begin, as callpath_tree.c adds it */
     uint32_t name;
@@ -130,6 +134,8 @@ struct opp_table_stream {
     int32_t *thread_acc, *proc_acc;
     struct grow_ *gpu;  /* the CUDA rows */
     struct ptree *tree; /* --tree: the call paths; NULL: the table */
+    struct opp_codetree *code;     /* code frames: the tree; NULL: the table */
+    struct opp_codetree_acc *cacc; /* and what adds it up */
     uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
     uint32_t *dem, ndem;
     uint64_t nrec;
@@ -592,6 +598,12 @@ static void second_begin(void *ctx)
         s->tree->nn = 0;
         return;
     }
+    if (s->code) { /* the same of the code frames */
+        opp_codetree_acc_drop(s->cacc);
+        if (!(s->cacc = opp_codetree_acc_new(s->code)))
+            fail(s, -ENOMEM);
+        return;
+    }
     /* an earlier read's rows (the pass reads again) gone */
     for (size_t k = 0; k < s->nacc; k++) {
         opp_agg_acc_drop(s->acc[k]);
@@ -673,6 +685,27 @@ static int skeep_lift(struct opp_table_stream *s, uint32_t proc, struct ent *c, 
     return rc;
 }
 
+/* Call e of thread index thread (of process index proc) at its code
+ * frames' path, now that it is known not folded. 0 or -ENOMEM. */
+static int code_add(struct opp_table_stream *s, uint32_t thread, uint32_t proc, const struct ent *e)
+{
+    if (!e->sel)
+        return 0;
+    const struct opp_codetree_call c = {.proc = proc,
+                                        .stack = e->stack,
+                                        .name = opp_model_str(s->m, e->name),
+                                        .self_ns = e->self_ns,
+                                        .total_ns = e->span,
+                                        .self_cuda_ns = e->gpu.self_cuda_ns,
+                                        .cuda_total_ns = e->gpu.cuda_ns,
+                                        .thread = thread,
+                                        .depth = e->depth,
+                                        .seq = e->seq,
+                                        .begin = e->begin,
+                                        .end = e->begin + e->span};
+    return opp_codetree_acc_add(s->cacc, s->m->code, &c);
+}
+
 /* Call e of process index proc added to its row, now that parent, the
  * call around it, has come (NULL: it is top-level); grouped by stack, a
  * call whose key takes the names around it waits for them. */
@@ -746,6 +779,9 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
                     .span = x->end - x->begin,
                     .name = x->name,
                     .seq = x->seq,
+                    .begin = x->begin,
+                    .stack = x->stack,
+                    .depth = x->depth,
                     .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
     struct own o;
     int orc = own_take(s, x->at, &o);
@@ -770,7 +806,9 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
         } else {
             e.total = opp_add_sat(e.total, c->total);
         }
-        int rc = c->seq != x->folded && !s->tree ? add(s, proc, c, &e) : 0;
+        int rc = c->seq == x->folded || s->tree ? 0
+                 : s->code                      ? code_add(s, x->thread, proc, c)
+                                                : add(s, proc, c, &e);
         if (!rc && c->sk)
             rc = skeep_lift(s, proc, c, &e, c->seq == x->folded);
         if (rc) {
@@ -796,7 +834,7 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     int32_t ka = s->thread_acc[x->thread];
     if (ka >= 0 && !in_window(s, &s->o[ka], x->begin))
         ka = -1;
-    if (ka >= 0 && !s->tree) {
+    if (ka >= 0 && !s->tree && !s->code) {
         e.acc = (uint32_t)ka;
         uint32_t frames[OPP_STACK_MAX];
         struct opp_agg_call c = {
@@ -810,7 +848,7 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
         }
         e.sel = !rc;
     }
-    e.sel = e.sel || (s->tree && ka >= 0);
+    e.sel = e.sel || ((s->tree || s->code) && ka >= 0);
     if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
         ptree_free(e.pt);
         OPP_HASH_FREE(e.sk);
@@ -828,9 +866,9 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
         return -EPROTO; /* the pass settles its stack's first */
     struct ent *e = &t->e[t->base++];
     uint32_t proc = s->m->threads[x->thread].proc;
-    int rc = !s->tree ? add(s, proc, e, NULL)
-             : e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0)
-                      : 0;
+    int rc = s->tree   ? e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0) : 0
+             : s->code ? code_add(s, x->thread, proc, e)
+                       : add(s, proc, e, NULL);
     if (!rc && e->sk) /* the calls under it: their stacks end here */
         rc = skeep_lift(s, proc, e, NULL, 0);
     OPP_HASH_FREE(e->sk);
@@ -981,14 +1019,14 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     }
     forget(s);
     for (size_t k = 0; k < n; k++) {
-        int frc = rc || s->tree ? (opp_agg_acc_drop(s->acc[k]), 0)
-                                : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
+        int frc = rc || s->tree || s->code ? (opp_agg_acc_drop(s->acc[k]), 0)
+                                           : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
         if (frc && !rc) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
     }
-    if (rc && !s->tree)
+    if (rc && !s->tree && !s->code)
         for (size_t k = 0; k < n; k++)
             opp_agg_free(&out[k]);
     free(s->acc);
@@ -1039,6 +1077,25 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
     if (!rc)
         ct->n = t->nn;
     ptree_free(t);
+    return rc;
+}
+
+int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
+                              size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    struct opp_agg none;
+    const struct opp_agg_opts all = {0};
+    s->code = t;
+    int rc = read_calls(s, &all, 1, &none, err, errlen);
+    if (!rc && s->cacc && opp_codetree_acc_finish(s->cacc)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    } else if (rc) {
+        opp_codetree_acc_drop(s->cacc);
+    }
+    s->cacc = NULL;
+    s->code = NULL;
     return rc;
 }
 

@@ -3,8 +3,9 @@
  * symbolized by the report tool from the memory map the trace recorded;
  * folded stacks and the flame graph by code frame; without the variable
  * nothing changes; a bad value says one line and records no stacks. The
- * operator call paths of a trace without code stacks, and the table
- * grouped by stack, in memory bounded by the paths, not the calls. */
+ * operator call paths of a trace without code stacks, its code frames
+ * when it has them, and the table grouped by stack, in memory bounded by
+ * the paths, not the calls. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -227,6 +228,21 @@ START_TEST(operator_paths_bounded_by_paths)
 }
 END_TEST
 
+/* The code-frame tree of a trace with code stacks, as the one pass adds
+ * it up: 30 times the calls, the same paths, the same peak memory give or
+ * take 4 MiB (every call loaded: 30 MiB more). */
+START_TEST(code_frames_bounded_by_paths)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    tb_outer_inner_stacked(small, 10000);
+    tb_outer_inner_stacked(big, 300000);
+    long a = folded_kb(small, "0x20;0x10;outer 800\n0x20;0x10;inner 200\n");
+    long b = folded_kb(big, "0x20;0x10;outer 24000\n0x20;0x10;inner 6000\n");
+    ck_assert_msg(b - a < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", b, a);
+    free(small), free(big);
+}
+END_TEST
+
 /* The table by the operator around each call (--group-by-stack), which
  * the pass hands over after the call: 30 times the calls, the same rows,
  * the same peak memory give or take 4 MiB (every call loaded: 30 MiB
@@ -263,6 +279,7 @@ Suite *suite_stacks(void)
     tcase_add_test(tc, stacks_off_changes_nothing);
     tcase_add_test(tc, operator_paths_bounded_by_paths);
     tcase_add_test(tc, group_by_stack_bounded_by_rows);
+    tcase_add_test(tc, code_frames_bounded_by_paths);
     tcase_add_loop_test(tc, stacks_bad_value_one_line, 0, 3);
     suite_add_tcase(s, tc);
     return s;

@@ -16,6 +16,7 @@
 #include "analysis/advise.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
+#include "analysis/codestack_tree.h"
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
@@ -191,7 +192,7 @@ static void analyse(const struct opp_model *m)
 
 /* What the table, --tree and --window compute on the pass over the file
  * (table_stream.h): the rows, those of a time window and grouped by
- * stack, the call paths and
+ * stack, the call paths, the code frames (as the loaded model's) and
  * the schedule's windows; the rows' totals those of the loaded model m
  * (NULL: it did not load), as the report promises. */
 static void table_read(const char *path, const struct opp_model *m)
@@ -229,6 +230,27 @@ static void table_read(const char *path, const struct opp_model *m)
     if (opp_table_stream_calltree(s, &o[0], &ct, err, sizeof err) == 0) {
         sink += ct.n;
         opp_calltree_free(&ct);
+    }
+    struct opp_codetree t, lt;
+    if (opp_table_stream_has_stacks(s) && opp_table_stream_codetree(s, &t, err, sizeof err) == 0) {
+        if (m && opp_codetree_build(m, &lt) == 0) {
+            int same = t.ct.n == lt.ct.n;
+            for (size_t i = 0; same && i < t.ct.n; i++)
+                same = t.ct.nodes[i].parent == lt.ct.nodes[i].parent &&
+                       t.ct.nodes[i].calls == lt.ct.nodes[i].calls &&
+                       t.ct.nodes[i].self_ns == lt.ct.nodes[i].self_ns &&
+                       !strcmp(t.names[t.ct.nodes[i].name], lt.names[lt.ct.nodes[i].name]);
+            if (!same) {
+                fprintf(stderr,
+                        "fuzz_trace: the pass's code frames are not the loaded model's: "
+                        "%zu/%zu nodes\n",
+                        t.ct.n, lt.ct.n);
+                abort();
+            }
+            opp_codetree_free(&lt);
+        }
+        sink += t.ct.n;
+        opp_codetree_free(&t);
     }
     struct opp_window *w;
     size_t nw;

@@ -5,12 +5,13 @@
  * calls a process died inside, a thread whose calls came out of the order
  * they returned, GPU records written late owned by their calls; grouped
  * by stack, the operators around each call (which come after it), torch's
- * fold and Python frames. Traces built by hand. */
+ * fold and Python frames; the code-frame tree. Traces built by hand. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/codestack_tree.h"
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "gpu.h"
@@ -465,6 +466,84 @@ START_TEST(group_by_stack_python_frames)
 }
 END_TEST
 
+/* Code-frame tree t of m's trace as lines "path calls self total
+ * self_cuda cuda", in the order of its nodes. */
+static char *frames_of(const struct opp_model *m, const struct opp_codetree *t)
+{
+    struct opp_model names = *m;
+    names.strs = t->names;
+    names.nstrs = t->nnames;
+    char *buf = NULL, *out;
+    size_t cap = 0, len = 0;
+    FILE *f = open_memstream(&out, &len);
+    for (size_t i = 0; i < t->ct.n; i++) {
+        const struct opp_ct_node *n = &t->ct.nodes[i];
+        ck_assert_int_ge(opp_calltree_path(&names, &t->ct, (uint32_t)i, &buf, &cap), 0);
+        fprintf(f, "%s %lu %lu %lu %lu %lu\n", buf, (unsigned long)n->calls,
+                (unsigned long)n->self_ns, (unsigned long)n->total_ns,
+                (unsigned long)n->self_cuda_ns, (unsigned long)n->cuda_total_ns);
+    }
+    fclose(f);
+    free(buf);
+    return out;
+}
+
+/* The code-frame tree in one pass: each call at its frames' path (the
+ * children, which come first, after their parent as the loaded model
+ * makes the nodes), a folded child none, a kernel's time its launch's:
+ * want, and the loaded model's, node for node. */
+START_TEST(code_frames_in_the_loaded_order)
+{
+    struct tb b;
+    start(&b);
+    strings(&b);
+    tb_string(&b, S_PY_STEP, "train.py(10): step");
+    tb_stack(&b, 5, 0x10, 0x20);
+    tb_stack(&b, 6, 0x30, 0x20);
+    tb_stack(&b, 7, 0x10, OPP_STACK_PY | S_PY_STEP);
+    tb_events(&b, {F_WORK, 300, 400, 1, .stack = 6},
+              {F_TORCH, 200, 500, 0, .stack = 5, .nargs = 4, .args = {TORCH(S_MM, 0)}},
+              {F_LAUNCH, 600, 700, 0, .stack = 5, .nargs = 3, .args = {API(101)}},
+              {F_WORK, 870, 900, 2, .stack = 6},
+              {F_TORCH, 850, 950, 1, .stack = 7, .nargs = 4, .args = {TORCH(S_MM, 0)}},
+              {F_TORCH, 800, 1000, 0, .stack = 7, .nargs = 4, .args = {TORCH(S_MM, 0)}});
+    tb_thread(&b, 11, "worker");
+    tb_events(&b, {F_WORK, 50, 150, 0, .stack = 6}, TB_CALL(F_WORK, 160, 170, 0));
+    tb_kernel(&b, .name = S_GEMM, .start = 2000, .end = 2040, .stream = 7, .corr = 101);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(opp_table_stream_has_stacks(s), 1);
+    struct opp_codetree a, l;
+    ck_assert_msg(opp_table_stream_codetree(s, &a, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_codetree_build(m, &l), 0);
+    char *pa = frames_of(opp_table_stream_model(s), &a), *pl = frames_of(m, &l);
+    const char *want = "0x20 0 0 0 0 0\n"
+                       "0x20;0x10 0 0 0 0 0\n"
+                       "0x20;0x10;aten::mm 1 200 300 0 0\n"
+                       "0x20;0x30 0 0 0 0 0\n"
+                       "0x20;0x30;cblas_dgemm 3 230 230 0 0\n"
+                       "0x20;0x10;cudaLaunchKernel 1 100 100 40 40\n"
+                       "train.py(10):_step 0 0 0 0 0\n"
+                       "train.py(10):_step;0x10 0 0 0 0 0\n"
+                       "train.py(10):_step;0x10;aten::mm 1 170 200 0 0\n"
+                       "cblas_dgemm 1 10 10 0 0\n";
+    ck_assert_str_eq(pl, want);
+    ck_assert_str_eq(pa, want);
+    free(pa), free(pl);
+    opp_codetree_free(&a);
+    opp_codetree_free(&l);
+    opp_model_free(m);
+    opp_table_stream_free(s);
+}
+END_TEST
+
 Suite *suite_table_stream(void)
 {
     Suite *s = suite_create("table_stream");
@@ -479,6 +558,7 @@ Suite *suite_table_stream(void)
     tcase_add_test(tc, group_by_stack_nested_operators);
     tcase_add_test(tc, group_by_stack_torch_fold);
     tcase_add_test(tc, group_by_stack_python_frames);
+    tcase_add_test(tc, code_frames_in_the_loaded_order);
     suite_add_tcase(s, tc);
     return s;
 }
