@@ -376,7 +376,8 @@ void tb_python_calls(const char *path, const struct tb_python *py, const struct 
     tb_end(&b);
 }
 
-void tb_outer_inner(const char *path, uint32_t n)
+/* tb_outer_inner's trace, its calls of code stack 1 when stacked. */
+static void outer_inner(const char *path, uint32_t n, uint32_t stack)
 {
     struct tb b;
     tb_open(&b, path);
@@ -385,17 +386,30 @@ void tb_outer_inner(const char *path, uint32_t n)
     tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "outer"},
              [1] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "inner"});
     tb_thread(&b, 100, "app");
+    if (stack)
+        tb_stack(&b, stack, 0x10, 0x20);
     enum { CHUNK = 4096 };
     static struct tb_ev ev[2 * CHUNK];
     for (uint32_t i = 0; i < n;) {
         uint32_t k = 0;
         for (; k < CHUNK && i < n; k++, i++) {
             uint64_t t = 1000 + 200 * (uint64_t)i;
-            ev[2 * k] = (struct tb_ev){.fn = 1, .begin = t + 10, .end = t + 30, .depth = 1};
-            ev[2 * k + 1] = (struct tb_ev){.fn = 0, .begin = t, .end = t + 100};
+            ev[2 * k] =
+                (struct tb_ev){.fn = 1, .begin = t + 10, .end = t + 30, .depth = 1, .stack = stack};
+            ev[2 * k + 1] = (struct tb_ev){.fn = 0, .begin = t, .end = t + 100, .stack = stack};
         }
         tb_put_events(&b, 0, ev, 2 * k);
     }
     tb_process_end(&b, 0, OPP_END_EXITED, 1000 + 200 * (uint64_t)n);
     tb_end(&b);
+}
+
+void tb_outer_inner(const char *path, uint32_t n)
+{
+    outer_inner(path, n, 0);
+}
+
+void tb_outer_inner_stacked(const char *path, uint32_t n)
+{
+    outer_inner(path, n, 1);
 }

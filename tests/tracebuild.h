@@ -213,5 +213,8 @@ void tb_python_calls(const char *path, const struct tb_python *py, const struct 
  * library "app") around "inner" (20 ns) on one thread of pid 100: two call
  * paths whatever n, for the views whose memory the paths bound. */
 void tb_outer_inner(const char *path, uint32_t n);
+/* The same, each call recorded with code stack 1 (OPPROF_STACKS): the
+ * frames 0x20 (outermost) and 0x10, in no module. */
+void tb_outer_inner_stacked(const char *path, uint32_t n);
 
 #endif

@@ -348,6 +348,34 @@ struct opp_agg_acc *opp_agg_acc_new(const struct opp_model *m, const struct opp_
     return x;
 }
 
+/* The CPU row of name (of library lib on first sight) with shapes (when
+ * grouped by them) and the names of stack[0..nstack): its index, made on
+ * first sight, or -1 when out of memory. */
+static ssize_t cpu_row(struct opp_agg_acc *x, uint32_t name, uint32_t lib,
+                       const struct opp_shapes *shapes, uint32_t nstack, const uint32_t *stack)
+{
+    struct group_key k;
+    make_key(&k, name, OPP_DEVICE_CPU, x->o->group_by_shape ? shapes : NULL);
+    k.nstack = nstack;
+    if (nstack)
+        memcpy(k.stack, stack, nstack * sizeof *stack);
+    key_seal(&k);
+    struct opp_agg *a = x->a;
+    size_t before = a->nrows_all;
+    ssize_t i = group_index(&x->groups, k.w, k.nw, (void **)&a->rows, &a->nrows_all, &x->cap,
+                            sizeof *a->rows);
+    if (i < 0 || a->nrows_all == before)
+        return i;
+    struct opp_row *r = &a->rows[i]; /* first sight */
+    r->name = name;
+    r->lib_id = lib;
+    r->shapes = *shapes;
+    r->nstack = nstack;
+    if (nstack)
+        memcpy(r->stack, stack, nstack * sizeof *stack);
+    return i;
+}
+
 int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct opp_agg_vals *v)
 {
     const struct opp_model *m = x->m;
@@ -372,27 +400,9 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
     struct opp_shapes shapes = {0};
     if (o->group_by_shape)
         opp_op_shapes(f->kind, c->args, c->nargs, &shapes);
-    struct group_key k;
-    make_key(&k, c->name, OPP_DEVICE_CPU, o->group_by_shape ? &shapes : NULL);
-    k.nstack = c->nstack;
-    if (c->nstack)
-        memcpy(k.stack, c->stack, c->nstack * sizeof *c->stack);
-    key_seal(&k);
-    struct opp_agg *a = x->a;
-    size_t before = a->nrows_all;
-    ssize_t i = group_index(&x->groups, k.w, k.nw, (void **)&a->rows, &a->nrows_all, &x->cap,
-                            sizeof *a->rows);
+    ssize_t i = cpu_row(x, c->name, f->lib, &shapes, c->nstack, c->stack);
     if (i < 0)
         return -ENOMEM;
-    struct opp_row *r = &a->rows[i];
-    if (a->nrows_all > before) { /* first sight */
-        r->name = c->name;
-        r->lib_id = f->lib;
-        r->shapes = shapes;
-        r->nstack = c->nstack;
-        if (c->nstack)
-            memcpy(r->stack, c->stack, c->nstack * sizeof *c->stack);
-    }
     v->row = (size_t)i;
     if (by_name && c->name >= x->nby_name) {
         size_t n = (size_t)c->name + 1 > 2 * x->nby_name ? (size_t)c->name + 1 : 2 * x->nby_name;
@@ -408,46 +418,93 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
     return 0;
 }
 
+int opp_agg_acc_stacked(struct opp_agg_acc *x, size_t row, uint32_t nstack, const uint32_t *stack,
+                        size_t *out)
+{
+    const struct opp_row *r = &x->a->rows[row];
+    struct opp_shapes shapes = r->shapes; /* r moves as rows are made */
+    ssize_t i = cpu_row(x, r->name, r->lib_id, &shapes, nstack, stack);
+    if (i < 0)
+        return -ENOMEM;
+    *out = (size_t)i;
+    return 0;
+}
+
+void opp_agg_sum_add(struct opp_agg_sum *s, const struct opp_agg_vals *v,
+                     const struct opp_agg_part *p)
+{
+    struct opp_agg_sum one = {.calls = p->calls,
+                              .self_ns = p->self_ns,
+                              .dur_ns = p->dur_ns,
+                              .flops = p->calls * v->flops,
+                              .coll = p->calls * v->coll,
+                              .bus = (double)p->calls * v->bus};
+    if (p->gpu)
+        one.gpu = *p->gpu;
+    if (p->cpumem)
+        one.cpumem = *p->cpumem;
+    opp_agg_sum_merge(s, &one);
+}
+
+void opp_agg_sum_merge(struct opp_agg_sum *s, const struct opp_agg_sum *x)
+{
+    s->calls += x->calls;
+    s->self_ns += x->self_ns;
+    s->dur_ns += x->dur_ns;
+    s->flops += x->flops;
+    s->coll += x->coll;
+    s->bus += x->bus;
+    s->gpu.self_cuda_ns += x->gpu.self_cuda_ns;
+    s->gpu.cuda_ns += x->gpu.cuda_ns;
+    s->gpu.self_mem = opp_add_sat(s->gpu.self_mem, x->gpu.self_mem);
+    s->gpu.mem = opp_add_sat(s->gpu.mem, x->gpu.mem);
+    s->cpumem.self = opp_add_sat(s->cpumem.self, x->cpumem.self);
+    s->cpumem.total = opp_add_sat(s->cpumem.total, x->cpumem.total);
+}
+
 int opp_agg_acc_add(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
                     const struct opp_agg_part *p)
 {
+    struct opp_agg_sum s = {0};
+    opp_agg_sum_add(&s, v, p);
+    return opp_agg_acc_add_sum(x, proc, v, &s);
+}
+
+int opp_agg_acc_add_sum(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
+                        const struct opp_agg_sum *s)
+{
     struct opp_agg *a = x->a;
-    a->self_cpu_base_ns += p->self_ns;
+    a->self_cpu_base_ns += s->self_ns;
     if (v->row == OPP_AGG_NO_ROW)
         return 0; /* not matched */
     struct opp_row *r = &a->rows[v->row];
-    uint64_t calls = p->calls;
-    r->count += calls;
-    r->self_cpu_time_total_ns += p->self_ns;
-    r->cpu_time_total_ns += p->dur_ns;
-    r->flops += calls * v->flops;
-    if (v->coll) {
+    r->count += s->calls;
+    r->self_cpu_time_total_ns += s->self_ns;
+    r->cpu_time_total_ns += s->dur_ns;
+    r->flops += s->flops;
+    if (s->coll) {
         r->coll = 1;
-        r->coll_bytes += calls * v->coll;
-        r->coll_bus_bytes += (double)calls * v->bus;
+        r->coll_bytes += s->coll;
+        r->coll_bus_bytes += s->bus;
     }
     a->cuda_calls |= opp_kind_base(v->kind) == OPP_OP_CUDA_API;
     if (v->status) {
-        r->errors += calls;
+        r->errors += s->calls;
         if (count_status(x->m, a, &x->scap, &x->sgroups, r->name, opp_model_str(x->m, r->lib_id),
-                         v->status, calls))
+                         v->status, s->calls))
             return -ENOMEM;
     }
-    if (p->gpu) {
-        r->self_cuda_time_total_ns += p->gpu->self_cuda_ns;
-        r->cuda_time_total_ns += p->gpu->cuda_ns;
-        r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, p->gpu->self_mem);
-        r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, p->gpu->mem);
-    }
-    if (p->cpumem) {
-        r->self_cpu_memory_usage = opp_add_sat(r->self_cpu_memory_usage, p->cpumem->self);
-        r->cpu_memory_usage = opp_add_sat(r->cpu_memory_usage, p->cpumem->total);
-    }
-    a->self_cpu_time_total_ns += p->self_ns;
-    a->events += calls;
+    r->self_cuda_time_total_ns += s->gpu.self_cuda_ns;
+    r->cuda_time_total_ns += s->gpu.cuda_ns;
+    r->self_cuda_memory_usage = opp_add_sat(r->self_cuda_memory_usage, s->gpu.self_mem);
+    r->cuda_memory_usage = opp_add_sat(r->cuda_memory_usage, s->gpu.mem);
+    r->self_cpu_memory_usage = opp_add_sat(r->self_cpu_memory_usage, s->cpumem.self);
+    r->cpu_memory_usage = opp_add_sat(r->cpu_memory_usage, s->cpumem.total);
+    a->self_cpu_time_total_ns += s->self_ns;
+    a->events += s->calls;
     struct opp_agg_proc *ap = &x->pp[proc];
-    ap->calls += calls;
-    ap->cpu_ns += p->self_ns;
+    ap->calls += s->calls;
+    ap->cpu_ns += s->self_ns;
     return 0;
 }
 
@@ -555,12 +612,24 @@ void opp_agg_acc_drop(struct opp_agg_acc *x)
     acc_free(x);
 }
 
+uint32_t opp_agg_stack_depth(const struct opp_agg_opts *o)
+{
+    return o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
+}
+
+uint32_t opp_agg_code_frames(const struct opp_model *m, const struct opp_agg_opts *o, uint32_t proc,
+                             uint32_t stack, uint32_t *frames)
+{
+    uint32_t n = opp_agg_stack_depth(o);
+    return n && stack ? (uint32_t)opp_code_pyframes(m->code, proc, stack, frames, (int)n) : 0;
+}
+
 int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
 {
     struct opp_agg_acc *x = opp_agg_acc_new(m, o, a);
     if (!x)
         return -ENOMEM;
-    uint32_t nstack = o->group_by_stack < OPP_STACK_MAX ? o->group_by_stack : OPP_STACK_MAX;
+    uint32_t nstack = opp_agg_stack_depth(o);
     uint64_t first = o->window ? opp_model_first_ns(m) : 0;
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         const struct opp_thread *t = &m->threads[ti];
@@ -581,12 +650,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
                                      .args = opp_event_args(t, e),
                                      .nargs = e->nargs,
                                      .stack = stack};
-            /* torch's group_by_stack_n: the innermost Python frames when the
-             * call has them (OPPROF_STACKS in a Python program), else the
-             * operators around it */
-            if (nstack && e->stack)
-                c.nstack =
-                    (uint32_t)opp_code_pyframes(m->code, t->proc, e->stack, stack, (int)nstack);
+            c.nstack = opp_agg_code_frames(m, o, t->proc, e->stack, stack);
             for (uint32_t p = c.nstack ? OPP_NO_PARENT : e->parent;
                  p != OPP_NO_PARENT && c.nstack < nstack; p = t->events[p].parent)
                 stack[c.nstack++] = t->events[p].name;

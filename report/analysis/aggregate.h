@@ -263,6 +263,36 @@ struct opp_agg_part {
 };
 int opp_agg_acc_add(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
                     const struct opp_agg_part *p);
+/* What calls of one key took, added up: a pass keeps so the calls whose
+ * key waits on the names of the calls around them (--group-by-stack). */
+struct opp_agg_sum {
+    uint64_t calls, self_ns, dur_ns, flops, coll;
+    double bus;
+    struct opp_event_gpu gpu;
+    struct opp_event_cpumem cpumem;
+};
+/* A call's (v: what its arguments give, p: what it took) added into s. */
+void opp_agg_sum_add(struct opp_agg_sum *s, const struct opp_agg_vals *v,
+                     const struct opp_agg_part *p);
+void opp_agg_sum_merge(struct opp_agg_sum *s, const struct opp_agg_sum *x);
+/* s of process index proc added to v's row (of v, only row, kind and
+ * status are read): 0 or -ENOMEM. */
+int opp_agg_acc_add_sum(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
+                        const struct opp_agg_sum *s);
+/* The row keyed as row is but by the names stack[0..nstack) (innermost
+ * first), made on first sight, in *out: 0 or -ENOMEM. */
+int opp_agg_acc_stacked(struct opp_agg_acc *x, size_t row, uint32_t nstack, const uint32_t *stack,
+                        size_t *out);
+/* --group-by-stack N: the frames a call's key takes (N, at most
+ * OPP_STACK_MAX; 0 when not grouped by stack). */
+uint32_t opp_agg_stack_depth(const struct opp_agg_opts *o);
+/* torch's group_by_stack_n: a call's key takes the innermost Python frames
+ * of its code stack (stack id of process index proc) when it has them
+ * (OPPROF_STACKS in a Python program), into frames[0..depth) as string
+ * ids, innermost first: how many; 0: it takes the names of the operators
+ * around it, innermost first, instead. */
+uint32_t opp_agg_code_frames(const struct opp_model *m, const struct opp_agg_opts *o, uint32_t proc,
+                             uint32_t stack, uint32_t *frames);
 /* A GPU op (kernel, copy or set) of process index proc, calls of them. */
 struct opp_agg_gpu {
     uint32_t name, type, proc;

@@ -1,4 +1,7 @@
 /* The code-frame tree (codestack_tree.h). */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
 #include "analysis/codestack_tree.h"
 
 #include <errno.h>
@@ -22,14 +25,22 @@ struct node_ent {
     UT_hash_handle hh;
 };
 
-struct build {
+/* Where the loaded model's calls first made a node: the first call's
+ * place (thread, then tree order), then the node's depth on its path. */
+struct first {
+    uint64_t begin, end;
+    uint32_t thread, edepth, seq, depth;
+};
+
+struct opp_codetree_acc {
     struct opp_codetree *t;
     struct name_ent *names;
     struct node_ent *nodes;
+    struct first *first; /* by node */
     size_t cap_names, cap_nodes;
 };
 
-static int name_id(struct build *b, const char *s, uint32_t *id)
+static int name_id(struct opp_codetree_acc *b, const char *s, uint32_t *id)
 {
     struct name_ent *e;
     HASH_FIND_STR(b->names, s, e);
@@ -54,13 +65,32 @@ static int name_id(struct build *b, const char *s, uint32_t *id)
     return 0;
 }
 
-static int node_of(struct build *b, uint32_t parent, uint32_t name, uint32_t *out)
+/* a sorts before b in the loaded model's order */
+static int before(const struct first *a, const struct first *b)
+{
+    if (a->thread != b->thread)
+        return a->thread < b->thread;
+    if (a->begin != b->begin)
+        return a->begin < b->begin;
+    if (a->end != b->end)
+        return a->end > b->end;
+    if (a->edepth != b->edepth)
+        return a->edepth < b->edepth;
+    if (a->seq != b->seq)
+        return a->seq < b->seq;
+    return a->depth < b->depth;
+}
+
+static int node_of(struct opp_codetree_acc *b, uint32_t parent, uint32_t name,
+                   const struct first *at, uint32_t *out)
 {
     uint64_t key = (uint64_t)parent << 32 | name;
     struct node_ent *e;
     HASH_FIND(hh, b->nodes, &key, sizeof key, e);
     if (e) {
         *out = e->node;
+        if (before(at, &b->first[e->node]))
+            b->first[e->node] = *at;
         return 0;
     }
     struct opp_calltree *ct = &b->t->ct;
@@ -69,7 +99,11 @@ static int node_of(struct build *b, uint32_t parent, uint32_t name, uint32_t *ou
         struct opp_ct_node *n = realloc(ct->nodes, cap * sizeof *n);
         if (!n)
             return -ENOMEM;
-        ct->nodes = n, b->cap_nodes = cap;
+        ct->nodes = n;
+        struct first *f = realloc(b->first, cap * sizeof *f);
+        if (!f)
+            return -ENOMEM;
+        b->first = f, b->cap_nodes = cap;
     }
     if (!(e = malloc(sizeof *e)))
         return -ENOMEM;
@@ -78,35 +112,99 @@ static int node_of(struct build *b, uint32_t parent, uint32_t name, uint32_t *ou
     n->parent = parent;
     n->name = name;
     n->depth = parent == OPP_CT_ROOT ? 0 : ct->nodes[parent].depth + 1;
+    b->first[ct->n] = *at;
     e->key = key;
     e->node = *out = (uint32_t)ct->n++;
     HASH_ADD(hh, b->nodes, key, sizeof key, e);
     return 0;
 }
 
-static int add_event(struct build *b, const struct opp_model *m, const struct opp_thread *th,
-                     size_t i)
+struct opp_codetree_acc *opp_codetree_acc_new(struct opp_codetree *t)
 {
-    const struct opp_event *e = &th->events[i];
+    memset(t, 0, sizeof *t);
+    struct opp_codetree_acc *x = calloc(1, sizeof *x);
+    if (x)
+        x->t = t;
+    return x;
+}
+
+int opp_codetree_acc_add(struct opp_codetree_acc *x, struct opp_code *code,
+                         const struct opp_codetree_call *c)
+{
     const char *frames[FRAMES_MAX];
-    int n = opp_code_frames(m->code, th->proc, e->stack, frames, FRAMES_MAX);
+    int n = opp_code_frames(code, c->proc, c->stack, frames, FRAMES_MAX);
+    struct first at = {
+        .begin = c->begin, .end = c->end, .thread = c->thread, .edepth = c->depth, .seq = c->seq};
     uint32_t node = OPP_CT_ROOT, id;
     int rc;
-    for (int k = n; k-- > 0;) /* outermost first */
-        if ((rc = name_id(b, frames[k], &id)) || (rc = node_of(b, node, id, &node)))
+    for (int k = n; k-- > 0; at.depth++) /* outermost first */
+        if ((rc = name_id(x, frames[k], &id)) || (rc = node_of(x, node, id, &at, &node)))
             return rc;
-    if ((rc = name_id(b, opp_model_str(m, e->name), &id)) || (rc = node_of(b, node, id, &node)))
+    if ((rc = name_id(x, c->name, &id)) || (rc = node_of(x, node, id, &at, &node)))
         return rc;
-    struct opp_ct_node *x = &b->t->ct.nodes[node];
-    uint64_t total = e->end_ns - e->begin_ns;
-    x->calls++;
-    x->self_ns += e->self_ns;
-    x->total_ns += total;
-    if (th->gpu) {
-        x->self_cuda_ns += th->gpu[i].self_cuda_ns;
-        x->cuda_total_ns += th->gpu[i].cuda_ns;
-    }
+    struct opp_ct_node *y = &x->t->ct.nodes[node];
+    y->calls++;
+    y->self_ns += c->self_ns;
+    y->total_ns += c->total_ns;
+    y->self_cuda_ns += c->self_cuda_ns;
+    y->cuda_total_ns += c->cuda_total_ns;
     return 0;
+}
+
+static void acc_free(struct opp_codetree_acc *x)
+{
+    OPP_HASH_FREE(x->names);
+    OPP_HASH_FREE(x->nodes);
+    free(x->first);
+    free(x);
+}
+
+static int cmp_first(const void *pa, const void *pb, void *ctx)
+{
+    const struct first *f = ctx;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return before(&f[a], &f[b]) ? -1 : before(&f[b], &f[a]) ? 1 : 0;
+}
+
+int opp_codetree_acc_finish(struct opp_codetree_acc *x)
+{
+    struct opp_calltree *ct = &x->t->ct;
+    size_t n = ct->n;
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order), *at = malloc((n ? n : 1) * sizeof *at);
+    struct opp_ct_node *nodes = malloc((n ? n : 1) * sizeof *nodes);
+    int rc = order && at && nodes ? 0 : -ENOMEM;
+    if (!rc) {
+        /* a parent's first call is its child's, or earlier: it stays first */
+        for (size_t i = 0; i < n; i++)
+            order[i] = (uint32_t)i;
+        qsort_r(order, n, sizeof *order, cmp_first, x->first);
+        for (size_t i = 0; i < n; i++)
+            at[order[i]] = (uint32_t)i;
+        for (size_t i = 0; i < n; i++) {
+            nodes[i] = ct->nodes[order[i]];
+            if (nodes[i].parent != OPP_CT_ROOT)
+                nodes[i].parent = at[nodes[i].parent];
+        }
+        free(ct->nodes);
+        ct->nodes = nodes;
+        nodes = NULL;
+    }
+    free(order);
+    free(at);
+    free(nodes);
+    struct opp_codetree *t = x->t;
+    acc_free(x);
+    if (rc)
+        opp_codetree_free(t);
+    return rc;
+}
+
+void opp_codetree_acc_drop(struct opp_codetree_acc *x)
+{
+    if (!x)
+        return;
+    opp_codetree_free(x->t);
+    acc_free(x);
 }
 
 int opp_codetree_build(const struct opp_model *m, struct opp_codetree *t)
@@ -118,16 +216,34 @@ int opp_codetree_build(const struct opp_model *m, struct opp_codetree *t)
             any = m->threads[k].events[i].stack != 0;
     if (!any)
         return 1;
-    struct build b = {.t = t};
+    struct opp_codetree_acc *x = opp_codetree_acc_new(t);
+    if (!x)
+        return -ENOMEM;
     int rc = 0;
-    for (size_t k = 0; k < m->nthreads && !rc; k++)
-        for (size_t i = 0; i < m->threads[k].nevents && !rc; i++)
-            rc = add_event(&b, m, &m->threads[k], i);
-    OPP_HASH_FREE(b.names);
-    OPP_HASH_FREE(b.nodes);
-    if (rc)
-        opp_codetree_free(t);
-    return rc;
+    for (size_t k = 0; k < m->nthreads && !rc; k++) {
+        const struct opp_thread *th = &m->threads[k];
+        for (size_t i = 0; i < th->nevents && !rc; i++) {
+            const struct opp_event *e = &th->events[i];
+            struct opp_codetree_call c = {.proc = th->proc,
+                                          .stack = e->stack,
+                                          .name = opp_model_str(m, e->name),
+                                          .self_ns = e->self_ns,
+                                          .total_ns = e->end_ns - e->begin_ns,
+                                          .self_cuda_ns = th->gpu ? th->gpu[i].self_cuda_ns : 0,
+                                          .cuda_total_ns = th->gpu ? th->gpu[i].cuda_ns : 0,
+                                          .thread = (uint32_t)k,
+                                          .seq = (uint32_t)i, /* in tree order already */
+                                          .begin = e->begin_ns,
+                                          .end = e->end_ns,
+                                          .depth = e->depth};
+            rc = opp_codetree_acc_add(x, m->code, &c);
+        }
+    }
+    if (rc) {
+        opp_codetree_acc_drop(x);
+        return rc;
+    }
+    return opp_codetree_acc_finish(x);
 }
 
 void opp_codetree_free(struct opp_codetree *t)

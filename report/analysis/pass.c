@@ -232,6 +232,7 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
                               .depth = (uint16_t)e->depth,
                               .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0,
                               .fn = e->fn,
+                              .stack = e->stack,
                               .nargs = e->nargs,
                               .args = e->args,
                               .at = p->at++};

@@ -55,6 +55,7 @@ struct opp_pass_call {
     uint32_t fn;         /* its entry point (an index in its process's funcs) */
     uint32_t nkids;      /* its children handed over (each after its own, as call saw them;
                             the one folded into it among them), memory instants too */
+    uint32_t stack;      /* its code stack id (OPPROF_STACKS; symbolize.h), 0: none */
     uint32_t nargs;      /* its argument values: to call only (top sees none) */
     const uint64_t *args;
     uint64_t at; /* its place among the calls of the files read, from 0 (the GPU join's

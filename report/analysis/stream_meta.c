@@ -38,7 +38,8 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     return sm->each ? sm->each(sm->ctx, (uint32_t)ti, e) : 0;
 }
 
-/* What the loader keeps of everything but the ops: their count. */
+/* What the loader keeps of everything but the ops (code stacks too: one
+ * each, not one a call): their count. */
 static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct opp_stream_meta *sm = ctx;
@@ -48,6 +49,8 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     case OPP_GPU_DEVICE:
     case OPP_GPU_DROPPED:
     case OPP_GPU_MEMORY:
+    case OPP_GPU_STACK:
+    case OPP_GPU_MODULE:
         rc = opp_loader_on_gpu(&sm->ld, proc, g);
         if (rc || !sm->each_gpu)
             return rc;

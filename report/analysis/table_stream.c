@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/codestack_tree.h"
 #include "analysis/extsort.h"
 #include "analysis/live_blocks.h"
 #include "analysis/loader.h"
@@ -60,7 +61,6 @@ struct mrec {
     uint32_t proc, thread, seq, op;
 };
 
-/* A call handed over whose parent has not arrived yet. */
 /* Call paths merged (--tree): a call's subtree (node 0 the call) until
  * its parent comes, and the whole tree's (roots' parent OPP_CT_ROOT),
  * nodes keyed by (parent node, name) as callpath_tree.c keys them. */
@@ -79,9 +79,30 @@ struct ptree {
     struct pent *map;
 };
 
+/* --group-by-stack: calls whose key waits on the names of the calls
+ * around them, which come after them, added up by what their row's
+ * numbers take (the row without the stack, kind, status), the aggregate
+ * they go to and the names so far, innermost first. */
+struct skey {
+    uint64_t row;
+    int64_t status;
+    uint32_t kind, acc, nstack;
+    uint32_t stack[OPP_STACK_MAX];
+};
+struct skeep {
+    struct skey k; /* zeroed before it is filled: hashed whole */
+    struct opp_agg_sum sum;
+    UT_hash_handle hh;
+};
+
+/* A call handed over whose parent has not arrived yet. */
 struct ent {
     uint64_t self_ns, dur;
     struct ptree *pt; /* --tree: its subtree; NULL: a call with no children */
+    struct skeep *sk; /* --group-by-stack: the calls under it whose key waits */
+    uint64_t begin;   /* code frames: its place in tree order, its stack */
+    uint32_t stack;
+    uint16_t depth;
     uint32_t acc;     /* the aggregate it goes to */
     uint64_t span;    /* end - begin, as callpath_tree.c adds it */
     uint32_t name;
@@ -92,6 +113,7 @@ struct ent {
     int64_t self, total;
     uint32_t seq;
     uint8_t sel, mem;
+    uint8_t keyed; /* its row's key is whole (not grouped by stack, or by its Python frames) */
 };
 
 struct tthread {
@@ -112,6 +134,8 @@ struct opp_table_stream {
     int32_t *thread_acc, *proc_acc;
     struct grow_ *gpu;  /* the CUDA rows */
     struct ptree *tree; /* --tree: the call paths; NULL: the table */
+    struct opp_codetree *code;     /* code frames: the tree; NULL: the table */
+    struct opp_codetree_acc *cacc; /* and what adds it up */
     uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
     uint32_t *dem, ndem;
     uint64_t nrec;
@@ -170,11 +194,6 @@ const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
 struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s)
 {
     return s->pass;
-}
-
-int opp_table_stream_takes(const struct opp_agg_opts *o)
-{
-    return !o->sched_window && !o->group_by_stack;
 }
 
 /* Whether time t is in o's --from/--to window (aggregate.h). */
@@ -538,11 +557,14 @@ static int subtree(struct ent *e, const struct ent *c, uint32_t n, uint32_t fold
     return 0;
 }
 
-static void drop_subtrees(struct tthread *t)
+/* What the calls of t's stack keep: their subtrees, their calls waiting
+ * on a key. */
+static void drop_kept(struct tthread *t)
 {
     for (size_t i = t->base; i < t->n; i++) {
         ptree_free(t->e[i].pt);
         t->e[i].pt = NULL;
+        OPP_HASH_FREE(t->e[i].sk);
     }
 }
 
@@ -562,7 +584,7 @@ static void second_begin(void *ctx)
 {
     struct opp_table_stream *s = ctx;
     for (size_t i = 0; i < s->m->nthreads; i++) {
-        drop_subtrees(&s->th[i]);
+        drop_kept(&s->th[i]);
         s->th[i].base = s->th[i].n = 0;
         s->calls[i] = 0;
     }
@@ -579,6 +601,12 @@ static void second_begin(void *ctx)
     if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
         OPP_HASH_FREE(s->tree->map);
         s->tree->nn = 0;
+        return;
+    }
+    if (s->code) { /* the same of the code frames */
+        opp_codetree_acc_drop(s->cacc);
+        if (!(s->cacc = opp_codetree_acc_new(s->code)))
+            fail(s, -ENOMEM);
         return;
     }
     /* an earlier read's rows (the pass reads again) gone */
@@ -603,17 +631,106 @@ static void second_begin(void *ctx)
     }
 }
 
-/* Call e of process index proc added to its row (top: it is top-level). */
-static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, int top)
+/* Calls k of process index proc added to their row, their stack as it is:
+ * 0 or -ENOMEM. */
+static int skeep_done(struct opp_table_stream *s, uint32_t proc, const struct skeep *k)
 {
-    if (!e->sel || (e->mem && !top))
+    struct opp_agg_vals v = {.kind = k->k.kind, .status = k->k.status};
+    if (opp_agg_acc_stacked(s->acc[k->k.acc], k->k.row, k->k.nstack, k->k.stack, &v.row))
+        return -ENOMEM;
+    return opp_agg_acc_add_sum(s->acc[k->k.acc], proc, &v, &k->sum);
+}
+
+/* Calls k (malloc'd, taken) of process index proc, now that the call
+ * around them has come: at, whose name their stack takes (folded: at
+ * took in the call whose name it took last, of the same name), or NULL
+ * when they are top-level. Added to their row once their stack is whole,
+ * else kept with at's. 0 or -ENOMEM. */
+static int skeep_up(struct opp_table_stream *s, uint32_t proc, struct skeep *k, struct ent *at,
+                    int folded)
+{
+    if (at && !folded)
+        k->k.stack[k->k.nstack++] = at->name;
+    if (!at || k->k.nstack == opp_agg_stack_depth(&s->o[k->k.acc])) {
+        int rc = skeep_done(s, proc, k);
+        free(k);
+        return rc;
+    }
+    struct skeep *x;
+    HASH_FIND(hh, at->sk, &k->k, sizeof k->k, x);
+    if (x) {
+        opp_agg_sum_merge(&x->sum, &k->sum);
+        free(k);
+        return 0;
+    }
+    int hash_oom = 0;
+    HASH_ADD(hh, at->sk, k, sizeof k->k, k);
+    if (hash_oom) {
+        free(k);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* The calls under c waiting on a key, now that the call around them
+ * has come (skeep_up's at and folded). 0 or -ENOMEM. */
+static int skeep_lift(struct opp_table_stream *s, uint32_t proc, struct ent *c, struct ent *at,
+                      int folded)
+{
+    struct skeep *k, *tmp;
+    int rc = 0;
+    HASH_ITER(hh, c->sk, k, tmp)
+    {
+        HASH_DEL(c->sk, k);
+        if (!rc)
+            rc = skeep_up(s, proc, k, at, folded);
+        else
+            free(k);
+    }
+    return rc;
+}
+
+/* Call e of thread index thread (of process index proc) at its code
+ * frames' path, now that it is known not folded. 0 or -ENOMEM. */
+static int code_add(struct opp_table_stream *s, uint32_t thread, uint32_t proc, const struct ent *e)
+{
+    if (!e->sel)
+        return 0;
+    const struct opp_codetree_call c = {.proc = proc,
+                                        .stack = e->stack,
+                                        .name = opp_model_str(s->m, e->name),
+                                        .self_ns = e->self_ns,
+                                        .total_ns = e->span,
+                                        .self_cuda_ns = e->gpu.self_cuda_ns,
+                                        .cuda_total_ns = e->gpu.cuda_ns,
+                                        .thread = thread,
+                                        .depth = e->depth,
+                                        .seq = e->seq,
+                                        .begin = e->begin,
+                                        .end = e->begin + e->span};
+    return opp_codetree_acc_add(s->cacc, s->m->code, &c);
+}
+
+/* Call e of process index proc added to its row, now that parent, the
+ * call around it, has come (NULL: it is top-level); grouped by stack, a
+ * call whose key takes the names around it waits for them. */
+static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, struct ent *parent)
+{
+    if (!e->sel || (e->mem && parent))
         return 0; /* a memory call inside an operator is summed into it */
     struct opp_event_cpumem cm = {e->self, e->total};
     if (e->mem)
         cm.total = cm.self; /* its own bytes */
     struct opp_agg_part p = {
         .calls = 1, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
-    return opp_agg_acc_add(s->acc[e->acc], proc, &e->v, &p);
+    if (e->keyed || !parent || e->v.row == OPP_AGG_NO_ROW)
+        return opp_agg_acc_add(s->acc[e->acc], proc, &e->v, &p);
+    struct skeep *k = calloc(1, sizeof *k);
+    if (!k)
+        return -ENOMEM;
+    k->k = (struct skey){.row = e->v.row, .status = e->v.status, .kind = e->v.kind, .acc = e->acc};
+    opp_agg_sum_add(&k->sum, &e->v, &p);
+    return skeep_up(s, proc, k, parent, 0);
 }
 
 /* Call at's GPU time and device memory into o (zero: none). The calls
@@ -667,6 +784,9 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
                     .span = x->end - x->begin,
                     .name = x->name,
                     .seq = x->seq,
+                    .begin = x->begin,
+                    .stack = x->stack,
+                    .depth = x->depth,
                     .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
     struct own o;
     int orc = own_take(s, x->at, &o);
@@ -679,7 +799,7 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     if (x->nkids > t->n - t->base)
         return -EPROTO; /* the pass hands over each child before its parent */
     for (uint32_t k = 0; k < x->nkids; k++) {
-        const struct ent *c = &t->e[t->n - x->nkids + k];
+        struct ent *c = &t->e[t->n - x->nkids + k];
         e.gpu.cuda_ns += c->gpu.cuda_ns;
         e.gpu.mem = opp_add_sat(e.gpu.mem, c->gpu.mem);
         if (c->mem) { /* its bytes (and those of memory inside it) are this call's own */
@@ -691,10 +811,14 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
         } else {
             e.total = opp_add_sat(e.total, c->total);
         }
-        if (c->seq != x->folded && !s->tree) {
-            int rc = add(s, proc, c, 0);
-            if (rc)
-                return rc;
+        int rc = c->seq == x->folded || s->tree ? 0
+                 : s->code                      ? code_add(s, x->thread, proc, c)
+                                                : add(s, proc, c, &e);
+        if (!rc && c->sk)
+            rc = skeep_lift(s, proc, c, &e, c->seq == x->folded);
+        if (rc) {
+            OPP_HASH_FREE(e.sk);
+            return rc;
         }
     }
     if (s->tree) {
@@ -715,17 +839,24 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     int32_t ka = s->thread_acc[x->thread];
     if (ka >= 0 && !in_window(s, &s->o[ka], x->begin))
         ka = -1;
-    if (ka >= 0 && !s->tree) {
+    if (ka >= 0 && !s->tree && !s->code) {
         e.acc = (uint32_t)ka;
-        struct opp_agg_call c = {.name = x->name, .f = f, .args = x->args, .nargs = x->nargs};
+        uint32_t frames[OPP_STACK_MAX];
+        struct opp_agg_call c = {
+            .name = x->name, .f = f, .args = x->args, .nargs = x->nargs, .stack = frames};
+        c.nstack = opp_agg_code_frames(s->m, &s->o[ka], proc, x->stack, frames);
+        e.keyed = c.nstack || !opp_agg_stack_depth(&s->o[ka]);
         int rc = opp_agg_acc_row(s->acc[ka], &c, &e.v);
-        if (rc < 0)
+        if (rc < 0) {
+            OPP_HASH_FREE(e.sk);
             return rc;
+        }
         e.sel = !rc;
     }
-    e.sel = e.sel || (s->tree && ka >= 0);
+    e.sel = e.sel || ((s->tree || s->code) && ka >= 0);
     if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
         ptree_free(e.pt);
+        OPP_HASH_FREE(e.sk);
         return -ENOMEM;
     }
     t->e[t->n++] = e;
@@ -739,9 +870,13 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
     if (t->base == t->n || t->e[t->base].seq != x->seq)
         return -EPROTO; /* the pass settles its stack's first */
     struct ent *e = &t->e[t->base++];
-    int rc = !s->tree ? add(s, s->m->threads[x->thread].proc, e, 1)
-             : e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0)
-                      : 0;
+    uint32_t proc = s->m->threads[x->thread].proc;
+    int rc = s->tree   ? e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0) : 0
+             : s->code ? code_add(s, x->thread, proc, e)
+                       : add(s, proc, e, NULL);
+    if (!rc && e->sk) /* the calls under it: their stacks end here */
+        rc = skeep_lift(s, proc, e, NULL, 0);
+    OPP_HASH_FREE(e->sk);
     ptree_free(e->pt);
     e->pt = NULL;
     if (t->base == t->n)
@@ -802,7 +937,7 @@ static void forget(struct opp_table_stream *s)
     free(s->proc_acc);
     s->thread_acc = s->proc_acc = NULL;
     for (size_t i = 0; s->th && i < s->m->nthreads; i++) {
-        drop_subtrees(&s->th[i]);
+        drop_kept(&s->th[i]);
         free(s->th[i].e);
     }
     free(s->th);
@@ -889,14 +1024,14 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     }
     forget(s);
     for (size_t k = 0; k < n; k++) {
-        int frc = rc || s->tree ? (opp_agg_acc_drop(s->acc[k]), 0)
-                                : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
+        int frc = rc || s->tree || s->code ? (opp_agg_acc_drop(s->acc[k]), 0)
+                                           : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
         if (frc && !rc) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
     }
-    if (rc && !s->tree)
+    if (rc && !s->tree && !s->code)
         for (size_t k = 0; k < n; k++)
             opp_agg_free(&out[k]);
     free(s->acc);
@@ -947,6 +1082,25 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
     if (!rc)
         ct->n = t->nn;
     ptree_free(t);
+    return rc;
+}
+
+int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
+                              size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    struct opp_agg none;
+    const struct opp_agg_opts all = {0};
+    s->code = t;
+    int rc = read_calls(s, &all, 1, &none, err, errlen);
+    if (!rc && s->cacc && opp_codetree_acc_finish(s->cacc)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    } else if (rc) {
+        opp_codetree_acc_drop(s->cacc);
+    }
+    s->cacc = NULL;
+    s->code = NULL;
     return rc;
 }
 

@@ -10,7 +10,12 @@
  * tree would (a call's CUDA total and CPU memory are its children's too).
  * For --tree, each call's subtree is merged by call path as its parent
  * takes it in, and a top-level call's into the tree: memory bounded by
- * the call paths under the calls still open. */
+ * the call paths under the calls still open. Grouped by stack, a call
+ * keyed by the operators around it waits with its parent, added up with
+ * the calls of its row and names so far, until N names have come or its
+ * top-level call has: bounded the same way. The code-frame tree
+ * (codestack_tree.h) takes each call as its parent shows it is not
+ * folded: bounded by its paths. */
 #ifndef OPP_TABLE_STREAM_H
 #define OPP_TABLE_STREAM_H
 
@@ -31,9 +36,6 @@ const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
 /* Its pass, for other consumers to read over (opp_step_stream_over,
  * opp_gpu_stream_over) before s is freed. */
 struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s);
-/* Whether the table of o is added up this way: not with a summary's
- * schedule window or --group-by-stack (those read the loaded model). */
-int opp_table_stream_takes(const struct opp_agg_opts *o);
 /* The aggregate of the calls and GPU ops o selects, as opp_aggregate
  * makes it of the loaded model. 0; 1 when the pass cannot read the trace
  * this way (err says why); -1 on error (err). */
@@ -50,6 +52,12 @@ int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg
  * paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
 int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
                               struct opp_calltree *ct, char *err, size_t errlen);
+/* The code-frame tree of every call (codestack_tree.h), as
+ * opp_codetree_build makes it of the loaded model. 0; 1 (cannot, err);
+ * -1 (error, err). */
+struct opp_codetree;
+int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
+                              size_t errlen);
 /* After opp_table_stream_aggregate with --match: whether the name of some
  * call or GPU op (selected or not) matched it. */
 int opp_table_stream_matched(const struct opp_table_stream *s);
@@ -58,8 +66,7 @@ int opp_table_stream_matched(const struct opp_table_stream *s);
 struct opp_window;
 int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
                              char *err, size_t errlen);
-/* Whether a call of the traces has a code stack (OPPROF_STACKS): their
- * code frames are the loaded model's (codestack_tree.h). */
+/* Whether a call of the traces has a code stack (OPPROF_STACKS). */
 int opp_table_stream_has_stacks(struct opp_table_stream *s);
 /* The traces' first time (opp_model_first_ns of the loaded model). */
 uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);

@@ -73,15 +73,33 @@ static int write_paths(const struct opp_model *m, struct opp_calltree *ct, int s
     return rc;
 }
 
-/* The operator call paths of a full trace as the pass merges them
- * (table_stream.h), written: 0, -1 (err), or 1 where the trace is to be
- * loaded instead (a summary trace, one the pass cannot read, code frames
- * asked of a trace that has them: frames as export_tree's). */
+/* Code-frame tree t (freed) of m's trace written, folded or as a flame
+ * graph titled by label and the metric: 0, or the writer's error. */
+static int write_frames(const struct opp_model *m, struct opp_codetree *t, int svg, int cuda,
+                        const char *label, FILE *f)
+{
+    /* the exporters name nodes through the model's string table */
+    struct opp_model names = *m;
+    names.strs = t->names;
+    names.nstrs = t->nnames;
+    char title[300];
+    snprintf(title, sizeof title, "%s: %s by code frame", label,
+             cuda ? "self CUDA time" : "self CPU time");
+    int rc = svg ? opp_export_flamegraph(&names, &t->ct, cuda, title, f)
+                 : opp_export_folded(&names, &t->ct, cuda, f);
+    opp_codetree_free(t);
+    return rc;
+}
+
+#define NO_CODE_STACKS "the trace has no code stacks (record with OPPROF_STACKS=N)"
+
+/* The operator call paths or code frames of a full trace as the pass
+ * merges them (table_stream.h), written: 0, -1 (err), or 1 where the
+ * trace is to be loaded instead (a summary trace, one the pass cannot
+ * read; frames as export_tree's). */
 static int export_tree_read(const char *const *traces, size_t n, int svg, int cuda, int frames,
                             const char *label, FILE *f, char *err, size_t errlen)
 {
-    if (frames > 0)
-        return 1;
     enum opp_stream_refused why;
     struct opp_table_stream *st = opp_table_stream_open(traces, n, &why, err, errlen);
     if (!st) {
@@ -92,15 +110,19 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
     }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
-    int rc = 1;
-    if (!frames || !opp_table_stream_has_stacks(st))
-        rc = opp_table_stream_calltree(st, &all, &ct, err, errlen);
-    if (!rc) {
-        const struct opp_model *m = opp_table_stream_model(st);
+    struct opp_codetree t;
+    const struct opp_model *m = opp_table_stream_model(st);
+    int code = frames && opp_table_stream_has_stacks(st), rc;
+    if (frames > 0 && !code) {
+        snprintf(err, errlen, NO_CODE_STACKS);
+        rc = -1;
+    } else if (code && !(rc = opp_table_stream_codetree(st, &t, err, errlen))) {
+        rc = export_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen) ? -1 : 0;
+    } else if (!code && !(rc = opp_table_stream_calltree(st, &all, &ct, err, errlen))) {
         rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
-    } else if (rc > 0) {
-        err[0] = 0;
     }
+    if (rc > 0)
+        err[0] = 0; /* loaded instead */
     opp_table_stream_free(st);
     return rc;
 }
@@ -122,25 +144,12 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
         struct opp_codetree t;
         int rc = opp_codetree_build(m, &t);
         if (rc < 0 || (rc == 1 && frames > 0)) {
-            snprintf(err, errlen, rc < 0 ? "out of memory"
-                                         : "the trace has no code stacks (record with "
-                                           "OPPROF_STACKS=N)");
+            snprintf(err, errlen, rc < 0 ? "out of memory" : NO_CODE_STACKS);
             opp_model_free(m);
             return -1;
         }
-        if (rc == 0) {
-            /* the exporters name nodes through the model's string table */
-            struct opp_model names = *m;
-            names.strs = t.names;
-            names.nstrs = t.nnames;
-            char title[300];
-            snprintf(title, sizeof title, "%s: %s by code frame", label,
-                     cuda ? "self CUDA time" : "self CPU time");
-            rc = svg ? opp_export_flamegraph(&names, &t.ct, cuda, title, f)
-                     : opp_export_folded(&names, &t.ct, cuda, f);
-            opp_codetree_free(&t);
-            return model_done(m, rc, err, errlen);
-        }
+        if (rc == 0)
+            return model_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen);
     }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;

@@ -41,7 +41,7 @@ struct report_args {
  * (--from, --to, --window, --match, --group-by-stack), whether it takes
  * --limit (what it limits, for the help; NULL: it refuses it), what it is
  * called when it refuses a summary trace (NULL: it takes one), and how it
- * reads a full trace in one pass (NULL: from the loaded model). */
+ * reads a full trace in one pass. */
 struct view_stream;
 struct view {
     const char *option;
@@ -55,8 +55,7 @@ struct view {
 };
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size (not with the table's --group-by-stack:
- * from the loaded model): open makes the pass's first
+ * every trace whatever its size: open makes the pass's first
  * read (NULL and why: a summary trace is loaded, which refuses it in its words; one
  * the pass cannot read is loaded too; for errors err says why); model is
  * what that read learnt (for the filters and warnings); show computes and
@@ -73,8 +72,7 @@ struct view_stream {
     int names_read; /* --match's names are known once read: show checks them */
 };
 extern const struct view views[];
-/* The table (and its CSV) read in one pass: not its JSON, nor what
- * opp_table_stream_takes leaves to the loaded model. */
+/* The table, its CSV and JSON, read in one pass. */
 extern const struct view_stream table_stream;
 extern const size_t nviews;
 

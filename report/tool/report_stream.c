@@ -3,8 +3,7 @@
  * view, whatever the traces' size, in memory bounded by what each keeps
  * (rows, call paths, steps, kernels), not by the calls. The loaded model
  * answers the rest: a summary trace (loaded as it is: it says what it
- * cannot answer), the table, --by-rank and --by-process with
- * --group-by-stack, and a trace the pass cannot read (said). */
+ * cannot answer) and a trace the pass cannot read (said). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,17 +21,6 @@ const char *report_summary_refuses(const struct report_args *ra)
            : ra->agg.window                  ? "--from/--to"
            : ra->agg.filter_tid              ? "--tid (it keeps no threads)"
                                              : NULL;
-}
-
-/* How the pass reads what is asked (report.h's view_stream), or NULL:
- * from the loaded model. */
-static const struct view_stream *stream_of(const struct report_args *ra)
-{
-    if (ra->view && !ra->view->filters)
-        return ra->view->stream;
-    if (!opp_table_stream_takes(&ra->agg))
-        return NULL;
-    return ra->view ? ra->view->stream : &table_stream;
 }
 
 /* A view read in one pass over the traces (report.h's view_stream). The
@@ -75,7 +63,6 @@ static int view_streamed(const struct report_args *ra, const struct view_stream 
 
 int report_streamed(const struct report_args *ra)
 {
-    const struct view_stream *vs = stream_of(ra);
-    int load = 0, rc = vs ? view_streamed(ra, vs, &load) : 0;
-    return !vs || load ? -1 : rc;
+    int load = 0, rc = view_streamed(ra, ra->view ? ra->view->stream : &table_stream, &load);
+    return load ? -1 : rc;
 }

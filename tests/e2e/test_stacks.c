@@ -3,7 +3,8 @@
  * symbolized by the report tool from the memory map the trace recorded;
  * folded stacks and the flame graph by code frame; without the variable
  * nothing changes; a bad value says one line and records no stacks. The
- * operator call paths of a trace without code stacks in memory bounded by
+ * operator call paths of a trace without code stacks, its code frames
+ * when it has them, and the table grouped by stack, in memory bounded by
  * the paths, not the calls. */
 #include <check.h>
 #include <inttypes.h>
@@ -189,12 +190,11 @@ START_TEST(stacks_bad_value_one_line)
 }
 END_TEST
 
-/* `opprof export stacks` of path into its output, exactly as want; the
- * tool's peak memory in KiB. */
-static long folded_kb(const char *path, const char *want)
+/* The tool run with argv into its output, exactly as want; its peak
+ * memory in KiB. */
+static long output_kb(char *const argv[], const char *want)
 {
     char *out = tu_path(dir, "folded"), *err = tu_path(dir, "folded.err");
-    char *argv[] = {(char *)tu_tool("opprof"), "export", "stacks", (char *)path, NULL};
     long kb;
     int st = tu_run_peak(argv, out, err, &kb);
     char *o = tu_slurp(out), *e = tu_slurp(err);
@@ -203,6 +203,13 @@ static long folded_kb(const char *path, const char *want)
     ck_assert_str_eq(e, "");
     free(o), free(e), free(out), free(err);
     return kb;
+}
+
+/* `opprof export stacks` of path, as output_kb. */
+static long folded_kb(const char *path, const char *want)
+{
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "stacks", (char *)path, NULL};
+    return output_kb(argv, want);
 }
 
 /* The operator call paths (the fold of a trace without code stacks) as the
@@ -221,6 +228,46 @@ START_TEST(operator_paths_bounded_by_paths)
 }
 END_TEST
 
+/* The code-frame tree of a trace with code stacks, as the one pass adds
+ * it up: 30 times the calls, the same paths, the same peak memory give or
+ * take 4 MiB (every call loaded: 30 MiB more). */
+START_TEST(code_frames_bounded_by_paths)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    tb_outer_inner_stacked(small, 10000);
+    tb_outer_inner_stacked(big, 300000);
+    long a = folded_kb(small, "0x20;0x10;outer 800\n0x20;0x10;inner 200\n");
+    long b = folded_kb(big, "0x20;0x10;outer 24000\n0x20;0x10;inner 6000\n");
+    ck_assert_msg(b - a < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", b, a);
+    free(small), free(big);
+}
+END_TEST
+
+/* The table by the operator around each call (--group-by-stack), which
+ * the pass hands over after the call: 30 times the calls, the same rows,
+ * the same peak memory give or take 4 MiB (every call loaded: 30 MiB
+ * more). */
+START_TEST(group_by_stack_bounded_by_rows)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    tb_outer_inner(small, 10000);
+    tb_outer_inner(big, 300000);
+    char *argv[] = {
+        (char *)tu_tool("opprof"), "report", small, "--group-by-stack", "2", "-f", "csv", NULL};
+    long a = output_kb(argv, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,"
+                             "cpu_time_avg_us,stack,flops\n"
+                             "outer,app,10000,800.000,1000.000,0.100,,0\n"
+                             "inner,app,10000,200.000,200.000,0.020,outer,0\n");
+    argv[2] = big;
+    long b = output_kb(argv, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,"
+                             "cpu_time_avg_us,stack,flops\n"
+                             "outer,app,300000,24000.000,30000.000,0.100,,0\n"
+                             "inner,app,300000,6000.000,6000.000,0.020,outer,0\n");
+    ck_assert_msg(b - a < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", b, a);
+    free(small), free(big);
+}
+END_TEST
+
 Suite *suite_stacks(void)
 {
     Suite *s = suite_create("stacks");
@@ -231,6 +278,8 @@ Suite *suite_stacks(void)
     tcase_add_test(tc, stacks_eight_frames_contain_the_calls);
     tcase_add_test(tc, stacks_off_changes_nothing);
     tcase_add_test(tc, operator_paths_bounded_by_paths);
+    tcase_add_test(tc, group_by_stack_bounded_by_rows);
+    tcase_add_test(tc, code_frames_bounded_by_paths);
     tcase_add_loop_test(tc, stacks_bad_value_one_line, 0, 3);
     suite_add_tcase(s, tc);
     return s;

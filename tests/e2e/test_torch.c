@@ -17,6 +17,7 @@
 #include "analysis/symbolize.h"
 #include "testutil.h"
 #include "tool/cmds.h"
+#include "views/output.h"
 
 #define PY TU_PYTHON
 #define ITERS 3
@@ -583,6 +584,18 @@ START_TEST(torch_python_stacks)
                           "aten::addmm grouped under %s", st ? st : "(none)");
         }
     ck_assert_int_eq(rows, 1);
+    /* the report keys each call in its one pass as the loaded model does */
+    char *csv = tu_path(dir, "stack.csv"), *loaded, *got;
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "report", trace,
+                                               "--group-by-stack", "1", "-f", "csv", NULL},
+                                    NULL, csv, NULL)),
+                     0);
+    const struct opp_out_opts oo = {.group_by_stack = 1};
+    CAPTURE(loaded, opp_out_csv(f, &a, &oo));
+    got = tu_slurp(csv);
+    ck_assert_ptr_nonnull(strstr(got, "aten::addmm,"));
+    ck_assert_str_eq(got, loaded);
+    free(loaded), free(got), free(csv);
     opp_agg_free(&a);
     opp_model_free(m);
 

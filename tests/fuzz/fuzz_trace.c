@@ -16,6 +16,7 @@
 #include "analysis/advise.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
+#include "analysis/codestack_tree.h"
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
@@ -190,7 +191,8 @@ static void analyse(const struct opp_model *m)
 }
 
 /* What the table, --tree and --window compute on the pass over the file
- * (table_stream.h): the rows, those of a time window, the call paths and
+ * (table_stream.h): the rows, those of a time window and grouped by
+ * stack, the call paths, the code frames (as the loaded model's) and
  * the schedule's windows; the rows' totals those of the loaded model m
  * (NULL: it did not load), as the report promises. */
 static void table_read(const char *path, const struct opp_model *m)
@@ -200,8 +202,9 @@ static void table_read(const char *path, const struct opp_model *m)
     struct opp_table_stream *s = opp_table_stream_open(&path, 1, &why, err, sizeof err);
     if (!s)
         return;
-    struct opp_agg_opts o[2] = {{0}, {.window = 1, .from_ns = 1000, .to_ns = 1000000}};
-    for (int k = 0; k < 2; k++) {
+    struct opp_agg_opts o[3] = {
+        {0}, {.window = 1, .from_ns = 1000, .to_ns = 1000000}, {.group_by_stack = 3}};
+    for (int k = 0; k < 3; k++) {
         struct opp_agg a, b;
         if (opp_table_stream_aggregate(s, &o[k], &a, err, sizeof err) != 0)
             continue;
@@ -211,7 +214,7 @@ static void table_read(const char *path, const struct opp_model *m)
                 a.self_cpu_time_total_ns != b.self_cpu_time_total_ns ||
                 a.self_cuda_time_total_ns != b.self_cuda_time_total_ns) {
                 fprintf(stderr,
-                        "fuzz_trace: the pass's rows are not the loaded model's (window %d): "
+                        "fuzz_trace: the pass's rows are not the loaded model's (options %d): "
                         "rows %zu/%zu, events %" PRIu64 "/%" PRIu64 ", self CPU %" PRIu64
                         "/%" PRIu64 ", self CUDA %" PRIu64 "/%" PRIu64 "\n",
                         k, a.nrows_all, b.nrows_all, a.events, b.events, a.self_cpu_time_total_ns,
@@ -227,6 +230,27 @@ static void table_read(const char *path, const struct opp_model *m)
     if (opp_table_stream_calltree(s, &o[0], &ct, err, sizeof err) == 0) {
         sink += ct.n;
         opp_calltree_free(&ct);
+    }
+    struct opp_codetree t, lt;
+    if (opp_table_stream_has_stacks(s) && opp_table_stream_codetree(s, &t, err, sizeof err) == 0) {
+        if (m && opp_codetree_build(m, &lt) == 0) {
+            int same = t.ct.n == lt.ct.n;
+            for (size_t i = 0; same && i < t.ct.n; i++)
+                same = t.ct.nodes[i].parent == lt.ct.nodes[i].parent &&
+                       t.ct.nodes[i].calls == lt.ct.nodes[i].calls &&
+                       t.ct.nodes[i].self_ns == lt.ct.nodes[i].self_ns &&
+                       !strcmp(t.names[t.ct.nodes[i].name], lt.names[lt.ct.nodes[i].name]);
+            if (!same) {
+                fprintf(stderr,
+                        "fuzz_trace: the pass's code frames are not the loaded model's: "
+                        "%zu/%zu nodes\n",
+                        t.ct.n, lt.ct.n);
+                abort();
+            }
+            opp_codetree_free(&lt);
+        }
+        sink += t.ct.n;
+        opp_codetree_free(&t);
     }
     struct opp_window *w;
     size_t nw;

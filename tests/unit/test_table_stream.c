@@ -3,13 +3,15 @@
  * expected, and as opp_aggregate and opp_calltree_build make them of the
  * loaded model: torch's fold of an op's only same-named child,
  * calls a process died inside, a thread whose calls came out of the order
- * they returned, GPU records written late owned by their calls. Traces
- * built by hand. */
+ * they returned, GPU records written late owned by their calls; grouped
+ * by stack, the operators around each call (which come after it), torch's
+ * fold and Python frames; the code-frame tree. Traces built by hand. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/codestack_tree.h"
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "gpu.h"
@@ -110,8 +112,10 @@ struct want {
 };
 
 /* The table of the trace with options o, added up in one pass, is
- * w[0..n) and what the loaded model gives. */
-static void rows_with(const struct opp_agg_opts *o, const struct want *w, size_t n)
+ * w[0..n) (grouped by stack: the rows' stacks[0..n), outermost first) and
+ * what the loaded model gives. */
+static void rows_stacked(const struct opp_agg_opts *o, const struct want *w,
+                         const char *const *stacks, size_t n)
 {
     char err[512] = "";
     enum opp_stream_refused why;
@@ -142,6 +146,14 @@ static void rows_with(const struct opp_agg_opts *o, const struct want *w, size_t
         ck_assert_uint_eq(r->self_cuda_time_total_ns, x->self_cuda_time_total_ns);
         ck_assert_uint_eq(r->cuda_time_total_ns, x->cuda_time_total_ns);
         ck_assert_uint_eq(r->flops, x->flops);
+        if (stacks)
+            ck_assert_str_eq(r->stack_str, stacks[i]);
+        else
+            ck_assert_ptr_null(r->stack_str);
+        if (x->stack_str)
+            ck_assert_str_eq(r->stack_str, x->stack_str);
+        else
+            ck_assert_ptr_null(r->stack_str);
     }
     ck_assert_uint_eq(a.self_cpu_time_total_ns, l.self_cpu_time_total_ns);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, l.self_cuda_time_total_ns);
@@ -153,6 +165,11 @@ static void rows_with(const struct opp_agg_opts *o, const struct want *w, size_t
     opp_agg_free(&l);
     opp_model_free(m);
     opp_table_stream_free(s);
+}
+
+static void rows_with(const struct opp_agg_opts *o, const struct want *w, size_t n)
+{
+    rows_stacked(o, w, NULL, n);
 }
 
 /* The table sorted by self CPU time. */
@@ -324,6 +341,209 @@ START_TEST(schedule_windows_in_a_read)
 }
 END_TEST
 
+enum { S_LIN = S_GEMM + 1, S_PY_STEP, S_PY_MAIN };
+
+/* train_step [100, 1000] holds aten::linear [200, 800], which holds
+ * aten::mm [300, 700], which holds a dgemm [400, 600]; a dgemm [850, 950]
+ * in train_step and one [1100, 1200] in none. Self: 200 each, the last
+ * two dgemms 100. */
+static void write_nested(void)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_WORK, 400, 600, 3), TB_CALL(F_TORCH, 300, 700, 2, TORCH(S_MM, 0)),
+              TB_CALL(F_TORCH, 200, 800, 1, TORCH(S_LIN, 0)), TB_CALL(F_WORK, 850, 950, 1),
+              TB_CALL(F_TORCH, 100, 1000, 0, LABEL(S_STEP)), TB_CALL(F_WORK, 1100, 1200, 0));
+    strings(&b);
+    tb_string(&b, S_LIN, "aten::linear");
+    tb_end(&b);
+}
+
+/* --group-by-stack N: each call's N innermost operators around it, which
+ * the pass hands over after it: the rows as the loaded model's. */
+START_TEST(group_by_stack_nested_operators)
+{
+    write_nested();
+    const struct opp_agg_opts one = {.group_by_stack = 1};
+    const struct want w1[] = {
+        {"aten::linear", 1, 200, 600, 0, 0}, {"aten::mm", 1, 200, 400, 0, 0},
+        {"cblas_dgemm", 1, 200, 200, 0, 0},  {"train_step", 1, 200, 900, 0, 0},
+        {"cblas_dgemm", 1, 100, 100, 0, 0},  {"cblas_dgemm", 1, 100, 100, 0, 0}};
+    const char *const w1_stacks[] = {"train_step", "aten::linear", "aten::mm", "",
+                                     "",           "train_step"};
+    rows_stacked(&one, w1, w1_stacks, 6);
+    const struct opp_agg_opts two = {.group_by_stack = 2};
+    const struct want w2[] = {
+        {"aten::linear", 1, 200, 600, 0, 0}, {"aten::mm", 1, 200, 400, 0, 0},
+        {"cblas_dgemm", 1, 200, 200, 0, 0},  {"train_step", 1, 200, 900, 0, 0},
+        {"cblas_dgemm", 1, 100, 100, 0, 0},  {"cblas_dgemm", 1, 100, 100, 0, 0}};
+    const char *const w2_stacks[] = {
+        "train_step", "train_step;aten::linear", "aten::linear;aten::mm", "", "", "train_step"};
+    rows_stacked(&two, w2, w2_stacks, 6);
+    const struct opp_agg_opts all = {.group_by_stack = 16};
+    const struct want w16[] = {
+        {"aten::linear", 1, 200, 600, 0, 0}, {"aten::mm", 1, 200, 400, 0, 0},
+        {"cblas_dgemm", 1, 200, 200, 0, 0},  {"train_step", 1, 200, 900, 0, 0},
+        {"cblas_dgemm", 1, 100, 100, 0, 0},  {"cblas_dgemm", 1, 100, 100, 0, 0}};
+    const char *const w16_stacks[] = {
+        "train_step", "train_step;aten::linear", "train_step;aten::linear;aten::mm", "", "",
+        "train_step"};
+    rows_stacked(&all, w16, w16_stacks, 6);
+    /* --from: train_step (at 0 of the trace's time) left out, its name
+     * still in the stacks of the calls inside it */
+    const struct opp_agg_opts from = {
+        .group_by_stack = 2, .window = 1, .from_ns = 50, .to_ns = UINT64_MAX};
+    const struct want wf[] = {{"aten::linear", 1, 200, 600, 0, 0},
+                              {"aten::mm", 1, 200, 400, 0, 0},
+                              {"cblas_dgemm", 1, 200, 200, 0, 0},
+                              {"cblas_dgemm", 1, 100, 100, 0, 0},
+                              {"cblas_dgemm", 1, 100, 100, 0, 0}};
+    const char *const wf_stacks[] = {"train_step", "train_step;aten::linear",
+                                     "aten::linear;aten::mm", "", "train_step"};
+    rows_stacked(&from, wf, wf_stacks, 5);
+}
+END_TEST
+
+/* An op folded into its only same-named child is one frame: the calls
+ * inside the child are the op's, its name once in their stacks. */
+START_TEST(group_by_stack_torch_fold)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_LAUNCH, 300, 400, 3, API(101)), TB_CALL(F_WORK, 500, 600, 3),
+              TB_CALL(F_TORCH, 200, 900, 2, TORCH(S_MM, 0)),
+              TB_CALL(F_TORCH, 150, 950, 1, TORCH(S_MM, 0)),
+              TB_CALL(F_TORCH, 100, 1000, 0, LABEL(S_STEP)));
+    strings(&b);
+    tb_end(&b);
+    const struct opp_agg_opts one = {.group_by_stack = 1};
+    const struct want w1[] = {{"aten::mm", 1, 600, 800, 0, 0},
+                              {"cblas_dgemm", 1, 100, 100, 0, 0},
+                              {"cudaLaunchKernel", 1, 100, 100, 0, 0},
+                              {"train_step", 1, 100, 900, 0, 0}};
+    const char *const w1_stacks[] = {"train_step", "aten::mm", "aten::mm", ""};
+    rows_stacked(&one, w1, w1_stacks, 4);
+    const struct opp_agg_opts two = {.group_by_stack = 2};
+    const struct want w2[] = {{"aten::mm", 1, 600, 800, 0, 0},
+                              {"cblas_dgemm", 1, 100, 100, 0, 0},
+                              {"cudaLaunchKernel", 1, 100, 100, 0, 0},
+                              {"train_step", 1, 100, 900, 0, 0}};
+    const char *const w2_stacks[] = {"train_step", "train_step;aten::mm", "train_step;aten::mm",
+                                     ""};
+    rows_stacked(&two, w2, w2_stacks, 4);
+}
+END_TEST
+
+/* A call whose code stack has Python frames (OPPROF_STACKS in a Python
+ * program) is keyed by them, as many as it has up to N; a call whose
+ * stack has none, or that has no stack, by the operators around it. */
+START_TEST(group_by_stack_python_frames)
+{
+    struct tb b;
+    start(&b);
+    strings(&b);
+    tb_string(&b, S_PY_STEP, "train.py(10): step");
+    tb_string(&b, S_PY_MAIN, "train.py(20): main");
+    tb_stack(&b, 5, 0x10, OPP_STACK_PY | S_PY_STEP, OPP_STACK_PY | S_PY_MAIN);
+    tb_stack(&b, 6, 0x20);
+    tb_events(&b, {F_WORK, 300, 500, 2, .stack = 6}, TB_CALL(F_WORK, 550, 600, 2),
+              {F_TORCH, 200, 800, 1, .stack = 5, .nargs = 4, .args = {TORCH(S_MM, 0)}},
+              TB_CALL(F_TORCH, 100, 1000, 0, LABEL(S_STEP)));
+    tb_end(&b);
+    const struct opp_agg_opts one = {.group_by_stack = 1};
+    const struct want w1[] = {{"aten::mm", 1, 350, 600, 0, 0},
+                              {"train_step", 1, 300, 900, 0, 0},
+                              {"cblas_dgemm", 2, 250, 250, 0, 0}};
+    const char *const w1_stacks[] = {"train.py(10): step", "", "aten::mm"};
+    rows_stacked(&one, w1, w1_stacks, 3);
+    const struct opp_agg_opts three = {.group_by_stack = 3};
+    const struct want w3[] = {{"aten::mm", 1, 350, 600, 0, 0},
+                              {"train_step", 1, 300, 900, 0, 0},
+                              {"cblas_dgemm", 2, 250, 250, 0, 0}};
+    const char *const w3_stacks[] = {"train.py(20): main;train.py(10): step", "",
+                                     "train_step;aten::mm"};
+    rows_stacked(&three, w3, w3_stacks, 3);
+}
+END_TEST
+
+/* Code-frame tree t of m's trace as lines "path calls self total
+ * self_cuda cuda", in the order of its nodes. */
+static char *frames_of(const struct opp_model *m, const struct opp_codetree *t)
+{
+    struct opp_model names = *m;
+    names.strs = t->names;
+    names.nstrs = t->nnames;
+    char *buf = NULL, *out;
+    size_t cap = 0, len = 0;
+    FILE *f = open_memstream(&out, &len);
+    for (size_t i = 0; i < t->ct.n; i++) {
+        const struct opp_ct_node *n = &t->ct.nodes[i];
+        ck_assert_int_ge(opp_calltree_path(&names, &t->ct, (uint32_t)i, &buf, &cap), 0);
+        fprintf(f, "%s %lu %lu %lu %lu %lu\n", buf, (unsigned long)n->calls,
+                (unsigned long)n->self_ns, (unsigned long)n->total_ns,
+                (unsigned long)n->self_cuda_ns, (unsigned long)n->cuda_total_ns);
+    }
+    fclose(f);
+    free(buf);
+    return out;
+}
+
+/* The code-frame tree in one pass: each call at its frames' path (the
+ * children, which come first, after their parent as the loaded model
+ * makes the nodes), a folded child none, a kernel's time its launch's:
+ * want, and the loaded model's, node for node. */
+START_TEST(code_frames_in_the_loaded_order)
+{
+    struct tb b;
+    start(&b);
+    strings(&b);
+    tb_string(&b, S_PY_STEP, "train.py(10): step");
+    tb_stack(&b, 5, 0x10, 0x20);
+    tb_stack(&b, 6, 0x30, 0x20);
+    tb_stack(&b, 7, 0x10, OPP_STACK_PY | S_PY_STEP);
+    tb_events(&b, {F_WORK, 300, 400, 1, .stack = 6},
+              {F_TORCH, 200, 500, 0, .stack = 5, .nargs = 4, .args = {TORCH(S_MM, 0)}},
+              {F_LAUNCH, 600, 700, 0, .stack = 5, .nargs = 3, .args = {API(101)}},
+              {F_WORK, 870, 900, 2, .stack = 6},
+              {F_TORCH, 850, 950, 1, .stack = 7, .nargs = 4, .args = {TORCH(S_MM, 0)}},
+              {F_TORCH, 800, 1000, 0, .stack = 7, .nargs = 4, .args = {TORCH(S_MM, 0)}});
+    tb_thread(&b, 11, "worker");
+    tb_events(&b, {F_WORK, 50, 150, 0, .stack = 6}, TB_CALL(F_WORK, 160, 170, 0));
+    tb_kernel(&b, .name = S_GEMM, .start = 2000, .end = 2040, .stream = 7, .corr = 101);
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(opp_table_stream_has_stacks(s), 1);
+    struct opp_codetree a, l;
+    ck_assert_msg(opp_table_stream_codetree(s, &a, err, sizeof err) == 0, "%s", err);
+    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(opp_codetree_build(m, &l), 0);
+    char *pa = frames_of(opp_table_stream_model(s), &a), *pl = frames_of(m, &l);
+    const char *want = "0x20 0 0 0 0 0\n"
+                       "0x20;0x10 0 0 0 0 0\n"
+                       "0x20;0x10;aten::mm 1 200 300 0 0\n"
+                       "0x20;0x30 0 0 0 0 0\n"
+                       "0x20;0x30;cblas_dgemm 3 230 230 0 0\n"
+                       "0x20;0x10;cudaLaunchKernel 1 100 100 40 40\n"
+                       "train.py(10):_step 0 0 0 0 0\n"
+                       "train.py(10):_step;0x10 0 0 0 0 0\n"
+                       "train.py(10):_step;0x10;aten::mm 1 170 200 0 0\n"
+                       "cblas_dgemm 1 10 10 0 0\n";
+    ck_assert_str_eq(pl, want);
+    ck_assert_str_eq(pa, want);
+    free(pa), free(pl);
+    opp_codetree_free(&a);
+    opp_codetree_free(&l);
+    opp_model_free(m);
+    opp_table_stream_free(s);
+}
+END_TEST
+
 Suite *suite_table_stream(void)
 {
     Suite *s = suite_create("table_stream");
@@ -335,6 +555,10 @@ Suite *suite_table_stream(void)
     tcase_add_test(tc, out_of_order_launch);
     tcase_add_test(tc, late_gpu_records_owned_by_their_call);
     tcase_add_test(tc, schedule_windows_in_a_read);
+    tcase_add_test(tc, group_by_stack_nested_operators);
+    tcase_add_test(tc, group_by_stack_torch_fold);
+    tcase_add_test(tc, group_by_stack_python_frames);
+    tcase_add_test(tc, code_frames_in_the_loaded_order);
     suite_add_tcase(s, tc);
     return s;
 }
