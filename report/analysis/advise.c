@@ -157,18 +157,13 @@ static void program_frame(const char *stack, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s", (int)inner_len, inner ? inner : "");
 }
 
-int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
+void adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
 {
     buf[0] = 0;
-    if (c->src) /* no code stacks, no name with a code line's "): " (opp_advise_src) */
-        return 0;
-    struct opp_agg a;
-    int rc = adv_agg_span(c, c->steps[0].begin_ns, c->steps[c->n - 1].end_ns, OPP_STACK_MAX, 0, &a);
-    if (rc)
-        return rc;
+    const struct opp_agg *a = &c->stacks;
     const struct opp_row *best = NULL;
-    for (size_t i = 0; i < a.nrows; i++) {
-        const struct opp_row *r = &a.rows[i];
+    for (size_t i = 0; i < a->nrows; i++) {
+        const struct opp_row *r = &a->rows[i];
         if (r->device_type == OPP_DEVICE_CPU && !strcmp(r->key, key) && r->stack_str &&
             strstr(r->stack_str, "): ") &&
             (!best || r->cpu_time_total_ns > best->cpu_time_total_ns))
@@ -176,8 +171,6 @@ int adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size
     }
     if (best)
         program_frame(best->stack_str, buf, cap);
-    opp_agg_free(&a);
-    return 0;
 }
 
 void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
@@ -344,21 +337,15 @@ int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
         return rc;
     }
     rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, 0, 1, &c.shapes);
-    if (rc) {
-        opp_agg_free(&c.agg);
-        free(c.steps);
-        return rc;
-    }
-    rc = src ? src->calltree(src->ctx, &c.o, &c.ct) : opp_calltree_build(m, &c.o, &c.ct);
-    if (rc) {
-        opp_agg_free(&c.shapes);
-        opp_agg_free(&c.agg);
-        free(c.steps);
-        return rc;
-    }
+    if (!rc && (!src || src->code_lines))
+        rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, OPP_STACK_MAX, 0,
+                          &c.stacks);
+    if (!rc)
+        rc = src ? src->calltree(src->ctx, &c.o, &c.ct) : opp_calltree_build(m, &c.o, &c.ct);
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
         rc = opp_advise_rules[i].fn(&c, &out->fs);
     opp_calltree_free(&c.ct);
+    opp_agg_free(&c.stacks);
     opp_agg_free(&c.shapes);
     opp_agg_free(&c.agg);
     free(c.steps);

@@ -47,12 +47,13 @@ struct opp_advise_src {
     int (*calltree)(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct);
     int (*gpu_stats)(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
     uint64_t first_ns; /* opp_model_first_ns of the loaded model */
+    int code_lines;    /* some call has a code stack (OPPROF_STACKS) or a name with a
+                          code line's "): ": the rows by stack are asked for them */
 };
 
 /* The same advice from src's answers; m: the model of src's first read
- * (processes, names, devices, memory series, what was lost), no calls. A
- * trace whose calls have code stacks is not asked this way (their code
- * frames are the loaded model's). 0, 1 (src cannot: load), or as src's. */
+ * (processes, names, devices, memory series, what was lost), no calls.
+ * 0, 1 (src cannot: load), or as src's. */
 int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
                    const struct opp_agg_opts *o, const char *step, const double *th,
                    struct opp_advice *out);

@@ -39,8 +39,10 @@ static int sync_finding(const struct opp_advise_ctx *c, struct opp_findings *out
     if (per_step < adv_th(c, OPP_TH_SYNC_PER_STEP))
         return 0;
     struct opp_finding *f = adv_add(out, "host_sync");
-    if (!f || (!device_copy && adv_code_of(c, key, f->code, sizeof f->code)))
+    if (!f)
         return -ENOMEM;
+    if (!device_copy)
+        adv_code_of(c, key, f->code, sizeof f->code);
     adv_stake(c, f, ns);
     f->per_step = per_step;
     f->per_step_unit = "calls";
@@ -198,8 +200,7 @@ static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *
         snprintf(ops + ol, sizeof ops - ol, "%s%s %.1f", i ? ", " : "", g->top[i]->key,
                  (double)g->top[i]->count / (double)c->n);
     }
-    if (adv_code_of(c, g->top[0]->key, f->code, sizeof f->code))
-        return -ENOMEM;
+    adv_code_of(c, g->top[0]->key, f->code, sizeof f->code);
     adv_layer_of(c, g->top[0]->key, f->layer, sizeof f->layer);
     snprintf(f->what, sizeof f->what,
              "Many small elementwise operators on %s that torch could fuse: %.0f calls a step",
@@ -298,7 +299,7 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
                  top->shapes_str, gemm_flops(top), opp_row_avg_ns(top) / 1e3);
         f->try_ = "batch them: stack the small matrices into one torch.bmm or one larger "
                   "matmul; on a GPU, CUDA graphs cut their launch cost";
-        rc = adv_code_of(c, top->key, f->code, sizeof f->code);
+        adv_code_of(c, top->key, f->code, sizeof f->code);
         adv_layer_of(c, top->key, f->layer, sizeof f->layer);
     }
     return rc;

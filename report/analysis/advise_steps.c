@@ -82,10 +82,11 @@ int adv_rule_input(const struct opp_advise_ctx *c, struct opp_findings *out)
         return rc;
     }
     struct opp_finding *f = adv_add(out, "input_pipeline");
-    if (!f || adv_code_of(c, name, f->code, sizeof f->code)) {
+    if (!f) {
         free(in);
         return -ENOMEM;
     }
+    adv_code_of(c, name, f->code, sizeof f->code);
     adv_stake(c, f, total);
     double lo, hi;
     share_range(c, in, &lo, &hi);

@@ -276,10 +276,10 @@ static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gp
     return 0;
 }
 
-/* Whether advise reads what only the loaded calls have: code stacks
- * (OPPROF_STACKS: their frames are the loaded model's), or a name with a
- * code line's "): " (the rows grouped by operator stack would show it). */
-static int needs_loaded(struct opp_table_stream *st)
+/* Whether a row by stack can show a code line: some call has a code stack
+ * (OPPROF_STACKS), or a name has a code line's "): " (the rows grouped by
+ * operator stack would show it). */
+static int code_lines(struct opp_table_stream *st)
 {
     const struct opp_model *m = opp_table_stream_model(st);
     if (opp_table_stream_has_stacks(st))
@@ -312,8 +312,6 @@ static int advise_streams(struct advise_args *aa, const char *trace)
         return -1;
     }
     const struct opp_model *m = opp_table_stream_model(ap.table);
-    if (needs_loaded(ap.table))
-        goto out;
     if (!(ap.steps =
               opp_step_stream_over(opp_table_stream_pass(ap.table), ap.err, sizeof ap.err))) {
         fprintf(stderr, PREFIX "%s\n", ap.err);
@@ -328,7 +326,8 @@ static int advise_streams(struct advise_args *aa, const char *trace)
                                        .steps = pass_steps,
                                        .calltree = pass_calltree,
                                        .gpu_stats = pass_gpu_stats,
-                                       .first_ns = opp_table_stream_first_ns(ap.table)};
+                                       .first_ns = opp_table_stream_first_ns(ap.table),
+                                       .code_lines = code_lines(ap.table)};
     struct opp_advice a;
     rc = opp_advise_src(m, &src, &aa->o, aa->step, aa->th, &a);
     if (rc == 1) {
