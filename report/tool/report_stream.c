@@ -10,6 +10,7 @@
 
 #include "analysis/table_stream.h"
 #include "tool/report.h"
+#include "views/say.h"
 
 #define PREFIX "opprof report: "
 
@@ -33,7 +34,7 @@ static int view_streamed(const struct report_args *ra, const struct view_stream 
     int rc = 0;
     void *st = vs->open(ra->traces, ra->ntraces, &why, err, sizeof err);
     if (!st && why == OPP_STREAM_ERROR) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return 1;
     }
     if (!st && why == OPP_STREAM_SUMMARY_FILE) { /* loaded, it says what it cannot answer */
@@ -49,14 +50,14 @@ static int view_streamed(const struct report_args *ra, const struct view_stream 
         if (!(rc = report_filters_known(&pre, m))) {
             got = vs->show(ra, st, &out, err, sizeof err);
             if (got < 0)
-                fprintf(stderr, PREFIX "%s\n", err);
+                opp_say(PREFIX "%s", err);
             rc = got < 0 ? 1 : got ? 0 : report_finish(ra, m, out);
         }
         vs->close(st);
         if (rc || got <= 0)
             return rc;
     }
-    fprintf(stderr, PREFIX "%s: %s: loading every call\n", ra->trace, err);
+    opp_say(PREFIX "%s: %s: loading every call", ra->trace, err);
     *load = 1;
     return 0;
 }

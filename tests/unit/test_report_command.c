@@ -149,6 +149,27 @@ START_TEST(command_not_a_trace)
 }
 END_TEST
 
+/* A trace path with a newline, a terminal escape and a byte that is not
+ * UTF-8: one line, those bytes escaped. */
+START_TEST(command_hostile_path)
+{
+    char *out, *err, want[4400];
+    char *hostile = tu_path(dir, "x\nopprof report: fake\x1b[2J\xff.trace");
+    FILE *f = fopen(hostile, "w");
+    fputs("not a trace\n", f);
+    fclose(f);
+    char *argv[] = {"report", hostile, NULL};
+    ck_assert_int_eq(run_report(argv, &out, &err), 1);
+    snprintf(want, sizeof want,
+             "opprof report: %s/x\\nopprof report: fake\\x1b[2J\\xff.trace is not an opprof "
+             "trace (bad magic)\n",
+             dir);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out), free(err), free(hostile);
+}
+END_TEST
+
 START_TEST(command_help)
 {
     char *out, *err;
@@ -167,6 +188,7 @@ Suite *suite_report_command(void)
     TCase *tc = tcase_create("report_command");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, command_cut_trace_warns);
+    tcase_add_test(tc, command_hostile_path);
     tcase_add_test(tc, command_table_only_on_stdout);
     tcase_add_test(tc, command_json_of_cut_trace);
     tcase_add_test(tc, command_usage_errors);
