@@ -56,6 +56,14 @@ struct fold_thread {
     uint32_t open_depth, open_kids; /* depth and completed children; */
     int open_last;                  /* the previous call was it; */
     struct opp_gpu_call open_owner; /* what owns its external id */
+    /* the external ids of the only child so far of a call the process died
+     * inside at depth defer_depth, of its name: whether the child folds
+     * into it (the ids then defer_owner's) waits for the thread's next
+     * call, which is its second child when one it died inside one deeper */
+    struct call_rec *defer;
+    size_t ndefer, defer_cap;
+    uint32_t defer_depth;
+    struct opp_gpu_call defer_owner;
 };
 
 struct opp_gpu_join {
@@ -146,6 +154,20 @@ static int keep(struct opp_gpu_join *j, struct fold_slot *s, int pending,
     return 0;
 }
 
+/* The deferred child's ids sorted: its own (second: a second child came),
+ * else its parent's. */
+static int settle(struct opp_gpu_join *j, struct fold_thread *t, int second)
+{
+    int rc = 0;
+    for (size_t i = 0; i < t->ndefer && !rc; i++) {
+        if (!second)
+            t->defer[i].c = t->defer_owner;
+        rc = opp_extsort_add(j->ext, &t->defer[i]);
+    }
+    t->ndefer = 0;
+    return rc;
+}
+
 static struct fold_thread *fold_thread(struct opp_gpu_join *j, uint32_t ti, uint32_t depth)
 {
     if (opp_loader_grow_zeroed((void **)&j->th, &j->nth, (size_t)ti + 1, sizeof *j->th))
@@ -168,6 +190,8 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32
     struct fold_thread *t = rc ? NULL : fold_thread(j, c->thread, c->depth);
     if (!t)
         return rc ? rc : -ENOMEM;
+    if (t->ndefer && (rc = settle(j, t, c->open && c->depth == t->defer_depth + 1)))
+        return rc;
     uint64_t name = opp_torch_call_name(kind, fn, args, nargs);
     uint64_t ext = opp_op_extid(kind, args, nargs);
     struct fold_slot *kids = &t->s[c->depth + 1], *here = &t->s[c->depth];
@@ -175,10 +199,6 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32
     int folded = 0; /* this one, into the call it died inside above it */
     struct opp_gpu_call owner = *c; /* of its external id and those lifted into it */
     if (c->open) {
-        /* the completed children of a call the process died inside may be
-         * joined by one it died inside, which comes next */
-        if (folds && kids->npending)
-            return 1;
         folded = t->open_last && t->open_depth + 1 == c->depth &&
                  opp_torch_folds(t->open_kids + 1, t->open_kind, t->open_name, kind, name);
         j->open_folded += folded;
@@ -187,6 +207,18 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32
         t->open_name = name, t->open_kind = kind, t->open_depth = c->depth;
         t->open_kids = kids->count;
         t->open_owner = owner;
+        if (folds && kids->npending) {
+            /* its completed child may be joined by one it died inside,
+             * which comes next: decided then (settle) */
+            if (opp_loader_grow((void **)&t->defer, &t->defer_cap, kids->npending,
+                                sizeof *t->defer))
+                return -ENOMEM;
+            memcpy(t->defer, kids->pending, kids->npending * sizeof *t->defer);
+            t->ndefer = kids->npending;
+            t->defer_depth = c->depth;
+            t->defer_owner = owner;
+            kids->npending = 0;
+        }
         folds = 0;
     }
     t->open_last = c->open;
@@ -256,9 +288,11 @@ int opp_gpu_join_run(struct opp_gpu_join *j,
 {
     *unattached = 0;
     int rc = 0;
-    for (size_t i = 0; i < j->nth && !rc; i++) /* the calls no parent came for */
+    for (size_t i = 0; i < j->nth && !rc; i++) { /* the calls no parent came for */
+        rc = settle(j, &j->th[i], 0);            /* no second child came */
         for (size_t d = 0; d < j->th[i].n && !rc; d++)
             rc = flush(j, &j->th[i].s[d]);
+    }
     if (!rc)
         rc = opp_extsort_done(j->cuda);
     if (!rc)
@@ -331,6 +365,7 @@ void opp_gpu_join_free(struct opp_gpu_join *j)
         for (size_t d = 0; d < j->th[i].n; d++)
             free(j->th[i].s[d].pending);
         free(j->th[i].s);
+        free(j->th[i].defer);
     }
     free(j->th);
     free(j->scratch);

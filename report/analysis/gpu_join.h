@@ -29,13 +29,10 @@ struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
  * loaded model folds into its same-named parent (load.c) owns none: the work of its
  * external id is the parent's, as torch lifts it, known once its parent is
  * (by depth; the calls its process died inside come last, outermost
- * first). 0, -errno, or 1 when which
- * call owns what cannot be told this way (a call the process died inside
- * around one of its name and its external id). */
+ * first: whether a completed child folds into one of those is known at
+ * the thread's next call). 0 or -errno. */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32_t kind,
                       const uint64_t *args, uint32_t nargs, const struct opp_gpu_call *c);
-/* Why, when opp_gpu_join_call returned 1. */
-#define OPP_GPU_JOIN_UNTOLD "a call its process died inside is around one of its name and external id"
 /* Calls the process died inside folded that way (a loaded model counts
  * them less those). */
 uint64_t opp_gpu_join_open_folded(const struct opp_gpu_join *j);

@@ -51,8 +51,7 @@ struct opp_owned_ops {
     uint64_t calls, ops;
     struct open_call *open;
     size_t nopen, open_cap;
-    int failed;       /* -errno */
-    const char *why;  /* the join cannot place the ops: why */
+    int failed; /* -errno */
 };
 
 static int cmp_owned(const void *pa, const void *pb)
@@ -120,17 +119,11 @@ static int fail(struct opp_owned_ops *o, int rc)
     return 1;
 }
 
-/* Once the join cannot tell an owner (o->why), no call or op goes to it:
- * the CPU memory calls are still ordered. */
 static int join_call(struct opp_owned_ops *o, uint32_t ti, const struct opp_tr_event *e,
                      uint32_t seq, uint64_t at)
 {
-    if (o->why)
-        return 0;
     int rc = opp_stream_meta_join(&o->meta, o->join, ti, e, seq, at);
-    if (rc > 0)
-        o->why = OPP_GPU_JOIN_UNTOLD;
-    return rc < 0 ? fail(o, rc) : 0;
+    return rc ? fail(o, rc) : 0;
 }
 
 static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
@@ -179,9 +172,7 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     uint32_t pi = (uint32_t)(p - o->meta.ld.m->procs);
     int rc = 0;
     struct opp_owned_op x = {.seq = o->ops, .proc = proc};
-    if (o->why) {
-        rc = 0;
-    } else if (g->type == OPP_GPU_EXTCORR) {
+    if (g->type == OPP_GPU_EXTCORR) {
         rc = opp_gpu_join_extcorr(o->join, pi, g);
     } else if (opp_sum_op_of(o->sum, proc, g, &x.op)) {
         o->ops++;
@@ -232,8 +223,8 @@ static int mem_sizes(struct opp_owned_ops *o)
     return rc ? rc : opp_extsort_done(o->sizes);
 }
 
-/* What stopped it, err said: 2 the temporary files, 1 the join (o->why),
- * -1 memory or the trace; 0 when nothing did. */
+/* What stopped it, err said: 2 the temporary files, -1 memory or the
+ * trace; 0 when nothing did. */
 static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
 {
     if (o->failed == -ENOMEM) {
@@ -247,10 +238,6 @@ static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
     if (o->failed) {
         opp_extsort_no_room(err, errlen, o->failed);
         return 2;
-    }
-    if (o->why) {
-        snprintf(err, errlen, "%s", o->why);
-        return 1;
     }
     return 0;
 }
@@ -269,7 +256,7 @@ static int join_open(struct opp_owned_ops *o)
     if (order) {
         for (size_t k = 0; k < o->nopen; k++)
             rank[order[k]] = k;
-        for (size_t i = 0; i < o->nopen && !o->failed && !o->why; i++)
+        for (size_t i = 0; i < o->nopen && !o->failed; i++)
             join_call(o, o->open[i].thread, &o->open[i].e, o->open[i].seq,
                       OPP_OWNED_OPEN_AT + rank[i]);
     }
@@ -287,9 +274,9 @@ static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_
     if (o->nopen && join_open(o))
         fail(o, -ENOMEM);
     uint64_t unattached;
-    if (!o->failed && !o->why && (rc = opp_gpu_join_run(o->join, owned, o, &unattached)))
+    if (!o->failed && (rc = opp_gpu_join_run(o->join, owned, o, &unattached)))
         fail(o, rc);
-    if (!o->failed && !o->why && (rc = opp_extsort_done(o->sorted)))
+    if (!o->failed && (rc = opp_extsort_done(o->sorted)))
         fail(o, rc);
     if (!o->failed && (rc = mem_sizes(o)))
         fail(o, rc);
@@ -324,11 +311,11 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
     o->open = NULL;
     free(o->seq);
     o->seq = NULL;
-    if (rc < 0 || rc > 1) {
+    if (rc) {
         opp_owned_ops_free(o);
         return rc;
     }
-    o->cur = rc ? NULL : opp_extsort_next(o->sorted);
+    o->cur = opp_extsort_next(o->sorted);
     o->size = opp_extsort_next(o->sizes);
     *out = o;
     return rc;

@@ -38,12 +38,9 @@ struct opp_owned_op {
 
 /* Reads path (a full trace) and joins. sum takes each op out of its record
  * (opp_sum_op_of: the blocks memory records free are looked up in the
- * trace's order). 0 and *out;
- * 1 and *out when the ops cannot be placed this way (a case the join
- * cannot tell: err says which) but the CPU memory calls' bytes are there
- * (opp_owned_ops_next hands out no op); 2 when there is no room for the
- * temporary files (err says so); -1 when the trace cannot be read or
- * memory is short (err says why). */
+ * trace's order). 0 and *out; 2 when there is no room for the temporary
+ * files (err says so); -1 when the trace cannot be read or memory is
+ * short (err says why). */
 int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum, char *err,
                        size_t errlen);
 /* The next op, in the order of the calls that own them (those of no call

@@ -238,8 +238,6 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
                               .at = p->at++};
     if (p->join) {
         int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, x.at);
-        if (rc > 0)
-            return cannot(p, OPP_GPU_JOIN_UNTOLD);
         if (check(p, rc, 1))
             return 1;
     }

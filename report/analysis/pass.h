@@ -109,8 +109,7 @@ uint32_t opp_pass_intern(struct opp_pass *p, const char *s);
 /* One read of the calls (and with c->op the GPU records) handed to c:
  * begin, then the calls; made again, begin first, when a thread turns
  * out to need keeping whole. 0; 1 when the trace cannot be read this way
- * (the GPU join cannot tell an owner, no room for its temporary files;
- * err says why); -1 on error (err). */
+ * (no room for the GPU join's temporary files; err says why); -1 on error (err). */
 int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen);
 void opp_pass_free(struct opp_pass *p);
 

@@ -410,7 +410,7 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
     int rc = opp_owned_ops_read(&z->owned, in, z->sum, err, errlen);
     if (rc < 0)
         return -1;
-    z->how = rc ? BY_IDS : JOINED;
+    z->how = rc ? BY_IDS : JOINED; /* BY_IDS: no room for the join's files */
     if (rc) /* the blocks memory records freed were looked up in this summary */
         reset(z, 0);
     z->mem_unordered = 0; /* the read again says */

@@ -221,6 +221,46 @@ START_TEST(calls_a_process_died_inside)
 }
 END_TEST
 
+/* An op its process died inside (ext 41) around a completed op of its name
+ * (ext 40), whose external id places a kernel: with no other child the
+ * completed op folds into it and the kernel is the open op's; when the
+ * process also died inside a second child (written after it), nothing
+ * folds and the kernel is the completed op's. The join knows which at
+ * the thread's next call, as the loaded model does. */
+static void open_op_around(int second_child, const struct want *w, size_t n)
+{
+    struct tb b;
+    start(&b);
+    tb_events(&b, TB_CALL(F_TORCH, 150, 450, 1, TORCH(S_MM, 40)));
+    if (second_child)
+        tb_events(&b, TB_OPEN(F_TORCH, 100, 500, 0, TORCH(S_MM, 41)), TB_OPEN(F_WORK, 460, 500, 1));
+    else
+        tb_events(&b, TB_OPEN(F_TORCH, 100, 500, 0, TORCH(S_MM, 41)));
+    strings(&b);
+    tb_extcorr(&b, OPP_EXTCORR_KIND, 40, 70);
+    tb_kernel(&b, .name = S_GEMM, .start = 1000, .end = 1100, .stream = 7, .corr = 70);
+    tb_gpu_chunk(&b);
+    tb_process_end(&b, 0, OPP_END_LOST, 900);
+    tb_end(&b);
+    rows_are(w, n);
+}
+
+START_TEST(open_op_folds_its_only_child)
+{
+    const struct want w[] = {{"aten::mm", 1, 800, 800, 100, 100}, {"gemm", 1, 0, 0, 100, 100}};
+    open_op_around(0, w, 2);
+}
+END_TEST
+
+START_TEST(open_op_with_a_second_open_child)
+{
+    const struct want w[] = {{"cblas_dgemm", 1, 440, 440, 0, 0},
+                             {"aten::mm", 2, 300 + 60, 300 + 800, 100, 200},
+                             {"gemm", 1, 0, 0, 100, 100}};
+    open_op_around(1, w, 3);
+}
+END_TEST
+
 /* A chunk written late: a call inside one handed over before it. The
  * pass keeps the thread whole; the call is still its parent's child. */
 START_TEST(out_of_order_returns)
@@ -551,6 +591,8 @@ Suite *suite_table_stream(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, torch_fold_of_an_only_same_named_child);
     tcase_add_test(tc, calls_a_process_died_inside);
+    tcase_add_test(tc, open_op_folds_its_only_child);
+    tcase_add_test(tc, open_op_with_a_second_open_child);
     tcase_add_test(tc, out_of_order_returns);
     tcase_add_test(tc, out_of_order_launch);
     tcase_add_test(tc, late_gpu_records_owned_by_their_call);
