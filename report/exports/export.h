@@ -72,8 +72,8 @@ int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, si
  * it) read as they stream (analysis/pass.h), without loading them: memory
  * bounded by the threads, the calls still open and the GPU records' join,
  * not by the calls. 0 (err: the trace's warning, if any); 1 when the
- * traces cannot be read this way (a summary trace, a case the pass
- * cannot tell: path then names no complete file and the loaded model's
+ * traces cannot be read this way (a summary trace, no room in TMPDIR for
+ * the GPU join: path then names no complete file and the loaded model's
  * export is the way); -1 with err set. */
 int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,
                              size_t errlen);
