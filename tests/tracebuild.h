@@ -213,5 +213,10 @@ void tb_python_calls(const char *path, const struct tb_python *py, const struct 
  * library "app") around "inner" (20 ns) on one thread of pid 100: two call
  * paths whatever n, for the views whose memory the paths bound. */
 void tb_outer_inner(const char *path, uint32_t n);
+/* The same with PyTorch's CPU memory: each outer call (pid 100) also
+ * allocates 256 bytes at 5 ns in (c10's alloc_cpu, address 0x1000 + 256
+ * (i % 64)) and frees them at 50 ns (free_cpu, recorded without a size),
+ * beside its inner call. */
+void tb_outer_memory(const char *path, uint32_t n);
 
 #endif

@@ -36,29 +36,24 @@ int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, 
 int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
                           const char *title, FILE *out);
 
-/* Memory over time (model.h memseries) of one device (device >= 0), of
- * the CPU (OPP_MEM_CPU: PyTorch's CPU allocator, every process summed,
- * model->cpu.series), or of the first device and else the CPU
- * (OPP_MEM_FIRST, as torch's export_memory_timeline takes cuda:0 when
- * there is one, else cpu); NULL when the trace has none. */
-#define OPP_MEM_FIRST (-1)
-#define OPP_MEM_CPU (-2)
-const struct opp_gpu_memseries *opp_memseries_find(const struct opp_model *m, int64_t device);
-/* JSON [times, sizes] like torch's export_memory_timeline: times in us from
- * the series' first allocation or free, sizes one [bytes allocated] row per
- * time (a single category: allocations are not classified). */
-int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memseries *s,
-                           FILE *out);
-/* The same as an SVG plot: peak marked, top allocating operators named
- * (the CPU's: the operator open on the thread, else "[memory]"). */
-int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memseries *s,
-                          const char *title, FILE *out);
+/* Memory over time, series l of ms (analysis/mem_stream.h), as JSON
+ * [times, sizes] like torch's export_memory_timeline: times in us from the
+ * series' first allocation or free, sizes one [bytes allocated] row per
+ * time (a single category: allocations are not classified). 0 or -1. */
+struct opp_mem_stream;
+struct opp_memline;
+int opp_export_memory_json(struct opp_mem_stream *ms, const struct opp_memline *l, FILE *out);
+/* The same as an SVG plot: peak marked, the operators that allocated most
+ * named (l's tops: read with them). */
+int opp_export_memory_svg(struct opp_mem_stream *ms, const struct opp_memline *l, const char *title,
+                          FILE *out);
 
 /* One self-contained HTML page (no script, nothing fetched): a summary
  * line, the key_averages table, the flame graph of self CPU time, a
  * busy/idle bar per GPU stream and each device's memory plot, the writers'
  * own output embedded. name: the page's title. 0 or -1. */
-int opp_export_html(const struct opp_model *m, const char *name, FILE *out);
+int opp_export_html(const struct opp_model *m, struct opp_mem_stream *ms, const char *name,
+                    FILE *out);
 
 /* The loaded trace as an SQLite database at path (a new file), in the
  * schema of docs/SQLITE.md: strings, processes, threads, every CPU

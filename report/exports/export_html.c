@@ -19,6 +19,7 @@
 #include "analysis/callpath_tree.h"
 #include "analysis/step_times.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/mem_stream.h"
 #include "views/fmt.h"
 #include "views/output.h"
 
@@ -476,8 +477,24 @@ static int section_streams(FILE *out, const struct opp_model *m)
     return 0;
 }
 
-static int section_memory(FILE *out, const struct opp_model *m, const char *name)
+/* Series l of ms as an SVG inline. 0 or -1. */
+static int memory_plot(FILE *out, struct opp_mem_stream *ms, const struct opp_memline *l,
+                       const char *title)
 {
+    struct capture c;
+    int rc = cap_open(&c);
+    if (!rc)
+        rc = cap_close(&c, opp_export_memory_svg(ms, l, title, c.f));
+    if (rc)
+        return -1;
+    put_svg(out, c.buf);
+    free(c.buf);
+    return 0;
+}
+
+static int section_memory(FILE *out, struct opp_mem_stream *ms, const char *name)
+{
+    const struct opp_model *m = opp_mem_stream_model(ms);
     fputs("<h2 id=\"memory-h\">Device memory</h2>\n", out);
     if (!m->gpu.nmemseries) {
         fputs("<p id=\"memory\">no device memory records</p>\n", out);
@@ -486,39 +503,31 @@ static int section_memory(FILE *out, const struct opp_model *m, const char *name
     fputs("<div id=\"memory\">\n", out);
     for (size_t i = 0; i < m->gpu.nmemseries; i++) {
         char title[300];
+        struct opp_memline l;
         snprintf(title, sizeof title, "%s: device %u", name, m->gpu.memseries[i].device);
-        struct capture c;
-        int rc = cap_open(&c);
-        if (!rc)
-            rc = cap_close(&c, opp_export_memory_svg(m, &m->gpu.memseries[i], title, c.f));
-        if (rc)
+        if (opp_mem_stream_find(ms, m->gpu.memseries[i].device, &l) &&
+            memory_plot(out, ms, &l, title))
             return -1;
-        put_svg(out, c.buf);
-        free(c.buf);
     }
     fputs("</div>\n", out);
     return 0;
 }
 
 /* PyTorch's CPU allocations, when the trace has them. */
-static int section_cpu_memory(FILE *out, const struct opp_model *m, const char *name)
+static int section_cpu_memory(FILE *out, struct opp_mem_stream *ms, const char *name)
 {
-    if (!m->cpu.series.npts)
+    struct opp_memline l;
+    if (!opp_mem_stream_find(ms, OPP_MEM_CPU, &l))
         return 0;
-    struct capture c;
-    int rc = cap_open(&c);
-    if (!rc)
-        rc = cap_close(&c, opp_export_memory_svg(m, &m->cpu.series, name, c.f));
-    if (rc)
-        return -1;
     fputs("<h2>CPU memory</h2>\n<div id=\"cpu-memory\">\n", out);
-    put_svg(out, c.buf);
-    free(c.buf);
+    if (memory_plot(out, ms, &l, name))
+        return -1;
     fputs("</div>\n", out);
     return 0;
 }
 
-int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
+int opp_export_html(const struct opp_model *m, struct opp_mem_stream *ms, const char *name,
+                    FILE *out)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>opprof: ",
           out);
@@ -550,8 +559,8 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
           "<a href=\"#memory-h\">Memory</a></nav>\n",
           out);
     if (section_findings(out, m) || section_table(out, m) || section_tree(out, m) ||
-        section_flame(out, m, name) || section_streams(out, m) || section_memory(out, m, name) ||
-        section_cpu_memory(out, m, name))
+        section_flame(out, m, name) || section_streams(out, m) || section_memory(out, ms, name) ||
+        section_cpu_memory(out, ms, name))
         return -1;
     fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", opp_html_script);
     return ferror(out) ? -1 : 0;

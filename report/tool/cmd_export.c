@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "analysis/codestack_tree.h"
+#include "analysis/mem_stream.h"
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
@@ -166,28 +167,67 @@ static struct opp_model *load_calls(const char *const *traces, size_t n, const c
     return m;
 }
 
+static struct opp_mem_stream *mem_stream(const char *const *traces, size_t n, const char *what,
+                                         long long device, int tops, char *err, size_t errlen);
+
 static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
 {
-    struct opp_model *m = load_calls(traces, n, "export html (its timeline)", err, errlen);
+    const char *what = "export html (its timeline)";
+    struct opp_model *m = load_calls(traces, n, what, err, errlen);
     if (!m)
         return -1;
+    struct opp_mem_stream *ms = mem_stream(traces, n, what, OPP_MEM_CPU, 1, err, errlen);
+    if (!ms) {
+        opp_model_free(m);
+        return -1;
+    }
     char names[256];
-    return model_done(m, opp_export_html(m, names_of(traces, n, names, sizeof names), f), err,
-                      errlen);
+    int rc = opp_export_html(m, ms, names_of(traces, n, names, sizeof names), f);
+    opp_mem_stream_free(ms);
+    return model_done(m, rc, err, errlen);
+}
+
+/* The memory timeline's pass over the traces (mem_stream.h), read for
+ * series device (OPP_MEM_CPU: the CPU's, and every device's) and with
+ * tops the operators that allocated most: NULL with err said (a summary
+ * trace: as the loaded model says it; what: the export). */
+static struct opp_mem_stream *mem_stream(const char *const *traces, size_t n, const char *what,
+                                         long long device, int tops, char *err, size_t errlen)
+{
+    enum opp_stream_refused why;
+    struct opp_mem_stream *ms = opp_mem_stream_open(traces, n, &why, err, errlen);
+    if (!ms && why == OPP_STREAM_SUMMARY_FILE) {
+        err[0] = 0;
+        struct opp_model *m = load_calls(traces, n, what, err, errlen);
+        if (m) { /* never: the trace is a summary */
+            snprintf(err, errlen, "%s cannot read it", what);
+            opp_model_free(m);
+        }
+        return NULL;
+    }
+    /* the CPU's series read when it is the one asked, or no device has one */
+    int cpu = ms && (device == OPP_MEM_CPU ||
+                     (device == OPP_MEM_FIRST && !opp_mem_stream_model(ms)->gpu.nmemseries));
+    if (ms && opp_mem_stream_read(ms, cpu, tops, err, errlen)) {
+        opp_mem_stream_free(ms);
+        return NULL;
+    }
+    return ms;
 }
 
 static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
                          char *err, size_t errlen)
 {
-    struct opp_model *m = load_calls(traces, n, "export memory (its timeline)", err, errlen);
-    if (!m)
+    struct opp_mem_stream *ms =
+        mem_stream(traces, n, "export memory (its timeline)", device, svg, err, errlen);
+    if (!ms)
         return -1;
-    const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
+    struct opp_memline l;
     int rc = -1;
     /* one trace: its path, as before; several: their file names */
     char names[256];
     const char *which = n == 1 ? traces[0] : names_of(traces, n, names, sizeof names);
-    if (!s) {
+    if (!opp_mem_stream_find(ms, device, &l)) {
         if (device == OPP_MEM_CPU)
             snprintf(err, errlen, "%s %s no CPU memory records (PyTorch's CPU allocator)", which,
                      n == 1 ? "has" : "have");
@@ -198,10 +238,12 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
                      n == 1 ? "has" : "have", device);
     } else {
         const char *base = strrchr(traces[0], '/');
-        rc = svg ? opp_export_memory_svg(m, s, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
-                 : opp_export_memory_json(m, s, f);
+        rc = svg ? opp_export_memory_svg(ms, &l, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
+                 : opp_export_memory_json(ms, &l, f);
     }
-    return model_done(m, rc, err, errlen);
+    rc = export_done(opp_mem_stream_model(ms), rc, err, errlen);
+    opp_mem_stream_free(ms);
+    return rc;
 }
 
 /* path with a trailing '/' made a directory, its parents too (as

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tracebuild.h"
 
 TU_TRACE_FIXTURE
 
@@ -291,6 +292,65 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* `opprof export memory path ARGS... -o out` (ARGS: two, or NULL): the
+ * exit code 0, nothing on stderr, the output's text in *text; the tool's
+ * peak memory in KiB. */
+static long memory_kb(const char *path, const char *a1, const char *a2, const char *out,
+                      char **text)
+{
+    char *err = tu_path(dir, "mem.err");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "export",
+                    "memory",
+                    (char *)path,
+                    "-o",
+                    (char *)out,
+                    (char *)a1,
+                    (char *)a2,
+                    NULL};
+    long kb;
+    int st = tu_run_peak(argv, NULL, err, &kb);
+    char *e = tu_slurp(err);
+    ck_assert_msg(tu_code(st) == 0, "%s", e);
+    ck_assert_str_eq(e, "");
+    *text = tu_slurp(out);
+    free(e), free(err);
+    return kb;
+}
+
+/* The CPU memory timeline read in one pass, its points sorted by time
+ * beyond memory and written as read: 30 times the calls and points, the
+ * same peak memory give or take 12 MiB (the sort's 8 MiB buffer fills on
+ * the larger; every call loaded: over 100 MiB more). */
+START_TEST(memory_bounded_by_what_it_shows)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    char *json = tu_path(dir, "m.json"), *svg = tu_path(dir, "m.svg");
+    tb_outer_memory(small, 10000);
+    tb_outer_memory(big, 300000);
+    char *a, *b;
+    long ka = memory_kb(small, "--device", "cpu", json, &a);
+    long kb = memory_kb(big, "--device", "cpu", json, &b);
+    ck_assert_msg(kb - ka < 12288, "peak %ld KiB for 1,200,000 calls against %ld KiB for 40,000",
+                  kb, ka);
+    /* every allocation and free a point, in time order: 256 bytes up, down */
+    ck_assert_int_eq(strncmp(a, "[[0.000, 0.045, 0.200, 0.245, 0.400, ", 37), 0);
+    ck_assert_int_eq(strncmp(b, "[[0.000, 0.045, 0.200, 0.245, 0.400, ", 37), 0);
+    ck_assert_int_eq(tu_count_lines(b, ""), 1);
+    const char *tail = strstr(b, "], [[256], [0], [256], ");
+    ck_assert_ptr_nonnull(tail);
+    ck_assert_str_eq(b + strlen(b) - 13, "[256], [0]]]\n");
+    free(a), free(b);
+    ka = memory_kb(small, NULL, NULL, svg, &a);
+    kb = memory_kb(big, NULL, NULL, svg, &b);
+    ck_assert_msg(kb - ka < 12288, "SVG: peak %ld KiB for 1,200,000 calls against %ld KiB", kb, ka);
+    ck_assert_ptr_nonnull(strstr(a, ">2.44 Mb in 10000 allocations: outer</text>"));
+    ck_assert_ptr_nonnull(strstr(b, ">73.24 Mb in 300000 allocations: outer</text>"));
+    ck_assert_ptr_nonnull(strstr(b, ">peak 256 b at 0.000us</text>"));
+    free(a), free(b), free(small), free(big), free(json), free(svg);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -302,6 +362,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, arrows_need_both_ends);
     tcase_add_test(tc, arrows_past_the_wrap);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, memory_bounded_by_what_it_shows);
     suite_add_tcase(s, tc);
     return s;
 }
