@@ -48,12 +48,29 @@ int opp_export_memory_json(struct opp_mem_stream *ms, const struct opp_memline *
 int opp_export_memory_svg(struct opp_mem_stream *ms, const struct opp_memline *l, const char *title,
                           FILE *out);
 
+/* What the HTML page shows, each computed beforehand, from the pass over
+ * the traces (analysis/table_stream.h, advise_pass.h, gpu_stream.h,
+ * mem_stream.h) or, for advice the pass cannot give, the loaded model. */
+#define OPP_HTML_BAR_PX 700 /* width of a stream's bar */
+struct opp_advice;
+struct opp_agg;
+struct opp_gpu_stats;
+struct opp_html_page {
+    const struct opp_model *m;       /* the processes, threads, drops, warning; agg's, ct's names */
+    uint64_t gpu_ops;                /* kernels, copies, sets, syncs and overhead records */
+    const struct opp_advice *advice; /* advise's findings */
+    const struct opp_agg *agg;       /* the table of every call */
+    const struct opp_calltree *ct;   /* their call paths */
+    const struct opp_gpu_stats *gs;  /* every op's */
+    const uint8_t *busy;             /* OPP_HTML_BAR_PX pixels each of gs's streams, 1: busy */
+    struct opp_mem_stream *ms;       /* the series, read with the CPU's and their operators */
+};
 /* One self-contained HTML page (no script, nothing fetched): a summary
- * line, the key_averages table, the flame graph of self CPU time, a
- * busy/idle bar per GPU stream and each device's memory plot, the writers'
- * own output embedded. name: the page's title. 0 or -1. */
-int opp_export_html(const struct opp_model *m, struct opp_mem_stream *ms, const char *name,
-                    FILE *out);
+ * line, advise's findings, the key_averages table, the call tree, the
+ * flame graph of self CPU time, a busy/idle bar per GPU stream and each
+ * device's memory plot and the CPU's, the writers' own output embedded.
+ * name: the page's title. 0 or -1. */
+int opp_export_html(const struct opp_html_page *page, const char *name, FILE *out);
 
 /* The loaded trace as an SQLite database at path (a new file), in the
  * schema of docs/SQLITE.md: strings, processes, threads, every CPU

@@ -292,16 +292,16 @@ START_TEST(bad_input)
 }
 END_TEST
 
-/* `opprof export memory path ARGS... -o out` (ARGS: two, or NULL): the
+/* `opprof export FORMAT path ARGS... -o out` (ARGS: two, or NULL): the
  * exit code 0, nothing on stderr, the output's text in *text; the tool's
  * peak memory in KiB. */
-static long memory_kb(const char *path, const char *a1, const char *a2, const char *out,
-                      char **text)
+static long export_kb(const char *format, const char *path, const char *a1, const char *a2,
+                      const char *out, char **text)
 {
-    char *err = tu_path(dir, "mem.err");
+    char *err = tu_path(dir, "export.err");
     char *argv[] = {(char *)tu_tool("opprof"),
                     "export",
-                    "memory",
+                    (char *)format,
                     (char *)path,
                     "-o",
                     (char *)out,
@@ -329,8 +329,8 @@ START_TEST(memory_bounded_by_what_it_shows)
     tb_outer_memory(small, 10000);
     tb_outer_memory(big, 300000);
     char *a, *b;
-    long ka = memory_kb(small, "--device", "cpu", json, &a);
-    long kb = memory_kb(big, "--device", "cpu", json, &b);
+    long ka = export_kb("memory", small, "--device", "cpu", json, &a);
+    long kb = export_kb("memory", big, "--device", "cpu", json, &b);
     ck_assert_msg(kb - ka < 12288, "peak %ld KiB for 1,200,000 calls against %ld KiB for 40,000",
                   kb, ka);
     /* every allocation and free a point, in time order: 256 bytes up, down */
@@ -341,13 +341,38 @@ START_TEST(memory_bounded_by_what_it_shows)
     ck_assert_ptr_nonnull(tail);
     ck_assert_str_eq(b + strlen(b) - 13, "[256], [0]]]\n");
     free(a), free(b);
-    ka = memory_kb(small, NULL, NULL, svg, &a);
-    kb = memory_kb(big, NULL, NULL, svg, &b);
+    ka = export_kb("memory", small, NULL, NULL, svg, &a);
+    kb = export_kb("memory", big, NULL, NULL, svg, &b);
     ck_assert_msg(kb - ka < 12288, "SVG: peak %ld KiB for 1,200,000 calls against %ld KiB", kb, ka);
     ck_assert_ptr_nonnull(strstr(a, ">2.44 Mb in 10000 allocations: outer</text>"));
     ck_assert_ptr_nonnull(strstr(b, ">73.24 Mb in 300000 allocations: outer</text>"));
     ck_assert_ptr_nonnull(strstr(b, ">peak 256 b at 0.000us</text>"));
     free(a), free(b), free(small), free(big), free(json), free(svg);
+}
+END_TEST
+
+/* The HTML page read in passes over the trace: 30 times the calls, the
+ * same rows, call paths and peak memory give or take 4 MiB (every call
+ * loaded: 30 MiB more). */
+START_TEST(html_bounded_by_what_it_shows)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    char *page = tu_path(dir, "p.html");
+    tb_outer_inner(small, 10000);
+    tb_outer_inner(big, 300000);
+    char *a, *b;
+    long ka = export_kb("html", small, NULL, NULL, page, &a);
+    long kb = export_kb("html", big, NULL, NULL, page, &b);
+    ck_assert_msg(kb - ka < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", kb,
+                  ka);
+    ck_assert_ptr_nonnull(strstr(a, "<p id=\"summary\">20000 events, 1 processes, 1 threads, "
+                                    "0 GPU ops</p>"));
+    ck_assert_ptr_nonnull(strstr(b, "<p id=\"summary\">600000 events, 1 processes, 1 threads, "
+                                    "0 GPU ops</p>"));
+    ck_assert_ptr_nonnull(strstr(b, "<span id=\"shown\">2 of 2 operators</span>"));
+    ck_assert_ptr_nonnull(strstr(b, "<span class=\"n\">inner</span> <span class=\"t\">6.000ms "
+                                    "(20.00%), self 6.000ms, 300000 calls</span>"));
+    free(a), free(b), free(small), free(big), free(page);
 }
 END_TEST
 
@@ -363,6 +388,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, arrows_past_the_wrap);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, memory_bounded_by_what_it_shows);
+    tcase_add_test(tc, html_bounded_by_what_it_shows);
     suite_add_tcase(s, tc);
     return s;
 }
