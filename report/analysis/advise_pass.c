@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/gpu_stream.h"
+#include "analysis/mem_stream.h"
 #include "analysis/step_stream.h"
 #include "analysis/table_stream.h"
 
@@ -16,6 +17,7 @@ struct opp_advise_pass {
     struct opp_table_stream *table;
     struct opp_step_stream *steps; /* opened when advise runs */
     struct opp_gpu_stream *gpu;    /* opened when a rule asks */
+    struct opp_mem_stream *mem;    /* the CPU memory series, read when a rule asks */
     struct opp_gpu_stats gs;       /* its answer for gs_opts (two rules ask) */
     struct opp_agg_opts gs_opts;
     int have_gs;
@@ -31,15 +33,7 @@ static int got_of(int got)
 static int pass_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
 {
     struct opp_advise_pass *ap = ctx;
-    int got = opp_table_stream_aggregates(ap->table, o, n, out, ap->err, sizeof ap->err);
-    if (!got && n && out[0].cpu_mem) {
-        /* the CPU memory series is every MEMORY call's (the loaded model's) */
-        for (size_t i = 0; i < n; i++)
-            opp_agg_free(&out[i]);
-        ap->err[0] = 0;
-        return 1;
-    }
-    return got_of(got);
+    return got_of(opp_table_stream_aggregates(ap->table, o, n, out, ap->err, sizeof ap->err));
 }
 
 static int pass_steps(void *ctx, const struct opp_agg_opts *o, const char *name,
@@ -94,6 +88,32 @@ static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gp
         return -ENOMEM;
     }
     return 0;
+}
+
+static int pass_cpu_series(void *ctx, int (*each)(void *ectx, uint64_t time_ns, int64_t bytes),
+                           void *ectx)
+{
+    struct opp_advise_pass *ap = ctx;
+    enum opp_stream_refused why;
+    if (!ap->mem) {
+        if (!(ap->mem = opp_mem_stream_open(ap->paths, ap->npaths, &why, ap->err, sizeof ap->err)))
+            return why == OPP_STREAM_ERROR ? -EIO : 1;
+        int got = opp_mem_stream_read(ap->mem, 1, 0, ap->err, sizeof ap->err);
+        if (got) {
+            opp_mem_stream_free(ap->mem);
+            ap->mem = NULL;
+            return got_of(got);
+        }
+    }
+    struct opp_memline l;
+    if (!opp_mem_stream_find(ap->mem, OPP_MEM_CPU, &l))
+        return 0;
+    int rc = opp_mem_stream_walk(ap->mem, &l, each, ectx);
+    if (rc < 0) { /* its sort's temporary file read back */
+        snprintf(ap->err, sizeof ap->err, "cannot read a temporary file: %s", strerror(-rc));
+        return -EIO;
+    }
+    return rc;
 }
 
 struct opp_advise_pass *opp_advise_pass_open(const char *const *paths, size_t n,
@@ -154,6 +174,7 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
                                        .steps = pass_steps,
                                        .calltree = pass_calltree,
                                        .gpu_stats = pass_gpu_stats,
+                                       .cpu_series = pass_cpu_series,
                                        .first_ns = opp_table_stream_first_ns(ap->table)};
     int rc = opp_advise_src(opp_table_stream_model(ap->table), &src, o, step, th, out);
     if (rc == 1 || rc == -EIO) {
@@ -174,6 +195,7 @@ void opp_advise_pass_free(struct opp_advise_pass *ap)
     if (ap->have_gs)
         opp_gpu_stats_free(&ap->gs);
     opp_gpu_stream_free(ap->gpu);
+    opp_mem_stream_free(ap->mem);
     opp_step_stream_free(ap->steps);
     opp_table_stream_free(ap->table);
     free(ap);

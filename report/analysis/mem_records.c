@@ -14,6 +14,15 @@ int opp_mrec_cols(uint32_t kind, const uint64_t *args, uint32_t nargs, const uin
     return opp_op_args(kind, cols, nargs) >= OPP_COL_MEM_COLS;
 }
 
+int opp_mrec_any_calls(const struct opp_model *m)
+{
+    for (size_t p = 0; p < m->nprocs; p++)
+        for (size_t i = 0; i < m->procs[p].nfuncs; i++)
+            if (opp_kind_base(m->procs[p].funcs[i].kind) == OPP_OP_MEMORY)
+                return 1;
+    return 0;
+}
+
 int opp_mrec_of_call(const struct opp_model *m, const struct opp_pass_call *x, struct opp_mrec *r)
 {
     const uint64_t *a;

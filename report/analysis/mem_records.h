@@ -22,6 +22,8 @@ struct opp_mrec {
  * arguments args[0..nargs) in *cols, 1; 0 when it is no CPU MEMORY call
  * or has too few. */
 int opp_mrec_cols(uint32_t kind, const uint64_t *args, uint32_t nargs, const uint64_t **cols);
+/* Whether some process of m has a CPU MEMORY entry point. */
+int opp_mrec_any_calls(const struct opp_model *m);
 /* Call x of the pass (m: its model) as a record, 1; 0 when it is no CPU
  * MEMORY call. */
 int opp_mrec_of_call(const struct opp_model *m, const struct opp_pass_call *x, struct opp_mrec *r);

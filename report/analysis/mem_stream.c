@@ -362,6 +362,7 @@ int opp_mem_stream_read(struct opp_mem_stream *s, int cpu, int tops, char *err, 
 {
     int rc = 0;
     s->failed = 0;
+    cpu = cpu && opp_mrec_any_calls(s->m); /* else no point: no read */
     if (cpu || (tops && s->m->gpu.nmem)) {
         const struct opp_pass_consumer first = {.ctx = s,
                                                 .begin = cpu ? cpu_begin : NULL,

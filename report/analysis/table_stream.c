@@ -689,16 +689,6 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
     return rc;
 }
 
-/* Whether some process has a CPU MEMORY entry point. */
-static int has_memory_calls(const struct opp_model *m)
-{
-    for (size_t p = 0; p < m->nprocs; p++)
-        for (size_t i = 0; i < m->procs[p].nfuncs; i++)
-            if (opp_kind_base(m->procs[p].funcs[i].kind) == OPP_OP_MEMORY)
-                return 1;
-    return 0;
-}
-
 /* What a read said, in err: its result, or the consumer's failure. */
 static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
 {
@@ -788,7 +778,7 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
     int rc = 0;
-    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || has_memory_calls(s->m);
+    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m);
     s->reads = 0;
     if (joined && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
         snprintf(err, errlen, "out of memory");

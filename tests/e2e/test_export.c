@@ -353,7 +353,8 @@ END_TEST
 
 /* The HTML page read in passes over the trace: 30 times the calls, the
  * same rows, call paths and peak memory give or take 4 MiB (every call
- * loaded: 30 MiB more). */
+ * loaded: 30 MiB more); with CPU memory, give or take 24 MiB (three sorts'
+ * 8 MiB buffers fill on the larger; every call loaded: 115 MiB more). */
 START_TEST(html_bounded_by_what_it_shows)
 {
     char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
@@ -372,6 +373,17 @@ START_TEST(html_bounded_by_what_it_shows)
     ck_assert_ptr_nonnull(strstr(b, "<span id=\"shown\">2 of 2 operators</span>"));
     ck_assert_ptr_nonnull(strstr(b, "<span class=\"n\">inner</span> <span class=\"t\">6.000ms "
                                     "(20.00%), self 6.000ms, 300000 calls</span>"));
+    free(a), free(b);
+    /* with PyTorch's CPU memory: its columns, the findings' series and the
+     * plot read through the pass too */
+    tb_outer_memory(small, 10000);
+    tb_outer_memory(big, 300000);
+    ka = export_kb("html", small, NULL, NULL, page, &a);
+    kb = export_kb("html", big, NULL, NULL, page, &b);
+    ck_assert_msg(kb - ka < 24576, "CPU memory: peak %ld KiB for 1,200,000 calls against %ld KiB",
+                  kb, ka);
+    ck_assert_ptr_nonnull(strstr(b, "<h2>CPU memory</h2>"));
+    ck_assert_ptr_nonnull(strstr(b, ">73.24 Mb in 300000 allocations: outer</text>"));
     free(a), free(b), free(small), free(big), free(page);
 }
 END_TEST
