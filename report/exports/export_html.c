@@ -49,36 +49,42 @@ static void html_text(FILE *f, const char *s, size_t n)
     }
 }
 
-/* What a writer wrote to a memory stream, or NULL (errno set). */
-struct capture {
-    char *buf;
-    size_t len;
-    FILE *f;
+/* An SVG document written inline, as it is written: from its <svg
+ * element on (its XML declaration left out), never held whole (a memory
+ * plot has a point per allocation). */
+struct svg_inline {
+    FILE *out;
+    size_t matched; /* of "<svg", until it is found */
 };
 
-static int cap_open(struct capture *c)
+static ssize_t inline_write(void *ctx, const char *buf, size_t n)
 {
-    c->buf = NULL;
-    c->len = 0;
-    c->f = open_memstream(&c->buf, &c->len);
-    return c->f ? 0 : -1;
-}
-
-static int cap_close(struct capture *c, int rc)
-{
-    if (fclose(c->f) || rc) {
-        free(c->buf);
-        c->buf = NULL;
-        return -1;
+    static const char tag[] = "<svg";
+    struct svg_inline *x = ctx;
+    size_t i = 0;
+    for (; x->matched < 4 && i < n; i++) {
+        x->matched = buf[i] == tag[x->matched] ? x->matched + 1 : buf[i] == '<';
+        if (x->matched == 4)
+            fputs(tag, x->out);
     }
-    return 0;
+    if (i < n && fwrite(buf + i, 1, n - i, x->out) != n - i)
+        return -1;
+    return (ssize_t)n;
 }
 
-/* An SVG document inline: from its <svg element on. */
-static void put_svg(FILE *out, const char *doc)
+/* A stream writing into x->out as struct svg_inline says, NULL (errno
+ * set). */
+static FILE *inline_open(struct svg_inline *x, FILE *out)
 {
-    const char *s = strstr(doc, "<svg");
-    fputs(s ? s : "", out);
+    static const cookie_io_functions_t io = {.write = inline_write};
+    *x = (struct svg_inline){.out = out};
+    return fopencookie(x, "w", io);
+}
+
+/* The writer's result and the stream's closing: 0 or -1. */
+static int inline_close(FILE *f, int rc)
+{
+    return fclose(f) || rc ? -1 : 0;
 }
 
 /* ---- the operator table: one row per key_averages row, each cell with
@@ -360,19 +366,15 @@ static int section_flame(FILE *out, const struct opp_model *m, const struct opp_
 {
     char title[300];
     snprintf(title, sizeof title, "%s: self CPU time", name);
-    struct capture c;
-    int rc = cap_open(&c);
-    if (!rc)
-        rc = cap_close(&c, opp_export_flamegraph(m, ct, 0, title, c.f));
-    if (rc)
-        return -1;
     fputs("<h2 id=\"flamegraph\">Flame graph</h2>\n<p><input id=\"search\" type=\"search\" "
           "placeholder=\"search frames (regular expression)\" aria-label=\"search frames\"> "
           "<span id=\"matched\"></span> <button id=\"unzoom\" type=\"button\">reset zoom</button> "
           "click a frame to zoom</p>\n<div id=\"flame\">\n", out);
-    put_svg(out, c.buf);
+    struct svg_inline x;
+    FILE *f = inline_open(&x, out);
+    if (!f || inline_close(f, opp_export_flamegraph(m, ct, 0, title, f)))
+        return -1;
     fputs("</div>\n", out);
-    free(c.buf);
     return 0;
 }
 
@@ -431,15 +433,9 @@ static int section_streams(FILE *out, const struct opp_model *m, const struct op
 static int memory_plot(FILE *out, struct opp_mem_stream *ms, const struct opp_memline *l,
                        const char *title)
 {
-    struct capture c;
-    int rc = cap_open(&c);
-    if (!rc)
-        rc = cap_close(&c, opp_export_memory_svg(ms, l, title, c.f));
-    if (rc)
-        return -1;
-    put_svg(out, c.buf);
-    free(c.buf);
-    return 0;
+    struct svg_inline x;
+    FILE *f = inline_open(&x, out);
+    return !f || inline_close(f, opp_export_memory_svg(ms, l, title, f)) ? -1 : 0;
 }
 
 static int section_memory(FILE *out, struct opp_mem_stream *ms, const char *name)
