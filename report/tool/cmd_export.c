@@ -174,7 +174,12 @@ static struct opp_model *load_calls(const char *const *traces, size_t n, const c
 static int refused(const char *const *traces, size_t n, const char *what,
                    enum opp_stream_refused why, char *err, size_t errlen)
 {
-    if (why == OPP_STREAM_SUMMARY_FILE) {
+    if (why == OPP_STREAM_CANNOT) {
+        char names[256], reason[512];
+        snprintf(reason, sizeof reason, "%s", err);
+        snprintf(err, errlen, "%s cannot be read in one pass (%s), which %s needs",
+                 n == 1 ? traces[0] : names_of(traces, n, names, sizeof names), reason, what);
+    } else if (why == OPP_STREAM_SUMMARY_FILE) {
         err[0] = 0;
         struct opp_model *m = load_calls(traces, n, what, err, errlen);
         if (m) { /* never: the trace is a summary */

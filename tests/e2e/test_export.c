@@ -388,6 +388,43 @@ START_TEST(html_bounded_by_what_it_shows)
 }
 END_TEST
 
+/* A trace the pass cannot read (more than 2^20 NVTX ranges): export
+ * memory and html refuse it in one line, writing nothing. */
+START_TEST(memory_html_refuse_what_the_pass_cannot_read)
+{
+    char *t = tu_path(dir, "nvtx.trace"), *o = tu_path(dir, "x.out"), *e = tu_path(dir, "x.err");
+    struct tb b;
+    tb_open(&b, t);
+    tb_process(&b, .proc = 0, .pid = 100, .exe = "app");
+    tb_funcs(&b, {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "range"});
+    tb_thread(&b, 100, "app");
+    enum { CHUNK = 4096, RANGES = (1 << 20) + 1 };
+    static struct tb_ev ev[CHUNK];
+    for (uint32_t i = 0; i < RANGES;) {
+        uint32_t k = 0;
+        for (; k < CHUNK && i < RANGES; k++, i++)
+            ev[k] = (struct tb_ev){
+                .fn = 0, .begin = 1000 + 10 * (uint64_t)i, .end = 1005 + 10 * (uint64_t)i};
+        tb_put_events(&b, 0, ev, k);
+    }
+    tb_end(&b);
+    const char *formats[] = {"memory", "html"};
+    for (size_t f = 0; f < 2; f++) {
+        char *argv[] = {(char *)tu_tool("opprof"), "export", (char *)formats[f], t, "-o", o, NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 1);
+        char *msg = tu_slurp(e), want[4400];
+        snprintf(want, sizeof want,
+                 "opprof export: %s cannot be read in one pass (more than 2^20 NVTX ranges), "
+                 "which export %s (its timeline) needs\n",
+                 t, formats[f]);
+        ck_assert_str_eq(msg, want);
+        ck_assert_int_eq(access(o, F_OK), -1);
+        free(msg);
+    }
+    free(t), free(o), free(e);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -401,6 +438,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, memory_bounded_by_what_it_shows);
     tcase_add_test(tc, html_bounded_by_what_it_shows);
+    tcase_add_test(tc, memory_html_refuse_what_the_pass_cannot_read);
     suite_add_tcase(s, tc);
     return s;
 }
