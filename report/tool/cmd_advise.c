@@ -1,10 +1,10 @@
 /* `opprof advise TRACE [options]`: findings about a trace ranked by the
  * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
- * A full trace is read through the pass (table_stream.h, step_stream.h,
- * gpu_stream.h): memory bounded by the rows, call paths, steps and devices,
- * not by the calls. Every call is loaded for a summary trace (it says what
- * it lacks), a trace the pass cannot read (said), and where advise reads
- * what only the loaded calls have (advise_streams).
+ * A full trace is read through the pass (analysis/advise_pass.h): memory
+ * bounded by the rows, call paths, steps and devices, not by the calls.
+ * Every call is loaded for a summary trace (it says what it lacks), a
+ * trace the pass cannot read (said), and where advise reads what only the
+ * loaded calls have (code stacks: opp_advise_pass_needs_loaded).
  * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
  * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
 #include <errno.h>
