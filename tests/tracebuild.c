@@ -413,3 +413,32 @@ void tb_outer_inner_stacked(const char *path, uint32_t n)
 {
     outer_inner(path, n, 1);
 }
+
+void tb_outer_memory(const char *path, uint32_t n)
+{
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 100, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "outer"},
+             [1] = {OPP_OP_PLAIN, OPP_DT_NONE, "app", "inner"},
+             [2] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "_ZN3c109alloc_cpuEm"},
+             [3] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "_ZN3c108free_cpuEPv"});
+    tb_thread(&b, 100, "app");
+    enum { CHUNK = 1024 }; /* four events each, with arguments: within TB_BUF */
+    static struct tb_ev ev[4 * CHUNK];
+    for (uint32_t i = 0; i < n;) {
+        uint32_t k = 0;
+        for (; k < CHUNK && i < n; k++, i++) {
+            uint64_t t = 1000 + 200 * (uint64_t)i;
+            uint64_t addr = 0x1000 + 256 * (i % 64);
+            ev[4 * k] = (struct tb_ev)TB_CALL(2, t + 5, t + 5, 1, OPP_MEM_ALLOC, addr, 256);
+            ev[4 * k + 1] = (struct tb_ev){.fn = 1, .begin = t + 10, .end = t + 30, .depth = 1};
+            ev[4 * k + 2] = (struct tb_ev)TB_CALL(3, t + 50, t + 50, 1, OPP_MEM_FREE, addr, 0);
+            ev[4 * k + 3] = (struct tb_ev){.fn = 0, .begin = t, .end = t + 100};
+        }
+        tb_put_events(&b, 0, ev, 4 * k);
+    }
+    tb_process_end(&b, 0, OPP_END_EXITED, 1000 + 200 * (uint64_t)n);
+    tb_end(&b);
+}

@@ -216,5 +216,10 @@ void tb_outer_inner(const char *path, uint32_t n);
 /* The same, each call recorded with code stack 1 (OPPROF_STACKS): the
  * frames 0x20 (outermost) and 0x10, in no module. */
 void tb_outer_inner_stacked(const char *path, uint32_t n);
+/* The same with PyTorch's CPU memory: each outer call (pid 100) also
+ * allocates 256 bytes at 5 ns in (c10's alloc_cpu, address 0x1000 + 256
+ * (i % 64)) and frees them at 50 ns (free_cpu, recorded without a size),
+ * beside its inner call. */
+void tb_outer_memory(const char *path, uint32_t n);
 
 #endif

@@ -46,14 +46,19 @@ struct opp_advise_src {
                  char *what, size_t cap);
     int (*calltree)(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct);
     int (*gpu_stats)(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
+    /* the CPU memory series (every process's MEMORY calls: the loaded
+     * model's cpu.series) point by point in time order, to each (its
+     * non-zero returned) */
+    int (*cpu_series)(void *ctx, int (*each)(void *ectx, uint64_t time_ns, int64_t bytes),
+                      void *ectx);
     uint64_t first_ns; /* opp_model_first_ns of the loaded model */
     int code_lines;    /* some call has a code stack (OPPROF_STACKS) or a name with a
                           code line's "): ": the rows by stack are asked for them */
 };
 
 /* The same advice from src's answers; m: the model of src's first read
- * (processes, names, devices, memory series, what was lost), no calls.
- * 0, 1 (src cannot: load), or as src's. */
+ * (processes, names, devices, device memory series, what was lost), no
+ * calls. 0, 1 (src cannot: load), or as src's. */
 int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
                    const struct opp_agg_opts *o, const char *step, const double *th,
                    struct opp_advice *out);

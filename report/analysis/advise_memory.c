@@ -1,50 +1,95 @@
 /* advise's rules on memory, from the memory series (CPU: every process's
  * PyTorch allocations; a device's: its CUDA allocations): allocations a
- * steady step, memory growing from step to step (advise_rules.h). */
+ * steady step, memory growing from step to step (advise_rules.h). Each
+ * series is walked point by point (the CPU's, from a pass, is never held
+ * whole: opp_advise_src's cpu_series). */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/advise.h"
 #include "analysis/advise_rules.h"
 
-/* The first point of s at or after t. */
-static size_t first_at(const struct opp_gpu_memseries *s, uint64_t t)
+/* What a walk of a series finds: its points; the allocations (points
+ * where the bytes rose) in [begin, end); and at each time t[k] the bytes
+ * after the last point before it (0 before the first) into bytes[k]. */
+struct probe {
+    uint64_t begin, end, allocs, npts;
+    const uint64_t *t;
+    int64_t *bytes;
+    size_t *order; /* of t, by time */
+    size_t nt, next;
+    int64_t prev; /* the last point's bytes */
+};
+
+static int probe_point(void *ctx, uint64_t time_ns, int64_t bytes)
 {
-    return OPP_PARTITION_POINT(s->npts, k, s->pts[k].time_ns < t);
+    struct probe *p = ctx;
+    for (; p->next < p->nt && p->t[p->order[p->next]] <= time_ns; p->next++)
+        p->bytes[p->order[p->next]] = p->prev;
+    p->allocs += time_ns >= p->begin && time_ns < p->end && bytes > p->prev;
+    p->prev = bytes;
+    p->npts++;
+    return 0;
 }
 
-/* Allocations (points where the bytes rose) in [begin, end). */
-static uint64_t allocs_in(const struct opp_gpu_memseries *s, uint64_t begin, uint64_t end)
+static int cmp_time(const void *pa, const void *pb, void *ctx)
 {
-    uint64_t n = 0;
-    for (size_t i = first_at(s, begin); i < s->npts && s->pts[i].time_ns < end; i++)
-        n += s->pts[i].bytes > (i ? s->pts[i - 1].bytes : 0);
-    return n;
+    const uint64_t *t = ctx;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return t[a] != t[b] ? (t[a] < t[b] ? -1 : 1) : (a > b) - (a < b);
 }
 
-/* The bytes after the last point before t (0 before the first). */
-static int64_t bytes_at(const struct opp_gpu_memseries *s, uint64_t t)
+/* p walked over series d of the devices' (d < 0: the CPU's). 0, 1 or
+ * -errno (the source's). */
+static int walk(const struct opp_advise_ctx *c, int64_t d, struct probe *p)
 {
-    size_t i = first_at(s, t);
-    return i ? s->pts[i - 1].bytes : 0;
+    if (p->nt) {
+        if (!(p->order = malloc(p->nt * sizeof *p->order)))
+            return -ENOMEM;
+        for (size_t k = 0; k < p->nt; k++)
+            p->order[k] = k;
+        qsort_r(p->order, p->nt, sizeof *p->order, cmp_time, (void *)p->t);
+    }
+    int rc = 0;
+    if (d < 0 && c->src && c->src->cpu_series) {
+        rc = c->src->cpu_series(c->src->ctx, probe_point, p);
+    } else {
+        const struct opp_gpu_memseries *s = d < 0 ? &c->m->cpu.series : &c->m->gpu.memseries[d];
+        for (size_t i = 0; i < s->npts; i++)
+            probe_point(p, s->pts[i].time_ns, s->pts[i].bytes);
+    }
+    for (; !rc && p->next < p->nt; p->next++) /* after every point */
+        p->bytes[p->order[p->next]] = p->prev;
+    free(p->order);
+    p->order = NULL;
+    return rc;
 }
 
-/* Allocations a steady step (the steps after warm-up), 0 when none. */
-static double steady_allocs(const struct opp_advise_ctx *c, const struct opp_gpu_memseries *s)
+/* Allocations a steady step (the steps after warm-up) in series d, 0
+ * when none. 0 or as walk. */
+static int steady_allocs(const struct opp_advise_ctx *c, int64_t d, double *per_step)
 {
+    *per_step = 0;
     if (!c->real_steps || c->warm >= c->n)
         return 0;
-    uint64_t n = allocs_in(s, c->steps[c->warm].begin_ns, c->steps[c->n - 1].end_ns);
-    return (double)n / (double)(c->n - c->warm);
+    struct probe p = {.begin = c->steps[c->warm].begin_ns, .end = c->steps[c->n - 1].end_ns};
+    int rc = walk(c, d, &p);
+    *per_step = (double)p.allocs / (double)(c->n - c->warm);
+    return rc;
 }
 
 int adv_rule_cpu_allocs(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
-    double per_step = steady_allocs(c, &c->m->cpu.series);
-    if (per_step < adv_th(c, OPP_TH_CPU_ALLOCS_PER_STEP) || per_step == 0)
-        return 0;
+    double per_step;
+    int rc = steady_allocs(c, -1, &per_step);
+    if (rc || per_step < adv_th(c, OPP_TH_CPU_ALLOCS_PER_STEP) || per_step == 0)
+        return rc;
     struct opp_finding *f = adv_add(out, "cpu_alloc_churn");
     if (!f)
         return -ENOMEM;
@@ -64,7 +109,10 @@ int adv_rule_cuda_allocs(const struct opp_advise_ctx *c, struct opp_findings *ou
 {
     for (size_t d = 0; d < c->m->gpu.nmemseries; d++) {
         const struct opp_gpu_memseries *s = &c->m->gpu.memseries[d];
-        double per_step = steady_allocs(c, s);
+        double per_step;
+        int rc = steady_allocs(c, (int64_t)d, &per_step);
+        if (rc)
+            return rc;
         if (per_step < adv_th(c, OPP_TH_CUDA_ALLOCS_PER_STEP) || per_step == 0)
             continue;
         struct opp_finding *f = adv_add(out, "cuda_alloc_churn");
@@ -93,21 +141,36 @@ int adv_rule_cuda_allocs(const struct opp_advise_ctx *c, struct opp_findings *ou
     return 0;
 }
 
-/* A series growing in most steady steps by growth_bytes_per_step or more
- * a step on average: a finding about where (device -1: CPU). */
-static int growth(const struct opp_advise_ctx *c, struct opp_findings *out,
-                  const struct opp_gpu_memseries *s, int64_t device)
+/* Series d (as walk) growing in most steady steps by
+ * growth_bytes_per_step or more a step on average: a finding about where
+ * (device -1: CPU). 0 or as walk. */
+static int growth(const struct opp_advise_ctx *c, struct opp_findings *out, int64_t d,
+                  int64_t device)
 {
     size_t first = c->warm, n = c->n - first;
-    if (!c->real_steps || !s->npts || n < 2 || (double)n < adv_th(c, OPP_TH_STEPS_MIN))
+    if (!c->real_steps || n < 2 || (double)n < adv_th(c, OPP_TH_STEPS_MIN))
         return 0;
-    size_t rises = 0;
-    int64_t prev = bytes_at(s, c->steps[first].end_ns), start = prev;
-    for (size_t i = first + 1; i < c->n; i++) {
-        int64_t v = bytes_at(s, c->steps[i].end_ns);
-        rises += v > prev;
-        prev = v;
+    uint64_t *t = malloc(n * sizeof *t);
+    int64_t *at = malloc(n * sizeof *at);
+    if (!t || !at) {
+        free(t);
+        free(at);
+        return -ENOMEM;
     }
+    for (size_t i = 0; i < n; i++)
+        t[i] = c->steps[first + i].end_ns;
+    struct probe p = {.t = t, .bytes = at, .nt = n};
+    int rc = walk(c, d, &p);
+    size_t rises = 0;
+    int64_t prev = at[0], start = prev;
+    for (size_t i = 1; i < n; i++) {
+        rises += at[i] > prev;
+        prev = at[i];
+    }
+    free(t);
+    free(at);
+    if (rc || !p.npts)
+        return rc;
     double per_step = (double)(prev - start) / (double)(n - 1);
     if (per_step < adv_th(c, OPP_TH_GROWTH_PER_STEP) || rises * 5 < (n - 1) * 4)
         return 0;
@@ -136,8 +199,8 @@ static int growth(const struct opp_advise_ctx *c, struct opp_findings *out,
 
 int adv_rule_growth(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
-    int rc = growth(c, out, &c->m->cpu.series, -1);
+    int rc = growth(c, out, -1, -1);
     for (size_t d = 0; d < c->m->gpu.nmemseries && !rc; d++)
-        rc = growth(c, out, &c->m->gpu.memseries[d], c->m->gpu.memseries[d].device);
+        rc = growth(c, out, (int64_t)d, c->m->gpu.memseries[d].device);
     return rc;
 }

@@ -194,6 +194,26 @@ int opp_extsort_done(struct opp_extsort *s)
     return 0;
 }
 
+int opp_extsort_rewind(struct opp_extsort *s)
+{
+    if (s->err || !s->reading)
+        return s->err ? s->err : -EINVAL;
+    s->pos = 0;
+    if (!s->nruns)
+        return 0;
+    s->nheap = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        struct run *r = &s->runs[i];
+        r->got = 0;
+        if ((s->err = refill(s, r)))
+            return s->err;
+        s->heap[s->nheap++] = i;
+    }
+    for (size_t i = s->nheap / 2; i-- > 0;)
+        sift_down(s, i);
+    return 0;
+}
+
 const void *opp_extsort_next(struct opp_extsort *s)
 {
     if (s->err || !s->reading)

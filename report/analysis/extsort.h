@@ -29,6 +29,9 @@ int opp_extsort_done(struct opp_extsort *s);
 /* The next record in order, valid until the next call; NULL at the end
  * or on an error (opp_extsort_error). */
 const void *opp_extsort_next(struct opp_extsort *s);
+/* The reading started again from the first record (after
+ * opp_extsort_done). 0 or -errno. */
+int opp_extsort_rewind(struct opp_extsort *s);
 /* 0, or the -errno that stopped the reading. */
 int opp_extsort_error(const struct opp_extsort *s);
 /* Records added. */

@@ -353,6 +353,81 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     return 1;
 }
 
+/* What a read of the busy pixels draws into. */
+struct busy {
+    const struct opp_gpu_stats *s;
+    size_t npx;
+    uint8_t *px;
+    uint64_t nops;
+};
+
+/* Op r drawn on its stream's pixels; none kept for the join (1). */
+static int busy_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
+{
+    struct busy *b = ctx;
+    (void)op;
+    if (r->type == OPP_GPU_SYNC || r->type == OPP_GPU_OVERHEAD)
+        b->nops++;
+    if (r->type != OPP_GPU_KERNEL && r->type != OPP_GPU_MEMCPY && r->type != OPP_GPU_MEMSET)
+        return 1;
+    b->nops++;
+    struct opp_gpu_op g;
+    struct opp_gpu_launch l;
+    opp_gpu_op_decode(r, pi, &g, &l);
+    const struct opp_gpu_stats *s = b->s;
+    size_t i =
+        OPP_PARTITION_POINT(s->nstreams, k,
+                            s->streams[k].proc != g.proc       ? s->streams[k].proc < g.proc
+                            : s->streams[k].device != g.device ? s->streams[k].device < g.device
+                                                               : s->streams[k].stream < g.stream);
+    const struct opp_gpu_stream_stats *st = &s->streams[i];
+    if (i == s->nstreams || st->proc != g.proc || st->device != g.device || st->stream != g.stream)
+        return 1;
+    uint64_t t0 = 0, t1 = 0;
+    for (size_t d = 0; d < s->ndevs; d++)
+        if (s->devs[d].device == st->device) {
+            t0 = s->devs[d].first_ns;
+            t1 = s->devs[d].last_ns;
+        }
+    if (g.start_ns < t0 || g.end_ns > t1)
+        return 1;
+    double span = t1 > t0 ? (double)(t1 - t0) : 1;
+    uint8_t *px = b->px + i * b->npx;
+    size_t a = (size_t)((double)(g.start_ns - t0) / span * (double)b->npx);
+    size_t e = (size_t)((double)(g.end_ns - t0) / span * (double)b->npx + 0.999);
+    for (size_t p = a; p < e && p < b->npx; p++)
+        px[p] = 1;
+    if (a < b->npx && a == e)
+        px[a] = 1;
+    return 1;
+}
+
+static void busy_owned(void *ctx, const struct opp_gpu_call *c, const void *op)
+{
+    (void)ctx, (void)c, (void)op; /* none kept */
+}
+
+int opp_gpu_stream_busy(struct opp_gpu_stream *g, const struct opp_gpu_stats *s, size_t npx,
+                        uint8_t **px, uint64_t *nops, char *err, size_t errlen)
+{
+    struct busy b = {.s = s, .npx = npx, .px = calloc(s->nstreams * npx + 1, 1)};
+    *px = NULL;
+    *nops = 0;
+    if (!b.px) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const struct opp_pass_consumer c = {.ctx = &b, .op = busy_op, .owned = busy_owned};
+    int rc = opp_pass_run(g->pass, &c, err, errlen);
+    if (rc) {
+        free(b.px);
+        return rc;
+    }
+    *px = b.px;
+    *nops = b.nops;
+    return 0;
+}
+
 void opp_gpu_stream_free(struct opp_gpu_stream *g)
 {
     if (!g)

@@ -10,6 +10,7 @@
 #define OPP_GPU_STREAM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
@@ -34,6 +35,15 @@ const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
 int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
                          struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk,
                          char *err, size_t errlen);
+/* Each stream of s (opp_gpu_stream_stats's) drawn npx pixels wide over
+ * its device's span (s's first_ns to last_ns), in one read of the GPU
+ * records: px[i * npx + p] 1 where a kernel, copy or set of stream i
+ * within the span covers pixel p (one shorter than a pixel: the pixel it
+ * starts in); *nops the kernels, copies, sets, syncs and overhead records
+ * read (a loaded model's gpu.nops). 0; 1 or -1 as above; *px the
+ * caller's to free. */
+int opp_gpu_stream_busy(struct opp_gpu_stream *g, const struct opp_gpu_stats *s, size_t npx,
+                        uint8_t **px, uint64_t *nops, char *err, size_t errlen);
 void opp_gpu_stream_free(struct opp_gpu_stream *g);
 
 #endif

@@ -335,6 +335,19 @@ static int stopped(struct opp_pass *p, char *err, size_t errlen)
     return 0;
 }
 
+int opp_pass_said(int rc, int failed, char *err, size_t errlen)
+{
+    if (failed == -ENOMEM || failed == -EPROTO) {
+        snprintf(err, errlen, "%s", failed == -ENOMEM ? "out of memory" : strerror(EPROTO));
+        return -1;
+    }
+    if (failed) { /* a sort's temporary file */
+        opp_extsort_no_room(err, errlen, failed);
+        return 1;
+    }
+    return rc;
+}
+
 struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
                                enum opp_stream_refused *why_, char *err, size_t errlen)
 {

@@ -111,6 +111,11 @@ uint32_t opp_pass_intern(struct opp_pass *p, const char *s);
  * out to need keeping whole. 0; 1 when the trace cannot be read this way
  * (no room for the GPU join's temporary files; err says why); -1 on error (err). */
 int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen);
+/* What a consumer's read said, in err: failed, the consumer's own -errno
+ * (0: none), first, since the pass took it for its own: any but ENOMEM
+ * and EPROTO is its temporary files' (1: no room, said), those -1; else
+ * rc, opp_pass_run's, as it is. */
+int opp_pass_said(int rc, int failed, char *err, size_t errlen);
 void opp_pass_free(struct opp_pass *p);
 
 #endif

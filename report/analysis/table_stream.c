@@ -13,8 +13,8 @@
 
 #include "analysis/codestack_tree.h"
 #include "analysis/extsort.h"
-#include "analysis/live_blocks.h"
 #include "analysis/loader.h"
+#include "analysis/mem_records.h"
 #include "analysis/pass.h"
 #include "analysis/step_times.h"
 #include "gpu.h"
@@ -51,15 +51,6 @@ struct own {
 };
 
 #define OWN_SORT_MEM (8u << 20) /* bytes the sort keeps in memory */
-
-/* A device memory record owned by a call, or a CPU MEMORY call: sized in
- * time order (frees by their allocation's address). */
-struct mrec {
-    uint64_t time, idx; /* idx: the order read (GPU), the depth then seq (CPU) */
-    uint64_t addr, at;  /* at: the owning call's place (GPU) */
-    int64_t bytes;
-    uint32_t proc, thread, seq, op;
-};
 
 /* Call paths merged (--tree): a call's subtree (node 0 the call) until
  * its parent comes, and the whole tree's (roots' parent OPP_CT_ROOT),
@@ -145,9 +136,9 @@ struct opp_table_stream {
     uint64_t next_at;  /* the place after the last call taken in order */
     struct own *stash; /* owns' records passed before their calls came (by at) */
     size_t nstash, stash_cap;
-    struct mrec *gmem; /* device memory records */
+    struct opp_mrec *gmem; /* device memory records */
     size_t ngmem, gmem_cap;
-    struct opp_extsort *cmem; /* CPU memory calls by time (cmp_time) */
+    struct opp_extsort *cmem; /* CPU memory calls by time (opp_mrec_cmp_time) */
     struct tthread *th;
     uint8_t *tried; /* --match: names tried, by string id */
     size_t ntried;
@@ -236,31 +227,10 @@ int opp_table_stream_matched(const struct opp_table_stream *s)
     return s->matched;
 }
 
-/* The bytes of a CPU MEMORY call (its columns: op, address, bytes), 1;
- * 0 when it is none. */
-static int mem_call(uint32_t kind, const uint64_t *args, uint32_t nargs, const uint64_t **cols)
-{
-    if (opp_kind_base(kind) != OPP_OP_MEMORY)
-        return 0;
-    *cols = args;
-    return opp_op_args(kind, cols, nargs) >= OPP_COL_MEM_COLS;
-}
-
 static const struct opp_func *func_of(const struct opp_model *m, const struct opp_pass_call *x)
 {
     const struct opp_process *pr = &m->procs[m->threads[x->thread].proc];
     return &pr->funcs[x->fn];
-}
-
-/* CPU memory calls by time, process, thread, place (cpu_memory.c). */
-static int cmp_time(const void *pa, const void *pb)
-{
-    const struct mrec *a = pa, *b = pb;
-    OPP_SORT_BY(a->time, b->time);
-    OPP_SORT_BY(a->proc, b->proc);
-    OPP_SORT_BY(a->thread, b->thread);
-    OPP_SORT_BY(a->idx, b->idx);
-    return 0;
 }
 
 /* The first read: the CPU memory calls. */
@@ -269,31 +239,20 @@ static void first_begin(void *ctx)
     struct opp_table_stream *s = ctx;
     s->cpu_mem = 0;
     opp_extsort_free(s->cmem); /* an earlier read's (the pass reads again) */
-    if (!(s->cmem = opp_extsort_new(sizeof(struct mrec), cmp_time, OWN_SORT_MEM)))
+    if (!(s->cmem = opp_extsort_new(sizeof(struct opp_mrec), opp_mrec_cmp_time, OWN_SORT_MEM)))
         fail(s, -ENOMEM);
 }
 
 static int first_call(void *ctx, const struct opp_pass_call *x)
 {
     struct opp_table_stream *s = ctx;
-    const uint64_t *a;
-    if (!mem_call(x->kind, x->args, x->nargs, &a))
+    struct opp_mrec r;
+    if (!opp_mrec_of_call(s->m, x, &r))
         return 0;
     s->cpu_mem = 1;
     if (s->failed)
         return s->failed;
-    /* a thread's instants at one time in tree order: the shallower first */
-    const struct mrec r = {
-        .time = x->begin,
-        .idx = (uint64_t)x->depth << 32 | x->seq,
-        .addr = a[OPP_COL_MEM_ADDRESS],
-        .at = x->at,
-        .bytes = (int64_t)(a[OPP_COL_MEM_BYTES] > INT64_MAX ? INT64_MAX : a[OPP_COL_MEM_BYTES]),
-        .proc = s->m->threads[x->thread].proc,
-        .thread = x->thread,
-        .seq = x->seq,
-        .op = (uint32_t)a[OPP_COL_MEM_OP]};
-    return opp_extsort_add(s->cmem, &r);
+    return fail(s, opp_extsort_add(s->cmem, &r));
 }
 
 /* What the join keeps of record r: 0, 1 (none of it), or -ENOMEM. */
@@ -337,14 +296,14 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     if (g.type == OPP_GPU_MEMORY) { /* every one: a free's size may be another's */
         if (!grow((void **)&s->gmem, &s->gmem_cap, s->ngmem + 1, sizeof *s->gmem))
             s->gmem[s->ngmem++] =
-                (struct mrec){.time = g.time,
-                              .idx = g.idx,
-                              .addr = g.addr,
-                              .bytes = g.bytes > INT64_MAX ? INT64_MAX : (int64_t)g.bytes,
-                              .proc = g.proc,
-                              .thread = c ? c->thread : UINT32_MAX,
-                              .at = c ? c->at : 0,
-                              .op = g.op};
+                (struct opp_mrec){.time = g.time,
+                                  .idx = g.idx,
+                                  .addr = g.addr,
+                                  .bytes = g.bytes > INT64_MAX ? INT64_MAX : (int64_t)g.bytes,
+                                  .proc = g.proc,
+                                  .thread = c ? c->thread : UINT32_MAX,
+                                  .at = c ? c->at : 0,
+                                  .op = g.op};
         else
             fail(s, -ENOMEM);
         return;
@@ -382,7 +341,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
 /* Device memory records by time, then as read (gpu_memory.c). */
 static int cmp_read(const void *pa, const void *pb)
 {
-    const struct mrec *a = pa, *b = pb;
+    const struct opp_mrec *a = pa, *b = pb;
     OPP_SORT_BY(a->time, b->time);
     OPP_SORT_BY(a->idx, b->idx);
     return 0;
@@ -392,25 +351,6 @@ static int cmp_own(const void *pa, const void *pb)
 {
     const struct own *a = pa, *b = pb;
     OPP_SORT_BY(a->at, b->at);
-    return 0;
-}
-
-/* Record r, the next in time order, sized: a free without a size given
- * its allocation's (loader.h's rule for both kinds of memory), its bytes
- * then signed (a free's < 0). 0 or -ENOMEM. */
-static int size_one(struct opp_live *live, struct mrec *r, uint32_t alloc, uint32_t fre)
-{
-    if (r->op == fre) {
-        int found;
-        int64_t bytes = opp_live_take(live, r->proc, r->addr, &found);
-        if (found && !r->bytes)
-            r->bytes = bytes;
-        r->bytes = -r->bytes;
-    } else if (r->op == alloc) {
-        return opp_live_put(live, r->proc, r->addr, r->bytes) ? -ENOMEM : 0;
-    } else {
-        r->bytes = 0;
-    }
     return 0;
 }
 
@@ -424,18 +364,18 @@ static int settle_owned(struct opp_table_stream *s)
     if (s->ngmem)
         qsort(s->gmem, s->ngmem, sizeof *s->gmem, cmp_read);
     for (size_t i = 0; i < s->ngmem && !rc; i++)
-        rc = size_one(&live, &s->gmem[i], OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE);
+        rc = opp_mrec_size(&live, &s->gmem[i], OPP_GPU_MEM_ALLOC, OPP_GPU_MEM_FREE);
     opp_live_free(&live);
     for (size_t i = 0; i < s->ngmem && !rc; i++)
         if (s->gmem[i].thread != UINT32_MAX) /* a call's */
             rc = opp_extsort_add(s->owns,
                                  &(struct own){.at = s->gmem[i].at, .mem = s->gmem[i].bytes});
     live = (struct opp_live){0};
-    const struct mrec *c;
+    const struct opp_mrec *c;
     if (!rc && s->cmem && !(rc = opp_extsort_done(s->cmem)))
         while (!rc && (c = opp_extsort_next(s->cmem))) {
-            struct mrec r = *c;
-            if (!(rc = size_one(&live, &r, OPP_MEM_ALLOC, OPP_MEM_FREE)))
+            struct opp_mrec r = *c;
+            if (!(rc = opp_mrec_size(&live, &r, OPP_MEM_ALLOC, OPP_MEM_FREE)))
                 rc = opp_extsort_add(s->owns, &(struct own){.at = r.at, .cpu = r.bytes});
         }
     opp_live_free(&live);
@@ -787,7 +727,7 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
                     .begin = x->begin,
                     .stack = x->stack,
                     .depth = x->depth,
-                    .mem = (uint8_t)mem_call(x->kind, x->args, x->nargs, &cols)};
+                    .mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols)};
     struct own o;
     int orc = own_take(s, x->at, &o);
     if (orc)
@@ -889,34 +829,14 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
     return rc;
 }
 
-/* Whether some process has a CPU MEMORY entry point. */
-static int has_memory_calls(const struct opp_model *m)
-{
-    for (size_t p = 0; p < m->nprocs; p++)
-        for (size_t i = 0; i < m->procs[p].nfuncs; i++)
-            if (opp_kind_base(m->procs[p].funcs[i].kind) == OPP_OP_MEMORY)
-                return 1;
-    return 0;
-}
-
 /* What a read said, in err: its result, or the consumer's failure. */
 static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
 {
-    if (rc)
-        return rc;
     if (s->failed == -ESTALE) { /* never: the first read kept the threads whole */
         snprintf(err, errlen, "a thread's calls came in another order than when read first");
         return 1;
     }
-    if (s->failed && s->failed != -ENOMEM && s->failed != -EPROTO) {
-        opp_extsort_no_room(err, errlen, s->failed); /* the sort's temporary file */
-        return 1;
-    }
-    if (s->failed) {
-        snprintf(err, errlen, "%s", strerror(-s->failed));
-        return -1;
-    }
-    return 0;
+    return opp_pass_said(rc, s->failed, err, errlen);
 }
 
 static void forget(struct opp_table_stream *s)
@@ -988,7 +908,7 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
     int rc = 0;
-    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || has_memory_calls(s->m);
+    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m);
     s->reads = 0;
     if (joined && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
         snprintf(err, errlen, "out of memory");

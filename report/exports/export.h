@@ -36,29 +36,41 @@ int opp_export_folded(const struct opp_model *m, const struct opp_calltree *ct, 
 int opp_export_flamegraph(const struct opp_model *m, const struct opp_calltree *ct, int cuda,
                           const char *title, FILE *out);
 
-/* Memory over time (model.h memseries) of one device (device >= 0), of
- * the CPU (OPP_MEM_CPU: PyTorch's CPU allocator, every process summed,
- * model->cpu.series), or of the first device and else the CPU
- * (OPP_MEM_FIRST, as torch's export_memory_timeline takes cuda:0 when
- * there is one, else cpu); NULL when the trace has none. */
-#define OPP_MEM_FIRST (-1)
-#define OPP_MEM_CPU (-2)
-const struct opp_gpu_memseries *opp_memseries_find(const struct opp_model *m, int64_t device);
-/* JSON [times, sizes] like torch's export_memory_timeline: times in us from
- * the series' first allocation or free, sizes one [bytes allocated] row per
- * time (a single category: allocations are not classified). */
-int opp_export_memory_json(const struct opp_model *m, const struct opp_gpu_memseries *s,
-                           FILE *out);
-/* The same as an SVG plot: peak marked, top allocating operators named
- * (the CPU's: the operator open on the thread, else "[memory]"). */
-int opp_export_memory_svg(const struct opp_model *m, const struct opp_gpu_memseries *s,
-                          const char *title, FILE *out);
+/* Memory over time, series l of ms (analysis/mem_stream.h), as JSON
+ * [times, sizes] like torch's export_memory_timeline: times in us from the
+ * series' first allocation or free, sizes one [bytes allocated] row per
+ * time (a single category: allocations are not classified). 0 or -1. */
+struct opp_mem_stream;
+struct opp_memline;
+int opp_export_memory_json(struct opp_mem_stream *ms, const struct opp_memline *l, FILE *out);
+/* The same as an SVG plot: peak marked, the operators that allocated most
+ * named (l's tops: read with them). */
+int opp_export_memory_svg(struct opp_mem_stream *ms, const struct opp_memline *l, const char *title,
+                          FILE *out);
 
+/* What the HTML page shows, each computed beforehand, from the pass over
+ * the traces (analysis/table_stream.h, advise_pass.h, gpu_stream.h,
+ * mem_stream.h) or, for advice the pass cannot give, the loaded model. */
+#define OPP_HTML_BAR_PX 700 /* width of a stream's bar */
+struct opp_advice;
+struct opp_agg;
+struct opp_gpu_stats;
+struct opp_html_page {
+    const struct opp_model *m;       /* the processes, threads, drops, warning; agg's, ct's names */
+    uint64_t gpu_ops;                /* kernels, copies, sets, syncs and overhead records */
+    const struct opp_advice *advice; /* advise's findings */
+    const struct opp_agg *agg;       /* the table of every call */
+    const struct opp_calltree *ct;   /* their call paths */
+    const struct opp_gpu_stats *gs;  /* every op's */
+    const uint8_t *busy;             /* OPP_HTML_BAR_PX pixels each of gs's streams, 1: busy */
+    struct opp_mem_stream *ms;       /* the series, read with the CPU's and their operators */
+};
 /* One self-contained HTML page (no script, nothing fetched): a summary
- * line, the key_averages table, the flame graph of self CPU time, a
- * busy/idle bar per GPU stream and each device's memory plot, the writers'
- * own output embedded. name: the page's title. 0 or -1. */
-int opp_export_html(const struct opp_model *m, const char *name, FILE *out);
+ * line, advise's findings, the key_averages table, the call tree, the
+ * flame graph of self CPU time, a busy/idle bar per GPU stream and each
+ * device's memory plot and the CPU's, the writers' own output embedded.
+ * name: the page's title. 0 or -1. */
+int opp_export_html(const struct opp_html_page *page, const char *name, FILE *out);
 
 /* The loaded trace as an SQLite database at path (a new file), in the
  * schema of docs/SQLITE.md: strings, processes, threads, every CPU

@@ -4,7 +4,8 @@
  * key_averages table (sortable, filterable), the call tree (folding, with
  * no script), the flame graph (export_stacks.c; search and zoom), each GPU
  * stream's busy and idle time as a bar (gpu_stats.c), each device's memory
- * plot and the CPU's (export_memory.c). The SVG writers' own output is
+ * plot and the CPU's (export_memory.c), each computed beforehand
+ * (struct opp_html_page: from the pass). The SVG writers' own output is
  * embedded inline without its XML declaration; the page's script
  * (html_report.js, built in) only adds behaviour to what is already
  * there, and takes its state from the address's #fragment. */
@@ -17,12 +18,12 @@
 #include "analysis/advise.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
-#include "analysis/step_times.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/mem_stream.h"
 #include "views/fmt.h"
 #include "views/output.h"
 
-#define BAR_PX 700 /* width of a stream's bar */
+#define BAR_PX OPP_HTML_BAR_PX
 
 /* The page's script, built in (the path is the build's, from the top). */
 __asm__(".section .rodata\n"
@@ -48,36 +49,42 @@ static void html_text(FILE *f, const char *s, size_t n)
     }
 }
 
-/* What a writer wrote to a memory stream, or NULL (errno set). */
-struct capture {
-    char *buf;
-    size_t len;
-    FILE *f;
+/* An SVG document written inline, as it is written: from its <svg
+ * element on (its XML declaration left out), never held whole (a memory
+ * plot has a point per allocation). */
+struct svg_inline {
+    FILE *out;
+    size_t matched; /* of "<svg", until it is found */
 };
 
-static int cap_open(struct capture *c)
+static ssize_t inline_write(void *ctx, const char *buf, size_t n)
 {
-    c->buf = NULL;
-    c->len = 0;
-    c->f = open_memstream(&c->buf, &c->len);
-    return c->f ? 0 : -1;
-}
-
-static int cap_close(struct capture *c, int rc)
-{
-    if (fclose(c->f) || rc) {
-        free(c->buf);
-        c->buf = NULL;
-        return -1;
+    static const char tag[] = "<svg";
+    struct svg_inline *x = ctx;
+    size_t i = 0;
+    for (; x->matched < 4 && i < n; i++) {
+        x->matched = buf[i] == tag[x->matched] ? x->matched + 1 : buf[i] == '<';
+        if (x->matched == 4)
+            fputs(tag, x->out);
     }
-    return 0;
+    if (i < n && fwrite(buf + i, 1, n - i, x->out) != n - i)
+        return -1;
+    return (ssize_t)n;
 }
 
-/* An SVG document inline: from its <svg element on. */
-static void put_svg(FILE *out, const char *doc)
+/* A stream writing into x->out as struct svg_inline says, NULL (errno
+ * set). */
+static FILE *inline_open(struct svg_inline *x, FILE *out)
 {
-    const char *s = strstr(doc, "<svg");
-    fputs(s ? s : "", out);
+    static const cookie_io_functions_t io = {.write = inline_write};
+    *x = (struct svg_inline){.out = out};
+    return fopencookie(x, "w", io);
+}
+
+/* The writer's result and the stream's closing: 0 or -1. */
+static int inline_close(FILE *f, int rc)
+{
+    return fclose(f) || rc ? -1 : 0;
 }
 
 /* ---- the operator table: one row per key_averages row, each cell with
@@ -129,12 +136,9 @@ static const struct html_col cols[] = {
 };
 #define NCOLS (sizeof cols / sizeof cols[0])
 
-static int section_table(FILE *out, const struct opp_model *m)
+static int section_table(FILE *out, const struct opp_agg *ap)
 {
-    struct opp_agg_opts o = {0};
-    struct opp_agg a;
-    if (opp_aggregate(m, &o, &a))
-        return -1;
+    const struct opp_agg a = *ap;
     /* the text table's columns (views/table.c) */
     const int shown[4] = {1, opp_agg_has_cuda_time(&a) || a.cuda_calls, opp_agg_has_cpu_mem(&a),
                           opp_agg_has_cuda_mem(&a)};
@@ -175,7 +179,6 @@ static int section_table(FILE *out, const struct opp_model *m)
         fputs("</tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
-    opp_agg_free(&a);
     return ferror(out) ? -1 : 0;
 }
 
@@ -257,20 +260,9 @@ static void finding_item(FILE *out, const struct opp_agg *a, const struct opp_fi
     fputs("</li>\n", out);
 }
 
-static int section_findings(FILE *out, const struct opp_model *m)
+static int section_findings(FILE *out, const struct opp_agg *a, const struct opp_advice *ap)
 {
-    if (m->summary) /* advise needs every call */
-        return 0;
-    struct opp_agg_opts o = {0};
-    struct opp_agg a;
-    struct opp_advice adv;
-    if (opp_aggregate(m, &o, &a))
-        return -1;
-    opp_steps_main_process(m, &o, 1);
-    if (opp_advise(m, &o, NULL, NULL, &adv)) {
-        opp_agg_free(&a);
-        return -1;
-    }
+    const struct opp_advice adv = *ap;
     fputs("<h2 id=\"findings\">Findings</h2>\n<p>Steps: ", out);
     html_str(out, adv.steps_what);
     if (adv.nsteps)
@@ -283,18 +275,16 @@ static int section_findings(FILE *out, const struct opp_model *m)
                          : "<p>The trace lost data; the findings rest on what it kept:</p>"
                            "\n<ul id=\"lost\">\n",
                   out);
-            finding_item(out, &a, &adv.fs.f[i]);
+            finding_item(out, a, &adv.fs.f[i]);
         }
     if (lost)
         fputs("</ul>\n", out);
     for (size_t i = 0; i < adv.fs.n; i++)
         if (!adv.fs.f[i].lost) {
             fputs(n++ ? "" : "<ol id=\"advice\">\n", out);
-            finding_item(out, &a, &adv.fs.f[i]);
+            finding_item(out, a, &adv.fs.f[i]);
         }
     fputs(n ? "</ol>\n" : "<p id=\"advice\">No findings.</p>\n", out);
-    opp_advice_free(&adv);
-    opp_agg_free(&a);
     return ferror(out) ? -1 : 0;
 }
 
@@ -348,17 +338,12 @@ static void tree_node(struct tree_out *t, uint32_t i)
     fputs("</details>\n", t->out);
 }
 
-static int section_tree(FILE *out, const struct opp_model *m)
+static int section_tree(FILE *out, const struct opp_model *m, const struct opp_calltree *ctp)
 {
-    struct opp_agg_opts all = {0};
-    struct opp_calltree ct;
-    if (opp_calltree_build(m, &all, &ct))
+    const struct opp_calltree ct = *ctp;
+    struct tree_out t = {.out = out, .m = m, .ct = ctp};
+    if (opp_calltree_order(m, &ct, &t.ord))
         return -1;
-    struct tree_out t = {.out = out, .m = m, .ct = &ct};
-    if (opp_calltree_order(m, &ct, &t.ord)) {
-        opp_calltree_free(&ct);
-        return -1;
-    }
     t.floor = t.ord.grand / 1000;
     fputs("<h2 id=\"calltree\">Call tree</h2>\n<div id=\"tree\">\n", out);
     for (uint32_t c = t.ord.roots; c != OPP_CT_ROOT; c = t.ord.next[c]) {
@@ -373,53 +358,36 @@ static int section_tree(FILE *out, const struct opp_model *m)
                 t.hidden, TREE_NODES_MAX);
     fputs("</div>\n", out);
     opp_calltree_order_free(&t.ord);
-    opp_calltree_free(&ct);
     return ferror(out) ? -1 : 0;
 }
 
-static int section_flame(FILE *out, const struct opp_model *m, const char *name)
+static int section_flame(FILE *out, const struct opp_model *m, const struct opp_calltree *ct,
+                         const char *name)
 {
-    struct opp_agg_opts all = {0};
-    struct opp_calltree ct;
-    if (opp_calltree_build(m, &all, &ct))
-        return -1;
     char title[300];
     snprintf(title, sizeof title, "%s: self CPU time", name);
-    struct capture c;
-    int rc = cap_open(&c);
-    if (!rc)
-        rc = cap_close(&c, opp_export_flamegraph(m, &ct, 0, title, c.f));
-    opp_calltree_free(&ct);
-    if (rc)
-        return -1;
     fputs("<h2 id=\"flamegraph\">Flame graph</h2>\n<p><input id=\"search\" type=\"search\" "
           "placeholder=\"search frames (regular expression)\" aria-label=\"search frames\"> "
           "<span id=\"matched\"></span> <button id=\"unzoom\" type=\"button\">reset zoom</button> "
           "click a frame to zoom</p>\n<div id=\"flame\">\n", out);
-    put_svg(out, c.buf);
+    struct svg_inline x;
+    FILE *f = inline_open(&x, out);
+    if (!f || inline_close(f, opp_export_flamegraph(m, ct, 0, title, f)))
+        return -1;
     fputs("</div>\n", out);
-    free(c.buf);
     return 0;
 }
 
 /* One bar per stream over the span of its device's work: busy pixels dark,
- * idle light; the figures beside it. */
-static int section_streams(FILE *out, const struct opp_model *m)
+ * idle light (busy: OPP_HTML_BAR_PX a stream); the figures beside it. */
+static int section_streams(FILE *out, const struct opp_model *m, const struct opp_gpu_stats *gs,
+                           const uint8_t *busy)
 {
+    const struct opp_gpu_stats s = *gs;
     fputs("<h2 id=\"streams-h\">GPU streams</h2>\n", out);
-    struct opp_agg_opts all = {0};
-    struct opp_gpu_stats s = {0};
-    if (opp_model_has_gpu(m) && opp_gpu_stats(m, &all, &s))
-        return -1;
     if (!s.nstreams) { /* GPU chunks may hold only names and stacks */
         fputs("<p id=\"streams\">no GPU activity records</p>\n", out);
-        opp_gpu_stats_free(&s);
         return 0;
-    }
-    unsigned char *px = malloc(BAR_PX);
-    if (!px) {
-        opp_gpu_stats_free(&s);
-        return -1;
     }
     double row = 26, height = 10 + row * (double)(s.nstreams ? s.nstreams : 1);
     fprintf(out, "<svg id=\"streams\" width=\"%d\" height=\"%.0f\" "
@@ -427,26 +395,13 @@ static int section_streams(FILE *out, const struct opp_model *m)
             BAR_PX + 420, height);
     for (size_t i = 0; i < s.nstreams; i++) {
         const struct opp_gpu_stream_stats *st = &s.streams[i];
+        const uint8_t *px = busy + i * BAR_PX;
         uint64_t t0 = 0, t1 = 0;
         for (size_t d = 0; d < s.ndevs; d++)
             if (s.devs[d].device == st->device) {
                 t0 = s.devs[d].first_ns;
                 t1 = s.devs[d].last_ns;
             }
-        memset(px, 0, BAR_PX);
-        double span = t1 > t0 ? (double)(t1 - t0) : 1;
-        for (size_t k = 0; k < m->gpu.nops; k++) {
-            const struct opp_gpu_op *g = &m->gpu.ops[k];
-            if (!opp_gpu_op_timed(g) || g->proc != st->proc || g->device != st->device ||
-                g->stream != st->stream || g->start_ns < t0 || g->end_ns > t1)
-                continue;
-            size_t a = (size_t)((double)(g->start_ns - t0) / span * BAR_PX);
-            size_t b = (size_t)((double)(g->end_ns - t0) / span * BAR_PX + 0.999);
-            for (size_t p = a; p < b && p < BAR_PX; p++)
-                px[p] = 1;
-            if (a < BAR_PX && a == b)
-                px[a] = 1;
-        }
         double y = 5 + row * (double)i;
         fprintf(out, "<g class=\"stream\"><text x=\"0\" y=\"%.0f\">pid %u dev %u stream %u</text>"
                      "<rect x=\"170\" y=\"%.0f\" width=\"%d\" height=\"18\" fill=\"#e8e8e8\"/>",
@@ -463,21 +418,29 @@ static int section_streams(FILE *out, const struct opp_model *m)
                     170 + p, y, q - p);
             p = q;
         }
-        char busy[OPP_FMT_MAX], sp[OPP_FMT_MAX], pct[OPP_FMT_MAX];
+        char bt[OPP_FMT_MAX], sp[OPP_FMT_MAX], pct[OPP_FMT_MAX];
         fprintf(out, "<text x=\"%d\" y=\"%.0f\">busy %s of %s (%s), %" PRIu64 " ops</text></g>\n",
-                BAR_PX + 180, y + 13, opp_fmt_time(busy, (double)st->busy_ns),
+                BAR_PX + 180, y + 13, opp_fmt_time(bt, (double)st->busy_ns),
                 opp_fmt_time(sp, t1 > t0 ? (double)(t1 - t0) : 0),
                 opp_fmt_percent(pct, (double)st->busy_ns, t1 > t0 ? (double)(t1 - t0) : 0),
                 st->ops);
     }
     fputs("</svg>\n", out);
-    free(px);
-    opp_gpu_stats_free(&s);
     return 0;
 }
 
-static int section_memory(FILE *out, const struct opp_model *m, const char *name)
+/* Series l of ms as an SVG inline. 0 or -1. */
+static int memory_plot(FILE *out, struct opp_mem_stream *ms, const struct opp_memline *l,
+                       const char *title)
 {
+    struct svg_inline x;
+    FILE *f = inline_open(&x, out);
+    return !f || inline_close(f, opp_export_memory_svg(ms, l, title, f)) ? -1 : 0;
+}
+
+static int section_memory(FILE *out, struct opp_mem_stream *ms, const char *name)
+{
+    const struct opp_model *m = opp_mem_stream_model(ms);
     fputs("<h2 id=\"memory-h\">Device memory</h2>\n", out);
     if (!m->gpu.nmemseries) {
         fputs("<p id=\"memory\">no device memory records</p>\n", out);
@@ -486,40 +449,32 @@ static int section_memory(FILE *out, const struct opp_model *m, const char *name
     fputs("<div id=\"memory\">\n", out);
     for (size_t i = 0; i < m->gpu.nmemseries; i++) {
         char title[300];
+        struct opp_memline l;
         snprintf(title, sizeof title, "%s: device %u", name, m->gpu.memseries[i].device);
-        struct capture c;
-        int rc = cap_open(&c);
-        if (!rc)
-            rc = cap_close(&c, opp_export_memory_svg(m, &m->gpu.memseries[i], title, c.f));
-        if (rc)
+        if (opp_mem_stream_find(ms, m->gpu.memseries[i].device, &l) &&
+            memory_plot(out, ms, &l, title))
             return -1;
-        put_svg(out, c.buf);
-        free(c.buf);
     }
     fputs("</div>\n", out);
     return 0;
 }
 
 /* PyTorch's CPU allocations, when the trace has them. */
-static int section_cpu_memory(FILE *out, const struct opp_model *m, const char *name)
+static int section_cpu_memory(FILE *out, struct opp_mem_stream *ms, const char *name)
 {
-    if (!m->cpu.series.npts)
+    struct opp_memline l;
+    if (!opp_mem_stream_find(ms, OPP_MEM_CPU, &l))
         return 0;
-    struct capture c;
-    int rc = cap_open(&c);
-    if (!rc)
-        rc = cap_close(&c, opp_export_memory_svg(m, &m->cpu.series, name, c.f));
-    if (rc)
-        return -1;
     fputs("<h2>CPU memory</h2>\n<div id=\"cpu-memory\">\n", out);
-    put_svg(out, c.buf);
-    free(c.buf);
+    if (memory_plot(out, ms, &l, name))
+        return -1;
     fputs("</div>\n", out);
     return 0;
 }
 
-int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
+int opp_export_html(const struct opp_html_page *pg, const char *name, FILE *out)
 {
+    const struct opp_model *m = pg->m;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>opprof: ",
           out);
     html_text(out, name, strlen(name));
@@ -538,10 +493,11 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
           "#tree .hit{background:#ffe680}</style>\n</head>\n<body>\n<h1>opprof: ",
           out);
     html_text(out, name, strlen(name));
-    fprintf(out, "</h1>\n<p id=\"summary\">%" PRIu64 " events, %zu processes, %zu threads, "
-                 "%zu GPU ops%s%s",
-            m->events, m->nprocs, m->nthreads, m->gpu.nops, m->dropped ? ", records dropped" : "",
-            m->sum.warning[0] ? "; warning: " : "");
+    fprintf(out,
+            "</h1>\n<p id=\"summary\">%" PRIu64 " events, %zu processes, %zu threads, "
+            "%zu GPU ops%s%s",
+            m->events, m->nprocs, m->nthreads, (size_t)pg->gpu_ops,
+            m->dropped ? ", records dropped" : "", m->sum.warning[0] ? "; warning: " : "");
     html_text(out, m->sum.warning, strlen(m->sum.warning));
     fputs("</p>\n", out);
     fputs("<nav><a href=\"#findings\">Findings</a><a href=\"#operators\">Operators</a>"
@@ -549,9 +505,10 @@ int opp_export_html(const struct opp_model *m, const char *name, FILE *out)
           "<a href=\"#flamegraph\">Flame graph</a><a href=\"#streams-h\">GPU streams</a>"
           "<a href=\"#memory-h\">Memory</a></nav>\n",
           out);
-    if (section_findings(out, m) || section_table(out, m) || section_tree(out, m) ||
-        section_flame(out, m, name) || section_streams(out, m) || section_memory(out, m, name) ||
-        section_cpu_memory(out, m, name))
+    if (section_findings(out, pg->agg, pg->advice) || section_table(out, pg->agg) ||
+        section_tree(out, m, pg->ct) || section_flame(out, m, pg->ct, name) ||
+        section_streams(out, m, pg->gs, pg->busy) || section_memory(out, pg->ms, name) ||
+        section_cpu_memory(out, pg->ms, name))
         return -1;
     fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", opp_html_script);
     return ferror(out) ? -1 : 0;

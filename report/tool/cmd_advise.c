@@ -1,10 +1,9 @@
 /* `opprof advise TRACE [options]`: findings about a trace ranked by the
  * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
- * A full trace is read through the pass (table_stream.h, step_stream.h,
- * gpu_stream.h): memory bounded by the rows, call paths, steps and devices,
- * not by the calls. Every call is loaded for a summary trace (it says what
- * it lacks), a trace the pass cannot read (said), and where advise reads
- * what only the loaded calls have (advise_streams).
+ * A full trace is read through the pass (analysis/advise_pass.h): memory
+ * bounded by the rows, call paths, steps and devices, not by the calls.
+ * Every call is loaded for a summary trace (it says what it lacks) and a
+ * trace the pass cannot read (said).
  * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
  * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
 #include <errno.h>
@@ -15,10 +14,8 @@
 #include <string.h>
 
 #include "analysis/advise.h"
-#include "analysis/gpu_stream.h"
-#include "analysis/step_stream.h"
+#include "analysis/advise_pass.h"
 #include "analysis/step_times.h"
-#include "analysis/table_stream.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "views/advise_view.h"
@@ -191,157 +188,37 @@ static int filters_known(const struct advise_args *aa, const char *trace, const 
     return 0;
 }
 
-/* The passes over one trace that answer advise's rules (opp_advise_src). */
-struct advise_pass {
-    struct opp_table_stream *table;
-    struct opp_step_stream *steps;
-    struct opp_gpu_stream *gpu; /* made when a rule asks */
-    struct opp_gpu_stats gs;    /* its answer for gs_opts (two rules ask) */
-    struct opp_agg_opts gs_opts;
-    int have_gs;
-    const char *trace;
-    char err[512]; /* why -EIO, or why 1 ("": not said) */
-};
-
-/* The pass's answer (0, 1 or -1) as opp_advise_src's (0, 1 or -EIO). */
-static int got_of(int got)
-{
-    return got < 0 ? -EIO : got;
-}
-
-static int pass_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
-{
-    struct advise_pass *ap = ctx;
-    int got = opp_table_stream_aggregates(ap->table, o, n, out, ap->err, sizeof ap->err);
-    if (!got && n && out[0].cpu_mem) {
-        /* the CPU memory series is every MEMORY call's (the loaded model's) */
-        for (size_t i = 0; i < n; i++)
-            opp_agg_free(&out[i]);
-        ap->err[0] = 0;
-        return 1;
-    }
-    return got_of(got);
-}
-
-static int pass_steps(void *ctx, const struct opp_agg_opts *o, const char *name,
-                      struct opp_steps *out, char *what, size_t cap)
-{
-    struct advise_pass *ap = ctx;
-    return got_of(
-        opp_step_stream_steps(ap->steps, o, name, out, what, cap, ap->err, sizeof ap->err));
-}
-
-static int pass_calltree(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct)
-{
-    struct advise_pass *ap = ctx;
-    return got_of(opp_table_stream_calltree(ap->table, o, ct, ap->err, sizeof ap->err));
-}
-
-/* A copy of the array from[0..n) of size bytes each into *to: 0 or -ENOMEM. */
-static int copy_array(void **to, const void *from, size_t n, size_t size)
-{
-    *to = NULL;
-    if (!n)
-        return 0;
-    if (!(*to = malloc(n * size)))
-        return -ENOMEM;
-    memcpy(*to, from, n * size);
-    return 0;
-}
-
-static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s)
-{
-    struct advise_pass *ap = ctx;
-    if (!ap->have_gs || memcmp(&ap->gs_opts, o, sizeof *o)) {
-        if (!ap->gpu && !(ap->gpu = opp_gpu_stream_over(opp_table_stream_pass(ap->table), ap->err,
-                                                        sizeof ap->err)))
-            return -EIO;
-        struct opp_kernel_stats *k = NULL;
-        size_t nk;
-        opp_gpu_stats_free(&ap->gs);
-        ap->have_gs = 0;
-        int got = opp_gpu_stream_stats(ap->gpu, o, &ap->gs, &k, &nk, ap->err, sizeof ap->err);
-        free(k);
-        if (got)
-            return got_of(got);
-        ap->gs_opts = *o;
-        ap->have_gs = 1;
-    }
-    *s = ap->gs;
-    if (copy_array((void **)&s->devs, ap->gs.devs, ap->gs.ndevs, sizeof *s->devs) ||
-        copy_array((void **)&s->streams, ap->gs.streams, ap->gs.nstreams, sizeof *s->streams)) {
-        opp_gpu_stats_free(s);
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-/* Whether a row by stack can show a code line: some call has a code stack
- * (OPPROF_STACKS), or a name has a code line's "): " (the rows grouped by
- * operator stack would show it). */
-static int code_lines(struct opp_table_stream *st)
-{
-    const struct opp_model *m = opp_table_stream_model(st);
-    if (opp_table_stream_has_stacks(st))
-        return 1;
-    for (uint32_t i = 0; i < m->nstrs; i++)
-        if (m->strs[i] && strstr(m->strs[i], "): "))
-            return 1;
-    return 0;
-}
-
-static void pass_free(struct advise_pass *ap)
-{
-    if (ap->have_gs)
-        opp_gpu_stats_free(&ap->gs);
-    opp_gpu_stream_free(ap->gpu);
-    opp_step_stream_free(ap->steps);
-    opp_table_stream_free(ap->table);
-}
-
-/* advise through the pass: the exit status, or -1 to load every call
- * instead (said where the pass cannot read the trace). */
+/* advise through the pass (advise_pass.h): the exit status, or -1 to
+ * load every call instead (said where the pass cannot read the trace). */
 static int advise_streams(struct advise_args *aa, const char *trace)
 {
-    struct advise_pass ap = {.trace = trace};
     enum opp_stream_refused why;
+    char err[512];
     int rc = -1;
-    if (!(ap.table = opp_table_stream_open(&trace, 1, &why, ap.err, sizeof ap.err))) {
+    struct opp_advise_pass *ap = opp_advise_pass_open(&trace, 1, &why, err, sizeof err);
+    if (!ap) {
         if (why == OPP_STREAM_CANNOT) /* an error or a summary: the loaded path says it */
-            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, ap.err);
+            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, err);
         return -1;
     }
-    const struct opp_model *m = opp_table_stream_model(ap.table);
-    if (!(ap.steps =
-              opp_step_stream_over(opp_table_stream_pass(ap.table), ap.err, sizeof ap.err))) {
-        fprintf(stderr, PREFIX "%s\n", ap.err);
-        rc = 1;
-        goto out;
-    }
+    const struct opp_model *m = opp_advise_pass_model(ap);
     if ((rc = filters_known(aa, trace, m)))
         goto out;
     opp_steps_main_process(m, &aa->o, 1);
-    const struct opp_advise_src src = {.ctx = &ap,
-                                       .aggregates = pass_aggregates,
-                                       .steps = pass_steps,
-                                       .calltree = pass_calltree,
-                                       .gpu_stats = pass_gpu_stats,
-                                       .first_ns = opp_table_stream_first_ns(ap.table),
-                                       .code_lines = code_lines(ap.table)};
     struct opp_advice a;
-    rc = opp_advise_src(m, &src, &aa->o, aa->step, aa->th, &a);
+    rc = opp_advise_pass_run(ap, &aa->o, aa->step, aa->th, &a, err, sizeof err);
     if (rc == 1) {
-        if (ap.err[0])
-            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, ap.err);
+        if (err[0])
+            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, err);
         rc = -1;
     } else if (rc) {
-        fprintf(stderr, PREFIX "%s\n", rc == -EIO ? ap.err : strerror(-rc));
+        fprintf(stderr, PREFIX "%s\n", err);
         rc = 1;
     } else {
         rc = advice_out(aa, trace, &a);
     }
 out:
-    pass_free(&ap);
+    opp_advise_pass_free(ap);
     return rc;
 }
 

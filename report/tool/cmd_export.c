@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/advise_pass.h"
 #include "analysis/codestack_tree.h"
+#include "analysis/gpu_stream.h"
+#include "analysis/mem_stream.h"
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
@@ -175,28 +178,158 @@ static struct opp_model *load_calls(const char *const *traces, size_t n, const c
     return m;
 }
 
+/* A pass over the traces refused (why): -1 with err said, a summary
+ * trace's as the loaded model says it (what: the export). */
+static int refused(const char *const *traces, size_t n, const char *what,
+                   enum opp_stream_refused why, char *err, size_t errlen)
+{
+    if (why == OPP_STREAM_CANNOT) {
+        char names[256], reason[512];
+        snprintf(reason, sizeof reason, "%s", err);
+        snprintf(err, errlen, "%s cannot be read in one pass (%s), which %s needs",
+                 n == 1 ? traces[0] : names_of(traces, n, names, sizeof names), reason, what);
+    } else if (why == OPP_STREAM_SUMMARY_FILE) {
+        err[0] = 0;
+        struct opp_model *m = load_calls(traces, n, what, err, errlen);
+        if (m) { /* never: the trace is a summary */
+            snprintf(err, errlen, "%s cannot read it", what);
+            opp_model_free(m);
+        }
+    }
+    return -1;
+}
+
+/* The memory timeline's pass over the traces (mem_stream.h), read for
+ * series device (OPP_MEM_CPU: the CPU's, and every device's) and with
+ * tops the operators that allocated most: NULL with err said. */
+static struct opp_mem_stream *mem_stream(const char *const *traces, size_t n, const char *what,
+                                         long long device, int tops, char *err, size_t errlen)
+{
+    enum opp_stream_refused why;
+    struct opp_mem_stream *ms = opp_mem_stream_open(traces, n, &why, err, errlen);
+    if (!ms) {
+        refused(traces, n, what, why, err, errlen);
+        return NULL;
+    }
+    /* the CPU's series read when it is the one asked, or no device has one */
+    int cpu = device == OPP_MEM_CPU ||
+              (device == OPP_MEM_FIRST && !opp_mem_stream_model(ms)->gpu.nmemseries);
+    if (opp_mem_stream_read(ms, cpu, tops, err, errlen)) {
+        opp_mem_stream_free(ms);
+        return NULL;
+    }
+    return ms;
+}
+
+/* What the HTML page shows (export.h), and what holds it. */
+struct html_parts {
+    struct opp_html_page pg;
+    struct opp_advise_pass *ap;
+    struct opp_gpu_stream *gpu;
+    struct opp_advice adv;
+    struct opp_agg agg;
+    struct opp_calltree ct;
+    struct opp_gpu_stats gs;
+    uint8_t *busy;
+    int have_adv, have_agg;
+};
+
+static void html_parts_free(struct html_parts *h)
+{
+    if (h->have_adv)
+        opp_advice_free(&h->adv);
+    if (h->have_agg)
+        opp_agg_free(&h->agg);
+    opp_calltree_free(&h->ct);
+    opp_gpu_stats_free(&h->gs);
+    free(h->busy);
+    opp_mem_stream_free(h->pg.ms);
+    opp_gpu_stream_free(h->gpu);
+    opp_advise_pass_free(h->ap);
+}
+
+/* advise's findings on the traces, from the pass, else (code stacks, the
+ * CPU memory series: what advise reads of every call) the loaded model.
+ * 0, or -1 with err said. */
+static int html_advice(struct html_parts *h, const char *const *traces, size_t n, char *err,
+                       size_t errlen)
+{
+    struct opp_agg_opts o = {0};
+    opp_steps_main_process(opp_advise_pass_model(h->ap), &o, 1);
+    int rc = opp_advise_pass_run(h->ap, &o, NULL, NULL, &h->adv, err, errlen);
+    if (rc == 1 && !err[0]) {
+        struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
+        if (!m)
+            return -1;
+        o = (struct opp_agg_opts){0};
+        opp_steps_main_process(m, &o, 1);
+        rc = opp_advise(m, &o, NULL, NULL, &h->adv);
+        opp_model_free(m);
+        if (rc)
+            snprintf(err, errlen, "%s", strerror(-rc));
+    }
+    h->have_adv = !rc;
+    return rc ? -1 : 0;
+}
+
+/* The HTML page of the traces, each part read through the pass. */
 static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
 {
-    struct opp_model *m = load_calls(traces, n, "export html (its timeline)", err, errlen);
-    if (!m)
-        return -1;
-    char names[256];
-    return model_done(m, opp_export_html(m, names_of(traces, n, names, sizeof names), f), err,
-                      errlen);
+    const char *what = "export html (its timeline)";
+    struct html_parts h = {0};
+    enum opp_stream_refused why;
+    if (!(h.ap = opp_advise_pass_open(traces, n, &why, err, errlen)))
+        return refused(traces, n, what, why, err, errlen);
+    const struct opp_model *m = opp_advise_pass_model(h.ap);
+    struct opp_table_stream *ts = opp_advise_pass_table(h.ap);
+    const struct opp_agg_opts all = {0};
+    int rc = html_advice(&h, traces, n, err, errlen);
+    if (!rc && (rc = opp_table_stream_aggregate(ts, &all, &h.agg, err, errlen)) == 0)
+        h.have_agg = 1;
+    if (!rc)
+        rc = opp_table_stream_calltree(ts, &all, &h.ct, err, errlen);
+    if (!rc && opp_model_has_gpu(m)) {
+        struct opp_kernel_stats *k = NULL;
+        size_t nk;
+        if (!(h.gpu = opp_gpu_stream_open(traces, n, &why, err, errlen)))
+            rc = -1;
+        if (!rc && !(rc = opp_gpu_stream_stats(h.gpu, &all, &h.gs, &k, &nk, err, errlen)))
+            rc = opp_gpu_stream_busy(h.gpu, &h.gs, OPP_HTML_BAR_PX, &h.busy, &h.pg.gpu_ops, err,
+                                     errlen);
+        free(k);
+    }
+    if (!rc && !(h.pg.ms = mem_stream(traces, n, what, OPP_MEM_CPU, 1, err, errlen)))
+        rc = -1;
+    if (!rc) {
+        char names[256];
+        h.pg.m = m;
+        h.pg.advice = &h.adv;
+        h.pg.agg = &h.agg;
+        h.pg.ct = &h.ct;
+        h.pg.gs = &h.gs;
+        h.pg.busy = h.busy;
+        rc = export_done(m, opp_export_html(&h.pg, names_of(traces, n, names, sizeof names), f),
+                         err, errlen);
+    } else if (rc > 0) { /* the pass cannot read the traces: err says why */
+        rc = -1;
+    }
+    html_parts_free(&h);
+    return rc;
 }
 
 static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
                          char *err, size_t errlen)
 {
-    struct opp_model *m = load_calls(traces, n, "export memory (its timeline)", err, errlen);
-    if (!m)
+    struct opp_mem_stream *ms =
+        mem_stream(traces, n, "export memory (its timeline)", device, svg, err, errlen);
+    if (!ms)
         return -1;
-    const struct opp_gpu_memseries *s = opp_memseries_find(m, device);
+    struct opp_memline l;
     int rc = -1;
     /* one trace: its path, as before; several: their file names */
     char names[256];
     const char *which = n == 1 ? traces[0] : names_of(traces, n, names, sizeof names);
-    if (!s) {
+    if (!opp_mem_stream_find(ms, device, &l)) {
         if (device == OPP_MEM_CPU)
             snprintf(err, errlen, "%s %s no CPU memory records (PyTorch's CPU allocator)", which,
                      n == 1 ? "has" : "have");
@@ -207,10 +340,12 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
                      n == 1 ? "has" : "have", device);
     } else {
         const char *base = strrchr(traces[0], '/');
-        rc = svg ? opp_export_memory_svg(m, s, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
-                 : opp_export_memory_json(m, s, f);
+        rc = svg ? opp_export_memory_svg(ms, &l, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
+                 : opp_export_memory_json(ms, &l, f);
     }
-    return model_done(m, rc, err, errlen);
+    rc = export_done(opp_mem_stream_model(ms), rc, err, errlen);
+    opp_mem_stream_free(ms);
+    return rc;
 }
 
 /* path with a trailing '/' made a directory, its parents too (as

@@ -9,6 +9,7 @@
 
 #include "format.h"
 #include "testutil.h"
+#include "tracebuild.h"
 
 TU_TRACE_FIXTURE
 
@@ -319,6 +320,130 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* `opprof export FORMAT path ARGS... -o out` (ARGS: two, or NULL): the
+ * exit code 0, nothing on stderr, the output's text in *text; the tool's
+ * peak memory in KiB. */
+static long export_kb(const char *format, const char *path, const char *a1, const char *a2,
+                      const char *out, char **text)
+{
+    char *err = tu_path(dir, "export.err");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "export",
+                    (char *)format,
+                    (char *)path,
+                    "-o",
+                    (char *)out,
+                    (char *)a1,
+                    (char *)a2,
+                    NULL};
+    long kb;
+    int st = tu_run_peak(argv, NULL, err, &kb);
+    char *e = tu_slurp(err);
+    ck_assert_msg(tu_code(st) == 0, "%s", e);
+    ck_assert_str_eq(e, "");
+    *text = tu_slurp(out);
+    free(e), free(err);
+    return kb;
+}
+
+/* The CPU memory timeline read in one pass, its points sorted by time
+ * beyond memory and written as read: 30 times the calls and points, the
+ * same peak memory give or take 12 MiB (the sort's 8 MiB buffer fills on
+ * the larger; every call loaded: over 100 MiB more). */
+START_TEST(memory_bounded_by_what_it_shows)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    char *json = tu_path(dir, "m.json"), *svg = tu_path(dir, "m.svg");
+    tb_outer_memory(small, 10000);
+    tb_outer_memory(big, 300000);
+    char *a, *b;
+    long ka = export_kb("memory", small, "--device", "cpu", json, &a);
+    long kb = export_kb("memory", big, "--device", "cpu", json, &b);
+    ck_assert_msg(kb - ka < 12288, "peak %ld KiB for 1,200,000 calls against %ld KiB for 40,000",
+                  kb, ka);
+    /* every allocation and free a point, in time order: 256 bytes up, down */
+    ck_assert_int_eq(strncmp(a, "[[0.000, 0.045, 0.200, 0.245, 0.400, ", 37), 0);
+    ck_assert_int_eq(strncmp(b, "[[0.000, 0.045, 0.200, 0.245, 0.400, ", 37), 0);
+    ck_assert_int_eq(tu_count_lines(b, ""), 1);
+    const char *tail = strstr(b, "], [[256], [0], [256], ");
+    ck_assert_ptr_nonnull(tail);
+    ck_assert_str_eq(b + strlen(b) - 13, "[256], [0]]]\n");
+    free(a), free(b);
+    ka = export_kb("memory", small, NULL, NULL, svg, &a);
+    kb = export_kb("memory", big, NULL, NULL, svg, &b);
+    ck_assert_msg(kb - ka < 12288, "SVG: peak %ld KiB for 1,200,000 calls against %ld KiB", kb, ka);
+    ck_assert_ptr_nonnull(strstr(a, ">2.44 Mb in 10000 allocations: outer</text>"));
+    ck_assert_ptr_nonnull(strstr(b, ">73.24 Mb in 300000 allocations: outer</text>"));
+    ck_assert_ptr_nonnull(strstr(b, ">peak 256 b at 0.000us</text>"));
+    free(a), free(b), free(small), free(big), free(json), free(svg);
+}
+END_TEST
+
+/* The HTML page read in passes over the trace: 30 times the calls, the
+ * same rows, call paths and peak memory give or take 4 MiB (every call
+ * loaded: 30 MiB more); with CPU memory, give or take 24 MiB (three sorts'
+ * 8 MiB buffers fill on the larger; every call loaded: 115 MiB more). */
+START_TEST(html_bounded_by_what_it_shows)
+{
+    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
+    char *page = tu_path(dir, "p.html");
+    tb_outer_inner(small, 10000);
+    tb_outer_inner(big, 300000);
+    char *a, *b;
+    long ka = export_kb("html", small, NULL, NULL, page, &a);
+    long kb = export_kb("html", big, NULL, NULL, page, &b);
+    ck_assert_msg(kb - ka < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", kb,
+                  ka);
+    ck_assert_ptr_nonnull(strstr(a, "<p id=\"summary\">20000 events, 1 processes, 1 threads, "
+                                    "0 GPU ops</p>"));
+    ck_assert_ptr_nonnull(strstr(b, "<p id=\"summary\">600000 events, 1 processes, 1 threads, "
+                                    "0 GPU ops</p>"));
+    ck_assert_ptr_nonnull(strstr(b, "<span id=\"shown\">2 of 2 operators</span>"));
+    ck_assert_ptr_nonnull(strstr(b, "<span class=\"n\">inner</span> <span class=\"t\">6.000ms "
+                                    "(20.00%), self 6.000ms, 300000 calls</span>"));
+    free(a), free(b);
+    /* with PyTorch's CPU memory: its columns, the findings' series and the
+     * plot read through the pass too */
+    tb_outer_memory(small, 10000);
+    tb_outer_memory(big, 300000);
+    ka = export_kb("html", small, NULL, NULL, page, &a);
+    kb = export_kb("html", big, NULL, NULL, page, &b);
+    ck_assert_msg(kb - ka < 24576, "CPU memory: peak %ld KiB for 1,200,000 calls against %ld KiB",
+                  kb, ka);
+    ck_assert_ptr_nonnull(strstr(b, "<h2>CPU memory</h2>"));
+    ck_assert_ptr_nonnull(strstr(b, ">73.24 Mb in 300000 allocations: outer</text>"));
+    free(a), free(b), free(small), free(big), free(page);
+}
+END_TEST
+
+/* A trace the pass cannot read (its sort of the CPU memory calls spills
+ * and TMPDIR is no place to spill to): export memory and html refuse it
+ * in one line, writing nothing. */
+START_TEST(memory_html_refuse_what_the_pass_cannot_read)
+{
+    char *t = tu_path(dir, "mem.trace"), *o = tu_path(dir, "x.out"), *e = tu_path(dir, "x.err");
+    tb_outer_memory(t, 300000);
+    char *nowhere = tu_path(dir, "no/such/dir");
+    char tmpdir[4200];
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", nowhere);
+    char *const env[] = {tmpdir, NULL};
+    const char *formats[] = {"memory", "html"};
+    for (size_t f = 0; f < 2; f++) {
+        char *argv[] = {(char *)tu_tool("opprof"), "export", (char *)formats[f], t, "-o", o, NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, e)), 1);
+        char *msg = tu_slurp(e), want[4400];
+        snprintf(want, sizeof want,
+                 "opprof export: no room for temporary files in %s (No such file or "
+                 "directory)\n",
+                 nowhere);
+        ck_assert_str_eq(msg, want);
+        ck_assert_int_eq(access(o, F_OK), -1);
+        free(msg);
+    }
+    free(t), free(o), free(e), free(nowhere);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -330,6 +455,9 @@ Suite *suite_export(void)
     tcase_add_test(tc, arrows_need_both_ends);
     tcase_add_test(tc, arrows_past_the_wrap);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, memory_bounded_by_what_it_shows);
+    tcase_add_test(tc, html_bounded_by_what_it_shows);
+    tcase_add_test(tc, memory_html_refuse_what_the_pass_cannot_read);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/advise.h"
+#include "analysis/advise_pass.h"
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -522,6 +523,40 @@ START_TEST(memory_growth_and_churn_fire)
 }
 END_TEST
 
+/* The same findings through the pass (advise_pass.h): the CPU memory
+ * series walked as its calls are sorted beyond memory, not loaded. */
+START_TEST(memory_findings_through_the_pass)
+{
+    for (frees = 0; frees < 2; frees++) {
+        write_steps(NULL, allocs);
+        advise_with("input_share=2", "cpu_allocs_per_step=4", NULL);
+        double th[OPP_TH_COUNT];
+        for (int i = 0; i < OPP_TH_COUNT; i++)
+            th[i] = opp_advise_thresholds[i].value;
+        th[OPP_TH_INPUT_SHARE] = 2;
+        th[OPP_TH_CPU_ALLOCS_PER_STEP] = 4;
+        enum opp_stream_refused why;
+        char err[512];
+        const char *path = trace;
+        struct opp_advise_pass *ap = opp_advise_pass_open(&path, 1, &why, err, sizeof err);
+        ck_assert_msg(ap != NULL, "%s", err);
+        struct opp_agg_opts o = {0};
+        struct opp_advice pa;
+        ck_assert_int_eq(opp_advise_pass_run(ap, &o, "step", th, &pa, err, sizeof err), 0);
+        ck_assert_uint_eq(pa.fs.n, adv.fs.n);
+        ck_assert_uint_eq(adv.fs.n, frees ? 1 : 2); /* churn, and growth when kept */
+        for (size_t i = 0; i < pa.fs.n; i++) {
+            ck_assert_str_eq(pa.fs.f[i].rule, adv.fs.f[i].rule);
+            ck_assert_str_eq(pa.fs.f[i].what, adv.fs.f[i].what);
+            ck_assert_str_eq(pa.fs.f[i].evidence, adv.fs.f[i].evidence);
+        }
+        opp_advice_free(&pa);
+        opp_advise_pass_free(ap);
+        done();
+    }
+}
+END_TEST
+
 START_TEST(memory_silent_below)
 {
     frees = 1;
@@ -968,6 +1003,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, outlier_silent_below);
     tcase_add_test(tc, lost_data_first);
     tcase_add_test(tc, memory_growth_and_churn_fire);
+    tcase_add_test(tc, memory_findings_through_the_pass);
     tcase_add_test(tc, memory_silent_below);
     tcase_add_test(tc, gpu_idle_and_launch_bound_fire);
     tcase_add_test(tc, gpu_idle_silent_below);

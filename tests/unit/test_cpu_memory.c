@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "analysis/aggregate.h"
+#include "analysis/mem_stream.h"
 #include "analysis/model.h"
 #include "exports/export.h"
 #include "testutil.h"
@@ -347,23 +348,41 @@ START_TEST(csv_and_json_fields)
 }
 END_TEST
 
+/* The memory timeline's pass over trace, read for series which with its
+ * operators, in *l. */
+static struct opp_mem_stream *mem_read(const char *path, int64_t which, struct opp_memline *l,
+                                       int *found)
+{
+    enum opp_stream_refused why;
+    char err[256];
+    struct opp_mem_stream *ms = opp_mem_stream_open(&path, 1, &why, err, sizeof err);
+    ck_assert_msg(ms != NULL, "%s", err);
+    ck_assert_int_eq(opp_mem_stream_read(ms, 1, 1, err, sizeof err), 0);
+    *found = opp_mem_stream_find(ms, which, l);
+    return ms;
+}
+
 START_TEST(timeline_of_the_cpu)
 {
     /* every process's allocations and frees by time */
-    const struct opp_gpu_memseries *s = opp_memseries_find(m, OPP_MEM_CPU);
-    ck_assert_ptr_eq(s, &m->cpu.series);
-    ck_assert_ptr_eq(opp_memseries_find(m, OPP_MEM_FIRST), s); /* no device: the CPU */
-    ck_assert_ptr_null(opp_memseries_find(m, 0));
-    ck_assert_uint_eq(s->npts, 11);
-    ck_assert_int_eq(s->peak, 2048);
-    ck_assert_int_eq(s->final, 420);
+    struct opp_memline s, first, dev;
+    int found;
+    struct opp_mem_stream *ms = mem_read(trace, OPP_MEM_CPU, &s, &found);
+    ck_assert_int_eq(found, 1);
+    ck_assert_int_eq(s.cpu, 1);
+    ck_assert_int_eq(opp_mem_stream_find(ms, OPP_MEM_FIRST, &first), 1); /* no device: the CPU */
+    ck_assert_int_eq(first.cpu, 1);
+    ck_assert_int_eq(opp_mem_stream_find(ms, 0, &dev), 0);
+    ck_assert_uint_eq(s.npts, 11);
+    ck_assert_int_eq(s.peak, 2048);
+    ck_assert_int_eq(s.final, 420);
     char *out;
-    CAPTURE(out, opp_export_memory_json(m, s, f));
+    CAPTURE(out, opp_export_memory_json(ms, &s, f));
     ck_assert_str_eq(out, "[[0.000, 1.000, 1.500, 2.500, 5.500, 9.500, 10.500, 10.700, 11.000, "
                           "11.500, 12.000], [[512], [1536], [2048], [1024], [1280], [1380], "
                           "[868], [356], [356], [356], [420]]]\n");
     free(out);
-    CAPTURE(out, opp_export_memory_svg(m, s, "mem.trace", f));
+    CAPTURE(out, opp_export_memory_svg(ms, &s, "mem.trace", f));
     ck_assert_ptr_nonnull(strstr(out, ">mem.trace (CPU)</text>"));
     ck_assert_ptr_nonnull(strstr(out, ">peak 2.00 Kb at 1.500us</text>"));
     ck_assert_ptr_nonnull(strstr(out, ">allocated at the end: 420 b;"));
@@ -373,6 +392,7 @@ START_TEST(timeline_of_the_cpu)
     const char *third = strstr(out, ">164 b in 2 allocations: [memory]</text>");
     ck_assert(top && second && third && top < second && second < third);
     free(out);
+    opp_mem_stream_free(ms);
 }
 END_TEST
 
@@ -407,8 +427,6 @@ START_TEST(no_memory_events)
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(opp_model_has_cpu_mem(p), 0);
     ck_assert_ptr_null(p->threads[0].cpumem);
-    ck_assert_ptr_null(opp_memseries_find(p, OPP_MEM_FIRST));
-    ck_assert_ptr_null(opp_memseries_find(p, OPP_MEM_CPU));
     struct opp_agg_opts o = {0};
     struct opp_out_opts oo = {0};
     struct opp_agg a;
@@ -421,6 +439,12 @@ START_TEST(no_memory_events)
     free(out);
     opp_agg_free(&a);
     opp_model_free(p);
+    struct opp_memline l;
+    int found;
+    opp_mem_stream_free(mem_read(path, OPP_MEM_FIRST, &l, &found));
+    ck_assert_int_eq(found, 0);
+    opp_mem_stream_free(mem_read(path, OPP_MEM_CPU, &l, &found));
+    ck_assert_int_eq(found, 0);
     char *o2, *e2, *argv[] = {"export", "memory", path, NULL};
     ck_assert_int_eq(tu_call(cmd_export, argv, dir, &o2, &e2), 1);
     char want[600];

@@ -22,7 +22,8 @@ static int cmp_rec(const void *pa, const void *pb)
 }
 
 /* n records with keys from a fixed sequence (repeats included) through a
- * sorter holding `hold` in memory: each comes back once, in order. */
+ * sorter holding `hold` in memory: each comes back once, in order, and
+ * again so after a rewind. */
 static void sorts(uint32_t n, size_t hold)
 {
     struct opp_extsort *s = opp_extsort_new(sizeof(struct rec), cmp_rec, hold * sizeof(struct rec));
@@ -35,24 +36,28 @@ static void sorts(uint32_t n, size_t hold)
     }
     ck_assert_uint_eq(opp_extsort_count(s), n);
     ck_assert_int_eq(opp_extsort_done(s), 0);
-    uint8_t *seen = calloc(n ? n : 1, 1);
-    ck_assert_ptr_nonnull(seen);
-    struct rec prev = {0, 0, 0};
-    uint32_t got = 0;
-    const struct rec *r;
-    while ((r = opp_extsort_next(s))) {
-        if (got)
-            ck_assert_int_lt(cmp_rec(&prev, r), 0);
-        ck_assert_uint_lt(r->seq, n);
-        ck_assert(!seen[r->seq]);
-        seen[r->seq] = 1;
-        prev = *r;
-        got++;
+    for (int pass = 0; pass < 2; pass++) { /* read, then read again from the first */
+        if (pass)
+            ck_assert_int_eq(opp_extsort_rewind(s), 0);
+        uint8_t *seen = calloc(n ? n : 1, 1);
+        ck_assert_ptr_nonnull(seen);
+        struct rec prev = {0, 0, 0};
+        uint32_t got = 0;
+        const struct rec *r;
+        while ((r = opp_extsort_next(s))) {
+            if (got)
+                ck_assert_int_lt(cmp_rec(&prev, r), 0);
+            ck_assert_uint_lt(r->seq, n);
+            ck_assert(!seen[r->seq]);
+            seen[r->seq] = 1;
+            prev = *r;
+            got++;
+        }
+        ck_assert_int_eq(opp_extsort_error(s), 0);
+        ck_assert_uint_eq(got, n);
+        ck_assert_ptr_null(opp_extsort_next(s)); /* and stays at the end */
+        free(seen);
     }
-    ck_assert_int_eq(opp_extsort_error(s), 0);
-    ck_assert_uint_eq(got, n);
-    ck_assert_ptr_null(opp_extsort_next(s)); /* and stays at the end */
-    free(seen);
     opp_extsort_free(s);
 }
 
