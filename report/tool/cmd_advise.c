@@ -19,6 +19,7 @@
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "views/advise_view.h"
+#include "views/say.h"
 
 #define PREFIX "opprof advise: "
 
@@ -32,7 +33,7 @@ struct advise_args {
 static int opt_format(const struct opp_option *o, const char *arg)
 {
     if (strcmp(arg, "text") && strcmp(arg, "json")) {
-        fprintf(stderr, PREFIX "unknown format '%s' (one of: text, json)\n", arg);
+        opp_say(PREFIX "unknown format '%s' (one of: text, json)", arg);
         return 2;
     }
     *(int *)o->value = arg[0] == 'j';
@@ -57,7 +58,7 @@ static int opt_id(const struct opp_option *o, const char *arg)
     double v;
     int pid = !strcmp(o->long_name, "pid");
     if (parse_num(arg, &v) || v != floor(v) || v < 0 || v > (pid ? UINT32_MAX : 1e15)) {
-        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
         return 2;
     }
     if (pid) {
@@ -77,23 +78,21 @@ static int opt_set(const struct opp_option *o, const char *arg)
     char name[64];
     enum opp_advise_threshold id;
     if (!eq || (size_t)(eq - arg) >= sizeof name) {
-        fprintf(stderr,
-                PREFIX "--set wants NAME=VALUE (`opprof advise --thresholds` lists the "
-                       "names), not '%s'\n",
+        opp_say(PREFIX "--set wants NAME=VALUE (`opprof advise --thresholds` lists the "
+                       "names), not '%s'",
                 arg);
         return 2;
     }
     memcpy(name, arg, (size_t)(eq - arg));
     name[eq - arg] = 0;
     if (opp_advise_threshold_parse(name, &id)) {
-        fprintf(stderr,
-                PREFIX "--set: no threshold '%s' (`opprof advise --thresholds` lists "
-                       "them)\n",
+        opp_say(PREFIX "--set: no threshold '%s' (`opprof advise --thresholds` lists "
+                       "them)",
                 name);
         return 2;
     }
     if (parse_num(eq + 1, &v) || v < 0) {
-        fprintf(stderr, PREFIX "--set %s wants a number (0 or more), not '%s'\n", name, eq + 1);
+        opp_say(PREFIX "--set %s wants a number (0 or more), not '%s'", name, eq + 1);
         return 2;
     }
     th[id] = v;
@@ -141,7 +140,7 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     if (parsed)
         return parsed;
     if (!aa->thresholds && argc - *first != 1) {
-        fprintf(stderr, PREFIX "%s\n", argc - *first ? "one trace at a time" : "which trace?");
+        opp_say(PREFIX "%s", argc - *first ? "one trace at a time" : "which trace?");
         opp_options_usage(&cmd, stderr);
         return 2;
     }
@@ -152,9 +151,8 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
 static int advice_out(const struct advise_args *aa, const char *trace, struct opp_advice *a)
 {
     if (a->step_unknown) {
-        fprintf(stderr,
-                PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
-                       "operators and ranges)\n",
+        opp_say(PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
+                       "operators and ranges)",
                 aa->step, trace, trace);
         opp_advice_free(a);
         return 2;
@@ -164,7 +162,7 @@ static int advice_out(const struct advise_args *aa, const char *trace, struct op
     if (!rc && fflush(stdout))
         rc = -EIO;
     if (rc)
-        fprintf(stderr, PREFIX "cannot write the output: %s\n", strerror(-rc));
+        opp_say(PREFIX "cannot write the output: %s", strerror(-rc));
     return rc ? 1 : 0;
 }
 
@@ -174,15 +172,14 @@ static int filters_known(const struct advise_args *aa, const char *trace, const 
     char err[512];
     struct opp_agg_filter_names names = {.filter_pid = aa->o.filter_pid, .pid = aa->o.pid};
     if (opp_model_filters_known(m, &names, err, sizeof err)) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return 2;
     }
     int ranked = 0;
     for (size_t p = 0; p < m->nprocs; p++)
         ranked |= m->procs[p].rank == aa->o.rank;
     if (aa->o.filter_rank && !ranked) {
-        fprintf(stderr, PREFIX "--rank %" PRId64 ": no process of %s has that rank\n", aa->o.rank,
-                trace);
+        opp_say(PREFIX "--rank %" PRId64 ": no process of %s has that rank", aa->o.rank, trace);
         return 2;
     }
     return 0;
@@ -198,7 +195,7 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     struct opp_advise_pass *ap = opp_advise_pass_open(&trace, 1, &why, err, sizeof err);
     if (!ap) {
         if (why == OPP_STREAM_CANNOT) /* an error or a summary: the loaded path says it */
-            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, err);
+            opp_say(PREFIX "%s: %s: loading every call", trace, err);
         return -1;
     }
     const struct opp_model *m = opp_advise_pass_model(ap);
@@ -209,10 +206,10 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     rc = opp_advise_pass_run(ap, &aa->o, aa->step, aa->th, &a, err, sizeof err);
     if (rc == 1) {
         if (err[0])
-            fprintf(stderr, PREFIX "%s: %s: loading every call\n", trace, err);
+            opp_say(PREFIX "%s: %s: loading every call", trace, err);
         rc = -1;
     } else if (rc) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         rc = 1;
     } else {
         rc = advice_out(aa, trace, &a);
@@ -238,11 +235,11 @@ int cmd_advise(int argc, char **argv)
     char err[512];
     struct opp_model *m = opp_model_load(trace, err, sizeof err);
     if (!m) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return 1;
     }
     if (opp_model_needs_calls(m, "advise", err, sizeof err)) {
-        fprintf(stderr, PREFIX "%s: %s\n", trace, err);
+        opp_say(PREFIX "%s: %s", trace, err);
         opp_model_free(m);
         return 1;
     }
@@ -255,7 +252,7 @@ int cmd_advise(int argc, char **argv)
     rc = opp_advise(m, &aa.o, aa.step, aa.th, &a);
     opp_model_free(m);
     if (rc) {
-        fprintf(stderr, PREFIX "%s\n", strerror(-rc));
+        opp_say(PREFIX "%s", strerror(-rc));
         return 1;
     }
     return advice_out(&aa, trace, &a);

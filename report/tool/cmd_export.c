@@ -22,6 +22,7 @@
 #include "tool/options.h"
 #include "tool/outfile.h"
 #include "views/fmt.h"
+#include "views/say.h"
 
 #define PREFIX "opprof export: "
 
@@ -357,7 +358,7 @@ static int make_dir(const char *path)
     if (!len || path[len - 1] != '/')
         return 0;
     if (len >= sizeof p) {
-        fprintf(stderr, PREFIX "output path too long\n");
+        opp_say(PREFIX "output path too long");
         return -1;
     }
     memcpy(p, path, len + 1);
@@ -368,8 +369,7 @@ static int make_dir(const char *path)
         int rc = mkdir(p, 0777);
         p[i] = '/';
         if (rc && errno != EEXIST) {
-            fprintf(stderr, PREFIX "cannot make the directory %.*s: %s\n", (int)i, p,
-                    strerror(errno));
+            opp_say(PREFIX "cannot make the directory %.*s: %s", (int)i, p, strerror(errno));
             return -1;
         }
     }
@@ -387,17 +387,17 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
     char err[600], names[256];
     struct opp_model *m = opp_model_load_many(traces, n, err, sizeof err);
     if (!m) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return -1;
     }
     struct opp_window *w;
     size_t nw;
     int rc = -1;
     if (opp_profiler_windows(m, &w, &nw)) {
-        fprintf(stderr, PREFIX "out of memory\n");
+        opp_say(PREFIX "out of memory");
     } else if (k > nw) {
-        fprintf(stderr, PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
-                               "ProfilerStep#N), not %lu\n",
+        opp_say(PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
+                       "ProfilerStep#N), not %lu",
                 n == 1 ? traces[0] : names_of(traces, n, names, sizeof names),
                 n == 1 ? "has" : "have", nw, nw == 1 ? "" : "s", k);
         free(w);
@@ -417,12 +417,12 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
                 dir_len--;
             if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path, file_host,
                          p->pid, (unsigned long long)(real / 1000000)) >= (int)cap) {
-                fprintf(stderr, PREFIX "output path too long\n");
+                opp_say(PREFIX "output path too long");
                 rc = -1;
             }
             *out_path = named;
             if (!rc)
-                fprintf(stderr, PREFIX "window %lu -> %s\n", k, named);
+                opp_say(PREFIX "window %lu -> %s", k, named);
         }
         free(w);
     }
@@ -510,7 +510,7 @@ static int opt_number(const struct opp_option *o, const char *arg)
     errno = 0;
     long long v = strtoll(arg, &end, 10);
     if (errno || *end || !arg[0] || v < o->data || v > INT32_MAX) {
-        fprintf(stderr, PREFIX "--%s wants a number, not '%s'\n", o->long_name, arg);
+        opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
         return 2;
     }
     *(long long *)o->value = v;
@@ -526,7 +526,7 @@ static int opt_device(const struct opp_option *o, const char *arg)
     if (!strcmp(arg, "cpu")) {
         v = OPP_MEM_CPU;
     } else if (errno || *end || !arg[0] || v < 0 || v > INT32_MAX) {
-        fprintf(stderr, PREFIX "--device wants a number or cpu, not '%s'\n", arg);
+        opp_say(PREFIX "--device wants a number or cpu, not '%s'", arg);
         return 2;
     }
     *(long long *)o->value = v;
@@ -540,8 +540,9 @@ static int opt_metric(const struct opp_option *o, const char *arg)
     } else if (!strcmp(arg, "self_cpu_time_total")) {
         *(int *)o->value = 0;
     } else {
-        fprintf(stderr, PREFIX "unknown metric '%s' (self_cpu_time_total or "
-                               "self_cuda_time_total)\n", arg);
+        opp_say(PREFIX "unknown metric '%s' (self_cpu_time_total or "
+                       "self_cuda_time_total)",
+                arg);
         return 2;
     }
     return 0;
@@ -550,7 +551,7 @@ static int opt_metric(const struct opp_option *o, const char *arg)
 static int opt_frames(const struct opp_option *o, const char *arg)
 {
     if (strcmp(arg, "code") && strcmp(arg, "ops")) {
-        fprintf(stderr, PREFIX "unknown --frames '%s' (code or ops)\n", arg);
+        opp_say(PREFIX "unknown --frames '%s' (code or ops)", arg);
         return 2;
     }
     *(int *)o->value = !strcmp(arg, "code");
@@ -645,8 +646,8 @@ int cmd_export(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (argc - first < 2) {
-        fprintf(stderr, PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html|sqlite "
-                               "TRACE... [-o OUT])\n",
+        opp_say(PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html|sqlite "
+                       "TRACE... [-o OUT])",
                 argc - first ? "which trace?" : "which format and trace?");
         return 2;
     }
@@ -654,7 +655,7 @@ int cmd_export(int argc, char **argv)
     const char *const *traces = (const char *const *)argv + first + 1;
     size_t ntraces = (size_t)(argc - optind - 1);
     if (ntraces > OPP_CHROME_MAX_TRACES) { /* the merge keeps 2^24 serials per trace */
-        fprintf(stderr, PREFIX "too many traces: at most %d\n", OPP_CHROME_MAX_TRACES);
+        opp_say(PREFIX "too many traces: at most %d", OPP_CHROME_MAX_TRACES);
         return 2;
     }
     const struct export_format *fmt = NULL;
@@ -666,11 +667,11 @@ int cmd_export(int argc, char **argv)
         for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
             snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
                      formats[i].name);
-        fprintf(stderr, PREFIX "unknown format '%s' (known: %s)\n", format, known);
+        opp_say(PREFIX "unknown format '%s' (known: %s)", format, known);
         return 2;
     }
     if ((rank >= 0 || window) && !fmt->windows) {
-        fprintf(stderr, PREFIX "--rank and --window go with chrome\n");
+        opp_say(PREFIX "--rank and --window go with chrome");
         return 2;
     }
     struct opp_chrome_opts co = {.rank = rank};
@@ -686,7 +687,7 @@ int cmd_export(int argc, char **argv)
                             : opp_out_open(&out, out_path, out_path && ends_with(out_path, ".gz"),
                                            traces, ntraces, err, sizeof err);
     if (orc) {
-        fprintf(stderr, PREFIX "%s\n", err);
+        opp_say(PREFIX "%s", err);
         return orc == -2 ? 2 : 1;
     }
     const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
@@ -695,6 +696,6 @@ int cmd_export(int argc, char **argv)
     if (opp_out_close(&out, !rc, err, sizeof err))
         rc = -1;
     if (err[0])
-        fprintf(stderr, PREFIX "%s%s\n", rc ? "" : "warning: ", err);
+        opp_say(PREFIX "%s%s", rc ? "" : "warning: ", err);
     return rc ? 1 : 0;
 }
