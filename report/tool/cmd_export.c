@@ -376,31 +376,35 @@ static int make_dir(const char *path)
     return 0;
 }
 
-/* --window K: the time range of the K-th window a schedule recorded; an
- * output that is a directory (or ends in '/': then made) gets
- * tensorboard_trace_handler's file name there, <host>_<pid>.<ms since the
- * epoch>.pt.trace.json (the host as one path component: it comes from the
- * trace). 0 or -1 (said). */
+/* --window K: the time range of the K-th window a schedule recorded (a
+ * read of the pass); an output that is a directory (or ends in '/': then
+ * made) gets tensorboard_trace_handler's file name there, <host>_<pid>.<ms
+ * since the epoch>.pt.trace.json (the host as one path component: it
+ * comes from the trace). 0 (a summary trace: the export refuses it), or
+ * -1 (said). */
 static int chrome_window(const char *const *traces, size_t n, unsigned long k,
                          struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
 {
     char err[600], names[256];
-    struct opp_model *m = opp_model_load_many(traces, n, err, sizeof err);
-    if (!m) {
+    enum opp_stream_refused why;
+    struct opp_table_stream *ts = opp_table_stream_open(traces, n, &why, err, sizeof err);
+    if (!ts && why == OPP_STREAM_SUMMARY_FILE)
+        return 0; /* the export says what a summary lacks */
+    if (!ts) {
         opp_say(PREFIX "%s", err);
         return -1;
     }
-    struct opp_window *w;
+    const struct opp_model *m = opp_table_stream_model(ts);
+    struct opp_window *w = NULL;
     size_t nw;
     int rc = -1;
-    if (opp_profiler_windows(m, &w, &nw)) {
-        opp_say(PREFIX "out of memory");
+    if (opp_table_stream_windows(ts, &w, &nw, err, sizeof err)) {
+        opp_say(PREFIX "%s", err);
     } else if (k > nw) {
         opp_say(PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
                        "ProfilerStep#N), not %lu",
                 n == 1 ? traces[0] : names_of(traces, n, names, sizeof names),
                 n == 1 ? "has" : "have", nw, nw == 1 ? "" : "s", k);
-        free(w);
     } else {
         co->from_ns = w[k - 1].begin_ns;
         co->to_ns = w[k - 1].end_ns + 1;
@@ -424,9 +428,9 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
             if (!rc)
                 opp_say(PREFIX "window %lu -> %s", k, named);
         }
-        free(w);
     }
-    opp_model_free(m);
+    free(w);
+    opp_table_stream_free(ts);
     return rc;
 }
 
