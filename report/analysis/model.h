@@ -293,6 +293,8 @@ static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
 /* Commands that need every call's time refuse a summary trace: 0, or -1
  * with "TRACE is a summary ... WHAT needs every call" in err. */
 int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen);
+/* That refusal's words, for a trace known to be a summary. */
+void opp_summary_refusal(const char *what, char *err, size_t errlen);
 
 /* The filters a person gave by name or number (--lib, --pid, --tid,
  * --match). */

@@ -83,10 +83,9 @@ int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, si
 /* The same of traces paths[0..n) (one model, as opp_model_load_many makes
  * it) read as they stream (analysis/pass.h), without loading them: memory
  * bounded by the threads, the calls still open and the GPU records' join,
- * not by the calls. 0 (err: the trace's warning, if any); 1 when the
- * traces cannot be read this way (a summary trace, no room in TMPDIR for
- * the GPU join: path then names no complete file and the loaded model's
- * export is the way); -1 with err set. */
+ * not by the calls. 0 (err: the trace's warning, if any); 1 for a summary
+ * trace (path then names no complete file); -1 with err set (no room in
+ * TMPDIR for the GPU join's sorts included). */
 int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,
                              size_t errlen);
 

@@ -367,7 +367,7 @@ int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *pat
         snprintf(err, errlen, "%s", m->sum.warning);
     opp_pass_free(p);
     int closed = opp_sqlite_close(&d, path);
-    return rc ? rc : closed;
+    return rc ? -1 : closed; /* 1: no room for the GPU join's sorts (err), refused */
 }
 
 #else

@@ -1,9 +1,9 @@
 /* `opprof advise TRACE [options]`: findings about a trace ranked by the
  * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
  * A full trace is read through the pass (analysis/advise_pass.h): memory
- * bounded by the rows, call paths, steps and devices, not by the calls.
- * Every call is loaded for a summary trace (it says what it lacks) and a
- * trace the pass cannot read (said).
+ * bounded by the rows, call paths, steps and devices, not by the calls;
+ * a summary trace is refused (it keeps no call's time), as is a trace
+ * whose GPU join finds no room in TMPDIR (said).
  * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
  * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
 #include <errno.h>
@@ -185,18 +185,21 @@ static int filters_known(const struct advise_args *aa, const char *trace, const 
     return 0;
 }
 
-/* advise through the pass (advise_pass.h): the exit status, or -1 to
- * load every call instead (said where the pass cannot read the trace). */
+/* advise through the pass (advise_pass.h): the exit status. */
 static int advise_streams(struct advise_args *aa, const char *trace)
 {
     enum opp_stream_refused why;
     char err[512];
-    int rc = -1;
+    int rc;
     struct opp_advise_pass *ap = opp_advise_pass_open(&trace, 1, &why, err, sizeof err);
     if (!ap) {
-        if (why == OPP_STREAM_CANNOT) /* an error or a summary: the loaded path says it */
-            opp_say(PREFIX "%s: %s: loading every call", trace, err);
-        return -1;
+        if (why == OPP_STREAM_SUMMARY_FILE) {
+            opp_summary_refusal("advise", err, sizeof err);
+            opp_say(PREFIX "%s: %s", trace, err);
+        } else {
+            opp_say(PREFIX "%s", err);
+        }
+        return 1;
     }
     const struct opp_model *m = opp_advise_pass_model(ap);
     if ((rc = filters_known(aa, trace, m)))
@@ -204,11 +207,7 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     opp_steps_main_process(m, &aa->o, 1);
     struct opp_advice a;
     rc = opp_advise_pass_run(ap, &aa->o, aa->step, aa->th, &a, err, sizeof err);
-    if (rc == 1) {
-        if (err[0])
-            opp_say(PREFIX "%s: %s: loading every call", trace, err);
-        rc = -1;
-    } else if (rc) {
+    if (rc) {
         opp_say(PREFIX "%s", err);
         rc = 1;
     } else {
@@ -227,33 +226,5 @@ int cmd_advise(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     if (aa.thresholds)
         return opp_out_advise_thresholds(stdout, aa.th) ? 1 : 0;
-    const char *trace = argv[first];
-    struct opp_agg_opts given = aa.o;
-    if ((rc = advise_streams(&aa, trace)) >= 0)
-        return rc;
-    aa.o = given; /* as the loaded model finds the main process */
-    char err[512];
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
-    if (!m) {
-        opp_say(PREFIX "%s", err);
-        return 1;
-    }
-    if (opp_model_needs_calls(m, "advise", err, sizeof err)) {
-        opp_say(PREFIX "%s: %s", trace, err);
-        opp_model_free(m);
-        return 1;
-    }
-    if ((rc = filters_known(&aa, trace, m))) {
-        opp_model_free(m);
-        return rc;
-    }
-    opp_steps_main_process(m, &aa.o, 1);
-    struct opp_advice a;
-    rc = opp_advise(m, &aa.o, aa.step, aa.th, &a);
-    opp_model_free(m);
-    if (rc) {
-        opp_say(PREFIX "%s", strerror(-rc));
-        return 1;
-    }
-    return advice_out(&aa, trace, &a);
+    return advise_streams(&aa, argv[first]);
 }

@@ -240,8 +240,8 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
 }
 
 /* One trace compared: its key_averages added up in one pass over it
- * (table_stream.h), or of the loaded model where the pass cannot read it
- * (a summary trace, one of table_stream's refusals); the rows point into
+ * (table_stream.h), or of the loaded model for a summary trace (its rows
+ * as it keeps them); the rows point into
  * st's model or m. */
 struct side {
     struct opp_table_stream *st;
@@ -266,14 +266,10 @@ static int side_read(const char *path, const struct opp_diff_opts *o, struct sid
     struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
     const struct opp_model *m;
     memset(s, 0, sizeof *s);
-    int got = 1;
+    int got = -1;
     if ((s->st = opp_table_stream_open(&path, 1, &why, err, sizeof err)))
-        got = opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err);
-    else if (why == OPP_STREAM_ERROR)
-        got = -1;
-    if (got > 0) { /* loaded instead */
-        opp_table_stream_free(s->st);
-        s->st = NULL;
+        got = opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err) ? -1 : 0;
+    else if (why == OPP_STREAM_SUMMARY_FILE) { /* its rows as the summary keeps them */
         got = (s->m = opp_model_load(path, err, sizeof err)) ? 0 : -1;
         if (!got && opp_aggregate(s->m, &ao, &s->agg)) {
             snprintf(err, sizeof err, "out of memory");

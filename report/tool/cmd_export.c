@@ -249,26 +249,13 @@ static void html_parts_free(struct html_parts *h)
     opp_advise_pass_free(h->ap);
 }
 
-/* advise's findings on the traces, from the pass, else (code stacks, the
- * CPU memory series: what advise reads of every call) the loaded model.
- * 0, or -1 with err said. */
-static int html_advice(struct html_parts *h, const char *const *traces, size_t n, char *err,
-                       size_t errlen)
+/* advise's findings on the traces, from the pass. 0, or -1 with err
+ * said. */
+static int html_advice(struct html_parts *h, char *err, size_t errlen)
 {
     struct opp_agg_opts o = {0};
     opp_steps_main_process(opp_advise_pass_model(h->ap), &o, 1);
     int rc = opp_advise_pass_run(h->ap, &o, NULL, NULL, &h->adv, err, errlen);
-    if (rc == 1 && !err[0]) {
-        struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
-        if (!m)
-            return -1;
-        o = (struct opp_agg_opts){0};
-        opp_steps_main_process(m, &o, 1);
-        rc = opp_advise(m, &o, NULL, NULL, &h->adv);
-        opp_model_free(m);
-        if (rc)
-            snprintf(err, errlen, "%s", strerror(-rc));
-    }
     h->have_adv = !rc;
     return rc ? -1 : 0;
 }
@@ -284,7 +271,7 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
     const struct opp_model *m = opp_advise_pass_model(h.ap);
     struct opp_table_stream *ts = opp_advise_pass_table(h.ap);
     const struct opp_agg_opts all = {0};
-    int rc = html_advice(&h, traces, n, err, errlen);
+    int rc = html_advice(&h, err, errlen);
     if (!rc && (rc = opp_table_stream_aggregate(ts, &all, &h.agg, err, errlen)) == 0)
         h.have_agg = 1;
     if (!rc)
@@ -485,12 +472,8 @@ static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t e
     int rc = opp_export_sqlite_traces(r->traces, r->n, r->path, err, errlen);
     if (rc <= 0)
         return rc;
-    unlink(r->path); /* what the streamed export began */
-    err[0] = 0;
-    struct opp_model *m = load_calls(r->traces, r->n, "export sqlite", err, errlen);
-    if (!m)
-        return -1;
-    return model_done(m, opp_export_sqlite(m, r->path, err, errlen), err, errlen);
+    opp_summary_refusal("export sqlite", err, errlen); /* a summary trace */
+    return -1;
 }
 
 static const struct export_format {

@@ -56,13 +56,12 @@ struct view {
 
 /* A view computed in one pass over full traces (analysis/pass.h), for
  * every trace whatever its size: open makes the pass's first
- * read (NULL and why: a summary trace is loaded, which refuses it in its words; one
- * the pass cannot read is loaded too; for errors err says why); model is
- * what that read learnt (for the filters and warnings); show computes and
- * prints: 0 and the output's status in *rc, 1 when the trace cannot be
- * answered this way (err says why), -1 on error (err). Several traces
- * are read as one, as when loaded; where it cannot, every call is
- * loaded. */
+ * read (NULL and why: a summary trace is loaded, which refuses it in its
+ * words; for errors err says why); model is what that read learnt (for
+ * the filters and warnings); show computes and prints: 0 and the output's
+ * status in *rc, 1 when the trace cannot be answered this way (no room in
+ * TMPDIR: err says why, refused), -1 on error (err). Several traces are
+ * read as one, as when loaded. */
 struct view_stream {
     void *(*open)(const char *const *paths, size_t npaths, enum opp_stream_refused *why, char *err,
                   size_t errlen);
@@ -101,7 +100,7 @@ int report_filters_known(const struct report_args *ra, const struct opp_model *m
  * time and no thread), or NULL (report_stream.c). */
 const char *report_summary_refuses(const struct report_args *ra);
 /* The report of full traces read in one pass (report_stream.c): the exit
- * status; or -1 when the loaded model is to answer. */
+ * status; or -1 for a summary trace, which the loaded model answers. */
 int report_streamed(const struct report_args *ra);
 
 #endif

@@ -1,9 +1,9 @@
 /* `opprof report` on full traces read in one pass (report.h's
  * view_stream, analysis/pass.h): the table, its CSV and JSON and every
  * view, whatever the traces' size, in memory bounded by what each keeps
- * (rows, call paths, steps, kernels), not by the calls. The loaded model
- * answers the rest: a summary trace (loaded as it is: it says what it
- * cannot answer) and a trace the pass cannot read (said). */
+ * (rows, call paths, steps, kernels), not by the calls. A summary trace
+ * is loaded as it is (an input format: it says what it cannot answer); a
+ * trace the pass cannot read (no room in TMPDIR) is refused, said. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +25,7 @@ const char *report_summary_refuses(const struct report_args *ra)
 }
 
 /* A view read in one pass over the traces (report.h's view_stream). The
- * exit status; *load set when every call is loaded instead (said, unless
- * the loaded path says it better). */
+ * exit status; *load set for a summary trace (loaded as it is). */
 static int view_streamed(const struct report_args *ra, const struct view_stream *vs, int *load)
 {
     char err[512];
@@ -54,12 +53,12 @@ static int view_streamed(const struct report_args *ra, const struct view_stream 
             rc = got < 0 ? 1 : got ? 0 : report_finish(ra, m, out);
         }
         vs->close(st);
-        if (rc || got <= 0)
-            return rc;
+        if (got > 0) { /* no room for the GPU join's sorts */
+            opp_say(PREFIX "%s", err);
+            rc = 1;
+        }
     }
-    opp_say(PREFIX "%s: %s: loading every call", ra->trace, err);
-    *load = 1;
-    return 0;
+    return rc;
 }
 
 int report_streamed(const struct report_args *ra)

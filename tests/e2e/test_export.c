@@ -417,30 +417,35 @@ START_TEST(html_bounded_by_what_it_shows)
 END_TEST
 
 /* A trace the pass cannot read (its sort of the CPU memory calls spills
- * and TMPDIR is no place to spill to): export memory and html refuse it
- * in one line, writing nothing. */
-START_TEST(memory_html_refuse_what_the_pass_cannot_read)
+ * and TMPDIR is no place to spill to): every command refuses it in one
+ * line naming the place, writing nothing (none loads every call). */
+START_TEST(no_room_in_tmpdir_refused)
 {
     char *t = tu_path(dir, "mem.trace"), *o = tu_path(dir, "x.out"), *e = tu_path(dir, "x.err");
+    char *so = tu_path(dir, "x.stdout");
     tb_outer_memory(t, 300000);
     char *nowhere = tu_path(dir, "no/such/dir");
     char tmpdir[4200];
     snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", nowhere);
     char *const env[] = {tmpdir, NULL};
-    const char *formats[] = {"memory", "html"};
-    for (size_t f = 0; f < 2; f++) {
-        char *argv[] = {(char *)tu_tool("opprof"), "export", (char *)formats[f], t, "-o", o, NULL};
-        ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, e)), 1);
+    char *tool = (char *)tu_tool("opprof");
+    char *cmds[][7] = {{tool, "export", "memory", t, "-o", o, NULL},
+                       {tool, "export", "html", t, "-o", o, NULL},
+                       {tool, "report", t, NULL},
+                       {tool, "advise", t, NULL},
+                       {tool, "diff", t, t, NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        ck_assert_int_eq(tu_code(tu_run(cmds[i], env, so, e)), !strcmp(cmds[i][1], "diff") ? 3 : 1);
         char *msg = tu_slurp(e), want[4400];
         snprintf(want, sizeof want,
-                 "opprof export: no room for temporary files in %s (No such file or "
-                 "directory)\n",
-                 nowhere);
+                 "opprof %s: no room for temporary files in %s (No such file or directory)\n",
+                 cmds[i][1], nowhere);
         ck_assert_str_eq(msg, want);
-        ck_assert_int_eq(access(o, F_OK), -1);
+        if (!strcmp(cmds[i][1], "export"))
+            ck_assert_int_eq(access(o, F_OK), -1);
         free(msg);
     }
-    free(t), free(o), free(e), free(nowhere);
+    free(t), free(o), free(e), free(so), free(nowhere);
 }
 END_TEST
 
@@ -457,7 +462,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, memory_bounded_by_what_it_shows);
     tcase_add_test(tc, html_bounded_by_what_it_shows);
-    tcase_add_test(tc, memory_html_refuse_what_the_pass_cannot_read);
+    tcase_add_test(tc, no_room_in_tmpdir_refused);
     suite_add_tcase(s, tc);
     return s;
 }
