@@ -98,9 +98,9 @@ static int write_frames(const struct opp_model *m, struct opp_codetree *t, int s
 #define NO_CODE_STACKS "the trace has no code stacks (record with OPPROF_STACKS=N)"
 
 /* The operator call paths or code frames of a full trace as the pass
- * merges them (table_stream.h), written: 0, -1 (err), or 1 where the
- * trace is to be loaded instead (a summary trace, one the pass cannot
- * read; frames as export_tree's). */
+ * merges them (table_stream.h), written: 0, -1 (err: no room in TMPDIR
+ * for the GPU join's sorts included), or 1 for a summary trace, loaded as
+ * it is (frames as export_tree's). */
 static int export_tree_read(const char *const *traces, size_t n, int svg, int cuda, int frames,
                             const char *label, FILE *f, char *err, size_t errlen)
 {
@@ -125,10 +125,8 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
     } else if (!code && !(rc = opp_table_stream_calltree(st, &all, &ct, err, errlen))) {
         rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
     }
-    if (rc > 0)
-        err[0] = 0; /* loaded instead */
     opp_table_stream_free(st);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 /* frames: 0 operator call paths, 1 code frames, -1 code frames when the

@@ -431,6 +431,7 @@ START_TEST(no_room_in_tmpdir_refused)
     char *tool = (char *)tu_tool("opprof");
     char *cmds[][7] = {{tool, "export", "memory", t, "-o", o, NULL},
                        {tool, "export", "html", t, "-o", o, NULL},
+                       {tool, "export", "stacks", t, "-o", o, NULL},
                        {tool, "report", t, NULL},
                        {tool, "advise", t, NULL},
                        {tool, "diff", t, t, NULL}};
