@@ -164,6 +164,22 @@ static void sift_down(struct opp_extsort *s, size_t i)
     }
 }
 
+/* Each run read from its start, its first record in the heap. 0 or -errno. */
+static int merge_start(struct opp_extsort *s)
+{
+    s->nheap = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        struct run *r = &s->runs[i];
+        r->got = 0;
+        if ((s->err = refill(s, r)))
+            return s->err;
+        s->heap[s->nheap++] = i;
+    }
+    for (size_t i = s->nheap / 2; i-- > 0;)
+        sift_down(s, i);
+    return 0;
+}
+
 int opp_extsort_done(struct opp_extsort *s)
 {
     if (s->err || s->reading)
@@ -181,17 +197,10 @@ int opp_extsort_done(struct opp_extsort *s)
     if (!s->heap)
         return s->err = -ENOMEM;
     size_t per = RUN_BUF / s->rec ? RUN_BUF / s->rec : 1;
-    for (size_t i = 0; i < s->nruns; i++) {
-        struct run *r = &s->runs[i];
-        if (!(r->buf = malloc(per * s->rec)))
+    for (size_t i = 0; i < s->nruns; i++)
+        if (!(s->runs[i].buf = malloc(per * s->rec)))
             return s->err = -ENOMEM;
-        if ((s->err = refill(s, r)))
-            return s->err;
-        s->heap[s->nheap++] = i;
-    }
-    for (size_t i = s->nheap / 2; i-- > 0;)
-        sift_down(s, i);
-    return 0;
+    return merge_start(s);
 }
 
 int opp_extsort_rewind(struct opp_extsort *s)
@@ -199,19 +208,7 @@ int opp_extsort_rewind(struct opp_extsort *s)
     if (s->err || !s->reading)
         return s->err ? s->err : -EINVAL;
     s->pos = 0;
-    if (!s->nruns)
-        return 0;
-    s->nheap = 0;
-    for (size_t i = 0; i < s->nruns; i++) {
-        struct run *r = &s->runs[i];
-        r->got = 0;
-        if ((s->err = refill(s, r)))
-            return s->err;
-        s->heap[s->nheap++] = i;
-    }
-    for (size_t i = s->nheap / 2; i-- > 0;)
-        sift_down(s, i);
-    return 0;
+    return s->nruns ? merge_start(s) : 0;
 }
 
 const void *opp_extsort_next(struct opp_extsort *s)

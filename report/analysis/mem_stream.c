@@ -279,13 +279,7 @@ static int tops_top(void *ctx, const struct opp_pass_call *x)
     const struct sent *e = &t->e[t->base++];
     if ((e->cpu > 0 && top_add(s, NONE, x->name, e->cpu)) || charge(s, e->head, NONE))
         return s->failed;
-    if (t->base == t->n)
-        t->base = t->n = 0;
-    else if (t->base > 4096 && t->base > t->n / 2) {
-        memmove(t->e, t->e + t->base, (t->n - t->base) * sizeof *t->e);
-        t->n -= t->base;
-        t->base = 0;
-    }
+    opp_pass_stack_settled(t->e, sizeof *t->e, &t->base, &t->n);
     return 0;
 }
 

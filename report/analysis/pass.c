@@ -139,13 +139,7 @@ static void settle(struct opp_pass *p, struct pthread *t, int all)
         if (p->c->top)
             check(p, p->c->top(p->c->ctx, x), 0);
     }
-    if (t->base == t->n)
-        t->base = t->n = 0;
-    else if (t->base > 4096 && t->base > t->n / 2) {
-        memmove(t->s, t->s + t->base, (t->n - t->base) * sizeof *t->s);
-        t->n -= t->base;
-        t->base = 0;
-    }
+    opp_pass_stack_settled(t->s, sizeof *t->s, &t->base, &t->n);
 }
 
 /* Call x of thread t, which returned after every call before it: it

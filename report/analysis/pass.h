@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "analysis/gpu_join.h"
 #include "analysis/model.h"
@@ -83,6 +84,21 @@ struct opp_pass_consumer {
 };
 
 struct opp_pass;
+
+/* A consumer's stack of a thread's calls, v[*base..*n) of elements of
+ * size bytes, after its first was settled (*base moved past it): emptied
+ * when nothing is left, else the settled ones dropped once they are many
+ * and the larger part, so the stack is not moved at each call. */
+static inline void opp_pass_stack_settled(void *v, size_t size, size_t *base, size_t *n)
+{
+    if (*base == *n) {
+        *base = *n = 0;
+    } else if (*base > 4096 && *base > *n / 2) {
+        memmove(v, (char *)v + *base * size, (*n - *base) * size);
+        *n -= *base;
+        *base = 0;
+    }
+}
 
 /* The first read of paths[0..npaths) (several: one model as
  * opp_model_load_many makes it, each file's times on the first's clock;

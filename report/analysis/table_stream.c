@@ -819,13 +819,7 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
     OPP_HASH_FREE(e->sk);
     ptree_free(e->pt);
     e->pt = NULL;
-    if (t->base == t->n)
-        t->base = t->n = 0;
-    else if (t->base > 4096 && t->base > t->n / 2) {
-        memmove(t->e, t->e + t->base, (t->n - t->base) * sizeof *t->e);
-        t->n -= t->base;
-        t->base = 0;
-    }
+    opp_pass_stack_settled(t->e, sizeof *t->e, &t->base, &t->n);
     return rc;
 }
 

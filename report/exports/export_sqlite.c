@@ -176,13 +176,7 @@ static int s_top(void *ctx, const struct opp_pass_call *c)
     if (t->base == t->n || t->v[t->base].seq != c->seq)
         return s_fail(z, EPROTO); /* the pass's top-level calls are in the order they came */
     opp_sqlite_put_cpu_row(z->d, &z->cpu, &t->v[t->base++].r);
-    if (t->base == t->n)
-        t->base = t->n = 0;
-    else if (t->base > 4096 && t->base > t->n / 2) {
-        memmove(t->v, t->v + t->base, (t->n - t->base) * sizeof *t->v);
-        t->n -= t->base;
-        t->base = 0;
-    }
+    opp_pass_stack_settled(t->v, sizeof *t->v, &t->base, &t->n);
     return z->d->failed ? -EIO : 0;
 }
 
