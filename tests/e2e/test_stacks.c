@@ -212,34 +212,36 @@ static long folded_kb(const char *path, const char *want)
     return output_kb(argv, want);
 }
 
-/* The operator call paths (the fold of a trace without code stacks) as the
- * one pass merges them: 30 times the calls, the same paths, the same peak
- * memory give or take 4 MiB (every call loaded: 30 MiB more). */
-START_TEST(operator_paths_bounded_by_paths)
+/* The folded stacks of a trace built by build with 10,000 and 300,000
+ * iterations: small and big, the same paths, the same peak memory give
+ * or take 4 MiB (every call loaded: 30 MiB more). */
+static void folded_bounded(void (*build)(const char *, uint32_t), const char *small_want,
+                           const char *big_want)
 {
     char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
-    tb_outer_inner(small, 10000);
-    tb_outer_inner(big, 300000);
-    /* self times in us: outer 80 ns a call, inner 20 */
-    long a = folded_kb(small, "outer 800\nouter;inner 200\n");
-    long b = folded_kb(big, "outer 24000\nouter;inner 6000\n");
+    build(small, 10000);
+    build(big, 300000);
+    long a = folded_kb(small, small_want);
+    long b = folded_kb(big, big_want);
     ck_assert_msg(b - a < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", b, a);
     free(small), free(big);
+}
+
+/* The operator call paths (the fold of a trace without code stacks) as the
+ * one pass merges them; self times in us: outer 80 ns a call, inner 20. */
+START_TEST(operator_paths_bounded_by_paths)
+{
+    folded_bounded(tb_outer_inner, "outer 800\nouter;inner 200\n",
+                   "outer 24000\nouter;inner 6000\n");
 }
 END_TEST
 
 /* The code-frame tree of a trace with code stacks, as the one pass adds
- * it up: 30 times the calls, the same paths, the same peak memory give or
- * take 4 MiB (every call loaded: 30 MiB more). */
+ * it up. */
 START_TEST(code_frames_bounded_by_paths)
 {
-    char *small = tu_path(dir, "small.trace"), *big = tu_path(dir, "big.trace");
-    tb_outer_inner_stacked(small, 10000);
-    tb_outer_inner_stacked(big, 300000);
-    long a = folded_kb(small, "0x20;0x10;outer 800\n0x20;0x10;inner 200\n");
-    long b = folded_kb(big, "0x20;0x10;outer 24000\n0x20;0x10;inner 6000\n");
-    ck_assert_msg(b - a < 4096, "peak %ld KiB for 600,000 calls against %ld KiB for 20,000", b, a);
-    free(small), free(big);
+    folded_bounded(tb_outer_inner_stacked, "0x20;0x10;outer 800\n0x20;0x10;inner 200\n",
+                   "0x20;0x10;outer 24000\n0x20;0x10;inner 6000\n");
 }
 END_TEST
 
