@@ -178,8 +178,8 @@ corpus-update: all $(BUILD)/tests/e2e
 # $(RUNS)/PASS/SUITE.log (tests/runs.sh). A test case tagged "timing"
 # (tcase_set_tags: it times real processes, so it wants the cores to
 # itself) is left out there; each pass runs its timing cases afterwards,
-# in $(RUNS)/PASS/timing-tagged.log, one pass after another with nothing
-# beside them. $(call test_pass,PASS,RUNNER,SUITES,NEEDS)
+# in $(RUNS)/PASS/timing-tagged.log, beside the other passes' timing cases
+# and nothing else. $(call test_pass,PASS,RUNNER,SUITES,NEEDS)
 TEST_PASSES :=
 define test_pass
 TEST_PASSES += $(1)
@@ -249,9 +249,10 @@ test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TES
 # the fuzz targets (each runs a fixed time, whatever else runs), the
 # thread, fork and signal suites under ThreadSanitizer, the end-to-end
 # suites of both passes, then the unit suites (the shortest runs, last, so
-# that the others end together); then the timing cases alone, pass after
-# pass (ThreadSanitizer's too); then what every run said and the totals of
-# each pass.
+# that the others end together); then the timing cases of every pass
+# (ThreadSanitizer's too) beside each other with nothing else running
+# (they mostly wait: 1.7 s of CPU in a pass's 25 s); then what every run
+# said and the totals of each pass.
 .PHONY: test-runs test-timing
 RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # runs wait, too
 test-runs: $(FUZZ_RUNS) $(RUNS)/tsan/suites.log \
@@ -264,5 +265,5 @@ test: deps test-layers-src
 	@$(MAKE) --no-print-directory $(PAR) test-build
 	@$(MAKE) --no-print-directory test-layers-calls
 	@$(MAKE) --no-print-directory $(RUNS_PAR) test-runs
-	@$(MAKE) --no-print-directory -j1 test-timing
+	@$(MAKE) --no-print-directory $(RUNS_PAR) test-timing
 	@tests/runs.sh sum $(RUNS) fuzz $(TEST_PASSES) tsan

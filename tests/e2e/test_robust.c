@@ -741,8 +741,10 @@ START_TEST(run_cuts_background_child)
 {
     char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
     char script[4400];
-    snprintf(script, sizeof script, "%s paced 100000 1000 >/dev/null & sleep 0.5; %s loop 10",
-             tu_build("tests/progs/scenarios"), tu_build("tests/progs/scenarios"));
+    /* the background child marked by this test's folder (an argument paced
+     * ignores), so that killing it kills no other run's */
+    snprintf(script, sizeof script, "%s paced 100000 1000 %s >/dev/null & sleep 0.5; %s loop 10",
+             tu_build("tests/progs/scenarios"), dir, tu_build("tests/progs/scenarios"));
     char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "sh", "-c", script,
                     NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, NULL, out, err)), 0);
@@ -760,7 +762,9 @@ START_TEST(run_cuts_background_child)
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->procs_cut, 1);
     opp_model_free(m);
-    system("pkill -f 'scenarios paced 100000' 2>/dev/null");
+    char kill_it[4400];
+    snprintf(kill_it, sizeof kill_it, "pkill -f 'scenarios paced 100000 1000 %s' 2>/dev/null", dir);
+    system(kill_it);
     free(e), free(j), free(e2), free(out), free(err);
 }
 END_TEST
