@@ -248,16 +248,21 @@ test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TES
 # start them in this order (it keeps to it when nothing is left to build):
 # the fuzz targets (each runs a fixed time, whatever else runs), the
 # thread, fork and signal suites under ThreadSanitizer, the end-to-end
-# suites of both passes, then the unit suites (the shortest runs, last, so
+# suites of both passes (the longest first), then the unit suites (the shortest runs, last, so
 # that the others end together); then the timing cases of every pass
 # (ThreadSanitizer's too) beside each other with nothing else running
 # (they mostly wait: 1.7 s of CPU in a pass's 25 s); then what every run
 # said and the totals of each pass.
 .PHONY: test-runs test-timing
 RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # runs wait, too
+# The longest end-to-end suites start first (PyTorch's and Dask's start-up
+# is most of their time), so that none of them is the last one running.
+E2E_LONG := $(filter torch analyze corpus top export,$(E2E_SUITES))
 test-runs: $(FUZZ_RUNS) $(RUNS)/tsan/suites.log \
-           $(foreach s,$(E2E_SUITES),$(RUNS)/e2e/$(s).log) \
-           $(foreach s,$(ASAN_E2E_SUITES),$(RUNS)/asan-e2e/$(s).log) \
+           $(foreach s,$(E2E_LONG),$(RUNS)/e2e/$(s).log) \
+           $(foreach s,$(filter $(E2E_LONG),$(ASAN_E2E_SUITES)),$(RUNS)/asan-e2e/$(s).log) \
+           $(foreach s,$(filter-out $(E2E_LONG),$(E2E_SUITES)),$(RUNS)/e2e/$(s).log) \
+           $(foreach s,$(filter-out $(E2E_LONG),$(ASAN_E2E_SUITES)),$(RUNS)/asan-e2e/$(s).log) \
            $(foreach s,$(UNIT_SUITES),$(RUNS)/unit/$(s).log $(RUNS)/asan-unit/$(s).log)
 test-timing: $(foreach p,$(TEST_PASSES) tsan,$(RUNS)/$(p)/timing-tagged.log)
 test: deps test-layers-src
