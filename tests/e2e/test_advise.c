@@ -211,7 +211,12 @@ Suite *suite_advise(void)
     tcase_add_test(tc, loader_starved);
     tcase_add_test(tc, item_every_step);
     tcase_add_test(tc, tiny_ops);
-    tcase_add_test(tc, large_trace_bounded_by_rows);
     suite_add_tcase(s, tc);
+    TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
+    tcase_set_tags(peak, "peak");
+    tcase_add_checked_fixture(peak, setup, teardown);
+    tcase_set_timeout(peak, 120);
+    tcase_add_test(peak, large_trace_bounded_by_rows);
+    suite_add_tcase(s, peak);
     return s;
 }

@@ -150,7 +150,12 @@ Suite *suite_diff(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, blas_repeats);
-    tcase_add_test(tc, large_traces_bounded_by_rows);
     suite_add_tcase(s, tc);
+    TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
+    tcase_set_tags(peak, "peak");
+    tcase_add_checked_fixture(peak, setup, teardown);
+    tcase_set_timeout(peak, 120);
+    tcase_add_test(peak, large_traces_bounded_by_rows);
+    suite_add_tcase(s, peak);
     return s;
 }

@@ -462,9 +462,14 @@ Suite *suite_export(void)
     tcase_add_test(tc, arrows_need_both_ends);
     tcase_add_test(tc, arrows_past_the_wrap);
     tcase_add_test(tc, bad_input);
-    tcase_add_test(tc, memory_bounded_by_what_it_shows);
-    tcase_add_test(tc, html_bounded_by_what_it_shows);
     tcase_add_test(tc, no_room_in_tmpdir_refused);
     suite_add_tcase(s, tc);
+    TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
+    tcase_set_tags(peak, "peak");
+    tcase_set_timeout(peak, 60);
+    tcase_add_checked_fixture(peak, setup, teardown);
+    tcase_add_test(peak, memory_bounded_by_what_it_shows);
+    tcase_add_test(peak, html_bounded_by_what_it_shows);
+    suite_add_tcase(s, peak);
     return s;
 }

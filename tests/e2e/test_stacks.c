@@ -279,10 +279,15 @@ Suite *suite_stacks(void)
     tcase_add_test(tc, stacks_three_frames_exact);
     tcase_add_test(tc, stacks_eight_frames_contain_the_calls);
     tcase_add_test(tc, stacks_off_changes_nothing);
-    tcase_add_test(tc, operator_paths_bounded_by_paths);
-    tcase_add_test(tc, group_by_stack_bounded_by_rows);
-    tcase_add_test(tc, code_frames_bounded_by_paths);
     tcase_add_loop_test(tc, stacks_bad_value_one_line, 0, 3);
     suite_add_tcase(s, tc);
+    TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
+    tcase_set_tags(peak, "peak");
+    tcase_add_checked_fixture(peak, setup, teardown);
+    tcase_set_timeout(peak, 60);
+    tcase_add_test(peak, operator_paths_bounded_by_paths);
+    tcase_add_test(peak, group_by_stack_bounded_by_rows);
+    tcase_add_test(peak, code_frames_bounded_by_paths);
+    suite_add_tcase(s, peak);
     return s;
 }
