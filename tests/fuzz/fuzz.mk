@@ -15,7 +15,7 @@
 # fuzz_NAME.log.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TEST_SECONDS ?= 10
+FUZZ_TEST_SECONDS ?= 5
 FUZZ_TARGETS := trace proto names
 FUZZ := $(BUILD)/fuzz
 FUZZ_BINS := $(addprefix $(FUZZ)/fuzz_,$(FUZZ_TARGETS))
