@@ -189,10 +189,12 @@ $(BUILD)/analyze/%.py: report/analyze/%.py
 	@mkdir -p $(@D)
 	$(call quiet,CP,$@)cp $< $@
 
-torch-shim: torch-files
+# Once per change of its files (a stamp: importing torch takes seconds).
+torch-shim: $(BUILD)/python/shim.built
+$(BUILD)/python/shim.built: $(TORCH_FILES)
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then \
 	    printf '  %-7s %s\n' SHIM "torch shim for $(PYTHON)"; \
-	    $(PYTHON) $(BUILD)/python/_opprof_torch.py >/dev/null || exit 1; \
+	    $(PYTHON) $(BUILD)/python/_opprof_torch.py >/dev/null && touch $@ || exit 1; \
 	else echo "opprof: $(PYTHON) has no torch: the torch shim is built when a program first imports one"; fi
 
 deps:
