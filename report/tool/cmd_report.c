@@ -420,6 +420,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     return 0;
 }
 
+/* Full traces are read in one pass (report_stream.c); a summary trace is
+ * loaded as it is (its call paths are what it keeps). */
 static int report(struct report_args *rap)
 {
     struct report_args ra = *rap;
@@ -432,19 +434,17 @@ static int report(struct report_args *rap)
         opp_say(PREFIX "%s", err);
         return 1;
     }
-    if (m->summary) {
-        const char *what = report_summary_refuses(&ra);
-        if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
-            opp_say(PREFIX "%s: %s", ra.trace, err);
-            opp_model_free(m);
-            return 1;
-        }
+    const char *what = report_summary_refuses(&ra);
+    if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
+        opp_say(PREFIX "%s: %s", ra.trace, err);
+        opp_model_free(m);
+        return 1;
     }
     if (report_filters_known(&ra, m)) {
         opp_model_free(m);
         return 2;
     }
-    if (ra.window_k && m->summary) { /* windows are numbered in the file */
+    if (ra.window_k) { /* a summary's windows are numbered in the file */
         uint32_t nw = opp_summary_windows(m);
         if (ra.window_k > nw) {
             opp_say(PREFIX "%s has %u recorded window%s (a schedule's active runs of "
@@ -454,20 +454,6 @@ static int report(struct report_args *rap)
             return 1;
         }
         ra.agg.sched_window = (uint32_t)ra.window_k;
-    } else if (ra.window_k) {
-        struct opp_window *w;
-        size_t nw;
-        if (opp_profiler_windows(m, &w, &nw)) {
-            opp_say(PREFIX "out of memory");
-            opp_model_free(m);
-            return 1;
-        }
-        rc = report_window(&ra, w, nw, opp_model_first_ns(m));
-        free(w);
-        if (rc) {
-            opp_model_free(m);
-            return 1;
-        }
     }
     rc = report_finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
     opp_model_free(m);

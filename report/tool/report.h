@@ -36,7 +36,8 @@ struct report_args {
 };
 
 /* The views besides the table, one line each: the option that chooses
- * it, what shows it, the formats it writes (a bit per enum format) and what
+ * it, what shows it from a summary trace (NULL: it refuses one, and
+ * needs_calls says what it is called then), the formats it writes (a bit per enum format) and what
  * it says when asked for another, whether it takes the table's filters
  * (--from, --to, --window, --match, --group-by-stack), whether it takes
  * --limit (what it limits, for the help; NULL: it refuses it), what it is

@@ -161,24 +161,6 @@ static int gpu_out(const struct report_args *ra, const struct opp_model *m,
     return rc;
 }
 
-static int gpu_view(const struct report_args *ra, const struct opp_model *m)
-{
-    if (no_gpu(ra, m))
-        return 0;
-    struct opp_gpu_stats s;
-    struct opp_kernel_stats *k;
-    size_t nk;
-    int rc = opp_gpu_stats(m, &ra->agg, &s);
-    if (rc)
-        return rc;
-    rc = opp_kernel_stats(m, &ra->agg, &k, &nk);
-    if (rc) {
-        opp_gpu_stats_free(&s);
-        return rc;
-    }
-    return gpu_out(ra, m, &s, k, nk);
-}
-
 static void *gpu_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
                       char *err, size_t errlen)
 {
@@ -261,21 +243,6 @@ static int steps_out(const struct report_args *ra, const struct opp_agg_opts *o,
     if (in_main && ra->format != FMT_JSON)
         printf("Steps of pid %" PRIu32 ", the first process (--pid PID for another)\n", o->pid);
     return opp_out_steps(stdout, ra->step ? ra->step : what, st, ra->format == FMT_JSON);
-}
-
-static int step_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_steps st;
-    struct opp_agg_opts o;
-    char what[OPP_NAME_MAX + 64];
-    int in_main = main_process(ra, m, &o);
-    int rc = ra->step ? opp_steps_find(m, &o, ra->step, &st)
-                      : opp_steps_default(m, &o, &st, what, sizeof what);
-    if (rc)
-        return rc;
-    rc = steps_out(ra, &o, in_main, what, &st);
-    opp_steps_free(&st);
-    return rc;
 }
 
 static void *step_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
@@ -399,12 +366,12 @@ static const struct view_stream by_process_stream = {table_open, table_model, by
                                                      table_close, 1};
 
 const struct view views[] = {
-    [VIEW_GPU] = {"--gpu", gpu_view, 1u << FMT_TABLE,
+    [VIEW_GPU] = {"--gpu", NULL, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0, "kernels",
                   "--gpu (its timeline)", &gpu_stream},
     [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, "call paths",
                    NULL, &tree_stream},
-    [VIEW_STEP] = {"--step", step_view, 1u << FMT_TABLE | 1u << FMT_JSON,
+    [VIEW_STEP] = {"--step", NULL, 1u << FMT_TABLE | 1u << FMT_JSON,
                    "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
                       "--by-rank writes a table or JSON", 1, "operators", NULL, &by_rank_stream},
