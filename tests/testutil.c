@@ -359,10 +359,12 @@ char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *di
     return why;
 }
 
+#include "analysis/callpath_tree.h"
 #include "analysis/gpu_stats.h"
 #include "analysis/step_times.h"
 #include "views/output.h"
 #include "views/steps.h"
+#include "views/tree_view.h"
 
 /* The loaded model's steps of name (NULL: the program's own) as `opprof
  * report --step -f json` writes them, for the threads it picks
@@ -403,14 +405,49 @@ static int loaded_steps(const char *trace, const char *name, char **json)
     return rc;
 }
 
-/* What `opprof report` writes on stdout for a --gpu or --step argv (with
- * --tid, --limit, -f json) from the loaded model (gpu_stats.c,
- * step_times.c) as report_views.c shows it, into *out (malloc'd). 0, 1
- * when argv is neither view, or -1. */
+/* The table, its JSON or --tree of m (o: --tid, --limit) as report_views.c
+ * shows them, from the loaded model's own functions (aggregate.c,
+ * callpath_tree.c, gpu_stats.c for the JSON's GPU statistics), into f:
+ * 0 or -1. */
+static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
+                        const struct opp_agg_opts *o, int json, int tree)
+{
+    if (tree) {
+        struct opp_calltree ct;
+        struct opp_tree_opts to = {.max_paths = o->limit};
+        if (opp_calltree_build(m, o, &ct))
+            return -1;
+        int rc = opp_out_tree(f, m, &ct, &to) ? -1 : 0;
+        opp_calltree_free(&ct);
+        return rc;
+    }
+    struct opp_agg agg;
+    struct opp_out_opts oo = {0};
+    struct opp_gpu_stats gs;
+    if (opp_aggregate(m, o, &agg))
+        return -1;
+    int rc = 0;
+    if (json && opp_model_has_gpu(m) && !m->summary) {
+        rc = opp_gpu_stats(m, o, &gs) ? -1 : 0;
+        oo.gpu = rc ? NULL : &gs;
+    }
+    if (!rc)
+        rc = (json ? opp_out_json(f, trace, m, &agg, &oo) : opp_out_table(f, &agg, &oo)) ? -1 : 0;
+    if (oo.gpu)
+        opp_gpu_stats_free(&gs);
+    opp_agg_free(&agg);
+    return rc;
+}
+
+/* What `opprof report` writes on stdout for an argv of the table, its
+ * JSON, --tree, --gpu or --step (with --tid, --limit, -f json) from the
+ * loaded model (aggregate.c, callpath_tree.c, gpu_stats.c, step_times.c)
+ * as report_views.c shows it, into *out (malloc'd). 0, 1 when argv has
+ * another option, or -1. */
 static int loaded_view(const char *const *argv, char **out)
 {
     const char *trace = argv[1], *step = NULL;
-    int gpu = 0, is_step = 0, json = 0, ntraces = 1;
+    int gpu = 0, is_step = 0, json = 0, tree = 0, ntraces = 1;
     struct opp_agg_opts o = {0};
     while (argv[ntraces + 1] && argv[ntraces + 1][0] != '-')
         ntraces++; /* several: merged */
@@ -429,15 +466,19 @@ static int loaded_view(const char *const *argv, char **out)
             o.limit = strtoul(argv[++i], NULL, 10);
         else if ((!strcmp(argv[i], "-f") || !strcmp(argv[i], "--format")) && next)
             json = !strcmp(argv[++i], "json");
+        else if (!strcmp(argv[i], "--tree"))
+            tree = 1;
+        else
+            return 1; /* an option the loaded model's answer here does not take */
     }
-    if (!gpu && !is_step)
-        return 1;
     char err[512], what[OPP_NAME_MAX + 64];
     struct opp_model *m = opp_model_load_many(argv + 1, (size_t)ntraces, err, sizeof err);
     size_t len;
     FILE *f = open_memstream(out, &len);
     int rc = m && f ? 0 : -1;
-    if (!rc && gpu && !opp_model_has_gpu(m)) {
+    if (!rc && !gpu && !is_step) {
+        rc = loaded_table(f, trace, m, &o, json, tree);
+    } else if (!rc && gpu && !opp_model_has_gpu(m)) {
         fprintf(f, "%s has no GPU activity records\n", trace);
     } else if (!rc && gpu) {
         struct opp_gpu_stats gs;
@@ -486,8 +527,8 @@ char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char 
                    *why = tu_call_differ(report, a, b, dir, &oa, &ea, &eb);
     if (!why && strcmp(ea, eb) && asprintf(&why, "stderr differs:\n%s---\n%s", ea, eb) < 0)
         why = strdup("out of memory");
-    /* --gpu and --step read the trace in one pass either way: against the
-     * loaded model's answer */
+    /* the pass's answer against the loaded model's (--stream and
+     * --no-stream are the same read now) */
     int loaded = why ? 1 : loaded_view(argv, &want);
     if (loaded < 0)
         why = strdup("cannot load the trace");

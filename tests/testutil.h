@@ -103,10 +103,11 @@ char *tu_call_differ(int (*fn)(int, char **), char **a, char **b, const char *di
                      char **ea, char **eb);
 
 /* report (cmd_report) called with argv (NULL-terminated) and --no-stream,
- * then with --stream: NULL when both returned 0 and wrote the same stdout
- * and stderr, and for --gpu and --step (read in one pass either way) the
- * stdout the loaded model's numbers give (with --tid, --limit, -f json),
- * else what differed (malloc'd). */
+ * then with --stream (the same read: two runs alike): NULL when both
+ * returned 0 and wrote the same stdout and stderr, and, for the table, its
+ * JSON, --tree, --gpu and --step (with --tid, --limit, -f json), the
+ * stdout the loaded model's own functions give; else what differed
+ * (malloc'd). */
 char *tu_stream_differ(int (*report)(int, char **), const char *dir, const char *const *argv);
 /* `report TRACE --step [NAME] -f json` (one pass over the trace) against
  * the loaded model's steps (step_times.c), for the program's own steps
