@@ -109,7 +109,9 @@ int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filt
                                         lib);
             }
         if (!found) {
-            snprintf(err, errlen, "--lib %s: no such library in the trace (its libraries: %s)",
+            snprintf(err, errlen,
+                     "--lib %s: no such library among those the trace's processes could call "
+                     "(%s)",
                      f->lib, len ? known : "none");
             return -1;
         }

@@ -121,6 +121,10 @@ static int table_show(const struct report_args *rap, void *st, int *rc, char *er
     struct opp_out_opts o = ra->out;
     if (ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    } else if (ra->agg.lib && !agg.nrows_all && !ra->agg.window) {
+        /* a library its processes could call, but none of the calls chosen did */
+        opp_say("opprof report: --lib %s: no call into that library in %s", ra->agg.lib, ra->trace);
+        *rc = REPORT_NAME_UNKNOWN;
     } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) &&
                (got = json_gpu(ra, &g, &gs, err, errlen))) {
         /* said by the caller */

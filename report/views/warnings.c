@@ -27,9 +27,10 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
     }
     if (m->open_events)
         fprintf(f,
-                PREFIX "warning: %" PRIu64 " calls were still running when their process died: "
+                PREFIX "warning: %" PRIu64 " call%s still running when %s process died: "
                        "shown with the process's end time\n",
-                m->open_events);
+                m->open_events, m->open_events == 1 ? " was" : "s were",
+                m->open_events == 1 ? "its" : "their");
     if (m->procs_cut)
         fprintf(f,
                 PREFIX "warning: %" PRIu32 " process%s still running when the trace was "

@@ -570,7 +570,7 @@ START_TEST(streamed_gpu_owners_as_loaded)
     ck_assert_msg(!d, "%s", d);
     char *jargv[] = {"report", t2, "-f", "json", NULL};
     ck_assert_int_eq(tu_call(cmd_report, jargv, dir, &out, &err), 0);
-    ck_assert_str_eq(err, "opprof report: warning: 1 calls were still running when their process "
+    ck_assert_str_eq(err, "opprof report: warning: 1 call was still running when its process "
                           "died: shown with the process's end time\n");
     free(t2);
     free(out), free(err);

@@ -55,7 +55,7 @@ START_TEST(command_cut_trace_warns)
              "opprof report: warning: 5 records were dropped (buffers full): a larger "
              "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits instead of "
              "dropping\n"
-             "opprof report: warning: 1 calls were still running when their process died: "
+             "opprof report: warning: 1 call was still running when its process died: "
              "shown with the process's end time\n"
              "opprof report: warning: 1 process was still running when the trace was finished: "
              "what it did after that is not in it\n",

@@ -228,8 +228,8 @@ START_TEST(unknown_filter_names)
         const char *said;
     } bad[] = {
         {"--lib", "onednnn",
-         "opprof report: --lib onednnn: no such library in the trace (its libraries: onednn, "
-         "blas, xnnpack)\n"},
+         "opprof report: --lib onednnn: no such library among those the trace's processes could "
+         "call (onednn, blas, xnnpack)\n"},
         {"--pid", "99999", "opprof report: --pid 99999: no process with that pid in the trace\n"},
         {"--tid", "99999", "opprof report: --tid 99999: no thread with that tid in the trace\n"},
     };

@@ -277,7 +277,7 @@ START_TEST(open_calls_after_fold)
     char *ea, *ec, *d = tu_call_differ(cmd_report, a, c, dir, NULL, &ea, &ec);
     ck_assert_msg(!d, "%s", d);
     ck_assert_str_eq(ec, ea);
-    ck_assert_ptr_nonnull(strstr(ea, "warning: 1 calls were still running"));
+    ck_assert_ptr_nonnull(strstr(ea, "warning: 1 call was still running"));
     free(ea), free(ec);
 }
 END_TEST
