@@ -324,15 +324,13 @@ int cmd_run(int argc, char **argv)
         .col = 21,
         .long_indent = 2,
         .in_order = 1, /* CMD's own options follow */
-        .getopt_errors = 1,
         .options = options,
     };
     int first, parsed = opp_options_parse(&run, argc, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (first >= argc) {
-        opp_say("opprof run: no command given");
-        opp_options_usage(&run, stderr);
+        opp_say("opprof run: no command given (usage: opprof run [OPTIONS] -- CMD [ARG...])");
         return 2;
     }
     char **cmd = argv + first;

@@ -58,10 +58,9 @@ int cmd_summarize(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     if (argc - first != 1 || !out) {
-        opp_say("opprof summarize: %s",
+        opp_say("opprof summarize: %s (usage: opprof summarize TRACE -o OUT)",
                 argc - first != 1 ? (argc - first ? "one trace at a time" : "which trace?")
                                   : "where to? (-o OUT)");
-        opp_options_usage(&cmd, stderr);
         return 2;
     }
     const char *in = argv[first];

@@ -442,8 +442,8 @@ int cmd_top(int argc, char **argv)
         trace = argv[first];
         ncmd = 0;
     } else if (ncmd || !attach) {
-        opp_say(PREFIX "say what to watch: -- CMD, --attach or a trace being written");
-        opp_options_usage(&cmd, stderr);
+        opp_say(PREFIX "say what to watch: -- CMD, --attach or a trace being written (see "
+                       "'opprof top --help')");
         return 2;
     }
     struct top_screen *scr = NULL;

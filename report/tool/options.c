@@ -37,8 +37,7 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
     char so[3 * n + 3];
     if (c->in_order)
         so[k++] = '+';
-    if (!c->getopt_errors)
-        so[k++] = ':'; /* our own messages */
+    so[k++] = ':'; /* our own messages: one line, opp_bad_option */
     for (size_t i = 0; i < n; i++) {
         const struct opp_option *o = &c->options[i];
         int has = !o->argh ? no_argument
@@ -54,16 +53,12 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
     lo[n] = (struct option){NULL, 0, NULL, 0};
     so[k] = 0;
     optind = 0; /* glibc: start afresh (a command may run more than once) */
-    opterr = c->getopt_errors;
+    opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
         const struct opp_option *o = find(c->options, n, ch);
-        if (!o) { /* ':' or an unknown option */
-            if (!c->getopt_errors)
-                return opp_bad_option(c->name, ch, argv);
-            opp_options_usage(c, stderr);
-            return 2;
-        }
+        if (!o) /* ':' or an unknown option */
+            return opp_bad_option(c->name, ch, argv);
         switch (o->type) {
         case OPP_OPTION_FLAG:
             *(int *)o->value = 1;

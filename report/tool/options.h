@@ -67,9 +67,6 @@ struct opp_command {
     int long_indent;      /* columns before an option without a short name (0: 6, as if
                              it had one; run: 2) */
     int in_order;         /* options end at the first operand (run: CMD's own follow) */
-    /* Bad options said by getopt itself, then the help on stderr (run's way);
-     * else one line: opp_bad_option. */
-    int getopt_errors;
     const struct opp_option *options; /* ended by OPP_OPT_END() */
 };
 

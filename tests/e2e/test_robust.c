@@ -980,7 +980,13 @@ START_TEST(cli_errors)
     char *a1[] = {(char *)tu_tool("opprof"), "run", NULL};
     ck_assert_int_eq(tu_code(tu_run(a1, NULL, NULL, err)), 2);
     char *e = tu_slurp(err);
-    ck_assert_ptr_nonnull(strstr(e, "opprof run: no command given"));
+    ck_assert_str_eq(e, "opprof run: no command given (usage: opprof run [OPTIONS] -- CMD "
+                        "[ARG...])\n");
+    free(e);
+    char *a0[] = {(char *)tu_tool("opprof"), "run", "--bogus", "--", "true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a0, NULL, NULL, err)), 2);
+    e = tu_slurp(err);
+    ck_assert_str_eq(e, "opprof run: unknown option '--bogus' (see 'opprof run --help')\n");
     free(e);
     char *a2[] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--", "/nonexistent/prog", NULL};
     ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, err)), 127);
