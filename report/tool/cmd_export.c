@@ -630,10 +630,15 @@ int cmd_export(int argc, char **argv)
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
-    if (argc - first < 2) {
+    if (argc - first < 2) { /* one operand: a trace given without its format, or a format */
+        int is_format = 0;
+        for (size_t i = 0; argc - first && i < sizeof formats / sizeof *formats; i++)
+            is_format |= !strcmp(argv[first], formats[i].name);
         opp_say(PREFIX "%s (usage: opprof export chrome|stacks|flamegraph|memory|html|sqlite "
                        "TRACE... [-o OUT])",
-                argc - first ? "which trace?" : "which format and trace?");
+                !(argc - first) ? "which format and trace?"
+                : is_format     ? "which trace?"
+                                : "which format?");
         return 2;
     }
     const char *format = argv[first];

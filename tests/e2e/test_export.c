@@ -247,6 +247,12 @@ START_TEST(bad_input)
     ck_assert_str_eq(s, "opprof export: which format and trace? (usage: opprof export "
                         "chrome|stacks|flamegraph|memory|html|sqlite TRACE... [-o OUT])\n");
     free(s);
+    char *noformat[] = {(char *)tu_tool("opprof"), "export", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(noformat, NULL, NULL, e)), 2);
+    s = tu_slurp(e);
+    ck_assert_str_eq(s, "opprof export: which format? (usage: opprof export "
+                        "chrome|stacks|flamegraph|memory|html|sqlite TRACE... [-o OUT])\n");
+    free(s);
     char *fmt[] = {(char *)tu_tool("opprof"), "export", "pprof", trace, NULL};
     ck_assert_int_eq(tu_code(tu_run(fmt, NULL, NULL, e)), 2);
     s = tu_slurp(e);
