@@ -69,6 +69,18 @@ int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json
         json_series(f, "wall_us", s, WALL);
         json_series(f, "cpu_us", s, CPU);
         json_series(f, "gpu_us", s, GPU);
+    } else if (!n) { /* no table of zeros */
+        fputs("Steps: ", f);
+        opp_text_fput(f, name);
+        if (s->named)
+            fprintf(f, " (%s), 0 steps\n",
+                    s->ranges ? "each call is a step" : "a step ends at each call");
+        else
+            fputs(", 0 steps: --step NAME says what a step is (an NVTX range, a torch label or "
+                  "nn.Module layer, or a call that ends each step)\n",
+                  f);
+        free(v);
+        return ferror(f) ? -EIO : 0;
     } else {
         fputs("Steps: ", f);
         opp_text_fput(f, name);
