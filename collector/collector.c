@@ -956,13 +956,16 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         c->bye = 1;
         end_process(c, OPP_END_EXITED);
         int others = process_clients() - 1;
-        uint64_t counts[OPP_ACK_FIELDS] = {c->events, c->dropped, (uint64_t)others, 0, 0};
+        uint64_t counts[OPP_ACK_FIELDS] = {[OPP_ACK_EVENTS] = c->events,
+                                           [OPP_ACK_DROPPED] = c->dropped,
+                                           [OPP_ACK_CONNECTED] = (uint64_t)others};
         if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && others == 0) {
             finish(); /* the whole trace is complete before the root exits */
-            counts[0] = collector.events;
-            counts[1] = collector.dropped;
-            counts[3] = (uint64_t)collector.tw.error;
-            counts[4] = collector.tw.error ? collector.events_written : collector.events;
+            counts[OPP_ACK_EVENTS] = collector.events;
+            counts[OPP_ACK_DROPPED] = collector.dropped;
+            counts[OPP_ACK_WRITE_ERRNO] = (uint64_t)collector.tw.error;
+            counts[OPP_ACK_WRITTEN] =
+                collector.tw.error ? collector.events_written : collector.events;
         }
         opp_send_msg(c->fd, OPP_MSG_ACK, counts, sizeof counts, -1);
         return 0;
