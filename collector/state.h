@@ -1,0 +1,150 @@
+/* The collector's state and what its files share: the serving loop and
+ * the clients (collector.c), the drain of the rings into the trace
+ * (drain.c), the messages of the processes and tools (messages.c). */
+#ifndef OPP_COLLECTOR_STATE_H
+#define OPP_COLLECTOR_STATE_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+#include "proto.h"
+#include "ring.h"
+#include "trace.h"
+
+struct opp_collector_opts; /* collector.h */
+
+#define MAX_CLIENTS 1024
+#define MAX_FDS_QUEUED 4
+#define ENC_BYTES (4u << 20)
+#define IDLE_POLL_MS 2
+#define BUSY_POLL_MS 0 /* a ring is filling fast: look again at once */
+#define CLOCK_EVERY_NS 1000000000ull
+#define CHUNK_EVENTS 16384 /* events per chunk before slots are handed back */
+
+enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
+
+struct ring {
+    struct opp_ring_hdr *hdr;
+    uint64_t ino; /* its memfd's inode: is it still mapped by the process? */
+    uint32_t tid, cap;
+    uint64_t tail, last_end, dropped_seen;
+    uint32_t name_seq;
+    int dead; /* abandoned after damage */
+};
+
+struct client {
+    int fd;
+    enum client_kind kind;
+    pid_t pid;
+    uint32_t proc, clock, nfuncs;
+    uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
+    struct opp_func_desc *fdesc;
+    int bye, ended, info;
+    int top;         /* asked for snapshots: it gets the last one when the trace is finished */
+    const char *bad; /* its shared memory was damaged: dropped by the loop */
+    int orphan;      /* the program closed our connection but runs on: fd is -1,
+                        its rings are still drained until it resumes or exits */
+    uint64_t orphan_checked;
+    struct client *into; /* a RESUME: this connection now serves that client */
+    struct ring *rings;
+    size_t nrings;
+    int fds[MAX_FDS_QUEUED];
+    int nfds;
+    uint8_t rx[sizeof(struct opp_msg_header) + OPP_MSG_MAX];
+    size_t rxlen;
+    uint64_t events, dropped, gpu_records;
+};
+
+struct collector_state {
+    const struct opp_collector_opts *o;
+    struct opp_tw tw;
+    int lfd;
+    struct client *c[MAX_CLIENTS];
+    int nc;
+    uint32_t next_proc;
+    uint64_t events, dropped;
+    uint64_t cut;               /* processes still running when the trace was finished */
+    int hot;                    /* loops left to poll without sleeping (a ring was half full) */
+    uint64_t events_written;    /* when a write failed: the events before it */
+    uint64_t events_summarized; /* summary mode: events of the processes written */
+    int opp_coll_write_failed;
+    struct {
+        uint32_t proc;
+        pid_t pid, ppid;
+        int reaped;
+    } past[4096]; /* pid -> proc, for parents and reaping */
+    size_t npast;
+    /* REAPED before the child's hello was read (another connection): kept
+     * for that hello, the oldest replaced first */
+    struct {
+        pid_t pid, ppid;
+        uint32_t how, code;
+    } unborn[256];
+    size_t nunborn;
+    uint8_t *enc;
+    int paused;               /* `opprof ctl stop`: every ring told to record nothing */
+    struct opp_sum *sum;      /* summary mode: calls go here, not into EVENTS chunks */
+    struct opp_top_agg *live; /* `opprof top`'s aggregate (NULL: out of memory) */
+    int live_on;              /* it adds up calls: from the start (--top) or since the first TOP */
+    int finishing;
+    uint64_t linger_deadline;
+    int root_gone;
+    uint64_t root_gone_at;
+    int ever_connected;
+    uint64_t started;
+    uint64_t last_clock;
+    volatile sig_atomic_t stop;
+};
+
+/* The collector's state (collector.c defines it). */
+extern struct collector_state collector;
+/* The file is closed: nothing more is drained. */
+extern int collector_finished;
+
+/* A line on stderr, "opprof-collector: " first (collector.c). */
+__attribute__((format(printf, 1, 2))) void opp_coll_logmsg(const char *fmt, ...);
+
+/* ---- drain.c ---- */
+
+/* The first failed write of the trace noted (pending: the events not
+ * written), said by whoever waits for the trace. */
+void opp_coll_write_failed(uint64_t pending);
+/* A clock sample (TSC and CLOCK_MONOTONIC) into the trace, and to `opprof
+ * top`'s aggregate. */
+void opp_coll_write_clock(void);
+/* Ring r's thread name written when the program changed it (force: in
+ * any case). */
+void opp_coll_ring_name(struct client *c, struct ring *r, int force);
+/* Client c's rings drained into the trace: the records taken. */
+uint64_t opp_coll_drain_client(struct client *c);
+/* A process vanished without goodbye: what ring r's thread was still
+ * inside becomes open events ending now. */
+void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now);
+void opp_coll_ring_release(struct ring *r);
+
+/* ---- messages.c ---- */
+
+/* Client i's socket is readable: each whole message handled; -1 (why
+ * set): drop the client. */
+int opp_coll_on_readable(int i, const char **why);
+/* A new connection accepted. */
+void opp_coll_on_accept(void);
+/* TOP: the live aggregate's snapshot sent to c. */
+int opp_coll_on_top(struct client *c, const char **why);
+/* A REAPED that came before its child's HELLO, kept for it. */
+void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
+
+/* ---- collector.c: the clients and the end ---- */
+
+/* Process client c ended (how: enum opp_end_how). */
+void opp_coll_end_process(struct client *c, uint32_t how);
+void opp_coll_free_fdesc(struct client *c);
+/* RESUME: c's connection serves the client it names. */
+int opp_coll_on_resume(struct client *c, const char **why);
+/* Processes connected now. */
+int opp_coll_process_clients(void);
+/* The trace finished (once): every process's calls in, the file closed. */
+int opp_coll_finish(void);
+#endif
