@@ -163,24 +163,6 @@ static void each(void *ctx, const struct opp_gpu_call *c, const void *op)
     }
 }
 
-struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
-                                           enum opp_stream_refused *why, char *err, size_t errlen)
-{
-    struct opp_gpu_stream *g = calloc(1, sizeof *g);
-    if (!g) {
-        *why = OPP_STREAM_ERROR;
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    if (!(g->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
-        free(g);
-        return NULL;
-    }
-    g->own = 1;
-    g->meta = opp_pass_meta(g->pass);
-    return g;
-}
-
 struct opp_gpu_stream *opp_gpu_stream_over(struct opp_pass *p, char *err, size_t errlen)
 {
     struct opp_gpu_stream *g = calloc(1, sizeof *g);
@@ -190,6 +172,22 @@ struct opp_gpu_stream *opp_gpu_stream_over(struct opp_pass *p, char *err, size_t
     }
     g->pass = p;
     g->meta = opp_pass_meta(p);
+    return g;
+}
+
+struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
+                                           enum opp_stream_refused *why, char *err, size_t errlen)
+{
+    struct opp_pass *p = opp_pass_open(paths, npaths, why, err, errlen);
+    if (!p)
+        return NULL;
+    struct opp_gpu_stream *g = opp_gpu_stream_over(p, err, errlen);
+    if (!g) {
+        *why = OPP_STREAM_ERROR;
+        opp_pass_free(p);
+        return NULL;
+    }
+    g->own = 1;
     return g;
 }
 
@@ -327,8 +325,8 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     int read = g->meta->gpu_ops || g->meta->ld.m->gpu.nmem || g->meta->open_calls;
     if (read) {
         int got = read_ops(g, err, errlen);
-        if (got)
-            return got; /* the pass said why */
+        if (got) /* the sorts' own failure first: the pass takes it for its own */
+            return opp_pass_said(got, g->failed, err, errlen);
     }
     int rc = read ? g->failed : 0;
     if (!rc && g->meta->gpu_ops)
@@ -345,12 +343,7 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
     free(*k);
     *k = NULL;
     *nk = 0;
-    if (rc == -ENOMEM || rc == -EPROTO) {
-        snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
-        return -1;
-    }
-    opp_extsort_no_room(err, errlen, rc);
-    return 1;
+    return opp_pass_said(0, rc, err, errlen);
 }
 
 /* What a read of the busy pixels draws into. */

@@ -82,25 +82,6 @@ static int fail(struct opp_mem_stream *s, int rc)
     return rc;
 }
 
-struct opp_mem_stream *opp_mem_stream_open(const char *const *paths, size_t npaths,
-                                           enum opp_stream_refused *why, char *err, size_t errlen)
-{
-    struct opp_mem_stream *s = calloc(1, sizeof *s);
-    if (!s) {
-        *why = OPP_STREAM_ERROR;
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    if (!(s->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
-        free(s);
-        return NULL;
-    }
-    s->own = 1;
-    s->m = opp_pass_model(s->pass);
-    s->cpu.cpu = 1;
-    return s;
-}
-
 struct opp_mem_stream *opp_mem_stream_over(struct opp_pass *p, char *err, size_t errlen)
 {
     struct opp_mem_stream *s = calloc(1, sizeof *s);
@@ -111,6 +92,22 @@ struct opp_mem_stream *opp_mem_stream_over(struct opp_pass *p, char *err, size_t
     s->pass = p;
     s->m = opp_pass_model(p);
     s->cpu.cpu = 1;
+    return s;
+}
+
+struct opp_mem_stream *opp_mem_stream_open(const char *const *paths, size_t npaths,
+                                           enum opp_stream_refused *why, char *err, size_t errlen)
+{
+    struct opp_pass *p = opp_pass_open(paths, npaths, why, err, errlen);
+    if (!p)
+        return NULL;
+    struct opp_mem_stream *s = opp_mem_stream_over(p, err, errlen);
+    if (!s) {
+        *why = OPP_STREAM_ERROR;
+        opp_pass_free(p);
+        return NULL;
+    }
+    s->own = 1;
     return s;
 }
 
