@@ -112,6 +112,19 @@ int tu_run_peak(char *const argv[], const char *out, const char *err, long *kb)
     return st;
 }
 
+char *tu_peak_quiet(const char *dir, char *const argv[], char **out, long *kb)
+{
+    char *o = tu_path(dir, "peak.out"), *e = tu_path(dir, "peak.err"), *why = NULL;
+    int code = tu_code(tu_run_peak(argv, o, e, kb));
+    char *err = tu_slurp(e);
+    *out = tu_slurp(o);
+    if ((code || !err || *err) &&
+        asprintf(&why, "%s exited %d: %s", argv[0], code, err ? err : "(no stderr)") < 0)
+        why = strdup("out of memory");
+    free(err), free(o), free(e);
+    return why;
+}
+
 int tu_run(char *const argv[], char *const env_add[], const char *out, const char *err)
 {
     int pid = tu_spawn(argv, env_add, out, err);

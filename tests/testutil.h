@@ -25,6 +25,10 @@ int tu_wait(int pid);
  * with ASan runs without quarantine (freed memory reused at once: its peak
  * is then what it holds, not all it allocated). */
 int tu_run_peak(char *const argv[], const char *out, const char *err, long *kb);
+/* tu_run_peak of argv, its output in files of dir: NULL when it exited 0
+ * and said nothing on stderr, else what it said (malloc'd); its stdout
+ * (malloc'd) in *out, its peak in *kb. The peak-memory tests' run. */
+char *tu_peak_quiet(const char *dir, char *const argv[], char **out, long *kb);
 /* Exit code as a shell reports it: status or 128+signal. */
 int tu_code(int status);
 

@@ -170,15 +170,12 @@ END_TEST
  * exact; the tool's peak memory in KiB. */
 static long advise_kb(uint32_t n)
 {
-    char *t = tu_path(dir, "t.trace"), *o = tu_path(dir, "advise.out"),
-         *e = tu_path(dir, "advise.err");
+    char *t = tu_path(dir, "t.trace");
     tb_outer_inner(t, n);
     char *argv[] = {(char *)tu_tool("opprof"), "advise", t, "-f", "json", NULL};
     long kb;
-    int st = tu_run_peak(argv, o, e, &kb);
-    char *out = tu_slurp(o), *err = tu_slurp(e), want[512];
-    ck_assert_msg(tu_code(st) == 0, "%s", err);
-    ck_assert_str_eq(err, "");
+    char *out, want[512], *why = tu_peak_quiet(dir, argv, &out, &kb);
+    ck_assert_msg(!why, "%s", why);
     unsigned ms = n / 5000;
     snprintf(want, sizeof want,
              "{\"trace\": \"%s\", \"steps\": {\"what\": \"none (no ProfilerStep#N, optimizer "
@@ -186,7 +183,7 @@ static long advise_kb(uint32_t n)
              "\"p99_ms\": %u, \"wall_ms\": %u}, \"lost\": [], \"findings\": []}\n",
              t, ms, ms, ms);
     ck_assert_str_eq(out, want);
-    free(out), free(err), free(t), free(o), free(e);
+    free(out), free(t);
     return kb;
 }
 

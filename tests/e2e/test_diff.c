@@ -115,21 +115,18 @@ END_TEST
 static long diff_kb(uint32_t n)
 {
     char *a = tu_path(dir, "a.trace"), *b = tu_path(dir, "b.trace");
-    char *o = tu_path(dir, "diff.out"), *e = tu_path(dir, "diff.err");
     tb_outer_inner(a, n);
     tb_outer_inner(b, 2 * n);
     char *argv[] = {(char *)tu_tool("opprof"), "diff", a, b, "-f", "json", NULL};
     long kb;
-    int st = tu_run_peak(argv, o, e, &kb);
-    char *out = tu_slurp(o), *err = tu_slurp(e), na[16], nb[16];
-    ck_assert_msg(tu_code(st) == 0, "%s", err);
-    ck_assert_str_eq(err, "");
+    char *out, na[16], nb[16], *why = tu_peak_quiet(dir, argv, &out, &kb);
+    ck_assert_msg(!why, "%s", why);
     snprintf(na, sizeof na, "%u", n);
     snprintf(nb, sizeof nb, "%u", 2 * n);
     calls_are(out, "outer", na, nb);
     calls_are(out, "inner", na, nb);
     ck_assert_int_eq(tu_count_lines(out, "    {\"key\": "), 2);
-    free(out), free(err), free(a), free(b), free(o), free(e);
+    free(out), free(a), free(b);
     return kb;
 }
 

@@ -332,7 +332,6 @@ END_TEST
 static long export_kb(const char *format, const char *path, const char *a1, const char *a2,
                       const char *out, char **text)
 {
-    char *err = tu_path(dir, "export.err");
     char *argv[] = {(char *)tu_tool("opprof"),
                     "export",
                     (char *)format,
@@ -343,12 +342,11 @@ static long export_kb(const char *format, const char *path, const char *a1, cons
                     (char *)a2,
                     NULL};
     long kb;
-    int st = tu_run_peak(argv, NULL, err, &kb);
-    char *e = tu_slurp(err);
-    ck_assert_msg(tu_code(st) == 0, "%s", e);
-    ck_assert_str_eq(e, "");
+    char *stdout_text, *why = tu_peak_quiet(dir, argv, &stdout_text, &kb);
+    ck_assert_msg(!why, "%s", why);
+    ck_assert_str_eq(stdout_text, "");
     *text = tu_slurp(out);
-    free(e), free(err);
+    free(stdout_text);
     return kb;
 }
 
