@@ -271,9 +271,9 @@ static int tops_top(void *ctx, const struct opp_pass_call *x)
 {
     struct opp_mem_stream *s = ctx;
     struct sthread *t = &s->th[x->thread];
-    if (t->base == t->n || t->e[t->base].seq != x->seq)
-        return -EPROTO; /* the pass settles its stack's first */
-    const struct sent *e = &t->e[t->base++];
+    const struct sent *e = OPP_PASS_STACK_TAKE(t->e, t->base, t->n, x->seq);
+    if (!e)
+        return -EPROTO;
     if ((e->cpu > 0 && top_add(s, NONE, x->name, e->cpu)) || charge(s, e->head, NONE))
         return s->failed;
     opp_pass_stack_settled(t->e, sizeof *t->e, &t->base, &t->n);

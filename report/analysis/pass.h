@@ -85,6 +85,13 @@ struct opp_pass_consumer {
 
 struct opp_pass;
 
+/* The first of a consumer's stack of a thread's calls v[base..n) when it
+ * is call seq's, as top hands them over (the pass settles its stack's
+ * first): a pointer to it, base moved past it; else NULL (never, but for
+ * a bug: the consumer then says EPROTO). */
+#define OPP_PASS_STACK_TAKE(v, base, n, seq_)                                                      \
+    ((base) < (n) && (v)[base].seq == (seq_) ? &(v)[(base)++] : NULL)
+
 /* A consumer's stack of a thread's calls, v[*base..*n) of elements of
  * size bytes, after its first was settled (*base moved past it): emptied
  * when nothing is left, else the settled ones dropped once they are many

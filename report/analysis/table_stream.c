@@ -807,9 +807,9 @@ static int second_top(void *ctx, const struct opp_pass_call *x)
 {
     struct opp_table_stream *s = ctx;
     struct tthread *t = &s->th[x->thread];
-    if (t->base == t->n || t->e[t->base].seq != x->seq)
-        return -EPROTO; /* the pass settles its stack's first */
-    struct ent *e = &t->e[t->base++];
+    struct ent *e = OPP_PASS_STACK_TAKE(t->e, t->base, t->n, x->seq);
+    if (!e)
+        return -EPROTO;
     uint32_t proc = s->m->threads[x->thread].proc;
     int rc = s->tree   ? e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0) : 0
              : s->code ? code_add(s, x->thread, proc, e)

@@ -173,9 +173,10 @@ static int s_top(void *ctx, const struct opp_pass_call *c)
     int rc = z->steps.top(z->steps.ctx, c);
     if (rc)
         return rc;
-    if (t->base == t->n || t->v[t->base].seq != c->seq)
-        return s_fail(z, EPROTO); /* the pass's top-level calls are in the order they came */
-    opp_sqlite_put_cpu_row(z->d, &z->cpu, &t->v[t->base++].r);
+    const struct pending *top = OPP_PASS_STACK_TAKE(t->v, t->base, t->n, c->seq);
+    if (!top)
+        return s_fail(z, EPROTO);
+    opp_sqlite_put_cpu_row(z->d, &z->cpu, &top->r);
     opp_pass_stack_settled(t->v, sizeof *t->v, &t->base, &t->n);
     return z->d->failed ? -EIO : 0;
 }
