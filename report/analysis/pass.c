@@ -55,6 +55,7 @@ struct opp_pass {
     uint64_t first;      /* the earliest begin of a call or start of a GPU op */
     int again;     /* a thread is kept whole from now on: the read is made again */
     uint64_t at;   /* calls read so far */
+    uint32_t reads; /* of the calls (opp_pass_reads) */
 };
 
 static int fail(struct opp_pass *p, int err)
@@ -496,6 +497,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     static const struct opp_tr_visitor calls = {.event = on_event},
                                        with_gpu = {.event = on_event, .gpu = on_gpu};
     const struct opp_pass_consumer *c = p->c;
+    p->reads++;
     p->open = 0;
     p->again = 0;
     p->at = 0;
@@ -574,6 +576,11 @@ int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *er
             return stopped(p, err, errlen);
     }
     return 0;
+}
+
+uint32_t opp_pass_reads(const struct opp_pass *p)
+{
+    return p->reads;
 }
 
 void opp_pass_free(struct opp_pass *p)

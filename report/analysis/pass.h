@@ -139,6 +139,9 @@ int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *er
  * and EPROTO is its temporary files' (1: no room, said), those -1; else
  * rc, opp_pass_run's, as it is. */
 int opp_pass_said(int rc, int failed, char *err, size_t errlen);
+/* The reads of the calls made so far (a read made again counted; the
+ * first read, of what is small, not). */
+uint32_t opp_pass_reads(const struct opp_pass *p);
 void opp_pass_free(struct opp_pass *p);
 
 #endif

@@ -31,6 +31,14 @@ struct gop {
     uint32_t type, name, proc, op;
 };
 
+/* A kernel, copy or set as the join leaves it: its owner's thread
+ * (OPP_GPU_NONE: no call), kept beyond memory (sorted by its place among
+ * the records, extsort.h) for each question's CUDA rows. */
+struct gown {
+    uint64_t idx, time, dur, bytes;
+    uint32_t name, type, proc, thread;
+};
+
 /* The kernels, copies and sets the filters select, by name, type and
  * process: the table's CUDA rows, added to each read of the calls. */
 struct gkey {
@@ -130,7 +138,12 @@ struct opp_table_stream {
     uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
     uint32_t *dem, ndem;
     uint64_t nrec;
-    struct opp_extsort *owns; /* struct own by at */
+    /* the join, made by the first question's first read and kept for the
+     * others: each owning call's GPU time and memory (owns), each kernel,
+     * copy and set with its owner (gowns) */
+    int joined;
+    struct opp_extsort *owns;  /* struct own by at */
+    struct opp_extsort *gowns; /* struct gown by idx */
     struct own cur;           /* the next of owns, if have_cur */
     int have_cur, reads;
     uint64_t next_at;  /* the place after the last call taken in order */
@@ -291,8 +304,6 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     memcpy(&g, op, sizeof g);
     if (s->failed || g.type == OPP_GPU_SYNC || g.type == OPP_GPU_OVERHEAD)
         return;
-    if (g.type != OPP_GPU_MEMORY)
-        try_name(s, g.name);
     if (g.type == OPP_GPU_MEMORY) { /* every one: a free's size may be another's */
         if (!grow((void **)&s->gmem, &s->gmem_cap, s->ngmem + 1, sizeof *s->gmem))
             s->gmem[s->ngmem++] =
@@ -311,31 +322,55 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     /* its call's GPU time whatever the filters: the call is filtered, as
      * opp_aggregate filters it */
     int rc = c ? opp_extsort_add(s->owns, &(struct own){.at = c->at, .cuda = g.dur}) : 0;
+    if (!rc)
+        rc = opp_extsort_add(s->gowns, &(struct gown){.idx = g.idx,
+                                                      .time = g.time,
+                                                      .dur = g.dur,
+                                                      .bytes = g.bytes,
+                                                      .name = g.name,
+                                                      .type = g.type,
+                                                      .proc = g.proc,
+                                                      .thread = c ? c->thread : OPP_GPU_NONE});
     if (rc)
         fail(s, rc);
-    int32_t ka = c ? s->thread_acc[c->thread] : s->proc_acc[g.proc];
-    if (ka < 0 || !in_window(s, &s->o[ka], g.time))
-        return;
-    struct gkey k = {g.name, g.type, g.proc, (uint32_t)ka};
+}
+
+/* A kernel, copy or set of the join in its CUDA row when the question's
+ * filters select it. 0 or -ENOMEM. */
+static int gpu_row(struct opp_table_stream *s, const struct gown *g)
+{
+    try_name(s, g->name);
+    int32_t ka = g->thread != OPP_GPU_NONE ? s->thread_acc[g->thread] : s->proc_acc[g->proc];
+    if (ka < 0 || !in_window(s, &s->o[ka], g->time))
+        return 0;
+    struct gkey k = {g->name, g->type, g->proc, (uint32_t)ka};
     struct grow_ *r;
     HASH_FIND(hh, s->gpu, &k, sizeof k, r);
     if (!r) {
         int hash_oom = 0;
-        if (!(r = calloc(1, sizeof *r))) {
-            fail(s, -ENOMEM);
-            return;
-        }
+        if (!(r = calloc(1, sizeof *r)))
+            return -ENOMEM;
         r->k = k;
         HASH_ADD(hh, s->gpu, k, sizeof k, r);
         if (hash_oom) {
             free(r);
-            fail(s, -ENOMEM);
-            return;
+            return -ENOMEM;
         }
     }
-    r->dur += g.dur;
-    r->bytes += g.bytes;
+    r->dur += g->dur;
+    r->bytes += g->bytes;
     r->calls++;
+    return 0;
+}
+
+/* The question's CUDA rows from the join's records: 0 or -errno. */
+static int gpu_rows(struct opp_table_stream *s)
+{
+    const struct gown *g;
+    int rc = opp_extsort_rewind(s->gowns);
+    while (!rc && (g = opp_extsort_next(s->gowns)))
+        rc = gpu_row(s, g);
+    return rc ? rc : opp_extsort_error(s->gowns);
 }
 
 /* Device memory records by time, then as read (gpu_memory.c). */
@@ -351,6 +386,13 @@ static int cmp_own(const void *pa, const void *pb)
 {
     const struct own *a = pa, *b = pb;
     OPP_SORT_BY(a->at, b->at);
+    return 0;
+}
+
+static int cmp_gown(const void *pa, const void *pb)
+{
+    const struct gown *a = pa, *b = pb;
+    OPP_SORT_BY(a->idx, b->idx);
     return 0;
 }
 
@@ -383,6 +425,8 @@ static int settle_owned(struct opp_table_stream *s)
         rc = opp_extsort_error(s->cmem);
     opp_extsort_free(s->cmem);
     s->cmem = NULL;
+    if (!rc)
+        rc = opp_extsort_done(s->gowns);
     return rc ? rc : opp_extsort_done(s->owns);
 }
 
@@ -530,13 +574,14 @@ static void second_begin(void *ctx)
     }
     /* the GPU records sorted by call: read once, in this read; the pass
      * reads again only when a thread turns out to need keeping whole,
-     * which the first read found already */
-    if (s->owns && s->reads++)
+     * which the join's read found already */
+    if (s->owns && s->reads++) {
         fail(s, -ESTALE);
-    else if (s->owns) {
+    } else if (s->owns) {
         s->next_at = 0;
         s->nstash = 0;
-        fail(s, own_next(s));
+        int rc = opp_extsort_rewind(s->owns);
+        fail(s, rc ? rc : own_next(s));
     }
     if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
         OPP_HASH_FREE(s->tree->map);
@@ -833,19 +878,27 @@ static int said(struct opp_table_stream *s, int rc, char *err, size_t errlen)
     return opp_pass_said(rc, s->failed, err, errlen);
 }
 
-static void forget(struct opp_table_stream *s)
+/* The join's results (owns, gowns): the next question joins again. */
+static void unjoin(struct opp_table_stream *s)
 {
     opp_extsort_free(s->owns);
-    s->owns = NULL;
-    free(s->stash);
+    opp_extsort_free(s->gowns);
     free(s->gmem);
     opp_extsort_free(s->cmem);
     free(s->dem);
-    s->stash = NULL;
+    s->owns = s->gowns = s->cmem = NULL;
     s->gmem = NULL;
-    s->cmem = NULL;
     s->dem = NULL;
-    s->nstash = s->stash_cap = s->ngmem = s->gmem_cap = 0;
+    s->ngmem = s->gmem_cap = 0;
+    s->joined = 0;
+}
+
+/* What one question kept. */
+static void forget(struct opp_table_stream *s)
+{
+    free(s->stash);
+    s->stash = NULL;
+    s->nstash = s->stash_cap = 0;
     OPP_HASH_FREE(s->gpu);
     free(s->thread_acc);
     free(s->proc_acc);
@@ -858,12 +911,57 @@ static void forget(struct opp_table_stream *s)
     s->th = NULL;
 }
 
+/* The first read, once for every question where the trace has GPU work
+ * or CPU memory: the GPU work joined to the calls that own it, the CPU
+ * frees sized, each owning call's share sorted by its place (owns), each
+ * kernel, copy and set with its owner (gowns). 0, 1 (cannot) or -1
+ * (error), err saying why. */
+static int join(struct opp_table_stream *s, char *err, size_t errlen)
+{
+    const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
+    if (s->joined ||
+        !(meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m)))
+        return 0;
+    s->nrec = 0;
+    s->ndem = s->m->nstrs;
+    if (!(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem)) ||
+        !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM)) ||
+        !(s->gowns = opp_extsort_new(sizeof(struct gown), cmp_gown, OWN_SORT_MEM))) {
+        snprintf(err, errlen, "out of memory");
+        unjoin(s);
+        return -1;
+    }
+    memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
+    const struct opp_pass_consumer first = {.ctx = s,
+                                            .begin = first_begin,
+                                            .call = first_call,
+                                            .op_bytes = sizeof(struct gop),
+                                            .op = keep_op,
+                                            .owned = owned};
+    int rc = said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
+    if (!rc) {
+        s->m->gpu.unattached = opp_pass_unattached(s->pass);
+        int src = settle_owned(s);
+        if (src == -ENOMEM) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        } else if (src) { /* the sort's temporary file */
+            opp_extsort_no_room(err, errlen, src);
+            rc = 1;
+        }
+    }
+    if (rc)
+        unjoin(s);
+    s->joined = !rc;
+    s->failed = 0;
+    return rc;
+}
+
 /* The reads: the rows into out, or with s->tree its call paths. 0, 1
  * (cannot) or -1 (error), err saying why. */
 static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
                       struct opp_agg *out, char *err, size_t errlen)
 {
-    const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
     const struct opp_model *m = s->m;
     s->o = o;
     s->nacc = n;
@@ -872,16 +970,13 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
     free(s->tried);
     s->tried = NULL;
     s->ntried = 0;
-    s->nrec = 0;
-    s->ndem = s->m->nstrs;
     s->out = out;
     memset(out, 0, n * sizeof *out);
     if (!(s->acc = calloc(n, sizeof *s->acc)) ||
         !(s->thread_acc = malloc((m->nthreads ? m->nthreads : 1) * sizeof *s->thread_acc)) ||
         !(s->proc_acc = malloc((m->nprocs ? m->nprocs : 1) * sizeof *s->proc_acc)) ||
         !(s->th = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->th)) ||
-        (!s->calls && !(s->calls = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->calls))) ||
-        !(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem))) {
+        (!s->calls && !(s->calls = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->calls)))) {
         snprintf(err, errlen, "out of memory");
         forget(s);
         free(s->acc);
@@ -900,37 +995,17 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
             if (opp_agg_selects(m, &o[k], (uint32_t)i, OPP_GPU_NONE))
                 s->proc_acc[i] = (int32_t)k;
     }
-    memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
-    int rc = 0;
-    int joined = meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m);
-    s->reads = 0;
-    if (joined && !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM))) {
-        snprintf(err, errlen, "out of memory");
-        forget(s);
-        free(s->acc);
-        s->acc = NULL;
-        return -1;
-    }
-    if (joined) {
-        const struct opp_pass_consumer first = {.ctx = s,
-                                                .begin = first_begin,
-                                                .call = first_call,
-                                                .op_bytes = sizeof(struct gop),
-                                                .op = keep_op,
-                                                .owned = owned};
-        rc = said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
-        if (!rc) {
-            s->m->gpu.unattached = opp_pass_unattached(s->pass);
-            int src = settle_owned(s);
-            if (src == -ENOMEM) {
-                snprintf(err, errlen, "out of memory");
-                rc = -1;
-            } else if (src) { /* the sort's temporary file */
-                opp_extsort_no_room(err, errlen, src);
-                rc = 1;
-            }
+    int rc = join(s, err, errlen);
+    if (!rc && s->gowns && (rc = gpu_rows(s))) {
+        if (rc == -ENOMEM) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        } else { /* the temporary file read back */
+            opp_extsort_no_room(err, errlen, rc);
+            rc = 1;
         }
     }
+    s->reads = 0;
     if (!rc) {
         const struct opp_pass_consumer second = {
             .ctx = s, .begin = second_begin, .call = second_call, .top = second_top};
@@ -1087,6 +1162,7 @@ void opp_table_stream_free(struct opp_table_stream *s)
 {
     if (!s)
         return;
+    unjoin(s);
     opp_pass_free(s->pass);
     free(s->tried);
     free(s->calls);

@@ -3,10 +3,12 @@
  * a consumer of the pass (pass.h): rows in memory bounded by the rows and
  * the calls still open, not by the calls. Where the trace has GPU work or
  * CPU memory, a first read of the calls joins the GPU work to the calls
- * that own it (gpu_join.h) and sizes the CPU frees in time order; each
- * owning call's GPU time and memory and each CPU memory call's bytes
- * (sorted by the call's place in the files beyond memory, extsort.h) are
- * kept for the second, which adds the calls up as the loaded model's
+ * that own it (gpu_join.h) and sizes the CPU frees in time order, once
+ * for all the questions asked of a stream; each owning call's GPU time
+ * and memory, each CPU memory call's bytes (sorted by the call's place
+ * in the files beyond memory, extsort.h) and each kernel, copy and set
+ * with its owner are kept for the questions' reads, each of which adds
+ * the calls up as the loaded model's
  * tree would (a call's CUDA total and CPU memory are its children's too).
  * For --tree, each call's subtree is merged by call path as its parent
  * takes it in, and a top-level call's into the tree: memory bounded by

@@ -7,11 +7,13 @@
  * by stack, the operators around each call (which come after it), torch's
  * fold and Python frames; the code-frame tree. Traces built by hand. */
 #include <check.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/codestack_tree.h"
+#include "analysis/pass.h"
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "gpu.h"
@@ -111,6 +113,21 @@ struct want {
     uint64_t count, self_ns, total_ns, self_cuda_ns, cuda_ns;
 };
 
+/* Aggregate a's rows are w[0..n). */
+static void rows_in(const struct opp_agg *a, const struct want *w, size_t n)
+{
+    ck_assert_uint_eq(a->nrows, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_row *r = &a->rows[i];
+        ck_assert_str_eq(r->key, w[i].key);
+        ck_assert_uint_eq(r->count, w[i].count);
+        ck_assert_uint_eq(r->self_cpu_time_total_ns, w[i].self_ns);
+        ck_assert_uint_eq(r->cpu_time_total_ns, w[i].total_ns);
+        ck_assert_uint_eq(r->self_cuda_time_total_ns, w[i].self_cuda_ns);
+        ck_assert_uint_eq(r->cuda_time_total_ns, w[i].cuda_ns);
+    }
+}
+
 /* The table of the trace with options o, added up in one pass, is
  * w[0..n) (grouped by stack: the rows' stacks[0..n), outermost first) and
  * what the loaded model gives. */
@@ -127,16 +144,10 @@ static void rows_stacked(const struct opp_agg_opts *o, const struct want *w,
     struct opp_model *m = opp_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_int_eq(opp_aggregate(m, o, &l), 0);
-    ck_assert_uint_eq(a.nrows, n);
+    rows_in(&a, w, n);
     ck_assert_uint_eq(l.nrows, n);
     for (size_t i = 0; i < n; i++) {
         const struct opp_row *r = &a.rows[i], *x = &l.rows[i];
-        ck_assert_str_eq(r->key, w[i].key);
-        ck_assert_uint_eq(r->count, w[i].count);
-        ck_assert_uint_eq(r->self_cpu_time_total_ns, w[i].self_ns);
-        ck_assert_uint_eq(r->cpu_time_total_ns, w[i].total_ns);
-        ck_assert_uint_eq(r->self_cuda_time_total_ns, w[i].self_cuda_ns);
-        ck_assert_uint_eq(r->cuda_time_total_ns, w[i].cuda_ns);
         ck_assert_str_eq(r->key, x->key);
         ck_assert_str_eq(r->lib, x->lib);
         ck_assert_uint_eq(r->device_type, x->device_type);
@@ -303,7 +314,9 @@ END_TEST
 /* GPU records written after the process ended go to the calls that
  * launched them (the launch inside aten::mm: its CUDA total too); an op
  * of no call is a row of its own and no call's. */
-START_TEST(late_gpu_records_owned_by_their_call)
+/* A launch inside aten::mm, one after it, and their kernels written
+ * after the process ended, with a third kernel of no call. */
+static void late_gpu_trace(void)
 {
     struct tb b;
     start(&b);
@@ -318,20 +331,73 @@ START_TEST(late_gpu_records_owned_by_their_call)
     tb_kernel(&b, .name = S_GEMM, .start = 3000, .end = 3010, .stream = 7, .corr = 999);
     tb_gpu_chunk(&b);
     tb_end(&b);
-    const struct want w[] = {{"cudaLaunchKernel", 2, 200, 200, 150, 150},
-                             {"aten::mm", 1, 150, 250, 0, 100},
-                             {"gemm", 3, 0, 0, 160, 160}};
-    rows_are(w, 3);
-    tree_is("aten::mm 1 150 250 0 100\n"
-            "aten::mm;cudaLaunchKernel 1 100 100 100 100\n"
-            "cudaLaunchKernel 1 100 100 50 50\n");
-    /* --from 0 --to 0.0003 (ms since the first call, at 50): the calls
-     * that begin before 350, with their kernels' time though those ran
-     * later, as the loaded model gives it; the kernels are no rows */
-    const struct opp_agg_opts o = {.window = 1, .from_ns = 0, .to_ns = 300};
-    const struct want in[] = {{"aten::mm", 1, 150, 250, 0, 100},
-                              {"cudaLaunchKernel", 1, 100, 100, 100, 100}};
-    rows_with(&o, in, 2);
+}
+
+static const struct want late_rows[] = {{"cudaLaunchKernel", 2, 200, 200, 150, 150},
+                                        {"aten::mm", 1, 150, 250, 0, 100},
+                                        {"gemm", 3, 0, 0, 160, 160}};
+static const char late_paths[] = "aten::mm 1 150 250 0 100\n"
+                                 "aten::mm;cudaLaunchKernel 1 100 100 100 100\n"
+                                 "cudaLaunchKernel 1 100 100 50 50\n";
+/* --from 0 --to 0.0003 (ms since the first call, at 50): the calls that
+ * begin before 350, with their kernels' time though those ran later, as
+ * the loaded model gives it; the kernels are no rows */
+static const struct opp_agg_opts late_window = {.window = 1, .from_ns = 0, .to_ns = 300};
+static const struct want late_in[] = {{"aten::mm", 1, 150, 250, 0, 100},
+                                      {"cudaLaunchKernel", 1, 100, 100, 100, 100}};
+
+/* GPU records written after the process ended go to the calls that
+ * launched them (the launch inside aten::mm: its CUDA total too); an op
+ * of no call is a row of its own and no call's. */
+START_TEST(late_gpu_records_owned_by_their_call)
+{
+    late_gpu_trace();
+    rows_are(late_rows, 3);
+    tree_is(late_paths);
+    rows_with(&late_window, late_in, 2);
+}
+END_TEST
+
+/* Questions asked of one stream (advise's, the HTML export's) share the
+ * GPU join: one read joins, then one read a question, each answer as
+ * when it is asked alone, the kernels' rows too (--match finds a
+ * kernel's name in any of them). */
+START_TEST(questions_share_one_join)
+{
+    late_gpu_trace();
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_table_stream *s =
+        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    const struct opp_agg_opts all = {0};
+    struct opp_agg a;
+    struct opp_calltree ct;
+    for (int round = 0; round < 2; round++) {
+        ck_assert_msg(opp_table_stream_aggregate(s, &all, &a, err, sizeof err) == 0, "%s", err);
+        rows_in(&a, late_rows, 3);
+        opp_agg_free(&a);
+        ck_assert_msg(opp_table_stream_aggregate(s, &late_window, &a, err, sizeof err) == 0, "%s",
+                      err);
+        rows_in(&a, late_in, 2);
+        opp_agg_free(&a);
+        ck_assert_msg(opp_table_stream_calltree(s, &all, &ct, err, sizeof err) == 0, "%s", err);
+        char *p = paths(opp_table_stream_model(s), &ct);
+        ck_assert_str_eq(p, late_paths);
+        free(p);
+        opp_calltree_free(&ct);
+    }
+    regex_t re;
+    ck_assert_int_eq(regcomp(&re, "^gem", REG_EXTENDED | REG_NOSUB), 0);
+    const struct opp_agg_opts m = {.match = &re};
+    ck_assert_msg(opp_table_stream_aggregate(s, &m, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(opp_table_stream_matched(s), 1);
+    const struct want gemm[] = {{"gemm", 3, 0, 0, 160, 160}};
+    rows_in(&a, gemm, 1);
+    opp_agg_free(&a);
+    regfree(&re);
+    ck_assert_uint_eq(opp_pass_reads(opp_table_stream_pass(s)), 1 + 7);
+    opp_table_stream_free(s);
 }
 END_TEST
 
@@ -588,6 +654,7 @@ Suite *suite_table_stream(void)
     tcase_add_test(tc, out_of_order_returns);
     tcase_add_test(tc, out_of_order_launch);
     tcase_add_test(tc, late_gpu_records_owned_by_their_call);
+    tcase_add_test(tc, questions_share_one_join);
     tcase_add_test(tc, schedule_windows_in_a_read);
     tcase_add_test(tc, group_by_stack_nested_operators);
     tcase_add_test(tc, group_by_stack_torch_fold);
