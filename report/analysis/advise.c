@@ -98,18 +98,17 @@ const struct opp_row *adv_row(const struct opp_agg *a, const char *key)
 
 int adv_aggregate(const struct opp_advise_ctx *c, const struct opp_agg_opts *o, struct opp_agg *out)
 {
-    return c->src ? c->src->aggregates(c->src->ctx, o, 1, out) : opp_aggregate(c->m, o, out);
+    return c->src->aggregates(c->src->ctx, o, 1, out);
 }
 
 int adv_steps_find(const struct opp_advise_ctx *c, const char *name, struct opp_steps *out)
 {
-    return c->src ? c->src->steps(c->src->ctx, &c->o, name, out, NULL, 0)
-                  : opp_steps_find(c->m, &c->o, name, out);
+    return c->src->steps(c->src->ctx, &c->o, name, out, NULL, 0);
 }
 
 int adv_gpu_stats(const struct opp_advise_ctx *c, struct opp_gpu_stats *out)
 {
-    return c->src ? c->src->gpu_stats(c->src->ctx, &c->o, out) : opp_gpu_stats(c->m, &c->o, out);
+    return c->src->gpu_stats(c->src->ctx, &c->o, out);
 }
 
 int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
@@ -227,10 +226,7 @@ int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *
 static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_advice *out)
 {
     struct opp_steps st;
-    int rc = c->src ? c->src->steps(c->src->ctx, &c->o, step, &st, out->steps_what,
-                                    sizeof out->steps_what)
-             : step ? opp_steps_find(c->m, &c->o, step, &st)
-                    : opp_steps_default(c->m, &c->o, &st, out->steps_what, sizeof out->steps_what);
+    int rc = c->src->steps(c->src->ctx, &c->o, step, &st, out->steps_what, sizeof out->steps_what);
     if (rc)
         return rc;
     if (step) {
@@ -288,25 +284,16 @@ static int cmp_finding(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const char *step,
-               const double *th, struct opp_advice *out)
-{
-    return opp_advise_src(m, NULL, o, step, th, out);
-}
-
-int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
-                   const struct opp_agg_opts *o, const char *step, const double *th,
-                   struct opp_advice *out)
+int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
+               const struct opp_agg_opts *o, const char *step, const double *th,
+               struct opp_advice *out)
 {
     memset(out, 0, sizeof *out);
     double defaults[OPP_TH_COUNT];
     for (int i = 0; i < OPP_TH_COUNT; i++)
         defaults[i] = opp_advise_thresholds[i].value;
-    struct opp_advise_ctx c = {.m = m,
-                               .src = src,
-                               .first_ns = src ? src->first_ns : opp_model_first_ns(m),
-                               .o = *o,
-                               .th = th ? th : defaults};
+    struct opp_advise_ctx c = {
+        .m = m, .src = src, .first_ns = src->first_ns, .o = *o, .th = th ? th : defaults};
     c.o.limit = 0;
     c.o.group_by_shape = 0;
     c.o.group_by_stack = 0;
@@ -337,11 +324,11 @@ int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
         return rc;
     }
     rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, 0, 1, &c.shapes);
-    if (!rc && (!src || src->code_lines))
+    if (!rc && src->code_lines)
         rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, OPP_STACK_MAX, 0,
                           &c.stacks);
     if (!rc)
-        rc = src ? src->calltree(src->ctx, &c.o, &c.ct) : opp_calltree_build(m, &c.o, &c.ct);
+        rc = src->calltree(src->ctx, &c.o, &c.ct);
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
         rc = opp_advise_rules[i].fn(&c, &out->fs);
     opp_calltree_free(&c.ct);

@@ -29,15 +29,10 @@ struct opp_advice {
     int step_unknown;                 /* a step name was given and no call (of any thread) has it */
 };
 
-/* The advice on m for the calls o selects (its pid, tid and rank filters;
- * step: --step NAME, NULL the program's own steps; th: the thresholds,
- * NULL the defaults). 0, or -ENOMEM. */
-int opp_advise(const struct opp_model *m, const struct opp_agg_opts *o, const char *step,
-               const double *th, struct opp_advice *out);
-/* Where the rules' inputs come from when not from a loaded model's calls:
- * a pass over the trace (table_stream.h, step_stream.h, gpu_stream.h).
- * Each returns 0, a negative errno (-EIO: the source's own message says
- * why), or 1 when the pass cannot answer (the loaded model will). */
+/* Where the rules' inputs come from: a pass over the trace
+ * (advise_pass.h: table_stream.h, step_stream.h, gpu_stream.h,
+ * mem_stream.h). Each returns 0, a negative errno (-EIO: the source's own
+ * message says why), or 1 when the pass cannot answer. */
 struct opp_advise_src {
     void *ctx;
     opp_rank_aggregate_fn aggregates; /* opp_aggregate of each of o[0..n) */
@@ -46,22 +41,23 @@ struct opp_advise_src {
                  char *what, size_t cap);
     int (*calltree)(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct);
     int (*gpu_stats)(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
-    /* the CPU memory series (every process's MEMORY calls: the loaded
-     * model's cpu.series) point by point in time order, to each (its
-     * non-zero returned) */
+    /* the CPU memory series (every process's MEMORY calls) point by
+     * point in time order, to each (its non-zero returned) */
     int (*cpu_series)(void *ctx, int (*each)(void *ectx, uint64_t time_ns, int64_t bytes),
                       void *ectx);
-    uint64_t first_ns; /* opp_model_first_ns of the loaded model */
+    uint64_t first_ns; /* the traces' first time (opp_pass_first_ns) */
     int code_lines;    /* some call has a code stack (OPPROF_STACKS) or a name with a
                           code line's "): ": the rows by stack are asked for them */
 };
 
-/* The same advice from src's answers; m: the model of src's first read
- * (processes, names, devices, device memory series, what was lost), no
- * calls. 0, 1 (src cannot: load), or as src's. */
-int opp_advise_src(const struct opp_model *m, const struct opp_advise_src *src,
-                   const struct opp_agg_opts *o, const char *step, const double *th,
-                   struct opp_advice *out);
+/* The advice for the calls o selects (its pid, tid and rank filters;
+ * step: --step NAME, NULL the program's own steps; th: the thresholds,
+ * NULL the defaults) from src's answers; m: the model of src's first
+ * read (processes, names, devices, device memory series, what was lost),
+ * no calls. 0, 1 (src cannot), -ENOMEM, or as src's. */
+int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
+               const struct opp_agg_opts *o, const char *step, const double *th,
+               struct opp_advice *out);
 void opp_advice_free(struct opp_advice *a);
 
 /* Threshold id by name: 0, or -EINVAL. */

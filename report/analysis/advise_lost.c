@@ -69,8 +69,7 @@ int adv_rule_stragglers(const struct opp_advise_ctx *c, struct opp_findings *out
     o.filter_rank = 0;
     o.window = 0;
     struct opp_rank_table t;
-    int rc = opp_rank_table_build(c->m, &o, c->src ? c->src->aggregates : NULL,
-                                  c->src ? c->src->ctx : NULL, &t);
+    int rc = opp_rank_table_build(c->m, &o, c->src->aggregates, c->src->ctx, &t);
     if (rc == -ENOENT)
         return 0;
     if (rc)

@@ -57,10 +57,10 @@ static int walk(const struct opp_advise_ctx *c, int64_t d, struct probe *p)
         qsort_r(p->order, p->nt, sizeof *p->order, cmp_time, (void *)p->t);
     }
     int rc = 0;
-    if (d < 0 && c->src && c->src->cpu_series) {
+    if (d < 0) {
         rc = c->src->cpu_series(c->src->ctx, probe_point, p);
     } else {
-        const struct opp_gpu_memseries *s = d < 0 ? &c->m->cpu.series : &c->m->gpu.memseries[d];
+        const struct opp_gpu_memseries *s = &c->m->gpu.memseries[d];
         for (size_t i = 0; i < s->npts; i++)
             probe_point(p, s->pts[i].time_ns, s->pts[i].bytes);
     }

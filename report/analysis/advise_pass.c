@@ -168,7 +168,7 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
                                        .cpu_series = pass_cpu_series,
                                        .first_ns = opp_table_stream_first_ns(ap->table),
                                        .code_lines = code_lines(ap)};
-    int rc = opp_advise_src(opp_table_stream_model(ap->table), &src, o, step, th, out);
+    int rc = opp_advise(opp_table_stream_model(ap->table), &src, o, step, th, out);
     if (rc == 1 || rc == -EIO) {
         snprintf(err, errlen, "%s", ap->err);
         return rc == 1 ? 1 : -1;

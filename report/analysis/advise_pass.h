@@ -1,7 +1,8 @@
 /* advise's findings (advise.h) from the pass over full traces, its rules'
  * rows and call paths (table_stream.h), steps (step_stream.h) and GPU
- * statistics (gpu_stream.h) read as they stream (opp_advise_src): memory
- * bounded by the rows, call paths, steps and devices, not by the calls.
+ * statistics (gpu_stream.h) and CPU memory series (mem_stream.h) read as
+ * they stream (opp_advise_src): memory bounded by the rows, call paths,
+ * steps and devices, not by the calls.
  * What `opprof advise` and the HTML export's findings both read. */
 #ifndef OPP_ADVISE_PASS_H
 #define OPP_ADVISE_PASS_H
@@ -23,8 +24,7 @@ const struct opp_model *opp_advise_pass_model(const struct opp_advise_pass *ap);
 /* Its table's pass, for the caller's own rows and call paths. */
 struct opp_table_stream *opp_advise_pass_table(struct opp_advise_pass *ap);
 /* opp_advise of the traces for the calls o selects (step, th as there).
- * 0; 1 when the pass cannot answer (err says why, or "" when it need not
- * be said): the loaded model will; -1 on error (err). */
+ * 0; 1 when the pass cannot answer (err says why); -1 on error (err). */
 int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o, const char *step,
                         const double *th, struct opp_advice *out, char *err, size_t errlen);
 void opp_advise_pass_free(struct opp_advise_pass *ap);

@@ -14,7 +14,7 @@ struct opp_advise_src; /* advise.h */
 
 struct opp_advise_ctx {
     const struct opp_model *m;
-    const struct opp_advise_src *src; /* NULL: m's calls answer */
+    const struct opp_advise_src *src; /* the pass's answers */
     uint64_t first_ns;                /* the trace's first time */
     struct opp_agg_opts o; /* the filters given; window: the steps' span */
     const double *th;

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analysis/advise.h"
+#include "analysis/advise_pass.h"
 #include "analysis/aggregate.h"
 #include "analysis/callpath_tree.h"
 #include "analysis/codestack_tree.h"
@@ -176,9 +176,6 @@ static void analyse(const struct opp_model *m)
     size_t nw;
     if (opp_profiler_windows(m, &w, &nw) == 0)
         free(w);
-    struct opp_advice adv; /* every rule, on the program's own steps */
-    if (opp_advise(m, &o, NULL, NULL, &adv) == 0)
-        opp_advice_free(&adv);
     if (opp_model_has_gpu(m)) {
         struct opp_gpu_stats gs;
         if (opp_gpu_stats(m, &o, &gs) == 0)
@@ -263,7 +260,8 @@ static void table_read(const char *path, const struct opp_model *m)
 
 /* What the views on the pass over the file compute (pass.h): the steps
  * as `opprof report --step` finds them (the program's own, then those of
- * a name), the GPU statistics as --gpu does. */
+ * a name), the GPU statistics as --gpu does, advise's every rule on the
+ * program's own steps. */
 static void pass_read(const char *path)
 {
     enum opp_stream_refused why;
@@ -292,6 +290,13 @@ static void pass_read(const char *path)
         opp_gpu_stats_free(&gs);
     }
     opp_gpu_stream_free(g);
+    struct opp_advise_pass *ap = opp_advise_pass_open(&path, 1, &why, err, sizeof err);
+    struct opp_advice adv;
+    if (ap && opp_advise_pass_run(ap, &o, NULL, NULL, &adv, err, sizeof err) == 0) {
+        sink += adv.fs.n;
+        opp_advice_free(&adv);
+    }
+    opp_advise_pass_free(ap);
 }
 
 /* The reader takes a path: the input goes into one memfd, opened again by
