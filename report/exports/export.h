@@ -72,20 +72,16 @@ struct opp_html_page {
  * name: the page's title. 0 or -1. */
 int opp_export_html(const struct opp_html_page *page, const char *name, FILE *out);
 
-/* The loaded trace as an SQLite database at path (a new file), in the
- * schema of docs/SQLITE.md: strings, processes, threads, every CPU
- * operator with its shapes, FLOPs, status and correlation ids, GPU
- * operations, memory records and the program's steps. 0, or -1 with err
- * set (also when built
- * without libsqlite3-dev). */
-struct opp_model;
-int opp_export_sqlite(const struct opp_model *m, const char *path, char *err, size_t errlen);
-/* The same of traces paths[0..n) (one model, as opp_model_load_many makes
- * it) read as they stream (analysis/pass.h), without loading them: memory
- * bounded by the threads, the calls still open and the GPU records' join,
- * not by the calls. 0 (err: the trace's warning, if any); 1 for a summary
- * trace (path then names no complete file); -1 with err set (no room in
- * TMPDIR for the GPU join's sorts included). */
+/* Traces paths[0..n) (one model, as opp_model_load_many makes it) as an
+ * SQLite database at path (a new file), in the schema of docs/SQLITE.md:
+ * strings, processes, threads, every CPU operator with its shapes, FLOPs,
+ * status and correlation ids, GPU operations, memory records and the
+ * program's steps; read as they stream (analysis/pass.h), without loading
+ * them: memory bounded by the threads, the calls still open and the GPU
+ * records' join, not by the calls. 0 (err: the trace's warning, if any);
+ * 1 for a summary trace (path then names no complete file); -1 with err
+ * set (no room in TMPDIR for the GPU join's sorts included; built without
+ * libsqlite3-dev). */
 int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,
                              size_t errlen);
 

@@ -1,8 +1,7 @@
 /* `opprof export sqlite`: a trace as an SQLite database in the schema of
  * docs/SQLITE.md (sqlite_rows.h), written as the one pass over the trace
  * hands its calls over (pass.h): one transaction, one prepared statement
- * per table, indexes made after the rows. A trace the pass cannot read
- * that way is written from its loaded model (sqlite_loaded.c). */
+ * per table, indexes made after the rows. */
 #include "exports/export.h"
 
 #include <stdio.h>

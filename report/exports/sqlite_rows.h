@@ -1,6 +1,5 @@
 /* The SQLite export's schema (docs/SQLITE.md, version OPP_SQLITE_SCHEMA)
- * and the rows of its tables that both ways of writing it write: from a
- * loaded model (sqlite_loaded.c) and as the pass hands the calls over
+ * and the rows of its tables, as the pass hands the calls over
  * (export_sqlite.c). Only with libsqlite3-dev (OPP_HAVE_SQLITE). */
 #ifndef OPP_EXPORTS_SQLITE_ROWS_H
 #define OPP_EXPORTS_SQLITE_ROWS_H
