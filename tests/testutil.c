@@ -248,6 +248,8 @@ int tu_wait_file(const char *path, int ms)
     return -1;
 }
 
+#include "analysis/gpu_stats.h"
+#include "analysis/gpu_stream.h"
 #include "analysis/model.h"
 
 struct opp_model *tu_load(const char *path)
@@ -257,6 +259,28 @@ struct opp_model *tu_load(const char *path)
     if (!m)
         fprintf(stderr, "tu_load: %s\n", err);
     return m;
+}
+
+struct opp_gpu_stream *tu_gpu_stats(const char *trace, const struct opp_agg_opts *o,
+                                    struct opp_gpu_stats *s, struct opp_kernel_stats **k,
+                                    size_t *nk)
+{
+    static const char *path; /* outlives the stream */
+    char err[512];
+    enum opp_stream_refused why;
+    struct opp_kernel_stats *own;
+    size_t nown;
+    path = trace;
+    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &why, err, sizeof err);
+    if (g && opp_gpu_stream_stats(g, o, s, k ? k : &own, k ? nk : &nown, err, sizeof err)) {
+        opp_gpu_stream_free(g);
+        g = NULL;
+    }
+    if (!g)
+        fprintf(stderr, "cannot read %s's GPU statistics: %s\n", trace, err);
+    else if (!k)
+        free(own);
+    return g;
 }
 
 unsigned long tu_count(const struct opp_model *m, const char *name, long proc, unsigned tid,
@@ -420,8 +444,8 @@ static int loaded_steps(const char *trace, const char *name, char **json)
 
 /* The table, its JSON or --tree of m (o: --tid, --limit) as report_views.c
  * shows them, from the loaded model's own functions (aggregate.c,
- * callpath_tree.c, gpu_stats.c for the JSON's GPU statistics), into f:
- * 0 or -1. */
+ * callpath_tree.c; the JSON's GPU statistics as --gpu reads them), into
+ * f: 0 or -1. */
 static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
                         const struct opp_agg_opts *o, int json, int tree)
 {
@@ -437,38 +461,38 @@ static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
     struct opp_agg agg;
     struct opp_out_opts oo = {0};
     struct opp_gpu_stats gs;
+    struct opp_gpu_stream *g = NULL;
     if (opp_aggregate(m, o, &agg))
         return -1;
     int rc = 0;
     if (json && opp_model_has_gpu(m) && !m->summary) {
-        rc = opp_gpu_stats(m, o, &gs) ? -1 : 0;
+        rc = (g = tu_gpu_stats(trace, o, &gs, NULL, NULL)) ? 0 : -1;
         oo.gpu = rc ? NULL : &gs;
     }
     if (!rc)
         rc = (json ? opp_out_json(f, trace, m, &agg, &oo) : opp_out_table(f, &agg, &oo)) ? -1 : 0;
     if (oo.gpu)
         opp_gpu_stats_free(&gs);
+    opp_gpu_stream_free(g);
     opp_agg_free(&agg);
     return rc;
 }
 
 /* What `opprof report` writes on stdout for an argv of the table, its
- * JSON, --tree, --gpu or --step (with --tid, --limit, -f json) from the
- * loaded model (aggregate.c, callpath_tree.c, gpu_stats.c, step_times.c)
- * as report_views.c shows it, into *out (malloc'd). 0, 1 when argv has
- * another option, or -1. */
+ * JSON, --tree or --step (with --tid, --limit, -f json) from the loaded
+ * model (aggregate.c, callpath_tree.c, step_times.c) as report_views.c
+ * shows it, into *out (malloc'd). 0, 1 when argv has another option
+ * (--gpu: the GPU view's numbers have no loaded answer), or -1. */
 static int loaded_view(const char *const *argv, char **out)
 {
     const char *trace = argv[1], *step = NULL;
-    int gpu = 0, is_step = 0, json = 0, tree = 0, ntraces = 1;
+    int is_step = 0, json = 0, tree = 0, ntraces = 1;
     struct opp_agg_opts o = {0};
     while (argv[ntraces + 1] && argv[ntraces + 1][0] != '-')
         ntraces++; /* several: merged */
     for (int i = ntraces + 1; argv[i]; i++) {
         const char *next = argv[i + 1];
-        if (!strcmp(argv[i], "--gpu"))
-            gpu = 1;
-        else if (!strcmp(argv[i], "--step")) {
+        if (!strcmp(argv[i], "--step")) {
             is_step = 1;
             if (next && next[0] != '-')
                 step = argv[++i];
@@ -489,19 +513,8 @@ static int loaded_view(const char *const *argv, char **out)
     size_t len;
     FILE *f = open_memstream(out, &len);
     int rc = m && f ? 0 : -1;
-    if (!rc && !gpu && !is_step) {
+    if (!rc && !is_step) {
         rc = loaded_table(f, trace, m, &o, json, tree);
-    } else if (!rc && gpu && !opp_model_has_gpu(m)) {
-        fprintf(f, "%s has no GPU activity records\n", trace);
-    } else if (!rc && gpu) {
-        struct opp_gpu_stats gs;
-        struct opp_kernel_stats *k = NULL;
-        size_t nk;
-        rc = opp_gpu_stats(m, &o, &gs) || opp_kernel_stats(m, &o, &k, &nk) ? -1 : 0;
-        if (!rc)
-            rc = opp_out_gpu(f, m, &gs, k, nk, o.limit ? o.limit : 10) ? -1 : 0;
-        free(k);
-        opp_gpu_stats_free(&gs);
     } else if (!rc) {
         int ranks = 0, in_main;
         for (size_t p = 0; p < m->nprocs; p++)

@@ -1,7 +1,4 @@
 /* Device, stream and kernel statistics (see gpu_stats.h). */
-#ifndef _GNU_SOURCE /* qsort_r */
-#define _GNU_SOURCE
-#endif
 #include "analysis/gpu_stats.h"
 #include "analysis/loader.h"
 
@@ -36,68 +33,6 @@ double opp_gpu_occupancy(const struct opp_gpu_device *d, const struct opp_gpu_la
 }
 
 /* ---- busy intervals ---- */
-
-enum order { BY_DEVICE, BY_STREAM, BY_NAME };
-
-struct order_ctx {
-    const struct opp_gpu_op *ops;
-    enum order by;
-};
-
-static int cmp_u32(uint32_t a, uint32_t b)
-{
-    return a < b ? -1 : a > b;
-}
-
-static int cmp_ops(const void *pa, const void *pb, void *vctx)
-{
-    const struct order_ctx *ctx = vctx;
-    uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
-    const struct opp_gpu_op *a = &ctx->ops[ia], *b = &ctx->ops[ib];
-    int c = 0;
-    if (ctx->by == BY_NAME)
-        c = cmp_u32(a->name, b->name);
-    if (!c && ctx->by == BY_STREAM)
-        c = cmp_u32(a->proc, b->proc);
-    if (!c && ctx->by != BY_NAME)
-        c = cmp_u32(a->device, b->device);
-    if (!c && ctx->by == BY_STREAM)
-        c = cmp_u32(a->stream, b->stream);
-    if (!c && a->start_ns != b->start_ns)
-        c = a->start_ns < b->start_ns ? -1 : 1;
-    return c ? c : cmp_u32(ia, ib);
-}
-
-/* The selected ops that count as device time (kernels, memcpy, memset),
- * as indices sorted by `by`. NULL with *n = 0 when there are none or
- * memory runs out (*oom set). */
-static uint32_t *selected_ops(const struct opp_model *m, const struct opp_agg_opts *o, enum order by,
-                              int kernels_only, size_t *n, int *oom)
-{
-    *n = 0;
-    *oom = 0;
-    if (!m->gpu.nops)
-        return NULL;
-    if (m->gpu.nops > UINT32_MAX) {
-        *oom = 1;
-        return NULL;
-    }
-    uint32_t *idx = malloc(m->gpu.nops * sizeof *idx);
-    if (!idx) {
-        *oom = 1;
-        return NULL;
-    }
-    for (size_t i = 0; i < m->gpu.nops; i++) {
-        const struct opp_gpu_op *g = &m->gpu.ops[i];
-        if (opp_gpu_op_timed(g) && (!kernels_only || g->type == OPP_GPU_KERNEL) &&
-            opp_agg_selects(m, o, g->proc, g->thread))
-            idx[(*n)++] = (uint32_t)i;
-    }
-    struct order_ctx ctx = {m->gpu.ops, by};
-    if (*n)
-        qsort_r(idx, *n, sizeof *idx, cmp_ops, &ctx);
-    return idx;
-}
 
 /* Keep the OPP_GPU_GAPS_MAX largest gaps, largest first; an equal gap
  * found later goes after the earlier ones. */
@@ -189,7 +124,7 @@ void opp_gpu_stream_done(struct opp_gpu_stream_stats *st, struct opp_gpu_sweep *
 static int cmp_dev(const void *pa, const void *pb)
 {
     const struct opp_gpu_dev_stats *a = pa, *b = pb;
-    return cmp_u32(a->device, b->device);
+    return (a->device > b->device) - (a->device < b->device);
 }
 
 struct opp_gpu_dev_stats *opp_gpu_dev_new(const struct opp_model *m, struct opp_gpu_stats *s,
@@ -235,83 +170,6 @@ int opp_gpu_stats_memory(const struct opp_model *m, struct opp_gpu_stats *s, siz
     return 0;
 }
 
-static int device_stats(const struct opp_model *m, const struct opp_agg_opts *o,
-                        struct opp_gpu_stats *s)
-{
-    size_t n;
-    int oom;
-    uint32_t *idx = selected_ops(m, o, BY_DEVICE, 0, &n, &oom);
-    if (oom)
-        return -ENOMEM;
-    const struct opp_gpu_op *ops = m->gpu.ops;
-    size_t cap = 0;
-    for (size_t i = 0; i < n;) { /* by device: each group a new one, in order */
-        size_t j = i;
-        while (j < n && ops[idx[j]].device == ops[idx[i]].device)
-            j++;
-        struct opp_gpu_dev_stats *d = opp_gpu_dev_new(m, s, &cap, ops[idx[i]].device);
-        if (!d) {
-            free(idx);
-            return -ENOMEM;
-        }
-        struct opp_gpu_sweep w = {0};
-        for (size_t k = i; k < j; k++) {
-            const struct opp_gpu_op *g = &ops[idx[k]];
-            opp_gpu_dev_op(d, &w, g->start_ns, g->end_ns, g->type == OPP_GPU_KERNEL, g->name);
-        }
-        opp_gpu_dev_done(d, &w, s);
-        i = j;
-    }
-    free(idx);
-    return opp_gpu_stats_memory(m, s, &cap);
-}
-
-static int stream_stats(const struct opp_model *m, const struct opp_agg_opts *o,
-                        struct opp_gpu_stats *s)
-{
-    size_t n;
-    int oom;
-    uint32_t *idx = selected_ops(m, o, BY_STREAM, 0, &n, &oom);
-    if (oom)
-        return -ENOMEM;
-    const struct opp_gpu_op *ops = m->gpu.ops;
-    size_t cap = 0;
-    for (size_t i = 0; i < n;) {
-        const struct opp_gpu_op *first = &ops[idx[i]];
-        size_t j = i;
-        while (j < n && ops[idx[j]].proc == first->proc && ops[idx[j]].device == first->device &&
-               ops[idx[j]].stream == first->stream)
-            j++;
-        if (opp_loader_grow((void **)&s->streams, &cap, s->nstreams + 1, sizeof *s->streams)) {
-            free(idx);
-            return -ENOMEM;
-        }
-        struct opp_gpu_stream_stats *st = &s->streams[s->nstreams++];
-        *st = (struct opp_gpu_stream_stats){.proc = first->proc, .device = first->device,
-                                            .stream = first->stream};
-        struct opp_gpu_sweep w = {0};
-        for (size_t k = i; k < j; k++) {
-            const struct opp_gpu_op *g = &ops[idx[k]];
-            opp_gpu_stream_op(st, &w, g->start_ns, g->end_ns, g->type == OPP_GPU_KERNEL);
-        }
-        opp_gpu_stream_done(st, &w);
-        i = j;
-    }
-    free(idx);
-    return 0;
-}
-
-int opp_gpu_stats(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_gpu_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    int rc = device_stats(m, o, s);
-    if (!rc)
-        rc = stream_stats(m, o, s);
-    if (rc)
-        opp_gpu_stats_free(s);
-    return rc;
-}
-
 void opp_gpu_stats_free(struct opp_gpu_stats *s)
 {
     free(s->devs);
@@ -355,52 +213,4 @@ void opp_kernel_op(struct opp_kernel_stats *k, struct opp_kernel_acc *a, uint64_
 void opp_kernel_done(struct opp_kernel_stats *k, const struct opp_kernel_acc *a)
 {
     k->occupancy = a->occ_n ? a->occ_sum / (double)a->occ_n : -1;
-}
-
-int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
-                     struct opp_kernel_stats **out, size_t *nout)
-{
-    *out = NULL;
-    *nout = 0;
-    size_t n;
-    int oom;
-    uint32_t *idx = selected_ops(m, o, BY_NAME, 1, &n, &oom);
-    if (oom)
-        return -ENOMEM;
-    const struct opp_gpu_op *ops = m->gpu.ops;
-    struct opp_kernel_stats *ks = NULL;
-    size_t nks = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && ops[idx[j]].name == ops[idx[i]].name)
-            j++;
-        struct opp_kernel_stats *k = reallocarray(ks, nks + 1, sizeof *k);
-        if (!k) {
-            free(ks);
-            free(idx);
-            return -ENOMEM;
-        }
-        ks = k;
-        k = &ks[nks++];
-        *k = (struct opp_kernel_stats){.name = opp_model_str(m, ops[idx[i]].name)};
-        struct opp_kernel_acc acc = {0};
-        for (size_t q = i; q < j; q++) {
-            const struct opp_gpu_op *g = &ops[idx[q]];
-            double occ = g->launch == OPP_GPU_NONE
-                             ? -1
-                             : opp_gpu_occupancy(opp_gpu_device_find(m, g->device),
-                                                 &m->gpu.launches[g->launch]);
-            int64_t d = 0;
-            if (g->thread != OPP_GPU_NONE) /* two's complement */
-                d = (int64_t)(g->start_ns - m->threads[g->thread].events[g->event].end_ns);
-            opp_kernel_op(k, &acc, opp_gpu_op_dur(g), occ, g->thread != OPP_GPU_NONE, d);
-        }
-        opp_kernel_done(k, &acc);
-        i = j;
-    }
-    free(idx);
-    opp_kernel_stats_sort(ks, nks);
-    *out = ks;
-    *nout = nks;
-    return 0;
 }

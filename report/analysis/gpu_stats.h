@@ -46,8 +46,6 @@ struct opp_gpu_stats {
     uint64_t ops, kernels, kernel_ns;
 };
 
-/* Over the ops that pass the filters (opp_agg_selects). 0 or -ENOMEM. */
-int opp_gpu_stats(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
 void opp_gpu_stats_free(struct opp_gpu_stats *s);
 /* The stats of device in s (found by search: a stream's device), NULL when
  * it has none. */
@@ -63,11 +61,6 @@ struct opp_kernel_stats {
     int64_t delay_max_ns;
 };
 
-/* Kernels grouped by name, by total time descending (then name). 0 or
- * -ENOMEM; free *out. */
-int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
-                     struct opp_kernel_stats **out, size_t *n);
-
 /* Theoretical occupancy of a launch: active warps per SM / the SM's maximum,
  * the way CUDA's occupancy calculator estimates it, approximately. Blocks
  * per SM are the fewest of: warps per SM / warps per block (threads),
@@ -79,9 +72,9 @@ int opp_kernel_stats(const struct opp_model *m, const struct opp_agg_opts *o,
  * larger than the device allows; -1 when d is NULL or says too little. */
 double opp_gpu_occupancy(const struct opp_gpu_device *d, const struct opp_gpu_launch *l);
 
-/* ---- the same, op by op (for readers that stream a trace) ----
- * A device's, a stream's or a kernel name's ops are given in the order
- * opp_gpu_stats sorts them: by start, then the order the trace has them. */
+/* ---- op by op, as the GPU view's read gives them (gpu_stream.h) ----
+ * A device's, a stream's or a kernel name's ops are given by start, then
+ * in the order the trace has them. */
 
 /* One op of a device or stream: busy time is the union of their intervals;
  * dev (NULL for a stream) keeps the largest gaps between them. */

@@ -80,7 +80,7 @@ extern const size_t nviews;
  * (--step NAME), said on stderr; the exit status is 2 as for --lib's. */
 #define REPORT_NAME_UNKNOWN 2
 
-/* The table: key_averages() in the chosen format. */
+/* The table of a summary trace: key_averages() in the chosen format. */
 int report_key_averages(struct report_args *ra, const struct opp_model *m);
 
 /* The view's (or the table's) status rc as the exit status: what went

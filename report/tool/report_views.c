@@ -33,26 +33,15 @@ static int key_averages_out(const struct report_args *ra, const struct opp_model
     return opp_out_json(stdout, ra->trace, m, agg, o);
 }
 
-/* The key_averages report in the chosen format. */
+/* The key_averages report of a summary trace's model in the chosen format
+ * (its JSON has no "gpu" object: a summary keeps no GPU op's start and end). */
 int report_key_averages(struct report_args *ra, const struct opp_model *m)
 {
     struct opp_agg agg;
-    struct opp_gpu_stats gs;
     int rc = opp_aggregate(m, &ra->agg, &agg);
     if (rc)
         return rc;
-    if (ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary) {
-        rc = opp_gpu_stats(m, &ra->agg, &gs);
-        if (rc) {
-            opp_agg_free(&agg);
-            return rc;
-        }
-        ra->out.gpu = &gs;
-    }
     rc = key_averages_out(ra, m, &agg, &ra->out);
-    if (ra->out.gpu)
-        opp_gpu_stats_free(&gs);
-    ra->out.gpu = NULL;
     opp_agg_free(&agg);
     return rc;
 }

@@ -176,15 +176,6 @@ static void analyse(const struct opp_model *m)
     size_t nw;
     if (opp_profiler_windows(m, &w, &nw) == 0)
         free(w);
-    if (opp_model_has_gpu(m)) {
-        struct opp_gpu_stats gs;
-        if (opp_gpu_stats(m, &o, &gs) == 0)
-            opp_gpu_stats_free(&gs);
-        struct opp_kernel_stats *k;
-        size_t nk;
-        if (opp_kernel_stats(m, &o, &k, &nk) == 0)
-            free(k);
-    }
 }
 
 /* What the table, --tree and --window compute on the pass over the file

@@ -9,7 +9,9 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "analysis/table_stream.h"
 #include "gpu_trace.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -127,11 +129,19 @@ START_TEST(json)
     struct opp_agg a;
     struct opp_agg_opts o = {.sort = OPP_SORT_CUDA_MEMORY_USAGE};
     struct opp_gpu_stats s;
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
-    ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
+    /* as `opprof report -f json` reads them: the rows in one pass, the
+     * GPU statistics in another */
+    const char *path = trace;
+    enum opp_stream_refused why;
+    char err[512];
+    struct opp_table_stream *ts = opp_table_stream_open(&path, 1, &why, err, sizeof err);
+    ck_assert_msg(ts != NULL, "%s", err);
+    ck_assert_msg(opp_table_stream_aggregate(ts, &o, &a, err, sizeof err) == 0, "%s", err);
+    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
+    ck_assert_ptr_nonnull(g);
     struct opp_out_opts oo = {.gpu = &s};
     char *out;
-    CAPTURE(out, opp_out_json(f, "g.trace", model, &a, &oo));
+    CAPTURE(out, opp_out_json(f, "g.trace", opp_table_stream_model(ts), &a, &oo));
     const char *want[] = {
         "\n  \"self_cpu_time_total\": 9.600,\n  \"self_cuda_time_total\": 9.000,\n",
         "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"gpu\": {\n"
@@ -174,6 +184,8 @@ START_TEST(json)
         ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);
     free(out);
     opp_gpu_stats_free(&s);
+    opp_gpu_stream_free(g);
+    opp_table_stream_free(ts);
     opp_agg_free(&a);
 }
 END_TEST

@@ -1,5 +1,6 @@
 /* The GPU view of the suites' trace (gpu_trace.h): occupancy, devices,
- * streams and kernels (gpu_stats.c) and `opprof report --gpu`; its
+ * streams and kernels as --gpu reads them (gpu_stream.c, gpu_stats.c)
+ * and `opprof report --gpu`; its
  * summary (opprof summarize) reporting the same. */
 #include <check.h>
 #include <errno.h>
@@ -10,6 +11,7 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/gpu_stats.h"
+#include "analysis/gpu_stream.h"
 #include "analysis/model.h"
 #include "gpu_trace.h"
 #include "testutil.h"
@@ -55,7 +57,8 @@ START_TEST(gpu_stats_devices_and_streams)
 {
     struct opp_gpu_stats s;
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
+    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
+    ck_assert_ptr_nonnull(g);
     ck_assert_uint_eq(s.ops, 7);
     ck_assert_uint_eq(s.kernels, 5);
     ck_assert_uint_eq(s.kernel_ns, 6900);
@@ -77,7 +80,7 @@ START_TEST(gpu_stats_devices_and_streams)
     for (size_t i = 0; i < 5; i++) {
         ck_assert_uint_eq(d->gaps[i].start_ns, gaps[i][0]);
         ck_assert_uint_eq(d->gaps[i].end_ns, gaps[i][1]);
-        ck_assert_str_eq(opp_model_str(model, d->gaps[i].next), next[i]);
+        ck_assert_str_eq(opp_model_str(opp_gpu_stream_model(g), d->gaps[i].next), next[i]);
     }
     ck_assert_uint_eq(s.devs[1].device, 1);
     ck_assert_ptr_null(s.devs[1].info);
@@ -89,6 +92,7 @@ START_TEST(gpu_stats_devices_and_streams)
     ck_assert_uint_eq(s.streams[1].stream, 9);
     ck_assert_uint_eq(s.streams[1].busy_ns, 600);
     opp_gpu_stats_free(&s);
+    opp_gpu_stream_free(g);
 }
 END_TEST
 
@@ -97,7 +101,10 @@ START_TEST(kernel_stats)
     struct opp_agg_opts o = {0};
     struct opp_kernel_stats *k;
     size_t nk;
-    ck_assert_int_eq(opp_kernel_stats(model, &o, &k, &nk), 0);
+    struct opp_gpu_stats s;
+    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, &k, &nk);
+    ck_assert_ptr_nonnull(g);
+    opp_gpu_stats_free(&s);
     ck_assert_uint_eq(nk, 3);
     ck_assert_str_eq(k[0].name, VECADD);
     ck_assert_uint_eq(k[0].count, 3);
@@ -112,6 +119,7 @@ START_TEST(kernel_stats)
     ck_assert_str_eq(k[2].name, "<unknown kernel 5>");
     ck_assert(k[2].occupancy == -1); /* device 1 was never described */
     free(k);
+    opp_gpu_stream_free(g);
 }
 END_TEST
 
@@ -120,11 +128,13 @@ START_TEST(gpu_stats_of_one_thread)
     struct opp_gpu_stats s;
     /* --tid 301: its kernel only; the device is busy 1 us of 1 us. */
     struct opp_agg_opts o = {.filter_tid = 1, .tid = 301};
-    ck_assert_int_eq(opp_gpu_stats(model, &o, &s), 0);
+    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
+    ck_assert_ptr_nonnull(g);
     ck_assert_uint_eq(s.ops, 1);
     ck_assert_uint_eq(s.devs[0].busy_ns, 1000);
     ck_assert(s.devs[0].idle_share == 0.0);
     opp_gpu_stats_free(&s);
+    opp_gpu_stream_free(g);
 }
 END_TEST
 
