@@ -111,8 +111,10 @@ int adv_gpu_stats(const struct opp_advise_ctx *c, struct opp_gpu_stats *out)
     return c->src->gpu_stats(c->src->ctx, &c->o, out);
 }
 
-int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
-                 uint32_t group_by_stack, int group_by_shape, struct opp_agg *out)
+/* The calls that begin in [begin, end) as c->o selects them, grouped
+ * by stack and shape as said. */
+static struct opp_agg_opts span_opts(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
+                                     uint32_t group_by_stack, int group_by_shape)
 {
     struct opp_agg_opts o = c->o;
     uint64_t first = c->first_ns;
@@ -122,6 +124,13 @@ int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
     o.group_by_stack = group_by_stack;
     o.group_by_shape = group_by_shape;
     o.limit = 0;
+    return o;
+}
+
+int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
+                 uint32_t group_by_stack, int group_by_shape, struct opp_agg *out)
+{
+    struct opp_agg_opts o = span_opts(c, begin, end, group_by_stack, group_by_shape);
     return adv_aggregate(c, &o, out);
 }
 
@@ -318,17 +327,21 @@ int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
     out->p99_ns = c.p99_ns;
     out->wall_ns = c.wall_ns;
     out->pid = c.o.filter_pid ? c.o.pid : 0;
-    rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, 0, 0, &c.agg);
+    /* what the rules share, in one read: the steps' rows, by shape and
+     * (when a row can show a code line) by stack, and the call paths */
+    uint64_t begin = c.steps[0].begin_ns, end = c.steps[c.n - 1].end_ns;
+    const struct opp_agg_opts rows = span_opts(&c, begin, end, 0, 0),
+                              shapes = span_opts(&c, begin, end, 0, 1),
+                              stacks = span_opts(&c, begin, end, OPP_STACK_MAX, 0);
+    const struct opp_table_q q[] = {{&rows, &c.agg, NULL},
+                                    {&shapes, &c.shapes, NULL},
+                                    {&c.o, NULL, &c.ct},
+                                    {&stacks, &c.stacks, NULL}};
+    rc = src->ask(src->ctx, q, src->code_lines ? 4 : 3);
     if (rc) {
         free(c.steps);
         return rc;
     }
-    rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, 0, 1, &c.shapes);
-    if (!rc && src->code_lines)
-        rc = adv_agg_span(&c, c.steps[0].begin_ns, c.steps[c.n - 1].end_ns, OPP_STACK_MAX, 0,
-                          &c.stacks);
-    if (!rc)
-        rc = src->calltree(src->ctx, &c.o, &c.ct);
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
         rc = opp_advise_rules[i].fn(&c, &out->fs);
     opp_calltree_free(&c.ct);

@@ -18,6 +18,7 @@
 #include "analysis/model.h"
 #include "analysis/ranks.h"
 #include "analysis/step_times.h"
+#include "analysis/table_stream.h"
 
 /* What advise looked at, for the header of its output. */
 struct opp_advice {
@@ -39,7 +40,8 @@ struct opp_advise_src {
     /* opp_steps_find (name), else opp_steps_default (what set) */
     int (*steps)(void *ctx, const struct opp_agg_opts *o, const char *name, struct opp_steps *out,
                  char *what, size_t cap);
-    int (*calltree)(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct);
+    /* questions q[0..n) answered in one read (table_stream.h) */
+    int (*ask)(void *ctx, const struct opp_table_q *q, size_t n);
     int (*gpu_stats)(void *ctx, const struct opp_agg_opts *o, struct opp_gpu_stats *s);
     /* the CPU memory series (every process's MEMORY calls) point by
      * point in time order, to each (its non-zero returned) */

@@ -42,10 +42,10 @@ static int pass_steps(void *ctx, const struct opp_agg_opts *o, const char *name,
         opp_step_stream_steps(ap->steps, o, name, out, what, cap, ap->err, sizeof ap->err));
 }
 
-static int pass_calltree(void *ctx, const struct opp_agg_opts *o, struct opp_calltree *ct)
+static int pass_ask(void *ctx, const struct opp_table_q *q, size_t n)
 {
     struct opp_advise_pass *ap = ctx;
-    return got_of(opp_table_stream_calltree(ap->table, o, ct, ap->err, sizeof ap->err));
+    return got_of(opp_table_stream_ask(ap->table, q, n, ap->err, sizeof ap->err));
 }
 
 /* A copy of the array from[0..n) of size bytes each into *to: 0 or -ENOMEM. */
@@ -163,7 +163,7 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
     const struct opp_advise_src src = {.ctx = ap,
                                        .aggregates = pass_aggregates,
                                        .steps = pass_steps,
-                                       .calltree = pass_calltree,
+                                       .ask = pass_ask,
                                        .gpu_stats = pass_gpu_stats,
                                        .cpu_series = pass_cpu_series,
                                        .first_ns = opp_table_stream_first_ns(ap->table),

@@ -120,9 +120,8 @@ struct tthread {
     size_t base, n, cap;
 };
 
-struct opp_table_stream {
-    struct opp_pass *pass;
-    struct opp_model *m;
+/* One question a read answers (several in one read: opp_table_stream_ask). */
+struct tq {
     const struct opp_agg_opts *o;
     /* the aggregates made at once (o[k] into out[k]: their processes or
      * threads apart), and which one each thread's calls and each
@@ -135,7 +134,18 @@ struct opp_table_stream {
     struct ptree *tree; /* --tree: the call paths; NULL: the table */
     struct opp_codetree *code;     /* code frames: the tree; NULL: the table */
     struct opp_codetree_acc *cacc; /* and what adds it up */
-    uint64_t *calls;    /* by thread: its calls, those folded into a parent apart */
+    struct tthread *th;            /* by thread: its calls whose parent is still to come */
+    uint8_t *tried;                /* --match: names tried, by string id */
+    size_t ntried;
+    int matched; /* some call's or GPU op's name matched */
+};
+
+struct opp_table_stream {
+    struct opp_pass *pass;
+    struct opp_model *m;
+    struct tq *q; /* the read's questions */
+    size_t nq;
+    uint64_t *calls; /* by thread: its calls, those folded into a parent apart */
     uint32_t *dem, ndem;
     uint64_t nrec;
     /* the join, made by the first question's first read and kept for the
@@ -152,10 +162,7 @@ struct opp_table_stream {
     struct opp_mrec *gmem; /* device memory records */
     size_t ngmem, gmem_cap;
     struct opp_extsort *cmem; /* CPU memory calls by time (opp_mrec_cmp_time) */
-    struct tthread *th;
-    uint8_t *tried; /* --match: names tried, by string id */
-    size_t ntried;
-    int matched; /* some call's or GPU op's name matched */
+    int matched;              /* the last read's (of one question): its matched */
     int cpu_mem; /* some CPU MEMORY call */
     int failed;  /* -errno */
 };
@@ -209,25 +216,26 @@ static int in_window(const struct opp_table_stream *s, const struct opp_agg_opts
     return rel >= o->from_ns && rel < o->to_ns;
 }
 
-/* Name id of a call or GPU op tried against --match (opp_table_stream_matched). */
-static void try_name(struct opp_table_stream *s, uint32_t id)
+/* Name id of a call or GPU op tried against question q's --match
+ * (opp_table_stream_matched). */
+static void try_name(struct opp_table_stream *s, struct tq *q, uint32_t id)
 {
-    if (!s->o->match || s->matched || id >= s->m->nstrs)
+    if (!q->o->match || q->matched || id >= s->m->nstrs)
         return;
-    if (id >= s->ntried) {
-        uint8_t *p = realloc(s->tried, s->m->nstrs);
+    if (id >= q->ntried) {
+        uint8_t *p = realloc(q->tried, s->m->nstrs);
         if (!p) {
             fail(s, -ENOMEM);
             return;
         }
-        memset(p + s->ntried, 0, s->m->nstrs - s->ntried);
-        s->tried = p;
-        s->ntried = s->m->nstrs;
+        memset(p + q->ntried, 0, s->m->nstrs - q->ntried);
+        q->tried = p;
+        q->ntried = s->m->nstrs;
     }
-    if (s->tried[id])
+    if (q->tried[id])
         return;
-    s->tried[id] = 1;
-    s->matched = regexec(s->o->match, s->m->strs[id], 0, NULL, 0) == 0;
+    q->tried[id] = 1;
+    q->matched = regexec(q->o->match, s->m->strs[id], 0, NULL, 0) == 0;
 }
 
 const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s)
@@ -335,23 +343,23 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
         fail(s, rc);
 }
 
-/* A kernel, copy or set of the join in its CUDA row when the question's
+/* A kernel, copy or set of the join in question q's CUDA row when its
  * filters select it. 0 or -ENOMEM. */
-static int gpu_row(struct opp_table_stream *s, const struct gown *g)
+static int gpu_row(struct opp_table_stream *s, struct tq *q, const struct gown *g)
 {
-    try_name(s, g->name);
-    int32_t ka = g->thread != OPP_GPU_NONE ? s->thread_acc[g->thread] : s->proc_acc[g->proc];
-    if (ka < 0 || !in_window(s, &s->o[ka], g->time))
+    try_name(s, q, g->name);
+    int32_t ka = g->thread != OPP_GPU_NONE ? q->thread_acc[g->thread] : q->proc_acc[g->proc];
+    if (ka < 0 || !in_window(s, &q->o[ka], g->time))
         return 0;
     struct gkey k = {g->name, g->type, g->proc, (uint32_t)ka};
     struct grow_ *r;
-    HASH_FIND(hh, s->gpu, &k, sizeof k, r);
+    HASH_FIND(hh, q->gpu, &k, sizeof k, r);
     if (!r) {
         int hash_oom = 0;
         if (!(r = calloc(1, sizeof *r)))
             return -ENOMEM;
         r->k = k;
-        HASH_ADD(hh, s->gpu, k, sizeof k, r);
+        HASH_ADD(hh, q->gpu, k, sizeof k, r);
         if (hash_oom) {
             free(r);
             return -ENOMEM;
@@ -363,13 +371,14 @@ static int gpu_row(struct opp_table_stream *s, const struct gown *g)
     return 0;
 }
 
-/* The question's CUDA rows from the join's records: 0 or -errno. */
+/* The questions' CUDA rows from the join's records: 0 or -errno. */
 static int gpu_rows(struct opp_table_stream *s)
 {
     const struct gown *g;
     int rc = opp_extsort_rewind(s->gowns);
     while (!rc && (g = opp_extsort_next(s->gowns)))
-        rc = gpu_row(s, g);
+        for (size_t i = 0; i < s->nq && !rc; i++)
+            rc = gpu_row(s, &s->q[i], g);
     return rc ? rc : opp_extsort_error(s->gowns);
 }
 
@@ -562,16 +571,54 @@ static int own_next(struct opp_table_stream *s)
     return r ? 0 : opp_extsort_error(s->owns);
 }
 
-/* The second read: each call added to its row once its parent has come
- * (or it is top-level), with its children's GPU work and CPU memory. */
+/* Question q's reading starts again: what an earlier read kept (the
+ * pass reads again) gone, its CUDA rows in its aggregates. */
+static void q_begin(struct opp_table_stream *s, struct tq *q)
+{
+    for (size_t i = 0; i < s->m->nthreads; i++) {
+        drop_kept(&q->th[i]);
+        q->th[i].base = q->th[i].n = 0;
+    }
+    if (q->tree) {
+        OPP_HASH_FREE(q->tree->map);
+        q->tree->nn = 0;
+        return;
+    }
+    if (q->code) {
+        opp_codetree_acc_drop(q->cacc);
+        if (!(q->cacc = opp_codetree_acc_new(q->code)))
+            fail(s, -ENOMEM);
+        return;
+    }
+    for (size_t k = 0; k < q->nacc; k++) {
+        opp_agg_acc_drop(q->acc[k]);
+        if (!(q->acc[k] = opp_agg_acc_new(s->m, &q->o[k], &q->out[k]))) {
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+    for (struct grow_ *r = q->gpu; r; r = r->hh.next) {
+        struct opp_agg_gpu a = {.name = r->k.name,
+                                .type = r->k.type,
+                                .proc = r->k.proc,
+                                .dur_ns = r->dur,
+                                .bytes = r->bytes,
+                                .calls = r->calls};
+        if (opp_agg_acc_gpu(q->acc[r->k.acc], &a)) {
+            fail(s, -ENOMEM);
+            return;
+        }
+    }
+}
+
+/* The second read: each call added to each question's rows once its
+ * parent has come (or it is top-level), with its children's GPU work and
+ * CPU memory. */
 static void second_begin(void *ctx)
 {
     struct opp_table_stream *s = ctx;
-    for (size_t i = 0; i < s->m->nthreads; i++) {
-        drop_kept(&s->th[i]);
-        s->th[i].base = s->th[i].n = 0;
+    for (size_t i = 0; i < s->m->nthreads; i++)
         s->calls[i] = 0;
-    }
     /* the GPU records sorted by call: read once, in this read; the pass
      * reads again only when a thread turns out to need keeping whole,
      * which the join's read found already */
@@ -583,47 +630,18 @@ static void second_begin(void *ctx)
         int rc = opp_extsort_rewind(s->owns);
         fail(s, rc ? rc : own_next(s));
     }
-    if (s->tree) { /* an earlier read's paths (the pass reads again) gone */
-        OPP_HASH_FREE(s->tree->map);
-        s->tree->nn = 0;
-        return;
-    }
-    if (s->code) { /* the same of the code frames */
-        opp_codetree_acc_drop(s->cacc);
-        if (!(s->cacc = opp_codetree_acc_new(s->code)))
-            fail(s, -ENOMEM);
-        return;
-    }
-    /* an earlier read's rows (the pass reads again) gone */
-    for (size_t k = 0; k < s->nacc; k++) {
-        opp_agg_acc_drop(s->acc[k]);
-        if (!(s->acc[k] = opp_agg_acc_new(s->m, &s->o[k], &s->out[k]))) {
-            fail(s, -ENOMEM);
-            return;
-        }
-    }
-    for (struct grow_ *r = s->gpu; r; r = r->hh.next) {
-        struct opp_agg_gpu a = {.name = r->k.name,
-                                .type = r->k.type,
-                                .proc = r->k.proc,
-                                .dur_ns = r->dur,
-                                .bytes = r->bytes,
-                                .calls = r->calls};
-        if (opp_agg_acc_gpu(s->acc[r->k.acc], &a)) {
-            fail(s, -ENOMEM);
-            return;
-        }
-    }
+    for (size_t i = 0; i < s->nq; i++)
+        q_begin(s, &s->q[i]);
 }
 
 /* Calls k of process index proc added to their row, their stack as it is:
  * 0 or -ENOMEM. */
-static int skeep_done(struct opp_table_stream *s, uint32_t proc, const struct skeep *k)
+static int skeep_done(struct tq *q, uint32_t proc, const struct skeep *k)
 {
     struct opp_agg_vals v = {.kind = k->k.kind, .status = k->k.status};
-    if (opp_agg_acc_stacked(s->acc[k->k.acc], k->k.row, k->k.nstack, k->k.stack, &v.row))
+    if (opp_agg_acc_stacked(q->acc[k->k.acc], k->k.row, k->k.nstack, k->k.stack, &v.row))
         return -ENOMEM;
-    return opp_agg_acc_add_sum(s->acc[k->k.acc], proc, &v, &k->sum);
+    return opp_agg_acc_add_sum(q->acc[k->k.acc], proc, &v, &k->sum);
 }
 
 /* Calls k (malloc'd, taken) of process index proc, now that the call
@@ -631,13 +649,12 @@ static int skeep_done(struct opp_table_stream *s, uint32_t proc, const struct sk
  * took in the call whose name it took last, of the same name), or NULL
  * when they are top-level. Added to their row once their stack is whole,
  * else kept with at's. 0 or -ENOMEM. */
-static int skeep_up(struct opp_table_stream *s, uint32_t proc, struct skeep *k, struct ent *at,
-                    int folded)
+static int skeep_up(struct tq *q, uint32_t proc, struct skeep *k, struct ent *at, int folded)
 {
     if (at && !folded)
         k->k.stack[k->k.nstack++] = at->name;
-    if (!at || k->k.nstack == opp_agg_stack_depth(&s->o[k->k.acc])) {
-        int rc = skeep_done(s, proc, k);
+    if (!at || k->k.nstack == opp_agg_stack_depth(&q->o[k->k.acc])) {
+        int rc = skeep_done(q, proc, k);
         free(k);
         return rc;
     }
@@ -659,8 +676,7 @@ static int skeep_up(struct opp_table_stream *s, uint32_t proc, struct skeep *k, 
 
 /* The calls under c waiting on a key, now that the call around them
  * has come (skeep_up's at and folded). 0 or -ENOMEM. */
-static int skeep_lift(struct opp_table_stream *s, uint32_t proc, struct ent *c, struct ent *at,
-                      int folded)
+static int skeep_lift(struct tq *q, uint32_t proc, struct ent *c, struct ent *at, int folded)
 {
     struct skeep *k, *tmp;
     int rc = 0;
@@ -668,7 +684,7 @@ static int skeep_lift(struct opp_table_stream *s, uint32_t proc, struct ent *c, 
     {
         HASH_DEL(c->sk, k);
         if (!rc)
-            rc = skeep_up(s, proc, k, at, folded);
+            rc = skeep_up(q, proc, k, at, folded);
         else
             free(k);
     }
@@ -677,7 +693,8 @@ static int skeep_lift(struct opp_table_stream *s, uint32_t proc, struct ent *c, 
 
 /* Call e of thread index thread (of process index proc) at its code
  * frames' path, now that it is known not folded. 0 or -ENOMEM. */
-static int code_add(struct opp_table_stream *s, uint32_t thread, uint32_t proc, const struct ent *e)
+static int code_add(struct opp_table_stream *s, struct tq *q, uint32_t thread, uint32_t proc,
+                    const struct ent *e)
 {
     if (!e->sel)
         return 0;
@@ -693,13 +710,13 @@ static int code_add(struct opp_table_stream *s, uint32_t thread, uint32_t proc, 
                                         .seq = e->seq,
                                         .begin = e->begin,
                                         .end = e->begin + e->span};
-    return opp_codetree_acc_add(s->cacc, s->m->code, &c);
+    return opp_codetree_acc_add(q->cacc, s->m->code, &c);
 }
 
 /* Call e of process index proc added to its row, now that parent, the
  * call around it, has come (NULL: it is top-level); grouped by stack, a
  * call whose key takes the names around it waits for them. */
-static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, struct ent *parent)
+static int add(struct tq *q, uint32_t proc, const struct ent *e, struct ent *parent)
 {
     if (!e->sel || (e->mem && parent))
         return 0; /* a memory call inside an operator is summed into it */
@@ -709,13 +726,13 @@ static int add(struct opp_table_stream *s, uint32_t proc, const struct ent *e, s
     struct opp_agg_part p = {
         .calls = 1, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
     if (e->keyed || !parent || e->v.row == OPP_AGG_NO_ROW)
-        return opp_agg_acc_add(s->acc[e->acc], proc, &e->v, &p);
+        return opp_agg_acc_add(q->acc[e->acc], proc, &e->v, &p);
     struct skeep *k = calloc(1, sizeof *k);
     if (!k)
         return -ENOMEM;
     k->k = (struct skey){.row = e->v.row, .status = e->v.status, .kind = e->v.kind, .acc = e->acc};
     opp_agg_sum_add(&k->sum, &e->v, &p);
-    return skeep_up(s, proc, k, parent, 0);
+    return skeep_up(q, proc, k, parent, 0);
 }
 
 /* Call at's GPU time and device memory into o (zero: none). The calls
@@ -753,34 +770,15 @@ static int own_take(struct opp_table_stream *s, uint64_t at, struct own *o)
     return rc;
 }
 
-static int second_call(void *ctx, const struct opp_pass_call *x)
+/* Call x of process index proc as question q takes it (e0: its own
+ * numbers, its GPU work and CPU memory): the children on q's stack of its
+ * thread added up into it and to their rows, then it on that stack.
+ * 0 or -errno. */
+static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pass_call *x,
+                  const struct ent *e0, const struct opp_func *f, uint32_t proc)
 {
-    struct opp_table_stream *s = ctx;
-    if (s->failed)
-        return s->failed;
-    struct tthread *t = &s->th[x->thread];
-    s->calls[x->thread] += 1 - (x->folded != OPP_PASS_NONE);
-    uint32_t proc = s->m->threads[x->thread].proc;
-    const struct opp_func *f = func_of(s->m, x);
-    const uint64_t *cols;
-    uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
-    struct ent e = {.dur = dur,
-                    .self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0,
-                    .span = x->end - x->begin,
-                    .name = x->name,
-                    .seq = x->seq,
-                    .begin = x->begin,
-                    .stack = x->stack,
-                    .depth = x->depth,
-                    .mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols)};
-    struct own o;
-    int orc = own_take(s, x->at, &o);
-    if (orc)
-        return orc;
-    e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
-    e.gpu.self_mem = e.gpu.mem = o.mem;
-    if (e.mem)
-        e.self = o.cpu;
+    struct tthread *t = &q->th[x->thread];
+    struct ent e = *e0;
     if (x->nkids > t->n - t->base)
         return -EPROTO; /* the pass hands over each child before its parent */
     for (uint32_t k = 0; k < x->nkids; k++) {
@@ -796,17 +794,17 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
         } else {
             e.total = opp_add_sat(e.total, c->total);
         }
-        int rc = c->seq == x->folded || s->tree ? 0
-                 : s->code                      ? code_add(s, x->thread, proc, c)
-                                                : add(s, proc, c, &e);
+        int rc = c->seq == x->folded || q->tree ? 0
+                 : q->code                      ? code_add(s, q, x->thread, proc, c)
+                                                : add(q, proc, c, &e);
         if (!rc && c->sk)
-            rc = skeep_lift(s, proc, c, &e, c->seq == x->folded);
+            rc = skeep_lift(q, proc, c, &e, c->seq == x->folded);
         if (rc) {
             OPP_HASH_FREE(e.sk);
             return rc;
         }
     }
-    if (s->tree) {
+    if (q->tree) {
         int rc = subtree(&e, x->nkids ? &t->e[t->n - x->nkids] : NULL, x->nkids, x->folded);
         for (uint32_t k = 0; k < x->nkids; k++)
             ptree_free(t->e[t->n - x->nkids + k].pt);
@@ -818,27 +816,27 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     }
     if (!e.mem)
         e.total = opp_add_sat(e.total, e.self);
-    try_name(s, x->name);
+    try_name(s, q, x->name);
     if (s->failed)
         return s->failed;
-    int32_t ka = s->thread_acc[x->thread];
-    if (ka >= 0 && !in_window(s, &s->o[ka], x->begin))
+    int32_t ka = q->thread_acc[x->thread];
+    if (ka >= 0 && !in_window(s, &q->o[ka], x->begin))
         ka = -1;
-    if (ka >= 0 && !s->tree && !s->code) {
+    if (ka >= 0 && !q->tree && !q->code) {
         e.acc = (uint32_t)ka;
         uint32_t frames[OPP_STACK_MAX];
         struct opp_agg_call c = {
             .name = x->name, .f = f, .args = x->args, .nargs = x->nargs, .stack = frames};
-        c.nstack = opp_agg_code_frames(s->m, &s->o[ka], proc, x->stack, frames);
-        e.keyed = c.nstack || !opp_agg_stack_depth(&s->o[ka]);
-        int rc = opp_agg_acc_row(s->acc[ka], &c, &e.v);
+        c.nstack = opp_agg_code_frames(s->m, &q->o[ka], proc, x->stack, frames);
+        e.keyed = c.nstack || !opp_agg_stack_depth(&q->o[ka]);
+        int rc = opp_agg_acc_row(q->acc[ka], &c, &e.v);
         if (rc < 0) {
             OPP_HASH_FREE(e.sk);
             return rc;
         }
         e.sel = !rc;
     }
-    e.sel = e.sel || ((s->tree || s->code) && ka >= 0);
+    e.sel = e.sel || ((q->tree || q->code) && ka >= 0);
     if (grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
         ptree_free(e.pt);
         OPP_HASH_FREE(e.sk);
@@ -848,23 +846,64 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     return 0;
 }
 
-static int second_top(void *ctx, const struct opp_pass_call *x)
+static int second_call(void *ctx, const struct opp_pass_call *x)
 {
     struct opp_table_stream *s = ctx;
-    struct tthread *t = &s->th[x->thread];
+    if (s->failed)
+        return s->failed;
+    s->calls[x->thread] += 1 - (x->folded != OPP_PASS_NONE);
+    uint32_t proc = s->m->threads[x->thread].proc;
+    const uint64_t *cols;
+    uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
+    struct ent e = {.dur = dur,
+                    .self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0,
+                    .span = x->end - x->begin,
+                    .name = x->name,
+                    .seq = x->seq,
+                    .begin = x->begin,
+                    .stack = x->stack,
+                    .depth = x->depth,
+                    .mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols)};
+    struct own o;
+    int rc = own_take(s, x->at, &o);
+    if (rc)
+        return rc;
+    e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
+    e.gpu.self_mem = e.gpu.mem = o.mem;
+    if (e.mem)
+        e.self = o.cpu;
+    for (size_t i = 0; i < s->nq && !rc; i++)
+        rc = q_call(s, &s->q[i], x, &e, func_of(s->m, x), proc);
+    return rc;
+}
+
+/* Call x, now known to be top-level, as question q takes it: the first
+ * of q's stack of its thread. 0 or -errno. */
+static int q_top(struct opp_table_stream *s, struct tq *q, const struct opp_pass_call *x)
+{
+    struct tthread *t = &q->th[x->thread];
     struct ent *e = OPP_PASS_STACK_TAKE(t->e, t->base, t->n, x->seq);
     if (!e)
         return -EPROTO;
     uint32_t proc = s->m->threads[x->thread].proc;
-    int rc = s->tree   ? e->sel ? ptree_merge(s->tree, OPP_CT_ROOT, e, 0) : 0
-             : s->code ? code_add(s, x->thread, proc, e)
-                       : add(s, proc, e, NULL);
+    int rc = q->tree   ? e->sel ? ptree_merge(q->tree, OPP_CT_ROOT, e, 0) : 0
+             : q->code ? code_add(s, q, x->thread, proc, e)
+                       : add(q, proc, e, NULL);
     if (!rc && e->sk) /* the calls under it: their stacks end here */
-        rc = skeep_lift(s, proc, e, NULL, 0);
+        rc = skeep_lift(q, proc, e, NULL, 0);
     OPP_HASH_FREE(e->sk);
     ptree_free(e->pt);
     e->pt = NULL;
     opp_pass_stack_settled(t->e, sizeof *t->e, &t->base, &t->n);
+    return rc;
+}
+
+static int second_top(void *ctx, const struct opp_pass_call *x)
+{
+    struct opp_table_stream *s = ctx;
+    int rc = 0;
+    for (size_t i = 0; i < s->nq && !rc; i++)
+        rc = q_top(s, &s->q[i], x);
     return rc;
 }
 
@@ -893,22 +932,32 @@ static void unjoin(struct opp_table_stream *s)
     s->joined = 0;
 }
 
-/* What one question kept. */
+/* What question q kept for a read. */
+static void q_forget(struct opp_table_stream *s, struct tq *q)
+{
+    OPP_HASH_FREE(q->gpu);
+    free(q->thread_acc);
+    free(q->proc_acc);
+    q->thread_acc = q->proc_acc = NULL;
+    for (size_t i = 0; q->th && i < s->m->nthreads; i++) {
+        drop_kept(&q->th[i]);
+        free(q->th[i].e);
+    }
+    free(q->th);
+    q->th = NULL;
+    free(q->tried);
+    q->tried = NULL;
+    q->ntried = 0;
+}
+
+/* What a read kept. */
 static void forget(struct opp_table_stream *s)
 {
     free(s->stash);
     s->stash = NULL;
     s->nstash = s->stash_cap = 0;
-    OPP_HASH_FREE(s->gpu);
-    free(s->thread_acc);
-    free(s->proc_acc);
-    s->thread_acc = s->proc_acc = NULL;
-    for (size_t i = 0; s->th && i < s->m->nthreads; i++) {
-        drop_kept(&s->th[i]);
-        free(s->th[i].e);
-    }
-    free(s->th);
-    s->th = NULL;
+    for (size_t i = 0; i < s->nq; i++)
+        q_forget(s, &s->q[i]);
 }
 
 /* The first read, once for every question where the trace has GPU work
@@ -957,45 +1006,78 @@ static int join(struct opp_table_stream *s, char *err, size_t errlen)
     return rc;
 }
 
-/* The reads: the rows into out, or with s->tree its call paths. 0, 1
- * (cannot) or -1 (error), err saying why. */
-static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
-                      struct opp_agg *out, char *err, size_t errlen)
+/* Question q set up for a read: its aggregates (out zeroed), which of
+ * them each thread's calls and each process's ops of no call go to, its
+ * stacks. 0 or -ENOMEM. */
+static int q_open(struct opp_table_stream *s, struct tq *q)
 {
     const struct opp_model *m = s->m;
-    s->o = o;
-    s->nacc = n;
-    s->failed = 0;
-    s->matched = 0;
-    free(s->tried);
-    s->tried = NULL;
-    s->ntried = 0;
-    s->out = out;
-    memset(out, 0, n * sizeof *out);
-    if (!(s->acc = calloc(n, sizeof *s->acc)) ||
-        !(s->thread_acc = malloc((m->nthreads ? m->nthreads : 1) * sizeof *s->thread_acc)) ||
-        !(s->proc_acc = malloc((m->nprocs ? m->nprocs : 1) * sizeof *s->proc_acc)) ||
-        !(s->th = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->th)) ||
-        (!s->calls && !(s->calls = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->calls)))) {
-        snprintf(err, errlen, "out of memory");
-        forget(s);
-        free(s->acc);
-        s->acc = NULL;
-        return -1;
-    }
+    memset(q->out, 0, q->nacc * sizeof *q->out);
+    if (!(q->acc = calloc(q->nacc, sizeof *q->acc)) ||
+        !(q->thread_acc = malloc((m->nthreads ? m->nthreads : 1) * sizeof *q->thread_acc)) ||
+        !(q->proc_acc = malloc((m->nprocs ? m->nprocs : 1) * sizeof *q->proc_acc)) ||
+        !(q->th = calloc(m->nthreads ? m->nthreads : 1, sizeof *q->th)))
+        return -ENOMEM;
     for (size_t i = 0; i < m->nthreads; i++) { /* the first that selects it */
-        s->thread_acc[i] = -1;
-        for (size_t k = 0; k < n && s->thread_acc[i] < 0; k++)
-            if (opp_agg_selects(m, &o[k], m->threads[i].proc, (uint32_t)i))
-                s->thread_acc[i] = (int32_t)k;
+        q->thread_acc[i] = -1;
+        for (size_t k = 0; k < q->nacc && q->thread_acc[i] < 0; k++)
+            if (opp_agg_selects(m, &q->o[k], m->threads[i].proc, (uint32_t)i))
+                q->thread_acc[i] = (int32_t)k;
     }
     for (size_t i = 0; i < m->nprocs; i++) {
-        s->proc_acc[i] = -1;
-        for (size_t k = 0; k < n && s->proc_acc[i] < 0; k++)
-            if (opp_agg_selects(m, &o[k], (uint32_t)i, OPP_GPU_NONE))
-                s->proc_acc[i] = (int32_t)k;
+        q->proc_acc[i] = -1;
+        for (size_t k = 0; k < q->nacc && q->proc_acc[i] < 0; k++)
+            if (opp_agg_selects(m, &q->o[k], (uint32_t)i, OPP_GPU_NONE))
+                q->proc_acc[i] = (int32_t)k;
     }
-    int rc = join(s, err, errlen);
+    return 0;
+}
+
+/* Question q's aggregates finished after its read (rc: the read's), or
+ * dropped; its code-frame tree's too. rc, or -1 (out of memory, said in
+ * err). */
+static int q_close(struct opp_table_stream *s, struct tq *q, int rc, char *err, size_t errlen)
+{
+    for (size_t k = 0; q->acc && k < q->nacc; k++) {
+        int frc = rc || q->tree || q->code ? (opp_agg_acc_drop(q->acc[k]), 0)
+                                           : opp_agg_acc_finish(q->acc[k], s->cpu_mem);
+        if (frc && !rc) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    free(q->acc);
+    q->acc = NULL;
+    if (!rc && q->cacc && opp_codetree_acc_finish(q->cacc)) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    } else if (rc) {
+        opp_codetree_acc_drop(q->cacc);
+    }
+    q->cacc = NULL;
+    return rc;
+}
+
+/* One read of the calls answering questions q[0..nq) (the join's read
+ * first, once for them all). 0, 1 (cannot) or -1 (error), err saying
+ * why; then no question's aggregates are left to free. */
+static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char *err, size_t errlen)
+{
+    const struct opp_model *m = s->m;
+    s->q = q;
+    s->nq = nq;
+    s->failed = 0;
+    int rc = !s->calls && !(s->calls = calloc(m->nthreads ? m->nthreads : 1, sizeof *s->calls))
+                 ? -ENOMEM
+                 : 0;
+    for (size_t i = 0; i < nq && !rc; i++)
+        rc = q_open(s, &q[i]);
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (!rc)
+        rc = join(s, err, errlen);
     if (!rc && s->gowns && (rc = gpu_rows(s))) {
         if (rc == -ENOMEM) {
             snprintf(err, errlen, "out of memory");
@@ -1012,46 +1094,35 @@ static int read_calls(struct opp_table_stream *s, const struct opp_agg_opts *o, 
         rc = said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
     }
     forget(s);
-    for (size_t k = 0; k < n; k++) {
-        int frc = rc || s->tree || s->code ? (opp_agg_acc_drop(s->acc[k]), 0)
-                                           : opp_agg_acc_finish(s->acc[k], s->cpu_mem);
-        if (frc && !rc) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        }
-    }
-    if (rc && !s->tree && !s->code)
-        for (size_t k = 0; k < n; k++)
-            opp_agg_free(&out[k]);
-    free(s->acc);
-    s->acc = NULL;
+    for (size_t i = 0; i < nq; i++)
+        rc = q_close(s, &q[i], rc, err, errlen);
+    for (size_t i = 0; rc && i < nq; i++)
+        for (size_t k = 0; !q[i].tree && !q[i].code && k < q[i].nacc; k++)
+            opp_agg_free(&q[i].out[k]);
+    s->matched = nq ? q[nq - 1].matched : 0;
+    s->q = NULL;
+    s->nq = 0;
     return rc;
 }
 
 int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
                                struct opp_agg *out, char *err, size_t errlen)
 {
-    return read_calls(s, o, 1, out, err, errlen);
+    return opp_table_stream_aggregates(s, o, 1, out, err, errlen);
 }
 
 int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
                                 struct opp_agg *out, char *err, size_t errlen)
 {
-    return read_calls(s, o, n, out, err, errlen);
+    struct tq q = {.o = o, .nacc = n, .out = out};
+    return read_calls(s, &q, 1, err, errlen);
 }
 
-int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
-                              struct opp_calltree *ct, char *err, size_t errlen)
+/* The call paths t merged into ct (freed, whatever rc, the read's). rc,
+ * or -1 (out of memory, said in err). */
+static int calltree_of(struct ptree *t, struct opp_calltree *ct, int rc, char *err, size_t errlen)
 {
     memset(ct, 0, sizeof *ct);
-    struct opp_agg none;
-    if (!(s->tree = calloc(1, sizeof *s->tree))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = read_calls(s, o, 1, &none, err, errlen);
-    struct ptree *t = s->tree;
-    s->tree = NULL;
     if (!rc && t->nn && !(ct->nodes = calloc(t->nn, sizeof *ct->nodes))) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
@@ -1074,23 +1145,54 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
     return rc;
 }
 
+int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *qs, size_t n,
+                         char *err, size_t errlen)
+{
+    struct tq *q = calloc(n ? n : 1, sizeof *q);
+    struct opp_agg *none = calloc(n ? n : 1, sizeof *none);
+    int rc = q && none ? 0 : -1;
+    for (size_t i = 0; i < n && !rc; i++) {
+        q[i] = (struct tq){.o = qs[i].o, .nacc = 1, .out = qs[i].agg ? qs[i].agg : &none[i]};
+        if (qs[i].ct && !(q[i].tree = calloc(1, sizeof *q[i].tree)))
+            rc = -1;
+    }
+    if (rc)
+        snprintf(err, errlen, "out of memory");
+    else
+        rc = read_calls(s, q, n, err, errlen);
+    for (size_t i = 0; q && i < n; i++)
+        if (qs[i].ct) {
+            if (q[i].tree)
+                rc = calltree_of(q[i].tree, qs[i].ct, rc, err, errlen);
+            else
+                memset(qs[i].ct, 0, sizeof *qs[i].ct);
+        }
+    for (size_t i = 0; rc && q && i < n; i++) { /* opp_agg_free: again, harmless */
+        if (qs[i].ct)
+            opp_calltree_free(qs[i].ct);
+        if (qs[i].agg)
+            opp_agg_free(qs[i].agg);
+    }
+    free(q);
+    free(none);
+    return rc;
+}
+
+int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
+                              struct opp_calltree *ct, char *err, size_t errlen)
+{
+    const struct opp_table_q q = {.o = o, .ct = ct};
+    return opp_table_stream_ask(s, &q, 1, err, errlen);
+}
+
 int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
                               size_t errlen)
 {
     memset(t, 0, sizeof *t);
     struct opp_agg none;
     const struct opp_agg_opts all = {0};
-    s->code = t;
-    int rc = read_calls(s, &all, 1, &none, err, errlen);
-    if (!rc && s->cacc && opp_codetree_acc_finish(s->cacc)) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    } else if (rc) {
-        opp_codetree_acc_drop(s->cacc);
-    }
-    s->cacc = NULL;
-    s->code = NULL;
-    return rc;
+    struct tq q = {.o = &all, .nacc = 1, .out = &none, .code = t};
+    return read_calls(s, &q, 1, err, errlen);
 }
 
 /* The ProfilerStep#N calls, as a read finds them: those folded into a
@@ -1164,7 +1266,6 @@ void opp_table_stream_free(struct opp_table_stream *s)
         return;
     unjoin(s);
     opp_pass_free(s->pass);
-    free(s->tried);
     free(s->calls);
     free(s);
 }

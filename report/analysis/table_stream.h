@@ -49,6 +49,19 @@ int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_
  * selections are apart (a rank each: ranks.h). 0, 1 or -1 as above. */
 int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg_opts *o, size_t n,
                                 struct opp_agg *out, char *err, size_t errlen);
+/* A question of a read: the aggregate of the calls and GPU ops o selects
+ * into *agg, or with ct (agg NULL) --tree's call paths of the threads it
+ * selects into *ct. */
+struct opp_table_q {
+    const struct opp_agg_opts *o;
+    struct opp_agg *agg;
+    struct opp_calltree *ct;
+};
+/* Questions q[0..n) answered in the same read (advise's: the rows of the
+ * steps, by shape and by stack, and the call paths): each as when asked
+ * alone. 0, 1 or -1 as above; on failure, nothing of theirs to free. */
+int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *q, size_t n,
+                         char *err, size_t errlen);
 /* --tree's call paths of the threads o selects, as opp_calltree_build
  * makes them of the loaded model (node indices aside: in the order the
  * paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
@@ -60,8 +73,9 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
 struct opp_codetree;
 int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
                               size_t errlen);
-/* After opp_table_stream_aggregate with --match: whether the name of some
- * call or GPU op (selected or not) matched it. */
+/* After opp_table_stream_aggregate with --match (a read of one
+ * question): whether the name of some call or GPU op (selected or not)
+ * matched it. */
 int opp_table_stream_matched(const struct opp_table_stream *s);
 /* The windows a schedule recorded (step_times.h's opp_profiler_windows),
  * from a read of the calls: 0, 1 or -1 as above; *w malloc'd. */

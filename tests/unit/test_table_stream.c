@@ -361,7 +361,8 @@ END_TEST
 /* Questions asked of one stream (advise's, the HTML export's) share the
  * GPU join: one read joins, then one read a question, each answer as
  * when it is asked alone, the kernels' rows too (--match finds a
- * kernel's name in any of them). */
+ * kernel's name in any of them); asked together (opp_table_stream_ask),
+ * one read for them all. */
 START_TEST(questions_share_one_join)
 {
     late_gpu_trace();
@@ -397,6 +398,19 @@ START_TEST(questions_share_one_join)
     opp_agg_free(&a);
     regfree(&re);
     ck_assert_uint_eq(opp_pass_reads(opp_table_stream_pass(s)), 1 + 7);
+    /* the three asked at once: one read more, the same answers */
+    struct opp_agg b;
+    const struct opp_table_q q[] = {{&all, &a, NULL}, {&late_window, &b, NULL}, {&all, NULL, &ct}};
+    ck_assert_msg(opp_table_stream_ask(s, q, 3, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(opp_pass_reads(opp_table_stream_pass(s)), 1 + 8);
+    rows_in(&a, late_rows, 3);
+    rows_in(&b, late_in, 2);
+    char *p = paths(opp_table_stream_model(s), &ct);
+    ck_assert_str_eq(p, late_paths);
+    free(p);
+    opp_calltree_free(&ct);
+    opp_agg_free(&a);
+    opp_agg_free(&b);
     opp_table_stream_free(s);
 }
 END_TEST
