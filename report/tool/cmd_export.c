@@ -269,22 +269,24 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
     const struct opp_model *m = opp_advise_pass_model(h.ap);
     struct opp_table_stream *ts = opp_advise_pass_table(h.ap);
     const struct opp_agg_opts all = {0};
+    /* every part read over the advice's pass: its first read made once */
     int rc = html_advice(&h, err, errlen);
-    if (!rc && (rc = opp_table_stream_aggregate(ts, &all, &h.agg, err, errlen)) == 0)
+    const struct opp_table_q q[] = {{&all, &h.agg, NULL}, {&all, NULL, &h.ct}};
+    if (!rc && (rc = opp_table_stream_ask(ts, q, 2, err, errlen)) == 0)
         h.have_agg = 1;
-    if (!rc)
-        rc = opp_table_stream_calltree(ts, &all, &h.ct, err, errlen);
     if (!rc && opp_model_has_gpu(m)) {
         struct opp_kernel_stats *k = NULL;
         size_t nk;
-        if (!(h.gpu = opp_gpu_stream_open(traces, n, &why, err, errlen)))
+        if (!(h.gpu = opp_gpu_stream_over(opp_table_stream_pass(ts), err, errlen)))
             rc = -1;
         if (!rc && !(rc = opp_gpu_stream_stats(h.gpu, &all, &h.gs, &k, &nk, err, errlen)))
             rc = opp_gpu_stream_busy(h.gpu, &h.gs, OPP_HTML_BAR_PX, &h.busy, &h.pg.gpu_ops, err,
                                      errlen);
         free(k);
     }
-    if (!rc && !(h.pg.ms = mem_stream(traces, n, what, OPP_MEM_CPU, 1, err, errlen)))
+    if (!rc && !(h.pg.ms = opp_mem_stream_over(opp_table_stream_pass(ts), err, errlen)))
+        rc = -1;
+    if (!rc && opp_mem_stream_read(h.pg.ms, 1, 1, err, errlen))
         rc = -1;
     if (!rc) {
         char names[256];
