@@ -57,9 +57,12 @@ $(eval $(call runner_o,unit,$(BUILD)/asan/obj,-O1 $$(ASAN_FLAGS),$$(ASAN_CC)))
 FORCE:
 
 # What a test binary links: its runner, the helpers (testutil.c, the trace
-# builder tracebuild.c), its suites, then the layers (report and collector
-# before common, which both use).
-test_objs = $(1)/tests/runner_$(2).o $(call objs,$(1),tests/testutil.c tests/tracebuild.c $(3)) \
+# builder tracebuild.c, the loaded model of every call in oracle/), its
+# suites, then the layers (report and collector before common, which both
+# use).
+ORACLE_SRC := $(wildcard tests/oracle/*.c)
+test_objs = $(1)/tests/runner_$(2).o \
+            $(call objs,$(1),tests/testutil.c tests/tracebuild.c $(ORACLE_SRC) $(3)) \
             $(1)/libreport.a $(1)/libcollector.a $(1)/libcommon.a
 $(BUILD)/tests/unit: $(call test_objs,$(BUILD)/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_SRC))
 	$(call quiet,LD,$@)$(CC) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)

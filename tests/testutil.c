@@ -251,11 +251,12 @@ int tu_wait_file(const char *path, int ms)
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "oracle/loaded.h"
 
 struct opp_model *tu_load(const char *path)
 {
     char err[512];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     if (!m)
         fprintf(stderr, "tu_load: %s\n", err);
     return m;
@@ -412,7 +413,7 @@ static int loaded_steps(const char *trace, const char *name, char **json)
 {
     char err[512], what[OPP_NAME_MAX + 64];
     *json = NULL;
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
     if (!m)
         return -1;
     struct opp_agg_opts o = {0};
@@ -425,7 +426,7 @@ static int loaded_steps(const char *trace, const char *name, char **json)
     }
     struct opp_steps st;
     int rc =
-        name ? opp_steps_find(m, &o, name, &st) : opp_steps_default(m, &o, &st, what, sizeof what);
+        name ? tu_steps_find(m, &o, name, &st) : tu_steps_default(m, &o, &st, what, sizeof what);
     size_t len;
     FILE *f = rc ? NULL : open_memstream(json, &len);
     if (!rc && (!name || st.named))
@@ -509,7 +510,7 @@ static int loaded_view(const char *const *argv, char **out)
             return 1; /* an option the loaded model's answer here does not take */
     }
     char err[512], what[OPP_NAME_MAX + 64];
-    struct opp_model *m = opp_model_load_many(argv + 1, (size_t)ntraces, err, sizeof err);
+    struct opp_model *m = tu_model_load_many(argv + 1, (size_t)ntraces, err, sizeof err);
     size_t len;
     FILE *f = open_memstream(out, &len);
     int rc = m && f ? 0 : -1;
@@ -524,8 +525,8 @@ static int loaded_view(const char *const *argv, char **out)
             o.pid = m->procs[0].pid;
         }
         struct opp_steps st;
-        rc = step ? opp_steps_find(m, &o, step, &st)
-                  : opp_steps_default(m, &o, &st, what, sizeof what);
+        rc = step ? tu_steps_find(m, &o, step, &st)
+                  : tu_steps_default(m, &o, &st, what, sizeof what);
         if (!rc && in_main && !json)
             fprintf(f, "Steps of pid %u, the first process (--pid PID for another)\n", o.pid);
         if (!rc && (!step || st.named))

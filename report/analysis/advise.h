@@ -37,7 +37,7 @@ struct opp_advice {
 struct opp_advise_src {
     void *ctx;
     opp_rank_aggregate_fn aggregates; /* opp_aggregate of each of o[0..n) */
-    /* opp_steps_find (name), else opp_steps_default (what set) */
+    /* the steps of name, else the program's own (what set: step_stream.h) */
     int (*steps)(void *ctx, const struct opp_agg_opts *o, const char *name, struct opp_steps *out,
                  char *what, size_t cap);
     /* questions q[0..n) answered in one read (table_stream.h) */

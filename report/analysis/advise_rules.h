@@ -54,7 +54,8 @@ const struct opp_row *adv_row(const struct opp_agg *a, const char *key);
 /* opp_aggregate of o, from c's source: 0, 1 (the pass cannot) or -errno. */
 int adv_aggregate(const struct opp_advise_ctx *c, const struct opp_agg_opts *o,
                   struct opp_agg *out);
-/* opp_steps_find of name for c's filters, from c's source: as above. */
+/* The steps of name (step_stream.h) for c's filters, from c's source: as
+ * above. */
 int adv_steps_find(const struct opp_advise_ctx *c, const char *name, struct opp_steps *out);
 /* opp_gpu_stats for c's filters, from c's source: as above. */
 int adv_gpu_stats(const struct opp_advise_ctx *c, struct opp_gpu_stats *out);

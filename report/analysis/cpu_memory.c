@@ -1,10 +1,6 @@
-/* CPU memory from the MEMORY events (loader.h): every process's allocations
- * and frees in time order, each free given its allocation's size, the bytes
- * inside each event (torch's CPU Mem, Self CPU Mem) and the series of bytes
- * allocated over time. */
-#ifndef _GNU_SOURCE /* qsort_r */
-#define _GNU_SOURCE
-#endif
+/* CPU memory inside each event of a loaded model (loader.h): the bytes
+ * of the MEMORY events or (a summary's) nodes inside it, torch's CPU Mem
+ * and Self CPU Mem; and a MEMORY call's bytes as a read meets them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,10 +8,8 @@
 #include "analysis/loader.h"
 #include "ops.h"
 
-/* The event's MEMORY columns (op, address, bytes), NULL when it is not a
- * MEMORY event or has too few arguments. */
-static uint64_t *mem_cols(const struct opp_model *m, const struct opp_thread *t,
-                          const struct opp_event *e)
+uint64_t *opp_loader_mem_cols(const struct opp_model *m, const struct opp_thread *t,
+                              const struct opp_event *e)
 {
     uint32_t kind = opp_event_func(m, t, e)->kind;
     if (opp_kind_base(kind) != OPP_OP_MEMORY)
@@ -36,7 +30,7 @@ static int64_t signed_bytes(const uint64_t *a, uint64_t bytes)
 int64_t opp_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
                           const struct opp_event *e)
 {
-    const uint64_t *a = mem_cols(m, t, e);
+    const uint64_t *a = opp_loader_mem_cols(m, t, e);
     return a ? signed_bytes(a, a[OPP_COL_MEM_BYTES]) : 0;
 }
 
@@ -60,73 +54,11 @@ int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t k
     return signed_bytes(a, bytes);
 }
 
-/* By time, then process, thread and place in the thread (tree order keeps
- * a thread's instants at one time in the order they were recorded). */
-static int cmp_ref(const void *pa, const void *pb, void *ctx)
-{
-    const struct opp_model *m = ctx;
-    const struct opp_cpu_mem_ref *a = pa, *b = pb;
-    const struct opp_thread *ta = &m->threads[a->thread], *tb = &m->threads[b->thread];
-    uint64_t xa = ta->events[a->event].begin_ns, xb = tb->events[b->event].begin_ns;
-    if (xa != xb)
-        return xa < xb ? -1 : 1;
-    if (ta->proc != tb->proc)
-        return ta->proc < tb->proc ? -1 : 1;
-    if (a->thread != b->thread)
-        return a->thread < b->thread ? -1 : 1;
-    return a->event < b->event ? -1 : a->event > b->event;
-}
-
-/* Every MEMORY event of the full (not summary) threads, by time. 0 or -1. */
-static int collect(struct opp_model *m)
-{
-    struct opp_cpu_memory *c = &m->cpu;
-    size_t cap = 0;
-    for (size_t ti = 0; ti < m->nthreads; ti++) {
-        const struct opp_thread *t = &m->threads[ti];
-        for (size_t i = 0; !t->stat && i < t->nevents; i++) {
-            if (!mem_cols(m, t, &t->events[i]))
-                continue;
-            if (opp_loader_grow((void **)&c->events, &cap, c->nevents + 1, sizeof *c->events))
-                return -1;
-            c->events[c->nevents++] = (struct opp_cpu_mem_ref){(uint32_t)ti, (uint32_t)i};
-        }
-    }
-    if (c->nevents)
-        qsort_r(c->events, c->nevents, sizeof *c->events, cmp_ref, m);
-    return 0;
-}
-
-/* Each free without a size takes the size of the allocation at its address
- * before it in its process; that allocation is then gone. 0 or -1. */
-static int free_sizes(struct opp_model *m)
-{
-    struct opp_live live = {0};
-    for (size_t i = 0; i < m->cpu.nevents; i++) {
-        const struct opp_cpu_mem_ref *r = &m->cpu.events[i];
-        const struct opp_thread *t = &m->threads[r->thread];
-        uint64_t *a = mem_cols(m, t, &t->events[r->event]);
-        if (a[OPP_COL_MEM_OP] == OPP_MEM_FREE) {
-            int found;
-            int64_t bytes = opp_live_take(&live, t->proc, a[OPP_COL_MEM_ADDRESS], &found);
-            if (found && !a[OPP_COL_MEM_BYTES])
-                a[OPP_COL_MEM_BYTES] = (uint64_t)bytes;
-        } else if (a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC &&
-                   opp_live_put(&live, t->proc, a[OPP_COL_MEM_ADDRESS],
-                                (int64_t)a[OPP_COL_MEM_BYTES])) {
-            opp_live_free(&live);
-            return -1;
-        }
-    }
-    opp_live_free(&live);
-    return 0;
-}
-
 /* The nearest of p and its ancestors that is not a MEMORY event (one
  * could only contain another event on a clock too coarse to order them). */
 static uint32_t owner(const struct opp_model *m, const struct opp_thread *t, uint32_t p)
 {
-    while (p != OPP_NO_PARENT && mem_cols(m, t, &t->events[p]))
+    while (p != OPP_NO_PARENT && opp_loader_mem_cols(m, t, &t->events[p]))
         p = t->events[p].parent;
     return p;
 }
@@ -135,77 +67,45 @@ static uint32_t owner(const struct opp_model *m, const struct opp_thread *t, uin
 static int summed(const struct opp_model *m, const struct opp_thread *t)
 {
     for (size_t i = 0; t->stat && i < t->nevents; i++)
-        if (mem_cols(m, t, &t->events[i]))
+        if (opp_loader_mem_cols(m, t, &t->events[i]))
             return 1;
     return 0;
 }
 
-/* Each event's bytes inside it, on the threads that have MEMORY events or
- * (a summary's) nodes; a node's own bytes are in the file (children come
- * after their parent in tree order). 0 or -1. */
-static int per_event(struct opp_model *m)
+int opp_loader_cpumem_tree(const struct opp_model *m, struct opp_thread *t)
 {
-    for (size_t i = 0; i < m->cpu.nevents; i++) {
-        struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
-        if (!t->cpumem && !(t->cpumem = calloc(t->nevents, sizeof *t->cpumem)))
-            return -1;
+    if (!t->cpumem && !(t->cpumem = calloc(t->nevents, sizeof *t->cpumem)))
+        return -1;
+    struct opp_event_cpumem *c = t->cpumem;
+    for (size_t i = 0; i < t->nevents; i++) {
+        if (!opp_loader_mem_cols(m, t, &t->events[i]))
+            continue;
+        int64_t b = t->stat ? t->stat[i].cpu_mem : opp_cpu_mem_bytes(m, t, &t->events[i]);
+        c[i].self = c[i].total = b;
+        uint32_t p = owner(m, t, t->events[i].parent);
+        if (p != OPP_NO_PARENT)
+            c[p].self = opp_add_sat(c[p].self, b);
     }
+    for (size_t i = 0; i < t->nevents; i++)
+        if (!opp_loader_mem_cols(m, t, &t->events[i]))
+            c[i].total = c[i].self;
+    for (size_t i = t->nevents; i-- > 0;) {
+        uint32_t p = owner(m, t, t->events[i].parent);
+        if (p != OPP_NO_PARENT && !opp_loader_mem_cols(m, t, &t->events[i]))
+            c[p].total = opp_add_sat(c[p].total, c[i].total);
+    }
+    return 0;
+}
+
+int opp_loader_cpu_summed(struct opp_model *m)
+{
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         struct opp_thread *t = &m->threads[ti];
         if (!summed(m, t))
             continue;
-        if (!(t->cpumem = calloc(t->nevents, sizeof *t->cpumem)))
+        if (opp_loader_cpumem_tree(m, t))
             return -1;
         m->cpu.summed = 1;
     }
-    for (size_t ti = 0; ti < m->nthreads; ti++) {
-        struct opp_thread *t = &m->threads[ti];
-        struct opp_event_cpumem *c = t->cpumem;
-        if (!c)
-            continue;
-        for (size_t i = 0; i < t->nevents; i++) {
-            if (!mem_cols(m, t, &t->events[i]))
-                continue;
-            int64_t b = t->stat ? t->stat[i].cpu_mem : opp_cpu_mem_bytes(m, t, &t->events[i]);
-            c[i].self = c[i].total = b;
-            uint32_t p = owner(m, t, t->events[i].parent);
-            if (p != OPP_NO_PARENT)
-                c[p].self = opp_add_sat(c[p].self, b);
-        }
-        for (size_t i = 0; i < t->nevents; i++)
-            if (!mem_cols(m, t, &t->events[i]))
-                c[i].total = c[i].self;
-        for (size_t i = t->nevents; i-- > 0;) {
-            uint32_t p = owner(m, t, t->events[i].parent);
-            if (p != OPP_NO_PARENT && !mem_cols(m, t, &t->events[i]))
-                c[p].total = opp_add_sat(c[p].total, c[i].total);
-        }
-    }
     return 0;
-}
-
-/* Bytes allocated after each MEMORY event, every process summed. 0 or -1. */
-static int series(struct opp_model *m)
-{
-    struct opp_gpu_memseries *s = &m->cpu.series;
-    if (!m->cpu.nevents)
-        return 0;
-    if (!(s->pts = malloc(m->cpu.nevents * sizeof *s->pts)))
-        return -1;
-    int64_t now = 0;
-    for (size_t i = 0; i < m->cpu.nevents; i++) {
-        const struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
-        const struct opp_event *e = &t->events[m->cpu.events[i].event];
-        now = opp_add_sat(now, opp_cpu_mem_bytes(m, t, e));
-        s->pts[s->npts++] = (struct opp_gpu_mem_point){e->begin_ns, now};
-        if (now > s->peak)
-            s->peak = now;
-    }
-    s->final = now;
-    return 0;
-}
-
-int opp_loader_cpu_memory(struct opp_model *m)
-{
-    return collect(m) || free_sizes(m) || per_event(m) || series(m) ? -1 : 0;
 }

@@ -1,8 +1,10 @@
 /* The trace loader's own state, shared by the files that fill a model
  * (model.h): load.c (the load and the model's end), loader.c (arrays,
- * strings), model_read.c (processes, threads, calls), gpu_records.c (GPU
- * records), names.c (names given once the whole trace is read),
- * cpu_memory.c, gpu_memory.c and gpu_attach.c. Not for readers of a model. */
+ * strings), model_read.c (processes, threads, summary nodes),
+ * gpu_records.c (GPU records), names.c (names given once the whole trace
+ * is read), cpu_memory.c, gpu_memory.c and gpu_totals.c; the pass's first
+ * read (stream_meta.c) and the tests' loaded model of every call
+ * (tests/oracle) fill theirs with them. Not for readers of a model. */
 #ifndef OPP_LOADER_H
 #define OPP_LOADER_H
 
@@ -119,7 +121,17 @@ void opp_loader_next_file(struct opp_loader *ld, size_t i);
 void opp_loader_add_summary(struct opp_model *m, const struct opp_tr_summary *sum,
                             const char *path);
 
-/* ---- model_read.c: the reader's callbacks for processes, threads, calls ---- */
+/* ---- load.c ---- */
+
+/* The model of paths[0..n) (several: one model, each file's times on the
+ * first's clock), read with the loader's callbacks and event for each
+ * call (its context a struct opp_loader), then finished by finish (0, or
+ * an errno). NULL with err said. */
+struct opp_model *opp_loader_load(const char *const *paths, size_t n,
+                                  int (*event)(void *ctx, const struct opp_tr_event *te),
+                                  int (*finish)(struct opp_loader *ld), char *err, size_t errlen);
+
+/* ---- model_read.c: the reader's callbacks for processes, threads, summary nodes ---- */
 
 /* The index of thread tid of process serial proc (this file's), created
  * on first sight as a call of it would create it; -1 when out of memory or
@@ -130,7 +142,6 @@ int opp_loader_on_info(void *ctx, uint32_t proc, uint32_t count, const char *con
                        const char *const *values);
 int opp_loader_on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f);
 int opp_loader_on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name);
-int opp_loader_on_event(void *ctx, const struct opp_tr_event *te);
 int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n);
 int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
 int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
@@ -171,10 +182,16 @@ uint32_t opp_loader_op_name(struct opp_loader *ld, const struct opp_gpu_op *op, 
 
 /* ---- cpu_memory.c ---- */
 
-/* Once the trees are final: model->cpu (the MEMORY events by time, their
- * series), each free's size from its allocation, each event's
- * thread->cpumem. 0 or -1. */
-int opp_loader_cpu_memory(struct opp_model *m);
+/* The MEMORY columns (op, address, bytes) of event e of t, NULL when it
+ * is not a MEMORY event or has too few arguments. */
+uint64_t *opp_loader_mem_cols(const struct opp_model *m, const struct opp_thread *t,
+                              const struct opp_event *e);
+/* Once t's tree is final (and its frees sized): its cpumem, the bytes
+ * inside each event (a summary node's own from the file). 0 or -1. */
+int opp_loader_cpumem_tree(const struct opp_model *m, struct opp_thread *t);
+/* The same of each summary thread with MEMORY nodes (model->cpu.summed
+ * set). 0 or -1. */
+int opp_loader_cpu_summed(struct opp_model *m);
 
 /* ---- gpu_memory.c ---- */
 
@@ -182,10 +199,13 @@ int opp_loader_cpu_memory(struct opp_model *m);
  * the allocation at its address, and one series per device. 0 or -1. */
 int opp_loader_gpu_memory(struct opp_gpu *gpu);
 
-/* ---- gpu_attach.c ---- */
+/* ---- gpu_totals.c ---- */
 
-/* Attach ops and memory records to their API events, then each event's
- * totals: self plus the children's. 0 or -1. */
-int opp_loader_gpu_attach(struct opp_model *m);
+/* Event event of t's GPU work (t->gpu made on first need), NULL when out
+ * of memory. */
+struct opp_event_gpu *opp_loader_event_gpu(struct opp_thread *t, uint32_t event);
+/* A summary node's GPU work and memory its own (from the file), then each
+ * event's totals: self plus the children's. 0 or -1. */
+int opp_loader_gpu_totals(struct opp_model *m);
 
 #endif

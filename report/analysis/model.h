@@ -1,6 +1,7 @@
-/* A whole trace loaded into memory: processes, threads, function tables and
- * every event, with each thread's call tree built (thread_tree.h). The base of every
- * report and export. */
+/* A trace in memory: processes, threads, function tables, names, devices
+ * and what was lost. The pass's first read of a full trace makes one
+ * with no calls (pass.h); a summary trace loads whole, its call-path
+ * nodes as the events of each process's summary thread. */
 #ifndef OPP_MODEL_H
 #define OPP_MODEL_H
 
@@ -313,10 +314,10 @@ struct opp_agg_filter_names {
 int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,
                             char *err, size_t errlen);
 
-/* Load the trace at path and build every thread's call tree. Events flagged
- * OPP_EV_OPEN end at their process's end time (or, when the trace does not
- * give it, at the last end seen on their thread). Returns NULL with errno
- * set and a reason in err when the file cannot be read as a trace or memory
+/* Load the summary trace at path (OPPROF_MODE=summary, opprof summarize):
+ * its processes, threads and call-path nodes. Returns NULL with errno
+ * set and a reason in err when the file cannot be read as a trace, is a
+ * full trace (ENOTSUP: its calls are read in one pass, pass.h) or memory
  * runs out; a damaged tail is not an error (model->sum.warning says it). */
 struct opp_model *opp_model_load(const char *path, char *err, size_t errlen);
 /* Several traces (one per host, say) as one model: process serials of the

@@ -1,6 +1,6 @@
 /* The trace reader's callbacks for processes, their labels and function
- * tables, threads and calls (full and summary traces): each call appended to
- * its thread (loader.h). */
+ * tables, threads and summary nodes: each node appended to its process's
+ * summary thread (loader.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,40 +171,6 @@ int opp_loader_on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *nam
     }
     free(t->name);
     t->name = copy; /* the latest name wins */
-    return 0;
-}
-
-int opp_loader_on_event(void *ctx, const struct opp_tr_event *te)
-{
-    struct opp_loader *ld = ctx;
-    struct opp_thread *t = get_thread(ld, te->proc + ld->base, te->tid);
-    if (!t)
-        return opp_loader_fail(ld, ENOMEM);
-    const struct opp_process *p = &ld->m->procs[t->proc];
-    if (te->fn >= p->nfuncs)
-        return opp_loader_fail(ld, EPROTO); /* the reader checks this: never happens */
-    if (t->nevents >= OPP_NO_PARENT - 1 || t->nargs + te->nargs > UINT32_MAX)
-        return opp_loader_fail(ld, EOVERFLOW);
-    if (opp_loader_grow((void **)&t->events, &t->cap, t->nevents + 1, sizeof *t->events) ||
-        opp_loader_grow((void **)&t->args, &t->args_cap, t->nargs + te->nargs, sizeof *t->args))
-        return opp_loader_fail(ld, ENOMEM);
-    struct opp_event *e = &t->events[t->nevents++];
-    e->begin_ns = opp_loader_shifted(ld, te->begin_ns);
-    e->end_ns = opp_loader_shifted(ld, te->end_ns);
-    e->self_ns = 0;
-    e->parent = OPP_NO_PARENT;
-    e->name = p->funcs[te->fn].name;
-    e->fn = te->fn;
-    e->args = (uint32_t)t->nargs;
-    e->depth = (uint16_t)te->depth;
-    e->flags = (uint8_t)te->flags;
-    e->nargs = (uint8_t)te->nargs;
-    e->stack = te->stack;
-    if (te->nargs) {
-        memcpy(t->args + t->nargs, te->args, te->nargs * sizeof *te->args);
-        t->nargs += te->nargs;
-    }
-    ld->m->events++;
     return 0;
 }
 

@@ -353,8 +353,8 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
         t->b->v[step].gpu += dur;
 }
 
-/* Which candidates are the steps: opp_steps_find's (NAMED) and
- * opp_steps_default's choices, said in what; first: the first of them. */
+/* Which candidates are the steps (step_stream.h): the name's (NAMED), or
+ * the program's own, said in what; first: the first of them. */
 enum pick { NAMED, PSTEP, TRAIN, MODULE, NONE };
 
 static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts *o,

@@ -23,28 +23,8 @@ struct opp_steps {
     int named; /* a name was looked for, and some call of the trace (any thread) has it */
 };
 
-/* Find the steps of name in the threads o selects. A range (an NVTX range,
- * a torch label or nn.Module forward) is a step by itself: CPU = its CPU
- * total minus its self time (the time inside calls we intercepted), GPU =
- * its CUDA total. Any other operator marks
- * boundaries: a step runs from the end of one call to the end of the next
- * on the same thread (a call ending inside the one before marks none), and
- * holds the calls that begin in it (their CPU and CUDA totals; the
- * boundary call itself included). 0 (n may be 0) or
- * -ENOMEM. */
-int opp_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const char *name,
-                   struct opp_steps *out);
-/* The program's own steps, for --step with no name: ProfilerStep#N
- * ranges when it has them (its schedule, or OPPROF_SCHEDULE); else, in a
- * torch program that trains, one step per optimizer step (to its end, from
- * the end of the one before; the first from the first top-level label or
- * nn.Module forward); else its outermost nn.Module forwards (inference),
- * each a range. what: which, for a person. 0 (n may be 0) or -ENOMEM. */
-int opp_steps_default(const struct opp_model *m, const struct opp_agg_opts *o,
-                      struct opp_steps *out, char *what, size_t cap_what);
-/* Which of those a program's own steps are, and how it says so in what
- * (name: the first optimizer step's or module's), for a loaded model and
- * a streamed trace alike. */
+/* Which of a program's own steps (step_stream.h) they are, and how it
+ * says so in what (name: the first optimizer step's or module's). */
 enum opp_default_steps {
     OPP_STEPS_PROFILER,  /* ProfilerStep#N */
     OPP_STEPS_TRAINING,  /* to each optimizer step's end */
@@ -73,17 +53,15 @@ struct opp_window {
     uint64_t first_step, last_step;
     uint64_t begin_ns, end_ns;
 };
-/* 0 (n may be 0) or -ENOMEM; *out malloc'd. */
-int opp_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
-/* A ProfilerStep#N call (N, its begin and end), as a reader that does not
- * load the calls finds them (table_stream.c). */
+/* A ProfilerStep#N call (N, its begin and end), as a read finds them
+ * (table_stream.c). */
 struct opp_pstep {
     uint64_t n, begin, end;
 };
 /* 1 and *num when name is ProfilerStep#N, else 0. */
 int opp_profiler_step_number(const char *name, uint64_t *num);
-/* The windows of steps ps[0..np) (reordered), as opp_profiler_windows
- * makes them of a model's. */
+/* The windows of steps ps[0..np) (reordered). 0 (n may be 0) or
+ * -ENOMEM; *out malloc'd. */
 int opp_profiler_windows_of(struct opp_pstep *ps, size_t np, struct opp_window **out, size_t *n);
 
 /* A summary trace numbers its windows (opp_sum_stat.window): how many it

@@ -77,7 +77,7 @@ int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t
  * question): whether the name of some call or GPU op (selected or not)
  * matched it. */
 int opp_table_stream_matched(const struct opp_table_stream *s);
-/* The windows a schedule recorded (step_times.h's opp_profiler_windows),
+/* The windows a schedule recorded (step_times.h's opp_window),
  * from a read of the calls: 0, 1 or -1 as above; *w malloc'd. */
 struct opp_window;
 int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,

@@ -182,7 +182,7 @@ static int opt_step(const struct opp_option *o, const char *arg)
         return 2;
     }
     struct report_args *ra = o->value;
-    ra->step = arg; /* NULL: the program's own steps (opp_steps_default) */
+    ra->step = arg; /* NULL: the program's own steps (step_stream.h) */
     ra->views |= 1u << VIEW_STEP;
     ra->view = &views[VIEW_STEP];
     return 0;

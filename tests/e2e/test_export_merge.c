@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 TU_TRACE_FIXTURE
 
@@ -126,7 +127,7 @@ START_TEST(merged_model_same_times)
     /* the same times as the merged model (`opprof report A B`) has them */
     const char *paths[] = {a, b};
     char merr[512];
-    struct opp_model *m = opp_model_load_many(paths, 2, merr, sizeof merr);
+    struct opp_model *m = tu_model_load_many(paths, 2, merr, sizeof merr);
     ck_assert_msg(m != NULL, "%s", merr);
     ck_assert_uint_eq(m->procs[0].start_ns, 100000);
     ck_assert_uint_eq(m->threads[1].events[0].begin_ns, 100000 + 1407001);

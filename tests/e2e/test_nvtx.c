@@ -15,6 +15,7 @@
 #include "tool/cmds.h"
 #include "analysis/model.h"
 #include "testutil.h"
+#include "oracle/loaded.h"
 
 #define APP "tests/nvtx/nvtx_app"
 #define APP_EVENTS 114u /* main 10, workers 3 x 12, ender 1, deep 64 + 3 */
@@ -392,7 +393,7 @@ START_TEST(train_loop_tree_and_steps)
             phases += ct.nodes[i].total_ns;
     }
     struct opp_steps st;
-    ck_assert_int_eq(opp_steps_find(m, &all, "train_step", &st), 0);
+    ck_assert_int_eq(tu_steps_find(m, &all, "train_step", &st), 0);
     ck_assert(st.ranges);
     ck_assert_uint_eq(st.n, 5);
     uint64_t cpu = 0;

@@ -18,6 +18,7 @@
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "views/output.h"
+#include "oracle/loaded.h"
 
 #define PY TU_PYTHON
 #define ITERS 3
@@ -454,7 +455,7 @@ START_TEST(torch_module_tree)
     struct opp_agg_opts all = {0};
     struct opp_steps st;
     char what[300];
-    ck_assert_int_eq(opp_steps_default(m, &all, &st, what, sizeof what), 0);
+    ck_assert_int_eq(tu_steps_default(m, &all, &st, what, sizeof what), 0);
     ck_assert_str_eq(what, "training iterations (to each Optimizer.step#Adam.step)");
     ck_assert_uint_eq(st.n, ITERS);
     ck_assert_int_eq(st.ranges, 0);
@@ -489,13 +490,13 @@ START_TEST(torch_inference_steps)
     struct opp_agg_opts all = {0};
     struct opp_steps st;
     char what[300];
-    ck_assert_int_eq(opp_steps_default(m, &all, &st, what, sizeof what), 0);
+    ck_assert_int_eq(tu_steps_default(m, &all, &st, what, sizeof what), 0);
     ck_assert_str_eq(what, "inferences (outermost nn.Module forwards: nn.Module: Sequential_0)");
     ck_assert_uint_eq(st.n, 7);
     ck_assert_int_eq(st.ranges, 1);
     opp_steps_free(&st);
     /* the same by name; the inner layers are not steps */
-    ck_assert_int_eq(opp_steps_find(m, &all, "nn.Module: Linear_0", &st), 0);
+    ck_assert_int_eq(tu_steps_find(m, &all, "nn.Module: Linear_0", &st), 0);
     ck_assert_uint_eq(st.n, 7);
     ck_assert_int_eq(st.ranges, 1);
     opp_steps_free(&st);
@@ -968,7 +969,7 @@ START_TEST(torch_schedule_on_optimizer_steps)
     struct opp_agg_opts all = {0};
     struct opp_steps st;
     char what[300];
-    ck_assert_int_eq(opp_steps_default(m, &all, &st, what, sizeof what), 0);
+    ck_assert_int_eq(tu_steps_default(m, &all, &st, what, sizeof what), 0);
     ck_assert_str_eq(what, "ProfilerStep#N");
     ck_assert_uint_eq(st.n, 2);
     opp_steps_free(&st);

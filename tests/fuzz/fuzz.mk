@@ -26,7 +26,7 @@ FUZZ_SEEDS := $(FUZZ)/seeds/.made
 # FUZZ_CC with libFuzzer's coverage where it has libFuzzer (the Makefile's
 # ASAN_CC), the targets then linked with libFuzzer; without it, with a
 # main that replays files (replay.c).
-fuzz_libs = $(1)/libreport.a $(1)/libcollector.a $(1)/libcommon.a
+fuzz_libs = $(call objs,$(1),$(ORACLE_SRC)) $(1)/libreport.a $(1)/libcollector.a $(1)/libcommon.a
 $(FUZZ_BINS): $(FUZZ)/fuzz_%: $(BUILD)/asan/obj/tests/fuzz/fuzz_%.o $(call fuzz_libs,$(BUILD)/asan/obj)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(REPORT_LDLIBS)

@@ -25,6 +25,7 @@
 #include "views/fmt.h"
 #include "views/output.h"
 #include "views/tree_view.h"
+#include "oracle/loaded.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -327,7 +328,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_path_component(nm.s[i]);
     if (write_trace(data[0], &nm) == 0) {
         char err[512];
-        struct opp_model *m = opp_model_load(trace_path, err, sizeof err);
+        struct opp_model *m = tu_model_load(trace_path, err, sizeof err);
         if (!m) {
             fprintf(stderr, "fuzz_names: the trace written does not load: %s\n", err);
             abort();

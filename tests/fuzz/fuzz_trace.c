@@ -25,6 +25,7 @@
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "trace.h"
+#include "oracle/loaded.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -170,11 +171,11 @@ static void analyse(const struct opp_model *m)
         opp_agg_free(&agg);
     struct opp_steps st;
     char what[OPP_NAME_MAX + 64];
-    if (opp_steps_default(m, &o, &st, what, sizeof what) == 0)
+    if (tu_steps_default(m, &o, &st, what, sizeof what) == 0)
         opp_steps_free(&st);
     struct opp_window *w;
     size_t nw;
-    if (opp_profiler_windows(m, &w, &nw) == 0)
+    if (tu_profiler_windows(m, &w, &nw) == 0)
         free(w);
 }
 
@@ -339,7 +340,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (opp_trace_read(trace_path, &visitor, NULL, &sum, err, sizeof err) == 0)
         sink += sum.events + sum.chunks + strlen(sum.warning);
 
-    struct opp_model *m = opp_model_load(trace_path, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace_path, err, sizeof err);
     if (m)
         analyse(m);
     table_read(trace_path, m);

@@ -13,6 +13,7 @@
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 #define NN ('N' | 'N' << 8)
 
@@ -124,7 +125,7 @@ static inline void write_trace(const char *path, int with_gpu)
 static inline struct opp_model *load(const char *path)
 {
     char err[512];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     return m;
 }

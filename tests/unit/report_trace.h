@@ -11,6 +11,7 @@
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 /* The trace: process 0: pid 100, threads 100 "main" and 101 "worker" (5 dropped);
  * process 1: pid 200, a child, thread 200;
@@ -79,7 +80,7 @@ static inline void setup(void)
     trace = tu_path(dir, "t.opprof");
     write_trace(trace);
     char err[512];
-    model = opp_model_load(trace, err, sizeof err);
+    model = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(model != NULL, "%s", err);
 }
 

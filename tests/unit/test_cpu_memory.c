@@ -18,6 +18,7 @@
 #include "tool/cmds.h"
 #include "tracebuild.h"
 #include "views/output.h"
+#include "oracle/loaded.h"
 
 /* ---- the trace ----
  * process 0 (pid 10), thread 100 "main":
@@ -75,7 +76,7 @@ static void setup(void)
     trace = tu_path(dir, "mem.trace");
     write_trace(trace);
     char err[512];
-    m = opp_model_load(trace, err, sizeof err);
+    m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
 }
 
@@ -423,7 +424,7 @@ START_TEST(no_memory_events)
     tb_thread(&b, 10, NULL);
     tb_events(&b, TB_CALL(F_STEP, 0, 100, 0));
     tb_end(&b);
-    struct opp_model *p = opp_model_load(path, err, sizeof err);
+    struct opp_model *p = tu_model_load(path, err, sizeof err);
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(opp_model_has_cpu_mem(p), 0);
     ck_assert_ptr_null(p->threads[0].cpumem);
@@ -472,7 +473,7 @@ START_TEST(fold_ignores_memory_children)
               TB_CALL(0, 100, 400, 0, OPP_STR_PRELOAD, OPP_TORCH_SCOPE_FUNCTION, 0));
     tb_string(&b, OPP_STR_PRELOAD, "aten::div_");
     tb_end(&b);
-    struct opp_model *p = opp_model_load(path, err, sizeof err);
+    struct opp_model *p = tu_model_load(path, err, sizeof err);
     ck_assert_msg(p != NULL, "%s", err);
     const struct opp_thread *t = &p->threads[0];
     ck_assert_uint_eq(t->nevents, 3);

@@ -13,6 +13,7 @@
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 #define US 1000ull
 #define NN ('N' | 'N' << 8)
@@ -74,9 +75,9 @@ static void setup(void)
     write_pair_trace(path_a, EV_A, sizeof EV_A / sizeof EV_A[0], 100);
     write_pair_trace(path_b, EV_B, sizeof EV_B / sizeof EV_B[0], 50);
     char err[512];
-    ma = opp_model_load(path_a, err, sizeof err);
+    ma = tu_model_load(path_a, err, sizeof err);
     ck_assert_msg(ma != NULL, "%s", err);
-    mb = opp_model_load(path_b, err, sizeof err);
+    mb = tu_model_load(path_b, err, sizeof err);
     ck_assert_msg(mb != NULL, "%s", err);
 }
 

@@ -17,6 +17,7 @@
 #include "ops.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 #define NN ('N' | 'N' << 8)
 #define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
@@ -286,7 +287,7 @@ START_TEST(model_names_events)
     };
     write_trace(path, strs, 3, ev, 7);
 
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_uint_eq(m->nthreads, 1);
     const struct opp_thread *t = &m->threads[0];
@@ -339,7 +340,7 @@ static void setup(void)
     };
     write_trace(path, strs, 2, ev, 6);
     char err[256];
-    m = opp_model_load(path, err, sizeof err);
+    m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     free(path);
 }
@@ -458,7 +459,7 @@ START_TEST(steps_of_a_range)
 {
     char *out = NULL;
     struct opp_steps st;
-    ck_assert_int_eq(opp_steps_find(m, &all, "my step", &st), 0);
+    ck_assert_int_eq(tu_steps_find(m, &all, "my step", &st), 0);
     ck_assert(st.ranges);
     ck_assert_uint_eq(st.n, 2);
     CAPTURE(out, opp_out_steps(f, "my step", &st, 0));
@@ -486,7 +487,7 @@ END_TEST
 START_TEST(steps_between_calls)
 {
     struct opp_steps st;
-    ck_assert_int_eq(opp_steps_find(m, &all, "cblas_dgemm", &st), 0);
+    ck_assert_int_eq(tu_steps_find(m, &all, "cblas_dgemm", &st), 0);
     ck_assert(!st.ranges);
     ck_assert_uint_eq(st.n, 2);
     ck_assert_uint_eq(st.steps[0].begin_ns, 400 * us);
@@ -503,7 +504,7 @@ START_TEST(steps_of_unknown_name)
 {
     char *out = NULL;
     struct opp_steps st;
-    ck_assert_int_eq(opp_steps_find(m, &all, "no such op", &st), 0);
+    ck_assert_int_eq(tu_steps_find(m, &all, "no such op", &st), 0);
     ck_assert_uint_eq(st.n, 0);
     CAPTURE(out, opp_out_steps(f, "no such op", &st, 0));
     ck_assert_str_eq(out,

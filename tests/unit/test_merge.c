@@ -11,6 +11,7 @@
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 /* One host's trace: process serial 1 (pid), started at mono ns `start`
  * with realtime `real`; one cblas_ddot [begin, end] on thread pid; rank label. */
@@ -42,7 +43,7 @@ static void setup(void)
     write_host(b, 20, 500, 1000000000 + 500 + 7000, 1500, 1800, "1");
     const char *paths[] = {a, b};
     char err[512];
-    m = opp_model_load_many(paths, 2, err, sizeof err);
+    m = tu_model_load_many(paths, 2, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
 }
 
@@ -113,7 +114,7 @@ START_TEST(rank_without_calls)
     tb_info(&tb, "RANK", "3");
     tb_end(&tb);
     char err[512];
-    struct opp_model *one = opp_model_load(path, err, sizeof err);
+    struct opp_model *one = tu_model_load(path, err, sizeof err);
     ck_assert_msg(one != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_rank_table t;

@@ -16,6 +16,7 @@
 #include "views/output.h"
 #include "report_trace.h"
 #include "testutil.h"
+#include "oracle/loaded.h"
 
 /* ---- the model ---- */
 
@@ -76,7 +77,7 @@ START_TEST(model_process_status)
     tb_chunk(&b, OPP_CHUNK_PROCESS_STATUS, bad, sizeof bad);
     tb_end(&b);
     char err[512], buf[64];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_str_eq(opp_process_end_text(&m->procs[0], buf, sizeof buf), "exited with status 0");
     ck_assert_str_eq(opp_process_end_text(&m->procs[1], buf, sizeof buf),

@@ -13,6 +13,7 @@
 #include "views/output.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 #define US 1000ull
 #define T0 (5000000000ull) /* the first event, 5 s into the clock */
@@ -50,7 +51,7 @@ static void setup(void)
     trace = tu_path(dir, "f.trace");
     write_trace(trace);
     char err[512];
-    m = opp_model_load(trace, err, sizeof err);
+    m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
 }
 

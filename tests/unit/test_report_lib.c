@@ -13,6 +13,7 @@
 #include "views/output.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 enum { F_EXEC, F_SGEMM, F_XNN };
 #define K_ONEDNN (OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME)
@@ -63,7 +64,7 @@ static void teardown(void)
 static struct opp_model *load(void)
 {
     char err[512];
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     return m;
 }

@@ -20,6 +20,7 @@
 #include "summary.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 TU_TRACE_FIXTURE
 
@@ -100,7 +101,7 @@ static void write_trace(void)
 static struct opp_model *load(const char *path)
 {
     char err[512];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     return m;
 }
@@ -394,7 +395,7 @@ START_TEST(step_stream_ranges)
         opp_step_stream_steps(ss, &o, "train_step", &got, what, sizeof what, err, sizeof err) == 0,
         "%s", err);
     struct opp_model *m = load(trace);
-    ck_assert_int_eq(opp_steps_find(m, &o, "train_step", &want), 0);
+    ck_assert_int_eq(tu_steps_find(m, &o, "train_step", &want), 0);
     ck_assert_uint_eq(want.n, 3);
     ck_assert_int_eq(want.ranges, 1);
     const struct opp_step exact[] = {
@@ -433,7 +434,7 @@ START_TEST(step_stream_boundaries)
                                         sizeof err) == 0,
                   "%s", err);
     struct opp_model *m = load(trace);
-    ck_assert_int_eq(opp_steps_find(m, &o, "cudaLaunchKernel", &want), 0);
+    ck_assert_int_eq(tu_steps_find(m, &o, "cudaLaunchKernel", &want), 0);
     ck_assert_int_eq(want.ranges, 0);
     ck_assert_uint_eq(want.n, 1);
     ck_assert_uint_eq(want.steps[0].begin_ns, 1300);
@@ -471,7 +472,7 @@ START_TEST(step_stream_out_of_order)
     ck_assert_uint_eq(got.steps[0].end_ns, 900);
     ck_assert_uint_eq(got.steps[0].cpu_ns, 400);
     struct opp_model *m = load(trace);
-    ck_assert_int_eq(opp_steps_find(m, &o, "cudaDeviceSynchronize", &want), 0);
+    ck_assert_int_eq(tu_steps_find(m, &o, "cudaDeviceSynchronize", &want), 0);
     steps_equal(&got, &want);
     opp_steps_free(&got);
     opp_steps_free(&want);

@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 enum { F_STEP, F_CONV, F_GEMM, F_LAUNCH, F_DIV, F_ADD, F_MEM, NF };
 
@@ -61,7 +62,7 @@ static struct opp_model *finish(struct tb *b, struct opp_sum *s)
     ck_assert_int_eq(opp_sum_write(s, 1, &b->w), 0);
     tb_end(b);
     char err[512];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     return m;
 }
@@ -465,7 +466,7 @@ START_TEST(damaged_chunk)
     tb_end(&b);
     opp_sum_free(s);
     char err[512];
-    struct opp_model *m = opp_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_uint_eq(m->nthreads, 0);
     ck_assert_ptr_nonnull(strstr(m->sum.warning, "summary"));

@@ -19,6 +19,7 @@
 #include "gpu.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 TU_TRACE_FIXTURE
 
@@ -95,7 +96,7 @@ static void tree_is(const char *want)
     const struct opp_agg_opts o = {0};
     struct opp_calltree a, l;
     ck_assert_msg(opp_table_stream_calltree(s, &o, &a, err, sizeof err) == 0, "%s", err);
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_int_eq(opp_calltree_build(m, &o, &l), 0);
     char *pa = paths(opp_table_stream_model(s), &a), *pl = paths(m, &l);
@@ -141,7 +142,7 @@ static void rows_stacked(const struct opp_agg_opts *o, const struct want *w,
     ck_assert_msg(s != NULL, "%s", err);
     struct opp_agg a, l;
     ck_assert_msg(opp_table_stream_aggregate(s, o, &a, err, sizeof err) == 0, "%s", err);
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_int_eq(opp_aggregate(m, o, &l), 0);
     rows_in(&a, w, n);
@@ -440,9 +441,9 @@ START_TEST(schedule_windows_in_a_read)
     struct opp_window *w, *lw;
     size_t nw, nlw;
     ck_assert_msg(opp_table_stream_windows(s, &w, &nw, err, sizeof err) == 0, "%s", err);
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    ck_assert_int_eq(opp_profiler_windows(m, &lw, &nlw), 0);
+    ck_assert_int_eq(tu_profiler_windows(m, &lw, &nlw), 0);
     const struct opp_window want[] = {{1, 2, 100, 400}, {5, 5, 900, 1000}};
     ck_assert_uint_eq(nw, 2);
     ck_assert_uint_eq(nlw, 2);
@@ -632,7 +633,7 @@ START_TEST(code_frames_in_the_loaded_order)
     ck_assert_int_eq(opp_table_stream_has_stacks(s), 1);
     struct opp_codetree a, l;
     ck_assert_msg(opp_table_stream_codetree(s, &a, err, sizeof err) == 0, "%s", err);
-    struct opp_model *m = opp_model_load(trace, err, sizeof err);
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_int_eq(opp_codetree_build(m, &l), 0);
     char *pa = frames_of(opp_table_stream_model(s), &a), *pl = frames_of(m, &l);

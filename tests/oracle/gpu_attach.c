@@ -1,10 +1,13 @@
-/* GPU work attached to the calls that caused it (loader.h): an op or memory
- * record goes to the CUDA API call with its correlation id, else to the
- * library call that CUPTI's external correlation ties it to; then each
- * call's GPU totals. */
+/* The tests' loaded model (loaded.h): GPU work attached to the calls that
+ * caused it, each op or memory record to the CUDA API call with its
+ * correlation id, else to the library call that CUPTI's external
+ * correlation ties it to; then each call's GPU totals (gpu_totals.c). The
+ * report joins them as it reads (gpu_join.c): this is the tests' second
+ * answer, in memory. */
 #include <stdlib.h>
 
 #include "analysis/loader.h"
+#include "oracle/loaded.h"
 #include "ops.h"
 
 /* An API event that carries a correlation id. */
@@ -91,7 +94,8 @@ static int ext_index_build(const struct opp_model *m, struct ext_index *x)
         const struct opp_thread *t = &m->threads[ti];
         for (size_t i = 0; i < t->nevents; i++) {
             const struct opp_event *e = &t->events[i];
-            uint64_t id = opp_op_extid(opp_event_func(m, t, e)->kind, opp_event_args(t, e), e->nargs);
+            uint64_t id =
+                opp_op_extid(opp_event_func(m, t, e)->kind, opp_event_args(t, e), e->nargs);
             if (!id)
                 continue;
             if (opp_loader_grow((void **)&x->ev, &cap, x->nev + 1, sizeof *x->ev))
@@ -130,9 +134,9 @@ static int ext_find(const struct ext_index *x, uint32_t pi, uint64_t corr, uint3
 {
     if (!x->nmap || !corr)
         return -1;
-    size_t lo = OPP_PARTITION_POINT(x->nmap, k, /* the first record of the id */
-                                    x->map[k].proc < pi ||
-                                        (x->map[k].proc == pi && x->map[k].corr < corr));
+    size_t lo =
+        OPP_PARTITION_POINT(x->nmap, k, /* the first record of the id */
+                            x->map[k].proc < pi || (x->map[k].proc == pi && x->map[k].corr < corr));
     const struct ext_map *mp = lo < x->nmap ? &x->map[lo] : NULL;
     if (!mp || mp->proc != pi || mp->corr != corr)
         return -1;
@@ -165,17 +169,7 @@ static int gpu_owner(struct opp_gpu *gpu, const struct corr_ent *c, size_t n,
     return -1;
 }
 
-static struct opp_event_gpu *event_gpu(struct opp_thread *t, uint32_t event)
-{
-    if (!t->gpu)
-        t->gpu = calloc(t->nevents, sizeof *t->gpu);
-    return t->gpu ? &t->gpu[event] : NULL;
-}
-
-/* Attach ops and memory records to their API events, then each event's
- * totals: self plus the children's (children come after their parent in
- * tree order). 0 or -1. */
-int opp_loader_gpu_attach(struct opp_model *m)
+int tu_loaded_gpu_attach(struct opp_model *m)
 {
     struct opp_gpu *gpu = &m->gpu;
     if (!gpu->nops && !gpu->nmem && !m->summary)
@@ -212,7 +206,7 @@ int opp_loader_gpu_attach(struct opp_model *m)
             continue;
         op->thread = th;
         op->event = ev;
-        struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
+        struct opp_event_gpu *eg = opp_loader_event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else if (opp_gpu_op_timed(op))
@@ -225,7 +219,7 @@ int opp_loader_gpu_attach(struct opp_model *m)
             continue;
         r->thread = th;
         r->event = ev;
-        struct opp_event_gpu *eg = event_gpu(&m->threads[th], ev);
+        struct opp_event_gpu *eg = opp_loader_event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else
@@ -234,36 +228,5 @@ int opp_loader_gpu_attach(struct opp_model *m)
     free(c);
     free(x.map);
     free(x.ev);
-    /* A summary node carries its own calls' GPU work and memory. */
-    for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
-        struct opp_thread *t = &m->threads[ti];
-        for (size_t i = 0; t->stat && i < t->nevents && !rc; i++) {
-            if (!t->stat[i].self_cuda_ns && !t->stat[i].self_mem)
-                continue;
-            struct opp_event_gpu *eg = event_gpu(t, (uint32_t)i);
-            if (!eg) {
-                rc = -1;
-                break;
-            }
-            eg->self_cuda_ns += t->stat[i].self_cuda_ns;
-            eg->self_mem = opp_add_sat(eg->self_mem, t->stat[i].self_mem);
-        }
-    }
-    for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
-        struct opp_thread *t = &m->threads[ti];
-        if (!t->gpu)
-            continue;
-        for (size_t i = 0; i < t->nevents; i++) {
-            t->gpu[i].cuda_ns = t->gpu[i].self_cuda_ns;
-            t->gpu[i].mem = t->gpu[i].self_mem;
-        }
-        for (size_t i = t->nevents; i-- > 0;) {
-            uint32_t p = t->events[i].parent;
-            if (p == OPP_NO_PARENT)
-                continue;
-            t->gpu[p].cuda_ns += t->gpu[i].cuda_ns;
-            t->gpu[p].mem = opp_add_sat(t->gpu[p].mem, t->gpu[i].mem);
-        }
-    }
-    return rc;
+    return rc ? rc : opp_loader_gpu_totals(m);
 }

@@ -1,0 +1,111 @@
+/* The tests' loaded model (loaded.h): CPU memory from the MEMORY events,
+ * every process's allocations and frees in time order, each free given
+ * its allocation's size, the bytes inside each event (loader.h's
+ * opp_loader_cpumem_tree) and the series of bytes allocated over time.
+ * The report sizes them as it reads (mem_records.c): this is the tests'
+ * second answer, in memory. */
+#ifndef _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/live_blocks.h"
+#include "analysis/loader.h"
+#include "oracle/loaded.h"
+#include "ops.h"
+
+/* By time, then process, thread and place in the thread (tree order keeps
+ * a thread's instants at one time in the order they were recorded). */
+static int cmp_ref(const void *pa, const void *pb, void *ctx)
+{
+    const struct opp_model *m = ctx;
+    const struct opp_cpu_mem_ref *a = pa, *b = pb;
+    const struct opp_thread *ta = &m->threads[a->thread], *tb = &m->threads[b->thread];
+    uint64_t xa = ta->events[a->event].begin_ns, xb = tb->events[b->event].begin_ns;
+    if (xa != xb)
+        return xa < xb ? -1 : 1;
+    if (ta->proc != tb->proc)
+        return ta->proc < tb->proc ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return a->event < b->event ? -1 : a->event > b->event;
+}
+
+/* Every MEMORY event of the full (not summary) threads, by time. 0 or -1. */
+static int collect(struct opp_model *m)
+{
+    struct opp_cpu_memory *c = &m->cpu;
+    size_t cap = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; !t->stat && i < t->nevents; i++) {
+            if (!opp_loader_mem_cols(m, t, &t->events[i]))
+                continue;
+            if (opp_loader_grow((void **)&c->events, &cap, c->nevents + 1, sizeof *c->events))
+                return -1;
+            c->events[c->nevents++] = (struct opp_cpu_mem_ref){(uint32_t)ti, (uint32_t)i};
+        }
+    }
+    if (c->nevents)
+        qsort_r(c->events, c->nevents, sizeof *c->events, cmp_ref, m);
+    return 0;
+}
+
+/* Each free without a size takes the size of the allocation at its address
+ * before it in its process; that allocation is then gone. 0 or -1. */
+static int free_sizes(struct opp_model *m)
+{
+    struct opp_live live = {0};
+    for (size_t i = 0; i < m->cpu.nevents; i++) {
+        const struct opp_cpu_mem_ref *r = &m->cpu.events[i];
+        const struct opp_thread *t = &m->threads[r->thread];
+        uint64_t *a = opp_loader_mem_cols(m, t, &t->events[r->event]);
+        if (a[OPP_COL_MEM_OP] == OPP_MEM_FREE) {
+            int found;
+            int64_t bytes = opp_live_take(&live, t->proc, a[OPP_COL_MEM_ADDRESS], &found);
+            if (found && !a[OPP_COL_MEM_BYTES])
+                a[OPP_COL_MEM_BYTES] = (uint64_t)bytes;
+        } else if (a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC &&
+                   opp_live_put(&live, t->proc, a[OPP_COL_MEM_ADDRESS],
+                                (int64_t)a[OPP_COL_MEM_BYTES])) {
+            opp_live_free(&live);
+            return -1;
+        }
+    }
+    opp_live_free(&live);
+    return 0;
+}
+
+/* Bytes allocated after each MEMORY event, every process summed. 0 or -1. */
+static int series(struct opp_model *m)
+{
+    struct opp_gpu_memseries *s = &m->cpu.series;
+    if (!m->cpu.nevents)
+        return 0;
+    if (!(s->pts = malloc(m->cpu.nevents * sizeof *s->pts)))
+        return -1;
+    int64_t now = 0;
+    for (size_t i = 0; i < m->cpu.nevents; i++) {
+        const struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
+        const struct opp_event *e = &t->events[m->cpu.events[i].event];
+        now = opp_add_sat(now, opp_cpu_mem_bytes(m, t, e));
+        s->pts[s->npts++] = (struct opp_gpu_mem_point){e->begin_ns, now};
+        if (now > s->peak)
+            s->peak = now;
+    }
+    s->final = now;
+    return 0;
+}
+
+int tu_loaded_cpu_memory(struct opp_model *m)
+{
+    if (collect(m) || free_sizes(m))
+        return -1;
+    for (size_t i = 0; i < m->cpu.nevents; i++) {
+        struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
+        if (!t->cpumem && opp_loader_cpumem_tree(m, t))
+            return -1;
+    }
+    return opp_loader_cpu_summed(m) || series(m) ? -1 : 0;
+}

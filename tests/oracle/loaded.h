@@ -1,0 +1,44 @@
+/* The loaded model of every call of a full trace: the tests' second
+ * answer, in memory, to what the report computes as it reads (pass.h).
+ * A trace's calls appended to their threads, each thread's tree built
+ * (thread_tree.h), its calls a process died inside ended, torch's fold
+ * done, CPU memory sized, GPU work attached by correlation id, and steps
+ * found among the calls; the rows, call paths and rank tables of such a
+ * model are the report's own functions' (aggregate.h, callpath_tree.h,
+ * ranks.h), which the report runs on summary traces. Tests inspect what
+ * a program recorded through it, and hold the pass's answers to it on
+ * real programs' traces. */
+#ifndef TU_ORACLE_LOADED_H
+#define TU_ORACLE_LOADED_H
+
+#include <stddef.h>
+
+#include "analysis/model.h"
+#include "analysis/step_times.h"
+
+/* The trace at path (a summary trace too), or several as one model
+ * (opp_model_load_many's clocks); NULL with err said. */
+struct opp_model *tu_model_load(const char *path, char *err, size_t errlen);
+struct opp_model *tu_model_load_many(const char *const *paths, size_t npaths, char *err,
+                                     size_t errlen);
+
+/* ---- gpu_attach.c, cpu_memory.c: what the load does once every call is in ---- */
+int tu_loaded_gpu_attach(struct opp_model *m);
+int tu_loaded_cpu_memory(struct opp_model *m);
+
+/* ---- steps.c: the steps of the loaded calls (step_stream.h's rules) ----
+ * A range (an NVTX range, a torch label or nn.Module forward) is a step by
+ * itself: CPU = its CPU total minus its self time, GPU = its CUDA total.
+ * Any other operator marks boundaries: a step runs from the end of one
+ * call to the end of the next on the same thread (a call ending inside
+ * the one before marks none), and holds the calls that begin in it. 0 (n
+ * may be 0) or -ENOMEM. */
+int tu_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const char *name,
+                  struct opp_steps *out);
+/* The program's own steps (opp_steps_default_what says which). */
+int tu_steps_default(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_steps *out,
+                     char *what, size_t cap_what);
+/* The windows a schedule recorded, as opp_profiler_windows_of makes them. */
+int tu_profiler_windows(const struct opp_model *m, struct opp_window **out, size_t *n);
+
+#endif
