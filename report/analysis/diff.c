@@ -100,20 +100,6 @@ static int cmp_change(const void *pa, const void *pb)
     return cmp_identity(a->key, a->device_type, a->shapes, b->key, b->device_type, b->shapes);
 }
 
-int opp_diff(const struct opp_model *ma, const struct opp_model *mb, const struct opp_diff_opts *o,
-             struct opp_diff *d)
-{
-    struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
-    struct opp_agg a = {0}, b = {0};
-    if (opp_aggregate(ma, &ao, &a) || opp_aggregate(mb, &ao, &b)) {
-        opp_agg_free(&a);
-        opp_agg_free(&b);
-        memset(d, 0, sizeof *d);
-        return -ENOMEM;
-    }
-    return opp_diff_aggs(&a, &b, opp_model_has_gpu(ma) || opp_model_has_gpu(mb), o, d);
-}
-
 int opp_diff_aggs(struct opp_agg *a, struct opp_agg *b, int gpu, const struct opp_diff_opts *o,
                   struct opp_diff *d)
 {

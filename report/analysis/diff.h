@@ -74,13 +74,10 @@ struct opp_diff {
     struct opp_agg agg_a, agg_b; /* the rows point into these (and the models) */
 };
 
-/* Compare the whole of a with the whole of b. 0, or -ENOMEM. Free with
- * opp_diff_free before the models. */
-int opp_diff(const struct opp_model *a, const struct opp_model *b, const struct opp_diff_opts *o,
-             struct opp_diff *d);
-/* The same of two traces' aggregates (made with o's group_by_shape, as
- * opp_diff makes them), which d takes whatever the result; gpu: either
- * trace has GPU records. */
+/* Two traces' aggregates (a, b: the whole of each, made with o's
+ * group_by_shape) compared, which d takes whatever the result; gpu:
+ * either trace has GPU records. 0, or -ENOMEM. Free with opp_diff_free
+ * before the models. */
 int opp_diff_aggs(struct opp_agg *a, struct opp_agg *b, int gpu, const struct opp_diff_opts *o,
                   struct opp_diff *d);
 void opp_diff_free(struct opp_diff *d);

@@ -10,10 +10,10 @@
 
 #include "tool/cmds.h"
 #include "analysis/diff.h"
+#include "analysis/table_stream.h"
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
-#include "oracle/loaded.h"
 
 #define US 1000ull
 #define NN ('N' | 'N' << 8)
@@ -65,7 +65,7 @@ static const struct tb_ev EV_B[] = {
 };
 
 static char *dir, *path_a, *path_b;
-static struct opp_model *ma, *mb;
+static struct opp_table_stream *sa, *sb; /* the diff's rows name into their models */
 
 static void setup(void)
 {
@@ -75,18 +75,33 @@ static void setup(void)
     write_pair_trace(path_a, EV_A, sizeof EV_A / sizeof EV_A[0], 100);
     write_pair_trace(path_b, EV_B, sizeof EV_B / sizeof EV_B[0], 50);
     char err[512];
-    ma = tu_model_load(path_a, err, sizeof err);
-    ck_assert_msg(ma != NULL, "%s", err);
-    mb = tu_model_load(path_b, err, sizeof err);
-    ck_assert_msg(mb != NULL, "%s", err);
+    enum opp_stream_refused why;
+    sa = opp_table_stream_open((const char *const *)&path_a, 1, &why, err, sizeof err);
+    ck_assert_msg(sa != NULL, "%s", err);
+    sb = opp_table_stream_open((const char *const *)&path_b, 1, &why, err, sizeof err);
+    ck_assert_msg(sb != NULL, "%s", err);
 }
 
 static void teardown(void)
 {
-    opp_model_free(ma);
-    opp_model_free(mb);
+    opp_table_stream_free(sa);
+    opp_table_stream_free(sb);
     tu_rmdir(dir);
     free(dir), free(path_a), free(path_b);
+}
+
+/* The two traces compared as `opprof diff` compares them: each one's rows
+ * read in one pass (table_stream.h). */
+static int diff(const struct opp_diff_opts *o, struct opp_diff *d)
+{
+    struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
+    struct opp_agg a, b;
+    char err[512];
+    ck_assert_msg(opp_table_stream_aggregate(sa, &ao, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(opp_table_stream_aggregate(sb, &ao, &b, err, sizeof err) == 0, "%s", err);
+    int gpu = opp_model_has_gpu(opp_table_stream_model(sa)) ||
+              opp_model_has_gpu(opp_table_stream_model(sb));
+    return opp_diff_aggs(&a, &b, gpu, o, d);
 }
 
 struct want {
@@ -119,7 +134,7 @@ START_TEST(diff_by_name)
 {
     struct opp_diff_opts o = {0};
     struct opp_diff d;
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     const struct want w[] = {
         {"cblas_dgemm", "", OPP_DIFF_SLOWER, 2, 3, 120, 60.0},
         {"k1", "", OPP_DIFF_FASTER, 1, 1, -50, -50.0}, /* a kernel: its device time */
@@ -161,7 +176,7 @@ START_TEST(regressions_above_threshold)
 {
     struct opp_diff_opts o = {0};
     struct opp_diff d;
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     /* --fail-above 50: the total (+53.14%) and dgemm (+60%, the worst);
      * the new dscal alone is not one */
     struct opp_diff_gate_result r = gate(&d, 50, NULL, 0);
@@ -180,7 +195,7 @@ START_TEST(regressions_of_named_operators)
 {
     struct opp_diff_opts o = {0};
     struct opp_diff d;
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     /* named: a new operator is slower without bound; ddot is "same", and
      * the total (+53.14%) is not checked when operators are named */
     const char *dscal[] = {"cblas_dscal"}, *ddot[] = {"cblas_ddot"};
@@ -199,7 +214,7 @@ START_TEST(regressions_under_the_floors)
 {
     struct opp_diff_opts o = {0};
     struct opp_diff d;
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     /* dgemm is 320 us in 3 calls in B: a floor above either lets it
      * through (counted), the total still fails */
     struct opp_diff_gate g = {.pct = 50, .min_ns = 320 * US, .min_calls = 3};
@@ -238,7 +253,7 @@ START_TEST(same_threshold)
     o.same_given = 1;
     o.same_pct = 0;
     o.same_ns = 100;
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     ck_assert_int_eq(d.rows[5].cls, OPP_DIFF_SLOWER);
     ck_assert_uint_eq(d.classes[OPP_DIFF_SAME], 0);
     opp_diff_free(&d);
@@ -249,7 +264,7 @@ START_TEST(diff_by_shape)
 {
     struct opp_diff_opts o = {.group_by_shape = 1};
     struct opp_diff d;
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     const struct want w[] = {
         {"cblas_dgemm", "[[64, 48], [48, 32], [64, 32]]", OPP_DIFF_SLOWER, 2, 2, 100, 50.0},
         {"k1", "[]", OPP_DIFF_FASTER, 1, 1, -50, -50.0},
@@ -269,7 +284,7 @@ START_TEST(diff_by_self_cuda)
     struct opp_diff d;
     /* by self CUDA time: the launch and its kernel halve, the rest is 0 */
     struct opp_diff_opts o = {.metric = OPP_DIFF_SELF_CUDA};
-    ck_assert_int_eq(opp_diff(ma, mb, &o, &d), 0);
+    ck_assert_int_eq(diff(&o, &d), 0);
     ck_assert_str_eq(d.rows[0].key, "cudaLaunchKernel");
     ck_assert_str_eq(d.rows[1].key, "k1");
     ck_assert_int_eq(d.rows[0].cls, OPP_DIFF_FASTER);
