@@ -20,8 +20,6 @@ struct opp_codetree {
     uint32_t nnames;
 };
 
-/* 0; 1 when no event of m has a code stack (ct is then empty); -ENOMEM. */
-int opp_codetree_build(const struct opp_model *m, struct opp_codetree *t);
 void opp_codetree_free(struct opp_codetree *t);
 
 /* A call as the tree takes it: its code stack (id of process index proc),

@@ -142,16 +142,10 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
-    if (frames) {
-        struct opp_codetree t;
-        int rc = opp_codetree_build(m, &t);
-        if (rc < 0 || (rc == 1 && frames > 0)) {
-            snprintf(err, errlen, rc < 0 ? "out of memory" : NO_CODE_STACKS);
-            opp_model_free(m);
-            return -1;
-        }
-        if (rc == 0)
-            return model_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen);
+    if (frames > 0) { /* a summary keeps call paths, no code stacks */
+        snprintf(err, errlen, NO_CODE_STACKS);
+        opp_model_free(m);
+        return -1;
     }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;

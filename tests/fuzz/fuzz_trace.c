@@ -222,7 +222,7 @@ static void table_read(const char *path, const struct opp_model *m)
     }
     struct opp_codetree t, lt;
     if (opp_table_stream_has_stacks(s) && opp_table_stream_codetree(s, &t, err, sizeof err) == 0) {
-        if (m && opp_codetree_build(m, &lt) == 0) {
+        if (m && tu_codetree_build(m, &lt) == 0) {
             int same = t.ct.n == lt.ct.n;
             for (size_t i = 0; same && i < t.ct.n; i++)
                 same = t.ct.nodes[i].parent == lt.ct.nodes[i].parent &&

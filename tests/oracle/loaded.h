@@ -26,6 +26,11 @@ struct opp_model *tu_model_load_many(const char *const *paths, size_t npaths, ch
 int tu_loaded_gpu_attach(struct opp_model *m);
 int tu_loaded_cpu_memory(struct opp_model *m);
 
+/* ---- codetree.c: the code-frame tree of every loaded call ----
+ * 0; 1 when no event of m has a code stack (ct is then empty); -ENOMEM. */
+struct opp_codetree;
+int tu_codetree_build(const struct opp_model *m, struct opp_codetree *t);
+
 /* ---- steps.c: the steps of the loaded calls (step_stream.h's rules) ----
  * A range (an NVTX range, a torch label or nn.Module forward) is a step by
  * itself: CPU = its CPU total minus its self time, GPU = its CUDA total.

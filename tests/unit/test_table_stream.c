@@ -635,7 +635,7 @@ START_TEST(code_frames_in_the_loaded_order)
     ck_assert_msg(opp_table_stream_codetree(s, &a, err, sizeof err) == 0, "%s", err);
     struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    ck_assert_int_eq(opp_codetree_build(m, &l), 0);
+    ck_assert_int_eq(tu_codetree_build(m, &l), 0);
     char *pa = frames_of(opp_table_stream_model(s), &a), *pl = frames_of(m, &l);
     const char *want = "0x20 0 0 0 0 0\n"
                        "0x20;0x10 0 0 0 0 0\n"
