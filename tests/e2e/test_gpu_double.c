@@ -583,10 +583,15 @@ END_TEST
  * ours through calibration points, drift included. The work starts 0.3 s
  * in, when a fixed offset would be 300 us off: each kernel starts after
  * its launch began, the first (on an idle device) before the launch
- * returned, and each lasts its time within the clock's 0.1% and as much
- * again for the points' error. stall: NULL,
+ * returned, both within CALIB_SLACK_NS, and each lasts its time within
+ * the clock's 0.1% and as much again for the points' error. stall: NULL,
  * or the double's DOUBLE_CUPTI_TS_STALL_US (a busy host preempting four
  * reads of the clocks in six: every other point has no narrow read). */
+/* How far a mapped time may be off: a point's clock reads preempted on a
+ * loaded 2-core host put a kernel 2 to 7 us before its launch began (CI,
+ * the suites running side by side); a fixed offset would be 300 us off. */
+#define CALIB_SLACK_NS 20000
+
 static void calibrated_kernels(const char *stall)
 {
     char *out, *err;
@@ -602,11 +607,13 @@ static void calibrated_kernels(const char *stall)
         if (op->type != OPP_GPU_KERNEL || op->launch == OPP_GPU_NONE)
             continue;
         const struct opp_event *ev = &m->threads[op->thread].events[op->event];
-        ck_assert_msg(op->start_ns + 2000 >= ev->begin_ns, "kernel %d at %llu, launch at %llu",
-                      kernels, (unsigned long long)op->start_ns, (unsigned long long)ev->begin_ns);
+        ck_assert_msg(op->start_ns + CALIB_SLACK_NS >= ev->begin_ns,
+                      "kernel %d at %llu, launch at %llu", kernels,
+                      (unsigned long long)op->start_ns, (unsigned long long)ev->begin_ns);
         if (kernels == 0) /* after a synchronous copy: the device is idle */
-            ck_assert_msg(op->start_ns <= ev->end_ns + 2000, "kernel at %llu, launch ended %llu",
-                          (unsigned long long)op->start_ns, (unsigned long long)ev->end_ns);
+            ck_assert_msg(op->start_ns <= ev->end_ns + CALIB_SLACK_NS,
+                          "kernel at %llu, launch ended %llu", (unsigned long long)op->start_ns,
+                          (unsigned long long)ev->end_ns);
         uint64_t want = (uint64_t)m->gpu.launches[op->launch].grid[0] * 1000;
         uint64_t dur = opp_gpu_op_dur(op);
         /* its 0.1% fast clock (9,990 ns for 10,000), and as much again for
