@@ -1,7 +1,8 @@
 /* `opprof summarize TRACE -o OUT`: a full trace made into the summary trace
  * that OPPROF_MODE=summary would have recorded (common/summary_calls.c, the
  * collector's own aggregation): constant size, the same report table.
- * Exit status: 0 done, 2 usage, 3 the trace cannot be read or OUT written. */
+ * Exit status: 0 done, 2 usage, 1 the trace cannot be read or OUT written
+ * (as the report's and the exports'). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ int cmd_summarize(int argc, char **argv)
     int orc = opp_out_open_path(&o, out, &in, 1, err, sizeof err);
     if (orc) {
         opp_say("opprof summarize: %s", err);
-        return orc == -2 ? 2 : 3;
+        return orc == -2 ? 2 : 1;
     }
     struct opp_summarized res;
     enum opp_summarize_rc rc = opp_summarize(in, o.path, max_nodes, &res, err, sizeof err);
@@ -80,5 +81,5 @@ int cmd_summarize(int argc, char **argv)
         return 0;
     }
     opp_say("opprof summarize: %s", err);
-    return 3;
+    return 1;
 }

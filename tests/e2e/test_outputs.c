@@ -29,7 +29,7 @@ static const struct output {
 } outputs[] = {
     {{"export", "chrome"}, 1}, {{"export", "stacks"}, 1}, {{"export", "flamegraph"}, 1},
     {{"export", "html"}, 1},   {{"export", "memory"}, 1}, {{"export", "sqlite"}, 1},
-    {{"summarize"}, 3},
+    {{"summarize"}, 1},
 };
 #define NOUT (sizeof outputs / sizeof *outputs)
 

@@ -1035,12 +1035,11 @@ START_TEST(cli_errors)
     const char *readers[][6] = {{"report", fifo, NULL},
                                 {"export", "chrome", fifo, "-o", "/dev/null", NULL},
                                 {"summarize", fifo, "-o", "/dev/null", NULL}};
-    const int codes[] = {1, 1, 3}; /* summarize: 3, the trace cannot be read */
     for (int i = 0; i < 3; i++) {
         char *a[8] = {(char *)tu_tool("opprof")};
         for (int k = 0; readers[i][k]; k++)
             a[k + 1] = (char *)readers[i][k];
-        ck_assert_int_eq(tu_code(tu_run(a, NULL, NULL, err)), codes[i]);
+        ck_assert_int_eq(tu_code(tu_run(a, NULL, NULL, err)), 1); /* the trace cannot be read */
         e = tu_slurp(err);
         ck_assert_msg(strstr(e, "is not a regular file"), "%s: %s", readers[i][0], e);
         free(e);
