@@ -58,7 +58,7 @@ struct opp_model *opp_loader_load(const char *const *paths, size_t npaths,
     if (rc) {
         snprintf(err, errlen, "cannot load %s: %s", path,
                  rc == EOVERFLOW ? "too many events on one thread"
-                 : rc == ENOTSUP ? "a full trace, whose calls are read in one pass, not loaded"
+                 : rc == ENOTSUP ? "a full trace among summary traces (read them apart)"
                                  : strerror(rc));
         opp_model_free(m);
         errno = rc;

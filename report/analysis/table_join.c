@@ -296,8 +296,15 @@ int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen)
             rc = 1;
         }
     }
-    if (rc)
+    if (rc) {
         opp_tstream_unjoin(s);
+    } else { /* what only the join's read needed */
+        free(s->gmem);
+        free(s->dem);
+        s->gmem = NULL;
+        s->dem = NULL;
+        s->ngmem = s->gmem_cap = 0;
+    }
     s->joined = !rc;
     s->failed = 0;
     return rc;

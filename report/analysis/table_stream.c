@@ -420,7 +420,6 @@ static void forget(struct opp_table_stream *s)
 static int q_open(struct opp_table_stream *s, struct tq *q)
 {
     const struct opp_model *m = s->m;
-    memset(q->out, 0, q->nacc * sizeof *q->out);
     if (!(q->acc = calloc(q->nacc, sizeof *q->acc)) ||
         !(q->thread_acc = malloc((m->nthreads ? m->nthreads : 1) * sizeof *q->thread_acc)) ||
         !(q->proc_acc = malloc((m->nprocs ? m->nprocs : 1) * sizeof *q->proc_acc)) ||
@@ -472,6 +471,8 @@ static int q_close(struct opp_table_stream *s, struct tq *q, int rc, char *err, 
 static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char *err, size_t errlen)
 {
     const struct opp_model *m = s->m;
+    for (size_t i = 0; i < nq; i++) /* before anything can fail: freed on failure */
+        memset(q[i].out, 0, q[i].nacc * sizeof *q[i].out);
     s->q = q;
     s->nq = nq;
     s->failed = 0;
@@ -502,6 +503,8 @@ static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char 
         rc = tstream_said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
     }
     forget(s);
+    if (rc) /* its temporary files may be what failed: the next question joins anew */
+        opp_tstream_unjoin(s);
     for (size_t i = 0; i < nq; i++)
         rc = q_close(s, &q[i], rc, err, errlen);
     for (size_t i = 0; rc && i < nq; i++)
@@ -529,6 +532,12 @@ int opp_table_stream_aggregates(struct opp_table_stream *s, const struct opp_agg
 int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *qs, size_t n,
                          char *err, size_t errlen)
 {
+    for (size_t i = 0; i < n; i++) { /* before anything can fail: freed on failure */
+        if (qs[i].agg)
+            memset(qs[i].agg, 0, sizeof *qs[i].agg);
+        if (qs[i].ct)
+            memset(qs[i].ct, 0, sizeof *qs[i].ct);
+    }
     struct tq *q = calloc(n ? n : 1, sizeof *q);
     struct opp_agg *none = calloc(n ? n : 1, sizeof *none);
     int rc = q && none ? 0 : -1;
@@ -554,6 +563,8 @@ int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *q
         if (qs[i].agg)
             opp_agg_free(qs[i].agg);
     }
+    for (size_t i = 0; none && i < n; i++) /* a question with neither: its rows */
+        opp_agg_free(&none[i]);
     free(q);
     free(none);
     return rc;

@@ -107,8 +107,8 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
     enum opp_stream_refused why;
     struct opp_table_stream *st = opp_table_stream_open(traces, n, &why, err, errlen);
     if (!st) {
-        if (why == OPP_STREAM_ERROR)
-            return -1;
+        if (why != OPP_STREAM_SUMMARY_FILE)
+            return -1; /* err says why */
         err[0] = 0; /* loaded instead */
         return 1;
     }

@@ -32,7 +32,7 @@ static int view_streamed(const struct report_args *ra, const struct view_stream 
     enum opp_stream_refused why;
     int rc = 0;
     void *st = vs->open(ra->traces, ra->ntraces, &why, err, sizeof err);
-    if (!st && why == OPP_STREAM_ERROR) {
+    if (!st && why != OPP_STREAM_SUMMARY_FILE) { /* an error, or what the pass cannot read */
         opp_say(PREFIX "%s", err);
         return 1;
     }

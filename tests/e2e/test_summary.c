@@ -192,6 +192,18 @@ START_TEST(streamed_report_same_as_loaded)
     free(o), free(e);
     d = tu_call_differ(cmd_report, rs, rss, dir, NULL, NULL, NULL);
     ck_assert_msg(!d, "%s", d);
+    /* and not with a full trace: the summary is loaded, the full trace's
+     * calls read in one pass, and the two are not one model */
+    char *mixed[] = {"report", sum, trace, NULL}, *want;
+    ck_assert_int_eq(tu_call(cmd_report, mixed, dir, &o, &e), 1);
+    ck_assert_str_eq(o, "");
+    ck_assert_int_gt(asprintf(&want,
+                              "opprof report: cannot load %s: a full trace among summary traces "
+                              "(read them apart)\n",
+                              trace),
+                     0);
+    ck_assert_str_eq(e, want);
+    free(o), free(e), free(want);
     free(sum);
     /* every view reads a full trace in one pass whatever its size: none
      * says so, --no-stream changes nothing; a trace cut short gives the
