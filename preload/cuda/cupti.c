@@ -192,7 +192,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
         /* a context is about to go, and its buffered records with it */
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && opp_cupti_buffers_ours())
-            opp_cupti_client.cuptiActivityFlushAll(0);
+            opp_cupti_client.lib_cuptiActivityFlushAll(0);
         return;
     }
     if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API)
@@ -204,7 +204,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
         uint64_t corr = corr_now(cb->correlationId);
         if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
             opp_cupti_buffers_ours())
-            opp_cupti_client.cuptiActivityFlushAll(0); /* the reset destroys what is buffered */
+            opp_cupti_client.lib_cuptiActivityFlushAll(0); /* the reset destroys what is buffered */
         uint32_t d = api_calls.depth++;
         if (d >= DEPTH_MAX)
             return;
@@ -280,7 +280,7 @@ static uint64_t extcorr_push(void)
         ext_seq = 1;
     uint64_t id = (uint64_t)r->tid << 32 | ext_seq;
     int saved = errno;
-    CUptiResult rc = opp_cupti_client.cuptiActivityPushExternalCorrelationId(EXTCORR_KIND, id);
+    CUptiResult rc = opp_cupti_client.lib_cuptiActivityPushExternalCorrelationId(EXTCORR_KIND, id);
     errno = saved;
     return rc == CUPTI_SUCCESS ? id : 0;
 }
@@ -289,7 +289,7 @@ static void extcorr_pop(void)
 {
     uint64_t id;
     int saved = errno;
-    opp_cupti_client.cuptiActivityPopExternalCorrelationId(EXTCORR_KIND, &id);
+    opp_cupti_client.lib_cuptiActivityPopExternalCorrelationId(EXTCORR_KIND, &id);
     errno = saved;
 }
 
@@ -335,6 +335,15 @@ static void cuda_forked(void)
 }
 
 /* ---- finding and starting CUPTI ---- */
+
+/* Our activity kinds (cupti_state.h). */
+const CUpti_ActivityKind opp_cupti_kinds[6] = {
+    CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD};
+const CUpti_ActivityKind opp_cupti_extcorr_kinds[3] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                                       CUPTI_ACTIVITY_KIND_RUNTIME,
+                                                       CUPTI_ACTIVITY_KIND_DRIVER};
 
 /* The converter's output: a GPU message to the collector. */
 static int emit(void *ctx, const void *payload, uint32_t size)
@@ -432,8 +441,8 @@ int opp_cupti_init(void)
      * (seen on an H200, CUDA 13): detached, it starts as in a new process.
      * Outside our lock: what it may hand over comes through buffer_completed. */
     if (__atomic_exchange_n(&opp_cupti_client.forked_copy, 0, __ATOMIC_RELAXED) &&
-        opp_cupti_client.cuptiFinalize)
-        opp_cupti_client.cuptiFinalize();
+        opp_cupti_client.lib_cuptiFinalize)
+        opp_cupti_client.lib_cuptiFinalize();
     int on = init_locked();
     opp_tls.state = state;
     errno = saved_errno;
@@ -445,8 +454,8 @@ int opp_cupti_init(void)
 static CUptiResult subscribe_ours(char *holder, size_t cap)
 {
     if (!opp_cupti_client.subscribe_v2)
-        return opp_cupti_client.cuptiSubscribe(&opp_cupti_client.sub,
-                                               (CUpti_CallbackFunc)on_callback, NULL);
+        return opp_cupti_client.lib_cuptiSubscribe(&opp_cupti_client.sub,
+                                                   (CUpti_CallbackFunc)on_callback, NULL);
     CUpti_SubscriberParams p = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
                                 .subscriberName = "opprof",
                                 .oldSubscriberName = holder,
@@ -473,8 +482,8 @@ static int init_locked(void)
     }
     int missing = 0;
 #define CUPTI_LOOKUP(name, ret, args)                                                              \
-    opp_cupti_client.name = (ret(*) args)dlsym(h, #name);                                          \
-    missing |= opp_cupti_client.name == NULL;
+    opp_cupti_client.lib_##name = (ret(*) args)dlsym(h, #name);                                    \
+    missing |= opp_cupti_client.lib_##name == NULL;
     CUPTI_FNS(CUPTI_LOOKUP)
 #undef CUPTI_LOOKUP
     opp_cupti_client.subscribe_v2 = (subscribe_v2_fn)dlsym(h, "cuptiSubscribe_v2");
@@ -507,29 +516,29 @@ static int init_locked(void)
     }
     if (rc == CUPTI_SUCCESS &&
         (step = "cuptiActivityRegisterCallbacks",
-         rc = opp_cupti_client.cuptiActivityRegisterCallbacks(
+         rc = opp_cupti_client.lib_cuptiActivityRegisterCallbacks(
              opp_cupti_buffer_requested, opp_cupti_buffer_done)) == CUPTI_SUCCESS) {
         step = "cuptiActivityEnable";
         for (size_t i = 0;
              rc == CUPTI_SUCCESS && i < sizeof opp_cupti_kinds / sizeof *opp_cupti_kinds; i++) {
-            rc = opp_cupti_client.cuptiActivityEnable(opp_cupti_kinds[i]);
+            rc = opp_cupti_client.lib_cuptiActivityEnable(opp_cupti_kinds[i]);
             if (opp_cupti_kinds[i] == CUPTI_ACTIVITY_KIND_DEVICE && rc != CUPTI_SUCCESS)
                 rc = CUPTI_SUCCESS; /* device records are a nicety */
         }
         for (size_t i = 0; extcorr && rc == CUPTI_SUCCESS &&
                            i < sizeof opp_cupti_extcorr_kinds / sizeof *opp_cupti_extcorr_kinds;
              i++)
-            rc = opp_cupti_client.cuptiActivityEnable(opp_cupti_extcorr_kinds[i]);
+            rc = opp_cupti_client.lib_cuptiActivityEnable(opp_cupti_extcorr_kinds[i]);
         if (sync && rc == CUPTI_SUCCESS)
-            rc = opp_cupti_client.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+            rc = opp_cupti_client.lib_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     }
     if (rc == CUPTI_SUCCESS) {
         step = "cuptiEnableDomain";
-        rc = opp_cupti_client.cuptiEnableDomain(1, opp_cupti_client.sub,
-                                                CUPTI_CB_DOMAIN_RUNTIME_API);
+        rc = opp_cupti_client.lib_cuptiEnableDomain(1, opp_cupti_client.sub,
+                                                    CUPTI_CB_DOMAIN_RUNTIME_API);
         if (rc == CUPTI_SUCCESS)
-            rc = opp_cupti_client.cuptiEnableDomain(1, opp_cupti_client.sub,
-                                                    CUPTI_CB_DOMAIN_DRIVER_API);
+            rc = opp_cupti_client.lib_cuptiEnableDomain(1, opp_cupti_client.sub,
+                                                        CUPTI_CB_DOMAIN_DRIVER_API);
     }
     if (rc != CUPTI_SUCCESS) {
         pthread_mutex_unlock(&opp_cupti_client.lock);
@@ -544,7 +553,7 @@ static int init_locked(void)
     if (!opp_cupti_client.conv_ready ||
         opp_cupti_client.conv_stale) { /* taken back after another client: the names sent stay */
         opp_conv_free(&opp_cupti_client.conv);
-        opp_conv_init(&opp_cupti_client.conv, opp_cupti_client.cuptiActivityGetNextRecord, emit,
+        opp_conv_init(&opp_cupti_client.conv, opp_cupti_client.lib_cuptiActivityGetNextRecord, emit,
                       NULL);
         opp_cupti_client.conv_ready = 1;
         opp_cupti_client.conv_stale = 0;

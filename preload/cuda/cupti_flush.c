@@ -33,7 +33,8 @@ static void buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, si
     /* Asked before our lock is taken: CUPTI may hold its own while a
      * flush on another thread waits for ours (Kineto met that deadlock). */
     size_t dropped = 0;
-    if (opp_cupti_client.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+    if (opp_cupti_client.lib_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) !=
+        CUPTI_SUCCESS)
         dropped = 0;
     opp_cupti_clock_point(); /* the newest records fall inside the points */
     pthread_mutex_lock(&opp_cupti_client.lock);
@@ -104,11 +105,11 @@ static void *flusher(void *arg)
             return NULL;
         }
         if (atomic_load(&flush_thread.forced_asked)) {
-            opp_cupti_client.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            opp_cupti_client.lib_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
             atomic_store(&flush_thread.forced_done, 1);
         } else if (!woken) {
             opp_cupti_clock_point();
-            opp_cupti_client.cuptiActivityFlushAll(0);
+            opp_cupti_client.lib_cuptiActivityFlushAll(0);
         }
         pthread_mutex_unlock(&flush_thread.lock);
     }
@@ -164,7 +165,7 @@ void opp_cupti_flush(void)
     if (opp_cupti_buffers_ours()) {
         opp_cupti_stop_flusher();
         opp_cupti_clock_point();
-        opp_cupti_client.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        opp_cupti_client.lib_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
 }
 

@@ -47,21 +47,13 @@ static void other_client_refused(CUptiResult rc)
                      "opprof records it");
 }
 
-const CUpti_ActivityKind opp_cupti_kinds[6] = {
-    CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD};
-const CUpti_ActivityKind opp_cupti_extcorr_kinds[3] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-                                                       CUPTI_ACTIVITY_KIND_RUNTIME,
-                                                       CUPTI_ACTIVITY_KIND_DRIVER};
-
 static int yield_locked(void);
 
 /* Let go of CUPTI for a client refused because we hold it: 1 when we did.
  * Nothing of it is the program's: not the calls CUPTI makes, nor errno. */
 static int yield_cupti(void)
 {
-    if (!opp_cupti_client.on || !opp_cupti_client.cuptiUnsubscribe)
+    if (!opp_cupti_client.on || !opp_cupti_client.lib_cuptiUnsubscribe)
         return 0;
     int saved_errno = errno;
     uint8_t state = opp_tls.state;
@@ -77,13 +69,13 @@ static int yield_locked(void)
     opp_cupti_stop_flusher(); /* no flush of ours from now on */
     if (opp_cupti_buffers_ours()) {
         opp_cupti_clock_point();
-        opp_cupti_client.cuptiActivityFlushAll(
+        opp_cupti_client.lib_cuptiActivityFlushAll(
             CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* what it holds is ours */
     }
     /* Not under opp_cupti_client.lock: CUPTI may wait for a callback of ours in flight,
      * which may be waiting for opp_cupti_client.lock (a flush at a context's destroy). */
     atomic_store(&opp_cuda_via_cupti, 0); /* the symbol fallback records the calls from here */
-    if (opp_cupti_client.cuptiUnsubscribe(opp_cupti_client.sub) !=
+    if (opp_cupti_client.lib_cuptiUnsubscribe(opp_cupti_client.sub) !=
         CUPTI_SUCCESS) { /* still ours: as before */
         atomic_store(&opp_cuda_via_cupti, 1);
         opp_cupti_start_flusher();
@@ -92,11 +84,11 @@ static int yield_locked(void)
     int extcorr = opp_extcorr_on;
     opp_extcorr_on = 0;
     for (size_t i = 0; i < sizeof opp_cupti_kinds / sizeof *opp_cupti_kinds; i++)
-        opp_cupti_client.cuptiActivityDisable(opp_cupti_kinds[i]);
+        opp_cupti_client.lib_cuptiActivityDisable(opp_cupti_kinds[i]);
     for (size_t i = 0;
          extcorr && i < sizeof opp_cupti_extcorr_kinds / sizeof *opp_cupti_extcorr_kinds; i++)
-        opp_cupti_client.cuptiActivityDisable(opp_cupti_extcorr_kinds[i]);
-    opp_cupti_client.cuptiActivityDisable(
+        opp_cupti_client.lib_cuptiActivityDisable(opp_cupti_extcorr_kinds[i]);
+    opp_cupti_client.lib_cuptiActivityDisable(
         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); /* OPPROF_GPU_SYNC's */
     pthread_mutex_lock(&opp_cupti_client.lock);
     opp_cupti_client.on = 0;
@@ -193,7 +185,7 @@ OPP_EXPORT CUptiResult cuptiFinalize(void)
     CUptiResult (*real)(void) = (CUptiResult(*)(void))cupti_next("cuptiFinalize");
     if (opp_cupti_buffers_ours()) {
         opp_cupti_stop_flusher();
-        opp_cupti_client.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        opp_cupti_client.lib_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     CUptiResult rc = real ? real() : CUPTI_ERROR_NOT_INITIALIZED;
     if (rc == CUPTI_SUCCESS)
@@ -212,7 +204,7 @@ OPP_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReque
         return CUPTI_ERROR_NOT_INITIALIZED;
     int ours = opp_cupti_buffers_ours();
     if (ours) /* what is complete so far is still ours */
-        opp_cupti_client.cuptiActivityFlushAll(0);
+        opp_cupti_client.lib_cuptiActivityFlushAll(0);
     CUptiResult rc = real(req, done);
     if (ours && rc == CUPTI_SUCCESS) {
         /* no flush of ours from now on: they would hand that client its

@@ -20,7 +20,8 @@ typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc
 typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
                                        CUpti_SubscriberParams *);
 
-/* The CUPTI entry points we use, looked up in the library we opened. */
+/* The CUPTI entry points we use, looked up in the library we opened (the
+ * client's lib_NAME: the library's own, not our interposer's). */
 #define CUPTI_FNS(X)                                                                               \
     X(cuptiSubscribe, CUptiResult, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))         \
     X(cuptiEnableDomain, CUptiResult, (uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain))    \
@@ -40,7 +41,7 @@ typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackF
 
 /* The client: CUPTI's entry points, what it holds and how it stands. */
 struct opp_cupti_client {
-#define CUPTI_PTR(name, ret, args) ret(*name) args;
+#define CUPTI_PTR(name, ret, args) ret(*lib_##name) args;
     CUPTI_FNS(CUPTI_PTR)
 #undef CUPTI_PTR
     subscribe_v2_fn subscribe_v2;

@@ -198,12 +198,6 @@ static inline int tstream_said(struct opp_table_stream *s, int rc, char *err, si
     return opp_pass_said(rc, s->failed, err, errlen);
 }
 
-/* ---- table_stream.c ---- */
-
-/* Name id of a call or GPU op tried against question q's --match
- * (opp_table_stream_matched). */
-void opp_tstream_try_name(struct opp_table_stream *s, struct tq *q, uint32_t id);
-
 /* ---- table_join.c ---- */
 
 /* The first read, once for every question where the trace has GPU work
@@ -214,8 +208,6 @@ void opp_tstream_try_name(struct opp_table_stream *s, struct tq *q, uint32_t id)
 int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen);
 /* The join's results gone: the next question joins again. */
 void opp_tstream_unjoin(struct opp_table_stream *s);
-/* The questions' CUDA rows from the join's records: 0 or -errno. */
-int opp_tstream_gpu_rows(struct opp_table_stream *s);
 /* A read of the calls starts: owns read from its first record. 0 or -errno. */
 int opp_tstream_owns_rewind(struct opp_table_stream *s);
 /* Call at's GPU time and device memory into o (zero: none), as the read

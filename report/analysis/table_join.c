@@ -100,45 +100,6 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
         tstream_fail(s, rc);
 }
 
-/* A kernel, copy or set of the join in question q's CUDA row when its
- * filters select it. 0 or -ENOMEM. */
-static int gpu_row(struct opp_table_stream *s, struct tq *q, const struct gown *g)
-{
-    opp_tstream_try_name(s, q, g->name);
-    int32_t ka = g->thread != OPP_GPU_NONE ? q->thread_acc[g->thread] : q->proc_acc[g->proc];
-    if (ka < 0 || !tstream_in_window(s, &q->o[ka], g->time))
-        return 0;
-    struct gkey k = {g->name, g->type, g->proc, (uint32_t)ka};
-    struct grow_ *r;
-    HASH_FIND(hh, q->gpu, &k, sizeof k, r);
-    if (!r) {
-        int hash_oom = 0;
-        if (!(r = calloc(1, sizeof *r)))
-            return -ENOMEM;
-        r->k = k;
-        HASH_ADD(hh, q->gpu, k, sizeof k, r);
-        if (hash_oom) {
-            free(r);
-            return -ENOMEM;
-        }
-    }
-    r->dur += g->dur;
-    r->bytes += g->bytes;
-    r->calls++;
-    return 0;
-}
-
-/* The questions' CUDA rows from the join's records: 0 or -errno. */
-int opp_tstream_gpu_rows(struct opp_table_stream *s)
-{
-    const struct gown *g;
-    int rc = opp_extsort_rewind(s->gowns);
-    while (!rc && (g = opp_extsort_next(s->gowns)))
-        for (size_t i = 0; i < s->nq && !rc; i++)
-            rc = gpu_row(s, &s->q[i], g);
-    return rc ? rc : opp_extsort_error(s->gowns);
-}
-
 /* Device memory records by time, then as read (gpu_memory.c). */
 static int cmp_read(const void *pa, const void *pb)
 {

@@ -40,7 +40,7 @@ struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s)
 
 /* Name id of a call or GPU op tried against question q's --match
  * (opp_table_stream_matched). */
-void opp_tstream_try_name(struct opp_table_stream *s, struct tq *q, uint32_t id)
+static void try_name(struct opp_table_stream *s, struct tq *q, uint32_t id)
 {
     if (!q->o->match || q->matched || id >= s->m->nstrs)
         return;
@@ -85,6 +85,45 @@ static void drop_kept(struct tthread *t)
         t->e[i].pt = NULL;
         OPP_HASH_FREE(t->e[i].sk);
     }
+}
+
+/* A kernel, copy or set of the join in question q's CUDA row when its
+ * filters select it. 0 or -ENOMEM. */
+static int gpu_row(struct opp_table_stream *s, struct tq *q, const struct gown *g)
+{
+    try_name(s, q, g->name);
+    int32_t ka = g->thread != OPP_GPU_NONE ? q->thread_acc[g->thread] : q->proc_acc[g->proc];
+    if (ka < 0 || !tstream_in_window(s, &q->o[ka], g->time))
+        return 0;
+    struct gkey k = {g->name, g->type, g->proc, (uint32_t)ka};
+    struct grow_ *r;
+    HASH_FIND(hh, q->gpu, &k, sizeof k, r);
+    if (!r) {
+        int hash_oom = 0;
+        if (!(r = calloc(1, sizeof *r)))
+            return -ENOMEM;
+        r->k = k;
+        HASH_ADD(hh, q->gpu, k, sizeof k, r);
+        if (hash_oom) {
+            free(r);
+            return -ENOMEM;
+        }
+    }
+    r->dur += g->dur;
+    r->bytes += g->bytes;
+    r->calls++;
+    return 0;
+}
+
+/* The questions' CUDA rows from the join's records: 0 or -errno. */
+static int gpu_rows(struct opp_table_stream *s)
+{
+    const struct gown *g;
+    int rc = opp_extsort_rewind(s->gowns);
+    while (!rc && (g = opp_extsort_next(s->gowns)))
+        for (size_t i = 0; i < s->nq && !rc; i++)
+            rc = gpu_row(s, &s->q[i], g);
+    return rc ? rc : opp_extsort_error(s->gowns);
 }
 
 /* Question q's reading starts again: what an earlier read kept (the
@@ -295,7 +334,7 @@ static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pas
     }
     if (!e.mem)
         e.total = opp_add_sat(e.total, e.self);
-    opp_tstream_try_name(s, q, x->name);
+    try_name(s, q, x->name);
     if (s->failed)
         return s->failed;
     int32_t ka = q->thread_acc[x->thread];
@@ -487,7 +526,7 @@ static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char 
     }
     if (!rc)
         rc = opp_tstream_join(s, err, errlen);
-    if (!rc && s->gowns && (rc = opp_tstream_gpu_rows(s))) {
+    if (!rc && s->gowns && (rc = gpu_rows(s))) {
         if (rc == -ENOMEM) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
