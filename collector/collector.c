@@ -1,9 +1,9 @@
 /* The collector's serving loop: accepts profiled processes (same user only),
  * has their messages handled (messages.c) and their rings drained into the
- * trace as it goes (drain.c), turns a vanished process's calls in flight
- * into open events, and finishes the trace. A ring's tail only moves after
- * its records are in the file, so a record is always in exactly one of the
- * two places. Its state is state.h's. */
+ * trace as it goes (drain.c), drops the clients that went (clients.c), and
+ * finishes the trace. A ring's tail only moves after its records are in
+ * the file, so a record is always in exactly one of the two places. Its
+ * state is state.h's. */
 #include "collector.h"
 #include "gpu.h"
 #include "info.h"
@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,241 +25,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-struct collector_state collector;
-int collector_finished;
-
-void opp_coll_logmsg(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof line - 2)
-        n = sizeof line - 2;
-    line[n++] = '\n';
-    ssize_t w = write(2, "opprof-collector: ", 18);
-    w = write(2, line, (size_t)n);
-    (void)w;
-}
-
-/* ---- clients ---- */
-
-void opp_coll_end_process(struct client *c, uint32_t how)
-{
-    if (c->kind != C_PROCESS || c->ended || collector_finished)
-        return;
-    opp_coll_drain_client(c);
-    uint64_t now = opp_ticks((int)c->clock);
-    if (how == OPP_END_LOST)
-        for (size_t i = 0; i < c->nrings; i++)
-            if (c->rings[i].hdr)
-                opp_coll_emit_open_calls(c, &c->rings[i], now);
-    if (collector.sum && c->nfuncs) {
-        /* always: the file's size does not depend on whether a ring overflowed */
-        opp_tw_dropped(&collector.tw, c->proc, 0, c->dropped);
-        int rc = opp_sum_write(collector.sum, c->proc, &collector.tw);
-        if (rc == -ENOMEM)
-            opp_coll_logmsg("out of memory: the summary of pid %d is lost", (int)c->pid);
-        opp_coll_write_failed(0);
-        if (!rc && !collector.tw.error)
-            collector.events_summarized += c->events;
-    }
-    opp_tw_process_end(&collector.tw, c->proc, how, now);
-    if (collector.live)
-        opp_top_agg_proc_end(collector.live, c->proc);
-    c->ended = 1;
-}
-
-void opp_coll_free_fdesc(struct client *c)
-{
-    for (uint32_t i = 0; c->fdesc && i < c->funcs_got; i++) {
-        free((char *)c->fdesc[i].lib);
-        free((char *)c->fdesc[i].name);
-    }
-    free(c->fdesc);
-    c->fdesc = NULL;
-}
-
-static void drop_client(int i, const char *why)
-{
-    struct client *c = collector.c[i];
-    if (why)
-        opp_coll_logmsg("pid %d: %s; disconnected", (int)c->pid, why);
-    if (c->kind == C_PROCESS) {
-        if (!c->ended)
-            opp_coll_end_process(c, OPP_END_LOST);
-        else
-            opp_coll_drain_client(c); /* what it recorded after saying goodbye */
-    }
-    opp_coll_free_fdesc(c);
-    for (size_t k = 0; k < c->nrings; k++)
-        opp_coll_ring_release(&c->rings[k]);
-    free(c->rings);
-    for (int k = 0; k < c->nfds; k++)
-        close(c->fds[k]);
-    if (c->fd >= 0)
-        close(c->fd);
-    if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS) {
-        collector.root_gone = 1;
-        collector.root_gone_at = opp_mono_ns();
-    }
-    free(c);
-    /* Keep the others in accept order: processes are numbered in the order
-     * their hellos are read, and that must be the order they connected. */
-    memmove(&collector.c[i], &collector.c[i + 1],
-            (size_t)(collector.nc - i - 1) * sizeof collector.c[0]);
-    collector.nc--;
-}
-
-/* Whether process c still maps one of its rings: it runs on as the same
- * image (an exec or a death unmaps them all). */
-static int rings_mapped(struct client *c)
-{
-    char path[40], line[512];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)c->pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        unsigned long long ino;
-        if (!strstr(line, "opprof-ring") || sscanf(line, "%*s %*s %*s %*s %llu", &ino) != 1)
-            continue;
-        for (size_t i = 0; i < c->nrings && !found; i++)
-            found = c->rings[i].hdr && !c->rings[i].dead && c->rings[i].ino == ino;
-    }
-    fclose(f);
-    return found;
-}
-
-/* The connection of a process closed without goodbye. When the process
- * still maps its rings, the program closed our descriptor (a daemon
- * closing every fd): keep draining its rings and wait for it to resume
- * on a new connection, or to end. 1 when kept. */
-static int orphan(struct client *c, int alive)
-{
-    if (c->kind != C_PROCESS || c->bye || c->ended || collector_finished ||
-        (!alive && !rings_mapped(c)))
-        return 0;
-    close(c->fd);
-    c->fd = -1;
-    c->orphan = 1;
-    c->rxlen = 0;
-    for (int k = 0; k < c->nfds; k++)
-        close(c->fds[k]);
-    c->nfds = 0;
-    c->orphan_checked = opp_mono_ns();
-    return 1;
-}
-
-/* RESUME: the connection of client c now serves the process of its pid
- * whose connection the program closed: an orphan, or one whose closed
- * connection we have not read to its end yet (read now: the process is
- * alive, it is asking). The newest of that pid: an exec's old image ended. */
-int opp_coll_on_resume(struct client *c, const char **why)
-{
-    for (int k = collector.nc; k-- > 0;) {
-        struct client *o = collector.c[k];
-        if (o == c || o->pid != c->pid || o->kind != C_PROCESS || o->bye || o->ended)
-            continue;
-        if (!o->orphan) {
-            const char *w = NULL;
-            int rc = 0;
-            for (int n = 0; n < 256 && rc == 0; n++)
-                rc = opp_coll_on_readable(k, &w);
-            if (rc == 0)
-                continue; /* still open: not the one */
-            if (w || !orphan(o, 1)) {
-                o->bad = w ? w : "closed";
-                continue;
-            }
-        }
-        o->fd = c->fd;
-        o->orphan = 0;
-        c->fd = -1;
-        c->into = o;
-        opp_send_msg(o->fd, OPP_MSG_RESUMED, NULL, 0, -1);
-        return 0;
-    }
-    *why = "nothing of this process to resume";
-    return -1;
-}
-
-int opp_coll_process_clients(void)
-{
-    int n = 0;
-    for (int i = 0; i < collector.nc; i++)
-        n += collector.c[i]->kind == C_PROCESS;
-    return n;
-}
-
-/* ---- finishing ---- */
-
-/* One line to the person who ran the program, as the preload's own. */
-static void say(const char *a, const char *b, const char *c)
-{
-    char line[1024];
-    int n = snprintf(line, sizeof line, "opprof: %s%s%s\n", a, b, c);
-    if (n > 0) {
-        ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        (void)w;
-    }
-}
-
-/* Where the trace went, said by the preload's collector: it holds the
- * stderr the run began with, which the process that started it may have
- * closed (coreutils' timeout closes its own at exit), may leave without
- * running its destructors (dash's _exit) or may have replaced (exec, as
- * `sh -c CMD` and env do). */
-static void say_where(void)
-{
-    if (collector.o->root_pid <= 0)
-        return;
-    char what[200];
-    if (collector.tw.error) {
-        opp_write_failure(what, sizeof what, collector.tw.error, collector.events_written,
-                          collector.events);
-        say("writing the trace failed: ", collector.o->output, what);
-        return;
-    }
-    say("trace written to ", collector.o->output, "");
-    if (collector.dropped) {
-        snprintf(what, sizeof what, "%llu records dropped (buffers were full); trace has %llu; ",
-                 (unsigned long long)collector.dropped, (unsigned long long)collector.events);
-        say(what, OPP_DROP_ADVICE, "");
-    }
-}
-
-int opp_coll_finish(void)
-{
-    if (collector_finished)
-        return 0;
-    for (int i = 0; i < collector.nc; i++) {
-        struct client *c = collector.c[i];
-        if (c->kind == C_PROCESS && !c->ended) {
-            opp_coll_end_process(c, OPP_END_RUNNING);
-            collector.cut++;
-        }
-        else if (c->kind == C_PROCESS)
-            opp_coll_drain_client(c);
-    }
-    opp_coll_write_clock();
-    opp_tw_end(&collector.tw, collector.events, collector.dropped, collector.next_proc);
-    opp_coll_write_failed(0);
-    int rc = opp_tw_close(&collector.tw);
-    if (rc && !collector.tw.error) { /* the last data reached the disk only now, or not */
-        collector.tw.error = -rc;
-        opp_coll_write_failed(0);
-    }
-    unlink(collector.o->socket_path);
-    collector_finished = 1;
-    say_where();
-    return rc;
-}
 
 static void on_signal(int sig)
 {
@@ -385,8 +149,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
                     continue;
                 const char *why = NULL;
                 if (opp_coll_on_readable(i - gone, &why) < 0 &&
-                    (why || !orphan(collector.c[i - gone], 0))) {
-                    drop_client(i - gone, why);
+                    (why || !opp_coll_orphan(collector.c[i - gone], 0))) {
+                    opp_coll_drop_client(i - gone, why);
                     gone++;
                 }
                 if (collector_finished)
@@ -412,11 +176,11 @@ int opp_collector_run(const struct opp_collector_opts *o)
         for (int i = collector.nc; i-- > 0;) {
             struct client *c = collector.c[i];
             if (c->bad)
-                drop_client(i, c->bad);
+                opp_coll_drop_client(i, c->bad);
             else if (c->orphan && t - c->orphan_checked > 100000000ull) {
                 c->orphan_checked = t;
-                if (!rings_mapped(c))
-                    drop_client(i, NULL);
+                if (!opp_coll_rings_mapped(c))
+                    opp_coll_drop_client(i, NULL);
             }
         }
         /* A ring found half full: a thread is at its heels (a small
@@ -468,7 +232,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
             opp_send_msg(collector.c[i]->fd, OPP_MSG_DONE, done, sizeof done, -1);
     }
     while (collector.nc)
-        drop_client(collector.nc - 1, NULL);
+        opp_coll_drop_client(collector.nc - 1, NULL);
     close(collector.lfd);
     free(collector.enc);
     opp_sum_free(collector.sum);

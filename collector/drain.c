@@ -1,6 +1,6 @@
 /* The rings drained into the trace (state.h): each record checked, encoded
  * and written; a ring's tail moves only once its records are in the file. */
-#include "collector.h"
+#include "parse.h"
 #include "gpu.h"
 #include "info.h"
 #include "state.h"

@@ -1,6 +1,6 @@
 /* Validation of everything a client sends: protocol messages and the ring
  * memory it shares. A client is never trusted; a bad field is a reason. */
-#include "collector.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
-/* The collector's state and what its files share: the serving loop and
- * the clients (collector.c), the drain of the rings into the trace
- * (drain.c), the messages of the processes and tools (messages.c). */
+/* The collector's state (state.c) and what its files share: the serving
+ * loop (collector.c), the clients and the trace's end (clients.c), the
+ * drain of the rings into the trace (drain.c), the messages of the
+ * processes and tools (messages.c). */
 #ifndef OPP_COLLECTOR_STATE_H
 #define OPP_COLLECTOR_STATE_H
 
@@ -13,7 +14,7 @@
 #include "ring.h"
 #include "trace.h"
 
-struct opp_collector_opts; /* collector.h */
+struct opp_collector_opts; /* options.h */
 
 #define MAX_CLIENTS 1024
 #define MAX_FDS_QUEUED 4
@@ -98,12 +99,12 @@ struct collector_state {
     volatile sig_atomic_t stop;
 };
 
-/* The collector's state (collector.c defines it). */
+/* The collector's state (state.c defines it). */
 extern struct collector_state collector;
 /* The file is closed: nothing more is drained. */
 extern int collector_finished;
 
-/* A line on stderr, "opprof-collector: " first (collector.c). */
+/* A line on stderr, "opprof-collector: " first (state.c). */
 __attribute__((format(printf, 1, 2))) void opp_coll_logmsg(const char *fmt, ...);
 
 /* ---- drain.c ---- */
@@ -135,14 +136,23 @@ void opp_coll_on_accept(void);
 int opp_coll_on_top(struct client *c, const char **why);
 /* A REAPED that came before its child's HELLO, kept for it. */
 void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
+/* RESUME: c's connection serves the client it names. */
+int opp_coll_on_resume(struct client *c, const char **why);
 
-/* ---- collector.c: the clients and the end ---- */
+/* ---- clients.c: the clients and the end ---- */
 
 /* Process client c ended (how: enum opp_end_how). */
 void opp_coll_end_process(struct client *c, uint32_t how);
 void opp_coll_free_fdesc(struct client *c);
-/* RESUME: c's connection serves the client it names. */
-int opp_coll_on_resume(struct client *c, const char **why);
+/* Client i dropped (why: said, NULL: nothing to say): a process ended as
+ * lost unless it said goodbye, its rings released, its fds closed. */
+void opp_coll_drop_client(int i, const char *why);
+/* Whether process c still maps one of its rings: it runs on as the same
+ * image (an exec or a death unmaps them all). */
+int opp_coll_rings_mapped(struct client *c);
+/* The connection of process c closed without goodbye, the program alive
+ * (alive) or still mapping its rings: kept as an orphan. 1 when kept. */
+int opp_coll_orphan(struct client *c, int alive);
 /* Processes connected now. */
 int opp_coll_process_clients(void);
 /* The trace finished (once): every process's calls in, the file closed. */

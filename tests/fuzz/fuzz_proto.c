@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collector.h"
+#include "parse.h"
 #include "gpu.h"
 #include "info.h"
 #include "ring.h"

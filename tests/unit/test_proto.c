@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "collector.h"
+#include "parse.h"
 #include "ring.h"
 
 static uint8_t buf[4096];
