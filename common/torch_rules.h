@@ -17,8 +17,8 @@
 /* A call that is a range by itself rather than an operator: an NVTX
  * range, a torch label (record_function, an optimizer's step) or an
  * nn.Module forward (scope: opp_op_torch_scope). What `--step` can take
- * for steps: the loaded steps (step_times.c) and the pass's
- * (step_stream.c) ask this. */
+ * for steps: the pass's steps (step_stream.c) and the tests' loaded
+ * model's (tests/oracle/steps.c) ask this. */
 static inline int opp_call_is_range(uint32_t kind, int scope)
 {
     return opp_kind_base(kind) == OPP_OP_NVTX || scope == OPP_TORCH_SCOPE_USER ||
@@ -37,9 +37,10 @@ static inline int opp_fold_counts(uint32_t kind)
  * work the parent's) when it is the parent's only child (counted: the
  * parent's children that opp_fold_counts, or at least that many) and both
  * are torch operators of the same name (name: however the caller names
- * calls, equal for equal names). The loaded tree (load.c), summary mode's
- * aggregation (summary_calls.c), the pass over a full trace (pass.c) and
- * the GPU join (gpu_join.c) all ask this. */
+ * calls, equal for equal names). Summary mode's aggregation
+ * (summary_calls.c), the pass over a full trace (pass.c), the GPU join
+ * (gpu_join.c) and the tests' loaded tree (tests/oracle/load.c) all ask
+ * this. */
 static inline int opp_torch_folds(uint64_t counted, uint32_t parent_kind, uint64_t parent_name,
                                   uint32_t child_kind, uint64_t child_name)
 {

@@ -25,8 +25,8 @@ struct node_ent {
     UT_hash_handle hh;
 };
 
-/* Where the loaded model's calls first made a node: the first call's
- * place (thread, then tree order), then the node's depth on its path. */
+/* Where the calls first made a node: the first call's place (thread,
+ * then tree order), then the node's depth on its path. */
 struct first {
     uint64_t begin, end;
     uint32_t thread, edepth, seq, depth;
@@ -65,7 +65,7 @@ static int name_id(struct opp_codetree_acc *b, const char *s, uint32_t *id)
     return 0;
 }
 
-/* a sorts before b in the loaded model's order */
+/* a sorts before b: by thread, then tree order, then depth */
 static int before(const struct first *a, const struct first *b)
 {
     if (a->thread != b->thread)

@@ -1,8 +1,8 @@
 /* Memory records as the readers that stream a trace keep them (the
  * table's CPU memory columns, table_stream.c; the memory timeline,
  * mem_stream.c): a CPU MEMORY call or a device memory record, put in time
- * order and sized there as the loaded model sizes them (cpu_memory.c,
- * gpu_memory.c: a free without a size takes its allocation's). */
+ * order and sized there (as gpu_memory.c sizes a device's records: a
+ * free without a size takes its allocation's). */
 #ifndef OPP_MEM_RECORDS_H
 #define OPP_MEM_RECORDS_H
 

@@ -31,7 +31,7 @@ struct mem_size {
 };
 
 /* A call a process died inside: joined once the read is done, when
- * stream_meta knows where the loaded model ends it. */
+ * stream_meta knows where its process ended. */
 struct open_call {
     struct opp_tr_event e;
     uint32_t thread, seq;

@@ -65,7 +65,7 @@ struct opp_gpu_join;
 int opp_stream_meta_join(const struct opp_stream_meta *sm, struct opp_gpu_join *j, uint32_t ti,
                          const struct opp_tr_event *e, uint32_t seq, uint64_t at);
 /* Where call e of thread ti ends: its own end, or for a call its process
- * died inside, where the loaded model ends it (load.c). */
+ * died inside, where its process ended (opp_open_end, loader.h). */
 uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
                              const struct opp_tr_event *e);
 void opp_stream_meta_free(struct opp_stream_meta *sm);

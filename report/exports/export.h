@@ -50,7 +50,7 @@ int opp_export_memory_svg(struct opp_mem_stream *ms, const struct opp_memline *l
 
 /* What the HTML page shows, each computed beforehand, from the pass over
  * the traces (analysis/table_stream.h, advise_pass.h, gpu_stream.h,
- * mem_stream.h) or, for advice the pass cannot give, the loaded model. */
+ * mem_stream.h). */
 #define OPP_HTML_BAR_PX 700 /* width of a stream's bar */
 struct opp_advice;
 struct opp_agg;

@@ -43,7 +43,7 @@ struct sthread {
 };
 
 /* What the join keeps of a GPU record: a gpu_ops row and its id (the
- * records' order, as the loaded model numbers them), or a memory record. */
+ * records' order in the files), or a memory record. */
 struct kept {
     union {
         struct gpu_row op;

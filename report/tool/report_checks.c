@@ -1,6 +1,7 @@
 /* What `opprof report` says on stderr about what was asked of a trace and
- * how it ended, the same whichever engine answered (the pass's views,
- * report_stream.c and report_views.c, or the loaded model, cmd_report.c):
+ * how it ended, whichever trace it read (a full trace's views in one
+ * pass, report_stream.c and report_views.c, or a summary trace loaded,
+ * cmd_report.c):
  * the filters checked against the names the trace holds, --window K made
  * a time range, and the exit status of a view with the trace's warnings. */
 #include <errno.h>

@@ -108,7 +108,8 @@ static int table_show(const struct report_args *rap, void *st, int *rc, char *er
         return got;
     const struct opp_model *m = opp_table_stream_model(st);
     struct opp_out_opts o = ra->out;
-    if (ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
+    if (ra->agg.match &&
+        !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
     } else if (ra->agg.lib && !agg.nrows_all && !ra->agg.window) {
         /* a library its processes could call, but none of the calls chosen did */
@@ -311,7 +312,8 @@ static int by_rank_show(const struct report_args *rap, void *st, int *rc, char *
         return -1;
     if (got > 0)
         return got;
-    if (!got && ra->agg.match && !opp_table_stream_matched(st)) { /* said as of the loaded model */
+    if (!got && ra->agg.match &&
+        !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
         opp_rank_table_free(&t);
         *rc = report_filters_known(ra, opp_table_stream_model(st)) ? REPORT_NAME_UNKNOWN : 0;
         return 0;
@@ -347,7 +349,8 @@ static int by_process_show(const struct report_args *rap, void *st, int *rc, cha
     if (got)
         return got;
     const struct opp_model *m = opp_table_stream_model(st);
-    if (ra->agg.match && !opp_table_stream_matched(st)) /* said as of the loaded model */
+    if (ra->agg.match &&
+        !opp_table_stream_matched(st)) /* --match named nothing: said as of any trace */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
     else
         *rc = opp_out_by_process(stdout, m, &a, ra->format == FMT_JSON);
