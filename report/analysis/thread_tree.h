@@ -1,9 +1,8 @@
 /* The call tree of one thread's calls in memory (a thread the pass keeps
  * whole, pass.c; the tests' loaded model), with torch.profiler's
- * semantics: an event is the child of the
- * innermost event of the same thread that wholly contains it; self time is
- * its duration minus its direct children's. (Merged over threads by call
- * path: callpath_tree.h.) */
+ * semantics: an event is the child of the innermost event of the same
+ * thread that wholly contains it; self time is its duration minus its
+ * direct children's. (Merged over threads by call path: callpath_tree.h.) */
 #ifndef OPP_THREAD_TREE_H
 #define OPP_THREAD_TREE_H
 
