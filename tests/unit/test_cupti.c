@@ -286,7 +286,6 @@ START_TEST(records_refused_counted_lost)
     trace_has_each_record_once();
 }
 END_TEST
-#endif
 
 /* A kernel without timestamps (cut off by a forced flush, or untimed for
  * lack of device memory) is counted and left out; a record libcupti cannot
@@ -320,6 +319,7 @@ START_TEST(unfinished_records_counted)
     free(d), free(t);
 }
 END_TEST
+#endif
 
 Suite *suite_cupti(void)
 {

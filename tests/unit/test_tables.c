@@ -124,9 +124,14 @@ START_TEST(missing_calls_return_a_named_failure)
     size_t nlibs = sizeof libs / sizeof *libs, ncuda = sizeof cuda_domains / sizeof *cuda_domains;
     for (size_t k = 0; k < nlibs + ncuda; k++) {
         const struct lib *l = k < nlibs ? &libs[k] : &cuda_domains[k - nlibs];
-        int status = k >= nlibs;
-        for (size_t i = 0; i < NENTRIES; i++)
-            status |= !strcmp(entries[i].lib, l->name) && (entries[i].flags & OPP_OPK_STATUS);
+        int status = k >= nlibs, any = k >= nlibs;
+        for (size_t i = 0; i < NENTRIES; i++) {
+            int its = !strcmp(entries[i].lib, l->name);
+            any |= its;
+            status |= its && (entries[i].flags & OPP_OPK_STATUS);
+        }
+        if (!any)
+            continue; /* not built here (a GPU library without its headers) */
         if (!status) {
             ck_assert_msg(l->missing == 0 && !l->missing_name,
                           "%s returns no status, yet declares one for missing calls", l->name);
