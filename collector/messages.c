@@ -305,6 +305,39 @@ static int on_ring(struct client *c, const uint8_t *p, uint32_t n, const char **
     return 0;
 }
 
+/* RESUME: the connection of client c now serves the process of its pid
+ * whose connection the program closed: an orphan, or one whose closed
+ * connection we have not read to its end yet (read now: the process is
+ * alive, it is asking). The newest of that pid: an exec's old image ended. */
+static int on_resume(struct client *c, const char **why)
+{
+    for (int k = collector.nc; k-- > 0;) {
+        struct client *o = collector.c[k];
+        if (o == c || o->pid != c->pid || o->kind != C_PROCESS || o->bye || o->ended)
+            continue;
+        if (!o->orphan) {
+            const char *w = NULL;
+            int rc = 0;
+            for (int n = 0; n < 256 && rc == 0; n++)
+                rc = opp_coll_on_readable(k, &w);
+            if (rc == 0)
+                continue; /* still open: not the one */
+            if (w || !opp_coll_orphan(o, 1)) {
+                o->bad = w ? w : "closed";
+                continue;
+            }
+        }
+        o->fd = c->fd;
+        o->orphan = 0;
+        c->fd = -1;
+        c->into = o;
+        opp_send_msg(o->fd, OPP_MSG_RESUMED, NULL, 0, -1);
+        return 0;
+    }
+    *why = "nothing of this process to resume";
+    return -1;
+}
+
 static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, const char **why)
 {
     struct client *c = collector.c[i];
@@ -373,7 +406,7 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             *why = "resume out of order";
             return -1;
         }
-        return opp_coll_on_resume(c, why);
+        return on_resume(c, why);
     case OPP_MSG_CTL: {
         uint32_t op;
         if (c->kind != C_NEW || mh->size != 4) {
@@ -526,37 +559,4 @@ void opp_coll_on_accept(void)
     c->fd = fd;
     c->pid = cr.pid;
     collector.c[collector.nc++] = c;
-}
-
-/* RESUME: the connection of client c now serves the process of its pid
- * whose connection the program closed: an orphan, or one whose closed
- * connection we have not read to its end yet (read now: the process is
- * alive, it is asking). The newest of that pid: an exec's old image ended. */
-int opp_coll_on_resume(struct client *c, const char **why)
-{
-    for (int k = collector.nc; k-- > 0;) {
-        struct client *o = collector.c[k];
-        if (o == c || o->pid != c->pid || o->kind != C_PROCESS || o->bye || o->ended)
-            continue;
-        if (!o->orphan) {
-            const char *w = NULL;
-            int rc = 0;
-            for (int n = 0; n < 256 && rc == 0; n++)
-                rc = opp_coll_on_readable(k, &w);
-            if (rc == 0)
-                continue; /* still open: not the one */
-            if (w || !opp_coll_orphan(o, 1)) {
-                o->bad = w ? w : "closed";
-                continue;
-            }
-        }
-        o->fd = c->fd;
-        o->orphan = 0;
-        c->fd = -1;
-        c->into = o;
-        opp_send_msg(o->fd, OPP_MSG_RESUMED, NULL, 0, -1);
-        return 0;
-    }
-    *why = "nothing of this process to resume";
-    return -1;
 }

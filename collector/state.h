@@ -136,8 +136,6 @@ void opp_coll_on_accept(void);
 int opp_coll_on_top(struct client *c, const char **why);
 /* A REAPED that came before its child's HELLO, kept for it. */
 void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
-/* RESUME: c's connection serves the client it names. */
-int opp_coll_on_resume(struct client *c, const char **why);
 
 /* ---- clients.c: the clients and the end ---- */
 

@@ -76,7 +76,6 @@ static inline int opp_cupti_buffers_ours(void)
  * them off), and those external correlation needs (OPPROF_GPU_EXTCORR). */
 extern const CUpti_ActivityKind opp_cupti_kinds[6];
 extern const CUpti_ActivityKind opp_cupti_extcorr_kinds[3];
-#define OPP_CUPTI_NKINDS(k) (sizeof(k) / sizeof *(k))
 
 /* ---- cupti.c ---- */
 
