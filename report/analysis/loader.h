@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* uthash reports running out of memory through this flag instead of exiting;
  * every function that adds to a table declares `int hash_oom = 0`. */
@@ -70,6 +71,23 @@ struct opp_loader {
 static inline uint64_t opp_loader_shifted(const struct opp_loader *ld, uint64_t t)
 {
     return opp_clock_shift(t, ld->shift);
+}
+
+/* Call te of this file on the first file's clock: te itself when this
+ * file's is (the first, or one of no offset), else the copy in *tmp
+ * (its header and the arguments it has, not all OPP_MAX_ARGS). */
+static inline const struct opp_tr_event *opp_loader_event_shifted(const struct opp_loader *ld,
+                                                                  const struct opp_tr_event *te,
+                                                                  struct opp_tr_event *tmp)
+{
+    if (!ld->shift)
+        return te;
+    memcpy(tmp, te, offsetof(struct opp_tr_event, args));
+    memcpy(tmp->args, te->args,
+           (te->nargs < OPP_MAX_ARGS ? te->nargs : OPP_MAX_ARGS) * sizeof *te->args);
+    tmp->begin_ns = opp_loader_shifted(ld, te->begin_ns);
+    tmp->end_ns = opp_loader_shifted(ld, te->end_ns);
+    return tmp;
 }
 
 static inline uint32_t opp_clamp_u32(uint64_t v)

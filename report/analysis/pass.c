@@ -204,9 +204,8 @@ static int is_late(uint32_t kind, const struct opp_tr_event *e)
 static int on_event(void *ctx, const struct opp_tr_event *te)
 {
     struct opp_pass *p = ctx;
-    struct opp_tr_event e_ = *te, *e = &e_; /* on the first file's clock */
-    e->begin_ns = opp_loader_shifted(&p->meta.ld, te->begin_ns);
-    e->end_ns = opp_loader_shifted(&p->meta.ld, te->end_ns);
+    struct opp_tr_event tmp;
+    const struct opp_tr_event *e = opp_loader_event_shifted(&p->meta.ld, te, &tmp);
     int64_t i = opp_stream_meta_thread(&p->meta, e->proc, e->tid);
     if (i < 0 || (size_t)i >= p->nth)
         return fail(p, ENOMEM);

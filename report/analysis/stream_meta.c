@@ -19,9 +19,8 @@ static int fail(struct opp_stream_meta *sm, int err)
 static int on_event(void *ctx, const struct opp_tr_event *te)
 {
     struct opp_stream_meta *sm = ctx;
-    struct opp_tr_event e_ = *te, *e = &e_; /* on the first file's clock */
-    e->begin_ns = opp_loader_shifted(&sm->ld, te->begin_ns);
-    e->end_ns = opp_loader_shifted(&sm->ld, te->end_ns);
+    struct opp_tr_event tmp;
+    const struct opp_tr_event *e = opp_loader_event_shifted(&sm->ld, te, &tmp);
     int64_t ti = opp_loader_thread(&sm->ld, e->proc, e->tid);
     if (ti < 0)
         return fail(sm, ENOMEM);
