@@ -108,10 +108,21 @@ static void calibrate(struct reader *r)
 }
 
 /* Wait a little for a collector still writing the file (it holds LOCK_EX). */
-static void wait_writer(int fd, struct opp_tr_summary *sum)
+static void wait_writer(int fd, const struct stat *st, struct opp_tr_summary *sum)
 {
+    /* The files whose writer a read of this process waited out: a command
+     * reads a trace several times, and waits once (OPPROF_WAIT_MS), not
+     * once a read. */
+    static struct {
+        dev_t dev;
+        ino_t ino;
+    } waited_out[16];
+    static unsigned nwaited;
+    int again = 0;
+    for (unsigned i = 0; i < nwaited && i < 16 && !again; i++)
+        again = waited_out[i].dev == st->st_dev && waited_out[i].ino == st->st_ino;
     const char *w = getenv("OPPROF_WAIT_MS");
-    long ms = w ? strtol(w, NULL, 10) : 5000;
+    long ms = again ? 0 : w ? strtol(w, NULL, 10) : 5000;
     for (long waited = 0;; waited += 20) {
         if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
             flock(fd, LOCK_UN);
@@ -120,6 +131,11 @@ static void wait_writer(int fd, struct opp_tr_summary *sum)
         if (errno != EWOULDBLOCK || waited >= ms)
             break;
         usleep(20000);
+    }
+    if (!again) {
+        waited_out[nwaited % 16].dev = st->st_dev;
+        waited_out[nwaited % 16].ino = st->st_ino;
+        nwaited++;
     }
     snprintf(sum->warning, sizeof sum->warning, "trace is still being written");
 }
@@ -142,7 +158,7 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    wait_writer(fd, sum);
+    wait_writer(fd, &st, sum);
     char still[sizeof sum->warning];
     memcpy(still, sum->warning, sizeof still);
     sum->warning[0] = 0;

@@ -373,23 +373,32 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     uint32_t proc = s->m->threads[x->thread].proc;
     const uint64_t *cols;
     uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
-    struct ent e = {.dur = dur,
-                    .self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0,
-                    .span = x->end - x->begin,
-                    .name = x->name,
-                    .seq = x->seq,
-                    .begin = x->begin,
-                    .stack = x->stack,
-                    .depth = x->depth,
-                    .mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols)};
     struct own o;
     int rc = opp_tstream_own_take(s, x->at, &o);
     if (rc)
         return rc;
+    /* every field set, one by one: an initializer would zero the whole
+     * entry first, a call's largest cost here */
+    struct ent e;
+    e.self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0;
+    e.dur = dur;
+    e.pt = NULL;
+    e.sk = NULL;
+    e.begin = x->begin;
+    e.stack = x->stack;
+    e.depth = x->depth;
+    e.acc = 0;
+    e.span = x->end - x->begin;
+    e.name = x->name;
+    e.v = (struct opp_agg_vals){0};
     e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
     e.gpu.self_mem = e.gpu.mem = o.mem;
-    if (e.mem)
-        e.self = o.cpu;
+    e.mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols);
+    e.self = e.mem ? o.cpu : 0;
+    e.total = 0;
+    e.seq = x->seq;
+    e.sel = 0;
+    e.keyed = 0;
     for (size_t i = 0; i < s->nq && !rc; i++)
         rc = q_call(s, &s->q[i], x, &e, func_of(s->m, x), proc);
     return rc;

@@ -140,8 +140,8 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     if (parsed)
         return parsed;
     if (!aa->thresholds && argc - *first != 1) {
-        opp_say(PREFIX "%s", argc - *first ? "one trace at a time" : "which trace?");
-        opp_options_usage(&cmd, stderr);
+        opp_say(PREFIX "%s (usage: opprof advise TRACE [options])",
+                argc - *first ? "one trace at a time" : "which trace?");
         return 2;
     }
     return 0;

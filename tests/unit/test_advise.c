@@ -945,8 +945,16 @@ START_TEST(command_errors)
         ck_assert_str_eq(out, "");
         free(out), free(err);
     }
-    /* the thresholds' table, with a value --set */
+    /* no trace, or two: one line each, no help text */
     char *out, *err;
+    ck_assert_int_eq(run(&out, &err, NULL), 2);
+    ck_assert_str_eq(err, "opprof advise: which trace? (usage: opprof advise TRACE [options])\n");
+    free(out), free(err);
+    ck_assert_int_eq(run(&out, &err, trace, trace, NULL), 2);
+    ck_assert_str_eq(err, "opprof advise: one trace at a time (usage: opprof advise TRACE "
+                          "[options])\n");
+    free(out), free(err);
+    /* the thresholds' table, with a value --set */
     ck_assert_int_eq(run(&out, &err, "--thresholds", "--set", "fuse_per_step=8", NULL), 0);
     ck_assert_ptr_nonnull(strstr(out, "\n| `fuse_per_step` | 8 | calls | fusable_ops | "));
     ck_assert_int_eq(tu_count_lines(out, "| `"), OPP_TH_COUNT);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -612,6 +614,36 @@ START_TEST(writer_check_ahead)
 }
 END_TEST
 
+/* A trace its writer still holds (LOCK_EX): the first read waits for it
+ * OPPROF_WAIT_MS, then reads what there is (here a whole trace: nothing
+ * to warn of); the next reads of that file in the process (a command
+ * reads a trace several times) do not wait again. */
+START_TEST(writer_waited_for_once)
+{
+    write_sample(path, NULL);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+    setenv("OPPROF_WAIT_MS", "400", 1);
+    uint64_t took[3];
+    for (int i = 0; i < 3; i++) {
+        struct log l;
+        struct opp_tr_summary sum;
+        char err[256];
+        uint64_t t0 = opp_mono_ns();
+        ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+        took[i] = opp_mono_ns() - t0;
+        ck_assert_str_eq(l.text, sample_log);
+        ck_assert_str_eq(sum.warning, "");
+    }
+    unsetenv("OPPROF_WAIT_MS");
+    ck_assert_uint_ge(took[0], 400000000ull);
+    ck_assert_uint_lt(took[1], 200000000ull);
+    ck_assert_uint_lt(took[2], 200000000ull);
+    close(fd);
+}
+END_TEST
+
 Suite *suite_format(void)
 {
     Suite *s = suite_create("format");
@@ -636,5 +668,10 @@ Suite *suite_format(void)
     tcase_add_test(tc, writer_refuses_directory);
     tcase_add_test(tc, writer_check_ahead);
     suite_add_tcase(s, tc);
+    TCase *timed = tcase_create("timing"); /* waits 0.4 s */
+    tcase_set_tags(timed, "timing");
+    tcase_add_checked_fixture(timed, setup, teardown);
+    tcase_add_test(timed, writer_waited_for_once);
+    suite_add_tcase(s, timed);
     return s;
 }
