@@ -635,6 +635,7 @@ START_TEST(writer_waited_for_once)
         took[i] = opp_mono_ns() - t0;
         ck_assert_str_eq(l.text, sample_log);
         ck_assert_str_eq(sum.warning, "");
+        free(l.text);
     }
     unsetenv("OPPROF_WAIT_MS");
     ck_assert_uint_ge(took[0], 400000000ull);
