@@ -214,6 +214,9 @@ struct opp_tr_summary {
     char warning[512];    /* why the file was cut short, "" if it was not */
 };
 
+/* Traces paths[0..n) are n files, none named twice (by another path or
+ * a link): read as one they would add up twice. 0, or -1 with err said. */
+int opp_trace_distinct(const char *const *paths, size_t n, char *err, size_t errlen);
 /* Read the whole file. 0 when the file is a trace (a damaged tail is
  * reported in sum->warning and everything before it is delivered); -1 with
  * err set when it cannot be read as a trace at all, its first chunk

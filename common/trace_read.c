@@ -284,3 +284,25 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
     fclose(r.f);
     return rc;
 }
+
+int opp_trace_distinct(const char *const *paths, size_t n, char *err, size_t errlen)
+{
+    struct stat *st = n > 1 ? calloc(n, sizeof *st) : NULL;
+    if (n > 1 && !st) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; n > 1 && i < n && !rc; i++) {
+        if (stat(paths[i], &st[i])) /* the reader says why */
+            st[i].st_ino = 0;
+        for (size_t k = 0; k < i && !rc && st[i].st_ino; k++)
+            if (st[k].st_ino == st[i].st_ino && st[k].st_dev == st[i].st_dev) {
+                snprintf(err, errlen, "%s and %s are the same trace: give it once", paths[k],
+                         paths[i]);
+                rc = -1;
+            }
+    }
+    free(st);
+    return rc;
+}

@@ -42,6 +42,11 @@ struct opp_model *opp_loader_load(const char *const *paths, size_t npaths,
         return NULL;
     }
     struct opp_loader ld = {.m = m};
+    if (opp_trace_distinct(paths, npaths, err, errlen)) {
+        opp_model_free(m);
+        errno = EINVAL;
+        return NULL;
+    }
     for (size_t i = 0; i < npaths && !ld.failed; i++) {
         struct opp_tr_summary sum;
         path = paths[i];

@@ -148,7 +148,7 @@ int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *pat
     sm->ld.m = m;
     sm->nfiles = n;
     const char *path = paths[0];
-    int rc = 0;
+    int rc = opp_trace_distinct(paths, n, err, errlen);
     for (size_t i = 0; i < n && rc >= 0 && !sm->failed && !sm->ld.failed && !sm->summary; i++) {
         struct opp_tr_summary sum;
         path = paths[i];

@@ -141,6 +141,8 @@ int opp_export_chrome(const char *const *traces, size_t ntraces, const struct op
         snprintf(err, errlen, "%s", ntraces ? "too many traces (at most 256)" : "no trace");
         return -1;
     }
+    if (opp_trace_distinct(traces, ntraces, err, errlen))
+        return -1;
     struct chrome *x = calloc(1, sizeof *x);
     struct xfile *files = calloc(ntraces, sizeof *files);
     if (!x || !files) {

@@ -16,7 +16,11 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
     if (m->dropped)
         fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
                 m->dropped, OPP_DROP_ADVICE);
-    if (!m->events && !m->gpu.nops && !m->dropped) {
+    if (!m->events && !m->gpu.nops && !m->dropped && !m->sum.complete && m->sum.warning[0]) {
+        fputs(PREFIX, f); /* cut or damaged: the hint below would point the wrong way */
+        opp_text_fput(f, trace);
+        fputs(" holds no call in what could be read of it (the warning above)\n", f);
+    } else if (!m->events && !m->gpu.nops && !m->dropped) {
         fputs(PREFIX, f);
         opp_text_fput(f, trace); /* a path: its control bytes escaped */
         fprintf(f, " holds no call: check that the program calls a library opprof "

@@ -2,8 +2,10 @@
  * serials kept apart, times moved onto the first trace's clock through each
  * trace's (realtime, monotonic) pair, with a known offset. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/ranks.h"
@@ -104,6 +106,33 @@ END_TEST
 
 /* A rank whose process made no call: a column and no row (the empty
  * table once went to qsort as a null pointer). */
+/* One trace named twice (by the same path, or through a link) would add
+ * up twice: refused in one line, by report and by export alike. */
+START_TEST(same_trace_twice_refused)
+{
+    char *link = tu_path(dir, "link.trace"), *out, *errs, *want;
+    ck_assert_int_eq(symlink(a, link), 0);
+    const char *twice[][2] = {{a, a}, {a, link}};
+    for (int i = 0; i < 2; i++) {
+        char *argv[] = {"report", (char *)twice[i][0], (char *)twice[i][1], NULL};
+        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &errs), 1);
+        ck_assert_str_eq(out, "");
+        ck_assert_int_gt(asprintf(&want,
+                                  "opprof report: %s and %s are the same trace: give it once\n",
+                                  twice[i][0], twice[i][1]),
+                         0);
+        ck_assert_str_eq(errs, want);
+        free(out), free(errs), free(want);
+    }
+    char *ex[] = {"export", "chrome", a, link, "-o", "/dev/null", NULL};
+    ck_assert_int_eq(tu_call(cmd_export, ex, dir, &out, &errs), 1);
+    ck_assert_int_gt(
+        asprintf(&want, "opprof export: %s and %s are the same trace: give it once\n", a, link), 0);
+    ck_assert_str_eq(errs, want);
+    free(out), free(errs), free(want), free(link);
+}
+END_TEST
+
 START_TEST(rank_without_calls)
 {
     char *d = tu_tmpdir(), *path = tu_path(d, "r.trace");
@@ -138,6 +167,7 @@ Suite *suite_merge(void)
     tcase_add_test(tc, times_on_first_trace_clock);
     tcase_add_test(tc, rows_of_both_hosts);
     tcase_add_test(tc, command_by_rank);
+    tcase_add_test(tc, same_trace_twice_refused);
     suite_add_tcase(s, tc);
     TCase *ranks = tcase_create("ranks");
     tcase_add_test(ranks, rank_without_calls);

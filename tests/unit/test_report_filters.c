@@ -347,6 +347,21 @@ START_TEST(command_empty_trace_hint)
              empty);
     ck_assert_str_eq(err, want);
     free(out), free(err);
+    /* cut before its first call: said so, not the hint */
+    char *cut = tu_path(dir, "cut.trace");
+    tb_open(&b, cut);
+    tb_process(&b, .proc = 1, .pid = 10, .exe = "p");
+    tb_funcs(&b, [0] = {OPP_OP_GEMM, OPP_DT_F64, "blas", "cblas_dgemm"});
+    tb_thread(&b, 10, NULL);
+    tb_close(&b); /* no end: cut */
+    char *cut_argv[] = {"report", cut, "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, cut_argv, dir, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "warning: "));
+    snprintf(want, sizeof want,
+             "opprof report: %s holds no call in what could be read of it (the warning above)\n",
+             cut);
+    ck_assert_msg(strstr(err, want) && !strstr(err, "check that"), "%s", err);
+    free(out), free(err), free(cut);
     /* a trace with calls: no such line */
     char *full[] = {"report", trace, "-f", "csv", NULL};
     ck_assert_int_eq(tu_call(cmd_report, full, dir, &out, &err), 0);
