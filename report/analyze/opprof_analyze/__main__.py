@@ -18,7 +18,13 @@ except ImportError as e:
                      "python3-distributed for %s (make deps installs them): %s" % (sys.executable, e))
 
 
+MAGIC = b"OPPROF\0T"  # common/format.h's OPP_TRACE_MAGIC
+
+
 def traces_of(paths):
+    """The trace files of paths (a folder: its *.trace), each checked to be
+    an opprof trace before any task starts: a file that is not one is said
+    in one line here, not in a worker's failure."""
     out = []
     for p in paths:
         if os.path.isdir(p):
@@ -30,6 +36,14 @@ def traces_of(paths):
             out.append(p)
         else:
             raise SystemExit("opprof analyze: %s: no such file or directory" % p)
+    for t in out:
+        try:
+            with open(t, "rb") as f:
+                head = f.read(len(MAGIC))
+        except OSError as e:
+            raise SystemExit("opprof analyze: cannot read %s: %s" % (t, e.strerror))
+        if head != MAGIC:
+            raise SystemExit("opprof analyze: %s is not an opprof trace (bad magic)" % t)
     return [os.path.abspath(t) for t in out]
 
 
