@@ -19,13 +19,6 @@
 #include "analysis/mem_records.h"
 #include "analysis/pass.h"
 
-/* A GPU record as the join keeps it: a kernel, copy or set (its row), or
- * device memory (its bytes, sized once every record is in). */
-struct gop {
-    uint64_t dur, bytes, time, idx, addr;
-    uint32_t type, name, proc, op;
-};
-
 /* A kernel, copy or set as the join leaves it: its owner's thread
  * (OPP_GPU_NONE: no call), kept beyond memory (sorted by its place among
  * the records, extsort.h) for each question's CUDA rows. */
@@ -56,25 +49,7 @@ struct own {
 
 #define OWN_SORT_MEM (8u << 20) /* bytes the sort keeps in memory */
 
-/* Call paths merged (--tree): a call's subtree (node 0 the call) until
- * its parent comes, and the whole tree's (roots' parent OPP_CT_ROOT),
- * nodes keyed by (parent node, name) as callpath_tree.c keys them. */
-struct pnode {
-    uint32_t parent, name;
-    uint64_t calls, self, total, self_cuda, cuda;
-};
-
-struct pent {
-    uint64_t key;
-    uint32_t node;
-    UT_hash_handle hh;
-};
-
-struct ptree {
-    struct pnode *n;
-    size_t nn, cap;
-    struct pent *map;
-};
+struct ptree; /* --tree's call paths (table_paths.c) */
 
 /* --group-by-stack: calls whose key waits on the names of the calls
  * around them, which come after them, added up by what their row's
@@ -215,6 +190,11 @@ int opp_tstream_owns_rewind(struct opp_table_stream *s);
 int opp_tstream_own_take(struct opp_table_stream *s, uint64_t at, struct own *o);
 
 /* ---- table_paths.c: --tree's call paths ---- */
+
+/* An empty tree of call paths, NULL when out of memory. */
+struct ptree *opp_tpaths_new(void);
+/* Tree t emptied, for a read made again. */
+void opp_tpaths_clear(struct ptree *t);
 
 /* Call e's subtree merged into t under node at (OPP_CT_ROOT: as a root);
  * folded: e is gone, its children are at's. 0 or -ENOMEM. */

@@ -11,6 +11,13 @@
 #include "analysis/table_internal.h"
 #include "gpu.h"
 
+/* A GPU record as the join keeps it: a kernel, copy or set (its row), or
+ * device memory (its bytes, sized once every record is in). */
+struct gop {
+    uint64_t dur, bytes, time, idx, addr;
+    uint32_t type, name, proc, op;
+};
+
 /* The first read: the CPU memory calls. */
 static void first_begin(void *ctx)
 {

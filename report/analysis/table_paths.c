@@ -6,6 +6,37 @@
 
 #include "analysis/table_internal.h"
 
+/* Call paths merged (--tree): a call's subtree (node 0 the call) until
+ * its parent comes, and the whole tree's (roots' parent OPP_CT_ROOT),
+ * nodes keyed by (parent node, name) as callpath_tree.c keys them. */
+struct pnode {
+    uint32_t parent, name;
+    uint64_t calls, self, total, self_cuda, cuda;
+};
+
+struct pent {
+    uint64_t key;
+    uint32_t node;
+    UT_hash_handle hh;
+};
+
+struct ptree {
+    struct pnode *n;
+    size_t nn, cap;
+    struct pent *map;
+};
+
+struct ptree *opp_tpaths_new(void)
+{
+    return calloc(1, sizeof(struct ptree));
+}
+
+void opp_tpaths_clear(struct ptree *t)
+{
+    OPP_HASH_FREE(t->map);
+    t->nn = 0;
+}
+
 /* The node of name under parent in t, made on first sight: its index,
  * or -1 when out of memory. */
 static int64_t ptree_at(struct ptree *t, uint32_t parent, uint32_t name)

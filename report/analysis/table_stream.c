@@ -135,8 +135,7 @@ static void q_begin(struct opp_table_stream *s, struct tq *q)
         q->th[i].base = q->th[i].n = 0;
     }
     if (q->tree) {
-        OPP_HASH_FREE(q->tree->map);
-        q->tree->nn = 0;
+        opp_tpaths_clear(q->tree);
         return;
     }
     if (q->code) {
@@ -591,7 +590,7 @@ int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *q
     int rc = q && none ? 0 : -1;
     for (size_t i = 0; i < n && !rc; i++) {
         q[i] = (struct tq){.o = qs[i].o, .nacc = 1, .out = qs[i].agg ? qs[i].agg : &none[i]};
-        if (qs[i].ct && !(q[i].tree = calloc(1, sizeof *q[i].tree)))
+        if (qs[i].ct && !(q[i].tree = opp_tpaths_new()))
             rc = -1;
     }
     if (rc)
