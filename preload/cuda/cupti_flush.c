@@ -17,6 +17,8 @@
 
 #include "cuda/cupti_state.h"
 
+#define BUF_BYTES (4u << 20) /* an activity buffer handed to CUPTI */
+
 void CUPTIAPI opp_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     void *p = NULL;

@@ -14,8 +14,6 @@
 
 #include "cuda/cupti_conv.h"
 
-#define BUF_BYTES (4u << 20)
-
 typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
                                        CUpti_SubscriberParams *);
