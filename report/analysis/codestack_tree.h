@@ -3,10 +3,10 @@
  * with a code stack contributes its self time (and self CUDA time) at the
  * path of its symbolized frames, outermost first, then the operator's name
  * as the leaf (torch's export_stacks with Python frames); equal paths
- * merge. Node names index the tree's own string table (names). Built from
- * the loaded model, or call by call as a pass hands the calls over
- * (table_stream.h): its nodes in the order the loaded model's calls first
- * made them whatever the order the calls came in. */
+ * merge. Node names index the tree's own string table (names). Built call
+ * by call as a pass hands the calls over (table_stream.h): its nodes in
+ * the order their first calls come in tree order, whatever the order the
+ * calls came in. */
 #ifndef OPP_CODESTACK_TREE_H
 #define OPP_CODESTACK_TREE_H
 
@@ -24,7 +24,7 @@ void opp_codetree_free(struct opp_codetree *t);
 
 /* A call as the tree takes it: its code stack (id of process index proc),
  * its name, its numbers (calls, self and total, CUDA self and total) and
- * its place in the loaded model's order (thread index, then tree order on
+ * its place in tree order (thread index, then tree order on
  * the thread: begin, the longer first, the shallower, the first to
  * arrive). */
 struct opp_codetree_call {
@@ -39,7 +39,7 @@ struct opp_codetree_acc *opp_codetree_acc_new(struct opp_codetree *t);
 /* Call c added at its path (code: the model's code stacks). 0 or -ENOMEM. */
 int opp_codetree_acc_add(struct opp_codetree_acc *x, struct opp_code *code,
                          const struct opp_codetree_call *c);
-/* The tree in t, its nodes in the loaded model's order, x gone: 0 or
+/* The tree in t, its nodes in that order, x gone: 0 or
  * -ENOMEM (t then freed). */
 int opp_codetree_acc_finish(struct opp_codetree_acc *x);
 /* x and its tree gone (after an error). */

@@ -299,8 +299,8 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     return 0;
 }
 
-/* The first read: the GPU ops' starts (those the loaded model keeps as
- * ops: opp_model_first_ns takes the earliest). */
+/* The first read: the GPU ops' starts (kernels, copies, sets, syncs and
+ * overhead: the traces' first time takes the earliest). */
 static int each_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
 {
     struct opp_pass *p = ctx;
@@ -443,7 +443,7 @@ static int hand_over(struct opp_pass *p, struct pthread *t, uint32_t k, uint64_t
 }
 
 /* A thread kept whole, at the read's end: its tree built and folded as
- * load.c builds the loaded model's, then each call handed over after its
+ * thread_tree.c builds a tree in memory, then each call handed over after its
  * children, then the top-level ones in tree order. */
 static int whole_thread(struct opp_pass *p, struct pthread *t)
 {

@@ -1,7 +1,7 @@
 /* One pass over a full trace, the reader every view's analysis consumes
  * (docs/DESIGN.md, "One pass over a trace"): each call handed over as its
  * thread returned from it, with its children's time, the calls a process
- * died inside ended where the loaded model ends them, torch's folding of
+ * died inside ended where their process ended (opp_open_end), torch's folding of
  * an op into itself done (torch_rules.h's rule), each call told when it
  * is known to be top-level, and the GPU work joined to the call that owns
  * it. The reading is written here once; a consumer (steps: step_stream.h) keeps
@@ -121,8 +121,7 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
 struct opp_model *opp_pass_model(const struct opp_pass *p);
 /* What the first read learnt (the model's loader, each thread's calls). */
 struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
-/* The traces' first time, as opp_model_first_ns gives the loaded model's:
- * the earliest begin of a call or start of a GPU op (0: none). */
+/* The traces' first time: the earliest begin of a call or start of a GPU op (0: none). */
 uint64_t opp_pass_first_ns(const struct opp_pass *p);
 /* After a read with op: the records kept that had a correlation id and
  * no call to own them. */

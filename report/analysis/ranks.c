@@ -114,7 +114,7 @@ static int spread(struct opp_rank_table *t)
     return 0;
 }
 
-/* Each rank's aggregate from the loaded model. */
+/* Each rank's aggregate from a summary trace's model. */
 static int aggregate_each(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
 {
     const struct opp_model *m = ctx;

@@ -16,7 +16,7 @@
 /* Why a reader that streams opened no stream (its open returned NULL). */
 enum opp_stream_refused {
     OPP_STREAM_ERROR,        /* err says what went wrong */
-    OPP_STREAM_CANNOT,       /* the loaded answer cannot be given this way: err says why */
+    OPP_STREAM_CANNOT,       /* the pass cannot read it (no room for its sorts): err says why */
     OPP_STREAM_SUMMARY_FILE, /* the trace is a summary trace: loaded, it says what it lacks */
 };
 

@@ -8,8 +8,8 @@
  * and memory, each CPU memory call's bytes (sorted by the call's place
  * in the files beyond memory, extsort.h) and each kernel, copy and set
  * with its owner are kept for the questions' reads, each of which adds
- * the calls up as the loaded model's
- * tree would (a call's CUDA total and CPU memory are its children's too).
+ * the calls up as their tree nests them (a call's CUDA total and CPU
+ * memory are its children's too).
  * For --tree, each call's subtree is merged by call path as its parent
  * takes it in, and a top-level call's into the tree: memory bounded by
  * the call paths under the calls still open. Grouped by stack, a call
@@ -39,7 +39,7 @@ const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
  * opp_gpu_stream_over) before s is freed. */
 struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s);
 /* The aggregate of the calls and GPU ops o selects, as opp_aggregate
- * makes it of the loaded model. 0; 1 when the pass cannot read the trace
+ * makes it of a summary's nodes. 0; 1 when the pass cannot read the trace
  * this way (err says why); -1 on error (err). */
 int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
                                struct opp_agg *out, char *err, size_t errlen);
@@ -63,12 +63,11 @@ struct opp_table_q {
 int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *q, size_t n,
                          char *err, size_t errlen);
 /* --tree's call paths of the threads o selects, as opp_calltree_build
- * makes them of the loaded model (node indices aside: in the order the
- * paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
+ * makes them of a summary's nodes (node indices: in the order the paths
+ * were first added up). 0; 1 (cannot, err); -1 (error, err). */
 int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
                               struct opp_calltree *ct, char *err, size_t errlen);
-/* The code-frame tree of every call (codestack_tree.h), as
- * opp_codetree_build makes it of the loaded model. 0; 1 (cannot, err);
+/* The code-frame tree of every call (codestack_tree.h). 0; 1 (cannot, err);
  * -1 (error, err). */
 struct opp_codetree;
 int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
@@ -84,10 +83,10 @@ int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, 
                              char *err, size_t errlen);
 /* Whether a call of the traces has a code stack (OPPROF_STACKS). */
 int opp_table_stream_has_stacks(struct opp_table_stream *s);
-/* The traces' first time (opp_model_first_ns of the loaded model). */
+/* The traces' first time (opp_pass_first_ns). */
 uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);
-/* After a read: each thread's calls (by thread index) as the loaded model
- * keeps them, those folded into a same-named parent apart. */
+/* After a read: each thread's calls (by thread index), those folded into
+ * a same-named parent apart. */
 const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s);
 void opp_table_stream_free(struct opp_table_stream *s);
 
