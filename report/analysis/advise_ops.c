@@ -59,10 +59,24 @@ static int sync_finding(const struct opp_advise_ctx *c, struct opp_findings *out
     return 0;
 }
 
+/* Whether the program used a GPU: GPU records, or calls into the CUDA
+ * runtime or driver (a run whose CUPTI failed has no records). */
+static int used_device(const struct opp_advise_ctx *c)
+{
+    if (opp_model_has_gpu(c->m))
+        return 1;
+    for (size_t i = 0; i < c->agg.nrows; i++)
+        if (!strcmp(c->agg.rows[i].lib, "cudart") || !strcmp(c->agg.rows[i].lib, "cuda"))
+            return 1;
+    return 0;
+}
+
 int adv_rule_sync(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
-    const struct opp_row *item = adv_row(&c->agg, sync_calls[0]);
-    const struct opp_row *lsd = adv_row(&c->agg, sync_calls[1]);
+    /* without a device an .item() waits for nothing: it reads memory */
+    int device = used_device(c);
+    const struct opp_row *item = device ? adv_row(&c->agg, sync_calls[0]) : NULL;
+    const struct opp_row *lsd = device ? adv_row(&c->agg, sync_calls[1]) : NULL;
     const struct opp_row *pair = item && (!lsd || item->count >= lsd->count) ? item : lsd;
     int rc = 0;
     if (pair)

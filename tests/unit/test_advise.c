@@ -278,11 +278,15 @@ END_TEST
 
 /* ---- host synchronisation ---- */
 
-static int item_every; /* steps i with i % item_every == 0 call .item() */
+static int item_every;  /* steps i with i % item_every == 0 call .item() */
+static int item_device; /* each step launches a kernel first (a program on a GPU) */
 
 static void items(struct evs *s, int i, uint64_t begin, uint64_t end)
 {
     (void)end;
+    if (item_device)
+        ev(s, (struct tb_ev)TB_CALL(F_LAUNCH, 0, 0, 0, 0, (uint64_t)i + 1, 211), begin + 500 * US,
+           begin + 510 * US, 1);
     if (i % item_every)
         return;
     ev(s, (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_LSD, OPP_TORCH_SCOPE_FUNCTION, 0),
@@ -294,7 +298,7 @@ static void items(struct evs *s, int i, uint64_t begin, uint64_t end)
 
 START_TEST(host_sync_fires)
 {
-    item_every = 1;
+    item_every = item_device = 1;
     write_steps(NULL, items);
     advise_with("input_share=2", NULL);
     ck_assert_str_eq(rules(), "host_sync");
@@ -313,6 +317,19 @@ END_TEST
 START_TEST(host_sync_silent_below)
 {
     item_every = 2; /* 0.5 a step */
+    item_device = 1;
+    write_steps(NULL, items);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
+/* A program on no GPU: its .item() reads memory, waiting for nothing. */
+START_TEST(host_sync_silent_without_device)
+{
+    item_every = 1;
+    item_device = 0;
     write_steps(NULL, items);
     advise_with("input_share=2", NULL);
     ck_assert_str_eq(rules(), "");
@@ -1004,6 +1021,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, input_pipeline_other_thread_not_counted);
     tcase_add_test(tc, host_sync_fires);
     tcase_add_test(tc, host_sync_silent_below);
+    tcase_add_test(tc, host_sync_silent_without_device);
     tcase_add_test(tc, fusable_fires);
     tcase_add_test(tc, fusable_silent_below);
     tcase_add_test(tc, warmup_fires);
