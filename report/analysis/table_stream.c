@@ -286,80 +286,110 @@ static int add(struct tq *q, uint32_t proc, const struct ent *e, struct ent *par
     return skeep_up(q, proc, k, parent, 0);
 }
 
-/* Call x of process index proc as question q takes it (e0: its own
- * numbers, its GPU work and CPU memory): the children on q's stack of its
- * thread added up into it and to their rows, then it on that stack.
- * 0 or -errno. */
+/* Call x's own numbers into e, field by field: an initializer (or a
+ * copy of an entry just made) would cost a call the most here. o: its GPU
+ * work and CPU memory; mem: it is a CPU memory call. */
+static void ent_init(struct ent *e, const struct opp_pass_call *x, const struct own *o, uint8_t mem)
+{
+    uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
+    e->self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0;
+    e->dur = dur;
+    e->pt = NULL;
+    e->sk = NULL;
+    e->begin = x->begin;
+    e->stack = x->stack;
+    e->depth = x->depth;
+    e->acc = 0;
+    e->span = x->end - x->begin;
+    e->name = x->name;
+    e->v.row = 0;
+    e->v.kind = 0;
+    e->v.flops = e->v.coll = 0;
+    e->v.bus = 0;
+    e->v.status = 0;
+    e->gpu.self_cuda_ns = e->gpu.cuda_ns = o->cuda;
+    e->gpu.self_mem = e->gpu.mem = o->mem;
+    e->mem = mem;
+    e->self = mem ? o->cpu : 0;
+    e->total = 0;
+    e->seq = x->seq;
+    e->sel = 0;
+    e->keyed = 0;
+}
+
+/* Call x of process index proc as question q takes it (o and mem as
+ * ent_init takes them): the children on q's stack of its thread added up
+ * into it and to their rows, then it on that stack in their place (made
+ * above them). 0 or -errno. */
 static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pass_call *x,
-                  const struct ent *e0, const struct opp_func *f, uint32_t proc)
+                  const struct own *o, uint8_t mem, const struct opp_func *f, uint32_t proc)
 {
     struct tthread *t = &q->th[x->thread];
-    struct ent e = *e0;
     if (x->nkids > t->n - t->base)
         return -EPROTO; /* the pass hands over each child before its parent */
+    if (tstream_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e))
+        return -ENOMEM;
+    struct ent *kids = &t->e[t->n - x->nkids], *e = &t->e[t->n];
+    ent_init(e, x, o, mem);
     for (uint32_t k = 0; k < x->nkids; k++) {
-        struct ent *c = &t->e[t->n - x->nkids + k];
-        e.gpu.cuda_ns += c->gpu.cuda_ns;
-        e.gpu.mem = opp_add_sat(e.gpu.mem, c->gpu.mem);
+        struct ent *c = &kids[k];
+        e->gpu.cuda_ns += c->gpu.cuda_ns;
+        e->gpu.mem = opp_add_sat(e->gpu.mem, c->gpu.mem);
         if (c->mem) { /* its bytes (and those of memory inside it) are this call's own */
-            e.self = opp_add_sat(e.self, c->self);
-            e.total = opp_add_sat(e.total, c->total);
+            e->self = opp_add_sat(e->self, c->self);
+            e->total = opp_add_sat(e->total, c->total);
         } else if (c->seq == x->folded) { /* its children are this call's */
-            e.self = opp_add_sat(e.self, c->self);
-            e.total = opp_add_sat(e.total, c->total - c->self);
+            e->self = opp_add_sat(e->self, c->self);
+            e->total = opp_add_sat(e->total, c->total - c->self);
         } else {
-            e.total = opp_add_sat(e.total, c->total);
+            e->total = opp_add_sat(e->total, c->total);
         }
         int rc = c->seq == x->folded || q->tree ? 0
                  : q->code                      ? code_add(s, q, x->thread, proc, c)
-                                                : add(q, proc, c, &e);
+                                                : add(q, proc, c, e);
         if (!rc && c->sk)
-            rc = skeep_lift(q, proc, c, &e, c->seq == x->folded);
+            rc = skeep_lift(q, proc, c, e, c->seq == x->folded);
         if (rc) {
-            OPP_HASH_FREE(e.sk);
+            OPP_HASH_FREE(e->sk);
             return rc;
         }
     }
     if (q->tree) {
-        int rc =
-            opp_tpaths_subtree(&e, x->nkids ? &t->e[t->n - x->nkids] : NULL, x->nkids, x->folded);
+        int rc = opp_tpaths_subtree(e, x->nkids ? kids : NULL, x->nkids, x->folded);
         for (uint32_t k = 0; k < x->nkids; k++)
-            opp_tpaths_free(t->e[t->n - x->nkids + k].pt);
-        t->n -= x->nkids;
-        if (rc)
+            opp_tpaths_free(kids[k].pt);
+        if (rc) {
+            t->n -= x->nkids;
             return rc;
-    } else {
-        t->n -= x->nkids;
+        }
     }
-    if (!e.mem)
-        e.total = opp_add_sat(e.total, e.self);
+    if (!e->mem)
+        e->total = opp_add_sat(e->total, e->self);
     try_name(s, q, x->name);
-    if (s->failed)
-        return s->failed;
+    int rc = s->failed;
     int32_t ka = q->thread_acc[x->thread];
     if (ka >= 0 && !tstream_in_window(s, &q->o[ka], x->begin))
         ka = -1;
-    if (ka >= 0 && !q->tree && !q->code) {
-        e.acc = (uint32_t)ka;
+    if (!rc && ka >= 0 && !q->tree && !q->code) {
+        e->acc = (uint32_t)ka;
         uint32_t frames[OPP_STACK_MAX];
         struct opp_agg_call c = {
             .name = x->name, .f = f, .args = x->args, .nargs = x->nargs, .stack = frames};
         c.nstack = opp_agg_code_frames(s->m, &q->o[ka], proc, x->stack, frames);
-        e.keyed = c.nstack || !opp_agg_stack_depth(&q->o[ka]);
-        int rc = opp_agg_acc_row(q->acc[ka], &c, &e.v);
-        if (rc < 0) {
-            OPP_HASH_FREE(e.sk);
-            return rc;
-        }
-        e.sel = !rc;
+        e->keyed = c.nstack || !opp_agg_stack_depth(&q->o[ka]);
+        int row = opp_agg_acc_row(q->acc[ka], &c, &e->v);
+        rc = row < 0 ? row : 0;
+        e->sel = !row;
     }
-    e.sel = e.sel || ((q->tree || q->code) && ka >= 0);
-    if (tstream_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e)) {
-        opp_tpaths_free(e.pt);
-        OPP_HASH_FREE(e.sk);
-        return -ENOMEM;
+    if (rc) {
+        opp_tpaths_free(e->pt);
+        OPP_HASH_FREE(e->sk);
+        return rc;
     }
-    t->e[t->n++] = e;
+    e->sel = e->sel || ((q->tree || q->code) && ka >= 0);
+    if (x->nkids)
+        *kids = *e;
+    t->n = t->n - x->nkids + 1;
     return 0;
 }
 
@@ -371,35 +401,13 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     s->calls[x->thread] += 1 - (x->folded != OPP_PASS_NONE);
     uint32_t proc = s->m->threads[x->thread].proc;
     const uint64_t *cols;
-    uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
     struct own o;
     int rc = opp_tstream_own_take(s, x->at, &o);
     if (rc)
         return rc;
-    /* every field set, one by one: an initializer would zero the whole
-     * entry first, a call's largest cost here */
-    struct ent e;
-    e.self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0;
-    e.dur = dur;
-    e.pt = NULL;
-    e.sk = NULL;
-    e.begin = x->begin;
-    e.stack = x->stack;
-    e.depth = x->depth;
-    e.acc = 0;
-    e.span = x->end - x->begin;
-    e.name = x->name;
-    e.v = (struct opp_agg_vals){0};
-    e.gpu.self_cuda_ns = e.gpu.cuda_ns = o.cuda;
-    e.gpu.self_mem = e.gpu.mem = o.mem;
-    e.mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols);
-    e.self = e.mem ? o.cpu : 0;
-    e.total = 0;
-    e.seq = x->seq;
-    e.sel = 0;
-    e.keyed = 0;
+    uint8_t mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols);
     for (size_t i = 0; i < s->nq && !rc; i++)
-        rc = q_call(s, &s->q[i], x, &e, func_of(s->m, x), proc);
+        rc = q_call(s, &s->q[i], x, &o, mem, func_of(s->m, x), proc);
     return rc;
 }
 
