@@ -20,8 +20,13 @@ struct opp_chrome_opts {
  * them (times on the first trace's clock, o's times too); a pid or device
  * number an earlier trace has is shown as itself + 2^22 (+ 2^22 ...). 0 when
  * written (err may still hold a warning: a trace was cut short and what was
- * readable is exported), -1 with err set. */
+ * readable is exported), -1 with err set, OPP_EXPORT_NOT_HELD (err) when no
+ * process has o's rank; nothing is written then. */
 #define OPP_CHROME_MAX_TRACES 256
+/* An export's status: what its options name (a rank, a device) the traces
+ * do not hold, err says which: a usage error, not a trace that cannot be
+ * read. */
+#define OPP_EXPORT_NOT_HELD (-2)
 int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
                       FILE *out, char *err, size_t errlen);
 

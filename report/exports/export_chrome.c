@@ -193,6 +193,7 @@ int opp_export_chrome(const char *const *traces, size_t ntraces, const struct op
             else
                 snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, ntraces,
                          rank);
+            rc = OPP_EXPORT_NOT_HELD;
             goto out;
         }
     }

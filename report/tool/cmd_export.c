@@ -307,11 +307,13 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
     if (!ms)
         return -1;
     struct opp_memline l;
-    int rc = -1;
+    int rc;
     /* one trace: its path, as before; several: their file names */
     char names[256];
     const char *which = n == 1 ? traces[0] : names_of(traces, n, names, sizeof names);
     if (!opp_mem_stream_find(ms, device, &l)) {
+        /* --device named a series the traces do not hold; none at all is no usage error */
+        rc = device == OPP_MEM_FIRST ? -1 : OPP_EXPORT_NOT_HELD;
         if (device == OPP_MEM_CPU)
             snprintf(err, errlen, "%s %s no CPU memory records (PyTorch's CPU allocator)", which,
                      n == 1 ? "has" : "have");
@@ -361,8 +363,8 @@ static int make_dir(const char *path)
  * read of the pass); an output that is a directory (or ends in '/': then
  * made) gets tensorboard_trace_handler's file name there, <host>_<pid>.<ms
  * since the epoch>.pt.trace.json (the host as one path component: it
- * comes from the trace). 0 (a summary trace: the export refuses it), or
- * -1 (said). */
+ * comes from the trace). 0 (a summary trace: the export refuses it), 2
+ * when the traces hold no window K, or 1 (said). */
 static int chrome_window(const char *const *traces, size_t n, unsigned long k,
                          struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
 {
@@ -373,15 +375,16 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
         return 0; /* the export says what a summary lacks */
     if (!ts) {
         opp_say(PREFIX "%s", err);
-        return -1;
+        return 1;
     }
     const struct opp_model *m = opp_table_stream_model(ts);
     struct opp_window *w = NULL;
     size_t nw;
-    int rc = -1;
+    int rc = 1;
     if (opp_table_stream_windows(ts, &w, &nw, err, sizeof err)) {
         opp_say(PREFIX "%s", err);
     } else if (k > nw) {
+        rc = 2;
         opp_say(PREFIX "%s %s %zu recorded window%s (a schedule's runs of "
                        "ProfilerStep#N), not %lu",
                 n == 1 ? traces[0] : names_of(traces, n, names, sizeof names),
@@ -390,7 +393,7 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
         co->from_ns = w[k - 1].begin_ns;
         co->to_ns = w[k - 1].end_ns + 1;
         struct stat st;
-        rc = *out_path ? make_dir(*out_path) : 0;
+        rc = *out_path && make_dir(*out_path) ? 1 : 0;
         if (!rc && *out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
             const struct opp_process *p = &m->procs[0];
             const char *host = opp_process_info(p, "host");
@@ -403,7 +406,7 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
             if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path, file_host,
                          p->pid, (unsigned long long)(real / 1000000)) >= (int)cap) {
                 opp_say(PREFIX "output path too long");
-                rc = -1;
+                rc = 1;
             }
             *out_path = named;
             if (!rc)
@@ -662,9 +665,11 @@ int cmd_export(int argc, char **argv)
     }
     struct opp_chrome_opts co = {.rank = rank};
     char named[4096];
-    if (window && chrome_window(traces, ntraces, (unsigned long)window, &co, &out_path, named,
-                                sizeof named))
-        return 1;
+    int wrc = window ? chrome_window(traces, ntraces, (unsigned long)window, &co, &out_path, named,
+                                     sizeof named)
+                     : 0;
+    if (wrc)
+        return wrc;
     if (out_path && !strcmp(out_path, "-"))
         out_path = NULL;
     struct opp_out out;
@@ -679,9 +684,9 @@ int cmd_export(int argc, char **argv)
     const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
                                    out_path && ends_with(out_path, ".svg"), out.path};
     int rc = fmt->write(&req, out.f, err, sizeof err);
-    if (opp_out_close(&out, !rc, err, sizeof err))
+    if (opp_out_close(&out, !rc, err, sizeof err) && rc != OPP_EXPORT_NOT_HELD)
         rc = -1;
     if (err[0])
         opp_say(PREFIX "%s%s", rc ? "" : "warning: ", err);
-    return rc ? 1 : 0;
+    return rc == OPP_EXPORT_NOT_HELD ? 2 : rc ? 1 : 0; /* a rank or device it does not hold: 2 */
 }

@@ -451,7 +451,7 @@ static int report(struct report_args *rap)
                            "steps), not %lu",
                     ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
             opp_model_free(m);
-            return 1;
+            return 2;
         }
         ra.agg.sched_window = (uint32_t)ra.window_k;
     }

@@ -76,8 +76,9 @@ extern const struct view views[];
 extern const struct view_stream table_stream;
 extern const size_t nviews;
 
-/* A view's status (as its show returns): a name the trace does not have
- * (--step NAME), said on stderr; the exit status is 2 as for --lib's. */
+/* A view's status (as its show returns): a name, window or rank the
+ * trace does not hold (--step NAME, --window K), said on stderr; the exit
+ * status is 2, as for --lib's, --match's and --pid's. */
 #define REPORT_NAME_UNKNOWN 2
 
 /* The table of a summary trace: key_averages() in the chosen format. */
@@ -87,13 +88,10 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m);
  * wrong said, the trace's warnings when it went right (cmd_report.c). */
 int report_finish(const struct report_args *ra, const struct opp_model *m, int rc);
 /* --window K as the time window of the K-th of w[0..nw) (the traces'
- * first time first), said on stderr: 0, or 1 when there is no such
- * window (said). */
+ * first time first), said on stderr: 0, or REPORT_NAME_UNKNOWN when
+ * there is no such window (said). */
 struct opp_window;
 int report_window(struct report_args *ra, const struct opp_window *w, size_t nw, uint64_t first);
-/* A view's status: --window K named no window (said); the exit status
- * is 1. */
-#define REPORT_NO_WINDOW 3
 /* The filters name what the trace has: 0, or 2 (said). */
 int report_filters_known(const struct report_args *ra, const struct opp_model *m);
 

@@ -23,15 +23,14 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
 {
     if (rc == REPORT_NAME_UNKNOWN)
         return 2;
-    if (rc == REPORT_NO_WINDOW)
-        return 1;
-    if (rc == -ENOMEM || rc == -ENOENT) {
+    if (rc == -ENOENT) { /* --by-rank of a trace without ranks */
         char keys[160];
-        if (rc == -ENOENT)
-            opp_say(PREFIX "no process of %s has a rank (none had %s set)", ra->trace,
-                    opp_info_rank_keys_text(keys, sizeof keys, " or "));
-        else
-            opp_say(PREFIX "out of memory");
+        opp_say(PREFIX "no process of %s has a rank (none had %s set)", ra->trace,
+                opp_info_rank_keys_text(keys, sizeof keys, " or "));
+        return 2;
+    }
+    if (rc == -ENOMEM) {
+        opp_say(PREFIX "out of memory");
         return 1;
     }
     if (!rc && fflush(stdout))
@@ -50,7 +49,7 @@ int report_window(struct report_args *ra, const struct opp_window *w, size_t nw,
         opp_say(PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
                        "not %lu",
                 ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
-        return 1;
+        return REPORT_NAME_UNKNOWN;
     }
     const struct opp_window *k = &w[ra->window_k - 1];
     ra->agg.window = 1;

@@ -48,7 +48,7 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
 
 /* ra with --window K made the K-th schedule window's time, from a read of
  * the traces' steps, into *out: 0, or what a show returns (1, -1); when
- * there is no such window (said), REPORT_NO_WINDOW in *rc. */
+ * there is no such window (said), REPORT_NAME_UNKNOWN in *rc. */
 static int windowed(const struct report_args *ra, void *st, struct report_args *out, int *rc,
                     char *err, size_t errlen)
 {
@@ -59,8 +59,8 @@ static int windowed(const struct report_args *ra, void *st, struct report_args *
     struct opp_window *w = NULL;
     size_t nw = 0;
     int got = opp_table_stream_windows(st, &w, &nw, err, errlen);
-    if (!got && report_window(out, w, nw, opp_table_stream_first_ns(st)))
-        *rc = REPORT_NO_WINDOW;
+    if (!got)
+        *rc = report_window(out, w, nw, opp_table_stream_first_ns(st));
     free(w);
     return got;
 }

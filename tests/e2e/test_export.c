@@ -172,12 +172,26 @@ START_TEST(gpu_double)
     ck_assert_ptr_nonnull(strstr(ms, ">peak 1.00 Mb at 0.000us</text>"));
     ck_assert_ptr_nonnull(strstr(ms, ">1.00 Mb in 1 allocation: cudaMalloc</text>"));
     ck_assert_ptr_nonnull(strstr(ms, ">allocated at the end: 0 b;"));
-    char *dev[] = {(char *)tu_tool("opprof"), "export", "memory", trace, "--device", "3", NULL};
-    ck_assert_int_eq(tu_code(tu_run(dev, NULL, NULL, e)), 1);
+    /* a device the trace does not hold, or the CPU's series it lacks: a
+     * usage error (exit 2), nothing written */
+    char *dev[] = {
+        (char *)tu_tool("opprof"), "export", "memory", trace, "--device", "3", "-o", mem, NULL};
+    ck_assert_int_eq(tu_code(tu_run(dev, NULL, NULL, e)), 2);
     char *es = tu_slurp(e), want[4400];
     snprintf(want, sizeof want, "opprof export: %s has no memory records of device 3\n", trace);
     ck_assert_str_eq(es, want);
-    free(es), free(ms), free(mj), free(mem), free(svg), free(e);
+    free(es);
+    dev[5] = "cpu";
+    ck_assert_int_eq(tu_code(tu_run(dev, NULL, NULL, e)), 2);
+    es = tu_slurp(e);
+    snprintf(want, sizeof want,
+             "opprof export: %s has no CPU memory records (PyTorch's CPU allocator)\n", trace);
+    ck_assert_str_eq(es, want);
+    free(es);
+    char *left = tu_slurp(mem); /* the export before, untouched */
+    ck_assert_str_eq(left, mj);
+    free(left);
+    free(ms), free(mj), free(mem), free(svg), free(e);
 }
 END_TEST
 

@@ -187,7 +187,7 @@ START_TEST(chrome_rank_absent)
     write_hosts();
     char *err;
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--rank", "7", NULL}),
-                     1);
+                     2);
     ck_assert_str_eq(err, "opprof export: no process of the 2 traces has rank 7\n");
     free(err);
     free_hosts();
@@ -251,8 +251,8 @@ START_TEST(export_window_over_hosts)
     write_hosts();
     char *err;
     /* --window over both traces' steps: they have none */
-    ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--window", "1", NULL}),
-                     1);
+    ck_assert_int_eq(
+        opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "--window", "1", NULL}), 2);
     ck_assert_str_eq(err, "opprof export: a.trace, b.trace have 0 recorded windows (a schedule's "
                           "runs of ProfilerStep#N), not 1\n");
     free(err);
