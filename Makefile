@@ -63,9 +63,9 @@ COLLECTOR_MAIN := collector/main.c
 COLLECTOR_SRC := $(filter-out $(COLLECTOR_MAIN),$(wildcard collector/*.c))
 REPORT_MAIN := report/tool/main.c
 REPORT_SRC := $(filter-out $(REPORT_MAIN),$(wildcard report/*/*.c))
-# preload/: libopprof.so, with the two common files it needs.
+# preload/: libopprof.so, with the common files it needs.
 PRELOAD_SRC := $(wildcard preload/*.c preload/*/*.c preload/*/*.S) \
-               common/util.c common/gpu.c
+               common/util.c common/gpu.c common/schedule.c
 
 # Object paths: $(call objs,TREE,SOURCES).
 objs = $(addprefix $(1)/,$(addsuffix .o,$(basename $(2))))

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "schedule.h"
 #include "torch_rules.h"
 
 #ifdef OPP_HAVE_CUDA
@@ -238,53 +239,6 @@ static void *step_timer(void *arg)
     return NULL;
 }
 
-/* "skip_first=10,wait=1,warmup=1,active=3,repeat=2": 0, or -1 with why. */
-static int parse_schedule(const char *v, const char **why)
-{
-    sched.skip_first = sched.wait = sched.warmup = sched.repeat = 0;
-    sched.active = 1;
-    char buf[256];
-    if (strlen(v) >= sizeof buf) {
-        *why = "too long";
-        return -1;
-    }
-    strcpy(buf, v);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) {
-            *why = "wants key=value pairs";
-            return -1;
-        }
-        *eq = 0;
-        char *end;
-        errno = 0;
-        long x = strtol(eq + 1, &end, 10);
-        if (errno || end == eq + 1 || *end || x < 0 || x > 1000000000L) {
-            *why = "values must be whole numbers from 0";
-            return -1;
-        }
-        if (!strcmp(tok, "skip_first"))
-            sched.skip_first = x;
-        else if (!strcmp(tok, "wait"))
-            sched.wait = x;
-        else if (!strcmp(tok, "warmup"))
-            sched.warmup = x;
-        else if (!strcmp(tok, "active"))
-            sched.active = x;
-        else if (!strcmp(tok, "repeat"))
-            sched.repeat = x;
-        else {
-            *why = "keys are skip_first, wait, warmup, active, repeat";
-            return -1;
-        }
-    }
-    if (sched.active < 1) {
-        *why = "active must be at least 1";
-        return -1;
-    }
-    return 0;
-}
-
 static uint32_t fn_named(const char *name)
 {
     for (uint32_t i = 0; i < OPP_FN_COUNT; i++)
@@ -293,56 +247,61 @@ static uint32_t fn_named(const char *name)
     return UINT32_MAX;
 }
 
-/* OPPROF_SCHEDULE with OPPROF_STEP; anything wrong: one line, no schedule. */
+/* OPPROF_SCHEDULE with OPPROF_STEP (schedule.h); anything wrong: one line,
+ * no schedule. */
 static void schedule_init(void)
 {
-    const char *v = getenv("OPPROF_SCHEDULE"), *m = getenv("OPPROF_STEP"), *why = NULL;
-    if (!v || !*v)
+    struct opp_schedule s;
+    char why[300];
+    switch (
+        opp_schedule_parse(getenv("OPPROF_SCHEDULE"), getenv("OPPROF_STEP"), &s, why, sizeof why)) {
+    case OPP_SCHEDULE_NONE:
         return;
-    if (parse_schedule(v, &why)) {
+    case OPP_SCHEDULE_BAD:
         opp_agent_say("OPPROF_SCHEDULE ignored (", why, ")");
         return;
-    }
-    if (!m || !*m) {
-        opp_agent_say("OPPROF_SCHEDULE ignored: ", "OPPROF_STEP does not say what a step is ",
-                      "(torch, torch:forward, nvtx:NAME, call:NAME or time:500ms)");
+    case OPP_SCHEDULE_NO_STEP:
+    case OPP_SCHEDULE_BAD_STEP:
+        opp_agent_say("OPPROF_SCHEDULE ignored: ", "OPPROF_STEP ", why);
         return;
+    case OPP_SCHEDULE_OK:
+        break;
     }
-    if (!strcmp(m, "torch") || !strcmp(m, "torch:forward")) {
+    switch (s.marker) {
+    case OPP_MARK_TORCH:
+    case OPP_MARK_TORCH_FORWARD:
         /* marked by preload/torch once torch is attached */
-        opp_step_torch = m[5] ? OPP_STEP_TORCH_FORWARD : OPP_STEP_TORCH_OPTIMIZER;
-    } else if (!strncmp(m, "call:", 5)) {
-        opp_step_fn = fn_named(m + 5);
+        opp_step_torch =
+            s.marker == OPP_MARK_TORCH_FORWARD ? OPP_STEP_TORCH_FORWARD : OPP_STEP_TORCH_OPTIMIZER;
+        break;
+    case OPP_MARK_CALL:
+        opp_step_fn = fn_named(s.name);
         if (opp_step_fn == UINT32_MAX) {
             opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof "
-                          "intercepts: ", m + 5, "");
+                          "intercepts: ",
+                          s.name, "");
             return;
         }
-    } else if (!strncmp(m, "nvtx:", 5) && m[5]) {
+        break;
+    case OPP_MARK_NVTX:
 #ifdef OPP_HAVE_CUDA
-        opp_step_msg = opp_str_id(m + 5, strlen(m + 5));
+        opp_step_msg = opp_str_id(s.name, strlen(s.name));
         if (!opp_step_msg)
             return;
 #else
         opp_agent_say("OPPROF_SCHEDULE ignored: ", "this build has no NVTX support", "");
         return;
 #endif
-    } else if (!strncmp(m, "time:", 5)) {
-        char *end;
-        errno = 0;
-        double t = strtod(m + 5, &end);
-        double unit = !strcmp(end, "ms") ? 1e6 : !strcmp(end, "s") ? 1e9 : !strcmp(end, "us") ? 1e3 : 0;
-        if (errno || end == m + 5 || !unit || !(t > 0) || t * unit < 1e6 || t * unit > 1e13) {
-            opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, "
-                          "e.g. time:500ms, not ", m + 5, "");
-            return;
-        }
-        sched.period_ns = (uint64_t)(t * unit);
-    } else {
-        opp_agent_say("OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, "
-                      "nvtx:NAME, call:NAME or time:500ms, not ", m, "");
-        return;
+        break;
+    case OPP_MARK_TIME:
+        break;
     }
+    sched.skip_first = s.skip_first;
+    sched.wait = s.wait;
+    sched.warmup = s.warmup;
+    sched.active = s.active;
+    sched.repeat = s.repeat;
+    sched.period_ns = s.period_ns;
     sched.on = 1;
     const char *mode = getenv("OPPROF_MODE");
     opp_summary_windows = mode && !strcmp(mode, "summary");

@@ -338,11 +338,20 @@ START_TEST(schedule_call_steps)
         {"OPPROF_SCHEDULE=pause=1", "OPPROF_STEP=call:cblas_ddot",
          "opprof: OPPROF_SCHEDULE ignored (keys are skip_first, wait, warmup, active, repeat)"},
         {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=call:no_such_fn",
-         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof intercepts: no_such_fn"},
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP names no function opprof intercepts: "
+         "no_such_fn"},
         {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=epoch",
-         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, nvtx:NAME, call:NAME or time:500ms, not epoch"},
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, nvtx:NAME, "
+         "call:NAME or time:500ms, not epoch"},
         {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=time:5",
-         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, not 5"},
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, "
+         "not 5"},
+        {"OPPROF_SCHEDULE=active=1", "OPPROF_STEP=call:",
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP must be torch, torch:forward, nvtx:NAME, "
+         "call:NAME or time:500ms, not call:"},
+        {"OPPROF_SCHEDULE=active=1", NULL,
+         "opprof: OPPROF_SCHEDULE ignored: OPPROF_STEP does not say what a step is (torch, "
+         "torch:forward, nvtx:NAME, call:NAME or time:500ms)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run(argv, bad[i][0], bad[i][1], &out, &err);
