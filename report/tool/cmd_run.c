@@ -17,6 +17,7 @@
 #include "tool/collectors.h"
 #include "tool/paths.h"
 #include "tool/options.h"
+#include "schedule.h"
 #include "trace.h"
 #include "util.h"
 #include "views/say.h"
@@ -231,6 +232,20 @@ static int opt_setenv(const struct opp_option *o, const char *arg)
     return 0;
 }
 
+/* --schedule, --step: the variable they set, and whether they were given. */
+struct sched_opt {
+    const char *var;
+    int given;
+};
+
+static int opt_sched(const struct opp_option *o, const char *arg)
+{
+    struct sched_opt *so = o->value;
+    so->given = 1;
+    setenv(so->var, arg, 1);
+    return 0;
+}
+
 static int opt_mode(const struct opp_option *o, const char *arg)
 {
     if (strcmp(arg, "full") && strcmp(arg, "summary")) {
@@ -250,6 +265,31 @@ static int opt_limit(const struct opp_option *o, const char *arg)
     }
     *(const char **)o->value = arg;
     return 0;
+}
+
+/* The schedule CMD's agent will read (OPPROF_SCHEDULE with OPPROF_STEP,
+ * set by --schedule and --step or in the environment): 0, or 2 when the
+ * agent would ignore it (said in one line, naming the option when it was
+ * given, else the variable). Whether call:NAME names a function opprof
+ * intercepts is the agent's to say. */
+static int schedule_check(const struct sched_opt *sched, const struct sched_opt *step)
+{
+    struct opp_schedule s;
+    char why[300];
+    const char *text = getenv(sched->var);
+    const char *sname = sched->given ? "--schedule" : sched->var;
+    const char *mname = step->given ? "--step" : step->var;
+    enum opp_schedule_read got = opp_schedule_parse(text, getenv(step->var), &s, why, sizeof why);
+    if (got == OPP_SCHEDULE_NONE || got == OPP_SCHEDULE_OK)
+        return 0;
+    if (got == OPP_SCHEDULE_BAD)
+        opp_say("opprof run: %s '%s': %s", sname, text, why);
+    else if (got == OPP_SCHEDULE_NO_STEP && !step->given)
+        opp_say("opprof run: %s needs --step, which says what a step is (" OPP_STEP_MARKERS ")",
+                sname);
+    else /* a step that is not one, or --step '' */
+        opp_say("opprof run: %s %s", mname, why);
+    return 2;
 }
 
 /* Whether posix_spawnp could run cmd: 0, or ENOENT (not found, on PATH
@@ -282,6 +322,7 @@ int cmd_run(int argc, char **argv)
     const char *out = NULL, *limit = "10";
     int quiet = 0, verbose = 0;
     const char *top_fd = NULL;
+    struct sched_opt sched = {"OPPROF_SCHEDULE", 0}, step = {"OPPROF_STEP", 0};
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet,
@@ -290,18 +331,18 @@ int cmd_run(int argc, char **argv)
         {.type = OPP_OPTION_CALLBACK, .short_name = 'l', .long_name = "limit", .value = &limit,
          .argh = "N", .help = "rows of the report printed (default 10)", .fn = opt_limit,
          .flags = OPP_OPTION_UNLISTED_SHORT},
-        OPP_OPT_CALLBACK(0, "schedule", "OPPROF_SCHEDULE", "S",
+        OPP_OPT_CALLBACK(0, "schedule", &sched, "S",
                          "record only some steps, as torch.profiler.schedule:\n"
                          "\"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"
                          "(sets OPPROF_SCHEDULE)",
-                         opt_setenv),
-        OPP_OPT_CALLBACK(0, "step", "OPPROF_STEP", "M",
+                         opt_sched),
+        OPP_OPT_CALLBACK(0, "step", &step, "M",
                          "what a step is: torch (each optimizer step of a PyTorch\n"
                          "program ends one), torch:forward (each outermost\n"
                          "nn.Module forward ends one), nvtx:NAME (each NAME range\n"
                          "begins one), call:NAME (each call of NAME begins one) or\n"
                          "time:500ms (sets OPPROF_STEP)",
-                         opt_setenv),
+                         opt_sched),
         OPP_OPT_CALLBACK(0, "paused", "OPPROF_PAUSED", NULL,
                          "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)", opt_setenv),
         OPP_OPT_CALLBACK(0, "mode", "OPPROF_MODE", "M",
@@ -334,6 +375,8 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     char **cmd = argv + first;
+    if (schedule_check(&sched, &step))
+        return 2;
     int ran = runnable(cmd[0]);
     if (ran) { /* as a shell says it, before any trace is made */
         opp_say("opprof run: cannot run %s: %s", cmd[0], strerror(ran));

@@ -368,6 +368,76 @@ START_TEST(schedule_call_steps)
 }
 END_TEST
 
+/* `opprof run` refuses a schedule or step the agent would ignore before
+ * CMD starts: one line, exit 2, CMD not run, no trace. The option is named
+ * when given, else the variable that came with the environment. */
+START_TEST(run_refuses_bad_schedule)
+{
+    char *ran = tu_path(dir, "ran"), *e = tu_path(dir, "e");
+    const char *cases[][4] = {
+        {"bad", "call:cblas_ddot", NULL, "opprof run: --schedule 'bad': wants key=value pairs\n"},
+        {"wait=1,active=0", "torch", NULL,
+         "opprof run: --schedule 'wait=1,active=0': active must be at least 1\n"},
+        {"wait=x", "torch", NULL,
+         "opprof run: --schedule 'wait=x': values must be whole numbers from 0\n"},
+        {"active=1", NULL, NULL,
+         "opprof run: --schedule needs --step, which says what a step is (torch, torch:forward, "
+         "nvtx:NAME, call:NAME or time:500ms)\n"},
+        {"active=1", "", NULL,
+         "opprof run: --step does not say what a step is (torch, torch:forward, nvtx:NAME, "
+         "call:NAME or time:500ms)\n"},
+        {"active=1", "epoch", NULL,
+         "opprof run: --step must be torch, torch:forward, nvtx:NAME, call:NAME or time:500ms, "
+         "not epoch\n"},
+        {"active=1", "call:", NULL,
+         "opprof run: --step must be torch, torch:forward, nvtx:NAME, call:NAME or time:500ms, "
+         "not call:\n"},
+        {"active=1", "time:5", NULL,
+         "opprof run: --step time wants 1ms to 10000s, e.g. time:500ms, not 5\n"},
+        {"active=1", NULL, "OPPROF_STEP=time:0ms",
+         "opprof run: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, not 0ms\n"},
+        {NULL, "torch", "OPPROF_SCHEDULE=repeat=-1",
+         "opprof run: OPPROF_SCHEDULE 'repeat=-1': values must be whole numbers from 0\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *argv[16];
+        int k = 0;
+        argv[k++] = (char *)tu_tool("opprof");
+        argv[k++] = "run";
+        argv[k++] = "-q";
+        argv[k++] = "-o";
+        argv[k++] = trace;
+        if (cases[i][0]) {
+            argv[k++] = "--schedule";
+            argv[k++] = (char *)cases[i][0];
+        }
+        if (cases[i][1]) {
+            argv[k++] = "--step";
+            argv[k++] = (char *)cases[i][1];
+        }
+        argv[k++] = "--";
+        argv[k++] = "touch";
+        argv[k++] = ran;
+        argv[k] = NULL;
+        /* the variables only as the case sets them */
+        char *env[] = {"OPPROF_SCHEDULE=", "OPPROF_STEP=", (char *)cases[i][2], NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, e)), 2);
+        char *err = tu_slurp(e);
+        ck_assert_str_eq(err, cases[i][3]);
+        ck_assert_msg(access(ran, F_OK) == -1, "CMD ran despite '%s'", cases[i][3]);
+        ck_assert_int_eq(access(trace, F_OK), -1);
+        free(err);
+    }
+    /* what the agent takes runs: a step alone (no schedule: the agent reads no step) */
+    char *opprof = (char *)tu_tool("opprof");
+    char *ok[] = {opprof, "run", "-q", "-o", trace, "--step", "torch", "--", "touch", ran, NULL};
+    char *no_schedule[] = {"OPPROF_SCHEDULE=", NULL};
+    ck_assert_int_eq(tu_code(tu_run(ok, no_schedule, NULL, e)), 0);
+    ck_assert_int_eq(access(ran, F_OK), 0);
+    free(ran), free(e);
+}
+END_TEST
+
 /* `opprof ctl` on a job paused from the start: nothing until start; then,
  * in a second job, everything until stop. The program (scenarios pause)
  * makes 100 calls, waits at "halfway" for "go", and makes 100 more. */
@@ -545,6 +615,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, nvtx_outside_window);
     tcase_add_test(tc, schedule_nvtx_steps);
     tcase_add_test(tc, schedule_call_steps);
+    tcase_add_test(tc, run_refuses_bad_schedule);
     tcase_add_test(tc, ctl_start_stop);
     tcase_add_test(tc, ctl_lists_collectors);
     suite_add_tcase(s, tc);
