@@ -148,12 +148,17 @@ void opp_calltree_order_free(struct opp_ct_order *o)
 
 /* Frame s in folded-stack syntax, written to out unless NULL: ';', white
  * space and what a reader may take for a line break (control characters,
- * U+0085, U+2028, U+2029) as '_', each byte that is not UTF-8 as U+FFFD.
- * Returns its length. */
+ * U+0085, U+2028, U+2029) as '_', each byte that is not UTF-8 as U+FFFD,
+ * and an empty name as '_'. Returns its length. */
 static size_t folded_frame(const char *s, char *out)
 {
     size_t len = 0;
     uint32_t cp;
+    if (!*s) { /* an empty name (a range named "") is a frame all the same */
+        if (out)
+            *out = '_';
+        return 1;
+    }
     while (*s) {
         int n = opp_utf8_next(s, &cp);
         const char *put = s;
@@ -180,7 +185,7 @@ ssize_t opp_calltree_path(const struct opp_model *m, const struct opp_calltree *
 {
     size_t len = 0;
     for (uint32_t k = i; k != OPP_CT_ROOT; k = ct->nodes[k].parent)
-        len += folded_frame(opp_model_str(m, ct->nodes[k].name), NULL) + (len ? 1 : 0);
+        len += folded_frame(opp_model_str(m, ct->nodes[k].name), NULL) + (k != i); /* ';' */
     if (len >= SSIZE_MAX)
         return -ENOMEM;
     if (len + 1 > *cap) {

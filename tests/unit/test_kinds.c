@@ -383,6 +383,37 @@ START_TEST(folded_stacks)
 }
 END_TEST
 
+/* A range named "" (torch's record_function("")) inside another and at
+ * the top: a frame of its own, written '_' (the path's length counted
+ * one ';' short of it wrote before the buffer). */
+START_TEST(folded_stacks_empty_name)
+{
+    char *d = tu_tmpdir(), *path = tu_path(d, "e.trace");
+    const char *strs[] = {"outer", ""};
+    const struct tb_ev ev[] = {
+        TB_CALL(0, 100 * us, 200 * us, 1, S(1), 0, 0, 0),
+        TB_CALL(0, 0, 1000 * us, 0, S(0), 0, 0, 0),
+        TB_CALL(0, 2000 * us, 2050 * us, 0, S(1), 0, 0, 0),
+    };
+    write_trace(path, strs, 2, ev, 3);
+    char err[256];
+    struct opp_model *em = tu_model_load(path, err, sizeof err);
+    ck_assert_msg(em != NULL, "%s", err);
+    struct opp_calltree ct;
+    ck_assert_int_eq(opp_calltree_build(em, &all, &ct), 0);
+    char *out = NULL;
+    CAPTURE(out, opp_export_folded(em, &ct, 0, f));
+    ck_assert_str_eq(out, "outer 900\n"
+                          "outer;_ 100\n"
+                          "_ 50\n");
+    free(out);
+    opp_calltree_free(&ct);
+    opp_model_free(em);
+    tu_rmdir(d);
+    free(d), free(path);
+}
+END_TEST
+
 START_TEST(flamegraph)
 {
     struct opp_calltree ct;
@@ -540,6 +571,7 @@ Suite *suite_kinds(void)
     tcase_add_checked_fixture(paths, setup, teardown);
     tcase_add_test(paths, calltree_merges_paths);
     tcase_add_test(paths, folded_stacks);
+    tcase_add_test(paths, folded_stacks_empty_name);
     tcase_add_test(paths, flamegraph);
     tcase_add_test(paths, tree_view);
     tcase_add_test(paths, tree_view_max_depth);
