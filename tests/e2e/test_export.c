@@ -469,6 +469,49 @@ START_TEST(no_room_in_tmpdir_refused)
 }
 END_TEST
 
+/* Under a file size limit (ulimit -f) an output that outgrows it is a
+ * failed write: one line, exit 1, OUT as it was and no temporary file
+ * (SIGXFSZ killed the tool before, leaving both). */
+START_TEST(file_size_limit_said)
+{
+    char *t = tu_path(dir, "mem.trace"), *o = tu_path(dir, "x.out"), *e = tu_path(dir, "x.err");
+    tb_outer_memory(t, 2000);
+    char *tool = (char *)tu_tool("opprof");
+    char *cmds[][9] = {
+        {"sh", "-c", "ulimit -f 1 && exec \"$@\"", "sh", tool, "export", "chrome", t, NULL},
+        {"sh", "-c", "ulimit -f 1 && exec \"$@\"", "sh", tool, "export", "memory", t, NULL},
+        {"sh", "-c", "ulimit -f 1 && exec \"$@\"", "sh", tool, "export", "sqlite", t, NULL},
+        {"sh", "-c", "ulimit -f 1 && exec \"$@\"", "sh", tool, "summarize", t, NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        FILE *f = fopen(o, "w");
+        fputs("OLD\n", f);
+        fclose(f);
+        char *av[12];
+        size_t n = 0;
+        for (; cmds[i][n]; n++)
+            av[n] = cmds[i][n];
+        av[n] = "-o", av[n + 1] = o, av[n + 2] = NULL;
+        ck_assert_int_eq(tu_code(tu_run(av, NULL, NULL, e)), 1);
+        char *msg = tu_slurp(e), want[4400];
+        if (!strcmp(cmds[i][5], "summarize")) {
+            ck_assert_int_eq(tu_count_lines(msg, "opprof summarize: writing "), 1);
+            ck_assert_ptr_nonnull(strstr(msg, " failed: File too large\n"));
+        } else if (!strcmp(cmds[i][6], "sqlite")) {
+            ck_assert_int_eq(tu_count_lines(msg, "opprof export: "), 1);
+        } else {
+            snprintf(want, sizeof want, "opprof export: cannot write %s: File too large\n", o);
+            ck_assert_str_eq(msg, want);
+        }
+        ck_assert_int_eq(tu_count_lines(msg, ""), 1);
+        char *old = tu_slurp(o);
+        ck_assert_str_eq(old, "OLD\n");
+        ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
+        free(old), free(msg);
+    }
+    free(t), free(o), free(e);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -481,6 +524,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, arrows_past_the_wrap);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, no_room_in_tmpdir_refused);
+    tcase_add_test(tc, file_size_limit_said);
     suite_add_tcase(s, tc);
     TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
     tcase_set_tags(peak, "peak");
