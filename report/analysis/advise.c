@@ -230,8 +230,8 @@ int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *
 }
 
 /* The steps of the first thread that has any, in time order; without
- * steps, one: from the trace's first time to the end of the process the
- * filters select (the first), or of the last process to end. */
+ * steps, one: from the trace's first time to the end of the last process
+ * the filters select (pid, rank) to end. */
 static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_advice *out)
 {
     struct opp_steps st;
@@ -262,7 +262,8 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
     uint64_t end = 0;
     for (size_t p = 0; p < c->m->nprocs; p++) {
         const struct opp_process *pr = &c->m->procs[p];
-        if (pr->end_how && pr->end_ns > end && (!c->o.filter_pid || pr->pid == c->o.pid))
+        if (pr->end_how && pr->end_ns > end && (!c->o.filter_pid || pr->pid == c->o.pid) &&
+            (!c->o.filter_rank || pr->rank == c->o.rank))
             end = pr->end_ns;
     }
     c->steps[0].end_ns = end > c->steps[0].begin_ns ? end : c->steps[0].begin_ns;
@@ -327,6 +328,8 @@ int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
     out->p99_ns = c.p99_ns;
     out->wall_ns = c.wall_ns;
     out->pid = c.o.filter_pid ? c.o.pid : 0;
+    out->ranked = c.o.filter_rank;
+    out->rank = c.o.rank;
     /* what the rules share, in one read: the steps' rows, by shape and
      * (when a row can show a code line) by stack, and the call paths */
     uint64_t begin = c.steps[0].begin_ns, end = c.steps[c.n - 1].end_ns;

@@ -27,6 +27,8 @@ struct opp_advice {
     size_t nsteps;                    /* 0: the run taken as one step */
     uint64_t p50_ns, p99_ns, wall_ns; /* of the steps; wall: their sum */
     uint32_t pid;                     /* the process looked at (0: every process) */
+    int ranked;                       /* --rank: rank is the one looked at */
+    int64_t rank;
     int step_unknown;                 /* a step name was given and no call (of any thread) has it */
 };
 

@@ -182,6 +182,13 @@ static int filters_known(const struct advise_args *aa, const char *trace, const 
         opp_say(PREFIX "--rank %" PRId64 ": no process of %s has that rank", aa->o.rank, trace);
         return 2;
     }
+    for (size_t p = 0; aa->o.filter_rank && aa->o.filter_pid && p < m->nprocs; p++)
+        if (m->procs[p].pid == aa->o.pid && m->procs[p].rank != aa->o.rank) {
+            opp_say(PREFIX "--pid %" PRIu32 " --rank %" PRId64 ": process %" PRIu32
+                           " is not rank %" PRId64,
+                    aa->o.pid, aa->o.rank, aa->o.pid, aa->o.rank);
+            return 2;
+        }
     return 0;
 }
 

@@ -86,6 +86,8 @@ static void text_advice(FILE *f, const char *trace, const struct opp_advice *a)
         fprintf(f, ", %zu", a->nsteps);
     if (a->pid)
         fprintf(f, " of pid %" PRIu32, a->pid);
+    else if (a->ranked)
+        fprintf(f, " of rank %" PRId64, a->rank);
     fprintf(f, ": p50 %.3f ms, p99 %.3f ms, %.3f ms in all\n", a->p50_ns / 1e6, a->p99_ns / 1e6,
             a->wall_ns / 1e6);
     size_t lost = 0, n = 0;
@@ -181,6 +183,8 @@ static void json_advice(FILE *f, const char *trace, const struct opp_advice *a)
     fprintf(f, ", \"count\": %zu", a->nsteps);
     if (a->pid)
         fprintf(f, ", \"pid\": %" PRIu32, a->pid);
+    if (a->ranked)
+        fprintf(f, ", \"rank\": %" PRId64, a->rank);
     json_num(f, "p50_ms", a->p50_ns / 1e6, ", ");
     json_num(f, "p99_ms", a->p99_ns / 1e6, ", ");
     json_num(f, "wall_ms", a->wall_ns / 1e6, ", ");
