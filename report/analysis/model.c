@@ -133,6 +133,13 @@ int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filt
             snprintf(err, errlen, "--tid %u: no thread with that tid in the trace", f->tid);
             return -1;
         }
+        found = !f->filter_pid; /* and with --pid, one of its threads */
+        for (size_t t = 0; t < m->nthreads && !found; t++)
+            found = m->threads[t].tid == f->tid && m->procs[m->threads[t].proc].pid == f->pid;
+        if (!found) {
+            snprintf(err, errlen, "--tid %u: not a thread of --pid %u", f->tid, f->pid);
+            return -1;
+        }
     }
     if (f->match) {
         int found = name_matched(m, f->match);
