@@ -1,6 +1,5 @@
 /* The corpus: every command of tests/corpus/views (the report's views in
- * each format, with every call loaded and streamed where both engines
- * answer, diff, the exports) run by the built opprof on the committed
+ * each format, advise, diff, the exports) run by the built opprof on the committed
  * traces of tests/corpus/traces/, each run's exit code, stdout, stderr and
  * written file compared byte for byte with tests/corpus/expected/. A
  * change to what opprof prints shows here as a diff; one meant (a fix) is
@@ -30,7 +29,6 @@
 /* One line of tests/corpus/views. */
 struct view {
     char *name, *traces;
-    int both; /* run with --no-stream and with --stream */
     char *args[MAX_ARGS];
     int nargs;
     int line;
@@ -88,15 +86,13 @@ static struct view *read_views(const char *path, size_t *nviews)
         line++;
         if (*l == '#' || !l[strspn(l, " \t")])
             continue;
-        char *w[MAX_ARGS + 3];
-        int nw = split(l, w, MAX_ARGS + 3);
-        ck_assert_msg(nw >= 4, "%s: a line is NAME TRACES ENGINES ARGUMENTS...", path);
-        ck_assert_msg(!strcmp(w[2], "both") || !strcmp(w[2], "-"), "%s: ENGINES is both or -",
-                      path);
+        char *w[MAX_ARGS + 2];
+        int nw = split(l, w, MAX_ARGS + 2);
+        ck_assert_msg(nw >= 3, "%s: a line is NAME TRACES ARGUMENTS...", path);
         v = realloc(v, (n + 1) * sizeof *v);
         ck_assert_ptr_nonnull(v);
-        v[n] = (struct view){.name = w[0], .traces = w[1], .both = !strcmp(w[2], "both")};
-        for (int i = 3; i < nw; i++)
+        v[n] = (struct view){.name = w[0], .traces = w[1]};
+        for (int i = 2; i < nw; i++)
             v[n].args[v[n].nargs++] = w[i];
         v[n].line = line;
         n++;
@@ -307,8 +303,7 @@ static void write_file(const char *path, const char *text)
 
 /* Compares got with expected/TRACE/FILE, or records it: a difference is
  * counted, the first SHOW_DIFFS shown as unified diffs. */
-static void check(struct corpus *c, const char *trace, const char *file, const char *engine,
-                  const char *got)
+static void check(struct corpus *c, const char *trace, const char *file, const char *got)
 {
     char rel[512], *path;
     snprintf(rel, sizeof rel, "expected/%s/%s", trace, file);
@@ -328,7 +323,7 @@ static void check(struct corpus *c, const char *trace, const char *file, const c
             char cmd[8192];
             snprintf(cmd, sizeof cmd, "diff -u '%s' '%s' | head -n %d >&2",
                      want ? path : "/dev/null", actual, DIFF_LINES);
-            fprintf(stderr, "corpus: %s differs%s:\n", rel, engine);
+            fprintf(stderr, "corpus: %s differs:\n", rel);
             fflush(stderr);
             if (system(cmd) != 0)
                 fprintf(stderr, "corpus: (diff failed)\n");
@@ -375,34 +370,12 @@ static void run_view(struct corpus *c, const struct view *v, const char *trace,
     fputs("opprof", f);
     for (int i = 0; i < v->nargs; i++)
         fprintf(f, strpbrk(args[i], " |'\"$*") ? " '%s'" : " %s", args[i]);
-    if (v->both)
-        fputs(" [--no-stream | --stream]", f);
     fclose(f);
     char file[160];
     snprintf(file, sizeof file, "%s.txt", v->name);
-    if (!v->both) {
-        char *got = run(c, args, v->nargs, shown, wrote);
-        check(c, trace, file, "", got);
-        free(got);
-    } else {
-        args[v->nargs] = "--no-stream";
-        char *loaded = run(c, args, v->nargs + 1, shown, wrote);
-        args[v->nargs] = "--stream";
-        char *streamed = run(c, args, v->nargs + 1, shown, wrote);
-        check(c, trace, file, " (--no-stream)", loaded);
-        /* streamed: NAME.stream.txt where it differs from loaded */
-        char sfile[160], rel[512];
-        snprintf(sfile, sizeof sfile, "%s.stream.txt", v->name);
-        snprintf(rel, sizeof rel, "expected/%s/%s", trace, sfile);
-        char *spath = tu_path(c->src, rel);
-        if (c->update ? strcmp(loaded, streamed) != 0 : access(spath, F_OK) == 0)
-            check(c, trace, sfile, " (--stream)", streamed);
-        else if (!c->update)
-            check(c, trace, file, " (--stream)", streamed);
-        free(spath);
-        free(loaded);
-        free(streamed);
-    }
+    char *got = run(c, args, v->nargs, shown, wrote);
+    check(c, trace, file, got);
+    free(got);
     for (int i = 0; i < v->nargs; i++)
         free(args[i]);
     free(shown);
@@ -431,14 +404,12 @@ static void stale(struct corpus *c, char **traces, size_t ntraces, const struct 
             for (int j = 0; j < nf; j++) {
                 char *name = fs[j]->d_name;
                 size_t len = strlen(name);
-                char *dot = strstr(name, ".stream.txt") ? strstr(name, ".stream.txt")
-                            : len > 4 && !strcmp(name + len - 4, ".txt") ? name + len - 4
-                                                                         : NULL;
+                char *dot = len > 4 && !strcmp(name + len - 4, ".txt") ? name + len - 4 : NULL;
                 int found = 0;
                 for (size_t w = 0; dot && w < nv; w++)
                     found |= strlen(v[w].name) == (size_t)(dot - name) &&
                              !strncmp(v[w].name, name, (size_t)(dot - name)) &&
-                             in_list(v[w].traces, t) && (v[w].both || dot[1] == 't');
+                             in_list(v[w].traces, t);
                 if (*name != '.' && !found) {
                     fprintf(stderr, "corpus: expected/%s/%s: no command of views writes it\n", t,
                             name);
