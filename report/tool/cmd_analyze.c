@@ -1,23 +1,239 @@
 /* `opprof analyze TRACE_OR_DIR...`: many traces (one per rank or host)
  * analysed on Dask. The work is Python (report/analyze/opprof_analyze, on
  * the system's python3 with Debian's pandas, dask and distributed): this
- * finds the interpreter and the package, tells the package where this tool
- * is (its tasks run `opprof report` and `opprof export sqlite`), and hands
- * over. */
+ * reads the command line (its options, each a directory's *.trace files,
+ * each file an opprof trace, none named twice), finds the interpreter and
+ * the package, tells the package where this tool is (its tasks run `opprof
+ * report` and `opprof export sqlite`), and hands over what it checked.
+ * Exit status: 0 done, 2 usage (here, or a name a trace does not hold), 1
+ * a trace that cannot be read or a cluster that failed. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "tool/cmds.h"
+#include "tool/options.h"
 #include "tool/paths.h"
+#include "trace.h"
 #include "views/say.h"
 
 #define PREFIX "opprof analyze: "
 
-int cmd_analyze(int argc, char **argv)
+struct analyze_args {
+    const char *scheduler, *step, *format;
+    long workers; /* 0: one per CPU, at most one per trace */
+    long top;
+};
+
+/* --workers, --top: a positive number. */
+static int opt_count(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long v = arg[0] >= '0' && arg[0] <= '9' ? strtol(arg, &end, 10) : 0;
+    if (errno || v < 1 || *end) {
+        opp_say(PREFIX "--%s wants a positive number, not '%s'", o->long_name, arg);
+        return 2;
+    }
+    *(long *)o->value = v;
+    return 0;
+}
+
+static int opt_format(const struct opp_option *o, const char *arg)
+{
+    if (strcmp(arg, "text") && strcmp(arg, "json")) {
+        opp_say(PREFIX "unknown format '%s' (one of: text, json)", arg);
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+/* --scheduler, --step: a word that is not empty (Dask reads the address:
+ * the package checks it before starting anything). */
+static int opt_word(const struct opp_option *o, const char *arg)
+{
+    if (!arg[0]) {
+        opp_say(PREFIX "--%s wants %s", o->long_name, (const char *)o->data);
+        return 2;
+    }
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+/* The traces: each operand a trace, or a directory's *.trace files in name
+ * order (as a shell's glob: not those whose name starts with a dot). */
+struct traces {
+    char **paths;
+    size_t n, cap;
+};
+
+static int traces_add(struct traces *t, char *path)
+{
+    if (!path)
+        return -1;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        char **p = realloc(t->paths, cap * sizeof *p);
+        if (!p) {
+            free(path);
+            return -1;
+        }
+        t->paths = p, t->cap = cap;
+    }
+    t->paths[t->n++] = path;
+    return 0;
+}
+
+static void traces_free(struct traces *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->paths[i]);
+    free(t->paths);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* dir's *.trace files added to t: 0, or the exit status with it said. */
+static int traces_of_dir(struct traces *t, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        opp_say(PREFIX "cannot read %s: %s", dir, strerror(errno));
+        return 1;
+    }
+    size_t from = t->n, len = strlen(dir);
+    int oom = 0;
+    for (struct dirent *e; !oom && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || n < 6 || strcmp(e->d_name + n - 6, ".trace"))
+            continue;
+        char *p = malloc(len + n + 2);
+        if (p)
+            snprintf(p, len + n + 2, "%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/",
+                     e->d_name);
+        oom = traces_add(t, p);
+    }
+    closedir(d);
+    if (oom) {
+        opp_say(PREFIX "out of memory");
+        return 1;
+    }
+    if (t->n == from) {
+        opp_say(PREFIX "no *.trace file in %s", dir);
+        return 1;
+    }
+    qsort(t->paths + from, t->n - from, sizeof *t->paths, by_name);
+    return 0;
+}
+
+/* path begins as an opprof trace does: 0, or 1 with why said. Said here,
+ * before any task starts, not in a worker's failure. */
+static int check_magic(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: not waited for */
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        opp_say(PREFIX "cannot read %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
+    char head[sizeof OPP_TRACE_MAGIC - 1];
+    ssize_t got = S_ISREG(st.st_mode) ? read(fd, head, sizeof head) : 0;
+    int err = errno;
+    close(fd);
+    if (!S_ISREG(st.st_mode))
+        opp_say(PREFIX "%s is not a regular file", path);
+    else if (got < 0)
+        opp_say(PREFIX "cannot read %s: %s", path, strerror(err));
+    else if (got != (ssize_t)sizeof head || memcmp(head, OPP_TRACE_MAGIC, sizeof head))
+        opp_say(PREFIX "%s is not an opprof trace (bad magic)", path);
+    else
+        return 0;
+    return 1;
+}
+
+/* The operands' traces, each checked, none twice: 0, or the exit status
+ * with why said. */
+static int traces_of(struct traces *t, char **operands, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        int rc = 0;
+        if (stat(operands[i], &st)) {
+            if (errno == ENOENT)
+                opp_say(PREFIX "%s: no such file or directory", operands[i]);
+            else
+                opp_say(PREFIX "cannot read %s: %s", operands[i], strerror(errno));
+            rc = 1;
+        } else if (S_ISDIR(st.st_mode))
+            rc = traces_of_dir(t, operands[i]);
+        else if (traces_add(t, strdup(operands[i]))) {
+            opp_say(PREFIX "out of memory");
+            rc = 1;
+        }
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < t->n; i++)
+        if (check_magic(t->paths[i]))
+            return 1;
+    char err[PATH_MAX * 2 + 64];
+    if (opp_trace_distinct((const char *const *)t->paths, t->n, err, sizeof err)) {
+        opp_say(PREFIX "%s", err); /* as the report and the exports say it */
+        return 1;
+    }
+    return 0;
+}
+
+/* The local cluster's workers: one per CPU unless asked, never more than
+ * the traces (each is one task): 0, or 2 with why said. */
+static int workers_of(struct analyze_args *a, size_t traces)
+{
+    if (a->scheduler) {
+        if (a->workers) {
+            opp_say(PREFIX "--workers is for the local cluster; --scheduler's cluster has its own");
+            return 2;
+        }
+        return 0;
+    }
+    if (a->workers > 0 && (unsigned long)a->workers > traces) {
+        opp_say(PREFIX "--workers takes 1 to %zu, one per trace at most, not %ld", traces,
+                a->workers);
+        return 2;
+    }
+    if (!a->workers) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        a->workers = cpus < 1 ? 1 : cpus;
+        if ((unsigned long)a->workers > traces)
+            a->workers = (long)traces;
+    }
+    return 0;
+}
+
+/* a then b in a new string, NULL without memory. */
+static char *joined(const char *a, const char *b)
+{
+    size_t len = strlen(a) + strlen(b) + 1;
+    char *s = malloc(len);
+    if (s)
+        snprintf(s, len, "%s%s", a, b);
+    return s;
+}
+
+/* Runs the package on the checked arguments; returns only when it cannot. */
+static int run_package(const struct analyze_args *a, const struct traces *t)
 {
     char pkg[PATH_MAX], self[PATH_MAX];
     if (opp_tool_sibling("OPPROF_ANALYZE", "analyze", pkg, sizeof pkg) ||
@@ -43,18 +259,87 @@ int cmd_analyze(int argc, char **argv)
         opp_say(PREFIX "cannot set its environment: %s", strerror(errno));
         return 1;
     }
-    char **args = calloc((size_t)argc + 3, sizeof *args);
-    if (!args) {
+    /* each option one word, "--step=NAME": a NAME that begins with '-' is
+     * not taken for an option */
+    char workers[32], top[32], *scheduler = NULL, *step = NULL;
+    snprintf(workers, sizeof workers, "--workers=%ld", a->workers);
+    snprintf(top, sizeof top, "--top=%ld", a->top);
+    char **args = calloc(t->n + 16, sizeof *args);
+    if (!args || (a->scheduler && !(scheduler = joined("--scheduler=", a->scheduler))) ||
+        (a->step && !(step = joined("--step=", a->step)))) {
         opp_say(PREFIX "out of memory");
+        free(args), free(scheduler), free(step);
         return 1;
     }
-    args[0] = (char *)py;
-    args[1] = "-m";
-    args[2] = "opprof_analyze";
-    for (int i = 1; i < argc; i++)
-        args[i + 2] = argv[i];
+    size_t n = 0;
+    args[n++] = (char *)py;
+    args[n++] = "-m";
+    args[n++] = "opprof_analyze";
+    args[n++] = scheduler ? scheduler : workers;
+    if (step)
+        args[n++] = step;
+    args[n++] = top;
+    args[n++] = strcmp(a->format, "json") ? "--format=text" : "--format=json";
+    args[n++] = "--";
+    for (size_t i = 0; i < t->n; i++)
+        args[n++] = t->paths[i];
     execvp(py, args);
     opp_say(PREFIX "cannot run %s: %s", py, strerror(errno));
-    free(args);
+    free(args), free(scheduler), free(step);
     return 1;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    struct analyze_args a = {.format = "text", .top = 20};
+    const struct opp_option options[] = {
+        {.type = OPP_OPTION_CALLBACK,
+         .long_name = "scheduler",
+         .value = &a.scheduler,
+         .argh = "ADDRESS",
+         .help = "a running Dask scheduler (tcp://HOST:PORT)",
+         .fn = opt_word,
+         .data = (intptr_t) "a Dask scheduler's address (tcp://HOST:PORT)"},
+        OPP_OPT_CALLBACK(0, "workers", &a.workers, "N",
+                         "workers of the local cluster, 1 to the number of traces\n"
+                         "(default: one per CPU, at most one per trace)",
+                         opt_count),
+        {.type = OPP_OPTION_CALLBACK,
+         .long_name = "step",
+         .value = &a.step,
+         .argh = "NAME",
+         .help = "step boundary for step times, as opprof report --step",
+         .fn = opt_word,
+         .data = (intptr_t) "an operator name"},
+        OPP_OPT_CALLBACK(0, "top", &a.top, "N", "operators shown (default 20)", opt_count),
+        OPP_OPT_CALLBACK(0, "format", &a.format, "FMT", "text (default) or json", opt_format),
+        OPP_OPT_HELP("show this help"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {
+        .name = "analyze",
+        .usage = "usage: opprof analyze TRACE_OR_DIR... [options]\n"
+                 "\n"
+                 "Many traces (one per rank or host: a directory's *.trace files) analysed\n"
+                 "on Dask, one task per trace: operators over all ranks, stragglers, per-rank\n"
+                 "step and GPU time. Dask's local cluster unless --scheduler names one.\n"
+                 "\n",
+        .col = 27,
+        .options = options,
+    };
+    int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
+    if (parsed)
+        return parsed == 1 ? 0 : parsed;
+    if (first == argc) {
+        opp_say(PREFIX "which traces? (usage: opprof analyze TRACE_OR_DIR... [options])");
+        return 2;
+    }
+    struct traces t = {0};
+    int rc = traces_of(&t, argv + first, argc - first);
+    if (!rc)
+        rc = workers_of(&a, t.n);
+    if (!rc)
+        rc = run_package(&a, &t);
+    traces_free(&t);
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -417,31 +418,141 @@ START_TEST(gpu_time_per_rank)
 }
 END_TEST
 
+/* opprof analyze ARGS... (NULL-terminated): "CODE STDERR", its exit code
+ * and all it said on stderr, for one exact comparison; stdout empty. */
+static char *refused(const char *first, ...)
+{
+    char *argv[16] = {(char *)tu_tool("opprof"), "analyze"};
+    int n = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; n < 15 && a; a = va_arg(ap, const char *))
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    char *o = tu_path(dir, "a.out"), *e = tu_path(dir, "a.err");
+    int code = tu_code(tu_run(argv, NULL, o, e));
+    char *out = tu_slurp(o), *err = tu_slurp(e);
+    ck_assert_msg(out && !out[0], "stdout: %s", out);
+    size_t len = strlen(err) + 16;
+    char *r = malloc(len);
+    snprintf(r, len, "%d %s", code, err);
+    free(o), free(e), free(out), free(err);
+    return r;
+}
+
+#define REFUSED(want, ...)                                                                         \
+    do {                                                                                           \
+        char *got_ = refused(__VA_ARGS__, NULL);                                                   \
+        ck_assert_str_eq(got_, want);                                                              \
+        free(got_);                                                                                \
+    } while (0)
+
 /* Wrong input: a clear line and a non-zero exit. */
 START_TEST(bad_input)
 {
-    if (!have_dask())
-        return;
-    char *out, *err;
-    char *missing = tu_path(dir, "nope.trace");
-    ck_assert_int_eq(analyze(&out, &err, missing, NULL), 1);
-    char want[4400];
-    snprintf(want, sizeof want, "opprof analyze: %s: no such file or directory\n", missing);
-    ck_assert_str_eq(err, want);
-    free(out), free(err);
+    char *missing = tu_path(dir, "nope.trace"), want[4400];
+    snprintf(want, sizeof want, "1 opprof analyze: %s: no such file or directory\n", missing);
+    REFUSED(want, missing);
     char *junk = tu_path(dir, "junk.trace");
     FILE *f = fopen(junk, "w");
     fputs("not a trace\n", f);
     fclose(f);
     /* said before any task starts, on the local cluster too: one line,
      * no worker's failure printed */
-    ck_assert_int_eq(analyze(&out, &err, junk, NULL), 1);
-    snprintf(want, sizeof want, "opprof analyze: %s is not an opprof trace (bad magic)\n", junk);
-    ck_assert_str_eq(err, want);
-    free(out), free(err);
-    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "0", NULL), 2);
-    ck_assert_ptr_nonnull(strstr(err, "--workers and --top want a positive number"));
-    free(out), free(err), free(missing), free(junk);
+    snprintf(want, sizeof want, "1 opprof analyze: %s is not an opprof trace (bad magic)\n", junk);
+    REFUSED(want, junk);
+    char *empty = tu_path(dir, "empty");
+    ck_assert_int_eq(mkdir(empty, 0700), 0);
+    snprintf(want, sizeof want, "1 opprof analyze: no *.trace file in %s\n", empty);
+    REFUSED(want, empty);
+    free(missing), free(junk), free(empty);
+}
+END_TEST
+
+/* Wrong arguments: one line each, exit 2, said before Dask starts (a
+ * trace's path, not a directory, so that nothing else is wrong). */
+START_TEST(wrong_arguments)
+{
+    write_trace(0, 1);
+    char *t = tu_path(dir, "rank00.trace");
+    REFUSED("2 opprof analyze: --workers takes 1 to 1, one per trace at most, not 999999999\n", t,
+            "--workers", "999999999");
+    write_trace(1, 1);
+    REFUSED("2 opprof analyze: --workers takes 1 to 2, one per trace at most, not 3\n", dir,
+            "--workers", "3");
+    REFUSED("2 opprof analyze: --workers wants a positive number, not '0'\n", t, "--workers", "0");
+    REFUSED("2 opprof analyze: --workers wants a positive number, not '-4'\n", t, "--workers",
+            "-4");
+    REFUSED("2 opprof analyze: --workers wants a positive number, not '2x'\n", t, "--workers",
+            "2x");
+    REFUSED("2 opprof analyze: --top wants a positive number, not '-1'\n", t, "--top", "-1");
+    REFUSED("2 opprof analyze: option '--workers' wants a value\n", t, "--workers");
+    REFUSED("2 opprof analyze: option '--scheduler' wants a value\n", t, "--scheduler");
+    REFUSED("2 opprof analyze: --scheduler wants a Dask scheduler's address (tcp://HOST:PORT)\n", t,
+            "--scheduler=");
+    REFUSED("2 opprof analyze: --step wants an operator name\n", t, "--step", "");
+    REFUSED("2 opprof analyze: unknown format 'xml' (one of: text, json)\n", t, "--format", "xml");
+    REFUSED("2 opprof analyze: unknown option '--bogus' (see 'opprof analyze --help')\n", t,
+            "--bogus");
+    REFUSED("2 opprof analyze: unknown option '-x' (see 'opprof analyze --help')\n", t, "-x");
+    REFUSED("2 opprof analyze: which traces? (usage: opprof analyze TRACE_OR_DIR... [options])\n",
+            "--top", "3");
+    REFUSED("2 opprof analyze: --workers is for the local cluster; --scheduler's cluster has its "
+            "own\n",
+            t, "--scheduler", "tcp://127.0.0.1:8786", "--workers", "1");
+    free(t);
+}
+END_TEST
+
+/* The same trace twice (by its path again, a link, or its directory) is
+ * refused as the report refuses it, word for word: it would count twice. */
+START_TEST(same_trace_twice)
+{
+    write_trace(0, 1);
+    write_trace(1, 1);
+    char *t = tu_path(dir, "rank00.trace"), *link = tu_path(dir, "link.trace");
+    ck_assert_int_eq(symlink(t, link), 0);
+    char want[8800];
+    snprintf(want, sizeof want, "1 opprof analyze: %s and %s are the same trace: give it once\n", t,
+             t);
+    REFUSED(want, t, t);
+    /* the report's own words for it */
+    char *report[] = {(char *)tu_tool("opprof"), "report", t, t, NULL};
+    char *e = tu_path(dir, "r.err");
+    ck_assert_int_eq(tu_code(tu_run(report, NULL, NULL, e)), 1);
+    char *said = tu_slurp(e);
+    ck_assert_str_eq(said + strlen("opprof report: "), want + strlen("1 opprof analyze: "));
+    free(said), free(e);
+    /* the directory holds the link, which is rank00.trace: after it by name */
+    snprintf(want, sizeof want,
+             "1 opprof analyze: %s/link.trace and %s/rank00.trace are the same trace: give it "
+             "once\n",
+             dir, dir);
+    REFUSED(want, dir);
+    ck_assert_int_eq(unlink(link), 0);
+    snprintf(want, sizeof want,
+             "1 opprof analyze: %s/rank01.trace and %s/rank01.trace are the same trace: give it "
+             "once\n",
+             dir, dir);
+    char *t1 = tu_path(dir, "rank01.trace");
+    REFUSED(want, dir, t1);
+    free(t), free(t1), free(link);
+}
+END_TEST
+
+/* What only Dask can answer, still one line and exit 2: an address it
+ * cannot read. */
+START_TEST(wrong_arguments_dask)
+{
+    if (!have_dask())
+        return;
+    write_trace(0, 1);
+    char *t = tu_path(dir, "rank00.trace");
+    REFUSED("2 opprof analyze: --scheduler wants a Dask scheduler's address, tcp://HOST:PORT, not "
+            "'bogus' (missing port number in address 'bogus')\n",
+            t, "--scheduler", "bogus");
+    free(t);
 }
 END_TEST
 
@@ -459,7 +570,15 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, unranked_traces_named);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
-    tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
+    /* what is refused: nothing long runs, no cluster is needed */
+    TCase *args = tcase_create("arguments");
+    tcase_add_checked_fixture(args, setup, teardown);
+    tcase_set_timeout(args, 60);
+    tcase_add_test(args, bad_input);
+    tcase_add_test(args, wrong_arguments);
+    tcase_add_test(args, same_trace_twice);
+    tcase_add_test(args, wrong_arguments_dask);
+    suite_add_tcase(s, args);
     return s;
 }

@@ -1,8 +1,9 @@
-"""opprof analyze TRACE_OR_DIR... [--scheduler ADDRESS] [--workers N]
-[--step MARK] [--top N] [--format text|json]: one Dask task per trace, on
-Dask's local cluster by default, or on a running cluster."""
+"""python3 -m opprof_analyze [--scheduler ADDRESS | --workers N] [--step NAME]
+[--top N] [--format text|json] -- TRACE...: one Dask task per trace, on Dask's
+local cluster, or on a running cluster. Run by `opprof analyze`
+(report/tool/cmd_analyze.c), which reads the command line: the traces are
+files it found to be traces, none twice, and the numbers are in range."""
 import argparse
-import glob
 import logging
 import os
 import sys
@@ -18,33 +19,23 @@ except ImportError as e:
                      "python3-distributed for %s (make deps installs them): %s" % (sys.executable, e))
 
 
-MAGIC = b"OPPROF\0T"  # common/format.h's OPP_TRACE_MAGIC
+def fail(message, code=1):
+    """One line on stderr (what a terminal would act on escaped, a line
+    break too), then the exit: 2 for a wrong argument, as the tool's
+    commands."""
+    sys.stderr.write("opprof analyze: %s\n" % show.text(message))
+    sys.exit(code)
 
 
-def traces_of(paths):
-    """The trace files of paths (a folder: its *.trace), each checked to be
-    an opprof trace before any task starts: a file that is not one is said
-    in one line here, not in a worker's failure."""
-    out = []
-    for p in paths:
-        if os.path.isdir(p):
-            found = sorted(glob.glob(os.path.join(p, "*.trace")))
-            if not found:
-                raise SystemExit("opprof analyze: no *.trace file in %s" % p)
-            out += found
-        elif os.path.exists(p):
-            out.append(p)
-        else:
-            raise SystemExit("opprof analyze: %s: no such file or directory" % p)
-    for t in out:
-        try:
-            with open(t, "rb") as f:
-                head = f.read(len(MAGIC))
-        except OSError as e:
-            raise SystemExit("opprof analyze: cannot read %s: %s" % (t, e.strerror))
-        if head != MAGIC:
-            raise SystemExit("opprof analyze: %s is not an opprof trace (bad magic)" % t)
-    return [os.path.abspath(t) for t in out]
+def check_scheduler(address):
+    """The address as Dask reads it, checked before anything starts: else a
+    connection's traceback says it."""
+    from distributed.comm.addressing import get_address_host_port
+    try:
+        get_address_host_port(address)
+    except ValueError as e:
+        fail("--scheduler wants a Dask scheduler's address, tcp://HOST:PORT, not '%s' (%s)"
+             % (address, e), 2)
 
 
 def gather(args, traces, opprof):
@@ -65,22 +56,20 @@ def gather(args, traces, opprof):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="opprof analyze",
-                                 description="Many traces (one per rank or host) analysed on Dask.")
-    ap.add_argument("traces", nargs="+", metavar="TRACE_OR_DIR")
-    ap.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://HOST:PORT)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                    help="workers of the local cluster (default: one per CPU)")
-    ap.add_argument("--step", metavar="MARK", help="step boundary for step times, as opprof report --step")
-    ap.add_argument("--top", type=int, default=20, help="operators shown (default 20)")
+    ap = argparse.ArgumentParser(prog="opprof analyze")
+    ap.add_argument("traces", nargs="+", metavar="TRACE")
+    ap.add_argument("--scheduler", metavar="ADDRESS")
+    ap.add_argument("--workers", type=int)
+    ap.add_argument("--step", metavar="NAME")
+    ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--format", choices=("text", "json"), default="text")
     args = ap.parse_args(argv)
-    if args.workers < 1 or args.top < 1:
-        ap.error("--workers and --top want a positive number")
     opprof = os.environ.get("OPPROF_TOOL")
     if not opprof:
         ap.error("OPPROF_TOOL is not set (run it as `opprof analyze`)")
-    traces = traces_of(args.traces)
+    if args.scheduler:
+        check_scheduler(args.scheduler)
+    traces = [os.path.abspath(t) for t in args.traces]
     # the task goes to the workers by value: they need not have this package
     cloudpickle.register_pickle_by_value(trace_task)
     # Dask's own log lines of a failed task: the one line below says it
@@ -88,13 +77,13 @@ def main(argv=None):
     try:
         summaries = gather(args, traces, opprof)
     except TraceError as e:
-        raise SystemExit("opprof analyze: %s" % e)
+        fail(str(e))
     except (OSError, TimeoutError) as e:
-        raise SystemExit("opprof analyze: the Dask cluster failed: %s" % e)
+        fail("the Dask cluster failed: %s" % e)
     try:
         a = merge.analyze(summaries)
     except ValueError as e:
-        raise SystemExit("opprof analyze: %s" % e)
+        fail(str(e))
     sys.stdout.write(show.as_json(a, args.top) + "\n" if args.format == "json" else show.as_text(a, args.top))
     return 0
 

@@ -11,7 +11,7 @@ def _us(v):
     return "%.3fus" % v
 
 
-def _text(s):
+def text(s):
     """A name as the report's text views show it (report/views/fmt.h,
     opp_text_put): what a terminal would act on escaped."""
     out = []
@@ -84,7 +84,7 @@ def as_text(a, top):
            "Operators over all ranks (key_averages, most self CPU first):",
            "%-48s %10s %14s %14s %14s" % ("Name", "Calls", "Self CPU", "CPU total", "Self CUDA")]
     for r in a["key_averages"].head(top).itertuples():
-        out.append("%-48s %10d %14s %14s %14s" % (_text(r.key)[:48], r.count,
+        out.append("%-48s %10d %14s %14s %14s" % (text(r.key)[:48], r.count,
                                                   _us(r.self_cpu_time_total), _us(r.cpu_time_total),
                                                   _us(r.self_cuda_time_total)))
     t = a["rank_times"]
@@ -96,7 +96,7 @@ def as_text(a, top):
         out.append("straggler: rank %d%s, %s (%.2fx the median)" % (
             s["rank"], _origin(a, s["rank"]), _us(s["time_us"]), s["over_median"]))
         for o in s["operators"]:
-            out.append("    %-44s %s here, median %s (+%s)" % (_text(o["key"])[:44], _us(o["rank_us"]),
+            out.append("    %-44s %s here, median %s (+%s)" % (text(o["key"])[:44], _us(o["rank_us"]),
                                                             _us(o["median_us"]), _us(o["over_us"])))
     g = a["gpu"]
     if len(g):
