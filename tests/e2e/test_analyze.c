@@ -541,17 +541,27 @@ START_TEST(same_trace_twice)
 }
 END_TEST
 
-/* What only Dask can answer, still one line and exit 2: an address it
- * cannot read. */
+/* What only Dask or a trace can answer, still one line and exit 2: an
+ * address Dask cannot read, a --step NAME no call of the trace has (no
+ * worker's log of a failed task). */
 START_TEST(wrong_arguments_dask)
 {
     if (!have_dask())
         return;
     write_trace(0, 1);
-    char *t = tu_path(dir, "rank00.trace");
+    char *t = tu_path(dir, "rank00.trace"), want[8800];
     REFUSED("2 opprof analyze: --scheduler wants a Dask scheduler's address, tcp://HOST:PORT, not "
             "'bogus' (missing port number in address 'bogus')\n",
             t, "--scheduler", "bogus");
+    /* a NAME that begins as an option is a name all the way */
+    const char *names[] = {"nope", "-x"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(want, sizeof want,
+                 "2 opprof analyze: opprof report: --step '%s': no call of that name in %s "
+                 "(`opprof report %s` lists its operators and ranges)\n",
+                 names[i], t, t);
+        REFUSED(want, t, "--step", names[i], "--workers", "1");
+    }
     free(t);
 }
 END_TEST

@@ -13,7 +13,7 @@ try:
     import distributed  # noqa: F401 (checked here; gather() imports from it)
     from . import merge, show
     from . import trace_task
-    from .trace_task import TraceError, summarize
+    from .trace_task import summarize
 except ImportError as e:
     raise SystemExit("opprof analyze: needs Debian's python3-pandas, python3-dask and "
                      "python3-distributed for %s (make deps installs them): %s" % (sys.executable, e))
@@ -72,14 +72,17 @@ def main(argv=None):
     traces = [os.path.abspath(t) for t in args.traces]
     # the task goes to the workers by value: they need not have this package
     cloudpickle.register_pickle_by_value(trace_task)
-    # Dask's own log lines of a failed task: the one line below says it
+    # Dask's own log lines here (a cluster lost): the one line below says it
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     try:
         summaries = gather(args, traces, opprof)
-    except TraceError as e:
-        fail(str(e))
     except (OSError, TimeoutError) as e:
         fail("the Dask cluster failed: %s" % e)
+    # the first trace the tool refused, in the traces' order: its exit
+    # status too (2: a name the trace does not hold)
+    for s in summaries:
+        if "error" in s:
+            fail(s["error"], s["code"])
     try:
         a = merge.analyze(summaries)
     except ValueError as e:

@@ -14,13 +14,19 @@ ROWS_ALL = "1000000"
 
 
 class TraceError(Exception):
-    """The tool refused a trace: its message says why."""
+    """The tool refused a trace: its message says why, code is its exit
+    status (2: an argument the trace does not answer, as --step NAME)."""
+
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
 
 
 def _tool(opprof, *args):
     p = subprocess.run([opprof, *args], capture_output=True, text=True)
     if p.returncode != 0:
-        raise TraceError(p.stderr.strip() or "%s exited with %d" % (args[0], p.returncode))
+        raise TraceError(p.stderr.strip() or "%s exited with %d" % (args[0], p.returncode),
+                         2 if p.returncode == 2 else 1)
     return p.stdout
 
 
@@ -112,9 +118,20 @@ def _gpu(opprof, path):
 
 
 def summarize(path, index, opprof, step=None):
-    """What the merge needs of one trace. A trace whose processes carry no
-    rank (no launcher set one) stands for one rank, numbered by its place
-    among the traces (index)."""
+    """What the merge needs of one trace, or {"error", "code"} when the tool
+    refused it: returned, not raised, so that no worker logs a failed task
+    for what the client says in one line."""
+    try:
+        return _summary(path, index, opprof, step)
+    except TraceError as e:
+        return {"error": str(e), "code": e.code}
+
+
+def _summary(path, index, opprof, step):
+    """A trace whose processes carry no rank (no launcher set one) stands
+    for one rank, numbered by its place among the traces (index)."""
+    # the steps first: a NAME the trace does not hold is said at once
+    steps = _steps(opprof, path, step) if step else None
     whole = _report(opprof, path, "--limit", ROWS_ALL)
     ranks = sorted({p["rank"] for p in whole["processes"] if p["rank"] is not None})
     # the ranks of the processes that made calls: one (or none) and the
@@ -140,6 +157,6 @@ def summarize(path, index, opprof, step=None):
         "ranks": ranks or [index],
         "ranked": bool(ranks),
         "ops": [{"rank": rank, "key": key, **m} for (rank, key), m in ops.items()],
-        "steps": _steps(opprof, path, step) if step else None,
+        "steps": steps,
         "gpu": {index if rank is None or rank < 0 else rank: g for rank, g in (gpu or {}).items()},
     }
