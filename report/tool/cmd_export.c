@@ -359,12 +359,24 @@ static int make_dir(const char *path)
     return 0;
 }
 
+/* The process whose host, pid and clock name a window's file: the first
+ * of rank (-1: any), else the first. */
+static const struct opp_process *named_process(const struct opp_model *m, int64_t rank)
+{
+    for (size_t i = 0; rank >= 0 && i < m->nprocs; i++)
+        if (m->procs[i].rank == rank)
+            return &m->procs[i];
+    return &m->procs[0];
+}
+
 /* --window K: the time range of the K-th window a schedule recorded (a
  * read of the pass); an output that is a directory (or ends in '/': then
- * made) gets tensorboard_trace_handler's file name there, <host>_<pid>.<ms
- * since the epoch>.pt.trace.json (the host as one path component: it
- * comes from the trace). 0 (a summary trace: the export refuses it), 2
- * when the traces hold no window K, or 1 (said). */
+ * made) gets tensorboard_trace_handler's file name there, <host>_<pid>.<ns
+ * since the epoch of the window's start>.pt.trace.json, as torch 2 names
+ * it (nanoseconds, so that no two windows, or ranks, share a name; the
+ * host as one path component: it comes from the trace). 0 (a summary
+ * trace: the export refuses it), 2 when the traces hold no window K, or
+ * 1 (said). */
 static int chrome_window(const char *const *traces, size_t n, unsigned long k,
                          struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
 {
@@ -395,7 +407,7 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
         struct stat st;
         rc = *out_path && make_dir(*out_path) ? 1 : 0;
         if (!rc && *out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
-            const struct opp_process *p = &m->procs[0];
+            const struct opp_process *p = named_process(m, co->rank);
             const char *host = opp_process_info(p, "host");
             char file_host[128]; /* the traced program's: one path component */
             opp_path_component(file_host, sizeof file_host, host ? host : "localhost");
@@ -404,7 +416,7 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
             while (dir_len > 1 && (*out_path)[dir_len - 1] == '/')
                 dir_len--;
             if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path, file_host,
-                         p->pid, (unsigned long long)(real / 1000000)) >= (int)cap) {
+                         p->pid, (unsigned long long)real) >= (int)cap) {
                 opp_say(PREFIX "output path too long");
                 rc = 1;
             }
@@ -570,7 +582,7 @@ int cmd_export(int argc, char **argv)
                  "ProfilerStep#N, numbered over all the traces' steps, as\n"
                  "report --window does); when OUT is a directory (made when it\n"
                  "ends in /), the file is named as tensorboard_trace_handler\n"
-                 "names it: HOST_PID.MS.pt.trace.json",
+                 "names it: HOST_PID.NS.pt.trace.json (NS: the window's start)",
                  opt_number, 1),
         UNLISTED('r', "rank", &rank, "N",
                  "chrome: only the processes of rank N (a rank variable, as\n"

@@ -512,6 +512,49 @@ START_TEST(file_size_limit_said)
 }
 END_TEST
 
+/* --window K into a directory: each window its own file, named as torch
+ * 2's tensorboard_trace_handler names it, HOST_PID.NS.pt.trace.json with
+ * the window's start in ns: the corpus's schedule trace has two windows
+ * that start within the same millisecond, and the second must not
+ * replace the first. */
+START_TEST(windows_named_apart)
+{
+    char schedule[4200], want[9000];
+    snprintf(schedule, sizeof schedule, "%s/tests/corpus/traces/schedule.trace",
+             getenv("OPPROF_SRC"));
+    char *tb = tu_path(dir, "tb/"), *e = tu_path(dir, "err");
+    const char *names[] = {"vm_7060.1795887576835708079.pt.trace.json",
+                           "vm_7060.1795887576835772255.pt.trace.json"};
+    const char *steps[][2] = {{"\"ProfilerStep#2\"", "\"ProfilerStep#5\""},
+                              {"\"ProfilerStep#5\"", "\"ProfilerStep#2\""}};
+    for (int k = 0; k < 2; k++) {
+        char *ex[] = {(char *)tu_tool("opprof"),
+                      "export",
+                      "chrome",
+                      schedule,
+                      "--window",
+                      k ? "2" : "1",
+                      "-o",
+                      tb,
+                      NULL};
+        ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+        char *err = tu_slurp(e);
+        snprintf(want, sizeof want, "opprof export: window %d -> %s%s\n", k + 1, tb, names[k]);
+        ck_assert_str_eq(err, want);
+        free(err);
+    }
+    ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 2);
+    for (int k = 0; k < 2; k++) {
+        snprintf(want, sizeof want, "%s%s", tb, names[k]);
+        char *j = tu_slurp(want);
+        ck_assert_ptr_nonnull(strstr(j, steps[k][0]));
+        ck_assert_ptr_null(strstr(j, steps[k][1]));
+        free(j);
+    }
+    free(tb), free(e);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -525,6 +568,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, no_room_in_tmpdir_refused);
     tcase_add_test(tc, file_size_limit_said);
+    tcase_add_test(tc, windows_named_apart);
     suite_add_tcase(s, tc);
     TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
     tcase_set_tags(peak, "peak");
