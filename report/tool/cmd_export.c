@@ -473,10 +473,6 @@ static int write_html(const struct export_req *r, FILE *f, char *err, size_t err
 static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
     (void)f;
-    if (!r->path) {
-        snprintf(err, errlen, "sqlite needs an output file: -o OUT.sqlite");
-        return -1;
-    }
     unlink(r->path); /* the empty temporary file: SQLite makes its own */
     int rc = opp_export_sqlite_traces(r->traces, r->n, r->path, err, errlen);
     if (rc <= 0)
@@ -489,7 +485,7 @@ static const struct export_format {
     const char *name;
     int (*write)(const struct export_req *r, FILE *f, char *err, size_t errlen);
     int windows;  /* takes --rank and --window */
-    int own_file; /* writes its own file at req->path, not through a FILE */
+    int own_file; /* writes its own file at req->path, not through a FILE: needs -o */
 } formats[] = {
     {"chrome", write_chrome, 1, 0},
     {"stacks", write_stacks, 0, 0},
@@ -675,6 +671,12 @@ int cmd_export(int argc, char **argv)
         opp_say(PREFIX "--rank and --window go with chrome");
         return 2;
     }
+    if (out_path && !strcmp(out_path, "-"))
+        out_path = NULL;
+    if (fmt->own_file && !out_path) {
+        opp_say(PREFIX "%s needs an output file: -o OUT.%s", fmt->name, fmt->name);
+        return 2;
+    }
     struct opp_chrome_opts co = {.rank = rank};
     char named[4096];
     int wrc = window ? chrome_window(traces, ntraces, (unsigned long)window, &co, &out_path, named,
@@ -682,8 +684,6 @@ int cmd_export(int argc, char **argv)
                      : 0;
     if (wrc)
         return wrc;
-    if (out_path && !strcmp(out_path, "-"))
-        out_path = NULL;
     struct opp_out out;
     char err[600] = "";
     int orc = fmt->own_file ? opp_out_open_path(&out, out_path, traces, ntraces, err, sizeof err)

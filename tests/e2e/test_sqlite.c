@@ -144,8 +144,8 @@ START_TEST(steps_match_report)
 }
 END_TEST
 
-/* No output file; a summary trace; an output in a missing directory:
- * one line each, exit 1, nothing left behind. */
+/* No output file (a usage error: exit 2); a summary trace; an output in a
+ * missing directory: one line each, exit 1, nothing left behind. */
 START_TEST(bad_input)
 {
     struct tu_env te;
@@ -153,7 +153,7 @@ START_TEST(bad_input)
     char **env = tu_preload_env(&te, trace, "OPPROF_MODE=summary");
     ck_assert_int_eq(tu_code(tu_run(prog, env, NULL, NULL)), 0);
     char *err;
-    ck_assert_int_eq(export_db(trace, NULL, &err), 1);
+    ck_assert_int_eq(export_db(trace, NULL, &err), 2);
     ck_assert_str_eq(err, "opprof export: sqlite needs an output file: -o OUT.sqlite\n");
     free(err);
     char *db = tu_path(dir, "s.sqlite");
