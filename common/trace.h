@@ -25,9 +25,9 @@ struct opp_tw {
  * trace is never overwritten. 0, or -errno with a reason in err. */
 int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen);
 /* Whether opp_tw_open could write a trace at path (a missing file: its
- * directory takes a new one), making and changing nothing, a FIFO or
- * device not even opened: 0, or -errno with its reason, in the same words,
- * in err. */
+ * directory takes a new one; a trace: no other writer holds it), making
+ * and changing nothing, a FIFO or device not even opened: 0, or -errno
+ * with its reason, in the same words, in err. */
 int opp_tw_check(const char *path, char *err, size_t errlen);
 int opp_tw_chunk(struct opp_tw *w, uint32_t type, const void *payload, uint32_t size);
 int opp_tw_close(struct opp_tw *w);

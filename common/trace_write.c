@@ -23,8 +23,20 @@ static int not_regular(const char *path, char *err, size_t errlen)
 
 static int cannot_create(const char *path, int e, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
+    const char *q = *path ? "" : "'"; /* an empty name shown as '' */
+    snprintf(err, errlen, "cannot create %s%s%s: %s", q, path, q, strerror(e));
     return -e;
+}
+
+/* Takes path's lock, how (LOCK_EX: the writer's, held while it writes;
+ * LOCK_SH: to see whether a writer holds it), never waiting: 0, or
+ * -EBUSY when another writer holds it (err). */
+static int lock(int fd, int how, const char *path, char *err, size_t errlen)
+{
+    if (flock(fd, how | LOCK_NB) == 0)
+        return 0;
+    snprintf(err, errlen, "%s is being written by another collector", path);
+    return -EBUSY;
 }
 
 /* Why the open file fd at path cannot take a trace (err), or 0: it is
@@ -47,6 +59,8 @@ static int unfit(int fd, const char *path, char *err, size_t errlen)
 int opp_tw_check(const char *path, char *err, size_t errlen)
 {
     struct stat st;
+    if (!*path) /* stat("") says ENOENT: it would look like a file to make */
+        return cannot_create(path, ENOENT, err, errlen);
     if (stat(path, &st) < 0) {
         if (errno != ENOENT)
             return cannot_create(path, errno, err, errlen);
@@ -71,6 +85,8 @@ int opp_tw_check(const char *path, char *err, size_t errlen)
     if (fd < 0)
         return cannot_create(path, errno, err, errlen);
     int rc = unfit(fd, path, err, errlen);
+    if (!rc) /* a reader's lock: refused only while a writer holds its own */
+        rc = lock(fd, LOCK_SH, path, err, errlen);
     close(fd);
     return rc;
 }
@@ -89,10 +105,9 @@ int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
         return rc;
     }
     /* Readers wait on this lock while the file is being written. */
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        snprintf(err, errlen, "%s is being written by another collector", path);
+    if ((rc = lock(fd, LOCK_EX, path, err, errlen))) {
         close(fd);
-        return -EBUSY;
+        return rc;
     }
     if (ftruncate(fd, 0) < 0) {
         int e = errno;

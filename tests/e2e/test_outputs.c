@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -435,12 +436,19 @@ START_TEST(run_refuses_bad_outputs)
     FILE *f = fopen(notes, "w");
     fputs("notes, not a trace\n", f);
     fclose(f);
-    const char *outs[] = {fifo, sub, nowhere, notes};
+    /* a trace another collector is writing: its writer's lock held */
+    char *busy = tu_path(dir, "busy.trace");
+    int held = open(busy, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ck_assert_int_ge(held, 0);
+    ck_assert_int_eq(flock(held, LOCK_EX | LOCK_NB), 0);
+    const char *outs[] = {fifo, sub, nowhere, notes, "", busy};
     const char *why[][2] = {{"refusing to write the trace to ", ": not a regular file"},
                             {"cannot create ", ": Is a directory"},
                             {"cannot create ", ": No such file or directory"},
-                            {"refusing to overwrite ", ": it is not an opprof trace"}};
-    for (int i = 0; i < 4; i++) {
+                            {"refusing to overwrite ", ": it is not an opprof trace"},
+                            {"cannot create ''", ": No such file or directory"},
+                            {"", " is being written by another collector"}};
+    for (int i = 0; i < 6; i++) {
         char *err, want[4400];
         snprintf(want, sizeof want, "opprof run: %s%s%s\n", why[i][0], outs[i], why[i][1]);
         ck_assert_int_eq(run_to(outs[i], 0, &err), 2);
@@ -452,6 +460,11 @@ START_TEST(run_refuses_bad_outputs)
     char *text = tu_slurp(notes);
     ck_assert_str_eq(text, "notes, not a trace\n");
     free(text);
+    struct stat st;
+    ck_assert_int_eq(fstat(held, &st), 0);
+    ck_assert_int_eq(st.st_size, 0); /* the writer's file untouched */
+    close(held);
+    free(busy);
 
     /* a directory we may not write in (root may: as nobody) */
     char *ro = tu_path(dir, "ro"), *in_ro = tu_path(ro, "t.trace"), *err;

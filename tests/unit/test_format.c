@@ -610,6 +610,16 @@ START_TEST(writer_check_ahead)
     ck_assert_int_eq(opp_tw_check(path, err, sizeof err), 0);
     spew(notes, "", 0); /* empty: anything's first bytes */
     ck_assert_int_eq(opp_tw_check(notes, err, sizeof err), 0);
+    ck_assert_int_eq(opp_tw_check("", err, sizeof err), -ENOENT); /* not "." */
+    ck_assert_str_eq(err, "cannot create '': No such file or directory");
+    /* a trace its writer holds: refused as the writer would refuse it */
+    struct opp_tw w;
+    ck_assert_int_eq(opp_tw_open(&w, path, err, sizeof err), 0);
+    ck_assert_int_eq(opp_tw_check(path, err, sizeof err), -EBUSY);
+    snprintf(want, sizeof want, "%s is being written by another collector", path);
+    ck_assert_str_eq(err, want);
+    opp_tw_close(&w);
+    ck_assert_int_eq(opp_tw_check(path, err, sizeof err), 0);
     free(fresh), free(nowhere), free(fifo), free(notes);
 }
 END_TEST
