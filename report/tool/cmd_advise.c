@@ -19,6 +19,7 @@
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "views/advise_view.h"
+#include "views/out_end.h"
 #include "views/say.h"
 
 #define PREFIX "opprof advise: "
@@ -147,6 +148,16 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     return 0;
 }
 
+/* The exit status of what a view wrote on stdout (its status rc): 1 when
+ * not all of it was written (said). */
+static int written(int rc)
+{
+    if (!(rc = opp_out_end(stdout, rc)))
+        return 0;
+    opp_say(PREFIX "cannot write the output: %s", strerror(-rc));
+    return 1;
+}
+
 /* The step's check and the output, of the advice on trace: the exit status. */
 static int advice_out(const struct advise_args *aa, const char *trace, struct opp_advice *a)
 {
@@ -159,11 +170,7 @@ static int advice_out(const struct advise_args *aa, const char *trace, struct op
     }
     int rc = opp_out_advice(stdout, trace, a, aa->json);
     opp_advice_free(a);
-    if (!rc && fflush(stdout))
-        rc = -EIO;
-    if (rc)
-        opp_say(PREFIX "cannot write the output: %s", strerror(-rc));
-    return rc ? 1 : 0;
+    return written(rc);
 }
 
 /* The filters' check against m's processes: 0, or 2 (said). */
@@ -232,6 +239,6 @@ int cmd_advise(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     if (aa.thresholds)
-        return opp_out_advise_thresholds(stdout, aa.th) ? 1 : 0;
+        return written(opp_out_advise_thresholds(stdout, aa.th));
     return advise_streams(&aa, argv[first]);
 }

@@ -15,6 +15,7 @@
 #include "tool/options.h"
 #include "views/diff_view.h"
 #include "views/fmt.h"
+#include "views/out_end.h"
 #include "views/say.h"
 
 #define PREFIX "opprof diff: "
@@ -328,12 +329,10 @@ int cmd_diff(int argc, char **argv)
         struct opp_diff_view v = {.a = da.a, .b = da.b, .limit = da.limit,
                                   .by_shape = da.o.group_by_shape, .gate = gate ? &da.gate : NULL,
                                   .found = &found};
-        if (da.json)
-            opp_out_diff_json(stdout, &d, &v);
-        else
-            opp_out_diff_table(stdout, &d, &v);
-        if (fflush(stdout) || ferror(stdout)) {
-            opp_say(PREFIX "cannot write the comparison: %s", strerror(errno));
+        int wrc = opp_out_end(stdout, da.json ? opp_out_diff_json(stdout, &d, &v)
+                                              : opp_out_diff_table(stdout, &d, &v));
+        if (wrc) {
+            opp_say(PREFIX "cannot write the comparison: %s", strerror(-wrc));
             code = EXIT_TROUBLE;
         }
     }

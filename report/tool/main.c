@@ -4,6 +4,7 @@
 
 #include "format.h"
 #include "tool/cmds.h"
+#include "views/out_end.h"
 #include "views/say.h"
 
 static const struct cmd {
@@ -30,6 +31,19 @@ static void usage(FILE *f)
     fputs("\nSee 'opprof COMMAND --help' for a command's options.\n", f);
 }
 
+/* The exit status rc of command cmd (NULL: opprof's own --help,
+ * --version), once what it wrote on stdout is: 1 when some of it was not
+ * and cmd did not say so (its --help, ctl list...), said in one line. */
+static int finish(const char *cmd, int rc)
+{
+    int e = opp_out_end(stdout, 0);
+    if (!e || rc)
+        return rc;
+    opp_say("opprof%s%s: cannot write the output: %s", cmd ? " " : "", cmd ? cmd : "",
+            strerror(-e));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -39,15 +53,15 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
         usage(stdout);
-        return 0;
+        return finish(NULL, 0);
     }
     if (!strcmp(name, "--version")) {
         printf("opprof " OPPROF_VERSION " (trace format %u)\n", OPP_TRACE_VERSION);
-        return 0;
+        return finish(NULL, 0);
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(name, cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+            return finish(name, cmds[i].fn(argc - 1, argv + 1));
     if (name[0] == '-')
         opp_say("opprof: unknown option '%s' (see 'opprof --help')", name);
     else

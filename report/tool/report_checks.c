@@ -13,6 +13,7 @@
 #include "info.h"
 #include "tool/report.h"
 #include "views/output.h"
+#include "views/out_end.h"
 #include "views/say.h"
 
 #define PREFIX "opprof report: "
@@ -33,9 +34,7 @@ int report_finish(const struct report_args *ra, const struct opp_model *m, int r
         opp_say(PREFIX "out of memory");
         return 1;
     }
-    if (!rc && fflush(stdout))
-        rc = -errno;
-    if (rc) {
+    if ((rc = opp_out_end(stdout, rc))) {
         opp_say(PREFIX "cannot write the report: %s", strerror(-rc));
         return 1;
     }

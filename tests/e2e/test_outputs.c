@@ -337,6 +337,44 @@ START_TEST(dev_full_says_so)
 }
 END_TEST
 
+/* Standard output a full device: each command says so in one line with
+ * the failed write's errno (not EIO), and exits non-zero; the report and
+ * the comparison are longer than stdio's buffer (a write fails while they
+ * are written, not at the end), advice and help fit in it. */
+START_TEST(stdout_full_says_so)
+{
+    if (access("/dev/full", W_OK) != 0) {
+        fprintf(stderr, "outputs: stdout_full_says_so skipped: no writable /dev/full\n");
+        return;
+    }
+    char torch[4200];
+    snprintf(torch, sizeof torch, "%s/tests/corpus/traces/torch.trace", getenv("OPPROF_SRC"));
+    char *op = (char *)tu_tool("opprof"), *e = tu_path(dir, "err");
+    const struct {
+        char *argv[5];
+        int code;
+        const char *said;
+    } runs[] = {
+        {{op, "report", torch}, 1, "opprof report: cannot write the report"},
+        {{op, "advise", torch}, 1, "opprof advise: cannot write the output"},
+        {{op, "advise", "--thresholds"}, 1, "opprof advise: cannot write the output"},
+        {{op, "diff", torch, torch}, 3, "opprof diff: cannot write the comparison"},
+        {{op, "--help"}, 1, "opprof: cannot write the output"},
+        {{op, "--version"}, 1, "opprof: cannot write the output"},
+        {{op, "report", "--help"}, 1, "opprof report: cannot write the output"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        int code = tu_code(tu_run(runs[i].argv, NULL, "/dev/full", e));
+        char *err = tu_slurp(e), want[4400];
+        snprintf(want, sizeof want, "%s: No space left on device\n", runs[i].said);
+        ck_assert_msg(code == runs[i].code && !strcmp(err, want), "%s %s: %d %s", runs[i].argv[1],
+                      runs[i].argv[2] ? runs[i].argv[2] : "", code, err);
+        free(err);
+    }
+    free(e);
+}
+END_TEST
+
 /* A directory is refused, and left as it was. */
 START_TEST(directory_refused)
 {
@@ -498,6 +536,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, fifo_with_a_reader);
     tcase_add_test(tc, device_stays_a_device);
     tcase_add_test(tc, dev_full_says_so);
+    tcase_add_test(tc, stdout_full_says_so);
     tcase_add_test(tc, directory_refused);
     tcase_add_test(tc, read_only_directory_refused);
     tcase_add_test(tc, run_refuses_bad_outputs);
