@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "views/fmt.h"
 
 /* The pid of an `opprof run` socket's name, "run-PID-N.sock"; 0 for
  * another name. */
@@ -245,5 +246,12 @@ void opp_collectors_sweep(void)
 
 void opp_collector_print(FILE *f, const struct opp_collector *c)
 {
-    fprintf(f, "  %s  pid %d, started %s: %s\n", c->sock, c->pid, c->started, c->cmd);
+    /* the socket and command line as text: one line whatever they hold */
+    fputs("  ", f);
+    opp_text_fput(f, c->sock);
+    fprintf(f, "  pid %d, started ", c->pid);
+    opp_text_fput(f, c->started);
+    fputs(": ", f);
+    opp_text_fput(f, c->cmd);
+    fputc('\n', f);
 }

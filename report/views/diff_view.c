@@ -133,8 +133,10 @@ int opp_out_diff_table(FILE *f, const struct opp_diff *d, const struct opp_diff_
         fprintf(f, "Gate: fails above +%.2f%% (", g->pct);
         if (!g->nnames)
             fputs("the total and every operator in both traces", f);
-        for (size_t k = 0; k < g->nnames; k++)
-            fprintf(f, "%s%s", k ? ", " : "", g->names[k]);
+        for (size_t k = 0; k < g->nnames; k++) {
+            fputs(k ? ", " : "", f);
+            opp_text_fput(f, g->names[k]); /* as the table shows it */
+        }
         fprintf(f, "); an operator under %s or %" PRIu64 " call%s in B cannot fail (--min-us, "
                    "--min-calls): %zu slower above +%.2f%% let through\n",
                 opp_fmt_time(floor, g->min_ns), g->min_calls, g->min_calls == 1 ? "" : "s",

@@ -544,7 +544,8 @@ START_TEST(ctl_lists_collectors)
     for (int j = 0; j < 2; j++) {
         char sub[16], tr[16];
         snprintf(sub, sizeof sub, "j%d", j + 1);
-        snprintf(tr, sizeof tr, "j%d.trace", j + 1);
+        /* the second's trace named with a line break: listed as one line */
+        snprintf(tr, sizeof tr, j ? "j%d\n.trace" : "j%d.trace", j + 1);
         char *d = tu_path(dir, sub), *t = tu_path(dir, tr), *half = tu_path(d, "halfway");
         ck_assert_int_eq(mkdir(d, 0700), 0);
         char *argv[] = {(char *)tu_tool("opprof"), "run", j ? "-q" : "-v", "-q", "--paused", "-o", t,
@@ -564,8 +565,8 @@ START_TEST(ctl_lists_collectors)
     ck_assert_int_eq(tu_count_lines(err, want), 2);
     ck_assert_int_eq(tu_count_lines(err, ""), 3);
     for (int j = 1; j <= 2; j++) {
-        snprintf(want, sizeof want, "-q --paused -o %s/j%d.trace -- %s pause 10 %s/j%d\n", dir, j,
-                 tu_build("tests/progs/scenarios"), dir, j);
+        snprintf(want, sizeof want, "-q --paused -o %s/j%d%s.trace -- %s pause 10 %s/j%d\n", dir, j,
+                 j == 2 ? "\\n" : "", tu_build("tests/progs/scenarios"), dir, j);
         ck_assert_msg(strstr(err, want) != NULL, "%s", err);
     }
     ck_assert_int_eq(access(dead, F_OK), -1); /* the dead run's, removed */
@@ -584,6 +585,9 @@ START_TEST(ctl_lists_collectors)
     ck_assert_int_eq(tu_code(tu_run(ls, env, o, e)), 0);
     out = tu_slurp(o);
     ck_assert_int_eq(tu_count_lines(out, ""), 2);
+    snprintf(want, sizeof want, "-q --paused -o %s/j2\\n.trace -- %s pause 10 %s/j2\n", dir,
+             tu_build("tests/progs/scenarios"), dir);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
     free(out);
     char *empty[] = {(char *)tu_tool("opprof"), "ctl", "status", "--socket", "", NULL};
     ck_assert_int_eq(tu_code(tu_run(empty, env, o, e)), 2);

@@ -314,6 +314,22 @@ START_TEST(diff_escapes_names)
 }
 END_TEST
 
+/* The gate's line names the operators --op gave as the table shows them. */
+START_TEST(diff_gate_escapes_names)
+{
+    char *out, *err;
+    ck_assert_int_eq(OPPROF(&out, &err, "diff", "TRACE", "TRACE", "--op",
+                            "esc\x1b]0;pwned\x07title\x1b[2J", "--fail-above", "0"),
+                     0);
+    CK_NO_RAW_CONTROL(out);
+    ck_assert_msg(strstr(out, "\nGate: fails above +0.00% (esc\\x1b]0;pwned\\x07title\\x1b[2J); "
+                              "an operator under "),
+                  "%s", out);
+    ck_assert_str_eq(err, "");
+    free(out), free(err);
+}
+END_TEST
+
 START_TEST(gpu_view_escapes_names)
 {
     char *out, *err;
@@ -499,6 +515,7 @@ Suite *suite_names(void)
     tcase_add_test(tc, stack_column_escapes_names);
     tcase_add_test(tc, tree_escapes_names);
     tcase_add_test(tc, diff_escapes_names);
+    tcase_add_test(tc, diff_gate_escapes_names);
     tcase_add_test(tc, gpu_view_escapes_names);
     tcase_add_test(tc, by_rank_and_steps_escape_names);
     tcase_add_test(tc, json_keeps_names);
