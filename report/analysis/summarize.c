@@ -59,6 +59,7 @@ struct sz {
                                     apart */
     int gpu_pass, failed, ranges_enclose;
     int is_summary; /* the trace read is a summary trace */
+    const char *name; /* the summary's file as err names it */
     /* the calls processes died inside: the collector writes them last; they
      * go in once the reading is done, ending where load.c ends them */
     struct opp_tr_event *open;
@@ -325,7 +326,10 @@ static int start(struct sz *z, const char *out, unsigned long max_nodes, char *e
     }
     if (z->how == JOINED)
         opp_sum_joined(z->sum);
-    if (opp_tw_open(&z->w, out, err, errlen)) {
+    int rc = opp_tw_open(&z->w, out, err, errlen);
+    if (rc) {
+        if (z->name != out) /* out is a temporary file: named as what it becomes */
+            snprintf(err, errlen, "cannot write %s: %s", z->name, strerror(-rc));
         opp_sum_free(z->sum);
         z->sum = NULL;
         return -1;
@@ -419,11 +423,12 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
     return read_calls(z, in, sum, err, errlen);
 }
 
-enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
-                                    struct opp_summarized *res, char *err, size_t errlen)
+enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char *name,
+                                    unsigned long max_nodes, struct opp_summarized *res, char *err,
+                                    size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    struct sz z = {.how = FIRST};
+    struct sz z = {.how = FIRST, .name = name ? name : out};
     if (start(&z, out, max_nodes, err, errlen))
         return OPP_SUMMARIZE_FAILED;
     struct opp_tr_summary sum;
@@ -465,7 +470,7 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned lo
     unlink(out);
     if (rc != 0)
         return z.is_summary ? OPP_SUMMARIZE_IS_SUMMARY : OPP_SUMMARIZE_FAILED;
-    snprintf(err, errlen, "writing %s failed: %s", out,
+    snprintf(err, errlen, "cannot write %s: %s", z.name,
              strerror(z.failed ? z.failed
                       : wrc    ? -wrc
                                : errno));

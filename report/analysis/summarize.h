@@ -37,9 +37,12 @@ enum opp_summarize_rc {
 };
 
 /* in (a full trace) summarised into out (written whole, or not at all is
- * the caller's: out is what it names, removed on failure). max_nodes: call
- * paths kept (past it, calls on new paths are counted as dropped). */
-enum opp_summarize_rc opp_summarize(const char *in, const char *out, unsigned long max_nodes,
-                                    struct opp_summarized *res, char *err, size_t errlen);
+ * the caller's: out is what it names, removed on failure); name: out as
+ * err names it (the file out becomes, when out is a temporary one; NULL:
+ * out). max_nodes: call paths kept (past it, calls on new paths are
+ * counted as dropped). */
+enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char *name,
+                                    unsigned long max_nodes, struct opp_summarized *res, char *err,
+                                    size_t errlen);
 
 #endif

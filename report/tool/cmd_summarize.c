@@ -73,7 +73,7 @@ int cmd_summarize(int argc, char **argv)
         return orc == -2 ? 2 : 1;
     }
     struct opp_summarized res;
-    enum opp_summarize_rc rc = opp_summarize(in, o.path, max_nodes, &res, err, sizeof err);
+    enum opp_summarize_rc rc = opp_summarize(in, o.path, out, max_nodes, &res, err, sizeof err);
     if (opp_out_close(&o, rc == OPP_SUMMARIZED, err, sizeof err) == 0) {
         if (res.warning[0])
             opp_say("opprof summarize: %s: %s", in, res.warning);

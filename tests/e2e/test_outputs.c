@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -337,6 +338,47 @@ START_TEST(dev_full_says_so)
 }
 END_TEST
 
+/* A full disk: `opprof summarize` names OUT, not the temporary file it
+ * writes beside it, whether the disk fills at the summary's first bytes
+ * or later (one page left: the header fits). A 64 KiB tmpfs (root
+ * only). */
+START_TEST(summarize_full_disk_names_out)
+{
+    char blas[4200]; /* its summary: 74 KB */
+    snprintf(blas, sizeof blas, "%s/tests/corpus/traces/blas.trace", getenv("OPPROF_SRC"));
+    char *full = tu_path(dir, "full");
+    ck_assert_int_eq(mkdir(full, 0700), 0);
+    if (mount("tmpfs", full, "tmpfs", 0, "size=64k") != 0) {
+        fprintf(stderr, "outputs: summarize_full_disk_names_out skipped: cannot mount a tmpfs "
+                        "(not root)\n");
+        free(full);
+        return;
+    }
+    char *fill = tu_path(full, "fill"), *out = tu_path(full, "s.trace");
+    const size_t left[] = {0, 4096};
+    for (size_t i = 0; i < 2; i++) {
+        FILE *f = fopen(fill, "w");
+        ck_assert_ptr_nonnull(f);
+        char page[4096] = {0};
+        while (fwrite(page, 1, sizeof page, f) == sizeof page && fflush(f) == 0)
+            ;
+        fclose(f);
+        ck_assert_int_eq(truncate(fill, 64 * 1024 - (off_t)left[i]), 0);
+        char *e = tu_path(dir, "stderr"), want[4400];
+        char *argv[] = {(char *)tu_tool("opprof"), "summarize", blas, "-o", out, NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 1);
+        char *err = tu_slurp(e);
+        snprintf(want, sizeof want, "opprof summarize: cannot write %s: No space left on device\n",
+                 out);
+        ck_assert_msg(!strcmp(err, want), "%zu bytes left: %s", left[i], err);
+        ck_assert_int_eq(entries(full), 1); /* the fill alone */
+        free(err), free(e);
+    }
+    ck_assert_int_eq(umount(full), 0);
+    free(fill), free(out), free(full);
+}
+END_TEST
+
 /* Standard output a full device: each command says so in one line with
  * the failed write's errno (not EIO), and exits non-zero; the report and
  * the comparison are longer than stdio's buffer (a write fails while they
@@ -538,6 +580,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, dev_full_says_so);
     tcase_add_test(tc, stdout_full_says_so);
     tcase_add_test(tc, directory_refused);
+    tcase_add_test(tc, summarize_full_disk_names_out);
     tcase_add_test(tc, read_only_directory_refused);
     tcase_add_test(tc, run_refuses_bad_outputs);
     suite_add_tcase(s, tc);

@@ -283,7 +283,7 @@ START_TEST(summarize_folds_and_keeps_open_calls)
     write_trace();
     char *sum = tu_path(dir, "sum.trace"), err[512] = "";
     struct opp_summarized res;
-    ck_assert_msg(opp_summarize(trace, sum, 1000, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(opp_summarize(trace, sum, NULL, 1000, &res, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(res.calls, 11);
     ck_assert_uint_eq(res.dropped, 0);
     ck_assert_int_eq(res.complete, 1);
@@ -339,7 +339,7 @@ START_TEST(summarize_ranges_around_calls)
     tb_end(&b);
     char *sum = tu_path(dir, "sum.trace"), err[512] = "";
     struct opp_summarized res;
-    ck_assert_msg(opp_summarize(trace, sum, 1000, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(opp_summarize(trace, sum, NULL, 1000, &res, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(res.ranges_enclose, 1);
     ck_assert_uint_eq(res.calls, 4);
 
