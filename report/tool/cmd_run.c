@@ -24,6 +24,10 @@
 
 extern char **environ;
 
+/* Who the messages say they are from: `opprof top -- CMD` runs us as its
+ * child (--top-fd), and what we say is its. */
+static const char *who = "opprof run";
+
 static int wait_status(pid_t pid)
 {
     int st;
@@ -249,7 +253,7 @@ static int opt_sched(const struct opp_option *o, const char *arg)
 static int opt_mode(const struct opp_option *o, const char *arg)
 {
     if (strcmp(arg, "full") && strcmp(arg, "summary")) {
-        opp_say("opprof run: --mode takes full or summary, not '%s'", arg);
+        opp_say("%s: --mode takes full or summary, not '%s'", who, arg);
         return 2;
     }
     return opt_setenv(o, arg);
@@ -260,7 +264,7 @@ static int opt_limit(const struct opp_option *o, const char *arg)
     char *end;
     long v = strtol(arg, &end, 10);
     if (!*arg || *end || v < 1) {
-        opp_say("opprof run: --limit needs a positive number, not '%s'", arg);
+        opp_say("%s: --limit needs a positive number, not '%s'", who, arg);
         return 2;
     }
     *(const char **)o->value = arg;
@@ -283,12 +287,12 @@ static int schedule_check(const struct sched_opt *sched, const struct sched_opt 
     if (got == OPP_SCHEDULE_NONE || got == OPP_SCHEDULE_OK)
         return 0;
     if (got == OPP_SCHEDULE_BAD)
-        opp_say("opprof run: %s '%s': %s", sname, text, why);
+        opp_say("%s: %s '%s': %s", who, sname, text, why);
     else if (got == OPP_SCHEDULE_NO_STEP && !step->given)
-        opp_say("opprof run: %s needs --step, which says what a step is (" OPP_STEP_MARKERS ")",
+        opp_say("%s: %s needs --step, which says what a step is (" OPP_STEP_MARKERS ")", who,
                 sname);
     else /* a step that is not one, or --step '' */
-        opp_say("opprof run: %s %s", mname, why);
+        opp_say("%s: %s %s", who, mname, why);
     return 2;
 }
 
@@ -370,8 +374,10 @@ int cmd_run(int argc, char **argv)
     int first, parsed = opp_options_parse(&run, argc, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
+    if (top_fd)
+        who = "opprof top";
     if (first >= argc) {
-        opp_say("opprof run: no command given (usage: opprof run [OPTIONS] -- CMD [ARG...])");
+        opp_say("%s: no command given (usage: opprof run [OPTIONS] -- CMD [ARG...])", who);
         return 2;
     }
     char **cmd = argv + first;
@@ -379,7 +385,7 @@ int cmd_run(int argc, char **argv)
         return 2;
     int ran = runnable(cmd[0]);
     if (ran) { /* as a shell says it, before any trace is made */
-        opp_say("opprof run: cannot run %s: %s", cmd[0], strerror(ran));
+        opp_say("%s: cannot run %s: %s", who, cmd[0], strerror(ran));
         return ran == ENOENT ? 127 : 126;
     }
     char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108], why_not[PATH_MAX + 100];
@@ -391,7 +397,7 @@ int cmd_run(int argc, char **argv)
      * directory missing or not ours): said before CMD starts, not run
      * unprofiled. */
     if (opp_tw_check(out, why_not, sizeof why_not)) {
-        opp_say("opprof run: %s", why_not);
+        opp_say("%s: %s", who, why_not);
         return 2;
     }
     int profiled = 1;
@@ -399,23 +405,26 @@ int cmd_run(int argc, char **argv)
     pid_t cpid = -1;
     opp_collectors_sweep(); /* the sockets of runs that died */
     if (opp_tool_sibling("OPPROF_LIB", "libopprof.so", lib, sizeof lib) != 0) {
-        opp_say("opprof run: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
-                "running the command unprofiled");
+        opp_say("%s: cannot find libopprof.so next to opprof (set OPPROF_LIB); "
+                "running the command unprofiled",
+                who);
         profiled = 0;
     } else if (opp_tool_sibling("OPPROF_COLLECTOR", "opprof-collector", coll, sizeof coll) != 0) {
-        opp_say("opprof run: cannot find opprof-collector next to opprof (set "
-                "OPPROF_COLLECTOR); running the command unprofiled");
+        opp_say("%s: cannot find opprof-collector next to opprof (set "
+                "OPPROF_COLLECTOR); running the command unprofiled",
+                who);
         profiled = 0;
     } else if (opp_socket_path(sock, sizeof sock, &why) != 0) {
-        opp_say("opprof run: %s; running the command unprofiled", why);
+        opp_say("%s: %s; running the command unprofiled", who, why);
         profiled = 0;
     } else if ((cpid = start_collector(coll, sock, out, top_fd != NULL)) < 0) {
-        opp_say("opprof run: the collector did not start (see above); running the "
-                "command unprofiled");
+        opp_say("%s: the collector did not start (see above); running the "
+                "command unprofiled",
+                who);
         profiled = 0;
     }
     if (profiled && verbose)
-        opp_say("opprof run: collector pid %d on %s", (int)cpid, sock);
+        opp_say("%s: collector pid %d on %s", who, (int)cpid, sock);
     if (top_fd)
         await_watcher(atoi(top_fd), profiled ? sock : NULL);
     char **env = profiled ? child_env(lib, sock) : environ;
@@ -438,7 +447,7 @@ int cmd_run(int argc, char **argv)
     posix_spawnattr_destroy(&at);
     int status = 0, code;
     if (rc) {
-        opp_say("opprof run: cannot run %s: %s", cmd[0], strerror(rc));
+        opp_say("%s: cannot run %s: %s", who, cmd[0], strerror(rc));
         code = rc == ENOENT ? 127 : 126;
     } else {
         status = wait_cmd(pid, profiled && !quiet && isatty(2), sock);
@@ -455,25 +464,25 @@ int cmd_run(int argc, char **argv)
     int frc = finish_trace(sock, done, &pat);
     if (frc == -ETIMEDOUT) { /* leave it be: it finishes the file if it ever goes on */
         if (pat.state == 'T')
-            opp_say("opprof run: the collector (pid %d) is stopped: %s is not finished; "
+            opp_say("%s: the collector (pid %d) is stopped: %s is not finished; "
                     "it will be once the collector continues (kill -CONT %d)",
-                    (int)cpid, out, (int)cpid);
+                    who, (int)cpid, out, (int)cpid);
         else
-            opp_say("opprof run: the collector (pid %d) did not answer for %d s: %s "
+            opp_say("%s: the collector (pid %d) did not answer for %d s: %s "
                     "may not be finished",
-                    (int)cpid, pat.quiet_ms / 1000, out);
+                    who, (int)cpid, pat.quiet_ms / 1000, out);
         return code;
     }
     int cst = wait_status(cpid);
     if (frc) {
-        opp_say("opprof run: the collector %s: %s holds what it wrote before",
+        opp_say("%s: the collector %s: %s holds what it wrote before", who,
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
     } else if (
         done[OPP_DONE_WRITE_ERRNO]) { /* the disk filled (or a size limit): say what the file holds */
         char what[200];
         opp_write_failure(what, sizeof what, (int)done[OPP_DONE_WRITE_ERRNO],
                           done[OPP_DONE_WRITTEN], done[OPP_DONE_EVENTS]);
-        opp_say("opprof run: writing %s failed%s", out, what);
+        opp_say("%s: writing %s failed%s", who, out, what);
         return code ? code : 1;
     } else if (!quiet && !rc) {
         show_report(out, limit);
@@ -489,11 +498,11 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, ", %llu dropped", (unsigned long long)done[OPP_DONE_DROPPED]);
         opp_say(")");
         if (done[OPP_DONE_DROPPED] && quiet) /* the report warns the same way */
-            opp_say("opprof run: records were dropped (buffers full): %s", OPP_DROP_ADVICE);
+            opp_say("%s: records were dropped (buffers full): %s", who, OPP_DROP_ADVICE);
         if (done[OPP_DONE_CUT])
-            opp_say("opprof run: %llu process%s still running %.1f s after %s "
+            opp_say("%s: %llu process%s still running %.1f s after %s "
                     "exited; the trace ends there for %s",
-                    (unsigned long long)done[OPP_DONE_CUT],
+                    who, (unsigned long long)done[OPP_DONE_CUT],
                     done[OPP_DONE_CUT] > 1 ? "es were" : " was", FINISH_LINGER_MS / 1000.0, cmd[0],
                     done[OPP_DONE_CUT] > 1 ? "them" : "it");
     }

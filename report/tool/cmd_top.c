@@ -422,8 +422,7 @@ int cmd_top(int argc, char **argv)
                  "p pause, q quit); else, or with --once or --count, a table an interval.\n"
                  "\n",
         .col = 21,
-        .in_order = 1,
-        .options = options,
+        .options = options, /* options after TRACE too; CMD's own follow "--" */
     };
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
     if (parsed)
@@ -436,12 +435,20 @@ int cmd_top(int argc, char **argv)
     const char *trace = NULL;
     if (sock)
         attach = 1;
-    if (ncmd && !attach && first > 0 && !strcmp(argv[first - 1], "--")) {
+    int is_cmd = ncmd && !strcmp(argv[first - 1], "--");
+    if (attach && ncmd) {
+        opp_say(PREFIX "%s and %s exclude each other (see 'opprof top --help')",
+                sock ? "--socket" : "--attach", is_cmd ? "-- CMD" : "a trace");
+        return 2;
+    } else if (is_cmd) {
         /* CMD */
-    } else if (ncmd == 1 && !attach) {
+    } else if (ncmd == 1) {
         trace = argv[first];
         ncmd = 0;
-    } else if (ncmd || !attach) {
+    } else if (ncmd) {
+        opp_say(PREFIX "one trace at a time, or -- CMD (see 'opprof top --help')");
+        return 2;
+    } else if (!attach) {
         opp_say(PREFIX "say what to watch: -- CMD, --attach or a trace being written (see "
                        "'opprof top --help')");
         return 2;

@@ -346,6 +346,27 @@ START_TEST(bad_input_is_one_line)
     snprintf(want, sizeof want,
              "opprof top: cannot reach the collector at %s: No such file or directory\n", nosock);
     refused(a5, 1, want);
+    /* options after the trace, as other commands take them */
+    char *a6[] = {op, "top", missing, "--once", NULL};
+    snprintf(want, sizeof want, "opprof top: cannot read %s: No such file or directory\n", missing);
+    refused(a6, 1, want);
+    char *a7[] = {op, "top", "--attach", "--", "true", NULL};
+    refused(a7, 2,
+            "opprof top: --attach and -- CMD exclude each other (see 'opprof top --help')\n");
+    char *a8[] = {op, "top", "--socket", nosock, missing, NULL};
+    refused(a8, 2,
+            "opprof top: --socket and a trace exclude each other (see 'opprof top --help')\n");
+    char *a9[] = {op, "top", missing, missing, NULL};
+    refused(a9, 2, "opprof top: one trace at a time, or -- CMD (see 'opprof top --help')\n");
+    /* what the run under it says, said as top's */
+    char *a10[] = {op, "top", "--once", "--", "/nonexistent", NULL};
+    refused(a10, 127, "opprof top: cannot run /nonexistent: No such file or directory\n");
+    char *e = tu_path(dir, "err"), *bad[] = {"OPPROF_SCHEDULE=bad", NULL};
+    char *a11[] = {op, "top", "--once", "--", "true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(a11, bad, NULL, e)), 2);
+    char *err = tu_slurp(e);
+    ck_assert_str_eq(err, "opprof top: OPPROF_SCHEDULE 'bad': wants key=value pairs\n");
+    free(err), free(e);
     free(missing), free(nosock);
 }
 END_TEST
