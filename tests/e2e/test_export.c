@@ -553,6 +553,51 @@ START_TEST(windows_named_apart)
 }
 END_TEST
 
+/* --window K --rank N into a directory: the file is named after rank N's
+ * process (host, pid and its clock), so that each rank of one trace (one
+ * host, as torchrun starts them) has a file of its own. Ranks 0 and 1,
+ * pids 100 and 200, each a ProfilerStep#1 at [1000, 2000] ns of its own
+ * clock, started at realtime 5 s and 6 s. */
+START_TEST(ranks_named_apart)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    for (uint32_t p = 1; p <= 2; p++) {
+        tb_process(&b, .proc = p, .pid = 100 * p, .real = 4000000000ull + 1000000000ull * p,
+                   .exe = "train");
+        tb_funcs(&b, {OPP_OP_TORCH, 0, "torch", "torch_op"});
+        tb_info(&b, "RANK", p == 1 ? "0" : "1", "host", "node");
+        tb_thread(&b, 100 * p, NULL);
+        tb_events(&b, TB_CALL(0, 1000, 2000, 0, 1, OPP_TORCH_SCOPE_FUNCTION, 0));
+        tb_string(&b, 1, "ProfilerStep#1");
+    }
+    tb_end(&b);
+    char *tb = tu_path(dir, "tb/"), *e = tu_path(dir, "err"), want[4400];
+    const char *names[] = {"node_100.5000001000.pt.trace.json",
+                           "node_200.6000001000.pt.trace.json"};
+    for (int r = 0; r < 2; r++) {
+        char *ex[] = {(char *)tu_tool("opprof"),
+                      "export",
+                      "chrome",
+                      trace,
+                      "--window",
+                      "1",
+                      "--rank",
+                      r ? "1" : "0",
+                      "-o",
+                      tb,
+                      NULL};
+        ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+        char *err = tu_slurp(e);
+        snprintf(want, sizeof want, "opprof export: window 1 -> %s%s\n", tb, names[r]);
+        ck_assert_str_eq(err, want);
+        free(err);
+    }
+    ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 2);
+    free(tb), free(e);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -567,6 +612,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, no_room_in_tmpdir_refused);
     tcase_add_test(tc, file_size_limit_said);
     tcase_add_test(tc, windows_named_apart);
+    tcase_add_test(tc, ranks_named_apart);
     suite_add_tcase(s, tc);
     TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
     tcase_set_tags(peak, "peak");
