@@ -8,7 +8,7 @@
  * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,24 +41,13 @@ static int opt_format(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int parse_num(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(d))
-        return -1;
-    *out = d;
-    return 0;
-}
-
 /* --pid, --rank */
 static int opt_id(const struct opp_option *o, const char *arg)
 {
     struct opp_agg_opts *agg = o->value;
     double v;
     int pid = !strcmp(o->long_name, "pid");
-    if (parse_num(arg, &v) || v != floor(v) || v < 0 || v > (pid ? UINT32_MAX : 1e15)) {
+    if (opp_option_number(arg, 0, pid ? UINT32_MAX : 1e15, 1, &v)) {
         opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
         return 2;
     }
@@ -92,7 +81,7 @@ static int opt_set(const struct opp_option *o, const char *arg)
                 name);
         return 2;
     }
-    if (parse_num(eq + 1, &v) || v < 0) {
+    if (opp_option_number(eq + 1, 0, DBL_MAX, 0, &v)) {
         opp_say(PREFIX "--set %s wants a number (0 or more), not '%s'", name, eq + 1);
         return 2;
     }

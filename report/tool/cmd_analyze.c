@@ -35,14 +35,12 @@ struct analyze_args {
 /* --workers, --top: a positive number. */
 static int opt_count(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    errno = 0;
-    long v = arg[0] >= '0' && arg[0] <= '9' ? strtol(arg, &end, 10) : 0;
-    if (errno || v < 1 || *end) {
+    double v;
+    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
         opp_say(PREFIX "--%s wants a positive number, not '%s'", o->long_name, arg);
         return 2;
     }
-    *(long *)o->value = v;
+    *(long *)o->value = (long)v;
     return 0;
 }
 

@@ -3,6 +3,7 @@
  * total or an operator slowed by more than a percentage. Exit codes: 0 ok,
  * 1 regression, 2 usage, 3 a trace cannot be read or the output written. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,17 +36,6 @@ struct diff_args {
     int floor_given;           /* --min-us or --min-calls */
     struct opp_diff_opts o;
 };
-
-static int parse_double(const char *s, double lo, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (errno || end == s || *end || !(d >= lo) || !isfinite(d))
-        return -1;
-    *out = d;
-    return 0;
-}
 
 static int opt_metric(const struct opp_option *o, const char *arg)
 {
@@ -85,7 +75,7 @@ static int opt_format(const struct opp_option *o, const char *arg)
 static int opt_limit(const struct opp_option *o, const char *arg)
 {
     double v;
-    if (parse_double(arg, 1, &v) || v != floor(v) || v > 1e15) {
+    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
         opp_say(PREFIX "--limit wants a positive number of rows, not '%s'", arg);
         return 2;
     }
@@ -106,7 +96,8 @@ static int opt_same(const struct opp_option *o, const char *arg)
     memcpy(buf, arg, len);
     buf[len] = 0;
     double us;
-    if (parse_double(buf, 0, &d->same_pct) || parse_double(comma + 1, 0, &us)) {
+    if (opp_option_number(buf, 0, DBL_MAX, 0, &d->same_pct) ||
+        opp_option_number(comma + 1, 0, DBL_MAX, 0, &us)) {
         opp_say(PREFIX "--same wants PCT,US (e.g. 1,1), not '%s'", arg);
         return 2;
     }
@@ -117,7 +108,7 @@ static int opt_same(const struct opp_option *o, const char *arg)
 
 static int opt_fail_above(const struct opp_option *o, const char *arg)
 {
-    if (parse_double(arg, 0, o->value)) {
+    if (opp_option_number(arg, 0, DBL_MAX, 0, o->value)) {
         opp_say(PREFIX "--fail-above wants a percentage (0 or more), not '%s'", arg);
         return 2;
     }
@@ -139,7 +130,7 @@ static int opt_min_us(const struct opp_option *o, const char *arg)
 {
     struct diff_args *da = o->value;
     double us;
-    if (parse_double(arg, 0, &us)) {
+    if (opp_option_number(arg, 0, DBL_MAX, 0, &us)) {
         opp_say(PREFIX "--min-us wants microseconds (0 or more), not '%s'", arg);
         return 2;
     }
@@ -152,7 +143,7 @@ static int opt_min_calls(const struct opp_option *o, const char *arg)
 {
     struct diff_args *da = o->value;
     double v;
-    if (parse_double(arg, 0, &v) || v != floor(v) || v > 1e15) {
+    if (opp_option_number(arg, 0, 1e15, 1, &v)) {
         opp_say(PREFIX "--min-calls wants a number of calls (0 or more), not '%s'", arg);
         return 2;
     }

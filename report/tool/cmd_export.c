@@ -498,30 +498,24 @@ static const struct export_format {
 /* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
 static int opt_number(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(arg, &end, 10);
-    if (errno || *end || !arg[0] || v < o->data || v > INT32_MAX) {
+    double v;
+    if (opp_option_number(arg, (double)o->data, INT32_MAX, 1, &v)) {
         opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
         return 2;
     }
-    *(long long *)o->value = v;
+    *(long long *)o->value = (long long)v;
     return 0;
 }
 
 /* --device N|cpu (torch's device "cpu"). */
 static int opt_device(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(arg, &end, 10);
-    if (!strcmp(arg, "cpu")) {
-        v = OPP_MEM_CPU;
-    } else if (errno || *end || !arg[0] || v < 0 || v > INT32_MAX) {
+    double v = OPP_MEM_CPU;
+    if (strcmp(arg, "cpu") && opp_option_number(arg, 0, INT32_MAX, 1, &v)) {
         opp_say(PREFIX "--device wants a number or cpu, not '%s'", arg);
         return 2;
     }
-    *(long long *)o->value = v;
+    *(long long *)o->value = (long long)v;
     return 0;
 }
 

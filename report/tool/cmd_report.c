@@ -26,20 +26,6 @@ static int opt_view(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-/* An unsigned decimal no larger than max; 0 or -1. */
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-    if (!s[0] || s[0] == '-' || s[0] == '+')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int opt_sort(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
@@ -53,8 +39,8 @@ static int opt_sort(const struct opp_option *o, const char *arg)
 
 static int opt_limit(const struct opp_option *o, const char *arg)
 {
-    unsigned long long v;
-    if (parse_uint(arg, SIZE_MAX, &v) || v == 0) {
+    double v;
+    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
         opp_say(PREFIX "--limit wants a positive number of rows, not '%s'", arg);
         return 2;
     }
@@ -83,8 +69,8 @@ static int opt_format(const struct opp_option *o, const char *arg)
 static int opt_id(const struct opp_option *o, const char *arg)
 {
     struct opp_agg_opts *agg = o->value;
-    unsigned long long v;
-    if (parse_uint(arg, UINT32_MAX, &v)) {
+    double v;
+    if (opp_option_number(arg, 0, UINT32_MAX, 1, &v)) {
         opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
         return 2;
     }
@@ -101,8 +87,8 @@ static int opt_id(const struct opp_option *o, const char *arg)
 static int opt_group_by_stack(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
-    unsigned long long v;
-    if (parse_uint(arg, OPP_STACK_MAX, &v) || v == 0) {
+    double v;
+    if (opp_option_number(arg, 1, OPP_STACK_MAX, 1, &v)) {
         opp_say(PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'", OPP_STACK_MAX, arg);
         return 2;
     }
@@ -114,10 +100,8 @@ static int opt_group_by_stack(const struct opp_option *o, const char *arg)
 static int opt_time(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
-    char *end;
-    errno = 0;
-    double d = strtod(arg, &end);
-    if (errno || end == arg || *end || !(d >= 0 && d < 1.8e13)) {
+    double d;
+    if (opp_option_number(arg, 0, 1.8e13, 0, &d)) {
         opp_say(PREFIX "--%s wants milliseconds (0 or more), not '%s'", o->long_name, arg);
         return 2;
     }
@@ -153,8 +137,8 @@ static int opt_match(const struct opp_option *o, const char *arg)
 
 static int opt_depth(const struct opp_option *o, const char *arg)
 {
-    unsigned long long v;
-    if (parse_uint(arg, UINT32_MAX, &v) || v == 0) {
+    double v;
+    if (opp_option_number(arg, 1, UINT32_MAX, 1, &v)) {
         opp_say(PREFIX "--depth wants a positive number of levels, not '%s'", arg);
         return 2;
     }
@@ -164,10 +148,8 @@ static int opt_depth(const struct opp_option *o, const char *arg)
 
 static int opt_min_share(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    errno = 0;
-    double d = strtod(arg, &end);
-    if (errno || end == arg || *end || !(d >= 0 && d <= 100)) {
+    double d;
+    if (opp_option_number(arg, 0, 100, 0, &d)) {
         opp_say(PREFIX "--min-share wants a percentage from 0 to 100, not '%s'", arg);
         return 2;
     }
@@ -190,8 +172,8 @@ static int opt_step(const struct opp_option *o, const char *arg)
 
 static int opt_window(const struct opp_option *o, const char *arg)
 {
-    unsigned long long v;
-    if (parse_uint(arg, 1000000, &v) || v == 0) {
+    double v;
+    if (opp_option_number(arg, 1, 1000000, 1, &v)) {
         opp_say(PREFIX "--window wants a window number from 1, not '%s'", arg);
         return 2;
     }

@@ -261,9 +261,8 @@ static int opt_mode(const struct opp_option *o, const char *arg)
 
 static int opt_limit(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    long v = strtol(arg, &end, 10);
-    if (!*arg || *end || v < 1) {
+    double v;
+    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
         opp_say("%s: --limit needs a positive number, not '%s'", who, arg);
         return 2;
     }

@@ -17,14 +17,12 @@
 
 static int opt_max_nodes(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(arg, &end, 10);
-    *(unsigned long *)o->value = v;
-    if (errno || !*arg || *end || !v || v > (1ul << 28)) {
+    double v;
+    if (opp_option_number(arg, 1, 1ul << 28, 1, &v)) {
         opp_say("opprof summarize: --max-nodes takes 1 to 268435456, not %s", arg);
         return 2;
     }
+    *(unsigned long *)o->value = (unsigned long)v;
     return 0;
 }
 

@@ -49,9 +49,8 @@ struct top {
 
 static int opt_interval(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    if (!*arg || *end || !(v >= 0.05 && v <= 3600)) {
+    double v;
+    if (opp_option_number(arg, 0.05, 3600, 0, &v)) {
         opp_say(PREFIX "--interval takes seconds from 0.05 to 3600, not '%s'", arg);
         return 2;
     }
@@ -61,13 +60,12 @@ static int opt_interval(const struct opp_option *o, const char *arg)
 
 static int opt_count(const struct opp_option *o, const char *arg)
 {
-    char *end;
-    long v = strtol(arg, &end, 10);
-    if (!*arg || *end || v < 1) {
+    double v;
+    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
         opp_say(PREFIX "--%s needs a positive number, not '%s'", o->long_name, arg);
         return 2;
     }
-    *(long *)o->value = v;
+    *(long *)o->value = (long)v;
     return 0;
 }
 

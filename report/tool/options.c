@@ -3,7 +3,10 @@
 #include "tool/options.h"
 #include "views/say.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -159,4 +162,22 @@ int opp_bad_option(const char *cmd, int c, char **argv)
     else
         opp_say("opprof %s: unknown option '%s' (see 'opprof %s --help')", cmd, arg, cmd);
     return 2;
+}
+
+int opp_option_number(const char *arg, double lo, double hi, int whole, double *out)
+{
+    /* strtod alone takes white space, a sign, hex, inf and nan */
+    if (!(*arg >= '0' && *arg <= '9') && !(*arg == '.' && arg[1] >= '0' && arg[1] <= '9'))
+        return -1;
+    for (const char *p = arg; *p; p++)
+        if (!strchr("0123456789.eE+-", *p) ||
+            ((*p == '+' || *p == '-') && p[-1] != 'e' && p[-1] != 'E'))
+            return -1;
+    char *end;
+    errno = 0;
+    double d = strtod(arg, &end);
+    if (errno || *end || !(d >= lo && d <= hi) || (whole && d != floor(d)))
+        return -1;
+    *out = d;
+    return 0;
 }

@@ -78,6 +78,12 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
 /* The help: c's usage, one entry per option not hidden, its epilogue. */
 void opp_options_usage(const struct opp_command *c, FILE *f);
 
+/* An option's number: arg written in decimal (digits, one '.', an
+ * exponent; no sign, no hex, no inf or nan), from lo to hi, whole when
+ * whole is set. 0 and *out, or -1 (the caller says why, as it names the
+ * option). Every command reads its numbers with it. */
+int opp_option_number(const char *arg, double lo, double hi, int whole, double *out);
+
 /* A help made at run time (from a list) as lines of at most width columns,
  * broken at spaces, into out (cap bytes, at least strlen(text) + 1). */
 void opp_help_wrap(char *out, size_t cap, const char *text, size_t width);
