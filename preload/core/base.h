@@ -1,12 +1,12 @@
 /* The core's first layer, which every other uses: messages to a person,
- * the clock, threads of our own, and the hot path's macros. It calls
- * nothing of the core. The layers, each header including the one below:
- * base.h, publish.h (this thread's ring), resolve.h (the real functions),
- * conn.h (the connection), intern.h (ids the collector learns once),
- * thread.h (attaching a thread, entering a call), capture.h (windows,
- * steps), internal.h (the agent, and all a feature may use). A file calls
- * only into its own layer's header and those below
- * (scripts/check-layers.sh). */
+ * the clock, threads of our own, the features' stacks grown, and the hot
+ * path's macros. It calls nothing of the core. The layers, each header
+ * including the one below: base.h, publish.h (this thread's ring),
+ * resolve.h (the real functions), conn.h (the connection), intern.h (ids
+ * the collector learns once), thread.h (attaching a thread, entering a
+ * call), capture.h (windows, steps), internal.h (the agent, and all a
+ * feature may use). A file calls only into its own layer's header and
+ * those below (scripts/check-layers.sh). */
 #ifndef OPP_CORE_BASE_H
 #define OPP_CORE_BASE_H
 
@@ -43,6 +43,19 @@ OPP_HOT uint64_t opp_now(void)
 {
     return OPP_LIKELY(opp_use_tsc) ? __rdtsc() : opp_mono_ns();
 }
+
+/* A feature's per-thread stack of open ranges (torch's ops, NVTX's
+ * push/pop ranges) keeps its first entries in the thread's state and grows
+ * on the heap past them, doubling, up to OPP_STACK_DEPTH_MAX entries (a
+ * ring slot holds a call's depth in 16 bits, shared by every feature and
+ * library). opp_stack_grow: the cap entries of s (of size bytes each) in a
+ * new allocation for twice as many, s freed unless it is inline_mem; NULL
+ * when there is no room (the maximum, or no memory), said once per *said:
+ * "opprof: " what cap " on a thread are not recorded...". errno kept.
+ * (grow.c) */
+#define OPP_STACK_DEPTH_MAX (1u << 14)
+void *opp_stack_grow(void *s, uint32_t cap, const void *inline_mem, size_t size, int *said,
+                     const char *what);
 
 /* A detached thread of ours with every signal blocked (the program's
  * handlers never run on it). 0 or an errno. (spawn.c) */

@@ -26,7 +26,7 @@
 #include "torch/torch.h"
 
 #define NARGS OPP_MAX_ARGS
-#define STACK_MAX 128u /* ops open per thread that are recorded; deeper ones are counted */
+#define STACK_INLINE 128u /* ops open per thread held in its state; deeper ones on the heap */
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
 #define NAMECACHE 1024u /* op names' string ids per thread, direct-mapped by address */
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
@@ -60,8 +60,10 @@ struct name_id {
  * without torch pays 8 bytes of TLS): the open ops, the string ids of the
  * op names it saw and of the Python frames seen (OPPROF_STACKS). */
 struct tstate {
-    uint32_t depth; /* entries of s in use; above STACK_MAX, uncounted deep ones */
-    struct open_op s[STACK_MAX];
+    uint32_t depth;    /* entries of s in use; above cap, deeper ones not recorded */
+    uint32_t cap;      /* entries s holds: 0 before the thread's first op */
+    struct open_op *s; /* in, or on the heap once deeper (grown in push) */
+    struct open_op in[STACK_INLINE];
     struct name_id names[NAMECACHE];
     struct {
         const void *code, *file, *func;
@@ -83,8 +85,11 @@ int opp_torch_lean;       /* OPPROF_TORCH=lean */
 /* At the thread's exit (a later op of its own makes a new one). */
 static void tstate_free(void *p)
 {
+    struct tstate *t = p;
     torch_thread = NULL;
-    free(p);
+    if (t->s != t->in)
+        free(t->s);
+    free(t);
 }
 
 static struct tstate *mine(void)
@@ -125,10 +130,31 @@ static uint8_t step_kind(int module, const char *name)
             return OPP_STEP_TORCH_NONE;
         kind = OPP_STEP_TORCH_FORWARD;
     }
-    for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+    for (uint32_t i = 0; i < torch_thread->depth && i < torch_thread->cap; i++)
         if (!torch_thread->s[i].ended && torch_thread->s[i].step == kind)
             return OPP_STEP_TORCH_NONE;
     return kind;
+}
+
+/* Room for one more open op, the thread at the depth its stack holds:
+ * the stack first set to its inline entries, then grown on the heap. */
+static __attribute__((noinline, cold)) int stack_room(struct tstate *t)
+{
+    static int said;
+    if (t->depth > t->cap) /* deeper than a stack that could not grow */
+        return 0;
+    if (!t->cap) {
+        t->s = t->in;
+        t->cap = STACK_INLINE;
+        return 1;
+    }
+    struct open_op *s = opp_stack_grow(t->s, t->cap, t->in, sizeof *s, &said,
+                                       "torch operators nested deeper than ");
+    if (!s)
+        return 0;
+    t->s = s;
+    t->cap *= 2;
+    return 1;
 }
 
 /* Fill an op's columns and open it on this thread (its begin taken last,
@@ -137,12 +163,8 @@ static uint8_t step_kind(int module, const char *name)
 OPP_HOT uint32_t push(const void *key, uint32_t name, unsigned scope, const uint64_t *in,
                       unsigned n, unsigned ninputs, uint8_t step)
 {
-    if (torch_thread->depth >= STACK_MAX) {
-        struct opp_ring_hdr *r = opp_tls.ring; /* counted with the thread's dropped records */
-        if (r)
-            opp_ring_drop(r);
-        return torch_thread->depth++; /* popped by its leave */
-    }
+    if (OPP_UNLIKELY(torch_thread->depth >= torch_thread->cap) && !stack_room(torch_thread))
+        return torch_thread->depth++; /* not recorded (said once); popped by its leave */
     struct open_op *o = &torch_thread->s[torch_thread->depth];
     o->key = key;
     o->step = step;
@@ -247,11 +269,11 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
     push(key, name ? name_id(name) : 0, scope, in, n, ninputs, step);
 }
 
-/* An end with the thread deeper than its stack: one of the uncounted deep
- * ones ends (1), as ends come innermost first. */
+/* An end with the thread deeper than its stack could grow: one of the
+ * ops not recorded ends (1), as ends come innermost first. */
 static int pop_uncounted(void)
 {
-    if (torch_thread->depth <= STACK_MAX)
+    if (torch_thread->depth <= torch_thread->cap)
         return 0;
     torch_thread->depth--;
     return 1;
@@ -465,7 +487,7 @@ static void module_leave(uint32_t idx)
     if (opp_tls.state == OPP_T_OFF || !torch_thread || idx == UINT32_MAX)
         return;
     while (torch_thread->depth > idx) {
-        if (torch_thread->depth > STACK_MAX)
+        if (torch_thread->depth > torch_thread->cap)
             torch_thread->depth--;
         else
             close_top();
@@ -482,7 +504,7 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
     if (opp_tls.state == OPP_T_OFF || !mine())
         return;
     if (!always_call)
-        for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+        for (uint32_t i = 0; i < torch_thread->depth && i < torch_thread->cap; i++)
             if (torch_thread->s[i].key == mod && !torch_thread->s[i].ended &&
                 is_module(&torch_thread->s[i])) {
                 module_leave(i);
@@ -524,7 +546,7 @@ static void torch_forked(void)
 {
     if (!torch_thread)
         return;
-    for (uint32_t i = 0; i < torch_thread->depth && i < STACK_MAX; i++)
+    for (uint32_t i = 0; i < torch_thread->depth && i < torch_thread->cap; i++)
         torch_thread->s[i].recorded = 0;
     memset(torch_thread->names, 0, sizeof torch_thread->names);
     memset(torch_thread->py, 0, sizeof torch_thread->py);

@@ -1070,6 +1070,62 @@ START_TEST(torch_python_edges)
 }
 END_TEST
 
+/* Operators nested deeper than a thread's stack held at first (128): 300
+ * record_function labels, each inside the one before, all recorded, and
+ * the add at the bottom inside the innermost; nothing dropped, nothing
+ * said but where the trace went. */
+START_TEST(torch_deep_nesting)
+{
+    if (!have_torch("torch_deep_nesting"))
+        return;
+    char *trace = tu_path(dir, "t.trace"), *err = tu_path(dir, "err");
+    char *code = "import torch\n"
+                 "from torch.autograd.profiler import record_function\n"
+                 "x = torch.ones(2)\n"
+                 "def f(n):\n"
+                 "    if n == 0:\n"
+                 "        return x + 1\n"
+                 "    with record_function('lvl'):\n"
+                 "        return f(n - 1)\n"
+                 "assert f(300).tolist() == [2.0, 2.0]\n";
+    profiled(trace, NULL, NULL, err, "-c", code, NULL);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    char *said = tu_slurp(err), want[4200];
+    snprintf(want, sizeof want, "opprof: trace written to %s (%llu events)\n", trace,
+             (unsigned long long)m->events);
+    ck_assert_str_eq(said, want);
+    free(said);
+    ck_assert_uint_eq(tu_count(m, "lvl", -1, 0, 0), 300);
+    ck_assert_uint_eq(tu_count(m, "aten::add", -1, 0, 0), 1);
+    /* one label at each depth 0..299, each the child of the one above */
+    unsigned char at[300] = {0};
+    for (size_t k = 0; k < m->nthreads; k++) {
+        const struct opp_thread *t = &m->threads[k];
+        for (size_t i = 0; i < t->nevents; i++) {
+            const struct opp_event *e = &t->events[i];
+            const char *name = opp_model_str(m, e->name);
+            if (!strcmp(name, "lvl")) {
+                ck_assert_uint_lt(e->depth, 300);
+                at[e->depth]++;
+                ck_assert_uint_eq(e->parent == OPP_NO_PARENT, e->depth == 0);
+                if (e->depth)
+                    ck_assert_str_eq(opp_model_str(m, t->events[e->parent].name), "lvl");
+            } else if (!strcmp(name, "aten::add")) {
+                ck_assert_uint_eq(e->depth, 300);
+                ck_assert_str_eq(opp_model_str(m, t->events[e->parent].name), "lvl");
+            }
+        }
+    }
+    for (unsigned d = 0; d < 300; d++)
+        ck_assert_msg(at[d] == 1, "%u labels at depth %u", at[d], d);
+    opp_model_free(m);
+    free(err);
+    free(trace);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -1091,6 +1147,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);
     tcase_add_test(tc, torch_ctl_stop_start);
     tcase_add_test(tc, torch_python_edges);
+    tcase_add_test(tc, torch_deep_nesting);
     suite_add_tcase(s, tc);
     return s;
 }
