@@ -23,7 +23,7 @@
 #include "gpu.h"
 
 #define NARGS OPP_COL_NVTX_COLS
-#define STACK_MAX 64u      /* push/pop ranges recorded per thread; deeper ones are counted */
+#define STACK_INLINE 64u   /* push/pop ranges open per thread in its TLS; deeper ones on the heap */
 #define OPEN_MAX (1u << 12) /* start/end ranges in flight in the process */
 #define WBUF 1024           /* bytes of UTF-8 kept of a wide-char string */
 
@@ -40,8 +40,10 @@ struct pushed {
 
 static __thread struct {
     uint32_t depth;    /* entries in s */
-    uint32_t overflow; /* pushes beyond STACK_MAX not yet popped */
-    struct pushed s[STACK_MAX];
+    uint32_t cap;      /* entries s holds: 0 before the thread's first push */
+    uint32_t overflow; /* pushes beyond a stack that could not grow, not yet popped */
+    struct pushed *s;  /* in, or on the heap while the thread is deeper */
+    struct pushed in[STACK_INLINE];
 } nvtx_stack __attribute__((tls_model("initial-exec")));
 
 /* ---- start/end ranges: any thread may end them ---- */
@@ -187,11 +189,41 @@ static void args_attr(uint64_t *a, uint32_t domain, const nvtxEventAttributes_t 
 
 /* ---- push/pop ---- */
 
+/* Room for one more range, the thread at the depth its stack holds: the
+ * stack first set to its inline entries, then grown on the heap. */
+static __attribute__((noinline, cold)) int stack_room(void)
+{
+    static int said;
+    if (nvtx_stack.overflow) /* deeper than a stack that could not grow */
+        return 0;
+    if (!nvtx_stack.cap) {
+        nvtx_stack.s = nvtx_stack.in;
+        nvtx_stack.cap = STACK_INLINE;
+        return 1;
+    }
+    struct pushed *s = opp_stack_grow(nvtx_stack.s, nvtx_stack.cap, nvtx_stack.in, sizeof *s, &said,
+                                      "NVTX ranges nested deeper than ");
+    if (!s)
+        return 0;
+    nvtx_stack.s = s;
+    nvtx_stack.cap *= 2;
+    return 1;
+}
+
+/* Back to the inline entries once the thread's ranges are all popped (a
+ * thread's TLS has no destructor to free the heap's). */
+static __attribute__((noinline, cold)) void stack_shrink(void)
+{
+    free(nvtx_stack.s);
+    nvtx_stack.s = nvtx_stack.in;
+    nvtx_stack.cap = STACK_INLINE;
+}
+
 /* a: NULL when the thread does not record. Returns the new range's level. */
 static int push(const uint64_t *a, uint32_t domain)
 {
     uint32_t d = nvtx_stack.depth;
-    if (d >= STACK_MAX) {
+    if (OPP_UNLIKELY(d >= nvtx_stack.cap) && !stack_room()) {
         nvtx_stack.overflow++;
         return (int)(d + nvtx_stack.overflow - 1);
     }
@@ -251,6 +283,8 @@ static int pop(uint32_t domain)
         }
         nvtx_stack.depth = d;
     }
+    if (OPP_UNLIKELY(nvtx_stack.cap > STACK_INLINE) && !nvtx_stack.depth)
+        stack_shrink();
     return level;
 }
 

@@ -18,7 +18,7 @@
 #include "oracle/loaded.h"
 
 #define APP "tests/nvtx/nvtx_app"
-#define APP_EVENTS 114u /* main 10, workers 3 x 12, ender 1, deep 64 + 3 */
+#define APP_EVENTS 250u /* main 10, workers 3 x 12, ender 1, deep 200 + 3 */
 
 static char *dir;
 static void setup(void) { dir = tu_tmpdir(); }
@@ -211,21 +211,27 @@ START_TEST(ranges_exact)
     ck_assert_uint_le(cross->end_ns, mainr->end_ns);
     ck_assert_uint_eq(count(m, t, "cross-thread"), 0);
 
-    /* 100 nested pushes: the first 64 recorded, each inside the one before;
-     * then two domains' ranges ending out of order (a partial overlap, not
-     * nested), after which the thread's depth is back to 0. */
+    /* 200 nested pushes, past the 64 a thread's stack holds at first: all
+     * recorded, each inside the one before; then two domains' ranges ending
+     * out of order (a partial overlap, not nested), after which the
+     * thread's depth is back to 0. */
     const struct opp_thread *td = thread(m, "nvtx-deep");
-    ck_assert_uint_eq(td->nevents, 67);
-    ck_assert_uint_eq(count(m, td, "deep"), 64);
+    ck_assert_uint_eq(td->nevents, 203);
+    ck_assert_uint_eq(count(m, td, "deep"), 200);
+    unsigned char at[200] = {0};
     for (size_t i = 0; i < td->nevents; i++) {
         const struct opp_event *e = &td->events[i];
         if (strcmp(ev_name(m, e), "deep"))
             continue;
+        ck_assert_uint_lt(e->depth, 200);
+        at[e->depth]++;
         if (e->depth == 0)
             ck_assert_uint_eq(e->parent, OPP_NO_PARENT);
         else
             ck_assert_uint_eq(td->events[e->parent].depth, e->depth - 1u);
     }
+    for (unsigned d = 0; d < 200; d++)
+        ck_assert_msg(at[d] == 1, "%u ranges at depth %u", at[d], d);
     const struct opp_event *ea = one(m, td, "A-default"), *eb = one(m, td, "mydomain:B-dom");
     ck_assert_uint_lt(ea->begin_ns, eb->begin_ns);
     ck_assert_uint_lt(ea->end_ns, eb->end_ns);

@@ -6,7 +6,7 @@
  *               "(unnamed range)" (a NULL message), a pop without push;
  *   nvtx-w0..2: 4 x "outer" { "inner", "inner" };
  *   nvtx-ender: "cross-thread", started by main, ended here;
- *   nvtx-deep:  100 nested "deep" (64 recorded), then "A-default" and
+ *   nvtx-deep:  200 nested "deep", then "A-default" and
  *               "mydomain:B-dom" overlapping, then "after".
  * The output is the same with or without a tool. `nvtx_app fork`: ranges
  * across fork(); `nvtx_app bench N` times N push/pop pairs. */
@@ -76,9 +76,9 @@ static void *deep(void *arg)
 {
     nvtxNameOsThreadA(tid(), "nvtx-deep");
     nvtxDomainHandle_t d = nvtxDomainCreateA("mydomain");
-    for (int i = 0; i < 100; i++)
+    for (int i = 0; i < 200; i++)
         nvtxRangePushA("deep");
-    for (int i = 0; i < 100; i++)
+    for (int i = 0; i < 200; i++)
         nvtxRangePop();
     /* Ranges of two domains ending out of order. */
     nvtxRangePushA("A-default");
