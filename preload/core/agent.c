@@ -21,6 +21,28 @@ static uint32_t env_u32(const char *name, uint32_t dflt)
     return *end || x > UINT32_MAX ? dflt : (uint32_t)x;
 }
 
+/* OPPROF_BUFFER: ring slots per thread, a power of two in the ring's
+ * bounds; anything else is said and the default taken. */
+static uint32_t ring_slots(void)
+{
+    _Static_assert(OPP_RING_MIN_RECS == 1024 && OPP_RING_MAX_RECS == 16777216,
+                   "OPPROF_BUFFER's message names the bounds");
+    const char *v = getenv("OPPROF_BUFFER");
+    if (!v || !*v)
+        return OPP_RING_DEFAULT_RECS;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || errno || *end || x < OPP_RING_MIN_RECS || x > OPP_RING_MAX_RECS ||
+        (x & (x - 1))) {
+        opp_agent_say("OPPROF_BUFFER must be a power of two from 1024 to 16777216 (slots per "
+                      "thread), ignored: ",
+                      v, "");
+        return OPP_RING_DEFAULT_RECS;
+    }
+    return (uint32_t)x;
+}
+
 struct load_order {
     uintptr_t self; /* an address inside this library */
     int at, self_at, libc_at;
@@ -111,7 +133,7 @@ __attribute__((constructor)) static void opp_init(void)
         goto out;
     opp_resolve_init();
     int clock = opp_clock_init(getenv("OPPROF_CLOCK"));
-    uint32_t cap = env_u32("OPPROF_BUFFER", OPP_RING_DEFAULT_RECS);
+    uint32_t cap = ring_slots();
     int paused = env_u32("OPPROF_PAUSED", 0) == 1;
     const char *drop = getenv("OPPROF_DROP");
     if (drop && *drop && strcmp(drop, "drop") && strcmp(drop, "block"))

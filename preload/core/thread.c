@@ -45,11 +45,7 @@ static void thread_gone(void *ring)
 int opp_thread_init(uint32_t cap, int paused)
 {
     threads.paused = paused;
-    if (cap < OPP_RING_MIN_RECS)
-        cap = OPP_RING_MIN_RECS;
-    if (cap > OPP_RING_MAX_RECS)
-        cap = OPP_RING_MAX_RECS;
-    threads.cap = 1u << (31 - __builtin_clz(cap)); /* round down to a power of two */
+    threads.cap = cap;
     /* A ring is a file: sizing it past the file size limit (ulimit -f)
      * would raise SIGXFSZ and kill the program. */
     uint64_t limit = file_size_limit();

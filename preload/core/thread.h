@@ -12,10 +12,10 @@
 
 #include "core/intern.h"
 
-/* From the constructor, with the settings: ring slots (OPPROF_BUFFER,
- * clamped and sized under the file size limit) and whether new rings
- * start paused (OPPROF_PAUSED=1). 0, or -1 when profiling cannot go on
- * (said). */
+/* From the constructor, with the settings: ring slots (OPPROF_BUFFER, a
+ * power of two in the ring's bounds, made smaller here to fit under the
+ * file size limit) and whether new rings start paused (OPPROF_PAUSED=1).
+ * 0, or -1 when profiling cannot go on (said). */
 int opp_thread_init(uint32_t slots, int paused);
 /* This thread's ring, made and sent to the collector now; NULL when this
  * thread does not record (off, attaching already, or profiling off). */

@@ -1163,6 +1163,49 @@ START_TEST(truncated_trace_report)
 }
 END_TEST
 
+/* A setting the agent cannot take: one line saying what it must be, the
+ * default taken, every call recorded; a good value says nothing. */
+static const struct {
+    const char *set, *said;
+} settings[] = {
+    {"OPPROF_BUFFER=abc", "OPPROF_BUFFER must be a power of two from 1024 to 16777216 (slots per "
+                          "thread), ignored: abc"},
+    {"OPPROF_BUFFER=3", "OPPROF_BUFFER must be a power of two from 1024 to 16777216 (slots per "
+                        "thread), ignored: 3"},
+    {"OPPROF_BUFFER=99999999999", "OPPROF_BUFFER must be a power of two from 1024 to 16777216 "
+                                  "(slots per thread), ignored: 99999999999"},
+    {"OPPROF_BUFFER=3000", "OPPROF_BUFFER must be a power of two from 1024 to 16777216 (slots "
+                           "per thread), ignored: 3000"},
+    {"OPPROF_BUFFER=-1024", "OPPROF_BUFFER must be a power of two from 1024 to 16777216 (slots "
+                            "per thread), ignored: -1024"},
+    {"OPPROF_CLOCK=x", "OPPROF_CLOCK must be monotonic (unset: the TSC), ignored: x"},
+    {"OPPROF_BUFFER=1024", NULL},
+    {"OPPROF_BUFFER=16777216", NULL},
+    {"OPPROF_CLOCK=monotonic", NULL},
+};
+
+START_TEST(bad_setting_one_line)
+{
+    char *err = tu_path(dir, "err"), *prog = (char *)tu_build("tests/progs/scenarios");
+    char *run[] = {
+        (char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", prog, "loop", "1000", NULL};
+    char *env[] = {(char *)settings[_i].set, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, env, NULL, err)), 0);
+    char want[600];
+    snprintf(want, sizeof want, "%s%s%sopprof: trace written to %s (1000 events)\n",
+             settings[_i].said ? "opprof: " : "", settings[_i].said ? settings[_i].said : "",
+             settings[_i].said ? "\n" : "", trace);
+    char *e = tu_slurp(err);
+    ck_assert_str_eq(e, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000);
+    opp_model_free(m);
+    free(e), free(err);
+}
+END_TEST
+
 Suite *suite_robust(void)
 {
     Suite *s = suite_create("robust");
@@ -1170,6 +1213,7 @@ Suite *suite_robust(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, rewinding_ring_keeps_every_call);
+    tcase_add_loop_test(tc, bad_setting_one_line, 0, sizeof settings / sizeof *settings);
     tcase_add_test(tc, collector_killed_mid_run);
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, collector_backlog_full);
