@@ -1126,6 +1126,43 @@ START_TEST(torch_deep_nesting)
 }
 END_TEST
 
+/* Deeper than a thread's stack grows (16384 ops): the ops below it are
+ * not recorded, said once in one line; no record is counted as dropped. */
+START_TEST(torch_nesting_limit)
+{
+    if (!have_torch("torch_nesting_limit"))
+        return;
+    char *trace = tu_path(dir, "t.trace"), *err = tu_path(dir, "err");
+    char *code = "import sys, torch\n"
+                 "from torch.autograd.profiler import record_function\n"
+                 "sys.setrecursionlimit(100000)\n"
+                 "x = torch.ones(2)\n"
+                 "def f(n):\n"
+                 "    if n == 0:\n"
+                 "        return x + 1\n"
+                 "    with record_function('lvl'):\n"
+                 "        return f(n - 1)\n"
+                 "for _ in range(2):\n"
+                 "    assert f(16400).tolist() == [2.0, 2.0]\n";
+    profiled(trace, NULL, NULL, err, "-c", code, NULL);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(tu_count(m, "lvl", -1, 0, 0), 2 * 16384);
+    ck_assert_uint_eq(tu_count(m, "aten::add", -1, 0, 0), 0);
+    char *said = tu_slurp(err), want[4300];
+    snprintf(want, sizeof want,
+             "opprof: torch operators nested deeper than 16384 on a thread are not recorded\n"
+             "opprof: trace written to %s (%llu events)\n",
+             trace, (unsigned long long)m->events);
+    ck_assert_str_eq(said, want);
+    free(said);
+    opp_model_free(m);
+    free(err);
+    free(trace);
+}
+END_TEST
+
 Suite *suite_torch(void)
 {
     Suite *s = suite_create("torch");
@@ -1148,6 +1185,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_ctl_stop_start);
     tcase_add_test(tc, torch_python_edges);
     tcase_add_test(tc, torch_deep_nesting);
+    tcase_add_test(tc, torch_nesting_limit);
     suite_add_tcase(s, tc);
     return s;
 }
