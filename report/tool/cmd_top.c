@@ -422,30 +422,34 @@ int cmd_top(int argc, char **argv)
         .col = 21,
         .options = options, /* options after TRACE too; CMD's own follow "--" */
     };
-    int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
+    /* CMD is what follows the first "--": the options are read before it
+     * only (getopt would move a TRACE before it to after it) */
+    int dd = 1;
+    while (dd < argc && strcmp(argv[dd], "--"))
+        dd++;
+    int first, parsed = opp_options_parse(&cmd, dd, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
     t.group = by_layer ? OPP_TOP_BY_LAYER : by_lib ? OPP_TOP_BY_LIB : OPP_TOP_BY_NAME;
     t.limit = (size_t)limit;
     if (once)
         count = 1;
-    int ncmd = argc - first;
+    int ntraces = dd - first, is_cmd = dd < argc;
+    int ncmd = is_cmd ? argc - dd - 1 : 0;
     const char *trace = NULL;
     if (sock)
         attach = 1;
-    int is_cmd = ncmd && !strcmp(argv[first - 1], "--");
-    if (attach && ncmd) {
+    if (attach && (is_cmd || ntraces)) {
         opp_say(PREFIX "%s and %s exclude each other (see 'opprof top --help')",
                 sock ? "--socket" : "--attach", is_cmd ? "-- CMD" : "a trace");
         return 2;
-    } else if (is_cmd) {
-        /* CMD */
-    } else if (ncmd == 1) {
-        trace = argv[first];
-        ncmd = 0;
-    } else if (ncmd) {
+    } else if (ntraces > 1 || (ntraces && is_cmd)) {
         opp_say(PREFIX "one trace at a time, or -- CMD (see 'opprof top --help')");
         return 2;
+    } else if (ncmd) {
+        first = dd + 1; /* CMD */
+    } else if (ntraces) {
+        trace = argv[first];
     } else if (!attach) {
         opp_say(PREFIX "say what to watch: -- CMD, --attach or a trace being written (see "
                        "'opprof top --help')");

@@ -358,6 +358,14 @@ START_TEST(bad_input_is_one_line)
             "opprof top: --socket and a trace exclude each other (see 'opprof top --help')\n");
     char *a9[] = {op, "top", missing, missing, NULL};
     refused(a9, 2, "opprof top: one trace at a time, or -- CMD (see 'opprof top --help')\n");
+    /* a trace and -- CMD: not the trace run as CMD (getopt moves "--"
+     * before what it skipped) */
+    char *a9b[] = {op, "top", missing, "--", "true", NULL};
+    refused(a9b, 2, "opprof top: one trace at a time, or -- CMD (see 'opprof top --help')\n");
+    char *a9c[] = {op, "top", "--once", "--", NULL};
+    refused(a9c, 2,
+            "opprof top: say what to watch: -- CMD, --attach or a trace being written (see "
+            "'opprof top --help')\n");
     /* what the run under it says, said as top's */
     char *a10[] = {op, "top", "--once", "--", "/nonexistent", NULL};
     refused(a10, 127, "opprof top: cannot run /nonexistent: No such file or directory\n");
