@@ -356,8 +356,10 @@ static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pas
     }
     if (q->tree) {
         int rc = opp_tpaths_subtree(e, x->nkids ? kids : NULL, x->nkids, x->folded);
-        for (uint32_t k = 0; k < x->nkids; k++)
+        for (uint32_t k = 0; k < x->nkids; k++) {
             opp_tpaths_free(kids[k].pt);
+            kids[k].pt = NULL; /* a later failure leaves them on the stack */
+        }
         if (rc) {
             t->n -= x->nkids;
             return rc;
