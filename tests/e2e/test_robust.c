@@ -1179,6 +1179,9 @@ static const struct {
     {"OPPROF_BUFFER=-1024", "OPPROF_BUFFER must be a power of two from 1024 to 16777216 (slots "
                             "per thread), ignored: -1024"},
     {"OPPROF_CLOCK=x", "OPPROF_CLOCK must be monotonic (unset: the TSC), ignored: x"},
+    /* a value's control bytes escaped: the message stays one line */
+    {"OPPROF_CLOCK=x\nopprof: forged\x1b[2J", "OPPROF_CLOCK must be monotonic (unset: the TSC), "
+                                            "ignored: x\\x0aopprof: forged\\x1b[2J"},
     {"OPPROF_BUFFER=1024", NULL},
     {"OPPROF_BUFFER=16777216", NULL},
     {"OPPROF_CLOCK=monotonic", NULL},
