@@ -29,12 +29,18 @@ static int cannot_create(const char *path, int e, char *err, size_t errlen)
 }
 
 /* Takes path's lock, how (LOCK_EX: the writer's, held while it writes;
- * LOCK_SH: to see whether a writer holds it), never waiting: 0, or
- * -EBUSY when another writer holds it (err). */
+ * LOCK_SH: to see whether a writer holds it), never waiting: 0, -EBUSY
+ * when another writer holds it, or -errno when the file cannot be locked
+ * (err says which). */
 static int lock(int fd, int how, const char *path, char *err, size_t errlen)
 {
     if (flock(fd, how | LOCK_NB) == 0)
         return 0;
+    int e = errno;
+    if (e != EWOULDBLOCK) {
+        snprintf(err, errlen, "cannot lock %s: %s", path, strerror(e));
+        return -e;
+    }
     snprintf(err, errlen, "%s is being written by another collector", path);
     return -EBUSY;
 }
