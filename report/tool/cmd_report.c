@@ -105,7 +105,7 @@ static int opt_time(const struct opp_option *o, const char *arg)
         opp_say(PREFIX "--%s wants milliseconds (0 or more), not '%s'", o->long_name, arg);
         return 2;
     }
-    uint64_t ns = (uint64_t)llround(d * 1e6);
+    uint64_t ns = (uint64_t)(d * 1e6 + 0.5); /* below 2^64: d < 1.8e13 */
     if (!strcmp(o->long_name, "from")) {
         ra->from_given = 1;
         ra->agg.from_ns = ns;
