@@ -1,4 +1,5 @@
 /* `opprof`: one binary, subcommands dispatched from a table like perf's. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,16 +12,22 @@ static const struct cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *help;
+    int starts; /* it starts a program, which must find the signals as they were */
 } cmds[] = {
-    {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]"},
-    {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()"},
-    {"advise", cmd_advise, "what to try first, ranked by the time at stake: opprof advise TRACE"},
-    {"diff", cmd_diff, "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]"},
-    {"summarize", cmd_summarize, "add a trace's calls up by call path: opprof summarize TRACE -o OUT"},
-    {"top", cmd_top, "watch a run's operators as it goes: opprof top -- CMD [ARGS...]"},
-    {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status"},
-    {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json"},
-    {"analyze", cmd_analyze, "many traces (one per rank) on Dask: opprof analyze TRACE_OR_DIR..."},
+    {"run", cmd_run, "profile a program: opprof run [-o TRACE] -- CMD [ARGS...]", 1},
+    {"report", cmd_report, "summarise a trace like torch.profiler's key_averages().table()", 0},
+    {"advise", cmd_advise, "what to try first, ranked by the time at stake: opprof advise TRACE",
+     0},
+    {"diff", cmd_diff,
+     "compare two traces by operator: opprof diff A.trace B.trace [--fail-above PCT]", 0},
+    {"summarize", cmd_summarize,
+     "add a trace's calls up by call path: opprof summarize TRACE -o OUT", 0},
+    {"top", cmd_top, "watch a run's operators as it goes: opprof top -- CMD [ARGS...]", 1},
+    {"ctl", cmd_ctl, "start or stop recording in a running job: opprof ctl start|stop|status", 0},
+    {"export", cmd_export, "write a trace for other tools: opprof export chrome TRACE -o OUT.json",
+     0},
+    {"analyze", cmd_analyze, "many traces (one per rank) on Dask: opprof analyze TRACE_OR_DIR...",
+     1},
 };
 
 static void usage(FILE *f)
@@ -59,9 +66,17 @@ int main(int argc, char **argv)
         printf("opprof " OPPROF_VERSION " (trace format %u)\n", OPP_TRACE_VERSION);
         return finish(NULL, 0);
     }
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(name, cmds[i].name))
-            return finish(name, cmds[i].fn(argc - 1, argv + 1));
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        if (strcmp(name, cmds[i].name))
+            continue;
+        /* a write past the file size limit (ulimit -f), to -o OUT or a
+         * redirected stdout, fails with EFBIG and is said as any failed
+         * write, instead of SIGXFSZ killing the tool (a temporary file left
+         * behind) */
+        if (!cmds[i].starts)
+            signal(SIGXFSZ, SIG_IGN);
+        return finish(name, cmds[i].fn(argc - 1, argv + 1));
+    }
     if (name[0] == '-')
         opp_say("opprof: unknown option '%s' (see 'opprof --help')", name);
     else

@@ -175,10 +175,7 @@ static void on_fatal(int sig)
 
 /* tmp (NULL: none) is the file a fatal signal removes. The handlers are
  * set the first time, for the signals whose action is the default (one
- * the caller ignores, as nohup does SIGHUP, stays ignored); SIGXFSZ is
- * ignored then, so that a write past the file size limit (ulimit -f)
- * fails with EFBIG and is said as any failed write, instead of killing
- * the tool with the temporary file left behind. */
+ * the caller ignores, as nohup does SIGHUP, stays ignored). */
 static void guard(const char *tmp)
 {
     static int installed;
@@ -190,7 +187,6 @@ static void guard(const char *tmp)
     pending.set = 1;
     if (installed++)
         return;
-    signal(SIGXFSZ, SIG_IGN);
     const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction was, sa = {.sa_handler = on_fatal};

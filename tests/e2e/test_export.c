@@ -469,9 +469,9 @@ START_TEST(no_room_in_tmpdir_refused)
 }
 END_TEST
 
-/* Under a file size limit (ulimit -f) an output that outgrows it is a
- * failed write: one line, exit 1, OUT as it was and no temporary file
- * (SIGXFSZ killed the tool before, leaving both). */
+/* Under a file size limit (ulimit -f) an output that outgrows it, OUT or
+ * a redirected stdout, is a failed write: one line, exit 1, OUT as it was
+ * and no temporary file (SIGXFSZ killed the tool before, leaving both). */
 START_TEST(file_size_limit_said)
 {
     char *t = tu_path(dir, "mem.trace"), *o = tu_path(dir, "x.out"), *e = tu_path(dir, "x.err");
@@ -506,6 +506,13 @@ START_TEST(file_size_limit_said)
         ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
         free(old), free(msg);
     }
+    /* standard output redirected to a file: the same */
+    char *so[] = {"sh", "-c", "ulimit -f 1 && exec \"$@\" > \"$0\"", o, tool, "export", "chrome",
+                  t,    NULL};
+    ck_assert_int_eq(tu_code(tu_run(so, NULL, NULL, e)), 1);
+    char *msg = tu_slurp(e);
+    ck_assert_str_eq(msg, "opprof export: cannot write standard output: File too large\n");
+    free(msg);
     free(t), free(o), free(e);
 }
 END_TEST
