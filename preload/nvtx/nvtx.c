@@ -189,6 +189,24 @@ static void args_attr(uint64_t *a, uint32_t domain, const nvtxEventAttributes_t 
 
 /* ---- push/pop ---- */
 
+/* A thread that ends deeper than its inline entries: its heap stack
+ * freed (given to the key when it grew), the thread's ranges gone. */
+static pthread_key_t heap_key;
+static int have_heap_key;
+
+static void heap_free(void *p)
+{
+    free(p);
+    nvtx_stack.s = nvtx_stack.in;
+    nvtx_stack.cap = STACK_INLINE;
+    nvtx_stack.depth = nvtx_stack.overflow = 0;
+}
+
+static void heap_key_make(void)
+{
+    have_heap_key = pthread_key_create(&heap_key, heap_free) == 0;
+}
+
 /* Room for one more range, the thread at the depth its stack holds: the
  * stack first set to its inline entries, then grown on the heap. */
 static __attribute__((noinline, cold)) int stack_room(void)
@@ -205,15 +223,20 @@ static __attribute__((noinline, cold)) int stack_room(void)
                                       "NVTX ranges nested deeper than ");
     if (!s)
         return 0;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, heap_key_make);
+    if (have_heap_key)
+        pthread_setspecific(heap_key, s);
     nvtx_stack.s = s;
     nvtx_stack.cap *= 2;
     return 1;
 }
 
-/* Back to the inline entries once the thread's ranges are all popped (a
- * thread's TLS has no destructor to free the heap's). */
+/* Back to the inline entries once the thread's ranges are all popped. */
 static __attribute__((noinline, cold)) void stack_shrink(void)
 {
+    if (have_heap_key)
+        pthread_setspecific(heap_key, NULL);
     free(nvtx_stack.s);
     nvtx_stack.s = nvtx_stack.in;
     nvtx_stack.cap = STACK_INLINE;
