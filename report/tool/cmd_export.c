@@ -120,13 +120,18 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
     if (frames > 0 && !code) {
         snprintf(err, errlen, NO_CODE_STACKS);
         rc = -1;
+    } else if (cuda && !opp_model_has_gpu(m)) { /* not a file of zeros */
+        snprintf(err, errlen,
+                 "--metric self_cuda_time_total: the trace has no GPU work (kernels, copies, "
+                 "sets)");
+        rc = OPP_EXPORT_NOT_HELD;
     } else if (code && !(rc = opp_table_stream_codetree(st, &t, err, errlen))) {
         rc = export_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen) ? -1 : 0;
     } else if (!code && !(rc = opp_table_stream_calltree(st, &all, &ct, err, errlen))) {
         rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
     }
     opp_table_stream_free(st);
-    return rc ? -1 : 0;
+    return rc == OPP_EXPORT_NOT_HELD ? rc : rc ? -1 : 0;
 }
 
 /* frames: 0 operator call paths, 1 code frames, -1 code frames when the
@@ -481,19 +486,37 @@ static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t e
     return -1;
 }
 
+/* The options only some formats take. */
+enum takes { TAKES_METRIC = 1, TAKES_FRAMES = 2, TAKES_DEVICE = 4, TAKES_WINDOW = 8 };
+
 static const struct export_format {
     const char *name;
     int (*write)(const struct export_req *r, FILE *f, char *err, size_t errlen);
-    int windows;  /* takes --rank and --window */
-    int own_file; /* writes its own file at req->path, not through a FILE: needs -o */
+    unsigned takes; /* enum takes */
+    int own_file;   /* writes its own file at req->path, not through a FILE: needs -o */
 } formats[] = {
-    {"chrome", write_chrome, 1, 0},
-    {"stacks", write_stacks, 0, 0},
-    {"flamegraph", write_flamegraph, 0, 0},
-    {"memory", write_memory, 0, 0},
+    {"chrome", write_chrome, TAKES_WINDOW, 0},
+    {"stacks", write_stacks, TAKES_METRIC | TAKES_FRAMES, 0},
+    {"flamegraph", write_flamegraph, TAKES_METRIC | TAKES_FRAMES, 0},
+    {"memory", write_memory, TAKES_DEVICE, 0},
     {"html", write_html, 0, 0},
     {"sqlite", write_sqlite, 0, 1},
 };
+
+/* An option given that fmt does not take (given: its enum takes bit, 0
+ * when not given), said with the formats that do: 2; else 0. */
+static int option_fits(const struct export_format *fmt, unsigned given, const char *option)
+{
+    if (!given || (fmt->takes & given))
+        return 0;
+    char with[80] = "";
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+        if (formats[i].takes & given)
+            snprintf(with + strlen(with), sizeof with - strlen(with), "%s%s",
+                     with[0] ? " and " : "", formats[i].name);
+    opp_say(PREFIX "%s goes with %s, not %s", option, with, fmt->name);
+    return 2;
+}
 
 /* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
 static int opt_number(const struct opp_option *o, const char *arg)
@@ -553,7 +576,7 @@ static int opt_frames(const struct opp_option *o, const char *arg)
 int cmd_export(int argc, char **argv)
 {
     const char *out_path = NULL;
-    int cuda = 0, frames = -1;
+    int cuda = -1, frames = -1; /* -1: not given */
     long long device = OPP_MEM_FIRST, rank = -1, window = 0;
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('m', "metric", &cuda, "METRIC",
@@ -661,10 +684,13 @@ int cmd_export(int argc, char **argv)
         opp_say(PREFIX "unknown format '%s' (known: %s)", format, known);
         return 2;
     }
-    if ((rank >= 0 || window) && !fmt->windows) {
-        opp_say(PREFIX "--rank and --window go with chrome");
+    if (option_fits(fmt, cuda >= 0 ? TAKES_METRIC : 0, "--metric") ||
+        option_fits(fmt, frames >= 0 ? TAKES_FRAMES : 0, "--frames") ||
+        option_fits(fmt, device != OPP_MEM_FIRST ? TAKES_DEVICE : 0, "--device") ||
+        option_fits(fmt, window ? TAKES_WINDOW : 0, "--window") ||
+        option_fits(fmt, rank >= 0 ? TAKES_WINDOW : 0, "--rank"))
         return 2;
-    }
+    cuda = cuda > 0;
     if (out_path && !strcmp(out_path, "-"))
         out_path = NULL;
     if (fmt->own_file && !out_path) {
