@@ -11,16 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t env_u32(const char *name, uint32_t dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    unsigned long x = strtoul(v, &end, 10);
-    return *end || x > UINT32_MAX ? dflt : (uint32_t)x;
-}
-
 /* OPPROF_BUFFER: ring slots per thread, a power of two in the ring's
  * bounds; anything else is said and the default taken. */
 static uint32_t ring_slots(void)
@@ -134,7 +124,10 @@ __attribute__((constructor)) static void opp_init(void)
     opp_resolve_init();
     int clock = opp_clock_init(getenv("OPPROF_CLOCK"));
     uint32_t cap = ring_slots();
-    int paused = env_u32("OPPROF_PAUSED", 0) == 1;
+    const char *pv = getenv("OPPROF_PAUSED");
+    int paused = pv && !strcmp(pv, "1");
+    if (pv && *pv && !paused && strcmp(pv, "0"))
+        opp_agent_say("OPPROF_PAUSED is 1 or 0, not '", pv, "': recording from the start");
     const char *drop = getenv("OPPROF_DROP");
     if (drop && *drop && strcmp(drop, "drop") && strcmp(drop, "block"))
         opp_agent_say("OPPROF_DROP is drop or block, not '", drop,

@@ -1181,7 +1181,9 @@ static const struct {
     {"OPPROF_CLOCK=x", "OPPROF_CLOCK must be monotonic (unset: the TSC), ignored: x"},
     /* a value's control bytes escaped: the message stays one line */
     {"OPPROF_CLOCK=x\nopprof: forged\x1b[2J", "OPPROF_CLOCK must be monotonic (unset: the TSC), "
-                                            "ignored: x\\x0aopprof: forged\\x1b[2J"},
+                                              "ignored: x\\x0aopprof: forged\\x1b[2J"},
+    {"OPPROF_PAUSED=yes", "OPPROF_PAUSED is 1 or 0, not 'yes': recording from the start"},
+    {"OPPROF_PAUSED=0", NULL},
     {"OPPROF_BUFFER=1024", NULL},
     {"OPPROF_BUFFER=16777216", NULL},
     {"OPPROF_CLOCK=monotonic", NULL},
