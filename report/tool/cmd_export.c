@@ -96,6 +96,8 @@ static int write_frames(const struct opp_model *m, struct opp_codetree *t, int s
 }
 
 #define NO_CODE_STACKS "the trace has no code stacks (record with OPPROF_STACKS=N)"
+#define NO_GPU_WORK                                                                                \
+    "--metric self_cuda_time_total: the trace has no GPU work (kernels, copies, sets)"
 
 /* The operator call paths or code frames of a full trace as the pass
  * merges them (table_stream.h), written: 0, -1 (err: no room in TMPDIR
@@ -121,9 +123,7 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
         snprintf(err, errlen, NO_CODE_STACKS);
         rc = -1;
     } else if (cuda && !opp_model_has_gpu(m)) { /* not a file of zeros */
-        snprintf(err, errlen,
-                 "--metric self_cuda_time_total: the trace has no GPU work (kernels, copies, "
-                 "sets)");
+        snprintf(err, errlen, NO_GPU_WORK);
         rc = OPP_EXPORT_NOT_HELD;
     } else if (code && !(rc = opp_table_stream_codetree(st, &t, err, errlen))) {
         rc = export_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen) ? -1 : 0;
@@ -151,6 +151,11 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
         snprintf(err, errlen, NO_CODE_STACKS);
         opp_model_free(m);
         return -1;
+    }
+    if (cuda && !opp_model_has_gpu(m)) {
+        snprintf(err, errlen, NO_GPU_WORK);
+        opp_model_free(m);
+        return OPP_EXPORT_NOT_HELD;
     }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
