@@ -66,7 +66,7 @@ static int opt_socket(const struct opp_option *o, const char *arg)
 
 int cmd_ctl(int argc, char **argv)
 {
-    const char *sock = getenv("OPPROF_SOCKET");
+    const char *sock = getenv("OPPROF_SOCKET"), *env_sock = sock;
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('s', "socket", &sock, "PATH",
                          "the job's collector (default: $OPPROF_SOCKET, else the only\n"
@@ -106,6 +106,10 @@ int cmd_ctl(int argc, char **argv)
         return 2;
     }
     char found[512];
+    if (op == 4 && sock != env_sock) {
+        opp_say(PREFIX "list lists every collector: --socket goes with start, stop and status");
+        return 2;
+    }
     if (op == 4)
         return find_socket(found, sizeof found, 1) ? 1 : 0;
     if (!sock || !*sock) { /* an empty OPPROF_SOCKET is none; an empty --socket is refused */

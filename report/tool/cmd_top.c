@@ -430,6 +430,10 @@ int cmd_top(int argc, char **argv)
     int first, parsed = opp_options_parse(&cmd, dd, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
+    if (by_lib && by_layer) {
+        opp_say(PREFIX "--by-lib and --by-layer exclude each other (g switches on the screen)");
+        return 2;
+    }
     t.group = by_layer ? OPP_TOP_BY_LAYER : by_lib ? OPP_TOP_BY_LIB : OPP_TOP_BY_NAME;
     t.limit = (size_t)limit;
     if (once)

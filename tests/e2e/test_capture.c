@@ -492,6 +492,12 @@ START_TEST(ctl_start_stop)
     ck_assert_int_eq(tu_code(tu_run(a2, NULL, NULL, e)), 2);
     es = tu_slurp(e);
     ck_assert_str_eq(es, "opprof ctl: unknown action 'pause' (start, stop, status or list)\n");
+    free(es);
+    char *a3[] = {(char *)tu_tool("opprof"), "ctl", "list", "--socket", nosock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(a3, NULL, NULL, e)), 2);
+    es = tu_slurp(e);
+    ck_assert_str_eq(
+        es, "opprof ctl: list lists every collector: --socket goes with start, stop and status\n");
     free(es), free(e), free(nosock);
 }
 END_TEST

@@ -362,6 +362,9 @@ START_TEST(bad_input_is_one_line)
      * before what it skipped) */
     char *a9b[] = {op, "top", missing, "--", "true", NULL};
     refused(a9b, 2, "opprof top: one trace at a time, or -- CMD (see 'opprof top --help')\n");
+    char *a9d[] = {op, "top", "--by-lib", "--by-layer", "--attach", NULL};
+    refused(a9d, 2,
+            "opprof top: --by-lib and --by-layer exclude each other (g switches on the screen)\n");
     char *a9c[] = {op, "top", "--once", "--", NULL};
     refused(a9c, 2,
             "opprof top: say what to watch: -- CMD, --attach or a trace being written (see "
