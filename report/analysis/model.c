@@ -141,6 +141,23 @@ int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filt
             return -1;
         }
     }
+    if (f->filter_rank) {
+        int found = 0, of_pid = !f->filter_pid;
+        for (size_t p = 0; p < m->nprocs; p++) {
+            found |= m->procs[p].rank == f->rank;
+            of_pid |= m->procs[p].rank == f->rank && m->procs[p].pid == f->pid;
+        }
+        if (!found) {
+            snprintf(err, errlen, "--rank %" PRId64 ": no process of the trace has that rank",
+                     f->rank);
+            return -1;
+        }
+        if (!of_pid) {
+            snprintf(err, errlen, "--pid %u --rank %" PRId64 ": process %u is not rank %" PRId64,
+                     f->pid, f->rank, f->pid, f->rank);
+            return -1;
+        }
+    }
     if (f->match) {
         int found = name_matched(m, f->match);
         if (found < 0) {

@@ -305,10 +305,12 @@ struct opp_agg_filter_names {
     uint32_t pid, tid;
     const regex_t *match; /* NULL: none; else match_text is what was given */
     const char *match_text;
+    int filter_rank; /* and with --pid, that process has it */
+    int64_t rank;
 };
 /* Whether each names something the trace has (a library of its function
- * tables, a process's pid, a thread's tid, a call's or GPU op's name that
- * the regex matches): 0, or -1 with "--lib nosuch: no such library in the
+ * tables, a process's pid, a thread's tid (of that pid), a rank (of that
+ * pid), a call's or GPU op's name that the regex matches): 0, or -1 with "--lib nosuch: no such library in the
  * trace (its libraries: ...)" and the like in err, so that a typo is not
  * taken for an empty answer. */
 int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,

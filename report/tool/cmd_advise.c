@@ -163,28 +163,17 @@ static int advice_out(const struct advise_args *aa, const char *trace, struct op
 }
 
 /* The filters' check against m's processes: 0, or 2 (said). */
-static int filters_known(const struct advise_args *aa, const char *trace, const struct opp_model *m)
+static int filters_known(const struct advise_args *aa, const struct opp_model *m)
 {
     char err[512];
-    struct opp_agg_filter_names names = {.filter_pid = aa->o.filter_pid, .pid = aa->o.pid};
+    struct opp_agg_filter_names names = {.filter_pid = aa->o.filter_pid,
+                                         .pid = aa->o.pid,
+                                         .filter_rank = aa->o.filter_rank,
+                                         .rank = aa->o.rank};
     if (opp_model_filters_known(m, &names, err, sizeof err)) {
         opp_say(PREFIX "%s", err);
         return 2;
     }
-    int ranked = 0;
-    for (size_t p = 0; p < m->nprocs; p++)
-        ranked |= m->procs[p].rank == aa->o.rank;
-    if (aa->o.filter_rank && !ranked) {
-        opp_say(PREFIX "--rank %" PRId64 ": no process of %s has that rank", aa->o.rank, trace);
-        return 2;
-    }
-    for (size_t p = 0; aa->o.filter_rank && aa->o.filter_pid && p < m->nprocs; p++)
-        if (m->procs[p].pid == aa->o.pid && m->procs[p].rank != aa->o.rank) {
-            opp_say(PREFIX "--pid %" PRIu32 " --rank %" PRId64 ": process %" PRIu32
-                           " is not rank %" PRId64,
-                    aa->o.pid, aa->o.rank, aa->o.pid, aa->o.rank);
-            return 2;
-        }
     return 0;
 }
 
@@ -205,7 +194,7 @@ static int advise_streams(struct advise_args *aa, const char *trace)
         return 1;
     }
     const struct opp_model *m = opp_advise_pass_model(ap);
-    if ((rc = filters_known(aa, trace, m)))
+    if ((rc = filters_known(aa, m)))
         goto out;
     opp_steps_main_process(m, &aa->o, 1);
     struct opp_advice a;

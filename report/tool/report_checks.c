@@ -62,9 +62,13 @@ int report_window(struct report_args *ra, const struct opp_window *w, size_t nw,
 /* The filters name what the trace has: 0, or 2 (said). */
 int report_filters_known(const struct report_args *ra, const struct opp_model *m)
 {
-    struct opp_agg_filter_names names = {ra->agg.lib,   ra->agg.filter_pid, ra->agg.filter_tid,
-                                         ra->agg.pid,   ra->agg.tid,        ra->agg.match,
-                                         ra->match_text};
+    struct opp_agg_filter_names names = {.lib = ra->agg.lib,
+                                         .filter_pid = ra->agg.filter_pid,
+                                         .filter_tid = ra->agg.filter_tid,
+                                         .pid = ra->agg.pid,
+                                         .tid = ra->agg.tid,
+                                         .match = ra->agg.match,
+                                         .match_text = ra->match_text};
     char err[512];
     if (!opp_model_filters_known(m, &names, err, sizeof err))
         return 0;
