@@ -68,7 +68,7 @@ static int p1_process(void *ctx, const struct opp_tr_process *tp)
     p->pid = tp->pid;
     p->start_ns = opp_chrome_shifted(x, tp->start_ns);
     p->start_real_ns = tp->start_real_ns;
-    seen(x, tp->start_ns);
+    /* not seen: ts 0 is the trace's first event, as the report's --from 0 */
     note_pid(x, tp->pid);
     return (x->oom |= !p->exe);
 }

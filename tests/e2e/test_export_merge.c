@@ -99,23 +99,33 @@ START_TEST(chrome_two_hosts_one_clock)
     ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", jab, NULL}), 0);
     ck_assert_str_eq(err, "");
     free(err);
-    /* ts in us from the earliest time (A's process start, 100000 ns); B's
-     * call at its mono 1500000 is A's 1507001: 1407.001 us; its pid 10 and
-     * GPU 0 are A's already, so shown as 10 + 2^22 and 0 + 2^22 */
+    /* ts in us from the earliest event, as the report's --from 0: B's call
+     * at its mono 1500000 is A's 1507001 (A's process started at 100000,
+     * its call at 2000000: 492.999 us after B's); its pid 10 and GPU 0 are
+     * A's already, so shown as 10 + 2^22 and 0 + 2^22 */
     char *ev = events(jab);
     ck_assert_str_eq(
         ev, "M 'train (pid 10, host-a)' 10 0 - -\n"
-            "X 'cblas_ddot' 10 10 1900.0 2000.0\n"
+            "X 'cblas_ddot' 10 10 492.999 2000.0\n"
             "M 'GPU 0 (host-a)' 0 0 - -\n"
             "M 'stream 7' 0 7 - -\n"
-            "X 'k1' 0 7 2000.0 500.0\n"
+            "X 'k1' 0 7 592.999 500.0\n"
             "M 'train (pid 10, host-b, renumbered: an earlier trace has this pid)' 4194314 0 - -\n"
-            "X 'cblas_ddot' 4194314 10 1407.001 3000.0\n"
+            "X 'cblas_ddot' 4194314 10 0.0 3000.0\n"
             "M 'GPU 0 (host-b)' 4194304 0 - -\n"
             "M 'stream 7' 4194304 7 - -\n"
-            "X 'k1' 4194304 7 1507.001 100.0\n"
+            "X 'k1' 4194304 7 100.0 100.0\n"
             "\"-\"\n"); /* two ranks: no distributedInfo, as one file per rank has it */
     free(ev);
+    /* a time read off the export is the report's: A's call at 0.492999 ms */
+    char *out;
+    ck_assert_int_eq(opprof(&out, NULL,
+                            (char *[]){"report", a, b, "--from", "0.49", "--to", "0.5", "--pid",
+                                       "10", "-f", "csv", NULL}),
+                     0);
+    ck_assert_int_eq(tu_count_lines(out, "cblas_ddot,"), 1);
+    ck_assert_msg(strstr(out, "\ncblas_ddot,blas,1,") != NULL, "%s", out); /* one call: A's */
+    free(out);
     free(jab);
     free_hosts();
 }
@@ -150,9 +160,9 @@ START_TEST(chrome_single_exports_sum)
     ck_assert_int_eq(tu_count_lines(ea, "M ") + tu_count_lines(ea, "X "), 5);
     ck_assert_int_eq(tu_count_lines(eb, "M ") + tu_count_lines(eb, "X "), 5);
     ck_assert_int_eq(tu_count_lines(ev, "M ") + tu_count_lines(ev, "X "), 10);
-    ck_assert_ptr_nonnull(strstr(ea, "X 'cblas_ddot' 10 10 1900.0 2000.0\n"));
+    ck_assert_ptr_nonnull(strstr(ea, "X 'cblas_ddot' 10 10 0.0 2000.0\n"));
     ck_assert_ptr_nonnull(strstr(eb, "M 'train (pid 10)' 10 0 - -\n"));
-    ck_assert_ptr_nonnull(strstr(eb, "X 'cblas_ddot' 10 10 1000.0 3000.0\n"));
+    ck_assert_ptr_nonnull(strstr(eb, "X 'cblas_ddot' 10 10 0.0 3000.0\n"));
     ck_assert_ptr_nonnull(strstr(eb, "{\"rank\": 1}\n"));
     free(ea), free(eb), free(ev);
     free(ja), free(jb), free(jab);
@@ -171,10 +181,10 @@ START_TEST(chrome_rank_filter)
     char *ev = events(jab);
     ck_assert_str_eq(
         ev, "M 'train (pid 10, host-b, renumbered: an earlier trace has this pid)' 4194314 0 - -\n"
-            "X 'cblas_ddot' 4194314 10 1407.001 3000.0\n"
+            "X 'cblas_ddot' 4194314 10 0.0 3000.0\n"
             "M 'GPU 0 (host-b)' 4194304 0 - -\n"
             "M 'stream 7' 4194304 7 - -\n"
-            "X 'k1' 4194304 7 1507.001 100.0\n"
+            "X 'k1' 4194304 7 100.0 100.0\n"
             "{\"rank\": 1}\n");
     free(ev);
     free(jab);
