@@ -60,15 +60,13 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     return 0;
 }
 
-/* REAPED: c's program reaped a child; when that child is in the trace
- * (the newest instance of its pid whose parent c is), how it ended is
- * written now, whenever its own connection's end is read; when its hello
- * is not read yet, once it is. */
-static void on_reaped(struct client *c, const uint8_t *p)
+/* Process parent reaped its child pid (wait status): when that child is
+ * in the trace (the newest instance of its pid whose parent is parent),
+ * how it ended is written now, whenever its own connection's end is
+ * read; when its hello is not read yet, once it is. */
+static void reaped(pid_t parent, uint32_t pid, uint32_t status)
 {
-    uint32_t pid, status, how, code;
-    memcpy(&pid, p, 4);
-    memcpy(&status, p + 4, 4);
+    uint32_t how, code;
     if (WIFEXITED(status)) {
         how = OPP_EXIT_STATUS;
         code = (uint32_t)WEXITSTATUS(status);
@@ -79,7 +77,7 @@ static void on_reaped(struct client *c, const uint8_t *p)
         return; /* stopped or continued: not an end */
     }
     for (size_t k = collector.npast; k-- > 0;) {
-        if ((uint32_t)collector.past[k].pid != pid || collector.past[k].ppid != c->pid)
+        if ((uint32_t)collector.past[k].pid != pid || collector.past[k].ppid != parent)
             continue;
         if (!collector.past[k].reaped && !collector_finished && opp_exit_valid(how, code)) {
             opp_tw_process_status(&collector.tw, collector.past[k].proc, how, code);
@@ -91,7 +89,16 @@ static void on_reaped(struct client *c, const uint8_t *p)
     if (opp_exit_valid(how, code))
         collector
             .unborn[collector.nunborn++ % (sizeof collector.unborn / sizeof *collector.unborn)] =
-            (typeof(collector.unborn[0])){(pid_t)pid, c->pid, how, code};
+            (typeof(collector.unborn[0])){(pid_t)pid, parent, how, code};
+}
+
+/* REAPED: c's program reaped a child. */
+static void on_reaped(struct client *c, const uint8_t *p)
+{
+    uint32_t pid, status;
+    memcpy(&pid, p, 4);
+    memcpy(&status, p + 4, 4);
+    reaped(c->pid, pid, status);
 }
 
 /* The status of a process reaped before its hello was read, written. */
@@ -446,16 +453,18 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         }
         return opp_coll_on_top(c, why);
     case OPP_MSG_FINISH: {
-        uint32_t linger;
-        if (c->kind != C_NEW || opp_parse_finish(p, mh->size, &linger, why)) {
+        struct opp_finish_msg fin;
+        if (c->kind != C_NEW || opp_parse_finish(p, mh->size, &fin, why)) {
             if (!*why)
                 *why = "opp_coll_finish out of order";
             return -1;
         }
         c->kind = C_CONTROL;
+        if (fin.pid) /* the controller's CMD, which no profiled parent reaped */
+            reaped((pid_t)fin.ppid, fin.pid, fin.status);
         if (!collector.finishing) {
             collector.finishing = 1;
-            collector.linger_deadline = opp_mono_ns() + (uint64_t)linger * 1000000ull;
+            collector.linger_deadline = opp_mono_ns() + (uint64_t)fin.linger_ms * 1000000ull;
         }
         return 0;
     }

@@ -220,14 +220,24 @@ int opp_parse_ring(const void *p, uint32_t n, struct opp_ring_msg *out, const ch
     return 0;
 }
 
-int opp_parse_finish(const void *p, uint32_t n, uint32_t *linger_ms, const char **why)
+int opp_parse_finish(const void *p, uint32_t n, struct opp_finish_msg *out, const char **why)
 {
-    if (n != 4) {
+    *out = (struct opp_finish_msg){0};
+    if (n != 4 && n != 16) {
         *why = "finish message has the wrong size";
         return -1;
     }
-    memcpy(linger_ms, p, 4);
-    if (*linger_ms > 3600u * 1000u) {
+    memcpy(&out->linger_ms, p, 4);
+    if (n == 16) {
+        memcpy(&out->pid, (const char *)p + 4, 4);
+        memcpy(&out->ppid, (const char *)p + 8, 4);
+        memcpy(&out->status, (const char *)p + 12, 4);
+        if (!out->pid || !out->ppid) {
+            *why = "finish message names no process";
+            return -1;
+        }
+    }
+    if (out->linger_ms > 3600u * 1000u) {
         *why = "finish linger longer than an hour";
         return -1;
     }

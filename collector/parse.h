@@ -36,7 +36,13 @@ int opp_parse_header(const void *p, size_t n, struct opp_msg_header *h, const ch
 int opp_parse_hello(const void *p, uint32_t n, struct opp_hello *out, const char **why);
 int opp_parse_funcs(const void *p, uint32_t n, struct opp_funcs_msg *out, const char **why);
 int opp_parse_ring(const void *p, uint32_t n, struct opp_ring_msg *out, const char **why);
-int opp_parse_finish(const void *p, uint32_t n, uint32_t *linger_ms, const char **why);
+/* FINISH: its linger, and how the controller's own child ended when it
+ * says (cmd->pid 0: it does not). */
+struct opp_finish_msg {
+    uint32_t linger_ms;
+    uint32_t pid, ppid, status; /* as waitpid gave it */
+};
+int opp_parse_finish(const void *p, uint32_t n, struct opp_finish_msg *out, const char **why);
 void opp_hello_free(struct opp_hello *h);
 void opp_funcs_free(struct opp_funcs_msg *f);
 

@@ -198,15 +198,17 @@ static char **child_env(const char *lib, const char *sock)
  * with p->state telling a stopped collector ('T'). */
 #define FINISH_LINGER_MS 2000 /* how long processes CMD left behind may go on */
 
-static int finish_trace(const char *sock, uint64_t done[OPP_DONE_FIELDS], struct opp_patience *p)
+static int finish_trace(const char *sock, pid_t cmd, int status, uint64_t done[OPP_DONE_FIELDS],
+                        struct opp_patience *p)
 {
     int fd = opp_connect_within(sock, 2000);
     if (fd < 0) {
         p->state = opp_proc_state(p->pid);
         return fd;
     }
-    uint32_t linger = FINISH_LINGER_MS;
-    int rc = opp_send_msg(fd, OPP_MSG_FINISH, &linger, sizeof linger, -1);
+    /* and how CMD ended (cmd > 0), which no profiled parent reaps */
+    uint32_t fin[4] = {FINISH_LINGER_MS, (uint32_t)cmd, (uint32_t)getpid(), (uint32_t)status};
+    int rc = opp_send_msg(fd, OPP_MSG_FINISH, fin, cmd > 0 ? sizeof fin : sizeof fin[0], -1);
     uint32_t got = 0;
     if (!rc)
         rc = opp_wait_answer(fd, OPP_MSG_DONE, done, OPP_DONE_FIELDS * sizeof(uint64_t), &got, p);
@@ -460,7 +462,7 @@ int cmd_run(int argc, char **argv)
     uint64_t done[OPP_DONE_FIELDS] = {0};
     struct opp_patience pat = {.pid = cpid, .trace = out,
                                .quiet_ms = FINISH_LINGER_MS + 1000, .max_ms = 3600 * 1000};
-    int frc = finish_trace(sock, done, &pat);
+    int frc = finish_trace(sock, rc ? -1 : pid, status, done, &pat);
     if (frc == -ETIMEDOUT) { /* leave it be: it finishes the file if it ever goes on */
         if (pat.state == 'T')
             opp_say("%s: the collector (pid %d) is stopped: %s is not finished; "

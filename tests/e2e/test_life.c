@@ -142,7 +142,7 @@ START_TEST(children_say_how_they_ended)
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", q, 0, 0), 12);
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", 3 - q, 0, 0), 13);
     char buf[64];
-    ck_assert_str_eq(opp_process_end_text(parent, buf, sizeof buf), "exited");
+    ck_assert_str_eq(opp_process_end_text(parent, buf, sizeof buf), "exited with status 0");
     ck_assert_str_eq(opp_process_end_text(quits, buf, sizeof buf), "exited with status 3");
     ck_assert_str_eq(opp_process_end_text(killed, buf, sizeof buf), "killed by signal 9 (SIGKILL)");
     opp_model_free(m);
@@ -151,7 +151,7 @@ START_TEST(children_say_how_they_ended)
     char *argv[] = {"report", trace, "-f", "json", NULL};
     ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
     ck_assert_str_eq(err, "");
-    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"host\""), 1);
+    ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"exit_status\": 0,"), 1);
     ck_assert_int_eq(tu_occurrences(out, "\"end\": \"exited\", \"exit_status\": 3,"), 1);
     ck_assert_int_eq(tu_occurrences(out, "\"end\": \"killed\", \"signal\": 9,"), 1);
     free(out);
@@ -159,13 +159,16 @@ START_TEST(children_say_how_they_ended)
 }
 END_TEST
 
-/* Deaths: exit code as the shell reports it, and exactly the calls made. */
+/* Deaths: exit code as the shell reports it, exactly the calls made, and
+ * the signal as opprof run saw it end CMD (no profiled parent reaps it). */
 static void death(const char *mode, const char *n, int code, unsigned long calls)
 {
     struct opp_model *m;
     ck_assert_int_eq(run_scenario(&m, mode, n, NULL), code);
     ck_assert_uint_eq(m->nprocs, 1);
     ck_assert_uint_eq(m->procs[0].end_how, OPP_END_LOST);
+    ck_assert_uint_eq(m->procs[0].exit_how, OPP_EXIT_SIGNAL);
+    ck_assert_uint_eq(m->procs[0].exit_code, (uint32_t)(code - 128));
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), calls);
     ck_assert_uint_eq(tu_count(m, "", -1, 0, 1), 0); /* died between calls */
     opp_model_free(m);

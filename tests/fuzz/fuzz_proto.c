@@ -101,7 +101,7 @@ static void payload(uint32_t type, const uint8_t *p, uint32_t n)
 {
     const char *why = NULL;
     struct opp_ring_msg rm;
-    uint32_t linger;
+    struct opp_finish_msg fin;
     switch (type) {
     case OPP_MSG_HELLO:
         hello(p, n);
@@ -114,8 +114,8 @@ static void payload(uint32_t type, const uint8_t *p, uint32_t n)
             sink += rm.tid + rm.capacity;
         break;
     case OPP_MSG_FINISH:
-        if (opp_parse_finish(p, n, &linger, &why) == 0)
-            sink += linger;
+        if (opp_parse_finish(p, n, &fin, &why) == 0)
+            sink += fin.linger_ms + fin.pid + fin.ppid + fin.status;
         break;
     case OPP_MSG_GPU:
         gpu(p, n, 0);

@@ -181,10 +181,22 @@ START_TEST(ring_and_finish_rules)
     ck_assert_str_eq(why, "ring capacity is not a power of two in range");
     m[1] = OPP_RING_MAX_RECS * 2;
     ck_assert_int_eq(opp_parse_ring(m, 8, &r, &why), -1);
-    uint32_t linger = 500;
-    ck_assert_int_eq(opp_parse_finish(&linger, 4, &linger, &why), 0);
-    linger = 4000000;
-    ck_assert_int_eq(opp_parse_finish(&linger, 4, &linger, &why), -1);
+    struct opp_finish_msg fin;
+    uint32_t f[4] = {500, 77, 66, 0x0b};
+    ck_assert_int_eq(opp_parse_finish(f, 4, &fin, &why), 0);
+    ck_assert_uint_eq(fin.linger_ms, 500);
+    ck_assert_uint_eq(fin.pid, 0);
+    ck_assert_int_eq(opp_parse_finish(f, 16, &fin, &why), 0); /* with CMD's end */
+    ck_assert_uint_eq(fin.pid, 77);
+    ck_assert_uint_eq(fin.ppid, 66);
+    ck_assert_uint_eq(fin.status, 0x0b);
+    ck_assert_int_eq(opp_parse_finish(f, 8, &fin, &why), -1);
+    ck_assert_str_eq(why, "finish message has the wrong size");
+    f[1] = 0;
+    ck_assert_int_eq(opp_parse_finish(f, 16, &fin, &why), -1);
+    ck_assert_str_eq(why, "finish message names no process");
+    f[0] = 4000000;
+    ck_assert_int_eq(opp_parse_finish(f, 4, &fin, &why), -1);
 }
 END_TEST
 
