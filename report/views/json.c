@@ -215,7 +215,11 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     fputs(",\n", f);
     json_processes(f, m);
     json_threads(f, m, o->thread_events);
-    fprintf(f, "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n", m->events, m->dropped);
+    /* open_calls: calls still running when their process died (the text's warning) */
+    fprintf(f,
+            "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n  \"open_calls\": %" PRIu64
+            ",\n",
+            m->events, m->dropped, (uint64_t)m->open_events);
     json_gpu(f, m, o->gpu);
     json_rows(f, m, a, o);
     json_statuses(f, a);

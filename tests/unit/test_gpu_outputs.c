@@ -144,10 +144,11 @@ START_TEST(json)
     CAPTURE(out, opp_out_json(f, "g.trace", opp_table_stream_model(ts), &a, &oo));
     const char *want[] = {
         "\n  \"self_cpu_time_total\": 9.600,\n  \"self_cuda_time_total\": 9.000,\n",
-        "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"gpu\": {\n"
+        "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"open_calls\": 0,\n  \"gpu\": {\n"
         "    \"ops\": 7, \"kernels\": 5, \"kernel_time\": 6.900, \"unattached\": 1,\n"
         "    \"dropped\": {\"cupti\": 4, \"opprof\": 2}, \"cupti_clients_refused\": 0, "
-        "\"cupti_buffers_taken\": 0, \"cupti_yielded\": 0, \"cupti_retaken\": 0, \"unfinished\": 0,\n"
+        "\"cupti_buffers_taken\": 0, \"cupti_yielded\": 0, \"cupti_retaken\": 0, \"unfinished\": "
+        "0,\n"
         "    \"devices\": [\n"
         "      {\"device\": 0, \"name\": \"Test GPU\", \"ops\": 6, \"kernels\": 4, "
         "\"kernel_time\": 6.500, \"busy_time\": 8.600, \"span\": 28.000, \"idle_share\": 0.6929, "
