@@ -293,6 +293,14 @@ int cmd_diff(int argc, char **argv)
         side_free(&a);
         return EXIT_TROUBLE;
     }
+    if ((da.o.metric == OPP_DIFF_SELF_CUDA || da.o.metric == OPP_DIFF_CUDA_TOTAL) && !a.gpu &&
+        !b.gpu) { /* not a comparison of zeros */
+        opp_say(PREFIX "--metric %s: neither trace has GPU work (kernels, copies, sets)",
+                opp_diff_metric_name(da.o.metric));
+        side_free(&a);
+        side_free(&b);
+        return EXIT_USAGE;
+    }
     struct opp_diff d;
     if (opp_diff_aggs(&a.agg, &b.agg, a.gpu || b.gpu, &da.o, &d)) {
         opp_say(PREFIX "out of memory");
