@@ -89,12 +89,14 @@ static int shown(const struct opp_top_view *v, int c)
 static void header(FILE *f, const struct opp_top_view *v, const struct opp_top_show *o)
 {
     char t[OPP_FMT_MAX];
-    fprintf(f, "opprof top: %s%s, %" PRIu32 " process%s, %" PRIu32 " thread%s",
+    fprintf(f, "opprof top: %s%s",
             o->ended       ? "run ended"
             : v->recording ? "recording"
                            : "recording stopped",
-            o->paused ? " (display paused)" : "", v->procs, v->procs == 1 ? "" : "es", v->threads,
-            v->threads == 1 ? "" : "s");
+            o->paused ? " (display paused)" : "");
+    if (!o->ended) /* those connected: none once it ended */
+        fprintf(f, ", %" PRIu32 " process%s, %" PRIu32 " thread%s", v->procs,
+                v->procs == 1 ? "" : "es", v->threads, v->threads == 1 ? "" : "s");
     if (v->secs > 0)
         fprintf(f, ", last %.1f s", v->secs);
     fputc('\n', f);

@@ -105,7 +105,7 @@ START_TEST(plain_snapshots_count_known_calls)
     char *out = tu_slurp(o);
     const char *t = last_table(out);
     ck_assert_ptr_nonnull(t);
-    ck_assert_msg(starts(t, "opprof top: run ended, 0 processes, 0 threads, last "), "%s", t);
+    ck_assert_msg(starts(t, "opprof top: run ended, last "), "%s", t);
     ck_assert_int_eq(since_calls(t, "cblas_dgemm"), 200);
     ck_assert_int_eq(since_calls(t, "cblas_zgemm"), 40);
     ck_assert_int_eq(since_calls(t, "sgemm_"), 160);
