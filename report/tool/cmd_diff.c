@@ -242,6 +242,17 @@ struct side {
     int gpu;
 };
 
+/* Of s's torch operator rows (by shape): 0 none, 1 none with input
+ * shapes (a lean trace: OPPROF_TORCH=lean records none), 2 some with. */
+static int side_torch_shapes(const struct side *s)
+{
+    int got = 0;
+    for (size_t i = 0; i < s->agg.nrows && got < 2; i++)
+        if (!strncmp(s->agg.rows[i].key, "aten::", 6))
+            got = s->agg.rows[i].shapes.n ? 2 : 1;
+    return got;
+}
+
 static void side_free(struct side *s)
 {
     opp_agg_free(&s->agg);
@@ -301,6 +312,11 @@ int cmd_diff(int argc, char **argv)
         side_free(&b);
         return EXIT_USAGE;
     }
+    int sa = da.o.group_by_shape ? side_torch_shapes(&a) : 0, sb = sa ? side_torch_shapes(&b) : 0;
+    if (sa && sb && sa != sb)
+        opp_say(PREFIX "warning: %s has no operator input shapes (OPPROF_TORCH=lean): its rows "
+                       "by shape match none of the other's",
+                sa == 2 ? da.b : da.a);
     struct opp_diff d;
     if (opp_diff_aggs(&a.agg, &b.agg, a.gpu || b.gpu, &da.o, &d)) {
         opp_say(PREFIX "out of memory");

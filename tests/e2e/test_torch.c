@@ -334,6 +334,20 @@ START_TEST(torch_lean_counts_match_full)
     ck_assert_uint_eq(calls(&sl, "aten::addmm", "[]", NULL), 3);
     ck_assert_uint_eq(calls(&sl, "aten::addmm", NULL, NULL), 3);
     ck_assert_uint_eq(calls(&al, "Optimizer.step#Adam.step", NULL, NULL), 3);
+    /* compared by shape with the full trace: said, as no row can match */
+    char *dout, *derr, want[4300];
+    char *dargv[] = {"diff", full, lean, "--by", "shape", NULL};
+    ck_assert_int_eq(tu_call(cmd_diff, dargv, dir, &dout, &derr), 0);
+    snprintf(want, sizeof want,
+             "opprof diff: warning: %s has no operator input shapes (OPPROF_TORCH=lean): its "
+             "rows by shape match none of the other's\n",
+             lean);
+    ck_assert_str_eq(derr, want);
+    free(dout), free(derr);
+    char *dname[] = {"diff", full, lean, NULL}; /* by name they match: nothing said */
+    ck_assert_int_eq(tu_call(cmd_diff, dname, dir, &dout, &derr), 0);
+    ck_assert_str_eq(derr, "");
+    free(dout), free(derr);
     opp_agg_free(&af);
     opp_agg_free(&al);
     opp_agg_free(&sl);
