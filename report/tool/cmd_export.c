@@ -478,12 +478,12 @@ static int write_html(const struct export_req *r, FILE *f, char *err, size_t err
     return export_html(r->traces, r->n, f, err, errlen);
 }
 
-/* SQLite writes its own file (a temporary one, renamed or copied into OUT
- * when complete): not through f. */
+/* SQLite writes its own file (the temporary one, empty: a new database to
+ * SQLite; renamed or copied into OUT when complete): not through f. It is
+ * there all along, as every export's, for a signal's handler to remove. */
 static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
     (void)f;
-    unlink(r->path); /* the empty temporary file: SQLite makes its own */
     int rc = opp_export_sqlite_traces(r->traces, r->n, r->path, err, errlen);
     if (rc <= 0)
         return rc;
