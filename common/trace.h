@@ -214,6 +214,9 @@ struct opp_tr_summary {
     char warning[512];    /* why the file was cut short, "" if it was not */
 };
 
+/* Whether the file open at fd begins as an opprof trace does (its magic):
+ * 1; 0 for another file (or a shorter one); -errno when it cannot be read. */
+int opp_trace_magic(int fd);
 /* Traces paths[0..n) are n files, none named twice (by another path or
  * a link): read as one they would add up twice. 0, or -1 with err said. */
 int opp_trace_distinct(const char *const *paths, size_t n, char *err, size_t errlen);

@@ -285,6 +285,15 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
     return rc;
 }
 
+int opp_trace_magic(int fd)
+{
+    char head[sizeof OPP_TRACE_MAGIC - 1];
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    if (got < 0)
+        return -errno;
+    return got == (ssize_t)sizeof head && !memcmp(head, OPP_TRACE_MAGIC, sizeof head);
+}
+
 int opp_trace_distinct(const char *const *paths, size_t n, char *err, size_t errlen)
 {
     struct stat *st = n > 1 ? calloc(n, sizeof *st) : NULL;

@@ -50,12 +50,11 @@ static int lock(int fd, int how, const char *path, char *err, size_t errlen)
 static int unfit(int fd, const char *path, char *err, size_t errlen)
 {
     struct stat st;
-    char magic[8];
     if (fstat(fd, &st) < 0)
         return cannot_create(path, errno, err, errlen);
     if (!S_ISREG(st.st_mode))
         return not_regular(path, err, errlen);
-    if (st.st_size > 0 && (pread(fd, magic, 8, 0) != 8 || memcmp(magic, OPP_TRACE_MAGIC, 8))) {
+    if (st.st_size > 0 && opp_trace_magic(fd) != 1) {
         snprintf(err, errlen, "refusing to overwrite %s: it is not an opprof trace", path);
         return -EEXIST;
     }

@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/paths.h"
@@ -147,15 +146,13 @@ static int check_magic(const char *path)
             close(fd);
         return 1;
     }
-    char head[sizeof OPP_TRACE_MAGIC - 1];
-    ssize_t got = S_ISREG(st.st_mode) ? read(fd, head, sizeof head) : 0;
-    int err = errno;
+    int magic = S_ISREG(st.st_mode) ? opp_trace_magic(fd) : 0;
     close(fd);
     if (!S_ISREG(st.st_mode))
         opp_say(PREFIX "%s is not a regular file", path);
-    else if (got < 0)
-        opp_say(PREFIX "cannot read %s: %s", path, strerror(err));
-    else if (got != (ssize_t)sizeof head || memcmp(head, OPP_TRACE_MAGIC, sizeof head))
+    else if (magic < 0)
+        opp_say(PREFIX "cannot read %s: %s", path, strerror(-magic));
+    else if (!magic)
         opp_say(PREFIX "%s is not an opprof trace (bad magic)", path);
     else
         return 0;
