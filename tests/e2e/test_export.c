@@ -517,6 +517,30 @@ START_TEST(file_size_limit_said)
 }
 END_TEST
 
+/* `opprof export chrome TRACE --window K [--rank R] -o DIR/` (rank: NULL
+ * for none): exit 0, and the one line saying the file it wrote, DIR/name. */
+static void window_export(const char *path, const char *window, const char *rank, const char *tb,
+                          const char *name)
+{
+    char *e = tu_path(dir, "err"), want[9000];
+    char *ex[] = {(char *)tu_tool("opprof"),
+                  "export",
+                  "chrome",
+                  (char *)path,
+                  "--window",
+                  (char *)window,
+                  "-o",
+                  (char *)tb,
+                  rank ? "--rank" : NULL,
+                  (char *)rank,
+                  NULL};
+    ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+    char *err = tu_slurp(e);
+    snprintf(want, sizeof want, "opprof export: window %s -> %s%s\n", window, tb, name);
+    ck_assert_str_eq(err, want);
+    free(err), free(e);
+}
+
 /* --window K into a directory: each window its own file, named as torch
  * 2's tensorboard_trace_handler names it, HOST_PID.NS.pt.trace.json with
  * the window's start in ns: the corpus's schedule trace has two windows
@@ -527,27 +551,13 @@ START_TEST(windows_named_apart)
     char schedule[4200], want[9000];
     snprintf(schedule, sizeof schedule, "%s/tests/corpus/traces/schedule.trace",
              getenv("OPPROF_SRC"));
-    char *tb = tu_path(dir, "tb/"), *e = tu_path(dir, "err");
+    char *tb = tu_path(dir, "tb/");
     const char *names[] = {"vm_7060.1795887576835708079.pt.trace.json",
                            "vm_7060.1795887576835772255.pt.trace.json"};
     const char *steps[][2] = {{"\"ProfilerStep#2\"", "\"ProfilerStep#5\""},
                               {"\"ProfilerStep#5\"", "\"ProfilerStep#2\""}};
-    for (int k = 0; k < 2; k++) {
-        char *ex[] = {(char *)tu_tool("opprof"),
-                      "export",
-                      "chrome",
-                      schedule,
-                      "--window",
-                      k ? "2" : "1",
-                      "-o",
-                      tb,
-                      NULL};
-        ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
-        char *err = tu_slurp(e);
-        snprintf(want, sizeof want, "opprof export: window %d -> %s%s\n", k + 1, tb, names[k]);
-        ck_assert_str_eq(err, want);
-        free(err);
-    }
+    for (int k = 0; k < 2; k++)
+        window_export(schedule, k ? "2" : "1", NULL, tb, names[k]);
     ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 2);
     for (int k = 0; k < 2; k++) {
         snprintf(want, sizeof want, "%s%s", tb, names[k]);
@@ -556,7 +566,7 @@ START_TEST(windows_named_apart)
         ck_assert_ptr_null(strstr(j, steps[k][1]));
         free(j);
     }
-    free(tb), free(e);
+    free(tb);
 }
 END_TEST
 
@@ -579,29 +589,11 @@ START_TEST(ranks_named_apart)
         tb_string(&b, 1, "ProfilerStep#1");
     }
     tb_end(&b);
-    char *tb = tu_path(dir, "tb/"), *e = tu_path(dir, "err"), want[4400];
-    const char *names[] = {"node_100.5000001000.pt.trace.json",
-                           "node_200.6000001000.pt.trace.json"};
-    for (int r = 0; r < 2; r++) {
-        char *ex[] = {(char *)tu_tool("opprof"),
-                      "export",
-                      "chrome",
-                      trace,
-                      "--window",
-                      "1",
-                      "--rank",
-                      r ? "1" : "0",
-                      "-o",
-                      tb,
-                      NULL};
-        ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
-        char *err = tu_slurp(e);
-        snprintf(want, sizeof want, "opprof export: window 1 -> %s%s\n", tb, names[r]);
-        ck_assert_str_eq(err, want);
-        free(err);
-    }
+    char *tb = tu_path(dir, "tb/");
+    window_export(trace, "1", "0", tb, "node_100.5000001000.pt.trace.json");
+    window_export(trace, "1", "1", tb, "node_200.6000001000.pt.trace.json");
     ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 2);
-    free(tb), free(e);
+    free(tb);
 }
 END_TEST
 
