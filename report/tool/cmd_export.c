@@ -95,9 +95,24 @@ static int write_frames(const struct opp_model *m, struct opp_codetree *t, int s
     return rc;
 }
 
-#define NO_CODE_STACKS "the trace has no code stacks (record with OPPROF_STACKS=N)"
-#define NO_GPU_WORK                                                                                \
-    "--metric self_cuda_time_total: the trace has no GPU work (kernels, copies, sets)"
+/* What the stacks of m cannot be made of (code frames asked, frames > 0,
+ * where it has none, code 0; the CUDA metric without GPU work: not a file
+ * of zeros): 0, -1 or OPP_EXPORT_NOT_HELD with err said. */
+static int tree_refused(const struct opp_model *m, int frames, int code, int cuda, char *err,
+                        size_t errlen)
+{
+    if (frames > 0 && !code) {
+        snprintf(err, errlen, "the trace has no code stacks (record with OPPROF_STACKS=N)");
+        return -1;
+    }
+    if (cuda && !opp_model_has_gpu(m)) {
+        snprintf(err, errlen,
+                 "--metric self_cuda_time_total: the trace has no GPU work (kernels, copies, "
+                 "sets)");
+        return OPP_EXPORT_NOT_HELD;
+    }
+    return 0;
+}
 
 /* The operator call paths or code frames of a full trace as the pass
  * merges them (table_stream.h), written: 0, -1 (err: no room in TMPDIR
@@ -118,13 +133,10 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
     struct opp_calltree ct;
     struct opp_codetree t;
     const struct opp_model *m = opp_table_stream_model(st);
-    int code = frames && opp_table_stream_has_stacks(st), rc;
-    if (frames > 0 && !code) {
-        snprintf(err, errlen, NO_CODE_STACKS);
-        rc = -1;
-    } else if (cuda && !opp_model_has_gpu(m)) { /* not a file of zeros */
-        snprintf(err, errlen, NO_GPU_WORK);
-        rc = OPP_EXPORT_NOT_HELD;
+    int code = frames && opp_table_stream_has_stacks(st);
+    int rc = tree_refused(m, frames, code, cuda, err, errlen);
+    if (rc) {
+        /* said */
     } else if (code && !(rc = opp_table_stream_codetree(st, &t, err, errlen))) {
         rc = export_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen) ? -1 : 0;
     } else if (!code && !(rc = opp_table_stream_calltree(st, &all, &ct, err, errlen))) {
@@ -147,15 +159,10 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
-    if (frames > 0) { /* a summary keeps call paths, no code stacks */
-        snprintf(err, errlen, NO_CODE_STACKS);
+    int refused = tree_refused(m, frames, 0, cuda, err, errlen); /* a summary: no code stacks */
+    if (refused) {
         opp_model_free(m);
-        return -1;
-    }
-    if (cuda && !opp_model_has_gpu(m)) {
-        snprintf(err, errlen, NO_GPU_WORK);
-        opp_model_free(m);
-        return OPP_EXPORT_NOT_HELD;
+        return refused;
     }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
