@@ -314,26 +314,28 @@ START_TEST(host_sync_fires)
 }
 END_TEST
 
-START_TEST(host_sync_silent_below)
+/* .item() every `every` steps, a kernel launched each step or not: no
+ * finding. */
+static void host_sync_silent(int every, int device)
 {
-    item_every = 2; /* 0.5 a step */
-    item_device = 1;
+    item_every = every;
+    item_device = device;
     write_steps(NULL, items);
     advise_with("input_share=2", NULL);
     ck_assert_str_eq(rules(), "");
     done();
+}
+
+START_TEST(host_sync_silent_below)
+{
+    host_sync_silent(2, 1); /* 0.5 a step */
 }
 END_TEST
 
 /* A program on no GPU: its .item() reads memory, waiting for nothing. */
 START_TEST(host_sync_silent_without_device)
 {
-    item_every = 1;
-    item_device = 0;
-    write_steps(NULL, items);
-    advise_with("input_share=2", NULL);
-    ck_assert_str_eq(rules(), "");
-    done();
+    host_sync_silent(1, 0);
 }
 END_TEST
 
