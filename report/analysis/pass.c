@@ -53,6 +53,7 @@ struct opp_pass {
     uint64_t open;       /* calls the process died inside, folding done */
     uint64_t unattached; /* records kept with a correlation id and no call */
     uint64_t first;      /* the earliest begin of a call or start of a GPU op */
+    uint64_t last;       /* the latest end of either */
     int again;     /* a thread is kept whole from now on: the read is made again */
     uint64_t at;   /* calls read so far */
     uint32_t reads; /* of the calls (opp_pass_reads) */
@@ -289,6 +290,8 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
         return fail(p, ENOMEM);
     if (e->begin_ns < p->first)
         p->first = e->begin_ns;
+    if (e->end_ns > p->last)
+        p->last = e->end_ns;
     const struct opp_model *m = p->meta.ld.m;
     const struct opp_process *pr = &m->procs[m->threads[ti].proc];
     if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
@@ -309,8 +312,11 @@ static int each_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         g->type != OPP_GPU_SYNC && g->type != OPP_GPU_OVERHEAD)
         return 0;
     uint64_t start = opp_loader_shifted(&p->meta.ld, g->f[OPP_GF_START]);
+    uint64_t end = opp_loader_shifted(&p->meta.ld, g->f[OPP_GF_END]);
     if (start < p->first)
         p->first = start;
+    if (end > p->last)
+        p->last = end;
     return 0;
 }
 
@@ -396,6 +402,11 @@ struct opp_stream_meta *opp_pass_meta(struct opp_pass *p)
 uint64_t opp_pass_first_ns(const struct opp_pass *p)
 {
     return p->first == UINT64_MAX ? 0 : p->first;
+}
+
+uint64_t opp_pass_last_ns(const struct opp_pass *p)
+{
+    return p->last;
 }
 
 uint64_t opp_pass_unattached(const struct opp_pass *p)

@@ -123,6 +123,8 @@ struct opp_model *opp_pass_model(const struct opp_pass *p);
 struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
 /* The traces' first time: the earliest begin of a call or start of a GPU op (0: none). */
 uint64_t opp_pass_first_ns(const struct opp_pass *p);
+/* And their last: the latest end of either (0: none). */
+uint64_t opp_pass_last_ns(const struct opp_pass *p);
 /* After a read with op: the records kept that had a correlation id and
  * no call to own them. */
 uint64_t opp_pass_unattached(const struct opp_pass *p);

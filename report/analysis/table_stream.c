@@ -709,6 +709,11 @@ uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s)
     return opp_pass_first_ns(s->pass);
 }
 
+uint64_t opp_table_stream_last_ns(const struct opp_table_stream *s)
+{
+    return opp_pass_last_ns(s->pass);
+}
+
 void opp_table_stream_free(struct opp_table_stream *s)
 {
     if (!s)

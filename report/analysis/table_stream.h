@@ -85,6 +85,8 @@ int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, 
 int opp_table_stream_has_stacks(struct opp_table_stream *s);
 /* The traces' first time (opp_pass_first_ns). */
 uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);
+/* And their last (opp_pass_last_ns). */
+uint64_t opp_table_stream_last_ns(const struct opp_table_stream *s);
 /* After a read: each thread's calls (by thread index), those folded into
  * a same-named parent apart. */
 const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s);

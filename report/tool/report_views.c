@@ -48,12 +48,20 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
 
 /* ra with --window K made the K-th schedule window's time, from a read of
  * the traces' steps, into *out: 0, or what a show returns (1, -1); when
- * there is no such window (said), REPORT_NAME_UNKNOWN in *rc. */
+ * there is no such window, or --from is past the traces' end (said),
+ * REPORT_NAME_UNKNOWN in *rc. */
 static int windowed(const struct report_args *ra, void *st, struct report_args *out, int *rc,
                     char *err, size_t errlen)
 {
     *out = *ra;
     *rc = 0;
+    uint64_t first = opp_table_stream_first_ns(st), last = opp_table_stream_last_ns(st);
+    if (ra->from_given && ra->agg.from_ns > last - first) {
+        opp_say("opprof report: --from %g ms is past the end of %s (%.3f ms)",
+                (double)ra->agg.from_ns / 1e6, ra->trace, (double)(last - first) / 1e6);
+        *rc = REPORT_NAME_UNKNOWN;
+        return 0;
+    }
     if (!ra->window_k)
         return 0;
     struct opp_window *w = NULL;

@@ -264,8 +264,9 @@ END_TEST
 
 /* A name the trace does not have is an error naming how to list what it
  * has, exit 2, not an empty answer: --match, --step (loaded and
- * streamed). A regex that matches names the other filters leave out is
- * an empty answer. */
+ * streamed), a --from past the trace's end. A regex that matches names
+ * the other filters leave out is an empty answer, as is a --from inside
+ * the trace. */
 START_TEST(command_unknown_names)
 {
     char *out, *err, want[1024];
@@ -278,6 +279,13 @@ START_TEST(command_unknown_names)
     char *outside[] = {"report", trace, "--match", "^inner$", "--from", "1", "-f", "csv", NULL};
     ck_assert_int_eq(tu_call(cmd_report, outside, dir, &out, &err), 0);
     ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,flops\n");
+    free(out), free(err);
+    char *past[] = {"report", trace, "--from", "2.7", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, past, dir, &out, &err), 2);
+    snprintf(want, sizeof want, "opprof report: --from 2.7 ms is past the end of %s (2.600 ms)\n",
+             trace);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
     free(out), free(err);
     snprintf(want, sizeof want, "opprof report: --step 'stepp': no call of that name in %s "
              "(`opprof report %s` lists its operators and ranges)\n", trace, trace);
