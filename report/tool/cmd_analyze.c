@@ -184,12 +184,7 @@ static int traces_of(struct traces *t, char **operands, int n)
     for (size_t i = 0; i < t->n; i++)
         if (check_magic(t->paths[i]))
             return 1;
-    char err[PATH_MAX * 2 + 64];
-    if (opp_trace_distinct((const char *const *)t->paths, t->n, err, sizeof err)) {
-        opp_say(PREFIX "%s", err); /* as the report and the exports say it */
-        return 1;
-    }
-    return 0;
+    return opp_option_traces_distinct("analyze", (const char *const *)t->paths, t->n);
 }
 
 /* The local cluster's workers: one per CPU unless asked, never more than

@@ -684,6 +684,8 @@ int cmd_export(int argc, char **argv)
         opp_say(PREFIX "too many traces: at most %d", OPP_CHROME_MAX_TRACES);
         return 2;
     }
+    if (opp_option_traces_distinct("export", traces, ntraces))
+        return 2;
     const struct export_format *fmt = NULL;
     for (size_t i = 0; i < sizeof formats / sizeof *formats && !fmt; i++)
         if (!strcmp(format, formats[i].name))

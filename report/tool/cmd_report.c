@@ -399,7 +399,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     ra->trace = argv[first];
     ra->traces = (const char *const *)argv + first;
     ra->ntraces = (size_t)(argc - first);
-    return 0;
+    return opp_option_traces_distinct("report", ra->traces, ra->ntraces);
 }
 
 /* Full traces are read in one pass (report_stream.c); a summary trace is

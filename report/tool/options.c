@@ -1,10 +1,12 @@
 /* Option tables (see options.h): getopt_long's tables and the --help text
  * made from one table per command. */
 #include "tool/options.h"
+#include "trace.h"
 #include "views/say.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,4 +182,13 @@ int opp_option_number(const char *arg, double lo, double hi, int whole, double *
         return -1;
     *out = d;
     return 0;
+}
+
+int opp_option_traces_distinct(const char *cmd, const char *const *paths, size_t n)
+{
+    char err[2 * PATH_MAX + 64];
+    if (!opp_trace_distinct(paths, n, err, sizeof err))
+        return 0;
+    opp_say("opprof %s: %s", cmd, err);
+    return 2;
 }

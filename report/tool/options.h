@@ -84,6 +84,11 @@ void opp_options_usage(const struct opp_command *c, FILE *f);
  * option). Every command reads its numbers with it. */
 int opp_option_number(const char *arg, double lo, double hi, int whole, double *out);
 
+/* The operands that name traces, paths[0..n), name n files
+ * (opp_trace_distinct): 0, or 2, the usage exit code, with it said as
+ * "opprof CMD: A and B are the same trace: give it once". */
+int opp_option_traces_distinct(const char *cmd, const char *const *paths, size_t n);
+
 /* A help made at run time (from a list) as lines of at most width columns,
  * broken at spaces, into out (cap bytes, at least strlen(text) + 1). */
 void opp_help_wrap(char *out, size_t cap, const char *text, size_t width);

@@ -506,7 +506,8 @@ START_TEST(wrong_arguments)
 END_TEST
 
 /* The same trace twice (by its path again, a link, or its directory) is
- * refused as the report refuses it, word for word: it would count twice. */
+ * a usage error, refused as the report refuses it, word for word: it
+ * would count twice. */
 START_TEST(same_trace_twice)
 {
     write_trace(0, 1);
@@ -514,25 +515,25 @@ START_TEST(same_trace_twice)
     char *t = tu_path(dir, "rank00.trace"), *link = tu_path(dir, "link.trace");
     ck_assert_int_eq(symlink(t, link), 0);
     char want[8800];
-    snprintf(want, sizeof want, "1 opprof analyze: %s and %s are the same trace: give it once\n", t,
+    snprintf(want, sizeof want, "2 opprof analyze: %s and %s are the same trace: give it once\n", t,
              t);
     REFUSED(want, t, t);
     /* the report's own words for it */
     char *report[] = {(char *)tu_tool("opprof"), "report", t, t, NULL};
     char *e = tu_path(dir, "r.err");
-    ck_assert_int_eq(tu_code(tu_run(report, NULL, NULL, e)), 1);
+    ck_assert_int_eq(tu_code(tu_run(report, NULL, NULL, e)), 2);
     char *said = tu_slurp(e);
-    ck_assert_str_eq(said + strlen("opprof report: "), want + strlen("1 opprof analyze: "));
+    ck_assert_str_eq(said + strlen("opprof report: "), want + strlen("2 opprof analyze: "));
     free(said), free(e);
     /* the directory holds the link, which is rank00.trace: after it by name */
     snprintf(want, sizeof want,
-             "1 opprof analyze: %s/link.trace and %s/rank00.trace are the same trace: give it "
+             "2 opprof analyze: %s/link.trace and %s/rank00.trace are the same trace: give it "
              "once\n",
              dir, dir);
     REFUSED(want, dir);
     ck_assert_int_eq(unlink(link), 0);
     snprintf(want, sizeof want,
-             "1 opprof analyze: %s/rank01.trace and %s/rank01.trace are the same trace: give it "
+             "2 opprof analyze: %s/rank01.trace and %s/rank01.trace are the same trace: give it "
              "once\n",
              dir, dir);
     char *t1 = tu_path(dir, "rank01.trace");

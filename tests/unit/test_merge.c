@@ -107,7 +107,8 @@ END_TEST
 /* A rank whose process made no call: a column and no row (the empty
  * table once went to qsort as a null pointer). */
 /* One trace named twice (by the same path, or through a link) would add
- * up twice: refused in one line, by report and by export alike. */
+ * up twice: a usage error, refused in one line, by report and by export
+ * alike. */
 START_TEST(same_trace_twice_refused)
 {
     char *link = tu_path(dir, "link.trace"), *out, *errs, *want;
@@ -115,7 +116,7 @@ START_TEST(same_trace_twice_refused)
     const char *twice[][2] = {{a, a}, {a, link}};
     for (int i = 0; i < 2; i++) {
         char *argv[] = {"report", (char *)twice[i][0], (char *)twice[i][1], NULL};
-        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &errs), 1);
+        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &errs), 2);
         ck_assert_str_eq(out, "");
         ck_assert_int_gt(asprintf(&want,
                                   "opprof report: %s and %s are the same trace: give it once\n",
@@ -125,7 +126,7 @@ START_TEST(same_trace_twice_refused)
         free(out), free(errs), free(want);
     }
     char *ex[] = {"export", "chrome", a, link, "-o", "/dev/null", NULL};
-    ck_assert_int_eq(tu_call(cmd_export, ex, dir, &out, &errs), 1);
+    ck_assert_int_eq(tu_call(cmd_export, ex, dir, &out, &errs), 2);
     ck_assert_int_gt(
         asprintf(&want, "opprof export: %s and %s are the same trace: give it once\n", a, link), 0);
     ck_assert_str_eq(errs, want);
