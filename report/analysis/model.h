@@ -71,9 +71,9 @@ struct opp_event_gpu {
 /* CPU memory inside one event (MEMORY events, PyTorch's CPU allocator),
  * torch's CPU Mem and Self CPU Mem: self = the bytes of its direct MEMORY
  * children (+ allocated, - freed), total = self + its other children's
- * totals; a MEMORY event's own are its bytes. Per thread: unlike torch's,
- * which takes every thread's allocations in the operator's time span, an
- * operator counts only its own thread's. */
+ * totals; a MEMORY event's own are its bytes. Per thread, as torch's event
+ * tree gives each allocation to the op open on its thread (its key_averages
+ * table takes every thread's in the op's span of whole microseconds). */
 struct opp_event_cpumem {
     int64_t self, total;
 };
