@@ -3,9 +3,11 @@
 # torch.profiler and prints the table's rows that differ from the tree's
 # ("mem" facts), then the allocations the table charges to two operators
 # neither of which is inside the other. The table sums, into each op, every
-# allocation whose whole microsecond lies in the op's [start, end]: one on a
-# boundary counts in both neighbours, so its rows change from run to run;
-# the tree gives each allocation to one op, the same every run.
+# thread's allocations whose whole microsecond lies in the op's [start,
+# start + duration], each truncated to the microsecond: one on a boundary
+# counts in both neighbours, one in an op's last partial microsecond in
+# none of its own, so its rows change from run to run; the tree gives each
+# allocation to the innermost op open on its thread, the same every run.
 #   /usr/bin/python3 scripts/torch-memory-table.py [ITERS]
 import os
 import runpy
