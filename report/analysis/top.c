@@ -8,10 +8,8 @@
 
 #include "analysis/step_times.h"
 
-#define OPP_TOP_SORT_NAME_STR(e, s, h) s,
-#define OPP_TOP_SORT_HELP_STR(e, s, h) h,
+#define OPP_TOP_SORT_NAME_STR(e, s) s,
 static const char *const sort_names[] = {OPP_TOP_SORT_KEYS(OPP_TOP_SORT_NAME_STR)};
-static const char *const sort_helps[] = {OPP_TOP_SORT_KEYS(OPP_TOP_SORT_HELP_STR)};
 
 const char *opp_top_sort_name(enum opp_top_sort s)
 {
@@ -22,11 +20,6 @@ const char *opp_top_group_name(enum opp_top_group g)
 {
     static const char *const names[] = {"name", "library", "layer"};
     return (unsigned)g < OPP_TOP_NGROUP ? names[g] : NULL;
-}
-
-const char *opp_top_sort_help(enum opp_top_sort s)
-{
-    return (unsigned)s < OPP_TOP_NSORT ? sort_helps[s] : NULL;
 }
 
 struct grouped {

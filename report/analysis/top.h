@@ -23,17 +23,16 @@ struct opp_top_line {
 };
 
 #define OPP_TOP_SORT_KEYS(X)                                                                       \
-    X(OPP_TOP_SORT_TOTAL, "total", "CPU total")                                                    \
-    X(OPP_TOP_SORT_SELF, "self", "self CPU")                                                       \
-    X(OPP_TOP_SORT_CALLS, "calls", "calls")                                                        \
-    X(OPP_TOP_SORT_GPU, "gpu", "GPU time")                                                         \
-    X(OPP_TOP_SORT_MEM, "mem", "CPU memory")                                                       \
-    X(OPP_TOP_SORT_NAME, "name", "name")
-#define OPP_TOP_SORT_ENUM(e, s, h) e,
+    X(OPP_TOP_SORT_TOTAL, "total") /* CPU total */                                                 \
+    X(OPP_TOP_SORT_SELF, "self") /* self CPU */                                                    \
+    X(OPP_TOP_SORT_CALLS, "calls")                                                                 \
+    X(OPP_TOP_SORT_GPU, "gpu") /* GPU time */                                                      \
+    X(OPP_TOP_SORT_MEM, "mem") /* CPU memory */                                                    \
+    X(OPP_TOP_SORT_NAME, "name")
+#define OPP_TOP_SORT_ENUM(e, s) e,
 enum opp_top_sort { OPP_TOP_SORT_KEYS(OPP_TOP_SORT_ENUM) OPP_TOP_NSORT };
-/* "total", "self", ... (NULL past the last) and what it sorts by. */
+/* "total", "self", ... (NULL past the last). */
 const char *opp_top_sort_name(enum opp_top_sort s);
-const char *opp_top_sort_help(enum opp_top_sort s);
 
 /* By operator; by library; by layer: a line per nn.Module (its forward's
  * calls and CPU total, and as self time the self time of every call inside
