@@ -35,6 +35,42 @@ static const struct opp_option *find(const struct opp_option *opts, size_t n, in
     return NULL;
 }
 
+/* o's argument stored as its kind says (options.h), or refused in the one
+ * wording every command's numbers share: 0, or 2 said. */
+static int number(const struct opp_command *c, const struct opp_option *o, const char *arg)
+{
+    int whole =
+        o->kind == OPP_NUMBER_U32 || o->kind == OPP_NUMBER_U64 || o->kind == OPP_NUMBER_SIZE;
+    double v;
+    if (opp_option_number(arg, o->lo, o->hi, whole, &v)) {
+        opp_say("opprof %s: --%s wants %s, not '%s'", c->name, o->long_name, o->wants, arg);
+        return 2;
+    }
+    switch (o->kind) {
+    case OPP_NUMBER_U32:
+        *(uint32_t *)o->value = (uint32_t)v;
+        break;
+    case OPP_NUMBER_U64:
+        *(uint64_t *)o->value = (uint64_t)v;
+        break;
+    case OPP_NUMBER_SIZE:
+        *(size_t *)o->value = (size_t)v;
+        break;
+    case OPP_NUMBER_DOUBLE:
+        *(double *)o->value = v;
+        break;
+    case OPP_NUMBER_MS_NS:
+        *(uint64_t *)o->value = (uint64_t)(v * 1e6 + 0.5);
+        break;
+    case OPP_NUMBER_US_NS:
+        *(double *)o->value = v * 1e3;
+        break;
+    }
+    if (o->given)
+        *o->given = 1;
+    return 0;
+}
+
 int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first)
 {
     size_t n = count(c->options), k = 0;
@@ -80,6 +116,10 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
                 return 2;
             break;
         }
+        case OPP_OPTION_NUMBER:
+            if (number(c, o, optarg))
+                return 2;
+            break;
         case OPP_OPTION_HELP:
             opp_options_usage(c, stdout);
             return 1;

@@ -20,6 +20,7 @@ enum opp_option_type {
     OPP_OPTION_FLAG,     /* *(int *)value = 1 */
     OPP_OPTION_STRING,   /* *(const char **)value = the argument */
     OPP_OPTION_CALLBACK, /* fn(o, argument) */
+    OPP_OPTION_NUMBER,   /* the argument read by opp_option_number, stored as kind says */
     OPP_OPTION_HELP,     /* the command's --help */
 };
 
@@ -30,6 +31,18 @@ enum {
      * "--opt=ARG", or the next word when that is neither an option nor an
      * existing file (a trace); the help shows "--opt [ARG]". */
     OPP_OPTION_OPTARG = 4,
+};
+
+/* What an OPP_OPTION_NUMBER's value points to; the integer kinds take
+ * whole numbers only. Its lo and hi are in the unit the option is given in,
+ * within what the kind stores. */
+enum opp_number_kind {
+    OPP_NUMBER_U32,    /* uint32_t */
+    OPP_NUMBER_U64,    /* uint64_t */
+    OPP_NUMBER_SIZE,   /* size_t */
+    OPP_NUMBER_DOUBLE, /* double */
+    OPP_NUMBER_MS_NS,  /* milliseconds, stored as uint64_t nanoseconds, rounded (hi < 1.8e13) */
+    OPP_NUMBER_US_NS,  /* microseconds, stored as double nanoseconds */
 };
 
 struct opp_option {
@@ -45,6 +58,13 @@ struct opp_option {
     intptr_t data; /* for the handler */
     int flags;     /* OPP_OPTION_* */
     int col;       /* where this option's help begins, when not the command's */
+    /* OPP_OPTION_NUMBER: what value points to, the least and the most
+     * taken, what a refusal says it wants ("opprof CMD: --NAME wants WANTS,
+     * not 'ARG'") and, when not NULL, a flag set to 1 when it is given. */
+    enum opp_number_kind kind;
+    double lo, hi;
+    const char *wants;
+    int *given;
 };
 
 #define OPP_OPT_FLAG(s, l, v, h)                                                                   \
@@ -55,6 +75,15 @@ struct opp_option {
 #define OPP_OPT_CALLBACK(s, l, v, a, h, f)                                                         \
     {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),              \
      .argh = (a), .help = (h), .fn = (f)}
+#define OPP_OPT_NUMBER(s, l, v, a, h, k, lo_, hi_, w)                                              \
+    OPP_OPT_NUMBER_GIVEN(s, l, v, NULL, a, h, k, lo_, hi_, w)
+#define OPP_OPT_NUMBER_GIVEN(s, l, v, g, a, h, k, lo_, hi_, w)                                     \
+    {.type = OPP_OPTION_NUMBER, .short_name = (s), .long_name = (l), .value = (v), .given = (g),  \
+     .argh = (a), .help = (h), .kind = (k), .lo = (lo_), .hi = (hi_), .wants = (w)}
+/* A macro's number as text, for a help or what a number option wants:
+ * OPP_DIGITS(OPP_STACK_MAX) is "16". */
+#define OPP_DIGITS_(x) #x
+#define OPP_DIGITS(x) OPP_DIGITS_(x)
 #define OPP_OPT_HELP(h) {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help", .help = (h)}
 #define OPP_OPT_END() {.type = OPP_OPTION_END}
 
@@ -70,7 +99,8 @@ struct opp_command {
     const struct opp_option *options; /* ended by OPP_OPT_END() */
 };
 
-/* Parse argv[1..] by c's table, calling each option's handler in order.
+/* Parse argv[1..] by c's table, each option in order: set, stored or its
+ * handler called.
  * 0 with *first the index of the first operand; 1 when --help was shown (on
  * stdout); 2 on a usage error (said on stderr). */
 int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first);
@@ -81,7 +111,9 @@ void opp_options_usage(const struct opp_command *c, FILE *f);
 /* An option's number: arg written in decimal (digits, one '.', an
  * exponent; no sign, no hex, no inf or nan), from lo to hi, whole when
  * whole is set. 0 and *out, or -1 (the caller says why, as it names the
- * option). Every command reads its numbers with it. */
+ * option). Every command reads its numbers with it: an OPP_OPTION_NUMBER
+ * through the parser, a number within an argument (--set NAME=VALUE)
+ * itself. */
 int opp_option_number(const char *arg, double lo, double hi, int whole, double *out);
 
 /* The operands that name traces, paths[0..n), name n files

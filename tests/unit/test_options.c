@@ -1,7 +1,12 @@
-/* tool/options.c: the one reader of every command's numbers. */
+/* tool/options.c: the one reader of every command's numbers, and the
+ * number options that store them. */
 #include <check.h>
 #include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "testutil.h"
 #include "tool/options.h"
 
 /* arg read in [lo, hi] (whole or not): its value, or -1 refused. */
@@ -38,12 +43,170 @@ START_TEST(what_is_refused)
 }
 END_TEST
 
+/* One target of each kind, each followed by a guard that a store of the
+ * wrong width would overwrite. */
+#define GUARD 0x5a5a5a5a5a5a5a5aull
+static struct targets {
+    uint32_t u32;
+    uint32_t g32;
+    uint64_t u64, g64;
+    size_t size, gsize;
+    double dbl;
+    uint64_t gdbl;
+    uint64_t ms;
+    uint64_t gms;
+    double us;
+    uint64_t gus;
+    int u32_given, ms_given;
+} got;
+
+static void reset(void)
+{
+    memset(&got, 0, sizeof got);
+    got.g32 = (uint32_t)GUARD;
+    got.g64 = got.gsize = got.gdbl = got.gms = got.gus = GUARD;
+}
+
+/* A command of one number option per kind. */
+static int cmd_numbers(int argc, char **argv)
+{
+    const struct opp_option options[] = {
+        OPP_OPT_NUMBER_GIVEN(0, "u32", &got.u32, &got.u32_given, "N", "", OPP_NUMBER_U32, 0,
+                             UINT32_MAX, "a number to 4294967295"),
+        OPP_OPT_NUMBER(0, "u64", &got.u64, "N", "", OPP_NUMBER_U64, 0, 1e18, "a number"),
+        OPP_OPT_NUMBER('n', "size", &got.size, "N", "", OPP_NUMBER_SIZE, 1, 1e15,
+                       "a positive number"),
+        OPP_OPT_NUMBER(0, "double", &got.dbl, "X", "", OPP_NUMBER_DOUBLE, 0, 100,
+                       "a percentage from 0 to 100"),
+        OPP_OPT_NUMBER_GIVEN(0, "ms", &got.ms, &got.ms_given, "MS", "", OPP_NUMBER_MS_NS, 0, 1.8e13,
+                             "milliseconds (0 or more)"),
+        OPP_OPT_NUMBER(0, "us", &got.us, "US", "", OPP_NUMBER_US_NS, 0, DBL_MAX,
+                       "microseconds (0 or more)"),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {.name = "test", .usage = "", .col = 20, .options = options};
+    int first;
+    return opp_options_parse(&cmd, argc, argv, &first);
+}
+
+/* cmd_numbers called with one option and its value: its result, with
+ * what it said on stderr in *err (malloc'd). */
+static int call(const char *opt, const char *value, char **err)
+{
+    char *argv[] = {"test", (char *)opt, (char *)value, NULL};
+    char *dir = tu_tmpdir(), *out;
+    reset();
+    int rc = tu_call(cmd_numbers, argv, dir, &out, err);
+    ck_assert_str_eq(out, "");
+    free(out);
+    tu_rmdir(dir);
+    free(dir);
+    return rc;
+}
+
+static void guards_kept(void)
+{
+    ck_assert_uint_eq(got.g32, (uint32_t)GUARD);
+    ck_assert_uint_eq(got.g64, GUARD);
+    ck_assert_uint_eq(got.gsize, GUARD);
+    ck_assert_uint_eq(got.gdbl, GUARD);
+    ck_assert_uint_eq(got.gms, GUARD);
+    ck_assert_uint_eq(got.gus, GUARD);
+}
+
+START_TEST(number_options_store_their_kind)
+{
+    char *err;
+    ck_assert_int_eq(call("--u32", "4294967295", &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_uint_eq(got.u32, UINT32_MAX);
+    ck_assert_int_eq(got.u32_given, 1);
+    guards_kept();
+    free(err);
+
+    ck_assert_int_eq(call("--u64", "1e18", &err), 0);
+    ck_assert_uint_eq(got.u64, 1000000000000000000ull);
+    ck_assert_int_eq(got.u32_given, 0);
+    guards_kept();
+    free(err);
+
+    ck_assert_int_eq(call("-n", "12", &err), 0);
+    ck_assert_uint_eq(got.size, 12);
+    guards_kept();
+    free(err);
+
+    ck_assert_int_eq(call("--size=7", NULL, &err), 0);
+    ck_assert_uint_eq(got.size, 7);
+    free(err);
+
+    ck_assert_int_eq(call("--double", "2.5", &err), 0);
+    ck_assert_double_eq(got.dbl, 2.5);
+    guards_kept();
+    free(err);
+
+    /* milliseconds to nanoseconds, rounded to the nearest */
+    ck_assert_int_eq(call("--ms", "2.0000006", &err), 0);
+    ck_assert_uint_eq(got.ms, 2000001);
+    ck_assert_int_eq(got.ms_given, 1);
+    guards_kept();
+    free(err);
+    ck_assert_int_eq(call("--ms", "1.7e13", &err), 0);
+    ck_assert_uint_eq(got.ms, 17000000000000000000ull);
+    free(err);
+
+    ck_assert_int_eq(call("--us", "1.5", &err), 0);
+    ck_assert_double_eq(got.us, 1500.0);
+    guards_kept();
+    free(err);
+}
+END_TEST
+
+START_TEST(number_options_refuse_in_one_wording)
+{
+    struct {
+        const char *opt, *value, *err;
+    } bad[] = {
+        {"--u32", "4294967296",
+         "opprof test: --u32 wants a number to 4294967295, not '4294967296'\n"},
+        {"--u32", "-1", "opprof test: --u32 wants a number to 4294967295, not '-1'\n"},
+        {"--u64", "1e19", "opprof test: --u64 wants a number, not '1e19'\n"},
+        {"--size", "0", "opprof test: --size wants a positive number, not '0'\n"},
+        {"-n", "2.5", "opprof test: --size wants a positive number, not '2.5'\n"},
+        {"--size", "", "opprof test: --size wants a positive number, not ''\n"},
+        {"--double", "100.5",
+         "opprof test: --double wants a percentage from 0 to 100, not '100.5'\n"},
+        {"--ms", "x", "opprof test: --ms wants milliseconds (0 or more), not 'x'\n"},
+        {"--ms", "1.9e13", "opprof test: --ms wants milliseconds (0 or more), not '1.9e13'\n"},
+        {"--us", "1e999", "opprof test: --us wants microseconds (0 or more), not '1e999'\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *err;
+        ck_assert_msg(call(bad[i].opt, bad[i].value, &err) == 2, "%s %s taken", bad[i].opt,
+                      bad[i].value);
+        ck_assert_str_eq(err, bad[i].err);
+        free(err);
+        /* nothing stored, nothing said given */
+        ck_assert_uint_eq(got.u32, 0);
+        ck_assert_uint_eq(got.u64, 0);
+        ck_assert_uint_eq(got.size, 0);
+        ck_assert_double_eq(got.dbl, 0);
+        ck_assert_uint_eq(got.ms, 0);
+        ck_assert_double_eq(got.us, 0);
+        ck_assert_int_eq(got.u32_given, 0);
+        ck_assert_int_eq(got.ms_given, 0);
+        guards_kept();
+    }
+}
+END_TEST
+
 Suite *suite_options(void)
 {
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("numbers");
     tcase_add_test(tc, numbers_in_decimal);
     tcase_add_test(tc, what_is_refused);
+    tcase_add_test(tc, number_options_store_their_kind);
+    tcase_add_test(tc, number_options_refuse_in_one_wording);
     suite_add_tcase(s, tc);
     return s;
 }
