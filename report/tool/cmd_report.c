@@ -37,17 +37,6 @@ static int opt_sort(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int opt_limit(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
-        opp_say(PREFIX "--limit wants a positive number of rows, not '%s'", arg);
-        return 2;
-    }
-    *(size_t *)o->value = (size_t)v;
-    return 0;
-}
-
 static int opt_format(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
@@ -61,57 +50,6 @@ static int opt_format(const struct opp_option *o, const char *arg)
     else {
         opp_say(PREFIX "unknown format '%s' (one of: table, csv, json)", arg);
         return 2;
-    }
-    return 0;
-}
-
-/* --pid, --tid */
-static int opt_id(const struct opp_option *o, const char *arg)
-{
-    struct opp_agg_opts *agg = o->value;
-    double v;
-    if (opp_option_number(arg, 0, UINT32_MAX, 1, &v)) {
-        opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
-        return 2;
-    }
-    if (!strcmp(o->long_name, "pid")) {
-        agg->filter_pid = 1;
-        agg->pid = (uint32_t)v;
-    } else {
-        agg->filter_tid = 1;
-        agg->tid = (uint32_t)v;
-    }
-    return 0;
-}
-
-static int opt_group_by_stack(const struct opp_option *o, const char *arg)
-{
-    struct report_args *ra = o->value;
-    double v;
-    if (opp_option_number(arg, 1, OPP_STACK_MAX, 1, &v)) {
-        opp_say(PREFIX "--group-by-stack wants a depth from 1 to %d, not '%s'", OPP_STACK_MAX, arg);
-        return 2;
-    }
-    ra->agg.group_by_stack = ra->out.group_by_stack = (uint32_t)v;
-    return 0;
-}
-
-/* --from, --to */
-static int opt_time(const struct opp_option *o, const char *arg)
-{
-    struct report_args *ra = o->value;
-    double d;
-    if (opp_option_number(arg, 0, 1.8e13, 0, &d)) {
-        opp_say(PREFIX "--%s wants milliseconds (0 or more), not '%s'", o->long_name, arg);
-        return 2;
-    }
-    uint64_t ns = (uint64_t)(d * 1e6 + 0.5); /* below 2^64: d < 1.8e13 */
-    if (!strcmp(o->long_name, "from")) {
-        ra->from_given = 1;
-        ra->agg.from_ns = ns;
-    } else {
-        ra->to_given = 1;
-        ra->agg.to_ns = ns;
     }
     return 0;
 }
@@ -135,28 +73,6 @@ static int opt_match(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int opt_depth(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, UINT32_MAX, 1, &v)) {
-        opp_say(PREFIX "--depth wants a positive number of levels, not '%s'", arg);
-        return 2;
-    }
-    *(uint32_t *)o->value = (uint32_t)v;
-    return 0;
-}
-
-static int opt_min_share(const struct opp_option *o, const char *arg)
-{
-    double d;
-    if (opp_option_number(arg, 0, 100, 0, &d)) {
-        opp_say(PREFIX "--min-share wants a percentage from 0 to 100, not '%s'", arg);
-        return 2;
-    }
-    *(double *)o->value = d;
-    return 0;
-}
-
 static int opt_step(const struct opp_option *o, const char *arg)
 {
     if (arg && !arg[0]) {
@@ -167,17 +83,6 @@ static int opt_step(const struct opp_option *o, const char *arg)
     ra->step = arg; /* NULL: the program's own steps (step_stream.h) */
     ra->views |= 1u << VIEW_STEP;
     ra->view = &views[VIEW_STEP];
-    return 0;
-}
-
-static int opt_window(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1000000, 1, &v)) {
-        opp_say(PREFIX "--window wants a window number from 1, not '%s'", arg);
-        return 2;
-    }
-    *(unsigned long *)o->value = (unsigned long)v;
     return 0;
 }
 
@@ -236,10 +141,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     char sort[1024], by_rank[512];
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('s', "sort", ra, "KEY", sort_help(sort, sizeof sort), opt_sort),
-        OPP_OPT_CALLBACK('n', "limit", &ra->agg.limit, "N",
-                         "show only the first N rows (--gpu: kernels, default 10;\n"
-                         "--tree: call paths; --by-rank: operators)",
-                         opt_limit),
+        OPP_OPT_NUMBER('n', "limit", &ra->agg.limit, "N",
+                       "show only the first N rows (--gpu: kernels, default 10;\n"
+                       "--tree: call paths; --by-rank: operators)",
+                       OPP_NUMBER_SIZE, 1, 1e15, "a positive number of rows"),
         OPP_OPT_FLAG(0, "group-by-shape", &ra->agg.group_by_shape,
                      "one row per name and input shapes"),
         OPP_OPT_FLAG(0, "flops", &ra->out.flops,
@@ -247,26 +152,31 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                      "the rate over CUDA total where the row has GPU time,\n"
                      "else over CPU total"),
         OPP_OPT_CALLBACK('f', "format", ra, "FMT", "table (default), csv or json", opt_format),
-        OPP_OPT_CALLBACK(0, "pid", &ra->agg, "PID", "only the processes with this pid", opt_id),
-        OPP_OPT_CALLBACK(0, "tid", &ra->agg, "TID",
-                         "only the threads with this tid (and the GPU work they\n"
-                         "launched)",
-                         opt_id),
+        OPP_OPT_NUMBER_GIVEN(0, "pid", &ra->agg.pid, &ra->agg.filter_pid, "PID",
+                             "only the processes with this pid", OPP_NUMBER_U32, 0, UINT32_MAX,
+                             "a number"),
+        OPP_OPT_NUMBER_GIVEN(0, "tid", &ra->agg.tid, &ra->agg.filter_tid, "TID",
+                             "only the threads with this tid (and the GPU work they\n"
+                             "launched)",
+                             OPP_NUMBER_U32, 0, UINT32_MAX, "a number"),
         OPP_OPT_STRING(0, "lib", &ra->agg.lib, "NAME",
                        "only calls into library NAME (blas, onednn, xnnpack,\n"
                        "cublas, cudnn, nccl, nvtx, cudart, cuda...)"),
         OPP_OPT_FLAG(0, "show-lib", &ra->out.show_lib,
                      "add a Lib column to the table: each row's library"),
-        OPP_OPT_CALLBACK(0, "group-by-stack", ra, "N",
-                         "one row per name and its N innermost frames: the\n"
-                         "Python frames that called it (OPPROF_STACKS), else its\n"
-                         "enclosing operators (a Stack column, outermost first)",
-                         opt_group_by_stack),
-        OPP_OPT_CALLBACK(0, "from", ra, "MS", NULL, opt_time), /* shares --to's line */
-        OPP_OPT_CALLBACK(0, "to", ra, "MS",
-                         "only calls and GPU ops that begin in this window,\n"
-                         "milliseconds since the trace's first event",
-                         opt_time),
+        OPP_OPT_NUMBER(0, "group-by-stack", &ra->agg.group_by_stack, "N",
+                       "one row per name and its N innermost frames: the\n"
+                       "Python frames that called it (OPPROF_STACKS), else its\n"
+                       "enclosing operators (a Stack column, outermost first)",
+                       OPP_NUMBER_U32, 1, OPP_STACK_MAX,
+                       "a depth from 1 to " OPP_DIGITS(OPP_STACK_MAX)),
+        OPP_OPT_NUMBER_GIVEN(0, "from", &ra->agg.from_ns, &ra->from_given, "MS",
+                             NULL, /* shares --to's line */
+                             OPP_NUMBER_MS_NS, 0, 1.8e13, "milliseconds (0 or more)"),
+        OPP_OPT_NUMBER_GIVEN(0, "to", &ra->agg.to_ns, &ra->to_given, "MS",
+                             "only calls and GPU ops that begin in this window,\n"
+                             "milliseconds since the trace's first event",
+                             OPP_NUMBER_MS_NS, 0, 1.8e13, "milliseconds (0 or more)"),
         OPP_OPT_CALLBACK(0, "match", ra, "REGEX", "only names that match REGEX (POSIX extended)",
                          opt_match),
         OPP_OPT_FLAG(0, "stream", &ra->stream, NULL), /* shares --no-stream's line */
@@ -280,10 +190,12 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         VIEW_OPT("tree", VIEW_TREE,
                  "the operator hierarchy merged by call path: calls, self\n"
                  "and total CPU time, share, and CUDA times per path"),
-        OPP_OPT_CALLBACK(0, "depth", &ra->tree_opts.max_depth, "N",
-                         "--tree: show N levels (default: all)", opt_depth),
-        OPP_OPT_CALLBACK(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
-                         "--tree: hide paths under PCT% of the roots' CPU total", opt_min_share),
+        OPP_OPT_NUMBER(0, "depth", &ra->tree_opts.max_depth, "N",
+                       "--tree: show N levels (default: all)", OPP_NUMBER_U32, 1, UINT32_MAX,
+                       "a positive number of levels"),
+        OPP_OPT_NUMBER(0, "min-share", &ra->tree_opts.min_share_pct, "PCT",
+                       "--tree: hide paths under PCT% of the roots' CPU total", OPP_NUMBER_DOUBLE,
+                       0, 100, "a percentage from 0 to 100"),
         {.type = OPP_OPTION_CALLBACK,
          .long_name = "step",
          .value = ra,
@@ -298,10 +210,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                  "end), else its outermost nn.Module forwards (inferences);\n"
                  "per-step wall, CPU and GPU time: count, mean, p50, p90,\n"
                  "p99, max (JSON: the per-step series too)"},
-        OPP_OPT_CALLBACK(0, "window", &ra->window_k, "K",
-                         "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
-                         "a run of consecutive ProfilerStep#N)",
-                         opt_window),
+        OPP_OPT_NUMBER(0, "window", &ra->window_k, "K",
+                       "only the K-th window a schedule recorded (OPPROF_SCHEDULE:\n"
+                       "a run of consecutive ProfilerStep#N)",
+                       OPP_NUMBER_U32, 1, 1000000, "a window number from 1"),
         VIEW_OPT("by-rank", VIEW_BY_RANK, by_rank_help(by_rank, sizeof by_rank)),
         VIEW_OPT("by-process", VIEW_BY_PROCESS,
                  "a line per process: pid, command, calls, CPU total (its\n"
@@ -335,6 +247,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     if (rc)
         return rc;
     ra->out.group_by_shape = ra->agg.group_by_shape;
+    ra->out.group_by_stack = (int)ra->agg.group_by_stack;
     if (first >= argc) {
         opp_say(PREFIX "which trace? (usage: opprof report TRACE [options])");
         return 2;
@@ -430,12 +343,12 @@ static int report(struct report_args *rap)
         uint32_t nw = opp_summary_windows(m);
         if (ra.window_k > nw) {
             opp_say(PREFIX "%s has %u recorded window%s (a schedule's active runs of "
-                           "steps), not %lu",
+                           "steps), not %u",
                     ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
             opp_model_free(m);
             return 2;
         }
-        ra.agg.sched_window = (uint32_t)ra.window_k;
+        ra.agg.sched_window = ra.window_k;
     }
     rc = report_finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
     opp_model_free(m);

@@ -5,6 +5,7 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
@@ -25,7 +26,7 @@ struct report_args {
     unsigned views; /* the views chosen (bits of enum view_id); none: the table */
     const struct view *view;
     const char *step; /* --step NAME: steps and latency */
-    unsigned long window_k; /* --window K: the K-th window a schedule recorded (1..) */
+    uint32_t window_k; /* --window K: the K-th window a schedule recorded (1..) */
     struct opp_tree_opts tree_opts;
     struct opp_agg_opts agg;
     struct opp_out_opts out;

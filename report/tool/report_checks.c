@@ -46,7 +46,7 @@ int report_window(struct report_args *ra, const struct opp_window *w, size_t nw,
 {
     if (ra->window_k > nw) {
         opp_say(PREFIX "%s has %zu recorded window%s (a schedule's runs of ProfilerStep#N), "
-                       "not %lu",
+                       "not %u",
                 ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
         return REPORT_NAME_UNKNOWN;
     }
@@ -54,7 +54,7 @@ int report_window(struct report_args *ra, const struct opp_window *w, size_t nw,
     ra->agg.window = 1;
     ra->agg.from_ns = k->begin_ns - first;
     ra->agg.to_ns = k->end_ns - first + 1;
-    opp_say(PREFIX "window %lu: steps %" PRIu64 " to %" PRIu64 "", ra->window_k, k->first_step,
+    opp_say(PREFIX "window %u: steps %" PRIu64 " to %" PRIu64 "", ra->window_k, k->first_step,
             k->last_step);
     return 0;
 }
