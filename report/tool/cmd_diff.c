@@ -24,8 +24,6 @@
 #define EXIT_REGRESSION 1
 #define EXIT_USAGE 2
 #define EXIT_TROUBLE 3
-#define STR_(x) #x
-#define STR(x) STR_(x) /* a number's digits, for the help */
 
 struct diff_args {
     const char *a, *b;
@@ -72,17 +70,6 @@ static int opt_format(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int opt_limit(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
-        opp_say(PREFIX "--limit wants a positive number of rows, not '%s'", arg);
-        return 2;
-    }
-    *(size_t *)o->value = (size_t)v;
-    return 0;
-}
-
 static int opt_same(const struct opp_option *o, const char *arg)
 {
     struct opp_diff_opts *d = o->value;
@@ -106,15 +93,6 @@ static int opt_same(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int opt_fail_above(const struct opp_option *o, const char *arg)
-{
-    if (opp_option_number(arg, 0, DBL_MAX, 0, o->value)) {
-        opp_say(PREFIX "--fail-above wants a percentage (0 or more), not '%s'", arg);
-        return 2;
-    }
-    return 0;
-}
-
 static int opt_op(const struct opp_option *o, const char *arg)
 {
     struct diff_args *da = o->value;
@@ -123,32 +101,6 @@ static int opt_op(const struct opp_option *o, const char *arg)
         return 2;
     }
     da->ops[da->gate.nnames++] = arg;
-    return 0;
-}
-
-static int opt_min_us(const struct opp_option *o, const char *arg)
-{
-    struct diff_args *da = o->value;
-    double us;
-    if (opp_option_number(arg, 0, DBL_MAX, 0, &us)) {
-        opp_say(PREFIX "--min-us wants microseconds (0 or more), not '%s'", arg);
-        return 2;
-    }
-    da->gate.min_ns = us * 1000.0;
-    da->floor_given = 1;
-    return 0;
-}
-
-static int opt_min_calls(const struct opp_option *o, const char *arg)
-{
-    struct diff_args *da = o->value;
-    double v;
-    if (opp_option_number(arg, 0, 1e15, 1, &v)) {
-        opp_say(PREFIX "--min-calls wants a number of calls (0 or more), not '%s'", arg);
-        return 2;
-    }
-    da->gate.min_calls = (uint64_t)v;
-    da->floor_given = 1;
     return 0;
 }
 
@@ -170,29 +122,30 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                          "name (default) or shape: one row per name and input shapes", opt_by),
         OPP_OPT_FLAG(0, "group-by-shape", &da->o.group_by_shape, "the same as --by shape"),
         OPP_OPT_CALLBACK('f', "format", &da->json, "FMT", "table (default) or json", opt_format),
-        OPP_OPT_CALLBACK('n', "limit", &da->limit, "N", "show only the first N rows", opt_limit),
+        OPP_OPT_NUMBER('n', "limit", &da->limit, "N", "show only the first N rows", OPP_NUMBER_SIZE,
+                       1, 1e15, "a positive number of rows"),
         OPP_OPT_CALLBACK(0, "same", &da->o, "PCT,US",
                          "a change is none when its size is at most PCT% of A's\n"
                          "value or US microseconds, whichever is larger (default 1,1)",
                          opt_same),
-        OPP_OPT_CALLBACK(0, "fail-above", &da->gate.pct, "PCT",
-                         "exit 1 when the total, or any operator, got slower (beyond\n"
-                         "--same) by more than PCT%; one line names the worst",
-                         opt_fail_above),
+        OPP_OPT_NUMBER(0, "fail-above", &da->gate.pct, "PCT",
+                       "exit 1 when the total, or any operator, got slower (beyond\n"
+                       "--same) by more than PCT%; one line names the worst",
+                       OPP_NUMBER_DOUBLE, 0, DBL_MAX, "a percentage (0 or more)"),
         OPP_OPT_CALLBACK(0, "op", da, "NAME",
                          "with --fail-above: check only these operators (repeatable),\n"
                          "not the total and every operator present in both traces; a\n"
                          "named operator only in B counts as slower without bound",
                          opt_op),
-        OPP_OPT_CALLBACK(0, "min-us", da, "US",
-                         "with --fail-above: an operator under US microseconds of\n"
-                         "the metric in B cannot fail the gate (default " STR(
-                             OPP_DIFF_GATE_MIN_US) ")",
-                         opt_min_us),
-        OPP_OPT_CALLBACK(0, "min-calls", da, "N",
-                         "with --fail-above: nor one of fewer than N calls in B\n"
-                         "(default " STR(OPP_DIFF_GATE_MIN_CALLS) ")",
-                         opt_min_calls),
+        OPP_OPT_NUMBER_GIVEN(
+            0, "min-us", &da->gate.min_ns, &da->floor_given, "US",
+            "with --fail-above: an operator under US microseconds of\n"
+            "the metric in B cannot fail the gate (default " OPP_DIGITS(OPP_DIFF_GATE_MIN_US) ")",
+            OPP_NUMBER_US_NS, 0, DBL_MAX, "microseconds (0 or more)"),
+        OPP_OPT_NUMBER_GIVEN(0, "min-calls", &da->gate.min_calls, &da->floor_given, "N",
+                             "with --fail-above: nor one of fewer than N calls in B\n"
+                             "(default " OPP_DIGITS(OPP_DIFF_GATE_MIN_CALLS) ")",
+                             OPP_NUMBER_U64, 0, 1e15, "a number of calls (0 or more)"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
