@@ -27,21 +27,9 @@
 
 struct analyze_args {
     const char *scheduler, *step, *format;
-    long workers; /* 0: one per CPU, at most one per trace */
-    long top;
+    size_t workers; /* 0: one per CPU, at most one per trace */
+    size_t top;
 };
-
-/* --workers, --top: a positive number. */
-static int opt_count(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
-        opp_say(PREFIX "--%s wants a positive number, not '%s'", o->long_name, arg);
-        return 2;
-    }
-    *(long *)o->value = (long)v;
-    return 0;
-}
 
 static int opt_format(const struct opp_option *o, const char *arg)
 {
@@ -198,16 +186,16 @@ static int workers_of(struct analyze_args *a, size_t traces)
         }
         return 0;
     }
-    if (a->workers > 0 && (unsigned long)a->workers > traces) {
-        opp_say(PREFIX "--workers takes 1 to %zu, one per trace at most, not %ld", traces,
+    if (a->workers > traces) {
+        opp_say(PREFIX "--workers takes 1 to %zu, one per trace at most, not %zu", traces,
                 a->workers);
         return 2;
     }
     if (!a->workers) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        a->workers = cpus < 1 ? 1 : cpus;
-        if ((unsigned long)a->workers > traces)
-            a->workers = (long)traces;
+        a->workers = cpus < 1 ? 1 : (size_t)cpus;
+        if (a->workers > traces)
+            a->workers = traces;
     }
     return 0;
 }
@@ -252,8 +240,8 @@ static int run_package(const struct analyze_args *a, const struct traces *t)
     /* each option one word, "--step=NAME": a NAME that begins with '-' is
      * not taken for an option */
     char workers[32], top[32], *scheduler = NULL, *step = NULL;
-    snprintf(workers, sizeof workers, "--workers=%ld", a->workers);
-    snprintf(top, sizeof top, "--top=%ld", a->top);
+    snprintf(workers, sizeof workers, "--workers=%zu", a->workers);
+    snprintf(top, sizeof top, "--top=%zu", a->top);
     char **args = calloc(t->n + 16, sizeof *args);
     if (!args || (a->scheduler && !(scheduler = joined("--scheduler=", a->scheduler))) ||
         (a->step && !(step = joined("--step=", a->step)))) {
@@ -290,10 +278,10 @@ int cmd_analyze(int argc, char **argv)
          .help = "a running Dask scheduler (tcp://HOST:PORT)",
          .fn = opt_word,
          .data = (intptr_t) "a Dask scheduler's address (tcp://HOST:PORT)"},
-        OPP_OPT_CALLBACK(0, "workers", &a.workers, "N",
-                         "workers of the local cluster, 1 to the number of traces\n"
-                         "(default: one per CPU, at most one per trace)",
-                         opt_count),
+        OPP_OPT_NUMBER(0, "workers", &a.workers, "N",
+                       "workers of the local cluster, 1 to the number of traces\n"
+                       "(default: one per CPU, at most one per trace)",
+                       OPP_NUMBER_SIZE, 1, 1e15, "a positive number"),
         {.type = OPP_OPTION_CALLBACK,
          .long_name = "step",
          .value = &a.step,
@@ -301,7 +289,8 @@ int cmd_analyze(int argc, char **argv)
          .help = "step boundary for step times, as opprof report --step",
          .fn = opt_word,
          .data = (intptr_t) "an operator name"},
-        OPP_OPT_CALLBACK(0, "top", &a.top, "N", "operators shown (default 20)", opt_count),
+        OPP_OPT_NUMBER(0, "top", &a.top, "N", "operators shown (default 20)", OPP_NUMBER_SIZE, 1,
+                       1e15, "a positive number"),
         OPP_OPT_CALLBACK(0, "format", &a.format, "FMT", "text (default) or json", opt_format),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),

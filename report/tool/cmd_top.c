@@ -47,28 +47,6 @@ struct top {
 
 /* ---- options ---- */
 
-static int opt_interval(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 0.05, 3600, 0, &v)) {
-        opp_say(PREFIX "--interval takes seconds from 0.05 to 3600, not '%s'", arg);
-        return 2;
-    }
-    *(double *)o->value = v;
-    return 0;
-}
-
-static int opt_count(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
-        opp_say(PREFIX "--%s needs a positive number, not '%s'", o->long_name, arg);
-        return 2;
-    }
-    *(long *)o->value = (long)v;
-    return 0;
-}
-
 static int opt_sort(const struct opp_option *o, const char *arg)
 {
     for (int s = 0; s < OPP_TOP_NSORT; s++)
@@ -205,9 +183,9 @@ static int show(struct top *t, FILE *f, int paused, int keys, size_t rows)
 
 /* Plain snapshots: one table an interval, count of them (0: until the
  * run ends, then its last). */
-static int plain(struct top *t, double interval, long count)
+static int plain(struct top *t, double interval, size_t count)
 {
-    long shown = 0;
+    size_t shown = 0;
     uint64_t next = opp_mono_ns();
     while (!t->ended && (!count || shown < count)) {
         next += (uint64_t)(interval * 1e9);
@@ -379,7 +357,7 @@ int cmd_top(int argc, char **argv)
     const char *sock = NULL, *out = NULL, *log = NULL;
     int attach = 0, once = 0;
     double interval = 1.0;
-    long count = 0, limit = 0;
+    size_t count = 0;
     struct top t = {.fd = -1, .sort = OPP_TOP_SORT_TOTAL, .group = OPP_TOP_BY_NAME};
     int by_lib = 0, by_layer = 0;
     const struct opp_option options[] = {
@@ -388,12 +366,12 @@ int cmd_top(int argc, char **argv)
                      "this user that is running, or --socket)"),
         OPP_OPT_STRING('s', "socket", &sock, "PATH", "the collector to watch (`opprof ctl list`)"),
         OPP_OPT_FLAG(0, "once", &once, "one table after one interval, then exit"),
-        OPP_OPT_CALLBACK('i', "interval", &interval, "S", "seconds between tables (default 1)",
-                         opt_interval),
-        OPP_OPT_CALLBACK('n', "count", &count, "N", "N tables, then exit (CMD runs on to its end)",
-                         opt_count),
-        OPP_OPT_CALLBACK('l', "limit", &limit, "N", "rows shown (default: what fits; plain: all)",
-                         opt_count),
+        OPP_OPT_NUMBER('i', "interval", &interval, "S", "seconds between tables (default 1)",
+                       OPP_NUMBER_DOUBLE, 0.05, 3600, "seconds from 0.05 to 3600"),
+        OPP_OPT_NUMBER('n', "count", &count, "N", "N tables, then exit (CMD runs on to its end)",
+                       OPP_NUMBER_SIZE, 1, 1e15, "a positive number"),
+        OPP_OPT_NUMBER('l', "limit", &t.limit, "N", "rows shown (default: what fits; plain: all)",
+                       OPP_NUMBER_SIZE, 1, 1e15, "a positive number"),
         OPP_OPT_CALLBACK(0, "sort", &t.sort, "KEY",
                          "total (default), self, calls, gpu, mem or name", opt_sort),
         OPP_OPT_FLAG(0, "by-lib", &by_lib, "a row per library instead of per operator"),
@@ -435,7 +413,6 @@ int cmd_top(int argc, char **argv)
         return 2;
     }
     t.group = by_layer ? OPP_TOP_BY_LAYER : by_lib ? OPP_TOP_BY_LIB : OPP_TOP_BY_NAME;
-    t.limit = (size_t)limit;
     if (once)
         count = 1;
     int ntraces = dd - first, is_cmd = dd < argc;

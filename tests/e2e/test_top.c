@@ -335,7 +335,9 @@ START_TEST(bad_input_is_one_line)
     char *a2[] = {op, "top", "--sort", "speed", "--attach", NULL};
     refused(a2, 2, "opprof top: --sort takes total, self, calls, gpu, mem or name, not 'speed'\n");
     char *a3[] = {op, "top", "--interval", "0", "--attach", NULL};
-    refused(a3, 2, "opprof top: --interval takes seconds from 0.05 to 3600, not '0'\n");
+    refused(a3, 2, "opprof top: --interval wants seconds from 0.05 to 3600, not '0'\n");
+    char *a3n[] = {op, "top", "--count", "0", "--attach", NULL};
+    refused(a3n, 2, "opprof top: --count wants a positive number, not '0'\n");
     char *missing = tu_path(dir, "missing.trace");
     char *a4[] = {op, "top", missing, NULL};
     char want[4400];
