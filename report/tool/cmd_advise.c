@@ -28,6 +28,7 @@ struct advise_args {
     int json, thresholds;
     const char *step;
     struct opp_agg_opts o;
+    uint64_t rank; /* --rank R, into o */
     double th[OPP_TH_COUNT];
 };
 
@@ -38,26 +39,6 @@ static int opt_format(const struct opp_option *o, const char *arg)
         return 2;
     }
     *(int *)o->value = arg[0] == 'j';
-    return 0;
-}
-
-/* --pid, --rank */
-static int opt_id(const struct opp_option *o, const char *arg)
-{
-    struct opp_agg_opts *agg = o->value;
-    double v;
-    int pid = !strcmp(o->long_name, "pid");
-    if (opp_option_number(arg, 0, pid ? UINT32_MAX : 1e15, 1, &v)) {
-        opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
-        return 2;
-    }
-    if (pid) {
-        agg->filter_pid = 1;
-        agg->pid = (uint32_t)v;
-    } else {
-        agg->filter_rank = 1;
-        agg->rank = (int64_t)v;
-    }
     return 0;
 }
 
@@ -101,11 +82,12 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
                        "the steps are NAME's calls (as `opprof report --step NAME`);\n"
                        "default: the program's own (ProfilerStep#N, optimizer steps,\n"
                        "outermost nn.Module forwards)"),
-        OPP_OPT_CALLBACK(0, "pid", &aa->o, "PID",
-                         "the process looked at (default: the first, the one\n"
-                         "`opprof run` started, when no process is a rank)",
-                         opt_id),
-        OPP_OPT_CALLBACK(0, "rank", &aa->o, "R", "the processes of rank R", opt_id),
+        OPP_OPT_NUMBER_GIVEN(0, "pid", &aa->o.pid, &aa->o.filter_pid, "PID",
+                             "the process looked at (default: the first, the one\n"
+                             "`opprof run` started, when no process is a rank)",
+                             OPP_NUMBER_U32, 0, UINT32_MAX, "a number"),
+        OPP_OPT_NUMBER_GIVEN(0, "rank", &aa->rank, &aa->o.filter_rank, "R",
+                             "the processes of rank R", OPP_NUMBER_U64, 0, 1e15, "a number"),
         OPP_OPT_CALLBACK(0, "set", aa->th, "NAME=VALUE", "a threshold of the rules (repeatable)",
                          opt_set),
         OPP_OPT_FLAG(0, "thresholds", &aa->thresholds,
@@ -129,6 +111,7 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     int parsed = opp_options_parse(&cmd, argc, argv, first);
     if (parsed)
         return parsed;
+    aa->o.rank = (int64_t)aa->rank;
     if (!aa->thresholds && argc - *first != 1) {
         opp_say(PREFIX "%s (usage: opprof advise TRACE [options])",
                 argc - *first ? "one trace at a time" : "which trace?");
