@@ -530,18 +530,6 @@ static int option_fits(const struct export_format *fmt, unsigned given, const ch
     return 2;
 }
 
-/* --device, --rank, --window: a number from o->data (the least) to INT32_MAX. */
-static int opt_number(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, (double)o->data, INT32_MAX, 1, &v)) {
-        opp_say(PREFIX "--%s wants a number, not '%s'", o->long_name, arg);
-        return 2;
-    }
-    *(long long *)o->value = (long long)v;
-    return 0;
-}
-
 /* --device N|cpu (torch's device "cpu"). */
 static int opt_device(const struct opp_option *o, const char *arg)
 {
@@ -581,15 +569,22 @@ static int opt_frames(const struct opp_option *o, const char *arg)
 
 /* The short names of --frames, --device, --window and --rank work but are
  * not shown; -o and -h line up with the formats above them. */
-#define UNLISTED(s, l, v, a, h, f, least)                                                          \
+#define UNLISTED(s, l, v, a, h, f)                                                                 \
     {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v), .argh = (a),  \
-     .help = (h), .fn = (f), .data = (least), .flags = OPP_OPTION_UNLISTED_SHORT}
+     .help = (h), .fn = (f), .flags = OPP_OPTION_UNLISTED_SHORT}
+/* --window and --rank: a number from lo to INT32_MAX. */
+#define UNLISTED_NUMBER(s, l, v, g, a, h, lo_)                                                     \
+    {.type = OPP_OPTION_NUMBER, .short_name = (s), .long_name = (l), .value = (v), .given = (g),  \
+     .argh = (a), .help = (h), .kind = OPP_NUMBER_U32, .lo = (lo_), .hi = INT32_MAX,              \
+     .wants = "a number", .flags = OPP_OPTION_UNLISTED_SHORT}
 
 int cmd_export(int argc, char **argv)
 {
     const char *out_path = NULL;
     int cuda = -1, frames = -1; /* -1: not given */
-    long long device = OPP_MEM_FIRST, rank = -1, window = 0;
+    long long device = OPP_MEM_FIRST;
+    uint32_t rank = 0, window = 0;
+    int rank_given = 0;
     const struct opp_option options[] = {
         OPP_OPT_CALLBACK('m', "metric", &cuda, "METRIC",
                          "self_cpu_time_total (default) or self_cuda_time_total", opt_metric),
@@ -597,23 +592,23 @@ int cmd_export(int argc, char **argv)
                  "stacks, flamegraph: code frames (a trace recorded with\n"
                  "OPPROF_STACKS=N: the program's functions, outermost first, then\n"
                  "the operator; the default for such a trace) or operator call paths",
-                 opt_frames, 0),
+                 opt_frames),
         UNLISTED('d', "device", &device, "N|cpu",
                  "memory: the device, or cpu: PyTorch's CPU allocator (default:\n"
                  "the first device with allocations, else cpu)",
-                 opt_device, 0),
-        UNLISTED('w', "window", &window, "K",
-                 "chrome: only the K-th window a schedule recorded (a run of\n"
-                 "ProfilerStep#N, numbered over all the traces' steps, as\n"
-                 "report --window does); when OUT is a directory (made when it\n"
-                 "ends in /), the file is named as tensorboard_trace_handler\n"
-                 "names it: HOST_PID.NS.pt.trace.json (NS: the window's start)",
-                 opt_number, 1),
-        UNLISTED('r', "rank", &rank, "N",
-                 "chrome: only the processes of rank N (a rank variable, as\n"
-                 "report --by-rank) of every trace, with distributedInfo,\n"
-                 "one file per rank",
-                 opt_number, 0),
+                 opt_device),
+        UNLISTED_NUMBER('w', "window", &window, NULL, "K",
+                        "chrome: only the K-th window a schedule recorded (a run of\n"
+                        "ProfilerStep#N, numbered over all the traces' steps, as\n"
+                        "report --window does); when OUT is a directory (made when it\n"
+                        "ends in /), the file is named as tensorboard_trace_handler\n"
+                        "names it: HOST_PID.NS.pt.trace.json (NS: the window's start)",
+                        1),
+        UNLISTED_NUMBER('r', "rank", &rank, &rank_given, "N",
+                        "chrome: only the processes of rank N (a rank variable, as\n"
+                        "report --by-rank) of every trace, with distributedInfo,\n"
+                        "one file per rank",
+                        0),
         {.type = OPP_OPTION_STRING, .short_name = 'o', .long_name = "output", .value = &out_path,
          .argh = "OUT",
          .help = "the file to write (a name ending in .gz is gzip-compressed);\n"
@@ -702,7 +697,7 @@ int cmd_export(int argc, char **argv)
         option_fits(fmt, frames >= 0 ? TAKES_FRAMES : 0, "--frames") ||
         option_fits(fmt, device != OPP_MEM_FIRST ? TAKES_DEVICE : 0, "--device") ||
         option_fits(fmt, window ? TAKES_WINDOW : 0, "--window") ||
-        option_fits(fmt, rank >= 0 ? TAKES_WINDOW : 0, "--rank"))
+        option_fits(fmt, rank_given ? TAKES_WINDOW : 0, "--rank"))
         return 2;
     cuda = cuda > 0;
     if (out_path && !strcmp(out_path, "-"))
@@ -711,11 +706,10 @@ int cmd_export(int argc, char **argv)
         opp_say(PREFIX "%s needs an output file: -o OUT.%s", fmt->name, fmt->name);
         return 2;
     }
-    struct opp_chrome_opts co = {.rank = rank};
+    struct opp_chrome_opts co = {.rank = rank_given ? (int64_t)rank : -1};
     char named[4096];
-    int wrc = window ? chrome_window(traces, ntraces, (unsigned long)window, &co, &out_path, named,
-                                     sizeof named)
-                     : 0;
+    int wrc =
+        window ? chrome_window(traces, ntraces, window, &co, &out_path, named, sizeof named) : 0;
     if (wrc)
         return wrc;
     struct opp_out out;
