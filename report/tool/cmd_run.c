@@ -216,12 +216,13 @@ static int finish_trace(const char *sock, pid_t cmd, int status, uint64_t done[O
     return rc;
 }
 
-static void show_report(const char *out, const char *limit)
+static void show_report(const char *out, size_t limit)
 {
-    char self[PATH_MAX];
+    char self[PATH_MAX], rows[32];
     if (opp_tool_self(self, sizeof self))
         return;
-    char *argv[] = {self, "report", (char *)out, "--limit", (char *)limit, NULL};
+    snprintf(rows, sizeof rows, "%zu", limit);
+    char *argv[] = {self, "report", (char *)out, "--limit", rows, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, 2, 1); /* the table goes to stderr */
@@ -259,17 +260,6 @@ static int opt_mode(const struct opp_option *o, const char *arg)
         return 2;
     }
     return opt_setenv(o, arg);
-}
-
-static int opt_limit(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1e15, 1, &v)) {
-        opp_say("%s: --limit needs a positive number, not '%s'", who, arg);
-        return 2;
-    }
-    *(const char **)o->value = arg;
-    return 0;
 }
 
 /* The schedule CMD's agent will read (OPPROF_SCHEDULE with OPPROF_STEP,
@@ -324,7 +314,8 @@ static int runnable(const char *cmd)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *out = NULL, *limit = "10";
+    const char *out = NULL;
+    size_t limit = 10;
     int quiet = 0, verbose = 0;
     const char *top_fd = NULL;
     struct sched_opt sched = {"OPPROF_SCHEDULE", 0}, step = {"OPPROF_STEP", 0};
@@ -333,9 +324,9 @@ int cmd_run(int argc, char **argv)
         OPP_OPT_FLAG('q', "quiet", &quiet,
                      "no progress line while CMD runs (on a terminal), no\n"
                      "report when it ends"),
-        {.type = OPP_OPTION_CALLBACK, .short_name = 'l', .long_name = "limit", .value = &limit,
-         .argh = "N", .help = "rows of the report printed (default 10)", .fn = opt_limit,
-         .flags = OPP_OPTION_UNLISTED_SHORT},
+        {.type = OPP_OPTION_NUMBER, .short_name = 'l', .long_name = "limit", .value = &limit,
+         .argh = "N", .help = "rows of the report printed (default 10)", .kind = OPP_NUMBER_SIZE,
+         .lo = 1, .hi = 1e15, .wants = "a positive number", .flags = OPP_OPTION_UNLISTED_SHORT},
         OPP_OPT_CALLBACK(0, "schedule", &sched, "S",
                          "record only some steps, as torch.profiler.schedule:\n"
                          "\"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"

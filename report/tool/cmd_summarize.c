@@ -15,27 +15,16 @@
 #include "tool/outfile.h"
 #include "views/say.h"
 
-static int opt_max_nodes(const struct opp_option *o, const char *arg)
-{
-    double v;
-    if (opp_option_number(arg, 1, 1ul << 28, 1, &v)) {
-        opp_say("opprof summarize: --max-nodes takes 1 to 268435456, not %s", arg);
-        return 2;
-    }
-    *(unsigned long *)o->value = (unsigned long)v;
-    return 0;
-}
-
 int cmd_summarize(int argc, char **argv)
 {
     const char *out = NULL;
-    unsigned long max_nodes = OPP_SUM_NODES_DEFAULT;
+    uint32_t max_nodes = OPP_SUM_NODES_DEFAULT;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "OUT", "the summary trace to write (not TRACE itself)"),
-        OPP_OPT_CALLBACK(0, "max-nodes", &max_nodes, "N",
-                         "call paths kept at most (default 1048576); calls on\n"
-                         "new paths past it are counted as dropped",
-                         opt_max_nodes),
+        OPP_OPT_NUMBER(0, "max-nodes", &max_nodes, "N",
+                       "call paths kept at most (default 1048576); calls on\n"
+                       "new paths past it are counted as dropped",
+                       OPP_NUMBER_U32, 1, 1ul << 28, "a number from 1 to 268435456"),
         {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
         OPP_OPT_END(),

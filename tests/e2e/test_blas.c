@@ -92,6 +92,23 @@ START_TEST(blas_program_exact)
 }
 END_TEST
 
+/* `opprof run --limit N`: the table it prints on stderr when CMD ends has
+ * N rows (blas_calls 2 calls 7 functions): three lines of heading, the
+ * rows, a rule, the total and where the trace went. */
+START_TEST(run_limit_rows)
+{
+    char *trace = tu_path(dir, "t.trace"), *err = tu_path(dir, "err");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "--limit", "3", "-o", trace, "--",
+                   (char *)tu_build("tests/progs/blas_calls"), "2", NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, NULL, err)), 0);
+    char *e = tu_slurp(err);
+    ck_assert_int_eq(tu_count_lines(e, ""), 3 + 3 + 3);
+    ck_assert_int_eq(tu_count_lines(e, "----"), 3);
+    ck_assert_int_eq(tu_count_lines(e, "Self CPU time total: "), 1);
+    free(e), free(trace), free(err);
+}
+END_TEST
+
 /* blas_values: every way a value crosses a wrapper (returned float, double,
  * index, complex; float scalars by value, complex ones by pointer), in
  * CBLAS and Fortran: the same bits printed with and without the preload,
@@ -361,6 +378,7 @@ Suite *suite_blas(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, blas_program_exact);
+    tcase_add_test(tc, run_limit_rows);
     tcase_add_test(tc, blas_values_forwarded_exactly);
     tcase_add_test(tc, numpy_plain_preload);
     tcase_add_test(tc, numpy_linalg_exact);
