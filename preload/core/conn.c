@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -36,6 +38,30 @@ static struct {
     char output[PATH_MAX];
     uint8_t msg[OPP_MSG_MAX];
 } conn = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* This thread's side of conn.lock. A signal handler may send while the
+ * thread it interrupted holds the lock (a SIGCHLD handler's waitpid, see
+ * reap.c, landing inside fork() or inside one of our sends): locking again
+ * would hang the program. Its small messages wait here instead and go out
+ * when the thread lets the lock go; past DEFERRED_MAX they are lost (a
+ * child's end then reads as lost in the trace). */
+enum { DEFERRED_MAX = 32, DEFERRED_BYTES = 8 };
+static __thread struct {
+    volatile sig_atomic_t held; /* this thread holds conn.lock, or is about to */
+    int n;                      /* messages in q (atomic: handlers append) */
+    struct {
+        uint16_t type;
+        uint8_t size;
+        uint8_t payload[DEFERRED_BYTES];
+    } q[DEFERRED_MAX];
+} mine;
+
+static void conn_lock(void)
+{
+    mine.held = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    pthread_mutex_lock(&conn.lock);
+}
 
 void opp_give_up(const char *what, int err)
 {
@@ -126,17 +152,6 @@ static int child_connect(void)
     return 0;
 }
 
-/* Releases conn.lock; then runs what a fork child's first connection left
- * to run (it starts threads: never with the lock held). */
-static void conn_unlock(void)
-{
-    int child = conn.child_due;
-    conn.child_due = 0;
-    pthread_mutex_unlock(&conn.lock);
-    if (child && conn.on_child)
-        conn.on_child();
-}
-
 /* With conn.lock held, before anything is sent: 0 when conn.sock is ours
  * (a fork child connects here first). If the program closed it, the number
  * is the program's now (never written to, never closed): connect again and
@@ -185,10 +200,10 @@ static void connection_lost(const char *why, int err)
     opp_give_up(why, err);
 }
 
-int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
+/* With conn.lock held: one message, the connection made ready first; a
+ * failure says lost and turns recording off. */
+static int send_locked(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
 {
-    int saved_errno = errno; /* program threads send too (a new string inside an op) */
-    pthread_mutex_lock(&conn.lock);
     int rc = -ENOTCONN;
     if (atomic_load(&conn.on)) {
         rc = socket_ready();
@@ -197,16 +212,83 @@ int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, con
         if (rc && atomic_load(&conn.on))
             connection_lost(lost, -rc);
     }
-    conn_unlock();
+    return rc;
+}
+
+static const char lost_msg[] = "the collector took no message within 2 s (stopped, or gone), "
+                               "profiling off";
+
+/* With conn.lock held: what this thread's signal handlers left to send,
+ * in order; one that lands meanwhile is sent too. */
+static void send_deferred(void)
+{
+    for (int i = 0;;) {
+        int n = __atomic_load_n(&mine.n, __ATOMIC_SEQ_CST);
+        if (i == n) {
+            if (__atomic_compare_exchange_n(&mine.n, &n, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                return;
+            continue;
+        }
+        send_locked(mine.q[i].type, mine.q[i].payload, mine.q[i].size, -1, lost_msg);
+        i++;
+    }
+}
+
+/* Sends what this thread deferred and releases conn.lock; then runs what a
+ * fork child's first connection left to run (it starts threads: never with
+ * the lock held). A handler's message that lands after the last look is
+ * sent at once. */
+static void conn_unlock(void)
+{
+    for (;;) {
+        send_deferred();
+        int child = conn.child_due;
+        conn.child_due = 0;
+        pthread_mutex_unlock(&conn.lock);
+        atomic_signal_fence(memory_order_seq_cst);
+        mine.held = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (child && conn.on_child)
+            conn.on_child();
+        if (!__atomic_load_n(&mine.n, __ATOMIC_SEQ_CST))
+            return;
+        conn_lock();
+    }
+}
+
+/* A signal handler's message while its thread holds conn.lock: kept for
+ * conn_unlock when small, else -EWOULDBLOCK (the caller tries again at
+ * its next call). */
+static int defer(unsigned type, const void *payload, unsigned size, int fd)
+{
+    int n = __atomic_load_n(&mine.n, __ATOMIC_SEQ_CST);
+    if (fd >= 0 || size > DEFERRED_BYTES || n == DEFERRED_MAX)
+        return -EWOULDBLOCK;
+    mine.q[n].type = (uint16_t)type;
+    mine.q[n].size = (uint8_t)size;
+    memcpy(mine.q[n].payload, payload, size);
+    __atomic_store_n(&mine.n, n + 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
+{
+    int saved_errno = errno; /* program threads send too (a new string inside an op) */
+    int rc;
+    if (mine.held) {
+        rc = defer(type, payload, size, fd);
+    } else {
+        conn_lock();
+        rc = send_locked(type, payload, size, fd, lost);
+        conn_unlock();
+    }
     errno = saved_errno;
     return rc;
 }
 
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
 {
-    return opp_conn_send(type, payload, size, -1,
-                         "the collector took no message within 2 s (stopped, or gone), "
-                         "profiling off");
+    return opp_conn_send(type, payload, size, -1, lost_msg);
 }
 
 int opp_conn_start(const char *socket, int clock)
@@ -235,16 +317,19 @@ int opp_conn_start(const char *socket, int clock)
 
 void opp_conn_atfork_prepare(void)
 {
-    pthread_mutex_lock(&conn.lock);
+    conn_lock();
 }
 void opp_conn_atfork_parent(void)
 {
-    pthread_mutex_unlock(&conn.lock);
+    conn_unlock();
 }
 
+/* What this thread deferred is the parent's to send. */
 void opp_conn_forked(void)
 {
     pthread_mutex_unlock(&conn.lock);
+    mine.n = 0;
+    mine.held = 0;
     conn.root = 0;
     if (socket_ours()) /* else the number is the program's */
         close(conn.sock);
@@ -254,15 +339,16 @@ void opp_conn_forked(void)
 
 int opp_conn_idle(void)
 {
-    pthread_mutex_lock(&conn.lock);
+    conn_lock();
     int idle = conn.hello_due || conn.sock < 0;
-    pthread_mutex_unlock(&conn.lock);
+    conn_unlock();
     return idle;
 }
 
 void opp_conn_goodbye(void)
 {
-    pthread_mutex_lock(&conn.lock);
+    conn_lock();
+    send_deferred();
     int rc = socket_ready();
     if (!rc)
         rc = opp_send_msg(conn.sock, OPP_MSG_BYE, NULL, 0, -1);
@@ -278,7 +364,9 @@ void opp_conn_goodbye(void)
                                .max_ms = conn.root ? 600000 : 1000};
     if (!rc)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
+    mine.n = 0; /* after the goodbye: nothing more is read */
     pthread_mutex_unlock(&conn.lock);
+    mine.held = 0;
     if (rc == -ETIMEDOUT && pat.state == 'T') {
         opp_agent_say("the collector is stopped (SIGSTOP): ", conn.output,
                       " is finished once it continues");

@@ -110,6 +110,8 @@ struct opp_ring_hdr *opp_thread_attach(void)
     if (rc) {
         munmap(r, bytes);
         r = NULL;
+        if (rc == -EWOULDBLOCK) /* a handler's call inside one of our sends: the next call */
+            opp_tls.state = OPP_T_NEW;
         goto out;
     }
     pthread_setspecific(threads.key, r);

@@ -13,16 +13,23 @@
 
 TU_TRACE_FIXTURE
 
-/* `opprof run -o trace -- scenarios ARGS...`: the exit code, and the model. */
-static int run_scenario(struct opp_model **m, const char *a1, const char *a2, const char *a3)
+/* `opprof run -o trace -- scenarios ARGS...`: the exit code, and the model;
+ * its stdout into the file out when not NULL. */
+static int run_scenario_out(struct opp_model **m, const char *out, const char *a1, const char *a2,
+                            const char *a3)
 {
     char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
                     (char *)tu_build("tests/progs/scenarios"), (char *)a1, (char *)a2, (char *)a3, NULL};
-    int code = tu_code(tu_run(argv, NULL, NULL, NULL));
+    int code = tu_code(tu_run(argv, NULL, out, NULL));
     *m = tu_load(trace);
     ck_assert_ptr_nonnull(*m);
     ck_assert_msg((*m)->sum.complete, "trace incomplete: %s", (*m)->sum.warning);
     return code;
+}
+
+static int run_scenario(struct opp_model **m, const char *a1, const char *a2, const char *a3)
+{
+    return run_scenario_out(m, NULL, a1, a2, a3);
 }
 
 static const struct opp_thread *thread_named(const struct opp_model *m, const char *name)
@@ -156,6 +163,32 @@ START_TEST(children_say_how_they_ended)
     ck_assert_int_eq(tu_occurrences(out, "\"end\": \"killed\", \"signal\": 9,"), 1);
     free(out);
     free(err);
+}
+END_TEST
+
+/* A SIGCHLD handler that reaps (waitpid in the handler, as servers and
+ * shells do) while the program forks: the handler lands inside fork() and
+ * inside our own sends, and the program runs on as it would unprofiled;
+ * every child's end, told from the handler, is in the trace. */
+START_TEST(children_reaped_by_a_handler)
+{
+    enum { K = 50 };
+    struct opp_model *m;
+    char *out = tu_path(dir, "out");
+    ck_assert_int_eq(run_scenario_out(&m, out, "reaper", "3", "50"), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "reaper 3 reaped 50 exited 0 50\n");
+    free(o), free(out);
+    ck_assert_uint_eq(m->nprocs, 1 + K);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 3);
+    char buf[64];
+    for (size_t i = 1; i < m->nprocs; i++) {
+        ck_assert_uint_eq(m->procs[i].ppid, m->procs[0].pid);
+        ck_assert_uint_eq(tu_count(m, "cblas_ddot", (long)i, 0, 0), 1);
+        ck_assert_str_eq(opp_process_end_text(&m->procs[i], buf, sizeof buf),
+                         "exited with status 0");
+    }
+    opp_model_free(m);
 }
 END_TEST
 
@@ -293,6 +326,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, fork_then_exec_connects_only_the_image);
     tcase_add_test(tc, exec_in_place);
     tcase_add_test(tc, children_say_how_they_ended);
+    tcase_add_test(tc, children_reaped_by_a_handler);
     tcase_add_test(tc, sigkill_mid_loop);
     tcase_add_test(tc, sigsegv_mid_loop);
     tcase_add_test(tc, abort_mid_loop);

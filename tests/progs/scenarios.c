@@ -29,6 +29,9 @@
  *                      and puts a socket of its own at each of those numbers;
  *                      N calls on a new thread, N more here; prints the sum and
  *                      how many bytes arrived on its socket ("foreign K")
+ *   reaper N K         N calls; a SIGCHLD handler reaps (waitpid WNOHANG) while the
+ *                      program forks K children in a row, each one call then _exit(0);
+ *                      prints how many the handler reaped, and how many exited 0
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -40,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -109,6 +113,19 @@ static void on_usr1(int sig)
     (void)sig;
     cblas_ddot(1, x, 1, x, 1);
     handled++;
+}
+
+static _Atomic long reaped, reaped_ok; /* by on_chld */
+
+static void on_chld(int sig)
+{
+    (void)sig;
+    int saved_errno = errno, st;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+        reaped++;
+        reaped_ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    errno = saved_errno;
 }
 
 static void *signaller(void *p)
@@ -369,6 +386,20 @@ int main(int argc, char **argv)
         while ((k = recv(sp[1], buf, sizeof buf, MSG_DONTWAIT)) > 0)
             got += k;
         printf("closefds %.0f foreign %zd\n", s, got);
+    } else if (!strcmp(mode, "reaper")) {
+        double s = calls(arg(argc, argv, 2));
+        long k = arg(argc, argv, 3);
+        struct sigaction sa = {.sa_handler = on_chld, .sa_flags = SA_RESTART};
+        sigaction(SIGCHLD, &sa, NULL);
+        fflush(stdout);
+        for (long i = 0; i < k; i++)
+            if (fork() == 0) {
+                calls(1);
+                _exit(0);
+            }
+        for (int i = 0; i < 1000 && reaped < k; i++)
+            usleep(10000);
+        printf("reaper %.0f reaped %ld exited 0 %ld\n", s, (long)reaped, (long)reaped_ok);
     } else {
         fprintf(stderr, "scenarios: unknown mode %s\n", mode);
         return 2;
