@@ -2,8 +2,30 @@
  * straight to fd 2 (no stdio, no allocation: any thread, any time). */
 #include "core/base.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Writes to fd 2 as the program would not: a stderr nobody reads any more
+ * (a pipe whose reader died) loses our line, never raises SIGPIPE on the
+ * program (its default action kills it). errno kept. */
+static void write_stderr(const char *line, size_t n)
+{
+    int saved_errno = errno;
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    if (write(2, line, n) < 0 && errno == EPIPE && !was_pending) {
+        struct timespec now = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &now); /* ours: taken back */
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved_errno;
+}
 
 void opp_agent_say(const char *a, const char *b, const char *c)
 {
@@ -24,8 +46,7 @@ void opp_agent_say(const char *a, const char *b, const char *c)
         }
     if (line[n - 1] != '\n')
         line[n++] = '\n';
-    ssize_t w = write(2, line, n);
-    (void)w;
+    write_stderr(line, n);
 }
 
 void opp_say_err(const char *what, int err)

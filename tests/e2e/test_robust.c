@@ -101,6 +101,34 @@ START_TEST(collector_unreachable)
 }
 END_TEST
 
+/* The same with stderr a pipe nobody reads any more (a logger that died)
+ * and SIGPIPE's default action: our line is lost, the program is not
+ * killed by it. */
+START_TEST(collector_unreachable_stderr_closed)
+{
+    char *out = tu_path(dir, "out");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int p[2];
+        if (pipe(p) < 0 || dup2(p[1], 2) < 0)
+            _exit(90);
+        close(p[0]);
+        signal(SIGPIPE, SIG_DFL);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || dup2(o, 1) < 0)
+            _exit(91);
+        setenv("LD_PRELOAD", tu_build("libopprof.so"), 1);
+        setenv("OPPROF_SOCKET", sock, 1);
+        execl(tu_build("tests/progs/scenarios"), "scenarios", "loop", "100", (char *)NULL);
+        _exit(92);
+    }
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "loop 100\n");
+    free(o), free(out);
+}
+END_TEST
+
 /* A collector that takes no one (stopped, or swamped: its backlog full):
  * the program does not wait on it for ever but runs on unprofiled after a
  * bounded wait, and says so in one line. Here a listener that never
@@ -1221,6 +1249,7 @@ Suite *suite_robust(void)
     tcase_add_loop_test(tc, bad_setting_one_line, 0, sizeof settings / sizeof *settings);
     tcase_add_test(tc, collector_killed_mid_run);
     tcase_add_test(tc, collector_unreachable);
+    tcase_add_test(tc, collector_unreachable_stderr_closed);
     tcase_add_test(tc, collector_backlog_full);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
