@@ -62,6 +62,8 @@ int opp_hello(int sock, uint8_t *msg, int clock)
         cmd[clen++] = 0;
         argc++;
     }
+    if (argc > OPP_MAX_ARGV) /* what a trace keeps (a glob of many files): the first ones */
+        argc = OPP_MAX_ARGV;
     char exe[PATH_MAX];
     ssize_t elen = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (elen < 0)
@@ -73,7 +75,7 @@ int opp_hello(int sock, uint8_t *msg, int clock)
     opp_put_u64(&b, opp_ticks(clock));
     opp_put_u64(&b, opp_real_ns());
     opp_put_str(&b, exe, (size_t)elen);
-    for (ssize_t i = 0; i < clen;) {
+    for (ssize_t i = 0, k = 0; k < argc; k++) {
         size_t n = strlen(cmd + i);
         opp_put_str(&b, cmd + i, n);
         i += (ssize_t)n + 1;

@@ -129,6 +129,41 @@ START_TEST(collector_unreachable_stderr_closed)
 }
 END_TEST
 
+/* A command line of more arguments than a trace keeps (a shell glob of
+ * many files): the process is profiled, its first OPP_MAX_ARGV arguments
+ * kept, and nothing is said. */
+START_TEST(long_command_line_kept)
+{
+    enum { N = OPP_MAX_ARGV + 1000 };
+    int cpid = start_collector();
+    PRELOAD_ENV(env);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char **argv = calloc(N + 1, sizeof *argv);
+    char(*num)[8] = calloc(N, sizeof *num);
+    argv[0] = (char *)tu_build("tests/progs/scenarios");
+    argv[1] = "loop";
+    argv[2] = "10";
+    for (int i = 3; i < N; i++) { /* ignored by loop */
+        snprintf(num[i], sizeof num[i], "%d", i);
+        argv[i] = num[i];
+    }
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "loop 10\n");
+    ck_assert_str_eq(e, "");
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].argc, OPP_MAX_ARGV);
+    ck_assert_str_eq(m->procs[0].argv[1], "loop");
+    ck_assert_str_eq(m->procs[0].argv[OPP_MAX_ARGV - 1], num[OPP_MAX_ARGV - 1]);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 10);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err), free(argv), free(num);
+}
+END_TEST
+
 /* A collector that takes no one (stopped, or swamped: its backlog full):
  * the program does not wait on it for ever but runs on unprofiled after a
  * bounded wait, and says so in one line. Here a listener that never
@@ -1250,6 +1285,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_killed_mid_run);
     tcase_add_test(tc, collector_unreachable);
     tcase_add_test(tc, collector_unreachable_stderr_closed);
+    tcase_add_test(tc, long_command_line_kept);
     tcase_add_test(tc, collector_backlog_full);
     tcase_add_test(tc, drops_are_counted);
     tcase_add_test(tc, hostile_clients);
