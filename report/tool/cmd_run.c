@@ -28,6 +28,21 @@ extern char **environ;
  * child (--top-fd), and what we say is its. */
 static const char *who = "opprof run";
 
+/* Termination requests sent to us alone (a container's stop, a parent's
+ * terminate(), kill PID) are for CMD, as they would be without us: passed
+ * on while it runs. Not a terminal hangup (SI_KERNEL), which CMD gets
+ * itself, as it gets SIGINT and SIGQUIT. */
+static const int forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+enum { NFORWARDED = sizeof forwarded / sizeof *forwarded };
+static volatile sig_atomic_t forward_to;
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (forward_to > 0 && si->si_code != SI_KERNEL)
+        kill((pid_t)forward_to, sig);
+}
+
 static int wait_status(pid_t pid)
 {
     int st;
@@ -422,10 +437,17 @@ int cmd_run(int argc, char **argv)
     char **env = profiled ? child_env(lib, sock) : environ;
     if (!env)
         env = environ;
-    /* Like system(): the terminal's signals are for CMD; we wait for it. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+    /* Like system(): the terminal's signals are for CMD; we wait for it.
+     * The forwarded ones wait, blocked, until CMD's pid is known; CMD
+     * starts with our mask and actions as they were. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit, ofwd[NFORWARDED];
     sigaction(SIGINT, &ign, &oint);
     sigaction(SIGQUIT, &ign, &oquit);
+    sigset_t fwd, omask;
+    sigemptyset(&fwd);
+    for (int i = 0; i < NFORWARDED; i++)
+        sigaddset(&fwd, forwarded[i]);
+    sigprocmask(SIG_BLOCK, &fwd, &omask);
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     sigset_t def;
@@ -433,10 +455,19 @@ int cmd_run(int argc, char **argv)
     sigaddset(&def, SIGINT);
     sigaddset(&def, SIGQUIT);
     posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&at, &omask);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
     int rc = posix_spawnp(&pid, cmd[0], NULL, &at, cmd, env);
     posix_spawnattr_destroy(&at);
+    struct sigaction pass = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
+    forward_to = rc ? 0 : pid;
+    for (int i = 0; i < NFORWARDED; i++) {
+        sigaction(forwarded[i], NULL, &ofwd[i]);
+        if (ofwd[i].sa_handler != SIG_IGN) /* ignored: CMD ignores it too */
+            sigaction(forwarded[i], &pass, NULL);
+    }
+    sigprocmask(SIG_SETMASK, &omask, NULL);
     int status = 0, code;
     if (rc) {
         opp_say("%s: cannot run %s: %s", who, cmd[0], strerror(rc));
@@ -446,6 +477,9 @@ int cmd_run(int argc, char **argv)
         code = WIFEXITED(status) ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
     }
+    forward_to = 0; /* reaped: its pid is no one's now */
+    for (int i = 0; i < NFORWARDED; i++)
+        sigaction(forwarded[i], &ofwd[i], NULL);
     sigaction(SIGINT, &oint, NULL);
     sigaction(SIGQUIT, &oquit, NULL);
     if (!profiled)

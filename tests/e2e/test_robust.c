@@ -797,6 +797,33 @@ START_TEST(collector_stopped_run)
 }
 END_TEST
 
+/* A termination request sent to `opprof run` alone (as a container's
+ * stop, a Python parent's terminate() or a plain kill send it) reaches
+ * CMD, which ends as it chooses; opprof run exits with CMD's status and
+ * the trace is finished. */
+START_TEST(run_forwards_termination)
+{
+    char *err = tu_path(dir, "err"), *ready = tu_path(dir, "ready"), script[4400];
+    snprintf(script, sizeof script, "trap 'kill $p; exit 9' TERM; sleep 30 & p=$!; : > %s; wait",
+             ready);
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "sh", "-c", script,
+                    NULL};
+    int pid = tu_spawn(argv, NULL, NULL, err);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_wait_file(ready, 10000), 0);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 9);
+    char *e = tu_slurp(err), want[4400];
+    snprintf(want, sizeof want, "opprof: trace written to %s (0 events)\n", trace);
+    ck_assert_str_eq(e, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    opp_model_free(m);
+    free(e), free(err), free(ready);
+}
+END_TEST
+
 /* `opprof run` whose command leaves a process running: it waits a bounded
  * time for it, then says it was cut, and the report and its JSON say the
  * trace is partial. */
@@ -1314,6 +1341,7 @@ Suite *suite_robust(void)
     tcase_add_test(timed, collector_stopped_root_exit);
     tcase_add_test(timed, collector_stopped_run);
     tcase_add_test(timed, run_cuts_background_child);
+    tcase_add_test(timed, run_forwards_termination);
     suite_add_tcase(s, timed);
     return s;
 }
