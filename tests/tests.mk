@@ -139,8 +139,15 @@ endif
 include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
 
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev); but
-# unresolved, whose weak references no library it loads defines.
-$(BUILD)/tests/progs/unresolved: tests/progs/unresolved.c
+# unresolved, whose weak references no library it loads defines, and
+# unload, which loads and unloads OpenBLAS itself.
+PROGS_ALONE := unresolved unload
+$(patsubst %,$(BUILD)/tests/progs/%,$(PROGS_ALONE)): # unload's plugin, beside it in each build.
+$(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.so: tests/plugin/blas_plugin.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
+PROGS += $(BUILD)/tests/progs/libblas_plugin.so
+$(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $<
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -217,8 +224,9 @@ $(eval $(call test_pass,asan-e2e,ASAN_E2E,$(ASAN_E2E_SUITES),$(E2E_NEEDS) $(TEST
 # each goes to a file under tsan/reports/ (tests/tsan-run.sh).
 TSAN_REPORTS := $(abspath $(BUILD))/tsan/reports
 TSAN_SUITES ?= life robust
-TSAN_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tsan/tests/progs/%,$(PROG_SRC))
-$(BUILD)/tsan/tests/progs/unresolved: tests/progs/unresolved.c
+TSAN_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tsan/tests/progs/%,$(PROG_SRC)) \
+              $(BUILD)/tsan/tests/progs/libblas_plugin.so
+$(patsubst %,$(BUILD)/tsan/tests/progs/%,$(PROGS_ALONE)): $(BUILD)/tsan/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC-TSAN,$@)$(CC) -std=gnu11 -O1 -g $(WARN) $(TSAN_FLAGS) -o $@ $<
 $(BUILD)/tsan/tests/progs/%: tests/progs/%.c

@@ -142,6 +142,41 @@ void *opp_resolve(uint32_t fn)
     return p;
 }
 
+/* ---- libraries unloaded ---- */
+
+static int subs_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+/* A library unloaded (a plugin host's dlclose, OpenBLAS going with its
+ * plugin) leaves the real functions found in it pointing at what may be
+ * something else by the next call: the libraries' ones are found again at
+ * their next call (the CUDA entry points, handed out as trampolines, stay). */
+OPP_EXPORT int dlclose(void *handle)
+{
+    typedef int (*dlclose_fn)(void *);
+    static _Atomic dlclose_fn real_dlclose;
+    static _Atomic unsigned long long subs_seen;
+    dlclose_fn real = atomic_load_explicit(&real_dlclose, memory_order_relaxed);
+    if (!real) {
+        real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+        atomic_store_explicit(&real_dlclose, real, memory_order_relaxed);
+    }
+    if (!real)
+        return -1;
+    int rc = real(handle);
+    int saved_errno = errno;
+    unsigned long long subs = 0;
+    dl_iterate_phdr(subs_cb, &subs);
+    if (atomic_exchange(&subs_seen, subs) != subs)
+        for (uint32_t fn = 0; fn < OPP_FN_CUDA_RT_BASE; fn++)
+            atomic_store_explicit(&opp_real_fn[fn], NULL, memory_order_relaxed);
+    errno = saved_errno;
+    return rc;
+}
+
 /* ---- calls whose real function no loaded library defines ---- */
 
 static const struct {

@@ -39,6 +39,36 @@ static const struct opp_row *row(const struct opp_agg *a, const char *key, const
     return NULL;
 }
 
+/* A plugin host that unloads a library linking OpenBLAS, and OpenBLAS
+ * with it, and loads it again elsewhere: each call goes to the OpenBLAS
+ * loaded then, and is recorded. (Not under ThreadSanitizer, whose runtime
+ * keeps unloaded libraries mapped.) */
+START_TEST(blas_unloaded_and_loaded_again)
+{
+    char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *run[] = {(char *)tu_tool("opprof"),
+                   "run",
+                   "-q",
+                   "-o",
+                   trace,
+                   "--",
+                   (char *)tu_build("tests/progs/unload"),
+                   "3",
+                   NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err), want[4400];
+    ck_assert_str_eq(o, "round 0: 30\nround 1: 30\nround 2: 30\n");
+    snprintf(want, sizeof want, "opprof: trace written to %s (3 events)\n", trace);
+    ck_assert_str_eq(e, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 3);
+    opp_model_free(m);
+    free(o), free(e), free(trace), free(out), free(err);
+}
+END_TEST
+
 /* blas_calls 2 under `opprof run`: every call, shape and FLOP count. */
 START_TEST(blas_program_exact)
 {
@@ -380,6 +410,7 @@ Suite *suite_blas(void)
     tcase_add_test(tc, blas_program_exact);
     tcase_add_test(tc, run_limit_rows);
     tcase_add_test(tc, blas_values_forwarded_exactly);
+    tcase_add_test(tc, blas_unloaded_and_loaded_again);
     tcase_add_test(tc, numpy_plain_preload);
     tcase_add_test(tc, numpy_linalg_exact);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
