@@ -45,7 +45,7 @@ static struct {
  * would hang the program. Its small messages wait here instead and go out
  * when the thread lets the lock go; past DEFERRED_MAX they are lost (a
  * child's end then reads as lost in the trace). */
-enum { DEFERRED_MAX = 32, DEFERRED_BYTES = 8 };
+enum { DEFERRED_MAX = 64, DEFERRED_BYTES = 8 };
 static __thread struct {
     volatile sig_atomic_t held; /* this thread holds conn.lock, or is about to */
     int n;                      /* messages in q (atomic: handlers append) */
