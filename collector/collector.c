@@ -209,6 +209,11 @@ int opp_collector_run(const struct opp_collector_opts *o)
             /* The starting process is gone (an exec keeps its pid and comes
              * back within moments) and nobody else is connected. */
             opp_coll_finish();
+        } else if (o->parent > 0 && procs == 0 && getppid() != o->parent) {
+            opp_coll_logmsg("the opprof run that started it (pid %d) is gone; trace finished "
+                            "with what was recorded",
+                            (int)o->parent);
+            opp_coll_finish();
         } else if (o->idle_exit_ms > 0 && !collector.ever_connected &&
                    now - collector.started > (uint64_t)o->idle_exit_ms * 1000000ull) {
             opp_coll_logmsg("no process connected within %d ms; finishing an empty trace",

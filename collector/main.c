@@ -12,7 +12,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: opprof-collector --socket PATH --output FILE [--daemon] [--root-pid PID]\n"
                "                        [--ready-fd FD] [--idle-exit-ms MS] [--paused]\n"
-               "                        [--mode full|summary] [--max-nodes N] [--top]\n");
+               "                        [--mode full|summary] [--max-nodes N] [--top]\n"
+               "                        [--parent PID]\n");
 }
 
 static int num(const char *s, long lo, long hi, long *out)
@@ -27,14 +28,19 @@ static int num(const char *s, long lo, long hi, long *out)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"socket", required_argument, 0, 's'}, {"output", required_argument, 0, 'o'},
-        {"daemon", no_argument, 0, 'd'},       {"root-pid", required_argument, 0, 'r'},
-        {"ready-fd", required_argument, 0, 'f'}, {"idle-exit-ms", required_argument, 0, 'i'},
-        {"paused", no_argument, 0, 'p'},       {"help", no_argument, 0, 'h'},
-        {"mode", required_argument, 0, 'm'},   {"max-nodes", required_argument, 0, 'n'},
-        {"top", no_argument, 0, 't'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"socket", required_argument, 0, 's'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"daemon", no_argument, 0, 'd'},
+                                         {"root-pid", required_argument, 0, 'r'},
+                                         {"ready-fd", required_argument, 0, 'f'},
+                                         {"idle-exit-ms", required_argument, 0, 'i'},
+                                         {"paused", no_argument, 0, 'p'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"mode", required_argument, 0, 'm'},
+                                         {"max-nodes", required_argument, 0, 'n'},
+                                         {"top", no_argument, 0, 't'},
+                                         {"parent", required_argument, 0, 'P'},
+                                         {0, 0, 0, 0}};
     struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
     const char *pe = getenv("OPPROF_PAUSED"); /* as the preloads it serves see it */
     o.paused = pe && !strcmp(pe, "1");
@@ -47,7 +53,7 @@ int main(int argc, char **argv)
     }
     long v;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:t", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:tP:", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (opp_collector_mode(optarg, &o.summary)) {
@@ -62,6 +68,11 @@ int main(int argc, char **argv)
             break;
         case 'p': o.paused = 1; break;
         case 't': o.top = 1; break;
+        case 'P':
+            if (num(optarg, 1, 1L << 30, &v))
+                goto bad;
+            o.parent = (pid_t)v;
+            break;
         case 's': o.socket_path = optarg; break;
         case 'o': o.output = optarg; break;
         case 'd': o.daemon = 1; break;

@@ -14,6 +14,8 @@ struct opp_collector_opts {
     int ready_fd;       /* >=0: write "1" here once listening */
     int daemon;         /* fork into the background once listening */
     int idle_exit_ms;   /* finish if no process ever connects (0: never) */
+    pid_t parent;       /* >0: the `opprof run` that started it; finish once it is no longer
+                           the parent (killed before it asked) and no process is connected */
     int paused;         /* start with recording stopped (`opprof ctl start` starts it) */
     int summary;        /* OPPROF_MODE=summary: aggregate calls (summary.h), no events */
     uint32_t max_nodes; /* summary: call paths kept at most */

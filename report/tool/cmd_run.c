@@ -58,8 +58,11 @@ static pid_t start_collector(const char *exe, const char *sock, const char *out,
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return -1;
-    char *argv[] = {(char *)exe,  "--socket", (char *)sock,   "--output", (char *)out,
-                    "--ready-fd", "3",        "--idle-exit-ms", "0",    top ? "--top" : NULL,
+    char me[24]; /* it finishes the trace if we are killed before we ask */
+    snprintf(me, sizeof me, "%d", (int)getpid());
+    char *argv[] = {(char *)exe, "--socket",   (char *)sock, "--output",
+                    (char *)out, "--ready-fd", "3",          "--idle-exit-ms",
+                    "0",         "--parent",   me,           top ? "--top" : NULL,
                     NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

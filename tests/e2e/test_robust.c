@@ -824,6 +824,48 @@ START_TEST(run_forwards_termination)
 }
 END_TEST
 
+/* `opprof run` killed (SIGKILL) while its command runs on: its collector
+ * finishes the trace once the command is gone, with every call, and says
+ * why in one line; it does not wait for ever for a run that cannot ask. */
+START_TEST(run_killed_trace_finished)
+{
+    char *err = tu_path(dir, "err"), *ready = tu_path(dir, "ready"), *go = tu_path(dir, "go");
+    char script[13000];
+    snprintf(script, sizeof script,
+             ": > %s; while [ ! -e %s ]; do sleep 0.05; done; %s loop 10 >/dev/null", ready, go,
+             tu_build("tests/progs/scenarios"));
+    char *argv[] = {
+        (char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "sh", "-c", script, NULL};
+    int pid = tu_spawn(argv, NULL, NULL, err);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_wait_file(ready, 10000), 0);
+    int cpid = tu_collector_of(trace, NULL, 0);
+    ck_assert_int_gt(cpid, 0);
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 128 + SIGKILL);
+    close(open(go, O_CREAT | O_WRONLY, 0600)); /* the command goes on, then ends */
+    int complete = 0;
+    for (int i = 0; i < 200 && !complete; i++) {
+        struct opp_model *m = tu_load(trace);
+        complete = m && m->sum.complete;
+        opp_model_free(m);
+        if (!complete)
+            usleep(50000);
+    }
+    if (!complete)
+        kill(cpid, SIGKILL); /* not left behind by a failing run */
+    ck_assert_msg(complete, "the trace is not finished 10 s after the command ended");
+    trace_whole(10);
+    char *e = tu_slurp(err), want[200];
+    snprintf(want, sizeof want,
+             "opprof-collector: the opprof run that started it (pid %d) is gone; trace finished "
+             "with what was recorded\n",
+             pid);
+    ck_assert_str_eq(e, want);
+    free(e), free(err), free(ready), free(go);
+}
+END_TEST
+
 /* `opprof run` whose command leaves a process running: it waits a bounded
  * time for it, then says it was cut, and the report and its JSON say the
  * trace is partial. */
@@ -1329,6 +1371,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, cli_errors);
     tcase_add_test(tc, truncated_trace_report);
     tcase_add_test(tc, missing_real_function_fails_the_call);
+    tcase_add_test(tc, run_killed_trace_finished);
     suite_add_tcase(s, tc);
     /* bounded waits, timed: run with nothing beside them (tests/tests.mk) */
     TCase *timed = tcase_create("timing");
