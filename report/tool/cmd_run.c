@@ -28,19 +28,24 @@ extern char **environ;
  * child (--top-fd), and what we say is its. */
 static const char *who = "opprof run";
 
-/* Termination requests sent to us alone (a container's stop, a parent's
- * terminate(), kill PID) are for CMD, as they would be without us: passed
- * on while it runs. Not a terminal hangup (SI_KERNEL), which CMD gets
- * itself, as it gets SIGINT and SIGQUIT. */
-static const int forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+/* A termination request sent to us alone (a container's stop to its
+ * PID 1, a parent's terminate(), kill PID) is for CMD, as it would be
+ * without us: passed on while it runs. Only SIGTERM: a sender of the
+ * whole process group or cgroup (kill -- -PGID, systemd, Slurm) reaches
+ * CMD itself as well, and a second SIGUSR1 or SIGHUP would run a handler
+ * (a checkpoint, a log reopened) twice. Not one the kernel sent, which
+ * CMD gets itself, as it gets the terminal's SIGINT and SIGQUIT. */
+static const int forwarded[] = {SIGTERM};
 enum { NFORWARDED = sizeof forwarded / sizeof *forwarded };
 static volatile sig_atomic_t forward_to;
 
 static void forward(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
+    int saved_errno = errno;
     if (forward_to > 0 && si->si_code != SI_KERNEL)
         kill((pid_t)forward_to, sig);
+    errno = saved_errno;
 }
 
 static int wait_status(pid_t pid)
@@ -147,23 +152,27 @@ static void progress(const char *sock, uint64_t started, uint64_t *last_events,
 /* Wait for CMD, with the progress line when show is set (erased at the end). */
 static int wait_cmd(pid_t pid, int show, const char *sock)
 {
-    if (!show)
-        return wait_status(pid);
     uint64_t started = opp_mono_ns(), last_events = 0, last_at = started;
-    int st, shown = 0;
-    for (;;) {
-        for (int waited = 0; waited < PROGRESS_MS; waited += 50) {
-            pid_t w = waitpid(pid, &st, WNOHANG);
-            if (w == pid || (w < 0 && errno != EINTR)) {
-                if (shown)
-                    fputs("\r\033[K", stderr);
-                return w == pid ? st : -1;
-            }
-            usleep(50000);
+    int shown = 0;
+    for (int waited = 0;; waited += 50) {
+        siginfo_t si = {0}; /* ended, not reaped yet: its pid is no one else's */
+        if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT | (show ? WNOHANG : 0)) == 0
+                ? si.si_pid == pid
+                : errno != EINTR)
+            break;
+        if (!show)
+            continue;
+        if (waited >= PROGRESS_MS) {
+            progress(sock, started, &last_events, &last_at);
+            shown = 1;
+            waited = 0;
         }
-        progress(sock, started, &last_events, &last_at);
-        shown = 1;
+        usleep(50000);
     }
+    forward_to = 0; /* nothing passed on to its pid once it is free */
+    if (shown)
+        fputs("\r\033[K", stderr);
+    return wait_status(pid);
 }
 
 /* CMD's environment: ours, with the preload first in LD_PRELOAD. */
@@ -453,10 +462,12 @@ int cmd_run(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &fwd, &omask);
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
-    sigset_t def;
+    sigset_t def; /* as system(): what we ignored before is ignored by CMD too */
     sigemptyset(&def);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGQUIT);
+    if (oint.sa_handler != SIG_IGN)
+        sigaddset(&def, SIGINT);
+    if (oquit.sa_handler != SIG_IGN)
+        sigaddset(&def, SIGQUIT);
     posix_spawnattr_setsigdefault(&at, &def);
     posix_spawnattr_setsigmask(&at, &omask);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
@@ -480,7 +491,7 @@ int cmd_run(int argc, char **argv)
         code = WIFEXITED(status) ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
     }
-    forward_to = 0; /* reaped: its pid is no one's now */
+    forward_to = 0;
     for (int i = 0; i < NFORWARDED; i++)
         sigaction(forwarded[i], &ofwd[i], NULL);
     sigaction(SIGINT, &oint, NULL);

@@ -824,6 +824,26 @@ START_TEST(run_forwards_termination)
 }
 END_TEST
 
+/* As system() leaves them: SIGINT and SIGQUIT that `opprof run` was
+ * started ignoring (a script's background job) are ignored by CMD too,
+ * which lives through them as it would without us. */
+START_TEST(run_keeps_ignored_signals)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), script[9000];
+    snprintf(script, sizeof script,
+             "trap '' INT QUIT; exec %s run -q -o %s -- sh -c 'kill -INT $$; kill -QUIT $$; "
+             "echo survived'",
+             tu_tool("opprof"), trace);
+    char *argv[] = {"sh", "-c", script, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, out, err)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err), want[4400];
+    ck_assert_str_eq(o, "survived\n");
+    snprintf(want, sizeof want, "opprof: trace written to %s (0 events)\n", trace);
+    ck_assert_str_eq(e, want);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
 /* `opprof run` killed (SIGKILL) while its command runs on: its collector
  * finishes the trace once the command is gone, with every call, and says
  * why in one line; it does not wait for ever for a run that cannot ask. */
@@ -1372,6 +1392,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, truncated_trace_report);
     tcase_add_test(tc, missing_real_function_fails_the_call);
     tcase_add_test(tc, run_killed_trace_finished);
+    tcase_add_test(tc, run_keeps_ignored_signals);
     suite_add_tcase(s, tc);
     /* bounded waits, timed: run with nothing beside them (tests/tests.mk) */
     TCase *timed = tcase_create("timing");
