@@ -69,6 +69,21 @@ static int listen_on(const char *path)
     return fd;
 }
 
+/* The `opprof run` that started it is gone (killed before it asked to
+ * finish: we have another parent) and nobody has been connected for a
+ * while (an exec, or a daemon's child yet to connect, leaves a moment with
+ * nobody). */
+static int parent_gone(int procs, uint64_t now)
+{
+    if (procs || getppid() == collector.o->parent) {
+        collector.parent_gone_idle = 0;
+        return 0;
+    }
+    if (!collector.parent_gone_idle)
+        collector.parent_gone_idle = now;
+    return now - collector.parent_gone_idle > 300000000ull;
+}
+
 int opp_collector_run(const struct opp_collector_opts *o)
 {
     memset(&collector, 0, sizeof collector);
@@ -209,7 +224,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
             /* The starting process is gone (an exec keeps its pid and comes
              * back within moments) and nobody else is connected. */
             opp_coll_finish();
-        } else if (o->parent > 0 && procs == 0 && getppid() != o->parent) {
+        } else if (o->parent > 0 && parent_gone(procs, now)) {
             opp_coll_logmsg("the opprof run that started it (pid %d) is gone; trace finished "
                             "with what was recorded",
                             (int)o->parent);

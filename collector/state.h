@@ -92,6 +92,7 @@ struct collector_state {
     int finishing;
     uint64_t linger_deadline;
     int root_gone;
+    uint64_t parent_gone_idle; /* since when nobody is connected with the parent gone, 0: not */
     uint64_t root_gone_at;
     int ever_connected;
     uint64_t started;
