@@ -47,7 +47,8 @@ static struct {
  * child's end then reads as lost in the trace). */
 enum { DEFERRED_MAX = 64, DEFERRED_BYTES = 8 };
 static __thread struct {
-    volatile sig_atomic_t held; /* this thread holds conn.lock, or is about to */
+    volatile sig_atomic_t held; /* how often this thread holds conn.lock or is about to (a
+                                   handler's fork() takes it inside a conn_lock) */
     int n;                      /* messages in q (atomic: handlers append) */
     struct {
         uint16_t type;
@@ -58,7 +59,7 @@ static __thread struct {
 
 static void conn_lock(void)
 {
-    mine.held = 1;
+    mine.held++;
     atomic_signal_fence(memory_order_seq_cst);
     pthread_mutex_lock(&conn.lock);
 }
@@ -246,7 +247,7 @@ static void conn_unlock(void)
         conn.child_due = 0;
         pthread_mutex_unlock(&conn.lock);
         atomic_signal_fence(memory_order_seq_cst);
-        mine.held = 0;
+        mine.held--;
         atomic_signal_fence(memory_order_seq_cst);
         if (child && conn.on_child)
             conn.on_child();
@@ -261,14 +262,21 @@ static void conn_unlock(void)
  * its next call). */
 static int defer(unsigned type, const void *payload, unsigned size, int fd)
 {
-    int n = __atomic_load_n(&mine.n, __ATOMIC_SEQ_CST);
-    if (fd >= 0 || size > DEFERRED_BYTES || n == DEFERRED_MAX)
+    if (fd >= 0 || size > DEFERRED_BYTES)
         return -EWOULDBLOCK;
-    mine.q[n].type = (uint16_t)type;
-    mine.q[n].size = (uint8_t)size;
-    memcpy(mine.q[n].payload, payload, size);
-    __atomic_store_n(&mine.n, n + 1, __ATOMIC_SEQ_CST);
-    return 0;
+    sigset_t all, old; /* a handler of another signal landing here would take the same slot */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int n = __atomic_load_n(&mine.n, __ATOMIC_SEQ_CST), rc = -EWOULDBLOCK;
+    if (n < DEFERRED_MAX) {
+        mine.q[n].type = (uint16_t)type;
+        mine.q[n].size = (uint8_t)size;
+        memcpy(mine.q[n].payload, payload, size);
+        __atomic_store_n(&mine.n, n + 1, __ATOMIC_SEQ_CST);
+        rc = 0;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
@@ -329,7 +337,7 @@ void opp_conn_forked(void)
 {
     pthread_mutex_unlock(&conn.lock);
     mine.n = 0;
-    mine.held = 0;
+    mine.held--; /* the prepare's; a conn_lock a handler's fork() interrupted still counts */
     conn.root = 0;
     if (socket_ours()) /* else the number is the program's */
         close(conn.sock);
@@ -366,7 +374,7 @@ void opp_conn_goodbye(void)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     mine.n = 0; /* after the goodbye: nothing more is read */
     pthread_mutex_unlock(&conn.lock);
-    mine.held = 0;
+    mine.held--;
     if (rc == -ETIMEDOUT && pat.state == 'T') {
         opp_agent_say("the collector is stopped (SIGSTOP): ", conn.output,
                       " is finished once it continues");
