@@ -201,12 +201,21 @@ void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, si
     }
 }
 
+/* Step s's time inside no recorded call (its calls may overlap on
+ * several threads: none then). */
+static uint64_t outside_calls(const struct opp_step *s)
+{
+    uint64_t w = adv_wall(s);
+    return w > s->cpu_ns ? w - s->cpu_ns : 0;
+}
+
 int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,
-                    uint64_t *ns)
+                    uint64_t *ns, int *outside)
 {
     struct opp_agg a, b;
     buf[0] = 0;
     *ns = 0;
+    *outside = 0;
     int rc = adv_agg_span(c, c->steps[i].begin_ns, c->steps[i].end_ns, 0, 0, &a);
     if (rc)
         return rc;
@@ -226,6 +235,14 @@ int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *
     }
     opp_agg_free(&a);
     opp_agg_free(&b);
+    /* a step made long by what no call holds (a sleep, the garbage
+     * collector, the loop's Python) is not any operator's doing */
+    uint64_t out_i = outside_calls(&c->steps[i]), out_ref = outside_calls(&c->steps[ref]);
+    if (out_i > out_ref && out_i - out_ref > *ns) {
+        *ns = out_i - out_ref;
+        *outside = 1;
+        buf[0] = 0;
+    }
     return 0;
 }
 

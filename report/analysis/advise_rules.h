@@ -69,9 +69,11 @@ void adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, siz
  * path of the most CPU time, into buf ("" when none). */
 void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
 /* The operator whose self CPU time in step i exceeds that in step ref by
- * the most: its name into buf, the excess into *ns (0: none). 0 or -ENOMEM. */
+ * the most: its name into buf, the excess into *ns (0: none); or, when
+ * step i's time inside no recorded call exceeds step ref's by more, that
+ * excess, buf "" and *outside 1. 0 or -ENOMEM. */
 int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,
-                    uint64_t *ns);
+                    uint64_t *ns, int *outside);
 
 int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out);
 int adv_rule_input(const struct opp_advise_ctx *c, struct opp_findings *out);

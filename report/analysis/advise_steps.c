@@ -155,14 +155,21 @@ static size_t median_step(const struct opp_advise_ctx *c, uint64_t p50)
     return c->warm;
 }
 
-/* ", most of it in OP (+X ms self CPU against step REF)" into buf. */
+/* "; its largest excess: OP, +X ms self CPU against step REF (a p50
+ * step)" into buf, OP into op ("" when the excess is outside the calls). */
 static int excess_text(const struct opp_advise_ctx *c, size_t i, size_t ref, char *buf, size_t cap,
                        char *op, size_t opcap)
 {
     uint64_t ns;
-    int rc = adv_step_excess(c, i, ref, op, opcap, &ns);
+    int outside;
+    int rc = adv_step_excess(c, i, ref, op, opcap, &ns, &outside);
     buf[0] = 0;
-    if (!rc && ns)
+    if (!rc && ns && outside)
+        snprintf(buf, cap,
+                 "; its largest excess: time inside no recorded call (the loop's own Python, or "
+                 "waits opprof does not see), +%.3f ms against step %zu (a p50 step)",
+                 (double)ns / 1e6, ref);
+    else if (!rc && ns)
         snprintf(buf, cap,
                  "; its largest excess: %.120s, +%.3f ms self CPU against step %zu (a p50 step)",
                  op, (double)ns / 1e6, ref);

@@ -469,6 +469,67 @@ START_TEST(outlier_fires)
 }
 END_TEST
 
+/* Steps between the calls of an operator "step" (1 ms each, ending each
+ * step, the first call before step 0), each with an aten::copy_ of 8 ms,
+ * copy7 ns in step 7; step 7 takes wall7 ns, the others 10 ms. */
+static void write_boundary_steps(uint64_t wall7, uint64_t copy7)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_put_funcs(&b, FUNCS, NF);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(&b, S_STEP + k, NAMES[k]);
+    tb_thread(&b, 100, "main");
+    struct evs s = {.n = 0};
+    op(&s, S_STEP, T0, T0 + 1 * MS, 0);
+    uint64_t t = T0 + 1 * MS;
+    for (int i = 0; i < NSTEPS; i++) {
+        uint64_t w = i == 7 ? wall7 : 10 * MS;
+        op(&s, S_COPY, t + 500 * US, t + 500 * US + (i == 7 ? copy7 : 8 * MS), 0);
+        op(&s, S_STEP, t + w - 1 * MS, t + w, 0);
+        t += w;
+    }
+    tb_put_events(&b, 0, s.e, s.n);
+    tb_end(&b);
+}
+
+/* A step made long by time in no call (a sleep, Python's garbage
+ * collector): the excess is said to be there, not the operator's that
+ * grew by 0.5 ms. */
+START_TEST(outlier_outside_calls)
+{
+    write_boundary_steps(25 * MS, 8500 * US);
+    advise();
+    ck_assert_uint_eq(adv.nsteps, NSTEPS);
+    ck_assert_str_eq(rules(), "outlier_steps");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_int_eq(f->step, 7);
+    ck_assert_uint_eq(f->stake_ns, 15 * MS);
+    ck_assert_str_eq(f->op, "");
+    ck_assert_str_eq(f->evidence,
+                     "the worst, step 7: 25.000 ms (--from 71.000 --to 96.000); its largest "
+                     "excess: time inside no recorded call (the loop's own Python, or waits "
+                     "opprof does not see), +14.500 ms against step 0 (a p50 step)");
+    done();
+}
+END_TEST
+
+/* The same step made long by its aten::copy_ (23 ms): the operator. */
+START_TEST(outlier_op_not_outside)
+{
+    write_boundary_steps(25 * MS, 23 * MS);
+    advise();
+    ck_assert_str_eq(rules(), "outlier_steps");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->op, "aten::copy_");
+    ck_assert_str_eq(f->evidence, "the worst, step 7: 25.000 ms (--from 71.000 --to 96.000); its "
+                                  "largest excess: aten::copy_, +15.000 ms self CPU against step "
+                                  "0 (a p50 step)");
+    done();
+}
+END_TEST
+
 START_TEST(outlier_silent_below)
 {
     const uint64_t wall[NSTEPS] = {10 * MS, 10 * MS, 10 * MS, 10 * MS, 10 * MS,
@@ -1031,6 +1092,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, warmup_silent_below);
     tcase_add_test(tc, outlier_fires);
     tcase_add_test(tc, outlier_silent_below);
+    tcase_add_test(tc, outlier_outside_calls);
+    tcase_add_test(tc, outlier_op_not_outside);
     tcase_add_test(tc, lost_data_first);
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_findings_asked_again);
