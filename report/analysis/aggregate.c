@@ -709,7 +709,7 @@ int opp_agg_has_cuda_mem(const struct opp_agg *a)
 int opp_agg_has_cpu_mem(const struct opp_agg *a)
 {
     for (size_t i = 0; i < a->nrows_all; i++)
-        if (a->rows[i].self_cpu_memory_usage > 0)
+        if (a->rows[i].self_cpu_memory_usage > 0 || a->rows[i].cpu_memory_usage > 0)
             return 1;
     return 0;
 }

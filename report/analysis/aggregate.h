@@ -307,8 +307,10 @@ void opp_agg_acc_drop(struct opp_agg_acc *x);
 void opp_agg_free(struct opp_agg *a);
 
 /* Like torch's table: the CUDA columns when some row, before the limit, has
- * Self CUDA time; the CPU (CUDA) memory columns when some row has Self CPU
- * (CUDA) Mem > 0. */
+ * Self CUDA time; the CUDA memory columns when some row has Self CUDA Mem
+ * > 0; the CPU memory columns when some row has Self CPU Mem or CPU Mem
+ * > 0 (a row chosen by --match may have only the latter: an optimizer
+ * step whose own frees outweigh what the operators in it keep). */
 int opp_agg_has_cuda_time(const struct opp_agg *a);
 int opp_agg_has_cuda_mem(const struct opp_agg *a);
 int opp_agg_has_cpu_mem(const struct opp_agg *a);

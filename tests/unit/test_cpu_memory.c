@@ -323,6 +323,42 @@ START_TEST(table_without_cpu_memory_above_zero)
 }
 END_TEST
 
+/* A row whose own frees outweigh its own allocations (Self CPU Mem < 0)
+ * but whose operators inside keep memory (CPU Mem > 0), alone in the
+ * table (--match): the columns show, as CPU memory was allocated. */
+START_TEST(table_shows_cpu_memory_of_children)
+{
+    char *t = tu_path(dir, "child.trace");
+    struct tb b;
+    tb_open(&b, t);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    funcs(&b);
+    tb_thread(&b, 100, "main");
+    /* step: its matmul +1024 +256, its own free of the 1024: self -1024, total +256 */
+    tb_events(&b, ALLOC(2500, 0x1000, 1024, 2), ALLOC(2600, 0x2000, 256, 2),
+              TB_CALL(F_MATMUL, 2000, 5000, 1), FREE(6000, 0x1000, 1),
+              TB_CALL(F_STEP, 1000, 10000, 0));
+    tb_end(&b);
+    char *out, *err;
+    char *argv[] = {"report", t, "--match", "step", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_str_eq(
+        out, "--------  ------------  ------------  ------------  ------------  ------------  "
+             "------------  ------------  ------------  \n"
+             "    Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg  "
+             "     CPU Mem  Self CPU Mem    # of Calls  \n"
+             "--------  ------------  ------------  ------------  ------------  ------------  "
+             "------------  ------------  ------------  \n"
+             "    step        66.67%       6.000us       100.00%       9.000us       9.000us  "
+             "       256 b      -1.00 Kb             1  \n"
+             "--------  ------------  ------------  ------------  ------------  ------------  "
+             "------------  ------------  ------------  \n"
+             "Self CPU time total: 6.000us of 9.000us before --match (the percentages' base)\n");
+    ck_assert_str_eq(err, "");
+    free(out), free(err), free(t);
+}
+END_TEST
+
 START_TEST(csv_and_json_fields)
 {
     struct opp_agg_opts o = {.sort = OPP_SORT_CPU_MEMORY_USAGE};
@@ -501,6 +537,7 @@ Suite *suite_cpu_memory(void)
     tcase_add_test(tc, streamed_frees_before_allocations);
     tcase_add_test(tc, unordered_frees_without_room);
     tcase_add_test(tc, table_without_cpu_memory_above_zero);
+    tcase_add_test(tc, table_shows_cpu_memory_of_children);
     tcase_add_test(tc, csv_and_json_fields);
     tcase_add_test(tc, timeline_of_the_cpu);
     tcase_add_test(tc, export_memory_device_cpu);
