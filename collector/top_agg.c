@@ -114,7 +114,7 @@ struct lproc {
     struct lrow *rows;
     uint32_t nrows, caprows;
     uint32_t outside; /* the row of the self time inside no nn.Module, NONE till then */
-    int modules;      /* it has nn.Module rows: the outside row is shown */
+    int modules;      /* it has nn.Module rows: the outside rows are shown */
 };
 
 struct lthread {
@@ -730,12 +730,18 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
     s->nrows = 0;
     if (n && !(l->out = malloc(n * sizeof *l->out)))
         return -ENOMEM;
+    /* once some process has nn.Module layers, every process's time
+     * outside them is shown (a DataLoader worker has none: all of its
+     * time), so that the layers and it add up to the whole self time */
+    int modules = 0;
+    for (uint32_t i = 0; i < l->nprocs; i++)
+        modules |= l->procs[i]->modules;
     for (uint32_t i = 0; i < l->nprocs; i++) {
         struct lproc *p = l->procs[i];
         double scale = tick_ns(l, p);
         for (uint32_t k = 0; k < p->nrows; k++) {
             struct lrow *row = &p->rows[k];
-            if (k == p->outside ? !p->modules || !row->layer : !row->calls)
+            if (k == p->outside ? !modules || !row->layer : !row->calls)
                 continue;
             if (!p->f && !row->name)
                 continue; /* its process ended and its name was lost */

@@ -186,6 +186,36 @@ START_TEST(layers_hold_the_self_time_inside_them)
 }
 END_TEST
 
+/* A DataLoader worker (a process of no nn.Module) beside the training
+ * process: its self time is outside every layer, so in the outside rows
+ * (one a process), which with the layers add up to the whole self time. */
+START_TEST(layers_and_outside_add_up_over_processes)
+{
+    ck_assert_int_eq(opp_top_agg_proc(L, 2, OPP_CLOCK_MONOTONIC, NF, funcs), 0);
+    string(0x80000001u, "nn.Module: Net_0");
+    string(0x80000003u, "aten::relu");
+    torch_op(7, 1, 0x80000003u, OPP_TORCH_SCOPE_FUNCTION, 10, 20); /* relu: self 10 */
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_MODULE, 0, 50);    /* Net: self 40 */
+    torch_op(7, 0, 0x80000003u, OPP_TORCH_SCOPE_FUNCTION, 60, 67); /* outside: 7 */
+    opp_top_agg_call(L, 2, 9, F_OUTER, 0, 0, 40, 0, NULL, 0);     /* the worker's: 40 */
+    ck_assert_int_eq(opp_top_agg_snapshot(L, &snap), 0);
+    uint64_t outside = 0, layers = 0, self = 0;
+    size_t nout = 0;
+    for (size_t i = 0; i < snap.nrows; i++) {
+        const struct opp_top_row *r = &snap.rows[i];
+        if (r->module == 2)
+            outside += r->layer_ns, nout++;
+        else if (r->module == 1)
+            layers += r->layer_ns;
+        self += r->self_ns;
+    }
+    ck_assert_uint_eq(nout, 2);
+    ck_assert_uint_eq(outside, 7 + 40);
+    ck_assert_uint_eq(layers, 50);
+    ck_assert_uint_eq(outside + layers, self);
+}
+END_TEST
+
 START_TEST(memory_goes_to_the_call_it_was_made_in)
 {
     memory(7, 1, OPP_MEM_ALLOC, 0x1000, 1000);
@@ -383,6 +413,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, threads_keep_their_own_children);
     tcase_add_test(tc, torch_ops_named_by_strings_that_come_later);
     tcase_add_test(tc, memory_goes_to_the_call_it_was_made_in);
+    tcase_add_test(tc, layers_and_outside_add_up_over_processes);
     tcase_add_test(tc, torch_fold_of_an_only_child_of_the_same_name);
     tcase_add_test(tc, layers_hold_the_self_time_inside_them);
     tcase_add_test(tc, gpu_time_goes_to_the_launching_call);
