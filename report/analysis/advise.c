@@ -301,6 +301,30 @@ static size_t warmup_steps(const struct opp_advise_ctx *c)
     return k;
 }
 
+/* The steps as spans since the trace's first time, those that overlap
+ * merged (aggregate.h): 2 * *n of them, NULL when out of memory. */
+static uint64_t *step_spans(const struct opp_advise_ctx *c, size_t *n)
+{
+    uint64_t *v = malloc(2 * c->n * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) { /* in time order */
+        const struct opp_step *s = &c->steps[i];
+        uint64_t b = s->begin_ns > c->first_ns ? s->begin_ns - c->first_ns : 0,
+                 e = s->end_ns > c->first_ns ? s->end_ns - c->first_ns : 0;
+        if (k && b <= v[2 * k - 1]) {
+            v[2 * k - 1] = e > v[2 * k - 1] ? e : v[2 * k - 1];
+            continue;
+        }
+        v[2 * k] = b;
+        v[2 * k + 1] = e;
+        k++;
+    }
+    *n = k;
+    return v;
+}
+
 static int cmp_finding(const void *a, const void *b)
 {
     const struct opp_finding *x = a, *y = b;
@@ -347,17 +371,27 @@ int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
     out->pid = c.o.filter_pid ? c.o.pid : 0;
     out->ranked = c.o.filter_rank;
     out->rank = c.o.rank;
-    /* what the rules share, in one read: the steps' rows, by shape and
-     * (when a row can show a code line) by stack, and the call paths */
+    /* what the rules share, in one read: the steps' rows (the calls that
+     * begin in a step, not between two), by shape and (when a row can show
+     * a code line) by stack, and the call paths */
     uint64_t begin = c.steps[0].begin_ns, end = c.steps[c.n - 1].end_ns;
-    const struct opp_agg_opts rows = span_opts(&c, begin, end, 0, 0),
-                              shapes = span_opts(&c, begin, end, 0, 1),
-                              stacks = span_opts(&c, begin, end, OPP_STACK_MAX, 0);
+    size_t nspans = 0;
+    uint64_t *spans = step_spans(&c, &nspans);
+    if (!spans) {
+        free(c.steps);
+        return -ENOMEM;
+    }
+    struct opp_agg_opts rows = span_opts(&c, begin, end, 0, 0),
+                        shapes = span_opts(&c, begin, end, 0, 1),
+                        stacks = span_opts(&c, begin, end, OPP_STACK_MAX, 0);
+    rows.spans = shapes.spans = stacks.spans = spans;
+    rows.nspans = shapes.nspans = stacks.nspans = nspans;
     const struct opp_table_q q[] = {{&rows, &c.agg, NULL},
                                     {&shapes, &c.shapes, NULL},
                                     {&c.o, NULL, &c.ct},
                                     {&stacks, &c.stacks, NULL}};
     rc = src->ask(src->ctx, q, src->code_lines ? 4 : 3);
+    free(spans);
     if (rc) {
         free(c.steps);
         return rc;

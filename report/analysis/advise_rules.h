@@ -27,7 +27,7 @@ struct opp_advise_ctx {
     uint64_t wall_ns; /* the steps' wall times summed */
     uint64_t p50_ns, p99_ns;
     size_t warm;            /* leading steps of warm-up (the warm-up rule's) */
-    struct opp_agg agg;     /* key_averages over the steps' span, by name */
+    struct opp_agg agg;     /* key_averages of the calls in the steps, by name */
     struct opp_agg shapes;  /* the same by name and input shapes */
     struct opp_agg stacks;  /* the same by name and every frame of its stack, when a call
                                can show a code line (adv_code_of); else empty */

@@ -71,6 +71,12 @@ struct opp_agg_opts {
      * kept when it begins in [from_ns, to_ns) */
     int window;
     uint64_t from_ns, to_ns;
+    /* With window, calls (not GPU ops) only when they begin in one of
+     * these spans too, ns since opp_model_first_ns: [spans[2k],
+     * spans[2k + 1]), sorted, apart, nspans of them (advise: its steps,
+     * which leave gaps when they are ranges); NULL: the window whole */
+    const uint64_t *spans;
+    size_t nspans;
     const regex_t *match; /* only names that match (regexec), NULL: every name */
     int filter_rank; /* only processes labelled with this rank (model.h) */
     int64_t rank;
@@ -78,6 +84,25 @@ struct opp_agg_opts {
      * GPU rows (full traces select windows by time: window, from_ns) */
     uint32_t sched_window;
 };
+
+/* Whether a call that begins rel ns after the trace's first time is in
+ * o's window: from/to and its spans. */
+static inline int opp_agg_call_in_window(const struct opp_agg_opts *o, uint64_t rel)
+{
+    if (rel < o->from_ns || rel >= o->to_ns)
+        return 0;
+    if (!o->spans)
+        return 1;
+    size_t lo = 0, hi = o->nspans; /* the first span ending after rel */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->spans[2 * mid + 1] <= rel)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < o->nspans && o->spans[2 * lo] <= rel;
+}
 
 /* The trace's first time: the earliest begin of an event or start of a
  * GPU op (0 for an empty trace). */

@@ -381,6 +381,55 @@ START_TEST(fusable_fires)
 }
 END_TEST
 
+/* Steps that are ranges with gaps between them (an inference loop's
+ * forwards, its Python between them): ten labels "step" of 10 ms, 20 ms
+ * apart, each with in aten::mul calls of 3 us, and out more in each gap. */
+static void write_gapped_steps(int in, int out)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_put_funcs(&b, FUNCS, NF);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(&b, S_STEP + k, NAMES[k]);
+    tb_thread(&b, 100, "main");
+    for (int i = 0; i < NSTEPS; i++) {
+        struct evs s = {.n = 0};
+        uint64_t t = T0 + (uint64_t)i * 20 * MS, g = t + 11 * MS;
+        for (int k = 0; k < in; k++)
+            op(&s, S_MUL, t + (uint64_t)k * 3 * US, t + (uint64_t)(k + 1) * 3 * US, 1);
+        ev(&s, (struct tb_ev)LABEL(S_STEP), t, t + 10 * MS, 0);
+        for (int k = 0; k < out && i < NSTEPS - 1; k++)
+            op(&s, S_MUL, g + (uint64_t)k * 3 * US, g + (uint64_t)(k + 1) * 3 * US, 0);
+        tb_put_events(&b, 0, s.e, s.n);
+    }
+    tb_end(&b);
+}
+
+/* Only the calls inside the steps are the steps': the 20 in each gap are
+ * not counted a step (36 calls, over 100% of the steps' time once there
+ * are enough of them). */
+START_TEST(fusable_counts_the_steps_calls_not_the_gaps)
+{
+    write_gapped_steps(16, 20);
+    advise();
+    ck_assert_uint_eq(adv.wall_ns, 100 * MS);
+    ck_assert_str_eq(rules(), "outside_ops fusable_ops"); /* the steps hold little else */
+    const struct opp_finding *f = found("fusable_ops");
+    near(f->per_step, 16.0);
+    ck_assert_uint_eq(f->stake_ns, 480 * US);
+    ck_assert_str_eq(f->what, "Many small elementwise operators on [64, 64] that torch could "
+                              "fuse: 16 calls a step");
+    ck_assert_str_eq(f->evidence, "3.0 us each on average (self CPU), 0.048 ms a step; a step's "
+                                  "calls: aten::mul 16.0");
+    done();
+    write_gapped_steps(8, 20); /* 8 a step, under the threshold */
+    advise();
+    ck_assert_str_eq(rules(), "outside_ops");
+    done();
+}
+END_TEST
+
 START_TEST(fusable_silent_below)
 {
     muls = 7; /* 15 calls a step */
@@ -1088,6 +1137,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, host_sync_silent_without_device);
     tcase_add_test(tc, fusable_fires);
     tcase_add_test(tc, fusable_silent_below);
+    tcase_add_test(tc, fusable_counts_the_steps_calls_not_the_gaps);
     tcase_add_test(tc, warmup_fires);
     tcase_add_test(tc, warmup_silent_below);
     tcase_add_test(tc, outlier_fires);
