@@ -127,6 +127,7 @@ static void write_steps(const uint64_t *wall, step_fn *fill)
 
 static struct opp_advise_pass *adv_pass;
 static struct opp_advice adv;
+static const char *step_name = "step"; /* --step; NULL: the program's own */
 
 /* advise on the trace, steps "step", th changed by the "NAME=VALUE" pairs
  * given (NULL-ended). */
@@ -153,8 +154,8 @@ static void advise_with(const char *set, ...)
     }
     va_end(ap);
     struct opp_agg_opts o = {0};
-    ck_assert_msg(opp_advise_pass_run(adv_pass, &o, "step", th, &adv, err, sizeof err) == 0, "%s",
-                  err);
+    ck_assert_msg(opp_advise_pass_run(adv_pass, &o, step_name, th, &adv, err, sizeof err) == 0,
+                  "%s", err);
 }
 
 static void advise(void)
@@ -558,6 +559,44 @@ START_TEST(outlier_outside_calls)
     ck_assert_str_eq(f->op, "");
     ck_assert_str_eq(f->evidence,
                      "the worst, step 7: 25.000 ms (--from 71.000 --to 96.000); its largest "
+                     "excess: time inside no recorded call (the loop's own Python, or waits "
+                     "opprof does not see), +14.500 ms against step 0 (a p50 step)");
+    done();
+}
+END_TEST
+
+/* torch.profiler's steps (ProfilerStep#N ranges), step 7 made long by
+ * time in no call: that is the excess, not ProfilerStep#7's self time. */
+START_TEST(outlier_outside_calls_of_profiler_steps)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_put_funcs(&b, FUNCS, NF);
+    tb_string(&b, S_COPY, "aten::copy_");
+    tb_thread(&b, 100, "main");
+    uint64_t t = T0;
+    for (int i = 0; i < NSTEPS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", i);
+        tb_string(&b, S_NCCL + 1 + (uint32_t)i, name);
+        uint64_t w = i == 7 ? 25 * MS : 10 * MS;
+        struct evs s = {.n = 0};
+        op(&s, S_COPY, t + 500 * US, t + 500 * US + (i == 7 ? 8500 * US : 8 * MS), 1);
+        ev(&s, (struct tb_ev)LABEL(S_NCCL + 1 + (uint32_t)i), t, t + w, 0);
+        tb_put_events(&b, 0, s.e, s.n);
+        t += w;
+    }
+    tb_end(&b);
+    step_name = NULL;
+    advise();
+    step_name = "step";
+    ck_assert_str_eq(adv.steps_what, "ProfilerStep#N");
+    ck_assert_str_eq(rules(), "outlier_steps");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->op, "");
+    ck_assert_str_eq(f->evidence,
+                     "the worst, step 7: 25.000 ms (--from 70.000 --to 95.000); its largest "
                      "excess: time inside no recorded call (the loop's own Python, or waits "
                      "opprof does not see), +14.500 ms against step 0 (a p50 step)");
     done();
@@ -1144,6 +1183,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, outlier_silent_below);
     tcase_add_test(tc, outlier_outside_calls);
     tcase_add_test(tc, outlier_op_not_outside);
+    tcase_add_test(tc, outlier_outside_calls_of_profiler_steps);
     tcase_add_test(tc, lost_data_first);
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_findings_asked_again);
