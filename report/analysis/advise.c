@@ -134,6 +134,27 @@ int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
     return adv_aggregate(c, &o, out);
 }
 
+int adv_python(const struct opp_advise_ctx *c)
+{
+    const struct opp_model *m = c->m;
+    const struct opp_process *pr = NULL;
+    if (c->thread != UINT32_MAX && c->thread < m->nthreads)
+        pr = &m->procs[m->threads[c->thread].proc];
+    for (size_t p = 0; !pr && p < m->nprocs; p++)
+        if ((!c->o.filter_pid || m->procs[p].pid == c->o.pid) &&
+            (!c->o.filter_rank || m->procs[p].rank == c->o.rank))
+            pr = &m->procs[p];
+    const char *exe = pr && pr->exe ? pr->exe : "", *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    return !strncmp(base, "python", 6);
+}
+
+const char *adv_outside_what(const struct opp_advise_ctx *c)
+{
+    return adv_python(c) ? "the loop's own Python, or waits opprof does not see"
+                         : "the program's own code, or waits opprof does not see";
+}
+
 /* A frame of Python's own or of a package (torch's): not the program's. */
 static int library_frame(const char *f, size_t len)
 {

@@ -68,6 +68,12 @@ void adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, siz
 /* The innermost nn.Module layer ("nn.Module: Linear_0") above key's call
  * path of the most CPU time, into buf ("" when none). */
 void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
+/* Whether the steps' process (else the first the filters select) runs
+ * Python. */
+int adv_python(const struct opp_advise_ctx *c);
+/* What time inside no recorded call is in the steps' program: its
+ * Python's in a Python program, else its own code's, or waits. */
+const char *adv_outside_what(const struct opp_advise_ctx *c);
 /* The operator whose self CPU time in step i exceeds that in step ref by
  * the most: its name into buf, the excess into *ns (0: none); or, when
  * step i's time inside no recorded call exceeds step ref's by more, that

@@ -132,17 +132,19 @@ int adv_rule_outside(const struct opp_advise_ctx *c, struct opp_findings *out)
         return -ENOMEM;
     adv_stake(c, f, d.p50 * c->n);
     f->share = (double)d.p50 / (double)c->p50_ns;
-    snprintf(f->what, sizeof f->what,
-             "%.0f%% of a step's time is inside no recorded call: the loop's own Python, or "
-             "waits opprof does not see",
-             f->share * 100);
+    int python = adv_python(c);
+    snprintf(f->what, sizeof f->what, "%.0f%% of a step's time is inside no recorded call: %s",
+             f->share * 100, adv_outside_what(c));
     snprintf(f->evidence, sizeof f->evidence,
              "%.3f ms of the p50 step's %.3f ms outside the calls (p50 of %zu steps; p90 %.3f "
              "ms)",
              (double)d.p50 / 1e6, (double)c->p50_ns / 1e6, c->n, (double)d.p90 / 1e6);
-    f->try_ = "look at the loop's Python (`opprof export chrome` with OPPROF_STACKS=1 shows its "
-              "frames; or a Python profiler); move per-step Python work (logging, metrics, "
-              "building lists) out of the step or onto tensors";
+    f->try_ = python ? "look at the loop's Python (`opprof export chrome` with OPPROF_STACKS=1 "
+                       "shows its frames; or a Python profiler); move per-step Python work "
+                       "(logging, metrics, building lists) out of the step or onto tensors"
+                     : "look at the program's own code between the calls (a sampling profiler "
+                       "such as perf shows it); move per-step work (logging, metrics) out of the "
+                       "step";
     return 0;
 }
 
@@ -166,9 +168,9 @@ static int excess_text(const struct opp_advise_ctx *c, size_t i, size_t ref, cha
     buf[0] = 0;
     if (!rc && ns && outside)
         snprintf(buf, cap,
-                 "; its largest excess: time inside no recorded call (the loop's own Python, or "
-                 "waits opprof does not see), +%.3f ms against step %zu (a p50 step)",
-                 (double)ns / 1e6, ref);
+                 "; its largest excess: time inside no recorded call (%s), +%.3f ms against step "
+                 "%zu (a p50 step)",
+                 adv_outside_what(c), (double)ns / 1e6, ref);
     else if (!rc && ns)
         snprintf(buf, cap,
                  "; its largest excess: %.120s, +%.3f ms self CPU against step %zu (a p50 step)",

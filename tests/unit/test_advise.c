@@ -522,11 +522,13 @@ END_TEST
 /* Steps between the calls of an operator "step" (1 ms each, ending each
  * step, the first call before step 0), each with an aten::copy_ of 8 ms,
  * copy7 ns in step 7; step 7 takes wall7 ns, the others 10 ms. */
+static const char *boundary_exe = "python3";
+
 static void write_boundary_steps(uint64_t wall7, uint64_t copy7)
 {
     struct tb b;
     tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_process(&b, .proc = 0, .pid = 10, .exe = boundary_exe);
     tb_put_funcs(&b, FUNCS, NF);
     for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
         tb_string(&b, S_STEP + k, NAMES[k]);
@@ -561,6 +563,29 @@ START_TEST(outlier_outside_calls)
                      "the worst, step 7: 25.000 ms (--from 71.000 --to 96.000); its largest "
                      "excess: time inside no recorded call (the loop's own Python, or waits "
                      "opprof does not see), +14.500 ms against step 0 (a p50 step)");
+    done();
+}
+END_TEST
+
+/* In a program that is not Python (a C training loop) the time outside
+ * the calls is its own code's, not "the loop's own Python". */
+START_TEST(outside_time_of_a_program_not_python)
+{
+    boundary_exe = "/opt/train/train_loop";
+    write_boundary_steps(25 * MS, 8500 * US);
+    boundary_exe = "python3";
+    advise_with("outside_share=0.05", NULL);
+    ck_assert_str_eq(rules(), "outlier_steps outside_ops");
+    ck_assert_str_eq(found("outlier_steps")->evidence,
+                     "the worst, step 7: 25.000 ms (--from 71.000 --to 96.000); its largest "
+                     "excess: time inside no recorded call (the program's own code, or waits "
+                     "opprof does not see), +14.500 ms against step 0 (a p50 step)");
+    const struct opp_finding *f = found("outside_ops");
+    ck_assert_str_eq(f->what, "10% of a step's time is inside no recorded call: the program's "
+                              "own code, or waits opprof does not see");
+    ck_assert_str_eq(f->try_, "look at the program's own code between the calls (a sampling "
+                              "profiler such as perf shows it); move per-step work (logging, "
+                              "metrics) out of the step");
     done();
 }
 END_TEST
@@ -1184,6 +1209,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, outlier_outside_calls);
     tcase_add_test(tc, outlier_op_not_outside);
     tcase_add_test(tc, outlier_outside_calls_of_profiler_steps);
+    tcase_add_test(tc, outside_time_of_a_program_not_python);
     tcase_add_test(tc, lost_data_first);
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_findings_asked_again);
