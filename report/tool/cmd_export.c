@@ -650,8 +650,9 @@ int cmd_export(int argc, char **argv)
             "                writes it ([times in us, [bytes] per time]), or, for an OUT\n"
             "                ending in .svg, a plot with the peak marked and the operators\n"
             "                that allocated most\n"
-            "  html          one self-contained page: the table, the flame graph, each GPU\n"
-            "                stream's busy and idle time, each device's memory plot\n"
+            "  html          one self-contained page: opprof advise's findings, the table,\n"
+            "                the call tree, the flame graph, each GPU stream's busy and idle\n"
+            "                time, each device's and the CPU's memory plot\n"
             "  sqlite        an SQLite database (docs/SQLITE.md): processes, threads, every\n"
             "                CPU operator with its parent, shapes, FLOPs, status and\n"
             "                correlation ids, GPU operations, memory records and steps\n",
