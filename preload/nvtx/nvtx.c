@@ -23,7 +23,10 @@
 #include "gpu.h"
 
 #define NARGS OPP_COL_NVTX_COLS
-#define STACK_INLINE 64u   /* push/pop ranges open per thread in its TLS; deeper ones on the heap */
+/* Push/pop ranges open per thread in its TLS; deeper ones on the heap.
+ * Few: the static TLS of a preloaded library comes out of every thread's
+ * stack, and a thread made with a small one must keep room for its own. */
+#define STACK_INLINE 16u
 #define OPEN_MAX (1u << 12) /* start/end ranges in flight in the process */
 #define WBUF 1024           /* bytes of UTF-8 kept of a wide-char string */
 

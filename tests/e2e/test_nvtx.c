@@ -211,7 +211,7 @@ START_TEST(ranges_exact)
     ck_assert_uint_le(cross->end_ns, mainr->end_ns);
     ck_assert_uint_eq(count(m, t, "cross-thread"), 0);
 
-    /* 200 nested pushes, past the 64 a thread's stack holds at first: all
+    /* 200 nested pushes, past the 16 a thread's stack holds at first: all
      * recorded, each inside the one before; then two domains' ranges ending
      * out of order (a partial overlap, not nested), after which the
      * thread's depth is back to 0. */
