@@ -86,6 +86,14 @@ static void umap_free(struct umap *m)
 
 enum { STEP_NONE, STEP_PROFILER, STEP_OPTIMIZER };
 
+/* A count of ticks as ns: the ticks it had at the last snapshot and
+ * their ns. What came since is turned into ns at the rate known then,
+ * so a better rate never rescales what was shown before (an interval
+ * would be that change applied to the whole run). */
+struct lns {
+    uint64_t ticks, ns;
+};
+
 struct lrow {
     uint32_t fn;
     uint64_t msg, dom; /* NVTX message and domain, torch name (string ids + 1; 0: none) */
@@ -94,6 +102,7 @@ struct lrow {
     uint64_t calls, self, total, gpu;
     uint64_t layer; /* an nn.Module's: the self time of the calls inside it and no
                        other module inside it, its own included */
+    struct lns self_ns, total_ns, layer_ns; /* self, total and layer as shown */
     int64_t mem;
     int step;
     uint32_t unnamed; /* its calls at depth 0 before its name came: steps if it names one */
@@ -236,6 +245,22 @@ void opp_top_agg_clock(struct opp_top_agg *l, const struct opp_clock_sample *s)
 static double tick_ns(const struct opp_top_agg *l, const struct lproc *p)
 {
     return p->clock == OPP_CLOCK_TSC ? l->ns_per_tick : 1.0;
+}
+
+/* ticks, the count c converts, in ns: the ticks since the last call at
+ * scale ns a tick (fewer: a fold took some back). */
+static uint64_t lns_of(struct lns *c, uint64_t ticks, double scale)
+{
+    if (ticks >= c->ticks) {
+        c->ns += (uint64_t)((double)(ticks - c->ticks) * scale + 0.5);
+    } else {
+        uint64_t back = (uint64_t)((double)(c->ticks - ticks) * scale + 0.5);
+        c->ns -= back < c->ns ? back : c->ns;
+    }
+    if (!ticks)
+        c->ns = 0;
+    c->ticks = ticks;
+    return c->ns;
 }
 
 static struct lproc *find_proc(struct opp_top_agg *l, uint32_t proc)
@@ -751,14 +776,14 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
                                      .lib = k == p->outside ? ""
                                             : row->lib      ? row->lib
                                                             : p->f[row->fn].lib,
-                                     .layer_ns = (uint64_t)((double)row->layer * scale),
+                                     .layer_ns = lns_of(&row->layer_ns, row->layer, scale),
                                      .module = k == p->outside ? 2u
                                                : row->module   ? 1u
                                                                : 0u,
                                      .proc = p->proc,
                                      .calls = row->calls,
-                                     .self_ns = (uint64_t)((double)row->self * scale),
-                                     .total_ns = (uint64_t)((double)row->total * scale),
+                                     .self_ns = lns_of(&row->self_ns, row->self, scale),
+                                     .total_ns = lns_of(&row->total_ns, row->total, scale),
                                      .gpu_ns = row->gpu,
                                      .mem = row->mem};
         }

@@ -335,6 +335,29 @@ START_TEST(tsc_ticks_become_ns)
 }
 END_TEST
 
+/* A better rate from a later clock sample turns the ticks that came since
+ * into ns, not those already shown: without a call, the row stays as it
+ * was (the interval between two snapshots is nothing). */
+START_TEST(later_rate_does_not_rescale_what_was_shown)
+{
+    ck_assert_int_eq(opp_top_agg_proc(L, 2, OPP_CLOCK_TSC, NF, funcs), 0);
+    opp_top_agg_clock(L, &(struct opp_clock_sample){.tsc = 1000, .mono_ns = 5000});
+    opp_top_agg_clock(L, &(struct opp_clock_sample){.tsc = 3000, .mono_ns = 6000});
+    opp_top_agg_call(L, 2, 1, F_OUTER, 0, 10000, 10400, 0, NULL, 0); /* 400 ticks: 200 ns */
+    ck_assert_uint_eq(row("outer")->total_ns, 200);
+    /* 4 ns a tick from here */
+    opp_top_agg_clock(L, &(struct opp_clock_sample){.tsc = 4000, .mono_ns = 17000});
+    const struct opp_top_row *o = row("outer");
+    ck_assert_uint_eq(o->total_ns, 200);
+    ck_assert_uint_eq(o->self_ns, 200);
+    opp_top_agg_call(L, 2, 1, F_OUTER, 0, 20000, 20100, 0, NULL, 0); /* 100 ticks: 400 ns */
+    o = row("outer");
+    ck_assert_uint_eq(o->calls, 2);
+    ck_assert_uint_eq(o->total_ns, 600);
+    ck_assert_uint_eq(o->self_ns, 600);
+}
+END_TEST
+
 /* An ended process keeps its rows (names and library), not its tables:
  * what comes for it after is not counted. */
 START_TEST(ended_process_keeps_its_rows)
@@ -422,6 +445,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, steps_before_their_name_counted);
     tcase_add_test(tc, tsc_ticks_become_ns);
+    tcase_add_test(tc, later_rate_does_not_rescale_what_was_shown);
     tcase_add_test(tc, ended_process_keeps_its_rows);
     tcase_add_test(tc, snapshot_reads_back_the_same);
     suite_add_tcase(s, tc);
