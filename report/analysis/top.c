@@ -170,6 +170,7 @@ int opp_top_compute(const struct opp_top_snap *prev, const struct opp_top_snap *
     free(p);
     qsort_r(out->lines, out->n, sizeof *out->lines, cmp_line, &s);
     out->secs = prev && cur->now_ns > prev->now_ns ? (double)(cur->now_ns - prev->now_ns) / 1e9 : 0;
+    out->idle = prev && !out->last_sum.calls;
     out->events = cur->events;
     out->last_events = sub(cur->events, prev ? prev->events : 0);
     out->dropped = cur->dropped;

@@ -43,6 +43,7 @@ struct opp_top_view {
     struct opp_top_line *lines; /* sorted by the interval's key, then the whole run's */
     size_t n;
     double secs;                           /* the interval's length (0: no snapshot before) */
+    int idle;                              /* a snapshot before, and no call since it */
     struct opp_top_sums last_sum, all_sum; /* every line's */
     uint64_t events, last_events, dropped;
     uint32_t procs, threads, recording, left_out;

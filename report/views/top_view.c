@@ -57,7 +57,9 @@ static const char *cell(const struct opp_top_view *v, const struct opp_top_line 
             return "-";
         snprintf(buf, OPP_FMT_MAX, "%.1f", (double)l->last.calls / v->secs);
         return buf;
-    case T_SELF_PCT:
+    case T_SELF_PCT: /* of no time at all, no percentage */
+        if (!v->last_sum.self_ns)
+            return "-";
         return opp_fmt_percent(buf, (double)l->last.self_ns, (double)v->last_sum.self_ns);
     case T_SELF:
         return opp_fmt_time(buf, (double)l->last.self_ns);
@@ -144,8 +146,8 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     for (int c = 0; c < T_CALLS; c++)
         last_cols += shown(v, c);
     const char *since = v->from_start ? "since the start" : "since first watched";
-    fprintf(f, "  %-*s  |  %s\n", last_cols * (W + 2) - 2, v->secs > 0 ? "last interval" : since,
-            since);
+    const char *last = v->idle ? "last interval: no calls" : v->secs > 0 ? "last interval" : since;
+    fprintf(f, "  %-*s  |  %s\n", last_cols * (W + 2) - 2, last, since);
     rule(f, name_w, v);
     static const char *const group_head[] = {"Name", "Library", "Layer"};
     fprintf(f, "%*s", (int)name_w, group_head[o->group]);

@@ -144,6 +144,44 @@ START_TEST(screen_text)
 }
 END_TEST
 
+/* An interval without a call (the program idle, or the run ended just
+ * after the table before) says so: no percentage of no time (NaN). */
+START_TEST(interval_without_calls)
+{
+    struct opp_top_snap p = snap(1000000000ull, prev_rows, 2, 0, 0);
+    struct opp_top_snap c = snap(2000000000ull, prev_rows, 2, 0, 0);
+    struct opp_top_view v;
+    ck_assert_int_eq(opp_top_compute(&p, &c, OPP_TOP_BY_NAME, OPP_TOP_SORT_TOTAL, &v), 0);
+    ck_assert_int_eq(v.idle, 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    struct opp_top_show o = {.sort = OPP_TOP_SORT_TOTAL, .ended = 1};
+    ck_assert_int_eq(opp_out_top(f, &v, &o), 0);
+    fclose(f);
+    const char *want = "opprof top: run ended, last 1.0 s\n"
+                       "records: 0 (0/s), dropped: 0\n"
+                       "        last interval: no calls                                 |  since "
+                       "the start\n"
+                       "------  ------------  ------------  ------------  ------------  |  "
+                       "------------  ------------  ------------\n"
+                       "  Name       Calls/s    Self CPU %      Self CPU    *CPU total  |         "
+                       "Calls      Self CPU     CPU total\n"
+                       "------  ------------  ------------  ------------  ------------  |  "
+                       "------------  ------------  ------------\n"
+                       "dgemm_           0.0             -       0.000us       0.000us  |         "
+                       "   10       1.000us       1.000us\n"
+                       " ddot_           0.0             -       0.000us       0.000us  |         "
+                       "  100       0.200us       0.200us\n"
+                       "------  ------------  ------------  ------------  ------------  |  "
+                       "------------  ------------  ------------\n"
+                       "Self CPU time total: 0.000us (last interval), 1.200us (since the start)\n";
+    ck_assert_str_eq(text, want);
+    free(text);
+    opp_top_view_free(&v);
+}
+END_TEST
+
 Suite *suite_top(void)
 {
     Suite *s = suite_create("top");
@@ -151,6 +189,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, interval_is_the_difference);
     tcase_add_test(tc, by_library_and_by_total);
     tcase_add_test(tc, screen_text);
+    tcase_add_test(tc, interval_without_calls);
     tcase_add_test(tc, by_layer);
     suite_add_tcase(s, tc);
     return s;
