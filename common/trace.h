@@ -217,6 +217,10 @@ struct opp_tr_summary {
 /* Whether the file open at fd begins as an opprof trace does (its magic):
  * 1; 0 for another file (or a shorter one); -errno when it cannot be read. */
 int opp_trace_magic(int fd);
+/* path is a regular file that begins as an opprof trace does: 0, or -1
+ * with why in err ("PATH is not an opprof trace (bad magic)", as the
+ * reader says it). A FIFO is not waited for. */
+int opp_trace_check(const char *path, char *err, size_t errlen);
 /* Traces paths[0..n) are n files, none named twice (by another path or
  * a link): read as one they would add up twice. 0, or -1 with err said. */
 int opp_trace_distinct(const char *const *paths, size_t n, char *err, size_t errlen);

@@ -294,6 +294,29 @@ int opp_trace_magic(int fd)
     return got == (ssize_t)sizeof head && !memcmp(head, OPP_TRACE_MAGIC, sizeof head);
 }
 
+int opp_trace_check(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int magic = S_ISREG(st.st_mode) ? opp_trace_magic(fd) : 0;
+    close(fd);
+    if (!S_ISREG(st.st_mode))
+        snprintf(err, errlen, "%s is not a regular file", path);
+    else if (magic < 0)
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(-magic));
+    else if (!magic)
+        snprintf(err, errlen, "%s is not an opprof trace (bad magic)", path);
+    else
+        return 0;
+    return -1;
+}
+
 int opp_trace_distinct(const char *const *paths, size_t n, char *err, size_t errlen)
 {
     struct stat *st = n > 1 ? calloc(n, sizeof *st) : NULL;

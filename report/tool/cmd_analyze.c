@@ -126,24 +126,10 @@ static int traces_of_dir(struct traces *t, const char *dir)
  * before any task starts, not in a worker's failure. */
 static int check_magic(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: not waited for */
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st)) {
-        opp_say(PREFIX "cannot read %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return 1;
-    }
-    int magic = S_ISREG(st.st_mode) ? opp_trace_magic(fd) : 0;
-    close(fd);
-    if (!S_ISREG(st.st_mode))
-        opp_say(PREFIX "%s is not a regular file", path);
-    else if (magic < 0)
-        opp_say(PREFIX "cannot read %s: %s", path, strerror(-magic));
-    else if (!magic)
-        opp_say(PREFIX "%s is not an opprof trace (bad magic)", path);
-    else
+    char err[PATH_MAX + 64];
+    if (!opp_trace_check(path, err, sizeof err))
         return 0;
+    opp_say(PREFIX "%s", err);
     return 1;
 }
 

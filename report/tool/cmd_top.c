@@ -25,6 +25,7 @@
 #include "tool/paths.h"
 #include "tool/top_screen.h"
 #include "topsnap.h"
+#include "trace.h"
 #include "util.h"
 #include "views/top_view.h"
 #include "views/say.h"
@@ -74,7 +75,11 @@ static int find_socket(const char *trace, char *out, size_t cap)
         }
         if (!opp_collector_writing(trace, out, cap))
             return 0;
-        opp_say(PREFIX "no running collector writes %s (is its run over?)", trace);
+        char why[PATH_MAX + 64];
+        if (opp_trace_check(trace, why, sizeof why))
+            opp_say(PREFIX "%s", why); /* no trace at all: not a run that is over */
+        else
+            opp_say(PREFIX "no running collector writes %s (is its run over?)", trace);
         return -1;
     }
     if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {

@@ -85,6 +85,15 @@ static char *scenarios(void)
     return (char *)tu_build("tests/progs/scenarios");
 }
 
+static void refused(char **argv, int code, const char *want)
+{
+    char *e = tu_path(dir, "err");
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), code);
+    char *err = tu_slurp(e);
+    ck_assert_str_eq(err, want); /* that one line, nothing after it */
+    free(err), free(e);
+}
+
 /* blas_calls 40: each repeat 5 dgemm, 1 zgemm, 4 sgemm_, 5 ddot, 2 dgemv_,
  * 1 daxpy, 1 dscal; the last table (the run over) has them all, and so
  * does the trace written as opprof run writes it. */
@@ -312,18 +321,15 @@ START_TEST(attach_by_socket_and_by_trace)
     close(open(go, O_CREAT | O_WRONLY, 0600));
     ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
     ck_assert_int_eq(tu_collector_finish(cpid, sock), 0);
+    /* the trace of a run that is over: watched by no one any more */
+    char *a3[] = {(char *)tu_tool("opprof"), "top", "--once", trace, NULL};
+    char want[4400];
+    snprintf(want, sizeof want, "opprof top: no running collector writes %s (is its run over?)\n",
+             trace);
+    refused(a3, 1, want);
     free(sock), free(half), free(go), free(o), free(e);
 }
 END_TEST
-
-static void refused(char **argv, int code, const char *want)
-{
-    char *e = tu_path(dir, "err");
-    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), code);
-    char *err = tu_slurp(e);
-    ck_assert_str_eq(err, want); /* that one line, nothing after it */
-    free(err), free(e);
-}
 
 START_TEST(bad_input_is_one_line)
 {
@@ -343,6 +349,19 @@ START_TEST(bad_input_is_one_line)
     char want[4400];
     snprintf(want, sizeof want, "opprof top: cannot read %s: No such file or directory\n", missing);
     refused(a4, 1, want);
+    /* a file that is not a trace: said as the report says it, not as a run that is over */
+    char *junk = tu_path(dir, "junk.trace");
+    FILE *jf = fopen(junk, "w");
+    ck_assert_ptr_nonnull(jf);
+    fputs("junk\n", jf);
+    fclose(jf);
+    char *a4j[] = {op, "top", junk, NULL};
+    snprintf(want, sizeof want, "opprof top: %s is not an opprof trace (bad magic)\n", junk);
+    refused(a4j, 1, want);
+    char *a4d[] = {op, "top", dir, NULL};
+    snprintf(want, sizeof want, "opprof top: %s is not a regular file\n", dir);
+    refused(a4d, 1, want);
+    free(junk);
     char *nosock = tu_path(dir, "none.sock");
     char *a5[] = {op, "top", "--socket", nosock, NULL};
     snprintf(want, sizeof want,
