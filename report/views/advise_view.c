@@ -56,7 +56,9 @@ static void text_much(FILE *f, const struct opp_finding *x)
                 (double)x->stake_ns / 1e6);
         sep = ", ";
     }
-    if (x->per_step_unit)
+    if (x->per_step_unit && !strcmp(x->per_step_unit, "bytes")) /* as the findings say bytes */
+        fprintf(f, "%s%.2f MiB a step", sep, x->per_step / 1048576.0);
+    else if (x->per_step_unit)
         fprintf(f, "%s%.1f %s a step", sep, x->per_step, x->per_step_unit);
     fputc('\n', f);
 }

@@ -1113,6 +1113,29 @@ START_TEST(command_text)
 }
 END_TEST
 
+/* A byte amount a step in MiB, as the finding's own words say it. */
+START_TEST(memory_growth_text)
+{
+    frees = 0;
+    write_steps(NULL, allocs);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, trace, "--step", "step", "--set", "input_share=2", NULL), 0);
+    ck_assert_str_eq(err, "");
+    const char *body = strstr(out, "[memory_growth]\n");
+    ck_assert_ptr_nonnull(body);
+    ck_assert_str_eq(body, "[memory_growth]\n"
+                           "   where:    step 0 to 9\n"
+                           "   how much: 2.00 MiB a step\n"
+                           "   evidence: 2.00 MiB at the end of step 0, 20.00 MiB at the end of "
+                           "step 9; it rose in 9 of 9 steps\n"
+                           "   try:      something keeps tensors from step to step: a loss kept "
+                           "with its graph (total += loss instead of loss.item() or "
+                           "loss.detach()), lists of outputs, caches; `opprof export memory` "
+                           "draws the timeline\n");
+    free(out), free(err);
+}
+END_TEST
+
 /* Names and values the trace or the table does not have: exit 2, one line. */
 START_TEST(command_errors)
 {
@@ -1227,6 +1250,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, tiny_gemms_silent_above_flops);
     tcase_add_test(tc, cuda_alloc_churn_fires);
     tcase_add_test(tc, command_text);
+    tcase_add_test(tc, memory_growth_text);
     tcase_add_test(tc, command_errors);
     tcase_add_test(tc, json_output);
     suite_add_tcase(s, tc);
