@@ -170,35 +170,113 @@ static int first_shape(const struct opp_row *r, char *buf, size_t cap)
     return 1;
 }
 
+#define FUSE_OPS 3    /* the operators a finding names, most called first */
+#define FUSE_SHAPES 8 /* the shapes its sentence names; then how many more */
+
+/* The elementwise calls on one shape (first input), or, once findings
+ * are merged, on several shapes with the same operators at one place. */
 struct shape_group {
     char shape[128];
+    size_t nshapes; /* merged: the shapes' groups (the first's shape is this one's) */
     uint64_t calls, self_ns;
-    const struct opp_row *top[3]; /* most calls first */
+    const char *op[FUSE_OPS]; /* its operators of the most calls, by name */
+    uint64_t op_calls[FUSE_OPS];
+    char code[OPP_ADVICE_TEXT], layer[OPP_ADVICE_TEXT];
+    size_t merged_into; /* the group it was merged into, itself when none */
 };
 
-static void group_add(struct shape_group *g, const struct opp_row *r)
+/* Whether row i of a is one of group k's whose calls count (of[i]: row
+ * i's group). */
+static int group_has(const struct opp_agg *a, const size_t *of, size_t k, size_t i)
 {
-    g->self_ns += r->self_cpu_time_total_ns;
-    if (is_inner(r->key))
-        return;
-    g->calls += r->count;
-    for (size_t i = 0; i < 3; i++)
-        if (!g->top[i] || r->count > g->top[i]->count) {
-            memmove(&g->top[i + 1], &g->top[i], (2 - i) * sizeof *g->top);
-            g->top[i] = r;
-            break;
-        }
+    return of[i] == k && !is_inner(a->rows[i].key);
 }
 
-static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *out,
-                           const struct shape_group *g)
+/* Group k's calls, self time and its FUSE_OPS operators of the most calls
+ * (the calls of every row of one name added up; ties by name, so that two
+ * groups of the same operators name them alike). of[i]: row i's group. */
+static void group_sum(const struct opp_agg *a, const size_t *of, size_t k, struct shape_group *g)
+{
+    for (size_t i = 0; i < a->nrows; i++) {
+        if (of[i] != k)
+            continue;
+        g->self_ns += a->rows[i].self_cpu_time_total_ns;
+        if (!group_has(a, of, k, i))
+            continue;
+        g->calls += a->rows[i].count;
+        const char *key = a->rows[i].key;
+        int seen = 0;
+        for (size_t e = 0; e < i && !seen; e++)
+            seen = group_has(a, of, k, e) && !strcmp(a->rows[e].key, key);
+        if (seen)
+            continue;
+        uint64_t n = 0;
+        for (size_t e = i; e < a->nrows; e++)
+            if (group_has(a, of, k, e) && !strcmp(a->rows[e].key, key))
+                n += a->rows[e].count;
+        for (size_t t = 0; t < FUSE_OPS; t++)
+            if (!g->op[t] || n > g->op_calls[t] ||
+                (n == g->op_calls[t] && strcmp(key, g->op[t]) < 0)) {
+                memmove(&g->op[t + 1], &g->op[t], (FUSE_OPS - 1 - t) * sizeof *g->op);
+                memmove(&g->op_calls[t + 1], &g->op_calls[t],
+                        (FUSE_OPS - 1 - t) * sizeof *g->op_calls);
+                g->op[t] = key;
+                g->op_calls[t] = n;
+                break;
+            }
+    }
+}
+
+/* Whether the group reaches the thresholds: enough calls a step, each
+ * small enough. */
+static int fusable(const struct opp_advise_ctx *c, const struct shape_group *g)
 {
     if (!g->calls)
         return 0;
     double per_step = (double)g->calls / (double)c->n;
     double avg_us = (double)g->self_ns / (double)g->calls / 1e3;
-    if (per_step < adv_th(c, OPP_TH_FUSE_PER_STEP) || avg_us > adv_th(c, OPP_TH_FUSE_AVG_US))
-        return 0;
+    return per_step >= adv_th(c, OPP_TH_FUSE_PER_STEP) && avg_us <= adv_th(c, OPP_TH_FUSE_AVG_US);
+}
+
+/* The same operators at the same place: one finding for both. */
+static int same_place(const struct shape_group *x, const struct shape_group *y)
+{
+    for (size_t t = 0; t < FUSE_OPS; t++)
+        if (!x->op[t] != !y->op[t] || (x->op[t] && strcmp(x->op[t], y->op[t])))
+            return 0;
+    return !strcmp(x->code, y->code) && !strcmp(x->layer, y->layer);
+}
+
+/* "[64], [128] and [192]": the shapes of group k of g and the n - 1
+ * merged into it (by self time, as g is sorted), FUSE_SHAPES of them,
+ * then how many more. */
+static void shapes_text(const struct shape_group *g, size_t ng, size_t k, size_t n, char *buf,
+                        size_t cap)
+{
+    size_t len = 0, named = 0, left = n;
+    buf[0] = 0;
+    for (size_t i = 0; i < ng && left; i++) {
+        if (g[i].merged_into != k)
+            continue;
+        left--;
+        if (named == FUSE_SHAPES) {
+            snprintf(buf + len, cap - len, " and %zu more shapes", left + 1);
+            return;
+        }
+        snprintf(buf + len, cap - len, "%s%s", !named ? "" : left ? ", " : " and ", g[i].shape);
+        len = strlen(buf);
+        named++;
+    }
+}
+
+/* The finding of g, the numbers of group k of all and those merged into
+ * it. */
+static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *out,
+                           const struct shape_group *g, const struct shape_group *all, size_t ng,
+                           size_t k)
+{
+    double per_step = (double)g->calls / (double)c->n;
+    double avg_us = (double)g->self_ns / (double)g->calls / 1e3;
     struct opp_finding *f = adv_add(out, "fusable_ops");
     if (!f)
         return -ENOMEM;
@@ -207,18 +285,20 @@ static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *
     f->per_step_unit = "calls";
     size_t len = 0;
     char ops[OPP_ADVICE_TEXT] = "";
-    for (size_t i = 0; i < 3 && g->top[i]; i++) {
-        snprintf(f->op + len, sizeof f->op - len, "%s%s", i ? ", " : "", g->top[i]->key);
+    for (size_t i = 0; i < FUSE_OPS && g->op[i]; i++) {
+        snprintf(f->op + len, sizeof f->op - len, "%s%s", i ? ", " : "", g->op[i]);
         len = strlen(f->op);
         size_t ol = strlen(ops);
-        snprintf(ops + ol, sizeof ops - ol, "%s%s %.1f", i ? ", " : "", g->top[i]->key,
-                 (double)g->top[i]->count / (double)c->n);
+        snprintf(ops + ol, sizeof ops - ol, "%s%s %.1f", i ? ", " : "", g->op[i],
+                 (double)g->op_calls[i] / (double)c->n);
     }
-    adv_code_of(c, g->top[0]->key, f->code, sizeof f->code);
-    adv_layer_of(c, g->top[0]->key, f->layer, sizeof f->layer);
+    snprintf(f->code, sizeof f->code, "%s", g->code);
+    snprintf(f->layer, sizeof f->layer, "%s", g->layer);
+    char shapes[OPP_ADVICE_TEXT / 2];
+    shapes_text(all, ng, k, g->nshapes, shapes, sizeof shapes);
     snprintf(f->what, sizeof f->what,
              "Many small elementwise operators on %s that torch could fuse: %.0f calls a step",
-             g->shape, per_step);
+             shapes, per_step);
     snprintf(f->evidence, sizeof f->evidence,
              "%.1f us each on average (self CPU), %.3f ms a step; a step's calls: %.240s", avg_us,
              f->ms_per_step, ops);
@@ -228,17 +308,33 @@ static int fusable_finding(const struct opp_advise_ctx *c, struct opp_findings *
     return 0;
 }
 
+static int by_self(const void *a, const void *b)
+{
+    const struct shape_group *x = a, *y = b;
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return strcmp(x->shape, y->shape);
+}
+
+/* A group per shape that reaches the thresholds; those of the same
+ * operators at the same place (an optimizer's loop over its parameters)
+ * one finding, their numbers added up. */
 int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
 {
     const struct opp_agg *a = &c->shapes;
     int rc = 0;
     struct shape_group *g = calloc(a->nrows ? a->nrows : 1, sizeof *g);
+    size_t *of = malloc((a->nrows ? a->nrows : 1) * sizeof *of);
     size_t ng = 0;
-    if (!g)
+    if (!g || !of) {
+        free(g);
+        free(of);
         return -ENOMEM;
+    }
     for (size_t i = 0; i < a->nrows; i++) {
         const struct opp_row *r = &a->rows[i];
         char shape[128];
+        of[i] = SIZE_MAX;
         if (r->device_type != OPP_DEVICE_CPU || !is_elementwise(r->key) ||
             !first_shape(r, shape, sizeof shape))
             continue;
@@ -247,10 +343,46 @@ int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
             k++;
         if (k == ng)
             snprintf(g[ng++].shape, sizeof g->shape, "%s", shape);
-        group_add(&g[k], r);
+        of[i] = k;
     }
-    for (size_t k = 0; k < ng && !rc; k++)
-        rc = fusable_finding(c, out, &g[k]);
+    size_t nf = 0; /* the groups that reach the thresholds, first */
+    for (size_t k = 0; k < ng; k++) {
+        struct shape_group s = {0};
+        snprintf(s.shape, sizeof s.shape, "%s", g[k].shape);
+        group_sum(a, of, k, &s);
+        if (!fusable(c, &s))
+            continue;
+        adv_code_of(c, s.op[0], s.code, sizeof s.code);
+        adv_layer_of(c, s.op[0], s.layer, sizeof s.layer);
+        g[nf++] = s; /* nf <= k: group k is read no more */
+    }
+    free(of);
+    qsort(g, nf, sizeof *g, by_self);
+    struct shape_group *m = calloc(nf ? nf : 1, sizeof *m); /* the merged */
+    if (!m) {
+        free(g);
+        return -ENOMEM;
+    }
+    for (size_t k = 0; k < nf; k++) {
+        size_t into = 0;
+        while (into < k && (g[into].merged_into != into || !same_place(&g[into], &g[k])))
+            into++;
+        g[k].merged_into = into;
+        if (into == k) {
+            m[k] = g[k];
+            m[k].nshapes = 1;
+            continue;
+        }
+        m[into].nshapes++;
+        m[into].calls += g[k].calls;
+        m[into].self_ns += g[k].self_ns;
+        for (size_t t = 0; t < FUSE_OPS; t++)
+            m[into].op_calls[t] += g[k].op_calls[t];
+    }
+    for (size_t k = 0; k < nf && !rc; k++)
+        if (g[k].merged_into == k)
+            rc = fusable_finding(c, out, &m[k], g, nf, k);
+    free(m);
     free(g);
     return rc;
 }

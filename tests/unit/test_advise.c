@@ -382,6 +382,70 @@ START_TEST(fusable_fires)
 }
 END_TEST
 
+/* An elementwise torch op named name on one tensor of shape (the
+ * tensor tag's dims after it). */
+#define SHAPED_OP(s, name, b, e, depth, ...)                                                       \
+    ev((s),                                                                                        \
+       (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, (name), OPP_TORCH_SCOPE_FUNCTION, 1, __VA_ARGS__),  \
+       (b), (e), (depth))
+#define TENSOR_128 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 1), 128
+#define TENSOR_8x8 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 8, 8
+
+/* An optimizer's loop over its parameters: on [64, 64] and on [128] the
+ * same operators (16 aten::mul of 3 us, and of 2 us; 8 aten::relu of 4
+ * us calling aten::clamp_min of 2 us); on [8, 8] others (20 aten::relu
+ * alone). */
+static void per_parameter(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < 16; k++, t += 3 * US)
+        SHAPED_OP(s, S_MUL, t, t + 3 * US, 1, TENSOR_64x64);
+    for (int k = 0; k < 8; k++, t += 4 * US) {
+        SHAPED_OP(s, S_CLAMP, t + 1 * US, t + 3 * US, 2, TENSOR_64x64);
+        SHAPED_OP(s, S_RELU, t, t + 4 * US, 1, TENSOR_64x64);
+    }
+    for (int k = 0; k < 16; k++, t += 2 * US)
+        SHAPED_OP(s, S_MUL, t, t + 2 * US, 1, TENSOR_128);
+    for (int k = 0; k < 8; k++, t += 4 * US) {
+        SHAPED_OP(s, S_CLAMP, t + 1 * US, t + 3 * US, 2, TENSOR_128);
+        SHAPED_OP(s, S_RELU, t, t + 4 * US, 1, TENSOR_128);
+    }
+    for (int k = 0; k < 20; k++, t += 4 * US) {
+        SHAPED_OP(s, S_CLAMP, t + 1 * US, t + 3 * US, 2, TENSOR_8x8);
+        SHAPED_OP(s, S_RELU, t, t + 4 * US, 1, TENSOR_8x8);
+    }
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+/* The same operators at the same place on several shapes are one
+ * finding naming the shapes, their numbers added up; other operators
+ * another. */
+START_TEST(fusable_same_ops_one_finding)
+{
+    write_steps(NULL, per_parameter);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "fusable_ops fusable_ops");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->what, "Many small elementwise operators on [64, 64] and [128] that torch "
+                              "could fuse: 48 calls a step");
+    ck_assert_str_eq(f->op, "aten::mul, aten::relu");
+    near(f->per_step, 48.0);
+    /* 80 us and 64 us a step */
+    ck_assert_uint_eq(f->stake_ns, 1440 * US);
+    ck_assert_str_eq(f->evidence, "3.0 us each on average (self CPU), 0.144 ms a step; a step's "
+                                  "calls: aten::mul 32.0, aten::relu 16.0");
+    f = &adv.fs.f[1];
+    ck_assert_str_eq(f->what, "Many small elementwise operators on [8, 8] that torch could fuse: "
+                              "20 calls a step");
+    ck_assert_str_eq(f->op, "aten::relu");
+    ck_assert_uint_eq(f->stake_ns, 800 * US);
+    ck_assert_str_eq(f->evidence, "4.0 us each on average (self CPU), 0.080 ms a step; a step's "
+                                  "calls: aten::relu 20.0");
+    done();
+}
+END_TEST
+
 /* Steps that are ranges with gaps between them (an inference loop's
  * forwards, its Python between them): ten labels "step" of 10 ms, 20 ms
  * apart, each with in aten::mul calls of 3 us, and out more in each gap. */
@@ -1224,6 +1288,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, host_sync_silent_without_device);
     tcase_add_test(tc, fusable_fires);
     tcase_add_test(tc, fusable_silent_below);
+    tcase_add_test(tc, fusable_same_ops_one_finding);
     tcase_add_test(tc, fusable_counts_the_steps_calls_not_the_gaps);
     tcase_add_test(tc, warmup_fires);
     tcase_add_test(tc, warmup_silent_below);
