@@ -139,9 +139,10 @@ endif
 include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
 
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev); but
-# unresolved, whose weak references no library it loads defines, and
-# unload, which loads and unloads OpenBLAS itself.
-PROGS_ALONE := unresolved unload
+# unresolved, whose weak references no library it loads defines, unload,
+# which loads and unloads OpenBLAS itself, and smallstack, whose thread's
+# stack is smaller than OpenBLAS's TLS.
+PROGS_ALONE := unresolved unload smallstack
 $(patsubst %,$(BUILD)/tests/progs/%,$(PROGS_ALONE)): # unload's plugin, beside it in each build.
 $(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.so: tests/plugin/blas_plugin.c
 	@mkdir -p $(@D)

@@ -27,7 +27,10 @@
 
 #include "cuda/cupti_state.h"
 
-#define DEPTH_MAX 32u
+/* API calls in flight on a thread that are recorded (a runtime call and
+ * the driver calls it makes: two or three); deeper ones are counted only.
+ * Few: a preloaded library's static TLS comes out of every thread's stack. */
+#define DEPTH_MAX 8u
 
 struct opp_cupti_client opp_cupti_client = {.lock = PTHREAD_MUTEX_INITIALIZER};
 

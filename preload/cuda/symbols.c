@@ -134,7 +134,10 @@ static long ret_zero(void) { return 0; }
 
 /* ---- a recorded call: enter, shadow stack, leave ---- */
 
-#define OPP_CUDA_SHADOW 64 /* recorded CUDA calls in flight per thread; deeper ones only forward */
+/* Recorded CUDA calls in flight per thread (a library's call into the
+ * runtime into the driver: a few); deeper ones only forward. In TLS, which
+ * every thread's stack pays for. */
+#define OPP_CUDA_SHADOW 16
 
 struct shadow_ent {
     void *ret; /* where the call returns to */

@@ -40,6 +40,25 @@ static const struct opp_thread *thread_named(const struct opp_model *m, const ch
     return NULL;
 }
 
+/* A thread made with the smallest stack (16 KiB) that uses 3,000 bytes
+ * of it, as it can without us (8,000): the preload's static TLS, which
+ * comes out of every thread's stack, leaves it room (9,840 bytes of TLS
+ * left it less than 1,000). */
+START_TEST(small_stack_thread)
+{
+    char *out = tu_path(dir, "out");
+    char *argv[] = {(char *)tu_build("tests/progs/smallstack"), "3000", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, out, NULL)), 0);
+    char *plain = tu_slurp(out);
+    ck_assert_str_eq(plain, "smallstack 3000 ok\n");
+    struct tu_env te;
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env(&te, trace, NULL), out, NULL)), 0);
+    char *got = tu_slurp(out);
+    ck_assert_str_eq(got, plain);
+    free(plain), free(got), free(out);
+}
+END_TEST
+
 START_TEST(eight_threads)
 {
     struct opp_model *m;
@@ -321,6 +340,7 @@ Suite *suite_life(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, eight_threads);
+    tcase_add_test(tc, small_stack_thread);
     tcase_add_test(tc, fork_without_exec);
     tcase_add_test(tc, fork_and_exec);
     tcase_add_test(tc, fork_then_exec_connects_only_the_image);
