@@ -20,6 +20,7 @@ struct pthread {
     size_t nlate, late_cap, late_next;
     uint64_t last_end;    /* the end of the call that arrived last */
     uint64_t settled_end; /* the latest end of its top-level calls settled */
+    int settled_instant;  /* one of those took no time, at settled_end */
     /* the calls its process died inside: the collector writes them last,
      * outermost first, so they are taken in at the end, innermost first */
     struct opp_pass_call *open;
@@ -136,8 +137,12 @@ static void settle(struct opp_pass *p, struct pthread *t, int all)
     uint64_t m = !all && t->late_next < t->nlate ? t->late[t->late_next] : UINT64_MAX;
     while (t->base < t->n && (all || t->s[t->base].begin < m)) {
         const struct opp_pass_call *x = &t->s[t->base++];
-        if (x->end > t->settled_end)
+        if (x->end > t->settled_end) {
             t->settled_end = x->end;
+            t->settled_instant = 0;
+        }
+        if (x->end == t->settled_end && x->begin == x->end)
+            t->settled_instant = 1;
         if (p->c->top)
             check(p, p->c->top(p->c->ctx, x), 0);
     }
@@ -151,6 +156,10 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     if (x->end < t->last_end) /* what came before may be settled already */
         return whole(p, t);
     if (x->begin < t->settled_end)
+        return whole(p, t);
+    /* a call settled that took no time where x begins: the loaded tree
+     * puts x first (the same begin, the longer first) and nests it in x */
+    if (x->begin == t->settled_end && t->settled_instant && x->end > x->begin)
         return whole(p, t);
     t->last_end = x->end;
     uint64_t kids = 0;
@@ -516,6 +525,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
         t->base = t->n = t->late_next = t->nopen = t->nall = t->nargv = 0;
         t->seq = 0;
         t->last_end = t->settled_end = 0;
+        t->settled_instant = 0;
     }
     opp_gpu_join_free(p->join);
     p->join = NULL;

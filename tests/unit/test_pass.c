@@ -320,6 +320,28 @@ START_TEST(out_of_order_thread_kept_whole)
 }
 END_TEST
 
+/* A call that took no time, settled as top-level, where the next one
+ * begins: the loaded tree puts the longer first and nests the instant in
+ * it, so the thread is kept whole and the read made again, not the two
+ * handed over as top-level siblings (the fuzzer's trace: the table by
+ * stack had one row where the loaded model had two). */
+START_TEST(instant_where_the_next_call_begins)
+{
+    const struct tb_ev ev[] = {TB_CALL(F_WORK, 1000, 1000, 0), TB_CALL(F_WORK, 1000, 2000, 0)};
+    tb_python_calls(trace, &PY, ev, 2, NULL, 0, 0);
+    struct log l;
+    run_pass(&l, NULL);
+    ck_assert_int_eq(l.begins, 2);
+    ck_assert_int_eq(l.ncall, 2);
+    seen_is(&l.call[0], 0, 1000, 1000, 0);
+    seen_is(&l.call[1], 1, 1000, 2000, 0);
+    ck_assert_uint_eq(l.call[0].nkids, 0);
+    ck_assert_uint_eq(l.call[1].nkids, 1);
+    ck_assert_int_eq(l.ntop, 1);
+    ck_assert_uint_eq(l.top[0].seq, 1);
+}
+END_TEST
+
 Suite *suite_pass(void)
 {
     Suite *s = suite_create("pass");
@@ -331,6 +353,7 @@ Suite *suite_pass(void)
     tcase_add_test(tc, torch_same_name_fold);
     tcase_add_test(tc, late_gpu_records_joined);
     tcase_add_test(tc, out_of_order_thread_kept_whole);
+    tcase_add_test(tc, instant_where_the_next_call_begins);
     suite_add_tcase(s, tc);
     return s;
 }
