@@ -198,6 +198,18 @@ static void near(double got, double want)
 
 static uint64_t loader_ns;
 
+/* The trace's one process (exe), its functions and names, and its
+ * thread tid (name) whose calls follow. */
+static void open_trace(struct tb *b, const char *exe, uint32_t tid, const char *name)
+{
+    tb_open(b, trace);
+    tb_process(b, .proc = 0, .pid = 10, .exe = exe);
+    tb_put_funcs(b, FUNCS, NF);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(b, S_STEP + k, NAMES[k]);
+    tb_thread(b, tid, name);
+}
+
 static void loader(struct evs *s, int i, uint64_t begin, uint64_t end)
 {
     (void)i, (void)end;
@@ -248,12 +260,7 @@ END_TEST
 START_TEST(input_pipeline_other_thread_not_counted)
 {
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
-        tb_string(&b, S_STEP + k, NAMES[k]);
-    tb_thread(&b, 99, "other");
+    open_trace(&b, "python3", 99, "other");
     struct evs s = {.n = 0};
     for (int i = 0; i < NSTEPS; i++)
         ev(&s, (struct tb_ev)LABEL(S_LOADER), T0 + (uint64_t)i * 10 * MS,
@@ -452,12 +459,7 @@ END_TEST
 static void write_gapped_steps(int in, int out)
 {
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
-        tb_string(&b, S_STEP + k, NAMES[k]);
-    tb_thread(&b, 100, "main");
+    open_trace(&b, "python3", 100, "main");
     for (int i = 0; i < NSTEPS; i++) {
         struct evs s = {.n = 0};
         uint64_t t = T0 + (uint64_t)i * 20 * MS, g = t + 11 * MS;
@@ -591,12 +593,7 @@ static const char *boundary_exe = "python3";
 static void write_boundary_steps(uint64_t wall7, uint64_t copy7)
 {
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .exe = boundary_exe);
-    tb_put_funcs(&b, FUNCS, NF);
-    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
-        tb_string(&b, S_STEP + k, NAMES[k]);
-    tb_thread(&b, 100, "main");
+    open_trace(&b, boundary_exe, 100, "main");
     struct evs s = {.n = 0};
     op(&s, S_STEP, T0, T0 + 1 * MS, 0);
     uint64_t t = T0 + 1 * MS;
