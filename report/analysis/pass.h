@@ -17,7 +17,8 @@
  * when they end, at the depth of what they enclose: the first read notes
  * where each begins). A thread whose calls the stack cannot nest as the
  * loaded tree does (out of the order they returned, overlapping without
- * nesting, ties the tree decides by depth) is kept whole instead, the
+ * nesting, ties the tree decides by depth, a call that took no time where
+ * a later one begins) is kept whole instead, the
  * read made again once, and its tree built as load.c builds it
  * (thread_tree.h): memory then grows with that thread's calls. */
 #ifndef OPP_PASS_H
