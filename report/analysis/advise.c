@@ -248,7 +248,7 @@ int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *
     for (size_t k = 0; k < a.nrows; k++) {
         const struct opp_row *r = &a.rows[k], *s = adv_row(&b, r->key);
         uint64_t base = s ? s->self_cpu_time_total_ns : 0, num;
-        if (opp_profiler_step_number(r->key, &num))
+        if (opp_profiler_step_number(r->key, &num) || (c->range && !strcmp(r->key, c->range)))
             continue; /* the step itself: its self time is the time outside the calls */
         if (r->device_type == OPP_DEVICE_CPU && r->self_cpu_time_total_ns > base &&
             r->self_cpu_time_total_ns - base > *ns) {
@@ -290,14 +290,16 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
             k++;
         c->steps = st.steps;
         c->n = k;
+        c->nall = st.n;
         c->real_steps = 1;
+        c->range = st.ranges ? opp_model_str(c->m, st.name) : NULL;
         return 0;
     }
     opp_steps_free(&st);
     c->steps = calloc(1, sizeof *c->steps);
     if (!c->steps)
         return -ENOMEM;
-    c->n = 1;
+    c->n = c->nall = 1;
     c->steps[0].begin_ns = c->first_ns;
     uint64_t end = 0;
     for (size_t p = 0; p < c->m->nprocs; p++) {
@@ -324,28 +326,57 @@ static size_t warmup_steps(const struct opp_advise_ctx *c)
     return k;
 }
 
-/* The steps as spans since the trace's first time, those that overlap
- * merged (aggregate.h): 2 * *n of them, NULL when out of memory. */
-static uint64_t *step_spans(const struct opp_advise_ctx *c, size_t *n)
+/* Steps by process, then begin (each thread's came in time order). */
+static int cmp_proc_begin(const void *a, const void *b, void *ctx)
 {
-    uint64_t *v = malloc(2 * c->n * sizeof *v);
-    if (!v)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < c->n; i++) { /* in time order */
-        const struct opp_step *s = &c->steps[i];
-        uint64_t b = s->begin_ns > c->first_ns ? s->begin_ns - c->first_ns : 0,
-                 e = s->end_ns > c->first_ns ? s->end_ns - c->first_ns : 0;
-        if (k && b <= v[2 * k - 1]) {
-            v[2 * k - 1] = e > v[2 * k - 1] ? e : v[2 * k - 1];
-            continue;
-        }
-        v[2 * k] = b;
-        v[2 * k + 1] = e;
-        k++;
+    const struct opp_model *m = ctx;
+    const struct opp_step *x = a, *y = b;
+    uint32_t px = m->threads[x->thread].proc, py = m->threads[y->thread].proc;
+    if (px != py)
+        return px < py ? -1 : 1;
+    return (x->begin_ns > y->begin_ns) - (x->begin_ns < y->begin_ns);
+}
+
+/* Every thread's steps as spans since the trace's first time, by process,
+ * those that overlap merged (aggregate.h), into o; -ENOMEM. Without real
+ * steps, none: the window is the one step. */
+static int step_spans(const struct opp_advise_ctx *c, struct opp_agg_opts *o, uint64_t **spans,
+                      size_t **at)
+{
+    *spans = NULL;
+    *at = NULL;
+    if (!c->real_steps)
+        return 0;
+    struct opp_step *v = malloc(c->nall * sizeof *v);
+    *spans = malloc(2 * c->nall * sizeof **spans);
+    *at = calloc(c->m->nprocs + 1, sizeof **at);
+    if (!v || !*spans || !*at) {
+        free(v), free(*spans), free(*at);
+        *spans = NULL, *at = NULL;
+        return -ENOMEM;
     }
-    *n = k;
-    return v;
+    memcpy(v, c->steps, c->nall * sizeof *v);
+    qsort_r(v, c->nall, sizeof *v, cmp_proc_begin, (void *)c->m);
+    size_t k = 0;
+    for (size_t i = 0; i < c->nall; i++) {
+        uint32_t p = c->m->threads[v[i].thread].proc;
+        uint64_t b = v[i].begin_ns > c->first_ns ? v[i].begin_ns - c->first_ns : 0,
+                 e = v[i].end_ns > c->first_ns ? v[i].end_ns - c->first_ns : 0;
+        if (k > (*at)[p] && b <= (*spans)[2 * k - 1]) { /* its process's last one */
+            (*spans)[2 * k - 1] = e > (*spans)[2 * k - 1] ? e : (*spans)[2 * k - 1];
+        } else {
+            (*spans)[2 * k] = b;
+            (*spans)[2 * k + 1] = e;
+            k++;
+        }
+        for (uint32_t q = p + 1; q <= c->m->nprocs; q++)
+            (*at)[q] = k; /* the processes after it begin at least here */
+    }
+    free(v);
+    o->spans = *spans;
+    o->span_at = *at;
+    o->span_procs = (uint32_t)c->m->nprocs;
+    return 0;
 }
 
 static int cmp_finding(const void *a, const void *b)
@@ -398,23 +429,23 @@ int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
      * begin in a step, not between two), by shape and (when a row can show
      * a code line) by stack, and the call paths */
     uint64_t begin = c.steps[0].begin_ns, end = c.steps[c.n - 1].end_ns;
-    size_t nspans = 0;
-    uint64_t *spans = step_spans(&c, &nspans);
-    if (!spans) {
+    struct opp_agg_opts rows = span_opts(&c, begin, end, 0, 0);
+    uint64_t *spans;
+    size_t *span_at;
+    if (step_spans(&c, &rows, &spans, &span_at)) {
         free(c.steps);
         return -ENOMEM;
     }
-    struct opp_agg_opts rows = span_opts(&c, begin, end, 0, 0),
-                        shapes = span_opts(&c, begin, end, 0, 1),
-                        stacks = span_opts(&c, begin, end, OPP_STACK_MAX, 0);
-    rows.spans = shapes.spans = stacks.spans = spans;
-    rows.nspans = shapes.nspans = stacks.nspans = nspans;
+    struct opp_agg_opts shapes = rows, stacks = rows;
+    shapes.group_by_shape = 1;
+    stacks.group_by_stack = OPP_STACK_MAX;
     const struct opp_table_q q[] = {{&rows, &c.agg, NULL},
                                     {&shapes, &c.shapes, NULL},
                                     {&c.o, NULL, &c.ct},
                                     {&stacks, &c.stacks, NULL}};
     rc = src->ask(src->ctx, q, src->code_lines ? 4 : 3);
     free(spans);
+    free(span_at);
     if (rc) {
         free(c.steps);
         return rc;

@@ -22,8 +22,10 @@ struct opp_advise_ctx {
      * without steps, the run of the calls o selects as one. */
     struct opp_step *steps;
     size_t n;
+    size_t nall;      /* steps[n..nall): the other threads' (the rows' spans) */
     int real_steps;   /* steps were found */
     uint32_t thread;  /* their thread (index in m->threads), UINT32_MAX: none */
+    const char *range; /* the name of the calls that are the steps (ranges), else NULL */
     uint64_t wall_ns; /* the steps' wall times summed */
     uint64_t p50_ns, p99_ns;
     size_t warm;            /* leading steps of warm-up (the warm-up rule's) */

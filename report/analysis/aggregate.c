@@ -640,7 +640,7 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
             const struct opp_func *f = opp_event_func(m, t, e);
             if (e->parent != OPP_NO_PARENT && opp_kind_base(f->kind) == OPP_OP_MEMORY)
                 continue; /* summed into the operators around it (t->cpumem) */
-            if (o->window && !opp_agg_call_in_window(o, e->begin_ns - first))
+            if (o->window && !opp_agg_call_in_window(o, t->proc, e->begin_ns - first))
                 continue;
             if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
                 continue;

@@ -72,11 +72,14 @@ struct opp_agg_opts {
     int window;
     uint64_t from_ns, to_ns;
     /* With window, calls (not GPU ops) only when they begin in one of
-     * these spans too, ns since opp_model_first_ns: [spans[2k],
-     * spans[2k + 1]), sorted, apart, nspans of them (advise: its steps,
-     * which leave gaps when they are ranges); NULL: the window whole */
+     * their process's spans too, ns since opp_model_first_ns: process p's
+     * are [spans[2k], spans[2k + 1]) for k from span_at[p] to
+     * span_at[p + 1], sorted, apart (advise: its steps, which leave gaps
+     * when they are ranges); a process without any (p >= span_procs, or
+     * none), the window whole; NULL: every process the window whole */
     const uint64_t *spans;
-    size_t nspans;
+    const size_t *span_at;
+    uint32_t span_procs;
     const regex_t *match; /* only names that match (regexec), NULL: every name */
     int filter_rank; /* only processes labelled with this rank (model.h) */
     int64_t rank;
@@ -85,15 +88,15 @@ struct opp_agg_opts {
     uint32_t sched_window;
 };
 
-/* Whether a call that begins rel ns after the trace's first time is in
- * o's window: from/to and its spans. */
-static inline int opp_agg_call_in_window(const struct opp_agg_opts *o, uint64_t rel)
+/* Whether a call of process proc that begins rel ns after the trace's
+ * first time is in o's window: from/to and its process's spans. */
+static inline int opp_agg_call_in_window(const struct opp_agg_opts *o, uint32_t proc, uint64_t rel)
 {
     if (rel < o->from_ns || rel >= o->to_ns)
         return 0;
-    if (!o->spans)
+    if (!o->spans || proc >= o->span_procs || o->span_at[proc] == o->span_at[proc + 1])
         return 1;
-    size_t lo = 0, hi = o->nspans; /* the first span ending after rel */
+    size_t lo = o->span_at[proc], hi = o->span_at[proc + 1]; /* the first span ending after rel */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (o->spans[2 * mid + 1] <= rel)
@@ -101,7 +104,7 @@ static inline int opp_agg_call_in_window(const struct opp_agg_opts *o, uint64_t 
         else
             hi = mid;
     }
-    return lo < o->nspans && o->spans[2 * lo] <= rel;
+    return lo < o->span_at[proc + 1] && o->spans[2 * lo] <= rel;
 }
 
 /* The trace's first time: the earliest begin of an event or start of a

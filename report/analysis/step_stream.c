@@ -367,6 +367,7 @@ static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts
             first = z->th[i].named.n ? &z->th[i].named.v[0] : NULL;
         out->ranges = first && first->range;
         out->named = first != NULL;
+        out->name = first ? first->name : 0;
         return NAMED;
     }
     enum pick pick = NONE;
@@ -385,6 +386,7 @@ static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts
                                             : OPP_STEPS_NONE,
                            first ? opp_model_str(m, first->name) : NULL, what, cap_what);
     out->ranges = pick == PSTEP || pick == MODULE;
+    out->name = first ? first->name : 0;
     return pick;
 }
 

@@ -21,6 +21,8 @@ struct opp_steps {
     struct opp_step *steps; /* by thread, then time */
     size_t n;
     int named; /* a name was looked for, and some call of the trace (any thread) has it */
+    uint32_t name; /* the first step's call's name (string id); with ranges every step's
+                      but ProfilerStep#N's */
 };
 
 /* Which of a program's own steps (step_stream.h) they are, and how it

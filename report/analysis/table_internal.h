@@ -153,11 +153,13 @@ static inline int tstream_grow(void **arr, size_t *cap, size_t need, size_t sz)
     return opp_loader_grow(arr, cap, need, sz) ? -ENOMEM : 0;
 }
 
-/* Whether a call that begins at t is in o's window (aggregate.h). */
+/* Whether a call of thread index thread that begins at t is in o's
+ * window (aggregate.h). */
 static inline int tstream_call_in_window(const struct opp_table_stream *s,
-                                         const struct opp_agg_opts *o, uint64_t t)
+                                         const struct opp_agg_opts *o, uint32_t thread, uint64_t t)
 {
-    return !o->window || opp_agg_call_in_window(o, t - opp_pass_first_ns(s->pass));
+    return !o->window || opp_agg_call_in_window(o, opp_pass_model(s->pass)->threads[thread].proc,
+                                                t - opp_pass_first_ns(s->pass));
 }
 
 /* Whether time t is in o's --from/--to window (aggregate.h). */

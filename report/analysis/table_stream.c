@@ -370,7 +370,7 @@ static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pas
     try_name(s, q, x->name);
     int rc = s->failed;
     int32_t ka = q->thread_acc[x->thread];
-    if (ka >= 0 && !tstream_call_in_window(s, &q->o[ka], x->begin))
+    if (ka >= 0 && !tstream_call_in_window(s, &q->o[ka], x->thread, x->begin))
         ka = -1;
     if (!rc && ka >= 0 && !q->tree && !q->code) {
         e->acc = (uint32_t)ka;

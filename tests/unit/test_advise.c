@@ -689,6 +689,75 @@ START_TEST(outlier_outside_calls_of_profiler_steps)
 }
 END_TEST
 
+/* Steps that are ranges of one name ("step" labels, --step step), step 7
+ * made long by time in no call: the label's own self time is that time,
+ * not an operator's excess. */
+START_TEST(outlier_outside_calls_of_named_range_steps)
+{
+    struct tb b;
+    open_trace(&b, "python3", 100, "main");
+    uint64_t t = T0;
+    for (int i = 0; i < NSTEPS; i++) {
+        uint64_t w = i == 7 ? 25 * MS : 10 * MS;
+        struct evs s = {.n = 0};
+        op(&s, S_COPY, t + 500 * US, t + 500 * US + (i == 7 ? 8500 * US : 8 * MS), 1);
+        ev(&s, (struct tb_ev)LABEL(S_STEP), t, t + w, 0);
+        tb_put_events(&b, 0, s.e, s.n);
+        t += w;
+    }
+    tb_end(&b);
+    advise();
+    ck_assert_str_eq(rules(), "outlier_steps");
+    const struct opp_finding *f = found("outlier_steps");
+    ck_assert_str_eq(f->op, "");
+    ck_assert_str_eq(f->evidence,
+                     "the worst, step 7: 25.000 ms (--from 70.000 --to 95.000); its largest "
+                     "excess: time inside no recorded call (the loop's own Python, or waits "
+                     "opprof does not see), +14.500 ms against step 0 (a p50 step)");
+    done();
+}
+END_TEST
+
+/* Two ranks of steps with gaps between them, rank 1 11 ms after rank 0,
+ * 16 calls in each step and 20 in each gap: each rank's calls are chosen
+ * by its own steps (rank 0's fall in rank 1's gaps), within the span of
+ * the steps advise reads (rank 0's): 16 a step of rank 0, and rank 1's
+ * first 9 steps' 144 over rank 0's 10 steps, 30.4; none of the gaps'. */
+static void gapped_rank(struct tb *b, uint32_t proc, uint64_t off)
+{
+    tb_process(b, .proc = proc, .pid = 10 + proc, .exe = "python3");
+    tb_put_funcs(b, FUNCS, NF);
+    tb_info(b, "RANK", proc ? "1" : "0");
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(b, S_STEP + k, NAMES[k]);
+    tb_thread(b, 100 + proc, "main");
+    for (int i = 0; i < NSTEPS; i++) {
+        struct evs s = {.n = 0};
+        uint64_t t = T0 + off + (uint64_t)i * 20 * MS, g = t + 11 * MS;
+        for (int k = 0; k < 16; k++)
+            op(&s, S_MUL, t + (uint64_t)k * 3 * US, t + (uint64_t)(k + 1) * 3 * US, 1);
+        ev(&s, (struct tb_ev)LABEL(S_STEP), t, t + 10 * MS, 0);
+        for (int k = 0; k < 20 && i < NSTEPS - 1; k++)
+            op(&s, S_MUL, g + (uint64_t)k * 3 * US, g + (uint64_t)(k + 1) * 3 * US, 0);
+        tb_put_events(b, 0, s.e, s.n);
+    }
+}
+
+START_TEST(gapped_steps_of_two_ranks)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    gapped_rank(&b, 0, 0);
+    gapped_rank(&b, 1, 11 * MS);
+    tb_end(&b);
+    advise();
+    ck_assert_str_eq(rules(), "outside_ops fusable_ops");
+    ck_assert_str_eq(found("fusable_ops")->evidence, "3.0 us each on average (self CPU), 0.091 ms "
+                                                     "a step; a step's calls: aten::mul 30.4");
+    done();
+}
+END_TEST
+
 /* The same step made long by its aten::copy_ (23 ms): the operator. */
 START_TEST(outlier_op_not_outside)
 {
@@ -1294,6 +1363,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, outlier_outside_calls);
     tcase_add_test(tc, outlier_op_not_outside);
     tcase_add_test(tc, outlier_outside_calls_of_profiler_steps);
+    tcase_add_test(tc, outlier_outside_calls_of_named_range_steps);
+    tcase_add_test(tc, gapped_steps_of_two_ranks);
     tcase_add_test(tc, outside_time_of_a_program_not_python);
     tcase_add_test(tc, lost_data_first);
     tcase_add_test(tc, memory_growth_and_churn_fire);
