@@ -804,7 +804,12 @@ END_TEST
 START_TEST(run_forwards_termination)
 {
     char *err = tu_path(dir, "err"), *ready = tu_path(dir, "ready"), script[4400];
-    snprintf(script, sizeof script, "trap 'kill $p; exit 9' TERM; sleep 30 & p=$!; : > %s; wait",
+    /* ready once sleep runs: a child still in the shell's fork can take
+     * the trap's kill as the shell's own trap, and go on to exec sleep
+     * after the run is over */
+    snprintf(script, sizeof script,
+             "trap 'kill $p; exit 9' TERM; sleep 30 & p=$!; "
+             "until read c < /proc/$p/comm && [ \"$c\" = sleep ]; do :; done; : > %s; wait",
              ready);
     char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "sh", "-c", script,
                     NULL};
