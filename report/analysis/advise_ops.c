@@ -259,7 +259,7 @@ static void shapes_text(const struct shape_group *g, size_t ng, size_t k, size_t
         if (g[i].merged_into != k)
             continue;
         left--;
-        if (named == FUSE_SHAPES) {
+        if (named == FUSE_SHAPES && left) { /* the last one named rather than "1 more" */
             snprintf(buf + len, cap - len, " and %zu more shapes", left + 1);
             return;
         }

@@ -453,6 +453,37 @@ START_TEST(fusable_same_ops_one_finding)
 }
 END_TEST
 
+/* The same operator on shapes [1] to [nshapes], 16 calls of 3 us each. */
+static int nshapes;
+static void many_shapes(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int d = 1; d <= nshapes; d++)
+        for (int k = 0; k < 16; k++, t += 3 * US)
+            SHAPED_OP(s, S_MUL, t, t + 3 * US, 1, OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 1),
+                      (uint64_t)d);
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+/* A finding names eight shapes, then the ninth when it is the last, else
+ * how many more. */
+START_TEST(fusable_shapes_named)
+{
+    const char *want[] = {"Many small elementwise operators on [1], [2], [3], [4], [5], [6], "
+                          "[7], [8] and [9] that torch could fuse: 144 calls a step",
+                          "Many small elementwise operators on [10], [1], [2], [3], [4], [5], "
+                          "[6], [7] and 2 more shapes that torch could fuse: 160 calls a step"};
+    for (nshapes = 9; nshapes <= 10; nshapes++) {
+        write_steps(NULL, many_shapes);
+        advise_with("input_share=2", NULL);
+        ck_assert_str_eq(rules(), "fusable_ops");
+        ck_assert_str_eq(adv.fs.f[0].what, want[nshapes - 9]);
+        done();
+    }
+}
+END_TEST
+
 /* Steps that are ranges with gaps between them (an inference loop's
  * forwards, its Python between them): ten labels "step" of 10 ms, 20 ms
  * apart, each with in aten::mul calls of 3 us, and out more in each gap. */
@@ -1355,6 +1386,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, fusable_fires);
     tcase_add_test(tc, fusable_silent_below);
     tcase_add_test(tc, fusable_same_ops_one_finding);
+    tcase_add_test(tc, fusable_shapes_named);
     tcase_add_test(tc, fusable_counts_the_steps_calls_not_the_gaps);
     tcase_add_test(tc, warmup_fires);
     tcase_add_test(tc, warmup_silent_below);
