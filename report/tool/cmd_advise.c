@@ -32,16 +32,6 @@ struct advise_args {
     double th[OPP_TH_COUNT];
 };
 
-static int opt_format(const struct opp_option *o, const char *arg)
-{
-    if (strcmp(arg, "text") && strcmp(arg, "json")) {
-        opp_say(PREFIX "unknown format '%s' (one of: text, json)", arg);
-        return 2;
-    }
-    *(int *)o->value = arg[0] == 'j';
-    return 0;
-}
-
 static int opt_set(const struct opp_option *o, const char *arg)
 {
     double *th = o->value, v;
@@ -77,7 +67,8 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     for (int i = 0; i < OPP_TH_COUNT; i++)
         aa->th[i] = opp_advise_thresholds[i].value;
     const struct opp_option options[] = {
-        OPP_OPT_CALLBACK('f', "format", &aa->json, "FMT", "text (default) or json", opt_format),
+        OPP_OPT_CHOICE('f', "format", &aa->json, NULL, "FMT", "text (default) or json", "text",
+                       "json"),
         OPP_OPT_STRING(0, "step", &aa->step, "NAME",
                        "the steps are NAME's calls (as `opprof report --step NAME`);\n"
                        "default: the program's own (ProfilerStep#N, optimizer steps,\n"

@@ -26,20 +26,11 @@
 #define PREFIX "opprof analyze: "
 
 struct analyze_args {
-    const char *scheduler, *step, *format;
+    const char *scheduler, *step;
+    int json;       /* --format json */
     size_t workers; /* 0: one per CPU, at most one per trace */
     size_t top;
 };
-
-static int opt_format(const struct opp_option *o, const char *arg)
-{
-    if (strcmp(arg, "text") && strcmp(arg, "json")) {
-        opp_say(PREFIX "unknown format '%s' (one of: text, json)", arg);
-        return 2;
-    }
-    *(const char **)o->value = arg;
-    return 0;
-}
 
 /* --scheduler, --step: a word that is not empty (Dask reads the address:
  * the package checks it before starting anything). */
@@ -243,7 +234,7 @@ static int run_package(const struct analyze_args *a, const struct traces *t)
     if (step)
         args[n++] = step;
     args[n++] = top;
-    args[n++] = strcmp(a->format, "json") ? "--format=text" : "--format=json";
+    args[n++] = a->json ? "--format=json" : "--format=text";
     args[n++] = "--";
     for (size_t i = 0; i < t->n; i++)
         args[n++] = t->paths[i];
@@ -255,7 +246,7 @@ static int run_package(const struct analyze_args *a, const struct traces *t)
 
 int cmd_analyze(int argc, char **argv)
 {
-    struct analyze_args a = {.format = "text", .top = 20};
+    struct analyze_args a = {.top = 20};
     const struct opp_option options[] = {
         {.type = OPP_OPTION_CALLBACK,
          .long_name = "scheduler",
@@ -277,7 +268,7 @@ int cmd_analyze(int argc, char **argv)
          .data = (intptr_t) "an operator name"},
         OPP_OPT_NUMBER(0, "top", &a.top, "N", "operators shown (default 20)", OPP_NUMBER_SIZE, 1,
                        1e15, "a positive number"),
-        OPP_OPT_CALLBACK(0, "format", &a.format, "FMT", "text (default) or json", opt_format),
+        OPP_OPT_CHOICE(0, "format", &a.json, NULL, "FMT", "text (default) or json", "text", "json"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };

@@ -60,16 +60,6 @@ static int opt_by(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int opt_format(const struct opp_option *o, const char *arg)
-{
-    if (strcmp(arg, "table") && strcmp(arg, "json")) {
-        opp_say(PREFIX "unknown format '%s' (one of: table, json)", arg);
-        return 2;
-    }
-    *(int *)o->value = arg[0] == 'j';
-    return 0;
-}
-
 static int opt_same(const struct opp_option *o, const char *arg)
 {
     struct opp_diff_opts *d = o->value;
@@ -121,7 +111,8 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
         OPP_OPT_CALLBACK(0, "by", &da->o.group_by_shape, "KEY",
                          "name (default) or shape: one row per name and input shapes", opt_by),
         OPP_OPT_FLAG(0, "group-by-shape", &da->o.group_by_shape, "the same as --by shape"),
-        OPP_OPT_CALLBACK('f', "format", &da->json, "FMT", "table (default) or json", opt_format),
+        OPP_OPT_CHOICE('f', "format", &da->json, NULL, "FMT", "table (default) or json", "table",
+                       "json"),
         OPP_OPT_NUMBER('n', "limit", &da->limit, "N", "show only the first N rows", OPP_NUMBER_SIZE,
                        1, 1e15, "a positive number of rows"),
         OPP_OPT_CALLBACK(0, "same", &da->o, "PCT,US",

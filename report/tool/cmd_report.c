@@ -37,23 +37,6 @@ static int opt_sort(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-static int opt_format(const struct opp_option *o, const char *arg)
-{
-    struct report_args *ra = o->value;
-    ra->format_given = 1;
-    if (!strcmp(arg, "table"))
-        ra->format = FMT_TABLE;
-    else if (!strcmp(arg, "csv"))
-        ra->format = FMT_CSV;
-    else if (!strcmp(arg, "json"))
-        ra->format = FMT_JSON;
-    else {
-        opp_say(PREFIX "unknown format '%s' (one of: table, csv, json)", arg);
-        return 2;
-    }
-    return 0;
-}
-
 static int opt_match(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value;
@@ -151,7 +134,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
                      "add Total FLOPs and GFLOP/s (TFLOP/s) columns to the table:\n"
                      "the rate over CUDA total where the row has GPU time,\n"
                      "else over CPU total"),
-        OPP_OPT_CALLBACK('f', "format", ra, "FMT", "table (default), csv or json", opt_format),
+        OPP_OPT_CHOICE('f', "format", &ra->format, &ra->format_given, "FMT",
+                       "table (default), csv or json", "table", "csv", "json"),
         OPP_OPT_NUMBER_GIVEN(0, "pid", &ra->agg.pid, &ra->agg.filter_pid, "PID",
                              "only the processes with this pid", OPP_NUMBER_U32, 0, UINT32_MAX,
                              "a number"),

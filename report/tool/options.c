@@ -71,6 +71,25 @@ static int number(const struct opp_command *c, const struct opp_option *o, const
     return 0;
 }
 
+/* o's argument as the index of its word in o->choices, or refused: 0, or
+ * 2 said. */
+static int choice(const struct opp_command *c, const struct opp_option *o, const char *arg)
+{
+    char list[256] = "";
+    for (int i = 0; o->choices[i]; i++) {
+        if (!strcmp(arg, o->choices[i])) {
+            *(int *)o->value = i;
+            if (o->given)
+                *o->given = 1;
+            return 0;
+        }
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", o->choices[i]);
+    }
+    opp_say("opprof %s: unknown %s '%s' (one of: %s)", c->name, o->long_name, arg, list);
+    return 2;
+}
+
 int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first)
 {
     size_t n = count(c->options), k = 0;
@@ -118,6 +137,10 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
         }
         case OPP_OPTION_NUMBER:
             if (number(c, o, optarg))
+                return 2;
+            break;
+        case OPP_OPTION_CHOICE:
+            if (choice(c, o, optarg))
                 return 2;
             break;
         case OPP_OPTION_HELP:

@@ -21,6 +21,7 @@ enum opp_option_type {
     OPP_OPTION_STRING,   /* *(const char **)value = the argument */
     OPP_OPTION_CALLBACK, /* fn(o, argument) */
     OPP_OPTION_NUMBER,   /* the argument read by opp_option_number, stored as kind says */
+    OPP_OPTION_CHOICE,   /* *(int *)value = the argument's index in choices */
     OPP_OPTION_HELP,     /* the command's --help */
 };
 
@@ -65,6 +66,9 @@ struct opp_option {
     double lo, hi;
     const char *wants;
     int *given;
+    /* OPP_OPTION_CHOICE: the words it takes, NULL-ended; a refusal says
+     * "opprof CMD: unknown NAME 'ARG' (one of: A, B)"; given as above. */
+    const char *const *choices;
 };
 
 #define OPP_OPT_FLAG(s, l, v, h)                                                                   \
@@ -80,6 +84,14 @@ struct opp_option {
 #define OPP_OPT_NUMBER_GIVEN(s, l, v, g, a, h, k, lo_, hi_, w)                                     \
     {.type = OPP_OPTION_NUMBER, .short_name = (s), .long_name = (l), .value = (v), .given = (g),  \
      .argh = (a), .help = (h), .kind = (k), .lo = (lo_), .hi = (hi_), .wants = (w)}
+#define OPP_OPT_CHOICE(s, l, v, g, a, h, ...)                                                      \
+    {                                                                                              \
+        .type = OPP_OPTION_CHOICE, .short_name = (s), .long_name = (l), .value = (v),              \
+        .given = (g), .argh = (a), .help = (h), .choices = (const char *const[])                   \
+        {                                                                                          \
+            __VA_ARGS__, NULL                                                                      \
+        }                                                                                          \
+    }
 /* A macro's number as text, for a help or what a number option wants:
  * OPP_DIGITS(OPP_STACK_MAX) is "16". */
 #define OPP_DIGITS_(x) #x

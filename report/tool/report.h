@@ -20,7 +20,7 @@ struct report_args {
     const char *trace;         /* the first */
     const char *const *traces; /* every trace named: one per host, merged */
     size_t ntraces;
-    enum format format;
+    int format; /* enum format */
     int format_given;
     int sort_given;
     unsigned views; /* the views chosen (bits of enum view_id); none: the table */

@@ -58,6 +58,7 @@ static struct targets {
     double us;
     uint64_t gus;
     int u32_given, ms_given;
+    int format, format_given;
 } got;
 
 static void reset(void)
@@ -82,6 +83,8 @@ static int cmd_numbers(int argc, char **argv)
                              "milliseconds (0 or more)"),
         OPP_OPT_NUMBER(0, "us", &got.us, "US", "", OPP_NUMBER_US_NS, 0, DBL_MAX,
                        "microseconds (0 or more)"),
+        OPP_OPT_CHOICE('f', "format", &got.format, &got.format_given, "FMT", "", "table", "csv",
+                       "json"),
         OPP_OPT_END(),
     };
     const struct opp_command cmd = {.name = "test", .usage = "", .col = 20, .options = options};
@@ -199,6 +202,28 @@ START_TEST(number_options_refuse_in_one_wording)
 }
 END_TEST
 
+/* A choice option: the word's index stored and said given; another word
+ * refused naming the words it takes, nothing stored. */
+START_TEST(choice_options)
+{
+    char *err;
+    ck_assert_int_eq(call("--format", "json", &err), 0);
+    ck_assert_int_eq(got.format, 2);
+    ck_assert_int_eq(got.format_given, 1);
+    ck_assert_str_eq(err, "");
+    free(err);
+    ck_assert_int_eq(call("-f", "table", &err), 0);
+    ck_assert_int_eq(got.format, 0);
+    ck_assert_int_eq(got.format_given, 1);
+    free(err);
+    ck_assert_int_eq(call("--format", "xml", &err), 2);
+    ck_assert_str_eq(err, "opprof test: unknown format 'xml' (one of: table, csv, json)\n");
+    ck_assert_int_eq(got.format, 0);
+    ck_assert_int_eq(got.format_given, 0);
+    free(err);
+}
+END_TEST
+
 Suite *suite_options(void)
 {
     Suite *s = suite_create("options");
@@ -207,6 +232,7 @@ Suite *suite_options(void)
     tcase_add_test(tc, what_is_refused);
     tcase_add_test(tc, number_options_store_their_kind);
     tcase_add_test(tc, number_options_refuse_in_one_wording);
+    tcase_add_test(tc, choice_options);
     suite_add_tcase(s, tc);
     return s;
 }
