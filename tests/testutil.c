@@ -429,11 +429,11 @@ static int loaded_steps(const char *trace, const char *name, char **json)
         name ? tu_steps_find(m, &o, name, &st) : tu_steps_default(m, &o, &st, what, sizeof what);
     size_t len;
     FILE *f = rc ? NULL : open_memstream(json, &len);
-    if (!rc && (!name || st.named))
+    if (!rc && (!name || st.found.held))
         rc = !f || opp_out_steps(f, name ? name : what, &st, 1) ? -1 : 0;
     if (f)
         fclose(f);
-    if (!rc && name && !st.named) {
+    if (!rc && name && !st.found.held) {
         free(*json);
         *json = NULL;
     }
@@ -527,9 +527,10 @@ static int loaded_view(const char *const *argv, char **out)
         struct opp_steps st;
         rc = step ? tu_steps_find(m, &o, step, &st)
                   : tu_steps_default(m, &o, &st, what, sizeof what);
-        if (!rc && in_main && !json)
+        int shown = !rc && (!step || st.found.held);
+        if (shown && in_main && !json)
             fprintf(f, "Steps of pid %u, the first process (--pid PID for another)\n", o.pid);
-        if (!rc && (!step || st.named))
+        if (shown)
             rc = opp_out_steps(f, step ? step : what, &st, json) ? -1 : 0;
         if (!rc)
             opp_steps_free(&st);

@@ -280,7 +280,7 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
         return rc;
     if (step) {
         snprintf(out->steps_what, sizeof out->steps_what, "%s", step);
-        out->step_unknown = !st.named;
+        out->step_found = st.found;
     }
     c->thread = UINT32_MAX;
     if (st.n) {

@@ -29,7 +29,7 @@ struct opp_advice {
     uint32_t pid;                     /* the process looked at (0: every process) */
     int ranked;                       /* --rank: rank is the one looked at */
     int64_t rank;
-    int step_unknown;                 /* a step name was given and no call (of any thread) has it */
+    struct opp_step_name step_found; /* where the step name given is (step_times.h) */
 };
 
 /* Where the rules' inputs come from: a pass over the trace

@@ -363,10 +363,16 @@ static enum pick pick_steps(struct opp_step_stream *z, const struct opp_agg_opts
     const struct opp_model *m = opp_pass_model(z->pass);
     const struct cand *first = NULL;
     if (name) {
-        for (size_t i = 0; i < z->nth && !first; i++)
-            first = z->th[i].named.n ? &z->th[i].named.v[0] : NULL;
+        for (size_t i = 0; i < z->nth; i++) {
+            if (!z->th[i].named.n)
+                continue;
+            if (!first) {
+                first = &z->th[i].named.v[0];
+                out->found = (struct opp_step_name){.named = 1, .proc = m->threads[i].proc};
+            }
+            out->found.held |= opp_agg_selects(m, o, m->threads[i].proc, (uint32_t)i);
+        }
         out->ranges = first && first->range;
-        out->named = first != NULL;
         out->name = first ? first->name : 0;
         return NAMED;
     }

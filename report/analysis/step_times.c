@@ -3,6 +3,7 @@
 #include "analysis/step_times.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,39 @@ int opp_steps_main_process(const struct opp_model *m, struct opp_agg_opts *o, si
             return 0; /* ranks of a job: peers, each with its steps (--rank for one) */
     o->filter_pid = 1;
     o->pid = m->procs[0].pid;
+    return 1;
+}
+
+int opp_step_name_missing(const struct opp_model *m, const struct opp_step_name *f,
+                          const struct opp_agg_opts *o, int in_main, const char *name,
+                          const char *trace, char *msg, size_t cap)
+{
+    if (!name || f->held)
+        return 0;
+    int n = snprintf(msg, cap, "--step '%s': no call of that name in ", name);
+    size_t at = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+    if (!f->named) {
+        snprintf(msg + at, cap - at, "%s (`opprof report %s` lists its operators and ranges)",
+                 trace, trace);
+        return 1;
+    }
+    uint32_t pid = f->proc < m->nprocs ? m->procs[f->proc].pid : 0;
+    if (in_main) {
+        snprintf(msg + at, cap - at,
+                 "pid %" PRIu32 ", the first process (pid %" PRIu32 " has some: --pid %" PRIu32 ")",
+                 o->pid, pid, pid);
+        return 1;
+    }
+    char sel[96] = "", *s = sel; /* what the filters select, as given */
+    const char *sep = "";
+    if (o->filter_pid)
+        s += snprintf(s, sizeof sel - (size_t)(s - sel), "pid %" PRIu32, o->pid), sep = ", ";
+    if (o->filter_tid)
+        s += snprintf(s, sizeof sel - (size_t)(s - sel), "%sthread %" PRIu32, sep, o->tid),
+            sep = ", ";
+    if (o->filter_rank)
+        snprintf(s, sizeof sel - (size_t)(s - sel), "%srank %" PRId64, sep, o->rank);
+    snprintf(msg + at, cap - at, "%s (pid %" PRIu32 " has some)", sel, pid);
     return 1;
 }
 

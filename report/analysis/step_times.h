@@ -15,12 +15,20 @@ struct opp_step {
     uint32_t thread;           /* index in model->threads */
 };
 
+/* Where a step name's calls are: some call of the trace (any thread) has
+ * it (named), some call of the processes and threads the filters select
+ * (held); proc: the first process that has one (model->procs). */
+struct opp_step_name {
+    int named, held;
+    uint32_t proc;
+};
+
 struct opp_steps {
     int ranges;             /* the steps are the named operator's own calls (NVTX
                                ranges); else the intervals between its calls */
     struct opp_step *steps; /* by thread, then time */
     size_t n;
-    int named; /* a name was looked for, and some call of the trace (any thread) has it */
+    struct opp_step_name found; /* of the name looked for (all 0 without one) */
     uint32_t name; /* the first step's call's name (string id); with ranges every step's
                       but ProfilerStep#N's */
 };
@@ -41,6 +49,12 @@ void opp_steps_free(struct opp_steps *s);
  * first, the one `opprof run` started), not its workers' too. 1 with o's
  * pid filter set to it, else 0 and o as it was. */
 int opp_steps_main_process(const struct opp_model *m, struct opp_agg_opts *o, size_t ntraces);
+/* With --step name: 0 when the calls selected (o; in_main: the filter is
+ * opp_steps_main_process's) hold it, else 1 and why in msg (the trace
+ * has no such call, or only other processes' calls). */
+int opp_step_name_missing(const struct opp_model *m, const struct opp_step_name *f,
+                          const struct opp_agg_opts *o, int in_main, const char *name,
+                          const char *trace, char *msg, size_t cap);
 
 struct opp_dist {
     uint64_t count, mean, p50, p90, p99, max; /* ns; nearest-rank percentiles */

@@ -122,12 +122,13 @@ static int written(int rc)
 }
 
 /* The step's check and the output, of the advice on trace: the exit status. */
-static int advice_out(const struct advise_args *aa, const char *trace, struct opp_advice *a)
+static int advice_out(const struct advise_args *aa, const struct opp_model *m, int in_main,
+                      const char *trace, struct opp_advice *a)
 {
-    if (a->step_unknown) {
-        opp_say(PREFIX "--step '%s': no call of that name in %s (`opprof report %s` lists its "
-                       "operators and ranges)",
-                aa->step, trace, trace);
+    char msg[512];
+    if (opp_step_name_missing(m, &a->step_found, &aa->o, in_main, aa->step, trace, msg,
+                              sizeof msg)) {
+        opp_say(PREFIX "%s", msg);
         opp_advice_free(a);
         return 2;
     }
@@ -170,14 +171,14 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     const struct opp_model *m = opp_advise_pass_model(ap);
     if ((rc = filters_known(aa, m)))
         goto out;
-    opp_steps_main_process(m, &aa->o, 1);
+    int in_main = opp_steps_main_process(m, &aa->o, 1);
     struct opp_advice a;
     rc = opp_advise_pass_run(ap, &aa->o, aa->step, aa->th, &a, err, sizeof err);
     if (rc) {
         opp_say(PREFIX "%s", err);
         rc = 1;
     } else {
-        rc = advice_out(aa, trace, &a);
+        rc = advice_out(aa, m, in_main, trace, &a);
     }
 out:
     opp_advise_pass_free(ap);

@@ -232,14 +232,14 @@ static int main_process(const struct report_args *ra, const struct opp_model *m,
 }
 
 /* The steps shown (the main process's said in a line first, text), or
- * REPORT_NAME_UNKNOWN (said) when no call has --step's NAME. */
-static int steps_out(const struct report_args *ra, const struct opp_agg_opts *o, int in_main,
-                     const char *what, const struct opp_steps *st)
+ * REPORT_NAME_UNKNOWN (said) when no call selected has --step's NAME. */
+static int steps_out(const struct report_args *ra, const struct opp_model *m,
+                     const struct opp_agg_opts *o, int in_main, const char *what,
+                     const struct opp_steps *st)
 {
-    if (ra->step && !st->named) {
-        opp_say("opprof report: --step '%s': no call of that name in %s (`opprof report %s` lists "
-                "its operators and ranges)",
-                ra->step, ra->trace, ra->trace);
+    char msg[512];
+    if (opp_step_name_missing(m, &st->found, o, in_main, ra->step, ra->trace, msg, sizeof msg)) {
+        opp_say("opprof report: %s", msg);
         return REPORT_NAME_UNKNOWN;
     }
     if (in_main && ra->format != FMT_JSON)
@@ -266,7 +266,7 @@ static int step_show(const struct report_args *ra, void *st, int *rc, char *err,
     int in_main = main_process(ra, opp_step_stream_model(st), &o);
     int got = opp_step_stream_steps(st, &o, ra->step, &s, what, sizeof what, err, errlen);
     if (!got)
-        *rc = steps_out(ra, &o, in_main, what, &s);
+        *rc = steps_out(ra, opp_step_stream_model(st), &o, in_main, what, &s);
     opp_steps_free(&s);
     return got;
 }

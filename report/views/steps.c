@@ -72,7 +72,7 @@ int opp_out_steps(FILE *f, const char *name, const struct opp_steps *s, int json
     } else if (!n) { /* no table of zeros */
         fputs("Steps: ", f);
         opp_text_fput(f, name);
-        if (s->named)
+        if (s->found.named)
             fprintf(f, " (%s), 0 steps\n",
                     s->ranges ? "each call is a step" : "a step ends at each call");
         else

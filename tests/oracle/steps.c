@@ -76,7 +76,8 @@ int tu_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const
         for (size_t k = 0; k < t->nevents; k++)
             if (!strcmp(opp_model_str(m, t->events[k].name), name)) {
                 out->ranges = is_range(m, t, &t->events[k]);
-                decided = out->named = 1;
+                out->found = (struct opp_step_name){.named = 1, .proc = t->proc};
+                decided = 1;
                 break;
             }
     }
@@ -84,6 +85,8 @@ int tu_steps_find(const struct opp_model *m, const struct opp_agg_opts *o, const
         const struct opp_thread *t = &m->threads[ti];
         if (!opp_agg_selects(m, o, t->proc, (uint32_t)ti))
             continue;
+        for (size_t k = 0; k < t->nevents && !out->found.held; k++)
+            out->found.held = !strcmp(opp_model_str(m, t->events[k].name), name);
         if (out->ranges) {
             for (size_t k = 0; k < t->nevents; k++)
                 if (!strcmp(opp_model_str(m, t->events[k].name), name) &&

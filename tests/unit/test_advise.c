@@ -1297,6 +1297,57 @@ START_TEST(memory_growth_text)
 }
 END_TEST
 
+/* A step name that only another process's calls have: exit 2, one line
+ * naming the process that has them, from advise and from report --step
+ * (the first process is pid 10, a worker without steps; pid 11 has the
+ * steps). */
+START_TEST(command_step_in_another_process)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    tb_put_funcs(&b, FUNCS, NF);
+    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
+        tb_string(&b, S_STEP + k, NAMES[k]);
+    tb_thread(&b, 100, "main");
+    struct evs s = {.n = 0};
+    op(&s, S_MUL, T0, T0 + MS, 0);
+    tb_put_events(&b, 0, s.e, s.n);
+    process(&b, 1, -1, NULL, NULL);
+    tb_end(&b);
+    static const struct {
+        const char *args[4], *err;
+    } cases[] = {
+        {{"--step", "step"},
+         "--step 'step': no call of that name in pid 10, the first process (pid 11 has some: "
+         "--pid 11)\n"},
+        {{"--step", "step", "--pid", "10"},
+         "--step 'step': no call of that name in pid 10 (pid 11 has some)\n"},
+        {{"--step", "step", "--tid", "100"},
+         "--step 'step': no call of that name in thread 100 (pid 11 has some)\n"},
+    };
+    for (int cmd = 0; cmd < 2; cmd++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            if (!cmd && cases[i].args[2] && !strcmp(cases[i].args[2], "--tid"))
+                continue; /* advise has no --tid */
+            char *argv[8] = {cmd ? "report" : "advise", (char *)trace};
+            for (int k = 0; k < 4 && cases[i].args[k]; k++)
+                argv[2 + k] = (char *)cases[i].args[k];
+            char *out, *err, want[256];
+            ck_assert_int_eq(tu_call(cmd ? cmd_report : cmd_advise, argv, dir, &out, &err), 2);
+            snprintf(want, sizeof want, "opprof %s: %s", argv[0], cases[i].err);
+            ck_assert_str_eq(err, want);
+            ck_assert_str_eq(out, "");
+            free(out), free(err);
+        }
+    /* the process that has them: its steps */
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, trace, "--step", "step", "--pid", "11", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "10 steps"));
+    free(out), free(err);
+}
+END_TEST
+
 /* Names and values the trace or the table does not have: exit 2, one line. */
 START_TEST(command_errors)
 {
@@ -1417,6 +1468,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, command_text);
     tcase_add_test(tc, memory_growth_text);
     tcase_add_test(tc, command_errors);
+    tcase_add_test(tc, command_step_in_another_process);
     tcase_add_test(tc, json_output);
     suite_add_tcase(s, tc);
     return s;

@@ -367,7 +367,9 @@ END_TEST
 static void steps_equal(const struct opp_steps *a, const struct opp_steps *b)
 {
     ck_assert_int_eq(a->ranges, b->ranges);
-    ck_assert_int_eq(a->named, b->named);
+    ck_assert_int_eq(a->found.named, b->found.named);
+    ck_assert_int_eq(a->found.held, b->found.held);
+    ck_assert_uint_eq(a->found.proc, b->found.proc);
     ck_assert_uint_eq(a->n, b->n);
     for (size_t k = 0; k < a->n; k++) {
         ck_assert_uint_eq(a->steps[k].begin_ns, b->steps[k].begin_ns);
