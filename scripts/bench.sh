@@ -543,8 +543,9 @@ else
 fi
 rm -f "$scratch/big.trace"
 # Every view of 30M and 100M records, each one pass over the trace: memory
-# bounded by what it shows (the call paths, the rows; the steps, one every
-# 8 records here), not by the calls. One run each.
+# bounded by what it shows (the call paths, the rows: 256 MiB; the steps,
+# one every 8 records here, 3.75M and 12.5M of them: 8 MiB and 64 B a
+# step), not by the calls. One run each.
 BIG_VIEWS=(table tree json by-process step stacks diff)
 declare -A BIG_ARGS=([table]="report" [tree]="report --tree" [json]="report -f json"
     [by-process]="report --by-process" [step]="report --step train_step"
@@ -785,9 +786,13 @@ row "export chrome, $((REPORT_N / 1000000))M (memory)" "$EXP_MB MiB" "<= 1024 Mi
     "$(verdict "$EXP_MB <= 1024")" "peak RSS: streams"
 for n in 30000000 100000000; do
     for v in "${BIG_VIEWS[@]}"; do
-        row "${BIG_ARGS[$v]}, $((n / 1000000))M (memory)" "${BIG_MB[$v,$n]} MiB" "<= 256 MiB" \
-            "$(verdict "${BIG_MB[$v,$n]} <= 256")" \
-            "${BIG_S[$v,$n]} s: $(calc "${BIG_S[$v,$n]} * 1e9 / $n" 0) ns a record"
+        lim=256 per="${BIG_S[$v,$n]} s: $(calc "${BIG_S[$v,$n]} * 1e9 / $n" 0) ns a record"
+        if [ "$v" = step ]; then # what it shows is its steps: 8 MiB and 64 B a step
+            lim=$(((8 * 1048576 + 64 * (n / 8)) / 1048576))
+            per="$per; $(calc "${BIG_MB[$v,$n]} * 1048576 / ($n / 8)" 0) B a step"
+        fi
+        row "${BIG_ARGS[$v]}, $((n / 1000000))M (memory)" "${BIG_MB[$v,$n]} MiB" "<= $lim MiB" \
+            "$(verdict "${BIG_MB[$v,$n]} <= $lim")" "$per"
     done
 done
 row "report --step, $((REPORT_N / 1000000))M (time)" "$STEP_S s" - - \
