@@ -248,9 +248,12 @@ int tu_wait_file(const char *path, int ms)
     return -1;
 }
 
+#include <check.h>
+
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "oracle/loaded.h"
 
 struct opp_model *tu_load(const char *path)
@@ -262,26 +265,37 @@ struct opp_model *tu_load(const char *path)
     return m;
 }
 
-struct opp_gpu_stream *tu_gpu_stats(const char *trace, const struct opp_agg_opts *o,
-                                    struct opp_gpu_stats *s, struct opp_kernel_stats **k,
-                                    size_t *nk)
+struct opp_pass *tu_pass_open(const char *trace)
 {
-    static const char *path; /* outlives the stream */
-    char err[512];
+    static const char *paths[16]; /* each outlives its pass */
+    static unsigned next;
+    const char **path = &paths[next++ % 16];
+    char err[512] = "";
     enum opp_stream_refused why;
+    *path = trace;
+    struct opp_pass *p = opp_pass_open(path, 1, &why, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s: %s", trace, err);
+    return p;
+}
+
+struct opp_pass *tu_gpu_stats(const char *trace, const struct opp_agg_opts *o,
+                              struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk)
+{
+    char err[512];
     struct opp_kernel_stats *own;
     size_t nown;
-    path = trace;
-    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &why, err, sizeof err);
-    if (g && opp_gpu_stream_stats(g, o, s, k ? k : &own, k ? nk : &nown, err, sizeof err)) {
-        opp_gpu_stream_free(g);
-        g = NULL;
-    }
-    if (!g)
+    struct opp_pass *p = tu_pass_open(trace);
+    struct opp_gpu_stream *g = opp_gpu_stream_over(p, err, sizeof err);
+    int got = g ? opp_gpu_stream_stats(g, o, s, k ? k : &own, k ? nk : &nown, err, sizeof err) : -1;
+    opp_gpu_stream_free(g);
+    if (got) {
         fprintf(stderr, "cannot read %s's GPU statistics: %s\n", trace, err);
-    else if (!k)
+        opp_pass_free(p);
+        return NULL;
+    }
+    if (!k)
         free(own);
-    return g;
+    return p;
 }
 
 unsigned long tu_count(const struct opp_model *m, const char *name, long proc, unsigned tid,
@@ -462,7 +476,7 @@ static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
     struct opp_agg agg;
     struct opp_out_opts oo = {0};
     struct opp_gpu_stats gs;
-    struct opp_gpu_stream *g = NULL;
+    struct opp_pass *g = NULL;
     if (opp_aggregate(m, o, &agg))
         return -1;
     int rc = 0;
@@ -474,7 +488,7 @@ static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
         rc = (json ? opp_out_json(f, trace, m, &agg, &oo) : opp_out_table(f, &agg, &oo)) ? -1 : 0;
     if (oo.gpu)
         opp_gpu_stats_free(&gs);
-    opp_gpu_stream_free(g);
+    opp_pass_free(g);
     opp_agg_free(&agg);
     return rc;
 }

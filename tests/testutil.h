@@ -149,15 +149,17 @@ struct opp_model *tu_load(const char *path); /* NULL and a message on failure */
  * tid (0 any); open: -1 any, 0 returned calls only, 1 open calls only. */
 unsigned long tu_count(const struct opp_model *m, const char *name, long proc, unsigned tid,
                        int open);
+/* A pass over trace (analysis/pass.h), the test failing when it cannot
+ * be read; trace must outlive it. */
+struct opp_pass;
+struct opp_pass *tu_pass_open(const char *trace);
 /* The GPU statistics of trace for o (k: its kernels, may be NULL) as
- * --gpu reads them (gpu_stream.h): the stream, whose model names the
+ * --gpu reads them (gpu_stream.h): the pass, whose model names the
  * kernels and devices (free it after them), or NULL and a message. */
 struct opp_agg_opts;
 struct opp_gpu_stats;
 struct opp_kernel_stats;
-struct opp_gpu_stream;
-struct opp_gpu_stream *tu_gpu_stats(const char *trace, const struct opp_agg_opts *o,
-                                    struct opp_gpu_stats *s, struct opp_kernel_stats **k,
-                                    size_t *nk);
+struct opp_pass *tu_gpu_stats(const char *trace, const struct opp_agg_opts *o,
+                              struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk);
 
 #endif

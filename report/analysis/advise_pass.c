@@ -8,10 +8,12 @@
 
 #include "analysis/gpu_stream.h"
 #include "analysis/mem_stream.h"
+#include "analysis/pass.h"
 #include "analysis/step_stream.h"
 #include "analysis/table_stream.h"
 
 struct opp_advise_pass {
+    struct opp_pass *pass;
     struct opp_table_stream *table;
     struct opp_step_stream *steps; /* over the table's pass, when advise runs */
     struct opp_gpu_stream *gpu;    /* the same, when a rule asks */
@@ -64,8 +66,7 @@ static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gp
 {
     struct opp_advise_pass *ap = ctx;
     if (!ap->have_gs || memcmp(&ap->gs_opts, o, sizeof *o)) {
-        if (!ap->gpu && !(ap->gpu = opp_gpu_stream_over(opp_table_stream_pass(ap->table), ap->err,
-                                                        sizeof ap->err)))
+        if (!ap->gpu && !(ap->gpu = opp_gpu_stream_over(ap->pass, ap->err, sizeof ap->err)))
             return -EIO;
         struct opp_kernel_stats *k = NULL;
         size_t nk;
@@ -92,8 +93,7 @@ static int pass_cpu_series(void *ctx, int (*each)(void *ectx, uint64_t time_ns, 
 {
     struct opp_advise_pass *ap = ctx;
     if (!ap->mem) {
-        if (!(ap->mem =
-                  opp_mem_stream_over(opp_table_stream_pass(ap->table), ap->err, sizeof ap->err)))
+        if (!(ap->mem = opp_mem_stream_over(ap->pass, ap->err, sizeof ap->err)))
             return -EIO;
         int got = opp_mem_stream_read(ap->mem, 1, 0, ap->err, sizeof ap->err);
         if (got) {
@@ -113,25 +113,14 @@ static int pass_cpu_series(void *ctx, int (*each)(void *ectx, uint64_t time_ns, 
     return rc;
 }
 
-struct opp_advise_pass *opp_advise_pass_open(const char *const *paths, size_t n,
-                                             enum opp_stream_refused *why, char *err, size_t errlen)
+struct opp_advise_pass *opp_advise_pass_over(struct opp_pass *p, char *err, size_t errlen)
 {
     struct opp_advise_pass *ap = calloc(1, sizeof *ap);
-    if (!ap) {
-        *why = OPP_STREAM_ERROR;
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    if (!(ap->table = opp_table_stream_open(paths, n, why, err, errlen))) {
-        free(ap);
-        return NULL;
-    }
-    return ap;
-}
-
-const struct opp_model *opp_advise_pass_model(const struct opp_advise_pass *ap)
-{
-    return opp_table_stream_model(ap->table);
+    if (ap && (ap->pass = p) && (ap->table = opp_table_stream_over(p, err, errlen)))
+        return ap;
+    free(ap);
+    snprintf(err, errlen, "out of memory");
+    return NULL;
 }
 
 struct opp_table_stream *opp_advise_pass_table(struct opp_advise_pass *ap)
@@ -144,8 +133,8 @@ struct opp_table_stream *opp_advise_pass_table(struct opp_advise_pass *ap)
  * operator stack would show it). */
 static int code_lines(const struct opp_advise_pass *ap)
 {
-    const struct opp_model *m = opp_table_stream_model(ap->table);
-    if (opp_table_stream_has_stacks(ap->table))
+    const struct opp_model *m = opp_pass_model(ap->pass);
+    if (opp_pass_meta(ap->pass)->stacked_calls)
         return 1;
     for (uint32_t i = 0; i < m->nstrs; i++)
         if (m->strs[i] && strstr(m->strs[i], "): "))
@@ -157,8 +146,7 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
                         const double *th, struct opp_advice *out, char *err, size_t errlen)
 {
     ap->err[0] = 0;
-    if (!ap->steps &&
-        !(ap->steps = opp_step_stream_over(opp_table_stream_pass(ap->table), err, errlen)))
+    if (!ap->steps && !(ap->steps = opp_step_stream_over(ap->pass, err, errlen)))
         return -1;
     const struct opp_advise_src src = {.ctx = ap,
                                        .aggregates = pass_aggregates,
@@ -166,9 +154,9 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
                                        .ask = pass_ask,
                                        .gpu_stats = pass_gpu_stats,
                                        .cpu_series = pass_cpu_series,
-                                       .first_ns = opp_table_stream_first_ns(ap->table),
+                                       .first_ns = opp_pass_first_ns(ap->pass),
                                        .code_lines = code_lines(ap)};
-    int rc = opp_advise(opp_table_stream_model(ap->table), &src, o, step, th, out);
+    int rc = opp_advise(opp_pass_model(ap->pass), &src, o, step, th, out);
     if (rc == 1 || rc == -EIO) {
         snprintf(err, errlen, "%s", ap->err);
         return rc == 1 ? 1 : -1;

@@ -15,13 +15,12 @@
 struct opp_advise_pass;
 struct opp_table_stream;
 
-/* The pass's first read of paths[0..n) (opp_pass_open, *why as it sets
- * it; paths must outlive it). */
-struct opp_advise_pass *opp_advise_pass_open(const char *const *paths, size_t n,
-                                             enum opp_stream_refused *why, char *err,
-                                             size_t errlen);
-const struct opp_model *opp_advise_pass_model(const struct opp_advise_pass *ap);
-/* Its table's pass, for the caller's own rows and call paths. */
+/* A consumer of pass p (opp_pass_open), which outlives it; NULL when out
+ * of memory (err). */
+struct opp_pass;
+struct opp_advise_pass *opp_advise_pass_over(struct opp_pass *p, char *err, size_t errlen);
+/* Its table stream, for the caller's own rows and call paths (the GPU
+ * work joined once for both). */
 struct opp_table_stream *opp_advise_pass_table(struct opp_advise_pass *ap);
 /* opp_advise of the traces for the calls o selects (step, th as there).
  * 0; 1 when the pass cannot answer (err says why); -1 on error (err). */

@@ -43,7 +43,6 @@ struct kern_rec {
 
 struct opp_gpu_stream {
     struct opp_pass *pass;
-    int own;                      /* the pass is this stream's to free */
     struct opp_stream_meta *meta; /* the pass's first read */
     uint32_t *dem, ndem;
     uint64_t nops;
@@ -173,27 +172,6 @@ struct opp_gpu_stream *opp_gpu_stream_over(struct opp_pass *p, char *err, size_t
     g->pass = p;
     g->meta = opp_pass_meta(p);
     return g;
-}
-
-struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
-                                           enum opp_stream_refused *why, char *err, size_t errlen)
-{
-    struct opp_pass *p = opp_pass_open(paths, npaths, why, err, errlen);
-    if (!p)
-        return NULL;
-    struct opp_gpu_stream *g = opp_gpu_stream_over(p, err, errlen);
-    if (!g) {
-        *why = OPP_STREAM_ERROR;
-        opp_pass_free(p);
-        return NULL;
-    }
-    g->own = 1;
-    return g;
-}
-
-const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g)
-{
-    return g->meta->ld.m;
 }
 
 static void drop_sorts(struct opp_gpu_stream *g)
@@ -426,7 +404,5 @@ void opp_gpu_stream_free(struct opp_gpu_stream *g)
     if (!g)
         return;
     drop_sorts(g);
-    if (g->own)
-        opp_pass_free(g->pass);
     free(g);
 }

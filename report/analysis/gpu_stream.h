@@ -18,17 +18,10 @@
 
 struct opp_gpu_stream;
 
-/* The pass's first read (opp_pass_open, *why as it sets it). Its model
- * has what the view names (processes, devices, memory series) and no
- * ops. */
-struct opp_gpu_stream *opp_gpu_stream_open(const char *const *paths, size_t npaths,
-                                           enum opp_stream_refused *why, char *err, size_t errlen);
-/* The same over a pass the caller opened and frees after the stream
- * (another consumer's: one first read for both). NULL when out of
- * memory (err). */
+/* A consumer of pass p (opp_pass_open), which outlives it; NULL when out
+ * of memory (err). */
 struct opp_pass;
 struct opp_gpu_stream *opp_gpu_stream_over(struct opp_pass *p, char *err, size_t errlen);
-const struct opp_model *opp_gpu_stream_model(const struct opp_gpu_stream *g);
 /* The stats of the ops o selects. 0; 1 when the pass cannot read the
  * trace this way (no room for the temporary files; err says why); -1 on error (err). *k and *s are the
  * caller's to free; kernel names point into the model. */

@@ -62,7 +62,6 @@ struct sthread {
 
 struct opp_mem_stream {
     struct opp_pass *pass;
-    int own; /* the pass is this stream's to free */
     struct opp_model *m;
     struct opp_extsort *cmem; /* CPU memory calls by time (opp_mrec_cmp_time) */
     struct opp_memline cpu;   /* its series' figures (npts 0: none) */
@@ -92,22 +91,6 @@ struct opp_mem_stream *opp_mem_stream_over(struct opp_pass *p, char *err, size_t
     s->pass = p;
     s->m = opp_pass_model(p);
     s->cpu.cpu = 1;
-    return s;
-}
-
-struct opp_mem_stream *opp_mem_stream_open(const char *const *paths, size_t npaths,
-                                           enum opp_stream_refused *why, char *err, size_t errlen)
-{
-    struct opp_pass *p = opp_pass_open(paths, npaths, why, err, errlen);
-    if (!p)
-        return NULL;
-    struct opp_mem_stream *s = opp_mem_stream_over(p, err, errlen);
-    if (!s) {
-        *why = OPP_STREAM_ERROR;
-        opp_pass_free(p);
-        return NULL;
-    }
-    s->own = 1;
     return s;
 }
 
@@ -464,8 +447,6 @@ void opp_mem_stream_free(struct opp_mem_stream *s)
     if (!s)
         return;
     tops_free(s);
-    if (s->own)
-        opp_pass_free(s->pass);
     opp_extsort_free(s->cmem);
     OPP_HASH_FREE(s->tmap);
     free(s->dal);

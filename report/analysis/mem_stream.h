@@ -51,14 +51,11 @@ struct opp_memline {
     size_t ntops;
 };
 
-/* The same over a pass the caller opened and frees after the stream
- * (another consumer's: one first read for both). NULL when out of
- * memory (err). */
+/* A consumer of pass p (opp_pass_open), which outlives it; NULL when out
+ * of memory (err). */
 struct opp_pass;
 struct opp_mem_stream *opp_mem_stream_over(struct opp_pass *p, char *err, size_t errlen);
-/* The pass's first read (opp_pass_open, *why as it sets it). */
-struct opp_mem_stream *opp_mem_stream_open(const char *const *paths, size_t npaths,
-                                           enum opp_stream_refused *why, char *err, size_t errlen);
+/* Its pass's model (the series' names and operators'). */
 const struct opp_model *opp_mem_stream_model(const struct opp_mem_stream *s);
 /* The reads of the calls what is asked needs: cpu the CPU's series, tops
  * the operators that allocated most in every series. 0; 1 when the pass

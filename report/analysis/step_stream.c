@@ -56,7 +56,6 @@ struct opp_step_stream {
     uint32_t name_id;
     int ranges; /* the steps are candidates' own calls */
     int spans;  /* GPU ops to join: the top-level calls around boundaries kept */
-    int own;    /* the pass is its own (opp_step_stream_open), freed with it */
     int tapped; /* the candidates are read by another's read (opp_step_stream_tap) */
 };
 
@@ -257,27 +256,6 @@ struct opp_step_stream *opp_step_stream_over(struct opp_pass *p, char *err, size
         return NULL;
     }
     return z;
-}
-
-struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
-                                             enum opp_stream_refused *why, char *err, size_t errlen)
-{
-    struct opp_pass *p = opp_pass_open(paths, npaths, why, err, errlen);
-    if (!p)
-        return NULL;
-    struct opp_step_stream *z = opp_step_stream_over(p, err, errlen);
-    if (!z) {
-        *why = OPP_STREAM_ERROR;
-        opp_pass_free(p);
-        return NULL;
-    }
-    z->own = 1;
-    return z;
-}
-
-const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s)
-{
-    return opp_pass_model(s->pass);
 }
 
 /* Whether candidate c encloses call (begin, end, depth) that comes after
@@ -508,7 +486,5 @@ void opp_step_stream_free(struct opp_step_stream *z)
         free(t->span);
     }
     free(z->th);
-    if (z->own)
-        opp_pass_free(z->pass);
     free(z);
 }

@@ -33,18 +33,10 @@
 
 struct opp_step_stream;
 
-/* The pass's first read (opp_pass_open, *why as it sets it): its model
- * (opp_step_stream_model) has the processes, threads, names, warnings
- * and counts of drops, and no calls. */
-struct opp_step_stream *opp_step_stream_open(const char *const *paths, size_t npaths,
-                                             enum opp_stream_refused *why, char *err,
-                                             size_t errlen);
-/* The same over a pass the caller opened, to read it again afterwards
- * (the SQLite export: one first read for both); the caller frees p after
- * the step stream. NULL when out of memory (err). */
+/* A consumer of pass p (opp_pass_open), which outlives it; NULL when out
+ * of memory (err). */
 struct opp_pass;
 struct opp_step_stream *opp_step_stream_over(struct opp_pass *p, char *err, size_t errlen);
-const struct opp_model *opp_step_stream_model(const struct opp_step_stream *s);
 
 /* The steps of name (NULL: the program's own, what says which:
  * opp_steps_default_what) for the threads o selects. 0; 1 when the trace cannot be answered this way

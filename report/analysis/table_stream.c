@@ -10,32 +10,16 @@
 #include "analysis/step_times.h"
 #include "analysis/table_internal.h"
 
-struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t npaths,
-                                               enum opp_stream_refused *why, char *err,
-                                               size_t errlen)
+struct opp_table_stream *opp_table_stream_over(struct opp_pass *p, char *err, size_t errlen)
 {
     struct opp_table_stream *s = calloc(1, sizeof *s);
     if (!s) {
-        *why = OPP_STREAM_ERROR;
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(s->pass = opp_pass_open(paths, npaths, why, err, errlen))) {
-        free(s);
-        return NULL;
-    }
-    s->m = opp_pass_model(s->pass);
+    s->pass = p;
+    s->m = opp_pass_model(p);
     return s;
-}
-
-const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s)
-{
-    return s->m;
-}
-
-struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s)
-{
-    return s->pass;
 }
 
 /* Name id of a call or GPU op tried against question q's --match
@@ -699,27 +683,11 @@ int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, 
     return rc;
 }
 
-int opp_table_stream_has_stacks(struct opp_table_stream *s)
-{
-    return opp_pass_meta(s->pass)->stacked_calls != 0;
-}
-
-uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s)
-{
-    return opp_pass_first_ns(s->pass);
-}
-
-uint64_t opp_table_stream_last_ns(const struct opp_table_stream *s)
-{
-    return opp_pass_last_ns(s->pass);
-}
-
 void opp_table_stream_free(struct opp_table_stream *s)
 {
     if (!s)
         return;
     opp_tstream_unjoin(s);
-    opp_pass_free(s->pass);
     free(s->calls);
     free(s);
 }

@@ -30,14 +30,10 @@
 
 struct opp_table_stream;
 
-/* The pass's first read (opp_pass_open, *why as it sets it). */
-struct opp_table_stream *opp_table_stream_open(const char *const *paths, size_t npaths,
-                                               enum opp_stream_refused *why, char *err,
-                                               size_t errlen);
-const struct opp_model *opp_table_stream_model(const struct opp_table_stream *s);
-/* Its pass, for other consumers to read over (opp_step_stream_over,
- * opp_gpu_stream_over) before s is freed. */
-struct opp_pass *opp_table_stream_pass(struct opp_table_stream *s);
+/* A consumer of pass p (opp_pass_open), which outlives it; NULL when out
+ * of memory (err). */
+struct opp_pass;
+struct opp_table_stream *opp_table_stream_over(struct opp_pass *p, char *err, size_t errlen);
 /* The aggregate of the calls and GPU ops o selects, as opp_aggregate
  * makes it of a summary's nodes. 0; 1 when the pass cannot read the trace
  * this way (err says why); -1 on error (err). */
@@ -81,12 +77,6 @@ int opp_table_stream_matched(const struct opp_table_stream *s);
 struct opp_window;
 int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, size_t *nw,
                              char *err, size_t errlen);
-/* Whether a call of the traces has a code stack (OPPROF_STACKS). */
-int opp_table_stream_has_stacks(struct opp_table_stream *s);
-/* The traces' first time (opp_pass_first_ns). */
-uint64_t opp_table_stream_first_ns(const struct opp_table_stream *s);
-/* And their last (opp_pass_last_ns). */
-uint64_t opp_table_stream_last_ns(const struct opp_table_stream *s);
 /* After a read: each thread's calls (by thread index), those folded into
  * a same-named parent apart. */
 const uint64_t *opp_table_stream_thread_calls(const struct opp_table_stream *s);

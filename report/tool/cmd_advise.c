@@ -15,6 +15,7 @@
 
 #include "analysis/advise.h"
 #include "analysis/advise_pass.h"
+#include "analysis/pass.h"
 #include "analysis/step_times.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
@@ -158,9 +159,13 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     enum opp_stream_refused why;
     char err[512];
     int rc;
-    struct opp_advise_pass *ap = opp_advise_pass_open(&trace, 1, &why, err, sizeof err);
+    struct opp_pass *p = opp_pass_open(&trace, 1, &why, err, sizeof err);
+    struct opp_advise_pass *ap = p ? opp_advise_pass_over(p, err, sizeof err) : NULL;
     if (!ap) {
-        if (why == OPP_STREAM_SUMMARY_FILE) {
+        opp_pass_free(p);
+        if (p) {
+            opp_say(PREFIX "%s", err);
+        } else if (why == OPP_STREAM_SUMMARY_FILE) {
             opp_summary_refusal("advise", err, sizeof err);
             opp_say(PREFIX "%s: %s", trace, err);
         } else {
@@ -168,7 +173,7 @@ static int advise_streams(struct advise_args *aa, const char *trace)
         }
         return 1;
     }
-    const struct opp_model *m = opp_advise_pass_model(ap);
+    const struct opp_model *m = opp_pass_model(p);
     if ((rc = filters_known(aa, m)))
         goto out;
     int in_main = opp_steps_main_process(m, &aa->o, 1);
@@ -182,6 +187,7 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     }
 out:
     opp_advise_pass_free(ap);
+    opp_pass_free(p);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "analysis/table_stream.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
@@ -180,6 +181,7 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
  * as it keeps them); the rows point into
  * st's model or m. */
 struct side {
+    struct opp_pass *p;
     struct opp_table_stream *st;
     struct opp_model *m;
     struct opp_agg agg;
@@ -201,6 +203,7 @@ static void side_free(struct side *s)
 {
     opp_agg_free(&s->agg);
     opp_table_stream_free(s->st);
+    opp_pass_free(s->p);
     if (s->m)
         opp_model_free(s->m);
 }
@@ -214,8 +217,11 @@ static int side_read(const char *path, const struct opp_diff_opts *o, struct sid
     const struct opp_model *m;
     memset(s, 0, sizeof *s);
     int got = -1;
-    if ((s->st = opp_table_stream_open(&path, 1, &why, err, sizeof err)))
-        got = opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err) ? -1 : 0;
+    if ((s->p = opp_pass_open(&path, 1, &why, err, sizeof err)))
+        got = (s->st = opp_table_stream_over(s->p, err, sizeof err)) &&
+                      !opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err)
+                  ? 0
+                  : -1;
     else if (why == OPP_STREAM_SUMMARY_FILE) { /* its rows as the summary keeps them */
         got = (s->m = opp_model_load(path, err, sizeof err)) ? 0 : -1;
         if (!got && opp_aggregate(s->m, &ao, &s->agg)) {
@@ -228,7 +234,7 @@ static int side_read(const char *path, const struct opp_diff_opts *o, struct sid
         side_free(s);
         return -1;
     }
-    m = s->st ? opp_table_stream_model(s->st) : s->m;
+    m = s->p ? opp_pass_model(s->p) : s->m;
     s->gpu = opp_model_has_gpu(m);
     if (m->sum.warning[0])
         opp_say(PREFIX "warning: %s: %s", path, m->sum.warning);

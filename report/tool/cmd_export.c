@@ -15,6 +15,7 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/mem_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "exports/export.h"
@@ -122,8 +123,8 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
                             const char *label, FILE *f, char *err, size_t errlen)
 {
     enum opp_stream_refused why;
-    struct opp_table_stream *st = opp_table_stream_open(traces, n, &why, err, errlen);
-    if (!st) {
+    struct opp_pass *p = opp_pass_open(traces, n, &why, err, errlen);
+    if (!p) {
         if (why != OPP_STREAM_SUMMARY_FILE)
             return -1; /* err says why */
         err[0] = 0; /* loaded instead */
@@ -132,9 +133,10 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
     struct opp_codetree t;
-    const struct opp_model *m = opp_table_stream_model(st);
-    int code = frames && opp_table_stream_has_stacks(st);
-    int rc = tree_refused(m, frames, code, cuda, err, errlen);
+    const struct opp_model *m = opp_pass_model(p);
+    struct opp_table_stream *st = opp_table_stream_over(p, err, errlen);
+    int code = frames && opp_pass_meta(p)->stacked_calls;
+    int rc = st ? tree_refused(m, frames, code, cuda, err, errlen) : -1;
     if (rc) {
         /* said */
     } else if (code && !(rc = opp_table_stream_codetree(st, &t, err, errlen))) {
@@ -143,6 +145,7 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
         rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
     }
     opp_table_stream_free(st);
+    opp_pass_free(p);
     return rc == OPP_EXPORT_NOT_HELD ? rc : rc ? -1 : 0;
 }
 
@@ -209,22 +212,17 @@ static int refused(const char *const *traces, size_t n, const char *what,
     return -1;
 }
 
-/* The memory timeline's pass over the traces (mem_stream.h), read for
- * series device (OPP_MEM_CPU: the CPU's, and every device's) and with
- * tops the operators that allocated most: NULL with err said. */
-static struct opp_mem_stream *mem_stream(const char *const *traces, size_t n, const char *what,
-                                         long long device, int tops, char *err, size_t errlen)
+/* The memory timeline over pass p (mem_stream.h), read for series
+ * device (OPP_MEM_CPU: the CPU's, and every device's) and with tops the
+ * operators that allocated most: NULL with err said. */
+static struct opp_mem_stream *mem_stream(struct opp_pass *p, long long device, int tops, char *err,
+                                         size_t errlen)
 {
-    enum opp_stream_refused why;
-    struct opp_mem_stream *ms = opp_mem_stream_open(traces, n, &why, err, errlen);
-    if (!ms) {
-        refused(traces, n, what, why, err, errlen);
-        return NULL;
-    }
+    struct opp_mem_stream *ms = opp_mem_stream_over(p, err, errlen);
     /* the CPU's series read when it is the one asked, or no device has one */
-    int cpu = device == OPP_MEM_CPU ||
-              (device == OPP_MEM_FIRST && !opp_mem_stream_model(ms)->gpu.nmemseries);
-    if (opp_mem_stream_read(ms, cpu, tops, err, errlen)) {
+    int cpu =
+        device == OPP_MEM_CPU || (device == OPP_MEM_FIRST && !opp_pass_model(p)->gpu.nmemseries);
+    if (ms && opp_mem_stream_read(ms, cpu, tops, err, errlen)) {
         opp_mem_stream_free(ms);
         return NULL;
     }
@@ -234,6 +232,7 @@ static struct opp_mem_stream *mem_stream(const char *const *traces, size_t n, co
 /* What the HTML page shows (export.h), and what holds it. */
 struct html_parts {
     struct opp_html_page pg;
+    struct opp_pass *pass;
     struct opp_advise_pass *ap;
     struct opp_gpu_stream *gpu;
     struct opp_advice adv;
@@ -256,6 +255,7 @@ static void html_parts_free(struct html_parts *h)
     opp_mem_stream_free(h->pg.ms);
     opp_gpu_stream_free(h->gpu);
     opp_advise_pass_free(h->ap);
+    opp_pass_free(h->pass);
 }
 
 /* advise's findings on the traces, from the pass. 0, or -1 with err
@@ -263,7 +263,7 @@ static void html_parts_free(struct html_parts *h)
 static int html_advice(struct html_parts *h, char *err, size_t errlen)
 {
     struct opp_agg_opts o = {0};
-    opp_steps_main_process(opp_advise_pass_model(h->ap), &o, 1);
+    opp_steps_main_process(opp_pass_model(h->pass), &o, 1);
     int rc = opp_advise_pass_run(h->ap, &o, NULL, NULL, &h->adv, err, errlen);
     h->have_adv = !rc;
     return rc ? -1 : 0;
@@ -275,9 +275,13 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
     const char *what = "export html (its timeline)";
     struct html_parts h = {0};
     enum opp_stream_refused why;
-    if (!(h.ap = opp_advise_pass_open(traces, n, &why, err, errlen)))
+    if (!(h.pass = opp_pass_open(traces, n, &why, err, errlen)))
         return refused(traces, n, what, why, err, errlen);
-    const struct opp_model *m = opp_advise_pass_model(h.ap);
+    if (!(h.ap = opp_advise_pass_over(h.pass, err, errlen))) {
+        html_parts_free(&h);
+        return -1;
+    }
+    const struct opp_model *m = opp_pass_model(h.pass);
     struct opp_table_stream *ts = opp_advise_pass_table(h.ap);
     const struct opp_agg_opts all = {0};
     /* every part read over the advice's pass: its first read made once */
@@ -288,14 +292,14 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
     if (!rc && opp_model_has_gpu(m)) {
         struct opp_kernel_stats *k = NULL;
         size_t nk;
-        if (!(h.gpu = opp_gpu_stream_over(opp_table_stream_pass(ts), err, errlen)))
+        if (!(h.gpu = opp_gpu_stream_over(h.pass, err, errlen)))
             rc = -1;
         if (!rc && !(rc = opp_gpu_stream_stats(h.gpu, &all, &h.gs, &k, &nk, err, errlen)))
             rc = opp_gpu_stream_busy(h.gpu, &h.gs, OPP_HTML_BAR_PX, &h.busy, &h.pg.gpu_ops, err,
                                      errlen);
         free(k);
     }
-    if (!rc && !(h.pg.ms = opp_mem_stream_over(opp_table_stream_pass(ts), err, errlen)))
+    if (!rc && !(h.pg.ms = opp_mem_stream_over(h.pass, err, errlen)))
         rc = -1;
     if (!rc && opp_mem_stream_read(h.pg.ms, 1, 1, err, errlen))
         rc = -1;
@@ -319,10 +323,15 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
 static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
                          char *err, size_t errlen)
 {
-    struct opp_mem_stream *ms =
-        mem_stream(traces, n, "export memory (its timeline)", device, svg, err, errlen);
-    if (!ms)
+    enum opp_stream_refused why;
+    struct opp_pass *p = opp_pass_open(traces, n, &why, err, errlen);
+    if (!p)
+        return refused(traces, n, "export memory (its timeline)", why, err, errlen);
+    struct opp_mem_stream *ms = mem_stream(p, device, svg, err, errlen);
+    if (!ms) {
+        opp_pass_free(p);
         return -1;
+    }
     struct opp_memline l;
     int rc;
     /* one trace: its path, as before; several: their file names */
@@ -344,8 +353,9 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
         rc = svg ? opp_export_memory_svg(ms, &l, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
                  : opp_export_memory_json(ms, &l, f);
     }
-    rc = export_done(opp_mem_stream_model(ms), rc, err, errlen);
+    rc = export_done(opp_pass_model(p), rc, err, errlen);
     opp_mem_stream_free(ms);
+    opp_pass_free(p);
     return rc;
 }
 
@@ -399,14 +409,16 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
 {
     char err[600], names[256];
     enum opp_stream_refused why;
-    struct opp_table_stream *ts = opp_table_stream_open(traces, n, &why, err, sizeof err);
-    if (!ts && why == OPP_STREAM_SUMMARY_FILE)
+    struct opp_pass *pass = opp_pass_open(traces, n, &why, err, sizeof err);
+    if (!pass && why == OPP_STREAM_SUMMARY_FILE)
         return 0; /* the export says what a summary lacks */
+    struct opp_table_stream *ts = pass ? opp_table_stream_over(pass, err, sizeof err) : NULL;
     if (!ts) {
         opp_say(PREFIX "%s", err);
+        opp_pass_free(pass);
         return 1;
     }
-    const struct opp_model *m = opp_table_stream_model(ts);
+    const struct opp_model *m = opp_pass_model(pass);
     struct opp_window *w = NULL;
     size_t nw;
     int rc = 1;
@@ -444,6 +456,7 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
     }
     free(w);
     opp_table_stream_free(ts);
+    opp_pass_free(pass);
     return rc;
 }
 

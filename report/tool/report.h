@@ -44,7 +44,17 @@ struct report_args {
  * --limit (what it limits, for the help; NULL: it refuses it), what it is
  * called when it refuses a summary trace (NULL: it takes one), and how it
  * reads a full trace in one pass. */
-struct view_stream;
+struct opp_pass;
+struct opp_table_stream;
+/* A view read in one pass over full traces (analysis/pass.h), for every
+ * trace whatever its size: read computes and prints, over pass p (opened
+ * by the caller: its model has what the first read learnt, for the
+ * filters and warnings) and t, a table stream over p for the views that
+ * add calls up. 0 and the output's status in *rc, 1 when the trace
+ * cannot be answered this way (no room in TMPDIR: err says why, refused),
+ * -1 on error (err). Several traces are read as one, as when loaded. */
+typedef int view_read_fn(const struct report_args *ra, struct opp_pass *p,
+                         struct opp_table_stream *t, int *rc, char *err, size_t errlen);
 struct view {
     const char *option;
     int (*show)(const struct report_args *ra, const struct opp_model *m);
@@ -53,28 +63,12 @@ struct view {
     int filters;
     const char *limits;
     const char *needs_calls;
-    const struct view_stream *stream;
-};
-
-/* A view computed in one pass over full traces (analysis/pass.h), for
- * every trace whatever its size: open makes the pass's first
- * read (NULL and why: a summary trace is loaded, which refuses it in its
- * words; for errors err says why); model is what that read learnt (for
- * the filters and warnings); show computes and prints: 0 and the output's
- * status in *rc, 1 when the trace cannot be answered this way (no room in
- * TMPDIR: err says why, refused), -1 on error (err). Several traces are
- * read as one, as when loaded. */
-struct view_stream {
-    void *(*open)(const char *const *paths, size_t npaths, enum opp_stream_refused *why, char *err,
-                  size_t errlen);
-    const struct opp_model *(*model)(const void *st);
-    int (*show)(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen);
-    void (*close)(void *st);
-    int names_read; /* --match's names are known once read: show checks them */
+    view_read_fn *read;
+    int names_read; /* --match's names are known once read: read checks them */
 };
 extern const struct view views[];
-/* The table, its CSV and JSON, read in one pass. */
-extern const struct view_stream table_stream;
+/* The table, its CSV and JSON, read in one pass (names_read). */
+view_read_fn report_table_read;
 extern const size_t nviews;
 
 /* A view's status (as its show returns): a name, window or rank the

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analysis/pass.h"
 #include "analysis/table_stream.h"
 #include "tool/report.h"
 #include "views/say.h"
@@ -24,45 +25,30 @@ const char *report_summary_refuses(const struct report_args *ra)
                                              : NULL;
 }
 
-/* A view read in one pass over the traces (report.h's view_stream). The
- * exit status; *load set for a summary trace (loaded as it is). */
-static int view_streamed(const struct report_args *ra, const struct view_stream *vs, int *load)
+int report_streamed(const struct report_args *ra)
 {
     char err[512];
     enum opp_stream_refused why;
-    int rc = 0;
-    void *st = vs->open(ra->traces, ra->ntraces, &why, err, sizeof err);
-    if (!st && why != OPP_STREAM_SUMMARY_FILE) { /* an error, or what the pass cannot read */
+    struct opp_pass *p = opp_pass_open(ra->traces, ra->ntraces, &why, err, sizeof err);
+    if (!p && why == OPP_STREAM_SUMMARY_FILE) /* loaded, it says what it cannot answer */
+        return -1;
+    if (!p) { /* an error, or what the pass cannot read */
         opp_say(PREFIX "%s", err);
         return 1;
     }
-    if (!st && why == OPP_STREAM_SUMMARY_FILE) { /* loaded, it says what it cannot answer */
-        *load = 1;
-        return 0;
-    }
-    if (st) {
-        const struct opp_model *m = vs->model(st);
-        int got = 0, out;
-        struct report_args pre = *ra;
-        if (vs->names_read)
-            pre.agg.match = NULL;
-        if (!(rc = report_filters_known(&pre, m))) {
-            got = vs->show(ra, st, &out, err, sizeof err);
-            if (got < 0)
-                opp_say(PREFIX "%s", err);
-            rc = got < 0 ? 1 : got ? 0 : report_finish(ra, m, out);
-        }
-        vs->close(st);
-        if (got > 0) { /* no room for the GPU join's sorts */
-            opp_say(PREFIX "%s", err);
-            rc = 1;
-        }
-    }
+    view_read_fn *read = ra->view ? ra->view->read : report_table_read;
+    const struct opp_model *m = opp_pass_model(p);
+    struct opp_table_stream *t = opp_table_stream_over(p, err, sizeof err);
+    int got = t ? 0 : -1, out, rc = 0;
+    struct report_args pre = *ra;
+    if (!ra->view || ra->view->names_read)
+        pre.agg.match = NULL;
+    if (!got && !(rc = report_filters_known(&pre, m)))
+        got = read(ra, p, t, &out, err, sizeof err);
+    if (got) /* an error, or no room for the GPU join's sorts */
+        opp_say(PREFIX "%s", err);
+    rc = got ? 1 : rc ? rc : report_finish(ra, m, out);
+    opp_table_stream_free(t);
+    opp_pass_free(p);
     return rc;
-}
-
-int report_streamed(const struct report_args *ra)
-{
-    int load = 0, rc = view_streamed(ra, ra->view ? ra->view->stream : &table_stream, &load);
-    return load ? -1 : rc;
 }

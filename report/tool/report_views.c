@@ -8,6 +8,7 @@
 
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
+#include "analysis/pass.h"
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
 #include "analysis/step_times.h"
@@ -50,12 +51,12 @@ int report_key_averages(struct report_args *ra, const struct opp_model *m)
  * the traces' steps, into *out: 0, or what a show returns (1, -1); when
  * there is no such window, or --from is past the traces' end (said),
  * REPORT_NAME_UNKNOWN in *rc. */
-static int windowed(const struct report_args *ra, void *st, struct report_args *out, int *rc,
-                    char *err, size_t errlen)
+static int windowed(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
+                    struct report_args *out, int *rc, char *err, size_t errlen)
 {
     *out = *ra;
     *rc = 0;
-    uint64_t first = opp_table_stream_first_ns(st), last = opp_table_stream_last_ns(st);
+    uint64_t first = opp_pass_first_ns(p), last = opp_pass_last_ns(p);
     if (ra->from_given && ra->agg.from_ns > last - first) {
         opp_say("opprof report: --from %g ms is past the end of %s (%.3f ms)",
                 (double)ra->agg.from_ns / 1e6, ra->trace, (double)(last - first) / 1e6);
@@ -68,32 +69,19 @@ static int windowed(const struct report_args *ra, void *st, struct report_args *
     size_t nw = 0;
     int got = opp_table_stream_windows(st, &w, &nw, err, errlen);
     if (!got)
-        *rc = report_window(out, w, nw, opp_table_stream_first_ns(st));
+        *rc = report_window(out, w, nw, first);
     free(w);
     return got;
 }
 
-/* The table and CSV read in one pass (table_stream.h). */
-static void *table_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
-                        char *err, size_t errlen)
-{
-    return opp_table_stream_open(paths, npaths, why, err, errlen);
-}
-
-static const struct opp_model *table_model(const void *st)
-{
-    return opp_table_stream_model(st);
-}
-
-/* The JSON's GPU statistics, read in one pass of their own (gpu_stream.h;
- * *g holds what they point into, the caller's to free): 0 and *gs; 1 or
- * -1 as view_stream's show says. */
-static int json_gpu(const struct report_args *ra, struct opp_gpu_stream **g,
+/* The JSON's GPU statistics, read over the same pass (gpu_stream.h; *g
+ * holds what they point into, the caller's to free): 0 and *gs; 1 or -1
+ * as a view's read says. */
+static int json_gpu(const struct report_args *ra, struct opp_pass *p, struct opp_gpu_stream **g,
                     struct opp_gpu_stats *gs, char *err, size_t errlen)
 {
-    enum opp_stream_refused why;
-    if (!(*g = opp_gpu_stream_open(ra->traces, ra->ntraces, &why, err, errlen)))
-        return why == OPP_STREAM_CANNOT ? 1 : -1;
+    if (!(*g = opp_gpu_stream_over(p, err, errlen)))
+        return -1;
     struct opp_kernel_stats *k = NULL;
     size_t nk;
     int got = opp_gpu_stream_stats(*g, &ra->agg, gs, &k, &nk, err, errlen);
@@ -101,10 +89,11 @@ static int json_gpu(const struct report_args *ra, struct opp_gpu_stream **g,
     return got;
 }
 
-static int table_show(const struct report_args *rap, void *st, int *rc, char *err, size_t errlen)
+int report_table_read(const struct report_args *rap, struct opp_pass *p,
+                      struct opp_table_stream *st, int *rc, char *err, size_t errlen)
 {
     struct report_args w;
-    int got = windowed(rap, st, &w, rc, err, errlen);
+    int got = windowed(rap, p, st, &w, rc, err, errlen);
     if (got || *rc)
         return got;
     const struct report_args *ra = &w;
@@ -114,7 +103,7 @@ static int table_show(const struct report_args *rap, void *st, int *rc, char *er
     got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
     if (got)
         return got;
-    const struct opp_model *m = opp_table_stream_model(st);
+    const struct opp_model *m = opp_pass_model(p);
     struct opp_out_opts o = ra->out;
     if (ra->agg.match &&
         !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
@@ -124,7 +113,7 @@ static int table_show(const struct report_args *rap, void *st, int *rc, char *er
         opp_say("opprof report: --lib %s: no call into that library in %s", ra->agg.lib, ra->trace);
         *rc = REPORT_NAME_UNKNOWN;
     } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) &&
-               (got = json_gpu(ra, &g, &gs, err, errlen))) {
+               (got = json_gpu(ra, p, &g, &gs, err, errlen))) {
         /* said by the caller */
     } else {
         o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) ? &gs : NULL;
@@ -137,13 +126,6 @@ static int table_show(const struct report_args *rap, void *st, int *rc, char *er
     opp_agg_free(&agg);
     return got;
 }
-
-static void table_close(void *st)
-{
-    opp_table_stream_free(st);
-}
-
-const struct view_stream table_stream = {table_open, table_model, table_show, table_close, 1};
 
 /* The GPU view; one line instead when the trace has no GPU records. */
 static int no_gpu(const struct report_args *ra, const struct opp_model *m)
@@ -163,24 +145,16 @@ static int gpu_out(const struct report_args *ra, const struct opp_model *m,
     return rc;
 }
 
-static void *gpu_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
-                      char *err, size_t errlen)
+static int gpu_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *t,
+                    int *rc, char *err, size_t errlen)
 {
-    return opp_gpu_stream_open(paths, npaths, why, err, errlen);
-}
-
-static const struct opp_model *gpu_model(const void *st)
-{
-    return opp_gpu_stream_model(st);
-}
-
-static int gpu_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
-{
-    const struct opp_model *m = opp_gpu_stream_model(st);
+    (void)t;
+    const struct opp_model *m = opp_pass_model(p);
+    struct opp_gpu_stream *g = opp_gpu_stream_over(p, err, errlen);
     struct opp_gpu_stats s;
     struct opp_kernel_stats *k;
     size_t nk;
-    int got = opp_gpu_stream_stats(st, &ra->agg, &s, &k, &nk, err, errlen); /* counts too */
+    int got = g ? opp_gpu_stream_stats(g, &ra->agg, &s, &k, &nk, err, errlen) : -1; /* counts too */
     *rc = 0;
     if (!got && no_gpu(ra, m)) {
         free(k);
@@ -188,15 +162,9 @@ static int gpu_show(const struct report_args *ra, void *st, int *rc, char *err, 
     } else if (!got) {
         *rc = gpu_out(ra, m, &s, k, nk);
     }
+    opp_gpu_stream_free(g);
     return got;
 }
-
-static void gpu_close(void *st)
-{
-    opp_gpu_stream_free(st);
-}
-
-static const struct view_stream gpu_stream = {gpu_open, gpu_model, gpu_show, gpu_close, 0};
 
 static int tree_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -209,18 +177,17 @@ static int tree_view(const struct report_args *ra, const struct opp_model *m)
     return rc;
 }
 
-static int tree_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
+static int tree_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
+                     int *rc, char *err, size_t errlen)
 {
     struct opp_calltree ct;
     int got = opp_table_stream_calltree(st, &ra->agg, &ct, err, errlen);
     if (got)
         return got;
-    *rc = opp_out_tree(stdout, opp_table_stream_model(st), &ct, &ra->tree_opts);
+    *rc = opp_out_tree(stdout, opp_pass_model(p), &ct, &ra->tree_opts);
     opp_calltree_free(&ct);
     return 0;
 }
-
-static const struct view_stream tree_stream = {table_open, table_model, tree_show, table_close, 0};
 
 /* The filters for --step: the main process's when the rule says so
  * (opp_steps_main_process); 1 then, else 0 and o the filters as given. */
@@ -247,36 +214,23 @@ static int steps_out(const struct report_args *ra, const struct opp_model *m,
     return opp_out_steps(stdout, ra->step ? ra->step : what, st, ra->format == FMT_JSON);
 }
 
-static void *step_open(const char *const *paths, size_t npaths, enum opp_stream_refused *why,
-                       char *err, size_t errlen)
+static int step_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *t,
+                     int *rc, char *err, size_t errlen)
 {
-    return opp_step_stream_open(paths, npaths, why, err, errlen);
-}
-
-static const struct opp_model *step_model(const void *st)
-{
-    return opp_step_stream_model(st);
-}
-
-static int step_show(const struct report_args *ra, void *st, int *rc, char *err, size_t errlen)
-{
-    struct opp_steps s;
+    (void)t;
+    const struct opp_model *m = opp_pass_model(p);
+    struct opp_step_stream *z = opp_step_stream_over(p, err, errlen);
+    struct opp_steps s = {0};
     struct opp_agg_opts o;
     char what[OPP_NAME_MAX + 64];
-    int in_main = main_process(ra, opp_step_stream_model(st), &o);
-    int got = opp_step_stream_steps(st, &o, ra->step, &s, what, sizeof what, err, errlen);
+    int in_main = main_process(ra, m, &o);
+    int got = z ? opp_step_stream_steps(z, &o, ra->step, &s, what, sizeof what, err, errlen) : -1;
     if (!got)
-        *rc = steps_out(ra, opp_step_stream_model(st), &o, in_main, what, &s);
+        *rc = steps_out(ra, m, &o, in_main, what, &s);
     opp_steps_free(&s);
+    opp_step_stream_free(z);
     return got;
 }
-
-static void step_close(void *st)
-{
-    opp_step_stream_free(st);
-}
-
-static const struct view_stream step_stream = {step_open, step_model, step_show, step_close, 0};
 
 static int by_rank_out(const struct report_args *ra, struct opp_rank_table *t)
 {
@@ -306,16 +260,17 @@ static int rank_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, st
     return got < 0 ? -EIO : got; /* -EIO: err says why */
 }
 
-static int by_rank_show(const struct report_args *rap, void *st, int *rc, char *err, size_t errlen)
+static int by_rank_read(const struct report_args *rap, struct opp_pass *p,
+                        struct opp_table_stream *st, int *rc, char *err, size_t errlen)
 {
     struct report_args w;
-    int got = windowed(rap, st, &w, rc, err, errlen);
+    int got = windowed(rap, p, st, &w, rc, err, errlen);
     if (got || *rc)
         return got;
     const struct report_args *ra = &w;
     struct opp_rank_table t;
     struct rank_reads r = {st, err, errlen};
-    got = opp_rank_table_build(opp_table_stream_model(st), &ra->agg, rank_aggregates, &r, &t);
+    got = opp_rank_table_build(opp_pass_model(p), &ra->agg, rank_aggregates, &r, &t);
     if (got == -EIO)
         return -1;
     if (got > 0)
@@ -323,15 +278,12 @@ static int by_rank_show(const struct report_args *rap, void *st, int *rc, char *
     if (!got && ra->agg.match &&
         !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
         opp_rank_table_free(&t);
-        *rc = report_filters_known(ra, opp_table_stream_model(st)) ? REPORT_NAME_UNKNOWN : 0;
+        *rc = report_filters_known(ra, opp_pass_model(p)) ? REPORT_NAME_UNKNOWN : 0;
         return 0;
     }
     *rc = got ? got : by_rank_out(ra, &t);
     return 0;
 }
-
-static const struct view_stream by_rank_stream = {table_open, table_model, by_rank_show,
-                                                  table_close, 1};
 
 static int by_process_view(const struct report_args *ra, const struct opp_model *m)
 {
@@ -344,11 +296,11 @@ static int by_process_view(const struct report_args *ra, const struct opp_model 
     return rc;
 }
 
-static int by_process_show(const struct report_args *rap, void *st, int *rc, char *err,
-                           size_t errlen)
+static int by_process_read(const struct report_args *rap, struct opp_pass *p,
+                           struct opp_table_stream *st, int *rc, char *err, size_t errlen)
 {
     struct report_args w;
-    int got = windowed(rap, st, &w, rc, err, errlen);
+    int got = windowed(rap, p, st, &w, rc, err, errlen);
     if (got || *rc)
         return got;
     const struct report_args *ra = &w;
@@ -356,7 +308,7 @@ static int by_process_show(const struct report_args *rap, void *st, int *rc, cha
     got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
     if (got)
         return got;
-    const struct opp_model *m = opp_table_stream_model(st);
+    const struct opp_model *m = opp_pass_model(p);
     if (ra->agg.match &&
         !opp_table_stream_matched(st)) /* --match named nothing: said as of any trace */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
@@ -366,20 +318,17 @@ static int by_process_show(const struct report_args *rap, void *st, int *rc, cha
     return 0;
 }
 
-static const struct view_stream by_process_stream = {table_open, table_model, by_process_show,
-                                                     table_close, 1};
-
 const struct view views[] = {
     [VIEW_GPU] = {"--gpu", NULL, 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0, "kernels",
-                  "--gpu (its timeline)", &gpu_stream},
+                  "--gpu (its timeline)", gpu_read, 0},
     [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, "call paths",
-                   NULL, &tree_stream},
+                   NULL, tree_read, 0},
     [VIEW_STEP] = {"--step", NULL, 1u << FMT_TABLE | 1u << FMT_JSON,
-                   "--step writes a table or JSON", 0, NULL, "--step", &step_stream},
+                   "--step writes a table or JSON", 0, NULL, "--step", step_read, 0},
     [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                      "--by-rank writes a table or JSON", 1, "operators", NULL, &by_rank_stream},
+                      "--by-rank writes a table or JSON", 1, "operators", NULL, by_rank_read, 1},
     [VIEW_BY_PROCESS] = {"--by-process", by_process_view, 1u << FMT_TABLE | 1u << FMT_JSON,
-                         "--by-process writes a table or JSON", 1, NULL, NULL, &by_process_stream},
+                         "--by-process writes a table or JSON", 1, NULL, NULL, by_process_read, 1},
 };
 const size_t nviews = sizeof views / sizeof *views;

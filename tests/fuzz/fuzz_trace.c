@@ -20,6 +20,7 @@
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "analysis/ranks.h"
 #include "analysis/step_stream.h"
 #include "analysis/step_times.h"
@@ -188,9 +189,12 @@ static void table_read(const char *path, const struct opp_model *m)
 {
     enum opp_stream_refused why;
     char err[512];
-    struct opp_table_stream *s = opp_table_stream_open(&path, 1, &why, err, sizeof err);
-    if (!s)
+    struct opp_pass *p = opp_pass_open(&path, 1, &why, err, sizeof err);
+    struct opp_table_stream *s = p ? opp_table_stream_over(p, err, sizeof err) : NULL;
+    if (!s) {
+        opp_pass_free(p);
         return;
+    }
     struct opp_agg_opts o[3] = {
         {0}, {.window = 1, .from_ns = 1000, .to_ns = 1000000}, {.group_by_stack = 3}};
     for (int k = 0; k < 3; k++) {
@@ -221,7 +225,7 @@ static void table_read(const char *path, const struct opp_model *m)
         opp_calltree_free(&ct);
     }
     struct opp_codetree t, lt;
-    if (opp_table_stream_has_stacks(s) && opp_table_stream_codetree(s, &t, err, sizeof err) == 0) {
+    if (opp_pass_meta(p)->stacked_calls && opp_table_stream_codetree(s, &t, err, sizeof err) == 0) {
         if (m && tu_codetree_build(m, &lt) == 0) {
             int same = t.ct.n == lt.ct.n;
             for (size_t i = 0; same && i < t.ct.n; i++)
@@ -248,6 +252,7 @@ static void table_read(const char *path, const struct opp_model *m)
         free(w);
     }
     opp_table_stream_free(s);
+    opp_pass_free(p);
 }
 
 /* What the views on the pass over the file compute (pass.h): the steps
@@ -258,9 +263,12 @@ static void pass_read(const char *path)
 {
     enum opp_stream_refused why;
     char err[512], what[OPP_NAME_MAX + 64];
-    struct opp_step_stream *s = opp_step_stream_open(&path, 1, &why, err, sizeof err);
-    if (!s)
+    struct opp_pass *p = opp_pass_open(&path, 1, &why, err, sizeof err);
+    struct opp_step_stream *s = p ? opp_step_stream_over(p, err, sizeof err) : NULL;
+    if (!s) {
+        opp_pass_free(p);
         return;
+    }
     struct opp_agg_opts o = {0};
     struct opp_steps st;
     for (int named = 0; named < 2; named++) {
@@ -270,25 +278,24 @@ static void pass_read(const char *path)
         opp_steps_free(&st);
     }
     opp_step_stream_free(s);
-    struct opp_gpu_stream *g = opp_gpu_stream_open(&path, 1, &why, err, sizeof err);
-    if (!g)
-        return;
+    struct opp_gpu_stream *g = opp_gpu_stream_over(p, err, sizeof err);
     struct opp_gpu_stats gs;
     struct opp_kernel_stats *k;
     size_t nk;
-    if (opp_gpu_stream_stats(g, &o, &gs, &k, &nk, err, sizeof err) == 0) {
+    if (g && opp_gpu_stream_stats(g, &o, &gs, &k, &nk, err, sizeof err) == 0) {
         sink += gs.ndevs + gs.nstreams + nk;
         free(k);
         opp_gpu_stats_free(&gs);
     }
     opp_gpu_stream_free(g);
-    struct opp_advise_pass *ap = opp_advise_pass_open(&path, 1, &why, err, sizeof err);
+    struct opp_advise_pass *ap = opp_advise_pass_over(p, err, sizeof err);
     struct opp_advice adv;
     if (ap && opp_advise_pass_run(ap, &o, NULL, NULL, &adv, err, sizeof err) == 0) {
         sink += adv.fs.n;
         opp_advice_free(&adv);
     }
     opp_advise_pass_free(ap);
+    opp_pass_free(p);
 }
 
 /* The reader takes a path: the input goes into one memfd, opened again by

@@ -12,6 +12,7 @@
 #include "analysis/advise.h"
 #include "analysis/advise_pass.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "tracebuild.h"
@@ -125,6 +126,7 @@ static void write_steps(const uint64_t *wall, step_fn *fill)
     tb_end(&b);
 }
 
+static struct opp_pass *adv_read;
 static struct opp_advise_pass *adv_pass;
 static struct opp_advice adv;
 static const char *step_name = "step"; /* --step; NULL: the program's own */
@@ -134,10 +136,7 @@ static const char *step_name = "step"; /* --step; NULL: the program's own */
 static void advise_with(const char *set, ...)
 {
     char err[512];
-    enum opp_stream_refused why;
-    static const char *path; /* outlives the pass */
-    path = trace;
-    adv_pass = opp_advise_pass_open(&path, 1, &why, err, sizeof err);
+    adv_pass = opp_advise_pass_over(adv_read = tu_pass_open(trace), err, sizeof err);
     ck_assert_msg(adv_pass != NULL, "%s", err);
     double th[OPP_TH_COUNT];
     for (int i = 0; i < OPP_TH_COUNT; i++)
@@ -167,6 +166,7 @@ static void done(void)
 {
     opp_advice_free(&adv);
     opp_advise_pass_free(adv_pass);
+    opp_pass_free(adv_read);
 }
 
 /* The finding of rule (the first), NULL when none. */

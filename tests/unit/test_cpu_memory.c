@@ -13,6 +13,7 @@
 #include "analysis/aggregate.h"
 #include "analysis/mem_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "exports/export.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -385,18 +386,25 @@ START_TEST(csv_and_json_fields)
 }
 END_TEST
 
-/* The memory timeline's pass over trace, read for series which with its
- * operators, in *l. */
+static struct opp_pass *mem_pass; /* mem_read's, freed by mem_done */
+
+/* The memory timeline over a pass of trace, read for series which with
+ * its operators, in *l. */
 static struct opp_mem_stream *mem_read(const char *path, int64_t which, struct opp_memline *l,
                                        int *found)
 {
-    enum opp_stream_refused why;
     char err[256];
-    struct opp_mem_stream *ms = opp_mem_stream_open(&path, 1, &why, err, sizeof err);
+    struct opp_mem_stream *ms = opp_mem_stream_over(mem_pass = tu_pass_open(path), err, sizeof err);
     ck_assert_msg(ms != NULL, "%s", err);
     ck_assert_int_eq(opp_mem_stream_read(ms, 1, 1, err, sizeof err), 0);
     *found = opp_mem_stream_find(ms, which, l);
     return ms;
+}
+
+static void mem_done(struct opp_mem_stream *ms)
+{
+    opp_mem_stream_free(ms);
+    opp_pass_free(mem_pass);
 }
 
 START_TEST(timeline_of_the_cpu)
@@ -429,7 +437,7 @@ START_TEST(timeline_of_the_cpu)
     const char *third = strstr(out, ">164 b in 2 allocations: [memory]</text>");
     ck_assert(top && second && third && top < second && second < third);
     free(out);
-    opp_mem_stream_free(ms);
+    mem_done(ms);
 }
 END_TEST
 
@@ -478,9 +486,9 @@ START_TEST(no_memory_events)
     opp_model_free(p);
     struct opp_memline l;
     int found;
-    opp_mem_stream_free(mem_read(path, OPP_MEM_FIRST, &l, &found));
+    mem_done(mem_read(path, OPP_MEM_FIRST, &l, &found));
     ck_assert_int_eq(found, 0);
-    opp_mem_stream_free(mem_read(path, OPP_MEM_CPU, &l, &found));
+    mem_done(mem_read(path, OPP_MEM_CPU, &l, &found));
     ck_assert_int_eq(found, 0);
     char *o2, *e2, *argv[] = {"export", "memory", path, NULL};
     ck_assert_int_eq(tu_call(cmd_export, argv, dir, &o2, &e2), 1);

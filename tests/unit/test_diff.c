@@ -12,6 +12,7 @@
 #include "analysis/diff.h"
 #include "analysis/table_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "testutil.h"
 #include "tracebuild.h"
 
@@ -65,7 +66,8 @@ static const struct tb_ev EV_B[] = {
 };
 
 static char *dir, *path_a, *path_b;
-static struct opp_table_stream *sa, *sb; /* the diff's rows name into their models */
+static struct opp_pass *read_a, *read_b; /* the diff's rows name into their models */
+static struct opp_table_stream *sa, *sb;
 
 static void setup(void)
 {
@@ -75,10 +77,9 @@ static void setup(void)
     write_pair_trace(path_a, EV_A, sizeof EV_A / sizeof EV_A[0], 100);
     write_pair_trace(path_b, EV_B, sizeof EV_B / sizeof EV_B[0], 50);
     char err[512];
-    enum opp_stream_refused why;
-    sa = opp_table_stream_open((const char *const *)&path_a, 1, &why, err, sizeof err);
+    sa = opp_table_stream_over(read_a = tu_pass_open(path_a), err, sizeof err);
     ck_assert_msg(sa != NULL, "%s", err);
-    sb = opp_table_stream_open((const char *const *)&path_b, 1, &why, err, sizeof err);
+    sb = opp_table_stream_over(read_b = tu_pass_open(path_b), err, sizeof err);
     ck_assert_msg(sb != NULL, "%s", err);
 }
 
@@ -86,6 +87,8 @@ static void teardown(void)
 {
     opp_table_stream_free(sa);
     opp_table_stream_free(sb);
+    opp_pass_free(read_a);
+    opp_pass_free(read_b);
     tu_rmdir(dir);
     free(dir), free(path_a), free(path_b);
 }
@@ -99,8 +102,8 @@ static int diff(const struct opp_diff_opts *o, struct opp_diff *d)
     char err[512];
     ck_assert_msg(opp_table_stream_aggregate(sa, &ao, &a, err, sizeof err) == 0, "%s", err);
     ck_assert_msg(opp_table_stream_aggregate(sb, &ao, &b, err, sizeof err) == 0, "%s", err);
-    int gpu = opp_model_has_gpu(opp_table_stream_model(sa)) ||
-              opp_model_has_gpu(opp_table_stream_model(sb));
+    int gpu =
+        opp_model_has_gpu(opp_pass_model(read_a)) || opp_model_has_gpu(opp_pass_model(read_b));
     return opp_diff_aggs(&a, &b, gpu, o, d);
 }
 

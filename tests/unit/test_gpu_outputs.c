@@ -11,6 +11,7 @@
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "analysis/table_stream.h"
 #include "gpu_trace.h"
 #include "testutil.h"
@@ -129,19 +130,18 @@ START_TEST(json)
     struct opp_agg a;
     struct opp_agg_opts o = {.sort = OPP_SORT_CUDA_MEMORY_USAGE};
     struct opp_gpu_stats s;
-    /* as `opprof report -f json` reads them: the rows in one pass, the
-     * GPU statistics in another */
-    const char *path = trace;
-    enum opp_stream_refused why;
+    /* as `opprof report -f json` reads them: the rows and the GPU
+     * statistics over one pass */
     char err[512];
-    struct opp_table_stream *ts = opp_table_stream_open(&path, 1, &why, err, sizeof err);
+    struct opp_pass *p = tu_pass_open(trace);
+    struct opp_table_stream *ts = opp_table_stream_over(p, err, sizeof err);
     ck_assert_msg(ts != NULL, "%s", err);
     ck_assert_msg(opp_table_stream_aggregate(ts, &o, &a, err, sizeof err) == 0, "%s", err);
-    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
+    struct opp_pass *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
     ck_assert_ptr_nonnull(g);
     struct opp_out_opts oo = {.gpu = &s};
     char *out;
-    CAPTURE(out, opp_out_json(f, "g.trace", opp_table_stream_model(ts), &a, &oo));
+    CAPTURE(out, opp_out_json(f, "g.trace", opp_pass_model(p), &a, &oo));
     const char *want[] = {
         "\n  \"self_cpu_time_total\": 9.600,\n  \"self_cuda_time_total\": 9.000,\n",
         "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"open_calls\": 0,\n  \"gpu\": {\n"
@@ -185,8 +185,9 @@ START_TEST(json)
         ck_assert_msg(strstr(out, want[i]) != NULL, "missing:\n%s\nin:\n%s", want[i], out);
     free(out);
     opp_gpu_stats_free(&s);
-    opp_gpu_stream_free(g);
+    opp_pass_free(g);
     opp_table_stream_free(ts);
+    opp_pass_free(p);
     opp_agg_free(&a);
 }
 END_TEST

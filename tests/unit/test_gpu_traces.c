@@ -12,6 +12,7 @@
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "gpu_trace.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -206,7 +207,7 @@ START_TEST(many_devices)
     }
     struct opp_agg_opts o = {0};
     struct opp_gpu_stats st;
-    struct opp_gpu_stream *gs = tu_gpu_stats(path, &o, &st, NULL, NULL);
+    struct opp_pass *gs = tu_gpu_stats(path, &o, &st, NULL, NULL);
     ck_assert_ptr_nonnull(gs);
     ck_assert_uint_eq(st.ndevs, MANY);
     for (uint32_t i = 0; i < MANY; i++) {
@@ -215,7 +216,7 @@ START_TEST(many_devices)
         ck_assert_int_eq(st.devs[i].peak_memory, (int64_t)i + 1);
     }
     opp_gpu_stats_free(&st);
-    opp_gpu_stream_free(gs);
+    opp_pass_free(gs);
     opp_model_free(m);
     free(path);
 }
@@ -399,13 +400,13 @@ START_TEST(malformed_device_without_limits)
     size_t nk;
     struct opp_agg_opts o = {0};
     struct opp_gpu_stats st;
-    struct opp_gpu_stream *gs = tu_gpu_stats(path, &o, &st, &k, &nk);
+    struct opp_pass *gs = tu_gpu_stats(path, &o, &st, &k, &nk);
     ck_assert_ptr_nonnull(gs);
     ck_assert_uint_eq(nk, 2);
     ck_assert(k[0].occupancy == -1 && k[1].occupancy == -1);
     free(k);
     opp_gpu_stats_free(&st);
-    opp_gpu_stream_free(gs);
+    opp_pass_free(gs);
     opp_model_free(m);
     free(path);
 }

@@ -13,6 +13,7 @@
 #include "analysis/gpu_stats.h"
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
 #include "gpu_trace.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -57,7 +58,7 @@ START_TEST(gpu_stats_devices_and_streams)
 {
     struct opp_gpu_stats s;
     struct opp_agg_opts o = {0};
-    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
+    struct opp_pass *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
     ck_assert_ptr_nonnull(g);
     ck_assert_uint_eq(s.ops, 7);
     ck_assert_uint_eq(s.kernels, 5);
@@ -80,7 +81,7 @@ START_TEST(gpu_stats_devices_and_streams)
     for (size_t i = 0; i < 5; i++) {
         ck_assert_uint_eq(d->gaps[i].start_ns, gaps[i][0]);
         ck_assert_uint_eq(d->gaps[i].end_ns, gaps[i][1]);
-        ck_assert_str_eq(opp_model_str(opp_gpu_stream_model(g), d->gaps[i].next), next[i]);
+        ck_assert_str_eq(opp_model_str(opp_pass_model(g), d->gaps[i].next), next[i]);
     }
     ck_assert_uint_eq(s.devs[1].device, 1);
     ck_assert_ptr_null(s.devs[1].info);
@@ -92,7 +93,7 @@ START_TEST(gpu_stats_devices_and_streams)
     ck_assert_uint_eq(s.streams[1].stream, 9);
     ck_assert_uint_eq(s.streams[1].busy_ns, 600);
     opp_gpu_stats_free(&s);
-    opp_gpu_stream_free(g);
+    opp_pass_free(g);
 }
 END_TEST
 
@@ -102,7 +103,7 @@ START_TEST(kernel_stats)
     struct opp_kernel_stats *k;
     size_t nk;
     struct opp_gpu_stats s;
-    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, &k, &nk);
+    struct opp_pass *g = tu_gpu_stats(trace, &o, &s, &k, &nk);
     ck_assert_ptr_nonnull(g);
     opp_gpu_stats_free(&s);
     ck_assert_uint_eq(nk, 3);
@@ -119,7 +120,7 @@ START_TEST(kernel_stats)
     ck_assert_str_eq(k[2].name, "<unknown kernel 5>");
     ck_assert(k[2].occupancy == -1); /* device 1 was never described */
     free(k);
-    opp_gpu_stream_free(g);
+    opp_pass_free(g);
 }
 END_TEST
 
@@ -128,13 +129,13 @@ START_TEST(gpu_stats_of_one_thread)
     struct opp_gpu_stats s;
     /* --tid 301: its kernel only; the device is busy 1 us of 1 us. */
     struct opp_agg_opts o = {.filter_tid = 1, .tid = 301};
-    struct opp_gpu_stream *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
+    struct opp_pass *g = tu_gpu_stats(trace, &o, &s, NULL, NULL);
     ck_assert_ptr_nonnull(g);
     ck_assert_uint_eq(s.ops, 1);
     ck_assert_uint_eq(s.devs[0].busy_ns, 1000);
     ck_assert(s.devs[0].idle_share == 0.0);
     opp_gpu_stats_free(&s);
-    opp_gpu_stream_free(g);
+    opp_pass_free(g);
 }
 END_TEST
 

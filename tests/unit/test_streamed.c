@@ -13,6 +13,7 @@
 #include "analysis/gpu_stream.h"
 #include "analysis/model.h"
 #include "analysis/owned_ops.h"
+#include "analysis/pass.h"
 #include "analysis/step_stream.h"
 #include "analysis/step_times.h"
 #include "analysis/summarize.h"
@@ -387,9 +388,8 @@ START_TEST(step_stream_ranges)
 {
     write_trace();
     char err[512] = "", what[OPP_NAME_MAX + 64];
-    enum opp_stream_refused why = OPP_STREAM_ERROR;
-    struct opp_step_stream *ss =
-        opp_step_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_step_stream *ss = opp_step_stream_over(pass, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -417,6 +417,7 @@ START_TEST(step_stream_ranges)
     opp_steps_free(&want);
     opp_model_free(m);
     opp_step_stream_free(ss);
+    opp_pass_free(pass);
 }
 END_TEST
 
@@ -426,9 +427,8 @@ START_TEST(step_stream_boundaries)
 {
     write_trace();
     char err[512] = "", what[OPP_NAME_MAX + 64];
-    enum opp_stream_refused why = OPP_STREAM_ERROR;
-    struct opp_step_stream *ss =
-        opp_step_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_step_stream *ss = opp_step_stream_over(pass, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -446,6 +446,7 @@ START_TEST(step_stream_boundaries)
     opp_steps_free(&want);
     opp_model_free(m);
     opp_step_stream_free(ss);
+    opp_pass_free(pass);
 }
 END_TEST
 
@@ -460,9 +461,8 @@ START_TEST(step_stream_out_of_order)
     tb_events(&b, TB_CALL(F_SYNC, 100, 300, 0, TB_API(2, 165)));
     tb_end(&b);
     char err[512] = "", what[OPP_NAME_MAX + 64];
-    enum opp_stream_refused why = OPP_STREAM_ERROR;
-    struct opp_step_stream *ss =
-        opp_step_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_step_stream *ss = opp_step_stream_over(pass, err, sizeof err);
     ck_assert_msg(ss != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_steps got, want;
@@ -480,6 +480,7 @@ START_TEST(step_stream_out_of_order)
     opp_steps_free(&want);
     opp_model_free(m);
     opp_step_stream_free(ss);
+    opp_pass_free(pass);
 }
 END_TEST
 
@@ -491,9 +492,8 @@ START_TEST(gpu_stream_late_records)
 {
     write_trace();
     char err[512] = "";
-    enum opp_stream_refused why = OPP_STREAM_ERROR;
-    struct opp_gpu_stream *g =
-        opp_gpu_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_gpu_stream *g = opp_gpu_stream_over(pass, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_gpu_stats s;
@@ -518,6 +518,7 @@ START_TEST(gpu_stream_late_records)
     free(k);
     opp_gpu_stats_free(&s);
     opp_gpu_stream_free(g);
+    opp_pass_free(pass);
 }
 END_TEST
 

@@ -89,9 +89,8 @@ static char *paths(const struct opp_model *m, const struct opp_calltree *ct)
 static void tree_is(const char *want)
 {
     char err[512] = "";
-    enum opp_stream_refused why;
-    struct opp_table_stream *s =
-        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_table_stream *s = opp_table_stream_over(pass, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     const struct opp_agg_opts o = {0};
     struct opp_calltree a, l;
@@ -99,7 +98,7 @@ static void tree_is(const char *want)
     struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_int_eq(opp_calltree_build(m, &o, &l), 0);
-    char *pa = paths(opp_table_stream_model(s), &a), *pl = paths(m, &l);
+    char *pa = paths(opp_pass_model(pass), &a), *pl = paths(m, &l);
     ck_assert_str_eq(pa, want);
     ck_assert_str_eq(pl, want);
     free(pa), free(pl);
@@ -107,6 +106,7 @@ static void tree_is(const char *want)
     opp_calltree_free(&l);
     opp_model_free(m);
     opp_table_stream_free(s);
+    opp_pass_free(pass);
 }
 
 struct want {
@@ -136,9 +136,8 @@ static void rows_stacked(const struct opp_agg_opts *o, const struct want *w,
                          const char *const *stacks, size_t n)
 {
     char err[512] = "";
-    enum opp_stream_refused why;
-    struct opp_table_stream *s =
-        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_table_stream *s = opp_table_stream_over(pass, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     struct opp_agg a, l;
     ck_assert_msg(opp_table_stream_aggregate(s, o, &a, err, sizeof err) == 0, "%s", err);
@@ -172,11 +171,12 @@ static void rows_stacked(const struct opp_agg_opts *o, const struct want *w,
     ck_assert_uint_eq(a.events, l.events);
     ck_assert_uint_eq(a.gpu_ops, l.gpu_ops);
     ck_assert_int_eq(a.gpu, l.gpu);
-    ck_assert_uint_eq(opp_table_stream_model(s)->open_events, m->open_events);
+    ck_assert_uint_eq(opp_pass_model(pass)->open_events, m->open_events);
     opp_agg_free(&a);
     opp_agg_free(&l);
     opp_model_free(m);
     opp_table_stream_free(s);
+    opp_pass_free(pass);
 }
 
 static void rows_with(const struct opp_agg_opts *o, const struct want *w, size_t n)
@@ -368,9 +368,8 @@ START_TEST(questions_share_one_join)
 {
     late_gpu_trace();
     char err[512] = "";
-    enum opp_stream_refused why;
-    struct opp_table_stream *s =
-        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_table_stream *s = opp_table_stream_over(pass, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     const struct opp_agg_opts all = {0};
     struct opp_agg a;
@@ -384,7 +383,7 @@ START_TEST(questions_share_one_join)
         rows_in(&a, late_in, 2);
         opp_agg_free(&a);
         ck_assert_msg(opp_table_stream_calltree(s, &all, &ct, err, sizeof err) == 0, "%s", err);
-        char *p = paths(opp_table_stream_model(s), &ct);
+        char *p = paths(opp_pass_model(pass), &ct);
         ck_assert_str_eq(p, late_paths);
         free(p);
         opp_calltree_free(&ct);
@@ -398,21 +397,22 @@ START_TEST(questions_share_one_join)
     rows_in(&a, gemm, 1);
     opp_agg_free(&a);
     regfree(&re);
-    ck_assert_uint_eq(opp_pass_reads(opp_table_stream_pass(s)), 1 + 7);
+    ck_assert_uint_eq(opp_pass_reads(pass), 1 + 7);
     /* the three asked at once: one read more, the same answers */
     struct opp_agg b;
     const struct opp_table_q q[] = {{&all, &a, NULL}, {&late_window, &b, NULL}, {&all, NULL, &ct}};
     ck_assert_msg(opp_table_stream_ask(s, q, 3, err, sizeof err) == 0, "%s", err);
-    ck_assert_uint_eq(opp_pass_reads(opp_table_stream_pass(s)), 1 + 8);
+    ck_assert_uint_eq(opp_pass_reads(pass), 1 + 8);
     rows_in(&a, late_rows, 3);
     rows_in(&b, late_in, 2);
-    char *p = paths(opp_table_stream_model(s), &ct);
+    char *p = paths(opp_pass_model(pass), &ct);
     ck_assert_str_eq(p, late_paths);
     free(p);
     opp_calltree_free(&ct);
     opp_agg_free(&a);
     opp_agg_free(&b);
     opp_table_stream_free(s);
+    opp_pass_free(pass);
 }
 END_TEST
 
@@ -434,9 +434,8 @@ START_TEST(schedule_windows_in_a_read)
     tb_string(&b, S_P5, "ProfilerStep#5");
     tb_end(&b);
     char err[512] = "";
-    enum opp_stream_refused why;
-    struct opp_table_stream *s =
-        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_table_stream *s = opp_table_stream_over(pass, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     struct opp_window *w, *lw;
     size_t nw, nlw;
@@ -454,11 +453,12 @@ START_TEST(schedule_windows_in_a_read)
         ck_assert_uint_eq(w[i].end_ns, want[i].end_ns);
         ck_assert_mem_eq(&w[i], &lw[i], sizeof w[i]);
     }
-    ck_assert_uint_eq(opp_table_stream_first_ns(s), opp_model_first_ns(m));
+    ck_assert_uint_eq(opp_pass_first_ns(pass), opp_model_first_ns(m));
     free(w);
     free(lw);
     opp_model_free(m);
     opp_table_stream_free(s);
+    opp_pass_free(pass);
 }
 END_TEST
 
@@ -626,17 +626,16 @@ START_TEST(code_frames_in_the_loaded_order)
     tb_gpu_chunk(&b);
     tb_end(&b);
     char err[512] = "";
-    enum opp_stream_refused why;
-    struct opp_table_stream *s =
-        opp_table_stream_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    struct opp_pass *pass = tu_pass_open(trace);
+    struct opp_table_stream *s = opp_table_stream_over(pass, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
-    ck_assert_int_eq(opp_table_stream_has_stacks(s), 1);
+    ck_assert_int_eq(opp_pass_meta(pass)->stacked_calls != 0, 1);
     struct opp_codetree a, l;
     ck_assert_msg(opp_table_stream_codetree(s, &a, err, sizeof err) == 0, "%s", err);
     struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     ck_assert_int_eq(tu_codetree_build(m, &l), 0);
-    char *pa = frames_of(opp_table_stream_model(s), &a), *pl = frames_of(m, &l);
+    char *pa = frames_of(opp_pass_model(pass), &a), *pl = frames_of(m, &l);
     const char *want = "0x20 0 0 0 0 0\n"
                        "0x20;0x10 0 0 0 0 0\n"
                        "0x20;0x10;aten::mm 1 200 300 0 0\n"
@@ -654,6 +653,7 @@ START_TEST(code_frames_in_the_loaded_order)
     opp_codetree_free(&l);
     opp_model_free(m);
     opp_table_stream_free(s);
+    opp_pass_free(pass);
 }
 END_TEST
 
