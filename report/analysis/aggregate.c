@@ -282,12 +282,6 @@ uint64_t opp_model_first_ns(const struct opp_model *m)
     return first == UINT64_MAX ? 0 : first;
 }
 
-static int in_window(const struct opp_agg_opts *o, uint64_t first, uint64_t t)
-{
-    uint64_t rel = t - first; /* t >= first */
-    return rel >= o->from_ns && rel < o->to_ns;
-}
-
 /* regexec once per name: matched[id] is 0 unknown, 1 yes, 2 no (the
  * model's strings may grow as a pass reads: the array grows with them). */
 static int name_matches(struct opp_agg_acc *x, uint32_t id)
@@ -671,7 +665,10 @@ int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struc
         const struct opp_gpu_op *g = &m->gpu.ops[i];
         if (!opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
             continue;
-        if (o->window && !in_window(o, first, g->start_ns))
+        uint64_t owner = g->thread == OPP_GPU_NONE
+                             ? UINT64_MAX
+                             : m->threads[g->thread].events[g->event].begin_ns - first;
+        if (o->window && !opp_agg_gpu_in_window(o, g->proc, g->start_ns - first, owner))
             continue;
         if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
             continue;

@@ -71,12 +71,13 @@ struct opp_agg_opts {
      * kept when it begins in [from_ns, to_ns) */
     int window;
     uint64_t from_ns, to_ns;
-    /* With window, calls (not GPU ops) only when they begin in one of
-     * their process's spans too, ns since opp_model_first_ns: process p's
-     * are [spans[2k], spans[2k + 1]) for k from span_at[p] to
-     * span_at[p + 1], sorted, apart (advise: its steps, which leave gaps
-     * when they are ranges); a process without any (p >= span_procs, or
-     * none), the window whole; NULL: every process the window whole */
+    /* With window, calls only when they begin in one of their process's
+     * spans too, ns since opp_model_first_ns: process p's are
+     * [spans[2k], spans[2k + 1]) for k from span_at[p] to span_at[p + 1],
+     * sorted, apart (advise: its steps, which leave gaps when they are
+     * ranges); a process without any (p >= span_procs, or none), the
+     * window whole; NULL: every process the window whole. A GPU op then
+     * goes with the call that owns it (its own start when none does) */
     const uint64_t *spans;
     const size_t *span_at;
     uint32_t span_procs;
@@ -105,6 +106,17 @@ static inline int opp_agg_call_in_window(const struct opp_agg_opts *o, uint32_t 
             hi = mid;
     }
     return lo < o->span_at[proc + 1] && o->spans[2 * lo] <= rel;
+}
+
+/* Whether a GPU op of process proc that starts rel ns after the trace's
+ * first time is in o's window: by its start, or with spans as the call
+ * that owns it, which begins owner_rel ns after (UINT64_MAX: none). */
+static inline int opp_agg_gpu_in_window(const struct opp_agg_opts *o, uint32_t proc, uint64_t rel,
+                                        uint64_t owner_rel)
+{
+    if (o->spans && owner_rel != UINT64_MAX)
+        return opp_agg_call_in_window(o, proc, owner_rel);
+    return o->spans ? opp_agg_call_in_window(o, proc, rel) : rel >= o->from_ns && rel < o->to_ns;
 }
 
 /* The trace's first time: the earliest begin of an event or start of a

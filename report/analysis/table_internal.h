@@ -24,6 +24,7 @@
  * the records, extsort.h) for each question's CUDA rows. */
 struct gown {
     uint64_t idx, time, dur, bytes;
+    uint64_t call; /* its owning call's begin, UINT64_MAX: none */
     uint32_t name, type, proc, thread;
 };
 
@@ -162,14 +163,14 @@ static inline int tstream_call_in_window(const struct opp_table_stream *s,
                                                 t - opp_pass_first_ns(s->pass));
 }
 
-/* Whether time t is in o's --from/--to window (aggregate.h). */
-static inline int tstream_in_window(const struct opp_table_stream *s, const struct opp_agg_opts *o,
-                                    uint64_t t)
+/* Whether GPU op g is in o's window (aggregate.h's opp_agg_gpu_in_window). */
+static inline int tstream_gpu_in_window(const struct opp_table_stream *s,
+                                        const struct opp_agg_opts *o, const struct gown *g)
 {
-    if (!o->window)
-        return 1;
-    uint64_t rel = t - opp_pass_first_ns(s->pass); /* t >= first */
-    return rel >= o->from_ns && rel < o->to_ns;
+    uint64_t first = opp_pass_first_ns(s->pass); /* g's times are not before it */
+    return !o->window ||
+           opp_agg_gpu_in_window(o, g->proc, g->time - first,
+                                 g->call == UINT64_MAX ? UINT64_MAX : g->call - first);
 }
 
 /* What a read said, in err: its result, or the consumer's failure. */

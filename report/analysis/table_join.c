@@ -99,6 +99,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
                                                       .time = g.time,
                                                       .dur = g.dur,
                                                       .bytes = g.bytes,
+                                                      .call = c ? c->begin : UINT64_MAX,
                                                       .name = g.name,
                                                       .type = g.type,
                                                       .proc = g.proc,

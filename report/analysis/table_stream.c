@@ -77,7 +77,7 @@ static int gpu_row(struct opp_table_stream *s, struct tq *q, const struct gown *
 {
     try_name(s, q, g->name);
     int32_t ka = g->thread != OPP_GPU_NONE ? q->thread_acc[g->thread] : q->proc_acc[g->proc];
-    if (ka < 0 || !tstream_in_window(s, &q->o[ka], g->time))
+    if (ka < 0 || !tstream_gpu_in_window(s, &q->o[ka], g))
         return 0;
     struct gkey k = {g->name, g->type, g->proc, (uint32_t)ka};
     struct grow_ *r;

@@ -997,6 +997,46 @@ START_TEST(gpu_idle_silent_below)
 }
 END_TEST
 
+/* Steps that are ranges with gaps between them (write_gapped_steps'
+ * shape): a launch in each step runs a kernel of 2 ms, one in each gap a
+ * kernel of 8 ms. The steps' GPU work is their calls': 2 ms of 10, idle
+ * 80% (the gaps' kernels counted too, the device was busy 92% of it). */
+START_TEST(gpu_idle_counts_the_steps_kernels_not_the_gaps)
+{
+    struct tb b;
+    open_trace(&b, "python3", 100, "main");
+    for (int i = 0; i < NSTEPS; i++) {
+        struct evs s = {.n = 0};
+        uint64_t t = T0 + (uint64_t)i * 20 * MS, g = t + 11 * MS;
+        ev(&s, (struct tb_ev)TB_CALL(F_LAUNCH, 0, 0, 0, 0, 2 * i + 1, 211), t + 10 * US,
+           t + 20 * US, 1);
+        ev(&s, (struct tb_ev)LABEL(S_STEP), t, t + 10 * MS, 0);
+        if (i < NSTEPS - 1)
+            ev(&s, (struct tb_ev)TB_CALL(F_LAUNCH, 0, 0, 0, 0, 2 * i + 2, 211), g, g + 10 * US, 0);
+        tb_put_events(&b, 0, s.e, s.n);
+    }
+    for (int i = 0; i < NSTEPS; i++) {
+        uint64_t t = T0 + (uint64_t)i * 20 * MS, g = t + 11 * MS;
+        tb_kernel(&b, .name = S_KERNEL, .start = t + 30 * US, .end = t + 30 * US + 2 * MS,
+                  .stream = 7, .corr = (uint64_t)(2 * i + 1));
+        if (i < NSTEPS - 1)
+            tb_kernel(&b, .name = S_KERNEL, .start = g + 20 * US, .end = g + 20 * US + 8 * MS,
+                      .stream = 7, .corr = (uint64_t)(2 * i + 2));
+    }
+    tb_gpu_chunk(&b);
+    tb_end(&b);
+    advise();
+    ck_assert_uint_eq(adv.wall_ns, 100 * MS);
+    const struct opp_finding *f = found("gpu_idle");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->stake_ns, 80 * MS);
+    near(f->share, 0.8);
+    ck_assert_str_eq(f->evidence, "2.000 ms of device work (10 ops) in a 10.000 ms step (mean); "
+                                  "its largest gap in the trace: 8.990 ms, before tiny_kernel");
+    done();
+}
+END_TEST
+
 START_TEST(launch_bound_silent_long_kernels)
 {
     kernel_ns = 11 * US; /* longer than a launch, and than launch_kernel_us */
@@ -1456,6 +1496,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, gpu_idle_and_launch_bound_fire);
     tcase_add_test(tc, gpu_idle_silent_below);
     tcase_add_test(tc, launch_bound_silent_long_kernels);
+    tcase_add_test(tc, gpu_idle_counts_the_steps_kernels_not_the_gaps);
     tcase_add_test(tc, comm_exposed_fires);
     tcase_add_test(tc, comm_exposed_silent_below);
     tcase_add_test(tc, straggler_fires);
