@@ -140,10 +140,10 @@ include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
 
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev); but
 # unresolved, whose weak references no library it loads defines, unload,
-# which loads and unloads OpenBLAS itself, and smallstack, whose thread's
-# stack is smaller than OpenBLAS's TLS.
+# the plugin host, whose plugin brings its library (OpenBLAS), and
+# smallstack, whose thread's stack is smaller than OpenBLAS's TLS.
 PROGS_ALONE := unresolved unload smallstack
-$(patsubst %,$(BUILD)/tests/progs/%,$(PROGS_ALONE)): # unload's plugin, beside it in each build.
+$(patsubst %,$(BUILD)/tests/progs/%,$(PROGS_ALONE)): # unload's OpenBLAS plugin, in each build.
 $(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.so: tests/plugin/blas_plugin.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas

@@ -136,6 +136,28 @@ int tu_code(int st)
     return st < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
 }
 
+int tu_unload_run(const char *dir, const char *trace, const char *plugin, const char *mapped,
+                  char **out, char **err)
+{
+    char *o = tu_path(dir, "unload.out"), *e = tu_path(dir, "unload.err");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "run",
+                    "-q",
+                    "-o",
+                    (char *)trace,
+                    "--",
+                    (char *)tu_build("tests/progs/unload"),
+                    "3",
+                    (char *)tu_build(plugin),
+                    (char *)mapped,
+                    NULL};
+    int code = tu_code(tu_run(argv, NULL, o, e));
+    *out = tu_slurp(o);
+    *err = tu_slurp(e);
+    free(o), free(e);
+    return code;
+}
+
 int tu_python_has(const char *modules)
 {
     static struct {

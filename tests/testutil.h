@@ -31,6 +31,12 @@ int tu_run_peak(char *const argv[], const char *out, const char *err, long *kb);
 char *tu_peak_quiet(const char *dir, char *const argv[], char **out, long *kb);
 /* Exit code as a shell reports it: status or 128+signal. */
 int tu_code(int status);
+/* The plugin host tests/progs/unload under `opprof run -q -o trace`: 3
+ * rounds of plugin (a built artifact's name), each unloading the library
+ * whose mappings' path contains mapped and loading it again elsewhere.
+ * Its exit code; its stdout and stderr (malloc'd) in *out and *err. */
+int tu_unload_run(const char *dir, const char *trace, const char *plugin, const char *mapped,
+                  char **out, char **err);
 
 /* The interpreter the suites run (Debian's numpy and torch are its), and
  * whether it imports modules ("torch", "dask, pandas"): asked once per

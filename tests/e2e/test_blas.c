@@ -45,18 +45,9 @@ static const struct opp_row *row(const struct opp_agg *a, const char *key, const
  * keeps unloaded libraries mapped.) */
 START_TEST(blas_unloaded_and_loaded_again)
 {
-    char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
-    char *run[] = {(char *)tu_tool("opprof"),
-                   "run",
-                   "-q",
-                   "-o",
-                   trace,
-                   "--",
-                   (char *)tu_build("tests/progs/unload"),
-                   "3",
-                   NULL};
-    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, err)), 0);
-    char *o = tu_slurp(out), *e = tu_slurp(err), want[4400];
+    char *trace = tu_path(dir, "t.trace"), *o, *e, want[4400];
+    ck_assert_int_eq(tu_unload_run(dir, trace, "tests/progs/libblas_plugin.so", "openblas", &o, &e),
+                     0);
     ck_assert_str_eq(o, "round 0: 30\nround 1: 30\nround 2: 30\n");
     snprintf(want, sizeof want, "opprof: trace written to %s (3 events)\n", trace);
     ck_assert_str_eq(e, want);
@@ -65,7 +56,7 @@ START_TEST(blas_unloaded_and_loaded_again)
     ck_assert(m->sum.complete);
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 3);
     opp_model_free(m);
-    free(o), free(e), free(trace), free(out), free(err);
+    free(o), free(e), free(trace);
 }
 END_TEST
 

@@ -3,7 +3,7 @@
  * tests/progs/unload.c. */
 #include <cblas.h>
 
-double plugin_dot(void)
+double plugin_run(void)
 {
     static const double x[4] = {1, 2, 3, 4};
     return cblas_ddot(4, x, 1, x, 1);
