@@ -28,4 +28,12 @@ $(GPULIBS_DIR)/%: tests/gpulibs/%.c
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -isystem $(CUDA_HOME)/include -o $@ $< -L$(GPULIBS_LIBDIR) \
 	  $(GPULIBS_LIBS_$*) -Wl,-rpath,$(GPULIBS_LIBDIR)
 PROGS += $(GPULIBS_PROGS)
+# A plugin linking cuDNN for the plugin host tests/progs/unload.c.
+ifneq ($(wildcard $(CUDA_HOME)/include/cudnn.h),)
+$(GPULIBS_DIR)/libcudnn_plugin.so: tests/plugin/cudnn_plugin.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -isystem $(CUDA_HOME)/include -fPIC -shared \
+	  -o $@ $< -L$(GPULIBS_LIBDIR) -lcudnn -Wl,-rpath,$(GPULIBS_LIBDIR)
+PROGS += $(GPULIBS_DIR)/libcudnn_plugin.so
+endif
 endif

@@ -140,8 +140,9 @@ include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
 
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev); but
 # unresolved, whose weak references no library it loads defines, unload,
-# the plugin host, whose plugin brings its library (OpenBLAS), and
-# smallstack, whose thread's stack is smaller than OpenBLAS's TLS.
+# the plugin host, whose plugins bring their library (OpenBLAS here; oneDNN
+# in cpulibs.mk, cuDNN in gpulibs.mk), and smallstack, whose thread's stack
+# is smaller than OpenBLAS's TLS.
 PROGS_ALONE := unresolved unload smallstack
 $(patsubst %,$(BUILD)/tests/progs/%,$(PROGS_ALONE)): # unload's OpenBLAS plugin, in each build.
 $(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.so: tests/plugin/blas_plugin.c

@@ -150,10 +150,24 @@ static int subs_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-/* A library unloaded (a plugin host's dlclose, OpenBLAS going with its
- * plugin) leaves the real functions found in it pointing at what may be
- * something else by the next call: the libraries' ones are found again at
- * their next call (the CUDA entry points, handed out as trampolines, stay). */
+/* Every OPP_FOUND, placed by the linker between these. */
+extern void *_Atomic __start_opp_found[] __attribute__((visibility("hidden")));
+extern void *_Atomic __stop_opp_found[] __attribute__((visibility("hidden")));
+
+/* Everything found in a library: the libraries' real functions (the CUDA
+ * entry points, handed out as trampolines, stay) and every OPP_FOUND. */
+static void forget_found(void)
+{
+    for (uint32_t fn = 0; fn < OPP_FN_CUDA_RT_BASE; fn++)
+        atomic_store_explicit(&opp_real_fn[fn], NULL, memory_order_relaxed);
+    for (void *_Atomic *p = __start_opp_found; p < __stop_opp_found; p++)
+        atomic_store_explicit(p, NULL, memory_order_relaxed);
+}
+
+/* A library unloaded (a plugin host's dlclose, OpenBLAS or oneDNN going
+ * with its plugin) leaves what was found in it pointing at what may be
+ * something else by the next call: all is forgotten, found again when
+ * next needed. */
 OPP_EXPORT int dlclose(void *handle)
 {
     typedef int (*dlclose_fn)(void *);
@@ -171,8 +185,7 @@ OPP_EXPORT int dlclose(void *handle)
     unsigned long long subs = 0;
     dl_iterate_phdr(subs_cb, &subs);
     if (atomic_exchange(&subs_seen, subs) != subs)
-        for (uint32_t fn = 0; fn < OPP_FN_CUDA_RT_BASE; fn++)
-            atomic_store_explicit(&opp_real_fn[fn], NULL, memory_order_relaxed);
+        forget_found();
     errno = saved_errno;
     return rc;
 }

@@ -11,6 +11,14 @@
 
 extern void *_Atomic opp_real_fn[OPP_FN_COUNT]; /* resolved real functions */
 
+/* A pointer into a loaded library kept outside opp_real_fn (a query
+ * function a wrapper's helper calls, what the library was when looked at):
+ * forgotten with the real functions when a library is unloaded, so that it
+ * is looked up again in what is loaded then. Defines an atomic pointer,
+ * NULL until found: `static OPP_FOUND(name);`, at file scope or in a
+ * function. The linker gathers them all (section opp_found). */
+#define OPP_FOUND(name) void *_Atomic name __attribute__((section("opp_found"), used))
+
 void *opp_resolve(uint32_t fn);
 /* A call of fn, whose real function no loaded library defines, never ran:
  * what it returns instead (returns: 1 when it returns a value, 0 when

@@ -23,6 +23,8 @@ typedef cudnnStatus_t (*cd_get_tensor_t)(const cudnnTensorDescriptor_t, int, cud
 typedef cudnnStatus_t (*cd_get_filter_t)(const cudnnFilterDescriptor_t, int, cudnnDataType_t *,
                                          cudnnTensorFormat_t *, int *, int *);
 
+/* A getter of the loaded libcudnn.so.9, kept in cache (an OPP_FOUND: a
+ * cuDNN unloaded and loaded again elsewhere is looked up again). */
 static void *cd_sym(void *_Atomic *cache, const char *name)
 {
     void *p = atomic_load_explicit(cache, memory_order_relaxed);
@@ -71,7 +73,7 @@ static void cd_put(struct cd_args *g, int rank, const int *dims, cudnnDataType_t
 
 static void cd_tensor(struct cd_args *g, cudnnTensorDescriptor_t d)
 {
-    static void *_Atomic fn;
+    static OPP_FOUND(fn);
     cd_get_tensor_t get = (cd_get_tensor_t)cd_sym(&fn, "cudnnGetTensorNdDescriptor");
     int rank = 0, dims[8], strides[8];
     cudnnDataType_t dt = CUDNN_DATA_FLOAT;
@@ -82,7 +84,7 @@ static void cd_tensor(struct cd_args *g, cudnnTensorDescriptor_t d)
 
 static void cd_filter(struct cd_args *g, cudnnFilterDescriptor_t d)
 {
-    static void *_Atomic fn;
+    static OPP_FOUND(fn);
     cd_get_filter_t get = (cd_get_filter_t)cd_sym(&fn, "cudnnGetFilterNdDescriptor");
     int rank = 0, dims[8];
     cudnnDataType_t dt = CUDNN_DATA_FLOAT;
@@ -98,7 +100,7 @@ typedef cudnnStatus_t (*cd_get_rnn_data_t)(cudnnRNNDataDescriptor_t, cudnnDataTy
                                            void *);
 static void cd_rnn_data(struct cd_args *g, cudnnRNNDataDescriptor_t d)
 {
-    static void *_Atomic fn;
+    static OPP_FOUND(fn);
     cd_get_rnn_data_t get = (cd_get_rnn_data_t)cd_sym(&fn, "cudnnGetRNNDataDescriptor");
     int dims[3] = {0, 0, 0};
     cudnnDataType_t dt = CUDNN_DATA_FLOAT;
@@ -117,7 +119,7 @@ typedef cudnnStatus_t (*cd_get_seq_t)(const cudnnSeqDataDescriptor_t, cudnnDataT
                                       int *, cudnnSeqDataAxis_t *, size_t *, size_t, int *, void *);
 static void cd_seq(struct cd_args *g, cudnnSeqDataDescriptor_t d)
 {
-    static void *_Atomic fn;
+    static OPP_FOUND(fn);
     cd_get_seq_t get = (cd_get_seq_t)cd_sym(&fn, "cudnnGetSeqDataDescriptor");
     int dim[CUDNN_SEQDATA_DIM_COUNT] = {0}, nb = 0;
     cudnnSeqDataAxis_t axes[CUDNN_SEQDATA_DIM_COUNT];

@@ -5,7 +5,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -27,33 +26,60 @@ enum { Q_PRIMITIVE_KIND = 2, Q_PROP_KIND = 11, Q_SRC_MD = 129, Q_DIFF_SRC_MD = 1
        Q_WEIGHTS_MD = 131, Q_DIFF_WEIGHTS_MD = 132, Q_DST_MD = 133, Q_DIFF_DST_MD = 134 };
 enum { PROP_BACKWARD = 128, PROP_BACKWARD_DATA = 160, PROP_BACKWARD_WEIGHTS = 192 };
 
-static struct {
-    const struct dnnl_version_s *(*version)(void);
-    int (*get_pd)(const void *prim, const void **pd);
-    int (*query)(const void *pd, int what, int index, void *result);
-    const struct dnnl2_md_head *(*query_md)(const void *pd, int what, int index);
-} dnnl;
-static int dnnl_ok; /* the query functions are there and the library is 2.x */
-static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
-
 /* The query functions, from the library that defines the real execute
- * (Python loads it RTLD_LOCAL: not reachable by name from here). */
-static void dnnl_init(void)
+ * (Python loads it RTLD_LOCAL: not reachable by name from here): OPP_FOUND,
+ * so a oneDNN unloaded and loaded again elsewhere is looked at again.
+ * dnnl_seen: the real execute they were looked up beside (NULL: not yet);
+ * the others stay NULL where the library is not 2.x. */
+typedef int (*dnnl_get_pd_fn)(const void *prim, const void **pd);
+typedef int (*dnnl_query_fn)(const void *pd, int what, int index, void *result);
+typedef const struct dnnl2_md_head *(*dnnl_query_md_fn)(const void *pd, int what, int index);
+static OPP_FOUND(dnnl_seen);
+static OPP_FOUND(dnnl_get_pd);
+static OPP_FOUND(dnnl_query);
+static OPP_FOUND(dnnl_query_md);
+
+struct dnnl_fns {
+    dnnl_get_pd_fn get_pd;
+    dnnl_query_fn query;
+    dnnl_query_md_fn query_md;
+};
+
+/* dnnl_seen is stored first: a library unloaded meanwhile clears it, and
+ * the next primitive looks again; a primitive executed meanwhile may find
+ * the functions not stored yet, and is described at its next execution. */
+static void dnnl_look(void)
 {
     Dl_info di;
-    void *exec = opp_real(OPP_FN_dnnl_primitive_execute);
-    if (!exec || !dladdr(exec, &di) || !di.dli_fname)
-        return;
-    void *h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return;
-    *(void **)&dnnl.version = dlsym(h, "dnnl_version");
-    *(void **)&dnnl.get_pd = dlsym(h, "dnnl_primitive_get_primitive_desc");
-    *(void **)&dnnl.query = dlsym(h, "dnnl_primitive_desc_query");
-    *(void **)&dnnl.query_md = dlsym(h, "dnnl_primitive_desc_query_md");
+    void *exec = opp_real(OPP_FN_dnnl_primitive_execute), *h = NULL;
+    if (!exec || !dladdr(exec, &di) || !di.dli_fname ||
+        !(h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
+        return; /* looked at again at the next primitive */
+    const struct dnnl_version_s *(*version)(void) =
+        (const struct dnnl_version_s *(*)(void))dlsym(h, "dnnl_version");
+    const struct dnnl_version_s *v = version ? version() : NULL;
+    void *get_pd = NULL, *query = NULL, *query_md = NULL;
+    if (v && v->major == 2) {
+        get_pd = dlsym(h, "dnnl_primitive_get_primitive_desc");
+        query = dlsym(h, "dnnl_primitive_desc_query");
+        query_md = dlsym(h, "dnnl_primitive_desc_query_md");
+    }
     dlclose(h); /* it stays loaded: the program holds it */
-    const struct dnnl_version_s *v = dnnl.version ? dnnl.version() : NULL;
-    dnnl_ok = v && v->major == 2 && dnnl.get_pd && dnnl.query && dnnl.query_md;
+    atomic_store_explicit(&dnnl_seen, exec, memory_order_relaxed);
+    atomic_store_explicit(&dnnl_get_pd, get_pd, memory_order_relaxed);
+    atomic_store_explicit(&dnnl_query, query, memory_order_relaxed);
+    atomic_store_explicit(&dnnl_query_md, query_md, memory_order_relaxed);
+}
+
+/* The query functions as found now: 0, or -1 when they cannot describe. */
+static int dnnl_fns(struct dnnl_fns *f)
+{
+    if (!atomic_load_explicit(&dnnl_seen, memory_order_relaxed))
+        dnnl_look();
+    f->get_pd = (dnnl_get_pd_fn)atomic_load_explicit(&dnnl_get_pd, memory_order_relaxed);
+    f->query = (dnnl_query_fn)atomic_load_explicit(&dnnl_query, memory_order_relaxed);
+    f->query_md = (dnnl_query_md_fn)atomic_load_explicit(&dnnl_query_md, memory_order_relaxed);
+    return f->get_pd && f->query && f->query_md ? 0 : -1;
 }
 
 /* What a primitive records (past the status): sub, dtype, ntensors, then
@@ -96,9 +122,9 @@ static uint32_t dtype_of(int dt)
     return dt >= 0 && dt < (int)sizeof map ? map[dt] : OPP_DT_NONE;
 }
 
-static const struct dnnl2_md_head *md(const void *pd, int what, int index)
+static const struct dnnl2_md_head *md(const struct dnnl_fns *f, const void *pd, int what, int index)
 {
-    const struct dnnl2_md_head *m = dnnl.query_md(pd, what, index);
+    const struct dnnl2_md_head *m = f->query_md(pd, what, index);
     return m && m->ndims > 0 && m->ndims <= DNNL_MAX_NDIMS ? m : NULL;
 }
 
@@ -117,19 +143,19 @@ static unsigned put_md(uint64_t *a, unsigned n, const struct dnnl2_md_head *m)
 /* The description of a primitive, in the order opp_op_shapes reads it:
  * forward sense, src (x or dx), weights (w or dw) where the kind has them,
  * dst (y or dy). Returns the count (0: not described). */
-static unsigned describe(const void *prim, uint64_t *a)
+static unsigned describe(const struct dnnl_fns *f, const void *prim, uint64_t *a)
 {
     const void *pd = NULL;
     int kind = 0, prop = 0;
-    if (dnnl.get_pd(prim, &pd) != 0 || !pd || dnnl.query(pd, Q_PRIMITIVE_KIND, 0, &kind) != 0)
+    if (f->get_pd(prim, &pd) != 0 || !pd || f->query(pd, Q_PRIMITIVE_KIND, 0, &kind) != 0)
         return 0;
-    if (dnnl.query(pd, Q_PROP_KIND, 0, &prop) != 0)
+    if (f->query(pd, Q_PROP_KIND, 0, &prop) != 0)
         prop = 0; /* kinds without one: reorder, sum, concat, binary, matmul... */
     int bwd = prop == PROP_BACKWARD || prop == PROP_BACKWARD_DATA;
     int bwd_w = prop == PROP_BACKWARD_WEIGHTS;
-    const struct dnnl2_md_head *src = md(pd, bwd ? Q_DIFF_SRC_MD : Q_SRC_MD, 0);
-    const struct dnnl2_md_head *wei = md(pd, bwd_w ? Q_DIFF_WEIGHTS_MD : Q_WEIGHTS_MD, 0);
-    const struct dnnl2_md_head *dst = md(pd, bwd || bwd_w ? Q_DIFF_DST_MD : Q_DST_MD, 0);
+    const struct dnnl2_md_head *src = md(f, pd, bwd ? Q_DIFF_SRC_MD : Q_SRC_MD, 0);
+    const struct dnnl2_md_head *wei = md(f, pd, bwd_w ? Q_DIFF_WEIGHTS_MD : Q_WEIGHTS_MD, 0);
+    const struct dnnl2_md_head *dst = md(f, pd, bwd || bwd_w ? Q_DIFF_DST_MD : Q_DST_MD, 0);
     uint32_t sub = sub_of(kind, prop);
     const struct dnnl2_md_head *t[3];
     unsigned nt = 0;
@@ -140,7 +166,7 @@ static unsigned describe(const void *prim, uint64_t *a)
         t[nt++] = wei;
         break;
     case OPP_SUB_BINARY:
-        t[nt++] = md(pd, Q_SRC_MD, 1);
+        t[nt++] = md(f, pd, Q_SRC_MD, 1);
         break;
     default:
         break;
@@ -208,8 +234,8 @@ static unsigned onednn_fill(uint64_t *a, int status, const void *prim)
             break;
     }
     int saved = errno;
-    pthread_once(&dnnl_once, dnnl_init);
-    unsigned n = dnnl_ok ? describe(prim, a + 1) : 0;
+    struct dnnl_fns f;
+    unsigned n = dnnl_fns(&f) == 0 ? describe(&f, prim, a + 1) : 0;
     if (n)
         cache_put(p, a + 1, n);
     errno = saved;

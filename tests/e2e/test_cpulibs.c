@@ -136,6 +136,43 @@ START_TEST(onednn_program_exact)
 }
 END_TEST
 
+/* A plugin host that unloads a plugin linking oneDNN, and oneDNN with it
+ * (a copy of Debian's libdnnl.so.2 that can be unloaded, tests/cpulibs.mk),
+ * and loads it again elsewhere: each primitive is still described, by
+ * the query functions of the oneDNN loaded then. (Not under
+ * ThreadSanitizer, whose runtime keeps unloaded libraries mapped.) */
+START_TEST(onednn_unloaded_and_loaded_again)
+{
+    if (!have_file(tu_build("tests/cpulibs/libonednn_plugin.so"),
+                   "onednn_unloaded_and_loaded_again", "libdnnl-dev"))
+        return;
+    char *trace = tu_path(dir, "t.trace"), *o, *e, want[4400];
+    ck_assert_int_eq(tu_unload_run(dir, trace, "tests/cpulibs/libonednn_plugin.so",
+                                   "dnnl-global/libdnnl.so.2", &o, &e),
+                     0);
+    ck_assert_str_eq(o, "round 0: 6\nround 1: 6\nround 2: 6\n");
+    snprintf(want, sizeof want, "opprof: trace written to %s (9 events)\n", trace);
+    ck_assert_str_eq(e, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    struct opp_agg_opts ao = {.group_by_shape = 1};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_uint_eq(a.nrows, 2);
+    /* each round's relu over [2, 3], run twice */
+    ck_assert_uint_eq(need(&a, "onednn::eltwise", "[[2, 3], [2, 3]]")->count, 6);
+    ck_assert_uint_eq(need(&a, "dnnl_primitive_destroy", "[]")->count, 3);
+    unsigned long n, ok;
+    statuses(m, "onednn::eltwise", 0, &n, &ok);
+    ck_assert_uint_eq(n, 6);
+    ck_assert_uint_eq(ok, 6);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(o), free(e), free(trace);
+}
+END_TEST
+
 /* xnnpack_app: each run of an operator, with its status. */
 START_TEST(xnnpack_program_exact)
 {
@@ -218,6 +255,7 @@ Suite *suite_cpulibs(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, onednn_program_exact);
+    tcase_add_test(tc, onednn_unloaded_and_loaded_again);
     tcase_add_test(tc, xnnpack_program_exact);
     tcase_add_test(tc, torch_cnn_onednn_conv);
     suite_add_tcase(s, tc);

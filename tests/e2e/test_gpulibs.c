@@ -424,6 +424,39 @@ START_TEST(cufft_calls)
 }
 END_TEST
 
+/* A plugin host that unloads a plugin linking cuDNN, and libcudnn.so.9
+ * with it, and loads it again elsewhere: each call's tensors are still
+ * read back, by the getters of the cuDNN loaded then. */
+START_TEST(cudnn_unloaded_and_loaded_again)
+{
+    if (access(tu_build("tests/gpulibs/libcudnn_plugin.so"), R_OK) != 0) {
+        fprintf(stderr, "SKIP cudnn_unloaded_and_loaded_again: tests/gpulibs/libcudnn_plugin.so "
+                        "not built (no CUDA toolkit with cuDNN)\n");
+        return;
+    }
+    char *trace = tu_path(dir, "t.trace"), *o, *e, want[4400];
+    ck_assert_int_eq(
+        tu_unload_run(dir, trace, "tests/gpulibs/libcudnn_plugin.so", "/libcudnn.so.9", &o, &e), 0);
+    /* CUDNN_STATUS_BAD_PARAM: no handle */
+    ck_assert_str_eq(o, "round 0: 2000\nround 1: 2000\nround 2: 2000\n");
+    snprintf(want, sizeof want, "opprof: trace written to %s (3 events)\n", trace);
+    ck_assert_str_eq(e, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->events, 3);
+    ck_assert_uint_eq(tu_count(m, "cudnn::softmax", -1, 0, 0), 3);
+    for (int i = 0; i < 3; i++) {
+        struct call c = nth(m, "cudnnSoftmaxForward", i);
+        ck_assert_int_eq(status(c), 2000);
+        ck_assert_str_eq(shapes(c), "[[2, 3, 4, 5], [2, 3, 4, 5]]");
+        ck_assert_uint_eq(dtype(c), OPP_DT_F32);
+    }
+    opp_model_free(m);
+    free(o), free(e), free(trace);
+}
+END_TEST
+
 Suite *suite_gpulibs(void)
 {
     Suite *s = suite_create("gpulibs");
@@ -437,6 +470,7 @@ Suite *suite_gpulibs(void)
     tcase_add_test(tc, cudnn_seq_calls);
     tcase_add_test(tc, nccl_calls);
     tcase_add_test(tc, cufft_calls);
+    tcase_add_test(tc, cudnn_unloaded_and_loaded_again);
     suite_add_tcase(s, tc);
     return s;
 }
