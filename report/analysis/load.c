@@ -84,7 +84,8 @@ static int refuse_call(void *ctx, const struct opp_tr_event *te)
 static int summary_finish(struct opp_loader *ld)
 {
     struct opp_model *m = ld->m;
-    if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld) || opp_loader_cpu_summed(m))
+    if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld) || opp_loader_parents(m) ||
+        opp_loader_cpu_summed(m))
         return ENOMEM;
     opp_loader_sort_devices(&m->gpu);
     return opp_loader_gpu_memory(&m->gpu) || opp_loader_gpu_totals(m) ? ENOMEM : 0;

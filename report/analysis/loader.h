@@ -192,6 +192,11 @@ uint32_t opp_loader_event_name(struct opp_loader *ld, struct opp_name_cache **ca
 void opp_loader_name_cache_free(struct opp_name_cache *c);
 /* Every op's and device's name as our string id. 0 or -1. */
 int opp_loader_gpu_names(struct opp_loader *ld);
+/* Each process whose parent_proc names no process of the model, linked
+ * to its parent when that is in its file too: one that connected after
+ * its child (processes connect at their first record), the first such
+ * instance of its pid. 0 or -1. */
+int opp_loader_parents(struct opp_model *m);
 /* One op's (as opp_gpu_op_decode gives it): dem[0..ndem) caches the
  * demangled name of each of our string ids (UINT32_MAX: not yet), as
  * opp_loader_gpu_names keeps it. UINT32_MAX when out of memory. */

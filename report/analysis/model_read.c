@@ -255,3 +255,40 @@ int opp_loader_on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_
     p->exit_code = code;
     return 0;
 }
+
+/* A process as opp_loader_parents looks them up: by file and pid, then
+ * the order they connected in. */
+struct pid_at {
+    uint64_t key; /* file << 32 | pid */
+    uint32_t proc;
+};
+
+static int cmp_pid_at(const void *pa, const void *pb)
+{
+    const struct pid_at *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->proc > b->proc) - (a->proc < b->proc);
+}
+
+int opp_loader_parents(struct opp_model *m)
+{
+    struct pid_at *v = malloc((m->nprocs ? m->nprocs : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < m->nprocs; i++)
+        v[i] = (struct pid_at){(uint64_t)(m->procs[i].proc >> 24) << 32 | m->procs[i].pid,
+                               m->procs[i].proc};
+    qsort(v, m->nprocs, sizeof *v, cmp_pid_at);
+    for (size_t i = 0; i < m->nprocs; i++) {
+        struct opp_process *c = &m->procs[i];
+        if (opp_loader_proc(m, c->parent_proc)) /* the collector knew it */
+            continue;
+        struct pid_at want = {(uint64_t)(c->proc >> 24) << 32 | c->ppid, c->proc + 1};
+        size_t k = OPP_PARTITION_POINT(m->nprocs, j, cmp_pid_at(&v[j], &want) < 0);
+        if (k < m->nprocs && v[k].key == want.key)
+            c->parent_proc = v[k].proc;
+    }
+    free(v);
+    return 0;
+}

@@ -169,7 +169,7 @@ int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *pat
         snprintf(err, errlen, "it is a summary trace");
         return 1;
     }
-    if (opp_loader_gpu_names(&sm->ld)) { /* devices' names */
+    if (opp_loader_gpu_names(&sm->ld) || opp_loader_parents(m)) { /* devices' names */
         snprintf(err, errlen, "out of memory");
         return -1;
     }

@@ -120,7 +120,7 @@ static int finish(struct opp_loader *ld)
         if (rc)
             return -rc;
     }
-    if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld))
+    if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld) || opp_loader_parents(ld->m))
         return ENOMEM;
     struct fold_ctx x = {.m = m};
     for (size_t i = 0; i < m->nthreads; i++) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
+#include "analysis/pass.h"
 #include "tool/cmds.h"
 #include "views/columns.h"
 #include "views/fmt.h"
@@ -85,6 +86,41 @@ START_TEST(model_process_status)
     ck_assert_str_eq(opp_process_end_text(&m->procs[2], buf, sizeof buf), "exited with status 255");
     ck_assert_str_eq(opp_process_end_text(&m->procs[3], buf, sizeof buf), "cut");
     ck_assert_int_eq(m->sum.complete, 0);
+    opp_model_free(m);
+    free(path);
+}
+END_TEST
+
+/* A parent that connected after its child (processes connect at their
+ * first record) is the child's parent, in the loaded model and in the
+ * pass's; serials as the collector gives them (from 1, parent 0: none
+ * known when the child said hello). */
+START_TEST(model_parent_connected_later)
+{
+    char *path = tu_path(dir, "parents.trace");
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 1, .pid = 300, .ppid = 200, .parent = 0, .exe = "child");
+    tb_process(&b, .proc = 2, .pid = 200, .ppid = 1, .parent = 0, .exe = "parent");
+    tb_process(&b, .proc = 3, .pid = 301, .ppid = 200, .parent = 2, .exe = "child2");
+    tb_process(&b, .proc = 4, .pid = 400, .ppid = 999, .parent = 0, .exe = "orphan");
+    tb_process(&b, .proc = 5, .pid = 200, .ppid = 1, .parent = 0, .exe = "pid-again");
+    tb_end(&b);
+    char err[512];
+    struct opp_model *m = tu_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    struct opp_pass *p = tu_pass_open(path);
+    const struct opp_model *models[] = {m, opp_pass_model(p)};
+    for (int k = 0; k < 2; k++) {
+        const struct opp_model *x = models[k];
+        ck_assert_uint_eq(x->nprocs, 5);
+        ck_assert_uint_eq(x->procs[0].parent_proc, 2); /* the first pid 200 after it */
+        ck_assert_uint_eq(x->procs[1].parent_proc, 0); /* pid 1 is not in the trace */
+        ck_assert_uint_eq(x->procs[2].parent_proc, 2);
+        ck_assert_uint_eq(x->procs[3].parent_proc, 0);
+        ck_assert_uint_eq(x->procs[4].parent_proc, 0);
+    }
+    opp_pass_free(p);
     opp_model_free(m);
     free(path);
 }
@@ -396,6 +432,7 @@ Suite *suite_report(void)
     tcase_add_test(tc, model_counts);
     tcase_add_test(tc, model_processes);
     tcase_add_test(tc, model_process_status);
+    tcase_add_test(tc, model_parent_connected_later);
     tcase_add_test(tc, model_function_tables);
     tcase_add_test(tc, model_threads);
     tcase_add_test(tc, model_event_tree);
