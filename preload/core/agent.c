@@ -1,7 +1,7 @@
 /* The agent, the core's top: its settings, its start (the constructor),
  * fork and exit, and the features' hooks walked at each. It calls every
- * layer below (internal.h) and nothing calls it but the loader and
- * fork(). */
+ * layer below (internal.h) and nothing calls it but the loader, fork()
+ * and the fork gates (publish.h), through the hooks it gave them. */
 #include "core/internal.h"
 
 #include <dlfcn.h>
@@ -88,6 +88,7 @@ int opp_agent_wanted(void)
  * take them in. */
 static void at_prepare(void)
 {
+    opp_fork_check(); /* a child whose own fork ran no atfork handler: its locks made anew */
     opp_str_atfork_prepare();
     opp_conn_atfork_prepare();
 }
@@ -98,6 +99,26 @@ static void at_parent(void)
     opp_str_atfork_parent();
 }
 
+/* A fork child's resets of what the process kept (string ids, capture,
+ * each feature's), the connection's apart. */
+static void child_process(void)
+{
+    opp_str_forked();
+    opp_capture_forked();
+    for (const struct opp_feature *const *f = opp_features; *f; f++)
+        if ((*f)->forked)
+            (*f)->forked();
+}
+
+/* The forking thread's part, on that thread. */
+static void child_thread(void)
+{
+    opp_thread_forked();
+    for (const struct opp_feature *const *f = opp_features; *f; f++)
+        if ((*f)->thread_forked)
+            (*f)->thread_forked();
+}
+
 /* The child of fork() records as a process of its own: forget the parent's
  * connection, string ids and ring, and let each feature forget what was
  * the parent's. Only resets here: the child of a threaded program may make
@@ -106,13 +127,21 @@ static void at_parent(void)
  * for its first record. */
 static void at_child(void)
 {
+    opp_fork_gate_open();
     opp_conn_forked();
-    opp_str_forked();
-    opp_thread_forked();
-    opp_capture_forked();
-    for (const struct opp_feature *const *f = opp_features; *f; f++)
-        if ((*f)->forked)
-            (*f)->forked();
+    child_process();
+    child_thread();
+}
+
+/* The child of a fork that ran no atfork handler (syscall(SYS_fork), clone
+ * without CLONE_VM), found by its gates (publish.h) when a thread first
+ * records, sends or exits there: the same resets, the locks made anew
+ * rather than released (a thread of the parent's may have held them). The
+ * forking thread's part waits until it meets its ring (child_thread). */
+static void at_raw_child(void)
+{
+    opp_conn_raw_forked();
+    child_process();
 }
 
 __attribute__((constructor)) static void opp_init(void)
@@ -138,6 +167,7 @@ __attribute__((constructor)) static void opp_init(void)
     const char *sock = getenv("OPPROF_SOCKET");
     if (opp_conn_start(sock && sock[0] ? sock : NULL, clock) == 0) {
         opp_capture_init();
+        opp_fork_gates_init(at_raw_child, child_thread);
         pthread_atfork(at_prepare, at_parent, at_child);
         Dl_info self;
         const char *self_path = dladdr((void *)opp_agent_wanted, &self) ? self.dli_fname : NULL;

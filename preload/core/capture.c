@@ -54,8 +54,8 @@ void opp_window_sync(void)
     uint32_t w = __atomic_load_n(&window_no, __ATOMIC_RELAXED);
     if (w == seen)
         return;
-    struct opp_ring_hdr *r = opp_tls.ring;
-    if (!r && !(r = opp_thread_attach()))
+    struct opp_ring_hdr *r = opp_thread_ring();
+    if (!r)
         return;
     uint64_t a[1] = {w};
     opp_publish_f(r, 0, r->depth, 0, 0, a, 1, OPP_REC_WINDOW);
@@ -129,6 +129,14 @@ static struct {
     uint64_t step_range_end; /* ticks: where the range that began it ended, 0 while open */
 } sched = {.lock = PTHREAD_MUTEX_INITIALIZER, .step = -1};
 
+/* In the child of a fork that ran no atfork handler, the lock may be held
+ * by a thread of the parent's: made anew (opp_capture_forked) first. */
+static void sched_lock(void)
+{
+    opp_fork_check();
+    pthread_mutex_lock(&sched.lock);
+}
+
 /* torch.profiler.schedule: 1 when step k is recorded (an active step). */
 static int active_step(long k)
 {
@@ -172,7 +180,7 @@ void opp_step_mark(void)
     if (in_mark)
         return;
     in_mark = 1;
-    pthread_mutex_lock(&sched.lock);
+    sched_lock();
     uint64_t now = opp_now();
     long k = sched.step;
     record_step(k, now);
@@ -187,7 +195,7 @@ void opp_step_mark(void)
 
 void opp_step_range_end(uint64_t t)
 {
-    pthread_mutex_lock(&sched.lock);
+    sched_lock();
     if (sched.on && t > sched.step_begin)
         sched.step_range_end = t;
     pthread_mutex_unlock(&sched.lock);
@@ -195,7 +203,7 @@ void opp_step_range_end(uint64_t t)
 
 void opp_schedule_off(const char *why)
 {
-    pthread_mutex_lock(&sched.lock);
+    sched_lock();
     int was = sched.on;
     sched.on = 0;
     pthread_mutex_unlock(&sched.lock);
@@ -209,7 +217,7 @@ void opp_schedule_off(const char *why)
 
 void opp_step_finish(void)
 {
-    pthread_mutex_lock(&sched.lock); /* a time step's timer may be advancing it */
+    sched_lock(); /* a time step's timer may be advancing it */
     int torch = opp_step_torch;
     if (sched.on && torch && sched.step < 0)
         opp_agent_say("OPPROF_STEP=", torch == OPP_STEP_TORCH_FORWARD ? "torch:forward" : "torch",
@@ -228,7 +236,7 @@ static void *step_timer(void *arg)
     uint64_t next = opp_mono_ns();
     for (;;) {
         /* time steps have no ProfilerStep events: this thread records nothing */
-        pthread_mutex_lock(&sched.lock);
+        sched_lock();
         sched.step++;
         set_sched(sched.step);
         opp_capture_update();

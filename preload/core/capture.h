@@ -109,12 +109,9 @@ static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const
 {
     if (OPP_UNLIKELY(opp_summary_windows))
         opp_window_sync();
-    struct opp_ring_hdr *r = opp_tls.ring;
-    if (OPP_UNLIKELY(!r)) {
-        r = opp_thread_attach();
-        if (!r)
-            return 0;
-    }
+    struct opp_ring_hdr *r = opp_thread_ring();
+    if (OPP_UNLIKELY(!r))
+        return 0;
     opp_publish_f(r, fn, r->depth, begin, end, args, nargs, OPP_REC_RANGE);
     return 1;
 }

@@ -281,6 +281,7 @@ static int defer(unsigned type, const void *payload, unsigned size, int fd)
 
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
 {
+    opp_fork_check(); /* a child whose fork ran no atfork handler holds the parent's socket */
     int saved_errno = errno; /* program threads send too (a new string inside an op) */
     int rc;
     if (mine.held) {
@@ -332,12 +333,10 @@ void opp_conn_atfork_parent(void)
     conn_unlock();
 }
 
-/* What this thread deferred is the parent's to send. */
-void opp_conn_forked(void)
+/* In a fork child: the parent's socket closed (our copy of it), the
+ * child's connection made at its first message. */
+static void forget_parent(void)
 {
-    pthread_mutex_unlock(&conn.lock);
-    mine.n = 0;
-    mine.held--; /* the prepare's; a conn_lock a handler's fork() interrupted still counts */
     conn.root = 0;
     if (socket_ours()) /* else the number is the program's */
         close(conn.sock);
@@ -345,8 +344,24 @@ void opp_conn_forked(void)
     conn.hello_due = 1;
 }
 
+/* What this thread deferred is the parent's to send. */
+void opp_conn_forked(void)
+{
+    pthread_mutex_unlock(&conn.lock);
+    mine.n = 0;
+    mine.held--; /* the prepare's; a conn_lock a handler's fork() interrupted still counts */
+    forget_parent();
+}
+
+void opp_conn_raw_forked(void)
+{
+    pthread_mutex_init(&conn.lock, NULL);
+    forget_parent();
+}
+
 int opp_conn_idle(void)
 {
+    opp_fork_check(); /* a child whose fork ran no atfork handler: idle once it forgot */
     conn_lock();
     int idle = conn.hello_due || conn.sock < 0;
     conn_unlock();

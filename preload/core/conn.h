@@ -39,6 +39,9 @@ void opp_conn_on_child_connect(void (*fn)(void));
 void opp_conn_atfork_prepare(void);
 void opp_conn_atfork_parent(void);
 void opp_conn_forked(void);
+/* The same in the child of a fork that ran no atfork handler (the lock,
+ * which a thread of the parent's may have held, made anew). */
+void opp_conn_raw_forked(void);
 /* At exit: 1 when this process never connected (a fork child that
  * recorded nothing), so there is nobody to say goodbye to. */
 int opp_conn_idle(void);

@@ -21,11 +21,15 @@
 
 /* What a feature does at the agent's start, in the child of fork() and at
  * exit; a NULL hook: nothing. The core walks the table in order (start and
- * fork) and in reverse (exit). */
+ * fork) and in reverse (exit). In the child of fork() both fork hooks run
+ * at once; in the child of a fork that ran no atfork handler (the system
+ * call itself), forked runs when the first thread there records, sends or
+ * exits, and thread_forked when the forking thread meets its ring. */
 struct opp_feature {
     const char *name;
     void (*start)(const char *self_path); /* once the collector took us; our path */
-    void (*forked)(void);                 /* after the core's own reset in the child */
+    void (*forked)(void);                 /* the process's state, after the core's own reset */
+    void (*thread_forked)(void);          /* the forking thread's own, on that thread */
     void (*stop)(void);                   /* at exit, before the goodbye */
 };
 extern const struct opp_feature *const opp_features[]; /* NULL-terminated */

@@ -41,6 +41,7 @@ uint32_t opp_str_id(const char *s, size_t n)
 {
     if (!s)
         return 0;
+    opp_fork_check(); /* a child whose fork ran no atfork handler: the ids are its parent's */
     if (n > OPP_NAME_STR_MAX)
         n = OPP_NAME_STR_MAX; /* what a STRING record keeps */
     struct text t = {s, n};

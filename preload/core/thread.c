@@ -38,8 +38,11 @@ static void thread_gone(void *ring)
         return;
     opp_tls.ring = NULL;
     opp_tls.state = OPP_T_OFF; /* calls from later destructors are not recorded */
-    atomic_store_explicit(&r->state, OPP_RING_CLOSED, memory_order_release);
-    munmap(r, opp_ring_bytes(r->capacity));
+    /* a ring whose gate is shut is the parent's (a fork that ran no atfork
+     * handler): only our copy of its mapping goes */
+    if (opp_ring_gate(r))
+        atomic_store_explicit(&r->state, OPP_RING_CLOSED, memory_order_release);
+    opp_ring_unmap(r, opp_ring_bytes(r->capacity));
 }
 
 int opp_thread_init(uint32_t cap, int paused)
@@ -66,11 +69,18 @@ int opp_thread_init(uint32_t cap, int paused)
 
 struct opp_ring_hdr *opp_thread_attach(void)
 {
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (r && opp_ring_gate(r))
+        return r;
+    if (r)
+        opp_fork_thread(); /* the parent's: this thread forked, no atfork handler ran */
+    else
+        opp_fork_check(); /* a child's new thread, the first to record */
     if (opp_tls.state != OPP_T_NEW || !opp_agent_on())
         return NULL;
     int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
-    struct opp_ring_hdr *r = NULL;
+    r = NULL;
     size_t bytes = opp_ring_bytes(threads.cap);
     int fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
@@ -88,10 +98,9 @@ struct opp_ring_hdr *opp_thread_attach(void)
         close(fd);
         goto out;
     }
-    r = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (r == MAP_FAILED) {
+    r = opp_ring_map(fd, bytes);
+    if (!r) {
         opp_give_up("cannot map a trace buffer", errno);
-        r = NULL;
         close(fd);
         goto out;
     }
@@ -108,7 +117,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
                            "gone), profiling off");
     close(fd);
     if (rc) {
-        munmap(r, bytes);
+        opp_ring_unmap(r, bytes);
         r = NULL;
         if (rc == -EWOULDBLOCK) /* a handler's call inside one of our sends: the next call */
             opp_tls.state = OPP_T_NEW;
@@ -129,7 +138,7 @@ void opp_thread_forked(void)
     opp_tls.state = OPP_T_NEW;
     opp_tls.publishing = 0; /* a fork from a handler inside a publish */
     if (r)
-        munmap(r, opp_ring_bytes(r->capacity));
+        opp_ring_unmap(r, opp_ring_bytes(r->capacity));
 }
 
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
@@ -159,7 +168,9 @@ OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
         return ENOSYS;
     int rc = real(t, name);
     struct opp_ring_hdr *r = opp_tls.ring;
-    if (rc == 0 && r && pthread_equal(t, pthread_self()))
+    /* a ring whose gate is shut is the parent's: the thread's next ring
+     * takes the name the kernel now has */
+    if (rc == 0 && r && opp_ring_gate(r) && pthread_equal(t, pthread_self()))
         opp_thread_rename(r, name, strnlen(name, sizeof r->name - 1));
     return rc;
 }

@@ -18,12 +18,30 @@
  * 0, or -1 when profiling cannot go on (said). */
 int opp_thread_init(uint32_t slots, int paused);
 /* This thread's ring, made and sent to the collector now; NULL when this
- * thread does not record (off, attaching already, or profiling off). */
+ * thread does not record (off, attaching already, or profiling off). A
+ * thread holding its parent's ring (a fork that ran no atfork handler:
+ * the ring's gate is shut) forgets it first (opp_fork_thread). */
 struct opp_ring_hdr *opp_thread_attach(void);
+/* This thread's ring, attached when it has none or only its parent's. */
+OPP_HOT struct opp_ring_hdr *opp_thread_ring(void)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    return OPP_LIKELY(r && opp_ring_gate(r)) ? r : opp_thread_attach();
+}
+/* Before a feature uses what it keeps for this thread across calls (its
+ * open ranges, its string ids): a thread holding its parent's ring
+ * forgets it, and the features what they kept, now. */
+OPP_HOT void opp_thread_check(void)
+{
+    const struct opp_ring_hdr *r = opp_tls.ring;
+    if (OPP_UNLIKELY(r && !opp_ring_gate(r)))
+        opp_fork_thread();
+}
 /* The ring's thread name, as the report shows it (at most 15 bytes, cut at
  * a UTF-8 character boundary). */
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
-/* In a fork child: the parent's ring forgotten (async-signal-safe). */
+/* In a fork child: the parent's ring forgotten by the thread that holds
+ * it (async-signal-safe). */
 void opp_thread_forked(void);
 
 /* ---- hooks a feature fills at its start (hooks.c) ---- */
@@ -53,16 +71,14 @@ extern void (*opp_extcorr_pop)(void);
 
 /* ---- entering and leaving a call ---- */
 
-/* The common part of entering a call: the thread's ring, its pause word,
- * then the clock. stack: capture a code stack first (OPPROF_STACKS). */
+/* The common part of entering a call: the thread's ring and its gate,
+ * its pause word, then the clock. stack: capture a code stack first
+ * (OPPROF_STACKS). */
 OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
 {
-    struct opp_ring_hdr *r = opp_tls.ring;
-    if (OPP_UNLIKELY(!r)) {
-        r = opp_thread_attach();
-        if (!r)
-            return 0;
-    }
+    struct opp_ring_hdr *r = opp_thread_ring();
+    if (OPP_UNLIKELY(!r))
+        return 0;
     if (OPP_UNLIKELY(atomic_load_explicit(&r->paused, memory_order_relaxed)))
         return 0; /* `opprof ctl stop`: the collector paused this thread's ring */
     /* the stack before the clock: its cost is not the call's */

@@ -309,6 +309,12 @@ void opp_cupti_restart_now(void)
         opp_cupti_init();
 }
 
+/* The forking thread's API calls open at the fork are the parent's. */
+static void cuda_thread_forked(void)
+{
+    api_calls.depth = api_calls.runtime_open = 0;
+}
+
 /* The child of fork(): only the forking thread came along, so the locks
  * are made anew. Where CUPTI ran in the parent, the child's CUPTI is a copy
  * of the parent's that records nothing of the child's: the child detaches
@@ -316,7 +322,6 @@ void opp_cupti_restart_now(void)
  * first CUDA call. */
 static void cuda_forked(void)
 {
-    api_calls.depth = api_calls.runtime_open = 0;
     pthread_mutex_init(&opp_cupti_client.lock, NULL);
     pthread_mutex_init(&gpu_windows.lock, NULL);
     opp_cupti_flush_forked();
@@ -615,11 +620,15 @@ OPP_EXPORT int InitializeInjection(void)
     return 1;
 }
 
-const struct opp_feature opp_feature_cuda = {"cuda", cuda_start, cuda_forked, opp_cupti_flush};
+const struct opp_feature opp_feature_cuda = {.name = "cuda",
+                                             .start = cuda_start,
+                                             .forked = cuda_forked,
+                                             .thread_forked = cuda_thread_forked,
+                                             .stop = opp_cupti_flush};
 
 #else /* no CUDA toolkit at build time */
 
 int opp_cupti_init(void) { return 0; }
-const struct opp_feature opp_feature_cuda = {"cuda", NULL, NULL, NULL};
+const struct opp_feature opp_feature_cuda = {.name = "cuda"};
 
 #endif

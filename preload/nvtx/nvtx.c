@@ -116,8 +116,14 @@ static uint32_t handle_id(const void *h)
     return v >= OPP_STR_PRELOAD && v <= UINT32_MAX ? (uint32_t)v : 0;
 }
 
-/* Whether this thread records at all (attaching it if new). */
-static int recording(void) { return opp_tls.ring || opp_tls.state == OPP_T_NEW; }
+/* Whether this thread records at all (attaching it if new). A thread
+ * holding its parent's ring (its fork ran no atfork handler) forgets the
+ * parent's ranges first. */
+static int recording(void)
+{
+    opp_thread_check();
+    return opp_tls.ring || opp_tls.state == OPP_T_NEW;
+}
 
 /* A range's columns: its message and domain, no category or payload. */
 static void args_msg(uint64_t *a, uint32_t domain, uint32_t msg)
@@ -274,6 +280,7 @@ static int live(const struct pushed *p) { return p->recorded && p->f.r == opp_tl
  * returns its level, or -1 when there is none. */
 static int pop(uint32_t domain)
 {
+    opp_thread_check();
     if (nvtx_stack.overflow) {
         nvtx_stack.overflow--;
         return (int)(nvtx_stack.depth + nvtx_stack.overflow);
@@ -342,6 +349,7 @@ static void end(nvtxRangeId_t id)
 {
     if (id == 0 || id == BUSY)
         return;
+    opp_fork_check(); /* a child whose fork ran no atfork handler: the ranges are its parent's */
     struct open_range *o = &opened[id & (OPEN_MAX - 1)];
     if (atomic_load_explicit(&o->id, memory_order_acquire) != id)
         return; /* never started, already ended, or not recorded */
@@ -436,7 +444,7 @@ static void name_thread(uint32_t tid, const char *s, size_t n)
 {
     if (!s || !recording() || tid != (uint32_t)syscall(SYS_gettid))
         return;
-    struct opp_ring_hdr *r = opp_tls.ring ? opp_tls.ring : opp_thread_attach();
+    struct opp_ring_hdr *r = opp_thread_ring();
     if (r)
         opp_thread_rename(r, s, n);
 }
@@ -542,14 +550,18 @@ static int install(const NvtxExportTableCallbacks *x, NvtxCallbackModule module,
 
 static int injected; /* our callbacks are installed somewhere */
 
-/* The child of fork(): the forking thread's ranges belong to the parent's
- * rings and trace. */
+/* The child of fork(): the ranges begun before it, the forking thread's
+ * and the start/end ones, belong to the parent's rings and trace. */
 static void nvtx_forked(void)
 {
-    if (!injected)
-        return;
-    nvtx_stack.depth = nvtx_stack.overflow = 0;
-    memset(opened, 0, sizeof opened);
+    if (injected)
+        memset(opened, 0, sizeof opened);
+}
+
+static void nvtx_thread_forked(void)
+{
+    if (injected)
+        nvtx_stack.depth = nvtx_stack.overflow = 0;
 }
 
 /* Called by each copy of NVTX in the process (every library embeds its
@@ -595,10 +607,13 @@ static void nvtx_start(const char *self_path)
     opp_agent_say("NVTX ranges are not recorded because NVTX_INJECTION64_PATH is set to ", cur, "");
 }
 
-const struct opp_feature opp_feature_nvtx = {"nvtx", nvtx_start, nvtx_forked, NULL};
+const struct opp_feature opp_feature_nvtx = {.name = "nvtx",
+                                             .start = nvtx_start,
+                                             .forked = nvtx_forked,
+                                             .thread_forked = nvtx_thread_forked};
 
 #else /* no CUDA toolkit at build time */
 
-const struct opp_feature opp_feature_nvtx = {"nvtx", NULL, NULL, NULL};
+const struct opp_feature opp_feature_nvtx = {.name = "nvtx"};
 
 #endif

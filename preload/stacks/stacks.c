@@ -187,4 +187,5 @@ static void stacks_forked(void)
     atomic_store(&mod_adds, 0);
 }
 
-const struct opp_feature opp_feature_stacks = {"stacks", stacks_start, stacks_forked, NULL};
+const struct opp_feature opp_feature_stacks = {
+    .name = "stacks", .start = stacks_start, .forked = stacks_forked};

@@ -12,8 +12,7 @@
 static void record(uint32_t fn, uint64_t op, const void *p, uint64_t bytes)
 {
     if (opp_torch_lean || opp_tls.state == OPP_T_OFF ||
-        !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) ||
-        (!opp_tls.ring && !opp_thread_attach()))
+        !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) || !opp_thread_ring())
         return; /* attached first: a new ring may start paused */
     if (!opp_capture_open())
         return;

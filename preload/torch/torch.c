@@ -92,6 +92,15 @@ static void tstate_free(void *p)
     free(t);
 }
 
+/* Whether this thread's ops are the program's (not our threads', not
+ * made inside our code). A thread holding its parent's ring (its fork ran
+ * no atfork handler) forgets the parent's ops and names first. */
+static inline int program_thread(void)
+{
+    opp_thread_check();
+    return opp_tls.state != OPP_T_OFF;
+}
+
 static struct tstate *mine(void)
 {
     if (OPP_LIKELY(torch_thread != NULL))
@@ -252,7 +261,7 @@ static void callbacks_set(void);
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
                      unsigned n, unsigned ninputs)
 {
-    if (opp_tls.state == OPP_T_OFF || !mine()) /* our own threads, or inside our code */
+    if (!program_thread() || !mine()) /* our own threads, or inside our code */
         return;
     uint8_t step = opp_step_torch ? step_kind(0, name) : OPP_STEP_TORCH_NONE;
     const struct opp_ring_hdr *r = opp_tls.ring;
@@ -292,7 +301,7 @@ static uint32_t innermost_open(const void *key, int module)
 
 static void op_leave(const void *key)
 {
-    if (opp_tls.state == OPP_T_OFF || !torch_thread || pop_uncounted())
+    if (!program_thread() || !torch_thread || pop_uncounted())
         return;
     uint32_t i = innermost_open(key, 0);
     if (i == UINT32_MAX)
@@ -472,7 +481,7 @@ OPP_EXPORT uint32_t opprof_torch_name(const char *name)
  * on this thread: its index, UINT32_MAX when not recorded. */
 static uint32_t module_enter(const void *mod, uint32_t name)
 {
-    if (opp_tls.state == OPP_T_OFF || !mine())
+    if (!program_thread() || !mine())
         return UINT32_MAX;
     uint8_t step = opp_step_torch ? step_kind(1, NULL) : OPP_STEP_TORCH_NONE;
     if (!step && !opp_capture_open())
@@ -484,7 +493,7 @@ static uint32_t module_enter(const void *mod, uint32_t name)
  * modules whose forward raised: their post hooks did not run). */
 static void module_leave(uint32_t idx)
 {
-    if (opp_tls.state == OPP_T_OFF || !torch_thread || idx == UINT32_MAX)
+    if (!program_thread() || !torch_thread || idx == UINT32_MAX)
         return;
     while (torch_thread->depth > idx) {
         if (torch_thread->depth > torch_thread->cap)
@@ -501,7 +510,7 @@ static void module_leave(uint32_t idx)
  * here, as a module that calls itself would be. */
 static void module_pre(const void *mod, uint32_t name, int always_call)
 {
-    if (opp_tls.state == OPP_T_OFF || !mine())
+    if (!program_thread() || !mine())
         return;
     if (!always_call)
         for (uint32_t i = 0; i < torch_thread->depth && i < torch_thread->cap; i++)
@@ -515,7 +524,7 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
 
 static void module_post(const void *mod)
 {
-    if (opp_tls.state == OPP_T_OFF || !torch_thread || pop_uncounted())
+    if (!program_thread() || !torch_thread || pop_uncounted())
         return;
     module_leave(innermost_open(mod, 1));
 }
@@ -539,9 +548,10 @@ static void torch_start(const char *self_path)
     opp_torch_python_path(self_path);
 }
 
-/* In a fork child: the ops the forking thread had open were recorded in
- * the parent's ring; their ends are not this process's to record. Its
- * string ids start over, so the op names and Python frames are forgotten. */
+/* In a fork child, on the forking thread: the ops it had open were
+ * recorded in the parent's ring; their ends are not this process's to
+ * record. Its string ids start over, so the op names and Python frames
+ * are forgotten. */
 static void torch_forked(void)
 {
     if (!torch_thread)
@@ -552,4 +562,5 @@ static void torch_forked(void)
     memset(torch_thread->py, 0, sizeof torch_thread->py);
 }
 
-const struct opp_feature opp_feature_torch = {"torch", torch_start, torch_forked, NULL};
+const struct opp_feature opp_feature_torch = {
+    .name = "torch", .start = torch_start, .thread_forked = torch_forked};

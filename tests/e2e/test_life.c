@@ -13,18 +13,25 @@
 
 TU_TRACE_FIXTURE
 
-/* `opprof run -o trace -- scenarios ARGS...`: the exit code, and the model;
- * its stdout into the file out when not NULL. */
-static int run_scenario_out(struct opp_model **m, const char *out, const char *a1, const char *a2,
-                            const char *a3)
+/* `opprof run -o trace -- scenarios ARGS...` with the environment entries
+ * env (tu_run's; NULL: none): the exit code, and the model; its stdout and
+ * stderr into the files out and err when not NULL. */
+static int run_scenario_io(struct opp_model **m, char *const env[], const char *out,
+                           const char *err, const char *a1, const char *a2, const char *a3)
 {
     char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
                     (char *)tu_build("tests/progs/scenarios"), (char *)a1, (char *)a2, (char *)a3, NULL};
-    int code = tu_code(tu_run(argv, NULL, out, NULL));
+    int code = tu_code(tu_run(argv, env, out, err));
     *m = tu_load(trace);
     ck_assert_ptr_nonnull(*m);
     ck_assert_msg((*m)->sum.complete, "trace incomplete: %s", (*m)->sum.warning);
     return code;
+}
+
+static int run_scenario_out(struct opp_model **m, const char *out, const char *a1, const char *a2,
+                            const char *a3)
+{
+    return run_scenario_io(m, NULL, out, NULL, a1, a2, a3);
 }
 
 static int run_scenario(struct opp_model **m, const char *a1, const char *a2, const char *a3)
@@ -92,6 +99,70 @@ START_TEST(fork_without_exec)
     ck_assert_uint_eq(child->end_how, OPP_END_EXITED);
     opp_model_free(m);
 }
+END_TEST
+
+/* A fork by the system call itself (Chromium's zygote and sandboxes fork
+ * so) runs no atfork handler: the child finds the parent's ring, socket
+ * and locks. Nothing of the parent's is touched: its calls are all there,
+ * and the child is a process of its own with all of its calls, as after
+ * fork(), however it leaves (exit, _exit), whether it forked by SYS_fork
+ * or SYS_clone, when a thread of its records before it does, and while
+ * the parent records too (each in its own ring, not both in one). The
+ * program's output is what it is without us, and stderr holds only the
+ * trace's line. */
+static void raw_fork(const char *how, unsigned long n, unsigned long child_thread_calls)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), arg[32];
+    snprintf(arg, sizeof arg, "%lu", n);
+    /* OpenBLAS's pool has threads the child lacks: its exit would wait for them */
+    char *env[] = {"OPENBLAS_NUM_THREADS=1", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "rawfork", arg, (char *)how, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
+    char *plain = tu_slurp(out), want[4200];
+    snprintf(want, sizeof want, "rawfork child %lu\nrawfork %lu child 0\n",
+             n + 2 + child_thread_calls, 2 * n + 1);
+    ck_assert_str_eq(plain, want);
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario_io(&m, env, out, err, "rawfork", arg, how), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, plain);
+    snprintf(want, sizeof want, "opprof: trace written to %s (%lu events)\n", trace,
+             3 * n + 3 + child_thread_calls);
+    ck_assert_str_eq(e, want);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(m->dropped, 0);
+    const struct opp_process *parent = &m->procs[0], *child = &m->procs[1];
+    ck_assert_uint_eq(child->ppid, parent->pid);
+    ck_assert_uint_eq(child->parent_proc, parent->proc);
+    ck_assert_uint_eq(tu_count(m, "", 0, 0, -1), 2 * n + 1);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 2 * n + 1);
+    ck_assert_uint_eq(tu_count(m, "", 1, 0, -1), n + 2 + child_thread_calls);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, 0), n + 2 + child_thread_calls);
+    /* the parent's thread, the child's and, when it made one, its thread's */
+    ck_assert_uint_eq(m->nthreads, child_thread_calls ? 3 : 2);
+    for (size_t i = 0; i < m->nthreads; i++) {
+        const struct opp_thread *t = &m->threads[i];
+        ck_assert_uint_eq(t->nevents, t->proc == 0           ? 2 * n + 1
+                                      : t->tid == child->pid ? n + 2
+                                                             : child_thread_calls);
+    }
+    char buf[64];
+    ck_assert_str_eq(opp_process_end_text(parent, buf, sizeof buf), "exited with status 0");
+    ck_assert_str_eq(opp_process_end_text(child, buf, sizeof buf), "exited with status 0");
+    opp_model_free(m);
+    free(plain), free(o), free(e), free(out), free(err);
+}
+
+START_TEST(raw_fork_child_exits) { raw_fork("exit", 10, 0); }
+END_TEST
+START_TEST(raw_fork_child_leaves_by_exit_) { raw_fork("_exit", 10, 0); }
+END_TEST
+START_TEST(raw_clone_child) { raw_fork("clone", 10, 0); }
+END_TEST
+START_TEST(raw_fork_child_thread_records_first) { raw_fork("thread", 10, 10 + 3); }
+END_TEST
+/* the parent and the child each 100,000 calls at the same time */
+START_TEST(raw_fork_both_record_at_once) { raw_fork("both", 100000, 0); }
 END_TEST
 
 START_TEST(fork_and_exec)
@@ -342,6 +413,11 @@ Suite *suite_life(void)
     tcase_add_test(tc, eight_threads);
     tcase_add_test(tc, small_stack_thread);
     tcase_add_test(tc, fork_without_exec);
+    tcase_add_test(tc, raw_fork_child_exits);
+    tcase_add_test(tc, raw_fork_child_leaves_by_exit_);
+    tcase_add_test(tc, raw_clone_child);
+    tcase_add_test(tc, raw_fork_child_thread_records_first);
+    tcase_add_test(tc, raw_fork_both_record_at_once);
     tcase_add_test(tc, fork_and_exec);
     tcase_add_test(tc, fork_then_exec_connects_only_the_image);
     tcase_add_test(tc, exec_in_place);

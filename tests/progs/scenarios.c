@@ -32,6 +32,15 @@
  *   reaper N K         N calls; a SIGCHLD handler reaps (waitpid WNOHANG) while the
  *                      program forks K children in a row, each one call then _exit(0);
  *                      prints how many the handler reaped, and how many exited 0
+ *   rawfork N HOW      N calls, then a fork by the system call itself, which runs no
+ *                      atfork handler (syscall(SYS_fork); HOW clone: SYS_clone with
+ *                      SIGCHLD, as Chromium's zygote does): the child makes N+2 calls,
+ *                      prints their sum and leaves by exit(0) (HOW exit, clone) or
+ *                      _exit(0) (_exit); with HOW thread, a thread of the child's makes
+ *                      N+3 calls before it makes any; the parent waits, makes N+1 more
+ *                      (HOW both: makes them first, while the child makes its own).
+ *                      Run with OPENBLAS_NUM_THREADS=1: the child lacks the threads of
+ *                      OpenBLAS's pool, which its exit would wait for
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -47,6 +56,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <fcntl.h>
@@ -400,6 +410,41 @@ int main(int argc, char **argv)
         for (int i = 0; i < 1000 && reaped < k; i++)
             usleep(10000);
         printf("reaper %.0f reaped %ld exited 0 %ld\n", s, (long)reaped, (long)reaped_ok);
+    } else if (!strcmp(mode, "rawfork")) {
+        long n = arg(argc, argv, 2);
+        const char *how = argc > 3 ? argv[3] : "";
+        if (strcmp(how, "exit") && strcmp(how, "_exit") && strcmp(how, "clone") &&
+            strcmp(how, "thread") && strcmp(how, "both")) {
+            fprintf(stderr, "scenarios: rawfork HOW is exit, _exit, clone, thread or both\n");
+            return 2;
+        }
+        double s = calls(n);
+        fflush(stdout);
+        pid_t pid = !strcmp(how, "clone") ? (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0)
+                                          : (pid_t)syscall(SYS_fork);
+        if (pid == 0) {
+            double c = 0;
+            if (!strcmp(how, "thread")) {
+                double t = (double)(n + 3);
+                pthread_t th;
+                pthread_create(&th, NULL, work_n, &t);
+                pthread_join(th, NULL);
+                c += t;
+            }
+            c += calls(n + 2);
+            printf("rawfork child %.0f\n", c);
+            fflush(stdout);
+            if (!strcmp(how, "_exit"))
+                _exit(0);
+            exit(0);
+        }
+        int st;
+        if (!strcmp(how, "both"))
+            s += calls(n + 1);
+        waitpid(pid, &st, 0);
+        if (strcmp(how, "both"))
+            s += calls(n + 1);
+        printf("rawfork %.0f child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     } else {
         fprintf(stderr, "scenarios: unknown mode %s\n", mode);
         return 2;
