@@ -32,6 +32,7 @@ static struct {
     int root;          /* this process started the collector */
     int collector_pid; /* when root: the collector's, as it said when ready */
     int clock;
+    uint64_t born[2];     /* a fork child: its clock's ticks and realtime ns at the fork */
     pthread_mutex_t lock; /* the socket and msg */
     _Atomic int warned;
     char socket_path[108];
@@ -130,7 +131,7 @@ static void connect_and_hello(void)
     }
     conn.sock = adopt_socket(fd);
     fd = conn.sock;
-    int rc = opp_hello(conn.sock, conn.msg, conn.clock);
+    int rc = opp_hello(conn.sock, conn.msg, conn.clock, conn.born[0] ? conn.born : NULL);
     if (rc) {
         opp_give_up("the collector refused us, profiling off", -rc);
         close(fd);
@@ -180,7 +181,7 @@ static int socket_ready(void)
         if ((fd = opp_connect_within(conn.socket_path, 2000)) < 0)
             return fd;
         fd = adopt_socket(fd);
-        rc = opp_hello(fd, conn.msg, conn.clock);
+        rc = opp_hello(fd, conn.msg, conn.clock, NULL);
     }
     if (rc) {
         close(fd);
@@ -337,6 +338,8 @@ void opp_conn_atfork_parent(void)
  * child's connection made at its first message. */
 static void forget_parent(void)
 {
+    conn.born[0] = opp_ticks(conn.clock); /* when it started, not when it first records */
+    conn.born[1] = opp_real_ns();
     conn.root = 0;
     if (socket_ours()) /* else the number is the program's */
         close(conn.sock);

@@ -51,8 +51,9 @@ int opp_conn_idle(void);
 void opp_conn_goodbye(void);
 
 /* The first messages on a new connection: HELLO, INFO and the function
- * table, built in msg (OPP_MSG_MAX bytes). 0 or -errno. (hello.c) */
-int opp_hello(int sock, uint8_t *msg, int clock);
+ * table, built in msg (OPP_MSG_MAX bytes); the process's start: born (the
+ * clock's ticks, realtime ns), NULL: now. 0 or -errno. (hello.c) */
+int opp_hello(int sock, uint8_t *msg, int clock, const uint64_t *born);
 /* Start a collector of our own, detached (launch.c): its socket's path
  * and the trace's path written into the buffers, its pid into *pid. 0, or
  * -errno with the reason said on stderr. */

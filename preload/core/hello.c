@@ -47,8 +47,9 @@ static int send_info(int sock, uint8_t *msg)
     return opp_send_msg(sock, OPP_MSG_INFO, msg, (uint32_t)b.len, -1);
 }
 
-int opp_hello(int sock, uint8_t *msg, int clock)
+int opp_hello(int sock, uint8_t *msg, int clock, const uint64_t *born)
 {
+    uint64_t start = born ? born[0] : opp_ticks(clock), start_real = born ? born[1] : opp_real_ns();
     struct opp_wbuf b;
     opp_wbuf_init(&b, msg, OPP_MSG_MAX);
     static char cmd[32768];
@@ -72,8 +73,8 @@ int opp_hello(int sock, uint8_t *msg, int clock)
     opp_put_u32(&b, (uint32_t)getppid());
     opp_put_u32(&b, (uint32_t)clock);
     opp_put_u32(&b, argc);
-    opp_put_u64(&b, opp_ticks(clock));
-    opp_put_u64(&b, opp_real_ns());
+    opp_put_u64(&b, start);
+    opp_put_u64(&b, start_real);
     opp_put_str(&b, exe, (size_t)elen);
     for (ssize_t i = 0, k = 0; k < argc; k++) {
         size_t n = strlen(cmd + i);
@@ -86,8 +87,8 @@ int opp_hello(int sock, uint8_t *msg, int clock)
         opp_put_u32(&b, (uint32_t)getppid());
         opp_put_u32(&b, (uint32_t)clock);
         opp_put_u32(&b, 1);
-        opp_put_u64(&b, opp_ticks(clock));
-        opp_put_u64(&b, opp_real_ns());
+        opp_put_u64(&b, start);
+        opp_put_u64(&b, start_real);
         opp_put_str(&b, exe, (size_t)elen);
         opp_put_str(&b, cmd, strnlen(cmd, 4096));
     }

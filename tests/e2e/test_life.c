@@ -101,6 +101,34 @@ START_TEST(fork_without_exec)
 }
 END_TEST
 
+/* A fork child that records its first call 300 ms after the fork, its
+ * own child (which calls at once) gone by then: the grandchild connects
+ * before its parent (a fork child connects at its first record). The
+ * child started at the fork, not at its first record, and is the
+ * grandchild's parent. */
+START_TEST(fork_child_recording_late)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "forklate", "300000", NULL), 0);
+    ck_assert_uint_eq(m->nprocs, 3);
+    const struct opp_process *main = &m->procs[0], *grand = &m->procs[1], *child = &m->procs[2];
+    ck_assert_uint_eq(child->ppid, main->pid);
+    ck_assert_uint_eq(child->parent_proc, main->proc);
+    ck_assert_uint_eq(grand->ppid, child->pid);
+    ck_assert_uint_eq(grand->parent_proc, child->proc);
+    const struct opp_thread *t = NULL;
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].proc == 2) /* the child's: an index in procs */
+            t = &m->threads[i];
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->nevents, 1);
+    ck_assert_uint_ge(t->events[0].begin_ns, child->start_ns + 250 * 1000000ull);
+    ck_assert_uint_le(child->start_ns, grand->start_ns);
+    ck_assert_uint_ge(child->start_ns, main->start_ns);
+    opp_model_free(m);
+}
+END_TEST
+
 /* A fork by the system call itself (Chromium's zygote and sandboxes fork
  * so) runs no atfork handler: the child finds the parent's ring, socket
  * and locks. Nothing of the parent's is touched: its calls are all there,
@@ -413,6 +441,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, eight_threads);
     tcase_add_test(tc, small_stack_thread);
     tcase_add_test(tc, fork_without_exec);
+    tcase_add_test(tc, fork_child_recording_late);
     tcase_add_test(tc, raw_fork_child_exits);
     tcase_add_test(tc, raw_fork_child_leaves_by_exit_);
     tcase_add_test(tc, raw_clone_child);

@@ -204,6 +204,27 @@ int main(int argc, char **argv)
         waitpid(pid, &st, 0);
         s += calls(n + 1);
         printf("fork %.0f child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "forklate")) {
+        /* a child that forks a grandchild, which calls at once, and makes
+         * its own first call US after the grandchild is gone */
+        long us = arg(argc, argv, 2);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pid_t g = fork();
+            if (g == 0) {
+                calls(1);
+                _exit(0);
+            }
+            int gst;
+            waitpid(g, &gst, 0);
+            usleep((useconds_t)us);
+            calls(1);
+            _exit(WIFEXITED(gst) ? WEXITSTATUS(gst) : 1);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        printf("forklate %.0f child %d\n", calls(1), WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     } else if (!strcmp(mode, "exec")) {
         long n = arg(argc, argv, 2);
         calls(n);
