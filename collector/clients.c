@@ -15,12 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
-void opp_coll_end_process(struct client *c, uint32_t how)
+void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
 {
     if (c->kind != C_PROCESS || c->ended || collector_finished)
         return;
     opp_coll_drain_client(c);
     uint64_t now = opp_ticks((int)c->clock);
+    uint64_t end = at && at < now ? at : now; /* the process's own word, never later */
     if (how == OPP_END_LOST)
         for (size_t i = 0; i < c->nrings; i++)
             if (c->rings[i].hdr)
@@ -35,7 +36,7 @@ void opp_coll_end_process(struct client *c, uint32_t how)
         if (!rc && !collector.tw.error)
             collector.events_summarized += c->events;
     }
-    opp_tw_process_end(&collector.tw, c->proc, how, now);
+    opp_tw_process_end(&collector.tw, c->proc, how, end);
     if (collector.live)
         opp_top_agg_proc_end(collector.live, c->proc);
     c->ended = 1;
@@ -58,7 +59,7 @@ void opp_coll_drop_client(int i, const char *why)
         opp_coll_logmsg("pid %d: %s; disconnected", (int)c->pid, why);
     if (c->kind == C_PROCESS) {
         if (!c->ended)
-            opp_coll_end_process(c, OPP_END_LOST);
+            opp_coll_end_process(c, OPP_END_LOST, 0);
         else
             opp_coll_drain_client(c); /* what it recorded after saying goodbye */
     }
@@ -173,7 +174,7 @@ int opp_coll_finish(void)
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
         if (c->kind == C_PROCESS && !c->ended) {
-            opp_coll_end_process(c, OPP_END_RUNNING);
+            opp_coll_end_process(c, OPP_END_RUNNING, 0);
             collector.cut++;
         } else if (c->kind == C_PROCESS)
             opp_coll_drain_client(c);

@@ -380,12 +380,15 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         }
         return on_ring(c, p, mh->size, why);
     case OPP_MSG_BYE: {
-        if (c->kind != C_PROCESS || mh->size) {
+        uint64_t end = 0;
+        if (c->kind != C_PROCESS || (mh->size && mh->size != sizeof end)) {
             *why = "goodbye out of order";
             return -1;
         }
+        if (mh->size)
+            memcpy(&end, p, sizeof end);
         c->bye = 1;
-        opp_coll_end_process(c, OPP_END_EXITED);
+        opp_coll_end_process(c, OPP_END_EXITED, end);
         int others = opp_coll_process_clients() - 1;
         uint64_t counts[OPP_ACK_FIELDS] = {[OPP_ACK_EVENTS] = c->events,
                                            [OPP_ACK_DROPPED] = c->dropped,

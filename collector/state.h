@@ -140,8 +140,9 @@ void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
 
 /* ---- clients.c: the clients and the end ---- */
 
-/* Process client c ended (how: enum opp_end_how). */
-void opp_coll_end_process(struct client *c, uint32_t how);
+/* Process client c ended (how: enum opp_end_how) at its clock's ticks at
+ * (0, or later than now: now). */
+void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at);
 void opp_coll_free_fdesc(struct client *c);
 /* Client i dropped (why: said, NULL: nothing to say): a process ended as
  * lost unless it said goodbye, its rings released, its fds closed. */

@@ -41,20 +41,21 @@ struct opp_msg_header {
 
 enum opp_msg_type {
     /* client -> collector */
-    OPP_MSG_HELLO = 1,  /* u32 pid, u32 ppid, u32 clock, u32 argc, u64 start ticks,
+    OPP_MSG_HELLO = 1,   /* u32 pid, u32 ppid, u32 clock, u32 argc, u64 start ticks,
                            u64 realtime ns, str exe, argc x str arg */
-    OPP_MSG_FUNCS = 2,  /* u32 total, u32 first, u32 count, count x (u32 kind, u32 dtype,
+    OPP_MSG_FUNCS = 2,   /* u32 total, u32 first, u32 count, count x (u32 kind, u32 dtype,
                            str lib, str name): entries first..first+count-1 of the
                            process's table, sent in order until total */
-    OPP_MSG_RING = 3,   /* u32 tid, u32 capacity; carries the ring's memfd */
-    OPP_MSG_BYE = 4,    /* empty; answered by ACK once the process's records are written */
-    OPP_MSG_FINISH = 5, /* control: u32 linger ms; answered by DONE once the file is complete */
-    OPP_MSG_GPU = 6,    /* u32 count, count x GPU record (gpu.h); after the whole FUNCS table */
-    OPP_MSG_INFO = 7,   /* u32 count, count x (str key, str value): the process's labels
+    OPP_MSG_RING = 3,    /* u32 tid, u32 capacity; carries the ring's memfd */
+    OPP_MSG_BYE = 4,     /* u64 the clock's ticks at exit (or empty); answered by ACK once
+                           the process's records are written */
+    OPP_MSG_FINISH = 5,  /* control: u32 linger ms; answered by DONE once the file is complete */
+    OPP_MSG_GPU = 6,     /* u32 count, count x GPU record (gpu.h); after the whole FUNCS table */
+    OPP_MSG_INFO = 7,    /* u32 count, count x (str key, str value): the process's labels
                            (rank, world size, host...), once, after the hello (info.h) */
-    OPP_MSG_CTL = 8,    /* control, first and only: u32 op (0 status, 1 start, 2 stop);
+    OPP_MSG_CTL = 8,     /* control, first and only: u32 op (0 status, 1 start, 2 stop);
                            answered by CTL_ACK */
-    OPP_MSG_RESUME = 9, /* empty, first and only: the process whose connection the
+    OPP_MSG_RESUME = 9,  /* empty, first and only: the process whose connection the
                            program closed (SO_PEERCRED's pid) carries on here;
                            answered by RESUMED */
     OPP_MSG_REAPED = 10, /* u32 pid, u32 wait status (waitpid's): a child the process
@@ -62,8 +63,8 @@ enum opp_msg_type {
     OPP_MSG_TOP = 11,    /* control, empty, first and as often as wanted: answered by
                             TOP_SNAP (`opprof top`) */
     /* collector -> client */
-    OPP_MSG_ACK = 16, /* OPP_ACK_FIELDS x u64 (enum opp_ack_field) */
-    OPP_MSG_DONE = 17, /* OPP_DONE_FIELDS x u64 (enum opp_done_field) */
+    OPP_MSG_ACK = 16,     /* OPP_ACK_FIELDS x u64 (enum opp_ack_field) */
+    OPP_MSG_DONE = 17,    /* OPP_DONE_FIELDS x u64 (enum opp_done_field) */
     OPP_MSG_CTL_ACK = 18, /* u32 recording (1) or stopped (0), u32 processes connected,
                              u64 events so far, u64 records dropped so far (version 6) */
     OPP_MSG_RESUMED = 19, /* empty */

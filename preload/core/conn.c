@@ -376,8 +376,9 @@ void opp_conn_goodbye(void)
     conn_lock();
     send_deferred();
     int rc = socket_ready();
+    uint64_t end = opp_ticks(conn.clock); /* its end, not when the collector reads the goodbye */
     if (!rc)
-        rc = opp_send_msg(conn.sock, OPP_MSG_BYE, NULL, 0, -1);
+        rc = opp_send_msg(conn.sock, OPP_MSG_BYE, &end, sizeof end, -1);
     uint64_t counts[OPP_ACK_FIELDS] = {0};
     uint32_t got = 0;
     /* Bounded: our records are in shared memory and outlive us, so a

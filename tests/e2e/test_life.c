@@ -125,6 +125,11 @@ START_TEST(fork_child_recording_late)
     ck_assert_uint_ge(t->events[0].begin_ns, child->start_ns + 250 * 1000000ull);
     ck_assert_uint_le(child->start_ns, grand->start_ns);
     ck_assert_uint_ge(child->start_ns, main->start_ns);
+    /* each ended when it exited: the grandchild before the child that
+     * waited for it, the child before its parent */
+    ck_assert_uint_le(grand->end_ns, child->start_ns + 250 * 1000000ull);
+    ck_assert_uint_ge(child->end_ns, t->events[0].end_ns);
+    ck_assert_uint_le(child->end_ns, main->end_ns);
     opp_model_free(m);
 }
 END_TEST

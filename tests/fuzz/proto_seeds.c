@@ -328,6 +328,10 @@ static void write_control(void)
     opp_wbuf_init(&w, mem, sizeof mem);
     put_header(&w, OPP_MSG_BYE, 0);
     seed("header-bye", 0xff, &w);
+    opp_wbuf_init(&w, mem, sizeof mem);
+    put_header(&w, OPP_MSG_BYE, 8);
+    opp_put_u64(&w, 123456789);
+    seed("header-bye-end", 0xff, &w);
 }
 
 static void proc_free(struct proc *p)
