@@ -71,6 +71,26 @@ static int number(const struct opp_command *c, const struct opp_option *o, const
     return 0;
 }
 
+/* A string option's argument stored: refused when empty or when the
+ * option was given before (*seen: its first argument), as neither can
+ * say which the user meant (an output written to the last of two, the
+ * first silently dropped). 0, or 2 said. */
+static int string(const struct opp_command *c, const struct opp_option *o, const char *arg,
+                  const char **seen)
+{
+    if (!*arg) {
+        opp_say("opprof %s: --%s wants %s, not ''", c->name, o->long_name, o->argh);
+        return 2;
+    }
+    if (*seen) {
+        opp_say("opprof %s: --%s given twice ('%s' and '%s'): give it once", c->name, o->long_name,
+                *seen, arg);
+        return 2;
+    }
+    *(const char **)o->value = *seen = arg;
+    return 0;
+}
+
 /* o's argument as the index of its word in o->choices, or refused: 0, or
  * 2 said. */
 static int choice(const struct opp_command *c, const struct opp_option *o, const char *arg)
@@ -112,6 +132,8 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
     }
     lo[n] = (struct option){NULL, 0, NULL, 0};
     so[k] = 0;
+    const char *seen[n + 1]; /* each string option's argument once given */
+    memset(seen, 0, sizeof seen);
     optind = 0; /* glibc: start afresh (a command may run more than once) */
     opterr = 0;
     int ch;
@@ -124,7 +146,8 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
             *(int *)o->value = 1;
             break;
         case OPP_OPTION_STRING:
-            *(const char **)o->value = optarg;
+            if (string(c, o, optarg, &seen[o - c->options]))
+                return 2;
             break;
         case OPP_OPTION_CALLBACK: {
             const char *arg = o->argh ? optarg : NULL;

@@ -18,7 +18,7 @@ typedef int opp_option_fn(const struct opp_option *o, const char *arg);
 enum opp_option_type {
     OPP_OPTION_END,
     OPP_OPTION_FLAG,     /* *(int *)value = 1 */
-    OPP_OPTION_STRING,   /* *(const char **)value = the argument */
+    OPP_OPTION_STRING,   /* *(const char **)value = the argument, given once and not empty */
     OPP_OPTION_CALLBACK, /* fn(o, argument) */
     OPP_OPTION_NUMBER,   /* the argument read by opp_option_number, stored as kind says */
     OPP_OPTION_CHOICE,   /* *(int *)value = the argument's index in choices */
@@ -112,7 +112,9 @@ struct opp_command {
 };
 
 /* Parse argv[1..] by c's table, each option in order: set, stored or its
- * handler called.
+ * handler called. A string option given twice, or given '', is a usage
+ * error ("opprof CMD: --NAME given twice ('A' and 'B'): give it once",
+ * "opprof CMD: --NAME wants ARG, not ''"), for every command.
  * 0 with *first the index of the first operand; 1 when --help was shown (on
  * stdout); 2 on a usage error (said on stderr). */
 int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first);

@@ -438,6 +438,40 @@ START_TEST(directory_refused)
 }
 END_TEST
 
+/* -o given twice, or empty: a usage error in one line for every output,
+ * nothing written (the options' rule, tool/options.h). */
+START_TEST(output_given_twice_or_empty)
+{
+    make_trace();
+    char *a = tu_path(dir, "a.out"), *b = tu_path(dir, "b.out");
+    for (size_t k = 0; k < NOUT; k++) {
+        char *argv[10], *e = tu_path(dir, "stderr"), want[4400];
+        command(k, a, argv);
+        int n = 0;
+        while (argv[n])
+            n++;
+        argv[n++] = "--output";
+        argv[n++] = b;
+        argv[n] = NULL;
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 2);
+        char *err = tu_slurp(e);
+        snprintf(want, sizeof want, "opprof %s: --output given twice ('%s' and '%s'): give it once\n",
+                 outputs[k].argv[0], a, b);
+        ck_assert_str_eq(err, want);
+        free(err);
+        ck_assert_int_eq(entries(dir), 2); /* the trace, stderr */
+        command(k, "", argv);
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 2);
+        err = tu_slurp(e);
+        snprintf(want, sizeof want, "opprof %s: --output wants OUT, not ''\n", outputs[k].argv[0]);
+        ck_assert_str_eq(err, want);
+        ck_assert_int_eq(entries(dir), 2);
+        free(err), free(e);
+    }
+    free(a), free(b);
+}
+END_TEST
+
 /* argv run as user nobody when we are root (root writes anywhere), else
  * as ourselves, stderr into err: its exit code; -2 when it cannot run as
  * nobody (the build not reachable by that user). */
@@ -526,7 +560,7 @@ START_TEST(run_refuses_bad_outputs)
                             {"cannot create ", ": Is a directory"},
                             {"cannot create ", ": No such file or directory"},
                             {"refusing to overwrite ", ": it is not an opprof trace"},
-                            {"cannot create ''", ": No such file or directory"},
+                            {"--output wants FILE, not ''", ""},
                             {"", " is being written by another collector"}};
     for (int i = 0; i < 6; i++) {
         char *err, want[4400];
@@ -583,6 +617,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, summarize_full_disk_names_out);
     tcase_add_test(tc, read_only_directory_refused);
     tcase_add_test(tc, run_refuses_bad_outputs);
+    tcase_add_test(tc, output_given_twice_or_empty);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,5 @@
-/* tool/options.c: the one reader of every command's numbers, and the
- * number options that store them. */
+/* tool/options.c: the one reader of every command's numbers, the number
+ * options that store them, and the rule of every string option. */
 #include <check.h>
 #include <float.h>
 #include <stdint.h>
@@ -224,6 +224,69 @@ START_TEST(choice_options)
 }
 END_TEST
 
+static const char *out_got, *lib_got;
+
+/* A command of two string options. */
+static int cmd_strings(int argc, char **argv)
+{
+    const struct opp_option options[] = {
+        OPP_OPT_STRING('o', "output", &out_got, "OUT", ""),
+        OPP_OPT_STRING(0, "lib", &lib_got, "NAME", ""),
+        OPP_OPT_END(),
+    };
+    const struct opp_command cmd = {.name = "test", .usage = "", .col = 20, .options = options};
+    int first;
+    return opp_options_parse(&cmd, argc, argv, &first);
+}
+
+/* cmd_strings with argv after its name (NULL-ended, at most 6): its
+ * result, what it said on stderr in *err (malloc'd). */
+static int call_strings(const char *const *args, char **err)
+{
+    char *argv[8] = {"test"};
+    for (int i = 0; args[i]; i++)
+        argv[i + 1] = (char *)args[i];
+    char *dir = tu_tmpdir(), *out;
+    out_got = lib_got = NULL;
+    int rc = tu_call(cmd_strings, argv, dir, &out, err);
+    ck_assert_str_eq(out, "");
+    free(out);
+    tu_rmdir(dir);
+    free(dir);
+    return rc;
+}
+
+/* A string option is stored once given; given twice (even alike, even
+ * as -o and --output=) or empty, it is a usage error in one line, as for
+ * every command. */
+START_TEST(string_options_given_once_not_empty)
+{
+    char *err;
+    ck_assert_int_eq(call_strings((const char *[]){"-o", "a", "--lib", "x", NULL}, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_str_eq(out_got, "a");
+    ck_assert_str_eq(lib_got, "x");
+    free(err);
+    struct {
+        const char *args[6], *err;
+    } bad[] = {
+        {{"-o", "a", "-o", "b"}, "opprof test: --output given twice ('a' and 'b'): give it once\n"},
+        {{"--output=a", "-o", "a"},
+         "opprof test: --output given twice ('a' and 'a'): give it once\n"},
+        {{"--lib", "x", "-o", "a", "--lib=y"},
+         "opprof test: --lib given twice ('x' and 'y'): give it once\n"},
+        {{"-o", ""}, "opprof test: --output wants OUT, not ''\n"},
+        {{"--output="}, "opprof test: --output wants OUT, not ''\n"},
+        {{"--lib", "", "-o", "a"}, "opprof test: --lib wants NAME, not ''\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(call_strings(bad[i].args, &err), 2);
+        ck_assert_str_eq(err, bad[i].err);
+        free(err);
+    }
+}
+END_TEST
+
 Suite *suite_options(void)
 {
     Suite *s = suite_create("options");
@@ -233,6 +296,7 @@ Suite *suite_options(void)
     tcase_add_test(tc, number_options_store_their_kind);
     tcase_add_test(tc, number_options_refuse_in_one_wording);
     tcase_add_test(tc, choice_options);
+    tcase_add_test(tc, string_options_given_once_not_empty);
     suite_add_tcase(s, tc);
     return s;
 }
