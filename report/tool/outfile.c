@@ -124,14 +124,53 @@ static FILE *sink_file(struct opp_out *o, int fd, int keep, int gz)
     return f;
 }
 
+/* s a descriptor's number as /proc writes it (decimal, no leading zero):
+ * the number, or -1. */
+static int fd_number(const char *s)
+{
+    long n = 0;
+    if (!*s || (*s == '0' && s[1]))
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || (n = n * 10 + (*s - '0')) > INT_MAX)
+            return -1;
+    }
+    return (int)n;
+}
+
+/* The descriptor of ours that p names: /dev/stdin, /dev/stdout,
+ * /dev/stderr, /dev/fd/N (by name, as the shell takes them, even where
+ * /dev lacks them), or N in our own /proc/PID/fd (/proc/self/fd,
+ * /proc/thread-self/fd, a link to one); else -1. */
+static int own_fd(const char *p)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(p, std[i]))
+            return i;
+    if (!strncmp(p, "/dev/fd/", 8))
+        return fd_number(p + 8);
+    const char *slash = strrchr(p, '/');
+    int n = fd_number(slash ? slash + 1 : p);
+    char *dir = n < 0 ? NULL : slash ? strndup(p, (size_t)(slash - p)) : strdup(".");
+    char real[PATH_MAX], ours[64], task[96];
+    int pid = (int)getpid(), is_ours = dir && realpath(*dir ? dir : "/", real);
+    free(dir);
+    snprintf(ours, sizeof ours, "/proc/%d/fd", pid);
+    snprintf(task, sizeof task, "/proc/%d/task/%d/fd", pid, pid); /* one thread: tid is pid */
+    return is_ours && (!strcmp(real, ours) || !strcmp(real, task)) ? n : -1;
+}
+
 /* out with the symbolic links of its last component followed (those of the
- * directories above, the system follows): malloc'd, or NULL with errno. */
-static char *follow(const char *out)
+ * directories above, the system follows), up to one of our own descriptors,
+ * which the links of /proc would pass by to the file it has open: *own
+ * that descriptor's number, else -1. Malloc'd, or NULL with errno. */
+static char *follow(const char *out, int *own)
 {
     char *p = strdup(out);
     for (int hops = 0; p; hops++) {
         struct stat st;
-        if (lstat(p, &st) || !S_ISLNK(st.st_mode))
+        if ((*own = own_fd(p)) >= 0 || lstat(p, &st) || !S_ISLNK(st.st_mode))
             return p;
         char link[PATH_MAX];
         ssize_t n = hops < 40 ? readlink(p, link, sizeof link - 1) : -1;
@@ -220,10 +259,23 @@ static int fail(struct opp_out *o, int e, char *err, size_t errlen)
     return -1;
 }
 
+/* OUT names our descriptor n: o->fd a duplicate of it, written as it is
+ * (where its offset is, appending when it appends), as the shell's > and
+ * >> would; a regular file it has open is never replaced. 0, or -1 with
+ * err said (a descriptor not open, or not for writing: EBADF). */
+static int through(struct opp_out *o, int n, char *err, size_t errlen)
+{
+    int fl = fcntl(n, F_GETFL);
+    if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+        return fail(o, fl < 0 ? errno : EBADF, err, errlen);
+    o->fd = fcntl(n, F_DUPFD_CLOEXEC, 0);
+    return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
+}
+
 /* The part both opens share: OUT's kind found, refused where it must be.
- * A device or FIFO is opened into o->fd (a FIFO waits for its reader);
- * otherwise a temporary file is to be renamed to o->target, OUT with its
- * links followed. 0, -1 or -2 with err said. */
+ * One of our descriptors, a device or FIFO, is opened into o->fd (a FIFO
+ * waits for its reader); otherwise a temporary file is to be renamed to
+ * o->target, OUT with its links followed. 0, -1 or -2 with err said. */
 static int prepare(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
                    char *err, size_t errlen)
 {
@@ -233,7 +285,7 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
         return 0;
     o->name = out;
     struct stat so, si;
-    int exists = stat(out, &so) == 0, e = exists ? 0 : errno;
+    int exists = stat(out, &so) == 0, e = exists ? 0 : errno, own;
     for (size_t i = 0; exists && i < n; i++)
         if (!stat(inputs[i], &si) && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
             snprintf(err, errlen, "'%s' is the trace itself: choose another output", out);
@@ -241,18 +293,21 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
         }
     if (!exists && e != ENOENT)
         return fail(o, e, err, errlen);
-    if (!exists || S_ISREG(so.st_mode)) { /* missing (a dangling link too), or a file */
-        if (!(o->target = follow(out)))
-            return fail(o, errno, err, errlen);
+    if (!(o->target = follow(out, &own)))
+        return fail(o, errno, err, errlen);
+    if (own >= 0)
+        return through(o, own, err, errlen);
+    if (!exists || S_ISREG(so.st_mode)) /* missing (a dangling link too), or a file */
         return 0;
-    }
     if (S_ISDIR(so.st_mode))
         return fail(o, EISDIR, err, errlen);
     if (!S_ISCHR(so.st_mode) && !S_ISBLK(so.st_mode) && !S_ISFIFO(so.st_mode)) {
         snprintf(err, errlen, "cannot write %s: not a regular file, device or FIFO", out);
+        drop(o);
         return -1;
     }
-    /* by its own name: /dev/stdout's link names a pipe no path reaches */
+    /* by its own name: a link of another process's /proc names a pipe no
+     * path reaches */
     o->fd = open(out, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
 }
@@ -312,7 +367,7 @@ int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inp
     if (rc || !o->name)
         return rc;
     int fd;
-    if (o->fd >= 0) { /* a device or FIFO: made whole in TMPDIR first */
+    if (o->fd >= 0) { /* a descriptor of ours, a device or FIFO: made whole in TMPDIR first */
         const char *dir = getenv("TMPDIR");
         dir = dir && *dir ? dir : "/tmp";
         if (asprintf(&o->tmp, "%s/opprof-out.XXXXXX", dir) < 0) {

@@ -1,5 +1,11 @@
 /* Where a command writes its output (-o OUT, or standard output), so that
  * OUT is never destroyed, whatever it is:
+ *   - one of the tool's own open descriptors (/dev/stdout, /dev/stderr,
+ *     /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N with the tool's pid, or
+ *     a link to one): written through that descriptor as the output
+ *     streams, where its offset is (appending when it appends), as the
+ *     shell's > and >> would; never renamed over, never truncated (a
+ *     failed write leaves what was written);
  *   - a regular file, or none: written under a temporary name beside it and
  *     renamed over it when complete (a failed write leaves it as it was);
  *   - a symbolic link: followed to what it names (made if missing), under
@@ -23,7 +29,7 @@ struct opp_out {
     char *target;     /* OUT with its symbolic links followed */
     char *tmp;        /* the temporary file, renamed onto target (or copied into fd) */
     const char *path; /* opp_out_open_path: the regular file the writer makes */
-    int fd;           /* a device, FIFO or standard output, written directly; else -1 */
+    int fd;           /* a descriptor of ours, a device or FIFO, written directly; else -1 */
     FILE *f;          /* opp_out_open: what the writer streams into */
     struct opp_out_sink *sink;
 };
@@ -36,9 +42,9 @@ int opp_out_open(struct opp_out *o, const char *out, int gz, const char *const *
                  char *err, size_t errlen);
 
 /* OUT for a writer that makes its own file by name (SQLite, a trace that
- * is rewritten in place): o->path, a regular file it may remove and make
- * again (NULL when OUT is). For a device or FIFO that file is made in
- * TMPDIR and its bytes copied into OUT once complete. Returns as
+ * is rewritten in place): o->path, a regular file it writes in place (NULL
+ * when OUT is). For a descriptor of ours, a device or FIFO that file is
+ * made in TMPDIR and its bytes copied into OUT once complete. Returns as
  * opp_out_open. */
 int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
                       char *err, size_t errlen);

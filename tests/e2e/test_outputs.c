@@ -1,9 +1,10 @@
 /* What -o names is never destroyed (report/tool/outfile.h): every export
  * and `opprof summarize`, to each kind of target (missing, regular,
- * symbolic links, a FIFO, a device, /dev/full, a directory, a read-only
- * directory), run as the real tool; an export killed while it writes
- * leaves nothing behind; and `opprof run -o` refusing what it cannot write
- * before CMD starts. */
+ * symbolic links, the tool's own descriptors as > and >> leave them, a
+ * FIFO, a device, /dev/full, a directory, a read-only directory), run as
+ * the real tool; an export killed while it writes leaves nothing behind;
+ * -o given twice or empty; and `opprof run -o` refusing what it cannot
+ * write before CMD starts. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,11 +83,12 @@ static int write_to(size_t k, const char *out, char **err)
     return code;
 }
 
-/* Output k written to a regular file, read back (malloc'd, *len bytes):
- * what every other target must receive. NULL for SQLite when not built. */
-static char *reference(size_t k, size_t *len)
+/* Output k written to a regular file (name, in dir), read back (malloc'd,
+ * *len bytes): what every other target must receive. NULL for SQLite when
+ * not built. */
+static char *reference_as(size_t k, const char *name, size_t *len)
 {
-    char *ref = tu_path(dir, "reference"), *err;
+    char *ref = tu_path(dir, name), *err;
     int code = write_to(k, ref, &err);
     if (code && strstr(err, "without SQLite")) {
         fprintf(stderr, "outputs: sqlite skipped (this opprof was built without libsqlite3-dev)\n");
@@ -106,6 +108,11 @@ static char *reference(size_t k, size_t *len)
     free(err), free(ref);
     ck_assert_uint_gt(*len, 0);
     return data;
+}
+
+static char *reference(size_t k, size_t *len)
+{
+    return reference_as(k, "reference", len);
 }
 
 /* path holds exactly the len bytes of want. */
@@ -493,6 +500,221 @@ static int run_unprivileged(char **argv, const char *err)
     return code >= 120 && code <= 123 ? -2 : code;
 }
 
+/* What a shell leaves a command's descriptor fd open on, path: with >
+ * (append 0: "header\n" written first), with >> (append 1: path already
+ * holds "line1 5\n"). Its descriptor (close-on-exec), path written as
+ * described. */
+static int shell_open(const char *path, int append)
+{
+    int d = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(d, 0);
+    if (append) {
+        ck_assert_int_eq(write(d, "line1 5\n", 8), 8);
+        close(d);
+        d = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        ck_assert_int_ge(d, 0);
+    } else {
+        ck_assert_int_eq(write(d, "header\n", 7), 7);
+    }
+    return d;
+}
+
+/* Output k run with d as its descriptor fd, -o name (/proc/PID/...: the
+ * tool's pid), stdin /dev/null: its exit code, stderr in *err. */
+static int run_with_fd(size_t k, const char *name, int d, int fd, char **err)
+{
+    char *e = tu_path(dir, "stderr");
+    pid_t pid = fork();
+    if (pid == 0) {
+        char named[4200], *argv[8];
+        if (!strncmp(name, "/proc/PID/", 10))
+            snprintf(named, sizeof named, "/proc/%d/%s", (int)getpid(), name + 10);
+        else
+            snprintf(named, sizeof named, "%s", name);
+        command(k, named, argv);
+        int in = open("/dev/null", O_RDONLY), er = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || er < 0 || dup2(in, 0) < 0 || dup2(er, 2) < 0 || dup2(d, fd) < 0 ||
+            fcntl(fd, F_SETFD, 0) < 0) /* dup2 onto itself keeps close-on-exec */
+            _exit(120);
+        execv(argv[0], argv);
+        _exit(121);
+    }
+    int code = tu_code(tu_wait(pid));
+    *err = tu_slurp(e);
+    free(e);
+    return code;
+}
+
+/* -o naming one of the tool's own descriptors (/dev/stdout, /dev/fd/N,
+ * /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N, a link to
+ * /dev/stdout) is written through it as > and >> would: a file opened
+ * with >> keeps what it held, one opened with > keeps what was written
+ * before and after, whatever the output (SQLite's and summarize's copied
+ * in); never renamed over (`printf 'line1 5\n' > f; opprof export stacks
+ * t -o /dev/stdout >> f` lost line1). */
+START_TEST(own_descriptors_written_through)
+{
+    make_trace();
+    char *link = tu_path(dir, "to-stdout"), *path = tu_path(dir, "shell.out");
+    ck_assert_int_eq(symlink("/dev/stdout", link), 0);
+    const struct {
+        const char *name;
+        int fd;
+    } names[] = {{"/dev/stdout", 1},     {"/dev/fd/3", 3},
+                 {"/proc/self/fd/3", 3}, {"/proc/thread-self/fd/3", 3},
+                 {"/proc/PID/fd/3", 3},  {link, 1}};
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len);
+        if (!want)
+            continue;
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            for (int append = 0; append < 2; append++) {
+                int d = shell_open(path, append);
+                struct stat before, after;
+                ck_assert_int_eq(fstat(d, &before), 0);
+                char *err;
+                int code = run_with_fd(k, names[i].name, d, names[i].fd, &err);
+                ck_assert_msg(code == 0, "%s -o %s: %d %s", what(k), names[i].name, code, err);
+                ck_assert_msg(!strcmp(err, "") || !strcmp(outputs[k].argv[0], "summarize"), "%s",
+                              err);
+                if (!append)
+                    ck_assert_int_eq(write(d, "footer\n", 7), 7);
+                ck_assert_int_eq(fstat(d, &after), 0);
+                ck_assert_int_eq(after.st_nlink, 1); /* still the file path names */
+                ck_assert_int_eq(stat(path, &after), 0);
+                ck_assert_uint_eq(after.st_ino, before.st_ino);
+                close(d);
+                const char *pre = append ? "line1 5\n" : "header\n";
+                const char *post = append ? "" : "footer\n";
+                size_t np = strlen(pre), nq = strlen(post);
+                char *whole = malloc(np + len + nq);
+                memcpy(whole, pre, np);
+                memcpy(whole + np, want, len);
+                memcpy(whole + np + len, post, nq);
+                same_bytes(k, path, whole, np + len + nq);
+                no_tmp_left(dir);
+                free(whole), free(err);
+            }
+        free(want);
+    }
+    unlink(path);
+    free(link), free(path);
+}
+END_TEST
+
+/* A compressed output (OUT's name ends in .gz) through a descriptor: the
+ * same gzip bytes as into a file, after what the file held. */
+START_TEST(gz_through_a_descriptor)
+{
+    make_trace();
+    size_t len;
+    char *want = reference_as(0, "reference.json.gz", &len); /* chrome */
+    ck_assert_int_eq(memcmp(want, "\x1f\x8b", 2), 0);
+    char *link = tu_path(dir, "x.json.gz"), *path = tu_path(dir, "shell.out"), *err;
+    ck_assert_int_eq(symlink("/dev/fd/3", link), 0);
+    int d = shell_open(path, 1);
+    ck_assert_int_eq(run_with_fd(0, link, d, 3, &err), 0);
+    ck_assert_str_eq(err, "");
+    close(d);
+    char *whole = malloc(8 + len);
+    memcpy(whole, "line1 5\n", 8);
+    memcpy(whole + 8, want, len);
+    same_bytes(0, path, whole, 8 + len);
+    ck_assert_uint_eq(kind_of(link), S_IFLNK);
+    free(whole), free(err), free(want), free(link), free(path);
+}
+END_TEST
+
+/* A descriptor not open, or open only for reading, is refused in one
+ * line (EBADF), for every output. */
+START_TEST(own_descriptor_not_writable)
+{
+    make_trace();
+    const char *names[] = {"/dev/fd/999", "/dev/stdin", "/proc/self/fd/0"};
+    for (size_t k = 0; k < NOUT; k++)
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            char *err, want[4400];
+            snprintf(want, sizeof want, "opprof %s: cannot write %s: Bad file descriptor\n",
+                     outputs[k].argv[0], names[i]);
+            ck_assert_int_eq(write_to(k, names[i], &err), outputs[k].fails);
+            ck_assert_str_eq(err, want);
+            free(err);
+        }
+    ck_assert_int_eq(entries(dir), 2); /* the trace, stderr */
+}
+END_TEST
+
+/* A write through a descriptor that fails midway (its file system fills)
+ * leaves what it wrote, after what the file held: there is no temporary
+ * file to keep OUT whole. A 64 KiB tmpfs with one page free (root only):
+ * the file's own page and that one fill. */
+START_TEST(own_descriptor_fails_midway)
+{
+    char blas[4200];
+    snprintf(blas, sizeof blas, "%s/tests/corpus/traces/blas.trace", getenv("OPPROF_SRC"));
+    char *full = tu_path(dir, "full");
+    ck_assert_int_eq(mkdir(full, 0700), 0);
+    if (mount("tmpfs", full, "tmpfs", 0, "size=64k") != 0) {
+        fprintf(stderr, "outputs: own_descriptor_fails_midway skipped: cannot mount a tmpfs "
+                        "(not root)\n");
+        free(full);
+        return;
+    }
+    char *fill = tu_path(full, "fill"), *path = tu_path(full, "shell.out");
+    char *ref = tu_path(dir, "ref"), *op = (char *)tu_tool("opprof");
+    struct {
+        char *argv[7];
+        int out;  /* OUT's index */
+        size_t k; /* in outputs */
+    } cmds[] = {
+        {{op, "export", "html", blas, "-o", ref}, 5, 3}, /* streamed */
+        {{op, "summarize", blas, "-o", ref}, 4, 6},      /* made in TMPDIR, copied */
+    };
+    for (size_t c = 0; c < 2; c++) {
+        char **argv = cmds[c].argv, *e = tu_path(dir, "stderr");
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+        char *want = tu_slurp(ref);
+        struct stat st;
+        ck_assert_int_eq(stat(ref, &st), 0);
+        ck_assert_int_gt(st.st_size, 8192);
+        int d = shell_open(path, 1);
+        FILE *f = fopen(fill, "w");
+        ck_assert_ptr_nonnull(f);
+        char page[4096] = {0};
+        while (fwrite(page, 1, sizeof page, f) == sizeof page && fflush(f) == 0)
+            ;
+        fclose(f);
+        ck_assert_int_eq(stat(fill, &st), 0);
+        ck_assert_int_eq(truncate(fill, st.st_size - 4096), 0);
+        argv[cmds[c].out] = "/dev/stdout";
+        pid_t pid = fork();
+        if (pid == 0) {
+            int er = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (er < 0 || dup2(er, 2) < 0 || dup2(d, 1) < 0)
+                _exit(120);
+            execv(argv[0], argv);
+            _exit(121);
+        }
+        ck_assert_int_eq(tu_code(tu_wait(pid)), 1);
+        close(d);
+        char *err = tu_slurp(e), said[128];
+        snprintf(said, sizeof said,
+                 "opprof %s: cannot write /dev/stdout: No space left on device\n", argv[1]);
+        ck_assert_str_eq(err, said);
+        char *whole = malloc(8192);
+        memcpy(whole, "line1 5\n", 8);
+        memcpy(whole + 8, want, 8192 - 8);
+        same_bytes(cmds[c].k, path, whole, 8192);
+        ck_assert_int_eq(entries(full), 2); /* the fill, the file */
+        unlink(fill), unlink(path), unlink(ref);
+        free(whole), free(err), free(want), free(e);
+    }
+    ck_assert_int_eq(umount(full), 0);
+    free(fill), free(path), free(full), free(ref);
+}
+END_TEST
+
 /* A directory we may not write in: refused, nothing made there. */
 START_TEST(read_only_directory_refused)
 {
@@ -618,6 +840,10 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, read_only_directory_refused);
     tcase_add_test(tc, run_refuses_bad_outputs);
     tcase_add_test(tc, output_given_twice_or_empty);
+    tcase_add_test(tc, own_descriptors_written_through);
+    tcase_add_test(tc, gz_through_a_descriptor);
+    tcase_add_test(tc, own_descriptor_not_writable);
+    tcase_add_test(tc, own_descriptor_fails_midway);
     suite_add_tcase(s, tc);
     return s;
 }
