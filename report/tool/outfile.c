@@ -243,11 +243,13 @@ static void drop(struct opp_out *o)
         unlink(o->tmp);
     if (o->fd >= 0)
         close(o->fd);
+    if (o->tmp_fd >= 0)
+        close(o->tmp_fd);
     free(o->tmp);
     free(o->target);
     o->tmp = o->target = NULL;
     o->path = NULL;
-    o->fd = -1;
+    o->fd = o->tmp_fd = -1;
 }
 
 /* err: cannot write OUT, errno e's why; -1. */
@@ -275,12 +277,14 @@ static int through(struct opp_out *o, int n, char *err, size_t errlen)
 /* The part both opens share: OUT's kind found, refused where it must be.
  * One of our descriptors, a device or FIFO, is opened into o->fd (a FIFO
  * waits for its reader); otherwise a temporary file is to be renamed to
- * o->target, OUT with its links followed. 0, -1 or -2 with err said. */
+ * o->target, OUT with its links followed: an existing one must be ours
+ * to write (as > would refuse it), and its mode, owner and group are the
+ * new one's. 0, -1 or -2 with err said. */
 static int prepare(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
                    char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    o->fd = -1;
+    o->fd = o->tmp_fd = -1;
     if (!out)
         return 0;
     o->name = out;
@@ -297,8 +301,17 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
         return fail(o, errno, err, errlen);
     if (own >= 0)
         return through(o, own, err, errlen);
-    if (!exists || S_ISREG(so.st_mode)) /* missing (a dangling link too), or a file */
+    if (!exists) /* missing (a dangling link too): made */
         return 0;
+    if (S_ISREG(so.st_mode)) {
+        if (access(o->target, W_OK) < 0)
+            return fail(o, errno, err, errlen);
+        o->replaces = 1;
+        o->mode = so.st_mode & 07777;
+        o->uid = so.st_uid;
+        o->gid = so.st_gid;
+        return 0;
+    }
     if (S_ISDIR(so.st_mode))
         return fail(o, EISDIR, err, errlen);
     if (!S_ISCHR(so.st_mode) && !S_ISBLK(so.st_mode) && !S_ISFIFO(so.st_mode)) {
@@ -312,7 +325,9 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
     return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
 }
 
-/* A new temporary file beside the target: its descriptor, or -1 with errno. */
+/* A new temporary file beside the target, o->tmp_fd kept on it for
+ * settle(): its descriptor, or -1 with errno. Private (0600) until
+ * settled when it replaces a file, whose mode may be narrower than ours. */
 static int make_tmp(struct opp_out *o)
 {
     if (asprintf(&o->tmp, "%s.%d.tmp", o->target, (int)getpid()) < 0) {
@@ -321,10 +336,18 @@ static int make_tmp(struct opp_out *o)
         return -1;
     }
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    mode_t mode = o->replaces ? 0600 : 0666;
     guard(o->tmp); /* before it exists: a signal finds it named */
-    int fd = open(o->tmp, flags, 0666);
+    int fd = open(o->tmp, flags, mode);
     if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0) /* a killed run's, with our pid */
-        fd = open(o->tmp, flags, 0666);
+        fd = open(o->tmp, flags, mode);
+    if (fd >= 0 && (o->tmp_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        errno = e;
+        fd = -1;
+    }
     if (fd < 0) {
         int e = errno;
         guard(NULL);
@@ -333,6 +356,23 @@ static int make_tmp(struct opp_out *o)
         errno = e;
     }
     return fd;
+}
+
+/* The complete temporary file made what it replaces was: its owner where
+ * we may give it (root), else its group where we may (we are in it), then
+ * its mode, set-user and set-group-ID only with both kept. 0 or errno. */
+static int settle(struct opp_out *o)
+{
+    if (!o->replaces)
+        return 0;
+    mode_t mode = o->mode;
+    if (fchown(o->tmp_fd, o->uid, o->gid) < 0) {
+        mode &= (mode_t) ~(S_ISUID | S_ISGID);
+        /* its group alone where we are in it; else ours, as a file we make */
+        if (fchown(o->tmp_fd, (uid_t)-1, o->gid) < 0 && errno != EPERM)
+            return errno;
+    }
+    return fchmod(o->tmp_fd, mode) < 0 ? errno : 0;
 }
 
 int opp_out_open(struct opp_out *o, const char *out, int gz, const char *const *inputs, size_t n,
@@ -431,15 +471,21 @@ int opp_out_close(struct opp_out *o, int ok, char *err, size_t errlen)
     if (o->fd >= 0 && close(o->fd) < 0 && ok && !werr)
         werr = errno;
     o->fd = -1;
-    if (!werr && ok && o->tmp && !copy && rename(o->tmp, o->target) < 0)
-        werr = errno;
-    else if (!werr && ok && !copy)
+    if (!werr && ok && o->tmp && !copy) {
+        werr = settle(o);
+        if (!werr && rename(o->tmp, o->target) < 0)
+            werr = errno;
+    }
+    if (!werr && ok && !copy)
         guard(NULL); /* in place: OUT now */
     if (werr)
         return fail(o, werr, err, errlen);
     if (copy || !ok)
         drop(o);
     guard(NULL);
+    if (o->tmp_fd >= 0)
+        close(o->tmp_fd);
+    o->tmp_fd = -1;
     free(o->tmp);
     free(o->target);
     o->tmp = o->target = NULL;

@@ -8,6 +8,9 @@
  *     failed write leaves what was written);
  *   - a regular file, or none: written under a temporary name beside it and
  *     renamed over it when complete (a failed write leaves it as it was);
+ *     an existing one must be writable by us (access W_OK, as > would
+ *     refuse it) and gives the new one its mode, and its owner and group
+ *     where we may set them;
  *   - a symbolic link: followed to what it names (made if missing), under
  *     these same rules; the link stays;
  *   - a character or block device, or a FIFO: written directly as the
@@ -21,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct opp_out_sink;
 
@@ -30,6 +34,11 @@ struct opp_out {
     char *tmp;        /* the temporary file, renamed onto target (or copied into fd) */
     const char *path; /* opp_out_open_path: the regular file the writer makes */
     int fd;           /* a descriptor of ours, a device or FIFO, written directly; else -1 */
+    int tmp_fd;       /* on the temporary file beside target, for its mode; else -1 */
+    int replaces;     /* target exists, a regular file: the new one takes these three of it */
+    mode_t mode;      /* its permissions, set-ID and sticky bits */
+    uid_t uid;        /* its owner */
+    gid_t gid;        /* its group */
     FILE *f;          /* opp_out_open: what the writer streams into */
     struct opp_out_sink *sink;
 };

@@ -1,10 +1,10 @@
 /* What -o names is never destroyed (report/tool/outfile.h): every export
- * and `opprof summarize`, to each kind of target (missing, regular,
- * symbolic links, the tool's own descriptors as > and >> leave them, a
- * FIFO, a device, /dev/full, a directory, a read-only directory), run as
- * the real tool; an export killed while it writes leaves nothing behind;
- * -o given twice or empty; and `opprof run -o` refusing what it cannot
- * write before CMD starts. */
+ * and `opprof summarize`, to each kind of target (missing, regular, its
+ * mode and owner kept, one we may not write, symbolic links, the tool's
+ * own descriptors as > and >> leave them, a FIFO, a device, /dev/full, a
+ * directory, a read-only directory), run as the real tool; an export
+ * killed while it writes leaves nothing behind; -o given twice or empty;
+ * and `opprof run -o` refusing what it cannot write before CMD starts. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -715,6 +715,87 @@ START_TEST(own_descriptor_fails_midway)
 }
 END_TEST
 
+/* A regular file replaced keeps its mode, and its owner and group where
+ * the tool may set them (as root: a file of user nobody, set-ID bits
+ * and all), for every output. */
+START_TEST(replacement_keeps_mode_and_owner)
+{
+    make_trace();
+    char *out = tu_path(dir, "kept.out");
+    int root = geteuid() == 0;
+    const mode_t modes[] = {0604, 0600, 06640};
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len), *err;
+        if (!want)
+            continue;
+        for (size_t m = 0; m < (root ? 3u : 2u); m++) {
+            FILE *f = fopen(out, "w");
+            fputs("an older file\n", f);
+            fclose(f);
+            if (root)
+                ck_assert_int_eq(chown(out, 65534, 65534), 0);
+            ck_assert_int_eq(chmod(out, modes[m]), 0);
+            ck_assert_int_eq(write_to(k, out, &err), 0);
+            same_bytes(k, out, want, len);
+            struct stat st;
+            ck_assert_int_eq(stat(out, &st), 0);
+            ck_assert_msg((st.st_mode & 07777) == modes[m], "%s: mode %o, not %o", what(k),
+                          st.st_mode & 07777, modes[m]);
+            ck_assert_uint_eq(st.st_uid, root ? 65534 : geteuid());
+            ck_assert_uint_eq(st.st_gid, root ? 65534 : getegid());
+            no_tmp_left(dir);
+            free(err);
+        }
+        unlink(out);
+        free(want);
+    }
+    free(out);
+}
+END_TEST
+
+/* A regular file the user may not write (root's, 0444, in a directory
+ * anyone writes in) is refused as > would refuse it, and left as it was,
+ * for every output. Run as nobody when root, else as ourselves (0444 is
+ * not ours to write either). */
+START_TEST(unwritable_file_refused)
+{
+    make_trace();
+    char *out = tu_path(dir, "ro.out"), *e = tu_path(dir, "stderr");
+    FILE *f = fopen(out, "w");
+    fputs("not yours\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(out, 0444), 0);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    ck_assert_int_eq(chmod(trace, 0644), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        char *argv[8];
+        command(k, out, argv);
+        int code = run_unprivileged(argv, e);
+        if (code == -2) {
+            fprintf(stderr,
+                    "outputs: unwritable_file_refused skipped: cannot run %s as user "
+                    "nobody\n",
+                    argv[0]);
+            break;
+        }
+        char *err = tu_slurp(e), want[4400];
+        snprintf(want, sizeof want, "opprof %s: cannot write %s: Permission denied\n",
+                 outputs[k].argv[0], out);
+        ck_assert_msg(code == outputs[k].fails && !strcmp(err, want), "%s: %d %s", what(k), code,
+                      err);
+        same_bytes(k, out, "not yours\n", 10);
+        struct stat st;
+        ck_assert_int_eq(stat(out, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0444);
+        ck_assert_uint_eq(st.st_uid, geteuid());
+        ck_assert_int_eq(entries(dir), 3); /* the trace, the file, stderr */
+        free(err);
+    }
+    free(out), free(e);
+}
+END_TEST
+
 /* A directory we may not write in: refused, nothing made there. */
 START_TEST(read_only_directory_refused)
 {
@@ -844,6 +925,8 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, gz_through_a_descriptor);
     tcase_add_test(tc, own_descriptor_not_writable);
     tcase_add_test(tc, own_descriptor_fails_midway);
+    tcase_add_test(tc, replacement_keeps_mode_and_owner);
+    tcase_add_test(tc, unwritable_file_refused);
     suite_add_tcase(s, tc);
     return s;
 }
