@@ -5,12 +5,16 @@
  * against `opprof report --by-rank`; a GPU run of the CUDA test double;
  * bad input. Without Debian's python3-dask, -distributed and -pandas the
  * suite is skipped, saying so. */
+#include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -418,6 +422,29 @@ START_TEST(gpu_time_per_rank)
 }
 END_TEST
 
+/* Dask's dashboard port (8787) taken: the local cluster still says
+ * nothing on stderr (the port is its scheduler's HTTP server's default,
+ * which warns when it moves). */
+START_TEST(busy_dashboard_port_unsaid)
+{
+    if (!have_dask())
+        return;
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons(8787), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    /* already taken (by another cluster) does as well */
+    ck_assert(s >= 0 && ((!bind(s, (struct sockaddr *)&a, sizeof a) && !listen(s, 1)) ||
+                         errno == EADDRINUSE));
+    write_trace(0, 1);
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "1", NULL), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_ptr_nonnull(strstr(out, "1 trace, 1 rank\n"));
+    close(s);
+    free(out), free(err);
+}
+END_TEST
+
 /* opprof analyze ARGS... (NULL-terminated): "CODE STDERR", its exit code
  * and all it said on stderr, for one exact comparison; stdout empty. */
 static char *refused(const char *first, ...)
@@ -581,6 +608,7 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, unranked_traces_named);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
+    tcase_add_test(tc, busy_dashboard_port_unsaid);
     suite_add_tcase(s, tc);
     /* what is refused: nothing long runs, no cluster is needed */
     TCase *args = tcase_create("arguments");

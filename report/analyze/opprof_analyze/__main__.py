@@ -50,8 +50,13 @@ def gather(args, traces, opprof):
     if args.scheduler:
         with Client(args.scheduler, timeout=30) as client:
             return run(client)
+    # no dashboard; the scheduler's HTTP server (there all the same) on a
+    # free port of this host, not on 8787 of every interface: were that
+    # taken, Dask would warn on stderr
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster, \
+            Client(cluster) as client:
         return run(client)
 
 
