@@ -190,6 +190,13 @@ static char *joined(const char *a, const char *b)
 /* Runs the package on the checked arguments; returns only when it cannot. */
 static int run_package(const struct analyze_args *a, const struct traces *t)
 {
+    /* said as the tool's other commands say it, before Dask starts: the
+     * interpreter would take a closed stdout's descriptor for a file or
+     * socket of its own */
+    if (fcntl(STDOUT_FILENO, F_GETFD) == -1) {
+        opp_say(PREFIX "cannot write the output: %s", strerror(errno));
+        return 1;
+    }
     char pkg[PATH_MAX], self[PATH_MAX];
     if (opp_tool_sibling("OPPROF_ANALYZE", "analyze", pkg, sizeof pkg) ||
         opp_tool_self(self, sizeof self)) {

@@ -445,6 +445,28 @@ START_TEST(busy_dashboard_port_unsaid)
 }
 END_TEST
 
+/* Standard output that cannot be written (a full device, closed): one
+ * line that says so, exit 1, as every command of the tool. */
+START_TEST(output_unwritable_said)
+{
+    if (!have_dask())
+        return;
+    write_trace(0, 1);
+    char *t = tu_path(dir, "rank00.trace"), *e = tu_path(dir, "a.err");
+    char *full[] = {(char *)tu_tool("opprof"), "analyze", t, "--workers", "1", NULL};
+    ck_assert_int_eq(tu_code(tu_run(full, NULL, "/dev/full", e)), 1);
+    char *err = tu_slurp(e);
+    ck_assert_str_eq(err, "opprof analyze: cannot write the output: No space left on device\n");
+    free(err);
+    char *shut = "exec \"$@\" >&-", *op = (char *)tu_tool("opprof");
+    char *closed[] = {"/bin/sh", "-c", shut, "sh", op, "analyze", t, "--format", "json", NULL};
+    ck_assert_int_eq(tu_code(tu_run(closed, NULL, NULL, e)), 1);
+    err = tu_slurp(e);
+    ck_assert_str_eq(err, "opprof analyze: cannot write the output: Bad file descriptor\n");
+    free(err), free(e), free(t);
+}
+END_TEST
+
 /* opprof analyze ARGS... (NULL-terminated): "CODE STDERR", its exit code
  * and all it said on stderr, for one exact comparison; stdout empty. */
 static char *refused(const char *first, ...)
@@ -609,6 +631,7 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
     tcase_add_test(tc, busy_dashboard_port_unsaid);
+    tcase_add_test(tc, output_unwritable_said);
     suite_add_tcase(s, tc);
     /* what is refused: nothing long runs, no cluster is needed */
     TCase *args = tcase_create("arguments");

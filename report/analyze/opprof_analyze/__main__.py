@@ -92,7 +92,13 @@ def main(argv=None):
         a = merge.analyze(summaries)
     except ValueError as e:
         fail(str(e))
-    sys.stdout.write(show.as_json(a, args.top) + "\n" if args.format == "json" else show.as_text(a, args.top))
+    try:  # flushed here: a write that fails at exit is a traceback
+        sys.stdout.write(show.as_json(a, args.top) + "\n" if args.format == "json" else show.as_text(a, args.top))
+        sys.stdout.flush()
+    except OSError as e:
+        # the flush at exit would try the write again, and say it: gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        fail("cannot write the output: %s" % (e.strerror or e))
     return 0
 
 
