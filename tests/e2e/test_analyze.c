@@ -144,6 +144,24 @@ static void write_trace(int r, int ranked)
     tb_end(&b);
 }
 
+/* A trace of one process (pid 2000, host "h") that made no call. */
+static void write_no_call(const char *path)
+{
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 2000, .exe = "/usr/bin/true");
+    tb_info(&b, "host", "h");
+    tb_end(&b);
+}
+
+/* path cut 10 bytes short: inside its END chunk, after its calls. */
+static void cut_short(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(truncate(path, st.st_size - 10), 0);
+}
+
 static void write_ranks(void)
 {
     for (int r = 0; r < RANKS; r++)
@@ -422,6 +440,93 @@ START_TEST(gpu_time_per_rank)
 }
 END_TEST
 
+/* What `opprof report TRACE` says on stderr of a trace that it reads
+ * (malloc'd). */
+static char *report_says(const char *trace)
+{
+    char *argv[] = {(char *)tu_tool("opprof"), "report", (char *)trace, NULL};
+    char *e = tu_path(dir, "r.err");
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+    char *said = tu_slurp(e);
+    free(e);
+    return said;
+}
+
+/* A damaged trace's warnings are the report's, each said in one line that
+ * names the trace; a trace of no call (cut before its first, or of a
+ * program that made none: /bin/true) is left out, said on stderr and in
+ * the output, and counted as a trace, not as a rank. */
+START_TEST(damaged_and_empty_traces_said)
+{
+    if (!have_dask())
+        return;
+    write_trace(0, 1);
+    write_trace(1, 1);
+    char *cut = tu_path(dir, "rank01.trace"), *nothing = tu_path(dir, "rank02.trace");
+    char *empty = tu_path(dir, "true.trace");
+    cut_short(cut);
+    write_no_call(nothing);
+    cut_short(nothing);
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", empty, "--", "/bin/true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, NULL, NULL)), 0);
+    /* the report's warning, "opprof report: warning: trace cut at byte N:
+     * ...", one each; then its line on the trace of no call, which analyze
+     * says its own way */
+    char *said = report_says(cut), *said2 = report_says(nothing), want[16384];
+    const char *w = "opprof report: warning: ";
+    ck_assert_msg(!strncmp(said, w, strlen(w)) && tu_count_lines(said, "opprof report:") == 1, "%s",
+                  said);
+    char *second = strchr(said2, '\n') + 1;
+    snprintf(want, sizeof want,
+             "opprof report: %s holds no call in what could be read of it (the warning above)\n",
+             nothing);
+    ck_assert_msg(!strncmp(said2, w, strlen(w)) && !strcmp(second, want), "%s", said2);
+    *second = 0;
+    snprintf(want, sizeof want,
+             "opprof analyze: warning: %s: %s"
+             "opprof analyze: warning: %s: %s"
+             "opprof analyze: warning: %s holds no call in what could be read of it: left out\n"
+             "opprof analyze: warning: %s holds no call: left out\n",
+             cut, said + strlen(w), nothing, said2 + strlen(w), nothing, empty);
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 0);
+    ck_assert_str_eq(err, want);
+    snprintf(want, sizeof want,
+             "4 traces, 2 ranks\n"
+             "2 traces left out:\n"
+             "    %s: holds no call in what could be read of it\n"
+             "    %s: holds no call\n\n"
+             "Operators over all ranks",
+             nothing, empty);
+    ck_assert_msg(!strncmp(out, want, strlen(want)), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\nRanks by self CPU time of its operators: min 3.510ms, "
+                                      "median 3.510ms, max 3.510ms\n"));
+    free(out), free(err);
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "1", "--format", "json", NULL), 0);
+    ck_assert_msg(!strncmp(out, "{\"traces\": 4, \"ranks\": [0, 1], ", 31), "%s", out);
+    snprintf(want, sizeof want,
+             "\"left_out\": [{\"trace\": \"%s\", \"why\": \"holds no call in what could be read of "
+             "it\"}, {\"trace\": \"%s\", \"why\": \"holds no call\"}]",
+             nothing, empty);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"rank_times_us\": {\"0\": 3510.0, \"1\": 3510.0}"));
+    free(out), free(err);
+    /* nothing left: the one line that says so after the warnings */
+    ck_assert_int_eq(unlink(cut), 0);
+    ck_assert_int_eq(unlink(tu_path(dir, "rank00.trace")), 0);
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 1);
+    snprintf(want, sizeof want,
+             "opprof analyze: warning: %s: %s"
+             "opprof analyze: warning: %s holds no call in what could be read of it: left out\n"
+             "opprof analyze: warning: %s holds no call: left out\n"
+             "opprof analyze: no operator in these traces\n",
+             nothing, said2 + strlen(w), nothing, empty);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out), free(err), free(said), free(said2), free(cut), free(nothing), free(empty);
+}
+END_TEST
+
 /* Dask's dashboard port (8787) taken: the local cluster still says
  * nothing on stderr (the port is its scheduler's HTTP server's default,
  * which warns when it moves). */
@@ -630,6 +735,7 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, unranked_traces_named);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
+    tcase_add_test(tc, damaged_and_empty_traces_said);
     tcase_add_test(tc, busy_dashboard_port_unsaid);
     tcase_add_test(tc, output_unwritable_said);
     suite_add_tcase(s, tc);

@@ -19,11 +19,16 @@ except ImportError as e:
                      "python3-distributed for %s (make deps installs them): %s" % (sys.executable, e))
 
 
-def fail(message, code=1):
-    """One line on stderr (what a terminal would act on escaped, a line
-    break too), then the exit: 2 for a wrong argument, as the tool's
-    commands."""
+def say(message):
+    """One line on stderr: what a terminal would act on escaped, a line
+    break too."""
     sys.stderr.write("opprof analyze: %s\n" % show.text(message))
+
+
+def fail(message, code=1):
+    """One line on stderr, then the exit: 2 for a wrong argument, as the
+    tool's commands."""
+    say(message)
     sys.exit(code)
 
 
@@ -88,6 +93,8 @@ def main(argv=None):
     for s in summaries:
         if "error" in s:
             fail(s["error"], s["code"])
+    for line in show.warnings(summaries):
+        say(line)
     try:
         a = merge.analyze(summaries)
     except ValueError as e:

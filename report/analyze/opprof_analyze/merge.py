@@ -117,7 +117,12 @@ def launch_delays(summaries):
 
 
 def analyze(summaries):
-    """Everything the output shows, from the tasks' summaries."""
+    """Everything the output shows, from the tasks' summaries: those of the
+    traces left out (no operator) counted as traces, and named, not as
+    ranks."""
+    left_out = [{"trace": s["trace"], "why": s["left_out"]} for s in summaries if "left_out" in s]
+    traces = len(summaries)
+    summaries = [s for s in summaries if "left_out" not in s]
     number_unranked(summaries)
     ops = ops_frame(summaries)
     if not len(ops):
@@ -129,7 +134,8 @@ def analyze(summaries):
         s["operators"] = skew(ops, s["rank"])
         s["origin"] = unranked.get(s["rank"])  # the trace of a rank made up, else None
     return {
-        "traces": len(summaries),
+        "traces": traces,
+        "left_out": left_out,
         "ranks": sorted(int(r) for r in ops["rank"].unique()) if len(ops) else [],
         "key_averages": key_averages(ops),
         "per_rank": per_rank(ops),

@@ -54,11 +54,24 @@ def _origin(a, rank):
     return " [%s, host %s, pid %s]" % (o["trace"], o["host"] or "?", o["pid"] if o["pid"] is not None else "?")
 
 
+def warnings(summaries):
+    """What the tool said of each trace, in the traces' order, one line
+    each naming the trace: the report's warnings, then whether it was left
+    out and why."""
+    out = []
+    for s in summaries:
+        out += ["warning: %s: %s" % (s["trace"], w) for w in s["warnings"]]
+        if "left_out" in s:
+            out.append("warning: %s %s: left out" % (s["trace"], s["left_out"]))
+    return out
+
+
 def as_json(a, top):
     ka = a["key_averages"].head(top)
     return json.dumps(_plain({
         "traces": a["traces"],
         "ranks": a["ranks"],
+        "left_out": a["left_out"],
         "key_averages": ka.to_dict("records"),
         "per_rank": {"metric": "self_cpu_time_total", "ranks": [int(r) for r in a["per_rank"].columns],
                      "rows": [{"key": k, "values": [float(v) for v in row]}
@@ -75,6 +88,9 @@ def as_json(a, top):
 
 def as_text(a, top):
     out = ["%s, %s" % (_n(a["traces"], "trace"), _n(len(a["ranks"]), "rank"))]
+    if a["left_out"]:
+        out.append("%s left out:" % _n(len(a["left_out"]), "trace"))
+        out += ["    %s: %s" % (text(t["trace"]), t["why"]) for t in a["left_out"]]
     if a["unranked"]:
         out.append("%s numbered in file order (no process of %s had a rank variable; "
                    "`opprof report --help` lists them under --by-rank):" %

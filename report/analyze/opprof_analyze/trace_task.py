@@ -22,16 +22,21 @@ class TraceError(Exception):
         self.code = code
 
 
+# How `opprof report` begins a warning about the trace it read.
+WARNING = "opprof report: warning: "
+
+
 def _tool(opprof, *args):
+    """What the tool wrote when it did what was asked: (stdout, stderr)."""
     p = subprocess.run([opprof, *args], capture_output=True, text=True)
     if p.returncode != 0:
         raise TraceError(p.stderr.strip() or "%s exited with %d" % (args[0], p.returncode),
                          2 if p.returncode == 2 else 1)
-    return p.stdout
+    return p.stdout, p.stderr
 
 
 def _report(opprof, path, *args):
-    return json.loads(_tool(opprof, "report", path, "-f", "json", *args))
+    return json.loads(_tool(opprof, "report", path, "-f", "json", *args)[0])
 
 
 def _ops(opprof, path):
@@ -129,10 +134,19 @@ def summarize(path, index, opprof, step=None):
 
 def _summary(path, index, opprof, step):
     """A trace whose processes carry no rank (no launcher set one) stands
-    for one rank, numbered by its place among the traces (index)."""
-    # the steps first: a NAME the trace does not hold is said at once
+    for one rank, numbered by its place among the traces (index). A trace
+    of no operator is left out ("left_out": why); either way "warnings" are
+    what the report warned of it."""
+    out, said = _tool(opprof, "report", path, "-f", "json", "--limit", ROWS_ALL)
+    whole = json.loads(out)
+    # the report's warnings (a trace cut or damaged, records dropped), its
+    # words after its prefix; its line on a trace of no call is not one
+    warnings = [line[len(WARNING):] for line in said.splitlines() if line.startswith(WARNING)]
+    if not whole["rows"] and not whole["gpu"]:  # nothing to count as a rank, or compare
+        cut = not whole["complete"] and whole["warning"]  # as the report says it
+        why = "holds no call" + (" in what could be read of it" if cut else "")
+        return {"trace": path, "warnings": warnings, "left_out": why}
     steps = _steps(opprof, path, step) if step else None
-    whole = _report(opprof, path, "--limit", ROWS_ALL)
     ranks = sorted({p["rank"] for p in whole["processes"] if p["rank"] is not None})
     # the ranks of the processes that made calls: one (or none) and the
     # whole trace's rows are that rank's, else each rank's come apart
@@ -152,6 +166,7 @@ def _summary(path, index, opprof, step):
     return {
         "gpu_unread": gpu is None,
         "trace": path,
+        "warnings": warnings,
         "origin": {"trace": path, "host": procs[0]["host"] if procs else None,
                    "pid": procs[0]["pid"] if procs else None},
         "ranks": ranks or [index],
