@@ -20,6 +20,7 @@
 
 #include "testutil.h"
 #include "tracebuild.h"
+#include "views/fmt.h"
 
 #define RANKS 64
 #define SLOW 17
@@ -105,14 +106,13 @@ static int have_dask(void)
     return 0;
 }
 
-/* Rank r's trace: ITERS iterations of forward (100 us; 300 us on rank
- * SLOW), backward (200 us), allreduce (50 us), step_end (1 us), then 49 us
- * between iterations. Unranked: the trace "one%02d.trace" of a process with
- * no rank variable, on host "h<r>". */
-static void write_trace(int r, int ranked)
+/* Rank r's trace at path: ITERS iterations of forward (100 us; 300 us on
+ * rank SLOW), backward (200 us), allreduce (50 us), step_end (1 us), then
+ * 49 us between iterations. Unranked: of a process with no rank variable,
+ * on host "h<r>". */
+static void write_trace_at(const char *path, int r, int ranked)
 {
-    char path[4200], rank[16], host[16];
-    snprintf(path, sizeof path, ranked ? "%s/rank%02d.trace" : "%s/one%02d.trace", dir, r);
+    char rank[16], host[16];
     snprintf(rank, sizeof rank, "%d", r);
     snprintf(host, sizeof host, "h%d", r);
     struct tb b;
@@ -142,6 +142,14 @@ static void write_trace(int r, int ranked)
     tb_put_events(&b, 0, ev, 4 * ITERS);
     tb_process_end(&b, 0, OPP_END_EXITED, t);
     tb_end(&b);
+}
+
+/* Rank r's trace in "rank%02d.trace", or unranked in "one%02d.trace". */
+static void write_trace(int r, int ranked)
+{
+    char path[4200];
+    snprintf(path, sizeof path, ranked ? "%s/rank%02d.trace" : "%s/one%02d.trace", dir, r);
+    write_trace_at(path, r, ranked);
 }
 
 /* A trace of one process (pid 2000, host "h") that made no call. */
@@ -527,6 +535,45 @@ START_TEST(damaged_and_empty_traces_said)
 }
 END_TEST
 
+/* Trace paths shown as names are (a line break, an escape sequence, a
+ * byte that is not UTF-8 escaped as the tool's messages escape them), in
+ * the ranks made up, the traces left out and the warnings. */
+START_TEST(paths_shown_escaped)
+{
+    if (!have_dask())
+        return;
+    char *odd = tu_path(dir, "a\nb\x1b[31m.trace"), *bad = tu_path(dir, "e\xff.trace");
+    write_trace_at(odd, 0, 0);
+    write_no_call(bad);
+    char *out, *err, want[16384];
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 0);
+    snprintf(want, sizeof want,
+             "opprof analyze: warning: %s/e\\xff.trace holds no call: left out\n", dir);
+    ck_assert_str_eq(err, want);
+    snprintf(want, sizeof want,
+             "1 trace left out:\n"
+             "    %s/e\\xff.trace: holds no call\n"
+             "1 rank numbered in file order (no process of its trace had a rank variable; "
+             "`opprof report --help` lists them under --by-rank):\n"
+             "    rank 0: [%s/a\\nb\\x1b[31m.trace, host h0, pid 1000]\n\n",
+             dir, dir);
+    ck_assert_msg(!strncmp(out, "2 traces, 1 rank\n", 17) && !strncmp(out + 17, want, strlen(want)),
+                  "%s", out);
+    ck_assert_ptr_null(strchr(out, '\x1b'));
+    ck_assert_ptr_null(strchr(out, '\xff'));
+    free(out), free(err);
+    /* in the JSON, as the tool's JSON has such a byte: U+FFFD */
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, "--format", "json", NULL), 0);
+    snprintf(want, sizeof want,
+             "\"left_out\": [{\"trace\": \"%s/e\\ufffd.trace\", \"why\": \"holds no call\"}]", dir);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    snprintf(want, sizeof want, "\"unranked\": {\"0\": {\"trace\": \"%s/a\\nb\\u001b[31m.trace\"",
+             dir);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    free(out), free(err), free(odd), free(bad);
+}
+END_TEST
+
 /* Dask's dashboard port (8787) taken: the local cluster still says
  * nothing on stderr (the port is its scheduler's HTTP server's default,
  * which warns when it moves). */
@@ -569,6 +616,60 @@ START_TEST(output_unwritable_said)
     err = tu_slurp(e);
     ck_assert_str_eq(err, "opprof analyze: cannot write the output: Bad file descriptor\n");
     free(err), free(e), free(t);
+}
+END_TEST
+
+/* cp in UTF-8 at p; the bytes written. */
+static size_t put_utf8(char *p, uint32_t cp)
+{
+    size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    static const unsigned char lead[] = {0, 0, 0xc0, 0xe0, 0xf0};
+    for (size_t i = n - 1; i > 0; i--, cp >>= 6)
+        p[i] = (char)(0x80 | (cp & 0x3f));
+    p[0] = (char)(lead[n] | cp);
+    return n;
+}
+
+/* analyze's text escaping (show.text, of a path as Python decodes it) is
+ * the tool's (opp_text_fput), byte for byte: every character to U+3000, a
+ * few past it, every byte that cannot start a character alone, and the
+ * sequences that are not UTF-8 (cut short, overlong, a surrogate, past
+ * U+10FFFF). */
+START_TEST(text_escaped_as_the_tool)
+{
+    size_t cap = 0x3000 * 4 + 4096, n = 0;
+    char *s = malloc(cap);
+    for (uint32_t cp = 1; cp < 0x3000; cp++)
+        n += put_utf8(s + n, cp);
+    const uint32_t high[] = {0xd7ff, 0xe000, 0xfeff, 0xfffd, 0xffff, 0x10000, 0x1f600, 0x10ffff};
+    for (size_t i = 0; i < sizeof high / sizeof *high; i++)
+        n += put_utf8(s + n, high[i]);
+    for (int b = 0x80; b <= 0xff; b++)
+        s[n++] = (char)b, s[n++] = 'a';
+    const char *bad = "\xe2\x80z\xc0\x80\xed\xa0\x80\xf4\x90\x80\x80\xf0\x90\x80z\xe0\x9f\xbf";
+    memcpy(s + n, bad, strlen(bad) + 1);
+    char *in = tu_path(dir, "in"), *got = tu_path(dir, "got"), path[4200];
+    FILE *f = fopen(in, "w");
+    fputs(s, f);
+    fclose(f);
+    snprintf(path, sizeof path, "PYTHONPATH=%s", tu_build("analyze"));
+    char *env[] = {path, NULL};
+    char *py[] = {"/usr/bin/python3", "-c",
+                  "import os, sys\n"
+                  "from opprof_analyze import show\n"
+                  "s = os.fsdecode(open(sys.argv[1], 'rb').read())\n"
+                  "sys.stdout.buffer.write(show.text(s).encode())\n",
+                  in, NULL};
+    ck_assert_int_eq(tu_code(tu_run(py, env, got, NULL)), 0);
+    char *want;
+    size_t len;
+    f = open_memstream(&want, &len);
+    opp_text_fput(f, s);
+    fclose(f);
+    char *shown = tu_slurp(got);
+    ck_assert_uint_eq(strlen(shown), len);
+    ck_assert_str_eq(shown, want);
+    free(shown), free(want), free(in), free(got), free(s);
 }
 END_TEST
 
@@ -736,8 +837,9 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);
     tcase_add_test(tc, damaged_and_empty_traces_said);
-    tcase_add_test(tc, busy_dashboard_port_unsaid);
+    tcase_add_test(tc, paths_shown_escaped);
     tcase_add_test(tc, output_unwritable_said);
+    tcase_add_test(tc, busy_dashboard_port_unsaid);
     suite_add_tcase(s, tc);
     /* what is refused: nothing long runs, no cluster is needed */
     TCase *args = tcase_create("arguments");
@@ -747,6 +849,7 @@ Suite *suite_analyze(void)
     tcase_add_test(args, wrong_arguments);
     tcase_add_test(args, same_trace_twice);
     tcase_add_test(args, wrong_arguments_dask);
+    tcase_add_test(args, text_escaped_as_the_tool);
     suite_add_tcase(s, args);
     return s;
 }

@@ -12,8 +12,10 @@ def _us(v):
 
 
 def text(s):
-    """A name as the report's text views show it (report/views/fmt.h,
-    opp_text_put): what a terminal would act on escaped."""
+    """A name or path as the tool's text shows it (report/views/fmt.c,
+    text_char): what a terminal would act on escaped; a byte of a path that
+    is not UTF-8 (Python's surrogate escape of it) as the tool shows it,
+    "\\xff"."""
     out = []
     for ch in s:
         c = ord(ch)
@@ -21,6 +23,8 @@ def text(s):
             out.append("\\" + "nrt"["\n\r\t".index(ch)])
         elif c < 0x20 or c == 0x7f:
             out.append("\\x%02x" % c)
+        elif 0xdc80 <= c <= 0xdcff:
+            out.append("\\x%02x" % (c - 0xdc00))
         elif (0x80 <= c <= 0x9f or c in (0x200e, 0x200f, 0x2028, 0x2029) or 0x202a <= c <= 0x202e
               or 0x2066 <= c <= 0x2069):
             out.append("\\u%04x" % c)
@@ -30,7 +34,10 @@ def text(s):
 
 
 def _plain(x):
-    """JSON's values: numpy scalars as Python's, NaN as null."""
+    """JSON's values: numpy scalars as Python's, NaN as null, a byte of a
+    path that is not UTF-8 as U+FFFD (as the tool's JSON has it)."""
+    if isinstance(x, str):
+        return "".join("\ufffd" if 0xdc80 <= ord(ch) <= 0xdcff else ch for ch in x)
     if isinstance(x, dict):
         return {k: _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -51,7 +58,8 @@ def _origin(a, rank):
     o = a["unranked"].get(int(rank))
     if o is None:
         return ""
-    return " [%s, host %s, pid %s]" % (o["trace"], o["host"] or "?", o["pid"] if o["pid"] is not None else "?")
+    return " [%s, host %s, pid %s]" % (text(o["trace"]), text(o["host"] or "?"),
+                                       o["pid"] if o["pid"] is not None else "?")
 
 
 def warnings(summaries):
@@ -132,5 +140,5 @@ def as_text(a, top):
                                                          _us(r.p90), _us(r.max), _origin(a, r.rank)))
     if a["gpu_unread"]:
         out += ["", "GPU time not read (this opprof was built without SQLite) for: " +
-                ", ".join(a["gpu_unread"])]
+                ", ".join(text(t) for t in a["gpu_unread"])]
     return "\n".join(out) + "\n"
