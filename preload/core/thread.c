@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "utf8.h"
 
 static struct {
     uint32_t cap;      /* ring slots */
@@ -144,11 +145,8 @@ void opp_thread_forked(void)
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
 {
     size_t cap = sizeof r->name - 1;
-    if (n > cap) {
-        n = cap;
-        while (n > 0 && ((uint8_t)name[n] & 0xc0) == 0x80)
-            n--; /* name[n] continues a character: cut before it */
-    }
+    if (n > cap)
+        n = opp_utf8_whole(name, cap);
     memcpy(r->name, name, n);
     r->name[n] = 0;
     atomic_fetch_add_explicit(&r->name_seq, 1, memory_order_release);

@@ -93,6 +93,27 @@ START_TEST(xml_text_is_xml)
 }
 END_TEST
 
+/* A name cut to fit ends before the character it cut (opp_utf8_whole);
+ * any other byte is kept. */
+START_TEST(utf8_whole_drops_a_cut_character)
+{
+    ck_assert_uint_eq(opp_utf8_whole("abc", 3), 3);
+    ck_assert_uint_eq(opp_utf8_whole("", 0), 0);
+    ck_assert_uint_eq(opp_utf8_whole("a\xc3\xa9", 3), 3);
+    ck_assert_uint_eq(opp_utf8_whole("a\xc3\xa9", 2), 1);
+    ck_assert_uint_eq(opp_utf8_whole("\xe7\xba\xbf", 1), 0);
+    ck_assert_uint_eq(opp_utf8_whole("\xe7\xba\xbf", 2), 0);
+    ck_assert_uint_eq(opp_utf8_whole("\xe7\xba\xbf", 3), 3);
+    ck_assert_uint_eq(opp_utf8_whole("x\xf0\x9f\x94\xa5", 4), 1);
+    ck_assert_uint_eq(opp_utf8_whole("x\xf0\x9f\x94\xa5", 5), 5);
+    /* not UTF-8: kept as it is */
+    ck_assert_uint_eq(opp_utf8_whole("a\x80\x80", 3), 3);
+    ck_assert_uint_eq(opp_utf8_whole("a\x80\x80\x80\x80", 5), 5);
+    ck_assert_uint_eq(opp_utf8_whole("a\xff", 2), 2);
+    ck_assert_uint_eq(opp_utf8_whole("\xc3\xa9\xa9", 3), 3);
+}
+END_TEST
+
 /* Terminal text: what a terminal acts on escaped, one column a character;
  * cut by columns, never inside an escape. */
 START_TEST(text_escapes_controls)
@@ -166,6 +187,7 @@ Suite *suite_fmt(void)
     tcase_add_test(tc, json_and_csv_escaping);
     tcase_add_test(tc, csv_formulas_and_bad_utf8);
     tcase_add_test(tc, xml_text_is_xml);
+    tcase_add_test(tc, utf8_whole_drops_a_cut_character);
     tcase_add_test(tc, text_escapes_controls);
     tcase_add_test(tc, path_component_is_one);
     suite_add_tcase(s, tc);
