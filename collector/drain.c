@@ -6,6 +6,7 @@
 #include "state.h"
 #include "summary.h"
 #include "top_agg.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,14 +74,6 @@ static void ring_abandon(struct client *c, struct ring *r, const char *why)
     c->bad = "its shared memory was damaged";
 }
 
-static void sanitize_name(char *dst, const char *src, size_t cap)
-{
-    size_t i = 0;
-    for (; i + 1 < cap && src[i]; i++)
-        dst[i] = (unsigned char)src[i] < ' ' || (unsigned char)src[i] >= 0x7f ? '?' : src[i];
-    dst[i] = 0;
-}
-
 void opp_coll_ring_name(struct client *c, struct ring *r, int force)
 {
     if (collector.sum)
@@ -88,13 +81,19 @@ void opp_coll_ring_name(struct client *c, struct ring *r, int force)
     uint32_t seq = atomic_load_explicit(&r->hdr->name_seq, memory_order_acquire);
     if (seq == r->name_seq && !force)
         return;
-    char raw[16], name[16];
-    memcpy(raw, r->hdr->name, sizeof raw);
-    raw[15] = 0;
+    /* The name's bytes as they are (the outputs escape them, each as its
+     * reader needs), to a NUL; one that fills the field may be the
+     * kernel's cut of a longer one (PR_SET_NAME keeps 15 bytes), which
+     * ends before the character it cut. */
+    char name[sizeof r->hdr->name];
+    memcpy(name, r->hdr->name, sizeof name);
+    name[sizeof name - 1] = 0;
     if (atomic_load_explicit(&r->hdr->name_seq, memory_order_acquire) != seq)
         return; /* renamed while we copied: next time */
     r->name_seq = seq;
-    sanitize_name(name, raw, sizeof name);
+    size_t n = strlen(name);
+    if (n == sizeof name - 1)
+        name[opp_utf8_whole(name, n)] = 0;
     opp_tw_thread(&collector.tw, c->proc, r->tid, name);
 }
 

@@ -505,6 +505,100 @@ START_TEST(csv_quotes_formulas)
 }
 END_TEST
 
+/* What follows `from` up to `to` on each line of text holding `line`, a
+ * line each (malloc'd). */
+static char *picked(const char *text, const char *line, const char *from, const char *to)
+{
+    size_t cap = strlen(text) + 1, n = 0;
+    char *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        const char *at = strstr(p, line), *a = strstr(p, from), *b = a ? strstr(a, to) : NULL;
+        if (at && at < eol && a && a < eol && b && b < eol) {
+            a += strlen(from);
+            memcpy(out + n, a, (size_t)(b - a));
+            n += (size_t)(b - a);
+            out[n++] = '\n';
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* Threads of a real program name themselves (prctl(PR_SET_NAME) before
+ * their first call): each name is kept as its bytes, UTF-8 or not, the
+ * kernel's cut of a longer one ending before the character it cut, and
+ * each output shows them as it shows any name: the report's JSON and the
+ * Chrome trace as JSON strings, SQLite as UTF-8 text. */
+START_TEST(thread_names_kept)
+{
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "run",
+                    "-q",
+                    "-o",
+                    trace,
+                    "--",
+                    (char *)tu_build("tests/progs/scenarios"),
+                    "named",
+                    "1",
+                    "w\xc3\xb6rker",                                             /* wörker */
+                    "a\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1", /* 15 bytes */
+                    "\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1",
+                    "\xe7\xba\xbf\xe7\xa8\x8b-\xf0\x9f\x94\xa5", /* 线程-🔥 */
+                    "bad\xffname",
+                    "esc\x1b[2J",
+                    NULL};
+    char *o = tu_path(dir, "out"), *json = tu_path(dir, "r.json"), *db = tu_path(dir, "d.db");
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, NULL)), 0);
+    char *text = tu_slurp(o);
+    ck_assert_str_eq(text, "named 6\n");
+    free(text);
+    /* the kernel kept 15 bytes of the nine ñ: seven, and half of the eighth */
+    const char *utf8 = "w\xc3\xb6rker\n"
+                       "a\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\n"
+                       "\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\n"
+                       "\xe7\xba\xbf\xe7\xa8\x8b-\xf0\x9f\x94\xa5\n";
+
+    char *rep[] = {(char *)tu_tool("opprof"), "report", trace, "--format", "json", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rep, NULL, json, NULL)), 0);
+    text = tu_slurp(json);
+    char *got = picked(text, "\"tid\": ", "\"name\": \"", "\", \"events\"");
+    char want[512];
+    snprintf(want, sizeof want, "%sbad\\ufffdname\nesc\\u001b[2J\n", utf8);
+    ck_assert_str_eq(got, want);
+    free(got), free(text);
+    char *s = check("json", json);
+    ck_assert_ptr_nonnull(strstr(s, "thread 'a\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
+                                    "thread 'bad\\ufffdname'\nthread 'esc\\x1b[2J'\n"
+                                    "thread 'w\\xf6rker'\n"
+                                    "thread '\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
+                                    "thread '\\u7ebf\\u7a0b-\\U0001f525'\n"));
+    free(s);
+
+    char *chrome[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "-o", json, NULL};
+    ck_assert_int_eq(tu_code(tu_run(chrome, NULL, NULL, NULL)), 0);
+    text = tu_slurp(json);
+    got = picked(text, "\"name\": \"thread_name\"", "\"args\": {\"name\": \"", "\"}}");
+    ck_assert_str_eq(got, want);
+    free(got), free(text);
+
+    char *sqlite[] = {(char *)tu_tool("opprof"), "export", "sqlite", trace, "-o", db, NULL};
+    ck_assert_int_eq(tu_code(tu_run(sqlite, NULL, NULL, NULL)), 0);
+    s = check("sqlite", db);
+    ck_assert_ptr_nonnull(strstr(s, "thread 'a\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
+                                    "thread 'bad\\ufffdname'\nthread 'esc\\x1b[2J'\n"
+                                    "thread 'w\\xf6rker'\n"
+                                    "thread '\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
+                                    "thread '\\u7ebf\\u7a0b-\\U0001f525'\n"));
+    free(s);
+    free(o), free(json), free(db);
+}
+END_TEST
+
 Suite *suite_names(void)
 {
     Suite *s = suite_create("names");
@@ -524,6 +618,7 @@ Suite *suite_names(void)
     tcase_add_test(tc, folded_one_count_a_line);
     tcase_add_test(tc, sqlite_text_is_utf8);
     tcase_add_test(tc, csv_quotes_formulas);
+    tcase_add_test(tc, thread_names_kept);
     suite_add_tcase(s, tc);
     return s;
 }

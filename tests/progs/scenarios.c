@@ -41,6 +41,9 @@
  *                      (HOW both: makes them first, while the child makes its own).
  *                      Run with OPENBLAS_NUM_THREADS=1: the child lacks the threads of
  *                      OpenBLAS's pool, which its exit would wait for
+ *   named N NAME...    a thread for each NAME, one after another: thread I names
+ *                      itself NAME with prctl(PR_SET_NAME) (the kernel keeps its
+ *                      first 15 bytes), then makes N+I calls
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -54,6 +57,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -105,6 +109,19 @@ static void *work(void *p)
     snprintf(name, sizeof name, "worker-%d", w->id);
     pthread_setname_np(pthread_self(), name);
     w->sum = calls(w->n);
+    return NULL;
+}
+
+struct named {
+    const char *name;
+    long n;
+};
+
+static void *work_named(void *p)
+{
+    struct named *w = p;
+    prctl(PR_SET_NAME, w->name, 0, 0, 0);
+    calls(w->n);
     return NULL;
 }
 
@@ -466,6 +483,15 @@ int main(int argc, char **argv)
         if (strcmp(how, "both"))
             s += calls(n + 1);
         printf("rawfork %.0f child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "named")) {
+        long n = arg(argc, argv, 2);
+        for (int i = 3; i < argc; i++) {
+            struct named w = {argv[i], n + i - 3};
+            pthread_t th;
+            pthread_create(&th, NULL, work_named, &w);
+            pthread_join(th, NULL);
+        }
+        printf("named %d\n", argc - 3);
     } else {
         fprintf(stderr, "scenarios: unknown mode %s\n", mode);
         return 2;
