@@ -22,6 +22,7 @@
 #include "core/internal.h"
 #include "gpu.h" /* OPP_NAME_STR_MAX */
 #include "torch_rules.h"
+#include "utf8.h"
 #include "torch/shim/shim.h"
 #include "torch/torch.h"
 
@@ -78,6 +79,7 @@ static int attached; /* the shim's callbacks are registered; tkey exists */
 static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
 static opp_torch_shim_pyline_t pyline;
+static opp_torch_shim_pystr_t pystr;
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 int opp_torch_paused_off; /* `opprof ctl stop` seen: torch's callbacks off until it ends */
 int opp_torch_lean;       /* OPPROF_TORCH=lean */
@@ -349,7 +351,7 @@ static void callbacks_set(void)
  * first: each named "file(line): function" (torch's with_stack format)
  * once per thread and place, through a small cache (keyed by the code
  * object, its file and function strings, and the instruction: its line
- * is looked up only on a miss). */
+ * and its names' UTF-8 are made only on a miss). */
 static int python_frames(uint64_t *out, int max)
 {
     struct tstate *t = mine();
@@ -363,13 +365,16 @@ static int python_frames(uint64_t *out, int max)
                      PYCACHE;
         if (t->py[h].code != f[i].code || t->py[h].addr != f[i].addr || !t->py[h].id ||
             t->py[h].file != f[i].file || t->py[h].func != f[i].func) {
-            char buf[OPP_NAME_MAX * 2];
-            int len = snprintf(buf, sizeof buf, "%s(%d): %s", f[i].file,
-                               pyline(f[i].code, f[i].addr), f[i].func);
-            const char *py = strrchr(f[i].file, '/');
+            char file[OPP_NAME_MAX * 2], func[OPP_NAME_MAX], buf[OPP_NAME_MAX * 2];
+            pystr(f[i].file, file, sizeof file);
+            pystr(f[i].func, func, sizeof func);
+            int len =
+                snprintf(buf, sizeof buf, "%s(%d): %s", file, pyline(f[i].code, f[i].addr), func);
+            size_t cut = opp_utf8_whole(buf, len < (int)sizeof buf ? (size_t)len : sizeof buf - 1);
+            const char *py = strrchr(file, '/');
             uint32_t id = py && !strcmp(py, "/_opprof_torch.py") /* our module hooks: not shown */
                               ? UINT32_MAX
-                              : opp_str_id(buf, len < (int)sizeof buf ? (size_t)len : sizeof buf - 1);
+                              : opp_str_id(buf, cut);
             if (!id)
                 continue;
             t->py[h].code = f[i].code;
@@ -454,10 +459,12 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
         opp_torch_shim_pyframes_t pf =
             (opp_torch_shim_pyframes_t)dlsym(h, "opp_torch_shim_pyframes");
         opp_torch_shim_pyline_t pl = (opp_torch_shim_pyline_t)dlsym(h, "opp_torch_shim_pyline");
+        opp_torch_shim_pystr_t ps = (opp_torch_shim_pystr_t)dlsym(h, "opp_torch_shim_pystr");
         struct opp_pyframe probe[1];
-        if (pf && pl && pf(probe, 1) >= 0) {
+        if (pf && pl && ps && pf(probe, 1) >= 0) {
             pyframes = pf;
             pyline = pl;
+            pystr = ps;
             __atomic_store_n(&opp_stack_extra, python_frames, __ATOMIC_RELEASE);
         } else {
             opp_agent_say("OPPROF_STACKS: no Python frames (the torch shim was built without "

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
@@ -778,6 +779,98 @@ START_TEST(torch_stacks_begin_at_caller)
 }
 END_TEST
 
+/* path (a file of the test's) holds text. */
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Whether a field of folded stacks is a Python frame: FILE(LINE):_FUNC. */
+static int python_frame(const char *f)
+{
+    for (const char *p = strchr(f, '('); p; p = strchr(p + 1, '(')) {
+        size_t digits = strspn(p + 1, "0123456789");
+        if (digits && !strncmp(p + 1 + digits, "):_", 3))
+            return 1;
+    }
+    return 0;
+}
+
+/* OPPROF_STACKS: Python frames whose file or function is not ASCII are
+ * named in UTF-8, whatever the str's kind (1, 2 or 4 bytes a character:
+ * josé, λ, U+20000), and a path's bytes that are not UTF-8 (which Python
+ * holds as surrogateescape's surrogates) are those bytes again: `opprof
+ * export stacks --frames code` shows each op's Python frames as they are
+ * (the byte 0xff as U+FFFD, as it shows any). */
+START_TEST(torch_python_stacks_utf8)
+{
+    if (!have_torch("torch_python_stacks_utf8"))
+        return;
+    char *jose = tu_path(dir, "jos\xc3\xa9"), *raw = tu_path(dir, "raw\xff");
+    ck_assert_int_eq(mkdir(jose, 0700), 0);
+    ck_assert_int_eq(mkdir(raw, 0700), 0);
+    char *py = tu_path(jose, "tr.py"), *helper = tu_path(raw, "helper.py");
+    put_file(py, "import sys, torch\n"
+                 "sys.path.insert(0, sys.argv[1])\n"
+                 "import helper\n"
+                 "x = torch.ones(2)\n"
+                 "def f\xc3\xbc_nc():\n"
+                 "    return list(x + i for i in range(1))\n"
+                 "def \xce\xbb_op():\n"
+                 "    return x - 1\n"
+                 "def \xf0\xa0\x80\x80_op():\n"
+                 "    return x / 2\n"
+                 "def func_ascii():\n"
+                 "    return x * 2\n"
+                 "f\xc3\xbc_nc()\n"
+                 "\xce\xbb_op()\n"
+                 "\xf0\xa0\x80\x80_op()\n"
+                 "func_ascii()\n"
+                 "helper.run(x)\n");
+    put_file(helper, "def run(x):\n"
+                     "    return x.neg()\n");
+    char *trace = tu_path(dir, "t.trace"), *out = tu_path(dir, "stacks.txt");
+    profiled(trace, (char *[]){"OPPROF_STACKS=2", NULL}, NULL, NULL, py, raw, NULL);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){(char *)tu_tool("opprof"), "export", "stacks", trace,
+                                               "--frames", "code", "-o", out, NULL},
+                                    NULL, NULL, NULL)),
+                     0);
+    /* the Python frames and the op of each line of the ops the script
+     * calls itself (the native frames between them left out) */
+    char *text = tu_slurp(out), *save = NULL, got[8192] = "";
+    ck_assert_ptr_nonnull(text);
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        *strrchr(line, ' ') = 0; /* the count */
+        const char *op = strrchr(line, ';') + 1;
+        if (strcmp(op, "aten::add") && strcmp(op, "aten::sub") && strcmp(op, "aten::div") &&
+            strcmp(op, "aten::mul") && strcmp(op, "aten::neg"))
+            continue;
+        char *in = NULL;
+        for (char *f = strtok_r(line, ";", &in); f; f = strtok_r(NULL, ";", &in))
+            if (python_frame(f) || f == op) {
+                strncat(got, f, sizeof got - strlen(got) - 1);
+                strncat(got, f == op ? "\n" : ";", sizeof got - strlen(got) - 1);
+            }
+    }
+    char want[8192];
+    const char *d = dir;
+    snprintf(want, sizeof want,
+             "%s/jos\xc3\xa9/tr.py(13):_<module>;%s/jos\xc3\xa9/tr.py(6):_f\xc3\xbc_nc;"
+             "%s/jos\xc3\xa9/tr.py(6):_f\xc3\xbc_nc.<locals>.<genexpr>;aten::add\n"
+             "%s/jos\xc3\xa9/tr.py(14):_<module>;%s/jos\xc3\xa9/tr.py(8):_\xce\xbb_op;aten::sub\n"
+             "%s/jos\xc3\xa9/tr.py(15):_<module>;"
+             "%s/jos\xc3\xa9/tr.py(10):_\xf0\xa0\x80\x80_op;aten::div\n"
+             "%s/jos\xc3\xa9/tr.py(16):_<module>;%s/jos\xc3\xa9/tr.py(12):_func_ascii;aten::mul\n"
+             "%s/jos\xc3\xa9/tr.py(17):_<module>;%s/raw\xef\xbf\xbd/helper.py(2):_run;aten::neg\n",
+             d, d, d, d, d, d, d, d, d, d, d);
+    ck_assert_str_eq(got, want);
+    free(text), free(out), free(trace), free(py), free(helper), free(jose), free(raw);
+}
+END_TEST
+
 /* DataLoader workers (fork): the program runs as without opprof, and the
  * workers' collate ops are recorded in their own processes; they leave by
  * os._exit(0) (no goodbye), which their parent's reaping tells: they
@@ -1263,6 +1356,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_inference_steps);
     tcase_add_test(tc, torch_python_stacks);
     tcase_add_test(tc, torch_stacks_begin_at_caller);
+    tcase_add_test(tc, torch_python_stacks_utf8);
     tcase_add_test(tc, torch_dataloader_workers);
     tcase_add_test(tc, torch_workers_added_up);
     tcase_add_test(tc, torch_cannot_attach);

@@ -28,6 +28,15 @@ __attribute__((visibility("default"))) int opp_torch_shim_pyline(const void *cod
     return 0;
 }
 
+__attribute__((visibility("default"))) size_t opp_torch_shim_pystr(const void *str, char *buf,
+                                                                   size_t cap)
+{
+    (void)str;
+    if (cap)
+        buf[0] = 0;
+    return 0;
+}
+
 #else
 
 #define Py_BUILD_CORE 1
@@ -36,27 +45,15 @@ __attribute__((visibility("default"))) int opp_torch_shim_pyline(const void *cod
 #include <internal/pycore_frame.h>
 #endif
 
-/* A str's UTF-8 bytes without converting (which would allocate): a compact
- * ASCII string's own, else the cached UTF-8 copy when there is one. */
-static const char *utf8_of(PyObject *o)
-{
-    if (!o || !PyUnicode_Check(o))
-        return "?";
-    if (PyUnicode_IS_COMPACT_ASCII(o))
-        return (const char *)PyUnicode_DATA(o);
-    const char *u = ((PyCompactUnicodeObject *)o)->utf8;
-    return u ? u : "?";
-}
-
 static void frame_of(struct opp_pyframe *p, PyCodeObject *co, int addr)
 {
     p->code = co;
     p->addr = addr;
-    p->file = utf8_of(co->co_filename);
+    p->file = co->co_filename;
 #if PY_VERSION_HEX >= 0x030B0000
-    p->func = utf8_of(co->co_qualname);
+    p->func = co->co_qualname;
 #else
-    p->func = utf8_of(co->co_name);
+    p->func = co->co_name;
 #endif
 }
 
@@ -91,6 +88,60 @@ __attribute__((visibility("default"))) int opp_torch_shim_pyframes(struct opp_py
     for (PyFrameObject *f = ts->frame; f && n < max; f = f->f_back)
         frame_of(&out[n++], f->f_code, f->f_lasti * 2);
 #endif
+    return n;
+}
+
+/* A str's code point in UTF-8 into u: how many bytes. A surrogate from
+ * surrogateescape (U+DC80..U+DCFF: how Python decodes a path's bytes that
+ * are not UTF-8) is that byte again, as os.fsencode gives it; any other
+ * surrogate is '?'. */
+static size_t utf8_put(Py_UCS4 c, unsigned char *u)
+{
+    if (c < 0x80 || (c >= 0xd800 && c <= 0xdfff)) {
+        u[0] = c < 0x80 || (c >= 0xdc80 && c <= 0xdcff) ? (unsigned char)c : (unsigned char)'?';
+        return 1;
+    }
+    size_t k = c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    for (size_t i = k - 1; i > 0; i--, c >>= 6)
+        u[i] = (unsigned char)(0x80 | (c & 0x3f));
+    u[0] = (unsigned char)(0xff00u >> k | c); /* 110xxxxx, 1110xxxx or 11110xxx */
+    return k;
+}
+
+/* A frame's str in UTF-8, from its code points as they are stored (1, 2
+ * or 4 bytes each): no Python call and no allocation, so it runs where the
+ * frames are read. */
+__attribute__((visibility("default"))) size_t opp_torch_shim_pystr(const void *str, char *buf,
+                                                                   size_t cap)
+{
+    PyObject *o = (PyObject *)str;
+    if (!cap)
+        return 0;
+    size_t n = 0;
+#if PY_VERSION_HEX < 0x030C0000
+    int ok = o && PyUnicode_Check(o) && PyUnicode_IS_READY(o);
+#else
+    int ok = o && PyUnicode_Check(o);
+#endif
+    if (!ok) {
+        if (cap > 1)
+            buf[n++] = '?';
+        buf[n] = 0;
+        return n;
+    }
+    int kind = PyUnicode_KIND(o);
+    const void *data = PyUnicode_DATA(o);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(o);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        unsigned char u[4];
+        size_t k = utf8_put(c, u);
+        if (!c || n + k >= cap)
+            break; /* a C string ends at a NUL; a character fits whole or not at all */
+        memcpy(buf + n, u, k);
+        n += k;
+    }
+    buf[n] = 0;
     return n;
 }
 

@@ -13,7 +13,7 @@
 
 #include "format.h"
 
-#define OPP_TORCH_API_VERSION 3u
+#define OPP_TORCH_API_VERSION 4u
 
 /* Most values the shim encodes for one op's inputs (fits the trace's
  * OPP_MAX_ARGS with the op's own columns). */
@@ -49,12 +49,13 @@ extern const struct opp_torch_api *opp_torch_shim_agent;
 typedef int (*opp_torch_shim_init_t)(const struct opp_torch_api *api, char *why, size_t cap);
 /* One Python frame of the thread (pyframes.c): its code object (an
  * identity the agent hands back to opp_torch_shim_pyline), the offset of
- * its instruction in the code, file and function (the interpreter's
- * bytes, valid while the code object lives). */
+ * its instruction in the code, its file and function (the interpreter's
+ * str objects, identities the agent hands to opp_torch_shim_pystr; valid
+ * while the code object lives). */
 struct opp_pyframe {
     const void *code;
     int addr;
-    const char *file, *func;
+    const void *file, *func;
 };
 /* The calling thread's Python frames, innermost first, at most max: how
  * many (0: not a Python thread), -1 when the shim was built without
@@ -63,6 +64,10 @@ typedef int (*opp_torch_shim_pyframes_t)(struct opp_pyframe *out, int max);
 /* The source line of a frame's instruction (code and addr as given by
  * pyframes, while that frame runs). */
 typedef int (*opp_torch_shim_pyline_t)(const void *code, int addr);
+/* A frame's file or function (str, as pyframes gave it, while that frame
+ * runs) in UTF-8 into buf, NUL-terminated: its length, at most cap - 1,
+ * cut before a character that does not fit. */
+typedef size_t (*opp_torch_shim_pystr_t)(const void *str, char *buf, size_t cap);
 
 /* enable: which callbacks run (the agent's capture window). */
 enum opp_torch_enable {
