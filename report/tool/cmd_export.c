@@ -104,7 +104,7 @@ static int tree_refused(const struct opp_model *m, int frames, int code, int cud
 {
     if (frames > 0 && !code) {
         snprintf(err, errlen, "the trace has no code stacks (record with OPPROF_STACKS=N)");
-        return -1;
+        return OPP_EXPORT_NOT_HELD; /* as a metric or device it does not hold */
     }
     if (cuda && !opp_model_has_gpu(m)) {
         snprintf(err, errlen,

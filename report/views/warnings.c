@@ -11,8 +11,11 @@
 
 void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
 {
-    if (m->sum.warning[0])
-        fprintf(f, PREFIX "warning: %s\n", m->sum.warning);
+    if (m->sum.warning[0]) { /* it may name a trace: its control bytes escaped */
+        fputs(PREFIX "warning: ", f);
+        opp_text_fput(f, m->sum.warning);
+        fputc('\n', f);
+    }
     if (m->dropped)
         fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
                 m->dropped, OPP_DROP_ADVICE);

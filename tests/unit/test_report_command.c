@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
@@ -63,6 +64,35 @@ START_TEST(command_cut_trace_warns)
     ck_assert_str_eq(err, want);
     free(out);
     free(err);
+}
+END_TEST
+
+/* A second trace's warning names it: a path with a terminal's control
+ * bytes is escaped there as everywhere (ESC as \x1b). */
+START_TEST(command_warning_names_the_trace_escaped)
+{
+    char *copy = tu_path(dir, "cut\x1b[31m.trace");
+    FILE *in = fopen(trace, "rb"), *to = fopen(copy, "wb");
+    ck_assert(in && to);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        ck_assert_uint_eq(fwrite(buf, 1, n, to), n);
+    fclose(in);
+    ck_assert_int_eq(fclose(to), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(copy, &st), 0);
+    ck_assert_int_eq(truncate(copy, st.st_size - 10), 0);
+    char *out, *err, *a[] = {"report", trace, copy, "--format", "csv", NULL};
+    ck_assert_int_eq(run_report(a, &out, &err), 0);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "opprof report: warning: %s/cut\\x1b[31m.trace: trace cut at byte %ld: last chunk "
+             "has 14 of its 24 bytes\n",
+             dir, (long)st.st_size - 40);
+    ck_assert_msg(!strncmp(err, want, strlen(want)), "%s", err);
+    ck_assert_ptr_null(strchr(err, '\x1b'));
+    free(out), free(err), free(copy);
 }
 END_TEST
 
@@ -188,6 +218,7 @@ Suite *suite_report_command(void)
     TCase *tc = tcase_create("report_command");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, command_cut_trace_warns);
+    tcase_add_test(tc, command_warning_names_the_trace_escaped);
     tcase_add_test(tc, command_hostile_path);
     tcase_add_test(tc, command_table_only_on_stdout);
     tcase_add_test(tc, command_json_of_cut_trace);
