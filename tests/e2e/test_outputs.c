@@ -754,6 +754,26 @@ START_TEST(replacement_keeps_mode_and_owner)
 }
 END_TEST
 
+/* Output k to out run as user nobody (stderr to e): refused in one line,
+ * "cannot write OUT: Permission denied", with its exit status. 0 when
+ * the test cannot run as nobody (said: test skips the rest). */
+static int refused_unprivileged(size_t k, const char *out, const char *e, const char *test)
+{
+    char *argv[8];
+    command(k, out, argv);
+    int code = run_unprivileged(argv, e);
+    if (code == -2) {
+        fprintf(stderr, "outputs: %s skipped: cannot run %s as user nobody\n", test, argv[0]);
+        return 0;
+    }
+    char *err = tu_slurp(e), want[4400];
+    snprintf(want, sizeof want, "opprof %s: cannot write %s: Permission denied\n",
+             outputs[k].argv[0], out);
+    ck_assert_msg(code == outputs[k].fails && !strcmp(err, want), "%s: %d %s", what(k), code, err);
+    free(err);
+    return 1;
+}
+
 /* A regular file the user may not write (root's, 0444, in a directory
  * anyone writes in) is refused as > would refuse it, and left as it was,
  * for every output. Run as nobody when root, else as ourselves (0444 is
@@ -768,29 +788,14 @@ START_TEST(unwritable_file_refused)
     ck_assert_int_eq(chmod(out, 0444), 0);
     ck_assert_int_eq(chmod(dir, 0777), 0);
     ck_assert_int_eq(chmod(trace, 0644), 0);
-    for (size_t k = 0; k < NOUT; k++) {
-        char *argv[8];
-        command(k, out, argv);
-        int code = run_unprivileged(argv, e);
-        if (code == -2) {
-            fprintf(stderr,
-                    "outputs: unwritable_file_refused skipped: cannot run %s as user "
-                    "nobody\n",
-                    argv[0]);
-            break;
-        }
-        char *err = tu_slurp(e), want[4400];
-        snprintf(want, sizeof want, "opprof %s: cannot write %s: Permission denied\n",
-                 outputs[k].argv[0], out);
-        ck_assert_msg(code == outputs[k].fails && !strcmp(err, want), "%s: %d %s", what(k), code,
-                      err);
+    for (size_t k = 0; k < NOUT && refused_unprivileged(k, out, e, "unwritable_file_refused");
+         k++) {
         same_bytes(k, out, "not yours\n", 10);
         struct stat st;
         ck_assert_int_eq(stat(out, &st), 0);
         ck_assert_uint_eq(st.st_mode & 07777, 0444);
         ck_assert_uint_eq(st.st_uid, geteuid());
         ck_assert_int_eq(entries(dir), 3); /* the trace, the file, stderr */
-        free(err);
     }
     free(out), free(e);
 }
@@ -804,25 +809,9 @@ START_TEST(read_only_directory_refused)
     ck_assert_int_eq(mkdir(ro, 0555), 0);
     ck_assert_int_eq(chmod(dir, 0777), 0); /* nobody writes stderr here and reads the trace */
     ck_assert_int_eq(chmod(trace, 0644), 0);
-    for (size_t k = 0; k < NOUT; k++) {
-        char *argv[8];
-        command(k, out, argv);
-        int code = run_unprivileged(argv, e);
-        if (code == -2) {
-            fprintf(stderr,
-                    "outputs: read_only_directory_refused skipped: cannot run %s as "
-                    "user nobody\n",
-                    argv[0]);
-            break;
-        }
-        char *err = tu_slurp(e), want[4400];
-        snprintf(want, sizeof want, "opprof %s: cannot write %s: Permission denied\n",
-                 outputs[k].argv[0], out);
-        ck_assert_msg(code == outputs[k].fails && !strcmp(err, want), "%s: %d %s", what(k), code,
-                      err);
+    for (size_t k = 0; k < NOUT && refused_unprivileged(k, out, e, "read_only_directory_refused");
+         k++)
         ck_assert_int_eq(entries(ro), 0);
-        free(err);
-    }
     free(ro), free(out), free(e);
 }
 END_TEST
