@@ -21,7 +21,8 @@ void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
         return;
     opp_coll_drain_client(c);
     uint64_t now = opp_ticks((int)c->clock);
-    uint64_t end = at && at < now ? at : now; /* the process's own word, never later */
+    /* the process's own word, within its start and now */
+    uint64_t end = !at || at > now ? now : at < c->start ? c->start : at;
     if (how == OPP_END_LOST)
         for (size_t i = 0; i < c->nrings; i++)
             if (c->rings[i].hdr)

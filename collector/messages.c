@@ -34,6 +34,7 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     c->kind = C_PROCESS;
     c->proc = ++collector.next_proc;
     c->clock = h.clock;
+    c->start = h.start_ticks;
     uint32_t parent = 0;
     for (size_t k = collector.npast; k-- > 0;)
         if ((uint32_t)collector.past[k].pid == h.ppid) {

@@ -40,6 +40,7 @@ struct client {
     enum client_kind kind;
     pid_t pid;
     uint32_t proc, clock, nfuncs;
+    uint64_t start;                  /* its clock's ticks at its start (the hello's) */
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
     int bye, ended, info;
@@ -141,7 +142,7 @@ void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
 /* ---- clients.c: the clients and the end ---- */
 
 /* Process client c ended (how: enum opp_end_how) at its clock's ticks at
- * (0, or later than now: now). */
+ * (0, or later than now: now; before its start: its start). */
 void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at);
 void opp_coll_free_fdesc(struct client *c);
 /* Client i dropped (why: said, NULL: nothing to say): a process ended as

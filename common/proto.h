@@ -1,12 +1,14 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 6. docs/FORMAT.md describes it in prose. */
+ * collector, version 7. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION 6u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP */
+#define OPP_PROTO_VERSION                                                                          \
+    7u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; \
+                                7: BYE's end */
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the

@@ -375,6 +375,46 @@ START_TEST(processes_in_connect_order)
 }
 END_TEST
 
+/* A goodbye's end is the process's own word, within its start and the
+ * collector's own clock: before its start, its start; in the future,
+ * when the collector read it. */
+START_TEST(goodbye_end_within_start_and_now)
+{
+    int cpid = start_collector();
+    const uint64_t start = 1000000000ull, ends[] = {start + 1000, 5, UINT64_MAX};
+    for (int i = 0; i < 3; i++) {
+        int fd = opp_connect(sock);
+        ck_assert_int_ge(fd, 0);
+        uint8_t buf[64];
+        uint32_t n;
+        put_hello_ppid(buf, &n, 0, 7000 + (uint32_t)i);
+        memcpy(buf + 16, &start, 8); /* its start ticks (clock 0: monotonic ns) */
+        ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_HELLO, buf, n, -1), 0);
+        ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_BYE, &ends[i], 8, -1), 0);
+        uint8_t ack[128];
+        struct opp_msg_header h;
+        ck_assert_int_eq(recv(fd, &h, sizeof h, MSG_WAITALL), (ssize_t)sizeof h);
+        ck_assert_int_eq(h.type, OPP_MSG_ACK);
+        ck_assert_int_le(h.size, sizeof ack);
+        ck_assert_int_eq(recv(fd, ack, h.size, MSG_WAITALL), (ssize_t)h.size);
+        close(fd);
+    }
+    uint64_t now = opp_mono_ns();
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 3);
+    ck_assert_uint_eq(m->procs[0].start_ns, start);
+    ck_assert_uint_eq(m->procs[0].end_ns, start + 1000);
+    ck_assert_uint_eq(m->procs[1].end_ns, start);
+    ck_assert_uint_gt(m->procs[2].end_ns, start);
+    ck_assert_uint_le(m->procs[2].end_ns, now);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(m->procs[i].end_how, OPP_END_EXITED);
+    opp_model_free(m);
+}
+END_TEST
+
 /* The socket path appears only once the collector listens, so a client
  * that sees it can connect at once (CI once saw ECONNREFUSED here); a
  * second collector on the same path is refused and the first keeps it. */
@@ -1392,6 +1432,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);
+    tcase_add_test(tc, goodbye_end_within_start_and_now);
     tcase_add_test(tc, other_user_refused);
     tcase_add_test(tc, cli_errors);
     tcase_add_test(tc, truncated_trace_report);

@@ -223,7 +223,8 @@ int main(int argc, char **argv)
         printf("fork %.0f child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     } else if (!strcmp(mode, "forklate")) {
         /* a child that forks a grandchild, which calls at once, and makes
-         * its own first call US after the grandchild is gone */
+         * its own first call US after the grandchild is gone; each leaves
+         * by exit (its goodbye says when) */
         long us = arg(argc, argv, 2);
         fflush(stdout);
         pid_t pid = fork();
@@ -231,13 +232,13 @@ int main(int argc, char **argv)
             pid_t g = fork();
             if (g == 0) {
                 calls(1);
-                _exit(0);
+                exit(0);
             }
             int gst;
             waitpid(g, &gst, 0);
             usleep((useconds_t)us);
             calls(1);
-            _exit(WIFEXITED(gst) ? WEXITSTATUS(gst) : 1);
+            exit(WIFEXITED(gst) ? WEXITSTATUS(gst) : 1);
         }
         int st;
         waitpid(pid, &st, 0);
