@@ -195,7 +195,8 @@ int opp_loader_gpu_names(struct opp_loader *ld);
 /* Each process whose parent_proc names no process of the model, linked
  * to its parent when that is in its file too: one that connected after
  * its child (processes connect at their first record), the first such
- * instance of its pid. 0 or -1. */
+ * instance of its pid that started no later than the child and is not
+ * its child. 0 or -1. */
 int opp_loader_parents(struct opp_model *m);
 /* One op's (as opp_gpu_op_decode gives it): dem[0..ndem) caches the
  * demangled name of each of our string ids (UINT32_MAX: not yet), as

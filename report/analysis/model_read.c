@@ -286,8 +286,15 @@ int opp_loader_parents(struct opp_model *m)
             continue;
         struct pid_at want = {(uint64_t)(c->proc >> 24) << 32 | c->ppid, c->proc + 1};
         size_t k = OPP_PARTITION_POINT(m->nprocs, j, cmp_pid_at(&v[j], &want) < 0);
-        if (k < m->nprocs && v[k].key == want.key)
-            c->parent_proc = v[k].proc;
+        for (; k < m->nprocs && v[k].key == want.key; k++) {
+            const struct opp_process *p = opp_loader_proc(m, v[k].proc);
+            /* it started first (a fork child's start is its fork), and is
+             * not a child of c's that took the pid again */
+            if (p->start_ns <= c->start_ns && p->parent_proc != c->proc) {
+                c->parent_proc = p->proc;
+                break;
+            }
+        }
     }
     free(v);
     return 0;

@@ -366,11 +366,12 @@ static int settle(struct opp_out *o)
     if (!o->replaces)
         return 0;
     mode_t mode = o->mode;
-    if (fchown(o->tmp_fd, o->uid, o->gid) < 0) {
+    if ((o->uid != geteuid() || o->gid != getegid()) && fchown(o->tmp_fd, o->uid, o->gid) < 0) {
         mode &= (mode_t) ~(S_ISUID | S_ISGID);
-        /* its group alone where we are in it; else ours, as a file we make */
-        if (fchown(o->tmp_fd, (uid_t)-1, o->gid) < 0 && errno != EPERM)
-            return errno;
+        /* its group alone where we are in it; else ours, as a file we make
+         * (a file system that takes no owners, too) */
+        if (o->gid != getegid())
+            (void)!fchown(o->tmp_fd, (uid_t)-1, o->gid);
     }
     return fchmod(o->tmp_fd, mode) < 0 ? errno : 0;
 }

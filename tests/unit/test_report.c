@@ -105,6 +105,12 @@ START_TEST(model_parent_connected_later)
     tb_process(&b, .proc = 3, .pid = 301, .ppid = 200, .parent = 2, .exe = "child2");
     tb_process(&b, .proc = 4, .pid = 400, .ppid = 999, .parent = 0, .exe = "orphan");
     tb_process(&b, .proc = 5, .pid = 200, .ppid = 1, .parent = 0, .exe = "pid-again");
+    /* its pid's process is its own child (the pid taken again): none */
+    tb_process(&b, .proc = 6, .pid = 500, .ppid = 600, .parent = 0, .exe = "c");
+    tb_process(&b, .proc = 7, .pid = 600, .ppid = 500, .parent = 6, .exe = "cc");
+    /* its pid's process started after it: none */
+    tb_process(&b, .proc = 8, .pid = 800, .ppid = 900, .parent = 0, .start = 100, .exe = "d");
+    tb_process(&b, .proc = 9, .pid = 900, .ppid = 1, .parent = 0, .start = 200, .exe = "late");
     tb_end(&b);
     char err[512];
     struct opp_model *m = tu_model_load(path, err, sizeof err);
@@ -113,8 +119,11 @@ START_TEST(model_parent_connected_later)
     const struct opp_model *models[] = {m, opp_pass_model(p)};
     for (int k = 0; k < 2; k++) {
         const struct opp_model *x = models[k];
-        ck_assert_uint_eq(x->nprocs, 5);
+        ck_assert_uint_eq(x->nprocs, 9);
         ck_assert_uint_eq(x->procs[0].parent_proc, 2); /* the first pid 200 after it */
+        ck_assert_uint_eq(x->procs[5].parent_proc, 0);
+        ck_assert_uint_eq(x->procs[6].parent_proc, 6);
+        ck_assert_uint_eq(x->procs[7].parent_proc, 0);
         ck_assert_uint_eq(x->procs[1].parent_proc, 0); /* pid 1 is not in the trace */
         ck_assert_uint_eq(x->procs[2].parent_proc, 2);
         ck_assert_uint_eq(x->procs[3].parent_proc, 0);
