@@ -13,6 +13,11 @@
 static _Atomic uint32_t gate_static = OPP_GATE_OPEN;
 _Atomic uint32_t *opp_fork_gate = &gate_static;
 static void (*on_process)(void), (*on_thread)(void);
+/* The process's gate is one a fork child finds shut: the rings' are made
+ * so too. Else none is (an old kernel): a child whose fork ran no atfork
+ * handler would shut its rings' gates and not the process's, and reset
+ * one thread's ring without the process's connection. */
+static _Atomic int gates_wipe;
 
 static size_t page_size(void)
 {
@@ -44,8 +49,9 @@ struct opp_ring_hdr *opp_ring_map(int fd, size_t bytes)
         errno = err;
         return NULL;
     }
-    /* Without it (an old kernel) the gate stays open in a child too. */
-    madvise(base, page, MADV_WIPEONFORK);
+    /* without it (an old kernel) the gate stays open in a child too */
+    if (atomic_load_explicit(&gates_wipe, memory_order_relaxed))
+        madvise(base, page, MADV_WIPEONFORK);
     struct opp_ring_hdr *r = (struct opp_ring_hdr *)(void *)(base + page);
     __atomic_store_n((uint32_t *)(void *)r - 1, (uint32_t)OPP_GATE_OPEN, __ATOMIC_RELAXED);
     return r;
@@ -72,6 +78,7 @@ void opp_fork_gates_init(void (*process)(void), void (*thread)(void))
     _Atomic uint32_t *g = p;
     atomic_store(g, OPP_GATE_OPEN);
     opp_fork_gate = g;
+    atomic_store(&gates_wipe, 1);
 }
 
 void opp_fork_gate_open(void)
