@@ -138,6 +138,21 @@ static int fd_number(const char *s)
     return (int)n;
 }
 
+/* Whether directory dir is ours of descriptors: the one /proc/self/fd or
+ * /proc/thread-self/fd is (the same directory: in a pid namespace whose
+ * /proc is another's, our pid there is not getpid()'s). */
+static int our_fd_dir(const char *dir)
+{
+    static const char *const ours[] = {"/proc/self/fd", "/proc/thread-self/fd"};
+    struct stat d, o;
+    if (stat(dir, &d))
+        return 0;
+    for (int i = 0; i < 2; i++)
+        if (!stat(ours[i], &o) && o.st_dev == d.st_dev && o.st_ino == d.st_ino)
+            return 1;
+    return 0;
+}
+
 /* The descriptor of ours that p names: /dev/stdin, /dev/stdout,
  * /dev/stderr, /dev/fd/N (by name, as the shell takes them, even where
  * /dev lacks them), or N in our own /proc/PID/fd (/proc/self/fd,
@@ -153,12 +168,9 @@ static int own_fd(const char *p)
     const char *slash = strrchr(p, '/');
     int n = fd_number(slash ? slash + 1 : p);
     char *dir = n < 0 ? NULL : slash ? strndup(p, (size_t)(slash - p)) : strdup(".");
-    char real[PATH_MAX], ours[64], task[96];
-    int pid = (int)getpid(), is_ours = dir && realpath(*dir ? dir : "/", real);
+    int is_ours = dir && our_fd_dir(*dir ? dir : "/");
     free(dir);
-    snprintf(ours, sizeof ours, "/proc/%d/fd", pid);
-    snprintf(task, sizeof task, "/proc/%d/task/%d/fd", pid, pid); /* one thread: tid is pid */
-    return is_ours && (!strcmp(real, ours) || !strcmp(real, task)) ? n : -1;
+    return is_ours ? n : -1;
 }
 
 /* out with the symbolic links of its last component followed (those of the

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,10 +522,19 @@ static int shell_open(const char *path, int append)
 
 /* Output k run with d as its descriptor fd, -o name (/proc/PID/...: the
  * tool's pid), stdin /dev/null: its exit code, stderr in *err. */
-static int run_with_fd(size_t k, const char *name, int d, int fd, char **err)
+static int run_with_fd_ns(size_t k, const char *name, int d, int fd, int ns, char **err)
 {
     char *e = tu_path(dir, "stderr");
     pid_t pid = fork();
+    if (pid == 0 && ns) { /* the tool as pid 1 of a namespace, /proc still ours */
+        if (unshare(CLONE_NEWPID))
+            _exit(122);
+        pid_t in = fork();
+        if (in > 0) {
+            int st;
+            _exit(waitpid(in, &st, 0) == in && WIFEXITED(st) ? WEXITSTATUS(st) : 123);
+        }
+    }
     if (pid == 0) {
         char named[4200], *argv[8];
         if (!strncmp(name, "/proc/PID/", 10))
@@ -544,6 +554,39 @@ static int run_with_fd(size_t k, const char *name, int d, int fd, char **err)
     free(e);
     return code;
 }
+
+static int run_with_fd(size_t k, const char *name, int d, int fd, char **err)
+{
+    return run_with_fd_ns(k, name, d, fd, 0, err);
+}
+
+/* In a pid namespace whose /proc is the parent's (`unshare --pid --fork`),
+ * /proc/self/fd/N is still the tool's own descriptor, though getpid()
+ * there is not its pid in /proc: written through, the shell's file kept. */
+START_TEST(own_descriptor_in_a_pid_namespace)
+{
+    make_trace();
+    char *path = tu_path(dir, "shell.out");
+    size_t len;
+    char *want = reference(0, &len);
+    ck_assert_ptr_nonnull(want);
+    int d = shell_open(path, 1);
+    char *err;
+    int code = run_with_fd_ns(0, "/proc/self/fd/3", d, 3, 1, &err);
+    close(d);
+    if (code == 122) {
+        fprintf(stderr, "outputs: own_descriptor_in_a_pid_namespace skipped: no pid namespace\n");
+    } else {
+        ck_assert_msg(code == 0, "%s: %d %s", what(0), code, err);
+        char *whole = malloc(8 + len);
+        memcpy(whole, "line1 5\n", 8);
+        memcpy(whole + 8, want, len);
+        same_bytes(0, path, whole, 8 + len);
+        free(whole);
+    }
+    free(want), free(err), free(path);
+}
+END_TEST
 
 /* -o naming one of the tool's own descriptors (/dev/stdout, /dev/fd/N,
  * /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N, a link to
@@ -911,6 +954,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, run_refuses_bad_outputs);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
+    tcase_add_test(tc, own_descriptor_in_a_pid_namespace);
     tcase_add_test(tc, gz_through_a_descriptor);
     tcase_add_test(tc, own_descriptor_not_writable);
     tcase_add_test(tc, own_descriptor_fails_midway);
