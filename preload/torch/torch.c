@@ -324,8 +324,9 @@ void opp_torch_unpaused(void)
 
 static void module_pre(const void *mod, uint32_t name, int always_call);
 static void module_post(const void *mod);
-static struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter, op_leave, 1, module_pre,
-                                   module_post};
+static uint32_t torch_forks; /* opp_torch_api.forks */
+static struct opp_torch_api api = {OPP_TORCH_API_VERSION, op_enter,    op_leave, 1, module_pre,
+                                   module_post,           &torch_forks};
 
 /* Nothing records (a closed capture window, or `opprof ctl stop`, which
  * the first op after it sees in its ring): the callback for every op goes
@@ -569,5 +570,13 @@ static void torch_forked(void)
     memset(torch_thread->py, 0, sizeof torch_thread->py);
 }
 
-const struct opp_feature opp_feature_torch = {
-    .name = "torch", .start = torch_start, .thread_forked = torch_forked};
+/* In a fork child: its string ids start over, the modules' names too. */
+static void torch_process_forked(void)
+{
+    __atomic_add_fetch(&torch_forks, 1, __ATOMIC_RELAXED);
+}
+
+const struct opp_feature opp_feature_torch = {.name = "torch",
+                                              .start = torch_start,
+                                              .forked = torch_process_forked,
+                                              .thread_forked = torch_forked};

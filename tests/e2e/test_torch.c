@@ -596,6 +596,31 @@ START_TEST(torch_inference_steps)
 }
 END_TEST
 
+/* A fork that ran no atfork handler (syscall(SYS_fork)): the child's
+ * module names are its own, as after fork(), not the parent's string ids
+ * read in the child's new table; its numbering starts over. */
+START_TEST(torch_modules_after_raw_fork)
+{
+    if (!have_torch("torch_modules_after_raw_fork"))
+        return;
+    char *trace = tu_path(dir, "t.trace");
+    profiled(trace, NULL, NULL, NULL, script("rawfork_modules.py"), NULL);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    static const char *const names[] = {"nn.Module: A_0", "nn.Module: Linear_0", "nn.Module: B_0",
+                                        "nn.Module: Linear_1"};
+    static const unsigned long parent[] = {1, 1, 0, 0}, child[] = {1, 1, 1, 0};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(tu_count(m, names[i], 0, 0, 0), parent[i]);
+        ck_assert_uint_eq(tu_count(m, names[i], 1, 0, 0), child[i]);
+    }
+    ck_assert_uint_eq(tu_count(m, "aten::add", 1, 0, 0), 3);
+    opp_model_free(m);
+    free(trace);
+}
+END_TEST
+
 /* The line of the script that holds text, from 1. */
 static int line_of(const char *path, const char *text)
 {
@@ -1354,6 +1379,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_summary_matches_torch_profiler);
     tcase_add_test(tc, torch_module_tree);
     tcase_add_test(tc, torch_inference_steps);
+    tcase_add_test(tc, torch_modules_after_raw_fork);
     tcase_add_test(tc, torch_python_stacks);
     tcase_add_test(tc, torch_stacks_begin_at_caller);
     tcase_add_test(tc, torch_python_stacks_utf8);

@@ -190,9 +190,9 @@ class _Modules:
         import ctypes
         try:
             f = ctypes.PyDLL(shim).opp_torch_shim_module_call
-            f.argtypes = [ctypes.py_object] * 3
+            f.argtypes = [ctypes.py_object] * 4
             f.restype = ctypes.py_object
-            return f(self.ids, self.id_of, torch_call)
+            return f(self.ids, self.id_of, self.forget, torch_call)
         except Exception:  # built without Python's headers
             return None
 
@@ -202,9 +202,9 @@ class _Modules:
         import ctypes
         try:
             f = ctypes.PyDLL(shim).opp_torch_shim_module_hooks
-            f.argtypes = [ctypes.py_object] * 3 + [ctypes.c_int]
+            f.argtypes = [ctypes.py_object] * 4 + [ctypes.c_int]
             f.restype = ctypes.py_object
-            return f(self.ids, self.id_of, self.is_compiling, self.always_call)
+            return f(self.ids, self.id_of, self.forget, self.is_compiling, self.always_call)
         except Exception:  # built without Python's headers
             return None
 

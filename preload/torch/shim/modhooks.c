@@ -12,17 +12,18 @@
 #ifdef OPP_NO_PYTHON
 
 __attribute__((visibility("default"))) void *opp_torch_shim_module_hooks(void *ids, void *id_of,
+                                                                         void *forget,
                                                                          void *compiling,
                                                                          int always_call)
 {
-    (void)ids, (void)id_of, (void)compiling, (void)always_call;
+    (void)ids, (void)id_of, (void)forget, (void)compiling, (void)always_call;
     return 0;
 }
 
 __attribute__((visibility("default"))) void *opp_torch_shim_module_call(void *ids, void *id_of,
-                                                                        void *call)
+                                                                        void *forget, void *call)
 {
-    (void)ids, (void)id_of, (void)call;
+    (void)ids, (void)id_of, (void)forget, (void)call;
     return 0;
 }
 
@@ -37,6 +38,8 @@ __attribute__((visibility("default"))) void *opp_torch_shim_module_call(void *id
  * forward hook of a forward that raised. */
 static struct {
     PyObject *ids, *id_of, *compiling;
+    PyObject *forget; /* Python's names forgotten: after a fork (opp_torch_api.forks) */
+    uint32_t forks;
     int always_call;
     PyObject *call; /* nn.Module.__call__ as torch has it, when wrapped */
 } module_hooks;
@@ -44,6 +47,14 @@ static struct {
 /* The module's name id, -1 with a Python error set. */
 static long name_of(PyObject *mod)
 {
+    uint32_t forks = __atomic_load_n(opp_torch_shim_agent->forks, __ATOMIC_RELAXED);
+    if (forks != module_hooks.forks) { /* the names are the parent's */
+        module_hooks.forks = forks;
+        PyObject *r = PyObject_CallNoArgs(module_hooks.forget);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
     PyObject *key = PyLong_FromVoidPtr(mod);
     if (!key)
         return -1;
@@ -166,10 +177,11 @@ static PyTypeObject module_call_type = {
  * (ctypes.PyDLL). */
 __attribute__((visibility("default"))) PyObject *opp_torch_shim_module_call(PyObject *ids,
                                                                             PyObject *id_of,
+                                                                            PyObject *forget,
                                                                             PyObject *torch_call)
 {
     if (!opp_torch_shim_agent || !PyDict_Check(ids) || !PyCallable_Check(id_of) ||
-        !PyCallable_Check(torch_call)) {
+        !PyCallable_Check(forget) || !PyCallable_Check(torch_call)) {
         PyErr_SetString(PyExc_RuntimeError, "opprof: the torch shim is not attached");
         return NULL;
     }
@@ -181,28 +193,33 @@ __attribute__((visibility("default"))) PyObject *opp_torch_shim_module_call(PyOb
     c->vectorcall = call;
     Py_INCREF(ids);
     Py_INCREF(id_of);
+    Py_INCREF(forget);
     Py_INCREF(torch_call);
     module_hooks.ids = ids;
     module_hooks.id_of = id_of;
+    module_hooks.forget = forget;
+    module_hooks.forks = __atomic_load_n(opp_torch_shim_agent->forks, __ATOMIC_RELAXED);
     module_hooks.call = torch_call;
     return (PyObject *)c;
 }
 
 /* (pre hook, post hook), a new reference; NULL with a Python error set.
  * Called once, with the GIL (ctypes.PyDLL). */
-__attribute__((visibility("default"))) PyObject *opp_torch_shim_module_hooks(PyObject *ids,
-                                                                             PyObject *id_of,
-                                                                             PyObject *is_compiling,
-                                                                             int always_call)
+__attribute__((visibility("default"))) PyObject *opp_torch_shim_module_hooks(
+    PyObject *ids, PyObject *id_of, PyObject *forget, PyObject *is_compiling, int always_call)
 {
-    if (!opp_torch_shim_agent || !PyDict_Check(ids) || !PyCallable_Check(id_of)) {
+    if (!opp_torch_shim_agent || !PyDict_Check(ids) || !PyCallable_Check(id_of) ||
+        !PyCallable_Check(forget)) {
         PyErr_SetString(PyExc_RuntimeError, "opprof: the torch shim is not attached");
         return NULL;
     }
     Py_INCREF(ids);
     Py_INCREF(id_of);
+    Py_INCREF(forget);
     module_hooks.ids = ids;
     module_hooks.id_of = id_of;
+    module_hooks.forget = forget;
+    module_hooks.forks = __atomic_load_n(opp_torch_shim_agent->forks, __ATOMIC_RELAXED);
     module_hooks.compiling = is_compiling != Py_None ? (Py_INCREF(is_compiling), is_compiling) : NULL;
     module_hooks.always_call = always_call;
     PyObject *a = PyCFunction_New(&pre_def, NULL), *b = a ? PyCFunction_New(&post_def, NULL) : NULL;

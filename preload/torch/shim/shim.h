@@ -13,7 +13,7 @@
 
 #include "format.h"
 
-#define OPP_TORCH_API_VERSION 4u
+#define OPP_TORCH_API_VERSION 5u
 
 /* Most values the shim encodes for one op's inputs (fits the trace's
  * OPP_MAX_ARGS with the op's own columns). */
@@ -38,6 +38,10 @@ struct opp_torch_api {
      * is taken for one whose forward raised), and ends (modhooks.c). */
     void (*module_pre)(const void *module, uint32_t name, int always_call);
     void (*module_post)(const void *module);
+    /* How many forks the process came through (read atomically): when it
+     * changes, the string ids Python kept for its modules are the
+     * parent's, forgotten (a fork that ran no atfork handler too). */
+    const uint32_t *forks;
 };
 
 /* The agent's side, once the shim is initialised (shim.cpp), for
@@ -78,8 +82,11 @@ enum opp_torch_enable {
 typedef void (*opp_torch_shim_enable_t)(int which);
 
 /* The shim's module hooks (modhooks.c), for Python (ctypes.PyDLL):
- * opp_torch_shim_module_hooks(ids, id_of, is_compiling or None,
+ * opp_torch_shim_module_hooks(ids, id_of, forget, is_compiling or None,
  * always_call) gives the tuple (pre hook, post hook) to register with
- * torch; NULL when the shim was built without Python's headers. */
+ * torch, opp_torch_shim_module_call(ids, id_of, forget, torch's
+ * nn.Module.__call__) what replaces it; NULL when the shim was built
+ * without Python's headers. forget is called before a module's name is
+ * looked up in a process that forked since (opp_torch_api.forks). */
 
 #endif
