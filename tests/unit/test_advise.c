@@ -17,6 +17,7 @@
 #include "tool/cmds.h"
 #include "tracebuild.h"
 #include "views/advise_view.h"
+#include "oracle/loaded.h"
 
 TU_TRACE_FIXTURE
 
@@ -1034,6 +1035,24 @@ START_TEST(gpu_idle_counts_the_steps_kernels_not_the_gaps)
     ck_assert_str_eq(f->evidence, "2.000 ms of device work (10 ops) in a 10.000 ms step (mean); "
                                   "its largest gap in the trace: 8.990 ms, before tiny_kernel");
     done();
+    /* the loaded model's rows over the same spans: the same GPU work */
+    char err[256];
+    struct opp_model *m = tu_model_load(trace, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    uint64_t first = opp_model_first_ns(m), spans[2 * NSTEPS];
+    for (int i = 0; i < NSTEPS; i++) {
+        spans[2 * i] = T0 + (uint64_t)i * 20 * MS - first;
+        spans[2 * i + 1] = spans[2 * i] + 10 * MS;
+    }
+    size_t at[2] = {0, NSTEPS};
+    struct opp_agg_opts o = {
+        .window = 1, .to_ns = UINT64_MAX, .spans = spans, .span_at = at, .span_procs = 1};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_uint_eq(a.self_cuda_time_total_ns, 20 * MS);
+    ck_assert_uint_eq(a.gpu_ops, 10);
+    opp_agg_free(&a);
+    opp_model_free(m);
 }
 END_TEST
 
