@@ -194,6 +194,21 @@ START_TEST(no_status_calls_read_no_status)
 }
 END_TEST
 
+/* The program's stderr once its collector, which outlives a program
+ * killed by a signal, said where the trace went (the trace is whole then):
+ * err as run_app left it, read again until then (at most 10 s). */
+static char *err_when_written(char *err)
+{
+    char *path = tu_path(dir, "err");
+    for (int i = 0; i < 1000 && !strstr(err, "opprof: trace written to "); i++) {
+        usleep(10000);
+        free(err);
+        err = tu_slurp(path);
+    }
+    free(path);
+    return err;
+}
+
 /* Killed by SIGTERM after its work: the GPU records CUPTI still held are
  * handed over by our handler, and the program still dies of SIGTERM. */
 START_TEST(sigterm_hands_gpu_records_over)
@@ -203,6 +218,7 @@ START_TEST(sigterm_hands_gpu_records_over)
     char *out, *err;
     ck_assert_int_eq(run_app("term", NULL, &out, &err), 128 + 15);
     ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
+    err = err_when_written(err); /* the trace whole */
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     struct opp_agg a;
@@ -227,8 +243,13 @@ START_TEST(sigterm_with_a_hung_flush_still_dies)
     char *out, *err;
     ck_assert_int_eq(run_app2("term_noalarm", "DOUBLE_CUPTI_FLUSH_HANG=1", NULL, &out, &err), 128 + 15);
     ck_assert_str_eq(out, "gpu_app rc=0 same=1\n");
-    ck_assert_str_eq(err, "opprof: the GPU flush at a fatal signal did not end within 2 s: GPU work "
-                          "since the last flush is lost\n");
+    err = err_when_written(err);
+    char want[4400];
+    snprintf(want, sizeof want,
+             "opprof: the GPU flush at a fatal signal did not end within 2 s: GPU work since the "
+             "last flush is lost\nopprof: trace written to %s\n",
+             trace);
+    ck_assert_str_eq(err, want);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(tu_count(m, "cudaLaunchKernel", -1, 0, 0), 3);
@@ -668,6 +689,7 @@ START_TEST(unfinished_work_is_counted_not_shown)
     char *out, *err;
     ck_assert_int_eq(run_app("running", "OPPROF_GPU_FLUSH_MS=0", &out, &err), 128 + 15);
     ck_assert_str_eq(out, "gpu_app rc=0\n");
+    err = err_when_written(err); /* the trace whole */
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->gpu.nops, 1);
