@@ -637,9 +637,10 @@ static void calibrated_kernels(const char *stall)
                           (unsigned long long)ev->end_ns);
         uint64_t want = (uint64_t)m->gpu.launches[op->launch].grid[0] * 1000;
         uint64_t dur = opp_gpu_op_dur(op);
-        /* its 0.1% fast clock (9,990 ns for 10,000), and as much again for
-           the slope of points taken on a busy host (a CI run saw 10,001) */
-        ck_assert_msg(dur <= want + want / 1000 && dur + want / 500 >= want, "%llu ns for %llu",
+        /* its 0.1% fast clock (9,990 ns for 10,000), and the slope of
+           points taken on a busy host: 0.5% (CI runs saw 10,001 and 9,970;
+           the offset, 300 us without calibration, is what the starts check) */
+        ck_assert_msg(dur <= want + want / 200 && dur + want / 200 >= want, "%llu ns for %llu",
                       (unsigned long long)dur, (unsigned long long)want);
         kernels++;
     }
