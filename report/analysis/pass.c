@@ -372,13 +372,14 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
     p->first = UINT64_MAX;
     int rc =
         opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, each_gpu, p, err, errlen);
-    if (rc > 0 && !p->cannot)
-        p->cannot = "it is a summary trace";
+    if (rc > 0 && p->meta.summary) { /* err: its path */
+        *why_ = OPP_STREAM_SUMMARY_FILE;
+        opp_pass_free(p);
+        return NULL;
+    }
     int why = stopped(p, err, errlen);
     if (why || rc < 0) {
-        *why_ = why <= 0 || rc < 0 ? OPP_STREAM_ERROR
-                : p->meta.summary  ? OPP_STREAM_SUMMARY_FILE
-                                   : OPP_STREAM_CANNOT;
+        *why_ = why <= 0 || rc < 0 ? OPP_STREAM_ERROR : OPP_STREAM_CANNOT;
         opp_pass_free(p);
         return NULL;
     }

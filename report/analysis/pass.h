@@ -114,7 +114,7 @@ static inline void opp_pass_stack_settled(void *v, size_t size, size_t *base, si
  * warnings and counts of drops (the model, with no calls), and where each
  * thread's NVTX ranges begin (8 bytes each). NULL and *why:
  * OPP_STREAM_ERROR (err says it), OPP_STREAM_SUMMARY_FILE for a summary
- * trace. */
+ * trace (err: which of the paths). */
 struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
                                enum opp_stream_refused *why, char *err, size_t errlen);
 /* The model of the first read; after a read, its open_events counts the

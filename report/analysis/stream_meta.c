@@ -166,7 +166,7 @@ int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *pat
     if (rc < 0)
         return -1;
     if (sm->summary) {
-        snprintf(err, errlen, "it is a summary trace");
+        snprintf(err, errlen, "%s", path); /* which of them */
         return 1;
     }
     if (opp_loader_gpu_names(&sm->ld) || opp_loader_parents(m)) { /* devices' names */

@@ -39,8 +39,8 @@ struct opp_stream_meta {
 /* The first read of path into *sm; each (may be NULL) sees every call with
  * its thread index, each_gpu (may be NULL) every GPU record with its
  * process's serial in the trace; either stops the read by returning
- * non-zero. 0; 1 when the trace is a summary trace or a callback stopped
- * it; -1 on error (err says why). *sm is freed by opp_stream_meta_free
+ * non-zero. 0; 1 when the trace is a summary trace (sm->summary; err its
+ * path) or a callback stopped it; -1 on error (err says why). *sm is freed by opp_stream_meta_free
  * whatever the result. */
 int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
                          int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),

@@ -84,7 +84,7 @@ int opp_export_html(const struct opp_html_page *page, const char *name, FILE *ou
  * program's steps; read as they stream (analysis/pass.h), without loading
  * them: memory bounded by the threads, the calls still open and the GPU
  * records' join, not by the calls. 0 (err: the trace's warning, if any);
- * 1 for a summary trace (path then names no complete file); -1 with err
+ * 1 for a summary trace (err: which; path then names no complete file); -1 with err
  * set (no room in TMPDIR for the GPU join's sorts included; built without
  * libsqlite3-dev). */
 int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,

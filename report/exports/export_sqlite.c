@@ -333,8 +333,8 @@ int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *pat
 {
     enum opp_stream_refused why;
     struct opp_pass *p = opp_pass_open(paths, n, &why, err, errlen);
-    if (!p)
-        return why == OPP_STREAM_ERROR ? -1 : 1;
+    if (!p) /* a summary trace: err its path; else err why */
+        return why == OPP_STREAM_SUMMARY_FILE ? 1 : -1;
     /* the steps' candidates read with the rows, their GPU work after */
     struct opp_step_stream *ss = opp_step_stream_over(p, err, errlen);
     struct db d;

@@ -178,21 +178,18 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
     return model_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen);
 }
 
-/* The traces as one model for an export that needs every call (what: its
- * name in the message that refuses a summary); NULL with err said. */
-static struct opp_model *load_calls(const char *const *traces, size_t n, const char *what,
-                                    char *err, size_t errlen)
+/* err, the path of a summary trace the pass refused (pass.h), made what
+ * what (the export) says of it, as report and advise do. */
+static void summary_refused(const char *what, char *err, size_t errlen)
 {
-    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
-    if (m && opp_model_needs_calls(m, what, err, errlen)) {
-        opp_model_free(m);
-        return NULL;
-    }
-    return m;
+    char path[512], why[400];
+    snprintf(path, sizeof path, "%s", err);
+    opp_summary_refusal(what, why, sizeof why);
+    snprintf(err, errlen, "%s: %s", path, why);
 }
 
 /* A pass over the traces refused (why): -1 with err said, a summary
- * trace's as the loaded model says it (what: the export). */
+ * trace's naming it (what: the export). */
 static int refused(const char *const *traces, size_t n, const char *what,
                    enum opp_stream_refused why, char *err, size_t errlen)
 {
@@ -202,12 +199,7 @@ static int refused(const char *const *traces, size_t n, const char *what,
         snprintf(err, errlen, "%s cannot be read in one pass (%s), which %s needs",
                  n == 1 ? traces[0] : names_of(traces, n, names, sizeof names), reason, what);
     } else if (why == OPP_STREAM_SUMMARY_FILE) {
-        err[0] = 0;
-        struct opp_model *m = load_calls(traces, n, what, err, errlen);
-        if (m) { /* never: the trace is a summary */
-            snprintf(err, errlen, "%s cannot read it", what);
-            opp_model_free(m);
-        }
+        summary_refused(what, err, errlen);
     }
     return -1;
 }
@@ -507,7 +499,7 @@ static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t e
     int rc = opp_export_sqlite_traces(r->traces, r->n, r->path, err, errlen);
     if (rc <= 0)
         return rc;
-    opp_summary_refusal("export sqlite", err, errlen); /* a summary trace */
+    summary_refused("export sqlite", err, errlen); /* a summary trace */
     return -1;
 }
 

@@ -208,12 +208,27 @@ START_TEST(bad_input)
     ck_assert_int_eq(export_db(trace, NULL, &err), 2);
     ck_assert_str_eq(err, "opprof export: sqlite needs an output file: -o OUT.sqlite\n");
     free(err);
-    char *db = tu_path(dir, "s.sqlite");
+    char *db = tu_path(dir, "s.sqlite"), want[4400];
     ck_assert_int_eq(export_db(trace, db, &err), 1);
-    ck_assert_ptr_nonnull(strstr(err, "this is a summary trace"));
+    snprintf(want, sizeof want,
+             "opprof export: %s: this is a summary trace (OPPROF_MODE=summary: calls added up by "
+             "call path, without their times); export sqlite needs every call: record without "
+             "OPPROF_MODE=summary\n",
+             trace);
+    ck_assert_str_eq(err, want);
     ck_assert_int_eq(access(db, F_OK), -1);
     ck_assert_int_eq(tu_count_files(dir, ".tmp"), 0);
-    free(err), free(db);
+    free(err);
+    /* after a full trace, the summary is the one named */
+    char *full = tu_path(dir, "full.trace");
+    ck_assert_int_eq(tu_code(tu_run(prog, tu_preload_env(&te, full, NULL), NULL, NULL)), 0);
+    char *e = tu_path(dir, "export.err");
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "sqlite", full, trace, "-o", db, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 1);
+    err = tu_slurp(e);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(access(db, F_OK), -1);
+    free(err), free(e), free(full), free(db);
 }
 END_TEST
 
