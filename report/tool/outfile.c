@@ -286,12 +286,23 @@ static int through(struct opp_out *o, int n, char *err, size_t errlen)
     return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
 }
 
+/* Whether the directory of path (a file's) takes a new file. */
+static int dir_writable(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    int ok = !dir || access(*dir ? dir : "/", W_OK) == 0; /* out of memory: try */
+    free(dir);
+    return ok;
+}
+
 /* The part both opens share: OUT's kind found, refused where it must be.
  * One of our descriptors, a device or FIFO, is opened into o->fd (a FIFO
- * waits for its reader); otherwise a temporary file is to be renamed to
- * o->target, OUT with its links followed: an existing one must be ours
- * to write (as > would refuse it), and its mode, owner and group are the
- * new one's. 0, -1 or -2 with err said. */
+ * waits for its reader), and so is a file of ours to write in a directory
+ * that takes no new file (truncated, as > would); otherwise a temporary
+ * file is to be renamed to o->target, OUT with its links followed: an
+ * existing one must be ours to write (as > would refuse it), and its
+ * mode, owner and group are the new one's. 0, -1 or -2 with err said. */
 static int prepare(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
                    char *err, size_t errlen)
 {
@@ -318,6 +329,10 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
     if (S_ISREG(so.st_mode)) {
         if (access(o->target, W_OK) < 0)
             return fail(o, errno, err, errlen);
+        if (!dir_writable(o->target)) { /* no room for a file beside it: as > writes */
+            o->fd = open(o->target, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+            return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
+        }
         o->replaces = 1;
         o->mode = so.st_mode & 07777;
         o->uid = so.st_uid;

@@ -859,6 +859,52 @@ START_TEST(read_only_directory_refused)
 }
 END_TEST
 
+/* A file we may write in a directory we may not (no room for a file
+ * beside it): written in place, as > writes it, the same file (its inode,
+ * mode and owner), nothing else made there. */
+START_TEST(writable_file_in_read_only_directory)
+{
+    make_trace();
+    char *ro = tu_path(dir, "ro"), *out = tu_path(ro, "w.out"), *e = tu_path(dir, "stderr");
+    ck_assert_int_eq(mkdir(ro, 0755), 0);
+    ck_assert_int_eq(chmod(dir, 0777), 0); /* nobody writes stderr here and reads the trace */
+    ck_assert_int_eq(chmod(trace, 0644), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len);
+        if (!want)
+            continue;
+        FILE *f = fopen(out, "w");
+        fputs("old contents, longer than none of the outputs\n", f);
+        fclose(f);
+        ck_assert_int_eq(chmod(out, 0666), 0);
+        struct stat before, after;
+        ck_assert_int_eq(stat(out, &before), 0);
+        char *argv[8];
+        command(k, out, argv);
+        int code = run_unprivileged(argv, e);
+        if (code == -2) {
+            fprintf(stderr,
+                    "outputs: writable_file_in_read_only_directory skipped: cannot run %s "
+                    "as user nobody\n",
+                    argv[0]);
+            free(want);
+            break;
+        }
+        char *err = tu_slurp(e);
+        ck_assert_msg(code == 0, "%s: %d %s", what(k), code, err);
+        same_bytes(k, out, want, len);
+        ck_assert_int_eq(stat(out, &after), 0);
+        ck_assert_uint_eq(after.st_ino, before.st_ino);
+        ck_assert_uint_eq(after.st_mode & 07777, 0666);
+        ck_assert_uint_eq(after.st_uid, before.st_uid);
+        ck_assert_int_eq(entries(ro), 1);
+        free(err), free(want);
+    }
+    free(ro), free(out), free(e);
+}
+END_TEST
+
 /* `opprof run -o OUT -- touch MARKER` as ourselves (unprivileged: as
  * nobody when root): its exit code, stderr into *err; MARKER must not be
  * made. -2 when it cannot run as nobody. */
@@ -951,6 +997,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, directory_refused);
     tcase_add_test(tc, summarize_full_disk_names_out);
     tcase_add_test(tc, read_only_directory_refused);
+    tcase_add_test(tc, writable_file_in_read_only_directory);
     tcase_add_test(tc, run_refuses_bad_outputs);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
