@@ -1,5 +1,5 @@
-/* `opprof report` on full traces read in one pass (report.h's
- * view_stream, analysis/pass.h): the table, its CSV and JSON and every
+/* `opprof report` on full traces read in one pass (analysis/pass.h,
+ * opened here for the view's read, report.h): the table, its CSV and JSON and every
  * view, whatever the traces' size, in memory bounded by what each keeps
  * (rows, call paths, steps, kernels), not by the calls. A summary trace
  * is loaded as it is (an input format: it says what it cannot answer); a
