@@ -15,6 +15,36 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A process whose connection closed without goodbye (_exit, a signal)
+ * ended before its parent reaped it: end at most that (the parent's word,
+ * REAPED), or, not said yet, held for it (1: held). */
+static int hold_end(struct client *c, uint64_t *end)
+{
+    for (size_t k = collector.npast; k-- > 0;) {
+        if (collector.past[k].proc != c->proc)
+            continue;
+        uint64_t r = collector.past[k].reaped_at;
+        if (r) {
+            *end = r < *end ? (r > c->start ? r : c->start) : *end;
+            return 0;
+        }
+        collector.past[k].end_how = OPP_END_LOST;
+        collector.past[k].end_at = *end;
+        return 1;
+    }
+    return 0;
+}
+
+void opp_coll_write_held_ends(void)
+{
+    for (size_t k = 0; k < collector.npast; k++)
+        if (collector.past[k].end_at) {
+            opp_tw_process_end(&collector.tw, collector.past[k].proc, collector.past[k].end_how,
+                               collector.past[k].end_at);
+            collector.past[k].end_at = 0;
+        }
+}
+
 void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
 {
     if (c->kind != C_PROCESS || c->ended || collector_finished)
@@ -37,7 +67,8 @@ void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
         if (!rc && !collector.tw.error)
             collector.events_summarized += c->events;
     }
-    opp_tw_process_end(&collector.tw, c->proc, how, end);
+    if (how != OPP_END_LOST || !hold_end(c, &end)) /* else its reaper's word may come */
+        opp_tw_process_end(&collector.tw, c->proc, how, end);
     if (collector.live)
         opp_top_agg_proc_end(collector.live, c->proc);
     c->ended = 1;
@@ -180,6 +211,7 @@ int opp_coll_finish(void)
         } else if (c->kind == C_PROCESS)
             opp_coll_drain_client(c);
     }
+    opp_coll_write_held_ends();
     opp_coll_write_clock();
     opp_tw_end(&collector.tw, collector.events, collector.dropped, collector.next_proc);
     opp_coll_write_failed(0);

@@ -43,7 +43,7 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
         }
     if (collector.npast < sizeof collector.past / sizeof *collector.past)
         collector.past[collector.npast++] =
-            (typeof(collector.past[0])){c->proc, c->pid, (pid_t)h.ppid, 0};
+            (typeof(collector.past[0])){c->proc, c->pid, (pid_t)h.ppid, 0, h.clock, 0, 0, 0};
     struct opp_tw_process tp = {.proc = c->proc,
                                 .pid = (uint32_t)c->pid,
                                 .ppid = h.ppid,
@@ -61,11 +61,13 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     return 0;
 }
 
-/* Process parent reaped its child pid (wait status): when that child is
- * in the trace (the newest instance of its pid whose parent is parent),
- * how it ended is written now, whenever its own connection's end is
- * read; when its hello is not read yet, once it is. */
-static void reaped(pid_t parent, uint32_t pid, uint32_t status)
+/* Process parent reaped its child pid (wait status) at its clock's ticks
+ * at (0: not said): when that child is in the trace (the newest instance
+ * of its pid whose parent is parent), how it ended is written now,
+ * whenever its own connection's end is read; when its hello is not read
+ * yet, once it is. Its end, when its connection closed without goodbye,
+ * is no later than at (on the same clock). */
+static void reaped(pid_t parent, uint32_t parent_clock, uint32_t pid, uint32_t status, uint64_t at)
 {
     uint32_t how, code;
     if (WIFEXITED(status)) {
@@ -85,6 +87,16 @@ static void reaped(pid_t parent, uint32_t pid, uint32_t status)
             opp_coll_write_failed(0);
         }
         collector.past[k].reaped = 1;
+        if (at && parent_clock == collector.past[k].clock && !collector_finished) {
+            collector.past[k].reaped_at = at;
+            if (collector.past[k].end_at) { /* its end, held for this */
+                uint64_t end = collector.past[k].end_at;
+                opp_tw_process_end(&collector.tw, collector.past[k].proc, collector.past[k].end_how,
+                                   at < end ? at : end);
+                opp_coll_write_failed(0);
+                collector.past[k].end_at = 0;
+            }
+        }
         return;
     }
     if (opp_exit_valid(how, code))
@@ -93,13 +105,16 @@ static void reaped(pid_t parent, uint32_t pid, uint32_t status)
             (typeof(collector.unborn[0])){(pid_t)pid, parent, how, code};
 }
 
-/* REAPED: c's program reaped a child. */
-static void on_reaped(struct client *c, const uint8_t *p)
+/* REAPED (n bytes): c's program reaped a child. */
+static void on_reaped(struct client *c, const uint8_t *p, uint32_t n)
 {
     uint32_t pid, status;
+    uint64_t at = 0;
     memcpy(&pid, p, 4);
     memcpy(&status, p + 4, 4);
-    reaped(c->pid, pid, status);
+    if (n == 16)
+        memcpy(&at, p + 8, 8);
+    reaped(c->pid, c->clock, pid, status, at);
 }
 
 /* The status of a process reaped before its hello was read, written. */
@@ -406,11 +421,11 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         return 0;
     }
     case OPP_MSG_REAPED:
-        if (c->kind != C_PROCESS || mh->size != 8) {
+        if (c->kind != C_PROCESS || (mh->size != 8 && mh->size != 16)) {
             *why = "reaped child out of order";
             return -1;
         }
-        on_reaped(c, p);
+        on_reaped(c, p, mh->size);
         return 0;
     case OPP_MSG_RESUME:
         if (c->kind != C_NEW || mh->size) {
@@ -465,7 +480,7 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         }
         c->kind = C_CONTROL;
         if (fin.pid) /* the controller's CMD, which no profiled parent reaped */
-            reaped((pid_t)fin.ppid, fin.pid, fin.status);
+            reaped((pid_t)fin.ppid, 0, fin.pid, fin.status, 0);
         if (!collector.finishing) {
             collector.finishing = 1;
             collector.linger_deadline = opp_mono_ns() + (uint64_t)fin.linger_ms * 1000000ull;

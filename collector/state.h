@@ -76,7 +76,13 @@ struct collector_state {
         uint32_t proc;
         pid_t pid, ppid;
         int reaped;
-    } past[4096]; /* pid -> proc, for parents and reaping */
+        uint32_t clock;     /* its clock */
+        uint32_t end_how;   /* its connection closed without goodbye: how, */
+        uint64_t end_at;    /* and when (the collector's reading), the end not
+                               written yet: its reaper's word may come; 0: none */
+        uint64_t reaped_at; /* its parent's clock when it reaped it (the same
+                               clock as its own), 0: not said */
+    } past[4096];           /* pid -> proc, for parents, reaping and ends */
     size_t npast;
     /* REAPED before the child's hello was read (another connection): kept
      * for that hello, the oldest replaced first */
@@ -144,6 +150,9 @@ void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
 /* Process client c ended (how: enum opp_end_how) at its clock's ticks at
  * (0, or later than now: now; before its start: its start). */
 void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at);
+/* The ends held for a reaper's word (opp_coll_end_process), written as
+ * they were read: the trace is finished. */
+void opp_coll_write_held_ends(void);
 void opp_coll_free_fdesc(struct client *c);
 /* Client i dropped (why: said, NULL: nothing to say): a process ended as
  * lost unless it said goodbye, its rings released, its fds closed. */

@@ -14,6 +14,8 @@
 /* Whether this process is profiled (the agent started and is connected,
  * or is a fork child that connects at its first message). */
 int opp_agent_on(void);
+/* This process's clock now (the one its hello named). */
+uint64_t opp_agent_ticks(void);
 /* A message to the collector from any thread (CUPTI's, a timer's, the
  * program's): 0 or -errno; errno kept. */
 int opp_agent_send(unsigned type, const void *payload, unsigned size);

@@ -24,7 +24,8 @@ static void reaped(pid_t pid, int st)
 {
     if (pid <= 0 || !opp_agent_on() || !(WIFEXITED(st) || WIFSIGNALED(st)))
         return;
-    uint32_t msg[2] = {(uint32_t)pid, (uint32_t)st};
+    uint64_t now = opp_agent_ticks(); /* it had ended by then */
+    uint32_t msg[4] = {(uint32_t)pid, (uint32_t)st, (uint32_t)now, (uint32_t)(now >> 32)};
     opp_agent_send(OPP_MSG_REAPED, msg, sizeof msg);
 }
 

@@ -106,10 +106,10 @@ END_TEST
  * before its parent (a fork child connects at its first record). The
  * child started at the fork, not at its first record, and is the
  * grandchild's parent. */
-START_TEST(fork_child_recording_late)
+static void fork_child_late(const char *how)
 {
     struct opp_model *m;
-    ck_assert_int_eq(run_scenario(&m, "forklate", "300000", NULL), 0);
+    ck_assert_int_eq(run_scenario(&m, "forklate", "300000", how), 0);
     ck_assert_uint_eq(m->nprocs, 3);
     const struct opp_process *main = &m->procs[0], *grand = &m->procs[1], *child = &m->procs[2];
     ck_assert_uint_eq(child->ppid, main->pid);
@@ -131,6 +131,20 @@ START_TEST(fork_child_recording_late)
     ck_assert_uint_ge(child->end_ns, t->events[0].end_ns);
     ck_assert_uint_le(child->end_ns, main->end_ns);
     opp_model_free(m);
+}
+
+START_TEST(fork_child_recording_late)
+{
+    fork_child_late(NULL);
+}
+END_TEST
+
+/* The same, each child leaving by _exit: no goodbye says when it ended,
+ * its connection's close does, and its parent's reaping bounds it (the
+ * collector reads the close when it comes to it). */
+START_TEST(fork_child_recording_late_leaving_by__exit)
+{
+    fork_child_late("_exit");
 }
 END_TEST
 
@@ -447,6 +461,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, small_stack_thread);
     tcase_add_test(tc, fork_without_exec);
     tcase_add_test(tc, fork_child_recording_late);
+    tcase_add_test(tc, fork_child_recording_late_leaving_by__exit);
     tcase_add_test(tc, raw_fork_child_exits);
     tcase_add_test(tc, raw_fork_child_leaves_by_exit_);
     tcase_add_test(tc, raw_clone_child);

@@ -415,6 +415,58 @@ START_TEST(goodbye_end_within_start_and_now)
 }
 END_TEST
 
+/* A process whose connection closes without goodbye (_exit, a signal)
+ * ended no later than its parent reaped it (REAPED's clock), whichever
+ * the collector reads first, the close or the parent's word; without the
+ * parent's word, when the collector read the close. Clients of this test
+ * process: each one's pid, as the collector sees it, is ours. */
+START_TEST(reaped_bounds_an_end_without_goodbye)
+{
+    int cpid = start_collector();
+    const uint64_t start = 1000000000ull, reap = start + 500;
+    uint8_t buf[64];
+    uint32_t n;
+    int parent = opp_connect(sock);
+    ck_assert_int_ge(parent, 0);
+    put_hello_ppid(buf, &n, 0, 1);
+    memcpy(buf + 16, &start, 8);
+    ck_assert_int_eq(opp_send_msg(parent, OPP_MSG_HELLO, buf, n, -1), 0);
+    usleep(50000);                            /* the parent's hello read first: it is process 1 */
+    for (int order = 0; order < 3; order++) { /* close first; reaped first; never reaped */
+        int child = opp_connect(sock);
+        ck_assert_int_ge(child, 0);
+        put_hello_ppid(buf, &n, 0, (uint32_t)getpid());
+        memcpy(buf + 16, &start, 8);
+        ck_assert_int_eq(opp_send_msg(child, OPP_MSG_HELLO, buf, n, -1), 0);
+        usleep(50000);
+        uint32_t r[4] = {(uint32_t)getpid(), 0, (uint32_t)reap, (uint32_t)(reap >> 32)};
+        if (order == 1)
+            ck_assert_int_eq(opp_send_msg(parent, OPP_MSG_REAPED, r, sizeof r, -1), 0);
+        close(child);
+        usleep(50000);
+        if (order == 0)
+            ck_assert_int_eq(opp_send_msg(parent, OPP_MSG_REAPED, r, sizeof r, -1), 0);
+        usleep(50000);
+    }
+    uint64_t end = start + 1000;
+    ck_assert_int_eq(opp_send_msg(parent, OPP_MSG_BYE, &end, 8, -1), 0);
+    struct opp_msg_header h;
+    ck_assert_int_eq(recv(parent, &h, sizeof h, MSG_WAITALL), (ssize_t)sizeof h);
+    close(parent);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 4);
+    ck_assert_uint_eq(m->procs[0].end_ns, end);
+    ck_assert_uint_eq(m->procs[1].end_ns, reap);
+    ck_assert_uint_eq(m->procs[2].end_ns, reap);
+    ck_assert_uint_gt(m->procs[3].end_ns, reap); /* the collector's clock: now */
+    for (int i = 1; i < 4; i++)
+        ck_assert_uint_eq(m->procs[i].end_how, OPP_END_LOST);
+    opp_model_free(m);
+}
+END_TEST
+
 /* The socket path appears only once the collector listens, so a client
  * that sees it can connect at once (CI once saw ECONNREFUSED here); a
  * second collector on the same path is refused and the first keeps it. */
@@ -1433,6 +1485,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, goodbye_end_within_start_and_now);
+    tcase_add_test(tc, reaped_bounds_an_end_without_goodbye);
     tcase_add_test(tc, other_user_refused);
     tcase_add_test(tc, cli_errors);
     tcase_add_test(tc, truncated_trace_report);

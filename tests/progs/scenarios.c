@@ -3,6 +3,9 @@
  *   loop N             N x cblas_ddot(n=1), prints the sum
  *   threads T N        T named threads ("worker-I"), thread I makes N+I ddot calls
  *   fork N             N calls, fork; child N+2 calls, exit 0; parent N+1 more
+ *   forklate US [_exit] fork; the child forks a grandchild (one call), waits for
+ *                      it, sleeps US, makes one call; the parent waits, one call;
+ *                      each child leaves by exit (by _exit with _exit)
  *   exec N             N calls, fork, child execs "scenarios loop N+4"; parent waits
  *   selfexec N         N calls, then execs "scenarios loop N+1" in the same process
  *   forkexec N K       N calls, then K children one after another, each execs
@@ -224,21 +227,28 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "forklate")) {
         /* a child that forks a grandchild, which calls at once, and makes
          * its own first call US after the grandchild is gone; each leaves
-         * by exit (its goodbye says when) */
+         * by exit (its goodbye says when), or with _exit by _exit (the
+         * collector sees its connection close) */
         long us = arg(argc, argv, 2);
+        int quick = argc > 3 && !strcmp(argv[3], "_exit"); /* _exit: no goodbye */
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
             pid_t g = fork();
             if (g == 0) {
                 calls(1);
+                if (quick)
+                    _exit(0);
                 exit(0);
             }
             int gst;
             waitpid(g, &gst, 0);
             usleep((useconds_t)us);
             calls(1);
-            exit(WIFEXITED(gst) ? WEXITSTATUS(gst) : 1);
+            int code = WIFEXITED(gst) ? WEXITSTATUS(gst) : 1;
+            if (quick)
+                _exit(code);
+            exit(code);
         }
         int st;
         waitpid(pid, &st, 0);
