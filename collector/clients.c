@@ -15,17 +15,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A process whose connection closed without goodbye (_exit, a signal)
- * ended before its parent reaped it: end at most that (the parent's word,
- * REAPED), or, not said yet, held for it (1: held). */
+/* The end of process past[k], whose connection closed without goodbye
+ * (_exit, a signal) when the collector read end: no later than its parent
+ * reaped it (reaped_at, said), no earlier than its start. */
+static uint64_t reaped_end(size_t k, uint64_t end)
+{
+    uint64_t r = collector.past[k].reaped_at, start = collector.past[k].start;
+    return !r || r >= end ? end : r > start ? r : start;
+}
+
+/* c's connection closed without goodbye when the collector read *end:
+ * its end bounded by its parent's word, or, not said yet, held for it
+ * (1: held). */
 static int hold_end(struct client *c, uint64_t *end)
 {
     for (size_t k = collector.npast; k-- > 0;) {
         if (collector.past[k].proc != c->proc)
             continue;
-        uint64_t r = collector.past[k].reaped_at;
-        if (r) {
-            *end = r < *end ? (r > c->start ? r : c->start) : *end;
+        if (collector.past[k].reaped_at) {
+            *end = reaped_end(k, *end);
             return 0;
         }
         collector.past[k].end_how = OPP_END_LOST;
@@ -33,6 +41,17 @@ static int hold_end(struct client *c, uint64_t *end)
         return 1;
     }
     return 0;
+}
+
+void opp_coll_reaped_at(size_t k, uint64_t at)
+{
+    collector.past[k].reaped_at = at;
+    if (!collector.past[k].end_at)
+        return; /* not ended, or ended with a goodbye */
+    opp_tw_process_end(&collector.tw, collector.past[k].proc, collector.past[k].end_how,
+                       reaped_end(k, collector.past[k].end_at));
+    opp_coll_write_failed(0);
+    collector.past[k].end_at = 0;
 }
 
 void opp_coll_write_held_ends(void)

@@ -42,8 +42,11 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
             break;
         }
     if (collector.npast < sizeof collector.past / sizeof *collector.past)
-        collector.past[collector.npast++] =
-            (typeof(collector.past[0])){c->proc, c->pid, (pid_t)h.ppid, 0, h.clock, 0, 0, 0};
+        collector.past[collector.npast++] = (typeof(collector.past[0])){.proc = c->proc,
+                                                                        .pid = c->pid,
+                                                                        .ppid = (pid_t)h.ppid,
+                                                                        .clock = h.clock,
+                                                                        .start = h.start_ticks};
     struct opp_tw_process tp = {.proc = c->proc,
                                 .pid = (uint32_t)c->pid,
                                 .ppid = h.ppid,
@@ -87,16 +90,8 @@ static void reaped(pid_t parent, uint32_t parent_clock, uint32_t pid, uint32_t s
             opp_coll_write_failed(0);
         }
         collector.past[k].reaped = 1;
-        if (at && parent_clock == collector.past[k].clock && !collector_finished) {
-            collector.past[k].reaped_at = at;
-            if (collector.past[k].end_at) { /* its end, held for this */
-                uint64_t end = collector.past[k].end_at;
-                opp_tw_process_end(&collector.tw, collector.past[k].proc, collector.past[k].end_how,
-                                   at < end ? at : end);
-                opp_coll_write_failed(0);
-                collector.past[k].end_at = 0;
-            }
-        }
+        if (at && parent_clock == collector.past[k].clock && !collector_finished)
+            opp_coll_reaped_at(k, at);
         return;
     }
     if (opp_exit_valid(how, code))

@@ -76,7 +76,8 @@ struct collector_state {
         uint32_t proc;
         pid_t pid, ppid;
         int reaped;
-        uint32_t clock;     /* its clock */
+        uint32_t clock;     /* its clock, */
+        uint64_t start;     /* and its start on it */
         uint32_t end_how;   /* its connection closed without goodbye: how, */
         uint64_t end_at;    /* and when (the collector's reading), the end not
                                written yet: its reaper's word may come; 0: none */
@@ -150,6 +151,10 @@ void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
 /* Process client c ended (how: enum opp_end_how) at its clock's ticks at
  * (0, or later than now: now; before its start: its start). */
 void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at);
+/* Process past[k]'s parent reaped it at its clock's ticks at (the
+ * process's clock): its end held for that written, or bounded by it when
+ * its connection's close comes. */
+void opp_coll_reaped_at(size_t k, uint64_t at);
 /* The ends held for a reaper's word (opp_coll_end_process), written as
  * they were read: the trace is finished. */
 void opp_coll_write_held_ends(void);

@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
-#define OPP_PROTO_VERSION                                                                          \
-    7u /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; \
-                                7: BYE's end */
+/* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; 7: BYE's
+ * end, REAPED's clock */
+#define OPP_PROTO_VERSION 7u
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the
@@ -44,23 +44,24 @@ struct opp_msg_header {
 enum opp_msg_type {
     /* client -> collector */
     OPP_MSG_HELLO = 1,   /* u32 pid, u32 ppid, u32 clock, u32 argc, u64 start ticks,
-                           u64 realtime ns, str exe, argc x str arg */
+                            u64 realtime ns, str exe, argc x str arg */
     OPP_MSG_FUNCS = 2,   /* u32 total, u32 first, u32 count, count x (u32 kind, u32 dtype,
-                           str lib, str name): entries first..first+count-1 of the
-                           process's table, sent in order until total */
+                            str lib, str name): entries first..first+count-1 of the
+                            process's table, sent in order until total */
     OPP_MSG_RING = 3,    /* u32 tid, u32 capacity; carries the ring's memfd */
     OPP_MSG_BYE = 4,     /* u64 the clock's ticks at exit (or empty); answered by ACK once
-                           the process's records are written */
+                            the process's records are written */
     OPP_MSG_FINISH = 5,  /* control: u32 linger ms; answered by DONE once the file is complete */
     OPP_MSG_GPU = 6,     /* u32 count, count x GPU record (gpu.h); after the whole FUNCS table */
     OPP_MSG_INFO = 7,    /* u32 count, count x (str key, str value): the process's labels
-                           (rank, world size, host...), once, after the hello (info.h) */
+                            (rank, world size, host...), once, after the hello (info.h) */
     OPP_MSG_CTL = 8,     /* control, first and only: u32 op (0 status, 1 start, 2 stop);
-                           answered by CTL_ACK */
+                            answered by CTL_ACK */
     OPP_MSG_RESUME = 9,  /* empty, first and only: the process whose connection the
-                           program closed (SO_PEERCRED's pid) carries on here;
-                           answered by RESUMED */
-    OPP_MSG_REAPED = 10, /* u32 pid, u32 wait status (waitpid's): a child the process
+                            program closed (SO_PEERCRED's pid) carries on here;
+                            answered by RESUMED */
+    OPP_MSG_REAPED = 10, /* u32 pid, u32 wait status (waitpid's), u64 the clock's ticks
+                            then (an 8-byte one has none): a child the process
                             reaped; after the hello */
     OPP_MSG_TOP = 11,    /* control, empty, first and as often as wanted: answered by
                             TOP_SNAP (`opprof top`) */
