@@ -45,20 +45,12 @@ const char *opp_process_end_text(const struct opp_process *p, char *buf, size_t 
     return buf;
 }
 
-void opp_summary_refusal(const char *what, char *err, size_t errlen)
+void opp_summary_refusal(const char *trace, const char *what, char *err, size_t errlen)
 {
     snprintf(err, errlen,
-             "this is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
+             "%s: this is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
              "without their times); %s needs every call: record without OPPROF_MODE=summary",
-             what);
-}
-
-int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen)
-{
-    if (!m->summary)
-        return 0;
-    opp_summary_refusal(what, err, errlen);
-    return -1;
+             trace, what);
 }
 
 /* Whether string id's name matches re, each id tried once (tried[id]). */

@@ -291,11 +291,10 @@ static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
     return i < g->nsum ? g->sum[i].count : 1;
 }
 
-/* Commands that need every call's time refuse a summary trace: 0, or -1
- * with "TRACE is a summary ... WHAT needs every call" in err. */
-int opp_model_needs_calls(const struct opp_model *m, const char *what, char *err, size_t errlen);
-/* That refusal's words, for a trace known to be a summary. */
-void opp_summary_refusal(const char *what, char *err, size_t errlen);
+/* Commands that need every call's time refuse a summary trace: the words
+ * ("TRACE: this is a summary trace ...; WHAT needs every call ...") for
+ * trace, a summary. */
+void opp_summary_refusal(const char *trace, const char *what, char *err, size_t errlen);
 
 /* The filters a person gave by name or number (--lib, --pid, --tid,
  * --match). */

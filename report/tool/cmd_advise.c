@@ -166,8 +166,8 @@ static int advise_streams(struct advise_args *aa, const char *trace)
         if (p) {
             opp_say(PREFIX "%s", err);
         } else if (why == OPP_STREAM_SUMMARY_FILE) {
-            opp_summary_refusal("advise", err, sizeof err);
-            opp_say(PREFIX "%s: %s", trace, err);
+            opp_summary_refusal(trace, "advise", err, sizeof err);
+            opp_say(PREFIX "%s", err);
         } else {
             opp_say(PREFIX "%s", err);
         }

@@ -182,10 +182,9 @@ static int export_tree(const char *const *traces, size_t n, int svg, int cuda, i
  * what (the export) says of it, as report and advise do. */
 static void summary_refused(const char *what, char *err, size_t errlen)
 {
-    char path[512], why[400];
+    char path[512];
     snprintf(path, sizeof path, "%s", err);
-    opp_summary_refusal(what, why, sizeof why);
-    snprintf(err, errlen, "%s: %s", path, why);
+    opp_summary_refusal(path, what, err, errlen);
 }
 
 /* A pass over the traces refused (why): -1 with err said, a summary

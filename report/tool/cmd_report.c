@@ -314,8 +314,9 @@ static int report(struct report_args *rap)
         return 1;
     }
     const char *what = report_summary_refuses(&ra);
-    if (what && opp_model_needs_calls(m, what, err, sizeof err)) {
-        opp_say(PREFIX "%s: %s", ra.trace, err);
+    if (what && m->summary) {
+        opp_summary_refusal(ra.trace, what, err, sizeof err);
+        opp_say(PREFIX "%s", err);
         opp_model_free(m);
         return 1;
     }

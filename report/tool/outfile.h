@@ -10,7 +10,9 @@
  *     renamed over it when complete (a failed write leaves it as it was);
  *     an existing one must be writable by us (access W_OK, as > would
  *     refuse it) and gives the new one its mode, and its owner and group
- *     where we may set them;
+ *     where we may set them; one in a directory that takes no new file
+ *     (no room for the temporary one) is written in place, truncated
+ *     first, as > writes it;
  *   - a symbolic link: followed to what it names (made if missing), under
  *     these same rules; the link stays;
  *   - a character or block device, or a FIFO: written directly as the
