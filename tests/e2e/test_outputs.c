@@ -797,18 +797,35 @@ START_TEST(replacement_keeps_mode_and_owner)
 }
 END_TEST
 
+/* The trace, made for a test that runs outputs as user nobody: it reads
+ * it, and writes its stderr in the test's directory. */
+static void make_trace_for_nobody(void)
+{
+    make_trace();
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    ck_assert_int_eq(chmod(trace, 0644), 0);
+}
+
+/* Output k to out run as user nobody (stderr to e): its exit code, or -2
+ * when the test cannot run as nobody (said: test skips the rest). */
+static int output_as_nobody(size_t k, const char *out, const char *e, const char *test)
+{
+    char *argv[8];
+    command(k, out, argv);
+    int code = run_unprivileged(argv, e);
+    if (code == -2)
+        fprintf(stderr, "outputs: %s skipped: cannot run %s as user nobody\n", test, argv[0]);
+    return code;
+}
+
 /* Output k to out run as user nobody (stderr to e): refused in one line,
  * "cannot write OUT: Permission denied", with its exit status. 0 when
  * the test cannot run as nobody (said: test skips the rest). */
 static int refused_unprivileged(size_t k, const char *out, const char *e, const char *test)
 {
-    char *argv[8];
-    command(k, out, argv);
-    int code = run_unprivileged(argv, e);
-    if (code == -2) {
-        fprintf(stderr, "outputs: %s skipped: cannot run %s as user nobody\n", test, argv[0]);
+    int code = output_as_nobody(k, out, e, test);
+    if (code == -2)
         return 0;
-    }
     char *err = tu_slurp(e), want[4400];
     snprintf(want, sizeof want, "opprof %s: cannot write %s: Permission denied\n",
              outputs[k].argv[0], out);
@@ -823,14 +840,12 @@ static int refused_unprivileged(size_t k, const char *out, const char *e, const 
  * not ours to write either). */
 START_TEST(unwritable_file_refused)
 {
-    make_trace();
+    make_trace_for_nobody();
     char *out = tu_path(dir, "ro.out"), *e = tu_path(dir, "stderr");
     FILE *f = fopen(out, "w");
     fputs("not yours\n", f);
     fclose(f);
     ck_assert_int_eq(chmod(out, 0444), 0);
-    ck_assert_int_eq(chmod(dir, 0777), 0);
-    ck_assert_int_eq(chmod(trace, 0644), 0);
     for (size_t k = 0; k < NOUT && refused_unprivileged(k, out, e, "unwritable_file_refused");
          k++) {
         same_bytes(k, out, "not yours\n", 10);
@@ -847,11 +862,9 @@ END_TEST
 /* A directory we may not write in: refused, nothing made there. */
 START_TEST(read_only_directory_refused)
 {
-    make_trace();
+    make_trace_for_nobody();
     char *ro = tu_path(dir, "ro"), *out = tu_path(ro, "x.out"), *e = tu_path(dir, "stderr");
     ck_assert_int_eq(mkdir(ro, 0555), 0);
-    ck_assert_int_eq(chmod(dir, 0777), 0); /* nobody writes stderr here and reads the trace */
-    ck_assert_int_eq(chmod(trace, 0644), 0);
     for (size_t k = 0; k < NOUT && refused_unprivileged(k, out, e, "read_only_directory_refused");
          k++)
         ck_assert_int_eq(entries(ro), 0);
@@ -864,11 +877,9 @@ END_TEST
  * mode and owner), nothing else made there. */
 START_TEST(writable_file_in_read_only_directory)
 {
-    make_trace();
+    make_trace_for_nobody();
     char *ro = tu_path(dir, "ro"), *out = tu_path(ro, "w.out"), *e = tu_path(dir, "stderr");
     ck_assert_int_eq(mkdir(ro, 0755), 0);
-    ck_assert_int_eq(chmod(dir, 0777), 0); /* nobody writes stderr here and reads the trace */
-    ck_assert_int_eq(chmod(trace, 0644), 0);
     for (size_t k = 0; k < NOUT; k++) {
         size_t len;
         char *want = reference(k, &len);
@@ -880,14 +891,8 @@ START_TEST(writable_file_in_read_only_directory)
         ck_assert_int_eq(chmod(out, 0666), 0);
         struct stat before, after;
         ck_assert_int_eq(stat(out, &before), 0);
-        char *argv[8];
-        command(k, out, argv);
-        int code = run_unprivileged(argv, e);
+        int code = output_as_nobody(k, out, e, "writable_file_in_read_only_directory");
         if (code == -2) {
-            fprintf(stderr,
-                    "outputs: writable_file_in_read_only_directory skipped: cannot run %s "
-                    "as user nobody\n",
-                    argv[0]);
             free(want);
             break;
         }

@@ -1363,12 +1363,7 @@ END_TEST
 START_TEST(command_step_in_another_process)
 {
     struct tb b;
-    tb_open(&b, trace);
-    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
-    tb_put_funcs(&b, FUNCS, NF);
-    for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
-        tb_string(&b, S_STEP + k, NAMES[k]);
-    tb_thread(&b, 100, "main");
+    open_trace(&b, "python3", 100, "main");
     struct evs s = {.n = 0};
     op(&s, S_MUL, T0, T0 + MS, 0);
     tb_put_events(&b, 0, s.e, s.n);
