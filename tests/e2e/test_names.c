@@ -571,12 +571,14 @@ START_TEST(thread_names_kept)
     snprintf(want, sizeof want, "%sbad\\ufffdname\nesc\\u001b[2J\n", utf8);
     ck_assert_str_eq(got, want);
     free(got), free(text);
+    /* the names as Python reads them back, whichever output */
+    const char *read_back = "thread 'a\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
+                            "thread 'bad\\ufffdname'\nthread 'esc\\x1b[2J'\n"
+                            "thread 'w\\xf6rker'\n"
+                            "thread '\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
+                            "thread '\\u7ebf\\u7a0b-\\U0001f525'\n";
     char *s = check("json", json);
-    ck_assert_ptr_nonnull(strstr(s, "thread 'a\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
-                                    "thread 'bad\\ufffdname'\nthread 'esc\\x1b[2J'\n"
-                                    "thread 'w\\xf6rker'\n"
-                                    "thread '\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
-                                    "thread '\\u7ebf\\u7a0b-\\U0001f525'\n"));
+    ck_assert_ptr_nonnull(strstr(s, read_back));
     free(s);
 
     char *chrome[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "-o", json, NULL};
@@ -589,11 +591,7 @@ START_TEST(thread_names_kept)
     char *sqlite[] = {(char *)tu_tool("opprof"), "export", "sqlite", trace, "-o", db, NULL};
     ck_assert_int_eq(tu_code(tu_run(sqlite, NULL, NULL, NULL)), 0);
     s = check("sqlite", db);
-    ck_assert_ptr_nonnull(strstr(s, "thread 'a\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
-                                    "thread 'bad\\ufffdname'\nthread 'esc\\x1b[2J'\n"
-                                    "thread 'w\\xf6rker'\n"
-                                    "thread '\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1\\xf1'\n"
-                                    "thread '\\u7ebf\\u7a0b-\\U0001f525'\n"));
+    ck_assert_ptr_nonnull(strstr(s, read_back));
     free(s);
     free(o), free(json), free(db);
 }
