@@ -9,22 +9,15 @@
 #include "analysis/extsort.h"
 #include "analysis/gpu_join.h"
 #include "analysis/live_blocks.h"
+#include "analysis/mem_records.h"
 #include "analysis/stream_meta.h"
 #include "gpu.h"
 #include "ops.h"
 
 #define SORT_MEM (16u << 20) /* bytes the sort by call keeps in memory */
 
-/* A CPU MEMORY call (a torch allocation or free), by time as cpu_memory.c
- * orders them: begin, process, thread, then tree order (the longer, the
- * shallower, the first to arrive). */
-struct mem_rec {
-    uint64_t begin, end;
-    uint32_t proc, thread, depth, pad;
-    uint64_t seq, at, op, address, bytes;
-};
-
-/* Its bytes, found in that order, by the call's number. */
+/* A CPU MEMORY call's bytes, found in time order (mem_records.h), by the
+ * call's number. */
 struct mem_size {
     uint64_t at;
     int64_t bytes;
@@ -93,18 +86,6 @@ size_t *opp_owned_open_order(const uint32_t *depth, size_t n)
     return order;
 }
 
-static int cmp_mem(const void *pa, const void *pb)
-{
-    const struct mem_rec *a = pa, *b = pb;
-    OPP_SORT_BY(a->begin, b->begin);
-    OPP_SORT_BY(a->proc, b->proc);
-    OPP_SORT_BY(a->thread, b->thread);
-    OPP_SORT_BY(b->end, a->end);
-    OPP_SORT_BY(a->depth, b->depth);
-    OPP_SORT_BY(a->seq, b->seq);
-    return 0;
-}
-
 static int cmp_size(const void *pa, const void *pb)
 {
     const struct mem_size *a = pa, *b = pb;
@@ -137,20 +118,18 @@ static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
         uint32_t pi = m->threads[ti].proc, kind = e->fn < m->procs[pi].nfuncs
                                                       ? m->procs[pi].funcs[e->fn].kind
                                                       : 0;
-        const uint64_t *a = e->args;
-        if (opp_kind_base(kind) == OPP_OP_MEMORY &&
-            opp_op_args(kind, &a, e->nargs) >= OPP_COL_MEM_COLS) {
-            struct mem_rec r = {e->begin_ns,
-                                e->end_ns,
-                                pi,
-                                ti,
-                                e->depth,
-                                0,
-                                seq,
-                                o->calls,
-                                a[OPP_COL_MEM_OP],
-                                a[OPP_COL_MEM_ADDRESS],
-                                a[OPP_COL_MEM_BYTES]};
+        const uint64_t *a;
+        if (opp_mrec_cols(kind, e->args, e->nargs, &a)) {
+            uint64_t b = a[OPP_COL_MEM_BYTES];
+            struct opp_mrec r = {.time = e->begin_ns,
+                                 .idx = (uint64_t)e->depth << 32 | seq,
+                                 .addr = a[OPP_COL_MEM_ADDRESS],
+                                 .at = o->calls,
+                                 .bytes = (int64_t)(b > INT64_MAX ? INT64_MAX : b),
+                                 .proc = pi,
+                                 .thread = ti,
+                                 .seq = seq,
+                                 .op = (uint32_t)a[OPP_COL_MEM_OP]};
             int rc = opp_extsort_add(o->mems, &r);
             if (rc)
                 return fail(o, rc);
@@ -201,21 +180,11 @@ static int mem_sizes(struct opp_owned_ops *o)
 {
     int rc = opp_extsort_done(o->mems);
     struct opp_live live = {0};
-    const struct mem_rec *r;
-    while (!rc && (r = opp_extsort_next(o->mems))) {
-        int64_t b = r->bytes > INT64_MAX ? INT64_MAX : (int64_t)r->bytes;
-        if (r->op == OPP_MEM_FREE) {
-            int found;
-            int64_t size = opp_live_take(&live, r->proc, r->address, &found);
-            b = -(found && !b ? size : b);
-        } else if (r->op == OPP_MEM_ALLOC) {
-            if (opp_live_put(&live, r->proc, r->address, b))
-                rc = -ENOMEM;
-        } else {
-            b = 0;
-        }
-        if (!rc)
-            rc = opp_extsort_add(o->sizes, &(struct mem_size){r->at, b});
+    const struct opp_mrec *c;
+    while (!rc && (c = opp_extsort_next(o->mems))) {
+        struct opp_mrec r = *c;
+        if (!(rc = opp_mrec_size(&live, &r, OPP_MEM_ALLOC, OPP_MEM_FREE)))
+            rc = opp_extsort_add(o->sizes, &(struct mem_size){r.at, r.bytes});
     }
     opp_live_free(&live);
     if (!rc)
@@ -288,10 +257,11 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
 {
     *out = NULL;
     struct opp_owned_ops *o = calloc(1, sizeof *o);
-    if (o && (!(o->join = opp_gpu_join_new(sizeof(struct opp_owned_op))) ||
-              !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)) ||
-              !(o->mems = opp_extsort_new(sizeof(struct mem_rec), cmp_mem, SORT_MEM / 4)) ||
-              !(o->sizes = opp_extsort_new(sizeof(struct mem_size), cmp_size, SORT_MEM / 4)))) {
+    if (o &&
+        (!(o->join = opp_gpu_join_new(sizeof(struct opp_owned_op))) ||
+         !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)) ||
+         !(o->mems = opp_extsort_new(sizeof(struct opp_mrec), opp_mrec_cmp_time, SORT_MEM / 4)) ||
+         !(o->sizes = opp_extsort_new(sizeof(struct mem_size), cmp_size, SORT_MEM / 4)))) {
         opp_owned_ops_free(o);
         o = NULL;
     }

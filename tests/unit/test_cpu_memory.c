@@ -254,6 +254,37 @@ START_TEST(streamed_frees_before_allocations)
 }
 END_TEST
 
+/* The same trace summarised: the frees, read before their allocations,
+ * are sized in time order before the calls are added up (owned_ops.h),
+ * so the summary's CPU memory is the full trace's. */
+START_TEST(summarized_frees_before_allocations)
+{
+    char *t = tu_path(dir, "order.trace"), *s = tu_path(dir, "order.sum");
+    struct tb b;
+    tb_open(&b, t);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
+    funcs(&b);
+    tb_thread(&b, 101, "worker");
+    tb_events(&b, FREE(2000, 0x1000, 1), TB_CALL(F_MATMUL, 1900, 2100, 0));
+    tb_thread(&b, 100, "main");
+    tb_events(&b, ALLOC(1500, 0x1000, 512, 1), ALLOC(3000, 0x1000, 128, 1), FREE(3500, 0x1000, 1),
+              TB_CALL(F_STEP, 1000, 4000, 0));
+    tb_end(&b);
+    char *o, *e;
+    char *sa[] = {"summarize", t, "-o", s, NULL};
+    ck_assert_int_eq(tu_call(cmd_summarize, sa, dir, &o, &e), 0);
+    free(o), free(e);
+    char *ra[] = {"report", s, "-f", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, ra, dir, &o, &e), 0);
+    /* step: +512 +128 -128; the worker's matmul: -512 */
+    ck_assert_str_eq(o, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                        "flops,self_cpu_memory_usage,cpu_memory_usage\n"
+                        "step,app,1,3.000,3.000,3.000,0,512,512\n"
+                        "matmul,app,1,0.200,0.200,0.200,0,-512,-512\n");
+    free(o), free(e), free(t), free(s);
+}
+END_TEST
+
 /* No room in TMPDIR (here a file size limit) does not keep the table
  * from ordering the CPU memory calls of a process that has them on two
  * threads, frees first in the file: it sizes them as it reads (one pass,
@@ -543,6 +574,7 @@ Suite *suite_cpu_memory(void)
     tcase_add_test(tc, sort_by_cpu_memory);
     tcase_add_test(tc, table_shows_cpu_memory);
     tcase_add_test(tc, streamed_frees_before_allocations);
+    tcase_add_test(tc, summarized_frees_before_allocations);
     tcase_add_test(tc, unordered_frees_without_room);
     tcase_add_test(tc, table_without_cpu_memory_above_zero);
     tcase_add_test(tc, table_shows_cpu_memory_of_children);
