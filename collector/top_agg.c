@@ -405,10 +405,10 @@ static const char *str_of(const struct lproc *p, uint64_t id)
 
 static int step_of(const char *name, uint32_t kind, uint64_t scope)
 {
-    if (!strncmp(name, OPP_PROFILER_STEP, strlen(OPP_PROFILER_STEP)))
+    if (opp_profiler_step(name))
         return STEP_PROFILER;
-    if (opp_kind_base(kind) == OPP_OP_TORCH && scope == OPP_TORCH_SCOPE_USER &&
-        !strncmp(name, OPP_OPTIMIZER_STEP, strlen(OPP_OPTIMIZER_STEP)))
+    if (opp_kind_base(kind) == OPP_OP_TORCH && scope <= INT32_MAX &&
+        opp_optimizer_step((int)scope, name))
         return STEP_OPTIMIZER;
     return STEP_NONE;
 }

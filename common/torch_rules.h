@@ -5,6 +5,7 @@
 #define OPP_TORCH_RULES_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "ops.h"
 
@@ -13,6 +14,22 @@
  * (Optimizer.step#CLASS.step, a torch label). */
 #define OPP_PROFILER_STEP "ProfilerStep#"
 #define OPP_OPTIMIZER_STEP "Optimizer.step#"
+
+/* Whether a call named name is torch.profiler's step. */
+static inline int opp_profiler_step(const char *name)
+{
+    return !strncmp(name, OPP_PROFILER_STEP, sizeof OPP_PROFILER_STEP - 1);
+}
+
+/* Whether a torch operator's call of scope (enum opp_torch_scope) named
+ * name is an optimizer's step (the label torch's optimizers record). The
+ * agent's steps (preload/torch), the live view's (collector/top_agg.c)
+ * and the report's (step_stream.c) ask this. */
+static inline int opp_optimizer_step(int scope, const char *name)
+{
+    return scope == OPP_TORCH_SCOPE_USER &&
+           !strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1);
+}
 
 /* A call that is a range by itself rather than an operator: an NVTX
  * range, a torch label (record_function, an optimizer's step) or an

@@ -128,12 +128,12 @@ static int is_module(const struct open_op *o)
 /* Whether the end of an op marks a step: OPPROF_STEP=torch, an optimizer
  * step inside no other (a wrapping optimizer steps its inner one);
  * torch:forward, an nn.Module forward inside no other. */
-static uint8_t step_kind(int module, const char *name)
+static uint8_t step_kind(int module, unsigned scope, const char *name)
 {
     uint8_t kind;
     if (!module) {
         if (opp_step_torch != OPP_STEP_TORCH_OPTIMIZER || !name ||
-            strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1))
+            !opp_optimizer_step((int)scope, name))
             return OPP_STEP_TORCH_NONE;
         kind = OPP_STEP_TORCH_OPTIMIZER;
     } else {
@@ -265,7 +265,7 @@ static void op_enter(const void *key, const char *name, unsigned scope, const ui
 {
     if (!program_thread() || !mine()) /* our own threads, or inside our code */
         return;
-    uint8_t step = opp_step_torch ? step_kind(0, name) : OPP_STEP_TORCH_NONE;
+    uint8_t step = opp_step_torch ? step_kind(0, scope, name) : OPP_STEP_TORCH_NONE;
     const struct opp_ring_hdr *r = opp_tls.ring;
     int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
     if (OPP_UNLIKELY(paused != __atomic_load_n(&opp_torch_paused_off, __ATOMIC_RELAXED))) {
@@ -491,7 +491,7 @@ static uint32_t module_enter(const void *mod, uint32_t name)
 {
     if (!program_thread() || !mine())
         return UINT32_MAX;
-    uint8_t step = opp_step_torch ? step_kind(1, NULL) : OPP_STEP_TORCH_NONE;
+    uint8_t step = opp_step_torch ? step_kind(1, 0, NULL) : OPP_STEP_TORCH_NONE;
     if (!step && !opp_capture_open())
         return UINT32_MAX;
     return push(mod, opp_capture_open() ? name : 0, OPP_TORCH_SCOPE_MODULE, NULL, 0, 0, step);

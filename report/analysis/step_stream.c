@@ -140,11 +140,6 @@ static void sort_cands(struct cands *c)
         }
 }
 
-static int has_prefix(const struct opp_step_stream *z, uint32_t name, const char *p)
-{
-    return !strncmp(opp_model_str(opp_pass_model(z->pass), name), p, strlen(p));
-}
-
 /* The first of boundaries b not before (begin, end, depth, seq) in tree order. */
 static size_t first_not_before(const struct cands *b, uint64_t begin, uint64_t end,
                                uint32_t depth, uint32_t seq)
@@ -224,15 +219,16 @@ static int candidate(void *ctx, const struct opp_pass_call *x)
         cand_drop_seq(&t->opt, x->folded);
         cand_drop_seq(&t->mod, x->folded);
     }
-    int user = x->scope == OPP_TORCH_SCOPE_USER, module = x->scope == OPP_TORCH_SCOPE_MODULE;
+    int module = x->scope == OPP_TORCH_SCOPE_MODULE;
     int range = opp_call_is_range(x->kind, x->scope);
     if (z->name_id != UINT32_MAX)
         return x->name == z->name_id ? cand_push(&t->named, x, range) : 0;
-    if (has_prefix(z, x->name, OPP_PROFILER_STEP) && cand_push(&t->pstep, x, 1))
+    const char *name = opp_model_str(opp_pass_model(z->pass), x->name);
+    if (opp_profiler_step(name) && cand_push(&t->pstep, x, 1))
         return -ENOMEM;
-    if (has_prefix(z, x->name, OPP_OPTIMIZER_STEP)) {
+    if (opp_optimizer_step(x->scope, name)) {
         cand_drop_inside(&t->opt, x); /* an optimizer stepping another */
-        if (user && cand_push(&t->opt, x, 0))
+        if (cand_push(&t->opt, x, 0))
             return -ENOMEM;
     }
     if (module) {
