@@ -1,7 +1,7 @@
-/* Fork gates (publish.h): a page below each ring, and one for the process,
+/* Fork gates (forkgate.h): a page below each ring, and one for the process,
  * that a fork child finds zeroed, so that the child of a fork that ran no
  * atfork handler knows what it holds is its parent's before it touches it. */
-#include "core/publish.h"
+#include "core/forkgate.h"
 
 #include <errno.h>
 #include <pthread.h>
