@@ -124,11 +124,11 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                        "exit 1 when the total, or any operator, got slower (beyond\n"
                        "--same) by more than PCT%; one line names the worst",
                        OPP_NUMBER_DOUBLE, 0, DBL_MAX, "a percentage (0 or more)"),
-        OPP_OPT_CALLBACK(0, "op", da, "NAME",
-                         "with --fail-above: check only these operators (repeatable),\n"
-                         "not the total and every operator present in both traces; a\n"
-                         "named operator only in B counts as slower without bound",
-                         opt_op),
+        OPP_OPT_REPEATABLE(0, "op", da, "NAME",
+                           "with --fail-above: check only these operators (repeatable),\n"
+                           "not the total and every operator present in both traces; a\n"
+                           "named operator only in B counts as slower without bound",
+                           opt_op),
         OPP_OPT_NUMBER_GIVEN(
             0, "min-us", &da->gate.min_ns, &da->floor_given, "US",
             "with --fail-above: an operator under US microseconds of\n"

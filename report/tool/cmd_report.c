@@ -39,11 +39,7 @@ static int opt_sort(const struct opp_option *o, const char *arg)
 
 static int opt_match(const struct opp_option *o, const char *arg)
 {
-    struct report_args *ra = o->value;
-    if (ra->agg.match) {
-        opp_say(PREFIX "one --match at a time (use REGEX|REGEX)");
-        return 2;
-    }
+    struct report_args *ra = o->value; /* given once (opp_options_parse) */
     int e = regcomp(&ra->match, arg, REG_EXTENDED | REG_NOSUB);
     if (e) {
         char why[256];

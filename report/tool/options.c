@@ -71,23 +71,44 @@ static int number(const struct opp_command *c, const struct opp_option *o, const
     return 0;
 }
 
-/* A string option's argument stored: refused when empty or when the
- * option was given before (*seen: its first argument), as neither can
- * say which the user meant (an output written to the last of two, the
- * first silently dropped). 0, or 2 said. */
-static int string(const struct opp_command *c, const struct opp_option *o, const char *arg,
-                  const char **seen)
+/* A string option's argument stored, or refused when empty: 0, or 2
+ * said. */
+static int string(const struct opp_command *c, const struct opp_option *o, const char *arg)
 {
     if (!*arg) {
         opp_say("opprof %s: --%s wants %s, not ''", c->name, o->long_name, o->argh);
         return 2;
     }
-    if (*seen) {
-        opp_say("opprof %s: --%s given twice ('%s' and '%s'): give it once", c->name, o->long_name,
-                *seen, arg);
+    *(const char **)o->value = arg;
+    return 0;
+}
+
+/* What an option that takes a value was given so far. */
+struct given {
+    int times;       /* how often (an OPP_OPTION_OPTARG one may come without) */
+    const char *arg; /* the first argument given, if any */
+};
+
+/* An option that keeps one value (every one that takes an argument, but
+ * for OPP_OPTION_REPEATABLE), given arg after *g: refused when it was
+ * given before, with a value either time, as neither can say which the
+ * user meant (an output written to the last of two, a limit or a format
+ * replaced, the first silently dropped). A flag given twice, or an
+ * optional argument left out twice, is the same flag. 0, or 2 said. */
+static int once(const struct opp_command *c, const struct opp_option *o, const char *arg,
+                struct given *g)
+{
+    if (!o->argh || (o->flags & OPP_OPTION_REPEATABLE))
+        return 0;
+    if (g->times++ && (g->arg || arg)) {
+        const char *a = g->arg, *b = arg;
+        opp_say("opprof %s: --%s given twice (%s%s%s and %s%s%s): give it once", c->name,
+                o->long_name, a ? "'" : "no ", a ? a : o->argh, a ? "'" : "", b ? "'" : "no ",
+                b ? b : o->argh, b ? "'" : "");
         return 2;
     }
-    *(const char **)o->value = *seen = arg;
+    if (!g->arg)
+        g->arg = arg;
     return 0;
 }
 
@@ -132,8 +153,8 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
     }
     lo[n] = (struct option){NULL, 0, NULL, 0};
     so[k] = 0;
-    const char *seen[n + 1]; /* each string option's argument once given */
-    memset(seen, 0, sizeof seen);
+    struct given given[n + 1]; /* each option's, by its index */
+    memset(given, 0, sizeof given);
     optind = 0; /* glibc: start afresh (a command may run more than once) */
     opterr = 0;
     int ch;
@@ -141,29 +162,30 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
         const struct opp_option *o = find(c->options, n, ch);
         if (!o) /* ':' or an unknown option */
             return opp_bad_option(c->name, ch, argv);
+        const char *arg = o->argh ? optarg : NULL;
+        if ((o->flags & OPP_OPTION_OPTARG) && !arg && optind < argc && argv[optind][0] != '-' &&
+            access(argv[optind], F_OK) != 0)
+            arg = argv[optind++]; /* "--opt ARG": consumed like a required argument */
+        if (once(c, o, arg, &given[o - c->options]))
+            return 2; /* refused before it is stored or handled */
         switch (o->type) {
         case OPP_OPTION_FLAG:
             *(int *)o->value = 1;
             break;
         case OPP_OPTION_STRING:
-            if (string(c, o, optarg, &seen[o - c->options]))
+            if (string(c, o, arg))
                 return 2;
             break;
-        case OPP_OPTION_CALLBACK: {
-            const char *arg = o->argh ? optarg : NULL;
-            if ((o->flags & OPP_OPTION_OPTARG) && !arg && optind < argc && argv[optind][0] != '-' &&
-                access(argv[optind], F_OK) != 0)
-                arg = argv[optind++]; /* "--opt ARG": consumed like a required argument */
+        case OPP_OPTION_CALLBACK:
             if (o->fn(o, arg))
                 return 2;
             break;
-        }
         case OPP_OPTION_NUMBER:
-            if (number(c, o, optarg))
+            if (number(c, o, arg))
                 return 2;
             break;
         case OPP_OPTION_CHOICE:
-            if (choice(c, o, optarg))
+            if (choice(c, o, arg))
                 return 2;
             break;
         case OPP_OPTION_HELP:

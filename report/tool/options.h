@@ -32,6 +32,10 @@ enum {
      * "--opt=ARG", or the next word when that is neither an option nor an
      * existing file (a trace); the help shows "--opt [ARG]". */
     OPP_OPTION_OPTARG = 4,
+    /* An option with an argument that may be given more than once (each
+     * argument handed to its handler in turn; its help says "repeatable");
+     * any other is refused given twice (opp_options_parse). */
+    OPP_OPTION_REPEATABLE = 8,
 };
 
 /* What an OPP_OPTION_NUMBER's value points to; the integer kinds take
@@ -79,6 +83,9 @@ struct opp_option {
 #define OPP_OPT_CALLBACK(s, l, v, a, h, f)                                                         \
     {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),              \
      .argh = (a), .help = (h), .fn = (f)}
+#define OPP_OPT_REPEATABLE(s, l, v, a, h, f)                                                       \
+    {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v),              \
+     .argh = (a), .help = (h), .fn = (f), .flags = OPP_OPTION_REPEATABLE}
 #define OPP_OPT_NUMBER(s, l, v, a, h, k, lo_, hi_, w)                                              \
     OPP_OPT_NUMBER_GIVEN(s, l, v, NULL, a, h, k, lo_, hi_, w)
 #define OPP_OPT_NUMBER_GIVEN(s, l, v, g, a, h, k, lo_, hi_, w)                                     \
@@ -112,9 +119,13 @@ struct opp_command {
 };
 
 /* Parse argv[1..] by c's table, each option in order: set, stored or its
- * handler called. A string option given twice, or given '', is a usage
- * error ("opprof CMD: --NAME given twice ('A' and 'B'): give it once",
- * "opprof CMD: --NAME wants ARG, not ''"), for every command.
+ * handler called. For every command, an option that takes a value (a
+ * string, a number, a choice, a callback's argument) given twice is a
+ * usage error, even with the same value ("opprof CMD: --NAME given twice
+ * ('A' and 'B'): give it once"; an optional argument left out is said
+ * "no ARG"), but for an OPP_OPTION_REPEATABLE one; a flag given twice is
+ * the flag. A string option given '' is one too ("opprof CMD: --NAME
+ * wants ARG, not ''").
  * 0 with *first the index of the first operand; 1 when --help was shown (on
  * stdout); 2 on a usage error (said on stderr). */
 int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first);

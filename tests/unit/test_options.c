@@ -1,5 +1,6 @@
 /* tool/options.c: the one reader of every command's numbers, the number
- * options that store them, and the rule of every string option. */
+ * options that store them, the rule of every string option and of every
+ * option that keeps one value given twice. */
 #include <check.h>
 #include <float.h>
 #include <stdint.h>
@@ -59,6 +60,8 @@ static struct targets {
     uint64_t gus;
     int u32_given, ms_given;
     int format, format_given;
+    int flag, sets;   /* --flag; --set NAME, each argument counted */
+    const char *step; /* --step [NAME]: its argument, or "" without */
 } got;
 
 static void reset(void)
@@ -68,7 +71,22 @@ static void reset(void)
     got.g64 = got.gsize = got.gdbl = got.gms = got.gus = GUARD;
 }
 
-/* A command of one number option per kind. */
+static int opt_set(const struct opp_option *o, const char *arg)
+{
+    (void)o, (void)arg;
+    got.sets++;
+    return 0;
+}
+
+static int opt_step(const struct opp_option *o, const char *arg)
+{
+    (void)o;
+    got.step = arg ? arg : "";
+    return 0;
+}
+
+/* A command of one number option per kind, a choice, a flag, a repeatable
+ * option and one whose argument may be left out. */
 static int cmd_numbers(int argc, char **argv)
 {
     const struct opp_option options[] = {
@@ -85,6 +103,14 @@ static int cmd_numbers(int argc, char **argv)
                        "microseconds (0 or more)"),
         OPP_OPT_CHOICE('f', "format", &got.format, &got.format_given, "FMT", "", "table", "csv",
                        "json"),
+        OPP_OPT_FLAG(0, "flag", &got.flag, ""),
+        OPP_OPT_REPEATABLE(0, "set", NULL, "NAME", "", opt_set),
+        {.type = OPP_OPTION_CALLBACK,
+         .long_name = "step",
+         .argh = "NAME",
+         .help = "",
+         .fn = opt_step,
+         .flags = OPP_OPTION_OPTARG},
         OPP_OPT_END(),
     };
     const struct opp_command cmd = {.name = "test", .usage = "", .col = 20, .options = options};
@@ -224,6 +250,87 @@ START_TEST(choice_options)
 }
 END_TEST
 
+/* fn called with argv after its name (NULL-ended, at most 7): its result,
+ * what it said on stderr in *err (malloc'd). */
+static int call_args(int (*fn)(int, char **), const char *const *args, char **err)
+{
+    char *argv[9] = {"test"};
+    for (int i = 0; args[i]; i++)
+        argv[i + 1] = (char *)args[i];
+    char *dir = tu_tmpdir(), *out;
+    int rc = tu_call(fn, argv, dir, &out, err);
+    ck_assert_str_eq(out, "");
+    free(out);
+    tu_rmdir(dir);
+    free(dir);
+    return rc;
+}
+
+/* Every option that keeps a value (a number, a choice, a callback's
+ * argument), given twice, even alike or as -f and --format=, is a usage
+ * error in one line, the first value kept, the second never read; a flag
+ * given twice is the flag, a repeatable option takes each. */
+START_TEST(valued_options_given_once)
+{
+    struct {
+        const char *args[7], *err;
+    } bad[] = {
+        {{"--size", "5", "--size", "9"},
+         "opprof test: --size given twice ('5' and '9'): give it once\n"},
+        {{"-n", "5", "--size=5"}, "opprof test: --size given twice ('5' and '5'): give it once\n"},
+        {{"--size", "5", "-n", "0"},
+         "opprof test: --size given twice ('5' and '0'): give it once\n"},
+        {{"--ms", "1", "--u32", "2", "--ms", "3"},
+         "opprof test: --ms given twice ('1' and '3'): give it once\n"},
+        {{"-f", "json", "-f", "csv"},
+         "opprof test: --format given twice ('json' and 'csv'): give it once\n"},
+        {{"--format=csv", "--flag", "-f", "csv"},
+         "opprof test: --format given twice ('csv' and 'csv'): give it once\n"},
+        {{"--step", "a", "--step", "b"},
+         "opprof test: --step given twice ('a' and 'b'): give it once\n"},
+        {{"--step=a", "--step"},
+         "opprof test: --step given twice ('a' and no NAME): give it once\n"},
+        {{"--step", "--step=b"},
+         "opprof test: --step given twice (no NAME and 'b'): give it once\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *err;
+        reset();
+        ck_assert_msg(call_args(cmd_numbers, bad[i].args, &err) == 2, "%s taken", bad[i].err);
+        ck_assert_str_eq(err, bad[i].err);
+        free(err);
+    }
+    /* the first value kept: the second neither stored nor handled */
+    char *err;
+    reset();
+    ck_assert_int_eq(call_args(cmd_numbers, (const char *[]){"-n", "5", "-n", "x", NULL}, &err), 2);
+    ck_assert_uint_eq(got.size, 5);
+    free(err);
+    reset();
+    ck_assert_int_eq(
+        call_args(cmd_numbers, (const char *[]){"--step", "a", "--step", "b", NULL}, &err), 2);
+    ck_assert_str_eq(got.step, "a");
+    free(err);
+
+    /* a flag twice, --set three times, --step twice without its NAME */
+    reset();
+    ck_assert_int_eq(
+        call_args(cmd_numbers,
+                  (const char *[]){"--flag", "--set", "a", "--flag", "--set=a", "--set=b", NULL},
+                  &err),
+        0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(got.flag, 1);
+    ck_assert_int_eq(got.sets, 3);
+    free(err);
+    reset();
+    ck_assert_int_eq(call_args(cmd_numbers, (const char *[]){"--step", "--step", NULL}, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_str_eq(got.step, "");
+    free(err);
+}
+END_TEST
+
 static const char *out_got, *lib_got;
 
 /* A command of two string options. */
@@ -239,21 +346,11 @@ static int cmd_strings(int argc, char **argv)
     return opp_options_parse(&cmd, argc, argv, &first);
 }
 
-/* cmd_strings with argv after its name (NULL-ended, at most 6): its
- * result, what it said on stderr in *err (malloc'd). */
+/* cmd_strings with argv after its name (call_args). */
 static int call_strings(const char *const *args, char **err)
 {
-    char *argv[8] = {"test"};
-    for (int i = 0; args[i]; i++)
-        argv[i + 1] = (char *)args[i];
-    char *dir = tu_tmpdir(), *out;
     out_got = lib_got = NULL;
-    int rc = tu_call(cmd_strings, argv, dir, &out, err);
-    ck_assert_str_eq(out, "");
-    free(out);
-    tu_rmdir(dir);
-    free(dir);
-    return rc;
+    return call_args(cmd_strings, args, err);
 }
 
 /* A string option is stored once given; given twice (even alike, even
@@ -297,6 +394,7 @@ Suite *suite_options(void)
     tcase_add_test(tc, number_options_refuse_in_one_wording);
     tcase_add_test(tc, choice_options);
     tcase_add_test(tc, string_options_given_once_not_empty);
+    tcase_add_test(tc, valued_options_given_once);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -392,7 +392,7 @@ START_TEST(bad_options)
          "opprof report: --from wants milliseconds (0 or more), not 'x'\n"},
         {{"report", trace, "--match", "(", NULL}, "opprof report: --match '(': "},
         {{"report", trace, "--match", "a", "--match", "b", NULL},
-         "opprof report: one --match at a time (use REGEX|REGEX)\n"},
+         "opprof report: --match given twice ('a' and 'b'): give it once\n"},
         {{"report", trace, "--group-by-stack", "0", NULL},
          "opprof report: --group-by-stack wants a depth from 1 to 16, not '0'\n"},
         {{"report", trace, "--group-by-stack", "17", NULL},
