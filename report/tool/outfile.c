@@ -299,7 +299,8 @@ static int dir_writable(const char *path)
 /* The part both opens share: OUT's kind found, refused where it must be.
  * One of our descriptors, a device or FIFO, is opened into o->fd (a FIFO
  * waits for its reader), and so is a file of ours to write in a directory
- * that takes no new file (truncated, as > would); otherwise a temporary
+ * that takes no new file or with several names (truncated, as > would);
+ * otherwise a temporary
  * file is to be renamed to o->target, OUT with its links followed: an
  * existing one must be ours to write (as > would refuse it), and its
  * mode, owner and group are the new one's. 0, -1 or -2 with err said. */
@@ -329,7 +330,10 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
     if (S_ISREG(so.st_mode)) {
         if (access(o->target, W_OK) < 0)
             return fail(o, errno, err, errlen);
-        if (!dir_writable(o->target)) { /* no room for a file beside it: as > writes */
+        /* no room for a file beside it, or a file of several names (hard
+         * links), whose others a new file renamed over this one would
+         * leave with the old content: written in place, as > writes */
+        if (so.st_nlink > 1 || !dir_writable(o->target)) {
             o->fd = open(o->target, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
             return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
         }

@@ -11,8 +11,9 @@
  *     an existing one must be writable by us (access W_OK, as > would
  *     refuse it) and gives the new one its mode, and its owner and group
  *     where we may set them; one in a directory that takes no new file
- *     (no room for the temporary one) is written in place, truncated
- *     first, as > writes it;
+ *     (no room for the temporary one), or one with several names (hard
+ *     links, which a rename would part: the others would keep the old
+ *     content), is written in place, truncated first, as > writes it;
  *   - a symbolic link: followed to what it names (made if missing), under
  *     these same rules; the link stays;
  *   - a character or block device, or a FIFO: written directly as the

@@ -2,7 +2,8 @@
  * and `opprof summarize`, to each kind of target (missing, regular, its
  * mode and owner kept, one we may not write, symbolic links, the tool's
  * own descriptors as > and >> leave them, a FIFO, a device, /dev/full, a
- * directory, a read-only directory), run as the real tool; an export
+ * directory, a read-only directory, a file of several names), run as the
+ * real tool; an export
  * killed while it writes leaves nothing behind; -o given twice or empty;
  * and `opprof run -o` refusing what it cannot write before CMD starts. */
 #include <check.h>
@@ -207,6 +208,43 @@ START_TEST(missing_and_regular_files)
         unlink(out);
         free(err), free(out), free(want);
     }
+}
+END_TEST
+
+/* A file of two names (hard links): written in place, as > writes it, so
+ * that both names hold the new output, still one file (its inode, two
+ * links, its mode), nothing else made beside it. */
+START_TEST(hard_linked_file_written_in_place)
+{
+    make_trace();
+    char *a = tu_path(dir, "a.out"), *b = tu_path(dir, "b.out");
+    for (size_t k = 0; k < NOUT; k++) {
+        size_t len;
+        char *want = reference(k, &len), *err;
+        if (!want)
+            continue;
+        FILE *f = fopen(a, "w");
+        fputs("old contents, longer than none of the outputs\n", f);
+        fclose(f);
+        ck_assert_int_eq(chmod(a, 0640), 0);
+        ck_assert_int_eq(link(a, b), 0);
+        struct stat before, sa, sb;
+        ck_assert_int_eq(stat(a, &before), 0);
+        ck_assert_int_eq(write_to(k, a, &err), 0);
+        ck_assert_msg(!strcmp(err, "") || !strcmp(outputs[k].argv[0], "summarize"), "%s", err);
+        same_bytes(k, a, want, len);
+        same_bytes(k, b, want, len);
+        ck_assert_int_eq(stat(a, &sa), 0);
+        ck_assert_int_eq(stat(b, &sb), 0);
+        ck_assert_msg(sa.st_ino == before.st_ino && sb.st_ino == before.st_ino,
+                      "%s: a.out and b.out are no longer one file", what(k));
+        ck_assert_uint_eq(sa.st_nlink, 2);
+        ck_assert_uint_eq(sa.st_mode & 07777, 0640);
+        ck_assert_int_eq(entries(dir), 4); /* the trace, stderr, a.out, b.out */
+        unlink(a), unlink(b);
+        free(err), free(want);
+    }
+    free(a), free(b);
 }
 END_TEST
 
@@ -993,6 +1031,7 @@ Suite *suite_outputs(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, missing_and_regular_files);
+    tcase_add_test(tc, hard_linked_file_written_in_place);
     tcase_add_test(tc, killed_export_leaves_nothing);
     tcase_add_test(tc, symlinks_written_through);
     tcase_add_test(tc, fifo_with_a_reader);
