@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -32,6 +33,33 @@ static uint64_t file_size_limit(void)
                                                                              : UINT64_MAX;
 }
 
+/* The real prctl, looked up once (at our start, so that a signal
+ * handler's prctl never looks it up), errno kept. */
+typedef int (*prctl_fn)(int, ...);
+static _Atomic prctl_fn real_prctl;
+static prctl_fn find_prctl(void)
+{
+    prctl_fn real = atomic_load_explicit(&real_prctl, memory_order_relaxed);
+    if (!real) {
+        int saved_errno = errno;
+        real = (prctl_fn)dlsym(RTLD_NEXT, "prctl");
+        atomic_store_explicit(&real_prctl, real, memory_order_relaxed);
+        errno = saved_errno;
+    }
+    return real;
+}
+
+/* The real prctl, its four arguments passed on as they came; errno is
+ * what it leaves. */
+static int next_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+                      unsigned long a5)
+{
+    prctl_fn real = find_prctl();
+    if (!real)
+        return errno = ENOSYS, -1;
+    return real(option, a2, a3, a4, a5);
+}
+
 static void thread_gone(void *ring)
 {
     struct opp_ring_hdr *r = ring;
@@ -50,6 +78,7 @@ int opp_thread_init(uint32_t cap, int paused)
 {
     threads.paused = paused;
     threads.cap = cap;
+    find_prctl();
     /* A ring is a file: sizing it past the file size limit (ulimit -f)
      * would raise SIGXFSZ and kill the program. */
     uint64_t limit = file_size_limit();
@@ -110,7 +139,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
     r->capacity = threads.cap;
     r->tid = (uint32_t)syscall(SYS_gettid);
     r->paused = threads.paused; /* until the collector says otherwise (opprof ctl) */
-    prctl(PR_GET_NAME, r->name, 0, 0, 0);
+    next_prctl(PR_GET_NAME, (unsigned long)r->name, 0, 0, 0);
     r->name[15] = 0;
     uint32_t body[2] = {r->tid, threads.cap};
     int rc = opp_conn_send(OPP_MSG_RING, body, sizeof body, fd,
@@ -152,6 +181,17 @@ void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n)
     atomic_fetch_add_explicit(&r->name_seq, 1, memory_order_release);
 }
 
+/* The calling thread named itself name (whole, or as much as the kernel
+ * kept): its ring's name follows. A ring whose gate is shut is the
+ * parent's: the thread's next ring takes the name the kernel now has. No
+ * lock, no allocation: a signal handler may rename its thread. */
+static void named_self(const char *name)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (r && opp_ring_gate(r))
+        opp_thread_rename(r, name, strnlen(name, sizeof r->name - 1));
+}
+
 /* Keep thread names current in the report. */
 OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
 {
@@ -165,10 +205,22 @@ OPP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
     if (!real)
         return ENOSYS;
     int rc = real(t, name);
-    struct opp_ring_hdr *r = opp_tls.ring;
-    /* a ring whose gate is shut is the parent's: the thread's next ring
-     * takes the name the kernel now has */
-    if (rc == 0 && r && opp_ring_gate(r) && pthread_equal(t, pthread_self()))
-        opp_thread_rename(r, name, strnlen(name, sizeof r->name - 1));
+    if (rc == 0 && pthread_equal(t, pthread_self()))
+        named_self(name);
+    return rc;
+}
+
+/* PR_SET_NAME names the calling thread: the kernel keeps the first 15
+ * bytes, and so does its ring. Every other option passes straight on. */
+OPP_EXPORT int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
+                  a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    int rc = next_prctl(option, a2, a3, a4, a5);
+    if (option == PR_SET_NAME && rc == 0)
+        named_self((const char *)a2);
     return rc;
 }

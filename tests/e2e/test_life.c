@@ -85,6 +85,32 @@ START_TEST(eight_threads)
 }
 END_TEST
 
+/* A thread that names itself with prctl(PR_SET_NAME) after its first
+ * recorded call has the name the kernel kept (15 bytes) in the trace; the
+ * program sees what prctl returns, with its errno, as it does without us:
+ * errno untouched on success, EINVAL for an option that is none. */
+START_TEST(prctl_renames_a_recording_thread)
+{
+    char *out = tu_path(dir, "out");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "renamed", "5",
+                    "prctl-renamed-thread", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, out, NULL)), 0);
+    char *plain = tu_slurp(out);
+    ck_assert_str_eq(plain,
+                     "renamed set 0 errno 1234, bad option -1 errno 22, name prctl-renamed-t\n");
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario_out(&m, out, "renamed", "5", "prctl-renamed-thread"), 0);
+    char *got = tu_slurp(out);
+    ck_assert_str_eq(got, plain);
+    ck_assert_uint_eq(m->nthreads, 1);
+    ck_assert_str_eq(m->threads[0].name, "prctl-renamed-t");
+    ck_assert_uint_eq(m->threads[0].nevents, 5 + 6);
+    ck_assert_uint_eq(m->events, 5 + 6);
+    opp_model_free(m);
+    free(plain), free(got), free(out);
+}
+END_TEST
+
 START_TEST(fork_without_exec)
 {
     struct opp_model *m;
@@ -459,6 +485,7 @@ Suite *suite_life(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, eight_threads);
     tcase_add_test(tc, small_stack_thread);
+    tcase_add_test(tc, prctl_renames_a_recording_thread);
     tcase_add_test(tc, fork_without_exec);
     tcase_add_test(tc, fork_child_recording_late);
     tcase_add_test(tc, fork_child_recording_late_leaving_by__exit);

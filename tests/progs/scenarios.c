@@ -47,6 +47,10 @@
  *   named N NAME...    a thread for each NAME, one after another: thread I names
  *                      itself NAME with prctl(PR_SET_NAME) (the kernel keeps its
  *                      first 15 bytes), then makes N+I calls
+ *   renamed N NAME     a thread makes N calls, names itself NAME with prctl(PR_SET_NAME)
+ *                      (errno set to 1234 before), makes N+1 calls, then calls prctl
+ *                      with option -1; prints what each prctl returned with its errno
+ *                      and the name the kernel kept (PR_GET_NAME)
  */
 #define _GNU_SOURCE
 #include <cblas.h>
@@ -125,6 +129,22 @@ static void *work_named(void *p)
     struct named *w = p;
     prctl(PR_SET_NAME, w->name, 0, 0, 0);
     calls(w->n);
+    return NULL;
+}
+
+static void *work_renamed(void *p)
+{
+    struct named *w = p;
+    calls(w->n);
+    errno = 1234; /* a successful prctl leaves errno alone */
+    int set = prctl(PR_SET_NAME, w->name, 0, 0, 0), set_errno = errno;
+    calls(w->n + 1);
+    errno = 0;
+    int bad = prctl(-1, 0, 0, 0, 0), bad_errno = errno;
+    char kept[16] = "";
+    prctl(PR_GET_NAME, kept, 0, 0, 0);
+    printf("renamed set %d errno %d, bad option %d errno %d, name %s\n", set, set_errno, bad,
+           bad_errno, kept);
     return NULL;
 }
 
@@ -503,6 +523,13 @@ int main(int argc, char **argv)
             pthread_join(th, NULL);
         }
         printf("named %d\n", argc - 3);
+    } else if (!strcmp(mode, "renamed")) {
+        long n = arg(argc, argv, 2);
+        arg(argc, argv, 3); /* NAME given */
+        struct named w = {argv[3], n};
+        pthread_t th;
+        pthread_create(&th, NULL, work_renamed, &w);
+        pthread_join(th, NULL);
     } else {
         fprintf(stderr, "scenarios: unknown mode %s\n", mode);
         return 2;
