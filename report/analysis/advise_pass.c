@@ -148,6 +148,17 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
     ap->err[0] = 0;
     if (!ap->steps && !(ap->steps = opp_step_stream_over(ap->pass, err, errlen)))
         return -1;
+    /* the steps' first read made in the table's join (one read fewer) */
+    struct opp_pass_consumer cands;
+    if (opp_table_stream_join_pending(ap->table)) {
+        if (opp_step_stream_tap(ap->steps, step, &cands)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        int j = opp_table_stream_join_with(ap->table, &cands, err, errlen);
+        if (j)
+            return j;
+    }
     const struct opp_advise_src src = {.ctx = ap,
                                        .aggregates = pass_aggregates,
                                        .steps = pass_steps,

@@ -389,6 +389,8 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
     memset(out, 0, sizeof *out);
     const struct opp_model *m = opp_pass_model(z->pass);
     int rc = 0;
+    if (z->tapped && (name ? opp_pass_intern(z->pass, name) : UINT32_MAX) != z->name_id)
+        z->tapped = 0; /* tapped for another name */
     if (!z->tapped) {
         struct opp_pass_consumer cands;
         if (opp_step_stream_tap(z, name, &cands)) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/table_internal.h"
+#include "analysis/table_stream.h"
 #include "gpu.h"
 
 /* A GPU record as the join keeps it: a kernel, copy or set (its row), or
@@ -226,17 +227,57 @@ void opp_tstream_unjoin(struct opp_table_stream *s)
     s->joined = 0;
 }
 
-/* The first read, once for every question where the trace has GPU work
- * or CPU memory: the GPU work joined to the calls that own it, the CPU
- * frees sized, each owning call's share sorted by its place (owns), each
- * kernel, copy and set with its owner (gowns). 0, 1 (cannot) or -1
- * (error), err saying why. */
-int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen)
+/* Whether the trace has GPU work or CPU memory: questions then need the
+ * join's read first. */
+static int joins(const struct opp_table_stream *s)
 {
     const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
-    if (s->joined ||
-        !(meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m)))
-        return 0;
+    return meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m);
+}
+
+/* The join's read with another consumer's (tee.also, NULL: none). */
+struct tee {
+    struct opp_table_stream *s;
+    const struct opp_pass_consumer *also;
+};
+
+static void tee_begin(void *ctx)
+{
+    const struct tee *t = ctx;
+    first_begin(t->s);
+    if (t->also && t->also->begin)
+        t->also->begin(t->also->ctx);
+}
+
+static int tee_call(void *ctx, const struct opp_pass_call *x)
+{
+    const struct tee *t = ctx;
+    int rc = first_call(t->s, x);
+    if (!rc && t->also && t->also->call)
+        rc = tstream_fail(t->s, t->also->call(t->also->ctx, x));
+    return rc;
+}
+
+static int tee_top(void *ctx, const struct opp_pass_call *x)
+{
+    const struct tee *t = ctx;
+    return t->also->top ? tstream_fail(t->s, t->also->top(t->also->ctx, x)) : 0;
+}
+
+static int tee_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
+{
+    return keep_op(((const struct tee *)ctx)->s, pi, r, op);
+}
+
+static void tee_owned(void *ctx, const struct opp_gpu_call *c, const void *op)
+{
+    owned(((const struct tee *)ctx)->s, c, op);
+}
+
+/* The join's read (also's too), 0, 1 (cannot) or -1 (error), err saying why. */
+static int join(struct opp_table_stream *s, const struct opp_pass_consumer *also, char *err,
+                size_t errlen)
+{
     s->nrec = 0;
     s->ndem = s->m->nstrs;
     if (!(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem)) ||
@@ -247,12 +288,14 @@ int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen)
         return -1;
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
-    const struct opp_pass_consumer first = {.ctx = s,
-                                            .begin = first_begin,
-                                            .call = first_call,
+    struct tee t = {s, also};
+    const struct opp_pass_consumer first = {.ctx = &t,
+                                            .begin = tee_begin,
+                                            .call = tee_call,
+                                            .top = also ? tee_top : NULL,
                                             .op_bytes = sizeof(struct gop),
-                                            .op = keep_op,
-                                            .owned = owned};
+                                            .op = tee_op,
+                                            .owned = tee_owned};
     int rc = tstream_said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
     if (!rc) {
         s->m->gpu.unattached = opp_pass_unattached(s->pass);
@@ -277,6 +320,27 @@ int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen)
     s->joined = !rc;
     s->failed = 0;
     return rc;
+}
+
+/* The first read, once for every question where the trace has GPU work
+ * or CPU memory: the GPU work joined to the calls that own it, the CPU
+ * frees sized, each owning call's share sorted by its place (owns), each
+ * kernel, copy and set with its owner (gowns). 0, 1 (cannot) or -1
+ * (error), err saying why. */
+int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen)
+{
+    return opp_table_stream_join_pending(s) ? join(s, NULL, err, errlen) : 0;
+}
+
+int opp_table_stream_join_pending(const struct opp_table_stream *s)
+{
+    return !s->joined && joins(s);
+}
+
+int opp_table_stream_join_with(struct opp_table_stream *s, const struct opp_pass_consumer *also,
+                               char *err, size_t errlen)
+{
+    return opp_table_stream_join_pending(s) ? join(s, also, err, errlen) : 0;
 }
 
 int opp_tstream_owns_rewind(struct opp_table_stream *s)

@@ -68,6 +68,17 @@ int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_o
 struct opp_codetree;
 int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t, char *err,
                               size_t errlen);
+/* Whether the questions' next read is preceded by the read that joins
+ * the GPU work and CPU memory to their calls (the trace has either, and
+ * that read was not made yet). */
+int opp_table_stream_join_pending(const struct opp_table_stream *s);
+struct opp_pass_consumer;
+/* That read, made now, its begin, calls and tops handed to also as well
+ * (another consumer's first read, such as opp_step_stream_tap's, made in
+ * the same read): 0 (also was handed nothing when none was pending), 1
+ * when it cannot be made (err says why), -1 on error (err). */
+int opp_table_stream_join_with(struct opp_table_stream *s, const struct opp_pass_consumer *also,
+                               char *err, size_t errlen);
 /* After opp_table_stream_aggregate with --match (a read of one
  * question): whether the name of some call or GPU op (selected or not)
  * matched it. */

@@ -884,12 +884,16 @@ END_TEST
 
 /* The same findings asked again of the same pass (advise_pass.h, as the
  * HTML export asks): the CPU memory series walked again from its calls
- * sorted beyond memory, the table's join kept. */
+ * sorted beyond memory, the table's join kept. The steps' first read is
+ * the table's join's. */
 START_TEST(memory_findings_asked_again)
 {
     for (frees = 0; frees < 2; frees++) {
         write_steps(NULL, allocs);
         advise_with("input_share=2", "cpu_allocs_per_step=4", NULL);
+        /* the steps' candidates in the table's join, the steps' times, the
+         * rows, the memory series: four reads */
+        ck_assert_uint_eq(opp_pass_reads(adv_read), 4);
         double th[OPP_TH_COUNT];
         for (int i = 0; i < OPP_TH_COUNT; i++)
             th[i] = opp_advise_thresholds[i].value;
