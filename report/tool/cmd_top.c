@@ -40,7 +40,9 @@ struct top {
     uint8_t msg[OPP_MSG_MAX];
     struct opp_top_snap prev, cur; /* the snapshot last shown, and the latest */
     int have_prev, have_cur, cur_shown;
-    int ended; /* the collector said DONE, or went */
+    int ended; /* the collector said DONE, or went: no more asking */
+    int lost;  /* -errno: it went, or stopped answering, before it said DONE */
+    const char *sock;
     enum opp_top_sort sort;
     enum opp_top_group group;
     size_t limit;
@@ -158,11 +160,24 @@ static int ask(struct top *t)
             return 0;
         if (rc || (rc = take(t, type, size))) {
             t->ended = 1;
+            t->lost = rc;
             break;
         }
         got += type == OPP_MSG_TOP_SNAP;
     }
     return got ? 0 : rc ? rc : -ECONNRESET;
+}
+
+/* Why the collector is lost, into buf: a line without its prefix. */
+static const char *lost_why(const struct top *t, char *buf, size_t cap)
+{
+    if (t->lost == -ETIMEDOUT)
+        snprintf(buf, cap, "the collector at %s did not answer for %d s (is it stopped?)", t->sock,
+                 ANSWER_MS / 1000);
+    else
+        snprintf(buf, cap, "the collector at %s went away before the run ended (%s)", t->sock,
+                 strerror(-t->lost));
+    return buf;
 }
 
 /* ---- showing ---- */
@@ -179,7 +194,8 @@ static int show(struct top *t, FILE *f, int paused, int keys, size_t rows)
                              .sort = t->sort,
                              .group = t->group,
                              .paused = paused,
-                             .ended = t->ended,
+                             .ended = t->ended && !t->lost,
+                             .lost = t->lost != 0,
                              .keys = keys};
     rc = opp_out_top(f, &v, &o);
     opp_top_view_free(&v);
@@ -200,8 +216,8 @@ static int plain(struct top *t, double interval, size_t count)
         ask(t);
         if (!t->have_cur)
             return 1;
-        if (t->ended && t->cur_shown)
-            break;
+        if (t->lost || (t->ended && t->cur_shown))
+            break; /* lost: said by the caller, the numbers before it stand */
         if (shown)
             putchar('\n');
         if (show(t, stdout, 0, 0, t->limit))
@@ -222,7 +238,10 @@ static void draw(struct top *t, struct top_screen *scr, int paused)
         return;
     size_t rows = t->limit ? t->limit : top_screen_rows(scr);
     show(t, m, paused, 1, rows);
-    if (t->ended)
+    char why[PATH_MAX + 128];
+    if (t->lost)
+        fprintf(m, "%s: q quits\n", lost_why(t, why, sizeof why));
+    else if (t->ended)
         fprintf(m, "the run is over: q quits\n");
     fclose(m);
     top_screen_draw(scr, text, len);
@@ -465,6 +484,7 @@ int cmd_top(int argc, char **argv)
     } else if (!sock) {
         sock = found;
     }
+    t.sock = sock;
     t.fd = opp_connect(sock);
     if (t.fd < 0) {
         opp_say(PREFIX "cannot reach the collector at %s: %s", sock, strerror(-t.fd));
@@ -477,8 +497,12 @@ int cmd_top(int argc, char **argv)
     /* the first snapshot at once: the collector then sends us its last
      * one however soon the run ends */
     int rc = ask(&t);
-    if (rc && !t.ended) {
-        opp_say(PREFIX "the collector at %s did not answer: %s", sock, strerror(-rc));
+    char why[PATH_MAX + 128];
+    if (rc) {
+        if (t.lost == -ETIMEDOUT)
+            opp_say(PREFIX "%s", lost_why(&t, why, sizeof why));
+        else
+            opp_say(PREFIX "the collector at %s did not answer: %s", sock, strerror(-rc));
         close(t.fd);
         if (link >= 0)
             close(link);
@@ -493,14 +517,19 @@ int cmd_top(int argc, char **argv)
         }
         close(link);
     }
-    if (full && (scr = top_screen_open())) {
+    int on_screen = full && (scr = top_screen_open());
+    if (on_screen) {
         screen(&t, scr, interval);
         top_screen_close(scr);
-        if (run > 0 && !t.ended)
-            opp_say(PREFIX "waiting for the run to end (pid %d)", (int)run);
     } else {
         rc = plain(&t, interval, count);
     }
+    if (t.lost) {
+        opp_say(PREFIX "%s", lost_why(&t, why, sizeof why));
+        rc = 1;
+    }
+    if (on_screen && run > 0 && (!t.ended || t.lost))
+        opp_say(PREFIX "waiting for the run to end (pid %d)", (int)run);
     close(t.fd);
     opp_top_free(&t.prev);
     opp_top_free(&t.cur);

@@ -93,10 +93,11 @@ static void header(FILE *f, const struct opp_top_view *v, const struct opp_top_s
     char t[OPP_FMT_MAX];
     fprintf(f, "opprof top: %s%s",
             o->ended       ? "run ended"
+            : o->lost      ? "collector lost"
             : v->recording ? "recording"
                            : "recording stopped",
             o->paused ? " (display paused)" : "");
-    if (!o->ended) /* those connected: none once it ended */
+    if (!o->ended && !o->lost) /* those connected: none once it ended; unknown once lost */
         fprintf(f, ", %" PRIu32 " process%s, %" PRIu32 " thread%s", v->procs,
                 v->procs == 1 ? "" : "es", v->threads, v->threads == 1 ? "" : "s");
     if (v->secs > 0)

@@ -15,6 +15,7 @@ struct opp_top_show {
     enum opp_top_group group;
     int paused; /* the display is paused (the keys' p) */
     int ended;  /* the run is over: the last snapshot */
+    int lost;   /* the collector went, or stopped answering, before the run's end */
     int keys;   /* a line of the keys last */
 };
 

@@ -403,6 +403,62 @@ START_TEST(bad_input_is_one_line)
 }
 END_TEST
 
+/* A collector that stops answering (SIGSTOP) or goes (SIGKILL) before its
+ * run ends: top says which in one line and exits 1, never as a run that
+ * ended well, never silently. */
+START_TEST(lost_collector_is_said)
+{
+    char *sock = tu_path(dir, "c.sock"), *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    int cpid = tu_collector_start(sock, trace, "--top");
+    ck_assert_int_gt(cpid, 0);
+    char se[4200], pre[4200], want[4400];
+    snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    char *env[] = {pre, se, NULL};
+    char *prog[] = {scenarios(), "pause", "300", dir, NULL};
+    int pid = tu_spawn(prog, env, NULL, NULL);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    ck_assert_int_eq(tu_collector_events(sock, 300, 10000), 0);
+    char *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    /* stopped: no table, the line, exit 1 */
+    ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
+    char *once[] = {
+        (char *)tu_tool("opprof"), "top", "--once", "--interval", "0.1", "--socket", sock, NULL};
+    ck_assert_int_eq(tu_code(tu_run(once, NULL, o, e)), 1);
+    char *out = tu_slurp(o), *err = tu_slurp(e);
+    ck_assert_str_eq(out, "");
+    snprintf(want, sizeof want,
+             "opprof top: the collector at %s did not answer for 5 s (is it stopped?)\n", sock);
+    ck_assert_str_eq(err, want);
+    free(out), free(err);
+    ck_assert_int_eq(kill(cpid, SIGCONT), 0);
+    /* killed while watched: the tables before it, all recording, then the line */
+    char *watch[] = {(char *)tu_tool("opprof"), "top", "--interval", "0.1", "--socket", sock, NULL};
+    int top = tu_spawn(watch, NULL, o, e);
+    for (int i = 0; i < 100 && !strstr(out = tu_slurp(o), "Self CPU time total"); i++) {
+        free(out);
+        usleep(50000);
+    }
+    free(out);
+    ck_assert_int_eq(kill(cpid, SIGKILL), 0);
+    ck_assert_int_eq(tu_code(tu_wait(top)), 1);
+    out = tu_slurp(o), err = tu_slurp(e);
+    ck_assert_int_gt(tu_occurrences(out, "opprof top: "), 0);
+    ck_assert_int_eq(tu_occurrences(out, "opprof top: "),
+                     tu_occurrences(out, "opprof top: recording, 1 process, 1 thread, "));
+    snprintf(want, sizeof want,
+             "opprof top: the collector at %s went away before the run ended (Connection reset "
+             "by peer)\n",
+             sock);
+    ck_assert_str_eq(err, want);
+    free(out), free(err);
+    tu_wait(cpid);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3); /* the program never noticed */
+    free(sock), free(half), free(go), free(o), free(e);
+}
+END_TEST
+
 /* ---- the full screen, in tmux ---- */
 
 static char *tmux_sock;
@@ -565,6 +621,7 @@ Suite *suite_top(void)
     tcase_set_timeout(timed, 90);
     tcase_add_test(timed, full_screen_keys_in_tmux);
     tcase_add_test(timed, run_progress_line_in_tmux);
+    tcase_add_test(timed, lost_collector_is_said);
     suite_add_tcase(s, timed);
     return s;
 }
