@@ -451,6 +451,9 @@ int cmd_top(int argc, char **argv)
     } else if (ntraces > 1 || (ntraces && is_cmd)) {
         opp_say(PREFIX "one trace at a time, or -- CMD (see 'opprof top --help')");
         return 2;
+    } else if (!ncmd && (out || log)) { /* else nothing would be written there */
+        opp_say(PREFIX "%s goes with -- CMD (see 'opprof top --help')", out ? "--output" : "--log");
+        return 2;
     } else if (ncmd) {
         first = dd + 1; /* CMD */
     } else if (ntraces) {

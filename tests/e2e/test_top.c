@@ -386,6 +386,11 @@ START_TEST(bad_input_is_one_line)
     char *a9d[] = {op, "top", "--by-lib", "--by-layer", "--attach", NULL};
     refused(a9d, 2,
             "opprof top: --by-lib and --by-layer exclude each other (g switches on the screen)\n");
+    /* where CMD's trace and output go, without CMD: nothing would be written there */
+    char *a9o[] = {op, "top", "--attach", "-o", missing, NULL};
+    refused(a9o, 2, "opprof top: --output goes with -- CMD (see 'opprof top --help')\n");
+    char *a9l[] = {op, "top", "--log", missing, missing, NULL};
+    refused(a9l, 2, "opprof top: --log goes with -- CMD (see 'opprof top --help')\n");
     char *a9c[] = {op, "top", "--once", "--", NULL};
     refused(a9c, 2,
             "opprof top: say what to watch: -- CMD, --attach or a trace being written (see "
