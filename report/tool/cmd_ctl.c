@@ -54,24 +54,13 @@ static int find_socket(char *out, size_t cap, int list)
     return -1;
 }
 
-static int opt_socket(const struct opp_option *o, const char *arg)
-{
-    if (!arg[0]) {
-        opp_say(PREFIX "--socket wants a path (`opprof ctl list` lists the collectors)");
-        return 2;
-    }
-    *(const char **)o->value = arg;
-    return 0;
-}
-
 int cmd_ctl(int argc, char **argv)
 {
     const char *sock = getenv("OPPROF_SOCKET"), *env_sock = sock;
     const struct opp_option options[] = {
-        OPP_OPT_CALLBACK('s', "socket", &sock, "PATH",
-                         "the job's collector (default: $OPPROF_SOCKET, else the only\n"
-                         "collector of this user that is running)",
-                         opt_socket),
+        OPP_OPT_STRING('s', "socket", &sock, "PATH",
+                       "the job's collector (default: $OPPROF_SOCKET, else the only\n"
+                       "collector of this user that is running)"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
