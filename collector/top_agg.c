@@ -472,8 +472,10 @@ static const char *row_name(struct lproc *p, struct lrow *row)
         return "[memory]";
     if (!row->msg)
         return p->f[row->fn].name;
-    const char *m = str_of(p, row->msg - 1);
-    if (!m)
+    /* an NVTX range's message 0 is none (docs/FORMAT.md): no string comes */
+    int none = base == OPP_OP_NVTX && row->msg == 1;
+    const char *m = none ? NULL : str_of(p, row->msg - 1);
+    if (!m && !none)
         return NULL;
     if (base == OPP_OP_NVTX) {
         const char *d = row->dom ? str_of(p, row->dom) : NULL;

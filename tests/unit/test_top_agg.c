@@ -288,6 +288,24 @@ START_TEST(profiler_steps_are_their_ranges)
 }
 END_TEST
 
+/* A range pushed with a NULL message (string id 0): named as the report
+ * names it, not as one whose name is still to come. */
+START_TEST(nvtx_range_without_message_is_unnamed)
+{
+    nvtx_range(7, 0, 0, 10);
+    nvtx_range(7, 0x80000007u, 10, 30); /* its string not come */
+    const struct opp_top_row *r = row("(unnamed range)");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->calls, 1);
+    ck_assert_uint_eq(r->total_ns, 10);
+    r = row("(name not come yet)");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->calls, 1);
+    ck_assert_uint_eq(r->total_ns, 20);
+    ck_assert_uint_eq(snap.nrows, 2);
+}
+END_TEST
+
 START_TEST(optimizer_steps_end_iterations)
 {
     string(0x80000001u, "Optimizer.step#SGD.step");
@@ -442,6 +460,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, gpu_time_goes_to_the_launching_call);
     tcase_add_test(tc, gpu_time_of_many_launches_before_a_flush);
     tcase_add_test(tc, profiler_steps_are_their_ranges);
+    tcase_add_test(tc, nvtx_range_without_message_is_unnamed);
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, steps_before_their_name_counted);
     tcase_add_test(tc, tsc_ticks_become_ns);
