@@ -35,10 +35,14 @@ HAVE_ZLIB := $(shell printf '\043include <zlib.h>\n' | $(CC) -E -x c - >/dev/nul
 HAVE_SQLITE := $(shell printf '\043include <sqlite3.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 # `opprof top`'s full screen: with libncurses-dev only (without it, plain snapshots)
 HAVE_NCURSES := $(shell printf '\043include <ncurses.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+# its wide-character library where there is one (Debian's libncurses-dev has
+# both): names in UTF-8 drawn as characters, not as their bytes
+HAVE_NCURSESW := $(if $(HAVE_NCURSES),$(shell printf 'int main(void){return 0;}' | \
+                   $(CC) -x c - -lncursesw -o /dev/null >/dev/null 2>&1 && echo 1))
 REPORT_LDLIBS := $(LDLIBS_BASE) $(if $(HAVE_ZLIB),-lz) $(if $(HAVE_SQLITE),-lsqlite3) \
-                 $(if $(HAVE_NCURSES),-lncurses)
+                 $(if $(HAVE_NCURSES),$(if $(HAVE_NCURSESW),-lncursesw,-lncurses))
 CFLAGS_BASE += $(if $(HAVE_ZLIB),-DOPP_HAVE_ZLIB) $(if $(HAVE_SQLITE),-DOPP_HAVE_SQLITE) \
-               $(if $(HAVE_NCURSES),-DOPP_HAVE_NCURSES)
+               $(if $(HAVE_NCURSES),-DOPP_HAVE_NCURSES) $(if $(HAVE_NCURSESW),-DOPP_HAVE_NCURSESW)
 # The ASan/UBSan build (asan/): compiled by clang, with libFuzzer's
 # coverage, where clang links libFuzzer, so that the fuzz targets
 # (tests/fuzz/fuzz.mk) link these same objects: one sanitizer build, not

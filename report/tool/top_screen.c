@@ -4,14 +4,17 @@
 #include <stdlib.h>
 
 #ifdef OPP_HAVE_NCURSES
+#include <locale.h>
 #include <ncurses.h>
 #include <string.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #define AROUND 9 /* the lines that are not table rows: counts, headings, rules, keys */
 
 struct top_screen {
     WINDOW *w;
+    int utf8; /* characters drawn as they are: wide ncurses in a UTF-8 locale */
 };
 
 int top_screen_usable(void)
@@ -27,6 +30,12 @@ struct top_screen *top_screen_open(void)
     struct top_screen *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    /* the terminal's encoding, for ncurses to draw a character, not its bytes */
+    setlocale(LC_CTYPE, "");
+#ifdef OPP_HAVE_NCURSESW
+    wchar_t wc;
+    s->utf8 = mbrtowc(&wc, "\xc3\xa4", 2, &(mbstate_t){0}) == 2 && wc == 0xe4;
+#endif
     if (!(s->w = initscr())) {
         free(s);
         return NULL;
@@ -44,15 +53,42 @@ size_t top_screen_rows(const struct top_screen *s)
     return LINES > AROUND + 1 ? (size_t)(LINES - AROUND) : 1;
 }
 
+/* Line y: the n bytes of UTF-8 at p (the view's text: escaped, so valid) up
+ * to the screen's width. A character as it is where it can be drawn
+ * (s->utf8), else as '?': one column each way, as the view counts them
+ * (a narrow ncurses would show each of its bytes as two, "~X"). */
+static void draw_line(const struct top_screen *s, int y, const char *p, size_t n)
+{
+    move(y, 0);
+    int col = 0;
+    for (size_t i = 0, k; i < n && col < COLS; i += k) {
+        wchar_t wc = (unsigned char)p[i];
+        k = 1;
+        if (wc >= 0x80) {
+            mbstate_t st = {0};
+            k = s->utf8 ? mbrtowc(&wc, p + i, n - i, &st) : 0;
+            if (k == 0 || k > n - i) { /* not drawable here: '?' for its bytes */
+                for (k = 1; i + k < n && ((unsigned char)p[i + k] & 0xc0) == 0x80; k++)
+                    ;
+                wc = '?';
+            }
+        }
+        int w = wc < 0x80 ? 1 : wcwidth(wc);
+        if (w < 0 || col + w > COLS)
+            break;
+        addnstr(wc == '?' ? "?" : p + i, wc == '?' ? 1 : (int)k);
+        col += w;
+    }
+}
+
 void top_screen_draw(struct top_screen *s, const char *text, size_t len)
 {
-    (void)s;
     erase();
     int y = 0;
     for (size_t i = 0; i < len && y < LINES;) {
         const char *nl = memchr(text + i, '\n', len - i);
         size_t n = nl ? (size_t)(nl - text) - i : len - i;
-        mvaddnstr(y++, 0, text + i, (int)(n < (size_t)COLS ? n : (size_t)COLS));
+        draw_line(s, y++, text + i, n);
         i += n + 1;
     }
     refresh();

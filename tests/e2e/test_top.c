@@ -557,6 +557,62 @@ START_TEST(full_screen_keys_in_tmux)
 }
 END_TEST
 
+/* The column of the first '|' on the line of text that holds what (its
+ * characters, UTF-8 counted as one), -1 none. */
+static int bar_column(const char *text, const char *what)
+{
+    const char *at = strstr(text, what);
+    if (!at)
+        return -1;
+    const char *line = at;
+    while (line > text && line[-1] != '\n')
+        line--;
+    int col = 0;
+    for (const char *p = line; *p && *p != '\n'; p++) {
+        if (*p == '|')
+            return col;
+        col += ((unsigned char)*p & 0xc0) != 0x80;
+    }
+    return -1;
+}
+
+/* A name in UTF-8 (nvtx_app's L"wide-ränge") on the full screen: its
+ * characters, in its column, in a UTF-8 locale; '?' for each, still in its
+ * column, in the C locale (not its bytes, which a narrow ncurses draws as
+ * "~C~$", pushing the row out of line). */
+START_TEST(full_screen_draws_utf8_names)
+{
+    const char *app = tu_build("tests/nvtx/nvtx_app");
+    if (access("/usr/bin/tmux", X_OK) || access(app, X_OK)) {
+        fprintf(stderr, "top: no tmux or no nvtx_app (CUDA headers): UTF-8 screen test skipped\n");
+        return;
+    }
+    static const char *const locales[] = {"C.UTF-8", "C"}, *const want[] = {"wide-ränge",
+                                                                            "wide-r?nge"};
+    for (int i = 0; i < 2; i++) {
+        tmux_sock = tu_path(dir, i ? "tmux-c.sock" : "tmux.sock");
+        char cmd[16384];
+        snprintf(cmd, sizeof cmd,
+                 "LC_ALL=%s timeout --foreground 60 %s top --interval 0.2 -o %s --log %s/log -- "
+                 "%s; sleep 60",
+                 locales[i], tu_tool("opprof"), trace, dir, app);
+        char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
+                        "top",  "-x", "120",     "-y", "40",        cmd,           NULL};
+        char *env[] = {"TERM=xterm", NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+        char *s = screen_with("the run is over", 15000);
+        ck_assert_msg(strstr(s, want[i]), "%s: screen:\n%s", locales[i], s);
+        ck_assert_int_gt(bar_column(s, "    Name  "), 0);
+        ck_assert_msg(bar_column(s, want[i]) == bar_column(s, "    Name  "), "%s: screen:\n%s",
+                      locales[i], s);
+        free(s);
+        free(tmux("send-keys", "-t", "top", "q"));
+        free(tmux("kill-server", NULL, NULL, NULL));
+        free(tmux_sock);
+    }
+}
+END_TEST
+
 /* `opprof run` on a terminal: one progress line while CMD runs, gone
  * when it ends; none with -q. */
 START_TEST(run_progress_line_in_tmux)
@@ -627,6 +683,7 @@ Suite *suite_top(void)
     tcase_add_test(timed, full_screen_keys_in_tmux);
     tcase_add_test(timed, run_progress_line_in_tmux);
     tcase_add_test(timed, lost_collector_is_said);
+    tcase_add_test(timed, full_screen_draws_utf8_names);
     suite_add_tcase(s, timed);
     return s;
 }
