@@ -183,8 +183,9 @@ static const char *lost_why(const struct top *t, char *buf, size_t cap)
 /* ---- showing ---- */
 
 /* The view of the latest snapshot against the one last shown, as text
- * into f. 0 or -errno. */
-static int show(struct top *t, FILE *f, int paused, int keys, size_t rows)
+ * into f: rows rows at most, or (rows 0, lines not) as many as fit in lines
+ * with the lines around them. 0 or -errno. */
+static int show(struct top *t, FILE *f, int paused, int keys, size_t rows, size_t lines)
 {
     struct opp_top_view v;
     int rc = opp_top_compute(t->have_prev ? &t->prev : NULL, &t->cur, t->group, t->sort, &v);
@@ -197,6 +198,10 @@ static int show(struct top *t, FILE *f, int paused, int keys, size_t rows)
                              .ended = t->ended && !t->lost,
                              .lost = t->lost != 0,
                              .keys = keys};
+    if (!rows && lines) {
+        size_t around = opp_top_lines_around(&v, &o);
+        o.rows = lines > around ? lines - around : 1;
+    }
     rc = opp_out_top(f, &v, &o);
     opp_top_view_free(&v);
     return rc;
@@ -220,7 +225,7 @@ static int plain(struct top *t, double interval, size_t count)
             break; /* lost: said by the caller, the numbers before it stand */
         if (shown)
             putchar('\n');
-        if (show(t, stdout, 0, 0, t->limit))
+        if (show(t, stdout, 0, 0, t->limit, 0))
             return 1;
         fflush(stdout);
         t->cur_shown = 1;
@@ -236,8 +241,8 @@ static void draw(struct top *t, struct top_screen *scr, int paused)
     FILE *m = open_memstream(&text, &len);
     if (!m)
         return;
-    size_t rows = t->limit ? t->limit : top_screen_rows(scr);
-    show(t, m, paused, 1, rows);
+    size_t lines = top_screen_lines(scr); /* less ours below the view's, once ended */
+    show(t, m, paused, 1, t->limit, lines > 1 && t->ended ? lines - 1 : lines);
     char why[PATH_MAX + 128];
     if (t->lost)
         fprintf(m, "%s: q quits\n", lost_why(t, why, sizeof why));

@@ -10,8 +10,6 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#define AROUND 9 /* the lines that are not table rows: counts, headings, rules, keys */
-
 struct top_screen {
     WINDOW *w;
     int utf8; /* characters drawn as they are: wide ncurses in a UTF-8 locale */
@@ -47,10 +45,10 @@ struct top_screen *top_screen_open(void)
     return s;
 }
 
-size_t top_screen_rows(const struct top_screen *s)
+size_t top_screen_lines(const struct top_screen *s)
 {
     (void)s;
-    return LINES > AROUND + 1 ? (size_t)(LINES - AROUND) : 1;
+    return LINES > 0 ? (size_t)LINES : 0;
 }
 
 /* Line y: the n bytes of UTF-8 at p (the view's text: escaped, so valid) up
@@ -120,7 +118,7 @@ struct top_screen *top_screen_open(void)
 {
     return NULL;
 }
-size_t top_screen_rows(const struct top_screen *s)
+size_t top_screen_lines(const struct top_screen *s)
 {
     (void)s;
     return 0;

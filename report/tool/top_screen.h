@@ -13,8 +13,8 @@ struct top_screen;
 int top_screen_usable(void);
 /* The terminal taken over, or NULL (no ncurses, not a terminal). */
 struct top_screen *top_screen_open(void);
-/* Its rows for the table (the screen's less the lines around it). */
-size_t top_screen_rows(const struct top_screen *s);
+/* Its lines. */
+size_t top_screen_lines(const struct top_screen *s);
 /* text (lines) drawn from the top, cut at the screen's edges. */
 void top_screen_draw(struct top_screen *s, const char *text, size_t len);
 /* A key pressed within timeout_ms, else -1. */

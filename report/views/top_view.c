@@ -129,6 +129,13 @@ static void rule(FILE *f, size_t name_w, const struct opp_top_view *v)
     fputc('\n', f);
 }
 
+size_t opp_top_lines_around(const struct opp_top_view *v, const struct opp_top_show *o)
+{
+    /* header: the state, records, steps; the spans, a rule, the headings, a
+     * rule; below: a rule, the totals, the keys */
+    return 2 + (v->steps != 0) + 4 + 2 + (o->keys != 0);
+}
+
 int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show *o)
 {
     header(f, v, o);

@@ -21,5 +21,7 @@ struct opp_top_show {
 
 /* 0, or -EIO on a write error. */
 int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show *o);
+/* The lines opp_out_top writes besides the table's rows. */
+size_t opp_top_lines_around(const struct opp_top_view *v, const struct opp_top_show *o);
 
 #endif

@@ -557,6 +557,38 @@ START_TEST(full_screen_keys_in_tmux)
 }
 END_TEST
 
+/* A screen of 12 lines and 7 operators (blas_calls): the table cut to
+ * what fits, so that the keys and, the run over, the line saying so are
+ * on it. */
+START_TEST(full_screen_fits_its_lines)
+{
+    if (access("/usr/bin/tmux", X_OK)) {
+        fprintf(stderr, "top: tmux not installed: screen height test skipped\n");
+        return;
+    }
+    tmux_sock = tu_path(dir, "tmux.sock");
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "timeout --foreground 60 %s top --interval 0.2 -o %s --log %s/log -- %s 40; sleep 60",
+             tu_tool("opprof"), trace, dir, tu_build("tests/progs/blas_calls"));
+    char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
+                    "top",  "-x", "160",     "-y", "12",        cmd,           NULL};
+    char *env[] = {"TERM=xterm", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+    char *s = screen_with("the run is over: q quits", 15000);
+    ck_assert_msg(starts(s, "opprof top: run ended"), "screen:\n%s", s);
+    /* a '|' a line: the spans, the headings, three rules and the rows */
+    ck_assert_msg(tu_occurrences(s, "|") == 5 + 2, "screen:\n%s", s);
+    ck_assert_msg(strstr(s, "; 5 more rows\nkeys: s sort (total)  g group (name)  p pause  q quit\n"
+                            "the run is over: q quits\n"),
+                  "screen:\n%s", s);
+    free(s);
+    free(tmux("send-keys", "-t", "top", "q"));
+    free(tmux("kill-server", NULL, NULL, NULL));
+    free(tmux_sock);
+}
+END_TEST
+
 /* The column of the first '|' on the line of text that holds what (its
  * characters, UTF-8 counted as one), -1 none. */
 static int bar_column(const char *text, const char *what)
@@ -684,6 +716,7 @@ Suite *suite_top(void)
     tcase_add_test(timed, run_progress_line_in_tmux);
     tcase_add_test(timed, lost_collector_is_said);
     tcase_add_test(timed, full_screen_draws_utf8_names);
+    tcase_add_test(timed, full_screen_fits_its_lines);
     suite_add_tcase(s, timed);
     return s;
 }

@@ -144,6 +144,33 @@ START_TEST(screen_text)
 }
 END_TEST
 
+/* The lines around the rows, as the screen fits the table to its height:
+ * what the text holds besides them, with and without steps and keys. */
+START_TEST(lines_around_the_rows)
+{
+    struct opp_top_snap p = snap(1000000000ull, prev_rows, 2, 4, 4);
+    for (int steps = 0; steps < 2; steps++)
+        for (int keys = 0; keys < 2; keys++) {
+            struct opp_top_snap c = snap(3000000000ull, cur_rows, 4, steps ? 10 : 0, 0);
+            struct opp_top_view v;
+            ck_assert_int_eq(opp_top_compute(&p, &c, OPP_TOP_BY_NAME, OPP_TOP_SORT_TOTAL, &v), 0);
+            char *text = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&text, &len);
+            struct opp_top_show o = {.rows = 2, .keys = keys};
+            ck_assert_int_eq(opp_out_top(f, &v, &o), 0);
+            fclose(f);
+            size_t lines = 0;
+            for (size_t i = 0; i < len; i++)
+                lines += text[i] == '\n';
+            ck_assert_uint_eq(opp_top_lines_around(&v, &o), 8 + steps + keys);
+            ck_assert_uint_eq(lines, 2 + opp_top_lines_around(&v, &o));
+            free(text);
+            opp_top_view_free(&v);
+        }
+}
+END_TEST
+
 /* An interval without a call (the program idle, or the run ended just
  * after the table before) says so: no percentage of no time (NaN). */
 START_TEST(interval_without_calls)
@@ -189,6 +216,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, interval_is_the_difference);
     tcase_add_test(tc, by_library_and_by_total);
     tcase_add_test(tc, screen_text);
+    tcase_add_test(tc, lines_around_the_rows);
     tcase_add_test(tc, interval_without_calls);
     tcase_add_test(tc, by_layer);
     suite_add_tcase(s, tc);
