@@ -6,6 +6,7 @@
 #ifdef OPP_HAVE_NCURSES
 #include <locale.h>
 #include <ncurses.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -14,6 +15,20 @@ struct top_screen {
     WINDOW *w;
     int utf8; /* characters drawn as they are: wide ncurses in a UTF-8 locale */
 };
+
+/* Signals that end us whose default ncurses leaves be (it restores the
+ * terminal on SIGINT and SIGTERM): Ctrl-backslash, a hangup or `kill -HUP`. */
+static const int ending[] = {SIGQUIT, SIGHUP};
+static struct sigaction was[sizeof ending / sizeof *ending];
+
+/* The terminal as it was (its own screen, the cursor, echo), then the
+ * signal's default: as ncurses does for SIGTERM. */
+static void restore_and_end(int sig)
+{
+    endwin();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
 
 int top_screen_usable(void)
 {
@@ -42,6 +57,12 @@ struct top_screen *top_screen_open(void)
     noecho();
     curs_set(0);
     keypad(stdscr, TRUE);
+    for (size_t i = 0; i < sizeof ending / sizeof *ending; i++) {
+        struct sigaction sa = {.sa_handler = restore_and_end};
+        sigaction(ending[i], NULL, &was[i]);
+        if (was[i].sa_handler == SIG_DFL) /* not one ignored, or another's */
+            sigaction(ending[i], &sa, NULL);
+    }
     return s;
 }
 
@@ -104,6 +125,8 @@ void top_screen_close(struct top_screen *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < sizeof ending / sizeof *ending; i++)
+        sigaction(ending[i], &was[i], NULL);
     endwin();
     free(s);
 }

@@ -589,6 +589,52 @@ START_TEST(full_screen_fits_its_lines)
 }
 END_TEST
 
+/* Hung up (or Ctrl-backslash, SIGQUIT) on the full screen: the terminal
+ * as it was, its own screen and the cursor back, as ncurses leaves it on
+ * SIGINT and SIGTERM; top ends by the signal. */
+START_TEST(full_screen_restored_on_hangup)
+{
+    if (access("/usr/bin/tmux", X_OK)) {
+        fprintf(stderr, "top: tmux not installed: hangup test skipped\n");
+        return;
+    }
+    tmux_sock = tu_path(dir, "tmux.sock");
+    char *pidf = tu_path(dir, "pid"), *rc = tu_path(dir, "rc"), cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "sh -c 'echo $$ > %s; exec timeout --foreground 60 %s top --interval 0.2 -o %s --log "
+             "%s/log -- %s paced 3000 1000'; echo $? > %s; sleep 60",
+             pidf, tu_tool("opprof"), trace, dir, scenarios(), rc);
+    char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
+                    "top",  "-x", "160",     "-y", "40",        cmd,           NULL};
+    char *env[] = {"TERM=xterm", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+    char *s = screen_with("cblas_ddot", 10000);
+    ck_assert_msg(strstr(s, "opprof top: recording"), "screen:\n%s", s);
+    free(s);
+    char *state = tmux("display", "-pt", "top", "#{alternate_on} #{cursor_flag}");
+    ck_assert_str_eq(state, "1 0\n"); /* its screen, no cursor */
+    free(state);
+    char *pid = tu_slurp(pidf);
+    /* timeout runs top as its child: the hangup goes to top itself */
+    char pgrep[64];
+    snprintf(pgrep, sizeof pgrep, "%ld", strtol(pid, NULL, 10));
+    char *o = tu_path(dir, "pgrep.out");
+    char *pg[] = {"pgrep", "-P", pgrep, NULL};
+    ck_assert_int_eq(tu_code(tu_run(pg, NULL, o, NULL)), 0);
+    char *top = tu_slurp(o);
+    ck_assert_int_eq(kill((pid_t)strtol(top, NULL, 10), SIGHUP), 0);
+    ck_assert_int_eq(tu_wait_file(rc, 10000), 0);
+    usleep(200000);
+    char *code = tu_slurp(rc);
+    ck_assert_str_eq(code, "129\n"); /* 128 + SIGHUP, as timeout says it */
+    state = tmux("display", "-pt", "top", "#{alternate_on} #{cursor_flag}");
+    ck_assert_str_eq(state, "0 1\n");
+    free(state), free(code), free(top), free(o), free(pid);
+    free(tmux("kill-server", NULL, NULL, NULL));
+    free(tmux_sock), free(pidf), free(rc);
+}
+END_TEST
+
 /* The column of the first '|' on the line of text that holds what (its
  * characters, UTF-8 counted as one), -1 none. */
 static int bar_column(const char *text, const char *what)
@@ -717,6 +763,7 @@ Suite *suite_top(void)
     tcase_add_test(timed, lost_collector_is_said);
     tcase_add_test(timed, full_screen_draws_utf8_names);
     tcase_add_test(timed, full_screen_fits_its_lines);
+    tcase_add_test(timed, full_screen_restored_on_hangup);
     suite_add_tcase(s, timed);
     return s;
 }
