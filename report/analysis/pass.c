@@ -251,6 +251,11 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     x.scope = opp_op_torch_scope(kind, e->args, e->nargs);
     if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
         x.flags |= OPP_PASS_LABEL;
+    if (p->c->read) { /* the files' order: nothing nested, nothing folded */
+        x.folded = OPP_PASS_NONE;
+        p->open += (x.flags & OPP_PASS_OPEN) != 0;
+        return check(p, p->c->read(p->c->ctx, &x), 0);
+    }
     if (t->whole)
         return keep(p, t, &t->all, &t->nall, &t->all_cap, &t->all_off, &t->all_off_cap, &x);
     if (x.flags & OPP_PASS_OPEN)
@@ -269,6 +274,17 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *rec)
     if (!pr)
         return fail(p, EPROTO); /* the reader only passes declared processes */
     uint32_t pi = (uint32_t)(pr - p->meta.ld.m->procs);
+    if (p->c->record) {
+        struct opp_gpu_rec g = *rec;
+        if (g.type >= OPP_GPU_KERNEL && g.type <= OPP_GPU_OVERHEAD) { /* memory's end: its start */
+            g.f[OPP_GF_START] = opp_loader_shifted(&p->meta.ld, rec->f[OPP_GF_START]);
+            g.f[OPP_GF_END] = opp_loader_shifted(&p->meta.ld, rec->f[OPP_GF_END]);
+        }
+        if (check(p, p->c->record(p->c->ctx, pi, &g), 0))
+            return 1;
+    }
+    if (!p->join)
+        return 0;
     if (rec->type == OPP_GPU_EXTCORR)
         return check(p, opp_gpu_join_extcorr(p->join, pi, rec), 1);
     int op =
@@ -288,6 +304,25 @@ static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *rec)
     if (check(p, rc, 0))
         return 1;
     return check(p, opp_gpu_join_op(p->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), p->op), 1);
+}
+
+/* A PROCESS or THREAD record, to a consumer of the files' order. */
+static int on_process(void *ctx, const struct opp_tr_process *tp)
+{
+    struct opp_pass *p = ctx;
+    const struct opp_process *pr = opp_loader_proc(p->meta.ld.m, tp->proc + p->meta.ld.base);
+    if (!pr)
+        return fail(p, EPROTO); /* the first read declared it */
+    return check(p, p->c->process(p->c->ctx, (uint32_t)(pr - p->meta.ld.m->procs), tp), 0);
+}
+
+static int on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
+{
+    struct opp_pass *p = ctx;
+    int64_t i = opp_stream_meta_thread(&p->meta, proc, tid);
+    if (i < 0)
+        return fail(p, EPROTO); /* the first read made it */
+    return check(p, p->c->thread(p->c->ctx, (uint32_t)i, name), 0);
 }
 
 /* The first read: each thread's NVTX ranges' begins (thread ti). */
@@ -514,8 +549,6 @@ static int whole_thread(struct opp_pass *p, struct pthread *t)
  * a thread is kept whole from now on, the read is to be made again. */
 static int read_once(struct opp_pass *p, char *err, size_t errlen)
 {
-    static const struct opp_tr_visitor calls = {.event = on_event},
-                                       with_gpu = {.event = on_event, .gpu = on_gpu};
     const struct opp_pass_consumer *c = p->c;
     p->reads++;
     p->open = 0;
@@ -536,6 +569,10 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    const struct opp_tr_visitor v = {.event = on_event,
+                                     .gpu = p->join || c->record ? on_gpu : NULL,
+                                     .process = c->process ? on_process : NULL,
+                                     .thread = c->thread ? on_thread : NULL};
     if (c->begin)
         c->begin(c->ctx);
     for (size_t i = 0; i < p->npaths; i++) {
@@ -543,7 +580,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
         p->path = p->paths[i];
         opp_loader_next_file(&p->meta.ld, i);
         p->meta.ld.shift = p->meta.shift[i];
-        int rc = opp_trace_read(p->path, p->join ? &with_gpu : &calls, p, &sum, err, errlen);
+        int rc = opp_trace_read(p->path, &v, p, &sum, err, errlen);
         int why = stopped(p, err, errlen);
         if (why || rc < 0)
             return why ? why : -1;

@@ -82,6 +82,20 @@ struct opp_pass_consumer {
     size_t op_bytes;
     int (*op)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g, void *op);
     void (*owned)(void *ctx, const struct opp_gpu_call *owner, const void *op);
+    /* A consumer of the files' order (the Chrome export) has read
+     * instead of call and top: the read nests nothing and hands each
+     * call over as read (none folded, no children counted; a call its
+     * process died inside ended as call's are). process, thread and
+     * record see, among the calls as the files give them, each PROCESS
+     * record (with the process's index in the model), THREAD record (the
+     * thread's index, the name it gives, which a later one may change)
+     * and GPU record (its process's index; a kernel's, copy's, set's,
+     * sync's and overhead's start and end, a memory record's start, on
+     * the first file's clock). */
+    int (*read)(void *ctx, const struct opp_pass_call *c);
+    int (*process)(void *ctx, uint32_t proc, const struct opp_tr_process *tp);
+    int (*thread)(void *ctx, uint32_t thread, const char *name);
+    int (*record)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
 };
 
 struct opp_pass;

@@ -2,7 +2,8 @@
  * writes down what it is handed: the order of the calls and their
  * children's time, top-level calls, calls a process died inside, torch's
  * folding, a thread whose calls came out of the order they returned, GPU
- * work recorded late joined to its calls. Traces built by hand. */
+ * work recorded late joined to its calls, a consumer of the files' order.
+ * Traces built by hand. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,12 @@ struct log {
     int ncall, ntop, begins;
     uint64_t owner_of[4]; /* by op tag: its owner's seq + 1, or 0: no call */
     int nowned;
+    char order[64]; /* a consumer of the files' order: P process, T thread, C call, K kernel,
+                       S string */
+    int norder;
+    const char *names[4]; /* the threads' names as given */
+    int nnames;
+    uint64_t kernel_start;
 };
 
 static void on_begin(void *ctx)
@@ -320,6 +327,103 @@ START_TEST(out_of_order_thread_kept_whole)
 }
 END_TEST
 
+static void order(struct log *l, char what)
+{
+    ck_assert_int_lt(l->norder, 63);
+    l->order[l->norder++] = what;
+}
+
+static int on_read(void *ctx, const struct opp_pass_call *c)
+{
+    order(ctx, 'C');
+    return on_call(ctx, c);
+}
+
+static int on_process(void *ctx, uint32_t proc, const struct opp_tr_process *tp)
+{
+    ck_assert_uint_eq(proc, 0);
+    ck_assert_uint_eq(tp->pid, 10);
+    order(ctx, 'P');
+    return 0;
+}
+
+static int on_thread(void *ctx, uint32_t thread, const char *name)
+{
+    struct log *l = ctx;
+    ck_assert_uint_eq(thread, 0);
+    ck_assert_int_lt(l->nnames, 4);
+    l->names[l->nnames++] = strdup(name);
+    order(ctx, 'T');
+    return 0;
+}
+
+static int on_record(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+{
+    struct log *l = ctx;
+    if (g->type == OPP_GPU_KERNEL)
+        l->kernel_start = g->f[OPP_GF_START];
+    order(ctx, g->type == OPP_GPU_KERNEL ? 'K' : g->type == OPP_GPU_STRING ? 'S' : '?');
+    return 0;
+}
+
+/* A consumer of the files' order (the Chrome export's): one read, nothing
+ * nested, kept whole or folded, each record as the file has it: the
+ * process, the thread's names, each call as read (a chunk written late,
+ * which a nesting read keeps whole, in its place; calls a process died
+ * inside outermost first, ended where the process ended), GPU records
+ * among them. */
+START_TEST(files_order_as_written)
+{
+    const struct tb_ev ev[] = {TB_CALL(F_WORK, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0)};
+    const struct tb_ev late[] = {TB_CALL(F_WORK, 1200, 1500, 1)};
+    const struct tb_ev open[] = {TB_OPEN(F_TORCH, 3000, 3450, 0, TB_TORCH(S_MM, 1)),
+                                 TB_OPEN(F_TORCH, 3100, 3450, 1, TB_TORCH(S_MM, 2))};
+    struct tb b;
+    tb_open_python(&b, trace, &PY);
+    tb_put_events(&b, 0, ev, 2);
+    tb_kernel(&b, .name = S_GEMM, .start = 1100, .end = 1300, .stream = 7, .corr = 101);
+    tb_thread(&b, 10, "renamed");
+    tb_put_events(&b, 0, late, 1);
+    tb_put_events(&b, 0, open, 2);
+    tb_string(&b, S_MM, "aten::mm");
+    tb_gpu_chunk(&b);
+    tb_process_end(&b, 0, OPP_END_LOST, 5000);
+    tb_end(&b);
+    struct log l = {0};
+    char err[512] = "";
+    enum opp_stream_refused why;
+    struct opp_pass *p = opp_pass_open((const char *[]){trace}, 1, &why, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    const struct opp_pass_consumer c = {.ctx = &l,
+                                        .begin = on_begin,
+                                        .read = on_read,
+                                        .process = on_process,
+                                        .thread = on_thread,
+                                        .record = on_record};
+    ck_assert_msg(opp_pass_run(p, &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(opp_pass_model(p)->open_events, 2); /* none folded */
+    opp_pass_free(p);
+    ck_assert_int_eq(l.begins, 1);
+    ck_assert_str_eq(l.order, "PTCCKTCCCS");
+    ck_assert_int_eq(l.ncall, 5);
+    seen_is(&l.call[0], 0, 1000, 2000, 0);
+    seen_is(&l.call[1], 1, 2100, 2900, 0);
+    seen_is(&l.call[2], 2, 1200, 1500, 0);
+    seen_is(&l.call[3], 3, 3000, 5000, 0);
+    seen_is(&l.call[4], 4, 3100, 5000, 0);
+    ck_assert_uint_eq(l.call[3].flags, OPP_PASS_OPEN);
+    ck_assert_uint_eq(l.call[4].folded, OPP_PASS_NONE);
+    ck_assert_uint_eq(l.call[4].arg3, 2);
+    ck_assert_uint_eq(l.ntop, 0);
+    ck_assert_uint_eq(l.kernel_start, 1100);
+    ck_assert_int_eq(l.nnames, 2);
+    ck_assert_str_eq(l.names[0], "main");
+    ck_assert_str_eq(l.names[1], "renamed");
+    free((char *)l.names[0]);
+    free((char *)l.names[1]);
+}
+END_TEST
+
 /* A call that took no time, settled as top-level, where the next one
  * begins: the loaded tree puts the longer first and nests the instant in
  * it, so the thread is kept whole and the read made again, not the two
@@ -354,6 +458,7 @@ Suite *suite_pass(void)
     tcase_add_test(tc, late_gpu_records_joined);
     tcase_add_test(tc, out_of_order_thread_kept_whole);
     tcase_add_test(tc, instant_where_the_next_call_begins);
+    tcase_add_test(tc, files_order_as_written);
     suite_add_tcase(s, tc);
     return s;
 }
