@@ -1,9 +1,9 @@
-/* The Chrome export's own (export_chrome.c): the state its two passes
- * share, and the helpers each event of the second pass uses, inline.
- * chrome_scan.c makes the first pass; the second writes the process and
- * thread names and the file's head and tail (chrome_meta.c), the calls
- * (chrome_calls.c) and the GPU work (chrome_gpu.c); chrome_json.h builds
- * their text. */
+/* The Chrome export's own (export_chrome.c): the state its reads of the
+ * pass share (pass.h: consumers of the files' order), and the helpers
+ * each event of the last uses, inline. chrome_scan.c makes the first
+ * read, where the traces have GPU work; the last writes the process and thread names and the file's
+ * head and tail (chrome_meta.c), the calls (chrome_calls.c) and the GPU
+ * work (chrome_gpu.c); chrome_json.h builds their text. */
 #ifndef OPP_EXPORTS_CHROME_H
 #define OPP_EXPORTS_CHROME_H
 
@@ -11,22 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <uthash.h>
-
 #include "analysis/live_blocks.h"
 #include "analysis/model.h"
+#include "analysis/pass.h" /* uthash, its out of memory in hash_oom (loader.h) */
 #include "exports/pyspans.h"
 #include "gpu.h"
 #include "trace.h"
 #include "util.h"
-
-/* uthash's out of memory, in functions whose state is x */
-#define uthash_nonfatal_oom(obj) (x->oom = 1)
-
-struct xfunc {
-    uint32_t kind, dtype;
-    char *lib, *name;
-};
 
 struct bpage {
     uint64_t key; /* id >> 16 */
@@ -39,35 +30,13 @@ struct bits {
     struct bpage *pages, *last;
 };
 
+/* What the export keeps of a process of the model (by its index). */
 struct xproc {
-    uint32_t proc; /* key: serial in the trace + its file's base */
-    uint32_t pid, nfuncs;
-    uint32_t cpid;                            /* Chrome's pid: pid, unless an earlier file has it */
-    uint32_t file;                            /* index of its trace */
-    char *host;                               /* the "host" label, or NULL */
-    uint64_t start_ns, start_real_ns, end_ns; /* end_ns 0: not known */
-    char *exe;
-    struct xfunc *funcs;
-    int64_t rank, world_size; /* labels (info.h), -1 unknown */
-    int64_t cpu_total;        /* bytes of its live CPU allocations (MEMORY events) */
+    uint32_t cpid;     /* Chrome's pid: its pid, unless an earlier file has it */
+    int64_t cpu_total; /* bytes of its live CPU allocations (MEMORY events) */
     /* a bit per correlation id: one that GPU work carries, one that a
      * recorded CUDA call carries */
     struct bits has_gpu, has_call;
-    UT_hash_handle hh;
-};
-
-/* The Python frames of a code stack (STACK records of a Python program). */
-struct xpystack {
-    uint64_t key; /* proc serial << 32 | stack id */
-    int n;
-    uint32_t frame[OPP_GPU_FIELDS_MAX]; /* string ids, outermost first */
-    UT_hash_handle hh;
-};
-
-struct xstr {
-    uint64_t key; /* proc serial << 32 | the process's string id */
-    char *text;
-    UT_hash_handle hh;
 };
 
 struct xkey {
@@ -82,45 +51,37 @@ struct xpid {
     UT_hash_handle hh;
 };
 
-/* One of the traces exported together. */
-struct xfile {
-    const char *path;
-    int64_t shift;    /* added to its times (opp_clock_shift) */
-    int have_shift;   /* set by its first process */
-    const char *host; /* the first "host" label of its processes, or NULL */
-};
-
 struct chrome {
     FILE *out;
-    struct xproc *procs;
-    struct xstr *strs;
-    struct xkey *streams, *devices; /* GPU tracks named in pass 2 (by Chrome pid) */
+    struct opp_pass *pass;
+    struct opp_model *m;
+    struct xproc *procs;            /* by the model's process index */
+    const char *const *paths;       /* the traces */
+    const char **hosts;             /* by file: its processes' first host label, or NULL */
+    size_t nfiles, cur;             /* the file being read */
+    struct xkey *streams, *devices; /* GPU tracks named (by Chrome pid) */
     struct xpid *pids;              /* every file's pids and devices */
-    struct xfile *files;
-    size_t nfiles, cur;        /* the file being read */
-    uint32_t base;             /* its serials' offset: cur << 24 */
-    int64_t ref;               /* the first file's clock offset (opp_clock_offset) */
-    uint64_t base_ns, last_ns; /* earliest and latest time seen */
-    int64_t mem_total[64];     /* bytes allocated per device (ids < 64) */
-    struct opp_live blocks;    /* live CPU allocations (MEMORY events) */
-    struct xpystack *pystacks; /* code stacks with Python frames */
-    struct opp_pyspans spans;  /* their python_function slices, per thread */
-    int first;                 /* no trace event written yet */
-    int64_t only_rank;         /* export the processes of this rank; -1 all */
-    uint64_t from_ns, to_ns;   /* export what begins in [from, to) */
-    int oom;
-    struct opp_gpu_rec devs[16]; /* DEVICE records, first per id */
-    size_t ndevs;
+    uint64_t base_ns;               /* ts 0: the traces' first time */
+    int64_t mem_total[64];          /* bytes allocated per device (ids < 64) */
+    struct opp_live blocks;         /* live CPU allocations (MEMORY events) */
+    struct opp_pyspans spans;       /* python_function slices, per thread */
+    int first;                      /* no trace event written yet */
+    int64_t only_rank;              /* export the processes of this rank; -1 all */
+    uint64_t from_ns, to_ns;        /* export what begins in [from, to) */
+    uint32_t *dem, ndem;            /* kernels' names demangled (opp_loader_op_name) */
 };
 
-/* The first pass (chrome_scan.c): what is small, kept in the state. */
-extern const struct opp_tr_visitor opp_chrome_scan;
+/* The first read (chrome_scan.c), of traces with GPU work: each file's
+ * devices, the correlation ids that have both a call and GPU work. */
+extern const struct opp_pass_consumer opp_chrome_scan;
+/* Note a pid or device number of file: 0 or -ENOMEM. */
+int opp_chrome_note_pid(struct chrome *x, size_t file, uint64_t id);
 
-/* The second pass's visitors: names of processes and threads
- * (chrome_meta.c), calls (chrome_calls.c), GPU work (chrome_gpu.c). */
-int opp_chrome_process(void *ctx, const struct opp_tr_process *tp);
-int opp_chrome_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name);
-int opp_chrome_event(void *ctx, const struct opp_tr_event *e);
+/* The last read's: names of processes and threads (chrome_meta.c),
+ * calls (chrome_calls.c), GPU work (chrome_gpu.c). */
+int opp_chrome_process(void *ctx, uint32_t proc, const struct opp_tr_process *tp);
+int opp_chrome_thread(void *ctx, uint32_t thread, const char *name);
+int opp_chrome_call(void *ctx, const struct opp_pass_call *c);
 int opp_chrome_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
 
 /* The file's head (its clock, the rank) and tail (the devices), around
@@ -134,62 +95,58 @@ void opp_chrome_meta(struct chrome *x, const char *what, uint64_t pid, uint64_t 
 int opp_chrome_pyspans_end(struct chrome *x);
 void opp_chrome_pyspans_drop(struct chrome *x);
 
-static inline struct xproc *opp_chrome_proc(struct chrome *x, uint32_t proc)
+/* The file of the model's process index pi (its serial's offset). */
+static inline uint32_t opp_chrome_file(const struct chrome *x, uint32_t pi)
 {
-    struct xproc *p;
-    proc += x->base;
-    HASH_FIND(hh, x->procs, &proc, sizeof proc, p);
-    return p;
+    return x->m->procs[pi].proc >> 24;
 }
 
-/* A string of process serial proc (its file's base added). */
-static inline const char *opp_chrome_str_of(struct chrome *x, uint32_t proc, uint64_t id)
+/* The last read reaches process pi: a file read before it is over (its
+ * python_function slices end, its devices' totals start again). 0 or -1. */
+static inline int opp_chrome_reach(struct chrome *x, uint32_t pi)
 {
-    uint64_t key = (uint64_t)proc << 32 | (id & 0xffffffffu);
-    struct xstr *s;
-    HASH_FIND(hh, x->strs, &key, sizeof key, s);
-    return s ? s->text : NULL;
+    uint32_t file = opp_chrome_file(x, pi);
+    if (file == x->cur)
+        return 0;
+    x->cur = file;
+    memset(x->mem_total, 0, sizeof x->mem_total); /* another host's devices */
+    return opp_chrome_pyspans_end(x);
 }
 
-/* A string of process proc of the file being read. */
-static inline const char *opp_chrome_str(struct chrome *x, uint32_t proc, uint64_t id)
+/* The key of a pid or device number of file. */
+static inline uint64_t opp_chrome_pid_key(size_t file, uint64_t id)
 {
-    return opp_chrome_str_of(x, proc + x->base, id);
-}
-
-/* A time of the file being read on the first file's clock. */
-static inline uint64_t opp_chrome_shifted(const struct chrome *x, uint64_t t)
-{
-    return opp_clock_shift(t, x->files[x->cur].shift);
-}
-
-/* The key of a pid or device number of the file being read. */
-static inline uint64_t opp_chrome_pid_key(const struct chrome *x, uint64_t id)
-{
-    return (uint64_t)x->cur << 32 | (uint32_t)(id > UINT32_MAX ? UINT32_MAX : id);
+    return (uint64_t)file << 32 | (uint32_t)(id > UINT32_MAX ? UINT32_MAX : id);
 }
 
 /* Chrome's pid for a pid or device number of the file being read (every
- * one was noted in pass 1). */
+ * one was noted before the last read). */
 static inline uint32_t opp_chrome_pid(struct chrome *x, uint64_t id)
 {
-    uint64_t key = opp_chrome_pid_key(x, id);
+    uint64_t key = opp_chrome_pid_key(x->cur, id);
     struct xpid *e;
     HASH_FIND(hh, x->pids, &key, sizeof key, e);
     return e ? e->cpid : (uint32_t)key;
 }
 
-/* The process is exported (the --rank filter). */
-static inline int opp_chrome_wanted(const struct chrome *x, const struct xproc *p)
+/* The process index pi is exported (the --rank filter). */
+static inline int opp_chrome_wanted(const struct chrome *x, uint32_t pi)
 {
-    return p && (x->only_rank < 0 || p->rank == x->only_rank);
+    return x->only_rank < 0 || x->m->procs[pi].rank == x->only_rank;
+}
+
+/* A process's host label, NULL when it has none. */
+static inline const char *opp_chrome_host(const struct opp_process *p)
+{
+    const char *h = opp_process_info(p, "host");
+    return h && h[0] ? h : NULL;
 }
 
 /* Where a process or device of the file being read is: its host label,
  * else the trace's file name. */
 static inline const char *opp_chrome_where(const struct chrome *x, const char *host)
 {
-    const char *path = x->files[x->cur].path, *base = strrchr(path, '/');
+    const char *path = x->paths[x->cur], *base = strrchr(path, '/');
     return host ? host : base ? base + 1 : path;
 }
 

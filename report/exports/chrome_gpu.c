@@ -3,44 +3,48 @@
  * memory as instants, the end of a launch's arrow. */
 #include "exports/chrome.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "analysis/demangle.h"
+#include "analysis/loader.h"
 #include "exports/chrome_json.h"
 #include "views/fmt.h"
 
-static void track(struct chrome *x, struct xkey **set, uint64_t key, const char *what, uint64_t pid,
-                  uint64_t tid, const char *name)
+/* A GPU track named when first used: 0, or -ENOMEM. */
+static int track(struct chrome *x, struct xkey **set, uint64_t key, const char *what, uint64_t pid,
+                 uint64_t tid, const char *name)
 {
     struct xkey *k;
     HASH_FIND(hh, *set, &key, sizeof key, k);
     if (k)
-        return;
-    k = malloc(sizeof *k);
-    if (!k) {
-        x->oom = 1;
-        return;
-    }
+        return 0;
+    if (!(k = malloc(sizeof *k)))
+        return -ENOMEM;
     k->key = key;
+    int hash_oom = 0;
     HASH_ADD(hh, *set, key, sizeof k->key, k);
-    if (x->oom) {
+    if (hash_oom) {
         free(k);
-        return;
+        return -ENOMEM;
     }
     opp_chrome_meta(x, what, pid, tid, name);
+    return 0;
 }
 
-int opp_chrome_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+int opp_chrome_gpu(void *ctx, uint32_t pi, const struct opp_gpu_rec *g)
 {
     struct chrome *x = ctx;
     FILE *f = x->out;
     char buf[96];
-    if (!opp_chrome_wanted(x, opp_chrome_proc(x, proc)))
+    if (g->type < OPP_GPU_KERNEL || g->type > OPP_GPU_OVERHEAD)
         return 0;
-    uint64_t start = opp_chrome_shifted(x, g->f[OPP_GF_START]);
-    if ((g->type == OPP_GPU_MEMORY || (g->type >= OPP_GPU_KERNEL && g->type <= OPP_GPU_OVERHEAD)) &&
-        (start < x->from_ns || start >= x->to_ns))
+    if (opp_chrome_reach(x, pi))
+        return -EIO;
+    if (!opp_chrome_wanted(x, pi))
+        return 0;
+    uint64_t start = g->f[OPP_GF_START];
+    if (start < x->from_ns || start >= x->to_ns)
         return 0;
     if (g->type == OPP_GPU_MEMORY) {
         uint64_t dev = g->f[OPP_GF_DEVICE];
@@ -61,41 +65,34 @@ int opp_chrome_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
                 ", \"args\": {\"Device Type\": 1, \"Device Id\": %" PRIu64 ", \"Addr\": %" PRIu64
                 ", \"Bytes\": %" PRId64 ", \"Total Allocated\": %" PRId64 "}}",
                 dev, g->f[OPP_GF_M_ADDRESS], bytes, dev < 64 ? x->mem_total[dev] : 0);
-        return 0;
+        return ferror(f) ? -EIO : 0;
     }
-    if (g->type < OPP_GPU_KERNEL || g->type > OPP_GPU_OVERHEAD)
-        return 0;
     struct opp_gpu_op op;
     struct opp_gpu_launch l;
-    opp_gpu_op_decode(g, 0, &op, &l);
-    op.start_ns = opp_chrome_shifted(x, op.start_ns);
-    op.end_ns = opp_chrome_shifted(x, op.end_ns);
+    opp_gpu_op_decode(g, pi, &op, &l);
     uint32_t cpid = opp_chrome_pid(x, op.device);
     if (x->nfiles == 1)
         snprintf(buf, sizeof buf, "GPU %" PRIu32, op.device);
     else
         snprintf(buf, sizeof buf, "GPU %" PRIu32 " (%.60s)", op.device,
-                 opp_chrome_where(x, x->files[x->cur].host));
-    track(x, &x->devices, cpid, "process_name", cpid, 0, buf);
+                 opp_chrome_where(x, x->hosts[x->cur]));
+    if (track(x, &x->devices, cpid, "process_name", cpid, 0, buf))
+        return -ENOMEM;
     snprintf(buf, sizeof buf, "stream %" PRIu32, op.stream);
-    track(x, &x->streams, (uint64_t)cpid << 32 | op.stream, "thread_name", cpid, op.stream, buf);
-    const char *name = buf, *cat = "kernel";
-    char *dem = NULL;
-    if (op.type == OPP_GPU_KERNEL) {
-        const char *raw = op.name ? opp_chrome_str(x, proc, op.name) : NULL;
-        dem = raw ? opp_demangle(raw) : NULL;
-        name = dem ? dem : raw ? raw : "<unnamed kernel>";
-    } else {
-        opp_gpu_op_label(&op, buf, sizeof buf);
-        cat = op.type == OPP_GPU_MEMCPY   ? "gpu_memcpy"
-              : op.type == OPP_GPU_MEMSET ? "gpu_memset"
-              : op.type == OPP_GPU_SYNC   ? "cuda_sync"
-                                          : "overhead";
-    }
+    if (track(x, &x->streams, (uint64_t)cpid << 32 | op.stream, "thread_name", cpid, op.stream,
+              buf))
+        return -ENOMEM;
+    const char *cat = op.type == OPP_GPU_KERNEL   ? "kernel"
+                      : op.type == OPP_GPU_MEMCPY ? "gpu_memcpy"
+                      : op.type == OPP_GPU_MEMSET ? "gpu_memset"
+                      : op.type == OPP_GPU_SYNC   ? "cuda_sync"
+                                                  : "overhead";
+    uint32_t name = opp_loader_op_name(&opp_pass_meta(x->pass)->ld, &op, x->dem, x->ndem);
+    if (name == UINT32_MAX)
+        return -ENOMEM;
     opp_chrome_begin_event(x);
     fprintf(f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
-    opp_json_str(f, name);
-    free(dem);
+    opp_json_str(f, opp_model_str(x->m, name));
     fprintf(f, ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ", cpid, op.stream);
     put_us(f, op.start_ns, x->base_ns);
     fputs(", \"dur\": ", f);
@@ -118,16 +115,15 @@ int opp_chrome_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
             fprintf(f, ", \"memory bandwidth (GB/s)\": %.3f", (double)op.bytes / (double)dur);
     }
     fputs("}}", f);
-    struct xproc *p = opp_chrome_proc(x, proc);
-    if (op.corr && opp_bits_has(&p->has_call, op.corr)) {
+    if (op.corr && opp_bits_has(&x->procs[pi].has_call, op.corr)) {
         opp_chrome_begin_event(x);
         fprintf(
             f,
             "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": %" PRIu64
             ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"ts\": ",
-            opp_chrome_flow_id(proc + x->base, op.corr), cpid, op.stream);
+            opp_chrome_flow_id(x->m->procs[pi].proc, op.corr), cpid, op.stream);
         put_us(f, op.start_ns, x->base_ns);
         fputs("}", f);
     }
-    return ferror(f) ? -1 : 0;
+    return ferror(f) ? -EIO : 0;
 }

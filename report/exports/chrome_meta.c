@@ -3,6 +3,7 @@
  * and threads. */
 #include "exports/chrome.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -20,12 +21,14 @@ void opp_chrome_meta(struct chrome *x, const char *what, uint64_t pid, uint64_t 
     fputs("}}", x->out);
 }
 
-int opp_chrome_process(void *ctx, const struct opp_tr_process *tp)
+int opp_chrome_process(void *ctx, uint32_t pi, const struct opp_tr_process *tp)
 {
     struct chrome *x = ctx;
-    struct xproc *p = opp_chrome_proc(x, tp->proc);
-    if (!opp_chrome_wanted(x, p))
+    if (opp_chrome_reach(x, pi))
+        return -EIO;
+    if (!opp_chrome_wanted(x, pi))
         return 0;
+    const struct xproc *p = &x->procs[pi];
     const char *exe = tp->exe ? strrchr(tp->exe, '/') : NULL;
     char name[600];
     if (x->nfiles == 1)
@@ -39,18 +42,20 @@ int opp_chrome_process(void *ctx, const struct opp_tr_process *tp)
                  exe       ? exe + 1
                  : tp->exe ? tp->exe
                            : "",
-                 tp->pid, opp_chrome_where(x, p->host),
+                 tp->pid, opp_chrome_where(x, opp_chrome_host(&x->m->procs[pi])),
                  p->cpid != tp->pid ? ", renumbered: an earlier trace has this pid" : "");
     opp_chrome_meta(x, "process_name", p->cpid, 0, name);
     return 0;
 }
 
-int opp_chrome_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
+int opp_chrome_thread(void *ctx, uint32_t ti, const char *name)
 {
     struct chrome *x = ctx;
-    struct xproc *p = opp_chrome_proc(x, proc);
-    if (opp_chrome_wanted(x, p) && name && name[0])
-        opp_chrome_meta(x, "thread_name", p->cpid, tid, name);
+    const struct opp_thread *t = &x->m->threads[ti];
+    if (opp_chrome_reach(x, t->proc))
+        return -EIO;
+    if (opp_chrome_wanted(x, t->proc) && name && name[0])
+        opp_chrome_meta(x, "thread_name", x->procs[t->proc].cpid, t->tid, name);
     return 0;
 }
 
@@ -59,10 +64,9 @@ int opp_chrome_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
 static void distributed_info(struct chrome *x)
 {
     int64_t rank = -1, world = -1;
-    struct xproc *p, *pt;
-    HASH_ITER(hh, x->procs, p, pt)
-    {
-        if (!opp_chrome_wanted(x, p) || p->rank < 0)
+    for (size_t i = 0; i < x->m->nprocs; i++) {
+        const struct opp_process *p = &x->m->procs[i];
+        if (!opp_chrome_wanted(x, (uint32_t)i) || p->rank < 0)
             continue;
         if (rank >= 0 && p->rank != rank)
             return; /* several ranks: a file per rank carries it (--rank) */
@@ -83,23 +87,22 @@ void opp_chrome_tail(struct chrome *x)
 {
     FILE *f = x->out;
     fputs("\n  ],\n  \"deviceProperties\": [", f);
-    for (size_t i = 0; i < x->ndevs; i++) {
-        const uint64_t *v = x->devs[i].f;
-        const char *name =
-            opp_chrome_str_of(x, (uint32_t)(v[OPP_GF_V_NAME] >> 32), v[OPP_GF_V_NAME]);
-        fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"name\": ", i ? "," : "", v[OPP_GF_V_ID]);
-        opp_json_str(f, name ? name : "");
+    const struct opp_gpu *gpu = &x->m->gpu;
+    size_t n = gpu->ndevices < 16 ? gpu->ndevices : 16; /* as Kineto's devices */
+    for (size_t i = 0; i < n; i++) {
+        const struct opp_gpu_device *d = &gpu->devices[i];
+        fprintf(f, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", d->id);
+        opp_json_str(f, opp_model_str(x->m, d->name));
         fprintf(f,
-                ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %" PRIu64
-                ", \"computeMinor\": %" PRIu64 ", \"numSms\": %" PRIu64
-                ", \"maxThreadsPerBlock\": %" PRIu64 ", \"maxThreadsPerMultiprocessor\": %" PRIu64
-                ", \"regsPerMultiprocessor\": %" PRIu64 ", \"sharedMemPerMultiprocessor\": %" PRIu64
+                ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %" PRIu32
+                ", \"computeMinor\": %" PRIu32 ", \"numSms\": %" PRIu32
+                ", \"maxThreadsPerBlock\": %" PRIu32 ", \"maxThreadsPerMultiprocessor\": %" PRIu32
+                ", \"regsPerMultiprocessor\": %" PRIu32 ", \"sharedMemPerMultiprocessor\": %" PRIu32
                 "}",
-                v[OPP_GF_V_GLOBAL_MEM], v[OPP_GF_V_CC_MAJOR], v[OPP_GF_V_CC_MINOR], v[OPP_GF_V_SMS],
-                v[OPP_GF_V_THREADS_PER_BLOCK], v[OPP_GF_V_THREADS_PER_SM], v[OPP_GF_V_REGS_PER_SM],
-                v[OPP_GF_V_SMEM_PER_SM]);
+                d->global_mem, d->cc_major, d->cc_minor, d->sms, d->threads_per_block,
+                d->threads_per_sm, d->regs_per_sm, d->smem_per_sm);
     }
-    fputs(x->ndevs ? "\n  ]\n}\n" : "]\n}\n", f);
+    fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
 void opp_chrome_head(struct chrome *x, uint64_t base_real)

@@ -1,11 +1,13 @@
 /* `opprof export chrome`: the trace as Chrome trace JSON in the schema
- * Kineto writes, for Perfetto, chrome://tracing and HTA. Two streaming
- * passes over the file: the first keeps only what is small (processes,
- * function tables, thread names, strings, devices, the earliest time), the
- * second writes each event as it is read. Memory does not grow with the
- * number of events. Several traces (one per host) are read file after file
- * in each pass, merged as opp_model_load_many merges them: serials of the
- * k-th file offset by k << 24, its times moved onto the first file's clock. */
+ * Kineto writes, for Perfetto, chrome://tracing and HTA. Reads of the
+ * pass as the files give their records (pass.h: a consumer of the files'
+ * order), after its first read made the model without calls: where the
+ * traces have GPU work, one keeps what is small (each file's devices, the
+ * correlation ids that have both a call and GPU work); the last writes
+ * each event as it is read. Memory does not grow with the number of
+ * events. Several traces (one per host) are merged as the pass merges
+ * them: serials of the k-th file offset by k << 24, its times moved onto
+ * the first file's clock. */
 #include "exports/export.h"
 
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/loader.h"
 #include "exports/chrome.h"
 
 static void bits_free(struct bits *b)
@@ -24,37 +27,24 @@ static void bits_free(struct bits *b)
 
 static void free_all(struct chrome *x)
 {
-    struct xproc *p, *pt;
-    HASH_ITER(hh, x->procs, p, pt)
-    {
-        HASH_DEL(x->procs, p);
-        for (uint32_t i = 0; i < p->nfuncs; i++)
-            free(p->funcs[i].lib), free(p->funcs[i].name);
-        free(p->funcs);
-        bits_free(&p->has_gpu);
-        bits_free(&p->has_call);
-        free(p->exe);
-        free(p->host);
-        free(p);
+    for (size_t i = 0; x->procs && i < x->m->nprocs; i++) {
+        bits_free(&x->procs[i].has_gpu);
+        bits_free(&x->procs[i].has_call);
     }
+    free(x->procs);
+    free(x->hosts);
+    free(x->dem);
     OPP_HASH_FREE(x->pids);
-    struct xstr *s, *st;
-    HASH_ITER(hh, x->strs, s, st)
-    {
-        HASH_DEL(x->strs, s);
-        free(s->text);
-        free(s);
-    }
     OPP_HASH_FREE(x->streams);
-    opp_live_free(&x->blocks);
-    OPP_HASH_FREE(x->pystacks);
-    opp_chrome_pyspans_drop(x);
     OPP_HASH_FREE(x->devices);
+    opp_live_free(&x->blocks);
+    opp_chrome_pyspans_drop(x);
 }
 
-/* After pass 1: Chrome's pid for each file's pids and devices. A number an
- * earlier file already shows is moved up by 2^22 (Linux's largest pid_max)
- * until free, so that two hosts' processes (or GPUs) never share a track. */
+/* After the first read: Chrome's pid for each file's pids and devices. A
+ * number an earlier file already shows is moved up by 2^22 (Linux's
+ * largest pid_max) until free, so that two hosts' processes (or GPUs)
+ * never share a track. */
 static int assign_pids(struct chrome *x)
 {
     struct xkey *taken = NULL, *k;
@@ -78,8 +68,9 @@ static int assign_pids(struct chrome *x)
             }
             e->cpid = (uint32_t)c;
             k->key = c;
+            int hash_oom = 0;
             HASH_ADD(hh, taken, key, sizeof k->key, k);
-            if (x->oom) {
+            if (hash_oom) {
                 free(k);
                 rc = -1;
                 break;
@@ -87,130 +78,143 @@ static int assign_pids(struct chrome *x)
         }
     }
     OPP_HASH_FREE(taken);
-    struct xproc *p, *pt;
-    HASH_ITER(hh, x->procs, p, pt)
-    {
-        x->cur = p->file;
-        p->cpid = opp_chrome_pid(x, p->pid);
+    for (size_t i = 0; i < x->m->nprocs; i++) {
+        x->cur = opp_chrome_file(x, (uint32_t)i);
+        x->procs[i].cpid = opp_chrome_pid(x, x->m->procs[i].pid);
     }
+    x->cur = 0;
     return rc;
 }
 
-/* Read every file in turn with v; 0 or -1 (err set). sum: the first file's
- * summary, with the others' warning when it has none. */
-static int read_all(struct chrome *x, const struct opp_tr_visitor *v, struct opp_tr_summary *sum,
-                    char *err, size_t errlen, int (*after)(struct chrome *))
+/* ts 0: the traces' first time (the pass's), or a process's end or a
+ * device memory record before it (all a trace of no calls has). */
+static uint64_t first_time(const struct chrome *x)
 {
-    for (x->cur = 0; x->cur < x->nfiles; x->cur++) {
-        struct opp_tr_summary s;
-        const char *path = x->files[x->cur].path;
-        x->base = (uint32_t)x->cur << 24;
-        memset(x->mem_total, 0, sizeof x->mem_total); /* another host's devices */
-        if (opp_trace_read(path, v, x, x->cur ? &s : sum, err, errlen) < 0)
-            return -1;
-        if (after && after(x)) {
-            snprintf(err, errlen, "cannot export %s: %s", path,
-                     x->oom ? "out of memory" : "cannot write");
-            return -1;
-        }
-        if (x->oom) {
-            snprintf(err, errlen, "cannot export %s: out of memory", path);
-            return -1;
-        }
-        if ((x->cur ? &s : sum)->summary) {
-            snprintf(err, errlen,
-                     "%s is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
-                     "without their times); the Chrome export needs every call: record without "
-                     "OPPROF_MODE=summary",
-                     path);
-            return -1;
-        }
-        if (x->cur && !sum->warning[0] && s.warning[0])
-            snprintf(sum->warning, sizeof sum->warning, "%.200s: %.300s", path, s.warning);
+    const struct opp_model *m = x->m;
+    uint64_t t = opp_pass_first_ns(x->pass);
+    t = t ? t : UINT64_MAX;
+    for (size_t i = 0; i < m->nprocs; i++)
+        if (m->procs[i].end_how && m->procs[i].end_ns && m->procs[i].end_ns < t)
+            t = m->procs[i].end_ns;
+    if (m->gpu.nmem && m->gpu.mem[0].time_ns && m->gpu.mem[0].time_ns < t) /* by time */
+        t = m->gpu.mem[0].time_ns;
+    return t == UINT64_MAX ? 0 : t;
+}
+
+/* One read of the pass with c (x its context); 0, or -1 (err said). */
+static int read_with(struct chrome *x, struct opp_pass_consumer c, char *err, size_t errlen)
+{
+    c.ctx = x;
+    int rc = opp_pass_run(x->pass, &c, err, errlen);
+    if (rc && ferror(x->out))
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno));
+    return rc ? -1 : 0;
+}
+
+/* The export of the pass's traces; 0, -1 (err), OPP_EXPORT_NOT_HELD. */
+static int export(struct chrome *x, char *err, size_t errlen)
+{
+    const struct opp_model *m = x->m;
+    x->procs = calloc(m->nprocs ? m->nprocs : 1, sizeof *x->procs);
+    x->hosts = calloc(x->nfiles, sizeof *x->hosts);
+    x->ndem = m->nstrs;
+    x->dem = malloc((x->ndem ? x->ndem : 1) * sizeof *x->dem);
+    if (!x->procs || !x->hosts || !x->dem) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
-    x->cur = 0;
-    x->base = 0;
+    memset(x->dem, 0xff, (x->ndem ? x->ndem : 1) * sizeof *x->dem);
+    for (size_t i = m->nprocs; i-- > 0;) {
+        const char *host = opp_chrome_host(&m->procs[i]);
+        if (host)
+            x->hosts[opp_chrome_file(x, (uint32_t)i)] = host;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < m->nprocs && !rc; i++)
+        rc = opp_chrome_note_pid(x, opp_chrome_file(x, (uint32_t)i), m->procs[i].pid);
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (m->gpu.records && read_with(x, opp_chrome_scan, err, errlen)) /* devices, arrows */
+        return -1;
+    if (assign_pids(x)) {
+        snprintf(err, errlen, "cannot export %s: out of memory", x->paths[0]);
+        return -1;
+    }
+    x->base_ns = first_time(x);
+    /* The wall-clock time of ts 0, through the first file's pair of clocks. */
+    const struct opp_loader *ld = &opp_pass_meta(x->pass)->ld;
+    uint64_t base_real = ld->have_ref && ld->ref >= 0 ? (uint64_t)ld->ref + x->base_ns : 0;
+    if (x->only_rank >= 0) {
+        int any = 0;
+        for (size_t i = 0; i < m->nprocs; i++)
+            any |= m->procs[i].rank == x->only_rank;
+        if (!any) {
+            if (x->nfiles == 1)
+                snprintf(err, errlen, "no process of %s has rank %" PRId64, x->paths[0],
+                         x->only_rank);
+            else
+                snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, x->nfiles,
+                         x->only_rank);
+            return OPP_EXPORT_NOT_HELD;
+        }
+    }
+    opp_chrome_head(x, base_real);
+    static const struct opp_pass_consumer write = {.read = opp_chrome_call,
+                                                   .process = opp_chrome_process,
+                                                   .thread = opp_chrome_thread,
+                                                   .record = opp_chrome_gpu};
+    if (read_with(x, write, err, errlen))
+        return -1;
+    if (opp_chrome_pyspans_end(x)) {
+        snprintf(err, errlen, "cannot write the export: %s", strerror(errno));
+        return -1;
+    }
+    opp_chrome_tail(x);
     return 0;
 }
 
 int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
                       FILE *out, char *err, size_t errlen)
 {
-    int64_t rank = o ? o->rank : -1;
     if (!ntraces || ntraces > OPP_CHROME_MAX_TRACES) {
         snprintf(err, errlen, "%s", ntraces ? "too many traces (at most 256)" : "no trace");
         return -1;
     }
-    if (opp_trace_distinct(traces, ntraces, err, errlen))
-        return -1;
-    struct chrome *x = calloc(1, sizeof *x);
-    struct xfile *files = calloc(ntraces, sizeof *files);
-    if (!x || !files) {
-        free(x);
-        free(files);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+    enum opp_stream_refused why;
+    struct opp_pass *p = opp_pass_open(traces, ntraces, &why, err, errlen);
+    if (!p && why == OPP_STREAM_SUMMARY_FILE) { /* err: its path */
+        char path[512];
+        snprintf(path, sizeof path, "%s", err);
+        snprintf(err, errlen,
+                 "%s is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
+                 "without their times); the Chrome export needs every call: record without "
+                 "OPPROF_MODE=summary",
+                 path);
     }
-    for (size_t i = 0; i < ntraces; i++)
-        files[i].path = traces[i];
-    x->files = files;
-    x->nfiles = ntraces;
-    x->out = out;
+    if (!p)
+        return -1;
+    struct chrome x = {.out = out,
+                       .pass = p,
+                       .m = opp_pass_model(p),
+                       .paths = traces,
+                       .nfiles = ntraces,
+                       .first = 1,
+                       .only_rank = o ? o->rank : -1,
+                       .from_ns = o ? o->from_ns : 0,
+                       .to_ns = o && o->to_ns ? o->to_ns : UINT64_MAX};
     /* one writer: no stdio lock per call, and larger writes */
     __fsetlocking(out, FSETLOCKING_BYCALLER);
     setvbuf(out, NULL, _IOFBF, 1 << 20);
-    x->base_ns = UINT64_MAX;
-    x->first = 1;
-    x->only_rank = rank;
-    x->from_ns = o ? o->from_ns : 0;
-    x->to_ns = o && o->to_ns ? o->to_ns : UINT64_MAX;
-    struct opp_tr_summary sum;
-    static const struct opp_tr_visitor v2 = {.process = opp_chrome_process,
-                                             .thread = opp_chrome_thread,
-                                             .event = opp_chrome_event,
-                                             .gpu = opp_chrome_gpu};
-    int rc = -1;
-    if (read_all(x, &opp_chrome_scan, &sum, err, errlen, NULL) < 0)
-        goto out;
-    if (assign_pids(x)) {
-        snprintf(err, errlen, "cannot export %s: out of memory", traces[0]);
-        goto out;
-    }
-    if (x->base_ns == UINT64_MAX)
-        x->base_ns = 0;
-    /* The wall-clock time of ts 0, through the first file's pair of clocks. */
-    uint64_t base_real = 0;
-    if (files[0].have_shift && x->ref >= 0)
-        base_real = (uint64_t)x->ref + x->base_ns;
-    if (rank >= 0) {
-        int any = 0;
-        struct xproc *p, *pt;
-        HASH_ITER(hh, x->procs, p, pt)
-        any |= p->rank == rank;
-        if (!any) {
-            if (ntraces == 1)
-                snprintf(err, errlen, "no process of %s has rank %" PRId64, traces[0], rank);
-            else
-                snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, ntraces,
-                         rank);
-            rc = OPP_EXPORT_NOT_HELD;
-            goto out;
-        }
-    }
-    opp_chrome_head(x, base_real);
-    if (read_all(x, &v2, &sum, err, errlen, opp_chrome_pyspans_end) < 0)
-        goto out;
-    opp_chrome_tail(x);
-    if (fflush(out) || ferror(out)) {
+    int rc = export(&x, err, errlen);
+    if (!rc && (fflush(out) || ferror(out))) {
         snprintf(err, errlen, "cannot write the export: %s", strerror(errno));
-        goto out;
+        rc = -1;
     }
-    if (sum.warning[0])
-        snprintf(err, errlen, "%s", sum.warning); /* exported what was readable */
-    rc = 0;
-out:
-    free_all(x);
-    free(x);
-    free(files);
+    if (!rc && x.m->sum.warning[0])
+        snprintf(err, errlen, "%s", x.m->sum.warning); /* exported what was readable */
+    free_all(&x);
+    opp_pass_free(p);
     return rc;
 }
