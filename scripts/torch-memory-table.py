@@ -17,6 +17,7 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 facts = tempfile.NamedTemporaryFile(suffix=".txt", delete=False).name
 script = os.path.join(here, "..", "tests", "py", "torch_train.py")
+sys.path.insert(0, os.path.dirname(script))  # its torch_facts
 sys.argv = [script, sys.argv[1] if len(sys.argv) > 1 else "3", "torch", facts]
 prof = runpy.run_path(script, run_name="__main__")["prof"]
 

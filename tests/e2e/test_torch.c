@@ -195,15 +195,17 @@ static int is_layer(const char *name)
     return !strncmp(name, "nn.Module: ", 11);
 }
 
-/* The Self CPU Mem of m's nn.Module layers whose nearest call around them
- * that is not a layer is named name ("[memory]": none): torch, which has
- * no layers, gives those bytes (Python's frees between the ops of a
- * forward) to that call. */
-static int64_t layers_self_mem(const struct opp_model *m, const char *name)
+/* The Self CPU Mem of m's nn.Module layers (in process proc, or every
+ * process for -1) whose nearest call around them that is not a layer is
+ * named name ("[memory]": none): torch, which has no layers, gives those
+ * bytes (Python's frees between the ops of a forward) to that call. */
+static int64_t layers_self_mem(const struct opp_model *m, const char *name, long proc)
 {
     int64_t sum = 0;
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         const struct opp_thread *t = &m->threads[ti];
+        if (proc >= 0 && t->proc != (uint32_t)proc)
+            continue;
         for (size_t i = 0; t->cpumem && i < t->nevents; i++) {
             if (!is_layer(opp_model_str(m, t->events[i].name)))
                 continue;
@@ -245,8 +247,11 @@ static const struct fact *fact_of(const char *what, const char *name)
  * - [memory]: opprof records the whole run, torch.profiler from its
  *   __enter__ to its __exit__, so opprof's also has the frees of the
  *   interpreter's end: every byte torch saw left (its "left" fact),
- *   freed outside any op. */
-static void check_torch_memory(const struct opp_model *m, const struct opp_agg *a)
+ *   freed outside any op.
+ * a: the aggregate of process proc's calls (-1: every process's); rows:
+ * how many rows torch has, charged: how many of them with Self CPU Mem. */
+static void check_torch_memory(const struct opp_model *m, const struct opp_agg *a, long proc,
+                               size_t *rows_out, size_t *charged_out)
 {
     const struct fact *left = fact_of("left", "");
     ck_assert_ptr_nonnull(left);
@@ -262,7 +267,7 @@ static void check_torch_memory(const struct opp_model *m, const struct opp_agg *
                 total += a->rows[r].cpu_memory_usage;
                 self += a->rows[r].self_cpu_memory_usage;
             }
-        self += layers_self_mem(m, name);
+        self += layers_self_mem(m, name, proc);
         long end = !strcmp(name, "[memory]") ? -left->mem : 0;
         ck_assert_msg(total == facts[i].mem + end && self == facts[i].self_mem + end,
                       "%s: torch CPU Mem %ld, Self %ld; opprof %lld, %lld", name, facts[i].mem,
@@ -270,8 +275,8 @@ static void check_torch_memory(const struct opp_model *m, const struct opp_agg *
         rows++;
         charged += facts[i].self_mem != 0;
     }
-    ck_assert_uint_gt(rows, 90);
-    ck_assert_uint_gt(charged, 30);
+    *rows_out = rows;
+    *charged_out = charged;
     /* and no row of opprof's has CPU memory that torch's have not */
     for (size_t r = 0; r < a->nrows; r++)
         if (!fact_of("mem", a->rows[r].key) && !is_layer(a->rows[r].key))
@@ -316,7 +321,10 @@ static void check_torch_facts(const struct opp_model *m)
                               "AddmmBackward0"};
     for (size_t i = 0; i < sizeof per_iter / sizeof *per_iter; i++)
         ck_assert_msg(calls(&a, per_iter[i], NULL, NULL) == ITERS, "%s", per_iter[i]);
-    check_torch_memory(m, &a);
+    size_t rows, charged;
+    check_torch_memory(m, &a, -1, &rows, &charged);
+    ck_assert_uint_gt(rows, 90);
+    ck_assert_uint_gt(charged, 30);
 
     /* torch's shapes, in torch's order (not BLAS's column-major view) */
     struct opp_agg_opts os = {.group_by_shape = 1};
@@ -960,6 +968,34 @@ static uint64_t calls_in(const struct opp_model *m, const struct opp_agg_opts *o
     return n;
 }
 
+/* tests/py/torch_loader.py under torch.profiler (facts) and under `opprof
+ * run` (its trace's path to trace): the same output. Run once a suite run,
+ * in shared, as run_both. */
+static struct opp_model *run_loader(char *trace, size_t cap)
+{
+    char *tfile = tu_path(shared, "loader.txt"), *t = tu_path(shared, "loader.trace");
+    char *done = tu_path(shared, "loader.done");
+    if (access(done, F_OK) != 0) {
+        char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+        ck_assert_int_eq(
+            tu_code(tu_run((char *[]){PY, (char *)script("torch_loader.py"), "torch", tfile, NULL},
+                           NULL, o1, NULL)),
+            0);
+        profiled(t, NULL, o2, NULL, (char *)script("torch_loader.py"), NULL);
+        char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+        ck_assert_str_eq(s1, s2);
+        free(s1), free(s2), free(o1), free(o2);
+        close(open(done, O_CREAT | O_WRONLY, 0600));
+    }
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    struct opp_model *m = tu_load(t);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 3);
+    snprintf(trace, cap, "%s", t);
+    free(tfile), free(t), free(done);
+    return m;
+}
+
 /* A DataLoader's two workers (tests/py/torch_loader.py): the table adds
  * the three processes up and says so; --pid MAIN counts what torch.profiler
  * in the main process counts, name by name, and the three --pid tables add
@@ -969,19 +1005,8 @@ START_TEST(torch_workers_added_up)
 {
     if (!have_torch("torch_workers_added_up"))
         return;
-    char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
-    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_loader.py"), "torch", tfile, NULL},
-                       NULL, o1, NULL)),
-        0);
-    profiled(trace, NULL, o2, NULL, (char *)script("torch_loader.py"), NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
-    ck_assert_str_eq(s1, s2);
-    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert_uint_eq(m->nprocs, 3);
+    char trace[4096];
+    struct opp_model *m = run_loader(trace, sizeof trace);
     uint32_t pids[3] = {m->procs[0].pid, m->procs[1].pid, m->procs[2].pid};
     struct opp_agg_opts all = {0}, one[3];
     for (int p = 0; p < 3; p++)
@@ -1056,12 +1081,42 @@ START_TEST(torch_workers_added_up)
     ck_assert_msg(strstr(out, "(each call is a step), 32 steps\n"), "%s", out);
     free(out), free(err);
     opp_model_free(m);
-    free(s1);
-    free(s2);
-    free(tfile);
-    free(trace);
-    free(o1);
-    free(o2);
+}
+END_TEST
+
+/* The batches a DataLoader's workers send (tests/py/torch_loader.py) are
+ * shared memory that at::MapAllocator maps in the main process as
+ * __next__ receives them, and unmaps when they are dropped: torch.profiler
+ * counts them (c10::reportMemoryUsageToProfiler), opprof too. --pid MAIN's
+ * CPU Mem, every row, is torch's event tree's. */
+START_TEST(torch_worker_batches_memory)
+{
+    if (!have_torch("torch_worker_batches_memory"))
+        return;
+    char trace[4096];
+    struct opp_model *m = run_loader(trace, sizeof trace);
+    struct opp_agg_opts main = {.filter_pid = 1, .pid = m->procs[0].pid};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &main, &a), 0);
+    size_t rows, charged;
+    check_torch_memory(m, &a, 0, &rows, &charged);
+    ck_assert_uint_gt(rows, 20);
+    ck_assert_uint_gt(charged, 4);
+    /* the four batches of 16 x 8 floats, each mapped in a __next__ */
+    int mapped = 0;
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t i = 0; t->proc == 0 && t->cpumem && i < t->nevents; i++) {
+            uint32_t p = t->events[i].parent;
+            mapped += !strcmp(opp_model_str(m, t->events[i].name), "[memory]") &&
+                      t->cpumem[i].self == 16 * 8 * 4 && p != OPP_NO_PARENT &&
+                      !strcmp(opp_model_str(m, t->events[p].name),
+                              "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
+        }
+    }
+    ck_assert_int_eq(mapped, 4);
+    opp_agg_free(&a);
+    opp_model_free(m);
 }
 END_TEST
 
@@ -1385,6 +1440,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_python_stacks_utf8);
     tcase_add_test(tc, torch_dataloader_workers);
     tcase_add_test(tc, torch_workers_added_up);
+    tcase_add_test(tc, torch_worker_batches_memory);
     tcase_add_test(tc, torch_cannot_attach);
     tcase_add_test(tc, torch_profiler_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);

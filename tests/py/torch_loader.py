@@ -13,7 +13,9 @@ prof = None
 if len(sys.argv) > 1 and sys.argv[1] == "torch":
     from torch.profiler import ProfilerActivity, profile
 
-    prof = profile(activities=[ProfilerActivity.CPU])
+    import torch_facts
+
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
     prof.__enter__()
 
 torch.manual_seed(0)
@@ -40,7 +42,5 @@ with torch.no_grad():
 
 if prof is not None:
     prof.__exit__(None, None, None)
-    with open(sys.argv[2], "w") as f:
-        for e in prof.key_averages():
-            f.write("count\t%s\t%d\n" % (e.key, e.count))
+    torch_facts.write(prof, sys.argv[2], memory=True)
 print("total %.4f" % tot)

@@ -47,6 +47,7 @@ struct wrapper {
 #define TORCH_CB(name) {0, 0, 0, ""}
 #define C10_ALLOC(name, ...) {0, 0, 0, ""} /* written by hand (torch/memory.c) */
 #define C10_FREE(name, ...) {0, 0, 0, ""}
+#define C10_REPORT(name, ...) {0, 0, 0, ""}
 
 #include "tables/funcs.h"
 
