@@ -1,6 +1,6 @@
 /* torch.profiler's conventions that opprof follows wherever it records or
- * reads calls: the names of the calls that mark steps, and its folding of
- * an operator into itself. */
+ * reads calls: the names of the calls that mark steps and their row in the
+ * table, and its folding of an operator into itself. */
 #ifndef OPP_TORCH_RULES_H
 #define OPP_TORCH_RULES_H
 
@@ -29,6 +29,16 @@ static inline int opp_optimizer_step(int scope, const char *name)
 {
     return scope == OPP_TORCH_SCOPE_USER &&
            !strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1);
+}
+
+/* The key_averages row of a call named name: key_averages keys every
+ * ProfilerStep#N as one row, ProfilerStep* (profiler_util._rewrite_name
+ * with_wildcard), so the table counts the steps in it; every other name
+ * is its own row. */
+#define OPP_PROFILER_STEP_ROW "ProfilerStep*"
+static inline const char *opp_torch_row_key(const char *name)
+{
+    return opp_profiler_step(name) ? OPP_PROFILER_STEP_ROW : name;
 }
 
 /* A call that is a range by itself rather than an operator: an NVTX

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/advise_rules.h"
+#include "torch_rules.h"
 
 const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT] = {
 #define OPP_ADVISE_TH_DESC(id, name, value, unit, help) {name, value, unit, help},
@@ -247,8 +248,8 @@ int adv_step_excess(const struct opp_advise_ctx *c, size_t i, size_t ref, char *
     }
     for (size_t k = 0; k < a.nrows; k++) {
         const struct opp_row *r = &a.rows[k], *s = adv_row(&b, r->key);
-        uint64_t base = s ? s->self_cpu_time_total_ns : 0, num;
-        if (opp_profiler_step_number(r->key, &num) || (c->range && !strcmp(r->key, c->range)))
+        uint64_t base = s ? s->self_cpu_time_total_ns : 0;
+        if (!strcmp(r->key, OPP_PROFILER_STEP_ROW) || (c->range && !strcmp(r->key, c->range)))
             continue; /* the step itself: its self time is the time outside the calls */
         if (r->device_type == OPP_DEVICE_CPU && r->self_cpu_time_total_ns > base &&
             r->self_cpu_time_total_ns - base > *ns) {

@@ -5,6 +5,7 @@
 #include "analysis/aggregate.h"
 
 #include "analysis/symbolize.h"
+#include "torch_rules.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -237,6 +238,7 @@ struct opp_agg_acc {
     struct opp_agg_proc *pp; /* by process index */
     size_t *by_name;         /* rows keyed by name alone: row + 1 by string id, 0 unknown */
     size_t nby_name;
+    uint32_t step_row; /* the first ProfilerStep#N's string id: all key that row; UINT32_MAX */
     int failed;
 };
 
@@ -334,7 +336,7 @@ struct opp_agg_acc *opp_agg_acc_new(const struct opp_model *m, const struct opp_
     struct opp_agg_acc *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
-    *x = (struct opp_agg_acc){.m = m, .o = o, .a = a};
+    *x = (struct opp_agg_acc){.m = m, .o = o, .a = a, .step_row = UINT32_MAX};
     if (!(x->pp = calloc(m->nprocs ? m->nprocs : 1, sizeof *x->pp))) {
         free(x);
         return NULL;
@@ -370,6 +372,18 @@ static ssize_t cpu_row(struct opp_agg_acc *x, uint32_t name, uint32_t lib,
     return i;
 }
 
+/* The name whose row a call named name goes to: torch's (opp_torch_row_key),
+ * all ProfilerStep#N the first one's. */
+static uint32_t row_name(struct opp_agg_acc *x, uint32_t name)
+{
+    const char *s = opp_model_str(x->m, name);
+    if (opp_torch_row_key(s) == s)
+        return name;
+    if (x->step_row == UINT32_MAX)
+        x->step_row = name;
+    return x->step_row;
+}
+
 int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct opp_agg_vals *v)
 {
     const struct opp_model *m = x->m;
@@ -394,7 +408,7 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
     struct opp_shapes shapes = {0};
     if (o->group_by_shape)
         opp_op_shapes(f->kind, c->args, c->nargs, &shapes);
-    ssize_t i = cpu_row(x, c->name, f->lib, &shapes, c->nstack, c->stack);
+    ssize_t i = cpu_row(x, row_name(x, c->name), f->lib, &shapes, c->nstack, c->stack);
     if (i < 0)
         return -ENOMEM;
     v->row = (size_t)i;
@@ -565,7 +579,7 @@ int opp_agg_acc_finish(struct opp_agg_acc *x, int cpu_mem)
     drop_empty(a);
     for (size_t i = 0; i < a->nrows_all; i++) {
         struct opp_row *r = &a->rows[i];
-        r->key = opp_model_str(m, r->name);
+        r->key = opp_torch_row_key(opp_model_str(m, r->name));
         r->lib = r->lib_id == UINT32_MAX ? "" : opp_model_str(m, r->lib_id);
     }
     a->matched = o->match != NULL;

@@ -1237,6 +1237,49 @@ START_TEST(torch_schedule_on_optimizer_steps)
 }
 END_TEST
 
+/* A schedule's steps are one row, as key_averages keys them all
+ * (ProfilerStep*), counted as often as torch.profiler counts them on the
+ * same schedule (tests/py/torch_schedule.py: wait 1, warmup 1, active 2),
+ * with the optimizer's steps in them; no row per ProfilerStep#N. */
+START_TEST(torch_schedule_steps_one_row)
+{
+    if (!have_torch("torch_schedule_steps_one_row"))
+        return;
+    char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_schedule.py"), "torch", tfile, NULL},
+                       NULL, o1, NULL)),
+        0);
+    profiled(
+        trace,
+        (char *[]){"OPPROF_SCHEDULE=wait=1,warmup=1,active=2,repeat=1", "OPPROF_STEP=torch", NULL},
+        o2, NULL, (char *)script("torch_schedule.py"), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg_opts o = {0};
+    struct opp_agg a;
+    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    const char *names[] = {"ProfilerStep*", "Optimizer.step#SGD.step",
+                           "Optimizer.zero_grad#SGD.zero_grad"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const struct fact *f = fact_of("count", names[i]);
+        ck_assert_msg(f, "torch.profiler has no %s", names[i]);
+        ck_assert_int_eq(f->n, 2);
+        ck_assert_msg(calls(&a, names[i], NULL, NULL) == (uint64_t)f->n, "%s: opprof %llu",
+                      names[i], (unsigned long long)calls(&a, names[i], NULL, NULL));
+    }
+    for (size_t r = 0; r < a.nrows; r++)
+        ck_assert_msg(strncmp(a.rows[r].key, "ProfilerStep#", 13), "a row %s", a.rows[r].key);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(s1), free(s2), free(tfile), free(trace), free(o1), free(o2);
+}
+END_TEST
+
 static void touch(const char *name)
 {
     char *p = tu_path(dir, name);
@@ -1444,6 +1487,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_cannot_attach);
     tcase_add_test(tc, torch_profiler_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);
+    tcase_add_test(tc, torch_schedule_steps_one_row);
     tcase_add_test(tc, torch_ctl_stop_start);
     tcase_add_test(tc, torch_python_edges);
     tcase_add_test(tc, torch_deep_nesting);
