@@ -766,6 +766,7 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
     for (uint32_t i = 0; i < l->nprocs; i++) {
         struct lproc *p = l->procs[i];
         double scale = tick_ns(l, p);
+        struct opp_top_row *steps = NULL; /* its ProfilerStep#N rows' one row (torch_rules.h) */
         for (uint32_t k = 0; k < p->nrows; k++) {
             struct lrow *row = &p->rows[k];
             if (k == p->outside ? !modules || !row->layer : !row->calls)
@@ -773,8 +774,8 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
             if (!p->f && !row->name)
                 continue; /* its process ended and its name was lost */
             const char *name = row_name(p, row);
-            l->out[s->nrows++] =
-                (struct opp_top_row){.name = name ? name : "(name not come yet)",
+            struct opp_top_row o =
+                (struct opp_top_row){.name = name ? opp_torch_row_key(name) : "(name not come yet)",
                                      .lib = k == p->outside ? ""
                                             : row->lib      ? row->lib
                                                             : p->f[row->fn].lib,
@@ -788,6 +789,18 @@ int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s)
                                      .total_ns = lns_of(&row->total_ns, row->total, scale),
                                      .gpu_ns = row->gpu,
                                      .mem = row->mem};
+            if (name && o.name != name && steps) {
+                steps->calls += o.calls;
+                steps->self_ns += o.self_ns;
+                steps->total_ns += o.total_ns;
+                steps->layer_ns += o.layer_ns;
+                steps->gpu_ns += o.gpu_ns;
+                steps->mem = opp_add_sat(steps->mem, o.mem);
+                continue;
+            }
+            if (name && o.name != name)
+                steps = &l->out[s->nrows];
+            l->out[s->nrows++] = o;
         }
     }
     if (s->nrows)
