@@ -14,8 +14,9 @@ struct opp_chrome_opts {
     int64_t rank;
     uint64_t from_ns, to_ns;
 };
-/* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA);
- * o NULL: everything. Several traces (one per host, at most
+/* Chrome trace JSON as Kineto writes it (Perfetto, chrome://tracing, HTA)
+ * of traces[0..ntraces) read by pass p (analysis/pass.h, opened over
+ * them); o NULL: everything. Several traces (one per host, at most
  * OPP_CHROME_MAX_TRACES) make one file, merged as opp_model_load_many merges
  * them (times on the first trace's clock, o's times too); a pid or device
  * number an earlier trace has is shown as itself + 2^22 (+ 2^22 ...). 0 when
@@ -27,8 +28,9 @@ struct opp_chrome_opts {
  * do not hold, err says which: a usage error, not a trace that cannot be
  * read. */
 #define OPP_EXPORT_NOT_HELD (-2)
-int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
-                      FILE *out, char *err, size_t errlen);
+struct opp_pass;
+int opp_export_chrome(struct opp_pass *p, const char *const *traces, size_t ntraces,
+                      const struct opp_chrome_opts *o, FILE *out, char *err, size_t errlen);
 
 /* Folded stacks like torch's export_stacks: per call path (outermost
  * first, ';'-joined) its summed self time, integer us, paths under 1 us
@@ -77,17 +79,16 @@ struct opp_html_page {
  * name: the page's title. 0 or -1. */
 int opp_export_html(const struct opp_html_page *page, const char *name, FILE *out);
 
-/* Traces paths[0..n) (one model, as opp_model_load_many makes it) as an
+/* The traces of pass p (analysis/pass.h) as an
  * SQLite database at path (a new file), in the schema of docs/SQLITE.md:
  * strings, processes, threads, every CPU operator with its shapes, FLOPs,
  * status and correlation ids, GPU operations, memory records and the
  * program's steps; read as they stream (analysis/pass.h), without loading
  * them: memory bounded by the threads, the calls still open and the GPU
  * records' join, not by the calls. 0 (err: the trace's warning, if any);
- * 1 for a summary trace (err: which; path then names no complete file); -1 with err
- * set (no room in TMPDIR for the GPU join's sorts included; built without
- * libsqlite3-dev). */
-int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,
-                             size_t errlen);
+ * -1 with err set (no room in TMPDIR for the GPU join's sorts included;
+ * built without libsqlite3-dev). */
+struct opp_pass;
+int opp_export_sqlite(struct opp_pass *p, const char *path, char *err, size_t errlen);
 
 #endif

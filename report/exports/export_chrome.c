@@ -175,26 +175,13 @@ static int export(struct chrome *x, char *err, size_t errlen)
     return 0;
 }
 
-int opp_export_chrome(const char *const *traces, size_t ntraces, const struct opp_chrome_opts *o,
-                      FILE *out, char *err, size_t errlen)
+int opp_export_chrome(struct opp_pass *p, const char *const *traces, size_t ntraces,
+                      const struct opp_chrome_opts *o, FILE *out, char *err, size_t errlen)
 {
     if (!ntraces || ntraces > OPP_CHROME_MAX_TRACES) {
         snprintf(err, errlen, "%s", ntraces ? "too many traces (at most 256)" : "no trace");
         return -1;
     }
-    enum opp_stream_refused why;
-    struct opp_pass *p = opp_pass_open(traces, ntraces, &why, err, errlen);
-    if (!p && why == OPP_STREAM_SUMMARY_FILE) { /* err: its path */
-        char path[512];
-        snprintf(path, sizeof path, "%s", err);
-        snprintf(err, errlen,
-                 "%s is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
-                 "without their times); the Chrome export needs every call: record without "
-                 "OPPROF_MODE=summary",
-                 path);
-    }
-    if (!p)
-        return -1;
     struct chrome x = {.out = out,
                        .pass = p,
                        .m = opp_pass_model(p),
@@ -215,6 +202,5 @@ int opp_export_chrome(const char *const *traces, size_t ntraces, const struct op
     if (!rc && x.m->sum.warning[0])
         snprintf(err, errlen, "%s", x.m->sum.warning); /* exported what was readable */
     free_all(&x);
-    opp_pass_free(p);
     return rc;
 }

@@ -328,19 +328,13 @@ out:
     return rc;
 }
 
-int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,
-                             size_t errlen)
+int opp_export_sqlite(struct opp_pass *p, const char *path, char *err, size_t errlen)
 {
-    enum opp_stream_refused why;
-    struct opp_pass *p = opp_pass_open(paths, n, &why, err, errlen);
-    if (!p) /* a summary trace: err its path; else err why */
-        return why == OPP_STREAM_SUMMARY_FILE ? 1 : -1;
     /* the steps' candidates read with the rows, their GPU work after */
     struct opp_step_stream *ss = opp_step_stream_over(p, err, errlen);
     struct db d;
     if (!ss || opp_sqlite_open(&d, path, err, errlen)) {
         opp_step_stream_free(ss);
-        opp_pass_free(p);
         return -1;
     }
     const struct opp_model *m = opp_pass_model(p);
@@ -359,17 +353,15 @@ int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *pat
         d.failed = 1; /* err says why */
     if (!rc && m->sum.warning[0])
         snprintf(err, errlen, "%s", m->sum.warning);
-    opp_pass_free(p);
     int closed = opp_sqlite_close(&d, path);
-    return rc ? -1 : closed; /* 1: no room for the GPU join's sorts (err), refused */
+    return rc || closed ? -1 : 0;
 }
 
 #else
 
-int opp_export_sqlite_traces(const char *const *paths, size_t n, const char *path, char *err,
-                             size_t errlen)
+int opp_export_sqlite(struct opp_pass *p, const char *path, char *err, size_t errlen)
 {
-    (void)paths, (void)n, (void)path;
+    (void)p, (void)path;
     snprintf(err, errlen, "this opprof was built without SQLite (libsqlite3-dev)");
     return -1;
 }

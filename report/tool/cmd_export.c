@@ -115,21 +115,12 @@ static int tree_refused(const struct opp_model *m, int frames, int code, int cud
     return 0;
 }
 
-/* The operator call paths or code frames of a full trace as the pass
- * merges them (table_stream.h), written: 0, -1 (err: no room in TMPDIR
- * for the GPU join's sorts included), or 1 for a summary trace, loaded as
- * it is (frames as export_tree's). */
-static int export_tree_read(const char *const *traces, size_t n, int svg, int cuda, int frames,
-                            const char *label, FILE *f, char *err, size_t errlen)
+/* The operator call paths or code frames of full traces as pass p
+ * merges them (table_stream.h), written: 0 or -1 (err: no room in TMPDIR
+ * for the GPU join's sorts included). */
+static int export_tree_read(struct opp_pass *p, int svg, int cuda, int frames, const char *label,
+                            FILE *f, char *err, size_t errlen)
 {
-    enum opp_stream_refused why;
-    struct opp_pass *p = opp_pass_open(traces, n, &why, err, errlen);
-    if (!p) {
-        if (why != OPP_STREAM_SUMMARY_FILE)
-            return -1; /* err says why */
-        err[0] = 0; /* loaded instead */
-        return 1;
-    }
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
     struct opp_codetree t;
@@ -145,20 +136,19 @@ static int export_tree_read(const char *const *traces, size_t n, int svg, int cu
         rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
     }
     opp_table_stream_free(st);
-    opp_pass_free(p);
     return rc == OPP_EXPORT_NOT_HELD ? rc : rc ? -1 : 0;
 }
 
 /* frames: 0 operator call paths, 1 code frames, -1 code frames when the
- * trace has code stacks (OPPROF_STACKS), else operator call paths. */
-static int export_tree(const char *const *traces, size_t n, int svg, int cuda, int frames, FILE *f,
-                       char *err, size_t errlen)
+ * trace has code stacks (OPPROF_STACKS), else operator call paths. The
+ * pass's (p), else a summary trace loaded as it is. */
+static int export_tree(struct opp_pass *p, const char *const *traces, size_t n, int svg, int cuda,
+                       int frames, FILE *f, char *err, size_t errlen)
 {
     char label[256];
     names_of(traces, n, label, sizeof label);
-    int read = export_tree_read(traces, n, svg, cuda, frames, label, f, err, errlen);
-    if (read <= 0)
-        return read;
+    if (p)
+        return export_tree_read(p, svg, cuda, frames, label, f, err, errlen);
     struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
     if (!m)
         return -1;
@@ -185,22 +175,6 @@ static void summary_refused(const char *what, char *err, size_t errlen)
     char path[512];
     snprintf(path, sizeof path, "%s", err);
     opp_summary_refusal(path, what, err, errlen);
-}
-
-/* A pass over the traces refused (why): -1 with err said, a summary
- * trace's naming it (what: the export). */
-static int refused(const char *const *traces, size_t n, const char *what,
-                   enum opp_stream_refused why, char *err, size_t errlen)
-{
-    if (why == OPP_STREAM_CANNOT) {
-        char names[256], reason[512];
-        snprintf(reason, sizeof reason, "%s", err);
-        snprintf(err, errlen, "%s cannot be read in one pass (%s), which %s needs",
-                 n == 1 ? traces[0] : names_of(traces, n, names, sizeof names), reason, what);
-    } else if (why == OPP_STREAM_SUMMARY_FILE) {
-        summary_refused(what, err, errlen);
-    }
-    return -1;
 }
 
 /* The memory timeline over pass p (mem_stream.h), read for series
@@ -246,7 +220,6 @@ static void html_parts_free(struct html_parts *h)
     opp_mem_stream_free(h->pg.ms);
     opp_gpu_stream_free(h->gpu);
     opp_advise_pass_free(h->ap);
-    opp_pass_free(h->pass);
 }
 
 /* advise's findings on the traces, from the pass. 0, or -1 with err
@@ -260,14 +233,11 @@ static int html_advice(struct html_parts *h, char *err, size_t errlen)
     return rc ? -1 : 0;
 }
 
-/* The HTML page of the traces, each part read through the pass. */
-static int export_html(const char *const *traces, size_t n, FILE *f, char *err, size_t errlen)
+/* The HTML page of the traces, each part read through pass p. */
+static int export_html(struct opp_pass *p, const char *const *traces, size_t n, FILE *f, char *err,
+                       size_t errlen)
 {
-    const char *what = "export html (its timeline)";
-    struct html_parts h = {0};
-    enum opp_stream_refused why;
-    if (!(h.pass = opp_pass_open(traces, n, &why, err, errlen)))
-        return refused(traces, n, what, why, err, errlen);
+    struct html_parts h = {.pass = p};
     if (!(h.ap = opp_advise_pass_over(h.pass, err, errlen))) {
         html_parts_free(&h);
         return -1;
@@ -311,18 +281,12 @@ static int export_html(const char *const *traces, size_t n, FILE *f, char *err, 
     return rc;
 }
 
-static int export_memory(const char *const *traces, size_t n, long long device, int svg, FILE *f,
-                         char *err, size_t errlen)
+static int export_memory(struct opp_pass *p, const char *const *traces, size_t n, long long device,
+                         int svg, FILE *f, char *err, size_t errlen)
 {
-    enum opp_stream_refused why;
-    struct opp_pass *p = opp_pass_open(traces, n, &why, err, errlen);
-    if (!p)
-        return refused(traces, n, "export memory (its timeline)", why, err, errlen);
     struct opp_mem_stream *ms = mem_stream(p, device, svg, err, errlen);
-    if (!ms) {
-        opp_pass_free(p);
+    if (!ms)
         return -1;
-    }
     struct opp_memline l;
     int rc;
     /* one trace: its path, as before; several: their file names */
@@ -346,7 +310,6 @@ static int export_memory(const char *const *traces, size_t n, long long device, 
     }
     rc = export_done(opp_pass_model(p), rc, err, errlen);
     opp_mem_stream_free(ms);
-    opp_pass_free(p);
     return rc;
 }
 
@@ -395,18 +358,14 @@ static const struct opp_process *named_process(const struct opp_model *m, int64_
  * host as one path component: it comes from the trace). 0 (a summary
  * trace: the export refuses it), 2 when the traces hold no window K, or
  * 1 (said). */
-static int chrome_window(const char *const *traces, size_t n, unsigned long k,
-                         struct opp_chrome_opts *co, const char **out_path, char *named, size_t cap)
+static int chrome_window(struct opp_pass *pass, const char *const *traces, size_t n,
+                         unsigned long k, struct opp_chrome_opts *co, const char **out_path,
+                         char *named, size_t cap)
 {
     char err[600], names[256];
-    enum opp_stream_refused why;
-    struct opp_pass *pass = opp_pass_open(traces, n, &why, err, sizeof err);
-    if (!pass && why == OPP_STREAM_SUMMARY_FILE)
-        return 0; /* the export says what a summary lacks */
-    struct opp_table_stream *ts = pass ? opp_table_stream_over(pass, err, sizeof err) : NULL;
+    struct opp_table_stream *ts = opp_table_stream_over(pass, err, sizeof err);
     if (!ts) {
         opp_say(PREFIX "%s", err);
-        opp_pass_free(pass);
         return 1;
     }
     const struct opp_model *m = opp_pass_model(pass);
@@ -447,14 +406,18 @@ static int chrome_window(const char *const *traces, size_t n, unsigned long k,
     }
     free(w);
     opp_table_stream_free(ts);
-    opp_pass_free(pass);
     return rc;
 }
 
 /* ---- the formats: one line each, the name and what writes it ---- */
 
-/* What the writers take from the command line. */
+/* What the writers take from the command line, and the pass over the
+ * traces the command opened (NULL: opp_pass_open refused them, why, the
+ * path of a summary trace or the reason in refusal). */
 struct export_req {
+    struct opp_pass *pass;
+    enum opp_stream_refused why;
+    const char *refusal;
     const char *const *traces;
     size_t n;
     const struct opp_chrome_opts *co; /* chrome: --rank, --window */
@@ -464,29 +427,71 @@ struct export_req {
     const char *path;                 /* own_file: the file to make, NULL: standard output */
 };
 
+/* The pass over the traces into r (NULL and r->why when refused: a
+ * summary trace, or one that cannot be read in one pass, which the
+ * writers say as each needs). 0, or -1 on error (refusal says why). */
+static int open_pass(struct export_req *r, char *refusal, size_t cap)
+{
+    r->pass = opp_pass_open(r->traces, r->n, &r->why, refusal, cap);
+    return r->pass || r->why != OPP_STREAM_ERROR ? 0 : -1;
+}
+
+/* A writer that needs every call, of traces the pass refused: -1 with
+ * err said (what: the export). */
+static int refused(const struct export_req *r, const char *what, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s", r->refusal);
+    if (r->why == OPP_STREAM_CANNOT) {
+        char names[256];
+        snprintf(err, errlen, "%s cannot be read in one pass (%s), which %s needs",
+                 r->n == 1 ? r->traces[0] : names_of(r->traces, r->n, names, sizeof names),
+                 r->refusal, what);
+    } else if (r->why == OPP_STREAM_SUMMARY_FILE) {
+        summary_refused(what, err, errlen);
+    }
+    return -1;
+}
+
 static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
-    return opp_export_chrome(r->traces, r->n, r->co, f, err, errlen);
+    if (r->pass)
+        return opp_export_chrome(r->pass, r->traces, r->n, r->co, f, err, errlen);
+    snprintf(err, errlen, "%s", r->refusal);
+    if (r->why == OPP_STREAM_SUMMARY_FILE)
+        snprintf(err, errlen,
+                 "%s is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
+                 "without their times); the Chrome export needs every call: record without "
+                 "OPPROF_MODE=summary",
+                 r->refusal);
+    return -1;
 }
 
 static int write_stacks(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
-    return export_tree(r->traces, r->n, 0, r->cuda, r->frames, f, err, errlen);
+    if (!r->pass && r->why != OPP_STREAM_SUMMARY_FILE)
+        return snprintf(err, errlen, "%s", r->refusal), -1;
+    return export_tree(r->pass, r->traces, r->n, 0, r->cuda, r->frames, f, err, errlen);
 }
 
 static int write_flamegraph(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
-    return export_tree(r->traces, r->n, 1, r->cuda, r->frames, f, err, errlen);
+    if (!r->pass && r->why != OPP_STREAM_SUMMARY_FILE)
+        return snprintf(err, errlen, "%s", r->refusal), -1;
+    return export_tree(r->pass, r->traces, r->n, 1, r->cuda, r->frames, f, err, errlen);
 }
 
 static int write_memory(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
-    return export_memory(r->traces, r->n, r->device, r->svg, f, err, errlen);
+    if (!r->pass)
+        return refused(r, "export memory (its timeline)", err, errlen);
+    return export_memory(r->pass, r->traces, r->n, r->device, r->svg, f, err, errlen);
 }
 
 static int write_html(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
-    return export_html(r->traces, r->n, f, err, errlen);
+    if (!r->pass)
+        return refused(r, "export html (its timeline)", err, errlen);
+    return export_html(r->pass, r->traces, r->n, f, err, errlen);
 }
 
 /* SQLite writes its own file (the temporary one, empty: a new database to
@@ -495,10 +500,11 @@ static int write_html(const struct export_req *r, FILE *f, char *err, size_t err
 static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
     (void)f;
-    int rc = opp_export_sqlite_traces(r->traces, r->n, r->path, err, errlen);
-    if (rc <= 0)
-        return rc;
-    summary_refused("export sqlite", err, errlen); /* a summary trace */
+    if (r->pass)
+        return opp_export_sqlite(r->pass, r->path, err, errlen);
+    snprintf(err, errlen, "%s", r->refusal);
+    if (r->why == OPP_STREAM_SUMMARY_FILE)
+        summary_refused("export sqlite", err, errlen);
     return -1;
 }
 
@@ -712,11 +718,23 @@ int cmd_export(int argc, char **argv)
         return 2;
     }
     struct opp_chrome_opts co = {.rank = rank_given ? (int64_t)rank : -1};
-    char named[4096];
-    int wrc =
-        window ? chrome_window(traces, ntraces, window, &co, &out_path, named, sizeof named) : 0;
-    if (wrc)
-        return wrc;
+    struct export_req req = {.traces = traces,
+                             .n = ntraces,
+                             .co = &co,
+                             .device = device,
+                             .cuda = cuda,
+                             .frames = frames};
+    char named[4096], refusal[600] = "";
+    req.refusal = refusal;
+    /* the one pass every writer reads: first for --window, which names the output */
+    if (window && !open_pass(&req, refusal, sizeof refusal) && req.pass) {
+        int wrc =
+            chrome_window(req.pass, traces, ntraces, window, &co, &out_path, named, sizeof named);
+        if (wrc) {
+            opp_pass_free(req.pass);
+            return wrc;
+        }
+    }
     struct opp_out out;
     char err[600] = "";
     int orc = fmt->own_file ? opp_out_open_path(&out, out_path, traces, ntraces, err, sizeof err)
@@ -724,11 +742,17 @@ int cmd_export(int argc, char **argv)
                                            traces, ntraces, err, sizeof err);
     if (orc) {
         opp_say(PREFIX "%s", err);
+        opp_pass_free(req.pass);
         return orc == -2 ? 2 : 1;
     }
-    const struct export_req req = {traces, ntraces, &co, device, cuda, frames,
-                                   out_path && ends_with(out_path, ".svg"), out.path};
-    int rc = fmt->write(&req, out.f, err, sizeof err);
+    req.svg = out_path && ends_with(out_path, ".svg");
+    req.path = out.path;
+    int rc = window ? 0 : open_pass(&req, refusal, sizeof refusal);
+    if (!rc)
+        rc = fmt->write(&req, out.f, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "%s", refusal);
+    opp_pass_free(req.pass);
     if (opp_out_close(&out, !rc, err, sizeof err) && rc != OPP_EXPORT_NOT_HELD)
         rc = -1;
     if (err[0])

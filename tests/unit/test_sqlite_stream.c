@@ -1,5 +1,5 @@
 /* The SQLite export written as the pass hands the calls over
- * (opp_export_sqlite_traces): each call's row id given as it returns,
+ * (opp_export_sqlite): each call's row id given as it returns,
  * its parent's id filled in when the parent comes, on traces built by
  * hand: nested calls, calls a process died inside, torch's folding of an
  * op into itself with GPU work through both ids, a thread read again
@@ -17,6 +17,7 @@
 #include "analysis/gpu_join.h"
 #include "exports/export.h"
 #include "gpu.h"
+#include "analysis/pass.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "tracebuild.h"
@@ -41,8 +42,9 @@ static const struct tb_python PY = {FUNCS, NF, (const char *const[]){"aten::mm",
 static char *export(void)
 {
     char *db = tu_path(dir, "s.sqlite"), err[512] = "";
-    const char *paths[] = {trace};
-    ck_assert_msg(opp_export_sqlite_traces(paths, 1, db, err, sizeof err) == 0, "%s", err);
+    struct opp_pass *p = tu_pass_open(trace);
+    ck_assert_msg(opp_export_sqlite(p, db, err, sizeof err) == 0, "%s", err);
+    opp_pass_free(p);
     return db;
 }
 
@@ -233,7 +235,9 @@ START_TEST(open_fold_exported_streamed)
     tb_process_end(&b, 0, OPP_END_LOST, 900);
     tb_end(&b);
     char *db = tu_path(dir, "s.sqlite"), err[512] = "";
-    ck_assert_int_eq(opp_export_sqlite_traces((const char *[]){trace}, 1, db, err, sizeof err), 0);
+    struct opp_pass *p = tu_pass_open(trace);
+    ck_assert_int_eq(opp_export_sqlite(p, db, err, sizeof err), 0);
+    opp_pass_free(p);
     ck_assert_str_eq(err, "");
     free(db);
     db = tu_path(dir, "c.sqlite");
