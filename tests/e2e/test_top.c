@@ -484,6 +484,16 @@ static char *screen(void)
     return tmux("capture-pane", "-p", "-t", "top");
 }
 
+/* A tmux server of its own (tmux_sock) running cmd in a session "top" of
+ * cols x rows, TERM xterm (term 0: the environment's). */
+static void tmux_session(const char *cols, const char *rows, const char *cmd, int term)
+{
+    char *argv[] = {"tmux", "-S", tmux_sock,    "-f", "/dev/null",  "new-session", "-d", "-s",
+                    "top",  "-x", (char *)cols, "-y", (char *)rows, (char *)cmd,   NULL};
+    char *env[] = {"TERM=xterm", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, term ? env : NULL, NULL, NULL)), 0);
+}
+
 /* The screen once it shows what (up to ms), else the last one. */
 static char *screen_with(const char *what, int ms)
 {
@@ -511,10 +521,7 @@ START_TEST(full_screen_keys_in_tmux)
              "timeout --foreground 60 %s top --interval 0.2 -o %s --log %s -- %s paced 2500 1000; "
              "echo $? > %s",
              tu_tool("opprof"), trace, log, scenarios(), rc);
-    char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
-                    "top",  "-x", "160",     "-y", "40",        cmd,           NULL};
-    char *env[] = {"TERM=xterm", NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+    tmux_session("160", "40", cmd, 1);
     char *s = screen_with("cblas_ddot", 10000);
     ck_assert_msg(strstr(s, "opprof top: recording, 1 process, 1 thread"), "screen:\n%s", s);
     ck_assert_ptr_nonnull(strstr(s, "*CPU total"));
@@ -571,10 +578,7 @@ START_TEST(full_screen_fits_its_lines)
     snprintf(cmd, sizeof cmd,
              "timeout --foreground 60 %s top --interval 0.2 -o %s --log %s/log -- %s 40; sleep 60",
              tu_tool("opprof"), trace, dir, tu_build("tests/progs/blas_calls"));
-    char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
-                    "top",  "-x", "160",     "-y", "12",        cmd,           NULL};
-    char *env[] = {"TERM=xterm", NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+    tmux_session("160", "12", cmd, 1);
     char *s = screen_with("the run is over: q quits", 15000);
     ck_assert_msg(starts(s, "opprof top: run ended"), "screen:\n%s", s);
     /* a '|' a line: the spans, the headings, three rules and the rows */
@@ -604,10 +608,7 @@ START_TEST(full_screen_restored_on_hangup)
              "sh -c 'echo $$ > %s; exec timeout --foreground 60 %s top --interval 0.2 -o %s --log "
              "%s/log -- %s paced 3000 1000'; echo $? > %s; sleep 60",
              pidf, tu_tool("opprof"), trace, dir, scenarios(), rc);
-    char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
-                    "top",  "-x", "160",     "-y", "40",        cmd,           NULL};
-    char *env[] = {"TERM=xterm", NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+    tmux_session("160", "40", cmd, 1);
     char *s = screen_with("cblas_ddot", 10000);
     ck_assert_msg(strstr(s, "opprof top: recording"), "screen:\n%s", s);
     free(s);
@@ -674,10 +675,7 @@ START_TEST(full_screen_draws_utf8_names)
                  "LC_ALL=%s timeout --foreground 60 %s top --interval 0.2 -o %s --log %s/log -- "
                  "%s; sleep 60",
                  locales[i], tu_tool("opprof"), trace, dir, app);
-        char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
-                        "top",  "-x", "120",     "-y", "40",        cmd,           NULL};
-        char *env[] = {"TERM=xterm", NULL};
-        ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+        tmux_session("120", "40", cmd, 1);
         char *s = screen_with("the run is over", 15000);
         ck_assert_msg(strstr(s, want[i]), "%s: screen:\n%s", locales[i], s);
         ck_assert_int_gt(bar_column(s, "    Name  "), 0);
@@ -707,9 +705,7 @@ START_TEST(run_progress_line_in_tmux)
         snprintf(cmd, sizeof cmd,
                  "%s run %s-o %s -- %s paced 2000 1000 > %s; echo $? > %s; sleep 20",
                  tu_tool("opprof"), quiet ? "-q " : "", trace, scenarios(), out, rc);
-        char *argv[] = {"tmux", "-S", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-s",
-                        "top",  "-x", "160",     "-y", "40",        cmd,           NULL};
-        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, NULL)), 0);
+        tmux_session("160", "40", cmd, 0);
         usleep(1500000); /* the line comes each second */
         char *s = screen();
         if (quiet) {

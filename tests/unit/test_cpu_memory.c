@@ -220,14 +220,11 @@ START_TEST(table_shows_cpu_memory)
 }
 END_TEST
 
-/* A large trace's table adds calls up as it streams (a summary): a free
- * read before its allocation (the worker's records were handed over
- * first) still takes the allocation's size, found in time order as here;
- * so does a free of an address allocated again later. The same table as
- * every call loaded. */
-START_TEST(streamed_frees_before_allocations)
+/* A worker's free of a block, its thread first in the file, before the
+ * main thread's allocation of it (512 B), which it allocates again (128 B)
+ * and frees. */
+static void write_frees_first(const char *t)
 {
-    char *t = tu_path(dir, "order.trace");
     struct tb b;
     tb_open(&b, t);
     tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
@@ -238,6 +235,17 @@ START_TEST(streamed_frees_before_allocations)
     tb_events(&b, ALLOC(1500, 0x1000, 512, 1), ALLOC(3000, 0x1000, 128, 1), FREE(3500, 0x1000, 1),
               TB_CALL(F_STEP, 1000, 4000, 0));
     tb_end(&b);
+}
+
+/* A large trace's table adds calls up as it streams (a summary): a free
+ * read before its allocation (the worker's records were handed over
+ * first) still takes the allocation's size, found in time order as here;
+ * so does a free of an address allocated again later. The same table as
+ * every call loaded. */
+START_TEST(streamed_frees_before_allocations)
+{
+    char *t = tu_path(dir, "order.trace");
+    write_frees_first(t);
     char *a[] = {"report", t, "--no-stream", NULL}, *c[] = {"report", t, "--stream", NULL};
     char *oc, *d = tu_call_differ(cmd_report, a, c, dir, NULL, NULL, NULL);
     ck_assert_msg(!d, "%s", d);
@@ -260,16 +268,7 @@ END_TEST
 START_TEST(summarized_frees_before_allocations)
 {
     char *t = tu_path(dir, "order.trace"), *s = tu_path(dir, "order.sum");
-    struct tb b;
-    tb_open(&b, t);
-    tb_process(&b, .proc = 0, .pid = 10, .exe = "python3");
-    funcs(&b);
-    tb_thread(&b, 101, "worker");
-    tb_events(&b, FREE(2000, 0x1000, 1), TB_CALL(F_MATMUL, 1900, 2100, 0));
-    tb_thread(&b, 100, "main");
-    tb_events(&b, ALLOC(1500, 0x1000, 512, 1), ALLOC(3000, 0x1000, 128, 1), FREE(3500, 0x1000, 1),
-              TB_CALL(F_STEP, 1000, 4000, 0));
-    tb_end(&b);
+    write_frees_first(t);
     char *o, *e;
     char *sa[] = {"summarize", t, "-o", s, NULL};
     ck_assert_int_eq(tu_call(cmd_summarize, sa, dir, &o, &e), 0);
