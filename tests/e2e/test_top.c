@@ -484,6 +484,23 @@ static char *screen(void)
     return tmux("capture-pane", "-p", "-t", "top");
 }
 
+/* Whether tmux is installed; else what test is skipped, said. */
+static int have_tmux(const char *test)
+{
+    if (!access("/usr/bin/tmux", X_OK))
+        return 1;
+    fprintf(stderr, "top: tmux not installed: %s skipped\n", test);
+    return 0;
+}
+
+/* q to the session's top, and its server gone. */
+static void tmux_quit(void)
+{
+    free(tmux("send-keys", "-t", "top", "q"));
+    free(tmux("kill-server", NULL, NULL, NULL));
+    free(tmux_sock);
+}
+
 /* A tmux server of its own (tmux_sock) running cmd in a session "top" of
  * cols x rows, TERM xterm (term 0: the environment's). */
 static void tmux_session(const char *cols, const char *rows, const char *cmd, int term)
@@ -510,10 +527,8 @@ static char *screen_with(const char *what, int ms)
 
 START_TEST(full_screen_keys_in_tmux)
 {
-    if (access("/usr/bin/tmux", X_OK)) {
-        fprintf(stderr, "top: tmux not installed: full screen test skipped\n");
+    if (!have_tmux("full screen test"))
         return;
-    }
     tmux_sock = tu_path(dir, "tmux.sock");
     char *rc = tu_path(dir, "rc"), *log = tu_path(dir, "cmd.log"), cmd[16384];
     snprintf(cmd, sizeof cmd,
@@ -569,10 +584,8 @@ END_TEST
  * on it. */
 START_TEST(full_screen_fits_its_lines)
 {
-    if (access("/usr/bin/tmux", X_OK)) {
-        fprintf(stderr, "top: tmux not installed: screen height test skipped\n");
+    if (!have_tmux("screen height test"))
         return;
-    }
     tmux_sock = tu_path(dir, "tmux.sock");
     char cmd[16384];
     snprintf(cmd, sizeof cmd,
@@ -587,9 +600,7 @@ START_TEST(full_screen_fits_its_lines)
                             "the run is over: q quits\n"),
                   "screen:\n%s", s);
     free(s);
-    free(tmux("send-keys", "-t", "top", "q"));
-    free(tmux("kill-server", NULL, NULL, NULL));
-    free(tmux_sock);
+    tmux_quit();
 }
 END_TEST
 
@@ -598,10 +609,8 @@ END_TEST
  * SIGINT and SIGTERM; top ends by the signal. */
 START_TEST(full_screen_restored_on_hangup)
 {
-    if (access("/usr/bin/tmux", X_OK)) {
-        fprintf(stderr, "top: tmux not installed: hangup test skipped\n");
+    if (!have_tmux("hangup test"))
         return;
-    }
     tmux_sock = tu_path(dir, "tmux.sock");
     char *pidf = tu_path(dir, "pid"), *rc = tu_path(dir, "rc"), cmd[16384];
     snprintf(cmd, sizeof cmd,
@@ -682,9 +691,7 @@ START_TEST(full_screen_draws_utf8_names)
         ck_assert_msg(bar_column(s, want[i]) == bar_column(s, "    Name  "), "%s: screen:\n%s",
                       locales[i], s);
         free(s);
-        free(tmux("send-keys", "-t", "top", "q"));
-        free(tmux("kill-server", NULL, NULL, NULL));
-        free(tmux_sock);
+        tmux_quit();
     }
 }
 END_TEST
@@ -693,10 +700,8 @@ END_TEST
  * when it ends; none with -q. */
 START_TEST(run_progress_line_in_tmux)
 {
-    if (access("/usr/bin/tmux", X_OK)) {
-        fprintf(stderr, "top: tmux not installed: progress line test skipped\n");
+    if (!have_tmux("progress line test"))
         return;
-    }
     char *rc = tu_path(dir, "rc"), *out = tu_path(dir, "out"), cmd[16384];
     for (int quiet = 0; quiet < 2; quiet++) {
         unlink(rc);
