@@ -91,7 +91,7 @@ static inline uint64_t opp_lwork_sub(int query, uint64_t sub)
     OPP_EXPORT void name params                                                                    \
     {                                                                                              \
         typedef void(*real_t) params;                                                              \
-        real_t real = (real_t)opp_real(OPP_FN_##name);                                             \
+        real_t real = (real_t)opp_real_from(OPP_FN_##name, __builtin_return_address(0));           \
         struct opp_frame f_;                                                                       \
         if (OPP_UNLIKELY(!real)) {                                                                 \
             opp_missing(OPP_FN_##name, 0);                                                         \
@@ -116,7 +116,7 @@ static inline uint64_t opp_lwork_sub(int query, uint64_t sub)
     OPP_EXPORT ret name params                                                                     \
     {                                                                                              \
         typedef ret(*real_t) params;                                                               \
-        real_t real = (real_t)opp_real(OPP_FN_##name);                                             \
+        real_t real = (real_t)opp_real_from(OPP_FN_##name, __builtin_return_address(0));           \
         struct opp_frame f_;                                                                       \
         if (OPP_UNLIKELY(!real))                                                                   \
             return (ret)opp_missing(OPP_FN_##name, 1);                                             \

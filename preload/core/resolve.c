@@ -89,6 +89,18 @@ struct find {
     void *found;
 };
 
+/* name as the loaded object at path finds it by its own handle: in the
+ * object, then in its dependencies, breadth first; never one of ours. */
+static void *find_by_handle(const char *path, const char *name)
+{
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return NULL;
+    void *p = dlsym(h, name);
+    dlclose(h);
+    return p && !is_self(p) ? p : NULL;
+}
+
 /* Libraries that Python loaded RTLD_LOCAL are invisible to RTLD_NEXT:
  * look the symbol up in each loaded object by its own handle. */
 static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
@@ -96,16 +108,23 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
     struct find *f = data;
     if (!info->dlpi_name || !info->dlpi_name[0] || (info->dlpi_addr >= self_lo && info->dlpi_addr < self_hi))
         return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return 0;
-    void *p = dlsym(h, f->name);
-    dlclose(h);
-    if (p && !is_self(p)) {
-        f->found = p;
-        return 1;
-    }
-    return 0;
+    f->found = find_by_handle(info->dlpi_name, f->name);
+    return f->found != NULL;
+}
+
+/* What the caller itself binds name to when no global definition precedes
+ * ours: the definition in its own object's scope. Two objects may define
+ * the same entry point (Debian's libopenblas.so.0 and whichever
+ * liblapack.so.3 the alternatives chose); the one loaded first is not
+ * necessarily the caller's. The main program's scope is the global one. */
+static void *find_for_caller(const char *name, const void *caller)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!caller || is_self((void *)caller) ||
+        !dladdr1(caller, &info, (void **)&map, RTLD_DL_LINKMAP) || !map || !map->l_name[0])
+        return NULL;
+    return find_by_handle(map->l_name, name);
 }
 
 static _Atomic unsigned long long missing_at[OPP_FN_COUNT]; /* objects loaded when last missed */
@@ -116,7 +135,7 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-void *opp_resolve(uint32_t fn)
+void *opp_resolve(uint32_t fn, const void *caller)
 {
     int saved_errno = errno;
     const char *name = opp_fn_info[fn].name;
@@ -128,6 +147,8 @@ void *opp_resolve(uint32_t fn)
         p = dlsym(RTLD_NEXT, name);
         if (p && is_self(p))
             p = NULL;
+        if (!p)
+            p = find_for_caller(name, caller);
         if (!p) {
             struct find f = {name, NULL};
             dl_iterate_phdr(find_in_object, &f);

@@ -19,7 +19,11 @@ extern void *_Atomic opp_real_fn[OPP_FN_COUNT]; /* resolved real functions */
  * function. The linker gathers them all (section opp_found). */
 #define OPP_FOUND(name) void *_Atomic name __attribute__((section("opp_found"), used))
 
-void *opp_resolve(uint32_t fn);
+/* Looked up as the loader would bind it for code at caller (NULL: none
+ * known): the global scope past us, the caller's own object and its
+ * dependencies, then every loaded object in load order. Kept for every
+ * later caller, until a library is unloaded. */
+void *opp_resolve(uint32_t fn, const void *caller);
 /* A call of fn, whose real function no loaded library defines, never ran:
  * what it returns instead (returns: 1 when it returns a value, 0 when
  * nothing), its library's "not initialised" status (tables/funcs.h: missing
@@ -32,12 +36,17 @@ int opp_object_range(const void *p, uintptr_t *lo, uintptr_t *hi);
 /* Learn our own mapping (before anything is resolved). */
 void opp_resolve_init(void);
 
-/* The real function behind entry point fn, or NULL when no loaded library
- * defines it (opp_missing then says what the call does instead). */
-OPP_HOT void *opp_real(uint32_t fn)
+/* The real function behind entry point fn for code at caller (a wrapper's
+ * return address), or NULL when no loaded library defines it (opp_missing
+ * then says what the call does instead). */
+OPP_HOT void *opp_real_from(uint32_t fn, const void *caller)
 {
     void *p = atomic_load_explicit(&opp_real_fn[fn], memory_order_relaxed);
-    return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn);
+    return OPP_LIKELY(p != NULL) ? p : opp_resolve(fn, caller);
+}
+OPP_HOT void *opp_real(uint32_t fn)
+{
+    return opp_real_from(fn, NULL);
 }
 
 #endif

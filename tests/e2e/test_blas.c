@@ -220,6 +220,25 @@ static int tree_roots(const char *tree)
     return n - 2;
 }
 
+/* What `opprof report TRACE --tree --depth 1 --min-share 0` writes. */
+static char *roots_tree(const char *trace)
+{
+    char *tree = tu_path(dir, "tree");
+    char *rt[] = {(char *)tu_tool("opprof"),
+                  "report",
+                  (char *)trace,
+                  "--tree",
+                  "--depth",
+                  "1",
+                  "--min-share",
+                  "0",
+                  NULL};
+    ck_assert_int_eq(tu_code(tu_run(rt, NULL, tree, NULL)), 0);
+    char *t = tu_slurp(tree);
+    free(tree);
+    return t;
+}
+
 /* The `--group-by-shape --format csv` row of key with those shapes:
  * key,lib,count,self,total,avg,"shapes",flops. 0 when found. */
 static int csv_row(const char *csv, const char *key, const char *shapes, unsigned long *count,
@@ -260,7 +279,7 @@ START_TEST(numpy_linalg_exact)
         return;
     char *trace = tu_path(dir, "la.trace"), *out = tu_path(dir, "out"),
          *plain = tu_path(dir, "plain");
-    char *tree = tu_path(dir, "tree"), *csv = tu_path(dir, "csv"), script[4200];
+    char *csv = tu_path(dir, "csv"), script[4200];
     const char *src = getenv("OPPROF_SRC");
     snprintf(script, sizeof script, "%s/tests/py/linalg.py", src ? src : ".");
     char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, script, NULL};
@@ -270,17 +289,7 @@ START_TEST(numpy_linalg_exact)
     ck_assert_int_eq(tu_count_lines(o2, ""), 15); /* a digest of each result */
     ck_assert_str_eq(o1, o2);
 
-    char *rt[] = {(char *)tu_tool("opprof"),
-                  "report",
-                  trace,
-                  "--tree",
-                  "--depth",
-                  "1",
-                  "--min-share",
-                  "0",
-                  NULL};
-    ck_assert_int_eq(tu_code(tu_run(rt, NULL, tree, NULL)), 0);
-    char *t = tu_slurp(tree);
+    char *t = roots_tree(trace);
     static const struct {
         const char *name;
         long calls;
@@ -350,8 +359,54 @@ START_TEST(numpy_linalg_exact)
     ck_assert_ptr_nonnull(row(&a, "dsyr2k_", NULL)); /* the tridiagonal reduction's */
     opp_agg_free(&a);
     opp_model_free(m);
-    free(o1), free(o2), free(t), free(c), free(trace), free(out), free(plain), free(tree),
-        free(csv);
+    free(o1), free(o2), free(t), free(c), free(trace), free(out), free(plain), free(csv);
+}
+END_TEST
+
+/* Reference LAPACK as liblapack.so.3 (Debian's other alternative) beside
+ * OpenBLAS as libblas.so.3: libopenblas.so.0, loaded first, defines dgesv_
+ * too, but numpy binds liblapack.so.3's, and so must the preload. Its
+ * dgesv_ factors with dgetrf_ and solves with OpenBLAS's dtrsm_, each call
+ * nested in it; OpenBLAS's own dgesv_ calls none of them. */
+#define REF_LAPACK "/usr/lib/x86_64-linux-gnu/lapack"
+START_TEST(numpy_reference_lapack_alternative)
+{
+    if (!have_module("numpy", "numpy_reference_lapack_alternative", "python3-numpy"))
+        return;
+    if (access(REF_LAPACK "/liblapack.so.3", R_OK) != 0) {
+        fprintf(stderr, "SKIP numpy_reference_lapack_alternative: no " REF_LAPACK
+                        "/liblapack.so.3 (apt-get install liblapack3)\n");
+        return;
+    }
+    char *trace = tu_path(dir, "ref.trace"), *out = tu_path(dir, "out"),
+         *plain = tu_path(dir, "plain");
+    char *env[] = {"LD_LIBRARY_PATH=" REF_LAPACK, NULL};
+    char *code = "import numpy as np; "
+                 "a = np.array([[4., 1, 2, 0], [1, 5, 1, 2], [2, 1, 6, 1], [0, 2, 1, 7]]); "
+                 "print(repr(np.linalg.solve(a, np.arange(8.).reshape(4, 2))))";
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, "-c", code, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, env, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, "-c", code, NULL}, env, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_str_eq(o1, o2);
+
+    char *t = roots_tree(trace);
+    ck_assert_int_eq(root_calls(t, "cblas_sdot"), 1); /* numpy's own check at import */
+    ck_assert_int_eq(root_calls(t, "dgesv_"), 1);
+    ck_assert_int_eq(root_calls(t, "dcopy_"), 8); /* 4 rows of A, 2 columns of B in and out */
+    ck_assert_int_eq(tree_roots(t), 3);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    static const struct {
+        const char *name;
+        unsigned long calls;
+    } nested[] = {{"dgetrf_", 1}, {"idamax_", 3}, {"dscal_", 3}, {"dtrsm_", 5}, {"dgemm_", 3}};
+    for (size_t i = 0; i < sizeof nested / sizeof *nested; i++)
+        ck_assert_msg(tu_count(m, nested[i].name, -1, 0, 0) == nested[i].calls,
+                      "%s: %lu calls, not %lu", nested[i].name,
+                      tu_count(m, nested[i].name, -1, 0, 0), nested[i].calls);
+    opp_model_free(m);
+    free(o1), free(o2), free(t), free(trace), free(out), free(plain);
 }
 END_TEST
 
@@ -404,6 +459,7 @@ Suite *suite_blas(void)
     tcase_add_test(tc, blas_unloaded_and_loaded_again);
     tcase_add_test(tc, numpy_plain_preload);
     tcase_add_test(tc, numpy_linalg_exact);
+    tcase_add_test(tc, numpy_reference_lapack_alternative);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
     suite_add_tcase(s, tc);
     return s;
