@@ -363,6 +363,78 @@ START_TEST(numpy_linalg_exact)
 }
 END_TEST
 
+/* tests/py/linalg_small.py: the entry points numpy reaches that
+ * numpy_linalg_exact leaves out, each a root of the tree with the count
+ * ltrace gives for the same script unprofiled; the output unchanged. */
+START_TEST(numpy_linalg_small_exact)
+{
+    if (!have_module("numpy", "numpy_linalg_small_exact", "python3-numpy"))
+        return;
+    char *trace = tu_path(dir, "small.trace"), *out = tu_path(dir, "out"),
+         *plain = tu_path(dir, "plain"), *csv = tu_path(dir, "csv"), script[4200];
+    const char *src = getenv("OPPROF_SRC");
+    snprintf(script, sizeof script, "%s/tests/py/linalg_small.py", src ? src : ".");
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, script, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, NULL}, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_int_eq(tu_count_lines(o2, ""), 21); /* a digest of each result */
+    ck_assert_str_eq(o1, o2);
+
+    char *t = roots_tree(trace);
+    static const struct {
+        const char *name;
+        long calls;
+    } roots[] = {
+        {"cblas_sdot", 1}, /* numpy's own check at import */
+        {"dgeev_", 1},     /* eig */
+        {"dgeev_ (workspace query)", 1},
+        {"zgeev_", 1}, /* eigvals, complex64 computed in complex128 */
+        {"zgeev_ (workspace query)", 1},
+        {"dgetrf_", 2}, /* slogdet of 2 float32 matrices, in float64 */
+        {"zgetrf_", 1}, /* det */
+        {"zpotrf_", 1}, /* cholesky */
+        {"zgelsd_", 1}, /* lstsq */
+        {"zgelsd_ (workspace query)", 1},
+        {"dgesdd_", 2}, /* svd full, pinv */
+        {"dgesdd_ (workspace query)", 2},
+        {"zgeqrf_", 1}, /* qr complete */
+        {"zgeqrf_ (workspace query)", 1},
+        {"zungqr_", 1},
+        {"zungqr_ (workspace query)", 1},
+        {"dgeqrf_", 1}, /* qr r: no dorgqr_ */
+        {"dgeqrf_ (workspace query)", 1},
+        {"dgesv_", 3},      /* inv of 2 matrices, tensorsolve */
+        {"cblas_dgemm", 4}, /* pinv, multi_dot's 2, einsum */
+        {"cblas_ddot", 1},  /* norm */
+        {"cblas_sgemm", 2}, /* matrix_power 3 */
+        {"cblas_cgemm", 2}, /* matmul of 2 complex64 pairs */
+        {"cblas_dgemv", 1}, /* matrix @ vector */
+        {"cblas_zgemv", 1},
+        {"cblas_zdotc_sub", 1}, /* vdot */
+        {"cblas_zdotu_sub", 1}, /* dot */
+        {"dcopy_", 66},         /* the matrices in and out of LAPACK, column by column */
+        {"zcopy_", 48},
+    };
+    for (size_t i = 0; i < sizeof roots / sizeof *roots; i++)
+        ck_assert_msg(root_calls(t, roots[i].name) == roots[i].calls, "%s: %ld calls, not %ld",
+                      roots[i].name, root_calls(t, roots[i].name), roots[i].calls);
+    ck_assert_int_eq(tree_roots(t), (int)(sizeof roots / sizeof *roots));
+
+    char *rc[] = {
+        (char *)tu_tool("opprof"), "report", trace, "--group-by-shape", "--format", "csv", NULL};
+    ck_assert_int_eq(tu_code(tu_run(rc, NULL, csv, NULL)), 0);
+    char *c = tu_slurp(csv);
+    CSV_ROW_IS(c, "dgeev_", "[[4, 4]]", 1, 0ull);
+    CSV_ROW_IS(c, "zgelsd_", "[[5, 3], [5, 2]]", 1, 0ull);
+    CSV_ROW_IS(c, "zungqr_ (workspace query)", "[[5, 5], [3]]", 1, 0ull);
+    CSV_ROW_IS(c, "cblas_cgemm", "[[4, 4], [4, 3], [4, 3]]", 2, 2ull * 8 * 4 * 3 * 4);
+    CSV_ROW_IS(c, "cblas_zgemv", "[[4, 4], [4], [4]]", 1, 8ull * 4 * 4);
+    CSV_ROW_IS(c, "cblas_zdotc_sub", "[[4], [4]]", 1, 8ull * 4);
+    free(o1), free(o2), free(t), free(c), free(trace), free(out), free(plain), free(csv);
+}
+END_TEST
+
 /* Reference LAPACK as liblapack.so.3 (Debian's other alternative) beside
  * OpenBLAS as libblas.so.3: libopenblas.so.0, loaded first, defines dgesv_
  * too, but numpy binds liblapack.so.3's, and so must the preload. Its
@@ -459,6 +531,7 @@ Suite *suite_blas(void)
     tcase_add_test(tc, blas_unloaded_and_loaded_again);
     tcase_add_test(tc, numpy_plain_preload);
     tcase_add_test(tc, numpy_linalg_exact);
+    tcase_add_test(tc, numpy_linalg_small_exact);
     tcase_add_test(tc, numpy_reference_lapack_alternative);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
     suite_add_tcase(s, tc);
