@@ -284,12 +284,10 @@ START_TEST(summarized_frees_before_allocations)
 }
 END_TEST
 
-/* No room in TMPDIR (here a file size limit) does not keep the table
- * from ordering the CPU memory calls of a process that has them on two
- * threads, frees first in the file: it sizes them as it reads (one pass,
- * table_stream.h), --stream and --no-stream alike, each free given its
- * allocation's 16 bytes. */
-START_TEST(unordered_frees_without_room)
+/* A process's CPU memory calls on two threads, the frees' thread first
+ * in the file: 70,000 frees, each of an allocation of 16 bytes made
+ * before it on the other thread (past the sorts' memory: they spill). */
+static char *unordered_frees(void)
 {
     enum { N = 70000, CHUNK = 4096 };
     char *t = tu_path(dir, "frees.trace");
@@ -314,6 +312,17 @@ START_TEST(unordered_frees_without_room)
     }
     free(ev);
     tb_end(&b);
+    return t;
+}
+
+/* No room in TMPDIR (here a file size limit) does not keep the table
+ * from ordering the CPU memory calls of a process that has them on two
+ * threads, frees first in the file: it sizes them as it reads (one pass,
+ * table_stream.h), --stream and --no-stream alike, each free given its
+ * allocation's 16 bytes. */
+START_TEST(unordered_frees_without_room)
+{
+    char *t = unordered_frees();
     struct rlimit old, lim;
     ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
     lim = old;
@@ -337,6 +346,41 @@ START_TEST(unordered_frees_without_room)
                          "flops,self_cpu_memory_usage,cpu_memory_usage\n"
                          "[memory],c10,70000,0.000,0.000,0.000,0,-1120000,-1120000\n");
     free(oa), free(ea), free(t);
+}
+END_TEST
+
+/* The same trace summarised: with room, the frees are sized in time
+ * order before the calls are added up (owned_ops.h); with no room in
+ * TMPDIR for that sort, the summary still comes, its frees looked up by
+ * address in the file's order as summary mode does (each read before
+ * its allocation: none sized). */
+START_TEST(summarized_unordered_frees_with_and_without_room)
+{
+    char *t = unordered_frees(), *s = tu_path(dir, "frees.sum");
+    char *nowhere = tu_path(dir, "no/such/dir");
+    /* by room: the frees unsized, then each taking its allocation's 16 bytes */
+    static const char *const want[] = {
+        "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+        "flops,self_cpu_memory_usage,cpu_memory_usage\n"
+        "[memory],c10,140000,0.000,0.000,0.000,0,1120000,1120000\n",
+        "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+        "flops,self_cpu_memory_usage,cpu_memory_usage\n"
+        "[memory],c10,140000,0.000,0.000,0.000,0,0,0\n"};
+    for (int room = 1; room >= 0; room--) {
+        if (!room)
+            setenv("TMPDIR", nowhere, 1);
+        char *o, *e;
+        char *sa[] = {"summarize", t, "-o", s, NULL};
+        int rc = tu_call(cmd_summarize, sa, dir, &o, &e);
+        unsetenv("TMPDIR");
+        ck_assert_msg(rc == 0, "%s", e);
+        free(o), free(e);
+        char *ra[] = {"report", s, "-f", "csv", NULL};
+        ck_assert_int_eq(tu_call(cmd_report, ra, dir, &o, &e), 0);
+        ck_assert_str_eq(o, want[room]);
+        free(o), free(e);
+    }
+    free(t), free(s), free(nowhere);
 }
 END_TEST
 
@@ -574,6 +618,7 @@ Suite *suite_cpu_memory(void)
     tcase_add_test(tc, table_shows_cpu_memory);
     tcase_add_test(tc, streamed_frees_before_allocations);
     tcase_add_test(tc, summarized_frees_before_allocations);
+    tcase_add_test(tc, summarized_unordered_frees_with_and_without_room);
     tcase_add_test(tc, unordered_frees_without_room);
     tcase_add_test(tc, table_without_cpu_memory_above_zero);
     tcase_add_test(tc, table_shows_cpu_memory_of_children);
