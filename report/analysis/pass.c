@@ -325,6 +325,38 @@ static int on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
     return check(p, p->c->thread(p->c->ctx, (uint32_t)i, name), 0);
 }
 
+/* The records a consumer of the files' order takes as they are (rest). */
+static int on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
+{
+    struct opp_pass *p = ctx;
+    return check(p, p->c->rest->funcs(p->c->ctx, proc, count, f), 0);
+}
+
+static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                   const char *const *values)
+{
+    struct opp_pass *p = ctx;
+    return check(p, p->c->rest->info(p->c->ctx, proc, count, keys, values), 0);
+}
+
+static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+{
+    struct opp_pass *p = ctx;
+    return check(p, p->c->rest->dropped(p->c->ctx, proc, tid, count), 0);
+}
+
+static int on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
+{
+    struct opp_pass *p = ctx;
+    return check(p, p->c->rest->process_end(p->c->ctx, proc, how, end_ns), 0);
+}
+
+static int on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code)
+{
+    struct opp_pass *p = ctx;
+    return check(p, p->c->rest->process_status(p->c->ctx, proc, how, code), 0);
+}
+
 /* The first read: each thread's NVTX ranges' begins (thread ti). */
 static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
 {
@@ -569,10 +601,17 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    const struct opp_tr_visitor *r = c->rest;
     const struct opp_tr_visitor v = {.event = on_event,
                                      .gpu = p->join || c->record ? on_gpu : NULL,
                                      .process = c->process ? on_process : NULL,
-                                     .thread = c->thread ? on_thread : NULL};
+                                     .thread = c->thread ? on_thread : NULL,
+                                     .funcs = r && r->funcs ? on_funcs : NULL,
+                                     .info = r && r->info ? on_info : NULL,
+                                     .dropped = r && r->dropped ? on_dropped : NULL,
+                                     .process_end = r && r->process_end ? on_process_end : NULL,
+                                     .process_status =
+                                         r && r->process_status ? on_process_status : NULL};
     if (c->begin)
         c->begin(c->ctx);
     for (size_t i = 0; i < p->npaths; i++) {

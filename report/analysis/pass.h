@@ -96,6 +96,10 @@ struct opp_pass_consumer {
     int (*process)(void *ctx, uint32_t proc, const struct opp_tr_process *tp);
     int (*thread)(void *ctx, uint32_t thread, const char *name);
     int (*record)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g);
+    /* And of the records the pass has no hook for (FUNCS, INFO, DROPPED,
+     * PROCESS_END, PROCESS_STATUS), those rest has, as the files give
+     * them (proc: the serial in its file), with ctx. */
+    const struct opp_tr_visitor *rest;
 };
 
 struct opp_pass;

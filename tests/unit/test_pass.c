@@ -45,7 +45,7 @@ struct log {
     uint64_t owner_of[4]; /* by op tag: its owner's seq + 1, or 0: no call */
     int nowned;
     char order[64]; /* a consumer of the files' order: P process, T thread, C call, K kernel,
-                       S string */
+                       S string; and its rest (on_funcs) */
     int norder;
     const char *names[4]; /* the threads' names as given */
     int nnames;
@@ -366,12 +366,61 @@ static int on_record(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
     return 0;
 }
 
+/* The records the pass has no hook for, to rest: F funcs, I info, D
+ * dropped, E process end, X process status. */
+static int on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
+{
+    ck_assert_uint_eq(proc, 0);
+    ck_assert_uint_gt(count, F_WORK);
+    ck_assert_str_eq(f[F_WORK].name, "cblas_dgemm");
+    order(ctx, 'F');
+    return 0;
+}
+
+static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
+                   const char *const *values)
+{
+    ck_assert_uint_eq(proc, 0);
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(keys[0], "RANK");
+    ck_assert_str_eq(values[0], "3");
+    order(ctx, 'I');
+    return 0;
+}
+
+static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+{
+    ck_assert_uint_eq(proc, 0);
+    ck_assert_uint_eq(tid, 10);
+    ck_assert_uint_eq(count, 7);
+    order(ctx, 'D');
+    return 0;
+}
+
+static int on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
+{
+    ck_assert_uint_eq(proc, 0);
+    ck_assert_uint_eq(how, OPP_END_LOST);
+    ck_assert_uint_eq(end_ns, 5000);
+    order(ctx, 'E');
+    return 0;
+}
+
+static int on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code)
+{
+    ck_assert_uint_eq(proc, 0);
+    ck_assert_uint_eq(how, OPP_EXIT_SIGNAL);
+    ck_assert_uint_eq(code, 9);
+    order(ctx, 'X');
+    return 0;
+}
+
 /* A consumer of the files' order (the Chrome export's): one read, nothing
  * nested, kept whole or folded, each record as the file has it: the
  * process, the thread's names, each call as read (a chunk written late,
  * which a nesting read keeps whole, in its place; calls a process died
  * inside outermost first, ended where the process ended), GPU records
- * among them. */
+ * among them, and the records it has no hook for to rest as they are. */
 START_TEST(files_order_as_written)
 {
     const struct tb_ev ev[] = {TB_CALL(F_WORK, 1000, 2000, 0), TB_CALL(F_WORK, 2100, 2900, 0)};
@@ -380,31 +429,40 @@ START_TEST(files_order_as_written)
                                  TB_OPEN(F_TORCH, 3100, 3450, 1, TB_TORCH(S_MM, 2))};
     struct tb b;
     tb_open_python(&b, trace, &PY);
+    tb_info(&b, "RANK", "3");
     tb_put_events(&b, 0, ev, 2);
     tb_kernel(&b, .name = S_GEMM, .start = 1100, .end = 1300, .stream = 7, .corr = 101);
     tb_thread(&b, 10, "renamed");
+    tb_dropped(&b, 7);
     tb_put_events(&b, 0, late, 1);
     tb_put_events(&b, 0, open, 2);
     tb_string(&b, S_MM, "aten::mm");
     tb_gpu_chunk(&b);
     tb_process_end(&b, 0, OPP_END_LOST, 5000);
+    tb_process_status(&b, 0, OPP_EXIT_SIGNAL, 9);
     tb_end(&b);
     struct log l = {0};
     char err[512] = "";
     enum opp_stream_refused why;
     struct opp_pass *p = opp_pass_open((const char *[]){trace}, 1, &why, err, sizeof err);
     ck_assert_msg(p != NULL, "%s", err);
-    const struct opp_pass_consumer c = {.ctx = &l,
-                                        .begin = on_begin,
-                                        .read = on_read,
-                                        .process = on_process,
-                                        .thread = on_thread,
-                                        .record = on_record};
+    const struct opp_pass_consumer c = {
+        .ctx = &l,
+        .begin = on_begin,
+        .read = on_read,
+        .process = on_process,
+        .thread = on_thread,
+        .record = on_record,
+        .rest = &(const struct opp_tr_visitor){.funcs = on_funcs,
+                                               .info = on_info,
+                                               .dropped = on_dropped,
+                                               .process_end = on_process_end,
+                                               .process_status = on_process_status}};
     ck_assert_msg(opp_pass_run(p, &c, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(opp_pass_model(p)->open_events, 2); /* none folded */
     opp_pass_free(p);
     ck_assert_int_eq(l.begins, 1);
-    ck_assert_str_eq(l.order, "PTCCKTCCCS");
+    ck_assert_str_eq(l.order, "PFTICCKTDCCCSEX");
     ck_assert_int_eq(l.ncall, 5);
     seen_is(&l.call[0], 0, 1000, 2000, 0);
     seen_is(&l.call[1], 1, 2100, 2900, 0);
