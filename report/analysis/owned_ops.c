@@ -7,10 +7,9 @@
 #include <string.h>
 
 #include "analysis/extsort.h"
-#include "analysis/gpu_join.h"
 #include "analysis/live_blocks.h"
 #include "analysis/mem_records.h"
-#include "analysis/stream_meta.h"
+#include "analysis/pass.h"
 #include "gpu.h"
 #include "ops.h"
 
@@ -23,27 +22,20 @@ struct mem_size {
     int64_t bytes;
 };
 
-/* A call a process died inside: joined once the read is done, when
- * stream_meta knows where its process ended. */
-struct open_call {
-    struct opp_tr_event e;
-    uint32_t thread, seq;
-};
-
 struct opp_owned_ops {
-    struct opp_stream_meta meta;
-    struct opp_gpu_join *join;
+    const struct opp_model *m;
     struct opp_sum *sum;
     struct opp_extsort *sorted;
     const struct opp_owned_op *cur; /* the next one sorted, NULL at the end */
     struct opp_owned_op out;        /* the one handed out */
     struct opp_extsort *mems, *sizes;
     const struct mem_size *size; /* the next one sorted, NULL at the end */
-    uint32_t *seq;                  /* by thread index: its calls so far */
-    size_t nseq;
-    uint64_t calls, ops;
-    struct open_call *open;
-    size_t nopen, open_cap;
+    uint64_t ops;
+    /* the calls processes died inside, in the trace's order: their places,
+     * depths, and (once the read is over) their numbers */
+    uint64_t *open_at, *open_num;
+    uint32_t *open_depth;
+    size_t nopen, open_cap, depth_cap;
     int failed; /* -errno */
 };
 
@@ -97,67 +89,91 @@ static int fail(struct opp_owned_ops *o, int rc)
 {
     if (!o->failed)
         o->failed = rc;
-    return 1;
+    return rc;
 }
 
-static int join_call(struct opp_owned_ops *o, uint32_t ti, const struct opp_tr_event *e,
-                     uint32_t seq, uint64_t at)
+/* A call as read: a CPU MEMORY one to be sized in time order, one its
+ * process died inside to be numbered once all are known. */
+static int on_read(void *ctx, const struct opp_pass_call *x)
 {
-    int rc = opp_stream_meta_join(&o->meta, o->join, ti, e, seq, at);
+    struct opp_owned_ops *o = ctx;
+    if (x->flags & OPP_PASS_OPEN) {
+        if (opp_loader_grow((void **)&o->open_at, &o->open_cap, o->nopen + 1, sizeof *o->open_at) ||
+            opp_loader_grow((void **)&o->open_depth, &o->depth_cap, o->nopen + 1,
+                            sizeof *o->open_depth))
+            return fail(o, -ENOMEM);
+        o->open_depth[o->nopen] = x->depth;
+        o->open_at[o->nopen++] = x->at;
+        return 0;
+    }
+    const uint64_t *a;
+    if (!opp_mrec_cols(x->kind, x->args, x->nargs, &a))
+        return 0;
+    uint64_t b = a[OPP_COL_MEM_BYTES];
+    struct opp_mrec r = {.time = x->begin,
+                         .idx = (uint64_t)x->depth << 32 | x->seq,
+                         .addr = a[OPP_COL_MEM_ADDRESS],
+                         .at = x->at,
+                         .bytes = (int64_t)(b > INT64_MAX ? INT64_MAX : b),
+                         .proc = o->m->threads[x->thread].proc,
+                         .thread = x->thread,
+                         .seq = x->seq,
+                         .op = (uint32_t)a[OPP_COL_MEM_OP]};
+    int rc = opp_extsort_add(o->mems, &r);
     return rc ? fail(o, rc) : 0;
 }
 
-static int on_call(void *ctx, uint32_t ti, const struct opp_tr_event *e)
+/* An op of process index pi, taken out of its record; 1: not one. */
+static int on_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *g, void *op)
 {
     struct opp_owned_ops *o = ctx;
-    if (opp_loader_grow_zeroed((void **)&o->seq, &o->nseq, (size_t)ti + 1, sizeof *o->seq))
-        return fail(o, -ENOMEM);
-    uint32_t seq = o->seq[ti]++;
-    if (!(e->flags & OPP_EV_OPEN)) {
-        const struct opp_model *m = o->meta.ld.m;
-        uint32_t pi = m->threads[ti].proc, kind = e->fn < m->procs[pi].nfuncs
-                                                      ? m->procs[pi].funcs[e->fn].kind
-                                                      : 0;
-        const uint64_t *a;
-        if (opp_mrec_cols(kind, e->args, e->nargs, &a)) {
-            uint64_t b = a[OPP_COL_MEM_BYTES];
-            struct opp_mrec r = {.time = e->begin_ns,
-                                 .idx = (uint64_t)e->depth << 32 | seq,
-                                 .addr = a[OPP_COL_MEM_ADDRESS],
-                                 .at = o->calls,
-                                 .bytes = (int64_t)(b > INT64_MAX ? INT64_MAX : b),
-                                 .proc = pi,
-                                 .thread = ti,
-                                 .seq = seq,
-                                 .op = (uint32_t)a[OPP_COL_MEM_OP]};
-            int rc = opp_extsort_add(o->mems, &r);
-            if (rc)
-                return fail(o, rc);
-        }
-        return join_call(o, ti, e, seq, o->calls++);
-    }
-    if (opp_loader_grow((void **)&o->open, &o->open_cap, o->nopen + 1, sizeof *o->open))
-        return fail(o, -ENOMEM);
-    o->open[o->nopen++] = (struct open_call){*e, ti, seq};
+    struct opp_owned_op *x = op;
+    uint32_t proc = o->m->procs[pi].proc;
+    if (!opp_sum_op_of(o->sum, proc, g, &x->op))
+        return 1;
+    x->seq = o->ops++;
+    x->proc = proc;
     return 0;
 }
 
-static int on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+/* The numbers of the calls processes died inside, in the order they are
+ * summed in; 0 or -ENOMEM. */
+static int number_open(struct opp_owned_ops *o)
 {
-    struct opp_owned_ops *o = ctx;
-    const struct opp_process *p = opp_loader_proc(o->meta.ld.m, proc);
-    if (!p)
-        return fail(o, -EPROTO); /* the reader only passes declared processes */
-    uint32_t pi = (uint32_t)(p - o->meta.ld.m->procs);
-    int rc = 0;
-    struct opp_owned_op x = {.seq = o->ops, .proc = proc};
-    if (g->type == OPP_GPU_EXTCORR) {
-        rc = opp_gpu_join_extcorr(o->join, pi, g);
-    } else if (opp_sum_op_of(o->sum, proc, g, &x.op)) {
-        o->ops++;
-        rc = opp_gpu_join_op(o->join, pi, opp_corr_id(g->f[OPP_GF_CORRELATION]), &x);
+    size_t *order = opp_owned_open_order(o->open_depth, o->nopen);
+    if (!order || !(o->open_num = malloc((o->nopen ? o->nopen : 1) * sizeof *o->open_num))) {
+        free(order);
+        return -ENOMEM;
     }
-    return rc ? fail(o, rc) : 0;
+    for (size_t k = 0; k < o->nopen; k++)
+        o->open_num[order[k]] = OPP_OWNED_OPEN_AT + k;
+    free(order);
+    return 0;
+}
+
+/* The number of call c: its place, or for a call its process died
+ * inside, its number among those. */
+static uint64_t number(struct opp_owned_ops *o, const struct opp_gpu_call *c)
+{
+    if (!c->open)
+        return c->at;
+    if (!o->open_num && number_open(o)) {
+        fail(o, -ENOMEM);
+        return UINT64_MAX;
+    }
+    size_t lo = 0, hi = o->nopen;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->open_at[mid] < c->at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == o->nopen || o->open_at[lo] != c->at) { /* the join hands back what it was given */
+        fail(o, -EPROTO);
+        return UINT64_MAX;
+    }
+    return o->open_num[lo];
 }
 
 static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
@@ -166,7 +182,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     struct opp_owned_op x;
     memcpy(&x, op, sizeof x);
     /* overhead belongs to no call (summary_calls.c) */
-    x.at = c && x.op.type != OPP_GPU_OVERHEAD ? c->at : UINT64_MAX;
+    x.at = c && x.op.type != OPP_GPU_OVERHEAD ? number(o, c) : UINT64_MAX;
     int rc = o->failed ? 0 : opp_extsort_add(o->sorted, &x);
     if (rc)
         fail(o, rc);
@@ -192,74 +208,13 @@ static int mem_sizes(struct opp_owned_ops *o)
     return rc ? rc : opp_extsort_done(o->sizes);
 }
 
-/* What stopped it, err said: 2 the temporary files, -1 memory or the
- * trace; 0 when nothing did. */
-static int stopped(struct opp_owned_ops *o, char *err, size_t errlen)
-{
-    if (o->failed == -ENOMEM) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (o->failed == -EPROTO) {
-        snprintf(err, errlen, "the trace's calls and GPU records do not match its processes");
-        return -1;
-    }
-    if (o->failed) {
-        opp_extsort_no_room(err, errlen, o->failed);
-        return 2;
-    }
-    return 0;
-}
-
-/* The calls processes died inside, numbered in the order they are
- * summed in; 0 or -1 (out of memory). */
-static int join_open(struct opp_owned_ops *o)
-{
-    uint32_t *depth = malloc(o->nopen * sizeof *depth);
-    size_t *order = NULL, *rank = malloc(o->nopen * sizeof *rank);
-    if (depth && rank) {
-        for (size_t i = 0; i < o->nopen; i++)
-            depth[i] = o->open[i].e.depth;
-        order = opp_owned_open_order(depth, o->nopen);
-    }
-    if (order) {
-        for (size_t k = 0; k < o->nopen; k++)
-            rank[order[k]] = k;
-        for (size_t i = 0; i < o->nopen && !o->failed; i++)
-            join_call(o, o->open[i].thread, &o->open[i].e, o->open[i].seq,
-                      OPP_OWNED_OPEN_AT + rank[i]);
-    }
-    free(depth), free(rank), free(order);
-    return order ? 0 : -1;
-}
-
-static int read_join(struct opp_owned_ops *o, const char *path, char *err, size_t errlen)
-{
-    int rc = opp_stream_meta_read(&o->meta, path, on_call, on_gpu, o, err, errlen);
-    if (o->failed)
-        return stopped(o, err, errlen);
-    if (rc)
-        return -1; /* a summary trace: summarize.c says so before */
-    if (o->nopen && join_open(o))
-        fail(o, -ENOMEM);
-    uint64_t unattached;
-    if (!o->failed && (rc = opp_gpu_join_run(o->join, owned, o, &unattached)))
-        fail(o, rc);
-    if (!o->failed && (rc = opp_extsort_done(o->sorted)))
-        fail(o, rc);
-    if (!o->failed && (rc = mem_sizes(o)))
-        fail(o, rc);
-    return stopped(o, err, errlen);
-}
-
-int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum, char *err,
-                       size_t errlen)
+int opp_owned_ops_read(struct opp_owned_ops **out, struct opp_pass *pass, struct opp_sum *sum,
+                       char *err, size_t errlen)
 {
     *out = NULL;
     struct opp_owned_ops *o = calloc(1, sizeof *o);
     if (o &&
-        (!(o->join = opp_gpu_join_new(sizeof(struct opp_owned_op))) ||
-         !(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)) ||
+        (!(o->sorted = opp_extsort_new(sizeof(struct opp_owned_op), cmp_owned, SORT_MEM)) ||
          !(o->mems = opp_extsort_new(sizeof(struct opp_mrec), opp_mrec_cmp_time, SORT_MEM / 4)) ||
          !(o->sizes = opp_extsort_new(sizeof(struct mem_size), cmp_size, SORT_MEM / 4)))) {
         opp_owned_ops_free(o);
@@ -269,18 +224,25 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    o->m = opp_pass_model(pass);
     o->sum = sum;
-    int rc = read_join(o, path, err, errlen);
+    const struct opp_pass_consumer c = {.ctx = o,
+                                        .read = on_read,
+                                        .op_bytes = sizeof(struct opp_owned_op),
+                                        .op = on_op,
+                                        .owned = owned};
+    int rc = opp_pass_run(pass, &c, err, errlen);
+    if (!rc && !o->failed && (rc = opp_extsort_done(o->sorted)))
+        fail(o, rc);
+    if (!rc && !o->failed && (rc = mem_sizes(o)))
+        fail(o, rc);
+    rc = opp_pass_said(rc, o->failed, err, errlen);
     /* what the join held goes before the calls are read again */
-    opp_gpu_join_free(o->join);
-    o->join = NULL;
-    opp_stream_meta_free(&o->meta);
     opp_extsort_free(o->mems);
     o->mems = NULL;
-    free(o->open);
-    o->open = NULL;
-    free(o->seq);
-    o->seq = NULL;
+    free(o->open_at), free(o->open_depth), free(o->open_num);
+    o->open_at = o->open_num = NULL;
+    o->open_depth = NULL;
     if (rc) {
         opp_owned_ops_free(o);
         return rc;
@@ -288,7 +250,7 @@ int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_
     o->cur = opp_extsort_next(o->sorted);
     o->size = opp_extsort_next(o->sizes);
     *out = o;
-    return rc;
+    return 0;
 }
 
 int opp_owned_ops_mem(struct opp_owned_ops *o, uint64_t at, int64_t *bytes)
@@ -319,12 +281,11 @@ void opp_owned_ops_free(struct opp_owned_ops *o)
 {
     if (!o)
         return;
-    opp_gpu_join_free(o->join);
-    opp_stream_meta_free(&o->meta);
     opp_extsort_free(o->sorted);
     opp_extsort_free(o->mems);
     opp_extsort_free(o->sizes);
-    free(o->open);
-    free(o->seq);
+    free(o->open_at);
+    free(o->open_depth);
+    free(o->open_num);
     free(o);
 }

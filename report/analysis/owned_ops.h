@@ -1,11 +1,11 @@
 /* A full trace's GPU ops and device memory records, each with the call
- * that owns it (gpu_join.h: gpu_attach.c's rules), sorted by that call's
- * place in the trace, so that a reader going through the calls again in
- * the trace's order takes each call's ops right after it; and the bytes
- * of its CPU MEMORY calls, a free's found in time order. What lets a
- * summary (summarize.c) attribute any number of launches' GPU work, and
- * frees read before their allocations, with memory bounded by its call
- * paths: the join and the sorts go through temporary files (extsort.h). */
+ * that owns it (the pass's join, pass.h), sorted by that call's place in
+ * the trace, so that a reader going through the calls again in the
+ * trace's order takes each call's ops right after it; and the bytes of
+ * its CPU MEMORY calls, a free's found in time order. What lets a summary
+ * (summarize.c) attribute any number of launches' GPU work, and frees
+ * read before their allocations, with memory bounded by its call paths:
+ * the join and the sorts go through temporary files (extsort.h). */
 #ifndef OPP_OWNED_OPS_H
 #define OPP_OWNED_OPS_H
 
@@ -14,9 +14,9 @@
 
 #include "summary.h"
 
-/* Calls are numbered from 0 in the order the trace has them, the calls
- * processes died inside apart (the collector writes them last): those are
- * numbered from this in the order opp_owned_open_order gives. */
+/* Calls are numbered by their place among the trace's (the pass's at),
+ * the calls processes died inside apart (the collector writes them last):
+ * those are numbered from this in the order opp_owned_open_order gives. */
 #define OPP_OWNED_OPEN_AT (1ull << 63)
 
 /* The order the calls processes died inside are summed in, depth[i] being
@@ -36,13 +36,14 @@ struct opp_owned_op {
     struct opp_sum_op op;
 };
 
-/* Reads path (a full trace) and joins. sum takes each op out of its record
- * (opp_sum_op_of: the blocks memory records free are looked up in the
- * trace's order). 0 and *out; 2 when there is no room for the temporary
- * files (err says so); -1 when the trace cannot be read or memory is
- * short (err says why). */
-int opp_owned_ops_read(struct opp_owned_ops **out, const char *path, struct opp_sum *sum, char *err,
-                       size_t errlen);
+struct opp_pass;
+/* A read of the pass's trace in the files' order, joining. sum takes each
+ * op out of its record (opp_sum_op_of: the blocks memory records free are
+ * looked up in the trace's order). 0 and *out; 1 when there is no room
+ * for the temporary files (err says so); -1 when the trace cannot be
+ * read or memory is short (err says why). */
+int opp_owned_ops_read(struct opp_owned_ops **out, struct opp_pass *pass, struct opp_sum *sum,
+                       char *err, size_t errlen);
 /* The next op, in the order of the calls that own them (those of no call
  * last), if its call is numbered at or below at; else NULL. */
 const struct opp_owned_op *opp_owned_ops_next(struct opp_owned_ops *o, uint64_t at);

@@ -9,6 +9,7 @@
 
 #include "analysis/loader.h"
 #include "analysis/owned_ops.h"
+#include "analysis/pass.h"
 #include "info.h"
 #include "ops.h"
 #include "summary.h"
@@ -32,20 +33,21 @@ struct sthr {
     uint32_t proc, tid;
     uint64_t seen; /* depths with a call */
     uint64_t begin[OPP_SUM_DEPTH_MAX];
-    uint64_t last; /* the latest end of its calls */
     struct sthr *next;
 };
 
 /* How GPU work finds its calls, and CPU frees their sizes: a first read
- * stops at the first GPU op, or at a process's CPU memory call on a
- * second thread (a trace without either is done in it); the ops are then
- * joined to their calls and the frees to their allocations beforehand,
- * and handed over with the calls (owned_ops.h); where that cannot be,
+ * of the pass in the files' order (pass.h) stops at the first GPU op, or
+ * at a process's CPU memory call on a second thread (a trace without
+ * either is done in it); the ops are then joined to their calls and the
+ * frees to their allocations beforehand, in a read of their own, and
+ * handed over with the calls (owned_ops.h); where that cannot be,
  * through the summary's maps of ids and blocks, bounded as in summary
  * mode (opp_sum_gpu, in a read of the GPU records after the calls). */
 enum how { FIRST, JOINED, BY_IDS };
 
 struct sz {
+    struct opp_pass *pass;
     struct opp_tw w;
     struct opp_sum *sum;
     struct sproc *procs;
@@ -55,8 +57,6 @@ struct sz {
     int need_join; /* FIRST: the read stopped for a join */
     int mem_unordered; /* CPU memory calls out of time order in the file */
     struct opp_owned_ops *owned; /* JOINED */
-    uint64_t at;                 /* JOINED: the calls summed so far, those processes died inside
-                                    apart */
     int gpu_pass, failed, ranges_enclose;
     int is_summary; /* the trace read is a summary trace */
     const char *name; /* the summary's file as err names it */
@@ -87,8 +87,9 @@ static int check(struct sz *z, int rc)
     return z->failed != 0;
 }
 
-static int v_process(void *ctx, const struct opp_tr_process *p)
+static int v_process(void *ctx, uint32_t pi, const struct opp_tr_process *p)
 {
+    (void)pi;
     struct sz *z = ctx;
     /* times are ns from here on: the summary's process has the monotonic clock */
     struct opp_tw_process tp = {.proc = p->proc, .pid = p->pid, .ppid = p->ppid,
@@ -188,8 +189,9 @@ static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at)
 }
 
 /* The calls processes died inside, each ending when its process or its
- * thread last did (load.c close_open_events), the innermost first (as they
- * would have returned: one folds into a same-named one around it). */
+ * thread last did (the pass ends them as load.c does), the innermost
+ * first (as they would have returned: one folds into a same-named one
+ * around it). */
 static void open_calls(struct sz *z)
 {
     uint32_t *depth = malloc((z->nopen ? z->nopen : 1) * sizeof *depth);
@@ -205,15 +207,7 @@ static void open_calls(struct sz *z)
         return;
     }
     for (size_t k = 0; k < z->nopen && !z->failed; k++) {
-        struct opp_tr_event *e = &z->open[order[k]];
-        struct sthr *t = thr_of(z, e->proc, e->tid);
-        struct sproc *p = proc_of(z, e->proc);
-        if (!t || !p) {
-            check(z, -ENOMEM);
-            break;
-        }
-        e->end_ns = opp_open_end(e->begin_ns, t->last, p->end_how, p->end_ns);
-        sum_call(z, e, OPP_OWNED_OPEN_AT + k);
+        sum_call(z, &z->open[order[k]], OPP_OWNED_OPEN_AT + k);
     }
     free(order);
 }
@@ -234,9 +228,26 @@ static int memory_unordered(struct sz *z, const struct opp_tr_event *e)
     return out;
 }
 
-static int v_event(void *ctx, const struct opp_tr_event *e)
+/* A call as the files give it (x, the pass's), as the trace has it. */
+static int v_read(void *ctx, const struct opp_pass_call *x)
 {
     struct sz *z = ctx;
+    if (z->gpu_pass)
+        return 0;
+    const struct opp_model *m = opp_pass_model(z->pass);
+    const struct opp_thread *th = &m->threads[x->thread];
+    struct opp_tr_event ev; /* its arguments past nargs left as they are: none reads them */
+    ev.proc = m->procs[th->proc].proc;
+    ev.tid = th->tid;
+    ev.fn = x->fn;
+    ev.depth = x->depth;
+    ev.flags = x->flags & OPP_PASS_OPEN ? OPP_EV_OPEN : 0;
+    ev.nargs = x->nargs < OPP_MAX_ARGS ? x->nargs : OPP_MAX_ARGS;
+    ev.stack = x->stack;
+    ev.begin_ns = x->begin;
+    ev.end_ns = x->end;
+    memcpy(ev.args, x->args, ev.nargs * sizeof *ev.args);
+    const struct opp_tr_event *e = &ev;
     if (memory_unordered(z, e) && !z->mem_unordered) {
         z->mem_unordered = 1;
         if (z->how == FIRST)
@@ -244,18 +255,13 @@ static int v_event(void *ctx, const struct opp_tr_event *e)
     }
     if (!z->ranges_enclose && range_encloses(z, e))
         return check(z, -ENOMEM);
-    struct sthr *t = thr_of(z, e->proc, e->tid);
-    if (!t)
-        return check(z, -ENOMEM);
-    if (e->end_ns > t->last)
-        t->last = e->end_ns;
     if (e->flags & OPP_EV_OPEN) {
         if (opp_loader_grow((void **)&z->open, &z->open_cap, z->nopen + 1, sizeof *z->open))
             return check(z, -ENOMEM);
         z->open[z->nopen++] = *e;
         return 0;
     }
-    return sum_call(z, e, z->at++);
+    return sum_call(z, e, x->at);
 }
 
 static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
@@ -294,9 +300,10 @@ static int v_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t cod
  * before its own in the file still reaches its library call, as in a
  * loaded trace), and the rest in a read of its own, added up once every
  * call is in. */
-static int v_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
+static int v_gpu(void *ctx, uint32_t pi, const struct opp_gpu_rec *g)
 {
     struct sz *z = ctx;
+    uint32_t proc = opp_pass_model(z->pass)->procs[pi].proc;
     int kept = opp_sum_gpu_keeps(g->type), ext = g->type == OPP_GPU_EXTCORR;
     if (z->gpu_pass)
         return kept || ext ? 0 : check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
@@ -360,26 +367,21 @@ static void reset(struct sz *z, int keep_sum)
     }
 }
 
-/* The calls' read (and BY_IDS, the GPU records' read). The result of
- * opp_trace_read, or -1 with err set. */
-static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, char *err,
-                      size_t errlen)
+/* The calls' read (and BY_IDS, the GPU records' read), in the files'
+ * order. 0, or -1 with err set. */
+static int read_calls(struct sz *z, char *err, size_t errlen)
 {
-    struct opp_tr_visitor v = {.process = v_process,
-                               .funcs = v_funcs,
-                               .info = v_info,
-                               .event = v_event,
-                               .dropped = v_dropped,
-                               .process_end = v_process_end,
-                               .process_status = v_process_status,
-                               .gpu = v_gpu};
-    int rc = opp_trace_read(in, &v, z, sum, err, errlen);
-    if (rc == 0 && !z->failed && sum->summary) {
-        snprintf(err, errlen, "%s is a summary trace already", in);
-        z->is_summary = 1;
-        rc = -1;
-    }
-    if (rc == 0 && !z->failed && !z->need_join)
+    static const struct opp_tr_visitor rest = {.funcs = v_funcs,
+                                               .info = v_info,
+                                               .dropped = v_dropped,
+                                               .process_end = v_process_end,
+                                               .process_status = v_process_status};
+    const struct opp_pass_consumer c = {
+        .ctx = z, .read = v_read, .process = v_process, .record = v_gpu, .rest = &rest};
+    int rc = opp_pass_run(z->pass, &c, err, errlen);
+    if (z->failed || z->need_join) /* said below, or read again */
+        return 0;
+    if (rc == 0)
         open_calls(z);
     if (rc == 0 && !z->failed && z->owned) {
         const struct opp_owned_op *x; /* the ops of no call */
@@ -389,29 +391,29 @@ static int read_calls(struct sz *z, const char *in, struct opp_tr_summary *sum, 
     }
     if (rc == 0 && !z->failed && z->how == BY_IDS) {
         z->gpu_pass = 1;
-        struct opp_tr_visitor g = {.gpu = v_gpu};
-        rc = opp_trace_read(in, &g, z, sum, err, errlen);
+        const struct opp_pass_consumer g = {.ctx = z, .read = v_read, .record = v_gpu};
+        rc = opp_pass_run(z->pass, &g, err, errlen);
+        if (z->failed)
+            return 0;
     }
-    return rc;
+    return rc ? -1 : 0;
 }
 
 /* After a first read that met a GPU op, or CPU memory calls that may be
  * out of order: the ops joined to their calls and the CPU memory calls
  * ordered beforehand (where the join cannot, the ops go by ids; where
  * there is no room for its files, both), and the calls read again. */
-static int again(struct sz *z, const char *in, const char *out, unsigned long max_nodes,
-                 struct opp_tr_summary *sum, char *err, size_t errlen)
+static int again(struct sz *z, const char *out, unsigned long max_nodes, char *err, size_t errlen)
 {
     opp_tw_close(&z->w);
     reset(z, 0);
     z->ranges_enclose = z->need_join = 0;
-    z->at = 0;
     opp_sum_free(z->sum);
     if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = opp_owned_ops_read(&z->owned, in, z->sum, err, errlen);
+    int rc = opp_owned_ops_read(&z->owned, z->pass, z->sum, err, errlen);
     if (rc < 0)
         return -1;
     z->how = rc ? BY_IDS : JOINED; /* BY_IDS: no room for the join's files */
@@ -420,7 +422,7 @@ static int again(struct sz *z, const char *in, const char *out, unsigned long ma
     z->mem_unordered = 0; /* the read again says */
     if (start(z, out, max_nodes, err, errlen))
         return -1;
-    return read_calls(z, in, sum, err, errlen);
+    return read_calls(z, err, errlen);
 }
 
 enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char *name,
@@ -431,10 +433,16 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char 
     struct sz z = {.how = FIRST, .name = name ? name : out};
     if (start(&z, out, max_nodes, err, errlen))
         return OPP_SUMMARIZE_FAILED;
-    struct opp_tr_summary sum;
-    int rc = read_calls(&z, in, &sum, err, errlen);
-    if (rc == 0 && !z.failed && z.need_join)
-        rc = again(&z, in, out, max_nodes, &sum, err, errlen);
+    enum opp_stream_refused why;
+    int rc = -1;
+    if (!(z.pass = opp_pass_open(&in, 1, &why, err, errlen))) {
+        if (why == OPP_STREAM_SUMMARY_FILE) {
+            snprintf(err, errlen, "%s is a summary trace already", in);
+            z.is_summary = 1;
+        }
+    } else if (!(rc = read_calls(&z, err, errlen)) && !z.failed && z.need_join) {
+        rc = again(&z, out, max_nodes, err, errlen);
+    }
     uint64_t dropped = 0;
     for (size_t i = 0; rc == 0 && !z.failed && i < z.nprocs; i++) {
         struct sproc *p = &z.procs[i];
@@ -452,7 +460,8 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char 
         opp_sum_stats(z.sum, &st);
     res->calls = st.calls;
     res->dropped = st.dropped;
-    res->complete = sum.complete;
+    const struct opp_tr_summary *sum = z.pass ? &opp_pass_model(z.pass)->sum : NULL;
+    res->complete = sum && sum->complete;
     res->ranges_enclose = z.ranges_enclose;
     res->lost = st.lost;
     res->frees_unordered = z.mem_unordered && !z.owned;
@@ -464,9 +473,11 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char 
     int wrc = z.w.fd >= 0 ? opp_tw_close(&z.w) : 0;
     opp_sum_free(z.sum);
     if (rc == 0 && !z.failed && !wrc) {
-        snprintf(res->warning, sizeof res->warning, "%s", sum.warning);
+        snprintf(res->warning, sizeof res->warning, "%s", sum->warning);
+        opp_pass_free(z.pass);
         return OPP_SUMMARIZED;
     }
+    opp_pass_free(z.pass);
     unlink(out);
     if (rc != 0)
         return z.is_summary ? OPP_SUMMARIZE_IS_SUMMARY : OPP_SUMMARIZE_FAILED;

@@ -227,7 +227,11 @@ START_TEST(owned_ops_in_call_order)
     ck_assert_ptr_nonnull(sum);
     struct opp_owned_ops *o;
     char err[512] = "";
-    ck_assert_msg(opp_owned_ops_read(&o, trace, sum, err, sizeof err) == 0, "%s", err);
+    enum opp_stream_refused why;
+    const char *paths[] = {trace};
+    struct opp_pass *pass = opp_pass_open(paths, 1, &why, err, sizeof err);
+    ck_assert_msg(pass != NULL, "%s", err);
+    ck_assert_msg(opp_owned_ops_read(&o, pass, sum, err, sizeof err) == 0, "%s", err);
     static const struct {
         uint64_t at, dur;
         uint32_t proc;
@@ -257,6 +261,7 @@ START_TEST(owned_ops_in_call_order)
     ck_assert_uint_eq(n, sizeof want / sizeof *want);
     ck_assert_int_eq(opp_owned_ops_error(o), 0);
     opp_owned_ops_free(o);
+    opp_pass_free(pass);
     opp_sum_free(sum);
 }
 END_TEST
