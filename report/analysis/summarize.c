@@ -30,10 +30,8 @@ struct sproc {
 /* A thread's latest call at each depth, to see an NVTX range recorded
  * when it ended around calls of its own depth. */
 struct sthr {
-    uint32_t proc, tid;
     uint64_t seen; /* depths with a call */
     uint64_t begin[OPP_SUM_DEPTH_MAX];
-    struct sthr *next;
 };
 
 /* How GPU work finds its calls, and CPU frees their sizes: a first read
@@ -52,7 +50,8 @@ struct sz {
     struct opp_sum *sum;
     struct sproc *procs;
     size_t nprocs;
-    struct sthr *threads, *last_t;
+    struct sthr *threads; /* by the pass's thread index */
+    size_t nthreads;
     enum how how;
     int need_join; /* FIRST: the read stopped for a join */
     int mem_unordered; /* CPU memory calls out of time order in the file */
@@ -139,26 +138,20 @@ static int v_info(void *ctx, uint32_t proc, uint32_t count, const char *const *k
     return check(z, opp_tw_info(&z->w, proc, mem, (uint32_t)b.len));
 }
 
-static struct sthr *thr_of(struct sz *z, uint32_t proc, uint32_t tid)
+static struct sthr *thr_of(struct sz *z, uint32_t ti)
 {
-    if (z->last_t && z->last_t->proc == proc && z->last_t->tid == tid)
-        return z->last_t;
-    struct sthr *t;
-    for (t = z->threads; t; t = t->next)
-        if (t->proc == proc && t->tid == tid)
-            return z->last_t = t;
-    if (!(t = calloc(1, sizeof *t)))
+    if (opp_loader_grow_zeroed((void **)&z->threads, &z->nthreads, (size_t)ti + 1,
+                               sizeof *z->threads))
         return NULL;
-    *t = (struct sthr){.proc = proc, .tid = tid, .next = z->threads};
-    return z->threads = z->last_t = t;
+    return &z->threads[ti];
 }
 
 /* An NVTX range recorded when it ended, around the calls of its depth
  * before it: the loaded tree makes them its children, a summary (which
  * nests by depth) cannot. */
-static int range_encloses(struct sz *z, const struct opp_tr_event *e)
+static int range_encloses(struct sz *z, const struct opp_tr_event *e, uint32_t ti)
 {
-    struct sthr *t = thr_of(z, e->proc, e->tid);
+    struct sthr *t = thr_of(z, ti);
     struct sproc *p = proc_of(z, e->proc);
     if (!t || !p)
         return -ENOMEM;
@@ -253,7 +246,7 @@ static int v_read(void *ctx, const struct opp_pass_call *x)
         if (z->how == FIRST)
             return z->need_join = 1;
     }
-    if (!z->ranges_enclose && range_encloses(z, e))
+    if (!z->ranges_enclose && range_encloses(z, e, x->thread))
         return check(z, -ENOMEM);
     if (e->flags & OPP_EV_OPEN) {
         if (opp_loader_grow((void **)&z->open, &z->open_cap, z->nopen + 1, sizeof *z->open))
@@ -347,12 +340,9 @@ static int start(struct sz *z, const char *out, unsigned long max_nodes, char *e
 /* What a read left, gone, the summary too unless keep_sum. */
 static void reset(struct sz *z, int keep_sum)
 {
-    while (z->threads) {
-        struct sthr *t = z->threads;
-        z->threads = t->next;
-        free(t);
-    }
-    z->last_t = NULL;
+    free(z->threads);
+    z->threads = NULL;
+    z->nthreads = 0;
     for (size_t i = 0; i < z->nprocs; i++)
         free(z->procs[i].kinds);
     free(z->procs);
