@@ -144,6 +144,9 @@ Suite *suite_diff(void)
 {
     Suite *s = suite_create("diff");
     TCase *tc = tcase_create("blas");
+    /* its gates compare the calls' times: run alone (tests/tests.mk), where
+     * a preempted call of the 1-repeat run does not pass for the work */
+    tcase_set_tags(tc, "timing");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, blas_repeats);
