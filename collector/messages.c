@@ -400,7 +400,7 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
             memcpy(&end, p, sizeof end);
         c->bye = 1;
         opp_coll_end_process(c, OPP_END_EXITED, end);
-        int others = opp_coll_process_clients() - 1;
+        int others = opp_coll_others_running(c);
         uint64_t counts[OPP_ACK_FIELDS] = {[OPP_ACK_EVENTS] = c->events,
                                            [OPP_ACK_DROPPED] = c->dropped,
                                            [OPP_ACK_CONNECTED] = (uint64_t)others};

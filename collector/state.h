@@ -170,6 +170,11 @@ int opp_coll_rings_mapped(struct client *c);
 int opp_coll_orphan(struct client *c, int alive);
 /* Processes connected now. */
 int opp_coll_process_clients(void);
+/* Processes other than self still running: the connections waiting are
+ * accepted, and one that hung up, its end not read yet (a child reaped
+ * just before its parent's goodbye), is read to its end now, as the loop
+ * would. */
+int opp_coll_others_running(const struct client *self);
 /* The trace finished (once): every process's calls in, the file closed. */
 int opp_coll_finish(void);
 #endif

@@ -1,0 +1,187 @@
+/* End to end: ways a program could notice the preload that test_life.c
+ * and test_robust.c do not take (vfork, posix_spawn, clone with a shared
+ * memory, system() beside a recording thread, an exec without our
+ * environment, a small address space, close_range, quick_exit and _Exit,
+ * atexit, every signal blocked, errno). Each runs tests/progs/notice.c
+ * without us, then preloaded: the same output and exit code, our one
+ * line on stderr, and every call in the trace. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model.h"
+#include "testutil.h"
+
+TU_TRACE_FIXTURE
+
+/* notice ARGS without us, then preloaded: both print want and exit with
+ * code; the preloaded run says want_err (NULL: only where its trace went)
+ * and its trace holds calls calls of cblas_ddot. */
+static void same_run(const char *want, int code, const char *want_err, unsigned long calls,
+                     char *a1, char *a2, char *a3, char *a4, char *a5)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), a1, a2, a3, a4, a5, NULL};
+    char *plain_env[] = {"OPENBLAS_NUM_THREADS=1", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, plain_env, out, err)), code);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, want);
+    ck_assert_str_eq(e, "");
+    free(o), free(e);
+
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), code);
+    struct opp_model *m = tu_load(trace); /* the collector's line is written by then */
+    ck_assert_ptr_nonnull(m);
+    o = tu_slurp(out), e = tu_slurp(err);
+    ck_assert_str_eq(o, want);
+    char said[4400];
+    snprintf(said, sizeof said, "%sopprof: trace written to %s\n", want_err ? want_err : "", trace);
+    ck_assert_str_eq(e, said);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), calls);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+
+/* A vfork child shares its parent's memory until it execs: the exec'd
+ * image records as a process of its own, the parent carries on. */
+START_TEST(vfork_then_exec)
+{
+    same_run("loop 6\nvfork child exited 0\nvfork 10\n", 0, NULL, 5 + 6 + 5, "vfork", "5", NULL,
+             NULL, NULL);
+}
+END_TEST
+
+START_TEST(posix_spawn_child)
+{
+    same_run("loop 6\nspawn child exited 0\nspawn 10\n", 0, NULL, 16, "spawn", "5", NULL, NULL,
+             NULL);
+}
+END_TEST
+
+START_TEST(posix_spawn_usevfork_child)
+{
+    same_run("loop 6\nspawn child exited 0\nspawn 10\n", 0, NULL, 16, "spawn", "5", "vfork", NULL,
+             NULL);
+}
+END_TEST
+
+/* clone(CLONE_VM | CLONE_VFORK): a child in the parent's memory, no
+ * atfork handler run, that execs at once. */
+START_TEST(clone_vm_vfork_then_exec)
+{
+    same_run("loop 6\nclone child exited 0\nclonevm 10\n", 0, NULL, 16, "clonevm", "5", NULL, NULL,
+             NULL);
+}
+END_TEST
+
+/* clone3(CLONE_VFORK) by the system call: a copy that ran no atfork
+ * handler and execs by the system call. */
+START_TEST(clone3_vfork_then_exec)
+{
+    same_run("loop 6\nclone child exited 0\nclone3 10\n", 0, NULL, 16, "clone3", "5", NULL, NULL,
+             NULL);
+}
+END_TEST
+
+/* system() and popen() from main while another thread records: every
+ * shell's status and output as without us, every call of the thread kept. */
+START_TEST(system_and_popen_beside_a_recording_thread)
+{
+    same_run("system 15 of 15\n", 0, NULL, 2000, "system", "2000", "5", NULL, NULL);
+}
+END_TEST
+
+/* A child exec'd with an empty environment, or with ours less
+ * LD_PRELOAD, runs unprofiled and unharmed. */
+START_TEST(exec_with_empty_environment)
+{
+    same_run(
+        "envcheck LD_PRELOAD unset OPPROF_SOCKET unset 3\nexecenv child exited 0\nexecenv 10\n", 0,
+        NULL, 10, "execenv", "5", "empty", NULL, NULL);
+}
+END_TEST
+
+/* A program whose address space is too small for our buffer (OpenBLAS
+ * alone takes about 45 MB here, a ring 16 MiB more) runs as without us,
+ * with one line of ours. */
+START_TEST(address_space_too_small_for_a_ring)
+{
+    same_run("loop 5\n", 0, "opprof: cannot map a trace buffer: Cannot allocate memory\n", 0,
+             "limit", "as", "56000000", "loop", "5");
+}
+END_TEST
+
+/* close_range(3, ~0U, 0) closes our socket too: later calls, and a fork
+ * child's, are recorded on a new connection. */
+START_TEST(close_range_then_calls_and_fork)
+{
+    same_run("child 6\ncloserange child exited 0\ncloserange 10\n", 0, NULL, 16, "closerange", "5",
+             NULL, NULL, NULL);
+}
+END_TEST
+
+/* quick_exit runs no destructor of ours: its exit code and its handler's
+ * call are the program's, every call recorded. */
+START_TEST(quick_exit_code_kept)
+{
+    same_run("quickexit 5\nat_quick_exit 1\n", 5, NULL, 6, "quickexit", "5", NULL, NULL, NULL);
+}
+END_TEST
+
+START_TEST(_Exit_code_kept)
+{
+    same_run("_Exit 5\n", 6, NULL, 5, "_Exit", "5", NULL, NULL, NULL);
+}
+END_TEST
+
+/* An atexit handler's calls run before our destructor: recorded too. */
+START_TEST(atexit_handler_calls_recorded)
+{
+    same_run("main 5\natexit 6\n", 0, NULL, 11, "atexit", "5", NULL, NULL, NULL);
+}
+END_TEST
+
+/* Every signal blocked in every thread: nothing of ours waits on one. */
+START_TEST(all_signals_blocked)
+{
+    same_run("blockall 100\n", 7, NULL, 500, "blockall", "100", "4", NULL, NULL);
+}
+END_TEST
+
+/* errno set before each CBLAS class, a new thread's first call and a fork
+ * child's first call (its connection) is what the program left there. */
+START_TEST(errno_across_calls)
+{
+    same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
+             "errno", "5", NULL, NULL, NULL);
+}
+END_TEST
+
+Suite *suite_notice(void)
+{
+    Suite *s = suite_create("notice");
+    TCase *tc = tcase_create("notice");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, vfork_then_exec);
+    tcase_add_test(tc, posix_spawn_child);
+    tcase_add_test(tc, posix_spawn_usevfork_child);
+    tcase_add_test(tc, clone_vm_vfork_then_exec);
+    tcase_add_test(tc, clone3_vfork_then_exec);
+    tcase_add_test(tc, system_and_popen_beside_a_recording_thread);
+    tcase_add_test(tc, exec_with_empty_environment);
+    tcase_add_test(tc, address_space_too_small_for_a_ring);
+    tcase_add_test(tc, close_range_then_calls_and_fork);
+    tcase_add_test(tc, quick_exit_code_kept);
+    tcase_add_test(tc, _Exit_code_kept);
+    tcase_add_test(tc, atexit_handler_calls_recorded);
+    tcase_add_test(tc, all_signals_blocked);
+    tcase_add_test(tc, errno_across_calls);
+    suite_add_tcase(s, tc);
+    return s;
+}

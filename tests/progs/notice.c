@@ -1,0 +1,441 @@
+/* Ways a program could notice a profiler, each with a known number of
+ * BLAS calls and a printed result to compare with a run without one:
+ * notice MODE [ARGS].
+ *   loop N             N x cblas_ddot(n=1), prints the sum
+ *   vfork N            N calls, vfork, the child execs "notice loop N+1"; prints its status
+ *   spawn N [vfork]    N calls, posix_spawn "notice loop N+1" (POSIX_SPAWN_USEVFORK with vfork)
+ *   clonevm N          N calls, clone(CLONE_VM|CLONE_VFORK) whose child execs "notice loop N+1"
+ *   clone3 N           N calls, clone3(CLONE_VFORK) by the system call (no atfork handler
+ *                      runs), whose child execs "notice loop N+1" by the system call
+ *   system N K         a thread makes N calls while main runs system() and popen() K times each
+ *   execenv N HOW      N calls, then fork: the child execs "notice envcheck" with an empty
+ *                      environment (HOW empty) or this one less LD_PRELOAD (HOW nopreload)
+ *   envcheck           prints whether LD_PRELOAD, OPPROF_SOCKET are set, 3 calls
+ *   limit RES V MODE.. sets RLIMIT_RES (as, data, nofile) to V, then execs "notice MODE.."
+ *   openn K            opens /dev/null K times, prints how many it could, 3 calls; a thread
+ *                      3 calls; a child 2 calls
+ *   fds N              prints the descriptors above 2 open at start, N calls, the same after
+ *   closerange N       N calls, close_range(3, ~0U, 0), N calls, fork: the child N+1 calls;
+ *                      prints the sums
+ *   quickexit N        N calls, quick_exit(5) (an at_quick_exit handler makes one call)
+ *   _Exit N            N calls, _Exit(6)
+ *   atexit N           N calls; an atexit handler makes N+1 calls and prints the sum
+ *   sigpipe N DIR      N calls, creates DIR/halfway, waits for DIR/go, N on a new thread,
+ *                      N more; SIGPIPE left at its default (kill the process)
+ *   blockall N T       all signals blocked, T threads of N calls each; exits 7
+ *   altstack N SIZE [warm]  a thread whose first call is in a SIGUSR1 handler on a
+ *                      SIZE-byte alternate stack, then N calls; prints the sum (with warm,
+ *                      main makes one call first, subtracted)
+ *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
+ *                      a fork child's first call, each with errno set before: prints each
+ *                      errno after (the child's: 0 when kept)
+ */
+#define _GNU_SOURCE
+#include <cblas.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+static double x[4] = {1, 2, 3, 4};
+
+static double calls(long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += cblas_ddot(1, x, 1, x, 1);
+    return s;
+}
+
+static long arg(int argc, char **argv, int i)
+{
+    if (i >= argc) {
+        fprintf(stderr, "notice: missing argument\n");
+        exit(2);
+    }
+    return atol(argv[i]);
+}
+
+static char self[4096];
+
+static void find_self(void)
+{
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+}
+
+static char child_n[32];
+static char *child_argv[] = {self, "loop", child_n, NULL};
+
+static void print_status(const char *what, int st)
+{
+    if (WIFEXITED(st))
+        printf("%s exited %d\n", what, WEXITSTATUS(st));
+    else
+        printf("%s signal %d\n", what, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+}
+
+static int clone_child(void *p)
+{
+    (void)p;
+    execve(self, child_argv, environ);
+    _exit(127);
+}
+
+/* The descriptors above 2 open now, on one line. */
+static void print_fds(const char *what)
+{
+    char line[4096];
+    int n = snprintf(line, sizeof line, "%s:", what);
+    DIR *d = opendir("/proc/self/fd");
+    int fds[256], nfd = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && nfd < 256;) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd > 2 && fd != dirfd(d))
+            fds[nfd++] = fd;
+    }
+    if (d)
+        closedir(d);
+    for (int i = 0; i < nfd; i++)
+        for (int j = i + 1; j < nfd; j++)
+            if (fds[j] < fds[i]) {
+                int t = fds[i];
+                fds[i] = fds[j];
+                fds[j] = t;
+            }
+    for (int i = 0; i < nfd && n < (int)sizeof line - 16; i++)
+        n += snprintf(line + n, sizeof line - (size_t)n, " %d", fds[i]);
+    printf("%s\n", line);
+}
+
+static void *n_calls(void *p)
+{
+    long n = (long)p;
+    calls(n);
+    return NULL;
+}
+
+static long atexit_n;
+static void at_exit_calls(void)
+{
+    printf("atexit %g\n", calls(atexit_n));
+}
+
+static void at_quick(void)
+{
+    printf("at_quick_exit %g\n", calls(1));
+    fflush(stdout);
+}
+
+static volatile double handler_sum;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    handler_sum += cblas_ddot(1, x, 1, x, 1);
+}
+
+struct alt {
+    long n, size;
+    double sum;
+};
+
+static void *alt_thread(void *p)
+{
+    struct alt *a = p;
+    stack_t ss = {.ss_sp = malloc((size_t)a->size), .ss_size = (size_t)a->size};
+    if (sigaltstack(&ss, NULL)) {
+        perror("sigaltstack");
+        exit(2);
+    }
+    raise(SIGUSR1); /* this thread's first call, on the small stack */
+    a->sum += handler_sum + calls(a->n);
+    return NULL;
+}
+
+static void *errno_thread(void *p)
+{
+    errno = 4321;
+    cblas_ddot(1, x, 1, x, 1);
+    *(int *)p = errno;
+    return NULL;
+}
+
+static int wait_file(const char *path)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (access(path, F_OK) == 0)
+            return 0;
+        usleep(1000);
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: notice MODE [ARGS]\n");
+        return 2;
+    }
+    find_self();
+    const char *mode = argv[1];
+    if (!strcmp(mode, "loop")) {
+        printf("loop %g\n", calls(arg(argc, argv, 2)));
+    } else if (!strcmp(mode, "vfork")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        snprintf(child_n, sizeof child_n, "%ld", n + 1);
+        fflush(stdout);
+        pid_t pid = vfork();
+        if (pid == 0) {
+            execve(self, child_argv, environ);
+            _exit(127);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        print_status("vfork child", st);
+        printf("vfork %g\n", s + calls(n));
+    } else if (!strcmp(mode, "spawn")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        snprintf(child_n, sizeof child_n, "%ld", n + 1);
+        posix_spawnattr_t at;
+        posix_spawnattr_init(&at);
+        if (argc > 3 && !strcmp(argv[3], "vfork"))
+            posix_spawnattr_setflags(&at, POSIX_SPAWN_USEVFORK);
+        fflush(stdout);
+        pid_t pid;
+        int rc = posix_spawn(&pid, self, NULL, &at, child_argv, environ);
+        int st = 0;
+        if (rc == 0)
+            waitpid(pid, &st, 0);
+        print_status(rc ? "spawn failed" : "spawn child", st);
+        printf("spawn %g\n", s + calls(n));
+    } else if (!strcmp(mode, "clonevm") || !strcmp(mode, "clone3")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        snprintf(child_n, sizeof child_n, "%ld", n + 1);
+        fflush(stdout);
+        size_t sz = 1 << 20;
+        char *stack = malloc(sz);
+        pid_t pid;
+        if (!strcmp(mode, "clonevm")) {
+            pid = clone(clone_child, stack + sz, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+        } else {
+            struct clone_args ca = {
+                .flags = CLONE_VFORK,
+                .exit_signal = SIGCHLD,
+
+            };
+            pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+            if (pid == 0) { /* on the new stack, sharing memory: exec at once */
+                syscall(SYS_execve, self, child_argv, environ);
+                syscall(SYS_exit, 127);
+            }
+        }
+        int st = 0;
+        if (pid > 0)
+            waitpid(pid, &st, 0);
+        print_status(pid > 0 ? "clone child" : "clone failed", st);
+        printf("%s %g\n", mode, s + calls(n));
+    } else if (!strcmp(mode, "system")) {
+        long n = arg(argc, argv, 2), k = arg(argc, argv, 3);
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        int ok = 0;
+        for (long i = 0; i < k; i++) {
+            int st = system("exit 3");
+            ok += WIFEXITED(st) && WEXITSTATUS(st) == 3;
+            FILE *p = popen("echo hi", "r");
+            char buf[16] = "";
+            if (p && fgets(buf, sizeof buf, p) && !strcmp(buf, "hi\n"))
+                ok++;
+            if (p)
+                ok += pclose(p) == 0;
+        }
+        pthread_join(t, NULL);
+        printf("system %d of %ld\n", ok, 3 * k);
+    } else if (!strcmp(mode, "execenv")) {
+        long n = arg(argc, argv, 2);
+        const char *how = argc > 3 ? argv[3] : "empty";
+        double s = calls(n);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            char *av[] = {self, "envcheck", NULL};
+            char *none[] = {NULL};
+            if (!strcmp(how, "empty"))
+                execve(self, av, none);
+            unsetenv("LD_PRELOAD");
+            execve(self, av, environ);
+            _exit(127);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        print_status("execenv child", st);
+        printf("execenv %g\n", s + calls(n));
+    } else if (!strcmp(mode, "envcheck")) {
+        printf("envcheck LD_PRELOAD %s OPPROF_SOCKET %s %g\n",
+               getenv("LD_PRELOAD") ? "set" : "unset", getenv("OPPROF_SOCKET") ? "set" : "unset",
+               calls(3));
+    } else if (!strcmp(mode, "limit")) {
+        if (argc < 5)
+            return 2;
+        int res = !strcmp(argv[2], "as")     ? RLIMIT_AS
+                  : !strcmp(argv[2], "data") ? RLIMIT_DATA
+                                             : RLIMIT_NOFILE;
+        struct rlimit rl;
+        getrlimit(res, &rl);
+        rl.rlim_cur = (rlim_t)strtoull(argv[3], NULL, 10);
+        if (setrlimit(res, &rl)) {
+            perror("setrlimit");
+            return 2;
+        }
+        argv[3] = self;
+        execv(self, argv + 3);
+        perror("execv");
+        return 127;
+    } else if (!strcmp(mode, "openn")) {
+        long k = arg(argc, argv, 2);
+        int got = 0;
+        for (long i = 0; i < k; i++)
+            got += open("/dev/null", O_RDONLY) >= 0;
+        printf("openn %d of %ld, %g\n", got, k, calls(3));
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)3L);
+        pthread_join(t, NULL);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0)
+            exit(calls(2) == 2 ? 0 : 1);
+        int st;
+        waitpid(pid, &st, 0);
+        print_status("openn child", st);
+    } else if (!strcmp(mode, "fds")) {
+        print_fds("fds at start");
+        printf("fds %g\n", calls(arg(argc, argv, 2)));
+        print_fds("fds after");
+    } else if (!strcmp(mode, "closerange")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        if (syscall(SYS_close_range, 3, ~0U, 0)) {
+            perror("close_range");
+            return 2;
+        }
+        s += calls(n);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            printf("child %g\n", calls(n + 1));
+            exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        print_status("closerange child", st);
+        printf("closerange %g\n", s);
+    } else if (!strcmp(mode, "quickexit")) {
+        at_quick_exit(at_quick);
+        printf("quickexit %g\n", calls(arg(argc, argv, 2)));
+        fflush(stdout);
+        quick_exit(5);
+    } else if (!strcmp(mode, "_Exit")) {
+        printf("_Exit %g\n", calls(arg(argc, argv, 2)));
+        fflush(stdout);
+        _Exit(6);
+    } else if (!strcmp(mode, "atexit")) {
+        long n = arg(argc, argv, 2);
+        atexit_n = n + 1;
+        atexit(at_exit_calls);
+        printf("main %g\n", calls(n));
+    } else if (!strcmp(mode, "sigpipe")) {
+        long n = arg(argc, argv, 2);
+        if (argc < 4)
+            return 2;
+        char path[4200];
+        double s = calls(n);
+        snprintf(path, sizeof path, "%s/halfway", argv[3]);
+        close(open(path, O_CREAT | O_WRONLY, 0600));
+        snprintf(path, sizeof path, "%s/go", argv[3]);
+        if (wait_file(path))
+            return 2;
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n); /* a new thread: a new ring to send */
+        pthread_join(t, NULL);
+        printf("sigpipe %g\n", s + calls(n));
+    } else if (!strcmp(mode, "blockall")) {
+        long n = arg(argc, argv, 2), k = arg(argc, argv, 3);
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        pthread_t t[16];
+        for (long i = 0; i < k && i < 16; i++)
+            pthread_create(&t[i], NULL, n_calls, (void *)n);
+        for (long i = 0; i < k && i < 16; i++)
+            pthread_join(t[i], NULL);
+        printf("blockall %g\n", calls(n));
+        return 7;
+    } else if (!strcmp(mode, "altstack")) {
+        struct alt a = {arg(argc, argv, 2), arg(argc, argv, 3), 0};
+        if (argc > 4 && !strcmp(argv[4], "warm"))
+            a.sum -= calls(1); /* the process's first call made before */
+        struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_ONSTACK};
+        sigaction(SIGUSR1, &sa, NULL);
+        pthread_t t;
+        pthread_create(&t, NULL, alt_thread, &a);
+        pthread_join(t, NULL);
+        printf("altstack %g\n", a.sum);
+    } else if (!strcmp(mode, "errno")) {
+        long n = arg(argc, argv, 2);
+        double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
+        int e[8];
+        errno = 1001;
+        double s = calls(n);
+        e[0] = errno;
+        errno = 1002;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2);
+        e[1] = errno;
+        errno = 1003;
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, 2, 2, 1, a, 2, b, 1, 0, c, 1);
+        e[2] = errno;
+        errno = 1004;
+        cblas_daxpy(2, 1, a, 1, c, 1);
+        e[3] = errno;
+        errno = 1005;
+        e[4] = (int)cblas_idamax(4, b, 1);
+        e[4] = errno;
+        pthread_t t;
+        pthread_create(&t, NULL, errno_thread, &e[5]);
+        pthread_join(t, NULL);
+        errno = 1006;
+        pid_t pid = fork();
+        if (pid == 0) {
+            errno = 1007;
+            cblas_ddot(1, x, 1, x, 1);
+            _exit(errno == 1007 ? 0 : 1);
+        }
+        e[6] = errno;
+        int st;
+        waitpid(pid, &st, 0);
+        e[7] = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        printf("errno %g: %d %d %d %d %d thread %d fork %d child %d\n", s, e[0], e[1], e[2], e[3],
+               e[4], e[5], e[6], e[7]);
+    } else {
+        fprintf(stderr, "notice: unknown mode %s\n", mode);
+        return 2;
+    }
+    return 0;
+}
