@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -109,6 +110,16 @@ struct opp_ring_hdr *opp_thread_attach(void)
     if (opp_tls.state != OPP_T_NEW || !opp_agent_on())
         return NULL;
     int saved_errno = errno;
+    /* A handler on a signal's alternate stack, often sized for the handler
+     * alone (a few KiB), has no room for attaching (a memfd, the message
+     * passing it, a fork child's hello: about 1 KiB more than a call
+     * takes): its calls go unrecorded, the thread's first call elsewhere
+     * attaches. */
+    stack_t alt;
+    if (sigaltstack(NULL, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) {
+        errno = saved_errno;
+        return NULL;
+    }
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     r = NULL;
     size_t bytes = opp_ring_bytes(threads.cap);

@@ -18,7 +18,8 @@
  * 0, or -1 when profiling cannot go on (said). */
 int opp_thread_init(uint32_t slots, int paused);
 /* This thread's ring, made and sent to the collector now; NULL when this
- * thread does not record (off, attaching already, or profiling off). A
+ * thread does not record (off, attaching already, on a signal's alternate
+ * stack, or profiling off). A
  * thread holding its parent's ring (a fork that ran no atfork handler:
  * the ring's gate is shut) forgets it first (opp_fork_thread). */
 struct opp_ring_hdr *opp_thread_attach(void);

@@ -153,6 +153,18 @@ START_TEST(all_signals_blocked)
 }
 END_TEST
 
+/* A thread whose first call is in a handler on an alternate stack 256
+ * bytes larger than a handler's call takes: attaching the thread there
+ * would overflow it (about 1 KiB more), so that call goes unrecorded and
+ * the thread's next call attaches it. */
+START_TEST(first_call_on_a_small_alternate_stack)
+{
+    /* main: one call, one in the handler; the thread: one in the handler
+     * (not recorded), then 10 */
+    same_run("altstack 11, fits\n", 0, NULL, 1 + 1 + 10, "altstack", "10", NULL, NULL, NULL);
+}
+END_TEST
+
 /* errno set before each CBLAS class, a new thread's first call and a fork
  * child's first call (its connection) is what the program left there. */
 START_TEST(errno_across_calls)
@@ -181,6 +193,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, _Exit_code_kept);
     tcase_add_test(tc, atexit_handler_calls_recorded);
     tcase_add_test(tc, all_signals_blocked);
+    tcase_add_test(tc, first_call_on_a_small_alternate_stack);
     tcase_add_test(tc, errno_across_calls);
     suite_add_tcase(s, tc);
     return s;

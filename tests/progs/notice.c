@@ -23,9 +23,10 @@
  *   sigpipe N DIR      N calls, creates DIR/halfway, waits for DIR/go, N on a new thread,
  *                      N more; SIGPIPE left at its default (kill the process)
  *   blockall N T       all signals blocked, T threads of N calls each; exits 7
- *   altstack N SIZE [warm]  a thread whose first call is in a SIGUSR1 handler on a
- *                      SIZE-byte alternate stack, then N calls; prints the sum (with warm,
- *                      main makes one call first, subtracted)
+ *   altstack N         measures the stack a SIGUSR1 handler's call takes on a thread that
+ *                      called before; a new thread's first call is in that handler on an
+ *                      alternate stack 256 bytes larger, then N calls; prints their sum
+ *                      and whether the handler's stack overflowed
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -149,21 +150,40 @@ static void on_usr1(int sig)
     handler_sum += cblas_ddot(1, x, 1, x, 1);
 }
 
+/* The bytes of an alternate stack of size bytes (in a buffer with
+ * 4 KiB more below it, filled with a pattern) that a SIGUSR1 handler's
+ * call took on this thread, counting any below the stack's bottom. */
+static long handler_depth(long size)
+{
+    long below = 4096;
+    unsigned char *buf = malloc((size_t)(below + size));
+    if (!buf)
+        exit(2);
+    memset(buf, 0xa5, (size_t)(below + size));
+    stack_t ss = {.ss_sp = buf + below, .ss_size = (size_t)size}, off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(&ss, NULL)) {
+        perror("sigaltstack");
+        exit(2);
+    }
+    raise(SIGUSR1);
+    sigaltstack(&off, NULL);
+    long i = 0;
+    while (i < below + size && buf[i] == 0xa5)
+        i++;
+    free(buf);
+    return below + size - i;
+}
+
 struct alt {
-    long n, size;
+    long n, size, depth;
     double sum;
 };
 
 static void *alt_thread(void *p)
 {
     struct alt *a = p;
-    stack_t ss = {.ss_sp = malloc((size_t)a->size), .ss_size = (size_t)a->size};
-    if (sigaltstack(&ss, NULL)) {
-        perror("sigaltstack");
-        exit(2);
-    }
-    raise(SIGUSR1); /* this thread's first call, on the small stack */
-    a->sum += handler_sum + calls(a->n);
+    a->depth = handler_depth(a->size); /* this thread's first call, on the small stack */
+    a->sum = handler_sum + calls(a->n);
     return NULL;
 }
 
@@ -389,15 +409,16 @@ int main(int argc, char **argv)
         printf("blockall %g\n", calls(n));
         return 7;
     } else if (!strcmp(mode, "altstack")) {
-        struct alt a = {arg(argc, argv, 2), arg(argc, argv, 3), 0};
-        if (argc > 4 && !strcmp(argv[4], "warm"))
-            a.sum -= calls(1); /* the process's first call made before */
         struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_ONSTACK};
         sigaction(SIGUSR1, &sa, NULL);
+        calls(1); /* bound, this thread recording: what a handler's call takes */
+        long call = handler_depth(65536);
+        handler_sum = 0;
+        struct alt a = {arg(argc, argv, 2), call + 256, 0, 0};
         pthread_t t;
         pthread_create(&t, NULL, alt_thread, &a);
         pthread_join(t, NULL);
-        printf("altstack %g\n", a.sum);
+        printf("altstack %g, %s\n", a.sum, a.depth > a.size ? "overflowed" : "fits");
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
