@@ -88,17 +88,40 @@ void opp_conn_on_child_connect(void (*fn)(void))
     conn.on_child = fn;
 }
 
+/* A copy of fd at the number the descriptor limit (soft) rl names, none
+ * the program can open: the soft limit is raised by one for the copy and
+ * put back (a descriptor stays past a limit lowered after it). Only under
+ * a limit of at most 4096, which keeps the kernel's table small, below
+ * the hard limit; -1 otherwise. */
+static int past_limit(int fd, const struct rlimit *rl)
+{
+    if (rl->rlim_cur == RLIM_INFINITY || rl->rlim_cur > 4096 || rl->rlim_cur >= rl->rlim_max)
+        return -1;
+    struct rlimit one_more = {rl->rlim_cur + 1, rl->rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &one_more))
+        return -1;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl->rlim_cur);
+    setrlimit(RLIMIT_NOFILE, rl);
+    return high;
+}
+
 /* Our socket moves to a high descriptor number, out of the way of the
- * program's own, and is remembered by identity: a program that closes
- * every descriptor (a daemon) may get the number back for a socket of its
- * own, and nothing of ours may ever be written there. */
+ * program's own (past its limit where it can: a program that opens
+ * exactly as many as its limit allows gets them all), and is remembered
+ * by identity: a program that closes every descriptor (a daemon) may get
+ * the number back for a socket of its own, and nothing of ours may ever
+ * be written there. */
 static int adopt_socket(int fd)
 {
     struct rlimit rl;
-    int low = 512;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        low = rl.rlim_cur / 2 < 4096 ? (int)(rl.rlim_cur / 2) : 4096;
-    int high = low > fd ? fcntl(fd, F_DUPFD_CLOEXEC, low) : -1;
+    int low = 512, high = -1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        high = past_limit(fd, &rl);
+        if (rl.rlim_cur != RLIM_INFINITY)
+            low = rl.rlim_cur / 2 < 4096 ? (int)(rl.rlim_cur / 2) : 4096;
+    }
+    if (high < 0 && low > fd)
+        high = fcntl(fd, F_DUPFD_CLOEXEC, low);
     if (high >= 0) {
         close(fd);
         fd = high;

@@ -116,6 +116,18 @@ START_TEST(address_space_too_small_for_a_ring)
 }
 END_TEST
 
+/* RLIMIT_NOFILE at exactly what the program opens (3 descriptors above
+ * 2): every one of its numbers is its own, our socket is past the limit.
+ * A thread's buffer (a memfd) then finds no room: one line, profiling
+ * off, the program unharmed. */
+START_TEST(descriptor_limit_at_the_program_s_need)
+{
+    same_run("openn 3 of 3, 3\nopenn child exited 0\n", 0,
+             "opprof: cannot create a trace buffer (memfd_create): Too many open files\n", 0,
+             "limit", "nofile", "6", "openn", "3");
+}
+END_TEST
+
 /* close_range(3, ~0U, 0) closes our socket too: later calls, and a fork
  * child's, are recorded on a new connection. */
 START_TEST(close_range_then_calls_and_fork)
@@ -188,6 +200,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, system_and_popen_beside_a_recording_thread);
     tcase_add_test(tc, exec_with_empty_environment);
     tcase_add_test(tc, address_space_too_small_for_a_ring);
+    tcase_add_test(tc, descriptor_limit_at_the_program_s_need);
     tcase_add_test(tc, close_range_then_calls_and_fork);
     tcase_add_test(tc, quick_exit_code_kept);
     tcase_add_test(tc, _Exit_code_kept);

@@ -11,7 +11,8 @@
  *   execenv N HOW      N calls, then fork: the child execs "notice envcheck" with an empty
  *                      environment (HOW empty) or this one less LD_PRELOAD (HOW nopreload)
  *   envcheck           prints whether LD_PRELOAD, OPPROF_SOCKET are set, 3 calls
- *   limit RES V MODE.. sets RLIMIT_RES (as, data, nofile) to V, then execs "notice MODE.."
+ *   limit RES V MODE.. sets RLIMIT_RES (as, data, nofile) to V, closes every descriptor
+ *                      above 2, then execs "notice MODE.."
  *   openn K            opens /dev/null K times, prints how many it could, 3 calls; a thread
  *                      3 calls; a child 2 calls
  *   fds N              prints the descriptors above 2 open at start, N calls, the same after
@@ -325,6 +326,8 @@ int main(int argc, char **argv)
             perror("setrlimit");
             return 2;
         }
+        syscall(SYS_close_range, 3, ~0U,
+                0); /* what the runner left open: the limit is all MODE's */
         argv[3] = self;
         execv(self, argv + 3);
         perror("execv");
