@@ -97,11 +97,14 @@ static int past_limit(int fd, const struct rlimit *rl)
 {
     if (rl->rlim_cur == RLIM_INFINITY || rl->rlim_cur > 4096 || rl->rlim_cur >= rl->rlim_max)
         return -1;
+    int saved_errno = errno; /* a sandbox may refuse setrlimit */
     struct rlimit one_more = {rl->rlim_cur + 1, rl->rlim_max};
-    if (setrlimit(RLIMIT_NOFILE, &one_more))
-        return -1;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl->rlim_cur);
-    setrlimit(RLIMIT_NOFILE, rl);
+    int high = -1;
+    if (!setrlimit(RLIMIT_NOFILE, &one_more)) {
+        high = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl->rlim_cur);
+        setrlimit(RLIMIT_NOFILE, rl);
+    }
+    errno = saved_errno;
     return high;
 }
 
