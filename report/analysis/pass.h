@@ -62,6 +62,10 @@ struct opp_pass_call {
     const uint64_t *args;
     uint64_t at; /* its place among the calls of the files read, from 0 (the GPU join's
                     opp_gpu_call.at): a read hands most calls over in this order */
+    /* A summary trace's node (a counted call: opp_pass_open_summary): the
+     * calls it stands for, its schedule window, its own CUDA time, device
+     * and CPU memory, given, not joined; NULL: one call. */
+    const struct opp_sum_stat *stat;
 };
 
 /* What consumes a read: each callback may be NULL. call sees every call
@@ -135,6 +139,14 @@ static inline void opp_pass_stack_settled(void *v, size_t size, size_t *base, si
  * trace (err: which of the paths). */
 struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
                                enum opp_stream_refused *why, char *err, size_t errlen);
+/* A summary trace (or several) read as a pass: the model loaded as
+ * opp_model_load_many loads it, each read handing each thread's nodes
+ * over as counted calls (stat), children first, begin 0 and end their
+ * total time, kids_ns what is not their self time, each root then to top;
+ * no GPU records (a summary's are the model's). NULL when it cannot be
+ * loaded (err). */
+struct opp_pass *opp_pass_open_summary(const char *const *paths, size_t npaths, char *err,
+                                       size_t errlen);
 /* The model of the first read; after a read, its open_events counts the
  * calls a process died inside, less those folded. */
 struct opp_model *opp_pass_model(const struct opp_pass *p);

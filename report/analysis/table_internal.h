@@ -71,6 +71,7 @@ struct skeep {
 
 /* A call handed over whose parent has not arrived yet. */
 struct ent {
+    uint64_t calls; /* it stands for: 1, a summary node's count */
     uint64_t self_ns, dur;
     struct ptree *pt; /* --tree: its subtree; NULL: a call with no children */
     struct skeep *sk; /* --group-by-stack: the calls under it whose key waits */

@@ -232,6 +232,8 @@ void opp_tstream_unjoin(struct opp_table_stream *s)
 static int joins(const struct opp_table_stream *s)
 {
     const struct opp_stream_meta *meta = opp_pass_meta(s->pass);
+    if (s->m->summary) /* its nodes' GPU work and memory are given */
+        return 0;
     return meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m);
 }
 

@@ -83,7 +83,7 @@ static struct pnode ent_node(const struct ent *e)
 {
     return (struct pnode){.parent = OPP_CT_ROOT,
                           .name = e->name,
-                          .calls = 1,
+                          .calls = e->calls,
                           .self = e->self_ns,
                           .total = e->span,
                           .self_cuda = e->gpu.self_cuda_ns,

@@ -19,6 +19,7 @@ struct opp_table_stream *opp_table_stream_over(struct opp_pass *p, char *err, si
     }
     s->pass = p;
     s->m = opp_pass_model(p);
+    s->cpu_mem = s->m->summary && opp_model_has_cpu_mem(s->m); /* a full trace's: the join's */
     return s;
 }
 
@@ -110,6 +111,32 @@ static int gpu_rows(struct opp_table_stream *s)
     return rc ? rc : opp_extsort_error(s->gowns);
 }
 
+/* A summary's kernels, copies and sets (the model's, counted) in
+ * question q's CUDA rows when its filters select them. 0 or -ENOMEM. */
+static int summary_gpu_rows(struct opp_table_stream *s, struct tq *q)
+{
+    const struct opp_gpu *gt = &s->m->gpu;
+    for (size_t i = 0; i < gt->nops; i++) {
+        const struct opp_gpu_op *g = &gt->ops[i];
+        if (!opp_gpu_op_timed(g))
+            continue;
+        try_name(s, q, g->name);
+        int32_t ka = g->thread != OPP_GPU_NONE ? q->thread_acc[g->thread] : q->proc_acc[g->proc];
+        if (ka < 0 || (q->o[ka].sched_window &&
+                       (i >= gt->nsum || gt->sum[i].window != q->o[ka].sched_window)))
+            continue;
+        struct opp_agg_gpu a = {.name = g->name,
+                                .type = g->type,
+                                .proc = g->proc,
+                                .dur_ns = opp_gpu_op_dur(g),
+                                .bytes = g->bytes,
+                                .calls = opp_gpu_op_count(gt, i)};
+        if (opp_agg_acc_gpu(q->acc[ka], &a))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 /* Question q's reading starts again: what an earlier read kept (the
  * pass reads again) gone, its CUDA rows in its aggregates. */
 static void q_begin(struct opp_table_stream *s, struct tq *q)
@@ -147,6 +174,8 @@ static void q_begin(struct opp_table_stream *s, struct tq *q)
             return;
         }
     }
+    if (s->m->summary)
+        tstream_fail(s, summary_gpu_rows(s, q));
 }
 
 /* The second read: each call added to each question's rows once its
@@ -259,7 +288,7 @@ static int add(struct tq *q, uint32_t proc, const struct ent *e, struct ent *par
     if (e->mem)
         cm.total = cm.self; /* its own bytes */
     struct opp_agg_part p = {
-        .calls = 1, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
+        .calls = e->calls, .self_ns = e->self_ns, .dur_ns = e->dur, .gpu = &e->gpu, .cpumem = &cm};
     if (e->keyed || !parent || e->v.row == OPP_AGG_NO_ROW)
         return opp_agg_acc_add(q->acc[e->acc], proc, &e->v, &p);
     struct skeep *k = calloc(1, sizeof *k);
@@ -276,6 +305,7 @@ static int add(struct tq *q, uint32_t proc, const struct ent *e, struct ent *par
 static void ent_init(struct ent *e, const struct opp_pass_call *x, const struct own *o, uint8_t mem)
 {
     uint64_t dur = x->end > x->begin ? x->end - x->begin : 0;
+    e->calls = x->stat ? x->stat->count : 1;
     e->self_ns = dur > x->kids_ns ? dur - x->kids_ns : 0;
     e->dur = dur;
     e->pt = NULL;
@@ -356,6 +386,8 @@ static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pas
     int32_t ka = q->thread_acc[x->thread];
     if (ka >= 0 && !tstream_call_in_window(s, &q->o[ka], x->thread, x->begin))
         ka = -1;
+    if (ka >= 0 && x->stat && q->o[ka].sched_window && x->stat->window != q->o[ka].sched_window)
+        ka = -1; /* a summary's node of another schedule window */
     if (!rc && ka >= 0 && !q->tree && !q->code) {
         e->acc = (uint32_t)ka;
         uint32_t frames[OPP_STACK_MAX];
@@ -391,6 +423,11 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
     int rc = opp_tstream_own_take(s, x->at, &o);
     if (rc)
         return rc;
+    if (x->stat) /* a summary node's own, given */
+        o = (struct own){.at = x->at,
+                         .cuda = x->stat->self_cuda_ns,
+                         .mem = x->stat->self_mem,
+                         .cpu = x->stat->cpu_mem};
     uint8_t mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols);
     for (size_t i = 0; i < s->nq && !rc; i++)
         rc = q_call(s, &s->q[i], x, &o, mem, func_of(s->m, x), proc);

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_times.h"
 #include "info.h"
-#include "summary.h"
 #include "tool/cmds.h"
 #include "tool/options.h"
 #include "tool/report.h"
@@ -295,53 +293,12 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     return opp_option_traces_distinct("report", ra->traces, ra->ntraces);
 }
 
-/* Full traces are read in one pass (report_stream.c); a summary trace is
- * loaded as it is (its call paths are what it keeps). */
-static int report(struct report_args *rap)
-{
-    struct report_args ra = *rap;
-    char err[512];
-    int rc = report_streamed(&ra);
-    if (rc >= 0)
-        return rc;
-    struct opp_model *m = opp_model_load_many(ra.traces, ra.ntraces, err, sizeof err);
-    if (!m) {
-        opp_say(PREFIX "%s", err);
-        return 1;
-    }
-    const char *what = report_summary_refuses(&ra);
-    if (what && m->summary) {
-        opp_summary_refusal(ra.trace, what, err, sizeof err);
-        opp_say(PREFIX "%s", err);
-        opp_model_free(m);
-        return 1;
-    }
-    if (report_filters_known(&ra, m)) {
-        opp_model_free(m);
-        return 2;
-    }
-    if (ra.window_k) { /* a summary's windows are numbered in the file */
-        uint32_t nw = opp_summary_windows(m);
-        if (ra.window_k > nw) {
-            opp_say(PREFIX "%s has %u recorded window%s (a schedule's active runs of "
-                           "steps), not %u",
-                    ra.trace, nw, nw == 1 ? "" : "s", ra.window_k);
-            opp_model_free(m);
-            return 2;
-        }
-        ra.agg.sched_window = ra.window_k;
-    }
-    rc = report_finish(&ra, m, ra.view ? ra.view->show(&ra, m) : report_key_averages(&ra, m));
-    opp_model_free(m);
-    return rc;
-}
-
 int cmd_report(int argc, char **argv)
 {
     struct report_args ra;
     int rc = parse_args(argc, argv, &ra);
     if (!rc)
-        rc = report(&ra);
+        rc = report_streamed(&ra);
     else if (rc == 1)
         rc = 0;
     if (ra.agg.match)

@@ -37,17 +37,16 @@ struct report_args {
 };
 
 /* The views besides the table, one line each: the option that chooses
- * it, what shows it from a summary trace (NULL: it refuses one, and
- * needs_calls says what it is called then), the formats it writes (a bit per enum format) and what
- * it says when asked for another, whether it takes the table's filters
- * (--from, --to, --window, --match, --group-by-stack), whether it takes
- * --limit (what it limits, for the help; NULL: it refuses it), what it is
- * called when it refuses a summary trace (NULL: it takes one), and how it
- * reads a full trace in one pass. */
+ * it, the formats it writes (a bit per enum format) and what it says when
+ * asked for another, whether it takes the table's filters (--from, --to,
+ * --window, --match, --group-by-stack), whether it takes --limit (what it
+ * limits, for the help; NULL: it refuses it), what it is called when it
+ * refuses a summary trace (NULL: it takes one), and how it reads traces
+ * in one pass. */
 struct opp_pass;
 struct opp_table_stream;
-/* A view read in one pass over full traces (analysis/pass.h), for every
- * trace whatever its size: read computes and prints, over pass p (opened
+/* A view read in one pass over traces (analysis/pass.h; a summary
+ * trace's nodes as counted calls), for every trace whatever its size: read computes and prints, over pass p (opened
  * by the caller: its model has what the first read learnt, for the
  * filters and warnings) and t, a table stream over p for the views that
  * add calls up. 0 and the output's status in *rc, 1 when the trace
@@ -57,7 +56,6 @@ typedef int view_read_fn(const struct report_args *ra, struct opp_pass *p,
                          struct opp_table_stream *t, int *rc, char *err, size_t errlen);
 struct view {
     const char *option;
-    int (*show)(const struct report_args *ra, const struct opp_model *m);
     unsigned formats;
     const char *other_format;
     int filters;
@@ -76,9 +74,6 @@ extern const size_t nviews;
  * status is 2, as for --lib's, --match's and --pid's. */
 #define REPORT_NAME_UNKNOWN 2
 
-/* The table of a summary trace: key_averages() in the chosen format. */
-int report_key_averages(struct report_args *ra, const struct opp_model *m);
-
 /* The view's (or the table's) status rc as the exit status: what went
  * wrong said, the trace's warnings when it went right (cmd_report.c). */
 int report_finish(const struct report_args *ra, const struct opp_model *m, int rc);
@@ -93,8 +88,8 @@ int report_filters_known(const struct report_args *ra, const struct opp_model *m
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL (report_stream.c). */
 const char *report_summary_refuses(const struct report_args *ra);
-/* The report of full traces read in one pass (report_stream.c): the exit
- * status; or -1 for a summary trace, which the loaded model answers. */
+/* The report of traces read in one pass (report_stream.c): the exit
+ * status. */
 int report_streamed(const struct report_args *ra);
 
 #endif

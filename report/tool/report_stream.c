@@ -1,16 +1,19 @@
-/* `opprof report` on full traces read in one pass (analysis/pass.h,
- * opened here for the view's read, report.h): the table, its CSV and JSON and every
- * view, whatever the traces' size, in memory bounded by what each keeps
- * (rows, call paths, steps, kernels), not by the calls. A summary trace
- * is loaded as it is (an input format: it says what it cannot answer); a
- * trace the pass cannot read (no room in TMPDIR) is refused, said. */
+/* `opprof report` on traces read in one pass (analysis/pass.h, opened
+ * here for the view's read, report.h): the table, its CSV and JSON and
+ * every view, whatever the traces' size, in memory bounded by what each
+ * keeps (rows, call paths, steps, kernels), not by the calls. A summary
+ * trace's pass hands its nodes over as counted calls (it says first what
+ * it cannot answer); a trace the pass cannot read (no room in TMPDIR) is
+ * refused, said. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis/pass.h"
+#include "analysis/step_times.h"
 #include "analysis/table_stream.h"
 #include "tool/report.h"
+#include "summary.h"
 #include "views/say.h"
 
 #define PREFIX "opprof report: "
@@ -25,14 +28,51 @@ const char *report_summary_refuses(const struct report_args *ra)
                                              : NULL;
 }
 
-int report_streamed(const struct report_args *ra)
+/* A summary trace's refusals and filters, said: 0 to read it, else the
+ * exit status; --window K is its nodes' (numbered in the file). */
+static int summary_checks(struct report_args *ra, const struct opp_model *m)
+{
+    char err[512];
+    const char *what = report_summary_refuses(ra);
+    if (what) {
+        opp_summary_refusal(ra->trace, what, err, sizeof err);
+        opp_say(PREFIX "%s", err);
+        return 1;
+    }
+    if (report_filters_known(ra, m))
+        return 2;
+    uint32_t nw = ra->window_k ? opp_summary_windows(m) : 0;
+    if (ra->window_k > nw) {
+        opp_say(PREFIX "%s has %u recorded window%s (a schedule's active runs of "
+                       "steps), not %u",
+                ra->trace, nw, nw == 1 ? "" : "s", ra->window_k);
+        return 2;
+    }
+    ra->agg.sched_window = ra->window_k;
+    ra->window_k = 0;
+    return 0;
+}
+
+int report_streamed(const struct report_args *rap)
 {
     char err[512];
     enum opp_stream_refused why;
+    struct report_args sra = *rap;
+    const struct report_args *ra = rap;
     struct opp_pass *p = opp_pass_open(ra->traces, ra->ntraces, &why, err, sizeof err);
-    if (!p && why == OPP_STREAM_SUMMARY_FILE) /* loaded, it says what it cannot answer */
-        return -1;
-    if (!p) { /* an error, or what the pass cannot read */
+    if (!p && why == OPP_STREAM_SUMMARY_FILE) {
+        p = opp_pass_open_summary(ra->traces, ra->ntraces, err, sizeof err);
+        if (!p) {
+            opp_say(PREFIX "%s", err);
+            return 1;
+        }
+        int rc = summary_checks(&sra, opp_pass_model(p));
+        if (rc) {
+            opp_pass_free(p);
+            return rc;
+        }
+        ra = &sra;
+    } else if (!p) { /* an error, or what the pass cannot read */
         opp_say(PREFIX "%s", err);
         return 1;
     }

@@ -34,19 +34,6 @@ static int key_averages_out(const struct report_args *ra, const struct opp_model
     return opp_out_json(stdout, ra->trace, m, agg, o);
 }
 
-/* The key_averages report of a summary trace's model in the chosen format
- * (its JSON has no "gpu" object: a summary keeps no GPU op's start and end). */
-int report_key_averages(struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_agg agg;
-    int rc = opp_aggregate(m, &ra->agg, &agg);
-    if (rc)
-        return rc;
-    rc = key_averages_out(ra, m, &agg, &ra->out);
-    opp_agg_free(&agg);
-    return rc;
-}
-
 /* ra with --window K made the K-th schedule window's time, from a read of
  * the traces' steps, into *out: 0, or what a show returns (1, -1); when
  * there is no such window, or --from is past the traces' end (said),
@@ -105,19 +92,19 @@ int report_table_read(const struct report_args *rap, struct opp_pass *p,
         return got;
     const struct opp_model *m = opp_pass_model(p);
     struct opp_out_opts o = ra->out;
-    if (ra->agg.match &&
+    if (ra->agg.match && !m->summary &&
         !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
-    } else if (ra->agg.lib && !agg.nrows_all && !ra->agg.window) {
+    } else if (ra->agg.lib && !agg.nrows_all && !ra->agg.window && !m->summary) {
         /* a library its processes could call, but none of the calls chosen did */
         opp_say("opprof report: --lib %s: no call into that library in %s", ra->agg.lib, ra->trace);
         *rc = REPORT_NAME_UNKNOWN;
-    } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) &&
+    } else if (ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary &&
                (got = json_gpu(ra, p, &g, &gs, err, errlen))) {
         /* said by the caller */
     } else {
-        o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) ? &gs : NULL;
-        o.thread_events = opp_table_stream_thread_calls(st);
+        o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary ? &gs : NULL;
+        o.thread_events = m->summary ? NULL : opp_table_stream_thread_calls(st);
         *rc = key_averages_out(ra, m, &agg, &o);
         if (o.gpu)
             opp_gpu_stats_free(&gs);
@@ -164,17 +151,6 @@ static int gpu_read(const struct report_args *ra, struct opp_pass *p, struct opp
     }
     opp_gpu_stream_free(g);
     return got;
-}
-
-static int tree_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_calltree ct;
-    int rc = opp_calltree_build(m, &ra->agg, &ct);
-    if (rc)
-        return rc;
-    rc = opp_out_tree(stdout, m, &ct, &ra->tree_opts);
-    opp_calltree_free(&ct);
-    return rc;
 }
 
 static int tree_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
@@ -239,13 +215,6 @@ static int by_rank_out(const struct report_args *ra, struct opp_rank_table *t)
     return rc;
 }
 
-static int by_rank_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_rank_table t;
-    int rc = opp_rank_table_build(m, &ra->agg, NULL, NULL, &t);
-    return rc ? rc : by_rank_out(ra, &t);
-}
-
 /* Every rank's aggregate in the same reads of the pass. */
 struct rank_reads {
     void *st;
@@ -275,7 +244,7 @@ static int by_rank_read(const struct report_args *rap, struct opp_pass *p,
         return -1;
     if (got > 0)
         return got;
-    if (!got && ra->agg.match &&
+    if (!got && ra->agg.match && !opp_pass_model(p)->summary &&
         !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
         opp_rank_table_free(&t);
         *rc = report_filters_known(ra, opp_pass_model(p)) ? REPORT_NAME_UNKNOWN : 0;
@@ -283,17 +252,6 @@ static int by_rank_read(const struct report_args *rap, struct opp_pass *p,
     }
     *rc = got ? got : by_rank_out(ra, &t);
     return 0;
-}
-
-static int by_process_view(const struct report_args *ra, const struct opp_model *m)
-{
-    struct opp_agg a;
-    int rc = opp_aggregate(m, &ra->agg, &a);
-    if (rc)
-        return rc;
-    rc = opp_out_by_process(stdout, m, &a, ra->format == FMT_JSON);
-    opp_agg_free(&a);
-    return rc;
 }
 
 static int by_process_read(const struct report_args *rap, struct opp_pass *p,
@@ -309,7 +267,7 @@ static int by_process_read(const struct report_args *rap, struct opp_pass *p,
     if (got)
         return got;
     const struct opp_model *m = opp_pass_model(p);
-    if (ra->agg.match &&
+    if (ra->agg.match && !m->summary &&
         !opp_table_stream_matched(st)) /* --match named nothing: said as of any trace */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
     else
@@ -319,16 +277,16 @@ static int by_process_read(const struct report_args *rap, struct opp_pass *p,
 }
 
 const struct view views[] = {
-    [VIEW_GPU] = {"--gpu", NULL, 1u << FMT_TABLE,
+    [VIEW_GPU] = {"--gpu", 1u << FMT_TABLE,
                   "--gpu is a text view (the JSON report has its numbers in \"gpu\")", 0, "kernels",
                   "--gpu (its timeline)", gpu_read, 0},
-    [VIEW_TREE] = {"--tree", tree_view, 1u << FMT_TABLE, "--tree is a text view", 0, "call paths",
-                   NULL, tree_read, 0},
-    [VIEW_STEP] = {"--step", NULL, 1u << FMT_TABLE | 1u << FMT_JSON,
-                   "--step writes a table or JSON", 0, NULL, "--step", step_read, 0},
-    [VIEW_BY_RANK] = {"--by-rank", by_rank_view, 1u << FMT_TABLE | 1u << FMT_JSON,
+    [VIEW_TREE] = {"--tree", 1u << FMT_TABLE, "--tree is a text view", 0, "call paths", NULL,
+                   tree_read, 0},
+    [VIEW_STEP] = {"--step", 1u << FMT_TABLE | 1u << FMT_JSON, "--step writes a table or JSON", 0,
+                   NULL, "--step", step_read, 0},
+    [VIEW_BY_RANK] = {"--by-rank", 1u << FMT_TABLE | 1u << FMT_JSON,
                       "--by-rank writes a table or JSON", 1, "operators", NULL, by_rank_read, 1},
-    [VIEW_BY_PROCESS] = {"--by-process", by_process_view, 1u << FMT_TABLE | 1u << FMT_JSON,
+    [VIEW_BY_PROCESS] = {"--by-process", 1u << FMT_TABLE | 1u << FMT_JSON,
                          "--by-process writes a table or JSON", 1, NULL, NULL, by_process_read, 1},
 };
 const size_t nviews = sizeof views / sizeof *views;
