@@ -177,13 +177,11 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
 }
 
 /* One trace compared: its key_averages added up in one pass over it
- * (table_stream.h), or of the loaded model for a summary trace (its rows
- * as it keeps them); the rows point into
- * st's model or m. */
+ * (table_stream.h; a summary trace's nodes as counted calls); the rows
+ * point into st's model. */
 struct side {
     struct opp_pass *p;
     struct opp_table_stream *st;
-    struct opp_model *m;
     struct opp_agg agg;
     int gpu;
 };
@@ -204,8 +202,6 @@ static void side_free(struct side *s)
     opp_agg_free(&s->agg);
     opp_table_stream_free(s->st);
     opp_pass_free(s->p);
-    if (s->m)
-        opp_model_free(s->m);
 }
 
 /* 0, or -1 (said). */
@@ -216,25 +212,16 @@ static int side_read(const char *path, const struct opp_diff_opts *o, struct sid
     struct opp_agg_opts ao = {.group_by_shape = o->group_by_shape};
     const struct opp_model *m;
     memset(s, 0, sizeof *s);
-    int got = -1;
-    if ((s->p = opp_pass_open(&path, 1, &why, err, sizeof err)))
-        got = (s->st = opp_table_stream_over(s->p, err, sizeof err)) &&
-                      !opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err)
-                  ? 0
-                  : -1;
-    else if (why == OPP_STREAM_SUMMARY_FILE) { /* its rows as the summary keeps them */
-        got = (s->m = opp_model_load(path, err, sizeof err)) ? 0 : -1;
-        if (!got && opp_aggregate(s->m, &ao, &s->agg)) {
-            snprintf(err, sizeof err, "out of memory");
-            got = -1;
-        }
-    }
-    if (got) {
+    s->p = opp_pass_open(&path, 1, &why, err, sizeof err);
+    if (!s->p && why == OPP_STREAM_SUMMARY_FILE)
+        s->p = opp_pass_open_summary(&path, 1, err, sizeof err);
+    if (!s->p || !(s->st = opp_table_stream_over(s->p, err, sizeof err)) ||
+        opp_table_stream_aggregate(s->st, &ao, &s->agg, err, sizeof err)) {
         opp_say(PREFIX "%s", err);
         side_free(s);
         return -1;
     }
-    m = s->p ? opp_pass_model(s->p) : s->m;
+    m = opp_pass_model(s->p);
     s->gpu = opp_model_has_gpu(m);
     if (m->sum.warning[0])
         opp_say(PREFIX "warning: %s: %s", path, m->sum.warning);
