@@ -58,14 +58,6 @@ static int export_done(const struct opp_model *m, int rc, char *err, size_t errl
     return rc;
 }
 
-/* The same of an export from a loaded model, which it frees. */
-static int model_done(struct opp_model *m, int rc, char *err, size_t errlen)
-{
-    rc = export_done(m, rc, err, errlen);
-    opp_model_free(m);
-    return rc;
-}
-
 /* Operator call paths ct (freed) of m's trace written, folded or as a
  * flame graph titled by label and the metric: 0, or the writer's error. */
 static int write_paths(const struct opp_model *m, struct opp_calltree *ct, int svg, int cuda,
@@ -115,9 +107,9 @@ static int tree_refused(const struct opp_model *m, int frames, int code, int cud
     return 0;
 }
 
-/* The operator call paths or code frames of full traces as pass p
- * merges them (table_stream.h), written: 0 or -1 (err: no room in TMPDIR
- * for the GPU join's sorts included). */
+/* The operator call paths or code frames of traces as pass p merges
+ * them (table_stream.h), written: 0 or -1 (err: no room in TMPDIR for
+ * the GPU join's sorts included). */
 static int export_tree_read(struct opp_pass *p, int svg, int cuda, int frames, const char *label,
                             FILE *f, char *err, size_t errlen)
 {
@@ -141,7 +133,8 @@ static int export_tree_read(struct opp_pass *p, int svg, int cuda, int frames, c
 
 /* frames: 0 operator call paths, 1 code frames, -1 code frames when the
  * trace has code stacks (OPPROF_STACKS), else operator call paths. The
- * pass's (p), else a summary trace loaded as it is. */
+ * pass's (p), else a summary trace's (its nodes as counted calls: no
+ * code stacks). */
 static int export_tree(struct opp_pass *p, const char *const *traces, size_t n, int svg, int cuda,
                        int frames, FILE *f, char *err, size_t errlen)
 {
@@ -149,23 +142,11 @@ static int export_tree(struct opp_pass *p, const char *const *traces, size_t n, 
     names_of(traces, n, label, sizeof label);
     if (p)
         return export_tree_read(p, svg, cuda, frames, label, f, err, errlen);
-    struct opp_model *m = opp_model_load_many(traces, n, err, errlen);
-    if (!m)
+    if (!(p = opp_pass_open_summary(traces, n, err, errlen)))
         return -1;
-    int refused = tree_refused(m, frames, 0, cuda, err, errlen); /* a summary: no code stacks */
-    if (refused) {
-        opp_model_free(m);
-        return refused;
-    }
-    struct opp_agg_opts all = {0};
-    struct opp_calltree ct;
-    int rc = opp_calltree_build(m, &all, &ct);
-    if (rc) {
-        snprintf(err, errlen, "out of memory");
-        opp_model_free(m);
-        return -1;
-    }
-    return model_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen);
+    int rc = export_tree_read(p, svg, cuda, frames, label, f, err, errlen);
+    opp_pass_free(p);
+    return rc;
 }
 
 /* err, the path of a summary trace the pass refused (pass.h), made what
