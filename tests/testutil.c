@@ -480,8 +480,8 @@ static int loaded_steps(const char *trace, const char *name, char **json)
 }
 
 /* The table, its JSON or --tree of m (o: --tid, --limit) as report_views.c
- * shows them, from the loaded model's own functions (aggregate.c,
- * callpath_tree.c; the JSON's GPU statistics as --gpu reads them), into
+ * shows them, from the loaded model's own functions (oracle/tables.c;
+ * the JSON's GPU statistics as --gpu reads them), into
  * f: 0 or -1. */
 static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
                         const struct opp_agg_opts *o, int json, int tree)
@@ -489,7 +489,7 @@ static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
     if (tree) {
         struct opp_calltree ct;
         struct opp_tree_opts to = {.max_paths = o->limit};
-        if (opp_calltree_build(m, o, &ct))
+        if (tu_calltree_build(m, o, &ct))
             return -1;
         int rc = opp_out_tree(f, m, &ct, &to) ? -1 : 0;
         opp_calltree_free(&ct);
@@ -499,7 +499,7 @@ static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
     struct opp_out_opts oo = {0};
     struct opp_gpu_stats gs;
     struct opp_pass *g = NULL;
-    if (opp_aggregate(m, o, &agg))
+    if (tu_aggregate(m, o, &agg))
         return -1;
     int rc = 0;
     if (json && opp_model_has_gpu(m) && !m->summary) {
@@ -517,7 +517,7 @@ static int loaded_table(FILE *f, const char *trace, const struct opp_model *m,
 
 /* What `opprof report` writes on stdout for an argv of the table, its
  * JSON, --tree or --step (with --tid, --limit, -f json) from the loaded
- * model (aggregate.c, callpath_tree.c, step_times.c) as report_views.c
+ * model (oracle/tables.c, step_times.c) as report_views.c
  * shows it, into *out (malloc'd). 0, 1 when argv has another option
  * (--gpu: the GPU view's numbers have no loaded answer), or -1. */
 static int loaded_view(const char *const *argv, char **out)

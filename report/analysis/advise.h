@@ -38,7 +38,7 @@ struct opp_advice {
  * message says why), or 1 when the pass cannot answer. */
 struct opp_advise_src {
     void *ctx;
-    opp_rank_aggregate_fn aggregates; /* opp_aggregate of each of o[0..n) */
+    opp_rank_aggregate_fn aggregates; /* the aggregate of each of o[0..n) */
     /* the steps of name, else the program's own (what set: step_stream.h) */
     int (*steps)(void *ctx, const struct opp_agg_opts *o, const char *name, struct opp_steps *out,
                  char *what, size_t cap);

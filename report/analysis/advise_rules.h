@@ -53,7 +53,7 @@ struct opp_finding *adv_add(struct opp_findings *out, const char *rule);
 void adv_stake(const struct opp_advise_ctx *c, struct opp_finding *f, uint64_t stake_ns);
 /* The CPU row named key of a, NULL when none. */
 const struct opp_row *adv_row(const struct opp_agg *a, const char *key);
-/* opp_aggregate of o, from c's source: 0, 1 (the pass cannot) or -errno. */
+/* The aggregate of o, from c's source: 0, 1 (the pass cannot) or -errno. */
 int adv_aggregate(const struct opp_advise_ctx *c, const struct opp_agg_opts *o,
                   struct opp_agg *out);
 /* The steps of name (step_stream.h) for c's filters, from c's source: as

@@ -272,18 +272,6 @@ static int cmp_status_rows(const void *pa, const void *pb)
     return c ? c : (a->status > b->status) - (a->status < b->status);
 }
 
-uint64_t opp_model_first_ns(const struct opp_model *m)
-{
-    uint64_t first = UINT64_MAX;
-    for (size_t i = 0; i < m->nthreads; i++) /* tree order: the first begins first */
-        if (m->threads[i].nevents && m->threads[i].events[0].begin_ns < first)
-            first = m->threads[i].events[0].begin_ns;
-    for (size_t i = 0; i < m->gpu.nops; i++)
-        if (m->gpu.ops[i].start_ns < first)
-            first = m->gpu.ops[i].start_ns;
-    return first == UINT64_MAX ? 0 : first;
-}
-
 /* regexec once per name: matched[id] is 0 unknown, 1 yes, 2 no (the
  * model's strings may grow as a pass reads: the array grows with them). */
 static int name_matches(struct opp_agg_acc *x, uint32_t id)
@@ -630,75 +618,6 @@ uint32_t opp_agg_code_frames(const struct opp_model *m, const struct opp_agg_opt
 {
     uint32_t n = opp_agg_stack_depth(o);
     return n && stack ? (uint32_t)opp_code_pyframes(m->code, proc, stack, frames, (int)n) : 0;
-}
-
-int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *a)
-{
-    struct opp_agg_acc *x = opp_agg_acc_new(m, o, a);
-    if (!x)
-        return -ENOMEM;
-    uint32_t nstack = opp_agg_stack_depth(o);
-    uint64_t first = o->window ? opp_model_first_ns(m) : 0;
-    for (size_t ti = 0; ti < m->nthreads; ti++) {
-        const struct opp_thread *t = &m->threads[ti];
-        if (!thread_selected(m, t, o))
-            continue;
-        for (size_t i = 0; i < t->nevents; i++) {
-            const struct opp_event *e = &t->events[i];
-            const struct opp_func *f = opp_event_func(m, t, e);
-            if (e->parent != OPP_NO_PARENT && opp_kind_base(f->kind) == OPP_OP_MEMORY)
-                continue; /* summed into the operators around it (t->cpumem) */
-            if (o->window && !opp_agg_call_in_window(o, t->proc, e->begin_ns - first))
-                continue;
-            if (o->sched_window && (!t->stat || t->stat[i].window != o->sched_window))
-                continue;
-            uint32_t stack[OPP_STACK_MAX];
-            struct opp_agg_call c = {.name = e->name,
-                                     .f = f,
-                                     .args = opp_event_args(t, e),
-                                     .nargs = e->nargs,
-                                     .stack = stack};
-            c.nstack = opp_agg_code_frames(m, o, t->proc, e->stack, stack);
-            for (uint32_t p = c.nstack ? OPP_NO_PARENT : e->parent;
-                 p != OPP_NO_PARENT && c.nstack < nstack; p = t->events[p].parent)
-                stack[c.nstack++] = t->events[p].name;
-            struct opp_agg_vals v;
-            int rc = opp_agg_acc_row(x, &c, &v);
-            if (rc > 0)
-                continue; /* another library's */
-            struct opp_agg_part part = {.calls = opp_event_calls(t, i),
-                                        .self_ns = e->self_ns,
-                                        .dur_ns = opp_event_dur(e),
-                                        .gpu = t->gpu ? &t->gpu[i] : NULL,
-                                        .cpumem = t->cpumem ? &t->cpumem[i] : NULL};
-            if (rc || opp_agg_acc_add(x, t->proc, &v, &part))
-                goto oom;
-        }
-    }
-    for (size_t i = 0; i < m->gpu.nops; i++) {
-        const struct opp_gpu_op *g = &m->gpu.ops[i];
-        if (!opp_gpu_op_timed(g) || !opp_agg_selects(m, o, g->proc, g->thread))
-            continue;
-        uint64_t owner = g->thread == OPP_GPU_NONE
-                             ? UINT64_MAX
-                             : m->threads[g->thread].events[g->event].begin_ns - first;
-        if (o->window && !opp_agg_gpu_in_window(o, g->proc, g->start_ns - first, owner))
-            continue;
-        if (o->sched_window && (i >= m->gpu.nsum || m->gpu.sum[i].window != o->sched_window))
-            continue;
-        struct opp_agg_gpu og = {.name = g->name,
-                                 .type = g->type,
-                                 .proc = g->proc,
-                                 .dur_ns = opp_gpu_op_dur(g),
-                                 .bytes = g->bytes,
-                                 .calls = opp_gpu_op_count(&m->gpu, i)};
-        if (opp_agg_acc_gpu(x, &og))
-            goto oom;
-    }
-    return opp_agg_acc_finish(x, opp_model_has_cpu_mem(m));
-oom:
-    opp_agg_acc_drop(x);
-    return -ENOMEM;
 }
 
 int opp_agg_has_cuda_time(const struct opp_agg *a)

@@ -67,12 +67,12 @@ struct opp_agg_opts {
      * Python frames of the call's code stack when it has them (OPPROF_STACKS
      * in a Python program), else the names of the operators around it */
     uint32_t group_by_stack;
-    /* A time window, ns since opp_model_first_ns: an event (or GPU op) is
+    /* A time window, ns since the trace's first time (opp_pass_first_ns): an event (or GPU op) is
      * kept when it begins in [from_ns, to_ns) */
     int window;
     uint64_t from_ns, to_ns;
     /* With window, calls only when they begin in one of their process's
-     * spans too, ns since opp_model_first_ns: process p's are
+     * spans too, ns since the trace's first time (opp_pass_first_ns): process p's are
      * [spans[2k], spans[2k + 1]) for k from span_at[p] to span_at[p + 1],
      * sorted, apart (advise: its steps, which leave gaps when they are
      * ranges); a process without any (p >= span_procs, or none), the
@@ -118,10 +118,6 @@ static inline int opp_agg_gpu_in_window(const struct opp_agg_opts *o, uint32_t p
         return opp_agg_call_in_window(o, proc, owner_rel);
     return o->spans ? opp_agg_call_in_window(o, proc, rel) : rel >= o->from_ns && rel < o->to_ns;
 }
-
-/* The trace's first time: the earliest begin of an event or start of a
- * GPU op (0 for an empty trace). */
-uint64_t opp_model_first_ns(const struct opp_model *m);
 
 /* Whether the GPU op (of process index proc, attached to an event of
  * thread index thread, or OPP_GPU_NONE) passes the filters: its process's
@@ -260,11 +256,8 @@ struct opp_agg {
     size_t nprocs;
 };
 
-/* 0, or -ENOMEM. The rows point into m: free them before the model. */
-int opp_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *out);
-
-/* The same added up call by call, as a reader hands the calls over
- * (opp_aggregate's loop over a model, and a pass's: table_stream.h). A
+/* The aggregate added up call by call, as a reader hands the calls over
+ * (a pass's: table_stream.h; the rows point into its model). A
  * call first finds its row (opp_agg_acc_row: made on first sight, with
  * what its arguments give), then adds what it took (opp_agg_acc_add),
  * possibly later; a row no call was added to is no row. The filters of

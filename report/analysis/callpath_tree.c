@@ -1,5 +1,5 @@
-/* The merged call-path tree (see callpath_tree.h): one hash lookup per event,
- * keyed by (parent node, name). */
+/* The merged call-path tree (see callpath_tree.h): its nodes in the
+ * order shown and a node's path as a folded stack. */
 #include "analysis/callpath_tree.h"
 
 #include <errno.h>
@@ -8,95 +8,6 @@
 #include <string.h>
 
 #include "utf8.h"
-
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) (hash_oom = 1)
-#include <uthash.h>
-
-struct ct_ent {
-    uint64_t key; /* parent node << 32 | name */
-    uint32_t node;
-    UT_hash_handle hh;
-};
-
-static int add_node(struct opp_calltree *ct, size_t *cap, uint32_t parent, uint32_t name)
-{
-    if (ct->n == *cap) {
-        size_t n = *cap ? *cap * 2 : 256;
-        void *p = reallocarray(ct->nodes, n, sizeof *ct->nodes);
-        if (!p)
-            return -1;
-        ct->nodes = p;
-        *cap = n;
-    }
-    ct->nodes[ct->n] = (struct opp_ct_node){
-        .parent = parent,
-        .name = name,
-        .depth = parent == OPP_CT_ROOT ? 0 : ct->nodes[parent].depth + 1,
-    };
-    return (int)ct->n++;
-}
-
-int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
-                       struct opp_calltree *ct)
-{
-    memset(ct, 0, sizeof *ct);
-    struct ct_ent *map = NULL, *e;
-    size_t cap = 0, node_cap = 0;
-    uint32_t *node_of = NULL; /* per event of the current thread */
-    int hash_oom = 0, rc = 0;
-    for (size_t ti = 0; ti < m->nthreads && !rc; ti++) {
-        const struct opp_thread *t = &m->threads[ti];
-        if (!opp_agg_selects(m, o, t->proc, (uint32_t)ti) || !t->nevents)
-            continue;
-        if (t->nevents > node_cap) {
-            uint32_t *p = reallocarray(node_of, t->nevents, sizeof *node_of);
-            if (!p) {
-                rc = -ENOMEM;
-                break;
-            }
-            node_of = p;
-            node_cap = t->nevents;
-        }
-        for (size_t k = 0; k < t->nevents; k++) {
-            const struct opp_event *ev = &t->events[k];
-            /* tree order: the parent's node is known */
-            uint32_t parent = ev->parent == OPP_NO_PARENT ? OPP_CT_ROOT : node_of[ev->parent];
-            uint64_t key = (uint64_t)parent << 32 | ev->name;
-            HASH_FIND(hh, map, &key, sizeof key, e);
-            if (!e) {
-                int id = add_node(ct, &cap, parent, ev->name);
-                e = id < 0 ? NULL : malloc(sizeof *e);
-                if (!e) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                e->key = key;
-                e->node = (uint32_t)id;
-                HASH_ADD(hh, map, key, sizeof e->key, e);
-                if (hash_oom) {
-                    free(e);
-                    rc = -ENOMEM;
-                    break;
-                }
-            }
-            node_of[k] = e->node;
-            struct opp_ct_node *nd = &ct->nodes[e->node];
-            nd->calls += opp_event_calls(t, k);
-            nd->self_ns += ev->self_ns;
-            nd->total_ns += ev->end_ns - ev->begin_ns;
-            if (t->gpu) {
-                nd->self_cuda_ns += t->gpu[k].self_cuda_ns;
-                nd->cuda_total_ns += t->gpu[k].cuda_ns;
-            }
-        }
-    }
-    OPP_HASH_FREE(map);
-    free(node_of);
-    if (rc)
-        opp_calltree_free(ct);
-    return rc;
-}
 
 void opp_calltree_free(struct opp_calltree *ct)
 {

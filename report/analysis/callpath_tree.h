@@ -1,6 +1,7 @@
 /* The operator hierarchy merged by call path over every selected thread
- * (from each thread's own tree, thread_tree.h): one node per distinct path of names from a root call down (the same name
- * under different parents is different nodes). The base of folded stacks,
+ * (as the pass hands the calls over: table_stream.h): one node per
+ * distinct path of names from a root call down (the same name under
+ * different parents is different nodes). The base of folded stacks,
  * flame graphs and the tree view. */
 #ifndef OPP_CALLPATH_TREE_H
 #define OPP_CALLPATH_TREE_H
@@ -28,10 +29,6 @@ struct opp_calltree {
     size_t n;
 };
 
-/* Build it from the events of the threads that o's pid/tid filters select
- * (sort and limit are ignored). 0, or -ENOMEM. */
-int opp_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
-                       struct opp_calltree *ct);
 void opp_calltree_free(struct opp_calltree *ct);
 
 /* Each node's children, by CPU total descending (ties: by name, so that

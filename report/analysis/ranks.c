@@ -114,29 +114,10 @@ static int spread(struct opp_rank_table *t)
     return 0;
 }
 
-/* Each rank's aggregate from a summary trace's model. */
-static int aggregate_each(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out)
-{
-    const struct opp_model *m = ctx;
-    for (size_t k = 0; k < n; k++) {
-        int rc = opp_aggregate(m, &o[k], &out[k]);
-        if (rc) {
-            while (k--)
-                opp_agg_free(&out[k]);
-            return rc;
-        }
-    }
-    return 0;
-}
-
 int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
                          opp_rank_aggregate_fn aggregate, void *ctx, struct opp_rank_table *t)
 {
     *t = (struct opp_rank_table){0};
-    if (!aggregate) {
-        aggregate = aggregate_each;
-        ctx = (void *)m;
-    }
     int rc = collect_ranks(m, t);
     struct row_ent *index = NULL;
     size_t cap = 0;

@@ -33,8 +33,7 @@ struct opp_rank_table {
  * -errno, or what the function says (above 0), out then freed. */
 typedef int (*opp_rank_aggregate_fn)(void *ctx, const struct opp_agg_opts *o, size_t n,
                                      struct opp_agg *out);
-/* aggregate: NULL, opp_aggregate of m for each rank; else its own (a
- * pass's, table_stream.h), given ctx. */
+/* aggregate: a pass's (table_stream.h), given ctx. */
 int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
                          opp_rank_aggregate_fn aggregate, void *ctx, struct opp_rank_table *t);
 void opp_rank_table_free(struct opp_rank_table *t);

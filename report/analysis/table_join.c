@@ -92,8 +92,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
             tstream_fail(s, -ENOMEM);
         return;
     }
-    /* its call's GPU time whatever the filters: the call is filtered, as
-     * opp_aggregate filters it */
+    /* its call's GPU time whatever the filters: the call is filtered */
     int rc = c ? opp_extsort_add(s->owns, &(struct own){.at = c->at, .cuda = g.dur}) : 0;
     if (!rc)
         rc = opp_extsort_add(s->gowns, &(struct gown){.idx = g.idx,

@@ -34,8 +34,8 @@ struct opp_table_stream;
  * of memory (err). */
 struct opp_pass;
 struct opp_table_stream *opp_table_stream_over(struct opp_pass *p, char *err, size_t errlen);
-/* The aggregate of the calls and GPU ops o selects, as opp_aggregate
- * makes it of a summary's nodes. 0; 1 when the pass cannot read the trace
+/* The aggregate of the calls and GPU ops o selects (a summary's nodes
+ * counted). 0; 1 when the pass cannot read the trace
  * this way (err says why); -1 on error (err). */
 int opp_table_stream_aggregate(struct opp_table_stream *s, const struct opp_agg_opts *o,
                                struct opp_agg *out, char *err, size_t errlen);
@@ -58,9 +58,8 @@ struct opp_table_q {
  * alone. 0, 1 or -1 as above; on failure, nothing of theirs to free. */
 int opp_table_stream_ask(struct opp_table_stream *s, const struct opp_table_q *q, size_t n,
                          char *err, size_t errlen);
-/* --tree's call paths of the threads o selects, as opp_calltree_build
- * makes them of a summary's nodes (node indices: in the order the paths
- * were first added up). 0; 1 (cannot, err); -1 (error, err). */
+/* --tree's call paths of the threads o selects (node indices: in the
+ * order the paths were first added up). 0; 1 (cannot, err); -1 (error, err). */
 int opp_table_stream_calltree(struct opp_table_stream *s, const struct opp_agg_opts *o,
                               struct opp_calltree *ct, char *err, size_t errlen);
 /* The code-frame tree of every call (codestack_tree.h). 0; 1 (cannot, err);

@@ -92,6 +92,9 @@ int report_table_read(const struct report_args *rap, struct opp_pass *p,
         return got;
     const struct opp_model *m = opp_pass_model(p);
     struct opp_out_opts o = ra->out;
+    /* a summary's --match and --lib were checked against its names before
+     * the read (report_stream.c); its JSON has no "gpu" object (it keeps no
+     * GPU op's start and end), and its threads' events are its nodes */
     if (ra->agg.match && !m->summary &&
         !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
         *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;

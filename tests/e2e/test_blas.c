@@ -8,6 +8,7 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 
 #define PY "/usr/bin/python3"
@@ -84,7 +85,7 @@ START_TEST(blas_program_exact)
     ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
     struct opp_agg_opts o = {.group_by_shape = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 7); /* dgemm, zgemm, sgemm_, ddot, dgemv_, daxpy, dscal */
     const struct opp_row *r = row(&a, "cblas_dgemm", "[[64, 48], [48, 32], [64, 32]]");
     ck_assert_ptr_nonnull(r);
@@ -150,7 +151,7 @@ START_TEST(blas_values_forwarded_exactly)
     ck_assert_uint_eq(m->events, 22);
     struct opp_agg_opts o = {.group_by_shape = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 22); /* one row, one call, per function */
     for (size_t i = 0; i < a.nrows; i++)
         ck_assert_uint_eq(a.rows[i].count, 1);
@@ -352,7 +353,7 @@ START_TEST(numpy_linalg_exact)
     ck_assert_ptr_nonnull(m);
     struct opp_agg_opts ao = {0};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     const struct opp_row *r = row(&a, "dsyevd_", NULL);
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_gt(r->cpu_time_total_ns, r->self_cpu_time_total_ns);
@@ -508,7 +509,7 @@ START_TEST(torch_cnn_sgemm_per_addmm)
     ck_assert_uint_eq(tu_count(m, "sgemm_", -1, 0, 0), (unsigned long)addmm);
     struct opp_agg_opts ao = {.group_by_shape = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     /* fc1: x[4,1024] W^T -> sgemm_ as torch calls it, column-major: 64 x 4 x 1024 */
     ck_assert_uint_eq(row(&a, "sgemm_", "[[64, 1024], [1024, 4], [64, 4]]")->count, 5);
     ck_assert_uint_eq(row(&a, "sgemm_", "[[32, 64], [64, 4], [32, 4]]")->count, 5);

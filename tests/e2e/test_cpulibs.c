@@ -8,6 +8,7 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 
 #define PY "/usr/bin/python3"
@@ -90,7 +91,7 @@ START_TEST(onednn_program_exact)
     ck_assert_uint_eq(m->events, 18 + 8);
     struct opp_agg_opts ao = {.group_by_shape = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     ck_assert_uint_eq(a.nrows, 10);
     /* N=2 C=3 10x10, K=4 3x3, stride 2, pad 1: 2*N*K*5*5*C*3*3 per call */
     const struct opp_row *r =
@@ -158,7 +159,7 @@ START_TEST(onednn_unloaded_and_loaded_again)
     ck_assert(m->sum.complete);
     struct opp_agg_opts ao = {.group_by_shape = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     ck_assert_uint_eq(a.nrows, 2);
     /* each round's relu over [2, 3], run twice */
     ck_assert_uint_eq(need(&a, "onednn::eltwise", "[[2, 3], [2, 3]]")->count, 6);
@@ -226,7 +227,7 @@ START_TEST(torch_cnn_onednn_conv)
     ck_assert_uint_eq(m->dropped, 0);
     struct opp_agg_opts ao = {.group_by_shape = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     /* 5 steps; conv1 3->8 3x3 pad 1 on [4,3,32,32], conv2 8->16 on [4,8,16,16] */
     const struct opp_row *r =
         need(&a, "onednn::convolution", "[[4, 3, 32, 32], [8, 3, 3, 3], [4, 8, 32, 32]]");

@@ -13,6 +13,7 @@
 
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
+#include "oracle/loaded.h"
 #include "views/output.h"
 #include "testutil.h"
 
@@ -231,7 +232,7 @@ static void check_statuses(const struct opp_model *m, const struct wants *const 
 {
     struct opp_agg a;
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     uint64_t failed = 0, calls = 0;
     size_t pairs = 0;
     for (size_t l = 0; l < nw; l++)

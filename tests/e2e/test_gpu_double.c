@@ -13,6 +13,7 @@
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
 #include "ops.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 
@@ -92,7 +93,7 @@ START_TEST(api_kernels_copies_exact)
     ck_assert_ptr_nonnull(m);
     struct opp_agg a;
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     /* 6 runtime entry points, 2 kernels, 2 copy directions; cudaGetDevice
        is not subscribed to (a trivial query) */
     ck_assert_uint_eq(a.nrows, 6 + 2 + 2);
@@ -223,7 +224,7 @@ START_TEST(sigterm_hands_gpu_records_over)
     ck_assert_ptr_nonnull(m);
     struct opp_agg a;
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.gpu_ops, 3 + 3 + 2);
     ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
     opp_agg_free(&a);
@@ -293,7 +294,7 @@ END_TEST
 static uint64_t gpu_ops(struct opp_model *m, struct opp_agg *a)
 {
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_aggregate(m, &o, a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, a), 0);
     return a->gpu_ops;
 }
 
@@ -351,7 +352,7 @@ START_TEST(forked_child_records_its_gpu_work)
     opp_agg_free(&a);
     for (int p = 0; p < 2; p++) { /* each process its own three launches, on its own */
         struct opp_agg_opts o = {.filter_pid = 1, .pid = m->procs[p].pid};
-        ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+        ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
         ck_assert_uint_eq(row(&a, "cudaLaunchKernel")->self_cuda_time_total_ns, 33000);
         opp_agg_free(&a);
     }
@@ -727,7 +728,7 @@ START_TEST(cupti_held_by_another_tool)
     ck_assert_uint_eq(tu_count(m, "cudaMalloc", -1, 0, 0), 1);
     struct opp_agg a;
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.gpu_ops, 0);
     opp_agg_free(&a);
     opp_model_free(m);
@@ -785,7 +786,7 @@ START_TEST(library_kernels_by_nesting)
     }
     struct opp_agg a;
     struct opp_agg_opts ao = {0};
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     /* main kernels 64/8 + 128/8 us, each under its cudaLaunchKernel */
     const struct opp_row *r = row(&a, "cublasSgemm_v2");
     ck_assert_uint_eq(r->count, 2);
@@ -831,7 +832,7 @@ START_TEST(extcorr_attributes_unseen_launch)
     ck_assert_int_eq(sgemm, 2);
     struct opp_agg a;
     struct opp_agg_opts ao = {0};
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     /* main kernels 64/8 + 128/8 us, reductions 32/8 + 64/8 us */
     const struct opp_row *r = row(&a, "cublasSgemm_v2");
     ck_assert_uint_eq(r->count, 2);

@@ -12,6 +12,7 @@
 #include "analysis/aggregate.h"
 #include "analysis/model.h"
 #include "ops.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 
 static char *dir;
@@ -374,7 +375,7 @@ START_TEST(nccl_calls)
     /* the report's collective rows: algorithm bytes, no bandwidth without GPU time */
     struct opp_agg_opts o = {0};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     int seen = 0;
     for (size_t i = 0; i < a.nrows; i++) {
         const struct opp_row *r = &a.rows[i];

@@ -244,7 +244,7 @@ START_TEST(ranges_exact)
     /* The table's rows: self = total - children, summed. */
     struct opp_agg_opts o = {0};
     struct opp_agg ag;
-    ck_assert_int_eq(opp_aggregate(m, &o, &ag), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &ag), 0);
     const struct opp_row *outer = row(&ag, "outer"), *inner = row(&ag, "inner");
     ck_assert_ptr_nonnull(outer);
     ck_assert_ptr_nonnull(inner);
@@ -381,7 +381,7 @@ START_TEST(train_loop_tree_and_steps)
     ck_assert_uint_eq(m->events, 5u * 11);
     struct opp_agg_opts all = {0};
     struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_int_eq(tu_calltree_build(m, &all, &ct), 0);
     ck_assert_uint_eq(ct.n, 7);
     /* path -> calls, in first-seen order */
     const char *paths[] = {"train_step", "train_step;forward", "train_step;forward;cblas_sgemm",

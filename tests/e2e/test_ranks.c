@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
+#include "oracle/loaded.h"
 #include "tool/cmds.h"
 #include "analysis/model.h"
 #include "testutil.h"
@@ -52,7 +53,7 @@ START_TEST(four_ranks_labelled)
         ck_assert_int_eq(seen[r], 1);
         struct opp_agg_opts o = {.filter_rank = 1, .rank = r};
         struct opp_agg a;
-        ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+        ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
         ck_assert_uint_eq(a.events, 19u * (unsigned)(r + 1));
         opp_agg_free(&a);
     }

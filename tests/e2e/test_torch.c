@@ -293,7 +293,7 @@ static void check_torch_facts(const struct opp_model *m)
 {
     struct opp_agg_opts o = {0};
     struct opp_agg a, s;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     size_t names = 0;
     int tolerated = 0;
     for (size_t i = 0; i < nfacts; i++) {
@@ -328,7 +328,7 @@ static void check_torch_facts(const struct opp_model *m)
 
     /* torch's shapes, in torch's order (not BLAS's column-major view) */
     struct opp_agg_opts os = {.group_by_shape = 1};
-    ck_assert_int_eq(opp_aggregate(m, &os, &s), 0);
+    ck_assert_int_eq(tu_aggregate(m, &os, &s), 0);
     int shaped = 0;
     for (size_t i = 0; i < nfacts; i++)
         if (!strcmp(facts[i].what, "shapes") &&
@@ -380,9 +380,9 @@ START_TEST(torch_lean_counts_match_full)
     ck_assert_ptr_nonnull(ml);
     struct opp_agg_opts o = {0}, os = {.group_by_shape = 1};
     struct opp_agg af, al, sl;
-    ck_assert_int_eq(opp_aggregate(mf, &o, &af), 0);
-    ck_assert_int_eq(opp_aggregate(ml, &o, &al), 0);
-    ck_assert_int_eq(opp_aggregate(ml, &os, &sl), 0);
+    ck_assert_int_eq(tu_aggregate(mf, &o, &af), 0);
+    ck_assert_int_eq(tu_aggregate(ml, &o, &al), 0);
+    ck_assert_int_eq(tu_aggregate(ml, &os, &sl), 0);
     /* the full view's one row more: "[memory]", allocations outside any op */
     ck_assert_uint_eq(calls(&al, "[memory]", NULL, NULL), 0);
     ck_assert_uint_gt(calls(&af, "[memory]", NULL, NULL), 0);
@@ -500,7 +500,7 @@ START_TEST(torch_module_tree)
     struct opp_model *m = run_both("3");
     struct opp_agg_opts o = {.group_by_stack = 3};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(calls(&a, "nn.Module: Net_0", NULL, "loss_and_backward"), ITERS);
     ck_assert_uint_eq(calls(&a, "nn.Module: Linear_0", NULL, "loss_and_backward;nn.Module: Net_0"),
                       ITERS);
@@ -694,7 +694,7 @@ START_TEST(torch_python_stacks)
     /* group_by_stack_n: the innermost Python frames, as torch groups */
     struct opp_agg_opts o = {.group_by_stack = 1, .match = NULL};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     int rows = 0;
     for (size_t i = 0; i < a.nrows; i++)
         if (!strcmp(a.rows[i].key, "aten::addmm")) {
@@ -962,7 +962,7 @@ END_TEST
 static uint64_t calls_in(const struct opp_model *m, const struct opp_agg_opts *o, const char *name)
 {
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, o, &a), 0);
     uint64_t n = calls(&a, name, NULL, NULL);
     opp_agg_free(&a);
     return n;
@@ -1054,7 +1054,7 @@ START_TEST(torch_workers_added_up)
     ck_assert_int_eq(tu_call(cmd_report, by, dir, &out, &err), 0);
     struct opp_agg a;
     for (int p = 0; p < 3; p++) {
-        ck_assert_int_eq(opp_aggregate(m, &one[p], &a), 0);
+        ck_assert_int_eq(tu_aggregate(m, &one[p], &a), 0);
         char want[96];
         snprintf(want, sizeof want, "{\"pid\": %u, \"cmdline\": [\"%s\", ", pids[p], PY);
         const char *at = strstr(out, want);
@@ -1097,7 +1097,7 @@ START_TEST(torch_worker_batches_memory)
     struct opp_model *m = run_loader(trace, sizeof trace);
     struct opp_agg_opts main = {.filter_pid = 1, .pid = m->procs[0].pid};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &main, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &main, &a), 0);
     size_t rows, charged;
     check_torch_memory(m, &a, 0, &rows, &charged);
     ck_assert_uint_gt(rows, 20);
@@ -1262,7 +1262,7 @@ START_TEST(torch_schedule_steps_one_row)
     ck_assert_ptr_nonnull(m);
     struct opp_agg_opts o = {0};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     const char *names[] = {"ProfilerStep*", "Optimizer.step#SGD.step",
                            "Optimizer.zero_grad#SGD.zero_grad"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {

@@ -250,7 +250,7 @@ static void outputs(struct opp_model *m)
     char *out;
     struct opp_agg_opts o = {0};
     struct opp_agg a;
-    if (opp_aggregate(m, &o, &a) == 0) {
+    if (tu_aggregate(m, &o, &a) == 0) {
         struct opp_out_opts oo = {.show_lib = 1};
         CAPTURE(out, opp_out_table(f, &a, &oo));
         if (out) {
@@ -269,7 +269,7 @@ static void outputs(struct opp_model *m)
         opp_agg_free(&a);
     }
     struct opp_agg_opts by = {.group_by_stack = 4};
-    if (opp_aggregate(m, &by, &a) == 0) {
+    if (tu_aggregate(m, &by, &a) == 0) {
         struct opp_out_opts oo = {.group_by_stack = 1};
         CAPTURE(out, opp_out_table(f, &a, &oo));
         if (out) {
@@ -280,7 +280,7 @@ static void outputs(struct opp_model *m)
         opp_agg_free(&a);
     }
     struct opp_calltree ct;
-    if (opp_calltree_build(m, &o, &ct) == 0) {
+    if (tu_calltree_build(m, &o, &ct) == 0) {
         struct opp_tree_opts to = {0};
         CAPTURE(out, opp_out_tree(f, m, &ct, &to));
         if (out)

@@ -145,15 +145,15 @@ static void analyse(const struct opp_model *m)
 {
     struct opp_agg_opts o = {0};
     struct opp_agg agg;
-    if (opp_aggregate(m, &o, &agg) == 0)
+    if (tu_aggregate(m, &o, &agg) == 0)
         opp_agg_free(&agg);
     struct opp_agg_opts by = {
         .sort = OPP_SORT_CPU_TIME, .group_by_shape = 1, .group_by_stack = 4, .limit = 5};
-    if (opp_aggregate(m, &by, &agg) == 0)
+    if (tu_aggregate(m, &by, &agg) == 0)
         opp_agg_free(&agg);
 
     struct opp_calltree ct;
-    if (opp_calltree_build(m, &o, &ct) == 0) {
+    if (tu_calltree_build(m, &o, &ct) == 0) {
         char *path = NULL;
         size_t cap = 0;
         for (size_t i = 0; i < ct.n; i++)
@@ -162,13 +162,13 @@ static void analyse(const struct opp_model *m)
         opp_calltree_free(&ct);
     }
     struct opp_rank_table rt;
-    if (opp_rank_table_build(m, &o, NULL, NULL, &rt) == 0)
+    if (opp_rank_table_build(m, &o, tu_rank_aggregates, (void *)m, &rt) == 0)
         opp_rank_table_free(&rt);
     if (m->summary)
         return;
 
     struct opp_agg_opts win = {.window = 1, .from_ns = 1000, .to_ns = 1000000};
-    if (opp_aggregate(m, &win, &agg) == 0)
+    if (tu_aggregate(m, &win, &agg) == 0)
         opp_agg_free(&agg);
     struct opp_steps st;
     char what[OPP_NAME_MAX + 64];
@@ -202,7 +202,7 @@ static void table_read(const char *path, const struct opp_model *m)
         if (opp_table_stream_aggregate(s, &o[k], &a, err, sizeof err) != 0)
             continue;
         sink += a.nrows;
-        if (m && !opp_aggregate(m, &o[k], &b)) {
+        if (m && !tu_aggregate(m, &o[k], &b)) {
             if (a.nrows_all != b.nrows_all || a.events != b.events ||
                 a.self_cpu_time_total_ns != b.self_cpu_time_total_ns ||
                 a.self_cuda_time_total_ns != b.self_cuda_time_total_ns) {

@@ -4,8 +4,8 @@
  * (thread_tree.h), its calls a process died inside ended, torch's fold
  * done, CPU memory sized, GPU work attached by correlation id, and steps
  * found among the calls; the rows, call paths and rank tables of such a
- * model are the report's own functions' (aggregate.h, callpath_tree.h,
- * ranks.h), which the report runs on summary traces. Tests inspect what
+ * model added up from its events (tables.c), with the report's
+ * accumulator (aggregate.h). Tests inspect what
  * a program recorded through it, and hold the pass's answers to it on
  * real programs' traces. */
 #ifndef TU_ORACLE_LOADED_H
@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "analysis/aggregate.h"
+#include "analysis/callpath_tree.h"
 #include "analysis/model.h"
 #include "analysis/step_times.h"
 
@@ -25,6 +27,20 @@ struct opp_model *tu_model_load_many(const char *const *paths, size_t npaths, ch
 /* ---- gpu_attach.c, cpu_memory.c: what the load does once every call is in ---- */
 int tu_loaded_gpu_attach(struct opp_model *m);
 int tu_loaded_cpu_memory(struct opp_model *m);
+
+/* ---- tables.c: the rows, call paths and rank tables of a loaded model,
+ * from its events in tree order, as the pass's consumers add them up ---- */
+/* The trace's first time: the earliest begin of an event or start of a
+ * GPU op (0 for an empty trace). */
+uint64_t tu_model_first_ns(const struct opp_model *m);
+/* 0, or -ENOMEM. The rows point into m: free them before the model. */
+int tu_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct opp_agg *out);
+/* The events of the threads that o's pid/tid filters select merged by
+ * call path (sort and limit are ignored). 0, or -ENOMEM. */
+int tu_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
+                      struct opp_calltree *ct);
+/* tu_aggregate of model ctx for each of o[0..n) (opp_rank_aggregate_fn). */
+int tu_rank_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, struct opp_agg *out);
 
 /* ---- codetree.c: the code-frame tree of every loaded call ----
  * 0; 1 when no event of m has a code stack (ct is then empty); -ENOMEM. */

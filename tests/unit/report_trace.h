@@ -95,7 +95,7 @@ static inline void teardown(void)
 
 static inline void aggregate(const struct opp_agg_opts *o, struct opp_agg *a)
 {
-    ck_assert_int_eq(opp_aggregate(model, o, a), 0);
+    ck_assert_int_eq(tu_aggregate(model, o, a), 0);
 }
 
 #endif

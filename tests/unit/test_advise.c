@@ -1043,7 +1043,7 @@ START_TEST(gpu_idle_counts_the_steps_kernels_not_the_gaps)
     char err[256];
     struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    uint64_t first = opp_model_first_ns(m), spans[2 * NSTEPS];
+    uint64_t first = tu_model_first_ns(m), spans[2 * NSTEPS];
     for (int i = 0; i < NSTEPS; i++) {
         spans[2 * i] = T0 + (uint64_t)i * 20 * MS - first;
         spans[2 * i + 1] = spans[2 * i] + 10 * MS;
@@ -1052,7 +1052,7 @@ START_TEST(gpu_idle_counts_the_steps_kernels_not_the_gaps)
     struct opp_agg_opts o = {
         .window = 1, .to_ns = UINT64_MAX, .spans = spans, .span_at = at, .span_procs = 1};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 20 * MS);
     ck_assert_uint_eq(a.gpu_ops, 10);
     opp_agg_free(&a);

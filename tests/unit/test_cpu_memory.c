@@ -160,7 +160,7 @@ static void rows_are(enum opp_sort_key sort, const struct want *w, size_t n)
 {
     struct opp_agg_opts o = {.sort = sort};
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_int_eq(a.cpu_mem, 1);
     ck_assert_uint_eq(a.nrows, n);
     for (size_t i = 0; i < n; i++) {
@@ -440,7 +440,7 @@ START_TEST(csv_and_json_fields)
     struct opp_out_opts oo = {0};
     struct opp_agg a;
     char *out;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     CAPTURE(out, opp_out_csv(f, &a, &oo));
     ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
                           "flops,self_cpu_memory_usage,cpu_memory_usage\n"
@@ -550,7 +550,7 @@ START_TEST(no_memory_events)
     struct opp_out_opts oo = {0};
     struct opp_agg a;
     char *out;
-    ck_assert_int_eq(opp_aggregate(p, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(p, &o, &a), 0);
     ck_assert_int_eq(a.cpu_mem, 0);
     CAPTURE(out, opp_out_csv(f, &a, &oo));
     ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"

@@ -13,6 +13,7 @@
 #include "analysis/gpu_stats.h"
 #include "analysis/model.h"
 #include "gpu_trace.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "views/fmt.h"
@@ -269,7 +270,7 @@ START_TEST(rows)
 {
     struct opp_agg a;
     struct opp_agg_opts o = {0};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     const struct want w[] = {
         {"cudaMemcpy", CPU, 1, 5000, 5000, 2000, 2000, 0, 0, 0},
         {"cublasSgemm_v2", CPU, 1, 2000, 8000, 0, 4000, 0, 0, 0},
@@ -303,7 +304,7 @@ static void check_order(enum opp_sort_key key, const char *const *names, size_t 
 {
     struct opp_agg a;
     struct opp_agg_opts o = {.sort = key, .limit = n};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, n);
     for (size_t i = 0; i < n; i++)
         ck_assert_msg(!strcmp(a.rows[i].key, names[i]), "sort %d row %zu: %s, want %s", key, i,
@@ -347,7 +348,7 @@ START_TEST(cuda_sort_orders)
     check_order(OPP_SORT_CUDA_MEMORY_USAGE, mem, 2);
     struct opp_agg a;
     struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CUDA_MEMORY_USAGE};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     ck_assert_str_eq(a.rows[0].key, "cudaMalloc");
     ck_assert_str_eq(a.rows[a.nrows - 1].key, "cudaFree"); /* freed: negative, last */
     opp_agg_free(&a);
@@ -359,7 +360,7 @@ START_TEST(filter_tid_keeps_its_gpu_work)
     /* --tid: the thread's calls and the GPU work they launched only. */
     struct opp_agg a;
     struct opp_agg_opts o = {.filter_tid = 1, .tid = 301};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     const struct want w[] = {
         {"cudaLaunchKernel", CPU, 1, 200, 200, 1000, 1000, 0, 0, 0},
         {VECADD, CUDA, 1, 0, 0, 1000, 1000, 0, 0, 0},
@@ -375,12 +376,12 @@ START_TEST(filter_pid_keeps_every_op)
     struct opp_agg a;
     /* --pid: every op of the process, attached or not. */
     struct opp_agg_opts o = {.filter_pid = 1, .pid = 300};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 10);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 9000);
     opp_agg_free(&a);
     o = (struct opp_agg_opts){.filter_pid = 1, .pid = 9};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 0);
     ck_assert_uint_eq(a.self_cuda_time_total_ns, 0);
     opp_agg_free(&a);

@@ -14,6 +14,7 @@
 #include "analysis/pass.h"
 #include "analysis/table_stream.h"
 #include "gpu_trace.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "views/fmt.h"
@@ -30,7 +31,7 @@ START_TEST(table)
     struct opp_agg a;
     struct opp_agg_opts o = {0};
     struct opp_out_opts oo = {0};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));
     const char *want = SEP_T
@@ -92,7 +93,7 @@ START_TEST(table_without_cuda_memory)
     /* CUDA time but no CUDA memory in these rows (--tid 301): the memory
      * columns are left out; --limit keeps the totals of every row. */
     struct opp_agg_opts o = {.filter_tid = 1, .tid = 301, .limit = 1};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     CAPTURE(out, opp_out_table(f, &a, &oo));
     ck_assert_ptr_null(strstr(out, "Mem"));
     ck_assert_ptr_nonnull(strstr(out, " CUDA time avg    # of Calls  \n"));
@@ -109,7 +110,7 @@ START_TEST(csv)
     struct opp_agg a;
     struct opp_agg_opts o = {.sort = OPP_SORT_SELF_CUDA_TIME_TOTAL, .limit = 4};
     struct opp_out_opts oo = {0};
-    ck_assert_int_eq(opp_aggregate(model, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(model, &o, &a), 0);
     char *out;
     CAPTURE(out, opp_out_csv(f, &a, &oo));
     ck_assert_str_eq(out,

@@ -14,6 +14,7 @@
 #include "analysis/model.h"
 #include "analysis/pass.h"
 #include "gpu_trace.h"
+#include "oracle/loaded.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "views/fmt.h"
@@ -40,7 +41,7 @@ START_TEST(cpu_only_cuda_columns_at_zero)
     struct opp_agg a;
     struct opp_agg_opts o = {.limit = 3};
     struct opp_out_opts oo = {0};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_int_eq(a.gpu, 1);
     ck_assert_int_eq(a.cuda_calls, 1);
     char *out;
@@ -91,7 +92,7 @@ START_TEST(cpu_only_without_cuda_calls_cpu_table)
     char *out;
     /* Only cuBLAS: no CUDA call, so the CPU table, CSV and JSON. */
     o.lib = "cublas";
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_int_eq(a.gpu, 0);
     ck_assert_int_eq(a.cuda_calls, 0);
     CAPTURE(out, opp_out_table(f, &a, &oo));
@@ -375,7 +376,7 @@ START_TEST(malformed_memory_saturates)
     ck_assert_int_eq(g->memseries[0].final, INT64_MAX);
     struct opp_agg a;
     struct opp_agg_opts ao = {.sort = OPP_SORT_CUDA_MEMORY_USAGE};
-    ck_assert_int_eq(opp_aggregate(m, &ao, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &ao, &a), 0);
     ck_assert_str_eq(a.rows[0].key, "cublasSgemm_v2"); /* a tie: by name */
     ck_assert_int_eq(a.rows[0].cuda_memory_usage, INT64_MAX);
     ck_assert_int_eq(a.rows[0].self_cuda_memory_usage, 0);

@@ -356,7 +356,7 @@ static void teardown(void)
 START_TEST(calltree_merges_paths)
 {
     struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_int_eq(tu_calltree_build(m, &all, &ct), 0);
     ck_assert_uint_eq(ct.n, 4);
     ck_assert_uint_eq(ct.nodes[0].calls, 2);
     ck_assert_uint_eq(ct.nodes[0].total_ns, 1600 * us);
@@ -368,7 +368,7 @@ END_TEST
 START_TEST(folded_stacks)
 {
     struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_int_eq(tu_calltree_build(m, &all, &ct), 0);
     char *out = NULL;
     CAPTURE(out, opp_export_folded(m, &ct, 0, f));
     ck_assert_str_eq(out, "my_step 700\n"
@@ -400,7 +400,7 @@ START_TEST(folded_stacks_empty_name)
     struct opp_model *em = tu_model_load(path, err, sizeof err);
     ck_assert_msg(em != NULL, "%s", err);
     struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(em, &all, &ct), 0);
+    ck_assert_int_eq(tu_calltree_build(em, &all, &ct), 0);
     char *out = NULL;
     CAPTURE(out, opp_export_folded(em, &ct, 0, f));
     ck_assert_str_eq(out, "outer 900\n"
@@ -417,7 +417,7 @@ END_TEST
 START_TEST(flamegraph)
 {
     struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_int_eq(tu_calltree_build(m, &all, &ct), 0);
     char *out = NULL;
     CAPTURE(out, opp_export_flamegraph(m, &ct, 0, "t <1>", f));
     ck_assert_ptr_nonnull(strstr(out, ">t &lt;1&gt;</text>"));
@@ -439,7 +439,7 @@ END_TEST
 static void tree_is(const struct opp_tree_opts *to, const char *want)
 {
     struct opp_calltree ct;
-    ck_assert_int_eq(opp_calltree_build(m, &all, &ct), 0);
+    ck_assert_int_eq(tu_calltree_build(m, &all, &ct), 0);
     char *out = NULL;
     CAPTURE(out, opp_out_tree(f, m, &ct, to));
     ck_assert_str_eq(out, want);

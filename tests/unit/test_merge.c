@@ -83,7 +83,7 @@ START_TEST(rows_of_both_hosts)
 {
     struct opp_agg_opts o = {0};
     struct opp_agg ag;
-    ck_assert_int_eq(opp_aggregate(m, &o, &ag), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &ag), 0);
     ck_assert_uint_eq(ag.nrows, 1);
     ck_assert_uint_eq(ag.rows[0].count, 2);
     ck_assert_uint_eq(ag.rows[0].cpu_time_total_ns, 1000 + 300);
@@ -148,7 +148,7 @@ START_TEST(rank_without_calls)
     ck_assert_msg(one != NULL, "%s", err);
     struct opp_agg_opts o = {0};
     struct opp_rank_table t;
-    ck_assert_int_eq(opp_rank_table_build(one, &o, NULL, NULL, &t), 0);
+    ck_assert_int_eq(opp_rank_table_build(one, &o, tu_rank_aggregates, one, &t), 0);
     ck_assert_uint_eq(t.nranks, 1);
     ck_assert_int_eq(t.ranks[0], 3);
     ck_assert_uint_eq(t.nrows, 0);

@@ -70,7 +70,7 @@ struct want {
 static void rows_are(const struct opp_agg_opts *o, const struct want *w, size_t n)
 {
     struct opp_agg a;
-    ck_assert_int_eq(opp_aggregate(m, o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, o, &a), 0);
     ck_assert_uint_eq(a.nrows, n);
     for (size_t i = 0; i < n; i++) {
         const struct opp_row *r = &a.rows[i];
@@ -130,7 +130,7 @@ START_TEST(group_by_stack_table_and_csv)
     /* the table: a Stack column after the others; the CSV's stack field */
     struct opp_agg a;
     struct opp_agg_opts o = {.group_by_stack = 2, .limit = 2, .sort = OPP_SORT_COUNT};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     struct opp_out_opts oo = {.group_by_stack = 2};
     char *out;
     CAPTURE(out, opp_out_table(f, &a, &oo));
@@ -158,7 +158,7 @@ START_TEST(group_by_stack_json)
     struct opp_agg_opts o = {.group_by_stack = 2, .sort = OPP_SORT_SELF_CPU_TIME_TOTAL};
     struct opp_out_opts oo = {.group_by_stack = 2};
     char *out;
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     CAPTURE(out, opp_out_json(f, "f.trace", m, &a, &oo));
     ck_assert_ptr_nonnull(strstr(out, "{\"key\": \"cblas_dgemm\", \"lib\": \"blas\", \"count\": 1, "
                                       "\"self_cpu_time_total\": 100.000, \"cpu_time_total\": "
@@ -208,7 +208,7 @@ END_TEST
 
 START_TEST(time_window)
 {
-    ck_assert_uint_eq(opp_model_first_ns(m), T0);
+    ck_assert_uint_eq(tu_model_first_ns(m), T0);
     /* [500 us, 2050 us): inner, the dgemm inside it, the second step */
     struct opp_agg_opts o = {.window = 1, .from_ns = 500 * US, .to_ns = 2050 * US};
     const struct want w[] = {{"step", NULL, 1, 400}, {"inner", NULL, 1, 300},

@@ -74,7 +74,7 @@ START_TEST(lib_filter_keeps_its_rows)
     struct opp_model *m = load();
     struct opp_agg a;
     struct opp_agg_opts o = {.lib = "onednn", .sort = OPP_SORT_COUNT};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 3);
     ck_assert_uint_eq(a.events, 3);
     ck_assert_uint_eq(a.self_cpu_time_total_ns, 1600);
@@ -95,7 +95,7 @@ START_TEST(lib_filter_leaves_other_statuses_out)
     struct opp_model *m = load();
     struct opp_agg a;
     struct opp_agg_opts o = {.lib = "blas", .sort = OPP_SORT_COUNT};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 1);
     ck_assert_str_eq(a.rows[0].key, "sgemm_");
     ck_assert_uint_eq(a.errors, 0); /* the failed execute is not listed */
@@ -110,7 +110,7 @@ START_TEST(lib_filter_of_absent_lib)
     struct opp_model *m = load();
     struct opp_agg a;
     struct opp_agg_opts o = {.lib = "cublas", .sort = OPP_SORT_COUNT};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.nrows, 0);
     ck_assert_uint_eq(a.events, 0);
     opp_agg_free(&a);
@@ -253,7 +253,7 @@ START_TEST(statuses)
     struct opp_model *m = load();
     struct opp_agg a;
     struct opp_agg_opts o = {.sort = OPP_SORT_COUNT};
-    ck_assert_int_eq(opp_aggregate(m, &o, &a), 0);
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
     ck_assert_uint_eq(a.events, 5);
     ck_assert_uint_eq(a.errors, 1);
     ck_assert_uint_eq(a.nstatuses, 1);

@@ -97,7 +97,7 @@ static void tree_is(const char *want)
     ck_assert_msg(opp_table_stream_calltree(s, &o, &a, err, sizeof err) == 0, "%s", err);
     struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    ck_assert_int_eq(opp_calltree_build(m, &o, &l), 0);
+    ck_assert_int_eq(tu_calltree_build(m, &o, &l), 0);
     char *pa = paths(opp_pass_model(pass), &a), *pl = paths(m, &l);
     ck_assert_str_eq(pa, want);
     ck_assert_str_eq(pl, want);
@@ -143,7 +143,7 @@ static void rows_stacked(const struct opp_agg_opts *o, const struct want *w,
     ck_assert_msg(opp_table_stream_aggregate(s, o, &a, err, sizeof err) == 0, "%s", err);
     struct opp_model *m = tu_model_load(trace, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    ck_assert_int_eq(opp_aggregate(m, o, &l), 0);
+    ck_assert_int_eq(tu_aggregate(m, o, &l), 0);
     rows_in(&a, w, n);
     ck_assert_uint_eq(l.nrows, n);
     for (size_t i = 0; i < n; i++) {
@@ -453,7 +453,7 @@ START_TEST(schedule_windows_in_a_read)
         ck_assert_uint_eq(w[i].end_ns, want[i].end_ns);
         ck_assert_mem_eq(&w[i], &lw[i], sizeof w[i]);
     }
-    ck_assert_uint_eq(opp_pass_first_ns(pass), opp_model_first_ns(m));
+    ck_assert_uint_eq(opp_pass_first_ns(pass), tu_model_first_ns(m));
     free(w);
     free(lw);
     opp_model_free(m);
