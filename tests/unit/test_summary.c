@@ -2,12 +2,15 @@
  * thread returns from them, written as SUMMARY chunks, read back through
  * the model. Exact counts, times, call paths and bounds. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "format.h"
 #include "analysis/model.h"
+#include "analysis/pass.h"
+#include "analysis/table_stream.h"
 #include "summary.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -475,12 +478,114 @@ START_TEST(damaged_chunk)
 }
 END_TEST
 
+/* What a read of a summary's pass handed over: each call's name, count,
+ * children, time and self time, and the seq of each top-level one. */
+struct handed {
+    const struct opp_model *m;
+    char names[8][16];
+    uint64_t count[8], dur[8], self[8];
+    uint32_t nkids[8], seq[8], tops[8];
+    size_t n, ntops;
+};
+
+static int hand_call(void *ctx, const struct opp_pass_call *x)
+{
+    struct handed *h = ctx;
+    ck_assert_uint_lt(h->n, 8);
+    ck_assert_ptr_nonnull(x->stat);
+    snprintf(h->names[h->n], sizeof h->names[h->n], "%s", opp_model_str(h->m, x->name));
+    h->count[h->n] = x->stat->count;
+    h->dur[h->n] = x->end - x->begin;
+    h->self[h->n] = x->end - x->begin - x->kids_ns;
+    h->nkids[h->n] = x->nkids;
+    h->seq[h->n++] = x->seq;
+    return 0;
+}
+
+static int hand_top(void *ctx, const struct opp_pass_call *x)
+{
+    struct handed *h = ctx;
+    h->tops[h->ntops++] = x->seq;
+    return 0;
+}
+
+/* A summary read as a pass: each node a call of its count, its children
+ * (in the order written) handed over before it, its self time what is
+ * not its children's, each root then top-level; the table stream adds
+ * them up by their counts. */
+START_TEST(nodes_as_counted_calls)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    ck_assert_ptr_nonnull(s);
+    struct tb b;
+    begin(&b, s);
+    uint64_t g64[4] = {64, 64, 64, 'N' | 'N' << 8}, g32[4] = {32, 32, 32, 'N' | 'N' << 8};
+    for (uint64_t k = 0, t = 0; k < 10; k++, t += 100) {
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 2, t + 2, t + 5, 4, g64, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_CONV, 1, t + 1, t + 10, 0, NULL, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 1, t + 20, t + 30, 4, g64, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_GEMM, 1, t + 40, t + 44, 4, g32, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_STEP, 0, t, t + 50, 0, NULL, 0), 0);
+    }
+    ck_assert_int_eq(opp_sum_write(s, 1, &b.w), 0);
+    tb_end(&b);
+    opp_sum_free(s);
+    char err[512];
+    const char *paths[] = {path};
+    enum opp_stream_refused why;
+    ck_assert_ptr_null(opp_pass_open(paths, 1, &why, err, sizeof err));
+    ck_assert_int_eq(why, OPP_STREAM_SUMMARY_FILE);
+    struct opp_pass *p = opp_pass_open_summary(paths, 1, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    struct handed h = {.m = opp_pass_model(p)};
+    const struct opp_pass_consumer c = {.ctx = &h, .call = hand_call, .top = hand_top};
+    ck_assert_int_eq(opp_pass_run(p, &c, err, sizeof err), 0);
+    ck_assert_uint_eq(h.n, 5);
+    /* step's children in the order written, each after its own: conv
+     * right after its sgemm_ */
+    static const char *const names[] = {"sgemm_", "conv", "sgemm_", "sgemm_", "step"};
+    static const uint32_t nkids[] = {0, 1, 0, 0, 3};
+    static const uint64_t dur[] = {30, 90, 100, 40, 500}, self[] = {30, 60, 100, 40, 270};
+    size_t at[5];
+    for (size_t k = 0; k < 5; k++) {
+        at[k] = 5;
+        for (size_t i = 0; i < 5; i++)
+            if (!strcmp(h.names[i], names[k]) && h.dur[i] == dur[k])
+                at[k] = i;
+        ck_assert_uint_lt(at[k], 5);
+        ck_assert_uint_eq(h.count[at[k]], 10);
+        ck_assert_uint_eq(h.nkids[at[k]], nkids[k]);
+        ck_assert_uint_eq(h.self[at[k]], self[k]);
+        ck_assert_uint_eq(h.seq[k], k);
+    }
+    ck_assert_uint_eq(at[1], at[0] + 1);
+    ck_assert_uint_eq(at[4], 4);
+    ck_assert_uint_eq(h.ntops, 1);
+    ck_assert_uint_eq(h.tops[0], 4);
+    struct opp_table_stream *st = opp_table_stream_over(p, err, sizeof err);
+    ck_assert_ptr_nonnull(st);
+    struct opp_agg_opts o = {.sort = OPP_SORT_COUNT};
+    struct opp_agg a;
+    ck_assert_msg(opp_table_stream_aggregate(st, &o, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(a.nrows, 3);
+    ck_assert_str_eq(a.rows[0].key, "sgemm_");
+    ck_assert_uint_eq(a.rows[0].count, 30);
+    ck_assert_uint_eq(a.rows[0].self_cpu_time_total_ns, 170);
+    ck_assert_uint_eq(a.events, 50);
+    ck_assert_uint_eq(a.self_cpu_time_total_ns, 500);
+    opp_agg_free(&a);
+    opp_table_stream_free(st);
+    opp_pass_free(p);
+}
+END_TEST
+
 Suite *suite_summary(void)
 {
     Suite *s = suite_create("summary");
     TCase *tc = tcase_create("summary");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loop_of_steps);
+    tcase_add_test(tc, nodes_as_counted_calls);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, cpu_blocks_map_stays_small);
     tcase_add_test(tc, tree_ties_by_name);
