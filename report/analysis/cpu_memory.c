@@ -1,6 +1,6 @@
-/* CPU memory inside each event of a loaded model (loader.h): the bytes
- * of the MEMORY events or (a summary's) nodes inside it, torch's CPU Mem
- * and Self CPU Mem; and a MEMORY call's bytes as a read meets them. */
+/* CPU memory of a loaded model (loader.h): whether a summary's nodes
+ * have any, a MEMORY event's bytes; and a MEMORY call's bytes as a read
+ * meets them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,15 +54,6 @@ int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t k
     return signed_bytes(a, bytes);
 }
 
-/* The nearest of p and its ancestors that is not a MEMORY event (one
- * could only contain another event on a clock too coarse to order them). */
-static uint32_t owner(const struct opp_model *m, const struct opp_thread *t, uint32_t p)
-{
-    while (p != OPP_NO_PARENT && opp_loader_mem_cols(m, t, &t->events[p]))
-        p = t->events[p].parent;
-    return p;
-}
-
 /* Whether a summary thread has MEMORY nodes. */
 static int summed(const struct opp_model *m, const struct opp_thread *t)
 {
@@ -72,40 +63,11 @@ static int summed(const struct opp_model *m, const struct opp_thread *t)
     return 0;
 }
 
-int opp_loader_cpumem_tree(const struct opp_model *m, struct opp_thread *t)
-{
-    if (!t->cpumem && !(t->cpumem = calloc(t->nevents, sizeof *t->cpumem)))
-        return -1;
-    struct opp_event_cpumem *c = t->cpumem;
-    for (size_t i = 0; i < t->nevents; i++) {
-        if (!opp_loader_mem_cols(m, t, &t->events[i]))
-            continue;
-        int64_t b = t->stat ? t->stat[i].cpu_mem : opp_cpu_mem_bytes(m, t, &t->events[i]);
-        c[i].self = c[i].total = b;
-        uint32_t p = owner(m, t, t->events[i].parent);
-        if (p != OPP_NO_PARENT)
-            c[p].self = opp_add_sat(c[p].self, b);
-    }
-    for (size_t i = 0; i < t->nevents; i++)
-        if (!opp_loader_mem_cols(m, t, &t->events[i]))
-            c[i].total = c[i].self;
-    for (size_t i = t->nevents; i-- > 0;) {
-        uint32_t p = owner(m, t, t->events[i].parent);
-        if (p != OPP_NO_PARENT && !opp_loader_mem_cols(m, t, &t->events[i]))
-            c[p].total = opp_add_sat(c[p].total, c[i].total);
-    }
-    return 0;
-}
-
 int opp_loader_cpu_summed(struct opp_model *m)
 {
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         struct opp_thread *t = &m->threads[ti];
-        if (!summed(m, t))
-            continue;
-        if (opp_loader_cpumem_tree(m, t))
-            return -1;
-        m->cpu.summed = 1;
+        m->cpu.summed |= summed(m, t);
     }
     return 0;
 }

@@ -1,9 +1,10 @@
 /* Loads a summary trace into memory (see model.h): a visitor of
  * opp_trace_read (model_read.c, gpu_records.c) that interns names and
- * appends each node to its process's summary thread, then its names, CPU
- * memory, device memory and GPU totals (names.c, cpu_memory.c,
- * gpu_memory.c, gpu_totals.c); and frees the model. A full trace's calls
- * are read in one pass instead (pass.h). */
+ * appends each node to its process's summary thread, then its names,
+ * whether it has CPU memory, and its device memory (names.c,
+ * cpu_memory.c, gpu_memory.c); and frees the model. Its pass
+ * (opp_pass_open_summary) hands the nodes over as counted calls; a full
+ * trace's calls are read in one pass (pass.h). */
 #include "analysis/model.h"
 
 #include <errno.h>
@@ -79,8 +80,9 @@ static int refuse_call(void *ctx, const struct opp_tr_event *te)
     return opp_loader_fail(ctx, ENOTSUP);
 }
 
-/* Everything that needs the whole trace: names, CPU memory, device
- * memory sizes and series, GPU totals. 0 or an errno. */
+/* Everything that needs the whole trace: names, whether it has CPU
+ * memory, device memory sizes and series (its nodes' own CPU memory and
+ * GPU work are added up as the pass hands them over). 0 or an errno. */
 static int summary_finish(struct opp_loader *ld)
 {
     struct opp_model *m = ld->m;
@@ -88,7 +90,7 @@ static int summary_finish(struct opp_loader *ld)
         opp_loader_cpu_summed(m))
         return ENOMEM;
     opp_loader_sort_devices(&m->gpu);
-    return opp_loader_gpu_memory(&m->gpu) || opp_loader_gpu_totals(m) ? ENOMEM : 0;
+    return opp_loader_gpu_memory(&m->gpu) ? ENOMEM : 0;
 }
 
 struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)

@@ -2,7 +2,7 @@
  * (model.h): load.c (the load and the model's end), loader.c (arrays,
  * strings), model_read.c (processes, threads, summary nodes),
  * gpu_records.c (GPU records), names.c (names given once the whole trace
- * is read), cpu_memory.c, gpu_memory.c and gpu_totals.c; the pass's first
+ * is read), cpu_memory.c and gpu_memory.c; the pass's first
  * read (stream_meta.c) and the tests' loaded model of every call
  * (tests/oracle) fill theirs with them. Not for readers of a model. */
 #ifndef OPP_LOADER_H
@@ -210,11 +210,7 @@ uint32_t opp_loader_op_name(struct opp_loader *ld, const struct opp_gpu_op *op, 
  * is not a MEMORY event or has too few arguments. */
 uint64_t *opp_loader_mem_cols(const struct opp_model *m, const struct opp_thread *t,
                               const struct opp_event *e);
-/* Once t's tree is final (and its frees sized): its cpumem, the bytes
- * inside each event (a summary node's own from the file). 0 or -1. */
-int opp_loader_cpumem_tree(const struct opp_model *m, struct opp_thread *t);
-/* The same of each summary thread with MEMORY nodes (model->cpu.summed
- * set). 0 or -1. */
+/* model->cpu.summed set when a summary thread has MEMORY nodes. 0. */
 int opp_loader_cpu_summed(struct opp_model *m);
 
 /* ---- gpu_memory.c ---- */
@@ -222,14 +218,5 @@ int opp_loader_cpu_summed(struct opp_model *m);
 /* Memory records sorted by time, each free without a size given the size of
  * the allocation at its address, and one series per device. 0 or -1. */
 int opp_loader_gpu_memory(struct opp_gpu *gpu);
-
-/* ---- gpu_totals.c ---- */
-
-/* Event event of t's GPU work (t->gpu made on first need), NULL when out
- * of memory. */
-struct opp_event_gpu *opp_loader_event_gpu(struct opp_thread *t, uint32_t event);
-/* A summary node's GPU work and memory its own (from the file), then each
- * event's totals: self plus the children's. 0 or -1. */
-int opp_loader_gpu_totals(struct opp_model *m);
 
 #endif

@@ -87,9 +87,11 @@ struct opp_thread {
     size_t nevents, cap;
     uint64_t *args;
     size_t nargs, args_cap;
-    struct opp_event_gpu *gpu; /* one per event; NULL when no GPU work is attached */
-    struct opp_event_cpumem *cpumem; /* one per event; NULL when the thread has no
-                                        MEMORY event (or is a summary thread) */
+    /* one per event, filled by the tests' loaded model (tests/oracle; a
+     * summary's pass hands each node's own over instead): NULL when no GPU
+     * work is attached, and when the thread has no MEMORY event */
+    struct opp_event_gpu *gpu;
+    struct opp_event_cpumem *cpumem;
     /* A summary trace's (OPPROF_MODE=summary) thread of one process: each
      * event is a call path (begin 0, end its total time, self_ns its self
      * time) standing for stat[i].count calls; NULL on a real thread. */

@@ -206,7 +206,7 @@ int tu_loaded_gpu_attach(struct opp_model *m)
             continue;
         op->thread = th;
         op->event = ev;
-        struct opp_event_gpu *eg = opp_loader_event_gpu(&m->threads[th], ev);
+        struct opp_event_gpu *eg = tu_loaded_event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else if (opp_gpu_op_timed(op))
@@ -219,7 +219,7 @@ int tu_loaded_gpu_attach(struct opp_model *m)
             continue;
         r->thread = th;
         r->event = ev;
-        struct opp_event_gpu *eg = opp_loader_event_gpu(&m->threads[th], ev);
+        struct opp_event_gpu *eg = tu_loaded_event_gpu(&m->threads[th], ev);
         if (!eg)
             rc = -1;
         else
@@ -228,5 +228,5 @@ int tu_loaded_gpu_attach(struct opp_model *m)
     free(c);
     free(x.map);
     free(x.ev);
-    return rc ? rc : opp_loader_gpu_totals(m);
+    return rc ? rc : tu_loaded_gpu_totals(m);
 }

@@ -26,6 +26,11 @@ struct opp_model *tu_model_load_many(const char *const *paths, size_t npaths, ch
 
 /* ---- gpu_attach.c, cpu_memory.c: what the load does once every call is in ---- */
 int tu_loaded_gpu_attach(struct opp_model *m);
+/* gpu_totals.c: event event of t's GPU work (t->gpu made on first need),
+ * NULL when out of memory; and each event's totals, a summary node's own
+ * from the file, then its children's added. 0 or -1. */
+struct opp_event_gpu *tu_loaded_event_gpu(struct opp_thread *t, uint32_t event);
+int tu_loaded_gpu_totals(struct opp_model *m);
 int tu_loaded_cpu_memory(struct opp_model *m);
 
 /* ---- tables.c: the rows, call paths and rank tables of a loaded model,

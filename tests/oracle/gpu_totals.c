@@ -1,18 +1,20 @@
-/* Each event's GPU work and device memory added up its tree (loader.h): a
- * summary node's own from what the summary kept of its calls, then each
- * event's totals, its own and its children's. */
+/* The tests' loaded model (loaded.h): each event's GPU work and device
+ * memory added up its tree, a summary node's own from what the summary
+ * kept of its calls, then each event's totals, its own and its
+ * children's. */
 #include <stdlib.h>
 
 #include "analysis/loader.h"
+#include "oracle/loaded.h"
 
-struct opp_event_gpu *opp_loader_event_gpu(struct opp_thread *t, uint32_t event)
+struct opp_event_gpu *tu_loaded_event_gpu(struct opp_thread *t, uint32_t event)
 {
     if (!t->gpu)
         t->gpu = calloc(t->nevents, sizeof *t->gpu);
     return t->gpu ? &t->gpu[event] : NULL;
 }
 
-int opp_loader_gpu_totals(struct opp_model *m)
+int tu_loaded_gpu_totals(struct opp_model *m)
 {
     /* A summary node carries its own calls' GPU work and memory. */
     for (size_t ti = 0; ti < m->nthreads; ti++) {
@@ -20,7 +22,7 @@ int opp_loader_gpu_totals(struct opp_model *m)
         for (size_t i = 0; t->stat && i < t->nevents; i++) {
             if (!t->stat[i].self_cuda_ns && !t->stat[i].self_mem)
                 continue;
-            struct opp_event_gpu *eg = opp_loader_event_gpu(t, (uint32_t)i);
+            struct opp_event_gpu *eg = tu_loaded_event_gpu(t, (uint32_t)i);
             if (!eg)
                 return -1;
             eg->self_cuda_ns += t->stat[i].self_cuda_ns;
