@@ -93,11 +93,6 @@ static int summary_finish(struct opp_loader *ld)
     return opp_loader_gpu_memory(&m->gpu) ? ENOMEM : 0;
 }
 
-struct opp_model *opp_model_load(const char *path, char *err, size_t errlen)
-{
-    return opp_model_load_many(&path, 1, err, errlen);
-}
-
 struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
                                       size_t errlen)
 {

@@ -317,17 +317,17 @@ struct opp_agg_filter_names {
 int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filter_names *f,
                             char *err, size_t errlen);
 
-/* Load the summary trace at path (OPPROF_MODE=summary, opprof summarize):
- * its processes, threads and call-path nodes. Returns NULL with errno
- * set and a reason in err when the file cannot be read as a trace, is a
- * full trace (ENOTSUP: its calls are read in one pass, pass.h) or memory
- * runs out; a damaged tail is not an error (model->sum.warning says it). */
-struct opp_model *opp_model_load(const char *path, char *err, size_t errlen);
-/* Several traces (one per host, say) as one model: process serials of the
- * k-th file are offset by k << 24, and its times are moved onto the first
- * file's CLOCK_MONOTONIC through each file's first process's pair of
- * (realtime, monotonic) start times, so hosts whose wall clocks agree line
- * up (the residual error is the wall clocks' disagreement). */
+/* Load the summary traces paths[0..npaths) (OPPROF_MODE=summary, opprof
+ * summarize): their processes, threads and call-path nodes. Returns NULL
+ * with errno set and a reason in err when a file cannot be read as a
+ * trace, is a full trace (ENOTSUP: its calls are read in one pass,
+ * pass.h) or memory runs out; a damaged tail is not an error
+ * (model->sum.warning says it). Several traces (one per host, say) are
+ * one model: process serials of the k-th file are offset by k << 24, and
+ * its times are moved onto the first file's CLOCK_MONOTONIC through each
+ * file's first process's pair of (realtime, monotonic) start times, so
+ * hosts whose wall clocks agree line up (the residual error is the wall
+ * clocks' disagreement). */
 struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
                                       size_t errlen);
 /* That rule for readers that stream the files themselves (the Chrome

@@ -104,14 +104,6 @@ FWD(on_process_status, (void *ctx, uint32_t proc, uint32_t how, uint32_t code),
     opp_loader_on_process_status(&sm->ld, proc, how, code))
 #undef FWD
 
-int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
-                         int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
-                         int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g),
-                         void *ctx, char *err, size_t errlen)
-{
-    return opp_stream_meta_read_many(sm, &path, 1, each, each_gpu, ctx, err, errlen);
-}
-
 int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *paths, size_t n,
                               int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
                               int (*each_gpu)(void *ctx, uint32_t proc,

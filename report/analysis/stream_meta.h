@@ -36,20 +36,15 @@ struct opp_stream_meta {
     int summary, failed;
 };
 
-/* The first read of path into *sm; each (may be NULL) sees every call with
- * its thread index, each_gpu (may be NULL) every GPU record with its
- * process's serial in the trace; either stops the read by returning
- * non-zero. 0; 1 when the trace is a summary trace (sm->summary; err its
- * path) or a callback stopped it; -1 on error (err says why). *sm is freed by opp_stream_meta_free
+/* The first read of the traces paths[0..n) into *sm, one model as
+ * opp_model_load_many makes it: each file's process serials offset
+ * (opp_loader_next_file), its times moved onto the first file's clock
+ * (sm->shift). each (may be NULL) sees every call with its thread index,
+ * each_gpu (may be NULL) every GPU record with its process's serial, so
+ * moved; either stops the read by returning non-zero. 0; 1 when a trace
+ * is a summary trace (sm->summary; err its path) or a callback stopped
+ * it; -1 on error (err says why). *sm is freed by opp_stream_meta_free
  * whatever the result. */
-int opp_stream_meta_read(struct opp_stream_meta *sm, const char *path,
-                         int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
-                         int (*each_gpu)(void *ctx, uint32_t proc, const struct opp_gpu_rec *g),
-                         void *ctx, char *err, size_t errlen);
-/* The same of several traces, one model as opp_model_load_many makes
- * it: each file's process serials offset (opp_loader_next_file), its
- * times moved onto the first file's clock (sm->shift), each seeing them
- * so moved. */
 int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *paths, size_t n,
                               int (*each)(void *ctx, uint32_t thread, const struct opp_tr_event *e),
                               int (*each_gpu)(void *ctx, uint32_t proc,

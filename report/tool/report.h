@@ -85,9 +85,6 @@ int report_window(struct report_args *ra, const struct opp_window *w, size_t nw,
 /* The filters name what the trace has: 0, or 2 (said). */
 int report_filters_known(const struct report_args *ra, const struct opp_model *m);
 
-/* What of the options a summary trace cannot answer (it keeps no call's
- * time and no thread), or NULL (report_stream.c). */
-const char *report_summary_refuses(const struct report_args *ra);
 /* The report of traces read in one pass (report_stream.c): the exit
  * status. */
 int report_streamed(const struct report_args *ra);

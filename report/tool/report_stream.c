@@ -20,7 +20,7 @@
 
 /* What of the options a summary trace cannot answer (it keeps no call's
  * time and no thread), or NULL. */
-const char *report_summary_refuses(const struct report_args *ra)
+static const char *summary_refuses(const struct report_args *ra)
 {
     return ra->view && ra->view->needs_calls ? ra->view->needs_calls
            : ra->agg.window                  ? "--from/--to"
@@ -33,7 +33,7 @@ const char *report_summary_refuses(const struct report_args *ra)
 static int summary_checks(struct report_args *ra, const struct opp_model *m)
 {
     char err[512];
-    const char *what = report_summary_refuses(ra);
+    const char *what = summary_refuses(ra);
     if (what) {
         opp_summary_refusal(ra->trace, what, err, sizeof err);
         opp_say(PREFIX "%s", err);
