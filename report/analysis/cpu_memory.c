@@ -1,6 +1,6 @@
 /* CPU memory of a loaded model (loader.h): whether a summary's nodes
- * have any, a MEMORY event's bytes; and a MEMORY call's bytes as a read
- * meets them. */
+ * have any, the sign of a MEMORY call's bytes; and a MEMORY call's bytes
+ * as a read meets them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +20,10 @@ uint64_t *opp_loader_mem_cols(const struct opp_model *m, const struct opp_thread
     return t->args + (a - t->args);
 }
 
-/* MEMORY columns a's bytes, + allocated, - freed, bytes the block's. */
-static int64_t signed_bytes(const uint64_t *a, uint64_t bytes)
+int64_t opp_cpu_mem_signed(const uint64_t *a, uint64_t bytes)
 {
     int64_t b = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
     return a[OPP_COL_MEM_OP] == OPP_MEM_ALLOC ? b : a[OPP_COL_MEM_OP] == OPP_MEM_FREE ? -b : 0;
-}
-
-int64_t opp_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
-                          const struct opp_event *e)
-{
-    const uint64_t *a = opp_loader_mem_cols(m, t, e);
-    return a ? signed_bytes(a, a[OPP_COL_MEM_BYTES]) : 0;
 }
 
 int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t kind,
@@ -51,7 +43,7 @@ int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t k
                opp_live_put(live, owner, a[OPP_COL_MEM_ADDRESS], (int64_t)bytes)) {
         *oom = -1;
     }
-    return signed_bytes(a, bytes);
+    return opp_cpu_mem_signed(a, bytes);
 }
 
 /* Whether a summary thread has MEMORY nodes. */

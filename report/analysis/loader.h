@@ -212,6 +212,9 @@ uint64_t *opp_loader_mem_cols(const struct opp_model *m, const struct opp_thread
                               const struct opp_event *e);
 /* model->cpu.summed set when a summary thread has MEMORY nodes. 0. */
 int opp_loader_cpu_summed(struct opp_model *m);
+/* MEMORY columns a's bytes signed: + allocated, - freed, 0 for another
+ * op; bytes the block's. */
+int64_t opp_cpu_mem_signed(const uint64_t *a, uint64_t bytes);
 
 /* ---- gpu_memory.c ---- */
 

@@ -106,12 +106,6 @@ struct opp_sum_stat {
     int64_t cpu_mem; /* MEMORY nodes: CPU bytes allocated minus freed */
 };
 
-/* The calls event i of t stands for: 1, or a summary node's count. */
-static inline uint64_t opp_event_calls(const struct opp_thread *t, size_t i)
-{
-    return t->stat ? t->stat[i].count : 1;
-}
-
 /* ---- GPU activity (trace format 2: OPP_CHUNK_GPU, common/gpu.h) ----
  * Times are CLOCK_MONOTONIC ns like the events'. A record is attached to
  * the CUDA API event (OPP_OP_CUDA_API) of its process that carries the same
@@ -253,15 +247,12 @@ struct opp_cpu_memory {
     int summed; /* a summary thread has MEMORY nodes (their bytes, no events) */
 };
 
-struct opp_model;
-/* A MEMORY event's bytes: + allocated, - freed (its allocation's size,
- * once loaded), 0 for anything else. */
-int64_t opp_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
-                          const struct opp_event *e);
-/* The same of a call of kind with arguments args[0..nargs) as recorded,
- * read in the order given (a pass's): live holds the blocks allocated and
- * not yet freed by owner (a process), so that a free recorded without a
- * size takes its allocation's. -1 in *oom when memory runs out. */
+/* A MEMORY call's bytes, + allocated, - freed (its allocation's size), 0
+ * for anything else: of a call of kind with arguments args[0..nargs) as
+ * recorded, read in the order given (a pass's): live holds the blocks
+ * allocated and not yet freed by owner (a process), so that a free
+ * recorded without a size takes its allocation's. -1 in *oom when memory
+ * runs out. */
 struct opp_live;
 int64_t opp_cpu_mem_bytes_read(struct opp_live *live, uint64_t owner, uint32_t kind,
                                const uint64_t *args, uint32_t nargs, int *oom);

@@ -16,6 +16,7 @@
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
+#include "oracle/loaded.h"
 
 TU_TRACE_FIXTURE
 
@@ -28,7 +29,7 @@ static uint64_t calls(const struct opp_model *m, const char *name, long w)
         for (size_t k = 0; k < t->nevents; k++)
             if (!strcmp(opp_model_str(m, t->events[k].name), name) &&
                 (w < 0 || (t->stat && t->stat[k].window == (uint32_t)w)))
-                n += opp_event_calls(t, k);
+                n += tu_event_calls(t, k);
     }
     return n;
 }

@@ -77,6 +77,13 @@ static int free_sizes(struct opp_model *m)
     return 0;
 }
 
+int64_t tu_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
+                         const struct opp_event *e)
+{
+    const uint64_t *a = opp_loader_mem_cols(m, t, e);
+    return a ? opp_cpu_mem_signed(a, a[OPP_COL_MEM_BYTES]) : 0;
+}
+
 /* Bytes allocated after each MEMORY event, every process summed. 0 or -1. */
 static int series(struct opp_model *m)
 {
@@ -89,7 +96,7 @@ static int series(struct opp_model *m)
     for (size_t i = 0; i < m->cpu.nevents; i++) {
         const struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
         const struct opp_event *e = &t->events[m->cpu.events[i].event];
-        now = opp_add_sat(now, opp_cpu_mem_bytes(m, t, e));
+        now = opp_add_sat(now, tu_cpu_mem_bytes(m, t, e));
         s->pts[s->npts++] = (struct opp_gpu_mem_point){e->begin_ns, now};
         if (now > s->peak)
             s->peak = now;
@@ -117,7 +124,7 @@ static int cpumem_tree(const struct opp_model *m, struct opp_thread *t)
     for (size_t i = 0; i < t->nevents; i++) {
         if (!opp_loader_mem_cols(m, t, &t->events[i]))
             continue;
-        int64_t b = t->stat ? t->stat[i].cpu_mem : opp_cpu_mem_bytes(m, t, &t->events[i]);
+        int64_t b = t->stat ? t->stat[i].cpu_mem : tu_cpu_mem_bytes(m, t, &t->events[i]);
         c[i].self = c[i].total = b;
         uint32_t p = owner(m, t, t->events[i].parent);
         if (p != OPP_NO_PARENT)

@@ -24,6 +24,12 @@ struct opp_model *tu_model_load(const char *path, char *err, size_t errlen);
 struct opp_model *tu_model_load_many(const char *const *paths, size_t npaths, char *err,
                                      size_t errlen);
 
+/* The calls event i of t stands for: 1, or a summary node's count. */
+static inline uint64_t tu_event_calls(const struct opp_thread *t, size_t i)
+{
+    return t->stat ? t->stat[i].count : 1;
+}
+
 /* ---- gpu_attach.c, cpu_memory.c: what the load does once every call is in ---- */
 int tu_loaded_gpu_attach(struct opp_model *m);
 /* gpu_totals.c: event event of t's GPU work (t->gpu made on first need),
@@ -32,6 +38,10 @@ int tu_loaded_gpu_attach(struct opp_model *m);
 struct opp_event_gpu *tu_loaded_event_gpu(struct opp_thread *t, uint32_t event);
 int tu_loaded_gpu_totals(struct opp_model *m);
 int tu_loaded_cpu_memory(struct opp_model *m);
+/* A MEMORY event's bytes: + allocated, - freed (its allocation's size,
+ * once loaded), 0 for anything else. */
+int64_t tu_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
+                         const struct opp_event *e);
 
 /* ---- tables.c: the rows, call paths and rank tables of a loaded model,
  * from its events in tree order, as the pass's consumers add them up ---- */

@@ -60,7 +60,7 @@ int tu_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct
             int rc = opp_agg_acc_row(x, &c, &v);
             if (rc > 0)
                 continue; /* another library's */
-            struct opp_agg_part part = {.calls = opp_event_calls(t, i),
+            struct opp_agg_part part = {.calls = tu_event_calls(t, i),
                                         .self_ns = e->self_ns,
                                         .dur_ns = opp_event_dur(e),
                                         .gpu = t->gpu ? &t->gpu[i] : NULL,
@@ -178,7 +178,7 @@ int tu_calltree_build(const struct opp_model *m, const struct opp_agg_opts *o,
             }
             node_of[k] = e->node;
             struct opp_ct_node *nd = &ct->nodes[e->node];
-            nd->calls += opp_event_calls(t, k);
+            nd->calls += tu_event_calls(t, k);
             nd->self_ns += ev->self_ns;
             nd->total_ns += ev->end_ns - ev->begin_ns;
             if (t->gpu) {

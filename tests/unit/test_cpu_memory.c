@@ -120,20 +120,20 @@ START_TEST(free_takes_its_allocation_size)
     const int64_t want[] = {-512, -512, 0};
     ck_assert_uint_eq(w->nevents, 3);
     for (size_t i = 0; i < 3; i++) {
-        ck_assert_int_eq(opp_cpu_mem_bytes(m, w, &w->events[i]), want[i]);
+        ck_assert_int_eq(tu_cpu_mem_bytes(m, w, &w->events[i]), want[i]);
         ck_assert_int_eq(w->cpumem[i].self, want[i]);
         ck_assert_int_eq(w->cpumem[i].total, want[i]);
     }
     ck_assert_uint_eq(opp_event_args(w, &w->events[0])[OPP_COL_MEM_BYTES], 512);
     /* main's free of 0x2000: the 1024 allocated before it, not the later 256 */
     const struct opp_thread *t = thread_of(100);
-    ck_assert_int_eq(opp_cpu_mem_bytes(m, t, &t->events[5]), -1024);
+    ck_assert_int_eq(tu_cpu_mem_bytes(m, t, &t->events[5]), -1024);
     /* another process's address is not this one's: 0 */
     const struct opp_thread *c = thread_of(200);
-    ck_assert_int_eq(opp_cpu_mem_bytes(m, c, &c->events[0]), 0);
-    ck_assert_int_eq(opp_cpu_mem_bytes(m, c, &c->events[1]), 64);
+    ck_assert_int_eq(tu_cpu_mem_bytes(m, c, &c->events[0]), 0);
+    ck_assert_int_eq(tu_cpu_mem_bytes(m, c, &c->events[1]), 64);
     /* not a MEMORY event */
-    ck_assert_int_eq(opp_cpu_mem_bytes(m, t, &t->events[0]), 0);
+    ck_assert_int_eq(tu_cpu_mem_bytes(m, t, &t->events[0]), 0);
 }
 END_TEST
 

@@ -308,12 +308,12 @@ START_TEST(summarize_folds_and_keeps_open_calls)
     ck_assert_uint_eq(l->open_events, 2);
     size_t i;
     const struct opp_event *e = find(s, 0, "aten::mm", 1, &i);
-    ck_assert_uint_eq(opp_event_calls(&s->threads[0], i), 2);
+    ck_assert_uint_eq(tu_event_calls(&s->threads[0], i), 2);
     ck_assert_uint_eq(opp_event_dur(e), 400 + 400);
     ck_assert_uint_eq(s->threads[0].gpu[i].cuda_ns, 300 + 20 + 50);
     ck_assert_uint_eq(s->threads[0].gpu[i].self_cuda_ns, 20);
     e = find(s, 0, "train_step", 0, &i);
-    ck_assert_uint_eq(opp_event_calls(&s->threads[0], i), 2);
+    ck_assert_uint_eq(tu_event_calls(&s->threads[0], i), 2);
     ck_assert_uint_eq(opp_event_dur(e), 2000);
     ck_assert_uint_eq(e->self_ns, (1000 - 400 - 300) + (1000 - 400));
     e = find(s, 1, "aten::mm", 1, &i);
@@ -360,7 +360,7 @@ START_TEST(summarize_ranges_around_calls)
     e = find(s, 0, "ProfilerStep#1", 0, &i);
     ck_assert_uint_eq(e->self_ns, 55);
     e = find(s, 0, "cblas_ddot", 0, &i);
-    ck_assert_uint_eq(opp_event_calls(&s->threads[0], i), 3);
+    ck_assert_uint_eq(tu_event_calls(&s->threads[0], i), 3);
     ck_assert_uint_eq(s->threads[0].nevents, 2);
     opp_model_free(l);
     opp_model_free(s);

@@ -119,7 +119,7 @@ START_TEST(loop_of_steps)
     ck_assert_uint_eq(m->threads[0].nevents, 5);
     size_t i;
     const struct opp_event *e = node(m, "step", "", &i);
-    ck_assert_uint_eq(opp_event_calls(&m->threads[0], i), 1000);
+    ck_assert_uint_eq(tu_event_calls(&m->threads[0], i), 1000);
     ck_assert_uint_eq(opp_event_dur(e), 50000);
     ck_assert_uint_eq(e->self_ns, 1000 * (50 - 9 - 10 - 4));
     e = node(m, "conv", "step", &i);
@@ -127,7 +127,7 @@ START_TEST(loop_of_steps)
     ck_assert_uint_eq(e->self_ns, 6000);
     ck_assert_uint_eq(e->depth, 1);
     e = node(m, "sgemm_", "conv", &i);
-    ck_assert_uint_eq(opp_event_calls(&m->threads[0], i), 1000);
+    ck_assert_uint_eq(tu_event_calls(&m->threads[0], i), 1000);
     ck_assert_uint_eq(e->depth, 2);
     ck_assert_uint_eq(e->self_ns, 3000);
     ck_assert_uint_eq(m->events, 5000);
@@ -169,21 +169,21 @@ START_TEST(torch_fold_and_cpu_memory)
     ck_assert(opp_model_has_cpu_mem(m));
     size_t i;
     const struct opp_event *e = node(m, "aten::div_", "", &i);
-    ck_assert_uint_eq(opp_event_calls(t, i), 2);
+    ck_assert_uint_eq(tu_event_calls(t, i), 2);
     ck_assert_uint_eq(opp_event_dur(e), 200);
     ck_assert_uint_eq(e->self_ns, (100 - 10) + (100 - 40 - 10));
     ck_assert_int_eq(t->cpumem[i].self, 64);
     ck_assert_int_eq(t->cpumem[i].total, 64);
     e = node(m, "aten::div_", "aten::div_", &i);
-    ck_assert_uint_eq(opp_event_calls(t, i), 1);
+    ck_assert_uint_eq(tu_event_calls(t, i), 1);
     ck_assert_uint_eq(opp_event_dur(e), 40);
     e = node(m, "aten::add", "aten::div_", &i);
-    ck_assert_uint_eq(opp_event_calls(t, i), 2);
+    ck_assert_uint_eq(tu_event_calls(t, i), 2);
     ck_assert_uint_eq(e->depth, 1);
     node(m, "[memory]", "aten::div_", &i);
     ck_assert_int_eq(t->cpumem[i].self, 64);
     e = node(m, "aten::add", "", &i);
-    ck_assert_uint_eq(opp_event_calls(t, i), 1);
+    ck_assert_uint_eq(tu_event_calls(t, i), 1);
     ck_assert_int_eq(t->cpumem[i].self, -64);
     ck_assert_uint_eq(m->events, 8); /* the two folded div_ calls are not counted */
     opp_model_free(m);
@@ -445,7 +445,7 @@ START_TEST(bounded_nodes)
     opp_sum_free(s);
     size_t i;
     node(m, "conv", "", &i);
-    ck_assert_uint_eq(opp_event_calls(&m->threads[0], i), 10);
+    ck_assert_uint_eq(tu_event_calls(&m->threads[0], i), 10);
     ck_assert_uint_eq(m->dropped, 9);
     opp_model_free(m);
 }
