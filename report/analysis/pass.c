@@ -1,4 +1,5 @@
-/* One pass over a full trace, handed to its consumers (pass.h). */
+/* One pass over a full trace, handed to its consumers (pass.h); a
+ * summary trace's read is pass_summary.c's. */
 #include "analysis/pass.h"
 
 #include <errno.h>
@@ -8,7 +9,7 @@
 
 #include "analysis/extsort.h"
 #include "analysis/loader.h"
-#include "analysis/stream_meta.h"
+#include "analysis/pass_internal.h"
 #include "analysis/thread_tree.h"
 #include "ops.h"
 #include "torch_rules.h"
@@ -35,30 +36,6 @@ struct pthread {
     size_t *open_off, open_off_cap, *all_off, all_off_cap;
     uint64_t *argv;
     size_t nargv, argv_cap;
-};
-
-struct opp_pass {
-    const char *const *paths; /* several: one model, as opp_model_load_many makes it */
-    size_t npaths;
-    const char *path; /* the one being read */
-    struct opp_stream_meta meta;
-    struct opp_name_cache *names;
-    struct pthread *th;
-    size_t nth;
-    const struct opp_pass_consumer *c;
-    struct opp_gpu_join *join;
-    char *op;           /* the op being kept */
-    int failed;         /* errno */
-    const char *cannot; /* why the trace cannot be read this way */
-    char why[256];
-    uint64_t open;       /* calls the process died inside, folding done */
-    uint64_t unattached; /* records kept with a correlation id and no call */
-    uint64_t first;      /* the earliest begin of a call or start of a GPU op */
-    uint64_t last;       /* the latest end of either */
-    int again;     /* a thread is kept whole from now on: the read is made again */
-    uint64_t at;   /* calls read so far */
-    uint32_t reads; /* of the calls (opp_pass_reads) */
-    int summary;    /* a summary trace's nodes (opp_pass_open_summary) */
 };
 
 static int fail(struct opp_pass *p, int err)
@@ -467,132 +444,6 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
     return p;
 }
 
-struct opp_pass *opp_pass_open_summary(const char *const *paths, size_t npaths, char *err,
-                                       size_t errlen)
-{
-    struct opp_pass *p = calloc(1, sizeof *p);
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    p->paths = paths;
-    p->npaths = npaths;
-    p->path = paths[0];
-    p->summary = 1;
-    if (!(p->meta.ld.m = opp_model_load_many(paths, npaths, err, errlen))) {
-        free(p);
-        return NULL;
-    }
-    return p;
-}
-
-/* Node i of thread ti (of the model m) as a counted call, nkids of its
- * children handed over before it. */
-static struct opp_pass_call node_call(const struct opp_model *m, uint32_t ti, uint32_t i,
-                                      uint32_t seq, uint32_t nkids, uint64_t at)
-{
-    const struct opp_thread *t = &m->threads[ti];
-    const struct opp_event *e = &t->events[i];
-    uint32_t kind = opp_event_func(m, t, e)->kind;
-    const uint64_t *args = opp_event_args(t, e);
-    struct opp_pass_call x = {.end = e->end_ns,
-                              .kids_ns = e->end_ns - e->self_ns,
-                              .thread = ti,
-                              .seq = seq,
-                              .name = e->name,
-                              .kind = kind,
-                              .folded = OPP_PASS_NONE,
-                              .scope = opp_op_torch_scope(kind, args, e->nargs),
-                              .depth = e->depth,
-                              .fn = e->fn,
-                              .nkids = nkids,
-                              .nargs = e->nargs,
-                              .args = args,
-                              .at = at,
-                              .stat = &t->stat[i]};
-    if (x.scope == OPP_TORCH_SCOPE_USER || x.scope == OPP_TORCH_SCOPE_MODULE)
-        x.flags |= OPP_PASS_LABEL;
-    return x;
-}
-
-/* Thread ti's nodes handed to c, each after its children (in the order
- * written), each root to top after it; kid, next, nkids and up: room for
- * a node's first child, next sibling, children and a path. 0, or a
- * consumer's -errno. */
-static int summary_thread(struct opp_pass *p, const struct opp_pass_consumer *c, uint32_t ti,
-                          uint32_t *kid, uint32_t *next, uint32_t *nkids, uint32_t *up)
-{
-    const struct opp_model *m = p->meta.ld.m;
-    const struct opp_thread *t = &m->threads[ti];
-    uint32_t n = (uint32_t)t->nevents, seq = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        kid[i] = next[i] = OPP_NO_PARENT;
-        nkids[i] = 0;
-    }
-    for (uint32_t i = n; i-- > 0;) { /* prepended: in the order written */
-        uint32_t par = t->events[i].parent;
-        if (par != OPP_NO_PARENT) {
-            next[i] = kid[par];
-            kid[par] = i;
-            nkids[par]++;
-        }
-    }
-    for (uint32_t r = 0; r < n; r++) {
-        if (t->events[r].parent != OPP_NO_PARENT)
-            continue;
-        /* up[0..depth): the path down; kid[] of each consumed as it is walked */
-        uint32_t depth = 0, at = r;
-        for (;;) {
-            while (kid[at] != OPP_NO_PARENT) {
-                up[depth++] = at;
-                uint32_t k = kid[at];
-                kid[at] = next[k];
-                next[k] = OPP_NO_PARENT;
-                at = k;
-            }
-            struct opp_pass_call x = node_call(m, ti, at, seq++, nkids[at], p->at++);
-            int rc = c->call ? c->call(c->ctx, &x) : 0;
-            if (!rc && at == r && c->top)
-                rc = c->top(c->ctx, &x);
-            if (rc)
-                return rc;
-            if (at == r)
-                break;
-            at = up[--depth];
-        }
-    }
-    return 0;
-}
-
-/* A read of a summary trace: its nodes as counted calls. */
-static int summary_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err,
-                       size_t errlen)
-{
-    const struct opp_model *m = p->meta.ld.m;
-    size_t most = 1;
-    for (size_t i = 0; i < m->nthreads; i++)
-        if (m->threads[i].nevents > most)
-            most = m->threads[i].nevents;
-    uint32_t *kid = malloc(most * sizeof *kid), *next = malloc(most * sizeof *next),
-             *nkids = malloc(most * sizeof *nkids), *up = malloc(most * sizeof *up);
-    int rc = kid && next && nkids && up ? 0 : -ENOMEM;
-    p->at = 0;
-    p->reads++;
-    if (!rc && c->begin)
-        c->begin(c->ctx);
-    for (size_t i = 0; i < m->nthreads && !rc; i++)
-        if (m->threads[i].stat)
-            rc = summary_thread(p, c, (uint32_t)i, kid, next, nkids, up);
-    free(kid);
-    free(next);
-    free(nkids);
-    free(up);
-    if (rc == -ENOMEM || rc == -EPROTO || !rc)
-        return opp_pass_said(rc ? -1 : 0, rc, err, errlen);
-    snprintf(err, errlen, "cannot read %s: %s", p->path, strerror(-rc));
-    return -1;
-}
-
 struct opp_model *opp_pass_model(const struct opp_pass *p)
 {
     return p->meta.ld.m;
@@ -778,7 +629,7 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
 int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen)
 {
     if (p->summary)
-        return summary_run(p, c, err, errlen);
+        return opp_pass_summary_run(p, c, err, errlen);
     p->c = c;
     p->failed = 0;
     p->cannot = NULL;
