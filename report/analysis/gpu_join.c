@@ -72,7 +72,6 @@ struct opp_gpu_join {
     char *scratch; /* an op record being built */
     struct fold_thread *th;
     size_t nth;
-    uint64_t open_folded;
 };
 
 /* By process and key; the outermost call first (a runtime call before
@@ -201,7 +200,6 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32
     if (c->open) {
         folded = t->open_last && t->open_depth + 1 == c->depth &&
                  opp_torch_folds(t->open_kids + 1, t->open_kind, t->open_name, kind, name);
-        j->open_folded += folded;
         if (folded)
             owner = t->open_owner;
         t->open_name = name, t->open_kind = kind, t->open_depth = c->depth;
@@ -241,11 +239,6 @@ int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32
     if (!rc && ext)
         rc = keep(j, here, pending, &(struct call_rec){proc, 0, ext, owner});
     return rc;
-}
-
-uint64_t opp_gpu_join_open_folded(const struct opp_gpu_join *j)
-{
-    return j->open_folded;
 }
 
 int opp_gpu_join_op(struct opp_gpu_join *j, uint32_t proc, uint64_t corr, const void *op)

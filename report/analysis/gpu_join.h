@@ -33,9 +33,6 @@ struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
  * the thread's next call). 0 or -errno. */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32_t kind,
                       const uint64_t *args, uint32_t nargs, const struct opp_gpu_call *c);
-/* Calls the process died inside folded that way (a loaded model counts
- * them less those). */
-uint64_t opp_gpu_join_open_folded(const struct opp_gpu_join *j);
 /* An op of process proc with correlation id corr (0: none), op_bytes of
  * op. 0 or -errno. */
 int opp_gpu_join_op(struct opp_gpu_join *j, uint32_t proc, uint64_t corr, const void *op);
