@@ -139,7 +139,6 @@ void opp_model_free(struct opp_model *m)
     free(m->gpu.mem);
     free(m->gpu.devices);
     free(m->gpu.extcorr);
-    free(m->gpu.lifted);
     free(m->gpu.sum);
     for (size_t i = 0; i < m->gpu.nmemseries; i++)
         free(m->gpu.memseries[i].pts);

@@ -192,14 +192,6 @@ struct opp_gpu {
     size_t ndevices;
     struct opp_gpu_extcorr *extcorr; /* in trace order */
     size_t nextcorr;
-    /* the external ids of torch operators folded into a same-named parent
-     * (load.c), with the event that owns their GPU work: the nearest one
-     * kept above (torch lifts a removed op's kernels to its parent) */
-    struct opp_gpu_lifted {
-        uint64_t external;
-        uint32_t proc, thread, event;
-    } *lifted;
-    size_t nlifted;
     struct opp_gpu_memseries *memseries; /* sorted by device */
     size_t nmemseries;
     uint64_t records;       /* GPU records read of a GPU (opp_gpu_is_activity) */

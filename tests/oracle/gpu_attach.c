@@ -86,7 +86,8 @@ struct ext_index {
 };
 
 /* 0 or -1 (out of memory); empty when no event pushed an id. */
-static int ext_index_build(const struct opp_model *m, struct ext_index *x)
+static int ext_index_build(const struct opp_model *m, const struct tu_lifted *lifted,
+                           size_t nlifted, struct ext_index *x)
 {
     size_t cap = 0;
     *x = (struct ext_index){0};
@@ -103,8 +104,8 @@ static int ext_index_build(const struct opp_model *m, struct ext_index *x)
             x->ev[x->nev++] = (struct ext_ev){id, t->proc, (uint32_t)ti, (uint32_t)i, e->depth};
         }
     }
-    for (size_t i = 0; i < m->gpu.nlifted; i++) { /* folded ops' ids: their owners' */
-        const struct opp_gpu_lifted *l = &m->gpu.lifted[i];
+    for (size_t i = 0; i < nlifted; i++) { /* folded ops' ids: their owners' */
+        const struct tu_lifted *l = &lifted[i];
         const struct opp_event *e = &m->threads[l->thread].events[l->event];
         if (opp_loader_grow((void **)&x->ev, &cap, x->nev + 1, sizeof *x->ev))
             return -1;
@@ -169,7 +170,7 @@ static int gpu_owner(struct opp_gpu *gpu, const struct corr_ent *c, size_t n,
     return -1;
 }
 
-int tu_loaded_gpu_attach(struct opp_model *m)
+int tu_loaded_gpu_attach(struct opp_model *m, const struct tu_lifted *lifted, size_t nlifted)
 {
     struct opp_gpu *gpu = &m->gpu;
     if (!gpu->nops && !gpu->nmem && !m->summary)
@@ -198,7 +199,7 @@ int tu_loaded_gpu_attach(struct opp_model *m)
      * runtime call, or one we did not see) goes to the library call that
      * CUPTI's external correlation ties it to. */
     struct ext_index x;
-    int rc = ext_index_build(m, &x);
+    int rc = ext_index_build(m, lifted, nlifted, &x);
     for (size_t i = 0; i < gpu->nops && !rc; i++) {
         struct opp_gpu_op *op = &gpu->ops[i];
         uint32_t th, ev;

@@ -52,7 +52,8 @@ struct fold_ctx {
     struct opp_model *m;
     const struct opp_thread *t;
     uint32_t thread; /* t's index */
-    size_t lifted_cap;
+    struct tu_lifted *lifted;
+    size_t nlifted, lifted_cap;
 };
 
 /* torch's folding of an op into itself (torch_rules.h), by the names the
@@ -77,14 +78,13 @@ static int memory_event(const struct opp_event *e, void *ctx)
 static int lift(const struct opp_event *e, uint32_t owner, void *ctx)
 {
     struct fold_ctx *x = ctx;
-    struct opp_gpu *g = &x->m->gpu;
     uint64_t id =
         opp_op_extid(opp_event_func(x->m, x->t, e)->kind, opp_event_args(x->t, e), e->nargs);
     if (!id)
         return 0;
-    if (opp_loader_grow((void **)&g->lifted, &x->lifted_cap, g->nlifted + 1, sizeof *g->lifted))
+    if (opp_loader_grow((void **)&x->lifted, &x->lifted_cap, x->nlifted + 1, sizeof *x->lifted))
         return -1;
-    g->lifted[g->nlifted++] = (struct opp_gpu_lifted){id, x->t->proc, x->thread, owner};
+    x->lifted[x->nlifted++] = (struct tu_lifted){id, x->t->proc, x->thread, owner};
     return 0;
 }
 
@@ -129,17 +129,22 @@ static int finish(struct opp_loader *ld)
         x.thread = (uint32_t)i;
         if (t->stat)
             continue;
-        if (opp_tree_fold(t->events, &t->nevents, folds_torch, memory_event, lift, &x))
+        if (opp_tree_fold(t->events, &t->nevents, folds_torch, memory_event, lift, &x)) {
+            free(x.lifted);
             return ENOMEM;
+        }
         /* the calls the process died inside, folded ones not counted (as a
          * summary of the trace counts them) */
         for (size_t k = 0; k < t->nevents; k++)
             m->open_events += (t->events[k].flags & OPP_EV_OPEN) != 0;
     }
-    if (tu_loaded_cpu_memory(m))
-        return ENOMEM;
-    opp_loader_sort_devices(&m->gpu);
-    return opp_loader_gpu_memory(&m->gpu) || tu_loaded_gpu_attach(m) ? ENOMEM : 0;
+    int rc = tu_loaded_cpu_memory(m);
+    if (!rc) {
+        opp_loader_sort_devices(&m->gpu);
+        rc = opp_loader_gpu_memory(&m->gpu) || tu_loaded_gpu_attach(m, x.lifted, x.nlifted);
+    }
+    free(x.lifted);
+    return rc ? ENOMEM : 0;
 }
 
 struct opp_model *tu_model_load_many(const char *const *paths, size_t npaths, char *err,

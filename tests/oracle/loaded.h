@@ -31,7 +31,16 @@ static inline uint64_t tu_event_calls(const struct opp_thread *t, size_t i)
 }
 
 /* ---- gpu_attach.c, cpu_memory.c: what the load does once every call is in ---- */
-int tu_loaded_gpu_attach(struct opp_model *m);
+/* The external id of a torch operator folded into a same-named parent
+ * (load.c), with the event that owns its GPU work: the nearest one kept
+ * above (torch lifts a removed op's kernels to its parent). */
+struct tu_lifted {
+    uint64_t external;
+    uint32_t proc, thread, event;
+};
+/* m's GPU work attached to its events, folded ops' ids lifted[0..nlifted)
+ * going to their owners'. 0 or -1. */
+int tu_loaded_gpu_attach(struct opp_model *m, const struct tu_lifted *lifted, size_t nlifted);
 /* gpu_totals.c: event event of t's GPU work (t->gpu made on first need),
  * NULL when out of memory; and each event's totals, a summary node's own
  * from the file, then its children's added. 0 or -1. */
