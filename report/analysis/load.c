@@ -143,8 +143,6 @@ void opp_model_free(struct opp_model *m)
     for (size_t i = 0; i < m->gpu.nmemseries; i++)
         free(m->gpu.memseries[i].pts);
     free(m->gpu.memseries);
-    free(m->cpu.events);
-    free(m->cpu.series.pts);
     for (uint32_t i = 0; i < m->nstrs; i++)
         free(m->strs[i]);
     free(m->strs);

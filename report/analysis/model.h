@@ -220,22 +220,10 @@ void opp_gpu_op_decode(const struct opp_gpu_rec *g, uint32_t pi, struct opp_gpu_
 void opp_gpu_op_label(const struct opp_gpu_op *op, char *buf, size_t cap);
 
 /* ---- CPU memory (trace format 5: OPP_OP_MEMORY events, cpu_memory.c) ----
- * Each free's size is written into its BYTES argument (OPP_COL_MEM_BYTES)
- * when the trace loads: the size of the allocation at its address before it
- * in its process (time order over the process's threads), 0 when that
- * allocation was not seen. */
-
-/* A MEMORY event, as (thread index, event index). */
-struct opp_cpu_mem_ref {
-    uint32_t thread, event;
-};
+ * A full trace's MEMORY calls are sized as a pass reads them (below); a
+ * summary's MEMORY nodes carry their bytes (opp_sum_stat's cpu_mem). */
 
 struct opp_cpu_memory {
-    struct opp_cpu_mem_ref *events; /* every process's MEMORY events, by time */
-    size_t nevents;
-    /* Bytes allocated minus freed since the trace began, summed over the
-     * processes, after each of them; device is 0 (unused) */
-    struct opp_gpu_memseries series;
     int summed; /* a summary thread has MEMORY nodes (their bytes, no events) */
 };
 
@@ -263,7 +251,7 @@ struct opp_model {
     uint64_t open_events; /* events flagged OPP_EV_OPEN */
     uint32_t procs_cut;   /* still running when the trace was finished: partial */
     struct opp_gpu gpu;        /* empty for a trace without GPU records */
-    struct opp_cpu_memory cpu; /* empty for a trace without MEMORY events */
+    struct opp_cpu_memory cpu; /* empty for a trace without MEMORY nodes */
     struct opp_tr_summary sum; /* the reader's: complete flag and warning */
     struct opp_model_index *index;
     struct opp_code *code; /* code stacks and modules (OPPROF_STACKS, symbolize.h) */
@@ -377,10 +365,11 @@ static inline int opp_model_has_gpu(const struct opp_model *m)
     return m->gpu.records != 0;
 }
 
-/* Some thread has CPU memory (a MEMORY event). */
+/* Some summary thread has CPU memory (a MEMORY node); a full trace's
+ * MEMORY calls are the pass's. */
 static inline int opp_model_has_cpu_mem(const struct opp_model *m)
 {
-    return m->cpu.nevents != 0 || m->cpu.summed;
+    return m->cpu.summed;
 }
 
 /* The device with this id, or NULL when no DEVICE record described it. */

@@ -1,7 +1,7 @@
 /* The tests' loaded model (loaded.h): CPU memory from the MEMORY events,
  * every process's allocations and frees in time order, each free given
- * its allocation's size, the bytes inside each event (a summary's
- * nodes' too) and the series of bytes allocated over time.
+ * its allocation's size, and the bytes inside each event (a summary's
+ * nodes' too).
  * The report sizes them as it reads (mem_records.c): this is the tests'
  * second answer, in memory. */
 #ifndef _GNU_SOURCE /* qsort_r */
@@ -15,12 +15,17 @@
 #include "oracle/loaded.h"
 #include "ops.h"
 
+/* A MEMORY event, as (thread index, event index). */
+struct mem_ref {
+    uint32_t thread, event;
+};
+
 /* By time, then process, thread and place in the thread (tree order keeps
  * a thread's instants at one time in the order they were recorded). */
 static int cmp_ref(const void *pa, const void *pb, void *ctx)
 {
     const struct opp_model *m = ctx;
-    const struct opp_cpu_mem_ref *a = pa, *b = pb;
+    const struct mem_ref *a = pa, *b = pb;
     const struct opp_thread *ta = &m->threads[a->thread], *tb = &m->threads[b->thread];
     uint64_t xa = ta->events[a->event].begin_ns, xb = tb->events[b->event].begin_ns;
     if (xa != xb)
@@ -32,33 +37,33 @@ static int cmp_ref(const void *pa, const void *pb, void *ctx)
     return a->event < b->event ? -1 : a->event > b->event;
 }
 
-/* Every MEMORY event of the full (not summary) threads, by time. 0 or -1. */
-static int collect(struct opp_model *m)
+/* Every MEMORY event of the full (not summary) threads, by time, in
+ * (*refs)[0..*n). 0 or -1. */
+static int collect(const struct opp_model *m, struct mem_ref **refs, size_t *n)
 {
-    struct opp_cpu_memory *c = &m->cpu;
     size_t cap = 0;
     for (size_t ti = 0; ti < m->nthreads; ti++) {
         const struct opp_thread *t = &m->threads[ti];
         for (size_t i = 0; !t->stat && i < t->nevents; i++) {
             if (!opp_loader_mem_cols(m, t, &t->events[i]))
                 continue;
-            if (opp_loader_grow((void **)&c->events, &cap, c->nevents + 1, sizeof *c->events))
+            if (opp_loader_grow((void **)refs, &cap, *n + 1, sizeof **refs))
                 return -1;
-            c->events[c->nevents++] = (struct opp_cpu_mem_ref){(uint32_t)ti, (uint32_t)i};
+            (*refs)[(*n)++] = (struct mem_ref){(uint32_t)ti, (uint32_t)i};
         }
     }
-    if (c->nevents)
-        qsort_r(c->events, c->nevents, sizeof *c->events, cmp_ref, m);
+    if (*n)
+        qsort_r(*refs, *n, sizeof **refs, cmp_ref, (void *)m);
     return 0;
 }
 
 /* Each free without a size takes the size of the allocation at its address
  * before it in its process; that allocation is then gone. 0 or -1. */
-static int free_sizes(struct opp_model *m)
+static int free_sizes(struct opp_model *m, const struct mem_ref *refs, size_t n)
 {
     struct opp_live live = {0};
-    for (size_t i = 0; i < m->cpu.nevents; i++) {
-        const struct opp_cpu_mem_ref *r = &m->cpu.events[i];
+    for (size_t i = 0; i < n; i++) {
+        const struct mem_ref *r = &refs[i];
         const struct opp_thread *t = &m->threads[r->thread];
         uint64_t *a = opp_loader_mem_cols(m, t, &t->events[r->event]);
         if (a[OPP_COL_MEM_OP] == OPP_MEM_FREE) {
@@ -82,27 +87,6 @@ int64_t tu_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,
 {
     const uint64_t *a = opp_loader_mem_cols(m, t, e);
     return a ? opp_cpu_mem_signed(a, a[OPP_COL_MEM_BYTES]) : 0;
-}
-
-/* Bytes allocated after each MEMORY event, every process summed. 0 or -1. */
-static int series(struct opp_model *m)
-{
-    struct opp_gpu_memseries *s = &m->cpu.series;
-    if (!m->cpu.nevents)
-        return 0;
-    if (!(s->pts = malloc(m->cpu.nevents * sizeof *s->pts)))
-        return -1;
-    int64_t now = 0;
-    for (size_t i = 0; i < m->cpu.nevents; i++) {
-        const struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
-        const struct opp_event *e = &t->events[m->cpu.events[i].event];
-        now = opp_add_sat(now, tu_cpu_mem_bytes(m, t, e));
-        s->pts[s->npts++] = (struct opp_gpu_mem_point){e->begin_ns, now};
-        if (now > s->peak)
-            s->peak = now;
-    }
-    s->final = now;
-    return 0;
 }
 
 /* The nearest of p and its ancestors that is not a MEMORY event (one
@@ -143,14 +127,16 @@ static int cpumem_tree(const struct opp_model *m, struct opp_thread *t)
 
 int tu_loaded_cpu_memory(struct opp_model *m)
 {
-    if (collect(m) || free_sizes(m))
-        return -1;
-    for (size_t i = 0; i < m->cpu.nevents; i++) {
-        struct opp_thread *t = &m->threads[m->cpu.events[i].thread];
+    struct mem_ref *refs = NULL;
+    size_t n = 0;
+    int rc = collect(m, &refs, &n) || free_sizes(m, refs, n) ? -1 : 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct opp_thread *t = &m->threads[refs[i].thread];
         if (!t->cpumem && cpumem_tree(m, t))
-            return -1;
+            rc = -1;
     }
-    if (opp_loader_cpu_summed(m))
+    free(refs);
+    if (rc || opp_loader_cpu_summed(m))
         return -1;
     for (size_t i = 0; m->cpu.summed && i < m->nthreads; i++) { /* a summary's MEMORY nodes */
         struct opp_thread *t = &m->threads[i];
@@ -160,5 +146,13 @@ int tu_loaded_cpu_memory(struct opp_model *m)
         if (has && cpumem_tree(m, t))
             return -1;
     }
-    return series(m) ? -1 : 0;
+    return 0;
+}
+
+int tu_model_has_cpu_mem(const struct opp_model *m)
+{
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].cpumem)
+            return 1;
+    return 0;
 }

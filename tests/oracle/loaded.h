@@ -47,6 +47,9 @@ int tu_loaded_gpu_attach(struct opp_model *m, const struct tu_lifted *lifted, si
 struct opp_event_gpu *tu_loaded_event_gpu(struct opp_thread *t, uint32_t event);
 int tu_loaded_gpu_totals(struct opp_model *m);
 int tu_loaded_cpu_memory(struct opp_model *m);
+/* Some thread of m has CPU memory (a MEMORY event, or a summary's MEMORY
+ * node). */
+int tu_model_has_cpu_mem(const struct opp_model *m);
 /* A MEMORY event's bytes: + allocated, - freed (its allocation's size,
  * once loaded), 0 for anything else. */
 int64_t tu_cpu_mem_bytes(const struct opp_model *m, const struct opp_thread *t,

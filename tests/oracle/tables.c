@@ -89,7 +89,7 @@ int tu_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct
         if (opp_agg_acc_gpu(x, &og))
             goto oom;
     }
-    return opp_agg_acc_finish(x, opp_model_has_cpu_mem(m));
+    return opp_agg_acc_finish(x, tu_model_has_cpu_mem(m));
 oom:
     opp_agg_acc_drop(x);
     return -ENOMEM;
