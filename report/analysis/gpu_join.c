@@ -37,7 +37,7 @@ struct ext_rec {
 
 /* The calls of one depth of a thread since the last call above them:
  * torch's folding (torch_rules.h: opp_torch_folds) removes a call, and
- * lifts the GPU work of its external id to the parent (load.c). */
+ * lifts the GPU work of its external id to the parent. */
 struct fold_slot {
     uint32_t count; /* counted (opp_fold_counts) */
     uint32_t kind;  /* the last one's kind */

@@ -25,12 +25,12 @@ struct opp_gpu_call {
 struct opp_gpu_join *opp_gpu_join_new(size_t op_bytes);
 /* A call of process proc (an index) to its function fn, of entry-point
  * kind, and its arguments, every call of a thread in the order the trace
- * has them: kept when it can own GPU work. A torch operator that the
- * loaded model folds into its same-named parent (load.c) owns none: the work of its
- * external id is the parent's, as torch lifts it, known once its parent is
- * (by depth; the calls its process died inside come last, outermost
- * first: whether a completed child folds into one of those is known at
- * the thread's next call). 0 or -errno. */
+ * has them: kept when it can own GPU work. A torch operator that torch
+ * folds into its same-named parent (torch_rules.h) owns none: the work
+ * of its external id is the parent's, as torch lifts it, known once its
+ * parent is (by depth; the calls its process died inside come last,
+ * outermost first: whether a completed child folds into one of those is
+ * known at the thread's next call). 0 or -errno. */
 int opp_gpu_join_call(struct opp_gpu_join *j, uint32_t proc, uint32_t fn, uint32_t kind,
                       const uint64_t *args, uint32_t nargs, const struct opp_gpu_call *c);
 /* An op of process proc with correlation id corr (0: none), op_bytes of

@@ -28,7 +28,7 @@ struct pthread {
     size_t nopen, open_cap;
     uint32_t seq; /* calls arrived */
     /* the stack cannot nest its calls as the loaded tree does: they are
-     * kept whole and built as load.c builds a thread's (thread_tree.h) */
+     * kept whole and built as a loaded thread's is (thread_tree.h) */
     int whole;
     struct opp_pass_call *all;
     size_t nall, all_cap;
@@ -474,8 +474,8 @@ uint32_t opp_pass_intern(struct opp_pass *p, const char *s)
     return opp_loader_intern(&p->meta.ld, s);
 }
 
-/* torch's folding of an op into itself (torch_rules.h), as load.c asks
- * opp_tree_fold; an event's args holds its index in the thread's calls. */
+/* torch's folding of an op into itself (torch_rules.h), as opp_tree_fold
+ * asks it; an event's args holds its index in the thread's calls. */
 static int folds_torch(const struct opp_event *c, const struct opp_event *parent, unsigned counted,
                        void *ctx)
 {

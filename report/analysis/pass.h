@@ -19,7 +19,7 @@
  * loaded tree does (out of the order they returned, overlapping without
  * nesting, ties the tree decides by depth, a call that took no time where
  * a later one begins) is kept whole instead, the
- * read made again once, and its tree built as load.c builds it
+ * read made again once, and its tree built as a loaded thread's is
  * (thread_tree.h): memory then grows with that thread's calls. */
 #ifndef OPP_PASS_H
 #define OPP_PASS_H
@@ -42,7 +42,7 @@ enum {
 
 /* A call as the pass hands it over. */
 struct opp_pass_call {
-    uint64_t begin, end; /* a call its process died inside ends where load.c ends it */
+    uint64_t begin, end; /* a call its process died inside ends at opp_open_end */
     uint64_t kids_ns;    /* its children's durations (those opp_fold_counts) */
     uint32_t thread;     /* index in the model's threads */
     uint32_t seq;        /* its arrival on its thread (opp_gpu_call.seq) */

@@ -60,7 +60,7 @@ struct sz {
     int is_summary; /* the trace read is a summary trace */
     const char *name; /* the summary's file as err names it */
     /* the calls processes died inside: the collector writes them last; they
-     * go in once the reading is done, ending where load.c ends them */
+     * go in once the reading is done, ending where opp_open_end says */
     struct opp_tr_event *open;
     size_t nopen, open_cap;
 };
@@ -182,7 +182,7 @@ static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at)
 }
 
 /* The calls processes died inside, each ending when its process or its
- * thread last did (the pass ends them as load.c does), the innermost
+ * thread last did (opp_open_end, as the pass ends them), the innermost
  * first (as they would have returned: one folds into a same-named one
  * around it). */
 static void open_calls(struct sz *z)
