@@ -402,10 +402,8 @@ int opp_pass_said(int rc, int failed, char *err, size_t errlen)
     return rc;
 }
 
-struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
-                               enum opp_stream_refused *why_, char *err, size_t errlen)
+struct opp_pass *opp_pass_new(const char *const *paths, size_t npaths, char *err, size_t errlen)
 {
-    *why_ = OPP_STREAM_ERROR;
     struct opp_pass *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errlen, "out of memory");
@@ -415,6 +413,16 @@ struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
     p->npaths = npaths;
     p->path = paths[0];
     p->first = UINT64_MAX;
+    return p;
+}
+
+struct opp_pass *opp_pass_open(const char *const *paths, size_t npaths,
+                               enum opp_stream_refused *why_, char *err, size_t errlen)
+{
+    *why_ = OPP_STREAM_ERROR;
+    struct opp_pass *p = opp_pass_new(paths, npaths, err, errlen);
+    if (!p)
+        return NULL;
     int rc =
         opp_stream_meta_read_many(&p->meta, paths, npaths, each_late, each_gpu, p, err, errlen);
     if (rc > 0 && p->meta.summary) { /* err: its path */

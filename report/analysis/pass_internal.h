@@ -41,6 +41,9 @@ struct opp_pass {
 
 /* pass_summary.c: a read of a summary trace (p->summary), its nodes as
  * counted calls handed to c (opp_pass_run). */
+/* A pass over paths[0..npaths) with nothing read yet; NULL when out of
+ * memory (err). */
+struct opp_pass *opp_pass_new(const char *const *paths, size_t npaths, char *err, size_t errlen);
 int opp_pass_summary_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err,
                          size_t errlen);
 

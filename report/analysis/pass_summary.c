@@ -14,14 +14,9 @@
 struct opp_pass *opp_pass_open_summary(const char *const *paths, size_t npaths, char *err,
                                        size_t errlen)
 {
-    struct opp_pass *p = calloc(1, sizeof *p);
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
+    struct opp_pass *p = opp_pass_new(paths, npaths, err, errlen);
+    if (!p)
         return NULL;
-    }
-    p->paths = paths;
-    p->npaths = npaths;
-    p->path = paths[0];
     p->summary = 1;
     if (!(p->meta.ld.m = opp_model_load_many(paths, npaths, err, errlen))) {
         free(p);

@@ -222,6 +222,23 @@ static int tree_roots(const char *tree)
 }
 
 /* What `opprof report TRACE --tree --depth 1 --min-share 0` writes. */
+/* tests/py/NAME run under `opprof run` (writing trace) and alone: the
+ * same output, digests lines of it (one a result). */
+static void script_runs_alike(const char *name, const char *trace, int digests)
+{
+    char *out = tu_path(dir, "out"), *plain = tu_path(dir, "plain"), script[4200];
+    const char *src = getenv("OPPROF_SRC");
+    snprintf(script, sizeof script, "%s/tests/py/%s", src ? src : ".", name);
+    char *run[] = {
+        (char *)tu_tool("opprof"), "run", "-q", "-o", (char *)trace, "--", PY, script, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, NULL}, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_int_eq(tu_count_lines(o2, ""), digests);
+    ck_assert_str_eq(o1, o2);
+    free(o1), free(o2), free(out), free(plain);
+}
+
 static char *roots_tree(const char *trace)
 {
     char *tree = tu_path(dir, "tree");
@@ -278,17 +295,8 @@ START_TEST(numpy_linalg_exact)
 {
     if (!have_module("numpy", "numpy_linalg_exact", "python3-numpy"))
         return;
-    char *trace = tu_path(dir, "la.trace"), *out = tu_path(dir, "out"),
-         *plain = tu_path(dir, "plain");
-    char *csv = tu_path(dir, "csv"), script[4200];
-    const char *src = getenv("OPPROF_SRC");
-    snprintf(script, sizeof script, "%s/tests/py/linalg.py", src ? src : ".");
-    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, script, NULL};
-    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
-    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, NULL}, NULL, plain, NULL)), 0);
-    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
-    ck_assert_int_eq(tu_count_lines(o2, ""), 15); /* a digest of each result */
-    ck_assert_str_eq(o1, o2);
+    char *trace = tu_path(dir, "la.trace"), *csv = tu_path(dir, "csv");
+    script_runs_alike("linalg.py", trace, 15);
 
     char *t = roots_tree(trace);
     static const struct {
@@ -360,7 +368,7 @@ START_TEST(numpy_linalg_exact)
     ck_assert_ptr_nonnull(row(&a, "dsyr2k_", NULL)); /* the tridiagonal reduction's */
     opp_agg_free(&a);
     opp_model_free(m);
-    free(o1), free(o2), free(t), free(c), free(trace), free(out), free(plain), free(csv);
+    free(t), free(c), free(trace), free(csv);
 }
 END_TEST
 
@@ -371,16 +379,8 @@ START_TEST(numpy_linalg_small_exact)
 {
     if (!have_module("numpy", "numpy_linalg_small_exact", "python3-numpy"))
         return;
-    char *trace = tu_path(dir, "small.trace"), *out = tu_path(dir, "out"),
-         *plain = tu_path(dir, "plain"), *csv = tu_path(dir, "csv"), script[4200];
-    const char *src = getenv("OPPROF_SRC");
-    snprintf(script, sizeof script, "%s/tests/py/linalg_small.py", src ? src : ".");
-    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", PY, script, NULL};
-    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
-    ck_assert_int_eq(tu_code(tu_run((char *[]){PY, script, NULL}, NULL, plain, NULL)), 0);
-    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
-    ck_assert_int_eq(tu_count_lines(o2, ""), 21); /* a digest of each result */
-    ck_assert_str_eq(o1, o2);
+    char *trace = tu_path(dir, "small.trace"), *csv = tu_path(dir, "csv");
+    script_runs_alike("linalg_small.py", trace, 21);
 
     char *t = roots_tree(trace);
     static const struct {
@@ -432,7 +432,7 @@ START_TEST(numpy_linalg_small_exact)
     CSV_ROW_IS(c, "cblas_cgemm", "[[4, 4], [4, 3], [4, 3]]", 2, 2ull * 8 * 4 * 3 * 4);
     CSV_ROW_IS(c, "cblas_zgemv", "[[4, 4], [4], [4]]", 1, 8ull * 4 * 4);
     CSV_ROW_IS(c, "cblas_zdotc_sub", "[[4], [4]]", 1, 8ull * 4);
-    free(o1), free(o2), free(t), free(c), free(trace), free(out), free(plain), free(csv);
+    free(t), free(c), free(trace), free(csv);
 }
 END_TEST
 
