@@ -109,17 +109,19 @@ static int past_limit(int fd, const struct rlimit *rl)
 }
 
 /* Our socket moves to a high descriptor number, out of the way of the
- * program's own (past its limit where it can: a program that opens
+ * program's own (at_start, the agent's start, before the program's own
+ * threads: past its limit where it can, so that a program that opens
  * exactly as many as its limit allows gets them all), and is remembered
  * by identity: a program that closes every descriptor (a daemon) may get
  * the number back for a socket of its own, and nothing of ours may ever
  * be written there. */
-static int adopt_socket(int fd)
+static int adopt_socket(int fd, int at_start)
 {
     struct rlimit rl;
     int low = 512, high = -1;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        high = past_limit(fd, &rl);
+        if (at_start) /* later, a program thread may be changing the limit */
+            high = past_limit(fd, &rl);
         if (rl.rlim_cur != RLIM_INFINITY)
             low = rl.rlim_cur / 2 < 4096 ? (int)(rl.rlim_cur / 2) : 4096;
     }
@@ -149,7 +151,7 @@ static int socket_ours(void)
            st.st_dev == conn.sock_dev && st.st_ino == conn.sock_ino;
 }
 
-static void connect_and_hello(void)
+static void connect_and_hello(int at_start)
 {
     /* bounded: a stopped or swamped collector must not hold the program */
     int fd = opp_connect_within(conn.socket_path, 2000);
@@ -160,7 +162,7 @@ static void connect_and_hello(void)
                     fd == -ETIMEDOUT ? 0 : -fd);
         return;
     }
-    conn.sock = adopt_socket(fd);
+    conn.sock = adopt_socket(fd, at_start);
     fd = conn.sock;
     int rc = opp_hello(conn.sock, conn.msg, conn.clock, conn.born[0] ? conn.born : NULL);
     if (rc) {
@@ -178,7 +180,7 @@ static void connect_and_hello(void)
 static int child_connect(void)
 {
     conn.hello_due = 0;
-    connect_and_hello(); /* says why, and turns recording off, when it fails */
+    connect_and_hello(0); /* says why, and turns recording off, when it fails */
     if (conn.sock < 0)
         return -ENOTCONN;
     conn.child_due = 1;
@@ -200,7 +202,7 @@ static int socket_ready(void)
     int fd = opp_connect_within(conn.socket_path, 2000);
     if (fd < 0)
         return fd;
-    fd = adopt_socket(fd);
+    fd = adopt_socket(fd, 0);
     int rc = opp_send_msg(fd, OPP_MSG_RESUME, NULL, 0, -1);
     if (!rc)
         rc = opp_wait_msg(fd, OPP_MSG_RESUMED, NULL, 0, NULL, 2000);
@@ -211,7 +213,7 @@ static int socket_ready(void)
         close(fd);
         if ((fd = opp_connect_within(conn.socket_path, 2000)) < 0)
             return fd;
-        fd = adopt_socket(fd);
+        fd = adopt_socket(fd, 0);
         rc = opp_hello(fd, conn.msg, conn.clock, NULL);
     }
     if (rc) {
@@ -352,7 +354,7 @@ int opp_conn_start(const char *socket, int clock)
         /* Every process this one starts joins the same trace. */
         setenv("OPPROF_SOCKET", conn.socket_path, 1);
     }
-    connect_and_hello();
+    connect_and_hello(1);
     return atomic_load(&conn.on) ? 0 : -ENOTCONN;
 }
 
