@@ -634,8 +634,55 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     return p->again ? 2 : 0;
 }
 
+/* A consumer c with c->also, as one (ctx: c). */
+static void tee_begin(void *ctx)
+{
+    const struct opp_pass_consumer *c = ctx;
+    if (c->also->begin)
+        c->also->begin(c->also->ctx);
+    if (c->begin)
+        c->begin(c->ctx);
+}
+
+static int tee_call(void *ctx, const struct opp_pass_call *x)
+{
+    const struct opp_pass_consumer *c = ctx;
+    int rc = c->also->call ? c->also->call(c->also->ctx, x) : 0;
+    return !rc && c->call ? c->call(c->ctx, x) : rc;
+}
+
+static int tee_top(void *ctx, const struct opp_pass_call *x)
+{
+    const struct opp_pass_consumer *c = ctx;
+    int rc = c->also->top ? c->also->top(c->also->ctx, x) : 0;
+    return !rc && c->top ? c->top(c->ctx, x) : rc;
+}
+
+static int tee_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
+{
+    const struct opp_pass_consumer *c = ctx;
+    return c->op(c->ctx, pi, r, op);
+}
+
+static void tee_owned(void *ctx, const struct opp_gpu_call *owner, const void *op)
+{
+    const struct opp_pass_consumer *c = ctx;
+    c->owned(c->ctx, owner, op);
+}
+
 int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen)
 {
+    struct opp_pass_consumer both;
+    if (c->also) {
+        both = (struct opp_pass_consumer){.ctx = (void *)c,
+                                          .begin = tee_begin,
+                                          .call = tee_call,
+                                          .top = tee_top,
+                                          .op_bytes = c->op_bytes,
+                                          .op = c->op ? tee_op : NULL,
+                                          .owned = c->owned ? tee_owned : NULL};
+        c = &both;
+    }
     if (p->summary)
         return opp_pass_summary_run(p, c, err, errlen);
     p->c = c;

@@ -104,6 +104,11 @@ struct opp_pass_consumer {
      * PROCESS_END, PROCESS_STATUS), those rest has, as the files give
      * them (proc: the serial in its file), with ctx. */
     const struct opp_tr_visitor *rest;
+    /* Another consumer's calls read in the same read (its begin, call and
+     * top, each before this one's; its own also, op, owned and files'
+     * hooks unused): a step stream's candidates (opp_step_stream_tap)
+     * beside the rows, or the table's join. */
+    const struct opp_pass_consumer *also;
 };
 
 struct opp_pass;

@@ -236,45 +236,6 @@ static int joins(const struct opp_table_stream *s)
     return meta->gpu_ops || s->m->gpu.records || s->m->gpu.nmem || opp_mrec_any_calls(s->m);
 }
 
-/* The join's read with another consumer's (tee.also, NULL: none). */
-struct tee {
-    struct opp_table_stream *s;
-    const struct opp_pass_consumer *also;
-};
-
-static void tee_begin(void *ctx)
-{
-    const struct tee *t = ctx;
-    first_begin(t->s);
-    if (t->also && t->also->begin)
-        t->also->begin(t->also->ctx);
-}
-
-static int tee_call(void *ctx, const struct opp_pass_call *x)
-{
-    const struct tee *t = ctx;
-    int rc = first_call(t->s, x);
-    if (!rc && t->also && t->also->call)
-        rc = tstream_fail(t->s, t->also->call(t->also->ctx, x));
-    return rc;
-}
-
-static int tee_top(void *ctx, const struct opp_pass_call *x)
-{
-    const struct tee *t = ctx;
-    return t->also->top ? tstream_fail(t->s, t->also->top(t->also->ctx, x)) : 0;
-}
-
-static int tee_op(void *ctx, uint32_t pi, const struct opp_gpu_rec *r, void *op)
-{
-    return keep_op(((const struct tee *)ctx)->s, pi, r, op);
-}
-
-static void tee_owned(void *ctx, const struct opp_gpu_call *c, const void *op)
-{
-    owned(((const struct tee *)ctx)->s, c, op);
-}
-
 /* The join's read (also's too), 0, 1 (cannot) or -1 (error), err saying why. */
 static int join(struct opp_table_stream *s, const struct opp_pass_consumer *also, char *err,
                 size_t errlen)
@@ -289,14 +250,13 @@ static int join(struct opp_table_stream *s, const struct opp_pass_consumer *also
         return -1;
     }
     memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
-    struct tee t = {s, also};
-    const struct opp_pass_consumer first = {.ctx = &t,
-                                            .begin = tee_begin,
-                                            .call = tee_call,
-                                            .top = also ? tee_top : NULL,
+    const struct opp_pass_consumer first = {.ctx = s,
+                                            .begin = first_begin,
+                                            .call = first_call,
                                             .op_bytes = sizeof(struct gop),
-                                            .op = tee_op,
-                                            .owned = tee_owned};
+                                            .op = keep_op,
+                                            .owned = owned,
+                                            .also = also};
     int rc = tstream_said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
     if (!rc) {
         s->m->gpu.unattached = opp_pass_unattached(s->pass);

@@ -81,7 +81,6 @@ static int s_fail(struct stream *z, int err)
 static void s_begin(void *ctx)
 {
     struct stream *z = ctx;
-    z->steps.begin(z->steps.ctx);
     if (z->reads++) {
         z->cpu.n = 0;
         if (!z->d->failed && sqlite3_exec(z->d->h, "DELETE FROM cpu_ops;", NULL, NULL, NULL))
@@ -118,9 +117,6 @@ static int s_call(void *ctx, const struct opp_pass_call *c)
     struct sthread *t = &z->th[c->thread];
     if (z->d->failed)
         return -EIO;
-    int rc = z->steps.call(z->steps.ctx, c);
-    if (rc)
-        return rc;
     if (c->nkids > t->n - t->base)
         return s_fail(z, EPROTO); /* the pass promises its children */
     struct pending *kids = c->nkids ? t->v + (t->n - c->nkids) : NULL; /* t->v: NULL until one waits */
@@ -169,9 +165,6 @@ static int s_top(void *ctx, const struct opp_pass_call *c)
 {
     struct stream *z = ctx;
     struct sthread *t = &z->th[c->thread];
-    int rc = z->steps.top(z->steps.ctx, c);
-    if (rc)
-        return rc;
     const struct pending *top = OPP_PASS_STACK_TAKE(t->v, t->base, t->n, c->seq);
     if (!top)
         return s_fail(z, EPROTO);
@@ -292,7 +285,8 @@ static int stream_export(struct db *d, struct opp_pass *p, struct opp_step_strea
                                         .top = s_top,
                                         .op_bytes = sizeof(struct kept),
                                         .op = s_op,
-                                        .owned = s_owned};
+                                        .owned = s_owned,
+                                        .also = &z.steps};
     char perr[600] = ""; /* err holds SQLite's message, if any */
     rc = opp_pass_run(p, &c, perr, sizeof perr);
     for (size_t i = 0; i < z.nth && !rc; i++) /* the pass settles every call: none is left */
