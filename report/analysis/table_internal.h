@@ -186,12 +186,6 @@ static inline int tstream_said(struct opp_table_stream *s, int rc, char *err, si
 
 /* ---- table_join.c ---- */
 
-/* The first read, once for every question where the trace has GPU work
- * or CPU memory (s->joined then set): the GPU work joined to the calls
- * that own it, the CPU frees sized, each owning call's share sorted by
- * its place (owns), each kernel, copy and set with its owner (gowns). 0,
- * 1 (cannot) or -1 (error), err saying why. */
-int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen);
 /* The join's results gone: the next question joins again. */
 void opp_tstream_unjoin(struct opp_table_stream *s);
 /* A read of the calls starts: owns read from its first record. 0 or -errno. */

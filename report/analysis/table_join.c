@@ -283,16 +283,6 @@ static int join(struct opp_table_stream *s, const struct opp_pass_consumer *also
     return rc;
 }
 
-/* The first read, once for every question where the trace has GPU work
- * or CPU memory: the GPU work joined to the calls that own it, the CPU
- * frees sized, each owning call's share sorted by its place (owns), each
- * kernel, copy and set with its owner (gowns). 0, 1 (cannot) or -1
- * (error), err saying why. */
-int opp_tstream_join(struct opp_table_stream *s, char *err, size_t errlen)
-{
-    return opp_table_stream_join_pending(s) ? join(s, NULL, err, errlen) : 0;
-}
-
 int opp_table_stream_join_pending(const struct opp_table_stream *s)
 {
     return !s->joined && joins(s);

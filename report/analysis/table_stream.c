@@ -564,7 +564,7 @@ static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char 
         rc = -1;
     }
     if (!rc)
-        rc = opp_tstream_join(s, err, errlen);
+        rc = opp_table_stream_join_with(s, NULL, err, errlen);
     if (!rc && s->gowns && (rc = gpu_rows(s))) {
         if (rc == -ENOMEM) {
             snprintf(err, errlen, "out of memory");

@@ -72,10 +72,12 @@ int opp_table_stream_codetree(struct opp_table_stream *s, struct opp_codetree *t
  * that read was not made yet). */
 int opp_table_stream_join_pending(const struct opp_table_stream *s);
 struct opp_pass_consumer;
-/* That read, made now, its begin, calls and tops handed to also as well
- * (another consumer's first read, such as opp_step_stream_tap's, made in
- * the same read): 0 (also was handed nothing when none was pending), 1
- * when it cannot be made (err says why), -1 on error (err). */
+/* That read, made now where it is pending: the GPU work joined to the
+ * calls that own it, the CPU frees sized, each owning call's share
+ * sorted by its place, each kernel, copy and set with its owner; with
+ * also (NULL: none), another consumer's first read made in the same read
+ * (opp_step_stream_tap's). 0 (also handed nothing when none was
+ * pending), 1 when it cannot be made (err says why), -1 on error (err). */
 int opp_table_stream_join_with(struct opp_table_stream *s, const struct opp_pass_consumer *also,
                                char *err, size_t errlen);
 /* After opp_table_stream_aggregate with --match (a read of one
