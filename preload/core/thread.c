@@ -1,6 +1,6 @@
 /* Threads (thread.h): each thread's ring, a sealed memfd shared with the
  * collector, made at its first record and unmapped when the thread exits;
- * its name kept current. */
+ * its name kept current, its alternate signal stack known. */
 #include "core/thread.h"
 
 #include <dlfcn.h>
@@ -61,6 +61,32 @@ static int next_prctl(int option, unsigned long a2, unsigned long a3, unsigned l
     return real(option, a2, a3, a4, a5);
 }
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31) /* Linux 4.7's: in <linux/signal.h>, not glibc's headers */
+#endif
+
+/* The alternate signal stack this thread last set through sigaltstack
+ * ([lo, hi), empty: none). One set with SS_AUTODISARM is disarmed while a
+ * handler runs on it: sigaltstack then says SS_DISABLE, as for a thread
+ * that never set one, and only this tells attaching that it runs there. */
+static __thread struct {
+    uintptr_t lo, hi;
+} alt_stack;
+
+/* The calling thread runs on its alternate signal stack: a handler's,
+ * whether the kernel still counts that stack as armed (SS_ONSTACK) or
+ * disarmed it (SS_AUTODISARM). Async-signal-safe, errno kept. */
+static int on_alt_stack(void)
+{
+    int saved_errno = errno;
+    stack_t alt;
+    uintptr_t sp = (uintptr_t)&alt;
+    int on = (sp >= alt_stack.lo && sp < alt_stack.hi) ||
+             (syscall(SYS_sigaltstack, NULL, &alt) == 0 && (alt.ss_flags & SS_ONSTACK));
+    errno = saved_errno;
+    return on;
+}
+
 static void thread_gone(void *ring)
 {
     struct opp_ring_hdr *r = ring;
@@ -109,17 +135,14 @@ struct opp_ring_hdr *opp_thread_attach(void)
         opp_fork_check(); /* a child's new thread, the first to record */
     if (opp_tls.state != OPP_T_NEW || !opp_agent_on())
         return NULL;
-    int saved_errno = errno;
     /* A handler on a signal's alternate stack, often sized for the handler
      * alone (a few KiB), has no room for attaching (a memfd, the message
      * passing it, a fork child's hello: about 1 KiB more than a call
      * takes): its calls go unrecorded, the thread's first call elsewhere
      * attaches. */
-    stack_t alt;
-    if (sigaltstack(NULL, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) {
-        errno = saved_errno;
+    if (on_alt_stack())
         return NULL;
-    }
+    int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     r = NULL;
     size_t bytes = opp_ring_bytes(threads.cap);
@@ -233,5 +256,26 @@ OPP_EXPORT int prctl(int option, ...)
     int rc = next_prctl(option, a2, a3, a4, a5);
     if (option == PR_SET_NAME && rc == 0)
         named_self((const char *)a2);
+    return rc;
+}
+
+/* Keep the alternate signal stack this thread sets (alt_stack): its
+ * bounds are written empty first, so that a handler between the writes
+ * sees no stack rather than half of one. The sanitizers' runtimes call it
+ * as they start: by the system call, as libc's is (the same stack_t),
+ * since no function can be looked up yet, and not instrumented under
+ * TSan. */
+OPP_EXPORT __attribute__((no_sanitize("thread"))) int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    int rc = (int)syscall(SYS_sigaltstack, ss, old);
+    if (rc == 0 && ss) {
+        alt_stack.hi = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        if ((ss->ss_flags & ~(int)SS_AUTODISARM) != SS_DISABLE) {
+            alt_stack.lo = (uintptr_t)ss->ss_sp;
+            atomic_signal_fence(memory_order_seq_cst);
+            alt_stack.hi = alt_stack.lo + ss->ss_size;
+        }
+    }
     return rc;
 }

@@ -2,9 +2,10 @@
  * and test_robust.c do not take (vfork, posix_spawn, clone with a shared
  * memory, system() beside a recording thread, an exec without our
  * environment, a small address space, close_range, quick_exit and _Exit,
- * atexit, every signal blocked, errno). Each runs tests/progs/notice.c
- * without us, then preloaded: the same output and exit code, our one
- * line on stderr, and every call in the trace. */
+ * atexit, every signal blocked, a first call on a signal's alternate
+ * stack, errno). Each runs tests/progs/notice.c without us, then
+ * preloaded: the same output and exit code, our one line on stderr, and
+ * every call in the trace. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,7 +174,18 @@ START_TEST(first_call_on_a_small_alternate_stack)
 {
     /* main: one call, one in the handler; the thread: one in the handler
      * (not recorded), then 10 */
-    same_run("altstack 11, fits\n", 0, NULL, 1 + 1 + 10, "altstack", "10", NULL, NULL, NULL);
+    same_run("altstack 11, fits, in the handler SS_ONSTACK\n", 0, NULL, 1 + 1 + 10, "altstack",
+             "10", NULL, NULL, NULL);
+}
+END_TEST
+
+/* The same with SS_AUTODISARM stacks: the kernel disarms the stack while
+ * the handler runs on it, so sigaltstack then says SS_DISABLE, as for a
+ * thread that never set one; the thread still does not attach there. */
+START_TEST(first_call_on_a_small_autodisarm_alternate_stack)
+{
+    same_run("altstack 11, fits, in the handler SS_DISABLE\n", 0, NULL, 1 + 1 + 10, "altstack",
+             "10", "autodisarm", NULL, NULL);
 }
 END_TEST
 
@@ -207,6 +219,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, atexit_handler_calls_recorded);
     tcase_add_test(tc, all_signals_blocked);
     tcase_add_test(tc, first_call_on_a_small_alternate_stack);
+    tcase_add_test(tc, first_call_on_a_small_autodisarm_alternate_stack);
     tcase_add_test(tc, errno_across_calls);
     suite_add_tcase(s, tc);
     return s;

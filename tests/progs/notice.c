@@ -24,10 +24,13 @@
  *   sigpipe N DIR      N calls, creates DIR/halfway, waits for DIR/go, N on a new thread,
  *                      N more; SIGPIPE left at its default (kill the process)
  *   blockall N T       all signals blocked, T threads of N calls each; exits 7
- *   altstack N         measures the stack a SIGUSR1 handler's call takes on a thread that
+ *   altstack N [autodisarm]
+ *                      measures the stack a SIGUSR1 handler's call takes on a thread that
  *                      called before; a new thread's first call is in that handler on an
- *                      alternate stack 256 bytes larger, then N calls; prints their sum
- *                      and whether the handler's stack overflowed
+ *                      alternate stack 256 bytes larger, then N calls; prints their sum,
+ *                      whether the handler's stack overflowed and what sigaltstack said in
+ *                      the handler (autodisarm: the stacks set with SS_AUTODISARM, which
+ *                      the kernel disarms while a handler runs on one)
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -144,24 +147,33 @@ static void at_quick(void)
     fflush(stdout);
 }
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31) /* Linux 4.7's: in <linux/signal.h>, not glibc's headers */
+#endif
+
 static volatile double handler_sum;
+static volatile int handler_flags; /* sigaltstack's ss_flags in the handler, -1: failed */
 static void on_usr1(int sig)
 {
     (void)sig;
     handler_sum += cblas_ddot(1, x, 1, x, 1);
+    stack_t now;
+    handler_flags = sigaltstack(NULL, &now) ? -1 : now.ss_flags;
 }
 
-/* The bytes of an alternate stack of size bytes (in a buffer with
- * 4 KiB more below it, filled with a pattern) that a SIGUSR1 handler's
- * call took on this thread, counting any below the stack's bottom. */
-static long handler_depth(long size)
+/* The bytes of an alternate stack of size bytes set with flags (in a
+ * buffer with 4 KiB more below it, filled with a pattern) that a SIGUSR1
+ * handler's call took on this thread, counting any below the stack's
+ * bottom. */
+static long handler_depth(long size, int flags)
 {
     long below = 4096;
     unsigned char *buf = malloc((size_t)(below + size));
     if (!buf)
         exit(2);
     memset(buf, 0xa5, (size_t)(below + size));
-    stack_t ss = {.ss_sp = buf + below, .ss_size = (size_t)size}, off = {.ss_flags = SS_DISABLE};
+    stack_t ss = {.ss_sp = buf + below, .ss_flags = flags, .ss_size = (size_t)size},
+            off = {.ss_flags = SS_DISABLE};
     if (sigaltstack(&ss, NULL)) {
         perror("sigaltstack");
         exit(2);
@@ -177,13 +189,14 @@ static long handler_depth(long size)
 
 struct alt {
     long n, size, depth;
+    int flags;
     double sum;
 };
 
 static void *alt_thread(void *p)
 {
     struct alt *a = p;
-    a->depth = handler_depth(a->size); /* this thread's first call, on the small stack */
+    a->depth = handler_depth(a->size, a->flags); /* this thread's first call, on the small stack */
     a->sum = handler_sum + calls(a->n);
     return NULL;
 }
@@ -414,14 +427,21 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "altstack")) {
         struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_ONSTACK};
         sigaction(SIGUSR1, &sa, NULL);
+        int flags = argc > 3 && !strcmp(argv[3], "autodisarm") ? (int)SS_AUTODISARM : 0;
         calls(1); /* bound, this thread recording: what a handler's call takes */
-        long call = handler_depth(65536);
+        long call = handler_depth(65536, flags);
         handler_sum = 0;
-        struct alt a = {arg(argc, argv, 2), call + 256, 0, 0};
+        struct alt a = {arg(argc, argv, 2), call + 256, 0, flags, 0};
         pthread_t t;
         pthread_create(&t, NULL, alt_thread, &a);
         pthread_join(t, NULL);
-        printf("altstack %g, %s\n", a.sum, a.depth > a.size ? "overflowed" : "fits");
+        int f = handler_flags;
+        printf("altstack %g, %s, in the handler %s\n", a.sum,
+               a.depth > a.size ? "overflowed" : "fits",
+               f == -1           ? "sigaltstack failed"
+               : f & SS_ONSTACK  ? "SS_ONSTACK"
+               : f == SS_DISABLE ? "SS_DISABLE"
+                                 : "other");
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
