@@ -139,16 +139,33 @@ endif
 include $(sort $(filter-out tests/tests.mk,$(wildcard tests/*.mk)))
 
 # Test programs link the real OpenBLAS (Debian's libopenblas-dev); but
-# unresolved, whose weak references no library it loads defines, unload,
-# the plugin host, whose plugins bring their library (OpenBLAS here; oneDNN
-# in cpulibs.mk, cuDNN in gpulibs.mk), and smallstack, whose thread's stack
-# is smaller than OpenBLAS's TLS.
-PROGS_ALONE := unresolved unload smallstack
+# unresolved, whose weak references no library it loads defines, unload
+# and scopes, the plugin hosts, whose plugins bring their library (OpenBLAS
+# here; oneDNN in cpulibs.mk, cuDNN in gpulibs.mk), and smallstack, whose
+# thread's stack is smaller than OpenBLAS's TLS.
+PROGS_ALONE := unresolved unload scopes smallstack
 $(patsubst %,$(BUILD)/tests/progs/%,$(PROGS_ALONE)): # unload's OpenBLAS plugin, in each build.
 $(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.so: tests/plugin/blas_plugin.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
 PROGS += $(BUILD)/tests/progs/libblas_plugin.so
+# scopes' plugins: one source linking OpenBLAS, and linking Debian's
+# reference BLAS and LAPACK (libblas3, liblapack3), which its RUNPATH finds
+# whichever libblas.so.3 and liblapack.so.3 the alternatives chose.
+REF_BLAS_DIR := /usr/lib/x86_64-linux-gnu/blas
+REF_LAPACK_DIR := /usr/lib/x86_64-linux-gnu/lapack
+$(BUILD)/tests/progs/libsolve_openblas.so: tests/plugin/solve_plugin.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
+PROGS += $(BUILD)/tests/progs/libsolve_openblas.so
+ifeq ($(words $(wildcard $(REF_BLAS_DIR)/libblas.so.3 $(REF_LAPACK_DIR)/liblapack.so.3)),2)
+$(BUILD)/tests/progs/libsolve_reference.so: tests/plugin/solve_plugin.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< \
+	  $(REF_LAPACK_DIR)/liblapack.so.3 $(REF_BLAS_DIR)/libblas.so.3 \
+	  -Wl,-rpath,$(REF_LAPACK_DIR):$(REF_BLAS_DIR)
+PROGS += $(BUILD)/tests/progs/libsolve_reference.so
+endif
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $<

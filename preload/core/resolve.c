@@ -129,35 +129,121 @@ static void *find_for_caller(const char *name, const void *caller)
 
 static _Atomic unsigned long long missing_at[OPP_FN_COUNT]; /* objects loaded when last missed */
 
+/* ---- what each caller's scope found ----
+ *
+ * A real function found anywhere but the global scope depends on who
+ * calls: two objects loaded RTLD_LOCAL may each bind the entry point to a
+ * library of their own (one extension module to OpenBLAS, another to
+ * reference BLAS). Such a find never goes into the shared opp_real_fn;
+ * it is kept here per entry point and calling object (its mapping, lo to
+ * hi; an address in no object, NULL included, is an object of its own
+ * byte), found again when not kept. Open addressing on the entry point,
+ * without locks: a key is claimed by compare-and-swap, its fields written,
+ * then the key published; a reader checks the key again after reading
+ * them. Unloading a library starts a new generation, in which every older
+ * key is free: what was found before is found again. */
+#define CALLER_SLOTS 2048 /* a power of 2 */
+#define CALLER_PROBES 32  /* then looked up afresh at each call */
+#define CALLER_BUSY UINT64_MAX
+
+static struct caller_found {
+    _Atomic uint64_t key; /* generation << 32 | fn + 1; 0: never used */
+    _Atomic uintptr_t lo, hi;
+    void *_Atomic p;
+} caller_found[CALLER_SLOTS];
+static _Atomic uint32_t caller_gen = 1;
+
+static uint64_t caller_key(uint32_t fn, uint32_t gen)
+{
+    return (uint64_t)gen << 32 | (fn + 1u);
+}
+
+/* fn's i-th slot: a hash of fn, then the next ones. */
+static struct caller_found *caller_probe(uint32_t fn, uint32_t i)
+{
+    return &caller_found[(((fn * 2654435761u) >> 21) + i) & (CALLER_SLOTS - 1)];
+}
+
+/* What fn's caller at `at` found in generation gen, or NULL. */
+static void *caller_scope_cached(uint32_t fn, uintptr_t at, uint32_t gen)
+{
+    uint64_t want = caller_key(fn, gen);
+    for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+        struct caller_found *e = caller_probe(fn, i);
+        uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == 0)
+            return NULL; /* past the last key ever kept there */
+        if (k != want)
+            continue;
+        /* Acquire: a field a later claim wrote makes that claim seen below. */
+        uintptr_t lo = atomic_load_explicit(&e->lo, memory_order_acquire),
+                  hi = atomic_load_explicit(&e->hi, memory_order_acquire);
+        void *p = atomic_load_explicit(&e->p, memory_order_acquire);
+        if (atomic_load_explicit(&e->key, memory_order_relaxed) == k && at >= lo && at < hi)
+            return p;
+    }
+    return NULL;
+}
+
+/* Keep p as what fn's caller at `at` found in generation gen (a key of a
+ * generation past is stale from the start); nothing when no slot is free. */
+static void caller_scope_keep(uint32_t fn, const void *at, void *p, uint32_t gen)
+{
+    uintptr_t lo, hi;
+    if (!at || opp_object_range(at, &lo, &hi))
+        lo = (uintptr_t)at, hi = lo + 1;
+    for (uint32_t i = 0; i < CALLER_PROBES; i++) {
+        struct caller_found *e = caller_probe(fn, i);
+        uint64_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
+        uint32_t now = atomic_load_explicit(&caller_gen, memory_order_relaxed);
+        if (k == CALLER_BUSY || (k && k >> 32 == now) ||
+            !atomic_compare_exchange_strong(&e->key, &k, CALLER_BUSY))
+            continue;
+        atomic_store_explicit(&e->lo, lo, memory_order_release);
+        atomic_store_explicit(&e->hi, hi, memory_order_release);
+        atomic_store_explicit(&e->p, p, memory_order_release);
+        atomic_store_explicit(&e->key, caller_key(fn, gen), memory_order_release);
+        return;
+    }
+}
+
 static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     *(unsigned long long *)data = info->dlpi_adds;
     return 1;
 }
 
+/* The global scope's definition serves every caller (opp_real_fn); any
+ * other, only the caller that found it (caller_found). */
 void *opp_resolve(uint32_t fn, const void *caller)
 {
+    uint32_t gen = atomic_load_explicit(&caller_gen, memory_order_acquire);
+    void *p = caller_scope_cached(fn, (uintptr_t)caller, gen);
+    if (p)
+        return p;
     int saved_errno = errno;
     const char *name = opp_fn_info[fn].name;
     unsigned long long adds = 0;
     pthread_once(&self_once, self_init);
     dl_iterate_phdr(adds_cb, &adds);
-    void *p = NULL;
     if (atomic_load(&missing_at[fn]) != adds) {
         p = dlsym(RTLD_NEXT, name);
         if (p && is_self(p))
             p = NULL;
-        if (!p)
-            p = find_for_caller(name, caller);
-        if (!p) {
-            struct find f = {name, NULL};
-            dl_iterate_phdr(find_in_object, &f);
-            p = f.found;
-        }
-        if (p)
+        if (p) {
             atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
-        else
-            atomic_store(&missing_at[fn], adds);
+        } else {
+            p = find_for_caller(name, caller);
+            if (!p) {
+                struct find f = {name, NULL};
+                dl_iterate_phdr(find_in_object, &f);
+                p = f.found;
+            }
+            if (p)
+                caller_scope_keep(fn, caller, p, gen);
+            else
+                atomic_store(&missing_at[fn], adds);
+        }
     }
     errno = saved_errno;
     return p;
@@ -176,9 +262,11 @@ extern void *_Atomic __start_opp_found[] __attribute__((visibility("hidden")));
 extern void *_Atomic __stop_opp_found[] __attribute__((visibility("hidden")));
 
 /* Everything found in a library: the libraries' real functions (the CUDA
- * entry points, handed out as trampolines, stay) and every OPP_FOUND. */
+ * entry points, handed out as trampolines, stay), what each caller's scope
+ * found, and every OPP_FOUND. */
 static void forget_found(void)
 {
+    atomic_fetch_add(&caller_gen, 1);
     for (uint32_t fn = 0; fn < OPP_FN_CUDA_RT_BASE; fn++)
         atomic_store_explicit(&opp_real_fn[fn], NULL, memory_order_relaxed);
     for (void *_Atomic *p = __start_opp_found; p < __stop_opp_found; p++)

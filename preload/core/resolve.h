@@ -21,8 +21,10 @@ extern void *_Atomic opp_real_fn[OPP_FN_COUNT]; /* resolved real functions */
 
 /* Looked up as the loader would bind it for code at caller (NULL: none
  * known): the global scope past us, the caller's own object and its
- * dependencies, then every loaded object in load order. Kept for every
- * later caller, until a library is unloaded. */
+ * dependencies, then every loaded object in load order. Kept until a
+ * library is unloaded: the global scope's in opp_real_fn, for every later
+ * caller; any other for the calling object only (opp_resolve looks there
+ * first). */
 void *opp_resolve(uint32_t fn, const void *caller);
 /* A call of fn, whose real function no loaded library defines, never ran:
  * what it returns instead (returns: 1 when it returns a value, 0 when

@@ -483,6 +483,95 @@ START_TEST(numpy_reference_lapack_alternative)
 }
 END_TEST
 
+/* tests/progs/scopes (with -u: unloading each plugin before the next)
+ * loads OpenBLAS's plugin and reference BLAS and LAPACK's, RTLD_LOCAL, in
+ * that order or the other: each plugin's dgesv_ and ddot_ run the library
+ * it links, whichever called first. The output is the unprofiled run's
+ * (the two ddot_ round apart); the trace has both dgesv_ and both ddot_ as
+ * roots, and nested in them the calls reference LAPACK's dgesv_ makes,
+ * once (OpenBLAS's makes none). */
+#define SOLVE_OPENBLAS "tests/progs/libsolve_openblas.so"
+#define SOLVE_REFERENCE "tests/progs/libsolve_reference.so"
+static void scopes_alike(const char *first, const char *second, int unload)
+{
+    char *trace = tu_path(dir, "scopes.trace"), *out = tu_path(dir, "out"),
+         *plain = tu_path(dir, "plain");
+    char *prog = strdup(tu_build("tests/progs/scopes")), *a = strdup(tu_build(first)),
+         *b = strdup(tu_build(second));
+    char *bare[] = {prog, unload ? "-u" : a, unload ? a : b, unload ? b : NULL, NULL};
+    char *run[] = {(char *)tu_tool("opprof"),
+                   "run",
+                   "-q",
+                   "-o",
+                   trace,
+                   "--",
+                   bare[0],
+                   bare[1],
+                   bare[2],
+                   bare[3],
+                   NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
+    ck_assert_int_eq(tu_code(tu_run(bare, NULL, plain, NULL)), 0);
+    char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
+    ck_assert_int_eq(tu_count_lines(o2, "libsolve_"), 4);
+    ck_assert_str_eq(o1, o2);
+
+    char *t = roots_tree(trace);
+    ck_assert_int_eq(root_calls(t, "dgesv_"), 2);
+    ck_assert_int_eq(root_calls(t, "ddot_"), 2);
+    ck_assert_int_eq(tree_roots(t), 2);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    static const struct {
+        const char *name;
+        unsigned long calls;
+    } nested[] = {{"dgetrf_", 1}, {"idamax_", 3}, {"dscal_", 3}, {"dtrsm_", 5}, {"dgemm_", 3}};
+    unsigned long events = 4;
+    for (size_t i = 0; i < sizeof nested / sizeof *nested; i++) {
+        ck_assert_msg(tu_count(m, nested[i].name, -1, 0, 0) == nested[i].calls,
+                      "%s: %lu calls, not %lu", nested[i].name,
+                      tu_count(m, nested[i].name, -1, 0, 0), nested[i].calls);
+        events += nested[i].calls;
+    }
+    ck_assert_uint_eq(m->events, events);
+    opp_model_free(m);
+    free(o1), free(o2), free(t), free(prog), free(a), free(b), free(trace), free(out), free(plain);
+}
+
+static int have_reference_plugin(const char *test)
+{
+    if (access(tu_build(SOLVE_REFERENCE), R_OK) == 0)
+        return 1;
+    fprintf(stderr, "SKIP %s: no %s (apt-get install libblas3 liblapack3, then make test-build)\n",
+            test, SOLVE_REFERENCE);
+    return 0;
+}
+
+START_TEST(caller_scopes_openblas_first)
+{
+    if (have_reference_plugin("caller_scopes_openblas_first"))
+        scopes_alike(SOLVE_OPENBLAS, SOLVE_REFERENCE, 0);
+}
+END_TEST
+
+START_TEST(caller_scopes_reference_first)
+{
+    if (have_reference_plugin("caller_scopes_reference_first"))
+        scopes_alike(SOLVE_REFERENCE, SOLVE_OPENBLAS, 0);
+}
+END_TEST
+
+/* The first plugin and its library unloaded: what its calls found goes
+ * with them, though the second plugin may land where the first was. */
+START_TEST(caller_scopes_after_unload)
+{
+    if (!have_reference_plugin("caller_scopes_after_unload"))
+        return;
+    scopes_alike(SOLVE_OPENBLAS, SOLVE_REFERENCE, 1);
+    scopes_alike(SOLVE_REFERENCE, SOLVE_OPENBLAS, 1);
+}
+END_TEST
+
 /* Debian's PyTorch: one sgemm_ per aten::addmm that torch.profiler counts. */
 START_TEST(torch_cnn_sgemm_per_addmm)
 {
@@ -534,6 +623,9 @@ Suite *suite_blas(void)
     tcase_add_test(tc, numpy_linalg_exact);
     tcase_add_test(tc, numpy_linalg_small_exact);
     tcase_add_test(tc, numpy_reference_lapack_alternative);
+    tcase_add_test(tc, caller_scopes_openblas_first);
+    tcase_add_test(tc, caller_scopes_reference_first);
+    tcase_add_test(tc, caller_scopes_after_unload);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
     suite_add_tcase(s, tc);
     return s;
