@@ -102,11 +102,13 @@ struct enc {
     struct opp_ev_enc e;
     struct client *c;
     struct ring *r;
-    /* The last 16 bytes of the slot of the call encoded last (function,
-     * depth, argument count, flags, argument) when the next slot with the
-     * same bytes is that call again but for its times (enc_repeats). */
+    /* The last 16 bytes of the slot of the call encoded (or in summary
+     * mode counted) last (function, depth, argument count, flags,
+     * argument) when the next slot with the same bytes is that call again
+     * but for its times (enc_repeats). */
     uint64_t rep[2];
     int rep_ok;
+    uint32_t counted; /* summary mode: calls counted since the slots were handed back */
 };
 
 static void enc_start(struct enc *x, struct client *c, struct ring *r)
@@ -114,6 +116,7 @@ static void enc_start(struct enc *x, struct client *c, struct ring *r)
     x->c = c;
     x->r = r;
     x->rep_ok = 0;
+    x->counted = 0;
     opp_ev_begin(&x->e, collector.enc, ENC_BYTES, c->proc, r->tid, r->last_end);
 }
 
@@ -136,6 +139,21 @@ static inline void enc_added(struct enc *x, uint64_t end, uint64_t n)
     collector.events += n;
 }
 
+/* Summary mode: n more calls of this thread counted. */
+static inline void enc_counted(struct enc *x, uint64_t n)
+{
+    x->counted += (uint32_t)n;
+    x->c->events += n;
+    collector.events += n;
+}
+
+/* Whether this chunk's slots are to be handed back: the records after
+ * them wait (hand_back). */
+static inline int enc_chunk_full(const struct enc *x)
+{
+    return x->e.count >= CHUNK_EVENTS || x->counted >= CHUNK_EVENTS;
+}
+
 static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t begin, uint64_t end,
                           uint32_t depth, uint32_t nargs, const uint64_t *args, uint32_t stack)
 {
@@ -148,9 +166,10 @@ static void enc_add_stack(struct enc *x, uint32_t fn, uint32_t flags, uint64_t b
     enc_added(x, end, 1);
 }
 
-/* After a call of one slot was encoded from slot rec (the caller's copy):
- * a next slot with rec's bytes after the times is that call again, which
- * enc_repeats encodes without reading the slot field by field. */
+/* After a call of one slot was encoded (or counted) from slot rec (the
+ * caller's copy): a next slot with rec's bytes after the times is that
+ * call again, which enc_repeats takes without reading the slot field by
+ * field. */
 static void enc_note_slot(struct enc *x, const struct opp_rec *rec)
 {
     _Static_assert(offsetof(struct opp_rec, fn) == 16 && sizeof x->rep == 16, "slot tail");
@@ -158,29 +177,36 @@ static void enc_note_slot(struct enc *x, const struct opp_rec *rec)
     x->rep_ok = !(rec->flags & ~OPP_REC_RANGE) && rec->nargs <= 1;
 }
 
-/* The slots from t on that are the call encoded last again but for their
+/* The slots from t on that are the call taken last again but for their
  * times (most calls of a loop), up to head and the chunk's end: encoded as
- * SAME events; returns how many. Each slot's fields are read once, into
- * registers (the client's memory may change under us), and the encoder's
- * buffer and last end are kept in locals: a store through the buffer's
- * bytes would make the compiler reload them from memory at each. */
+ * SAME events, or in summary mode (sum) counted by opp_sum_again, which
+ * may refuse them; returns how many. Each slot's fields are read once,
+ * into registers (the client's memory may change under us), and the
+ * encoder's buffer and last end are kept in locals: a store through the
+ * buffer's bytes would make the compiler reload them from memory at each. */
 _Static_assert(offsetof(struct opp_rec, depth) == 20 && offsetof(struct opp_rec, nargs) == 22 &&
                    offsetof(struct opp_rec, flags) == 23,
                "enc_repeats reads them from the slot's tail");
-static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
-                                                                  const struct opp_rec *base,
-                                                                  uint64_t t, uint64_t head,
-                                                                  struct opp_top_agg *live,
-                                                                  uint32_t proc, uint32_t tid)
+static inline __attribute__((always_inline)) uint64_t enc_repeats(
+    struct enc *x, const struct opp_rec *base, uint64_t t, uint64_t head, struct opp_top_agg *live,
+    struct opp_sum *sum, uint32_t proc, uint32_t tid)
 {
     struct opp_ev_enc *e = &x->e;
-    if (!x->rep_ok || !e->count || e->count >= CHUNK_EVENTS)
+    if (!x->rep_ok)
         return 0;
-    uint64_t n = head - t, room = (e->w.cap - e->w.len) / OPP_EV_MAX_BYTES;
-    if (n > CHUNK_EVENTS - e->count)
-        n = CHUNK_EVENTS - e->count;
-    if (n > room)
-        n = room;
+    uint64_t n = head - t;
+    if (sum) {
+        if (n > CHUNK_EVENTS - x->counted)
+            n = CHUNK_EVENTS - x->counted;
+    } else {
+        if (!e->count || e->count >= CHUNK_EVENTS)
+            return 0;
+        uint64_t room = (e->w.cap - e->w.len) / OPP_EV_MAX_BYTES;
+        if (n > CHUNK_EVENTS - e->count)
+            n = CHUNK_EVENTS - e->count;
+        if (n > room)
+            n = room;
+    }
     struct opp_wbuf w = e->w;
     uint64_t last = e->prev_end, k = 0, mask = x->r->cap - 1;
     for (; k < n; k++) {
@@ -192,6 +218,8 @@ static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
         memcpy(&tail[1], &s->arg0, 8);
         if (tail[0] != x->rep[0] || tail[1] != x->rep[1])
             break;
+        if (sum && !opp_sum_again(sum, begin, end))
+            break;
         if (live) { /* `opprof top` watches: each call to its aggregate too
                        (the slot's fn, depth, nargs and flags, as read) */
             uint32_t fn = (uint32_t)tail[0], depth = (uint16_t)(tail[0] >> 32);
@@ -199,9 +227,15 @@ static inline __attribute__((always_inline)) uint64_t enc_repeats(struct enc *x,
             opp_top_agg_call(live, proc, tid, fn, depth, begin, end, nargs, &tail[1],
                              (flags & OPP_REC_RANGE) != 0);
         }
-        enc_clamp(last, &begin, &end);
-        opp_ev_put_times(&w, last, OPP_EV_SAME, begin, end);
-        last = end;
+        if (!sum) {
+            enc_clamp(last, &begin, &end);
+            opp_ev_put_times(&w, last, OPP_EV_SAME, begin, end);
+            last = end;
+        }
+    }
+    if (sum) {
+        enc_counted(x, k);
+        return k;
     }
     e->w = w;
     e->prev_end = last;
@@ -246,14 +280,17 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         uint64_t t = r->tail;
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
         while (t < head) {
-            /* two copies of the loop: the one nobody watches calls nothing */
-            uint64_t k = collector.live_on
-                             ? enc_repeats(&x, base, t, head, collector.live, c->proc, r->tid)
-                             : enc_repeats(&x, base, t, head, NULL, 0, 0);
+            /* two copies of the loop: the one of a full trace nobody
+               watches calls nothing */
+            uint64_t k =
+                collector.live_on || collector.sum
+                    ? enc_repeats(&x, base, t, head, collector.live_on ? collector.live : NULL,
+                                  collector.sum, c->proc, r->tid)
+                    : enc_repeats(&x, base, t, head, NULL, NULL, 0, 0);
             if (k) { /* the call before again, k times */
                 t += k;
                 moved += k;
-                if (x.e.count >= CHUNK_EVENTS && t < head)
+                if (enc_chunk_full(&x) && t < head)
                     hand_back(&x, t);
                 continue;
             }
@@ -288,16 +325,14 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
                                  rec.end, nargs, args,
                                  rec.flags & OPP_REC_RANGE ? OPP_SUM_RANGE : 0))
                     opp_coll_logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
-                c->events++;
-                collector.events++;
+                enc_counted(&x, 1);
             } else {
                 enc_add_stack(&x, rec.fn, 0, rec.begin, rec.end, rec.depth, nargs, args, stack);
-                enc_note_slot(&x, &rec);
             }
+            enc_note_slot(&x, &rec);
             t += slots;
             moved++;
-            if ((x.e.count >= CHUNK_EVENTS || (collector.sum && moved % CHUNK_EVENTS == 0)) &&
-                t < head)
+            if (enc_chunk_full(&x) && t < head)
                 hand_back(&x, t);
         }
         ev_write(&x.e);

@@ -51,6 +51,13 @@ int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t wind
 int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
                  uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args,
                  unsigned flags);
+/* The call opp_sum_call was last given, again, with these times: the same
+ * thread's next call, with the same entry point, depth, arguments and
+ * flags (most calls of a loop; the caller compared them). 1: counted, to
+ * the same effect as opp_sum_call; 0: given nothing, it wants
+ * opp_sum_call (that call was memory, open, had children or an id GPU
+ * work finds it by, or was not counted; or another entry came between). */
+int opp_sum_again(struct opp_sum *s, uint64_t begin, uint64_t end);
 /* The thread is gone: what waits under its placeholders (its calls were
  * dropped) is kept as calls without a parent. */
 void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);

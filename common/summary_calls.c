@@ -330,6 +330,7 @@ void opp_sum_free(struct opp_sum *s)
 int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs,
                  const struct opp_func_desc *funcs)
 {
+    s->again = NULL; /* the kinds may change */
     struct sproc *p = opp_sum_proc_find(s, proc);
     if (!p) {
         if (!(p = calloc(1, sizeof *p)))
@@ -356,6 +357,7 @@ int opp_sum_proc(struct opp_sum *s, uint32_t proc, uint32_t nfuncs,
 
 int opp_sum_window(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t window)
 {
+    s->again = NULL; /* the next call is on another call path */
     struct sproc *p = opp_sum_proc_find(s, proc);
     struct sthread *t = p ? find_thread(s, proc, tid, 1) : NULL;
     if (!t)
@@ -427,6 +429,14 @@ static void fold_into(struct opp_sum *s, uint32_t from, uint32_t to)
 
 /* ---- calls ---- */
 
+/* A call of duration dur whose children took children, counted in x. */
+static inline void node_count(struct node *x, uint64_t dur, uint64_t children)
+{
+    x->count++;
+    x->total += dur;
+    x->self += dur > children ? dur - children : 0;
+}
+
 int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, uint32_t depth,
                  uint64_t begin, uint64_t end, uint32_t nargs, const uint64_t *args,
                  unsigned flags)
@@ -434,6 +444,7 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     int range = (flags & OPP_SUM_RANGE) != 0, given = s->given;
     struct sproc *p = opp_sum_proc_find(s, proc);
     s->just = NONE;
+    s->again = NULL;
     s->given = 0;
     if (!p || fn >= p->nfuncs)
         return 0; /* the collector checked both: not reached */
@@ -490,40 +501,65 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     }
     t->last[d] = s->just = id;
     struct node *x = &s->n[id];
-    x->count++;
-    x->total += dur;
-    x->self += dur > children ? dur - children : 0;
+    node_count(x, dur, children);
     x->open += (flags & OPP_SUM_OPEN) != 0;
     x->cpu_mem = opp_add_sat(x->cpu_mem, bytes);
     if (fold)
         fold_into(s, fold, id);
-    if (!range && t->hold[d] && s->n[t->hold[d]].first)
+    int moved = !range && t->hold[d] && s->n[t->hold[d]].first;
+    if (moved)
         move_children(s, t->hold[d], id);
 
     /* GPU work finds this node by the call's correlation id, or by the
-     * external id the call pushed */
-    if (s->joined)
-        return 0;
-    uint64_t corr = opp_kind_base(kind) == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR
-                        ? args[OPP_COL_CUDA_CORR] : 0;
-    uint64_t gone;
+     * external id the call pushed (not kept where it comes joined) */
+    uint64_t corr = 0, ext = 0, gone;
+    if (!s->joined) {
+        if (opp_kind_base(kind) == OPP_OP_CUDA_API && nargs > OPP_COL_CUDA_CORR)
+            corr = args[OPP_COL_CUDA_CORR];
+        ext = opp_op_extid(kind, args, nargs);
+    }
     if (corr && corr != UINT64_MAX) {
         s->n[id].refs++;
         if (opp_bmap_put(s, &s->corr, proc, corr, id, &gone))
             opp_sum_unref(s, (uint32_t)gone);
     }
-    uint64_t ext = opp_op_extid(kind, args, nargs);
     if (ext) {
         s->n[id].refs++;
         if (opp_bmap_put(s, &s->ext, proc, ext, id, &gone))
             opp_sum_unref(s, (uint32_t)gone);
     }
+
+    /* The same call again next (opp_sum_again) finds this call's node,
+     * its parent and child[d + 1] as this call left them, and no children
+     * (no call came between): it is counted as this one was where this
+     * one had no more to it than that. Not an open call, memory (its
+     * bytes), one that had children (moved, folded) or one with an id
+     * that GPU work finds it by (each call its own). A range is counted
+     * alike: opp_call_children's range branch, and it moves nothing. */
+    if (!(flags & OPP_SUM_OPEN) && opp_kind_base(kind) != OPP_OP_MEMORY && !fold && !moved &&
+        !corr && !ext) {
+        s->again = t;
+        s->again_d = d;
+        s->again_range = range;
+    }
     return 0;
+}
+
+int opp_sum_again(struct opp_sum *s, uint64_t begin, uint64_t end)
+{
+    struct sthread *t = s->again;
+    if (!t)
+        return 0;
+    uint64_t dur = end > begin ? end - begin : 0;
+    node_count(&s->n[s->just], dur, opp_call_children(t->child, s->again_d, dur, s->again_range));
+    s->calls++;
+    return 1;
 }
 
 void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid)
 {
     struct sproc *p = opp_sum_proc_find(s, proc);
+    s->again = NULL;
     struct sthread **pp = &s->threads;
     while (*pp && !((*pp)->proc == proc && (*pp)->tid == tid))
         pp = &(*pp)->next;

@@ -135,6 +135,7 @@ void opp_sum_given_bytes(struct opp_sum *s, int64_t bytes)
 {
     s->given = 1;
     s->given_bytes = bytes;
+    s->again = NULL; /* a call with bytes given is counted by opp_sum_call */
 }
 
 int opp_sum_op_add(struct opp_sum *s, uint32_t proc, const struct opp_sum_op *op, int owned)

@@ -88,6 +88,11 @@ struct opp_sum {
     uint64_t calls, dropped, unattached;
     uint64_t lost; /* entries still needed that the maps' bound made go */
     uint32_t just; /* the node of the call opp_sum_call was last given, or NONE */
+    /* that call's thread, depth and whether it was a range when opp_sum_again
+     * may count it again (NULL: it may not) */
+    struct sthread *again;
+    uint32_t again_d;
+    int again_range;
     int given;     /* the next MEMORY call's bytes are given_bytes (opp_sum_given_bytes) */
     int64_t given_bytes;
     int joined; /* GPU work comes with its call (opp_sum_op_add): ids are not kept */

@@ -136,12 +136,19 @@ static struct opp_tw devnull = {.fd = -1};
 
 /* The thread's records as the collector drains a ring (collector.c,
  * ring_drain, through the same opp_ring_read), each call or window into
- * the summary. */
+ * the summary; a slot that is the call of one slot before it again but
+ * for its times offered to opp_sum_again first, as ring_drain does. */
 static void drain(uint32_t proc, uint32_t nfuncs, const uint8_t *p, size_t slots)
 {
     struct opp_rec ring[256]; /* slots < 256: a ring of 256 that never wraps */
     memcpy(ring, p, slots * sizeof *ring);
+    int again = 0; /* the record before was a call of one slot */
     for (size_t t = 0; t < slots;) {
+        if (again && !memcmp(&ring[t].fn, &ring[t - 1].fn, 16) &&
+            opp_sum_again(sum, ring[t].begin, ring[t].end)) {
+            t++;
+            continue;
+        }
         struct opp_ring_rec rr;
         if (opp_ring_read(ring, 256, t, slots - t, nfuncs, &rr))
             return; /* the collector abandons the ring */
@@ -151,6 +158,7 @@ static void drain(uint32_t proc, uint32_t nfuncs, const uint8_t *p, size_t slots
         else
             opp_sum_call(sum, proc, 1, rec->fn, rec->depth, rec->begin, rec->end, rr.nargs,
                          rr.args, rec->flags & OPP_REC_RANGE ? OPP_SUM_RANGE : 0);
+        again = !(rec->flags & ~OPP_REC_RANGE) && rr.slots == 1;
         t += rr.slots;
     }
 }

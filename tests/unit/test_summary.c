@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -44,13 +45,18 @@ static const struct opp_func_desc FUNCS[NF] = {
     [F_MEM] = {OPP_OP_MEMORY, OPP_DT_NONE, "c10", "c10::alloc_cpu"},
 };
 
-/* A trace of process 1 with FUNCS, its chunks to come. */
-static void open_trace(struct tb *b)
+/* A trace of process 1 with FUNCS at file, its chunks to come. */
+static void open_trace_at(struct tb *b, const char *file)
 {
-    tb_open(b, path);
+    tb_open(b, file);
     tb_process(b, .proc = 1, .pid = 10, .ppid = 1, .real = 1, .exe = "/bin/train",
                .argv = {"train"});
     tb_put_funcs(b, FUNCS, NF);
+}
+
+static void open_trace(struct tb *b)
+{
+    open_trace_at(b, path);
 }
 
 static void begin(struct tb *b, struct opp_sum *s)
@@ -59,15 +65,20 @@ static void begin(struct tb *b, struct opp_sum *s)
     ck_assert_int_eq(opp_sum_proc(s, 1, NF, FUNCS), 0);
 }
 
-/* The summary's chunks, then the END chunk; the trace loaded. */
-static struct opp_model *finish(struct tb *b, struct opp_sum *s)
+/* The summary's chunks, then the END chunk; the trace at file loaded. */
+static struct opp_model *finish_at(struct tb *b, struct opp_sum *s, const char *file)
 {
     ck_assert_int_eq(opp_sum_write(s, 1, &b->w), 0);
     tb_end(b);
     char err[512];
-    struct opp_model *m = tu_model_load(path, err, sizeof err);
+    struct opp_model *m = tu_model_load(file, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     return m;
+}
+
+static struct opp_model *finish(struct tb *b, struct opp_sum *s)
+{
+    return finish_at(b, s, path);
 }
 
 /* The event of the summary thread with this name and parent name. */
@@ -132,6 +143,191 @@ START_TEST(loop_of_steps)
     ck_assert_uint_eq(e->self_ns, 3000);
     ck_assert_uint_eq(m->events, 5000);
     opp_model_free(m);
+}
+END_TEST
+
+/* What a thread's ring holds, in order, as the collector hands it over:
+ * a call, the start of a schedule window, a MEMORY call's bytes given for
+ * the next call, or the thread's end. again: for a call that is the one
+ * before again but for its times, whether opp_sum_again counts it (1) or
+ * refuses it (0); -1: not such a call. */
+enum { R_CALL, R_WINDOW, R_GIVEN, R_END };
+struct rec {
+    int what;
+    uint32_t fn, depth;
+    uint64_t begin, end;
+    const uint64_t *args;
+    uint32_t nargs;
+    unsigned flags;
+    int again;
+};
+
+/* recs into s, each call through opp_sum_call, or (fast) a call again
+ * through opp_sum_again when it takes it, as rec.again says it must. */
+static void feed(struct opp_sum *s, const struct rec *recs, size_t n, int fast)
+{
+    const struct rec *last = NULL;
+    for (size_t k = 0; k < n; k++) {
+        const struct rec *r = &recs[k];
+        if (r->what == R_WINDOW) {
+            ck_assert_int_eq(opp_sum_window(s, 1, 7, r->fn), 0);
+            continue;
+        }
+        if (r->what == R_GIVEN) {
+            opp_sum_given_bytes(s, 0);
+            continue;
+        }
+        if (r->what == R_END) {
+            opp_sum_thread_end(s, 1, 7);
+            continue;
+        }
+        if (r->again >= 0) { /* the table says what it is: check it */
+            ck_assert_ptr_nonnull(last);
+            ck_assert_msg(
+                r->fn == last->fn && r->depth == last->depth && r->nargs == last->nargs &&
+                    r->flags == last->flags &&
+                    (!r->nargs || !memcmp(r->args, last->args, r->nargs * sizeof *r->args)),
+                "record %zu is not the call before again", k);
+        }
+        last = r;
+        if (fast && r->again >= 0) {
+            ck_assert_msg(opp_sum_again(s, r->begin, r->end) == r->again,
+                          "record %zu: opp_sum_again should %s it", k,
+                          r->again ? "count" : "refuse");
+            if (r->again)
+                continue;
+        }
+        ck_assert_int_eq(
+            opp_sum_call(s, 1, 7, r->fn, r->depth, r->begin, r->end, r->nargs, r->args, r->flags),
+            0);
+    }
+}
+
+/* The same records counted through opp_sum_call alone and with the calls
+ * again through opp_sum_again: the same nodes, counts, totals and self
+ * times (the parents' too), byte for byte in the file. Calls again it
+ * must refuse: after a MEMORY call (its bytes), a window's start (another
+ * call path), a call that had children or folded one, a CUDA call with a
+ * correlation id, bytes given, the thread's end. */
+START_TEST(calls_again_as_counted_one_by_one)
+{
+    uint64_t g64[4] = {64, 64, 64, 'N' | 'N' << 8};
+    uint64_t alloc[3] = {OPP_MEM_ALLOC, 0x1000, 64}, api[3] = {0, 5, 211};
+#define CALL(fn, depth, b, e, again, ...)                                                          \
+    {                                                                                              \
+        R_CALL, fn, depth, b, e, __VA_ARGS__, again                                                \
+    }
+    const struct rec recs[] = {
+        /* step { sgemm sgemm sgemm conv } step step, twice */
+        CALL(F_GEMM, 1, 10, 20, -1, g64, 4, 0),
+        CALL(F_GEMM, 1, 20, 35, 1, g64, 4, 0),
+        CALL(F_GEMM, 1, 35, 40, 1, g64, 4, 0),
+        CALL(F_CONV, 1, 40, 60, -1, NULL, 0, 0),
+        CALL(F_STEP, 0, 0, 100, -1, NULL, 0, 0),
+        CALL(F_STEP, 0, 100, 130, 0, NULL, 0, 0), /* the one before had children */
+        CALL(F_STEP, 0, 130, 135, 1, NULL, 0, 0),
+        CALL(F_GEMM, 1, 1010, 1020, -1, g64, 4, 0),
+        CALL(F_GEMM, 1, 1020, 1035, 1, g64, 4, 0),
+        CALL(F_GEMM, 1, 1035, 1040, 1, g64, 4, 0),
+        CALL(F_CONV, 1, 1040, 1060, -1, NULL, 0, 0),
+        CALL(F_STEP, 0, 1000, 1100, -1, NULL, 0, 0),
+        CALL(F_STEP, 0, 1100, 1130, 0, NULL, 0, 0),
+        CALL(F_STEP, 0, 1130, 1135, 1, NULL, 0, 0),
+        /* memory, a window between, a range */
+        CALL(F_MEM, 0, 2000, 2000, -1, alloc, 3, 0),
+        CALL(F_MEM, 0, 2001, 2001, 0, alloc, 3, 0),
+        CALL(F_CONV, 0, 2010, 2020, -1, NULL, 0, 0),
+        {.what = R_WINDOW, .fn = 1 /* the window */},
+        CALL(F_CONV, 0, 2020, 2030, 0, NULL, 0, 0),
+        CALL(F_CONV, 0, 2030, 2045, 1, NULL, 0, 0),
+        CALL(F_STEP, 0, 2000, 2050, -1, NULL, 0, OPP_SUM_RANGE),
+        CALL(F_STEP, 0, 2050, 2090, 1, NULL, 0, OPP_SUM_RANGE),
+        /* a launch's correlation id, torch's fold */
+        CALL(F_LAUNCH, 0, 3000, 3001, -1, api, 3, 0),
+        CALL(F_LAUNCH, 0, 3001, 3002, 0, api, 3, 0),
+        CALL(F_DIV, 1, 3010, 3020, -1, NULL, 0, 0),
+        CALL(F_DIV, 0, 3005, 3030, -1, NULL, 0, 0),
+        CALL(F_DIV, 0, 3030, 3040, 0, NULL, 0, 0), /* the one before folded its child */
+        CALL(F_DIV, 0, 3040, 3050, 1, NULL, 0, 0),
+        /* past the deepest depth kept; bytes given; the thread's end */
+        CALL(F_CONV, 70, 3100, 3110, -1, NULL, 0, 0),
+        CALL(F_CONV, 70, 3110, 3120, 1, NULL, 0, 0),
+        {.what = R_GIVEN},
+        CALL(F_CONV, 70, 3120, 3130, 0, NULL, 0, 0),
+        CALL(F_CONV, 70, 3130, 3140, 1, NULL, 0, 0),
+        {.what = R_END},
+        CALL(F_CONV, 70, 3140, 3150, 0, NULL, 0, 0),
+    };
+#undef CALL
+    const size_t n = sizeof recs / sizeof *recs;
+    char *pa = tu_path(dir, "one_by_one.trace"), *pb = tu_path(dir, "again.trace");
+    struct opp_model *m[2];
+    struct opp_sum_stats st[2];
+    for (int fast = 0; fast < 2; fast++) {
+        struct opp_sum *s = opp_sum_new(1000);
+        ck_assert_ptr_nonnull(s);
+        struct tb b;
+        open_trace_at(&b, fast ? pb : pa);
+        ck_assert_int_eq(opp_sum_proc(s, 1, NF, FUNCS), 0);
+        feed(s, recs, n, fast);
+        opp_sum_stats(s, &st[fast]);
+        m[fast] = finish_at(&b, s, fast ? pb : pa);
+        opp_sum_free(s);
+    }
+    ck_assert_uint_eq(st[1].calls, st[0].calls);
+    ck_assert_uint_eq(st[1].nodes, st[0].nodes);
+    const struct opp_thread *a = &m[0]->threads[0], *b = &m[1]->threads[0];
+    ck_assert_uint_eq(m[1]->events, m[0]->events);
+    ck_assert_uint_eq(b->nevents, a->nevents);
+    for (size_t i = 0; i < a->nevents; i++) {
+        const struct opp_event *x = &a->events[i], *y = &b->events[i];
+        const char *name = opp_model_str(m[0], x->name);
+        ck_assert_str_eq(opp_model_str(m[1], y->name), name);
+        ck_assert_msg(y->parent == x->parent && y->depth == x->depth, "%s: parent", name);
+        ck_assert_msg(b->stat[i].count == a->stat[i].count, "%s: %llu calls, not %llu", name,
+                      (unsigned long long)b->stat[i].count, (unsigned long long)a->stat[i].count);
+        ck_assert_msg(opp_event_dur(y) == opp_event_dur(x), "%s: total", name);
+        ck_assert_msg(y->self_ns == x->self_ns, "%s: self %llu, not %llu", name,
+                      (unsigned long long)y->self_ns, (unsigned long long)x->self_ns);
+        ck_assert_uint_eq(b->stat[i].window, a->stat[i].window);
+        ck_assert_int_eq(b->stat[i].cpu_mem, a->stat[i].cpu_mem);
+    }
+    char *fa = tu_slurp(pa), *fb = tu_slurp(pb);
+    struct stat sa, sb;
+    ck_assert_int_eq(stat(pa, &sa), 0);
+    ck_assert_int_eq(stat(pb, &sb), 0);
+    ck_assert_int_eq(sb.st_size, sa.st_size);
+    ck_assert_int_eq(memcmp(fa, fb, (size_t)sa.st_size), 0);
+    /* and what they are */
+    size_t i;
+    const struct opp_event *e = node(m[1], "sgemm_", "step", &i);
+    ck_assert_uint_eq(tu_event_calls(b, i), 6);
+    ck_assert_uint_eq(opp_event_dur(e), 2 * 30);
+    ck_assert_uint_eq(e->self_ns, 2 * 30);
+    e = node(m[1], "step", "", &i);
+    ck_assert_uint_eq(tu_event_calls(b, i), 6);
+    ck_assert_uint_eq(opp_event_dur(e), 2 * (100 + 30 + 5));
+    ck_assert_uint_eq(e->self_ns, 2 * ((100 - 30 - 20) + 30 + 5));
+    /* conv at the top, by window: window 1's two at depth 0 and four
+     * past the deepest kept (the thread's end moved them up); window 0's
+     * before the window and after the thread's end */
+    uint64_t conv[2][2] = {{0}}; /* [window]: calls, total */
+    for (i = 0; i < b->nevents; i++)
+        if (!strcmp(opp_model_str(m[1], b->events[i].name), "conv") &&
+            b->events[i].parent == OPP_NO_PARENT) {
+            ck_assert_uint_le(b->stat[i].window, 1);
+            conv[b->stat[i].window][0] += b->stat[i].count;
+            conv[b->stat[i].window][1] += opp_event_dur(&b->events[i]);
+        }
+    ck_assert_uint_eq(conv[1][0], 6);
+    ck_assert_uint_eq(conv[1][1], 10 + 15 + 4 * 10);
+    ck_assert_uint_eq(conv[0][0], 2);
+    ck_assert_uint_eq(conv[0][1], 10 + 10);
+    ck_assert_uint_eq(st[1].calls, 32);
+    ck_assert_uint_eq(m[1]->events, 32 - 1); /* the folded div_ is not counted */
+    opp_model_free(m[0]);
+    opp_model_free(m[1]);
+    free(fa), free(fb), free(pa), free(pb);
 }
 END_TEST
 
@@ -586,6 +782,7 @@ Suite *suite_summary(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loop_of_steps);
     tcase_add_test(tc, nodes_as_counted_calls);
+    tcase_add_test(tc, calls_again_as_counted_one_by_one);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, cpu_blocks_map_stays_small);
     tcase_add_test(tc, tree_ties_by_name);
