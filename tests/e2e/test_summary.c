@@ -83,6 +83,57 @@ START_TEST(threads_counted)
 }
 END_TEST
 
+/* The ddot row of `opprof report --format csv` of trace: its count and
+ * FLOPs, its self and total CPU (us, as printed). */
+struct ddot_row {
+    unsigned long long count, flops;
+    char self[32], total[32];
+};
+
+static void ddot_row(const char *path, struct ddot_row *r)
+{
+    char *argv[] = {"report", (char *)path, "--format", "csv", NULL};
+    char *out, *err;
+    ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &err), 0);
+    ck_assert_int_eq(tu_count_lines(out, ""), 2); /* the header, one row */
+    const char *row = strchr(out, '\n') + 1;
+    ck_assert_int_eq(sscanf(row, "cblas_ddot,blas,%llu,%31[^,],%31[^,],%*[^,],%llu", &r->count,
+                            r->self, r->total, &r->flops),
+                     4);
+    free(out), free(err);
+}
+
+/* A ddot loop (200,000 calls: the ring holds them all, so none is
+ * dropped however late the collector reads), almost every call the one
+ * before again: the same count and FLOPs as a full trace of the same
+ * loop, all its time self time, every call one node's. */
+START_TEST(loop_counted_as_full)
+{
+    char *full = tu_path(dir, "full.trace");
+    char *args[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "200000", NULL};
+    ck_assert_int_eq(run_scenario(trace, "summary", args), 0);
+    ck_assert_int_eq(run_scenario(full, NULL, args), 0);
+    struct ddot_row rs, rf;
+    ddot_row(trace, &rs);
+    ddot_row(full, &rf);
+    ck_assert_uint_eq(rs.count, 200000);
+    ck_assert_uint_eq(rf.count, 200000);
+    ck_assert_uint_eq(rs.flops, 2 * 200000);
+    ck_assert_uint_eq(rf.flops, 2 * 200000);
+    ck_assert_str_eq(rs.self, rs.total);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 200000);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_uint_eq(m->threads[0].nevents, 1);
+    const struct opp_event *e = &m->threads[0].events[0];
+    ck_assert_uint_eq(tu_event_calls(&m->threads[0], 0), 200000);
+    ck_assert_uint_eq(e->self_ns, opp_event_dur(e));
+    opp_model_free(m);
+    free(full);
+}
+END_TEST
+
 /* A process killed mid-run: what it returned from is all there. */
 START_TEST(killed_process)
 {
@@ -827,6 +878,7 @@ Suite *suite_summary(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, threads_counted);
+    tcase_add_test(tc, loop_counted_as_full);
     tcase_add_test(tc, killed_process);
     tcase_add_test(tc, forked_processes);
     tcase_add_test(tc, same_rows_as_full);
