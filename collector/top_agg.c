@@ -2,7 +2,13 @@
  * rows are found by entry point (an array) or, for operators named by an
  * argument (torch operators, NVTX ranges, sub-named ones), by a hash of
  * that argument; names from strings are looked up when a snapshot is
- * taken, since a string may come after the calls that name it. */
+ * taken, since a string may come after the calls that name it.
+ *
+ * torch.profiler's steps are the exception: each ProfilerStep#N has a
+ * string of its own, so a row a string would be a row a step. A process's
+ * steps count into its one step row as they come (the report's ProfilerStep*,
+ * torch_rules.h): a call whose string is a step's goes to it, and a string
+ * that comes after its calls folds the row they made into it. */
 #include "top_agg.h"
 
 #include <errno.h>
@@ -107,6 +113,7 @@ struct lrow {
     int step;
     uint32_t unnamed; /* its calls at depth 0 before its name came: steps if it names one */
     int module;       /* an nn.Module's forward (OPP_TORCH_SCOPE_MODULE) */
+    int folded;       /* folded into the step row: free, fn the next free row (NONE: none) */
 };
 
 struct lproc {
@@ -122,6 +129,8 @@ struct lproc {
     uint32_t nstr, capstr;
     struct lrow *rows;
     uint32_t nrows, caprows;
+    uint32_t free_row; /* the first folded row, to be made again; NONE: none */
+    uint32_t step_row; /* the row of its ProfilerStep#N calls, NONE till the first */
     uint32_t outside; /* the row of the self time inside no nn.Module, NONE till then */
     int modules;      /* it has nn.Module rows: the outside rows are shown */
 };
@@ -299,6 +308,7 @@ int opp_top_agg_proc(struct opp_top_agg *l, uint32_t proc, int clock, uint32_t n
         return -ENOMEM;
     p->proc = proc;
     p->clock = clock;
+    p->free_row = p->step_row = NONE;
     p->f = calloc(nfuncs ? nfuncs : 1, sizeof *p->f);
     p->fnrow = malloc((nfuncs ? nfuncs : 1) * sizeof *p->fnrow);
     p->plain = malloc(nfuncs ? nfuncs : 1);
@@ -384,6 +394,12 @@ void opp_top_agg_thread_end(struct opp_top_agg *l, uint32_t proc, uint32_t tid)
 
 static uint32_t new_row(struct lproc *p, uint32_t fn)
 {
+    uint32_t r = p->free_row;
+    if (r != NONE) {
+        p->free_row = p->rows[r].fn;
+        p->rows[r] = (struct lrow){.fn = fn};
+        return r;
+    }
     if (p->nrows == p->caprows) {
         uint32_t nc = p->caprows ? p->caprows * 2 : 64;
         struct lrow *nr = realloc(p->rows, nc * sizeof *nr);
@@ -413,9 +429,29 @@ static int step_of(const char *name, uint32_t kind, uint64_t scope)
     return STEP_NONE;
 }
 
+/* The keys of rows found by a hash (row_of): an NVTX range's by its
+ * message (and domain), a torch operator's by its name (string id + 1, or
+ * its entry point's), a relabelled call's by its entry point and sub. */
+static uint64_t nvtx_key(uint64_t dom, uint64_t msg)
+{
+    return 1ull << 62 | (dom & 0x3fffffffull) << 32 | (msg & 0xffffffffull);
+}
+
+static uint64_t torch_key(uint64_t name)
+{
+    return 2ull << 62 | name;
+}
+
+/* Whether string id is known and a profiler step's name. */
+static int step_str(const struct lproc *p, uint64_t id)
+{
+    const char *s = str_of(p, id);
+    return s && opp_profiler_step(s);
+}
+
 /* The row of a call, made when new: NONE when out of memory. Keys: the
- * entry point (plain), 1 << 62 | NVTX message (and domain), 2 << 62 |
- * torch name, 3 << 62 | entry point << 16 | sub (relabelled). */
+ * entry point (plain), else a hash's (nvtx_key, torch_key, 3 << 62 | entry
+ * point << 16 | sub). A call named by a step's string goes to the step row. */
 static uint32_t row_of(struct lproc *p, uint32_t fn, uint32_t kind, const uint64_t *args,
                        uint32_t nargs)
 {
@@ -426,12 +462,12 @@ static uint32_t row_of(struct lproc *p, uint32_t fn, uint32_t kind, const uint64
     if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG) {
         msg = a[OPP_COL_NVTX_MSG] + 1;
         dom = na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0;
-        key = 1ull << 62 | (dom & 0x3fffffffull) << 32 | (a[OPP_COL_NVTX_MSG] & 0xffffffffull);
+        key = nvtx_key(dom, a[OPP_COL_NVTX_MSG]);
     } else if (base == OPP_OP_TORCH) {
         msg = opp_torch_call_name(kind, fn, args, nargs);
         if (msg >> 63)
             msg = 0; /* unnamed: its entry point's */
-        key = 2ull << 62 | (msg ? msg : (uint64_t)fn << 32);
+        key = torch_key(msg ? msg : (uint64_t)fn << 32);
     } else if ((sub = opp_op_relabel(kind, args, nargs))) {
         key = 3ull << 62 | (uint64_t)fn << 16 | sub;
     } else {
@@ -442,8 +478,14 @@ static uint32_t row_of(struct lproc *p, uint32_t fn, uint32_t kind, const uint64
     uint32_t r = umap_get(&p->keyed, key);
     if (r != NONE)
         return r;
+    /* (an NVTX range's message 0 is none: no string names it) */
+    int step = msg > (base == OPP_OP_NVTX) && !dom && step_str(p, msg - 1);
+    if (step && p->step_row != NONE)
+        return umap_put(&p->keyed, key, p->step_row) ? NONE : p->step_row;
     if ((r = new_row(p, fn)) == NONE || umap_put(&p->keyed, key, r))
         return NONE;
+    if (step)
+        p->step_row = r;
     struct lrow *row = &p->rows[r];
     row->msg = msg;
     row->dom = dom;
@@ -497,7 +539,7 @@ void opp_top_agg_proc_end(struct opp_top_agg *l, uint32_t proc)
         return;
     for (uint32_t i = 0; i < p->nrows; i++) {
         struct lrow *row = &p->rows[i];
-        if (i == p->outside)
+        if (i == p->outside || row->folded)
             continue;
         const char *n = row_name(p, row); /* made and kept, for a name from a string */
         if (!row->name)
@@ -530,6 +572,16 @@ static void optimizer_step(struct opp_top_agg *l, struct lthread *t, uint64_t en
     t->opt_end = end_ns;
 }
 
+/* row's name n has come: whether its calls are steps, those before it
+ * counted. */
+static void step_named(struct opp_top_agg *l, struct lproc *p, struct lrow *row, const char *n)
+{
+    row->step = step_of(n, p->f[row->fn].kind, (uint64_t)(-1 - row->step));
+    for (; row->unnamed && row->step != STEP_NONE; row->unnamed--)
+        step_ended(l, row->step, 0); /* how long they took is not known */
+    row->unnamed = 0;
+}
+
 static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, struct lrow *row,
                      uint32_t depth, uint64_t end_ns, uint64_t dur_ns)
 {
@@ -539,10 +591,7 @@ static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, 
             row->unnamed += !depth;
             return;
         }
-        row->step = step_of(n, p->f[row->fn].kind, (uint64_t)(-1 - row->step));
-        for (; row->unnamed && row->step != STEP_NONE; row->unnamed--)
-            step_ended(l, row->step, 0); /* how long they took is not known */
-        row->unnamed = 0;
+        step_named(l, p, row, n);
     }
     /* an optimizer step inside another (a wrapping optimizer steps its
      * inner one) is not one: the one waiting goes when its parent comes */
@@ -558,6 +607,53 @@ static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, 
     } else if (row->step == STEP_OPTIMIZER) {
         t->opt_pending = end_ns;
         t->opt_depth = depth;
+    }
+}
+
+static void lns_add(struct lns *to, const struct lns *from)
+{
+    to->ticks += from->ticks;
+    to->ns += from->ns;
+}
+
+/* Row from's counts added to row to's (as the snapshot adds rows of one
+ * key: each one's ticks shown so far at the rate they were shown), and
+ * from free. */
+static void fold_row(struct lproc *p, uint32_t from, uint32_t to)
+{
+    struct lrow *f = &p->rows[from], *t = &p->rows[to];
+    t->calls += f->calls;
+    t->self += f->self;
+    t->total += f->total;
+    t->gpu += f->gpu;
+    t->layer += f->layer;
+    t->mem = opp_add_sat(t->mem, f->mem);
+    lns_add(&t->self_ns, &f->self_ns);
+    lns_add(&t->total_ns, &f->total_ns);
+    lns_add(&t->layer_ns, &f->layer_ns);
+    free(f->name);
+    free(f->lib);
+    *f = (struct lrow){.fn = p->free_row, .folded = 1};
+    p->free_row = from;
+}
+
+/* String id, text s, a profiler step's, has come: the rows its calls made
+ * before it (a torch operator's, an NVTX range's without a domain) fold
+ * into the step row, the first becoming it when there is none, their
+ * calls before the name counted as steps. */
+static void step_string(struct opp_top_agg *l, struct lproc *p, uint64_t id, const char *s)
+{
+    const uint64_t keys[2] = {torch_key(id + 1), nvtx_key(0, id)};
+    for (int i = 0; i < 2; i++) {
+        uint32_t r = umap_get(&p->keyed, keys[i]);
+        if (r == NONE || r == p->step_row)
+            continue;
+        if (p->rows[r].step < 0)
+            step_named(l, p, &p->rows[r], s);
+        if (p->step_row == NONE)
+            p->step_row = r;
+        else if (!umap_put(&p->keyed, keys[i], p->step_row))
+            fold_row(p, r, p->step_row); /* (out of memory: the snapshot adds them) */
     }
 }
 
@@ -726,6 +822,8 @@ void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_
             return;
         }
         p->strv[p->nstr++] = s;
+        if (opp_profiler_step(s))
+            step_string(l, p, g->f[0], s);
         return;
     }
     if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET)
@@ -737,6 +835,15 @@ void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_
     uint32_t s = corr_slot(proc, corr);
     if (corr && l->corr[s].proc == proc && l->corr[s].corr == corr && l->corr[s].row < p->nrows)
         p->rows[l->corr[s].row].gpu += dur;
+}
+
+uint32_t opp_top_agg_rows(const struct opp_top_agg *l)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l->nprocs; i++)
+        for (uint32_t k = 0; k < l->procs[i]->nrows; k++)
+            n += !l->procs[i]->rows[k].folded;
+    return n;
 }
 
 static int by_total(const void *a, const void *b)

@@ -43,5 +43,8 @@ void opp_top_agg_thread_end(struct opp_top_agg *l, uint32_t proc, uint32_t tid);
  * CPU total, largest first, into s (s->rows malloc'd, names owned by l:
  * valid until its next call). 0 or -ENOMEM. */
 int opp_top_agg_snapshot(struct opp_top_agg *l, struct opp_top_snap *s);
+/* The rows it keeps, over its processes (what its memory grows with: one
+ * per process and name, ProfilerStep#N's one). */
+uint32_t opp_top_agg_rows(const struct opp_top_agg *l);
 
 #endif

@@ -3,6 +3,7 @@
  * total time, memory, GPU time and steps from calls given as the
  * collector drains them (each thread's in the order they returned). */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +296,44 @@ START_TEST(profiler_steps_are_their_ranges)
 }
 END_TEST
 
+/* torch.profiler's steps: a string id each (ProfilerStep#N). They count
+ * into one row as they come, whichever of a step's string and its call
+ * comes first: the rows are the names', not one a step, and each step is
+ * counted. */
+START_TEST(profiler_steps_count_into_one_row_as_they_come)
+{
+    enum { STEPS = 3000 };
+    string(0x80000001u, "aten::add");
+    string(0x80000002u, "aten::empty");
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < STEPS; i++) {
+        uint64_t id = 0x80001000u + i, b = i * 100, e = b + 50 + i % 7;
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%u", (unsigned)i);
+        if (i % 2)
+            string(id, name);
+        torch_op(7, 1, 0x80000001u, OPP_TORCH_SCOPE_FUNCTION, b + 10, b + 20);
+        torch_op(7, 1, 0x80000002u, OPP_TORCH_SCOPE_FUNCTION, b + 30, b + 33);
+        torch_op(7, 0, id, OPP_TORCH_SCOPE_USER, b, e);
+        if (!(i % 2)) /* after its call */
+            string(id, name);
+        total += e - b;
+    }
+    /* aten::add, aten::empty, the step row, and the time outside nn.Module's */
+    ck_assert_uint_eq(opp_top_agg_rows(L), 4);
+    const struct opp_top_row *r = row("ProfilerStep*");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->calls, STEPS);
+    ck_assert_uint_eq(r->total_ns, total);
+    ck_assert_uint_eq(r->self_ns, total - STEPS * (10 + 3));
+    ck_assert_str_eq(r->lib, "torch");
+    ck_assert_uint_eq(row("aten::add")->calls, STEPS);
+    ck_assert_uint_eq(snap.nrows, 3);
+    ck_assert_str_eq(snap.step_name, "ProfilerStep#N");
+    ck_assert_uint_eq(snap.steps, STEPS);
+}
+END_TEST
+
 /* A range pushed with a NULL message (string id 0): named as the report
  * names it, not as one whose name is still to come. */
 START_TEST(nvtx_range_without_message_is_unnamed)
@@ -467,6 +506,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, gpu_time_goes_to_the_launching_call);
     tcase_add_test(tc, gpu_time_of_many_launches_before_a_flush);
     tcase_add_test(tc, profiler_steps_are_their_ranges);
+    tcase_add_test(tc, profiler_steps_count_into_one_row_as_they_come);
     tcase_add_test(tc, nvtx_range_without_message_is_unnamed);
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, steps_before_their_name_counted);
