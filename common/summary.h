@@ -7,7 +7,10 @@
  * A node is every call with the same call path: the same process, window,
  * enclosing node, entry point and identity arguments (opp_op_identity:
  * the shapes, the NVTX message, the status; not a correlation id or an
- * NVTX payload). It holds the calls' count, total and self time (self =
+ * NVTX payload). torch.profiler's steps, a string each (ProfilerStep#N),
+ * are one node: the first step's string names them all, as the report's
+ * table keys them (one row), so the nodes do not grow with the steps;
+ * strings come through opp_sum_gpu. It holds the calls' count, total and self time (self =
  * duration minus the direct children's, as the report's call tree has it),
  * how many were open (the process died inside them), and the GPU work and
  * device memory attached to them through CUPTI correlation ids.
@@ -64,7 +67,8 @@ void opp_sum_thread_end(struct opp_sum *s, uint32_t proc, uint32_t tid);
 /* A GPU record of proc. 1: aggregated (kernels, copies, sets, sync,
  * overhead, memory, external correlation); 0: the caller keeps it as it is
  * (strings, devices, dropped counts, stacks, modules: bounded, and the
- * report needs them to name things). */
+ * report needs them to name things; a string is learnt too, for the
+ * steps). Else -ENOMEM. */
 int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g);
 /* Whether opp_sum_gpu leaves records of this type to the caller. */
 int opp_sum_gpu_keeps(uint32_t type);

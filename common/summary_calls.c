@@ -296,6 +296,7 @@ static void thread_free(struct opp_sum *s, struct sthread *t)
 
 void opp_sum_proc_free(struct sproc *p)
 {
+    free(p->steps);
     free(p->kinds);
     free(p->rows);
     free(p);
@@ -427,6 +428,118 @@ static void fold_into(struct opp_sum *s, uint32_t from, uint32_t to)
     merge_into(s, from, to);
 }
 
+/* ---- torch.profiler's steps ---- */
+
+/* The slot of a call's key (opp_op_identity's) that names it by a string,
+ * where a step's string may name it (steps are labels and ranges): a torch
+ * label's name, an NVTX range's message when it has one and no domain;
+ * NULL when none. */
+static uint64_t *step_slot(uint32_t kind, uint64_t *key, uint32_t nargs)
+{
+    const uint64_t *a = key;
+    uint32_t na = opp_op_args(kind, &a, nargs), base = opp_kind_base(kind);
+    uint64_t *k = key + (a - key);
+    if (opp_op_torch_scope(kind, key, nargs) == OPP_TORCH_SCOPE_USER)
+        return &k[OPP_COL_TORCH_NAME];
+    if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG && k[OPP_COL_NVTX_MSG] &&
+        (na <= OPP_COL_NVTX_DOMAIN || !k[OPP_COL_NVTX_DOMAIN]))
+        return &k[OPP_COL_NVTX_MSG];
+    return NULL;
+}
+
+/* Where v (a string id + 1) is in p's set of steps, or goes. */
+static uint32_t step_at(const struct sproc *p, uint64_t v)
+{
+    uint32_t i = opp_sum_mix(v, 0) & (p->steps_cap - 1);
+    while (p->steps[i] && p->steps[i] != v)
+        i = (i + 1) & (p->steps_cap - 1);
+    return i;
+}
+
+static int is_step(const struct sproc *p, uint64_t id)
+{
+    return p->nsteps && p->steps[step_at(p, id + 1)] == id + 1;
+}
+
+static int step_add(struct sproc *p, uint64_t id)
+{
+    if ((p->nsteps + 1) * 2 > p->steps_cap) {
+        uint64_t *old = p->steps, *n;
+        uint32_t oc = p->steps_cap, nc = oc ? oc * 2 : 64;
+        if (!(n = calloc(nc, sizeof *n)))
+            return -ENOMEM;
+        p->steps = n;
+        p->steps_cap = nc;
+        for (uint32_t i = 0; i < oc; i++)
+            if (old[i])
+                p->steps[step_at(p, old[i])] = old[i];
+        free(old);
+    }
+    uint32_t i = step_at(p, id + 1);
+    p->nsteps += !p->steps[i];
+    p->steps[i] = id + 1;
+    return 0;
+}
+
+/* Node id, new, of a call whose key has a step_slot that is no step's
+ * (yet): the last OPP_SUM_RECENT such are looked at when a step's string
+ * comes. */
+static void recent_add(struct sproc *p, uint32_t id)
+{
+    p->recent[p->nrecent++ % OPP_SUM_RECENT] = id;
+}
+
+/* Each ProfilerStep#N has a string of its own: keyed by it, a run's steps
+ * would be a node (and the nodes under it) a step. The calls a step's
+ * string names are keyed by the process's first step's string instead,
+ * as the report's table keys them all (opp_torch_row_key: one row). A
+ * string that comes after its calls (they are drained from the ring, it
+ * comes on the socket, shortly after) moves the node they made, one of
+ * the last labels' and ranges' made, to that key, merging it into the
+ * steps' node under the same parent. */
+int opp_sum_string(struct opp_sum *s, uint32_t proc, uint64_t id, const char *text, uint32_t len)
+{
+    struct sproc *p = opp_sum_proc_find(s, proc);
+    char head[sizeof OPP_PROFILER_STEP];
+    if (!p || len < sizeof head - 1)
+        return 0;
+    memcpy(head, text, sizeof head - 1);
+    head[sizeof head - 1] = 0;
+    if (!opp_profiler_step(head) || is_step(p, id))
+        return 0;
+    if (step_add(p, id))
+        return -ENOMEM;
+    if (!p->step_name) {
+        p->step_name = id + 1;
+        return 0;
+    }
+    uint32_t n = p->nrecent < OPP_SUM_RECENT ? p->nrecent : OPP_SUM_RECENT;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = p->recent[i];
+        struct node *x = &s->n[c];
+        uint64_t *slot = x->state == N_LIVE && x->proc == proc
+                             ? step_slot(p->kinds[x->fn], x->args, x->nargs)
+                             : NULL;
+        if (!slot || *slot != id)
+            continue;
+        uint32_t parent = x->parent;
+        unlink_child(s, c);
+        opp_sum_hash_del(s, c);
+        *slot = p->step_name - 1;
+        uint32_t e = hash_find(s, parent, x->proc, x->window, x->fn, x->nargs, x->args);
+        if (e) {
+            merge_into(s, c, e);
+            if (s->just == c) /* what the call's GPU work and repeats find */
+                s->just = e;
+            s->again = NULL;
+        } else {
+            link_child(s, parent, c);
+            hash_add(s, c);
+        }
+    }
+    return 0;
+}
+
 /* ---- calls ---- */
 
 /* A call of duration dur whose children took children, counted in x. */
@@ -465,6 +578,10 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
     uint32_t kind = p->kinds[fn];
     uint64_t key[OPP_MAX_ARGS];
     opp_op_identity(kind, args, nargs, key);
+    uint64_t *slot = step_slot(kind, key, nargs);
+    int step = slot && is_step(p, *slot);
+    if (step)
+        *slot = p->step_name - 1; /* one node of its steps (opp_sum_string) */
     uint64_t dur = end > begin ? end - begin : 0;
     uint64_t children = opp_call_children(t->child, d, dur, range);
     s->calls++;
@@ -498,6 +615,8 @@ int opp_sum_call(struct opp_sum *s, uint32_t proc, uint32_t tid, uint32_t fn, ui
             memcpy(x->args, key, nargs * sizeof *key);
         link_child(s, parent, id);
         hash_add(s, id);
+        if (slot && !step)
+            recent_add(p, id); /* its string may be a step's still to come */
     }
     t->last[d] = s->just = id;
     struct node *x = &s->n[id];

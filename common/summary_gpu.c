@@ -149,6 +149,8 @@ int opp_sum_gpu(struct opp_sum *s, uint32_t proc, const struct opp_gpu_rec *g)
     struct sproc *p = opp_sum_proc_find(s, proc);
     if (!p)
         return 0;
+    if (g->type == OPP_GPU_STRING) /* learnt, and kept as it is */
+        return opp_sum_string(s, proc, g->f[0], g->str, g->slen);
     if (g->type == OPP_GPU_EXTCORR) {
         const uint64_t *f = g->f;
         uint64_t gone;

@@ -13,6 +13,7 @@
 #define NONE 0u                /* node id 0 is never used */
 #define MAP_CAP (1u << 18)     /* entries per map at first */
 #define MAP_CAP_MAX (1u << 22) /* the correlation map grows to this while GPU records lag */
+#define OPP_SUM_RECENT 256u    /* new label and range nodes a step's late string may name */
 
 struct node {
     uint32_t parent, proc, window, fn;
@@ -50,6 +51,14 @@ struct sproc {
     size_t nrows, rows_cap;
     uint64_t dropped;
     uint64_t gpu_corr_max; /* the highest correlation id its GPU records have carried */
+    /* torch.profiler's steps, a string each (ProfilerStep#N): the string
+     * ids known to be a step's + 1 (a set, 0: empty), and the first, which
+     * names the calls of them all (opp_sum_string) */
+    uint64_t *steps;
+    uint32_t nsteps, steps_cap;      /* steps_cap a power of two */
+    uint64_t step_name;              /* the first's id + 1, 0: none yet */
+    uint32_t recent[OPP_SUM_RECENT]; /* the latest new nodes a step's string may name */
+    uint32_t nrecent;                /* made so far (the ring's next slot, modulo) */
     struct sproc *next;
 };
 
@@ -131,5 +140,9 @@ void opp_sum_hash_del(struct opp_sum *s, uint32_t id);
 void opp_sum_node_release(struct opp_sum *s, uint32_t id);
 struct sproc *opp_sum_proc_find(struct opp_sum *s, uint32_t proc);
 void opp_sum_proc_free(struct sproc *p);
+/* A string of proc has come (id, text of len bytes): if a profiler step's,
+ * the calls it names are its process's steps' (summary_calls.c). 0 or
+ * -ENOMEM. */
+int opp_sum_string(struct opp_sum *s, uint32_t proc, uint64_t id, const char *text, uint32_t len);
 
 #endif

@@ -331,6 +331,106 @@ START_TEST(calls_again_as_counted_one_by_one)
 }
 END_TEST
 
+/* A string of process 1, for the summary (as the collector hands it the
+ * records it keeps) and into the trace. */
+static void string_of(struct tb *b, struct opp_sum *s, uint64_t id, const char *text)
+{
+    struct opp_gpu_rec g = {.type = OPP_GPU_STRING,
+                            .nfields = 1,
+                            .f = {id},
+                            .str = text,
+                            .slen = (uint32_t)strlen(text)};
+    ck_assert_int_eq(opp_sum_gpu(s, 1, &g), 0); /* kept as it is */
+    tb_string(b, id, text);
+    tb_gpu_chunk(b);
+}
+
+/* torch.profiler's steps, a string id each (ProfilerStep#N), each holding
+ * an aten::add: the steps are one node, keyed by the first step's string
+ * as the report's table keys them (ProfilerStep*), whichever of a step's
+ * string and its call comes first, so the nodes do not grow with the
+ * steps (nor does the bound drop calls). */
+START_TEST(profiler_steps_are_one_node)
+{
+    enum { STEPS = 3000, ADD = 1, STEP0 = 0x100 };
+    struct opp_sum *s = opp_sum_new(100);
+    struct tb b;
+    begin(&b, s);
+    string_of(&b, s, ADD, "aten::add");
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < STEPS; i++) {
+        uint64_t add[3] = {ADD, OPP_TORCH_SCOPE_FUNCTION, 0};
+        uint64_t step[3] = {STEP0 + i, OPP_TORCH_SCOPE_USER, 0};
+        uint64_t t = i * 100, end = t + 50 + i % 7;
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%u", (unsigned)i);
+        if (i % 2)
+            string_of(&b, s, STEP0 + i, name);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_ADD, 1, t + 10, t + 20, 3, add, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_DIV, 0, t, end, 3, step, 0), 0);
+        if (!(i % 2)) /* after its call */
+            string_of(&b, s, STEP0 + i, name);
+        total += end - t;
+    }
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.nodes, 2); /* the steps, aten::add in them */
+    ck_assert_uint_eq(st.dropped, 0);
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    const struct opp_thread *t = &m->threads[0];
+    ck_assert_uint_eq(t->nevents, 2);
+    size_t i;
+    const struct opp_event *e = node(m, "ProfilerStep#0", "", &i);
+    ck_assert_uint_eq(tu_event_calls(t, i), STEPS);
+    ck_assert_uint_eq(opp_event_dur(e), total);
+    ck_assert_uint_eq(e->self_ns, total - STEPS * 10);
+    e = node(m, "aten::add", "ProfilerStep#0", &i);
+    ck_assert_uint_eq(tu_event_calls(t, i), STEPS);
+    ck_assert_uint_eq(opp_event_dur(e), STEPS * 10);
+    ck_assert_uint_eq(m->events, 2 * STEPS);
+    opp_model_free(m);
+}
+END_TEST
+
+/* Steps inside a call (the agent's ranges for OPPROF_STEP=torch are at
+ * the depth of the optimizer's step), each string after its step's call,
+ * the first after the second's: one node. */
+START_TEST(profiler_steps_inside_a_call_are_one_node)
+{
+    enum { STEPS = 300, STEP0 = 0x100 };
+    struct opp_sum *s = opp_sum_new(100);
+    struct tb b;
+    begin(&b, s);
+    for (uint64_t i = 0; i < STEPS; i++) {
+        uint64_t step[3] = {STEP0 + i, OPP_TORCH_SCOPE_USER, 0}, t = i * 100;
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_DIV, 1, t + 10, t + 20, 3, step, 0), 0);
+        ck_assert_int_eq(opp_sum_call(s, 1, 7, F_CONV, 0, t, t + 50, 0, NULL, 0), 0);
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%u", (unsigned)i);
+        if (i == 1) { /* the first string: the steps' name */
+            string_of(&b, s, STEP0 + 1, name);
+            string_of(&b, s, STEP0, "ProfilerStep#0");
+        } else if (i > 1) {
+            string_of(&b, s, STEP0 + i, name);
+        }
+    }
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.nodes, 2); /* conv, the steps in it */
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    const struct opp_thread *t = &m->threads[0];
+    ck_assert_uint_eq(t->nevents, 2);
+    size_t i;
+    const struct opp_event *e = node(m, "ProfilerStep#1", "conv", &i);
+    ck_assert_uint_eq(tu_event_calls(t, i), STEPS);
+    ck_assert_uint_eq(opp_event_dur(e), STEPS * 10);
+    ck_assert_uint_eq(m->events, 2 * STEPS);
+    opp_model_free(m);
+}
+END_TEST
+
 /* torch's folding and CPU memory, as the report gives a full trace's:
  *   div_ [0,100] { div_ [10,90] { div_ [20,80] { add [30,40], alloc 64 B } } }
  *   div_ [200,300] { div_ [210,250], add [260,270] }
@@ -781,6 +881,8 @@ Suite *suite_summary(void)
     TCase *tc = tcase_create("summary");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, loop_of_steps);
+    tcase_add_test(tc, profiler_steps_are_one_node);
+    tcase_add_test(tc, profiler_steps_inside_a_call_are_one_node);
     tcase_add_test(tc, nodes_as_counted_calls);
     tcase_add_test(tc, calls_again_as_counted_one_by_one);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
