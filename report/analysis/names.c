@@ -10,6 +10,7 @@
 #include "analysis/demangle.h"
 #include "analysis/loader.h"
 #include "ops.h"
+#include "torch_rules.h"
 
 /* Kineto's names (libkineto/src/cupti_strings.cpp). */
 static const char *memcpy_kind_name(uint8_t k)
@@ -227,6 +228,15 @@ void opp_loader_name_cache_free(struct opp_name_cache *c)
     free(c);
 }
 
+/* A summary's node of torch.profiler's steps holds them all (summary.h:
+ * the first step's string keys it): named as the table keys them, in the
+ * tree and the stacks too. */
+static uint32_t summary_name(struct opp_loader *ld, uint32_t name)
+{
+    const char *s = opp_model_str(ld->m, name);
+    return opp_profiler_step(s) ? opp_loader_intern(ld, OPP_PROFILER_STEP_ROW) : name;
+}
+
 int opp_loader_event_names(struct opp_loader *ld)
 {
     struct opp_model *m = ld->m;
@@ -238,6 +248,8 @@ int opp_loader_event_names(struct opp_loader *ld)
             struct opp_event *ev = &t->events[k];
             uint32_t name = opp_loader_event_name(ld, &cache, t->proc, ev->fn,
                                                   opp_event_args(t, ev), ev->nargs);
+            if (name != UINT32_MAX && t->stat) /* a summary's node */
+                name = summary_name(ld, name);
             if (name == UINT32_MAX)
                 rc = -1;
             else

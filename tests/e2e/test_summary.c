@@ -730,11 +730,11 @@ START_TEST(schedule_windows)
     ck_assert_uint_eq(calls(m, "cblas_dgemm", 1), 10); /* 5 per round, 2 rounds */
     ck_assert_uint_eq(calls(m, "cblas_dgemm", 2), 10);
     ck_assert_uint_eq(calls(m, "cblas_dgemm", 0), 0);
-    /* the steps one node a window, keyed by the first step's name (the
-     * table's one row, ProfilerStep*), not a node a step */
-    ck_assert_uint_eq(calls(m, "ProfilerStep#2", 1), 2);
-    ck_assert_uint_eq(calls(m, "ProfilerStep#2", 2), 2);
-    ck_assert_uint_eq(calls(m, "ProfilerStep#7", -1), 0);
+    /* the steps one node a window, named as the table's one row
+     * (ProfilerStep*), not a node a step */
+    ck_assert_uint_eq(calls(m, "ProfilerStep*", 1), 2);
+    ck_assert_uint_eq(calls(m, "ProfilerStep*", 2), 2);
+    ck_assert_uint_eq(calls(m, "ProfilerStep#2", -1), 0);
     ck_assert_uint_eq(calls(m, "cblas_dgemm", -1), 20);
     opp_model_free(m);
     char *r3[] = {"report", trace, "--window", "3", NULL};

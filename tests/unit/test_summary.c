@@ -381,11 +381,11 @@ START_TEST(profiler_steps_are_one_node)
     const struct opp_thread *t = &m->threads[0];
     ck_assert_uint_eq(t->nevents, 2);
     size_t i;
-    const struct opp_event *e = node(m, "ProfilerStep#0", "", &i);
+    const struct opp_event *e = node(m, "ProfilerStep*", "", &i);
     ck_assert_uint_eq(tu_event_calls(t, i), STEPS);
     ck_assert_uint_eq(opp_event_dur(e), total);
     ck_assert_uint_eq(e->self_ns, total - STEPS * 10);
-    e = node(m, "aten::add", "ProfilerStep#0", &i);
+    e = node(m, "aten::add", "ProfilerStep*", &i);
     ck_assert_uint_eq(tu_event_calls(t, i), STEPS);
     ck_assert_uint_eq(opp_event_dur(e), STEPS * 10);
     ck_assert_uint_eq(m->events, 2 * STEPS);
@@ -423,7 +423,7 @@ START_TEST(profiler_steps_inside_a_call_are_one_node)
     const struct opp_thread *t = &m->threads[0];
     ck_assert_uint_eq(t->nevents, 2);
     size_t i;
-    const struct opp_event *e = node(m, "ProfilerStep#1", "conv", &i);
+    const struct opp_event *e = node(m, "ProfilerStep*", "conv", &i);
     ck_assert_uint_eq(tu_event_calls(t, i), STEPS);
     ck_assert_uint_eq(opp_event_dur(e), STEPS * 10);
     ck_assert_uint_eq(m->events, 2 * STEPS);
