@@ -136,8 +136,11 @@ static _Atomic unsigned long long missing_at[OPP_FN_COUNT]; /* objects loaded wh
  * library of their own (one extension module to OpenBLAS, another to
  * reference BLAS). Such a find never goes into the shared opp_real_fn;
  * it is kept here per entry point and calling object (its mapping, lo to
- * hi; an address in no object, NULL included, is an object of its own
- * byte), found again when not kept. Open addressing on the entry point,
+ * hi; an address in no object is an object of its own byte), found again
+ * when not kept. A lookup with no caller known (the CUDA trampolines, a
+ * query function) has only the shared slot: the process's one driver and
+ * runtime, the first found, as a function handed out later is measured
+ * against (cuda/symbols.c's wrap). Open addressing on the entry point,
  * without locks: a key is claimed by compare-and-swap, its fields written,
  * then the key published; a reader checks the key again after reading
  * them. Unloading a library starts a new generation, in which every older
@@ -190,7 +193,7 @@ static void *caller_scope_cached(uint32_t fn, uintptr_t at, uint32_t gen)
 static void caller_scope_keep(uint32_t fn, const void *at, void *p, uint32_t gen)
 {
     uintptr_t lo, hi;
-    if (!at || opp_object_range(at, &lo, &hi))
+    if (opp_object_range(at, &lo, &hi))
         lo = (uintptr_t)at, hi = lo + 1;
     for (uint32_t i = 0; i < CALLER_PROBES; i++) {
         struct caller_found *e = caller_probe(fn, i);
@@ -213,12 +216,13 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-/* The global scope's definition serves every caller (opp_real_fn); any
- * other, only the caller that found it (caller_found). */
+/* The global scope's definition serves every caller (opp_real_fn), as
+ * does what a lookup with no caller found; any other, only the caller
+ * that found it (caller_found). */
 void *opp_resolve(uint32_t fn, const void *caller)
 {
     uint32_t gen = atomic_load_explicit(&caller_gen, memory_order_acquire);
-    void *p = caller_scope_cached(fn, (uintptr_t)caller, gen);
+    void *p = caller ? caller_scope_cached(fn, (uintptr_t)caller, gen) : NULL;
     if (p)
         return p;
     int saved_errno = errno;
@@ -230,20 +234,18 @@ void *opp_resolve(uint32_t fn, const void *caller)
         p = dlsym(RTLD_NEXT, name);
         if (p && is_self(p))
             p = NULL;
-        if (p) {
-            atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
-        } else {
-            p = find_for_caller(name, caller);
-            if (!p) {
-                struct find f = {name, NULL};
-                dl_iterate_phdr(find_in_object, &f);
-                p = f.found;
-            }
-            if (p)
-                caller_scope_keep(fn, caller, p, gen);
-            else
-                atomic_store(&missing_at[fn], adds);
+        int global = p != NULL;
+        if (!p && !(p = find_for_caller(name, caller))) {
+            struct find f = {name, NULL};
+            dl_iterate_phdr(find_in_object, &f);
+            p = f.found;
         }
+        if (!p)
+            atomic_store(&missing_at[fn], adds);
+        else if (global || !caller)
+            atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
+        else
+            caller_scope_keep(fn, caller, p, gen);
     }
     errno = saved_errno;
     return p;
