@@ -214,6 +214,10 @@ static struct {
     volatile sig_atomic_t set;
 } pending;
 
+/* The signals that end the tool with a temporary file to remove. */
+static const int fatal_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFATAL (sizeof fatal_sigs / sizeof *fatal_sigs)
+
 static void on_fatal(int sig)
 {
     if (pending.set) {
@@ -238,12 +242,11 @@ static void guard(const char *tmp)
     pending.set = 1;
     if (installed++)
         return;
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+    for (size_t i = 0; i < NFATAL; i++) {
         struct sigaction was, sa = {.sa_handler = on_fatal};
         sigemptyset(&sa.sa_mask);
-        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler == SIG_DFL)
-            sigaction(sigs[i], &sa, NULL);
+        if (sigaction(fatal_sigs[i], NULL, &was) == 0 && was.sa_handler == SIG_DFL)
+            sigaction(fatal_sigs[i], &sa, NULL);
     }
 }
 
@@ -299,11 +302,11 @@ static int dir_writable(const char *path)
 /* The part both opens share: OUT's kind found, refused where it must be.
  * One of our descriptors, a device or FIFO, is opened into o->fd (a FIFO
  * waits for its reader), and so is a file of ours to write in a directory
- * that takes no new file or with several names (truncated, as > would);
- * otherwise a temporary
- * file is to be renamed to o->target, OUT with its links followed: an
- * existing one must be ours to write (as > would refuse it), and its
- * mode, owner and group are the new one's. 0, -1 or -2 with err said. */
+ * that takes no new file or with several names (o->in_place: untouched
+ * until the output is complete); otherwise a temporary file is to be
+ * renamed to o->target, OUT with its links followed: an existing one must
+ * be ours to write (as > would refuse it), and its mode, owner and group
+ * are the new one's. 0, -1 or -2 with err said. */
 static int prepare(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
                    char *err, size_t errlen)
 {
@@ -332,9 +335,10 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
             return fail(o, errno, err, errlen);
         /* no room for a file beside it, or a file of several names (hard
          * links), whose others a new file renamed over this one would
-         * leave with the old content: written in place, as > writes */
+         * leave with the old content: written in place once complete */
         if (so.st_nlink > 1 || !dir_writable(o->target)) {
-            o->fd = open(o->target, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+            o->in_place = 1;
+            o->fd = open(o->target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
             return o->fd < 0 ? fail(o, errno, err, errlen) : 0;
         }
         o->replaces = 1;
@@ -407,16 +411,54 @@ static int settle(struct opp_out *o)
     return fchmod(o->tmp_fd, mode) < 0 ? errno : 0;
 }
 
+/* Where the output is made whole before it is copied into o->fd. */
+static const char *tmp_dir(void)
+{
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+/* A new temporary file in TMPDIR (o->tmp), for an output copied into
+ * o->fd once complete: its descriptor, or -1 with err said and o
+ * dropped. */
+static int spill(struct opp_out *o, char *err, size_t errlen)
+{
+    if (asprintf(&o->tmp, "%s/opprof-out.XXXXXX", tmp_dir()) < 0) {
+        o->tmp = NULL;
+        return fail(o, ENOMEM, err, errlen);
+    }
+    int fd = mkostemp(o->tmp, O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        drop(o);
+        snprintf(err, errlen, "cannot write %s: no temporary file in %s: %s", o->name, tmp_dir(),
+                 strerror(e));
+        return -1;
+    }
+    guard(o->tmp); /* named by mkostemp: a signal now removes it */
+    return fd;
+}
+
 int opp_out_open(struct opp_out *o, const char *out, int gz, const char *const *inputs, size_t n,
                  char *err, size_t errlen)
 {
     int rc = prepare(o, out, inputs, n, err, errlen);
     if (rc)
         return rc;
-    int fd = !o->name ? STDOUT_FILENO : o->fd >= 0 ? o->fd : make_tmp(o);
-    if (fd < 0)
+    int fd;
+    if (!o->name) {
+        fd = STDOUT_FILENO;
+    } else if (o->in_place) {
+        if ((fd = spill(o, err, errlen)) < 0)
+            return -1;
+    } else if (o->fd >= 0) {
+        fd = o->fd;
+        o->fd = -1; /* the sink's from now on */
+    } else if ((fd = make_tmp(o)) < 0) {
         return fail(o, errno, err, errlen);
-    o->fd = -1; /* the sink's from now on */
+    }
     if (!(o->f = sink_file(o, fd, !o->name, gz))) {
         int e = errno;
         if (o->name)
@@ -438,24 +480,12 @@ int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inp
     int rc = prepare(o, out, inputs, n, err, errlen);
     if (rc || !o->name)
         return rc;
+    /* a descriptor of ours, a device or FIFO, a file written in place:
+     * made whole in TMPDIR first */
     int fd;
-    if (o->fd >= 0) { /* a descriptor of ours, a device or FIFO: made whole in TMPDIR first */
-        const char *dir = getenv("TMPDIR");
-        dir = dir && *dir ? dir : "/tmp";
-        if (asprintf(&o->tmp, "%s/opprof-out.XXXXXX", dir) < 0) {
-            o->tmp = NULL;
-            return fail(o, ENOMEM, err, errlen);
-        }
-        if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0) {
-            int e = errno;
-            free(o->tmp);
-            o->tmp = NULL;
-            drop(o);
-            snprintf(err, errlen, "cannot write %s: no temporary file in %s: %s", out, dir,
-                     strerror(e));
+    if (o->fd >= 0) {
+        if ((fd = spill(o, err, errlen)) < 0)
             return -1;
-        }
-        guard(o->tmp);
     } else if ((fd = make_tmp(o)) < 0) {
         return fail(o, errno, err, errlen);
     }
@@ -464,15 +494,39 @@ int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inp
     return 0;
 }
 
-/* The temporary file's bytes into o->fd: 0 or the errno. */
+/* A file written in place: room for its size bytes found (reserved
+ * beyond its end, where the file system can) before its first byte is
+ * changed, so that a full disk leaves it as it was. 0 or the errno. */
+static int reserve(int fd, off_t size)
+{
+    if (size > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size) < 0 && errno != EOPNOTSUPP &&
+        errno != ENOSYS)
+        return errno;
+    return 0;
+}
+
+/* The temporary file's bytes into o->fd: as the output streams, or, in
+ * place, over the file from its start (room reserved first), cut to
+ * their length, no fatal signal let in halfway (it ends the tool after).
+ * 0 or the errno. */
 static int copy_out(struct opp_out *o)
 {
     int in = open(o->tmp, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return errno;
+    struct stat st;
+    sigset_t fatal, was;
+    int e = 0;
+    if (o->in_place) {
+        e = fstat(in, &st) < 0 ? errno : reserve(o->fd, st.st_size);
+        sigemptyset(&fatal);
+        for (size_t i = 0; i < NFATAL; i++)
+            sigaddset(&fatal, fatal_sigs[i]);
+        pthread_sigmask(SIG_BLOCK, &fatal, &was);
+    }
     char buf[65536];
-    int e;
-    for (;;) {
+    off_t at = 0; /* in place: o->fd is ours, opened at the file's start */
+    while (!e) {
         ssize_t r = read(in, buf, sizeof buf);
         if (r < 0 && errno == EINTR)
             continue;
@@ -480,8 +534,13 @@ static int copy_out(struct opp_out *o)
             e = r < 0 ? errno : 0;
             break;
         }
-        if ((e = write_all(o->fd, buf, (size_t)r)))
-            break;
+        if (!(e = write_all(o->fd, buf, (size_t)r)))
+            at += r;
+    }
+    if (o->in_place) {
+        if (!e && ftruncate(o->fd, at) < 0)
+            e = errno;
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
     }
     close(in);
     return e;
@@ -497,6 +556,12 @@ int opp_out_close(struct opp_out *o, int ok, char *err, size_t errlen)
         free(o->sink);
         o->f = NULL;
         o->sink = NULL;
+    }
+    if (werr && copy) { /* TMPDIR's write failed, not OUT's, still as it was */
+        snprintf(err, errlen, "cannot write %s: its temporary file in %s: %s", o->name, tmp_dir(),
+                 strerror(werr));
+        drop(o);
+        return -1;
     }
     if (ok && !werr && copy)
         werr = copy_out(o);

@@ -13,14 +13,18 @@
  *     where we may set them; one in a directory that takes no new file
  *     (no room for the temporary one), or one with several names (hard
  *     links, which a rename would part: the others would keep the old
- *     content), is written in place, truncated first, as > writes it;
+ *     content), is made whole in TMPDIR first and only then copied over
+ *     it in place (its inode kept: every name holds the new content), room
+ *     for it reserved first: a failed command, a full TMPDIR or disk
+ *     leave it as it was;
  *   - a symbolic link: followed to what it names (made if missing), under
  *     these same rules; the link stays;
  *   - a character or block device, or a FIFO: written directly as the
  *     output streams, its write errors said (ENOSPC on /dev/full);
  *   - a directory, a socket: refused.
  * A temporary file is removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT ends
- * the tool while it writes (the signal then ends it as it would have).
+ * the tool while it writes (the signal then ends it as it would have; one
+ * that comes while a file is copied over in place waits for the copy).
  * Every export and `opprof summarize` goes through it. */
 #ifndef OPP_TOOL_OUTFILE_H
 #define OPP_TOOL_OUTFILE_H
@@ -37,6 +41,7 @@ struct opp_out {
     char *tmp;        /* the temporary file, renamed onto target (or copied into fd) */
     const char *path; /* opp_out_open_path: the regular file the writer makes */
     int fd;           /* a descriptor of ours, a device or FIFO, written directly; else -1 */
+    int in_place;     /* fd is a regular file's instead, written over once complete */
     int tmp_fd;       /* on the temporary file beside target, for its mode; else -1 */
     int replaces;     /* target exists, a regular file: the new one takes these three of it */
     mode_t mode;      /* its permissions, set-ID and sticky bits */
@@ -55,9 +60,9 @@ int opp_out_open(struct opp_out *o, const char *out, int gz, const char *const *
 
 /* OUT for a writer that makes its own file by name (SQLite, a trace that
  * is rewritten in place): o->path, a regular file it writes in place (NULL
- * when OUT is). For a descriptor of ours, a device or FIFO that file is
- * made in TMPDIR and its bytes copied into OUT once complete. Returns as
- * opp_out_open. */
+ * when OUT is). For a descriptor of ours, a device or FIFO, or a file
+ * written in place, that file is made in TMPDIR and its bytes copied into
+ * OUT once complete. Returns as opp_out_open. */
 int opp_out_open_path(struct opp_out *o, const char *out, const char *const *inputs, size_t n,
                       char *err, size_t errlen);
 

@@ -2,9 +2,10 @@
  * and `opprof summarize`, to each kind of target (missing, regular, its
  * mode and owner kept, one we may not write, symbolic links, the tool's
  * own descriptors as > and >> leave them, a FIFO, a device, /dev/full, a
- * directory, a read-only directory, a file of several names), run as the
- * real tool; an export
- * killed while it writes leaves nothing behind; -o given twice or empty;
+ * directory, a read-only directory, a file of several names, kept as it
+ * was when the command fails or finds no room), run as the real tool; an
+ * export killed while it writes leaves nothing behind; -o given twice or
+ * empty;
  * and `opprof run -o` refusing what it cannot write before CMD starts. */
 #include <check.h>
 #include <errno.h>
@@ -53,17 +54,23 @@ static void make_trace(void)
     tb_end(&b);
 }
 
-/* The command line of output k writing out (argv: room for 8). */
-static void command(size_t k, const char *out, char **argv)
+/* The command line of output k reading from, writing out (argv: room for
+ * 8). */
+static void command_from(size_t k, const char *from, const char *out, char **argv)
 {
     int n = 0;
     argv[n++] = (char *)tu_tool("opprof");
     for (int i = 0; outputs[k].argv[i]; i++)
         argv[n++] = (char *)outputs[k].argv[i];
-    argv[n++] = trace;
+    argv[n++] = (char *)from;
     argv[n++] = "-o";
     argv[n++] = (char *)out;
     argv[n] = NULL;
+}
+
+static void command(size_t k, const char *out, char **argv)
+{
+    command_from(k, trace, out, argv);
 }
 
 static const char *what(size_t k)
@@ -72,6 +79,18 @@ static const char *what(size_t k)
     snprintf(s, sizeof s, "%s%s%s", outputs[k].argv[0], outputs[k].argv[1] ? " " : "",
              outputs[k].argv[1] ? outputs[k].argv[1] : "");
     return s;
+}
+
+/* argv run with TMPDIR=tmp: its exit code, stderr in *err (malloc'd). */
+static int run_in(char **argv, const char *tmp, char **err)
+{
+    char *e = tu_path(dir, "stderr"), env[4200];
+    snprintf(env, sizeof env, "TMPDIR=%s", tmp);
+    char *const add[] = {env, NULL};
+    int code = tu_code(tu_run(argv, add, NULL, e));
+    *err = tu_slurp(e);
+    free(e);
+    return code;
 }
 
 /* Output k to out: its exit code, stderr in *err (malloc'd). */
@@ -185,6 +204,36 @@ START_TEST(killed_export_leaves_nothing)
 }
 END_TEST
 
+/* The same with OUT a file of two names, made in TMPDIR first: its
+ * temporary file removed there, both names holding what they held. */
+START_TEST(killed_in_place_export_leaves_nothing)
+{
+    char *big = tu_path(dir, "big.trace"), *tmp = tu_path(dir, "tmp");
+    char *a = tu_path(dir, "a.out"), *b = tu_path(dir, "b.out"), env[4200];
+    tb_outer_inner(big, 1500000);
+    ck_assert_int_eq(mkdir(tmp, 0700), 0);
+    FILE *f = fopen(a, "w");
+    fputs("ORIGINAL\n", f);
+    fclose(f);
+    ck_assert_int_eq(link(a, b), 0);
+    snprintf(env, sizeof env, "TMPDIR=%s", tmp);
+    char *const add[] = {env, NULL};
+    char *argv[] = {(char *)tu_tool("opprof"), "export", "stacks", big, "-o", a, NULL};
+    int pid = tu_spawn(argv, add, NULL, NULL);
+    ck_assert_int_gt(pid, 0);
+    for (int i = 0; i < 30000 && !entries(tmp); i++)
+        usleep(1000);
+    ck_assert_int_eq(entries(tmp), 1); /* it is writing */
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    int st = tu_wait(pid);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+    ck_assert_int_eq(entries(tmp), 0);
+    same_bytes(1, a, "ORIGINAL\n", 9);
+    same_bytes(1, b, "ORIGINAL\n", 9);
+    free(big), free(tmp), free(a), free(b);
+}
+END_TEST
+
 START_TEST(missing_and_regular_files)
 {
     make_trace();
@@ -211,26 +260,30 @@ START_TEST(missing_and_regular_files)
 }
 END_TEST
 
-/* A file of two names (hard links): written in place, as > writes it, so
- * that both names hold the new output, still one file (its inode, two
- * links, its mode), nothing else made beside it. */
+/* A file of two names (hard links): written in place, so that both names
+ * hold the new output, still one file (its inode, two links, its mode),
+ * nothing else made beside it, nothing left in TMPDIR. */
 START_TEST(hard_linked_file_written_in_place)
 {
     make_trace();
-    char *a = tu_path(dir, "a.out"), *b = tu_path(dir, "b.out");
+    char *a = tu_path(dir, "a.out"), *b = tu_path(dir, "b.out"), *tmp = tu_path(dir, "tmp");
+    ck_assert_int_eq(mkdir(tmp, 0700), 0);
     for (size_t k = 0; k < NOUT; k++) {
         size_t len;
         char *want = reference(k, &len), *err;
         if (!want)
             continue;
-        FILE *f = fopen(a, "w");
-        fputs("old contents, longer than none of the outputs\n", f);
+        FILE *f = fopen(a, "w"); /* longer than the output: cut to its length */
+        for (size_t i = 0; i < len + 4096; i++)
+            fputc('x', f);
         fclose(f);
         ck_assert_int_eq(chmod(a, 0640), 0);
         ck_assert_int_eq(link(a, b), 0);
         struct stat before, sa, sb;
         ck_assert_int_eq(stat(a, &before), 0);
-        ck_assert_int_eq(write_to(k, a, &err), 0);
+        char *argv[8];
+        command(k, a, argv);
+        ck_assert_int_eq(run_in(argv, tmp, &err), 0);
         ck_assert_msg(!strcmp(err, "") || !strcmp(outputs[k].argv[0], "summarize"), "%s", err);
         same_bytes(k, a, want, len);
         same_bytes(k, b, want, len);
@@ -240,11 +293,70 @@ START_TEST(hard_linked_file_written_in_place)
                       "%s: a.out and b.out are no longer one file", what(k));
         ck_assert_uint_eq(sa.st_nlink, 2);
         ck_assert_uint_eq(sa.st_mode & 07777, 0640);
-        ck_assert_int_eq(entries(dir), 4); /* the trace, stderr, a.out, b.out */
+        ck_assert_int_eq(entries(dir), 5); /* the trace, stderr, TMPDIR, a.out, b.out */
+        ck_assert_int_eq(entries(tmp), 0);
         unlink(a), unlink(b);
         free(err), free(want);
     }
-    free(a), free(b);
+    free(a), free(b), free(tmp);
+}
+END_TEST
+
+/* Each output's exit code for an empty trace. */
+static const int empty_fails[NOUT] = {1, 1, 1, 1, 1, 1, 1};
+
+/* A command that fails with OUT a file of two names (an empty trace, for
+ * every output; a summary trace, which it refuses, or a rank the trace
+ * does not hold, for the Chrome export): the one line and exit code it
+ * gives OUT missing (not made then), and both names hold what they held,
+ * byte for byte, one file still; nothing left beside it or in TMPDIR. */
+START_TEST(hard_linked_file_kept_when_failing)
+{
+    make_trace();
+    char *empty = tu_path(dir, "empty.trace"), *summary = tu_path(dir, "s.trace");
+    char *a = tu_path(dir, "a.out"), *b = tu_path(dir, "b.out"), *tmp = tu_path(dir, "tmp");
+    ck_assert_int_eq(mkdir(tmp, 0700), 0);
+    fclose(fopen(empty, "w"));
+    char *err, *argv[10];
+    command_from(NOUT - 1, trace, summary, argv); /* summarize */
+    ck_assert_int_eq(run_in(argv, tmp, &err), 0);
+    free(err);
+    for (size_t i = 0; i < NOUT + 2; i++) {
+        size_t k = i < NOUT ? i : 0; /* the last two: Chrome's */
+        int want = i < NOUT ? empty_fails[i] : i == NOUT ? 1 : 2;
+        if (i < NOUT) {
+            command_from(k, empty, a, argv);
+        } else if (i == NOUT) {
+            command_from(k, summary, a, argv);
+        } else {
+            char *rank[] = {
+                (char *)tu_tool("opprof"), "export", "chrome", "--rank", "9", trace, "-o", a, NULL};
+            memcpy(argv, rank, sizeof rank);
+        }
+        char *said;
+        int code = run_in(argv, tmp, &said);
+        ck_assert_msg(code == want && strchr(said, '\n') == said + strlen(said) - 1, "%s %s: %d %s",
+                      what(k), argv[3], code, said);
+        ck_assert_int_eq(access(a, F_OK), -1);
+        FILE *f = fopen(a, "w");
+        fputs("ORIGINAL\n", f);
+        fclose(f);
+        ck_assert_int_eq(link(a, b), 0);
+        struct stat before, sa, sb;
+        ck_assert_int_eq(stat(a, &before), 0);
+        ck_assert_int_eq(run_in(argv, tmp, &err), want);
+        ck_assert_str_eq(err, said);
+        same_bytes(k, a, "ORIGINAL\n", 9);
+        same_bytes(k, b, "ORIGINAL\n", 9);
+        ck_assert_int_eq(stat(a, &sa), 0);
+        ck_assert_int_eq(stat(b, &sb), 0);
+        ck_assert(sa.st_ino == before.st_ino && sb.st_ino == before.st_ino && sa.st_nlink == 2);
+        ck_assert_int_eq(entries(tmp), 0);
+        ck_assert_int_eq(entries(dir), 7); /* 3 traces, stderr, TMPDIR, a.out, b.out */
+        unlink(a), unlink(b);
+        free(err), free(said);
+    }
+    free(empty), free(summary), free(a), free(b), free(tmp);
 }
 END_TEST
 
@@ -422,6 +534,72 @@ START_TEST(summarize_full_disk_names_out)
     }
     ck_assert_int_eq(umount(full), 0);
     free(fill), free(out), free(full);
+}
+END_TEST
+
+/* A file of two names where the new output finds no room: on its own
+ * full disk, or in a full TMPDIR where it is made first. Said in one line
+ * naming OUT (and TMPDIR), exit 1, both names holding what they held,
+ * nothing left in either place. A 64 KiB tmpfs (root only); the outputs
+ * of blas.trace are larger. */
+START_TEST(hard_linked_file_kept_when_no_room)
+{
+    char blas[4200];
+    snprintf(blas, sizeof blas, "%s/tests/corpus/traces/blas.trace", getenv("OPPROF_SRC"));
+    char *full = tu_path(dir, "full"), *tmp = tu_path(dir, "tmp");
+    ck_assert_int_eq(mkdir(full, 0700), 0);
+    ck_assert_int_eq(mkdir(tmp, 0700), 0);
+    if (mount("tmpfs", full, "tmpfs", 0, "size=64k") != 0) {
+        fprintf(stderr, "outputs: hard_linked_file_kept_when_no_room skipped: cannot mount a "
+                        "tmpfs (not root)\n");
+        free(full), free(tmp);
+        return;
+    }
+    char *fill = tu_path(full, "fill");
+    const size_t ks[] = {3, NOUT - 1}; /* html (streamed), summarize (its own file) */
+    for (int in_tmp = 0; in_tmp < 2; in_tmp++) {
+        char *a = tu_path(in_tmp ? dir : full, "a.out"), *b = tu_path(in_tmp ? dir : full, "b.out");
+        for (size_t i = 0; i < 2; i++) {
+            size_t k = ks[i];
+            FILE *f = fopen(a, "w");
+            fputs("ORIGINAL\n", f);
+            fclose(f);
+            ck_assert_int_eq(link(a, b), 0);
+            struct stat before, sa, sb;
+            ck_assert_int_eq(stat(a, &before), 0);
+            f = fopen(fill, "w");
+            ck_assert_ptr_nonnull(f);
+            char page[4096] = {0};
+            while (fwrite(page, 1, sizeof page, f) == sizeof page && fflush(f) == 0)
+                ;
+            fclose(f);
+            char *argv[8], *err, want[8800];
+            command_from(k, blas, a, argv);
+            int code = run_in(argv, in_tmp ? full : tmp, &err);
+            if (in_tmp && k != NOUT - 1)
+                snprintf(want, sizeof want,
+                         "opprof %s: cannot write %s: its temporary file in %s: No space left on "
+                         "device\n",
+                         outputs[k].argv[0], a, full);
+            else
+                snprintf(want, sizeof want, "opprof %s: cannot write %s: No space left on device\n",
+                         outputs[k].argv[0], a);
+            ck_assert_msg(code == 1 && !strcmp(err, want), "%s, TMPDIR %s: %d %s", what(k),
+                          in_tmp ? "full" : "not", code, err);
+            same_bytes(k, a, "ORIGINAL\n", 9);
+            same_bytes(k, b, "ORIGINAL\n", 9);
+            ck_assert_int_eq(stat(a, &sa), 0);
+            ck_assert_int_eq(stat(b, &sb), 0);
+            ck_assert(sa.st_ino == before.st_ino && sb.st_ino == before.st_ino);
+            ck_assert_int_eq(entries(full), in_tmp ? 1 : 3); /* the fill (a.out, b.out) */
+            ck_assert_int_eq(entries(tmp), 0);
+            unlink(fill), unlink(a), unlink(b);
+            free(err);
+        }
+        free(a), free(b);
+    }
+    ck_assert_int_eq(umount(full), 0);
+    free(fill), free(full), free(tmp);
 }
 END_TEST
 
@@ -911,13 +1089,17 @@ START_TEST(read_only_directory_refused)
 END_TEST
 
 /* A file we may write in a directory we may not (no room for a file
- * beside it): written in place, as > writes it, the same file (its inode,
- * mode and owner), nothing else made there. */
+ * beside it): written in place, the same file (its inode, mode and
+ * owner), nothing else made there; left as it was, byte for byte, by a
+ * command that fails (an empty trace). */
 START_TEST(writable_file_in_read_only_directory)
 {
     make_trace_for_nobody();
     char *ro = tu_path(dir, "ro"), *out = tu_path(ro, "w.out"), *e = tu_path(dir, "stderr");
+    char *empty = tu_path(dir, "empty.trace");
     ck_assert_int_eq(mkdir(ro, 0755), 0);
+    fclose(fopen(empty, "w"));
+    ck_assert_int_eq(chmod(empty, 0644), 0);
     for (size_t k = 0; k < NOUT; k++) {
         size_t len;
         char *want = reference(k, &len);
@@ -942,9 +1124,16 @@ START_TEST(writable_file_in_read_only_directory)
         ck_assert_uint_eq(after.st_mode & 07777, 0666);
         ck_assert_uint_eq(after.st_uid, before.st_uid);
         ck_assert_int_eq(entries(ro), 1);
+        char *bad[8];
+        command_from(k, empty, out, bad);
+        ck_assert_int_eq(run_unprivileged(bad, e), empty_fails[k]);
+        same_bytes(k, out, want, len);
+        ck_assert_int_eq(stat(out, &after), 0);
+        ck_assert_uint_eq(after.st_ino, before.st_ino);
+        ck_assert_int_eq(entries(ro), 1);
         free(err), free(want);
     }
-    free(ro), free(out), free(e);
+    free(ro), free(out), free(e), free(empty);
 }
 END_TEST
 
@@ -1032,7 +1221,9 @@ Suite *suite_outputs(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, missing_and_regular_files);
     tcase_add_test(tc, hard_linked_file_written_in_place);
+    tcase_add_test(tc, hard_linked_file_kept_when_failing);
     tcase_add_test(tc, killed_export_leaves_nothing);
+    tcase_add_test(tc, killed_in_place_export_leaves_nothing);
     tcase_add_test(tc, symlinks_written_through);
     tcase_add_test(tc, fifo_with_a_reader);
     tcase_add_test(tc, device_stays_a_device);
@@ -1040,6 +1231,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, stdout_full_says_so);
     tcase_add_test(tc, directory_refused);
     tcase_add_test(tc, summarize_full_disk_names_out);
+    tcase_add_test(tc, hard_linked_file_kept_when_no_room);
     tcase_add_test(tc, read_only_directory_refused);
     tcase_add_test(tc, writable_file_in_read_only_directory);
     tcase_add_test(tc, run_refuses_bad_outputs);
