@@ -335,6 +335,20 @@ static int on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t co
     return check(p, p->c->rest->process_status(p->c->ctx, proc, how, code), 0);
 }
 
+/* The first read: a call's or GPU op's times (on the first file's
+ * clock) into the traces' first and last; 0, a time unknown (a later
+ * file's before the first's clock began clamps to it), is no known first. */
+static void note_times(struct opp_pass *p, uint64_t begin, uint64_t end)
+{
+    if (begin < p->first)
+        p->first = begin;
+    uint64_t known = begin ? begin : end;
+    if (known && known < p->first_known)
+        p->first_known = known;
+    if (end > p->last)
+        p->last = end;
+}
+
 /* The first read: each thread's NVTX ranges' begins (thread ti). */
 static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
 {
@@ -342,10 +356,7 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     struct pthread *t = thread_at(p, ti);
     if (!t)
         return fail(p, ENOMEM);
-    if (e->begin_ns < p->first)
-        p->first = e->begin_ns;
-    if (e->end_ns > p->last)
-        p->last = e->end_ns;
+    note_times(p, e->begin_ns, e->end_ns);
     const struct opp_model *m = p->meta.ld.m;
     const struct opp_process *pr = &m->procs[m->threads[ti].proc];
     if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
@@ -367,10 +378,7 @@ static int each_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         return 0;
     uint64_t start = opp_loader_shifted(&p->meta.ld, g->f[OPP_GF_START]);
     uint64_t end = opp_loader_shifted(&p->meta.ld, g->f[OPP_GF_END]);
-    if (start < p->first)
-        p->first = start;
-    if (end > p->last)
-        p->last = end;
+    note_times(p, start, end);
     return 0;
 }
 
@@ -412,7 +420,7 @@ struct opp_pass *opp_pass_new(const char *const *paths, size_t npaths, char *err
     p->paths = paths;
     p->npaths = npaths;
     p->path = paths[0];
-    p->first = UINT64_MAX;
+    p->first = p->first_known = UINT64_MAX;
     return p;
 }
 
@@ -465,6 +473,11 @@ struct opp_stream_meta *opp_pass_meta(struct opp_pass *p)
 uint64_t opp_pass_first_ns(const struct opp_pass *p)
 {
     return p->first == UINT64_MAX ? 0 : p->first;
+}
+
+uint64_t opp_pass_first_known_ns(const struct opp_pass *p)
+{
+    return p->first_known == UINT64_MAX ? 0 : p->first_known;
 }
 
 uint64_t opp_pass_last_ns(const struct opp_pass *p)

@@ -157,8 +157,13 @@ struct opp_pass *opp_pass_open_summary(const char *const *paths, size_t npaths, 
 struct opp_model *opp_pass_model(const struct opp_pass *p);
 /* What the first read learnt (the model's loader, each thread's calls). */
 struct opp_stream_meta *opp_pass_meta(struct opp_pass *p);
-/* The traces' first time: the earliest begin of a call or start of a GPU op (0: none). */
+/* The traces' first time: the earliest begin of a call or start of a GPU op (0: none, or
+ * a time unknown, which opp_pass_first_known_ns leaves out). */
 uint64_t opp_pass_first_ns(const struct opp_pass *p);
+/* The earliest of those times, begins and ends, that is known: not 0,
+ * what a later trace's time before the first's clock began is on it
+ * (model.h's opp_clock_shift); 0: none. */
+uint64_t opp_pass_first_known_ns(const struct opp_pass *p);
 /* And their last: the latest end of either (0: none). */
 uint64_t opp_pass_last_ns(const struct opp_pass *p);
 /* After a read with op: the records kept that had a correlation id and

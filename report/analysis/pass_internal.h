@@ -29,14 +29,15 @@ struct opp_pass {
     int failed;         /* errno */
     const char *cannot; /* why the trace cannot be read this way */
     char why[256];
-    uint64_t open;       /* calls the process died inside, folding done */
-    uint64_t unattached; /* records kept with a correlation id and no call */
-    uint64_t first;      /* the earliest begin of a call or start of a GPU op */
-    uint64_t last;       /* the latest end of either */
-    int again;           /* a thread is kept whole from now on: the read is made again */
-    uint64_t at;         /* calls read so far */
-    uint32_t reads;      /* of the calls (opp_pass_reads) */
-    int summary;         /* a summary trace's nodes (opp_pass_open_summary) */
+    uint64_t open;        /* calls the process died inside, folding done */
+    uint64_t unattached;  /* records kept with a correlation id and no call */
+    uint64_t first;       /* the earliest begin of a call or start of a GPU op */
+    uint64_t first_known; /* the earliest of their times but 0 (unknown) */
+    uint64_t last;        /* the latest end of either */
+    int again;            /* a thread is kept whole from now on: the read is made again */
+    uint64_t at;          /* calls read so far */
+    uint32_t reads;       /* of the calls (opp_pass_reads) */
+    int summary;          /* a summary trace's nodes (opp_pass_open_summary) */
 };
 
 /* pass_summary.c: a read of a summary trace (p->summary), its nodes as

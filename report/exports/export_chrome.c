@@ -86,12 +86,12 @@ static int assign_pids(struct chrome *x)
     return rc;
 }
 
-/* ts 0: the traces' first time (the pass's), or a process's end or a
- * device memory record before it (all a trace of no calls has). */
+/* ts 0: the traces' first known time (the pass's), or a process's end or
+ * a device memory record before it (all a trace of no calls has). */
 static uint64_t first_time(const struct chrome *x)
 {
     const struct opp_model *m = x->m;
-    uint64_t t = opp_pass_first_ns(x->pass);
+    uint64_t t = opp_pass_first_known_ns(x->pass);
     t = t ? t : UINT64_MAX;
     for (size_t i = 0; i < m->nprocs; i++)
         if (m->procs[i].end_how && m->procs[i].end_ns && m->procs[i].end_ns < t)

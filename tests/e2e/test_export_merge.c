@@ -147,6 +147,43 @@ START_TEST(merged_model_same_times)
 }
 END_TEST
 
+/* B recorded before A's host booted: its times, on A's clock, are before
+ * A's zero and clamp to 0, the time unknown (model.h). ts 0 is still the
+ * earliest time known, A's call at 2000000 (baseTimeNanoseconds: A's
+ * realtime then), A's events at their own offsets; B's at ts 0. */
+START_TEST(chrome_host_before_first_clock)
+{
+    a = tu_path(dir, "a.trace");
+    b = tu_path(dir, "b.trace");
+    write_host(a, 100000, 5000000000 + 100000, 2000000, 4000000, 2100000, 2600000, "0", "host-a");
+    /* B's mono t is A's t - 1 s */
+    write_host(b, 500000, 4000000000 + 500000, 1500000, 4500000, 1600000, 1700000, "1", "host-b");
+    char *jab = tu_path(dir, "ab.json");
+    char *err;
+    ck_assert_int_eq(opprof(NULL, &err, (char *[]){"export", "chrome", a, b, "-o", jab, NULL}), 0);
+    ck_assert_str_eq(err, "");
+    free(err);
+    char *ev = events(jab);
+    ck_assert_str_eq(
+        ev, "M 'train (pid 10, host-a)' 10 0 - -\n"
+            "X 'cblas_ddot' 10 10 0.0 2000.0\n"
+            "M 'GPU 0 (host-a)' 0 0 - -\n"
+            "M 'stream 7' 0 7 - -\n"
+            "X 'k1' 0 7 100.0 500.0\n"
+            "M 'train (pid 10, host-b, renumbered: an earlier trace has this pid)' 4194314 0 - -\n"
+            "X 'cblas_ddot' 4194314 10 0.0 0.0\n"
+            "M 'GPU 0 (host-b)' 4194304 0 - -\n"
+            "M 'stream 7' 4194304 7 - -\n"
+            "X 'k1' 4194304 7 0.0 0.0\n"
+            "\"-\"\n");
+    free(ev);
+    char *json = tu_slurp(jab);
+    ck_assert_ptr_nonnull(strstr(json, "\"baseTimeNanoseconds\": 5002000000,\n"));
+    free(json), free(jab);
+    free_hosts();
+}
+END_TEST
+
 START_TEST(chrome_single_exports_sum)
 {
     write_hosts();
@@ -293,6 +330,7 @@ Suite *suite_export_merge(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, chrome_two_hosts_one_clock);
     tcase_add_test(tc, merged_model_same_times);
+    tcase_add_test(tc, chrome_host_before_first_clock);
     tcase_add_test(tc, chrome_single_exports_sum);
     tcase_add_test(tc, chrome_rank_filter);
     tcase_add_test(tc, chrome_rank_absent);
