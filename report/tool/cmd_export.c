@@ -433,10 +433,9 @@ static int refused(const struct export_req *r, const char *what, char *err, size
     return -1;
 }
 
-static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t errlen)
+/* Why the Chrome export cannot read traces the pass refused: -1, err said. */
+static int chrome_refused(const struct export_req *r, char *err, size_t errlen)
 {
-    if (r->pass)
-        return opp_export_chrome(r->pass, r->traces, r->n, r->co, f, err, errlen);
     snprintf(err, errlen, "%s", r->refusal);
     if (r->why == OPP_STREAM_SUMMARY_FILE)
         snprintf(err, errlen,
@@ -445,6 +444,13 @@ static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t e
                  "OPPROF_MODE=summary",
                  r->refusal);
     return -1;
+}
+
+static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t errlen)
+{
+    if (r->pass)
+        return opp_export_chrome(r->pass, r->traces, r->n, r->co, f, err, errlen);
+    return chrome_refused(r, err, errlen);
 }
 
 static int write_stacks(const struct export_req *r, FILE *f, char *err, size_t errlen)
@@ -705,10 +711,16 @@ int cmd_export(int argc, char **argv)
                              .device = device,
                              .cuda = cuda,
                              .frames = frames};
-    char named[4096], refusal[600] = "";
+    char named[4096], refusal[600] = "", err[600] = "";
     req.refusal = refusal;
-    /* the one pass every writer reads: first for --window, which names the output */
-    if (window && !open_pass(&req, refusal, sizeof refusal) && req.pass) {
+    /* the one pass every writer reads: first for --window, which names the
+     * output (chrome's alone): traces it refuses, said before any output */
+    if (window) {
+        if (open_pass(&req, refusal, sizeof refusal) || !req.pass) {
+            chrome_refused(&req, err, sizeof err);
+            opp_say(PREFIX "%s", err);
+            return 1;
+        }
         int wrc =
             chrome_window(req.pass, traces, ntraces, window, &co, &out_path, named, sizeof named);
         if (wrc) {
@@ -717,7 +729,6 @@ int cmd_export(int argc, char **argv)
         }
     }
     struct opp_out out;
-    char err[600] = "";
     int orc = fmt->own_file ? opp_out_open_path(&out, out_path, traces, ntraces, err, sizeof err)
                             : opp_out_open(&out, out_path, out_path && ends_with(out_path, ".gz"),
                                            traces, ntraces, err, sizeof err);

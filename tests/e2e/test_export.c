@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -541,6 +542,43 @@ static void window_export(const char *path, const char *window, const char *rank
     free(err), free(e);
 }
 
+/* --window K of a trace that cannot be read (not an opprof file, or
+ * empty) into DIR/, made or there already: the trace's own line, exit 1,
+ * and no output, before any is opened (the window names it). */
+START_TEST(window_of_no_trace)
+{
+    char *e = tu_path(dir, "err"), *made = tu_path(dir, "made/"), *there = tu_path(dir, "there/");
+    char *empty = tu_path(dir, "empty.trace"), want[9000];
+    ck_assert_int_eq(mkdir(there, 0755), 0);
+    FILE *f = fopen(trace, "w");
+    fputs("not a trace at all, just text\n", f);
+    fclose(f);
+    f = fopen(empty, "w");
+    fclose(f);
+    const char *traces[] = {trace, empty}, *outs[] = {made, there};
+    for (int i = 0; i < 4; i++) {
+        char *ex[] = {(char *)tu_tool("opprof"),
+                      "export",
+                      "chrome",
+                      (char *)traces[i / 2],
+                      "--window",
+                      "1",
+                      "-o",
+                      (char *)outs[i % 2],
+                      NULL};
+        ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 1);
+        char *err = tu_slurp(e);
+        snprintf(want, sizeof want, "opprof export: %s is not an opprof trace (bad magic)\n",
+                 traces[i / 2]);
+        ck_assert_str_eq(err, want);
+        free(err);
+        ck_assert_int_eq(access(made, F_OK), -1);
+        ck_assert_int_eq(tu_count_files(there, ""), 2); /* "." and ".." alone */
+    }
+    free(e), free(made), free(there), free(empty);
+}
+END_TEST
+
 /* --window K into a directory: each window its own file, named as torch
  * 2's tensorboard_trace_handler names it, HOST_PID.NS.pt.trace.json with
  * the window's start in ns: the corpus's schedule trace has two windows
@@ -610,6 +648,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, no_room_in_tmpdir_refused);
     tcase_add_test(tc, file_size_limit_said);
+    tcase_add_test(tc, window_of_no_trace);
     tcase_add_test(tc, windows_named_apart);
     tcase_add_test(tc, ranks_named_apart);
     suite_add_tcase(s, tc);
