@@ -9,13 +9,23 @@
 #include "format.h"
 #include "summary_internal.h"
 
+/* The map's arrays freed, m left empty: freeing it again is harmless. */
+void opp_bmap_free(struct bmap *m)
+{
+    free(m->e);
+    free(m->heads);
+    m->e = NULL;
+    m->heads = NULL;
+    m->cap = m->next = m->used = 0;
+}
+
+/* 0, or -1 (out of memory) with m empty (nothing to free, cap 0). */
 static int bmap_alloc(struct bmap *m, uint32_t cap)
 {
     m->e = calloc(cap, sizeof *m->e);
     m->heads = malloc(cap * sizeof *m->heads);
     if (!m->e || !m->heads) {
-        free(m->e);
-        free(m->heads);
+        opp_bmap_free(m);
         return -1;
     }
     memset(m->heads, 0xff, cap * sizeof *m->heads);
@@ -29,12 +39,6 @@ int opp_bmap_init(struct bmap *m, int (*needed)(struct opp_sum *s, const struct 
 {
     m->needed = needed;
     return bmap_alloc(m, MAP_CAP);
-}
-
-void opp_bmap_free(struct bmap *m)
-{
-    free(m->e);
-    free(m->heads);
 }
 
 struct ment *opp_bmap_find(struct bmap *m, uint64_t a, uint64_t b)

@@ -56,6 +56,10 @@ $(eval $(call runner_o,unit,$(BUILD)/asan/obj,-O1 $$(ASAN_FLAGS),$$(ASAN_CC)))
 .PHONY: FORCE
 FORCE:
 
+# The unit runners' allocations can be made to fail (tests/failalloc.h).
+UNIT_HELPERS := tests/failalloc.c
+UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 # What a test binary links: its runner, the helpers (testutil.c, the trace
 # builder tracebuild.c, the loaded model of every call in oracle/), its
 # suites, then the layers (report and collector before common, which both
@@ -64,12 +68,12 @@ ORACLE_SRC := $(wildcard tests/oracle/*.c)
 test_objs = $(1)/tests/runner_$(2).o \
             $(call objs,$(1),tests/testutil.c tests/tracebuild.c $(ORACLE_SRC) $(3)) \
             $(1)/libreport.a $(1)/libcollector.a $(1)/libcommon.a
-$(BUILD)/tests/unit: $(call test_objs,$(BUILD)/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_SRC))
-	$(call quiet,LD,$@)$(CC) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
+$(BUILD)/tests/unit: $(call test_objs,$(BUILD)/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_SRC) $(UNIT_HELPERS))
+	$(call quiet,LD,$@)$(CC) $(UNIT_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
 $(BUILD)/tests/e2e: $(call test_objs,$(BUILD)/obj,e2e,$(E2E_SRC))
 	$(call quiet,LD,$@)$(CC) -o $@ $^ $(CHECK_LIBS) $(REPORT_LDLIBS)
-$(BUILD)/asan/unit: $(call test_objs,$(BUILD)/asan/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_SRC))
-	$(call quiet,LD,$@)$(ASAN_CC) $(ASAN_FLAGS) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
+$(BUILD)/asan/unit: $(call test_objs,$(BUILD)/asan/obj,unit,$(UNIT_SRC) $(UNIT_CUDA_SRC) $(UNIT_HELPERS))
+	$(call quiet,LD,$@)$(ASAN_CC) $(ASAN_FLAGS) $(UNIT_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(UNIT_CUDA_LIBS) $(REPORT_LDLIBS)
 
 # The test double of the CUDA runtime and CUPTI (tests/double/cuda_double.c,
 # soname libcudart.so.13) and the one program that links it.

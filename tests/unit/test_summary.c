@@ -2,6 +2,7 @@
  * thread returns from them, written as SUMMARY chunks, read back through
  * the model. Exact counts, times, call paths and bounds. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "analysis/pass.h"
 #include "analysis/table_stream.h"
 #include "summary.h"
+#include "failalloc.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "tracebuild.h"
@@ -875,6 +877,86 @@ START_TEST(nodes_as_counted_calls)
 }
 END_TEST
 
+/* Each allocation of opp_sum_new failing in turn (ten: the summary, the
+ * four maps' two arrays each, the hash's heads): NULL and ENOMEM, what
+ * it had made freed once; the eleventh try has them all. */
+START_TEST(new_summary_out_of_memory_at_each_allocation)
+{
+    long k = 0;
+    for (;; k++) {
+        tu_alloc_fail(k, 0);
+        errno = 0;
+        struct opp_sum *s = opp_sum_new(1000);
+        int failed = tu_alloc_failed();
+        if (!failed) {
+            ck_assert_ptr_nonnull(s);
+            opp_sum_free(s);
+            break;
+        }
+        ck_assert_msg(s == NULL, "allocation %ld failed, and a summary came", k);
+        ck_assert_int_eq(errno, ENOMEM);
+    }
+    ck_assert_int_eq(k, 10);
+}
+END_TEST
+
+/* The map of CPU blocks is made at the first MEMORY call: either of its
+ * arrays failing fails that call (-ENOMEM) and leaves no map, which the
+ * summary's end frees once, or the next call makes. */
+START_TEST(cpu_blocks_map_out_of_memory)
+{
+    for (long k = 0; k < 3; k++)
+        for (int again = 0; again < 2; again++) {
+            struct opp_sum *s = opp_sum_new(1000);
+            ck_assert_ptr_nonnull(s);
+            ck_assert_int_eq(opp_sum_proc(s, 1, NF, FUNCS), 0);
+            uint64_t a[3] = {OPP_MEM_ALLOC, 0x10, 4096};
+            tu_alloc_fail(k, 1u << 20); /* the map's arrays, the only allocations of a MiB */
+            int rc = opp_sum_call(s, 1, 7, F_MEM, 0, 1, 1, 3, a, 0);
+            int failed = tu_alloc_failed();
+            struct opp_sum_stats st;
+            opp_sum_stats(s, &st);
+            ck_assert_int_eq(failed, k < 2);
+            ck_assert_int_eq(rc, k < 2 ? -ENOMEM : 0);
+            ck_assert_uint_eq(st.map_slots, (k < 2 ? 4u : 5u) << 18);
+            if (again) {
+                ck_assert_int_eq(opp_sum_call(s, 1, 7, F_MEM, 0, 2, 2, 3, a, 0), 0);
+                opp_sum_stats(s, &st);
+                ck_assert_uint_eq(st.map_slots, 5u << 18);
+                ck_assert_uint_eq(st.nodes, 1);
+            }
+            opp_sum_free(s);
+        }
+}
+END_TEST
+
+/* `opprof summarize` when a map of its summary finds no memory (each of
+ * the eight arrays of a MiB or more in turn): one line, exit 1, no
+ * output file. */
+START_TEST(summarize_out_of_memory)
+{
+    struct tb b;
+    open_trace(&b);
+    tb_thread(&b, 7, "main");
+    tb_events(&b, TB_CALL(F_STEP, 10, 20, 0));
+    tb_end(&b);
+    char *out = tu_path(dir, "s.sum"), *o, *e;
+    char *sa[] = {"summarize", path, "-o", out, NULL};
+    for (long k = 0; k < 8; k++) {
+        tu_alloc_fail(k, 1u << 20);
+        int rc = tu_call(cmd_summarize, sa, dir, &o, &e);
+        ck_assert_int_eq(tu_alloc_failed(), 1);
+        ck_assert_int_eq(rc, 1);
+        ck_assert_str_eq(o, "");
+        ck_assert_str_eq(e, "opprof summarize: out of memory\n");
+        ck_assert_int_eq(access(out, F_OK), -1);
+        free(o);
+        free(e);
+    }
+    free(out);
+}
+END_TEST
+
 Suite *suite_summary(void)
 {
     Suite *s = suite_create("summary");
@@ -894,6 +976,9 @@ Suite *suite_summary(void)
     tcase_add_test(tc, joined_ops_need_no_map);
     tcase_add_test(tc, bounded_nodes);
     tcase_add_test(tc, damaged_chunk);
+    tcase_add_test(tc, new_summary_out_of_memory_at_each_allocation);
+    tcase_add_test(tc, cpu_blocks_map_out_of_memory);
+    tcase_add_test(tc, summarize_out_of_memory);
     suite_add_tcase(s, tc);
     /* 2^22 launches: seconds, more under the sanitizers */
     TCase *big = tcase_create("bounds");
