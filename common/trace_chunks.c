@@ -62,6 +62,10 @@ static int chunk_process(struct reader *r, struct opp_rbuf *b, const struct opp_
     if (pi->known)
         BAD("trace damaged at byte %llu: process %u declared twice", (unsigned long long)r->off,
             p.proc);
+    p.start_ns = opp_tr_to_ns(r, p.clock, start);
+    if (p.start_ns > INT64_MAX || p.start_real_ns > INT64_MAX) /* ns past the year 2262 */
+        BAD("trace damaged at byte %llu: process %u has a damaged clock",
+            (unsigned long long)r->off, p.proc);
     size_t n;
     const char *exe = opp_get_str(b, OPP_STR_MAX, &n);
     char *exe_z = strndup(exe, n);
@@ -87,7 +91,6 @@ static int chunk_process(struct reader *r, struct opp_rbuf *b, const struct opp_
     }
     pi->known = 1;
     pi->clock = (uint8_t)p.clock;
-    p.start_ns = opp_tr_to_ns(r, p.clock, start);
     p.exe = exe_z;
     p.argv = (const char *const *)argv;
     rc = v->process ? (v->process(ctx, &p) ? 2 : 0) : 0;

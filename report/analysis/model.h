@@ -304,17 +304,34 @@ struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, c
 /* That rule for readers that stream the files themselves (the Chrome
  * export): a file's clock offset is its first process's realtime - monotonic
  * start; a time t (0: unknown, kept) of the k-th file moves by offset_k -
- * offset_0 onto the first file's clock, never below 0. */
+ * offset_0 (opp_clock_shift_of) onto the first file's clock, never below 0
+ * nor past INT64_MAX. The reader refuses a start past INT64_MAX ns (a
+ * damaged clock); past that, whatever the clocks say, each step saturates
+ * rather than overflow. */
 static inline int64_t opp_clock_offset(uint64_t start_real_ns, uint64_t start_ns)
 {
-    return (int64_t)(start_real_ns - start_ns);
+    if (start_real_ns >= start_ns)
+        return start_real_ns - start_ns > INT64_MAX ? INT64_MAX
+                                                    : (int64_t)(start_real_ns - start_ns);
+    return start_ns - start_real_ns > INT64_MAX ? -INT64_MAX : -(int64_t)(start_ns - start_real_ns);
+}
+static inline int64_t opp_clock_shift_of(int64_t offset, int64_t first_offset)
+{
+    int64_t v;
+    if (__builtin_sub_overflow(offset, first_offset, &v))
+        return first_offset < 0 ? INT64_MAX : INT64_MIN;
+    return v;
 }
 static inline uint64_t opp_clock_shift(uint64_t t, int64_t shift)
 {
     if (!shift || !t)
         return t;
-    int64_t v = (int64_t)t + shift;
-    return v > 0 ? (uint64_t)v : 0;
+    uint64_t v, by = shift < 0 ? 0 - (uint64_t)shift : (uint64_t)shift;
+    if (shift < 0)
+        v = t > by ? t - by : 0;
+    else if (__builtin_add_overflow(t, by, &v))
+        v = UINT64_MAX;
+    return v > INT64_MAX ? INT64_MAX : v;
 }
 void opp_model_free(struct opp_model *m);
 

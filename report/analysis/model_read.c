@@ -69,7 +69,7 @@ int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp)
             ld->ref = off;
             ld->have_ref = 1;
         }
-        ld->shift = off - ld->ref;
+        ld->shift = opp_clock_shift_of(off, ld->ref);
         ld->have_shift = 1;
     }
     if (opp_loader_grow((void **)&m->procs, &ld->procs_cap, m->nprocs + 1, sizeof *m->procs))

@@ -16,12 +16,15 @@
 #include "oracle/loaded.h"
 
 /* One host's trace: process serial 1 (pid), started at mono ns `start`
- * with realtime `real`; one cblas_ddot [begin, end] on thread pid; rank label. */
-static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t real,
-                       uint64_t begin, uint64_t end, const char *rank)
+ * with realtime `real`; one cblas_ddot [begin, end] on thread pid; rank
+ * label. A CLOCK chunk first, as the collector writes one, when clock. */
+static void write_host_clock(const char *path, int clock, uint32_t pid, uint64_t start,
+                             uint64_t real, uint64_t begin, uint64_t end, const char *rank)
 {
     struct tb b;
     tb_open(&b, path);
+    if (clock)
+        tb_clock(&b, 1, 2, 3);
     tb_process(&b, .proc = 1, .pid = pid, .start = start, .real = real, .exe = "train");
     tb_funcs(&b, {OPP_OP_DOT, OPP_DT_F64, "blas", "cblas_ddot"});
     tb_info(&b, "RANK", rank);
@@ -29,6 +32,12 @@ static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t 
     tb_events(&b, TB_CALL(0, begin, end, 0, 100));
     tb_process_end(&b, 1, OPP_END_EXITED, end + 10);
     tb_end(&b);
+}
+
+static void write_host(const char *path, uint32_t pid, uint64_t start, uint64_t real,
+                       uint64_t begin, uint64_t end, const char *rank)
+{
+    write_host_clock(path, 0, pid, start, real, begin, end, rank);
 }
 
 static char *dir, *a, *b;
@@ -134,6 +143,69 @@ START_TEST(same_trace_twice_refused)
 }
 END_TEST
 
+/* A trace whose first process says it started past INT64_MAX ns of the
+ * wall clock (the year 2262: a damaged clock, not one to shift the other
+ * trace's times by) is damaged there, by report and by export alike:
+ * nothing of it can be read when that is its first chunk; else what came
+ * before is read, with a warning. */
+START_TEST(damaged_clock_refused)
+{
+    char *c = tu_path(dir, "c.trace"), *out, *errs, *want;
+    write_host_clock(c, 0, 30, 500, (1ull << 63) + 1000, 1500, 1800, "2");
+    const char *cmd[] = {"report", "export"};
+    for (int i = 0; i < 2; i++) {
+        char *rep[] = {"report", a, c, "--format", "csv", NULL};
+        char *ex[] = {"export", "chrome", a, c, "-o", "/dev/null", NULL};
+        int rc = i ? tu_call(cmd_export, ex, dir, &out, &errs)
+                   : tu_call(cmd_report, rep, dir, &out, &errs);
+        ck_assert_int_eq(rc, 1);
+        ck_assert_str_eq(out, "");
+        ck_assert_int_gt(asprintf(&want,
+                                  "opprof %s: %s: nothing in the trace can be read: trace "
+                                  "damaged at byte 24: process 1 has a damaged clock\n",
+                                  cmd[i], c),
+                         0);
+        ck_assert_str_eq(errs, want);
+        free(out), free(errs), free(want);
+    }
+    write_host_clock(c, 1, 30, 500, (1ull << 63) + 1000, 1500, 1800, "2");
+    char *rep[] = {"report", a, c, "--format", "csv", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, rep, dir, &out, &errs), 0);
+    ck_assert_str_eq(out, "key,lib,count,self_cpu_time_total_us,cpu_time_total_us,cpu_time_avg_us,"
+                          "flops\ncblas_ddot,blas,1,1.000,1.000,1.000,200\n");
+    ck_assert_int_gt(asprintf(&want,
+                              "opprof report: warning: %s: trace damaged at byte 64: process 1 "
+                              "has a damaged clock\n",
+                              c),
+                     0);
+    ck_assert_str_eq(errs, want);
+    free(out), free(errs), free(want), free(c);
+}
+END_TEST
+
+/* Clocks at the ends of what a trace may say: the first trace's offset
+ * -INT64_MAX, the second's INT64_MAX. The second's times move as far as
+ * they can (INT64_MAX), nothing overflows. */
+START_TEST(extreme_clocks_saturate)
+{
+    char *x = tu_path(dir, "x.trace"), *y = tu_path(dir, "y.trace");
+    write_host(x, 10, INT64_MAX, 0, 2000, 3000, "0");
+    write_host(y, 20, 0, INT64_MAX, 1500, 1800, "1");
+    const char *paths[] = {x, y};
+    char err[512];
+    struct opp_model *two = tu_model_load_many(paths, 2, err, sizeof err);
+    ck_assert_msg(two != NULL, "%s", err);
+    ck_assert_uint_eq(two->nprocs, 2);
+    ck_assert_uint_eq(two->procs[0].start_ns, INT64_MAX);
+    ck_assert_uint_eq(two->procs[1].start_ns, 0); /* 0: unknown, kept */
+    ck_assert_uint_eq(two->threads[0].events[0].begin_ns, 2000);
+    ck_assert_uint_eq(two->threads[1].events[0].begin_ns, INT64_MAX);
+    ck_assert_uint_eq(two->threads[1].events[0].end_ns, INT64_MAX);
+    opp_model_free(two);
+    free(x), free(y);
+}
+END_TEST
+
 START_TEST(rank_without_calls)
 {
     char *d = tu_tmpdir(), *path = tu_path(d, "r.trace");
@@ -169,6 +241,8 @@ Suite *suite_merge(void)
     tcase_add_test(tc, rows_of_both_hosts);
     tcase_add_test(tc, command_by_rank);
     tcase_add_test(tc, same_trace_twice_refused);
+    tcase_add_test(tc, damaged_clock_refused);
+    tcase_add_test(tc, extreme_clocks_saturate);
     suite_add_tcase(s, tc);
     TCase *ranks = tcase_create("ranks");
     tcase_add_test(ranks, rank_without_calls);
