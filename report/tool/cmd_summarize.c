@@ -25,13 +25,12 @@ int cmd_summarize(int argc, char **argv)
                        "call paths kept at most (default 1048576); calls on\n"
                        "new paths past it are counted as dropped",
                        OPP_NUMBER_U32, 1, 1ul << 28, "a number from 1 to 268435456"),
-        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
-         .flags = OPP_OPTION_HIDDEN},
+        OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };
     const struct opp_command cmd = {
         .name = "summarize",
-        .usage = "usage: opprof summarize TRACE -o OUT\n"
+        .usage = "usage: opprof summarize TRACE -o OUT [--max-nodes N]\n"
                  "\n"
                  "Add up a full trace's calls by call path into a summary trace, as\n"
                  "OPPROF_MODE=summary records one: its size does not grow with the run's\n"
@@ -64,7 +63,13 @@ int cmd_summarize(int argc, char **argv)
     if (opp_out_close(&o, rc == OPP_SUMMARIZED, err, sizeof err) == 0) {
         if (res.warning[0])
             opp_say("opprof summarize: %s: %s", in, res.warning);
-        opp_say("opprof summarize: %llu calls into %s", (unsigned long long)res.calls, out);
+        if (res.dropped)
+            opp_say("opprof summarize: %llu calls into %s, %llu of them dropped: on new call "
+                    "paths past --max-nodes %lu",
+                    (unsigned long long)res.calls, out, (unsigned long long)res.dropped,
+                    (unsigned long)max_nodes);
+        else
+            opp_say("opprof summarize: %llu calls into %s", (unsigned long long)res.calls, out);
         return 0;
     }
     opp_say("opprof summarize: %s", err);

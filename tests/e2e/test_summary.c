@@ -874,6 +874,46 @@ START_TEST(long_run_constant)
 }
 END_TEST
 
+/* `opprof summarize --max-nodes N`: the calls on new call paths past N are
+ * left out of the summary, counted as dropped; the command says how many
+ * in its one line, as it says how many calls it added up. */
+START_TEST(summarize_says_calls_past_max_nodes)
+{
+    char *args[] = {(char *)tu_build("tests/progs/blas_calls"), "4", NULL};
+    ck_assert_int_eq(run_scenario(trace, NULL, args), 0);
+    struct opp_model *full = tu_load(trace);
+    ck_assert_ptr_nonnull(full);
+    ck_assert_uint_eq(full->dropped, 0);
+    char *sum = tu_path(dir, "s.trace"), *o, *e, *want;
+    char *bounded[] = {"summarize", trace, "-o", sum, "--max-nodes", "2", NULL};
+    ck_assert_int_eq(tu_call(cmd_summarize, bounded, dir, &o, &e), 0);
+    struct opp_model *m = tu_load(sum);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_gt(m->dropped, 0);
+    ck_assert_uint_eq(m->events + m->dropped, full->events);
+    ck_assert_int_gt(asprintf(&want,
+                              "opprof summarize: %llu calls into %s, %llu of them dropped: on "
+                              "new call paths past --max-nodes 2\n",
+                              (unsigned long long)full->events, sum,
+                              (unsigned long long)m->dropped),
+                     0);
+    ck_assert_str_eq(o, "");
+    ck_assert_str_eq(e, want);
+    free(o), free(e), free(want);
+    opp_model_free(m);
+    /* without the bound nothing is dropped, and the line says no more */
+    char *whole[] = {"summarize", trace, "-o", sum, NULL};
+    ck_assert_int_eq(tu_call(cmd_summarize, whole, dir, &o, &e), 0);
+    ck_assert_int_gt(asprintf(&want, "opprof summarize: %llu calls into %s\n",
+                              (unsigned long long)full->events, sum),
+                     0);
+    ck_assert_str_eq(e, want);
+    free(o), free(e), free(want);
+    opp_model_free(full);
+    free(sum);
+}
+END_TEST
+
 Suite *suite_summary(void)
 {
     Suite *s = suite_create("summary");
@@ -894,5 +934,9 @@ Suite *suite_summary(void)
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);
     suite_add_tcase(s, tc);
+    TCase *bound = tcase_create("max_nodes");
+    tcase_add_checked_fixture(bound, setup, teardown);
+    tcase_add_test(bound, summarize_says_calls_past_max_nodes);
+    suite_add_tcase(s, bound);
     return s;
 }
