@@ -16,9 +16,13 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
         opp_text_fput(f, m->sum.warning);
         fputc('\n', f);
     }
-    if (m->dropped)
-        fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full): %s\n",
-                m->dropped, OPP_DROP_ADVICE);
+    if (m->dropped) /* a summary's own bound drops too (common/summary.h) */
+        fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full%s): %s\n",
+                m->dropped,
+                m->summary ? ", or on new call paths past the summary's bound: opprof "
+                             "summarize --max-nodes"
+                           : "",
+                OPP_DROP_ADVICE);
     if (!m->events && !m->gpu.nops && !m->dropped && !m->sum.complete && m->sum.warning[0]) {
         fputs(PREFIX, f); /* cut or damaged: the hint below would point the wrong way */
         opp_text_fput(f, trace);

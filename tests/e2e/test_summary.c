@@ -900,6 +900,17 @@ START_TEST(summarize_says_calls_past_max_nodes)
     ck_assert_str_eq(o, "");
     ck_assert_str_eq(e, want);
     free(o), free(e), free(want);
+    /* the report's warning names the bound beside full buffers */
+    char *rs[] = {"report", sum, NULL};
+    ck_assert_int_eq(tu_call(cmd_report, rs, dir, &o, &e), 0);
+    ck_assert_int_gt(asprintf(&want,
+                              "opprof report: warning: %llu records were dropped (buffers full, "
+                              "or on new call paths past the summary's bound: opprof summarize "
+                              "--max-nodes): " OPP_DROP_ADVICE "\n",
+                              (unsigned long long)m->dropped),
+                     0);
+    ck_assert_str_eq(e, want);
+    free(o), free(e), free(want);
     opp_model_free(m);
     /* without the bound nothing is dropped, and the line says no more */
     char *whole[] = {"summarize", trace, "-o", sum, NULL};
