@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 out=${OPPROF_DEMO_TRACE:-demo.trace}
 py=/usr/bin/python3
 if [ -x "$py" ] && "$py" -c 'import torch' 2>/dev/null; then
-    echo "== opprof run -o $out -- $py tests/py/cnn.py"
+    echo "== opprof run -q -o $out -- $py tests/py/cnn.py"
     build/opprof run -q -o "$out" -- "$py" tests/py/cnn.py
     echo
     echo "== opprof report $out -n 12"
@@ -22,7 +22,7 @@ if [ -x "$py" ] && "$py" -c 'import torch' 2>/dev/null; then
 else
     echo "== (no python3-torch: profiling the OpenBLAS sample instead)"
     make -s build/tests/progs/blas_calls
-    echo "== opprof run -o $out -- build/tests/progs/blas_calls 3"
+    echo "== opprof run -q -o $out -- build/tests/progs/blas_calls 3"
     build/opprof run -q -o "$out" -- build/tests/progs/blas_calls 3
 fi
 echo
