@@ -132,14 +132,15 @@ static int has_coll_time(const struct opp_agg *a)
     return 0;
 }
 
-
 /* torch's auto_scale_flops: the largest power of 1000 not above the
- * smallest non-zero count. 0 when no row has FLOPs. */
+ * smallest non-zero count. 0 when no row has FLOPs. Over every row before
+ * the limit, as torch's table (and the CUDA and memory columns here): the
+ * columns and their units do not change with --limit. */
 static int scale_flops(struct table *t)
 {
     static const char *units[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"};
     uint64_t min = 0;
-    for (size_t i = 0; i < t->a->nrows; i++) {
+    for (size_t i = 0; i < t->a->nrows_all; i++) {
         uint64_t f = t->a->rows[i].flops;
         if (f && (!min || f < min))
             min = f;
@@ -155,7 +156,7 @@ static int scale_flops(struct table *t)
     snprintf(t->flops_head, sizeof t->flops_head, "Total %s", units[u]);
     /* Achieved rate: TFLOP/s when some row reaches 1000 GFLOP/s. */
     t->rate_unit = 1;
-    for (size_t i = 0; i < t->a->nrows; i++)
+    for (size_t i = 0; i < t->a->nrows_all; i++)
         if (flop_rate(&t->a->rows[i]) >= 1000)
             t->rate_unit = 1000;
     return 1;

@@ -417,6 +417,40 @@ START_TEST(train_loop_tree_and_steps)
 }
 END_TEST
 
+/* --flops under a --limit whose rows have no FLOPs (the loop's ranges
+ * first by CPU total): the columns are chosen, and their unit scaled, over
+ * every row before the limit, as torch's table chooses them and as the
+ * CUDA and memory columns are; the row shows none. */
+START_TEST(flops_columns_chosen_before_the_limit)
+{
+    if (!built("flops_columns_chosen_before_the_limit"))
+        return;
+    char *trace = tu_path(dir, "tl.trace");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/nvtx/train_loop"), "5", NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"), NULL, NULL)), 0);
+    char *all[] = {"report", trace, "--flops", NULL},
+         *one[] = {"report", trace, "--flops", "--sort", "cpu_time_total", "-n", "1", NULL};
+    const char *head = "    # of Calls  Total KFLOPs       GFLOP/s  \n";
+    char *o, *e;
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(tu_call(cmd_report, k ? one : all, dir, &o, &e), 0);
+        ck_assert_str_eq(e, "");
+        const char *l2 = strchr(o, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
+        ck_assert_msg(l3 - strlen(head) >= l2 && !strncmp(l3 - strlen(head), head, strlen(head)),
+                      "%s", o);
+        if (k) {
+            ck_assert_int_eq(tu_count_lines(o, ""), 6);
+            ck_assert_ptr_nonnull(strstr(o, "  train_step  "));
+            ck_assert_ptr_nonnull(strstr(o, "            5            --            --  \n"));
+        }
+        free(o), free(e);
+    }
+    free(trace);
+}
+END_TEST
+
 /* Across fork(): the child's pop and end of the parent's ranges do nothing;
  * its own range is recorded in its own process, named from its own strings. */
 START_TEST(ranges_across_fork)
@@ -449,6 +483,7 @@ Suite *suite_nvtx(void)
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
     tcase_add_test(tc, train_loop_tree_and_steps);
+    tcase_add_test(tc, flops_columns_chosen_before_the_limit);
     tcase_add_test(tc, ranges_across_fork);
     suite_add_tcase(s, tc);
     return s;
