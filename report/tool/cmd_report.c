@@ -206,7 +206,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             "usage: opprof report TRACE... [--sort KEY] [--limit N] [--group-by-shape] [--flops]\n"
             "                           [--format table|csv|json] [--pid PID] [--tid TID]\n"
             "                           [--lib NAME] [--show-lib] [--group-by-stack N]\n"
-            "                           [--from MS] [--to MS] [--match REGEX]\n"
+            "                           [--from MS] [--to MS] [--window K] [--match REGEX]\n"
             "       opprof report TRACE --gpu [--limit N] [--pid PID] [--tid TID]\n"
             "       opprof report TRACE --tree [--depth N] [--min-share PCT] [--limit N]\n"
             "                           [--pid PID] [--tid TID]\n"
