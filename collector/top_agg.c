@@ -111,7 +111,9 @@ struct lrow {
     struct lns self_ns, total_ns, layer_ns; /* self, total and layer as shown */
     int64_t mem;
     int step;
-    uint32_t unnamed; /* its calls at depth 0 before its name came: steps if it names one */
+    /* its calls before its name came, at depth 0 and deeper: steps if it
+     * names one (a profiler step at any depth, an optimizer's at depth 0) */
+    uint32_t unnamed, unnamed_in;
     int module;       /* an nn.Module's forward (OPP_TORCH_SCOPE_MODULE) */
     int folded;       /* folded into the step row: free, fn the next free row (NONE: none) */
 };
@@ -577,9 +579,12 @@ static void optimizer_step(struct opp_top_agg *l, struct lthread *t, uint64_t en
 static void step_named(struct opp_top_agg *l, struct lproc *p, struct lrow *row, const char *n)
 {
     row->step = step_of(n, p->f[row->fn].kind, (uint64_t)(-1 - row->step));
-    for (; row->unnamed && row->step != STEP_NONE; row->unnamed--)
+    uint64_t steps = row->step == STEP_PROFILER    ? (uint64_t)row->unnamed + row->unnamed_in
+                     : row->step == STEP_OPTIMIZER ? row->unnamed
+                                                   : 0;
+    for (; steps; steps--)
         step_ended(l, row->step, 0); /* how long they took is not known */
-    row->unnamed = 0;
+    row->unnamed = row->unnamed_in = 0;
 }
 
 static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, struct lrow *row,
@@ -589,6 +594,7 @@ static void steps_of(struct opp_top_agg *l, struct lproc *p, struct lthread *t, 
         const char *n = row_name(p, row);
         if (!n) { /* not yet (its string comes on the socket, the call in the ring) */
             row->unnamed += !depth;
+            row->unnamed_in += !!depth;
             return;
         }
         step_named(l, p, row, n);

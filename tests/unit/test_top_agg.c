@@ -387,6 +387,31 @@ START_TEST(steps_before_their_name_counted)
 }
 END_TEST
 
+/* Steps inside a call (the agent's ranges for OPPROF_STEP=torch are at
+ * the optimizer's step's depth), half of them drained before their
+ * string came: each is a step, as when its string came first. */
+START_TEST(profiler_steps_inside_a_call_before_their_name_counted)
+{
+    enum { STEPS = 10 };
+    for (uint64_t i = 0; i < STEPS; i++) {
+        uint64_t id = 0x80001000u + i, b = i * 100;
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%u", (unsigned)i);
+        if (i % 2)
+            string(id, name);
+        torch_op(7, 1, id, OPP_TORCH_SCOPE_USER, b + 10, b + 20);
+        call(7, F_OUTER, 0, b, b + 50);
+        if (!(i % 2)) /* after its call */
+            string(id, name);
+    }
+    const struct opp_top_row *r = row("ProfilerStep*");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->calls, STEPS);
+    ck_assert_str_eq(snap.step_name, "ProfilerStep#N");
+    ck_assert_uint_eq(snap.steps, STEPS);
+}
+END_TEST
+
 START_TEST(tsc_ticks_become_ns)
 {
     ck_assert_int_eq(opp_top_agg_proc(L, 2, OPP_CLOCK_TSC, NF, funcs), 0);
@@ -510,6 +535,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, nvtx_range_without_message_is_unnamed);
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, steps_before_their_name_counted);
+    tcase_add_test(tc, profiler_steps_inside_a_call_before_their_name_counted);
     tcase_add_test(tc, tsc_ticks_become_ns);
     tcase_add_test(tc, later_rate_does_not_rescale_what_was_shown);
     tcase_add_test(tc, ended_process_keeps_its_rows);
