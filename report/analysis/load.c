@@ -14,7 +14,6 @@
 
 #include "analysis/loader.h"
 #include "analysis/symbolize.h"
-#include "torch_rules.h"
 
 struct opp_model *opp_loader_load(const char *const *paths, size_t npaths,
                                   int (*event)(void *ctx, const struct opp_tr_event *te),
@@ -81,34 +80,14 @@ static int refuse_call(void *ctx, const struct opp_tr_event *te)
     return opp_loader_fail(ctx, ENOTSUP);
 }
 
-/* A summary's node of torch.profiler's steps holds them all (summary.h:
- * the first step's string keys it): named as the table keys them, in the
- * tree and the stacks too. 0 or -1 (out of memory). */
-static int steps_named(struct opp_loader *ld)
-{
-    struct opp_model *m = ld->m;
-    uint32_t row = UINT32_MAX;
-    for (size_t i = 0; i < m->nthreads; i++)
-        for (size_t k = 0; k < m->threads[i].nevents; k++) {
-            struct opp_event *ev = &m->threads[i].events[k];
-            if (!opp_profiler_step(opp_model_str(m, ev->name)))
-                continue;
-            if (row == UINT32_MAX &&
-                (row = opp_loader_intern(ld, OPP_PROFILER_STEP_ROW)) == UINT32_MAX)
-                return -1;
-            ev->name = row;
-        }
-    return 0;
-}
-
 /* Everything that needs the whole trace: names, whether it has CPU
  * memory, device memory sizes and series (its nodes' own CPU memory and
  * GPU work are added up as the pass hands them over). 0 or an errno. */
 static int summary_finish(struct opp_loader *ld)
 {
     struct opp_model *m = ld->m;
-    if (opp_loader_event_names(ld) || steps_named(ld) || opp_loader_gpu_names(ld) ||
-        opp_loader_parents(m) || opp_loader_cpu_summed(m))
+    if (opp_loader_event_names(ld) || opp_loader_gpu_names(ld) || opp_loader_parents(m) ||
+        opp_loader_cpu_summed(m))
         return ENOMEM;
     opp_loader_sort_devices(&m->gpu);
     return opp_loader_gpu_memory(&m->gpu) ? ENOMEM : 0;
