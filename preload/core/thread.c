@@ -259,22 +259,25 @@ OPP_EXPORT int prctl(int option, ...)
     return rc;
 }
 
-/* Keep the alternate signal stack this thread sets (alt_stack): its
- * bounds are written empty first, so that a handler between the writes
- * sees no stack rather than half of one. The sanitizers' runtimes call it
- * as they start: by the system call, as libc's is (the same stack_t),
- * since no function can be looked up yet, and not instrumented under
- * TSan. */
+/* Keep the alternate signal stack this thread sets (alt_stack): the one
+ * the kernel holds once the call returned, asked for again, since old may
+ * be the very stack_t the new stack came in (the kernel reads it before it
+ * writes the old stack there). Its bounds are written empty first, so
+ * that a handler between the writes sees no stack rather than half of
+ * one. The sanitizers' runtimes call it as they start: by the system
+ * call, as libc's is (the same stack_t), since no function can be looked
+ * up yet, and not instrumented under TSan. */
 OPP_EXPORT __attribute__((no_sanitize("thread"))) int sigaltstack(const stack_t *ss, stack_t *old)
 {
     int rc = (int)syscall(SYS_sigaltstack, ss, old);
-    if (rc == 0 && ss) {
+    stack_t now;
+    if (rc == 0 && ss && syscall(SYS_sigaltstack, NULL, &now) == 0) {
         alt_stack.hi = 0;
         atomic_signal_fence(memory_order_seq_cst);
-        if ((ss->ss_flags & ~(int)SS_AUTODISARM) != SS_DISABLE) {
-            alt_stack.lo = (uintptr_t)ss->ss_sp;
+        if (!(now.ss_flags & SS_DISABLE)) {
+            alt_stack.lo = (uintptr_t)now.ss_sp;
             atomic_signal_fence(memory_order_seq_cst);
-            alt_stack.hi = alt_stack.lo + ss->ss_size;
+            alt_stack.hi = alt_stack.lo + now.ss_size;
         }
     }
     return rc;

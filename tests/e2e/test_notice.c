@@ -189,6 +189,16 @@ START_TEST(first_call_on_a_small_autodisarm_alternate_stack)
 }
 END_TEST
 
+/* The same with each stack set by sigaltstack(&ss, &ss), the old stack
+ * written over the new one's stack_t once the kernel has read it: the
+ * stack set is still the one known. */
+START_TEST(first_call_on_an_autodisarm_alternate_stack_set_aliased)
+{
+    same_run("altstack 11, fits, in the handler SS_DISABLE\n", 0, NULL, 1 + 1 + 10, "altstack",
+             "10", "autodisarm", "aliased", NULL);
+}
+END_TEST
+
 /* errno set before each CBLAS class, a new thread's first call and a fork
  * child's first call (its connection) is what the program left there. */
 START_TEST(errno_across_calls)
@@ -220,6 +230,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, all_signals_blocked);
     tcase_add_test(tc, first_call_on_a_small_alternate_stack);
     tcase_add_test(tc, first_call_on_a_small_autodisarm_alternate_stack);
+    tcase_add_test(tc, first_call_on_an_autodisarm_alternate_stack_set_aliased);
     tcase_add_test(tc, errno_across_calls);
     suite_add_tcase(s, tc);
     return s;

@@ -24,13 +24,14 @@
  *   sigpipe N DIR      N calls, creates DIR/halfway, waits for DIR/go, N on a new thread,
  *                      N more; SIGPIPE left at its default (kill the process)
  *   blockall N T       all signals blocked, T threads of N calls each; exits 7
- *   altstack N [autodisarm]
+ *   altstack N [autodisarm [aliased]]
  *                      measures the stack a SIGUSR1 handler's call takes on a thread that
  *                      called before; a new thread's first call is in that handler on an
  *                      alternate stack 256 bytes larger, then N calls; prints their sum,
  *                      whether the handler's stack overflowed and what sigaltstack said in
  *                      the handler (autodisarm: the stacks set with SS_AUTODISARM, which
- *                      the kernel disarms while a handler runs on one)
+ *                      the kernel disarms while a handler runs on one; aliased: each set
+ *                      with the stack_t that also takes the old stack, as the kernel allows)
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -161,6 +162,11 @@ static void on_usr1(int sig)
     handler_flags = sigaltstack(NULL, &now) ? -1 : now.ss_flags;
 }
 
+/* The stacks are set with the stack_t that takes the old one
+ * (sigaltstack(&ss, &ss)): the kernel reads the new stack before it
+ * writes the old over it. */
+static int set_aliased;
+
 /* The bytes of an alternate stack of size bytes set with flags (in a
  * buffer with 4 KiB more below it, filled with a pattern) that a SIGUSR1
  * handler's call took on this thread, counting any below the stack's
@@ -174,7 +180,7 @@ static long handler_depth(long size, int flags)
     memset(buf, 0xa5, (size_t)(below + size));
     stack_t ss = {.ss_sp = buf + below, .ss_flags = flags, .ss_size = (size_t)size},
             off = {.ss_flags = SS_DISABLE};
-    if (sigaltstack(&ss, NULL)) {
+    if (sigaltstack(&ss, set_aliased ? &ss : NULL)) {
         perror("sigaltstack");
         exit(2);
     }
@@ -428,6 +434,7 @@ int main(int argc, char **argv)
         struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_ONSTACK};
         sigaction(SIGUSR1, &sa, NULL);
         int flags = argc > 3 && !strcmp(argv[3], "autodisarm") ? (int)SS_AUTODISARM : 0;
+        set_aliased = argc > 4 && !strcmp(argv[4], "aliased");
         calls(1); /* bound, this thread recording: what a handler's call takes */
         long call = handler_depth(65536, flags);
         handler_sum = 0;
