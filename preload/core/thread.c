@@ -65,10 +65,14 @@ static int next_prctl(int option, unsigned long a2, unsigned long a3, unsigned l
 #define SS_AUTODISARM (1U << 31) /* Linux 4.7's: in <linux/signal.h>, not glibc's headers */
 #endif
 
-/* The alternate signal stack this thread last set through sigaltstack
- * ([lo, hi), empty: none). One set with SS_AUTODISARM is disarmed while a
- * handler runs on it: sigaltstack then says SS_DISABLE, as for a thread
- * that never set one, and only this tells attaching that it runs there. */
+/* The SS_AUTODISARM alternate signal stack this thread last set through
+ * sigaltstack ([lo, hi), empty: none, or one without the flag). Such a
+ * stack is disarmed while a handler runs on it: sigaltstack then says
+ * SS_DISABLE, as for a thread that never set one, and only this tells
+ * attaching that it runs there. Of any other stack the kernel says so
+ * (SS_ONSTACK); kept here, it would stay after being taken down past us
+ * (by the system call), and its memory, once the thread's stack, would
+ * keep the thread from ever attaching. */
 static __thread struct {
     uintptr_t lo, hi;
 } alt_stack;
@@ -259,12 +263,12 @@ OPP_EXPORT int prctl(int option, ...)
     return rc;
 }
 
-/* Keep the alternate signal stack this thread sets (alt_stack): the one
- * the kernel holds once the call returned, asked for again, since old may
- * be the very stack_t the new stack came in (the kernel reads it before it
- * writes the old stack there). Its bounds are written empty first, so
- * that a handler between the writes sees no stack rather than half of
- * one. The sanitizers' runtimes call it as they start: by the system
+/* Keep the SS_AUTODISARM alternate signal stack this thread sets
+ * (alt_stack): the one the kernel holds once the call returned, asked for
+ * again, since old may be the very stack_t the new stack came in (the
+ * kernel reads it before it writes the old stack there). Its bounds are
+ * written empty first, so that a handler between the writes sees no stack
+ * rather than half of one. The sanitizers' runtimes call it as they start: by the system
  * call, as libc's is (the same stack_t), since no function can be looked
  * up yet, and not instrumented under TSan. */
 OPP_EXPORT __attribute__((no_sanitize("thread"))) int sigaltstack(const stack_t *ss, stack_t *old)
@@ -274,7 +278,7 @@ OPP_EXPORT __attribute__((no_sanitize("thread"))) int sigaltstack(const stack_t 
     if (rc == 0 && ss && syscall(SYS_sigaltstack, NULL, &now) == 0) {
         alt_stack.hi = 0;
         atomic_signal_fence(memory_order_seq_cst);
-        if (!(now.ss_flags & SS_DISABLE)) {
+        if ((now.ss_flags & (SS_DISABLE | (int)SS_AUTODISARM)) == (int)SS_AUTODISARM) {
             alt_stack.lo = (uintptr_t)now.ss_sp;
             atomic_signal_fence(memory_order_seq_cst);
             alt_stack.hi = alt_stack.lo + now.ss_size;

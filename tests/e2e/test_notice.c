@@ -201,6 +201,15 @@ END_TEST
 
 /* errno set before each CBLAS class, a new thread's first call and a fork
  * child's first call (its connection) is what the program left there. */
+/* An alternate stack taken down past the wrapper (by the system call)
+ * leaves no trace: a thread running its calls on that memory later
+ * records them all. */
+START_TEST(calls_on_a_taken_down_alternate_stack_recorded)
+{
+    same_run("altreuse 10\n", 0, NULL, 10, "altreuse", "10", NULL, NULL, NULL);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -231,6 +240,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, first_call_on_a_small_alternate_stack);
     tcase_add_test(tc, first_call_on_a_small_autodisarm_alternate_stack);
     tcase_add_test(tc, first_call_on_an_autodisarm_alternate_stack_set_aliased);
+    tcase_add_test(tc, calls_on_a_taken_down_alternate_stack_recorded);
     tcase_add_test(tc, errno_across_calls);
     suite_add_tcase(s, tc);
     return s;

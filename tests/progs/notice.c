@@ -32,6 +32,10 @@
  *                      the handler (autodisarm: the stacks set with SS_AUTODISARM, which
  *                      the kernel disarms while a handler runs on one; aliased: each set
  *                      with the stack_t that also takes the old stack, as the kernel allows)
+ *   altreuse N         a new thread sets an alternate stack (no flags) in memory it then
+ *                      takes down by the system call (as a runtime may, past libc), and
+ *                      makes N calls running on that memory as its stack (a ucontext);
+ *                      prints their sum
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -55,6 +59,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -204,6 +209,35 @@ static void *alt_thread(void *p)
     struct alt *a = p;
     a->depth = handler_depth(a->size, a->flags); /* this thread's first call, on the small stack */
     a->sum = handler_sum + calls(a->n);
+    return NULL;
+}
+
+static ucontext_t reuse_thread, reuse_calls;
+static double reuse_sum;
+static long reuse_n;
+static void reuse_run(void)
+{
+    reuse_sum = calls(reuse_n);
+}
+
+static void *reuse_thread_main(void *p)
+{
+    (void)p;
+    size_t size = 65536;
+    char *m = malloc(size);
+    if (!m)
+        exit(2);
+    stack_t ss = {.ss_sp = m, .ss_size = size}, off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(&ss, NULL) || syscall(SYS_sigaltstack, &off, NULL)) {
+        perror("sigaltstack");
+        exit(2);
+    }
+    getcontext(&reuse_calls);
+    reuse_calls.uc_stack = (stack_t){.ss_sp = m, .ss_size = size};
+    reuse_calls.uc_link = &reuse_thread;
+    makecontext(&reuse_calls, reuse_run, 0);
+    swapcontext(&reuse_thread, &reuse_calls);
+    free(m);
     return NULL;
 }
 
@@ -449,6 +483,12 @@ int main(int argc, char **argv)
                : f & SS_ONSTACK  ? "SS_ONSTACK"
                : f == SS_DISABLE ? "SS_DISABLE"
                                  : "other");
+    } else if (!strcmp(mode, "altreuse")) {
+        reuse_n = arg(argc, argv, 2);
+        pthread_t t;
+        pthread_create(&t, NULL, reuse_thread_main, NULL);
+        pthread_join(t, NULL);
+        printf("altreuse %g\n", reuse_sum);
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
