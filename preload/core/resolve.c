@@ -155,6 +155,11 @@ static struct caller_found {
     void *_Atomic p;
 } caller_found[CALLER_SLOTS];
 static _Atomic uint32_t caller_gen = 1;
+/* The generation in which a caller's scope last found fn past the global
+ * scope: a definition that joins the global scope later (a library loaded
+ * RTLD_GLOBAL) is then kept per caller too, never in the shared slot the
+ * wrappers read first, as the callers bound before it stay bound. */
+static _Atomic uint32_t scoped_gen[OPP_FN_COUNT];
 
 static uint64_t caller_key(uint32_t fn, uint32_t gen)
 {
@@ -217,8 +222,9 @@ static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* The global scope's definition serves every caller (opp_real_fn), as
- * does what a lookup with no caller found; any other, only the caller
- * that found it (caller_found). */
+ * does what a lookup with no caller found, unless a caller's scope found
+ * another before in this generation; any other, only the caller that
+ * found it (caller_found). */
 void *opp_resolve(uint32_t fn, const void *caller)
 {
     uint32_t gen = atomic_load_explicit(&caller_gen, memory_order_acquire);
@@ -240,12 +246,16 @@ void *opp_resolve(uint32_t fn, const void *caller)
             dl_iterate_phdr(find_in_object, &f);
             p = f.found;
         }
-        if (!p)
+        int scoped = atomic_load(&scoped_gen[fn]) == gen;
+        if (!p) {
             atomic_store(&missing_at[fn], adds);
-        else if (global || !caller)
-            atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
-        else
+        } else if (caller && (!global || scoped)) {
+            if (!global)
+                atomic_store(&scoped_gen[fn], gen);
             caller_scope_keep(fn, caller, p, gen);
+        } else if (!scoped) {
+            atomic_store_explicit(&opp_real_fn[fn], p, memory_order_relaxed);
+        }
     }
     errno = saved_errno;
     return p;

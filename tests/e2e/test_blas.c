@@ -487,38 +487,32 @@ END_TEST
  * loads OpenBLAS's plugin and reference BLAS and LAPACK's, RTLD_LOCAL, in
  * that order or the other: each plugin's dgesv_ and ddot_ run the library
  * it links, whichever called first. The output is the unprofiled run's
- * (the two ddot_ round apart); the trace has both dgesv_ and both ddot_ as
- * roots, and nested in them the calls reference LAPACK's dgesv_ makes,
- * once (OpenBLAS's makes none). */
+ * (the two ddot_ round apart); the trace has every dgesv_ and ddot_ as
+ * roots, and nested in each of reference LAPACK's dgesv_ the calls it
+ * makes, once (OpenBLAS's makes none). args: the host's (at most 4);
+ * runs: the plugins run, reference: of them reference BLAS's. */
 #define SOLVE_OPENBLAS "tests/progs/libsolve_openblas.so"
 #define SOLVE_REFERENCE "tests/progs/libsolve_reference.so"
-static void scopes_alike(const char *first, const char *second, int unload)
+static void scopes_run(char *const args[], int runs, unsigned long reference)
 {
     char *trace = tu_path(dir, "scopes.trace"), *out = tu_path(dir, "out"),
          *plain = tu_path(dir, "plain");
-    char *prog = strdup(tu_build("tests/progs/scopes")), *a = strdup(tu_build(first)),
-         *b = strdup(tu_build(second));
-    char *bare[] = {prog, unload ? "-u" : a, unload ? a : b, unload ? b : NULL, NULL};
-    char *run[] = {(char *)tu_tool("opprof"),
-                   "run",
-                   "-q",
-                   "-o",
-                   trace,
-                   "--",
-                   bare[0],
-                   bare[1],
-                   bare[2],
-                   bare[3],
-                   NULL};
+    char *bare[6] = {strdup(tu_build("tests/progs/scopes"))};
+    char *run[12] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", bare[0]};
+    for (int i = 0; args[i]; i++) {
+        ck_assert_int_lt(i, 4);
+        bare[i + 1] = args[i];
+        run[i + 7] = args[i];
+    }
     ck_assert_int_eq(tu_code(tu_run(run, NULL, out, NULL)), 0);
     ck_assert_int_eq(tu_code(tu_run(bare, NULL, plain, NULL)), 0);
     char *o1 = tu_slurp(out), *o2 = tu_slurp(plain);
-    ck_assert_int_eq(tu_count_lines(o2, "libsolve_"), 4);
+    ck_assert_int_eq(tu_count_lines(o2, "libsolve_"), 2 * runs);
     ck_assert_str_eq(o1, o2);
 
     char *t = roots_tree(trace);
-    ck_assert_int_eq(root_calls(t, "dgesv_"), 2);
-    ck_assert_int_eq(root_calls(t, "ddot_"), 2);
+    ck_assert_int_eq(root_calls(t, "dgesv_"), runs);
+    ck_assert_int_eq(root_calls(t, "ddot_"), runs);
     ck_assert_int_eq(tree_roots(t), 2);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
@@ -526,16 +520,25 @@ static void scopes_alike(const char *first, const char *second, int unload)
         const char *name;
         unsigned long calls;
     } nested[] = {{"dgetrf_", 1}, {"idamax_", 3}, {"dscal_", 3}, {"dtrsm_", 5}, {"dgemm_", 3}};
-    unsigned long events = 4;
+    unsigned long events = 2 * (unsigned long)runs;
     for (size_t i = 0; i < sizeof nested / sizeof *nested; i++) {
-        ck_assert_msg(tu_count(m, nested[i].name, -1, 0, 0) == nested[i].calls,
-                      "%s: %lu calls, not %lu", nested[i].name,
-                      tu_count(m, nested[i].name, -1, 0, 0), nested[i].calls);
-        events += nested[i].calls;
+        unsigned long want = nested[i].calls * reference;
+        ck_assert_msg(tu_count(m, nested[i].name, -1, 0, 0) == want, "%s: %lu calls, not %lu",
+                      nested[i].name, tu_count(m, nested[i].name, -1, 0, 0), want);
+        events += want;
     }
     ck_assert_uint_eq(m->events, events);
     opp_model_free(m);
-    free(o1), free(o2), free(t), free(prog), free(a), free(b), free(trace), free(out), free(plain);
+    free(o1), free(o2), free(t), free(bare[0]), free(trace), free(out), free(plain);
+}
+
+/* Two plugins, first then second, each run once. */
+static void scopes_alike(const char *first, const char *second, int unload)
+{
+    char *a = strdup(tu_build(first)), *b = strdup(tu_build(second));
+    char *args[] = {unload ? "-u" : a, unload ? a : b, unload ? b : NULL, NULL};
+    scopes_run(args, 2, 1);
+    free(a), free(b);
 }
 
 static int have_reference_plugin(const char *test)
@@ -569,6 +572,20 @@ START_TEST(caller_scopes_after_unload)
         return;
     scopes_alike(SOLVE_OPENBLAS, SOLVE_REFERENCE, 1);
     scopes_alike(SOLVE_REFERENCE, SOLVE_OPENBLAS, 1);
+}
+END_TEST
+
+/* OpenBLAS's plugin loaded RTLD_GLOBAL between two runs of reference
+ * BLAS's, bound before OpenBLAS joined the global scope: its second run is
+ * still reference BLAS's, as without us. */
+START_TEST(caller_scope_kept_past_a_later_global_definition)
+{
+    if (!have_reference_plugin("caller_scope_kept_past_a_later_global_definition"))
+        return;
+    char *ref = strdup(tu_build(SOLVE_REFERENCE)), global[4200];
+    snprintf(global, sizeof global, "+%s", tu_build(SOLVE_OPENBLAS));
+    scopes_run((char *[]){ref, global, ref, NULL}, 3, 2);
+    free(ref);
 }
 END_TEST
 
@@ -626,6 +643,7 @@ Suite *suite_blas(void)
     tcase_add_test(tc, caller_scopes_openblas_first);
     tcase_add_test(tc, caller_scopes_reference_first);
     tcase_add_test(tc, caller_scopes_after_unload);
+    tcase_add_test(tc, caller_scope_kept_past_a_later_global_definition);
     tcase_add_test(tc, torch_cnn_sgemm_per_addmm);
     suite_add_tcase(s, tc);
     return s;

@@ -1,8 +1,9 @@
 /* A plugin host whose plugins bind the same entry points each in its own
  * scope: scopes [-u] PLUGIN... loads each PLUGIN (tests/plugin/: a library
- * that links BLAS and LAPACK) RTLD_LOCAL, runs its plugin_run with the
- * plugin's name, and with -u unloads it before the next
- * (tests/e2e/test_blas.c). Links no BLAS itself. */
+ * that links BLAS and LAPACK) RTLD_LOCAL (RTLD_GLOBAL when written
+ * +PLUGIN: it and its libraries join the global scope), runs its
+ * plugin_run with the plugin's name, and with -u unloads it before the
+ * next (tests/e2e/test_blas.c). Links no BLAS itself. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,14 +17,16 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int i = 1 + unload; i < argc; i++) {
-        void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+        int global = argv[i][0] == '+';
+        const char *path = argv[i] + global;
+        void *h = dlopen(path, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
         void (*run)(const char *) = h ? (void (*)(const char *))dlsym(h, "plugin_run") : NULL;
         if (!run) {
-            fprintf(stderr, "scopes: cannot load %s: %s\n", argv[i], dlerror());
+            fprintf(stderr, "scopes: cannot load %s: %s\n", path, dlerror());
             return 2;
         }
-        const char *base = strrchr(argv[i], '/');
-        run(base ? base + 1 : argv[i]);
+        const char *base = strrchr(path, '/');
+        run(base ? base + 1 : path);
         fflush(stdout);
         if (unload)
             dlclose(h);
