@@ -86,11 +86,13 @@ START_TEST(blas_cpu_ops)
                   "ns = '{http://www.w3.org/2000/svg}'\n"
                   "w = [float(r.get('width')) for r in t.iter(ns + 'rect') if r.get('height') == '16']\n"
                   "c = sum(w[1:])\n"
-                  "print(4 <= len(w) <= 8, w[0] - 0.3 * (8 - len(w)) - 0.1 * len(w) <= c <= w[0] + 0.1 * len(w))\n",
+                  "print(2 <= len(w) <= 8, w[0] - 0.3 * (8 - len(w)) - 0.1 * len(w) <= c <= w[0] + 0.1 * len(w))\n",
                   svg, NULL};
     ck_assert_int_eq(tu_code(tu_run(py, NULL, chk, NULL)), 0);
     char *cs = tu_slurp(chk);
-    /* "all" and the 7 operators (a frame under 0.3 px is not drawn) */
+    /* "all" and up to the 7 operators: a frame under 0.3 px is not drawn,
+     * and how many are that thin depends on the run's times (one call
+     * preempted on a busy machine makes the others thin) */
     ck_assert_str_eq(cs, "True True\n");
     free(cs), free(svg), free(chk);
 
