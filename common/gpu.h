@@ -112,10 +112,13 @@ enum { OPP_GF_X_KIND = 0, OPP_GF_X_EXTERNAL, OPP_GF_X_CORRELATION, OPP_GF_X_COUN
  * work ended, or CUPTI short of device memory; and buffers whose iteration
  * stopped at an incomplete record, one each), times we handed CUPTI over
  * to another client (GPU activity is its own until it lets go), and times
- * we took it back. A record may carry fewer fields: those missing are 0. */
+ * we took it back; in a summary trace, the launches and CPU blocks its maps
+ * let go of at their bound while still needed (opp_sum_stats.lost: their
+ * GPU time, or their frees' sizes, are not in it). A record may carry
+ * fewer fields: those missing are 0. */
 enum {
     OPP_GF_D_CUPTI = 0, OPP_GF_D_OURS, OPP_GF_D_CLIENTS, OPP_GF_D_TAKEN, OPP_GF_D_UNFINISHED,
-    OPP_GF_D_YIELDED, OPP_GF_D_RETAKEN,
+    OPP_GF_D_YIELDED, OPP_GF_D_RETAKEN, OPP_GF_D_SUMMARY_LOST,
     OPP_GF_D_COUNT
 };
 

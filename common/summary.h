@@ -111,5 +111,9 @@ struct opp_sum_stats {
                             allocated, that left the maps at their bound (2^22) */
 };
 void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out);
+/* What lost launches and blocks (opp_sum_stats.lost, a summary trace's
+ * GPU DROPPED field) mean, for the lines that say them, into buf: "N CUDA
+ * launches ... are not in it", each line adding its own remedy. */
+void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost);
 
 #endif

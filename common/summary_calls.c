@@ -275,6 +275,7 @@ struct opp_sum *opp_sum_new(uint32_t max_nodes)
     if (!s)
         return NULL;
     s->max_nodes = max_nodes ? max_nodes : 1;
+    s->map_max = MAP_CAP_MAX;
     s->nnodes = 1; /* id 0 is NONE */
     if (opp_bmap_init(&s->corr, corr_needed) || opp_bmap_init(&s->ext, NULL) ||
         opp_bmap_init(&s->extc, NULL) || opp_bmap_init(&s->addr, NULL) || rehash(s)) {

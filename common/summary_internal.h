@@ -50,6 +50,7 @@ struct sproc {
     struct grow_row *rows;
     size_t nrows, rows_cap;
     uint64_t dropped;
+    uint64_t lost;         /* its entries still needed that the maps' bound made go */
     uint64_t gpu_corr_max; /* the highest correlation id its GPU records have carried */
     /* torch.profiler's steps, a string each (ProfilerStep#N): the string
      * ids known to be a step's + 1 (a set, 0: empty), and the first, which
@@ -96,6 +97,7 @@ struct opp_sum {
     struct bmap cpu;  /* (proc, address) -> CPU bytes allocated (made at the first) */
     uint64_t calls, dropped, unattached;
     uint64_t lost; /* entries still needed that the maps' bound made go */
+    uint32_t map_max; /* the maps' bound: MAP_CAP_MAX (opp_sum_map_max) */
     uint32_t just; /* the node of the call opp_sum_call was last given, or NONE */
     /* that call's thread, depth and whether it was a range when opp_sum_again
      * may count it again (NULL: it may not) */
@@ -116,6 +118,10 @@ static inline uint32_t opp_sum_mix(uint64_t a, uint64_t b)
 }
 
 /* ---- the bounded maps (summary_maps.c) ---- */
+
+/* The maps' bound made cap entries (a power of two from MAP_CAP to
+ * MAP_CAP_MAX), before any call: the tests' way past it in fewer calls. */
+void opp_sum_map_max(struct opp_sum *s, uint32_t cap);
 
 int opp_bmap_init(struct bmap *m, int (*needed)(struct opp_sum *s, const struct ment *e));
 void opp_bmap_free(struct bmap *m);

@@ -93,7 +93,12 @@ static int needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
 
 static int still_needed(struct opp_sum *s, const struct bmap *m, const struct ment *e)
 {
-    return m->cap < MAP_CAP_MAX && needed(s, m, e);
+    return m->cap < s->map_max && needed(s, m, e);
+}
+
+void opp_sum_map_max(struct opp_sum *s, uint32_t cap)
+{
+    s->map_max = cap;
 }
 
 /* Insert or replace. The map is repacked (or grows) rather than lose an
@@ -111,7 +116,12 @@ int opp_bmap_put(struct opp_sum *s, struct bmap *m, uint64_t a, uint64_t b, uint
         bmap_repack(m); /* out of memory: the oldest goes */
     uint32_t i = m->next;
     m->next = (m->next + 1) & (m->cap - 1);
-    s->lost += needed(s, m, &m->e[i]); /* the map is as large as it grows */
+    if (needed(s, m, &m->e[i])) { /* the map is as large as it grows */
+        struct sproc *p = opp_sum_proc_find(s, (uint32_t)m->e[i].a);
+        s->lost++;
+        if (p)
+            p->lost++;
+    }
     int let_go = m->e[i].used;
     if (let_go) {
         *gone = m->e[i].v;

@@ -1,7 +1,9 @@
 /* Summary mode's aggregation written (summary_internal.h): a process's
  * call paths and GPU rows as SUMMARY and SUMMARY_GPU chunks, then the
- * process forgotten; and the counts for a person. */
+ * process forgotten (what its maps lost, as a GPU DROPPED record); and the
+ * counts for a person. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +113,15 @@ int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w)
     }
     if (p->dropped && (rc = opp_tw_dropped(w, proc, 0, p->dropped)))
         goto out;
+    if (p->lost) { /* said as a GPU DROPPED record's field (common/gpu.h) */
+        struct opp_gpu_rec d = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};
+        d.f[OPP_GF_D_SUMMARY_LOST] = p->lost;
+        b.len = 0;
+        opp_put_u32(&b, 1);        /* one record */
+        (void)opp_gpu_put(&b, &d); /* fits: b holds 1 MiB */
+        if ((rc = opp_tw_gpu(w, proc, b.p, (uint32_t)b.len)))
+            goto out;
+    }
 out:
     free(mem);
     free(serial);
@@ -152,4 +163,13 @@ void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out)
     out->unattached = s->unattached;
     out->lost = s->lost;
     out->map_slots = (uint64_t)s->corr.cap + s->ext.cap + s->extc.cap + s->addr.cap + s->cpu.cap;
+}
+
+void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost)
+{
+    snprintf(buf, cap,
+             "%llu CUDA launches awaiting their GPU records, or CPU blocks still allocated, "
+             "were let go at the summary's bound (2^22 a map): their GPU time, or their frees' "
+             "sizes, are not in it",
+             (unsigned long long)lost);
 }

@@ -277,6 +277,7 @@ int opp_loader_on_gpu(void *ctx, uint32_t proc, const struct opp_gpu_rec *g)
         m->gpu.unfinished = add_sat(m->gpu.unfinished, g->f[OPP_GF_D_UNFINISHED]);
         m->gpu.yielded = add_sat(m->gpu.yielded, g->f[OPP_GF_D_YIELDED]);
         m->gpu.retaken = add_sat(m->gpu.retaken, g->f[OPP_GF_D_RETAKEN]);
+        m->gpu.summary_lost = add_sat(m->gpu.summary_lost, g->f[OPP_GF_D_SUMMARY_LOST]);
         return 0;
     case OPP_GPU_DEVICE:
         return gpu_device(ld, pi, g);

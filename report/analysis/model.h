@@ -209,6 +209,8 @@ struct opp_gpu {
     uint64_t yielded;         /* CUPTI handed over to another client: its GPU activity is its own */
     uint64_t retaken;         /* CUPTI taken back when that client let go */
     uint64_t unfinished;      /* records left out without timestamps (and cut buffers) */
+    uint64_t summary_lost;    /* summary traces: launches and CPU blocks let go at the maps'
+                                 bound (opp_sum_stats.lost) */
 };
 
 /* A KERNEL, MEMCPY, MEMSET, SYNC or OVERHEAD record of process index pi as

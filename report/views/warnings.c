@@ -1,8 +1,10 @@
 /* What `opprof report` says about a trace besides its answer (output.h):
  * its own warning, records dropped, no call at all, calls and processes
- * cut short, GPU records lost, CUPTI taken from another client. */
+ * cut short, GPU records lost, what a summary's bound let go of, CUPTI
+ * taken from another client. */
 #include <inttypes.h>
 
+#include "summary.h"
 #include "util.h"
 #include "views/fmt.h"
 #include "views/output.h"
@@ -53,6 +55,11 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
                 PREFIX "warning: GPU activity records were lost: %" PRIu64 " dropped by CUPTI, "
                        "%" PRIu64 " by opprof (buffers full)\n",
                 m->gpu.dropped_cupti, m->gpu.dropped_ours);
+    if (m->gpu.summary_lost) {
+        char said[320];
+        opp_sum_lost_said(said, sizeof said, m->gpu.summary_lost);
+        fprintf(f, PREFIX "warning: %s; a full trace (OPPROF_MODE=full) has them\n", said);
+    }
     if (m->gpu.unfinished)
         fprintf(f,
                 PREFIX

@@ -14,6 +14,7 @@
 #include "analysis/pass.h"
 #include "analysis/table_stream.h"
 #include "summary.h"
+#include "summary_internal.h"
 #include "failalloc.h"
 #include "testutil.h"
 #include "tool/cmds.h"
@@ -508,6 +509,42 @@ START_TEST(launches_past_the_bound_are_counted)
 }
 END_TEST
 
+/* The same past a bound made 2^18 (the maps' first size, so that 2^18 +
+ * 10 launches do it, not 2^22): the 10 launches let go are counted, the
+ * summary trace carries them (its process's GPU DROPPED record), and the
+ * report of it says so. */
+START_TEST(launches_lost_are_in_the_trace)
+{
+    struct opp_sum *s = opp_sum_new(1000);
+    ck_assert_ptr_nonnull(s);
+    opp_sum_map_max(s, 1u << 18);
+    struct tb b;
+    begin(&b, s);
+    int rc = 0; /* checked once: an assertion per call costs a message each */
+    for (uint64_t k = 1; k <= (1u << 18) + 10; k++) {
+        uint64_t a[3] = {0, k, 211}; /* status, correlation id, cbid */
+        rc |= opp_sum_call(s, 1, 7, F_LAUNCH, 0, 2 * k, 2 * k + 1, 3, a, 0);
+    }
+    ck_assert_int_eq(rc, 0);
+    struct opp_sum_stats st;
+    opp_sum_stats(s, &st);
+    ck_assert_uint_eq(st.lost, 10);
+    ck_assert_uint_eq(st.map_slots, 4u << 18); /* none grew; no CPU block map */
+    struct opp_model *m = finish(&b, s);
+    opp_sum_free(s);
+    ck_assert_uint_eq(m->gpu.summary_lost, 10);
+    ck_assert_uint_eq(m->events, (1u << 18) + 10);
+    opp_model_free(m);
+    char *o, *e, *ra[] = {"report", path, NULL};
+    ck_assert_int_eq(tu_call(cmd_report, ra, dir, &o, &e), 0);
+    ck_assert_str_eq(e, "opprof report: warning: 10 CUDA launches awaiting their GPU records, or "
+                        "CPU blocks still allocated, were let go at the summary's bound (2^22 a "
+                        "map): their GPU time, or their frees' sizes, are not in it; a full trace "
+                        "(OPPROF_MODE=full) has them\n");
+    free(o), free(e);
+}
+END_TEST
+
 /* One block allocated first and freed last, 600,000 short-lived blocks in
  * between (the live-block map's ring of 2^18 wraps 4 times over one live
  * entry and many holes): the last free still takes its size, and the map
@@ -969,6 +1006,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, calls_again_as_counted_one_by_one);
     tcase_add_test(tc, torch_fold_and_cpu_memory);
     tcase_add_test(tc, cpu_blocks_map_stays_small);
+    tcase_add_test(tc, launches_lost_are_in_the_trace);
     tcase_add_test(tc, tree_ties_by_name);
     tcase_add_test(tc, open_calls_after_fold);
     tcase_add_test(tc, gpu_after_merge);
