@@ -258,7 +258,7 @@ static void say_where(void)
 {
     if (collector.o->root_pid <= 0)
         return;
-    char what[200];
+    char what[320];
     if (collector.tw.error) {
         opp_write_failure(what, sizeof what, collector.tw.error, collector.events_written,
                           collector.events);
@@ -270,6 +270,13 @@ static void say_where(void)
         snprintf(what, sizeof what, "%llu records dropped (buffers were full); trace has %llu; ",
                  (unsigned long long)collector.dropped, (unsigned long long)collector.events);
         say(what, OPP_DROP_ADVICE, "");
+    }
+    struct opp_sum_stats st = {0};
+    if (collector.sum)
+        opp_sum_stats(collector.sum, &st);
+    if (st.lost) { /* the trace carries it too, for the report */
+        opp_sum_lost_said(what, sizeof what, st.lost);
+        say(what, "; OPPROF_MODE=full keeps them", "");
     }
 }
 
