@@ -70,6 +70,16 @@ int cmd_summarize(int argc, char **argv)
                     (unsigned long)max_nodes);
         else
             opp_say("opprof summarize: %llu calls into %s", (unsigned long long)res.calls, out);
+        if (res.lost) { /* OUT carries it too, for its report */
+            char said[320];
+            opp_sum_lost_said(said, sizeof said, res.lost);
+            opp_say("opprof summarize: %s; the report of %s has them", said, in);
+        }
+        if (res.frees_unordered)
+            opp_say("opprof summarize: CPU frees out of time order in %s could not be ordered "
+                    "(no room for temporary files in TMPDIR): those read before their "
+                    "allocations have no size in %s",
+                    in, out);
         return 0;
     }
     opp_say("opprof summarize: %s", err);
