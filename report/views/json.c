@@ -215,11 +215,13 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     fputs(",\n", f);
     json_processes(f, m);
     json_threads(f, m, o->thread_events);
-    /* open_calls: calls still running when their process died (the text's warning) */
+    /* open_calls: calls still running when their process died (the text's
+     * warning); summary_lost: launches and CPU blocks a summary let go at
+     * its maps' bound (the text's warning) */
     fprintf(f,
-            "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n  \"open_calls\": %" PRIu64
-            ",\n",
-            m->events, m->dropped, (uint64_t)m->open_events);
+            "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n  \"summary_lost\": %" PRIu64
+            ",\n  \"open_calls\": %" PRIu64 ",\n",
+            m->events, m->dropped, m->gpu.summary_lost, (uint64_t)m->open_events);
     json_gpu(f, m, o->gpu);
     json_rows(f, m, a, o);
     json_statuses(f, a);

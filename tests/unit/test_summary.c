@@ -542,6 +542,10 @@ START_TEST(launches_lost_are_in_the_trace)
                         "map): their GPU time, or their frees' sizes, are not in it; a full trace "
                         "(OPPROF_MODE=full) has them\n");
     free(o), free(e);
+    char *rj[] = {"report", path, "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, rj, dir, &o, &e), 0);
+    ck_assert_msg(strstr(o, "\n  \"dropped\": 0,\n  \"summary_lost\": 10,\n") != NULL, "%s", o);
+    free(o), free(e);
 }
 END_TEST
 
