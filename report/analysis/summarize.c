@@ -306,8 +306,9 @@ static int v_gpu(void *ctx, uint32_t pi, const struct opp_gpu_rec *g)
         return check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0);
     if (!kept)
         return 0;
-    /* a string is kept, and learnt: a profiler step's names its steps */
-    if (g->type == OPP_GPU_STRING && check(z, opp_sum_gpu(z->sum, proc, g)))
+    /* kept, and seen by the summary as summary mode sees it (a profiler
+     * step's string names its steps) */
+    if (check(z, opp_sum_gpu(z->sum, proc, g) < 0 ? -ENOMEM : 0))
         return 1;
     uint8_t mem[8 + OPP_GPU_REC_MAX];
     struct opp_wbuf b;
