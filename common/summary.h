@@ -10,10 +10,11 @@
  * NVTX payload). torch.profiler's steps, a string each (ProfilerStep#N),
  * are one node: the first step's string names them all, as the report's
  * table keys them (one row), so the nodes do not grow with the steps;
- * strings come through opp_sum_gpu. It holds the calls' count, total and self time (self =
- * duration minus the direct children's, as the report's call tree has it),
- * how many were open (the process died inside them), and the GPU work and
- * device memory attached to them through CUPTI correlation ids.
+ * strings come through opp_sum_gpu. It holds the calls' count, total and
+ * self time (self = duration minus the direct children's, as the report's
+ * call tree has it), how many were open (the process died inside them),
+ * and the GPU work and device memory attached to them through CUPTI
+ * correlation ids.
  *
  * Calls of a thread arrive in the order they returned, so a call's children
  * arrive before it: they wait under a placeholder for their depth until

@@ -268,9 +268,9 @@ OPP_EXPORT int prctl(int option, ...)
  * again, since old may be the very stack_t the new stack came in (the
  * kernel reads it before it writes the old stack there). Its bounds are
  * written empty first, so that a handler between the writes sees no stack
- * rather than half of one. The sanitizers' runtimes call it as they start: by the system
- * call, as libc's is (the same stack_t), since no function can be looked
- * up yet, and not instrumented under TSan. */
+ * rather than half of one. The sanitizers' runtimes call it as they
+ * start: by the system call, as libc's is (the same stack_t), since no
+ * function can be looked up yet, and not instrumented under TSan. */
 OPP_EXPORT __attribute__((no_sanitize("thread"))) int sigaltstack(const stack_t *ss, stack_t *old)
 {
     int rc = (int)syscall(SYS_sigaltstack, ss, old);
