@@ -218,6 +218,17 @@ static struct {
 static const int fatal_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NFATAL (sizeof fatal_sigs / sizeof *fatal_sigs)
 
+/* The fatal signals held back (was: the mask before), for what must not be
+ * cut halfway; a held one comes when the mask is set back to was. */
+static void fatal_block(sigset_t *was)
+{
+    sigset_t fatal;
+    sigemptyset(&fatal);
+    for (size_t i = 0; i < NFATAL; i++)
+        sigaddset(&fatal, fatal_sigs[i]);
+    pthread_sigmask(SIG_BLOCK, &fatal, was);
+}
+
 static void on_fatal(int sig)
 {
     if (pending.set) {
@@ -427,9 +438,13 @@ static int spill(struct opp_out *o, char *err, size_t errlen)
         o->tmp = NULL;
         return fail(o, ENOMEM, err, errlen);
     }
-    int fd = mkostemp(o->tmp, O_CLOEXEC);
+    sigset_t was; /* named by mkostemp: no signal before guard knows it */
+    fatal_block(&was);
+    int fd = mkostemp(o->tmp, O_CLOEXEC), e = errno;
+    if (fd >= 0)
+        guard(o->tmp); /* a signal now removes it */
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     if (fd < 0) {
-        int e = errno;
         free(o->tmp);
         o->tmp = NULL;
         drop(o);
@@ -437,7 +452,6 @@ static int spill(struct opp_out *o, char *err, size_t errlen)
                  strerror(e));
         return -1;
     }
-    guard(o->tmp); /* named by mkostemp: a signal now removes it */
     return fd;
 }
 
@@ -515,14 +529,11 @@ static int copy_out(struct opp_out *o)
     if (in < 0)
         return errno;
     struct stat st;
-    sigset_t fatal, was;
+    sigset_t was;
     int e = 0;
     if (o->in_place) {
         e = fstat(in, &st) < 0 ? errno : reserve(o->fd, st.st_size);
-        sigemptyset(&fatal);
-        for (size_t i = 0; i < NFATAL; i++)
-            sigaddset(&fatal, fatal_sigs[i]);
-        pthread_sigmask(SIG_BLOCK, &fatal, &was);
+        fatal_block(&was);
     }
     char buf[65536];
     off_t at = 0; /* in place: o->fd is ours, opened at the file's start */
