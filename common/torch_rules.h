@@ -22,13 +22,17 @@ static inline int opp_profiler_step(const char *name)
 }
 
 /* Whether a torch operator's call of scope (enum opp_torch_scope) named
- * name is an optimizer's step (the label torch's optimizers record). The
+ * name is an optimizer's step (the label torch's optimizers record; a
+ * summary's call path, which keeps no scope, asks the name alone). The
  * agent's steps (preload/torch), the live view's (collector/top_agg.c)
  * and the report's (step_stream.c) ask this. */
+static inline int opp_optimizer_step_name(const char *name)
+{
+    return !strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1);
+}
 static inline int opp_optimizer_step(int scope, const char *name)
 {
-    return scope == OPP_TORCH_SCOPE_USER &&
-           !strncmp(name, OPP_OPTIMIZER_STEP, sizeof OPP_OPTIMIZER_STEP - 1);
+    return scope == OPP_TORCH_SCOPE_USER && opp_optimizer_step_name(name);
 }
 
 /* The key_averages row of a call named name: key_averages keys every

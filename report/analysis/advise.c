@@ -18,38 +18,38 @@ const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT] = {
 
 /* The rules, in the order they run (ties of time at stake keep it). */
 const struct opp_advise_rule opp_advise_rules[] = {
-    {"lost_data", "", "records dropped, CUPTI records lost, processes cut", adv_rule_lost},
+    {"lost_data", "", "records dropped, CUPTI records lost, processes cut", adv_rule_lost, 0},
     {"input_pipeline", "input_share", "time in enumerate(DataLoader)#... inside each step",
-     adv_rule_input},
+     adv_rule_input, 1},
     {"outside_ops", "outside_share", "step time inside no recorded call (Python, waits)",
-     adv_rule_outside},
+     adv_rule_outside, 1},
     {"host_sync", "sync_per_step",
      "aten::item, aten::_local_scalar_dense, cuda*Synchronize, device-to-host copies",
-     adv_rule_sync},
+     adv_rule_sync, 0},
     {"fusable_ops", "fuse_per_step, fuse_avg_us", "elementwise operators on one shape, by shape",
-     adv_rule_fusable},
+     adv_rule_fusable, 0},
     {"tiny_gemms", "tiny_gemm_per_step, tiny_gemm_flops", "matrix products of one shape",
-     adv_rule_tiny_gemm},
+     adv_rule_tiny_gemm, 0},
     {"warmup", "steps_min, warmup_ratio", "the first steps' wall time against the p50",
-     adv_rule_warmup},
+     adv_rule_warmup, 1},
     {"outlier_steps", "steps_min, outlier_ratio", "steady steps against the p50 (p99)",
-     adv_rule_outliers},
+     adv_rule_outliers, 1},
     {"gpu_idle", "gpu_idle_share", "each device's busy time against the steps' wall time",
-     adv_rule_gpu_idle},
+     adv_rule_gpu_idle, 1},
     {"comm_exposed", "comm_exposed_share",
      "NCCL kernels' time against the device's busy time beyond the compute kernels' (one "
      "device)",
-     adv_rule_comm},
+     adv_rule_comm, 1},
     {"launch_bound", "launch_kernel_us", "kernel launch calls' CPU time against kernel time",
-     adv_rule_launch},
+     adv_rule_launch, 0},
     {"cpu_alloc_churn", "cpu_allocs_per_step", "CPU allocations a steady step (memory series)",
-     adv_rule_cpu_allocs},
+     adv_rule_cpu_allocs, 1},
     {"cuda_alloc_churn", "cuda_allocs_per_step", "device allocations a steady step",
-     adv_rule_cuda_allocs},
+     adv_rule_cuda_allocs, 1},
     {"memory_growth", "growth_bytes_per_step", "CPU and device memory at each step's end",
-     adv_rule_growth},
+     adv_rule_growth, 1},
     {"stragglers", "straggler_ratio, straggler_ms", "each operator's self CPU time by rank",
-     adv_rule_stragglers},
+     adv_rule_stragglers, 0},
 };
 const size_t opp_advise_nrules = sizeof opp_advise_rules / sizeof *opp_advise_rules;
 
@@ -315,6 +315,67 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
     return 0;
 }
 
+/* Whether call path i of c->ct (named name) is a step of which: a
+ * ProfilerStep#N (a summary's one node for them all is named as the
+ * table's row), an optimizer's step, or an nn.Module forward in no other. */
+static int step_node(const struct opp_advise_ctx *c, enum opp_default_steps which, size_t i,
+                     const char *name)
+{
+    static const char module[] = "nn.Module: ";
+    switch (which) {
+    case OPP_STEPS_PROFILER:
+        return opp_profiler_step(name) || !strcmp(name, OPP_PROFILER_STEP_ROW);
+    case OPP_STEPS_TRAINING:
+        return opp_optimizer_step_name(name);
+    case OPP_STEPS_INFERENCE:
+        if (strncmp(name, module, sizeof module - 1))
+            return 0;
+        for (uint32_t p = c->ct.nodes[i].parent; p != OPP_CT_ROOT; p = c->ct.nodes[p].parent)
+            if (!strncmp(opp_model_str(c->m, c->ct.nodes[p].name), module, sizeof module - 1))
+                return 0;
+        return 1;
+    case OPP_STEPS_NONE:
+        break;
+    }
+    return 0;
+}
+
+/* A summary trace's steps, the program's own as find_steps takes them,
+ * from its call paths (c->ct): counted, not timed. Their time in all is
+ * their calls' when they are ranges (ProfilerStep#N, module forwards);
+ * the time between optimizer steps, or of a run without steps, is not
+ * known (0: the findings' shares are not said). */
+static int counted_steps(struct opp_advise_ctx *c, struct opp_advice *out)
+{
+    enum opp_default_steps which = OPP_STEPS_PROFILER;
+    const char *name = NULL;
+    uint64_t n = 0, wall = 0;
+    for (; which < OPP_STEPS_NONE; which++) {
+        for (size_t i = 0; i < c->ct.n; i++) {
+            const char *s = opp_model_str(c->m, c->ct.nodes[i].name);
+            if (step_node(c, which, i, s)) {
+                name = name ? name : s;
+                n += c->ct.nodes[i].calls;
+                wall += c->ct.nodes[i].total_ns;
+            }
+        }
+        if (n)
+            break;
+    }
+    opp_steps_default_what(which, name, out->steps_what, sizeof out->steps_what);
+    if (!n)
+        snprintf(out->steps_what + strlen(out->steps_what),
+                 sizeof out->steps_what - strlen(out->steps_what), "; the run taken as one step");
+    c->real_steps = n > 0;
+    c->n = n ? (size_t)n : 1;
+    c->thread = UINT32_MAX;
+    c->wall_ns = which == OPP_STEPS_PROFILER || which == OPP_STEPS_INFERENCE ? wall : 0;
+    out->counted = 1;
+    out->nsteps = c->real_steps ? c->n : 0;
+    out->wall_ns = c->wall_ns;
+    return 0;
+}
+
 /* Leading steps of warm-up: at least warmup_ratio times the p50. */
 static size_t warmup_steps(const struct opp_advise_ctx *c)
 {
@@ -390,6 +451,62 @@ static int cmp_finding(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+/* The steps timed (find_steps) and what the rules share, in one read:
+ * the steps' rows (the calls that begin in a step, not between two), by
+ * shape and (when a row can show a code line) by stack, and the call
+ * paths. */
+static int timed_steps(struct opp_advise_ctx *c, const char *step, struct opp_advice *out)
+{
+    const struct opp_advise_src *src = c->src;
+    int rc = find_steps(c, step, out);
+    if (rc)
+        return rc;
+    uint64_t *w = malloc(c->n * sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->n; i++)
+        c->wall_ns += w[i] = adv_wall(&c->steps[i]);
+    struct opp_dist d;
+    opp_dist_of(w, c->n, &d);
+    free(w);
+    c->p50_ns = d.p50;
+    c->p99_ns = d.p99;
+    c->warm = warmup_steps(c);
+    out->nsteps = c->real_steps ? c->n : 0;
+    out->p50_ns = c->p50_ns;
+    out->p99_ns = c->p99_ns;
+    out->wall_ns = c->wall_ns;
+    uint64_t begin = c->steps[0].begin_ns, end = c->steps[c->n - 1].end_ns;
+    struct opp_agg_opts rows = span_opts(c, begin, end, 0, 0);
+    uint64_t *spans;
+    size_t *span_at;
+    if (step_spans(c, &rows, &spans, &span_at))
+        return -ENOMEM;
+    struct opp_agg_opts shapes = rows, stacks = rows;
+    shapes.group_by_shape = 1;
+    stacks.group_by_stack = OPP_STACK_MAX;
+    const struct opp_table_q q[] = {{&rows, &c->agg, NULL},
+                                    {&shapes, &c->shapes, NULL},
+                                    {&c->o, NULL, &c->ct},
+                                    {&stacks, &c->stacks, NULL}};
+    rc = src->ask(src->ctx, q, src->code_lines ? 4 : 3);
+    free(spans);
+    free(span_at);
+    return rc;
+}
+
+/* A summary trace's: its rows and call paths, whole (it keeps no call's
+ * time to tell a step's calls from others), then the steps counted. */
+static int summary_steps(struct opp_advise_ctx *c, struct opp_advice *out)
+{
+    struct opp_agg_opts shapes = c->o;
+    shapes.group_by_shape = 1;
+    const struct opp_table_q q[] = {
+        {&c->o, &c->agg, NULL}, {&shapes, &c->shapes, NULL}, {&c->o, NULL, &c->ct}};
+    int rc = c->src->ask(c->src->ctx, q, 3);
+    return rc ? rc : counted_steps(c, out);
+}
+
 int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
                const struct opp_agg_opts *o, const char *step, const double *th,
                struct opp_advice *out)
@@ -403,56 +520,13 @@ int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
     c.o.limit = 0;
     c.o.group_by_shape = 0;
     c.o.group_by_stack = 0;
-    int rc = find_steps(&c, step, out);
-    if (rc)
-        return rc;
-    uint64_t *w = malloc(c.n * sizeof *w);
-    if (!w) {
-        free(c.steps);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < c.n; i++)
-        c.wall_ns += w[i] = adv_wall(&c.steps[i]);
-    struct opp_dist d;
-    opp_dist_of(w, c.n, &d);
-    free(w);
-    c.p50_ns = d.p50;
-    c.p99_ns = d.p99;
-    c.warm = warmup_steps(&c);
-    out->nsteps = c.real_steps ? c.n : 0;
-    out->p50_ns = c.p50_ns;
-    out->p99_ns = c.p99_ns;
-    out->wall_ns = c.wall_ns;
+    int rc = src->summary ? summary_steps(&c, out) : timed_steps(&c, step, out);
     out->pid = c.o.filter_pid ? c.o.pid : 0;
     out->ranked = c.o.filter_rank;
     out->rank = c.o.rank;
-    /* what the rules share, in one read: the steps' rows (the calls that
-     * begin in a step, not between two), by shape and (when a row can show
-     * a code line) by stack, and the call paths */
-    uint64_t begin = c.steps[0].begin_ns, end = c.steps[c.n - 1].end_ns;
-    struct opp_agg_opts rows = span_opts(&c, begin, end, 0, 0);
-    uint64_t *spans;
-    size_t *span_at;
-    if (step_spans(&c, &rows, &spans, &span_at)) {
-        free(c.steps);
-        return -ENOMEM;
-    }
-    struct opp_agg_opts shapes = rows, stacks = rows;
-    shapes.group_by_shape = 1;
-    stacks.group_by_stack = OPP_STACK_MAX;
-    const struct opp_table_q q[] = {{&rows, &c.agg, NULL},
-                                    {&shapes, &c.shapes, NULL},
-                                    {&c.o, NULL, &c.ct},
-                                    {&stacks, &c.stacks, NULL}};
-    rc = src->ask(src->ctx, q, src->code_lines ? 4 : 3);
-    free(spans);
-    free(span_at);
-    if (rc) {
-        free(c.steps);
-        return rc;
-    }
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
-        rc = opp_advise_rules[i].fn(&c, &out->fs);
+        if (!src->summary || !opp_advise_rules[i].timed)
+            rc = opp_advise_rules[i].fn(&c, &out->fs);
     opp_calltree_free(&c.ct);
     opp_agg_free(&c.stacks);
     opp_agg_free(&c.shapes);

@@ -30,6 +30,8 @@ struct opp_advice {
     int ranked;                       /* --rank: rank is the one looked at */
     int64_t rank;
     struct opp_step_name step_found; /* where the step name given is (step_times.h) */
+    int counted; /* a summary trace: the steps counted, not timed (p50, p99: 0), and the
+                    rules that need the calls' times (opp_advise_rule.timed) not run */
 };
 
 /* Where the rules' inputs come from: a pass over the trace
@@ -52,6 +54,8 @@ struct opp_advise_src {
     uint64_t first_ns; /* the traces' first time (opp_pass_first_ns) */
     int code_lines;    /* some call has a code stack (OPPROF_STACKS) or a name with a
                           code line's "): ": the rows by stack are asked for them */
+    int summary;       /* a summary trace: its calls counted by call path, not timed
+                          (steps, gpu_stats and cpu_series are not asked) */
 };
 
 /* The advice for the calls o selects (its pid, tid and rank filters;

@@ -60,7 +60,10 @@ struct opp_advise_threshold_desc {
 extern const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT];
 
 /* A rule: its name, the thresholds it reads (names, for people), what it
- * looks at. The rules' table is opp_advise_rules. */
+ * looks at, and whether it needs the calls' times (each step's time, the
+ * GPU timeline, the memory series): those rules are not run on a summary
+ * trace, which counts the steps without timing each. The rules' table is
+ * opp_advise_rules. */
 struct opp_advise_ctx;
 struct opp_findings;
 struct opp_advise_rule {
@@ -68,6 +71,7 @@ struct opp_advise_rule {
     const char *thresholds; /* "input_share" */
     const char *looks_at;
     int (*fn)(const struct opp_advise_ctx *c, struct opp_findings *out);
+    int timed;
 };
 extern const struct opp_advise_rule opp_advise_rules[];
 extern const size_t opp_advise_nrules;

@@ -1,4 +1,4 @@
-/* advise's findings from the pass over full traces (advise_pass.h). */
+/* advise's findings from the pass over a trace (advise_pass.h). */
 #include "analysis/advise_pass.h"
 
 #include <errno.h>
@@ -146,11 +146,12 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
                         const double *th, struct opp_advice *out, char *err, size_t errlen)
 {
     ap->err[0] = 0;
-    if (!ap->steps && !(ap->steps = opp_step_stream_over(ap->pass, err, errlen)))
+    int summary = opp_pass_model(ap->pass)->summary; /* its steps are counted (advise.c) */
+    if (!summary && !ap->steps && !(ap->steps = opp_step_stream_over(ap->pass, err, errlen)))
         return -1;
     /* the steps' first read made in the table's join (one read fewer) */
     struct opp_pass_consumer cands;
-    if (opp_table_stream_join_pending(ap->table)) {
+    if (!summary && opp_table_stream_join_pending(ap->table)) {
         if (opp_step_stream_tap(ap->steps, step, &cands)) {
             snprintf(err, errlen, "out of memory");
             return -1;
@@ -166,7 +167,8 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
                                        .gpu_stats = pass_gpu_stats,
                                        .cpu_series = pass_cpu_series,
                                        .first_ns = opp_pass_first_ns(ap->pass),
-                                       .code_lines = code_lines(ap)};
+                                       .code_lines = !summary && code_lines(ap),
+                                       .summary = summary};
     int rc = opp_advise(opp_pass_model(ap->pass), &src, o, step, th, out);
     if (rc == 1 || rc == -EIO) {
         snprintf(err, errlen, "%s", ap->err);

@@ -2,7 +2,9 @@
  * rows and call paths (table_stream.h), steps (step_stream.h) and GPU
  * statistics (gpu_stream.h) and CPU memory series (mem_stream.h) read as
  * they stream (opp_advise_src): memory bounded by the rows, call paths,
- * steps and devices, not by the calls.
+ * steps and devices, not by the calls. Over a summary trace's pass
+ * (opp_pass_open_summary), its rows and call paths alone: the steps
+ * counted, the rules that need the calls' times not run (advise.h).
  * What `opprof advise` and the HTML export's findings both read. */
 #ifndef OPP_ADVISE_PASS_H
 #define OPP_ADVISE_PASS_H

@@ -2,10 +2,12 @@
  * time at stake (analysis/advise.h), as text or JSON (views/advise_view.h).
  * A full trace is read through the pass (analysis/advise_pass.h): memory
  * bounded by the rows, call paths, steps and devices, not by the calls;
- * a summary trace is refused (it keeps no call's time), as is a trace
- * whose GPU join finds no room in TMPDIR (said).
- * Exit status: 0 (findings or none), 1 the trace cannot be read or is a
- * summary, 2 usage (a --pid, --rank or --step the trace does not have). */
+ * a summary trace's steps are counted, not timed, and the rules that need
+ * the calls' times are not run (--step is refused: it keeps no call's
+ * time); a trace whose GPU join finds no room in TMPDIR is refused (said).
+ * Exit status: 0 (findings or none), 1 the trace cannot be read (or
+ * --step of a summary), 2 usage (a --pid, --rank or --step the trace does
+ * not have). */
 #include <errno.h>
 #include <inttypes.h>
 #include <float.h>
@@ -95,7 +97,8 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
                  "host synchronisation, small operators, warm-up and outlier steps, GPU\n"
                  "idle time and launching, allocations, stragglers among ranks), each\n"
                  "with where, how much and what to try, ranked by the time at stake; what\n"
-                 "the trace lost is said first.\n"
+                 "the trace lost is said first. A summary trace's steps are counted, and\n"
+                 "the rules that need the calls' times are not run (said).\n"
                  "\n",
         .col = 24,
         .options = options,
@@ -160,17 +163,18 @@ static int advise_streams(struct advise_args *aa, const char *trace)
     char err[512];
     int rc;
     struct opp_pass *p = opp_pass_open(&trace, 1, &why, err, sizeof err);
+    if (!p && why == OPP_STREAM_SUMMARY_FILE) {
+        if (aa->step) { /* its steps are its own, counted */
+            opp_summary_refusal(trace, "--step", err, sizeof err);
+            opp_say(PREFIX "%s", err);
+            return 1;
+        }
+        p = opp_pass_open_summary(&trace, 1, err, sizeof err);
+    }
     struct opp_advise_pass *ap = p ? opp_advise_pass_over(p, err, sizeof err) : NULL;
     if (!ap) {
         opp_pass_free(p);
-        if (p) {
-            opp_say(PREFIX "%s", err);
-        } else if (why == OPP_STREAM_SUMMARY_FILE) {
-            opp_summary_refusal(trace, "advise", err, sizeof err);
-            opp_say(PREFIX "%s", err);
-        } else {
-            opp_say(PREFIX "%s", err);
-        }
+        opp_say(PREFIX "%s", err);
         return 1;
     }
     const struct opp_model *m = opp_pass_model(p);

@@ -90,8 +90,23 @@ static void text_advice(FILE *f, const char *trace, const struct opp_advice *a)
         fprintf(f, " of pid %" PRIu32, a->pid);
     else if (a->ranked)
         fprintf(f, " of rank %" PRId64, a->rank);
-    fprintf(f, ": p50 %.3f ms, p99 %.3f ms, %.3f ms in all\n", a->p50_ns / 1e6, a->p99_ns / 1e6,
-            a->wall_ns / 1e6);
+    if (a->counted) {
+        fputs(", counted in a summary trace (no step's own time)", f);
+        if (a->wall_ns) /* the steps are ranges: their calls' time */
+            fprintf(f, ": %.3f ms a step on average, %.3f ms in all",
+                    a->wall_ns / 1e6 / (double)a->nsteps, a->wall_ns / 1e6);
+        fputs("\nNot run on a summary trace (they need the calls' times):", f);
+        const char *sep = " ";
+        for (size_t i = 0; i < opp_advise_nrules; i++)
+            if (opp_advise_rules[i].timed) {
+                fprintf(f, "%s%s", sep, opp_advise_rules[i].name);
+                sep = ", ";
+            }
+        fputc('\n', f);
+    } else {
+        fprintf(f, ": p50 %.3f ms, p99 %.3f ms, %.3f ms in all\n", a->p50_ns / 1e6, a->p99_ns / 1e6,
+                a->wall_ns / 1e6);
+    }
     size_t lost = 0, n = 0;
     for (size_t i = 0; i < a->fs.n; i++) {
         const struct opp_finding *x = &a->fs.f[i];
@@ -187,10 +202,29 @@ static void json_advice(FILE *f, const char *trace, const struct opp_advice *a)
         fprintf(f, ", \"pid\": %" PRIu32, a->pid);
     if (a->ranked)
         fprintf(f, ", \"rank\": %" PRId64, a->rank);
-    json_num(f, "p50_ms", a->p50_ns / 1e6, ", ");
-    json_num(f, "p99_ms", a->p99_ns / 1e6, ", ");
-    json_num(f, "wall_ms", a->wall_ns / 1e6, ", ");
+    if (!a->counted) {
+        json_num(f, "p50_ms", a->p50_ns / 1e6, ", ");
+        json_num(f, "p99_ms", a->p99_ns / 1e6, ", ");
+        json_num(f, "wall_ms", a->wall_ns / 1e6, ", ");
+    } else if (a->wall_ns) {
+        fputs(", \"counted\": true", f);
+        json_num(f, "mean_ms", a->wall_ns / 1e6 / (double)a->nsteps, ", ");
+        json_num(f, "wall_ms", a->wall_ns / 1e6, ", ");
+    } else {
+        fputs(", \"counted\": true", f);
+    }
     fputs("}", f);
+    if (a->counted) {
+        fputs(", \"not_run\": [", f);
+        const char *sep = "";
+        for (size_t i = 0; i < opp_advise_nrules; i++)
+            if (opp_advise_rules[i].timed) {
+                fputs(sep, f);
+                opp_json_str(f, opp_advise_rules[i].name);
+                sep = ", ";
+            }
+        fputc(']', f);
+    }
     for (int lost = 1; lost >= 0; lost--) {
         fputs(lost ? ", \"lost\": [" : ", \"findings\": [", f);
         size_t n = 0;

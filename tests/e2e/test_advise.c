@@ -111,6 +111,42 @@ static void code_is(const char *line, const char *file_line)
                   "code %.*s, not ...%s", (int)len, p, file_line);
 }
 
+/* `opprof advise -f json` of path; its exit status, stderr in *err. */
+static int advise_of(const char *path, char **json, char **err, const char *step)
+{
+    char *argv[] = {"advise",     (char *)path, "-f", "json", step ? "--step" : NULL,
+                    (char *)step, NULL};
+    return tu_call(cmd_advise, argv, dir, json, err);
+}
+
+/* advise's JSON of the summary (`opprof summarize`) of dir's t.trace. */
+static char *summary_advice(void)
+{
+    char *trace = tu_path(dir, "t.trace"), *sum = tu_path(dir, "s.trace");
+    char *sargv[] = {"summarize", trace, "-o", sum, NULL};
+    char *out, *err, *json;
+    ck_assert_int_eq(tu_call(cmd_summarize, sargv, dir, &out, &err), 0);
+    free(out), free(err);
+    ck_assert_int_eq(advise_of(sum, &json, &err, NULL), 0);
+    ck_assert_str_eq(err, "");
+    free(err), free(sum), free(trace);
+    return json;
+}
+
+/* The finding of rule in summary_advice. */
+static char *summary_finding(const char *rule)
+{
+    char *json = summary_advice(), key[128];
+    snprintf(key, sizeof key, "\"rule\": \"%s\"", rule);
+    const char *f = strstr(json, key);
+    ck_assert_msg(f != NULL, "no %s finding: %s", rule, json);
+    char *line = strndup(f, strcspn(f, "\n"));
+    if (line[strlen(line) - 1] == ',')
+        line[strlen(line) - 1] = 0;
+    free(json);
+    return line;
+}
+
 /* Two workers take 5 ms a sample, 4 samples a batch: a step waits about
  * 10 ms for a batch its compute needs well under 1 ms for; 16 batches. */
 START_TEST(loader_starved)
@@ -167,7 +203,94 @@ START_TEST(tiny_ops)
     ck_assert_ptr_nonnull(strstr(f, "aten::mul 20.0"));
     ck_assert_ptr_nonnull(strstr(f, "aten::add 20.0"));
     ck_assert_ptr_nonnull(strstr(f, "aten::relu 20.0"));
+    /* the same trace's summary: the same finding, but for the code line
+     * (it keeps no code stacks) and its rank (the timed rules not run) */
+    char *g = summary_finding("fusable_ops");
+    char *code = strstr(f, ", \"code\": \""), *rest = strstr(f, "\"rule\": ");
+    memmove(code, code + strcspn(code + 11, "\"") + 12,
+            strlen(code + strcspn(code + 11, "\"") + 12) + 1);
+    ck_assert_str_eq(strstr(g, "\"rule\": "), rest);
+    free(g);
     free(f);
+}
+END_TEST
+
+enum { F_TORCH, NF };
+enum { S_STEP1 = OPP_STR_PRELOAD, S_STEP2, S_STEP3, S_ADD, S_OPT };
+static const struct opp_func_desc FUNCS[NF] = {[F_TORCH] = TB_FN_TORCH};
+static const struct tb_python PY = {FUNCS, NF,
+                                    (const char *const[]){"ProfilerStep#1", "ProfilerStep#2",
+                                                          "ProfilerStep#3", "aten::add",
+                                                          "Optimizer.step#SGD.step", NULL}};
+
+/* advise's JSON of the summary of a Python process's calls ev[0..n). */
+static char *summary_of(const struct tb_ev *ev, size_t n)
+{
+    char *trace = tu_path(dir, "t.trace");
+    tb_python_calls(trace, &PY, ev, n, NULL, 0, 0);
+    free(trace);
+    return summary_advice();
+}
+
+#define NOT_RUN                                                                                    \
+    "\"not_run\": [\"input_pipeline\", \"outside_ops\", \"warmup\", \"outlier_steps\", "           \
+    "\"gpu_idle\", \"comm_exposed\", \"cpu_alloc_churn\", \"cuda_alloc_churn\", "                  \
+    "\"memory_growth\"]"
+
+/* A summary trace's steps, counted from its call paths: torch.profiler's
+ * (their time theirs: 800, 800 and 80 ns), else the optimizer's (their time
+ * not known: the time between two calls is not kept), else none (the run
+ * as one step); the rules that need the calls' times said and not run. */
+START_TEST(summary_steps_counted)
+{
+    char *trace = tu_path(dir, "s.trace"), want[1024];
+    const struct tb_ev profiler[] = {TB_CALL(F_TORCH, 200, 300, 1, TB_TORCH(S_ADD, 0)),
+                                     TB_CALL(F_TORCH, 100, 900, 0, TB_LABEL(S_STEP1)),
+                                     TB_CALL(F_TORCH, 1200, 1300, 1, TB_TORCH(S_ADD, 0)),
+                                     TB_CALL(F_TORCH, 1100, 1900, 0, TB_LABEL(S_STEP2)),
+                                     TB_CALL(F_TORCH, 1950, 1960, 1, TB_TORCH(S_ADD, 0)),
+                                     TB_CALL(F_TORCH, 1910, 1990, 0, TB_LABEL(S_STEP3))};
+    char *json = summary_of(profiler, 6);
+    snprintf(want, sizeof want,
+             "{\"trace\": \"%s\", \"steps\": {\"what\": \"ProfilerStep#N\", \"count\": 3, "
+             "\"counted\": true, \"mean_ms\": 0.00056, \"wall_ms\": 0.00168}, " NOT_RUN
+             ", \"lost\": [], \"findings\": []}\n",
+             trace);
+    ck_assert_str_eq(json, want);
+    free(json);
+    const struct tb_ev training[] = {
+        TB_CALL(F_TORCH, 100, 200, 0, TB_TORCH(S_ADD, 0)),
+        TB_CALL(F_TORCH, 300, 400, 0, TB_LABEL(S_OPT)),
+        TB_CALL(F_TORCH, 500, 600, 0, TB_TORCH(S_ADD, 0)),
+        TB_CALL(F_TORCH, 700, 800, 0, TB_LABEL(S_OPT)),
+    };
+    json = summary_of(training, 4);
+    snprintf(want, sizeof want,
+             "{\"trace\": \"%s\", \"steps\": {\"what\": \"training iterations (to each "
+             "Optimizer.step#SGD.step)\", \"count\": 2, \"counted\": "
+             "true}, " NOT_RUN ", \"lost\": [], \"findings\": []}\n",
+             trace);
+    ck_assert_str_eq(json, want);
+    free(json);
+    json = summary_of(training, 1);
+    snprintf(want, sizeof want,
+             "{\"trace\": \"%s\", \"steps\": {\"what\": \"none (no ProfilerStep#N, optimizer "
+             "step or nn.Module); the run taken as one step\", \"count\": 0, \"counted\": "
+             "true}, " NOT_RUN ", \"lost\": [], \"findings\": []}\n",
+             trace);
+    ck_assert_str_eq(json, want);
+    free(json);
+    /* --step: a summary keeps no call's time to cut steps by */
+    char *err;
+    ck_assert_int_eq(advise_of(trace, &json, &err, "aten::add"), 1);
+    snprintf(want, sizeof want,
+             "opprof advise: %s: this is a summary trace (OPPROF_MODE=summary: calls added up "
+             "by call path, without their times); --step needs every call: record without "
+             "OPPROF_MODE=summary\n",
+             trace);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(json, "");
+    free(json), free(err), free(trace);
 }
 END_TEST
 
@@ -215,6 +338,10 @@ Suite *suite_advise(void)
     tcase_add_test(tc, item_without_device);
     tcase_add_test(tc, tiny_ops);
     suite_add_tcase(s, tc);
+    TCase *sum = tcase_create("summary");
+    tcase_add_checked_fixture(sum, setup, teardown);
+    tcase_add_test(sum, summary_steps_counted);
+    suite_add_tcase(s, sum);
     TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
     tcase_set_tags(peak, "peak");
     tcase_add_checked_fixture(peak, setup, teardown);
