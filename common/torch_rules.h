@@ -35,6 +35,15 @@ static inline int opp_optimizer_step(int scope, const char *name)
     return scope == OPP_TORCH_SCOPE_USER && opp_optimizer_step_name(name);
 }
 
+/* Whether a call named name is an nn.Module forward by its name alone
+ * (the agent names them "nn.Module: CLASS_N"; a call path keeps no
+ * scope). */
+#define OPP_MODULE_PREFIX "nn.Module: "
+static inline int opp_module_name(const char *name)
+{
+    return !strncmp(name, OPP_MODULE_PREFIX, sizeof OPP_MODULE_PREFIX - 1);
+}
+
 /* The key_averages row of a call named name: key_averages keys every
  * ProfilerStep#N as one row, ProfilerStep* (profiler_util._rewrite_name
  * with_wildcard), so the table counts the steps in it; every other name

@@ -205,7 +205,6 @@ void adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, siz
 
 void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
 {
-    static const char module[] = "nn.Module: ";
     const struct opp_ct_node *best = NULL;
     buf[0] = 0;
     for (size_t i = 0; i < c->ct.n; i++) {
@@ -216,7 +215,7 @@ void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, si
     for (uint32_t p = best ? best->parent : OPP_CT_ROOT; p != OPP_CT_ROOT;
          p = c->ct.nodes[p].parent) {
         const char *name = opp_model_str(c->m, c->ct.nodes[p].name);
-        if (!strncmp(name, module, sizeof module - 1)) {
+        if (opp_module_name(name)) {
             snprintf(buf, cap, "%s", name);
             return;
         }
@@ -321,17 +320,16 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
 static int step_node(const struct opp_advise_ctx *c, enum opp_default_steps which, size_t i,
                      const char *name)
 {
-    static const char module[] = "nn.Module: ";
     switch (which) {
     case OPP_STEPS_PROFILER:
         return opp_profiler_step(name) || !strcmp(name, OPP_PROFILER_STEP_ROW);
     case OPP_STEPS_TRAINING:
         return opp_optimizer_step_name(name);
     case OPP_STEPS_INFERENCE:
-        if (strncmp(name, module, sizeof module - 1))
+        if (!opp_module_name(name))
             return 0;
         for (uint32_t p = c->ct.nodes[i].parent; p != OPP_CT_ROOT; p = c->ct.nodes[p].parent)
-            if (!strncmp(opp_model_str(c->m, c->ct.nodes[p].name), module, sizeof module - 1))
+            if (opp_module_name(opp_model_str(c->m, c->ct.nodes[p].name)))
                 return 0;
         return 1;
     case OPP_STEPS_NONE:
