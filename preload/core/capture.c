@@ -344,6 +344,8 @@ static double seconds(const char *name)
 
 void opp_capture_init(void)
 {
+    const char *mode = getenv("OPPROF_MODE");
+    opp_str_steps_shared(mode && !strcmp(mode, "summary"));
     const char *c = getenv("OPPROF_CAPTURE");
     if (c && *c) {
         if (!strcmp(c, "cudaProfilerApi")) {

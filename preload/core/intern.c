@@ -47,6 +47,23 @@ uint32_t opp_intern_id(struct opp_intern *t, uint64_t h, void (*send)(uint32_t i
     return id;
 }
 
+uint32_t opp_intern_unkept(struct opp_intern *t, _Atomic uint32_t *once,
+                           void (*send)(uint32_t id, void *ctx), void *ctx)
+{
+    uint32_t id = once ? atomic_load_explicit(once, memory_order_acquire) : 0;
+    if (id)
+        return id;
+    pthread_mutex_lock(&t->lock);
+    if (!once || !(id = atomic_load_explicit(once, memory_order_relaxed))) {
+        id = t->next_id++;
+        send(id, ctx);
+        if (once)
+            atomic_store_explicit(once, id, memory_order_release);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return id;
+}
+
 void opp_intern_reset(struct opp_intern *t)
 {
     if (t->count)

@@ -44,6 +44,12 @@ uint32_t opp_intern_find(struct opp_intern *t, uint64_t h);
  * ctx) under the table's lock. 0 when the table is full (said once). */
 uint32_t opp_intern_id(struct opp_intern *t, uint64_t h, void (*send)(uint32_t id, void *ctx),
                        void *ctx);
+/* A new id for a thing the table does not keep (it is never looked up:
+ * the table's room is for what recurs), first passed to send(id, ctx)
+ * under the table's lock; with once, the first such id is kept in *once
+ * and given again thereafter, nothing sent. */
+uint32_t opp_intern_unkept(struct opp_intern *t, _Atomic uint32_t *once,
+                           void (*send)(uint32_t id, void *ctx), void *ctx);
 /* In a fork child: empty, ids from the first again, the lock re-made. */
 void opp_intern_reset(struct opp_intern *t);
 
@@ -53,8 +59,15 @@ void opp_intern_reset(struct opp_intern *t);
  * STRING record (an OPP_MSG_GPU message) before the id is used in any
  * event. Lookups of known strings take no lock. */
 
-/* The id of s[0..n), 0 for NULL or when the table is full (said once). */
+/* The id of s[0..n), 0 for NULL or when the table is full (said once).
+ * torch.profiler's steps, a string each (ProfilerStep#N), are not kept in
+ * the table, which a long run's steps would fill: each gets an id of its
+ * own, or, once opp_str_steps_shared(1), the process's first step's id. */
 uint32_t opp_str_id(const char *s, size_t n);
+/* OPPROF_MODE=summary, from the constructor: the collector keys every
+ * step by the first's string (common/summary.h), so all steps share its
+ * id and no string is sent a step. */
+void opp_str_steps_shared(int on);
 /* Around fork() (the agent's atfork handlers): the table's lock is held
  * across it; the child is a process of its own, whose ids start over. */
 void opp_str_atfork_prepare(void);

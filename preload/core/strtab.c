@@ -8,6 +8,7 @@
 
 #include "gpu.h"
 #include "proto.h"
+#include "torch_rules.h"
 
 static struct opp_intern_slot slots[1u << 16];
 static struct opp_intern tab =
@@ -37,6 +38,14 @@ static void send_text(uint32_t id, void *ctx)
     send_string(id, t->s, t->n);
 }
 
+static int steps_shared;
+static _Atomic uint32_t first_step; /* its id once shared, 0: none yet */
+
+void opp_str_steps_shared(int on)
+{
+    steps_shared = on;
+}
+
 uint32_t opp_str_id(const char *s, size_t n)
 {
     if (!s)
@@ -45,10 +54,17 @@ uint32_t opp_str_id(const char *s, size_t n)
     if (n > OPP_NAME_STR_MAX)
         n = OPP_NAME_STR_MAX; /* what a STRING record keeps */
     struct text t = {s, n};
+    if (n >= sizeof OPP_PROFILER_STEP - 1 &&
+        !memcmp(s, OPP_PROFILER_STEP, sizeof OPP_PROFILER_STEP - 1))
+        return opp_intern_unkept(&tab, steps_shared ? &first_step : NULL, send_text, &t);
     return opp_intern_id(&tab, opp_fnv1a(s, n), send_text, &t);
 }
 
 void opp_str_atfork_prepare(void) { pthread_mutex_lock(&tab.lock); }
 void opp_str_atfork_parent(void) { pthread_mutex_unlock(&tab.lock); }
 
-void opp_str_forked(void) { opp_intern_reset(&tab); }
+void opp_str_forked(void)
+{
+    opp_intern_reset(&tab);
+    atomic_store_explicit(&first_step, 0, memory_order_relaxed);
+}

@@ -371,6 +371,31 @@ END_TEST
 /* `opprof run` refuses a schedule or step the agent would ignore before
  * CMD starts: one line, exit 2, CMD not run, no trace. The option is named
  * when given, else the variable that came with the environment. */
+/* A long run's steps each keep their name: a step's string takes no room
+ * in the table of the strings that recur (49152 kept), which they would
+ * fill, leaving the later steps, and every later string, unnamed. */
+START_TEST(schedule_many_steps_named)
+{
+    char *prog = strdup(tu_build("tests/progs/scenarios"));
+    char *argv[] = {prog, "loop", "50001", NULL};
+    char *out, *err;
+    run(argv, "OPPROF_SCHEDULE=active=100000", "OPPROF_STEP=call:cblas_ddot", &out, &err);
+    ck_assert_str_eq(out, "loop 50001\n");
+    ck_assert_ptr_null(strstr(err, "unnamed"));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, 2 * 50001);
+    uint64_t steps = 0;
+    for (size_t t = 0; t < m->nthreads; t++)
+        for (size_t k = 0; k < m->threads[t].nevents; k++)
+            steps += !strncmp(opp_model_str(m, m->threads[t].events[k].name), "ProfilerStep#", 13);
+    ck_assert_uint_eq(steps, 50001);
+    ck_assert_uint_eq(tu_count(m, "ProfilerStep#50000", -1, 0, 0), 1);
+    opp_model_free(m);
+    free(out), free(err), free(prog);
+}
+END_TEST
+
 START_TEST(run_refuses_bad_schedule)
 {
     char *ran = tu_path(dir, "ran"), *e = tu_path(dir, "e");
@@ -633,6 +658,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, nvtx_outside_window);
     tcase_add_test(tc, schedule_nvtx_steps);
     tcase_add_test(tc, schedule_call_steps);
+    tcase_add_test(tc, schedule_many_steps_named);
     tcase_add_test(tc, run_refuses_bad_schedule);
     tcase_add_test(tc, ctl_start_stop);
     tcase_add_test(tc, ctl_lists_collectors);

@@ -751,6 +751,46 @@ START_TEST(schedule_windows)
 }
 END_TEST
 
+/* Steps do not grow a summary: every step has the first's string id (no
+ * string a step), so 50001 steps make the file 101 do, give or take the
+ * counts' bytes; all counted in the one ProfilerStep* node. */
+START_TEST(many_steps_constant)
+{
+    long size[2];
+    const char *n[2] = {"101", "50001"};
+    for (int i = 0; i < 2; i++) {
+        char *argv[] = {(char *)tu_tool("opprof"),
+                        "run",
+                        "-q",
+                        "-o",
+                        trace,
+                        "--mode",
+                        "summary",
+                        "--schedule",
+                        "active=100000",
+                        "--step",
+                        "call:cblas_ddot",
+                        "--",
+                        (char *)tu_build("tests/progs/scenarios"),
+                        "loop",
+                        (char *)n[i],
+                        NULL};
+        char *o = tu_path(dir, "o"), *e = tu_path(dir, "e");
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, e)), 0);
+        char *err = tu_slurp(e);
+        ck_assert_ptr_null(strstr(err, "unnamed"));
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(calls(m, "ProfilerStep*", -1), strtoul(n[i], NULL, 10));
+        ck_assert_uint_eq(calls(m, "cblas_ddot", -1), strtoul(n[i], NULL, 10));
+        opp_model_free(m);
+        size[i] = file_size(trace);
+        free(o), free(e), free(err);
+    }
+    ck_assert_int_le(labs(size[1] - size[0]), 64);
+}
+END_TEST
+
 /* What needs every call's time says so and fails. */
 START_TEST(views_refused)
 {
@@ -942,6 +982,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, streamed_gpu_owners_as_loaded);
     tcase_add_test(tc, streamed_table_gpu_as_loaded);
     tcase_add_test(tc, schedule_windows);
+    tcase_add_test(tc, many_steps_constant);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);
     suite_add_tcase(s, tc);
