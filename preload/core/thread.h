@@ -101,10 +101,9 @@ OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
     return 1;
 }
 
-/* Publish the finished call with its argument values. */
-OPP_HOT void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+/* Publish the call, finished at t, with its argument values. */
+OPP_HOT void opp_leave_at(struct opp_frame *f, uint64_t t, const uint64_t *args, unsigned nargs)
 {
-    uint64_t t = opp_now();
     struct opp_ring_hdr *r = f->r;
     OPP_BARRIER();
     r->depth = f->depth;
@@ -113,6 +112,12 @@ OPP_HOT void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs
         opp_publish_stack(r, f, t, args, nargs);
     else
         opp_publish(r, f->fn, f->depth, f->begin, t, args, nargs);
+}
+
+/* Publish the finished call with its argument values. */
+OPP_HOT void opp_leave(struct opp_frame *f, const uint64_t *args, unsigned nargs)
+{
+    opp_leave_at(f, opp_now(), args, nargs);
 }
 
 #endif

@@ -31,6 +31,7 @@
 #define PYCACHE 256u   /* Python frames named per thread, direct-mapped */
 #define NAMECACHE 1024u /* op names' string ids per thread, direct-mapped by address */
 #define NAME_KEPT 84u  /* bytes of a name the cache holds (longer ones: looked up each time) */
+#define MAIL 16u       /* ends of a thread's ops that other threads saw, not yet closed */
 /* at::RecordFunction::runStartCallbacks(), mangled */
 #define RUN_START_CALLBACKS "_ZN2at14RecordFunction17runStartCallbacksEv"
 /* The values of an op recorded without inputs (lean, a label, a layer):
@@ -59,8 +60,18 @@ struct name_id {
 
 /* Per thread that runs torch ops, allocated at its first (a program
  * without torch pays 8 bytes of TLS): the open ops, the string ids of the
- * op names it saw and of the Python frames seen (OPPROF_STACKS). */
+ * op names it saw and of the Python frames seen (OPPROF_STACKS); torch's
+ * number of the thread and the ends of its ops that came on another
+ * thread (a TorchScript function whose wait resumed on an inter-op
+ * thread), which it closes at its next op, under threads_lock. */
 struct tstate {
+    struct tstate *next; /* every thread's, from threads */
+    uint64_t torch_tid;  /* RecordFunction::threadId; 0 before its first op */
+    uint32_t nmail;      /* entries of mail (read unlocked by its thread) */
+    struct {
+        const void *key;
+        uint64_t end;
+    } mail[MAIL];
     uint32_t depth;    /* entries of s in use; above cap, deeper ones not recorded */
     uint32_t cap;      /* entries s holds: 0 before the thread's first op */
     struct open_op *s; /* in, or on the heap once deeper (grown in push) */
@@ -75,6 +86,8 @@ struct tstate {
 static __thread struct tstate *torch_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tkey;
 static int attached; /* the shim's callbacks are registered; tkey exists */
+static struct tstate *threads; /* every thread's state, under threads_lock */
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static opp_torch_shim_enable_t shim_enable;
 static opp_torch_shim_pyframes_t pyframes; /* set while Python frames go into code stacks */
@@ -88,6 +101,13 @@ int opp_torch_lean;       /* OPPROF_TORCH=lean */
 static void tstate_free(void *p)
 {
     struct tstate *t = p;
+    pthread_mutex_lock(&threads_lock);
+    for (struct tstate **q = &threads; *q; q = &(*q)->next)
+        if (*q == t) {
+            *q = t->next;
+            break;
+        }
+    pthread_mutex_unlock(&threads_lock);
     torch_thread = NULL;
     if (t->s != t->in)
         free(t->s);
@@ -113,6 +133,12 @@ static struct tstate *mine(void)
     if (t && pthread_setspecific(tkey, t)) {
         free(t);
         t = NULL;
+    }
+    if (t) {
+        pthread_mutex_lock(&threads_lock);
+        t->next = threads;
+        threads = t;
+        pthread_mutex_unlock(&threads_lock);
     }
     return torch_thread = t;
 }
@@ -195,16 +221,19 @@ OPP_HOT uint32_t push(const void *key, uint32_t name, unsigned scope, const uint
     return torch_thread->depth++;
 }
 
-/* Close the top op; then the ones below it that ended out of order, whose
- * external correlation ids were pushed before its (CUPTI's stack). */
-OPP_HOT void close_top(void)
+/* Close the top op, ended at end (0: now); then the ones below it that
+ * ended out of order, whose external correlation ids were pushed before
+ * its (CUPTI's stack). */
+OPP_HOT void close_top_at(uint64_t end)
 {
     struct open_op *o = &torch_thread->s[torch_thread->depth - 1];
     uint8_t step = o->step;
     if (o->recorded) {
         if (o->a[o->nargs - 1])
             opp_extcorr_pop();
-        if (o->nargs == LEAN_NARGS) /* a constant count: the record's layout folds */
+        if (end)
+            opp_leave_at(&o->f, end, o->a, o->nargs);
+        else if (o->nargs == LEAN_NARGS) /* a constant count: the record's layout folds */
             opp_leave(&o->f, o->a, LEAN_NARGS);
         else
             opp_leave(&o->f, o->a, o->nargs);
@@ -223,12 +252,16 @@ OPP_HOT void close_top(void)
         opp_step_mark();
 }
 
-/* An op below the top ended (a label exited out of order): recorded now,
- * the thread's depth left to those still open above it. */
-static void end_early(struct open_op *o)
+OPP_HOT void close_top(void)
+{
+    close_top_at(0);
+}
+
+/* An op below the top ended at t (a label exited out of order): recorded
+ * now, the thread's depth left to those still open above it. */
+static void end_early_at(struct open_op *o, uint64_t t)
 {
     if (o->recorded) {
-        uint64_t t = opp_now();
         if (o->f.stack)
             opp_publish_stack(o->f.r, &o->f, t, o->a, o->nargs);
         else
@@ -237,6 +270,11 @@ static void end_early(struct open_op *o)
     o->ended = 1;
     if (o->step != OPP_STEP_TORCH_NONE)
         opp_step_mark();
+}
+
+static void end_early(struct open_op *o)
+{
+    end_early_at(o, opp_now());
 }
 
 /* The string id of an op's name: from the thread's cache when the same
@@ -259,12 +297,23 @@ OPP_HOT uint32_t name_id(const char *name)
 }
 
 static void callbacks_set(void);
+static void read_mail(void);
+
+/* Ends of this thread's ops that came on other threads, closed first. */
+OPP_HOT void check_mail(void)
+{
+    if (OPP_UNLIKELY(__atomic_load_n(&torch_thread->nmail, __ATOMIC_ACQUIRE)))
+        read_mail();
+}
 
 static void op_enter(const void *key, const char *name, unsigned scope, const uint64_t *in,
-                     unsigned n, unsigned ninputs)
+                     unsigned n, unsigned ninputs, uint64_t thread)
 {
     if (!program_thread() || !mine()) /* our own threads, or inside our code */
         return;
+    if (OPP_UNLIKELY(__atomic_load_n(&torch_thread->torch_tid, __ATOMIC_RELAXED) != thread))
+        __atomic_store_n(&torch_thread->torch_tid, thread, __ATOMIC_RELAXED);
+    check_mail();
     uint8_t step = opp_step_torch ? step_kind(0, scope, name) : OPP_STEP_TORCH_NONE;
     const struct opp_ring_hdr *r = opp_tls.ring;
     int paused = r && atomic_load_explicit(&r->paused, memory_order_relaxed);
@@ -301,13 +350,60 @@ static uint32_t innermost_open(const void *key, int module)
     return UINT32_MAX;
 }
 
-static void op_leave(const void *key)
+/* The op key that began on torch's thread `thread` ended here, at t: told
+ * to that thread, which closes it at its next op (its records are its
+ * own to write). */
+static void post_end(const void *key, uint64_t thread, uint64_t t)
+{
+    pthread_mutex_lock(&threads_lock);
+    for (struct tstate *o = threads; o; o = o->next)
+        if (__atomic_load_n(&o->torch_tid, __ATOMIC_RELAXED) == thread) {
+            if (o->nmail < MAIL) {
+                o->mail[o->nmail].key = key;
+                o->mail[o->nmail].end = t;
+                __atomic_store_n(&o->nmail, o->nmail + 1, __ATOMIC_RELEASE);
+            }
+            break;
+        }
+    pthread_mutex_unlock(&threads_lock);
+}
+
+/* Close the ops whose ends other threads posted, each at its time. */
+static __attribute__((noinline, cold)) void read_mail(void)
+{
+    struct tstate *t = torch_thread;
+    pthread_mutex_lock(&threads_lock);
+    uint32_t n = t->nmail;
+    __typeof__(t->mail[0]) mail[MAIL];
+    memcpy(mail, t->mail, n * sizeof *mail);
+    __atomic_store_n(&t->nmail, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&threads_lock);
+    for (uint32_t k = 0; k < n; k++) {
+        if (t->depth > t->cap)
+            return; /* ops not recorded above: they end first */
+        uint32_t i = innermost_open(mail[k].key, 0);
+        if (i == UINT32_MAX)
+            continue;
+        if (i + 1 == t->depth)
+            close_top_at(mail[k].end);
+        else
+            end_early_at(&t->s[i], mail[k].end);
+    }
+}
+
+static void op_leave(const void *key, uint64_t thread)
 {
     if (!program_thread() || !torch_thread || pop_uncounted())
         return;
+    check_mail();
     uint32_t i = innermost_open(key, 0);
-    if (i == UINT32_MAX)
-        return; /* began on another thread, before we attached, or while nothing recorded */
+    if (i == UINT32_MAX) {
+        /* began on another thread (told to it), before we attached, or
+         * while nothing recorded */
+        if (thread != __atomic_load_n(&torch_thread->torch_tid, __ATOMIC_RELAXED))
+            post_end(key, thread, opp_now());
+        return;
+    }
     if (i + 1 == torch_thread->depth)
         close_top();
     else
@@ -520,6 +616,7 @@ static void module_pre(const void *mod, uint32_t name, int always_call)
 {
     if (!program_thread() || !mine())
         return;
+    check_mail();
     if (!always_call)
         for (uint32_t i = 0; i < torch_thread->depth && i < torch_thread->cap; i++)
             if (torch_thread->s[i].key == mod && !torch_thread->s[i].ended &&
@@ -534,6 +631,7 @@ static void module_post(const void *mod)
 {
     if (!program_thread() || !torch_thread || pop_uncounted())
         return;
+    check_mail();
     module_leave(innermost_open(mod, 1));
 }
 
@@ -574,9 +672,26 @@ static void torch_forked(void)
 static void torch_process_forked(void)
 {
     __atomic_add_fetch(&torch_forks, 1, __ATOMIC_RELAXED);
+    /* the other threads did not come along (their states stay unfreed,
+     * out of the list), and one may have held the lock */
+    pthread_mutex_init(&threads_lock, NULL);
+    threads = torch_thread;
+    if (torch_thread) {
+        torch_thread->next = NULL;
+        torch_thread->nmail = 0;
+    }
+}
+
+/* At exit, on the exiting thread: the ends other threads posted to it
+ * after its last op (a TorchScript function's, on an inter-op thread). */
+static void torch_stop(void)
+{
+    if (torch_thread)
+        check_mail();
 }
 
 const struct opp_feature opp_feature_torch = {.name = "torch",
                                               .start = torch_start,
                                               .forked = torch_process_forked,
-                                              .thread_forked = torch_forked};
+                                              .thread_forked = torch_forked,
+                                              .stop = torch_stop};

@@ -1120,6 +1120,75 @@ START_TEST(torch_worker_batches_memory)
 }
 END_TEST
 
+/* TorchScript's fork and wait (tests/py/torch_fork.py): each wait finds
+ * its forked calls running, so the scripted function goes on, and ends,
+ * on an inter-op thread. Its operator is recorded once a call, on the
+ * thread it began on, and that thread is left at the depth it was: a call
+ * of it inside no other was made at depth 0. The forked calls and their
+ * ops are counted as torch.profiler counts them. Its count of the
+ * function is 5, or 4 when one call's end came after the next call began
+ * (an end on the inter-op thread can come late) and its tree folded the
+ * next into it, as it folds an op that is its same-named parent's only
+ * child: opprof's table does the same with the same times. */
+START_TEST(torch_op_ends_on_another_thread)
+{
+    if (!have_torch("torch_op_ends_on_another_thread"))
+        return;
+    char *tfile = tu_path(dir, "facts.txt"), *trace = tu_path(dir, "t.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_fork.py"), "torch", tfile, NULL}, NULL,
+                       o1, NULL)),
+        0);
+    profiled(trace, NULL, o2, err, (char *)script("torch_fork.py"), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *said_err = tu_slurp(err), said[4200];
+    ck_assert_str_eq(s1, s2);
+    snprintf(said, sizeof said, "opprof: trace written to %s (", trace);
+    ck_assert_msg(!strncmp(said_err, said, strlen(said)) &&
+                      strchr(said_err, '\n') == said_err + strlen(said_err) - 1,
+                  "opprof said: %s", said_err);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 1);
+    unsigned main_tid = m->procs[0].pid;
+    ck_assert_uint_eq(tu_count(m, "par", 0, main_tid, 0), 5);
+    ck_assert_uint_eq(tu_count(m, "par", 0, 0, -1), 5);
+    struct opp_agg_opts o = {0};
+    struct opp_agg a;
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
+    const struct fact *f = fact_of("count", "par");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(f->n == 5 || f->n == 4, "torch.profiler: par %ld", f->n);
+    uint64_t got = calls(&a, "par", NULL, NULL);
+    ck_assert_msg(got == 5 || got == 4, "opprof: par %llu", (unsigned long long)got);
+    static const char *const names[] = {"<forked function>", "aten::mm"};
+    static const long want[] = {15, 240};
+    for (int i = 0; i < 2; i++) {
+        f = fact_of("count", names[i]);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(f->n, want[i]);
+        ck_assert_msg(calls(&a, names[i], NULL, NULL) == (uint64_t)want[i],
+                      "%s: torch.profiler %ld, opprof %llu", names[i], f->n,
+                      (unsigned long long)calls(&a, names[i], NULL, NULL));
+    }
+    ck_assert_uint_eq(tu_count(m, "<forked function>", 0, main_tid, -1), 0);
+    opp_agg_free(&a);
+    for (size_t ti = 0; ti < m->nthreads; ti++) {
+        const struct opp_thread *t = &m->threads[ti];
+        for (size_t k = 0; t->tid == main_tid && k < t->nevents; k++) {
+            const struct opp_event *e = &t->events[k];
+            if (opp_kind_base(opp_event_func(m, t, e)->kind) == OPP_OP_MEMORY)
+                continue; /* a free between ops: at the depth its thread had */
+            ck_assert_msg(e->parent != OPP_NO_PARENT || !e->depth, "%s at depth %u, inside none",
+                          opp_model_str(m, e->name), e->depth);
+        }
+    }
+    opp_model_free(m);
+    free(s1), free(s2), free(said_err), free(tfile), free(trace), free(o1), free(o2), free(err);
+}
+END_TEST
+
 /* Where the shim cannot be had (no compiler here), or torch is turned off:
  * one line on stderr at most, the program's output untouched, and the
  * library-level view (sgemm_) without torch's operators. */
@@ -1484,6 +1553,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_dataloader_workers);
     tcase_add_test(tc, torch_workers_added_up);
     tcase_add_test(tc, torch_worker_batches_memory);
+    tcase_add_test(tc, torch_op_ends_on_another_thread);
     tcase_add_test(tc, torch_cannot_attach);
     tcase_add_test(tc, torch_profiler_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);

@@ -97,11 +97,14 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
     unsigned n = 0, k = 0;
     if (fn.needsInputs())
         n = encode(fn, in, &k);
-    opp_torch_shim_agent->enter(&fn, fn.name(), scope_of(fn.scope()), in, n, k);
+    opp_torch_shim_agent->enter(&fn, fn.name(), scope_of(fn.scope()), in, n, k, fn.threadId());
     return nullptr;
 }
 
-void on_end(const at::RecordFunction &fn, at::ObserverContext *) { opp_torch_shim_agent->leave(&fn); }
+void on_end(const at::RecordFunction &fn, at::ObserverContext *)
+{
+    opp_torch_shim_agent->leave(&fn, fn.threadId());
+}
 
 } // namespace
 

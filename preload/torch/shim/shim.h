@@ -13,7 +13,7 @@
 
 #include "format.h"
 
-#define OPP_TORCH_API_VERSION 5u
+#define OPP_TORCH_API_VERSION 6u
 
 /* Most values the shim encodes for one op's inputs (fits the trace's
  * OPP_MAX_ARGS with the op's own columns). */
@@ -27,10 +27,14 @@ struct opp_torch_api {
     uint32_t version;
     /* An op began on this thread: key identifies it until its end (the
      * RecordFunction's address); name; scope (enum opp_torch_scope); in: n values
-     * encoding `ninputs` inputs (the first ones, when not all fit). */
+     * encoding `ninputs` inputs (the first ones, when not all fit); thread:
+     * torch's number of this thread (RecordFunction::threadId). */
     void (*enter)(const void *key, const char *name, unsigned scope, const uint64_t *in, unsigned n,
-                  unsigned ninputs);
-    void (*leave)(const void *key);
+                  unsigned ninputs, uint64_t thread);
+    /* It ended, on this thread or another: thread is torch's number of
+     * the thread it began on (a TorchScript function whose wait resumed
+     * on an inter-op thread ends there). */
+    void (*leave)(const void *key, uint64_t thread);
     int inputs; /* ask torch for each op's inputs (shapes); 0: names only */
     /* An nn.Module's forward begins on this thread (module: the Python
      * object, an identity; name: its string id; always_call: torch runs

@@ -1,0 +1,49 @@
+# TorchScript's fork and wait for the torch end-to-end tests: a scripted
+# function forks three calls onto torch's inter-op threads and waits for
+# them, 5 times. Each wait finds its call still running, so the
+# interpreter goes on with the rest of the function on an inter-op thread
+# when the call is done: the function's operator ends on another thread
+# than the one it began on. argv: [torch OUT]: with "torch", the calls are
+# profiled by torch.profiler and its key_averages are written to OUT
+# (torch_facts.py), and the script leaves by os._exit: after fork and
+# wait, torch 1.13's profiler crashes the interpreter's exit about half
+# the time ("munmap_chunk(): invalid pointer", or a segfault).
+import os
+import sys
+
+import torch
+
+
+@torch.jit.script
+def work(x):
+    for _ in range(16):
+        x = torch.mm(x, x)
+        x = x / x.norm()
+    return x
+
+
+@torch.jit.script
+def par(x):
+    futs = [torch.jit.fork(work, x) for _ in range(3)]
+    return [torch.jit.wait(f) for f in futs]
+
+
+torch.manual_seed(0)
+x = torch.rand(128, 128)
+prof = None
+if len(sys.argv) > 1 and sys.argv[1] == "torch":
+    from torch.profiler import ProfilerActivity, profile
+
+    import torch_facts
+
+    prof = profile(activities=[ProfilerActivity.CPU])
+    prof.__enter__()
+s = 0.0
+for _ in range(5):
+    s += sum(float(r.sum()) for r in par(x))
+print("%.4f" % s)
+if prof:
+    prof.__exit__(None, None, None)
+    torch_facts.write(prof, sys.argv[2])
+    sys.stdout.flush()
+    os._exit(0)  # torch 1.13's profiler, after fork and wait, may crash the interpreter's exit
