@@ -54,8 +54,9 @@ uint32_t opp_intern_unkept(struct opp_intern *t, _Atomic uint32_t *once,
 void opp_intern_reset(struct opp_intern *t);
 
 /* ---- string ids (strtab.c) ----
- * NVTX messages, domains, step names, module paths: the same bytes always
- * get the same id, from OPP_STR_PRELOAD up, and the collector has the
+ * NVTX messages, domains, step names, module paths: the same bytes get
+ * the same id (but for torch.profiler's steps, below), from
+ * OPP_STR_PRELOAD up, and the collector has the
  * STRING record (an OPP_MSG_GPU message) before the id is used in any
  * event. Lookups of known strings take no lock. */
 

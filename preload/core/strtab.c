@@ -14,8 +14,9 @@ static struct opp_intern_slot slots[1u << 16];
 _Static_assert((1u << 16) / 4 * 3 == 49152, "the count the table's message says");
 static struct opp_intern tab =
     OPP_INTERN_INIT(slots, 1u << 16, OPP_STR_PRELOAD,
-                    "more than 49152 distinct names (NVTX messages, torch labels and module "
-                    "names): the later new ones are unnamed");
+                    "more than 49152 distinct names (NVTX messages, torch labels, module "
+                    "names, Python code lines, library paths): the later new ones are "
+                    "unnamed");
 
 static void send_string(uint32_t id, const char *s, size_t n)
 {

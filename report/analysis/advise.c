@@ -314,11 +314,10 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
     return 0;
 }
 
-/* Whether call path i of c->ct (named name) is a step of which: a
- * ProfilerStep#N (a summary's one node for them all is named as the
- * table's row), an optimizer's step, or an nn.Module forward in no other. */
-static int step_node(const struct opp_advise_ctx *c, enum opp_default_steps which, size_t i,
-                     const char *name)
+/* Whether a call named name is a step of which: a ProfilerStep#N (a
+ * summary's one node for them all is named as the table's row), an
+ * optimizer's step, an nn.Module forward. */
+static int step_named(enum opp_default_steps which, const char *name)
 {
     switch (which) {
     case OPP_STEPS_PROFILER:
@@ -326,51 +325,88 @@ static int step_node(const struct opp_advise_ctx *c, enum opp_default_steps whic
     case OPP_STEPS_TRAINING:
         return opp_optimizer_step_name(name);
     case OPP_STEPS_INFERENCE:
-        if (!opp_module_name(name))
-            return 0;
-        for (uint32_t p = c->ct.nodes[i].parent; p != OPP_CT_ROOT; p = c->ct.nodes[p].parent)
-            if (opp_module_name(opp_model_str(c->m, c->ct.nodes[p].name)))
-                return 0;
-        return 1;
+        return opp_module_name(name);
     case OPP_STEPS_NONE:
         break;
     }
     return 0;
 }
 
-/* A summary trace's steps, the program's own as find_steps takes them,
- * from its call paths (c->ct): counted, not timed. Their time in all is
- * their calls' when they are ranges (ProfilerStep#N, module forwards);
- * the time between optimizer steps, or of a run without steps, is not
- * known (0: the findings' shares are not said). */
-static int counted_steps(struct opp_advise_ctx *c, struct opp_advice *out)
+/* Whether call path i of ct is a step of which in no other of that kind
+ * (an optimizer that steps another, a module inside a module). */
+static int step_node(const struct opp_advise_ctx *c, const struct opp_calltree *ct,
+                     enum opp_default_steps which, size_t i)
 {
-    enum opp_default_steps which = OPP_STEPS_PROFILER;
-    const char *name = NULL;
-    uint64_t n = 0, wall = 0;
-    for (; which < OPP_STEPS_NONE; which++) {
-        for (size_t i = 0; i < c->ct.n; i++) {
-            const char *s = opp_model_str(c->m, c->ct.nodes[i].name);
-            if (step_node(c, which, i, s)) {
-                name = name ? name : s;
-                n += c->ct.nodes[i].calls;
-                wall += c->ct.nodes[i].total_ns;
+    if (!step_named(which, opp_model_str(c->m, ct->nodes[i].name)))
+        return 0;
+    for (uint32_t p = ct->nodes[i].parent; p != OPP_CT_ROOT; p = ct->nodes[p].parent)
+        if (step_named(which, opp_model_str(c->m, ct->nodes[p].name)))
+            return 0;
+    return 1;
+}
+
+/* The steps in call paths ct, the program's own as find_steps takes
+ * them: their kind, how many, their calls' time and the first's name. */
+struct counted {
+    enum opp_default_steps which;
+    uint64_t n, wall;
+    const char *name;
+};
+static struct counted count_steps(const struct opp_advise_ctx *c, const struct opp_calltree *ct)
+{
+    struct counted k = {OPP_STEPS_PROFILER, 0, 0, NULL};
+    for (; k.which < OPP_STEPS_NONE; k.which++) {
+        k.n = k.wall = 0;
+        k.name = NULL;
+        for (size_t i = 0; i < ct->n; i++)
+            if (step_node(c, ct, k.which, i)) {
+                k.name = k.name ? k.name : opp_model_str(c->m, ct->nodes[i].name);
+                k.n += ct->nodes[i].calls;
+                k.wall += ct->nodes[i].total_ns;
             }
-        }
-        if (n)
+        if (k.n)
             break;
     }
-    opp_steps_default_what(which, name, out->steps_what, sizeof out->steps_what);
-    if (!n)
+    return k;
+}
+
+/* A summary trace's steps, counted in the call paths of one process (a
+ * full trace's are one thread's; a summary keeps no threads): the first
+ * the filters select that has any, its paths asked for alone when the
+ * filters select several. 0, or as the source's ask. */
+static int counted_steps(struct opp_advise_ctx *c, struct opp_advice *out)
+{
+    struct counted k = {OPP_STEPS_NONE, 0, 0, NULL};
+    size_t selected = 0;
+    for (size_t p = 0; p < c->m->nprocs; p++)
+        selected += opp_agg_selects(c->m, &c->o, (uint32_t)p, UINT32_MAX);
+    if (selected < 2)
+        k = count_steps(c, &c->ct);
+    for (size_t p = 0; selected >= 2 && p < c->m->nprocs && !k.n; p++) {
+        if (!opp_agg_selects(c->m, &c->o, (uint32_t)p, UINT32_MAX))
+            continue;
+        struct opp_agg_opts one = c->o;
+        one.filter_pid = 1;
+        one.pid = c->m->procs[p].pid;
+        struct opp_calltree ct = {0};
+        const struct opp_table_q q = {&one, NULL, &ct};
+        int rc = c->src->ask(c->src->ctx, &q, 1);
+        if (rc)
+            return rc;
+        k = count_steps(c, &ct);
+        opp_calltree_free(&ct);
+    }
+    opp_steps_default_what(k.which, k.name, out->steps_what, sizeof out->steps_what);
+    if (!k.n)
         snprintf(out->steps_what + strlen(out->steps_what),
                  sizeof out->steps_what - strlen(out->steps_what), "; the run taken as one step");
-    c->real_steps = n > 0;
-    c->n = n ? (size_t)n : 1;
+    c->real_steps = k.n > 0;
+    c->n = k.n ? (size_t)k.n : 1;
     c->thread = UINT32_MAX;
-    c->wall_ns = which == OPP_STEPS_PROFILER || which == OPP_STEPS_INFERENCE ? wall : 0;
+    c->wall_ns = 0; /* the rows are the whole run's, not only the steps': no share */
     out->counted = 1;
     out->nsteps = c->real_steps ? c->n : 0;
-    out->wall_ns = c->wall_ns;
+    out->wall_ns = k.which == OPP_STEPS_PROFILER || k.which == OPP_STEPS_INFERENCE ? k.wall : 0;
     return 0;
 }
 

@@ -204,11 +204,15 @@ START_TEST(tiny_ops)
     ck_assert_ptr_nonnull(strstr(f, "aten::add 20.0"));
     ck_assert_ptr_nonnull(strstr(f, "aten::relu 20.0"));
     /* the same trace's summary: the same finding, but for the code line
-     * (it keeps no code stacks) and its rank (the timed rules not run) */
+     * (it keeps no code stacks), its rank (the timed rules not run) and its
+     * share (a summary's rows are the whole run's, not only the steps') */
     char *g = summary_finding("fusable_ops");
     char *code = strstr(f, ", \"code\": \""), *rest = strstr(f, "\"rule\": ");
     memmove(code, code + strcspn(code + 11, "\"") + 12,
             strlen(code + strcspn(code + 11, "\"") + 12) + 1);
+    char *share = strstr(f, "\"share\": ");
+    ck_assert_ptr_nonnull(share);
+    memmove(share, share + strcspn(share, ",") + 2, strlen(share + strcspn(share, ",") + 2) + 1);
     ck_assert_str_eq(strstr(g, "\"rule\": "), rest);
     free(g);
     free(f);
@@ -294,6 +298,84 @@ START_TEST(summary_steps_counted)
 }
 END_TEST
 
+/* The "count" of advise's JSON steps. */
+static long steps_count(const char *json)
+{
+    const char *p = strstr(json, "\"count\": ");
+    ck_assert_msg(p != NULL, "no count: %s", json);
+    return atol(p + 9);
+}
+
+/* advise's step count of dir's t.trace (full) and of its summary. */
+static void counts_of(long *full, long *summary)
+{
+    char *trace = tu_path(dir, "t.trace"), *json, *err;
+    ck_assert_int_eq(advise_of(trace, &json, &err, NULL), 0);
+    *full = steps_count(json);
+    free(json), free(err), free(trace);
+    json = summary_advice();
+    *summary = steps_count(json);
+    free(json);
+}
+
+/* An optimizer stepping another (a wrapper's step calls its inner one's):
+ * one training iteration each, in a trace as in its summary. */
+START_TEST(summary_nested_optimizer_steps)
+{
+    enum { W_OUTER = OPP_STR_PRELOAD, W_INNER, W_ADD };
+    const struct tb_python wrap = {FUNCS, NF,
+                                   (const char *const[]){"Optimizer.step#Wrap.step",
+                                                         "Optimizer.step#SGD.step", "aten::add",
+                                                         NULL}};
+    const struct tb_ev ev[] = {
+        TB_CALL(F_TORCH, 100, 200, 0, TB_TORCH(W_ADD, 0)),
+        TB_CALL(F_TORCH, 320, 380, 1, TB_LABEL(W_INNER)),
+        TB_CALL(F_TORCH, 300, 400, 0, TB_LABEL(W_OUTER)),
+        TB_CALL(F_TORCH, 500, 600, 0, TB_TORCH(W_ADD, 0)),
+        TB_CALL(F_TORCH, 720, 780, 1, TB_LABEL(W_INNER)),
+        TB_CALL(F_TORCH, 700, 800, 0, TB_LABEL(W_OUTER)),
+    };
+    char *trace = tu_path(dir, "t.trace");
+    tb_python_calls(trace, &wrap, ev, 6, NULL, 0, 0);
+    free(trace);
+    long full, summary;
+    counts_of(&full, &summary);
+    ck_assert_int_eq(full, 2);
+    ck_assert_int_eq(summary, full);
+}
+END_TEST
+
+/* Two ranks of three ProfilerStep#N each: a trace and its summary count
+ * the steps alike. */
+START_TEST(summary_ranks_steps)
+{
+    const struct tb_ev profiler[] = {TB_CALL(F_TORCH, 200, 300, 1, TB_TORCH(S_ADD, 0)),
+                                     TB_CALL(F_TORCH, 100, 900, 0, TB_LABEL(S_STEP1)),
+                                     TB_CALL(F_TORCH, 1200, 1300, 1, TB_TORCH(S_ADD, 0)),
+                                     TB_CALL(F_TORCH, 1100, 1900, 0, TB_LABEL(S_STEP2)),
+                                     TB_CALL(F_TORCH, 1950, 1960, 1, TB_TORCH(S_ADD, 0)),
+                                     TB_CALL(F_TORCH, 1910, 1990, 0, TB_LABEL(S_STEP3))};
+    char *trace = tu_path(dir, "t.trace");
+    struct tb b;
+    tb_open(&b, trace);
+    for (uint32_t p = 0; p < 2; p++) {
+        tb_process(&b, .proc = p, .pid = 10 + p, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+                   .exe = "/usr/bin/python3");
+        tb_put_funcs(&b, FUNCS, NF);
+        tb_info(&b, "RANK", p ? "1" : "0");
+        tb_thread(&b, 10 + p, "main");
+        tb_put_events(&b, 0, profiler, 6);
+        tb_python_strings(&b, &PY);
+    }
+    tb_end(&b);
+    free(trace);
+    long full, summary;
+    counts_of(&full, &summary);
+    ck_assert_int_eq(full, 3);
+    ck_assert_int_eq(summary, full);
+}
+END_TEST
+
 /* `opprof advise -f json` of a trace of n iterations of outer around
  * inner (no steps: the run, 200 ns an iteration, taken as one): its output
  * exact; the tool's peak memory in KiB. */
@@ -341,6 +423,8 @@ Suite *suite_advise(void)
     TCase *sum = tcase_create("summary");
     tcase_add_checked_fixture(sum, setup, teardown);
     tcase_add_test(sum, summary_steps_counted);
+    tcase_add_test(sum, summary_nested_optimizer_steps);
+    tcase_add_test(sum, summary_ranks_steps);
     suite_add_tcase(s, sum);
     TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
     tcase_set_tags(peak, "peak");
