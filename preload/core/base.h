@@ -10,6 +10,7 @@
 #ifndef OPP_CORE_BASE_H
 #define OPP_CORE_BASE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -42,6 +43,25 @@ int opp_clock_init(const char *setting);
 OPP_HOT uint64_t opp_now(void)
 {
     return OPP_LIKELY(opp_use_tsc) ? __rdtsc() : opp_mono_ns();
+}
+
+/* Our own cancellation points (a send, a close, a line on stderr, a
+ * wait) must never act on a cancel the program sent the thread: its call
+ * would end inside ours, holding our lock (every other thread would then
+ * hang on it), where without us the thread runs on to its own next
+ * cancellation point. Around them, cancellation off, then put back as it
+ * was: a pending cancel acts at the program's next cancellation point, or
+ * at once when asynchronous, as it would have. */
+static inline int opp_cancel_off(void)
+{
+    int old = PTHREAD_CANCEL_ENABLE;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    return old;
+}
+static inline void opp_cancel_restore(int old)
+{
+    if (old != PTHREAD_CANCEL_DISABLE)
+        pthread_setcancelstate(old, &old);
 }
 
 /* A feature's per-thread stack of open ranges (torch's ops, NVTX's

@@ -317,7 +317,7 @@ int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, con
 {
     opp_fork_check(); /* a child whose fork ran no atfork handler holds the parent's socket */
     int saved_errno = errno; /* program threads send too (a new string inside an op) */
-    int rc;
+    int cancel = opp_cancel_off(), rc;
     if (mine.held) {
         rc = defer(type, payload, size, fd);
     } else {
@@ -325,6 +325,7 @@ int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, con
         rc = send_locked(type, payload, size, fd, lost);
         conn_unlock();
     }
+    opp_cancel_restore(cancel);
     errno = saved_errno;
     return rc;
 }
@@ -371,6 +372,7 @@ void opp_conn_atfork_parent(void)
  * child's connection made at its first message. */
 static void forget_parent(void)
 {
+    int cancel = opp_cancel_off(); /* a close: the forking thread's pending cancel is the child's */
     conn.born[0] = opp_ticks(conn.clock); /* when it started, not when it first records */
     conn.born[1] = opp_real_ns();
     conn.root = 0;
@@ -378,6 +380,7 @@ static void forget_parent(void)
         close(conn.sock);
     conn.sock = -1;
     conn.hello_due = 1;
+    opp_cancel_restore(cancel);
 }
 
 /* What this thread deferred is the parent's to send. */
@@ -406,6 +409,7 @@ int opp_conn_idle(void)
 
 void opp_conn_goodbye(void)
 {
+    int cancel = opp_cancel_off();
     conn_lock();
     send_deferred();
     int rc = socket_ready();
@@ -448,4 +452,5 @@ void opp_conn_goodbye(void)
         opp_agent_say("trace is being written to ", conn.output, " (other processes still run)");
     }
     atomic_store(&conn.on, 0);
+    opp_cancel_restore(cancel);
 }

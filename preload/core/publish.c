@@ -49,7 +49,7 @@ uint64_t opp_ring_rewind(struct opp_ring_hdr *r, uint64_t h)
 
 int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
 {
-    int saved_errno = errno;
+    int saved_errno = errno, cancel = opp_cancel_off();
     /* Bounded by progress: 1 s in which the collector reads nothing of
      * this ring (stopped, stuck); 10 s before it first reads it at all
      * (a collector still starting, slow under the sanitizers). */
@@ -83,6 +83,7 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
             nanosleep(&ts, NULL);
         }
     }
+    opp_cancel_restore(cancel);
     errno = saved_errno;
     return room;
 }

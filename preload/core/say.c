@@ -13,7 +13,7 @@
  * program (its default action kills it). errno kept. */
 static void write_stderr(const char *line, size_t n)
 {
-    int saved_errno = errno;
+    int saved_errno = errno, cancel = opp_cancel_off();
     sigset_t pipe_set, old, pending;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -24,6 +24,7 @@ static void write_stderr(const char *line, size_t n)
         sigtimedwait(&pipe_set, NULL, &now); /* ours: taken back */
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    opp_cancel_restore(cancel);
     errno = saved_errno;
 }
 

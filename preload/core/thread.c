@@ -146,7 +146,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
      * attaches. */
     if (on_alt_stack())
         return NULL;
-    int saved_errno = errno;
+    int saved_errno = errno, cancel = opp_cancel_off();
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     r = NULL;
     size_t bytes = opp_ring_bytes(threads.cap);
@@ -195,6 +195,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
     opp_tls.ring = r;
     opp_tls.state = OPP_T_ON;
 out:
+    opp_cancel_restore(cancel);
     errno = saved_errno;
     return r;
 }

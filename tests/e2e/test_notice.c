@@ -210,6 +210,16 @@ START_TEST(calls_on_a_taken_down_alternate_stack_recorded)
 }
 END_TEST
 
+/* A thread whose cancel is pending (deferred) at its first call: our
+ * sends (cancellation points) must not act on it, holding our lock: its
+ * calls all run, it ends at its own pthread_testcancel, and the next
+ * thread and the exit go on. */
+START_TEST(cancel_pending_at_a_thread_s_first_call)
+{
+    same_run("cancel 5 5 cancelled\nthen 5\n", 0, NULL, 5 * 4, "cancel", "5", NULL, NULL, NULL);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -242,6 +252,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, first_call_on_an_autodisarm_alternate_stack_set_aliased);
     tcase_add_test(tc, calls_on_a_taken_down_alternate_stack_recorded);
     tcase_add_test(tc, errno_across_calls);
+    tcase_add_test(tc, cancel_pending_at_a_thread_s_first_call);
     suite_add_tcase(s, tc);
     return s;
 }

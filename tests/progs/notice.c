@@ -36,6 +36,10 @@
  *                      takes down by the system call (as a runtime may, past libc), and
  *                      makes N calls running on that memory as its stack (a ucontext);
  *                      prints their sum
+ *   cancel N           N calls; a thread with a cancel pending (deferred) before its first
+ *                      call makes N calls, then reaches pthread_testcancel; a new thread N
+ *                      calls, main N more; prints the cancelled thread's sum and whether it
+ *                      ended cancelled
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -138,6 +142,21 @@ static void *n_calls(void *p)
 {
     long n = (long)p;
     calls(n);
+    return NULL;
+}
+
+static atomic_int cancel_sent;
+static volatile double cancel_sum;
+
+/* Its cancel is pending (deferred) before its first call: no call of
+ * BLAS is a cancellation point, so the calls all run, and the thread
+ * ends at pthread_testcancel. */
+static void *cancelled_thread(void *p)
+{
+    while (!atomic_load(&cancel_sent))
+        ;
+    cancel_sum = calls((long)p);
+    pthread_testcancel();
     return NULL;
 }
 
@@ -489,6 +508,19 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, reuse_thread_main, NULL);
         pthread_join(t, NULL);
         printf("altreuse %g\n", reuse_sum);
+    } else if (!strcmp(mode, "cancel")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        pthread_t t;
+        void *ret;
+        pthread_create(&t, NULL, cancelled_thread, (void *)n);
+        pthread_cancel(t);
+        atomic_store(&cancel_sent, 1);
+        pthread_join(t, &ret);
+        printf("cancel %g %g %s\n", s, cancel_sum, ret == PTHREAD_CANCELED ? "cancelled" : "ran");
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        printf("then %g\n", calls(n));
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
