@@ -148,6 +148,7 @@ __attribute__((constructor)) static void opp_init(void)
 {
     int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* nothing of ours is recorded while we start */
+    opp_say_init();
     if (!opp_agent_wanted())
         goto out;
     opp_resolve_init();

@@ -29,6 +29,10 @@
 #define OPP_HOT static inline __attribute__((always_inline))
 #define OPP_BARRIER() __asm__ __volatile__("" ::: "memory")
 
+/* At the agent's start, before its first line: a process started with
+ * no stderr (descriptor 2 closed, a daemon) gets no line of ours, ever:
+ * the number 2 is the program's, for a file of its own. (say.c) */
+void opp_say_init(void);
 /* One line on stderr: "opprof: " a b c (NULLs skipped). (say.c) */
 void opp_agent_say(const char *a, const char *b, const char *c);
 /* The same as "opprof: what: strerror(err)", or what alone when err is 0. */

@@ -87,6 +87,21 @@ int opp_launch_collector(char *socket, size_t socket_cap, char *output, size_t o
         opp_say_err("cannot start the collector (pipe)", errno);
         return -errno;
     }
+    /* A program started with 0, 1 or 2 closed (a daemon): the pipe's ends
+     * would take those numbers, which the collector's own are opened at. */
+    for (int i = 0; i < 2; i++)
+        if (pfd[i] <= 2) {
+            int high = fcntl(pfd[i], F_DUPFD_CLOEXEC, 3);
+            if (high < 0) {
+                int err = errno;
+                close(pfd[0]);
+                close(pfd[1]);
+                opp_say_err("cannot start the collector (pipe)", err);
+                return -err;
+            }
+            close(pfd[i]);
+            pfd[i] = high;
+        }
     char pidbuf[24];
     char *pid_arg = (char *)u2s((unsigned long)getpid(), pidbuf, sizeof pidbuf);
     char *argv[] = {exe,          "--socket", socket,       "--output", output, "--daemon",
@@ -111,6 +126,10 @@ int opp_launch_collector(char *socket, size_t socket_cap, char *output, size_t o
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    /* Its messages go where ours do; with no stderr, nowhere: the trace
+     * file it opens must not take the number 2. */
+    if (fcntl(2, F_GETFD) < 0)
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
     posix_spawnattr_init(&at);
     sigset_t none;

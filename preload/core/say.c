@@ -3,16 +3,28 @@
 #include "core/base.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static int no_stderr; /* descriptor 2 was closed at our start */
+
+void opp_say_init(void)
+{
+    int saved_errno = errno;
+    no_stderr = fcntl(2, F_GETFD) < 0 && errno == EBADF;
+    errno = saved_errno;
+}
 
 /* Writes to fd 2 as the program would not: a stderr nobody reads any more
  * (a pipe whose reader died) loses our line, never raises SIGPIPE on the
  * program (its default action kills it). errno kept. */
 static void write_stderr(const char *line, size_t n)
 {
+    if (no_stderr)
+        return;
     int saved_errno = errno, cancel = opp_cancel_off();
     sigset_t pipe_set, old, pending;
     sigemptyset(&pipe_set);

@@ -220,6 +220,33 @@ START_TEST(cancel_pending_at_a_thread_s_first_call)
 }
 END_TEST
 
+/* A program started with descriptors 0, 1 and 2 closed (a daemon) whose
+ * first process starts the collector: its own opens get 0, 1 and 2, and
+ * nothing of ours (the collector's ready pipe, its messages, our line
+ * when a thread's buffer finds no room) takes their place or is written
+ * to its file at 2: main's calls are in a whole trace. */
+START_TEST(started_with_standard_descriptors_closed)
+{
+    char *file = tu_path(dir, "nostd.out"), *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char pre[4200], output[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(output, sizeof output, "OPPROF_OUTPUT=%s", trace);
+    char *argv[] = {"/bin/sh", "-c", "export \"$1\"; exec \"$2\" nostd 5 \"$3\" <&- >&- 2>&-",
+                    "sh",      pre,  (char *)tu_build("tests/progs/notice"),
+                    file,      NULL};
+    char *env[] = {output, "OPPROF_SOCKET=", "OPENBLAS_NUM_THREADS=1", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(file);
+    ck_assert_str_eq(o, "nostd 0 1 2, 5\n");
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5);
+    opp_model_free(m);
+    free(o), free(file), free(out), free(err);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -253,6 +280,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, calls_on_a_taken_down_alternate_stack_recorded);
     tcase_add_test(tc, errno_across_calls);
     tcase_add_test(tc, cancel_pending_at_a_thread_s_first_call);
+    tcase_add_test(tc, started_with_standard_descriptors_closed);
     suite_add_tcase(s, tc);
     return s;
 }

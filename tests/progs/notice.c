@@ -40,6 +40,10 @@
  *                      call makes N calls, then reaches pthread_testcancel; a new thread N
  *                      calls, main N more; prints the cancelled thread's sum and whether it
  *                      ended cancelled
+ *   nostd N FILE       started with descriptors 0, 1 and 2 closed (a daemon): N calls,
+ *                      opens /dev/null twice and FILE, sets RLIMIT_NOFILE to 3 (a new
+ *                      thread's buffer then finds no room), a thread N calls; writes the
+ *                      descriptors' numbers and the sum to FILE
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -521,6 +525,22 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         printf("then %g\n", calls(n));
+    } else if (!strcmp(mode, "nostd")) {
+        long n = arg(argc, argv, 2);
+        if (argc < 4)
+            return 2;
+        double s = calls(n);
+        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+        int f = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        struct rlimit rl;
+        if (f < 0 || getrlimit(RLIMIT_NOFILE, &rl))
+            return 3;
+        rl.rlim_cur = 3;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        dprintf(f, "nostd %d %d %d, %g\n", in, out, f, s);
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
