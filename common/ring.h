@@ -65,7 +65,9 @@ static inline unsigned opp_rec_slots(unsigned nargs)
 struct opp_open {
     uint64_t begin;
     uint32_t fn;
-    uint32_t pad;
+    uint32_t sp; /* the producer's own: the low 32 bits of the wrapper's frame address (0: a
+                    feature's range, no C frame); a later call entered at or above it on the
+                    same stack means the thread left this one without returning (longjmp) */
 };
 
 /* Producer and consumer fields sit on separate cache lines. */

@@ -195,6 +195,7 @@ __attribute__((destructor)) static void opp_fini(void)
     while (nf--)
         if (opp_features[nf]->stop)
             opp_features[nf]->stop();
+    opp_thread_exiting();
     opp_conn_goodbye();
     errno = saved_errno;
 }

@@ -63,7 +63,7 @@ void opp_window_sync(void)
 }
 
 /* opp_enter's slow path: the step marker, the window, the stack. */
-int opp_enter_gated(struct opp_frame *f, uint32_t fn)
+int opp_enter_gated(struct opp_frame *f, uint32_t fn, uint32_t sp)
 {
     if (OPP_UNLIKELY(__atomic_load_n(&opp_capture_due, __ATOMIC_RELAXED)))
         opp_capture_child_start();
@@ -73,7 +73,7 @@ int opp_enter_gated(struct opp_frame *f, uint32_t fn)
         return 0;
     if (opp_summary_windows)
         opp_window_sync();
-    return opp_enter_ring(f, fn, opp_stacks_n != 0);
+    return opp_enter_ring(f, fn, opp_stacks_n != 0, sp);
 }
 
 static void sleep_until(uint64_t ns)

@@ -28,7 +28,7 @@ extern int opp_summary_windows;
 void opp_window_sync(void);
 /* Recompute opp_capturing and opp_enter_gate (after a setting changed). */
 void opp_capture_update(void);
-int opp_enter_gated(struct opp_frame *f, uint32_t fn);
+int opp_enter_gated(struct opp_frame *f, uint32_t fn, uint32_t sp);
 /* 1 when OPPROF_CAPTURE=cudaProfilerApi: the CUDA paths call
  * opp_capture_cuda with each call's function id before opp_enter. */
 extern int opp_capture_api;
@@ -78,16 +78,28 @@ void opp_schedule_off(const char *why);
  * outside a capture window, or when this thread cannot record. One load
  * decides the common case: opp_enter_gate is set while anything else must
  * be looked at (a step marker, a closed window, code stacks). */
-OPP_HOT int opp_enter(struct opp_frame *f, uint32_t fn)
+OPP_HOT int opp_enter_at(struct opp_frame *f, uint32_t fn, uint32_t sp)
 {
     if (OPP_UNLIKELY(__atomic_load_n(&opp_enter_gate, __ATOMIC_RELAXED))) {
         /* a closed window and no step marker: answered here, no call */
         if (fn != opp_step_fn && !__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED) &&
             !__atomic_load_n(&opp_capture_due, __ATOMIC_RELAXED))
             return 0;
-        return opp_enter_gated(f, fn);
+        return opp_enter_gated(f, fn, sp);
     }
-    return opp_enter_ring(f, fn, 0);
+    return opp_enter_ring(f, fn, 0, sp);
+}
+/* A feature's range (f kept anywhere, its leave anywhere). */
+OPP_HOT int opp_enter(struct opp_frame *f, uint32_t fn)
+{
+    return opp_enter_at(f, fn, 0);
+}
+/* A wrapper's call (inlined into it): the call is left when the thread
+ * leaves the wrapper's frame without returning (opp_thread_left). The
+ * frame's address is the frame pointer, in a register already. */
+OPP_HOT int opp_enter_frame(struct opp_frame *f, uint32_t fn)
+{
+    return opp_enter_at(f, fn, (uint32_t)(uintptr_t)__builtin_frame_address(0));
 }
 
 /* Whether a call starting now would be recorded: inside every capture

@@ -97,7 +97,7 @@ static inline uint64_t opp_lwork_sub(int query, uint64_t sub)
             opp_missing(OPP_FN_##name, 0);                                                         \
             return;                                                                                \
         }                                                                                          \
-        if (!opp_enter(&f_, OPP_FN_##name)) {                                                      \
+        if (!opp_enter_frame(&f_, OPP_FN_##name)) {                                                \
             real args;                                                                             \
             return;                                                                                \
         }                                                                                          \
@@ -120,7 +120,7 @@ static inline uint64_t opp_lwork_sub(int query, uint64_t sub)
         struct opp_frame f_;                                                                       \
         if (OPP_UNLIKELY(!real))                                                                   \
             return (ret)opp_missing(OPP_FN_##name, 1);                                             \
-        if (!opp_enter(&f_, OPP_FN_##name))                                                        \
+        if (!opp_enter_frame(&f_, OPP_FN_##name))                                                  \
             return real args;                                                                      \
         const uint64_t x_ = OPP_EXT_PUSH(name);                                                    \
         ret r_ = real args;                                                                        \

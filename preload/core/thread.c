@@ -91,11 +91,46 @@ static int on_alt_stack(void)
     return on;
 }
 
+/* The calls in flight at depth d and above, innermost first, each
+ * recorded as ending now (they never returned). */
+static void record_left(struct opp_ring_hdr *r, uint32_t d, uint32_t depth)
+{
+    uint64_t now = opp_now();
+    for (uint32_t k = depth < OPP_OPEN_MAX ? depth : OPP_OPEN_MAX; k-- > d;)
+        opp_publish(r, r->open[k].fn, k, r->open[k].begin, now, NULL, 0);
+}
+
+uint32_t opp_thread_left(struct opp_ring_hdr *r, uint32_t d, uint32_t sp)
+{
+    if (on_alt_stack())
+        return d;
+    uint32_t depth = d;
+    while (d && opp_call_left(r, d, sp))
+        d--;
+    record_left(r, d, depth);
+    return d;
+}
+
+void opp_thread_exiting(void)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (r && r->depth && opp_ring_gate(r)) {
+        record_left(r, 0, r->depth);
+        r->depth = 0;
+    }
+}
+
 static void thread_gone(void *ring)
 {
     struct opp_ring_hdr *r = ring;
     if (!r || r != opp_tls.ring) /* a fork child's value: the parent's ring, unmapped */
         return;
+    /* A thread that ends inside calls (cancelled, pthread_exit from a
+     * callback): they end with it. */
+    if (r->depth && opp_ring_gate(r)) {
+        record_left(r, 0, r->depth);
+        r->depth = 0;
+    }
     opp_tls.ring = NULL;
     opp_tls.state = OPP_T_OFF; /* calls from later destructors are not recorded */
     /* a ring whose gate is shut is the parent's (a fork that ran no atfork

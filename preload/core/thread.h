@@ -41,6 +41,10 @@ OPP_HOT void opp_thread_check(void)
 /* The ring's thread name, as the report shows it (at most 15 bytes, cut at
  * a UTF-8 character boundary). */
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
+/* At the process's exit, on the exiting thread: the calls it is still in
+ * (exit() from a callback inside one, or left by a longjmp that no call
+ * came after) recorded as ending now. */
+void opp_thread_exiting(void);
 /* In a fork child: the parent's ring forgotten by the thread that holds
  * it (async-signal-safe). */
 void opp_thread_forked(void);
@@ -72,10 +76,26 @@ extern void (*opp_extcorr_pop)(void);
 
 /* ---- entering and leaving a call ---- */
 
+/* The calls in flight at d and above it were left without returning
+ * (a longjmp out of them, an exception through them), as a call entered
+ * at sp, at or above the innermost one's frame, says: each recorded
+ * ending now, the depth it leaves returned (thread.c). A handler's call
+ * on a signal's alternate stack, anywhere in memory, pops nothing. */
+uint32_t opp_thread_left(struct opp_ring_hdr *r, uint32_t d, uint32_t sp);
+/* Whether the innermost call in flight of the d (not 0) was left: its
+ * frame known, and sp (a frame address's low 32 bits: the difference
+ * of two frames on one stack fits) not below it. */
+OPP_HOT int opp_call_left(const struct opp_ring_hdr *r, uint32_t d, uint32_t sp)
+{
+    return d <= OPP_OPEN_MAX && r->open[d - 1].sp && (int32_t)(sp - r->open[d - 1].sp) >= 0;
+}
+
 /* The common part of entering a call: the thread's ring and its gate,
  * its pause word, then the clock. stack: capture a code stack first
- * (OPPROF_STACKS). */
-OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
+ * (OPPROF_STACKS). sp: the low 32 bits of the wrapper's frame address,
+ * by which a call the thread left without returning is known; 0 for a
+ * feature's range, whose frame is not on the stack. */
+OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack, uint32_t sp)
 {
     struct opp_ring_hdr *r = opp_thread_ring();
     if (OPP_UNLIKELY(!r))
@@ -85,11 +105,14 @@ OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack)
     /* the stack before the clock: its cost is not the call's */
     uint32_t st = stack ? opp_stack_capture() : 0;
     uint32_t d = r->depth;
+    if (OPP_UNLIKELY(d) && sp && OPP_UNLIKELY(opp_call_left(r, d, sp)))
+        d = opp_thread_left(r, d, sp);
     uint64_t t = opp_now();
     if (OPP_LIKELY(d < OPP_OPEN_MAX)) {
         /* What the collector reports if the process dies inside this call. */
         r->open[d].begin = t;
         r->open[d].fn = fn;
+        r->open[d].sp = sp;
     }
     OPP_BARRIER();
     r->depth = d + 1;

@@ -247,6 +247,52 @@ START_TEST(started_with_standard_descriptors_closed)
 }
 END_TEST
 
+/* The trace's calls nested in another (depth above 0), and its calls of
+ * name that returned and that were open at the end. */
+static void depths(unsigned long *nested, unsigned long *closed, unsigned long *open,
+                   const char *name)
+{
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    *nested = 0;
+    for (size_t i = 0; i < m->nthreads; i++)
+        for (size_t k = 0; k < m->threads[i].nevents; k++)
+            *nested += m->threads[i].events[k].depth > 0;
+    *closed = tu_count(m, name, -1, 0, 0);
+    *open = tu_count(m, name, -1, 0, 1);
+    opp_model_free(m);
+}
+
+/* A call left by siglongjmp (from the program's xerbla_, inside it) is
+ * recorded, ending at the thread's next call (or at the exit, for the
+ * last one), and the calls after it are not its children: every call at
+ * depth 0. */
+START_TEST(longjmp_out_of_calls)
+{
+    same_run("longjmp 10, xerbla 4\n", 0, NULL, 5 * 3, "longjmp", "5", "3", NULL, NULL);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_dgemm");
+    ck_assert_uint_eq(closed, 4);
+    ck_assert_uint_eq(open, 0);
+    ck_assert_uint_eq(nested, 0);
+}
+END_TEST
+
+/* A thread cancelled inside a call (its xerbla_ reaches
+ * pthread_testcancel), its cleanup handler run: the call is recorded,
+ * ending with the thread; the next thread and main go on at depth 0. */
+START_TEST(cancelled_inside_a_call)
+{
+    same_run("cleanup inside\ncancelin 5 cancelled, xerbla 1\nthen 5\n", 0, NULL, 5 * 3, "cancelin",
+             "5", NULL, NULL, NULL);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_dgemm");
+    ck_assert_uint_eq(closed, 1);
+    ck_assert_uint_eq(open, 0);
+    ck_assert_uint_eq(nested, 0);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -281,6 +327,8 @@ Suite *suite_notice(void)
     tcase_add_test(tc, errno_across_calls);
     tcase_add_test(tc, cancel_pending_at_a_thread_s_first_call);
     tcase_add_test(tc, started_with_standard_descriptors_closed);
+    tcase_add_test(tc, longjmp_out_of_calls);
+    tcase_add_test(tc, cancelled_inside_a_call);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,13 @@
  *                      opens /dev/null twice and FILE, sets RLIMIT_NOFILE to 3 (a new
  *                      thread's buffer then finds no room), a thread N calls; writes the
  *                      descriptors' numbers and the sum to FILE
+ *   longjmp N K        N calls; K times a cblas_dgemm with a bad argument, whose xerbla_
+ *                      (this program's) siglongjmps out of it; N calls; a thread N calls;
+ *                      one more left the same way, no call after it; prints the sum and
+ *                      how often xerbla_ ran
+ *   cancelin N         a thread with a cancel pending makes N calls, then a cblas_dgemm
+ *                      with a bad argument whose xerbla_ reaches pthread_testcancel (a
+ *                      cleanup handler prints); a new thread N calls, main N; prints the sums
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -56,6 +63,7 @@
 #include <linux/sched.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -161,6 +169,47 @@ static void *cancelled_thread(void *p)
         ;
     cancel_sum = calls((long)p);
     pthread_testcancel();
+    return NULL;
+}
+
+/* What this program's xerbla_ (OpenBLAS's error handler, called from
+ * inside a BLAS call given a bad argument) does: nothing, siglongjmp to
+ * xerbla_jmp, or reach a cancellation point. */
+static enum { XERBLA_RETURN, XERBLA_LONGJMP, XERBLA_TESTCANCEL } xerbla_how;
+static sigjmp_buf xerbla_jmp;
+static atomic_int xerbla_seen;
+void xerbla_(const char *name, const int *info, int len);
+void xerbla_(const char *name, const int *info, int len)
+{
+    (void)name, (void)info, (void)len;
+    atomic_fetch_add(&xerbla_seen, 1);
+    if (xerbla_how == XERBLA_LONGJMP)
+        siglongjmp(xerbla_jmp, 1);
+    if (xerbla_how == XERBLA_TESTCANCEL)
+        pthread_testcancel();
+}
+
+/* A cblas_dgemm whose lda is too small: it calls xerbla_. */
+static void bad_dgemm(void)
+{
+    double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, a, 1, b, 2, 0, c, 2);
+}
+
+static void cleanup_line(void *what)
+{
+    printf("cleanup %s\n", (const char *)what);
+}
+
+/* Its cancel pending, N calls, then a call whose xerbla_ acts on it. */
+static void *cancelled_inside(void *p)
+{
+    while (!atomic_load(&cancel_sent))
+        ;
+    pthread_cleanup_push(cleanup_line, "inside");
+    cancel_sum = calls((long)p);
+    bad_dgemm();
+    pthread_cleanup_pop(0);
     return NULL;
 }
 
@@ -541,6 +590,37 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         dprintf(f, "nostd %d %d %d, %g\n", in, out, f, s);
+    } else if (!strcmp(mode, "longjmp")) {
+        long n = arg(argc, argv, 2), k = arg(argc, argv, 3);
+        double s = calls(n);
+        xerbla_how = XERBLA_LONGJMP;
+        volatile long jumps = 0;
+        while (jumps < k) {
+            if (!sigsetjmp(xerbla_jmp, 1))
+                bad_dgemm();
+            jumps++;
+        }
+        s += calls(n);
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        if (!sigsetjmp(xerbla_jmp, 1))
+            bad_dgemm();
+        printf("longjmp %g, xerbla %d\n", s, atomic_load(&xerbla_seen));
+    } else if (!strcmp(mode, "cancelin")) {
+        long n = arg(argc, argv, 2);
+        xerbla_how = XERBLA_TESTCANCEL;
+        pthread_t t;
+        void *ret;
+        pthread_create(&t, NULL, cancelled_inside, (void *)n);
+        pthread_cancel(t);
+        atomic_store(&cancel_sent, 1);
+        pthread_join(t, &ret);
+        printf("cancelin %g %s, xerbla %d\n", cancel_sum,
+               ret == PTHREAD_CANCELED ? "cancelled" : "ran", atomic_load(&xerbla_seen));
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        printf("then %g\n", calls(n));
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
