@@ -235,8 +235,18 @@ static void connection_lost(const char *why, int err)
     opp_give_up(why, err);
 }
 
+/* Whether a send's error says the collector is stopped or gone (what
+ * lost says), not that something refused the send itself (a seccomp
+ * filter's EPERM, no memory, no descriptor left). */
+static int collector_lost(int err)
+{
+    return err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT || err == EPIPE ||
+           err == ECONNRESET || err == ECONNREFUSED || err == ENOTCONN || err == ENOENT;
+}
+
 /* With conn.lock held: one message, the connection made ready first; a
- * failure says lost and turns recording off. */
+ * failure says lost (or why the send itself failed) and turns recording
+ * off. */
 static int send_locked(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
 {
     int rc = -ENOTCONN;
@@ -245,7 +255,8 @@ static int send_locked(unsigned type, const void *payload, unsigned size, int fd
         if (!rc)
             rc = opp_send_msg(conn.sock, (uint16_t)type, payload, size, fd);
         if (rc && atomic_load(&conn.on))
-            connection_lost(lost, -rc);
+            connection_lost(
+                collector_lost(-rc) ? lost : "cannot send to the collector, profiling off", -rc);
     }
     return rc;
 }

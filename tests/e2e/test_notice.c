@@ -293,6 +293,16 @@ START_TEST(cancelled_inside_a_call)
 }
 END_TEST
 
+/* A seccomp filter the program sets makes our sends fail (EPERM): one
+ * line says so, the new thread's calls are lost, main's all kept. */
+START_TEST(seccomp_refuses_our_sends)
+{
+    same_run("sendperm 10\n", 0,
+             "opprof: cannot send to the collector, profiling off: Operation not permitted\n",
+             5 * 2, "sendperm", "5", NULL, NULL, NULL);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -329,6 +339,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, started_with_standard_descriptors_closed);
     tcase_add_test(tc, longjmp_out_of_calls);
     tcase_add_test(tc, cancelled_inside_a_call);
+    tcase_add_test(tc, seccomp_refuses_our_sends);
     suite_add_tcase(s, tc);
     return s;
 }
