@@ -73,10 +73,11 @@ void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
     uint64_t now = opp_ticks((int)c->clock);
     /* the process's own word, within its start and now */
     uint64_t end = !at || at > now ? now : at < c->start ? c->start : at;
-    if (how == OPP_END_LOST)
-        for (size_t i = 0; i < c->nrings; i++)
-            if (c->rings[i].hdr)
-                opp_coll_emit_open_calls(c, &c->rings[i], now);
+    /* What its threads were still inside: a process that died, or one
+     * that exited while another thread was in a call. */
+    for (size_t i = 0; i < c->nrings; i++)
+        if (c->rings[i].hdr)
+            opp_coll_emit_open_calls(c, &c->rings[i], how == OPP_END_LOST ? now : end);
     if (collector.sum && c->nfuncs) {
         /* always: the file's size does not depend on whether a ring overflowed */
         opp_tw_dropped(&collector.tw, c->proc, 0, c->dropped);

@@ -359,8 +359,9 @@ void opp_coll_ring_release(struct ring *r)
     r->hdr = NULL;
 }
 
-/* A process vanished without goodbye: what its threads were still inside
- * becomes open events ending now. */
+/* A process ended (vanished without goodbye, or exited while other
+ * threads were inside calls): what its threads were still inside becomes
+ * open events ending now (its end). */
 void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
 {
     if (r->dead || atomic_load(&r->hdr->state) == OPP_RING_CLOSED)

@@ -129,8 +129,9 @@ void opp_coll_write_clock(void);
 void opp_coll_ring_name(struct client *c, struct ring *r, int force);
 /* Client c's rings drained into the trace: the records taken. */
 uint64_t opp_coll_drain_client(struct client *c);
-/* A process vanished without goodbye: what ring r's thread was still
- * inside becomes open events ending now. */
+/* A process ended (vanished without goodbye, or exited while this thread
+ * was inside calls): what ring r's thread was still inside becomes open
+ * events ending now (the process's end). */
 void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now);
 void opp_coll_ring_release(struct ring *r);
 

@@ -303,6 +303,19 @@ START_TEST(seccomp_refuses_our_sends)
 }
 END_TEST
 
+/* main returns while another thread is inside a call (its xerbla_
+ * waits): that call is in the trace, open, ending with the process. */
+START_TEST(exit_while_a_thread_is_inside_a_call)
+{
+    same_run("exitinside 5\n", 0, NULL, 5, "exitinside", "5", NULL, NULL, NULL);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_dgemm");
+    ck_assert_uint_eq(closed, 0);
+    ck_assert_uint_eq(open, 1);
+    ck_assert_uint_eq(nested, 0);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -340,6 +353,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, longjmp_out_of_calls);
     tcase_add_test(tc, cancelled_inside_a_call);
     tcase_add_test(tc, seccomp_refuses_our_sends);
+    tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     suite_add_tcase(s, tc);
     return s;
 }

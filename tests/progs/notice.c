@@ -53,6 +53,8 @@
  *                      cleanup handler prints); a new thread N calls, main N; prints the sums
  *   sendperm N         N calls; a seccomp filter makes sendmsg and sendto fail with EPERM
  *                      (its own writes go on); a thread N calls; main N more; prints the sum
+ *   exitinside N       N calls; a thread's cblas_dgemm with a bad argument, whose xerbla_
+ *                      waits there for ever; main prints the sum and returns
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -181,7 +183,7 @@ static void *cancelled_thread(void *p)
 /* What this program's xerbla_ (OpenBLAS's error handler, called from
  * inside a BLAS call given a bad argument) does: nothing, siglongjmp to
  * xerbla_jmp, or reach a cancellation point. */
-static enum { XERBLA_RETURN, XERBLA_LONGJMP, XERBLA_TESTCANCEL } xerbla_how;
+static enum { XERBLA_RETURN, XERBLA_LONGJMP, XERBLA_TESTCANCEL, XERBLA_STAY } xerbla_how;
 static sigjmp_buf xerbla_jmp;
 static atomic_int xerbla_seen;
 void xerbla_(const char *name, const int *info, int len);
@@ -193,6 +195,8 @@ void xerbla_(const char *name, const int *info, int len)
         siglongjmp(xerbla_jmp, 1);
     if (xerbla_how == XERBLA_TESTCANCEL)
         pthread_testcancel();
+    while (xerbla_how == XERBLA_STAY)
+        pause();
 }
 
 /* A cblas_dgemm whose lda is too small: it calls xerbla_. */
@@ -200,6 +204,13 @@ static void bad_dgemm(void)
 {
     double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, a, 1, b, 2, 0, c, 2);
+}
+
+static void *bad_dgemm_thread(void *p)
+{
+    (void)p;
+    bad_dgemm();
+    return NULL;
 }
 
 static void cleanup_line(void *what)
@@ -647,6 +658,15 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         printf("sendperm %g\n", s + calls(n));
+    } else if (!strcmp(mode, "exitinside")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        xerbla_how = XERBLA_STAY;
+        pthread_t t;
+        pthread_create(&t, NULL, bad_dgemm_thread, NULL);
+        while (!atomic_load(&xerbla_seen))
+            ;
+        printf("exitinside %g\n", s);
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
