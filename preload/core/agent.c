@@ -185,7 +185,7 @@ out:
  * records in CUPTI's buffers), then the goodbye. */
 __attribute__((destructor)) static void opp_fini(void)
 {
-    if (!opp_agent_on() || opp_conn_idle())
+    if (!opp_agent_on() || opp_conn_interrupted() || opp_conn_idle())
         return;
     int saved_errno = errno;
     opp_step_finish();

@@ -409,6 +409,11 @@ void opp_conn_raw_forked(void)
     forget_parent();
 }
 
+int opp_conn_interrupted(void)
+{
+    return mine.held != 0;
+}
+
 int opp_conn_idle(void)
 {
     opp_fork_check(); /* a child whose fork ran no atfork handler: idle once it forgot */

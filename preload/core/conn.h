@@ -47,6 +47,11 @@ void opp_conn_raw_forked(void);
 /* At exit: 1 when this process never connected (a fork child that
  * recorded nothing), so there is nobody to say goodbye to. */
 int opp_conn_idle(void);
+/* At exit: 1 when this thread is inside a send of ours (a signal
+ * handler that called exit() interrupted it: a seccomp filter's SIGSYS
+ * for our sendmsg): there is no goodbye then, which would wait on the
+ * lock the thread holds; the collector reads the records all the same. */
+int opp_conn_interrupted(void);
 /* Say goodbye so the collector writes our records now and knows we exited
  * rather than died; the process that started the collector waits for the
  * whole trace (bounded) and says where it went. Profiling is off after. */

@@ -316,6 +316,29 @@ START_TEST(exit_while_a_thread_is_inside_a_call)
 }
 END_TEST
 
+/* A seccomp filter that traps sendmsg (SIGSYS) whose handler calls
+ * exit(): the program sees our send (nothing can hide a trapped system
+ * call: without us it prints "sigsys 5" and exits 0), but its exit runs
+ * inside our send and must not wait on the lock that send holds: exit
+ * code 7, main's calls in the trace. */
+START_TEST(exit_from_a_handler_inside_our_send)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsys", "5", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 7);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "sigsys\n");
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5);
+    opp_model_free(m);
+    free(o), free(out), free(err);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -354,6 +377,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, cancelled_inside_a_call);
     tcase_add_test(tc, seccomp_refuses_our_sends);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
+    tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -55,6 +55,9 @@
  *                      (its own writes go on); a thread N calls; main N more; prints the sum
  *   exitinside N       N calls; a thread's cblas_dgemm with a bad argument, whose xerbla_
  *                      waits there for ever; main prints the sum and returns
+ *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
+ *                      prints and calls exit(7); a thread N calls (without a profiler
+ *                      nothing calls sendmsg: prints its sum, exits 0)
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -228,6 +231,13 @@ static void *cancelled_inside(void *p)
     bad_dgemm();
     pthread_cleanup_pop(0);
     return NULL;
+}
+
+static void sigsys_exit(int sig)
+{
+    (void)sig;
+    printf("sigsys\n");
+    exit(7);
 }
 
 static long atexit_n;
@@ -667,6 +677,26 @@ int main(int argc, char **argv)
         while (!atomic_load(&xerbla_seen))
             ;
         printf("exitinside %g\n", s);
+    } else if (!strcmp(mode, "sigsys")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        signal(SIGSYS, sigsys_exit);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {sizeof f / sizeof *f, f};
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+            perror("seccomp");
+            return 3;
+        }
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        printf("sigsys %g\n", s);
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
