@@ -149,6 +149,7 @@ __attribute__((constructor)) static void opp_init(void)
     int saved_errno = errno;
     opp_tls.state = OPP_T_OFF; /* nothing of ours is recorded while we start */
     opp_say_init();
+    opp_jump_init(); /* wanted or not: the jumps are ours either way */
     if (!opp_agent_wanted())
         goto out;
     opp_resolve_init();

@@ -11,6 +11,7 @@
 #define OPP_CORE_BASE_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -66,6 +67,29 @@ static inline void opp_cancel_restore(int old)
 {
     if (old != PTHREAD_CANCEL_DISABLE)
         pthread_setcancelstate(old, &old);
+}
+
+/* Our rare paths that leave state behind when jumped out of (attaching a
+ * thread: marked as attaching; a send: the connection's lock held) keep
+ * the signals a timer, another thread or process sends waiting until they
+ * are done, so that no handler of the program's runs inside them and
+ * siglongjmps out (a SIGALRM's every 50 us would leave a thread that never
+ * records, or the lock held for good). The faults an instruction or a
+ * system call of ours raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, a
+ * seccomp filter's SIGSYS) stay deliverable: blocked, the kernel would
+ * kill the program with them. */
+static inline void opp_async_signals_off(sigset_t *old)
+{
+    sigset_t async;
+    sigfillset(&async);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+    for (unsigned i = 0; i < sizeof faults / sizeof *faults; i++)
+        sigdelset(&async, faults[i]);
+    pthread_sigmask(SIG_BLOCK, &async, old);
+}
+static inline void opp_async_signals_restore(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 /* A feature's per-thread stack of open ranges (torch's ops, NVTX's

@@ -332,9 +332,12 @@ int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, con
     if (mine.held) {
         rc = defer(type, payload, size, fd);
     } else {
+        sigset_t old;
+        opp_async_signals_off(&old);
         conn_lock();
         rc = send_locked(type, payload, size, fd, lost);
         conn_unlock();
+        opp_async_signals_restore(&old);
     }
     opp_cancel_restore(cancel);
     errno = saved_errno;

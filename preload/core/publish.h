@@ -18,9 +18,14 @@ struct opp_tls {
     struct opp_ring_hdr *ring; /* NULL: not attached, attaching, or off */
     uint8_t state;             /* enum opp_thread_state */
     uint8_t publishing;        /* inside opp_publish_f: a signal handler's call then
-                                  is counted as dropped, not written over */
+                                  is counted as dropped, not written over (a handler
+                                  that jumps out of it clears it: jump.c) */
 };
 extern __thread struct opp_tls opp_tls;
+
+/* The real longjmp and its aliases looked up, from the agent's start: we
+ * pass them on (jump.c), clearing opp_tls.publishing on the way. */
+void opp_jump_init(void);
 
 /* A call being recorded, from its entry (thread.h) to its publishing. */
 struct opp_frame {

@@ -163,6 +163,8 @@ int opp_thread_init(uint32_t cap, int paused)
     return 0;
 }
 
+static struct opp_ring_hdr *attach_new(void);
+
 struct opp_ring_hdr *opp_thread_attach(void)
 {
     struct opp_ring_hdr *r = opp_tls.ring;
@@ -181,7 +183,17 @@ struct opp_ring_hdr *opp_thread_attach(void)
      * attaches. */
     if (on_alt_stack())
         return NULL;
+    return attach_new();
+}
+
+/* opp_thread_attach's work, out of line: its frame (the signal masks) is
+ * not taken on a signal's alternate stack, where attaching stops short. */
+static __attribute__((noinline)) struct opp_ring_hdr *attach_new(void)
+{
+    struct opp_ring_hdr *r;
     int saved_errno = errno, cancel = opp_cancel_off();
+    sigset_t old_mask;
+    opp_async_signals_off(&old_mask);
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     r = NULL;
     size_t bytes = opp_ring_bytes(threads.cap);
@@ -230,6 +242,7 @@ struct opp_ring_hdr *opp_thread_attach(void)
     opp_tls.ring = r;
     opp_tls.state = OPP_T_ON;
 out:
+    opp_async_signals_restore(&old_mask);
     opp_cancel_restore(cancel);
     errno = saved_errno;
     return r;

@@ -339,6 +339,40 @@ START_TEST(exit_from_a_handler_inside_our_send)
 }
 END_TEST
 
+/* A SIGALRM every 20 us whose handler siglongjmps out of whatever it
+ * interrupts, 2000 times, from the thread's first call on: attaching the
+ * thread and our sends wait for it (else the thread never records, or
+ * our lock stays held), and a jump out of a record being published leaves
+ * nothing behind (else every later call is dropped). Every call that
+ * returned is in the trace, and at most the calls entered (those jumped
+ * out of are recorded, ending at the next call); nothing dropped. */
+START_TEST(timer_siglongjmps_out_of_calls)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "timerjmp", "2000", "1000", NULL};
+    struct tu_env te;
+    /* every call kept: a collector starved of CPU beside the other suites
+     * lets a ring fill, which is not what this checks */
+    const char *extra[] = {"OPENBLAS_NUM_THREADS=1", "OPPROF_DROP=block", NULL};
+    char **env = tu_preload_env_list(&te, trace, extra);
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(out);
+    long jumps = 0, done = 0, entered = 0;
+    ck_assert_int_eq(sscanf(o, "timerjmp %ld %ld %ld", &jumps, &done, &entered), 3);
+    ck_assert_int_eq(jumps, 2000);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->dropped, 0);
+    unsigned long n = tu_count(m, "cblas_ddot", -1, 0, 0);
+    ck_assert_uint_ge(n, (unsigned long)done);
+    ck_assert_uint_le(n, (unsigned long)entered);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 1), 0);
+    opp_model_free(m);
+    free(o), free(out), free(err);
+}
+END_TEST
+
 START_TEST(errno_across_calls)
 {
     same_run("errno 5: 1001 1002 1003 1004 1005 thread 4321 fork 1006 child 0\n", 0, NULL, 7,
@@ -378,6 +412,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, seccomp_refuses_our_sends);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
+    tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;
 }

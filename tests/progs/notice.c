@@ -58,6 +58,10 @@
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
+ *   timerjmp K N       a SIGALRM every 20 us whose handler siglongjmps back to the loop
+ *                      of calls it interrupted (the first of them attaches the thread),
+ *                      K times; then N calls; prints K, the calls that returned and the
+ *                      calls entered
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -85,6 +89,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -238,6 +243,13 @@ static void sigsys_exit(int sig)
     (void)sig;
     printf("sigsys\n");
     exit(7);
+}
+
+static sigjmp_buf alarm_jmp;
+static void alarm_jump(int sig)
+{
+    (void)sig;
+    siglongjmp(alarm_jmp, 1);
 }
 
 static long atexit_n;
@@ -697,6 +709,25 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         printf("sigsys %g\n", s);
+    } else if (!strcmp(mode, "timerjmp")) {
+        long k = arg(argc, argv, 2), n = arg(argc, argv, 3);
+        volatile long jumps = 0, done = 0, entered = 0;
+        signal(SIGALRM, alarm_jump);
+        struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
+        setitimer(ITIMER_REAL, &every, NULL);
+        while (jumps < k) {
+            if (!sigsetjmp(alarm_jmp, 1))
+                for (;;) {
+                    entered++;
+                    cblas_ddot(1, x, 1, x, 1);
+                    done++;
+                }
+            jumps++;
+        }
+        setitimer(ITIMER_REAL, &off, NULL);
+        signal(SIGALRM, SIG_IGN); /* one may be pending still */
+        calls(n);
+        printf("timerjmp %ld %ld %ld\n", (long)jumps, (long)done + n, (long)entered + n);
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};

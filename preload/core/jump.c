@@ -1,0 +1,54 @@
+/* The program's jumps (longjmp and its aliases), passed on to libc's: a
+ * signal handler that interrupted one of our records and jumps out of it
+ * leaves it for good, so the mark that a publish is under way goes with
+ * it (publish.h). Left set, every later call of the thread would be taken
+ * for a handler's and dropped. */
+#include "core/publish.h"
+
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdlib.h>
+
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+
+enum { J_LONGJMP, J__LONGJMP, J_SIGLONGJMP, J_CHK, J_N };
+static const char *const jump_names[J_N] = {"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"};
+static jump_fn jumps[J_N];
+
+/* libc's, looked up at our start (a handler must not call dlsym) or at
+ * a jump made before it (another library's constructor). */
+static jump_fn real_jump(int i)
+{
+    jump_fn f = __atomic_load_n(&jumps[i], __ATOMIC_RELAXED);
+    if (!f) {
+        f = (jump_fn)dlsym(RTLD_NEXT, jump_names[i]);
+        if (!f) /* every glibc has the first three; the last since 2.11 */
+            f = (jump_fn)dlsym(RTLD_NEXT, "siglongjmp");
+        if (!f)
+            abort(); /* no jump to make: the program cannot go on either way */
+        __atomic_store_n(&jumps[i], f, __ATOMIC_RELAXED);
+    }
+    return f;
+}
+
+void opp_jump_init(void)
+{
+    for (int i = 0; i < J_N; i++)
+        real_jump(i);
+}
+
+/* A jump while opp_tls.publishing is set comes from a handler that
+ * interrupted that publish: it leaves it (our code jumps nowhere). */
+#define OPP_JUMP(i, name)                                                                          \
+    void name(struct __jmp_buf_tag env[1], int val);                                               \
+    OPP_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)           \
+    {                                                                                              \
+        opp_tls.publishing = 0;                                                                    \
+        real_jump(i)(env, val);                                                                    \
+        abort(); /* libc's never returns */                                                        \
+    }
+
+OPP_JUMP(J_LONGJMP, longjmp)
+OPP_JUMP(J__LONGJMP, _longjmp)
+OPP_JUMP(J_SIGLONGJMP, siglongjmp)
+OPP_JUMP(J_CHK, __longjmp_chk)
