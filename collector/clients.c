@@ -10,6 +10,7 @@
 #include "top_agg.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,15 +137,34 @@ void opp_coll_drop_client(int i, const char *why)
     collector.nc--;
 }
 
+/* Whether process pid runs (not a zombie), as /proc/PID/stat says. */
+static int process_runs(pid_t pid)
+{
+    char path[40], stat[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    stat[n] = 0;
+    const char *end = strrchr(stat, ')'); /* after the command's name, whatever it holds */
+    return end && end[1] == ' ' && end[2] && !strchr("ZXx", end[2]);
+}
+
 /* Whether process c still maps one of its rings: it runs on as the same
- * image (an exec or a death unmaps them all). */
+ * image (an exec or a death unmaps them all). A process that made itself
+ * not dumpable (PR_SET_DUMPABLE 0) keeps its maps from us: then as long
+ * as it runs (an exec of it is then seen when the process ends). */
 int opp_coll_rings_mapped(struct client *c)
 {
     char path[40], line[512];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)c->pid);
     FILE *f = fopen(path, "re");
     if (!f)
-        return 0;
+        return errno == EACCES && process_runs(c->pid);
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {
         unsigned long long ino;

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include "analysis/model.h"
@@ -778,6 +779,55 @@ START_TEST(program_closes_our_descriptor)
 }
 END_TEST
 
+/* The same by a program that made itself not dumpable (PR_SET_DUMPABLE
+ * 0: its /proc/PID/maps kept from processes of its user, the collector
+ * among them): while it runs, its rings are taken as still mapped, and
+ * every call is recorded, nothing said. Run as nobody when the tests run
+ * as root, who reads any process's maps. */
+START_TEST(undumpable_program_closes_our_descriptor)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(120);
+        if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+            _exit(121);
+        char *argv[] = {(char *)tu_tool("opprof"),
+                        "run",
+                        "-q",
+                        "-o",
+                        trace,
+                        "--",
+                        (char *)tu_build("tests/progs/notice"),
+                        "nodump",
+                        "100",
+                        NULL};
+        char *env[] = {"OPENBLAS_NUM_THREADS=1", "PATH=/usr/bin:/bin", NULL};
+        execve(argv[0], argv, env);
+        _exit(127);
+    }
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 0);
+    char *o = tu_slurp(out), *e = tu_slurp(err);
+    ck_assert_str_eq(o, "nodump 200\n");
+    char said[4200];
+    snprintf(said, sizeof said, "opprof: trace written to %s (300 events)\n", trace);
+    ck_assert_str_eq(e, said);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 300);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
 /* A daemon's child that closes every descriptor before its first call
  * (no ring yet: nothing for the collector to keep reading) comes back as a
  * new instance of the same process: every call recorded, nothing said. */
@@ -1478,6 +1528,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, ring_header_rewritten);
     tcase_add_test(tc, repeated_calls_read_as_written);
     tcase_add_test(tc, daemon_child_closes_descriptors);
+    tcase_add_test(tc, undumpable_program_closes_our_descriptor);
     tcase_add_test(tc, trace_write_fails);
     tcase_add_test(tc, signal_handler_calls_counted);
     tcase_add_test(tc, ctl_after_a_thread_exited);

@@ -62,6 +62,9 @@
  *                      of calls it interrupted (the first of them attaches the thread),
  *                      K times; then N calls; prints K, the calls that returned and the
  *                      calls entered
+ *   nodump N           makes itself not dumpable (PR_SET_DUMPABLE 0: its /proc/PID/maps
+ *                      kept from processes of its user), N calls, close_range(3, ~0U, 0),
+ *                      300 ms, a thread N calls, main N; prints the sum
  *   errno N            N calls, dgemm, dgemv, daxpy, idamax, a new thread's first call and
  *                      a fork child's first call, each with errno set before: prints each
  *                      errno after (the child's: 0 when kept)
@@ -728,6 +731,16 @@ int main(int argc, char **argv)
         signal(SIGALRM, SIG_IGN); /* one may be pending still */
         calls(n);
         printf("timerjmp %ld %ld %ld\n", (long)jumps, (long)done + n, (long)entered + n);
+    } else if (!strcmp(mode, "nodump")) {
+        long n = arg(argc, argv, 2);
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        double s = calls(n);
+        syscall(SYS_close_range, 3, ~0U, 0);
+        usleep(300000); /* the collector sees our connection close first */
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        printf("nodump %g\n", s + calls(n));
     } else if (!strcmp(mode, "errno")) {
         long n = arg(argc, argv, 2);
         double a[4] = {1, 0, 0, 1}, b[4] = {1, 2, 3, 4}, c[4] = {0};
