@@ -2,11 +2,14 @@
  * signal handler that interrupted one of our records and jumps out of it
  * leaves it for good, so the mark that a publish is under way goes with
  * it (publish.h). Left set, every later call of the thread would be taken
- * for a handler's and dropped. */
-#include "core/publish.h"
+ * for a handler's and dropped. Where the jump's stack pointer can be read
+ * (glibc on x86-64), the calls in flight below it are left too, however
+ * deep the thread's next call is (thread.h's opp_thread_jumping). */
+#include "core/thread.h"
 
 #include <dlfcn.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
@@ -31,10 +34,33 @@ static jump_fn real_jump(int i)
     return f;
 }
 
+/* The stack pointer a jump to env restores, 0 when it cannot be read:
+ * glibc on x86-64 keeps it mangled (PTR_MANGLE: xor with the thread's
+ * pointer guard at %fs:0x30, then rotated left 17 bits). */
+static int sp_readable; /* checked once on a jump buffer of our own */
+static uintptr_t jump_sp(const struct __jmp_buf_tag *env)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+    uintptr_t v = (uintptr_t)env->__jmpbuf[6], guard; /* JB_RSP */
+    __asm__("mov %%fs:0x30, %0" : "=r"(guard));
+    return ((v >> 17) | (v << 47)) ^ guard;
+#else
+    (void)env;
+    return 0;
+#endif
+}
+
 void opp_jump_init(void)
 {
     for (int i = 0; i < J_N; i++)
         real_jump(i);
+    /* setjmp saves this function's stack pointer: at most a frame below
+     * its frame pointer, when the layout is the one jump_sp reads */
+    jmp_buf own;
+    if (!_setjmp(own)) {
+        uintptr_t sp = jump_sp(own), fp = (uintptr_t)__builtin_frame_address(0);
+        sp_readable = sp && sp <= fp && fp - sp < 65536;
+    }
 }
 
 /* A jump while opp_tls.publishing is set comes from a handler that
@@ -44,6 +70,8 @@ void opp_jump_init(void)
     OPP_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)           \
     {                                                                                              \
         opp_tls.publishing = 0;                                                                    \
+        if (sp_readable)                                                                           \
+            opp_thread_jumping(jump_sp(env));                                                      \
         real_jump(i)(env, val);                                                                    \
         abort(); /* libc's never returns */                                                        \
     }

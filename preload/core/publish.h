@@ -23,10 +23,6 @@ struct opp_tls {
 };
 extern __thread struct opp_tls opp_tls;
 
-/* The real longjmp and its aliases looked up, from the agent's start: we
- * pass them on (jump.c), clearing opp_tls.publishing on the way. */
-void opp_jump_init(void);
-
 /* A call being recorded, from its entry (thread.h) to its publishing. */
 struct opp_frame {
     struct opp_ring_hdr *r;

@@ -111,6 +111,21 @@ uint32_t opp_thread_left(struct opp_ring_hdr *r, uint32_t d, uint32_t sp)
     return d;
 }
 
+void opp_thread_jumping(uintptr_t sp)
+{
+    struct opp_ring_hdr *r = opp_tls.ring;
+    if (!r || !r->depth || !opp_ring_gate(r))
+        return;
+    uint32_t to = (uint32_t)sp, depth = r->depth, d = depth;
+    /* a frame below the jump's stack pointer (within 1 GiB: one stack) */
+    while (d && d <= OPP_OPEN_MAX && r->open[d - 1].sp && to - r->open[d - 1].sp - 1 < (1u << 30))
+        d--;
+    if (d == depth)
+        return;
+    record_left(r, d, depth);
+    r->depth = d;
+}
+
 void opp_thread_exiting(void)
 {
     struct opp_ring_hdr *r = opp_tls.ring;

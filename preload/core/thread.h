@@ -41,6 +41,14 @@ OPP_HOT void opp_thread_check(void)
 /* The ring's thread name, as the report shows it (at most 15 bytes, cut at
  * a UTF-8 character boundary). */
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
+/* The program jumps (longjmp) to a point whose stack pointer is sp, on
+ * this thread: the calls in flight whose frames lie below it are left,
+ * recorded ending now. */
+void opp_thread_jumping(uintptr_t sp);
+/* The real longjmp and its aliases looked up, from the agent's start: we
+ * pass them on (jump.c), clearing opp_tls.publishing on the way and
+ * telling opp_thread_jumping where the jump goes. */
+void opp_jump_init(void);
 /* At the process's exit, on the exiting thread: the calls it is still in
  * (exit() from a callback inside one, or left by a longjmp that no call
  * came after) recorded as ending now. */

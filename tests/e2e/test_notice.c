@@ -278,6 +278,22 @@ START_TEST(longjmp_out_of_calls)
 }
 END_TEST
 
+/* The same with the calls after the jumps made from a frame deeper than
+ * the one left: the jump's own stack pointer says which calls it left
+ * (read where the C library's layout is known: glibc on x86-64). */
+START_TEST(longjmp_out_of_calls_then_deeper_calls)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+    same_run("longjmp 10, xerbla 4\n", 0, NULL, 5 * 3, "longjmp", "5", "3", "deep", NULL);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_dgemm");
+    ck_assert_uint_eq(closed, 4);
+    ck_assert_uint_eq(open, 0);
+    ck_assert_uint_eq(nested, 0);
+#endif
+}
+END_TEST
+
 /* A thread cancelled inside a call (its xerbla_ reaches
  * pthread_testcancel), its cleanup handler run: the call is recorded,
  * ending with the thread; the next thread and main go on at depth 0. */
@@ -408,6 +424,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, cancel_pending_at_a_thread_s_first_call);
     tcase_add_test(tc, started_with_standard_descriptors_closed);
     tcase_add_test(tc, longjmp_out_of_calls);
+    tcase_add_test(tc, longjmp_out_of_calls_then_deeper_calls);
     tcase_add_test(tc, cancelled_inside_a_call);
     tcase_add_test(tc, seccomp_refuses_our_sends);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);

@@ -44,10 +44,10 @@
  *                      opens /dev/null twice and FILE, sets RLIMIT_NOFILE to 3 (a new
  *                      thread's buffer then finds no room), a thread N calls; writes the
  *                      descriptors' numbers and the sum to FILE
- *   longjmp N K        N calls; K times a cblas_dgemm with a bad argument, whose xerbla_
- *                      (this program's) siglongjmps out of it; N calls; a thread N calls;
- *                      one more left the same way, no call after it; prints the sum and
- *                      how often xerbla_ ran
+ *   longjmp N K [deep] N calls; K times a cblas_dgemm with a bad argument, whose xerbla_
+ *                      (this program's) siglongjmps out of it; N calls (deep: from a frame
+ *                      8 KiB deeper than the dgemm's); a thread N calls; one more left the
+ *                      same way, no call after it; prints the sum and how often xerbla_ ran
  *   cancelin N         a thread with a cancel pending makes N calls, then a cblas_dgemm
  *                      with a bad argument whose xerbla_ reaches pthread_testcancel (a
  *                      cleanup handler prints); a new thread N calls, main N; prints the sums
@@ -224,6 +224,14 @@ static void *bad_dgemm_thread(void *p)
     return NULL;
 }
 
+/* calls(n) from a frame 8 KiB below its caller's */
+static __attribute__((noinline)) double deep_calls(long n)
+{
+    volatile char pad[8192];
+    pad[0] = 0;
+    return calls(n) + pad[0];
+}
+
 static void cleanup_line(void *what)
 {
     printf("cleanup %s\n", (const char *)what);
@@ -251,10 +259,14 @@ static void sigsys_exit(int sig)
 }
 
 static sigjmp_buf alarm_jmp;
+static volatile sig_atomic_t alarm_jumps, alarm_max;
 static void alarm_jump(int sig)
 {
     (void)sig;
-    siglongjmp(alarm_jmp, 1);
+    if (alarm_jumps < alarm_max) { /* later ones, before the timer is off, return */
+        alarm_jumps++;
+        siglongjmp(alarm_jmp, 1);
+    }
 }
 
 static long atexit_n;
@@ -644,7 +656,7 @@ int main(int argc, char **argv)
                 bad_dgemm();
             jumps++;
         }
-        s += calls(n);
+        s += argc > 4 && !strcmp(argv[4], "deep") ? deep_calls(n) : calls(n);
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
@@ -715,24 +727,21 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         printf("sigsys %g\n", s);
     } else if (!strcmp(mode, "timerjmp")) {
-        long k = arg(argc, argv, 2), n = arg(argc, argv, 3);
-        volatile long jumps = 0, done = 0, entered = 0;
+        long n = arg(argc, argv, 3);
+        volatile long done = 0, entered = 0;
+        alarm_max = (sig_atomic_t)arg(argc, argv, 2);
         signal(SIGALRM, alarm_jump);
         struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
         setitimer(ITIMER_REAL, &every, NULL);
-        while (jumps < k) {
-            if (!sigsetjmp(alarm_jmp, 1))
-                for (;;) {
-                    entered++;
-                    cblas_ddot(1, x, 1, x, 1);
-                    done++;
-                }
-            jumps++;
+        sigsetjmp(alarm_jmp, 1); /* each jump comes back here */
+        while (alarm_jumps < alarm_max) {
+            entered++;
+            cblas_ddot(1, x, 1, x, 1);
+            done++;
         }
         setitimer(ITIMER_REAL, &off, NULL);
-        signal(SIGALRM, SIG_IGN); /* one may be pending still */
         calls(n);
-        printf("timerjmp %ld %ld %ld\n", (long)jumps, (long)done + n, (long)entered + n);
+        printf("timerjmp %ld %ld %ld\n", (long)alarm_jumps, (long)done + n, (long)entered + n);
     } else if (!strcmp(mode, "nodump")) {
         long n = arg(argc, argv, 2);
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
