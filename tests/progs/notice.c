@@ -732,8 +732,8 @@ int main(int argc, char **argv)
         alarm_max = (sig_atomic_t)arg(argc, argv, 2);
         signal(SIGALRM, alarm_jump);
         struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
-        setitimer(ITIMER_REAL, &every, NULL);
-        sigsetjmp(alarm_jmp, 1); /* each jump comes back here */
+        if (!sigsetjmp(alarm_jmp, 1)) /* each jump comes back here, once it is set */
+            setitimer(ITIMER_REAL, &every, NULL);
         while (alarm_jumps < alarm_max) {
             entered++;
             cblas_ddot(1, x, 1, x, 1);
