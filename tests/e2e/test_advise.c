@@ -236,6 +236,14 @@ static char *summary_of(const struct tb_ev *ev, size_t n)
     return summary_advice();
 }
 
+/* Three ProfilerStep#N of 800, 800 and 80 ns, an aten::add in each. */
+static const struct tb_ev PROFILER_STEPS[] = {TB_CALL(F_TORCH, 200, 300, 1, TB_TORCH(S_ADD, 0)),
+                                              TB_CALL(F_TORCH, 100, 900, 0, TB_LABEL(S_STEP1)),
+                                              TB_CALL(F_TORCH, 1200, 1300, 1, TB_TORCH(S_ADD, 0)),
+                                              TB_CALL(F_TORCH, 1100, 1900, 0, TB_LABEL(S_STEP2)),
+                                              TB_CALL(F_TORCH, 1950, 1960, 1, TB_TORCH(S_ADD, 0)),
+                                              TB_CALL(F_TORCH, 1910, 1990, 0, TB_LABEL(S_STEP3))};
+
 #define NOT_RUN                                                                                    \
     "\"not_run\": [\"input_pipeline\", \"outside_ops\", \"warmup\", \"outlier_steps\", "           \
     "\"gpu_idle\", \"comm_exposed\", \"cpu_alloc_churn\", \"cuda_alloc_churn\", "                  \
@@ -248,13 +256,7 @@ static char *summary_of(const struct tb_ev *ev, size_t n)
 START_TEST(summary_steps_counted)
 {
     char *trace = tu_path(dir, "s.trace"), want[1024];
-    const struct tb_ev profiler[] = {TB_CALL(F_TORCH, 200, 300, 1, TB_TORCH(S_ADD, 0)),
-                                     TB_CALL(F_TORCH, 100, 900, 0, TB_LABEL(S_STEP1)),
-                                     TB_CALL(F_TORCH, 1200, 1300, 1, TB_TORCH(S_ADD, 0)),
-                                     TB_CALL(F_TORCH, 1100, 1900, 0, TB_LABEL(S_STEP2)),
-                                     TB_CALL(F_TORCH, 1950, 1960, 1, TB_TORCH(S_ADD, 0)),
-                                     TB_CALL(F_TORCH, 1910, 1990, 0, TB_LABEL(S_STEP3))};
-    char *json = summary_of(profiler, 6);
+    char *json = summary_of(PROFILER_STEPS, 6);
     snprintf(want, sizeof want,
              "{\"trace\": \"%s\", \"steps\": {\"what\": \"ProfilerStep#N\", \"count\": 3, "
              "\"counted\": true, \"mean_ms\": 0.00056, \"wall_ms\": 0.00168}, " NOT_RUN
@@ -349,12 +351,6 @@ END_TEST
  * the steps alike. */
 START_TEST(summary_ranks_steps)
 {
-    const struct tb_ev profiler[] = {TB_CALL(F_TORCH, 200, 300, 1, TB_TORCH(S_ADD, 0)),
-                                     TB_CALL(F_TORCH, 100, 900, 0, TB_LABEL(S_STEP1)),
-                                     TB_CALL(F_TORCH, 1200, 1300, 1, TB_TORCH(S_ADD, 0)),
-                                     TB_CALL(F_TORCH, 1100, 1900, 0, TB_LABEL(S_STEP2)),
-                                     TB_CALL(F_TORCH, 1950, 1960, 1, TB_TORCH(S_ADD, 0)),
-                                     TB_CALL(F_TORCH, 1910, 1990, 0, TB_LABEL(S_STEP3))};
     char *trace = tu_path(dir, "t.trace");
     struct tb b;
     tb_open(&b, trace);
@@ -364,7 +360,7 @@ START_TEST(summary_ranks_steps)
         tb_put_funcs(&b, FUNCS, NF);
         tb_info(&b, "RANK", p ? "1" : "0");
         tb_thread(&b, 10 + p, "main");
-        tb_put_events(&b, 0, profiler, 6);
+        tb_put_events(&b, 0, PROFILER_STEPS, 6);
         tb_python_strings(&b, &PY);
     }
     tb_end(&b);

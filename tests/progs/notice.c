@@ -117,6 +117,18 @@ static long arg(int argc, char **argv, int i)
     return atol(argv[i]);
 }
 
+/* The seccomp filter f[0..n) installed (said when it cannot be): 0 or -1. */
+static int seccomp_filter(struct sock_filter *f, unsigned short n)
+{
+    struct sock_fprog prog = {n, f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+        perror("seccomp");
+        return -1;
+    }
+    return 0;
+}
+
 static char self[4096];
 
 static void find_self(void)
@@ -687,12 +699,8 @@ int main(int argc, char **argv)
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
-        struct sock_fprog prog = {sizeof f / sizeof *f, f};
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
-            perror("seccomp");
+        if (seccomp_filter(f, sizeof f / sizeof *f))
             return 3;
-        }
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
@@ -716,12 +724,8 @@ int main(int argc, char **argv)
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
-        struct sock_fprog prog = {sizeof f / sizeof *f, f};
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
-            perror("seccomp");
+        if (seccomp_filter(f, sizeof f / sizeof *f))
             return 3;
-        }
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
