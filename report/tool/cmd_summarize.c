@@ -75,6 +75,11 @@ int cmd_summarize(int argc, char **argv)
             opp_sum_lost_said(said, sizeof said, res.lost);
             opp_say("opprof summarize: %s; the report of %s has them", said, in);
         }
+        if (res.ranges_enclose)
+            opp_say("opprof summarize: %s has ranges recorded when they ended (NVTX start/end, a "
+                    "schedule's ProfilerStep#N) around calls: %s cannot nest those calls in them, "
+                    "so their self time there is their whole time (`opprof report %s` nests them)",
+                    in, out, in);
         if (res.frees_unordered)
             opp_say("opprof summarize: CPU frees out of time order in %s could not be ordered "
                     "(no room for temporary files in TMPDIR): those read before their "

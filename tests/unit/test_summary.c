@@ -998,6 +998,61 @@ START_TEST(summarize_out_of_memory)
 }
 END_TEST
 
+/* `opprof summarize` of a trace whose range recorded when it ended (a
+ * schedule's ProfilerStep#N, an NVTX start/end range) is around calls of
+ * its depth: the summary cannot nest them in it, so it has the range's
+ * whole time as its self time, and the command says so in a line; a trace
+ * without such a range gets no such line. */
+START_TEST(summarize_says_ranges_around_calls)
+{
+    enum { R_RANGE, R_DDOT };
+    for (int around = 0; around < 2; around++) {
+        struct tb b;
+        tb_open(&b, path);
+        tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+                   .exe = "/bin/loop");
+        tb_funcs(&b, [R_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "nvtx_range"},
+                 [R_DDOT] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+        tb_thread(&b, 10, "main");
+        /* around: the range [5, 60) after two calls inside it, at its depth;
+         * else the range [1, 4) before them */
+        if (around)
+            tb_events(&b, TB_CALL(R_DDOT, 10, 20, 0), TB_CALL(R_DDOT, 40, 50, 0),
+                      TB_CALL(R_RANGE, 5, 60, 0, OPP_STR_PRELOAD, 0, 0, 0, 0));
+        else
+            tb_events(&b, TB_CALL(R_RANGE, 1, 4, 0, OPP_STR_PRELOAD, 0, 0, 0, 0),
+                      TB_CALL(R_DDOT, 10, 20, 0), TB_CALL(R_DDOT, 40, 50, 0));
+        tb_string(&b, OPP_STR_PRELOAD, "ProfilerStep#1");
+        tb_end(&b);
+        char *out = tu_path(dir, "s.sum"), *o, *e, *want;
+        char *sa[] = {"summarize", path, "-o", out, NULL};
+        ck_assert_int_eq(tu_call(cmd_summarize, sa, dir, &o, &e), 0);
+        ck_assert_str_eq(o, "");
+        if (around)
+            ck_assert_int_gt(
+                asprintf(&want,
+                         "opprof summarize: 3 calls into %s\n"
+                         "opprof summarize: %s has ranges recorded when they ended (NVTX "
+                         "start/end, a schedule's ProfilerStep#N) around calls: %s cannot nest "
+                         "those calls in them, so their self time there is their whole time "
+                         "(`opprof report %s` nests them)\n",
+                         out, path, out, path),
+                0);
+        else
+            ck_assert_int_gt(asprintf(&want, "opprof summarize: 3 calls into %s\n", out), 0);
+        ck_assert_str_eq(e, want);
+        free(o), free(e), free(want);
+        char err[512];
+        struct opp_model *m = tu_model_load(out, err, sizeof err);
+        ck_assert_msg(m != NULL, "%s", err);
+        size_t i;
+        ck_assert_uint_eq(node(m, "ProfilerStep*", "", &i)->self_ns, around ? 55 : 3);
+        opp_model_free(m);
+        free(out);
+    }
+}
+END_TEST
+
 Suite *suite_summary(void)
 {
     Suite *s = suite_create("summary");
@@ -1021,6 +1076,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, new_summary_out_of_memory_at_each_allocation);
     tcase_add_test(tc, cpu_blocks_map_out_of_memory);
     tcase_add_test(tc, summarize_out_of_memory);
+    tcase_add_test(tc, summarize_says_ranges_around_calls);
     suite_add_tcase(s, tc);
     /* 2^22 launches: seconds, more under the sanitizers */
     TCase *big = tcase_create("bounds");
