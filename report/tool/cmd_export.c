@@ -436,13 +436,10 @@ static int refused(const struct export_req *r, const char *what, char *err, size
 /* Why the Chrome export cannot read traces the pass refused: -1, err said. */
 static int chrome_refused(const struct export_req *r, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s", r->refusal);
     if (r->why == OPP_STREAM_SUMMARY_FILE)
-        snprintf(err, errlen,
-                 "%s is a summary trace (OPPROF_MODE=summary: calls added up by call path, "
-                 "without their times); the Chrome export needs every call: record without "
-                 "OPPROF_MODE=summary",
-                 r->refusal);
+        opp_summary_refusal(r->refusal, "the Chrome export", err, errlen);
+    else
+        snprintf(err, errlen, "%s", r->refusal);
     return -1;
 }
 
