@@ -146,9 +146,12 @@ static struct sthr *thr_of(struct sz *z, uint32_t ti)
     return &z->threads[ti];
 }
 
-/* An NVTX range recorded when it ended, around the calls of its depth
- * before it: the loaded tree makes them its children, a summary (which
- * nests by depth) cannot. */
+/* Whether e is an NVTX range recorded when it ended (start/end, a
+ * schedule's ProfilerStep#N: the trace keeps no mark of it) around calls
+ * of its depth before it, as the last of that depth began in it: the
+ * loaded tree makes them its children; a summary, which nests by depth,
+ * cannot, and the collector's gives such a range no self time nor counts
+ * it in its parent's children's time (OPP_SUM_RANGE). 1, 0 or -ENOMEM. */
 static int range_encloses(struct sz *z, const struct opp_tr_event *e, uint32_t ti)
 {
     struct sthr *t = thr_of(z, ti);
@@ -156,23 +159,23 @@ static int range_encloses(struct sz *z, const struct opp_tr_event *e, uint32_t t
     if (!t || !p)
         return -ENOMEM;
     uint32_t d = e->depth < OPP_SUM_DEPTH_MAX ? e->depth : OPP_SUM_DEPTH_MAX - 1;
-    if (e->fn < p->nfuncs && opp_kind_base(p->kinds[e->fn]) == OPP_OP_NVTX &&
-        e->end_ns > e->begin_ns && (t->seen >> d & 1) && t->begin[d] >= e->begin_ns)
-        z->ranges_enclose = 1;
+    int around = e->fn < p->nfuncs && opp_kind_base(p->kinds[e->fn]) == OPP_OP_NVTX &&
+                 e->end_ns > e->begin_ns && (t->seen >> d & 1) && t->begin[d] >= e->begin_ns;
     t->seen |= 1ull << d;
     t->begin[d] = e->begin_ns;
-    return 0;
+    return around;
 }
 
 /* A call summed (a CPU free's bytes as found in time order), and then
  * the GPU work joined to it (numbered at). */
-static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at)
+static int sum_call(struct sz *z, const struct opp_tr_event *e, uint64_t at, unsigned flags)
 {
     int64_t bytes;
     if (z->owned && opp_owned_ops_mem(z->owned, at, &bytes))
         opp_sum_given_bytes(z->sum, bytes);
-    if (check(z, opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns, e->end_ns,
-                              e->nargs, e->args, e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0)))
+    if (check(z,
+              opp_sum_call(z->sum, e->proc, e->tid, e->fn, e->depth, e->begin_ns, e->end_ns,
+                           e->nargs, e->args, flags | (e->flags & OPP_EV_OPEN ? OPP_SUM_OPEN : 0))))
         return 1;
     const struct opp_owned_op *x;
     while (z->owned && (x = opp_owned_ops_next(z->owned, at)))
@@ -200,7 +203,7 @@ static void open_calls(struct sz *z)
         return;
     }
     for (size_t k = 0; k < z->nopen && !z->failed; k++) {
-        sum_call(z, &z->open[order[k]], OPP_OWNED_OPEN_AT + k);
+        sum_call(z, &z->open[order[k]], OPP_OWNED_OPEN_AT + k, 0);
     }
     free(order);
 }
@@ -246,15 +249,17 @@ static int v_read(void *ctx, const struct opp_pass_call *x)
         if (z->how == FIRST)
             return z->need_join = 1;
     }
-    if (!z->ranges_enclose && range_encloses(z, e, x->thread))
+    int around = range_encloses(z, e, x->thread);
+    if (around < 0)
         return check(z, -ENOMEM);
+    z->ranges_enclose |= around;
     if (e->flags & OPP_EV_OPEN) {
         if (opp_loader_grow((void **)&z->open, &z->open_cap, z->nopen + 1, sizeof *z->open))
             return check(z, -ENOMEM);
         z->open[z->nopen++] = *e;
         return 0;
     }
-    return sum_call(z, e, x->at);
+    return sum_call(z, e, x->at, around ? OPP_SUM_RANGE : 0);
 }
 
 static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)

@@ -15,7 +15,9 @@ struct opp_summarized {
     int complete;      /* the trace had its end marker */
     /* an NVTX range recorded when it ended (start/end, ProfilerStep#N) is
      * around calls of its depth: the summary cannot nest them in it as a
-     * loaded trace does (its self time and its parent's differ) */
+     * loaded trace does; it has no self time there, as in a summary the
+     * collector made (its self time and its parent's differ from the
+     * trace's) */
     int ranges_enclose;
     /* launches whose GPU records had not been reached, or CPU blocks still
      * allocated, past the summary's bound on them (opp_sum_stats.lost):

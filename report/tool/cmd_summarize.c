@@ -78,7 +78,8 @@ int cmd_summarize(int argc, char **argv)
         if (res.ranges_enclose)
             opp_say("opprof summarize: %s has ranges recorded when they ended (NVTX start/end, a "
                     "schedule's ProfilerStep#N) around calls: %s cannot nest those calls in them, "
-                    "so their self time there is their whole time (`opprof report %s` nests them)",
+                    "so the ranges have no self time there, as in a summary-mode run "
+                    "(`opprof report %s` nests them)",
                     in, out, in);
         if (res.frees_unordered)
             opp_say("opprof summarize: CPU frees out of time order in %s could not be ordered "
