@@ -416,6 +416,7 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
     const struct opp_agg *a = &c->shapes;
     int rc = 0;
     uint64_t calls = 0, ns = 0;
+    size_t shapes = 0;
     const struct opp_row *top = NULL;
     for (size_t i = 0; i < a->nrows; i++) {
         const struct opp_row *r = &a->rows[i];
@@ -428,6 +429,7 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
             continue;
         calls += r->count;
         ns += r->cpu_time_total_ns;
+        shapes++;
         if (!top || r->count > top->count)
             top = r;
     }
@@ -440,6 +442,9 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
         f->per_step_unit = "calls";
         snprintf(f->op, sizeof f->op, "%s", top->key);
         snprintf(f->what, sizeof f->what, "Many tiny matrix products: %.0f a step", f->per_step);
+        if (shapes > 1) /* each shape is many a step: they add up */
+            snprintf(f->what + strlen(f->what), sizeof f->what - strlen(f->what), ", of %zu shapes",
+                     shapes);
         snprintf(f->evidence, sizeof f->evidence,
                  "the most called: %.100s on %.150s, %.0f FLOPs and %.1f us each", top->key,
                  top->shapes_str, gemm_flops(top), opp_row_avg_ns(top) / 1e3);

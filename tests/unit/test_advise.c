@@ -1196,6 +1196,35 @@ START_TEST(tiny_gemms_fire)
 }
 END_TEST
 
+/* Two shapes, each 10 a step: one finding, their calls added up and the
+ * shapes counted in its words. */
+static void two_products(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < 20; k++, t += 5 * US) {
+        uint64_t n = k % 2 ? 4 : 5;
+        ev(s,
+           (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_MM, OPP_TORCH_SCOPE_FUNCTION, 2,
+                                 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), n, 8,
+                                 OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 2), 8, n),
+           t, t + 5 * US, 1);
+    }
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+START_TEST(tiny_gemms_of_two_shapes)
+{
+    write_steps(NULL, two_products);
+    advise_with("input_share=2", "tiny_gemm_per_step=10", NULL);
+    ck_assert_str_eq(rules(), "tiny_gemms");
+    const struct opp_finding *f = &adv.fs.f[0];
+    near(f->per_step, 20.0);
+    ck_assert_str_eq(f->what, "Many tiny matrix products: 20 a step, of 2 shapes");
+    done();
+}
+END_TEST
+
 START_TEST(tiny_gemms_silent_above_flops)
 {
     mm_n = 4; /* 256 FLOPs a call, one more than the threshold here */
@@ -1522,6 +1551,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, ratios_under_one_stake_no_negative_time);
     tcase_add_test(tc, growth_needs_two_steady_steps);
     tcase_add_test(tc, tiny_gemms_fire);
+    tcase_add_test(tc, tiny_gemms_of_two_shapes);
     tcase_add_test(tc, tiny_gemms_silent_above_flops);
     tcase_add_test(tc, cuda_alloc_churn_fires);
     tcase_add_test(tc, command_text);
