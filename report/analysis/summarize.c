@@ -31,7 +31,7 @@ struct sproc {
  * when it ended around calls of its own depth. */
 struct sthr {
     uint64_t seen; /* depths with a call */
-    uint64_t begin[OPP_SUM_DEPTH_MAX];
+    uint64_t end[OPP_SUM_DEPTH_MAX]; /* the last call's at each depth */
 };
 
 /* How GPU work finds its calls, and CPU frees their sizes: a first read
@@ -148,10 +148,13 @@ static struct sthr *thr_of(struct sz *z, uint32_t ti)
 
 /* Whether e is an NVTX range recorded when it ended (start/end, a
  * schedule's ProfilerStep#N: the trace keeps no mark of it) around calls
- * of its depth before it, as the last of that depth began in it: the
- * loaded tree makes them its children; a summary, which nests by depth,
- * cannot, and the collector's gives such a range no self time nor counts
- * it in its parent's children's time (OPP_SUM_RANGE). 1, 0 or -ENOMEM. */
+ * of its depth before it, as the last of that depth (which returned
+ * before it) ended after it began, where a sibling entered after it
+ * ends before it begins: the loaded tree makes them its children; a
+ * summary, which nests by depth, cannot, and the collector's gives such
+ * a range no self time nor counts it in its parent's children's time
+ * (OPP_SUM_RANGE). A range around no call of its depth cannot be told
+ * from a call. 1, 0 or -ENOMEM. */
 static int range_encloses(struct sz *z, const struct opp_tr_event *e, uint32_t ti)
 {
     struct sthr *t = thr_of(z, ti);
@@ -160,9 +163,9 @@ static int range_encloses(struct sz *z, const struct opp_tr_event *e, uint32_t t
         return -ENOMEM;
     uint32_t d = e->depth < OPP_SUM_DEPTH_MAX ? e->depth : OPP_SUM_DEPTH_MAX - 1;
     int around = e->fn < p->nfuncs && opp_kind_base(p->kinds[e->fn]) == OPP_OP_NVTX &&
-                 e->end_ns > e->begin_ns && (t->seen >> d & 1) && t->begin[d] >= e->begin_ns;
+                 e->end_ns > e->begin_ns && (t->seen >> d & 1) && t->end[d] > e->begin_ns;
     t->seen |= 1ull << d;
-    t->begin[d] = e->begin_ns;
+    t->end[d] = e->end_ns;
     return around;
 }
 

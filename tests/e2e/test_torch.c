@@ -1181,12 +1181,16 @@ START_TEST(torch_op_ends_on_another_thread)
             const struct opp_event *e = &t->events[k];
             if (opp_kind_base(opp_event_func(m, t, e)->kind) == OPP_OP_MEMORY)
                 continue; /* a free between ops: at the depth its thread had */
-            /* deeper than its parent's depth only inside a par whose end
-             * came late (after e began), as torch's tree has it too */
+            /* deeper than its parent's depth only one below a par whose
+             * end came late (after e began, before e ended), as torch's
+             * tree has it too */
             int late = 0;
-            for (size_t j = 0; j < t->nevents && e->parent == OPP_NO_PARENT && e->depth; j++)
-                late |= j != k && !strcmp(opp_model_str(m, t->events[j].name), "par") &&
-                        t->events[j].begin_ns < e->begin_ns && t->events[j].end_ns > e->begin_ns;
+            for (size_t j = 0; j < t->nevents && e->parent == OPP_NO_PARENT && e->depth; j++) {
+                const struct opp_event *p = &t->events[j];
+                late |= j != k && !strcmp(opp_model_str(m, p->name), "par") &&
+                        e->depth == p->depth + 1 && p->begin_ns < e->begin_ns &&
+                        p->end_ns > e->begin_ns && e->end_ns > p->end_ns;
+            }
             ck_assert_msg(e->parent != OPP_NO_PARENT || !e->depth || late,
                           "%s at depth %u, inside none", opp_model_str(m, e->name), e->depth);
         }

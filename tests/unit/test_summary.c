@@ -1054,6 +1054,42 @@ START_TEST(summarize_says_ranges_around_calls)
 }
 END_TEST
 
+/* Two start/end ranges that overlap, around one call of their depth: the
+ * second began before the first ended, so it was recorded at its end too;
+ * both have no self time in the summary, as a summary-mode run gives
+ * them. */
+START_TEST(summarize_overlapping_ranges)
+{
+    enum { R_RANGE, R_DDOT };
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/bin/loop");
+    tb_funcs(&b, [R_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "nvtx_range"},
+             [R_DDOT] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+    tb_thread(&b, 10, "main");
+    tb_events(&b, TB_CALL(R_DDOT, 30, 35, 0),
+              TB_CALL(R_RANGE, 10, 40, 0, OPP_STR_PRELOAD, 0, 0, 0, 0),
+              TB_CALL(R_RANGE, 20, 60, 0, OPP_STR_PRELOAD + 1, 0, 0, 0, 0));
+    tb_string(&b, OPP_STR_PRELOAD, "r1");
+    tb_string(&b, OPP_STR_PRELOAD + 1, "r2");
+    tb_end(&b);
+    char *out = tu_path(dir, "s.sum"), *o, *e;
+    char *sa[] = {"summarize", path, "-o", out, NULL};
+    ck_assert_int_eq(tu_call(cmd_summarize, sa, dir, &o, &e), 0);
+    free(o), free(e);
+    char err[512];
+    struct opp_model *m = tu_model_load(out, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    size_t i;
+    ck_assert_uint_eq(node(m, "r1", "", &i)->self_ns, 0);
+    ck_assert_uint_eq(node(m, "r2", "", &i)->self_ns, 0);
+    ck_assert_uint_eq(node(m, "cblas_ddot", "", &i)->self_ns, 5);
+    opp_model_free(m);
+    free(out);
+}
+END_TEST
+
 Suite *suite_summary(void)
 {
     Suite *s = suite_create("summary");
@@ -1078,6 +1114,7 @@ Suite *suite_summary(void)
     tcase_add_test(tc, cpu_blocks_map_out_of_memory);
     tcase_add_test(tc, summarize_out_of_memory);
     tcase_add_test(tc, summarize_says_ranges_around_calls);
+    tcase_add_test(tc, summarize_overlapping_ranges);
     suite_add_tcase(s, tc);
     /* 2^22 launches: seconds, more under the sanitizers */
     TCase *big = tcase_create("bounds");
