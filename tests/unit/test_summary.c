@@ -998,6 +998,20 @@ START_TEST(summarize_out_of_memory)
 }
 END_TEST
 
+enum { R_RANGE, R_DDOT };
+
+/* A trace at path of process 10's thread, whose entry points are an NVTX
+ * range (R_RANGE) and cblas_ddot (R_DDOT), its events next. */
+static void ranges_trace(struct tb *b)
+{
+    tb_open(b, path);
+    tb_process(b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/bin/loop");
+    tb_funcs(b, [R_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "nvtx_range"},
+             [R_DDOT] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+    tb_thread(b, 10, "main");
+}
+
 /* `opprof summarize` of a trace whose range recorded when it ended (a
  * schedule's ProfilerStep#N, an NVTX start/end range) is around calls of
  * its depth: the summary cannot nest them in it, so the range has no self
@@ -1006,15 +1020,9 @@ END_TEST
  * nothing, is a call as any other). */
 START_TEST(summarize_says_ranges_around_calls)
 {
-    enum { R_RANGE, R_DDOT };
     for (int around = 0; around < 2; around++) {
         struct tb b;
-        tb_open(&b, path);
-        tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-                   .exe = "/bin/loop");
-        tb_funcs(&b, [R_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "nvtx_range"},
-                 [R_DDOT] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
-        tb_thread(&b, 10, "main");
+        ranges_trace(&b);
         /* around: the range [5, 60) after two calls inside it, at its depth;
          * else the range [1, 4) before them */
         if (around)
@@ -1060,14 +1068,8 @@ END_TEST
  * them. */
 START_TEST(summarize_overlapping_ranges)
 {
-    enum { R_RANGE, R_DDOT };
     struct tb b;
-    tb_open(&b, path);
-    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
-               .exe = "/bin/loop");
-    tb_funcs(&b, [R_RANGE] = {OPP_OP_NVTX, OPP_DT_NONE, "nvtx", "nvtx_range"},
-             [R_DDOT] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
-    tb_thread(&b, 10, "main");
+    ranges_trace(&b);
     tb_events(&b, TB_CALL(R_DDOT, 30, 35, 0),
               TB_CALL(R_RANGE, 10, 40, 0, OPP_STR_PRELOAD, 0, 0, 0, 0),
               TB_CALL(R_RANGE, 20, 60, 0, OPP_STR_PRELOAD + 1, 0, 0, 0, 0));
