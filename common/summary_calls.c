@@ -501,12 +501,7 @@ static void recent_add(struct sproc *p, uint32_t id)
 int opp_sum_string(struct opp_sum *s, uint32_t proc, uint64_t id, const char *text, uint32_t len)
 {
     struct sproc *p = opp_sum_proc_find(s, proc);
-    char head[sizeof OPP_PROFILER_STEP];
-    if (!p || len < sizeof head - 1)
-        return 0;
-    memcpy(head, text, sizeof head - 1);
-    head[sizeof head - 1] = 0;
-    if (!opp_profiler_step(head) || is_step(p, id))
+    if (!p || !opp_profiler_step_n(text, len) || is_step(p, id))
         return 0;
     if (step_add(p, id))
         return -ENOMEM;

@@ -15,10 +15,16 @@
 #define OPP_PROFILER_STEP "ProfilerStep#"
 #define OPP_OPTIMIZER_STEP "Optimizer.step#"
 
-/* Whether a call named name is torch.profiler's step. */
+/* Whether a call named name (its first n bytes, not NUL-terminated) is
+ * torch.profiler's step. */
+static inline int opp_profiler_step_n(const char *name, size_t n)
+{
+    return n >= sizeof OPP_PROFILER_STEP - 1 &&
+           !memcmp(name, OPP_PROFILER_STEP, sizeof OPP_PROFILER_STEP - 1);
+}
 static inline int opp_profiler_step(const char *name)
 {
-    return !strncmp(name, OPP_PROFILER_STEP, sizeof OPP_PROFILER_STEP - 1);
+    return opp_profiler_step_n(name, strnlen(name, sizeof OPP_PROFILER_STEP - 1));
 }
 
 /* Whether a torch operator's call of scope (enum opp_torch_scope) named

@@ -255,6 +255,9 @@ static uint32_t fn_named(const char *name)
     return UINT32_MAX;
 }
 
+/* OPPROF_MODE=summary, as the collector it serves reads it (opp_capture_init). */
+static int summary_mode;
+
 /* OPPROF_SCHEDULE with OPPROF_STEP (schedule.h); anything wrong: one line,
  * no schedule. */
 static void schedule_init(void)
@@ -311,8 +314,7 @@ static void schedule_init(void)
     sched.repeat = s.repeat;
     sched.period_ns = s.period_ns;
     sched.on = 1;
-    const char *mode = getenv("OPPROF_MODE");
-    opp_summary_windows = mode && !strcmp(mode, "summary");
+    opp_summary_windows = summary_mode;
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     opp_capture_update();
     if (sched.period_ns) {
@@ -345,7 +347,8 @@ static double seconds(const char *name)
 void opp_capture_init(void)
 {
     const char *mode = getenv("OPPROF_MODE");
-    opp_str_steps_shared(mode && !strcmp(mode, "summary"));
+    summary_mode = mode && !strcmp(mode, "summary");
+    opp_str_steps_shared(summary_mode);
     const char *c = getenv("OPPROF_CAPTURE");
     if (c && *c) {
         if (!strcmp(c, "cudaProfilerApi")) {

@@ -57,8 +57,7 @@ uint32_t opp_str_id(const char *s, size_t n)
     if (n > OPP_NAME_STR_MAX)
         n = OPP_NAME_STR_MAX; /* what a STRING record keeps */
     struct text t = {s, n};
-    if (n >= sizeof OPP_PROFILER_STEP - 1 &&
-        !memcmp(s, OPP_PROFILER_STEP, sizeof OPP_PROFILER_STEP - 1))
+    if (opp_profiler_step_n(s, n))
         return opp_intern_unkept(&tab, steps_shared ? &first_step : NULL, send_text, &t);
     return opp_intern_id(&tab, opp_fnv1a(s, n), send_text, &t);
 }

@@ -140,12 +140,8 @@ static void thread_gone(void *ring)
     struct opp_ring_hdr *r = ring;
     if (!r || r != opp_tls.ring) /* a fork child's value: the parent's ring, unmapped */
         return;
-    /* A thread that ends inside calls (cancelled, pthread_exit from a
-     * callback): they end with it. */
-    if (r->depth && opp_ring_gate(r)) {
-        record_left(r, 0, r->depth);
-        r->depth = 0;
-    }
+    opp_thread_exiting(); /* a thread that ends inside calls (cancelled, pthread_exit
+                             from a callback): they end with it */
     opp_tls.ring = NULL;
     opp_tls.state = OPP_T_OFF; /* calls from later destructors are not recorded */
     /* a ring whose gate is shut is the parent's (a fork that ran no atfork
