@@ -12,7 +12,10 @@ started before the first round. Prints ms= (the median over rounds 2..N:
 the steady state, after the first round's warm-up), cpu_ms= (the
 process's CPU time for the same unit, an iteration or a round, median
 over rounds 2..N), units= (how many units ran in all: divide the ops a
-trace holds by it) and rounds= (each round's figure)."""
+trace holds by it) and rounds= (each round's figure).
+OPP_BENCH_DEVICE=cuda runs the same model on the GPU (scripts/gpu-validate.sh),
+each unit ending when the GPU's work has."""
+import os
 import statistics
 import sys
 import time
@@ -24,6 +27,8 @@ use_torch = len(sys.argv) > 2 and sys.argv[2] == "torch"
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 6
 torch.set_num_threads(1)
 torch.manual_seed(0)
+dev = torch.device(os.environ.get("OPP_BENCH_DEVICE", "cpu"))
+sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
 
 def cnn():
@@ -31,9 +36,9 @@ def cnn():
         torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
         torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
         torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Dropout(0.25),
-        torch.nn.Linear(16 * 8 * 8, 10))
+        torch.nn.Linear(16 * 8 * 8, 10)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    x, y = torch.randn(8, 3, 32, 32), torch.randint(0, 10, (8,))
+    x, y = torch.randn(8, 3, 32, 32).to(dev), torch.randint(0, 10, (8,)).to(dev)
 
     def work():
         times = []
@@ -42,6 +47,7 @@ def cnn():
             opt.zero_grad()
             torch.nn.functional.cross_entropy(net(x), y).backward()
             opt.step()
+            sync()
             times.append(time.perf_counter_ns() - t0)
         return statistics.median(times) / 1e6
     work.units = 40
@@ -62,12 +68,12 @@ def lm():
 
         def forward(self, tokens):
             n = tokens.shape[1]
-            mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+            mask = torch.triu(torch.full((n, n), float("-inf"), device=tokens.device), diagonal=1)
             return self.head(self.enc(self.emb(tokens), mask=mask))
 
-    net = LM()
+    net = LM().to(dev)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
-    data = torch.randint(0, vocab, (batch, seq + 1))
+    data = torch.randint(0, vocab, (batch, seq + 1)).to(dev)
 
     def work():
         t0 = time.perf_counter_ns()
@@ -84,6 +90,7 @@ def lm():
             for _ in range(6):
                 nxt = net(tokens)[:, -1].argmax(-1, keepdim=True)
                 tokens = torch.cat([tokens, nxt], 1)
+        sync()
         return (time.perf_counter_ns() - t0) / 1e6
     work.units = 1
     return work
@@ -93,7 +100,8 @@ work = {"cnn": cnn, "lm": lm}[model]()
 prof = None
 if use_torch:
     from torch.profiler import ProfilerActivity, profile
-    prof = profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    prof = profile(activities=acts, record_shapes=True, profile_memory=True)
     prof.__enter__()
 got, cpu = [], []
 for _ in range(rounds):

@@ -114,6 +114,7 @@ for r in $(seq "$ROUNDS"); do
     $py tests/gpu/train.py | tail -1 >>"$out/plain.txt"
     "$O" run -q -o "$out/train.trace" -- $py tests/gpu/train.py 2>"$out/opprof.err" | tail -1 >>"$out/opprof.txt"
     OPPROF_TORCH=0 "$O" run -q -o "$out/lib.trace" -- $py tests/gpu/train.py 2>/dev/null | tail -1 >>"$out/lib.txt"
+    "$O" run -q --mode summary -o "$out/sum.trace" -- $py tests/gpu/train.py 2>"$out/sum.err" | tail -1 >>"$out/sum.txt"
     $py tests/gpu/train.py --torch | tail -1 >>"$out/torch.json"
 done
 cat "$out/opprof.err"
@@ -132,9 +133,11 @@ plain, mine = statistics.median(walls("/plain.txt")), statistics.median(walls("/
 runs = [json.loads(l) for l in open(d + "/torch.json") if l.strip()]
 t = runs[-1]
 tw = statistics.median(x["wall_s"] for x in runs)
-print("walls (s): plain %s, opprof %s, opprof without torch operators (OPPROF_TORCH=0) %s, torch.profiler %s" %
-      (walls("/plain.txt"), walls("/opprof.txt"), walls("/lib.txt"), [round(x["wall_s"], 4) for x in runs]))
+print("walls (s): plain %s, opprof %s, opprof without torch operators (OPPROF_TORCH=0) %s, opprof --mode summary %s, "
+      "torch.profiler %s" % (walls("/plain.txt"), walls("/opprof.txt"), walls("/lib.txt"), walls("/sum.txt"),
+                             [round(x["wall_s"], 4) for x in runs]))
 print("overhead of opprof without torch operators: %.1f%%" % (100 * (statistics.median(walls("/lib.txt")) / plain - 1)))
+print("overhead of opprof --mode summary: %.1f%%" % (100 * (statistics.median(walls("/sum.txt")) / plain - 1)))
 def gpu_rows(path):
     rows = [x for x in json.load(open(path))["rows"] if x.get("device_type") == "CUDA"]
     return rows, [x for x in rows if not x["key"].startswith(("Memcpy", "Memset"))]
@@ -187,6 +190,34 @@ if lag:
 PY
 "$O" export memory "$out/train.trace" -o "$out/mem.json" && head -c 300 "$out/mem.json"; echo
 
+echo "== (c3) summary mode: the training script under --mode summary against the full trace of (c)"
+# Two runs of the same steps: the same operators and kernels, counted per
+# name; and opprof summarize of the full trace reports as that trace does.
+cat "$out/sum.err"
+"$O" report -f json "$out/sum.trace" >"$out/sum.json"
+$py - "$out/train.json" "$out/sum.json" "$out/train.trace" "$out/sum.trace" <<'PY'
+import json, os, sys
+f, s = (json.load(open(p)) for p in sys.argv[1:3])
+for kind in ("CPU", "CUDA"):
+    a, b = ({r["key"]: r["count"] for r in d["rows"] if r.get("device_type", "CPU") == kind} for d in (f, s))
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    print("%-4s rows: full %d names, %d calls; summary %d names, %d calls; %d names counted differently%s" %
+          (kind, len(a), sum(a.values()), len(b), sum(b.values()), len(diff),
+           "".join("\n    %s: full %s, summary %s" % (k[:80], a.get(k), b.get(k)) for k in diff[:10])))
+print("Self CUDA time total (us): full %.1f, summary %.1f (%+.2f%%)" % (f["self_cuda_time_total"], s["self_cuda_time_total"],
+      100 * (s["self_cuda_time_total"] / f["self_cuda_time_total"] - 1) if f["self_cuda_time_total"] else 0))
+print("summary_lost: %s; dropped: full %s, summary %s" % (s.get("summary_lost"), f.get("dropped"), s.get("dropped")))
+print("trace sizes (bytes): full %d, summary %d" % tuple(os.path.getsize(p) for p in sys.argv[3:5]))
+PY
+"$O" summarize "$out/train.trace" -o "$out/train.sum.trace"
+for v in "" --tree; do
+    "$O" report "$out/train.trace" $v >"$out/full.txt" 2>&1; "$O" report "$out/train.sum.trace" $v >"$out/fs.txt" 2>&1
+    if cmp -s "$out/full.txt" "$out/fs.txt"; then echo "report ${v:-(table)} of the full trace and of its summarize: identical ($(wc -l <"$out/full.txt") lines)"
+    else echo "report ${v:-(table)} of the full trace and of its summarize: DIFFER"; diff "$out/full.txt" "$out/fs.txt" | head -20; fi
+done
+"$O" report "$out/sum.trace" --sort self_cuda_time_total --limit 10
+"$O" advise "$out/sum.trace" | head -40
+
 echo "== (d) torch.profiler inside a process opprof profiles (opprof hands CUPTI over)"
 # torch.profiler alone saw the kernels printed under (c); inside an opprof
 # run it must see the same. Then 2 steps after it stopped: with Kineto's
@@ -207,4 +238,41 @@ print("    torch.profiler saw %d kernels (20 steps); opprof saw %d (2 warm-up st
       "CUPTI handed over %s, taken back %s" % (t["kernels"], sum(x["count"] for x in k), g.get("cupti_yielded"), g.get("cupti_retaken")))
 PY
 done
+echo "== (e) per-op cost on the GPU: bench/torch_models.py on cuda, modes interleaved (${ROUNDS} rounds)"
+# make bench's model shapes, launch-bound on a GPU: each unit (an LM round,
+# a CNN iteration) ends when the GPU's work has; ms a unit is the median of
+# rounds 2-6 of a run. Per op: the added time over the torch operators
+# opprof's full trace holds a unit.
+for model in ${GPU_MODELS:-lm cnn}; do
+    for r in $(seq "$ROUNDS"); do
+        for mode in plain opprof summary torch; do
+            case $mode in
+            plain) cmd=($py bench/torch_models.py "$model" x 6) ;;
+            opprof) cmd=("$O" run -q -o "$out/m.trace" -- $py bench/torch_models.py "$model" x 6) ;;
+            summary) cmd=("$O" run -q --mode summary -o "$out/ms.trace" -- $py bench/torch_models.py "$model" x 6) ;;
+            torch) cmd=($py bench/torch_models.py "$model" torch 6) ;;
+            esac
+            OPP_BENCH_DEVICE=cuda "${cmd[@]}" 2>>"$out/m.err" | grep '^ms=' | sed "s/^/$mode /" >>"$out/m_$model.txt"
+        done
+    done
+    units=$(grep '^opprof ' "$out/m_$model.txt" | tail -1 | sed 's/.*units=\([0-9]*\).*/\1/')
+    ops=$("$O" report "$out/m.trace" --lib torch -f csv 2>/dev/null | awk -F, 'NR > 1 { n += $3 } END { print n + 0 }')
+    $py - "$out/m_$model.txt" "$model" "$ops" "$units" <<'PY'
+import statistics, sys
+path, model, ops, units = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4] or 1)
+ms = {}
+for line in open(path):
+    mode, f = line.split(" ", 1)
+    ms.setdefault(mode, []).append(float(f.split()[0][3:]))
+med = {m: statistics.median(v) for m, v in ms.items()}
+per = ops / units
+print("%s: %.1f torch ops a unit; ms a unit (medians): %s" % (model, per, ", ".join("%s %.3f" % kv for kv in med.items())))
+for m in ("opprof", "summary", "torch"):
+    if m in med and per:
+        print("  %-8s +%.0f ns an op (%.2fx unprofiled)" % (m, (med[m] - med["plain"]) * 1e6 / per, med[m] / med["plain"]))
+if "torch" in med and med["torch"] > med["plain"]:
+    print("  opprof's added time / torch.profiler's: %.2f" % ((med["opprof"] - med["plain"]) / (med["torch"] - med["plain"])))
+PY
+done
+grep -v 'trace written to' "$out/m.err" | sort | uniq -c | head -5
 echo "== done"
