@@ -14,8 +14,10 @@
 # forked child; (c) ResNet-style PyTorch training steps compared with
 # torch.profiler (kernel count, kernel time, top kernels, copy bytes,
 # overhead over ROUNDS interleaved runs, default 3); (d) torch.profiler
-# inside a process opprof profiles. Output goes to stdout; commit it under
-# docs/validation/.
+# inside a process opprof profiles; (c3) the training script in summary mode
+# against its full trace; (e) make bench's LM and CNN steps on the GPU,
+# per op, unprofiled, opprof (full, OPPROF_TORCH=0, summary) and
+# torch.profiler. Output goes to stdout; commit it under docs/validation/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -242,13 +244,15 @@ echo "== (e) per-op cost on the GPU: bench/torch_models.py on cuda, modes interl
 # make bench's model shapes, launch-bound on a GPU: each unit (an LM round,
 # a CNN iteration) ends when the GPU's work has; ms a unit is the median of
 # rounds 2-6 of a run. Per op: the added time over the torch operators
-# opprof's full trace holds a unit.
+# opprof's full trace holds a unit (lib: OPPROF_TORCH=0, the CUDA side
+# alone, over the same count).
 for model in ${GPU_MODELS:-lm cnn}; do
     for r in $(seq "$ROUNDS"); do
-        for mode in plain opprof summary torch; do
+        for mode in plain opprof lib summary torch; do
             case $mode in
             plain) cmd=($py bench/torch_models.py "$model" x 6) ;;
             opprof) cmd=("$O" run -q -o "$out/m.trace" -- $py bench/torch_models.py "$model" x 6) ;;
+            lib) cmd=(env OPPROF_TORCH=0 "$O" run -q -o "$out/ml.trace" -- $py bench/torch_models.py "$model" x 6) ;;
             summary) cmd=("$O" run -q --mode summary -o "$out/ms.trace" -- $py bench/torch_models.py "$model" x 6) ;;
             torch) cmd=($py bench/torch_models.py "$model" torch 6) ;;
             esac
@@ -267,7 +271,7 @@ for line in open(path):
 med = {m: statistics.median(v) for m, v in ms.items()}
 per = ops / units
 print("%s: %.1f torch ops a unit; ms a unit (medians): %s" % (model, per, ", ".join("%s %.3f" % kv for kv in med.items())))
-for m in ("opprof", "summary", "torch"):
+for m in ("opprof", "lib", "summary", "torch"):
     if m in med and per:
         print("  %-8s +%.0f ns an op (%.2fx unprofiled)" % (m, (med[m] - med["plain"]) * 1e6 / per, med[m] / med["plain"]))
 if "torch" in med and med["torch"] > med["plain"]:
