@@ -7,25 +7,53 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static int no_stderr; /* descriptor 2 was closed at our start */
+static int no_stderr;    /* descriptor 2 was closed at our start */
+static dev_t stderr_dev; /* the file descriptor 2 was at our start */
+static ino_t stderr_ino;
 
 void opp_say_init(void)
 {
     int saved_errno = errno;
-    no_stderr = fcntl(2, F_GETFD) < 0 && errno == EBADF;
+    struct stat st;
+    no_stderr = fstat(2, &st) < 0;
+    if (!no_stderr)
+        stderr_dev = st.st_dev, stderr_ino = st.st_ino;
     errno = saved_errno;
 }
 
-/* Writes to fd 2 as the program would not: a stderr nobody reads any more
+/* Descriptor 2 still takes a line of ours: the file it was at our start,
+ * a terminal or other character device, or a file opened for appending
+ * (a log the program moved its stderr to). Else the program has put a
+ * file of its own there (a daemon that closed 2 and opened its data
+ * file, a pipe or socket of its protocol): our line would damage it. */
+static int stderr_ours(void)
+{
+    struct stat st;
+    if (fstat(2, &st) < 0)
+        return 0;
+    if ((st.st_dev == stderr_dev && st.st_ino == stderr_ino) || S_ISCHR(st.st_mode))
+        return 1;
+    int fl = fcntl(2, F_GETFL);
+    return S_ISREG(st.st_mode) && fl >= 0 && (fl & O_APPEND);
+}
+
+/* Writes to fd 2 as the program would not: never into a file the program
+ * put there after our start (above); a stderr nobody reads any more
  * (a pipe whose reader died) loses our line, never raises SIGPIPE on the
  * program (its default action kills it). errno kept. */
 static void write_stderr(const char *line, size_t n)
 {
     if (no_stderr)
         return;
-    int saved_errno = errno, cancel = opp_cancel_off();
+    int saved_errno = errno;
+    if (!stderr_ours()) {
+        errno = saved_errno;
+        return;
+    }
+    int cancel = opp_cancel_off();
     sigset_t pipe_set, old, pending;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);

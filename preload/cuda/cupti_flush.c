@@ -190,12 +190,10 @@ static void on_fatal(int sig)
         struct timespec ms = {0, 1000000L};
         for (int i = 0; i < FATAL_WAIT_MS && !atomic_load(&flush_thread.forced_done); i++)
             nanosleep(&ms, NULL);
-        if (!atomic_load(&flush_thread.forced_done)) {
-            static const char line[] = "opprof: the GPU flush at a fatal signal did not end within "
-                                       "2 s: GPU work since the last flush is lost\n";
-            ssize_t w = write(STDERR_FILENO, line, sizeof line - 1);
-            (void)w;
-        }
+        if (!atomic_load(&flush_thread.forced_done))
+            opp_agent_say("the GPU flush at a fatal signal did not end within 2 s: GPU work "
+                          "since the last flush is lost",
+                          "", "");
     }
     errno = saved;
     raise(sig); /* SA_NODEFER: delivered now, with its default action */

@@ -182,9 +182,7 @@ OPP_HIDDEN void *opp_cuda_leave(uint64_t rax)
 {
     unsigned n = shadow.n;
     if (OPP_UNLIKELY(n == 0)) { /* cannot happen: a return we did not set up */
-        static const char msg[] = "opprof: CUDA call returned through a lost frame, aborting\n";
-        ssize_t w = write(2, msg, sizeof msg - 1);
-        (void)w;
+        opp_agent_say("CUDA call returned through a lost frame, aborting", "", "");
         abort();
     }
     struct shadow_ent e = shadow.e[n - 1];

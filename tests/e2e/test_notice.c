@@ -319,6 +319,27 @@ START_TEST(seccomp_refuses_our_sends)
 }
 END_TEST
 
+/* The program closes descriptor 2 and opens a file of its own there (a
+ * daemon's data file), then a line of ours is due (its sends refused):
+ * the line stays out of that file. A file opened for appending is a log
+ * the program moved its stderr to: the line goes there. The collector's
+ * line goes to the stderr the run began with. */
+START_TEST(program_reuses_descriptor_2)
+{
+    char *data = tu_path(dir, "data");
+    same_run("fd2file 10\n", 0, NULL, 5 * 2, "fd2file", "5", data, NULL, NULL);
+    char *d = tu_slurp(data);
+    ck_assert_str_eq(d, "data 1\ndata 2\n");
+    free(d);
+    same_run("fd2file 10\n", 0, NULL, 5 * 2, "fd2file", "5", data, "append", NULL);
+    d = tu_slurp(data);
+    ck_assert_str_eq(
+        d, "data 1\nopprof: cannot send to the collector, profiling off: Operation not permitted\n"
+           "data 2\n");
+    free(d), free(data);
+}
+END_TEST
+
 /* main returns while another thread is inside a call (its xerbla_
  * waits): that call is in the trace, open, ending with the process. */
 START_TEST(exit_while_a_thread_is_inside_a_call)
@@ -427,6 +448,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, longjmp_out_of_calls_then_deeper_calls);
     tcase_add_test(tc, cancelled_inside_a_call);
     tcase_add_test(tc, seccomp_refuses_our_sends);
+    tcase_add_test(tc, program_reuses_descriptor_2);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);

@@ -53,6 +53,9 @@
  *                      cleanup handler prints); a new thread N calls, main N; prints the sums
  *   sendperm N         N calls; a seccomp filter makes sendmsg and sendto fail with EPERM
  *                      (its own writes go on); a thread N calls; main N more; prints the sum
+ *   fd2file N FILE [append]  N calls; closes 2 and opens FILE there (for appending: a log),
+ *                      writes "data 1" to it; then as sendperm (our sends refused: a line
+ *                      of ours is due); writes "data 2"; prints the sum
  *   exitinside N       N calls; a thread's cblas_dgemm with a bad argument, whose xerbla_
  *                      waits there for ever; main prints the sum and returns
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
@@ -689,9 +692,19 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         printf("then %g\n", calls(n));
-    } else if (!strcmp(mode, "sendperm")) {
+    } else if (!strcmp(mode, "sendperm") || !strcmp(mode, "fd2file")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
+        int file = !strcmp(mode, "fd2file");
+        if (file) {
+            if (argc < 4)
+                return 2;
+            int append = argc > 4 && !strcmp(argv[4], "append") ? O_APPEND : 0;
+            close(2);
+            if (open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | append, 0600) != 2)
+                return 3;
+            dprintf(2, "data 1\n");
+        }
         struct sock_filter f[] = {
             BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
             BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 1, 0),
@@ -704,7 +717,10 @@ int main(int argc, char **argv)
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
-        printf("sendperm %g\n", s + calls(n));
+        s += calls(n);
+        if (file)
+            dprintf(2, "data 2\n");
+        printf("%s %g\n", mode, s);
     } else if (!strcmp(mode, "exitinside")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
