@@ -61,6 +61,18 @@ static int windowed(const struct report_args *ra, struct opp_pass *p, struct opp
     return got;
 }
 
+/* --match chose no call of a trace's (a summary's names were checked
+ * before the read, report_stream.c): *rc the status, said as of any
+ * trace. 0: it chose some, or there is no --match. */
+static int match_found_nothing(const struct report_args *ra, const struct opp_model *m,
+                               struct opp_table_stream *st, int *rc)
+{
+    if (!ra->agg.match || m->summary || opp_table_stream_matched(st))
+        return 0;
+    *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    return 1;
+}
+
 /* The JSON's GPU statistics, read over the same pass (gpu_stream.h; *g
  * holds what they point into, the caller's to free): 0 and *gs; 1 or -1
  * as a view's read says. */
@@ -95,9 +107,8 @@ int report_table_read(const struct report_args *rap, struct opp_pass *p,
     /* a summary's --match and --lib were checked against its names before
      * the read (report_stream.c); its JSON has no "gpu" object (it keeps no
      * GPU op's start and end), and its threads' events are its nodes */
-    if (ra->agg.match && !m->summary &&
-        !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
-        *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
+    if (match_found_nothing(ra, m, st, rc)) {
+        /* said */
     } else if (ra->agg.lib && !agg.nrows_all && !ra->agg.window && !m->summary) {
         /* a library its processes could call, but none of the calls chosen did */
         opp_say("opprof report: --lib %s: no call into that library in %s", ra->agg.lib, ra->trace);
@@ -247,10 +258,8 @@ static int by_rank_read(const struct report_args *rap, struct opp_pass *p,
         return -1;
     if (got > 0)
         return got;
-    if (!got && ra->agg.match && !opp_pass_model(p)->summary &&
-        !opp_table_stream_matched(st)) { /* --match named nothing: said as of any trace */
+    if (!got && match_found_nothing(ra, opp_pass_model(p), st, rc)) {
         opp_rank_table_free(&t);
-        *rc = report_filters_known(ra, opp_pass_model(p)) ? REPORT_NAME_UNKNOWN : 0;
         return 0;
     }
     *rc = got ? got : by_rank_out(ra, &t);
@@ -270,10 +279,7 @@ static int by_process_read(const struct report_args *rap, struct opp_pass *p,
     if (got)
         return got;
     const struct opp_model *m = opp_pass_model(p);
-    if (ra->agg.match && !m->summary &&
-        !opp_table_stream_matched(st)) /* --match named nothing: said as of any trace */
-        *rc = report_filters_known(ra, m) ? REPORT_NAME_UNKNOWN : 0;
-    else
+    if (!match_found_nothing(ra, m, st, rc))
         *rc = opp_out_by_process(stdout, m, &a, ra->format == FMT_JSON);
     opp_agg_free(&a);
     return 0;
