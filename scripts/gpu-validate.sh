@@ -160,6 +160,24 @@ print("%-28s %14.1f %14.1f  (%+.2f%%)" % ("kernel time us", us, t["kernel_us"],
       100 * (us / t["kernel_us"] - 1) if t["kernel_us"] else 0))
 print("%-28s %14.0f %14d" % ("memcpy bytes", cp, t["memcpy_bytes"]))
 print("%-28s %14.1f %14.1f" % ("overhead vs unprofiled %", 100 * (mine / plain - 1), 100 * (tw / plain - 1)))
+# The operators of the 20 steps: torch.profiler's key_averages counts
+# against opprof's rows of the same names (torch's own, and the CUDA
+# runtime calls torch.profiler lists too)
+mine_ops = {}
+for x in json.load(open(d + "/train_win.json"))["rows"]:
+    if x.get("device_type", "CPU") == "CPU":
+        mine_ops[x["key"]] = mine_ops.get(x["key"], 0) + x["count"]
+theirs = t.get("ops", {})
+both = sorted(set(theirs) & set(mine_ops))
+differ = [k for k in both if theirs[k] != mine_ops[k]]
+print("operators: torch.profiler %d names (%d calls), opprof %d names; %d names in both, %d counted the same"
+      % (len(theirs), sum(theirs.values()), len(mine_ops), len(both), len(both) - len(differ)))
+for k in sorted(differ, key=lambda k: -abs(theirs[k] - mine_ops[k]))[:15]:
+    print("  differ: %-60s torch.profiler %6d opprof %6d" % (k[:60], theirs[k], mine_ops[k]))
+for k in sorted(set(theirs) - set(mine_ops), key=lambda k: -theirs[k])[:10]:
+    print("  only torch.profiler: %-50s %6d" % (k[:50], theirs[k]))
+for k in sorted(set(mine_ops) - set(theirs), key=lambda k: -mine_ops[k])[:10]:
+    print("  only opprof: %-58s %6d" % (k[:58], mine_ops[k]))
 print("top 10 kernels (torch.profiler):")
 for name, dur in t["top"]:
     print("  %10.1f us  %s" % (dur, name[:100]))

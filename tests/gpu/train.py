@@ -5,7 +5,8 @@
                       cudaProfilerStop (for OPPROF_CAPTURE=cudaProfilerApi:
                       opprof then records exactly what torch.profiler does)
   train.py --torch    the same under torch.profiler (CPU + CUDA), print its
-                      kernel count, kernel time, top kernels and copy bytes
+                      kernel count, kernel time, top kernels, copy bytes and
+                      its key_averages' count of each CPU-side name
   train.py --torch --after   and 2 more steps after the profiler stopped
 """
 import json, sys, tempfile, time
@@ -64,7 +65,10 @@ def main():
     for e in k:
         by[e["name"]] = by.get(e["name"], 0) + e["dur"]
     cp = sum(e.get("args", {}).get("bytes", 0) for e in ev if e.get("cat") == "gpu_memcpy")
+    from torch.autograd import DeviceType
+    ops = {e.key: e.count for e in prof.key_averages() if e.device_type == DeviceType.CPU}
     print(json.dumps({"wall_s": wall, "kernels": len(k), "kernel_us": sum(e["dur"] for e in k),
-                      "memcpy_bytes": cp, "top": sorted(by.items(), key=lambda x: -x[1])[:10]}))
+                      "memcpy_bytes": cp, "top": sorted(by.items(), key=lambda x: -x[1])[:10],
+                      "ops": ops}))
 
 main()
