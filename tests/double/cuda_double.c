@@ -53,13 +53,14 @@ static struct {
     uintptr_t sub;       /* the subscriber's handle: each subscription its own */
     int fork_copy;       /* a fork child's copy of the parent's CUPTI, until cuptiFinalize */
     uintptr_t subs_made;
-    int rt_on;
+    int rt_on, drv_on; /* the RUNTIME_API and DRIVER_API callback domains */
     CUpti_TimestampCallbackFunc ts;
     CUpti_BuffersCallbackRequestFunc req;
     CUpti_BuffersCallbackCompleteFunc done;
     int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on, api_on;
     uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
     uint8_t rt_off[1024]; /* runtime callback ids turned off (cuptiEnableCallback) */
+    uint8_t drv_off[1024]; /* driver callback ids likewise */
     int ctx_destroy_on;   /* the resource callback CONTEXT_DESTROY_STARTING turned on */
     uint32_t corr;
     uint64_t busy_until; /* the device timeline */
@@ -384,6 +385,40 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     return leave(&c, 0);
 }
 
+/* A driver entry point the program calls itself (torch asks
+ * cuDevicePrimaryCtxGetState hundreds of times a step): the DRIVER_API
+ * domain's callbacks around it unless turned off, its correlation id from
+ * the runtime's count, as CUPTI's. Only the entry points below have them
+ * here: cuCtxDestroy_v2, which the runtime's teardown calls, has none. */
+static CUresult driver_call(CUpti_CallbackId cbid, const char *name, CUresult status)
+{
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.functionName = name;
+    d.correlationId = new_corr();
+    d.functionReturnValue = &status;
+    d.callbackSite = CUPTI_API_ENTER;
+    if (cupti_double.cb && cupti_double.drv_on && !(cbid < 1024 && cupti_double.drv_off[cbid]))
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+    driver_start();
+    d.callbackSite = CUPTI_API_EXIT;
+    if (cupti_double.cb && cupti_double.drv_on && !(cbid < 1024 && cupti_double.drv_off[cbid]))
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+    return status;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    *flags = 0, *active = dev == 0;
+    return driver_call(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+                       "cuDevicePrimaryCtxGetState", CUDA_SUCCESS);
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    return driver_call(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize", CUDA_SUCCESS);
+}
+
 /* The driver's cuCtxDestroy: the resource callback CONTEXT_DESTROY_STARTING
  * (where turned on), then the context is gone, and with it the records
  * not handed over (the double keeps no buffers past their context). */
@@ -449,8 +484,9 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
         return CUPTI_ERROR_INVALID_PARAMETER;
     cupti_double.sub = 0;
     cupti_double.cb = NULL, cupti_double.ud = NULL;
-    cupti_double.rt_on = 0, cupti_double.ctx_destroy_on = 0;
+    cupti_double.rt_on = 0, cupti_double.drv_on = 0, cupti_double.ctx_destroy_on = 0;
     memset(cupti_double.rt_off, 0, sizeof cupti_double.rt_off);
+    memset(cupti_double.drv_off, 0, sizeof cupti_double.drv_off);
     return CUPTI_SUCCESS;
 }
 
@@ -474,6 +510,8 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s, 
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
         cupti_double.rt_on = (int)enable;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API)
+        cupti_double.drv_on = (int)enable;
     return CUPTI_SUCCESS;
 }
 
@@ -482,6 +520,8 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024)
         cupti_double.rt_off[cbid] = !enable;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 1024)
+        cupti_double.drv_off[cbid] = !enable;
     if (d == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
         cupti_double.ctx_destroy_on = (int)enable;
     return CUPTI_SUCCESS;

@@ -2,6 +2,8 @@
  * known device work, so the report's GPU columns can be checked exactly.
  *   gpu_app [term]    term: die of SIGTERM after the work, before exit
  *   gpu_app errstr    only two cudaGetErrorString calls (a call without a status)
+ *   gpu_app driver    cudaGetDevice, then driver calls of its own: 5
+ *                     cuDevicePrimaryCtxGetState (a query), 1 cuCtxSynchronize
  *   gpu_app _exit     the work, then _exit(0) half a second later (no exit handlers)
  *   gpu_app fork      a child forked before any CUDA call does the work, then
  *                     the parent does it
@@ -94,6 +96,15 @@ static int work(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "driver")) { /* the program's own driver calls: 5 queries, a sync */
+        int dev = -1, rc = (int)cudaGetDevice(&dev), active = 0;
+        unsigned flags = 0;
+        for (int i = 0; i < 5; i++)
+            rc |= (int)cuDevicePrimaryCtxGetState(0, &flags, &active);
+        rc |= (int)cuCtxSynchronize();
+        printf("gpu_app rc=%d active=%d\n", rc, active);
+        return 0;
+    }
     if (!strcmp(mode, "errstr")) { /* two calls that return a string */
         printf("%s, %s\n", cudaGetErrorString(cudaErrorInvalidValue),
                cudaGetErrorString(cudaSuccess));

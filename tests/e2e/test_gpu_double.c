@@ -164,6 +164,26 @@ START_TEST(api_kernels_copies_exact)
 }
 END_TEST
 
+/* The program's own driver calls come through CUPTI's DRIVER_API domain:
+ * a call is recorded, the hot query torch makes hundreds of times a step
+ * (cuDevicePrimaryCtxGetState) is turned off in CUPTI, never recorded. */
+START_TEST(driver_queries_not_recorded)
+{
+    if (!have_double())
+        return;
+    char *out, *err;
+    ck_assert_int_eq(run_app("driver", NULL, &out, &err), 0);
+    ck_assert_str_eq(out, "gpu_app rc=0 active=1\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cuCtxSynchronize", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cuDevicePrimaryCtxGetState", -1, 0, 0), 0);
+    ck_assert_uint_eq(tu_count(m, "cudaGetDevice", -1, 0, 0), 0);
+    opp_model_free(m);
+    free(out), free(err);
+}
+END_TEST
+
 /* A runtime call that returns a string, not a cudaError_t: its status is
  * recorded as 0, never the returned pointer's bytes read as a status. */
 START_TEST(no_status_calls_read_no_status)
@@ -873,6 +893,7 @@ Suite *suite_gpu_double(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, api_kernels_copies_exact);
     tcase_add_test(tc, no_status_calls_read_no_status);
+    tcase_add_test(tc, driver_queries_not_recorded);
     tcase_add_test(tc, sigterm_hands_gpu_records_over);
     tcase_add_test(tc, sync_records_only_when_asked);
     tcase_add_test(tc, sigterm_with_a_hung_flush_still_dies);
