@@ -25,17 +25,21 @@ void opp_say_init(void)
 }
 
 /* Descriptor 2 still takes a line of ours: the file it was at our start,
- * a terminal or other character device, or a file opened for appending
- * (a log the program moved its stderr to). Else the program has put a
- * file of its own there (a daemon that closed 2 and opened its data
- * file, a pipe or socket of its protocol): our line would damage it. */
+ * a terminal, or a file opened for appending (a log the program moved its
+ * stderr to). Else the program has put a file of its own there (a daemon
+ * that closed 2 and opened its data file, a pipe or socket of its
+ * protocol, a device: a tun, an input device, the GPU's device files
+ * that CUDA opens, which take 2 once the program closed it): our line
+ * would damage it. System calls only: a fatal signal's handler says lines. */
 static int stderr_ours(void)
 {
     struct stat st;
     if (fstat(2, &st) < 0)
         return 0;
-    if ((st.st_dev == stderr_dev && st.st_ino == stderr_ino) || S_ISCHR(st.st_mode))
+    if (st.st_dev == stderr_dev && st.st_ino == stderr_ino)
         return 1;
+    if (S_ISCHR(st.st_mode))
+        return isatty(2);
     int fl = fcntl(2, F_GETFL);
     return S_ISREG(st.st_mode) && fl >= 0 && (fl & O_APPEND);
 }

@@ -340,6 +340,27 @@ START_TEST(program_reuses_descriptor_2)
 }
 END_TEST
 
+/* The program closes descriptor 2 and opens a device there, then a line
+ * of ours is due (its sends refused; each write to 2 is trapped and
+ * counted). A terminal takes the line; another device (a tun, an input
+ * device, a watchdog: here /dev/zero) never gets it. */
+START_TEST(program_puts_a_device_at_2)
+{
+    same_run("fd2dev 10, 0 writes to 2\n", 0, NULL, 5 * 2, "fd2dev", "5", "/dev/zero", NULL, NULL);
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "fd2dev", "5", "pty", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    struct opp_model *m = tu_load(trace); /* the collector is done */
+    ck_assert_ptr_nonnull(m);
+    opp_model_free(m);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "fd2dev 10, 1 writes to 2\n");
+    free(o), free(out), free(err);
+}
+END_TEST
+
 /* main returns while another thread is inside a call (its xerbla_
  * waits): that call is in the trace, open, ending with the process. */
 START_TEST(exit_while_a_thread_is_inside_a_call)
@@ -449,6 +470,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, cancelled_inside_a_call);
     tcase_add_test(tc, seccomp_refuses_our_sends);
     tcase_add_test(tc, program_reuses_descriptor_2);
+    tcase_add_test(tc, program_puts_a_device_at_2);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);

@@ -56,6 +56,9 @@
  *   fd2file N FILE [append]  N calls; closes 2 and opens FILE there (for appending: a log),
  *                      writes "data 1" to it; then as sendperm (our sends refused: a line
  *                      of ours is due); writes "data 2"; prints the sum
+ *   fd2dev N DEV       N calls; closes 2 and opens the device DEV there ("pty": a terminal's
+ *                      slave side); then as sendperm, each write(2, ...) its process makes
+ *                      trapped (SIGSYS) and counted; prints the sum and the count
  *   exitinside N       N calls; a thread's cblas_dgemm with a bad argument, whose xerbla_
  *                      waits there for ever; main prints the sum and returns
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
@@ -133,6 +136,33 @@ static int seccomp_filter(struct sock_filter *f, unsigned short n)
 }
 
 static char self[4096];
+
+/* fd2dev: the writes to descriptor 2 a filter trapped */
+static atomic_int writes_to_2;
+
+static void count_write(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&writes_to_2, 1);
+}
+
+/* Closes 2 and opens DEV there ("pty": a new terminal's slave side, its
+ * master kept open): 0, or -1. */
+static int device_at_2(const char *dev)
+{
+    int fd = -1;
+    if (!strcmp(dev, "pty")) {
+        int m = posix_openpt(O_RDWR | O_NOCTTY);
+        char *name = m >= 0 && !grantpt(m) && !unlockpt(m) ? ptsname(m) : NULL;
+        close(2);
+        if (name)
+            fd = open(name, O_RDWR | O_NOCTTY);
+    } else {
+        close(2);
+        fd = open(dev, O_WRONLY);
+    }
+    return fd == 2 ? 0 : -1;
+}
 
 static void find_self(void)
 {
@@ -692,10 +722,10 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         printf("then %g\n", calls(n));
-    } else if (!strcmp(mode, "sendperm") || !strcmp(mode, "fd2file")) {
+    } else if (!strcmp(mode, "sendperm") || !strcmp(mode, "fd2file") || !strcmp(mode, "fd2dev")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
-        int file = !strcmp(mode, "fd2file");
+        int file = !strcmp(mode, "fd2file"), dev = !strcmp(mode, "fd2dev");
         if (file) {
             if (argc < 4)
                 return 2;
@@ -714,13 +744,30 @@ int main(int argc, char **argv)
         };
         if (seccomp_filter(f, sizeof f / sizeof *f))
             return 3;
+        if (dev) { /* a second filter: write(2, ...) raises SIGSYS, counted */
+            struct sock_filter w[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 3),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            };
+            struct sigaction sa = {.sa_handler = count_write};
+            if (argc < 4 || device_at_2(argv[3]) || sigaction(SIGSYS, &sa, NULL) ||
+                seccomp_filter(w, sizeof w / sizeof *w))
+                return 3;
+        }
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         s += calls(n);
         if (file)
             dprintf(2, "data 2\n");
-        printf("%s %g\n", mode, s);
+        if (dev)
+            printf("%s %g, %d writes to 2\n", mode, s, atomic_load(&writes_to_2));
+        else
+            printf("%s %g\n", mode, s);
     } else if (!strcmp(mode, "exitinside")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
