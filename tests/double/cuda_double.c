@@ -34,7 +34,11 @@
  * record over twice or drop one twice, and the lock is held while a flush
  * hands its buffers over, as CUPTI may hold its own; an external correlation record is
  * made only beside an API activity record (kinds RUNTIME/DRIVER), just
- * before it, as cupti_activity.h says, never on its own. */
+ * before it, as cupti_activity.h says, never on its own; cuptiEnableDomain
+ * turns every callback of its domain on or off, one turned off before
+ * included ("enable or disable all callbacks for a specific domain"), and
+ * the driver calls a runtime call makes come through the DRIVER_API domain
+ * inside its callbacks. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -53,14 +57,15 @@ static struct {
     uintptr_t sub;       /* the subscriber's handle: each subscription its own */
     int fork_copy;       /* a fork child's copy of the parent's CUPTI, until cuptiFinalize */
     uintptr_t subs_made;
-    int rt_on, drv_on; /* the RUNTIME_API and DRIVER_API callback domains */
     CUpti_TimestampCallbackFunc ts;
     CUpti_BuffersCallbackRequestFunc req;
     CUpti_BuffersCallbackCompleteFunc done;
     int kernels_on, memcpy_on, memory_on, sync_on, extcorr_on, api_on;
     uint32_t period_ms; /* cuptiActivityFlushPeriod: full buffers only */
-    uint8_t rt_off[1024]; /* runtime callback ids turned off (cuptiEnableCallback) */
-    uint8_t drv_off[1024]; /* driver callback ids likewise */
+    /* the RUNTIME_API and DRIVER_API callback ids turned on, as CUPTI keeps
+     * them: cuptiEnableDomain turns every id of its domain on or off (one
+     * turned off before is on again), cuptiEnableCallback one id */
+    uint8_t rt_cb[1024], drv_cb[1024];
     int ctx_destroy_on;   /* the resource callback CONTEXT_DESTROY_STARTING turned on */
     uint32_t corr;
     uint64_t busy_until; /* the device timeline */
@@ -192,7 +197,7 @@ static void enter(struct call *c, CUpti_CallbackId cbid, const char *name)
     c->data.functionReturnValue = &c->status;
     c->data.callbackSite = CUPTI_API_ENTER;
     c->start = now();
-    if (cupti_double.cb && cupti_double.rt_on && !(cbid < 1024 && cupti_double.rt_off[cbid]))
+    if (cupti_double.cb && cbid < 1024 && cupti_double.rt_cb[cbid])
         cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &c->data);
     driver_start();
 }
@@ -201,7 +206,7 @@ static cudaError_t leave(struct call *c, int status)
 {
     c->status = status;
     c->data.callbackSite = CUPTI_API_EXIT;
-    if (cupti_double.cb && cupti_double.rt_on && !(c->cbid < 1024 && cupti_double.rt_off[c->cbid]))
+    if (cupti_double.cb && c->cbid < 1024 && cupti_double.rt_cb[c->cbid])
         cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_RUNTIME_API, c->cbid, &c->data);
     api_record(c->cbid, c->data.correlationId, c->start, status);
     return (cudaError_t)status;
@@ -366,6 +371,31 @@ EXPORT cudaError_t cudaProfilerStop(void)
     return leave(&c, 0);
 }
 
+/* A driver entry point, called by the program itself (torch asks
+ * cuDevicePrimaryCtxGetState hundreds of times a step) or by a runtime
+ * call for its work (cudaDeviceSynchronize's cuCtxSynchronize, inside the
+ * runtime call's callbacks, as CUPTI reports it): the DRIVER_API domain's
+ * callbacks around it unless turned off, its correlation id from the
+ * runtime's count, as CUPTI's. Only cuDevicePrimaryCtxGetState and
+ * cuCtxSynchronize have them here: cuCtxDestroy_v2, which the runtime's
+ * teardown calls, has none. */
+static CUresult driver_call(CUpti_CallbackId cbid, const char *name, CUresult status)
+{
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.functionName = name;
+    d.correlationId = new_corr();
+    d.functionReturnValue = &status;
+    d.callbackSite = CUPTI_API_ENTER;
+    if (cupti_double.cb && cbid < 1024 && cupti_double.drv_cb[cbid])
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+    driver_start();
+    d.callbackSite = CUPTI_API_EXIT;
+    if (cupti_double.cb && cbid < 1024 && cupti_double.drv_cb[cbid])
+        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+    return status;
+}
+
 EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     struct call c;
@@ -375,6 +405,7 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
     y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
     y.start = now();
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize", CUDA_SUCCESS);
     while (now() < cupti_double.busy_until)
         ;
     y.end = now();
@@ -383,28 +414,6 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     if (cupti_double.sync_on)
         queue(&y, sizeof y);
     return leave(&c, 0);
-}
-
-/* A driver entry point the program calls itself (torch asks
- * cuDevicePrimaryCtxGetState hundreds of times a step): the DRIVER_API
- * domain's callbacks around it unless turned off, its correlation id from
- * the runtime's count, as CUPTI's. Only the entry points below have them
- * here: cuCtxDestroy_v2, which the runtime's teardown calls, has none. */
-static CUresult driver_call(CUpti_CallbackId cbid, const char *name, CUresult status)
-{
-    CUpti_CallbackData d;
-    memset(&d, 0, sizeof d);
-    d.functionName = name;
-    d.correlationId = new_corr();
-    d.functionReturnValue = &status;
-    d.callbackSite = CUPTI_API_ENTER;
-    if (cupti_double.cb && cupti_double.drv_on && !(cbid < 1024 && cupti_double.drv_off[cbid]))
-        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
-    driver_start();
-    d.callbackSite = CUPTI_API_EXIT;
-    if (cupti_double.cb && cupti_double.drv_on && !(cbid < 1024 && cupti_double.drv_off[cbid]))
-        cupti_double.cb(cupti_double.ud, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
-    return status;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
@@ -484,9 +493,9 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
         return CUPTI_ERROR_INVALID_PARAMETER;
     cupti_double.sub = 0;
     cupti_double.cb = NULL, cupti_double.ud = NULL;
-    cupti_double.rt_on = 0, cupti_double.drv_on = 0, cupti_double.ctx_destroy_on = 0;
-    memset(cupti_double.rt_off, 0, sizeof cupti_double.rt_off);
-    memset(cupti_double.drv_off, 0, sizeof cupti_double.drv_off);
+    cupti_double.ctx_destroy_on = 0;
+    memset(cupti_double.rt_cb, 0, sizeof cupti_double.rt_cb);
+    memset(cupti_double.drv_cb, 0, sizeof cupti_double.drv_cb);
     return CUPTI_SUCCESS;
 }
 
@@ -509,9 +518,9 @@ EXPORT CUptiResult cuptiFinalize(void)
 EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API)
-        cupti_double.rt_on = (int)enable;
+        memset(cupti_double.rt_cb, enable != 0, sizeof cupti_double.rt_cb);
     if (d == CUPTI_CB_DOMAIN_DRIVER_API)
-        cupti_double.drv_on = (int)enable;
+        memset(cupti_double.drv_cb, enable != 0, sizeof cupti_double.drv_cb);
     return CUPTI_SUCCESS;
 }
 
@@ -519,9 +528,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
                                        CUpti_CallbackId cbid)
 {
     if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 1024)
-        cupti_double.rt_off[cbid] = !enable;
+        cupti_double.rt_cb[cbid] = enable != 0;
     if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 1024)
-        cupti_double.drv_off[cbid] = !enable;
+        cupti_double.drv_cb[cbid] = enable != 0;
     if (d == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
         cupti_double.ctx_destroy_on = (int)enable;
     return CUPTI_SUCCESS;

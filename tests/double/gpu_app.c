@@ -3,7 +3,8 @@
  *   gpu_app [term]    term: die of SIGTERM after the work, before exit
  *   gpu_app errstr    only two cudaGetErrorString calls (a call without a status)
  *   gpu_app driver    cudaGetDevice, then driver calls of its own: 5
- *                     cuDevicePrimaryCtxGetState (a query), 1 cuCtxSynchronize
+ *                     cuDevicePrimaryCtxGetState (a query), 1 cuCtxSynchronize;
+ *                     then 1 cudaDeviceSynchronize (its own cuCtxSynchronize inside)
  *   gpu_app _exit     the work, then _exit(0) half a second later (no exit handlers)
  *   gpu_app fork      a child forked before any CUDA call does the work, then
  *                     the parent does it
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 5; i++)
             rc |= (int)cuDevicePrimaryCtxGetState(0, &flags, &active);
         rc |= (int)cuCtxSynchronize();
+        rc |= (int)cudaDeviceSynchronize();
         printf("gpu_app rc=%d active=%d\n", rc, active);
         return 0;
     }

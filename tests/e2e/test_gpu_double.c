@@ -166,7 +166,9 @@ END_TEST
 
 /* The program's own driver calls come through CUPTI's DRIVER_API domain:
  * a call is recorded, the hot query torch makes hundreds of times a step
- * (cuDevicePrimaryCtxGetState) is turned off in CUPTI, never recorded. */
+ * (cuDevicePrimaryCtxGetState) is turned off in CUPTI, never recorded.
+ * The driver call a runtime call makes (cudaDeviceSynchronize's
+ * cuCtxSynchronize) is the runtime call's work, not the program's call. */
 START_TEST(driver_queries_not_recorded)
 {
     if (!have_double())
@@ -177,6 +179,7 @@ START_TEST(driver_queries_not_recorded)
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(tu_count(m, "cuCtxSynchronize", -1, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "cudaDeviceSynchronize", -1, 0, 0), 1);
     ck_assert_uint_eq(tu_count(m, "cuDevicePrimaryCtxGetState", -1, 0, 0), 0);
     ck_assert_uint_eq(tu_count(m, "cudaGetDevice", -1, 0, 0), 0);
     opp_model_free(m);
