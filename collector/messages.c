@@ -61,6 +61,11 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     opp_coll_reaped_unborn(c->proc, c->pid, (pid_t)h.ppid);
     opp_hello_free(&h);
     collector.ever_connected = 1;
+    /* The answer to the hello: the agent names steps and marks windows by
+     * it, whatever its own environment says. It never waits for it, and
+     * it is the first thing sent on the connection: its buffer has room. */
+    uint32_t mode = collector.o->summary ? OPP_MODE_SUMMARY : OPP_MODE_FULL;
+    opp_send_msg(c->fd, OPP_MSG_MODE, &mode, sizeof mode, -1);
     return 0;
 }
 
@@ -349,7 +354,8 @@ static int on_resume(struct client *c, const char **why)
         o->orphan = 0;
         c->fd = -1;
         c->into = o;
-        opp_send_msg(o->fd, OPP_MSG_RESUMED, NULL, 0, -1);
+        uint32_t mode = collector.o->summary ? OPP_MODE_SUMMARY : OPP_MODE_FULL;
+        opp_send_msg(o->fd, OPP_MSG_RESUMED, &mode, sizeof mode, -1);
         return 0;
     }
     *why = "nothing of this process to resume";
@@ -501,6 +507,13 @@ int opp_coll_on_readable(int i, const char **why)
     ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
+    if (n < 0) { /* no control data either: m's is as it was given */
+        /* A peer that closed with something of ours unread (a process
+         * killed before it read the hello's answer, MODE) resets the
+         * connection once all it sent was read: its end all the same. */
+        *why = errno == ECONNRESET ? NULL : "read error";
+        return -1;
+    }
     int too_many = 0;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
@@ -528,8 +541,8 @@ int opp_coll_on_readable(int i, const char **why)
         *why = "sent too many descriptors";
         return -1;
     }
-    if (n <= 0) {
-        *why = n == 0 ? NULL : "read error";
+    if (n == 0) {
+        *why = NULL;
         return -1;
     }
     c->rxlen += (size_t)n;

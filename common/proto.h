@@ -1,5 +1,5 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 7. docs/FORMAT.md describes it in prose. */
+ * collector, version 8. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
@@ -7,8 +7,8 @@
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
 /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; 7: BYE's
- * end, REAPED's clock */
-#define OPP_PROTO_VERSION 7u
+ * end, REAPED's clock; 8: MODE, RESUMED's mode */
+#define OPP_PROTO_VERSION 8u
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the
@@ -66,12 +66,18 @@ enum opp_msg_type {
     OPP_MSG_TOP = 11,    /* control, empty, first and as often as wanted: answered by
                             TOP_SNAP (`opprof top`) */
     /* collector -> client */
-    OPP_MSG_ACK = 16,     /* OPP_ACK_FIELDS x u64 (enum opp_ack_field) */
-    OPP_MSG_DONE = 17,    /* OPP_DONE_FIELDS x u64 (enum opp_done_field) */
-    OPP_MSG_CTL_ACK = 18, /* u32 recording (1) or stopped (0), u32 processes connected,
-                             u64 events so far, u64 records dropped so far (version 6) */
-    OPP_MSG_RESUMED = 19, /* empty */
-    OPP_MSG_TOP_SNAP = 20 /* the live aggregate's snapshot (topsnap.h) */
+    OPP_MSG_ACK = 16,      /* OPP_ACK_FIELDS x u64 (enum opp_ack_field) */
+    OPP_MSG_DONE = 17,     /* OPP_DONE_FIELDS x u64 (enum opp_done_field) */
+    OPP_MSG_CTL_ACK = 18,  /* u32 recording (1) or stopped (0), u32 processes connected,
+                              u64 events so far, u64 records dropped so far (version 6) */
+    OPP_MSG_RESUMED = 19,  /* u32 the collector's mode (enum opp_mode) */
+    OPP_MSG_TOP_SNAP = 20, /* the live aggregate's snapshot (topsnap.h) */
+    OPP_MSG_MODE = 21      /* u32 the collector's mode (enum opp_mode): the answer to a
+                              HELLO, sent once it is read, before anything else */
 };
+
+/* What the collector records (MODE, RESUMED): the agent names torch.profiler's
+ * steps by it, and marks schedule windows for a summary. */
+enum opp_mode { OPP_MODE_FULL = 0, OPP_MODE_SUMMARY = 1 };
 
 #endif

@@ -670,7 +670,9 @@ int tu_collector_finish(int pid, const char *sock)
     return rc ? -1 : tu_code(tu_wait(pid));
 }
 
-int tu_collector_events(const char *sock, uint64_t want, int ms)
+/* Until the collector's status says enough (events or processes), asked
+ * as `opprof ctl status` does. */
+static int collector_until(const char *sock, uint64_t events, uint32_t procs, int ms)
 {
     for (int waited = 0; waited <= ms; waited += 10) {
         int fd = opp_connect(sock);
@@ -681,11 +683,21 @@ int tu_collector_events(const char *sock, uint64_t want, int ms)
         close(fd);
         if (rc)
             return -1;
-        if (ack.events >= want)
+        if (ack.events >= events && ack.procs >= procs)
             return 0;
         usleep(10000);
     }
     return -1;
+}
+
+int tu_collector_events(const char *sock, uint64_t want, int ms)
+{
+    return collector_until(sock, want, 0, ms);
+}
+
+int tu_collector_procs(const char *sock, uint32_t want, int ms)
+{
+    return collector_until(sock, 0, want, ms);
 }
 
 int tu_collector_of(const char *trace, char *sock, size_t cap)

@@ -84,6 +84,9 @@ int tu_collector_finish(int pid, const char *sock);
 /* Waits up to ms for the collector on sock to have drained (and written)
  * at least want events, asking it as `opprof ctl status` does: 0, or -1. */
 int tu_collector_events(const char *sock, uint64_t want, int ms);
+/* The same until it has read the hello of at least want processes (and
+ * so answered each with its mode). */
+int tu_collector_procs(const char *sock, uint32_t want, int ms);
 
 /* The running collector that writes trace (found by its command line,
  * waiting up to 2 s for it): its pid, and its socket path into sock (cap

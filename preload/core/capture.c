@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proto.h"
 #include "schedule.h"
 #include "torch_rules.h"
 
@@ -40,7 +41,8 @@ void opp_capture_update(void)
              __atomic_load_n(&sched_open, __ATOMIC_RELAXED);
     int was = __atomic_exchange_n(&opp_capturing, on, __ATOMIC_RELAXED);
     __atomic_store_n(&opp_enter_gate,
-                     !on || opp_step_fn != UINT32_MAX || opp_stacks_n || opp_summary_windows ||
+                     !on || opp_step_fn != UINT32_MAX || opp_stacks_n ||
+                         __atomic_load_n(&opp_summary_windows, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&opp_capture_due, __ATOMIC_RELAXED),
                      __ATOMIC_RELAXED);
     void (*changed)(void) = __atomic_load_n(&opp_capture_changed, __ATOMIC_ACQUIRE);
@@ -71,7 +73,7 @@ int opp_enter_gated(struct opp_frame *f, uint32_t fn, uint32_t sp)
         opp_step_mark();
     if (!__atomic_load_n(&opp_capturing, __ATOMIC_RELAXED))
         return 0;
-    if (opp_summary_windows)
+    if (__atomic_load_n(&opp_summary_windows, __ATOMIC_RELAXED))
         opp_window_sync();
     return opp_enter_ring(f, fn, opp_stacks_n != 0, sp);
 }
@@ -149,6 +151,27 @@ static int active_step(long k)
     return k % cycle >= sched.wait + sched.warmup;
 }
 
+/* OPPROF_MODE=summary in our environment (opp_capture_init): the guess
+ * while the collector has not said its mode. */
+static int summary_mode;
+static int mode_heard; /* the collector said it (under sched.lock) */
+
+/* With sched.lock held, at each step until the collector has said its
+ * mode: windows are marked for a collector in summary mode, whatever our
+ * environment says. Nothing records before the first step, and a window
+ * changes only at a step, so marking starts at the step it becomes known
+ * (the first, but for a collector that has not read our hello yet). */
+static void windows_by_mode(void)
+{
+    if (mode_heard || !sched.on)
+        return;
+    int mode = opp_conn_mode();
+    if (mode < 0)
+        return;
+    mode_heard = 1;
+    __atomic_store_n(&opp_summary_windows, mode == OPP_MODE_SUMMARY, __ATOMIC_RELAXED);
+}
+
 /* Step k (active) opens or continues window (k - skip_first) / cycle + 1. */
 static void set_sched(long k)
 {
@@ -183,6 +206,7 @@ void opp_step_mark(void)
     sched_lock();
     uint64_t now = opp_now();
     long k = sched.step;
+    windows_by_mode();
     record_step(k, now);
     sched.step = k + 1;
     sched.step_begin = now;
@@ -238,6 +262,7 @@ static void *step_timer(void *arg)
         /* time steps have no ProfilerStep events: this thread records nothing */
         sched_lock();
         sched.step++;
+        windows_by_mode();
         set_sched(sched.step);
         opp_capture_update();
         pthread_mutex_unlock(&sched.lock);
@@ -254,9 +279,6 @@ static uint32_t fn_named(const char *name)
             return i;
     return UINT32_MAX;
 }
-
-/* OPPROF_MODE=summary, as the collector it serves reads it (opp_capture_init). */
-static int summary_mode;
 
 /* OPPROF_SCHEDULE with OPPROF_STEP (schedule.h); anything wrong: one line,
  * no schedule. */
@@ -314,7 +336,7 @@ static void schedule_init(void)
     sched.repeat = s.repeat;
     sched.period_ns = s.period_ns;
     sched.on = 1;
-    opp_summary_windows = summary_mode;
+    __atomic_store_n(&opp_summary_windows, summary_mode, __ATOMIC_RELAXED);
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     opp_capture_update();
     if (sched.period_ns) {
@@ -346,6 +368,9 @@ static double seconds(const char *name)
 
 void opp_capture_init(void)
 {
+    /* a guess: the collector's mode decides once it has said it
+     * (opp_conn_mode, at the steps), which differs from ours under a
+     * launcher that sets OPPROF_MODE for its program alone */
     const char *mode = getenv("OPPROF_MODE");
     summary_mode = mode && !strcmp(mode, "summary");
     opp_str_steps_shared(summary_mode);

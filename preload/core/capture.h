@@ -21,9 +21,11 @@ extern int opp_capturing;
 /* Non-zero while opp_enter must take its slow path (opp_enter_gated): a
  * step marker is set, a window is closed, or code stacks are on. */
 extern int opp_enter_gate;
-/* OPPROF_MODE=summary with a schedule: the collector adds calls up per
- * window, so each thread marks in its ring when the window it records in
- * changed (a record with OPP_REC_WINDOW) before its next call's record. */
+/* A collector in summary mode (opp_conn_mode; OPPROF_MODE=summary here
+ * till it said) with a schedule: the collector adds calls up per window,
+ * so each thread marks in its ring when the window it records in changed
+ * (a record with OPP_REC_WINDOW) before its next call's record. Set at a
+ * step (atomic). */
 extern int opp_summary_windows;
 void opp_window_sync(void);
 /* Recompute opp_capturing and opp_enter_gate (after a setting changed). */
@@ -119,7 +121,7 @@ static inline int opp_capture_open(void)
 static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const uint64_t *args,
                                 unsigned nargs)
 {
-    if (OPP_UNLIKELY(opp_summary_windows))
+    if (OPP_UNLIKELY(__atomic_load_n(&opp_summary_windows, __ATOMIC_RELAXED)))
         opp_window_sync();
     struct opp_ring_hdr *r = opp_thread_ring();
     if (OPP_UNLIKELY(!r))

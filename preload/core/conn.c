@@ -26,6 +26,9 @@ static struct {
     int sock;       /* connection to the collector */
     int hello_due;  /* a fork child that has not connected yet */
     int child_due;  /* a fork child just connected: on_child runs */
+    int mode_due;   /* the collector's MODE, the answer to our hello on sock, is not read yet */
+    _Atomic int mode; /* the collector's (enum opp_mode), -1 till it said; a fork child's
+                         collector is its parent's */
     void (*on_child)(void);
     dev_t sock_dev; /* what sock is: a program may close the number and reuse it */
     ino_t sock_ino;
@@ -38,7 +41,7 @@ static struct {
     char socket_path[108];
     char output[PATH_MAX];
     uint8_t msg[OPP_MSG_MAX];
-} conn = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+} conn = {.sock = -1, .mode = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* This thread's side of conn.lock. A signal handler may send while the
  * thread it interrupted holds the lock (a SIGCHLD handler's waitpid, see
@@ -171,6 +174,7 @@ static void connect_and_hello(int at_start)
         conn.sock = -1;
         return;
     }
+    conn.mode_due = 1;
     atomic_store(&conn.on, 1);
 }
 
@@ -203,9 +207,13 @@ static int socket_ready(void)
     if (fd < 0)
         return fd;
     fd = adopt_socket(fd, 0);
+    conn.mode_due = 0; /* it was on the closed socket, if not read */
+    uint32_t mode = 0, got = 0;
     int rc = opp_send_msg(fd, OPP_MSG_RESUME, NULL, 0, -1);
     if (!rc)
-        rc = opp_wait_msg(fd, OPP_MSG_RESUMED, NULL, 0, NULL, 2000);
+        rc = opp_wait_msg(fd, OPP_MSG_RESUMED, &mode, sizeof mode, &got, 2000);
+    if (!rc && got == sizeof mode)
+        atomic_store(&conn.mode, mode == OPP_MODE_SUMMARY);
     if (rc == -ECONNRESET) {
         /* Refused: the collector saw no ring of ours (none made yet, as
          * in a daemon's child that closed every descriptor first) and
@@ -215,6 +223,7 @@ static int socket_ready(void)
             return fd;
         fd = adopt_socket(fd, 0);
         rc = opp_hello(fd, conn.msg, conn.clock, NULL);
+        conn.mode_due = !rc;
     }
     if (rc) {
         close(fd);
@@ -232,6 +241,7 @@ static void connection_lost(const char *why, int err)
     if (socket_ours())
         close(conn.sock);
     conn.sock = -1;
+    conn.mode_due = 0;
     opp_give_up(why, err);
 }
 
@@ -344,6 +354,50 @@ int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, con
     return rc;
 }
 
+/* With conn.lock held: the collector's MODE, when it has come, never
+ * waiting for it. It is the first thing the collector sends on a
+ * connection, whole (20 bytes there, or none yet): the bytes are looked
+ * at first and taken only when they are all there, so nothing is left
+ * half read for the goodbye's answer. */
+static void read_mode(void)
+{
+    if (!conn.mode_due || !socket_ours())
+        return;
+    struct {
+        struct opp_msg_header h;
+        uint32_t mode;
+    } m;
+    _Static_assert(sizeof m == sizeof m.h + 4, "a MODE message, unpadded");
+    if (recv(conn.sock, &m, sizeof m, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof m)
+        return; /* not yet: the collector has not read our hello (busy, stopped), or is gone */
+    conn.mode_due = 0;
+    if (m.h.magic != OPP_PROTO_MAGIC || m.h.type != OPP_MSG_MODE || m.h.size != sizeof m.mode)
+        return; /* not what we wait for: left there, the goodbye says so */
+    if (recv(conn.sock, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m)
+        atomic_store(&conn.mode, m.mode == OPP_MODE_SUMMARY ? OPP_MODE_SUMMARY : OPP_MODE_FULL);
+}
+
+int opp_conn_mode(void)
+{
+    int mode = atomic_load(&conn.mode);
+    if (mode >= 0)
+        return mode;
+    opp_fork_check(); /* a child whose fork ran no atfork handler holds the parent's socket */
+    if (mine.held)    /* a signal handler inside our send: at a later call */
+        return -1;
+    int saved_errno = errno;
+    int cancel = opp_cancel_off();
+    sigset_t old;
+    opp_async_signals_off(&old);
+    conn_lock();
+    read_mode();
+    conn_unlock();
+    opp_async_signals_restore(&old);
+    opp_cancel_restore(cancel);
+    errno = saved_errno;
+    return atomic_load(&conn.mode);
+}
+
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
 {
     return opp_conn_send(type, payload, size, -1, lost_msg);
@@ -394,6 +448,7 @@ static void forget_parent(void)
         close(conn.sock);
     conn.sock = -1;
     conn.hello_due = 1;
+    conn.mode_due = 0; /* the parent's to read; the child's own hello is answered again */
     opp_cancel_restore(cancel);
 }
 
@@ -445,6 +500,11 @@ void opp_conn_goodbye(void)
                                .trace = conn.root ? conn.output : NULL,
                                .quiet_ms = 1000,
                                .max_ms = conn.root ? 600000 : 1000};
+    uint32_t mode;
+    if (!rc && conn.mode_due) { /* the hello's answer comes first, never read yet */
+        rc = opp_wait_answer(conn.sock, OPP_MSG_MODE, &mode, sizeof mode, &got, &pat);
+        conn.mode_due = 0;
+    }
     if (!rc)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     mine.n = 0; /* after the goodbye: nothing more is read */

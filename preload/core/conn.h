@@ -23,6 +23,11 @@ int opp_agent_send(unsigned type, const void *payload, unsigned size);
  * when the collector does not take it (the connection is then closed and
  * profiling off). */
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost);
+/* What the collector records (enum opp_mode), -1 while it has not said:
+ * its answer to our hello is taken when it has come, never waited for
+ * (a collector that is stopped or busy must not hold the program). Once
+ * said, one load. errno kept. */
+int opp_conn_mode(void);
 /* The first failure of ours: say why (what, err's text when not 0) once,
  * and record nothing more. */
 void opp_give_up(const char *what, int err);

@@ -392,6 +392,9 @@ START_TEST(goodbye_end_within_start_and_now)
         memcpy(buf + 16, &start, 8); /* its start ticks (clock 0: monotonic ns) */
         ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_HELLO, buf, n, -1), 0);
         ck_assert_int_eq(opp_send_msg(fd, OPP_MSG_BYE, &ends[i], 8, -1), 0);
+        uint32_t mode = 7; /* the hello's answer first: the collector's mode */
+        ck_assert_int_eq(opp_wait_msg(fd, OPP_MSG_MODE, &mode, sizeof mode, NULL, 5000), 0);
+        ck_assert_uint_eq(mode, OPP_MODE_FULL);
         uint8_t ack[128];
         struct opp_msg_header h;
         ck_assert_int_eq(recv(fd, &h, sizeof h, MSG_WAITALL), (ssize_t)sizeof h);
@@ -451,8 +454,11 @@ START_TEST(reaped_bounds_an_end_without_goodbye)
     }
     uint64_t end = start + 1000;
     ck_assert_int_eq(opp_send_msg(parent, OPP_MSG_BYE, &end, 8, -1), 0);
-    struct opp_msg_header h;
+    uint32_t mode;
+    ck_assert_int_eq(opp_wait_msg(parent, OPP_MSG_MODE, &mode, sizeof mode, NULL, 5000), 0);
+    struct opp_msg_header h; /* the goodbye's answer: it is read */
     ck_assert_int_eq(recv(parent, &h, sizeof h, MSG_WAITALL), (ssize_t)sizeof h);
+    ck_assert_int_eq(h.type, OPP_MSG_ACK);
     close(parent);
     ck_assert_int_eq(finish_collector(cpid), 0);
     struct opp_model *m = tu_load(trace);

@@ -791,6 +791,81 @@ START_TEST(many_steps_constant)
 }
 END_TEST
 
+/* A program whose own OPPROF_MODE is not its collector's (a launcher that
+ * sets it for its program alone) under a collector of ours (mode: its
+ * --mode, NULL: full): `scenarios pause N` makes N ddot calls, waits for
+ * dir/go, and makes N more, each a step (call:cblas_ddot), the first half
+ * skipped, so its N active steps ProfilerStep#N .. #2N-1 come once the
+ * collector has read its hello (and answered it). The trace into out. */
+static void steps_under(const char *mode, const char *env_mode, long n, const char *out)
+{
+    char *sock = tu_path(dir, "c.sock"), *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    unlink(half), unlink(go);
+    int cpid = tu_collector_start(sock, out, mode);
+    ck_assert_int_gt(cpid, 0);
+    char se[4200], pre[4200], sched[128], num[32];
+    snprintf(se, sizeof se, "OPPROF_SOCKET=%s", sock);
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", tu_build("libopprof.so"));
+    snprintf(sched, sizeof sched, "OPPROF_SCHEDULE=skip_first=%ld,active=1000000", n);
+    snprintf(num, sizeof num, "%ld", n);
+    char *env[] = {pre, se, (char *)env_mode, sched, "OPPROF_STEP=call:cblas_ddot", NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", num, dir, NULL};
+    char *e = tu_path(dir, "e");
+    int pid = tu_spawn(argv, env, NULL, e);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    ck_assert_int_eq(tu_collector_procs(sock, 1, 10000), 0);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    ck_assert_int_eq(tu_collector_finish(cpid, sock), 0);
+    char *err = tu_slurp(e);
+    ck_assert_str_eq(err, "");
+    free(err), free(e), free(sock), free(half), free(go);
+}
+
+/* The collector records every call, the program's environment says
+ * summary: each step is named as itself, not as the first. */
+START_TEST(steps_named_under_full_collector)
+{
+    const long n = 50;
+    steps_under(NULL, "OPPROF_MODE=summary", n, trace);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(!m->summary);
+    for (long k = n; k < 2 * n; k++) {
+        char name[40];
+        snprintf(name, sizeof name, "ProfilerStep#%ld", k);
+        ck_assert_msg(calls(m, name, -1) == 1, "%s: %llu", name,
+                      (unsigned long long)calls(m, name, -1));
+    }
+    ck_assert_uint_eq(calls(m, "cblas_ddot", -1), (uint64_t)n);
+    opp_model_free(m);
+}
+END_TEST
+
+/* The collector adds calls up, the program's environment says full: the
+ * steps share the first's string, so 20001 steps make the file 101 do
+ * (give or take the counts' bytes), all in the one ProfilerStep* node of
+ * the schedule's window 1. */
+START_TEST(steps_shared_under_summary_collector)
+{
+    long size[2];
+    const long n[2] = {101, 20001};
+    for (int i = 0; i < 2; i++) {
+        steps_under("--mode=summary", "OPPROF_MODE=full", n[i], trace);
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert(m->summary);
+        ck_assert_uint_eq(calls(m, "ProfilerStep*", 1), (uint64_t)n[i]);
+        ck_assert_uint_eq(calls(m, "cblas_ddot", 1), (uint64_t)n[i]);
+        ck_assert_uint_eq(calls(m, "cblas_ddot", -1), (uint64_t)n[i]);
+        opp_model_free(m);
+        size[i] = file_size(trace);
+    }
+    ck_assert_int_le(labs(size[1] - size[0]), 64);
+}
+END_TEST
+
 /* What needs every call's time says so and fails. 100000 calls: their
  * stack's whole microseconds not 0 (10 took 0.3 to 4 us, and a stack of
  * 0 us is left out, as torch's export_stacks leaves it). */
@@ -985,6 +1060,8 @@ Suite *suite_summary(void)
     tcase_add_test(tc, streamed_table_gpu_as_loaded);
     tcase_add_test(tc, schedule_windows);
     tcase_add_test(tc, many_steps_constant);
+    tcase_add_test(tc, steps_named_under_full_collector);
+    tcase_add_test(tc, steps_shared_under_summary_collector);
     tcase_add_test(tc, views_refused);
     tcase_add_test(tc, long_run_constant);
     suite_add_tcase(s, tc);
