@@ -207,24 +207,43 @@ corpus-update: all $(BUILD)/tests/e2e
 	OPPROF_CORPUS_UPDATE=1 $(RUN_E2E) corpus
 
 # make test's runs: each suite of each pass is a job of its own, which make
-# runs beside the others and beside the build, its output in
-# $(RUNS)/PASS/SUITE.log (tests/runs.sh). A test case tagged "timing"
-# (tcase_set_tags: it times real processes, so it wants the cores to
-# itself) is left out there; each pass runs its timing cases afterwards,
-# in $(RUNS)/PASS/timing-tagged.log, beside the other passes' timing cases
-# and nothing else. $(call test_pass,PASS,RUNNER,SUITES,NEEDS)
+# runs beside the others, its output in $(RUNS)/PASS/SUITE.log
+# (tests/runs.sh). A test case tagged "timing" (tcase_set_tags: it times
+# real processes, so it wants the cores to itself) is left out there; each
+# pass runs its timing cases afterwards, beside the other passes' timing
+# cases and nothing else (they mostly wait), a job for each suite that has
+# them (its file tags a case "timing"), $(RUNS)/PASS/timing-SUITE.log, its
+# cases also tagged "apart" in one more, timing-SUITE-apart.log, and one
+# job for the pass's other suites, timing-others.log (no case, unless a
+# file tags one in a way that grep misses: then it runs there).
+# $(call test_pass,PASS,RUNNER,SUITES,NEEDS,TIMED,APART): TIMED, APART the
+# suites of tests/unit or tests/e2e with cases tagged so.
+tagged_suites = $(patsubst tests/$(1)/test_%.c,%,$(shell grep -l 'tcase_set_tags.*$(2)' tests/$(1)/test_*.c))
+UNIT_TIMED := $(call tagged_suites,unit,timing)
+UNIT_APART := $(call tagged_suites,unit,apart)
+E2E_TIMED := $(call tagged_suites,e2e,timing)
+E2E_APART := $(call tagged_suites,e2e,apart)
 TEST_PASSES :=
 define test_pass
 TEST_PASSES += $(1)
 $(1)_RUNS := $$(patsubst %,$$(RUNS)/$(1)/%.log,$(3))
+$(1)_TIMED := $$(filter $(5),$(3))
+$(1)_APART := $$(filter $(6),$$($(1)_TIMED))
+$(1)_TIMING := $$(patsubst %,$$(RUNS)/$(1)/timing-%.log,$$($(1)_TIMED)) \
+               $$(patsubst %,$$(RUNS)/$(1)/timing-%-apart.log,$$($(1)_APART)) $$(RUNS)/$(1)/timing-others.log
 $$($(1)_RUNS): $$(RUNS)/$(1)/%.log: $(4) FORCE
 	@tests/runs.sh run $$@ env CK_EXCLUDE_TAGS="timing $$(EXCLUDE_$(1))" $$(RUN_$(2)) $$*
-$$(RUNS)/$(1)/timing-tagged.log: $(4) FORCE
-	@tests/runs.sh run $$@ env CK_INCLUDE_TAGS=timing $$(RUN_$(2))
+$$(patsubst %,$$(RUNS)/$(1)/timing-%.log,$$($(1)_TIMED)): $$(RUNS)/$(1)/timing-%.log: $(4) FORCE
+	@tests/runs.sh run $$@ env CK_INCLUDE_TAGS=timing CK_EXCLUDE_TAGS="$$(if $$(filter $$*,$$($(1)_APART)),apart)" \
+	  $$(RUN_$(2)) $$*
+$$(patsubst %,$$(RUNS)/$(1)/timing-%-apart.log,$$($(1)_APART)): $$(RUNS)/$(1)/timing-%-apart.log: $(4) FORCE
+	@tests/runs.sh run $$@ env CK_INCLUDE_TAGS=apart $$(RUN_$(2)) $$*
+$$(RUNS)/$(1)/timing-others.log: $(4) FORCE
+	@tests/runs.sh run $$@ env CK_INCLUDE_TAGS=timing $$(RUN_$(2)) $$(filter-out $$($(1)_TIMED),$(3))
 endef
-$(eval $(call test_pass,unit,UNIT,$(UNIT_SUITES),all $(BUILD)/tests/unit))
-$(eval $(call test_pass,e2e,E2E,$(E2E_SUITES),$(E2E_NEEDS)))
-$(eval $(call test_pass,asan-unit,ASAN_UNIT,$(UNIT_SUITES),all $(BUILD)/asan/unit))
+$(eval $(call test_pass,unit,UNIT,$(UNIT_SUITES),all $(BUILD)/tests/unit,$(UNIT_TIMED),$(UNIT_APART)))
+$(eval $(call test_pass,e2e,E2E,$(E2E_SUITES),$(E2E_NEEDS),$(E2E_TIMED),$(E2E_APART)))
+$(eval $(call test_pass,asan-unit,ASAN_UNIT,$(UNIT_SUITES),all $(BUILD)/asan/unit,$(UNIT_TIMED),$(UNIT_APART)))
 # The ASan pass leaves out the cases tagged "peak": they measure the peak
 # memory of the normal build's tool (what README's figures say), which
 # ASan's shadow memory would measure instead; the same code runs under
@@ -238,7 +257,7 @@ EXCLUDE_asan-e2e := peak
 # stacks) by names and stacks, every view of a real torch training trace
 # and its summary by corpus.
 ASAN_E2E_SUITES := $(filter-out analyze torch,$(E2E_SUITES))
-$(eval $(call test_pass,asan-e2e,ASAN_E2E,$(ASAN_E2E_SUITES),$(E2E_NEEDS) $(TEST_ASAN_BINS)))
+$(eval $(call test_pass,asan-e2e,ASAN_E2E,$(ASAN_E2E_SUITES),$(E2E_NEEDS) $(TEST_ASAN_BINS),$(E2E_TIMED),$(E2E_APART)))
 
 # ThreadSanitizer: libopprof.so and the programs the end-to-end suites
 # profile (tests/progs/), built with it, under the suites of threads, fork,
@@ -266,9 +285,15 @@ test-tsan: $(TSAN_NEEDS)
 $(RUNS)/tsan/suites.log: $(TSAN_NEEDS) FORCE
 	@tests/runs.sh run $@ tests/tsan-run.sh $(TSAN_REPORTS)/suites env CK_EXCLUDE_TAGS=timing \
 	  $(TSAN_E2E) $(TSAN_SUITES)
+# (those tagged apart in a job of their own, when a suite has them)
+TSAN_APART := $(filter $(E2E_APART),$(TSAN_SUITES))
+TSAN_TIMING := $(RUNS)/tsan/timing-tagged.log $(if $(TSAN_APART),$(RUNS)/tsan/timing-apart.log)
 $(RUNS)/tsan/timing-tagged.log: $(TSAN_NEEDS) FORCE
 	@tests/runs.sh run $@ tests/tsan-run.sh $(TSAN_REPORTS)/timing env CK_INCLUDE_TAGS=timing \
-	  $(TSAN_E2E) $(TSAN_SUITES)
+	  CK_EXCLUDE_TAGS="$(if $(TSAN_APART),apart)" $(TSAN_E2E) $(TSAN_SUITES)
+$(RUNS)/tsan/timing-apart.log: $(TSAN_NEEDS) FORCE
+	@tests/runs.sh run $@ tests/tsan-run.sh $(TSAN_REPORTS)/timing-apart env CK_INCLUDE_TAGS=apart \
+	  $(TSAN_E2E) $(TSAN_APART)
 
 # The layering rules, read from the #include lines (and a check that the
 # script catches each kind of violation).
@@ -293,25 +318,29 @@ test-build: all torch-shim $(BUILD)/tests/unit $(BUILD)/tests/e2e $(PROGS) $(TES
 # thread, fork and signal suites under ThreadSanitizer, the end-to-end
 # suites of both passes (the longest first), then the unit suites (the shortest runs, last, so
 # that the others end together); then the timing cases of every pass
-# (ThreadSanitizer's too) beside each other with nothing else running
-# (they mostly wait: 1.7 s of CPU in a pass's 25 s); then what every run
-# said and the totals of each pass.
+# (ThreadSanitizer's too), their jobs all at once with nothing else running
+# (they mostly wait: 1.7 s of CPU in a pass's 25 s; the longest job about
+# 7 s); then what every run said and the totals of each pass.
 .PHONY: test-runs test-timing
 RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # runs wait, too
-# The longest end-to-end suites start first (PyTorch's and Dask's start-up
-# is most of their time), so that none of them is the last one running.
-E2E_LONG := $(filter torch analyze corpus top export,$(E2E_SUITES))
+# The longest end-to-end suites start first, longest first (PyTorch's and
+# Dask's start-up is most of their time), so that none of them is the last
+# one running ($(filter) would keep E2E_SUITES' order, torch last).
+E2E_LONG := $(foreach s,torch analyze top corpus export,$(filter $(s),$(E2E_SUITES)))
 test-runs: $(FUZZ_RUNS) $(RUNS)/tsan/suites.log \
            $(foreach s,$(E2E_LONG),$(RUNS)/e2e/$(s).log) \
-           $(foreach s,$(filter $(E2E_LONG),$(ASAN_E2E_SUITES)),$(RUNS)/asan-e2e/$(s).log) \
+           $(foreach s,$(filter $(ASAN_E2E_SUITES),$(E2E_LONG)),$(RUNS)/asan-e2e/$(s).log) \
            $(foreach s,$(filter-out $(E2E_LONG),$(E2E_SUITES)),$(RUNS)/e2e/$(s).log) \
            $(foreach s,$(filter-out $(E2E_LONG),$(ASAN_E2E_SUITES)),$(RUNS)/asan-e2e/$(s).log) \
            $(foreach s,$(UNIT_SUITES),$(RUNS)/unit/$(s).log $(RUNS)/asan-unit/$(s).log)
-test-timing: $(foreach p,$(TEST_PASSES) tsan,$(RUNS)/$(p)/timing-tagged.log)
+# The timing runs all at once (each a suite's cases, one after another).
+TIMING_RUNS = $(TSAN_TIMING) $(foreach p,$(TEST_PASSES),$($(p)_TIMING))
+TIMING_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(words $(TIMING_RUNS)))
+test-timing: $(TIMING_RUNS)
 test: deps test-layers-src
 	@rm -rf $(RUNS)
 	@$(MAKE) --no-print-directory $(PAR) test-build
 	@$(MAKE) --no-print-directory test-layers-calls
 	@$(MAKE) --no-print-directory $(RUNS_PAR) test-runs
-	@$(MAKE) --no-print-directory $(RUNS_PAR) test-timing
+	@$(MAKE) --no-print-directory $(TIMING_PAR) test-timing
 	@tests/runs.sh sum $(RUNS) fuzz $(TEST_PASSES) tsan

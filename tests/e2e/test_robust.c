@@ -1561,18 +1561,24 @@ Suite *suite_robust(void)
     tcase_add_test(tc, run_killed_trace_finished);
     tcase_add_test(tc, run_keeps_ignored_signals);
     suite_add_tcase(s, tc);
-    /* bounded waits, timed: run with nothing beside them (tests/tests.mk) */
+    /* bounded waits, timed: run with nothing beside them (tests/tests.mk),
+     * in two jobs ("apart": each about 6 s of waiting) */
     TCase *timed = tcase_create("timing");
     tcase_set_tags(timed, "timing");
     tcase_add_checked_fixture(timed, setup, teardown);
     tcase_set_timeout(timed, 60);
     tcase_add_test(timed, drop_block_records_every_call);
     tcase_add_test(timed, program_closes_our_descriptor);
-    tcase_add_test(timed, collector_stopped_process_exit);
-    tcase_add_test(timed, collector_stopped_root_exit);
-    tcase_add_test(timed, collector_stopped_run);
     tcase_add_test(timed, run_cuts_background_child);
     tcase_add_test(timed, run_forwards_termination);
     suite_add_tcase(s, timed);
+    TCase *stopped = tcase_create("timing-stopped");
+    tcase_set_tags(stopped, "timing apart");
+    tcase_add_checked_fixture(stopped, setup, teardown);
+    tcase_set_timeout(stopped, 60);
+    tcase_add_test(stopped, collector_stopped_process_exit);
+    tcase_add_test(stopped, collector_stopped_root_exit);
+    tcase_add_test(stopped, collector_stopped_run);
+    suite_add_tcase(s, stopped);
     return s;
 }

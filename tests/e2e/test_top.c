@@ -697,21 +697,29 @@ START_TEST(full_screen_draws_utf8_names)
 END_TEST
 
 /* `opprof run` on a terminal: one progress line while CMD runs, gone
- * when it ends; none with -q. */
+ * when it ends; none with -q. The two runs side by side, each in a tmux
+ * server of its own. */
 START_TEST(run_progress_line_in_tmux)
 {
     if (!have_tmux("progress line test"))
         return;
-    char *rc = tu_path(dir, "rc"), *out = tu_path(dir, "out"), cmd[16384];
+    char *socks[2], *rcs[2], *outs[2], *traces[2], cmd[16384];
     for (int quiet = 0; quiet < 2; quiet++) {
-        unlink(rc);
-        tmux_sock = tu_path(dir, quiet ? "tmux-q.sock" : "tmux.sock"); /* a server each */
+        socks[quiet] = tu_path(dir, quiet ? "tmux-q.sock" : "tmux.sock");
+        rcs[quiet] = tu_path(dir, quiet ? "rc-q" : "rc");
+        outs[quiet] = tu_path(dir, quiet ? "out-q" : "out");
+        traces[quiet] = quiet ? tu_path(dir, "q.trace") : trace;
         /* the program's output elsewhere: on the terminal it would write over the line */
         snprintf(cmd, sizeof cmd,
                  "%s run %s-o %s -- %s paced 2000 1000 > %s; echo $? > %s; sleep 20",
-                 tu_tool("opprof"), quiet ? "-q " : "", trace, scenarios(), out, rc);
+                 tu_tool("opprof"), quiet ? "-q " : "", traces[quiet], scenarios(), outs[quiet],
+                 rcs[quiet]);
+        tmux_sock = socks[quiet];
         tmux_session("160", "40", cmd, 0);
-        usleep(1500000); /* the line comes each second */
+    }
+    usleep(1500000); /* the line comes each second */
+    for (int quiet = 0; quiet < 2; quiet++) {
+        tmux_sock = socks[quiet];
         char *s = screen();
         if (quiet) {
             ck_assert_msg(!strstr(s, " records ("), "screen:\n%s", s);
@@ -721,22 +729,25 @@ START_TEST(run_progress_line_in_tmux)
                           "screen:\n%s", s);
         }
         free(s);
-        ck_assert_int_eq(tu_wait_file(rc, 15000), 0);
+    }
+    for (int quiet = 0; quiet < 2; quiet++) {
+        tmux_sock = socks[quiet];
+        ck_assert_int_eq(tu_wait_file(rcs[quiet], 15000), 0);
         usleep(100000);
-        s = screen();
+        char *s = screen();
         ck_assert_msg(!strstr(s, " records ("), "screen:\n%s", s); /* erased */
         ck_assert_msg(strstr(s, "opprof: trace written to "), "screen:\n%s", s);
         free(s);
-        s = tu_slurp(rc);
+        s = tu_slurp(rcs[quiet]);
         ck_assert_str_eq(s, "0\n");
         free(s);
-        s = tu_slurp(out);
+        s = tu_slurp(outs[quiet]);
         ck_assert_str_eq(s, "paced 2000\n");
         free(s);
         free(tmux("kill-server", NULL, NULL, NULL));
-        free(tmux_sock);
+        free(socks[quiet]), free(rcs[quiet]), free(outs[quiet]);
     }
-    free(rc), free(out);
+    free(traces[1]);
 }
 END_TEST
 
@@ -754,17 +765,23 @@ Suite *suite_top(void)
     tcase_add_test(tc, attach_by_socket_and_by_trace);
     tcase_add_test(tc, bad_input_is_one_line);
     suite_add_tcase(s, tc);
-    /* the screen while the program runs: with nothing beside it (tests/tests.mk) */
+    /* the screen while the program runs: with nothing beside it (tests/tests.mk),
+     * in two jobs ("apart": each about 6 s of waiting) */
     TCase *timed = tcase_create("timing");
     tcase_set_tags(timed, "timing");
     tcase_add_checked_fixture(timed, setup, teardown);
     tcase_set_timeout(timed, 90);
-    tcase_add_test(timed, full_screen_keys_in_tmux);
-    tcase_add_test(timed, run_progress_line_in_tmux);
     tcase_add_test(timed, lost_collector_is_said);
     tcase_add_test(timed, full_screen_draws_utf8_names);
     tcase_add_test(timed, full_screen_fits_its_lines);
     tcase_add_test(timed, full_screen_restored_on_hangup);
     suite_add_tcase(s, timed);
+    TCase *keys = tcase_create("timing-keys");
+    tcase_set_tags(keys, "timing apart");
+    tcase_add_checked_fixture(keys, setup, teardown);
+    tcase_set_timeout(keys, 90);
+    tcase_add_test(keys, full_screen_keys_in_tmux);
+    tcase_add_test(keys, run_progress_line_in_tmux);
+    suite_add_tcase(s, keys);
     return s;
 }
