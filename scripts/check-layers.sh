@@ -29,22 +29,37 @@ acyclic() {
     return 1
 }
 
+# "FILE CAND1 CAND2 CAND3" lines on stdin (an include's places, in the
+# order it is looked up), in the current folder: "FILE INCLUDED" for the
+# first candidate that is a file, unless it is FILE itself. The candidates
+# made canonical by one realpath for them all.
+resolve() {
+    local lines norm i=0 f c1 c2 c3 cand
+    lines=$(cat)
+    [ -n "$lines" ] || return 0
+    mapfile -t norm < <(printf '%s\n' "$lines" | awk '{ print $2; print $3; print $4 }' |
+        xargs -d '\n' realpath -m --relative-to=. --)
+    while read -r f c1 c2 c3; do
+        for cand in "${norm[i]}" "${norm[i + 1]}" "${norm[i + 2]}"; do
+            if [ -f "$cand" ]; then
+                [ "$cand" != "$f" ] && printf '%s %s\n' "$f" "$cand"
+                break
+            fi
+        done
+        i=$((i + 3))
+    done <<<"$lines"
+}
+
 check() {
     local root=$1 edges bad=0
+    # each quoted include, looked up next to its file, in its layer, in common/
     edges=$(cd "$root" && find common collector preload report -name '*.[chS]' 2>/dev/null | sort |
-        while read -r f; do
-            layer=${f%%/*}
-            sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
-                while read -r inc; do
-                    for cand in "$(dirname "$f")/$inc" "$layer/$inc" "common/$inc"; do
-                        cand=$(realpath -m --relative-to=. "$cand")
-                        if [ -f "$cand" ]; then
-                            [ "$cand" != "$f" ] && printf '%s %s\n' "$f" "$cand"
-                            break
-                        fi
-                    done
-                done
-        done)
+        xargs -r -d '\n' awk '
+            FNR == 1 { layer = dir = FILENAME; sub(/\/.*/, "", layer); sub(/\/[^\/]*$/, "", dir) }
+            /^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"/ {
+                inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+                print FILENAME, dir "/" inc, layer "/" inc, "common/" inc }' |
+        resolve)
     # 1. modules
     printf '%s\n' "$edges" | sed '/^$/d; s/\.[chS]\( \|$\)/\1/g' | awk '$1 != $2' |
         acyclic "modules (NAME.c with NAME.h)" || bad=1
