@@ -327,12 +327,15 @@ RUNS_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell expr $(NPROC) + 1)) # r
 # Dask's start-up is most of their time), so that none of them is the last
 # one running ($(filter) would keep E2E_SUITES' order, torch last).
 E2E_LONG := $(foreach s,torch analyze top corpus export,$(filter $(s),$(E2E_SUITES)))
+# and the longest unit suites (under ASan: 6 s, 6 s, 3 s) first of theirs,
+# so that the last runs are the shortest
+UNIT_LONG := $(foreach s,summary cpu_memory extsort,$(filter $(s),$(UNIT_SUITES)))
 test-runs: $(FUZZ_RUNS) $(RUNS)/tsan/suites.log \
            $(foreach s,$(E2E_LONG),$(RUNS)/e2e/$(s).log) \
            $(foreach s,$(filter $(ASAN_E2E_SUITES),$(E2E_LONG)),$(RUNS)/asan-e2e/$(s).log) \
            $(foreach s,$(filter-out $(E2E_LONG),$(E2E_SUITES)),$(RUNS)/e2e/$(s).log) \
            $(foreach s,$(filter-out $(E2E_LONG),$(ASAN_E2E_SUITES)),$(RUNS)/asan-e2e/$(s).log) \
-           $(foreach s,$(UNIT_SUITES),$(RUNS)/unit/$(s).log $(RUNS)/asan-unit/$(s).log)
+           $(foreach s,$(UNIT_LONG) $(filter-out $(UNIT_LONG),$(UNIT_SUITES)),$(RUNS)/asan-unit/$(s).log $(RUNS)/unit/$(s).log)
 # The timing runs all at once (each a suite's cases, one after another).
 TIMING_RUNS = $(TSAN_TIMING) $(foreach p,$(TEST_PASSES),$($(p)_TIMING))
 TIMING_PAR = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(words $(TIMING_RUNS)))
