@@ -376,8 +376,8 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
         for (uint32_t d = depth; d-- > 0;) {
             struct opp_open o = r->hdr->open[d];
             if (o.fn < c->nfuncs && o.begin <= end)
-                opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end, 0, NULL,
-                             OPP_SUM_OPEN);
+                opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end,
+                             o.arg[0] ? 2 : 0, o.arg, OPP_SUM_OPEN); /* a range's name */
         }
         return;
     }
@@ -387,7 +387,7 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
         struct opp_open o = r->hdr->open[d];
         if (o.fn >= c->nfuncs || o.begin > end)
             continue;
-        enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, 0, NULL);
+        enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, o.arg[0] ? 2 : 0, o.arg);
     }
     ev_write(&x.e);
 }

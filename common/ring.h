@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define OPP_RING_MAGIC 0x474e4952504f5031ull /* "1POPRING" */
-#define OPP_RING_VERSION 2u
+#define OPP_RING_VERSION 3u
 #define OPP_RING_HDR_SIZE 4096u
 #define OPP_OPEN_MAX 32u /* calls in flight remembered per thread */
 #define OPP_RING_MIN_RECS 1024u
@@ -65,9 +65,12 @@ static inline unsigned opp_rec_slots(unsigned nargs)
 struct opp_open {
     uint64_t begin;
     uint32_t fn;
-    uint32_t sp; /* the producer's own: the low 32 bits of the wrapper's frame address (0: a
-                    feature's range, no C frame); a later call entered at or above it on the
-                    same stack means the thread left this one without returning (longjmp) */
+    uint32_t sp;     /* the producer's own: the low 32 bits of the wrapper's frame address (0: a
+                      feature's range, no C frame); a later call entered at or above it on the
+                      same stack means the thread left this one without returning (longjmp) */
+    uint64_t arg[2]; /* a range's name, its record's first two columns (a torch op's
+                        string id and 0, where its external correlation id would be; an
+                        NVTX range's message and domain); arg[0] 0: none */
 };
 
 /* Producer and consumer fields sit on separate cache lines. */

@@ -104,6 +104,17 @@ OPP_HOT int opp_enter_frame(struct opp_frame *f, uint32_t fn)
     return opp_enter_at(f, fn, (uint32_t)(uintptr_t)__builtin_frame_address(0));
 }
 
+/* A feature's range just entered (f) is named by a0 and a1, the first two
+ * columns of a record of it that the report names it by: the collector
+ * gives them to it should the process die inside it. */
+static inline void opp_enter_named(const struct opp_frame *f, uint64_t a0, uint64_t a1)
+{
+    if (f->depth < OPP_OPEN_MAX) {
+        f->r->open[f->depth].arg[0] = a0;
+        f->r->open[f->depth].arg[1] = a1;
+    }
+}
+
 /* Whether a call starting now would be recorded: inside every capture
  * window, and this thread's ring not paused (`opprof ctl stop`). For events
  * recorded through opp_record_at, which does not ask. */

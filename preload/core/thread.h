@@ -121,6 +121,7 @@ OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack, uint32_t
         r->open[d].begin = t;
         r->open[d].fn = fn;
         r->open[d].sp = sp;
+        r->open[d].arg[0] = 0;
     }
     OPP_BARRIER();
     r->depth = d + 1;

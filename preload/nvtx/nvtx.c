@@ -266,8 +266,10 @@ static int push(const uint64_t *a, uint32_t domain)
     if (p->step)
         opp_step_mark(); /* a step begins with this range (OPPROF_STEP=nvtx:NAME) */
     p->recorded = a ? (uint8_t)opp_enter(&p->f, OPP_FN_nvtx_range) : 0;
-    if (p->recorded)
+    if (p->recorded) {
         memcpy(p->a, a, sizeof p->a);
+        opp_enter_named(&p->f, a[OPP_COL_NVTX_MSG], a[OPP_COL_NVTX_DOMAIN]);
+    }
     nvtx_stack.depth = d + 1;
     return (int)d;
 }

@@ -216,6 +216,8 @@ OPP_HOT uint32_t push(const void *key, uint32_t name, unsigned scope, const uint
         memcpy(o->a + OPP_COL_TORCH_FIRST, in, n * sizeof *in);
     o->nargs = (uint8_t)(OPP_COL_TORCH_FIRST + n);
     o->recorded = (uint8_t)opp_enter(&o->f, OPP_FN_torch_op);
+    if (o->recorded)
+        opp_enter_named(&o->f, name, 0); /* the name, and no external correlation id */
     /* the external correlation id, last: kernels launched inside are the op's */
     o->a[o->nargs++] = o->recorded && opp_extcorr_on ? opp_extcorr_push() : 0;
     return torch_thread->depth++;

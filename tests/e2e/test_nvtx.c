@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
@@ -473,6 +475,39 @@ START_TEST(ranges_across_fork)
 }
 END_TEST
 
+/* A process killed inside ranges: each is in the trace, open, ending
+ * with the process, by its name and domain (full and summary mode alike;
+ * a torch op's the same way). */
+START_TEST(ranges_open_at_death_named)
+{
+    if (!built("ranges_open_at_death_named"))
+        return;
+    char *trace = tu_path(dir, "d.trace");
+    char *argv[] = {(char *)tu_build(APP), "die", NULL};
+    for (int summary = 0; summary < 2; summary++) {
+        struct tu_env te;
+        char **env =
+            tu_preload_env(&te, trace, summary ? "OPPROF_MODE=summary" : "NVTX_INJECTION64_PATH=");
+        int st = tu_run(argv, env, NULL, NULL);
+        ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_uint_eq(m->open_events, 2);
+        struct opp_agg_opts o = {0};
+        struct opp_agg ag;
+        ck_assert_int_eq(tu_aggregate(m, &o, &ag), 0);
+        ck_assert_uint_eq(ag.nrows, 2);
+        ck_assert_uint_eq(row(&ag, "outer")->count, 1);
+        ck_assert_uint_eq(row(&ag, "mydomain:dying")->count, 1);
+        opp_agg_free(&ag);
+        if (!summary) /* a summary keeps the calls' paths, not each call */
+            ck_assert_uint_eq(tu_count(m, "mydomain:dying", -1, 0, 1), 1);
+        opp_model_free(m);
+    }
+    free(trace);
+}
+END_TEST
+
 Suite *suite_nvtx(void)
 {
     Suite *s = suite_create("nvtx");
@@ -480,6 +515,7 @@ Suite *suite_nvtx(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ranges_exact);
+    tcase_add_test(tc, ranges_open_at_death_named);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
     tcase_add_test(tc, train_loop_tree_and_steps);

@@ -9,7 +9,9 @@
  *   nvtx-deep:  200 nested "deep", then "A-default" and
  *               "mydomain:B-dom" overlapping, then "after".
  * The output is the same with or without a tool. `nvtx_app fork`: ranges
- * across fork(); `nvtx_app bench N` times N push/pop pairs. */
+ * across fork(); `nvtx_app bench N` times N push/pop pairs; `nvtx_app die`:
+ * "outer" { "mydomain:dying" { SIGKILL } }. */
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +141,16 @@ int main(int argc, char **argv)
         return forked();
     if (argc == 3 && !strcmp(argv[1], "bench"))
         return bench(atol(argv[2]));
+    if (argc == 2 && !strcmp(argv[1], "die")) {
+        nvtxRangePushA("outer");
+        nvtxEventAttributes_t e = {0};
+        e.version = NVTX_VERSION;
+        e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        e.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        e.message.ascii = "dying";
+        nvtxDomainRangePushEx(nvtxDomainCreateA("mydomain"), &e);
+        raise(SIGKILL);
+    }
     nvtxNameOsThreadA(tid(), "nvtx-main");
     nvtxNameOsThreadA(tid() + 100000, "not-a-thread"); /* another thread's id: ignored */
     nvtxNameCategoryA(7, "seven");
