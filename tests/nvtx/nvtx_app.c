@@ -35,6 +35,17 @@ static uint64_t spin(unsigned n)
     return x & 0xff;
 }
 
+/* A range of domain d named msg pushed. */
+static void push_in(nvtxDomainHandle_t d, const char *msg)
+{
+    nvtxEventAttributes_t e = {0};
+    e.version = NVTX_VERSION;
+    e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    e.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    e.message.ascii = msg;
+    nvtxDomainRangePushEx(d, &e);
+}
+
 static uint32_t tid(void) { return (uint32_t)syscall(SYS_gettid); }
 
 static uint64_t sums[WORKERS + 2];
@@ -84,12 +95,7 @@ static void *deep(void *arg)
         nvtxRangePop();
     /* Ranges of two domains ending out of order. */
     nvtxRangePushA("A-default");
-    nvtxEventAttributes_t e = {0};
-    e.version = NVTX_VERSION;
-    e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    e.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    e.message.ascii = "B-dom";
-    nvtxDomainRangePushEx(d, &e);
+    push_in(d, "B-dom");
     sums[WORKERS + 1] = spin(5);
     nvtxRangePop();       /* A, while B is open */
     nvtxDomainRangePop(d); /* B */
@@ -143,12 +149,7 @@ int main(int argc, char **argv)
         return bench(atol(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "die")) {
         nvtxRangePushA("outer");
-        nvtxEventAttributes_t e = {0};
-        e.version = NVTX_VERSION;
-        e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-        e.messageType = NVTX_MESSAGE_TYPE_ASCII;
-        e.message.ascii = "dying";
-        nvtxDomainRangePushEx(nvtxDomainCreateA("mydomain"), &e);
+        push_in(nvtxDomainCreateA("mydomain"), "dying");
         raise(SIGKILL);
     }
     nvtxNameOsThreadA(tid(), "nvtx-main");
