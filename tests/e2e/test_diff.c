@@ -1,4 +1,4 @@
-/* `opprof diff` on real runs: tests/progs/blas_calls with 1, 3 and 400
+/* `opprof diff` on real runs: tests/progs/blas_calls with 1, 3 and 4000
  * repeats under `opprof run`, compared as a CI pipeline would (exit codes of
  * the real tool, exact call counts in its JSON); two large traces compared
  * in memory bounded by their rows. */
@@ -62,7 +62,7 @@ static void calls_are(const char *json, const char *key, const char *a, const ch
 
 START_TEST(blas_repeats)
 {
-    char *t1 = profile("1"), *t3 = profile("3"), *t400 = profile("400"), *out, *err;
+    char *t1 = profile("1"), *t3 = profile("3"), *t4000 = profile("4000"), *out, *err;
     /* 1 vs 3 repeats: every operator's calls triple, nothing added or removed */
     ck_assert_int_eq(diff(t1, t3, "-f", "json", NULL, &out, &err), 0);
     calls_are(out, "cblas_dgemm", "5", "15");
@@ -77,23 +77,26 @@ START_TEST(blas_repeats)
     ck_assert_int_eq(tu_count_lines(out, "    {\"key\": "), 7);
     free(out), free(err);
 
-    /* the gate: 400 repeats against 1 is 400 times the work (first-call
-     * costs aside, which a 200% bound leaves room for) */
-    ck_assert_int_eq(diff(t1, t400, "--fail-above", "200", NULL, &out, &err), 1);
+    /* the gate: 4000 repeats against 1 is 4000 times the work (first-call
+     * costs aside, which a 200% bound leaves room for; so does a preemption
+     * of the one repeat's calls, up to about 15 ms on a busy machine: with
+     * 400, one of 1.5 ms inside a dgemm of the one repeat hid the
+     * regression) */
+    ck_assert_int_eq(diff(t1, t4000, "--fail-above", "200", NULL, &out, &err), 1);
     ck_assert_ptr_nonnull(strstr(err, "opprof diff: regression above 200.00%: "));
     ck_assert_int_eq(tu_count_lines(err, "opprof diff:"), 1);
     ck_assert_ptr_nonnull(strstr(out, "7 rows: 0 added, 0 removed, "));
     free(out), free(err);
     /* one named operator */
-    ck_assert_int_eq(diff(t1, t400, "--fail-above=200", "--op", "cblas_dgemm", &out, &err), 1);
+    ck_assert_int_eq(diff(t1, t4000, "--fail-above=200", "--op", "cblas_dgemm", &out, &err), 1);
     ck_assert_ptr_nonnull(strstr(err, "opprof diff: regression above 200.00%: "));
     free(out), free(err);
     /* the other way round it got faster: no regression. The gate looks at
-     * dgemm and the total, 400 times the work in A: a row of one 100-element
-     * daxpy against 400 is a few microseconds either way, which one
+     * dgemm and the total, 4000 times the work in A: a row of one 100-element
+     * daxpy against 4000 is a few microseconds either way, which one
      * preemption of the single call on a busy machine turns into a
      * "regression" of any size. */
-    ck_assert_int_eq(diff(t400, t1, "--fail-above=1000", "--op", "cblas_dgemm", &out, &err), 0);
+    ck_assert_int_eq(diff(t4000, t1, "--fail-above=1000", "--op", "cblas_dgemm", &out, &err), 0);
     ck_assert_str_eq(err, "");
     ck_assert_ptr_nonnull(strstr(out, "(-"));
     free(out), free(err);
@@ -106,7 +109,7 @@ START_TEST(blas_repeats)
     ck_assert_ptr_nonnull(strstr(err, "opprof diff: "));
     ck_assert_str_eq(out, "");
     free(out), free(err);
-    free(t1), free(t3), free(t400);
+    free(t1), free(t3), free(t4000);
 }
 END_TEST
 
