@@ -375,9 +375,13 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
     if (collector.sum) { /* innermost first: children before their parents */
         for (uint32_t d = depth; d-- > 0;) {
             struct opp_open o = r->hdr->open[d];
-            if (o.fn < c->nfuncs && o.begin <= end)
-                opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end,
-                             o.arg[0] ? 2 : 0, o.arg, OPP_SUM_OPEN); /* a range's name */
+            if (o.fn >= c->nfuncs || o.begin > end)
+                continue;
+            if (opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end,
+                             o.arg[0] ? 2 : 0, o.arg, OPP_SUM_OPEN)) /* a range's name */
+                opp_coll_logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
+            c->events++; /* counted as a full trace's open event is */
+            collector.events++;
         }
         return;
     }

@@ -508,6 +508,27 @@ START_TEST(ranges_open_at_death_named)
 }
 END_TEST
 
+/* `opprof run` of a process killed inside two ranges: its line counts
+ * the two open calls the trace holds, in summary mode as in full. */
+START_TEST(run_counts_open_calls)
+{
+    if (!built("run_counts_open_calls"))
+        return;
+    char *trace = tu_path(dir, "d.trace"), *err = tu_path(dir, "err"), want[4200];
+    for (int summary = 0; summary < 2; summary++) {
+        char *argv[] = {(char *)tu_tool("opprof"),    "run", "-q",  "--mode",
+                        summary ? "summary" : "full", "-o",  trace, "--",
+                        (char *)tu_build(APP),        "die", NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, err)), 128 + SIGKILL);
+        char *e = tu_slurp(err);
+        snprintf(want, sizeof want, "opprof: trace written to %s (2 events)\n", trace);
+        ck_assert_str_eq(e, want);
+        free(e);
+    }
+    free(trace), free(err);
+}
+END_TEST
+
 Suite *suite_nvtx(void)
 {
     Suite *s = suite_create("nvtx");
@@ -516,6 +537,7 @@ Suite *suite_nvtx(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, ranges_open_at_death_named);
+    tcase_add_test(tc, run_counts_open_calls);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
     tcase_add_test(tc, train_loop_tree_and_steps);
