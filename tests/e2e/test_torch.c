@@ -1024,6 +1024,7 @@ START_TEST(torch_workers_added_up)
         one[p] = (struct opp_agg_opts){.filter_pid = 1, .pid = pids[p]};
     size_t names = 0;
     int tolerated = 0;
+    char differ[512] = "";
     for (size_t i = 0; i < nfacts; i++) {
         if (strcmp(facts[i].what, "count") || facts[i].name[0] == '[')
             continue;
@@ -1035,14 +1036,22 @@ START_TEST(torch_workers_added_up)
         ck_assert_msg(counts_agree(facts[i].n, main, 4),
                       "%s: torch.profiler %ld, opprof --pid %llu", facts[i].name, facts[i].n,
                       (unsigned long long)main);
-        tolerated += main != (uint64_t)facts[i].n;
+        if (main != (uint64_t)facts[i].n) {
+            tolerated++;
+            size_t len = strlen(differ);
+            snprintf(differ + len, sizeof differ - len, " %s %ld/%llu", facts[i].name, facts[i].n,
+                     (unsigned long long)main);
+        }
         if (!strcmp(facts[i].name, "aten::as_strided")) /* the example: exactly */
             ck_assert_uint_eq(main, (uint64_t)facts[i].n);
         ck_assert_uint_eq(calls_in(m, &all, facts[i].name),
                           main + calls_in(m, &one[1], facts[i].name) +
                               calls_in(m, &one[2], facts[i].name));
     }
-    ck_assert_int_le(tolerated, 1);
+    /* README's two kinds of torch's own miscount: an op calling its own
+     * name (aten::sum) and two of a name within one microsecond
+     * (aten::empty); a loaded machine made both in one run */
+    ck_assert_msg(tolerated <= 2, "names counted otherwise (torch.profiler/opprof):%s", differ);
     ck_assert_uint_gt(names, 10);
     ck_assert_uint_eq(calls_in(m, &one[0], "aten::linear"), 4);
     ck_assert_uint_eq(calls_in(m, &all, "aten::layer_norm"), 64); /* the workers' */
