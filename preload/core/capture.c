@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "proto.h"
 #include "schedule.h"
 #include "torch_rules.h"
 
@@ -151,25 +150,15 @@ static int active_step(long k)
     return k % cycle >= sched.wait + sched.warmup;
 }
 
-/* OPPROF_MODE=summary in our environment (opp_capture_init): the guess
- * while the collector has not said its mode. */
-static int summary_mode;
-static int mode_heard; /* the collector said it (under sched.lock) */
-
-/* With sched.lock held, at each step until the collector has said its
- * mode: windows are marked for a collector in summary mode, whatever our
- * environment says. Nothing records before the first step, and a window
- * changes only at a step, so marking starts at the step it becomes known
- * (the first, but for a collector that has not read our hello yet). */
+/* With sched.lock held, at each step: windows are marked for a collector
+ * in summary mode (opp_conn_summary), whatever our environment says.
+ * Nothing records before the first step, and a window changes only at a
+ * step, so marking follows the collector from the step it has said its
+ * mode at (the first, but for a collector that has not read our hello). */
 static void windows_by_mode(void)
 {
-    if (mode_heard || !sched.on)
-        return;
-    int mode = opp_conn_mode();
-    if (mode < 0)
-        return;
-    mode_heard = 1;
-    __atomic_store_n(&opp_summary_windows, mode == OPP_MODE_SUMMARY, __ATOMIC_RELAXED);
+    if (sched.on)
+        __atomic_store_n(&opp_summary_windows, opp_conn_summary(), __ATOMIC_RELAXED);
 }
 
 /* Step k (active) opens or continues window (k - skip_first) / cycle + 1. */
@@ -336,7 +325,7 @@ static void schedule_init(void)
     sched.repeat = s.repeat;
     sched.period_ns = s.period_ns;
     sched.on = 1;
-    __atomic_store_n(&opp_summary_windows, summary_mode, __ATOMIC_RELAXED);
+    windows_by_mode();
     __atomic_store_n(&sched_open, 0, __ATOMIC_RELAXED); /* nothing before the first step */
     opp_capture_update();
     if (sched.period_ns) {
@@ -368,12 +357,6 @@ static double seconds(const char *name)
 
 void opp_capture_init(void)
 {
-    /* a guess: the collector's mode decides once it has said it
-     * (opp_conn_mode, at the steps), which differs from ours under a
-     * launcher that sets OPPROF_MODE for its program alone */
-    const char *mode = getenv("OPPROF_MODE");
-    summary_mode = mode && !strcmp(mode, "summary");
-    opp_str_steps_shared(summary_mode);
     const char *c = getenv("OPPROF_CAPTURE");
     if (c && *c) {
         if (!strcmp(c, "cudaProfilerApi")) {

@@ -21,7 +21,7 @@ extern int opp_capturing;
 /* Non-zero while opp_enter must take its slow path (opp_enter_gated): a
  * step marker is set, a window is closed, or code stacks are on. */
 extern int opp_enter_gate;
-/* A collector in summary mode (opp_conn_mode; OPPROF_MODE=summary here
+/* A collector in summary mode (opp_conn_summary; OPPROF_MODE=summary here
  * till it said) with a schedule: the collector adds calls up per window,
  * so each thread marks in its ring when the window it records in changed
  * (a record with OPP_REC_WINDOW) before its next call's record. Set at a

@@ -29,6 +29,7 @@ static struct {
     int mode_due;   /* the collector's MODE, the answer to our hello on sock, is not read yet */
     _Atomic int mode; /* the collector's (enum opp_mode), -1 till it said; a fork child's
                          collector is its parent's */
+    int env_summary;  /* OPPROF_MODE=summary here: what stands in till it said */
     void (*on_child)(void);
     dev_t sock_dev; /* what sock is: a program may close the number and reuse it */
     ino_t sock_ino;
@@ -377,14 +378,14 @@ static void read_mode(void)
         atomic_store(&conn.mode, m.mode == OPP_MODE_SUMMARY ? OPP_MODE_SUMMARY : OPP_MODE_FULL);
 }
 
-int opp_conn_mode(void)
+int opp_conn_summary(void)
 {
     int mode = atomic_load(&conn.mode);
     if (mode >= 0)
-        return mode;
+        return mode == OPP_MODE_SUMMARY;
     opp_fork_check(); /* a child whose fork ran no atfork handler holds the parent's socket */
     if (mine.held)    /* a signal handler inside our send: at a later call */
-        return -1;
+        return conn.env_summary;
     int saved_errno = errno;
     int cancel = opp_cancel_off();
     sigset_t old;
@@ -395,7 +396,8 @@ int opp_conn_mode(void)
     opp_async_signals_restore(&old);
     opp_cancel_restore(cancel);
     errno = saved_errno;
-    return atomic_load(&conn.mode);
+    mode = atomic_load(&conn.mode);
+    return mode >= 0 ? mode == OPP_MODE_SUMMARY : conn.env_summary;
 }
 
 int opp_agent_send(unsigned type, const void *payload, unsigned size)
@@ -406,6 +408,8 @@ int opp_agent_send(unsigned type, const void *payload, unsigned size)
 int opp_conn_start(const char *socket, int clock)
 {
     conn.clock = clock;
+    const char *mode = getenv("OPPROF_MODE");
+    conn.env_summary = mode && !strcmp(mode, "summary");
     if (socket) {
         if (strlen(socket) >= sizeof conn.socket_path) {
             opp_give_up("OPPROF_SOCKET is too long, profiling off", 0);

@@ -23,11 +23,15 @@ int opp_agent_send(unsigned type, const void *payload, unsigned size);
  * when the collector does not take it (the connection is then closed and
  * profiling off). */
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost);
-/* What the collector records (enum opp_mode), -1 while it has not said:
- * its answer to our hello is taken when it has come, never waited for
- * (a collector that is stopped or busy must not hold the program). Once
- * said, one load. errno kept. */
-int opp_conn_mode(void);
+/* 1 when the collector adds calls up (summary mode), 0 when it records
+ * each. Its answer to our hello is taken when it has come, never waited
+ * for (a collector that is stopped or busy must not hold the program):
+ * till then, as our own OPPROF_MODE says. It answers as soon as it reads
+ * the hello, so that stands in only while it has read nothing of ours
+ * (stopped, swamped, or the program's first instants); it is the
+ * collector's mode but under a launcher that sets OPPROF_MODE for its
+ * program alone. Once said, one load. errno kept. */
+int opp_conn_summary(void);
 /* The first failure of ours: say why (what, err's text when not 0) once,
  * and record nothing more. */
 void opp_give_up(const char *what, int err);

@@ -63,13 +63,10 @@ void opp_intern_reset(struct opp_intern *t);
 /* The id of s[0..n), 0 for NULL or when the table is full (said once).
  * torch.profiler's steps, a string each (ProfilerStep#N), are not kept in
  * the table, which a long run's steps would fill: each gets an id of its
- * own, or, under a collector in summary mode (opp_conn_mode), the
+ * own, or, under a collector in summary mode (opp_conn_summary), the
  * process's first step's id: the collector keys every step by the first's
  * string (common/summary.h), so no string is sent a step. */
 uint32_t opp_str_id(const char *s, size_t n);
-/* OPPROF_MODE=summary in the process's environment, from the constructor:
- * what steps follow while the collector has not said its mode. */
-void opp_str_steps_shared(int on);
 /* Around fork() (the agent's atfork handlers): the table's lock is held
  * across it; the child is a process of its own, whose ids start over. */
 void opp_str_atfork_prepare(void);

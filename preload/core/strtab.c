@@ -41,13 +41,7 @@ static void send_text(uint32_t id, void *ctx)
     send_string(id, t->s, t->n);
 }
 
-static int steps_shared; /* OPPROF_MODE=summary here: the guess till the collector says */
 static _Atomic uint32_t first_step; /* its id once shared, 0: none yet */
-
-void opp_str_steps_shared(int on)
-{
-    steps_shared = on;
-}
 
 uint32_t opp_str_id(const char *s, size_t n)
 {
@@ -58,17 +52,10 @@ uint32_t opp_str_id(const char *s, size_t n)
         n = OPP_NAME_STR_MAX; /* what a STRING record keeps */
     struct text t = {s, n};
     if (opp_profiler_step_n(s, n)) {
-        /* The collector's mode decides, not our environment (a launcher
-         * may set OPPROF_MODE for its program alone). It answers our hello
-         * as soon as it reads it, so it is silent only while it has read
-         * nothing of ours (stopped, swamped, or a step in the program's
-         * first instants). Those steps follow the environment, which is
-         * the collector's unless such a launcher changed it; then a full
-         * trace names a few steps as the first, or a summary grows by a
-         * few steps' strings, and every later step follows the collector. */
-        int mode = opp_conn_mode();
-        int shared = mode >= 0 ? mode == OPP_MODE_SUMMARY : steps_shared;
-        return opp_intern_unkept(&tab, shared ? &first_step : NULL, send_text, &t);
+        /* the collector's mode (opp_conn_summary: a few steps may follow
+         * our environment's, and a full trace then names them as the
+         * first, or a summary grows by their strings) */
+        return opp_intern_unkept(&tab, opp_conn_summary() ? &first_step : NULL, send_text, &t);
     }
     return opp_intern_id(&tab, opp_fnv1a(s, n), send_text, &t);
 }
