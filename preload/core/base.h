@@ -34,6 +34,10 @@
  * no stderr (descriptor 2 closed, a daemon) gets no line of ours, ever:
  * the number 2 is the program's, for a file of its own. (say.c) */
 void opp_say_init(void);
+/* Whether descriptor 2 takes our lines now: the file it was at our start,
+ * a terminal, or a file opened for appending; not a file the program put
+ * there since (its data file, a pipe, a device). (say.c) */
+int opp_say_stderr(void);
 /* One line on stderr: "opprof: " a b c (NULLs skipped). (say.c) */
 void opp_agent_say(const char *a, const char *b, const char *c);
 /* The same as "opprof: what: strerror(err)", or what alone when err is 0. */

@@ -126,9 +126,9 @@ int opp_launch_collector(char *socket, size_t socket_cap, char *output, size_t o
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    /* Its messages go where ours do; with no stderr, nowhere: the trace
-     * file it opens must not take the number 2. */
-    if (fcntl(2, F_GETFD) < 0)
+    /* Its messages go where ours do (opp_say_stderr); else nowhere, and the
+     * trace file it opens must not take the number 2. */
+    if (!opp_say_stderr())
         posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 3);
     posix_spawnattr_init(&at);

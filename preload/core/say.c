@@ -31,10 +31,10 @@ void opp_say_init(void)
  * protocol, a device: a tun, an input device, the GPU's device files
  * that CUDA opens, which take 2 once the program closed it): our line
  * would damage it. System calls only: a fatal signal's handler says lines. */
-static int stderr_ours(void)
+int opp_say_stderr(void)
 {
     struct stat st;
-    if (fstat(2, &st) < 0)
+    if (no_stderr || fstat(2, &st) < 0)
         return 0;
     if (st.st_dev == stderr_dev && st.st_ino == stderr_ino)
         return 1;
@@ -50,10 +50,8 @@ static int stderr_ours(void)
  * program (its default action kills it). errno kept. */
 static void write_stderr(const char *line, size_t n)
 {
-    if (no_stderr)
-        return;
     int saved_errno = errno;
-    if (!stderr_ours()) {
+    if (!opp_say_stderr()) {
         errno = saved_errno;
         return;
     }
