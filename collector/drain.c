@@ -359,6 +359,12 @@ void opp_coll_ring_release(struct ring *r)
     r->hdr = NULL;
 }
 
+/* A call in flight's arguments: a range's name (its two columns), or none. */
+static uint32_t open_nargs(const struct opp_open *o)
+{
+    return o->arg[0] ? 2 : 0;
+}
+
 /* A process ended (vanished without goodbye, or exited while other
  * threads were inside calls): what its threads were still inside becomes
  * open events ending now (its end). */
@@ -377,8 +383,8 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
             struct opp_open o = r->hdr->open[d];
             if (o.fn >= c->nfuncs || o.begin > end)
                 continue;
-            if (opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end,
-                             o.arg[0] ? 2 : 0, o.arg, OPP_SUM_OPEN)) /* a range's name */
+            if (opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end, open_nargs(&o),
+                             o.arg, OPP_SUM_OPEN))
                 opp_coll_logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
             c->events++; /* counted as a full trace's open event is */
             collector.events++;
@@ -391,7 +397,7 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
         struct opp_open o = r->hdr->open[d];
         if (o.fn >= c->nfuncs || o.begin > end)
             continue;
-        enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, o.arg[0] ? 2 : 0, o.arg);
+        enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, open_nargs(&o), o.arg);
     }
     ev_write(&x.e);
 }

@@ -24,6 +24,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A message whose payload is our mode (MODE, RESUMED): the agent names
+ * steps and marks windows by it. */
+static void send_mode(int fd, uint16_t type)
+{
+    uint32_t mode = collector.o->summary ? OPP_MODE_SUMMARY : OPP_MODE_FULL;
+    opp_send_msg(fd, type, &mode, sizeof mode, -1);
+}
+
 static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     struct opp_hello h;
@@ -64,8 +72,7 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     /* The answer to the hello: the agent names steps and marks windows by
      * it, whatever its own environment says. It never waits for it, and
      * it is the first thing sent on the connection: its buffer has room. */
-    uint32_t mode = collector.o->summary ? OPP_MODE_SUMMARY : OPP_MODE_FULL;
-    opp_send_msg(c->fd, OPP_MSG_MODE, &mode, sizeof mode, -1);
+    send_mode(c->fd, OPP_MSG_MODE);
     return 0;
 }
 
@@ -354,8 +361,7 @@ static int on_resume(struct client *c, const char **why)
         o->orphan = 0;
         c->fd = -1;
         c->into = o;
-        uint32_t mode = collector.o->summary ? OPP_MODE_SUMMARY : OPP_MODE_FULL;
-        opp_send_msg(o->fd, OPP_MSG_RESUMED, &mode, sizeof mode, -1);
+        send_mode(o->fd, OPP_MSG_RESUMED);
         return 0;
     }
     *why = "nothing of this process to resume";
