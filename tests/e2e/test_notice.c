@@ -220,6 +220,22 @@ START_TEST(cancel_pending_at_a_thread_s_first_call)
 }
 END_TEST
 
+/* argv run with env exits code; file then holds want, and the trace is
+ * whole, with calls cblas_ddot. */
+static void run_whole(char *const argv[], char *const env[], int code, const char *out,
+                      const char *err, const char *file, const char *want, unsigned long calls)
+{
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), code);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(file);
+    ck_assert_str_eq(o, want);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), calls);
+    opp_model_free(m);
+    free(o);
+}
+
 /* A program started with descriptors 0, 1 and 2 closed (a daemon) whose
  * first process starts the collector: its own opens get 0, 1 and 2, and
  * nothing of ours (the collector's ready pipe, its messages, our line
@@ -235,15 +251,8 @@ START_TEST(started_with_standard_descriptors_closed)
                     "sh",      pre,  (char *)tu_build("tests/progs/notice"),
                     file,      NULL};
     char *env[] = {output, "OPPROF_SOCKET=", "OPENBLAS_NUM_THREADS=1", NULL};
-    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    char *o = tu_slurp(file);
-    ck_assert_str_eq(o, "nostd 0 1 2, 5\n");
-    ck_assert(m->sum.complete);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5);
-    opp_model_free(m);
-    free(o), free(file), free(out), free(err);
+    run_whole(argv, env, 0, out, err, file, "nostd 0 1 2, 5\n", 5);
+    free(file), free(out), free(err);
 }
 END_TEST
 
@@ -385,15 +394,8 @@ START_TEST(exit_from_a_handler_inside_our_send)
     char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsys", "5", NULL};
     struct tu_env te;
     char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
-    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 7);
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    char *o = tu_slurp(out);
-    ck_assert_str_eq(o, "sigsys\n");
-    ck_assert(m->sum.complete);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5);
-    opp_model_free(m);
-    free(o), free(out), free(err);
+    run_whole(argv, env, 7, out, err, out, "sigsys\n", 5);
+    free(out), free(err);
 }
 END_TEST
 

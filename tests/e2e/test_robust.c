@@ -755,6 +755,20 @@ START_TEST(repeated_calls_read_as_written)
 }
 END_TEST
 
+/* The trace: whole, one process that exited, calls cblas_ddot, nothing
+ * dropped. */
+static void whole_one_process(unsigned long calls)
+{
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), calls);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+}
+
 /* A program that closes every descriptor (a daemon) and gets the numbers
  * back for a socket of its own: nothing of ours arrives on it, every call
  * is recorded (the collector reads the rings meanwhile, the agent comes
@@ -773,14 +787,7 @@ START_TEST(program_closes_our_descriptor)
     ck_assert_str_eq(e, "");
     ck_assert_msg(took < 3000000000ull, "exit held up: %llu ms", (unsigned long long)(took / 1000000));
     ck_assert_int_eq(finish_collector(cpid), 0);
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert(m->sum.complete);
-    ck_assert_uint_eq(m->nprocs, 1);
-    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 3000);
-    ck_assert_uint_eq(m->dropped, 0);
-    opp_model_free(m);
+    whole_one_process(3000);
     free(o), free(e), free(out), free(err);
 }
 END_TEST
@@ -833,14 +840,7 @@ START_TEST(undumpable_program_closes_our_descriptor)
     char said[4200];
     snprintf(said, sizeof said, "opprof: trace written to %s (300 events)\n", trace);
     ck_assert_str_eq(e, said);
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert(m->sum.complete);
-    ck_assert_uint_eq(m->nprocs, 1);
-    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
-    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 300);
-    ck_assert_uint_eq(m->dropped, 0);
-    opp_model_free(m);
+    whole_one_process(300);
     free(o), free(e), free(out), free(err);
 }
 END_TEST

@@ -221,6 +221,16 @@ static void *n_calls(void *p)
     return NULL;
 }
 
+/* After a thread was cancelled: a new thread's n calls, then main's n,
+ * whose sum is printed. */
+static void then_calls(long n)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, n_calls, (void *)n);
+    pthread_join(t, NULL);
+    printf("then %g\n", calls(n));
+}
+
 static atomic_int cancel_sent;
 static volatile double cancel_sum;
 
@@ -672,9 +682,7 @@ int main(int argc, char **argv)
         atomic_store(&cancel_sent, 1);
         pthread_join(t, &ret);
         printf("cancel %g %g %s\n", s, cancel_sum, ret == PTHREAD_CANCELED ? "cancelled" : "ran");
-        pthread_create(&t, NULL, n_calls, (void *)n);
-        pthread_join(t, NULL);
-        printf("then %g\n", calls(n));
+        then_calls(n);
     } else if (!strcmp(mode, "nostd")) {
         long n = arg(argc, argv, 2);
         if (argc < 4)
@@ -719,9 +727,7 @@ int main(int argc, char **argv)
         pthread_join(t, &ret);
         printf("cancelin %g %s, xerbla %d\n", cancel_sum,
                ret == PTHREAD_CANCELED ? "cancelled" : "ran", atomic_load(&xerbla_seen));
-        pthread_create(&t, NULL, n_calls, (void *)n);
-        pthread_join(t, NULL);
-        printf("then %g\n", calls(n));
+        then_calls(n);
     } else if (!strcmp(mode, "sendperm") || !strcmp(mode, "fd2file") || !strcmp(mode, "fd2dev")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
