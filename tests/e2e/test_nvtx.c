@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
@@ -475,21 +474,24 @@ START_TEST(ranges_across_fork)
 }
 END_TEST
 
-/* A process killed inside ranges: each is in the trace, open, ending
- * with the process, by its name and domain (full and summary mode alike;
- * a torch op's the same way). */
+/* `opprof run` of a process killed inside ranges: each is in the trace,
+ * open, ending with the process, by its name and domain, and the run's
+ * line counts the two (full and summary mode alike; a torch op's the
+ * same way). */
 START_TEST(ranges_open_at_death_named)
 {
     if (!built("ranges_open_at_death_named"))
         return;
-    char *trace = tu_path(dir, "d.trace");
-    char *argv[] = {(char *)tu_build(APP), "die", NULL};
+    char *trace = tu_path(dir, "d.trace"), *err = tu_path(dir, "err"), want[4200];
     for (int summary = 0; summary < 2; summary++) {
-        struct tu_env te;
-        char **env =
-            tu_preload_env(&te, trace, summary ? "OPPROF_MODE=summary" : "NVTX_INJECTION64_PATH=");
-        int st = tu_run(argv, env, NULL, NULL);
-        ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        char *argv[] = {(char *)tu_tool("opprof"),    "run", "-q",  "--mode",
+                        summary ? "summary" : "full", "-o",  trace, "--",
+                        (char *)tu_build(APP),        "die", NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, err)), 128 + SIGKILL);
+        char *e = tu_slurp(err);
+        snprintf(want, sizeof want, "opprof: trace written to %s (2 events)\n", trace);
+        ck_assert_str_eq(e, want);
+        free(e);
         struct opp_model *m = tu_load(trace);
         ck_assert_ptr_nonnull(m);
         ck_assert_uint_eq(m->open_events, 2);
@@ -504,27 +506,6 @@ START_TEST(ranges_open_at_death_named)
             ck_assert_uint_eq(tu_count(m, "mydomain:dying", -1, 0, 1), 1);
         opp_model_free(m);
     }
-    free(trace);
-}
-END_TEST
-
-/* `opprof run` of a process killed inside two ranges: its line counts
- * the two open calls the trace holds, in summary mode as in full. */
-START_TEST(run_counts_open_calls)
-{
-    if (!built("run_counts_open_calls"))
-        return;
-    char *trace = tu_path(dir, "d.trace"), *err = tu_path(dir, "err"), want[4200];
-    for (int summary = 0; summary < 2; summary++) {
-        char *argv[] = {(char *)tu_tool("opprof"),    "run", "-q",  "--mode",
-                        summary ? "summary" : "full", "-o",  trace, "--",
-                        (char *)tu_build(APP),        "die", NULL};
-        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, err)), 128 + SIGKILL);
-        char *e = tu_slurp(err);
-        snprintf(want, sizeof want, "opprof: trace written to %s (2 events)\n", trace);
-        ck_assert_str_eq(e, want);
-        free(e);
-    }
     free(trace), free(err);
 }
 END_TEST
@@ -537,7 +518,6 @@ Suite *suite_nvtx(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, ranges_open_at_death_named);
-    tcase_add_test(tc, run_counts_open_calls);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
     tcase_add_test(tc, train_loop_tree_and_steps);
