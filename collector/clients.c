@@ -295,6 +295,10 @@ static void say_where(void)
     struct opp_sum_stats st = {0};
     if (collector.sum)
         opp_sum_stats(collector.sum, &st);
+    if (st.dropped) { /* likewise */
+        opp_sum_dropped_said(what, sizeof what, st.dropped);
+        say(what, "", "");
+    }
     if (st.lost) { /* the trace carries it too, for the report */
         opp_sum_lost_said(what, sizeof what, st.lost);
         say(what, "; OPPROF_MODE=full keeps them", "");

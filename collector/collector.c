@@ -237,13 +237,19 @@ int opp_collector_run(const struct opp_collector_opts *o)
         }
     }
     /* Tell whoever waits (controllers, a root that said goodbye) we are done. */
-    uint64_t done[OPP_DONE_FIELDS] = {collector.events,
-                                      collector.dropped,
-                                      collector.next_proc,
-                                      collector.cut,
-                                      (uint64_t)collector.tw.error,
-                                      collector.tw.error ? collector.events_written
-                                                         : collector.events};
+    struct opp_sum_stats st = {0};
+    if (collector.sum)
+        opp_sum_stats(collector.sum, &st);
+    uint64_t done[OPP_DONE_FIELDS] = {
+        [OPP_DONE_EVENTS] = collector.events,
+        [OPP_DONE_DROPPED] = collector.dropped,
+        [OPP_DONE_PROCS] = collector.next_proc,
+        [OPP_DONE_CUT] = collector.cut,
+        [OPP_DONE_WRITE_ERRNO] = (uint64_t)collector.tw.error,
+        [OPP_DONE_WRITTEN] = collector.tw.error ? collector.events_written : collector.events,
+        [OPP_DONE_SUM_DROPPED] = st.dropped,
+        [OPP_DONE_SUM_LOST] = st.lost,
+    };
     for (int i = 0; i < collector.nc; i++) {
         const char *why;
         if (collector.c[i]->kind == C_CONTROL && collector.c[i]->top) /* the run's last numbers */

@@ -52,6 +52,16 @@ int main(int argc, char **argv)
         o.summary = 0;
     }
     long v;
+    const char *nodes = getenv("OPPROF_MAX_NODES"); /* likewise */
+    if (nodes && *nodes) {
+        if (num(nodes, 1, 1L << 28, &v))
+            fprintf(stderr,
+                    "opprof-collector: OPPROF_MAX_NODES=%s is not a number from 1 to "
+                    "268435456; keeping %u call paths\n",
+                    nodes, OPP_SUM_NODES_DEFAULT);
+        else
+            o.max_nodes = (uint32_t)v;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:tP:", opts, NULL)) != -1) {
         switch (c) {

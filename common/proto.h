@@ -1,5 +1,5 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 8. docs/FORMAT.md describes it in prose. */
+ * collector, version 9. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
@@ -7,8 +7,8 @@
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
 /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; 7: BYE's
- * end, REAPED's clock; 8: MODE, RESUMED's mode */
-#define OPP_PROTO_VERSION 8u
+ * end, REAPED's clock; 8: MODE, RESUMED's mode; 9: DONE's summary losses */
+#define OPP_PROTO_VERSION 9u
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the
@@ -30,6 +30,8 @@ enum opp_done_field {
     OPP_DONE_CUT,         /* processes still running when it was finished */
     OPP_DONE_WRITE_ERRNO, /* 0: none */
     OPP_DONE_WRITTEN,     /* events written before that */
+    OPP_DONE_SUM_DROPPED, /* a summary's calls on new call paths past its bound */
+    OPP_DONE_SUM_LOST,    /* a summary's launches and blocks let go at its maps' bound */
     OPP_DONE_FIELDS
 };
 

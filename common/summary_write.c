@@ -173,3 +173,12 @@ void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost)
              "sizes, are not in it",
              (unsigned long long)lost);
 }
+
+void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped)
+{
+    snprintf(buf, cap,
+             "%llu call%s on new call paths past the summary's bound (OPPROF_MAX_NODES, "
+             "default %u call paths) %s dropped",
+             (unsigned long long)dropped, dropped == 1 ? "" : "s", OPP_SUM_NODES_DEFAULT,
+             dropped == 1 ? "was" : "were");
+}

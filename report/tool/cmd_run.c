@@ -1,6 +1,7 @@
 /* `opprof run [-o FILE] -- CMD...`: start a collector, run CMD with the
  * preload, wait for the trace to be complete, show the top of the report,
  * and exit with CMD's status (128+signal when a signal ended it). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include "tool/paths.h"
 #include "tool/options.h"
 #include "schedule.h"
+#include "summary.h"
 #include "trace.h"
 #include "util.h"
 #include "views/say.h"
@@ -289,6 +291,18 @@ static int opt_mode(const struct opp_option *o, const char *arg)
     return opt_setenv(o, arg);
 }
 
+static int opt_max_nodes(const struct opp_option *o, const char *arg)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (!isdigit((unsigned char)*arg) || *end || errno || v < 1 || v > (1ull << 28)) {
+        opp_say("%s: --max-nodes takes a number from 1 to 268435456, not '%s'", who, arg);
+        return 2;
+    }
+    return opt_setenv(o, arg);
+}
+
 /* The schedule CMD's agent will read (OPPROF_SCHEDULE with OPPROF_STEP,
  * set by --schedule and --step or in the environment): 0, or 2 when the
  * agent would ignore it (said in one line, naming the option when it was
@@ -339,6 +353,22 @@ static int runnable(const char *cmd)
     return found ? EACCES : ENOENT;
 }
 
+/* What the trace lacks, said where no report follows to say it. */
+static void say_losses(const uint64_t done[OPP_DONE_FIELDS])
+{
+    char what[320];
+    if (done[OPP_DONE_DROPPED])
+        opp_say("%s: records were dropped (buffers full): %s", who, OPP_DROP_ADVICE);
+    if (done[OPP_DONE_SUM_DROPPED]) {
+        opp_sum_dropped_said(what, sizeof what, done[OPP_DONE_SUM_DROPPED]);
+        opp_say("%s: %s", who, what);
+    }
+    if (done[OPP_DONE_SUM_LOST]) {
+        opp_sum_lost_said(what, sizeof what, done[OPP_DONE_SUM_LOST]);
+        opp_say("%s: %s; a full trace (OPPROF_MODE=full) has them", who, what);
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *out = NULL;
@@ -351,9 +381,17 @@ int cmd_run(int argc, char **argv)
         OPP_OPT_FLAG('q', "quiet", &quiet,
                      "no progress line while CMD runs (on a terminal), no\n"
                      "report when it ends"),
-        {.type = OPP_OPTION_NUMBER, .short_name = 'l', .long_name = "limit", .value = &limit,
-         .argh = "N", .help = "rows of the report printed (default 10)", .kind = OPP_NUMBER_SIZE,
-         .lo = 1, .hi = 1e15, .wants = "a positive number", .flags = OPP_OPTION_UNLISTED_SHORT},
+        {.type = OPP_OPTION_NUMBER,
+         .short_name = 'l',
+         .long_name = "limit",
+         .value = &limit,
+         .argh = "N",
+         .help = "rows of the report printed (default 10)",
+         .kind = OPP_NUMBER_SIZE,
+         .lo = 1,
+         .hi = 1e15,
+         .wants = "a positive number",
+         .flags = OPP_OPTION_UNLISTED_SHORT},
         OPP_OPT_CALLBACK(0, "schedule", &sched, "S",
                          "record only some steps, as torch.profiler.schedule:\n"
                          "\"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"\n"
@@ -367,24 +405,36 @@ int cmd_run(int argc, char **argv)
                          "time:500ms (sets OPPROF_STEP)",
                          opt_sched),
         OPP_OPT_CALLBACK(0, "paused", "OPPROF_PAUSED", NULL,
-                         "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)", opt_setenv),
+                         "record nothing until `opprof ctl start` (sets OPPROF_PAUSED)",
+                         opt_setenv),
         OPP_OPT_CALLBACK(0, "mode", "OPPROF_MODE", "M",
                          "full (every call, the default) or summary (calls added up\n"
                          "by call path: a trace of constant size; sets OPPROF_MODE)",
                          opt_mode),
+        OPP_OPT_CALLBACK(0, "max-nodes", "OPPROF_MAX_NODES", "N",
+                         "a summary's call paths kept at most (default 1048576):\n"
+                         "calls on new ones past it are dropped and counted (sets\n"
+                         "OPPROF_MAX_NODES)",
+                         opt_max_nodes),
         OPP_OPT_FLAG('v', "verbose", &verbose,
                      "say the collector's socket and pid (for `opprof ctl\n"
                      "--socket`) as it starts"),
-        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
+        {.type = OPP_OPTION_HELP,
+         .short_name = 'h',
+         .long_name = "help",
          .flags = OPP_OPTION_HIDDEN},
-        {.type = OPP_OPTION_STRING, .long_name = "top-fd", .value = &top_fd, .argh = "FD",
-         .help = "", .flags = OPP_OPTION_HIDDEN}, /* from `opprof top -- CMD` */
+        {.type = OPP_OPTION_STRING,
+         .long_name = "top-fd",
+         .value = &top_fd,
+         .argh = "FD",
+         .help = "",
+         .flags = OPP_OPTION_HIDDEN}, /* from `opprof top -- CMD` */
         OPP_OPT_END(),
     };
     const struct opp_command run = {
         .name = "run",
         .usage = "usage: opprof run [-o FILE] [-q] [--limit N] [--schedule S --step M] [--paused] "
-                 "[--mode M] [-v] -- CMD [ARG...]\n",
+                 "[--mode M] [--max-nodes N] [-v] -- CMD [ARG...]\n",
         .col = 21,
         .long_indent = 2,
         .in_order = 1, /* CMD's own options follow */
@@ -532,13 +582,16 @@ int cmd_run(int argc, char **argv)
         return code;
     }
     if (!frc) {
+        /* a summary's events count the calls it dropped past its bound */
+        uint64_t sdropped = done[OPP_DONE_SUM_DROPPED], events = done[OPP_DONE_EVENTS];
+        uint64_t dropped = done[OPP_DONE_DROPPED] + sdropped;
         fprintf(stderr, "opprof: trace written to %s (%llu events", out,
-                (unsigned long long)done[OPP_DONE_EVENTS]);
-        if (done[OPP_DONE_DROPPED])
-            fprintf(stderr, ", %llu dropped", (unsigned long long)done[OPP_DONE_DROPPED]);
+                (unsigned long long)(events - (sdropped < events ? sdropped : events)));
+        if (dropped)
+            fprintf(stderr, ", %llu dropped", (unsigned long long)dropped);
         opp_say(")");
-        if (done[OPP_DONE_DROPPED] && quiet) /* the report warns the same way */
-            opp_say("%s: records were dropped (buffers full): %s", who, OPP_DROP_ADVICE);
+        if (quiet) /* the report warns of these the same way */
+            say_losses(done);
         if (done[OPP_DONE_CUT])
             opp_say("%s: %llu process%s still running %.1f s after %s "
                     "exited; the trace ends there for %s",

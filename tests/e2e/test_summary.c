@@ -909,6 +909,90 @@ START_TEST(views_refused)
 }
 END_TEST
 
+/* A summary run past its node bound (OPPROF_MAX_NODES): the run says
+ * how many calls it dropped where no report follows, `opprof run -q` and
+ * the collector a preloaded program started, each in its one line; the
+ * trace counts the same calls as dropped. A bad bound: one line, exit 2,
+ * nothing run. */
+static void says_dropped(struct opp_model *m, uint64_t calls, const char *err, const char *first)
+{
+    ck_assert_uint_gt(m->dropped, 0);
+    ck_assert_uint_eq(m->events + m->dropped, calls);
+    char *want;
+    ck_assert_int_gt(asprintf(&want,
+                              "%s%llu calls on new call paths past the summary's bound "
+                              "(OPPROF_MAX_NODES, default 1048576 call paths) were dropped\n",
+                              first, (unsigned long long)m->dropped),
+                     0);
+    ck_assert_str_eq(err, want);
+    free(want);
+}
+
+START_TEST(run_says_calls_past_max_nodes)
+{
+    char *prog = (char *)tu_build("tests/progs/blas_calls");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "run",
+                    "-q",
+                    "-o",
+                    trace,
+                    "--mode",
+                    "summary",
+                    "--max-nodes",
+                    "2",
+                    "--",
+                    prog,
+                    "4",
+                    NULL};
+    char *e = tu_path(dir, "e"), *err, *first;
+    char *fargv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", prog, "4", NULL};
+    ck_assert_int_eq(tu_code(tu_run(fargv, NULL, NULL, e)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    uint64_t all = m->events; /* a full trace's calls */
+    opp_model_free(m);
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+    m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_gt(asprintf(&first,
+                              "opprof: trace written to %s (%llu events, %llu dropped)\n"
+                              "opprof run: ",
+                              trace, (unsigned long long)m->events, (unsigned long long)m->dropped),
+                     0);
+    says_dropped(m, all, err = tu_slurp(e), first);
+    opp_model_free(m), free(err), free(first);
+    /* the preload's own collector says it at the program's exit */
+    struct tu_env env;
+    const char *extra[] = {"OPPROF_MODE=summary", "OPPROF_MAX_NODES=2", NULL};
+    char *pargv[] = {prog, "4", NULL};
+    ck_assert_int_eq(tu_code(tu_run(pargv, tu_preload_env_list(&env, trace, extra), NULL, e)), 0);
+    m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_gt(asprintf(&first, "opprof: trace written to %s\nopprof: ", trace), 0);
+    says_dropped(m, all, err = tu_slurp(e), first);
+    opp_model_free(m), free(err), free(first);
+    extra[1] = "OPPROF_MAX_NODES=2x"; /* said, and the default kept: nothing dropped */
+    ck_assert_int_eq(tu_code(tu_run(pargv, tu_preload_env_list(&env, trace, extra), NULL, e)), 0);
+    m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->events, all);
+    ck_assert_uint_eq(m->dropped, 0);
+    ck_assert_int_gt(asprintf(&first,
+                              "opprof-collector: OPPROF_MAX_NODES=2x is not a number from 1 to "
+                              "268435456; keeping 1048576 call paths\n"
+                              "opprof: trace written to %s\n",
+                              trace),
+                     0);
+    ck_assert_str_eq(err = tu_slurp(e), first);
+    opp_model_free(m), free(err), free(first);
+    char *bad[] = {(char *)tu_tool("opprof"), "run", "--max-nodes", "0", "--", "true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(bad, NULL, NULL, e)), 2);
+    err = tu_slurp(e);
+    ck_assert_str_eq(err, "opprof run: --max-nodes takes a number from 1 to 268435456, not '0'\n");
+    free(err), free(e);
+}
+END_TEST
+
 /* ---- the long run ---- */
 
 struct run_mem {
@@ -1068,6 +1152,7 @@ Suite *suite_summary(void)
     TCase *bound = tcase_create("max_nodes");
     tcase_add_checked_fixture(bound, setup, teardown);
     tcase_add_test(bound, summarize_says_calls_past_max_nodes);
+    tcase_add_test(bound, run_says_calls_past_max_nodes);
     suite_add_tcase(s, bound);
     return s;
 }
