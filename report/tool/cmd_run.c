@@ -268,7 +268,8 @@ static int opt_setenv(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-/* --schedule, --step: the variable they set, and whether they were given. */
+/* --schedule, --step, --max-nodes: the variable they set, and whether
+ * they were given. */
 struct sched_opt {
     const char *var;
     int given;
@@ -300,7 +301,7 @@ static int opt_max_nodes(const struct opp_option *o, const char *arg)
         opp_say("%s: --max-nodes takes a number from 1 to 268435456, not '%s'", who, arg);
         return 2;
     }
-    return opt_setenv(o, arg);
+    return opt_sched(o, arg);
 }
 
 /* The schedule CMD's agent will read (OPPROF_SCHEDULE with OPPROF_STEP,
@@ -376,6 +377,7 @@ int cmd_run(int argc, char **argv)
     int quiet = 0, verbose = 0;
     const char *top_fd = NULL;
     struct sched_opt sched = {"OPPROF_SCHEDULE", 0}, step = {"OPPROF_STEP", 0};
+    struct sched_opt nodes = {"OPPROF_MAX_NODES", 0};
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet,
@@ -411,7 +413,7 @@ int cmd_run(int argc, char **argv)
                          "full (every call, the default) or summary (calls added up\n"
                          "by call path: a trace of constant size; sets OPPROF_MODE)",
                          opt_mode),
-        OPP_OPT_CALLBACK(0, "max-nodes", "OPPROF_MAX_NODES", "N",
+        OPP_OPT_CALLBACK(0, "max-nodes", &nodes, "N",
                          "a summary's call paths kept at most (default 1048576):\n"
                          "calls on new ones past it are dropped and counted (sets\n"
                          "OPPROF_MAX_NODES)",
@@ -452,6 +454,11 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + first;
     if (schedule_check(&sched, &step))
         return 2;
+    const char *mode = getenv("OPPROF_MODE");
+    if (nodes.given && (!mode || strcmp(mode, "summary"))) { /* a full trace keeps every path */
+        opp_say("%s: --max-nodes bounds a summary: give --mode summary too", who);
+        return 2;
+    }
     int ran = runnable(cmd[0]);
     if (ran) { /* as a shell says it, before any trace is made */
         opp_say("%s: cannot run %s: %s", who, cmd[0], strerror(ran));
