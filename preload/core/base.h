@@ -82,18 +82,35 @@ static inline void opp_cancel_restore(int old)
  * system call of ours raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, a
  * seccomp filter's SIGSYS) stay deliverable: blocked, the kernel would
  * kill the program with them. */
+static inline void opp_async_signals(sigset_t *async)
+{
+    sigfillset(async);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+    for (unsigned i = 0; i < sizeof faults / sizeof *faults; i++)
+        sigdelset(async, faults[i]);
+}
 static inline void opp_async_signals_off(sigset_t *old)
 {
     sigset_t async;
-    sigfillset(&async);
-    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
-    for (unsigned i = 0; i < sizeof faults / sizeof *faults; i++)
-        sigdelset(&async, faults[i]);
+    opp_async_signals(&async);
     pthread_sigmask(SIG_BLOCK, &async, old);
 }
 static inline void opp_async_signals_restore(const sigset_t *old)
 {
     pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+/* On a jump out of such a path (publish.h's opp_unwind), in the handler:
+ * the signals it blocked that old did not are let through again, for a
+ * jump that restores no mask (setjmp, sigsetjmp(env, 0)); the handler's
+ * own additions stay, as they would without us. */
+static inline void opp_async_signals_left(const sigset_t *old)
+{
+    sigset_t ours;
+    opp_async_signals(&ours);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigismember(old, sig) == 1)
+            sigdelset(&ours, sig);
+    pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
 }
 
 /* A feature's per-thread stack of open ranges (torch's ops, NVTX's

@@ -54,6 +54,7 @@ enum { DEFERRED_MAX = 32, DEFERRED_BYTES = 16 }; /* REAPED's 16 bytes: 640 of st
 static __thread struct {
     volatile sig_atomic_t held; /* how often this thread holds conn.lock or is about to (a
                                    handler's fork() takes it inside a conn_lock) */
+    volatile sig_atomic_t owns; /* holds it: between locking and unlocking */
     int n;                      /* messages in q (atomic: handlers append) */
     struct {
         uint16_t type;
@@ -67,6 +68,16 @@ static void conn_lock(void)
     mine.held++;
     atomic_signal_fence(memory_order_seq_cst);
     pthread_mutex_lock(&conn.lock);
+    mine.owns++;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* The connection's lock let go by this thread (it holds it). */
+static void conn_release(void)
+{
+    mine.owns--;
+    atomic_signal_fence(memory_order_seq_cst);
+    pthread_mutex_unlock(&conn.lock);
 }
 
 void opp_give_up(const char *what, int err)
@@ -301,7 +312,7 @@ static void conn_unlock(void)
         send_deferred();
         int child = conn.child_due;
         conn.child_due = 0;
-        pthread_mutex_unlock(&conn.lock);
+        conn_release();
         atomic_signal_fence(memory_order_seq_cst);
         mine.held--;
         atomic_signal_fence(memory_order_seq_cst);
@@ -335,22 +346,67 @@ static int defer(unsigned type, const void *payload, unsigned size, int fd)
     return rc;
 }
 
+/* Around a use of the connection with its lock (a send, a look for the
+ * collector's answer): the program's asynchronous signals wait, and a
+ * jump out of it (a handler of a synchronous signal: a seccomp filter's
+ * SIGSYS for our system call) leaves nothing held. */
+struct conn_guard {
+    struct opp_unwind u;
+    sigset_t old;
+    int cancel;
+    sig_atomic_t held, owns; /* mine's before */
+};
+
+/* A handler jumped out of a use of the connection, on this thread: the
+ * lock let go (every other thread would hang on it), and profiling off,
+ * said: the next system call of ours would be trapped again, and what
+ * that send carried is lost. */
+static void conn_left(struct opp_unwind *u)
+{
+    struct conn_guard *g = (struct conn_guard *)u;
+    while (mine.owns > g->owns)
+        conn_release();
+    mine.held = g->held;
+    opp_give_up("a signal handler jumped out of our send to the collector (a seccomp filter's "
+                "SIGSYS?), profiling off",
+                0);
+    opp_async_signals_left(&g->old);
+    opp_cancel_restore(g->cancel);
+}
+
+static void guard_on(struct conn_guard *g)
+{
+    g->cancel = opp_cancel_off();
+    opp_async_signals_off(&g->old);
+    g->held = mine.held;
+    g->owns = mine.owns;
+    opp_unwind_push(&g->u, conn_left);
+}
+
+static void guard_off(struct conn_guard *g)
+{
+    opp_unwind_pop(&g->u);
+    opp_async_signals_restore(&g->old);
+    opp_cancel_restore(g->cancel);
+}
+
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
 {
     opp_fork_check(); /* a child whose fork ran no atfork handler holds the parent's socket */
     int saved_errno = errno; /* program threads send too (a new string inside an op) */
-    int cancel = opp_cancel_off(), rc;
+    int rc;
     if (mine.held) {
+        int cancel = opp_cancel_off();
         rc = defer(type, payload, size, fd);
+        opp_cancel_restore(cancel);
     } else {
-        sigset_t old;
-        opp_async_signals_off(&old);
+        struct conn_guard g;
+        guard_on(&g);
         conn_lock();
         rc = send_locked(type, payload, size, fd, lost);
         conn_unlock();
-        opp_async_signals_restore(&old);
+        guard_off(&g);
     }
-    opp_cancel_restore(cancel);
     errno = saved_errno;
     return rc;
 }
@@ -387,14 +443,12 @@ int opp_conn_summary(void)
     if (mine.held)    /* a signal handler inside our send: at a later call */
         return conn.env_summary;
     int saved_errno = errno;
-    int cancel = opp_cancel_off();
-    sigset_t old;
-    opp_async_signals_off(&old);
+    struct conn_guard g;
+    guard_on(&g);
     conn_lock();
     read_mode();
     conn_unlock();
-    opp_async_signals_restore(&old);
-    opp_cancel_restore(cancel);
+    guard_off(&g);
     errno = saved_errno;
     mode = atomic_load(&conn.mode);
     return mode >= 0 ? mode == OPP_MODE_SUMMARY : conn.env_summary;
@@ -459,7 +513,7 @@ static void forget_parent(void)
 /* What this thread deferred is the parent's to send. */
 void opp_conn_forked(void)
 {
-    pthread_mutex_unlock(&conn.lock);
+    conn_release();
     mine.n = 0;
     mine.held--; /* the prepare's; a conn_lock a handler's fork() interrupted still counts */
     forget_parent();
@@ -468,6 +522,7 @@ void opp_conn_forked(void)
 void opp_conn_raw_forked(void)
 {
     pthread_mutex_init(&conn.lock, NULL);
+    mine.owns = 0; /* the forking thread's, if it held it: made anew */
     forget_parent();
 }
 
@@ -512,7 +567,7 @@ void opp_conn_goodbye(void)
     if (!rc)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     mine.n = 0; /* after the goodbye: nothing more is read */
-    pthread_mutex_unlock(&conn.lock);
+    conn_release();
     mine.held--;
     if (rc == -ETIMEDOUT && pat.state == 'T') {
         opp_agent_say("the collector is stopped (SIGSTOP): ", conn.output,

@@ -4,7 +4,8 @@
  * it (publish.h). Left set, every later call of the thread would be taken
  * for a handler's and dropped. Where the jump's stack pointer can be read
  * (glibc on x86-64), the calls in flight below it are left too, however
- * deep the thread's next call is (thread.h's opp_thread_jumping). */
+ * deep the thread's next call is (thread.h's opp_thread_jumping), and our
+ * rare paths it jumps out of are undone (publish.h's opp_unwind). */
 #include "core/thread.h"
 
 #include <dlfcn.h>
@@ -63,15 +64,31 @@ void opp_jump_init(void)
     }
 }
 
-/* A jump while opp_tls.publishing is set comes from a handler that
- * interrupted that publish: it leaves it (our code jumps nowhere). */
+/* The paths of ours the jump to sp leaves (their guards' frames below
+ * it, on the same stack: within 1 GiB), undone innermost first. */
+static void unwind(uintptr_t sp)
+{
+    struct opp_unwind *u;
+    while ((u = opp_unwinds) && sp - (uintptr_t)u - 1 < (1u << 30)) {
+        opp_unwinds = u->next;
+        atomic_signal_fence(memory_order_seq_cst);
+        u->undo(u);
+    }
+}
+
+/* A jump while opp_tls.publishing is set, or while a path of ours is
+ * registered, comes from a handler that interrupted it: it leaves it (our
+ * code jumps nowhere). */
 #define OPP_JUMP(i, name)                                                                          \
     void name(struct __jmp_buf_tag env[1], int val);                                               \
     OPP_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)           \
     {                                                                                              \
         opp_tls.publishing = 0;                                                                    \
-        if (sp_readable)                                                                           \
-            opp_thread_jumping(jump_sp(env));                                                      \
+        if (sp_readable) {                                                                         \
+            uintptr_t sp_ = jump_sp(env);                                                          \
+            unwind(sp_);                                                                           \
+            opp_thread_jumping(sp_);                                                               \
+        }                                                                                          \
         real_jump(i)(env, val);                                                                    \
         abort(); /* libc's never returns */                                                        \
     }

@@ -23,6 +23,34 @@ struct opp_tls {
 };
 extern __thread struct opp_tls opp_tls;
 
+/* A rare path of ours that leaves state behind when a signal handler
+ * jumps out of it (a send holding the connection's lock, attaching a
+ * thread), registered on this thread while it runs. Those paths keep the
+ * asynchronous signals waiting (base.h), but not the synchronous ones: a
+ * seccomp filter's SIGSYS for one of our system calls, whose handler may
+ * siglongjmp. The jump (jump.c) undoes each one whose frame it leaves,
+ * innermost first. */
+struct opp_unwind {
+    struct opp_unwind *next;
+    void (*undo)(struct opp_unwind *u); /* on the jumping thread, in the handler */
+};
+extern __thread struct opp_unwind *opp_unwinds;
+/* u lives in the frame of the path it guards: its address is that frame's. */
+static inline void opp_unwind_push(struct opp_unwind *u, void (*undo)(struct opp_unwind *))
+{
+    u->undo = undo;
+    u->next = opp_unwinds;
+    atomic_signal_fence(memory_order_seq_cst);
+    opp_unwinds = u;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+static inline void opp_unwind_pop(struct opp_unwind *u)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    opp_unwinds = u->next;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
 /* A call being recorded, from its entry (thread.h) to its publishing. */
 struct opp_frame {
     struct opp_ring_hdr *r;

@@ -197,64 +197,95 @@ struct opp_ring_hdr *opp_thread_attach(void)
     return attach_new();
 }
 
+/* What attaching holds while it runs, for a jump out of it: a handler of
+ * a synchronous signal (a seccomp filter's SIGSYS for one of its system
+ * calls, blocked or not) that siglongjmps. */
+struct attach_guard {
+    struct opp_unwind u;
+    sigset_t old;
+    int cancel, fd;
+    struct opp_ring_hdr *r; /* made, not the thread's yet */
+    size_t bytes;
+};
+
+/* A handler jumped out of attaching this thread: its memfd closed, its
+ * mapping gone, the program's mask and cancel state back; profiling off,
+ * said (its next try would be trapped again). */
+static void attach_left(struct opp_unwind *u)
+{
+    struct attach_guard *g = (struct attach_guard *)u;
+    if (g->fd >= 0)
+        close(g->fd);
+    if (g->r)
+        opp_ring_unmap(g->r, g->bytes);
+    if (!opp_tls.ring)
+        opp_tls.state = OPP_T_NEW;
+    opp_give_up("a signal handler jumped out of our thread setup (a seccomp filter's SIGSYS?), "
+                "profiling off",
+                0);
+    opp_async_signals_left(&g->old);
+    opp_cancel_restore(g->cancel);
+}
+
 /* opp_thread_attach's work, out of line: its frame (the signal masks) is
  * not taken on a signal's alternate stack, where attaching stops short. */
 static __attribute__((noinline)) struct opp_ring_hdr *attach_new(void)
 {
-    struct opp_ring_hdr *r;
-    int saved_errno = errno, cancel = opp_cancel_off();
-    sigset_t old_mask;
-    opp_async_signals_off(&old_mask);
+    int saved_errno = errno;
+    struct attach_guard g = {.fd = -1, .bytes = opp_ring_bytes(threads.cap)};
+    g.cancel = opp_cancel_off();
+    opp_async_signals_off(&g.old);
+    opp_unwind_push(&g.u, attach_left);
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
-    r = NULL;
-    size_t bytes = opp_ring_bytes(threads.cap);
-    int fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) {
+    struct opp_ring_hdr *r = NULL;
+    g.fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (g.fd < 0) {
         opp_give_up("cannot create a trace buffer (memfd_create)", errno);
         goto out;
     }
-    if (bytes > file_size_limit()) { /* lowered since we started */
+    if (g.bytes > file_size_limit()) { /* lowered since we started */
         opp_give_up("the file size limit (ulimit -f) is below a trace buffer, profiling off", 0);
-        close(fd);
         goto out;
     }
-    if (ftruncate(fd, (off_t)bytes) < 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+    if (ftruncate(g.fd, (off_t)g.bytes) < 0 ||
+        fcntl(g.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
         opp_give_up("cannot size a trace buffer", errno);
-        close(fd);
         goto out;
     }
-    r = opp_ring_map(fd, bytes);
-    if (!r) {
+    g.r = opp_ring_map(g.fd, g.bytes);
+    if (!g.r) {
         opp_give_up("cannot map a trace buffer", errno);
-        close(fd);
         goto out;
     }
-    r->magic = OPP_RING_MAGIC;
-    r->version = OPP_RING_VERSION;
-    r->capacity = threads.cap;
-    r->tid = (uint32_t)syscall(SYS_gettid);
-    r->paused = threads.paused; /* until the collector says otherwise (opprof ctl) */
-    next_prctl(PR_GET_NAME, (unsigned long)r->name, 0, 0, 0);
-    r->name[15] = 0;
-    uint32_t body[2] = {r->tid, threads.cap};
-    int rc = opp_conn_send(OPP_MSG_RING, body, sizeof body, fd,
+    g.r->magic = OPP_RING_MAGIC;
+    g.r->version = OPP_RING_VERSION;
+    g.r->capacity = threads.cap;
+    g.r->tid = (uint32_t)syscall(SYS_gettid);
+    g.r->paused = threads.paused; /* until the collector says otherwise (opprof ctl) */
+    next_prctl(PR_GET_NAME, (unsigned long)g.r->name, 0, 0, 0);
+    g.r->name[15] = 0;
+    uint32_t body[2] = {g.r->tid, threads.cap};
+    int rc = opp_conn_send(OPP_MSG_RING, body, sizeof body, g.fd,
                            "the collector took no new thread's buffer within 2 s (stopped, or "
                            "gone), profiling off");
-    close(fd);
     if (rc) {
-        opp_ring_unmap(r, bytes);
-        r = NULL;
         if (rc == -EWOULDBLOCK) /* a handler's call inside one of our sends: the next call */
             opp_tls.state = OPP_T_NEW;
         goto out;
     }
-    pthread_setspecific(threads.key, r);
+    pthread_setspecific(threads.key, g.r);
+    r = g.r;
+    g.r = NULL; /* the thread's now */
     opp_tls.ring = r;
     opp_tls.state = OPP_T_ON;
 out:
-    opp_async_signals_restore(&old_mask);
-    opp_cancel_restore(cancel);
+    opp_unwind_pop(&g.u);
+    if (g.fd >= 0)
+        close(g.fd);
+    if (g.r)
+        opp_ring_unmap(g.r, g.bytes);
+    opp_async_signals_restore(&g.old);
+    opp_cancel_restore(g.cancel);
     errno = saved_errno;
     return r;
 }

@@ -399,6 +399,31 @@ START_TEST(exit_from_a_handler_inside_our_send)
 }
 END_TEST
 
+/* The same filter's SIGSYS handler siglongjmps instead (sigsetjmp
+ * without the mask) out of a thread's first call, from inside our send of
+ * its buffer: our lock is let go (else the exit hangs on it), the buffer's
+ * descriptor closed, the signals we kept waiting let through again, and
+ * profiling is off, said (our next send would trap again). Without us:
+ * "thread 10, usr1 open, sigsys 0, new fds 0"; the program sees the one trapped
+ * call, nothing else: main's calls are in the trace. */
+START_TEST(jump_from_a_handler_out_of_our_send)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsysjmp", "5", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    run_whole(argv, env, 0, out, err, out,
+              "sigsysjmp 10, thread 5, usr1 open, sigsys 1, new fds 0\n", 10);
+    char *e = tu_slurp(err), said[4400];
+    snprintf(said, sizeof said,
+             "opprof: a signal handler jumped out of our send to the collector (a seccomp filter's "
+             "SIGSYS?), profiling off\nopprof: trace written to %s\n",
+             trace);
+    ck_assert_str_eq(e, said);
+    free(e), free(out), free(err);
+}
+END_TEST
+
 /* A SIGALRM every 20 us whose handler siglongjmps out of whatever it
  * interrupts, 2000 times, from the thread's first call on: attaching the
  * thread and our sends wait for it (else the thread never records, or
@@ -475,6 +500,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, program_puts_a_device_at_2);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;

@@ -64,6 +64,21 @@
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
+ *   sigsysjmp N        N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
+ *                      counts it and, on a thread that armed it, siglongjmps back to where
+ *                      the thread set its jump (sigsetjmp without the signal mask); a thread
+ *                      makes N calls from there, then N more; main N more; prints main's
+ *                      sum, the thread's calls that returned, whether SIGUSR1 was blocked on
+ *                      the thread after the jump, the SIGSYS count, and how far the lowest
+ *                      free descriptor moved meanwhile (without a profiler nothing calls
+ *                      sendmsg: "thread 10, usr1 open, sigsys 0, new fds 0")
+ *   pubjmp N           N calls; a SIGSEGV handler that makes this process's one ring
+ *                      writable again and siglongjmps back; the ring's slots made read-only
+ *                      (when there is one: the preload's), one call, whose record's write
+ *                      faults; N calls; prints the calls that returned and how often the
+ *                      handler ran (without a profiler: 2N+1, 0)
+ *   nodumpexec N K     makes itself not dumpable, N calls; K > 0: execs "nodumpexec N K-1",
+ *                      else waits 300 ms and prints the sum
  *   timerjmp K N       a SIGALRM every 20 us whose handler siglongjmps back to the loop
  *                      of calls it interrupted (the first of them attaches the thread),
  *                      K times; then N calls; prints K, the calls that returned and the
@@ -94,6 +109,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -311,6 +327,86 @@ static void sigsys_exit(int sig)
     ssize_t w = write(1, "sigsys\n", 7);
     (void)w;
     exit(7);
+}
+
+/* sigsysjmp: a thread's SIGSYS handler jumps back to where the thread
+ * armed it */
+static __thread sigjmp_buf sys_jmp;
+static __thread volatile sig_atomic_t sys_armed;
+static atomic_int sys_seen;
+static void sigsys_jump(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&sys_seen, 1);
+    if (sys_armed) {
+        sys_armed = 0;
+        siglongjmp(sys_jmp, 1);
+    }
+}
+
+static volatile long sys_thread_done;
+static volatile int sys_usr1_blocked;
+static void *sigsys_jump_thread(void *p)
+{
+    long n = (long)p;
+    static volatile long done; /* the calls that returned, across the jump */
+    done = 0;
+    if (!sigsetjmp(sys_jmp, 0)) { /* the mask stays the handler's after the jump */
+        sys_armed = 1;
+        for (long i = 0; i < n; i++) {
+            cblas_ddot(1, x, 1, x, 1);
+            done++;
+        }
+    }
+    sys_armed = 0;
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    sys_usr1_blocked = sigismember(&now, SIGUSR1);
+    calls(n);
+    sys_thread_done = done + n;
+    return NULL;
+}
+
+/* The lowest descriptor free now. */
+static int lowest_free_fd(void)
+{
+    int fd = open("/dev/null", O_RDONLY);
+    if (fd >= 0)
+        close(fd);
+    return fd;
+}
+
+/* pubjmp: the slots of this process's ring (past its 4096-byte header,
+ * common/ring.h's OPP_RING_HDR_SIZE), made read-only; the SIGSEGV
+ * handler makes them writable again and jumps back. */
+static sigjmp_buf segv_jmp;
+static char *ring_slots;
+static size_t ring_slots_len;
+static atomic_int segv_seen;
+static void segv_jump(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&segv_seen, 1);
+    mprotect(ring_slots, ring_slots_len, PROT_READ | PROT_WRITE);
+    siglongjmp(segv_jmp, 1);
+}
+
+/* Finds the one mapping named opprof-ring: 1 when found. */
+static int find_ring(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo, hi;
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        if (strstr(line, "opprof-ring") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+            ring_slots = (char *)lo + 4096;
+            ring_slots_len = hi - lo - 4096;
+            found = 1;
+        }
+    if (f)
+        fclose(f);
+    return found;
 }
 
 static sigjmp_buf alarm_jmp;
@@ -799,6 +895,55 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, n_calls, (void *)n);
         pthread_join(t, NULL);
         printf("sigsys %g\n", s);
+    } else if (!strcmp(mode, "sigsysjmp")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        struct sigaction sa = {.sa_handler = sigsys_jump};
+        sigaction(SIGSYS, &sa, NULL);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        if (seccomp_filter(f, sizeof f / sizeof *f))
+            return 3;
+        int fd0 = lowest_free_fd();
+        pthread_t t;
+        pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
+        pthread_join(t, NULL);
+        s += calls(n);
+        printf("sigsysjmp %g, thread %ld, usr1 %s, sigsys %d, new fds %d\n", s, sys_thread_done,
+               sys_usr1_blocked ? "blocked" : "open", atomic_load(&sys_seen),
+               lowest_free_fd() - fd0);
+    } else if (!strcmp(mode, "pubjmp")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        struct sigaction sa = {.sa_handler = segv_jump};
+        sigaction(SIGSEGV, &sa, NULL);
+        volatile long done = 0;
+        if (!sigsetjmp(segv_jmp, 1)) {
+            if (find_ring())
+                mprotect(ring_slots, ring_slots_len, PROT_READ);
+            cblas_ddot(1, x, 1, x, 1);
+            done++;
+        }
+        s += calls(n);
+        printf("pubjmp %ld, segv %d\n", (long)s + done, atomic_load(&segv_seen));
+    } else if (!strcmp(mode, "nodumpexec")) {
+        long n = arg(argc, argv, 2), k = arg(argc, argv, 3);
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        double s = calls(n);
+        if (k > 0) {
+            char kk[32];
+            snprintf(kk, sizeof kk, "%ld", k - 1);
+            char *av[] = {self, "nodumpexec", argv[2], kk, NULL};
+            execv(self, av);
+            perror("execv");
+            return 127;
+        }
+        usleep(300000);
+        printf("nodumpexec %g\n", s);
     } else if (!strcmp(mode, "timerjmp")) {
         long n = arg(argc, argv, 3);
         volatile long done = 0, entered = 0;
