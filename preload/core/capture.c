@@ -59,7 +59,7 @@ void opp_window_sync(void)
     if (!r)
         return;
     uint64_t a[1] = {w};
-    opp_publish_f(r, 0, r->depth, 0, 0, a, 1, OPP_REC_WINDOW);
+    opp_publish_f(r, 0, r->depth, 0, 0, a, 1, OPP_REC_WINDOW, OPP_PUB_RECORD);
     seen = w;
 }
 

@@ -137,7 +137,7 @@ static inline int opp_record_at(uint32_t fn, uint64_t begin, uint64_t end, const
     struct opp_ring_hdr *r = opp_thread_ring();
     if (OPP_UNLIKELY(!r))
         return 0;
-    opp_publish_f(r, fn, r->depth, begin, end, args, nargs, OPP_REC_RANGE);
+    opp_publish_f(r, fn, r->depth, begin, end, args, nargs, OPP_REC_RANGE, OPP_PUB_RECORD);
     return 1;
 }
 

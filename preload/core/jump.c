@@ -1,11 +1,13 @@
 /* The program's jumps (longjmp and its aliases), passed on to libc's: a
  * signal handler that interrupted one of our records and jumps out of it
- * leaves it for good, so the mark that a publish is under way goes with
- * it (publish.h). Left set, every later call of the thread would be taken
- * for a handler's and dropped. Where the jump's stack pointer can be read
- * (glibc on x86-64), the calls in flight below it are left too, however
- * deep the thread's next call is (thread.h's opp_thread_jumping), and our
- * rare paths it jumps out of are undone (publish.h's opp_unwind). */
+ * leaves it for good: the call it recorded stays in flight (recorded as
+ * left), or the record is counted as dropped, and the mark that a publish
+ * is under way goes with it (publish.h's opp_publish_left). Left set,
+ * every later call of the thread would be taken for a handler's and
+ * dropped. Where the jump's stack pointer can be read (glibc on x86-64),
+ * the calls in flight below it are left too, however deep the thread's
+ * next call is (thread.h's opp_thread_jumping), and our rare paths it
+ * jumps out of are undone (publish.h's opp_unwind). */
 #include "core/thread.h"
 
 #include <dlfcn.h>
@@ -83,7 +85,7 @@ static void unwind(uintptr_t sp)
     void name(struct __jmp_buf_tag env[1], int val);                                               \
     OPP_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)           \
     {                                                                                              \
-        opp_tls.publishing = 0;                                                                    \
+        opp_publish_left();                                                                        \
         if (sp_readable) {                                                                         \
             uintptr_t sp_ = jump_sp(env);                                                          \
             unwind(sp_);                                                                           \

@@ -90,15 +90,49 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
 }
 
 void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64_t end,
-                       const uint64_t *args, unsigned nargs)
+                       const uint64_t *args, unsigned nargs, enum opp_pub kind)
 {
     if (nargs >= OPP_MAX_ARGS) {
-        opp_publish(r, f->fn, f->depth, f->begin, end, args, nargs);
+        opp_publish_f(r, f->fn, f->depth, f->begin, end, args, nargs, 0, kind);
         return;
     }
     uint64_t a[OPP_MAX_ARGS];
     for (unsigned i = 0; i < nargs; i++)
         a[i] = args[i];
     a[nargs] = f->stack;
-    opp_publish_f(r, f->fn, f->depth, f->begin, end, a, nargs + 1, OPP_REC_STACK);
+    opp_publish_f(r, f->fn, f->depth, f->begin, end, a, nargs + 1, OPP_REC_STACK, kind);
+}
+
+/* Whether the last record in ring r is that of the innermost call in
+ * flight (its leave's record is in; the depth not lowered yet). */
+static int innermost_published(const struct opp_ring_hdr *r)
+{
+    uint32_t d = r->depth;
+    if (!d || d > OPP_OPEN_MAX)
+        return d > OPP_OPEN_MAX; /* no such call, or one not kept in the header */
+    const struct opp_open *o = &r->open[d - 1];
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    for (unsigned k = 1; k <= opp_rec_slots(OPP_MAX_ARGS) && k <= h; k++) {
+        const struct opp_rec *s = opp_ring_slot((struct opp_ring_hdr *)r, r->capacity, h - k);
+        if (!(s->flags & OPP_REC_REWIND) && opp_rec_slots(s->nargs) == k && s->fn == o->fn &&
+            s->begin == o->begin && s->depth == d - 1)
+            return 1;
+    }
+    return 0;
+}
+
+void opp_publish_left(void)
+{
+    uint8_t kind = opp_tls.publishing;
+    struct opp_ring_hdr *r = opp_tls.ring;
+    opp_tls.publishing = OPP_PUB_NONE;
+    if (kind == OPP_PUB_NONE || !r || !opp_ring_gate(r))
+        return;
+    if (kind == OPP_PUB_LEAVE) {
+        if (innermost_published(r))
+            r->depth--;
+    } else if (kind == OPP_PUB_RECORD ||
+               atomic_load_explicit(&r->head, memory_order_relaxed) == opp_tls.at) {
+        opp_ring_drop(r);
+    }
 }

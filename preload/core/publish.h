@@ -14,12 +14,20 @@
 /* NEW: not attached yet; ON: recording; OFF: never (and our reentrancy guard). */
 enum opp_thread_state { OPP_T_NEW = 0, OPP_T_ON = 1, OPP_T_OFF = 2 };
 
+/* What opp_publish_f is publishing: a call the thread leaves, still in
+ * flight in the ring's header until its record is in (a jump out of the
+ * publish leaves it recorded as left: thread.h), or another record (a
+ * jump out of it before it is in counts it as dropped); the latter once
+ * the slot it takes is known (opp_tls.at). */
+enum opp_pub { OPP_PUB_NONE = 0, OPP_PUB_RECORD, OPP_PUB_LEAVE, OPP_PUB_RECORD_AT };
+
 struct opp_tls {
     struct opp_ring_hdr *ring; /* NULL: not attached, attaching, or off */
     uint8_t state;             /* enum opp_thread_state */
-    uint8_t publishing;        /* inside opp_publish_f: a signal handler's call then
-                                  is counted as dropped, not written over (a handler
-                                  that jumps out of it clears it: jump.c) */
+    uint8_t publishing;        /* enum opp_pub, inside opp_publish_f: a signal handler's
+                                  call then is counted as dropped, not written over (a
+                                  handler that jumps out of it: opp_publish_left) */
+    uint64_t at;               /* OPP_PUB_RECORD_AT: the head the record is written at */
 };
 extern __thread struct opp_tls opp_tls;
 
@@ -78,18 +86,25 @@ extern int opp_drop_block;
 int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need);
 
 /* Append one finished event to ring r (this thread's): no wait, a full
- * ring drops and counts it (unless OPPROF_DROP=block). nargs is a constant
- * at every call site, so the slot arithmetic folds away. A call made by a
- * signal handler that interrupted this very function on this thread would
- * claim the same slot: it is counted as dropped instead. */
+ * ring drops and counts it (unless OPPROF_DROP=block). nargs and kind are
+ * constants at every call site, so the slot arithmetic folds away. A call
+ * made by a signal handler that interrupted this very function on this
+ * thread would claim the same slot: it is counted as dropped instead.
+ * kind OPP_PUB_LEAVE: the call in flight at depth, which the thread
+ * leaves once its record is in (the ring's depth lowered to depth then,
+ * not before: a handler that jumps out before that leaves the call in
+ * flight, recorded as left, never lost). */
 OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
-                           uint64_t end, const uint64_t *args, unsigned nargs, uint8_t flags)
+                           uint64_t end, const uint64_t *args, unsigned nargs, uint8_t flags,
+                           enum opp_pub kind)
 {
     if (OPP_UNLIKELY(opp_tls.publishing)) {
         opp_ring_drop(r);
+        if (kind == OPP_PUB_LEAVE)
+            r->depth = depth;
         return;
     }
-    opp_tls.publishing = 1;
+    opp_tls.publishing = (uint8_t)kind;
     OPP_BARRIER();
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     unsigned need = opp_rec_slots(nargs);
@@ -102,9 +117,18 @@ OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, 
             !(opp_drop_block && opp_ring_wait(r, h, need))) {
             opp_ring_drop(r); /* full: drop and count, never wait */
             OPP_BARRIER();
+            if (kind == OPP_PUB_LEAVE)
+                r->depth = depth;
+            OPP_BARRIER();
             opp_tls.publishing = 0;
             return;
         }
+    }
+    if (kind == OPP_PUB_RECORD) {
+        opp_tls.at = h;
+        OPP_BARRIER();
+        opp_tls.publishing = OPP_PUB_RECORD_AT;
+        OPP_BARRIER();
     }
     struct opp_rec *s = opp_ring_slot(r, r->capacity, h);
     s->begin = begin;
@@ -123,18 +147,32 @@ OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, 
     }
     atomic_store_explicit(&r->head, h + need, memory_order_release);
     OPP_BARRIER();
+    if (kind == OPP_PUB_LEAVE) {
+        r->depth = depth;
+        OPP_BARRIER();
+    }
     opp_tls.publishing = 0;
 }
 
+/* A record that is no call in flight (a range, a call published out of
+ * order). */
 OPP_HOT void opp_publish(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, uint64_t begin,
                          uint64_t end, const uint64_t *args, unsigned nargs)
 {
-    opp_publish_f(r, fn, depth, begin, end, args, nargs, 0);
+    opp_publish_f(r, fn, depth, begin, end, args, nargs, 0, OPP_PUB_RECORD);
 }
 
 /* The same with the frame's code stack id appended (OPP_REC_STACK); a
- * call with all OPP_MAX_ARGS values goes without its stack. */
+ * call with all OPP_MAX_ARGS values goes without its stack. kind: as
+ * opp_publish_f's. */
 void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64_t end,
-                       const uint64_t *args, unsigned nargs);
+                       const uint64_t *args, unsigned nargs, enum opp_pub kind);
+
+/* A signal handler jumps out of this thread's publish (opp_tls.publishing
+ * set; our code jumps nowhere): a call it left is left in flight, its
+ * record recorded as the jump leaves it (thread.h), unless its record
+ * is in already (then the thread leaves it now); another record not in
+ * yet is counted as dropped. Called by the jump (jump.c). */
+void opp_publish_left(void);
 
 #endif

@@ -92,12 +92,13 @@ static int on_alt_stack(void)
 }
 
 /* The calls in flight at depth d and above, innermost first, each
- * recorded as ending now (they never returned). */
+ * recorded as ending now (they never returned) and left (the ring's
+ * depth lowered past each once its record is in). */
 static void record_left(struct opp_ring_hdr *r, uint32_t d, uint32_t depth)
 {
     uint64_t now = opp_now();
     for (uint32_t k = depth < OPP_OPEN_MAX ? depth : OPP_OPEN_MAX; k-- > d;)
-        opp_publish(r, r->open[k].fn, k, r->open[k].begin, now, NULL, 0);
+        opp_publish_f(r, r->open[k].fn, k, r->open[k].begin, now, NULL, 0, 0, OPP_PUB_LEAVE);
 }
 
 uint32_t opp_thread_left(struct opp_ring_hdr *r, uint32_t d, uint32_t sp)

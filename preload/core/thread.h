@@ -46,8 +46,8 @@ void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
  * recorded ending now. */
 void opp_thread_jumping(uintptr_t sp);
 /* The real longjmp and its aliases looked up, from the agent's start: we
- * pass them on (jump.c), clearing opp_tls.publishing on the way and
- * telling opp_thread_jumping where the jump goes. */
+ * pass them on (jump.c), settling a publish they leave on the way
+ * (opp_publish_left) and telling opp_thread_jumping where the jump goes. */
 void opp_jump_init(void);
 /* At the process's exit, on the exiting thread: the calls it is still in
  * (exit() from a callback inside one, or left by a longjmp that no call
@@ -133,17 +133,16 @@ OPP_HOT int opp_enter_ring(struct opp_frame *f, uint32_t fn, int stack, uint32_t
     return 1;
 }
 
-/* Publish the call, finished at t, with its argument values. */
+/* Publish the call, finished at t, with its argument values; the thread
+ * leaves it once its record is in. */
 OPP_HOT void opp_leave_at(struct opp_frame *f, uint64_t t, const uint64_t *args, unsigned nargs)
 {
     struct opp_ring_hdr *r = f->r;
     OPP_BARRIER();
-    r->depth = f->depth;
-    OPP_BARRIER();
     if (OPP_UNLIKELY(f->stack))
-        opp_publish_stack(r, f, t, args, nargs);
+        opp_publish_stack(r, f, t, args, nargs, OPP_PUB_LEAVE);
     else
-        opp_publish(r, f->fn, f->depth, f->begin, t, args, nargs);
+        opp_publish_f(r, f->fn, f->depth, f->begin, t, args, nargs, 0, OPP_PUB_LEAVE);
 }
 
 /* Publish the finished call with its argument values. */

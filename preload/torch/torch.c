@@ -265,7 +265,7 @@ static void end_early_at(struct open_op *o, uint64_t t)
 {
     if (o->recorded) {
         if (o->f.stack)
-            opp_publish_stack(o->f.r, &o->f, t, o->a, o->nargs);
+            opp_publish_stack(o->f.r, &o->f, t, o->a, o->nargs, OPP_PUB_RECORD);
         else
             opp_publish(o->f.r, o->f.fn, o->f.depth, o->f.begin, t, o->a, o->nargs);
     }

@@ -424,6 +424,32 @@ START_TEST(jump_from_a_handler_out_of_our_send)
 }
 END_TEST
 
+/* A handler that jumps out of our publishing of a call's record (a
+ * SIGSEGV here, at a known instant: the program made our ring's slots
+ * read-only, so the record's first write faults; its handler makes them
+ * writable and siglongjmps back): the call stays in flight and is
+ * recorded as left, ending at the jump; nothing lost, nothing dropped,
+ * every call at depth 0. Without us: "pubjmp 11, segv 0". */
+START_TEST(jump_from_a_handler_out_of_our_record)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "pubjmp", "5", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    run_whole(argv, env, 0, out, err, out, "pubjmp 10, segv 1\n", 11);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_ddot");
+    ck_assert_uint_eq(closed, 11);
+    ck_assert_uint_eq(open, 0);
+    ck_assert_uint_eq(nested, 0);
+    free(out), free(err);
+}
+END_TEST
+
 /* A SIGALRM every 20 us whose handler siglongjmps out of whatever it
  * interrupts, 2000 times, from the thread's first call on: attaching the
  * thread and our sends wait for it (else the thread never records, or
@@ -501,6 +527,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_record);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;
