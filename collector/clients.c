@@ -157,7 +157,8 @@ static int process_runs(pid_t pid)
 /* Whether process c still maps one of its rings: it runs on as the same
  * image (an exec or a death unmaps them all). A process that made itself
  * not dumpable (PR_SET_DUMPABLE 0) keeps its maps from us: then as long
- * as it runs (an exec of it is then seen when the process ends). */
+ * as it runs (an exec of it is then seen when its new image says hello:
+ * messages.c's exec_ended, or else when the process ends). */
 int opp_coll_rings_mapped(struct client *c)
 {
     char path[40], line[512];

@@ -194,7 +194,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 opp_coll_drop_client(i, c->bad);
             else if (c->orphan && t - c->orphan_checked > 100000000ull) {
                 c->orphan_checked = t;
-                if (!opp_coll_rings_mapped(c))
+                if (c->ended || !opp_coll_rings_mapped(c))
                     opp_coll_drop_client(i, NULL);
             }
         }

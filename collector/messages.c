@@ -32,6 +32,33 @@ static void send_mode(int fd, uint16_t type)
     opp_send_msg(fd, type, &mode, sizeof mode, -1);
 }
 
+/* A hello from client c, started at its clock's start: an older instance
+ * of the same pid that has not ended exec'd (a pid is another process's
+ * only once its own ended), whatever /proc/PID/maps, which a process that
+ * is not dumpable keeps from us, would say: it ended no later than start
+ * (now, on another clock), what its closed connection still held read
+ * first. */
+static void exec_ended(const struct client *c, uint64_t start)
+{
+    for (int k = collector.nc; k-- > 0;) {
+        struct client *o = collector.c[k];
+        if (o == c || o->pid != c->pid || o->kind != C_PROCESS || o->bye || o->ended)
+            continue;
+        const char *w = NULL;
+        int rc = o->fd < 0 ? -1 : 0; /* an orphan's connection is closed already */
+        for (int n = 0; n < 256 && rc == 0; n++)
+            rc = opp_coll_on_readable(k, &w);
+        if (rc == 0)
+            continue; /* still open: not its old image */
+        if (w) {
+            o->bad = w;
+            continue;
+        }
+        opp_coll_end_process(o, OPP_END_LOST, o->clock == c->clock ? start : 0);
+        o->orphan_checked = 0; /* an orphan: let go at the loop's next look */
+    }
+}
+
 static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char **why)
 {
     struct opp_hello h;
@@ -68,6 +95,7 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
     opp_tw_process(&collector.tw, &tp);
     opp_coll_reaped_unborn(c->proc, c->pid, (pid_t)h.ppid);
     opp_hello_free(&h);
+    exec_ended(c, c->start);
     collector.ever_connected = 1;
     /* The answer to the hello: the agent names steps and marks windows by
      * it, whatever its own environment says. It never waits for it, and

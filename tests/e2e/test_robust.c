@@ -792,15 +792,13 @@ START_TEST(program_closes_our_descriptor)
 }
 END_TEST
 
-/* The same by a program that made itself not dumpable (PR_SET_DUMPABLE
- * 0: its /proc/PID/maps kept from processes of its user, the collector
- * among them): while it runs, its rings are taken as still mapped, and
- * every call is recorded, nothing said. Run as nobody when the tests run
- * as root, who reads any process's maps (skipped, said, when that user
- * cannot reach the build). */
-START_TEST(undumpable_program_closes_our_descriptor)
+/* `opprof run -q -o trace -- notice MODE N K EXE` (K, EXE NULL: none) run as
+ * nobody when the tests run as root, who reads any process's maps, its
+ * output in out and err: its exit code, 122 when that user cannot reach
+ * the build (said: the test is skipped). */
+static int run_as_nobody(const char *test, const char *out, const char *err, char *mode, char *n,
+                         char *k, char *exe)
 {
-    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
     ck_assert_int_eq(chmod(dir, 0777), 0);
     pid_t pid = fork();
     if (pid == 0) {
@@ -819,18 +817,32 @@ START_TEST(undumpable_program_closes_our_descriptor)
                         trace,
                         "--",
                         (char *)tu_build("tests/progs/notice"),
-                        "nodump",
-                        "100",
+                        mode,
+                        n,
+                        k,
+                        exe,
                         NULL};
         setenv("OPENBLAS_NUM_THREADS", "1", 1); /* the rest as the tests run (OPPROF_LIB...) */
         execv(argv[0], argv);
         _exit(127);
     }
     int code = tu_code(tu_wait(pid));
-    if (code == 122) {
-        fprintf(stderr, "robust: undumpable_program_closes_our_descriptor skipped: cannot run "
-                        "%s as user nobody\n",
+    if (code == 122)
+        fprintf(stderr, "robust: %s skipped: cannot run %s as user nobody\n", test,
                 tu_tool("opprof"));
+    return code;
+}
+
+/* The same by a program that made itself not dumpable (PR_SET_DUMPABLE
+ * 0: its /proc/PID/maps kept from processes of its user, the collector
+ * among them): while it runs, its rings are taken as still mapped, and
+ * every call is recorded, nothing said. */
+START_TEST(undumpable_program_closes_our_descriptor)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    int code = run_as_nobody("undumpable_program_closes_our_descriptor", out, err, "nodump", "100",
+                             NULL, NULL);
+    if (code == 122) {
         free(out), free(err);
         return;
     }
@@ -842,6 +854,42 @@ START_TEST(undumpable_program_closes_our_descriptor)
     ck_assert_str_eq(e, said);
     whole_one_process(300);
     free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+/* A program that is not dumpable execs a copy of itself that its user
+ * may run but not read, and so is not dumpable from the exec on: its
+ * maps say nothing of the exec, but the new image's hello from the same
+ * pid does. The old image ends (cut, as an exec's old image does) no
+ * later than the new one started, not when the process exits; each
+ * image's 5 calls recorded. */
+START_TEST(undumpable_program_execs)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), *exe = tu_path(dir, "notice");
+    char *cp[] = {"/bin/cp", (char *)tu_build("tests/progs/notice"), exe, NULL};
+    ck_assert_int_eq(tu_code(tu_run(cp, NULL, NULL, NULL)), 0);
+    ck_assert_int_eq(chmod(exe, 0711), 0);
+    int code = run_as_nobody("undumpable_program_execs", out, err, "nodumpexec", "5", "1", exe);
+    if (code == 122) {
+        free(out), free(err), free(exe);
+        return;
+    }
+    ck_assert_int_eq(code, 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "nodumpexec 5\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(m->procs[0].pid, m->procs[1].pid);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_LOST);
+    ck_assert_uint_le(m->procs[0].end_ns, m->procs[1].start_ns);
+    ck_assert_uint_eq(m->procs[1].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 5);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 1, 0, 0), 5);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    free(o), free(out), free(err), free(exe);
 }
 END_TEST
 
@@ -1546,6 +1594,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, repeated_calls_read_as_written);
     tcase_add_test(tc, daemon_child_closes_descriptors);
     tcase_add_test(tc, undumpable_program_closes_our_descriptor);
+    tcase_add_test(tc, undumpable_program_execs);
     tcase_add_test(tc, trace_write_fails);
     tcase_add_test(tc, signal_handler_calls_counted);
     tcase_add_test(tc, ctl_after_a_thread_exited);

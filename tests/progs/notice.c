@@ -77,8 +77,10 @@
  *                      (when there is one: the preload's), one call, whose record's write
  *                      faults; N calls; prints the calls that returned and how often the
  *                      handler ran (without a profiler: 2N+1, 0)
- *   nodumpexec N K     makes itself not dumpable, N calls; K > 0: execs "nodumpexec N K-1",
- *                      else waits 300 ms and prints the sum
+ *   nodumpexec N K [EXE]  makes itself not dumpable, N calls; K > 0: execs EXE (this
+ *                      program, or a copy of it that its user may run but not read: then not
+ *                      dumpable from the exec on) as "nodumpexec N K-1 EXE", else waits
+ *                      300 ms and prints the sum
  *   timerjmp K N       a SIGALRM every 20 us whose handler siglongjmps back to the loop
  *                      of calls it interrupted (the first of them attaches the thread),
  *                      K times; then N calls; prints K, the calls that returned and the
@@ -937,8 +939,9 @@ int main(int argc, char **argv)
         if (k > 0) {
             char kk[32];
             snprintf(kk, sizeof kk, "%ld", k - 1);
-            char *av[] = {self, "nodumpexec", argv[2], kk, NULL};
-            execv(self, av);
+            char *exe = argc > 4 ? argv[4] : self;
+            char *av[] = {exe, "nodumpexec", argv[2], kk, exe, NULL};
+            execv(exe, av);
             perror("execv");
             return 127;
         }
