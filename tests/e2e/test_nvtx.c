@@ -510,6 +510,35 @@ START_TEST(ranges_open_at_death_named)
 }
 END_TEST
 
+/* A signal handler that jumps out of our publishing of a mark's record
+ * (a SIGSEGV here, at a known instant: the program made our ring's slots
+ * read-only, so the record's first write faults; its handler makes them
+ * writable and siglongjmps back): that record, a range of ours rather than
+ * a call in flight, is counted as dropped, never lost silently; the marks
+ * after it are recorded. */
+START_TEST(jump_out_of_a_mark_s_record_counted)
+{
+    if (!built("jump_out_of_a_mark_s_record_counted"))
+        return;
+    char *trace = tu_path(dir, "j.trace"), *out = tu_path(dir, "j.out");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build(APP), "markjmp", NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "NVTX_INJECTION64_PATH="), out, NULL)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "markjmp segv 1\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->events, 2);
+    ck_assert_uint_eq(tu_count(m, "before", 0, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "kept", 0, 0, 0), 1);
+    ck_assert_uint_eq(m->dropped, 1);
+    opp_model_free(m);
+    free(o), free(trace), free(out);
+}
+END_TEST
+
 Suite *suite_nvtx(void)
 {
     Suite *s = suite_create("nvtx");
@@ -518,6 +547,7 @@ Suite *suite_nvtx(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, ranges_open_at_death_named);
+    tcase_add_test(tc, jump_out_of_a_mark_s_record_counted);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
     tcase_add_test(tc, train_loop_tree_and_steps);

@@ -10,13 +10,18 @@
  *               "mydomain:B-dom" overlapping, then "after".
  * The output is the same with or without a tool. `nvtx_app fork`: ranges
  * across fork(); `nvtx_app bench N` times N push/pop pairs; `nvtx_app die`:
- * "outer" { "mydomain:dying" { SIGKILL } }. */
+ * "outer" { "mydomain:dying" { SIGKILL } }; `nvtx_app markjmp`: "before",
+ * then a "lost" mark whose record a SIGSEGV handler jumps out of (the
+ * process's ring's slots, when it has one, made read-only: its write
+ * faults), then a "kept" mark; prints how often the handler ran. */
 #include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -127,6 +132,47 @@ static int forked(void)
     return st;
 }
 
+/* markjmp: the slots of this process's one ring (past its 4096-byte
+ * header, common/ring.h's OPP_RING_HDR_SIZE), made read-only; the
+ * SIGSEGV handler makes them writable again and jumps back. */
+static sigjmp_buf segv_jmp;
+static char *ring_slots;
+static size_t ring_slots_len;
+static volatile sig_atomic_t segv_seen;
+static void segv_jump(int sig)
+{
+    (void)sig;
+    segv_seen++;
+    mprotect(ring_slots, ring_slots_len, PROT_READ | PROT_WRITE);
+    siglongjmp(segv_jmp, 1);
+}
+
+static int markjmp(void)
+{
+    nvtxRangePushA("before");
+    nvtxRangePop();
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo, hi;
+    while (f && !ring_slots && fgets(line, sizeof line, f))
+        if (strstr(line, "opprof-ring") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+            ring_slots = (char *)lo + 4096;
+            ring_slots_len = hi - lo - 4096;
+        }
+    if (f)
+        fclose(f);
+    struct sigaction sa = {.sa_handler = segv_jump};
+    sigaction(SIGSEGV, &sa, NULL);
+    if (!sigsetjmp(segv_jmp, 1)) {
+        if (ring_slots)
+            mprotect(ring_slots, ring_slots_len, PROT_READ);
+        nvtxMarkA("lost");
+    }
+    nvtxMarkA("kept");
+    printf("markjmp segv %d\n", (int)segv_seen);
+    return 0;
+}
+
 static int bench(long n)
 {
     struct timespec a, b;
@@ -145,6 +191,8 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "fork"))
         return forked();
+    if (argc == 2 && !strcmp(argv[1], "markjmp"))
+        return markjmp();
     if (argc == 3 && !strcmp(argv[1], "bench"))
         return bench(atol(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "die")) {
