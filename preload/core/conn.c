@@ -522,7 +522,6 @@ void opp_conn_forked(void)
 void opp_conn_raw_forked(void)
 {
     pthread_mutex_init(&conn.lock, NULL);
-    mine.owns = 0; /* the forking thread's, if it held it: made anew */
     forget_parent();
 }
 
