@@ -211,10 +211,7 @@ int opp_out_diff_json(FILE *f, const struct opp_diff *d, const struct opp_diff_v
     } else {
         const struct opp_diff_row *worst = found->worst;
         fputs("{\"key\": ", f);
-        if (found->worst_total)
-            fputs("null", f);
-        else
-            opp_json_str(f, worst->key);
+        opp_json_str(f, found->worst_total ? NULL : worst->key);
         fputs(", \"percent\": ", f);
         json_num(f, found->worst_total ? d->total_percent
                     : isnan(worst->percent) ? INFINITY

@@ -60,6 +60,10 @@ void opp_put_us(FILE *f, double ns)
 void opp_json_str(FILE *f, const char *s)
 {
     uint32_t cp;
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
     putc('"', f);
     while (*s) {
         int n = opp_utf8_next(s, &cp);

@@ -33,7 +33,8 @@ const char *opp_fmt_percent(char buf[OPP_FMT_MAX], double part, double total);
 void opp_put_us(FILE *f, double ns);
 
 /* s as a JSON string, quotes included: '"' and '\' escaped, control
- * characters as \u00XX, bytes that are not valid UTF-8 as \ufffd. */
+ * characters as \u00XX, bytes that are not valid UTF-8 as \ufffd; NULL as
+ * null. */
 void opp_json_str(FILE *f, const char *s);
 
 /* s as a CSV field (RFC 4180): quoted when asked, when it holds a comma, a

@@ -25,11 +25,7 @@ static void json_processes(FILE *f, const struct opp_model *m)
         else if (p->exit_how == OPP_EXIT_SIGNAL)
             fprintf(f, ", \"signal\": %" PRIu32, p->exit_code);
         fputs(", \"host\": ", f);
-        const char *host = opp_process_info(p, "host");
-        if (host)
-            opp_json_str(f, host);
-        else
-            fputs("null", f);
+        opp_json_str(f, opp_process_info(p, "host"));
         const char *k[] = {"rank", "local_rank", "world_size"};
         const int64_t v[] = {p->rank, p->local_rank, p->world_size};
         for (int j = 0; j < 3; j++)
@@ -74,10 +70,7 @@ static void json_gpu(FILE *f, const struct opp_model *m, const struct opp_gpu_st
     for (size_t i = 0; i < s->ndevs; i++) {
         const struct opp_gpu_dev_stats *d = &s->devs[i];
         fprintf(f, "%s\n      {\"device\": %" PRIu32 ", \"name\": ", i ? "," : "", d->device);
-        if (d->info)
-            opp_json_str(f, opp_model_str(m, d->info->name));
-        else
-            fputs("null", f);
+        opp_json_str(f, d->info ? opp_model_str(m, d->info->name) : NULL);
         fprintf(f, ", \"ops\": %" PRIu64 ", \"kernels\": %" PRIu64 ", \"kernel_time\": ", d->ops,
                 d->kernels);
         opp_put_us(f, (double)d->kernel_ns);
@@ -125,10 +118,7 @@ static void json_statuses(FILE *f, const struct opp_agg *a)
         const struct opp_status_row *s = &a->statuses[i];
         json_key_lib(f, i, s->key, s->lib);
         fprintf(f, ", \"status\": %" PRId64 ", \"name\": ", s->status);
-        if (s->name)
-            opp_json_str(f, s->name);
-        else
-            fputs("null", f);
+        opp_json_str(f, s->name);
         fprintf(f, ", \"count\": %" PRIu64 "}", s->count);
     }
     fputs(a->nstatuses ? "\n  ]\n" : "]\n", f);
@@ -198,20 +188,14 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     /* complete: every process's calls to its end are in the trace */
     fprintf(f, ",\n  \"complete\": %s,\n  \"processes_cut\": %" PRIu32 ",\n  \"warning\": ",
             m->sum.complete && !m->procs_cut ? "true" : "false", m->procs_cut);
-    if (m->sum.warning[0])
-        opp_json_str(f, m->sum.warning);
-    else
-        fputs("null", f);
+    opp_json_str(f, m->sum.warning[0] ? m->sum.warning : NULL);
     fputs(",\n  \"self_cpu_time_total\": ", f);
     opp_put_us(f, (double)a->self_cpu_time_total_ns);
     fputs(",\n  \"self_cuda_time_total\": ", f);
     opp_put_us(f, (double)a->self_cuda_time_total_ns);
     char note[160];
     fprintf(f, ",\n  \"rows_processes\": %zu, \"rows_note\": ", a->nprocs);
-    if (opp_out_processes_note(a, note, sizeof note))
-        opp_json_str(f, note);
-    else
-        fputs("null", f);
+    opp_json_str(f, opp_out_processes_note(a, note, sizeof note) ? note : NULL);
     fputs(",\n", f);
     json_processes(f, m);
     json_threads(f, m, o->thread_events);
