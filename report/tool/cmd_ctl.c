@@ -21,37 +21,21 @@
 
 #define MAX_LISTED 32
 
-/* The only live collector of this user, its socket in out; else -1, said
- * (with each collector when there are several). list: print them all
- * instead (`opprof ctl list`): 0. */
-static int find_socket(char *out, size_t cap, int list)
+/* `opprof ctl list`: the collectors running, on stdout. The exit status. */
+static int list(void)
 {
     struct opp_collector c[MAX_LISTED];
     size_t n;
     char err[256];
     if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
         opp_say(PREFIX "%s", err);
-        return -1;
+        return 1;
     }
-    if (list) {
-        for (size_t i = 0; i < n && i < MAX_LISTED; i++)
-            opp_collector_print(stdout, &c[i]);
-        if (!n)
-            printf("no collector is running\n");
-        return 0;
-    }
-    if (n == 1) {
-        snprintf(out, cap, "%s", c[0].sock);
-        return 0;
-    }
-    if (!n) {
-        opp_say(PREFIX "no collector is running (nothing is being profiled)");
-        return -1;
-    }
-    opp_say(PREFIX "%zu collectors are running: say which with --socket (or OPPROF_SOCKET)", n);
     for (size_t i = 0; i < n && i < MAX_LISTED; i++)
-        opp_collector_print(stderr, &c[i]);
-    return -1;
+        opp_collector_print(stdout, &c[i]);
+    if (!n)
+        printf("no collector is running\n");
+    return 0;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -100,9 +84,9 @@ int cmd_ctl(int argc, char **argv)
         return 2;
     }
     if (op == 4)
-        return find_socket(found, sizeof found, 1) ? 1 : 0;
+        return list();
     if (!sock || !*sock) { /* an empty OPPROF_SOCKET is none; an empty --socket is refused */
-        if (find_socket(found, sizeof found, 0))
+        if (opp_collector_only("ctl", "--socket (or OPPROF_SOCKET)", found, sizeof found))
             return 1;
         sock = found;
     }

@@ -31,7 +31,6 @@
 #include "views/say.h"
 
 #define PREFIX "opprof top: "
-#define MAX_LISTED 32
 #define ANSWER_MS 5000
 #define FIND_MS 10000 /* how long the run's collector may take to appear */
 
@@ -67,37 +66,19 @@ static int opt_sort(const struct opp_option *o, const char *arg)
  * the only one running. 0, or -1 said. */
 static int find_socket(const char *trace, char *out, size_t cap)
 {
-    struct opp_collector c[MAX_LISTED];
-    size_t n;
-    char err[256];
-    if (trace) {
-        if (access(trace, R_OK)) {
-            opp_say(PREFIX "cannot read %s: %s", trace, strerror(errno));
-            return -1;
-        }
-        if (!opp_collector_writing(trace, out, cap))
-            return 0;
-        char why[PATH_MAX + 64];
-        if (opp_trace_check(trace, why, sizeof why))
-            opp_say(PREFIX "%s", why); /* no trace at all: not a run that is over */
-        else
-            opp_say(PREFIX "no running collector writes %s (is its run over?)", trace);
+    if (!trace)
+        return opp_collector_only("top", "--socket", out, cap);
+    if (access(trace, R_OK)) {
+        opp_say(PREFIX "cannot read %s: %s", trace, strerror(errno));
         return -1;
     }
-    if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
-        opp_say(PREFIX "%s", err);
-        return -1;
-    }
-    if (n == 1) {
-        snprintf(out, cap, "%s", c[0].sock);
+    if (!opp_collector_writing(trace, out, cap))
         return 0;
-    }
-    if (!n)
-        opp_say(PREFIX "no collector is running (nothing is being profiled)");
+    char why[PATH_MAX + 64];
+    if (opp_trace_check(trace, why, sizeof why))
+        opp_say(PREFIX "%s", why); /* no trace at all: not a run that is over */
     else
-        opp_say(PREFIX "%zu collectors are running: say which with --socket", n);
-    for (size_t i = 0; n > 1 && i < n && i < MAX_LISTED; i++)
-        opp_collector_print(stderr, &c[i]);
+        opp_say(PREFIX "no running collector writes %s (is its run over?)", trace);
     return -1;
 }
 

@@ -15,6 +15,9 @@
 
 #include "util.h"
 #include "views/fmt.h"
+#include "views/say.h"
+
+#define MAX_LISTED 32
 
 /* The pid of an `opprof run` socket's name, "run-PID-N.sock"; 0 for
  * another name. */
@@ -254,4 +257,26 @@ void opp_collector_print(FILE *f, const struct opp_collector *c)
     fputs(": ", f);
     opp_text_fput(f, c->cmd);
     fputc('\n', f);
+}
+
+int opp_collector_only(const char *cmd, const char *which, char *out, size_t cap)
+{
+    struct opp_collector c[MAX_LISTED];
+    size_t n;
+    char err[256];
+    if (opp_collectors_find(c, MAX_LISTED, &n, err, sizeof err)) {
+        opp_say("opprof %s: %s", cmd, err);
+        return -1;
+    }
+    if (n == 1) {
+        snprintf(out, cap, "%s", c[0].sock);
+        return 0;
+    }
+    if (!n)
+        opp_say("opprof %s: no collector is running (nothing is being profiled)", cmd);
+    else
+        opp_say("opprof %s: %zu collectors are running: say which with %s", cmd, n, which);
+    for (size_t i = 0; n > 1 && i < n && i < MAX_LISTED; i++)
+        opp_collector_print(stderr, &c[i]);
+    return -1;
 }

@@ -1,7 +1,7 @@
 /* The collectors of this user that are running, found by their sockets in
  * the user's socket directory (util.h's opp_socket_dir) and described from
- * /proc; the sockets of runs that died, removed. For `opprof ctl` (which
- * one to talk to) and `opprof run` (no leftovers). */
+ * /proc; the sockets of runs that died, removed. For `opprof ctl` and
+ * `opprof top` (which one to talk to) and `opprof run` (no leftovers). */
 #ifndef OPP_TOOL_COLLECTORS_H
 #define OPP_TOOL_COLLECTORS_H
 
@@ -31,6 +31,11 @@ int opp_collector_writing(const char *trace, char *sock, size_t cap);
 
 /* The socket directory's stale sockets removed (as opp_collectors_find). */
 void opp_collectors_sweep(void);
+
+/* The socket of this user's only collector that is running into out
+ * (cap bytes): 0; else -1 with why said as "opprof CMD: ..." (none, or
+ * how many, each then listed; which: how to name one). */
+int opp_collector_only(const char *cmd, const char *which, char *out, size_t cap);
 
 /* "  SOCKET  pid PID, started TIME: CMD" */
 void opp_collector_print(FILE *f, const struct opp_collector *c);
