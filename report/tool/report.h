@@ -48,7 +48,7 @@ struct opp_table_stream;
 /* A view read in one pass over traces (analysis/pass.h; a summary
  * trace's nodes as counted calls), for every trace whatever its size: read computes and prints, over pass p (opened
  * by the caller: its model has what the first read learnt, for the
- * filters and warnings) and t, a table stream over p for the views that
+ * filters and warnings; ra's --window K made its time range) and t, a table stream over p for the views that
  * add calls up. 0 and the output's status in *rc, 1 when the trace
  * cannot be answered this way (no room in TMPDIR: err says why, refused),
  * -1 on error (err). Several traces are read as one, as when loaded. */

@@ -53,6 +53,34 @@ static int summary_checks(struct report_args *ra, const struct opp_model *m)
     return 0;
 }
 
+/* ra with --window K made the K-th schedule window's time, from a read of
+ * the traces' steps, into *out, before any view's read (a view that takes
+ * neither --from nor --window was refused them: cmd_report.c): 0, or what
+ * a read returns (1, -1); when there is no such window, or --from is past
+ * the traces' end (said), REPORT_NAME_UNKNOWN in *rc. */
+static int windowed(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
+                    struct report_args *out, int *rc, char *err, size_t errlen)
+{
+    *out = *ra;
+    *rc = 0;
+    uint64_t first = opp_pass_first_ns(p), last = opp_pass_last_ns(p);
+    if (ra->from_given && ra->agg.from_ns > last - first) {
+        opp_say(PREFIX "--from %g ms is past the end of %s (%.3f ms)",
+                (double)ra->agg.from_ns / 1e6, ra->trace, (double)(last - first) / 1e6);
+        *rc = REPORT_NAME_UNKNOWN;
+        return 0;
+    }
+    if (!ra->window_k)
+        return 0;
+    struct opp_window *w = NULL;
+    size_t nw = 0;
+    int got = opp_table_stream_windows(st, &w, &nw, err, errlen);
+    if (!got)
+        *rc = report_window(out, w, nw, first);
+    free(w);
+    return got;
+}
+
 int report_streamed(const struct report_args *rap)
 {
     char err[512];
@@ -80,11 +108,12 @@ int report_streamed(const struct report_args *rap)
     const struct opp_model *m = opp_pass_model(p);
     struct opp_table_stream *t = opp_table_stream_over(p, err, sizeof err);
     int got = t ? 0 : -1, out, rc = 0;
-    struct report_args pre = *ra;
+    struct report_args pre = *ra, w;
     if (!ra->view || ra->view->names_read)
         pre.agg.match = NULL;
-    if (!got && !(rc = report_filters_known(&pre, m)))
-        got = read(ra, p, t, &out, err, sizeof err);
+    if (!got && !(rc = report_filters_known(&pre, m)) &&
+        !(got = windowed(ra, p, t, &w, &out, err, sizeof err)) && !out)
+        got = read(&w, p, t, &out, err, sizeof err);
     if (got) /* an error, or no room for the GPU join's sorts */
         opp_say(PREFIX "%s", err);
     rc = got ? 1 : rc ? rc : report_finish(ra, m, out);

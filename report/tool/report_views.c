@@ -34,33 +34,6 @@ static int key_averages_out(const struct report_args *ra, const struct opp_model
     return opp_out_json(stdout, ra->trace, m, agg, o);
 }
 
-/* ra with --window K made the K-th schedule window's time, from a read of
- * the traces' steps, into *out: 0, or what a show returns (1, -1); when
- * there is no such window, or --from is past the traces' end (said),
- * REPORT_NAME_UNKNOWN in *rc. */
-static int windowed(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
-                    struct report_args *out, int *rc, char *err, size_t errlen)
-{
-    *out = *ra;
-    *rc = 0;
-    uint64_t first = opp_pass_first_ns(p), last = opp_pass_last_ns(p);
-    if (ra->from_given && ra->agg.from_ns > last - first) {
-        opp_say("opprof report: --from %g ms is past the end of %s (%.3f ms)",
-                (double)ra->agg.from_ns / 1e6, ra->trace, (double)(last - first) / 1e6);
-        *rc = REPORT_NAME_UNKNOWN;
-        return 0;
-    }
-    if (!ra->window_k)
-        return 0;
-    struct opp_window *w = NULL;
-    size_t nw = 0;
-    int got = opp_table_stream_windows(st, &w, &nw, err, errlen);
-    if (!got)
-        *rc = report_window(out, w, nw, first);
-    free(w);
-    return got;
-}
-
 /* --match chose no call of a trace's (a summary's names were checked
  * before the read, report_stream.c): *rc the status, said as of any
  * trace. 0: it chose some, or there is no --match. */
@@ -88,18 +61,13 @@ static int json_gpu(const struct report_args *ra, struct opp_pass *p, struct opp
     return got;
 }
 
-int report_table_read(const struct report_args *rap, struct opp_pass *p,
-                      struct opp_table_stream *st, int *rc, char *err, size_t errlen)
+int report_table_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
+                      int *rc, char *err, size_t errlen)
 {
-    struct report_args w;
-    int got = windowed(rap, p, st, &w, rc, err, errlen);
-    if (got || *rc)
-        return got;
-    const struct report_args *ra = &w;
     struct opp_agg agg;
     struct opp_gpu_stats gs;
     struct opp_gpu_stream *g = NULL;
-    got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
+    int got = opp_table_stream_aggregate(st, &ra->agg, &agg, err, errlen);
     if (got)
         return got;
     const struct opp_model *m = opp_pass_model(p);
@@ -243,17 +211,12 @@ static int rank_aggregates(void *ctx, const struct opp_agg_opts *o, size_t n, st
     return got < 0 ? -EIO : got; /* -EIO: err says why */
 }
 
-static int by_rank_read(const struct report_args *rap, struct opp_pass *p,
+static int by_rank_read(const struct report_args *ra, struct opp_pass *p,
                         struct opp_table_stream *st, int *rc, char *err, size_t errlen)
 {
-    struct report_args w;
-    int got = windowed(rap, p, st, &w, rc, err, errlen);
-    if (got || *rc)
-        return got;
-    const struct report_args *ra = &w;
     struct opp_rank_table t;
     struct rank_reads r = {st, err, errlen};
-    got = opp_rank_table_build(opp_pass_model(p), &ra->agg, rank_aggregates, &r, &t);
+    int got = opp_rank_table_build(opp_pass_model(p), &ra->agg, rank_aggregates, &r, &t);
     if (got == -EIO)
         return -1;
     if (got > 0)
@@ -266,16 +229,11 @@ static int by_rank_read(const struct report_args *rap, struct opp_pass *p,
     return 0;
 }
 
-static int by_process_read(const struct report_args *rap, struct opp_pass *p,
+static int by_process_read(const struct report_args *ra, struct opp_pass *p,
                            struct opp_table_stream *st, int *rc, char *err, size_t errlen)
 {
-    struct report_args w;
-    int got = windowed(rap, p, st, &w, rc, err, errlen);
-    if (got || *rc)
-        return got;
-    const struct report_args *ra = &w;
     struct opp_agg a;
-    got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
+    int got = opp_table_stream_aggregate(st, &ra->agg, &a, err, errlen);
     if (got)
         return got;
     const struct opp_model *m = opp_pass_model(p);
