@@ -96,43 +96,25 @@ struct html_col {
     const char *head;
     enum cell_kind kind;
     int when; /* 0 always, 1 with CUDA columns, 2 with CPU memory, 3 with CUDA memory */
-    double (*value)(const struct opp_row *r);
+    enum opp_sort_key value; /* opp_row_metric's */
 };
-
-static double v_self(const struct opp_row *r) { return (double)r->self_cpu_time_total_ns; }
-static double v_total(const struct opp_row *r) { return (double)r->cpu_time_total_ns; }
-static double v_avg(const struct opp_row *r)
-{
-    return r->count ? (double)r->cpu_time_total_ns / (double)r->count : 0;
-}
-static double v_self_cuda(const struct opp_row *r) { return (double)r->self_cuda_time_total_ns; }
-static double v_cuda_total(const struct opp_row *r) { return (double)r->cuda_time_total_ns; }
-static double v_cuda_avg(const struct opp_row *r)
-{
-    return r->count ? (double)r->cuda_time_total_ns / (double)r->count : 0;
-}
-static double v_cpu_mem(const struct opp_row *r) { return (double)r->cpu_memory_usage; }
-static double v_self_cpu_mem(const struct opp_row *r) { return (double)r->self_cpu_memory_usage; }
-static double v_cuda_mem(const struct opp_row *r) { return (double)r->cuda_memory_usage; }
-static double v_self_cuda_mem(const struct opp_row *r) { return (double)r->self_cuda_memory_usage; }
-static double v_calls(const struct opp_row *r) { return (double)r->count; }
 
 /* torch's columns, in its order; the name first. */
 static const struct html_col cols[] = {
-    {"Self CPU %", CK_PCT_SELF, 0, v_self},
-    {"Self CPU", CK_TIME, 0, v_self},
-    {"CPU total %", CK_PCT_SELF, 0, v_total},
-    {"CPU total", CK_TIME, 0, v_total},
-    {"CPU time avg", CK_TIME, 0, v_avg},
-    {"Self CUDA", CK_TIME, 1, v_self_cuda},
-    {"Self CUDA %", CK_PCT_SELF_CUDA, 1, v_self_cuda},
-    {"CUDA total", CK_TIME, 1, v_cuda_total},
-    {"CUDA time avg", CK_TIME, 1, v_cuda_avg},
-    {"CPU Mem", CK_BYTES, 2, v_cpu_mem},
-    {"Self CPU Mem", CK_BYTES, 2, v_self_cpu_mem},
-    {"CUDA Mem", CK_BYTES, 3, v_cuda_mem},
-    {"Self CUDA Mem", CK_BYTES, 3, v_self_cuda_mem},
-    {"# of Calls", CK_COUNT, 0, v_calls},
+    {"Self CPU %", CK_PCT_SELF, 0, OPP_SORT_SELF_CPU_TIME_TOTAL},
+    {"Self CPU", CK_TIME, 0, OPP_SORT_SELF_CPU_TIME_TOTAL},
+    {"CPU total %", CK_PCT_SELF, 0, OPP_SORT_CPU_TIME_TOTAL},
+    {"CPU total", CK_TIME, 0, OPP_SORT_CPU_TIME_TOTAL},
+    {"CPU time avg", CK_TIME, 0, OPP_SORT_CPU_TIME},
+    {"Self CUDA", CK_TIME, 1, OPP_SORT_SELF_CUDA_TIME_TOTAL},
+    {"Self CUDA %", CK_PCT_SELF_CUDA, 1, OPP_SORT_SELF_CUDA_TIME_TOTAL},
+    {"CUDA total", CK_TIME, 1, OPP_SORT_CUDA_TIME_TOTAL},
+    {"CUDA time avg", CK_TIME, 1, OPP_SORT_CUDA_TIME},
+    {"CPU Mem", CK_BYTES, 2, OPP_SORT_CPU_MEMORY_USAGE},
+    {"Self CPU Mem", CK_BYTES, 2, OPP_SORT_SELF_CPU_MEMORY_USAGE},
+    {"CUDA Mem", CK_BYTES, 3, OPP_SORT_CUDA_MEMORY_USAGE},
+    {"Self CUDA Mem", CK_BYTES, 3, OPP_SORT_SELF_CUDA_MEMORY_USAGE},
+    {"# of Calls", CK_COUNT, 0, OPP_SORT_COUNT},
 };
 #define NCOLS (sizeof cols / sizeof cols[0])
 
@@ -160,7 +142,7 @@ static int section_table(FILE *out, const struct opp_agg *ap)
         for (size_t c = 0; c < NCOLS; c++) {
             if (!shown[cols[c].when])
                 continue;
-            double v = cols[c].value(r);
+            double v = opp_row_metric(r, cols[c].value);
             const char *t = buf;
             switch (cols[c].kind) {
             case CK_TIME: t = opp_fmt_time(buf, v); break;
