@@ -3,6 +3,7 @@
  * files in one model. */
 #include "analysis/loader.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
         n *= 2;
     void *p = reallocarray(*arr, n, sz);
     if (!p)
-        return -1;
+        return -ENOMEM;
     *arr = p;
     *cap = n;
     return 0;

@@ -114,7 +114,7 @@ static inline uint64_t opp_open_end(uint64_t begin, uint64_t thread_last, uint32
 
 /* ---- loader.c ---- */
 
-/* Grow *arr (of elements of size sz) to hold at least need; 0 or -1.
+/* Grow *arr (of elements of size sz) to hold at least need; 0 or -ENOMEM.
  * Inline: the common case, room left, is one compare per event. */
 int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz);
 static inline int opp_loader_grow(void **arr, size_t *cap, size_t need, size_t sz)

@@ -85,20 +85,15 @@ static struct pthread *thread_at(struct opp_pass *p, uint32_t i)
     return &p->th[i];
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-    return opp_loader_grow(arr, cap, need, sz);
-}
-
 /* Call x kept until the read's end (its process died inside it, or its
  * thread is kept whole) as (*arr)[(*n)++], its arguments copied: 0 or 1
  * (out of memory). */
 static int keep(struct opp_pass *p, struct pthread *t, struct opp_pass_call **arr, size_t *n,
                 size_t *cap, size_t **off, size_t *off_cap, const struct opp_pass_call *x)
 {
-    if (grow((void **)arr, cap, *n + 1, sizeof **arr) ||
-        grow((void **)off, off_cap, *n + 1, sizeof **off) ||
-        grow((void **)&t->argv, &t->argv_cap, t->nargv + x->nargs + 1, sizeof *t->argv))
+    if (opp_loader_grow((void **)arr, cap, *n + 1, sizeof **arr) ||
+        opp_loader_grow((void **)off, off_cap, *n + 1, sizeof **off) ||
+        opp_loader_grow((void **)&t->argv, &t->argv_cap, t->nargv + x->nargs + 1, sizeof *t->argv))
         return fail(p, ENOMEM);
     (*off)[*n] = t->nargv;
     if (x->nargs)
@@ -174,7 +169,7 @@ static int arrive(struct opp_pass *p, struct pthread *t, struct opp_pass_call *x
     p->open += (x->flags & OPP_PASS_OPEN) != 0;
     if (p->c->call && check(p, p->c->call(p->c->ctx, x), 0))
         return 1;
-    if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
+    if (opp_loader_grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
         return fail(p, ENOMEM);
     t->s[t->n] = *x;
     t->s[t->n].args = NULL; /* the reader's, gone after call */
@@ -361,7 +356,7 @@ static int each_late(void *ctx, uint32_t ti, const struct opp_tr_event *e)
     const struct opp_process *pr = &m->procs[m->threads[ti].proc];
     if (e->fn >= pr->nfuncs || !is_late(pr->funcs[e->fn].kind, e))
         return 0;
-    if (grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
+    if (opp_loader_grow((void **)&t->late, &t->late_cap, t->nlate + 1, sizeof *t->late))
         return fail(p, ENOMEM);
     t->late[t->nlate++] = e->begin_ns;
     return 0;

@@ -59,14 +59,9 @@ struct opp_step_stream {
     int tapped; /* the candidates are read by another's read (opp_step_stream_tap) */
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-    return opp_loader_grow(arr, cap, need, sz) ? -ENOMEM : 0;
-}
-
 static int cand_push(struct cands *c, const struct opp_pass_call *x, int range)
 {
-    if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v))
+    if (opp_loader_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v))
         return -ENOMEM;
     uint64_t dur = x->end - x->begin;
     c->v[c->n++] = (struct cand){.begin = x->begin, .end = x->end,
@@ -180,7 +175,7 @@ static int top_level(void *ctx, const struct opp_pass_call *x)
         t->b->v[step].cpu += x->end - x->begin;
     /* around a boundary (or one): the GPU work inside it is its step's */
     if (z->spans && lo < t->b->n && t->b->v[lo].end <= x->end) {
-        if (grow((void **)&t->span, &t->span_cap, t->nspan + 1, sizeof *t->span))
+        if (opp_loader_grow((void **)&t->span, &t->span_cap, t->nspan + 1, sizeof *t->span))
             return -ENOMEM;
         t->span[t->nspan++] = (struct span){x->begin, x->end, step};
     }

@@ -150,11 +150,6 @@ static inline int tstream_fail(struct opp_table_stream *s, int rc)
     return rc;
 }
 
-static inline int tstream_grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-    return opp_loader_grow(arr, cap, need, sz) ? -ENOMEM : 0;
-}
-
 /* Whether a call of thread index thread that begins at t is in o's
  * window (aggregate.h). */
 static inline int tstream_call_in_window(const struct opp_table_stream *s,

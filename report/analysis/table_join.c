@@ -78,7 +78,7 @@ static void owned(void *ctx, const struct opp_gpu_call *c, const void *op)
     if (s->failed || g.type == OPP_GPU_SYNC || g.type == OPP_GPU_OVERHEAD)
         return;
     if (g.type == OPP_GPU_MEMORY) { /* every one: a free's size may be another's */
-        if (!tstream_grow((void **)&s->gmem, &s->gmem_cap, s->ngmem + 1, sizeof *s->gmem))
+        if (!opp_loader_grow((void **)&s->gmem, &s->gmem_cap, s->ngmem + 1, sizeof *s->gmem))
             s->gmem[s->ngmem++] =
                 (struct opp_mrec){.time = g.time,
                                   .idx = g.idx,
@@ -196,8 +196,8 @@ int opp_tstream_own_take(struct opp_table_stream *s, uint64_t at, struct own *o)
         struct own *into = o;
         if (s->cur.at < at) { /* a call still to come: aside, one record a call */
             if (!s->nstash || s->stash[s->nstash - 1].at != s->cur.at) {
-                if (tstream_grow((void **)&s->stash, &s->stash_cap, s->nstash + 1,
-                                 sizeof *s->stash))
+                if (opp_loader_grow((void **)&s->stash, &s->stash_cap, s->nstash + 1,
+                                    sizeof *s->stash))
                     return -ENOMEM;
                 s->stash[s->nstash++] = (struct own){.at = s->cur.at};
             }

@@ -46,7 +46,8 @@ static int64_t ptree_at(struct ptree *t, uint32_t parent, uint32_t name)
     HASH_FIND(hh, t->map, &key, sizeof key, e);
     if (e)
         return e->node;
-    if (tstream_grow((void **)&t->n, &t->cap, t->nn + 1, sizeof *t->n) || !(e = malloc(sizeof *e)))
+    if (opp_loader_grow((void **)&t->n, &t->cap, t->nn + 1, sizeof *t->n) ||
+        !(e = malloc(sizeof *e)))
         return -1;
     int hash_oom = 0;
     e->key = key;

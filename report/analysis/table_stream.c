@@ -341,7 +341,7 @@ static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pas
     struct tthread *t = &q->th[x->thread];
     if (x->nkids > t->n - t->base)
         return -EPROTO; /* the pass hands over each child before its parent */
-    if (tstream_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e))
+    if (opp_loader_grow((void **)&t->e, &t->cap, t->n + 1, sizeof *t->e))
         return -ENOMEM;
     struct ent *kids = &t->e[t->n - x->nkids], *e = &t->e[t->n];
     ent_init(e, x, o, mem);
@@ -694,9 +694,9 @@ static int step_call(void *ctx, const struct opp_pass_call *x)
     uint64_t num;
     if (!opp_profiler_step_number(opp_model_str(p->s->m, x->name), &num))
         return 0;
-    if (tstream_grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v) ||
-        tstream_grow((void **)&p->thread, &p->tcap, p->n + 1, sizeof *p->thread) ||
-        tstream_grow((void **)&p->seq, &p->scap, p->n + 1, sizeof *p->seq))
+    if (opp_loader_grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v) ||
+        opp_loader_grow((void **)&p->thread, &p->tcap, p->n + 1, sizeof *p->thread) ||
+        opp_loader_grow((void **)&p->seq, &p->scap, p->n + 1, sizeof *p->seq))
         return -ENOMEM;
     p->v[p->n] = (struct opp_pstep){num, x->begin, x->end};
     p->thread[p->n] = x->thread;
