@@ -152,10 +152,8 @@ int opp_advise_pass_run(struct opp_advise_pass *ap, const struct opp_agg_opts *o
     /* the steps' first read made in the table's join (one read fewer) */
     struct opp_pass_consumer cands;
     if (!summary && opp_table_stream_join_pending(ap->table)) {
-        if (opp_step_stream_tap(ap->steps, step, &cands)) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+        if (opp_step_stream_tap(ap->steps, step, &cands))
+            return opp_err_oom(err, errlen);
         int j = opp_table_stream_join_with(ap->table, &cands, err, errlen);
         if (j)
             return j;

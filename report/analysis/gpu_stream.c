@@ -203,10 +203,8 @@ static int make_sorts(struct opp_gpu_stream *g)
  * -1 on error (err says why). */
 static int read_ops(struct opp_gpu_stream *g, char *err, size_t errlen)
 {
-    if (make_sorts(g)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (make_sorts(g))
+        return opp_err_oom(err, errlen);
     const struct opp_pass_consumer c = {
         .ctx = g, .op_bytes = sizeof(struct gop), .op = keep_op, .owned = each};
     int rc = opp_pass_run(g->pass, &c, err, errlen);
@@ -384,10 +382,8 @@ int opp_gpu_stream_busy(struct opp_gpu_stream *g, const struct opp_gpu_stats *s,
     struct busy b = {.s = s, .npx = npx, .px = calloc(s->nstreams * npx + 1, 1)};
     *px = NULL;
     *nops = 0;
-    if (!b.px) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!b.px)
+        return opp_err_oom(err, errlen);
     const struct opp_pass_consumer c = {.ctx = &b, .op = busy_op, .owned = busy_owned};
     int rc = opp_pass_run(g->pass, &c, err, errlen);
     if (rc) {

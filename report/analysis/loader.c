@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+int opp_err_oom(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
 int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz)
 {
     size_t n = *cap ? *cap : 16;

@@ -114,6 +114,9 @@ static inline uint64_t opp_open_end(uint64_t begin, uint64_t thread_last, uint32
 
 /* ---- loader.c ---- */
 
+/* err made "out of memory": -1, what a function that fills err returns
+ * then. */
+int opp_err_oom(char *err, size_t errlen);
 /* Grow *arr (of elements of size sz) to hold at least need; 0 or -ENOMEM.
  * Inline: the common case, room left, is one compare per event. */
 int opp_loader_grow_to(void **arr, size_t *cap, size_t need, size_t sz);

@@ -362,10 +362,8 @@ int opp_mem_stream_read(struct opp_mem_stream *s, int cpu, int tops, char *err, 
     if (!rc && tops) {
         if (s->ndal)
             qsort(s->dal, s->ndal, sizeof *s->dal, cmp_at);
-        if (!(s->th = calloc(s->m->nthreads ? s->m->nthreads : 1, sizeof *s->th))) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+        if (!(s->th = calloc(s->m->nthreads ? s->m->nthreads : 1, sizeof *s->th)))
+            return opp_err_oom(err, errlen);
         const struct opp_pass_consumer second = {
             .ctx = s, .begin = tops_begin, .call = tops_call, .top = tops_top};
         rc = said(s, opp_pass_run(s->pass, &second, err, errlen), err, errlen);
@@ -376,10 +374,8 @@ int opp_mem_stream_read(struct opp_mem_stream *s, int cpu, int tops, char *err, 
         free(s->dal);
         s->dal = NULL;
         s->ndal = s->dal_cap = 0;
-        if (!rc && tops_sorted(s)) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        }
+        if (!rc && tops_sorted(s))
+            rc = opp_err_oom(err, errlen);
         s->have_tops = !rc;
     }
     return rc;

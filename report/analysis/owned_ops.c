@@ -220,10 +220,8 @@ int opp_owned_ops_read(struct opp_owned_ops **out, struct opp_pass *pass, struct
         opp_owned_ops_free(o);
         o = NULL;
     }
-    if (!o) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!o)
+        return opp_err_oom(err, errlen);
     o->m = opp_pass_model(pass);
     o->sum = sum;
     const struct opp_pass_consumer c = {.ctx = o,

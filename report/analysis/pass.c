@@ -591,10 +591,8 @@ static int read_once(struct opp_pass *p, char *err, size_t errlen)
     p->join = NULL;
     const struct opp_model *m = p->meta.ld.m;
     if (c->op && (p->meta.gpu_ops || m->gpu.records || m->gpu.nmem) &&
-        !(p->join = opp_gpu_join_new(c->op_bytes))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+        !(p->join = opp_gpu_join_new(c->op_bytes)))
+        return opp_err_oom(err, errlen);
     const struct opp_tr_visitor *r = c->rest;
     const struct opp_tr_visitor v = {.event = on_event,
                                      .gpu = p->join || c->record ? on_gpu : NULL,
@@ -697,10 +695,8 @@ int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *er
     p->failed = 0;
     p->cannot = NULL;
     free(p->op);
-    if (!(p->op = malloc(c->op_bytes ? c->op_bytes : 1))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!(p->op = malloc(c->op_bytes ? c->op_bytes : 1)))
+        return opp_err_oom(err, errlen);
     int rc;
     while ((rc = read_once(p, err, errlen)) == 2)
         ; /* at most once more a thread: a thread kept whole stays so */

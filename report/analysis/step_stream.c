@@ -388,10 +388,8 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
         z->tapped = 0; /* tapped for another name */
     if (!z->tapped) {
         struct opp_pass_consumer cands;
-        if (opp_step_stream_tap(z, name, &cands)) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+        if (opp_step_stream_tap(z, name, &cands))
+            return opp_err_oom(err, errlen);
         rc = opp_pass_run(z->pass, &cands, err, errlen);
     }
     z->tapped = 0;
@@ -443,10 +441,8 @@ int opp_step_stream_steps(struct opp_step_stream *z, const struct opp_agg_opts *
     for (size_t i = 0; i < z->nth; i++)
         n += z->th[i].b && z->th[i].b->n > z->th[i].k0 ? z->th[i].b->n - z->th[i].k0 : 0;
     out->steps = malloc((n ? n : 1) * sizeof *out->steps);
-    if (!out->steps) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!out->steps)
+        return opp_err_oom(err, errlen);
     for (size_t i = 0; i < z->nth; i++) {
         struct sthread *t = &z->th[i];
         for (size_t k = t->k0; t->b && k < t->b->n; k++) {

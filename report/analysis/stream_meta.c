@@ -166,10 +166,8 @@ int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *pat
         return -1;
     }
     opp_loader_sort_devices(&m->gpu);
-    if (opp_loader_gpu_memory(&m->gpu)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (opp_loader_gpu_memory(&m->gpu))
+        return opp_err_oom(err, errlen);
     return 0;
 }
 

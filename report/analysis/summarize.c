@@ -332,10 +332,8 @@ static int v_gpu(void *ctx, uint32_t pi, const struct opp_gpu_rec *g)
 static int start(struct sz *z, const char *out, unsigned long max_nodes, char *err,
                  size_t errlen)
 {
-    if (!z->sum && !(z->sum = opp_sum_new((uint32_t)max_nodes))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!z->sum && !(z->sum = opp_sum_new((uint32_t)max_nodes)))
+        return opp_err_oom(err, errlen);
     if (z->how == JOINED)
         opp_sum_joined(z->sum);
     int rc = opp_tw_open(&z->w, out, err, errlen);
@@ -411,10 +409,8 @@ static int again(struct sz *z, const char *out, unsigned long max_nodes, char *e
     reset(z, 0);
     z->ranges_enclose = z->need_join = 0;
     opp_sum_free(z->sum);
-    if (!(z->sum = opp_sum_new((uint32_t)max_nodes))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!(z->sum = opp_sum_new((uint32_t)max_nodes)))
+        return opp_err_oom(err, errlen);
     int rc = opp_owned_ops_read(&z->owned, z->pass, z->sum, err, errlen);
     if (rc < 0)
         return -1;

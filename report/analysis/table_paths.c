@@ -154,10 +154,8 @@ int opp_tpaths_subtree(struct ent *e, const struct ent *c, uint32_t n, uint32_t 
 int opp_tpaths_calltree(struct ptree *t, struct opp_calltree *ct, int rc, char *err, size_t errlen)
 {
     memset(ct, 0, sizeof *ct);
-    if (!rc && t->nn && !(ct->nodes = calloc(t->nn, sizeof *ct->nodes))) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
+    if (!rc && t->nn && !(ct->nodes = calloc(t->nn, sizeof *ct->nodes)))
+        rc = opp_err_oom(err, errlen);
     for (size_t i = 0; !rc && i < t->nn; i++) {
         const struct pnode *n = &t->n[i];
         ct->nodes[i] = (struct opp_ct_node){

@@ -526,10 +526,8 @@ static int q_close(struct opp_table_stream *s, struct tq *q, int rc, char *err, 
     for (size_t k = 0; q->acc && k < q->nacc; k++) {
         int frc = rc || q->tree || q->code ? (opp_agg_acc_drop(q->acc[k]), 0)
                                            : opp_agg_acc_finish(q->acc[k], s->cpu_mem);
-        if (frc && !rc) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        }
+        if (frc && !rc)
+            rc = opp_err_oom(err, errlen);
     }
     free(q->acc);
     q->acc = NULL;
@@ -559,10 +557,8 @@ static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char 
                  : 0;
     for (size_t i = 0; i < nq && !rc; i++)
         rc = q_open(s, &q[i]);
-    if (rc) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
+    if (rc)
+        rc = opp_err_oom(err, errlen);
     if (!rc)
         rc = opp_table_stream_join_with(s, NULL, err, errlen);
     if (!rc && s->gowns && (rc = gpu_rows(s))) {
@@ -710,10 +706,8 @@ int opp_table_stream_windows(struct opp_table_stream *s, struct opp_window **w, 
     struct psteps p = {.s = s};
     const struct opp_pass_consumer c = {.ctx = &p, .begin = steps_begin, .call = step_call};
     int rc = opp_pass_run(s->pass, &c, err, errlen);
-    if (!rc && opp_profiler_windows_of(p.v, p.n, w, nw)) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
+    if (!rc && opp_profiler_windows_of(p.v, p.n, w, nw))
+        rc = opp_err_oom(err, errlen);
     free(p.v);
     free(p.thread);
     free(p.seq);

@@ -119,10 +119,8 @@ static int export(struct chrome *x, char *err, size_t errlen)
     x->hosts = calloc(x->nfiles, sizeof *x->hosts);
     x->ndem = m->nstrs;
     x->dem = malloc((x->ndem ? x->ndem : 1) * sizeof *x->dem);
-    if (!x->procs || !x->hosts || !x->dem) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!x->procs || !x->hosts || !x->dem)
+        return opp_err_oom(err, errlen);
     memset(x->dem, 0xff, (x->ndem ? x->ndem : 1) * sizeof *x->dem);
     for (size_t i = m->nprocs; i-- > 0;) {
         const char *host = opp_chrome_host(&m->procs[i]);
@@ -132,10 +130,8 @@ static int export(struct chrome *x, char *err, size_t errlen)
     int rc = 0;
     for (size_t i = 0; i < m->nprocs && !rc; i++)
         rc = opp_chrome_note_pid(x, opp_chrome_file(x, (uint32_t)i), m->procs[i].pid);
-    if (rc) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (rc)
+        return opp_err_oom(err, errlen);
     if (m->gpu.records && read_with(x, opp_chrome_scan, err, errlen)) /* devices, arrows */
         return -1;
     if (assign_pids(x)) {

@@ -263,10 +263,8 @@ static int stream_export(struct db *d, struct opp_pass *p, struct opp_step_strea
 {
     struct opp_model *m = opp_pass_model(p);
     struct stream z = {.d = d, .pass = p, .m = m, .nth = m->nthreads, .ids = {.pass = p}};
-    if (opp_step_stream_tap(ss, NULL, &z.steps)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (opp_step_stream_tap(ss, NULL, &z.steps))
+        return opp_err_oom(err, errlen);
     z.th = calloc(z.nth ? z.nth : 1, sizeof *z.th);
     z.mem_call = malloc((m->gpu.nmem ? m->gpu.nmem : 1) * sizeof *z.mem_call);
     z.ndem = m->nstrs;
