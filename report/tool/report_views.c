@@ -97,23 +97,6 @@ int report_table_read(const struct report_args *ra, struct opp_pass *p, struct o
 }
 
 /* The GPU view; one line instead when the trace has no GPU records. */
-static int no_gpu(const struct report_args *ra, const struct opp_model *m)
-{
-    if (opp_model_has_gpu(m))
-        return 0;
-    printf("%s has no GPU activity records\n", ra->trace);
-    return 1;
-}
-
-static int gpu_out(const struct report_args *ra, const struct opp_model *m,
-                   struct opp_gpu_stats *s, struct opp_kernel_stats *k, size_t nk)
-{
-    int rc = opp_out_gpu(stdout, m, s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
-    free(k);
-    opp_gpu_stats_free(s);
-    return rc;
-}
-
 static int gpu_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *t,
                     int *rc, char *err, size_t errlen)
 {
@@ -125,11 +108,13 @@ static int gpu_read(const struct report_args *ra, struct opp_pass *p, struct opp
     size_t nk;
     int got = g ? opp_gpu_stream_stats(g, &ra->agg, &s, &k, &nk, err, errlen) : -1; /* counts too */
     *rc = 0;
-    if (!got && no_gpu(ra, m)) {
+    if (!got && !opp_model_has_gpu(m))
+        printf("%s has no GPU activity records\n", ra->trace);
+    else if (!got)
+        *rc = opp_out_gpu(stdout, m, &s, k, nk, ra->agg.limit ? ra->agg.limit : 10);
+    if (!got) {
         free(k);
         opp_gpu_stats_free(&s);
-    } else if (!got) {
-        *rc = gpu_out(ra, m, &s, k, nk);
     }
     opp_gpu_stream_free(g);
     return got;
@@ -145,15 +130,6 @@ static int tree_read(const struct report_args *ra, struct opp_pass *p, struct op
     *rc = opp_out_tree(stdout, opp_pass_model(p), &ct, &ra->tree_opts);
     opp_calltree_free(&ct);
     return 0;
-}
-
-/* The filters for --step: the main process's when the rule says so
- * (opp_steps_main_process); 1 then, else 0 and o the filters as given. */
-static int main_process(const struct report_args *ra, const struct opp_model *m,
-                        struct opp_agg_opts *o)
-{
-    *o = ra->agg;
-    return opp_steps_main_process(m, o, ra->ntraces);
 }
 
 /* The steps shown (the main process's said in a line first, text), or
@@ -179,22 +155,15 @@ static int step_read(const struct report_args *ra, struct opp_pass *p, struct op
     const struct opp_model *m = opp_pass_model(p);
     struct opp_step_stream *z = opp_step_stream_over(p, err, errlen);
     struct opp_steps s = {0};
-    struct opp_agg_opts o;
+    struct opp_agg_opts o = ra->agg; /* the main process's when the rule says so: in_main */
     char what[OPP_NAME_MAX + 64];
-    int in_main = main_process(ra, m, &o);
+    int in_main = opp_steps_main_process(m, &o, ra->ntraces);
     int got = z ? opp_step_stream_steps(z, &o, ra->step, &s, what, sizeof what, err, errlen) : -1;
     if (!got)
         *rc = steps_out(ra, m, &o, in_main, what, &s);
     opp_steps_free(&s);
     opp_step_stream_free(z);
     return got;
-}
-
-static int by_rank_out(const struct report_args *ra, struct opp_rank_table *t)
-{
-    int rc = opp_out_by_rank(stdout, t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
-    opp_rank_table_free(t);
-    return rc;
 }
 
 /* Every rank's aggregate in the same reads of the pass. */
@@ -221,11 +190,11 @@ static int by_rank_read(const struct report_args *ra, struct opp_pass *p,
         return -1;
     if (got > 0)
         return got;
-    if (!got && match_found_nothing(ra, opp_pass_model(p), st, rc)) {
+    *rc = got;
+    if (!got && !match_found_nothing(ra, opp_pass_model(p), st, rc))
+        *rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);
+    if (!got)
         opp_rank_table_free(&t);
-        return 0;
-    }
-    *rc = got ? got : by_rank_out(ra, &t);
     return 0;
 }
 
