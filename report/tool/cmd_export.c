@@ -58,36 +58,6 @@ static int export_done(const struct opp_model *m, int rc, char *err, size_t errl
     return rc;
 }
 
-/* Operator call paths ct (freed) of m's trace written, folded or as a
- * flame graph titled by label and the metric: 0, or the writer's error. */
-static int write_paths(const struct opp_model *m, struct opp_calltree *ct, int svg, int cuda,
-                       const char *label, FILE *f)
-{
-    char title[300];
-    snprintf(title, sizeof title, "%s: %s", label, cuda ? "self CUDA time" : "self CPU time");
-    int rc = svg ? opp_export_flamegraph(m, ct, cuda, title, f) : opp_export_folded(m, ct, cuda, f);
-    opp_calltree_free(ct);
-    return rc;
-}
-
-/* Code-frame tree t (freed) of m's trace written, folded or as a flame
- * graph titled by label and the metric: 0, or the writer's error. */
-static int write_frames(const struct opp_model *m, struct opp_codetree *t, int svg, int cuda,
-                        const char *label, FILE *f)
-{
-    /* the exporters name nodes through the model's string table */
-    struct opp_model names = *m;
-    names.strs = t->names;
-    names.nstrs = t->nnames;
-    char title[300];
-    snprintf(title, sizeof title, "%s: %s by code frame", label,
-             cuda ? "self CUDA time" : "self CPU time");
-    int rc = svg ? opp_export_flamegraph(&names, &t->ct, cuda, title, f)
-                 : opp_export_folded(&names, &t->ct, cuda, f);
-    opp_codetree_free(t);
-    return rc;
-}
-
 /* What the stacks of m cannot be made of (code frames asked, frames > 0,
  * where it has none, code 0; the CUDA metric without GPU work: not a file
  * of zeros): 0, -1 or OPP_EXPORT_NOT_HELD with err said. */
@@ -108,24 +78,33 @@ static int tree_refused(const struct opp_model *m, int frames, int code, int cud
 }
 
 /* The operator call paths or code frames of traces as pass p merges
- * them (table_stream.h), written: 0 or -1 (err: no room in TMPDIR for
- * the GPU join's sorts included). */
+ * them (table_stream.h), written folded or as a flame graph titled by
+ * label and the metric: 0, -1 (err: no room in TMPDIR for the GPU join's
+ * sorts included) or OPP_EXPORT_NOT_HELD. */
 static int export_tree_read(struct opp_pass *p, int svg, int cuda, int frames, const char *label,
                             FILE *f, char *err, size_t errlen)
 {
     struct opp_agg_opts all = {0};
-    struct opp_calltree ct;
-    struct opp_codetree t;
+    struct opp_codetree t = {0}; /* its ct the operator call paths' too */
     const struct opp_model *m = opp_pass_model(p);
     struct opp_table_stream *st = opp_table_stream_over(p, err, errlen);
     int code = frames && opp_pass_meta(p)->stacked_calls;
     int rc = st ? tree_refused(m, frames, code, cuda, err, errlen) : -1;
-    if (rc) {
-        /* said */
-    } else if (code && !(rc = opp_table_stream_codetree(st, &t, err, errlen))) {
-        rc = export_done(m, write_frames(m, &t, svg, cuda, label, f), err, errlen) ? -1 : 0;
-    } else if (!code && !(rc = opp_table_stream_calltree(st, &all, &ct, err, errlen))) {
-        rc = export_done(m, write_paths(m, &ct, svg, cuda, label, f), err, errlen) ? -1 : 0;
+    if (!rc)
+        rc = code ? opp_table_stream_codetree(st, &t, err, errlen)
+                  : opp_table_stream_calltree(st, &all, &t.ct, err, errlen);
+    if (!rc) {
+        /* the exporters name nodes through the model's string table */
+        struct opp_model names = *m;
+        if (code)
+            names.strs = t.names, names.nstrs = t.nnames;
+        char title[300];
+        snprintf(title, sizeof title, "%s: %s%s", label, cuda ? "self CUDA time" : "self CPU time",
+                 code ? " by code frame" : "");
+        rc = svg ? opp_export_flamegraph(&names, &t.ct, cuda, title, f)
+                 : opp_export_folded(&names, &t.ct, cuda, f);
+        rc = export_done(m, rc, err, errlen) ? -1 : 0;
+        opp_codetree_free(&t);
     }
     opp_table_stream_free(st);
     return rc == OPP_EXPORT_NOT_HELD ? rc : rc ? -1 : 0;
