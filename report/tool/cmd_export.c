@@ -118,13 +118,12 @@ static int export_tree(struct opp_pass *p, const char *const *traces, size_t n, 
                        int frames, FILE *f, char *err, size_t errlen)
 {
     char label[256];
-    names_of(traces, n, label, sizeof label);
-    if (p)
-        return export_tree_read(p, svg, cuda, frames, label, f, err, errlen);
-    if (!(p = opp_pass_open_summary(traces, n, err, errlen)))
+    struct opp_pass *summary = p ? NULL : opp_pass_open_summary(traces, n, err, errlen);
+    if (!p && !summary)
         return -1;
-    int rc = export_tree_read(p, svg, cuda, frames, label, f, err, errlen);
-    opp_pass_free(p);
+    int rc = export_tree_read(p ? p : summary, svg, cuda, frames,
+                              names_of(traces, n, label, sizeof label), f, err, errlen);
+    opp_pass_free(summary);
     return rc;
 }
 
@@ -135,23 +134,6 @@ static void summary_refused(const char *what, char *err, size_t errlen)
     char path[512];
     snprintf(path, sizeof path, "%s", err);
     opp_summary_refusal(path, what, err, errlen);
-}
-
-/* The memory timeline over pass p (mem_stream.h), read for series
- * device (OPP_MEM_CPU: the CPU's, and every device's) and with tops the
- * operators that allocated most: NULL with err said. */
-static struct opp_mem_stream *mem_stream(struct opp_pass *p, long long device, int tops, char *err,
-                                         size_t errlen)
-{
-    struct opp_mem_stream *ms = opp_mem_stream_over(p, err, errlen);
-    /* the CPU's series read when it is the one asked, or no device has one */
-    int cpu =
-        device == OPP_MEM_CPU || (device == OPP_MEM_FIRST && !opp_pass_model(p)->gpu.nmemseries);
-    if (ms && opp_mem_stream_read(ms, cpu, tops, err, errlen)) {
-        opp_mem_stream_free(ms);
-        return NULL;
-    }
-    return ms;
 }
 
 /* What the HTML page shows (export.h), and what holds it. */
@@ -182,17 +164,6 @@ static void html_parts_free(struct html_parts *h)
     opp_advise_pass_free(h->ap);
 }
 
-/* advise's findings on the traces, from the pass. 0, or -1 with err
- * said. */
-static int html_advice(struct html_parts *h, char *err, size_t errlen)
-{
-    struct opp_agg_opts o = {0};
-    opp_steps_main_process(opp_pass_model(h->pass), &o, 1);
-    int rc = opp_advise_pass_run(h->ap, &o, NULL, NULL, &h->adv, err, errlen);
-    h->have_adv = !rc;
-    return rc ? -1 : 0;
-}
-
 /* The HTML page of the traces, each part read through pass p. */
 static int export_html(struct opp_pass *p, const char *const *traces, size_t n, FILE *f, char *err,
                        size_t errlen)
@@ -204,9 +175,12 @@ static int export_html(struct opp_pass *p, const char *const *traces, size_t n, 
     }
     const struct opp_model *m = opp_pass_model(h.pass);
     struct opp_table_stream *ts = opp_advise_pass_table(h.ap);
-    const struct opp_agg_opts all = {0};
-    /* every part read over the advice's pass: its first read made once */
-    int rc = html_advice(&h, err, errlen);
+    struct opp_agg_opts all = {0}, o = {0};
+    /* every part read over the advice's pass: its first read made once;
+     * advise's findings first */
+    opp_steps_main_process(m, &o, 1); /* the main process's steps */
+    int rc = opp_advise_pass_run(h.ap, &o, NULL, NULL, &h.adv, err, errlen) ? -1 : 0;
+    h.have_adv = !rc;
     const struct opp_table_q q[] = {{&all, &h.agg, NULL}, {&all, NULL, &h.ct}};
     if (!rc && (rc = opp_table_stream_ask(ts, q, 2, err, errlen)) == 0)
         h.have_agg = 1;
@@ -244,9 +218,16 @@ static int export_html(struct opp_pass *p, const char *const *traces, size_t n, 
 static int export_memory(struct opp_pass *p, const char *const *traces, size_t n, long long device,
                          int svg, FILE *f, char *err, size_t errlen)
 {
-    struct opp_mem_stream *ms = mem_stream(p, device, svg, err, errlen);
-    if (!ms)
+    /* the series of device, every device's and, when it is the one asked
+     * or no device has one, the CPU's; with the operators that allocated
+     * most for the plot */
+    struct opp_mem_stream *ms = opp_mem_stream_over(p, err, errlen);
+    int cpu =
+        device == OPP_MEM_CPU || (device == OPP_MEM_FIRST && !opp_pass_model(p)->gpu.nmemseries);
+    if (!ms || opp_mem_stream_read(ms, cpu, svg, err, errlen)) {
+        opp_mem_stream_free(ms);
         return -1;
+    }
     struct opp_memline l;
     int rc;
     /* one trace: its path, as before; several: their file names */
