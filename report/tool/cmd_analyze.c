@@ -113,17 +113,6 @@ static int traces_of_dir(struct traces *t, const char *dir)
     return 0;
 }
 
-/* path begins as an opprof trace does: 0, or 1 with why said. Said here,
- * before any task starts, not in a worker's failure. */
-static int check_magic(const char *path)
-{
-    char err[PATH_MAX + 64];
-    if (!opp_trace_check(path, err, sizeof err))
-        return 0;
-    opp_say(PREFIX "%s", err);
-    return 1;
-}
-
 /* The operands' traces, each checked, none twice: 0, or the exit status
  * with why said. */
 static int traces_of(struct traces *t, char **operands, int n)
@@ -146,9 +135,14 @@ static int traces_of(struct traces *t, char **operands, int n)
         if (rc)
             return rc;
     }
+    /* each begins as an opprof trace does: said here, before any task
+     * starts, not in a worker's failure */
+    char err[PATH_MAX + 64];
     for (size_t i = 0; i < t->n; i++)
-        if (check_magic(t->paths[i]))
+        if (opp_trace_check(t->paths[i], err, sizeof err)) {
+            opp_say(PREFIX "%s", err);
             return 1;
+        }
     return opp_option_traces_distinct("analyze", (const char *const *)t->paths, t->n);
 }
 

@@ -132,22 +132,6 @@ static int tree_read(const struct report_args *ra, struct opp_pass *p, struct op
     return 0;
 }
 
-/* The steps shown (the main process's said in a line first, text), or
- * REPORT_NAME_UNKNOWN (said) when no call selected has --step's NAME. */
-static int steps_out(const struct report_args *ra, const struct opp_model *m,
-                     const struct opp_agg_opts *o, int in_main, const char *what,
-                     const struct opp_steps *st)
-{
-    char msg[512];
-    if (opp_step_name_missing(m, &st->found, o, in_main, ra->step, ra->trace, msg, sizeof msg)) {
-        opp_say("opprof report: %s", msg);
-        return REPORT_NAME_UNKNOWN;
-    }
-    if (in_main && ra->format != FMT_JSON)
-        printf("Steps of pid %" PRIu32 ", the first process (--pid PID for another)\n", o->pid);
-    return opp_out_steps(stdout, ra->step ? ra->step : what, st, ra->format == FMT_JSON);
-}
-
 static int step_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *t,
                      int *rc, char *err, size_t errlen)
 {
@@ -158,9 +142,19 @@ static int step_read(const struct report_args *ra, struct opp_pass *p, struct op
     struct opp_agg_opts o = ra->agg; /* the main process's when the rule says so: in_main */
     char what[OPP_NAME_MAX + 64];
     int in_main = opp_steps_main_process(m, &o, ra->ntraces);
+    char msg[512];
     int got = z ? opp_step_stream_steps(z, &o, ra->step, &s, what, sizeof what, err, errlen) : -1;
-    if (!got)
-        *rc = steps_out(ra, m, &o, in_main, what, &s);
+    if (got) {
+        /* said by the caller */
+    } else if (opp_step_name_missing(m, &s.found, &o, in_main, ra->step, ra->trace, msg,
+                                     sizeof msg)) { /* no call selected has --step's NAME */
+        opp_say("opprof report: %s", msg);
+        *rc = REPORT_NAME_UNKNOWN;
+    } else {
+        if (in_main && ra->format != FMT_JSON) /* the main process's, said first */
+            printf("Steps of pid %" PRIu32 ", the first process (--pid PID for another)\n", o.pid);
+        *rc = opp_out_steps(stdout, ra->step ? ra->step : what, &s, ra->format == FMT_JSON);
+    }
     opp_steps_free(&s);
     opp_step_stream_free(z);
     return got;
