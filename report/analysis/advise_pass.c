@@ -68,12 +68,9 @@ static int pass_gpu_stats(void *ctx, const struct opp_agg_opts *o, struct opp_gp
     if (!ap->have_gs || memcmp(&ap->gs_opts, o, sizeof *o)) {
         if (!ap->gpu && !(ap->gpu = opp_gpu_stream_over(ap->pass, ap->err, sizeof ap->err)))
             return -EIO;
-        struct opp_kernel_stats *k = NULL;
-        size_t nk;
         opp_gpu_stats_free(&ap->gs);
         ap->have_gs = 0;
-        int got = opp_gpu_stream_stats(ap->gpu, o, &ap->gs, &k, &nk, ap->err, sizeof ap->err);
-        free(k);
+        int got = opp_gpu_stream_stats(ap->gpu, o, &ap->gs, NULL, NULL, ap->err, sizeof ap->err);
         if (got)
             return got_of(got);
         ap->gs_opts = *o;

@@ -293,6 +293,10 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
                          struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk,
                          char *err, size_t errlen)
 {
+    struct opp_kernel_stats *unasked = NULL; /* k NULL: read, then dropped */
+    size_t nunasked;
+    if (!k)
+        k = &unasked, nk = &nunasked;
     memset(s, 0, sizeof *s);
     *k = NULL;
     *nk = 0;
@@ -313,8 +317,10 @@ int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
         rc = streams(g, s);
     if (!rc && g->meta->gpu_ops)
         rc = kernels(g, k, nk);
-    if (!rc)
+    if (!rc) {
+        free(unasked);
         return 0;
+    }
     opp_gpu_stats_free(s);
     free(*k);
     *k = NULL;

@@ -24,7 +24,8 @@ struct opp_pass;
 struct opp_gpu_stream *opp_gpu_stream_over(struct opp_pass *p, char *err, size_t errlen);
 /* The stats of the ops o selects. 0; 1 when the pass cannot read the
  * trace this way (no room for the temporary files; err says why); -1 on error (err). *k and *s are the
- * caller's to free; kernel names point into the model. */
+ * caller's to free; kernel names point into the model. k NULL: the
+ * kernels' stats are not wanted (nk NULL too). */
 int opp_gpu_stream_stats(struct opp_gpu_stream *g, const struct opp_agg_opts *o,
                          struct opp_gpu_stats *s, struct opp_kernel_stats **k, size_t *nk,
                          char *err, size_t errlen);

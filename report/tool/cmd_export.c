@@ -185,14 +185,11 @@ static int export_html(struct opp_pass *p, const char *const *traces, size_t n, 
     if (!rc && (rc = opp_table_stream_ask(ts, q, 2, err, errlen)) == 0)
         h.have_agg = 1;
     if (!rc && opp_model_has_gpu(m)) {
-        struct opp_kernel_stats *k = NULL;
-        size_t nk;
         if (!(h.gpu = opp_gpu_stream_over(h.pass, err, errlen)))
             rc = -1;
-        if (!rc && !(rc = opp_gpu_stream_stats(h.gpu, &all, &h.gs, &k, &nk, err, errlen)))
+        if (!rc && !(rc = opp_gpu_stream_stats(h.gpu, &all, &h.gs, NULL, NULL, err, errlen)))
             rc = opp_gpu_stream_busy(h.gpu, &h.gs, OPP_HTML_BAR_PX, &h.busy, &h.pg.gpu_ops, err,
                                      errlen);
-        free(k);
     }
     if (!rc && !(h.pg.ms = opp_mem_stream_over(h.pass, err, errlen)))
         rc = -1;

@@ -54,11 +54,7 @@ static int json_gpu(const struct report_args *ra, struct opp_pass *p, struct opp
 {
     if (!(*g = opp_gpu_stream_over(p, err, errlen)))
         return -1;
-    struct opp_kernel_stats *k = NULL;
-    size_t nk;
-    int got = opp_gpu_stream_stats(*g, &ra->agg, gs, &k, &nk, err, errlen);
-    free(k);
-    return got;
+    return opp_gpu_stream_stats(*g, &ra->agg, gs, NULL, NULL, err, errlen);
 }
 
 int report_table_read(const struct report_args *ra, struct opp_pass *p, struct opp_table_stream *st,
