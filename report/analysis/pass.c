@@ -299,36 +299,24 @@ static int on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name)
 }
 
 /* The records a consumer of the files' order takes as they are (rest). */
-static int on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f)
-{
-    struct opp_pass *p = ctx;
-    return check(p, p->c->rest->funcs(p->c->ctx, proc, count, f), 0);
-}
-
-static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
-                   const char *const *values)
-{
-    struct opp_pass *p = ctx;
-    return check(p, p->c->rest->info(p->c->ctx, proc, count, keys, values), 0);
-}
-
-static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
-{
-    struct opp_pass *p = ctx;
-    return check(p, p->c->rest->dropped(p->c->ctx, proc, tid, count), 0);
-}
-
-static int on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns)
-{
-    struct opp_pass *p = ctx;
-    return check(p, p->c->rest->process_end(p->c->ctx, proc, how, end_ns), 0);
-}
-
-static int on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code)
-{
-    struct opp_pass *p = ctx;
-    return check(p, p->c->rest->process_status(p->c->ctx, proc, how, code), 0);
-}
+#define REST(fn, args, call)                                                                       \
+    static int on_##fn args                                                                        \
+    {                                                                                              \
+        struct opp_pass *p = ctx;                                                                  \
+        return check(p, p->c->rest->fn call, 0);                                                   \
+    }
+REST(funcs, (void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f),
+     (p->c->ctx, proc, count, f))
+REST(info,
+     (void *ctx, uint32_t proc, uint32_t count, const char *const *keys, const char *const *values),
+     (p->c->ctx, proc, count, keys, values))
+REST(dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
+     (p->c->ctx, proc, tid, count))
+REST(process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
+     (p->c->ctx, proc, how, end_ns))
+REST(process_status, (void *ctx, uint32_t proc, uint32_t how, uint32_t code),
+     (p->c->ctx, proc, how, code))
+#undef REST
 
 /* The first read: a call's or GPU op's times (on the first file's
  * clock) into the traces' first and last; 0, a time unknown (a later
