@@ -260,14 +260,7 @@ static int join(struct opp_table_stream *s, const struct opp_pass_consumer *also
     int rc = tstream_said(s, opp_pass_run(s->pass, &first, err, errlen), err, errlen);
     if (!rc) {
         s->m->gpu.unattached = opp_pass_unattached(s->pass);
-        int src = settle_owned(s);
-        if (src == -ENOMEM) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        } else if (src) { /* the sort's temporary file */
-            opp_extsort_no_room(err, errlen, src);
-            rc = 1;
-        }
+        rc = opp_pass_said(0, settle_owned(s), err, errlen); /* or its sorts' files */
     }
     if (rc) {
         opp_tstream_unjoin(s);

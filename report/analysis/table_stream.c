@@ -561,15 +561,8 @@ static int read_calls(struct opp_table_stream *s, struct tq *q, size_t nq, char 
         rc = opp_err_oom(err, errlen);
     if (!rc)
         rc = opp_table_stream_join_with(s, NULL, err, errlen);
-    if (!rc && s->gowns && (rc = gpu_rows(s))) {
-        if (rc == -ENOMEM) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        } else { /* the temporary file read back */
-            opp_extsort_no_room(err, errlen, rc);
-            rc = 1;
-        }
-    }
+    if (!rc && s->gowns) /* its temporary file read back */
+        rc = opp_pass_said(0, gpu_rows(s), err, errlen);
     s->reads = 0;
     if (!rc) {
         const struct opp_pass_consumer second = {
