@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+/* uthash says running out of memory through this flag instead of exiting. */
+#define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(elt) (hash_oom = 1)
 #include <uthash.h>
 

@@ -11,10 +11,12 @@
 #include <sys/resource.h>
 
 #include "analysis/aggregate.h"
+#include "analysis/live_blocks.h"
 #include "analysis/mem_stream.h"
 #include "analysis/model.h"
 #include "analysis/pass.h"
 #include "exports/export.h"
+#include "failalloc.h"
 #include "testutil.h"
 #include "tool/cmds.h"
 #include "tracebuild.h"
@@ -616,6 +618,28 @@ START_TEST(fold_ignores_memory_children)
 }
 END_TEST
 
+/* The live blocks that size CPU frees, when memory runs out at a block's
+ * first put: its entry, the hash table or the table's buckets (the
+ * first, second and third allocation) failing is -1 with nothing kept,
+ * never the tool's exit; the next put keeps it. */
+START_TEST(live_blocks_out_of_memory)
+{
+    struct opp_live l = {0};
+    int found;
+    for (long k = 0; k < 3; k++) {
+        tu_alloc_fail(k, 0);
+        int rc = opp_live_put(&l, 1, 0x10, 4096);
+        ck_assert_int_eq(tu_alloc_failed(), 1);
+        ck_assert_int_eq(rc, -1);
+        ck_assert_ptr_null(l.h);
+    }
+    ck_assert_int_eq(opp_live_put(&l, 1, 0x10, 4096), 0);
+    ck_assert_int_eq(opp_live_take(&l, 1, 0x10, &found), 4096);
+    ck_assert_int_eq(found, 1);
+    opp_live_free(&l);
+}
+END_TEST
+
 Suite *suite_cpu_memory(void)
 {
     Suite *s = suite_create("cpu_memory");
@@ -638,6 +662,7 @@ Suite *suite_cpu_memory(void)
     tcase_add_test(tc, export_memory_device_cpu);
     tcase_add_test(tc, no_memory_events);
     tcase_add_test(tc, fold_ignores_memory_children);
+    tcase_add_test(tc, live_blocks_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

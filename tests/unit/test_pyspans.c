@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "exports/pyspans.h"
+#include "failalloc.h"
 
 struct got {
     int n;
@@ -66,11 +67,36 @@ START_TEST(slices)
 }
 END_TEST
 
+/* A thread's first call when memory runs out: its entry, the hash
+ * table or the table's buckets (the first, second and third allocation)
+ * failing is -1 with nothing kept, never the tool's exit; the next call
+ * starts the thread afresh. */
+START_TEST(out_of_memory)
+{
+    struct opp_pyspans ps = {0};
+    struct got g = {0};
+    const uint32_t f[] = {1, 2};
+    for (long k = 0; k < 3; k++) {
+        tu_alloc_fail(k, 0);
+        int rc = opp_pyspans_add(&ps, 1, f, 2, 10, 20, keep, &g);
+        ck_assert_int_eq(tu_alloc_failed(), 1);
+        ck_assert_int_eq(rc, -1);
+        ck_assert_ptr_null(ps.threads);
+    }
+    ck_assert_int_eq(opp_pyspans_add(&ps, 1, f, 2, 10, 20, keep, &g), 0);
+    ck_assert_int_eq(opp_pyspans_flush(&ps, keep, &g), 0);
+    ck_assert_int_eq(g.n, 2);
+    is(&g, 0, 1, 2, 10, 20);
+    is(&g, 1, 1, 1, 10, 20);
+}
+END_TEST
+
 Suite *suite_pyspans(void)
 {
     Suite *s = suite_create("pyspans");
     TCase *tc = tcase_create("pyspans");
     tcase_add_test(tc, slices);
+    tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }
