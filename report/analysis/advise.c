@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/advise_rules.h"
+#include "analysis/loader.h"
 #include "torch_rules.h"
 
 const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT] = {
@@ -65,14 +66,8 @@ int opp_advise_threshold_parse(const char *name, enum opp_advise_threshold *out)
 
 struct opp_finding *adv_add(struct opp_findings *out, const char *rule)
 {
-    if (out->n == out->cap) {
-        size_t n = out->cap ? out->cap * 2 : 16;
-        void *p = reallocarray(out->f, n, sizeof *out->f);
-        if (!p)
-            return NULL;
-        out->f = p;
-        out->cap = n;
-    }
+    if (opp_loader_grow((void **)&out->f, &out->cap, out->n + 1, sizeof *out->f))
+        return NULL;
     struct opp_finding *f = &out->f[out->n];
     memset(f, 0, sizeof *f);
     f->rule = rule;

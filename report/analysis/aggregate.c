@@ -4,6 +4,7 @@
 #endif
 #include "analysis/aggregate.h"
 
+#include "analysis/loader.h"
 #include "analysis/symbolize.h"
 #include "torch_rules.h"
 
@@ -11,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) (hash_oom = 1)
-#include <uthash.h>
 
 static const struct {
     const char *name;
@@ -201,14 +198,8 @@ static ssize_t group_index(struct group **groups, const uint32_t *w, uint32_t nw
     HASH_FIND(hh, *groups, w, bytes, g);
     if (g)
         return (ssize_t)g->row;
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 64;
-        void *p = reallocarray(*arr, c, elem);
-        if (!p)
-            return -1;
-        *arr = p;
-        *cap = c;
-    }
+    if (opp_loader_grow(arr, cap, *n + 1, elem))
+        return -1;
     g = malloc(sizeof *g + bytes);
     if (!g)
         return -1;

@@ -131,13 +131,8 @@ struct opp_gpu_dev_stats *opp_gpu_dev_new(const struct opp_model *m, struct opp_
                                           size_t *cap, uint32_t device)
 {
     struct opp_gpu_dev_stats *d;
-    if (s->ndevs == *cap) {
-        size_t n = *cap ? *cap * 2 : 8;
-        if (!(d = reallocarray(s->devs, n, sizeof *d)))
-            return NULL;
-        s->devs = d;
-        *cap = n;
-    }
+    if (opp_loader_grow((void **)&s->devs, cap, s->ndevs + 1, sizeof *s->devs))
+        return NULL;
     d = &s->devs[s->ndevs++];
     memset(d, 0, sizeof *d);
     d->device = device;

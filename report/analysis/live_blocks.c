@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* uthash says running out of memory through this flag instead of exiting. */
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) (hash_oom = 1)
-#include <uthash.h>
+#include "analysis/loader.h"
 
 struct opp_live_block {
     uint64_t key[2]; /* owner, address */

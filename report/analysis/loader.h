@@ -4,7 +4,9 @@
  * gpu_records.c (GPU records), names.c (names given once the whole trace
  * is read), cpu_memory.c and gpu_memory.c; the pass's first
  * read (stream_meta.c) and the tests' loaded model of every call
- * (tests/oracle) fill theirs with them. Not for readers of a model. */
+ * (tests/oracle) fill theirs with them. Not for readers of a model, but
+ * for its helpers every analysis (and export) file shares: uthash that
+ * says running out of memory, growing arrays, "out of memory" said. */
 #ifndef OPP_LOADER_H
 #define OPP_LOADER_H
 

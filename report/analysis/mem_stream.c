@@ -14,10 +14,6 @@
 #include "gpu.h"
 #include "ops.h"
 
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) (hash_oom = 1)
-#include <uthash.h>
-
 #define CPU_SORT_MEM (8u << 20) /* bytes the sort of CPU memory calls keeps in memory */
 #define NONE UINT32_MAX
 

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* uthash reports running out of memory through this flag instead of exiting. */
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) (hash_oom = 1)
-#include <uthash.h>
+#include "analysis/loader.h"
 
 struct row_ent {
     size_t row; /* index in the table's rows */
@@ -65,14 +62,8 @@ static struct opp_rank_row *row_of(struct opp_rank_table *t, struct row_ent **in
     HASH_FIND_STR(*index, key, e);
     if (e)
         return &t->rows[e->row];
-    if (t->nrows == *cap) {
-        size_t n = *cap ? *cap * 2 : 64;
-        struct opp_rank_row *p = reallocarray(t->rows, n, sizeof *p);
-        if (!p)
-            return NULL;
-        t->rows = p;
-        *cap = n;
-    }
+    if (opp_loader_grow((void **)&t->rows, cap, t->nrows + 1, sizeof *t->rows))
+        return NULL;
     struct opp_rank_row *r = &t->rows[t->nrows];
     *r = (struct opp_rank_row){.key = key, .v = calloc(t->nranks, sizeof *r->v)};
     e = malloc(sizeof *e);

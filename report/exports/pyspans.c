@@ -3,10 +3,7 @@
 
 #include <stdlib.h>
 
-/* uthash says running out of memory through this flag instead of exiting. */
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) (hash_oom = 1)
-#include <uthash.h>
+#include "analysis/loader.h"
 
 #define DEPTH_MAX 32 /* frames followed per thread; deeper ones are not sliced */
 
