@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
+#include "analysis/loader.h"
 #include "analysis/symbolize.h"
 
 #define FRAMES_MAX 32
@@ -61,7 +60,13 @@ static int name_id(struct opp_codetree_acc *b, const char *s, uint32_t *id)
         return -ENOMEM;
     }
     e->id = *id = t->nnames++;
+    int hash_oom = 0;
     HASH_ADD_KEYPTR(hh, b->names, t->names[e->id], strlen(t->names[e->id]), e);
+    if (hash_oom) {
+        free(t->names[--t->nnames]);
+        free(e);
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -115,7 +120,13 @@ static int node_of(struct opp_codetree_acc *b, uint32_t parent, uint32_t name,
     b->first[ct->n] = *at;
     e->key = key;
     e->node = *out = (uint32_t)ct->n++;
+    int hash_oom = 0;
     HASH_ADD(hh, b->nodes, key, sizeof key, e);
+    if (hash_oom) {
+        ct->n--;
+        free(e);
+        return -ENOMEM;
+    }
     return 0;
 }
 

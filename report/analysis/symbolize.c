@@ -11,9 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <uthash.h>
-
 #include "analysis/demangle.h"
+#include "analysis/loader.h"
 
 #define PCS_MAX (OPP_GPU_FIELDS_MAX - 1)
 
@@ -96,7 +95,14 @@ int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g,
                 s->py_sid[s->npy++] = py_sid[OPP_GF_ST_PC0 + i];
         }
     }
+    int hash_oom = 0;
     HASH_ADD(hh, c->stacks, key, sizeof key, s);
+    if (hash_oom) {
+        for (int i = 0; i < s->n; i++)
+            free(s->name[i]);
+        free(s);
+        return -1;
+    }
     return oom ? -1 : 0;
 }
 
@@ -173,7 +179,13 @@ static const char *elf_lookup(struct opp_code *c, const char *path, uint64_t add
             return NULL;
         }
         elf_read(e);
+        int hash_oom = 0;
         HASH_ADD_KEYPTR(hh, c->elves, e->path, strlen(e->path), e);
+        if (hash_oom) { /* unknown, as when e cannot be made */
+            free(e->path), free(e->syms), free(e->strs);
+            free(e);
+            return NULL;
+        }
     }
     size_t lo = 0, hi = e->n; /* the last symbol at or below addr */
     while (lo < hi) {

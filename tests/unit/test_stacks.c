@@ -3,6 +3,7 @@
  * flag bits, and STACK/MODULE records symbolized from an ELF file (this
  * test binary's own .symtab). */
 #include <check.h>
+#include <errno.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,10 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "analysis/codestack_tree.h"
 #include "analysis/model.h"
 #include "analysis/symbolize.h"
+#include "failalloc.h"
 #include "testutil.h"
 #include "tracebuild.h"
 
@@ -174,12 +177,70 @@ START_TEST(stack_frames_symbolized)
 }
 END_TEST
 
+/* A STACK record when memory runs out at each of its allocations (the
+ * code's, the stack's, the hash table's and its buckets'): -1, never the
+ * tool's exit; the record then read again is kept. */
+START_TEST(code_stack_out_of_memory)
+{
+    struct opp_gpu_rec g = {.type = OPP_GPU_STACK, .nfields = 3};
+    g.f[OPP_GF_ST_ID] = 5;
+    g.f[OPP_GF_ST_PC0] = 0x10;
+    g.f[OPP_GF_ST_PC0 + 1] = 0x20;
+    const char *fr[4];
+    for (long k = 0; k < 4; k++) {
+        struct opp_code *c = NULL;
+        tu_alloc_fail(k, 0);
+        int rc = opp_code_add(&c, 0, &g, NULL, NULL, NULL);
+        ck_assert_int_eq(tu_alloc_failed(), 1);
+        ck_assert_int_eq(rc, -1);
+        ck_assert_int_eq(opp_code_frames(c, 0, 5, fr, 4), 0);
+        ck_assert_int_eq(opp_code_add(&c, 0, &g, NULL, NULL, NULL), 0);
+        ck_assert_int_eq(opp_code_frames(c, 0, 5, fr, 4), 2);
+        ck_assert_str_eq(fr[0], "0x10"); /* innermost first */
+        ck_assert_str_eq(fr[1], "0x20");
+        opp_code_free(c);
+    }
+}
+END_TEST
+
+/* The code-frame tree when memory runs out at each allocation of its
+ * first call that can be made to fail (the names' array, the name's
+ * entry, their hash table and its buckets; then the nodes' array, their
+ * first calls', the node's entry, table and buckets): -ENOMEM, never the
+ * tool's exit; the call then added again makes the tree of one node as
+ * if nothing had failed. */
+START_TEST(codetree_out_of_memory)
+{
+    const struct opp_codetree_call c = {.name = "aten::mm", .self_ns = 5, .total_ns = 7};
+    for (long k = 0; k < 9; k++) {
+        struct opp_codetree t;
+        struct opp_codetree_acc *x = opp_codetree_acc_new(&t);
+        ck_assert_ptr_nonnull(x);
+        tu_alloc_fail(k, 0);
+        int rc = opp_codetree_acc_add(x, NULL, &c);
+        ck_assert_int_eq(tu_alloc_failed(), 1);
+        ck_assert_int_eq(rc, -ENOMEM);
+        ck_assert_int_eq(opp_codetree_acc_add(x, NULL, &c), 0);
+        ck_assert_int_eq(opp_codetree_acc_finish(x), 0);
+        ck_assert_uint_eq(t.ct.n, 1);
+        ck_assert_uint_eq(t.nnames, 1);
+        ck_assert_str_eq(t.names[t.ct.nodes[0].name], "aten::mm");
+        ck_assert_uint_eq(t.ct.nodes[0].calls, 1);
+        ck_assert_uint_eq(t.ct.nodes[0].self_ns, 5);
+        ck_assert_uint_eq(t.ct.nodes[0].total_ns, 7);
+        opp_codetree_free(&t);
+    }
+}
+END_TEST
+
 Suite *suite_stacks(void)
 {
     Suite *s = suite_create("stacks");
     TCase *tc = tcase_create("format");
     tcase_add_test(tc, stack_part_of_same);
     tcase_add_test(tc, stack_v2_file_reads_three_bits);
+    tcase_add_test(tc, code_stack_out_of_memory);
+    tcase_add_test(tc, codetree_out_of_memory);
     suite_add_tcase(s, tc);
     TCase *read = tcase_create("read");
     tcase_add_checked_fixture(read, setup, teardown);
