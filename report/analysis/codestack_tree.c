@@ -48,14 +48,8 @@ static int name_id(struct opp_codetree_acc *b, const char *s, uint32_t *id)
         return 0;
     }
     struct opp_codetree *t = b->t;
-    if (t->nnames == b->cap_names) {
-        size_t cap = b->cap_names ? b->cap_names * 2 : 256;
-        char **n = realloc(t->names, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        t->names = n, b->cap_names = cap;
-    }
-    if (!(e = malloc(sizeof *e)) || !(t->names[t->nnames] = strdup(s))) {
+    if (opp_loader_grow((void **)&t->names, &b->cap_names, t->nnames + 1, sizeof *t->names) ||
+        !(e = malloc(sizeof *e)) || !(t->names[t->nnames] = strdup(s))) {
         free(e);
         return -ENOMEM;
     }

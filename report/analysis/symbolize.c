@@ -59,13 +59,8 @@ int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g,
         return -1;
     struct opp_code *c = *cp;
     if (g->type == OPP_GPU_MODULE) {
-        if (c->nmods == c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : 64;
-            struct module *m = realloc(c->mods, cap * sizeof *m);
-            if (!m)
-                return -1;
-            c->mods = m, c->cap = cap;
-        }
+        if (opp_loader_grow((void **)&c->mods, &c->cap, c->nmods + 1, sizeof *c->mods))
+            return -1;
         struct module *m = &c->mods[c->nmods];
         m->pi = pi;
         m->bias = g->f[OPP_GF_MD_BIAS];
