@@ -187,15 +187,11 @@ static int make_sorts(struct opp_gpu_stream *g)
     drop_sorts(g);
     g->nops = 0;
     g->failed = 0;
-    g->ndem = g->meta->ld.m->nstrs;
-    g->dem = malloc((g->ndem ? g->ndem : 1) * sizeof *g->dem);
+    g->dem = opp_loader_dem_new(g->meta->ld.m, &g->ndem);
     g->dev = opp_extsort_new(sizeof(struct dev_rec), cmp_dev, SORT_MEM);
     g->str = opp_extsort_new(sizeof(struct stream_rec), cmp_stream, SORT_MEM);
     g->kern = opp_extsort_new(sizeof(struct kern_rec), cmp_kern, SORT_MEM);
-    if (!g->dem || !g->dev || !g->str || !g->kern)
-        return -ENOMEM;
-    memset(g->dem, 0xff, (g->ndem ? g->ndem : 1) * sizeof *g->dem);
-    return 0;
+    return !g->dem || !g->dev || !g->str || !g->kern ? -ENOMEM : 0;
 }
 
 /* A read of the pass, its GPU work joined into the sorts (a failure of

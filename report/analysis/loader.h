@@ -203,6 +203,9 @@ int opp_loader_gpu_names(struct opp_loader *ld);
  * instance of its pid that started no later than the child and is not
  * its child. 0 or -1. */
 int opp_loader_parents(struct opp_model *m);
+/* The cache of demangled names opp_loader_op_name fills, one for each of
+ * m's string ids, none yet, *ndem of them; NULL when out of memory. */
+uint32_t *opp_loader_dem_new(const struct opp_model *m, uint32_t *ndem);
 /* One op's (as opp_gpu_op_decode gives it): dem[0..ndem) caches the
  * demangled name of each of our string ids (UINT32_MAX: not yet), as
  * opp_loader_gpu_names keeps it. UINT32_MAX when out of memory. */

@@ -102,17 +102,24 @@ uint32_t opp_loader_op_name(struct opp_loader *ld, const struct opp_gpu_op *op, 
 }
 
 /* Every op's and device's name as our string id. -1 when out of memory. */
+uint32_t *opp_loader_dem_new(const struct opp_model *m, uint32_t *ndem)
+{
+    *ndem = m->nstrs;
+    uint32_t *dem = malloc((*ndem ? *ndem : 1) * sizeof *dem);
+    if (dem)
+        memset(dem, 0xff, (*ndem ? *ndem : 1) * sizeof *dem);
+    return dem;
+}
+
 int opp_loader_gpu_names(struct opp_loader *ld)
 {
     struct opp_gpu *gpu = &ld->m->gpu;
-    uint32_t ndem = ld->m->nstrs;
-    uint32_t *dem = malloc((ndem ? ndem : 1) * sizeof *dem);
+    uint32_t ndem, *dem = opp_loader_dem_new(ld->m, &ndem);
     /* Non-kernel names depend on (type, kind, src, dst) only: a run of
      * alike copies reuses the last name instead of looking it up again. */
     uint32_t last_key = UINT32_MAX, last_name = UINT32_MAX;
     if (!dem)
         return -1;
-    memset(dem, 0xff, (ndem ? ndem : 1) * sizeof *dem);
     for (size_t i = 0; i < gpu->nops; i++) {
         struct opp_gpu_op *op = &gpu->ops[i];
         if (op->type == OPP_GPU_KERNEL) {

@@ -241,15 +241,12 @@ static int join(struct opp_table_stream *s, const struct opp_pass_consumer *also
                 size_t errlen)
 {
     s->nrec = 0;
-    s->ndem = s->m->nstrs;
-    if (!(s->dem = malloc((s->ndem ? s->ndem : 1) * sizeof *s->dem)) ||
+    if (!(s->dem = opp_loader_dem_new(s->m, &s->ndem)) ||
         !(s->owns = opp_extsort_new(sizeof(struct own), cmp_own, OWN_SORT_MEM)) ||
         !(s->gowns = opp_extsort_new(sizeof(struct gown), cmp_gown, OWN_SORT_MEM))) {
-        snprintf(err, errlen, "out of memory");
         opp_tstream_unjoin(s);
-        return -1;
+        return opp_err_oom(err, errlen);
     }
-    memset(s->dem, 0xff, (s->ndem ? s->ndem : 1) * sizeof *s->dem);
     const struct opp_pass_consumer first = {.ctx = s,
                                             .begin = first_begin,
                                             .call = first_call,

@@ -117,11 +117,9 @@ static int export(struct chrome *x, char *err, size_t errlen)
     const struct opp_model *m = x->m;
     x->procs = calloc(m->nprocs ? m->nprocs : 1, sizeof *x->procs);
     x->hosts = calloc(x->nfiles, sizeof *x->hosts);
-    x->ndem = m->nstrs;
-    x->dem = malloc((x->ndem ? x->ndem : 1) * sizeof *x->dem);
+    x->dem = opp_loader_dem_new(m, &x->ndem);
     if (!x->procs || !x->hosts || !x->dem)
         return opp_err_oom(err, errlen);
-    memset(x->dem, 0xff, (x->ndem ? x->ndem : 1) * sizeof *x->dem);
     for (size_t i = m->nprocs; i-- > 0;) {
         const char *host = opp_chrome_host(&m->procs[i]);
         if (host)

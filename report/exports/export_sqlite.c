@@ -267,14 +267,12 @@ static int stream_export(struct db *d, struct opp_pass *p, struct opp_step_strea
         return opp_err_oom(err, errlen);
     z.th = calloc(z.nth ? z.nth : 1, sizeof *z.th);
     z.mem_call = malloc((m->gpu.nmem ? m->gpu.nmem : 1) * sizeof *z.mem_call);
-    z.ndem = m->nstrs;
-    z.dem = malloc((z.ndem ? z.ndem : 1) * sizeof *z.dem);
+    z.dem = opp_loader_dem_new(m, &z.ndem);
     int rc = -1;
     if (!z.th || !z.mem_call || !z.dem) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    memset(z.dem, 0xff, (z.ndem ? z.ndem : 1) * sizeof *z.dem);
     opp_inserter_open(d, &z.cpu, "cpu_ops", 18);
     opp_inserter_open(d, &z.gops, "gpu_ops", 17);
     const struct opp_pass_consumer c = {.ctx = &z,
