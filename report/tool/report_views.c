@@ -19,21 +19,6 @@
 #include "views/steps.h"
 #include "views/say.h"
 
-/* The key_averages report of agg in the chosen format. */
-static int key_averages_out(const struct report_args *ra, const struct opp_model *m,
-                            const struct opp_agg *agg, const struct opp_out_opts *o)
-{
-    switch (ra->format) {
-    case FMT_TABLE:
-        return opp_out_table(stdout, agg, o);
-    case FMT_CSV:
-        return opp_out_csv(stdout, agg, o);
-    case FMT_JSON:
-        break;
-    }
-    return opp_out_json(stdout, ra->trace, m, agg, o);
-}
-
 /* --match chose no call of a trace's (a summary's names were checked
  * before the read, report_stream.c): *rc the status, said as of any
  * trace. 0: it chose some, or there is no --match. */
@@ -83,7 +68,9 @@ int report_table_read(const struct report_args *ra, struct opp_pass *p, struct o
     } else {
         o.gpu = ra->format == FMT_JSON && opp_model_has_gpu(m) && !m->summary ? &gs : NULL;
         o.thread_events = m->summary ? NULL : opp_table_stream_thread_calls(st);
-        *rc = key_averages_out(ra, m, &agg, &o);
+        *rc = ra->format == FMT_TABLE ? opp_out_table(stdout, &agg, &o)
+              : ra->format == FMT_CSV ? opp_out_csv(stdout, &agg, &o)
+                                      : opp_out_json(stdout, ra->trace, m, &agg, &o);
         if (o.gpu)
             opp_gpu_stats_free(&gs);
     }
