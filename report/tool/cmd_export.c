@@ -127,15 +127,6 @@ static int export_tree(struct opp_pass *p, const char *const *traces, size_t n, 
     return rc;
 }
 
-/* err, the path of a summary trace the pass refused (pass.h), made what
- * what (the export) says of it, as report and advise do. */
-static void summary_refused(const char *what, char *err, size_t errlen)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s", err);
-    opp_summary_refusal(path, what, err, errlen);
-}
-
 /* What the HTML page shows (export.h), and what holds it. */
 struct html_parts {
     struct opp_html_page pg;
@@ -374,27 +365,19 @@ static int open_pass(struct export_req *r, char *refusal, size_t cap)
     return r->pass || r->why != OPP_STREAM_ERROR ? 0 : -1;
 }
 
-/* A writer that needs every call, of traces the pass refused: -1 with
- * err said (what: the export). */
-static int refused(const struct export_req *r, const char *what, char *err, size_t errlen)
+/* Why a writer cannot read traces the pass refused (what: the export; a
+ * summary trace said as report and advise say it; one_pass: a trace the
+ * pass cannot read said as what needs every call): -1, err said. */
+static int refused(const struct export_req *r, const char *what, int one_pass, char *err,
+                   size_t errlen)
 {
-    snprintf(err, errlen, "%s", r->refusal);
-    if (r->why == OPP_STREAM_CANNOT) {
-        char names[256];
+    char names[256];
+    if (r->why == OPP_STREAM_SUMMARY_FILE)
+        opp_summary_refusal(r->refusal, what, err, errlen);
+    else if (r->why == OPP_STREAM_CANNOT && one_pass)
         snprintf(err, errlen, "%s cannot be read in one pass (%s), which %s needs",
                  r->n == 1 ? r->traces[0] : names_of(r->traces, r->n, names, sizeof names),
                  r->refusal, what);
-    } else if (r->why == OPP_STREAM_SUMMARY_FILE) {
-        summary_refused(what, err, errlen);
-    }
-    return -1;
-}
-
-/* Why the Chrome export cannot read traces the pass refused: -1, err said. */
-static int chrome_refused(const struct export_req *r, char *err, size_t errlen)
-{
-    if (r->why == OPP_STREAM_SUMMARY_FILE)
-        opp_summary_refusal(r->refusal, "the Chrome export", err, errlen);
     else
         snprintf(err, errlen, "%s", r->refusal);
     return -1;
@@ -404,7 +387,7 @@ static int write_chrome(const struct export_req *r, FILE *f, char *err, size_t e
 {
     if (r->pass)
         return opp_export_chrome(r->pass, r->traces, r->n, r->co, f, err, errlen);
-    return chrome_refused(r, err, errlen);
+    return refused(r, "the Chrome export", 0, err, errlen);
 }
 
 static int write_stacks(const struct export_req *r, FILE *f, char *err, size_t errlen)
@@ -424,14 +407,14 @@ static int write_flamegraph(const struct export_req *r, FILE *f, char *err, size
 static int write_memory(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
     if (!r->pass)
-        return refused(r, "export memory (its timeline)", err, errlen);
+        return refused(r, "export memory (its timeline)", 1, err, errlen);
     return export_memory(r->pass, r->traces, r->n, r->device, r->svg, f, err, errlen);
 }
 
 static int write_html(const struct export_req *r, FILE *f, char *err, size_t errlen)
 {
     if (!r->pass)
-        return refused(r, "export html (its timeline)", err, errlen);
+        return refused(r, "export html (its timeline)", 1, err, errlen);
     return export_html(r->pass, r->traces, r->n, f, err, errlen);
 }
 
@@ -443,10 +426,7 @@ static int write_sqlite(const struct export_req *r, FILE *f, char *err, size_t e
     (void)f;
     if (r->pass)
         return opp_export_sqlite(r->pass, r->path, err, errlen);
-    snprintf(err, errlen, "%s", r->refusal);
-    if (r->why == OPP_STREAM_SUMMARY_FILE)
-        summary_refused("export sqlite", err, errlen);
-    return -1;
+    return refused(r, "export sqlite", 0, err, errlen);
 }
 
 /* The options only some formats take. */
@@ -671,7 +651,7 @@ int cmd_export(int argc, char **argv)
      * output (chrome's alone): traces it refuses, said before any output */
     if (window) {
         if (open_pass(&req, refusal, sizeof refusal) || !req.pass) {
-            chrome_refused(&req, err, sizeof err);
+            refused(&req, "the Chrome export", 0, err, sizeof err);
             opp_say(PREFIX "%s", err);
             return 1;
         }
