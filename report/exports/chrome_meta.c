@@ -29,19 +29,12 @@ int opp_chrome_process(void *ctx, uint32_t pi, const struct opp_tr_process *tp)
     if (!opp_chrome_wanted(x, pi))
         return 0;
     const struct xproc *p = &x->procs[pi];
-    const char *exe = tp->exe ? strrchr(tp->exe, '/') : NULL;
+    const char *exe = tp->exe ? tp->exe : "", *base = strrchr(exe, '/');
     char name[600];
     if (x->nfiles == 1)
-        snprintf(name, sizeof name, "%s (pid %" PRIu32 ")",
-                 exe       ? exe + 1
-                 : tp->exe ? tp->exe
-                           : "",
-                 tp->pid);
+        snprintf(name, sizeof name, "%s (pid %" PRIu32 ")", base ? base + 1 : exe, tp->pid);
     else /* several hosts: say which, and why the pid shown is not the pid */
-        snprintf(name, sizeof name, "%.200s (pid %" PRIu32 ", %.300s%s)",
-                 exe       ? exe + 1
-                 : tp->exe ? tp->exe
-                           : "",
+        snprintf(name, sizeof name, "%.200s (pid %" PRIu32 ", %.300s%s)", base ? base + 1 : exe,
                  tp->pid, opp_chrome_where(x, opp_chrome_host(&x->m->procs[pi])),
                  p->cpid != tp->pid ? ", renumbered: an earlier trace has this pid" : "");
     opp_chrome_meta(x, "process_name", p->cpid, 0, name);
