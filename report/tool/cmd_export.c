@@ -233,8 +233,7 @@ static int export_memory(struct opp_pass *p, const char *const *traces, size_t n
             snprintf(err, errlen, "%s %s no memory records of device %lld", which,
                      n == 1 ? "has" : "have", device);
     } else {
-        const char *base = strrchr(traces[0], '/');
-        rc = svg ? opp_export_memory_svg(ms, &l, n == 1 ? (base ? base + 1 : traces[0]) : names, f)
+        rc = svg ? opp_export_memory_svg(ms, &l, names_of(traces, n, names, sizeof names), f)
                  : opp_export_memory_json(ms, &l, f);
     }
     rc = export_done(opp_pass_model(p), rc, err, errlen);
