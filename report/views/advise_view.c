@@ -146,21 +146,15 @@ static void json_finding(FILE *f, size_t rank, const struct opp_finding *x)
     opp_json_str(f, x->what);
     fputs(", \"where\": {", f);
     const char *sep = "";
-    if (x->op[0]) {
-        fputs("\"op\": ", f);
-        opp_json_str(f, x->op);
-        sep = ", ";
-    }
-    if (x->layer[0]) {
-        fprintf(f, "%s\"layer\": ", sep);
-        opp_json_str(f, x->layer);
-        sep = ", ";
-    }
-    if (x->code[0]) {
-        fprintf(f, "%s\"code\": ", sep);
-        opp_json_str(f, x->code);
-        sep = ", ";
-    }
+    const struct {
+        const char *key, *v;
+    } strs[] = {{"op", x->op}, {"layer", x->layer}, {"code", x->code}};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        if (strs[i].v[0]) {
+            fprintf(f, "%s\"%s\": ", sep, strs[i].key);
+            opp_json_str(f, strs[i].v);
+            sep = ", ";
+        }
     const struct {
         const char *key;
         int64_t v;
