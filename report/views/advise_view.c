@@ -12,20 +12,16 @@ static void text_where(FILE *f, const struct opp_finding *x)
 {
     int any = 0;
     fputs("   where:    ", f);
-    if (x->op[0]) {
-        opp_text_fput(f, x->op);
-        any = 1;
-    }
-    if (x->layer[0]) {
-        fputs(any ? " in " : "in ", f);
-        opp_text_fput(f, x->layer);
-        any = 1;
-    }
-    if (x->code[0]) {
-        fputs(any ? ", called at " : "called at ", f);
-        opp_text_fput(f, x->code);
-        any = 1;
-    }
+    const struct {
+        const char *v, *first, *next; /* what comes before it, first or after another */
+    } strs[] = {
+        {x->op, "", ""}, {x->layer, "in ", " in "}, {x->code, "called at ", ", called at "}};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        if (strs[i].v[0]) {
+            fputs(any ? strs[i].next : strs[i].first, f);
+            opp_text_fput(f, strs[i].v);
+            any = 1;
+        }
     if (x->step >= 0) {
         fprintf(f, "%sstep %" PRId64, any ? ", " : "", x->step);
         if (x->step_last > x->step)
