@@ -174,6 +174,15 @@ static void html_str(FILE *f, const char *s)
     html_text(f, s, strlen(s));
 }
 
+/* label and s on a line of their own, when s says something. */
+static void html_line(FILE *f, const char *label, const char *s)
+{
+    if (!s[0])
+        return;
+    fputs(label, f);
+    html_str(f, s);
+}
+
 /* The first operator a finding names ("aten::mul, aten::add": aten::mul),
  * its table row's index in *row; 0 when the table has none. */
 static int finding_row(const struct opp_agg *a, const char *op, size_t *row)
@@ -207,14 +216,8 @@ static void finding_item(FILE *out, const struct opp_agg *a, const struct opp_fi
         html_text(out, x->op, len);
         fputs("\">call tree</a>)", out);
     }
-    if (x->layer[0]) {
-        fputs("<br>in layer: ", out);
-        html_str(out, x->layer);
-    }
-    if (x->code[0]) {
-        fputs("<br>called at: ", out);
-        html_str(out, x->code);
-    }
+    html_line(out, "<br>in layer: ", x->layer);
+    html_line(out, "<br>called at: ", x->code);
     if (x->step >= 0) {
         fprintf(out, "<br>step %" PRId64, x->step);
         if (x->step_last > x->step)
@@ -231,14 +234,8 @@ static void finding_item(FILE *out, const struct opp_agg *a, const struct opp_fi
         if (x->share >= 0)
             fprintf(out, ", %.1f%% of the steps' time", x->share * 100);
     }
-    if (x->evidence[0]) {
-        fputs("<br>evidence: ", out);
-        html_str(out, x->evidence);
-    }
-    if (x->try_[0]) {
-        fputs("<br>try: ", out);
-        html_str(out, x->try_);
-    }
+    html_line(out, "<br>evidence: ", x->evidence);
+    html_line(out, "<br>try: ", x->try_);
     fputs("</li>\n", out);
 }
 
