@@ -206,9 +206,7 @@ static ssize_t group_index(struct group **groups, const uint32_t *w, uint32_t nw
     g->nw = nw;
     memcpy(g->w, w, bytes);
     g->row = *n;
-    int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, *groups, g->w, bytes, g);
-    if (hash_oom) {
+    if (OPP_HASH_ADD_KEYPTR(*groups, g->w, bytes, g)) {
         free(g);
         return -1;
     }

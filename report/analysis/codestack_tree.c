@@ -54,9 +54,7 @@ static int name_id(struct opp_codetree_acc *b, const char *s, uint32_t *id)
         return -ENOMEM;
     }
     e->id = *id = t->nnames++;
-    int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, b->names, t->names[e->id], strlen(t->names[e->id]), e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD_KEYPTR(b->names, t->names[e->id], strlen(t->names[e->id]), e)) {
         free(t->names[--t->nnames]);
         free(e);
         return -ENOMEM;
@@ -114,9 +112,7 @@ static int node_of(struct opp_codetree_acc *b, uint32_t parent, uint32_t name,
     b->first[ct->n] = *at;
     e->key = key;
     e->node = *out = (uint32_t)ct->n++;
-    int hash_oom = 0;
-    HASH_ADD(hh, b->nodes, key, sizeof key, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(b->nodes, key, sizeof key, e)) {
         ct->n--;
         free(e);
         return -ENOMEM;

@@ -37,9 +37,7 @@ static int gpu_string(struct opp_loader *ld, uint32_t pi, const struct opp_gpu_r
         if (!e)
             return opp_loader_fail(ld, ENOMEM);
         e->key = key;
-        int hash_oom = 0;
-        HASH_ADD(hh, ix->gpu_strs, key, sizeof key, e);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(ix->gpu_strs, key, sizeof key, e)) {
             free(e);
             return opp_loader_fail(ld, ENOMEM);
         }

@@ -21,9 +21,7 @@ int opp_live_put(struct opp_live *l, uint64_t owner, uint64_t address, int64_t b
         if (!(b = malloc(sizeof *b)))
             return -1;
         memcpy(b->key, key, sizeof key);
-        int hash_oom = 0;
-        HASH_ADD(hh, l->h, key, sizeof b->key, b);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(l->h, key, sizeof b->key, b)) {
             free(b);
             return -1;
         }

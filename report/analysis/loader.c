@@ -59,9 +59,7 @@ uint32_t opp_loader_intern(struct opp_loader *ld, const char *s)
     }
     e->id = m->nstrs;
     m->strs[m->nstrs++] = copy;
-    int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, ix->strs, copy, len, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD_KEYPTR(ix->strs, copy, len, e)) {
         free(e);
         return UINT32_MAX; /* copy stays owned by m->strs */
     }

@@ -14,11 +14,28 @@
 #include <stdint.h>
 #include <string.h>
 
-/* uthash reports running out of memory through this flag instead of exiting;
- * every function that adds to a table declares `int hash_oom = 0`. */
+/* uthash reports running out of memory through this flag instead of exiting:
+ * a table is added to only through OPP_HASH_ADD and OPP_HASH_ADD_KEYPTR. */
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(elt) (hash_oom = 1)
 #include <uthash.h>
+
+/* uthash's HASH_ADD (elt's key its member field, len bytes) and
+ * HASH_ADD_KEYPTR (its key len bytes at keyptr) of elt into head, hh its
+ * handle: 0, or -1 when out of memory (elt not added, still the
+ * caller's). */
+#define OPP_HASH_ADD(head, field, len, elt)                                                        \
+    ({                                                                                             \
+        int hash_oom = 0;                                                                          \
+        HASH_ADD(hh, head, field, len, elt);                                                       \
+        hash_oom ? -1 : 0;                                                                         \
+    })
+#define OPP_HASH_ADD_KEYPTR(head, keyptr, len, elt)                                                \
+    ({                                                                                             \
+        int hash_oom = 0;                                                                          \
+        HASH_ADD_KEYPTR(hh, head, keyptr, len, elt);                                               \
+        hash_oom ? -1 : 0;                                                                         \
+    })
 
 #include "analysis/model.h"
 

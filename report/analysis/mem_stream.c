@@ -166,13 +166,11 @@ static int top_add(struct opp_mem_stream *s, uint32_t series, uint32_t name, int
     struct tent *e;
     HASH_FIND(hh, s->tmap, &k, sizeof k, e);
     if (!e) {
-        int hash_oom = 0;
         if (!(e = calloc(1, sizeof *e)))
             return fail(s, -ENOMEM);
         e->k = k;
         e->t.name = name;
-        HASH_ADD(hh, s->tmap, k, sizeof k, e);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(s->tmap, k, sizeof k, e)) {
             free(e);
             return fail(s, -ENOMEM);
         }

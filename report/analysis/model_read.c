@@ -34,9 +34,7 @@ static struct opp_thread *get_thread(struct opp_loader *ld, uint32_t proc, uint3
         }
         e->key = key;
         e->index = (uint32_t)m->nthreads;
-        int hash_oom = 0;
-        HASH_ADD(hh, ix->threads, key, sizeof key, e);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(ix->threads, key, sizeof key, e)) {
             free(name);
             free(e);
             return NULL;
@@ -103,9 +101,7 @@ int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp)
     }
     e->proc = p->proc;
     e->index = (uint32_t)(m->nprocs - 1);
-    int hash_oom = 0;
-    HASH_ADD(hh, m->index->procs, proc, sizeof e->proc, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(m->index->procs, proc, sizeof e->proc, e)) {
         free(e);
         return opp_loader_fail(ld, ENOMEM);
     }

@@ -194,9 +194,7 @@ static uint32_t sub_name(struct opp_loader *ld, struct opp_name_cache *c, uint32
         return UINT32_MAX;
     e->key = key;
     e->name = name;
-    int hash_oom = 0;
-    HASH_ADD(hh, c->ents, key, sizeof key, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(c->ents, key, sizeof key, e)) {
         free(e);
         return UINT32_MAX;
     }

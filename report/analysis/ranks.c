@@ -73,9 +73,7 @@ static struct opp_rank_row *row_of(struct opp_rank_table *t, struct row_ent **in
         return NULL;
     }
     e->row = t->nrows++;
-    int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, *index, r->key, strlen(r->key), e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD_KEYPTR(*index, r->key, strlen(r->key), e)) {
         free(e);
         return NULL; /* the row stays, counted, and is freed with the table */
     }

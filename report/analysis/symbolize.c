@@ -90,9 +90,7 @@ int opp_code_add(struct opp_code **cp, uint32_t pi, const struct opp_gpu_rec *g,
                 s->py_sid[s->npy++] = py_sid[OPP_GF_ST_PC0 + i];
         }
     }
-    int hash_oom = 0;
-    HASH_ADD(hh, c->stacks, key, sizeof key, s);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(c->stacks, key, sizeof key, s)) {
         for (int i = 0; i < s->n; i++)
             free(s->name[i]);
         free(s);
@@ -174,9 +172,8 @@ static const char *elf_lookup(struct opp_code *c, const char *path, uint64_t add
             return NULL;
         }
         elf_read(e);
-        int hash_oom = 0;
-        HASH_ADD_KEYPTR(hh, c->elves, e->path, strlen(e->path), e);
-        if (hash_oom) { /* unknown, as when e cannot be made */
+        if (OPP_HASH_ADD_KEYPTR(c->elves, e->path, strlen(e->path),
+                                e)) { /* unknown, as when e cannot be made */
             free(e->path), free(e->syms), free(e->strs);
             free(e);
             return NULL;

@@ -49,11 +49,9 @@ static int64_t ptree_at(struct ptree *t, uint32_t parent, uint32_t name)
     if (opp_loader_grow((void **)&t->n, &t->cap, t->nn + 1, sizeof *t->n) ||
         !(e = malloc(sizeof *e)))
         return -1;
-    int hash_oom = 0;
     e->key = key;
     e->node = (uint32_t)t->nn;
-    HASH_ADD(hh, t->map, key, sizeof e->key, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(t->map, key, sizeof e->key, e)) {
         free(e);
         return -1;
     }

@@ -84,12 +84,10 @@ static int gpu_row(struct opp_table_stream *s, struct tq *q, const struct gown *
     struct grow_ *r;
     HASH_FIND(hh, q->gpu, &k, sizeof k, r);
     if (!r) {
-        int hash_oom = 0;
         if (!(r = calloc(1, sizeof *r)))
             return -ENOMEM;
         r->k = k;
-        HASH_ADD(hh, q->gpu, k, sizeof k, r);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(q->gpu, k, sizeof k, r)) {
             free(r);
             return -ENOMEM;
         }
@@ -229,9 +227,7 @@ static int skeep_up(struct tq *q, uint32_t proc, struct skeep *k, struct ent *at
         free(k);
         return 0;
     }
-    int hash_oom = 0;
-    HASH_ADD(hh, at->sk, k, sizeof k->k, k);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(at->sk, k, sizeof k->k, k)) {
         free(k);
         return -ENOMEM;
     }

@@ -22,9 +22,7 @@ static int track(struct chrome *x, struct xkey **set, uint64_t key, const char *
     if (!(k = malloc(sizeof *k)))
         return -ENOMEM;
     k->key = key;
-    int hash_oom = 0;
-    HASH_ADD(hh, *set, key, sizeof k->key, k);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(*set, key, sizeof k->key, k)) {
         free(k);
         return -ENOMEM;
     }

@@ -19,9 +19,7 @@ int opp_chrome_note_pid(struct chrome *x, size_t file, uint64_t id)
     if (!e)
         return -ENOMEM;
     e->key = key;
-    int hash_oom = 0;
-    HASH_ADD(hh, x->pids, key, sizeof e->key, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD(x->pids, key, sizeof e->key, e)) {
         free(e);
         return -ENOMEM;
     }
@@ -37,9 +35,7 @@ static int bits_set(struct bits *b, uint64_t c)
         if (!pg)
             return -ENOMEM;
         pg->key = c >> 16;
-        int hash_oom = 0;
-        HASH_ADD(hh, b->pages, key, sizeof pg->key, pg);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(b->pages, key, sizeof pg->key, pg)) {
             free(pg);
             return -ENOMEM;
         }

@@ -68,9 +68,7 @@ static int assign_pids(struct chrome *x)
             }
             e->cpid = (uint32_t)c;
             k->key = c;
-            int hash_oom = 0;
-            HASH_ADD(hh, taken, key, sizeof k->key, k);
-            if (hash_oom) {
+            if (OPP_HASH_ADD(taken, key, sizeof k->key, k)) {
                 free(k);
                 rc = -1;
                 break;

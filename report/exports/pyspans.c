@@ -40,9 +40,7 @@ int opp_pyspans_add(struct opp_pyspans *ps, uint64_t thread, const uint32_t *fra
         if (!(t = calloc(1, sizeof *t)))
             return -1;
         t->key = thread;
-        int hash_oom = 0;
-        HASH_ADD(hh, ps->threads, key, sizeof t->key, t);
-        if (hash_oom) {
+        if (OPP_HASH_ADD(ps->threads, key, sizeof t->key, t)) {
             free(t);
             return -1;
         }

@@ -145,9 +145,7 @@ static uint32_t shape_id(struct db *d, struct shape_ids *ids, const struct opp_s
     e->id = id;
     e->len = len;
     memcpy(e->key, key, len * sizeof *key);
-    int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, ids->map, e->key, len * sizeof *key, e);
-    if (hash_oom) {
+    if (OPP_HASH_ADD_KEYPTR(ids->map, e->key, len * sizeof *key, e)) {
         free(e);
         return 0;
     }
