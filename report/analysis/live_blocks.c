@@ -46,9 +46,5 @@ int64_t opp_live_take(struct opp_live *l, uint64_t owner, uint64_t address, int 
 
 void opp_live_free(struct opp_live *l)
 {
-    struct opp_live_block *b, *tmp;
-    HASH_ITER(hh, l->h, b, tmp) {
-        HASH_DEL(l->h, b);
-        free(b);
-    }
+    OPP_HASH_FREE(l->h);
 }

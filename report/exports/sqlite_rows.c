@@ -156,12 +156,7 @@ static uint32_t shape_id(struct db *d, struct shape_ids *ids, const struct opp_s
 
 void opp_sqlite_shape_ids_free(struct shape_ids *ids)
 {
-    struct shape_id *e, *tmp;
-    HASH_ITER(hh, ids->map, e, tmp)
-    {
-        HASH_DEL(ids->map, e);
-        free(e);
-    }
+    OPP_HASH_FREE(ids->map);
     sqlite3_finalize(ids->put);
 }
 
