@@ -68,13 +68,6 @@ static int traces_add(struct traces *t, char *path)
     return 0;
 }
 
-static void traces_free(struct traces *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->paths[i]);
-    free(t->paths);
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -297,6 +290,8 @@ int cmd_analyze(int argc, char **argv)
         rc = workers_of(&a, t.n);
     if (!rc)
         rc = run_package(&a, &t);
-    traces_free(&t);
+    for (size_t i = 0; i < t.n; i++)
+        free(t.paths[i]);
+    free(t.paths);
     return rc;
 }
