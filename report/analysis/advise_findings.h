@@ -59,17 +59,16 @@ struct opp_advise_threshold_desc {
 };
 extern const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT];
 
-/* A rule: its name, the thresholds it reads (names, for people), what it
- * looks at, and whether it needs the calls' times (each step's time, the
- * GPU timeline, the memory series): those rules are not run on a summary
- * trace, which counts the steps without timing each. The rules' table is
- * opp_advise_rules. */
+/* A rule: its name, the thresholds it reads (names, for people; what it
+ * looks at is README's table of rules), and whether it needs the calls'
+ * times (each step's time, the GPU timeline, the memory series): those
+ * rules are not run on a summary trace, which counts the steps without
+ * timing each. The rules' table is opp_advise_rules. */
 struct opp_advise_ctx;
 struct opp_findings;
 struct opp_advise_rule {
     const char *name;
     const char *thresholds; /* "input_share" */
-    const char *looks_at;
     int (*fn)(const struct opp_advise_ctx *c, struct opp_findings *out);
     int timed;
 };
