@@ -268,16 +268,9 @@ static int name_matches(struct opp_agg_acc *x, uint32_t id)
     const struct opp_model *m = x->m;
     if (id >= m->nstrs)
         return regexec(x->o->match, "", 0, NULL, 0) == 0;
-    if (id >= x->nmatched) {
-        size_t n = m->nstrs;
-        uint8_t *p = realloc(x->matched, n);
-        if (!p) {
-            x->failed = 1;
-            return 0;
-        }
-        memset(p + x->nmatched, 0, n - x->nmatched);
-        x->matched = p;
-        x->nmatched = n;
+    if (opp_loader_grow_zeroed((void **)&x->matched, &x->nmatched, m->nstrs, 1)) {
+        x->failed = 1;
+        return 0;
     }
     if (!x->matched[id])
         x->matched[id] = regexec(x->o->match, m->strs[id], 0, NULL, 0) == 0 ? 1 : 2;
@@ -389,15 +382,10 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
     if (i < 0)
         return -ENOMEM;
     v->row = (size_t)i;
-    if (by_name && c->name >= x->nby_name) {
-        size_t n = (size_t)c->name + 1 > 2 * x->nby_name ? (size_t)c->name + 1 : 2 * x->nby_name;
-        size_t *p = realloc(x->by_name, n * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        memset(p + x->nby_name, 0, (n - x->nby_name) * sizeof *p);
-        x->by_name = p;
-        x->nby_name = n;
-    }
+    size_t need = (size_t)c->name + 1 > 2 * x->nby_name ? (size_t)c->name + 1 : 2 * x->nby_name;
+    if (by_name && c->name >= x->nby_name &&
+        opp_loader_grow_zeroed((void **)&x->by_name, &x->nby_name, need, sizeof *x->by_name))
+        return -ENOMEM;
     if (by_name)
         x->by_name[c->name] = (size_t)i + 1;
     return 0;

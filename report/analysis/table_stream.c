@@ -29,15 +29,9 @@ static void try_name(struct opp_table_stream *s, struct tq *q, uint32_t id)
 {
     if (!q->o->match || q->matched || id >= s->m->nstrs)
         return;
-    if (id >= q->ntried) {
-        uint8_t *p = realloc(q->tried, s->m->nstrs);
-        if (!p) {
-            tstream_fail(s, -ENOMEM);
-            return;
-        }
-        memset(p + q->ntried, 0, s->m->nstrs - q->ntried);
-        q->tried = p;
-        q->ntried = s->m->nstrs;
+    if (opp_loader_grow_zeroed((void **)&q->tried, &q->ntried, s->m->nstrs, 1)) {
+        tstream_fail(s, -ENOMEM);
+        return;
     }
     if (q->tried[id])
         return;
