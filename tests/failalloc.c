@@ -1,5 +1,6 @@
 /* Allocations made to fail on demand (failalloc.h): the unit runners link
- * with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc (tests/tests.mk), so
+ * with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray
+ * (tests/tests.mk), so
  * each such call of theirs and of the layers' objects calls these. */
 #include "failalloc.h"
 
@@ -9,9 +10,11 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
 void *__real_realloc(void *p, size_t n);
+void *__real_reallocarray(void *p, size_t k, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
+void *__wrap_reallocarray(void *p, size_t k, size_t n);
 
 static long fail_nth = -1; /* allocations of fail_min bytes or more to let through first */
 static size_t fail_min;
@@ -54,4 +57,9 @@ void *__wrap_calloc(size_t k, size_t n)
 void *__wrap_realloc(void *p, size_t n)
 {
     return fails(n) ? NULL : __real_realloc(p, n);
+}
+
+void *__wrap_reallocarray(void *p, size_t k, size_t n)
+{
+    return fails(n && k > SIZE_MAX / n ? SIZE_MAX : k * n) ? NULL : __real_reallocarray(p, k, n);
 }

@@ -58,7 +58,7 @@ FORCE:
 
 # The unit runners' allocations can be made to fail (tests/failalloc.h).
 UNIT_HELPERS := tests/failalloc.c
-UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+UNIT_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=reallocarray
 
 # What a test binary links: its runner, the helpers (testutil.c, the trace
 # builder tracebuild.c, the loaded model of every call in oracle/), its

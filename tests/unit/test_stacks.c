@@ -204,15 +204,15 @@ START_TEST(code_stack_out_of_memory)
 END_TEST
 
 /* The code-frame tree when memory runs out at each allocation of its
- * first call that can be made to fail (the name's entry, the names' hash
- * table and its buckets; then the nodes' array, their first calls', the
- * node's entry, table and buckets): -ENOMEM, never the tool's exit; the
- * call then added again makes the tree of one node as if nothing had
- * failed. */
+ * first call that can be made to fail (the names' array, the name's
+ * entry, their hash table and its buckets; then the nodes' array, their
+ * first calls', the node's entry, table and buckets; the name's copy,
+ * strdup's, cannot): -ENOMEM, never the tool's exit; the call then added
+ * again makes the tree of one node as if nothing had failed. */
 START_TEST(codetree_out_of_memory)
 {
     const struct opp_codetree_call c = {.name = "aten::mm", .self_ns = 5, .total_ns = 7};
-    for (long k = 0; k < 8; k++) {
+    for (long k = 0; k < 9; k++) {
         struct opp_codetree t;
         struct opp_codetree_acc *x = opp_codetree_acc_new(&t);
         ck_assert_ptr_nonnull(x);
