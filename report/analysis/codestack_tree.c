@@ -36,7 +36,7 @@ struct opp_codetree_acc {
     struct name_ent *names;
     struct node_ent *nodes;
     struct first *first; /* by node */
-    size_t cap_names, cap_nodes;
+    size_t cap_names, cap_nodes, cap_first;
 };
 
 static int name_id(struct opp_codetree_acc *b, const char *s, uint32_t *id)
@@ -91,18 +91,9 @@ static int node_of(struct opp_codetree_acc *b, uint32_t parent, uint32_t name,
         return 0;
     }
     struct opp_calltree *ct = &b->t->ct;
-    if (ct->n == b->cap_nodes) {
-        size_t cap = b->cap_nodes ? b->cap_nodes * 2 : 256;
-        struct opp_ct_node *n = realloc(ct->nodes, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        ct->nodes = n;
-        struct first *f = realloc(b->first, cap * sizeof *f);
-        if (!f)
-            return -ENOMEM;
-        b->first = f, b->cap_nodes = cap;
-    }
-    if (!(e = malloc(sizeof *e)))
+    if (opp_loader_grow((void **)&ct->nodes, &b->cap_nodes, ct->n + 1, sizeof *ct->nodes) ||
+        opp_loader_grow((void **)&b->first, &b->cap_first, ct->n + 1, sizeof *b->first) ||
+        !(e = malloc(sizeof *e)))
         return -ENOMEM;
     struct opp_ct_node *n = &ct->nodes[ct->n];
     memset(n, 0, sizeof *n);
