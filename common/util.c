@@ -113,6 +113,8 @@ int opp_send_all(int fd, const void *buf, size_t len)
                 continue;
             return -errno;
         }
+        if ((size_t)n > len)
+            return -ENOSYS; /* not made: a trap's (opp_send_msg) */
         p += n;
         len -= (size_t)n;
     }
@@ -144,6 +146,8 @@ int opp_recv_all(int fd, void *buf, size_t len, int timeout_ms)
         }
         if (n == 0)
             return -ECONNRESET;
+        if ((size_t)n > len)
+            return -ENOSYS; /* not made: a trap's (opp_send_msg) */
         p += n;
         len -= (size_t)n;
     }
@@ -177,6 +181,11 @@ int opp_send_msg(int fd, uint16_t type, const void *payload, uint32_t size, int 
     while (n < 0 && errno == EINTR);
     if (n < 0)
         return -errno;
+    /* More than asked: the call was not made. A seccomp filter trapped it
+     * (SIGSYS) and the handler returned, which leaves the system call's
+     * number where its result goes. */
+    if ((size_t)n > total)
+        return -ENOSYS;
     if ((size_t)n == total)
         return 0;
     /* Partial send (tiny socket buffer): the fd went with the first byte. */

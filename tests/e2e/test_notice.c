@@ -424,6 +424,30 @@ START_TEST(jump_from_a_handler_out_of_our_send)
 }
 END_TEST
 
+/* The same filter's SIGSYS handler returns instead: the trapped send,
+ * never made, gives back the system call's number where its count goes,
+ * which is no count: profiling is off, said, and nothing else is sent
+ * (before, the "rest" of a message was sent from past its end: the
+ * collector read garbage). The thread's first call hands its buffer
+ * over, so its calls are not recorded; main's are. Without us:
+ * "thread 5, sigsys 0, fd none". */
+START_TEST(handler_returns_from_our_trapped_send)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsysret", "5", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    run_whole(argv, env, 0, out, err, out, "sigsysret 10, thread 5, sigsys 1, fd open\n", 10);
+    char *e = tu_slurp(err), said[4400];
+    snprintf(said, sizeof said,
+             "opprof: cannot send to the collector, profiling off: Function not implemented\n"
+             "opprof: trace written to %s\n",
+             trace);
+    ck_assert_str_eq(e, said);
+    free(e), free(out), free(err);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -527,6 +551,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
+    tcase_add_test(tc, handler_returns_from_our_trapped_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_record);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);

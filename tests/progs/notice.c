@@ -72,6 +72,15 @@
  *                      the thread after the jump, the SIGSYS count, and how far the lowest
  *                      free descriptor moved meanwhile (without a profiler nothing calls
  *                      sendmsg: "thread 10, usr1 open, sigsys 0, new fds 0")
+ *   sigsysret N        N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
+ *                      counts it, opens /dev/null the first time and returns; a thread makes
+ *                      N calls, main N more; prints main's sum, the thread's calls, the
+ *                      SIGSYS count and whether the handler's descriptor is still open
+ *                      (without a profiler nothing calls sendmsg: "thread 5, sigsys 0, fd
+ *                      none")
+ *   sigsysalt N        the same, the handler running on the thread's alternate stack,
+ *                      which lies just above the thread's own stack, and jumping within
+ *                      itself (sigsetjmp, siglongjmp) before it opens and returns
  *   pubjmp N           N calls; a SIGSEGV handler that makes this process's one ring
  *                      writable again and siglongjmps back; the ring's slots made read-only
  *                      (when there is one: the preload's), one call, whose record's write
@@ -366,6 +375,39 @@ static void *sigsys_jump_thread(void *p)
     sys_usr1_blocked = sigismember(&now, SIGUSR1);
     calls(n);
     sys_thread_done = done + n;
+    return NULL;
+}
+
+/* sigsysret, sigsysalt: the handler returns, having opened a descriptor
+ * the first time; sigsysalt's runs on an alternate stack above the
+ * thread's and jumps within itself first */
+static volatile int ret_fd = -1, ret_alt;
+static void sigsys_return(int sig)
+{
+    (void)sig;
+    static __thread sigjmp_buf inner;
+    atomic_fetch_add(&sys_seen, 1);
+    if (ret_alt && !sigsetjmp(inner, 0))
+        siglongjmp(inner, 1);
+    if (ret_fd < 0)
+        ret_fd = open("/dev/null", O_RDONLY);
+}
+
+static void *sigsys_return_thread(void *p)
+{
+    long n = (long)p;
+    if (ret_alt) { /* the mapping main made: this thread's stack, a page, 16 for the handler */
+        size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
+        pthread_attr_t a;
+        void *lo;
+        size_t sz;
+        pthread_getattr_np(pthread_self(), &a);
+        pthread_attr_getstack(&a, &lo, &sz);
+        pthread_attr_destroy(&a);
+        stack_t alt = {.ss_sp = (char *)lo + sz + pagesz, .ss_size = 16 * pagesz};
+        sigaltstack(&alt, NULL);
+    }
+    sys_thread_done = (long)calls(n);
     return NULL;
 }
 
@@ -918,6 +960,39 @@ int main(int argc, char **argv)
         printf("sigsysjmp %g, thread %ld, usr1 %s, sigsys %d, new fds %d\n", s, sys_thread_done,
                sys_usr1_blocked ? "blocked" : "open", atomic_load(&sys_seen),
                lowest_free_fd() - fd0);
+    } else if (!strcmp(mode, "sigsysret") || !strcmp(mode, "sigsysalt")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        ret_alt = !strcmp(mode, "sigsysalt");
+        struct sigaction sa = {.sa_handler = sigsys_return, .sa_flags = SA_ONSTACK};
+        sigaction(SIGSYS, &sa, NULL);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        if (seccomp_filter(f, sizeof f / sizeof *f))
+            return 3;
+        /* the thread's stack (1 MiB), a page between, its alternate stack */
+        size_t pagesz = (size_t)sysconf(_SC_PAGESIZE), ssz = 1 << 20;
+        char *m = mmap(NULL, ssz + 17 * pagesz, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (m == MAP_FAILED)
+            return 3;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setstack(&a, m, ssz);
+        pthread_t t;
+        pthread_create(&t, &a, sigsys_return_thread, (void *)n);
+        pthread_join(t, NULL);
+        pthread_attr_destroy(&a);
+        s += calls(n);
+        printf("%s %g, thread %ld, sigsys %d, fd %s\n", mode, s, sys_thread_done,
+               atomic_load(&sys_seen),
+               ret_fd < 0                    ? "none"
+               : fcntl(ret_fd, F_GETFD) >= 0 ? "open"
+                                             : "closed");
     } else if (!strcmp(mode, "pubjmp")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
