@@ -66,12 +66,13 @@ void opp_jump_init(void)
     }
 }
 
-/* The paths of ours the jump to sp leaves (their guards' frames below
- * it, on the same stack: within 1 GiB), undone innermost first. */
-static void unwind(uintptr_t sp)
+/* The paths of ours the jump to sp, made from cur, leaves (their guards'
+ * frames below it, on the same stack: opp_jump_leaves), undone innermost
+ * first. */
+static void unwind(uintptr_t sp, uintptr_t cur)
 {
     struct opp_unwind *u;
-    while ((u = opp_unwinds) && sp - (uintptr_t)u - 1 < (1u << 30)) {
+    while ((u = opp_unwinds) && opp_jump_leaves((uintptr_t)u, sp, cur)) {
         opp_unwinds = u->next;
         atomic_signal_fence(memory_order_seq_cst);
         u->undo(u);
@@ -79,16 +80,18 @@ static void unwind(uintptr_t sp)
 }
 
 /* A jump while opp_tls.publishing is set, or while a path of ours is
- * registered, comes from a handler that interrupted it: it leaves it (our
- * code jumps nowhere). */
+ * registered, comes from a handler that interrupted it (our code jumps
+ * nowhere): it leaves it, unless it stays within the handler, which then
+ * returns into it. */
 #define OPP_JUMP(i, name)                                                                          \
     void name(struct __jmp_buf_tag env[1], int val);                                               \
     OPP_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)           \
     {                                                                                              \
-        opp_publish_left();                                                                        \
-        if (sp_readable) {                                                                         \
-            uintptr_t sp_ = jump_sp(env);                                                          \
-            unwind(sp_);                                                                           \
+        uintptr_t sp_ = sp_readable ? jump_sp(env) : 0;                                            \
+        uintptr_t cur_ = (uintptr_t)__builtin_frame_address(0);                                    \
+        opp_publish_left(sp_, cur_);                                                               \
+        if (sp_) {                                                                                 \
+            unwind(sp_, cur_);                                                                     \
             opp_thread_jumping(sp_);                                                               \
         }                                                                                          \
         real_jump(i)(env, val);                                                                    \

@@ -121,9 +121,12 @@ static int innermost_published(const struct opp_ring_hdr *r)
     return 0;
 }
 
-void opp_publish_left(void)
+void opp_publish_left(uintptr_t sp, uintptr_t cur)
 {
     uint8_t kind = opp_tls.publishing;
+    if (kind != OPP_PUB_NONE && kind != OPP_PUB_LEAVE && sp &&
+        !opp_jump_leaves(opp_tls.frame, sp, cur))
+        return;
     struct opp_ring_hdr *r = opp_tls.ring;
     opp_tls.publishing = OPP_PUB_NONE;
     if (kind == OPP_PUB_NONE || !r || !opp_ring_gate(r))

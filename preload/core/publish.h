@@ -28,8 +28,19 @@ struct opp_tls {
                                   call then is counted as dropped, not written over (a
                                   handler that jumps out of it: opp_publish_left) */
     uint64_t at;               /* OPP_PUB_RECORD_AT: the head the record is written at */
+    uintptr_t frame;           /* OPP_PUB_RECORD(_AT): the frame of ours publishing it */
 };
 extern __thread struct opp_tls opp_tls;
+
+/* Whether a jump to stack pointer sp, made from cur (the jump's own
+ * frame, in the handler), leaves frame, one of ours that the handler
+ * interrupted: frame below sp on one stack (within 1 GiB), and cur not
+ * between them (a jump within a handler's alternate stack lying above
+ * frame leaves nothing of ours). */
+static inline int opp_jump_leaves(uintptr_t frame, uintptr_t sp, uintptr_t cur)
+{
+    return sp - frame - 1 < (1u << 30) && !(frame < cur && cur < sp);
+}
 
 /* A rare path of ours that leaves state behind when a signal handler
  * jumps out of it (a send holding the connection's lock, attaching a
@@ -104,6 +115,8 @@ OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, 
             r->depth = depth;
         return;
     }
+    if (kind == OPP_PUB_RECORD)
+        opp_tls.frame = (uintptr_t)__builtin_frame_address(0);
     opp_tls.publishing = (uint8_t)kind;
     OPP_BARRIER();
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -172,7 +185,9 @@ void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64
  * set; our code jumps nowhere): a call it left is left in flight, its
  * record recorded as the jump leaves it (thread.h), unless its record
  * is in already (then the thread leaves it now); another record not in
- * yet is counted as dropped. Called by the jump (jump.c). */
-void opp_publish_left(void);
+ * yet is counted as dropped, unless the jump to sp (0: not known), made
+ * from cur, stays within the handler (opp_jump_leaves): then that publish
+ * goes on when the handler returns. Called by the jump (jump.c). */
+void opp_publish_left(uintptr_t sp, uintptr_t cur);
 
 #endif

@@ -448,6 +448,29 @@ START_TEST(handler_returns_from_our_trapped_send)
 }
 END_TEST
 
+/* The same, the handler running on the thread's alternate stack, which
+ * lies just above the thread's own stack, and jumping within itself
+ * before it opens its descriptor and returns: that jump leaves nothing of
+ * ours, which is then not undone under the thread's setup (before: the
+ * buffer's descriptor closed at the jump, then again as the setup ended,
+ * by then the handler's). */
+START_TEST(jump_within_a_handler_above_our_send)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsysalt", "5", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    run_whole(argv, env, 0, out, err, out, "sigsysalt 10, thread 5, sigsys 1, fd open\n", 10);
+    char *e = tu_slurp(err), said[4400];
+    snprintf(said, sizeof said,
+             "opprof: cannot send to the collector, profiling off: Function not implemented\n"
+             "opprof: trace written to %s\n",
+             trace);
+    ck_assert_str_eq(e, said);
+    free(e), free(out), free(err);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -552,6 +575,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, handler_returns_from_our_trapped_send);
+    tcase_add_test(tc, jump_within_a_handler_above_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_record);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);

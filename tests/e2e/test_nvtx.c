@@ -539,6 +539,34 @@ START_TEST(jump_out_of_a_mark_s_record_counted)
 }
 END_TEST
 
+/* The same fault, its handler jumping only within itself (a handler's
+ * own sigsetjmp and siglongjmp) before it returns into our write, which
+ * then goes on: that jump leaves nothing of ours, and the mark is
+ * recorded, once, nothing dropped. */
+START_TEST(jump_within_a_handler_leaves_the_mark)
+{
+    if (!built("jump_within_a_handler_leaves_the_mark"))
+        return;
+    char *trace = tu_path(dir, "i.trace"), *out = tu_path(dir, "i.out");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build(APP), "markinner", NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "NVTX_INJECTION64_PATH="), out, NULL)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "markinner segv 1\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->events, 3);
+    ck_assert_uint_eq(tu_count(m, "before", 0, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "late", 0, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "kept", 0, 0, 0), 1);
+    ck_assert_uint_eq(m->dropped, 0);
+    opp_model_free(m);
+    free(o), free(trace), free(out);
+}
+END_TEST
+
 Suite *suite_nvtx(void)
 {
     Suite *s = suite_create("nvtx");
@@ -548,6 +576,7 @@ Suite *suite_nvtx(void)
     tcase_add_test(tc, ranges_exact);
     tcase_add_test(tc, ranges_open_at_death_named);
     tcase_add_test(tc, jump_out_of_a_mark_s_record_counted);
+    tcase_add_test(tc, jump_within_a_handler_leaves_the_mark);
     tcase_add_test(tc, preset_injection_kept);
     tcase_add_test(tc, run_and_report_table);
     tcase_add_test(tc, train_loop_tree_and_steps);

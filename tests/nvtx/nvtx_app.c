@@ -13,7 +13,9 @@
  * "outer" { "mydomain:dying" { SIGKILL } }; `nvtx_app markjmp`: "before",
  * then a "lost" mark whose record a SIGSEGV handler jumps out of (the
  * process's ring's slots, when it has one, made read-only: its write
- * faults), then a "kept" mark; prints how often the handler ran. */
+ * faults), then a "kept" mark; prints how often the handler ran;
+ * `nvtx_app markinner`: the same with a "late" mark whose handler jumps
+ * only within itself (sigsetjmp, siglongjmp) and returns. */
 #include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -147,7 +149,19 @@ static void segv_jump(int sig)
     siglongjmp(segv_jmp, 1);
 }
 
-static int markjmp(void)
+/* markinner: the handler's jump stays within it; it then returns into
+ * the write that faulted, which the kernel runs again. */
+static void segv_inner(int sig)
+{
+    (void)sig;
+    static sigjmp_buf inner;
+    segv_seen++;
+    if (!sigsetjmp(inner, 0))
+        siglongjmp(inner, 1);
+    mprotect(ring_slots, ring_slots_len, PROT_READ | PROT_WRITE);
+}
+
+static int markjmp(int within)
 {
     nvtxRangePushA("before");
     nvtxRangePop();
@@ -161,15 +175,15 @@ static int markjmp(void)
         }
     if (f)
         fclose(f);
-    struct sigaction sa = {.sa_handler = segv_jump};
+    struct sigaction sa = {.sa_handler = within ? segv_inner : segv_jump};
     sigaction(SIGSEGV, &sa, NULL);
     if (!sigsetjmp(segv_jmp, 1)) {
         if (ring_slots)
             mprotect(ring_slots, ring_slots_len, PROT_READ);
-        nvtxMarkA("lost");
+        nvtxMarkA(within ? "late" : "lost");
     }
     nvtxMarkA("kept");
-    printf("markjmp segv %d\n", (int)segv_seen);
+    printf("%s segv %d\n", within ? "markinner" : "markjmp", (int)segv_seen);
     return 0;
 }
 
@@ -192,7 +206,9 @@ int main(int argc, char **argv)
     if (argc == 2 && !strcmp(argv[1], "fork"))
         return forked();
     if (argc == 2 && !strcmp(argv[1], "markjmp"))
-        return markjmp();
+        return markjmp(0);
+    if (argc == 2 && !strcmp(argv[1], "markinner"))
+        return markjmp(1);
     if (argc == 3 && !strcmp(argv[1], "bench"))
         return bench(atol(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "die")) {
