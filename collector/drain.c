@@ -260,6 +260,18 @@ static void hand_back(struct enc *x, uint64_t t)
     enc_start(x, x->c, x->r);
 }
 
+/* Whether rec is a call made an open event when its process ended (the
+ * thread returned from it since): then seen. */
+static int left_again(struct ring *r, const struct opp_rec *rec)
+{
+    uint32_t d = rec->depth;
+    if (d >= OPP_OPEN_MAX || !(r->left_mask >> d & 1) || rec->fn != r->left_fn[d] ||
+        rec->begin != r->left_begin[d] || (rec->flags & OPP_REC_WINDOW))
+        return 0;
+    r->left_mask &= ~(1u << d);
+    return 1;
+}
+
 /* Move what the thread published into the file; return records moved. */
 static uint64_t ring_drain(struct client *c, struct ring *r)
 {
@@ -279,11 +291,13 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         enc_start(&x, c, r);
         uint64_t t = r->tail;
         const struct opp_rec *base = opp_ring_slot(h, r->cap, 0);
+        const int left = r->left_mask != 0; /* each record looked at alone */
         while (t < head) {
             /* two copies of the loop: the one of a full trace nobody
                watches calls nothing */
             uint64_t k =
-                collector.live_on || collector.sum
+                left ? 0
+                : collector.live_on || collector.sum
                     ? enc_repeats(&x, base, t, head, collector.live_on ? collector.live : NULL,
                                   collector.sum, c->proc, r->tid)
                     : enc_repeats(&x, base, t, head, NULL, NULL, 0, 0);
@@ -305,6 +319,10 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
             const struct opp_rec rec = rr.rec;
             unsigned slots = rr.slots;
             if (rec.flags & OPP_REC_REWIND) { /* the thread goes on at the next lap */
+                t += slots;
+                continue;
+            }
+            if (left && left_again(r, &rec)) { /* made an open event already */
                 t += slots;
                 continue;
             }
@@ -365,6 +383,15 @@ static uint32_t open_nargs(const struct opp_open *o)
     return o->arg[0] ? 2 : 0;
 }
 
+/* Call o at depth d made an open event: its record, if it comes, is
+ * that call again (left_again). */
+static void left_open(struct ring *r, const struct opp_open *o, uint32_t d)
+{
+    r->left_mask |= 1u << d;
+    r->left_fn[d] = o->fn;
+    r->left_begin[d] = o->begin;
+}
+
 /* A process ended (vanished without goodbye, or exited while other
  * threads were inside calls): what its threads were still inside becomes
  * open events ending now (its end). */
@@ -383,6 +410,7 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
             struct opp_open o = r->hdr->open[d];
             if (o.fn >= c->nfuncs || o.begin > end)
                 continue;
+            left_open(r, &o, d);
             if (opp_sum_call(collector.sum, c->proc, r->tid, o.fn, d, o.begin, end, open_nargs(&o),
                              o.arg, OPP_SUM_OPEN))
                 opp_coll_logmsg("out of memory: a call of pid %d is not counted", (int)c->pid);
@@ -397,6 +425,7 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
         struct opp_open o = r->hdr->open[d];
         if (o.fn >= c->nfuncs || o.begin > end)
             continue;
+        left_open(r, &o, d);
         enc_add(&x, o.fn, OPP_EV_OPEN, o.begin, end, d, open_nargs(&o), o.arg);
     }
     ev_write(&x.e);

@@ -33,6 +33,13 @@ struct ring {
     uint64_t tail, last_end, dropped_seen;
     uint32_t name_seq;
     int dead; /* abandoned after damage */
+    /* The calls in flight made open events when the process ended (bit
+     * d: the one at depth d, not seen since). A thread runs on after
+     * another's goodbye until the process is gone: the record of such a
+     * call, when it returns meanwhile, is that call again. */
+    uint32_t left_mask;
+    uint32_t left_fn[OPP_OPEN_MAX];
+    uint64_t left_begin[OPP_OPEN_MAX];
 };
 
 struct client {

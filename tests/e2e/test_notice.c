@@ -383,6 +383,21 @@ START_TEST(exit_while_a_thread_is_inside_a_call)
 }
 END_TEST
 
+/* The same call returns after the goodbye, before the process is gone
+ * (a child, whose exit_group a filter traps until then): the call made
+ * an open event at the goodbye is not counted again when its record
+ * comes (the trace goes on: the first process is still there). */
+START_TEST(call_returning_after_the_goodbye_counted_once)
+{
+    same_run("exitreturn 5, child 0\n", 0, NULL, 5, "exitreturn", "5", NULL, NULL, NULL);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_dgemm");
+    ck_assert_uint_eq(closed, 0);
+    ck_assert_uint_eq(open, 1);
+    ck_assert_uint_eq(nested, 0);
+}
+END_TEST
+
 /* A seccomp filter that traps sendmsg (SIGSYS) whose handler calls
  * exit(): the program sees our send (nothing can hide a trapped system
  * call: without us it prints "sigsys 5" and exits 0), but its exit runs
@@ -572,6 +587,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, program_reuses_descriptor_2);
     tcase_add_test(tc, program_puts_a_device_at_2);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
+    tcase_add_test(tc, call_returning_after_the_goodbye_counted_once);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, handler_returns_from_our_trapped_send);

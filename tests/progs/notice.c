@@ -61,6 +61,10 @@
  *                      trapped (SIGSYS) and counted; prints the sum and the count
  *   exitinside N       N calls; a thread's cblas_dgemm with a bad argument, whose xerbla_
  *                      waits there for ever; main prints the sum and returns
+ *   exitreturn N       N calls; a child whose thread's cblas_dgemm with a bad argument, whose
+ *                      xerbla_ returns once the child's exit_group (status 0) is trapped: a
+ *                      seccomp filter's SIGSYS, whose handler waits for the dgemm's return,
+ *                      then exits (status 0); prints the sum and the child's status
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
@@ -276,7 +280,14 @@ static void *cancelled_thread(void *p)
 /* What this program's xerbla_ (OpenBLAS's error handler, called from
  * inside a BLAS call given a bad argument) does: nothing, siglongjmp to
  * xerbla_jmp, or reach a cancellation point. */
-static enum { XERBLA_RETURN, XERBLA_LONGJMP, XERBLA_TESTCANCEL, XERBLA_STAY } xerbla_how;
+static enum {
+    XERBLA_RETURN,
+    XERBLA_LONGJMP,
+    XERBLA_TESTCANCEL,
+    XERBLA_STAY,
+    XERBLA_UNTIL_EXIT
+} xerbla_how;
+static atomic_int exit_began; /* exitreturn: the process's last system call trapped */
 static sigjmp_buf xerbla_jmp;
 static atomic_int xerbla_seen;
 void xerbla_(const char *name, const int *info, int len);
@@ -290,6 +301,8 @@ void xerbla_(const char *name, const int *info, int len)
         pthread_testcancel();
     while (xerbla_how == XERBLA_STAY)
         pause();
+    while (xerbla_how == XERBLA_UNTIL_EXIT && !atomic_load(&exit_began))
+        sched_yield();
 }
 
 /* A cblas_dgemm whose lda is too small: it calls xerbla_. */
@@ -304,6 +317,28 @@ static void *bad_dgemm_thread(void *p)
     (void)p;
     bad_dgemm();
     return NULL;
+}
+
+/* exitreturn: the thread's cblas_dgemm returns once the process's
+ * exit_group is trapped, then the thread stays; the SIGSYS handler waits
+ * for that return, then exits as the program asked (status 0). */
+static atomic_int dgemm_returned;
+static void *late_dgemm_thread(void *p)
+{
+    (void)p;
+    bad_dgemm();
+    atomic_store(&dgemm_returned, 1);
+    for (;;)
+        pause();
+    return NULL;
+}
+static void exit_trapped(int sig)
+{
+    (void)sig;
+    atomic_store(&exit_began, 1);
+    while (!atomic_load(&dgemm_returned))
+        sched_yield();
+    syscall(SYS_exit_group, 0x100); /* status 0x100 & 0xff: 0, not trapped */
 }
 
 /* calls(n) from a frame 8 KiB below its caller's */
@@ -923,6 +958,33 @@ int main(int argc, char **argv)
         while (!atomic_load(&xerbla_seen))
             ;
         printf("exitinside %g\n", s);
+    } else if (!strcmp(mode, "exitreturn")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        signal(SIGSYS, exit_trapped);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 0, 3),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) { /* not the first process: the trace goes on after its goodbye */
+            if (seccomp_filter(f, sizeof f / sizeof *f))
+                _exit(3);
+            xerbla_how = XERBLA_UNTIL_EXIT;
+            pthread_t t;
+            pthread_create(&t, NULL, late_dgemm_thread, NULL);
+            while (!atomic_load(&xerbla_seen))
+                ;
+            return 0;
+        }
+        int st = 0;
+        waitpid(child, &st, 0);
+        printf("exitreturn %g, child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     } else if (!strcmp(mode, "sigsys")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
