@@ -377,6 +377,20 @@ END_TEST
 START_TEST(abort_mid_loop) { death("abort", "6", 134, 6); }
 END_TEST
 
+/* A death at the instant a call's record is in and the ring's depth not
+ * lowered yet (the program leaves its ring so, then SIGKILLs itself): the
+ * call is counted once, closed, not also open. */
+START_TEST(sigkill_between_a_call_s_record_and_its_leave)
+{
+    struct opp_model *m;
+    ck_assert_int_eq(run_scenario(&m, "kill-published", "5", NULL), 137);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 6);
+    ck_assert_uint_eq(tu_count(m, "", -1, 0, 1), 0);
+    ck_assert_uint_eq(m->open_events, 0);
+    opp_model_free(m);
+}
+END_TEST
+
 /* A fault inside OpenBLAS: the call that crashed is in the trace, open. */
 START_TEST(crash_inside_a_call)
 {
@@ -500,6 +514,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, children_say_how_they_ended);
     tcase_add_test(tc, children_reaped_by_a_handler);
     tcase_add_test(tc, sigkill_mid_loop);
+    tcase_add_test(tc, sigkill_between_a_call_s_record_and_its_leave);
     tcase_add_test(tc, sigsegv_mid_loop);
     tcase_add_test(tc, abort_mid_loop);
     tcase_add_test(tc, crash_inside_a_call);

@@ -14,6 +14,10 @@
  *                      makes N+3 calls and waits until the parent kills it (SIGKILL);
  *                      the parent reaps both and makes N+1 more
  *   kill N             N calls, then SIGKILL to itself
+ *   kill-published N   N calls; then its ring (the preload's, found in its maps) left as
+ *                      the preload leaves it for an instant when a call ends: one more
+ *                      call's record in (a copy of the last one, later), the ring's depth
+ *                      not lowered yet; then SIGKILL to itself
  *   segv N             N calls, then a NULL write (SIGSEGV)
  *   abort N            N calls, then abort()
  *   crash-in-call N    N calls, then a dgemm that faults inside OpenBLAS
@@ -72,6 +76,8 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+#include "../../common/ring.h"
 
 static double x[4] = {1, 2, 3, 4};
 
@@ -207,6 +213,43 @@ static void self_path(char *buf, size_t cap)
     buf[n > 0 ? n : 0] = 0;
 }
 
+/* kill-published: this process's one ring, as the preload leaves it
+ * between the two stores that end a call (publish.h's opp_publish_f):
+ * the call in flight at depth 0, its record in (the head past it), the
+ * depth not lowered yet. The call is a copy of the ring's last record,
+ * 1000 ticks later. */
+static void published_unleft(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo = 0, hi;
+    while (f && !lo && fgets(line, sizeof line, f))
+        if (!strstr(line, "opprof-ring") || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+            lo = 0;
+    if (f)
+        fclose(f);
+    if (!lo)
+        return; /* not profiled */
+    struct opp_ring_hdr *r = (struct opp_ring_hdr *)lo;
+    uint64_t h = atomic_load(&r->head);
+    for (unsigned k = 1; k <= 8 && k <= h; k++) {
+        struct opp_rec *last = opp_ring_slot(r, r->capacity, h - k);
+        if (opp_rec_slots(last->nargs) != k)
+            continue;
+        struct opp_rec *rec = opp_ring_slot(r, r->capacity, h);
+        memcpy(rec, last, k * sizeof *rec);
+        rec->begin = last->end + 1000;
+        rec->end = rec->begin + 1000;
+        r->open[0].begin = rec->begin;
+        r->open[0].fn = rec->fn;
+        r->open[0].sp = 0;
+        r->open[0].arg[0] = 0;
+        r->depth = 1;
+        atomic_store(&r->head, h + k);
+        return;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -340,6 +383,10 @@ int main(int argc, char **argv)
         return 127;
     } else if (!strcmp(mode, "kill")) {
         calls(arg(argc, argv, 2));
+        kill(getpid(), SIGKILL);
+    } else if (!strcmp(mode, "kill-published")) {
+        calls(arg(argc, argv, 2));
+        published_unleft();
         kill(getpid(), SIGKILL);
     } else if (!strcmp(mode, "segv")) {
         calls(arg(argc, argv, 2));
