@@ -92,7 +92,7 @@ static void unwind(uintptr_t sp, uintptr_t cur)
         opp_publish_left(sp_, cur_);                                                               \
         if (sp_) {                                                                                 \
             unwind(sp_, cur_);                                                                     \
-            opp_thread_jumping(sp_);                                                               \
+            opp_thread_jumping(sp_, cur_);                                                         \
         }                                                                                          \
         real_jump(i)(env, val);                                                                    \
         abort(); /* libc's never returns */                                                        \

@@ -112,14 +112,23 @@ uint32_t opp_thread_left(struct opp_ring_hdr *r, uint32_t d, uint32_t sp)
     return d;
 }
 
-void opp_thread_jumping(uintptr_t sp)
+/* Whether a jump to to, made from cur, leaves the call whose frame is at
+ * f (low 32 bits each): opp_jump_leaves's rule, on one stack (1 GiB). */
+static int leaves(uint32_t f, uint32_t to, uint32_t cur)
+{
+    return to - f - 1 < (1u << 30) && !(cur - f - 1 < (1u << 30) && to - cur - 1 < (1u << 30));
+}
+
+void opp_thread_jumping(uintptr_t sp, uintptr_t cur)
 {
     struct opp_ring_hdr *r = opp_tls.ring;
     if (!r || !r->depth || !opp_ring_gate(r))
         return;
     uint32_t to = (uint32_t)sp, depth = r->depth, d = depth;
-    /* a frame below the jump's stack pointer (within 1 GiB: one stack) */
-    while (d && d <= OPP_OPEN_MAX && r->open[d - 1].sp && to - r->open[d - 1].sp - 1 < (1u << 30))
+    /* a frame below the jump's stack pointer, the jump not made from
+       between them (a handler's alternate stack above the thread's) */
+    while (d && d <= OPP_OPEN_MAX && r->open[d - 1].sp &&
+           leaves(r->open[d - 1].sp, to, (uint32_t)cur))
         d--;
     if (d == depth)
         return;

@@ -42,9 +42,11 @@ OPP_HOT void opp_thread_check(void)
  * a UTF-8 character boundary). */
 void opp_thread_rename(struct opp_ring_hdr *r, const char *name, size_t n);
 /* The program jumps (longjmp) to a point whose stack pointer is sp, on
- * this thread: the calls in flight whose frames lie below it are left,
- * recorded ending now. */
-void opp_thread_jumping(uintptr_t sp);
+ * this thread, from cur (the jump's frame): the calls in flight whose
+ * frames lie below it are left, recorded ending now, unless the jump
+ * starts between them and it (a handler's, on an alternate stack lying
+ * above them: publish.h's opp_jump_leaves). */
+void opp_thread_jumping(uintptr_t sp, uintptr_t cur);
 /* The real longjmp and its aliases looked up, from the agent's start: we
  * pass them on (jump.c), settling a publish they leave on the way
  * (opp_publish_left) and telling opp_thread_jumping where the jump goes. */

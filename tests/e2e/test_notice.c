@@ -486,6 +486,22 @@ START_TEST(jump_within_a_handler_above_our_send)
 }
 END_TEST
 
+/* A signal raised inside a call (its xerbla_ raises SIGUSR1) whose
+ * handler, on the thread's alternate stack lying above the thread's own,
+ * jumps within itself and returns: the call was not left, and is
+ * recorded once, when it returns. */
+START_TEST(jump_within_a_handler_above_a_call)
+{
+    same_run("altraise 5, thread 5, usr1 1, xerbla 1\n", 0, NULL, 10, "altraise", "5", NULL, NULL,
+             NULL);
+    unsigned long nested, closed, open;
+    depths(&nested, &closed, &open, "cblas_dgemm");
+    ck_assert_uint_eq(closed, 1);
+    ck_assert_uint_eq(open, 0);
+    ck_assert_uint_eq(nested, 0);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -593,6 +609,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, handler_returns_from_our_trapped_send);
     tcase_add_test(tc, jump_within_a_handler_above_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_record);
+    tcase_add_test(tc, jump_within_a_handler_above_a_call);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;

@@ -85,6 +85,11 @@
  *   sigsysalt N        the same, the handler running on the thread's alternate stack,
  *                      which lies just above the thread's own stack, and jumping within
  *                      itself (sigsetjmp, siglongjmp) before it opens and returns
+ *   altraise N         N calls; a thread whose alternate signal stack lies just above its own
+ *                      stack makes a cblas_dgemm with a bad argument, whose xerbla_ raises
+ *                      SIGUSR1, whose handler, on that stack, jumps within itself (sigsetjmp,
+ *                      siglongjmp) and returns; then N calls; prints main's sum, the
+ *                      thread's, and how often the handler and xerbla_ ran
  *   pubjmp N           N calls; a SIGSEGV handler that makes this process's one ring
  *                      writable again and siglongjmps back; the ring's slots made read-only
  *                      (when there is one: the preload's), one call, whose record's write
@@ -285,7 +290,8 @@ static enum {
     XERBLA_LONGJMP,
     XERBLA_TESTCANCEL,
     XERBLA_STAY,
-    XERBLA_UNTIL_EXIT
+    XERBLA_UNTIL_EXIT,
+    XERBLA_RAISE
 } xerbla_how;
 static atomic_int exit_began; /* exitreturn: the process's last system call trapped */
 static sigjmp_buf xerbla_jmp;
@@ -303,6 +309,8 @@ void xerbla_(const char *name, const int *info, int len)
         pause();
     while (xerbla_how == XERBLA_UNTIL_EXIT && !atomic_load(&exit_began))
         sched_yield();
+    if (xerbla_how == XERBLA_RAISE)
+        raise(SIGUSR1);
 }
 
 /* A cblas_dgemm whose lda is too small: it calls xerbla_. */
@@ -428,20 +436,67 @@ static void sigsys_return(int sig)
         ret_fd = open("/dev/null", O_RDONLY);
 }
 
+/* On a thread run by on_stack_below_alt: its alternate signal stack,
+ * in the same mapping as its stack, above it (a page between). */
+static void alt_stack_above(void)
+{
+    size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
+    pthread_attr_t a;
+    void *lo;
+    size_t sz;
+    pthread_getattr_np(pthread_self(), &a);
+    pthread_attr_getstack(&a, &lo, &sz);
+    pthread_attr_destroy(&a);
+    stack_t alt = {.ss_sp = (char *)lo + sz + pagesz, .ss_size = 16 * pagesz};
+    sigaltstack(&alt, NULL);
+}
+
+/* fn(arg) on a thread whose stack (1 MiB) lies at the bottom of a
+ * mapping with room above it for alt_stack_above; joined. 0, or -1. */
+static int on_stack_below_alt(void *(*fn)(void *), void *arg)
+{
+    size_t pagesz = (size_t)sysconf(_SC_PAGESIZE), ssz = 1 << 20;
+    char *m = mmap(NULL, ssz + 17 * pagesz, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstack(&a, m, ssz);
+    pthread_t t;
+    int rc = pthread_create(&t, &a, fn, arg);
+    if (!rc)
+        pthread_join(t, NULL);
+    pthread_attr_destroy(&a);
+    return rc ? -1 : 0;
+}
+
 static void *sigsys_return_thread(void *p)
 {
     long n = (long)p;
-    if (ret_alt) { /* the mapping main made: this thread's stack, a page, 16 for the handler */
-        size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
-        pthread_attr_t a;
-        void *lo;
-        size_t sz;
-        pthread_getattr_np(pthread_self(), &a);
-        pthread_attr_getstack(&a, &lo, &sz);
-        pthread_attr_destroy(&a);
-        stack_t alt = {.ss_sp = (char *)lo + sz + pagesz, .ss_size = 16 * pagesz};
-        sigaltstack(&alt, NULL);
-    }
+    if (ret_alt)
+        alt_stack_above();
+    sys_thread_done = (long)calls(n);
+    return NULL;
+}
+
+/* altraise: a SIGUSR1 raised inside a call, its handler on the thread's
+ * alternate stack above the thread's, jumping within itself */
+static atomic_int usr1_seen;
+static void usr1_within(int sig)
+{
+    (void)sig;
+    static __thread sigjmp_buf inner;
+    atomic_fetch_add(&usr1_seen, 1);
+    if (!sigsetjmp(inner, 0))
+        siglongjmp(inner, 1);
+}
+
+static void *alt_raise_thread(void *p)
+{
+    long n = (long)p;
+    alt_stack_above();
+    bad_dgemm(); /* its xerbla_ raises SIGUSR1 and returns */
     sys_thread_done = (long)calls(n);
     return NULL;
 }
@@ -1036,25 +1091,24 @@ int main(int argc, char **argv)
         };
         if (seccomp_filter(f, sizeof f / sizeof *f))
             return 3;
-        /* the thread's stack (1 MiB), a page between, its alternate stack */
-        size_t pagesz = (size_t)sysconf(_SC_PAGESIZE), ssz = 1 << 20;
-        char *m = mmap(NULL, ssz + 17 * pagesz, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (m == MAP_FAILED)
+        if (on_stack_below_alt(sigsys_return_thread, (void *)n))
             return 3;
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setstack(&a, m, ssz);
-        pthread_t t;
-        pthread_create(&t, &a, sigsys_return_thread, (void *)n);
-        pthread_join(t, NULL);
-        pthread_attr_destroy(&a);
         s += calls(n);
         printf("%s %g, thread %ld, sigsys %d, fd %s\n", mode, s, sys_thread_done,
                atomic_load(&sys_seen),
                ret_fd < 0                    ? "none"
                : fcntl(ret_fd, F_GETFD) >= 0 ? "open"
                                              : "closed");
+    } else if (!strcmp(mode, "altraise")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        struct sigaction sa = {.sa_handler = usr1_within, .sa_flags = SA_ONSTACK};
+        sigaction(SIGUSR1, &sa, NULL);
+        xerbla_how = XERBLA_RAISE;
+        if (on_stack_below_alt(alt_raise_thread, (void *)n))
+            return 3;
+        printf("altraise %g, thread %ld, usr1 %d, xerbla %d\n", s, sys_thread_done,
+               atomic_load(&usr1_seen), atomic_load(&xerbla_seen));
     } else if (!strcmp(mode, "pubjmp")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
