@@ -249,6 +249,14 @@ static __attribute__((noinline)) struct opp_ring_hdr *attach_new(void)
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     struct opp_ring_hdr *r = NULL;
     g.fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    /* A new memfd has no seals. Any other descriptor is not ours: a
+     * seccomp filter trapped the call (SIGSYS) and its handler returned,
+     * which leaves the call's number where the descriptor goes, maybe
+     * one of the program's, never to be sized or closed by us. */
+    if (g.fd >= 0 && fcntl(g.fd, F_GET_SEALS) != 0) {
+        g.fd = -1;
+        errno = ENOSYS;
+    }
     if (g.fd < 0) {
         opp_give_up("cannot create a trace buffer (memfd_create)", errno);
         goto out;

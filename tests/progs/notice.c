@@ -85,6 +85,11 @@
  *   sigsysalt N        the same, the handler running on the thread's alternate stack,
  *                      which lies just above the thread's own stack, and jumping within
  *                      itself (sigsetjmp, siglongjmp) before it opens and returns
+ *   memfdret N         N calls; a seccomp filter makes memfd_create raise SIGSYS, whose
+ *                      handler counts it and returns (the call not made, its number, 319,
+ *                      left where its descriptor goes); descriptor 319 made /dev/null's; a
+ *                      thread N calls; prints main's sum, the thread's, the SIGSYS count and
+ *                      whether 319 is still open (without a profiler: "sigsys 0, fd open")
  *   altraise N         N calls; a thread whose alternate signal stack lies just above its own
  *                      stack makes a cblas_dgemm with a bad argument, whose xerbla_ raises
  *                      SIGUSR1, whose handler, on that stack, jumps within itself (sigsetjmp,
@@ -499,6 +504,13 @@ static void *alt_raise_thread(void *p)
     bad_dgemm(); /* its xerbla_ raises SIGUSR1 and returns */
     sys_thread_done = (long)calls(n);
     return NULL;
+}
+
+/* memfdret: the handler returns, the trapped call not made */
+static void sigsys_count(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&sys_seen, 1);
 }
 
 /* The lowest descriptor free now. */
@@ -1099,6 +1111,28 @@ int main(int argc, char **argv)
                ret_fd < 0                    ? "none"
                : fcntl(ret_fd, F_GETFD) >= 0 ? "open"
                                              : "closed");
+    } else if (!strcmp(mode, "memfdret")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        struct sigaction sa = {.sa_handler = sigsys_count};
+        sigaction(SIGSYS, &sa, NULL);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd < 0 || dup2(fd, SYS_memfd_create) != SYS_memfd_create)
+            return 3;
+        close(fd);
+        if (seccomp_filter(f, sizeof f / sizeof *f))
+            return 3;
+        pthread_t t;
+        pthread_create(&t, NULL, n_calls, (void *)n);
+        pthread_join(t, NULL);
+        printf("memfdret %g, sigsys %d, fd %s\n", s, atomic_load(&sys_seen),
+               fcntl(SYS_memfd_create, F_GETFD) >= 0 ? "open" : "closed");
     } else if (!strcmp(mode, "altraise")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
