@@ -322,6 +322,10 @@ int opp_coll_finish(void)
     opp_coll_write_clock();
     opp_tw_end(&collector.tw, collector.events, collector.dropped, collector.next_proc);
     opp_coll_write_failed(0);
+    /* The writer's lock (flock: the open file's, not the descriptor's)
+     * held by a copy of the descriptor until the line is said: whoever
+     * waits for the trace (trace_read.c's wait_writer) finds it said. */
+    int held = collector.tw.fd >= 0 ? fcntl(collector.tw.fd, F_DUPFD_CLOEXEC, 3) : -1;
     int rc = opp_tw_close(&collector.tw);
     if (rc && !collector.tw.error) { /* the last data reached the disk only now, or not */
         collector.tw.error = -rc;
@@ -330,5 +334,7 @@ int opp_coll_finish(void)
     unlink(collector.o->socket_path);
     collector_finished = 1;
     say_where();
+    if (held >= 0)
+        close(held);
     return rc;
 }

@@ -7,9 +7,15 @@
  * preloaded: the same output and exit code, our one line on stderr, and
  * every call in the trace. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "analysis/model.h"
 #include "testutil.h"
@@ -370,6 +376,69 @@ START_TEST(program_puts_a_device_at_2)
 }
 END_TEST
 
+/* The collector's line is said before the trace can be read: a reader
+ * that waits for the trace (its writer's lock) finds the line said, even
+ * when the program could not say goodbye (its sends refused) and so did
+ * not wait for the collector. The run's stderr is a full pipe, so the
+ * collector, its socket gone, is held in the write of its line: the
+ * trace's lock is still held then, and the line comes once the pipe is
+ * read. */
+START_TEST(collector_s_line_said_before_the_trace_is_read)
+{
+    char *fifo = tu_path(dir, "fifo"), *out = tu_path(dir, "out"), sock[4200];
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK), wr = open(fifo, O_WRONLY | O_NONBLOCK);
+    ck_assert_int_ge(rd, 0);
+    ck_assert_int_ge(wr, 0);
+    char fill[4096] = {0};
+    size_t filled = 0;
+    for (size_t chunk = sizeof fill; chunk; chunk = chunk > 1 ? chunk / 2 : 0) {
+        ssize_t n;
+        while ((n = write(wr, fill, chunk)) > 0)
+            filled += (size_t)n;
+        ck_assert_int_eq(errno, EAGAIN);
+    }
+    close(wr);
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "fd2dev", "5", "/dev/zero", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    int pid = tu_spawn(argv, env, out, fifo);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 0);
+    ck_assert_int_gt(tu_collector_of(trace, sock, sizeof sock), 0);
+    for (int ms = 0; access(sock, F_OK) == 0 && ms < 20000; ms += 5)
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    ck_assert_msg(access(sock, F_OK) < 0, "the collector did not finish");
+    int t = open(trace, O_RDONLY);
+    ck_assert_int_ge(t, 0);
+    ck_assert_msg(flock(t, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK,
+                  "the trace can be read before the collector's line is said");
+    close(t);
+    ck_assert_int_eq(fcntl(rd, F_SETFL, 0), 0);
+    char said[4400], got[4400] = "";
+    snprintf(said, sizeof said, "opprof: trace written to %s\n", trace);
+    size_t have = 0;
+    for (ssize_t n = 1; n > 0 && have < filled + strlen(said);) {
+        char buf[4096];
+        size_t want = have < filled ? filled - have : filled + strlen(said) - have;
+        n = read(rd, buf, want < sizeof buf ? want : sizeof buf);
+        if (n > 0 && have >= filled)
+            memcpy(got + (have - filled), buf, (size_t)n);
+        have += n > 0 ? (size_t)n : 0;
+    }
+    close(rd);
+    ck_assert_str_eq(got, said);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5 * 2);
+    opp_model_free(m);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "fd2dev 10, 0 writes to 2\n");
+    free(o), free(out), free(fifo);
+}
+END_TEST
+
 /* main returns while another thread is inside a call (its xerbla_
  * waits): that call is in the trace, open, ending with the process. */
 START_TEST(exit_while_a_thread_is_inside_a_call)
@@ -623,6 +692,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, seccomp_refuses_our_sends);
     tcase_add_test(tc, program_reuses_descriptor_2);
     tcase_add_test(tc, program_puts_a_device_at_2);
+    tcase_add_test(tc, collector_s_line_said_before_the_trace_is_read);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, call_returning_after_the_goodbye_counted_once);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
