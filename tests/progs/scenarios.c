@@ -21,7 +21,8 @@
  *   segv N             N calls, then a NULL write (SIGSEGV)
  *   abort N            N calls, then abort()
  *   crash-in-call N    N calls, then a dgemm that faults inside OpenBLAS
- *   counted FILE       ddot until killed; FILE holds (started, done) counters
+ *   counted FILE       ddot until killed; FILE holds (started, done) counters (it appears
+ *                      whole: made as FILE.new, renamed)
  *   pause N DIR [thread]  N calls (on a thread that exits, with "thread"), creates
  *                      DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
@@ -403,10 +404,16 @@ int main(int argc, char **argv)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 64, 64, 64, 1.0, a, 64, a, 64,
                     0.0, (double *)(uintptr_t)4096, 64);
     } else if (!strcmp(mode, "counted")) {
-        int fd = open(argv[2], O_RDWR | O_CREAT, 0600);
+        /* made under another name and renamed once it has its size: a
+         * reader that waits for FILE never reads it short */
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.new", argv[2]);
+        int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || ftruncate(fd, 4096) < 0)
             return 2;
         volatile long *cnt = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (cnt == MAP_FAILED || rename(tmp, argv[2]) < 0)
+            return 2;
         for (;;) {
             cnt[0]++; /* started */
             cblas_ddot(1, x, 1, x, 1);
