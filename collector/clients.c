@@ -265,10 +265,8 @@ static void say(const char *a, const char *b, const char *c)
 {
     char line[1024];
     int n = snprintf(line, sizeof line, "opprof: %s%s%s\n", a, b, c);
-    if (n > 0) {
-        ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        (void)w;
-    }
+    if (n > 0)
+        opp_coll_say(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* Where the trace went, said by the preload's collector: it holds the

@@ -122,6 +122,11 @@ extern int collector_finished;
 
 /* A line on stderr, "opprof-collector: " first (state.c). */
 __attribute__((format(printf, 1, 2))) void opp_coll_logmsg(const char *fmt, ...);
+/* Write line (n bytes, newline included) to stderr in one write, once it
+ * can take it within OPP_COLL_SAY_MS: a stderr nobody reads (a full pipe)
+ * loses the line, and never holds the collector (or the trace's lock). */
+#define OPP_COLL_SAY_MS 5000
+void opp_coll_say(const char *line, size_t n);
 
 /* ---- drain.c ---- */
 

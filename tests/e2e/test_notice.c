@@ -383,19 +383,23 @@ END_TEST
  * collector, its socket gone, is held in the write of its line: the
  * trace's lock is still held then, and the line comes once the pipe is
  * read. */
-START_TEST(collector_s_line_said_before_the_trace_is_read)
+/* A run of `notice fd2dev 5` (its sends refused) whose stderr is a FIFO
+ * made full (filled bytes); *rd its read end, here only. Returns once the
+ * collector has finished (its socket gone). */
+static void run_into_full_pipe(const char *fifo, const char *out, int *rd, size_t *filled)
 {
-    char *fifo = tu_path(dir, "fifo"), *out = tu_path(dir, "out"), sock[4200];
+    char sock[4200];
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-    int rd = open(fifo, O_RDONLY | O_NONBLOCK), wr = open(fifo, O_WRONLY | O_NONBLOCK);
-    ck_assert_int_ge(rd, 0);
+    *rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int wr = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    ck_assert_int_ge(*rd, 0);
     ck_assert_int_ge(wr, 0);
     char fill[4096] = {0};
-    size_t filled = 0;
+    *filled = 0;
     for (size_t chunk = sizeof fill; chunk; chunk = chunk > 1 ? chunk / 2 : 0) {
         ssize_t n;
         while ((n = write(wr, fill, chunk)) > 0)
-            filled += (size_t)n;
+            *filled += (size_t)n;
         ck_assert_int_eq(errno, EAGAIN);
     }
     close(wr);
@@ -409,6 +413,14 @@ START_TEST(collector_s_line_said_before_the_trace_is_read)
     for (int ms = 0; access(sock, F_OK) == 0 && ms < 20000; ms += 5)
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     ck_assert_msg(access(sock, F_OK) < 0, "the collector did not finish");
+}
+
+START_TEST(collector_s_line_said_before_the_trace_is_read)
+{
+    char *fifo = tu_path(dir, "fifo"), *out = tu_path(dir, "out");
+    int rd;
+    size_t filled;
+    run_into_full_pipe(fifo, out, &rd, &filled);
     int t = open(trace, O_RDONLY);
     ck_assert_int_ge(t, 0);
     ck_assert_msg(flock(t, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK,
@@ -436,6 +448,37 @@ START_TEST(collector_s_line_said_before_the_trace_is_read)
     char *o = tu_slurp(out);
     ck_assert_str_eq(o, "fd2dev 10, 0 writes to 2\n");
     free(o), free(out), free(fifo);
+}
+END_TEST
+
+/* A stderr nobody reads (a full pipe, its reader alive) does not hold the
+ * collector: past OPP_COLL_SAY_MS (5 s) it leaves its line unsaid, lets
+ * the trace go and exits; the pipe holds only what was in it. */
+START_TEST(collector_not_held_by_a_stderr_nobody_reads)
+{
+    char *fifo = tu_path(dir, "fifo"), *out = tu_path(dir, "out");
+    int rd;
+    size_t filled;
+    run_into_full_pipe(fifo, out, &rd, &filled);
+    int t = open(trace, O_RDONLY);
+    ck_assert_int_ge(t, 0);
+    int locked = 1;
+    for (int ms = 0; (locked = flock(t, LOCK_SH | LOCK_NB) < 0) && ms < 20000; ms += 10)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    ck_assert_msg(!locked, "the collector held the trace 20 s on an unread stderr");
+    close(t);
+    size_t have = 0;
+    char buf[4096];
+    for (ssize_t n; (n = read(rd, buf, sizeof buf)) > 0;)
+        have += (size_t)n;
+    close(rd);
+    ck_assert_uint_eq(have, filled);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5 * 2);
+    opp_model_free(m);
+    free(out), free(fifo);
 }
 END_TEST
 
@@ -693,6 +736,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, program_reuses_descriptor_2);
     tcase_add_test(tc, program_puts_a_device_at_2);
     tcase_add_test(tc, collector_s_line_said_before_the_trace_is_read);
+    tcase_add_test(tc, collector_not_held_by_a_stderr_nobody_reads);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, call_returning_after_the_goodbye_counted_once);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
