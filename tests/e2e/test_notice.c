@@ -526,6 +526,22 @@ START_TEST(exit_from_a_handler_inside_our_send)
 }
 END_TEST
 
+/* notice MODE 5 under the preload: its own output want, calls of
+ * cblas_ddot in the whole trace, and on stderr our line, then the
+ * trace's. */
+static void run_said(const char *mode, const char *want, unsigned long calls, const char *line)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), (char *)mode, "5", NULL};
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    run_whole(argv, env, 0, out, err, out, want, calls);
+    char *e = tu_slurp(err), said[4400];
+    snprintf(said, sizeof said, "%s\nopprof: trace written to %s\n", line, trace);
+    ck_assert_str_eq(e, said);
+    free(e), free(out), free(err);
+}
+
 /* The same filter's SIGSYS handler siglongjmps instead (sigsetjmp
  * without the mask) out of a thread's first call, from inside our send of
  * its buffer: our lock is let go (else the exit hangs on it), the buffer's
@@ -535,19 +551,9 @@ END_TEST
  * call, nothing else: main's calls are in the trace. */
 START_TEST(jump_from_a_handler_out_of_our_send)
 {
-    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
-    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsysjmp", "5", NULL};
-    struct tu_env te;
-    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
-    run_whole(argv, env, 0, out, err, out,
-              "sigsysjmp 10, thread 5, usr1 open, sigsys 1, new fds 0\n", 10);
-    char *e = tu_slurp(err), said[4400];
-    snprintf(said, sizeof said,
-             "opprof: a signal handler jumped out of our send to the collector (a seccomp filter's "
-             "SIGSYS?), profiling off\nopprof: trace written to %s\n",
-             trace);
-    ck_assert_str_eq(e, said);
-    free(e), free(out), free(err);
+    run_said("sigsysjmp", "sigsysjmp 10, thread 5, usr1 open, sigsys 1, new fds 0\n", 10,
+             "opprof: a signal handler jumped out of our send to the collector (a seccomp "
+             "filter's SIGSYS?), profiling off");
 }
 END_TEST
 
@@ -560,18 +566,8 @@ END_TEST
  * "thread 5, sigsys 0, fd none". */
 START_TEST(handler_returns_from_our_trapped_send)
 {
-    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
-    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsysret", "5", NULL};
-    struct tu_env te;
-    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
-    run_whole(argv, env, 0, out, err, out, "sigsysret 10, thread 5, sigsys 1, fd open\n", 10);
-    char *e = tu_slurp(err), said[4400];
-    snprintf(said, sizeof said,
-             "opprof: cannot send to the collector, profiling off: Function not implemented\n"
-             "opprof: trace written to %s\n",
-             trace);
-    ck_assert_str_eq(e, said);
-    free(e), free(out), free(err);
+    run_said("sigsysret", "sigsysret 10, thread 5, sigsys 1, fd open\n", 10,
+             "opprof: cannot send to the collector, profiling off: Function not implemented");
 }
 END_TEST
 
@@ -583,18 +579,8 @@ END_TEST
  * by then the handler's). */
 START_TEST(jump_within_a_handler_above_our_send)
 {
-    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
-    char *argv[] = {(char *)tu_build("tests/progs/notice"), "sigsysalt", "5", NULL};
-    struct tu_env te;
-    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
-    run_whole(argv, env, 0, out, err, out, "sigsysalt 10, thread 5, sigsys 1, fd open\n", 10);
-    char *e = tu_slurp(err), said[4400];
-    snprintf(said, sizeof said,
-             "opprof: cannot send to the collector, profiling off: Function not implemented\n"
-             "opprof: trace written to %s\n",
-             trace);
-    ck_assert_str_eq(e, said);
-    free(e), free(out), free(err);
+    run_said("sigsysalt", "sigsysalt 10, thread 5, sigsys 1, fd open\n", 10,
+             "opprof: cannot send to the collector, profiling off: Function not implemented");
 }
 END_TEST
 
@@ -620,18 +606,8 @@ END_TEST
  * thread is not recorded, said. Without us: "sigsys 0, fd open". */
 START_TEST(handler_returns_from_our_trapped_memfd)
 {
-    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
-    char *argv[] = {(char *)tu_build("tests/progs/notice"), "memfdret", "5", NULL};
-    struct tu_env te;
-    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
-    run_whole(argv, env, 0, out, err, out, "memfdret 5, sigsys 1, fd open\n", 5);
-    char *e = tu_slurp(err), said[4400];
-    snprintf(said, sizeof said,
-             "opprof: cannot create a trace buffer (memfd_create): Function not implemented\n"
-             "opprof: trace written to %s\n",
-             trace);
-    ck_assert_str_eq(e, said);
-    free(e), free(out), free(err);
+    run_said("memfdret", "memfdret 5, sigsys 1, fd open\n", 5,
+             "opprof: cannot create a trace buffer (memfd_create): Function not implemented");
 }
 END_TEST
 
