@@ -176,6 +176,19 @@ static int seccomp_filter(struct sock_filter *f, unsigned short n)
     return 0;
 }
 
+/* A filter that makes system call nr raise SIGSYS (not made), every other
+ * one allowed. */
+static int trap_call(int nr)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    return seccomp_filter(f, sizeof f / sizeof *f);
+}
+
 static char self[4096];
 
 /* fd2dev: the writes to descriptor 2 a filter trapped */
@@ -1056,13 +1069,7 @@ int main(int argc, char **argv)
         long n = arg(argc, argv, 2);
         double s = calls(n);
         signal(SIGSYS, sigsys_exit);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        if (seccomp_filter(f, sizeof f / sizeof *f))
+        if (trap_call(SYS_sendmsg))
             return 3;
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
@@ -1073,13 +1080,7 @@ int main(int argc, char **argv)
         double s = calls(n);
         struct sigaction sa = {.sa_handler = sigsys_jump};
         sigaction(SIGSYS, &sa, NULL);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        if (seccomp_filter(f, sizeof f / sizeof *f))
+        if (trap_call(SYS_sendmsg))
             return 3;
         int fd0 = lowest_free_fd();
         pthread_t t;
@@ -1095,13 +1096,7 @@ int main(int argc, char **argv)
         ret_alt = !strcmp(mode, "sigsysalt");
         struct sigaction sa = {.sa_handler = sigsys_return, .sa_flags = SA_ONSTACK};
         sigaction(SIGSYS, &sa, NULL);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendmsg, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        if (seccomp_filter(f, sizeof f / sizeof *f))
+        if (trap_call(SYS_sendmsg))
             return 3;
         if (on_stack_below_alt(sigsys_return_thread, (void *)n))
             return 3;
@@ -1116,17 +1111,11 @@ int main(int argc, char **argv)
         double s = calls(n);
         struct sigaction sa = {.sa_handler = sigsys_count};
         sigaction(SIGSYS, &sa, NULL);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
         int fd = open("/dev/null", O_RDONLY);
         if (fd < 0 || dup2(fd, SYS_memfd_create) != SYS_memfd_create)
             return 3;
         close(fd);
-        if (seccomp_filter(f, sizeof f / sizeof *f))
+        if (trap_call(SYS_memfd_create))
             return 3;
         pthread_t t;
         pthread_create(&t, NULL, n_calls, (void *)n);
