@@ -510,6 +510,30 @@ START_TEST(ranges_open_at_death_named)
 }
 END_TEST
 
+/* nvtx_app MODE, whose one fault (its handler says "MODE segv 1") comes
+ * in our write of a mark's record: the trace, whole, with events and
+ * dropped as given, the marks "before" and "kept" in it once each. */
+static struct opp_model *mark_fault_run(const char *mode, uint64_t events, uint64_t dropped)
+{
+    char *trace = tu_path(dir, "j.trace"), *out = tu_path(dir, "j.out"), want[64];
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build(APP), (char *)mode, NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "NVTX_INJECTION64_PATH="), out, NULL)), 0);
+    char *o = tu_slurp(out);
+    snprintf(want, sizeof want, "%s segv 1\n", mode);
+    ck_assert_str_eq(o, want);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->events, events);
+    ck_assert_uint_eq(tu_count(m, "before", 0, 0, 0), 1);
+    ck_assert_uint_eq(tu_count(m, "kept", 0, 0, 0), 1);
+    ck_assert_uint_eq(m->dropped, dropped);
+    free(o), free(trace), free(out);
+    return m;
+}
+
 /* A signal handler that jumps out of our publishing of a mark's record
  * (a SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -520,22 +544,7 @@ START_TEST(jump_out_of_a_mark_s_record_counted)
 {
     if (!built("jump_out_of_a_mark_s_record_counted"))
         return;
-    char *trace = tu_path(dir, "j.trace"), *out = tu_path(dir, "j.out");
-    struct tu_env te;
-    char *argv[] = {(char *)tu_build(APP), "markjmp", NULL};
-    ck_assert_int_eq(
-        tu_code(tu_run(argv, tu_preload_env(&te, trace, "NVTX_INJECTION64_PATH="), out, NULL)), 0);
-    char *o = tu_slurp(out);
-    ck_assert_str_eq(o, "markjmp segv 1\n");
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert(m->sum.complete);
-    ck_assert_uint_eq(m->events, 2);
-    ck_assert_uint_eq(tu_count(m, "before", 0, 0, 0), 1);
-    ck_assert_uint_eq(tu_count(m, "kept", 0, 0, 0), 1);
-    ck_assert_uint_eq(m->dropped, 1);
-    opp_model_free(m);
-    free(o), free(trace), free(out);
+    opp_model_free(mark_fault_run("markjmp", 2, 1));
 }
 END_TEST
 
@@ -547,23 +556,9 @@ START_TEST(jump_within_a_handler_leaves_the_mark)
 {
     if (!built("jump_within_a_handler_leaves_the_mark"))
         return;
-    char *trace = tu_path(dir, "i.trace"), *out = tu_path(dir, "i.out");
-    struct tu_env te;
-    char *argv[] = {(char *)tu_build(APP), "markinner", NULL};
-    ck_assert_int_eq(
-        tu_code(tu_run(argv, tu_preload_env(&te, trace, "NVTX_INJECTION64_PATH="), out, NULL)), 0);
-    char *o = tu_slurp(out);
-    ck_assert_str_eq(o, "markinner segv 1\n");
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert(m->sum.complete);
-    ck_assert_uint_eq(m->events, 3);
-    ck_assert_uint_eq(tu_count(m, "before", 0, 0, 0), 1);
+    struct opp_model *m = mark_fault_run("markinner", 3, 0);
     ck_assert_uint_eq(tu_count(m, "late", 0, 0, 0), 1);
-    ck_assert_uint_eq(tu_count(m, "kept", 0, 0, 0), 1);
-    ck_assert_uint_eq(m->dropped, 0);
     opp_model_free(m);
-    free(o), free(trace), free(out);
 }
 END_TEST
 
