@@ -60,7 +60,9 @@ OPP_HOT uint64_t opp_now(void)
  * hang on it), where without us the thread runs on to its own next
  * cancellation point. Around them, cancellation off, then put back as it
  * was: a pending cancel acts at the program's next cancellation point, or
- * at once when asynchronous, as it would have. */
+ * at once when asynchronous, as it would have. Put back before the
+ * signals kept waiting (below) are let through: a handler of theirs that
+ * jumps away would leave it off. */
 static inline int opp_cancel_off(void)
 {
     int old = PTHREAD_CANCEL_ENABLE;

@@ -370,8 +370,8 @@ static void conn_left(struct opp_unwind *u)
     opp_give_up("a signal handler jumped out of our send to the collector (a seccomp filter's "
                 "SIGSYS?), profiling off",
                 0);
-    opp_async_signals_left(&g->old);
     opp_cancel_restore(g->cancel);
+    opp_async_signals_left(&g->old);
 }
 
 static void guard_on(struct conn_guard *g)
@@ -386,8 +386,8 @@ static void guard_on(struct conn_guard *g)
 static void guard_off(struct conn_guard *g)
 {
     opp_unwind_pop(&g->u);
+    opp_cancel_restore(g->cancel); /* before a signal let through can jump away */
     opp_async_signals_restore(&g->old);
-    opp_cancel_restore(g->cancel);
 }
 
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)

@@ -233,8 +233,8 @@ static void attach_left(struct opp_unwind *u)
     opp_give_up("a signal handler jumped out of our thread setup (a seccomp filter's SIGSYS?), "
                 "profiling off",
                 0);
-    opp_async_signals_left(&g->old);
     opp_cancel_restore(g->cancel);
+    opp_async_signals_left(&g->old);
 }
 
 /* opp_thread_attach's work, out of line: its frame (the signal masks) is
@@ -302,8 +302,8 @@ out:
         close(g.fd);
     if (g.r)
         opp_ring_unmap(g.r, g.bytes);
+    opp_cancel_restore(g.cancel); /* before a signal let through can jump away */
     opp_async_signals_restore(&g.old);
-    opp_cancel_restore(g.cancel);
     errno = saved_errno;
     return r;
 }

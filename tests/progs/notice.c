@@ -1176,7 +1176,10 @@ int main(int argc, char **argv)
         }
         setitimer(ITIMER_REAL, &off, NULL);
         calls(n);
-        printf("timerjmp %ld %ld %ld\n", (long)alarm_jumps, (long)done + n, (long)entered + n);
+        int cancel; /* as it was: the jumps left no state of ours behind */
+        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+        printf("timerjmp %ld %ld %ld, cancel %s\n", (long)alarm_jumps, (long)done + n,
+               (long)entered + n, cancel == PTHREAD_CANCEL_ENABLE ? "on" : "off");
     } else if (!strcmp(mode, "nodump")) {
         long n = arg(argc, argv, 2);
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
