@@ -351,9 +351,7 @@ static int defer(unsigned type, const void *payload, unsigned size, int fd)
  * jump out of it (a handler of a synchronous signal: a seccomp filter's
  * SIGSYS for our system call) leaves nothing held. */
 struct conn_guard {
-    struct opp_unwind u;
-    sigset_t old;
-    int cancel;
+    struct opp_guard g;
     sig_atomic_t held, owns; /* mine's before */
 };
 
@@ -370,24 +368,14 @@ static void conn_left(struct opp_unwind *u)
     opp_give_up("a signal handler jumped out of our send to the collector (a seccomp filter's "
                 "SIGSYS?), profiling off",
                 0);
-    opp_cancel_restore(g->cancel);
-    opp_async_signals_left(&g->old);
+    opp_guard_left(&g->g);
 }
 
 static void guard_on(struct conn_guard *g)
 {
-    g->cancel = opp_cancel_off();
-    opp_async_signals_off(&g->old);
     g->held = mine.held;
     g->owns = mine.owns;
-    opp_unwind_push(&g->u, conn_left);
-}
-
-static void guard_off(struct conn_guard *g)
-{
-    opp_unwind_pop(&g->u);
-    opp_cancel_restore(g->cancel); /* before a signal let through can jump away */
-    opp_async_signals_restore(&g->old);
+    opp_guard_on(&g->g, conn_left);
 }
 
 int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, const char *lost)
@@ -405,7 +393,7 @@ int opp_conn_send(unsigned type, const void *payload, unsigned size, int fd, con
         conn_lock();
         rc = send_locked(type, payload, size, fd, lost);
         conn_unlock();
-        guard_off(&g);
+        opp_guard_off(&g.g);
     }
     errno = saved_errno;
     return rc;
@@ -448,7 +436,7 @@ int opp_conn_summary(void)
     conn_lock();
     read_mode();
     conn_unlock();
-    guard_off(&g);
+    opp_guard_off(&g.g);
     errno = saved_errno;
     mode = atomic_load(&conn.mode);
     return mode >= 0 ? mode == OPP_MODE_SUMMARY : conn.env_summary;

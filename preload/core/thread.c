@@ -112,11 +112,11 @@ uint32_t opp_thread_left(struct opp_ring_hdr *r, uint32_t d, uint32_t sp)
     return d;
 }
 
-/* Whether a jump to to, made from cur, leaves the call whose frame is at
- * f (low 32 bits each): opp_jump_leaves's rule, on one stack (1 GiB). */
-static int leaves(uint32_t f, uint32_t to, uint32_t cur)
+/* Whether a jump to sp, made from cur, leaves the call whose frame's low
+ * 32 bits are f (opp_jump_leaves): the frame sp's distance below it. */
+static int leaves(uint32_t f, uintptr_t sp, uintptr_t cur)
 {
-    return to - f - 1 < (1u << 30) && !(cur - f - 1 < (1u << 30) && to - cur - 1 < (1u << 30));
+    return opp_jump_leaves(sp - (uint32_t)((uint32_t)sp - f), sp, cur);
 }
 
 void opp_thread_jumping(uintptr_t sp, uintptr_t cur)
@@ -124,11 +124,10 @@ void opp_thread_jumping(uintptr_t sp, uintptr_t cur)
     struct opp_ring_hdr *r = opp_tls.ring;
     if (!r || !r->depth || !opp_ring_gate(r))
         return;
-    uint32_t to = (uint32_t)sp, depth = r->depth, d = depth;
+    uint32_t depth = r->depth, d = depth;
     /* a frame below the jump's stack pointer, the jump not made from
        between them (a handler's alternate stack above the thread's) */
-    while (d && d <= OPP_OPEN_MAX && r->open[d - 1].sp &&
-           leaves(r->open[d - 1].sp, to, (uint32_t)cur))
+    while (d && d <= OPP_OPEN_MAX && r->open[d - 1].sp && leaves(r->open[d - 1].sp, sp, cur))
         d--;
     if (d == depth)
         return;
@@ -211,9 +210,8 @@ struct opp_ring_hdr *opp_thread_attach(void)
  * a synchronous signal (a seccomp filter's SIGSYS for one of its system
  * calls, blocked or not) that siglongjmps. */
 struct attach_guard {
-    struct opp_unwind u;
-    sigset_t old;
-    int cancel, fd;
+    struct opp_guard g;
+    int fd;
     struct opp_ring_hdr *r; /* made, not the thread's yet */
     size_t bytes;
 };
@@ -233,8 +231,7 @@ static void attach_left(struct opp_unwind *u)
     opp_give_up("a signal handler jumped out of our thread setup (a seccomp filter's SIGSYS?), "
                 "profiling off",
                 0);
-    opp_cancel_restore(g->cancel);
-    opp_async_signals_left(&g->old);
+    opp_guard_left(&g->g);
 }
 
 /* opp_thread_attach's work, out of line: its frame (the signal masks) is
@@ -243,9 +240,7 @@ static __attribute__((noinline)) struct opp_ring_hdr *attach_new(void)
 {
     int saved_errno = errno;
     struct attach_guard g = {.fd = -1, .bytes = opp_ring_bytes(threads.cap)};
-    g.cancel = opp_cancel_off();
-    opp_async_signals_off(&g.old);
-    opp_unwind_push(&g.u, attach_left);
+    opp_guard_on(&g.g, attach_left);
     opp_tls.state = OPP_T_OFF; /* also our reentrancy guard while attaching */
     struct opp_ring_hdr *r = NULL;
     g.fd = (int)syscall(SYS_memfd_create, "opprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -297,13 +292,12 @@ static __attribute__((noinline)) struct opp_ring_hdr *attach_new(void)
     opp_tls.ring = r;
     opp_tls.state = OPP_T_ON;
 out:
-    opp_unwind_pop(&g.u);
+    opp_unwind_pop(&g.g.u); /* what is left to undo is undone here */
     if (g.fd >= 0)
         close(g.fd);
     if (g.r)
         opp_ring_unmap(g.r, g.bytes);
-    opp_cancel_restore(g.cancel); /* before a signal let through can jump away */
-    opp_async_signals_restore(&g.old);
+    opp_guard_restore(&g.g);
     errno = saved_errno;
     return r;
 }
