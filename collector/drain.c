@@ -383,23 +383,6 @@ static uint32_t open_nargs(const struct opp_open *o)
     return o->arg[0] ? 2 : 0;
 }
 
-/* Whether the last record drained from r is the call in flight at depth
- * d (o): the thread publishes a call's record before it leaves the call
- * (the ring's depth stored after its head), and a drain between the two
- * stores took it. The slots before the tail stay as the thread wrote
- * them until it writes over them: copied first, then checked. */
-static int drained_last(const struct ring *r, const struct opp_open *o, uint32_t d)
-{
-    for (unsigned k = 1; k <= opp_rec_slots(OPP_MAX_ARGS) && k <= r->tail; k++) {
-        struct opp_rec s;
-        memcpy(&s, opp_ring_slot(r->hdr, r->cap, r->tail - k), sizeof s);
-        if (!(s.flags & (OPP_REC_REWIND | OPP_REC_WINDOW)) && opp_rec_slots(s.nargs) == k &&
-            s.fn == o->fn && s.begin == o->begin && s.depth == d)
-            return 1;
-    }
-    return 0;
-}
-
 /* Call o at depth d made an open event: its record, if it comes, is
  * that call again (left_again). */
 static void left_open(struct ring *r, const struct opp_open *o, uint32_t d)
@@ -419,8 +402,8 @@ void opp_coll_emit_open_calls(struct client *c, struct ring *r, uint64_t now)
     uint32_t depth = r->hdr->depth;
     if (depth > OPP_OPEN_MAX)
         depth = OPP_OPEN_MAX;
-    if (depth && drained_last(r, &r->hdr->open[depth - 1], depth - 1))
-        depth--; /* in the file already: the thread was leaving it */
+    if (depth && opp_ring_last_is(r->hdr, r->cap, r->tail, &r->hdr->open[depth - 1], depth - 1))
+        depth--; /* drained already: the thread was leaving it */
     if (!depth)
         return;
     uint64_t end = now > r->last_end ? now : r->last_end;

@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "format.h" /* OPP_MAX_ARGS */
+
 #define OPP_RING_MAGIC 0x474e4952504f5031ull /* "1POPRING" */
 #define OPP_RING_VERSION 3u
 #define OPP_RING_HDR_SIZE 4096u
@@ -114,6 +116,25 @@ static inline uint64_t opp_ring_bytes(uint32_t capacity)
 static inline struct opp_rec *opp_ring_slot(struct opp_ring_hdr *r, uint32_t cap, uint64_t i)
 {
     return (struct opp_rec *)((char *)r + OPP_RING_HDR_SIZE) + (i & (cap - 1));
+}
+
+/* Whether the record that ends at slot end (the head, or what the
+ * collector drained: the tail) is call in flight o at depth d. A thread
+ * publishes a call's record before it leaves the call (the depth stored
+ * after the head): a look between the two stores finds it both in the
+ * ring and in flight. Slots copied first: the thread may be writing over
+ * those before the tail. */
+static inline int opp_ring_last_is(struct opp_ring_hdr *r, uint32_t cap, uint64_t end,
+                                   const struct opp_open *o, uint32_t d)
+{
+    for (unsigned k = 1; k <= opp_rec_slots(OPP_MAX_ARGS) && k <= end; k++) {
+        struct opp_rec s;
+        __builtin_memcpy(&s, opp_ring_slot(r, cap, end - k), sizeof s);
+        if (!(s.flags & (OPP_REC_REWIND | OPP_REC_WINDOW)) && opp_rec_slots(s.nargs) == k &&
+            s.fn == o->fn && s.begin == o->begin && s.depth == d)
+            return 1;
+    }
+    return 0;
 }
 
 #endif

@@ -105,20 +105,13 @@ void opp_publish_stack(struct opp_ring_hdr *r, const struct opp_frame *f, uint64
 
 /* Whether the last record in ring r is that of the innermost call in
  * flight (its leave's record is in; the depth not lowered yet). */
-static int innermost_published(const struct opp_ring_hdr *r)
+static int innermost_published(struct opp_ring_hdr *r)
 {
     uint32_t d = r->depth;
     if (!d || d > OPP_OPEN_MAX)
         return d > OPP_OPEN_MAX; /* no such call, or one not kept in the header */
-    const struct opp_open *o = &r->open[d - 1];
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    for (unsigned k = 1; k <= opp_rec_slots(OPP_MAX_ARGS) && k <= h; k++) {
-        const struct opp_rec *s = opp_ring_slot((struct opp_ring_hdr *)r, r->capacity, h - k);
-        if (!(s->flags & OPP_REC_REWIND) && opp_rec_slots(s->nargs) == k && s->fn == o->fn &&
-            s->begin == o->begin && s->depth == d - 1)
-            return 1;
-    }
-    return 0;
+    return opp_ring_last_is(r, r->capacity, atomic_load_explicit(&r->head, memory_order_relaxed),
+                            &r->open[d - 1], d - 1);
 }
 
 void opp_publish_left(uintptr_t sp, uintptr_t cur)
