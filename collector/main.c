@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     long v;
     const char *nodes = getenv("OPPROF_MAX_NODES"); /* likewise */
     if (nodes && *nodes) {
-        if (num(nodes, 1, 1L << 28, &v))
+        if (num(nodes, 1, OPP_SUM_NODES_MAX, &v))
             fprintf(stderr,
                     "opprof-collector: OPPROF_MAX_NODES=%s is not a number from 1 to "
                     "268435456; keeping %u call paths\n",
@@ -73,7 +73,8 @@ int main(int argc, char **argv)
             }
             break;
         case 'n':
-            if (num(optarg, 1, 1L << 28, &v)) goto bad;
+            if (num(optarg, 1, OPP_SUM_NODES_MAX, &v))
+                goto bad;
             o.max_nodes = (uint32_t)v;
             break;
         case 'p': o.paused = 1; break;

@@ -29,6 +29,7 @@
 
 #define OPP_SUM_DEPTH_MAX 64u /* deeper calls count as this depth */
 #define OPP_SUM_NODES_DEFAULT (1u << 20) /* call paths kept unless told otherwise */
+#define OPP_SUM_NODES_MAX (1u << 28)     /* the most that may be asked for */
 
 struct opp_sum;
 struct opp_tw;

@@ -1,9 +1,9 @@
 /* `opprof run [-o FILE] -- CMD...`: start a collector, run CMD with the
  * preload, wait for the trace to be complete, show the top of the report,
  * and exit with CMD's status (128+signal when a signal ended it). */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -268,8 +268,7 @@ static int opt_setenv(const struct opp_option *o, const char *arg)
     return 0;
 }
 
-/* --schedule, --step, --max-nodes: the variable they set, and whether
- * they were given. */
+/* --schedule, --step: the variable they set, and whether they were given. */
 struct sched_opt {
     const char *var;
     int given;
@@ -290,18 +289,6 @@ static int opt_mode(const struct opp_option *o, const char *arg)
         return 2;
     }
     return opt_setenv(o, arg);
-}
-
-static int opt_max_nodes(const struct opp_option *o, const char *arg)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(arg, &end, 10);
-    if (!isdigit((unsigned char)*arg) || *end || errno || v < 1 || v > (1ull << 28)) {
-        opp_say("%s: --max-nodes takes a number from 1 to 268435456, not '%s'", who, arg);
-        return 2;
-    }
-    return opt_sched(o, arg);
 }
 
 /* The schedule CMD's agent will read (OPPROF_SCHEDULE with OPPROF_STEP,
@@ -377,7 +364,8 @@ int cmd_run(int argc, char **argv)
     int quiet = 0, verbose = 0;
     const char *top_fd = NULL;
     struct sched_opt sched = {"OPPROF_SCHEDULE", 0}, step = {"OPPROF_STEP", 0};
-    struct sched_opt nodes = {"OPPROF_MAX_NODES", 0};
+    uint32_t max_nodes = 0;
+    int nodes_given = 0;
     const struct opp_option options[] = {
         OPP_OPT_STRING('o', "output", &out, "FILE", "trace file (default opprof-PID.trace)"),
         OPP_OPT_FLAG('q', "quiet", &quiet,
@@ -413,11 +401,11 @@ int cmd_run(int argc, char **argv)
                          "full (every call, the default) or summary (calls added up\n"
                          "by call path: a trace of constant size; sets OPPROF_MODE)",
                          opt_mode),
-        OPP_OPT_CALLBACK(0, "max-nodes", &nodes, "N",
-                         "a summary's call paths kept at most (default 1048576):\n"
-                         "calls on new ones past it are dropped and counted (sets\n"
-                         "OPPROF_MAX_NODES)",
-                         opt_max_nodes),
+        OPP_OPT_NUMBER_GIVEN(0, "max-nodes", &max_nodes, &nodes_given, "N",
+                             "a summary's call paths kept at most (default 1048576):\n"
+                             "calls on new ones past it are dropped and counted (sets\n"
+                             "OPPROF_MAX_NODES)",
+                             OPP_NUMBER_U32, 1, OPP_SUM_NODES_MAX, "a number from 1 to 268435456"),
         OPP_OPT_FLAG('v', "verbose", &verbose,
                      "say the collector's socket and pid (for `opprof ctl\n"
                      "--socket`) as it starts"),
@@ -455,9 +443,14 @@ int cmd_run(int argc, char **argv)
     if (schedule_check(&sched, &step))
         return 2;
     const char *mode = getenv("OPPROF_MODE");
-    if (nodes.given && (!mode || strcmp(mode, "summary"))) { /* a full trace keeps every path */
-        opp_say("%s: --max-nodes bounds a summary: give --mode summary too", who);
-        return 2;
+    if (nodes_given) {
+        if (!mode || strcmp(mode, "summary")) { /* a full trace keeps every path */
+            opp_say("%s: --max-nodes bounds a summary: give --mode summary too", who);
+            return 2;
+        }
+        char n[16];
+        snprintf(n, sizeof n, "%" PRIu32, max_nodes);
+        setenv("OPPROF_MAX_NODES", n, 1);
     }
     int ran = runnable(cmd[0]);
     if (ran) { /* as a shell says it, before any trace is made */

@@ -24,7 +24,7 @@ int cmd_summarize(int argc, char **argv)
         OPP_OPT_NUMBER(0, "max-nodes", &max_nodes, "N",
                        "call paths kept at most (default 1048576); calls on\n"
                        "new paths past it are counted as dropped",
-                       OPP_NUMBER_U32, 1, 1ul << 28, "a number from 1 to 268435456"),
+                       OPP_NUMBER_U32, 1, OPP_SUM_NODES_MAX, "a number from 1 to 268435456"),
         OPP_OPT_HELP("show this help"),
         OPP_OPT_END(),
     };

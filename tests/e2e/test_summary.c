@@ -988,7 +988,7 @@ START_TEST(run_says_calls_past_max_nodes)
     char *bad[] = {(char *)tu_tool("opprof"), "run", "--max-nodes", "0", "--", "true", NULL};
     ck_assert_int_eq(tu_code(tu_run(bad, NULL, NULL, e)), 2);
     err = tu_slurp(e);
-    ck_assert_str_eq(err, "opprof run: --max-nodes takes a number from 1 to 268435456, not '0'\n");
+    ck_assert_str_eq(err, "opprof run: --max-nodes wants a number from 1 to 268435456, not '0'\n");
     free(err);
     bad[3] = "2"; /* a full trace */
     ck_assert_int_eq(tu_code(tu_run(bad, NULL, NULL, e)), 2);
