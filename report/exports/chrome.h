@@ -102,16 +102,9 @@ static inline uint32_t opp_chrome_file(const struct chrome *x, uint32_t pi)
 }
 
 /* The last read reaches process pi: a file read before it is over (its
- * python_function slices end, its devices' totals start again). 0 or -1. */
-static inline int opp_chrome_reach(struct chrome *x, uint32_t pi)
-{
-    uint32_t file = opp_chrome_file(x, pi);
-    if (file == x->cur)
-        return 0;
-    x->cur = file;
-    memset(x->mem_total, 0, sizeof x->mem_total); /* another host's devices */
-    return opp_chrome_pyspans_end(x);
-}
+ * python_function slices end, its devices' totals start again). 0 or -1
+ * (chrome_calls.c). */
+int opp_chrome_reach(struct chrome *x, uint32_t pi);
 
 /* The key of a pid or device number of file. */
 static inline uint64_t opp_chrome_pid_key(size_t file, uint64_t id)

@@ -200,6 +200,16 @@ int opp_chrome_pyspans_end(struct chrome *x)
     return opp_pyspans_flush(&x->spans, emit_pyspan, x);
 }
 
+int opp_chrome_reach(struct chrome *x, uint32_t pi)
+{
+    uint32_t file = opp_chrome_file(x, pi);
+    if (file == x->cur)
+        return 0;
+    x->cur = file;
+    memset(x->mem_total, 0, sizeof x->mem_total); /* another host's devices */
+    return opp_chrome_pyspans_end(x);
+}
+
 void opp_chrome_pyspans_drop(struct chrome *x)
 {
     opp_pyspans_flush(&x->spans, discard_pyspan, NULL);
