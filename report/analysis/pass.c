@@ -677,8 +677,8 @@ int opp_pass_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *er
                                           .owned = c->owned ? tee_owned : NULL};
         c = &both;
     }
-    if (p->summary)
-        return opp_pass_summary_run(p, c, err, errlen);
+    if (p->run)
+        return p->run(p, c, err, errlen);
     p->c = c;
     p->failed = 0;
     p->cannot = NULL;

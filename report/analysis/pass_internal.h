@@ -37,15 +37,13 @@ struct opp_pass {
     int again;            /* a thread is kept whole from now on: the read is made again */
     uint64_t at;          /* calls read so far */
     uint32_t reads;       /* of the calls (opp_pass_reads) */
-    int summary;          /* a summary trace's nodes (opp_pass_open_summary) */
+    /* how opp_pass_run reads another kind of trace: a summary trace's
+     * nodes (pass_summary.c); NULL for a full trace's calls */
+    int (*run)(struct opp_pass *p, const struct opp_pass_consumer *c, char *err, size_t errlen);
 };
 
-/* pass_summary.c: a read of a summary trace (p->summary), its nodes as
- * counted calls handed to c (opp_pass_run). */
 /* A pass over paths[0..npaths) with nothing read yet; NULL when out of
  * memory (err). */
 struct opp_pass *opp_pass_new(const char *const *paths, size_t npaths, char *err, size_t errlen);
-int opp_pass_summary_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err,
-                         size_t errlen);
 
 #endif

@@ -11,20 +11,6 @@
 #include "analysis/pass_internal.h"
 #include "ops.h"
 
-struct opp_pass *opp_pass_open_summary(const char *const *paths, size_t npaths, char *err,
-                                       size_t errlen)
-{
-    struct opp_pass *p = opp_pass_new(paths, npaths, err, errlen);
-    if (!p)
-        return NULL;
-    p->summary = 1;
-    if (!(p->meta.ld.m = opp_model_load_many(paths, npaths, err, errlen))) {
-        free(p);
-        return NULL;
-    }
-    return p;
-}
-
 /* Node i of thread ti (of the model m) as a counted call, nkids of its
  * children handed over before it. */
 static struct opp_pass_call node_call(const struct opp_model *m, uint32_t ti, uint32_t i,
@@ -103,8 +89,10 @@ static int summary_thread(struct opp_pass *p, const struct opp_pass_consumer *c,
     return 0;
 }
 
-int opp_pass_summary_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err,
-                         size_t errlen)
+/* A read of a summary trace: its nodes as counted calls handed to c
+ * (opp_pass_run). */
+static int summary_run(struct opp_pass *p, const struct opp_pass_consumer *c, char *err,
+                       size_t errlen)
 {
     const struct opp_model *m = p->meta.ld.m;
     size_t most = 1;
@@ -129,4 +117,18 @@ int opp_pass_summary_run(struct opp_pass *p, const struct opp_pass_consumer *c, 
         return opp_pass_said(rc ? -1 : 0, rc, err, errlen);
     snprintf(err, errlen, "cannot read %s: %s", p->path, strerror(-rc));
     return -1;
+}
+
+struct opp_pass *opp_pass_open_summary(const char *const *paths, size_t npaths, char *err,
+                                       size_t errlen)
+{
+    struct opp_pass *p = opp_pass_new(paths, npaths, err, errlen);
+    if (!p)
+        return NULL;
+    p->run = summary_run;
+    if (!(p->meta.ld.m = opp_model_load_many(paths, npaths, err, errlen))) {
+        free(p);
+        return NULL;
+    }
+    return p;
 }
