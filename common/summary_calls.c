@@ -224,16 +224,6 @@ static void merge_into(struct opp_sum *s, uint32_t from, uint32_t to)
 
 /* ---- processes and threads ---- */
 
-struct sproc *opp_sum_proc_find(struct opp_sum *s, uint32_t proc)
-{
-    if (s->last_p && s->last_p->proc == proc)
-        return s->last_p;
-    for (struct sproc *p = s->procs; p; p = p->next)
-        if (p->proc == proc)
-            return s->last_p = p;
-    return NULL;
-}
-
 static struct sthread *find_thread(struct opp_sum *s, uint32_t proc, uint32_t tid, int make)
 {
     if (s->last_t && s->last_t->proc == proc && s->last_t->tid == tid)

@@ -117,6 +117,17 @@ static inline uint32_t opp_sum_mix(uint64_t a, uint64_t b)
     return (uint32_t)h;
 }
 
+/* The process proc of s, or NULL (the calls' and the maps' lookup). */
+static inline struct sproc *opp_sum_proc_find(struct opp_sum *s, uint32_t proc)
+{
+    if (s->last_p && s->last_p->proc == proc)
+        return s->last_p;
+    for (struct sproc *p = s->procs; p; p = p->next)
+        if (p->proc == proc)
+            return s->last_p = p;
+    return NULL;
+}
+
 /* ---- the bounded maps (summary_maps.c) ---- */
 
 /* The maps' bound made cap entries (a power of two from MAP_CAP to
@@ -144,7 +155,6 @@ void opp_sum_unref(struct opp_sum *s, uint32_t id);
 uint32_t opp_sum_resolve(const struct opp_sum *s, uint32_t id);
 void opp_sum_hash_del(struct opp_sum *s, uint32_t id);
 void opp_sum_node_release(struct opp_sum *s, uint32_t id);
-struct sproc *opp_sum_proc_find(struct opp_sum *s, uint32_t proc);
 void opp_sum_proc_free(struct sproc *p);
 /* A string of proc has come (id, text of len bytes): if a profiler step's,
  * the calls it names are its process's steps' (summary_calls.c). 0 or
