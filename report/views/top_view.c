@@ -140,7 +140,9 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
 {
     header(f, v, o);
     size_t n = o->rows && o->rows < v->n ? o->rows : v->n;
-    size_t name_w = 4;
+    static const char *const group_head[] = {"Name", "Library", "Layer"};
+    /* as wide as its heading too: "Library" over "blas" and "torch" */
+    size_t name_w = strlen(group_head[o->group]);
     for (size_t i = 0; i < n; i++) {
         size_t w = opp_text_width(v->lines[i].name, NAME_MAX_COLS);
         name_w = w > name_w ? w : name_w;
@@ -157,7 +159,6 @@ int opp_out_top(FILE *f, const struct opp_top_view *v, const struct opp_top_show
     const char *last = v->idle ? "last interval: no calls" : v->secs > 0 ? "last interval" : since;
     fprintf(f, "  %-*s  |  %s\n", last_cols * (W + 2) - 2, last, since);
     rule(f, name_w, v);
-    static const char *const group_head[] = {"Name", "Library", "Layer"};
     fprintf(f, "%*s", (int)name_w, group_head[o->group]);
     for (int c = 0; c < NTCOLS; c++) {
         if (!shown(v, c))

@@ -79,6 +79,44 @@ START_TEST(by_library_and_by_total)
 }
 END_TEST
 
+/* By library, the names ("blas", "cudart") are narrower than the
+ * heading: the column is as wide as "Library", so the rows line up under
+ * the headings. */
+START_TEST(library_heading_sets_the_width)
+{
+    struct opp_top_snap c = snap(3000000000ull, cur_rows, 4, 0, 0);
+    struct opp_top_view v;
+    ck_assert_int_eq(opp_top_compute(NULL, &c, OPP_TOP_BY_LIB, OPP_TOP_SORT_TOTAL, &v), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    struct opp_top_show o = {.sort = OPP_TOP_SORT_TOTAL, .group = OPP_TOP_BY_LIB};
+    ck_assert_int_eq(opp_out_top(f, &v, &o), 0);
+    fclose(f);
+    const char *want =
+        "opprof top: recording, 2 processes, 3 threads\n"
+        "records: 0, dropped: 0\n"
+        "         since the start                                                      "
+        "               |  since the start\n"
+        "-------  ------------  ------------  ------------  ------------  ------------ "
+        " ------------  |  ------------  ------------  ------------  ------------\n"
+        "Library       Calls/s    Self CPU %      Self CPU    *CPU total      GPU time "
+        " Self CPU Mem  |         Calls      Self CPU     CPU total      GPU time\n"
+        "-------  ------------  ------------  ------------  ------------  ------------ "
+        " ------------  |  ------------  ------------  ------------  ------------\n"
+        "   blas             -        98.73%       3.900us       3.900us       0.000us "
+        "      4.00 Kb  |           480       3.900us       3.900us       0.000us\n"
+        " cudart             -         1.27%       0.050us       0.050us       7.000us "
+        "          0 b  |             5       0.050us       0.050us       7.000us\n"
+        "-------  ------------  ------------  ------------  ------------  ------------ "
+        " ------------  |  ------------  ------------  ------------  ------------\n"
+        "Self CPU time total: 3.950us (last interval), 3.950us (since the start)\n";
+    ck_assert_str_eq(text, want);
+    free(text);
+    opp_top_view_free(&v);
+}
+END_TEST
+
 /* By layer: a line per nn.Module with its layer's self time, and the
  * time outside any; by name, that last one is no operator. */
 START_TEST(by_layer)
@@ -215,6 +253,7 @@ Suite *suite_top(void)
     TCase *tc = tcase_create("top");
     tcase_add_test(tc, interval_is_the_difference);
     tcase_add_test(tc, by_library_and_by_total);
+    tcase_add_test(tc, library_heading_sets_the_width);
     tcase_add_test(tc, screen_text);
     tcase_add_test(tc, lines_around_the_rows);
     tcase_add_test(tc, interval_without_calls);
