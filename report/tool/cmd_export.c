@@ -502,11 +502,14 @@ static int opt_frames(const struct opp_option *o, const char *arg)
 #define UNLISTED(s, l, v, a, h, f)                                                                 \
     {.type = OPP_OPTION_CALLBACK, .short_name = (s), .long_name = (l), .value = (v), .argh = (a),  \
      .help = (h), .fn = (f), .flags = OPP_OPTION_UNLISTED_SHORT}
-/* --window and --rank: a number from lo to INT32_MAX. */
-#define UNLISTED_NUMBER(s, l, v, g, a, h, lo_)                                                     \
-    {.type = OPP_OPTION_NUMBER, .short_name = (s), .long_name = (l), .value = (v), .given = (g),  \
-     .argh = (a), .help = (h), .kind = OPP_NUMBER_U32, .lo = (lo_), .hi = INT32_MAX,              \
-     .wants = "a number", .flags = OPP_OPTION_UNLISTED_SHORT}
+/* --window and --rank: a number from lo to INT32_MAX, what a refusal
+ * says it wants. */
+#define UNLISTED_NUMBER(s, l, v, g, a, h, lo_, w)                                                  \
+    {                                                                                              \
+        .type = OPP_OPTION_NUMBER, .short_name = (s), .long_name = (l), .value = (v),              \
+        .given = (g), .argh = (a), .help = (h), .kind = OPP_NUMBER_U32, .lo = (lo_),               \
+        .hi = INT32_MAX, .wants = (w), .flags = OPP_OPTION_UNLISTED_SHORT                          \
+    }
 
 int cmd_export(int argc, char **argv)
 {
@@ -533,19 +536,25 @@ int cmd_export(int argc, char **argv)
                         "report --window does); when OUT is a directory (made when it\n"
                         "ends in /), the file is named as tensorboard_trace_handler\n"
                         "names it: HOST_PID.NS.pt.trace.json (NS: the window's start)",
-                        1),
+                        1, "a window number from 1"),
         UNLISTED_NUMBER('r', "rank", &rank, &rank_given, "N",
                         "chrome: only the processes of rank N (a rank variable, as\n"
                         "report --by-rank) of every trace, with distributedInfo,\n"
                         "one file per rank",
-                        0),
-        {.type = OPP_OPTION_STRING, .short_name = 'o', .long_name = "output", .value = &out_path,
+                        0, "a rank number from 0"),
+        {.type = OPP_OPTION_STRING,
+         .short_name = 'o',
+         .long_name = "output",
+         .value = &out_path,
          .argh = "OUT",
          .help = "the file to write (a name ending in .gz is gzip-compressed);\n"
                  "default: standard output",
          .col = 16},
-        {.type = OPP_OPTION_HELP, .short_name = 'h', .long_name = "help",
-         .help = "show this help", .col = 16},
+        {.type = OPP_OPTION_HELP,
+         .short_name = 'h',
+         .long_name = "help",
+         .help = "show this help",
+         .col = 16},
         OPP_OPT_END(),
     };
     const struct opp_command cmd = {

@@ -1446,7 +1446,7 @@ START_TEST(command_errors)
         {{"--step", "nosuch"}, "--step 'nosuch': no call of that name in "},
         {{"--rank", "7"}, "--rank 7: no process of "},
         {{"--pid", "99"}, "--pid 99: no process with that pid in the trace"},
-        {{"--rank", "1.5"}, "--rank wants a number, not '1.5'"},
+        {{"--rank", "1.5"}, "--rank wants a rank number from 0, not '1.5'"},
         {{"--set", "nosuch=1"},
          "--set: no threshold 'nosuch' (`opprof advise --thresholds` "
          "lists them)"},
