@@ -65,6 +65,12 @@ int cmd_ctl(int argc, char **argv)
     int first, parsed = opp_options_parse(&cmd, argc, argv, &first);
     if (parsed)
         return parsed == 1 ? 0 : parsed;
+    if (argc - first > 1) {
+        opp_say(PREFIX "one action at a time: '%s' after %s (usage: opprof ctl "
+                       "start|stop|status|list)",
+                argv[first + 1], argv[first]);
+        return 2;
+    }
     if (argc - first != 1) {
         opp_say(PREFIX "start, stop, status or list? (usage: opprof ctl start|stop|status|list)");
         return 2;
