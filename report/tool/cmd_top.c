@@ -422,6 +422,10 @@ int cmd_top(int argc, char **argv)
         opp_say(PREFIX "--by-lib and --by-layer exclude each other (g switches on the screen)");
         return 2;
     }
+    if (once && count) { /* count's least is 1: given */
+        opp_say(PREFIX "--once is --count 1: give one of them");
+        return 2;
+    }
     t.group = by_layer ? OPP_TOP_BY_LAYER : by_lib ? OPP_TOP_BY_LIB : OPP_TOP_BY_NAME;
     if (once)
         count = 1;
