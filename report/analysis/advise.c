@@ -278,14 +278,19 @@ static int find_steps(struct opp_advise_ctx *c, const char *step, struct opp_adv
     if (!c->steps)
         return -ENOMEM;
     c->n = c->nall = 1;
-    c->steps[0].begin_ns = c->first_ns;
-    uint64_t end = 0;
+    uint64_t end = 0, start = UINT64_MAX;
     for (size_t p = 0; p < c->m->nprocs; p++) {
         const struct opp_process *pr = &c->m->procs[p];
-        if (pr->end_how && pr->end_ns > end && (!c->o.filter_pid || pr->pid == c->o.pid) &&
-            (!c->o.filter_rank || pr->rank == c->o.rank))
+        if ((c->o.filter_pid && pr->pid != c->o.pid) || (c->o.filter_rank && pr->rank != c->o.rank))
+            continue;
+        if (pr->start_ns < start)
+            start = pr->start_ns;
+        if (pr->end_how && pr->end_ns > end)
             end = pr->end_ns;
     }
+    /* a trace of no call has no first time (0): its processes' lives are
+     * the run, not the clock's epoch to their end */
+    c->steps[0].begin_ns = c->first_ns ? c->first_ns : start != UINT64_MAX ? start : 0;
     c->steps[0].end_ns = end > c->steps[0].begin_ns ? end : c->steps[0].begin_ns;
     snprintf(out->steps_what + strlen(out->steps_what),
              sizeof out->steps_what - strlen(out->steps_what), "; the run taken as one step");

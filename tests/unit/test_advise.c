@@ -721,6 +721,31 @@ START_TEST(outlier_outside_calls_of_profiler_steps)
 }
 END_TEST
 
+/* A trace of no call (a program that called nothing opprof records),
+ * its process alive from T0 for 3 ms: the run, taken as one step, is
+ * those 3 ms, not the clock's epoch to its end. */
+START_TEST(no_call_run_is_its_process)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "true", .start = T0);
+    tb_put_funcs(&b, FUNCS, NF);
+    tb_process_end(&b, 0, OPP_END_EXITED, T0 + 3 * MS);
+    tb_end(&b);
+    step_name = NULL;
+    advise();
+    step_name = "step";
+    ck_assert_str_eq(adv.steps_what,
+                     "none (no ProfilerStep#N, optimizer step or nn.Module); the run taken as "
+                     "one step");
+    ck_assert_uint_eq(adv.nsteps, 0);
+    ck_assert_uint_eq(adv.wall_ns, 3 * MS);
+    ck_assert_uint_eq(adv.p50_ns, 3 * MS);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
 /* Steps that are ranges of one name ("step" labels, --step step), step 7
  * made long by time in no call: the label's own self time is that time,
  * not an operator's excess. */
@@ -1516,6 +1541,7 @@ Suite *suite_advise(void)
     TCase *tc = tcase_create("rules");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, input_pipeline_fires);
+    tcase_add_test(tc, no_call_run_is_its_process);
     tcase_add_test(tc, input_pipeline_silent_below);
     tcase_add_test(tc, input_pipeline_other_thread_not_counted);
     tcase_add_test(tc, host_sync_fires);
