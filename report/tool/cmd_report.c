@@ -38,6 +38,10 @@ static int opt_sort(const struct opp_option *o, const char *arg)
 static int opt_match(const struct opp_option *o, const char *arg)
 {
     struct report_args *ra = o->value; /* given once (opp_options_parse) */
+    if (!*arg) {                       /* as the parser refuses a string option given empty */
+        opp_say(PREFIX "--match wants REGEX, not ''");
+        return 2;
+    }
     int e = regcomp(&ra->match, arg, REG_EXTENDED | REG_NOSUB);
     if (e) {
         char why[256];

@@ -391,6 +391,7 @@ START_TEST(bad_options)
         {{"report", trace, "--from", "x", NULL},
          "opprof report: --from wants milliseconds (0 or more), not 'x'\n"},
         {{"report", trace, "--match", "(", NULL}, "opprof report: --match '(': "},
+        {{"report", trace, "--match", "", NULL}, "opprof report: --match wants REGEX, not ''\n"},
         {{"report", trace, "--match", "a", "--match", "b", NULL},
          "opprof report: --match given twice ('a' and 'b'): give it once\n"},
         {{"report", trace, "--group-by-stack", "0", NULL},
