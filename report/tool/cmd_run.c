@@ -277,6 +277,17 @@ struct sched_opt {
 static int opt_sched(const struct opp_option *o, const char *arg)
 {
     struct sched_opt *so = o->value;
+    /* refused when empty, as the parser refuses a string option given
+     * empty: the agent would take '' for no schedule or no step */
+    if (!*arg && !strcmp(so->var, "OPPROF_SCHEDULE")) {
+        opp_say("%s: --schedule wants S (as \"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"), "
+                "not ''",
+                who);
+        return 2;
+    } else if (!*arg) {
+        opp_say("%s: --step does not say what a step is (" OPP_STEP_MARKERS ")", who);
+        return 2;
+    }
     so->given = 1;
     setenv(so->var, arg, 1);
     return 0;
@@ -311,7 +322,7 @@ static int schedule_check(const struct sched_opt *sched, const struct sched_opt 
     else if (got == OPP_SCHEDULE_NO_STEP && !step->given)
         opp_say("%s: %s needs --step, which says what a step is (" OPP_STEP_MARKERS ")", who,
                 sname);
-    else /* a step that is not one, or --step '' */
+    else /* a step that is not one */
         opp_say("%s: %s %s", who, mname, why);
     return 2;
 }

@@ -423,6 +423,13 @@ START_TEST(run_refuses_bad_schedule)
          "opprof run: OPPROF_STEP time wants 1ms to 10000s, e.g. time:500ms, not 0ms\n"},
         {NULL, "torch", "OPPROF_SCHEDULE=repeat=-1",
          "opprof run: OPPROF_SCHEDULE 'repeat=-1': values must be whole numbers from 0\n"},
+        /* given empty, either is refused, with a schedule or without */
+        {"", "torch", NULL,
+         "opprof run: --schedule wants S (as \"skip_first=10,wait=1,warmup=1,active=3,repeat=2\"), "
+         "not ''\n"},
+        {NULL, "", NULL,
+         "opprof run: --step does not say what a step is (torch, torch:forward, nvtx:NAME, "
+         "call:NAME or time:500ms)\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *argv[16];
