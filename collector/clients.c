@@ -295,7 +295,7 @@ static void say_where(void)
     if (collector.sum)
         opp_sum_stats(collector.sum, &st);
     if (st.dropped) { /* likewise */
-        opp_sum_dropped_said(what, sizeof what, st.dropped);
+        opp_sum_dropped_said(what, sizeof what, st.dropped, collector.o->max_nodes);
         say(what, "", "");
     }
     if (st.lost) { /* the trace carries it too, for the report */

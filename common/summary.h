@@ -118,7 +118,8 @@ void opp_sum_stats(const struct opp_sum *s, struct opp_sum_stats *out);
  * launches ... are not in it", each line adding its own remedy. */
 void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost);
 /* What calls dropped past max_nodes (opp_sum_stats.dropped) mean, for the
- * lines of a run that made a summary, into buf. */
-void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped);
+ * lines of a run that made a summary, into buf: max_nodes is the bound the
+ * collector kept. */
+void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped, uint32_t max_nodes);
 
 #endif

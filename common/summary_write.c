@@ -174,11 +174,11 @@ void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost)
              (unsigned long long)lost);
 }
 
-void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped)
+void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped, uint32_t max_nodes)
 {
     snprintf(buf, cap,
-             "%llu call%s on new call paths past the summary's bound (OPPROF_MAX_NODES, "
-             "default %u call paths) %s dropped",
-             (unsigned long long)dropped, dropped == 1 ? "" : "s", OPP_SUM_NODES_DEFAULT,
-             dropped == 1 ? "was" : "were");
+             "%llu call%s on new call paths past the summary's bound of %u call path%s "
+             "(OPPROF_MAX_NODES, default %u) %s dropped",
+             (unsigned long long)dropped, dropped == 1 ? "" : "s", max_nodes,
+             max_nodes == 1 ? "" : "s", OPP_SUM_NODES_DEFAULT, dropped == 1 ? "was" : "were");
 }

@@ -352,6 +352,17 @@ static int runnable(const char *cmd)
     return found ? EACCES : ENOENT;
 }
 
+/* The call paths the collector keeps under a summary: OPPROF_MAX_NODES,
+ * which --max-nodes sets, as the collector reads it, else its default. */
+static uint32_t max_nodes_kept(void)
+{
+    const char *s = getenv("OPPROF_MAX_NODES");
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    return s && *s && !*end && v >= 1 && v <= OPP_SUM_NODES_MAX ? (uint32_t)v
+                                                                : OPP_SUM_NODES_DEFAULT;
+}
+
 /* What the trace lacks, said where no report follows to say it. */
 static void say_losses(const uint64_t done[OPP_DONE_FIELDS])
 {
@@ -359,7 +370,7 @@ static void say_losses(const uint64_t done[OPP_DONE_FIELDS])
     if (done[OPP_DONE_DROPPED])
         opp_say("%s: records were dropped (buffers full): %s", who, OPP_DROP_ADVICE);
     if (done[OPP_DONE_SUM_DROPPED]) {
-        opp_sum_dropped_said(what, sizeof what, done[OPP_DONE_SUM_DROPPED]);
+        opp_sum_dropped_said(what, sizeof what, done[OPP_DONE_SUM_DROPPED], max_nodes_kept());
         opp_say("%s: %s", who, what);
     }
     if (done[OPP_DONE_SUM_LOST]) {

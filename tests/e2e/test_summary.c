@@ -920,8 +920,8 @@ static void says_dropped(struct opp_model *m, uint64_t calls, const char *err, c
     ck_assert_uint_eq(m->events + m->dropped, calls);
     char *want;
     ck_assert_int_gt(asprintf(&want,
-                              "%s%llu calls on new call paths past the summary's bound "
-                              "(OPPROF_MAX_NODES, default 1048576 call paths) were dropped\n",
+                              "%s%llu calls on new call paths past the summary's bound of 2 "
+                              "call paths (OPPROF_MAX_NODES, default 1048576) were dropped\n",
                               first, (unsigned long long)m->dropped),
                      0);
     ck_assert_str_eq(err, want);
