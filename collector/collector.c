@@ -114,6 +114,19 @@ int opp_collector_run(const struct opp_collector_opts *o)
     while (opp_mono_ns() - t0 < 5000000ull)
         ;
     opp_coll_write_clock();
+    /* Into the background before listening: the socket's peer credentials
+     * (SO_PEERCRED, which `opprof ctl list` reads) are the listener's, so
+     * they name this process, not a parent gone at once. Whoever waits
+     * for us reads the ready fd, which a failure below closes unwritten. */
+    if (o->daemon) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            opp_coll_logmsg("fork: %s", strerror(errno));
+            return 1;
+        }
+        if (pid > 0)
+            _exit(0); /* the parent only waits for this */
+    }
     collector.lfd = listen_on(o->socket_path);
     if (collector.lfd < 0) {
         opp_tw_close(&collector.tw);
@@ -125,15 +138,6 @@ int opp_collector_run(const struct opp_collector_opts *o)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    if (o->daemon) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            opp_coll_logmsg("fork: %s", strerror(errno));
-            return 1;
-        }
-        if (pid > 0)
-            _exit(0); /* the parent only waits for this */
-    }
     if (o->ready_fd >= 0) {
         char ready[24]; /* "1" and our pid: a process that waits for us can tell our state */
         int n = snprintf(ready, sizeof ready, "1%d", (int)getpid());

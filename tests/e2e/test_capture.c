@@ -655,6 +655,47 @@ START_TEST(ctl_lists_collectors)
 }
 END_TEST
 
+/* A plain LD_PRELOAD run starts its own collector, which goes into the
+ * background: `opprof ctl list` names that collector, its pid alive with
+ * the collector's command line and its start time, not the pid of the
+ * parent it left at once ("pid N, started ?: ?"). */
+START_TEST(ctl_lists_a_preloaded_run)
+{
+    char *xdg = tu_path(dir, "xdg"), *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    ck_assert_int_eq(mkdir(xdg, 0700), 0);
+    char xe[4400];
+    snprintf(xe, sizeof xe, "XDG_RUNTIME_DIR=%s", xdg);
+    struct tu_env env;
+    const char *extra[] = {xe, NULL};
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "10", dir, NULL};
+    int pid = tu_spawn(argv, tu_preload_env_list(&env, trace, extra), NULL, NULL);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    char *o = tu_path(dir, "ctl.out"), *e = tu_path(dir, "ctl.err");
+    char *ls[] = {(char *)tu_tool("opprof"), "ctl", "list", NULL};
+    char *lenv[] = {xe, "OPPROF_SOCKET=", NULL};
+    ck_assert_int_eq(tu_code(tu_run(ls, lenv, o, e)), 0);
+    char *out = tu_slurp(o), sock[4000], started[64];
+    int cpid = 0;
+    ck_assert_int_eq(tu_count_lines(out, ""), 1);
+    ck_assert_msg(sscanf(out, "  %3999s  pid %d, started %63[^:]", sock, &cpid, started) == 3, "%s",
+                  out);
+    char cmdline[4096], proc[64];
+    snprintf(proc, sizeof proc, "/proc/%d/cmdline", cpid);
+    int fd = open(proc, O_RDONLY);
+    ck_assert_msg(fd >= 0, "pid %d listed is not running: %s", cpid, out);
+    ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
+    close(fd);
+    ck_assert_int_gt(n, 0);
+    cmdline[n] = 0;
+    ck_assert_msg(strstr(cmdline, "opprof-collector") != NULL, "pid %d is %s", cpid, cmdline);
+    ck_assert_msg(strcmp(started, "?") != 0, "%s", out);
+    ck_assert_msg(strstr(out, "opprof-collector --socket ") != NULL, "%s", out);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3); /* scenarios pause exits 3 */
+    free(out), free(o), free(e), free(xdg), free(half), free(go);
+}
+END_TEST
+
 Suite *suite_capture(void)
 {
     Suite *s = suite_create("capture");
@@ -669,6 +710,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, run_refuses_bad_schedule);
     tcase_add_test(tc, ctl_start_stop);
     tcase_add_test(tc, ctl_lists_collectors);
+    tcase_add_test(tc, ctl_lists_a_preloaded_run);
     suite_add_tcase(s, tc);
     /* windows in time, and a step timed: run with nothing beside them (tests/tests.mk) */
     TCase *timed = tcase_create("timing");
