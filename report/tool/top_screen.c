@@ -30,10 +30,15 @@ static void restore_and_end(int sig)
     raise(sig);
 }
 
+/* A terminal's, and in its foreground: a background job (`&`, `timeout`
+ * without --foreground) that set the terminal up would be stopped
+ * (SIGTTOU), and CMD with it, as its process group's; it takes the plain
+ * tables. */
 int top_screen_usable(void)
 {
     const char *term = getenv("TERM");
-    return isatty(0) && isatty(1) && term && *term && strcmp(term, "dumb");
+    return isatty(0) && isatty(1) && tcgetpgrp(1) == getpgrp() && term && *term &&
+           strcmp(term, "dumb");
 }
 
 struct top_screen *top_screen_open(void)

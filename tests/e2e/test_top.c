@@ -579,6 +579,36 @@ START_TEST(full_screen_keys_in_tmux)
 }
 END_TEST
 
+/* Started in the background on a terminal (`timeout` without
+ * --foreground runs it so): the plain tables, not the full screen, which
+ * would stop top and CMD, its process group's, at its first setting of
+ * the terminal; CMD runs to its end, every call recorded. */
+START_TEST(background_takes_plain_tables)
+{
+    if (!have_tmux("background test"))
+        return;
+    tmux_sock = tu_path(dir, "tmux.sock");
+    char *rc = tu_path(dir, "rc"), cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "timeout 60 %s top --interval 0.2 -o %s -- %s paced 300 1000; echo $? > %s; sleep 60",
+             tu_tool("opprof"), trace, scenarios(), rc);
+    tmux_session("160", "40", cmd, 1);
+    ck_assert_int_eq(tu_wait_file(rc, 20000), 0);
+    usleep(100000);
+    char *code = tu_slurp(rc);
+    ck_assert_str_eq(code, "0\n");
+    char *s = screen();
+    ck_assert_msg(strstr(s, "opprof top: run ended") && !strstr(s, "keys: "), "screen:\n%s", s);
+    ck_assert_msg(strstr(s, "paced 300\n"), "screen:\n%s", s); /* CMD's own output, no --log */
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 300);
+    opp_model_free(m);
+    free(tmux("kill-server", NULL, NULL, NULL));
+    free(s), free(code), free(rc), free(tmux_sock);
+}
+END_TEST
+
 /* A screen of 12 lines and 7 operators (blas_calls): the table cut to
  * what fits, so that the keys and, the run over, the line saying so are
  * on it. */
@@ -764,6 +794,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, processes_add_up);
     tcase_add_test(tc, attach_by_socket_and_by_trace);
     tcase_add_test(tc, bad_input_is_one_line);
+    tcase_add_test(tc, background_takes_plain_tables);
     suite_add_tcase(s, tc);
     /* the screen while the program runs: with nothing beside it (tests/tests.mk),
      * in two jobs ("apart": each about 6 s of waiting) */
