@@ -327,6 +327,41 @@ START_TEST(per_rank_equals_report_by_rank)
 }
 END_TEST
 
+/* Of an even number of ranks the median is the lower middle one, as
+ * `opprof report --by-rank` takes it (README), not the mean of the two:
+ * ranks 16 and 17, forward 1 ms and 3 ms. */
+START_TEST(median_of_two_ranks_is_report_s)
+{
+    if (!have_dask())
+        return;
+    write_trace(16, 1);
+    write_trace(SLOW, 1);
+    char *out, *err;
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 0);
+    ck_assert_msg(strstr(out, ": min 3.510ms, median 3.510ms, max 5.510ms\n") != NULL, "%s%s", out,
+                  err);
+    ck_assert_ptr_nonnull(strstr(out, "straggler: rank 17, 5.510ms (1.57x the median)\n"));
+    ck_assert_ptr_nonnull(strstr(out,
+                                 "    forward                                      3.000ms here, "
+                                 "median 1.000ms (+2.000ms)\n"));
+    free(out), free(err);
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/rank16.trace", dir);
+    snprintf(b, sizeof b, "%s/rank17.trace", dir);
+    char *argv[] = {(char *)tu_tool("opprof"), "report", "--by-rank", a, b, NULL};
+    char *o = tu_path(dir, "r.out");
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, o, NULL)), 0);
+    char *rep = tu_slurp(o);
+    const char *fwd = strstr(rep, "\nforward ");
+    ck_assert_msg(fwd != NULL, "%s", rep);
+    /* Rank 16, Rank 17, Min, Median, Max, Slowest */
+    ck_assert_msg(strstr(fwd, "1.000ms       3.000ms       1.000ms       1.000ms       3.000ms") !=
+                      NULL,
+                  "%s", rep);
+    free(rep), free(o);
+}
+END_TEST
+
 /* One trace holding a whole job (3 ranks, and the shell that started them,
  * which has none): the task splits it by rank (--by-rank), so the per-rank
  * table is that trace's `opprof report --by-rank`, value for value. */
@@ -831,6 +866,7 @@ Suite *suite_analyze(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, straggler_and_its_operator);
     tcase_add_test(tc, per_rank_equals_report_by_rank);
+    tcase_add_test(tc, median_of_two_ranks_is_report_s);
     tcase_add_test(tc, names_shown_escaped);
     tcase_add_test(tc, one_trace_many_ranks);
     tcase_add_test(tc, unranked_traces_named);

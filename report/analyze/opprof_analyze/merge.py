@@ -7,6 +7,15 @@ from .trace_task import METRICS
 STRAGGLER_RATIO = 1.10
 
 
+def rank_median(x, axis=None):
+    """The median over ranks as `opprof report --by-rank` takes it: of an
+    even number, the lower middle one (a rank's own figure, never a mean).
+    A frame's: along axis (1: each row's)."""
+    if axis is None:
+        return x.quantile(0.5, interpolation="lower")
+    return x.quantile(0.5, axis=axis, interpolation="lower")
+
+
 def number_unranked(summaries):
     """A trace without ranks stands for one rank: numbered after the real
     ranks, in trace order (in place)."""
@@ -74,7 +83,7 @@ def rank_times(summaries, ops):
 
 def stragglers(times):
     """Ranks slower than the median rank by STRAGGLER_RATIO, slowest first."""
-    med = times.median()
+    med = rank_median(times)
     if not med > 0:  # nothing to be slower than
         return []
     slow = times[times > med * STRAGGLER_RATIO].sort_values(ascending=False)
@@ -87,8 +96,8 @@ def skew(ops, rank, top=5):
     m = per_rank(ops)
     if rank not in m.columns:
         return []
-    over = (m[rank] - m.median(axis=1)).sort_values(ascending=False)
-    return [{"key": k, "rank_us": float(m.at[k, rank]), "median_us": float(m.loc[k].median()),
+    over = (m[rank] - rank_median(m, axis=1)).sort_values(ascending=False)
+    return [{"key": k, "rank_us": float(m.at[k, rank]), "median_us": float(rank_median(m.loc[k])),
              "over_us": float(v)} for k, v in over.head(top).items() if v > 0]
 
 
@@ -140,6 +149,7 @@ def analyze(summaries):
         "key_averages": key_averages(ops),
         "per_rank": per_rank(ops),
         "rank_times": times,
+        "rank_time_median": float(rank_median(times)),
         "rank_time_basis": basis,
         "stragglers": slow,
         "gpu": gpu_breakdown(summaries),

@@ -113,7 +113,7 @@ def as_text(a, top):
                                                   _us(r.self_cuda_time_total)))
     t = a["rank_times"]
     out += ["", "Ranks by %s: min %s, median %s, max %s" % (a["rank_time_basis"], _us(t.min()),
-                                                           _us(t.median()), _us(t.max()))]
+                                                           _us(a["rank_time_median"]), _us(t.max()))]
     if not a["stragglers"]:
         out.append("no straggler (no rank over the median by 10%)")
     for s in a["stragglers"]:
