@@ -66,14 +66,27 @@ void opp_coll_write_held_ends(void)
         }
 }
 
+uint64_t opp_coll_word_end(const struct client *c, uint64_t at)
+{
+    uint64_t now = opp_ticks((int)c->clock);
+    return !at || at > now ? now : at < c->start ? c->start : at;
+}
+
 void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
 {
     if (c->kind != C_PROCESS || c->ended || collector_finished)
         return;
     opp_coll_drain_client(c);
     uint64_t now = opp_ticks((int)c->clock);
-    /* the process's own word, within its start and now */
-    uint64_t end = !at || at > now ? now : at < c->start ? c->start : at;
+    if (c->bye) {
+        how = OPP_END_EXITED;
+        at = c->bye_at;
+    }
+    /* the process's own word, and no earlier than its last call's end */
+    uint64_t end = opp_coll_word_end(c, at);
+    for (size_t i = 0; i < c->nrings; i++)
+        if (c->rings[i].last_end > end && c->rings[i].last_end <= now)
+            end = c->rings[i].last_end;
     /* What its threads were still inside: a process that died, or one
      * that exited while another thread was in a call. */
     for (size_t i = 0; i < c->nrings; i++)
@@ -111,12 +124,8 @@ void opp_coll_drop_client(int i, const char *why)
     struct client *c = collector.c[i];
     if (why)
         opp_coll_logmsg("pid %d: %s; disconnected", (int)c->pid, why);
-    if (c->kind == C_PROCESS) {
-        if (!c->ended)
-            opp_coll_end_process(c, OPP_END_LOST, 0);
-        else
-            opp_coll_drain_client(c); /* what it recorded after saying goodbye */
-    }
+    if (c->kind == C_PROCESS)
+        opp_coll_end_process(c, OPP_END_LOST, 0); /* as it said, after a goodbye */
     opp_coll_free_fdesc(c);
     for (size_t k = 0; k < c->nrings; k++)
         opp_coll_ring_release(&c->rings[k]);
@@ -311,10 +320,9 @@ int opp_coll_finish(void)
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
         if (c->kind == C_PROCESS && !c->ended) {
+            collector.cut += !c->bye; /* one that said goodbye ends as it said */
             opp_coll_end_process(c, OPP_END_RUNNING, 0);
-            collector.cut++;
-        } else if (c->kind == C_PROCESS)
-            opp_coll_drain_client(c);
+        }
     }
     opp_coll_write_held_ends();
     opp_coll_write_clock();

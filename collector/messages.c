@@ -438,8 +438,11 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         }
         if (mh->size)
             memcpy(&end, p, sizeof end);
+        /* Its end is written once it is gone: its other threads, and
+         * the destructors that run after ours, may still record. */
         c->bye = 1;
-        opp_coll_end_process(c, OPP_END_EXITED, end);
+        c->bye_at = opp_coll_word_end(c, end);
+        opp_coll_drain_client(c);
         int others = opp_coll_others_running(c);
         uint64_t counts[OPP_ACK_FIELDS] = {[OPP_ACK_EVENTS] = c->events,
                                            [OPP_ACK_DROPPED] = c->dropped,

@@ -34,9 +34,9 @@ struct ring {
     uint32_t name_seq;
     int dead; /* abandoned after damage */
     /* The calls in flight made open events when the process ended (bit
-     * d: the one at depth d, not seen since). A thread runs on after
-     * another's goodbye until the process is gone: the record of such a
-     * call, when it returns meanwhile, is that call again. */
+     * d: the one at depth d, not seen since): a record of such a call
+     * drained after that (a thread that returned from it in the instant
+     * before it was gone) is that call again. */
     uint32_t left_mask;
     uint32_t left_fn[OPP_OPEN_MAX];
     uint64_t left_begin[OPP_OPEN_MAX];
@@ -51,6 +51,8 @@ struct client {
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
     struct opp_func_desc *fdesc;
     int bye, ended, info;
+    uint64_t bye_at; /* its goodbye's word on its end; it ends once gone
+                        (opp_coll_end_process): its threads may record until then */
     int top;         /* asked for snapshots: it gets the last one when the trace is finished */
     const char *bad; /* its shared memory was damaged: dropped by the loop */
     int orphan;      /* the program closed our connection but runs on: fd is -1,
@@ -161,8 +163,15 @@ void opp_coll_reaped_unborn(uint32_t proc, pid_t pid, pid_t ppid);
 
 /* ---- clients.c: the clients and the end ---- */
 
+/* A process's word on its end (at, its clock's ticks), within its start
+ * and now (0, or later than now: now; before its start: its start). */
+uint64_t opp_coll_word_end(const struct client *c, uint64_t at);
 /* Process client c ended (how: enum opp_end_how) at its clock's ticks at
- * (0, or later than now: now; before its start: its start). */
+ * (0, or later than now: now; before its start: its start), or, when it
+ * said goodbye, as it said (exited, at bye_at): its rings drained first,
+ * and no earlier than it was last seen doing anything, the end of its
+ * threads' last calls (a thread runs on after another's goodbye, and a
+ * library's destructors after ours, until the process is gone). */
 void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at);
 /* Process past[k]'s parent reaped it at its clock's ticks at (the
  * process's clock): its end held for that written, or bounded by it when

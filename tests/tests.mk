@@ -153,6 +153,11 @@ $(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
 PROGS += $(BUILD)/tests/progs/libblas_plugin.so
+# notice's exitreturn plugin, whose destructor runs after the preload's.
+$(BUILD)/tests/progs/liblate_plugin.so: tests/plugin/late_plugin.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
+PROGS += $(BUILD)/tests/progs/liblate_plugin.so
 # scopes' plugins: one source linking OpenBLAS, and linking Debian's
 # reference BLAS and LAPACK (libblas3, liblapack3), which its RUNPATH finds
 # whichever libblas.so.3 and liblapack.so.3 the alternatives chose.

@@ -19,6 +19,7 @@
 
 #include "analysis/model.h"
 #include "testutil.h"
+#include "tool/cmds.h"
 
 TU_TRACE_FIXTURE
 
@@ -495,18 +496,92 @@ START_TEST(exit_while_a_thread_is_inside_a_call)
 }
 END_TEST
 
-/* The same call returns after the goodbye, before the process is gone
- * (a child, whose exit_group a filter traps until then): the call made
- * an open event at the goodbye is not counted again when its record
- * comes (the trace goes on: the first process is still there). */
-START_TEST(call_returning_after_the_goodbye_counted_once)
+/* The calls of name at indent (its depth, in spaces) on --tree's lines
+ * out, -1 when no line has them. */
+static long tree_calls(const char *out, const char *name, int indent)
 {
-    same_run("exitreturn 5, child 0\n", 0, NULL, 5, "exitreturn", "5", NULL, NULL, NULL);
+    size_t n = strlen(name);
+    for (const char *l = out; l && *l;) {
+        int sp = 0;
+        while (l[sp] == ' ')
+            sp++;
+        if (sp == indent && !strncmp(l + sp, name, n) && l[sp + n] == ' ')
+            return strtol(l + sp + n, NULL, 10);
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+    return -1;
+}
+
+/* exitreturn 5's calls in the pass's tree, with nothing said: the
+ * dgemm's 6 calls its children, the calls after it not. */
+static void late_calls_tree(void)
+{
+    char *out, *err;
+    char *tv[] = {"report", trace, "--tree", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, tv, dir, &out, &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(tree_calls(out, "cblas_dgemm", 0), 1);
+    ck_assert_int_eq(tree_calls(out, "cblas_ddot", 2), 6);
+    ck_assert_int_eq(tree_calls(out, "cblas_ddot", 0), 5 + 1 + 1 + 7);
+    free(out), free(err);
+}
+
+/* The same call returns after the goodbye, before the process is gone
+ * (a child: a library's destructor that runs after the preload's waits
+ * for it), with 6 calls made inside it first and 7 after it, and one
+ * call of that destructor's: every call is kept as its thread made it,
+ * the dgemm returned (not open), and the child ended when it was last
+ * seen doing anything, its last call's end: no call ends after its
+ * process (the trace goes on: the first process is still there). */
+START_TEST(calls_after_the_goodbye_end_before_the_process)
+{
+    same_run("exitreturn 5, child 0\n", 0, NULL, 5 + 1 + 1 + 6 + 7, "exitreturn", "5",
+             (char *)tu_build("tests/progs/liblate_plugin.so"), NULL, NULL);
     unsigned long nested, closed, open;
     depths(&nested, &closed, &open, "cblas_dgemm");
-    ck_assert_uint_eq(closed, 0);
-    ck_assert_uint_eq(open, 1);
-    ck_assert_uint_eq(nested, 0);
+    ck_assert_uint_eq(closed, 1);
+    ck_assert_uint_eq(open, 0);
+    ck_assert_uint_eq(nested, 6);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    ck_assert_uint_eq(m->open_events, 0);
+    uint64_t last[2] = {0, 0};
+    unsigned long calls[2] = {0, 0};
+    for (size_t i = 0; i < m->nthreads; i++)
+        for (size_t k = 0; k < m->threads[i].nevents; k++) {
+            uint32_t p = m->threads[i].proc;
+            uint64_t end = m->threads[i].events[k].end_ns;
+            last[p] = end > last[p] ? end : last[p];
+            calls[p]++;
+        }
+    ck_assert_uint_eq(calls[0], 5);
+    ck_assert_uint_eq(calls[1], 1 + 1 + 1 + 6 + 7);
+    for (int p = 0; p < 2; p++) {
+        ck_assert_uint_eq(m->procs[p].end_how, OPP_END_EXITED);
+        ck_assert_uint_le(last[p], m->procs[p].end_ns);
+    }
+    ck_assert_uint_eq(m->procs[1].end_ns, last[1]);
+    opp_model_free(m);
+    late_calls_tree();
+}
+END_TEST
+
+/* The same in summary mode: the child's calls are added up when it is
+ * gone, those after its goodbye with them. */
+START_TEST(calls_after_the_goodbye_summed)
+{
+    char *out = tu_path(dir, "out");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "exitreturn", "5",
+                    (char *)tu_build("tests/progs/liblate_plugin.so"), NULL};
+    const char *extra[] = {"OPENBLAS_NUM_THREADS=1", "OPPROF_MODE=summary", NULL};
+    struct tu_env te;
+    ck_assert_int_eq(tu_code(tu_run(argv, tu_preload_env_list(&te, trace, extra), out, NULL)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_str_eq(o, "exitreturn 5, child 0\n");
+    late_calls_tree();
+    free(o), free(out);
 }
 END_TEST
 
@@ -719,7 +794,8 @@ Suite *suite_notice(void)
     tcase_add_test(tc, collector_s_line_said_before_the_trace_is_read);
     tcase_add_test(tc, collector_not_held_by_a_stderr_nobody_reads);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
-    tcase_add_test(tc, call_returning_after_the_goodbye_counted_once);
+    tcase_add_test(tc, calls_after_the_goodbye_end_before_the_process);
+    tcase_add_test(tc, calls_after_the_goodbye_summed);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, handler_returns_from_our_trapped_send);

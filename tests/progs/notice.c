@@ -61,10 +61,12 @@
  *                      trapped (SIGSYS) and counted; prints the sum and the count
  *   exitinside N       N calls; a thread's cblas_dgemm with a bad argument, whose xerbla_
  *                      waits there for ever; main prints the sum and returns
- *   exitreturn N       N calls; a child whose thread's cblas_dgemm with a bad argument, whose
- *                      xerbla_ returns once the child's exit_group (status 0) is trapped: a
- *                      seccomp filter's SIGSYS, whose handler waits for the dgemm's return,
- *                      then exits (status 0); prints the sum and the child's status
+ *   exitreturn N PLUGIN  N calls; a child makes one call and loads PLUGIN
+ *                      (tests/plugin/late_plugin.c, whose destructor runs at exit after the
+ *                      preload's goodbye, makes one call and calls a hook of ours); its thread's cblas_dgemm with a bad
+ *                      argument, whose xerbla_ waits for that hook, makes N+1 calls and
+ *                      returns; the thread then makes N+2 more and stays, the hook waiting
+ *                      for those; the child exits (status 0); prints the sum and its status
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
@@ -118,6 +120,7 @@
 #define _GNU_SOURCE
 #include <cblas.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -311,7 +314,8 @@ static enum {
     XERBLA_UNTIL_EXIT,
     XERBLA_RAISE
 } xerbla_how;
-static atomic_int exit_began; /* exitreturn: the process's last system call trapped */
+static atomic_int exit_began; /* exitreturn: the plugin's destructor runs */
+static long late_n;           /* exitreturn's N */
 static sigjmp_buf xerbla_jmp;
 static atomic_int xerbla_seen;
 void xerbla_(const char *name, const int *info, int len);
@@ -327,6 +331,8 @@ void xerbla_(const char *name, const int *info, int len)
         pause();
     while (xerbla_how == XERBLA_UNTIL_EXIT && !atomic_load(&exit_began))
         sched_yield();
+    if (xerbla_how == XERBLA_UNTIL_EXIT)
+        calls(late_n + 1);
     if (xerbla_how == XERBLA_RAISE)
         raise(SIGUSR1);
 }
@@ -345,26 +351,25 @@ static void *bad_dgemm_thread(void *p)
     return NULL;
 }
 
-/* exitreturn: the thread's cblas_dgemm returns once the process's
- * exit_group is trapped, then the thread stays; the SIGSYS handler waits
- * for that return, then exits as the program asked (status 0). */
+/* exitreturn: the thread's cblas_dgemm returns once the plugin's
+ * destructor runs (calls made inside it first), the thread makes its
+ * calls after it, then stays; the destructor's hook waits for those. */
 static atomic_int dgemm_returned;
 static void *late_dgemm_thread(void *p)
 {
     (void)p;
     bad_dgemm();
+    calls(late_n + 2);
     atomic_store(&dgemm_returned, 1);
     for (;;)
         pause();
     return NULL;
 }
-static void exit_trapped(int sig)
+static void exit_hook(void)
 {
-    (void)sig;
     atomic_store(&exit_began, 1);
     while (!atomic_load(&dgemm_returned))
         sched_yield();
-    syscall(SYS_exit_group, 0x100); /* status 0x100 & 0xff: 0, not trapped */
 }
 
 /* calls(n) from a frame 8 KiB below its caller's */
@@ -1040,21 +1045,19 @@ int main(int argc, char **argv)
         printf("exitinside %g\n", s);
     } else if (!strcmp(mode, "exitreturn")) {
         long n = arg(argc, argv, 2);
+        arg(argc, argv, 3); /* PLUGIN given */
         double s = calls(n);
-        signal(SIGSYS, exit_trapped);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 0, 3),
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
+        late_n = n;
         fflush(stdout);
         pid_t child = fork();
         if (child == 0) { /* not the first process: the trace goes on after its goodbye */
-            if (seccomp_filter(f, sizeof f / sizeof *f))
+            void *h = dlopen(argv[3], RTLD_NOW);
+            void (*set)(void (*)(void)) =
+                h ? (void (*)(void (*)(void)))dlsym(h, "late_plugin_hook") : NULL;
+            if (!set)
                 _exit(3);
+            set(exit_hook);
+            calls(1); /* the destructor's call: on a thread that recorded before */
             xerbla_how = XERBLA_UNTIL_EXIT;
             pthread_t t;
             pthread_create(&t, NULL, late_dgemm_thread, NULL);
