@@ -425,7 +425,7 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         }
         return on_info(c, p, mh->size, why);
     case OPP_MSG_RING:
-        if (c->kind != C_PROCESS || !c->nfuncs || c->bye) {
+        if (c->kind != C_PROCESS || !c->nfuncs || c->ended) { /* after a goodbye: taken */
             *why = "ring out of order";
             return -1;
         }

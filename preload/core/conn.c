@@ -554,6 +554,15 @@ void opp_conn_goodbye(void)
     if (!rc)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     mine.n = 0; /* after the goodbye: nothing more is read */
+    /* The process is not gone yet: its other threads, and the destructors
+     * that run after ours, may still record, a thread's first call too,
+     * while the collector reads on (it ends the process once it is gone).
+     * Not when this goodbye finished the trace, or went unanswered: then
+     * nothing more is sent, decided before a sender waiting on the lock
+     * can send. */
+    int reads_on = !rc && (!conn.root || (got == sizeof counts && counts[OPP_ACK_CONNECTED]));
+    if (!reads_on)
+        atomic_store(&conn.on, 0);
     conn_release();
     mine.held--;
     if (rc == -ETIMEDOUT && pat.state == 'T') {
@@ -576,6 +585,5 @@ void opp_conn_goodbye(void)
          * (collector.c's say_where), as it does when it is finished now */
         opp_agent_say("trace is being written to ", conn.output, " (other processes still run)");
     }
-    atomic_store(&conn.on, 0);
     opp_cancel_restore(cancel);
 }

@@ -523,20 +523,21 @@ static void late_calls_tree(void)
     ck_assert_str_eq(err, "");
     ck_assert_int_eq(tree_calls(out, "cblas_dgemm", 0), 1);
     ck_assert_int_eq(tree_calls(out, "cblas_ddot", 2), 6);
-    ck_assert_int_eq(tree_calls(out, "cblas_ddot", 0), 5 + 1 + 1 + 7);
+    ck_assert_int_eq(tree_calls(out, "cblas_ddot", 0), 5 + 1 + 1 + 7 + 8);
     free(out), free(err);
 }
 
 /* The same call returns after the goodbye, before the process is gone
  * (a child: a library's destructor that runs after the preload's waits
- * for it), with 6 calls made inside it first and 7 after it, and one
- * call of that destructor's: every call is kept as its thread made it,
+ * for it), with 6 calls made inside it first and 7 after it, one call of
+ * that destructor's and 8 of a thread it starts: every call is kept as
+ * its thread made it,
  * the dgemm returned (not open), and the child ended when it was last
  * seen doing anything, its last call's end: no call ends after its
  * process (the trace goes on: the first process is still there). */
 START_TEST(calls_after_the_goodbye_end_before_the_process)
 {
-    same_run("exitreturn 5, child 0\n", 0, NULL, 5 + 1 + 1 + 6 + 7, "exitreturn", "5",
+    same_run("exitreturn 5, child 0\n", 0, NULL, 5 + 1 + 1 + 6 + 7 + 8, "exitreturn", "5",
              (char *)tu_build("tests/progs/liblate_plugin.so"), NULL, NULL);
     unsigned long nested, closed, open;
     depths(&nested, &closed, &open, "cblas_dgemm");
@@ -557,7 +558,7 @@ START_TEST(calls_after_the_goodbye_end_before_the_process)
             calls[p]++;
         }
     ck_assert_uint_eq(calls[0], 5);
-    ck_assert_uint_eq(calls[1], 1 + 1 + 1 + 6 + 7);
+    ck_assert_uint_eq(calls[1], 1 + 1 + 1 + 6 + 7 + 8);
     for (int p = 0; p < 2; p++) {
         ck_assert_uint_eq(m->procs[p].end_how, OPP_END_EXITED);
         ck_assert_uint_le(last[p], m->procs[p].end_ns);

@@ -66,7 +66,8 @@
  *                      preload's goodbye, makes one call and calls a hook of ours); its thread's cblas_dgemm with a bad
  *                      argument, whose xerbla_ waits for that hook, makes N+1 calls and
  *                      returns; the thread then makes N+2 more and stays, the hook waiting
- *                      for those; the child exits (status 0); prints the sum and its status
+ *                      for those, then for a new thread's N+3; the child exits (status 0);
+ *                      prints the sum and its status
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
@@ -353,7 +354,8 @@ static void *bad_dgemm_thread(void *p)
 
 /* exitreturn: the thread's cblas_dgemm returns once the plugin's
  * destructor runs (calls made inside it first), the thread makes its
- * calls after it, then stays; the destructor's hook waits for those. */
+ * calls after it, then stays; the destructor's hook waits for those,
+ * then makes a thread whose first call comes after the goodbye. */
 static atomic_int dgemm_returned;
 static void *late_dgemm_thread(void *p)
 {
@@ -370,6 +372,9 @@ static void exit_hook(void)
     atomic_store(&exit_began, 1);
     while (!atomic_load(&dgemm_returned))
         sched_yield();
+    pthread_t t;
+    if (pthread_create(&t, NULL, n_calls, (void *)(late_n + 3)) == 0)
+        pthread_join(t, NULL);
 }
 
 /* calls(n) from a frame 8 KiB below its caller's */
