@@ -146,8 +146,7 @@ void opp_coll_drop_client(int i, const char *why)
     collector.nc--;
 }
 
-/* Whether process pid runs (not a zombie), as /proc/PID/stat says. */
-static int process_runs(pid_t pid)
+int opp_coll_process_runs(pid_t pid)
 {
     char path[40], stat[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -174,7 +173,7 @@ int opp_coll_rings_mapped(struct client *c)
     snprintf(path, sizeof path, "/proc/%d/maps", (int)c->pid);
     FILE *f = fopen(path, "re");
     if (!f)
-        return errno == EACCES && process_runs(c->pid);
+        return errno == EACCES && opp_coll_process_runs(c->pid);
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {
         unsigned long long ino;

@@ -191,9 +191,10 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 moved += opp_coll_drain_client(collector.c[i]);
         /* A client that damaged its rings goes; the others go on. An
          * orphan goes when its process exits or execs, and so does one
-         * that said goodbye whose connection another process holds open
-         * (a child forked by the system call itself, which runs no atfork
-         * handler, keeps a copy until its first call). */
+         * that said goodbye once its process is gone, should another
+         * process hold its connection open (a child forked by the system
+         * call itself, which runs no atfork handler, keeps a copy until
+         * its first call). */
         uint64_t t = opp_mono_ns();
         for (int i = collector.nc; i-- > 0;) {
             struct client *c = collector.c[i];
@@ -201,7 +202,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
                 opp_coll_drop_client(i, c->bad);
             else if ((c->orphan || (c->bye && !c->ended)) && t - c->orphan_checked > 100000000ull) {
                 c->orphan_checked = t;
-                if (c->ended || !opp_coll_rings_mapped(c))
+                if (c->ended ||
+                    (c->orphan ? !opp_coll_rings_mapped(c) : !opp_coll_process_runs(c->pid)))
                     opp_coll_drop_client(i, NULL);
             }
         }

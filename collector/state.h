@@ -184,6 +184,8 @@ void opp_coll_free_fdesc(struct client *c);
 /* Client i dropped (why: said, NULL: nothing to say): a process ended as
  * lost unless it said goodbye, its rings released, its fds closed. */
 void opp_coll_drop_client(int i, const char *why);
+/* Whether process pid runs (not a zombie), as /proc/PID/stat says. */
+int opp_coll_process_runs(pid_t pid);
 /* Whether process c still maps one of its rings: it runs on as the same
  * image (an exec or a death unmaps them all). */
 int opp_coll_rings_mapped(struct client *c);

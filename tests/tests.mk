@@ -154,7 +154,7 @@ $(BUILD)/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/libblas_plugin.
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
 PROGS += $(BUILD)/tests/progs/libblas_plugin.so
 # notice's exitreturn plugin, whose destructor runs after the preload's.
-$(BUILD)/tests/progs/liblate_plugin.so: tests/plugin/late_plugin.c
+$(BUILD)/tests/progs/liblate_plugin.so $(BUILD)/tsan/tests/progs/liblate_plugin.so: tests/plugin/late_plugin.c
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
 PROGS += $(BUILD)/tests/progs/liblate_plugin.so
@@ -272,7 +272,7 @@ $(eval $(call test_pass,asan-e2e,ASAN_E2E,$(ASAN_E2E_SUITES),$(E2E_NEEDS) $(TEST
 TSAN_REPORTS := $(abspath $(BUILD))/tsan/reports
 TSAN_SUITES ?= life robust
 TSAN_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tsan/tests/progs/%,$(PROG_SRC)) \
-              $(BUILD)/tsan/tests/progs/libblas_plugin.so
+              $(BUILD)/tsan/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/liblate_plugin.so
 $(patsubst %,$(BUILD)/tsan/tests/progs/%,$(PROGS_ALONE)): $(BUILD)/tsan/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC-TSAN,$@)$(CC) -std=gnu11 -O1 -g $(WARN) $(TSAN_FLAGS) -o $@ $<

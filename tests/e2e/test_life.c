@@ -10,6 +10,7 @@
 #include "analysis/model.h"
 #include "testutil.h"
 #include "tool/cmds.h"
+#include "util.h"
 
 TU_TRACE_FIXTURE
 
@@ -225,6 +226,33 @@ static void raw_fork(const char *how, unsigned long n, unsigned long child_threa
     opp_model_free(m);
     free(plain), free(o), free(e), free(out), free(err);
 }
+
+/* A child forked by the system call itself, which runs no atfork
+ * handler, keeps a copy of its parent's connection: one that makes no
+ * call and outlives its parent (10 s) holds it open. The parent, which
+ * said goodbye, is ended once it is gone, so `opprof run` waits neither
+ * for the child nor its linger for leftover processes (2 s). */
+START_TEST(raw_fork_child_holding_the_parent_s_connection)
+{
+    char *out = tu_path(dir, "out");
+    char *env[] = {"OPENBLAS_NUM_THREADS=1", NULL};
+    struct opp_model *m;
+    uint64_t t0 = opp_mono_ns();
+    ck_assert_int_eq(run_scenario_io(&m, env, out, NULL, "rawfork", "10", "stay"), 0);
+    uint64_t took = opp_mono_ns() - t0;
+    char *o = tu_slurp(out);
+    int pid = 0;
+    ck_assert_int_eq(sscanf(o, "rawfork 10 stay %d", &pid), 1);
+    ck_assert_int_gt(pid, 0);
+    kill(pid, SIGKILL);
+    ck_assert_msg(took < 1500000000ull, "opprof run took %.2f s", (double)took / 1e9);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
+    opp_model_free(m);
+    free(o), free(out);
+}
+END_TEST
 
 START_TEST(raw_fork_child_exits) { raw_fork("exit", 10, 0); }
 END_TEST
@@ -521,5 +549,10 @@ Suite *suite_life(void)
     tcase_add_test(tc, sigkill_from_outside);
     tcase_add_test(tc, trace_path_said_under_wrappers);
     suite_add_tcase(s, tc);
+    TCase *timed = tcase_create("timing");
+    tcase_set_tags(timed, "timing");
+    tcase_add_checked_fixture(timed, setup, teardown);
+    tcase_add_test(timed, raw_fork_child_holding_the_parent_s_connection);
+    suite_add_tcase(s, timed);
     return s;
 }

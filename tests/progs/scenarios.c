@@ -47,6 +47,9 @@
  *                      _exit(0) (_exit); with HOW thread, a thread of the child's makes
  *                      N+3 calls before it makes any; the parent waits, makes N+1 more
  *                      (HOW both: makes them first, while the child makes its own).
+ *                      HOW stay: the child makes no call and sleeps 10 s, holding the
+ *                      parent's connection, which no atfork handler closed; the parent
+ *                      prints its sum and the child's pid ("rawfork S stay PID"), exits 0
  *                      Run with OPENBLAS_NUM_THREADS=1: the child lacks the threads of
  *                      OpenBLAS's pool, which its exit would wait for
  *   named N NAME...    a thread for each NAME, one after another: thread I names
@@ -537,14 +540,22 @@ int main(int argc, char **argv)
         long n = arg(argc, argv, 2);
         const char *how = argc > 3 ? argv[3] : "";
         if (strcmp(how, "exit") && strcmp(how, "_exit") && strcmp(how, "clone") &&
-            strcmp(how, "thread") && strcmp(how, "both")) {
-            fprintf(stderr, "scenarios: rawfork HOW is exit, _exit, clone, thread or both\n");
+            strcmp(how, "thread") && strcmp(how, "both") && strcmp(how, "stay")) {
+            fprintf(stderr, "scenarios: rawfork HOW is exit, _exit, clone, thread, both or stay\n");
             return 2;
         }
         double s = calls(n);
         fflush(stdout);
         pid_t pid = !strcmp(how, "clone") ? (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0)
                                           : (pid_t)syscall(SYS_fork);
+        if (pid == 0 && !strcmp(how, "stay")) {
+            sleep(10);
+            _exit(0);
+        }
+        if (pid > 0 && !strcmp(how, "stay")) {
+            printf("rawfork %.0f stay %d\n", s, (int)pid);
+            return 0;
+        }
         if (pid == 0) {
             double c = 0;
             if (!strcmp(how, "thread")) {
