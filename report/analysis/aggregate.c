@@ -361,7 +361,7 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
     const struct opp_func *f = c->f;
     *v = (struct opp_agg_vals){.row = OPP_AGG_NO_ROW, .kind = f->kind};
     if (o->lib && strcmp(opp_model_str(m, f->lib), o->lib))
-        return 1;
+        return 0; /* in the base, as --match's */
     if (o->match && !name_matches(x, c->name))
         return x->failed ? -ENOMEM : 0;
     v->flops = opp_op_flops(f->kind, f->dtype, c->args, c->nargs);
@@ -484,9 +484,9 @@ int opp_agg_acc_add_sum(struct opp_agg_acc *x, uint32_t proc, const struct opp_a
 int opp_agg_acc_gpu(struct opp_agg_acc *x, const struct opp_agg_gpu *g)
 {
     struct opp_agg *a = x->a;
-    if (x->o->lib)
-        return 0;
     a->self_cuda_base_ns += g->dur_ns;
+    if (x->o->lib)
+        return 0; /* a library's calls only */
     if (x->o->match && !name_matches(x, g->name))
         return x->failed ? -ENOMEM : 0;
     struct group_key k;
@@ -547,7 +547,10 @@ int opp_agg_acc_finish(struct opp_agg_acc *x, int cpu_mem)
         r->key = opp_torch_row_key(opp_model_str(m, r->name));
         r->lib = r->lib_id == UINT32_MAX ? "" : opp_model_str(m, r->lib_id);
     }
-    a->matched = o->match != NULL;
+    a->filtered = o->lib && o->match ? "--lib and --match"
+                  : o->lib           ? "--lib"
+                  : o->match         ? "--match"
+                                     : NULL;
     for (size_t p = 0; p < m->nprocs; p++)
         if (x->pp[p].calls || x->pp[p].gpu_ops) {
             x->pp[p].proc = (uint32_t)p;

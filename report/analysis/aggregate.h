@@ -231,11 +231,13 @@ struct opp_agg {
      * before the limit. */
     uint64_t self_cuda_time_total_ns;
     /* What the percentages divide by (Self CPU % and CPU total %; Self
-     * CUDA %): the totals above, but over the calls (GPU ops) --match
-     * chose from, so that a row's share is of the whole, as torch's of its
-     * whole trace; without --match the same. matched: --match was given. */
+     * CUDA %): the totals above, but over the calls (GPU ops) --lib and
+     * --match chose from, so that a row's share is of the whole, as
+     * torch's of its whole trace; without them the same. filtered: the
+     * options that chose ("--lib", "--match", "--lib and --match"), or
+     * NULL. */
     uint64_t self_cpu_base_ns, self_cuda_base_ns;
-    int matched;
+    const char *filtered;
     int gpu; /* the trace has GPU records, or cuda_calls: CSV and JSON rows carry
                 the CUDA fields */
     int cpu_mem;    /* the trace has CPU memory (MEMORY events): CSV and JSON rows
@@ -285,8 +287,8 @@ struct opp_agg_vals {
     double bus;
     int64_t status;
 };
-/* 0 and *v; 1: another library's than --lib's (not counted at all);
- * -ENOMEM. */
+/* 0 and *v (its row OPP_AGG_NO_ROW for a call --lib or --match leaves
+ * out: added, it counts in the percentages' base only); -ENOMEM. */
 int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct opp_agg_vals *v);
 /* What calls calls of process index proc took. */
 struct opp_agg_part {

@@ -385,9 +385,8 @@ static int q_call(struct opp_table_stream *s, struct tq *q, const struct opp_pas
             .name = x->name, .f = f, .args = x->args, .nargs = x->nargs, .stack = frames};
         c.nstack = opp_agg_code_frames(s->m, &q->o[ka], proc, x->stack, frames);
         e->keyed = c.nstack || !opp_agg_stack_depth(&q->o[ka]);
-        int row = opp_agg_acc_row(q->acc[ka], &c, &e->v);
-        rc = row < 0 ? row : 0;
-        e->sel = !row;
+        rc = opp_agg_acc_row(q->acc[ka], &c, &e->v);
+        e->sel = 1;
     }
     if (rc) {
         opp_tpaths_free(e->pt);

@@ -312,15 +312,16 @@ int opp_out_table(FILE *f, const struct opp_agg *a, const struct opp_out_opts *o
     table_sep(f, &t);
     char buf[OPP_FMT_MAX], base[OPP_FMT_MAX];
     fprintf(f, "Self CPU time total: %s", opp_fmt_time(buf, (double)a->self_cpu_time_total_ns));
-    if (a->matched)
-        fprintf(f, " of %s before --match (the percentages' base)",
-                opp_fmt_time(base, (double)a->self_cpu_base_ns));
+    if (a->filtered)
+        fprintf(f, " of %s before %s (the percentages' base)",
+                opp_fmt_time(base, (double)a->self_cpu_base_ns), a->filtered);
     putc('\n', f);
     if (t.on[COL_SELF_CUDA]) {
         fprintf(f, "Self CUDA time total: %s",
                 opp_fmt_time(buf, (double)a->self_cuda_time_total_ns));
-        if (a->matched)
-            fprintf(f, " of %s before --match", opp_fmt_time(base, (double)a->self_cuda_base_ns));
+        if (a->filtered)
+            fprintf(f, " of %s before %s", opp_fmt_time(base, (double)a->self_cuda_base_ns),
+                    a->filtered);
         putc('\n', f);
     }
     if (a->nstatuses)

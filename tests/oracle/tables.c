@@ -58,8 +58,6 @@ int tu_aggregate(const struct opp_model *m, const struct opp_agg_opts *o, struct
                 stack[c.nstack++] = t->events[p].name;
             struct opp_agg_vals v;
             int rc = opp_agg_acc_row(x, &c, &v);
-            if (rc > 0)
-                continue; /* another library's */
             struct opp_agg_part part = {.calls = tu_event_calls(t, i),
                                         .self_ns = e->self_ns,
                                         .dur_ns = opp_event_dur(e),

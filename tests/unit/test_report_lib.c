@@ -133,36 +133,36 @@ START_TEST(command_lib_shapes_flops)
     char *a1[] = {"report", trace, "--lib", "onednn", "--group-by-shape", "--flops",
                   "--show-lib", NULL};
     ck_assert_int_eq(report(a1, &out), 0);
-    ck_assert_str_eq(out,
-        "--------------------------  ------------  ------------  ------------  ----------"
-        "--  ------------  ------------  ----------------------------------------------  "
-        "------------  ------------  ------------  \n"
-        "                      Name    Self CPU %      Self CPU   CPU total %     CPU tot"
-        "al  CPU time avg    # of Calls                                    Input Shapes  "
-        " Total FLOPs       GFLOP/s           Lib  \n"
-        "--------------------------  ------------  ------------  ------------  ----------"
-        "--  ------------  ------------  ----------------------------------------------  "
-        "------------  ------------  ------------  \n"
-        "       onednn::convolution        62.50%       1.000us        62.50%       1.000"
-        "us       1.000us             1      [[1, 2, 4, 4], [3, 2, 3, 3], [1, 3, 2, 2]]  "
-        "     432.000         0.432        onednn  \n"
-        "           onednn::eltwise        31.25%       0.500us        31.25%       0.500"
-        "us       0.500us             1                    [[1, 3, 2, 2], [1, 3, 2, 2]]  "
-        "          --            --        onednn  \n"
-        "    dnnl_primitive_execute         6.25%       0.100us         6.25%       0.100"
-        "us       0.100us             1                                              []  "
-        "          --            --        onednn  \n"
-        "--------------------------  ------------  ------------  ------------  ----------"
-        "--  ------------  ------------  ----------------------------------------------  "
-        "------------  ------------  ------------  \n"
-        "Self CPU time total: 1.600us\n"
-        "\n"
-        "Calls that did not return success: 1 of 3\n"
-        "--------------------------  ------------  --------------------------  \n"
-        "                      Name    # of Calls  Status                      \n"
-        "--------------------------  ------------  --------------------------  \n"
-        "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
-        "--------------------------  ------------  --------------------------  \n");
+    ck_assert_str_eq(
+        out, "--------------------------  ------------  ------------  ------------  ----------"
+             "--  ------------  ------------  ----------------------------------------------  "
+             "------------  ------------  ------------  \n"
+             "                      Name    Self CPU %      Self CPU   CPU total %     CPU tot"
+             "al  CPU time avg    # of Calls                                    Input Shapes  "
+             " Total FLOPs       GFLOP/s           Lib  \n"
+             "--------------------------  ------------  ------------  ------------  ----------"
+             "--  ------------  ------------  ----------------------------------------------  "
+             "------------  ------------  ------------  \n"
+             "       onednn::convolution         3.14%       1.000us         3.14%       1.000"
+             "us       1.000us             1      [[1, 2, 4, 4], [3, 2, 3, 3], [1, 3, 2, 2]]  "
+             "     432.000         0.432        onednn  \n"
+             "           onednn::eltwise         1.57%       0.500us         1.57%       0.500"
+             "us       0.500us             1                    [[1, 3, 2, 2], [1, 3, 2, 2]]  "
+             "          --            --        onednn  \n"
+             "    dnnl_primitive_execute         0.31%       0.100us         0.31%       0.100"
+             "us       0.100us             1                                              []  "
+             "          --            --        onednn  \n"
+             "--------------------------  ------------  ------------  ------------  ----------"
+             "--  ------------  ------------  ----------------------------------------------  "
+             "------------  ------------  ------------  \n"
+             "Self CPU time total: 1.600us of 31.800us before --lib (the percentages' base)\n"
+             "\n"
+             "Calls that did not return success: 1 of 3\n"
+             "--------------------------  ------------  --------------------------  \n"
+             "                      Name    # of Calls  Status                      \n"
+             "--------------------------  ------------  --------------------------  \n"
+             "    dnnl_primitive_execute             1  dnnl_invalid_arguments (2)  \n"
+             "--------------------------  ------------  --------------------------  \n");
     free(out);
 }
 END_TEST
@@ -204,19 +204,55 @@ START_TEST(command_show_lib)
     /* --show-lib alone: the torch columns, then Lib. */
     char *a3[] = {"report", trace, "--lib", "xnnpack", "--show-lib", NULL};
     ck_assert_int_eq(report(a3, &out), 0);
-    ck_assert_str_eq(out,
-        "--------------------  ------------  ------------  ------------  ------------  --"
-        "----------  ------------  ------------  \n"
-        "                Name    Self CPU %      Self CPU   CPU total %     CPU total  CP"
-        "U time avg    # of Calls           Lib  \n"
-        "--------------------  ------------  ------------  ------------  ------------  --"
-        "----------  ------------  ------------  \n"
-        "    xnn_run_operator       100.00%       0.200us       100.00%       0.200us    "
-        "   0.200us             1       xnnpack  \n"
-        "--------------------  ------------  ------------  ------------  ------------  --"
-        "----------  ------------  ------------  \n"
-        "Self CPU time total: 0.200us\n");
+    ck_assert_str_eq(
+        out, "--------------------  ------------  ------------  ------------  ------------  --"
+             "----------  ------------  ------------  \n"
+             "                Name    Self CPU %      Self CPU   CPU total %     CPU total  CP"
+             "U time avg    # of Calls           Lib  \n"
+             "--------------------  ------------  ------------  ------------  ------------  --"
+             "----------  ------------  ------------  \n"
+             "    xnn_run_operator         0.63%       0.200us         0.63%       0.200us    "
+             "   0.200us             1       xnnpack  \n"
+             "--------------------  ------------  ------------  ------------  ------------  --"
+             "----------  ------------  ------------  \n"
+             "Self CPU time total: 0.200us of 31.800us before --lib (the percentages' base)\n");
     free(out);
+}
+END_TEST
+
+/* --lib's percentages are of the whole trace, as --match's: a LAPACK
+ * call's CPU total holds the BLAS call it made (dgesv_ 10 us, its sgemm_
+ * 8 us), and of dgesv_'s own 2 us it would be 500%. */
+START_TEST(lib_percentages_of_the_whole)
+{
+    char *path = tu_path(dir, "nested.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "lapack", "dgesv_"},
+             [1] = {OPP_OP_GEMM, OPP_DT_F32, "blas", "sgemm_"});
+    tb_thread(&b, 10, "app");
+    tb_events(&b, TB_CALL(1, 2000, 10000, 1, 10, 10, 10, 'N' | 'N' << 8),
+              TB_CALL(0, 1000, 11000, 0));
+    tb_process_end(&b, 0, OPP_END_EXITED, 20000);
+    tb_end(&b);
+    char *out;
+    char *argv[] = {"report", path, "--lib", "lapack", NULL};
+    ck_assert_int_eq(report(argv, &out), 0);
+    ck_assert_str_eq(
+        out, "----------  ------------  ------------  ------------  ------------  ------------  "
+             "------------  \n"
+             "      Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    "
+             "# of Calls  \n"
+             "----------  ------------  ------------  ------------  ------------  ------------  "
+             "------------  \n"
+             "    dgesv_        20.00%       2.000us       100.00%      10.000us      10.000us    "
+             "         1  \n"
+             "----------  ------------  ------------  ------------  ------------  ------------  "
+             "------------  \n"
+             "Self CPU time total: 2.000us of 10.000us before --lib (the percentages' base)\n");
+    free(out), free(path);
 }
 END_TEST
 
@@ -352,6 +388,7 @@ Suite *suite_report_lib(void)
     tcase_add_test(tc, command_lib_shapes_flops);
     tcase_add_test(tc, command_flops_of_every_lib);
     tcase_add_test(tc, command_show_lib);
+    tcase_add_test(tc, lib_percentages_of_the_whole);
     tcase_add_test(tc, statuses);
     tcase_add_test(tc, status_names);
     tcase_add_test(tc, rate_over_cuda_time);
