@@ -297,7 +297,13 @@ int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t
     }
 }
 
-int opp_connect_within(const char *path, int ms)
+int opp_connect_socket(int ms)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (ms >= 0 ? SOCK_NONBLOCK : 0), 0);
+    return fd < 0 ? -errno : fd;
+}
+
+int opp_connect_on(int fd, const char *path, int ms)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof a.sun_path)
@@ -306,9 +312,6 @@ int opp_connect_within(const char *path, int ms)
     /* Non-blocking: a listener whose backlog is full answers EAGAIN at
      * once (it would block a blocking connect until it accepts), so we
      * retry until the deadline. */
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (ms >= 0 ? SOCK_NONBLOCK : 0), 0);
-    if (fd < 0)
-        return -errno;
     uint64_t deadline = opp_mono_ns() + (uint64_t)(ms > 0 ? ms : 0) * 1000000u;
     int rc;
     for (;;) {
@@ -324,13 +327,26 @@ int opp_connect_within(const char *path, int ms)
             nanosleep(&ts, NULL);
         }
     }
-    if (rc < 0) {
-        int e = errno;
-        close(fd);
-        return -e;
-    }
+    if (rc < 0)
+        return -errno;
     if (ms >= 0)
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return 0;
+}
+
+int opp_connect_within(const char *path, int ms)
+{
+    struct sockaddr_un a;
+    if (strlen(path) >= sizeof a.sun_path)
+        return -ENAMETOOLONG;
+    int fd = opp_connect_socket(ms);
+    if (fd < 0)
+        return fd;
+    int rc = opp_connect_on(fd, path, ms);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
     return fd;
 }
 

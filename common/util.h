@@ -145,6 +145,12 @@ int opp_connect(const char *path);
 /* The same, giving up after ms milliseconds while the listener's backlog
  * is full (-ETIMEDOUT); ms < 0: wait as long as it takes. */
 int opp_connect_within(const char *path, int ms);
+/* Its two halves, for a caller that must know the socket from the moment
+ * it exists (the preload, which a signal handler may jump out of midway):
+ * a new socket for opp_connect_on(fd, path, ms) (fd or -errno), then fd
+ * connected (0 or -errno; fd stays the caller's, to close). */
+int opp_connect_socket(int ms);
+int opp_connect_on(int fd, const char *path, int ms);
 
 /* The per-user socket directory ($XDG_RUNTIME_DIR/opprof or /tmp/opprof-UID),
  * created mode 0700 and checked to be ours and private. 0 or -errno, with

@@ -37,12 +37,14 @@ static struct {
     int collector_pid; /* when root: the collector's, as it said when ready */
     int clock;
     uint64_t born[2];     /* a fork child: its clock's ticks and realtime ns at the fork */
-    pthread_mutex_t lock; /* the socket and msg */
+    pthread_mutex_t lock; /* the socket, fresh and msg */
+    int fresh[2];         /* a connection being made, not sock yet, and its copy while it moves to a
+                     high number: the program's descriptors until then (conn_left) */
     _Atomic int warned;
     char socket_path[108];
     char output[PATH_MAX];
     uint8_t msg[OPP_MSG_MAX];
-} conn = {.sock = -1, .mode = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+} conn = {.sock = -1, .mode = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .fresh = {-1, -1}};
 
 /* This thread's side of conn.lock. A signal handler may send while the
  * thread it interrupted holds the lock (a SIGCHLD handler's waitpid, see
@@ -143,8 +145,10 @@ static int adopt_socket(int fd, int at_start)
     if (high < 0 && low > fd)
         high = fcntl(fd, F_DUPFD_CLOEXEC, low);
     if (high >= 0) {
+        conn.fresh[1] = high;
         close(fd);
-        fd = high;
+        conn.fresh[0] = fd = high;
+        conn.fresh[1] = -1;
     }
     /* A stopped collector: a send that cannot go within 2 s fails (and
      * we stop recording) rather than hold the program. */
@@ -166,10 +170,34 @@ static int socket_ours(void)
            st.st_dev == conn.sock_dev && st.st_ino == conn.sock_ino;
 }
 
+/* fd, conn.fresh's, closed. */
+static void close_fresh(int fd)
+{
+    close(fd);
+    conn.fresh[0] = -1;
+}
+
+/* With conn.lock held (or at our start): a new connection to the
+ * collector, its socket in conn.fresh from the moment it exists, until it
+ * is conn.sock or closed; the socket, or -errno. Bounded: a stopped or
+ * swamped collector must not hold the program. */
+static int connect_fresh(void)
+{
+    int fd = opp_connect_socket(2000);
+    if (fd < 0)
+        return fd;
+    conn.fresh[0] = fd;
+    int rc = opp_connect_on(fd, conn.socket_path, 2000);
+    if (rc) {
+        close_fresh(fd);
+        return rc;
+    }
+    return fd;
+}
+
 static void connect_and_hello(int at_start)
 {
-    /* bounded: a stopped or swamped collector must not hold the program */
-    int fd = opp_connect_within(conn.socket_path, 2000);
+    int fd = connect_fresh();
     if (fd < 0) {
         opp_give_up(fd == -ETIMEDOUT ? "the collector did not take us within 2 s (stopped or "
                                        "swamped), profiling off"
@@ -178,6 +206,7 @@ static void connect_and_hello(int at_start)
         return;
     }
     conn.sock = adopt_socket(fd, at_start);
+    conn.fresh[0] = -1; /* ours, as conn.sock */
     fd = conn.sock;
     int rc = opp_hello(conn.sock, conn.msg, conn.clock, conn.born[0] ? conn.born : NULL);
     if (rc) {
@@ -215,7 +244,7 @@ static int socket_ready(void)
     if (socket_ours())
         return 0;
     conn.sock = -1;
-    int fd = opp_connect_within(conn.socket_path, 2000);
+    int fd = connect_fresh();
     if (fd < 0)
         return fd;
     fd = adopt_socket(fd, 0);
@@ -230,18 +259,19 @@ static int socket_ready(void)
         /* Refused: the collector saw no ring of ours (none made yet, as
          * in a daemon's child that closed every descriptor first) and
          * ended us. Carry on as a new instance of this process. */
-        close(fd);
-        if ((fd = opp_connect_within(conn.socket_path, 2000)) < 0)
+        close_fresh(fd);
+        if ((fd = connect_fresh()) < 0)
             return fd;
         fd = adopt_socket(fd, 0);
         rc = opp_hello(fd, conn.msg, conn.clock, NULL);
         conn.mode_due = !rc;
     }
     if (rc) {
-        close(fd);
+        close_fresh(fd);
         return rc;
     }
     conn.sock = fd;
+    conn.fresh[0] = -1;
     return 0;
 }
 
@@ -355,13 +385,19 @@ struct conn_guard {
     sig_atomic_t held, owns; /* mine's before */
 };
 
-/* A handler jumped out of a use of the connection, on this thread: the
- * lock let go (every other thread would hang on it), and profiling off,
- * said: the next system call of ours would be trapped again, and what
- * that send carried is lost. */
+/* A handler jumped out of a use of the connection, on this thread: a
+ * connection it was making closed (the program's descriptors), the lock
+ * let go (every other thread would hang on it), and profiling off, said:
+ * the next system call of ours would be trapped again, and what that
+ * send carried is lost. */
 static void conn_left(struct opp_unwind *u)
 {
     struct conn_guard *g = (struct conn_guard *)u;
+    for (int i = 0; i < 2 && mine.owns > g->owns; i++)
+        if (conn.fresh[i] >= 0) {
+            close(conn.fresh[i]);
+            conn.fresh[i] = -1;
+        }
     while (mine.owns > g->owns)
         conn_release();
     mine.held = g->held;

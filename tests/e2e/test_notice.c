@@ -633,6 +633,19 @@ START_TEST(jump_from_a_handler_out_of_our_send)
 }
 END_TEST
 
+/* The same jump, made from inside our connecting again: the program
+ * closed every descriptor above 2, our connection among them, so the
+ * thread's first send connects anew, and its first message there is
+ * trapped. The new connection's socket is closed with the rest, not left
+ * open in the program. Without us: "thread 10, sigsys 0, new fds 0". */
+START_TEST(jump_from_a_handler_out_of_our_reconnect)
+{
+    run_said("sigsysreconn", "sigsysreconn 10, thread 5, sigsys 1, new fds 0\n", 10,
+             "opprof: a signal handler jumped out of our send to the collector (a seccomp "
+             "filter's SIGSYS?), profiling off");
+}
+END_TEST
+
 /* The same filter's SIGSYS handler returns instead: the trapped send,
  * never made, gives back the system call's number where its count goes,
  * which is no count: profiling is off, said, and nothing else is sent
@@ -799,6 +812,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, calls_after_the_goodbye_summed);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_reconnect);
     tcase_add_test(tc, handler_returns_from_our_trapped_send);
     tcase_add_test(tc, jump_within_a_handler_above_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_record);

@@ -88,6 +88,28 @@
  *   sigsysalt N        the same, the handler running on the thread's alternate stack,
  *                      which lies just above the thread's own stack, and jumping within
  *                      itself (sigsetjmp, siglongjmp) before it opens and returns
+ *   sigsysreconn N     N calls; closes every descriptor above 2 (our connection: the next
+ *                      send connects again), then as sigsysjmp, the jump made from inside
+ *                      that new connection's first message; prints main's sum, the thread's
+ *                      calls that returned, the SIGSYS count and how many more descriptors
+ *                      are open after than before the thread (without a profiler: "thread 10,
+ *                      sigsys 0, new fds 0")
+ *   sayjmp N           N calls; a seccomp filter makes write(2, ...) raise SIGSYS, whose
+ *                      handler counts it and siglongjmps back (sigsetjmp without the mask) out
+ *                      of a call of xnn_run_operator, which this program does not link (a weak
+ *                      reference: not called without a profiler); N calls; prints the sum,
+ *                      the SIGSYS count, whether cancellation is on and whether the signal
+ *                      mask (SIGSYS aside) is the one before (without a profiler: "sigsys 0,
+ *                      cancel on, mask kept")
+ *   waitjmp N          N calls; stops the collector of this process (SIGSTOP) when there is
+ *                      one; a seccomp filter makes sched_yield raise SIGSYS, whose handler
+ *                      counts it and siglongjmps back (sigsetjmp without the mask) out of a
+ *                      loop of up to 100000 calls; the collector continued; N calls; prints
+ *                      the sum, the loop's calls that returned, the SIGSYS count, whether
+ *                      cancellation is on and whether the mask (SIGSYS aside) is the one
+ *                      before (without a profiler: "loop 100000, sigsys 0, cancel on, mask
+ *                      kept"); under OPPROF_DROP=block the loop's calls fill the ring, whose
+ *                      wait for room yields
  *   memfdret N         N calls; a seccomp filter makes memfd_create raise SIGSYS, whose
  *                      handler counts it and returns (the call not made, its number, 319,
  *                      left where its descriptor goes); descriptor 319 made /dev/null's; a
@@ -543,6 +565,68 @@ static int lowest_free_fd(void)
     if (fd >= 0)
         close(fd);
     return fd;
+}
+
+/* The descriptors open now. */
+static __attribute__((noinline)) int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* sayjmp: not linked; with a profiler, its wrapper finds no real one */
+__attribute__((weak)) int xnn_run_operator(void *op, void *threadpool);
+
+/* The collector started for this process (its --root-pid), -1: none. */
+static __attribute__((noinline)) pid_t collector_pid(void)
+{
+    char want[32];
+    int wn = snprintf(want, sizeof want, "--root-pid%c%d", 0, (int)getpid()) + 1;
+    DIR *d = opendir("/proc");
+    pid_t found = -1;
+    for (struct dirent *e; d && found < 0 && (e = readdir(d));) {
+        char path[300], cmd[8192];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(cmd, 1, sizeof cmd, f);
+        fclose(f);
+        if (!memmem(cmd, n, "opprof-collector", 16))
+            continue;
+        if (memmem(cmd, n, want, (size_t)wn))
+            found = atoi(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* After a jump out of something of ours: "cancel on|off, mask kept|changed"
+ * against the mask before (SIGSYS, the handler's, aside), then SIGSYS let
+ * through again. */
+static void state_after(char *buf, size_t cap, const sigset_t *before)
+{
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+    pthread_setcancelstate(cancel, NULL);
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    int changed = 0;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGSYS && sigismember(before, sig) != sigismember(&now, sig))
+            changed = 1;
+    sigset_t sys;
+    sigemptyset(&sys);
+    sigaddset(&sys, SIGSYS);
+    pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+    snprintf(buf, cap, "cancel %s, mask %s", cancel == PTHREAD_CANCEL_ENABLE ? "on" : "off",
+             changed ? "changed" : "kept");
 }
 
 /* pubjmp: the slots of this process's ring (past its 4096-byte header,
@@ -1098,6 +1182,64 @@ int main(int argc, char **argv)
         printf("sigsysjmp %g, thread %ld, usr1 %s, sigsys %d, new fds %d\n", s, sys_thread_done,
                sys_usr1_blocked ? "blocked" : "open", atomic_load(&sys_seen),
                lowest_free_fd() - fd0);
+    } else if (!strcmp(mode, "sigsysreconn")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        syscall(SYS_close_range, 3, ~0U, 0);
+        struct sigaction sa = {.sa_handler = sigsys_jump};
+        sigaction(SIGSYS, &sa, NULL);
+        if (trap_call(SYS_sendmsg))
+            return 3;
+        int fds0 = open_fds();
+        pthread_t t;
+        pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
+        pthread_join(t, NULL);
+        s += calls(n);
+        printf("sigsysreconn %g, thread %ld, sigsys %d, new fds %d\n", s, sys_thread_done,
+               atomic_load(&sys_seen), open_fds() - fds0);
+    } else if (!strcmp(mode, "sayjmp") || !strcmp(mode, "waitjmp")) {
+        long n = arg(argc, argv, 2);
+        int wait = !strcmp(mode, "waitjmp");
+        volatile double s = calls(n); /* kept across the jump */
+        volatile pid_t collector = wait ? collector_pid() : -1;
+        struct sigaction sa = {.sa_handler = sigsys_jump};
+        sigaction(SIGSYS, &sa, NULL);
+        struct sock_filter w[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 3),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        if (wait ? trap_call(SYS_sched_yield) : seccomp_filter(w, sizeof w / sizeof *w))
+            return 3;
+        if (collector > 0)
+            kill(collector, SIGSTOP);
+        sigset_t before;
+        pthread_sigmask(SIG_BLOCK, NULL, &before);
+        static volatile long loop;    /* the loop's calls that returned, across the jump */
+        if (!sigsetjmp(sys_jmp, 0)) { /* the mask stays the handler's after the jump */
+            sys_armed = 1;
+            if (wait)
+                for (long i = 0; i < 100000 && sys_armed; i++) {
+                    cblas_ddot(1, x, 1, x, 1);
+                    loop++;
+                }
+            else if (xnn_run_operator)
+                xnn_run_operator(NULL, NULL);
+        }
+        sys_armed = 0;
+        if (collector > 0)
+            kill(collector, SIGCONT);
+        char state[64];
+        state_after(state, sizeof state, &before);
+        s += calls(n);
+        if (wait)
+            printf("%s %g, loop %ld, sigsys %d, %s\n", mode, s, loop, atomic_load(&sys_seen),
+                   state);
+        else
+            printf("%s %g, sigsys %d, %s\n", mode, s, atomic_load(&sys_seen), state);
     } else if (!strcmp(mode, "sigsysret") || !strcmp(mode, "sigsysalt")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
