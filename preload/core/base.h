@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -91,29 +92,101 @@ static inline void opp_async_signals(sigset_t *async)
     for (unsigned i = 0; i < sizeof faults / sizeof *faults; i++)
         sigdelset(async, faults[i]);
 }
-static inline void opp_async_signals_off(sigset_t *old)
+
+/* A rare path of ours that leaves state behind when a signal handler
+ * jumps out of it (a send holding the connection's lock, attaching a
+ * thread, a line on stderr, a wait for room in a ring), registered on
+ * this thread while it runs. The paths that keep the asynchronous
+ * signals waiting are jumped out of only by a handler of a synchronous
+ * one (a seccomp filter's SIGSYS for one of our system calls, whose
+ * handler may siglongjmp); the others by any. The jump (jump.c) undoes
+ * each one whose frame it leaves, innermost first. (guard.c) */
+struct opp_unwind {
+    struct opp_unwind *next;
+    void (*undo)(struct opp_unwind *u); /* on the jumping thread, in the handler */
+};
+extern __thread struct opp_unwind *opp_unwinds;
+/* u lives in the frame of the path it guards: its address is that frame's. */
+static inline void opp_unwind_push(struct opp_unwind *u, void (*undo)(struct opp_unwind *))
+{
+    u->undo = undo;
+    u->next = opp_unwinds;
+    atomic_signal_fence(memory_order_seq_cst);
+    opp_unwinds = u;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+static inline void opp_unwind_pop(struct opp_unwind *u)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    opp_unwinds = u->next;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Such a path's guard, the one rule for all of them: the signals in hold
+ * kept waiting while it runs (opp_guard_on: the asynchronous ones; NULL:
+ * none), cancellation off, undo registered; in that order, so that a
+ * jump out of the mask's own system call leaves nothing changed. A
+ * path's own guard struct starts with it; undo gets its u (opp_guard_undo
+ * when there is nothing else to put back). */
+struct opp_guard {
+    struct opp_unwind u;
+    sigset_t old;  /* the mask before, when it holds signals */
+    sigset_t held; /* the signals it holds */
+    int cancel, holds;
+};
+static inline void opp_guard_hold(struct opp_guard *g, const sigset_t *hold,
+                                  void (*undo)(struct opp_unwind *))
+{
+    g->holds = 0;
+    if (hold) {
+        g->held = *hold;
+        /* SIGKILL, never blocked, marks an old mask the kernel did not
+         * write: a seccomp filter trapped the call and its handler
+         * returned (leaving the call's number as its result, 0 to
+         * pthread_sigmask); nothing was held, nothing is put back */
+        sigemptyset(&g->old);
+        sigaddset(&g->old, SIGKILL);
+        g->holds = !pthread_sigmask(SIG_BLOCK, hold, &g->old) && !sigismember(&g->old, SIGKILL);
+    }
+    g->cancel = opp_cancel_off();
+    opp_unwind_push(&g->u, undo);
+}
+static inline void opp_guard_on(struct opp_guard *g, void (*undo)(struct opp_unwind *))
 {
     sigset_t async;
     opp_async_signals(&async);
-    pthread_sigmask(SIG_BLOCK, &async, old);
+    opp_guard_hold(g, &async, undo);
 }
-static inline void opp_async_signals_restore(const sigset_t *old)
+/* The program's cancel state and signals back, once the undo is
+ * unregistered: cancellation first, before a signal let through can jump
+ * away and leave it off. */
+static inline void opp_guard_restore(struct opp_guard *g)
 {
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+    opp_cancel_restore(g->cancel);
+    if (g->holds)
+        pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
-/* On a jump out of such a path (publish.h's opp_unwind), in the handler:
- * the signals it blocked that old did not are let through again, for a
- * jump that restores no mask (setjmp, sigsetjmp(env, 0)); the handler's
- * own additions stay, as they would without us. */
-static inline void opp_async_signals_left(const sigset_t *old)
+static inline void opp_guard_off(struct opp_guard *g)
 {
-    sigset_t ours;
-    opp_async_signals(&ours);
+    opp_unwind_pop(&g->u);
+    opp_guard_restore(g);
+}
+/* The same in an undo, in the handler: the signals it held that the mask
+ * before did not are let through again, for a jump that restores no mask
+ * (setjmp, sigsetjmp(env, 0)); the handler's own additions stay, as they
+ * would without us. */
+static inline void opp_guard_left(struct opp_guard *g)
+{
+    opp_cancel_restore(g->cancel);
+    if (!g->holds)
+        return;
+    sigset_t ours = g->held;
     for (int sig = 1; sig < NSIG; sig++)
-        if (sigismember(old, sig) == 1)
+        if (sigismember(&g->old, sig) == 1)
             sigdelset(&ours, sig);
     pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
 }
+void opp_guard_undo(struct opp_unwind *u);
 
 /* A feature's per-thread stack of open ranges (torch's ops, NVTX's
  * push/pop ranges) keeps its first entries in the thread's state and grows

@@ -7,7 +7,7 @@
  * dropped. Where the jump's stack pointer can be read (glibc on x86-64),
  * the calls in flight below it are left too, however deep the thread's
  * next call is (thread.h's opp_thread_jumping), and our rare paths it
- * jumps out of are undone (publish.h's opp_unwind). */
+ * jumps out of are undone (base.h's opp_unwind). */
 #include "core/thread.h"
 
 #include <dlfcn.h>

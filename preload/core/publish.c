@@ -7,7 +7,6 @@
 #include <time.h>
 
 __thread struct opp_tls opp_tls __attribute__((tls_model("initial-exec")));
-__thread struct opp_unwind *opp_unwinds __attribute__((tls_model("initial-exec")));
 
 int opp_drop_block; /* OPPROF_DROP=block */
 /* This thread's production, measured between looks: the head and the time

@@ -42,68 +42,6 @@ static inline int opp_jump_leaves(uintptr_t frame, uintptr_t sp, uintptr_t cur)
     return sp - frame - 1 < (1u << 30) && !(frame < cur && cur < sp);
 }
 
-/* A rare path of ours that leaves state behind when a signal handler
- * jumps out of it (a send holding the connection's lock, attaching a
- * thread), registered on this thread while it runs. Those paths keep the
- * asynchronous signals waiting (base.h), but not the synchronous ones: a
- * seccomp filter's SIGSYS for one of our system calls, whose handler may
- * siglongjmp. The jump (jump.c) undoes each one whose frame it leaves,
- * innermost first. */
-struct opp_unwind {
-    struct opp_unwind *next;
-    void (*undo)(struct opp_unwind *u); /* on the jumping thread, in the handler */
-};
-extern __thread struct opp_unwind *opp_unwinds;
-/* u lives in the frame of the path it guards: its address is that frame's. */
-static inline void opp_unwind_push(struct opp_unwind *u, void (*undo)(struct opp_unwind *))
-{
-    u->undo = undo;
-    u->next = opp_unwinds;
-    atomic_signal_fence(memory_order_seq_cst);
-    opp_unwinds = u;
-    atomic_signal_fence(memory_order_seq_cst);
-}
-static inline void opp_unwind_pop(struct opp_unwind *u)
-{
-    atomic_signal_fence(memory_order_seq_cst);
-    opp_unwinds = u->next;
-    atomic_signal_fence(memory_order_seq_cst);
-}
-
-/* Such a path's guard: cancellation off and the asynchronous signals
- * waiting while it runs (base.h), undo registered. A path's own guard
- * struct starts with it; undo gets its u. */
-struct opp_guard {
-    struct opp_unwind u;
-    sigset_t old;
-    int cancel;
-};
-static inline void opp_guard_on(struct opp_guard *g, void (*undo)(struct opp_unwind *))
-{
-    g->cancel = opp_cancel_off();
-    opp_async_signals_off(&g->old);
-    opp_unwind_push(&g->u, undo);
-}
-/* The program's cancel state and signals back, once the undo is
- * unregistered: cancellation first, before a signal let through can jump
- * away and leave it off. */
-static inline void opp_guard_restore(struct opp_guard *g)
-{
-    opp_cancel_restore(g->cancel);
-    opp_async_signals_restore(&g->old);
-}
-static inline void opp_guard_off(struct opp_guard *g)
-{
-    opp_unwind_pop(&g->u);
-    opp_guard_restore(g);
-}
-/* The same in an undo, in the handler (opp_async_signals_left). */
-static inline void opp_guard_left(struct opp_guard *g)
-{
-    opp_cancel_restore(g->cancel);
-    opp_async_signals_left(&g->old);
-}
-
 /* A call being recorded, from its entry (thread.h) to its publishing. */
 struct opp_frame {
     struct opp_ring_hdr *r;

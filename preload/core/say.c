@@ -47,7 +47,11 @@ int opp_say_stderr(void)
 /* Writes to fd 2 as the program would not: never into a file the program
  * put there after our start (above); a stderr nobody reads any more
  * (a pipe whose reader died) loses our line, never raises SIGPIPE on the
- * program (its default action kills it). errno kept. */
+ * program (its default action kills it). SIGPIPE alone is held: a write
+ * to a full pipe may wait long, the program's other signals reach it
+ * meanwhile, and a handler that jumps out of the write (or a seccomp
+ * filter's SIGSYS for it) leaves the thread's mask and cancel state as
+ * they were (opp_guard). errno kept. */
 static void write_stderr(const char *line, size_t n)
 {
     int saved_errno = errno;
@@ -55,18 +59,17 @@ static void write_stderr(const char *line, size_t n)
         errno = saved_errno;
         return;
     }
-    int cancel = opp_cancel_off();
-    sigset_t pipe_set, old, pending;
+    sigset_t pipe_set, pending;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    struct opp_guard g;
+    opp_guard_hold(&g, &pipe_set, opp_guard_undo);
     int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
     if (write(2, line, n) < 0 && errno == EPIPE && !was_pending) {
         struct timespec now = {0, 0};
         sigtimedwait(&pipe_set, NULL, &now); /* ours: taken back */
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    opp_cancel_restore(cancel);
+    opp_guard_off(&g);
     errno = saved_errno;
 }
 

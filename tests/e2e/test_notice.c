@@ -700,6 +700,49 @@ START_TEST(handler_returns_from_our_trapped_memfd)
 }
 END_TEST
 
+/* notice MODE 5 under the preload: its own output want, calls of
+ * cblas_ddot in the whole trace, and on stderr only the trace's line. */
+static void run_quiet(const char *mode, const char *want, unsigned long calls,
+                      const char *const *extra)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), (char *)mode, "5", NULL};
+    struct tu_env te;
+    const char *plain[] = {"OPENBLAS_NUM_THREADS=1", NULL};
+    char **env = tu_preload_env_list(&te, trace, extra ? extra : plain);
+    run_whole(argv, env, 0, out, err, out, want, calls);
+    char *e = tu_slurp(err), said[4400];
+    snprintf(said, sizeof said, "opprof: trace written to %s\n", trace);
+    ck_assert_str_eq(e, said);
+    free(e), free(out), free(err);
+}
+
+/* A filter that traps sigprocmask(SIG_BLOCK, ...), whose SIGSYS handler
+ * siglongjmps out of a thread's first call from inside our first system
+ * call there, the one that holds its signals back: cancellation was not
+ * turned off yet (it was, and stayed off for good), so the thread's is
+ * on. Our later tries, trapped, their handler returning, hold nothing:
+ * the thread attaches then, every call is recorded. Without us:
+ * "thread 10, cancel on". */
+START_TEST(jump_from_a_handler_out_of_our_signal_hold)
+{
+    run_quiet("sigsysmask", "sigsysmask 10, thread 5, cancel on\n", 15, NULL);
+}
+END_TEST
+
+/* A filter that traps write(2, ...), whose SIGSYS handler siglongjmps
+ * (sigsetjmp without the mask) out of our line on stderr (a call of an
+ * entry point no loaded library defines: xnn_run_operator): the thread's
+ * cancellation is on again and its mask as it was (SIGPIPE, which the
+ * line holds, let through again); the line is lost, profiling goes on.
+ * Without us nothing calls xnn_run_operator: "sigsys 0, cancel on, mask
+ * kept". */
+START_TEST(jump_from_a_handler_out_of_our_line)
+{
+    run_quiet("sayjmp", "sayjmp 10, sigsys 1, cancel on, mask kept\n", 10, NULL);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -818,6 +861,8 @@ Suite *suite_notice(void)
     tcase_add_test(tc, jump_from_a_handler_out_of_our_record);
     tcase_add_test(tc, jump_within_a_handler_above_a_call);
     tcase_add_test(tc, handler_returns_from_our_trapped_memfd);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_signal_hold);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_line);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;

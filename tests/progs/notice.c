@@ -88,6 +88,12 @@
  *   sigsysalt N        the same, the handler running on the thread's alternate stack,
  *                      which lies just above the thread's own stack, and jumping within
  *                      itself (sigsetjmp, siglongjmp) before it opens and returns
+ *   sigsysmask N       N calls; a seccomp filter makes sigprocmask(SIG_BLOCK, ...) raise SIGSYS
+ *                      (a handler that counts it and, armed, jumps: sigsysjmp's), then a
+ *                      thread as sigsysjmp's, the jump made from inside our first attempt to
+ *                      hold its signals back; main N more; prints main's sum, the thread's
+ *                      calls that returned, and whether cancellation was on in the thread
+ *                      after the jump (without a profiler: "thread 10, cancel on")
  *   sigsysreconn N     N calls; closes every descriptor above 2 (our connection: the next
  *                      send connects again), then as sigsysjmp, the jump made from inside
  *                      that new connection's first message; prints main's sum, the thread's
@@ -449,7 +455,7 @@ static void sigsys_jump(int sig)
 }
 
 static volatile long sys_thread_done;
-static volatile int sys_usr1_blocked;
+static volatile int sys_usr1_blocked, sys_cancel_off;
 static void *sigsys_jump_thread(void *p)
 {
     long n = (long)p;
@@ -464,8 +470,16 @@ static void *sigsys_jump_thread(void *p)
     }
     sys_armed = 0;
     sigset_t now;
-    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    pthread_sigmask(SIG_SETMASK, NULL, &now); /* only read: SIG_BLOCK may be trapped */
     sys_usr1_blocked = sigismember(&now, SIGUSR1);
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+    pthread_setcancelstate(cancel, NULL);
+    sys_cancel_off = cancel != PTHREAD_CANCEL_ENABLE;
+    sigset_t sys; /* blocked since the handler ran: a trap of it now would kill */
+    sigemptyset(&sys);
+    sigaddset(&sys, SIGSYS);
+    pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
     calls(n);
     sys_thread_done = done + n;
     return NULL;
@@ -616,7 +630,7 @@ static void state_after(char *buf, size_t cap, const sigset_t *before)
     pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
     pthread_setcancelstate(cancel, NULL);
     sigset_t now;
-    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
     int changed = 0;
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGSYS && sigismember(before, sig) != sigismember(&now, sig))
@@ -1182,6 +1196,27 @@ int main(int argc, char **argv)
         printf("sigsysjmp %g, thread %ld, usr1 %s, sigsys %d, new fds %d\n", s, sys_thread_done,
                sys_usr1_blocked ? "blocked" : "open", atomic_load(&sys_seen),
                lowest_free_fd() - fd0);
+    } else if (!strcmp(mode, "sigsysmask")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        struct sigaction sa = {.sa_handler = sigsys_jump};
+        sigaction(SIGSYS, &sa, NULL);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 0, 3),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIG_BLOCK, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        if (seccomp_filter(f, sizeof f / sizeof *f))
+            return 3;
+        pthread_t t;
+        pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
+        pthread_join(t, NULL);
+        s += calls(n);
+        printf("sigsysmask %g, thread %ld, cancel %s\n", s, sys_thread_done,
+               sys_cancel_off ? "off" : "on");
     } else if (!strcmp(mode, "sigsysreconn")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
@@ -1217,7 +1252,7 @@ int main(int argc, char **argv)
         if (collector > 0)
             kill(collector, SIGSTOP);
         sigset_t before;
-        pthread_sigmask(SIG_BLOCK, NULL, &before);
+        pthread_sigmask(SIG_SETMASK, NULL, &before);
         static volatile long loop;    /* the loop's calls that returned, across the jump */
         if (!sigsetjmp(sys_jmp, 0)) { /* the mask stays the handler's after the jump */
             sys_armed = 1;
