@@ -92,7 +92,9 @@ static void unwind(uintptr_t sp, uintptr_t cur)
         opp_publish_left(sp_, cur_);                                                               \
         if (sp_) {                                                                                 \
             unwind(sp_, cur_);                                                                     \
+            opp_tls.jumping = 1;                                                                   \
             opp_thread_jumping(sp_, cur_);                                                         \
+            opp_tls.jumping = 0;                                                                   \
         }                                                                                          \
         real_jump(i)(env, val);                                                                    \
         abort(); /* libc's never returns */                                                        \

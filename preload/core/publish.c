@@ -49,7 +49,11 @@ uint64_t opp_ring_rewind(struct opp_ring_hdr *r, uint64_t h)
 
 int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
 {
-    int saved_errno = errno, cancel = opp_cancel_off();
+    if (opp_tls.jumping)
+        return 0;
+    int saved_errno = errno;
+    struct opp_guard g;
+    opp_guard_hold(&g, NULL, opp_guard_undo);
     /* Bounded by progress: 1 s in which the collector reads nothing of
      * this ring (stopped, stuck); 10 s before it first reads it at all
      * (a collector still starting, slow under the sanitizers). */
@@ -83,7 +87,7 @@ int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need)
             nanosleep(&ts, NULL);
         }
     }
-    opp_cancel_restore(cancel);
+    opp_guard_off(&g);
     errno = saved_errno;
     return room;
 }

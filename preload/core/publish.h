@@ -27,6 +27,8 @@ struct opp_tls {
     uint8_t publishing;        /* enum opp_pub, inside opp_publish_f: a signal handler's
                                   call then is counted as dropped, not written over (a
                                   handler that jumps out of it: opp_publish_left) */
+    uint8_t jumping;           /* a jump records the calls it leaves: a full ring never waits
+                                  (opp_ring_wait), the jump is made inside a handler */
     uint64_t at;               /* OPP_PUB_RECORD_AT: the head the record is written at */
     uintptr_t frame;           /* OPP_PUB_RECORD(_AT): the frame of ours publishing it */
 };
@@ -64,7 +66,9 @@ static inline void opp_ring_drop(struct opp_ring_hdr *r)
 uint64_t opp_ring_rewind(struct opp_ring_hdr *r, uint64_t h);
 
 /* OPPROF_DROP=block: wait (bounded) for the collector to make room for
- * need slots; 1 when there is room. */
+ * need slots; 1 when there is room, 0 at once while a jump records
+ * (opp_tls.jumping). A jump out of the wait puts the thread's cancel
+ * state back (opp_guard; it holds no signal back: it may last seconds). */
 extern int opp_drop_block;
 int opp_ring_wait(struct opp_ring_hdr *r, uint64_t h, unsigned need);
 

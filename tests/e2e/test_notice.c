@@ -9,6 +9,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -743,6 +744,45 @@ START_TEST(jump_from_a_handler_out_of_our_line)
 }
 END_TEST
 
+/* OPPROF_DROP=block with the collector stopped (the program stops it):
+ * a loop's calls fill the thread's ring, and the next one waits for room,
+ * where a filter traps its sched_yield, whose SIGSYS handler siglongjmps
+ * out of the loop (sigsetjmp without the mask). The wait put cancellation
+ * back (it stayed off), and the jump, made inside the handler, records the
+ * call it leaves without waiting again (it waited there, its trapped
+ * yield killing the program: SIGSYS is blocked in its handler): that
+ * record, finding the ring full, is counted as dropped. Every other call
+ * is in the trace. Without us: "loop 100000, cancel on, mask kept". */
+START_TEST(jump_from_a_handler_out_of_our_wait_for_room)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "waitjmp", "5", NULL};
+    struct tu_env te;
+    const char *extra[] = {"OPENBLAS_NUM_THREADS=1", "OPPROF_DROP=block", "OPPROF_BUFFER=1024",
+                           NULL};
+    char **env = tu_preload_env_list(&te, trace, extra);
+    int code = tu_code(tu_run(argv, env, out, err));
+    int collector = code ? tu_collector_of(trace, NULL, 0) : -1;
+    if (collector > 0) /* the program died with it stopped */
+        kill(collector, SIGCONT);
+    ck_assert_int_eq(code, 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(out), want[200];
+    long loop = 0;
+    ck_assert_int_eq(sscanf(o, "waitjmp 10, loop %ld,", &loop), 1);
+    ck_assert_int_gt(loop, 0);
+    ck_assert_int_lt(loop, 100000); /* the ring's 1024 slots filled */
+    snprintf(want, sizeof want, "waitjmp 10, loop %ld, cancel on, mask kept\n", loop);
+    ck_assert_str_eq(o, want);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 10 + (unsigned long)loop);
+    ck_assert_uint_eq(m->dropped, 1);
+    opp_model_free(m);
+    free(o), free(out), free(err);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -863,6 +903,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, handler_returns_from_our_trapped_memfd);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_signal_hold);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_line);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_wait_for_room);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;
