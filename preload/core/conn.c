@@ -519,19 +519,25 @@ void opp_conn_atfork_parent(void)
 }
 
 /* In a fork child: the parent's socket closed (our copy of it), the
- * child's connection made at its first message. */
+ * child's connection made at its first message. The parent's is
+ * forgotten before the close: a signal handler that jumps out of it (a
+ * seccomp filter's SIGSYS) leaves a child that connects as itself (our
+ * copy then stays open), never one that speaks on its parent's
+ * connection, and the child's cancel state as it was (opp_guard). */
 static void forget_parent(void)
 {
-    int cancel = opp_cancel_off(); /* a close: the forking thread's pending cancel is the child's */
+    struct opp_guard g; /* a close: the forking thread's pending cancel is the child's */
+    opp_guard_hold(&g, NULL, opp_guard_undo);
     conn.born[0] = opp_ticks(conn.clock); /* when it started, not when it first records */
     conn.born[1] = opp_real_ns();
     conn.root = 0;
-    if (socket_ours()) /* else the number is the program's */
-        close(conn.sock);
+    int parent_sock = socket_ours() ? conn.sock : -1; /* else the number is the program's */
     conn.sock = -1;
     conn.hello_due = 1;
     conn.mode_due = 0; /* the parent's to read; the child's own hello is answered again */
-    opp_cancel_restore(cancel);
+    if (parent_sock >= 0)
+        close(parent_sock);
+    opp_guard_off(&g);
 }
 
 /* What this thread deferred is the parent's to send. */

@@ -783,6 +783,19 @@ START_TEST(jump_from_a_handler_out_of_our_wait_for_room)
 }
 END_TEST
 
+/* A filter that traps close() of a high descriptor, whose SIGSYS handler,
+ * in a fork child, siglongjmps out of fork() from inside our close of the
+ * parent's socket there (the child's atfork handler): the child's
+ * cancellation is on (it stayed off), and the child records as a process
+ * of its own (it spoke on its parent's connection, whose goodbye then
+ * ended the parent's: "the collector is gone"). Without us nothing
+ * closes such a number: the same output. */
+START_TEST(jump_from_a_handler_out_of_our_close_after_fork)
+{
+    same_run("forkjmp child exited 0\nforkjmp 10\n", 0, NULL, 16, "forkjmp", "5", NULL, NULL, NULL);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -904,6 +917,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, jump_from_a_handler_out_of_our_signal_hold);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_line);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_wait_for_room);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_close_after_fork);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;

@@ -94,6 +94,12 @@
  *                      hold its signals back; main N more; prints main's sum, the thread's
  *                      calls that returned, and whether cancellation was on in the thread
  *                      after the jump (without a profiler: "thread 10, cancel on")
+ *   forkjmp N          N calls; a seccomp filter makes close() of a descriptor from 256 on
+ *                      raise SIGSYS, whose handler, in a fork child, siglongjmps back to
+ *                      before the fork (sigsetjmp without the mask); fork: the child (from
+ *                      fork or the jump) makes N+1 calls and exits 0, 4 when cancellation
+ *                      is off, 5 when its sum is wrong; prints the child's status, then
+ *                      main's sum after N more (nothing of its own closes such a number)
  *   sigsysreconn N     N calls; closes every descriptor above 2 (our connection: the next
  *                      send connects again), then as sigsysjmp, the jump made from inside
  *                      that new connection's first message; prints main's sum, the thread's
@@ -579,6 +585,16 @@ static int lowest_free_fd(void)
     if (fd >= 0)
         close(fd);
     return fd;
+}
+
+/* forkjmp: the child's SIGSYS handler jumps back to before the fork */
+static sigjmp_buf fork_jmp;
+static pid_t fork_parent;
+static void sigsys_fork_jump(int sig)
+{
+    (void)sig;
+    if (getpid() != fork_parent)
+        siglongjmp(fork_jmp, 1);
 }
 
 /* The descriptors open now. */
@@ -1217,6 +1233,42 @@ int main(int argc, char **argv)
         s += calls(n);
         printf("sigsysmask %g, thread %ld, cancel %s\n", s, sys_thread_done,
                sys_cancel_off ? "off" : "on");
+    } else if (!strcmp(mode, "forkjmp")) {
+        long n = arg(argc, argv, 2);
+        volatile double s = calls(n); /* kept across the jump */
+        fork_parent = getpid();
+        struct sigaction sa = {.sa_handler = sigsys_fork_jump};
+        sigaction(SIGSYS, &sa, NULL);
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close, 0, 3),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+            BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 256, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        if (seccomp_filter(f, sizeof f / sizeof *f))
+            return 3;
+        fflush(stdout);
+        volatile pid_t pid = 0;
+        if (!sigsetjmp(fork_jmp, 0))
+            pid = fork();
+        if (pid == 0) { /* the child, returned from fork or jumped out of it */
+            sigset_t sys;
+            sigemptyset(&sys);
+            sigaddset(&sys, SIGSYS);
+            pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+            int cancel;
+            pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+            pthread_setcancelstate(cancel, NULL);
+            double c = calls(n + 1);
+            exit(cancel != PTHREAD_CANCEL_ENABLE ? 4 : c == (double)(n + 1) ? 0 : 5);
+        }
+        int st = 0;
+        if (pid > 0)
+            waitpid(pid, &st, 0);
+        print_status("forkjmp child", st);
+        printf("forkjmp %g\n", s + calls(n));
     } else if (!strcmp(mode, "sigsysreconn")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
