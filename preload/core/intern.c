@@ -22,13 +22,48 @@ uint32_t opp_intern_find(struct opp_intern *t, uint64_t h)
     return 0;
 }
 
+/* Around a table's lock, held while a new entry is sent: a signal
+ * handler that jumps out of the send (a seccomp filter's SIGSYS) leaves
+ * the lock let go (the table's next new entry, or a fork's atfork
+ * handler, would wait on it for ever), and no handler of the program's
+ * runs while it is held (opp_guard). */
+struct intern_guard {
+    struct opp_guard g;
+    struct opp_intern *t;
+    volatile int locked;
+};
+
+static void intern_left(struct opp_unwind *u)
+{
+    struct intern_guard *g = (struct intern_guard *)u;
+    if (g->locked)
+        pthread_mutex_unlock(&g->t->lock);
+    opp_guard_left(&g->g);
+}
+
+static void intern_lock(struct intern_guard *g, struct opp_intern *t)
+{
+    g->t = t;
+    g->locked = 0;
+    opp_guard_on(&g->g, intern_left);
+    pthread_mutex_lock(&t->lock);
+    g->locked = 1;
+}
+
+static void intern_unlock(struct intern_guard *g)
+{
+    pthread_mutex_unlock(&g->t->lock);
+    opp_guard_off(&g->g);
+}
+
 uint32_t opp_intern_id(struct opp_intern *t, uint64_t h, void (*send)(uint32_t id, void *ctx),
                        void *ctx)
 {
     uint32_t found = opp_intern_find(t, h);
     if (found)
         return found;
-    pthread_mutex_lock(&t->lock);
+    struct intern_guard g;
+    intern_lock(&g, t);
     struct opp_intern_slot *e = probe(t, h);
     uint32_t id = 0;
     if (e && atomic_load_explicit(&e->hash, memory_order_relaxed) == h) {
@@ -43,7 +78,7 @@ uint32_t opp_intern_id(struct opp_intern *t, uint64_t h, void (*send)(uint32_t i
         t->full_said = 1;
         opp_agent_say(t->full_msg, NULL, NULL);
     }
-    pthread_mutex_unlock(&t->lock);
+    intern_unlock(&g);
     return id;
 }
 
@@ -53,14 +88,15 @@ uint32_t opp_intern_unkept(struct opp_intern *t, _Atomic uint32_t *once,
     uint32_t id = once ? atomic_load_explicit(once, memory_order_acquire) : 0;
     if (id)
         return id;
-    pthread_mutex_lock(&t->lock);
+    struct intern_guard g;
+    intern_lock(&g, t);
     if (!once || !(id = atomic_load_explicit(once, memory_order_relaxed))) {
         id = t->next_id++;
         send(id, ctx);
         if (once)
             atomic_store_explicit(once, id, memory_order_release);
     }
-    pthread_mutex_unlock(&t->lock);
+    intern_unlock(&g);
     return id;
 }
 

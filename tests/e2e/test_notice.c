@@ -796,6 +796,29 @@ START_TEST(jump_from_a_handler_out_of_our_close_after_fork)
 }
 END_TEST
 
+/* With code stacks (OPPROF_STACKS), a filter that traps sendmsg, whose
+ * SIGSYS handler siglongjmps out of a call from inside our send of its
+ * new code stack's id, which holds the stacks' table locked: the lock is
+ * let go (the next new stack, the calls after the jump, waited on it for
+ * ever), profiling off, said. Without us: "stackjmp 15, sigsys 0". */
+START_TEST(jump_from_a_handler_out_of_our_new_stack_id)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "stackjmp", "5", NULL};
+    struct tu_env te;
+    const char *extra[] = {"OPENBLAS_NUM_THREADS=1", "OPPROF_STACKS=4", NULL};
+    char **env = tu_preload_env_list(&te, trace, extra);
+    run_whole(argv, env, 0, out, err, out, "stackjmp 10, sigsys 1\n", 10);
+    char *e = tu_slurp(err), said[4400];
+    snprintf(said, sizeof said,
+             "opprof: a signal handler jumped out of our send to the collector (a seccomp "
+             "filter's SIGSYS?), profiling off\nopprof: trace written to %s\n",
+             trace);
+    ck_assert_str_eq(e, said);
+    free(e), free(out), free(err);
+}
+END_TEST
+
 /* A handler that jumps out of our publishing of a call's record (a
  * SIGSEGV here, at a known instant: the program made our ring's slots
  * read-only, so the record's first write faults; its handler makes them
@@ -918,6 +941,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, jump_from_a_handler_out_of_our_line);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_wait_for_room);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_close_after_fork);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_new_stack_id);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
     return s;

@@ -100,6 +100,12 @@
  *                      fork or the jump) makes N+1 calls and exits 0, 4 when cancellation
  *                      is off, 5 when its sum is wrong; prints the child's status, then
  *                      main's sum after N more (nothing of its own closes such a number)
+ *   stackjmp N         N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
+ *                      siglongjmps back (sigsetjmp without the mask) out of N calls from
+ *                      another frame; N calls from a third place; prints their sum (of the
+ *                      calls that returned) and the SIGSYS count (without a profiler:
+ *                      "stackjmp 15, sigsys 0"); under OPPROF_STACKS each place's calls have
+ *                      a code stack not seen before, whose id is sent
  *   sigsysreconn N     N calls; closes every descriptor above 2 (our connection: the next
  *                      send connects again), then as sigsysjmp, the jump made from inside
  *                      that new connection's first message; prints main's sum, the thread's
@@ -1269,6 +1275,25 @@ int main(int argc, char **argv)
             waitpid(pid, &st, 0);
         print_status("forkjmp child", st);
         printf("forkjmp %g\n", s + calls(n));
+    } else if (!strcmp(mode, "stackjmp")) {
+        long n = arg(argc, argv, 2);
+        volatile double s = calls(n); /* kept across the jump */
+        struct sigaction sa = {.sa_handler = sigsys_jump};
+        sigaction(SIGSYS, &sa, NULL);
+        if (trap_call(SYS_sendmsg))
+            return 3;
+        if (!sigsetjmp(sys_jmp, 0)) {
+            sys_armed = 1;
+            s += deep_calls(n); /* code stacks not seen before */
+        }
+        sys_armed = 0;
+        sigset_t sys;
+        sigemptyset(&sys);
+        sigaddset(&sys, SIGSYS);
+        pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+        for (long i = 0; i < n; i++) /* and others again */
+            s += cblas_ddot(1, x, 1, x, 1);
+        printf("stackjmp %g, sigsys %d\n", s, atomic_load(&sys_seen));
     } else if (!strcmp(mode, "sigsysreconn")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
