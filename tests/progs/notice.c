@@ -74,11 +74,12 @@
  *   sigsysjmp N        N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      counts it and, on a thread that armed it, siglongjmps back to where
  *                      the thread set its jump (sigsetjmp without the signal mask); a thread
- *                      makes N calls from there, then N more; main N more; prints main's
- *                      sum, the thread's calls that returned, whether SIGUSR1 was blocked on
- *                      the thread after the jump, the SIGSYS count, and how far the lowest
- *                      free descriptor moved meanwhile (without a profiler nothing calls
- *                      sendmsg: "thread 10, usr1 open, sigsys 0, new fds 0")
+ *                      makes N calls from there, then (SIGSYS, blocked by the handler, let
+ *                      through again) N more; main N more; prints main's sum, the thread's
+ *                      calls that returned, whether SIGUSR1 was blocked on the thread after
+ *                      the jump, the SIGSYS count, and how far the lowest free descriptor
+ *                      moved meanwhile (without a profiler nothing calls sendmsg: "thread
+ *                      10, usr1 open, sigsys 0, new fds 0")
  *   sigsysret N        N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      counts it, opens /dev/null the first time and returns; a thread makes
  *                      N calls, main N more; prints main's sum, the thread's calls, the
