@@ -86,22 +86,43 @@ void opp_fork_gate_open(void)
     atomic_store(opp_fork_gate, OPP_GATE_OPEN);
 }
 
+/* This thread runs the process's hook (opp_fork_child). */
+static __thread int in_hook;
+
+/* A handler jumped out of the hook: the gate shut again, so that the
+ * next look runs the hook anew (what it did is done again: resets). */
+static void hook_left(struct opp_unwind *u)
+{
+    if (in_hook) {
+        in_hook = 0;
+        atomic_store_explicit(opp_fork_gate, OPP_GATE_SHUT, memory_order_release);
+    }
+    opp_guard_left((struct opp_guard *)u);
+}
+
 void opp_fork_child(void)
 {
+    if (in_hook) /* a handler inside the hook, on its thread: the hook goes on once it returns */
+        return;
     int saved_errno = errno;
-    /* The claim and the hook with every signal blocked: a handler on this
-     * thread would otherwise wait for a hook that it interrupted. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    /* The claim and the hook with the asynchronous signals held: a
+     * handler on this thread would otherwise wait for a hook that it
+     * interrupted. The synchronous ones stay deliverable (a seccomp
+     * filter's SIGSYS for the hook's close: blocked, it kills the child):
+     * a handler of one that records finds the hook its own, one that
+     * jumps out of it shuts the gate again (opp_guard). */
+    struct opp_guard g;
+    opp_guard_on(&g, hook_left);
     uint32_t shut = OPP_GATE_SHUT;
     int mine = atomic_compare_exchange_strong(opp_fork_gate, &shut, OPP_GATE_BUSY);
     if (mine) {
+        in_hook = 1;
         if (on_process)
             on_process();
+        in_hook = 0;
         atomic_store_explicit(opp_fork_gate, OPP_GATE_OPEN, memory_order_release);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    opp_guard_off(&g);
     if (!mine) /* another thread of this child runs the hook */
         while (atomic_load_explicit(opp_fork_gate, memory_order_acquire) == OPP_GATE_BUSY)
             sched_yield();

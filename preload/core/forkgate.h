@@ -35,8 +35,8 @@ void opp_ring_unmap(struct opp_ring_hdr *r, size_t bytes);
 /* The process's gate (a static word, open, until opp_fork_gates_init). */
 extern _Atomic uint32_t *opp_fork_gate;
 /* In the child of a fork that ran no atfork handler: the first thread
- * there runs the process's hook, every signal blocked, while any other
- * waits for it. errno kept. */
+ * there runs the process's hook, the asynchronous signals held, while
+ * any other waits for it. errno kept. */
 void opp_fork_child(void);
 /* Before the process's state is used where no ring was looked at first:
  * one load of the gate and one predicted branch when it is open. */

@@ -796,6 +796,27 @@ START_TEST(jump_from_a_handler_out_of_our_close_after_fork)
 }
 END_TEST
 
+/* The same filter in the child of a fork made by the system call (no
+ * atfork handler runs: the child's first call runs our hook, which closes
+ * the parent's socket), whose SIGSYS handler returns: the hook held every
+ * signal, SIGSYS too, and the kernel killed the child with it. */
+START_TEST(handler_returns_from_our_close_after_a_raw_fork)
+{
+    same_run("forkjmp child exited 0\nforkjmp 10\n", 0, NULL, 16, "forkjmp", "5", "raw", "ret",
+             NULL);
+}
+END_TEST
+
+/* The same, the handler jumping out of fork() from inside our hook: the
+ * child's next look runs the hook again (its gate, left busy, held every
+ * later call of the child for ever), and it records as itself. */
+START_TEST(jump_from_a_handler_out_of_our_close_after_a_raw_fork)
+{
+    same_run("forkjmp child exited 0\nforkjmp 10\n", 0, NULL, 16, "forkjmp", "5", "raw", "jmp",
+             NULL);
+}
+END_TEST
+
 /* With code stacks (OPPROF_STACKS), a filter that traps sendmsg, whose
  * SIGSYS handler siglongjmps out of a call from inside our send of its
  * new code stack's id, which holds the stacks' table locked: the lock is
@@ -941,6 +962,8 @@ Suite *suite_notice(void)
     tcase_add_test(tc, jump_from_a_handler_out_of_our_line);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_wait_for_room);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_close_after_fork);
+    tcase_add_test(tc, handler_returns_from_our_close_after_a_raw_fork);
+    tcase_add_test(tc, jump_from_a_handler_out_of_our_close_after_a_raw_fork);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_new_stack_id);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);

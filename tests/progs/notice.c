@@ -95,9 +95,10 @@
  *                      hold its signals back; main N more; prints main's sum, the thread's
  *                      calls that returned, and whether cancellation was on in the thread
  *                      after the jump (without a profiler: "thread 10, cancel on")
- *   forkjmp N          N calls; a seccomp filter makes close() of a descriptor from 256 on
- *                      raise SIGSYS, whose handler, in a fork child, siglongjmps back to
- *                      before the fork (sigsetjmp without the mask); fork: the child (from
+ *   forkjmp N [raw [ret]]  N calls; a seccomp filter makes close() of a descriptor from 256
+ *                      on raise SIGSYS, whose handler, in a fork child, siglongjmps back to
+ *                      before the fork (sigsetjmp without the mask), or returns (ret); fork
+ *                      (raw: by the system call, no atfork handler runs): the child (from
  *                      fork or the jump) makes N+1 calls and exits 0, 4 when cancellation
  *                      is off, 5 when its sum is wrong; prints the child's status, then
  *                      main's sum after N more (nothing of its own closes such a number)
@@ -597,10 +598,11 @@ static int lowest_free_fd(void)
 /* forkjmp: the child's SIGSYS handler jumps back to before the fork */
 static sigjmp_buf fork_jmp;
 static pid_t fork_parent;
+static int fork_ret; /* the handler returns instead */
 static void sigsys_fork_jump(int sig)
 {
     (void)sig;
-    if (getpid() != fork_parent)
+    if (getpid() != fork_parent && !fork_ret)
         siglongjmp(fork_jmp, 1);
 }
 
@@ -1256,10 +1258,12 @@ int main(int argc, char **argv)
         };
         if (seccomp_filter(f, sizeof f / sizeof *f))
             return 3;
+        volatile int raw = argc > 3 && !strcmp(argv[3], "raw");
+        fork_ret = argc > 4 && !strcmp(argv[4], "ret");
         fflush(stdout);
         volatile pid_t pid = 0;
         if (!sigsetjmp(fork_jmp, 0))
-            pid = fork();
+            pid = raw ? (pid_t)syscall(SYS_fork) : fork();
         if (pid == 0) { /* the child, returned from fork or jumped out of it */
             sigset_t sys;
             sigemptyset(&sys);
