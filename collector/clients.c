@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,60 +210,6 @@ int opp_coll_process_clients(void)
     int n = 0;
     for (int i = 0; i < collector.nc; i++)
         n += collector.c[i]->kind == C_PROCESS;
-    return n;
-}
-
-/* Whether the peer of connection fd hung up: what it sent is all there. */
-static int hung_up(int fd)
-{
-    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
-    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP));
-}
-
-/* Client i, whose connection hung up: what it sent (its hello, when
- * new) is read to its end, then it is ended as the loop's reading would
- * end it (the loop drops it at its hang-up). 1 when it runs on (the
- * program closed our descriptor: the loop keeps it as an orphan). */
-static int read_to_end(int i)
-{
-    struct client *c = collector.c[i];
-    const char *why = NULL;
-    for (int k = 0; k < 4096; k++) /* a closed peer's buffer: its end comes */
-        if (opp_coll_on_readable(i, &why) < 0) {
-            if (c->into) /* a connection resumed by another client: the loop's */
-                return 1;
-            if (why)
-                opp_coll_logmsg("pid %d: %s", (int)c->pid, why);
-            if (!why && c->kind == C_PROCESS && !c->bye && opp_coll_rings_mapped(c))
-                return 1; /* it runs on: the loop keeps it as an orphan */
-            opp_coll_end_process(c, OPP_END_LOST, 0);
-            return 0;
-        }
-    return 1;
-}
-
-int opp_coll_others_running(const struct client *self)
-{
-    static int reading; /* a goodbye among what a gone client sent: counted, not read again */
-    for (int k = 0; k < 16 && !reading; k++) { /* a child that connected, sent and left */
-        int before = collector.nc;
-        opp_coll_on_accept();
-        if (collector.nc == before)
-            break;
-    }
-    int n = 0;
-    for (int i = 0; i < collector.nc; i++) {
-        struct client *c = collector.c[i];
-        if (c == self || c->kind == C_CONTROL || c->ended)
-            continue;
-        if (reading || c->fd < 0 || !hung_up(c->fd)) {
-            n += c->kind == C_PROCESS;
-            continue;
-        }
-        reading = 1; /* its end not read yet (a child reaped before the goodbye): read now */
-        n += read_to_end(i);
-        reading = 0;
-    }
     return n;
 }
 

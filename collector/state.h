@@ -156,6 +156,11 @@ void opp_coll_ring_release(struct ring *r);
 int opp_coll_on_readable(int i, const char **why);
 /* A new connection accepted. */
 void opp_coll_on_accept(void);
+/* Processes other than self still running: the connections waiting are
+ * accepted, and one that hung up, its end not read yet (a child reaped
+ * just before its parent's goodbye), is read to its end now, as the loop
+ * would. */
+int opp_coll_others_running(const struct client *self);
 /* TOP: the live aggregate's snapshot sent to c. */
 int opp_coll_on_top(struct client *c, const char **why);
 /* A REAPED that came before its child's HELLO, kept for it. */
@@ -194,11 +199,6 @@ int opp_coll_rings_mapped(struct client *c);
 int opp_coll_orphan(struct client *c, int alive);
 /* Processes connected now. */
 int opp_coll_process_clients(void);
-/* Processes other than self still running: the connections waiting are
- * accepted, and one that hung up, its end not read yet (a child reaped
- * just before its parent's goodbye), is read to its end now, as the loop
- * would. */
-int opp_coll_others_running(const struct client *self);
 /* The trace finished (once): every process's calls in, the file closed. */
 int opp_coll_finish(void);
 #endif
