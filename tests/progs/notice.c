@@ -499,6 +499,20 @@ static void *sigsys_jump_thread(void *p)
     return NULL;
 }
 
+/* sigsysjmp, sigsysreconn: a SIGSYS handler that jumps, sendmsg trapped,
+ * and sigsys_jump_thread run to its end. 0, or -1 (no filter). */
+static int jump_from_send_thread(long n)
+{
+    struct sigaction sa = {.sa_handler = sigsys_jump};
+    sigaction(SIGSYS, &sa, NULL);
+    if (trap_call(SYS_sendmsg))
+        return -1;
+    pthread_t t;
+    pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
+    pthread_join(t, NULL);
+    return 0;
+}
+
 /* sigsysret, sigsysalt: the handler returns, having opened a descriptor
  * the first time; sigsysalt's runs on an alternate stack above the
  * thread's and jumps within itself first */
@@ -1209,14 +1223,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "sigsysjmp")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
-        struct sigaction sa = {.sa_handler = sigsys_jump};
-        sigaction(SIGSYS, &sa, NULL);
-        if (trap_call(SYS_sendmsg))
-            return 3;
         int fd0 = lowest_free_fd();
-        pthread_t t;
-        pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
-        pthread_join(t, NULL);
+        if (jump_from_send_thread(n))
+            return 3;
         s += calls(n);
         printf("sigsysjmp %g, thread %ld, usr1 %s, sigsys %d, new fds %d\n", s, sys_thread_done,
                sys_usr1_blocked ? "blocked" : "open", atomic_load(&sys_seen),
@@ -1303,14 +1312,9 @@ int main(int argc, char **argv)
         long n = arg(argc, argv, 2);
         double s = calls(n);
         syscall(SYS_close_range, 3, ~0U, 0);
-        struct sigaction sa = {.sa_handler = sigsys_jump};
-        sigaction(SIGSYS, &sa, NULL);
-        if (trap_call(SYS_sendmsg))
-            return 3;
         int fds0 = open_fds();
-        pthread_t t;
-        pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
-        pthread_join(t, NULL);
+        if (jump_from_send_thread(n))
+            return 3;
         s += calls(n);
         printf("sigsysreconn %g, thread %ld, sigsys %d, new fds %d\n", s, sys_thread_done,
                atomic_load(&sys_seen), open_fds() - fds0);
