@@ -9,12 +9,14 @@
 
 #define OPPROF_VERSION "0.1" /* opprof's own, as `opprof --version` says it */
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
-#define OPP_TRACE_VERSION 8u /* 2: GPU chunks, CUDA API kind; 3: library operator
+#define OPP_TRACE_VERSION                                                                          \
+    9u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
                                 kinds; 6: the header's own CRC; 7: a summary
-                                node's CPU memory; 8: PROCESS_STATUS; 1 to 7
-                                still read */
+                                node's CPU memory; 8: PROCESS_STATUS; 9: a
+                                torch input's integer values; 1 to 8 still
+                                read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
 #define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */
@@ -103,14 +105,14 @@ static inline int opp_exit_valid(uint32_t how, uint32_t code)
  * optional trailing arguments may be left out (read as 0). A function's kind
  * is a base kind in the low 8 bits plus OPP_OPK_* flags. */
 enum opp_op_kind {
-    OPP_OP_PLAIN = 0, /* no arguments recorded */
-    OPP_OP_GEMM = 1,  /* M, N, K, trans (transA | transB << 8, 'N'/'T'/'C'),
+    OPP_OP_PLAIN = 0,    /* no arguments recorded */
+    OPP_OP_GEMM = 1,     /* M, N, K, trans (transA | transB << 8, 'N'/'T'/'C'),
                          [batch (0: 1), A/B type, C type, compute type (enum opp_dtype,
                          0: the function's dtype)] */
-    OPP_OP_GEMV = 2,  /* M, N, trans ('N'/'T'/'C') */
-    OPP_OP_DOT = 3,   /* N */
-    OPP_OP_AXPY = 4,  /* N */
-    OPP_OP_SCAL = 5,  /* N */
+    OPP_OP_GEMV = 2,     /* M, N, trans ('N'/'T'/'C') */
+    OPP_OP_DOT = 3,      /* N */
+    OPP_OP_AXPY = 4,     /* N */
+    OPP_OP_SCAL = 5,     /* N */
     OPP_OP_CUDA_API = 6, /* status, correlation id (0 when unknown), cbid: a CUDA
                             runtime (lib "cudart") or driver (lib "cuda") call */
     OPP_OP_TENSORS = 7,  /* a tensor operator: sub (enum opp_subop), dtype (enum
@@ -124,8 +126,9 @@ enum opp_op_kind {
                             payload, payload type; named by its message */
     OPP_OP_TORCH = 10,   /* a PyTorch operator (preload/torch): name (string id), scope
                             (enum opp_torch_scope), inputs covered, then per input a tag
-                            (OPP_TIN_*: what | dtype << 8 | rank << 16) and rank dims;
-                            named by its name */
+                            (OPP_TIN_*: what | dtype << 8 | rank << 16) and rank values:
+                            a tensor's dims, an integer's value, a list of at most 8
+                            integers' items (version 9 on); named by its name */
     OPP_OP_MEMORY = 11,  /* a CPU allocation or free, an instant (begin == end) recorded
                             inside whatever operator is open on the thread: op (1
                             allocation, 2 free), address, bytes (the size asked for; 0
@@ -158,8 +161,10 @@ enum opp_col_nvtx {
 };
 
 enum opp_col_torch {
-    OPP_COL_TORCH_NAME, OPP_COL_TORCH_SCOPE, OPP_COL_TORCH_COUNT,
-    OPP_COL_TORCH_FIRST /* then per input: tag, rank dims */
+    OPP_COL_TORCH_NAME,
+    OPP_COL_TORCH_SCOPE,
+    OPP_COL_TORCH_COUNT,
+    OPP_COL_TORCH_FIRST /* then per input: tag, rank values */
 };
 
 enum opp_col_mem { OPP_COL_MEM_OP, OPP_COL_MEM_ADDRESS, OPP_COL_MEM_BYTES, OPP_COL_MEM_COLS };
@@ -180,8 +185,9 @@ enum opp_torch_in {
     OPP_TIN_OTHER = 0,  /* not a tensor, number or list: shape [] */
     OPP_TIN_TENSOR = 1, /* a defined tensor: its dtype (enum opp_dtype) and sizes */
     OPP_TIN_UNDEF = 2,  /* an undefined tensor: shape [] */
-    OPP_TIN_SCALAR = 3, /* a number: shape [] */
-    OPP_TIN_LIST = 4    /* a list: shape [] (as torch 1.13 records it) */
+    OPP_TIN_SCALAR = 3, /* a number: shape []; an integer's value (rank 1, version 9) */
+    OPP_TIN_LIST = 4    /* a list: shape [] (as torch 1.13 records it); a list of at
+                           most 8 integers' items (rank: their count, version 9) */
 };
 #define OPP_TIN_TAG(what, dtype, rank)                                                             \
     ((uint64_t)(what) | (uint64_t)(dtype) << 8 | (uint64_t)(rank) << 16)

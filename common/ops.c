@@ -44,27 +44,51 @@ static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
     }
 }
 
-/* TORCH: per input a tag and its dims; a tensor's shape is its sizes,
- * anything else's [] (torch.profiler's record_shapes). */
-static void torch_inputs(const uint64_t *a, uint32_t nargs, struct opp_shapes *s, uint32_t *dtype)
+/* A TORCH call's inputs: each one's tag (OPP_TIN_*) and the values
+ * recorded after it: a tensor's sizes, a number's value, a list's items
+ * (trace version 9; none before). */
+#define TORCH_IN_LONG 0x100u /* more values than a shape holds: none kept */
+
+struct torch_in {
+    struct opp_shapes v;           /* the values, rank their count (0: more than fit) */
+    unsigned what[OPP_SHAPES_MAX]; /* OPP_TIN_*, TORCH_IN_LONG past OPP_RANK_MAX values */
+    uint32_t dtype;                /* the first tensor's */
+};
+
+static void torch_read(const uint64_t *a, uint32_t nargs, struct torch_in *in)
 {
-    s->n = 0;
+    in->v.n = 0;
+    in->dtype = 0;
     if (nargs < OPP_COL_TORCH_FIRST)
         return;
     uint32_t at = OPP_COL_TORCH_FIRST;
+    struct opp_shapes *s = &in->v;
     for (uint64_t t = 0; t < a[OPP_COL_TORCH_COUNT] && s->n < OPP_SHAPES_MAX && at < nargs; t++) {
         uint64_t tag = a[at++];
         unsigned rank = OPP_TIN_RANK(tag);
         if (tag >> 24 || at + rank > nargs)
             return;
-        if (OPP_TIN_WHAT(tag) == OPP_TIN_TENSOR && dtype && !*dtype)
-            *dtype = OPP_TIN_DTYPE(tag);
+        if (OPP_TIN_WHAT(tag) == OPP_TIN_TENSOR && !in->dtype)
+            in->dtype = OPP_TIN_DTYPE(tag);
+        in->what[s->n] = rank <= OPP_RANK_MAX ? OPP_TIN_WHAT(tag) : TORCH_IN_LONG;
         s->rank[s->n] = rank <= OPP_RANK_MAX ? (int)rank : 0;
         for (unsigned j = 0; j < rank; j++, at++)
             if (j < OPP_RANK_MAX)
                 s->dim[s->n][j] = (int64_t)a[at];
         s->n++;
     }
+}
+
+/* TORCH shapes as torch.profiler's record_shapes gives them: a tensor's
+ * sizes, [] for anything else. */
+static void torch_inputs(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
+{
+    struct torch_in in;
+    torch_read(a, nargs, &in);
+    *s = in.v;
+    for (int i = 0; i < s->n; i++)
+        if (in.what[i] != OPP_TIN_TENSOR)
+            s->rank[i] = 0;
 }
 
 /* A graph's main operation (the sub after its tensors), else none. */
@@ -131,7 +155,7 @@ void opp_op_shapes(uint32_t kind, const uint64_t *a, uint32_t nargs, struct opp_
         tensors(a, nargs, s);
         return;
     case OPP_OP_TORCH:
-        torch_inputs(a, nargs, s, NULL);
+        torch_inputs(a, nargs, s);
         return;
     case OPP_OP_COLL:
         if (nargs <= OPP_COL_COLL_COUNT || a[OPP_COL_COLL_OP] == OPP_COLL_NONE ||
@@ -250,7 +274,96 @@ static uint64_t linalg_flops(uint64_t sub, int cplx, const struct opp_shapes *s)
     return r > 0 ? (uint64_t)(r + 0.5) : 0;
 }
 
-uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t nargs)
+/* Whether input i was recorded as a tensor with its sizes. */
+static int torch_tensor(const struct torch_in *in, int i)
+{
+    return i < in->v.n && in->what[i] == OPP_TIN_TENSOR;
+}
+
+/* The product of sizes d[0..n), in torch's uint64_t arithmetic. */
+static uint64_t torch_numel(const int64_t *d, int n)
+{
+    uint64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= (uint64_t)d[i];
+    return p;
+}
+
+/* Matrix products (torch's computeFlops): 2 times mat1's sizes without
+ * its last (the overlap), times mat2's; less the batch once more for
+ * bmm and baddbmm. mat1 is input 0, or 1 after addmm's and baddbmm's
+ * self. */
+static uint64_t torch_gemm(const struct torch_in *in, int self, int batched)
+{
+    if (in->v.n < 2 + self || !torch_tensor(in, 0) || !torch_tensor(in, 1) ||
+        (self && !torch_tensor(in, 2)))
+        return 0;
+    const int64_t *m1 = in->v.dim[self], *m2 = in->v.dim[self + 1];
+    int r1 = in->v.rank[self], r2 = in->v.rank[self + 1];
+    if (!r1 || !m1[r1 - 1] || (batched && !m1[0]))
+        return 0;
+    uint64_t f = torch_numel(m1, r1) / (uint64_t)m1[r1 - 1];
+    if (batched)
+        f /= (uint64_t)m1[0];
+    return f * torch_numel(m2, r2) * 2;
+}
+
+/* An integer list input of n items (a value of trace version 9). */
+static const int64_t *torch_ints(const struct torch_in *in, int i, int n)
+{
+    return i < in->v.n && in->what[i] == OPP_TIN_LIST && in->v.rank[i] == n ? in->v.dim[i] : NULL;
+}
+
+/* aten::conv2d (input, weight, bias, stride, padding, dilation, groups):
+ * 2 * N * OH * OW * KH * KW * C_in * C_out / groups, with torch's
+ * unsigned arithmetic and its checks (4-D input and weight, two-item
+ * stride, padding and dilation, no zero stride or groups). */
+static uint64_t torch_conv2d(const struct torch_in *in)
+{
+    const struct opp_shapes *v = &in->v;
+    if (v->n < 7 || !torch_tensor(in, 0) || !torch_tensor(in, 1) || v->rank[0] != 4 ||
+        v->rank[1] != 4 || in->what[6] != OPP_TIN_SCALAR || v->rank[6] != 1)
+        return 0;
+    const int64_t *x = v->dim[0], *w = v->dim[1], *st = torch_ints(in, 3, 2),
+                  *pad = torch_ints(in, 4, 2), *dil = torch_ints(in, 5, 2);
+    uint64_t groups = (uint64_t)v->dim[6][0];
+    if (!st || !pad || !dil || !groups || (uint64_t)st[0] * (uint64_t)st[1] == 0)
+        return 0;
+    uint64_t n = (uint64_t)x[0], c = (uint64_t)x[1], h = (uint64_t)x[2], wd = (uint64_t)x[3];
+    uint64_t oc = (uint64_t)w[0], kh = (uint64_t)w[2], kw = (uint64_t)w[3];
+    uint64_t oh =
+        (h + 2 * (uint64_t)pad[0] - (uint64_t)dil[0] * (kh - 1) - 1) / (uint64_t)st[0] + 1;
+    uint64_t ow =
+        (wd + 2 * (uint64_t)pad[1] - (uint64_t)dil[1] * (kw - 1) - 1) / (uint64_t)st[1] + 1;
+    return 2 * n * oh * ow * kh * kw * c * oc / groups;
+}
+
+/* A TORCH call's FLOPs as torch.profiler gives them (ops.h), from its
+ * own arguments. */
+static uint64_t torch_flops(const char *name, const uint64_t *a, uint32_t nargs)
+{
+    struct torch_in in;
+    if (!name || strncmp(name, "aten::", 6))
+        return 0;
+    torch_read(a, nargs, &in);
+    const char *op = name + 6;
+    if (!strcmp(op, "mm"))
+        return torch_gemm(&in, 0, 0);
+    if (!strcmp(op, "addmm"))
+        return torch_gemm(&in, 1, 0);
+    if (!strcmp(op, "bmm"))
+        return torch_gemm(&in, 0, 1);
+    if (!strcmp(op, "baddbmm"))
+        return torch_gemm(&in, 1, 1);
+    if (!strcmp(op, "mul") || !strcmp(op, "add")) /* an operation per element of input 0 */
+        return torch_tensor(&in, 0) ? torch_numel(in.v.dim[0], in.v.rank[0]) : 0;
+    if (!strcmp(op, "conv2d"))
+        return torch_conv2d(&in);
+    return 0;
+}
+
+uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const char *name, const uint64_t *a,
+                      uint32_t nargs)
 {
     dtype = opp_op_dtype(kind, dtype, a, nargs);
     nargs = opp_op_args(kind, &a, nargs);
@@ -270,6 +383,8 @@ uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *a, uint32_t
         return nargs > OPP_COL_VEC_N ? f * a[OPP_COL_VEC_N] : 0;
     case OPP_OP_SCAL: /* one multiply per element; complex x complex is 6 */
         return nargs > OPP_COL_VEC_N ? (cplx ? 6 : 1) * a[OPP_COL_VEC_N] : 0;
+    case OPP_OP_TORCH:
+        return torch_flops(name, a, nargs);
     case OPP_OP_TENSORS: {
         struct opp_shapes s;
         if (nargs <= OPP_COL_TENSORS_SUB) /* a failed call: its status alone */
@@ -319,10 +434,9 @@ uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *a, uint3
         d = nargs > OPP_COL_COLL_DTYPE ? a[OPP_COL_COLL_DTYPE] : 0;
         break;
     case OPP_OP_TORCH: { /* its first tensor's */
-        struct opp_shapes s;
-        uint32_t t = 0;
-        torch_inputs(a, nargs, &s, &t);
-        d = t;
+        struct torch_in in;
+        torch_read(a, nargs, &in);
+        d = in.dtype;
         break;
     }
     default:

@@ -81,8 +81,16 @@ void opp_op_identity(uint32_t kind, const uint64_t *args, uint32_t nargs, uint64
 void opp_op_shapes(uint32_t kind, const uint64_t *args, uint32_t nargs, struct opp_shapes *out);
 
 /* Floating-point operations of one call (complex: 4 real multiplies and
- * 4 adds per complex multiply-add, so gemm is 8*M*N*K). */
-uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const uint64_t *args, uint32_t nargs);
+ * 4 adds per complex multiply-add, so gemm is 8*M*N*K); name is the
+ * call's name, NULL when none. A torch operator's are what torch.profiler's
+ * with_flops gives it from its recorded inputs, by torch's own formulas
+ * (torch/csrc/profiler/util.cpp, computeFlops): aten::mm, addmm 2*M*K*N;
+ * bmm, baddbmm 2*B*M*K*N; aten::mul, add the elements of input 0;
+ * aten::conv2d 2*N*OH*OW*KH*KW*C_in*C_out/groups, from its stride,
+ * padding, dilation and groups (recorded from trace version 9); 0 for
+ * every other operator and when the inputs do not say. */
+uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const char *name, const uint64_t *args,
+                      uint32_t nargs);
 
 /* Element type of the call: the arguments' when the kind records one
  * (GEMM's A/B type, TENSORS' and COLL's dtype), else the function's. */

@@ -389,26 +389,11 @@ int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
 
 static const char *const gemms[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"};
 
-/* FLOPs of one call of a row grouped by shape: the row's own when the
- * trace gives them (BLAS), else 2 M K N (times the batch) of its first two
- * operands that multiply ([.., M, K] by [.., K, N]; torch's ops carry none);
- * 0 when its shapes do not say. */
+/* FLOPs of one call of a row grouped by shape: torch.profiler's for its
+ * operator (opp_op_flops), 0 when its shapes do not say. */
 static double gemm_flops(const struct opp_row *r)
 {
-    if (r->flops)
-        return (double)r->flops / (double)r->count;
-    const struct opp_shapes *s = &r->shapes;
-    for (int i = 0; i + 1 < s->n; i++) {
-        int ra = s->rank[i], rb = s->rank[i + 1];
-        if (ra < 2 || rb < 2 || s->dim[i][ra - 1] != s->dim[i + 1][rb - 2])
-            continue;
-        double f = 2.0 * (double)s->dim[i][ra - 2] * (double)s->dim[i][ra - 1] *
-                   (double)s->dim[i + 1][rb - 1];
-        for (int k = 0; k < ra - 2; k++)
-            f *= (double)s->dim[i][k];
-        return f;
-    }
-    return 0;
+    return r->count ? (double)r->flops / (double)r->count : 0;
 }
 
 int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)

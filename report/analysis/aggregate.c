@@ -364,7 +364,7 @@ int opp_agg_acc_row(struct opp_agg_acc *x, const struct opp_agg_call *c, struct 
         return 0; /* in the base, as --match's */
     if (o->match && !name_matches(x, c->name))
         return x->failed ? -ENOMEM : 0;
-    v->flops = opp_op_flops(f->kind, f->dtype, c->args, c->nargs);
+    v->flops = opp_op_flops(f->kind, f->dtype, opp_model_str(m, c->name), c->args, c->nargs);
     v->coll = opp_coll_alg_bytes(f->kind, c->args, c->nargs);
     if (v->coll)
         v->bus = (double)v->coll * opp_coll_bus_factor(f->kind, c->args, c->nargs);

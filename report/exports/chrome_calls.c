@@ -159,7 +159,7 @@ int opp_chrome_call(void *ctx, const struct opp_pass_call *c)
             SB_LIT(&b, "\"");
         }
     }
-    uint64_t flops = opp_op_flops(fn->kind, fn->dtype, c->args, c->nargs);
+    uint64_t flops = opp_op_flops(fn->kind, fn->dtype, nm, c->args, c->nargs);
     if (flops) {
         SB_LIT(&b, ", \"flops\": ");
         sb_u64(&b, flops);

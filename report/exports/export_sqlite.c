@@ -144,7 +144,8 @@ static int s_call(void *ctx, const struct opp_pass_call *c)
                         .depth = c->depth,
                         .name = c->name,
                         .open = (c->flags & OPP_PASS_OPEN) != 0};
-    opp_sqlite_call_values(z->d, &z->ids, &r, &pr->funcs[c->fn], c->args, c->nargs);
+    opp_sqlite_call_values(z->d, &z->ids, &r, &pr->funcs[c->fn], opp_model_str(m, c->name), c->args,
+                           c->nargs);
     if (opp_kind_base(r.kind) == OPP_OP_MEMORY) {
         int oom = 0;
         r.bytes = opp_cpu_mem_bytes_read(&z->live, m->threads[c->thread].proc, r.kind, c->args,

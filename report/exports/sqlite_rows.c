@@ -160,10 +160,11 @@ void opp_sqlite_shape_ids_free(struct shape_ids *ids)
     sqlite3_finalize(ids->put);
 }
 
-/* What a call of f with args[0..n) records: its kind, library, shapes,
+/* What a call of f named name with args[0..n) records: its kind, library, shapes,
  * dtype, FLOPs, bytes (CPU memory's: the caller's), status and ids. */
 void opp_sqlite_call_values(struct db *d, struct shape_ids *ids, struct cpu_row *r,
-                            const struct opp_func *f, const uint64_t *args, uint32_t n)
+                            const struct opp_func *f, const char *name, const uint64_t *args,
+                            uint32_t n)
 {
     uint32_t kind = f->kind;
     n = args ? n : 0;
@@ -173,7 +174,7 @@ void opp_sqlite_call_values(struct db *d, struct shape_ids *ids, struct cpu_row 
     r->lib = f->lib;
     r->shapes = sh.n ? shape_id(d, ids, &sh) : 0;
     r->dtype = opp_op_dtype(kind, f->dtype, args, n);
-    r->flops = opp_op_flops(kind, r->dtype, args, n);
+    r->flops = opp_op_flops(kind, r->dtype, name, args, n);
     r->corr = opp_kind_base(kind) == OPP_OP_CUDA_API && n > OPP_COL_CUDA_CORR
                   ? args[OPP_COL_CUDA_CORR]
                   : 0;

@@ -59,10 +59,11 @@ struct cpu_row {
     uint32_t thread, depth, name, lib, shapes, dtype, kind, open;
 };
 
-/* What a call of f with args[0..n) records: its kind, library, shapes,
- * dtype, FLOPs, bytes (CPU memory's: the caller's), status and ids. */
+/* What a call of f named name with args[0..n) records: its kind, library,
+ * shapes, dtype, FLOPs, bytes (CPU memory's: the caller's), status and ids. */
 void opp_sqlite_call_values(struct db *d, struct shape_ids *ids, struct cpu_row *r,
-                            const struct opp_func *f, const uint64_t *args, uint32_t n);
+                            const struct opp_func *f, const char *name, const uint64_t *args,
+                            uint32_t n);
 /* A cpu_ops row, a batch at a time through in. */
 void opp_sqlite_put_cpu_row(struct db *d, struct inserter *in, const struct cpu_row *r);
 

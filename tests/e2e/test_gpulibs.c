@@ -56,7 +56,10 @@ static const char *shapes(struct call c)
     return buf;
 }
 
-static uint64_t flops(struct call c) { return opp_op_flops(c.fn->kind, c.fn->dtype, c.a, c.n); }
+static uint64_t flops(struct call c)
+{
+    return opp_op_flops(c.fn->kind, c.fn->dtype, NULL, c.a, c.n);
+}
 static int64_t status(struct call c) { return opp_op_status(c.fn->kind, c.a, c.n); }
 static uint32_t dtype(struct call c) { return opp_op_dtype(c.fn->kind, c.fn->dtype, c.a, c.n); }
 /* The kind's own argument i (past the status). */

@@ -78,7 +78,8 @@ static void profiled(const char *trace, char *const env[], const char *out, cons
     ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
 }
 
-/* torch.profiler's facts, one per line (see torch_train.py). */
+/* torch.profiler's facts, one per line (see torch_train.py; "flops NAME N"
+ * torch_flops.py's). */
 struct fact {
     char what[8], name[256], shapes[512];
     long n, mem, self_mem;
@@ -103,7 +104,7 @@ static size_t read_facts(const char *path, struct fact *f, size_t cap)
         memset(x, 0, sizeof *x);
         snprintf(x->what, sizeof x->what, "%s", col[0] ? col[0] : "");
         snprintf(x->name, sizeof x->name, "%s", col[1] ? col[1] : "");
-        if (!strcmp(x->what, "count") && k == 3) {
+        if ((!strcmp(x->what, "count") || !strcmp(x->what, "flops")) && k == 3) {
             x->n = atol(col[2]);
         } else if (!strcmp(x->what, "shapes") && k == 4) {
             snprintf(x->shapes, sizeof x->shapes, "%s", col[2]);
@@ -355,6 +356,68 @@ START_TEST(torch_ops_match_torch_profiler)
     struct opp_model *m = run_both("3");
     check_torch_facts(m);
     opp_model_free(m);
+}
+END_TEST
+
+/* The FLOPs of a key's rows. */
+static uint64_t flops_of(const struct opp_agg *a, const char *key)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < a->nrows; i++)
+        if (!strcmp(a->rows[i].key, key))
+            n += a->rows[i].flops;
+    return n;
+}
+
+/* torch.profiler's with_flops (tests/py/torch_flops.py): each operator it
+ * gives FLOPs to (aten::mm, addmm, bmm, baddbmm, mul, add, conv2d with
+ * stride, padding, dilation and groups, forward and backward), opprof gives
+ * as many in all, and no other torch operator any. */
+START_TEST(torch_flops_match_torch_profiler)
+{
+    if (!have_torch("torch_flops_match_torch_profiler"))
+        return;
+    char *tfile = tu_path(dir, "flops.txt"), *trace = tu_path(dir, "flops.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_flops.py"), "torch", tfile, NULL}, NULL,
+                       o1, NULL)),
+        0);
+    profiled(trace, NULL, o2, NULL, (char *)script("torch_flops.py"), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    struct opp_agg_opts o = {0};
+    struct opp_agg a;
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
+    const char *named[] = {"aten::mm",  "aten::addmm", "aten::bmm",   "aten::baddbmm",
+                           "aten::mul", "aten::add",   "aten::conv2d"};
+    size_t n = 0;
+    for (size_t i = 0; i < nfacts; i++) {
+        if (strcmp(facts[i].what, "flops"))
+            continue;
+        ck_assert_msg(flops_of(&a, facts[i].name) == (uint64_t)facts[i].n,
+                      "%s: torch.profiler %ld FLOPs, opprof %llu", facts[i].name, facts[i].n,
+                      (unsigned long long)flops_of(&a, facts[i].name));
+        ck_assert_str_eq(facts[i].name, named[n]); /* key_averages' order: first seen */
+        n++;
+    }
+    ck_assert_uint_eq(n, sizeof named / sizeof *named);
+    for (size_t r = 0; r < a.nrows; r++)
+        if (a.rows[r].flops && !strcmp(a.rows[r].lib, "torch")) {
+            int torch = 0;
+            for (size_t i = 0; i < nfacts; i++)
+                torch |= !strcmp(facts[i].what, "flops") && !strcmp(facts[i].name, a.rows[r].key);
+            ck_assert_msg(torch, "%s: %llu FLOPs, torch.profiler none", a.rows[r].key,
+                          (unsigned long long)a.rows[r].flops);
+        }
+    /* the conv2d of stride 2, padding 1, dilation 2 and groups 3, forward twice */
+    ck_assert_uint_eq(flops_of(&a, "aten::conv2d"), 23760 + 12096 + 2 * 3888);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(s1), free(s2), free(tfile), free(trace), free(o1), free(o2);
 }
 END_TEST
 
@@ -1573,6 +1636,7 @@ Suite *suite_torch(void)
     tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, torch_ops_match_torch_profiler);
+    tcase_add_test(tc, torch_flops_match_torch_profiler);
     tcase_add_test(tc, torch_lean_counts_match_full);
     tcase_add_test(tc, torch_summary_matches_torch_profiler);
     tcase_add_test(tc, torch_module_tree);

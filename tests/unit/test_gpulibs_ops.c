@@ -20,12 +20,12 @@ START_TEST(gemm_status_batched_types)
     opp_op_shapes(K(GEMM, S), a, 9, &s);
     ck_assert_int_eq(opp_shapes_format(&s, buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "[[3, 32, 8], [3, 8, 16], [3, 32, 16]]");
-    ck_assert_uint_eq(opp_op_flops(K(GEMM, S), OPP_DT_NONE, a, 9), 2ull * 32 * 16 * 8 * 3);
+    ck_assert_uint_eq(opp_op_flops(K(GEMM, S), OPP_DT_NONE, NULL, a, 9), 2ull * 32 * 16 * 8 * 3);
     ck_assert_uint_eq(opp_op_dtype(K(GEMM, S), OPP_DT_NONE, a, 9), OPP_DT_BF16);
     ck_assert_int_eq(opp_op_status(K(GEMM, S), a, 9), 1);
     /* complex: cublasZgemm_v2 records no types, the function's dtype holds */
     const uint64_t z[] = {0, 4, 5, 6, 'N' | 'N' << 8};
-    ck_assert_uint_eq(opp_op_flops(K(GEMM, S), OPP_DT_C128, z, 5), 8ull * 4 * 5 * 6);
+    ck_assert_uint_eq(opp_op_flops(K(GEMM, S), OPP_DT_C128, NULL, z, 5), 8ull * 4 * 5 * 6);
 }
 END_TEST
 
@@ -35,15 +35,15 @@ START_TEST(conv_groups_flops)
     const uint64_t a[] = {2000, OPP_SUB_CONV, OPP_DT_F32, 3, 4, 8, 16, 32, 32, 4, 32, 8, 3, 3,
                           4, 8, 32, 32, 32};
     uint32_t n = sizeof a / sizeof a[0];
-    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S | OPP_OPK_SUBNAME), 0, a, n),
+    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S | OPP_OPK_SUBNAME), 0, NULL, a, n),
                       2ull * 8 * 32 * 16 * 3 * 3 * 32 * 32 / 2);
-    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S | OPP_OPK_SUBNAME), 0, a, n), 37748736ull);
+    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S | OPP_OPK_SUBNAME), 0, NULL, a, n), 37748736ull);
     /* the same tensors as a backward-data and backward-filter call */
     uint64_t b[sizeof a / sizeof a[0]];
     for (uint32_t i = 0; i < n; i++)
         b[i] = a[i];
     b[1] = OPP_SUB_CONV_BWD_FILTER;
-    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S), 0, b, n), 37748736ull);
+    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S), 0, NULL, b, n), 37748736ull);
 }
 END_TEST
 
@@ -55,25 +55,25 @@ START_TEST(graph_main_op_flops)
                           4, 2, 4, 6, 6, OPP_SUB_CONV, 3};
     uint32_t n = sizeof a / sizeof a[0];
     uint32_t k = K(TENSORS, S | OPP_OPK_SUBNAME);
-    ck_assert_uint_eq(opp_op_flops(k, 0, a, n), 2ull * 2 * 4 * 3 * 3 * 3 * 6 * 6);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, a, n), 2ull * 2 * 4 * 3 * 3 * 3 * 6 * 6);
     struct opp_shapes s;
     char buf[128];
     opp_op_shapes(k, a, n, &s);
     ck_assert_int_eq(opp_shapes_format(&s, buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "[[2, 3, 8, 8], [4, 3, 3, 3], [2, 4, 6, 6]]");
     /* without the trailing sub (or a graph naming itself): no FLOPs */
-    ck_assert_uint_eq(opp_op_flops(k, 0, a, n - 2), 0);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, a, n - 2), 0);
     uint64_t b[sizeof a / sizeof a[0]];
     memcpy(b, a, sizeof a);
     b[n - 2] = OPP_SUB_GRAPH;
-    ck_assert_uint_eq(opp_op_flops(k, 0, b, n), 0);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, b, n), 0);
     /* a matmul graph: 2*|C|*A[last] */
     const uint64_t m[] = {0, OPP_SUB_GRAPH, OPP_DT_F16, 3, 3, 2, 16, 32, 3, 2, 32, 8, 3, 2, 16, 8,
                           OPP_SUB_MATMUL, 2};
-    ck_assert_uint_eq(opp_op_flops(k, 0, m, sizeof m / sizeof m[0]), 2ull * 2 * 16 * 8 * 32);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, m, sizeof m / sizeof m[0]), 2ull * 2 * 16 * 8 * 32);
     /* a rank that overruns the arguments: none */
     const uint64_t bad[] = {0, OPP_SUB_GRAPH, 0, 1, 9, OPP_SUB_CONV};
-    ck_assert_uint_eq(opp_op_flops(k, 0, bad, 6), 0);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, bad, 6), 0);
 }
 END_TEST
 
@@ -87,7 +87,7 @@ START_TEST(fft_tensor)
     opp_op_shapes(K(TENSORS, S), a, 9, &s);
     opp_shapes_format(&s, buf, sizeof buf);
     ck_assert_str_eq(buf, "[[1, 100, 200]]");
-    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S), 0, a, 9), 0);
+    ck_assert_uint_eq(opp_op_flops(K(TENSORS, S), 0, NULL, a, 9), 0);
     opp_op_shapes(K(TENSORS, S), u, 9, &s);
     ck_assert_int_eq(s.n, 0);
 }

@@ -36,11 +36,13 @@ START_TEST(gemm_batched_shapes_flops)
     /* cublasSgemmStridedBatched-like: M=64 N=32 K=16, batch 4 */
     const uint64_t g[] = {64, 32, 16, NN, 4};
     shapes_are(OPP_OP_GEMM, g, COUNT(g), "[[4, 64, 16], [4, 16, 32], [4, 64, 32]]");
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, g, COUNT(g)), 2ull * 64 * 32 * 16 * 4);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, NULL, g, COUNT(g)),
+                      2ull * 64 * 32 * 16 * 4);
     /* batch 0 or 1 is one matrix */
     const uint64_t g1[] = {64, 32, 16, NN, 1};
     shapes_are(OPP_OP_GEMM, g1, COUNT(g1), "[[64, 16], [16, 32], [64, 32]]");
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, g1, COUNT(g1)), 2ull * 64 * 32 * 16);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_GEMM, OPP_DT_F32, NULL, g1, COUNT(g1)),
+                      2ull * 64 * 32 * 16);
 }
 END_TEST
 
@@ -62,7 +64,7 @@ START_TEST(gemm_recorded_type_overrides)
     const uint64_t gs[] = {13, 64, 32, 16, NN, 4, OPP_DT_C64};
     /* the A/B type recorded overrides the function's: complex, 8 per MAC */
     ck_assert_uint_eq(opp_op_dtype(ks, OPP_DT_F32, gs, COUNT(gs)), OPP_DT_C64);
-    ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, gs, COUNT(gs)), 8ull * 64 * 32 * 16 * 4);
+    ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, NULL, gs, COUNT(gs)), 8ull * 64 * 32 * 16 * 4);
 }
 END_TEST
 
@@ -72,7 +74,7 @@ START_TEST(gemm_status_alone)
     const uint64_t gs[] = {13, 64, 32, 16, NN, 4, OPP_DT_C64};
     /* only the status: nothing else */
     shapes_are(ks, gs, 1, "[]");
-    ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, gs, 1), 0);
+    ck_assert_uint_eq(opp_op_flops(ks, OPP_DT_F32, NULL, gs, 1), 0);
     shapes_are(ks, gs, 0, "[]");
     ck_assert_int_eq(opp_op_status(ks, gs, 0), 0);
 }
@@ -84,16 +86,16 @@ START_TEST(tensors_convolution)
     const uint64_t c[] = {OPP_SUB_CONV, 0, 3, 4, 2, 3, 8, 8, 4, 4, 3, 3, 3, 4, 2, 4, 8, 8};
     shapes_are(OPP_OP_TENSORS, c, COUNT(c), "[[2, 3, 8, 8], [4, 3, 3, 3], [2, 4, 8, 8]]");
     /* 2*N*K*C*R*S*P*Q = 2*2*4*3*3*3*8*8 */
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, c, COUNT(c)), 27648);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, NULL, c, COUNT(c)), 27648);
     /* grouped (g=2), oneDNN's 5-D weights [G, K/G, C/G, R, S]: x [1,4,5,5],
      * w [2,3,2,3,3], y [1,6,3,3]: 2*N*K*(C/g)*R*S*P*Q = 2*1*6*2*3*3*3*3 */
     const uint64_t cg[] = {OPP_SUB_CONV, 0, 3, 4, 1, 4, 5, 5, 5, 2, 3, 2, 3, 3, 4, 1, 6, 3, 3};
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, cg, COUNT(cg)), 1944);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, NULL, cg, COUNT(cg)), 1944);
     /* backward data lists (dx, w, dy): the forward's count */
     uint64_t cb[COUNT(c)];
     memcpy(cb, c, sizeof c);
     cb[0] = OPP_SUB_CONV_BWD_DATA;
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, cb, COUNT(cb)), 27648);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, NULL, cb, COUNT(cb)), 27648);
 }
 END_TEST
 
@@ -101,7 +103,7 @@ START_TEST(tensors_matmul)
 {
     /* batched matmul [2,5,6] x [2,6,7] = [2,5,7]: 2*70*6 */
     const uint64_t mm[] = {OPP_SUB_MATMUL, OPP_DT_BF16, 3, 3, 2, 5, 6, 3, 2, 6, 7, 3, 2, 5, 7};
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, mm, COUNT(mm)), 840);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, NULL, mm, COUNT(mm)), 840);
     ck_assert_uint_eq(opp_op_dtype(OPP_OP_TENSORS, OPP_DT_F32, mm, COUNT(mm)), OPP_DT_BF16);
 }
 END_TEST
@@ -110,7 +112,7 @@ START_TEST(tensors_inner_product)
 {
     /* inner product src [8,16], w [10,16], dst [8,10]: 2*8*10*16 */
     const uint64_t ip[] = {OPP_SUB_INNER_PRODUCT, 0, 3, 2, 8, 16, 2, 10, 16, 2, 8, 10};
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, ip, COUNT(ip)), 2560);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, NULL, ip, COUNT(ip)), 2560);
     ck_assert_uint_eq(opp_op_dtype(OPP_OP_TENSORS, OPP_DT_F32, ip, COUNT(ip)), OPP_DT_F32);
 }
 END_TEST
@@ -120,7 +122,7 @@ START_TEST(tensors_pooling_no_flops)
     /* no FLOPs for the rest */
     const uint64_t pool[] = {OPP_SUB_POOLING, 0, 2, 4, 1, 8, 4, 4, 4, 1, 8, 2, 2};
     shapes_are(OPP_OP_TENSORS, pool, COUNT(pool), "[[1, 8, 4, 4], [1, 8, 2, 2]]");
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, pool, COUNT(pool)), 0);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, OPP_DT_F32, NULL, pool, COUNT(pool)), 0);
 }
 END_TEST
 
@@ -130,13 +132,13 @@ START_TEST(tensors_malformed)
 {
     const uint64_t shortl[] = {OPP_SUB_CONV, 0, 3, 4, 2, 3};
     shapes_are(OPP_OP_TENSORS, shortl, COUNT(shortl), "[]");
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, shortl, COUNT(shortl)), 0);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, NULL, shortl, COUNT(shortl)), 0);
     const uint64_t lie[] = {OPP_SUB_MATMUL, 0, 1000, 1, 5};
     shapes_are(OPP_OP_TENSORS, lie, COUNT(lie), "[[5]]");
     const uint64_t deep[] = {OPP_SUB_NONE, 0, 1, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     shapes_are(OPP_OP_TENSORS, deep, COUNT(deep), "[]");
     const uint64_t zero_dst[] = {OPP_SUB_CONV, 0, 3, 1, 1, 1, 1, 2, 0, 0};
-    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, zero_dst, COUNT(zero_dst)), 0);
+    ck_assert_uint_eq(opp_op_flops(OPP_OP_TENSORS, 0, NULL, zero_dst, COUNT(zero_dst)), 0);
     shapes_are(OPP_OP_TENSORS, lie, 2, "[]");
     /* one tensor more than a call keeps: the first OPP_SHAPES_MAX */
     uint64_t many[3 + (OPP_SHAPES_MAX + 1) * 2] = {OPP_SUB_CONCAT, 0, OPP_SHAPES_MAX + 1};
@@ -166,7 +168,8 @@ START_TEST(torch_inputs)
     shapes_are(k, addmm, COUNT(addmm), "[[10], [16, 512], [512, 10], [], []]");
     ck_assert_uint_eq(opp_op_dtype(k, 0, addmm, COUNT(addmm)), OPP_DT_F32);
     ck_assert_uint_eq(opp_op_extid(k, addmm, COUNT(addmm)), 77);
-    ck_assert_uint_eq(opp_op_flops(k, 0, addmm, COUNT(addmm)), 0);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, addmm, COUNT(addmm)), 0); /* unnamed */
+    ck_assert_uint_eq(opp_op_flops(k, 0, "aten::addmm", addmm, COUNT(addmm)), 2ull * 16 * 512 * 10);
     /* a label: no inputs; the first tensor gives the dtype, an undefined one none */
     const uint64_t label[] = {0x80000002u, OPP_TORCH_SCOPE_USER, 0, 0};
     shapes_are(k, label, COUNT(label), "[]");
@@ -192,7 +195,7 @@ START_TEST(coll_bytes)
     const uint64_t ar[] = {0, OPP_COLL_ALL_REDUCE, 1000, OPP_DT_F16, OPP_RED_SUM, 1, 4, UINT64_MAX};
     shapes_are(k, ar, COUNT(ar), "[[1000]]");
     ck_assert_uint_eq(opp_op_bytes(k, ar, COUNT(ar)), 2000);
-    ck_assert_uint_eq(opp_op_flops(k, 0, ar, COUNT(ar)), 0);
+    ck_assert_uint_eq(opp_op_flops(k, 0, NULL, ar, COUNT(ar)), 0);
     const uint64_t gs[] = {0, OPP_COLL_GROUP_START};
     shapes_are(k, gs, COUNT(gs), "[]");
     ck_assert_uint_eq(opp_op_bytes(k, gs, COUNT(gs)), 0);

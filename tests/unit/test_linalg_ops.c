@@ -12,7 +12,7 @@
 /* sub, dtype 0 (the function's), the tensors as rank, dims... */
 #define CALL(...) ((const uint64_t[]){__VA_ARGS__})
 #define N(...) (sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
-#define FLOPS(dt, ...) opp_op_flops(K, OPP_DT_##dt, CALL(__VA_ARGS__), N(__VA_ARGS__))
+#define FLOPS(dt, ...) opp_op_flops(K, OPP_DT_##dt, NULL, CALL(__VA_ARGS__), N(__VA_ARGS__))
 
 START_TEST(level1_flops)
 {
@@ -101,7 +101,7 @@ START_TEST(workspace_query_is_named_apart)
     ck_assert_uint_eq(opp_op_relabel(K, q, 6), OPP_SUB_LWORK_QUERY);
     ck_assert_int_eq(opp_op_label(K, q, 6, "lapack", "dgeqrf_", buf, sizeof buf), 1);
     ck_assert_str_eq(buf, "dgeqrf_ (workspace query)");
-    ck_assert_uint_eq(opp_op_flops(K, OPP_DT_F64, q, 6), 0);
+    ck_assert_uint_eq(opp_op_flops(K, OPP_DT_F64, NULL, q, 6), 0);
     ck_assert_uint_eq(opp_op_relabel(K, call, 6), 0);
     ck_assert_int_eq(opp_op_label(K, call, 6, "lapack", "dgeqrf_", buf, sizeof buf), 0);
     ck_assert_str_eq(opp_subop_name(OPP_SUB_LWORK_QUERY), "workspace_query");

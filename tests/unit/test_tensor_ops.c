@@ -8,7 +8,10 @@
 
 #define K_SN (OPP_OP_TENSORS | OPP_OPK_STATUS | OPP_OPK_SUBNAME)
 
-static uint64_t flops(const uint64_t *a, uint32_t n) { return opp_op_flops(K_SN, OPP_DT_F32, a, n); }
+static uint64_t flops(const uint64_t *a, uint32_t n)
+{
+    return opp_op_flops(K_SN, OPP_DT_F32, NULL, a, n);
+}
 
 static void shapes_are(const uint64_t *a, uint32_t n, const char *want)
 {

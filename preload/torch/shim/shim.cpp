@@ -4,7 +4,9 @@
 // because RecordFunction is; built against the headers of the torch that is
 // loaded (their ABI changes between versions), dlopen'ed by the agent once
 // torch is in the process. Inputs are encoded the way torch.profiler's
-// record_shapes sees them: a tensor's sizes, [] for anything else.
+// record_shapes sees them, a tensor's sizes and [] for anything else, with
+// the values of integers and short integer lists, which torch's FLOPs of
+// aten::conv2d read (its stride, padding, dilation and groups).
 #include <ATen/record_function.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/ScalarType.h>
@@ -42,6 +44,10 @@ unsigned dtype_of(c10::ScalarType t)
     }
 }
 
+// The most items of an integer list whose values are recorded (a shape's
+// most dims, common/ops.h's OPP_RANK_MAX): a longer list is recorded as [].
+constexpr unsigned list_max = 8;
+
 // Encode the inputs into out (at most OPP_TORCH_IN_MAX values); returns
 // the values written, *count the inputs they cover.
 unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
@@ -50,6 +56,7 @@ unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
     for (const c10::IValue &v : fn.inputs()) {
         uint64_t tag = OPP_TIN_TAG(OPP_TIN_OTHER, 0, 0);
         c10::IntArrayRef sizes;
+        int64_t vals[list_max]; // a number's or a list's values
         if (v.isTensor()) {
             const at::Tensor &t = v.toTensor();
             tag = OPP_TIN_TAG(OPP_TIN_UNDEF, 0, 0);
@@ -62,8 +69,19 @@ unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
                     sizes = {};
                 }
             }
+        } else if (v.isInt()) {
+            vals[0] = v.toInt();
+            sizes = c10::IntArrayRef(vals, 1);
+            tag = OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 1);
         } else if (v.isScalar()) {
             tag = OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0);
+        } else if (v.isIntList()) {
+            c10::List<int64_t> l = v.toIntList();
+            size_t items = l.size() <= list_max ? l.size() : 0;
+            for (size_t i = 0; i < items; i++)
+                vals[i] = l.get(i);
+            sizes = c10::IntArrayRef(vals, items);
+            tag = OPP_TIN_TAG(OPP_TIN_LIST, 0, items);
         } else if (v.isList()) {
             tag = OPP_TIN_TAG(OPP_TIN_LIST, 0, 0);
         }
