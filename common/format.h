@@ -14,9 +14,9 @@
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
                                 kinds; 6: the header's own CRC; 7: a summary
-                                node's CPU memory; 8: PROCESS_STATUS; 9: a
-                                torch input's integer values; 1 to 8 still
-                                read */
+                                node's CPU memory; 8: PROCESS_STATUS; 9:
+                                aten::conv2d's integer inputs' values; 1 to 8
+                                still read */
 #define OPP_TRACE_VERSION_MIN 1u
 #define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
 #define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */
@@ -127,8 +127,9 @@ enum opp_op_kind {
     OPP_OP_TORCH = 10,   /* a PyTorch operator (preload/torch): name (string id), scope
                             (enum opp_torch_scope), inputs covered, then per input a tag
                             (OPP_TIN_*: what | dtype << 8 | rank << 16) and rank values:
-                            a tensor's dims, an integer's value, a list of at most 8
-                            integers' items (version 9 on); named by its name */
+                            a tensor's dims; aten::conv2d's integers' value and lists
+                            of at most 8 integers' items (version 9 on); named by its
+                            name */
     OPP_OP_MEMORY = 11,  /* a CPU allocation or free, an instant (begin == end) recorded
                             inside whatever operator is open on the thread: op (1
                             allocation, 2 free), address, bytes (the size asked for; 0
@@ -185,9 +186,11 @@ enum opp_torch_in {
     OPP_TIN_OTHER = 0,  /* not a tensor, number or list: shape [] */
     OPP_TIN_TENSOR = 1, /* a defined tensor: its dtype (enum opp_dtype) and sizes */
     OPP_TIN_UNDEF = 2,  /* an undefined tensor: shape [] */
-    OPP_TIN_SCALAR = 3, /* a number: shape []; an integer's value (rank 1, version 9) */
-    OPP_TIN_LIST = 4    /* a list: shape [] (as torch 1.13 records it); a list of at
-                           most 8 integers' items (rank: their count, version 9) */
+    OPP_TIN_SCALAR = 3, /* a number: shape []; aten::conv2d's integers: the value
+                           (rank 1, version 9) */
+    OPP_TIN_LIST = 4    /* a list: shape [] (as torch 1.13 records it); aten::conv2d's
+                           lists of at most 8 integers: the items (rank: their count,
+                           version 9) */
 };
 #define OPP_TIN_TAG(what, dtype, rank)                                                             \
     ((uint64_t)(what) | (uint64_t)(dtype) << 8 | (uint64_t)(rank) << 16)

@@ -45,8 +45,8 @@ static void tensors(const uint64_t *a, uint32_t nargs, struct opp_shapes *s)
 }
 
 /* A TORCH call's inputs: each one's tag (OPP_TIN_*) and the values
- * recorded after it: a tensor's sizes, a number's value, a list's items
- * (trace version 9; none before). */
+ * recorded after it: a tensor's sizes; aten::conv2d's integers' value and
+ * integer lists' items (trace version 9 on). */
 #define TORCH_IN_LONG 0x100u /* more values than a shape holds: none kept */
 
 struct torch_in {

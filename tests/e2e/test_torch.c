@@ -369,24 +369,10 @@ static uint64_t flops_of(const struct opp_agg *a, const char *key)
     return n;
 }
 
-/* torch.profiler's with_flops (tests/py/torch_flops.py): each operator it
- * gives FLOPs to (aten::mm, addmm, bmm, baddbmm, mul, add, conv2d with
- * stride, padding, dilation and groups, forward and backward), opprof gives
- * as many in all, and no other torch operator any. */
-START_TEST(torch_flops_match_torch_profiler)
+/* trace's FLOPs are torch.profiler's (the facts read): each operator it
+ * gives FLOPs to, as many in all, and no other torch operator any. */
+static void flops_are_torch(const char *trace)
 {
-    if (!have_torch("torch_flops_match_torch_profiler"))
-        return;
-    char *tfile = tu_path(dir, "flops.txt"), *trace = tu_path(dir, "flops.trace");
-    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_flops.py"), "torch", tfile, NULL}, NULL,
-                       o1, NULL)),
-        0);
-    profiled(trace, NULL, o2, NULL, (char *)script("torch_flops.py"), NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
-    ck_assert_str_eq(s1, s2);
-    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     struct opp_agg_opts o = {0};
@@ -417,7 +403,31 @@ START_TEST(torch_flops_match_torch_profiler)
     ck_assert_uint_eq(flops_of(&a, "aten::conv2d"), 23760 + 12096 + 2 * 3888);
     opp_agg_free(&a);
     opp_model_free(m);
-    free(s1), free(s2), free(tfile), free(trace), free(o1), free(o2);
+}
+
+/* torch.profiler's with_flops (tests/py/torch_flops.py): each operator it
+ * gives FLOPs to (aten::mm, addmm, bmm, baddbmm, mul, add, conv2d with
+ * stride, padding, dilation and groups, forward and backward), opprof gives
+ * as many in all, and no other torch operator any; a summary trace too. */
+START_TEST(torch_flops_match_torch_profiler)
+{
+    if (!have_torch("torch_flops_match_torch_profiler"))
+        return;
+    char *tfile = tu_path(dir, "flops.txt"), *trace = tu_path(dir, "flops.trace");
+    char *sum = tu_path(dir, "sum.trace"), *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_flops.py"), "torch", tfile, NULL}, NULL,
+                       o1, NULL)),
+        0);
+    profiled(trace, NULL, o2, NULL, (char *)script("torch_flops.py"), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    flops_are_torch(trace);
+    profiled(sum, (char *[]){"OPPROF_MODE=summary", NULL}, o2, NULL,
+             (char *)script("torch_flops.py"), NULL);
+    flops_are_torch(sum);
+    free(s1), free(s2), free(tfile), free(trace), free(sum), free(o1), free(o2);
 }
 END_TEST
 

@@ -4,9 +4,9 @@
 // because RecordFunction is; built against the headers of the torch that is
 // loaded (their ABI changes between versions), dlopen'ed by the agent once
 // torch is in the process. Inputs are encoded the way torch.profiler's
-// record_shapes sees them, a tensor's sizes and [] for anything else, with
-// the values of integers and short integer lists, which torch's FLOPs of
-// aten::conv2d read (its stride, padding, dilation and groups).
+// record_shapes sees them, a tensor's sizes and [] for anything else; for
+// aten::conv2d, with the values of its integers and short integer lists,
+// which torch's FLOPs read (its stride, padding, dilation and groups).
 #include <ATen/record_function.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/ScalarType.h>
@@ -48,11 +48,21 @@ unsigned dtype_of(c10::ScalarType t)
 // most dims, common/ops.h's OPP_RANK_MAX): a longer list is recorded as [].
 constexpr unsigned list_max = 8;
 
+// Whether an op's integer inputs are recorded with their values: only
+// where torch's FLOPs read them (common/ops.c), so that the other ops'
+// records, and summary mode's nodes, stay one per shape (an index or a
+// size that changes from call to call would make each call a node).
+bool with_values(const char *name)
+{
+    return name && !std::strcmp(name, "aten::conv2d");
+}
+
 // Encode the inputs into out (at most OPP_TORCH_IN_MAX values); returns
 // the values written, *count the inputs they cover.
 unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
 {
     unsigned n = 0, k = 0;
+    bool values = with_values(fn.name());
     for (const c10::IValue &v : fn.inputs()) {
         uint64_t tag = OPP_TIN_TAG(OPP_TIN_OTHER, 0, 0);
         c10::IntArrayRef sizes;
@@ -69,13 +79,13 @@ unsigned encode(const at::RecordFunction &fn, uint64_t *out, unsigned *count)
                     sizes = {};
                 }
             }
-        } else if (v.isInt()) {
+        } else if (values && v.isInt()) {
             vals[0] = v.toInt();
             sizes = c10::IntArrayRef(vals, 1);
             tag = OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 1);
         } else if (v.isScalar()) {
             tag = OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0);
-        } else if (v.isIntList()) {
+        } else if (values && v.isIntList()) {
             c10::List<int64_t> l = v.toIntList();
             size_t items = l.size() <= list_max ? l.size() : 0;
             for (size_t i = 0; i < items; i++)
