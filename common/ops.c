@@ -289,10 +289,10 @@ static uint64_t torch_numel(const int64_t *d, int n)
     return p;
 }
 
-/* Matrix products (torch's computeFlops): 2 times mat1's sizes without
- * its last (the overlap), times mat2's; less the batch once more for
- * bmm and baddbmm. mat1 is input 0, or 1 after addmm's and baddbmm's
- * self. */
+/* Matrix products (torch's computeFlops): 2 times the product of mat1's
+ * sizes but its last (the overlap) and, batched (bmm, baddbmm), its first
+ * (the batch, which mat2's sizes bring), times mat2's sizes. mat1 is
+ * input 0, or 1 after addmm's and baddbmm's self. */
 static uint64_t torch_gemm(const struct torch_in *in, int self, int batched)
 {
     if (in->v.n < 2 + self || !torch_tensor(in, 0) || !torch_tensor(in, 1) ||
