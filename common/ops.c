@@ -342,24 +342,21 @@ static uint64_t torch_conv2d(const struct torch_in *in)
  * own arguments. */
 static uint64_t torch_flops(const char *name, const uint64_t *a, uint32_t nargs)
 {
-    struct torch_in in;
+    static const char *const ops[] = {"mm", "addmm", "bmm", "baddbmm", "mul", "add", "conv2d"};
     if (!name || strncmp(name, "aten::", 6))
         return 0;
+    size_t k = 0;
+    while (k < sizeof ops / sizeof *ops && strcmp(name + 6, ops[k]))
+        k++;
+    if (k == sizeof ops / sizeof *ops)
+        return 0; /* the inputs read only for these */
+    struct torch_in in;
     torch_read(a, nargs, &in);
-    const char *op = name + 6;
-    if (!strcmp(op, "mm"))
-        return torch_gemm(&in, 0, 0);
-    if (!strcmp(op, "addmm"))
-        return torch_gemm(&in, 1, 0);
-    if (!strcmp(op, "bmm"))
-        return torch_gemm(&in, 0, 1);
-    if (!strcmp(op, "baddbmm"))
-        return torch_gemm(&in, 1, 1);
-    if (!strcmp(op, "mul") || !strcmp(op, "add")) /* an operation per element of input 0 */
+    if (k < 4) /* mm, addmm, bmm, baddbmm */
+        return torch_gemm(&in, (int)(k & 1), k >= 2);
+    if (k < 6) /* mul, add: an operation per element of input 0 */
         return torch_tensor(&in, 0) ? torch_numel(in.v.dim[0], in.v.rank[0]) : 0;
-    if (!strcmp(op, "conv2d"))
-        return torch_conv2d(&in);
-    return 0;
+    return torch_conv2d(&in);
 }
 
 uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const char *name, const uint64_t *a,
