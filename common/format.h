@@ -10,14 +10,19 @@
 #define OPPROF_VERSION "0.1" /* opprof's own, as `opprof --version` says it */
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
 #define OPP_TRACE_VERSION                                                                          \
-    9u /* 2: GPU chunks, CUDA API kind; 3: library operator
+    10u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
                                 kinds; 6: the header's own CRC; 7: a summary
                                 node's CPU memory; 8: PROCESS_STATUS; 9:
-                                aten::conv2d's integer inputs' values; 1 to 8
-                                still read */
+                                aten::conv2d's integer inputs' values; 10:
+                                a summary's own drops (OPP_DROPPED_SUMMARY);
+                                1 to 9 still read */
 #define OPP_TRACE_VERSION_MIN 1u
+/* The thread of a DROPPED chunk that counts a summary's calls on new call
+ * paths past its node bound (version 10; before, they were counted as
+ * thread 0's, with the ring overflows). */
+#define OPP_DROPPED_SUMMARY 0xffffffffu
 #define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
 #define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */
 #define OPP_CHUNK_HEADER_SIZE 16u

@@ -249,7 +249,9 @@ struct opp_model {
     char **strs; /* interned names, by string id */
     uint32_t nstrs;
     uint64_t events;      /* events loaded */
-    uint64_t dropped;     /* sum of every thread's dropped */
+    uint64_t dropped;     /* sum of every thread's dropped, and sum_dropped */
+    uint64_t sum_dropped; /* a summary's calls on new call paths past its bound
+                             (trace version 10 on; before, in a thread's) */
     uint64_t open_events; /* events flagged OPP_EV_OPEN */
     uint32_t procs_cut;   /* still running when the trace was finished: partial */
     struct opp_gpu gpu;        /* empty for a trace without GPU records */

@@ -217,10 +217,16 @@ int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
     return 0;
 }
 
-/* DROPPED chunks add up: each counts records lost since the previous one. */
+/* DROPPED chunks add up: each counts records lost since the previous one
+ * (a summary's own, at its node bound, those of no thread). */
 int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
 {
     struct opp_loader *ld = ctx;
+    if (tid == OPP_DROPPED_SUMMARY) {
+        ld->m->sum_dropped += count;
+        ld->m->dropped += count;
+        return 0;
+    }
     struct opp_thread *t = get_thread(ld, proc + ld->base, tid);
     if (!t)
         return opp_loader_fail(ld, ENOMEM);

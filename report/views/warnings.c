@@ -18,13 +18,21 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
         opp_text_fput(f, m->sum.warning);
         fputc('\n', f);
     }
-    if (m->dropped) /* a summary's own bound drops too (common/summary.h) */
-        fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full%s): %s\n",
-                m->dropped,
-                m->summary ? ", or on new call paths past the summary's bound: opprof "
-                             "summarize --max-nodes"
-                           : "",
+    uint64_t full = m->dropped - m->sum_dropped;
+    if (full) /* before version 10 a summary's own bound drops too (common/format.h) */
+        fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full%s): %s\n", full,
+                m->summary && !m->sum_dropped
+                    ? ", or on new call paths past the summary's bound: opprof "
+                      "summarize --max-nodes"
+                    : "",
                 OPP_DROP_ADVICE);
+    if (m->sum_dropped)
+        fprintf(f,
+                PREFIX "warning: %" PRIu64 " call%s on new call paths past the summary's bound "
+                       "%s dropped: OPPROF_MAX_NODES (opprof run --max-nodes, opprof summarize "
+                       "--max-nodes) keeps more\n",
+                m->sum_dropped, m->sum_dropped == 1 ? "" : "s",
+                m->sum_dropped == 1 ? "was" : "were");
     if (!m->events && !m->gpu.nops && !m->dropped && !m->sum.complete && m->sum.warning[0]) {
         fputs(PREFIX, f); /* cut or damaged: the hint below would point the wrong way */
         opp_text_fput(f, trace);

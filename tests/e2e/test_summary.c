@@ -1106,13 +1106,14 @@ START_TEST(summarize_says_calls_past_max_nodes)
     ck_assert_str_eq(o, "");
     ck_assert_str_eq(e, want);
     free(o), free(e), free(want);
-    /* the report's warning names the bound beside full buffers */
+    /* the report's warning names the bound, not full buffers */
+    ck_assert_uint_eq(m->sum_dropped, m->dropped);
     char *rs[] = {"report", sum, NULL};
     ck_assert_int_eq(tu_call(cmd_report, rs, dir, &o, &e), 0);
     ck_assert_int_gt(asprintf(&want,
-                              "opprof report: warning: %llu records were dropped (buffers full, "
-                              "or on new call paths past the summary's bound: opprof summarize "
-                              "--max-nodes): " OPP_DROP_ADVICE "\n",
+                              "opprof report: warning: %llu calls on new call paths past the "
+                              "summary's bound were dropped: OPPROF_MAX_NODES (opprof run "
+                              "--max-nodes, opprof summarize --max-nodes) keeps more\n",
                               (unsigned long long)m->dropped),
                      0);
     ck_assert_str_eq(e, want);

@@ -200,6 +200,37 @@ START_TEST(command_hostile_path)
 }
 END_TEST
 
+/* A summary's drops at its node bound (their own DROPPED thread, version
+ * 10) are said apart from full buffers, with the bound's advice alone:
+ * OPPROF_BUFFER cannot help them. */
+START_TEST(command_summary_drops_said_apart)
+{
+    char *path = tu_path(dir, "drops.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+    tb_thread(&b, 10, "app");
+    tb_events(&b, TB_CALL(0, 1000, 2000, 0));
+    tb_dropped(&b, 3);
+    b.tid = OPP_DROPPED_SUMMARY;
+    tb_dropped(&b, 5);
+    tb_process_end(&b, 0, OPP_END_EXITED, 3000);
+    tb_end(&b);
+    char *out, *err;
+    char *argv[] = {"report", path, "--format", "csv", NULL};
+    ck_assert_int_eq(run_report(argv, &out, &err), 0);
+    ck_assert_str_eq(err, "opprof report: warning: 3 records were dropped (buffers full): a larger "
+                          "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits "
+                          "instead of dropping\n"
+                          "opprof report: warning: 5 calls on new call paths past the summary's "
+                          "bound were dropped: OPPROF_MAX_NODES (opprof run --max-nodes, opprof "
+                          "summarize --max-nodes) keeps more\n");
+    free(out), free(err), free(path);
+}
+END_TEST
+
 START_TEST(command_help)
 {
     char *out, *err;
@@ -225,6 +256,7 @@ Suite *suite_report_command(void)
     tcase_add_test(tc, command_usage_errors);
     tcase_add_test(tc, command_not_a_trace);
     tcase_add_test(tc, command_help);
+    tcase_add_test(tc, command_summary_drops_said_apart);
     suite_add_tcase(s, tc);
     return s;
 }
