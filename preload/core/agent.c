@@ -182,24 +182,8 @@ out:
     errno = saved_errno;
 }
 
-/* The goodbye, once the program's libraries' destructors have run. */
-static void goodbye(void *unused)
-{
-    (void)unused;
-    int saved_errno = errno;
-    opp_thread_exiting();
-    opp_conn_goodbye();
-    errno = saved_errno;
-}
-
-int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
-
 /* At exit: the step running then, what the features still hold (GPU
- * records in CUPTI's buffers), then the goodbye. Our destructor runs
- * before those of the libraries loaded after us (the program's own), and
- * what they do is the program's: the goodbye is an exit handler registered
- * now, which glibc runs after the one running (the destructors'), or,
- * where it cannot be registered, now. */
+ * records in CUPTI's buffers), then the goodbye. */
 __attribute__((destructor)) static void opp_fini(void)
 {
     if (!opp_agent_on() || opp_conn_interrupted() || opp_conn_idle())
@@ -212,7 +196,7 @@ __attribute__((destructor)) static void opp_fini(void)
     while (nf--)
         if (opp_features[nf]->stop)
             opp_features[nf]->stop();
+    opp_thread_exiting();
+    opp_conn_goodbye();
     errno = saved_errno;
-    if (__cxa_atexit(goodbye, NULL, NULL))
-        goodbye(NULL);
 }

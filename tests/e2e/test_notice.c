@@ -528,12 +528,14 @@ static void late_calls_tree(void)
     free(out), free(err);
 }
 
-/* The same call returns at exit, in a child (the trace goes on: the
- * first process is still there): a library's destructor that runs after
- * the preload's waits for it, with 6 calls made inside it first and 7
- * after it, one call of that destructor's and 8 of a thread it starts.
- * Every call is kept as its thread made it, the dgemm returned (not
- * open), and no call ends after its process. */
+/* The same call returns after the goodbye, before the process is gone
+ * (a child: a library's destructor that runs after the preload's waits
+ * for it), with 6 calls made inside it first and 7 after it, one call of
+ * that destructor's and 8 of a thread it starts: every call is kept as
+ * its thread made it,
+ * the dgemm returned (not open), and the child ended when it was last
+ * seen doing anything, its last call's end: no call ends after its
+ * process (the trace goes on: the first process is still there). */
 START_TEST(calls_after_the_goodbye_end_before_the_process)
 {
     same_run("exitreturn 5, child 0\n", 0, NULL, 5 + 1 + 1 + 6 + 7 + 8, "exitreturn", "5",
@@ -562,33 +564,9 @@ START_TEST(calls_after_the_goodbye_end_before_the_process)
         ck_assert_uint_eq(m->procs[p].end_how, OPP_END_EXITED);
         ck_assert_uint_le(last[p], m->procs[p].end_ns);
     }
+    ck_assert_uint_eq(m->procs[1].end_ns, last[1]);
     opp_model_free(m);
     late_calls_tree();
-}
-END_TEST
-
-/* The same in the first process of a run, which waits at its goodbye for
- * the finished trace: its goodbye comes after the program's libraries'
- * destructors, so what they do (and the threads they wait for) is in the
- * trace: 5 + 1 + 1 + 6 + 7 + 8 calls, the dgemm returned. */
-START_TEST(calls_after_the_first_process_s_destructors)
-{
-    same_run("exitreturn 5, first\n", 0, NULL, 5 + 1 + 1 + 6 + 7 + 8, "exitreturn", "5",
-             (char *)tu_build("tests/progs/liblate_plugin.so"), "first", NULL);
-    unsigned long nested, closed, open;
-    depths(&nested, &closed, &open, "cblas_dgemm");
-    ck_assert_uint_eq(closed, 1);
-    ck_assert_uint_eq(open, 0);
-    ck_assert_uint_eq(nested, 6);
-    struct opp_model *m = tu_load(trace);
-    ck_assert_ptr_nonnull(m);
-    ck_assert_uint_eq(m->nprocs, 1);
-    ck_assert_uint_eq(m->open_events, 0);
-    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
-    for (size_t i = 0; i < m->nthreads; i++)
-        for (size_t k = 0; k < m->threads[i].nevents; k++)
-            ck_assert_uint_le(m->threads[i].events[k].end_ns, m->procs[0].end_ns);
-    opp_model_free(m);
 }
 END_TEST
 
@@ -972,7 +950,6 @@ Suite *suite_notice(void)
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, calls_after_the_goodbye_end_before_the_process);
     tcase_add_test(tc, calls_after_the_goodbye_summed);
-    tcase_add_test(tc, calls_after_the_first_process_s_destructors);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_reconnect);

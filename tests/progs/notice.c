@@ -67,8 +67,7 @@
  *                      argument, whose xerbla_ waits for that hook, makes N+1 calls and
  *                      returns; the thread then makes N+2 more and stays, the hook waiting
  *                      for those, then for a new thread's N+3; the child exits (status 0);
- *                      prints the sum and its status. With "first" after PLUGIN, the
- *                      first process does the child's part itself (prints its sum first)
+ *                      prints the sum and its status
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
@@ -418,24 +417,6 @@ static void exit_hook(void)
     pthread_t t;
     if (pthread_create(&t, NULL, n_calls, (void *)(late_n + 3)) == 0)
         pthread_join(t, NULL);
-}
-
-/* exitreturn's work at exit: PLUGIN loaded, its hook set, one call, then
- * the thread whose cblas_dgemm waits for the hook. 0, or 3 (no PLUGIN). */
-static int late_work(const char *plugin)
-{
-    void *h = dlopen(plugin, RTLD_NOW);
-    void (*set)(void (*)(void)) = h ? (void (*)(void (*)(void)))dlsym(h, "late_plugin_hook") : NULL;
-    if (!set)
-        return 3;
-    set(exit_hook);
-    calls(1); /* the destructor's call: on a thread that recorded before */
-    xerbla_how = XERBLA_UNTIL_EXIT;
-    pthread_t t;
-    pthread_create(&t, NULL, late_dgemm_thread, NULL);
-    while (!atomic_load(&xerbla_seen))
-        ;
-    return 0;
 }
 
 /* calls(n) from a frame 8 KiB below its caller's */
@@ -1209,15 +1190,23 @@ int main(int argc, char **argv)
         arg(argc, argv, 3); /* PLUGIN given */
         double s = calls(n);
         late_n = n;
-        if (argc > 4 && !strcmp(argv[4], "first")) { /* the first process does it itself */
-            printf("exitreturn %g, first\n", s);
-            fflush(stdout);
-            return late_work(argv[3]);
-        }
         fflush(stdout);
         pid_t child = fork();
-        if (child == 0) /* not the first process: the trace goes on after its goodbye */
-            return late_work(argv[3]);
+        if (child == 0) { /* not the first process: the trace goes on after its goodbye */
+            void *h = dlopen(argv[3], RTLD_NOW);
+            void (*set)(void (*)(void)) =
+                h ? (void (*)(void (*)(void)))dlsym(h, "late_plugin_hook") : NULL;
+            if (!set)
+                _exit(3);
+            set(exit_hook);
+            calls(1); /* the destructor's call: on a thread that recorded before */
+            xerbla_how = XERBLA_UNTIL_EXIT;
+            pthread_t t;
+            pthread_create(&t, NULL, late_dgemm_thread, NULL);
+            while (!atomic_load(&xerbla_seen))
+                ;
+            return 0;
+        }
         int st = 0;
         waitpid(child, &st, 0);
         printf("exitreturn %g, child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
