@@ -9,6 +9,7 @@
 #include "summary.h"
 #include "top_agg.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -145,6 +146,22 @@ void opp_coll_drop_client(int i, const char *why)
     collector.nc--;
 }
 
+/* Whether process pid has a thread besides its leader: /proc/PID/task
+ * lists the leader and the threads still running. */
+static int threads_beside_leader(pid_t pid)
+{
+    char path[40];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        found = e->d_name[0] != '.' && atoi(e->d_name) != (int)pid;
+    closedir(d);
+    return found;
+}
+
 int opp_coll_process_runs(pid_t pid)
 {
     char path[40], stat[512];
@@ -158,7 +175,11 @@ int opp_coll_process_runs(pid_t pid)
         return 0;
     stat[n] = 0;
     const char *end = strrchr(stat, ')'); /* after the command's name, whatever it holds */
-    return end && end[1] == ' ' && end[2] && !strchr("ZXx", end[2]);
+    if (!end || end[1] != ' ' || !end[2])
+        return 0;
+    /* The leader's state: a zombie leader whose main thread left by
+     * pthread_exit while its other threads run on is a process running */
+    return !strchr("ZXx", end[2]) || (end[2] == 'Z' && threads_beside_leader(pid));
 }
 
 /* Whether process c still maps one of its rings: it runs on as the same

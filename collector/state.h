@@ -189,7 +189,8 @@ void opp_coll_free_fdesc(struct client *c);
 /* Client i dropped (why: said, NULL: nothing to say): a process ended as
  * lost unless it said goodbye, its rings released, its fds closed. */
 void opp_coll_drop_client(int i, const char *why);
-/* Whether process pid runs (not a zombie), as /proc/PID/stat says. */
+/* Whether process pid runs (not a zombie), as /proc/PID/stat says, or a
+ * zombie leader's other threads (/proc/PID/task). */
 int opp_coll_process_runs(pid_t pid);
 /* Whether process c still maps one of its rings: it runs on as the same
  * image (an exec or a death unmaps them all). */

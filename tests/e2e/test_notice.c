@@ -587,6 +587,29 @@ START_TEST(calls_after_the_goodbye_summed)
 }
 END_TEST
 
+/* A process whose main thread left by pthread_exit runs on (its other
+ * threads) while /proc says its leader is a zombie: a thread's exit(0),
+ * then, after its goodbye, a new thread's 6 calls (from exit's last
+ * flush). The collector took the zombie leader for the process gone and
+ * ended it at its goodbye: those calls were lost. All 5 + 5 + 6 in, the
+ * child exited no earlier than its last call. */
+START_TEST(calls_after_the_goodbye_of_a_process_whose_main_thread_left)
+{
+    same_run("leaderexit 5, child 0\n", 0, NULL, 5 + 5 + 6, "leaderexit", "5", NULL, NULL, NULL);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 2);
+    uint64_t last = 0;
+    for (size_t i = 0; i < m->nthreads; i++)
+        for (size_t k = 0; k < m->threads[i].nevents; k++)
+            if (m->threads[i].proc == 1 && m->threads[i].events[k].end_ns > last)
+                last = m->threads[i].events[k].end_ns;
+    ck_assert_uint_eq(m->procs[1].end_how, OPP_END_EXITED);
+    ck_assert_uint_le(last, m->procs[1].end_ns);
+    opp_model_free(m);
+}
+END_TEST
+
 /* A seccomp filter that traps sendmsg (SIGSYS) whose handler calls
  * exit(): the program sees our send (nothing can hide a trapped system
  * call: without us it prints "sigsys 5" and exits 0), but its exit runs
@@ -950,6 +973,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
     tcase_add_test(tc, calls_after_the_goodbye_end_before_the_process);
     tcase_add_test(tc, calls_after_the_goodbye_summed);
+    tcase_add_test(tc, calls_after_the_goodbye_of_a_process_whose_main_thread_left);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_reconnect);

@@ -68,6 +68,12 @@
  *                      returns; the thread then makes N+2 more and stays, the hook waiting
  *                      for those, then for a new thread's N+3; the child exits (status 0);
  *                      prints the sum and its status
+ *   leaderexit N       N calls; a child makes N calls, its main thread leaves by pthread_exit (its
+ *                      process runs on, /proc says its leader is a zombie) while another
+ *                      thread calls exit(0); the exit's last flush (a stream of the child's,
+ *                      written after every exit handler) starts a thread of N+1 calls (of
+ *                      n = 0: OpenBLAS is finalized then) and waits for it; prints the sum
+ *                      and the child's status
  *   sigsys N           N calls; a seccomp filter makes sendmsg raise SIGSYS, whose handler
  *                      prints and calls exit(7); a thread N calls (without a profiler
  *                      nothing calls sendmsg: prints its sum, exits 0)
@@ -417,6 +423,44 @@ static void exit_hook(void)
     pthread_t t;
     if (pthread_create(&t, NULL, n_calls, (void *)(late_n + 3)) == 0)
         pthread_join(t, NULL);
+}
+
+/* leaderexit: the stream exit flushes last, after every exit handler
+ * (our goodbye too): a new thread's calls then. */
+static void *empty_calls(void *p)
+{
+    for (long i = 0; i < (long)p; i++)
+        cblas_ddot(0, x, 1, x, 1); /* OpenBLAS is finalized by then: n = 0 leaves at once */
+    return NULL;
+}
+static ssize_t late_write(void *cookie, const char *buf, size_t len)
+{
+    (void)cookie, (void)buf;
+    pthread_t t;
+    if (pthread_create(&t, NULL, empty_calls, (void *)(late_n + 1)) == 0)
+        pthread_join(t, NULL);
+    return (ssize_t)len;
+}
+
+/* leaderexit: exit(0) once the main thread is gone (its process's
+ * leader a zombie in /proc). */
+static void *exit_after_leader(void *p)
+{
+    (void)p;
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)getpid());
+    for (;;) {
+        int fd = open(path, O_RDONLY);
+        ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        stat[n > 0 ? n : 0] = 0;
+        const char *end = strrchr(stat, ')');
+        if (end && end[1] == ' ' && end[2] == 'Z')
+            exit(0);
+        sched_yield();
+    }
+    return NULL;
 }
 
 /* calls(n) from a frame 8 KiB below its caller's */
@@ -1210,6 +1254,25 @@ int main(int argc, char **argv)
         int st = 0;
         waitpid(child, &st, 0);
         printf("exitreturn %g, child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "leaderexit")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        late_n = n;
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            calls(n);
+            FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = late_write});
+            if (!f)
+                _exit(3);
+            fputc('x', f); /* written at exit */
+            pthread_t t;
+            pthread_create(&t, NULL, exit_after_leader, NULL);
+            pthread_exit(NULL);
+        }
+        int st = 0;
+        waitpid(child, &st, 0);
+        printf("leaderexit %g, child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
     } else if (!strcmp(mode, "sigsys")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
