@@ -386,6 +386,43 @@ START_TEST(one_trace_many_ranks)
 }
 END_TEST
 
+/* Two traces of one rank (a copy, or another run's trace of it) would add
+ * up as one rank, twice its time, a straggler of its own making: refused,
+ * one line, exit 2, naming both; so is a rank that a trace of several
+ * ranks holds too. */
+START_TEST(one_rank_in_two_traces)
+{
+    if (!have_dask())
+        return;
+    write_trace(0, 1);
+    write_trace(1, 1);
+    char *again = tu_path(dir, "rank00b.trace"), want[8800], *out, *err;
+    write_trace_at(again, 0, 1);
+    ck_assert_int_eq(analyze(&out, &err, dir, SCHEDULER, NULL), 2);
+    snprintf(want, sizeof want,
+             "opprof analyze: %s/rank00.trace and %s both hold rank 0: give each rank's trace "
+             "once\n",
+             dir, again);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    ck_assert_int_eq(unlink(again), 0);
+    char *job = tu_path(dir, "job.trace"), cmd[4400];
+    snprintf(cmd, sizeof cmd, "for r in 1 2; do RANK=$r %s 2 & done; wait",
+             tu_build("tests/progs/blas_calls"));
+    char *run[] = {
+        (char *)tu_tool("opprof"), "run", "-q", "-o", job, "--", "/bin/sh", "-c", cmd, NULL};
+    ck_assert_int_eq(tu_code(tu_run(run, NULL, NULL, NULL)), 0);
+    ck_assert_int_eq(analyze(&out, &err, dir, "--workers", "1", NULL), 2);
+    snprintf(want, sizeof want,
+             "opprof analyze: %s and %s/rank01.trace both hold rank 1: give each rank's trace "
+             "once\n",
+             job, dir);
+    ck_assert_str_eq(err, want);
+    free(out), free(err), free(again), free(job);
+}
+END_TEST
+
 /* Traces without a rank variable are numbered in file order: every rank
  * made up is shown with its file, host and pid, the straggler's too; the
  * rank variables are named where to find them. One trace is "1 trace". */
@@ -869,6 +906,7 @@ Suite *suite_analyze(void)
     tcase_add_test(tc, median_of_two_ranks_is_report_s);
     tcase_add_test(tc, names_shown_escaped);
     tcase_add_test(tc, one_trace_many_ranks);
+    tcase_add_test(tc, one_rank_in_two_traces);
     tcase_add_test(tc, unranked_traces_named);
     tcase_add_test(tc, same_answer_on_a_cluster);
     tcase_add_test(tc, gpu_time_per_rank);

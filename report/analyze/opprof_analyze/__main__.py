@@ -93,6 +93,10 @@ def main(argv=None):
     for s in summaries:
         if "error" in s:
             fail(s["error"], s["code"])
+    twice = merge.same_rank(summaries)
+    if twice:
+        fail("%s and %s both hold rank %d: give each rank's trace once" % (twice[1], twice[2], twice[0]),
+             2)
     for line in show.warnings(summaries):
         say(line)
     try:

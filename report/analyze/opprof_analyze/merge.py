@@ -32,6 +32,21 @@ def number_unranked(summaries):
     return summaries
 
 
+def same_rank(summaries):
+    """(rank, first trace, second trace) for the first rank that two traces
+    both hold (a copy of a trace, or another run's), which would add up as
+    one rank; else None."""
+    seen = {}
+    for s in summaries:
+        if "left_out" in s or not s["ranked"]:
+            continue
+        for r in s["ranks"]:
+            if r in seen:
+                return r, seen[r], s["trace"]
+            seen[r] = s["trace"]
+    return None
+
+
 def made_up(summaries):
     """{rank: its trace's origin (file, host, pid)} for each rank numbered
     by number_unranked."""
