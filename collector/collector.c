@@ -218,7 +218,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
             opp_coll_write_clock();
         int procs = opp_coll_process_clients();
         if (collector.stop) {
-            opp_coll_logmsg("stopped by signal %d; trace collector_finished with what was recorded",
+            opp_coll_logmsg("stopped by signal %d; trace finished with what was recorded",
                             (int)collector.stop);
             opp_coll_finish();
             if (collector.tw.error)

@@ -1005,6 +1005,36 @@ START_TEST(collector_stopped_run)
 }
 END_TEST
 
+/* A collector ended by SIGTERM finishes the trace with what it read and
+ * says so in one line. */
+START_TEST(collector_terminated_says_so)
+{
+    char *err = tu_path(dir, "collector.err");
+    char *argv[] = {(char *)tu_tool("opprof-collector"),
+                    "--socket",
+                    sock,
+                    "--output",
+                    trace,
+                    "--idle-exit-ms",
+                    "0",
+                    NULL};
+    int cpid = tu_spawn(argv, NULL, NULL, err);
+    ck_assert_int_gt(cpid, 0);
+    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    PRELOAD_ENV(env);
+    char *prog[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "100", NULL};
+    ck_assert_int_eq(tu_code(tu_run(prog, env, NULL, NULL)), 0);
+    ck_assert_int_eq(tu_collector_events(sock, 100, 10000), 0);
+    ck_assert_int_eq(kill(cpid, SIGTERM), 0);
+    ck_assert_int_eq(tu_code(tu_wait(cpid)), 0);
+    char *e = tu_slurp(err);
+    ck_assert_str_eq(e, "opprof-collector: stopped by signal 15; trace finished with what was "
+                        "recorded\n");
+    trace_whole(100);
+    free(e), free(err);
+}
+END_TEST
+
 /* A termination request sent to `opprof run` alone (as a container's
  * stop, a Python parent's terminate() or a plain kill send it) reaches
  * CMD, which ends as it chooses; opprof run exits with CMD's status and
@@ -1601,6 +1631,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, ctl_after_a_thread_exited);
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
+    tcase_add_test(tc, collector_terminated_says_so);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, goodbye_end_within_start_and_now);
     tcase_add_test(tc, reaped_bounds_an_end_without_goodbye);
