@@ -515,7 +515,7 @@ static int on_message(int i, const struct opp_msg_header *mh, const uint8_t *p, 
         struct opp_finish_msg fin;
         if (c->kind != C_NEW || opp_parse_finish(p, mh->size, &fin, why)) {
             if (!*why)
-                *why = "opp_coll_finish out of order";
+                *why = "finish out of order";
             return -1;
         }
         c->kind = C_CONTROL;

@@ -520,8 +520,8 @@ START_TEST(hostile_clients)
     int cpid = tu_spawn(cargv, NULL, NULL, log);
     ck_assert_int_gt(cpid, 0);
     ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
-    int bad[8];
-    for (int i = 0; i < 8; i++)
+    int bad[9];
+    for (int i = 0; i < 9; i++)
         ck_assert_int_ge(bad[i] = opp_connect(sock), 0);
     uint8_t buf[256];
     uint32_t n;
@@ -555,11 +555,16 @@ START_TEST(hostile_clients)
     memcpy(lb + 8, "a_b", 3);
     ck_assert_int_eq(opp_send_msg(bad[7], OPP_MSG_INFO, lb, 16, -1), 0);
     ck_assert_int_eq(opp_send_msg(bad[7], OPP_MSG_INFO, lb, 16, -1), 0);
+    /* a process asking to finish the trace, as only a controller may */
+    put_hello(buf, &n, 0);
+    ck_assert_int_eq(opp_send_msg(bad[8], OPP_MSG_HELLO, buf, n, -1), 0);
+    uint32_t linger = 0;
+    ck_assert_int_eq(opp_send_msg(bad[8], OPP_MSG_FINISH, &linger, 4, -1), 0);
     PRELOAD_ENV(env);
     char *out = tu_path(dir, "out");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "1000", NULL};
     ck_assert_int_eq(tu_code(tu_run(argv, env, out, NULL)), 0);
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         ck_assert_msg(closed_by_peer(bad[i]), "hostile client %d was not disconnected", i);
         close(bad[i]);
     }
@@ -573,10 +578,11 @@ START_TEST(hostile_clients)
                              "ring memory is not sealed against shrinking",
                              "unknown message type",
                              "bad process labels",
-                             "process labels out of order"};
+                             "process labels out of order",
+                             ": finish out of order;"};
     for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
         ck_assert_msg(strstr(said, reasons[i]), "no \"%s\" in: %s", reasons[i], said);
-    ck_assert_int_eq(tu_occurrences(said, "; disconnected"), 8);
+    ck_assert_int_eq(tu_occurrences(said, "; disconnected"), 9);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
     ck_assert(m->sum.complete);
