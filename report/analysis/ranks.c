@@ -13,12 +13,6 @@ struct row_ent {
     UT_hash_handle hh; /* key: the row's name */
 };
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -33,23 +27,52 @@ static int cmp_row(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-/* The ranks of m's processes, ascending, each once; the others counted. */
+struct rank_file {
+    int64_t rank;
+    uint32_t file; /* the trace it came from, of those merged in one model */
+};
+
+static int cmp_rank_file(const void *a, const void *b)
+{
+    const struct rank_file *x = a, *y = b;
+    if (x->rank != y->rank)
+        return (x->rank > y->rank) - (x->rank < y->rank);
+    return (x->file > y->file) - (x->file < y->file);
+}
+
+/* The ranks of m's processes, ascending, each once; the others counted.
+ * A rank in two traces (a copy of one, another run's) is -EEXIST: added
+ * up as one rank, it would be twice as slow. */
 static int collect_ranks(const struct opp_model *m, struct opp_rank_table *t)
 {
+    struct rank_file *rf = malloc((m->nprocs ? m->nprocs : 1) * sizeof *rf);
     t->ranks = malloc((m->nprocs ? m->nprocs : 1) * sizeof *t->ranks);
-    if (!t->ranks)
+    if (!rf || !t->ranks) {
+        free(rf);
         return -ENOMEM;
+    }
     size_t n = 0;
     for (size_t i = 0; i < m->nprocs; i++) {
         if (m->procs[i].rank < 0)
             t->unranked++;
-        else
-            t->ranks[n++] = m->procs[i].rank;
+        else /* a file's process serials are offset by its index << 24 (loader.h) */
+            rf[n++] = (struct rank_file){m->procs[i].rank, m->procs[i].proc >> 24};
     }
-    qsort(t->ranks, n, sizeof *t->ranks, cmp_i64);
-    for (size_t i = 0; i < n; i++)
-        if (!t->nranks || t->ranks[t->nranks - 1] != t->ranks[i])
-            t->ranks[t->nranks++] = t->ranks[i];
+    qsort(rf, n, sizeof *rf, cmp_rank_file);
+    for (size_t i = 0; i < n; i++) {
+        if (t->nranks && t->ranks[t->nranks - 1] == rf[i].rank) {
+            if (rf[i].file != rf[i - 1].file) {
+                t->twice_rank = rf[i].rank;
+                t->twice_files[0] = rf[i - 1].file;
+                t->twice_files[1] = rf[i].file;
+                free(rf);
+                return -EEXIST;
+            }
+            continue;
+        }
+        t->ranks[t->nranks++] = rf[i].rank;
+    }
+    free(rf);
     return t->nranks ? 0 : -ENOENT;
 }
 
@@ -138,7 +161,10 @@ int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o
     if (!rc)
         rc = spread(t);
     if (rc) {
+        int64_t twice = t->twice_rank;
+        uint32_t f0 = t->twice_files[0], f1 = t->twice_files[1];
         opp_rank_table_free(t);
+        t->twice_rank = twice, t->twice_files[0] = f0, t->twice_files[1] = f1;
         return rc;
     }
     if (t->nrows) /* none: ranked processes without calls */

@@ -23,12 +23,18 @@ struct opp_rank_table {
     size_t unranked;           /* processes without a rank, left out */
     struct opp_rank_row *rows; /* by max descending, then key */
     size_t nrows;
+    /* -EEXIST: the lowest rank that processes of two traces hold, and the
+     * first two of those traces (their indexes among the model's files). */
+    int64_t twice_rank;
+    uint32_t twice_files[2];
 };
 
 /* Rows: every operator of any rank; the value is o->sort's (self CPU time
  * by default) of the aggregate of each rank's processes (o's pid, tid and
  * lib filters apply; o->limit does not), rows of one name added up. 0,
- * -ENOENT when no process of the trace has a rank, or -ENOMEM. */
+ * -ENOENT when no process of the trace has a rank, -EEXIST when two of
+ * the traces merged in m hold the same rank (the table then holds only
+ * twice_rank and twice_files), or -ENOMEM. */
 /* The aggregates of o[0..n) into out[0..n) (one rank each): 0, or
  * -errno, or what the function says (above 0), out then freed. */
 typedef int (*opp_rank_aggregate_fn)(void *ctx, const struct opp_agg_opts *o, size_t n,

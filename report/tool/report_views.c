@@ -167,6 +167,12 @@ static int by_rank_read(const struct report_args *ra, struct opp_pass *p,
         return -1;
     if (got > 0)
         return got;
+    if (got == -EEXIST) {
+        opp_say("opprof report: %s and %s both hold rank %" PRId64 ": give each rank's trace once",
+                ra->traces[t.twice_files[0]], ra->traces[t.twice_files[1]], t.twice_rank);
+        *rc = REPORT_NAME_UNKNOWN;
+        return 0;
+    }
     *rc = got;
     if (!got && !match_found_nothing(ra, opp_pass_model(p), st, rc))
         *rc = opp_out_by_rank(stdout, &t, ra->agg.sort, ra->agg.limit, ra->format == FMT_JSON);

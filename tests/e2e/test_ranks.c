@@ -139,6 +139,44 @@ START_TEST(no_ranks)
 }
 END_TEST
 
+/* Rank r's own trace at path (a plain LD_PRELOAD run of blas_calls n). */
+static void run_rank(const char *path, const char *rank, const char *n)
+{
+    struct tu_env te;
+    char **env = tu_preload_env(&te, path, rank);
+    char *argv[] = {(char *)tu_build("tests/progs/blas_calls"), (char *)n, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, NULL)), 0);
+}
+
+/* A trace per rank, merged by --by-rank: each rank its column. Two traces
+ * that hold one rank (a copy, another run's) would add up as one rank,
+ * twice as slow, a straggler of its own making: refused, one line naming
+ * both, exit 2. */
+START_TEST(trace_per_rank)
+{
+    char *r0 = tu_path(dir, "r0.trace"), *r1 = tu_path(dir, "r1.trace");
+    char *again = tu_path(dir, "again.trace");
+    run_rank(r0, "RANK=0", "1");
+    run_rank(r1, "RANK=1", "2");
+    run_rank(again, "RANK=1", "2");
+    char *out, *err, want[9000];
+    char *two[] = {"report",        r0,   r1,     "--by-rank", "--sort", "count", "--match",
+                   "^cblas_dgemm$", "-f", "json", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, two, dir, &out, &err), 0);
+    ck_assert_str_eq(out, "{\"metric\": \"count\", \"ranks\": [0, 1], \"rows\": [\n"
+                          "  {\"key\": \"cblas_dgemm\", \"values\": [5, 10], \"min\": 5, "
+                          "\"median\": 5, \"max\": 10, \"slowest_rank\": 1}\n]}\n");
+    free(out), free(err);
+    char *three[] = {"report", r0, r1, again, "--by-rank", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, three, dir, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "opprof report: %s and %s both hold rank 1: give each rank's trace once\n", r1, again);
+    ck_assert_str_eq(err, want);
+    ck_assert_str_eq(out, "");
+    free(out), free(err), free(r0), free(r1), free(again);
+}
+END_TEST
+
 /* A multiprocessing pool, forked then spawned: every worker joins the trace
  * and all 12 products are there, made by the workers, not the parent. */
 START_TEST(pool_workers_join)
@@ -177,6 +215,7 @@ Suite *suite_ranks(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, four_ranks_labelled);
     tcase_add_test(tc, no_ranks);
+    tcase_add_test(tc, trace_per_rank);
     tcase_add_test(tc, pool_workers_join);
     suite_add_tcase(s, tc);
     return s;
