@@ -50,7 +50,8 @@ static void out_json(FILE *f, const struct opp_rank_table *t, enum opp_sort_key 
 
 static void out_text(FILE *f, const struct opp_rank_table *t, enum opp_sort_key key, size_t shown)
 {
-    fprintf(f, "%s per rank (%zu ranks", opp_sort_key_name(key), t->nranks);
+    fprintf(f, "%s per rank (%zu rank%s", opp_sort_key_name(key), t->nranks,
+            t->nranks == 1 ? "" : "s");
     if (t->unranked)
         fprintf(f, "; %zu process%s without a rank left out", t->unranked,
                 t->unranked == 1 ? "" : "es");

@@ -167,6 +167,10 @@ START_TEST(trace_per_rank)
                           "  {\"key\": \"cblas_dgemm\", \"values\": [5, 10], \"min\": 5, "
                           "\"median\": 5, \"max\": 10, \"slowest_rank\": 1}\n]}\n");
     free(out), free(err);
+    char *one[] = {"report", r1, "--by-rank", "--sort", "count", "--match", "^cblas_dgemm$", NULL};
+    ck_assert_int_eq(tu_call(cmd_report, one, dir, &out, &err), 0);
+    ck_assert_msg(!strncmp(out, "count per rank (1 rank)\n", 24), "%s", out);
+    free(out), free(err);
     char *three[] = {"report", r0, r1, again, "--by-rank", NULL};
     ck_assert_int_eq(tu_call(cmd_report, three, dir, &out, &err), 2);
     snprintf(want, sizeof want,
