@@ -84,6 +84,42 @@ static int parent_gone(int procs, uint64_t now)
     return now - collector.parent_gone_idle > 300000000ull;
 }
 
+/* The clients that pfd[0..nc) found readable (or hung up), read in the
+ * order they connected (a forked child that execs at once must get its
+ * number before its new image does). A dropped client shifts the later
+ * ones down by one: `gone`. */
+static void read_clients(const struct pollfd *pfd, int nc)
+{
+    for (int i = 0, gone = 0; i < nc && !collector_finished; i++) {
+        if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        const char *why = NULL;
+        if (opp_coll_on_readable(i - gone, &why) < 0 &&
+            (why || !opp_coll_orphan(collector.c[i - gone], 0))) {
+            opp_coll_drop_client(i - gone, why);
+            gone++;
+        }
+    }
+}
+
+/* What the clients sent before a stop signal was seen (goodbyes queued
+ * while the collector was stopped: the kernel hangs up and continues an
+ * orphaned process group with a stopped member), read before the trace is
+ * finished, so that each process ends as it said rather than as still
+ * running. A bounded number of reads: the signal asks for an end. */
+static void read_pending(void)
+{
+    static struct pollfd pfd[MAX_CLIENTS];
+    for (int round = 0; round < 64 && !collector_finished; round++) {
+        int nc = collector.nc;
+        for (int i = 0; i < nc; i++)
+            pfd[i] = (struct pollfd){.fd = collector.c[i]->fd, .events = POLLIN};
+        if (poll(pfd, (nfds_t)nc, 0) <= 0)
+            return;
+        read_clients(pfd, nc);
+    }
+}
+
 int opp_collector_run(const struct opp_collector_opts *o)
 {
     memset(&collector, 0, sizeof collector);
@@ -159,22 +195,9 @@ int opp_collector_run(const struct opp_collector_opts *o)
             opp_coll_logmsg("poll: %s", strerror(errno));
             break;
         }
-        /* Clients first, in the order they connected (a forked child that
-         * execs at once must get its number before its new image does).
-         * A dropped client shifts the later ones down by one: `gone`. */
+        /* Clients first, then those who connect. */
         if (pr > 0) {
-            for (int i = 0, gone = 0; i < nc; i++) {
-                if (!(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
-                    continue;
-                const char *why = NULL;
-                if (opp_coll_on_readable(i - gone, &why) < 0 &&
-                    (why || !opp_coll_orphan(collector.c[i - gone], 0))) {
-                    opp_coll_drop_client(i - gone, why);
-                    gone++;
-                }
-                if (collector_finished)
-                    break;
-            }
+            read_clients(pfd + 1, nc);
             if (!collector_finished && (pfd[0].revents & POLLIN))
                 for (int k = 0; k < 16; k++) {
                     int before = collector.nc;
@@ -218,6 +241,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
             opp_coll_write_clock();
         int procs = opp_coll_process_clients();
         if (collector.stop) {
+            read_pending();
             opp_coll_logmsg("stopped by signal %d; trace finished with what was recorded",
                             (int)collector.stop);
             opp_coll_finish();

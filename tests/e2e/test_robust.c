@@ -981,6 +981,51 @@ START_TEST(collector_stopped_process_exit)
 }
 END_TEST
 
+/* A stopped collector hung up and continued (what the kernel does to an
+ * orphaned process group with a stopped member, as when the `opprof run`
+ * that started it exits) reads the goodbye its process sent meanwhile
+ * before it finishes: the process exited, not still running. */
+START_TEST(collector_hung_up_while_stopped)
+{
+    char *log = tu_path(dir, "collector.err");
+    char *cargv[] = {(char *)tu_tool("opprof-collector"),
+                     "--socket",
+                     sock,
+                     "--output",
+                     trace,
+                     "--idle-exit-ms",
+                     "0",
+                     NULL};
+    int cpid = tu_spawn(cargv, NULL, NULL, log);
+    ck_assert_int_gt(cpid, 0);
+    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    PRELOAD_ENV(env);
+    char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
+    int pid = tu_spawn(argv, env, NULL, NULL);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    ck_assert_int_eq(tu_collector_events(sock, 1000, 10000), 0);
+    ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
+    ck_assert_int_eq(kill(cpid, SIGHUP), 0);
+    ck_assert_int_eq(kill(cpid, SIGCONT), 0);
+    ck_assert_int_eq(tu_code(tu_wait(cpid)), 0);
+    char *e = tu_slurp(log);
+    ck_assert_str_eq(e, "opprof-collector: stopped by signal 1; trace finished with what was "
+                        "recorded\n");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 2000);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_uint_eq(m->procs_cut, 0);
+    opp_model_free(m);
+    free(e), free(log), free(half), free(go);
+}
+END_TEST
+
 /* The same for the process that started the collector itself (plain
  * LD_PRELOAD), which otherwise waits for the finished trace. */
 START_TEST(collector_stopped_root_exit)
@@ -1638,6 +1683,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, excess_descriptors_closed);
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, collector_terminated_says_so);
+    tcase_add_test(tc, collector_hung_up_while_stopped);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, goodbye_end_within_start_and_now);
     tcase_add_test(tc, reaped_bounds_an_end_without_goodbye);
