@@ -599,10 +599,12 @@ void opp_conn_goodbye(void)
     /* The process is not gone yet: its other threads, and the destructors
      * that run after ours, may still record, a thread's first call too,
      * while the collector reads on (it ends the process once it is gone).
-     * Not when this goodbye finished the trace, or went unanswered: then
-     * nothing more is sent, decided before a sender waiting on the lock
-     * can send. */
-    int reads_on = !rc && (!conn.root || (got == sizeof counts && counts[OPP_ACK_CONNECTED]));
+     * Not when this goodbye finished the trace, or the collector is gone:
+     * then nothing more is sent, decided before a sender waiting on the
+     * lock can send. One that did not answer within the second is slow,
+     * not gone: its records are read once it answers. */
+    int reads_on = conn.root ? !rc && got == sizeof counts && counts[OPP_ACK_CONNECTED]
+                             : !rc || rc == -ETIMEDOUT;
     if (!reads_on)
         atomic_store(&conn.on, 0);
     conn_release();

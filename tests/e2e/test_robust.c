@@ -1026,6 +1026,52 @@ START_TEST(collector_hung_up_while_stopped)
 }
 END_TEST
 
+/* A collector that does not answer a goodbye within its second is slow,
+ * not gone: a thread the process starts after it (a library's destructor
+ * that runs after ours) hands its buffer over and its calls are in the
+ * trace, 5 + 1 + 8 (its 8 were lost, unsaid, when the process took the
+ * silence for a collector gone). */
+START_TEST(collector_slow_at_a_goodbye)
+{
+    char *cargv[] = {(char *)tu_tool("opprof-collector"),
+                     "--socket",
+                     sock,
+                     "--output",
+                     trace,
+                     "--idle-exit-ms",
+                     "0",
+                     NULL};
+    int cpid = tu_spawn(cargv, NULL, NULL, NULL);
+    ck_assert_int_gt(cpid, 0);
+    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    PRELOAD_ENV(env);
+    char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go"), *err = tu_path(dir, "err");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"),
+                    "slowbye",
+                    "5",
+                    (char *)tu_build("tests/progs/liblate_plugin.so"),
+                    dir,
+                    NULL};
+    int pid = tu_spawn(argv, env, NULL, err);
+    ck_assert_int_eq(tu_wait_file(half, 10000), 0);
+    ck_assert_int_eq(tu_collector_events(sock, 5, 10000), 0);
+    ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_code(tu_wait(pid)), 0); /* its goodbye unanswered for 1 s */
+    ck_assert_int_eq(kill(cpid, SIGCONT), 0);
+    ck_assert_int_eq(tu_collector_events(sock, 5 + 1 + 8, 10000), 0);
+    ck_assert_int_eq(finish_collector(cpid), 0);
+    char *e = tu_slurp(err);
+    ck_assert_str_eq(e, "");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 5 + 1 + 8);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    opp_model_free(m);
+    free(e), free(err), free(half), free(go);
+}
+END_TEST
+
 /* The same for the process that started the collector itself (plain
  * LD_PRELOAD), which otherwise waits for the finished trace. */
 START_TEST(collector_stopped_root_exit)
@@ -1701,6 +1747,7 @@ Suite *suite_robust(void)
     tcase_add_checked_fixture(timed, setup, teardown);
     tcase_set_timeout(timed, 60);
     tcase_add_test(timed, drop_block_records_every_call);
+    tcase_add_test(timed, collector_slow_at_a_goodbye);
     tcase_add_test(timed, program_closes_our_descriptor);
     tcase_add_test(timed, run_cuts_background_child);
     tcase_add_test(timed, run_forwards_termination);

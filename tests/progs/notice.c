@@ -68,6 +68,9 @@
  *                      returns; the thread then makes N+2 more and stays, the hook waiting
  *                      for those, then for a new thread's N+3; the child exits (status 0);
  *                      prints the sum and its status
+ *   slowbye N PLUGIN DIR  N calls; loads PLUGIN (as exitreturn), whose destructor's hook
+ *                      starts a thread of N+3 calls and waits for it; makes DIR/halfway,
+ *                      waits for DIR/go, exits 0 (a test stops the collector between)
  *   leaderexit N       N calls; a child makes N calls, its main thread leaves by pthread_exit (its
  *                      process runs on, /proc says its leader is a zombie) while another
  *                      thread calls exit(0); the exit's last flush (a stream of the child's,
@@ -420,6 +423,15 @@ static void exit_hook(void)
     atomic_store(&exit_began, 1);
     while (!atomic_load(&dgemm_returned))
         sched_yield();
+    pthread_t t;
+    if (pthread_create(&t, NULL, n_calls, (void *)(late_n + 3)) == 0)
+        pthread_join(t, NULL);
+}
+
+/* slowbye: the plugin's destructor's hook, after our goodbye: a new
+ * thread's N+3 calls. */
+static void thread_hook(void)
+{
     pthread_t t;
     if (pthread_create(&t, NULL, n_calls, (void *)(late_n + 3)) == 0)
         pthread_join(t, NULL);
@@ -1254,6 +1266,23 @@ int main(int argc, char **argv)
         int st = 0;
         waitpid(child, &st, 0);
         printf("exitreturn %g, child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "slowbye")) {
+        late_n = arg(argc, argv, 2);
+        double s = calls(late_n);
+        arg(argc, argv, 4); /* PLUGIN and DIR given */
+        void *h = dlopen(argv[3], RTLD_NOW);
+        void (*set)(void (*)(void)) =
+            h ? (void (*)(void (*)(void)))dlsym(h, "late_plugin_hook") : NULL;
+        if (!set)
+            return 3;
+        set(thread_hook);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/halfway", argv[4]);
+        close(open(path, O_WRONLY | O_CREAT, 0600));
+        snprintf(path, sizeof path, "%s/go", argv[4]);
+        for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+            usleep(10000);
+        printf("slowbye %g\n", s);
     } else if (!strcmp(mode, "leaderexit")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);
