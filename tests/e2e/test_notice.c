@@ -971,6 +971,9 @@ Suite *suite_notice(void)
     tcase_add_test(tc, collector_s_line_said_before_the_trace_is_read);
     tcase_add_test(tc, collector_not_held_by_a_stderr_nobody_reads);
     tcase_add_test(tc, exit_while_a_thread_is_inside_a_call);
+    tcase_add_test(tc, calls_after_the_goodbye_end_before_the_process);
+    tcase_add_test(tc, calls_after_the_goodbye_summed);
+    tcase_add_test(tc, calls_after_the_goodbye_of_a_process_whose_main_thread_left);
     tcase_add_test(tc, exit_from_a_handler_inside_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_send);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_reconnect);
@@ -988,16 +991,5 @@ Suite *suite_notice(void)
     tcase_add_test(tc, jump_from_a_handler_out_of_our_new_stack_id);
     tcase_add_test(tc, timer_siglongjmps_out_of_calls);
     suite_add_tcase(s, tc);
-    /* A thread's first calls after its process's goodbye are handed over
-     * only when the collector answered that goodbye within its second:
-     * these run alone, where a loaded machine does not hold it back. */
-    TCase *timed = tcase_create("timing");
-    tcase_set_tags(timed, "timing");
-    tcase_add_checked_fixture(timed, setup, teardown);
-    tcase_set_timeout(timed, 30);
-    tcase_add_test(timed, calls_after_the_goodbye_end_before_the_process);
-    tcase_add_test(timed, calls_after_the_goodbye_summed);
-    tcase_add_test(timed, calls_after_the_goodbye_of_a_process_whose_main_thread_left);
-    suite_add_tcase(s, timed);
     return s;
 }
