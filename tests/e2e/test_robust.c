@@ -1033,17 +1033,7 @@ END_TEST
  * silence for a collector gone). */
 START_TEST(collector_slow_at_a_goodbye)
 {
-    char *cargv[] = {(char *)tu_tool("opprof-collector"),
-                     "--socket",
-                     sock,
-                     "--output",
-                     trace,
-                     "--idle-exit-ms",
-                     "0",
-                     NULL};
-    int cpid = tu_spawn(cargv, NULL, NULL, NULL);
-    ck_assert_int_gt(cpid, 0);
-    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    int cpid = start_collector();
     PRELOAD_ENV(env);
     char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go"), *err = tu_path(dir, "err");
     char *argv[] = {(char *)tu_build("tests/progs/notice"),

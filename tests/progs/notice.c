@@ -244,6 +244,21 @@ static int trap_call(int nr)
     return seccomp_filter(f, sizeof f / sizeof *f);
 }
 
+/* A filter that makes system call nr raise SIGSYS when its first argument
+ * compares (BPF_JEQ or BPF_JGE) with k, every other call allowed. */
+static int trap_call_arg0(int nr, unsigned cmp, unsigned k)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | cmp | BPF_K, k, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    return seccomp_filter(f, sizeof f / sizeof *f);
+}
+
 static char self[4096];
 
 /* fd2dev: the writes to descriptor 2 a filter trapped */
@@ -1209,17 +1224,9 @@ int main(int argc, char **argv)
         if (seccomp_filter(f, sizeof f / sizeof *f))
             return 3;
         if (dev) { /* a second filter: write(2, ...) raises SIGSYS, counted */
-            struct sock_filter w[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 3),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-            };
             struct sigaction sa = {.sa_handler = count_write};
             if (argc < 4 || device_at_2(argv[3]) || sigaction(SIGSYS, &sa, NULL) ||
-                seccomp_filter(w, sizeof w / sizeof *w))
+                trap_call_arg0(SYS_write, BPF_JEQ, 2))
                 return 3;
         }
         pthread_t t;
@@ -1327,15 +1334,7 @@ int main(int argc, char **argv)
         double s = calls(n);
         struct sigaction sa = {.sa_handler = sigsys_jump};
         sigaction(SIGSYS, &sa, NULL);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 0, 3),
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIG_BLOCK, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        if (seccomp_filter(f, sizeof f / sizeof *f))
+        if (trap_call_arg0(SYS_rt_sigprocmask, BPF_JEQ, SIG_BLOCK))
             return 3;
         pthread_t t;
         pthread_create(&t, NULL, sigsys_jump_thread, (void *)n);
@@ -1349,15 +1348,7 @@ int main(int argc, char **argv)
         fork_parent = getpid();
         struct sigaction sa = {.sa_handler = sigsys_fork_jump};
         sigaction(SIGSYS, &sa, NULL);
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close, 0, 3),
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-            BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 256, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        if (seccomp_filter(f, sizeof f / sizeof *f))
+        if (trap_call_arg0(SYS_close, BPF_JGE, 256))
             return 3;
         volatile int raw = argc > 3 && !strcmp(argv[3], "raw");
         fork_ret = argc > 4 && !strcmp(argv[4], "ret");
@@ -1417,15 +1408,7 @@ int main(int argc, char **argv)
         volatile pid_t collector = wait ? collector_pid() : -1;
         struct sigaction sa = {.sa_handler = sigsys_jump};
         sigaction(SIGSYS, &sa, NULL);
-        struct sock_filter w[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 3),
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        if (wait ? trap_call(SYS_sched_yield) : seccomp_filter(w, sizeof w / sizeof *w))
+        if (wait ? trap_call(SYS_sched_yield) : trap_call_arg0(SYS_write, BPF_JEQ, 2))
             return 3;
         if (collector > 0)
             kill(collector, SIGSTOP);
