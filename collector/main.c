@@ -44,7 +44,6 @@ int main(int argc, char **argv)
     struct opp_collector_opts o = {.ready_fd = -1, .idle_exit_ms = 10000};
     const char *pe = getenv("OPPROF_PAUSED"); /* as the preloads it serves see it */
     o.paused = pe && !strcmp(pe, "1");
-    o.max_nodes = OPP_SUM_NODES_DEFAULT;
     const char *mode = getenv("OPPROF_MODE"); /* likewise */
     if (mode && *mode && opp_collector_mode(mode, &o.summary)) {
         fprintf(stderr, "opprof-collector: OPPROF_MODE=%s is not a mode (full, summary); "
@@ -53,15 +52,13 @@ int main(int argc, char **argv)
     }
     long v;
     const char *nodes = getenv("OPPROF_MAX_NODES"); /* likewise */
-    if (nodes && *nodes) {
-        if (num(nodes, 1, OPP_SUM_NODES_MAX, &v))
-            fprintf(stderr,
-                    "opprof-collector: OPPROF_MAX_NODES=%s is not a number from 1 to "
-                    "268435456; keeping %u call paths\n",
-                    nodes, OPP_SUM_NODES_DEFAULT);
-        else
-            o.max_nodes = (uint32_t)v;
-    }
+    int bad;
+    o.max_nodes = opp_sum_nodes_of(nodes, &bad);
+    if (bad)
+        fprintf(stderr,
+                "opprof-collector: OPPROF_MAX_NODES=%s is not a number from 1 to "
+                "268435456; keeping %u call paths\n",
+                nodes, OPP_SUM_NODES_DEFAULT);
     int c;
     while ((c = getopt_long(argc, argv, "s:o:dr:f:i:phm:n:tP:", opts, NULL)) != -1) {
         switch (c) {

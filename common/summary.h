@@ -121,5 +121,9 @@ void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost);
  * lines of a run that made a summary, into buf: max_nodes is the bound the
  * collector kept. */
 void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped, uint32_t max_nodes);
+/* The bound the collector keeps for OPPROF_MAX_NODES's value s (NULL or
+ * empty: unset): s, or OPP_SUM_NODES_DEFAULT when unset or not a number
+ * from 1 to OPP_SUM_NODES_MAX (*bad then 1, else 0). */
+uint32_t opp_sum_nodes_of(const char *s, int *bad);
 
 #endif

@@ -174,6 +174,21 @@ void opp_sum_lost_said(char *buf, size_t cap, uint64_t lost)
              (unsigned long long)lost);
 }
 
+uint32_t opp_sum_nodes_of(const char *s, int *bad)
+{
+    *bad = 0;
+    if (!s || !*s)
+        return OPP_SUM_NODES_DEFAULT;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v < 1 || v > (long)OPP_SUM_NODES_MAX) {
+        *bad = 1;
+        return OPP_SUM_NODES_DEFAULT;
+    }
+    return (uint32_t)v;
+}
+
 void opp_sum_dropped_said(char *buf, size_t cap, uint64_t dropped, uint32_t max_nodes)
 {
     snprintf(buf, cap,

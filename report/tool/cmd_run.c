@@ -353,14 +353,11 @@ static int runnable(const char *cmd)
 }
 
 /* The call paths the collector keeps under a summary: OPPROF_MAX_NODES,
- * which --max-nodes sets, as the collector reads it, else its default. */
+ * which --max-nodes sets, as the collector reads it. */
 static uint32_t max_nodes_kept(void)
 {
-    const char *s = getenv("OPPROF_MAX_NODES");
-    char *end;
-    long v = s ? strtol(s, &end, 10) : 0;
-    return s && *s && !*end && v >= 1 && v <= OPP_SUM_NODES_MAX ? (uint32_t)v
-                                                                : OPP_SUM_NODES_DEFAULT;
+    int bad;
+    return opp_sum_nodes_of(getenv("OPPROF_MAX_NODES"), &bad);
 }
 
 /* What the trace lacks, said where no report follows to say it. */
