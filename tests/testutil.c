@@ -641,6 +641,11 @@ char *tu_steps_differ(int (*report)(int, char **), const char *dir, const char *
 
 int tu_collector_start(const char *sock, const char *trace, const char *extra)
 {
+    return tu_collector_start_said(sock, trace, extra, NULL);
+}
+
+int tu_collector_start_said(const char *sock, const char *trace, const char *extra, const char *err)
+{
     char *argv[] = {(char *)tu_tool("opprof-collector"),
                     "--socket",
                     (char *)sock,
@@ -650,7 +655,7 @@ int tu_collector_start(const char *sock, const char *trace, const char *extra)
                     "0",
                     (char *)extra,
                     NULL};
-    int pid = tu_spawn(argv, NULL, NULL, NULL);
+    int pid = tu_spawn(argv, NULL, NULL, err);
     if (pid <= 0 || tu_wait_file(sock, 5000))
         return -1;
     return pid;

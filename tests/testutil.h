@@ -80,6 +80,9 @@ int tu_wait_file(const char *path, int ms);
  * option, or NULL), listening when this returns its pid (-1 on failure);
  * finished with FINISH: its exit code, or -1. */
 int tu_collector_start(const char *sock, const char *trace, const char *extra);
+/* The same, its stderr into the file err (NULL: the tests'). */
+int tu_collector_start_said(const char *sock, const char *trace, const char *extra,
+                            const char *err);
 int tu_collector_finish(int pid, const char *sock);
 /* Waits up to ms for the collector on sock to have drained (and written)
  * at least want events, asking it as `opprof ctl status` does: 0, or -1. */

@@ -38,11 +38,18 @@ static void teardown(void)
     free(sock);
 }
 
-static int start_collector(void)
+/* Our collector on sock writing trace, its stderr into err (NULL: the
+ * tests'), listening. */
+static int start_collector_said(const char *err)
 {
-    int pid = tu_collector_start(sock, trace, NULL);
+    int pid = tu_collector_start_said(sock, trace, NULL, err);
     ck_assert_int_gt(pid, 0);
     return pid;
+}
+
+static int start_collector(void)
+{
+    return start_collector_said(NULL);
 }
 
 /* The preload's environment for a collector we started. */
@@ -515,11 +522,7 @@ END_TEST
 START_TEST(hostile_clients)
 {
     char *log = tu_path(dir, "collector.err");
-    char *cargv[] = {(char *)tu_tool("opprof-collector"), "--socket", sock, "--output", trace,
-                     "--idle-exit-ms", "0", NULL};
-    int cpid = tu_spawn(cargv, NULL, NULL, log);
-    ck_assert_int_gt(cpid, 0);
-    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    int cpid = start_collector_said(log);
     int bad[9];
     for (int i = 0; i < 9; i++)
         ck_assert_int_ge(bad[i] = opp_connect(sock), 0);
@@ -988,17 +991,7 @@ END_TEST
 START_TEST(collector_hung_up_while_stopped)
 {
     char *log = tu_path(dir, "collector.err");
-    char *cargv[] = {(char *)tu_tool("opprof-collector"),
-                     "--socket",
-                     sock,
-                     "--output",
-                     trace,
-                     "--idle-exit-ms",
-                     "0",
-                     NULL};
-    int cpid = tu_spawn(cargv, NULL, NULL, log);
-    ck_assert_int_gt(cpid, 0);
-    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    int cpid = start_collector_said(log);
     PRELOAD_ENV(env);
     char *half = tu_path(dir, "halfway"), *go = tu_path(dir, "go");
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
@@ -1097,17 +1090,7 @@ END_TEST
 START_TEST(collector_terminated_says_so)
 {
     char *err = tu_path(dir, "collector.err");
-    char *argv[] = {(char *)tu_tool("opprof-collector"),
-                    "--socket",
-                    sock,
-                    "--output",
-                    trace,
-                    "--idle-exit-ms",
-                    "0",
-                    NULL};
-    int cpid = tu_spawn(argv, NULL, NULL, err);
-    ck_assert_int_gt(cpid, 0);
-    ck_assert_int_eq(tu_wait_file(sock, 5000), 0);
+    int cpid = start_collector_said(err);
     PRELOAD_ENV(env);
     char *prog[] = {(char *)tu_build("tests/progs/scenarios"), "loop", "100", NULL};
     ck_assert_int_eq(tu_code(tu_run(prog, env, NULL, NULL)), 0);
