@@ -66,6 +66,9 @@ static int collect_ranks(const struct opp_model *m, struct opp_rank_table *t)
                 t->twice_files[0] = rf[i - 1].file;
                 t->twice_files[1] = rf[i].file;
                 free(rf);
+                free(t->ranks); /* the table says only which */
+                t->ranks = NULL;
+                t->nranks = 0;
                 return -EEXIST;
             }
             continue;
@@ -131,6 +134,8 @@ int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o
 {
     *t = (struct opp_rank_table){0};
     int rc = collect_ranks(m, t);
+    if (rc == -EEXIST)
+        return rc;
     struct row_ent *index = NULL;
     size_t cap = 0;
     struct opp_agg_opts *ro = rc ? NULL : calloc(t->nranks, sizeof *ro);
@@ -161,10 +166,7 @@ int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o
     if (!rc)
         rc = spread(t);
     if (rc) {
-        int64_t twice = t->twice_rank;
-        uint32_t f0 = t->twice_files[0], f1 = t->twice_files[1];
         opp_rank_table_free(t);
-        t->twice_rank = twice, t->twice_files[0] = f0, t->twice_files[1] = f1;
         return rc;
     }
     if (t->nrows) /* none: ranked processes without calls */
