@@ -219,16 +219,29 @@ int opp_collector_run(const struct opp_collector_opts *o)
          * call itself, which runs no atfork handler, keeps a copy until
          * its first call). */
         uint64_t t = opp_mono_ns();
+        int gone = 0;
+        for (int i = 0; i < collector.nc; i++) {
+            struct client *c = collector.c[i];
+            if (!c->bad && (c->orphan || (c->bye && !c->ended)) &&
+                t - c->orphan_checked > 100000000ull) {
+                c->orphan_checked = t;
+                c->gone = c->ended ||
+                          (c->orphan ? !opp_coll_rings_mapped(c) : !opp_coll_process_runs(c->pid));
+                gone += c->gone;
+            }
+        }
+        /* What a process sent before it went (a late thread's ring) is
+         * read before it is ended: the poll above may have come first. */
+        if (gone)
+            read_pending();
+        if (collector_finished)
+            break;
         for (int i = collector.nc; i-- > 0;) {
             struct client *c = collector.c[i];
             if (c->bad)
                 opp_coll_drop_client(i, c->bad);
-            else if ((c->orphan || (c->bye && !c->ended)) && t - c->orphan_checked > 100000000ull) {
-                c->orphan_checked = t;
-                if (c->ended ||
-                    (c->orphan ? !opp_coll_rings_mapped(c) : !opp_coll_process_runs(c->pid)))
-                    opp_coll_drop_client(i, NULL);
-            }
+            else if (c->gone)
+                opp_coll_drop_client(i, NULL);
         }
         /* A ring found half full: a thread is at its heels (a small
          * OPPROF_BUFFER, OPPROF_DROP=block), so look again at once for a

@@ -58,6 +58,7 @@ struct client {
     int orphan;      /* the program closed our connection but runs on: fd is -1,
                         its rings are still drained until it resumes or exits */
     uint64_t orphan_checked;
+    int gone; /* an orphan or a goodbye's process found gone: ended once its socket is read */
     struct client *into; /* a RESUME: this connection now serves that client */
     struct ring *rings;
     size_t nrings;
