@@ -580,20 +580,19 @@ void opp_conn_goodbye(void)
         rc = opp_send_msg(conn.sock, OPP_MSG_BYE, &end, sizeof end, -1);
     uint64_t counts[OPP_ACK_FIELDS] = {0};
     uint32_t got = 0;
-    /* Bounded: our records are in shared memory and outlive us, so a
-     * process waits at most a second. The one that started the collector
-     * waits for the finished trace as long as the collector makes
-     * progress, never on one that is stopped or stuck. */
-    struct opp_patience pat = {.pid = conn.root ? conn.collector_pid : 0,
-                               .trace = conn.root ? conn.output : NULL,
-                               .quiet_ms = 1000,
-                               .max_ms = conn.root ? 600000 : 1000};
+    /* Only the process that started the collector waits: for the finished
+     * trace, to name it, as long as the collector makes progress, never on
+     * one that is stopped or stuck. Any other process's records are in
+     * shared memory and outlive it: it leaves at once, its goodbye read
+     * whenever the collector reads (a busy or stopped one later). */
+    struct opp_patience pat = {
+        .pid = conn.collector_pid, .trace = conn.output, .quiet_ms = 1000, .max_ms = 600000};
     uint32_t mode;
-    if (!rc && conn.mode_due) { /* the hello's answer comes first, never read yet */
+    if (!rc && conn.root && conn.mode_due) { /* the hello's answer comes first, never read yet */
         rc = opp_wait_answer(conn.sock, OPP_MSG_MODE, &mode, sizeof mode, &got, &pat);
         conn.mode_due = 0;
     }
-    if (!rc)
+    if (!rc && conn.root)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     mine.n = 0; /* after the goodbye: nothing more is read */
     /* The process is not gone yet: its other threads, and the destructors
@@ -601,10 +600,8 @@ void opp_conn_goodbye(void)
      * while the collector reads on (it ends the process once it is gone).
      * Not when this goodbye finished the trace, or the collector is gone:
      * then nothing more is sent, decided before a sender waiting on the
-     * lock can send. One that did not answer within the second is slow,
-     * not gone: its records are read once it answers. */
-    int reads_on = conn.root ? !rc && got == sizeof counts && counts[OPP_ACK_CONNECTED]
-                             : !rc || rc == -ETIMEDOUT;
+     * lock can send. */
+    int reads_on = conn.root ? !rc && got == sizeof counts && counts[OPP_ACK_CONNECTED] : !rc;
     if (!reads_on)
         atomic_store(&conn.on, 0);
     conn_release();
@@ -612,13 +609,9 @@ void opp_conn_goodbye(void)
     if (rc == -ETIMEDOUT && pat.state == 'T') {
         opp_agent_say("the collector is stopped (SIGSTOP): ", conn.output,
                       " is finished once it continues");
-    } else if (rc == -ETIMEDOUT) {
-        /* A process of a run waits no longer: nothing is lost, its records
-         * stay in shared memory for the collector, and whoever waits for
-         * the trace says what became of it. */
-        if (conn.root)
-            opp_agent_say("the collector did not answer for 1 s: ", conn.output,
-                          " may not be finished yet");
+    } else if (rc == -ETIMEDOUT) { /* the root's alone: no other process waits */
+        opp_agent_say("the collector did not answer for 1 s: ", conn.output,
+                      " may not be finished yet");
     } else if (rc) {
         if (!atomic_exchange(&conn.warned, 1))
             opp_agent_say("the collector is gone (killed or crashed): the trace misses what this "

@@ -297,7 +297,7 @@ START_TEST(drop_block_records_every_call)
     uint64_t t0 = opp_mono_ns();
     close(open(go, O_CREAT | O_WRONLY, 0600));
     ck_assert_int_eq(tu_code(tu_wait(pid)), 3);
-    /* 1 s for room, 1 s at exit; a hang would be forever */
+    /* 1 s for room, nothing at exit; a hang would be forever */
     ck_assert_uint_lt(opp_mono_ns() - t0, 8000000000ull);
     kill(cpid, SIGCONT);
     ck_assert_int_eq(finish_collector(cpid), 0);
@@ -970,15 +970,15 @@ static void trace_whole(unsigned calls)
     opp_model_free(m);
 }
 
-/* A process whose collector is stopped waits at most a second at exit,
- * silently: its records stay in shared memory and are written once the
- * collector continues. */
+/* A process whose collector is stopped does not wait at exit (it waited
+ * a second, its goodbye unanswered): silently, its records stay in shared
+ * memory and are written once the collector continues. */
 START_TEST(collector_stopped_process_exit)
 {
     int cpid = start_collector();
     PRELOAD_ENV(env);
     char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
-    collector_stopped(argv, env, cpid, "", 0, 4000); /* nothing lost: nothing said */
+    collector_stopped(argv, env, cpid, "", 0, 900); /* nothing lost: nothing said */
     ck_assert_int_eq(finish_collector(cpid), 0);
     trace_whole(2000);
 }
@@ -1055,8 +1055,9 @@ START_TEST(collector_slow_at_a_goodbye)
 }
 END_TEST
 
-/* The same for the process that started the collector itself (plain
- * LD_PRELOAD), which otherwise waits for the finished trace. */
+/* The process that started the collector itself (plain LD_PRELOAD), which
+ * otherwise waits for the finished trace, leaves once it sees the
+ * collector stopped (it waited a second), and says so. */
 START_TEST(collector_stopped_root_exit)
 {
     struct tu_env te;
@@ -1066,21 +1067,21 @@ START_TEST(collector_stopped_root_exit)
     snprintf(want, sizeof want,
              "opprof: the collector is stopped (SIGSTOP): %s is finished once it continues\n",
              trace);
-    collector_stopped(argv, env, 0, want, 1, 4000);
+    collector_stopped(argv, env, 0, want, 1, 900);
     trace_whole(2000);
 }
 END_TEST
 
-/* `opprof run` does not wait for ever on a stopped collector: it says so,
- * with the pid to continue, and returns the command's exit code. */
+/* `opprof run` does not wait on a stopped collector (it waited 3 s): it
+ * says so, with the pid to continue, and returns the command's exit code. */
 START_TEST(collector_stopped_run)
 {
     char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--",
                     (char *)tu_build("tests/progs/scenarios"), "pause", "1000", dir, NULL};
     /* opprof run's line, and the collector's own where the kernel hangs up
      * its process group, left orphaned while stopped (then it finishes). */
-    collector_stopped(argv, NULL, 0, "is not finished; it will be once the collector continues",
-                      -2, 6000);
+    collector_stopped(argv, NULL, 0, "is not finished; it will be once the collector continues", -2,
+                      900);
     trace_whole(2000);
 }
 END_TEST
