@@ -217,12 +217,15 @@ int opp_collector_run(const struct opp_collector_opts *o)
          * that said goodbye once its process is gone, should another
          * process hold its connection open (a child forked by the system
          * call itself, which runs no atfork handler, keeps a copy until
-         * its first call). */
+         * its first call); so does the first process of a plain
+         * LD_PRELOAD run once gone, and after it, or once opprof run asks
+         * to finish, any whose process is gone. */
         uint64_t t = opp_mono_ns();
-        int gone = 0;
+        int gone = 0, ending = collector.finishing || collector.root_gone;
         for (int i = 0; i < collector.nc; i++) {
             struct client *c = collector.c[i];
-            if (!c->bad && (c->orphan || (c->bye && !c->ended)) &&
+            int watched = c->orphan || c->bye || ending || c->pid == collector.o->root_pid;
+            if (!c->bad && c->kind == C_PROCESS && (c->orphan || !c->ended) && watched &&
                 t - c->orphan_checked > 100000000ull) {
                 c->orphan_checked = t;
                 c->gone = c->ended ||

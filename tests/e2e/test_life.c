@@ -229,28 +229,72 @@ static void raw_fork(const char *how, unsigned long n, unsigned long child_threa
 
 /* A child forked by the system call itself, which runs no atfork
  * handler, keeps a copy of its parent's connection: one that makes no
- * call and outlives its parent (10 s) holds it open. The parent, which
- * said goodbye, is ended once it is gone, so `opprof run` waits neither
- * for the child nor its linger for leftover processes (2 s). */
-START_TEST(raw_fork_child_holding_the_parent_s_connection)
+ * call and outlives its parent (10 s) holds it open. The parent is ended
+ * once it is gone, whether it said goodbye (HOW stay) or left by _exit
+ * (stay_exit), so `opprof run` waits neither for the child nor its
+ * linger for leftover processes (2 s); the parent exited with status 0,
+ * said by its goodbye or by opprof run, its reaper. */
+static void raw_fork_child_holding(const char *how)
 {
-    char *out = tu_path(dir, "out");
+    char *out = tu_path(dir, "out"), said[64];
     char *env[] = {"OPENBLAS_NUM_THREADS=1", NULL};
     struct opp_model *m;
     uint64_t t0 = opp_mono_ns();
-    ck_assert_int_eq(run_scenario_io(&m, env, out, NULL, "rawfork", "10", "stay"), 0);
+    ck_assert_int_eq(run_scenario_io(&m, env, out, NULL, "rawfork", "10", how), 0);
     uint64_t took = opp_mono_ns() - t0;
     char *o = tu_slurp(out);
-    int pid = 0;
-    ck_assert_int_eq(sscanf(o, "rawfork 10 stay %d", &pid), 1);
+    snprintf(said, sizeof said, "rawfork 10 %s ", how);
+    ck_assert_int_eq(strncmp(o, said, strlen(said)), 0);
+    int pid = atoi(o + strlen(said));
     ck_assert_int_gt(pid, 0);
     kill(pid, SIGKILL);
     ck_assert_msg(took < 1500000000ull, "opprof run took %.2f s", (double)took / 1e9);
     ck_assert_uint_eq(m->nprocs, 1);
-    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_EXITED);
+    ck_assert_str_eq(opp_process_end_text(&m->procs[0], said, sizeof said), "exited with status 0");
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
     opp_model_free(m);
     free(o), free(out);
+}
+
+/* The same child of a plain LD_PRELOAD run's first process, which leaves
+ * by _exit (no goodbye, so no wait for the trace): the collector finishes
+ * the trace once that process is gone, not when the child exits (10 s),
+ * and says where it is. */
+START_TEST(raw_fork_child_holding_the_connection_of_the_first_process)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "rawfork", "10", "stay_exit", NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"), out, err)), 0);
+    uint64_t t0 = opp_mono_ns();
+    struct opp_model *m = tu_load(trace);
+    uint64_t took = opp_mono_ns() - t0;
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(out), *e = tu_slurp(err), want[4200];
+    int pid = atoi(o + strlen("rawfork 10 stay_exit "));
+    ck_assert_int_gt(pid, 0);
+    kill(pid, SIGKILL);
+    ck_assert_msg(took < 1500000000ull, "the trace took %.2f s", (double)took / 1e9);
+    snprintf(want, sizeof want, "opprof: trace written to %s\n", trace);
+    ck_assert_str_eq(e, want);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, OPP_END_LOST);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+START_TEST(raw_fork_child_holding_the_parent_s_connection)
+{
+    raw_fork_child_holding("stay");
+}
+END_TEST
+START_TEST(raw_fork_child_holding_the_connection_of_a_parent_that_left_by_exit_)
+{
+    raw_fork_child_holding("stay_exit");
 }
 END_TEST
 
@@ -553,6 +597,8 @@ Suite *suite_life(void)
     tcase_set_tags(timed, "timing");
     tcase_add_checked_fixture(timed, setup, teardown);
     tcase_add_test(timed, raw_fork_child_holding_the_parent_s_connection);
+    tcase_add_test(timed, raw_fork_child_holding_the_connection_of_a_parent_that_left_by_exit_);
+    tcase_add_test(timed, raw_fork_child_holding_the_connection_of_the_first_process);
     suite_add_tcase(s, timed);
     return s;
 }

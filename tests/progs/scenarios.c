@@ -50,6 +50,7 @@
  *                      HOW stay: the child makes no call and sleeps 10 s, holding the
  *                      parent's connection, which no atfork handler closed; the parent
  *                      prints its sum and the child's pid ("rawfork S stay PID"), exits 0
+ *                      (HOW stay_exit: by _exit(0), no goodbye said)
  *                      Run with OPENBLAS_NUM_THREADS=1: the child lacks the threads of
  *                      OpenBLAS's pool, which its exit would wait for
  *   named N NAME...    a thread for each NAME, one after another: thread I names
@@ -539,21 +540,26 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "rawfork")) {
         long n = arg(argc, argv, 2);
         const char *how = argc > 3 ? argv[3] : "";
+        int stay = !strcmp(how, "stay") || !strcmp(how, "stay_exit");
         if (strcmp(how, "exit") && strcmp(how, "_exit") && strcmp(how, "clone") &&
-            strcmp(how, "thread") && strcmp(how, "both") && strcmp(how, "stay")) {
-            fprintf(stderr, "scenarios: rawfork HOW is exit, _exit, clone, thread, both or stay\n");
+            strcmp(how, "thread") && strcmp(how, "both") && !stay) {
+            fprintf(stderr, "scenarios: rawfork HOW is exit, _exit, clone, thread, both, stay or "
+                            "stay_exit\n");
             return 2;
         }
         double s = calls(n);
         fflush(stdout);
         pid_t pid = !strcmp(how, "clone") ? (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0)
                                           : (pid_t)syscall(SYS_fork);
-        if (pid == 0 && !strcmp(how, "stay")) {
+        if (pid == 0 && stay) {
             sleep(10);
             _exit(0);
         }
-        if (pid > 0 && !strcmp(how, "stay")) {
-            printf("rawfork %.0f stay %d\n", s, (int)pid);
+        if (pid > 0 && stay) {
+            printf("rawfork %.0f %s %d\n", s, how, (int)pid);
+            fflush(stdout);
+            if (!strcmp(how, "stay_exit"))
+                _exit(0);
             return 0;
         }
         if (pid == 0) {
