@@ -198,6 +198,16 @@ static int connect_fresh(void)
 static void connect_and_hello(int at_start)
 {
     int fd = connect_fresh();
+    if (fd < 0 && fd == -ENOENT && !at_start) {
+        /* A fork child whose parent's collector is gone by its first
+         * call, its socket removed: the trace was finished, its first
+         * process gone with no other connected (a plain LD_PRELOAD run) */
+        opp_give_up("the trace was finished before this process's first call (the process that "
+                    "started its collector had exited; opprof run keeps it for every process), "
+                    "profiling off",
+                    0);
+        return;
+    }
     if (fd < 0) {
         opp_give_up(fd == -ETIMEDOUT ? "the collector did not take us within 2 s (stopped or "
                                        "swamped), profiling off"

@@ -1,6 +1,7 @@
 /* End to end through a process's life: threads, fork, exec, and every way
  * of dying. Each scenario's calls are known exactly (tests/progs/scenarios.c). */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -284,6 +285,39 @@ START_TEST(raw_fork_child_holding_the_connection_of_the_first_process)
     ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
     opp_model_free(m);
     free(o), free(e), free(out), free(err);
+}
+END_TEST
+
+/* A child of a plain LD_PRELOAD run's first process that first calls
+ * after that process exited (a daemon): the trace was finished then, so
+ * the child runs unprofiled, its output its own, and says why in one line
+ * (it said the collector could not be reached). */
+START_TEST(fork_child_calling_after_the_first_process_finished_the_trace)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), *go = tu_path(dir, "go");
+    char *done = tu_path(dir, "done"), *child = tu_path(dir, "child");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "daemonlate", "10", dir, NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"), out, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 10);
+    opp_model_free(m);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_wait_file(done, 10000), 0);
+    char *o = tu_slurp(out), *c = tu_slurp(child), *e = tu_slurp(err), want[4800];
+    ck_assert_str_eq(o, "daemonlate 10\n");
+    ck_assert_str_eq(c, "daemonlate child 11\n");
+    snprintf(want, sizeof want,
+             "opprof: trace written to %s\n"
+             "opprof: the trace was finished before this process's first call (the process that "
+             "started its collector had exited; opprof run keeps it for every process), "
+             "profiling off\n",
+             trace);
+    ck_assert_str_eq(e, want);
+    free(o), free(c), free(e), free(out), free(err), free(go), free(done), free(child);
 }
 END_TEST
 
@@ -575,6 +609,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, fork_without_exec);
     tcase_add_test(tc, fork_child_recording_late);
     tcase_add_test(tc, fork_child_recording_late_leaving_by__exit);
+    tcase_add_test(tc, fork_child_calling_after_the_first_process_finished_the_trace);
     tcase_add_test(tc, raw_fork_child_exits);
     tcase_add_test(tc, raw_fork_child_leaves_by_exit_);
     tcase_add_test(tc, raw_clone_child);

@@ -26,6 +26,9 @@
  *   pause N DIR [thread]  N calls (on a thread that exits, with "thread"), creates
  *                      DIR/halfway, waits for DIR/go, N more calls
  *   paced N US         N calls, sleeping US microseconds after each
+ *   daemonlate N DIR   N calls, fork; the parent prints its sum and exits 0 at once; the
+ *                      child (a daemon) waits for DIR/go, makes N+1 calls, writes its sum
+ *                      to DIR/child, creates DIR/done and exits 0
  *   forkpaced N US     fork at once; the child does as paced N US, the parent waits
  *   sigblas N          N calls while another thread signals this one as fast as it
  *                      can (more, 1000 at a time, until the handler has run 200
@@ -437,6 +440,27 @@ int main(int argc, char **argv)
         int st;
         waitpid(pid, &st, 0);
         printf("forkpaced %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "daemonlate")) {
+        long n = arg(argc, argv, 2);
+        const char *dir = argc > 3 ? argv[3] : ".";
+        char path[4200];
+        double s = calls(n);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            snprintf(path, sizeof path, "%s/go", dir);
+            for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+                usleep(10000);
+            s = calls(n + 1);
+            snprintf(path, sizeof path, "%s/child", dir);
+            FILE *f = fopen(path, "w");
+            if (f)
+                fprintf(f, "daemonlate child %.0f\n", s), fclose(f);
+            snprintf(path, sizeof path, "%s/done", dir);
+            close(open(path, O_WRONLY | O_CREAT, 0600));
+            return 0;
+        }
+        printf("daemonlate %.0f\n", s);
     } else if (!strcmp(mode, "pause")) {
         long n = arg(argc, argv, 2);
         const char *dir = argc > 3 ? argv[3] : ".";
