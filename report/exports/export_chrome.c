@@ -140,8 +140,20 @@ static int export(struct chrome *x, char *err, size_t errlen)
     uint64_t base_real = ld->have_ref && ld->ref >= 0 ? (uint64_t)ld->ref + x->base_ns : 0;
     if (x->only_rank >= 0) {
         int any = 0;
-        for (size_t i = 0; i < m->nprocs; i++)
-            any |= m->procs[i].rank == x->only_rank;
+        size_t file = 0;
+        for (size_t i = 0; i < m->nprocs; i++) {
+            if (m->procs[i].rank != x->only_rank)
+                continue;
+            size_t f = opp_chrome_file(x, (uint32_t)i);
+            if (any && f != file) { /* a copy, another run's: two ranks in one */
+                snprintf(err, errlen,
+                         "%s and %s both hold rank %" PRId64 ": give each rank's trace once",
+                         x->paths[file], x->paths[f], x->only_rank);
+                return OPP_EXPORT_NOT_HELD;
+            }
+            any = 1;
+            file = f;
+        }
         if (!any) {
             if (x->nfiles == 1)
                 snprintf(err, errlen, "no process of %s has rank %" PRId64, x->paths[0],

@@ -241,6 +241,32 @@ START_TEST(chrome_rank_absent)
 }
 END_TEST
 
+/* Two traces of one rank (a copy, another run's) are refused by --rank,
+ * naming both, as report --by-rank does: merged they were one rank with
+ * two processes, twice its work. Nothing is written. */
+START_TEST(chrome_rank_in_two_traces)
+{
+    write_hosts();
+    char *c = tu_path(dir, "c.trace"), *out = tu_path(dir, "ac.json"), *err, want[9000];
+    write_host(c, 500000, 5000000000 + 500000, 1500000, 4500000, 1600000, 1700000, "0", "host-c");
+    ck_assert_int_eq(
+        opprof(NULL, &err, (char *[]){"export", "chrome", a, b, c, "--rank", "0", "-o", out, NULL}),
+        2);
+    snprintf(want, sizeof want,
+             "opprof export: %s and %s both hold rank 0: give each rank's trace once\n", a, c);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_ne(access(out, F_OK), 0);
+    free(err);
+    /* the other rank, held once, is exported */
+    ck_assert_int_eq(
+        opprof(NULL, NULL, (char *[]){"export", "chrome", a, b, c, "--rank", "1", "-o", out, NULL}),
+        0);
+    ck_assert_int_eq(access(out, F_OK), 0);
+    free(c), free(out);
+    free_hosts();
+}
+END_TEST
+
 /* Folded stacks of both traces: the call path's self times summed. */
 START_TEST(stacks_two_hosts)
 {
@@ -334,6 +360,7 @@ Suite *suite_export_merge(void)
     tcase_add_test(tc, chrome_single_exports_sum);
     tcase_add_test(tc, chrome_rank_filter);
     tcase_add_test(tc, chrome_rank_absent);
+    tcase_add_test(tc, chrome_rank_in_two_traces);
     tcase_add_test(tc, stacks_two_hosts);
     tcase_add_test(tc, export_needs_a_trace);
     tcase_add_test(tc, export_missing_second_trace);
