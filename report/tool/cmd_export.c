@@ -278,14 +278,46 @@ static const struct opp_process *named_process(const struct opp_model *m, int64_
     return &m->procs[0];
 }
 
+/* An output that is a directory (or ends in '/': then made) gets
+ * tensorboard_trace_handler's file name there, <host>_<pid>.<ns since the
+ * epoch of the start>.pt.trace.json, as torch 2 names it (nanoseconds, so
+ * that no two windows, or ranks, share a name; the host as one path
+ * component: it comes from the trace), of the first process (of --rank's)
+ * and the time from_ns (0: its start), said in a line with what (a window,
+ * or the whole trace). 0, or 1 (said). */
+static int chrome_dir_name(const struct opp_model *m, const struct opp_chrome_opts *co,
+                           uint64_t from_ns, const char *what, const char **out_path, char *named,
+                           size_t cap)
+{
+    if (!*out_path)
+        return 0;
+    if (make_dir(*out_path))
+        return 1;
+    struct stat st;
+    if (stat(*out_path, &st) || !S_ISDIR(st.st_mode) || !m->nprocs)
+        return 0;
+    const struct opp_process *p = named_process(m, co->rank);
+    const char *host = opp_process_info(p, "host");
+    char file_host[128]; /* the traced program's: one path component */
+    opp_path_component(file_host, sizeof file_host, host ? host : "localhost");
+    uint64_t real = p->start_real_ns + (from_ns ? from_ns - p->start_ns : 0);
+    int dir_len = (int)strlen(*out_path); /* "DIR/": no "DIR//NAME" */
+    while (dir_len > 1 && (*out_path)[dir_len - 1] == '/')
+        dir_len--;
+    if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path, file_host, p->pid,
+                 (unsigned long long)real) >= (int)cap) {
+        opp_say(PREFIX "output path too long");
+        return 1;
+    }
+    *out_path = named;
+    opp_say(PREFIX "%s -> %s", what, named);
+    return 0;
+}
+
 /* --window K: the time range of the K-th window a schedule recorded (a
- * read of the pass); an output that is a directory (or ends in '/': then
- * made) gets tensorboard_trace_handler's file name there, <host>_<pid>.<ns
- * since the epoch of the window's start>.pt.trace.json, as torch 2 names
- * it (nanoseconds, so that no two windows, or ranks, share a name; the
- * host as one path component: it comes from the trace). 0 (a summary
- * trace: the export refuses it), 2 when the traces hold no window K, or
- * 1 (said). */
+ * read of the pass), the output named as chrome_dir_name says. 0 (a
+ * summary trace: the export refuses it), 2 when the traces hold no window
+ * K, or 1 (said). */
 static int chrome_window(struct opp_pass *pass, const char *const *traces, size_t n,
                          unsigned long k, struct opp_chrome_opts *co, const char **out_path,
                          char *named, size_t cap)
@@ -296,7 +328,6 @@ static int chrome_window(struct opp_pass *pass, const char *const *traces, size_
         opp_say(PREFIX "%s", err);
         return 1;
     }
-    const struct opp_model *m = opp_pass_model(pass);
     struct opp_window *w = NULL;
     size_t nw;
     int rc = 1;
@@ -311,26 +342,9 @@ static int chrome_window(struct opp_pass *pass, const char *const *traces, size_
     } else {
         co->from_ns = w[k - 1].begin_ns;
         co->to_ns = w[k - 1].end_ns + 1;
-        struct stat st;
-        rc = *out_path && make_dir(*out_path) ? 1 : 0;
-        if (!rc && *out_path && !stat(*out_path, &st) && S_ISDIR(st.st_mode) && m->nprocs) {
-            const struct opp_process *p = named_process(m, co->rank);
-            const char *host = opp_process_info(p, "host");
-            char file_host[128]; /* the traced program's: one path component */
-            opp_path_component(file_host, sizeof file_host, host ? host : "localhost");
-            uint64_t real = p->start_real_ns + (co->from_ns - p->start_ns);
-            int dir_len = (int)strlen(*out_path); /* "DIR/": no "DIR//NAME" */
-            while (dir_len > 1 && (*out_path)[dir_len - 1] == '/')
-                dir_len--;
-            if (snprintf(named, cap, "%.*s/%s_%u.%llu.pt.trace.json", dir_len, *out_path, file_host,
-                         p->pid, (unsigned long long)real) >= (int)cap) {
-                opp_say(PREFIX "output path too long");
-                rc = 1;
-            }
-            *out_path = named;
-            if (!rc)
-                opp_say(PREFIX "window %lu -> %s", k, named);
-        }
+        char what[40];
+        snprintf(what, sizeof what, "window %lu", k);
+        rc = chrome_dir_name(opp_pass_model(pass), co, co->from_ns, what, out_path, named, cap);
     }
     free(w);
     opp_table_stream_free(ts);
@@ -657,14 +671,19 @@ int cmd_export(int argc, char **argv)
     req.refusal = refusal;
     /* the one pass every writer reads: first for --window, which names the
      * output (chrome's alone): traces it refuses, said before any output */
-    if (window) {
+    struct stat ost;
+    int to_dir = (fmt->takes & TAKES_WINDOW) && out_path &&
+                 (ends_with(out_path, "/") || (!stat(out_path, &ost) && S_ISDIR(ost.st_mode)));
+    if (window || to_dir) {
         if (open_pass(&req, refusal, sizeof refusal) || !req.pass) {
             refused(&req, "the Chrome export", 0, err, sizeof err);
             opp_say(PREFIX "%s", err);
             return 1;
         }
-        int wrc =
-            chrome_window(req.pass, traces, ntraces, window, &co, &out_path, named, sizeof named);
+        int wrc = window ? chrome_window(req.pass, traces, ntraces, window, &co, &out_path, named,
+                                         sizeof named)
+                         : chrome_dir_name(opp_pass_model(req.pass), &co, 0, "the whole trace",
+                                           &out_path, named, sizeof named);
         if (wrc) {
             opp_pass_free(req.pass);
             return wrc;
@@ -681,7 +700,7 @@ int cmd_export(int argc, char **argv)
     }
     req.svg = out_path && ends_with(out_path, ".svg");
     req.path = out.path;
-    int rc = window ? 0 : open_pass(&req, refusal, sizeof refusal);
+    int rc = req.pass ? 0 : open_pass(&req, refusal, sizeof refusal);
     if (!rc)
         rc = fmt->write(&req, out.f, err, sizeof err);
     else

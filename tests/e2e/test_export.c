@@ -637,6 +637,47 @@ START_TEST(ranks_named_apart)
 }
 END_TEST
 
+/* The whole trace into a directory (-o DIR/, made, or one there): named
+ * as a window's file, at the start of the first process (of --rank N's);
+ * ranks_named_apart's two ranks. */
+START_TEST(whole_trace_named_in_a_directory)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    for (uint32_t p = 1; p <= 2; p++) {
+        tb_process(&b, .proc = p, .pid = 100 * p, .real = 4000000000ull + 1000000000ull * p,
+                   .exe = "train");
+        tb_funcs(&b, {OPP_OP_TORCH, 0, "torch", "torch_op"});
+        tb_info(&b, "RANK", p == 1 ? "0" : "1", "host", "node");
+        tb_thread(&b, 100 * p, NULL);
+        tb_events(&b, TB_CALL(0, 1000, 2000, 0, 1, OPP_TORCH_SCOPE_FUNCTION, 0));
+        tb_string(&b, 1, "ProfilerStep#1");
+    }
+    tb_end(&b);
+    char *tb = tu_path(dir, "tb/"), *there = tu_path(dir, "there"), *e = tu_path(dir, "err");
+    ck_assert_int_eq(mkdir(there, 0755), 0);
+    const char *outs[] = {tb, tb, there};
+    const char *ranks[] = {NULL, "1", NULL};
+    const char *names[] = {"node_100.5000000000", "node_200.6000000000", "node_100.5000000000"};
+    for (int k = 0; k < 3; k++) {
+        char *ex[] = {
+            (char *)tu_tool("opprof"),  "export",         "chrome", trace, "-o", (char *)outs[k],
+            ranks[k] ? "--rank" : NULL, (char *)ranks[k], NULL};
+        ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
+        char *err = tu_slurp(e), want[9200], path[9000];
+        snprintf(path, sizeof path, "%s%s%s.pt.trace.json", outs[k], k == 2 ? "/" : "", names[k]);
+        snprintf(want, sizeof want, "opprof export: the whole trace -> %s\n", path);
+        ck_assert_str_eq(err, want);
+        char *j = tu_slurp(path);
+        ck_assert_ptr_nonnull(strstr(j, "\"ProfilerStep#1\""));
+        free(j), free(err);
+    }
+    ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 2);
+    ck_assert_int_eq(tu_count_files(there, ".pt.trace.json"), 1);
+    free(tb), free(there), free(e);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -653,6 +694,7 @@ Suite *suite_export(void)
     tcase_add_test(tc, window_of_no_trace);
     tcase_add_test(tc, windows_named_apart);
     tcase_add_test(tc, ranks_named_apart);
+    tcase_add_test(tc, whole_trace_named_in_a_directory);
     suite_add_tcase(s, tc);
     TCase *peak = tcase_create("peak"); /* tests/tests.mk: the normal build's memory */
     tcase_set_tags(peak, "peak");
