@@ -610,12 +610,9 @@ START_TEST(windows_named_apart)
 }
 END_TEST
 
-/* --window K --rank N into a directory: the file is named after rank N's
- * process (host, pid and its clock), so that each rank of one trace (one
- * host, as torchrun starts them) has a file of its own. Ranks 0 and 1,
- * pids 100 and 200, each a ProfilerStep#1 at [1000, 2000] ns of its own
- * clock, started at realtime 5 s and 6 s. */
-START_TEST(ranks_named_apart)
+/* Ranks 0 and 1 on host "node", pids 100 and 200, each a ProfilerStep#1
+ * at [1000, 2000] ns of its own clock, started at realtime 5 s and 6 s. */
+static void write_two_ranks(void)
 {
     struct tb b;
     tb_open(&b, trace);
@@ -629,6 +626,14 @@ START_TEST(ranks_named_apart)
         tb_string(&b, 1, "ProfilerStep#1");
     }
     tb_end(&b);
+}
+
+/* --window K --rank N into a directory: the file is named after rank N's
+ * process (host, pid and its clock), so that each rank of one trace (one
+ * host, as torchrun starts them) has a file of its own. */
+START_TEST(ranks_named_apart)
+{
+    write_two_ranks();
     char *tb = tu_path(dir, "tb/");
     window_export(trace, "1", "0", tb, "node_100.5000001000.pt.trace.json");
     window_export(trace, "1", "1", tb, "node_200.6000001000.pt.trace.json");
@@ -638,22 +643,10 @@ START_TEST(ranks_named_apart)
 END_TEST
 
 /* The whole trace into a directory (-o DIR/, made, or one there): named
- * as a window's file, at the start of the first process (of --rank N's);
- * ranks_named_apart's two ranks. */
+ * as a window's file, at the start of the first process (of --rank N's). */
 START_TEST(whole_trace_named_in_a_directory)
 {
-    struct tb b;
-    tb_open(&b, trace);
-    for (uint32_t p = 1; p <= 2; p++) {
-        tb_process(&b, .proc = p, .pid = 100 * p, .real = 4000000000ull + 1000000000ull * p,
-                   .exe = "train");
-        tb_funcs(&b, {OPP_OP_TORCH, 0, "torch", "torch_op"});
-        tb_info(&b, "RANK", p == 1 ? "0" : "1", "host", "node");
-        tb_thread(&b, 100 * p, NULL);
-        tb_events(&b, TB_CALL(0, 1000, 2000, 0, 1, OPP_TORCH_SCOPE_FUNCTION, 0));
-        tb_string(&b, 1, "ProfilerStep#1");
-    }
-    tb_end(&b);
+    write_two_ranks();
     char *tb = tu_path(dir, "tb/"), *there = tu_path(dir, "there"), *e = tu_path(dir, "err");
     ck_assert_int_eq(mkdir(there, 0755), 0);
     const char *outs[] = {tb, tb, there};
