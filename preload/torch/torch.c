@@ -552,6 +552,8 @@ OPP_EXPORT int opprof_torch_attach(const char *path)
         return -1;
     }
     shim_enable = (opp_torch_shim_enable_t)dlsym(h, "opp_torch_shim_enable");
+    /* libtorch_cpu calls BLAS: its scope built now, not in the first GEMM */
+    opp_resolve_scope(dlsym(h, RUN_START_CALLBACKS));
     if (opp_stacks_n) {
         opp_object_range((const void *)init, &opp_stack_skip_lo, &opp_stack_skip_hi);
         stack_entry(h);
