@@ -1464,6 +1464,58 @@ START_TEST(torch_profiler_beside_opprof)
 }
 END_TEST
 
+/* The program's own torch.profiler with_stack=True (its Python tracer
+ * takes nn.Module.__call__.__code__, which opprof's __call__ hands on from
+ * torch's) works beside opprof: the same output, key_averages and module
+ * calls as without opprof, and opprof's layers are the module calls
+ * torch's tracer saw (tests/py/torch_stack.py). */
+START_TEST(torch_profiler_with_stack_beside_opprof)
+{
+    if (!have_torch("torch_profiler_with_stack_beside_opprof"))
+        return;
+    char *f1 = tu_path(dir, "plain.txt"), *f2 = tu_path(dir, "under.txt");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *trace = tu_path(dir, "t.trace");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_stack.py"), f1, NULL}, NULL, o1, NULL)),
+        0);
+    profiled(trace, NULL, o2, NULL, (char *)script("torch_stack.py"), f2, NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    static struct fact a[256], b[256];
+    size_t na = read_facts(f1, a, 256), nb = read_facts(f2, b, 256);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    size_t ops = 0, modules = 0;
+    int differ = 0;
+    for (size_t i = 0; i < na; i++) {
+        long under = -1;
+        for (size_t j = 0; j < nb; j++)
+            if (!strcmp(b[j].name, a[i].name))
+                under = b[j].n;
+        ck_assert_msg(under >= 0, "%s: gone from torch.profiler's output under opprof", a[i].name);
+        if (is_layer(a[i].name)) { /* torch's module calls: exactly, and opprof's layers */
+            ck_assert_msg(under == a[i].n, "%s: %ld without opprof, %ld with", a[i].name, a[i].n,
+                          under);
+            ck_assert_msg(tu_count(m, a[i].name, -1, 0, -1) == (uint64_t)a[i].n,
+                          "%s: torch.profiler %ld, opprof %llu", a[i].name, a[i].n,
+                          (unsigned long long)tu_count(m, a[i].name, -1, 0, -1));
+            modules++;
+        } else {
+            ck_assert_msg(counts_agree(a[i].n, (uint64_t)under, 3),
+                          "%s: %ld without opprof, %ld with", a[i].name, a[i].n, under);
+            differ += under != a[i].n;
+            ops++;
+        }
+    }
+    ck_assert_uint_eq(modules, 3); /* Net, its Linear and its ReLU */
+    ck_assert_uint_gt(ops, 5);
+    ck_assert_int_le(differ, 1);
+    ck_assert_uint_eq(na, nb);
+    opp_model_free(m);
+    free(s1), free(s2), free(f1), free(f2), free(o1), free(o2), free(trace);
+}
+END_TEST
+
 /* OPPROF_SCHEDULE over the optimizer's steps (OPPROF_STEP=torch): wait 1,
  * active 1 records the second and fourth steps' iterations, each a
  * ProfilerStep#N holding one forward. */
@@ -1750,6 +1802,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_cannot_attach);
     tcase_add_test(tc, torch_blas_lookup_before_first_op);
     tcase_add_test(tc, torch_profiler_beside_opprof);
+    tcase_add_test(tc, torch_profiler_with_stack_beside_opprof);
     tcase_add_test(tc, torch_schedule_on_optimizer_steps);
     tcase_add_test(tc, torch_schedule_steps_one_row);
     tcase_add_test(tc, torch_ctl_stop_start);

@@ -160,6 +160,30 @@ static void call_free(PyObject *self)
     PyObject_Free(self);
 }
 
+/* Any attribute it lacks is torch's __call__'s, as functools.wraps would
+ * copy them: torch.profiler's Python tracer (with_stack) takes
+ * Module.__call__.__code__ to know a module's call by its frames, and
+ * torch's own frames are the ones that run. */
+static PyObject *call_getattr(PyObject *self, PyObject *name)
+{
+    PyObject *r = PyObject_GenericGetAttr(self, name);
+    if (r || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return r;
+    PyErr_Clear();
+    return PyObject_GetAttr(module_hooks.call, name);
+}
+
+static PyObject *call_wrapped(PyObject *self, void *unused)
+{
+    (void)self, (void)unused;
+    return Py_NewRef(module_hooks.call);
+}
+
+static PyGetSetDef call_getset[] = {
+    {"__wrapped__", call_wrapped, NULL, "torch's nn.Module.__call__", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyTypeObject module_call_type = {
     PyVarObject_HEAD_INIT(NULL, 0) /* with its comma */
         .tp_name = "opprof.module_call",
@@ -170,6 +194,8 @@ static PyTypeObject module_call_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = "opprof: nn.Module.__call__, its forward recorded as a range",
     .tp_descr_get = call_get,
+    .tp_getattro = call_getattr,
+    .tp_getset = call_getset,
 };
 
 /* What replaces nn.Module.__call__ (torch's, given as torch_call), a new
