@@ -82,7 +82,7 @@ static void profiled(const char *trace, char *const env[], const char *out, cons
 /* torch.profiler's facts, one per line (see torch_train.py; "flops NAME N"
  * torch_flops.py's). */
 struct fact {
-    char what[8], name[256], shapes[512];
+    char what[8], name[512], shapes[512];
     long n, mem, self_mem;
 };
 
@@ -105,7 +105,8 @@ static size_t read_facts(const char *path, struct fact *f, size_t cap)
         memset(x, 0, sizeof *x);
         snprintf(x->what, sizeof x->what, "%s", col[0] ? col[0] : "");
         snprintf(x->name, sizeof x->name, "%s", col[1] ? col[1] : "");
-        if ((!strcmp(x->what, "count") || !strcmp(x->what, "flops")) && k == 3) {
+        if ((!strcmp(x->what, "count") || !strcmp(x->what, "flops") || !strcmp(x->what, "path")) &&
+            k == 3) {
             x->n = atol(col[2]);
         } else if (!strcmp(x->what, "shapes") && k == 4) {
             snprintf(x->shapes, sizeof x->shapes, "%s", col[2]);
@@ -638,6 +639,78 @@ START_TEST(torch_module_tree)
     opp_steps_free(&st);
     opp_agg_free(&a);
     opp_model_free(m);
+}
+END_TEST
+
+/* Model shapes beyond the training script's (tests/py/torch_shapes.py:
+ * nn.LSTM and nn.GRU forward and backward, nn.Embedding, nn.LayerNorm,
+ * nn.MultiheadAttention, nn.TransformerEncoderLayer, a torch.jit.script'ed
+ * module, no_grad inference, in-place ops, views, double backward,
+ * torch.utils.checkpoint): every call path inside its "shapes" label has
+ * as many calls as torch.profiler's event tree gives it (folded as
+ * key_averages folds), and opprof has no other; nn.Module layers, which
+ * torch has not, left out of opprof's paths. Exactly: key_averages' own
+ * tree, of whole microseconds, moves a same-named op's fold by one from
+ * run to run (counts_agree). */
+START_TEST(torch_shapes_nest_as_torch_profiler)
+{
+    if (!have_torch("torch_shapes_nest_as_torch_profiler"))
+        return;
+    char *tfile = tu_path(dir, "paths.txt"), *trace = tu_path(dir, "t.trace");
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script("torch_shapes.py"), "torch", tfile, NULL},
+                       NULL, o1, NULL)),
+        0);
+    profiled(trace, NULL, o2, NULL, (char *)script("torch_shapes.py"), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
+    ck_assert_uint_gt(nfacts, 300);
+    ck_assert_uint_lt(nfacts, sizeof facts / sizeof *facts);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->dropped, 0);
+    struct opp_agg_opts o = {.group_by_stack = 16};
+    struct opp_agg a;
+    ck_assert_int_eq(tu_aggregate(m, &o, &a), 0);
+    static long got[4096];
+    memset(got, 0, sizeof got);
+    const char *names[] = {"aten::lstm",      "aten::gru",
+                           "aten::embedding", "aten::native_layer_norm",
+                           "aten::bmm",       "aten::_transformer_encoder_layer_fwd",
+                           "forward",         "CheckpointFunctionBackward"};
+    int seen[sizeof names / sizeof *names] = {0};
+    for (size_t r = 0; r < a.nrows; r++) {
+        const struct opp_row *row = &a.rows[r];
+        if (strcmp(row->lib, "torch") || is_layer(row->key) || row->key[0] == '[')
+            continue; /* library calls, layers, allocations */
+        char path[2048] = "", *save = NULL, *stack = strdup(row->stack_str ? row->stack_str : "");
+        size_t len = 0;
+        for (char *f = strtok_r(stack, ";", &save); f; f = strtok_r(NULL, ";", &save))
+            if (!is_layer(f))
+                len += (size_t)snprintf(path + len, sizeof path - len, "%s;", f);
+        snprintf(path + len, sizeof path - len, "%s", row->key);
+        free(stack);
+        if (strncmp(path, "shapes", 6) || (path[6] && path[6] != ';'))
+            continue; /* outside the label */
+        size_t i = 0;
+        while (i < nfacts && (strcmp(facts[i].what, "path") || strcmp(facts[i].name, path)))
+            i++;
+        ck_assert_msg(i < nfacts, "%s: %llu calls in opprof, none in torch.profiler", path,
+                      (unsigned long long)row->count);
+        got[i] += (long)row->count;
+        for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+            seen[k] |= !strcmp(row->key, names[k]);
+    }
+    for (size_t i = 0; i < nfacts; i++)
+        ck_assert_msg(got[i] == facts[i].n, "%s: torch.profiler %ld, opprof %ld", facts[i].name,
+                      facts[i].n, got[i]);
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        ck_assert_msg(seen[k], "no %s", names[k]);
+    opp_agg_free(&a);
+    opp_model_free(m);
+    free(s1), free(s2), free(tfile), free(trace), free(o1), free(o2);
 }
 END_TEST
 
@@ -1790,6 +1863,7 @@ Suite *suite_torch(void)
     tcase_add_test(tc, torch_lean_counts_match_full);
     tcase_add_test(tc, torch_summary_matches_torch_profiler);
     tcase_add_test(tc, torch_module_tree);
+    tcase_add_test(tc, torch_shapes_nest_as_torch_profiler);
     tcase_add_test(tc, torch_inference_steps);
     tcase_add_test(tc, torch_modules_after_raw_fork);
     tcase_add_test(tc, torch_python_stacks);

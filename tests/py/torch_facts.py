@@ -71,3 +71,41 @@ def write(prof, path, shapes=False, memory=False):
         if shapes:
             for e in prof.key_averages(group_by_input_shape=True):
                 f.write("shapes\t%s\t%s\t%d\n" % (e.key, e.input_shapes, e.count))
+
+
+def tree_paths(prof, root):
+    """The call paths of the ops inside each op named root, "root;A;B", and
+    how many calls each has, as torch's event tree nests them (ns-precise;
+    folded and named as key_averages does: _filter_name, _rewrite_name,
+    _remove_dup_nodes). Not key_averages' own tree, built from whole
+    microseconds: it folds or not two same-named ops that tie."""
+    from torch._C._profiler import _EventType
+    from torch.autograd.profiler_util import _filter_name, _rewrite_name
+
+    def node(e):  # [name, children], a dropped op's (None, children)
+        kids = []
+        for c in e.children:
+            if c.tag == _EventType.TorchOp:
+                k = node(c)
+                kids += k[1] if k[0] is None else [k]
+        name = None if _filter_name(e.name) else _rewrite_name(e.name, with_wildcard=True)
+        while name and len(kids) == 1 and kids[0][0] == name:
+            kids = kids[0][1]
+        return [name, kids]
+
+    paths = {}
+
+    def add(n, path):
+        if path or n[0] == root:
+            path = path + [n[0]]
+            key = ";".join(path)
+            paths[key] = paths.get(key, 0) + 1
+        for k in n[1]:
+            add(k, path)
+
+    for e in prof.profiler.kineto_results.experimental_event_tree():
+        if e.tag == _EventType.TorchOp:
+            n = node(e)
+            for k in n[1] if n[0] is None else [n]:
+                add(k, [])
+    return paths
