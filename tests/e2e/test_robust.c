@@ -1072,6 +1072,29 @@ START_TEST(collector_stopped_root_exit)
 }
 END_TEST
 
+/* Children that connected, said goodbye and were reaped while the
+ * collector read nothing (40, more than it accepts at once) are in the
+ * trace: the first process's goodbye, read first, finds them all. */
+START_TEST(collector_stopped_children_reaped_before_the_root_s_goodbye)
+{
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    char *argv[] = {
+        (char *)tu_build("tests/progs/scenarios"), "pausefork", "1000", "40", dir, NULL};
+    char want[4400];
+    snprintf(want, sizeof want,
+             "opprof: the collector is stopped (SIGSTOP): %s is finished once it continues\n",
+             trace);
+    collector_stopped(argv, env, 0, want, 1, 60000); /* not timed: the count */
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1 + 40);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 1000 + 40);
+    opp_model_free(m);
+}
+END_TEST
+
 /* `opprof run` does not wait on a stopped collector (it waited 3 s): it
  * says so, with the pid to continue, and returns the command's exit code. */
 START_TEST(collector_stopped_run)
@@ -1704,6 +1727,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, socket_ready_when_visible);
     tcase_add_test(tc, collector_terminated_says_so);
     tcase_add_test(tc, collector_hung_up_while_stopped);
+    tcase_add_test(tc, collector_stopped_children_reaped_before_the_root_s_goodbye);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, goodbye_end_within_start_and_now);
     tcase_add_test(tc, reaped_bounds_an_end_without_goodbye);

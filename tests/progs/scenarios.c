@@ -483,6 +483,29 @@ int main(int argc, char **argv)
         s += calls(n);
         printf("pause %.0f\n", s);
         return 3; /* a distinctive exit code */
+    } else if (!strcmp(mode, "pausefork")) {
+        /* n calls, then, once DIR/go is there, k children that make one
+         * call each and exit, all reaped */
+        long n = arg(argc, argv, 2), k = arg(argc, argv, 3);
+        const char *dir = argc > 4 ? argv[4] : ".";
+        char path[4200];
+        double s = calls(n);
+        snprintf(path, sizeof path, "%s/halfway", dir);
+        close(open(path, O_WRONLY | O_CREAT, 0600));
+        snprintf(path, sizeof path, "%s/go", dir);
+        for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+            usleep(10000);
+        fflush(stdout);
+        for (long i = 0; i < k; i++)
+            if (fork() == 0) {
+                calls(1);
+                exit(0);
+            }
+        int st, ok = 0;
+        while (wait(&st) > 0)
+            ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        printf("pausefork %.0f children %d\n", s, ok);
+        return 3;
     } else if (!strcmp(mode, "sigblas")) {
         long n = arg(argc, argv, 2);
         struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
