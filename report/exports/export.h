@@ -31,6 +31,12 @@ struct opp_chrome_opts {
 struct opp_pass;
 int opp_export_chrome(struct opp_pass *p, const char *const *traces, size_t ntraces,
                       const struct opp_chrome_opts *o, FILE *out, char *err, size_t errlen);
+/* Whether the traces merged in m hold rank (of o's): 0 when one trace
+ * does, else OPP_EXPORT_NOT_HELD with err saying none does, or which two
+ * both do (a copy, another run's: merged they would be one rank). */
+struct opp_model;
+int opp_export_chrome_rank_held(const struct opp_model *m, const char *const *traces,
+                                size_t ntraces, int64_t rank, char *err, size_t errlen);
 
 /* Folded stacks like torch's export_stacks: per call path (outermost
  * first, ';'-joined) its summed self time, integer us, paths under 1 us

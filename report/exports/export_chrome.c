@@ -109,6 +109,32 @@ static int read_with(struct chrome *x, struct opp_pass_consumer c, char *err, si
     return rc ? -1 : 0;
 }
 
+int opp_export_chrome_rank_held(const struct opp_model *m, const char *const *traces,
+                                size_t ntraces, int64_t rank, char *err, size_t errlen)
+{
+    int any = 0;
+    size_t file = 0;
+    for (size_t i = 0; i < m->nprocs; i++) {
+        if (m->procs[i].rank != rank)
+            continue;
+        size_t f = m->procs[i].proc >> 24; /* a file's serials are offset by its index << 24 */
+        if (any && f != file) { /* a copy, another run's: two ranks in one */
+            snprintf(err, errlen, "%s and %s both hold rank %" PRId64 ": give each rank's trace once",
+                     traces[file], traces[f], rank);
+            return OPP_EXPORT_NOT_HELD;
+        }
+        any = 1;
+        file = f;
+    }
+    if (any)
+        return 0;
+    if (ntraces == 1)
+        snprintf(err, errlen, "no process of %s has rank %" PRId64, traces[0], rank);
+    else
+        snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, ntraces, rank);
+    return OPP_EXPORT_NOT_HELD;
+}
+
 /* The export of the pass's traces; 0, -1 (err), OPP_EXPORT_NOT_HELD. */
 static int export(struct chrome *x, char *err, size_t errlen)
 {
@@ -138,32 +164,9 @@ static int export(struct chrome *x, char *err, size_t errlen)
     /* The wall-clock time of ts 0, through the first file's pair of clocks. */
     const struct opp_loader *ld = &opp_pass_meta(x->pass)->ld;
     uint64_t base_real = ld->have_ref && ld->ref >= 0 ? (uint64_t)ld->ref + x->base_ns : 0;
-    if (x->only_rank >= 0) {
-        int any = 0;
-        size_t file = 0;
-        for (size_t i = 0; i < m->nprocs; i++) {
-            if (m->procs[i].rank != x->only_rank)
-                continue;
-            size_t f = opp_chrome_file(x, (uint32_t)i);
-            if (any && f != file) { /* a copy, another run's: two ranks in one */
-                snprintf(err, errlen,
-                         "%s and %s both hold rank %" PRId64 ": give each rank's trace once",
-                         x->paths[file], x->paths[f], x->only_rank);
-                return OPP_EXPORT_NOT_HELD;
-            }
-            any = 1;
-            file = f;
-        }
-        if (!any) {
-            if (x->nfiles == 1)
-                snprintf(err, errlen, "no process of %s has rank %" PRId64, x->paths[0],
-                         x->only_rank);
-            else
-                snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, x->nfiles,
-                         x->only_rank);
-            return OPP_EXPORT_NOT_HELD;
-        }
-    }
+    if (x->only_rank >= 0 &&
+        (rc = opp_export_chrome_rank_held(m, x->paths, x->nfiles, x->only_rank, err, errlen)))
+        return rc;
     opp_chrome_head(x, base_real);
     static const struct opp_pass_consumer write = {.read = opp_chrome_call,
                                                    .process = opp_chrome_process,

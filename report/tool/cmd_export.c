@@ -3,6 +3,7 @@
  * says: a failed export never leaves half a file or damages one, and a
  * device, FIFO or symbolic link is written, never replaced. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -680,10 +681,23 @@ int cmd_export(int argc, char **argv)
             opp_say(PREFIX "%s", err);
             return 1;
         }
-        int wrc = window ? chrome_window(req.pass, traces, ntraces, window, &co, &out_path, named,
-                                         sizeof named)
-                         : chrome_dir_name(opp_pass_model(req.pass), &co, 0, "the whole trace",
-                                           &out_path, named, sizeof named);
+        /* a rank the traces do not hold names no file: refused first */
+        char what[40] = "the whole trace";
+        int wrc = co.rank >= 0 ? opp_export_chrome_rank_held(opp_pass_model(req.pass), traces,
+                                                             ntraces, co.rank, err, sizeof err)
+                               : 0;
+        if (wrc) {
+            opp_say(PREFIX "%s", err);
+            wrc = 2;
+        } else if (window) {
+            wrc = chrome_window(req.pass, traces, ntraces, window, &co, &out_path, named,
+                                sizeof named);
+        } else {
+            if (co.rank >= 0)
+                snprintf(what, sizeof what, "rank %" PRId64, co.rank);
+            wrc = chrome_dir_name(opp_pass_model(req.pass), &co, 0, what, &out_path, named,
+                                  sizeof named);
+        }
         if (wrc) {
             opp_pass_free(req.pass);
             return wrc;

@@ -659,7 +659,8 @@ START_TEST(whole_trace_named_in_a_directory)
         ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 0);
         char *err = tu_slurp(e), want[9200], path[9000];
         snprintf(path, sizeof path, "%s%s%s.pt.trace.json", outs[k], k == 2 ? "/" : "", names[k]);
-        snprintf(want, sizeof want, "opprof export: the whole trace -> %s\n", path);
+        snprintf(want, sizeof want, "opprof export: %s -> %s\n",
+                 ranks[k] ? "rank 1" : "the whole trace", path);
         ck_assert_str_eq(err, want);
         char *j = tu_slurp(path);
         ck_assert_ptr_nonnull(strstr(j, "\"ProfilerStep#1\""));
@@ -667,6 +668,16 @@ START_TEST(whole_trace_named_in_a_directory)
     }
     ck_assert_int_eq(tu_count_files(tb, ".pt.trace.json"), 2);
     ck_assert_int_eq(tu_count_files(there, ".pt.trace.json"), 1);
+    /* a rank it does not hold: refused before any directory is made */
+    char *made = tu_path(dir, "made/");
+    char *ex[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "-o", made, "--rank", "7",
+                  NULL};
+    ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 2);
+    char *err = tu_slurp(e), want[9000];
+    snprintf(want, sizeof want, "opprof export: no process of %s has rank 7\n", trace);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_ne(access(made, F_OK), 0);
+    free(err), free(made);
     free(tb), free(there), free(e);
 }
 END_TEST
