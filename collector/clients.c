@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,17 @@ void opp_coll_free_fdesc(struct client *c)
     c->fdesc = NULL;
 }
 
+/* Another client of c's pid still running: its exec's new image. */
+static int image_of(const struct client *c)
+{
+    for (int k = 0; k < collector.nc; k++) {
+        const struct client *o = collector.c[k];
+        if (o != c && o->pid == c->pid && o->kind != C_CONTROL && !o->ended)
+            return 1;
+    }
+    return 0;
+}
+
 void opp_coll_drop_client(int i, const char *why)
 {
     struct client *c = collector.c[i];
@@ -134,7 +146,8 @@ void opp_coll_drop_client(int i, const char *why)
         close(c->fds[k]);
     if (c->fd >= 0)
         close(c->fd);
-    if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS) {
+    if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS &&
+        !image_of(c)) { /* not while its exec (sh -c 'exec CMD') runs */
         collector.root_gone = 1;
         collector.root_gone_at = opp_mono_ns();
     }
@@ -162,17 +175,27 @@ static int threads_beside_leader(pid_t pid)
     return found;
 }
 
+/* Gone only on the kernel's word: /proc may hide a process (hidepid, a
+ * process that is not dumpable) or not be there at all (a mount
+ * namespace), and a peer outside our pid namespace has pid 0. */
+static int kill_says_runs(pid_t pid)
+{
+    return kill(pid, 0) == 0 || errno != ESRCH;
+}
+
 int opp_coll_process_runs(pid_t pid)
 {
+    if (pid <= 0)
+        return 1;
     char path[40], stat[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return kill_says_runs(pid);
     ssize_t n = read(fd, stat, sizeof stat - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return kill_says_runs(pid);
     stat[n] = 0;
     const char *end = strrchr(stat, ')'); /* after the command's name, whatever it holds */
     if (!end || end[1] != ' ' || !end[2])
@@ -192,8 +215,8 @@ int opp_coll_rings_mapped(struct client *c)
     char path[40], line[512];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)c->pid);
     FILE *f = fopen(path, "re");
-    if (!f)
-        return errno == EACCES && opp_coll_process_runs(c->pid);
+    if (!f) /* hidden, or no /proc here: as long as it runs */
+        return opp_coll_process_runs(c->pid);
     int found = 0;
     while (!found && fgets(line, sizeof line, f)) {
         unsigned long long ino;

@@ -120,6 +120,27 @@ static void read_pending(void)
     }
 }
 
+/* Client i, found gone: what its socket still holds is read (a closed
+ * peer's to its end; one a raw-fork child holds open, what is there now:
+ * a thread's ring comes in a read of its own, as each carries a
+ * descriptor), then it is dropped. */
+static void drop_gone(int i)
+{
+    struct client *c = collector.c[i];
+    const char *why = NULL;
+    for (int k = 0; k < 65536 && c->fd >= 0 && !collector_finished; k++) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 1 || opp_coll_on_readable(i, &why) < 0)
+            break;
+    }
+    if (c->into) { /* a connection another client resumed: the loop's */
+        c->gone = 0;
+        return;
+    }
+    if (!collector_finished)
+        opp_coll_drop_client(i, why);
+}
+
 int opp_collector_run(const struct opp_collector_opts *o)
 {
     memset(&collector, 0, sizeof collector);
@@ -224,7 +245,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
         int gone = 0, ending = collector.finishing || collector.root_gone;
         for (int i = 0; i < collector.nc; i++) {
             struct client *c = collector.c[i];
-            int watched = c->orphan || c->bye || ending || c->pid == collector.o->root_pid;
+            int watched = c->orphan || c->bye || ending ||
+                          (collector.o->root_pid > 0 && c->pid == collector.o->root_pid);
             if (!c->bad && c->kind == C_PROCESS && (c->orphan || !c->ended) && watched &&
                 t - c->orphan_checked > 100000000ull) {
                 c->orphan_checked = t;
@@ -239,12 +261,12 @@ int opp_collector_run(const struct opp_collector_opts *o)
             read_pending();
         if (collector_finished)
             break;
-        for (int i = collector.nc; i-- > 0;) {
+        for (int i = collector.nc; i-- > 0 && !collector_finished;) {
             struct client *c = collector.c[i];
             if (c->bad)
                 opp_coll_drop_client(i, c->bad);
             else if (c->gone)
-                opp_coll_drop_client(i, NULL);
+                drop_gone(i);
         }
         /* A ring found half full: a thread is at its heels (a small
          * OPPROF_BUFFER, OPPROF_DROP=block), so look again at once for a

@@ -608,32 +608,33 @@ int opp_coll_on_readable(int i, const char **why)
     return 0;
 }
 
-void opp_coll_on_accept(void)
+int opp_coll_on_accept(void)
 {
     int fd = accept4(collector.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
-        return;
+        return 0;
     struct ucred cr;
     socklen_t len = sizeof cr;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != geteuid()) {
         opp_coll_logmsg("refused a connection from uid %d (only uid %d may connect)",
                         len == sizeof cr ? (int)cr.uid : -1, (int)geteuid());
         close(fd);
-        return;
+        return 1;
     }
     if (collector.nc >= MAX_CLIENTS) {
         opp_coll_logmsg("refused pid %d: %d clients already", (int)cr.pid, MAX_CLIENTS);
         close(fd);
-        return;
+        return 1;
     }
     struct client *c = calloc(1, sizeof *c);
     if (!c) {
         close(fd);
-        return;
+        return 1;
     }
     c->fd = fd;
     c->pid = cr.pid;
     collector.c[collector.nc++] = c;
+    return 1;
 }
 
 /* Whether the peer of connection fd hung up: what it sent is all there. */
@@ -668,19 +669,16 @@ static int read_to_end(int i)
 int opp_coll_others_running(const struct client *self)
 {
     static int reading; /* a goodbye among what a gone client sent: counted, not read again */
-    for (int k = 0; k < 16 && !reading; k++) { /* a child that connected, sent and left */
-        int before = collector.nc;
-        opp_coll_on_accept();
-        if (collector.nc == before)
-            break;
-    }
+    /* every connection waiting: children that connected, sent and left */
+    for (int k = 0; k < 4 * MAX_CLIENTS && !reading && opp_coll_on_accept(); k++)
+        ;
     int n = 0;
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
         if (c == self || c->kind == C_CONTROL || c->ended)
             continue;
         if (reading || c->fd < 0 || !hung_up(c->fd)) {
-            n += c->kind == C_PROCESS;
+            n += c->kind != C_CONTROL; /* a process, or one whose hello is to come */
             continue;
         }
         reading = 1; /* its end not read yet (a child reaped before the goodbye): read now */

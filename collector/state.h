@@ -155,8 +155,8 @@ void opp_coll_ring_release(struct ring *r);
 /* Client i's socket is readable: each whole message handled; -1 (why
  * set): drop the client. */
 int opp_coll_on_readable(int i, const char **why);
-/* A new connection accepted. */
-void opp_coll_on_accept(void);
+/* A new connection accepted (or refused): 1, or 0 when none waits. */
+int opp_coll_on_accept(void);
 /* Processes other than self still running: the connections waiting are
  * accepted, and one that hung up, its end not read yet (a child reaped
  * just before its parent's goodbye), is read to its end now, as the loop

@@ -285,8 +285,9 @@ int opp_wait_answer(int fd, uint16_t want, void *payload, uint32_t cap, uint32_t
         uint64_t now = opp_mono_ns();
         int64_t sz = file_size(p->trace);
         char st = p->pid > 0 ? opp_proc_state(p->pid) : 0;
-        if (st == 'T' || st == 't') { /* stopped (a signal, a debugger): no answer to wait for */
-            p->state = 'T';
+        if (st == 'T') { /* stopped by a signal: no answer to wait for (not 't', which a
+                            collector under strace passes through at each system call) */
+            p->state = st;
             return -ETIMEDOUT;
         }
         if (sz != last_size || st == 'R' || st == 'D') {

@@ -114,8 +114,8 @@ int opp_ctl_ask(int fd, uint32_t op, struct opp_ctl_ack *ack, int timeout_ms);
  * stopped or stuck: for as long as it makes progress (its trace grows, or
  * it is running or writing), giving up after quiet_ms without progress or
  * max_ms in all, or at once when it is stopped (-ETIMEDOUT; `state` then
- * holds the collector's state letter, 'T' when stopped, by a signal or a
- * debugger, 0 when unknown or gone). */
+ * holds the collector's state letter, 'T' when stopped by a signal, 0
+ * when unknown or gone). */
 struct opp_patience {
     int pid;           /* the collector, 0 when unknown */
     const char *trace; /* its output file, NULL when unknown */

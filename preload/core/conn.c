@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ static struct {
     dev_t sock_dev; /* what sock is: a program may close the number and reuse it */
     ino_t sock_ino;
     int root;          /* this process started the collector */
+    int root_image;    /* an exec of that process (OPPROF_ROOT_PID is ours): it waits too */
     int collector_pid; /* when root: the collector's, as it said when ready */
     int clock;
     uint64_t born[2];     /* a fork child: its clock's ticks and realtime ns at the fork */
@@ -200,11 +202,10 @@ static void connect_and_hello(int at_start)
     int fd = connect_fresh();
     if (fd < 0 && fd == -ENOENT && !at_start) {
         /* A fork child whose parent's collector is gone by its first
-         * call, its socket removed: the trace was finished, its first
-         * process gone with no other connected (a plain LD_PRELOAD run) */
-        opp_give_up("the trace was finished before this process's first call (the process that "
-                    "started its collector had exited; opprof run keeps it for every process), "
-                    "profiling off",
+         * call, its socket removed: the trace was finished, no process
+         * of the run connected then (a child connects at its first call) */
+        opp_give_up("the trace was finished before this process's first call (no process of the "
+                    "run was connected then), profiling off",
                     0);
         return;
     }
@@ -504,6 +505,8 @@ int opp_conn_start(const char *socket, int clock)
             return -ENAMETOOLONG;
         }
         strcpy(conn.socket_path, socket);
+        const char *root_pid = getenv("OPPROF_ROOT_PID");
+        conn.root_image = root_pid && atoi(root_pid) == (int)getpid();
     } else {
         int rc = opp_launch_collector(conn.socket_path, sizeof conn.socket_path, conn.output,
                                       sizeof conn.output, &conn.collector_pid);
@@ -512,8 +515,12 @@ int opp_conn_start(const char *socket, int clock)
             return rc;
         }
         conn.root = 1;
-        /* Every process this one starts joins the same trace. */
+        /* Every process this one starts joins the same trace; its own
+         * exec (sh -c 'exec CMD', env) knows itself by its pid. */
         setenv("OPPROF_SOCKET", conn.socket_path, 1);
+        char pid[16];
+        snprintf(pid, sizeof pid, "%d", (int)getpid());
+        setenv("OPPROF_ROOT_PID", pid, 1);
     }
     connect_and_hello(1);
     return atomic_load(&conn.on) ? 0 : -ENOTCONN;
@@ -592,17 +599,22 @@ void opp_conn_goodbye(void)
     uint32_t got = 0;
     /* Only the process that started the collector waits: for the finished
      * trace, to name it, as long as the collector makes progress, never on
-     * one that is stopped or stuck. Any other process's records are in
-     * shared memory and outlive it: it leaves at once, its goodbye read
-     * whenever the collector reads (a busy or stopped one later). */
-    struct opp_patience pat = {
-        .pid = conn.collector_pid, .trace = conn.output, .quiet_ms = 1000, .max_ms = 600000};
+     * one that is stopped or stuck; an exec of it (whose collector says
+     * where the trace is) at most a second, as its goodbye finishes the
+     * trace. Any other process's records are in shared memory and outlive
+     * it: it leaves at once, its goodbye read whenever the collector reads
+     * (a busy or stopped one later). */
+    struct opp_patience pat = {.pid = conn.root ? conn.collector_pid : 0,
+                               .trace = conn.root ? conn.output : NULL,
+                               .quiet_ms = 1000,
+                               .max_ms = conn.root ? 600000 : 1000};
+    int waits = conn.root || conn.root_image;
     uint32_t mode;
-    if (!rc && conn.root && conn.mode_due) { /* the hello's answer comes first, never read yet */
+    if (!rc && waits && conn.mode_due) { /* the hello's answer comes first, never read yet */
         rc = opp_wait_answer(conn.sock, OPP_MSG_MODE, &mode, sizeof mode, &got, &pat);
         conn.mode_due = 0;
     }
-    if (!rc && conn.root)
+    if (!rc && waits)
         rc = opp_wait_answer(conn.sock, OPP_MSG_ACK, counts, sizeof counts, &got, &pat);
     mine.n = 0; /* after the goodbye: nothing more is read */
     /* The process is not gone yet: its other threads, and the destructors
@@ -611,15 +623,21 @@ void opp_conn_goodbye(void)
      * Not when this goodbye finished the trace, or the collector is gone:
      * then nothing more is sent, decided before a sender waiting on the
      * lock can send. */
-    int reads_on = conn.root ? !rc && got == sizeof counts && counts[OPP_ACK_CONNECTED] : !rc;
+    int reads_on = !rc;
+    if (waits && rc == -ETIMEDOUT)
+        reads_on = !conn.root; /* slow, not gone: the first process has stopped waiting */
+    else if (waits)
+        reads_on = !rc && got == sizeof counts && counts[OPP_ACK_CONNECTED];
     if (!reads_on)
         atomic_store(&conn.on, 0);
     conn_release();
     mine.held--;
-    if (rc == -ETIMEDOUT && pat.state == 'T') {
+    if (rc == -ETIMEDOUT && !conn.root) {
+        /* an exec of the first process: the collector says where */
+    } else if (rc == -ETIMEDOUT && pat.state == 'T') {
         opp_agent_say("the collector is stopped (SIGSTOP): ", conn.output,
                       " is finished once it continues");
-    } else if (rc == -ETIMEDOUT) { /* the root's alone: no other process waits */
+    } else if (rc == -ETIMEDOUT) {
         opp_agent_say("the collector did not answer for 1 s: ", conn.output,
                       " may not be finished yet");
     } else if (rc) {

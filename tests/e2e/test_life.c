@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "analysis/model.h"
@@ -288,6 +289,75 @@ START_TEST(raw_fork_child_holding_the_connection_of_the_first_process)
 }
 END_TEST
 
+/* The first process of a plain LD_PRELOAD run that execs (sh -c 'exec
+ * CMD', env CMD) is still that run's first process: its new image's
+ * goodbye finishes the trace and waits for it, so once it has exited the
+ * trace is complete, let go, and said where (it was let go later, racing
+ * whoever read it next). Without /proc (a mount namespace with none, or
+ * one that hides processes) the collector takes the kernel's word on
+ * whether the process runs: it took the process for gone and finished
+ * an empty trace while the program ran (when root may make one). */
+static void exec_of_the_first_process(int no_proc)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), cmd[9000];
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    const char *prog = tu_build("tests/progs/scenarios");
+    snprintf(cmd, sizeof cmd, "exec '%s' paced 20 20000", prog); /* 0.4 s: the collector looks */
+    char *plain[] = {"/bin/sh", "-c", cmd, NULL};
+    char *unshared[] = {"unshare", "-m", "/bin/sh", "-c", cmd, NULL};
+    if (no_proc) { /* the shell mounts an empty /proc, then execs the program under us */
+        const char *lib = NULL;
+        for (int i = 0; env[i]; i++)
+            if (!strncmp(env[i], "LD_PRELOAD=", 11))
+                lib = env[i] + 11;
+        ck_assert_ptr_nonnull(lib);
+        snprintf(cmd, sizeof cmd,
+                 "mount -t tmpfs none /proc && exec env LD_PRELOAD='%s' OPPROF_OUTPUT='%s' '%s' "
+                 "paced 20 20000",
+                 lib, trace, prog);
+        char *probe[] = {"unshare", "-m", "true", NULL};
+        if (geteuid() != 0 || tu_code(tu_run(probe, NULL, NULL, NULL)) != 0) {
+            fprintf(stderr, "life: without /proc not checked: unshare -m is not allowed here\n");
+            free(out), free(err);
+            return;
+        }
+        char *nopre[] = {"OPENBLAS_NUM_THREADS=1", NULL};
+        env = nopre;
+    }
+    ck_assert_int_eq(tu_code(tu_run(no_proc ? unshared : plain, env, out, err)), 0);
+    int fd = open(trace, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(flock(fd, LOCK_SH | LOCK_NB), 0); /* the collector let it go */
+    close(fd);
+    char *o = tu_slurp(out), *e = tu_slurp(err), want[4300];
+    ck_assert_str_eq(o, "paced 20\n");
+    snprintf(want, sizeof want, "opprof: trace written to %s\n", trace);
+    if (no_proc) { /* an ASan collector warns of no /proc in lines of its own */
+        ck_assert_int_eq(tu_count_lines(e, "opprof"), 1);
+        ck_assert_ptr_nonnull(strstr(e, want));
+    } else {
+        ck_assert_str_eq(e, want);
+    }
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 20);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+
+START_TEST(exec_of_the_first_process_finishes_the_trace)
+{
+    exec_of_the_first_process(0);
+}
+END_TEST
+START_TEST(first_process_without_proc)
+{
+    exec_of_the_first_process(1);
+}
+END_TEST
+
 /* A child of a plain LD_PRELOAD run's first process that first calls
  * after that process exited (a daemon): the trace was finished then, so
  * the child runs unprofiled, its output its own, and says why in one line
@@ -312,9 +382,8 @@ START_TEST(fork_child_calling_after_the_first_process_finished_the_trace)
     ck_assert_str_eq(c, "daemonlate child 11\n");
     snprintf(want, sizeof want,
              "opprof: trace written to %s\n"
-             "opprof: the trace was finished before this process's first call (the process that "
-             "started its collector had exited; opprof run keeps it for every process), "
-             "profiling off\n",
+             "opprof: the trace was finished before this process's first call (no process of "
+             "the run was connected then), profiling off\n",
              trace);
     ck_assert_str_eq(e, want);
     free(o), free(c), free(e), free(out), free(err), free(go), free(done), free(child);
@@ -610,6 +679,8 @@ Suite *suite_life(void)
     tcase_add_test(tc, fork_child_recording_late);
     tcase_add_test(tc, fork_child_recording_late_leaving_by__exit);
     tcase_add_test(tc, fork_child_calling_after_the_first_process_finished_the_trace);
+    tcase_add_test(tc, exec_of_the_first_process_finishes_the_trace);
+    tcase_add_test(tc, first_process_without_proc);
     tcase_add_test(tc, raw_fork_child_exits);
     tcase_add_test(tc, raw_fork_child_leaves_by_exit_);
     tcase_add_test(tc, raw_clone_child);
