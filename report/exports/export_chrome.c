@@ -118,8 +118,9 @@ int opp_export_chrome_rank_held(const struct opp_model *m, const char *const *tr
         if (m->procs[i].rank != rank)
             continue;
         size_t f = m->procs[i].proc >> 24; /* a file's serials are offset by its index << 24 */
-        if (any && f != file) { /* a copy, another run's: two ranks in one */
-            snprintf(err, errlen, "%s and %s both hold rank %" PRId64 ": give each rank's trace once",
+        if (any && f != file) {            /* a copy, another run's: two ranks in one */
+            snprintf(err, errlen,
+                     "%s and %s both hold rank %" PRId64 ": give each rank's trace once",
                      traces[file], traces[f], rank);
             return OPP_EXPORT_NOT_HELD;
         }

@@ -670,8 +670,8 @@ START_TEST(whole_trace_named_in_a_directory)
     ck_assert_int_eq(tu_count_files(there, ".pt.trace.json"), 1);
     /* a rank it does not hold: refused before any directory is made */
     char *made = tu_path(dir, "made/");
-    char *ex[] = {(char *)tu_tool("opprof"), "export", "chrome", trace, "-o", made, "--rank", "7",
-                  NULL};
+    char *ex[] = {
+        (char *)tu_tool("opprof"), "export", "chrome", trace, "-o", made, "--rank", "7", NULL};
     ck_assert_int_eq(tu_code(tu_run(ex, NULL, NULL, e)), 2);
     char *err = tu_slurp(e), want[9000];
     snprintf(want, sizeof want, "opprof export: no process of %s has rank 7\n", trace);
