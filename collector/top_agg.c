@@ -663,6 +663,17 @@ static void step_string(struct opp_top_agg *l, struct lproc *p, uint64_t id, con
     }
 }
 
+/* String id, text s, another's than a profiler step, has come: a torch
+ * operator's row whose calls all came before it learns now, not at a
+ * next call that may never come, whether they were steps (an
+ * optimizer's ending a training loop's last iterations). */
+static void string_named(struct opp_top_agg *l, struct lproc *p, uint64_t id, const char *s)
+{
+    uint32_t r = umap_get(&p->keyed, torch_key(id + 1));
+    if (r != NONE && p->rows[r].step < 0)
+        step_named(l, p, &p->rows[r], s);
+}
+
 static uint32_t slot_of(uint32_t proc, uint64_t x, uint32_t slots)
 {
     return umix(x * 31 + proc) & (slots - 1);
@@ -830,6 +841,8 @@ void opp_top_agg_gpu(struct opp_top_agg *l, uint32_t proc, const struct opp_gpu_
         p->strv[p->nstr++] = s;
         if (opp_profiler_step(s))
             step_string(l, p, g->f[0], s);
+        else
+            string_named(l, p, g->f[0], s);
         return;
     }
     if (g->type != OPP_GPU_KERNEL && g->type != OPP_GPU_MEMCPY && g->type != OPP_GPU_MEMSET)

@@ -387,6 +387,26 @@ START_TEST(steps_before_their_name_counted)
 }
 END_TEST
 
+/* Every optimizer step drained before the string came (a slow collector
+ * reads the socket after the ring of a short run's last iterations): no
+ * call comes after the name, and each is a step all the same. */
+START_TEST(steps_all_before_their_name_counted)
+{
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_USER, 80, 100);
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_USER, 220, 250);
+    torch_op(7, 0, 0x80000001u, OPP_TORCH_SCOPE_USER, 400, 450);
+    torch_op(7, 0, 0x80000002u, OPP_TORCH_SCOPE_USER, 500, 550);
+    string(0x80000001u, "Optimizer.step#SGD.step");
+    string(0x80000002u, "Optimizer.zero_grad#SGD.zero_grad");
+    const struct opp_top_row *r = row("Optimizer.step#SGD.step");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->calls, 3);
+    ck_assert_str_eq(snap.step_name, "Optimizer.step#N");
+    ck_assert_uint_eq(snap.steps, 3);
+    ck_assert_uint_eq(snap.nlat, 0); /* how long each took is not known */
+}
+END_TEST
+
 /* Steps inside a call (the agent's ranges for OPPROF_STEP=torch are at
  * the optimizer's step's depth), half of them drained before their
  * string came: each is a step, as when its string came first. */
@@ -535,6 +555,7 @@ Suite *suite_top_agg(void)
     tcase_add_test(tc, nvtx_range_without_message_is_unnamed);
     tcase_add_test(tc, optimizer_steps_end_iterations);
     tcase_add_test(tc, steps_before_their_name_counted);
+    tcase_add_test(tc, steps_all_before_their_name_counted);
     tcase_add_test(tc, profiler_steps_inside_a_call_before_their_name_counted);
     tcase_add_test(tc, tsc_ticks_become_ns);
     tcase_add_test(tc, later_rate_does_not_rescale_what_was_shown);
