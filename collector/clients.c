@@ -149,7 +149,6 @@ void opp_coll_drop_client(int i, const char *why)
     if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS &&
         !image_of(c)) { /* not while its exec (sh -c 'exec CMD') runs */
         collector.root_gone = 1;
-        collector.root_gone_at = opp_mono_ns();
     }
     free(c);
     /* Keep the others in accept order: processes are numbered in the order
@@ -203,6 +202,26 @@ int opp_coll_process_runs(pid_t pid)
     /* The leader's state: a zombie leader whose main thread left by
      * pthread_exit while its other threads run on is a process running */
     return !strchr("ZXx", end[2]) || (end[2] == 'Z' && threads_beside_leader(pid));
+}
+
+int opp_coll_exec_connects(pid_t pid)
+{
+    char path[40];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    const char *sock = collector.o->socket_path;
+    size_t len = strlen(sock), cap = 0;
+    char *e = NULL;
+    int ours = 0, preload = 0;
+    while (getdelim(&e, &cap, 0, f) > 0) { /* each entry with its NUL */
+        ours |= !strncmp(e, "OPPROF_SOCKET=", 14) && !strncmp(e + 14, sock, len) && !e[14 + len];
+        preload |= !strncmp(e, "LD_PRELOAD=", 11) && e[11];
+    }
+    free(e);
+    fclose(f);
+    return ours && preload;
 }
 
 /* Whether process c still maps one of its rings: it runs on as the same

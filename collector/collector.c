@@ -84,6 +84,22 @@ static int parent_gone(int procs, uint64_t now)
     return now - collector.parent_gone_idle > 300000000ull;
 }
 
+/* The starting process's connection closed without goodbye and nobody
+ * else is connected: whether it is gone for good. An exec keeps its pid,
+ * and the new image connects once its libraries' constructors, which run
+ * before ours, are done, however long they take: waited for while it runs
+ * with our socket in its environment. An image that will not connect (no
+ * preload, or a run of its own) ends the trace now. Looked at every
+ * 100 ms. */
+static int root_gone_for_good(uint64_t now)
+{
+    if (now - collector.root_checked < 100000000ull)
+        return 0;
+    collector.root_checked = now;
+    pid_t root = collector.o->root_pid;
+    return !opp_coll_process_runs(root) || !opp_coll_exec_connects(root);
+}
+
 /* The clients that pfd[0..nc) found readable (or hung up), read in the
  * order they connected (a forked child that execs at once must get its
  * number before its new image does). A dropped client shifts the later
@@ -291,9 +307,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         } else if (collector.finishing && (procs == 0 || now >= collector.linger_deadline)) {
             opp_coll_finish();
         } else if (o->root_pid > 0 && collector.root_gone && procs == 0 &&
-                   (kill(o->root_pid, 0) < 0 || now - collector.root_gone_at > 300000000ull)) {
-            /* The starting process is gone (an exec keeps its pid and comes
-             * back within moments) and nobody else is connected. */
+                   root_gone_for_good(now)) {
             opp_coll_finish();
         } else if (o->parent > 0 && parent_gone(procs, now)) {
             opp_coll_logmsg("the opprof run that started it (pid %d) is gone; trace finished "

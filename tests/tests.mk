@@ -158,6 +158,11 @@ $(BUILD)/tests/progs/liblate_plugin.so $(BUILD)/tsan/tests/progs/liblate_plugin.
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $< -lopenblas
 PROGS += $(BUILD)/tests/progs/liblate_plugin.so
+# life's exec of a slow starter: a library whose constructor runs 400 ms.
+$(BUILD)/tests/progs/libslow_start.so $(BUILD)/tsan/tests/progs/libslow_start.so: tests/plugin/slow_start.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O1 -g $(WARN) -fPIC -shared -o $@ $<
+PROGS += $(BUILD)/tests/progs/libslow_start.so
 # scopes' plugins: one source linking OpenBLAS, and linking Debian's
 # reference BLAS and LAPACK (libblas3, liblapack3), which its RUNPATH finds
 # whichever libblas.so.3 and liblapack.so.3 the alternatives chose.
@@ -272,7 +277,8 @@ $(eval $(call test_pass,asan-e2e,ASAN_E2E,$(ASAN_E2E_SUITES),$(E2E_NEEDS) $(TEST
 TSAN_REPORTS := $(abspath $(BUILD))/tsan/reports
 TSAN_SUITES ?= life robust
 TSAN_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tsan/tests/progs/%,$(PROG_SRC)) \
-              $(BUILD)/tsan/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/liblate_plugin.so
+              $(BUILD)/tsan/tests/progs/libblas_plugin.so $(BUILD)/tsan/tests/progs/liblate_plugin.so \
+              $(BUILD)/tsan/tests/progs/libslow_start.so
 $(patsubst %,$(BUILD)/tsan/tests/progs/%,$(PROGS_ALONE)): $(BUILD)/tsan/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(call quiet,CC-TSAN,$@)$(CC) -std=gnu11 -O1 -g $(WARN) $(TSAN_FLAGS) -o $@ $<

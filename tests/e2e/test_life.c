@@ -666,6 +666,35 @@ START_TEST(trace_path_said_under_wrappers)
 }
 END_TEST
 
+/* A plain LD_PRELOAD run whose first process execs a program that takes
+ * long to reach the preload's constructor (its libraries' constructors run
+ * first: here one of 400 ms): the collector waits for the new image, whose
+ * environment names the run's socket, while it runs, rather than finish
+ * the trace without it. Every call is there, and stderr holds only where
+ * the trace went. */
+START_TEST(exec_of_a_slow_starter)
+{
+    char *err = tu_path(dir, "err"), want[4400];
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, NULL);
+    snprintf(te.pre, sizeof te.pre, "LD_PRELOAD=%s %s", tu_build("libopprof.so"),
+             tu_build("tests/progs/libslow_start.so"));
+    char *argv[] = {"/usr/bin/env", (char *)tu_build("tests/progs/blas_calls"), "1", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, NULL, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *e = tu_slurp(err);
+    snprintf(want, sizeof want, "opprof: trace written to %s\n", trace);
+    ck_assert_str_eq(e, want);
+    ck_assert_uint_eq(m->nprocs, 2); /* env, then blas_calls with its pid */
+    ck_assert_uint_eq(m->procs[0].pid, m->procs[1].pid);
+    ck_assert_uint_eq(tu_count(m, "cblas_dgemm", 1, 0, 0), 5);
+    ck_assert_uint_eq(m->procs[1].end_how, OPP_END_EXITED);
+    opp_model_free(m);
+    free(e), free(err);
+}
+END_TEST
+
 Suite *suite_life(void)
 {
     Suite *s = suite_create("life");
@@ -698,6 +727,7 @@ Suite *suite_life(void)
     tcase_add_test(tc, crash_inside_a_call);
     tcase_add_test(tc, sigkill_from_outside);
     tcase_add_test(tc, trace_path_said_under_wrappers);
+    tcase_add_test(tc, exec_of_a_slow_starter);
     suite_add_tcase(s, tc);
     TCase *timed = tcase_create("timing");
     tcase_set_tags(timed, "timing");
