@@ -149,6 +149,7 @@ void opp_coll_drop_client(int i, const char *why)
     if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS &&
         !image_of(c)) { /* not while its exec (sh -c 'exec CMD') runs */
         collector.root_gone = 1;
+        collector.root_gone_at = opp_mono_ns();
     }
     free(c);
     /* Keep the others in accept order: processes are numbered in the order
@@ -209,8 +210,8 @@ int opp_coll_exec_connects(pid_t pid)
     char path[40];
     snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
     FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
+    if (!f) /* gone, or hidden (hidepid, not dumpable, no /proc): not known */
+        return -1;
     const char *sock = collector.o->socket_path;
     size_t len = strlen(sock), cap = 0;
     char *e = NULL;

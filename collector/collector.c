@@ -89,15 +89,18 @@ static int parent_gone(int procs, uint64_t now)
  * and the new image connects once its libraries' constructors, which run
  * before ours, are done, however long they take: waited for while it runs
  * with our socket in its environment. An image that will not connect (no
- * preload, or a run of its own) ends the trace now. Looked at every
- * 100 ms. */
+ * preload, or a run of its own) ends the trace now; one whose environment
+ * /proc does not show is given 300 ms. Looked at every 100 ms. */
 static int root_gone_for_good(uint64_t now)
 {
     if (now - collector.root_checked < 100000000ull)
         return 0;
     collector.root_checked = now;
     pid_t root = collector.o->root_pid;
-    return !opp_coll_process_runs(root) || !opp_coll_exec_connects(root);
+    if (!opp_coll_process_runs(root))
+        return 1;
+    int connects = opp_coll_exec_connects(root);
+    return connects < 0 ? now - collector.root_gone_at > 300000000ull : !connects;
 }
 
 /* The clients that pfd[0..nc) found readable (or hung up), read in the

@@ -111,6 +111,7 @@ struct collector_state {
     uint64_t linger_deadline;
     int root_gone;
     uint64_t root_checked;     /* when the root's new image was last looked for */
+    uint64_t root_gone_at;
     uint64_t parent_gone_idle; /* since when nobody is connected with the parent gone, 0: not */
     int ever_connected;
     uint64_t started;
@@ -195,7 +196,8 @@ void opp_coll_drop_client(int i, const char *why);
 int opp_coll_process_runs(pid_t pid);
 /* Whether process pid's image (an exec of a process of ours, which keeps
  * its pid) will connect: its environment preloads a library and names
- * this collector's socket, as the agent leaves them. */
+ * this collector's socket, as the agent leaves them; -1 when /proc does
+ * not show it. */
 int opp_coll_exec_connects(pid_t pid);
 /* Whether process c still maps one of its rings: it runs on as the same
  * image (an exec or a death unmaps them all). */
