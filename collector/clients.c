@@ -215,14 +215,16 @@ int opp_coll_exec_connects(pid_t pid)
     const char *sock = collector.o->socket_path;
     size_t len = strlen(sock), cap = 0;
     char *e = NULL;
-    int ours = 0, preload = 0;
-    while (getdelim(&e, &cap, 0, f) > 0) { /* each entry with its NUL */
+    int ours = 0, preload = 0, entries = 0;
+    for (; getdelim(&e, &cap, 0, f) > 0; entries++) { /* each entry with its NUL */
         ours |= !strncmp(e, "OPPROF_SOCKET=", 14) && !strncmp(e + 14, sock, len) && !e[14 + len];
         preload |= !strncmp(e, "LD_PRELOAD=", 11) && e[11];
     }
     free(e);
     fclose(f);
-    return ours && preload;
+    /* none: inside its execve, past the close of our socket, before the
+     * new image's environment is laid out (it reads empty then) */
+    return entries ? ours && preload : -1;
 }
 
 /* Whether process c still maps one of its rings: it runs on as the same

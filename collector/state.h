@@ -197,7 +197,7 @@ int opp_coll_process_runs(pid_t pid);
 /* Whether process pid's image (an exec of a process of ours, which keeps
  * its pid) will connect: its environment preloads a library and names
  * this collector's socket, as the agent leaves them; -1 when /proc does
- * not show it. */
+ * not show it (or not yet: inside its execve). */
 int opp_coll_exec_connects(pid_t pid);
 /* Whether process c still maps one of its rings: it runs on as the same
  * image (an exec or a death unmaps them all). */
