@@ -146,8 +146,11 @@ void opp_coll_drop_client(int i, const char *why)
         close(c->fds[k]);
     if (c->fd >= 0)
         close(c->fd);
-    if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind == C_PROCESS &&
-        !image_of(c)) { /* not while its exec (sh -c 'exec CMD') runs */
+    /* the last connection of its pid, whatever it said (a reconnection
+     * cut short before its first message is one), not while its exec
+     * (sh -c 'exec CMD') runs */
+    if (collector.o->root_pid > 0 && c->pid == collector.o->root_pid && c->kind != C_CONTROL &&
+        !image_of(c)) {
         collector.root_gone = 1;
         collector.root_gone_at = opp_mono_ns();
     }
