@@ -84,8 +84,10 @@ static int parent_gone(int procs, uint64_t now)
     return now - collector.parent_gone_idle > 300000000ull;
 }
 
-/* The starting process's connection closed without goodbye and nobody
- * else is connected: whether it is gone for good. An exec keeps its pid,
+/* No process is connected, the starting process was: whether it is gone
+ * for good. Once the kernel says it is gone, whatever connection of its
+ * was left. While it runs, not as long as a connection of its pid is
+ * open (a reconnection not yet said). An exec keeps its pid,
  * and the new image connects once its libraries' constructors, which run
  * before ours, are done, however long they take: waited for while it runs
  * with our socket in its environment. An image that will not connect (no
@@ -99,6 +101,8 @@ static int root_gone_for_good(uint64_t now)
     pid_t root = collector.o->root_pid;
     if (!opp_coll_process_runs(root))
         return 1;
+    if (!collector.root_gone) /* it runs, a connection of its pid still open */
+        return 0;
     int connects = opp_coll_exec_connects(root);
     return connects < 0 ? now - collector.root_gone_at > 300000000ull : !connects;
 }
@@ -309,8 +313,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
                                 (unsigned long long)collector.events);
         } else if (collector.finishing && (procs == 0 || now >= collector.linger_deadline)) {
             opp_coll_finish();
-        } else if (o->root_pid > 0 && collector.root_gone && procs == 0 &&
-                   root_gone_for_good(now)) {
+        } else if (o->root_pid > 0 && (collector.root_gone || collector.ever_connected) &&
+                   procs == 0 && root_gone_for_good(now)) {
             opp_coll_finish();
         } else if (o->parent > 0 && parent_gone(procs, now)) {
             opp_coll_logmsg("the opprof run that started it (pid %d) is gone; trace finished "
