@@ -90,9 +90,11 @@ static int parent_gone(int procs, uint64_t now)
  * open (a reconnection not yet said). An exec keeps its pid,
  * and the new image connects once its libraries' constructors, which run
  * before ours, are done, however long they take: waited for while it runs
- * with our socket in its environment. An image that will not connect (no
- * preload, or a run of its own) ends the trace now; one whose environment
- * /proc does not show is given 300 ms. Looked at every 100 ms. */
+ * with our socket in its environment. Any other is given 300 ms: the
+ * first image itself, about to exec once it closed our socket (its /proc
+ * environment is the one it started with, without our socket, which it
+ * set), one whose environment /proc does not show, or an image that will
+ * not connect (no preload, or a run of its own). Looked at every 100 ms. */
 static int root_gone_for_good(uint64_t now)
 {
     if (now - collector.root_checked < 100000000ull)
@@ -103,8 +105,7 @@ static int root_gone_for_good(uint64_t now)
         return 1;
     if (!collector.root_gone) /* it runs, a connection of its pid still open */
         return 0;
-    int connects = opp_coll_exec_connects(root);
-    return connects < 0 ? now - collector.root_gone_at > 300000000ull : !connects;
+    return opp_coll_exec_connects(root) != 1 && now - collector.root_gone_at > 300000000ull;
 }
 
 /* The clients that pfd[0..nc) found readable (or hung up), read in the

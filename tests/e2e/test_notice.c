@@ -125,6 +125,17 @@ START_TEST(address_space_too_small_for_a_ring)
 }
 END_TEST
 
+/* The first process closes every descriptor above 2, our connection
+ * among them, before it makes a call, and execs 150 ms later: its new
+ * image is the run's, recorded, the trace finished after it (it was
+ * finished as the first image's /proc environment, the one it started
+ * with, lacks the socket it set). */
+START_TEST(first_process_closes_our_socket_then_execs)
+{
+    same_run("loop 5\n", 0, NULL, 5, "closeexec", "150", "loop", "5", NULL);
+}
+END_TEST
+
 /* RLIMIT_NOFILE at exactly what the program opens (3 descriptors above
  * 2): every one of its numbers is its own, our socket is past the limit.
  * A thread's buffer (a memfd) then finds no room: one line, profiling
@@ -950,6 +961,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, exec_with_empty_environment);
     tcase_add_test(tc, address_space_too_small_for_a_ring);
     tcase_add_test(tc, descriptor_limit_at_the_program_s_need);
+    tcase_add_test(tc, first_process_closes_our_socket_then_execs);
     tcase_add_test(tc, close_range_then_calls_and_fork);
     tcase_add_test(tc, quick_exit_code_kept);
     tcase_add_test(tc, _Exit_code_kept);

@@ -13,6 +13,8 @@
  *   envcheck           prints whether LD_PRELOAD, OPPROF_SOCKET are set, 3 calls
  *   limit RES V MODE.. sets RLIMIT_RES (as, data, nofile) to V, closes every descriptor
  *                      above 2, then execs "notice MODE.."
+ *   closeexec MS MODE.. closes every descriptor above 2, sleeps MS milliseconds, then
+ *                      execs "notice MODE.."
  *   openn K            opens /dev/null K times, prints how many it could, 3 calls; a thread
  *                      3 calls; a child 2 calls
  *   fds N              prints the descriptors above 2 open at start, N calls, the same after
@@ -1022,6 +1024,15 @@ int main(int argc, char **argv)
         printf("envcheck LD_PRELOAD %s OPPROF_SOCKET %s %g\n",
                getenv("LD_PRELOAD") ? "set" : "unset", getenv("OPPROF_SOCKET") ? "set" : "unset",
                calls(3));
+    } else if (!strcmp(mode, "closeexec")) {
+        if (argc < 4)
+            return 2;
+        syscall(SYS_close_range, 3, ~0U, 0);
+        usleep((useconds_t)(atoi(argv[2]) * 1000));
+        argv[2] = self;
+        execv(self, argv + 2);
+        perror("execv");
+        return 127;
     } else if (!strcmp(mode, "limit")) {
         if (argc < 5)
             return 2;
