@@ -315,7 +315,9 @@ int opp_collector_run(const struct opp_collector_opts *o)
         } else if (collector.finishing && (procs == 0 || now >= collector.linger_deadline)) {
             opp_coll_finish();
         } else if (o->root_pid > 0 && (collector.root_gone || collector.ever_connected) &&
-                   procs == 0 && root_gone_for_good(now)) {
+                   procs == 0 && root_gone_for_good(now) && !opp_coll_others_running(NULL)) {
+            /* none connecting either: one accepted in this pass, or still
+             * waiting, has its hello to come (read in the next pass) */
             opp_coll_finish();
         } else if (o->parent > 0 && parent_gone(procs, now)) {
             opp_coll_logmsg("the opprof run that started it (pid %d) is gone; trace finished "

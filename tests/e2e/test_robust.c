@@ -1095,6 +1095,38 @@ START_TEST(collector_stopped_children_reaped_before_the_root_s_goodbye)
 }
 END_TEST
 
+/* The last connected process of a plain LD_PRELOAD run, whose first
+ * process has exited, leaves without a goodbye while the collector is
+ * stopped, and a process connects and makes its calls meanwhile: the
+ * collector that continues reads the newcomer before it takes the run as
+ * over (it finished the trace with the newcomer's hello unread: its 11
+ * calls lost, and it said the collector was gone). */
+START_TEST(collector_stopped_while_the_last_leaves_and_another_connects)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), *go = tu_path(dir, "go");
+    char *connected = tu_path(dir, "connected"), *end = tu_path(dir, "end");
+    struct tu_env te;
+    char **env = tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1");
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "lateconnect", "10", dir, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
+    char at[4200];
+    int cpid = tu_collector_of(trace, at, sizeof at);
+    ck_assert_int_gt(cpid, 0);
+    ck_assert_int_eq(kill(cpid, SIGSTOP), 0);
+    close(open(go, O_CREAT | O_WRONLY, 0600));
+    ck_assert_int_eq(tu_wait_file(connected, 10000), 0);
+    ck_assert_int_eq(kill(cpid, SIGCONT), 0);
+    close(open(end, O_CREAT | O_WRONLY, 0600));
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 3);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 10 + 1 + 11);
+    opp_model_free(m);
+    free(out), free(err), free(go), free(connected), free(end);
+}
+END_TEST
+
 /* `opprof run` does not wait on a stopped collector (it waited 3 s): it
  * says so, with the pid to continue, and returns the command's exit code. */
 START_TEST(collector_stopped_run)
@@ -1728,6 +1760,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, collector_terminated_says_so);
     tcase_add_test(tc, collector_hung_up_while_stopped);
     tcase_add_test(tc, collector_stopped_children_reaped_before_the_root_s_goodbye);
+    tcase_add_test(tc, collector_stopped_while_the_last_leaves_and_another_connects);
     tcase_add_test(tc, processes_in_connect_order);
     tcase_add_test(tc, goodbye_end_within_start_and_now);
     tcase_add_test(tc, reaped_bounds_an_end_without_goodbye);

@@ -29,6 +29,11 @@
  *   daemonlate N DIR   N calls, fork; the parent prints its sum and exits 0 at once; the
  *                      child (a daemon) waits for DIR/go, makes N+1 calls, writes its sum
  *                      to DIR/child, creates DIR/done and exits 0
+ *   lateconnect N DIR  N calls; a child makes one call and forks a grandchild, then
+ *                      waits for DIR/go and leaves by _exit(0) (no goodbye); the
+ *                      grandchild, once its parent is gone, makes N+1 calls, creates
+ *                      DIR/connected, waits for DIR/end and exits 0; the first process
+ *                      exits 0 once the child made its call
  *   forkpaced N US     fork at once; the child does as paced N US, the parent waits
  *   sigblas N          N calls while another thread signals this one as fast as it
  *                      can (more, 1000 at a time, until the handler has run 200
@@ -461,6 +466,40 @@ int main(int argc, char **argv)
             return 0;
         }
         printf("daemonlate %.0f\n", s);
+    } else if (!strcmp(mode, "lateconnect")) {
+        long n = arg(argc, argv, 2);
+        const char *dir = argc > 3 ? argv[3] : ".";
+        char path[4200];
+        int made[2];
+        if (pipe(made) < 0)
+            return 2;
+        double s = calls(n);
+        fflush(stdout);
+        if (fork() == 0) {
+            calls(1);
+            pid_t child = getpid();
+            if (fork() == 0) {
+                while (getppid() == child) /* its socket is closed before we are handed on */
+                    usleep(1000);
+                calls(n + 1);
+                snprintf(path, sizeof path, "%s/connected", dir);
+                close(open(path, O_WRONLY | O_CREAT, 0600));
+                snprintf(path, sizeof path, "%s/end", dir);
+                for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+                    usleep(10000);
+                return 0;
+            }
+            ssize_t w = write(made[1], "x", 1);
+            (void)w;
+            snprintf(path, sizeof path, "%s/go", dir);
+            for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+                usleep(10000);
+            _exit(0);
+        }
+        char c;
+        ssize_t r = read(made[0], &c, 1);
+        (void)r;
+        printf("lateconnect %.0f\n", s);
     } else if (!strcmp(mode, "pause")) {
         long n = arg(argc, argv, 2);
         const char *dir = argc > 3 ? argv[3] : ".";
