@@ -350,7 +350,8 @@ int opp_coll_finish(void)
         collector.tw.error = -rc;
         opp_coll_write_failed(0);
     }
-    unlink(collector.o->socket_path);
+    if (!collector.unnamed)
+        unlink(collector.o->socket_path);
     collector_finished = 1;
     say_where();
     if (held >= 0)

@@ -108,6 +108,23 @@ static int root_gone_for_good(uint64_t now)
     return opp_coll_exec_connects(root) != 1 && now - collector.root_gone_at > 300000000ull;
 }
 
+/* Whether a process connects to a run whose connected processes are all
+ * gone: one accepted in this pass, or waiting, has its hello to come (read
+ * in the next pass). When none, the socket's name is removed before the
+ * trace is ended (its last writes, their sync to disk): a process that
+ * connects from then on is told the trace was finished, not left unread
+ * in the listener's queue; one that came in before is read, and its run
+ * goes on without the name. */
+static int connecting(void)
+{
+    if (opp_coll_others_running(NULL))
+        return 1;
+    if (!collector.unnamed)
+        unlink(collector.o->socket_path);
+    collector.unnamed = 1;
+    return opp_coll_others_running(NULL) > 0;
+}
+
 /* The clients that pfd[0..nc) found readable (or hung up), read in the
  * order they connected (a forked child that execs at once must get its
  * number before its new image does). A dropped client shifts the later
@@ -315,9 +332,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         } else if (collector.finishing && (procs == 0 || now >= collector.linger_deadline)) {
             opp_coll_finish();
         } else if (o->root_pid > 0 && (collector.root_gone || collector.ever_connected) &&
-                   procs == 0 && root_gone_for_good(now) && !opp_coll_others_running(NULL)) {
-            /* none connecting either: one accepted in this pass, or still
-             * waiting, has its hello to come (read in the next pass) */
+                   procs == 0 && root_gone_for_good(now) && !connecting()) {
             opp_coll_finish();
         } else if (o->parent > 0 && parent_gone(procs, now)) {
             opp_coll_logmsg("the opprof run that started it (pid %d) is gone; trace finished "

@@ -112,6 +112,7 @@ struct collector_state {
     int root_gone;
     uint64_t root_checked;     /* when the root's new image was last looked for */
     uint64_t root_gone_at;
+    int unnamed;               /* the socket's name removed: nobody connects any more */
     uint64_t parent_gone_idle; /* since when nobody is connected with the parent gone, 0: not */
     int ever_connected;
     uint64_t started;
