@@ -330,6 +330,11 @@ int opp_coll_finish(void)
 {
     if (collector_finished)
         return 0;
+    /* first: one that connects while the end is written and synced to
+     * disk is told the trace was finished, not left unread in the queue */
+    if (!collector.unnamed)
+        unlink(collector.o->socket_path);
+    collector.unnamed = 1;
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
         if (c->kind == C_PROCESS && !c->ended) {
@@ -350,8 +355,6 @@ int opp_coll_finish(void)
         collector.tw.error = -rc;
         opp_coll_write_failed(0);
     }
-    if (!collector.unnamed)
-        unlink(collector.o->socket_path);
     collector_finished = 1;
     say_where();
     if (held >= 0)
