@@ -79,6 +79,23 @@ static void profiled(const char *trace, char *const env[], const char *out, cons
     ck_assert_int_eq(tu_code(tu_run(argv, env, out, err)), 0);
 }
 
+/* tests/py/PY under torch.profiler, its facts written to tfile, and under
+ * `opprof run` with env (NULL: none) into trace, its stderr into err
+ * (NULL: not kept): both print the same. */
+static void torch_and_opprof(const char *py, const char *tfile, const char *trace,
+                             char *const env[], const char *err)
+{
+    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
+    ck_assert_int_eq(
+        tu_code(tu_run((char *[]){PY, (char *)script(py), "torch", (char *)tfile, NULL}, NULL, o1,
+                       NULL)),
+        0);
+    profiled(trace, env, o2, err, (char *)script(py), NULL);
+    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
+    ck_assert_str_eq(s1, s2);
+    free(s1), free(s2), free(o1), free(o2);
+}
+
 /* torch.profiler's facts, one per line (see torch_train.py; "flops NAME N"
  * torch_flops.py's). */
 struct fact {
@@ -416,20 +433,14 @@ START_TEST(torch_flops_match_torch_profiler)
     if (!have_torch("torch_flops_match_torch_profiler"))
         return;
     char *tfile = tu_path(dir, "flops.txt"), *trace = tu_path(dir, "flops.trace");
-    char *sum = tu_path(dir, "sum.trace"), *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_flops.py"), "torch", tfile, NULL}, NULL,
-                       o1, NULL)),
-        0);
-    profiled(trace, NULL, o2, NULL, (char *)script("torch_flops.py"), NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
-    ck_assert_str_eq(s1, s2);
+    char *sum = tu_path(dir, "sum.trace");
+    torch_and_opprof("torch_flops.py", tfile, trace, NULL, NULL);
     nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
     flops_are_torch(trace);
-    profiled(sum, (char *[]){"OPPROF_MODE=summary", NULL}, o2, NULL,
+    profiled(sum, (char *[]){"OPPROF_MODE=summary", NULL}, NULL, NULL,
              (char *)script("torch_flops.py"), NULL);
     flops_are_torch(sum);
-    free(s1), free(s2), free(tfile), free(trace), free(sum), free(o1), free(o2);
+    free(tfile), free(trace), free(sum);
 }
 END_TEST
 
@@ -657,14 +668,7 @@ START_TEST(torch_shapes_nest_as_torch_profiler)
     if (!have_torch("torch_shapes_nest_as_torch_profiler"))
         return;
     char *tfile = tu_path(dir, "paths.txt"), *trace = tu_path(dir, "t.trace");
-    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_shapes.py"), "torch", tfile, NULL},
-                       NULL, o1, NULL)),
-        0);
-    profiled(trace, NULL, o2, NULL, (char *)script("torch_shapes.py"), NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
-    ck_assert_str_eq(s1, s2);
+    torch_and_opprof("torch_shapes.py", tfile, trace, NULL, NULL);
     nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
     ck_assert_uint_gt(nfacts, 300);
     ck_assert_uint_lt(nfacts, sizeof facts / sizeof *facts);
@@ -710,7 +714,7 @@ START_TEST(torch_shapes_nest_as_torch_profiler)
         ck_assert_msg(seen[k], "no %s", names[k]);
     opp_agg_free(&a);
     opp_model_free(m);
-    free(s1), free(s2), free(tfile), free(trace), free(o1), free(o2);
+    free(tfile), free(trace);
 }
 END_TEST
 
@@ -1134,15 +1138,7 @@ static struct opp_model *run_loader(char *trace, size_t cap)
     char *tfile = tu_path(shared, "loader.txt"), *t = tu_path(shared, "loader.trace");
     char *done = tu_path(shared, "loader.done");
     if (access(done, F_OK) != 0) {
-        char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
-        ck_assert_int_eq(
-            tu_code(tu_run((char *[]){PY, (char *)script("torch_loader.py"), "torch", tfile, NULL},
-                           NULL, o1, NULL)),
-            0);
-        profiled(t, NULL, o2, NULL, (char *)script("torch_loader.py"), NULL);
-        char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
-        ck_assert_str_eq(s1, s2);
-        free(s1), free(s2), free(o1), free(o2);
+        torch_and_opprof("torch_loader.py", tfile, t, NULL, NULL);
         close(open(done, O_CREAT | O_WRONLY, 0600));
     }
     nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
@@ -1303,14 +1299,9 @@ START_TEST(torch_op_ends_on_another_thread)
     if (!have_torch("torch_op_ends_on_another_thread"))
         return;
     char *tfile = tu_path(dir, "facts.txt"), *trace = tu_path(dir, "t.trace");
-    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2"), *err = tu_path(dir, "err");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_fork.py"), "torch", tfile, NULL}, NULL,
-                       o1, NULL)),
-        0);
-    profiled(trace, NULL, o2, err, (char *)script("torch_fork.py"), NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2), *said_err = tu_slurp(err), said[4200];
-    ck_assert_str_eq(s1, s2);
+    char *err = tu_path(dir, "err");
+    torch_and_opprof("torch_fork.py", tfile, trace, NULL, err);
+    char *said_err = tu_slurp(err), said[4200];
     snprintf(said, sizeof said, "opprof: trace written to %s (", trace);
     ck_assert_msg(!strncmp(said_err, said, strlen(said)) &&
                       strchr(said_err, '\n') == said_err + strlen(said_err) - 1,
@@ -1363,7 +1354,7 @@ START_TEST(torch_op_ends_on_another_thread)
         }
     }
     opp_model_free(m);
-    free(s1), free(s2), free(said_err), free(tfile), free(trace), free(o1), free(o2), free(err);
+    free(said_err), free(tfile), free(trace), free(err);
 }
 END_TEST
 
@@ -1632,17 +1623,10 @@ START_TEST(torch_schedule_steps_one_row)
     if (!have_torch("torch_schedule_steps_one_row"))
         return;
     char *tfile = tu_path(dir, "torch.txt"), *trace = tu_path(dir, "t.trace");
-    char *o1 = tu_path(dir, "o1"), *o2 = tu_path(dir, "o2");
-    ck_assert_int_eq(
-        tu_code(tu_run((char *[]){PY, (char *)script("torch_schedule.py"), "torch", tfile, NULL},
-                       NULL, o1, NULL)),
-        0);
-    profiled(
-        trace,
+    torch_and_opprof(
+        "torch_schedule.py", tfile, trace,
         (char *[]){"OPPROF_SCHEDULE=wait=1,warmup=1,active=2,repeat=1", "OPPROF_STEP=torch", NULL},
-        o2, NULL, (char *)script("torch_schedule.py"), NULL);
-    char *s1 = tu_slurp(o1), *s2 = tu_slurp(o2);
-    ck_assert_str_eq(s1, s2);
+        NULL);
     nfacts = read_facts(tfile, facts, sizeof facts / sizeof *facts);
     struct opp_model *m = tu_load(trace);
     ck_assert_ptr_nonnull(m);
@@ -1662,7 +1646,7 @@ START_TEST(torch_schedule_steps_one_row)
         ck_assert_msg(strncmp(a.rows[r].key, "ProfilerStep#", 13), "a row %s", a.rows[r].key);
     opp_agg_free(&a);
     opp_model_free(m);
-    free(s1), free(s2), free(tfile), free(trace), free(o1), free(o2);
+    free(tfile), free(trace);
 }
 END_TEST
 
