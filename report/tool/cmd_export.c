@@ -563,6 +563,8 @@ int cmd_export(int argc, char **argv)
          .value = &out_path,
          .argh = "OUT",
          .help = "the file to write (a name ending in .gz is gzip-compressed);\n"
+                 "chrome: a directory (made when OUT ends in /) gets\n"
+                 "HOST_PID.NS.pt.trace.json, NS the first process's start;\n"
                  "default: standard output",
          .col = 16},
         {.type = OPP_OPTION_HELP,
