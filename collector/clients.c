@@ -326,15 +326,20 @@ static void say_where(void)
     }
 }
 
+void opp_coll_unname(void)
+{
+    if (!collector.unnamed)
+        unlink(collector.o->socket_path);
+    collector.unnamed = 1;
+}
+
 int opp_coll_finish(void)
 {
     if (collector_finished)
         return 0;
     /* first: one that connects while the end is written and synced to
      * disk is told the trace was finished, not left unread in the queue */
-    if (!collector.unnamed)
-        unlink(collector.o->socket_path);
-    collector.unnamed = 1;
+    opp_coll_unname();
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
         if (c->kind == C_PROCESS && !c->ended) {

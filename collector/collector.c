@@ -119,9 +119,7 @@ static int connecting(void)
 {
     if (opp_coll_others_running(NULL))
         return 1;
-    if (!collector.unnamed)
-        unlink(collector.o->socket_path);
-    collector.unnamed = 1;
+    opp_coll_unname();
     return opp_coll_others_running(NULL) > 0;
 }
 
@@ -261,12 +259,8 @@ int opp_collector_run(const struct opp_collector_opts *o)
         if (pr > 0) {
             read_clients(pfd + 1, nc);
             if (!collector_finished && (pfd[0].revents & POLLIN))
-                for (int k = 0; k < 16; k++) {
-                    int before = collector.nc;
-                    opp_coll_on_accept();
-                    if (collector.nc == before)
-                        break;
-                }
+                for (int k = 0; k < 16 && opp_coll_on_accept(); k++)
+                    ;
         }
         if (collector_finished)
             break;

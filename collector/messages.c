@@ -678,7 +678,7 @@ int opp_coll_others_running(const struct client *self)
         if (c == self || c->kind == C_CONTROL || c->ended)
             continue;
         if (reading || c->fd < 0 || !hung_up(c->fd)) {
-            n += c->kind != C_CONTROL; /* a process, or one whose hello is to come */
+            n++; /* a process, or one whose hello is to come */
             continue;
         }
         reading = 1; /* its end not read yet (a child reaped before the goodbye): read now */

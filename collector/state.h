@@ -208,6 +208,10 @@ int opp_coll_rings_mapped(struct client *c);
 int opp_coll_orphan(struct client *c, int alive);
 /* Processes connected now. */
 int opp_coll_process_clients(void);
-/* The trace finished (once): every process's calls in, the file closed. */
+/* The socket's name removed (once): a process that connects from now on
+ * is told the trace was finished. */
+void opp_coll_unname(void);
+/* The trace finished (once): the name removed first, every process's
+ * calls in, the file closed. */
 int opp_coll_finish(void);
 #endif

@@ -200,7 +200,7 @@ static int connect_fresh(void)
 static void connect_and_hello(int at_start)
 {
     int fd = connect_fresh();
-    if (fd < 0 && fd == -ENOENT && !at_start) {
+    if (fd == -ENOENT && !at_start) {
         /* A fork child whose parent's collector is gone by its first
          * call, its socket removed: the trace was finished, no process
          * of the run connected then (a child connects at its first call) */
