@@ -3,6 +3,8 @@
 #include "analysis/ranks.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,17 +29,29 @@ static int cmp_row(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-struct rank_file {
-    int64_t rank;
-    uint32_t file; /* the trace it came from, of those merged in one model */
-};
-
-static int cmp_rank_file(const void *a, const void *b)
+static int cmp_rank(const void *a, const void *b)
 {
-    const struct rank_file *x = a, *y = b;
-    if (x->rank != y->rank)
-        return (x->rank > y->rank) - (x->rank < y->rank);
-    return (x->file > y->file) - (x->file < y->file);
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int opp_rank_files(const struct opp_model *m, int64_t rank, uint32_t files[2])
+{
+    int held = 0;
+    for (size_t i = 0; i < m->nprocs && held < 2; i++) {
+        if (m->procs[i].rank != rank)
+            continue;
+        uint32_t f = m->procs[i].proc >> 24; /* a file's serials are offset by its index << 24 */
+        if (!held || f != files[0])
+            files[held++] = f;
+    }
+    return held;
+}
+
+void opp_rank_twice_said(char *buf, size_t cap, const char *a, const char *b, int64_t rank)
+{
+    snprintf(buf, cap, "%s and %s both hold rank %" PRId64 ": give each rank's trace once", a, b,
+             rank);
 }
 
 /* The ranks of m's processes, ascending, each once; the others counted.
@@ -45,37 +59,29 @@ static int cmp_rank_file(const void *a, const void *b)
  * up as one rank, it would be twice as slow. */
 static int collect_ranks(const struct opp_model *m, struct opp_rank_table *t)
 {
-    struct rank_file *rf = malloc((m->nprocs ? m->nprocs : 1) * sizeof *rf);
     t->ranks = malloc((m->nprocs ? m->nprocs : 1) * sizeof *t->ranks);
-    if (!rf || !t->ranks) {
-        free(rf);
+    if (!t->ranks)
         return -ENOMEM;
-    }
     size_t n = 0;
     for (size_t i = 0; i < m->nprocs; i++) {
         if (m->procs[i].rank < 0)
             t->unranked++;
-        else /* a file's process serials are offset by its index << 24 (loader.h) */
-            rf[n++] = (struct rank_file){m->procs[i].rank, m->procs[i].proc >> 24};
+        else
+            t->ranks[n++] = m->procs[i].rank;
     }
-    qsort(rf, n, sizeof *rf, cmp_rank_file);
+    qsort(t->ranks, n, sizeof *t->ranks, cmp_rank);
     for (size_t i = 0; i < n; i++) {
-        if (t->nranks && t->ranks[t->nranks - 1] == rf[i].rank) {
-            if (rf[i].file != rf[i - 1].file) {
-                t->twice_rank = rf[i].rank;
-                t->twice_files[0] = rf[i - 1].file;
-                t->twice_files[1] = rf[i].file;
-                free(rf);
-                free(t->ranks); /* the table says only which */
-                t->ranks = NULL;
-                t->nranks = 0;
-                return -EEXIST;
-            }
+        if (t->nranks && t->ranks[t->nranks - 1] == t->ranks[i])
             continue;
+        t->ranks[t->nranks++] = t->ranks[i];
+        if (opp_rank_files(m, t->ranks[i], t->twice_files) == 2) {
+            t->twice_rank = t->ranks[i];
+            free(t->ranks); /* the table says only which */
+            t->ranks = NULL;
+            t->nranks = 0;
+            return -EEXIST;
         }
-        t->ranks[t->nranks++] = rf[i].rank;
     }
-    free(rf);
     return t->nranks ? 0 : -ENOENT;
 }
 

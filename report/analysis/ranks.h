@@ -43,5 +43,11 @@ typedef int (*opp_rank_aggregate_fn)(void *ctx, const struct opp_agg_opts *o, si
 int opp_rank_table_build(const struct opp_model *m, const struct opp_agg_opts *o,
                          opp_rank_aggregate_fn aggregate, void *ctx, struct opp_rank_table *t);
 void opp_rank_table_free(struct opp_rank_table *t);
+/* How many of the traces merged in m hold a process of rank: 0, 1, or 2
+ * (two or more: a copy of one, another run's; files then the first two,
+ * their indexes among the model's files, else files[0] the one). */
+int opp_rank_files(const struct opp_model *m, int64_t rank, uint32_t files[2]);
+/* The refusal of traces a and b, which both hold rank, into buf. */
+void opp_rank_twice_said(char *buf, size_t cap, const char *a, const char *b, int64_t rank);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analysis/loader.h"
+#include "analysis/ranks.h"
 #include "exports/chrome.h"
 
 static void bits_free(struct bits *b)
@@ -112,24 +113,13 @@ static int read_with(struct chrome *x, struct opp_pass_consumer c, char *err, si
 int opp_export_chrome_rank_held(const struct opp_model *m, const char *const *traces,
                                 size_t ntraces, int64_t rank, char *err, size_t errlen)
 {
-    int any = 0;
-    size_t file = 0;
-    for (size_t i = 0; i < m->nprocs; i++) {
-        if (m->procs[i].rank != rank)
-            continue;
-        size_t f = m->procs[i].proc >> 24; /* a file's serials are offset by its index << 24 */
-        if (any && f != file) {            /* a copy, another run's: two ranks in one */
-            snprintf(err, errlen,
-                     "%s and %s both hold rank %" PRId64 ": give each rank's trace once",
-                     traces[file], traces[f], rank);
-            return OPP_EXPORT_NOT_HELD;
-        }
-        any = 1;
-        file = f;
-    }
-    if (any)
+    uint32_t files[2];
+    int held = opp_rank_files(m, rank, files);
+    if (held == 1)
         return 0;
-    if (ntraces == 1)
+    if (held == 2)
+        opp_rank_twice_said(err, errlen, traces[files[0]], traces[files[1]], rank);
+    else if (ntraces == 1)
         snprintf(err, errlen, "no process of %s has rank %" PRId64, traces[0], rank);
     else
         snprintf(err, errlen, "no process of the %zu traces has rank %" PRId64, ntraces, rank);

@@ -168,8 +168,10 @@ static int by_rank_read(const struct report_args *ra, struct opp_pass *p,
     if (got > 0)
         return got;
     if (got == -EEXIST) {
-        opp_say("opprof report: %s and %s both hold rank %" PRId64 ": give each rank's trace once",
-                ra->traces[t.twice_files[0]], ra->traces[t.twice_files[1]], t.twice_rank);
+        char said[1200];
+        opp_rank_twice_said(said, sizeof said, ra->traces[t.twice_files[0]],
+                            ra->traces[t.twice_files[1]], t.twice_rank);
+        opp_say("opprof report: %s", said);
         *rc = REPORT_NAME_UNKNOWN;
         return 0;
     }
