@@ -1,5 +1,5 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 9. docs/FORMAT.md describes it in prose. */
+ * collector, version 10. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
@@ -7,7 +7,8 @@
 
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
 /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; 7: BYE's
- * end, REAPED's clock; 8: MODE, RESUMED's mode; 9: DONE's summary losses */
+ * end, REAPED's clock; 8: MODE, RESUMED's mode; 9: DONE's summary losses;
+ * 10: RING after BYE */
 #define OPP_PROTO_VERSION 10u
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
