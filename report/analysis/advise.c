@@ -19,21 +19,21 @@ const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT] = {
 
 /* The rules, in the order they run (ties of time at stake keep it). */
 const struct opp_advise_rule opp_advise_rules[] = {
-    {"lost_data", "", adv_rule_lost, 0},
-    {"input_pipeline", "input_share", adv_rule_input, 1},
-    {"outside_ops", "outside_share", adv_rule_outside, 1},
-    {"host_sync", "sync_per_step", adv_rule_sync, 0},
-    {"fusable_ops", "fuse_per_step, fuse_avg_us", adv_rule_fusable, 0},
-    {"tiny_gemms", "tiny_gemm_per_step, tiny_gemm_flops", adv_rule_tiny_gemm, 0},
-    {"warmup", "steps_min, warmup_ratio", adv_rule_warmup, 1},
-    {"outlier_steps", "steps_min, outlier_ratio", adv_rule_outliers, 1},
-    {"gpu_idle", "gpu_idle_share", adv_rule_gpu_idle, 1},
-    {"comm_exposed", "comm_exposed_share", adv_rule_comm, 1},
-    {"launch_bound", "launch_kernel_us", adv_rule_launch, 0},
-    {"cpu_alloc_churn", "cpu_allocs_per_step", adv_rule_cpu_allocs, 1},
-    {"cuda_alloc_churn", "cuda_allocs_per_step", adv_rule_cuda_allocs, 1},
-    {"memory_growth", "growth_bytes_per_step", adv_rule_growth, 1},
-    {"stragglers", "straggler_ratio, straggler_ms", adv_rule_stragglers, 0},
+    {"lost_data", "", adv_rule_lost, 0, 0},
+    {"input_pipeline", "input_share", adv_rule_input, 1, 0},
+    {"outside_ops", "outside_share", adv_rule_outside, 1, 1},
+    {"host_sync", "sync_per_step", adv_rule_sync, 0, 0},
+    {"fusable_ops", "fuse_per_step, fuse_avg_us", adv_rule_fusable, 0, 0},
+    {"tiny_gemms", "tiny_gemm_per_step, tiny_gemm_flops", adv_rule_tiny_gemm, 0, 0},
+    {"warmup", "steps_min, warmup_ratio", adv_rule_warmup, 1, 1},
+    {"outlier_steps", "steps_min, outlier_ratio", adv_rule_outliers, 1, 1},
+    {"gpu_idle", "gpu_idle_share", adv_rule_gpu_idle, 1, 0},
+    {"comm_exposed", "comm_exposed_share", adv_rule_comm, 1, 0},
+    {"launch_bound", "launch_kernel_us", adv_rule_launch, 0, 0},
+    {"cpu_alloc_churn", "cpu_allocs_per_step", adv_rule_cpu_allocs, 1, 1},
+    {"cuda_alloc_churn", "cuda_allocs_per_step", adv_rule_cuda_allocs, 1, 1},
+    {"memory_growth", "growth_bytes_per_step", adv_rule_growth, 1, 1},
+    {"stragglers", "straggler_ratio, straggler_ms", adv_rule_stragglers, 0, 0},
 };
 const size_t opp_advise_nrules = sizeof opp_advise_rules / sizeof *opp_advise_rules;
 
@@ -542,7 +542,7 @@ int opp_advise(const struct opp_model *m, const struct opp_advise_src *src,
     out->ranked = c.o.filter_rank;
     out->rank = c.o.rank;
     for (size_t i = 0; i < opp_advise_nrules && !rc; i++)
-        if (!src->summary || !opp_advise_rules[i].timed)
+        if (opp_advise_runs(&opp_advise_rules[i], out))
             rc = opp_advise_rules[i].fn(&c, &out->fs);
     opp_calltree_free(&c.ct);
     opp_agg_free(&c.stacks);

@@ -34,6 +34,14 @@ struct opp_advice {
                     rules that need the calls' times (opp_advise_rule.timed) not run */
 };
 
+/* Whether rule r runs for the advice a's steps: not one that needs the
+ * calls' times on a summary trace, nor one that looks at each step's own
+ * time where the run was taken as one step (a full trace without steps). */
+static inline int opp_advise_runs(const struct opp_advise_rule *r, const struct opp_advice *a)
+{
+    return a->counted ? !r->timed : a->nsteps || !r->stepped;
+}
+
 /* Where the rules' inputs come from: a pass over the trace
  * (advise_pass.h: table_stream.h, step_stream.h, gpu_stream.h,
  * mem_stream.h). Each returns 0, a negative errno (-EIO: the source's own

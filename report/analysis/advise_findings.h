@@ -60,10 +60,13 @@ struct opp_advise_threshold_desc {
 extern const struct opp_advise_threshold_desc opp_advise_thresholds[OPP_TH_COUNT];
 
 /* A rule: its name, the thresholds it reads (names, for people; what it
- * looks at is README's table of rules), and whether it needs the calls'
+ * looks at is README's table of rules), whether it needs the calls'
  * times (each step's time, the GPU timeline, the memory series): those
  * rules are not run on a summary trace, which counts the steps without
- * timing each. The rules' table is opp_advise_rules. */
+ * timing each; and whether it looks at each step's own time (outside the
+ * calls, against the others, its memory): those are not run where the
+ * program has no steps, its run taken as one step, start-up and all. The
+ * rules' table is opp_advise_rules. */
 struct opp_advise_ctx;
 struct opp_findings;
 struct opp_advise_rule {
@@ -71,6 +74,7 @@ struct opp_advise_rule {
     const char *thresholds; /* "input_share" */
     int (*fn)(const struct opp_advise_ctx *c, struct opp_findings *out);
     int timed;
+    int stepped;
 };
 extern const struct opp_advise_rule opp_advise_rules[];
 extern const size_t opp_advise_nrules;

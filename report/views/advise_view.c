@@ -74,6 +74,13 @@ static void text_finding(FILE *f, size_t i, const struct opp_finding *x)
     fprintf(f, "   try:      %s\n", x->try_);
 }
 
+/* Whether some rule did not run (opp_advise_runs): a summary trace, or a
+ * full one without steps. */
+static int not_run(const struct opp_advice *a)
+{
+    return a->counted || !a->nsteps;
+}
+
 static void text_advice(FILE *f, const char *trace, const struct opp_advice *a)
 {
     fputs("opprof advise: ", f);
@@ -92,17 +99,23 @@ static void text_advice(FILE *f, const char *trace, const struct opp_advice *a)
             fprintf(f, ": %.3f ms a step on average, %.3f ms in all",
                     a->wall_ns / 1e6 / (double)a->nsteps, a->wall_ns / 1e6);
         fputs("\nNot run on a summary trace (they need the calls' times):", f);
+    } else {
+        fprintf(f, ": p50 %.3f ms, p99 %.3f ms, %.3f ms in all", a->p50_ns / 1e6, a->p99_ns / 1e6,
+                a->wall_ns / 1e6);
+        if (!a->nsteps)
+            fputs("\nNot run without steps (they look at each step's own time; --step NAME says "
+                  "what a step is):",
+                  f);
+    }
+    if (not_run(a)) {
         const char *sep = " ";
         for (size_t i = 0; i < opp_advise_nrules; i++)
-            if (opp_advise_rules[i].timed) {
+            if (!opp_advise_runs(&opp_advise_rules[i], a)) {
                 fprintf(f, "%s%s", sep, opp_advise_rules[i].name);
                 sep = ", ";
             }
-        fputc('\n', f);
-    } else {
-        fprintf(f, ": p50 %.3f ms, p99 %.3f ms, %.3f ms in all\n", a->p50_ns / 1e6, a->p99_ns / 1e6,
-                a->wall_ns / 1e6);
     }
+    fputc('\n', f);
     size_t lost = 0, n = 0;
     for (size_t i = 0; i < a->fs.n; i++) {
         const struct opp_finding *x = &a->fs.f[i];
@@ -204,11 +217,11 @@ static void json_advice(FILE *f, const char *trace, const struct opp_advice *a)
         fputs(", \"counted\": true", f);
     }
     fputs("}", f);
-    if (a->counted) {
+    if (not_run(a)) {
         fputs(", \"not_run\": [", f);
         const char *sep = "";
         for (size_t i = 0; i < opp_advise_nrules; i++)
-            if (opp_advise_rules[i].timed) {
+            if (!opp_advise_runs(&opp_advise_rules[i], a)) {
                 fputs(sep, f);
                 opp_json_str(f, opp_advise_rules[i].name);
                 sep = ", ";

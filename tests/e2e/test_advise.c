@@ -387,7 +387,9 @@ static long advise_kb(uint32_t n)
     snprintf(want, sizeof want,
              "{\"trace\": \"%s\", \"steps\": {\"what\": \"none (no ProfilerStep#N, optimizer "
              "step or nn.Module); the run taken as one step\", \"count\": 0, \"p50_ms\": %u, "
-             "\"p99_ms\": %u, \"wall_ms\": %u}, \"lost\": [], \"findings\": []}\n",
+             "\"p99_ms\": %u, \"wall_ms\": %u}, \"not_run\": [\"outside_ops\", \"warmup\", "
+             "\"outlier_steps\", \"cpu_alloc_churn\", \"cuda_alloc_churn\", \"memory_growth\"], "
+             "\"lost\": [], \"findings\": []}\n",
              t, ms, ms, ms);
     ck_assert_str_eq(out, want);
     free(out), free(t);

@@ -746,6 +746,48 @@ START_TEST(no_call_run_is_its_process)
 }
 END_TEST
 
+/* The run taken as one step (a full trace without steps): the rules that
+ * look at each step's own time are not run, and the text and the JSON
+ * name them, as a summary trace's output names the rules it does not run. */
+START_TEST(without_steps_says_rules_not_run)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    tb_process(&b, .proc = 0, .pid = 10, .exe = "true", .start = T0);
+    tb_put_funcs(&b, FUNCS, NF);
+    tb_process_end(&b, 0, OPP_END_EXITED, T0 + 3 * MS);
+    tb_end(&b);
+    step_name = NULL;
+    advise();
+    step_name = "step";
+    char *path = tu_path(dir, "out.txt");
+    for (int json = 0; json <= 1; json++) {
+        FILE *f = fopen(path, "w");
+        ck_assert_int_eq(opp_out_advice(f, "t.trace", &adv, json), 0);
+        fclose(f);
+        char *text = tu_slurp(path);
+        ck_assert_str_eq(
+            text,
+            json ? "{\"trace\": \"t.trace\", \"steps\": {\"what\": \"none (no ProfilerStep#N, "
+                   "optimizer step or nn.Module); the run taken as one step\", \"count\": 0, "
+                   "\"p50_ms\": 3, \"p99_ms\": 3, \"wall_ms\": 3}, \"not_run\": [\"outside_ops\", "
+                   "\"warmup\", \"outlier_steps\", \"cpu_alloc_churn\", \"cuda_alloc_churn\", "
+                   "\"memory_growth\"], \"lost\": [], \"findings\": []}\n"
+                 : "opprof advise: t.trace\n"
+                   "Steps: none (no ProfilerStep#N, optimizer step or nn.Module); the run taken "
+                   "as one step: p50 3.000 ms, p99 3.000 ms, 3.000 ms in all\n"
+                   "Not run without steps (they look at each step's own time; --step NAME says "
+                   "what a step is): outside_ops, warmup, outlier_steps, cpu_alloc_churn, "
+                   "cuda_alloc_churn, memory_growth\n"
+                   "\n"
+                   "No findings: no rule's threshold was reached (`opprof advise --thresholds`)\n");
+        free(text);
+    }
+    free(path);
+    done();
+}
+END_TEST
+
 /* Steps that are ranges of one name ("step" labels, --step step), step 7
  * made long by time in no call: the label's own self time is that time,
  * not an operator's excess. */
@@ -1542,6 +1584,7 @@ Suite *suite_advise(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, input_pipeline_fires);
     tcase_add_test(tc, no_call_run_is_its_process);
+    tcase_add_test(tc, without_steps_says_rules_not_run);
     tcase_add_test(tc, input_pipeline_silent_below);
     tcase_add_test(tc, input_pipeline_other_thread_not_counted);
     tcase_add_test(tc, host_sync_fires);
