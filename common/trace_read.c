@@ -107,8 +107,11 @@ static void calibrate(struct reader *r)
     }
 }
 
-/* Wait a little for a collector still writing the file (it holds LOCK_EX). */
-static void wait_writer(int fd, const struct stat *st, struct opp_tr_summary *sum)
+/* Wait a little for a collector still writing the file (it holds LOCK_EX):
+ * 0, or -1 when OPPROF_WAIT_MS is not a number of milliseconds (said in
+ * err). */
+static int wait_writer(int fd, const struct stat *st, struct opp_tr_summary *sum, char *err,
+                       size_t errlen)
 {
     /* The files whose writer a read of this process waited out: a command
      * reads a trace several times, and waits once (OPPROF_WAIT_MS), not
@@ -122,11 +125,22 @@ static void wait_writer(int fd, const struct stat *st, struct opp_tr_summary *su
     for (unsigned i = 0; i < nwaited && i < 16 && !again; i++)
         again = waited_out[i].dev == st->st_dev && waited_out[i].ino == st->st_ino;
     const char *w = getenv("OPPROF_WAIT_MS");
-    long ms = again ? 0 : w ? strtol(w, NULL, 10) : 5000;
+    long ms = 5000;
+    if (w) {
+        char *end;
+        errno = 0;
+        ms = strtol(w, &end, 10);
+        if (end == w || *end || ms < 0 || errno) {
+            snprintf(err, errlen, "OPPROF_WAIT_MS=%s is not a number of milliseconds", w);
+            return -1;
+        }
+    }
+    if (again)
+        ms = 0;
     for (long waited = 0;; waited += 20) {
         if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
             flock(fd, LOCK_UN);
-            return;
+            return 0;
         }
         if (errno != EWOULDBLOCK || waited >= ms)
             break;
@@ -138,6 +152,7 @@ static void wait_writer(int fd, const struct stat *st, struct opp_tr_summary *su
         nwaited++;
     }
     snprintf(sum->warning, sizeof sum->warning, "trace is still being written");
+    return 0;
 }
 
 int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
@@ -158,7 +173,10 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    wait_writer(fd, &st, sum);
+    if (wait_writer(fd, &st, sum, err, errlen) < 0) {
+        close(fd);
+        return -1;
+    }
     char still[sizeof sum->warning];
     memcpy(still, sum->warning, sizeof still);
     sum->warning[0] = 0;

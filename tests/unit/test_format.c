@@ -655,6 +655,33 @@ START_TEST(writer_waited_for_once)
 }
 END_TEST
 
+/* An OPPROF_WAIT_MS that is not a number of milliseconds fails the read
+ * and says so, instead of being taken as 0 (or as its digits). */
+START_TEST(bad_wait_refused)
+{
+    write_sample(path, NULL);
+    static const char *const bad[] = {"abc", "", "-1", "5s", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("OPPROF_WAIT_MS", bad[i], 1);
+        struct log l = {0};
+        struct opp_tr_summary sum;
+        char err[256], want[128];
+        ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), -1);
+        snprintf(want, sizeof want, "OPPROF_WAIT_MS=%s is not a number of milliseconds", bad[i]);
+        ck_assert_str_eq(err, want);
+        free(l.text);
+    }
+    setenv("OPPROF_WAIT_MS", "0", 1);
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_str_eq(l.text, sample_log);
+    free(l.text);
+    unsetenv("OPPROF_WAIT_MS");
+}
+END_TEST
+
 Suite *suite_format(void)
 {
     Suite *s = suite_create("format");
@@ -662,6 +689,7 @@ Suite *suite_format(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, bad_wait_refused);
     tcase_add_test(tc, rewrite_replaces_trace);
     tcase_add_test(tc, tsc_two_ticks_per_ns);
     tcase_add_test(tc, tsc_three_ticks_per_ns_rounds_down);
