@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format.h"
+#include "proto.h"
+#include "ring.h"
 #include "testutil.h"
 #include "tracebuild.h"
 
@@ -682,6 +685,22 @@ START_TEST(bad_wait_refused)
 }
 END_TEST
 
+/* docs/FORMAT.md's title names the versions the code writes (the suite
+ * runs in the source tree, as make test runs it). */
+START_TEST(format_doc_names_the_versions)
+{
+    FILE *f = fopen("docs/FORMAT.md", "r");
+    ck_assert_msg(f, "docs/FORMAT.md: %s (run from the source tree)", strerror(errno));
+    char line[256], want[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    snprintf(want, sizeof want,
+             "# opprof formats: trace file v%u, socket protocol v%u, shared ring v%u\n",
+             OPP_TRACE_VERSION, OPP_PROTO_VERSION, OPP_RING_VERSION);
+    ck_assert_str_eq(line, want);
+}
+END_TEST
+
 Suite *suite_format(void)
 {
     Suite *s = suite_create("format");
@@ -690,6 +709,7 @@ Suite *suite_format(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, bad_wait_refused);
+    tcase_add_test(tc, format_doc_names_the_versions);
     tcase_add_test(tc, rewrite_replaces_trace);
     tcase_add_test(tc, tsc_two_ticks_per_ns);
     tcase_add_test(tc, tsc_three_ticks_per_ns_rounds_down);
