@@ -340,6 +340,14 @@ int opp_coll_finish(void)
     /* first: one that connects while the end is written and synced to
      * disk is told the trace was finished, not left unread in the queue */
     opp_coll_unname();
+    int silent = 0;
+    uint64_t now = opp_mono_ns();
+    for (int i = 0; i < collector.nc; i++)
+        silent += opp_coll_silent(collector.c[i], now);
+    if (silent) /* a stray client: they held nothing, and are closed with the trace */
+        opp_coll_logmsg("%d connection%s to the socket said nothing (no hello within %d ms); the "
+                        "trace was finished without waiting for %s",
+                        silent, silent == 1 ? "" : "s", HELLO_WAIT_MS, silent == 1 ? "it" : "them");
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
         if (c->kind == C_PROCESS && !c->ended) {

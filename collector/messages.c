@@ -633,6 +633,7 @@ int opp_coll_on_accept(void)
     }
     c->fd = fd;
     c->pid = cr.pid;
+    c->accepted = opp_mono_ns();
     collector.c[collector.nc++] = c;
     return 1;
 }
@@ -666,6 +667,14 @@ static int read_to_end(int i)
     return 1;
 }
 
+int opp_coll_silent(const struct client *c, uint64_t now)
+{
+    if (c->kind != C_NEW || c->fd < 0 || now - c->accepted < HELLO_WAIT_MS * 1000000ull)
+        return 0;
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 0;
+}
+
 int opp_coll_others_running(const struct client *self)
 {
     static int reading; /* a goodbye among what a gone client sent: counted, not read again */
@@ -673,9 +682,10 @@ int opp_coll_others_running(const struct client *self)
     for (int k = 0; k < 4 * MAX_CLIENTS && !reading && opp_coll_on_accept(); k++)
         ;
     int n = 0;
+    uint64_t now = opp_mono_ns();
     for (int i = 0; i < collector.nc; i++) {
         struct client *c = collector.c[i];
-        if (c == self || c->kind == C_CONTROL || c->ended)
+        if (c == self || c->kind == C_CONTROL || c->ended || opp_coll_silent(c, now))
             continue;
         if (reading || c->fd < 0 || !hung_up(c->fd)) {
             n++; /* a process, or one whose hello is to come */

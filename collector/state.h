@@ -23,6 +23,11 @@ struct opp_collector_opts; /* options.h */
 #define BUSY_POLL_MS 0 /* a ring is filling fast: look again at once */
 #define CLOCK_EVERY_NS 1000000000ull
 #define CHUNK_EVENTS 16384 /* events per chunk before slots are handed back */
+/* A connection that has sent nothing this long after it was accepted
+ * holds no trace open (opp_coll_others_running): not the agent, which
+ * says hello as soon as it is connected, but a stray client (socat, a
+ * script) sitting silent on the socket. */
+#define HELLO_WAIT_MS 1000
 
 enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
 
@@ -46,6 +51,7 @@ struct client {
     int fd;
     enum client_kind kind;
     pid_t pid;
+    uint64_t accepted; /* when (opp_mono_ns): a C_NEW silent since HELLO_WAIT_MS holds nothing */
     uint32_t proc, clock, nfuncs;
     uint64_t start;                  /* its clock's ticks at its start (the hello's) */
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
@@ -162,8 +168,12 @@ int opp_coll_on_accept(void);
 /* Processes other than self still running: the connections waiting are
  * accepted, and one that hung up, its end not read yet (a child reaped
  * just before its parent's goodbye), is read to its end now, as the loop
- * would. */
+ * would. A connection that has said nothing since HELLO_WAIT_MS after it
+ * was accepted is none (opp_coll_silent). */
 int opp_coll_others_running(const struct client *self);
+/* Whether c is a connection that said nothing for HELLO_WAIT_MS since it
+ * was accepted and has nothing unread now. */
+int opp_coll_silent(const struct client *c, uint64_t now);
 /* TOP: the live aggregate's snapshot sent to c. */
 int opp_coll_on_top(struct client *c, const char **why);
 /* A REAPED that came before its child's HELLO, kept for it. */

@@ -289,6 +289,46 @@ START_TEST(raw_fork_child_holding_the_connection_of_the_first_process)
 }
 END_TEST
 
+/* A connection to the socket that never says hello (a stray client: socat,
+ * a script) held by a child of a plain LD_PRELOAD run's first process
+ * holds no trace open: made 1.5 s before that process's goodbye, it is no
+ * other process still connected, and the goodbye finishes the trace (wait
+ * 0); made just before the process leaves by _exit (wait 1), the trace
+ * is finished once the process is gone and HELLO_WAIT_MS (1 s) have gone
+ * by since the connection was accepted, not when the child closes it (10
+ * s). The collector says so in one line. */
+START_TEST(silent_connection_does_not_hold_the_trace)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    struct tu_env te;
+    char *ms = _i ? "0" : "1500", *how = _i ? "_exit" : "";
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "silent", "10", ms, how, NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"), out, err)), 0);
+    struct opp_model *m = tu_load(trace);
+    char *o = tu_slurp(out), *e = tu_slurp(err), want[4200];
+    ck_assert_int_eq(strncmp(o, "silent 10 ", 10), 0);
+    int pid = atoi(o + strlen("silent 10 "));
+    ck_assert_int_gt(pid, 0);
+    int held = kill(pid, 0) == 0; /* still holding the connection when the trace was read */
+    kill(pid, SIGKILL);
+    ck_assert(held);
+    ck_assert_ptr_nonnull(m);
+    snprintf(want, sizeof want,
+             "opprof-collector: 1 connection to the socket said nothing (no hello within 1000 "
+             "ms); the trace was finished without waiting for it\n"
+             "opprof: trace written to %s\n",
+             trace);
+    ck_assert_str_eq(e, want);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(m->procs[0].end_how, _i ? OPP_END_LOST : OPP_END_EXITED);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
 /* The first process of a plain LD_PRELOAD run that execs (sh -c 'exec
  * CMD', env CMD) is still that run's first process: its new image's
  * goodbye finishes the trace and waits for it, so once it has exited the
@@ -735,6 +775,7 @@ Suite *suite_life(void)
     tcase_add_test(timed, raw_fork_child_holding_the_parent_s_connection);
     tcase_add_test(timed, raw_fork_child_holding_the_connection_of_a_parent_that_left_by_exit_);
     tcase_add_test(timed, raw_fork_child_holding_the_connection_of_the_first_process);
+    tcase_add_loop_test(timed, silent_connection_does_not_hold_the_trace, 0, 2);
     suite_add_tcase(s, timed);
     return s;
 }

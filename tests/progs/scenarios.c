@@ -61,6 +61,11 @@
  *                      (HOW stay_exit: by _exit(0), no goodbye said)
  *                      Run with OPENBLAS_NUM_THREADS=1: the child lacks the threads of
  *                      OpenBLAS's pool, which its exit would wait for
+ *   silent N MS [_exit]  N calls; a socket of its own connected to $OPPROF_SOCKET, which
+ *                      says nothing (no hello: a stray client), held by a child that
+ *                      makes no call and sleeps 10 s; the parent sleeps MS milliseconds,
+ *                      prints its sum and the child's pid ("silent S PID"), exits 0 (by
+ *                      _exit(0) with _exit: no goodbye said)
  *   named N NAME...    a thread for each NAME, one after another: thread I names
  *                      itself NAME with prctl(PR_SET_NAME) (the kernel keeps its
  *                      first 15 bytes), then makes N+I calls
@@ -85,6 +90,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <fcntl.h>
@@ -671,6 +677,33 @@ int main(int argc, char **argv)
         if (strcmp(how, "both"))
             s += calls(n + 1);
         printf("rawfork %.0f child %d\n", s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    } else if (!strcmp(mode, "silent")) {
+        double s = calls(arg(argc, argv, 2));
+        const char *path = getenv("OPPROF_SOCKET");
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (!path || strlen(path) >= sizeof a.sun_path || fd < 0) {
+            fprintf(stderr, "scenarios: silent wants OPPROF_SOCKET\n");
+            return 2;
+        }
+        strcpy(a.sun_path, path);
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+            perror("scenarios: connect");
+            return 1;
+        }
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            sleep(10);
+            _exit(0);
+        }
+        close(fd);
+        struct timespec ts = {arg(argc, argv, 3) / 1000, arg(argc, argv, 3) % 1000 * 1000000};
+        nanosleep(&ts, NULL);
+        printf("silent %.0f %d\n", s, (int)pid);
+        fflush(stdout);
+        if (argc > 4 && !strcmp(argv[4], "_exit"))
+            _exit(0);
     } else if (!strcmp(mode, "named")) {
         long n = arg(argc, argv, 2);
         for (int i = 3; i < argc; i++) {
