@@ -95,7 +95,9 @@ void opp_coll_end_process(struct client *c, uint32_t how, uint64_t at)
             opp_coll_emit_open_calls(c, &c->rings[i], how == OPP_END_LOST ? now : end);
     if (collector.sum && c->nfuncs) {
         /* always: the file's size does not depend on whether a ring overflowed */
-        opp_tw_dropped(&collector.tw, c->proc, 0, c->dropped);
+        opp_tw_dropped(&collector.tw, c->proc, 0, c->dropped - c->interrupted, OPP_DROP_FULL);
+        if (c->interrupted) /* rare: only then, a chunk more */
+            opp_tw_dropped(&collector.tw, c->proc, 0, c->interrupted, OPP_DROP_INTERRUPTED);
         int rc = opp_sum_write(collector.sum, c->proc, &collector.tw);
         if (rc == -ENOMEM)
             opp_coll_logmsg("out of memory: the summary of pid %d is lost", (int)c->pid);
@@ -308,10 +310,17 @@ static void say_where(void)
         return;
     }
     say("trace written to ", collector.o->output, "");
-    if (collector.dropped) {
+    uint64_t full = collector.dropped - collector.interrupted;
+    if (full) {
         snprintf(what, sizeof what, "%llu records dropped (buffers were full); trace has %llu; ",
-                 (unsigned long long)collector.dropped, (unsigned long long)collector.events);
+                 (unsigned long long)full, (unsigned long long)collector.events);
         say(what, OPP_DROP_ADVICE, "");
+    }
+    if (collector.interrupted) {
+        snprintf(what, sizeof what, "%llu records dropped (%s); trace has %llu; ",
+                 (unsigned long long)collector.interrupted, OPP_INTERRUPTED_WHY,
+                 (unsigned long long)collector.events);
+        say(what, OPP_INTERRUPTED_ADVICE, "");
     }
     struct opp_sum_stats st = {0};
     if (collector.sum)

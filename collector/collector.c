@@ -353,6 +353,7 @@ int opp_collector_run(const struct opp_collector_opts *o)
         [OPP_DONE_WRITTEN] = collector.tw.error ? collector.events_written : collector.events,
         [OPP_DONE_SUM_DROPPED] = st.dropped,
         [OPP_DONE_SUM_LOST] = st.lost,
+        [OPP_DONE_INTERRUPTED] = collector.interrupted,
     };
     for (int i = 0; i < collector.nc; i++) {
         const char *why;

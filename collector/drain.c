@@ -66,7 +66,7 @@ static void ring_abandon(struct client *c, struct ring *r, const char *why)
     if (lost > r->cap)
         lost = r->cap;
     if (lost) {
-        opp_tw_dropped(&collector.tw, c->proc, r->tid, lost);
+        opp_tw_dropped(&collector.tw, c->proc, r->tid, lost, OPP_DROP_FULL);
         c->dropped += lost;
         collector.dropped += lost;
     }
@@ -361,10 +361,21 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
     uint64_t d = atomic_load_explicit(&h->dropped, memory_order_relaxed);
     if (d > r->dropped_seen) {
         if (!collector.sum) /* summary mode: one count per process, at its end */
-            opp_tw_dropped(&collector.tw, c->proc, r->tid, d - r->dropped_seen);
+            opp_tw_dropped(&collector.tw, c->proc, r->tid, d - r->dropped_seen, OPP_DROP_FULL);
         c->dropped += d - r->dropped_seen;
         collector.dropped += d - r->dropped_seen;
         r->dropped_seen = d;
+    }
+    uint64_t n = atomic_load_explicit(&h->interrupted, memory_order_relaxed);
+    if (n > r->interrupted_seen) {
+        if (!collector.sum)
+            opp_tw_dropped(&collector.tw, c->proc, r->tid, n - r->interrupted_seen,
+                           OPP_DROP_INTERRUPTED);
+        c->dropped += n - r->interrupted_seen;
+        c->interrupted += n - r->interrupted_seen;
+        collector.dropped += n - r->interrupted_seen;
+        collector.interrupted += n - r->interrupted_seen;
+        r->interrupted_seen = n;
     }
     opp_coll_ring_name(c, r, 0);
     return moved;

@@ -35,7 +35,7 @@ struct ring {
     struct opp_ring_hdr *hdr;
     uint64_t ino; /* its memfd's inode: is it still mapped by the process? */
     uint32_t tid, cap;
-    uint64_t tail, last_end, dropped_seen;
+    uint64_t tail, last_end, dropped_seen, interrupted_seen;
     uint32_t name_seq;
     int dead; /* abandoned after damage */
     /* The calls in flight made open events when the process ended (bit
@@ -73,6 +73,7 @@ struct client {
     uint8_t rx[sizeof(struct opp_msg_header) + OPP_MSG_MAX];
     size_t rxlen;
     uint64_t events, dropped, gpu_records;
+    uint64_t interrupted; /* of dropped: lost to a signal handler's interruption (ring.h) */
 };
 
 struct collector_state {
@@ -83,6 +84,7 @@ struct collector_state {
     int nc;
     uint32_t next_proc;
     uint64_t events, dropped;
+    uint64_t interrupted;       /* of dropped: lost to a signal handler's interruption */
     uint64_t cut;               /* processes still running when the trace was finished */
     int hot;                    /* loops left to poll without sleeping (a ring was half full) */
     uint64_t events_written;    /* when a write failed: the events before it */

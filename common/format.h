@@ -1,4 +1,4 @@
-/* The opprof trace file format, version 8: the one definition shared by the
+/* The opprof trace file format, version 11: the one definition shared by the
  * collector (writer), the report tool (reader) and the tests. docs/FORMAT.md
  * describes the same bytes in prose; change both together. */
 #ifndef OPP_FORMAT_H
@@ -10,19 +10,27 @@
 #define OPPROF_VERSION "0.1" /* opprof's own, as `opprof --version` says it */
 #define OPP_TRACE_MAGIC "OPPROF\0T" /* 8 bytes */
 #define OPP_TRACE_VERSION                                                                          \
-    10u /* 2: GPU chunks, CUDA API kind; 3: library operator
+    11u /* 2: GPU chunks, CUDA API kind; 3: library operator
                                 kinds, kind flags, 40 args, process labels;
                                 4: summary chunks; 5: the torch and memory
                                 kinds; 6: the header's own CRC; 7: a summary
                                 node's CPU memory; 8: PROCESS_STATUS; 9:
                                 aten::conv2d's integer inputs' values; 10:
                                 a summary's own drops (OPP_DROPPED_SUMMARY);
-                                1 to 9 still read */
+                                11: a DROPPED chunk's reason (enum
+                                opp_drop_why); 1 to 10 still read */
 #define OPP_TRACE_VERSION_MIN 1u
 /* The thread of a DROPPED chunk that counts a summary's calls on new call
  * paths past its node bound (version 10; before, they were counted as
  * thread 0's, with the ring overflows). */
 #define OPP_DROPPED_SUMMARY 0xffffffffu
+/* Why a DROPPED chunk's records were lost: its 16-byte form (every version)
+ * is OPP_DROP_FULL; version 11's 24-byte form adds u32 why, u32 0. */
+enum opp_drop_why {
+    OPP_DROP_FULL = 0,        /* the thread's ring was full (a summary's bound: its thread) */
+    OPP_DROP_INTERRUPTED = 1, /* a signal handler interrupted the thread's publishing */
+    OPP_DROP_WHY_MAX = 1
+};
 #define OPP_FILE_HEADER_SIZE 24u    /* version 6 on */
 #define OPP_FILE_HEADER_SIZE_V1 16u /* versions 1 to 5: no CRC */
 #define OPP_CHUNK_HEADER_SIZE 16u
@@ -48,18 +56,18 @@ struct opp_chunk_header {
 };
 
 enum opp_chunk_type {
-    OPP_CHUNK_CLOCK = 1,       /* u64 ticks, u64 monotonic ns, u64 realtime ns */
-    OPP_CHUNK_PROCESS = 2,     /* a process instance joined */
-    OPP_CHUNK_FUNCS = 3,       /* its table of entry points */
-    OPP_CHUNK_THREAD = 4,      /* a thread and its (new) name */
-    OPP_CHUNK_EVENTS = 5,      /* encoded events of one thread */
-    OPP_CHUNK_DROPPED = 6,     /* records a thread could not hand over */
-    OPP_CHUNK_PROCESS_END = 7, /* how a process instance ended */
-    OPP_CHUNK_END = 8,         /* the collector finished the file */
-    OPP_CHUNK_GPU = 9,         /* GPU activity records of one process (gpu.h) */
-    OPP_CHUNK_INFO = 10,       /* labels of a process: u32 proc, u32 count, pairs (info.h) */
-    OPP_CHUNK_SUMMARY = 11,    /* summary mode: aggregated call paths (summary.h) */
-    OPP_CHUNK_SUMMARY_GPU = 12, /* summary mode: aggregated GPU ops */
+    OPP_CHUNK_CLOCK = 1,           /* u64 ticks, u64 monotonic ns, u64 realtime ns */
+    OPP_CHUNK_PROCESS = 2,         /* a process instance joined */
+    OPP_CHUNK_FUNCS = 3,           /* its table of entry points */
+    OPP_CHUNK_THREAD = 4,          /* a thread and its (new) name */
+    OPP_CHUNK_EVENTS = 5,          /* encoded events of one thread */
+    OPP_CHUNK_DROPPED = 6,         /* records a thread could not hand over, and why */
+    OPP_CHUNK_PROCESS_END = 7,     /* how a process instance ended */
+    OPP_CHUNK_END = 8,             /* the collector finished the file */
+    OPP_CHUNK_GPU = 9,             /* GPU activity records of one process (gpu.h) */
+    OPP_CHUNK_INFO = 10,           /* labels of a process: u32 proc, u32 count, pairs (info.h) */
+    OPP_CHUNK_SUMMARY = 11,        /* summary mode: aggregated call paths (summary.h) */
+    OPP_CHUNK_SUMMARY_GPU = 12,    /* summary mode: aggregated GPU ops */
     OPP_CHUNK_PROCESS_STATUS = 13, /* version 8: u32 proc, u32 how (enum opp_exit_how),
                                       u32 code, u32 0: the status its parent reaped */
     OPP_CHUNK_TYPE_MAX = 13

@@ -1,5 +1,5 @@
 /* The socket protocol between profiled processes (and `opprof run`) and the
- * collector, version 10. docs/FORMAT.md describes it in prose. */
+ * collector, version 11. docs/FORMAT.md describes it in prose. */
 #ifndef OPP_PROTO_H
 #define OPP_PROTO_H
 
@@ -8,8 +8,8 @@
 #define OPP_PROTO_MAGIC 0x4d50504fu /* "OPPM" */
 /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; 7: BYE's
  * end, REAPED's clock; 8: MODE, RESUMED's mode; 9: DONE's summary losses;
- * 10: RING after BYE */
-#define OPP_PROTO_VERSION 10u
+ * 10: RING after BYE; 11: DONE's records lost to a signal handler */
+#define OPP_PROTO_VERSION 11u
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the
@@ -33,6 +33,8 @@ enum opp_done_field {
     OPP_DONE_WRITTEN,     /* events written before that */
     OPP_DONE_SUM_DROPPED, /* a summary's calls on new call paths past its bound */
     OPP_DONE_SUM_LOST,    /* a summary's launches and blocks let go at its maps' bound */
+    OPP_DONE_INTERRUPTED, /* of DROPPED: lost because a signal handler interrupted a
+                             thread's publishing, not for a full buffer (version 11) */
     OPP_DONE_FIELDS
 };
 

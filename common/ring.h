@@ -86,14 +86,16 @@ struct opp_ring_hdr {
     /* line 1: producer */
     _Atomic uint64_t head; /* slots published */
     uint64_t cached_tail;  /* producer's last look at tail */
-    _Atomic uint64_t dropped;
+    _Atomic uint64_t dropped; /* records lost because the ring was full */
     _Atomic uint32_t state;
     uint32_t depth;        /* calls in flight on this thread */
     _Atomic uint32_t name_seq;
     char name[16];
     _Atomic uint32_t paused; /* 1: record nothing (`opprof ctl stop`); written by the
                                 collector, read by the producer at each call */
-    uint32_t pad1[2];
+    _Atomic uint64_t interrupted; /* records lost because a signal handler interrupted
+                                     the thread's own publishing (a call it made then, or
+                                     a jump out of it), not in dropped; was padding */
     /* line 2: consumer */
     _Atomic uint64_t tail; /* slots consumed */
     uint64_t pad2[7];
@@ -103,6 +105,7 @@ struct opp_ring_hdr {
 
 _Static_assert(sizeof(struct opp_ring_hdr) <= OPP_RING_HDR_SIZE, "ring header");
 _Static_assert(__builtin_offsetof(struct opp_ring_hdr, head) == 64, "line 1");
+_Static_assert(__builtin_offsetof(struct opp_ring_hdr, interrupted) == 120, "line 1's end");
 _Static_assert(__builtin_offsetof(struct opp_ring_hdr, tail) == 128, "line 2");
 
 static inline uint64_t opp_ring_bytes(uint32_t capacity)

@@ -111,7 +111,8 @@ int opp_sum_write(struct opp_sum *s, uint32_t proc, struct opp_tw *w)
         if ((rc = opp_tw_chunk(w, OPP_CHUNK_SUMMARY_GPU, b.p, (uint32_t)b.len)))
             goto out;
     }
-    if (p->dropped && (rc = opp_tw_dropped(w, proc, OPP_DROPPED_SUMMARY, p->dropped)))
+    if (p->dropped &&
+        (rc = opp_tw_dropped(w, proc, OPP_DROPPED_SUMMARY, p->dropped, OPP_DROP_FULL)))
         goto out;
     if (p->lost) { /* said as a GPU DROPPED record's field (common/gpu.h) */
         struct opp_gpu_rec d = {.type = OPP_GPU_DROPPED, .nfields = OPP_GF_D_COUNT};

@@ -47,7 +47,8 @@ struct opp_func_desc {
 };
 int opp_tw_funcs(struct opp_tw *w, uint32_t proc, uint32_t count, const struct opp_func_desc *f);
 int opp_tw_thread(struct opp_tw *w, uint32_t proc, uint32_t tid, const char *name);
-int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count);
+/* why: enum opp_drop_why (OPP_DROP_FULL: the chunk every version reads). */
+int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why);
 /* records: u32 count, then count GPU records (gpu.h), as OPP_MSG_GPU carries them. */
 int opp_tw_gpu(struct opp_tw *w, uint32_t proc, const void *records, uint32_t size);
 /* pairs: u32 count, count x (str key, str value), as OPP_MSG_INFO carries it. */
@@ -186,7 +187,9 @@ struct opp_tr_visitor {
     int (*funcs)(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f);
     int (*thread)(void *ctx, uint32_t proc, uint32_t tid, const char *name);
     int (*event)(void *ctx, const struct opp_tr_event *e);
-    int (*dropped)(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
+    /* Records lost since the thread's previous DROPPED of that reason
+     * (why: enum opp_drop_why). */
+    int (*dropped)(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why);
     int (*process_end)(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
     /* How the process really ended (enum opp_exit_how): its parent reaped it. */
     int (*process_status)(void *ctx, uint32_t proc, uint32_t how, uint32_t code);

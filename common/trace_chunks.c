@@ -327,11 +327,15 @@ int opp_tr_chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
         return v->info(ctx, proc, count, keys, values) ? 2 : 0;
     }
     case OPP_CHUNK_DROPPED: {
-        uint32_t proc = opp_get_u32(b), tid = opp_get_u32(b);
+        uint32_t proc = opp_get_u32(b), tid = opp_get_u32(b), why = OPP_DROP_FULL, zero = 0;
         uint64_t n = opp_get_u64(b);
-        if (b->bad || opp_rbuf_left(b) || !known_proc(r, proc))
+        if (r->sum->version >= 11 && opp_rbuf_left(b)) { /* its reason */
+            why = opp_get_u32(b);
+            zero = opp_get_u32(b);
+        }
+        if (b->bad || opp_rbuf_left(b) || zero || why > OPP_DROP_WHY_MAX || !known_proc(r, proc))
             return -1;
-        return v->dropped && v->dropped(ctx, proc, tid, n) ? 2 : 0;
+        return v->dropped && v->dropped(ctx, proc, tid, n, why) ? 2 : 0;
     }
     case OPP_CHUNK_PROCESS_END: {
         uint32_t proc = opp_get_u32(b), how = opp_get_u32(b);

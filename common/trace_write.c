@@ -262,14 +262,18 @@ int opp_tw_thread(struct opp_tw *w, uint32_t proc, uint32_t tid, const char *nam
     return put_done(w, OPP_CHUNK_THREAD, &b);
 }
 
-int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count)
+int opp_tw_dropped(struct opp_tw *w, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why)
 {
-    char mem[16];
+    char mem[24];
     struct opp_wbuf b;
     opp_wbuf_init(&b, mem, sizeof mem);
     opp_put_u32(&b, proc);
     opp_put_u32(&b, tid);
     opp_put_u64(&b, count);
+    if (why != OPP_DROP_FULL) { /* the full ring's chunk as every version wrote it */
+        opp_put_u32(&b, why);
+        opp_put_u32(&b, 0);
+    }
     return put_done(w, OPP_CHUNK_DROPPED, &b);
 }
 

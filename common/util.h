@@ -134,6 +134,11 @@ void opp_write_failure(char *buf, size_t cap, int err, uint64_t written, uint64_
 #define OPP_DROP_ADVICE                                                                            \
     "a larger OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits instead of "   \
     "dropping"
+/* Why records were dropped when a signal handler interrupted a thread's
+ * publishing (ring.h's interrupted), and what that means, for the lines
+ * that count them apart from the buffers' drops. */
+#define OPP_INTERRUPTED_WHY "a signal handler interrupted opprof recording a call"
+#define OPP_INTERRUPTED_ADVICE "not for want of room: a larger OPPROF_BUFFER would not keep them"
 /* The start of a small file (one read, as /proc files are read), NUL
  * terminated: bytes read, or -1 (cap >= 1). */
 ssize_t opp_read_small(const char *path, char *buf, size_t cap);

@@ -112,11 +112,16 @@ void tb_at(struct tb *b, uint32_t proc, uint32_t tid)
     b->tid = tid;
 }
 
-void tb_dropped(struct tb *b, uint64_t count)
+void tb_dropped_why(struct tb *b, uint64_t count, uint32_t why)
 {
     tb_gpu_chunk(b);
-    ck_assert_int_eq(opp_tw_dropped(&b->w, b->proc, b->tid, count), 0);
+    ck_assert_int_eq(opp_tw_dropped(&b->w, b->proc, b->tid, count, why), 0);
     b->dropped += count;
+}
+
+void tb_dropped(struct tb *b, uint64_t count)
+{
+    tb_dropped_why(b, count, OPP_DROP_FULL);
 }
 
 void tb_process_end(struct tb *b, uint32_t proc, uint32_t how, uint64_t end_ticks)

@@ -67,8 +67,10 @@ void tb_put_info(struct tb *b, const char *const *kv, uint32_t n);
 void tb_thread(struct tb *b, uint32_t tid, const char *name);
 /* Back to another process and thread, writing nothing. */
 void tb_at(struct tb *b, uint32_t proc, uint32_t tid);
-/* Records the current thread could not hand over. */
+/* Records the current thread could not hand over, its ring full. */
 void tb_dropped(struct tb *b, uint64_t count);
+/* The same for another reason (enum opp_drop_why). */
+void tb_dropped_why(struct tb *b, uint64_t count, uint32_t why);
 void tb_process_end(struct tb *b, uint32_t proc, uint32_t how, uint64_t end_ticks);
 /* How proc really ended, as its parent reaped it (enum opp_exit_how). */
 void tb_process_status(struct tb *b, uint32_t proc, uint32_t how, uint32_t code);

@@ -132,6 +132,6 @@ void opp_publish_left(uintptr_t sp, uintptr_t cur)
             r->depth--;
     } else if (kind == OPP_PUB_RECORD ||
                atomic_load_explicit(&r->head, memory_order_relaxed) == opp_tls.at) {
-        opp_ring_drop(r);
+        opp_ring_drop_interrupted(r);
     }
 }

@@ -52,11 +52,21 @@ struct opp_frame {
     uint32_t stack; /* code stack id, 0 when none */
 };
 
-/* Count one record of this thread as dropped: one instruction, so a
- * signal handler's count and the thread's never overwrite each other. */
+/* Count one record of this thread as dropped, its ring full: one
+ * instruction, so a signal handler's count and the thread's never
+ * overwrite each other. */
 static inline void opp_ring_drop(struct opp_ring_hdr *r)
 {
     atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+}
+
+/* The same for a record lost because a signal handler interrupted this
+ * thread's publishing (a call of the handler's, or its jump out of it):
+ * counted apart, so that the user is not told to enlarge a ring that had
+ * room. */
+static inline void opp_ring_drop_interrupted(struct opp_ring_hdr *r)
+{
+    atomic_fetch_add_explicit(&r->interrupted, 1, memory_order_relaxed);
 }
 
 /* A quarter of the ring into a lap (ring.h): when the collector has read
@@ -86,7 +96,7 @@ OPP_HOT void opp_publish_f(struct opp_ring_hdr *r, uint32_t fn, uint32_t depth, 
                            enum opp_pub kind)
 {
     if (OPP_UNLIKELY(opp_tls.publishing)) {
-        opp_ring_drop(r);
+        opp_ring_drop_interrupted(r);
         if (kind == OPP_PUB_LEAVE)
             r->depth = depth;
         return;

@@ -183,7 +183,7 @@ int opp_loader_on_info(void *ctx, uint32_t proc, uint32_t count, const char *con
 int opp_loader_on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f);
 int opp_loader_on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name);
 int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n);
-int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count);
+int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why);
 int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
 int opp_loader_on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code);
 

@@ -252,6 +252,9 @@ struct opp_model {
     uint64_t dropped;     /* sum of every thread's dropped, and sum_dropped */
     uint64_t sum_dropped; /* a summary's calls on new call paths past its bound
                              (trace version 10 on; before, in a thread's) */
+    uint64_t interrupted; /* of a thread's dropped: lost because a signal handler
+                             interrupted its publishing, not for a full buffer
+                             (trace version 11 on; before, among the full's) */
     uint64_t open_events; /* events flagged OPP_EV_OPEN */
     uint32_t procs_cut;   /* still running when the trace was finished: partial */
     struct opp_gpu gpu;        /* empty for a trace without GPU records */

@@ -218,10 +218,13 @@ int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n)
 }
 
 /* DROPPED chunks add up: each counts records lost since the previous one
- * (a summary's own, at its node bound, those of no thread). */
-int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+ * (a summary's own, at its node bound, those of no thread; those a signal
+ * handler's interruption lost, apart too). */
+int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why)
 {
     struct opp_loader *ld = ctx;
+    if (why == OPP_DROP_INTERRUPTED)
+        ld->m->interrupted += count;
     if (tid == OPP_DROPPED_SUMMARY) {
         ld->m->sum_dropped += count;
         ld->m->dropped += count;

@@ -310,8 +310,8 @@ REST(funcs, (void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func 
 REST(info,
      (void *ctx, uint32_t proc, uint32_t count, const char *const *keys, const char *const *values),
      (p->c->ctx, proc, count, keys, values))
-REST(dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
-     (p->c->ctx, proc, tid, count))
+REST(dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why),
+     (p->c->ctx, proc, tid, count, why))
 REST(process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
      (p->c->ctx, proc, how, end_ns))
 REST(process_status, (void *ctx, uint32_t proc, uint32_t how, uint32_t code),

@@ -96,8 +96,8 @@ FWD(on_info,
     opp_loader_on_info(&sm->ld, proc, count, keys, values))
 FWD(on_thread, (void *ctx, uint32_t proc, uint32_t tid, const char *name),
     opp_loader_on_thread(&sm->ld, proc, tid, name))
-FWD(on_dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count),
-    opp_loader_on_dropped(&sm->ld, proc, tid, count))
+FWD(on_dropped, (void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why),
+    opp_loader_on_dropped(&sm->ld, proc, tid, count, why))
 FWD(on_process_end, (void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns),
     opp_loader_on_process_end(&sm->ld, proc, how, end_ns))
 FWD(on_process_status, (void *ctx, uint32_t proc, uint32_t how, uint32_t code),

@@ -22,7 +22,7 @@ struct sproc {
     uint32_t mem_tid, mem_depth;
     uint64_t mem_begin;
     int mem_seen;
-    uint64_t end_ns, dropped;
+    uint64_t end_ns, dropped, interrupted; /* its records lost: buffers full, a handler's */
     uint32_t *kinds; /* of its entry points */
     uint32_t nfuncs;
 };
@@ -265,11 +265,13 @@ static int v_read(void *ctx, const struct opp_pass_call *x)
     return sum_call(z, e, x->at, around ? OPP_SUM_RANGE : 0);
 }
 
-static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+static int v_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why)
 {
     struct sz *z = ctx;
     struct sproc *p = proc_of(z, proc);
-    if (p)
+    if (p && why == OPP_DROP_INTERRUPTED)
+        p->interrupted += count;
+    else if (p)
         p->dropped += count;
     return check(z, p ? 0 : -ENOMEM);
 }
@@ -445,13 +447,15 @@ enum opp_summarize_rc opp_summarize(const char *in, const char *out, const char 
     for (size_t i = 0; rc == 0 && !z.failed && i < z.nprocs; i++) {
         struct sproc *p = &z.procs[i];
         if (p->dropped)
-            check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped));
+            check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->dropped, OPP_DROP_FULL));
+        if (p->interrupted)
+            check(&z, opp_tw_dropped(&z.w, p->proc, 0, p->interrupted, OPP_DROP_INTERRUPTED));
         check(&z, opp_sum_write(z.sum, p->proc, &z.w));
         if (p->end_how)
             check(&z, opp_tw_process_end(&z.w, p->proc, p->end_how, p->end_ns));
         if (p->exit_how)
             check(&z, opp_tw_process_status(&z.w, p->proc, p->exit_how, p->exit_code));
-        dropped += p->dropped;
+        dropped += p->dropped + p->interrupted;
     }
     struct opp_sum_stats st = {0};
     if (z.sum)

@@ -364,8 +364,11 @@ static uint32_t max_nodes_kept(void)
 static void say_losses(const uint64_t done[OPP_DONE_FIELDS])
 {
     char what[320];
-    if (done[OPP_DONE_DROPPED])
+    if (done[OPP_DONE_DROPPED] > done[OPP_DONE_INTERRUPTED]) /* the rest: buffers full */
         opp_say("%s: records were dropped (buffers full): %s", who, OPP_DROP_ADVICE);
+    if (done[OPP_DONE_INTERRUPTED])
+        opp_say("%s: records were dropped (%s): %s", who, OPP_INTERRUPTED_WHY,
+                OPP_INTERRUPTED_ADVICE);
     if (done[OPP_DONE_SUM_DROPPED]) {
         opp_sum_dropped_said(what, sizeof what, done[OPP_DONE_SUM_DROPPED], max_nodes_kept());
         opp_say("%s: %s", who, what);

@@ -18,7 +18,7 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
         opp_text_fput(f, m->sum.warning);
         fputc('\n', f);
     }
-    uint64_t full = m->dropped - m->sum_dropped;
+    uint64_t full = m->dropped - m->sum_dropped - m->interrupted;
     if (full) /* before version 10 a summary's own bound drops too (common/format.h) */
         fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full%s): %s\n", full,
                 m->summary && !m->sum_dropped
@@ -26,6 +26,10 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
                       "summarize --max-nodes"
                     : "",
                 OPP_DROP_ADVICE);
+    if (m->interrupted)
+        fprintf(f, PREFIX "warning: %" PRIu64 " record%s dropped (%s): %s\n", m->interrupted,
+                m->interrupted == 1 ? " was" : "s were", OPP_INTERRUPTED_WHY,
+                OPP_INTERRUPTED_ADVICE);
     if (m->sum_dropped)
         fprintf(f,
                 PREFIX "warning: %" PRIu64 " call%s on new call paths past the summary's bound "

@@ -817,6 +817,55 @@ START_TEST(jump_from_a_handler_out_of_our_wait_for_room)
 }
 END_TEST
 
+/* The same wait for room, whose trapped yield's SIGSYS handler makes a call
+ * of its own (and lets the collector go on) and returns: that call came
+ * inside our publishing of the loop's call, and is dropped, for that reason
+ * and none other. The run and the report say so: not "buffers full", whose
+ * advice, a larger OPPROF_BUFFER, would not keep it. Every other call is
+ * in the trace. Without us: "loop 100000, handler 0". */
+START_TEST(call_from_a_handler_inside_our_publishing_dropped_as_interrupted)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err"), *rerr = tu_path(dir, "rerr");
+    char *argv[] = {(char *)tu_build("tests/progs/notice"), "waitcall", "5", NULL};
+    struct tu_env te;
+    const char *extra[] = {"OPENBLAS_NUM_THREADS=1", "OPPROF_DROP=block", "OPPROF_BUFFER=1024",
+                           NULL};
+    char **env = tu_preload_env_list(&te, trace, extra);
+    int code = tu_code(tu_run(argv, env, out, err));
+    int collector = code ? tu_collector_of(trace, NULL, 0) : -1;
+    if (collector > 0) /* the program died with it stopped */
+        kill(collector, SIGCONT);
+    ck_assert_int_eq(code, 0);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    char *o = tu_slurp(out), *e = tu_slurp(err), want[1000];
+    long loop = 0;
+    ck_assert_int_eq(sscanf(o, "waitcall %*g, loop %ld,", &loop), 1);
+    ck_assert_int_gt(loop, 0);
+    ck_assert_int_lt(loop, 100000); /* the ring's 1024 slots filled */
+    snprintf(want, sizeof want, "waitcall %ld, loop %ld, handler 1\n", 10 + loop, loop);
+    ck_assert_str_eq(o, want);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", -1, 0, 0), 10 + (unsigned long)loop);
+    ck_assert_uint_eq(m->dropped, 1);
+    ck_assert_uint_eq(m->interrupted, 1);
+    snprintf(want, sizeof want,
+             "opprof: trace written to %s\n"
+             "opprof: 1 records dropped (a signal handler interrupted opprof recording a call); "
+             "trace has %ld; not for want of room: a larger OPPROF_BUFFER would not keep them\n",
+             trace, 10 + loop);
+    ck_assert_str_eq(e, want);
+    char *report[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
+    ck_assert_int_eq(tu_code(tu_run(report, NULL, NULL, rerr)), 0);
+    char *r = tu_slurp(rerr);
+    ck_assert_str_eq(r, "opprof report: warning: 1 record was dropped (a signal handler "
+                        "interrupted opprof recording a call): not for want of room: a larger "
+                        "OPPROF_BUFFER would not keep them\n");
+    opp_model_free(m);
+    free(r), free(o), free(e), free(out), free(err), free(rerr);
+}
+END_TEST
+
 /* A filter that traps close() of a high descriptor, whose SIGSYS handler,
  * in a fork child, siglongjmps out of fork() from inside our close of the
  * parent's socket there (the child's atfork handler): the child's
@@ -997,6 +1046,7 @@ Suite *suite_notice(void)
     tcase_add_test(tc, jump_from_a_handler_out_of_our_signal_hold);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_line);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_wait_for_room);
+    tcase_add_test(tc, call_from_a_handler_inside_our_publishing_dropped_as_interrupted);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_close_after_fork);
     tcase_add_test(tc, handler_returns_from_our_close_after_a_raw_fork);
     tcase_add_test(tc, jump_from_a_handler_out_of_our_close_after_a_raw_fork);

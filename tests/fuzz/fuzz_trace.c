@@ -76,9 +76,9 @@ static int on_event(void *ctx, const struct opp_tr_event *e)
     return 0;
 }
 
-static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why)
 {
-    sink += proc + tid + count;
+    sink += proc + tid + count + why;
     return 0;
 }
 

@@ -141,6 +141,13 @@
  *                      profiler: "loop 100000, cancel on, mask kept"); under
  *                      OPPROF_DROP=block the loop's calls fill the ring, whose wait for room
  *                      yields
+ *   waitcall N         as waitjmp, but the SIGSYS handler, the first time, makes one call,
+ *                      continues the collector and returns; the loop ends once it ran; N
+ *                      calls; prints the sum of the calls but the handler's, the loop's
+ *                      calls and the handler's calls (without a profiler: "loop 100000,
+ *                      handler 0"); under OPPROF_DROP=block the loop's calls fill the ring,
+ *                      whose wait for room yields: the handler's call comes inside our
+ *                      publishing of a loop's call
  *   memfdret N         N calls; a seccomp filter makes memfd_create raise SIGSYS, whose
  *                      handler counts it and returns (the call not made, its number, 319,
  *                      left where its descriptor goes); descriptor 319 made /dev/null's; a
@@ -664,6 +671,23 @@ static void *alt_raise_thread(void *p)
     bad_dgemm(); /* its xerbla_ raises SIGUSR1 and returns */
     sys_thread_done = (long)calls(n);
     return NULL;
+}
+
+/* waitcall: the handler, armed, makes one call and lets the collector go
+ * on (stopped by the program), then returns */
+static volatile pid_t call_collector = -1;
+static volatile sig_atomic_t call_made;
+static void sigsys_call(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&sys_seen, 1);
+    if (sys_armed) {
+        sys_armed = 0;
+        cblas_ddot(1, x, 1, x, 1);
+        call_made++;
+        if (call_collector > 0)
+            kill(call_collector, SIGCONT);
+    }
 }
 
 /* memfdret: the handler returns, the trapped call not made */
@@ -1446,6 +1470,25 @@ int main(int argc, char **argv)
             printf("%s %g, loop %ld, %s\n", mode, s, loop, state);
         else
             printf("%s %g, sigsys %d, %s\n", mode, s, atomic_load(&sys_seen), state);
+    } else if (!strcmp(mode, "waitcall")) {
+        long n = arg(argc, argv, 2);
+        double s = calls(n);
+        call_collector = collector_pid();
+        struct sigaction sa = {.sa_handler = sigsys_call};
+        sigaction(SIGSYS, &sa, NULL);
+        if (trap_call(SYS_sched_yield))
+            return 3;
+        if (call_collector > 0)
+            kill(call_collector, SIGSTOP);
+        long loop = 0;
+        sys_armed = 1;
+        for (; loop < 100000 && sys_armed; loop++)
+            s += cblas_ddot(1, x, 1, x, 1);
+        sys_armed = 0;
+        if (call_collector > 0)
+            kill(call_collector, SIGCONT);
+        s += calls(n);
+        printf("waitcall %g, loop %ld, handler %d\n", s, loop, (int)call_made);
     } else if (!strcmp(mode, "sigsysret") || !strcmp(mode, "sigsysalt")) {
         long n = arg(argc, argv, 2);
         double s = calls(n);

@@ -77,9 +77,12 @@ static int log_event(void *ctx, const struct opp_tr_event *e)
     return 0;
 }
 
-static int log_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t n)
+static int log_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t n, uint32_t why)
 {
-    fprintf(((struct log *)ctx)->f, "dropped %u/%u %llu\n", proc, tid, (unsigned long long)n);
+    fprintf(((struct log *)ctx)->f, "dropped %u/%u %llu%s\n", proc, tid, (unsigned long long)n,
+            why == OPP_DROP_INTERRUPTED ? " interrupted"
+            : why                       ? " ?"
+                                        : "");
     return 0;
 }
 
@@ -494,6 +497,47 @@ START_TEST(future_version_refused)
 }
 END_TEST
 
+/* A DROPPED chunk says why its records were lost (version 11): a full
+ * ring in the form every version reads, a signal handler's interruption
+ * with its reason; a version before 11 has no reason, and a reason
+ * unknown is a damaged chunk. */
+static void write_drops(uint32_t why)
+{
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 100, .exe = "prog");
+    tb_thread(&b, 100, NULL);
+    tb_dropped(&b, 3);
+    tb_dropped_why(&b, 2, why);
+    tb_end(&b);
+}
+
+START_TEST(dropped_reasons)
+{
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    write_drops(OPP_DROP_INTERRUPTED);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(l.text, "\ndropped 0/100 3\ndropped 0/100 2 interrupted\n"));
+    ck_assert_uint_eq(sum.end_dropped, 5);
+    ck_assert_str_eq(sum.warning, "");
+    free(l.text);
+    tb_set_version(path, 10);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(l.text, "\ndropped 0/100 3\n"));
+    ck_assert_ptr_null(strstr(l.text, "interrupted"));
+    ck_assert_int_eq(sum.complete, 0);
+    ck_assert_str_ne(sum.warning, "");
+    free(l.text);
+    write_drops(OPP_DROP_WHY_MAX + 1);
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_ptr_null(strstr(l.text, "dropped 0/100 2"));
+    ck_assert_int_eq(sum.complete, 0);
+    free(l.text);
+}
+END_TEST
+
 /* Every bit of the header is covered: a flipped version is never read as
  * another format, whichever bit it is; a header of versions 1 to 5 (16
  * bytes, no CRC) is still read. */
@@ -720,6 +764,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, foreign_file_bad_magic);
     tcase_add_test(tc, empty_file_bad_magic);
     tcase_add_test(tc, future_version_refused);
+    tcase_add_test(tc, dropped_reasons);
     tcase_add_test(tc, header_bits_covered);
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, directory_not_a_trace);

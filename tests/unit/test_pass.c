@@ -388,8 +388,9 @@ static int on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *
     return 0;
 }
 
-static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count)
+static int on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why)
 {
+    ck_assert_uint_eq(why, OPP_DROP_FULL);
     ck_assert_uint_eq(proc, 0);
     ck_assert_uint_eq(tid, 10);
     ck_assert_uint_eq(count, 7);

@@ -14,6 +14,7 @@
 #include "views/columns.h"
 #include "views/fmt.h"
 #include "analysis/model.h"
+#include "analysis/summarize.h"
 #include "views/output.h"
 #include "report_trace.h"
 #include "testutil.h"
@@ -231,6 +232,67 @@ START_TEST(command_summary_drops_said_apart)
 }
 END_TEST
 
+/* Records lost to a signal handler's interruption of a thread's recording
+ * (their own DROPPED reason, version 11) are said apart from full buffers,
+ * with no advice to enlarge them, also in the trace's summary (opprof
+ * summarize keeps the reason); a trace of version 10 has only full
+ * buffers' DROPPED chunks. */
+START_TEST(command_interrupted_drops_said_apart)
+{
+    char *path = tu_path(dir, "drops.opprof");
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+    tb_thread(&b, 10, "app");
+    tb_events(&b, TB_CALL(0, 1000, 2000, 0));
+    tb_dropped(&b, 3);
+    tb_dropped_why(&b, 2, OPP_DROP_INTERRUPTED);
+    tb_process_end(&b, 0, OPP_END_EXITED, 3000);
+    tb_end(&b);
+    char *out, *err;
+    char *argv[] = {"report", path, "--format", "csv", NULL};
+    ck_assert_int_eq(run_report(argv, &out, &err), 0);
+    ck_assert_str_eq(err, "opprof report: warning: 3 records were dropped (buffers full): a larger "
+                          "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits "
+                          "instead of dropping\n"
+                          "opprof report: warning: 2 records were dropped (a signal handler "
+                          "interrupted opprof recording a call): not for want of room: a larger "
+                          "OPPROF_BUFFER would not keep them\n");
+    free(out), free(err);
+    char *sum = tu_path(dir, "drops.summary"), e[256];
+    struct opp_summarized res;
+    ck_assert_msg(opp_summarize(path, sum, NULL, 1000, &res, e, sizeof e) == 0, "%s", e);
+    char *sargv[] = {"report", sum, "--format", "csv", NULL};
+    ck_assert_int_eq(run_report(sargv, &out, &err), 0);
+    ck_assert_str_eq(err, "opprof report: warning: 3 records were dropped (buffers full, or on new "
+                          "call paths past the summary's bound: opprof summarize --max-nodes): a "
+                          "larger OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block "
+                          "waits instead of dropping\n"
+                          "opprof report: warning: 2 records were dropped (a signal handler "
+                          "interrupted opprof recording a call): not for want of room: a larger "
+                          "OPPROF_BUFFER would not keep them\n");
+    free(out), free(err), free(sum);
+    b.tid = 10;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 10, .ppid = 1, .parent = UINT32_MAX, .real = 1,
+               .exe = "/usr/bin/app", .argv = {"app"});
+    tb_funcs(&b, [0] = {OPP_OP_PLAIN, OPP_DT_NONE, "blas", "cblas_ddot"});
+    tb_thread(&b, 10, "app");
+    tb_events(&b, TB_CALL(0, 1000, 2000, 0));
+    tb_dropped(&b, 3);
+    tb_process_end(&b, 0, OPP_END_EXITED, 3000);
+    tb_end(&b);
+    tb_set_version(path, 10);
+    ck_assert_int_eq(run_report(argv, &out, &err), 0);
+    ck_assert_str_eq(err, "opprof report: warning: 3 records were dropped (buffers full): a larger "
+                          "OPPROF_BUFFER (slots per thread) makes room; OPPROF_DROP=block waits "
+                          "instead of dropping\n");
+    free(out), free(err), free(path);
+}
+END_TEST
+
 START_TEST(command_help)
 {
     char *out, *err;
@@ -257,6 +319,7 @@ Suite *suite_report_command(void)
     tcase_add_test(tc, command_not_a_trace);
     tcase_add_test(tc, command_help);
     tcase_add_test(tc, command_summary_drops_said_apart);
+    tcase_add_test(tc, command_interrupted_drops_said_apart);
     suite_add_tcase(s, tc);
     return s;
 }
