@@ -29,6 +29,10 @@ int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen);
  * and changing nothing, a FIFO or device not even opened: 0, or -errno
  * with its reason, in the same words, in err. */
 int opp_tw_check(const char *path, char *err, size_t errlen);
+/* Whether a collector is writing a trace at path (holds its writer's
+ * lock): -EBUSY with err said as opp_tw_check says it, else 0 (no such
+ * file too). For an output that would replace the file under it. */
+int opp_tw_busy(const char *path, char *err, size_t errlen);
 int opp_tw_chunk(struct opp_tw *w, uint32_t type, const void *payload, uint32_t size);
 int opp_tw_close(struct opp_tw *w);
 

@@ -96,6 +96,16 @@ int opp_tw_check(const char *path, char *err, size_t errlen)
     return rc;
 }
 
+int opp_tw_busy(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    int rc = lock(fd, LOCK_SH, path, err, errlen);
+    close(fd);
+    return rc == -EBUSY ? rc : 0;
+}
+
 int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
 {
     w->fd = -1;

@@ -13,6 +13,8 @@
 #include <zlib.h>
 #endif
 
+#include "trace.h"
+
 /* What the writer's FILE writes into: a descriptor, through zlib or not,
  * keeping the first write error (errno) for the one message. */
 struct opp_out_sink {
@@ -344,6 +346,11 @@ static int prepare(struct opp_out *o, const char *out, const char *const *inputs
     if (S_ISREG(so.st_mode)) {
         if (access(o->target, W_OK) < 0)
             return fail(o, errno, err, errlen);
+        /* its collector would go on writing the file renamed away */
+        if (opp_tw_busy(out, err, errlen)) {
+            drop(o);
+            return -1;
+        }
         /* no room for a file beside it, or a file of several names (hard
          * links), whose others a new file renamed over this one would
          * leave with the old content: written in place once complete */

@@ -21,7 +21,8 @@
  *     these same rules; the link stays;
  *   - a character or block device, or a FIFO: written directly as the
  *     output streams, its write errors said (ENOSPC on /dev/full);
- *   - a directory, a socket: refused.
+ *   - a directory, a socket, a trace a collector is still writing (its
+ *     writer's lock held: opp_tw_busy): refused.
  * A temporary file is removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT ends
  * the tool while it writes (the signal then ends it as it would have; one
  * that comes while a file is copied over in place waits for the copy).

@@ -1225,6 +1225,37 @@ START_TEST(run_refuses_bad_outputs)
 }
 END_TEST
 
+/* A trace a collector is still writing (its writer's lock held, as
+ * `opprof run` refuses it): no output replaces it, which would leave the
+ * collector writing a file no name reaches; exit 1, one line, the file as
+ * it was, no temporary file. */
+START_TEST(trace_being_written_refused)
+{
+    make_trace();
+    char *busy = tu_path(dir, "busy.trace");
+    int held = open(busy, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ck_assert_int_ge(held, 0);
+    ck_assert_int_eq(write(held, "being written", 13), 13);
+    ck_assert_int_eq(flock(held, LOCK_EX | LOCK_NB), 0);
+    for (size_t k = 0; k < NOUT; k++) {
+        char *err, want[4400];
+        snprintf(want, sizeof want, "opprof %s: %s is being written by another collector\n",
+                 outputs[k].argv[0], busy);
+        ck_assert_int_eq(write_to(k, busy, &err), outputs[k].fails);
+        ck_assert_str_eq(err, want);
+        same_bytes(k, busy, "being written", 13);
+        no_tmp_left(dir);
+        free(err);
+    }
+    struct stat by_name, by_fd;
+    ck_assert_int_eq(stat(busy, &by_name), 0);
+    ck_assert_int_eq(fstat(held, &by_fd), 0);
+    ck_assert_uint_eq(by_name.st_ino, by_fd.st_ino); /* the writer's file still has the name */
+    close(held);
+    free(busy);
+}
+END_TEST
+
 Suite *suite_outputs(void)
 {
     Suite *s = suite_create("outputs");
@@ -1247,6 +1278,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, read_only_directory_refused);
     tcase_add_test(tc, writable_file_in_read_only_directory);
     tcase_add_test(tc, run_refuses_bad_outputs);
+    tcase_add_test(tc, trace_being_written_refused);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
     tcase_add_test(tc, own_descriptor_in_a_pid_namespace);
