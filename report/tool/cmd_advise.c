@@ -33,11 +33,13 @@ struct advise_args {
     struct opp_agg_opts o;
     uint64_t rank; /* --rank R, into o */
     double th[OPP_TH_COUNT];
+    const char *th_set[OPP_TH_COUNT]; /* the --set that gave each, as the parser's once() */
 };
 
 static int opt_set(const struct opp_option *o, const char *arg)
 {
-    double *th = o->value, v;
+    struct advise_args *aa = o->value;
+    double v;
     const char *eq = strchr(arg, '=');
     char name[64];
     enum opp_advise_threshold id;
@@ -59,7 +61,13 @@ static int opt_set(const struct opp_option *o, const char *arg)
         opp_say(PREFIX "--set %s wants a number (0 or more), not '%s'", name, eq + 1);
         return 2;
     }
-    th[id] = v;
+    if (aa->th_set[id]) { /* one threshold, two values: neither says which is meant */
+        opp_say(PREFIX "--set %s given twice ('%s' and '%s'): give it once", name, aa->th_set[id],
+                arg);
+        return 2;
+    }
+    aa->th_set[id] = arg;
+    aa->th[id] = v;
     return 0;
 }
 
@@ -83,7 +91,7 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
         OPP_OPT_NUMBER_GIVEN(0, "rank", &aa->rank, &aa->o.filter_rank, "R",
                              "the processes of rank R", OPP_NUMBER_U64, 0, 1e15,
                              "a rank number from 0"),
-        OPP_OPT_REPEATABLE(0, "set", aa->th, "NAME=VALUE", "a threshold of the rules (repeatable)",
+        OPP_OPT_REPEATABLE(0, "set", aa, "NAME=VALUE", "a threshold of the rules (repeatable)",
                            opt_set),
         OPP_OPT_FLAG(0, "thresholds", &aa->thresholds,
                      "print the thresholds (with --set's values) and exit"),

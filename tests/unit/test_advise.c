@@ -1518,11 +1518,14 @@ START_TEST(command_errors)
          "--set: no threshold 'nosuch' (`opprof advise --thresholds` "
          "lists them)"},
         {{"--set", "input_share=x"}, "--set input_share wants a number (0 or more), not 'x'"},
+        {{"--set", "input_share=2", "--set", "input_share=3"},
+         "--set input_share given twice ('input_share=2' and 'input_share=3'): give it once"},
         {{"-f", "xml"}, "unknown format 'xml' (one of: text, json)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
-        ck_assert_int_eq(run(&out, &err, trace, cases[i].args[0], cases[i].args[1], NULL), 2);
+        const char *const *a = cases[i].args;
+        ck_assert_int_eq(run(&out, &err, trace, a[0], a[1], a[2], a[3], NULL), 2);
         ck_assert_int_eq(tu_count_lines(err, "opprof advise: "), 1);
         ck_assert_msg(strstr(err, cases[i].err), "%s", err);
         ck_assert_str_eq(out, "");
