@@ -33,6 +33,7 @@ struct diff_args {
     const char *ops[MAX_OPS];
     struct opp_diff_gate gate; /* gate.pct NAN: no gate */
     int floor_given;           /* --min-us or --min-calls */
+    int by_shape;              /* --by: 1 shape, 0 name, -1 not given */
     struct opp_diff_opts o;
 };
 
@@ -100,6 +101,7 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
 {
     memset(da, 0, sizeof *da);
     da->gate.pct = NAN;
+    da->by_shape = -1;
     da->gate.names = da->ops;
     da->gate.min_ns = OPP_DIFF_GATE_MIN_US * 1000.0;
     da->gate.min_calls = OPP_DIFF_GATE_MIN_CALLS;
@@ -109,7 +111,7 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                          "copy and memset rows compare their device time under a CPU\n"
                          "metric. The total is the Self CPU (CUDA) time total",
                          opt_metric),
-        OPP_OPT_CALLBACK(0, "by", &da->o.group_by_shape, "KEY",
+        OPP_OPT_CALLBACK(0, "by", &da->by_shape, "KEY",
                          "name (default) or shape: one row per name and input shapes", opt_by),
         OPP_OPT_FLAG(0, "group-by-shape", &da->o.group_by_shape, "the same as --by shape"),
         OPP_OPT_CHOICE('f', "format", &da->json, NULL, "FMT", "table (default) or json", "table",
@@ -167,6 +169,12 @@ static int parse_args(int argc, char **argv, struct diff_args *da)
                 argc - first < 2 ? "which two traces?" : "two traces, no more");
         return 2;
     }
+    if (da->by_shape == 0 && da->o.group_by_shape) {
+        opp_say(PREFIX "--by name and --group-by-shape say different things: give one");
+        return 2;
+    }
+    if (da->by_shape == 1)
+        da->o.group_by_shape = 1;
     if ((da->gate.nnames || da->floor_given) && isnan(da->gate.pct)) {
         opp_say(PREFIX "--op, --min-us and --min-calls go with --fail-above");
         return 2;

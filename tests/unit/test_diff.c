@@ -510,18 +510,33 @@ START_TEST(command_usage_errors)
         char **argv;
         const char *msg;
     } usage[] = {
-        {DIFF(path_a), "opprof diff: which two traces? (usage: opprof diff A.trace B.trace [options])\n"},
-        {DIFF(path_a, path_b, path_a), "opprof diff: two traces, no more (usage: opprof diff A.trace B.trace [options])\n"},
-        {DIFF(path_a, path_b, "--metric", "flops"), "opprof diff: unknown metric 'flops' (one of: self_cpu, cpu_total, self_cuda, cuda_total)\n"},
-        {DIFF(path_a, path_b, "--fail-above", "-3"), "opprof diff: --fail-above wants a percentage (0 or more), not '-3'\n"},
-        {DIFF(path_a, path_b, "--same", "1"), "opprof diff: --same wants PCT,US (e.g. 1,1), not '1'\n"},
+        {DIFF(path_a),
+         "opprof diff: which two traces? (usage: opprof diff A.trace B.trace [options])\n"},
+        {DIFF(path_a, path_b, path_a),
+         "opprof diff: two traces, no more (usage: opprof diff A.trace B.trace [options])\n"},
+        {DIFF(path_a, path_b, "--metric", "flops"),
+         "opprof diff: unknown metric 'flops' (one of: self_cpu, cpu_total, self_cuda, "
+         "cuda_total)\n"},
+        {DIFF(path_a, path_b, "--fail-above", "-3"),
+         "opprof diff: --fail-above wants a percentage (0 or more), not '-3'\n"},
+        {DIFF(path_a, path_b, "--same", "1"),
+         "opprof diff: --same wants PCT,US (e.g. 1,1), not '1'\n"},
         {DIFF(path_a, path_b, "--by", "lib"), "opprof diff: --by wants name or shape, not 'lib'\n"},
-        {DIFF(path_a, path_b, "--op", "x"), "opprof diff: --op, --min-us and --min-calls go with --fail-above\n"},
-        {DIFF(path_a, path_b, "--min-us", "5"), "opprof diff: --op, --min-us and --min-calls go with --fail-above\n"},
-        {DIFF(path_a, path_b, "--fail-above", "5", "--min-us", "-1"), "opprof diff: --min-us wants microseconds (0 or more), not '-1'\n"},
-        {DIFF(path_a, path_b, "--fail-above", "5", "--min-calls", "1.5"), "opprof diff: --min-calls wants a number of calls (0 or more), not '1.5'\n"},
+        {DIFF(path_a, path_b, "--by", "name", "--group-by-shape"),
+         "opprof diff: --by name and --group-by-shape say different things: give one\n"},
+        {DIFF(path_a, path_b, "--group-by-shape", "--by", "name"),
+         "opprof diff: --by name and --group-by-shape say different things: give one\n"},
+        {DIFF(path_a, path_b, "--op", "x"),
+         "opprof diff: --op, --min-us and --min-calls go with --fail-above\n"},
+        {DIFF(path_a, path_b, "--min-us", "5"),
+         "opprof diff: --op, --min-us and --min-calls go with --fail-above\n"},
+        {DIFF(path_a, path_b, "--fail-above", "5", "--min-us", "-1"),
+         "opprof diff: --min-us wants microseconds (0 or more), not '-1'\n"},
+        {DIFF(path_a, path_b, "--fail-above", "5", "--min-calls", "1.5"),
+         "opprof diff: --min-calls wants a number of calls (0 or more), not '1.5'\n"},
         {DIFF(path_a, path_b, "--fail-above", "5", "--op", "nope"), NULL},
-        {DIFF(path_a, path_b, "-f", "csv"), "opprof diff: unknown format 'csv' (one of: table, json)\n"},
+        {DIFF(path_a, path_b, "-f", "csv"),
+         "opprof diff: unknown format 'csv' (one of: table, json)\n"},
     };
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
         ck_assert_int_eq(run(usage[i].argv, &out, &err), 2);
