@@ -315,6 +315,10 @@ static int schedule_check(const struct sched_opt *sched, const struct sched_opt 
     const char *sname = sched->given ? "--schedule" : sched->var;
     const char *mname = step->given ? "--step" : step->var;
     enum opp_schedule_read got = opp_schedule_parse(text, getenv(step->var), &s, why, sizeof why);
+    if (got == OPP_SCHEDULE_NONE && step->given) { /* the agent reads no step without one */
+        opp_say("%s: --step says what a schedule's steps are: give --schedule too", who);
+        return 2;
+    }
     if (got == OPP_SCHEDULE_NONE || got == OPP_SCHEDULE_OK)
         return 0;
     if (got == OPP_SCHEDULE_BAD)

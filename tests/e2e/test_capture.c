@@ -430,6 +430,9 @@ START_TEST(run_refuses_bad_schedule)
         {NULL, "", NULL,
          "opprof run: --step does not say what a step is (torch, torch:forward, nvtx:NAME, "
          "call:NAME or time:500ms)\n"},
+        /* a step alone: the agent reads no step without a schedule */
+        {NULL, "torch", NULL,
+         "opprof run: --step says what a schedule's steps are: give --schedule too\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *argv[16];
@@ -460,10 +463,11 @@ START_TEST(run_refuses_bad_schedule)
         ck_assert_int_eq(access(trace, F_OK), -1);
         free(err);
     }
-    /* what the agent takes runs: a step alone (no schedule: the agent reads no step) */
+    /* what the agent takes runs: OPPROF_STEP alone from the environment
+     * (no schedule: the agent reads no step) */
     char *opprof = (char *)tu_tool("opprof");
-    char *ok[] = {opprof, "run", "-q", "-o", trace, "--step", "torch", "--", "touch", ran, NULL};
-    char *no_schedule[] = {"OPPROF_SCHEDULE=", NULL};
+    char *ok[] = {opprof, "run", "-q", "-o", trace, "--", "touch", ran, NULL};
+    char *no_schedule[] = {"OPPROF_SCHEDULE=", "OPPROF_STEP=torch", NULL};
     ck_assert_int_eq(tu_code(tu_run(ok, no_schedule, NULL, e)), 0);
     ck_assert_int_eq(access(ran, F_OK), 0);
     free(ran), free(e);
