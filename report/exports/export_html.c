@@ -34,19 +34,22 @@ __asm__(".section .rodata\n"
         ".previous\n");
 extern const char opp_html_script[];
 
-/* s as HTML text: &, <, >, " and ' escaped. */
+/* s (its first n bytes) as HTML text: as the inline SVG's text
+ * (opp_xml_textn: '<', '>', '&' escaped, control characters but tab left
+ * out, U+FFFD for what is not UTF-8), and '"' and '\'' escaped for an
+ * attribute. A quote is never inside a UTF-8 sequence: the runs between
+ * them are whole. */
 static void html_text(FILE *f, const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: putc(s[i], f);
+    const char *end = s + n, *run = s, *p = s;
+    for (; p < end && *p; p++) {
+        if (*p == '"' || *p == '\'') {
+            opp_xml_textn(f, run, (size_t)(p - run));
+            fputs(*p == '"' ? "&quot;" : "&#39;", f);
+            run = p + 1;
         }
     }
+    opp_xml_textn(f, run, (size_t)(p - run));
 }
 
 /* An SVG document written inline, as it is written: from its <svg

@@ -435,6 +435,34 @@ START_TEST(flamegraph_is_xml)
 }
 END_TEST
 
+/* The HTML page is UTF-8 as its inline flame graph is: U+FFFD for what
+ * is not, control characters left out, markup and quotes escaped. */
+START_TEST(html_is_utf8)
+{
+    char *out, *err, *page = tu_path(dir, "p.html");
+    ck_assert_int_eq(OPPROF(&out, &err, "export", "html", "TRACE", "-o", page), 0);
+    char *s = check("html", page);
+    ck_assert_str_eq(s, "row '<script>alert(1)</script'+19\nrow \"=cmd|' /C calc'!A0\"\n"
+                        "row '@SUM(A1)'\nrow 'ProfilerStep*'\n"
+                        "row 'bad\\ufffd\\ufffd\\ufffd(utf8\\ufffd\\ufffd'\n"
+                        "row 'biG[2JBBBBBBBBBBBBBBBBBB'+4071\nrow 'bidi\\u202eevil\\u2028sep'\n"
+                        "row 'big[2JBBBBBBBBBBBBBBBBBB'+4071\nrow 'csi\\x9b31mred\\x85nel'\n"
+                        "row 'esc]0;pwnedtitle[2J'\nrow 'kern[1m\\ufffd<&>'\n"
+                        "row 'non\\ufffdchar\\ufffd'\nrow 'q\"uo\\'te\\\\back\\tslash'\n"
+                        "row 'rowforged  99.99%\\x7f'\nrow 'semi;colon namenewline'\n"
+                        "row \"x'); DROP TABLE strings;\"+2\n"
+                        "node '<script>alert(1)</script'+19\nnode \"=cmd|' /C calc'!A0\"\n"
+                        "node '@SUM(A1)'\nnode 'ProfilerStep#1'\nnode 'ProfilerStep#2'\n"
+                        "node 'bad\\ufffd\\ufffd\\ufffd(utf8\\ufffd\\ufffd'\n"
+                        "node 'biG[2JBBBBBBBBBBBBBBBBBB'+4071\nnode 'bidi\\u202eevil\\u2028sep'\n"
+                        "node 'big[2JBBBBBBBBBBBBBBBBBB'+4071\nnode 'csi\\x9b31mred\\x85nel'\n"
+                        "node 'esc]0;pwnedtitle[2J'\nnode 'non\\ufffdchar\\ufffd'\n"
+                        "node 'q\"uo\\'te\\\\back\\tslash'\nnode 'rowforged  99.99%\\x7f'\n"
+                        "node 'semi;colon namenewline'\nnode \"x'); DROP TABLE strings;\"+2\n");
+    free(s), free(out), free(err), free(page);
+}
+END_TEST
+
 /* Folded stacks: one count a line, every path kept however long (the
  * deepest here is 82,000 bytes), all of the 2 ms of self time. */
 START_TEST(folded_one_count_a_line)
@@ -614,6 +642,7 @@ Suite *suite_names(void)
     tcase_add_test(tc, json_keeps_names);
     tcase_add_test(tc, window_file_stays_in_its_directory);
     tcase_add_test(tc, flamegraph_is_xml);
+    tcase_add_test(tc, html_is_utf8);
     tcase_add_test(tc, folded_one_count_a_line);
     tcase_add_test(tc, sqlite_text_is_utf8);
     tcase_add_test(tc, csv_quotes_formulas);

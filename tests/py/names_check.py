@@ -2,13 +2,16 @@
 sorted form that tests compare exactly, the names it holds (each as
 Python's ascii() of its first 24 characters, "+N" for the rest):
 
-  names_check.py json|chrome|svg|sqlite|folded|csv FILE
+  names_check.py json|chrome|svg|sqlite|folded|csv|html FILE
 
 json: the report's JSON (json.load); chrome: a Chrome trace (json.load);
 svg: xml.etree; sqlite: sqlite3, every text column of every table decoded;
 folded: UTF-8, each line a path without spaces, one space and one count;
-csv: the csv module."""
+csv: the csv module; html: UTF-8 without a control character but tab and
+line breaks, the table's rows (html.parser: each <tr id="op-N">'s first
+cell) and the tree's names (<span class="n">)."""
 import csv
+import html.parser
 import json
 import re
 import sqlite3
@@ -67,5 +70,38 @@ elif what == "csv":
           "ragged", sum(1 for r in rows if len(r) != len(rows[0])))
     show("key", [r[0] for r in rows[1:]])
     show("lib", {r[1] for r in rows[1:]})
+elif what == "html":
+    page = open(path, "rb").read().decode("utf-8")
+    bad = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]", page)
+    assert not bad, "control character at %d: %s" % (bad.start(), short(page[bad.start() - 20:]))
+
+    class Names(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.rows, self.tree, self.into, self.cell = [], [], None, 0
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "tr" and (a.get("id") or "").startswith("op-"):
+                self.cell = 1
+            elif tag == "td" and self.cell == 1:
+                self.into, self.cell = self.rows, 2
+                self.rows.append("")
+            elif tag == "span" and a.get("class") == "n":
+                self.into = self.tree
+                self.tree.append("")
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "span"):
+                self.into = None
+
+        def handle_data(self, data):
+            if self.into is not None:
+                self.into[-1] += data
+
+    n = Names()
+    n.feed(page)
+    show("row", n.rows)
+    show("node", set(n.tree))
 else:
     sys.exit("unknown output " + what)
