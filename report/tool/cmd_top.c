@@ -444,6 +444,11 @@ int cmd_top(int argc, char **argv)
     } else if (!ncmd && (out || log)) { /* else nothing would be written there */
         opp_say(PREFIX "%s goes with -- CMD (see 'opprof top --help')", out ? "--output" : "--log");
         return 2;
+    } else if (log && count) { /* plain tables: CMD's output stays where it goes */
+        opp_say(PREFIX "--log goes with the full screen, which --%s leaves out (see 'opprof top "
+                       "--help')",
+                once ? "once" : "count");
+        return 2;
     } else if (ncmd) {
         first = dd + 1; /* CMD */
     } else if (ntraces) {

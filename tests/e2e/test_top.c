@@ -396,6 +396,15 @@ START_TEST(bad_input_is_one_line)
     refused(a9o, 2, "opprof top: --output goes with -- CMD (see 'opprof top --help')\n");
     char *a9l[] = {op, "top", "--log", missing, missing, NULL};
     refused(a9l, 2, "opprof top: --log goes with -- CMD (see 'opprof top --help')\n");
+    /* --log with plain tables, whose CMD's output is never put there */
+    char *a9lo[] = {op, "top", "--once", "--log", missing, "--", "true", NULL};
+    refused(a9lo, 2,
+            "opprof top: --log goes with the full screen, which --once leaves out (see 'opprof "
+            "top --help')\n");
+    char *a9lc[] = {op, "top", "--count", "2", "--log", missing, "--", "true", NULL};
+    refused(a9lc, 2,
+            "opprof top: --log goes with the full screen, which --count leaves out (see 'opprof "
+            "top --help')\n");
     char *a9c[] = {op, "top", "--once", "--", NULL};
     refused(a9c, 2,
             "opprof top: say what to watch: -- CMD, --attach or a trace being written (see "
