@@ -258,8 +258,10 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         opp_say("not %s", ra->view->option);
         return 2;
     }
-    if (ra->view && (ra->agg.group_by_shape || ra->out.flops || ra->out.show_lib)) {
-        opp_say(PREFIX "--group-by-shape, --flops and --show-lib go with the table, not %s",
+    if (ra->view &&
+        (ra->agg.group_by_shape || ra->agg.group_by_stack || ra->out.flops || ra->out.show_lib)) {
+        opp_say(PREFIX "--group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+                       "table, not %s",
                 ra->view->option);
         return 2;
     }
@@ -286,9 +288,8 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             return 2;
         }
     }
-    if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.group_by_stack) && ra->view &&
-        !ra->view->filters) {
-        opp_say(PREFIX "--from, --to, --window, --match and --group-by-stack go with the table");
+    if ((ra->agg.window || ra->window_k || ra->agg.match) && ra->view && !ra->view->filters) {
+        opp_say(PREFIX "--from, --to, --window and --match go with the table");
         return 2;
     }
     ra->trace = argv[first];

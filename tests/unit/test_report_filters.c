@@ -399,9 +399,9 @@ START_TEST(bad_options)
         {{"report", trace, "--group-by-stack", "17", NULL},
          "opprof report: --group-by-stack wants a depth from 1 to 16, not '17'\n"},
         {{"report", trace, "--tree", "--match", "x", NULL},
-         "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
+         "opprof report: --from, --to, --window and --match go with the table\n"},
         {{"report", trace, "--gpu", "--from", "1", NULL},
-         "opprof report: --from, --to, --window, --match and --group-by-stack go with the table\n"},
+         "opprof report: --from, --to, --window and --match go with the table\n"},
         {{"report", trace, "--window", "0", NULL},
          "opprof report: --window wants a window number from 1, not '0'\n"},
         {{"report", trace, "--step", "step", "-n", "3", NULL},
@@ -414,12 +414,24 @@ START_TEST(bad_options)
         {{"report", trace, "--by-process", "-s", "count", NULL},
          "opprof report: --sort goes with the table and --by-rank, not --by-process\n"},
         {{"report", trace, "--by-rank", "--flops", NULL},
-         "opprof report: --group-by-shape, --flops and --show-lib go with the table, not "
-         "--by-rank\n"},
+         "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+         "table, not --by-rank\n"},
         {{"report", trace, "--step", "--group-by-shape", NULL},
-         "opprof report: --group-by-shape, --flops and --show-lib go with the table, not --step\n"},
+         "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+         "table, not --step\n"},
         {{"report", trace, "--gpu", "--show-lib", NULL},
-         "opprof report: --group-by-shape, --flops and --show-lib go with the table, not --gpu\n"},
+         "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+         "table, not --gpu\n"},
+        /* a grouping of the table's rows, which these views do not show */
+        {{"report", trace, "--by-rank", "--group-by-stack", "2", NULL},
+         "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+         "table, not --by-rank\n"},
+        {{"report", trace, "--by-process", "--group-by-stack", "2", NULL},
+         "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+         "table, not --by-process\n"},
+        {{"report", trace, "--tree", "--group-by-stack", "2", NULL},
+         "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
+         "table, not --tree\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
