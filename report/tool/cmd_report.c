@@ -288,8 +288,9 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
             return 2;
         }
     }
-    if ((ra->agg.window || ra->window_k || ra->agg.match) && ra->view && !ra->view->filters) {
-        opp_say(PREFIX "--from, --to, --window and --match go with the table");
+    if ((ra->agg.window || ra->window_k || ra->agg.match || ra->agg.lib) && ra->view &&
+        !ra->view->filters) {
+        opp_say(PREFIX "--from, --to, --window, --match and --lib go with the table");
         return 2;
     }
     ra->trace = argv[first];

@@ -39,7 +39,7 @@ struct report_args {
 /* The views besides the table, one line each: the option that chooses
  * it, the formats it writes (a bit per enum format) and what it says when
  * asked for another, whether it takes the table's filters (--from, --to,
- * --window, --match, --group-by-stack), whether it takes --limit (what it
+ * --window, --match, --lib), whether it takes --limit (what it
  * limits, for the help; NULL: it refuses it), what it is called when it
  * refuses a summary trace (NULL: it takes one), and how it reads traces
  * in one pass. */

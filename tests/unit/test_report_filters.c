@@ -399,9 +399,9 @@ START_TEST(bad_options)
         {{"report", trace, "--group-by-stack", "17", NULL},
          "opprof report: --group-by-stack wants a depth from 1 to 16, not '17'\n"},
         {{"report", trace, "--tree", "--match", "x", NULL},
-         "opprof report: --from, --to, --window and --match go with the table\n"},
+         "opprof report: --from, --to, --window, --match and --lib go with the table\n"},
         {{"report", trace, "--gpu", "--from", "1", NULL},
-         "opprof report: --from, --to, --window and --match go with the table\n"},
+         "opprof report: --from, --to, --window, --match and --lib go with the table\n"},
         {{"report", trace, "--window", "0", NULL},
          "opprof report: --window wants a window number from 1, not '0'\n"},
         {{"report", trace, "--step", "step", "-n", "3", NULL},
@@ -422,6 +422,13 @@ START_TEST(bad_options)
         {{"report", trace, "--gpu", "--show-lib", NULL},
          "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
          "table, not --gpu\n"},
+        /* calls of one library: the views that do not add calls up take none */
+        {{"report", trace, "--tree", "--lib", "blas", NULL},
+         "opprof report: --from, --to, --window, --match and --lib go with the table\n"},
+        {{"report", trace, "--step", "--lib", "blas", NULL},
+         "opprof report: --from, --to, --window, --match and --lib go with the table\n"},
+        {{"report", trace, "--gpu", "--lib", "cudart", NULL},
+         "opprof report: --from, --to, --window, --match and --lib go with the table\n"},
         /* a grouping of the table's rows, which these views do not show */
         {{"report", trace, "--by-rank", "--group-by-stack", "2", NULL},
          "opprof report: --group-by-shape, --group-by-stack, --flops and --show-lib go with the "
