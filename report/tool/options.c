@@ -131,6 +131,32 @@ static int choice(const struct opp_command *c, const struct opp_option *o, const
     return 2;
 }
 
+/* A long option given as the start of several names, which getopt_long
+ * refuses as it refuses an unknown one: "option '--li' is ambiguous
+ * (--limit, --lib)", 2; else 0 (unknown, or the whole of a name). */
+static int ambiguous(const struct opp_command *c, const char *arg)
+{
+    if (strncmp(arg, "--", 2))
+        return 0;
+    size_t len = strcspn(arg + 2, "=");
+    char names[512] = "";
+    int hits = 0;
+    for (const struct opp_option *o = c->options; o->type != OPP_OPTION_END; o++) {
+        if (!o->long_name || strncmp(o->long_name, arg + 2, len))
+            continue;
+        if (!o->long_name[len])
+            return 0;
+        size_t used = strlen(names);
+        if (!(o->flags & OPP_OPTION_HIDDEN))
+            snprintf(names + used, sizeof names - used, "%s--%s", used ? ", " : "", o->long_name);
+        hits++;
+    }
+    if (hits < 2)
+        return 0;
+    opp_say("opprof %s: option '%.*s' is ambiguous (%s)", c->name, (int)len + 2, arg, names);
+    return 2;
+}
+
 int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *first)
 {
     size_t n = count(c->options), k = 0;
@@ -161,7 +187,9 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
     while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
         const struct opp_option *o = find(c->options, n, ch);
         if (!o) /* ':' or an unknown option */
-            return opp_bad_option(c->name, ch, argv);
+            return ch == '?' && !optopt && ambiguous(c, argv[optind - 1])
+                       ? 2
+                       : opp_bad_option(c->name, ch, argv);
         const char *arg = o->argh ? optarg : NULL;
         if ((o->flags & OPP_OPTION_OPTARG) && !arg && optind < argc && argv[optind][0] != '-' &&
             access(argv[optind], F_OK) != 0)

@@ -270,6 +270,28 @@ static int call_args(int (*fn)(int, char **), const char *const *args, char **er
  * argument), given twice, even alike or as -f and --format=, is a usage
  * error in one line, the first value kept, the second never read; a flag
  * given twice is the flag, a repeatable option takes each. */
+/* A long option given as the start of several names is named ambiguous,
+ * with the names it may be, in one line (getopt_long says it as an
+ * unknown one); the start of one name is that option. */
+START_TEST(ambiguous_prefix_named)
+{
+    char *err;
+    ck_assert_int_eq(call("--u", "5", &err), 2);
+    ck_assert_str_eq(err, "opprof test: option '--u' is ambiguous (--u32, --u64, --us)\n");
+    free(err);
+    ck_assert_int_eq(call("--s=5", NULL, &err), 2);
+    ck_assert_str_eq(err, "opprof test: option '--s' is ambiguous (--size, --set, --step)\n");
+    free(err);
+    ck_assert_int_eq(call("--nosuch", NULL, &err), 2);
+    ck_assert_str_eq(err, "opprof test: unknown option '--nosuch' (see 'opprof test --help')\n");
+    free(err);
+    ck_assert_int_eq(call("--u3", "7", &err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_uint_eq(got.u32, 7);
+    free(err);
+}
+END_TEST
+
 START_TEST(valued_options_given_once)
 {
     struct {
@@ -395,6 +417,7 @@ Suite *suite_options(void)
     tcase_add_test(tc, choice_options);
     tcase_add_test(tc, string_options_given_once_not_empty);
     tcase_add_test(tc, valued_options_given_once);
+    tcase_add_test(tc, ambiguous_prefix_named);
     suite_add_tcase(s, tc);
     return s;
 }
