@@ -387,7 +387,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *out = NULL;
     size_t limit = 10;
-    int quiet = 0, verbose = 0;
+    int quiet = 0, verbose = 0, limit_given = 0;
     const char *top_fd = NULL;
     struct sched_opt sched = {"OPPROF_SCHEDULE", 0}, step = {"OPPROF_STEP", 0};
     uint32_t max_nodes = 0;
@@ -401,6 +401,7 @@ int cmd_run(int argc, char **argv)
          .short_name = 'l',
          .long_name = "limit",
          .value = &limit,
+         .given = &limit_given,
          .argh = "N",
          .help = "rows of the report printed (default 10)",
          .kind = OPP_NUMBER_SIZE,
@@ -466,6 +467,10 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     char **cmd = argv + first;
+    if (quiet && limit_given) { /* else taken and never shown */
+        opp_say("%s: --limit is the report's rows, which -q leaves out: give one of them", who);
+        return 2;
+    }
     if (schedule_check(&sched, &step))
         return 2;
     const char *mode = getenv("OPPROF_MODE");

@@ -474,6 +474,32 @@ START_TEST(run_refuses_bad_schedule)
 }
 END_TEST
 
+/* -q leaves the report out: a --limit of its rows with it is refused
+ * (exit 2, one line), before CMD runs or a trace is made. */
+START_TEST(run_quiet_refuses_limit)
+{
+    char *ran = tu_path(dir, "ran"), *e = tu_path(dir, "e");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "run",
+                    "-q",
+                    "--limit",
+                    "5",
+                    "-o",
+                    trace,
+                    "--",
+                    "touch",
+                    ran,
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 2);
+    char *err = tu_slurp(e);
+    ck_assert_str_eq(err, "opprof run: --limit is the report's rows, which -q leaves out: give "
+                          "one of them\n");
+    ck_assert_int_eq(access(ran, F_OK), -1);
+    ck_assert_int_eq(access(trace, F_OK), -1);
+    free(err), free(ran), free(e);
+}
+END_TEST
+
 /* `opprof ctl` on a job paused from the start: nothing until start; then,
  * in a second job, everything until stop. The program (scenarios pause)
  * makes 100 calls, waits at "halfway" for "go", and makes 100 more. */
@@ -717,6 +743,7 @@ Suite *suite_capture(void)
     tcase_add_test(tc, schedule_call_steps);
     tcase_add_test(tc, schedule_many_steps_named);
     tcase_add_test(tc, run_refuses_bad_schedule);
+    tcase_add_test(tc, run_quiet_refuses_limit);
     tcase_add_test(tc, ctl_start_stop);
     tcase_add_test(tc, ctl_lists_collectors);
     tcase_add_test(tc, ctl_lists_a_preloaded_run);
