@@ -28,7 +28,7 @@
 #define PREFIX "opprof advise: "
 
 struct advise_args {
-    int json, thresholds;
+    int json, json_given, thresholds;
     const char *step;
     struct opp_agg_opts o;
     uint64_t rank; /* --rank R, into o */
@@ -78,8 +78,8 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     for (int i = 0; i < OPP_TH_COUNT; i++)
         aa->th[i] = opp_advise_thresholds[i].value;
     const struct opp_option options[] = {
-        OPP_OPT_CHOICE('f', "format", &aa->json, NULL, "FMT", "text (default) or json", "text",
-                       "json"),
+        OPP_OPT_CHOICE('f', "format", &aa->json, &aa->json_given, "FMT", "text (default) or json",
+                       "text", "json"),
         OPP_OPT_STRING(0, "step", &aa->step, "NAME",
                        "the steps are NAME's calls (as `opprof report --step NAME`);\n"
                        "default: the program's own (ProfilerStep#N, optimizer steps,\n"
@@ -116,6 +116,12 @@ static int parse_args(int argc, char **argv, struct advise_args *aa, int *first)
     if (parsed)
         return parsed;
     aa->o.rank = (int64_t)aa->rank;
+    if (aa->thresholds &&
+        (argc - *first || aa->json_given || aa->step || aa->o.filter_pid || aa->o.filter_rank)) {
+        opp_say(PREFIX "--thresholds prints the rules' thresholds and exits: no TRACE, --format, "
+                       "--step, --pid or --rank with it, only --set");
+        return 2;
+    }
     if (!aa->thresholds && argc - *first != 1) {
         opp_say(PREFIX "%s (usage: opprof advise TRACE [options])",
                 argc - *first ? "one trace at a time" : "which trace?");

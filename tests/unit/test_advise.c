@@ -1521,6 +1521,10 @@ START_TEST(command_errors)
         {{"--set", "input_share=2", "--set", "input_share=3"},
          "--set input_share given twice ('input_share=2' and 'input_share=3'): give it once"},
         {{"-f", "xml"}, "unknown format 'xml' (one of: text, json)"},
+        /* the thresholds' table is of no trace, in one format */
+        {{"--thresholds"},
+         "--thresholds prints the rules' thresholds and exits: no TRACE, "
+         "--format, --step, --pid or --rank with it, only --set"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
@@ -1539,6 +1543,15 @@ START_TEST(command_errors)
     ck_assert_int_eq(run(&out, &err, trace, trace, NULL), 2);
     ck_assert_str_eq(err, "opprof advise: one trace at a time (usage: opprof advise TRACE "
                           "[options])\n");
+    free(out), free(err);
+    /* --thresholds with what only a trace's advice takes: one line */
+    ck_assert_int_eq(run(&out, &err, "--thresholds", "-f", "json", NULL), 2);
+    ck_assert_str_eq(err, "opprof advise: --thresholds prints the rules' thresholds and exits: no "
+                          "TRACE, --format, --step, --pid or --rank with it, only --set\n");
+    ck_assert_str_eq(out, "");
+    free(out), free(err);
+    ck_assert_int_eq(run(&out, &err, "--rank", "1", "--thresholds", NULL), 2);
+    ck_assert_int_eq(tu_count_lines(err, "opprof advise: --thresholds prints"), 1);
     free(out), free(err);
     /* the thresholds' table, with a value --set */
     ck_assert_int_eq(run(&out, &err, "--thresholds", "--set", "fuse_per_step=8", NULL), 0);
