@@ -131,6 +131,16 @@ static int choice(const struct opp_command *c, const struct opp_option *o, const
     return 2;
 }
 
+/* Whether tok ("--name" or "--name=VALUE") gives o's whole long name: an
+ * option left out of the help (one opprof passes itself) is not taken by
+ * the start of its name, which a user may type meaning another. */
+static int whole_name(const struct opp_option *o, const char *tok)
+{
+    size_t len = strlen(o->long_name);
+    return !strncmp(tok, "--", 2) && !strncmp(tok + 2, o->long_name, len) &&
+           (!tok[2 + len] || tok[2 + len] == '=');
+}
+
 /* A long option given as the start of several names, which getopt_long
  * refuses as it refuses an unknown one: "option '--li' is ambiguous
  * (--limit, --lib)", 2; else 0 (unknown, or the whole of a name). */
@@ -184,12 +194,22 @@ int opp_options_parse(const struct opp_command *c, int argc, char **argv, int *f
     optind = 0; /* glibc: start afresh (a command may run more than once) */
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+    int li;
+    while ((li = -1, ch = getopt_long(argc, argv, so, lo, &li)) != -1) {
         const struct opp_option *o = find(c->options, n, ch);
         if (!o) /* ':' or an unknown option */
             return ch == '?' && !optopt && ambiguous(c, argv[optind - 1])
                        ? 2
                        : opp_bad_option(c->name, ch, argv);
+        /* the option as given: before its value, or holding it after '=' */
+        const char *tok =
+            optarg && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+        if (li >= 0 && (o->flags & OPP_OPTION_HIDDEN) && o->type != OPP_OPTION_HELP &&
+            !whole_name(o, tok)) {
+            opp_say("opprof %s: unknown option '%.*s' (see 'opprof %s --help')", c->name,
+                    (int)strcspn(tok, "="), tok, c->name);
+            return 2;
+        }
         const char *arg = o->argh ? optarg : NULL;
         if ((o->flags & OPP_OPTION_OPTARG) && !arg && optind < argc && argv[optind][0] != '-' &&
             access(argv[optind], F_OK) != 0)

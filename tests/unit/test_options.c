@@ -62,6 +62,7 @@ static struct targets {
     int format, format_given;
     int flag, sets;   /* --flag; --set NAME, each argument counted */
     const char *step; /* --step [NAME]: its argument, or "" without */
+    const char *internal; /* --internal X, left out of the help */
 } got;
 
 static void reset(void)
@@ -111,6 +112,12 @@ static int cmd_numbers(int argc, char **argv)
          .help = "",
          .fn = opt_step,
          .flags = OPP_OPTION_OPTARG},
+        {.type = OPP_OPTION_STRING,
+         .long_name = "internal",
+         .value = &got.internal,
+         .argh = "X",
+         .help = "",
+         .flags = OPP_OPTION_HIDDEN},
         OPP_OPT_END(),
     };
     const struct opp_command cmd = {.name = "test", .usage = "", .col = 20, .options = options};
@@ -272,8 +279,9 @@ static int call_args(int (*fn)(int, char **), const char *const *args, char **er
  * given twice is the flag, a repeatable option takes each. */
 /* A long option given as the start of several names is named ambiguous,
  * with the names it may be, in one line (getopt_long says it as an
- * unknown one); the start of one name is that option. */
-START_TEST(ambiguous_prefix_named)
+ * unknown one); the start of one name is that option, unless the help
+ * leaves it out. */
+START_TEST(long_option_abbreviations)
 {
     char *err;
     ck_assert_int_eq(call("--u", "5", &err), 2);
@@ -288,6 +296,21 @@ START_TEST(ambiguous_prefix_named)
     ck_assert_int_eq(call("--u3", "7", &err), 0);
     ck_assert_str_eq(err, "");
     ck_assert_uint_eq(got.u32, 7);
+    free(err);
+    /* one left out of the help by its whole name only: the start of it
+     * is unknown, not that option */
+    ck_assert_int_eq(call("--internal", "5", &err), 0);
+    ck_assert_str_eq(got.internal, "5");
+    free(err);
+    ck_assert_int_eq(call("--internal=6", NULL, &err), 0);
+    ck_assert_str_eq(got.internal, "6");
+    free(err);
+    ck_assert_int_eq(call("--int", "5", &err), 2);
+    ck_assert_str_eq(err, "opprof test: unknown option '--int' (see 'opprof test --help')\n");
+    ck_assert_ptr_null(got.internal);
+    free(err);
+    ck_assert_int_eq(call("--inter=5", NULL, &err), 2);
+    ck_assert_str_eq(err, "opprof test: unknown option '--inter' (see 'opprof test --help')\n");
     free(err);
 }
 END_TEST
@@ -417,7 +440,7 @@ Suite *suite_options(void)
     tcase_add_test(tc, choice_options);
     tcase_add_test(tc, string_options_given_once_not_empty);
     tcase_add_test(tc, valued_options_given_once);
-    tcase_add_test(tc, ambiguous_prefix_named);
+    tcase_add_test(tc, long_option_abbreviations);
     suite_add_tcase(s, tc);
     return s;
 }
