@@ -308,6 +308,9 @@ int opp_model_filters_known(const struct opp_model *m, const struct opp_agg_filt
  * clocks' disagreement). */
 struct opp_model *opp_model_load_many(const char *const *paths, size_t npaths, char *err,
                                       size_t errlen);
+/* The traces one model, pass or export takes at most: the k-th file's
+ * process serials are offset by k << 24 in 32 bits. */
+#define OPP_MODEL_MAX_TRACES 256
 /* That rule for readers that stream the files themselves (the Chrome
  * export): a file's clock offset is its first process's realtime - monotonic
  * start; a time t (0: unknown, kept) of the k-th file moves by offset_k -

@@ -23,7 +23,7 @@ struct opp_chrome_opts {
  * written (err may still hold a warning: a trace was cut short and what was
  * readable is exported), -1 with err set, OPP_EXPORT_NOT_HELD (err) when no
  * process has o's rank; nothing is written then. */
-#define OPP_CHROME_MAX_TRACES 256
+#define OPP_CHROME_MAX_TRACES OPP_MODEL_MAX_TRACES
 /* An export's status: what its options name (a rank, a device) the traces
  * do not hold, err says which: a usage error, not a trace that cannot be
  * read. */

@@ -632,11 +632,7 @@ int cmd_export(int argc, char **argv)
     const char *format = argv[first];
     const char *const *traces = (const char *const *)argv + first + 1;
     size_t ntraces = (size_t)(argc - optind - 1);
-    if (ntraces > OPP_CHROME_MAX_TRACES) { /* the merge keeps 2^24 serials per trace */
-        opp_say(PREFIX "too many traces: at most %d", OPP_CHROME_MAX_TRACES);
-        return 2;
-    }
-    if (opp_option_traces_distinct("export", traces, ntraces))
+    if (opp_option_traces_merged("export", traces, ntraces))
         return 2;
     const struct export_format *fmt = NULL;
     for (size_t i = 0; i < sizeof formats / sizeof *formats && !fmt; i++)

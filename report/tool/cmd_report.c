@@ -234,10 +234,6 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
         opp_say(PREFIX "which trace? (usage: opprof report TRACE [options])");
         return 2;
     }
-    if (argc - first > 255) {
-        opp_say(PREFIX "at most 255 traces at a time");
-        return 2;
-    }
     if (ra->views & (ra->views - 1)) {
         char names[128] = "";
         for (size_t i = 0; i < nviews; i++)
@@ -296,7 +292,7 @@ static int parse_args(int argc, char **argv, struct report_args *ra)
     ra->trace = argv[first];
     ra->traces = (const char *const *)argv + first;
     ra->ntraces = (size_t)(argc - first);
-    return opp_option_traces_distinct("report", ra->traces, ra->ntraces);
+    return opp_option_traces_merged("report", ra->traces, ra->ntraces);
 }
 
 int cmd_report(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* Option tables (see options.h): getopt_long's tables and the --help text
  * made from one table per command. */
 #include "tool/options.h"
+#include "analysis/model.h"
 #include "trace.h"
 #include "views/say.h"
 
@@ -338,6 +339,15 @@ int opp_option_number(const char *arg, double lo, double hi, int whole, double *
         return -1;
     *out = d;
     return 0;
+}
+
+int opp_option_traces_merged(const char *cmd, const char *const *paths, size_t n)
+{
+    if (n > OPP_MODEL_MAX_TRACES) {
+        opp_say("opprof %s: at most %d traces at a time", cmd, OPP_MODEL_MAX_TRACES);
+        return 2;
+    }
+    return opp_option_traces_distinct(cmd, paths, n);
 }
 
 int opp_option_traces_distinct(const char *cmd, const char *const *paths, size_t n)

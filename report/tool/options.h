@@ -145,6 +145,10 @@ int opp_option_number(const char *arg, double lo, double hi, int whole, double *
  * (opp_trace_distinct): 0, or 2, the usage exit code, with it said as
  * "opprof CMD: A and B are the same trace: give it once". */
 int opp_option_traces_distinct(const char *cmd, const char *const *paths, size_t n);
+/* The same for traces read as one (merged: report, export), which are
+ * also at most OPP_MODEL_MAX_TRACES: "opprof CMD: at most 256 traces at a
+ * time". */
+int opp_option_traces_merged(const char *cmd, const char *const *paths, size_t n);
 
 /* A help made at run time (from a list) as lines of at most width columns,
  * broken at spaces, into out (cap bytes, at least strlen(text) + 1). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/aggregate.h"
@@ -143,6 +144,53 @@ START_TEST(same_trace_twice_refused)
 }
 END_TEST
 
+/* Traces read as one are at most 256 (the k-th one's process serials
+ * are offset by k << 24): report and export take 256 and refuse one more
+ * in the same line. */
+START_TEST(merged_traces_at_most_256)
+{
+    char *paths[257], *argv[262], *out, *errs;
+    struct stat st;
+    ck_assert_int_eq(stat(a, &st), 0);
+    size_t len = (size_t)st.st_size;
+    char *data = malloc(len);
+    FILE *in = fopen(a, "rb");
+    ck_assert_ptr_nonnull(in);
+    ck_assert_uint_eq(fread(data, 1, len, in), len);
+    fclose(in);
+    for (int i = 0; i < 257; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "m%d.trace", i);
+        paths[i] = tu_path(dir, name);
+        FILE *f = fopen(paths[i], "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+        fclose(f);
+    }
+    for (int n = 256; n <= 257; n++) {
+        int k = 0;
+        argv[k++] = "report";
+        for (int i = 0; i < n; i++)
+            argv[k++] = paths[i];
+        argv[k++] = "--format";
+        argv[k++] = "csv";
+        argv[k] = NULL;
+        ck_assert_int_eq(tu_call(cmd_report, argv, dir, &out, &errs), (n == 256 ? 0 : 2));
+        ck_assert_str_eq(errs, n == 256 ? "" : "opprof report: at most 256 traces at a time\n");
+        free(out), free(errs);
+    }
+    argv[0] = "export", argv[1] = "chrome";
+    for (int i = 0; i < 257; i++)
+        argv[2 + i] = paths[i];
+    argv[259] = "-o", argv[260] = "/dev/null", argv[261] = NULL;
+    ck_assert_int_eq(tu_call(cmd_export, argv, dir, &out, &errs), 2);
+    ck_assert_str_eq(errs, "opprof export: at most 256 traces at a time\n");
+    free(out), free(errs), free(data);
+    for (int i = 0; i < 257; i++)
+        free(paths[i]);
+}
+END_TEST
+
 /* A trace whose first process says it started past INT64_MAX ns of the
  * wall clock (the year 2262: a damaged clock, not one to shift the other
  * trace's times by) is damaged there, by report and by export alike:
@@ -241,6 +289,7 @@ Suite *suite_merge(void)
     tcase_add_test(tc, rows_of_both_hosts);
     tcase_add_test(tc, command_by_rank);
     tcase_add_test(tc, same_trace_twice_refused);
+    tcase_add_test(tc, merged_traces_at_most_256);
     tcase_add_test(tc, damaged_clock_refused);
     tcase_add_test(tc, extreme_clocks_saturate);
     suite_add_tcase(s, tc);
