@@ -58,6 +58,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    int own = !strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "--version");
+    if (own && argc > 2) { /* else taken for nothing */
+        opp_say("opprof: %s takes nothing after it, not '%s'%s", name, argv[2],
+                name[2] == 'v' ? "" : " (a command's help: 'opprof COMMAND --help')");
+        return 2;
+    }
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
         usage(stdout);
         return finish(NULL, 0);

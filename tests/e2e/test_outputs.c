@@ -641,6 +641,34 @@ START_TEST(stdout_full_says_so)
 }
 END_TEST
 
+/* opprof's own --help and --version take nothing after them: a word
+ * there is refused in one line, exit 2, nothing on stdout. */
+START_TEST(own_options_take_no_word)
+{
+    char *op = (char *)tu_tool("opprof"), *o = tu_path(dir, "out"), *e = tu_path(dir, "err");
+    const struct {
+        char *argv[4];
+        const char *said;
+    } runs[] = {
+        {{op, "--help", "report"},
+         "opprof: --help takes nothing after it, not 'report' (a command's help: 'opprof COMMAND "
+         "--help')\n"},
+        {{op, "-h", "x"},
+         "opprof: -h takes nothing after it, not 'x' (a command's help: 'opprof COMMAND "
+         "--help')\n"},
+        {{op, "--version", "report"}, "opprof: --version takes nothing after it, not 'report'\n"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        ck_assert_int_eq(tu_code(tu_run(runs[i].argv, NULL, o, e)), 2);
+        char *out = tu_slurp(o), *err = tu_slurp(e);
+        ck_assert_str_eq(out, "");
+        ck_assert_str_eq(err, runs[i].said);
+        free(out), free(err);
+    }
+    free(o), free(e);
+}
+END_TEST
+
 /* A directory is refused, and left as it was; but the Chrome export's
  * file goes in it, named as tensorboard_trace_handler names it (README). */
 START_TEST(directory_refused)
@@ -1272,6 +1300,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, device_stays_a_device);
     tcase_add_test(tc, dev_full_says_so);
     tcase_add_test(tc, stdout_full_says_so);
+    tcase_add_test(tc, own_options_take_no_word);
     tcase_add_test(tc, directory_refused);
     tcase_add_test(tc, summarize_full_disk_names_out);
     tcase_add_test(tc, hard_linked_file_kept_when_no_room);
