@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -331,12 +332,52 @@ static int schedule_check(const struct sched_opt *sched, const struct sched_opt 
     return 2;
 }
 
-/* Whether posix_spawnp could run cmd: 0, or ENOENT (not found, on PATH
- * when it has no '/') or EACCES (found, not executable). */
-static int runnable(const char *cmd)
+/* What execve would say of path before it runs anything: 0 (it may run;
+ * a format it cannot take is said when CMD starts), ENOENT, EISDIR,
+ * EACCES (not a regular file, not executable), ENOEXEC ("#!" naming
+ * nothing), or of a script's "#!" interpreter ENOENT or EACCES (one a CRLF line end names, too), its
+ * name then in bad (cap bytes; else bad is ""). Said before the collector
+ * starts, which empties the trace a run replaces. */
+static int exec_check(const char *path, char *bad, size_t cap)
 {
+    *bad = 0;
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return errno == ENOTDIR ? ENOENT : errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0)
+        return EACCES;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return 0; /* executable, not readable: execve's to say */
+    char head[256];
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n < 2 || head[0] != '#' || head[1] != '!' ||
+        (!memchr(head, '\n', (size_t)n) && n == (ssize_t)sizeof head - 1))
+        return 0; /* not a script, or a line longer than we read */
+    head[n] = 0;
+    char *interp = head + 2 + strspn(head + 2, " \t");
+    interp[strcspn(interp, " \t\n")] = 0;
+    if (!*interp)
+        return ENOEXEC; /* "#!" naming nothing */
+    struct stat is;
+    int e = stat(interp, &is) < 0                              ? ENOENT
+            : !S_ISREG(is.st_mode) || access(interp, X_OK) < 0 ? EACCES
+                                                               : 0;
+    if (e)
+        snprintf(bad, cap, "%s", interp);
+    return e;
+}
+
+/* Whether posix_spawnp could run cmd: 0, or why not (exec_check's, of
+ * the first one found on PATH when it has no '/', as execvp looks). */
+static int runnable(const char *cmd, char *bad, size_t cap)
+{
+    *bad = 0;
     if (strchr(cmd, '/'))
-        return access(cmd, F_OK) ? ENOENT : access(cmd, X_OK) ? EACCES : 0;
+        return exec_check(cmd, bad, cap);
     const char *path = getenv("PATH");
     int found = 0;
     for (const char *p = path && *path ? path : "/usr/local/bin:/bin:/usr/bin"; ;) {
@@ -345,9 +386,12 @@ static int runnable(const char *cmd)
         char full[PATH_MAX];
         if (snprintf(full, sizeof full, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd) <
             (int)sizeof full) {
-            if (access(full, X_OK) == 0)
+            char skipped[256]; /* execvp says nothing of those it passes */
+            int e = exec_check(full, skipped, sizeof skipped);
+            if (!e)
                 return 0;
-            found |= access(full, F_OK) == 0;
+            if (e != ENOENT) /* execvp goes on past it, and says EACCES at the end */
+                found = 1;
         }
         if (!end)
             break;
@@ -483,9 +527,11 @@ int cmd_run(int argc, char **argv)
         snprintf(n, sizeof n, "%" PRIu32, max_nodes);
         setenv("OPPROF_MAX_NODES", n, 1);
     }
-    int ran = runnable(cmd[0]);
+    char interp[256];
+    int ran = runnable(cmd[0], interp, sizeof interp);
     if (ran) { /* as a shell says it, before any trace is made */
-        opp_say("%s: cannot run %s: %s", who, cmd[0], strerror(ran));
+        opp_say("%s: cannot run %s: %s%s%s%s", who, cmd[0], *interp ? "bad interpreter '" : "",
+                interp, *interp ? "': " : "", strerror(ran));
         return ran == ENOENT ? 127 : 126;
     }
     char lib[PATH_MAX], coll[PATH_MAX], outbuf[PATH_MAX], sock[108], why_not[PATH_MAX + 100];

@@ -1253,6 +1253,62 @@ START_TEST(run_refuses_bad_outputs)
 }
 END_TEST
 
+/* `opprof run -o T -- CMD` with a CMD that cannot run: T, a trace
+ * already, is left as it was (the collector that empties it never
+ * starts): a directory, a script whose "#!" names no interpreter that
+ * runs (a CRLF line end's "/bin/sh\r"), a "#!" naming nothing; said as a
+ * shell says it, with its exit code. */
+START_TEST(run_keeps_trace_when_cmd_cannot_run)
+{
+    make_trace();
+    FILE *f = fopen(trace, "rb");
+    ck_assert_ptr_nonnull(f);
+    char before[1 << 16];
+    size_t len = fread(before, 1, sizeof before, f);
+    fclose(f);
+    ck_assert_uint_gt(len, 0);
+    char *sub = tu_path(dir, "cmd.d"), *crlf = tu_path(dir, "crlf.sh"),
+         *none = tu_path(dir, "none.sh");
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    const char *body[] = {"#!/bin/sh\r\necho ran\n", "#!\necho ran\n"};
+    char *scripts[] = {crlf, none};
+    for (int i = 0; i < 2; i++) {
+        f = fopen(scripts[i], "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(body[i], f);
+        fclose(f);
+        ck_assert_int_eq(chmod(scripts[i], 0755), 0);
+    }
+    const struct {
+        char *cmd;
+        int code;
+        const char *why;
+    } cases[] = {
+        {sub, 126, "Is a directory"},
+        {crlf, 127, "bad interpreter '/bin/sh\\r': No such file or directory"},
+        {none, 126, "Exec format error"},
+    };
+    char *e = tu_path(dir, "stderr");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *argv[] = {
+            (char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", cases[i].cmd, NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), cases[i].code);
+        char *err = tu_slurp(e), want[4400];
+        snprintf(want, sizeof want, "opprof run: cannot run %s: %s\n", cases[i].cmd, cases[i].why);
+        ck_assert_str_eq(err, want);
+        free(err);
+        f = fopen(trace, "rb");
+        ck_assert_msg(f != NULL, "%s: the trace is gone", cases[i].cmd);
+        char after[1 << 16];
+        size_t n = fread(after, 1, sizeof after, f);
+        fclose(f);
+        ck_assert_msg(n == len && !memcmp(before, after, len), "%s: the trace changed",
+                      cases[i].cmd);
+    }
+    free(e), free(sub), free(crlf), free(none);
+}
+END_TEST
+
 /* A trace a collector is still writing (its writer's lock held, as
  * `opprof run` refuses it): no output replaces it, which would leave the
  * collector writing a file no name reaches; exit 1, one line, the file as
@@ -1308,6 +1364,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, writable_file_in_read_only_directory);
     tcase_add_test(tc, run_refuses_bad_outputs);
     tcase_add_test(tc, trace_being_written_refused);
+    tcase_add_test(tc, run_keeps_trace_when_cmd_cannot_run);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
     tcase_add_test(tc, own_descriptor_in_a_pid_namespace);
