@@ -99,7 +99,7 @@ int adv_rule_stragglers(const struct opp_advise_ctx *c, struct opp_findings *out
                  "self CPU time: %.3f ms on rank %" PRId64 ", median %.3f ms, fastest %.3f ms "
                  "(%zu ranks)",
                  r->max / 1e6, f->rank, r->median / 1e6, r->min / 1e6, t.nranks);
-        f->try_ = "look at that rank (`opprof report TRACE --rank R`): uneven data (shard "
+        f->try_ = "look at that rank (`opprof advise TRACE --rank R`): uneven data (shard "
                   "sizes, sequence lengths), a slower host or device, work only it does "
                   "(logging, checkpoints)";
     }

@@ -1179,6 +1179,10 @@ START_TEST(straggler_fires)
     ck_assert_str_eq(f->op, "allreduce");
     ck_assert_uint_eq(f->stake_ns, 20 * MS); /* 30 ms against the median 10 */
     ck_assert_str_eq(f->what, "Straggler: rank 1 spends 3.0x the median rank's time in allreduce");
+    /* a command that takes --rank */
+    ck_assert_str_eq(f->try_, "look at that rank (`opprof advise TRACE --rank R`): uneven data "
+                              "(shard sizes, sequence lengths), a slower host or device, work "
+                              "only it does (logging, checkpoints)");
     done();
 }
 END_TEST
