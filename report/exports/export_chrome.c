@@ -189,9 +189,8 @@ int opp_export_chrome(struct opp_pass *p, const char *const *traces, size_t ntra
                        .only_rank = o ? o->rank : -1,
                        .from_ns = o ? o->from_ns : 0,
                        .to_ns = o && o->to_ns ? o->to_ns : UINT64_MAX};
-    /* one writer: no stdio lock per call, and larger writes */
+    /* one writer: no stdio lock per call (the sink gives the large writes) */
     __fsetlocking(out, FSETLOCKING_BYCALLER);
-    setvbuf(out, NULL, _IOFBF, 1 << 20);
     int rc = export(&x, err, errlen);
     if (!rc && (fflush(out) || ferror(out))) {
         snprintf(err, errlen, "cannot write the export: %s", strerror(errno));
