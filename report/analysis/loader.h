@@ -175,8 +175,16 @@ struct opp_model *opp_loader_load(const char *const *paths, size_t n,
 
 /* The index of thread tid of process serial proc (this file's), created
  * on first sight as a call of it would create it; -1 when out of memory or
- * the process is unknown. */
-int64_t opp_loader_thread(struct opp_loader *ld, uint32_t proc, uint32_t tid);
+ * the process is unknown. Inline: calls come in runs of one thread, and
+ * the one found last is one compare. */
+int64_t opp_loader_thread_find(struct opp_loader *ld, uint32_t proc, uint32_t tid);
+static inline int64_t opp_loader_thread(struct opp_loader *ld, uint32_t proc, uint32_t tid)
+{
+    const struct opp_model_index *ix = ld->m->index;
+    if (ix->have_last && ix->last_key == ((uint64_t)(proc + ld->base) << 32 | tid))
+        return ix->last_thread;
+    return opp_loader_thread_find(ld, proc, tid);
+}
 int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp);
 int opp_loader_on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
                        const char *const *values);

@@ -51,7 +51,7 @@ static struct opp_thread *get_thread(struct opp_loader *ld, uint32_t proc, uint3
     return &m->threads[e->index];
 }
 
-int64_t opp_loader_thread(struct opp_loader *ld, uint32_t proc, uint32_t tid)
+int64_t opp_loader_thread_find(struct opp_loader *ld, uint32_t proc, uint32_t tid)
 {
     struct opp_thread *t = get_thread(ld, proc + ld->base, tid);
     return t ? t - ld->m->threads : -1;

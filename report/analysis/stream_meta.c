@@ -25,8 +25,9 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
     if (ti < 0)
         return fail(sm, ENOMEM);
     size_t n = sm->nlast, need = (size_t)ti + 1;
-    if (opp_loader_grow_zeroed((void **)&sm->last, &n, need, sizeof *sm->last) ||
-        opp_loader_grow_zeroed((void **)&sm->calls, &sm->nlast, need, sizeof *sm->calls))
+    if (need > n &&
+        (opp_loader_grow_zeroed((void **)&sm->last, &n, need, sizeof *sm->last) ||
+         opp_loader_grow_zeroed((void **)&sm->calls, &sm->nlast, need, sizeof *sm->calls)))
         return fail(sm, ENOMEM);
     if (e->end_ns > sm->last[ti])
         sm->last[ti] = e->end_ns;
