@@ -80,6 +80,8 @@ static int check(struct opp_pass *p, int rc, int tmp)
 /* Thread index i's state, made on first sight. */
 static struct pthread *thread_at(struct opp_pass *p, uint32_t i)
 {
+    if (i < p->nth)
+        return &p->th[i];
     if (opp_loader_grow_zeroed((void **)&p->th, &p->nth, (size_t)i + 1, sizeof *p->th))
         return NULL;
     return &p->th[i];
@@ -200,19 +202,27 @@ static int on_event(void *ctx, const struct opp_tr_event *te)
         return fail(p, EPROTO); /* the reader checks this: never happens */
     uint32_t kind = pr->funcs[e->fn].kind;
     t->late_next += is_late(kind, e);
-    struct opp_pass_call x = {.begin = e->begin_ns,
-                              .end = opp_stream_meta_end(&p->meta, ti, e),
-                              .thread = ti,
-                              .seq = t->seq++,
-                              .kind = kind,
-                              .scope = -1,
-                              .depth = (uint16_t)e->depth,
-                              .flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0,
-                              .fn = e->fn,
-                              .stack = e->stack,
-                              .nargs = e->nargs,
-                              .args = e->args,
-                              .at = p->at++};
+    /* field by field: an initializer zeroes the whole call first, which
+     * costs a call more here than any other of its fields */
+    struct opp_pass_call x;
+    x.begin = e->begin_ns;
+    x.end = opp_stream_meta_end(&p->meta, ti, e);
+    x.kids_ns = 0;
+    x.thread = ti;
+    x.seq = t->seq++;
+    x.name = 0;
+    x.kind = kind;
+    x.folded = 0;
+    x.scope = -1;
+    x.depth = (uint16_t)e->depth;
+    x.flags = e->flags & OPP_EV_OPEN ? OPP_PASS_OPEN : 0;
+    x.fn = e->fn;
+    x.nkids = 0;
+    x.stack = e->stack;
+    x.nargs = e->nargs;
+    x.args = e->args;
+    x.at = p->at++;
+    x.stat = NULL;
     if (p->join) {
         int rc = opp_stream_meta_join(&p->meta, p->join, ti, e, x.seq, x.at);
         if (check(p, rc, 1))
