@@ -438,8 +438,23 @@ void opp_agg_sum_merge(struct opp_agg_sum *s, const struct opp_agg_sum *x)
 int opp_agg_acc_add(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
                     const struct opp_agg_part *p)
 {
-    struct opp_agg_sum s = {0};
-    opp_agg_sum_add(&s, v, p);
+    /* the call's sum made at once: what opp_agg_sum_add would add to a
+     * zeroed one (its saturating adds to 0 are the values themselves) */
+    struct opp_agg_sum s;
+    s.calls = p->calls;
+    s.self_ns = p->self_ns;
+    s.dur_ns = p->dur_ns;
+    s.flops = p->calls * v->flops;
+    s.coll = p->calls * v->coll;
+    s.bus = (double)p->calls * v->bus;
+    if (p->gpu)
+        s.gpu = *p->gpu;
+    else
+        s.gpu = (struct opp_event_gpu){0};
+    if (p->cpumem)
+        s.cpumem = *p->cpumem;
+    else
+        s.cpumem = (struct opp_event_cpumem){0};
     return opp_agg_acc_add_sum(x, proc, v, &s);
 }
 
