@@ -172,12 +172,6 @@ int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *pat
     return 0;
 }
 
-int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid)
-{
-    int64_t ti = opp_loader_thread(&sm->ld, proc, tid);
-    return ti >= 0 && (size_t)ti < sm->ld.m->nthreads ? ti : -1;
-}
-
 uint64_t opp_stream_meta_end(const struct opp_stream_meta *sm, uint32_t ti,
                              const struct opp_tr_event *e)
 {

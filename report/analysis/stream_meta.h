@@ -52,7 +52,12 @@ int opp_stream_meta_read_many(struct opp_stream_meta *sm, const char *const *pat
                               void *ctx, char *err, size_t errlen);
 /* The index of thread tid of process serial proc (one it has seen; of
  * the file sm->ld.base says), or -1. */
-int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc, uint32_t tid);
+static inline int64_t opp_stream_meta_thread(struct opp_stream_meta *sm, uint32_t proc,
+                                             uint32_t tid)
+{
+    int64_t ti = opp_loader_thread(&sm->ld, proc, tid);
+    return ti >= 0 && (size_t)ti < sm->ld.m->nthreads ? ti : -1;
+}
 /* Call e of thread ti handed to the join (opp_gpu_join_call): seq its
  * arrival on its thread, at the caller's mark. The join's result, or
  * -EPROTO for a call of no entry point (the reader checks: never). */

@@ -49,12 +49,6 @@ int opp_table_stream_matched(const struct opp_table_stream *s)
     return s->matched;
 }
 
-static const struct opp_func *func_of(const struct opp_model *m, const struct opp_pass_call *x)
-{
-    const struct opp_process *pr = &m->procs[m->threads[x->thread].proc];
-    return &pr->funcs[x->fn];
-}
-
 /* What the calls of t's stack keep: their subtrees, their calls waiting
  * on a key. */
 static void drop_kept(struct tthread *t)
@@ -418,8 +412,9 @@ static int second_call(void *ctx, const struct opp_pass_call *x)
                          .mem = x->stat->self_mem,
                          .cpu = x->stat->cpu_mem};
     uint8_t mem = (uint8_t)opp_mrec_cols(x->kind, x->args, x->nargs, &cols);
+    const struct opp_func *f = &s->m->procs[proc].funcs[x->fn];
     for (size_t i = 0; i < s->nq && !rc; i++)
-        rc = q_call(s, &s->q[i], x, &o, mem, func_of(s->m, x), proc);
+        rc = q_call(s, &s->q[i], x, &o, mem, f, proc);
     return rc;
 }
 
