@@ -174,6 +174,7 @@ static uint32_t nvtx_name(struct opp_loader *ld, uint32_t pi, uint64_t msg, uint
 
 struct opp_name_cache {
     struct name_ent *ents;
+    uint32_t memory; /* "[memory]"'s string id + 1; 0: not interned yet */
 };
 
 /* A relabeled call's name (opp_op_label), cached per (process, function, sub). */
@@ -209,20 +210,24 @@ uint32_t opp_loader_event_name(struct opp_loader *ld, struct opp_name_cache **ca
     uint32_t base = opp_kind_base(f->kind);
     const uint64_t *a = args;
     uint32_t na = opp_op_args(f->kind, &a, nargs);
-    if (base == OPP_OP_MEMORY)
-        return opp_loader_intern(ld, "[memory]");
     if (base == OPP_OP_NVTX && na > OPP_COL_NVTX_MSG)
         return nvtx_name(ld, pi, a[OPP_COL_NVTX_MSG],
                          na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);
     if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
+        /* a string of the model is interned already: its id is its own */
         uint32_t str = opp_loader_gpu_str(m, pi, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
-        return opp_loader_intern(ld, str != UINT32_MAX ? m->strs[str] : "(unnamed op)");
+        return str != UINT32_MAX ? str : opp_loader_intern(ld, "(unnamed op)");
     }
-    uint32_t sub = opp_op_relabel(f->kind, args, nargs);
-    if (!sub)
+    uint32_t sub = base == OPP_OP_MEMORY ? 0 : opp_op_relabel(f->kind, args, nargs);
+    if (base != OPP_OP_MEMORY && !sub)
         return f->name;
     if (!*cache && !(*cache = calloc(1, sizeof **cache)))
         return UINT32_MAX;
+    if (base == OPP_OP_MEMORY) { /* one name for them all, looked up once */
+        if (!(*cache)->memory)
+            (*cache)->memory = opp_loader_intern(ld, "[memory]") + 1; /* UINT32_MAX: 0 */
+        return (*cache)->memory - 1;
+    }
     return sub_name(ld, *cache, pi, fn, args, nargs, sub);
 }
 
