@@ -172,10 +172,31 @@ static uint32_t nvtx_name(struct opp_loader *ld, uint32_t pi, uint64_t msg, uint
     return opp_loader_intern(ld, buf);
 }
 
+#define GPU_STR_CACHE 256 /* torch ops' names by their process's string id, direct-mapped */
+
 struct opp_name_cache {
     struct name_ent *ents;
     uint32_t memory; /* "[memory]"'s string id + 1; 0: not interned yet */
+    struct {
+        uint64_t key; /* (process index << 32 | its string id) + 1; 0: none */
+        uint32_t str;
+    } gpu_str[GPU_STR_CACHE];
 };
+
+/* opp_loader_gpu_str's answer, the last ones kept: a model's strings do
+ * not change once its first read is over. */
+static uint32_t gpu_str(const struct opp_model *m, struct opp_name_cache *c, uint32_t pi,
+                        uint32_t id)
+{
+    uint64_t key = ((uint64_t)pi << 32 | id) + 1;
+    size_t slot = (id ^ pi * 31u) % GPU_STR_CACHE;
+    if (c->gpu_str[slot].key == key)
+        return c->gpu_str[slot].str;
+    uint32_t str = opp_loader_gpu_str(m, pi, id);
+    c->gpu_str[slot].key = key;
+    c->gpu_str[slot].str = str;
+    return str;
+}
 
 /* A relabeled call's name (opp_op_label), cached per (process, function, sub). */
 static uint32_t sub_name(struct opp_loader *ld, struct opp_name_cache *c, uint32_t pi, uint32_t fn,
@@ -214,8 +235,10 @@ uint32_t opp_loader_event_name(struct opp_loader *ld, struct opp_name_cache **ca
         return nvtx_name(ld, pi, a[OPP_COL_NVTX_MSG],
                          na > OPP_COL_NVTX_DOMAIN ? a[OPP_COL_NVTX_DOMAIN] : 0);
     if (base == OPP_OP_TORCH && na > OPP_COL_TORCH_NAME) {
+        if (!*cache && !(*cache = calloc(1, sizeof **cache)))
+            return UINT32_MAX;
         /* a string of the model is interned already: its id is its own */
-        uint32_t str = opp_loader_gpu_str(m, pi, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
+        uint32_t str = gpu_str(m, *cache, pi, opp_clamp_u32(a[OPP_COL_TORCH_NAME]));
         return str != UINT32_MAX ? str : opp_loader_intern(ld, "(unnamed op)");
     }
     uint32_t sub = base == OPP_OP_MEMORY ? 0 : opp_op_relabel(f->kind, args, nargs);
