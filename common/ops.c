@@ -362,6 +362,10 @@ static uint64_t torch_flops(const char *name, const uint64_t *a, uint32_t nargs)
 uint64_t opp_op_flops(uint32_t kind, uint32_t dtype, const char *name, const uint64_t *a,
                       uint32_t nargs)
 {
+    if (opp_kind_base(kind) == OPP_OP_TORCH) { /* no dtype to read from its tensors */
+        nargs = opp_op_args(kind, &a, nargs);
+        return torch_flops(name, a, nargs);
+    }
     dtype = opp_op_dtype(kind, dtype, a, nargs);
     nargs = opp_op_args(kind, &a, nargs);
     int cplx = dtype == OPP_DT_C64 || dtype == OPP_DT_C128 || dtype == OPP_DT_C32;
@@ -444,11 +448,11 @@ uint32_t opp_op_dtype(uint32_t kind, uint32_t fn_dtype, const uint64_t *a, uint3
 
 uint64_t opp_op_bytes(uint32_t kind, const uint64_t *a, uint32_t nargs)
 {
-    uint32_t dt = opp_op_dtype(kind, 0, a, nargs);
-    nargs = opp_op_args(kind, &a, nargs);
-    if (opp_kind_base(kind) != OPP_OP_COLL || nargs <= OPP_COL_COLL_COUNT)
-        return 0;
-    return a[OPP_COL_COLL_COUNT] * opp_dtype_size(dt);
+    const uint64_t *c = a;
+    uint32_t nc = opp_op_args(kind, &c, nargs);
+    if (opp_kind_base(kind) != OPP_OP_COLL || nc <= OPP_COL_COLL_COUNT)
+        return 0; /* the dtype is not looked for: a torch op's is read from its tensors */
+    return c[OPP_COL_COLL_COUNT] * opp_dtype_size(opp_op_dtype(kind, 0, a, nargs));
 }
 
 static int coll_per_rank(uint64_t c)
