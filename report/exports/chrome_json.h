@@ -61,11 +61,20 @@ static inline void sb_str(struct sb *b, const char *s)
 
 static inline void sb_u64(struct sb *b, uint64_t v)
 {
-    char t[24], *q = t + sizeof t;
+    /* the digits end at t + 20 (a u64 has at most 20), and 20 bytes are
+     * copied from the first: a copy of a constant size is a few moves, one
+     * of the digits' own length a call of memcpy at each number */
+    char t[40], *q = t + 20;
     do
         *--q = (char)('0' + v % 10);
     while (v /= 10);
-    sb_mem(b, q, (size_t)(t + sizeof t - q));
+    size_t n = (size_t)(t + 20 - q);
+    if (b->end - b->p < 20) {
+        sb_mem(b, q, n);
+        return;
+    }
+    memcpy(b->p, q, 20);
+    b->p += n;
 }
 
 static inline void sb_i64(struct sb *b, int64_t v)
