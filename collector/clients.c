@@ -12,11 +12,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int opp_coll_silent(const struct client *c, uint64_t now)
+{
+    if (c->kind != C_NEW || c->fd < 0 || now - c->accepted < HELLO_WAIT_MS * 1000000ull)
+        return 0;
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 0;
+}
 
 /* The end of process past[k], whose connection closed without goodbye
  * (_exit, a signal) when the collector read end: no later than its parent

@@ -667,14 +667,6 @@ static int read_to_end(int i)
     return 1;
 }
 
-int opp_coll_silent(const struct client *c, uint64_t now)
-{
-    if (c->kind != C_NEW || c->fd < 0 || now - c->accepted < HELLO_WAIT_MS * 1000000ull)
-        return 0;
-    struct pollfd p = {.fd = c->fd, .events = POLLIN};
-    return poll(&p, 1, 0) == 0;
-}
-
 int opp_coll_others_running(const struct client *self)
 {
     static int reading; /* a goodbye among what a gone client sent: counted, not read again */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/loader.h"
+#include "analysis/model_read.h"
 #include "analysis/symbolize.h"
 
 struct opp_model *opp_loader_load(const char *const *paths, size_t npaths,

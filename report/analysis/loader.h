@@ -171,30 +171,6 @@ struct opp_model *opp_loader_load(const char *const *paths, size_t n,
                                   int (*event)(void *ctx, const struct opp_tr_event *te),
                                   int (*finish)(struct opp_loader *ld), char *err, size_t errlen);
 
-/* ---- model_read.c: the reader's callbacks for processes, threads, summary nodes ---- */
-
-/* The index of thread tid of process serial proc (this file's), created
- * on first sight as a call of it would create it; -1 when out of memory or
- * the process is unknown. Inline: calls come in runs of one thread, and
- * the one found last is one compare. */
-int64_t opp_loader_thread_find(struct opp_loader *ld, uint32_t proc, uint32_t tid);
-static inline int64_t opp_loader_thread(struct opp_loader *ld, uint32_t proc, uint32_t tid)
-{
-    const struct opp_model_index *ix = ld->m->index;
-    if (ix->have_last && ix->last_key == ((uint64_t)(proc + ld->base) << 32 | tid))
-        return ix->last_thread;
-    return opp_loader_thread_find(ld, proc, tid);
-}
-int opp_loader_on_process(void *ctx, const struct opp_tr_process *tp);
-int opp_loader_on_info(void *ctx, uint32_t proc, uint32_t count, const char *const *keys,
-                       const char *const *values);
-int opp_loader_on_funcs(void *ctx, uint32_t proc, uint32_t count, const struct opp_tr_func *f);
-int opp_loader_on_thread(void *ctx, uint32_t proc, uint32_t tid, const char *name);
-int opp_loader_on_snode(void *ctx, uint32_t proc, const struct opp_tr_snode *n);
-int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count, uint32_t why);
-int opp_loader_on_process_end(void *ctx, uint32_t proc, uint32_t how, uint64_t end_ns);
-int opp_loader_on_process_status(void *ctx, uint32_t proc, uint32_t how, uint32_t code);
-
 /* ---- gpu_records.c: the reader's callbacks for GPU records ----
  * While loading, an op's and a device's name hold the process's string id
  * (STRING records may come after the records that use them); names.c turns

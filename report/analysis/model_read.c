@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/loader.h"
+#include "analysis/model_read.h"
 #include "info.h"
 
 /* The thread (proc serial, tid), created on first sight; NULL when out of

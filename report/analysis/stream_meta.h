@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/loader.h"
+#include "analysis/model_read.h"
 
 /* Why a reader that streams opened no stream (its open returned NULL). */
 enum opp_stream_refused {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/loader.h"
+#include "analysis/model_read.h"
 #include "analysis/thread_tree.h"
 #include "oracle/loaded.h"
 #include "ops.h"
