@@ -10,6 +10,7 @@
 #include "analysis/advise.h"
 #include "analysis/advise_rules.h"
 #include "analysis/ranks.h"
+#include "util.h"
 
 static int lost(struct opp_findings *out, uint64_t count, const char *what, const char *try_)
 {
@@ -30,10 +31,16 @@ int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out)
     const struct opp_model *m = c->m;
     const char *ring = "a larger ring (OPPROF_BUFFER), OPPROF_DROP=block, or record less "
                        "(OPPROF_TORCH=lean, a schedule)";
-    int rc = lost(out, m->dropped,
+    /* a signal handler's interruption is not a full ring: a larger one
+     * would not keep those (warnings.c counts them apart alike) */
+    int rc = lost(out, m->dropped - m->interrupted,
                   "Records dropped (threads' rings were full: their calls are "
                   "missing)",
                   ring);
+    if (!rc)
+        rc = lost(out, m->interrupted,
+                  "Records dropped (" OPP_INTERRUPTED_WHY ": their calls are missing)",
+                  OPP_INTERRUPTED_ADVICE);
     if (!rc)
         rc = lost(out, m->gpu.dropped_cupti + m->gpu.dropped_ours,
                   "GPU activity records lost (CUPTI's buffers, or ours, were full)",

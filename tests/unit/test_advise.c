@@ -909,6 +909,37 @@ START_TEST(lost_data_first)
 }
 END_TEST
 
+/* Records a signal handler's interruption lost are not a full ring's:
+ * their own finding, whose advice is not a larger ring. */
+START_TEST(lost_data_interrupted_apart)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    loader_ns = 8 * MS;
+    process(&b, 0, -1, NULL, loader);
+    tb_dropped(&b, 5);
+    tb_dropped_why(&b, 3, OPP_DROP_INTERRUPTED);
+    tb_end(&b);
+    advise();
+    ck_assert_str_eq(rules(), "lost_data lost_data input_pipeline");
+    ck_assert_str_eq(adv.fs.f[0].what,
+                     "Records dropped (threads' rings were full: their calls are missing): 5");
+    ck_assert_ptr_nonnull(strstr(adv.fs.f[0].try_, "a larger ring (OPPROF_BUFFER)"));
+    ck_assert_str_eq(adv.fs.f[1].what, "Records dropped (a signal handler interrupted opprof "
+                                       "recording a call: their calls are missing): 3");
+    ck_assert_str_eq(adv.fs.f[1].try_, OPP_INTERRUPTED_ADVICE);
+    done();
+    tb_open(&b, trace);
+    process(&b, 0, -1, NULL, loader);
+    tb_dropped_why(&b, 3, OPP_DROP_INTERRUPTED);
+    tb_end(&b);
+    advise();
+    ck_assert_str_eq(rules(), "lost_data input_pipeline");
+    ck_assert_str_eq(adv.fs.f[0].try_, OPP_INTERRUPTED_ADVICE);
+    done();
+}
+END_TEST
+
 /* ---- memory ---- */
 
 static int frees; /* allocations freed within their step */
@@ -1626,6 +1657,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, gapped_steps_of_two_ranks);
     tcase_add_test(tc, outside_time_of_a_program_not_python);
     tcase_add_test(tc, lost_data_first);
+    tcase_add_test(tc, lost_data_interrupted_apart);
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_findings_asked_again);
     tcase_add_test(tc, memory_silent_below);
