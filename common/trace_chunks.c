@@ -333,7 +333,9 @@ int opp_tr_chunk(struct reader *r, uint32_t type, struct opp_rbuf *b,
             why = opp_get_u32(b);
             zero = opp_get_u32(b);
         }
-        if (b->bad || opp_rbuf_left(b) || zero || why > OPP_DROP_WHY_MAX || !known_proc(r, proc))
+        /* a summary's own drops (its node bound) have no other reason */
+        if (b->bad || opp_rbuf_left(b) || zero || why > OPP_DROP_WHY_MAX ||
+            (why != OPP_DROP_FULL && tid == OPP_DROPPED_SUMMARY) || !known_proc(r, proc))
             return -1;
         return v->dropped && v->dropped(ctx, proc, tid, n, why) ? 2 : 0;
     }

@@ -538,6 +538,29 @@ START_TEST(dropped_reasons)
 }
 END_TEST
 
+/* A summary's own DROPPED chunk (thread OPP_DROPPED_SUMMARY) counts calls
+ * past its node bound: no signal handler's reason is one of its, and a
+ * chunk that says so is damaged (a reader would count its records as
+ * both, and the full ring's drops as fewer than none). */
+START_TEST(summary_drops_have_no_interrupted_reason)
+{
+    struct tb b;
+    tb_open(&b, path);
+    tb_process(&b, .proc = 0, .pid = 100, .exe = "prog");
+    tb_at(&b, 0, OPP_DROPPED_SUMMARY);
+    tb_dropped_why(&b, 2, OPP_DROP_INTERRUPTED);
+    tb_end(&b);
+    struct log l;
+    struct opp_tr_summary sum;
+    char err[256];
+    ck_assert_int_eq(read_log(path, &l, &sum, err, sizeof err), 0);
+    ck_assert_ptr_null(strstr(l.text, "dropped"));
+    ck_assert_int_eq(sum.complete, 0);
+    ck_assert_str_ne(sum.warning, "");
+    free(l.text);
+}
+END_TEST
+
 /* Every bit of the header is covered: a flipped version is never read as
  * another format, whichever bit it is; a header of versions 1 to 5 (16
  * bytes, no CRC) is still read. */
@@ -765,6 +788,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, empty_file_bad_magic);
     tcase_add_test(tc, future_version_refused);
     tcase_add_test(tc, dropped_reasons);
+    tcase_add_test(tc, summary_drops_have_no_interrupted_reason);
     tcase_add_test(tc, header_bits_covered);
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, directory_not_a_trace);
