@@ -332,13 +332,19 @@ static int schedule_check(const struct sched_opt *sched, const struct sched_opt 
     return 2;
 }
 
+/* The interpreters the kernel runs one inside another (a script's "#!"
+ * naming a script): past that many, execve's ELOOP, left to it. */
+#define INTERP_DEPTH 4
+
 /* What execve would say of path before it runs anything: 0 (it may run;
  * a format it cannot take is said when CMD starts), ENOENT, EISDIR,
  * EACCES (not a regular file, not executable), ENOEXEC ("#!" naming
- * nothing), or of a script's "#!" interpreter ENOENT or EACCES (one a CRLF line end names, too), its
- * name then in bad (cap bytes; else bad is ""). Said before the collector
- * starts, which empties the trace a run replaces. */
-static int exec_check(const char *path, char *bad, size_t cap)
+ * nothing), or of a script's "#!" interpreter ENOENT, EACCES or ENOEXEC
+ * (one a CRLF line end names, too; a script itself whose own interpreter
+ * does not run, as execve looks through each), the name of the one that
+ * does not run then in bad (cap bytes; else bad is ""). Said before the
+ * collector starts, which empties the trace a run replaces. */
+static int exec_check_at(const char *path, char *bad, size_t cap, int depth)
 {
     *bad = 0;
     struct stat st;
@@ -366,9 +372,16 @@ static int exec_check(const char *path, char *bad, size_t cap)
     int e = stat(interp, &is) < 0                              ? ENOENT
             : !S_ISREG(is.st_mode) || access(interp, X_OK) < 0 ? EACCES
                                                                : 0;
+    if (!e && depth < INTERP_DEPTH && (e = exec_check_at(interp, bad, cap, depth + 1)) && *bad)
+        return e; /* the innermost that does not run is named */
     if (e)
         snprintf(bad, cap, "%s", interp);
     return e;
+}
+
+static int exec_check(const char *path, char *bad, size_t cap)
+{
+    return exec_check_at(path, bad, cap, 0);
 }
 
 /* Whether posix_spawnp could run cmd: 0, or why not (exec_check's, of

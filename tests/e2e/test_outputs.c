@@ -1256,8 +1256,9 @@ END_TEST
 /* `opprof run -o T -- CMD` with a CMD that cannot run: T, a trace
  * already, is left as it was (the collector that empties it never
  * starts): a directory, a script whose "#!" names no interpreter that
- * runs (a CRLF line end's "/bin/sh\r"), a "#!" naming nothing; said as a
- * shell says it, with its exit code. */
+ * runs (a CRLF line end's "/bin/sh\r"), a "#!" naming nothing, a "#!"
+ * naming a script whose own interpreter is missing (execve looks through
+ * it: that one named); said as a shell says it, with its exit code. */
 START_TEST(run_keeps_trace_when_cmd_cannot_run)
 {
     make_trace();
@@ -1268,11 +1269,17 @@ START_TEST(run_keeps_trace_when_cmd_cannot_run)
     fclose(f);
     ck_assert_uint_gt(len, 0);
     char *sub = tu_path(dir, "cmd.d"), *crlf = tu_path(dir, "crlf.sh"),
-         *none = tu_path(dir, "none.sh");
+         *none = tu_path(dir, "none.sh"), *outer = tu_path(dir, "outer.sh"),
+         *inner = tu_path(dir, "inner.sh"), *missing = tu_path(dir, "no-such-sh");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
-    const char *body[] = {"#!/bin/sh\r\necho ran\n", "#!\necho ran\n"};
-    char *scripts[] = {crlf, none};
-    for (int i = 0; i < 2; i++) {
+    char outer_body[4200], inner_body[4200], nested_why[4400];
+    snprintf(outer_body, sizeof outer_body, "#!%s\necho ran\n", inner);
+    snprintf(inner_body, sizeof inner_body, "#!%s\n", missing);
+    snprintf(nested_why, sizeof nested_why, "bad interpreter '%s': No such file or directory",
+             missing);
+    const char *body[] = {"#!/bin/sh\r\necho ran\n", "#!\necho ran\n", outer_body, inner_body};
+    char *scripts[] = {crlf, none, outer, inner};
+    for (int i = 0; i < 4; i++) {
         f = fopen(scripts[i], "w");
         ck_assert_ptr_nonnull(f);
         fputs(body[i], f);
@@ -1287,6 +1294,7 @@ START_TEST(run_keeps_trace_when_cmd_cannot_run)
         {sub, 126, "Is a directory"},
         {crlf, 127, "bad interpreter '/bin/sh\\r': No such file or directory"},
         {none, 126, "Exec format error"},
+        {outer, 127, nested_why},
     };
     char *e = tu_path(dir, "stderr");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1305,7 +1313,7 @@ START_TEST(run_keeps_trace_when_cmd_cannot_run)
         ck_assert_msg(n == len && !memcmp(before, after, len), "%s: the trace changed",
                       cases[i].cmd);
     }
-    free(e), free(sub), free(crlf), free(none);
+    free(e), free(sub), free(crlf), free(none), free(outer), free(inner), free(missing);
 }
 END_TEST
 
