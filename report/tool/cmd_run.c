@@ -337,13 +337,14 @@ static int schedule_check(const struct sched_opt *sched, const struct sched_opt 
 #define INTERP_DEPTH 4
 
 /* What execve would say of path before it runs anything: 0 (it may run;
- * a format it cannot take is said when CMD starts), ENOENT, EISDIR,
- * EACCES (not a regular file, not executable), ENOEXEC ("#!" naming
- * nothing), or of a script's "#!" interpreter ENOENT, EACCES or ENOEXEC
- * (one a CRLF line end names, too; a script itself whose own interpreter
- * does not run, as execve looks through each), the name of the one that
- * does not run then in bad (cap bytes; else bad is ""). Said before the
- * collector starts, which empties the trace a run replaces. */
+ * a format it cannot take, as a script without "#!" or a "#!" naming
+ * nothing, is run by /bin/sh as execvp runs it: spawn_cmd), ENOENT,
+ * EISDIR, EACCES (not a regular file, not executable), or of a script's
+ * "#!" interpreter ENOENT or EACCES (one a CRLF line end names, too; a
+ * script itself whose own interpreter does not run, as execve looks
+ * through each), the name of the one that does not run then in bad (cap
+ * bytes; else bad is ""). Said before the collector starts, which empties
+ * the trace a run replaces. */
 static int exec_check_at(const char *path, char *bad, size_t cap, int depth)
 {
     *bad = 0;
@@ -367,7 +368,7 @@ static int exec_check_at(const char *path, char *bad, size_t cap, int depth)
     char *interp = head + 2 + strspn(head + 2, " \t");
     interp[strcspn(interp, " \t\n")] = 0;
     if (!*interp)
-        return ENOEXEC; /* "#!" naming nothing */
+        return 0; /* "#!" naming nothing: execve's ENOEXEC, a shell script for execvp */
     struct stat is;
     int e = stat(interp, &is) < 0                              ? ENOENT
             : !S_ISREG(is.st_mode) || access(interp, X_OK) < 0 ? EACCES
@@ -384,16 +385,20 @@ static int exec_check(const char *path, char *bad, size_t cap)
     return exec_check_at(path, bad, cap, 0);
 }
 
-/* Whether posix_spawnp could run cmd: 0, or why not (exec_check's, of
- * the first one found on PATH when it has no '/', as execvp looks). */
-static int runnable(const char *cmd, char *bad, size_t cap)
+/* Whether cmd runs, found as execvp finds it: 0 and its path in run
+ * (PATH_MAX bytes), or why not (exec_check's, of the first one found on
+ * PATH when it has no '/': PATH unset is glibc's "/bin:/usr/bin", an
+ * empty entry the current directory). */
+static int runnable(const char *cmd, char *bad, size_t cap, char *run)
 {
     *bad = 0;
-    if (strchr(cmd, '/'))
+    if (strchr(cmd, '/')) {
+        snprintf(run, PATH_MAX, "%s", cmd);
         return exec_check(cmd, bad, cap);
+    }
     const char *path = getenv("PATH");
     int found = 0;
-    for (const char *p = path && *path ? path : "/usr/local/bin:/bin:/usr/bin"; ;) {
+    for (const char *p = path ? path : "/bin:/usr/bin";;) {
         const char *end = strchr(p, ':');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         char full[PATH_MAX];
@@ -401,8 +406,10 @@ static int runnable(const char *cmd, char *bad, size_t cap)
             (int)sizeof full) {
             char skipped[256]; /* execvp says nothing of those it passes */
             int e = exec_check(full, skipped, sizeof skipped);
-            if (!e)
+            if (!e) {
+                memcpy(run, full, sizeof full);
                 return 0;
+            }
             if (e != ENOENT) /* execvp goes on past it, and says EACCES at the end */
                 found = 1;
         }
@@ -411,6 +418,30 @@ static int runnable(const char *cmd, char *bad, size_t cap)
         p = end + 1;
     }
     return found ? EACCES : ENOENT;
+}
+
+/* CMD started at path (runnable's), as execvp starts it: a file execve
+ * takes for no format (ENOEXEC: a script without "#!") is run by /bin/sh,
+ * path its first argument. 0, or posix_spawn's error. */
+static int spawn_cmd(pid_t *pid, const char *path, char **cmd, const posix_spawnattr_t *at,
+                     char **env)
+{
+    int rc = posix_spawn(pid, path, NULL, at, cmd, env);
+    if (rc != ENOEXEC)
+        return rc;
+    size_t n = 0;
+    while (cmd[n])
+        n++;
+    char **sh = calloc(n + 2, sizeof *sh);
+    if (!sh)
+        return rc;
+    sh[0] = "/bin/sh";
+    sh[1] = (char *)path;
+    for (size_t i = 1; i <= n; i++) /* and its NULL */
+        sh[i + 1] = cmd[i];
+    rc = posix_spawn(pid, "/bin/sh", NULL, at, sh, env);
+    free(sh);
+    return rc ? ENOEXEC : 0;
 }
 
 /* The call paths the collector keeps under a summary: OPPROF_MAX_NODES,
@@ -540,8 +571,8 @@ int cmd_run(int argc, char **argv)
         snprintf(n, sizeof n, "%" PRIu32, max_nodes);
         setenv("OPPROF_MAX_NODES", n, 1);
     }
-    char interp[256];
-    int ran = runnable(cmd[0], interp, sizeof interp);
+    char interp[256], runpath[PATH_MAX];
+    int ran = runnable(cmd[0], interp, sizeof interp, runpath);
     if (ran) { /* as a shell says it, before any trace is made */
         opp_say("%s: cannot run %s: %s%s%s%s", who, cmd[0], *interp ? "bad interpreter '" : "",
                 interp, *interp ? "': " : "", strerror(ran));
@@ -612,7 +643,7 @@ int cmd_run(int argc, char **argv)
     posix_spawnattr_setsigmask(&at, &omask);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawnp(&pid, cmd[0], NULL, &at, cmd, env);
+    int rc = spawn_cmd(&pid, runpath, cmd, &at, env);
     posix_spawnattr_destroy(&at);
     struct sigaction pass = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
     forward_to = rc ? 0 : pid;

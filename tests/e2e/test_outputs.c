@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/model.h"
 #include "testutil.h"
 #include "tracebuild.h"
 
@@ -1256,9 +1257,9 @@ END_TEST
 /* `opprof run -o T -- CMD` with a CMD that cannot run: T, a trace
  * already, is left as it was (the collector that empties it never
  * starts): a directory, a script whose "#!" names no interpreter that
- * runs (a CRLF line end's "/bin/sh\r"), a "#!" naming nothing, a "#!"
- * naming a script whose own interpreter is missing (execve looks through
- * it: that one named); said as a shell says it, with its exit code. */
+ * runs (a CRLF line end's "/bin/sh\r"), a "#!" naming a script whose own
+ * interpreter is missing (execve looks through it: that one named); said
+ * as a shell says it, with its exit code. */
 START_TEST(run_keeps_trace_when_cmd_cannot_run)
 {
     make_trace();
@@ -1269,17 +1270,17 @@ START_TEST(run_keeps_trace_when_cmd_cannot_run)
     fclose(f);
     ck_assert_uint_gt(len, 0);
     char *sub = tu_path(dir, "cmd.d"), *crlf = tu_path(dir, "crlf.sh"),
-         *none = tu_path(dir, "none.sh"), *outer = tu_path(dir, "outer.sh"),
-         *inner = tu_path(dir, "inner.sh"), *missing = tu_path(dir, "no-such-sh");
+         *outer = tu_path(dir, "outer.sh"), *inner = tu_path(dir, "inner.sh"),
+         *missing = tu_path(dir, "no-such-sh");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     char outer_body[4200], inner_body[4200], nested_why[4400];
     snprintf(outer_body, sizeof outer_body, "#!%s\necho ran\n", inner);
     snprintf(inner_body, sizeof inner_body, "#!%s\n", missing);
     snprintf(nested_why, sizeof nested_why, "bad interpreter '%s': No such file or directory",
              missing);
-    const char *body[] = {"#!/bin/sh\r\necho ran\n", "#!\necho ran\n", outer_body, inner_body};
-    char *scripts[] = {crlf, none, outer, inner};
-    for (int i = 0; i < 4; i++) {
+    const char *body[] = {"#!/bin/sh\r\necho ran\n", outer_body, inner_body};
+    char *scripts[] = {crlf, outer, inner};
+    for (int i = 0; i < 3; i++) {
         f = fopen(scripts[i], "w");
         ck_assert_ptr_nonnull(f);
         fputs(body[i], f);
@@ -1293,7 +1294,6 @@ START_TEST(run_keeps_trace_when_cmd_cannot_run)
     } cases[] = {
         {sub, 126, "Is a directory"},
         {crlf, 127, "bad interpreter '/bin/sh\\r': No such file or directory"},
-        {none, 126, "Exec format error"},
         {outer, 127, nested_why},
     };
     char *e = tu_path(dir, "stderr");
@@ -1313,7 +1313,49 @@ START_TEST(run_keeps_trace_when_cmd_cannot_run)
         ck_assert_msg(n == len && !memcmp(before, after, len), "%s: the trace changed",
                       cases[i].cmd);
     }
-    free(e), free(sub), free(crlf), free(none), free(outer), free(inner), free(missing);
+    free(e), free(sub), free(crlf), free(outer), free(inner), free(missing);
+}
+END_TEST
+
+/* A CMD execve takes for no format (ENOEXEC: a script without "#!", one
+ * whose "#!" names nothing) is run by /bin/sh, as execvp and a shell run
+ * it, by its path or found on PATH: its output, its arguments, its exit
+ * code, and the trace written. */
+START_TEST(run_gives_cmd_of_no_format_to_sh)
+{
+    char *bin = tu_path(dir, "bin"), *plain = tu_path(dir, "bin/plain"),
+         *empty = tu_path(dir, "bin/empty"), *o = tu_path(dir, "stdout"),
+         *e = tu_path(dir, "stderr");
+    ck_assert_int_eq(mkdir(bin, 0755), 0);
+    const char *body[] = {"echo ran \"$1\"\nexit 3\n", "#!\necho ran \"$1\"\nexit 3\n"};
+    char *scripts[] = {plain, empty};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(scripts[i], "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(body[i], f);
+        fclose(f);
+        ck_assert_int_eq(chmod(scripts[i], 0755), 0);
+    }
+    char path_env[4300];
+    snprintf(path_env, sizeof path_env, "PATH=%s:%s", bin, getenv("PATH") ? getenv("PATH") : "");
+    char *env[] = {path_env, NULL};
+    char *cmds[] = {plain, empty, "plain", "empty"};
+    for (int i = 0; i < 4; i++) {
+        unlink(trace);
+        char *argv[] = {
+            (char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", cmds[i], "an arg", NULL};
+        ck_assert_int_eq(tu_code(tu_run(argv, env, o, e)), 3);
+        char *out = tu_slurp(o), *err = tu_slurp(e), want[4400];
+        ck_assert_str_eq(out, "ran an arg\n");
+        snprintf(want, sizeof want, "opprof: trace written to %s (0 events)\n", trace);
+        ck_assert_str_eq(err, want); /* /bin/sh calls nothing opprof intercepts */
+        struct opp_model *m = tu_load(trace);
+        ck_assert_ptr_nonnull(m);
+        ck_assert(m->sum.complete);
+        opp_model_free(m);
+        free(out), free(err);
+    }
+    free(bin), free(plain), free(empty), free(o), free(e);
 }
 END_TEST
 
@@ -1373,6 +1415,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, run_refuses_bad_outputs);
     tcase_add_test(tc, trace_being_written_refused);
     tcase_add_test(tc, run_keeps_trace_when_cmd_cannot_run);
+    tcase_add_test(tc, run_gives_cmd_of_no_format_to_sh);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
     tcase_add_test(tc, own_descriptor_in_a_pid_namespace);
