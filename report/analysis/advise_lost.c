@@ -31,9 +31,10 @@ int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out)
     const struct opp_model *m = c->m;
     const char *ring = "a larger ring (OPPROF_BUFFER), OPPROF_DROP=block, or record less "
                        "(OPPROF_TORCH=lean, a schedule)";
-    /* a signal handler's interruption is not a full ring: a larger one
-     * would not keep those (warnings.c counts them apart alike) */
-    int rc = lost(out, m->dropped - m->interrupted,
+    /* a signal handler's interruption and a summary's node bound are not
+     * a full ring: a larger one would not keep those (warnings.c counts
+     * them apart alike) */
+    int rc = lost(out, m->dropped - m->sum_dropped - m->interrupted,
                   "Records dropped (threads' rings were full: their calls are "
                   "missing)",
                   ring);
@@ -41,6 +42,11 @@ int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out)
         rc = lost(out, m->interrupted,
                   "Records dropped (" OPP_INTERRUPTED_WHY ": their calls are missing)",
                   OPP_INTERRUPTED_ADVICE);
+    if (!rc)
+        rc = lost(out, m->sum_dropped,
+                  "Calls on new call paths past the summary's bound (dropped: missing from it)",
+                  "a larger bound: OPPROF_MAX_NODES (opprof run --max-nodes, opprof summarize "
+                  "--max-nodes)");
     if (!rc)
         rc = lost(out, m->gpu.dropped_cupti + m->gpu.dropped_ours,
                   "GPU activity records lost (CUPTI's buffers, or ours, were full)",

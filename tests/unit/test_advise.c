@@ -940,6 +940,29 @@ START_TEST(lost_data_interrupted_apart)
 }
 END_TEST
 
+/* Calls a summary dropped at its node bound are not a full ring's: their
+ * own finding, whose advice is a larger bound. */
+START_TEST(lost_data_summary_bound_apart)
+{
+    struct tb b;
+    tb_open(&b, trace);
+    loader_ns = 8 * MS;
+    process(&b, 0, -1, NULL, loader);
+    tb_dropped(&b, 5);
+    tb_at(&b, 0, OPP_DROPPED_SUMMARY);
+    tb_dropped(&b, 4);
+    tb_end(&b);
+    advise();
+    ck_assert_str_eq(rules(), "lost_data lost_data input_pipeline");
+    ck_assert_str_eq(adv.fs.f[0].what,
+                     "Records dropped (threads' rings were full: their calls are missing): 5");
+    ck_assert_str_eq(adv.fs.f[1].what, "Calls on new call paths past the summary's bound "
+                                       "(dropped: missing from it): 4");
+    ck_assert_ptr_nonnull(strstr(adv.fs.f[1].try_, "OPPROF_MAX_NODES"));
+    done();
+}
+END_TEST
+
 /* ---- memory ---- */
 
 static int frees; /* allocations freed within their step */
@@ -1658,6 +1681,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, outside_time_of_a_program_not_python);
     tcase_add_test(tc, lost_data_first);
     tcase_add_test(tc, lost_data_interrupted_apart);
+    tcase_add_test(tc, lost_data_summary_bound_apart);
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_findings_asked_again);
     tcase_add_test(tc, memory_silent_below);
