@@ -24,7 +24,12 @@ int opp_coll_silent(const struct client *c, uint64_t now)
     if (c->kind != C_NEW || c->fd < 0 || now - c->accepted < HELLO_WAIT_MS * 1000000ull)
         return 0;
     struct pollfd p = {.fd = c->fd, .events = POLLIN};
-    return poll(&p, 1, 0) == 0;
+    if (poll(&p, 1, 0) != 0)
+        return 0;
+    /* a process stopped (SIGSTOP, a debugger) between its connect and its
+     * hello says it once continued: it is no stray client */
+    char state = opp_proc_state((int)c->pid);
+    return state != 'T' && state != 't';
 }
 
 /* The end of process past[k], whose connection closed without goodbye

@@ -26,7 +26,8 @@ struct opp_collector_opts; /* options.h */
 /* A connection that has sent nothing this long after it was accepted
  * holds no trace open (opp_coll_others_running): not the agent, which
  * says hello as soon as it is connected, but a stray client (socat, a
- * script) sitting silent on the socket. */
+ * script) sitting silent on the socket. One whose process is stopped
+ * (SIGSTOP, a debugger: between its connect and its hello) is waited for. */
 #define HELLO_WAIT_MS 1000
 
 enum client_kind { C_NEW, C_PROCESS, C_CONTROL };
@@ -174,7 +175,8 @@ int opp_coll_on_accept(void);
  * was accepted is none (opp_coll_silent). */
 int opp_coll_others_running(const struct client *self);
 /* Whether c is a connection that said nothing for HELLO_WAIT_MS since it
- * was accepted and has nothing unread now. */
+ * was accepted and has nothing unread now, its process (the one that
+ * connected) not stopped. */
 int opp_coll_silent(const struct client *c, uint64_t now);
 /* TOP: the live aggregate's snapshot sent to c. */
 int opp_coll_on_top(struct client *c, const char **why);

@@ -329,6 +329,47 @@ START_TEST(silent_connection_does_not_hold_the_trace)
 }
 END_TEST
 
+/* A process stopped between its connect and its hello (SIGSTOP, a
+ * debugger) is not a silent connection however long it stays stopped: it
+ * will say hello once continued, so the first process's goodbye 1.5 s on
+ * leaves the trace open (no "said nothing" line), and it is finished when
+ * that connection closes. */
+START_TEST(stopped_before_hello_holds_the_trace)
+{
+    char *out = tu_path(dir, "out"), *err = tu_path(dir, "err");
+    struct tu_env te;
+    char *argv[] = {(char *)tu_build("tests/progs/scenarios"), "stopped", "10", "1500", NULL};
+    ck_assert_int_eq(
+        tu_code(tu_run(argv, tu_preload_env(&te, trace, "OPENBLAS_NUM_THREADS=1"), out, err)), 0);
+    char *o = tu_slurp(out);
+    ck_assert_int_eq(strncmp(o, "stopped 10 ", 11), 0);
+    int pid = atoi(o + strlen("stopped 10 "));
+    ck_assert_int_gt(pid, 0);
+    char state = opp_proc_state(pid);
+    /* still open: its collector holds the writer's lock */
+    int fd = open(trace, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    int open_still = flock(fd, LOCK_SH | LOCK_NB) < 0;
+    close(fd);
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(state, 'T');
+    ck_assert_msg(open_still, "the trace was finished with a stopped process connecting");
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(m->sum.complete);
+    ck_assert_uint_eq(m->nprocs, 1);
+    ck_assert_uint_eq(tu_count(m, "cblas_ddot", 0, 0, 0), 10);
+    char *e = tu_slurp(err), want[8400];
+    snprintf(want, sizeof want,
+             "opprof: trace is being written to %s (other processes still run)\n"
+             "opprof: trace written to %s\n",
+             trace, trace);
+    ck_assert_str_eq(e, want);
+    opp_model_free(m);
+    free(o), free(e), free(out), free(err);
+}
+END_TEST
+
 /* The first process of a plain LD_PRELOAD run that execs (sh -c 'exec
  * CMD', env CMD) is still that run's first process: its new image's
  * goodbye finishes the trace and waits for it, so once it has exited the
@@ -776,6 +817,7 @@ Suite *suite_life(void)
     tcase_add_test(timed, raw_fork_child_holding_the_connection_of_a_parent_that_left_by_exit_);
     tcase_add_test(timed, raw_fork_child_holding_the_connection_of_the_first_process);
     tcase_add_loop_test(timed, silent_connection_does_not_hold_the_trace, 0, 2);
+    tcase_add_test(timed, stopped_before_hello_holds_the_trace);
     suite_add_tcase(s, timed);
     return s;
 }

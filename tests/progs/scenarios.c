@@ -66,6 +66,11 @@
  *                      makes no call and sleeps 10 s; the parent sleeps MS milliseconds,
  *                      prints its sum and the child's pid ("silent S PID"), exits 0 (by
  *                      _exit(0) with _exit: no goodbye said)
+ *   stopped N MS       N calls; a child that makes no call connects to $OPPROF_SOCKET and
+ *                      stops itself (SIGSTOP) before it says anything, as a process stopped
+ *                      between its connect and its hello; the parent waits for it to stop,
+ *                      sleeps MS milliseconds, prints its sum and the child's pid ("stopped S
+ *                      PID") and exits 0; the child, continued, exits 0 at once
  *   named N NAME...    a thread for each NAME, one after another: thread I names
  *                      itself NAME with prctl(PR_SET_NAME) (the kernel keeps its
  *                      first 15 bytes), then makes N+I calls
@@ -704,6 +709,33 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (argc > 4 && !strcmp(argv[4], "_exit"))
             _exit(0);
+    } else if (!strcmp(mode, "stopped")) {
+        double s = calls(arg(argc, argv, 2));
+        const char *path = getenv("OPPROF_SOCKET");
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        if (!path || strlen(path) >= sizeof a.sun_path) {
+            fprintf(stderr, "scenarios: stopped wants OPPROF_SOCKET\n");
+            return 2;
+        }
+        strcpy(a.sun_path, path);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+            if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+                _exit(1);
+            raise(SIGSTOP);
+            _exit(0);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, WUNTRACED) != pid || !WIFSTOPPED(st)) {
+            fprintf(stderr, "scenarios: the child did not stop\n");
+            return 1;
+        }
+        struct timespec ts = {arg(argc, argv, 3) / 1000, arg(argc, argv, 3) % 1000 * 1000000};
+        nanosleep(&ts, NULL);
+        printf("stopped %.0f %d\n", s, (int)pid);
+        fflush(stdout);
     } else if (!strcmp(mode, "named")) {
         long n = arg(argc, argv, 2);
         for (int i = 3; i < argc; i++) {
