@@ -420,14 +420,36 @@ static int runnable(const char *cmd, char *bad, size_t cap, char *run)
     return found ? EACCES : ENOENT;
 }
 
+/* Whether path is a binary file, as bash tells one from a script it
+ * would run itself: ELF's magic, or a NUL byte in its first line (of its
+ * first 80 bytes). */
+static int binary_file(const char *path)
+{
+    char head[80];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    ssize_t n = fd < 0 ? 0 : read(fd, head, sizeof head);
+    if (fd >= 0)
+        close(fd);
+    if (n >= 4 && !memcmp(head,
+                          "\x7f"
+                          "ELF",
+                          4))
+        return 1;
+    for (ssize_t i = 0; i < n && head[i] != '\n'; i++)
+        if (!head[i])
+            return 1;
+    return 0;
+}
+
 /* CMD started at path (runnable's), as execvp starts it: a file execve
  * takes for no format (ENOEXEC: a script without "#!") is run by /bin/sh,
- * path its first argument. 0, or posix_spawn's error. */
+ * path its first argument, unless it is a binary (an ELF of another
+ * machine), as a shell refuses it. 0, or posix_spawn's error. */
 static int spawn_cmd(pid_t *pid, const char *path, char **cmd, const posix_spawnattr_t *at,
                      char **env)
 {
     int rc = posix_spawn(pid, path, NULL, at, cmd, env);
-    if (rc != ENOEXEC)
+    if (rc != ENOEXEC || binary_file(path))
         return rc;
     size_t n = 0;
     while (cmd[n])

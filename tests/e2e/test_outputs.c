@@ -1320,7 +1320,7 @@ END_TEST
 /* A CMD execve takes for no format (ENOEXEC: a script without "#!", one
  * whose "#!" names nothing) is run by /bin/sh, as execvp and a shell run
  * it, by its path or found on PATH: its output, its arguments, its exit
- * code, and the trace written. */
+ * code, and the trace written; a binary one is not (as a shell says). */
 START_TEST(run_gives_cmd_of_no_format_to_sh)
 {
     char *bin = tu_path(dir, "bin"), *plain = tu_path(dir, "bin/plain"),
@@ -1355,6 +1355,20 @@ START_TEST(run_gives_cmd_of_no_format_to_sh)
         opp_model_free(m);
         free(out), free(err);
     }
+    /* a binary (a NUL in its first line) is no script: a shell refuses it */
+    char *nul = tu_path(dir, "bin/nul");
+    FILE *f = fopen(nul, "w");
+    ck_assert_ptr_nonnull(f);
+    fwrite("echo x\0\n", 1, 8, f);
+    fclose(f);
+    ck_assert_int_eq(chmod(nul, 0755), 0);
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", nul, NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, env, o, e)), 126);
+    char *out = tu_slurp(o), *err = tu_slurp(e), want[4400];
+    ck_assert_str_eq(out, "");
+    snprintf(want, sizeof want, "opprof run: cannot run %s: Exec format error\n", nul);
+    ck_assert_str_eq(err, want);
+    free(out), free(err), free(nul);
     free(bin), free(plain), free(empty), free(o), free(e);
 }
 END_TEST
