@@ -32,9 +32,8 @@ int adv_rule_lost(const struct opp_advise_ctx *c, struct opp_findings *out)
     const char *ring = "a larger ring (OPPROF_BUFFER), OPPROF_DROP=block, or record less "
                        "(OPPROF_TORCH=lean, a schedule)";
     /* a signal handler's interruption and a summary's node bound are not
-     * a full ring: a larger one would not keep those (warnings.c counts
-     * them apart alike) */
-    int rc = lost(out, m->dropped - m->sum_dropped - m->interrupted,
+     * a full ring: a larger one would not keep those */
+    int rc = lost(out, opp_model_dropped_full(m),
                   "Records dropped (threads' rings were full: their calls are "
                   "missing)",
                   ring);

@@ -265,6 +265,13 @@ struct opp_model {
     int summary; /* a summary trace (OPPROF_MODE=summary): call paths, not calls */
 };
 
+/* Of m's dropped, those lost to a full ring (OPPROF_BUFFER's to help):
+ * not a summary's at its bound, nor a signal handler's interruption. */
+static inline uint64_t opp_model_dropped_full(const struct opp_model *m)
+{
+    return m->dropped - m->sum_dropped - m->interrupted;
+}
+
 /* The GPU ops op i stands for (1 unless from a summary trace). */
 static inline uint64_t opp_gpu_op_count(const struct opp_gpu *g, size_t i)
 {

@@ -18,7 +18,7 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
         opp_text_fput(f, m->sum.warning);
         fputc('\n', f);
     }
-    uint64_t full = m->dropped - m->sum_dropped - m->interrupted;
+    uint64_t full = opp_model_dropped_full(m);
     if (full) /* before version 10 a summary's own bound drops too (common/format.h) */
         fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full%s): %s\n", full,
                 m->summary && !m->sum_dropped
