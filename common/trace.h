@@ -19,11 +19,17 @@ struct opp_tw {
     int fd;
     uint64_t offset; /* bytes written */
     int error;       /* sticky errno of the first failed write */
+    int held;        /* a file already there, locked, kept as it was until the first chunk */
 };
 
 /* Create (or replace) the trace file. An existing file that is not an opprof
  * trace is never overwritten. 0, or -errno with a reason in err. */
 int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen);
+/* opp_tw_open, but a file already at path (a trace, or empty) is only
+ * locked, held as it is (w->held) until the first chunk written replaces
+ * it: closed before that, it is left unchanged. A file it makes gets its
+ * header at once. */
+int opp_tw_open_held(struct opp_tw *w, const char *path, char *err, size_t errlen);
 /* Whether opp_tw_open could write a trace at path (a missing file: its
  * directory takes a new one; a trace: no other writer holds it), making
  * and changing nothing, a FIFO or device not even opened: 0, or -errno

@@ -106,12 +106,32 @@ int opp_tw_busy(const char *path, char *err, size_t errlen)
     return rc == -EBUSY ? rc : 0;
 }
 
-int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
+/* The file at w->fd made empty and given the header: 0, or -errno. */
+static int replace(struct opp_tw *w)
+{
+    w->held = 0;
+    if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
+        return -errno;
+    struct opp_file_header h = {.version = OPP_TRACE_VERSION, .header_size = OPP_FILE_HEADER_SIZE};
+    memcpy(h.magic, OPP_TRACE_MAGIC, 8);
+    h.crc = opp_crc32(0, &h, offsetof(struct opp_file_header, crc));
+    ssize_t n = write(w->fd, &h, sizeof h);
+    if (n != (ssize_t)sizeof h)
+        return n < 0 ? -errno : -EIO;
+    w->offset = sizeof h;
+    return 0;
+}
+
+static int tw_open(struct opp_tw *w, const char *path, int hold, char *err, size_t errlen)
 {
     w->fd = -1;
     w->offset = 0;
     w->error = 0;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    w->held = 0;
+    /* whether a file was there: one held keeps its bytes until the first chunk */
+    int fd = hold ? open(path, O_RDWR | O_CLOEXEC) : -1, made = fd < 0;
+    if (fd < 0 && (!hold || errno == ENOENT))
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return cannot_create(path, errno, err, errlen);
     int rc = unfit(fd, path, err, errlen);
@@ -119,30 +139,33 @@ int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
         close(fd);
         return rc;
     }
-    /* Readers wait on this lock while the file is being written. */
+    /* Readers wait on this lock while the file is being written (or held). */
     if ((rc = lock(fd, LOCK_EX, path, err, errlen))) {
         close(fd);
         return rc;
     }
-    if (ftruncate(fd, 0) < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(e));
-        close(fd);
-        return -e;
-    }
     w->fd = fd;
-    struct opp_file_header h = {.version = OPP_TRACE_VERSION, .header_size = OPP_FILE_HEADER_SIZE};
-    memcpy(h.magic, OPP_TRACE_MAGIC, 8);
-    h.crc = opp_crc32(0, &h, offsetof(struct opp_file_header, crc));
-    if (write(fd, &h, sizeof h) != (ssize_t)sizeof h) {
-        int e = errno ? errno : EIO;
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+    if (!made) {
+        w->held = 1;
+        return 0;
+    }
+    if ((rc = replace(w))) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
         close(fd);
         w->fd = -1;
-        return -e;
+        return rc;
     }
-    w->offset = sizeof h;
     return 0;
+}
+
+int opp_tw_open(struct opp_tw *w, const char *path, char *err, size_t errlen)
+{
+    return tw_open(w, path, 0, err, errlen);
+}
+
+int opp_tw_open_held(struct opp_tw *w, const char *path, char *err, size_t errlen)
+{
+    return tw_open(w, path, 1, err, errlen);
 }
 
 static int write_all(struct opp_tw *w, const struct iovec *iov, int n)
@@ -174,9 +197,14 @@ int opp_tw_chunk(struct opp_tw *w, uint32_t type, const void *payload, uint32_t 
 {
     if (w->error)
         return -w->error;
+    int rc = w->held ? replace(w) : 0;
+    if (rc) {
+        w->error = -rc;
+        return rc;
+    }
     struct opp_chunk_header h = {.type = type, .size = size, .crc = opp_crc32(0, payload, size)};
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, size}};
-    int rc = write_all(w, iov, size ? 2 : 1);
+    rc = write_all(w, iov, size ? 2 : 1);
     if (rc)
         w->error = -rc;
     return rc;
@@ -187,7 +215,7 @@ int opp_tw_close(struct opp_tw *w)
     int rc = w->error ? -w->error : 0;
     /* Where the disk fills only on writeback (NFS, quotas), fsync and
      * close are the first to say so. */
-    if (w->fd >= 0 && !rc && fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
+    if (w->fd >= 0 && !rc && !w->held && fdatasync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
         rc = -errno;
     if (w->fd >= 0 && close(w->fd) < 0 && !rc)
         rc = -errno;

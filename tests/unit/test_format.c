@@ -694,6 +694,47 @@ START_TEST(writer_check_ahead)
 }
 END_TEST
 
+/* The collector's open of a file already there: locked at once (a
+ * second writer refused), its bytes kept until the first chunk; closed
+ * before one, it is as it was; the first chunk makes it a new trace. A
+ * file it makes is a trace at once. */
+START_TEST(writer_holds_old_file_until_first_chunk)
+{
+    write_sample(path, NULL);
+    size_t len, n;
+    char *before = slurp(path, &len), *after;
+    struct opp_tw w, other;
+    char err[512], want[512];
+    ck_assert_int_eq(opp_tw_open_held(&w, path, err, sizeof err), 0);
+    ck_assert_int_eq(w.held, 1);
+    ck_assert_int_eq(opp_tw_open_held(&other, path, err, sizeof err), -EBUSY);
+    snprintf(want, sizeof want, "%s is being written by another collector", path);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    after = slurp(path, &n);
+    ck_assert_uint_eq(n, len);
+    ck_assert(!memcmp(before, after, len));
+    free(after);
+    ck_assert_int_eq(opp_tw_open_held(&w, path, err, sizeof err), 0);
+    struct opp_clock_sample cs = {.tsc = 1, .mono_ns = 2, .real_ns = 3};
+    ck_assert_int_eq(opp_tw_clock(&w, &cs), 0);
+    ck_assert_int_eq(w.held, 0);
+    ck_assert_int_eq(opp_tw_end(&w, 0, 0, 0), 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    after = slurp(path, &n); /* header, CLOCK (16 + 24), END (16 + 24) */
+    ck_assert_uint_eq(n, OPP_FILE_HEADER_SIZE + 40 + 40);
+    ck_assert(!memcmp(after, OPP_TRACE_MAGIC, 8));
+    free(after);
+    char *fresh = tu_path(dir, "fresh.trace");
+    ck_assert_int_eq(opp_tw_open_held(&w, fresh, err, sizeof err), 0);
+    ck_assert_int_eq(w.held, 0);
+    ck_assert_int_eq(opp_tw_close(&w), 0);
+    after = slurp(fresh, &n);
+    ck_assert_uint_eq(n, OPP_FILE_HEADER_SIZE);
+    free(after), free(before), free(fresh);
+}
+END_TEST
+
 /* A trace its writer still holds (LOCK_EX): the first read waits for it
  * OPPROF_WAIT_MS, then reads what there is (here a whole trace: nothing
  * to warn of); the next reads of that file in the process (a command
@@ -795,6 +836,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, writer_keeps_foreign_file);
     tcase_add_test(tc, writer_refuses_directory);
     tcase_add_test(tc, writer_check_ahead);
+    tcase_add_test(tc, writer_holds_old_file_until_first_chunk);
     suite_add_tcase(s, tc);
     TCase *timed = tcase_create("timing"); /* waits 0.4 s */
     tcase_set_tags(timed, "timing");
