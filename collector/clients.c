@@ -312,10 +312,15 @@ static void say(const char *a, const char *b, const char *c)
  * closed (coreutils' timeout closes its own at exit), may leave without
  * running its destructors (dash's _exit) or may have replaced (exec, as
  * `sh -c CMD` and env do). */
-static void say_where(void)
+static void say_where(int kept)
 {
     if (collector.o->root_pid <= 0)
         return;
+    if (kept) {
+        say("nothing was recorded (no process connected): ", collector.o->output,
+            " left as it was");
+        return;
+    }
     char what[320];
     if (collector.tw.error) {
         opp_write_failure(what, sizeof what, collector.tw.error, collector.events_written,
@@ -378,10 +383,14 @@ int opp_coll_finish(void)
             opp_coll_end_process(c, OPP_END_RUNNING, 0);
         }
     }
-    opp_coll_write_held_ends();
-    opp_coll_write_clock();
-    opp_tw_end(&collector.tw, collector.events, collector.dropped, collector.next_proc);
-    opp_coll_write_failed(0);
+    /* nothing recorded (no hello): a trace that was there is left as it was */
+    int kept = collector.tw.held;
+    if (!kept) {
+        opp_coll_write_held_ends();
+        opp_coll_write_clock();
+        opp_tw_end(&collector.tw, collector.events, collector.dropped, collector.next_proc);
+        opp_coll_write_failed(0);
+    }
     /* The writer's lock (flock: the open file's, not the descriptor's)
      * held by a copy of the descriptor until the line is said: whoever
      * waits for the trace (trace_read.c's wait_writer) finds it said. */
@@ -392,7 +401,7 @@ int opp_coll_finish(void)
         opp_coll_write_failed(0);
     }
     collector_finished = 1;
-    say_where();
+    say_where(kept);
     if (held >= 0)
         close(held);
     return rc;

@@ -199,7 +199,10 @@ int opp_collector_run(const struct opp_collector_opts *o)
     collector.live = opp_top_agg_new(); /* NULL: `opprof top` shows counts, no rows */
     collector.live_on = o->top && collector.live;
     signal(SIGXFSZ, SIG_IGN); /* a file size limit: the write fails and is said */
-    if (opp_tw_open(&collector.tw, o->output, err, sizeof err)) {
+    /* A trace already there is replaced only when a process says hello:
+     * a run that records nothing (its command never ran, or died before
+     * connecting) leaves it as it was. The lock is taken now. */
+    if (opp_tw_open_held(&collector.tw, o->output, err, sizeof err)) {
         opp_coll_logmsg("%s", err);
         return 1;
     }
@@ -225,8 +228,9 @@ int opp_collector_run(const struct opp_collector_opts *o)
     }
     collector.lfd = listen_on(o->socket_path);
     if (collector.lfd < 0) {
+        if (!collector.tw.held) /* made by us, empty */
+            unlink(o->output);
         opp_tw_close(&collector.tw);
-        unlink(o->output);
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -315,8 +319,12 @@ int opp_collector_run(const struct opp_collector_opts *o)
         int procs = opp_coll_process_clients();
         if (collector.stop) {
             read_pending();
-            opp_coll_logmsg("stopped by signal %d; trace finished with what was recorded",
-                            (int)collector.stop);
+            if (!collector.tw.held)
+                opp_coll_logmsg("stopped by signal %d; trace finished with what was recorded",
+                                (int)collector.stop);
+            else if (o->root_pid <= 0) /* else the finish says it */
+                opp_coll_logmsg("stopped by signal %d; nothing was recorded: %s left as it was",
+                                (int)collector.stop, o->output);
             opp_coll_finish();
             if (collector.tw.error)
                 opp_coll_logmsg("writing %s failed: %s; it holds %llu of the %llu events read",
@@ -335,8 +343,12 @@ int opp_collector_run(const struct opp_collector_opts *o)
             opp_coll_finish();
         } else if (o->idle_exit_ms > 0 && !collector.ever_connected &&
                    now - collector.started > (uint64_t)o->idle_exit_ms * 1000000ull) {
-            opp_coll_logmsg("no process connected within %d ms; finishing an empty trace",
-                            o->idle_exit_ms);
+            if (!collector.tw.held)
+                opp_coll_logmsg("no process connected within %d ms; finishing an empty trace",
+                                o->idle_exit_ms);
+            else if (o->root_pid <= 0) /* else the finish says it */
+                opp_coll_logmsg("no process connected within %d ms; %s left as it was",
+                                o->idle_exit_ms, o->output);
             opp_coll_finish();
         }
     }

@@ -49,10 +49,22 @@ void opp_coll_write_clock(void)
 {
     struct opp_clock_sample s;
     opp_clock_sample(&s);
-    opp_tw_clock(&collector.tw, &s);
+    if (collector.tw.held) {
+        collector.early[collector.nearly ? 1 : 0] = s;
+        collector.nearly = collector.nearly ? 2 : 1;
+    } else {
+        opp_tw_clock(&collector.tw, &s);
+    }
     if (collector.live)
         opp_top_agg_clock(collector.live, &s);
     collector.last_clock = s.mono_ns;
+}
+
+void opp_coll_write_early(void)
+{
+    for (int k = 0; k < collector.nearly; k++)
+        opp_tw_clock(&collector.tw, &collector.early[k]);
+    collector.nearly = 0;
 }
 
 /* ---- draining ---- */

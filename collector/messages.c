@@ -94,6 +94,7 @@ static int on_hello(struct client *c, const uint8_t *p, uint32_t n, const char *
                                 .exe = h.exe,
                                 .argc = h.argc,
                                 .argv = (const char *const *)h.argv};
+    opp_coll_write_early();
     opp_tw_process(&collector.tw, &tp);
     opp_coll_reaped_unborn(c->proc, c->pid, (pid_t)h.ppid);
     opp_hello_free(&h);

@@ -126,6 +126,11 @@ struct collector_state {
     int ever_connected;
     uint64_t started;
     uint64_t last_clock;
+    /* While the trace held is an old one (collector.tw.held: no process
+     * has said hello yet), the clock samples wait here, the first and
+     * the last, written when the first hello replaces it. */
+    struct opp_clock_sample early[2];
+    int nearly;
     volatile sig_atomic_t stop;
 };
 
@@ -147,9 +152,12 @@ void opp_coll_say(const char *line, size_t n);
 /* The first failed write of the trace noted (pending: the events not
  * written), said by whoever waits for the trace. */
 void opp_coll_write_failed(uint64_t pending);
-/* A clock sample (TSC and CLOCK_MONOTONIC) into the trace, and to `opprof
- * top`'s aggregate. */
+/* A clock sample (TSC and CLOCK_MONOTONIC) into the trace (kept for it
+ * while the trace held is an old one), and to `opprof top`'s aggregate. */
 void opp_coll_write_clock(void);
+/* The first hello's: the old trace held replaced by this run's, the clock
+ * samples kept for it written first. */
+void opp_coll_write_early(void);
 /* Ring r's thread name written when the program changed it (force: in
  * any case). */
 void opp_coll_ring_name(struct client *c, struct ring *r, int force);

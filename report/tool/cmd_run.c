@@ -612,6 +612,10 @@ int cmd_run(int argc, char **argv)
         opp_say("%s: %s", who, why_not);
         return 2;
     }
+    /* A file there already the collector leaves as it was until a
+     * process of the run says hello: one nothing is recorded into is kept. */
+    struct stat ost;
+    int existed = stat(out, &ost) == 0;
     int profiled = 1;
     const char *why = NULL;
     pid_t cpid = -1;
@@ -707,6 +711,7 @@ int cmd_run(int argc, char **argv)
         return code;
     }
     int cst = wait_status(cpid);
+    int kept = !frc && existed && !done[OPP_DONE_PROCS];
     if (frc) {
         opp_say("%s: the collector %s: %s holds what it wrote before", who,
                 cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
@@ -717,10 +722,13 @@ int cmd_run(int argc, char **argv)
                           done[OPP_DONE_WRITTEN], done[OPP_DONE_EVENTS]);
         opp_say("%s: writing %s failed%s", who, out, what);
         return code ? code : 1;
+    } else if (kept) {
+        opp_say("%s: nothing was recorded (no process connected): %s left as it was", who, out);
+        return code;
     } else if (!quiet && !rc) {
         show_report(out, limit);
     }
-    if (rc && !frc) { /* CMD never ran: no trace of it */
+    if (rc && !frc) { /* CMD never ran: no trace of it (the collector made this file) */
         unlink(out);
         return code;
     }

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1373,6 +1374,159 @@ START_TEST(run_gives_cmd_of_no_format_to_sh)
 }
 END_TEST
 
+/* The bytes of path into buf (cap): how many, or -1. */
+static long slurp_bytes(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return (long)n;
+}
+
+/* A copy of /bin/true at path, patched: machine set, its ELF header's
+ * e_machine made ARM's (execve: ENOEXEC); else its PT_INTERP's loader
+ * made one that is not there (execve: ENOENT). */
+static void patched_true(const char *path, int machine)
+{
+    static char elf[1 << 22];
+    FILE *f = fopen("/bin/true", "rb");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(elf, 1, sizeof elf, f);
+    fclose(f);
+    ck_assert_uint_gt(n, 64);
+    ck_assert_int_eq(elf[4], 2); /* ELFCLASS64 */
+    if (machine) {
+        elf[18] = 40, elf[19] = 0; /* EM_ARM */
+    } else {
+        uint64_t phoff;
+        uint16_t phentsize, phnum;
+        memcpy(&phoff, elf + 32, 8);
+        memcpy(&phentsize, elf + 54, 2);
+        memcpy(&phnum, elf + 56, 2);
+        int found = 0;
+        for (uint16_t i = 0; i < phnum && !found; i++) {
+            const char *ph = elf + phoff + (size_t)i * phentsize;
+            uint32_t type;
+            uint64_t off, size;
+            memcpy(&type, ph, 4);
+            memcpy(&off, ph + 8, 8);
+            memcpy(&size, ph + 32, 8);
+            if (type == 3 && size > 2 && off + size <= n) { /* PT_INTERP */
+                elf[off + size - 2] = 'X';                  /* before its NUL */
+                found = 1;
+            }
+        }
+        ck_assert_msg(found, "/bin/true has no PT_INTERP");
+    }
+    f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(elf, 1, n, f), n);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, 0755), 0);
+}
+
+/* `opprof run -o T -- CMD` where no process of the run connects: CMD
+ * passes the checks but execve refuses it (an ELF for another machine,
+ * one whose loader is missing), or it dies before it connects (the agent
+ * off, OPPROF_DISABLE=1): T, a trace already, is left byte for byte as it
+ * was (the collector replaces it at the first hello), said in one line,
+ * the exit code a shell gives. */
+START_TEST(run_keeps_trace_when_nothing_recorded)
+{
+    make_trace();
+    static char before[1 << 16], after[1 << 16];
+    long len = slurp_bytes(trace, before, sizeof before);
+    ck_assert_int_gt(len, 0);
+    char *arm = tu_path(dir, "arm"), *noloader = tu_path(dir, "noloader");
+    patched_true(arm, 1);
+    patched_true(noloader, 0);
+    char *const off[] = {"OPPROF_DISABLE=1", NULL};
+    const struct {
+        char *cmd[4];
+        char *const *env;
+        int code;
+        const char *said; /* before the line said of T */
+    } cases[] = {
+        {{arm}, NULL, 126, "Exec format error"},
+        {{noloader}, NULL, 127, "No such file or directory"},
+        {{"/bin/sh", "-c", "kill -9 $$"}, off, 137, NULL},
+    };
+    char *e = tu_path(dir, "stderr");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *argv[10] = {(char *)tu_tool("opprof"), "run", "-o", trace, "--"};
+        for (int k = 0; k < 4 && cases[i].cmd[k]; k++)
+            argv[5 + k] = cases[i].cmd[k];
+        ck_assert_int_eq(tu_code(tu_run(argv, cases[i].env, NULL, e)), cases[i].code);
+        char *err = tu_slurp(e), want[9000] = "";
+        if (cases[i].said)
+            snprintf(want, sizeof want, "opprof run: cannot run %s: %s\n", cases[i].cmd[0],
+                     cases[i].said);
+        snprintf(want + strlen(want), sizeof want - strlen(want),
+                 "opprof run: nothing was recorded (no process connected): %s left as it was\n",
+                 trace);
+        ck_assert_str_eq(err, want);
+        free(err);
+        long n = slurp_bytes(trace, after, sizeof after);
+        ck_assert_msg(n == len && !memcmp(before, after, (size_t)len), "%s: the trace changed",
+                      cases[i].cmd[0]);
+    }
+    /* a run that records replaces it */
+    char *argv[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", "/bin/true", NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+    char *err = tu_slurp(e), want[4200];
+    snprintf(want, sizeof want, "opprof: trace written to %s (0 events)\n", trace);
+    ck_assert_str_eq(err, want);
+    free(err);
+    struct opp_model *m = tu_load(trace);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->nprocs, 1);
+    const char *exe = m->procs[0].exe; /* /usr/bin/true where /bin is /usr/bin */
+    ck_assert_msg(strlen(exe) > 9 && !strcmp(exe + strlen(exe) - 9, "/bin/true"), "%s", exe);
+    opp_model_free(m);
+    free(e), free(arm), free(noloader);
+}
+END_TEST
+
+/* The preload's own collector (a plain LD_PRELOAD run: --root-pid, as
+ * the first process starts it) that no process connects to leaves a
+ * trace at its output as it was, and says so. */
+START_TEST(preload_collector_keeps_trace_when_nothing_recorded)
+{
+    make_trace();
+    static char before[1 << 16], after[1 << 16];
+    long len = slurp_bytes(trace, before, sizeof before);
+    ck_assert_int_gt(len, 0);
+    pid_t gone = fork();
+    ck_assert_int_ge(gone, 0);
+    if (!gone)
+        _exit(0);
+    ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+    char *sock = tu_path(dir, "c.sock"), *e = tu_path(dir, "stderr"), root[24];
+    snprintf(root, sizeof root, "%d", (int)gone);
+    char *argv[] = {(char *)tu_tool("opprof-collector"),
+                    "--socket",
+                    sock,
+                    "--output",
+                    trace,
+                    "--root-pid",
+                    root,
+                    "--idle-exit-ms",
+                    "100",
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, NULL, NULL, e)), 0);
+    char *err = tu_slurp(e), want[4200];
+    snprintf(want, sizeof want,
+             "opprof: nothing was recorded (no process connected): %s left as it was\n", trace);
+    ck_assert_str_eq(err, want);
+    free(err);
+    long n = slurp_bytes(trace, after, sizeof after);
+    ck_assert_msg(n == len && !memcmp(before, after, (size_t)len), "the trace changed");
+    free(sock), free(e);
+}
+END_TEST
+
 /* A trace a collector is still writing (its writer's lock held, as
  * `opprof run` refuses it): no output replaces it, which would leave the
  * collector writing a file no name reaches; exit 1, one line, the file as
@@ -1430,6 +1584,8 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, trace_being_written_refused);
     tcase_add_test(tc, run_keeps_trace_when_cmd_cannot_run);
     tcase_add_test(tc, run_gives_cmd_of_no_format_to_sh);
+    tcase_add_test(tc, run_keeps_trace_when_nothing_recorded);
+    tcase_add_test(tc, preload_collector_keeps_trace_when_nothing_recorded);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
     tcase_add_test(tc, own_descriptor_in_a_pid_namespace);
