@@ -1367,7 +1367,10 @@ START_TEST(run_gives_cmd_of_no_format_to_sh)
     ck_assert_int_eq(tu_code(tu_run(argv, env, o, e)), 126);
     char *out = tu_slurp(o), *err = tu_slurp(e), want[4400];
     ck_assert_str_eq(out, "");
-    snprintf(want, sizeof want, "opprof run: cannot run %s: Exec format error\n", nul);
+    snprintf(want, sizeof want,
+             "opprof run: cannot run %s: Exec format error\n"
+             "opprof run: nothing was recorded (no process connected): %s left as it was\n",
+             nul, trace); /* the last script's trace, kept */
     ck_assert_str_eq(err, want);
     free(out), free(err), free(nul);
     free(bin), free(plain), free(empty), free(o), free(e);
