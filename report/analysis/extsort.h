@@ -1,8 +1,9 @@
 /* Records sorted beyond memory: fixed-size records are added in any order
  * and come back in the order of cmp. Up to a memory budget they are
  * sorted in memory; past it each full buffer is sorted and written as a
- * run to one temporary file (in TMPDIR, else /tmp; unlinked at once), and
- * the runs are merged as they are read back. What streams a large trace
+ * run to one temporary file (in TMPDIR, else /tmp; unlinked at once),
+ * each record as its differences from the one before it, and the runs
+ * are merged as they are read back. What streams a large trace
  * uses to join records that meet in no order the trace promises (a GPU op
  * and the call that launched it). */
 #ifndef OPP_EXTSORT_H
@@ -36,6 +37,8 @@ int opp_extsort_rewind(struct opp_extsort *s);
 int opp_extsort_error(const struct opp_extsort *s);
 /* Records added. */
 size_t opp_extsort_count(const struct opp_extsort *s);
+/* Bytes written to the temporary file (the runs, encoded). */
+size_t opp_extsort_file_bytes(const struct opp_extsort *s);
 void opp_extsort_free(struct opp_extsort *s);
 /* Why a sort stopped (rc: its -errno) in err: "no room for temporary
  * files in DIR (...)", DIR being $TMPDIR or /tmp. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/extsort.h"
 
@@ -75,6 +76,81 @@ END_TEST
 START_TEST(runs_of_one) { sorts(3000, 1); }
 END_TEST
 
+/* Records come back whole whatever their bytes: random 64-bit keys (the
+ * differences between neighbours as large as they get), in a record of
+ * 20 bytes (its last word partial), 7 at a time. */
+struct rec20 {
+    uint64_t key, seq;
+    uint32_t tail;
+};
+
+static int cmp_rec20(const void *pa, const void *pb)
+{
+    const struct rec20 *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+START_TEST(any_bytes)
+{
+    struct opp_extsort *s = opp_extsort_new(20, cmp_rec20, 7 * 20);
+    ck_assert_ptr_nonnull(s);
+    uint64_t x = 99;
+    enum { N = 5000 };
+    for (uint32_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        struct rec20 r = {x, i, (uint32_t)(x >> 17) | 0x80000000u};
+        ck_assert_int_eq(opp_extsort_add(s, &r), 0);
+    }
+    ck_assert_int_eq(opp_extsort_done(s), 0);
+    x = 99;
+    uint64_t sum = 0, want = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        want += x ^ ((uint32_t)(x >> 17) | 0x80000000u);
+    }
+    struct rec20 prev = {0, 0, 0};
+    uint32_t got = 0;
+    const struct rec20 *r;
+    while ((r = opp_extsort_next(s))) {
+        if (got)
+            ck_assert_int_lt(cmp_rec20(&prev, r), 0);
+        sum += r->key ^ r->tail;
+        memcpy(&prev, r, 20); /* the sorter's copy is 20 bytes */
+        got++;
+    }
+    ck_assert_int_eq(opp_extsort_error(s), 0);
+    ck_assert_uint_eq(got, N);
+    ck_assert_uint_eq(sum, want);
+    opp_extsort_free(s);
+}
+END_TEST
+
+/* Runs are written as each record's differences from the one before:
+ * 100000 records of keys and seqs 0, 1, 2 ... in 100 runs of 1000 take
+ * a byte a word but for each run's first record (from zeros: 2000 k
+ * twice, zigzagged, 1, 2 or 3 bytes), 200380 bytes, not 1600000. */
+START_TEST(runs_encoded)
+{
+    struct opp_extsort *s = opp_extsort_new(sizeof(struct rec), cmp_rec, 1000 * sizeof(struct rec));
+    ck_assert_ptr_nonnull(s);
+    for (uint32_t i = 0; i < 100000; i++)
+        ck_assert_int_eq(opp_extsort_add(s, &(struct rec){i, i, 0}), 0);
+    ck_assert_int_eq(opp_extsort_done(s), 0);
+    ck_assert_uint_eq(opp_extsort_file_bytes(s), 100 * 1998 + 2 + 8 * 4 + 91 * 6);
+    const struct rec *r;
+    uint32_t got = 0;
+    while ((r = opp_extsort_next(s))) {
+        ck_assert_uint_eq(r->key, got);
+        ck_assert_uint_eq(r->seq, got);
+        got++;
+    }
+    ck_assert_uint_eq(got, 100000);
+    opp_extsort_free(s);
+}
+END_TEST
+
 START_TEST(no_room_for_the_runs)
 {
     setenv("TMPDIR", "/nonexistent-opprof-test", 1);
@@ -101,6 +177,8 @@ Suite *suite_extsort(void)
     tcase_add_test(tc, empty);
     tcase_add_test(tc, many_runs);
     tcase_add_test(tc, runs_of_one);
+    tcase_add_test(tc, any_bytes);
+    tcase_add_test(tc, runs_encoded);
     tcase_add_test(tc, no_room_for_the_runs);
     suite_add_tcase(s, tc);
     return s;
