@@ -31,7 +31,8 @@ struct opp_extsort {
     size_t enc_max;  /* the most bytes a record takes encoded */
     int (*cmp)(const void *, const void *);
     char *mem;
-    size_t n; /* records in the buffer */
+    size_t n;     /* records in the buffer */
+    int disorder; /* one of them came before the one added before it */
     int fd;
     off_t end;
     struct run *runs;
@@ -154,6 +155,15 @@ static int write_all(struct opp_extsort *s, const void *p, size_t bytes, off_t o
     return 0;
 }
 
+/* The buffer sorted: records that came in order are left as they came
+ * (qsort, glibc's merge sort, keeps equal ones so too). */
+static void sort_mem(struct opp_extsort *s)
+{
+    if (s->disorder)
+        qsort(s->mem, s->n, s->rec, s->cmp);
+    s->disorder = 0;
+}
+
 /* The buffer sorted and written as a run. */
 static int spill(struct opp_extsort *s)
 {
@@ -167,7 +177,7 @@ static int spill(struct opp_extsort *s)
         s->runs = r;
         s->runs_cap = n;
     }
-    qsort(s->mem, s->n, s->rec, s->cmp);
+    sort_mem(s);
     size_t cap = ENC_BUF > s->enc_max ? ENC_BUF : s->enc_max;
     uint8_t *enc = malloc(cap);
     if (!enc)
@@ -201,7 +211,10 @@ int opp_extsort_add(struct opp_extsort *s, const void *rec)
         return s->err;
     if (s->n == s->cap && (s->err = spill(s)))
         return s->err;
-    memcpy(s->mem + s->n++ * s->rec, rec, s->rec);
+    char *at = s->mem + s->n * s->rec;
+    if (s->n++ && !s->disorder)
+        s->disorder = s->cmp(at - s->rec, rec) > 0;
+    memcpy(at, rec, s->rec);
     s->count++;
     return 0;
 }
@@ -297,7 +310,7 @@ int opp_extsort_done(struct opp_extsort *s)
         return s->err;
     s->reading = 1;
     if (!s->nruns) {
-        qsort(s->mem, s->n, s->rec, s->cmp);
+        sort_mem(s);
         return 0;
     }
     if (s->n && (s->err = spill(s)))
