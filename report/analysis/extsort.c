@@ -89,19 +89,26 @@ static int temp_file(void)
     return fd;
 }
 
-/* Word i of record r (the last zero-filled past the record's end). */
+/* Word i of record r (the last zero-filled past the record's end); whole
+ * words copied by a copy of constant size, not a library call. */
 static uint64_t word(const struct opp_extsort *s, const char *r, size_t i)
 {
     uint64_t w = 0;
     size_t at = i * 8;
-    memcpy(&w, r + at, s->rec - at < 8 ? s->rec - at : 8);
+    if (s->rec - at >= 8)
+        memcpy(&w, r + at, 8);
+    else
+        memcpy(&w, r + at, s->rec - at);
     return w;
 }
 
 static void set_word(const struct opp_extsort *s, char *r, size_t i, uint64_t w)
 {
     size_t at = i * 8;
-    memcpy(r + at, &w, s->rec - at < 8 ? s->rec - at : 8);
+    if (s->rec - at >= 8)
+        memcpy(r + at, &w, 8);
+    else
+        memcpy(r + at, &w, s->rec - at);
 }
 
 /* Record r encoded against prev (NULL: zeros) into p; the bytes written. */
