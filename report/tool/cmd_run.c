@@ -713,8 +713,21 @@ int cmd_run(int argc, char **argv)
     int cst = wait_status(cpid);
     int kept = !frc && existed && !done[OPP_DONE_PROCS];
     if (frc) {
-        opp_say("%s: the collector %s: %s holds what it wrote before", who,
-                cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed", out);
+        /* one gone before the first hello wrote nothing: the file there is
+         * another run's, untouched (the same inode, size and times) */
+        struct stat now;
+        int untouched = existed && stat(out, &now) == 0 && now.st_dev == ost.st_dev &&
+                        now.st_ino == ost.st_ino && now.st_size == ost.st_size &&
+                        now.st_mtim.tv_sec == ost.st_mtim.tv_sec &&
+                        now.st_mtim.tv_nsec == ost.st_mtim.tv_nsec &&
+                        now.st_ctim.tv_sec == ost.st_ctim.tv_sec &&
+                        now.st_ctim.tv_nsec == ost.st_ctim.tv_nsec;
+        const char *how = cst >= 0 && WIFSIGNALED(cst) ? "was killed" : "failed";
+        if (untouched)
+            opp_say("%s: the collector %s before any process connected: %s left as it was", who,
+                    how, out);
+        else
+            opp_say("%s: the collector %s: %s holds what it wrote before", who, how, out);
     } else if (
         done[OPP_DONE_WRITE_ERRNO]) { /* the disk filled (or a size limit): say what the file holds */
         char what[200];

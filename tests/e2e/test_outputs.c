@@ -1492,6 +1492,43 @@ START_TEST(run_keeps_trace_when_nothing_recorded)
 }
 END_TEST
 
+/* `opprof run -o T` whose collector is killed (SIGKILL) before any
+ * process connected: T, a trace already, is as it was, and is said to be
+ * (not "holds what it wrote before": it wrote nothing, T is another run's).
+ * CMD, not preloaded (OPPROF_DISABLE=1), kills its sibling collector. */
+START_TEST(run_says_trace_kept_when_collector_killed_before_hello)
+{
+    make_trace();
+    static char before[1 << 16], after[1 << 16];
+    long len = slurp_bytes(trace, before, sizeof before);
+    ck_assert_int_gt(len, 0);
+    char *const off[] = {"OPPROF_DISABLE=1", NULL};
+    char *e = tu_path(dir, "stderr");
+    char *argv[] = {(char *)tu_tool("opprof"),
+                    "run",
+                    "-o",
+                    trace,
+                    "--",
+                    "/bin/sh",
+                    "-c",
+                    "for d in /proc/[0-9]*; do read -r c < $d/comm 2>/dev/null || continue; "
+                    "case $c in opprof-collect*) set -- $(cat $d/stat); "
+                    "[ \"$4\" = \"$PPID\" ] && kill -9 ${d#/proc/};; esac; done; exit 3",
+                    NULL};
+    ck_assert_int_eq(tu_code(tu_run(argv, off, NULL, e)), 3);
+    char *err = tu_slurp(e), want[4200];
+    snprintf(want, sizeof want,
+             "opprof run: the collector was killed before any process connected: "
+             "%s left as it was\n",
+             trace);
+    ck_assert_str_eq(err, want);
+    free(err);
+    long n = slurp_bytes(trace, after, sizeof after);
+    ck_assert_msg(n == len && !memcmp(before, after, (size_t)len), "the trace changed");
+    free(e);
+}
+END_TEST
+
 /* The preload's own collector (a plain LD_PRELOAD run: --root-pid, as
  * the first process starts it) that no process connects to leaves a
  * trace at its output as it was, and says so. */
@@ -1588,6 +1625,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, run_keeps_trace_when_cmd_cannot_run);
     tcase_add_test(tc, run_gives_cmd_of_no_format_to_sh);
     tcase_add_test(tc, run_keeps_trace_when_nothing_recorded);
+    tcase_add_test(tc, run_says_trace_kept_when_collector_killed_before_hello);
     tcase_add_test(tc, preload_collector_keeps_trace_when_nothing_recorded);
     tcase_add_test(tc, output_given_twice_or_empty);
     tcase_add_test(tc, own_descriptors_written_through);
