@@ -225,6 +225,10 @@ struct opp_tr_summary {
     uint32_t end_processes;
     uint64_t bytes_good, file_size;
     char warning[512];    /* why the file was cut short, "" if it was not */
+    /* its writer's lock still held after the wait (OPPROF_WAIT_MS): a
+     * complete one is then the trace a collector found there, replaced at
+     * its first hello, or one it has just finished */
+    int held;
 };
 
 /* Whether the file open at fd begins as an opprof trace does (its magic):

@@ -180,6 +180,7 @@ int opp_trace_read(const char *path, const struct opp_tr_visitor *v, void *ctx,
     char still[sizeof sum->warning];
     memcpy(still, sum->warning, sizeof still);
     sum->warning[0] = 0;
+    sum->held = still[0] != 0;
     if (fstat(fd, &st) < 0) {
         snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
         close(fd);

@@ -90,6 +90,7 @@ void opp_loader_next_file(struct opp_loader *ld, size_t i)
 void opp_loader_add_summary(struct opp_model *m, const struct opp_tr_summary *sum, const char *path)
 {
     m->sum.complete &= sum->complete;
+    m->sum.held |= sum->held && sum->complete;
     m->sum.chunks += sum->chunks;
     m->sum.events += sum->events;
     m->sum.gpu_records += sum->gpu_records;

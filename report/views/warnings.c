@@ -18,6 +18,14 @@ void opp_out_warnings(FILE *f, const char *trace, const struct opp_model *m)
         opp_text_fput(f, m->sum.warning);
         fputc('\n', f);
     }
+    if (m->sum.held &&
+        m->sum.complete) { /* the held trace a collector replaces at its first hello */
+        fputs(PREFIX "warning: a collector holds ", f);
+        opp_text_fput(f, trace);
+        fputs(": this complete trace is the one it found there (replaced when a process of its "
+              "run connects) or one it has just finished\n",
+              f);
+    }
     uint64_t full = opp_model_dropped_full(m);
     if (full) /* before version 10 a summary's own bound drops too (common/format.h) */
         fprintf(f, PREFIX "warning: %" PRIu64 " records were dropped (buffers full%s): %s\n", full,

@@ -1529,6 +1529,35 @@ START_TEST(run_says_trace_kept_when_collector_killed_before_hello)
 }
 END_TEST
 
+/* A complete trace a collector holds (its lock, as a collector that has
+ * not had its first hello holds the trace it found): `opprof report`
+ * reads it and says whose it may be; not held, it says nothing of it. */
+START_TEST(report_says_held_complete_trace_may_be_replaced)
+{
+    make_trace();
+    char *const now[] = {"OPPROF_WAIT_MS=0", NULL};
+    char *o = tu_path(dir, "stdout"), *e = tu_path(dir, "stderr");
+    char *argv[] = {(char *)tu_tool("opprof"), "report", trace, NULL};
+    int held = open(trace, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(held, 0);
+    ck_assert_int_eq(flock(held, LOCK_EX | LOCK_NB), 0);
+    ck_assert_int_eq(tu_code(tu_run(argv, now, o, e)), 0);
+    char *err = tu_slurp(e), want[4400];
+    snprintf(want, sizeof want,
+             "opprof report: warning: a collector holds %s: this complete trace is the one "
+             "it found there (replaced when a process of its run connects) or one it has "
+             "just finished\n",
+             trace);
+    ck_assert_str_eq(err, want);
+    free(err);
+    close(held);
+    ck_assert_int_eq(tu_code(tu_run(argv, now, o, e)), 0);
+    err = tu_slurp(e);
+    ck_assert_str_eq(err, "");
+    free(err), free(o), free(e);
+}
+END_TEST
+
 /* The preload's own collector (a plain LD_PRELOAD run: --root-pid, as
  * the first process starts it) that no process connects to leaves a
  * trace at its output as it was, and says so. */
@@ -1625,6 +1654,7 @@ Suite *suite_outputs(void)
     tcase_add_test(tc, run_keeps_trace_when_cmd_cannot_run);
     tcase_add_test(tc, run_gives_cmd_of_no_format_to_sh);
     tcase_add_test(tc, run_keeps_trace_when_nothing_recorded);
+    tcase_add_test(tc, report_says_held_complete_trace_may_be_replaced);
     tcase_add_test(tc, run_says_trace_kept_when_collector_killed_before_hello);
     tcase_add_test(tc, preload_collector_keeps_trace_when_nothing_recorded);
     tcase_add_test(tc, output_given_twice_or_empty);
