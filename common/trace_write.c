@@ -106,15 +106,25 @@ int opp_tw_busy(const char *path, char *err, size_t errlen)
     return rc == -EBUSY ? rc : 0;
 }
 
-/* The file at w->fd made empty and given the header: 0, or -errno. */
+/* The file at w->fd made empty and given the header: 0, or -errno. A
+ * trace of this version (a held one) that begins with that header is cut
+ * to it in one step: no moment (a kill, a write refused) leaves it of no
+ * bytes or half a header, which no reader takes for a trace. */
 static int replace(struct opp_tw *w)
 {
     w->held = 0;
-    if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
-        return -errno;
     struct opp_file_header h = {.version = OPP_TRACE_VERSION, .header_size = OPP_FILE_HEADER_SIZE};
     memcpy(h.magic, OPP_TRACE_MAGIC, 8);
     h.crc = opp_crc32(0, &h, offsetof(struct opp_file_header, crc));
+    struct opp_file_header old;
+    if (pread(w->fd, &old, sizeof old, 0) == (ssize_t)sizeof old && !memcmp(&old, &h, sizeof h)) {
+        if (ftruncate(w->fd, sizeof h) < 0 || lseek(w->fd, sizeof h, SEEK_SET) < 0)
+            return -errno;
+        w->offset = sizeof h;
+        return 0;
+    }
+    if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
+        return -errno;
     ssize_t n = write(w->fd, &h, sizeof h);
     if (n != (ssize_t)sizeof h)
         return n < 0 ? -errno : -EIO;

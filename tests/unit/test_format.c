@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -735,6 +738,39 @@ START_TEST(writer_holds_old_file_until_first_chunk)
 }
 END_TEST
 
+/* The first chunk replacing a trace held: the file goes from the old
+ * trace to one of the header alone in one step (a collector killed or a
+ * write refused then leaves a readable empty trace, never a file of no
+ * bytes, which no reader takes for a trace). A file size limit below the
+ * header (RLIMIT_FSIZE) refuses every write, as a full disk would. */
+START_TEST(writer_replaces_held_trace_never_empty)
+{
+    write_sample(path, NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (!pid) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {OPP_FILE_HEADER_SIZE / 2, OPP_FILE_HEADER_SIZE / 2};
+        struct opp_tw w;
+        char err[512];
+        struct opp_clock_sample cs = {.tsc = 1, .mono_ns = 2, .real_ns = 3};
+        if (setrlimit(RLIMIT_FSIZE, &rl) || opp_tw_open_held(&w, path, err, sizeof err) ||
+            opp_tw_clock(&w, &cs) >= 0)
+            _exit(1);
+        opp_tw_close(&w);
+        _exit(0);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    size_t n;
+    char *after = slurp(path, &n);
+    ck_assert_uint_eq(n, OPP_FILE_HEADER_SIZE);
+    ck_assert(!memcmp(after, OPP_TRACE_MAGIC, 8));
+    free(after);
+}
+END_TEST
+
 /* A trace its writer still holds (LOCK_EX): the first read waits for it
  * OPPROF_WAIT_MS, then reads what there is (here a whole trace: nothing
  * to warn of); the next reads of that file in the process (a command
@@ -837,6 +873,7 @@ Suite *suite_format(void)
     tcase_add_test(tc, writer_refuses_directory);
     tcase_add_test(tc, writer_check_ahead);
     tcase_add_test(tc, writer_holds_old_file_until_first_chunk);
+    tcase_add_test(tc, writer_replaces_held_trace_never_empty);
     suite_add_tcase(s, tc);
     TCase *timed = tcase_create("timing"); /* waits 0.4 s */
     tcase_set_tags(timed, "timing");
