@@ -156,14 +156,16 @@ static int is_elementwise(const char *key)
 }
 
 /* The first input's shape of a row's shapes ("[64, 64]" of "[[64, 64],
- * [64, 64], []]") into buf; 0 when it has none. */
+ * [64, 64], []]") into buf; 0 when it has none. "[]" is a shape: an
+ * elementwise operator's first input is its tensor, there a 0-d one, as a
+ * Python loop over a tensor's elements (x[i] * w[i]) gives. */
 static int first_shape(const struct opp_row *r, char *buf, size_t cap)
 {
     const char *s = r->shapes_str;
     if (strncmp(s, "[[", 2))
         return 0;
     const char *end = strchr(s + 1, ']');
-    if (!end || (size_t)(end - s) >= cap || end == s + 2)
+    if (!end || (size_t)(end - s) >= cap)
         return 0;
     memcpy(buf, s + 1, (size_t)(end - s));
     buf[end - s] = 0;

@@ -529,6 +529,40 @@ START_TEST(fusable_counts_the_steps_calls_not_the_gaps)
 }
 END_TEST
 
+/* A Python loop over a tensor's elements (s = s + w[j] * w[j]): each
+ * step 32 aten::mul of 2 us on a 0-d tensor and a number, the shape [],
+ * which is a shape. */
+#define TENSOR_0D OPP_TIN_TAG(OPP_TIN_TENSOR, OPP_DT_F32, 0)
+#define NUMBER OPP_TIN_TAG(OPP_TIN_SCALAR, 0, 0)
+static void scalar_loop(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < 32; k++, t += 2 * US)
+        ev(s,
+           (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_MUL, OPP_TORCH_SCOPE_FUNCTION, 2, TENSOR_0D,
+                                 NUMBER),
+           t, t + 2 * US, 1);
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+START_TEST(fusable_on_0d_tensors)
+{
+    write_steps(NULL, scalar_loop);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "fusable_ops");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->op, "aten::mul");
+    near(f->per_step, 32.0);
+    ck_assert_uint_eq(f->stake_ns, 640 * US);
+    ck_assert_str_eq(f->what, "Many small elementwise operators on [] that torch could fuse: 32 "
+                              "calls a step");
+    ck_assert_str_eq(f->evidence, "2.0 us each on average (self CPU), 0.064 ms a step; a step's "
+                                  "calls: aten::mul 32.0");
+    done();
+}
+END_TEST
+
 START_TEST(fusable_silent_below)
 {
     muls = 7; /* 15 calls a step */
@@ -1665,6 +1699,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, host_sync_silent_below);
     tcase_add_test(tc, host_sync_silent_without_device);
     tcase_add_test(tc, fusable_fires);
+    tcase_add_test(tc, fusable_on_0d_tensors);
     tcase_add_test(tc, fusable_silent_below);
     tcase_add_test(tc, fusable_same_ops_one_finding);
     tcase_add_test(tc, fusable_shapes_named);
