@@ -32,7 +32,7 @@
     X(GPU_IDLE_SHARE, "gpu_idle_share", 0.30, "share",                                             \
       "a device idle at least this share of the steps' wall time")                                 \
     X(COMM_EXPOSED_SHARE, "comm_exposed_share", 0.5, "share",                                      \
-      "communication (NCCL kernels) with no compute beside it at least this share of its time") \
+      "communication (NCCL kernels) with no compute beside it at least this share of its time")    \
     X(LAUNCH_KERNEL_US, "launch_kernel_us", 10.0, "us",                                            \
       "launch-bound: mean kernel time at most this, and launch calls' CPU time above kernels'")    \
     X(CPU_ALLOCS_PER_STEP, "cpu_allocs_per_step", 1000.0, "allocations",                           \
@@ -40,7 +40,7 @@
     X(CUDA_ALLOCS_PER_STEP, "cuda_allocs_per_step", 1.0, "allocations",                            \
       "device allocations (cudaMalloc) at least this many a steady step")                          \
     X(GROWTH_PER_STEP, "growth_bytes_per_step", 1048576.0, "bytes",                                \
-      "memory growing by at least this much a steady step, in most steps")                         \
+      "memory growing by at least this much a steady step, over each half of them")                \
     X(STRAGGLER_RATIO, "straggler_ratio", 1.2, "x median",                                         \
       "a rank's operator time at least this times the ranks' median")                              \
     X(STRAGGLER_MS, "straggler_ms", 1.0, "ms", "... and at least this much more than the median")

@@ -141,9 +141,11 @@ int adv_rule_cuda_allocs(const struct opp_advise_ctx *c, struct opp_findings *ou
     return 0;
 }
 
-/* Series d (as walk) growing in most steady steps by
- * growth_bytes_per_step or more a step on average: a finding about where
- * (device -1: CPU). 0 or as walk. */
+/* Series d (as walk) growing by growth_bytes_per_step or more a step
+ * over each half of the steady steps: a finding about where (device -1:
+ * CPU). Each half, so that a one-off rise (a cache filled once) is not
+ * growth, while a leak every few steps (outputs kept at each log
+ * interval) is, rising in few of the steps. 0 or as walk. */
 static int growth(const struct opp_advise_ctx *c, struct opp_findings *out, int64_t d,
                   int64_t device)
 {
@@ -161,8 +163,8 @@ static int growth(const struct opp_advise_ctx *c, struct opp_findings *out, int6
         t[i] = c->steps[first + i].end_ns;
     struct probe p = {.t = t, .bytes = at, .nt = n};
     int rc = walk(c, d, &p);
-    size_t rises = 0;
-    int64_t prev = at[0], start = prev;
+    size_t rises = 0, half = (n - 1) / 2;
+    int64_t prev = at[0], start = prev, mid = at[half];
     for (size_t i = 1; i < n; i++) {
         rises += at[i] > prev;
         prev = at[i];
@@ -171,8 +173,10 @@ static int growth(const struct opp_advise_ctx *c, struct opp_findings *out, int6
     free(at);
     if (rc || !p.npts)
         return rc;
+    double th = adv_th(c, OPP_TH_GROWTH_PER_STEP);
     double per_step = (double)(prev - start) / (double)(n - 1);
-    if (per_step < adv_th(c, OPP_TH_GROWTH_PER_STEP) || rises * 5 < (n - 1) * 4)
+    if (per_step < th || (double)(mid - start) < th * (double)half ||
+        (double)(prev - mid) < th * (double)(n - 1 - half))
         return 0;
     struct opp_finding *f = adv_add(out, "memory_growth");
     if (!f)

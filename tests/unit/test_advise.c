@@ -1072,6 +1072,55 @@ START_TEST(memory_findings_asked_again)
 }
 END_TEST
 
+/* 4 allocations of 512 KiB kept in each step i that keep(i) says, the
+ * others freed within their step. */
+static int (*keep)(int i);
+
+static void kept_allocs(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    frees = !keep(i);
+    allocs(s, i, begin, end);
+}
+
+static int odd(int i)
+{
+    return i % 2;
+}
+
+static int third(int i)
+{
+    return i == 3;
+}
+
+/* 2 MiB kept every other step (outputs kept at each log interval):
+ * growth, though it rose in only 5 of 9 steps. */
+START_TEST(memory_growth_every_other_step)
+{
+    keep = odd;
+    write_steps(NULL, kept_allocs);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "memory_growth");
+    const struct opp_finding *f = found("memory_growth");
+    near(f->per_step, 10.0 * 1048576 / 9);
+    ck_assert_str_eq(f->what, "CPU memory grows 1.11 MiB a step");
+    ck_assert_str_eq(f->evidence, "0.00 MiB at the end of step 0, 10.00 MiB at the end of step 9; "
+                                  "it rose in 5 of 9 steps");
+    done();
+}
+END_TEST
+
+/* A rise in one step alone (a cache filled once) is no growth, though
+ * its 2 MiB over 9 steps, 0.22 MiB a step, reach the threshold set. */
+START_TEST(memory_rise_once_no_growth)
+{
+    keep = third;
+    write_steps(NULL, kept_allocs);
+    advise_with("input_share=2", "growth_bytes_per_step=200000", NULL);
+    ck_assert_str_eq(rules(), "");
+    done();
+}
+END_TEST
+
 START_TEST(memory_silent_below)
 {
     frees = 1;
@@ -1720,6 +1769,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, memory_growth_and_churn_fire);
     tcase_add_test(tc, memory_findings_asked_again);
     tcase_add_test(tc, memory_silent_below);
+    tcase_add_test(tc, memory_growth_every_other_step);
+    tcase_add_test(tc, memory_rise_once_no_growth);
     tcase_add_test(tc, gpu_idle_and_launch_bound_fire);
     tcase_add_test(tc, gpu_idle_silent_below);
     tcase_add_test(tc, launch_bound_silent_long_kernels);
