@@ -1,7 +1,8 @@
 /* opprof advise on real PyTorch programs written for it (tests/py/advise_*.py),
  * profiled with OPPROF_STACKS=1: a loop starved by its DataLoader, a loop
- * calling .item() in each step, a chain of tiny elementwise operators. The
- * finding each is about ranks first, with its numbers and the Python line.
+ * calling .item() in each step, a chain of tiny elementwise operators, a
+ * Python loop over a tensor's elements, a leak every 5th step. The finding
+ * each is about is found, with its numbers and the Python line.
  * A large trace advised on in memory bounded by its rows. */
 #include <check.h>
 #include <stdio.h>
@@ -35,8 +36,11 @@ static int have_torch(const char *test)
     return 0;
 }
 
-/* `opprof advise -f json` on the trace of tests/py/NAME run under opprof
- * with OPPROF_STACKS=1; set: a --set's NAME=VALUE, or NULL. Malloc'd. */
+static const char *script_arg; /* the program's argument, or NULL */
+
+/* `opprof advise -f json` on the trace of tests/py/NAME (given script_arg)
+ * run under opprof with OPPROF_STACKS=1; set: a --set's NAME=VALUE, or
+ * NULL. Malloc'd. */
 static char *advise_json(const char *name, const char *set, const char *set2)
 {
     char script[4096];
@@ -44,8 +48,8 @@ static char *advise_json(const char *name, const char *set, const char *set2)
     snprintf(script, sizeof script, "%s/tests/py/%s", src ? src : ".", name);
     char *trace = tu_path(dir, "t.trace");
     char *const env[] = {"OPPROF_STACKS=1", NULL};
-    char *run[] = {
-        (char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", TU_PYTHON, script, NULL};
+    char *run[] = {(char *)tu_tool("opprof"), "run", "-q", "-o", trace, "--", TU_PYTHON, script,
+                   (char *)script_arg,        NULL};
     char *out = tu_path(dir, "out.txt");
     ck_assert_int_eq(tu_code(tu_run(run, env, out, NULL)), 0);
     char *argv[] = {
@@ -216,6 +220,44 @@ START_TEST(tiny_ops)
     ck_assert_str_eq(strstr(g, "\"rule\": "), rest);
     free(g);
     free(f);
+}
+END_TEST
+
+/* A Python loop over a tensor's elements, 32 a step: its aten::mul and
+ * aten::add on 0-d tensors, the shape [], are one finding with the loop's
+ * line (backward's own operators on the loss's [] beside them). */
+START_TEST(scalar_loop)
+{
+    if (!have_torch(__func__))
+        return;
+    char *f = finding("advise_scalar.py", "fusable_ops", "steps_min=1e9", NULL);
+    str_starts(f, "what", "Many small elementwise operators on [] that torch could fuse: ");
+    ck_assert_msg(num(f, "per_step") >= 64.0, "%g calls a step", num(f, "per_step"));
+    code_is(f, "advise_scalar.py(16): <module>");
+    ck_assert_ptr_nonnull(strstr(f, "aten::add 32.0, aten::mul 32.0"));
+    free(f);
+}
+END_TEST
+
+/* 10 MiB kept every 5th step of 40: memory growth, though it rose in 1
+ * step of 5; the same allocations dropped: none. Which steps are warm-up
+ * (and so the MiB a step) is the machine's. */
+START_TEST(leak_every_fifth_step)
+{
+    if (!have_torch(__func__))
+        return;
+    script_arg = "keep";
+    char *f = finding("advise_leak.py", "memory_growth", NULL, NULL);
+    script_arg = NULL;
+    str_starts(f, "what", "CPU memory grows ");
+    double per_step = num(f, "per_step");
+    ck_assert_msg(per_step >= 1048576.0 && per_step <= 10.0 * 1048576, "%g bytes", per_step);
+    free(f);
+    script_arg = "drop";
+    char *json = advise_json("advise_leak.py", NULL, NULL);
+    script_arg = NULL;
+    ck_assert_msg(strstr(json, "\"rule\": \"memory_growth\"") == NULL, "%s", json);
+    free(json);
 }
 END_TEST
 
@@ -417,6 +459,8 @@ Suite *suite_advise(void)
     tcase_add_test(tc, loader_starved);
     tcase_add_test(tc, item_without_device);
     tcase_add_test(tc, tiny_ops);
+    tcase_add_test(tc, scalar_loop);
+    tcase_add_test(tc, leak_every_fifth_step);
     suite_add_tcase(s, tc);
     TCase *sum = tcase_create("summary");
     tcase_add_checked_fixture(sum, setup, teardown);
