@@ -165,17 +165,53 @@ static void program_frame(const char *stack, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s", (int)inner_len, inner ? inner : "");
 }
 
-void adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap)
+int adv_first_shape(const char *shapes, char *buf, size_t cap)
+{
+    if (strncmp(shapes, "[[", 2))
+        return 0;
+    const char *end = strchr(shapes + 1, ']');
+    if (!end || (size_t)(end - shapes) >= cap)
+        return 0;
+    memcpy(buf, shapes + 1, (size_t)(end - shapes));
+    buf[end - shapes] = 0;
+    return 1;
+}
+
+/* Whether row r is one of key's calls on first shape first (NULL: any)
+ * with a code stack that names a line. */
+static int code_row(const struct opp_row *r, const char *key, const char *first)
+{
+    char shape[128];
+    return r->device_type == OPP_DEVICE_CPU && !strcmp(r->key, key) && r->stack_str &&
+           strstr(r->stack_str, "): ") &&
+           (!first ||
+            (adv_first_shape(r->shapes_str, shape, sizeof shape) && !strcmp(shape, first)));
+}
+
+/* The rows by stack are by shape too: a stack's time is its rows' of
+ * every shape that counts. */
+void adv_code_of(const struct opp_advise_ctx *c, const char *key, const char *first, char *buf,
+                 size_t cap)
 {
     buf[0] = 0;
     const struct opp_agg *a = &c->stacks;
     const struct opp_row *best = NULL;
+    uint64_t best_ns = 0;
     for (size_t i = 0; i < a->nrows; i++) {
         const struct opp_row *r = &a->rows[i];
-        if (r->device_type == OPP_DEVICE_CPU && !strcmp(r->key, key) && r->stack_str &&
-            strstr(r->stack_str, "): ") &&
-            (!best || r->cpu_time_total_ns > best->cpu_time_total_ns))
-            best = r;
+        if (!code_row(r, key, first))
+            continue;
+        int seen = 0;
+        for (size_t e = 0; e < i && !seen; e++)
+            seen = code_row(&a->rows[e], key, first) && !strcmp(a->rows[e].stack_str, r->stack_str);
+        if (seen)
+            continue;
+        uint64_t ns = 0;
+        for (size_t e = i; e < a->nrows; e++)
+            if (code_row(&a->rows[e], key, first) && !strcmp(a->rows[e].stack_str, r->stack_str))
+                ns += a->rows[e].cpu_time_total_ns;
+        if (!best || ns > best_ns)
+            best = r, best_ns = ns;
     }
     if (best)
         program_frame(best->stack_str, buf, cap);
@@ -502,6 +538,7 @@ static int timed_steps(struct opp_advise_ctx *c, const char *step, struct opp_ad
     struct opp_agg_opts shapes = rows, stacks = rows;
     shapes.group_by_shape = 1;
     stacks.group_by_stack = OPP_STACK_MAX;
+    stacks.group_by_shape = 1; /* a finding on one shape names its line */
     const struct opp_table_q q[] = {{&rows, &c->agg, NULL},
                                     {&shapes, &c->shapes, NULL},
                                     {&c->o, NULL, &c->ct},

@@ -42,7 +42,7 @@ static int sync_finding(const struct opp_advise_ctx *c, struct opp_findings *out
     if (!f)
         return -ENOMEM;
     if (!device_copy)
-        adv_code_of(c, key, f->code, sizeof f->code);
+        adv_code_of(c, key, NULL, f->code, sizeof f->code);
     adv_stake(c, f, ns);
     f->per_step = per_step;
     f->per_step_unit = "calls";
@@ -153,23 +153,6 @@ static int is_elementwise(const char *key)
         if (strlen(elementwise[i]) == len && !strncmp(key, elementwise[i], len))
             return 1;
     return 0;
-}
-
-/* The first input's shape of a row's shapes ("[64, 64]" of "[[64, 64],
- * [64, 64], []]") into buf; 0 when it has none. "[]" is a shape: an
- * elementwise operator's first input is its tensor, there a 0-d one, as a
- * Python loop over a tensor's elements (x[i] * w[i]) gives. */
-static int first_shape(const struct opp_row *r, char *buf, size_t cap)
-{
-    const char *s = r->shapes_str;
-    if (strncmp(s, "[[", 2))
-        return 0;
-    const char *end = strchr(s + 1, ']');
-    if (!end || (size_t)(end - s) >= cap)
-        return 0;
-    memcpy(buf, s + 1, (size_t)(end - s));
-    buf[end - s] = 0;
-    return 1;
 }
 
 #define FUSE_OPS 3    /* the operators a finding names, most called first */
@@ -338,7 +321,7 @@ int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
         char shape[128];
         of[i] = SIZE_MAX;
         if (r->device_type != OPP_DEVICE_CPU || !is_elementwise(r->key) ||
-            !first_shape(r, shape, sizeof shape))
+            !adv_first_shape(r->shapes_str, shape, sizeof shape))
             continue;
         size_t k = 0;
         while (k < ng && strcmp(g[k].shape, shape))
@@ -354,7 +337,7 @@ int adv_rule_fusable(const struct opp_advise_ctx *c, struct opp_findings *out)
         group_sum(a, of, k, &s);
         if (!fusable(c, &s))
             continue;
-        adv_code_of(c, s.op[0], s.code, sizeof s.code);
+        adv_code_of(c, s.op[0], s.shape, s.code, sizeof s.code);
         adv_layer_of(c, s.op[0], s.layer, sizeof s.layer);
         g[nf++] = s; /* nf <= k: group k is read no more */
     }
@@ -437,7 +420,10 @@ int adv_rule_tiny_gemm(const struct opp_advise_ctx *c, struct opp_findings *out)
                  top->shapes_str, gemm_flops(top), opp_row_avg_ns(top) / 1e3);
         f->try_ = "batch them: stack the small matrices into one torch.bmm or one larger "
                   "matmul; on a GPU, CUDA graphs cut their launch cost";
-        adv_code_of(c, top->key, f->code, sizeof f->code);
+        char first[128];
+        adv_code_of(c, top->key,
+                    adv_first_shape(top->shapes_str, first, sizeof first) ? first : NULL, f->code,
+                    sizeof f->code);
         adv_layer_of(c, top->key, f->layer, sizeof f->layer);
     }
     return rc;

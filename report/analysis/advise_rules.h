@@ -31,8 +31,8 @@ struct opp_advise_ctx {
     size_t warm;            /* leading steps of warm-up (the warm-up rule's) */
     struct opp_agg agg;     /* key_averages of the calls in the steps, by name */
     struct opp_agg shapes;  /* the same by name and input shapes */
-    struct opp_agg stacks;  /* the same by name and every frame of its stack, when a call
-                               can show a code line (adv_code_of); else empty */
+    struct opp_agg stacks;  /* the same by name, input shapes and every frame of its stack,
+                               when a call can show a code line (adv_code_of); else empty */
     struct opp_calltree ct; /* the calls o selects by call path (the layers) */
 };
 
@@ -65,8 +65,14 @@ int adv_gpu_stats(const struct opp_advise_ctx *c, struct opp_gpu_stats *out);
 int adv_agg_span(const struct opp_advise_ctx *c, uint64_t begin, uint64_t end,
                  uint32_t group_by_stack, int group_by_shape, struct opp_agg *out);
 /* The innermost code frame (a Python line with OPPROF_STACKS) of key's
- * calls that took the most time, into buf ("" when none). */
-void adv_code_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);
+ * calls (on first input shape first; NULL: any) that took the most time,
+ * into buf ("" when none). */
+void adv_code_of(const struct opp_advise_ctx *c, const char *key, const char *first, char *buf,
+                 size_t cap);
+/* The first input's shape of a row's shapes ("[64, 64]" of "[[64, 64],
+ * [64, 64], []]") into buf; 0 when it has none. "[]" is a shape: an
+ * elementwise operator's first input is its tensor, there a 0-d one. */
+int adv_first_shape(const char *shapes, char *buf, size_t cap);
 /* The innermost nn.Module layer ("nn.Module: Linear_0") above key's call
  * path of the most CPU time, into buf ("" when none). */
 void adv_layer_of(const struct opp_advise_ctx *c, const char *key, char *buf, size_t cap);

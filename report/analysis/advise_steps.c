@@ -86,7 +86,7 @@ int adv_rule_input(const struct opp_advise_ctx *c, struct opp_findings *out)
         free(in);
         return -ENOMEM;
     }
-    adv_code_of(c, name, f->code, sizeof f->code);
+    adv_code_of(c, name, NULL, f->code, sizeof f->code);
     adv_stake(c, f, total);
     double lo, hi;
     share_range(c, in, &lo, &hi);

@@ -35,6 +35,8 @@ enum {
     S_ALLREDUCE,
     S_MM,
     S_NCCL,
+    S_LINE7,
+    S_LINE8,
 };
 static const char *const NAMES[] = {
     "step",
@@ -49,6 +51,8 @@ static const char *const NAMES[] = {
     "allreduce",
     "aten::mm",
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+    "train.py(7): <module>",
+    "train.py(8): <module>",
 };
 
 #define MS 1000000ull
@@ -106,6 +110,8 @@ static void process(struct tb *b, uint32_t proc, int rank, const uint64_t *wall,
         tb_info(b, "RANK", r);
     for (uint32_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++)
         tb_string(b, S_STEP + k, NAMES[k]);
+    tb_stack(b, 7, 0x10, OPP_STACK_PY | S_LINE7); /* code stacks: train.py's lines */
+    tb_stack(b, 8, 0x10, OPP_STACK_PY | S_LINE8);
     tb_thread(b, 100 + proc, "main");
     uint64_t t = T0;
     for (int i = 0; i < nsteps; i++) {
@@ -559,6 +565,41 @@ START_TEST(fusable_on_0d_tensors)
                               "calls a step");
     ck_assert_str_eq(f->evidence, "2.0 us each on average (self CPU), 0.064 ms a step; a step's "
                                   "calls: aten::mul 32.0");
+    done();
+}
+END_TEST
+
+/* Line 7 loops over a tensor's elements: 32 aten::mul of 2 us a step on
+ * 0-d tensors; line 8 multiplies a [64, 64] tensor twice, 1 ms each. */
+static void two_lines(struct evs *s, int i, uint64_t begin, uint64_t end)
+{
+    (void)i;
+    uint64_t t = begin;
+    for (int k = 0; k < 32; k++, t += 2 * US) {
+        ev(s,
+           (struct tb_ev)TB_CALL(F_TORCH, 0, 0, 0, S_MUL, OPP_TORCH_SCOPE_FUNCTION, 2, TENSOR_0D,
+                                 NUMBER),
+           t, t + 2 * US, 1);
+        s->e[s->n - 1].stack = 7;
+    }
+    for (int k = 0; k < 2; k++, t += MS) {
+        op(s, S_MUL, t, t + MS, 1);
+        s->e[s->n - 1].stack = 8;
+    }
+    ev(s, (struct tb_ev)LABEL(S_LOADER), t, end, 1);
+}
+
+/* The finding on [] names the line of aten::mul's calls on [], not the
+ * line where aten::mul takes the most time on another shape. */
+START_TEST(fusable_names_its_shapes_line)
+{
+    write_steps(NULL, two_lines);
+    advise_with("input_share=2", NULL);
+    ck_assert_str_eq(rules(), "fusable_ops");
+    const struct opp_finding *f = &adv.fs.f[0];
+    ck_assert_str_eq(f->what, "Many small elementwise operators on [] that torch could fuse: 32 "
+                              "calls a step");
+    ck_assert_str_eq(f->code, "train.py(7): <module>");
     done();
 }
 END_TEST
@@ -1749,6 +1790,7 @@ Suite *suite_advise(void)
     tcase_add_test(tc, host_sync_silent_without_device);
     tcase_add_test(tc, fusable_fires);
     tcase_add_test(tc, fusable_on_0d_tensors);
+    tcase_add_test(tc, fusable_names_its_shapes_line);
     tcase_add_test(tc, fusable_silent_below);
     tcase_add_test(tc, fusable_same_ops_one_finding);
     tcase_add_test(tc, fusable_shapes_named);
