@@ -78,7 +78,8 @@ static void ring_abandon(struct client *c, struct ring *r, const char *why)
     if (lost > r->cap)
         lost = r->cap;
     if (lost) {
-        opp_tw_dropped(&collector.tw, c->proc, r->tid, lost, OPP_DROP_FULL);
+        if (!collector.sum) /* summary mode: one count per process, at its end */
+            opp_tw_dropped(&collector.tw, c->proc, r->tid, lost, OPP_DROP_FULL);
         c->dropped += lost;
         collector.dropped += lost;
     }
