@@ -83,6 +83,7 @@ struct opp_thread {
     uint32_t tid;
     char *name;       /* the latest name the trace gave it, "" if none */
     uint64_t dropped; /* records it could not hand over */
+    uint64_t interrupted;     /* of dropped, a signal handler's interruption's (version 11 on) */
     struct opp_event *events; /* in tree order once loaded (thread_tree.h) */
     size_t nevents, cap;
     uint64_t *args;

@@ -234,6 +234,8 @@ int opp_loader_on_dropped(void *ctx, uint32_t proc, uint32_t tid, uint64_t count
     if (!t)
         return opp_loader_fail(ld, ENOMEM);
     t->dropped += count;
+    if (why == OPP_DROP_INTERRUPTED)
+        t->interrupted += count;
     ld->m->dropped += count;
     return 0;
 }

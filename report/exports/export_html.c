@@ -477,9 +477,25 @@ int opp_export_html(const struct opp_html_page *pg, const char *name, FILE *out)
     html_text(out, name, strlen(name));
     fprintf(out,
             "</h1>\n<p id=\"summary\">%" PRIu64 " events, %zu processes, %zu threads, "
-            "%zu GPU ops%s%s",
-            m->events, m->nprocs, m->nthreads, (size_t)pg->gpu_ops,
-            m->dropped ? ", records dropped" : "", m->sum.warning[0] ? "; warning: " : "");
+            "%zu GPU ops",
+            m->events, m->nprocs, m->nthreads, (size_t)pg->gpu_ops);
+    if (m->dropped) { /* the total, then each reason's share of it */
+        const struct {
+            uint64_t n;
+            const char *why;
+        } drops[] = {{opp_model_dropped_full(m), "buffers full"},
+                     {m->interrupted, "interrupted by a signal handler"},
+                     {m->sum_dropped, "past the summary's node bound"}};
+        fprintf(out, ", %" PRIu64 " records dropped (", m->dropped);
+        const char *sep = "";
+        for (size_t i = 0; i < sizeof drops / sizeof *drops; i++)
+            if (drops[i].n) {
+                fprintf(out, "%s%" PRIu64 " %s", sep, drops[i].n, drops[i].why);
+                sep = ", ";
+            }
+        fputc(')', out);
+    }
+    fputs(m->sum.warning[0] ? "; warning: " : "", out);
     html_text(out, m->sum.warning, strlen(m->sum.warning));
     fputs("</p>\n", out);
     fputs("<nav><a href=\"#findings\">Findings</a><a href=\"#operators\">Operators</a>"

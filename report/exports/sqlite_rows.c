@@ -17,7 +17,7 @@ static const char schema[] =
     "  parent_id INTEGER, rank INTEGER, host TEXT, exe TEXT, cmdline TEXT,\n"
     "  start_ns INTEGER, end_ns INTEGER, end_how TEXT);\n"
     "CREATE TABLE threads (id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER,\n"
-    "  name TEXT, dropped INTEGER);\n"
+    "  name TEXT, dropped INTEGER, interrupted INTEGER);\n"
     "CREATE TABLE cpu_ops (id INTEGER PRIMARY KEY, thread_id INTEGER, parent_id INTEGER,\n"
     "  start_ns INTEGER, end_ns INTEGER, self_ns INTEGER, depth INTEGER,\n"
     "  name_id INTEGER, library_id INTEGER, kind TEXT, shapes_id INTEGER, dtype TEXT,\n"
@@ -80,6 +80,18 @@ void opp_sqlite_put_meta(struct db *d, const struct opp_model *m, const char *st
     const char *host = m->nprocs ? opp_process_info(&m->procs[0], "host") : NULL;
     opp_db_row(d, s, "tt", "host", host);
     opp_db_row(d, s, "tt", "steps", steps);
+    /* every record lost, then apart by why; they add up to it */
+    const struct {
+        const char *key;
+        uint64_t n;
+    } drops[] = {{"dropped", m->dropped},
+                 {"dropped_full", opp_model_dropped_full(m)},
+                 {"dropped_interrupted", m->interrupted},
+                 {"dropped_node_bound", m->sum_dropped}};
+    for (size_t i = 0; i < sizeof drops / sizeof *drops; i++) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)drops[i].n);
+        opp_db_row(d, s, "tt", drops[i].key, v);
+    }
     sqlite3_finalize(s);
 }
 
@@ -109,11 +121,11 @@ void opp_sqlite_put_processes(struct db *d, const struct opp_model *m)
                    p->end_how ? (int64_t)p->end_ns : (int64_t)-1, end_how(p));
     }
     sqlite3_finalize(sp);
-    sqlite3_stmt *st = opp_db_prepare(d, "INSERT INTO threads VALUES (?,?,?,?,?)");
+    sqlite3_stmt *st = opp_db_prepare(d, "INSERT INTO threads VALUES (?,?,?,?,?,?)");
     for (size_t i = 0; i < m->nthreads && !d->failed; i++) {
         const struct opp_thread *t = &m->threads[i];
-        opp_db_row(d, st, "iiitu", (int64_t)i, (int64_t)t->proc, (int64_t)t->tid, t->name,
-                   t->dropped);
+        opp_db_row(d, st, "iiituu", (int64_t)i, (int64_t)t->proc, (int64_t)t->tid, t->name,
+                   t->dropped, t->interrupted);
     }
     sqlite3_finalize(st);
 }

@@ -11,7 +11,7 @@
 #include "analysis/step_times.h"
 #include "exports/sqlite_db.h"
 
-#define OPP_SQLITE_SCHEMA 1
+#define OPP_SQLITE_SCHEMA 2
 
 struct opp_pass;
 

@@ -201,11 +201,15 @@ int opp_out_json(FILE *f, const char *path, const struct opp_model *m, const str
     json_threads(f, m, o->thread_events);
     /* open_calls: calls still running when their process died (the text's
      * warning); summary_lost: launches and CPU blocks a summary let go at
-     * its maps' bound (the text's warning) */
+     * its maps' bound (the text's warning); dropped: every record lost,
+     * then apart by why (a full ring, a signal handler's interruption of
+     * our recording, a summary's node bound), which add up to it */
     fprintf(f,
-            "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n  \"summary_lost\": %" PRIu64
-            ",\n  \"open_calls\": %" PRIu64 ",\n",
-            m->events, m->dropped, m->gpu.summary_lost, (uint64_t)m->open_events);
+            "  \"events\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n  \"dropped_full\": %" PRIu64
+            ",\n  \"dropped_interrupted\": %" PRIu64 ",\n  \"dropped_node_bound\": %" PRIu64
+            ",\n  \"summary_lost\": %" PRIu64 ",\n  \"open_calls\": %" PRIu64 ",\n",
+            m->events, m->dropped, opp_model_dropped_full(m), m->interrupted, m->sum_dropped,
+            m->gpu.summary_lost, (uint64_t)m->open_events);
     json_gpu(f, m, o->gpu);
     json_rows(f, m, a, o);
     json_statuses(f, a);

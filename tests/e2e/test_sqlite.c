@@ -101,7 +101,7 @@ START_TEST(totals_match_report)
          "WHERE p.depth + 1 <> c.depth OR p.start_ns > c.start_ns OR p.end_ns < c.end_ns "
          "OR p.thread_id <> c.thread_id",
          "0"},
-        {"SELECT value FROM meta WHERE key = 'schema_version'", "1"},
+        {"SELECT value FROM meta WHERE key = 'schema_version'", "2"},
         {"SELECT COUNT(*) FROM processes WHERE end_how = 'exited'", "1"},
         {"SELECT sh.value || ' ' || dtype || ' ' || flops FROM cpu_ops c JOIN strings n ON n.id = "
          "c.name_id JOIN strings sh ON sh.id = c.shapes_id WHERE n.value = 'cblas_dgemm' LIMIT 1",

@@ -145,7 +145,9 @@ START_TEST(json)
     CAPTURE(out, opp_out_json(f, "g.trace", opp_pass_model(p), &a, &oo));
     const char *want[] = {
         "\n  \"self_cpu_time_total\": 9.600,\n  \"self_cuda_time_total\": 9.000,\n",
-        "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"summary_lost\": 0,\n  \"open_calls\": 0,\n  "
+        "\n  \"events\": 8,\n  \"dropped\": 0,\n  \"dropped_full\": 0,\n  \"dropped_interrupted\": "
+        "0,\n  "
+        "\"dropped_node_bound\": 0,\n  \"summary_lost\": 0,\n  \"open_calls\": 0,\n  "
         "\"gpu\": {\n"
         "    \"ops\": 7, \"kernels\": 5, \"kernel_time\": 6.900, \"unattached\": 1,\n"
         "    \"dropped\": {\"cupti\": 4, \"opprof\": 2}, \"cupti_clients_refused\": 0, "

@@ -192,7 +192,9 @@ START_TEST(json_group_by_shape)
         "\"dropped\": 5},\n",
         "\n    {\"pid\": 100, \"tid\": 100, \"name\": \"other\", \"events\": 2, \"dropped\": 0}\n"
         "  ],\n",
-        "\n  \"events\": 11,\n  \"dropped\": 5,\n  \"summary_lost\": 0,\n  \"open_calls\": 1,\n",
+        "\n  \"events\": 11,\n  \"dropped\": 5,\n  \"dropped_full\": 5,\n  "
+        "\"dropped_interrupted\": 0,\n  "
+        "\"dropped_node_bound\": 0,\n  \"summary_lost\": 0,\n  \"open_calls\": 1,\n",
         "\n  \"rows\": [\n    {\"key\": \"dgemm_\", \"lib\": \"blas\", \"count\": 1, "
         "\"self_cpu_time_total\": 2.800, \"cpu_time_total\": 2.800, \"cpu_time\": 2.800, "
         "\"input_shapes\": [[300, 200], [200, 100], [300, 100]], \"flops\": 12000000},\n",
