@@ -273,6 +273,7 @@ int opp_coll_on_top(struct client *c, const char **why)
                                 .events = collector.events,
                                 .from_start = (uint32_t)collector.o->top,
                                 .dropped = collector.dropped,
+                                .interrupted = collector.interrupted,
                                 .recording = !collector.paused,
                                 .step_name = ""};
     for (int k = 0; k < collector.nc; k++) {

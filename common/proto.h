@@ -9,7 +9,7 @@
 /* 2: FUNCS in parts, GPU; 3: INFO; 4: RESUME; 5: REAPED; 6: TOP; 7: BYE's
  * end, REAPED's clock; 8: MODE, RESUMED's mode; 9: DONE's summary losses;
  * 10: RING after BYE; 11: DONE's records lost to a signal handler */
-#define OPP_PROTO_VERSION 11u
+#define OPP_PROTO_VERSION 12u
 #define OPP_MSG_MAX (64u * 1024u) /* payload bytes */
 
 /* The u64 fields of an ACK, in order. The last two are set when the

@@ -18,6 +18,7 @@ void opp_top_put(struct opp_wbuf *w, const struct opp_top_snap *s)
     opp_put_u64(w, s->now_ns);
     opp_put_u64(w, s->events);
     opp_put_u64(w, s->dropped);
+    opp_put_u64(w, s->interrupted);
     opp_put_u32(w, s->procs);
     opp_put_u32(w, s->threads);
     opp_put_u32(w, s->recording);
@@ -77,6 +78,7 @@ int opp_top_get(const void *p, size_t n, struct opp_top_snap *s)
     s->now_ns = opp_get_u64(&b);
     s->events = opp_get_u64(&b);
     s->dropped = opp_get_u64(&b);
+    s->interrupted = opp_get_u64(&b);
     s->procs = opp_get_u32(&b);
     s->threads = opp_get_u32(&b);
     s->recording = opp_get_u32(&b);

@@ -27,6 +27,7 @@ struct opp_top_row {
 struct opp_top_snap {
     uint64_t now_ns; /* the collector's CLOCK_MONOTONIC when it was taken */
     uint64_t events, dropped;
+    uint64_t interrupted; /* of dropped: lost to a signal handler's interruption, not a full ring */
     uint32_t procs, threads; /* connected now */
     uint32_t recording;      /* 0: stopped (`opprof ctl stop`) */
     uint32_t from_start;     /* the rows add up every call; 0: those since the first

@@ -174,6 +174,7 @@ int opp_top_compute(const struct opp_top_snap *prev, const struct opp_top_snap *
     out->events = cur->events;
     out->last_events = sub(cur->events, prev ? prev->events : 0);
     out->dropped = cur->dropped;
+    out->interrupted = cur->interrupted < cur->dropped ? cur->interrupted : cur->dropped;
     out->procs = cur->procs;
     out->threads = cur->threads;
     out->recording = cur->recording;

@@ -46,6 +46,7 @@ struct opp_top_view {
     int idle;                              /* a snapshot before, and no call since it */
     struct opp_top_sums last_sum, all_sum; /* every line's */
     uint64_t events, last_events, dropped;
+    uint64_t interrupted; /* of dropped, a signal handler's interruption's */
     uint32_t procs, threads, recording, left_out;
     int from_start;             /* the rows add up the whole run (else since first watched) */
     uint64_t steps, last_steps; /* steps ended, in all and in the interval */

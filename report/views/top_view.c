@@ -106,7 +106,11 @@ static void header(FILE *f, const struct opp_top_view *v, const struct opp_top_s
     fprintf(f, "records: %" PRIu64, v->events);
     if (v->secs > 0)
         fprintf(f, " (%.0f/s)", (double)v->last_events / v->secs);
-    fprintf(f, ", dropped: %" PRIu64 "\n", v->dropped);
+    fprintf(f, ", dropped: %" PRIu64, v->dropped);
+    if (v->interrupted) /* apart: a larger OPPROF_BUFFER would not have kept them */
+        fprintf(f, " (%" PRIu64 " buffers full, %" PRIu64 " interrupted by a signal handler)",
+                v->dropped - v->interrupted, v->interrupted);
+    fputc('\n', f);
     if (v->steps) {
         fprintf(f, "steps (%s): %" PRIu64, v->step_name, v->steps);
         if (v->secs > 0)

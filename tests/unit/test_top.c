@@ -182,6 +182,34 @@ START_TEST(screen_text)
 }
 END_TEST
 
+/* The records dropped, apart by why when a signal handler's interruption
+ * lost some (a larger OPPROF_BUFFER keeps only the full rings'). */
+START_TEST(drops_said_apart)
+{
+    const uint64_t dropped[] = {5, 5}, interrupted[] = {0, 2};
+    const char *want[] = {"records: 0, dropped: 5\n",
+                          "records: 0, dropped: 5 (3 buffers full, 2 interrupted by a signal "
+                          "handler)\n"};
+    for (int i = 0; i < 2; i++) {
+        struct opp_top_snap c = snap(3000000000ull, cur_rows, 4, 0, 0);
+        c.dropped = dropped[i], c.interrupted = interrupted[i];
+        struct opp_top_view v;
+        ck_assert_int_eq(opp_top_compute(NULL, &c, OPP_TOP_BY_NAME, OPP_TOP_SORT_TOTAL, &v), 0);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        struct opp_top_show o = {.sort = OPP_TOP_SORT_TOTAL};
+        ck_assert_int_eq(opp_out_top(f, &v, &o), 0);
+        fclose(f);
+        const char *nl = strchr(text, '\n');
+        ck_assert_ptr_nonnull(nl);
+        ck_assert_msg(!strncmp(nl + 1, want[i], strlen(want[i])), "%s", text);
+        free(text);
+        opp_top_view_free(&v);
+    }
+}
+END_TEST
+
 /* The lines around the rows, as the screen fits the table to its height:
  * what the text holds besides them, with and without steps and keys. */
 START_TEST(lines_around_the_rows)
@@ -254,6 +282,7 @@ Suite *suite_top(void)
     tcase_add_test(tc, interval_is_the_difference);
     tcase_add_test(tc, by_library_and_by_total);
     tcase_add_test(tc, library_heading_sets_the_width);
+    tcase_add_test(tc, drops_said_apart);
     tcase_add_test(tc, screen_text);
     tcase_add_test(tc, lines_around_the_rows);
     tcase_add_test(tc, interval_without_calls);

@@ -497,7 +497,8 @@ START_TEST(snapshot_reads_back_the_same)
     ck_assert_int_eq(opp_top_agg_snapshot(L, &snap), 0);
     snap.now_ns = 123;
     snap.events = 3;
-    snap.dropped = 1;
+    snap.dropped = 5;
+    snap.interrupted = 2;
     snap.procs = 1;
     snap.threads = 2;
     snap.recording = 1;
@@ -510,7 +511,8 @@ START_TEST(snapshot_reads_back_the_same)
     ck_assert_int_eq(opp_top_get(msg, w.len, &got), 0);
     ck_assert_uint_eq(got.now_ns, 123);
     ck_assert_uint_eq(got.events, 3);
-    ck_assert_uint_eq(got.dropped, 1);
+    ck_assert_uint_eq(got.dropped, 5);
+    ck_assert_uint_eq(got.interrupted, 2);
     ck_assert_uint_eq(got.threads, 2);
     ck_assert_uint_eq(got.nrows, 3);
     ck_assert_uint_eq(got.left_out, 0);
