@@ -490,7 +490,7 @@ START_TEST(sqlite_text_is_utf8)
     ck_assert_int_eq(OPPROF(&out, &err, "export", "sqlite", "TRACE", "-o", db), 0);
     char *s = check("sqlite", db);
     ck_assert_str_eq(
-        s, "table cpu_ops 35\ntable gpu_memory 0\ntable gpu_ops 1\ntable meta 7\n"
+        s, "table cpu_ops 35\ntable gpu_memory 0\ntable gpu_ops 1\ntable meta 11\n"
            "table processes 1\ntable steps 2\ntable strings 21\ntable threads 1\n"
            "string '<script>alert(1)</script'+19\nstring \"=cmd|' /C calc'!A0\"\n"
            "string '@SUM(A1)'\nstring 'ProfilerStep#1'\nstring 'ProfilerStep#2'\n"
