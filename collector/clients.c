@@ -27,9 +27,10 @@ int opp_coll_silent(const struct client *c, uint64_t now)
     if (poll(&p, 1, 0) != 0)
         return 0;
     /* a process stopped (SIGSTOP, a debugger) between its connect and its
-     * hello says it once continued: it is no stray client */
+     * hello says it once continued: it is no stray client; nor is one on
+     * its way out (killed while stopped), whose hang-up is to come */
     char state = opp_proc_state((int)c->pid);
-    return state != 'T' && state != 't';
+    return state != 'T' && state != 't' && !opp_proc_exiting((int)c->pid);
 }
 
 /* The end of process past[k], whose connection closed without goodbye

@@ -263,6 +263,20 @@ char opp_proc_state(int pid)
     return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
+int opp_proc_exiting(int pid)
+{
+    char path[32], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    if (opp_read_small(path, buf, sizeof buf) <= 0)
+        return 0;
+    const char *at = strrchr(buf, ')');
+    unsigned long flags = 0;
+    /* state ppid pgrp session tty_nr tpgid flags */
+    if (!at || sscanf(at + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+        return 0;
+    return (flags & 0x4) != 0; /* PF_EXITING */
+}
+
 static int64_t file_size(const char *path)
 {
     struct stat st;
