@@ -50,6 +50,11 @@ int cmd_summarize(int argc, char **argv)
                                   : "where to? (-o OUT)");
         return 2;
     }
+    if (!strcmp(out, "-")) { /* export's stdout; a summary trace is a file, as sqlite's is */
+        opp_say("opprof summarize: a summary trace needs an output file: -o OUT (not -, standard "
+                "output)");
+        return 2;
+    }
     const char *in = argv[first];
     struct opp_out o;
     char err[600] = "";

@@ -1080,6 +1080,23 @@ START_TEST(long_run_constant)
 }
 END_TEST
 
+/* `opprof summarize -o -`: refused as export refuses a file format to
+ * standard output (exit 2, one line), no file named "-" made. */
+START_TEST(summarize_wants_a_file)
+{
+    char *args[] = {(char *)tu_build("tests/progs/blas_calls"), "1", NULL};
+    ck_assert_int_eq(run_scenario(trace, NULL, args), 0);
+    char *o, *e;
+    char *argv[] = {"summarize", trace, "-o", "-", NULL};
+    ck_assert_int_eq(tu_call(cmd_summarize, argv, dir, &o, &e), 2);
+    ck_assert_str_eq(o, "");
+    ck_assert_str_eq(e, "opprof summarize: a summary trace needs an output file: -o OUT (not -, "
+                        "standard output)\n");
+    ck_assert_int_eq(access("-", F_OK), -1); /* where the command runs */
+    free(o), free(e);
+}
+END_TEST
+
 /* `opprof summarize --max-nodes N`: the calls on new call paths past N are
  * left out of the summary, counted as dropped; the command says how many
  * in its one line, as it says how many calls it added up. */
@@ -1158,6 +1175,7 @@ Suite *suite_summary(void)
     TCase *bound = tcase_create("max_nodes");
     tcase_add_checked_fixture(bound, setup, teardown);
     tcase_add_test(bound, summarize_says_calls_past_max_nodes);
+    tcase_add_test(bound, summarize_wants_a_file);
     tcase_add_test(bound, run_says_calls_past_max_nodes);
     suite_add_tcase(s, bound);
     return s;
