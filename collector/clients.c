@@ -30,10 +30,11 @@ int opp_coll_silent(const struct client *c, uint64_t now)
      * hello says it once continued: it is no stray client; nor is one on
      * its way out (killed while stopped), whose hang-up is to come; a
      * zombie's descriptors are closed, what holds the connection is another */
-    char state = opp_proc_state((int)c->pid);
+    int exiting;
+    char state = opp_proc_stat((int)c->pid, &exiting);
     if (state == 'T' || state == 't')
         return 0;
-    return state == 'Z' || state == 'X' || !opp_proc_exiting((int)c->pid);
+    return state == 'Z' || state == 'X' || !exiting;
 }
 
 /* The end of process past[k], whose connection closed without goodbye
