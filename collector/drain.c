@@ -286,6 +286,27 @@ static int left_again(struct ring *r, const struct opp_rec *rec)
 }
 
 /* Move what the thread published into the file; return records moved. */
+/* The ring's count of records lost for reason why (enum opp_drop_why)
+ * now at total, *seen of them counted before: the rest counted, in the
+ * trace as a DROPPED chunk (summary mode: one count per process, at its
+ * end) and in the client's and the collector's totals. */
+static void count_drops(struct client *c, const struct ring *r, uint64_t total, uint64_t *seen,
+                        uint32_t why)
+{
+    if (total <= *seen)
+        return;
+    uint64_t n = total - *seen;
+    if (!collector.sum)
+        opp_tw_dropped(&collector.tw, c->proc, r->tid, n, why);
+    c->dropped += n;
+    collector.dropped += n;
+    if (why == OPP_DROP_INTERRUPTED) {
+        c->interrupted += n;
+        collector.interrupted += n;
+    }
+    *seen = total;
+}
+
 static uint64_t ring_drain(struct client *c, struct ring *r)
 {
     if (r->dead || collector_finished)
@@ -371,25 +392,10 @@ static uint64_t ring_drain(struct client *c, struct ring *r)
         atomic_store_explicit(&h->tail, head, memory_order_release);
         r->tail = head;
     }
-    uint64_t d = atomic_load_explicit(&h->dropped, memory_order_relaxed);
-    if (d > r->dropped_seen) {
-        if (!collector.sum) /* summary mode: one count per process, at its end */
-            opp_tw_dropped(&collector.tw, c->proc, r->tid, d - r->dropped_seen, OPP_DROP_FULL);
-        c->dropped += d - r->dropped_seen;
-        collector.dropped += d - r->dropped_seen;
-        r->dropped_seen = d;
-    }
-    uint64_t n = atomic_load_explicit(&h->interrupted, memory_order_relaxed);
-    if (n > r->interrupted_seen) {
-        if (!collector.sum)
-            opp_tw_dropped(&collector.tw, c->proc, r->tid, n - r->interrupted_seen,
-                           OPP_DROP_INTERRUPTED);
-        c->dropped += n - r->interrupted_seen;
-        c->interrupted += n - r->interrupted_seen;
-        collector.dropped += n - r->interrupted_seen;
-        collector.interrupted += n - r->interrupted_seen;
-        r->interrupted_seen = n;
-    }
+    count_drops(c, r, atomic_load_explicit(&h->dropped, memory_order_relaxed), &r->dropped_seen,
+                OPP_DROP_FULL);
+    count_drops(c, r, atomic_load_explicit(&h->interrupted, memory_order_relaxed),
+                &r->interrupted_seen, OPP_DROP_INTERRUPTED);
     opp_coll_ring_name(c, r, 0);
     return moved;
 }
