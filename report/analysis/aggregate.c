@@ -403,19 +403,32 @@ int opp_agg_acc_stacked(struct opp_agg_acc *x, size_t row, uint32_t nstack, cons
     return 0;
 }
 
+/* One part's sum, made field by field (no zeroing of it first): what it
+ * adds to a row. */
+static void part_sum(struct opp_agg_sum *one, const struct opp_agg_vals *v,
+                     const struct opp_agg_part *p)
+{
+    one->calls = p->calls;
+    one->self_ns = p->self_ns;
+    one->dur_ns = p->dur_ns;
+    one->flops = p->calls * v->flops;
+    one->coll = p->calls * v->coll;
+    one->bus = (double)p->calls * v->bus;
+    if (p->gpu)
+        one->gpu = *p->gpu;
+    else
+        one->gpu = (struct opp_event_gpu){0};
+    if (p->cpumem)
+        one->cpumem = *p->cpumem;
+    else
+        one->cpumem = (struct opp_event_cpumem){0};
+}
+
 void opp_agg_sum_add(struct opp_agg_sum *s, const struct opp_agg_vals *v,
                      const struct opp_agg_part *p)
 {
-    struct opp_agg_sum one = {.calls = p->calls,
-                              .self_ns = p->self_ns,
-                              .dur_ns = p->dur_ns,
-                              .flops = p->calls * v->flops,
-                              .coll = p->calls * v->coll,
-                              .bus = (double)p->calls * v->bus};
-    if (p->gpu)
-        one.gpu = *p->gpu;
-    if (p->cpumem)
-        one.cpumem = *p->cpumem;
+    struct opp_agg_sum one;
+    part_sum(&one, v, p);
     opp_agg_sum_merge(s, &one);
 }
 
@@ -438,23 +451,8 @@ void opp_agg_sum_merge(struct opp_agg_sum *s, const struct opp_agg_sum *x)
 int opp_agg_acc_add(struct opp_agg_acc *x, uint32_t proc, const struct opp_agg_vals *v,
                     const struct opp_agg_part *p)
 {
-    /* the call's sum made at once: what opp_agg_sum_add would add to a
-     * zeroed one (its saturating adds to 0 are the values themselves) */
     struct opp_agg_sum s;
-    s.calls = p->calls;
-    s.self_ns = p->self_ns;
-    s.dur_ns = p->dur_ns;
-    s.flops = p->calls * v->flops;
-    s.coll = p->calls * v->coll;
-    s.bus = (double)p->calls * v->bus;
-    if (p->gpu)
-        s.gpu = *p->gpu;
-    else
-        s.gpu = (struct opp_event_gpu){0};
-    if (p->cpumem)
-        s.cpumem = *p->cpumem;
-    else
-        s.cpumem = (struct opp_event_cpumem){0};
+    part_sum(&s, v, p);
     return opp_agg_acc_add_sum(x, proc, v, &s);
 }
 
