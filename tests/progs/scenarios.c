@@ -721,6 +721,10 @@ int main(int argc, char **argv)
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
+            /* a session of its own: its parent's exit would otherwise
+             * orphan its process group, and the kernel continues a
+             * stopped member of one (SIGHUP, SIGCONT) */
+            setsid();
             int fd = socket(AF_UNIX, SOCK_STREAM, 0);
             if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
                 _exit(1);
