@@ -19,22 +19,20 @@
 #include <string.h>
 #include <unistd.h>
 
-int opp_coll_silent(const struct client *c, uint64_t now)
+int opp_coll_silent(struct client *c, uint64_t now)
 {
-    if (c->kind != C_NEW || c->fd < 0 || now - c->accepted < HELLO_WAIT_MS * 1000000ull)
+    if (c->kind != C_NEW || c->fd < 0 || c->was_stopped ||
+        now - c->accepted < HELLO_WAIT_MS * 1000000ull)
         return 0;
     struct pollfd p = {.fd = c->fd, .events = POLLIN};
     if (poll(&p, 1, 0) != 0)
         return 0;
     /* a process stopped (SIGSTOP, a debugger) between its connect and its
-     * hello says it once continued: it is no stray client; nor is one on
-     * its way out (killed while stopped), whose hang-up is to come; a
-     * zombie's descriptors are closed, what holds the connection is another */
-    int exiting;
-    char state = opp_proc_stat((int)c->pid, &exiting);
-    if (state == 'T' || state == 't')
-        return 0;
-    return state == 'Z' || state == 'X' || !exiting;
+     * hello says it once continued: it is no stray client, then or later
+     * (continued or killed, it may wait for a CPU before it runs on) */
+    char state = opp_proc_state((int)c->pid);
+    c->was_stopped = state == 'T' || state == 't';
+    return !c->was_stopped;
 }
 
 /* The end of process past[k], whose connection closed without goodbye

@@ -53,6 +53,7 @@ struct client {
     enum client_kind kind;
     pid_t pid;
     uint64_t accepted; /* when (opp_mono_ns): a C_NEW silent since HELLO_WAIT_MS holds nothing */
+    int was_stopped;   /* a C_NEW whose process was seen stopped: never a silent one */
     uint32_t proc, clock, nfuncs;
     uint64_t start;                  /* its clock's ticks at its start (the hello's) */
     uint32_t funcs_total, funcs_got; /* the table while its parts arrive */
@@ -184,8 +185,8 @@ int opp_coll_on_accept(void);
 int opp_coll_others_running(const struct client *self);
 /* Whether c is a connection that said nothing for HELLO_WAIT_MS since it
  * was accepted and has nothing unread now, its process (the one that
- * connected) not stopped. */
-int opp_coll_silent(const struct client *c, uint64_t now);
+ * connected) not stopped, nor seen stopped before (c->was_stopped). */
+int opp_coll_silent(struct client *c, uint64_t now);
 /* TOP: the live aggregate's snapshot sent to c. */
 int opp_coll_on_top(struct client *c, const char **why);
 /* A REAPED that came before its child's HELLO, kept for it. */

@@ -253,27 +253,14 @@ ssize_t opp_read_small(const char *path, char *buf, size_t cap)
     return n;
 }
 
-char opp_proc_stat(int pid, int *exiting)
+char opp_proc_state(int pid)
 {
     char path[32], buf[512];
-    if (exiting)
-        *exiting = 0;
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     if (opp_read_small(path, buf, sizeof buf) <= 0)
         return 0;
     const char *paren = strrchr(buf, ')'); /* the command name may hold anything */
-    if (!paren || paren[1] != ' ')
-        return 0;
-    unsigned long flags = 0;
-    /* state ppid pgrp session tty_nr tpgid flags */
-    if (exiting && sscanf(paren + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
-        *exiting = (flags & 0x4) != 0; /* PF_EXITING */
-    return paren[2];
-}
-
-char opp_proc_state(int pid)
-{
-    return opp_proc_stat(pid, NULL);
+    return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
 static int64_t file_size(const char *path)

@@ -145,10 +145,6 @@ ssize_t opp_read_small(const char *path, char *buf, size_t cap);
 /* The state letter of /proc/PID/stat ('R', 'S', 'D', 'T', 'Z'...); 0 when
  * there is no such process. */
 char opp_proc_state(int pid);
-/* The same, and in *exiting whether it is on its way out (the kernel's
- * PF_EXITING, from the flags of that one read): killed or exited, a
- * zombie too; 0 when it is not, or there is no such process. */
-char opp_proc_stat(int pid, int *exiting);
 
 /* Connect to the collector's socket: fd or -errno. */
 int opp_connect(const char *path);
